@@ -1,0 +1,36 @@
+"""The Agent record every algorithm returns."""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import optax
+
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+
+
+class AgentState(NamedTuple):
+    """Learner state: parameters, optimiser state and the number of updates."""
+
+    params: Params
+    opt_state: optax.OptState
+    step: jax.Array
+
+
+class Agent(NamedTuple):
+    """An RL agent as a bundle of pure functions (cf. optax.GradientTransformation).
+
+    Attributes:
+      init: key -> AgentState; the same key gives the same parameters everywhere.
+      act: (params, obs [B, ...], key) -> (action [B, ...], extras), extras holding
+        `log_prob` [B] and the `env_action` to send to the environment.
+      value: (params, obs [..., *obs_shape]) -> values [...].
+      update: (state, transitions [T, B], key) -> (state, metrics); all-reduces
+        over the agent's `axis_name` when it has one.
+
+    """
+
+    init: Callable[[PRNGKey], AgentState]
+    act: Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
+    value: Callable[[Params, jax.Array], jax.Array]
+    update: Callable[[AgentState, Transition, PRNGKey], tuple[AgentState, Metrics]]

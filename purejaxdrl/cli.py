@@ -1,0 +1,230 @@
+"""The `purejaxdrl` command: `purejaxdrl train --env cartpole --algo ppo ...`.
+
+Every field of TrainConfig is a flag (`--num-envs`, `--ppo.learning-rate`,
+`--network.hidden-sizes 64 64`); defaults come from the chosen preset. Bad input
+ends with one line on stderr naming the value, the rule and the fix, and exit
+status 2.
+"""
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import yaml
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is the whole one-line error."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = (
+                f"{message}; `purejaxdrl {self.prog.split()[-1]} --help` lists "
+                "every option."
+            )
+        raise UsageError(message)
+
+
+def _flag(path: str) -> str:
+    return "--" + path.replace("_", "-")
+
+
+def _describe(hint: Any) -> str:
+    origin = getattr(hint, "__origin__", None)
+    if origin is tuple:
+        return "INT"
+    if origin is dict:
+        return "KEY=VALUE"
+    name = getattr(hint, "__name__", "")
+    return {"int": "INT", "str": "STR", "bool": "BOOL"}.get(name, "FLOAT")
+
+
+def _train_parser(defaults: Any, preset_name: str) -> _Parser:
+    from purejaxdrl.config import flat_fields, preset_names
+
+    parser = _Parser(
+        prog="purejaxdrl train",
+        description=(
+            "Train an agent on one environment preset. Every config field below "
+            f"can be overridden; defaults shown are the {preset_name!r} preset's."
+        ),
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--env",
+        default="cartpole",
+        help=f"preset name ({', '.join(preset_names())}) or a preset .yaml path",
+    )
+    parser.add_argument("--algo", default="ppo", help="algorithm (ppo)")
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no run directory"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    group = parser.add_argument_group("config fields")
+    for path, hint, value in flat_fields(defaults):
+        if path in ("algo",):
+            continue
+        if path == "env.options":
+            group.add_argument(
+                "--env.option",
+                dest="env.options",
+                action="append",
+                metavar="KEY=VALUE",
+                help=f"environment option, repeatable (default: {value})",
+            )
+            continue
+        shown = list(value) if isinstance(value, tuple) else value
+        group.add_argument(
+            _flag(path),
+            dest=path,
+            nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
+            metavar=_describe(hint),
+            help=f"(default: {shown})",
+        )
+    return parser
+
+
+def _overrides(namespace: argparse.Namespace, defaults: Any) -> dict[str, Any]:
+    """Nested overrides from the flags the user actually gave."""
+    from purejaxdrl.config import flat_fields
+
+    out: dict[str, Any] = {}
+    for path, _, default in flat_fields(defaults):
+        value = getattr(namespace, path, None)
+        if value is None:
+            continue
+        if path == "env.options":
+            value = {**default, **_parse_options(value)}
+        node = out
+        *parents, leaf = path.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
+def _parse_options(items: Sequence[str]) -> dict[str, Any]:
+    options = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"--env.option {item!r} is not KEY=VALUE; e.g. --env.option "
+                "backend=positional."
+            )
+        options[key] = yaml.safe_load(text)
+    return options
+
+
+def _train(argv: Sequence[str]) -> int:
+    from purejaxdrl.config import load_preset
+
+    pre = _Parser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--env", default="cartpole")
+    pre.add_argument("--algo", default="ppo")
+    known, _ = pre.parse_known_args(argv)
+    preset = load_preset(known.env, known.algo)
+    parser = _train_parser(preset.config, preset.name)
+    args = parser.parse_args(argv)
+
+    from purejaxdrl.config import apply_overrides, validate
+
+    config = validate(apply_overrides(preset.config, _overrides(args, preset.config)))
+
+    import jax
+
+    from purejaxdrl.train import train
+
+    device = jax.devices()[0]
+    start = time.perf_counter()
+    result = train(config, console=not args.quiet, write_files=not args.no_files)
+    wall = time.perf_counter() - start
+    ret = result.mean_return
+    lines = [
+        f"done: {config.algo} on {config.env.id}, {jax.device_count()} "
+        f"{device.platform} device(s), seed {config.seed}",
+        f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
+    ]
+    if preset.target_return is not None and config == preset.config:
+        reached = not math.isnan(ret) and ret >= preset.target_return
+        lines.append(
+            f"  preset target      {preset.target_return} within "
+            f"{preset.target_steps:,} steps: {'reached' if reached else 'NOT reached'}"
+        )
+    lines += [
+        f"  env steps          {result.env_steps:,}",
+        f"  wall time          {wall:.1f} s",
+        f"  compile time       {result.compile_seconds:.1f} s",
+        f"  steps/s            {result.steps_per_second:,.0f} (compile excluded)",
+    ]
+    if result.run_dir is not None:
+        lines.append(f"  run directory      {result.run_dir}")
+    print("\n".join(lines))
+    return 0
+
+
+def _list(argv: Sequence[str]) -> int:
+    from purejaxdrl.config import load_preset, preset_names
+
+    _Parser(prog="purejaxdrl list", description="List presets.").parse_args(argv)
+    for name in preset_names():
+        p = load_preset(name)
+        target = (
+            f"return >= {p.target_return} in {p.target_steps:,} steps"
+            if p.target_return is not None
+            else ""
+        )
+        print(f"{name:<24} {p.config.env.id:<26} {target}")
+    return 0
+
+
+COMMANDS = {"train": _train, "list": _list}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `purejaxdrl` console script. Returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(
+            "usage: purejaxdrl {train,list} ...\n\n"
+            "  train   train an agent: purejaxdrl train --env cartpole --algo ppo\n"
+            "  list    list environment presets and their target scores\n\n"
+            "`purejaxdrl train --help` lists every config field."
+        )
+        return 0 if argv else EXIT_USAGE
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        return _fail(
+            f"unknown command {command!r}; use one of {', '.join(COMMANDS)} "
+            "(see `purejaxdrl --help`)."
+        )
+    from purejaxdrl.config import ConfigError
+    from purejaxdrl.env.registry import UnknownEnvironmentError
+
+    try:
+        return COMMANDS[command](rest)
+    except (UsageError, ConfigError, UnknownEnvironmentError) as e:
+        return _fail(str(e))
+    except ValueError as e:  # factories validate eagerly with named values
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(message: str) -> int:
+    print(f"purejaxdrl: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+"""Typed, frozen run configuration; presets from `envs/`; checked overrides.
+
+Every way a config is made (defaults, a preset, a YAML file, the command line)
+goes through `apply_overrides` and `validate`, so bad input always ends in a
+`ConfigError` that names the value, the rule and the fix.
+"""
+
+import dataclasses
+import difflib
+import importlib.resources
+import pathlib
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from purejaxdrl.agents.ppo import PPOConfig
+from purejaxdrl.networks import NetworkConfig
+
+ALGOS = ("ppo",)
+
+
+class ConfigError(ValueError):
+    """Bad configuration: the message names the value, the rule and the fix."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EnvConfig:
+    """Which environment to train on.
+
+    Attributes:
+      id: a name from `purejaxdrl.env.registered()`, e.g. CartPole-v1, brax/ant.
+      options: keyword arguments for the environment (brax: backend,
+        episode_length).
+      normalize_observations: standardise observations with running statistics.
+
+    """
+
+    id: str = "CartPole-v1"
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    normalize_observations: bool = False
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """A whole training run.
+
+    Attributes:
+      env: the environment.
+      algo: the algorithm (its hyper-parameters are in the field of that name).
+      ppo: PPO hyper-parameters.
+      network: network architecture.
+      num_envs: number of parallel environments.
+      unroll_length: steps per environment between updates.
+      total_steps: environment-step budget; training runs
+        total_steps // (num_envs * unroll_length) updates.
+      seed: random seed.
+      num_logs: how many times progress is reported (and metrics written).
+      scan_unroll: unroll factor of the rollout loop (a CPU speed knob).
+      run_dir: directory under which each run writes its own folder.
+
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    algo: str = "ppo"
+    ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
+    network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    num_envs: int = 4
+    unroll_length: int = 128
+    total_steps: int = 500_000
+    seed: int = 0
+    num_logs: int = 20
+    scan_unroll: int = 1
+    run_dir: str = "runs"
+
+    @property
+    def steps_per_update(self) -> int:
+        """Environment steps per update: num_envs x unroll_length."""
+        return self.num_envs * self.unroll_length
+
+    @property
+    def num_updates(self) -> int:
+        """Number of updates the budget allows."""
+        return self.total_steps // self.steps_per_update
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A tuned configuration and the score it must reach within a step budget."""
+
+    name: str
+    config: TrainConfig
+    target_return: float | None
+    target_steps: int | None
+    description: str = ""
+
+
+# ---------------------------------------------------------------- type coercion
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", str(hint))
+
+
+def _is_float_field(hint: Any) -> bool:
+    # Dynamic hyper-parameters are annotated `float | jax.Array`.
+    return hint is float or (
+        isinstance(hint, types.UnionType) and float in typing.get_args(hint)
+    )
+
+
+def _coerce(value: Any, hint: Any, path: str) -> Any:
+    """Converts `value` (from YAML or the command line) to the field type `hint`."""
+
+    def fail(kind: str, example: str) -> ConfigError:
+        flag = "--" + path.replace("_", "-")
+        return ConfigError(
+            f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}."
+        )
+
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise fail("a boolean", "true")
+    if hint is int:
+        if isinstance(value, bool):
+            raise fail("an integer", "4")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise fail("an integer", "4") from None
+        if not number.is_integer():
+            raise fail("an integer", str(int(number) or 1))
+        return int(number)
+    if _is_float_field(hint):
+        if isinstance(value, bool):
+            raise fail("a number", "0.001")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise fail("a number", "0.001") from None
+    if hint is str:
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise fail("a string", "name")
+        return str(value)
+    if typing.get_origin(hint) is tuple:
+        (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
+        if isinstance(value, str):
+            value = [v for v in value.replace(",", " ").split() if v]
+        if not isinstance(value, list | tuple):
+            raise fail("a list", "64 64")
+        return tuple(_coerce(v, item, path) for v in value)
+    if typing.get_origin(hint) is dict:
+        if not isinstance(value, Mapping):
+            raise fail("a mapping", "key=value")
+        return dict(value)
+    raise ConfigError(f"{path}: unsupported field type {_type_name(hint)}.")
+
+
+def _normalize_key(key: str) -> str:
+    return key.replace("-", "_")
+
+
+def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "") -> Any:
+    """Returns `config` with nested `overrides` applied, each value type-checked.
+
+    Args:
+      config: a config dataclass instance.
+      overrides: field name -> value, or -> a mapping for a nested config.
+        Dashes in names are read as underscores.
+      prefix: dotted path of `config`, for error messages.
+
+    Raises:
+      ConfigError: for an unknown field or a value of the wrong type.
+
+    """
+    hints = typing.get_type_hints(type(config))
+    names = [f.name for f in dataclasses.fields(config)]
+    changes = {}
+    for raw_key, value in overrides.items():
+        key = _normalize_key(str(raw_key))
+        path = f"{prefix}{key}"
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"did you mean --{prefix}{close[0]}? " if close else ""
+            raise ConfigError(
+                f"Unknown config field {path!r}: {hint}"
+                "`purejaxdrl train --help` lists every field."
+            )
+        current = getattr(config, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, Mapping):
+                raise ConfigError(
+                    f"{path}={value!r} must be a mapping of its fields, e.g. "
+                    f"{path}: {{...}}; set single fields with --{path}.<field>."
+                )
+            changes[key] = apply_overrides(current, value, f"{path}.")
+        else:
+            changes[key] = _coerce(value, hints[key], path)
+    return dataclasses.replace(config, **changes)
+
+
+def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted path, type hint, current value) of every leaf field of `config`."""
+    hints = typing.get_type_hints(type(config))
+    out = []
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        path = f"{prefix}{field.name}"
+        if dataclasses.is_dataclass(value):
+            out.extend(flat_fields(value, f"{path}."))
+        else:
+            out.append((path, hints[field.name], value))
+    return out
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """A plain nested dict of `config` (tuples as lists), for YAML and JSON."""
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, tuple | list):
+            return [plain(v) for v in x]
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        return x
+
+    return plain(dataclasses.asdict(config))
+
+
+# ------------------------------------------------------------------- validation
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """Checks every range and divisibility rule; returns `config` unchanged.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    _check(
+        config.algo in ALGOS,
+        f"algo={config.algo!r} is not a known algorithm; use one of {ALGOS}.",
+    )
+    for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
+        value = getattr(config, name)
+        _check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+    _check(
+        config.total_steps >= config.steps_per_update,
+        f"total_steps={config.total_steps} is less than one update "
+        f"(num_envs x unroll_length = {config.steps_per_update}); raise "
+        "--total-steps or lower --num-envs / --unroll-length.",
+    )
+    ppo = config.ppo
+    for name in ("num_epochs", "num_minibatches"):
+        value = getattr(ppo, name)
+        _check(value >= 1, f"ppo.{name}={value} must be >= 1; pass a positive integer.")
+    _check(
+        config.steps_per_update % ppo.num_minibatches == 0,
+        f"num_envs x unroll_length = {config.num_envs} x {config.unroll_length} = "
+        f"{config.steps_per_update} is not divisible by ppo.num_minibatches="
+        f"{ppo.num_minibatches}; choose sizes whose product it divides.",
+    )
+    positive = ("learning_rate", "clip_eps", "max_grad_norm", "reward_scale")
+    for name in positive:
+        value = float(getattr(ppo, name))
+        _check(value > 0, f"ppo.{name}={value} must be > 0; pass a positive number.")
+    for name in ("entropy_cost", "value_cost"):
+        value = float(getattr(ppo, name))
+        _check(value >= 0, f"ppo.{name}={value} must be >= 0.")
+    for name in ("gamma", "gae_lambda"):
+        value = float(getattr(ppo, name))
+        _check(
+            0.0 <= value <= 1.0,
+            f"ppo.{name}={value} must be in [0, 1]; e.g. --ppo.{name} 0.99.",
+        )
+    net = config.network
+    _check(
+        len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
+        f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
+        "positive widths, e.g. --network.hidden-sizes 64 64.",
+    )
+    return config
+
+
+# ---------------------------------------------------------------------- presets
+
+
+def presets_dir() -> pathlib.Path:
+    """Where presets live: inside the installed package, else the checkout."""
+    packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
+    if packaged.is_dir():
+        return packaged
+    return pathlib.Path(__file__).resolve().parent.parent / "envs"
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets (file names without `.yaml`)."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(
+            f"Preset {str(path)!r} is not valid YAML{line}; fix the file's syntax."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r} must be a YAML mapping with 'env' and per-"
+            "algorithm sections; see envs/cartpole.yaml."
+        )
+    return data
+
+
+def load_preset(name: str, algo: str = "ppo") -> Preset:
+    """Loads the preset `name` (shipped, or a path to a YAML file) for `algo`.
+
+    Raises:
+      ConfigError: for an unknown name, a missing file, bad YAML, a preset
+        without a section for `algo`, or a bad field in it.
+
+    """
+    path = pathlib.Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = presets_dir() / f"{name}.yaml"
+        if not path.is_file():
+            names = preset_names()
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"Unknown environment preset {name!r}: {hint}choose one of "
+                f"{', '.join(names)}, or pass a path to a preset .yaml file."
+            )
+    elif not path.is_file():
+        raise ConfigError(
+            f"Preset file {str(path)!r} does not exist; check the path or use a "
+            f"shipped preset ({', '.join(preset_names())})."
+        )
+    _check(
+        algo in ALGOS, f"algo={algo!r} is not a known algorithm; use one of {ALGOS}."
+    )
+    data = _read_yaml(path)
+    if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
+        raise ConfigError(
+            f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
+            "env: {id: CartPole-v1}."
+        )
+    section = data.get(algo)
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
+            f"{algo} settings; add one or pick another --algo."
+        )
+    section = dict(section)
+    target = section.pop("target", None) or {}
+    config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
+    config = validate(apply_overrides(config, section))
+    return Preset(
+        name=path.stem,
+        config=config,
+        target_return=target.get("mean_return"),
+        target_steps=target.get("env_steps"),
+        description=str(data.get("description", "")).strip(),
+    )

@@ -1,0 +1,106 @@
+"""The Env interface every adapter and wrapper implements, and its specs."""
+
+import dataclasses
+from typing import Any
+
+import jax
+
+from purejaxdrl.types import PRNGKey, PyTree, TimeStep
+
+EnvState = Any
+EnvParams = Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Discrete:
+    """A discrete action space with `num_values` actions, int32 [] actions."""
+
+    num_values: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Box:
+    """A float32 array space. Continuous actions are always in [-1, 1]."""
+
+    shape: tuple[int, ...]
+
+
+class Env:
+    """One auto-resetting environment; batching is `jax.vmap`'s job.
+
+    `reset` and `step` return identical pytree structures and dtypes, so their
+    outputs can be carried through `lax.scan`. Dynamics parameters are a pytree
+    argument so they can be vmapped (domain randomisation) or updated by the runner
+    (observation statistics).
+    """
+
+    def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
+        """Starts an episode. Returns the state and a TimeStep with reward 0."""
+        raise NotImplementedError
+
+    def step(
+        self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        """Advances one step, resetting (with `key`) when the episode ends."""
+        raise NotImplementedError
+
+    @property
+    def default_params(self) -> EnvParams:
+        """Parameters that reproduce the environment's standard dynamics."""
+        raise NotImplementedError
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        """Shape of one (float32) observation."""
+        raise NotImplementedError
+
+    def action_spec(self, params: EnvParams) -> Discrete | Box:
+        """The action space; Box actions are in [-1, 1]."""
+        raise NotImplementedError
+
+    def update_statistics(
+        self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None
+    ) -> EnvParams:
+        """Updates statistics kept in `params` from a batch of step infos.
+
+        The runner calls this after each unroll with infos `[T, B, ...]`. Plain
+        environments keep no statistics; wrappers such as `NormalizeObservation`
+        override it. Statistics are combined over `axis_name` when given.
+        """
+        del info, axis_name
+        return params
+
+
+class Wrapper(Env):
+    """Delegates everything to `env`; subclasses override what they change."""
+
+    def __init__(self, env: Env):
+        self.env = env
+
+    def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
+        return self.env.reset(key, params)
+
+    def step(
+        self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        return self.env.step(key, state, action, params)
+
+    @property
+    def default_params(self) -> EnvParams:
+        return self.env.default_params
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        return self.env.observation_spec(params)
+
+    def action_spec(self, params: EnvParams) -> Discrete | Box:
+        return self.env.action_spec(params)
+
+    def update_statistics(
+        self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None
+    ) -> EnvParams:
+        return self.env.update_statistics(params, info, axis_name)
+
+    def __getattr__(self, name: str) -> PyTree:
+        # Reach attributes of the wrapped env (e.g. `unwrapped`), as gym does.
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)

@@ -1,0 +1,94 @@
+"""Adapter from brax environments to `Env`, with our own time limit and auto-reset.
+
+Brax's `AutoResetWrapper` replaces the final observation with the reset one, which
+makes truncated episodes bootstrap from the wrong state. This adapter keeps it.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import Box, Env, EnvParams
+from purejaxdrl.types import PRNGKey, PyTree, TimeStep
+
+
+class BraxState(NamedTuple):
+    """Brax's own state plus the step count within the episode (int32 [])."""
+
+    inner: PyTree
+    steps: jax.Array
+
+
+class BraxEnv(Env):
+    """Adapts a brax `PipelineEnv`: time limit, auto-reset, float32 outputs.
+
+    Args:
+      env_id: a name from `brax.envs` (`ant`, `halfcheetah`, `inverted_pendulum`...).
+      backend: brax physics pipeline: `generalized`, `positional`, `spring`, `mjx`.
+      episode_length: time limit; reaching it truncates (not terminates) the episode.
+      **kwargs: passed to the brax environment's constructor.
+
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        backend: str = "generalized",
+        episode_length: int = 1000,
+        **kwargs,
+    ):
+        import brax.envs
+
+        if episode_length < 1:
+            raise ValueError(
+                f"episode_length={episode_length} must be >= 1; pass a positive "
+                "number of steps."
+            )
+        self.env_id = env_id
+        self.backend = backend
+        self.episode_length = int(episode_length)
+        self.env = brax.envs.get_environment(env_id, backend=backend, **kwargs)
+
+    @property
+    def default_params(self) -> EnvParams:
+        return ()  # brax dynamics live in the system, not in a params pytree
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        return Box((int(self.env.observation_size),))
+
+    def action_spec(self, params: EnvParams) -> Box:
+        return Box((int(self.env.action_size),))
+
+    def reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, TimeStep]:
+        inner = self.env.reset(key)
+        obs = inner.obs.astype(jnp.float32)
+        zero = jnp.zeros((), jnp.float32)
+        return BraxState(inner, jnp.zeros((), jnp.int32)), TimeStep(
+            observation=obs,
+            reward=zero,
+            discount=jnp.ones((), jnp.float32),
+            truncated=jnp.zeros((), jnp.bool_),
+            final_observation=obs,
+            info={},
+        )
+
+    def step(
+        self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams
+    ) -> tuple[BraxState, TimeStep]:
+        nxt = self.env.step(state.inner, jnp.clip(action, -1.0, 1.0))
+        steps = state.steps + 1
+        terminated = jnp.asarray(nxt.done) > 0.5
+        truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
+        done = jnp.logical_or(terminated, truncated)
+        fresh = self.env.reset(key)
+        inner = jax.tree.map(lambda r, s: jnp.where(done, r, s), fresh, nxt)
+        final_obs = nxt.obs.astype(jnp.float32)
+        return BraxState(inner, jnp.where(done, 0, steps)), TimeStep(
+            observation=inner.obs.astype(jnp.float32),
+            reward=jnp.asarray(nxt.reward, jnp.float32),
+            discount=1.0 - terminated.astype(jnp.float32),
+            truncated=truncated,
+            final_observation=final_obs,
+            info={},
+        )

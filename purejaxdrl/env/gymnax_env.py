@@ -1,0 +1,89 @@
+"""Adapter from gymnax (>= 1.0, six-value `step`) environments to `Env`."""
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState
+from purejaxdrl.types import PRNGKey, TimeStep
+
+
+class GymnaxEnv(Env):
+    """Adapts a gymnax environment: float32 observations, rewards and discounts.
+
+    Observations of a `Discrete` observation space (FrozenLake) are one-hot encoded;
+    continuous actions in [-1, 1] are rescaled to the environment's bounds.
+    """
+
+    def __init__(self, env_id: str, **kwargs):
+        import gymnax  # local: importing gymnax costs ~1 s
+
+        if env_id not in gymnax.registered_envs:
+            raise KeyError(env_id)
+        self.env_id = env_id
+        self.env, self._default_params = gymnax.make(env_id, **kwargs)
+        params = self._default_params
+        obs_space = self.env.observation_space(params)
+        self._obs_categories = getattr(obs_space, "n", None)
+        if self._obs_categories is not None:
+            self._obs_shape = (int(self._obs_categories),)
+        else:
+            self._obs_shape = tuple(int(d) for d in obs_space.shape)
+        act_space = self.env.action_space(params)
+        if hasattr(act_space, "n"):
+            self._action_spec = Discrete(int(act_space.n))
+            self._low = self._high = None
+        else:
+            self._action_spec = Box(tuple(int(d) for d in act_space.shape))
+            self._low = jnp.asarray(act_space.low, jnp.float32)
+            self._high = jnp.asarray(act_space.high, jnp.float32)
+
+    @property
+    def default_params(self) -> EnvParams:
+        return self._default_params
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        return Box(self._obs_shape)
+
+    def action_spec(self, params: EnvParams) -> Discrete | Box:
+        return self._action_spec
+
+    def _observation(self, obs: jax.Array) -> jax.Array:
+        if self._obs_categories is not None:
+            return jax.nn.one_hot(obs, self._obs_categories, dtype=jnp.float32)
+        return jnp.asarray(obs, jnp.float32).reshape(self._obs_shape)
+
+    def _env_action(self, action: jax.Array) -> jax.Array:
+        if self._low is None:
+            return action.astype(jnp.int32)
+        scaled = self._low + 0.5 * (action + 1.0) * (self._high - self._low)
+        return jnp.clip(scaled, self._low, self._high)
+
+    def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
+        obs, state = self.env.reset(key, params)
+        obs = self._observation(obs)
+        zero = jnp.zeros((), jnp.float32)
+        return state, TimeStep(
+            observation=obs,
+            reward=zero,
+            discount=jnp.ones((), jnp.float32),
+            truncated=jnp.zeros((), jnp.bool_),
+            final_observation=obs,
+            info={},
+        )
+
+    def step(
+        self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        obs, state, reward, terminated, truncated, info = self.env.step(
+            key, state, self._env_action(action), params
+        )
+        terminated = jnp.asarray(terminated, jnp.bool_)
+        return state, TimeStep(
+            observation=self._observation(obs),
+            reward=jnp.asarray(reward, jnp.float32),
+            discount=1.0 - terminated.astype(jnp.float32),
+            # When both fire, termination wins: no bootstrap past a true end.
+            truncated=jnp.logical_and(jnp.asarray(truncated, jnp.bool_), ~terminated),
+            final_observation=self._observation(info["final_observation"]),
+            info={},
+        )

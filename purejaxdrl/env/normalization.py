@@ -1,0 +1,122 @@
+"""Observation normalisation with running statistics shared by all environments."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import EnvParams, Wrapper
+from purejaxdrl.types import PRNGKey, PyTree, TimeStep
+
+
+class RunningStatistics(NamedTuple):
+    """Count, mean and sum of squared deviations (M2) of a stream of vectors."""
+
+    count: jax.Array
+    mean: jax.Array
+    m2: jax.Array
+
+    @property
+    def variance(self) -> jax.Array:
+        """Population variance of everything seen so far."""
+        return self.m2 / self.count
+
+
+def init_statistics(shape: tuple[int, ...]) -> RunningStatistics:
+    """Statistics of nothing yet: a tiny count keeps the first division finite."""
+    return RunningStatistics(
+        count=jnp.asarray(1e-4, jnp.float32),
+        mean=jnp.zeros(shape, jnp.float32),
+        m2=jnp.full(shape, 1e-4, jnp.float32),
+    )
+
+
+def update_statistics(
+    stats: RunningStatistics, batch: jax.Array, axis_name: str | None = None
+) -> RunningStatistics:
+    """Adds a batch `[N, *shape]` to `stats`, over all devices of `axis_name`.
+
+    Uses the parallel variance formula (Chan, Golub and LeVeque, 1979): the batch's
+    own mean and M2 are merged across devices first, then into the running values,
+    so the result does not depend on how the batch was split.
+    """
+    batch = batch.reshape((-1, *stats.mean.shape)).astype(jnp.float32)
+    n_local = jnp.asarray(batch.shape[0], jnp.float32)
+    mean_local = batch.mean(axis=0)
+    m2_local = jnp.square(batch - mean_local).sum(axis=0)
+    if axis_name is None:
+        n_b, mean_b, m2_b = n_local, mean_local, m2_local
+    else:
+        n_b = jax.lax.psum(n_local, axis_name)
+        mean_b = jax.lax.psum(n_local * mean_local, axis_name) / n_b
+        m2_b = jax.lax.psum(
+            m2_local + n_local * jnp.square(mean_local - mean_b), axis_name
+        )
+    total = stats.count + n_b
+    delta = mean_b - stats.mean
+    return RunningStatistics(
+        count=total,
+        mean=stats.mean + delta * n_b / total,
+        m2=stats.m2 + m2_b + jnp.square(delta) * stats.count * n_b / total,
+    )
+
+
+def normalize(stats: RunningStatistics, x: jax.Array, clip: float = 10.0) -> jax.Array:
+    """Standardises `x` with `stats` and clips to [-clip, clip]."""
+    z = (x - stats.mean) / jnp.sqrt(stats.variance + 1e-8)
+    return jnp.clip(z, -clip, clip)
+
+
+class NormalizedParams(NamedTuple):
+    """The wrapped env's params plus the observation statistics."""
+
+    inner: PyTree
+    obs_stats: RunningStatistics
+
+
+class NormalizeObservation(Wrapper):
+    """Standardises observations with statistics kept in the env params.
+
+    The statistics are shared by every environment (they are params, not per-env
+    state) and updated by the runner from `info["raw_observation"]` through
+    `update_statistics`, globally across devices. Transitions store the
+    observations as normalised when acted on, so the learner sees exactly what the
+    actor saw.
+    """
+
+    @property
+    def default_params(self) -> NormalizedParams:
+        inner = self.env.default_params
+        shape = self.env.observation_spec(inner).shape
+        return NormalizedParams(inner, init_statistics(shape))
+
+    def observation_spec(self, params: NormalizedParams):
+        return self.env.observation_spec(params.inner)
+
+    def action_spec(self, params: NormalizedParams):
+        return self.env.action_spec(params.inner)
+
+    def _normalize(self, ts: TimeStep, params: NormalizedParams) -> TimeStep:
+        stats = params.obs_stats
+        return ts._replace(
+            observation=normalize(stats, ts.observation),
+            final_observation=normalize(stats, ts.final_observation),
+            info={**ts.info, "raw_observation": ts.observation},
+        )
+
+    def reset(self, key: PRNGKey, params: NormalizedParams) -> tuple[PyTree, TimeStep]:
+        state, ts = self.env.reset(key, params.inner)
+        return state, self._normalize(ts, params)
+
+    def step(
+        self, key: PRNGKey, state: PyTree, action: jax.Array, params: NormalizedParams
+    ) -> tuple[PyTree, TimeStep]:
+        state, ts = self.env.step(key, state, action, params.inner)
+        return state, self._normalize(ts, params)
+
+    def update_statistics(
+        self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None
+    ) -> NormalizedParams:
+        inner = self.env.update_statistics(params.inner, info, axis_name)
+        stats = update_statistics(params.obs_stats, info["raw_observation"], axis_name)
+        return NormalizedParams(inner, stats)

@@ -1,0 +1,77 @@
+"""Environment registry: `make(name, **options)` over gymnax, brax and user envs."""
+
+import difflib
+import functools
+from collections.abc import Callable
+
+from purejaxdrl.env.base import Env
+
+_FACTORIES: dict[str, Callable[..., Env]] = {}
+
+
+class UnknownEnvironmentError(KeyError):
+    """Raised by `make` for a name nobody registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def register(name: str, factory: Callable[..., Env]) -> None:
+    """Registers `factory(**options) -> Env` under `name` (replacing any)."""
+    _FACTORIES[name] = factory
+
+
+BRAX_PREFIX = "brax/"
+
+
+@functools.cache
+def _register_gymnax() -> None:
+    import gymnax  # imported on first use: it costs about a second
+
+    from purejaxdrl.env.gymnax_env import GymnaxEnv
+
+    for env_id in gymnax.registered_envs:
+        _FACTORIES.setdefault(env_id, functools.partial(GymnaxEnv, env_id))
+
+
+@functools.cache
+def _register_brax() -> None:
+    # brax pulls in MuJoCo: seconds and hundreds of MB, so only when asked for.
+    import brax.envs
+
+    from purejaxdrl.env.brax_env import BraxEnv
+
+    # brax has no public listing of its environments; `_envs` is its registry.
+    for env_id in brax.envs._envs:
+        _FACTORIES.setdefault(BRAX_PREFIX + env_id, functools.partial(BraxEnv, env_id))
+
+
+def _register_builtins(name: str | None = None) -> None:
+    if name is None or name not in _FACTORIES:
+        _register_gymnax()
+        if name is None or name.startswith(BRAX_PREFIX):
+            _register_brax()
+
+
+def registered() -> list[str]:
+    """All names `make` accepts: gymnax ids, `brax/<name>`, and user names."""
+    _register_builtins()
+    return sorted(_FACTORIES)
+
+
+def make(name: str, **options) -> Env:
+    """Builds the environment registered as `name` with backend `options`.
+
+    Examples: `make("CartPole-v1")`, `make("brax/ant", backend="positional",
+    episode_length=1000)`.
+    """
+    _register_builtins(name)
+    if name not in _FACTORIES:
+        close = difflib.get_close_matches(name, _FACTORIES, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UnknownEnvironmentError(
+            f"Unknown environment {name!r}: it must be one of "
+            f"purejaxdrl.env.registered() ({len(_FACTORIES)} names, e.g. "
+            f"'CartPole-v1', 'brax/ant').{hint}"
+        )
+    return _FACTORIES[name](**options)

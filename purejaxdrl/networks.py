@@ -1,0 +1,146 @@
+"""Flax modules behind a pure `Network(init, apply)` pair: actor-critic networks."""
+
+import dataclasses
+from collections.abc import Callable
+from typing import NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.rl.distributions import Distribution, categorical, tanh_gaussian
+from purejaxdrl.types import Params, PRNGKey
+
+_ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
+    "tanh": jnp.tanh,
+    "relu": nn.relu,
+    "gelu": nn.gelu,
+    "silu": nn.silu,
+}
+TORSOS = ("mlp", "cnn")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NetworkConfig:
+    """Architecture of an actor-critic network.
+
+    Attributes:
+      torso: `mlp` (flattened input) or `cnn` (one 3x3 conv layer, for MinAtar).
+      hidden_sizes: widths of the dense layers of each tower.
+      activation: one of tanh, relu, gelu, silu.
+      shared_torso: policy and value heads share one torso (else two towers).
+      conv_features: output channels of the conv layer (`cnn` only).
+
+    """
+
+    torso: str = "mlp"
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    shared_torso: bool = False
+    conv_features: int = 16
+
+
+class Network(NamedTuple):
+    """A pure network: `apply(params, obs)` -> (policy head output, value).
+
+    `obs` has shape `[*batch, *obs_shape]`; outputs have `[*batch, ...]`.
+    """
+
+    init: Callable[[PRNGKey, jax.Array], Params]
+    apply: Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
+    distribution: Distribution
+
+
+def _dense(features: int, scale: float) -> nn.Dense:
+    return nn.Dense(
+        features,
+        kernel_init=nn.initializers.orthogonal(scale),
+        bias_init=nn.initializers.zeros,
+    )
+
+
+class _Torso(nn.Module):
+    config: NetworkConfig
+    obs_ndim: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        act = _ACTIVATIONS[self.config.activation]
+        batch_shape = obs.shape[: obs.ndim - self.obs_ndim]
+        x = obs
+        if self.config.torso == "cnn":
+            x = x.reshape((-1, *obs.shape[-self.obs_ndim :]))
+            x = nn.Conv(self.config.conv_features, (3, 3), padding="SAME")(x)
+            x = nn.relu(x)
+        x = x.reshape((*batch_shape, -1))
+        for width in self.config.hidden_sizes:
+            x = act(_dense(width, np.sqrt(2.0))(x))
+        return x
+
+
+class _ActorCritic(nn.Module):
+    config: NetworkConfig
+    obs_ndim: int
+    policy_size: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        if self.config.shared_torso:
+            actor = critic = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+        else:
+            # Two independent towers with stacked weights, run as one batched
+            # computation: half the kernels of two separate towers, which is what
+            # small networks pay for on CPU (and on GPU, launches).
+            towers = nn.vmap(
+                _Torso,
+                variable_axes={"params": 0},
+                split_rngs={"params": True},
+                in_axes=None,
+                axis_size=2,
+            )(self.config, self.obs_ndim, name="towers")(obs)
+            actor, critic = towers[0], towers[1]
+        policy = _dense(self.policy_size, 0.01)(actor)
+        value = _dense(1, 1.0)(critic)[..., 0]
+        return policy, value
+
+
+def make_actor_critic(
+    config: NetworkConfig, obs_spec: Box, action_spec: Discrete | Box
+) -> Network:
+    """Builds an actor-critic network for the given observation and action specs.
+
+    Discrete actions get a categorical head (logits [A]); Box actions a
+    tanh-Gaussian head (mean and bounded log-std, [2A]).
+
+    Raises:
+      ValueError: for an unknown torso or activation, or a `cnn` torso on
+        observations that are not images [H, W, C].
+
+    """
+    if config.torso not in TORSOS:
+        raise ValueError(
+            f"network.torso={config.torso!r} is not one of {TORSOS}; pick one of them."
+        )
+    if config.activation not in _ACTIVATIONS:
+        raise ValueError(
+            f"network.activation={config.activation!r} is not one of "
+            f"{tuple(_ACTIVATIONS)}; pick one of them."
+        )
+    if config.torso == "cnn" and len(obs_spec.shape) != 3:
+        raise ValueError(
+            f"network.torso='cnn' needs image observations [H, W, C], got shape "
+            f"{obs_spec.shape}; use --network.torso mlp."
+        )
+    if isinstance(action_spec, Discrete):
+        distribution, policy_size = categorical(), action_spec.num_values
+    else:
+        (num_dims,) = action_spec.shape
+        distribution, policy_size = tanh_gaussian(), 2 * num_dims
+    module = _ActorCritic(config, len(obs_spec.shape), policy_size)
+
+    def init(key: PRNGKey, obs: jax.Array) -> Params:
+        return module.init(key, obs)
+
+    return Network(init=init, apply=module.apply, distribution=distribution)

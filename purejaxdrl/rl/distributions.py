@@ -1,0 +1,107 @@
+"""Action distributions as bundles of pure functions over their parameters."""
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.types import PRNGKey
+
+# Bounds of the Gaussian's log standard deviation: below, the policy collapses and
+# log-probs explode; above, exploration is noise.
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
+
+
+class Distribution(NamedTuple):
+    """Functions of a policy head's output `params` (cf. distrax, functional).
+
+    `sample` returns what the agent stores (for tanh-Gaussians the pre-squash
+    sample u); `to_env` maps it to the env action; `log_prob` and `entropy` are of
+    the distribution over what `to_env` returns.
+    """
+
+    sample: Callable[[jax.Array, PRNGKey], jax.Array]
+    log_prob: Callable[[jax.Array, jax.Array], jax.Array]
+    entropy: Callable[[jax.Array, PRNGKey], jax.Array]
+    mode: Callable[[jax.Array], jax.Array]
+    to_env: Callable[[jax.Array], jax.Array]
+
+
+def _categorical_sample(logits: jax.Array, key: PRNGKey) -> jax.Array:
+    return jax.random.categorical(key, logits).astype(jnp.int32)
+
+
+def _categorical_log_prob(logits: jax.Array, action: jax.Array) -> jax.Array:
+    logp = jax.nn.log_softmax(logits)
+    return jnp.take_along_axis(logp, action[..., None], axis=-1)[..., 0]
+
+
+def _categorical_entropy(logits: jax.Array, key: PRNGKey | None = None) -> jax.Array:
+    del key
+    logp = jax.nn.log_softmax(logits)
+    return -jnp.sum(jnp.exp(logp) * logp, axis=-1)
+
+
+def categorical() -> Distribution:
+    """Categorical over the last axis of `logits` [..., A]; actions int32 [...]."""
+    return Distribution(
+        sample=_categorical_sample,
+        log_prob=_categorical_log_prob,
+        entropy=_categorical_entropy,
+        mode=lambda logits: jnp.argmax(logits, axis=-1).astype(jnp.int32),
+        to_env=lambda action: action,
+    )
+
+
+def _split(params: jax.Array) -> tuple[jax.Array, jax.Array]:
+    mean, raw_log_std = jnp.split(params, 2, axis=-1)
+    # A smooth squash into [LOG_STD_MIN, LOG_STD_MAX] keeps gradients everywhere.
+    log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (
+        jnp.tanh(raw_log_std) + 1.0
+    )
+    return mean, log_std
+
+
+def _tanh_log_det_jacobian(u: jax.Array) -> jax.Array:
+    # log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)), stable for large |u|.
+    return 2.0 * (math.log(2.0) - u - jax.nn.softplus(-2.0 * u))
+
+
+def _gaussian_log_prob(mean: jax.Array, log_std: jax.Array, u: jax.Array) -> jax.Array:
+    z = (u - mean) * jnp.exp(-log_std)
+    return -0.5 * jnp.square(z) - log_std - 0.5 * math.log(2.0 * math.pi)
+
+
+def _tanh_gaussian_sample(params: jax.Array, key: PRNGKey) -> jax.Array:
+    mean, log_std = _split(params)
+    return mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
+
+
+def _tanh_gaussian_log_prob(params: jax.Array, u: jax.Array) -> jax.Array:
+    # Density of a = tanh(u) evaluated through the pre-squash sample u: never
+    # through atanh(a), which is infinite at |a| = 1 in float32.
+    mean, log_std = _split(params)
+    logp = _gaussian_log_prob(mean, log_std, u) - _tanh_log_det_jacobian(u)
+    return jnp.sum(logp, axis=-1)
+
+
+def _tanh_gaussian_entropy(params: jax.Array, key: PRNGKey) -> jax.Array:
+    # No closed form after the squash: the Gaussian's entropy plus a one-sample
+    # estimate of E[log|det J|] (as brax's NormalTanhDistribution does).
+    mean, log_std = _split(params)
+    u = mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape, mean.dtype)
+    gaussian = 0.5 + 0.5 * math.log(2.0 * math.pi) + log_std
+    return jnp.sum(gaussian + _tanh_log_det_jacobian(u), axis=-1)
+
+
+def tanh_gaussian() -> Distribution:
+    """Diagonal Gaussian squashed by tanh; `params` [..., 2A] = (mean, raw log-std)."""
+    return Distribution(
+        sample=_tanh_gaussian_sample,
+        log_prob=_tanh_gaussian_log_prob,
+        entropy=_tanh_gaussian_entropy,
+        mode=lambda params: _split(params)[0],
+        to_env=jnp.tanh,
+    )

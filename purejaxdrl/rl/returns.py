@@ -1,0 +1,86 @@
+"""Return and advantage estimators. Each acts on ONE time-major stream `[T]`."""
+
+import chex
+import jax
+import jax.numpy as jnp
+
+
+def gae(
+    r_t: jax.Array,
+    discount_t: jax.Array,
+    lambda_t: jax.Array | float,
+    v_tm1: jax.Array,
+    v_t: jax.Array,
+) -> jax.Array:
+    """Generalised advantage estimates for one trajectory (Schulman et al., 2016).
+
+    A_{t-1} = δ_t + discount_t λ_t A_t, with δ_t = r_t + discount_t v_t - v_{t-1}.
+    See https://arxiv.org/abs/1506.02438.
+
+    Episode ends inside the trajectory are handled by the caller's inputs:
+    termination sets `discount_t = 0` (no bootstrap, no recursion past it);
+    truncation keeps `discount_t = γ` with `v_t` the value of the final
+    observation (bootstrap) but sets `lambda_t = 0` so the next episode's
+    advantages do not leak backwards.
+
+    Args:
+      r_t: rewards at times [1, T], float32 [T].
+      discount_t: γ times the env discount at times [1, T], float32 [T].
+      lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
+      v_tm1: values of the source states at times [0, T-1], float32 [T].
+      v_t: bootstrap values of the destination states at times [1, T], float32 [T].
+
+    Returns:
+      Advantages at times [0, T-1], float32 [T].
+
+    """
+    chex.assert_rank([r_t, discount_t, v_tm1, v_t], 1)
+    chex.assert_equal_shape([r_t, discount_t, v_tm1, v_t])
+    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+    delta_t = r_t + discount_t * v_t - v_tm1
+
+    def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
+        delta, discount, lambda_ = xs
+        acc = delta + discount * lambda_ * acc
+        return acc, acc
+
+    # Unrolled: on CPU a loop iteration costs more than this body's arithmetic.
+    _, adv_tm1 = jax.lax.scan(
+        body,
+        jnp.zeros_like(r_t[0]),
+        (delta_t, discount_t, lambda_t),
+        reverse=True,
+        unroll=16,
+    )
+    return adv_tm1
+
+
+def episode_aware_gae(
+    r_t: jax.Array,
+    discount_t: jax.Array,
+    truncated_t: jax.Array,
+    v_tm1: jax.Array,
+    v_t: jax.Array,
+    gamma: jax.Array | float,
+    lambda_: jax.Array | float,
+) -> tuple[jax.Array, jax.Array]:
+    """GAE and value targets for a time-major batch `[T, B]` of auto-reset envs.
+
+    Args:
+      r_t: rewards, float32 [T, B].
+      discount_t: env discounts (0 on termination), float32 [T, B].
+      truncated_t: time-limit truncation flags, bool [T, B].
+      v_tm1: values of the observations acted on, float32 [T, B].
+      v_t: values of the final observations reached, float32 [T, B].
+      gamma: the agent's discount γ.
+      lambda_: the GAE λ.
+
+    Returns:
+      (advantages, value targets = advantages + v_tm1), each float32 [T, B].
+
+    """
+    lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
+    adv = jax.vmap(gae, in_axes=1, out_axes=1)(
+        r_t, gamma * discount_t, lambda_t, v_tm1, v_t
+    )
+    return adv, adv + v_tm1

@@ -1,0 +1,96 @@
+"""unroll(): lax.scan over time, vmap over environments, time-major Transitions."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
+
+
+class ActorState(NamedTuple):
+    """A batch of environments: their states and last TimeSteps, `[B, ...]`.
+
+    `env_ids` (int32 [B]) are the environments' global indices: per-environment
+    randomness is derived from them, so it does not depend on how environments are
+    split over devices.
+    """
+
+    env_state: PyTree
+    timestep: TimeStep
+    env_ids: jax.Array
+
+
+def env_keys(key: PRNGKey, env_ids: jax.Array) -> jax.Array:
+    """One key per environment, from its global index: keys [B]."""
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, env_ids)
+
+
+def reset_actors(
+    env: Env, env_params: EnvParams, key: PRNGKey, env_ids: jax.Array
+) -> ActorState:
+    """Resets the environments `env_ids` (int32 [B]) with keys derived from `key`."""
+    keys = env_keys(key, env_ids)
+    env_state, timestep = jax.vmap(env.reset, in_axes=(0, None))(keys, env_params)
+    return ActorState(env_state, timestep, env_ids)
+
+
+def unroll(
+    env: Env,
+    env_params: EnvParams,
+    agent: Agent,
+    params: Params,
+    actor: ActorState,
+    key: PRNGKey,
+    length: int,
+    scan_unroll: int = 1,
+) -> tuple[ActorState, Transition]:
+    """Steps every environment `length` times with the agent's policy.
+
+    Values are computed after the scan, in one batched call over all `[T, B]`
+    observations and final observations: inside the scan only the policy runs.
+
+    Args:
+      env: the (unbatched) environment.
+      env_params: its parameters, shared by all environments.
+      agent: supplies `act` and `value`.
+      params: the acting parameters.
+      actor: current environment states, batch [B].
+      key: randomness for this unroll.
+      length: number of steps T.
+      scan_unroll: `lax.scan` unroll factor (a speed knob on CPU).
+
+    Returns:
+      The new actor state and Transitions [T, B].
+
+    """
+
+    def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
+        keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
+        obs = actor.timestep.observation
+        action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(
+            params, obs, keys[:, 0]
+        )
+        env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            keys[:, 1], actor.env_state, extras["env_action"], env_params
+        )
+        out = (obs, action, extras["log_prob"], ts)
+        return ActorState(env_state, ts, actor.env_ids), out
+
+    actor, (obs, action, log_prob, ts) = jax.lax.scan(
+        step, actor, jax.random.split(key, length), unroll=scan_unroll
+    )
+    values = agent.value(params, jnp.stack([obs, ts.final_observation]))
+    return actor, Transition(
+        observation=obs,
+        action=action,
+        reward=ts.reward,
+        discount=ts.discount,
+        truncated=ts.truncated,
+        log_prob=log_prob,
+        value=values[0],
+        bootstrap_value=values[1],
+        info=ts.info,
+    )

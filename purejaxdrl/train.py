@@ -1,0 +1,238 @@
+"""Builds a run from a TrainConfig and drives it: the host loop.
+
+The host dispatches compiled chunks of updates and reads each chunk's metrics
+only after the next chunk is queued, so the device never waits for logging.
+"""
+
+import dataclasses
+import datetime
+import json
+import math
+import pathlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+import yaml
+
+from purejaxdrl import env as envs
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.ppo import make_ppo
+from purejaxdrl.config import TrainConfig, to_dict, validate
+from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
+from purejaxdrl.networks import make_actor_critic
+from purejaxdrl.runner import Runner, RunnerState, make_runner
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """The objects a TrainConfig describes, ready to run."""
+
+    config: TrainConfig
+    env: envs.Env
+    env_params: Any
+    agent: Agent
+    runner: Runner
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What a finished run reports.
+
+    Attributes:
+      state: the final RunnerState (parameters, optimiser, envs, key).
+      mean_return: mean return of the episodes completed in the last chunk that
+        completed any (NaN if none ever did).
+      env_steps: environment steps taken.
+      compile_seconds: time to compile the training programs.
+      train_seconds: wall time after compilation.
+      steps_per_second: env_steps / train_seconds (compile time excluded).
+      history: one record per chunk, as written to metrics.jsonl.
+      run_dir: the run's output folder, or None.
+
+    """
+
+    state: RunnerState
+    mean_return: float
+    env_steps: int
+    compile_seconds: float
+    train_seconds: float
+    steps_per_second: float
+    history: list[dict[str, Any]]
+    run_dir: pathlib.Path | None
+
+
+def make_experiment(config: TrainConfig) -> Experiment:
+    """Makes the environment, network, agent and runner for `config`.
+
+    Raises:
+      ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
+
+    """
+    validate(config)
+    env = envs.make(config.env.id, **config.env.options)
+    env = envs.EpisodeStatistics(env)
+    if config.env.normalize_observations:
+        env = envs.NormalizeObservation(env)
+    env_params = env.default_params
+    obs_spec = env.observation_spec(env_params)
+    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
+    obs_example = np.zeros(obs_spec.shape, np.float32)
+    agent = make_ppo(config.ppo, network, obs_example, num_updates=config.num_updates)
+    runner = make_runner(
+        env,
+        env_params,
+        agent,
+        num_envs=config.num_envs,
+        unroll_length=config.unroll_length,
+        scan_unroll=config.scan_unroll,
+    )
+    return Experiment(config, env, env_params, agent, runner)
+
+
+def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
+    """Splits `num_updates` into about `num_logs` chunks of equal length.
+
+    Prefers a length that divides `num_updates` (one compiled program); otherwise
+    a last, shorter chunk is compiled separately.
+    """
+    target = max(1, num_updates // max(1, num_logs))
+    divisors = [d for d in range(1, num_updates + 1) if num_updates % d == 0]
+    best = min(divisors, key=lambda d: abs(math.log(d / target)))
+    if 0.5 <= best / target <= 2.0:
+        return [best] * (num_updates // best)
+    lengths = [target] * (num_updates // target)
+    if num_updates % target:
+        lengths.append(num_updates % target)
+    return lengths
+
+
+def _summarize(metrics: dict[str, np.ndarray]) -> dict[str, float]:
+    """Means of per-update metrics over a chunk; episode means from the sums."""
+    out = {
+        k: float(np.mean(v)) for k, v in metrics.items() if not k.startswith("episode/")
+    }
+    if "episode/count" in metrics:
+        count = float(np.sum(metrics["episode/count"]))
+        out["episode/count"] = count
+        for name in ("return", "length"):
+            total = float(np.sum(metrics[f"episode/{name}_sum"]))
+            out[f"episode/mean_{name}"] = total / count if count else math.nan
+    return out
+
+
+def make_run_dir(config: TrainConfig) -> pathlib.Path:
+    """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = f"{config.env.id.replace('/', '-')}_{config.algo}_{stamp}"
+    path = pathlib.Path(config.run_dir) / name
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = pathlib.Path(config.run_dir) / f"{name}-{suffix}"
+    path.mkdir(parents=True)
+    (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    return path
+
+
+def train(
+    config: TrainConfig,
+    *,
+    loggers: Sequence[Logger] = (),
+    console: bool = False,
+    write_files: bool = False,
+) -> TrainResult:
+    """Trains `config.algo` on `config.env`. Not jittable: the host loop.
+
+    Args:
+      config: the run.
+      loggers: extra sinks receiving one record per chunk.
+      console: show a live progress line on stderr.
+      write_files: write config.yaml, metrics.jsonl and summary.json to a new
+        folder under `config.run_dir`.
+
+    Returns:
+      A TrainResult (compile time reported separately from steps/s).
+
+    """
+    exp = make_experiment(config)
+    lengths = chunk_lengths(config.num_updates, config.num_logs)
+    steps_per_update = exp.runner.steps_per_update
+    total_steps = config.num_updates * steps_per_update
+    sinks = list(loggers)
+    run_dir = make_run_dir(config) if write_files else None
+    if run_dir is not None:
+        sinks.append(JsonlLogger(run_dir / "metrics.jsonl"))
+    if console:
+        sinks.append(ConsoleLogger(total_steps, f"{config.algo} {config.env.id}"))
+
+    start_compile = time.perf_counter()
+    state = jax.jit(exp.runner.init)(jax.random.key(config.seed))
+    programs = {
+        n: exp.runner.train_chunk(n).lower(state).compile() for n in set(lengths)
+    }
+    jax.block_until_ready(state)
+    compile_seconds = time.perf_counter() - start_compile
+
+    history: list[dict[str, Any]] = []
+    mean_return = math.nan
+    start = time.perf_counter()
+    done_updates = 0
+
+    def record(metrics: Any, length: int) -> None:
+        nonlocal done_updates, mean_return
+        summary = _summarize(jax.device_get(metrics))  # blocks on this chunk only
+        done_updates += length
+        elapsed = time.perf_counter() - start
+        env_steps = done_updates * steps_per_update
+        sps = env_steps / elapsed
+        rec = {
+            "env_steps": env_steps,
+            "updates": done_updates,
+            "time": elapsed,
+            "steps_per_second": sps,
+            "eta_seconds": (total_steps - env_steps) / sps,
+            **summary,
+        }
+        if not math.isnan(summary.get("episode/mean_return", math.nan)):
+            mean_return = summary["episode/mean_return"]
+        history.append(rec)
+        for sink in sinks:
+            sink.write(rec)
+
+    try:
+        pending = None
+        for length in lengths:
+            state, metrics = programs[length](state)  # queued, not awaited
+            if pending is not None:
+                record(*pending)
+            pending = (metrics, length)
+        if pending is not None:
+            record(*pending)
+        jax.block_until_ready(state)
+    finally:
+        for sink in sinks:
+            sink.close()
+    train_seconds = time.perf_counter() - start
+    result = TrainResult(
+        state=state,
+        mean_return=mean_return,
+        env_steps=total_steps,
+        compile_seconds=compile_seconds,
+        train_seconds=train_seconds,
+        steps_per_second=total_steps / train_seconds,
+        history=history,
+        run_dir=run_dir,
+    )
+    if run_dir is not None:
+        summary = {
+            "mean_return": None if math.isnan(mean_return) else mean_return,
+            "env_steps": total_steps,
+            "compile_seconds": compile_seconds,
+            "train_seconds": train_seconds,
+            "steps_per_second": result.steps_per_second,
+        }
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return result

@@ -1,0 +1,216 @@
+"""PPO on CartPole-v1: purejaxdrl vs PureJaxRL's ppo.py, side by side in one run.
+
+Prints compile time, steps/s excluding compile, the final mean return, and the
+ceiling (env step + policy forward only, no learning) for the standard
+single-file configuration (4 envs x 128 steps, 4 epochs x 4 minibatches, 500k
+steps, lr 2.5e-4 annealed); then a throughput configuration (2048 envs) with the
+ratio of training steps/s to its ceiling.
+
+PureJaxRL's code is not part of this repository: pass the path of a checkout of
+https://github.com/luchris429/purejaxrl with --purejaxrl (needs `pip install
+-e ".[bench]"` for distrax). Its env is given gymnax 1.0's step through a
+five-value shim (done = terminated or truncated), which is how it runs on
+gymnax >= 1.0.
+
+    python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
+"""
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
+import types
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+from purejaxdrl.rollout import unroll  # noqa: E402
+
+STANDARD = {
+    "num_envs": 4,
+    "unroll_length": 128,
+    "total_steps": 500_000,
+    "ppo": {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4},
+}
+
+
+def ours(config: pjd.TrainConfig) -> dict[str, float]:
+    result = pjd.train(config)
+    return {
+        "compile_s": result.compile_seconds,
+        "sps": result.steps_per_second,
+        "return": result.mean_return,
+    }
+
+
+def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
+    """Env step + policy forward only: the same unroll, no learning."""
+    exp = pjd.make_experiment(config)
+    state = jax.jit(exp.runner.init)(jax.random.key(config.seed))
+
+    def run(state: pjd.RunnerState) -> jax.Array:
+        def body(actor, key):
+            actor, traj = unroll(
+                exp.env,
+                state.env_params,
+                exp.agent,
+                state.agent.params,
+                actor,
+                key,
+                config.unroll_length,
+                config.scan_unroll,
+            )
+            return actor, traj.reward.sum()
+
+        keys = jax.random.split(state.key, num_updates)
+        return jax.lax.scan(body, state.actor, keys)[1].sum()
+
+    start = time.perf_counter()
+    program = jax.jit(run).lower(state).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    jax.block_until_ready(program(state))
+    seconds = time.perf_counter() - start
+    steps = num_updates * config.steps_per_update
+    return {"compile_s": compile_s, "sps": steps / seconds}
+
+
+def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
+    """Runs PureJaxRL's ppo.py `make_train` from a checkout at `path`."""
+    import gymnax
+
+    sys.path.insert(0, f"{path}/purejaxrl")
+    # Its wrappers module imports navix for a wrapper this benchmark never uses.
+    sys.modules.setdefault("navix", types.ModuleType("navix"))
+    ppo = importlib.import_module("ppo")
+
+    class FiveValueStep:
+        """gymnax >= 1.0's six-value step, as the five values ppo.py unpacks."""
+
+        def __init__(self, env):
+            self._env = env
+
+        def __getattr__(self, name):
+            return getattr(self._env, name)
+
+        def step(self, key, state, action, params=None):
+            obs, state, reward, terminated, truncated, info = self._env.step(
+                key, state, action, params
+            )
+            return obs, state, reward, jnp.logical_or(terminated, truncated), info
+
+    def make(name, **kwargs):
+        env, params = gymnax.make(name, **kwargs)
+        return FiveValueStep(env), params
+
+    ppo.gymnax = types.SimpleNamespace(make=make)
+    p = config.ppo
+    cfg = {
+        "LR": p.learning_rate,
+        "NUM_ENVS": config.num_envs,
+        "NUM_STEPS": config.unroll_length,
+        "TOTAL_TIMESTEPS": config.total_steps,
+        "UPDATE_EPOCHS": p.num_epochs,
+        "NUM_MINIBATCHES": p.num_minibatches,
+        "GAMMA": p.gamma,
+        "GAE_LAMBDA": p.gae_lambda,
+        "CLIP_EPS": p.clip_eps,
+        "ENT_COEF": p.entropy_cost,
+        "VF_COEF": p.value_cost,
+        "MAX_GRAD_NORM": p.max_grad_norm,
+        "ACTIVATION": config.network.activation,
+        "ENV_NAME": config.env.id,
+        "ANNEAL_LR": p.anneal_lr,
+        "DEBUG": False,
+    }
+    key = jax.random.PRNGKey(config.seed)
+    start = time.perf_counter()
+    program = jax.jit(ppo.make_train(cfg)).lower(key).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    out = jax.block_until_ready(program(key))
+    seconds = time.perf_counter() - start
+    m = jax.device_get(out["metrics"])
+    num_updates = m["returned_episode"].shape[0]
+    # Same window as ours: episodes completed in the last 1/num_logs of training.
+    last = slice(num_updates - max(1, num_updates // config.num_logs), None)
+    done = m["returned_episode"][last]
+    ret = float((m["returned_episode_returns"][last] * done).sum() / done.sum())
+    steps = num_updates * config.steps_per_update
+    return {"compile_s": compile_s, "sps": steps / seconds, "return": ret}
+
+
+def median(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def show(name: str, r: dict[str, float]) -> None:
+    ret = f"  return {r['return']:7.1f}" if "return" in r else ""
+    print(
+        f"  {name:<26} compile {r['compile_s']:6.2f} s  {r['sps']:>12,.0f} steps/s{ret}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--throughput-envs", type=int, default=2048)
+    parser.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
+    args = parser.parse_args()
+
+    base = pjd.apply_overrides(pjd.load_preset("cartpole").config, STANDARD)
+    print(
+        f"jax {jax.__version__} on {jax.devices()[0].device_kind}; "
+        f"median of {args.repeats} runs (seeds 0..{args.repeats - 1}), "
+        "compile time excluded from steps/s"
+    )
+    print(
+        "\nStandard config: CartPole-v1, 4 envs x 128 steps, 4 epochs x 4 "
+        "minibatches, 500k steps, lr 2.5e-4 annealed"
+    )
+    runs: dict[str, list] = {"purejaxdrl": [], "PureJaxRL ppo.py": []}
+    for seed in range(args.repeats):  # interleaved, so drift hits both alike
+        config = pjd.apply_overrides(base, {"seed": seed})
+        runs["purejaxdrl"].append(ours(config))
+        if args.purejaxrl:
+            runs["PureJaxRL ppo.py"].append(purejaxrl(args.purejaxrl, config))
+    ours_m = median(runs["purejaxdrl"])
+    show("purejaxdrl", ours_m)
+    if args.purejaxrl:
+        theirs = median(runs["PureJaxRL ppo.py"])
+        show("PureJaxRL ppo.py", theirs)
+        print(
+            f"  speed-up: {ours_m['sps'] / theirs['sps']:.2f}x steps/s; final "
+            f"returns {ours_m['return']:.1f} vs {theirs['return']:.1f}"
+        )
+    ceil = ceiling(base, base.num_updates)
+    show("ceiling (act + env only)", ceil)
+    print(f"  training / ceiling: {ours_m['sps'] / ceil['sps']:.2f}")
+
+    print(
+        f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
+        f"{args.throughput_steps:,} steps"
+    )
+    big = pjd.apply_overrides(
+        base,
+        {
+            "num_envs": args.throughput_envs,
+            "total_steps": args.throughput_steps,
+            "ppo": {"num_minibatches": 32},
+            "num_logs": 4,
+        },
+    )
+    train_m = ours(big)
+    ceil_big = ceiling(big, big.num_updates)
+    show("purejaxdrl", train_m)
+    show("ceiling (act + env only)", ceil_big)
+    print(f"  training / ceiling: {train_m['sps'] / ceil_big['sps']:.2f}")
+    np.set_printoptions()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl import env as envs
+
+BRAX_ENVS = ["inverted_pendulum", "reacher", "hopper"]
+
+
+def _structure(ts):
+    return jax.tree.structure(ts), [(x.shape, x.dtype) for x in jax.tree.leaves(ts)]
+
+
+def test_every_brax_env_is_registered():
+    names = envs.registered()
+    for name in (
+        "ant",
+        "halfcheetah",
+        "hopper",
+        "humanoid",
+        "inverted_pendulum",
+        "reacher",
+        "walker2d",
+    ):
+        assert f"brax/{name}" in names
+
+
+@pytest.mark.parametrize("name", BRAX_ENVS)
+def test_brax_adapter_jit_vmap_and_identical_structures(name):
+    env = envs.EpisodeStatistics(
+        envs.make(f"brax/{name}", backend="positional", episode_length=5)
+    )
+    params = env.default_params
+    n = 2
+    keys = jax.random.split(jax.random.key(0), n)
+    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
+    step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    state, ts0 = reset(keys, params)
+    (act_dim,) = env.action_spec(params).shape
+    actions = jnp.zeros((n, act_dim))
+    state1, ts1 = step(keys, state, actions, params)
+    assert _structure(ts0) == _structure(ts1)
+    assert jax.tree.structure(state) == jax.tree.structure(state1)
+    assert ts1.reward.dtype == jnp.float32 and ts1.truncated.dtype == jnp.bool_
+    assert ts1.observation.shape == (n, *env.observation_spec(params).shape)
+
+
+def test_brax_time_limit_truncates_and_keeps_final_observation():
+    env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=3)
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(0), params)
+    step = jax.jit(env.step)
+    for t in range(3):
+        state, ts = step(jax.random.key(t + 1), state, jnp.zeros(1), params)
+    # Zero force keeps the pole up for 3 steps: a truncation, not a termination.
+    assert bool(ts.truncated) and float(ts.discount) == 1.0
+    assert int(state.steps) == 0  # the episode restarted
+    assert not np.allclose(ts.observation, ts.final_observation)
+
+
+def test_brax_termination_is_not_truncation():
+    env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=1000)
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(0), params)
+    step = jax.jit(env.step)
+    for t in range(200):  # full force one way drops the pole
+        state, ts = step(jax.random.key(t), state, jnp.ones(1), params)
+        if float(ts.discount) == 0.0:
+            break
+    assert float(ts.discount) == 0.0 and not bool(ts.truncated)

@@ -1,0 +1,121 @@
+import gzip
+import struct
+
+import gymnax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl import env as envs
+
+GYMNAX_IDS = list(gymnax.registered_envs)
+
+
+@pytest.fixture
+def fake_mnist(tmp_path, monkeypatch):
+    """Tiny MNIST files in the IDX format, so MNISTBandit needs no download."""
+    from gymnax.utils import load_mnist
+
+    rng = np.random.default_rng(0)
+    for prefix, n in (("train", 20), ("t10k", 10)):
+        images = rng.integers(0, 255, (n, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, n, dtype=np.uint8)
+        with gzip.open(tmp_path / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
+            f.write(struct.pack(">IIII", 2051, n, 28, 28) + images.tobytes())
+        with gzip.open(tmp_path / f"{prefix}-labels-idx1-ubyte.gz", "wb") as f:
+            f.write(struct.pack(">II", 2049, n) + labels.tobytes())
+    monkeypatch.setattr(load_mnist.load_mnist, "__defaults__", (str(tmp_path),))
+
+
+def _structure(ts):
+    return jax.tree.structure(ts), [(x.shape, x.dtype) for x in jax.tree.leaves(ts)]
+
+
+def _random_actions(spec, key, n):
+    if isinstance(spec, envs.Discrete):
+        return jax.random.randint(key, (n,), 0, spec.num_values)
+    return jax.random.uniform(key, (n, *spec.shape), minval=-1.0, maxval=1.0)
+
+
+def test_every_gymnax_env_is_registered():
+    names = envs.registered()
+    assert set(GYMNAX_IDS) <= set(names)
+    assert len(GYMNAX_IDS) >= 26
+
+
+@pytest.mark.parametrize("env_id", GYMNAX_IDS)
+def test_gymnax_adapter_jit_vmap_and_identical_structures(env_id, request):
+    if env_id == "MNISTBandit-bsuite":
+        request.getfixturevalue("fake_mnist")
+    env = envs.EpisodeStatistics(envs.make(env_id))
+    params = env.default_params
+    n = 3
+    keys = jax.random.split(jax.random.key(0), n)
+    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
+    step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    state, ts0 = reset(keys, params)
+    actions = _random_actions(env.action_spec(params), jax.random.key(1), n)
+    state, ts1 = step(keys, state, actions, params)
+    assert _structure(ts0) == _structure(ts1)
+    obs_shape = env.observation_spec(params).shape
+    for ts in (ts0, ts1):
+        assert ts.observation.shape == (n, *obs_shape)
+        assert ts.observation.dtype == jnp.float32
+        assert ts.final_observation.shape == (n, *obs_shape)
+        assert ts.reward.dtype == jnp.float32 and ts.reward.shape == (n,)
+        assert ts.discount.dtype == jnp.float32
+        assert ts.truncated.dtype == jnp.bool_
+    # Structures of the state survive a scan (what the runner does).
+    jax.lax.scan(
+        lambda c, _: (step(keys, c[0], actions, params), None),
+        (state, ts1),
+        None,
+        length=2,
+    )
+
+
+def test_gymnax_truncation_keeps_final_observation_and_is_not_termination():
+    # Pendulum never terminates; its time limit is 200 steps.
+    env = envs.make("Pendulum-v1")
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(0), params)
+    step = jax.jit(env.step)
+    for t in range(200):
+        state, ts = step(jax.random.key(t + 1), state, jnp.zeros(1), params)
+        if t < 199:
+            assert not ts.truncated
+            np.testing.assert_array_equal(ts.observation, ts.final_observation)
+    assert ts.truncated and ts.discount == 1.0
+    # Auto-reset: the observation is a fresh one, the final one is kept.
+    assert not np.allclose(ts.observation, ts.final_observation)
+
+
+def test_gymnax_termination_sets_discount_zero_not_truncated():
+    env = envs.make("CartPole-v1")
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(0), params)
+    step = jax.jit(env.step)
+    for t in range(100):  # always pushing right topples the pole quickly
+        state, ts = step(jax.random.key(t), state, jnp.array(1), params)
+        if ts.discount == 0.0:
+            break
+    assert ts.discount == 0.0 and not ts.truncated
+
+
+def test_continuous_actions_are_rescaled_from_unit_box():
+    env = envs.make("Pendulum-v1")  # torque bounds [-2, 2]
+    assert isinstance(env.action_spec(env.default_params), envs.Box)
+    np.testing.assert_allclose(env._env_action(jnp.array([1.0])), [2.0])
+    np.testing.assert_allclose(env._env_action(jnp.array([-1.0])), [-2.0])
+
+
+def test_discrete_observation_space_is_one_hot():
+    env = envs.make("FrozenLake-misc")
+    _, ts = env.reset(jax.random.key(0), env.default_params)
+    assert ts.observation.ndim == 1 and ts.observation.sum() == 1.0
+
+
+def test_unknown_environment_names_the_rule_and_close_matches():
+    with pytest.raises(envs.UnknownEnvironmentError, match="CartPole-v1"):
+        envs.make("CartPole-v2")

@@ -1,0 +1,65 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl import env as envs
+from tests.probe import ProbeEnv, ProbeParams
+
+
+def test_episode_statistics_report_completed_episodes_only():
+    env = envs.EpisodeStatistics(ProbeEnv())
+    params = ProbeParams(jnp.int32(0), jnp.int32(3))
+    state, ts = env.reset(jax.random.key(0), params)
+    done, returns, lengths = [], [], []
+    for t in range(7):
+        state, ts = env.step(jax.random.key(t), state, jnp.int32(0), params)
+        done.append(bool(ts.info["episode_done"]))
+        returns.append(float(ts.info["episode_return"]))
+        lengths.append(int(ts.info["episode_length"]))
+    assert done == [False, False, True, False, False, True, False]
+    assert returns == [0, 0, 3, 0, 0, 3, 0]
+    assert lengths == [0, 0, 3, 0, 0, 3, 0]
+
+
+def test_running_statistics_match_numpy():
+    rng = np.random.default_rng(0)
+    batches = [rng.normal(3.0, 2.0, (50, 4)) for _ in range(5)]
+    stats = envs.init_statistics((4,))
+    for b in batches:
+        stats = envs.update_statistics(stats, jnp.asarray(b))
+    data = np.concatenate(batches)
+    np.testing.assert_allclose(stats.mean, data.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats.variance, data.var(0), rtol=1e-3)
+
+
+def test_running_statistics_are_global_across_devices():
+    # Shards of unequal content combined over a named axis (vmap stands in for
+    # devices) equal the statistics of the whole batch.
+    rng = np.random.default_rng(1)
+    data = rng.normal(0.0, 1.0, (4, 30, 3)) * np.arange(1, 5)[:, None, None]
+    stats = envs.init_statistics((3,))
+    merged = jax.vmap(
+        lambda b: envs.update_statistics(stats, b, axis_name="d"), axis_name="d"
+    )(jnp.asarray(data))
+    whole = data.reshape(-1, 3)
+    np.testing.assert_allclose(merged.mean[0], whole.mean(0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(merged.variance[0], whole.var(0), rtol=1e-3)
+    np.testing.assert_allclose(merged.mean[0], merged.mean[3])
+
+
+def test_normalize_observation_uses_params_statistics_and_keeps_raw():
+    env = envs.NormalizeObservation(envs.make("CartPole-v1"))
+    params = env.default_params
+    stats = envs.update_statistics(
+        params.obs_stats, jnp.asarray(np.random.default_rng(0).normal(size=(64, 4)))
+    )
+    params = params._replace(obs_stats=stats)
+    state, ts = env.reset(jax.random.key(0), params)
+    raw = ts.info["raw_observation"]
+    np.testing.assert_allclose(
+        ts.observation, (raw - stats.mean) / np.sqrt(stats.variance + 1e-8), rtol=1e-5
+    )
+    state, ts2 = env.step(jax.random.key(1), state, jnp.int32(0), params)
+    assert jax.tree.structure(ts) == jax.tree.structure(ts2)
+    new_params = env.update_statistics(params, {"raw_observation": raw[None]}, None)
+    assert float(new_params.obs_stats.count) > float(stats.count)

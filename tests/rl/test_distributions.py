@@ -1,0 +1,73 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl import rl
+from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
+
+
+def test_categorical_log_prob_and_entropy_match_numpy():
+    logits = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 0.0]], np.float32)
+    actions = np.array([1, 2])
+    p = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    dist = rl.categorical()
+    np.testing.assert_allclose(
+        dist.log_prob(jnp.asarray(logits), jnp.asarray(actions)),
+        np.log(p[[0, 1], actions]),
+        rtol=1e-6,
+    )
+    np.testing.assert_allclose(
+        dist.entropy(jnp.asarray(logits), None), -(p * np.log(p)).sum(-1), rtol=1e-6
+    )
+
+
+def test_categorical_samples_follow_probabilities():
+    logits = jnp.log(jnp.array([0.2, 0.8]))
+    keys = jax.random.split(jax.random.key(0), 20000)
+    samples = jax.vmap(rl.categorical().sample, in_axes=(None, 0))(logits, keys)
+    assert abs(float(samples.mean()) - 0.8) < 0.01
+
+
+def _numpy_tanh_gaussian_log_prob(mean, log_std, u):
+    # Change of variables a = tanh(u): log p(a) = log N(u) - sum log(1 - tanh(u)^2).
+    u, mean, log_std = (np.asarray(x, np.float64) for x in (u, mean, log_std))
+    std = np.exp(log_std)
+    log_n = -0.5 * ((u - mean) / std) ** 2 - np.log(std) - 0.5 * np.log(2 * np.pi)
+    return (log_n - np.log(1 - np.tanh(u) ** 2)).sum(-1)
+
+
+def test_tanh_gaussian_log_prob_matches_change_of_variables():
+    dist = rl.tanh_gaussian()
+    mean = np.array([0.3, -1.0], np.float32)
+    raw = np.array([0.0, 0.5], np.float32)
+    params = jnp.concatenate([mean, raw])
+    log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (np.tanh(raw) + 1)
+    u = np.array([0.7, -2.5], np.float32)
+    np.testing.assert_allclose(
+        dist.log_prob(params, jnp.asarray(u)),
+        _numpy_tanh_gaussian_log_prob(mean, log_std, u),
+        rtol=1e-5,
+    )
+
+
+def test_tanh_gaussian_log_prob_is_finite_for_saturated_actions():
+    # |u| = 12 gives tanh(u) == 1.0 in float32; atanh of it would be infinite.
+    dist = rl.tanh_gaussian()
+    params = jnp.array([0.0, 0.0])
+    value = dist.log_prob(params, jnp.array([12.0]))
+    assert np.isfinite(value)
+    np.testing.assert_allclose(
+        value,
+        _numpy_tanh_gaussian_log_prob([0.0], [LOG_STD_MIN + 3.5], [12.0]),
+        rtol=1e-5,
+    )
+
+
+def test_tanh_gaussian_log_std_is_bounded():
+    dist = rl.tanh_gaussian()
+    for raw in (-1e6, 1e6):
+        params = jnp.array([0.0, raw])
+        u = dist.sample(params, jax.random.key(0))
+        lp = dist.log_prob(params, u)
+        assert np.isfinite(lp)
+    assert np.all(np.abs(dist.to_env(jnp.array([100.0, -100.0]))) <= 1.0)

@@ -1,0 +1,133 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl import rl
+from purejaxdrl.rollout import reset_actors, unroll
+from tests.probe import ProbeEnv, ProbeParams
+
+
+def numpy_gae(r, disc, lam, v_tm1, v_t):
+    """Direct implementation of the definition, backwards in time."""
+    adv = np.zeros_like(r)
+    acc = 0.0
+    for t in reversed(range(len(r))):
+        acc = r[t] + disc[t] * v_t[t] - v_tm1[t] + disc[t] * lam[t] * acc
+        adv[t] = acc
+    return adv
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_gae_matches_hand_computed_values(jit):
+    r_t = jnp.array([1.0, 0.0, -1.0])
+    discount_t = jnp.array([0.5, 0.0, 0.5])  # terminates at t=1
+    v_tm1 = v_t = jnp.ones(3)
+    # delta = r + d v_t - v_tm1 = [0.5, -1.0, -1.5]; with lambda = 1:
+    # adv_2 = -1.5; adv_1 = -1.0 + 0 * adv_2 = -1.0; adv_0 = 0.5 + 0.5 * -1.0 = 0.0
+    fn = jax.jit(rl.gae) if jit else rl.gae
+    np.testing.assert_allclose(fn(r_t, discount_t, 1.0, v_tm1, v_t), [0.0, -1.0, -1.5])
+
+
+def test_gae_matches_numpy_definition_and_vmap_equals_loop():
+    rng = np.random.default_rng(0)
+    T, B = 40, 5
+    r = rng.normal(size=(T, B)).astype(np.float32)
+    disc = (0.99 * (rng.random((T, B)) > 0.1)).astype(np.float32)
+    lam = np.full((T, B), 0.95, np.float32) * (rng.random((T, B)) > 0.1)
+    v_tm1 = rng.normal(size=(T, B)).astype(np.float32)
+    v_t = rng.normal(size=(T, B)).astype(np.float32)
+    batched = jax.vmap(rl.gae, in_axes=1, out_axes=1)(r, disc, lam, v_tm1, v_t)
+    for b in range(B):
+        ref = numpy_gae(r[:, b], disc[:, b], lam[:, b], v_tm1[:, b], v_t[:, b])
+        np.testing.assert_allclose(batched[:, b], ref, rtol=1e-4, atol=1e-5)
+        single = rl.gae(r[:, b], disc[:, b], lam[:, b], v_tm1[:, b], v_t[:, b])
+        np.testing.assert_allclose(batched[:, b], single, rtol=1e-6)
+
+
+def test_gae_rejects_mismatched_shapes():
+    with pytest.raises(AssertionError):
+        rl.gae(jnp.ones(3), jnp.ones(4), 1.0, jnp.ones(3), jnp.ones(3))
+
+
+class _ValueOfTime:
+    """A stand-in agent: value(obs) = 10 * t + 100 * episode; acts 0."""
+
+    def act(self, params, obs, key):
+        return jnp.int32(0), {"log_prob": jnp.float32(0), "env_action": jnp.int32(0)}
+
+    def value(self, params, obs):
+        return 10.0 * obs[..., 0] + 100.0 * obs[..., 1]
+
+
+def _probe_unroll(params: ProbeParams, length: int):
+    env = ProbeEnv()
+    actor = reset_actors(env, params, jax.random.key(0), jnp.arange(1))
+    _, traj = unroll(
+        env, params, _ValueOfTime(), None, actor, jax.random.key(1), length
+    )
+    return jax.tree.map(lambda x: np.asarray(x[:, 0]), traj)
+
+
+def test_truncation_bootstraps_from_final_observation():
+    traj = _probe_unroll(ProbeParams(jnp.int32(0), jnp.int32(3)), 4)
+    # Steps: t=1, 2, 3 (truncated; final obs [3, 0]), then t=1 of episode 1.
+    np.testing.assert_array_equal(traj.truncated, [False, False, True, False])
+    np.testing.assert_array_equal(traj.discount, [1, 1, 1, 1])
+    # Bootstrap from the final observation [3, 0] (value 30), not the reset
+    # observation [0, 1] (value 100).
+    assert traj.bootstrap_value[2] == 30.0
+    gamma, lam = 0.9, 0.8
+    adv, _ = rl.episode_aware_gae(
+        jnp.asarray(traj.reward)[:, None],
+        jnp.asarray(traj.discount)[:, None],
+        jnp.asarray(traj.truncated)[:, None],
+        jnp.asarray(traj.value)[:, None],
+        jnp.asarray(traj.bootstrap_value)[:, None],
+        gamma,
+        lam,
+    )
+    # By hand: values v(s_t) = [0, 10, 20, 100]; bootstraps [10, 20, 30, 110].
+    d = [
+        1 + gamma * 10 - 0,
+        1 + gamma * 20 - 10,
+        1 + gamma * 30 - 20,
+        1 + gamma * 110 - 100,
+    ]
+    a3 = d[3]
+    a2 = d[2]  # truncation: no recursion into the next episode
+    a1 = d[1] + gamma * lam * a2
+    a0 = d[0] + gamma * lam * a1
+    np.testing.assert_allclose(adv[:, 0], [a0, a1, a2, a3], rtol=1e-5)
+
+
+def test_termination_does_not_bootstrap():
+    traj = _probe_unroll(ProbeParams(jnp.int32(2), jnp.int32(10)), 3)
+    np.testing.assert_array_equal(traj.discount, [1, 0, 1])
+    np.testing.assert_array_equal(traj.truncated, [False, False, False])
+    adv, target = rl.episode_aware_gae(
+        jnp.asarray(traj.reward)[:, None],
+        jnp.asarray(traj.discount)[:, None],
+        jnp.asarray(traj.truncated)[:, None],
+        jnp.asarray(traj.value)[:, None],
+        jnp.asarray(traj.bootstrap_value)[:, None],
+        0.9,
+        1.0,
+    )
+    # At the terminal step the target is the reward alone: 1.
+    assert float(target[1, 0]) == pytest.approx(1.0)
+
+
+def test_termination_wins_when_time_limit_fires_on_the_same_step():
+    traj = _probe_unroll(ProbeParams(jnp.int32(3), jnp.int32(3)), 3)
+    assert traj.discount[2] == 0.0 and not traj.truncated[2]
+    adv, target = rl.episode_aware_gae(
+        jnp.asarray(traj.reward)[:, None],
+        jnp.asarray(traj.discount)[:, None],
+        jnp.asarray(traj.truncated)[:, None],
+        jnp.asarray(traj.value)[:, None],
+        jnp.asarray(traj.bootstrap_value)[:, None],
+        0.9,
+        1.0,
+    )
+    assert float(target[2, 0]) == pytest.approx(1.0)  # no bootstrap past the end

@@ -1,0 +1,94 @@
+"""The `purejaxdrl` command, run as a user runs it: in a subprocess."""
+
+import json
+import resource
+import subprocess
+import sys
+
+import pytest
+
+
+def run_cli(*args, cwd=None, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--env", "nope"], "Unknown environment preset 'nope'"),
+        (["--algo", "dqn"], "algo='dqn' is not a known algorithm"),
+        (["--ppo.learning-rate", "-0.1"], "ppo.learning_rate=-0.1 must be > 0"),
+        (["--num-envs", "0"], "num_envs=0 must be >= 1"),
+        (["--num-envs", "3", "--unroll-length", "5"], "is not divisible by"),
+        (["--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
+        (["--ppo.learning-rate", "fast"], "is not a number"),
+        (["--num-envs", "2.5"], "is not an integer"),
+        (["--env", "missing.yaml"], "does not exist"),
+        (["--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
+        (["--env.option", "novalue"], "is not KEY=VALUE"),
+        (["--network.torso", "transformer"], "network.torso='transformer'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_traceback(args, fragment, tmp_path):
+    result = run_cli("train", "--no-files", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert fragment in lines[0]
+    assert lines[0].startswith("purejaxdrl: error:")
+
+
+def test_malformed_preset_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("env: [unclosed\n")
+    result = run_cli("train", "--env", str(bad), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "not valid YAML" in result.stderr
+
+
+def test_unknown_command():
+    result = run_cli("fly")
+    assert result.returncode == 2 and "unknown command 'fly'" in result.stderr
+
+
+def test_help_lists_every_field_with_defaults():
+    result = run_cli("train", "--help")
+    assert result.returncode == 0
+    for flag in (
+        "--ppo.learning-rate",
+        "--num-envs",
+        "--network.hidden-sizes",
+        "--env.normalize-observations",
+        "--seed",
+        "--total-steps",
+    ):
+        assert flag in result.stdout
+    assert "(default: 0.00025)" in result.stdout
+
+
+@pytest.mark.timeout(900)
+def test_train_cartpole_end_to_end_writes_run_and_stays_under_memory(tmp_path):
+    """The README's main job: progress, JSONL, summary; peak RSS < 1.5 GiB."""
+    result = run_cli("train", "--env", "cartpole", "--algo", "ppo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    peak_bytes = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    assert peak_bytes < 1.5 * 2**30, f"peak RSS {peak_bytes / 2**30:.2f} GiB"
+    out = result.stdout
+    for field in ("final mean return", "wall time", "compile time", "steps/s"):
+        assert field in out
+    assert "steps/s" in result.stderr and "return" in result.stderr  # progress
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").open()]
+    assert records[-1]["env_steps"] == 976 * 512
+    assert all("steps_per_second" in r for r in records)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["compile_seconds"] > 0
+    assert (run_dir / "config.yaml").is_file()

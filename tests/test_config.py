@@ -1,0 +1,95 @@
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+
+
+@pytest.mark.parametrize("name", pjd.preset_names())
+def test_every_preset_loads_and_validates(name):
+    preset = pjd.load_preset(name)
+    assert preset.target_return is not None and preset.target_steps > 0
+    assert preset.config.total_steps <= preset.target_steps  # trains within budget
+    pjd.validate(preset.config)
+
+
+def test_required_presets_are_shipped():
+    names = set(pjd.preset_names())
+    assert {
+        "cartpole",
+        "acrobot",
+        "breakout_minatar",
+        "space_invaders_minatar",
+        "inverted_pendulum",
+        "halfcheetah",
+        "ant",
+    } <= names
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"ppo": {"learning_rate": -1.0}}, "learning_rate=-1.0 must be > 0"),
+        ({"num_envs": 0}, "num_envs=0 must be >= 1"),
+        ({"num_envs": 3, "unroll_length": 5}, "not divisible by ppo.num_minibatches"),
+        ({"ppo": {"gamma": 1.5}}, "gamma=1.5 must be in [0, 1]"),
+        ({"total_steps": 10}, "less than one update"),
+        ({"network": {"hidden_sizes": []}}, "hidden_sizes"),
+    ],
+)
+def test_validation_names_value_rule_and_fix(overrides, message):
+    with pytest.raises(ConfigError, match=pytest.importorskip("re").escape(message)):
+        pjd.validate(pjd.apply_overrides(pjd.TrainConfig(), overrides))
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"nope": 1}, "Unknown config field 'nope'"),
+        ({"ppo": {"learnin_rate": 1}}, "did you mean --ppo.learning_rate"),
+        ({"num_envs": "many"}, "num_envs='many' is not an integer"),
+        ({"num_envs": 2.5}, "is not an integer"),
+        ({"ppo": {"learning_rate": "fast"}}, "is not a number"),
+        ({"ppo": {"anneal_lr": "maybe"}}, "is not a boolean"),
+        ({"ppo": 3}, "must be a mapping"),
+    ],
+)
+def test_overrides_are_type_checked(overrides, message):
+    with pytest.raises(ConfigError, match=pytest.importorskip("re").escape(message)):
+        pjd.apply_overrides(pjd.TrainConfig(), overrides)
+
+
+def test_overrides_coerce_strings_from_the_command_line():
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {
+            "num-envs": "8",
+            "total_steps": "1e6",
+            "ppo": {"anneal-lr": "false"},
+            "network": {"hidden_sizes": ["32", "32"]},
+        },
+    )
+    assert config.num_envs == 8 and config.total_steps == 1_000_000
+    assert config.ppo.anneal_lr is False and config.network.hidden_sizes == (32, 32)
+
+
+def test_bad_preset_files(tmp_path):
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("env: {id: CartPole-v1\nppo: [")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        pjd.load_preset(str(bad_yaml))
+    no_env = tmp_path / "noenv.yaml"
+    no_env.write_text("ppo: {num_envs: 4}\n")
+    with pytest.raises(ConfigError, match="no 'env' mapping"):
+        pjd.load_preset(str(no_env))
+    no_algo = tmp_path / "noalgo.yaml"
+    no_algo.write_text("env: {id: CartPole-v1}\n")
+    with pytest.raises(ConfigError, match="no 'ppo' section"):
+        pjd.load_preset(str(no_algo))
+    bad_field = tmp_path / "badfield.yaml"
+    bad_field.write_text("env: {id: CartPole-v1}\nppo: {num_envz: 4}\n")
+    with pytest.raises(ConfigError, match="num_envz"):
+        pjd.load_preset(str(bad_field))
+    with pytest.raises(ConfigError, match="does not exist"):
+        pjd.load_preset(str(tmp_path / "missing.yaml"))
+    with pytest.raises(ConfigError, match="Unknown environment preset 'cartpol'"):
+        pjd.load_preset("cartpol")
