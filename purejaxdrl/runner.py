@@ -110,7 +110,9 @@ def make_runner(
 
         return jax.jit(chunk, donate_argnums=0)
 
-    return Runner(init, train_chunk, num_envs * unroll_length)
+    # Jitted so that outputs are distinct buffers: eager code may alias two leaves
+    # (observation and final_observation after a reset), which donation rejects.
+    return Runner(jax.jit(init), train_chunk, num_envs * unroll_length)
 
 
 def _strip_info(traj: Transition) -> Transition:

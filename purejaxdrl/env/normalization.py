@@ -41,7 +41,8 @@ def update_statistics(
     so the result does not depend on how the batch was split.
     """
     batch = batch.reshape((-1, *stats.mean.shape)).astype(jnp.float32)
-    n_local = jnp.asarray(batch.shape[0], jnp.float32)
+    # From the data, not its static shape, so it is a per-device value under vmap.
+    n_local = jnp.ones(batch.shape[:1], jnp.float32).sum()
     mean_local = batch.mean(axis=0)
     m2_local = jnp.square(batch - mean_local).sum(axis=0)
     if axis_name is None:
