@@ -18,6 +18,7 @@ import yaml
 
 from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.rng import RNG_IMPLS
 
 ALGOS = ("ppo",)
 
@@ -57,6 +58,8 @@ class TrainConfig:
       total_steps: environment-step budget; training runs
         total_steps // (num_envs * unroll_length) updates.
       seed: random seed.
+      rng_impl: key implementation: `fused_threefry` (Threefry-2x32 as one fused
+        kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
       num_logs: how many times progress is reported (and metrics written).
       scan_unroll: unroll factor of the rollout loop (a CPU speed knob).
       run_dir: directory under which each run writes its own folder.
@@ -71,6 +74,7 @@ class TrainConfig:
     unroll_length: int = 128
     total_steps: int = 500_000
     seed: int = 0
+    rng_impl: str = "fused_threefry"
     num_logs: int = 20
     scan_unroll: int = 1
     run_dir: str = "runs"
@@ -252,6 +256,10 @@ def validate(config: TrainConfig) -> TrainConfig:
     _check(
         config.algo in ALGOS,
         f"algo={config.algo!r} is not a known algorithm; use one of {ALGOS}.",
+    )
+    _check(
+        config.rng_impl in RNG_IMPLS,
+        f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
     )
     for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
         value = getattr(config, name)

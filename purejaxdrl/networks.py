@@ -87,20 +87,14 @@ class _ActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        actor = _Torso(self.config, self.obs_ndim, name="actor_torso")(obs)
         if self.config.shared_torso:
-            actor = critic = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+            critic = actor
         else:
-            # Two independent towers with stacked weights, run as one batched
-            # computation: half the kernels of two separate towers, which is what
-            # small networks pay for on CPU (and on GPU, launches).
-            towers = nn.vmap(
-                _Torso,
-                variable_axes={"params": 0},
-                split_rngs={"params": True},
-                in_axes=None,
-                axis_size=2,
-            )(self.config, self.obs_ndim, name="towers")(obs)
-            actor, critic = towers[0], towers[1]
+            # Two plain towers. Measured on CPU: a vmapped stack of both misses
+            # XNNPACK (24 vs 6.5 us per matmul) and a masked block-diagonal
+            # fusion of both was slower still.
+            critic = _Torso(self.config, self.obs_ndim, name="critic_torso")(obs)
         policy = _dense(self.policy_size, 0.01)(actor)
         value = _dense(1, 1.0)(critic)[..., 0]
         return policy, value

@@ -23,6 +23,7 @@ from purejaxdrl.agents.ppo import make_ppo
 from purejaxdrl.config import TrainConfig, to_dict, validate
 from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
 from purejaxdrl.networks import make_actor_critic
+from purejaxdrl.rng import make_key
 from purejaxdrl.runner import Runner, RunnerState, make_runner
 
 
@@ -169,7 +170,7 @@ def train(
         sinks.append(ConsoleLogger(total_steps, f"{config.algo} {config.env.id}"))
 
     start_compile = time.perf_counter()
-    state = jax.jit(exp.runner.init)(jax.random.key(config.seed))
+    state = exp.runner.init(make_key(config.seed, config.rng_impl))
     programs = {
         n: exp.runner.train_chunk(n).lower(state).compile() for n in set(lengths)
     }

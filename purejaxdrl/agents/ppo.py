@@ -46,6 +46,16 @@ class PPOConfig:
     reward_scale: float | jax.Array = 1.0
 
 
+_METRIC_NAMES = (
+    "loss/total",
+    "loss/policy",
+    "loss/value",
+    "entropy",
+    "approx_kl",
+    "clip_fraction",
+)
+
+
 def make_ppo(
     config: PPOConfig,
     network: Network,
@@ -113,7 +123,7 @@ def make_ppo(
 
     def loss(
         flat: jax.Array, unravel: Callable, batch: dict[str, jax.Array], key: PRNGKey
-    ) -> tuple[jax.Array, Metrics]:
+    ) -> tuple[jax.Array, jax.Array]:
         policy, v = network.apply(unravel(flat), batch["observation"])
         log_prob = dist.log_prob(policy, batch["action"])
         log_ratio = log_prob - batch["log_prob"]
@@ -126,22 +136,24 @@ def make_ppo(
         v_loss = value_loss(v, batch["target"], v_old, config.clip_eps)
         entropy = jnp.mean(dist.entropy(policy, key))
         total = pg_loss + config.value_cost * v_loss - config.entropy_cost * entropy
-        metrics = {
-            "loss/total": total,
-            "loss/policy": pg_loss,
-            "loss/value": v_loss,
-            "entropy": entropy,
+        metrics = (
+            total,
+            pg_loss,
+            v_loss,
+            entropy,
             # k3 estimator of KL(old || new) (Schulman, 2020): unbiased, >= 0.
-            "approx_kl": jnp.mean(ratio - 1.0 - log_ratio),
-            "clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > config.clip_eps),
-        }
-        return total, metrics
+            jnp.mean(ratio - 1.0 - log_ratio),
+            jnp.mean(jnp.abs(ratio - 1.0) > config.clip_eps),
+        )
+        # One vector, not six scalars: the minibatch scan then stacks one array
+        # per step instead of six (each a separate kernel on CPU).
+        return total, jnp.stack(metrics)
 
     def sgd_step(
         unravel: Callable,
         state: tuple[jax.Array, optax.OptState],
         xs: tuple[dict[str, jax.Array], PRNGKey],
-    ) -> tuple[tuple[jax.Array, optax.OptState], Metrics]:
+    ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
         flat, opt_state = state
         minibatch, key = xs
         grads, metrics = jax.grad(loss, has_aux=True)(flat, unravel, minibatch, key)
@@ -179,23 +191,28 @@ def make_ppo(
         step = functools.partial(sgd_step, unravel)
 
         def epoch(
-            carry: tuple[jax.Array, optax.OptState], key: PRNGKey
-        ) -> tuple[tuple[jax.Array, optax.OptState], Metrics]:
-            key_perm, key_sgd = jax.random.split(key)
-            perm = jax.random.permutation(key_perm, batch_size)
+            carry: tuple[jax.Array, optax.OptState], xs: tuple[jax.Array, PRNGKey]
+        ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
+            perm, key = xs
             minibatches = jax.tree.map(
                 lambda x: x[perm].reshape((num_mb, -1, *x.shape[1:])), batch
             )
             return jax.lax.scan(
-                step, carry, (minibatches, jax.random.split(key_sgd, num_mb))
+                step, carry, (minibatches, jax.random.split(key, num_mb))
             )
 
-        (flat, opt_state), metrics = jax.lax.scan(
+        key_perm, key_sgd = jax.random.split(key)
+        # Every epoch's shuffle in one batched sort, outside the epoch loop.
+        perms = jax.vmap(jax.random.permutation, in_axes=(0, None))(
+            jax.random.split(key_perm, config.num_epochs), batch_size
+        )
+        (flat, opt_state), stacked = jax.lax.scan(
             epoch,
             (flat, state.opt_state),
-            jax.random.split(key, config.num_epochs),
+            (perms, jax.random.split(key_sgd, config.num_epochs)),
         )
-        metrics = jax.tree.map(jnp.mean, metrics)
+        means = stacked.reshape(-1, len(_METRIC_NAMES)).mean(axis=0)
+        metrics = dict(zip(_METRIC_NAMES, means, strict=True))
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
