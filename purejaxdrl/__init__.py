@@ -4,7 +4,7 @@ Environments, rollouts and learner updates are pure functions compiled together
 and run on the accelerator; the host only dispatches chunks and logs.
 """
 
-from purejaxdrl._platform import configure_xla_flags
+from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache
 
 configure_xla_flags()  # before anything makes JAX start its CPU backend
 
@@ -51,6 +51,7 @@ __all__ = [
     "TrainResult",
     "Transition",
     "apply_overrides",
+    "enable_compilation_cache",
     "env",
     "load_preset",
     "make_actor_critic",

@@ -69,6 +69,16 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
         "--no-files", action="store_true", help="write no run directory"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--compile-cache",
+        default="~/.cache/purejaxdrl/xla",
+        metavar="DIR",
+        help="keep compiled programs here so reruns skip compilation "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="compile from scratch"
+    )
     group = parser.add_argument_group("config fields")
     for path, hint, value in flat_fields(defaults):
         if path in ("algo",):
@@ -142,7 +152,11 @@ def _train(argv: Sequence[str]) -> int:
 
     import jax
 
+    from purejaxdrl._platform import enable_compilation_cache
     from purejaxdrl.train import train
+
+    if not args.no_compile_cache:
+        enable_compilation_cache(args.compile_cache)
 
     device = jax.devices()[0]
     start = time.perf_counter()

@@ -27,6 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+from purejaxdrl.rng import make_key  # noqa: E402
 from purejaxdrl.rollout import unroll  # noqa: E402
 
 STANDARD = {
@@ -49,7 +50,7 @@ def ours(config: pjd.TrainConfig) -> dict[str, float]:
 def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
     """Env step + policy forward only: the same unroll, no learning."""
     exp = pjd.make_experiment(config)
-    state = jax.jit(exp.runner.init)(jax.random.key(config.seed))
+    state = exp.runner.init(make_key(config.seed, config.rng_impl))
 
     def run(state: pjd.RunnerState) -> jax.Array:
         def body(actor, key):

@@ -191,9 +191,10 @@ def make_ppo(
         step = functools.partial(sgd_step, unravel)
 
         def epoch(
-            carry: tuple[jax.Array, optax.OptState], xs: tuple[jax.Array, PRNGKey]
+            carry: tuple[jax.Array, optax.OptState], key: PRNGKey
         ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
-            perm, key = xs
+            key_perm, key = jax.random.split(key)
+            perm = jax.random.permutation(key_perm, batch_size)
             minibatches = jax.tree.map(
                 lambda x: x[perm].reshape((num_mb, -1, *x.shape[1:])), batch
             )
@@ -201,15 +202,10 @@ def make_ppo(
                 step, carry, (minibatches, jax.random.split(key, num_mb))
             )
 
-        key_perm, key_sgd = jax.random.split(key)
-        # Every epoch's shuffle in one batched sort, outside the epoch loop.
-        perms = jax.vmap(jax.random.permutation, in_axes=(0, None))(
-            jax.random.split(key_perm, config.num_epochs), batch_size
-        )
         (flat, opt_state), stacked = jax.lax.scan(
             epoch,
             (flat, state.opt_state),
-            (perms, jax.random.split(key_sgd, config.num_epochs)),
+            jax.random.split(key, config.num_epochs),
         )
         means = stacked.reshape(-1, len(_METRIC_NAMES)).mean(axis=0)
         metrics = dict(zip(_METRIC_NAMES, means, strict=True))

@@ -44,13 +44,8 @@ def gae(
         acc = delta + discount * lambda_ * acc
         return acc, acc
 
-    # Unrolled: on CPU a loop iteration costs more than this body's arithmetic.
     _, adv_tm1 = jax.lax.scan(
-        body,
-        jnp.zeros_like(r_t[0]),
-        (delta_t, discount_t, lambda_t),
-        reverse=True,
-        unroll=16,
+        body, jnp.zeros_like(r_t[0]), (delta_t, discount_t, lambda_t), reverse=True
     )
     return adv_tm1
 
