@@ -103,6 +103,21 @@ FUSED_THREEFRY: Hashable = jex_random.define_prng_impl(
 RNG_IMPLS = ("fused_threefry", "threefry2x32", "rbg")
 
 
+def permutation(key: jax.Array, n: int) -> jax.Array:
+    """A uniformly random permutation of `arange(n)`, int32 [n].
+
+    The ranking of i.i.d. random keys, read off with `lax.top_k` rather than a
+    sort: XLA:CPU's generic comparator sort takes 160 us for 512 elements and
+    260 ms for 262144, top_k on float32 keys 7 us and 2 ms. The keys are 30
+    random bits placed in the normal float32 range, where floats order like their
+    bit patterns (denormals are avoided: flushed to zero they would tie). Ties,
+    resolved by index, have probability about n^2 / 2^31 per call, as with
+    `jax.random.permutation`'s 32-bit sort keys.
+    """
+    bits = (jax.random.bits(key, (n,), jnp.uint32) >> 2) + np.uint32(0x00800000)
+    return jax.lax.top_k(jax.lax.bitcast_convert_type(bits, jnp.float32), n)[1]
+
+
 def make_key(seed: int, impl: str = "fused_threefry") -> jax.Array:
     """A typed key for `seed` with the named implementation.
 

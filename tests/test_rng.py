@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from jax.extend.random import threefry_2x32
 
-from purejaxdrl.rng import RNG_IMPLS, make_key, threefry2x32
+from purejaxdrl.rng import RNG_IMPLS, make_key, permutation, threefry2x32
 
 
 def test_threefry_matches_jax_reference_bit_for_bit():
@@ -62,3 +62,24 @@ def test_fused_keys_are_deterministic_under_jit_and_vmap():
 def test_unknown_impl_is_rejected():
     with pytest.raises(ValueError, match="rng_impl='mt19937'"):
         make_key(0, "mt19937")
+
+
+@pytest.mark.parametrize("n", [1, 5, 512, 4096])
+def test_permutation_is_a_permutation(n):
+    p = np.asarray(jax.jit(permutation, static_argnums=1)(make_key(n), n))
+    assert p.dtype == np.int32 and sorted(p.tolist()) == list(range(n))
+
+
+def test_permutation_is_uniform_over_all_orders():
+    # 240k permutations of 4 items: each of the 24 orders ~10000 times.
+    keys = jax.random.split(make_key(9), 240_000)
+    perms = np.asarray(jax.jit(jax.vmap(lambda k: permutation(k, 4)))(keys))
+    codes = (perms * np.array([64, 16, 4, 1])).sum(1)
+    orders, counts = np.unique(codes, return_counts=True)
+    assert len(orders) == 24
+    chi2 = ((counts - 10_000) ** 2 / 10_000).sum()
+    assert chi2 < 50.0  # 23 dof: p < 0.001 above 49.7
+    # Each item lands in each position a quarter of the time.
+    for item in range(4):
+        freq = (perms == item).mean(axis=0)
+        np.testing.assert_allclose(freq, 0.25, atol=0.005)

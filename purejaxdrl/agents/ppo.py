@@ -17,6 +17,7 @@ from purejaxdrl.rl.losses import (
     value_loss,
 )
 from purejaxdrl.rl.returns import episode_aware_gae
+from purejaxdrl.rng import permutation
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 
@@ -194,7 +195,7 @@ def make_ppo(
             carry: tuple[jax.Array, optax.OptState], key: PRNGKey
         ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
             key_perm, key = jax.random.split(key)
-            perm = jax.random.permutation(key_perm, batch_size)
+            perm = permutation(key_perm, batch_size)
             minibatches = jax.tree.map(
                 lambda x: x[perm].reshape((num_mb, -1, *x.shape[1:])), batch
             )
