@@ -1,6 +1,14 @@
 """Environments: the Env interface, adapters, wrappers and the registry."""
 
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState, Wrapper
+from purejaxdrl.env.base import (
+    Box,
+    Discrete,
+    Env,
+    EnvParams,
+    EnvState,
+    Wrapper,
+    restart,
+)
 from purejaxdrl.env.normalization import (
     NormalizedParams,
     NormalizeObservation,
@@ -30,5 +38,6 @@ __all__ = [
     "normalize",
     "register",
     "registered",
+    "restart",
     "update_statistics",
 ]

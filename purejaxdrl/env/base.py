@@ -4,6 +4,7 @@ import dataclasses
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -23,6 +24,21 @@ class Box:
     """A float32 array space. Continuous actions are always in [-1, 1]."""
 
     shape: tuple[int, ...]
+
+
+def restart(observation: jax.Array) -> TimeStep:
+    """The TimeStep that starts an episode: reward 0, discount 1, no truncation.
+
+    Same structure and dtypes as a `step`'s TimeStep, so they can share a scan.
+    """
+    return TimeStep(
+        observation=observation,
+        reward=jnp.zeros((), jnp.float32),
+        discount=jnp.ones((), jnp.float32),
+        truncated=jnp.zeros((), jnp.bool_),
+        final_observation=observation,
+        info={},
+    )
 
 
 class Env:

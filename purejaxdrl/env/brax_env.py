@@ -9,7 +9,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, Env, EnvParams
+from purejaxdrl.env.base import Box, Env, EnvParams, restart
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -63,15 +63,7 @@ class BraxEnv(Env):
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, TimeStep]:
         inner = self.env.reset(key)
         obs = inner.obs.astype(jnp.float32)
-        zero = jnp.zeros((), jnp.float32)
-        return BraxState(inner, jnp.zeros((), jnp.int32)), TimeStep(
-            observation=obs,
-            reward=zero,
-            discount=jnp.ones((), jnp.float32),
-            truncated=jnp.zeros((), jnp.bool_),
-            final_observation=obs,
-            info={},
-        )
+        return BraxState(inner, jnp.zeros((), jnp.int32)), restart(obs)
 
     def step(
         self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState
+from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState, restart
 from purejaxdrl.types import PRNGKey, TimeStep
 
 
@@ -60,16 +60,7 @@ class GymnaxEnv(Env):
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
         obs, state = self.env.reset(key, params)
-        obs = self._observation(obs)
-        zero = jnp.zeros((), jnp.float32)
-        return state, TimeStep(
-            observation=obs,
-            reward=zero,
-            discount=jnp.ones((), jnp.float32),
-            truncated=jnp.zeros((), jnp.bool_),
-            final_observation=obs,
-            info={},
-        )
+        return state, restart(self._observation(obs))
 
     def step(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams

@@ -69,6 +69,23 @@ def _probe_unroll(params: ProbeParams, length: int):
     return jax.tree.map(lambda x: np.asarray(x[:, 0]), traj)
 
 
+def _gae(traj, gamma, lam):
+    """episode_aware_gae on one probe stream, as a batch of one."""
+    col = {
+        k: jnp.asarray(getattr(traj, k))[:, None]
+        for k in ("reward", "discount", "truncated", "value", "bootstrap_value")
+    }
+    return rl.episode_aware_gae(
+        col["reward"],
+        col["discount"],
+        col["truncated"],
+        col["value"],
+        col["bootstrap_value"],
+        gamma,
+        lam,
+    )
+
+
 def test_truncation_bootstraps_from_final_observation():
     traj = _probe_unroll(ProbeParams(jnp.int32(0), jnp.int32(3)), 4)
     # Steps: t=1, 2, 3 (truncated; final obs [3, 0]), then t=1 of episode 1.
