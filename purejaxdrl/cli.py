@@ -15,6 +15,8 @@ from typing import Any, NoReturn
 
 import yaml
 
+from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
+
 EXIT_USAGE = 2
 
 
@@ -71,7 +73,7 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument(
         "--compile-cache",
-        default="~/.cache/purejaxdrl/xla",
+        default=DEFAULT_CACHE_DIR,
         metavar="DIR",
         help="keep compiled programs here so reruns skip compilation "
         "(default: %(default)s)",
@@ -152,7 +154,6 @@ def _train(argv: Sequence[str]) -> int:
 
     import jax
 
-    from purejaxdrl._platform import enable_compilation_cache
     from purejaxdrl.train import train
 
     if not args.no_compile_cache:

@@ -24,7 +24,6 @@ import types
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 from purejaxdrl.rng import make_key  # noqa: E402
@@ -210,7 +209,6 @@ def main() -> None:
     show("purejaxdrl", train_m)
     show("ceiling (act + env only)", ceil_big)
     print(f"  training / ceiling: {train_m['sps'] / ceil_big['sps']:.2f}")
-    np.set_printoptions()
 
 
 if __name__ == "__main__":

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 import purejaxdrl as pjd
@@ -37,7 +39,7 @@ def test_required_presets_are_shipped():
     ],
 )
 def test_validation_names_value_rule_and_fix(overrides, message):
-    with pytest.raises(ConfigError, match=pytest.importorskip("re").escape(message)):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         pjd.validate(pjd.apply_overrides(pjd.TrainConfig(), overrides))
 
 
@@ -54,7 +56,7 @@ def test_validation_names_value_rule_and_fix(overrides, message):
     ],
 )
 def test_overrides_are_type_checked(overrides, message):
-    with pytest.raises(ConfigError, match=pytest.importorskip("re").escape(message)):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         pjd.apply_overrides(pjd.TrainConfig(), overrides)
 
 
