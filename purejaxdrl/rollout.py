@@ -92,5 +92,6 @@ def unroll(
         log_prob=log_prob,
         value=values[0],
         bootstrap_value=values[1],
+        final_observation=ts.final_observation,
         info=ts.info,
     )

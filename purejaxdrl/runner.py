@@ -93,7 +93,7 @@ def make_runner(
             env,
             state.env_params,
             agent,
-            state.agent.params,
+            agent.acting_params(state.agent),
             state.actor,
             key_unroll,
             unroll_length,

@@ -57,6 +57,9 @@ class Transition(NamedTuple):
       value: float32 [T, B], value of `observation` under the acting parameters.
       bootstrap_value: float32 [T, B], value of the next step's
         `final_observation` (so truncation bootstraps from the true next state).
+      final_observation: the next step's observation before any auto-reset,
+        [T, B, *obs_shape]; for learners that recompute values (V-trace). Unused
+        fields cost nothing: the whole update is one compiled program.
       info: per-step info from the environment (e.g. episode statistics).
 
     """
@@ -69,4 +72,5 @@ class Transition(NamedTuple):
     log_prob: jax.Array
     value: jax.Array
     bootstrap_value: jax.Array
+    final_observation: PyTree
     info: dict[str, jax.Array]

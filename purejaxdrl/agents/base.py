@@ -1,7 +1,7 @@
 """The Agent record every algorithm returns."""
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import optax
@@ -17,6 +17,11 @@ class AgentState(NamedTuple):
     step: jax.Array
 
 
+def learner_params(state: AgentState) -> Params:
+    """The learner's current parameters: what on-policy agents act with."""
+    return state.params
+
+
 class Agent(NamedTuple):
     """An RL agent as a bundle of pure functions (cf. optax.GradientTransformation).
 
@@ -27,6 +32,8 @@ class Agent(NamedTuple):
       value: (params, obs [..., *obs_shape]) -> values [...].
       update: (state, transitions [T, B], key) -> (state, metrics); all-reduces
         over the agent's `axis_name` when it has one.
+      acting_params: agent state -> the parameters the actors act with. The
+        learner's own by default; an agent with policy lag returns older ones.
 
     """
 
@@ -34,3 +41,4 @@ class Agent(NamedTuple):
     act: Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
     value: Callable[[Params, jax.Array], jax.Array]
     update: Callable[[AgentState, Transition, PRNGKey], tuple[AgentState, Metrics]]
+    acting_params: Callable[[Any], Params] = learner_params
