@@ -8,8 +8,18 @@ from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache
 
 configure_xla_flags()  # before anything makes JAX start its CPU backend
 
-from purejaxdrl import env, rl  # noqa: E402
-from purejaxdrl.agents import Agent, AgentState, PPOConfig, make_ppo  # noqa: E402
+from purejaxdrl import env, parallel, rl  # noqa: E402
+from purejaxdrl.agents import (  # noqa: E402
+    A2CConfig,
+    Agent,
+    AgentState,
+    IMPALAConfig,
+    PPOConfig,
+    make_a2c,
+    make_agent,
+    make_impala,
+    make_ppo,
+)
 from purejaxdrl.config import (  # noqa: E402
     ConfigError,
     EnvConfig,
@@ -34,12 +44,14 @@ from purejaxdrl.types import TimeStep, Transition  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
+    "A2CConfig",
     "ActorState",
     "Agent",
     "AgentState",
     "ConfigError",
     "EnvConfig",
     "Experiment",
+    "IMPALAConfig",
     "Network",
     "NetworkConfig",
     "PPOConfig",
@@ -54,10 +66,14 @@ __all__ = [
     "enable_compilation_cache",
     "env",
     "load_preset",
+    "make_a2c",
     "make_actor_critic",
+    "make_agent",
     "make_experiment",
+    "make_impala",
     "make_ppo",
     "make_runner",
+    "parallel",
     "preset_names",
     "reset_actors",
     "rl",

@@ -36,6 +36,13 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _int_flag(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
 def _flag(path: str) -> str:
     return "--" + path.replace("_", "-")
 
@@ -80,6 +87,21 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
     )
     parser.add_argument(
         "--no-compile-cache", action="store_true", help="compile from scratch"
+    )
+    multi = parser.add_argument_group(
+        "many hosts",
+        "Run the same command on every host, each with its own --process-id; "
+        "only process 0 prints and writes files.",
+    )
+    multi.add_argument(
+        "--coordinator", metavar="HOST:PORT", help="process 0's address and a free port"
+    )
+    multi.add_argument("--num-processes", type=_int_flag, metavar="INT")
+    multi.add_argument("--process-id", type=_int_flag, metavar="INT")
+    multi.add_argument(
+        "--distributed-auto",
+        action="store_true",
+        help="detect the cluster (SLURM, Cloud TPU, Open MPI) instead",
     )
     group = parser.add_argument_group("config fields")
     for path, hint, value in flat_fields(defaults):
@@ -154,19 +176,44 @@ def _train(argv: Sequence[str]) -> int:
 
     import jax
 
+    from purejaxdrl.parallel import (
+        DistributedConfig,
+        exit_on_peer_failure,
+        initialize_distributed,
+        is_main_process,
+    )
     from purejaxdrl.train import train
 
+    initialize_distributed(  # before anything starts a JAX backend
+        DistributedConfig(
+            coordinator=args.coordinator,
+            num_processes=args.num_processes,
+            process_id=args.process_id,
+            auto=args.distributed_auto,
+        )
+    )
     if not args.no_compile_cache:
         enable_compilation_cache(args.compile_cache)
 
-    device = jax.devices()[0]
     start = time.perf_counter()
-    result = train(config, console=not args.quiet, write_files=not args.no_files)
+    try:
+        result = train(config, console=not args.quiet, write_files=not args.no_files)
+    except jax.errors.JaxRuntimeError as e:
+        if jax.process_count() == 1:
+            raise
+        # A peer died or the network failed: one line, not a C++ error dump.
+        exit_on_peer_failure(str(e).strip().splitlines()[0])
+    if not is_main_process():
+        return 0
     wall = time.perf_counter() - start
     ret = result.mean_return
+    platform = jax.devices()[0].platform
+    processes = (
+        f" in {jax.process_count()} processes" if jax.process_count() > 1 else ""
+    )
     lines = [
-        f"done: {config.algo} on {config.env.id}, {jax.device_count()} "
-        f"{device.platform} device(s), seed {config.seed}",
+        f"done: {config.algo} on {config.env.id}, {result.num_devices} "
+        f"{platform} device(s){processes}, seed {config.seed}",
         f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
     ]
     if preset.target_return is not None and config == preset.config:
@@ -179,7 +226,8 @@ def _train(argv: Sequence[str]) -> int:
         f"  env steps          {result.env_steps:,}",
         f"  wall time          {wall:.1f} s",
         f"  compile time       {result.compile_seconds:.1f} s",
-        f"  steps/s            {result.steps_per_second:,.0f} (compile excluded)",
+        f"  steps/s            {result.steps_per_second:,.0f} (compile excluded), "
+        f"{result.steps_per_second / result.num_devices:,.0f} per device",
     ]
     if result.run_dir is not None:
         lines.append(f"  run directory      {result.run_dir}")

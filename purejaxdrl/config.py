@@ -8,6 +8,7 @@ goes through `apply_overrides` and `validate`, so bad input always ends in a
 import dataclasses
 import difflib
 import importlib.resources
+import math
 import pathlib
 import types
 import typing
@@ -16,11 +17,14 @@ from typing import Any
 
 import yaml
 
+from purejaxdrl.agents.a2c import A2CConfig
+from purejaxdrl.agents.common import OPTIMIZERS
+from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.rng import RNG_IMPLS
 
-ALGOS = ("ppo",)
+ALGOS = ("ppo", "impala", "a2c")
 
 
 class ConfigError(ValueError):
@@ -52,6 +56,8 @@ class TrainConfig:
       env: the environment.
       algo: the algorithm (its hyper-parameters are in the field of that name).
       ppo: PPO hyper-parameters.
+      impala: IMPALA hyper-parameters (V-trace, policy lag).
+      a2c: A2C hyper-parameters.
       network: network architecture.
       num_envs: number of parallel environments.
       unroll_length: steps per environment between updates.
@@ -62,6 +68,8 @@ class TrainConfig:
         kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
       num_logs: how many times progress is reported (and metrics written).
       scan_unroll: unroll factor of the rollout loop (a CPU speed knob).
+      devices: local devices per process to train on; 0 for all of them.
+        `num_envs` is global and is split evenly over all devices.
       run_dir: directory under which each run writes its own folder.
 
     """
@@ -69,6 +77,8 @@ class TrainConfig:
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
     algo: str = "ppo"
     ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
+    impala: IMPALAConfig = dataclasses.field(default_factory=IMPALAConfig)
+    a2c: A2CConfig = dataclasses.field(default_factory=A2CConfig)
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     num_envs: int = 4
     unroll_length: int = 128
@@ -77,6 +87,7 @@ class TrainConfig:
     rng_impl: str = "fused_threefry"
     num_logs: int = 20
     scan_unroll: int = 1
+    devices: int = 0
     run_dir: str = "runs"
 
     @property
@@ -246,6 +257,33 @@ def _check(ok: bool, message: str) -> None:
         raise ConfigError(message)
 
 
+def _check_section(
+    name: str, section: Any, *, positive: tuple[str, ...], unit: tuple[str, ...]
+) -> None:
+    """Range rules of an actor-critic section (IMPALA, A2C) and its optimiser."""
+    _check(
+        section.optimizer in OPTIMIZERS,
+        f"{name}.optimizer={section.optimizer!r} is not one of {OPTIMIZERS}; "
+        f"e.g. --{name}.optimizer rmsprop.",
+    )
+    for field in positive:
+        value = float(getattr(section, field))
+        _check(
+            value > 0,
+            f"{name}.{field}={value} must be > 0; pass a positive number.",
+        )
+    for field in ("entropy_cost", "value_cost"):
+        value = float(getattr(section, field))
+        _check(value >= 0, f"{name}.{field}={value} must be >= 0.")
+    for field in unit:
+        value = float(getattr(section, field))
+        _check(
+            0.0 <= value <= 1.0,
+            f"{name}.{field}={value} must be in [0, 1]; e.g. --{name}."
+            f"{field.replace('_', '-')} 0.99.",
+        )
+
+
 def validate(config: TrainConfig) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
@@ -265,6 +303,10 @@ def validate(config: TrainConfig) -> TrainConfig:
         value = getattr(config, name)
         _check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
     _check(
+        config.devices >= 0,
+        f"devices={config.devices} must be >= 0 (0 uses every local device).",
+    )
+    _check(
         config.total_steps >= config.steps_per_update,
         f"total_steps={config.total_steps} is less than one update "
         f"(num_envs x unroll_length = {config.steps_per_update}); raise "
@@ -274,11 +316,16 @@ def validate(config: TrainConfig) -> TrainConfig:
     for name in ("num_epochs", "num_minibatches"):
         value = getattr(ppo, name)
         _check(value >= 1, f"ppo.{name}={value} must be >= 1; pass a positive integer.")
+    # Minibatches take time blocks and, when there are more minibatches than
+    # time blocks, groups of environments (see agents.ppo.minibatch_split).
+    time_blocks = math.gcd(ppo.num_minibatches, config.unroll_length)
+    env_groups = ppo.num_minibatches // time_blocks
     _check(
-        config.steps_per_update % ppo.num_minibatches == 0,
-        f"num_envs x unroll_length = {config.num_envs} x {config.unroll_length} = "
-        f"{config.steps_per_update} is not divisible by ppo.num_minibatches="
-        f"{ppo.num_minibatches}; choose sizes whose product it divides.",
+        config.algo != "ppo" or config.num_envs % env_groups == 0,
+        f"ppo.num_minibatches={ppo.num_minibatches} with unroll_length="
+        f"{config.unroll_length} needs num_envs divisible by {env_groups}, got "
+        f"num_envs={config.num_envs}; make num_minibatches a divisor of "
+        f"unroll_length or num_envs a multiple of {env_groups}.",
     )
     positive = ("learning_rate", "clip_eps", "max_grad_norm", "reward_scale")
     for name in positive:
@@ -293,6 +340,24 @@ def validate(config: TrainConfig) -> TrainConfig:
             0.0 <= value <= 1.0,
             f"ppo.{name}={value} must be in [0, 1]; e.g. --ppo.{name} 0.99.",
         )
+    _check(
+        config.impala.policy_lag >= 0,
+        f"impala.policy_lag={config.impala.policy_lag} must be >= 0; pass 0 for "
+        "none or a positive number of updates.",
+    )
+    _check_section(
+        "impala",
+        config.impala,
+        positive=("learning_rate", "max_grad_norm", "reward_scale", "eps")
+        + ("clip_rho", "clip_c", "clip_pg_rho"),
+        unit=("gamma", "vtrace_lambda", "rms_decay"),
+    )
+    _check_section(
+        "a2c",
+        config.a2c,
+        positive=("learning_rate", "max_grad_norm", "reward_scale", "eps"),
+        unit=("gamma", "gae_lambda", "rms_decay"),
+    )
     net = config.network
     _check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),

@@ -63,6 +63,7 @@ class ConsoleLogger:
             BarColumn(),
             TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
             TextColumn("{task.fields[sps]} steps/s"),
+            TextColumn("({task.fields[per_device]}/device x {task.fields[devices]})"),
             TextColumn("return {task.fields[ret]}"),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -70,22 +71,33 @@ class ConsoleLogger:
             disable=not self._live,
         )
         self._task = self._progress.add_task(
-            description, total=total_steps, sps="—", ret="—"
+            description,
+            total=total_steps,
+            sps="—",
+            ret="—",
+            per_device="—",
+            devices=num_devices,
         )
         if self._live:
             self._progress.start()
 
     def write(self, record: dict[str, Any]) -> None:
         sps = _fmt(record.get("steps_per_second"), ",.0f")
+        per_device = _fmt(record.get("steps_per_second_per_device"), ",.0f")
         ret = _fmt(record.get("episode/mean_return"), ".1f")
         self._progress.update(
-            self._task, completed=record["env_steps"], sps=sps, ret=ret
+            self._task,
+            completed=record["env_steps"],
+            sps=sps,
+            ret=ret,
+            per_device=per_device,
         )
         if not self._live:
             eta = _fmt(record.get("eta_seconds"), ".0f")
             self.console.print(
                 f"steps {record['env_steps']:>12,}/{self.total_steps:,}  "
-                f"{sps:>10} steps/s  return {ret:>8}  ETA {eta} s",
+                f"{sps:>10} steps/s ({per_device}/device x {self.num_devices})  "
+                f"return {ret:>8}  ETA {eta} s",
                 highlight=False,
             )
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.parallel import varying
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
 
 
@@ -46,6 +47,7 @@ def unroll(
     key: PRNGKey,
     length: int,
     scan_unroll: int = 1,
+    axis_name: str | None = None,
 ) -> tuple[ActorState, Transition]:
     """Steps every environment `length` times with the agent's policy.
 
@@ -61,6 +63,8 @@ def unroll(
       key: randomness for this unroll.
       length: number of steps T.
       scan_unroll: `lax.scan` unroll factor (a speed knob on CPU).
+      axis_name: the mesh axis the environments are split over, when called
+        inside `shard_map`; None outside.
 
     Returns:
       The new actor state and Transitions [T, B].
@@ -77,7 +81,10 @@ def unroll(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         out = (obs, action, extras["log_prob"], ts)
-        return ActorState(env_state, ts, actor.env_ids), out
+        new = ActorState(env_state, ts, actor.env_ids)
+        if axis_name is not None:
+            new = varying(new, axis_name)
+        return new, out
 
     actor, (obs, action, log_prob, ts) = jax.lax.scan(
         step, actor, jax.random.split(key, length), unroll=scan_unroll

@@ -1,17 +1,21 @@
-"""Anakin runner: `train_chunk = jit(scan(train_step))` over many updates.
+"""Anakin runner: `train_chunk = jit(shard_map(scan(train_step)))` over many updates.
 
 Environments, rollouts and learner updates run in one compiled program; the host
 only dispatches chunks of updates and reads their metrics (see `train.py`).
 """
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
 from purejaxdrl.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
@@ -29,12 +33,14 @@ class Runner(NamedTuple):
     """The runner's functions.
 
     `init(key) -> RunnerState`; `train_chunk(length)` returns a jitted function
-    that runs `length` updates, donates its input, and returns metrics `[length]`.
+    that runs `length` updates, donates its input, and returns metrics `[length]`
+    (replicated). `steps_per_update` counts all devices' environment steps.
     """
 
     init: Callable[[PRNGKey], RunnerState]
     train_chunk: Callable[[int], Callable[[RunnerState], tuple[RunnerState, Metrics]]]
     steps_per_update: int
+    mesh: Mesh
 
 
 def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
@@ -62,29 +68,52 @@ def make_runner(
     *,
     num_envs: int,
     unroll_length: int,
+    mesh: Mesh | None = None,
     scan_unroll: int = 1,
 ) -> Runner:
-    """Builds the single-device Anakin runner.
+    """Builds the Anakin runner: `jit(shard_map(scan(train_step)))` over a mesh.
+
+    Each device steps its own `num_envs / devices` environments and computes
+    gradients on their data; `agent.update` averages them over the mesh's `data`
+    axis, so the learner state stays identical (replicated) everywhere. Episode
+    sums and observation statistics are combined over all devices.
 
     Args:
       env: an unbatched environment (wrapped with `EpisodeStatistics` for returns).
       env_params: its initial parameters (observation statistics live here).
-      agent: the algorithm.
-      num_envs: number of environments B.
+      agent: the algorithm, built with `axis_name=DATA_AXIS` when the mesh has
+        more than one device (on one device, None saves the no-op collectives
+        and leaves `agent.update` callable outside `shard_map`).
+      num_envs: global number of environments B, divisible by the device count.
       unroll_length: steps T per environment per update.
+      mesh: devices to run on (`parallel.make_mesh`); None for one device.
       scan_unroll: unroll factor of the rollout's `lax.scan`.
+
+    Raises:
+      ValueError: for non-positive sizes, `num_envs` not divisible by the device
+        count, or an agent that does not all-reduce over the mesh.
 
     """
     if num_envs < 1 or unroll_length < 1:
         raise ValueError(
             f"num_envs={num_envs} and unroll_length={unroll_length} must be >= 1."
         )
-
-    def init(key: PRNGKey) -> RunnerState:
-        key_agent, key_env, key_run = jax.random.split(key, 3)
-        actor = reset_actors(
-            env, env_params, key_env, jnp.arange(num_envs, dtype=jnp.int32)
+    mesh = make_mesh(1) if mesh is None else mesh
+    num_devices = mesh.shape[DATA_AXIS]
+    if num_devices > 1 and agent.axis_name != DATA_AXIS:
+        raise ValueError(
+            f"the agent all-reduces over axis_name={agent.axis_name!r}, but the mesh "
+            f"has {num_devices} devices on axis {DATA_AXIS!r}; build the agent "
+            f"with axis_name={DATA_AXIS!r}."
         )
+    local_envs = per_device(num_envs, mesh)
+    specs = RunnerState(agent=P(), actor=P(DATA_AXIS), env_params=P(), key=P())
+
+    def init_shard(key: PRNGKey) -> RunnerState:
+        key_agent, key_env, key_run = jax.random.split(key, 3)
+        first = jax.lax.axis_index(DATA_AXIS) * local_envs
+        env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
+        actor = reset_actors(env, env_params, key_env, env_ids)
         return RunnerState(agent.init(key_agent), actor, env_params, key_run)
 
     def train_step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:
@@ -98,21 +127,31 @@ def make_runner(
             key_unroll,
             unroll_length,
             scan_unroll,
+            DATA_AXIS,
         )
-        env_params = env.update_statistics(state.env_params, traj.info, None)
+        # Global observation statistics and episode sums, whatever the agent does.
+        env_params = env.update_statistics(state.env_params, traj.info, DATA_AXIS)
         agent_state, metrics = agent.update(state.agent, _strip_info(traj), key_update)
-        metrics = {**metrics, **episode_metrics(traj.info)}
+        if agent.axis_name is None:  # one device: mark its metrics as replicated
+            metrics = jax.lax.pmean(metrics, DATA_AXIS)
+        episodes = jax.lax.psum(episode_metrics(traj.info), DATA_AXIS)
+        metrics = {**metrics, **episodes}
         return RunnerState(agent_state, actor, env_params, key), metrics
 
+    @functools.cache  # the same length returns the same jitted function
     def train_chunk(length: int) -> Callable:
         def chunk(state: RunnerState) -> tuple[RunnerState, Metrics]:
             return jax.lax.scan(train_step, state, None, length=length)
 
-        return jax.jit(chunk, donate_argnums=0)
+        sharded = jax.shard_map(
+            chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, P())
+        )
+        return jax.jit(sharded, donate_argnums=0)
 
     # Jitted so that outputs are distinct buffers: eager code may alias two leaves
     # (observation and final_observation after a reset), which donation rejects.
-    return Runner(jax.jit(init), train_chunk, num_envs * unroll_length)
+    init = jax.jit(jax.shard_map(init_shard, mesh=mesh, in_specs=P(), out_specs=specs))
+    return Runner(init, train_chunk, num_envs * unroll_length, mesh)
 
 
 def _strip_info(traj: Transition) -> Transition:

@@ -13,16 +13,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import flax.serialization
 import jax
 import numpy as np
 import yaml
+from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
+from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.ppo import make_ppo
 from purejaxdrl.config import TrainConfig, to_dict, validate
 from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
 from purejaxdrl.networks import make_actor_critic
+from purejaxdrl.parallel import DATA_AXIS, is_main_process, make_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runner import Runner, RunnerState, make_runner
 
@@ -49,7 +52,9 @@ class TrainResult:
       env_steps: environment steps taken.
       compile_seconds: time to compile the training programs.
       train_seconds: wall time after compilation.
-      steps_per_second: env_steps / train_seconds (compile time excluded).
+      steps_per_second: env_steps / train_seconds (compile time excluded), all
+        devices together.
+      num_devices: how many devices trained (over all processes).
       history: one record per chunk, as written to metrics.jsonl.
       run_dir: the run's output folder, or None.
 
@@ -61,18 +66,26 @@ class TrainResult:
     compile_seconds: float
     train_seconds: float
     steps_per_second: float
+    num_devices: int
     history: list[dict[str, Any]]
     run_dir: pathlib.Path | None
 
 
-def make_experiment(config: TrainConfig) -> Experiment:
+def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
     """Makes the environment, network, agent and runner for `config`.
+
+    Args:
+      config: the run.
+      mesh: the devices to train on; None for `config.devices` local devices of
+        every process (all of them when it is 0).
 
     Raises:
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
     validate(config)
+    if mesh is None:
+        mesh = make_mesh(config.devices or None)
     env = envs.make(config.env.id, **config.env.options)
     env = envs.EpisodeStatistics(env)
     if config.env.normalize_observations:
@@ -81,13 +94,22 @@ def make_experiment(config: TrainConfig) -> Experiment:
     obs_spec = env.observation_spec(env_params)
     network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
     obs_example = np.zeros(obs_spec.shape, np.float32)
-    agent = make_ppo(config.ppo, network, obs_example, num_updates=config.num_updates)
+    agent = make_agent(
+        config.algo,
+        getattr(config, config.algo),
+        network,
+        obs_example,
+        num_updates=config.num_updates,
+        # One device needs no all-reduce, and its agent works outside shard_map.
+        axis_name=DATA_AXIS if mesh.size > 1 else None,
+    )
     runner = make_runner(
         env,
         env_params,
         agent,
         num_envs=config.num_envs,
         unroll_length=config.unroll_length,
+        mesh=mesh,
         scan_unroll=config.scan_unroll,
     )
     return Experiment(config, env, env_params, agent, runner)
@@ -151,8 +173,9 @@ def train(
       config: the run.
       loggers: extra sinks receiving one record per chunk.
       console: show a live progress line on stderr.
-      write_files: write config.yaml, metrics.jsonl and summary.json to a new
-        folder under `config.run_dir`.
+      write_files: write config.yaml, metrics.jsonl, summary.json and the final
+        network parameters (params.msgpack) to a new folder under
+        `config.run_dir` (process 0 only).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).
@@ -162,12 +185,16 @@ def train(
     lengths = chunk_lengths(config.num_updates, config.num_logs)
     steps_per_update = exp.runner.steps_per_update
     total_steps = config.num_updates * steps_per_update
-    sinks = list(loggers)
-    run_dir = make_run_dir(config) if write_files else None
+    num_devices = exp.runner.mesh.size
+    # Every process runs the same program; only process 0 speaks.
+    main = is_main_process()
+    sinks = list(loggers) if main else []
+    run_dir = make_run_dir(config) if write_files and main else None
     if run_dir is not None:
         sinks.append(JsonlLogger(run_dir / "metrics.jsonl"))
-    if console:
-        sinks.append(ConsoleLogger(total_steps, f"{config.algo} {config.env.id}"))
+    if console and main:
+        description = f"{config.algo} {config.env.id}"
+        sinks.append(ConsoleLogger(total_steps, description, num_devices))
 
     start_compile = time.perf_counter()
     state = exp.runner.init(make_key(config.seed, config.rng_impl))
@@ -194,6 +221,8 @@ def train(
             "updates": done_updates,
             "time": elapsed,
             "steps_per_second": sps,
+            "steps_per_second_per_device": sps / num_devices,
+            "devices": num_devices,
             "eta_seconds": (total_steps - env_steps) / sps,
             **summary,
         }
@@ -224,6 +253,7 @@ def train(
         compile_seconds=compile_seconds,
         train_seconds=train_seconds,
         steps_per_second=total_steps / train_seconds,
+        num_devices=num_devices,
         history=history,
         run_dir=run_dir,
     )
@@ -234,6 +264,14 @@ def train(
             "compile_seconds": compile_seconds,
             "train_seconds": train_seconds,
             "steps_per_second": result.steps_per_second,
+            "devices": num_devices,
+            "steps_per_second_per_device": result.steps_per_second / num_devices,
         }
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        # The final network parameters, e.g. to evaluate the policy. Whole-run
+        # checkpoints (optimiser, environments, keys) are checkpoint.py's job.
+        params = jax.device_get(state.agent.params)
+        (run_dir / "params.msgpack").write_bytes(
+            flax.serialization.msgpack_serialize(params)
+        )
     return result

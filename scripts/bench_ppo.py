@@ -12,7 +12,12 @@ https://github.com/luchris429/purejaxrl with --purejaxrl (needs `pip install
 five-value shim (done = terminated or truncated), which is how it runs on
 gymnax >= 1.0.
 
+`--algo impala` (or `a2c`) runs the same two configurations (same num_envs and
+unroll_length) with that algorithm's cartpole preset hyper-parameters instead,
+for a steps/s comparison with PPO; PureJaxRL's side runs for PPO only.
+
     python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
+    python scripts/bench_ppo.py --algo impala
 """
 
 import argparse
@@ -26,6 +31,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+from purejaxdrl.config import ALGOS  # noqa: E402
 from purejaxdrl.rng import make_key  # noqa: E402
 from purejaxdrl.rollout import unroll  # noqa: E402
 
@@ -33,8 +39,9 @@ STANDARD = {
     "num_envs": 4,
     "unroll_length": 128,
     "total_steps": 500_000,
-    "ppo": {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4},
 }
+# PPO's own part of the standard configuration.
+STANDARD_PPO = {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4}
 
 
 def ours(config: pjd.TrainConfig) -> dict[str, float]:
@@ -158,20 +165,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--algo",
+        default="ppo",
+        choices=ALGOS,
+        help="algorithm to time (its cartpole preset's hyper-parameters)",
+    )
     parser.add_argument("--throughput-envs", type=int, default=2048)
     parser.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
     args = parser.parse_args()
+    ppo = args.algo == "ppo"
+    if args.purejaxrl and not ppo:
+        parser.error("--purejaxrl compares PPO only; drop it or use --algo ppo")
 
-    base = pjd.apply_overrides(pjd.load_preset("cartpole").config, STANDARD)
+    standard = {**STANDARD, "ppo": STANDARD_PPO} if ppo else STANDARD
+    base = pjd.apply_overrides(pjd.load_preset("cartpole", args.algo).config, standard)
     print(
         f"jax {jax.__version__} on {jax.devices()[0].device_kind}; "
         f"median of {args.repeats} runs (seeds 0..{args.repeats - 1}), "
         "compile time excluded from steps/s"
     )
-    print(
-        "\nStandard config: CartPole-v1, 4 envs x 128 steps, 4 epochs x 4 "
-        "minibatches, 500k steps, lr 2.5e-4 annealed"
-    )
+    if ppo:
+        learner = "4 epochs x 4 minibatches, 500k steps, lr 2.5e-4 annealed"
+    else:
+        learner = f"{args.algo} cartpole preset, one gradient step per update"
+    print(f"\nStandard config: CartPole-v1, 4 envs x 128 steps, {learner}")
     runs: dict[str, list] = {"purejaxdrl": [], "PureJaxRL ppo.py": []}
     for seed in range(args.repeats):  # interleaved, so drift hits both alike
         config = pjd.apply_overrides(base, {"seed": seed})
@@ -179,7 +197,7 @@ def main() -> None:
         if args.purejaxrl:
             runs["PureJaxRL ppo.py"].append(purejaxrl(args.purejaxrl, config))
     ours_m = median(runs["purejaxdrl"])
-    show("purejaxdrl", ours_m)
+    show(f"purejaxdrl {args.algo}", ours_m)
     if args.purejaxrl:
         theirs = median(runs["PureJaxRL ppo.py"])
         show("PureJaxRL ppo.py", theirs)
@@ -195,18 +213,17 @@ def main() -> None:
         f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
         f"{args.throughput_steps:,} steps"
     )
-    big = pjd.apply_overrides(
-        base,
-        {
-            "num_envs": args.throughput_envs,
-            "total_steps": args.throughput_steps,
-            "ppo": {"num_minibatches": 32},
-            "num_logs": 4,
-        },
-    )
+    throughput = {
+        "num_envs": args.throughput_envs,
+        "total_steps": args.throughput_steps,
+        "num_logs": 4,
+    }
+    if ppo:
+        throughput["ppo"] = {"num_minibatches": 32}
+    big = pjd.apply_overrides(base, throughput)
     train_m = ours(big)
     ceil_big = ceiling(big, big.num_updates)
-    show("purejaxdrl", train_m)
+    show(f"purejaxdrl {args.algo}", train_m)
     show("ceiling (act + env only)", ceil_big)
     print(f"  training / ceiling: {train_m['sps'] / ceil_big['sps']:.2f}")
 

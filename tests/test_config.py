@@ -32,7 +32,8 @@ def test_required_presets_are_shipped():
     [
         ({"ppo": {"learning_rate": -1.0}}, "learning_rate=-1.0 must be > 0"),
         ({"num_envs": 0}, "num_envs=0 must be >= 1"),
-        ({"num_envs": 3, "unroll_length": 5}, "not divisible by ppo.num_minibatches"),
+        ({"num_envs": 3, "unroll_length": 5}, "needs num_envs divisible by 4"),
+        ({"devices": -1}, "devices=-1 must be >= 0"),
         ({"ppo": {"gamma": 1.5}}, "gamma=1.5 must be in [0, 1]"),
         ({"total_steps": 10}, "less than one update"),
         ({"network": {"hidden_sizes": []}}, "hidden_sizes"),
@@ -95,3 +96,43 @@ def test_bad_preset_files(tmp_path):
         pjd.load_preset(str(tmp_path / "missing.yaml"))
     with pytest.raises(ConfigError, match="Unknown environment preset 'cartpol'"):
         pjd.load_preset("cartpol")
+
+
+@pytest.mark.parametrize("algo", ["impala", "a2c"])
+@pytest.mark.parametrize("name", ["cartpole", "breakout_minatar", "inverted_pendulum"])
+def test_impala_and_a2c_presets_load_and_validate(name, algo):
+    preset = pjd.load_preset(name, algo)
+    assert preset.config.algo == algo
+    assert preset.target_return is not None
+    assert preset.config.total_steps <= preset.target_steps
+    pjd.validate(preset.config)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"impala": {"learning_rate": -1.0}}, "impala.learning_rate=-1.0 must be > 0"),
+        ({"impala": {"policy_lag": -1}}, "impala.policy_lag=-1 must be >= 0"),
+        ({"impala": {"optimizer": "lamb"}}, "impala.optimizer='lamb' is not one of"),
+        ({"impala": {"clip_rho": 0.0}}, "impala.clip_rho=0.0 must be > 0"),
+        ({"impala": {"vtrace_lambda": 1.5}}, "impala.vtrace_lambda=1.5 must be in"),
+        ({"a2c": {"gae_lambda": -0.1}}, "a2c.gae_lambda=-0.1 must be in [0, 1]"),
+        ({"a2c": {"entropy_cost": -1.0}}, "a2c.entropy_cost=-1.0 must be >= 0"),
+    ],
+)
+def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": "impala", **overrides})
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        pjd.validate(config)
+
+
+def test_ppo_minibatch_rule_binds_ppo_only():
+    # One gradient step on the whole batch: any num_envs x unroll_length.
+    for algo in ("impala", "a2c"):
+        overrides = {"algo": algo, "num_envs": 3, "unroll_length": 5}
+        pjd.validate(pjd.apply_overrides(pjd.TrainConfig(), overrides))
+
+
+def test_presets_without_an_algorithm_section_say_so():
+    with pytest.raises(ConfigError, match="has no 'impala' section"):
+        pjd.load_preset("acrobot", "impala")

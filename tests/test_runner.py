@@ -9,6 +9,7 @@ SMALL = {
     "unroll_length": 16,
     "total_steps": 4 * 16 * 6,
     "ppo": {"num_minibatches": 2, "num_epochs": 2},
+    "devices": 1,
 }
 
 

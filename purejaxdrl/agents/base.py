@@ -34,6 +34,8 @@ class Agent(NamedTuple):
         over the agent's `axis_name` when it has one.
       acting_params: agent state -> the parameters the actors act with. The
         learner's own by default; an agent with policy lag returns older ones.
+      axis_name: the mesh axis `update` all-reduces over (the runner checks it
+        matches its mesh), or None for an agent that runs on one device.
 
     """
 
@@ -42,3 +44,4 @@ class Agent(NamedTuple):
     value: Callable[[Params, jax.Array], jax.Array]
     update: Callable[[AgentState, Transition, PRNGKey], tuple[AgentState, Metrics]]
     acting_params: Callable[[Any], Params] = learner_params
+    axis_name: str | None = None

@@ -2,6 +2,7 @@
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 
 import jax
@@ -18,7 +19,7 @@ from purejaxdrl.rl.losses import (
 )
 from purejaxdrl.rl.returns import episode_aware_gae
 from purejaxdrl.rng import permutation
-from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
 @jax.tree_util.register_dataclass
@@ -57,6 +58,58 @@ _METRIC_NAMES = (
 )
 
 
+def minibatch_split(
+    shape: tuple[int, int], num_minibatches: int
+) -> Callable[[PyTree, PRNGKey], PyTree]:
+    """Splits `[T, B, ...]` data into minibatches whatever the device count.
+
+    Time steps are shuffled with one permutation shared by all environments (the
+    key is the same on every device), then cut into `Mt = gcd(M, T)` blocks; when
+    M > Mt, each block is further split into `Me = M / Mt` groups of
+    environments by global index modulo Me. A device holding a contiguous slice
+    of environments whose size Me divides therefore takes exactly its own share
+    of every global minibatch: the global minibatches are the same on 1 or 8
+    devices, so the same seed trains the same run.
+
+    Args:
+      shape: (T, B), the unroll length and this device's number of environments.
+      num_minibatches: M.
+
+    Returns:
+      `split(batch, key)`, mapping leaves `[T, B, ...]` to `[M, T*B/M, ...]`.
+
+    Raises:
+      ValueError: when B is not a multiple of Me.
+
+    """
+    t, b = shape
+    num_time_blocks = math.gcd(num_minibatches, t)
+    num_env_groups = num_minibatches // num_time_blocks
+    if b % num_env_groups:
+        raise ValueError(
+            f"ppo.num_minibatches={num_minibatches} with unroll_length={t} splits "
+            f"each time block over {num_env_groups} groups of environments, but "
+            f"each device has {b} environments; make num_envs per device a "
+            f"multiple of {num_env_groups}, or num_minibatches a divisor of {t}."
+        )
+
+    def split_leaf(x: jax.Array, perm: jax.Array) -> jax.Array:
+        rest = x.shape[2:]
+        x = x[perm].reshape(
+            num_time_blocks, t // num_time_blocks, b // num_env_groups,
+            num_env_groups, *rest,
+        )  # fmt: skip
+        # (time block, env group) index the minibatch; env j is in group j % Me.
+        x = jnp.moveaxis(x, 3, 1)
+        return x.reshape(num_minibatches, -1, *rest)
+
+    def split(batch: PyTree, key: PRNGKey) -> PyTree:
+        perm = permutation(key, t)
+        return jax.tree.map(lambda x: split_leaf(x, perm), batch)
+
+    return split
+
+
 def make_ppo(
     config: PPOConfig,
     network: Network,
@@ -76,8 +129,8 @@ def make_ppo(
         and normalises advantages (None on one device).
 
     Returns:
-      The Agent. `update` takes time-major transitions `[T, B]` whose `T * B` is
-      divisible by `config.num_minibatches`.
+      The Agent. `update` takes time-major transitions `[T, B]` (B: this device's
+      environments) split into minibatches by `minibatch_split`.
 
     """
     if config.num_epochs < 1 or config.num_minibatches < 1:
@@ -94,7 +147,8 @@ def make_ppo(
         if not config.anneal_lr:
             return jnp.asarray(config.learning_rate, jnp.float32)
         frac = 1.0 - (count // steps_per_update) / num_updates
-        return config.learning_rate * frac
+        # Clamped: a run continued past its budget keeps a zero, not negative, rate.
+        return config.learning_rate * jnp.maximum(frac, 0.0)
 
     optimizer = optax.chain(
         optax.clip_by_global_norm(config.max_grad_norm),
@@ -157,7 +211,14 @@ def make_ppo(
     ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
         flat, opt_state = state
         minibatch, key = xs
-        grads, metrics = jax.grad(loss, has_aux=True)(flat, unravel, minibatch, key)
+        local = flat
+        if axis_name is not None:
+            # Each device differentiates with respect to its own copy, so the
+            # gradient is of its local loss; the mean over devices is then the
+            # gradient of the global minibatch loss (as in DD-PPO). Without
+            # this, shard_map would sum the gradients of replicated parameters.
+            local = jax.lax.pcast(flat, axis_name, to="varying")
+        grads, metrics = jax.grad(loss, has_aux=True)(local, unravel, minibatch, key)
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
         updates, opt_state = optimizer.update(grads, opt_state, flat)
@@ -183,22 +244,18 @@ def make_ppo(
             "advantage": adv,
             "target": target,
         }
-        batch_size = adv.size
-        batch = jax.tree.map(lambda x: x.reshape((batch_size, *x.shape[2:])), batch)
-        num_mb = config.num_minibatches
+        split = minibatch_split(adv.shape, config.num_minibatches)
         # Optimise one flat vector: on CPU each small kernel costs more than its
         # arithmetic, and Adam over a dozen leaves is dozens of kernels per step.
         flat, unravel = ravel_pytree(state.params)
         step = functools.partial(sgd_step, unravel)
+        num_mb = config.num_minibatches
 
         def epoch(
             carry: tuple[jax.Array, optax.OptState], key: PRNGKey
         ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
             key_perm, key = jax.random.split(key)
-            perm = permutation(key_perm, batch_size)
-            minibatches = jax.tree.map(
-                lambda x: x[perm].reshape((num_mb, -1, *x.shape[1:])), batch
-            )
+            minibatches = split(batch, key_perm)
             return jax.lax.scan(
                 step, carry, (minibatches, jax.random.split(key, num_mb))
             )
@@ -213,4 +270,4 @@ def make_ppo(
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
-    return Agent(init=init, act=act, value=value, update=update)
+    return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)

@@ -57,10 +57,74 @@ def value_loss(
 
 
 def normalize_advantages(adv_t: jax.Array, axis_name: str | None = None) -> jax.Array:
-    """Standardises advantages over the batch, across devices of `axis_name`."""
+    """Standardises advantages over the batch, across devices of `axis_name`.
+
+    Two passes (mean, then mean squared deviation) rather than E[x²] - E[x]²:
+    advantages often have a mean large against their spread, where the one-pass
+    formula cancels catastrophically and its rounding depends on the device count.
+    """
     mean = jnp.mean(adv_t)
-    mean_sq = jnp.mean(jnp.square(adv_t))
     if axis_name is not None:
-        mean, mean_sq = jax.lax.pmean((mean, mean_sq), axis_name)
-    std = jnp.sqrt(jnp.maximum(mean_sq - jnp.square(mean), 0.0))
-    return (adv_t - mean) / (std + 1e-8)
+        mean = jax.lax.pmean(mean, axis_name)
+    var = jnp.mean(jnp.square(adv_t - mean))
+    if axis_name is not None:
+        var = jax.lax.pmean(var, axis_name)
+    return (adv_t - mean) / (jnp.sqrt(var) + 1e-8)
+
+
+def policy_gradient_loss(log_prob_t: jax.Array, adv_t: jax.Array) -> jax.Array:
+    """REINFORCE-with-baseline policy-gradient loss, negated to be minimised.
+
+    L = -mean(log π(a|s) Â), whose gradient is the policy gradient estimate of
+    A3C (Mnih et al., 2016, https://arxiv.org/abs/1602.01783) and, with V-trace
+    advantages, of IMPALA (Espeholt et al., 2018, section 4.2). The advantages
+    are held constant: no gradient flows into them.
+
+    Args:
+      log_prob_t: log-probabilities of the actions taken under the learner's
+        policy, float32 [N].
+      adv_t: advantage estimates, float32 [N].
+
+    Returns:
+      Scalar loss.
+
+    """
+    chex.assert_equal_shape([log_prob_t, adv_t])
+    return -jnp.mean(log_prob_t * jax.lax.stop_gradient(adv_t))
+
+
+def actor_critic_loss(
+    log_prob_t: jax.Array,
+    adv_t: jax.Array,
+    v_t: jax.Array,
+    target_t: jax.Array,
+    entropy_t: jax.Array,
+    *,
+    value_cost: jax.Array | float,
+    entropy_cost: jax.Array | float,
+) -> tuple[jax.Array, jax.Array]:
+    """The A3C / IMPALA objective: policy gradient, baseline and entropy bonus.
+
+    L = L_pg + value_cost L_v - entropy_cost mean(H), with L_pg from
+    `policy_gradient_loss` and L_v = 0.5 mean((v - target)²) from `value_loss`
+    (Mnih et al., 2016, arXiv:1602.01783; Espeholt et al., 2018, section 4.2).
+
+    Args:
+      log_prob_t: learner log-probabilities of the actions taken, float32 [N].
+      adv_t: advantages (held constant), float32 [N].
+      v_t: learner values of the states acted in, float32 [N].
+      target_t: value targets (held constant), float32 [N].
+      entropy_t: policy entropies at those states, float32 [N].
+      value_cost: weight of the baseline loss.
+      entropy_cost: weight of the entropy bonus.
+
+    Returns:
+      (total loss, float32 [4] = [total, policy loss, value loss, mean entropy]);
+      one vector, so that metrics cost one array in scans and collectives.
+
+    """
+    pg_loss = policy_gradient_loss(log_prob_t, adv_t)
+    v_loss = value_loss(v_t, jax.lax.stop_gradient(target_t))
+    entropy = jnp.mean(entropy_t)
+    total = pg_loss + value_cost * v_loss - entropy_cost * entropy
+    return total, jnp.stack([total, pg_loss, v_loss, entropy])

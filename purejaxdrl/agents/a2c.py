@@ -1,0 +1,181 @@
+"""A2C: synchronous advantage actor-critic (the synchronous form of A3C).
+
+Mnih et al. (2016), "Asynchronous Methods for Deep Reinforcement Learning",
+https://arxiv.org/abs/1602.01783. The asynchronous actor-learners of A3C become
+one batch of environments stepped in lockstep; each update is one gradient step
+on the whole batch, with n-step (λ = 1) or GAE advantages from the values the
+actors computed with the same, current parameters.
+"""
+
+import dataclasses
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
+
+from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.agents.common import (
+    OPTIMIZERS,
+    annealed_learning_rate,
+    flat_gradient_step,
+    make_act_value,
+    make_optimizer,
+)
+from purejaxdrl.networks import Network
+from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
+from purejaxdrl.rl.returns import episode_aware_gae
+from purejaxdrl.types import Metrics, PRNGKey, Transition
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class A2CConfig:
+    """A2C hyper-parameters.
+
+    Static fields change program structure (changing them recompiles); the
+    others are array leaves that can be traced, vmapped and swept.
+
+    Attributes:
+      optimizer: rmsprop (A3C's), adam or sgd.
+      anneal_lr: decay the learning rate linearly to 0 over training.
+      normalize_advantages: standardise advantages over the (global) batch.
+      learning_rate: initial learning rate.
+      gamma: discount γ.
+      gae_lambda: 1 gives A3C's n-step returns (bootstrapped at the end of the
+        unroll); < 1 gives GAE(λ) (Schulman et al., 2016).
+      entropy_cost: weight of the entropy bonus.
+      value_cost: weight of the value loss 0.5 (G - V(s))².
+      max_grad_norm: gradients are clipped to this global norm.
+      rms_decay: RMSProp's decay of its squared-gradient average.
+      eps: RMSProp's (or Adam's) ε.
+      reward_scale: rewards are multiplied by this before learning.
+
+    """
+
+    # Static.
+    optimizer: str = jax.tree.static(default="rmsprop")
+    anneal_lr: bool = jax.tree.static(default=True)
+    normalize_advantages: bool = jax.tree.static(default=False)
+    # Dynamic.
+    learning_rate: float | jax.Array = 7e-4
+    gamma: float | jax.Array = 0.99
+    gae_lambda: float | jax.Array = 1.0
+    entropy_cost: float | jax.Array = 0.01
+    value_cost: float | jax.Array = 0.5
+    max_grad_norm: float | jax.Array = 0.5
+    rms_decay: float | jax.Array = 0.99
+    eps: float | jax.Array = 1e-5
+    reward_scale: float | jax.Array = 1.0
+
+
+_METRIC_NAMES = ("loss/total", "loss/policy", "loss/value", "entropy")
+
+
+def make_a2c(
+    config: A2CConfig,
+    network: Network,
+    obs_example: jax.Array,
+    *,
+    num_updates: int,
+    axis_name: str | None = None,
+) -> Agent:
+    """Builds A2C: one on-policy gradient step per batch, no clipping.
+
+    Advantages and value targets come from `episode_aware_gae` on the values
+    stored with the transitions (on-policy: the actors act with the learner's
+    current parameters), so truncated episodes bootstrap from their final
+    observations. The loss is `actor_critic_loss`: policy gradient, value loss
+    and entropy bonus (Mnih et al., 2016).
+
+    Args:
+      config: hyper-parameters.
+      network: actor-critic network.
+      obs_example: one observation (unbatched), to initialise parameters.
+      num_updates: total number of `update` calls, for learning-rate annealing.
+      axis_name: mesh axis over which `update` averages gradients and metrics
+        (and normalises advantages); None on one device.
+
+    Returns:
+      The Agent (state: AgentState).
+
+    Raises:
+      ValueError: for an unknown optimiser or num_updates < 1.
+
+    """
+    if config.optimizer not in OPTIMIZERS:
+        raise ValueError(
+            f"a2c.optimizer={config.optimizer!r} is not one of {OPTIMIZERS}; pick "
+            "one of them."
+        )
+    if num_updates < 1:
+        raise ValueError(f"num_updates={num_updates} must be >= 1.")
+    dist = network.distribution
+    act, value = make_act_value(network)
+    learning_rate = annealed_learning_rate(
+        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
+    )
+    optimizer = make_optimizer(
+        config.optimizer,
+        learning_rate,
+        max_grad_norm=config.max_grad_norm,
+        eps=config.eps,
+        decay=config.rms_decay,
+    )
+
+    def init(key: PRNGKey) -> AgentState:
+        params = network.init(key, obs_example)
+        flat, _ = ravel_pytree(params)
+        return AgentState(params, optimizer.init(flat), jnp.zeros((), jnp.int32))
+
+    def loss(
+        flat: jax.Array,
+        unravel: Callable,
+        traj: Transition,
+        adv: jax.Array,
+        target: jax.Array,
+        key: PRNGKey,
+    ) -> tuple[jax.Array, jax.Array]:
+        policy, v = network.apply(unravel(flat), traj.observation)
+        if config.normalize_advantages:
+            adv = normalize_advantages(adv, axis_name)
+        return actor_critic_loss(
+            dist.log_prob(policy, traj.action),
+            adv,
+            v,
+            target,
+            dist.entropy(policy, key),
+            value_cost=config.value_cost,
+            entropy_cost=config.entropy_cost,
+        )
+
+    def update(
+        state: AgentState, traj: Transition, key: PRNGKey
+    ) -> tuple[AgentState, Metrics]:
+        adv, target = episode_aware_gae(
+            traj.reward * config.reward_scale,
+            traj.discount,
+            traj.truncated,
+            traj.value,
+            traj.bootstrap_value,
+            config.gamma,
+            config.gae_lambda,
+        )
+        flat, unravel = ravel_pytree(state.params)
+        flat, opt_state, stacked = flat_gradient_step(
+            loss,
+            optimizer,
+            flat,
+            state.opt_state,
+            unravel,
+            traj,
+            adv,
+            target,
+            key,
+            axis_name=axis_name,
+        )
+        metrics = dict(zip(_METRIC_NAMES, stacked, strict=True))
+        metrics["learning_rate"] = learning_rate(state.step)
+        return AgentState(unravel(flat), opt_state, state.step + 1), metrics
+
+    return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)

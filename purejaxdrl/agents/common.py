@@ -1,0 +1,165 @@
+"""Pieces the agents share: acting, optimisers, and one flat-vector gradient step.
+
+ppo.py predates this module and keeps private copies of `make_act_value` (its
+`act` / `value`), `annealed_learning_rate` (its `learning_rate`) and
+`flat_gradient_step` (the body of its `sgd_step`); it can switch to these
+without any change in behaviour.
+"""
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from purejaxdrl.networks import Network
+from purejaxdrl.types import Params, PRNGKey
+
+OPTIMIZERS = ("rmsprop", "adam", "sgd")
+
+ActFn = Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
+ValueFn = Callable[[Params, jax.Array], jax.Array]
+
+
+def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
+    """The `act` and `value` functions of an Agent built on an actor-critic network.
+
+    Args:
+      network: the actor-critic network; its distribution samples the actions.
+
+    Returns:
+      (act, value): `act(params, obs [B, ...], key) -> (action [B, ...], extras)`
+      with extras `log_prob` [B] (behaviour log-probabilities, stored for
+      importance weighting) and `env_action` (what the environment receives);
+      `value(params, obs [..., *obs_shape]) -> values [...]`.
+
+    """
+    dist = network.distribution
+
+    def act(
+        params: Params, obs: jax.Array, key: PRNGKey
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        # Only the policy output is used: XLA drops the critic tower here.
+        policy, _ = network.apply(params, obs)
+        action = dist.sample(policy, key)
+        extras = {
+            "log_prob": dist.log_prob(policy, action),
+            "env_action": dist.to_env(action),
+        }
+        return action, extras
+
+    def value(params: Params, obs: jax.Array) -> jax.Array:
+        return network.apply(params, obs)[1]
+
+    return act, value
+
+
+def annealed_learning_rate(
+    learning_rate: jax.Array | float,
+    *,
+    num_updates: int,
+    anneal: bool,
+    steps_per_update: int = 1,
+) -> optax.Schedule:
+    """A learning rate constant or decayed linearly to 0 over training.
+
+    Linear annealing to 0 is what A3C (Mnih et al., 2016) and IMPALA
+    (Espeholt et al., 2018, appendix) use.
+
+    Args:
+      learning_rate: the initial learning rate (may be traced, for sweeps).
+      num_updates: number of agent updates in the run.
+      anneal: decay linearly to 0, else constant.
+      steps_per_update: optimiser steps per agent update.
+
+    Returns:
+      A schedule: optimiser step count (int32 []) -> learning rate (float32 []).
+
+    """
+
+    def schedule(count: jax.Array) -> jax.Array:
+        if not anneal:
+            return jnp.asarray(learning_rate, jnp.float32)
+        frac = 1.0 - (count // steps_per_update) / num_updates
+        return learning_rate * frac
+
+    return schedule
+
+
+def make_optimizer(
+    name: str,
+    learning_rate: optax.ScalarOrSchedule,
+    *,
+    max_grad_norm: jax.Array | float,
+    eps: jax.Array | float,
+    decay: jax.Array | float = 0.99,
+) -> optax.GradientTransformation:
+    """Global-norm gradient clipping followed by the optimiser `name`.
+
+    `rmsprop` is IMPALA's (Espeholt et al., 2018) and A3C's shared RMSProp:
+    no momentum, with ε inside the square root as TensorFlow's RMSProp has it.
+
+    Args:
+      name: one of OPTIMIZERS: rmsprop, adam or sgd.
+      learning_rate: a value or a schedule of the optimiser step count.
+      max_grad_norm: gradients are rescaled to at most this global norm.
+      eps: the RMSProp / Adam ε (unused by sgd).
+      decay: the RMSProp decay of the squared-gradient average.
+
+    Returns:
+      The optax transformation.
+
+    Raises:
+      ValueError: for an unknown optimiser name.
+
+    """
+    if name == "rmsprop":
+        opt = optax.rmsprop(learning_rate, decay=decay, eps=eps, eps_in_sqrt=True)
+    elif name == "adam":
+        opt = optax.adam(learning_rate, eps=eps)
+    elif name == "sgd":
+        opt = optax.sgd(learning_rate)
+    else:
+        raise ValueError(f"optimizer={name!r} is not one of {OPTIMIZERS}; pick one.")
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
+
+
+def flat_gradient_step(
+    loss: Callable[..., tuple[jax.Array, jax.Array]],
+    optimizer: optax.GradientTransformation,
+    flat: jax.Array,
+    opt_state: optax.OptState,
+    *args: object,
+    axis_name: str | None,
+) -> tuple[jax.Array, optax.OptState, jax.Array]:
+    """One optimiser step on a flat parameter vector, data-parallel over `axis_name`.
+
+    The optimiser sees one vector (from `jax.flatten_util.ravel_pytree`), not a
+    pytree: on CPU each small kernel costs more than its arithmetic, and an
+    optimiser over a dozen leaves is dozens of kernels per step.
+
+    Args:
+      loss: `loss(flat, *args) -> (scalar loss, metrics float32 [M])`.
+      optimizer: the optax transformation (its state over the flat vector).
+      flat: parameters, float32 [P]; replicated over `axis_name`.
+      opt_state: the optimiser state.
+      *args: the rest of `loss`'s arguments (this device's data).
+      axis_name: mesh axis to average gradients and metrics over, or None.
+
+    Returns:
+      (new flat parameters [P], new optimiser state, metrics [M] averaged over
+      the devices of `axis_name`).
+
+    """
+    local = flat
+    if axis_name is not None:
+        # Each device differentiates with respect to its own copy, so the
+        # gradient is of its local loss and the mean over devices is that of the
+        # global batch (as ppo.py does). Without the cast, shard_map would sum the
+        # gradients of the replicated parameters.
+        local = jax.lax.pcast(flat, axis_name, to="varying")
+    grads, metrics = jax.grad(loss, has_aux=True)(local, *args)
+    if axis_name is not None:
+        grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+    updates, opt_state = optimizer.update(grads, opt_state, flat)
+    return flat + updates, opt_state, metrics

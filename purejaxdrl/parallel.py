@@ -1,0 +1,244 @@
+"""Devices, meshes and processes: where a run's arrays live.
+
+One named mesh axis, `data`, spans every device of every process. The learner
+state is replicated on it (`P()`); actors (and later replay shards) are split
+over it (`P("data")`). Algorithms only ever see the axis name (DESIGN.md,
+principle 5). A `sweep` axis will sit beside `data` for batched configs.
+
+Many hosts use JAX's own multi-controller runtime: every process runs the same
+program on a global mesh and steps its own environments; `jax.distributed`
+carries the collectives (gloo on CPU, NCCL on GPU, ICI on TPU).
+"""
+
+import dataclasses
+import os
+import sys
+import threading
+import time
+from typing import Any, NoReturn
+
+import jax
+from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+DATA_AXIS = "data"
+PyTree = Any
+
+# A process that stops answering is declared dead after this many seconds; the
+# coordination service then stops every other process with an error instead of
+# letting it wait forever in a collective. JAX's default is 100 s.
+DEFAULT_HEARTBEAT_TIMEOUT = 20
+EXIT_PEER_FAILURE = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedConfig:
+    """How this process joins a multi-process run (all None: a single process).
+
+    Attributes:
+      coordinator: "host:port" of process 0's coordination service.
+      num_processes: number of processes in the run.
+      process_id: this process's index in [0, num_processes).
+      auto: let `jax.distributed.initialize()` detect the cluster (SLURM,
+        Cloud TPU, Open MPI) instead of naming it.
+      heartbeat_timeout: seconds of silence after which a process is declared
+        dead and the run stops.
+
+    """
+
+    coordinator: str | None = None
+    num_processes: int | None = None
+    process_id: int | None = None
+    auto: bool = False
+    heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this describes a multi-process run."""
+        return self.auto or self.coordinator is not None
+
+
+def initialize_distributed(config: DistributedConfig) -> None:
+    """Starts `jax.distributed` for a multi-process run; a no-op for one process.
+
+    Must run before anything touches a JAX backend. On CPU it selects gloo for
+    cross-process collectives.
+
+    Raises:
+      ValueError: when only some of coordinator / num_processes / process_id
+        are given, or they are out of range.
+
+    """
+    if not config.enabled:
+        return
+    if not config.auto:
+        named = (config.coordinator, config.num_processes, config.process_id)
+        if None in named:
+            raise ValueError(
+                "--coordinator, --num-processes and --process-id go together: "
+                f"got coordinator={config.coordinator}, num_processes="
+                f"{config.num_processes}, process_id={config.process_id}; give "
+                "all three (or --distributed-auto on SLURM / Cloud TPU)."
+            )
+        if not 0 <= config.process_id < config.num_processes:
+            raise ValueError(
+                f"process_id={config.process_id} must be in [0, "
+                f"{config.num_processes}); number processes from 0."
+            )
+    # Only the CPU client reads this; asking for the backend here would start it
+    # before `initialize`, which must come first.
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        coordinator_address=config.coordinator,
+        num_processes=config.num_processes,
+        process_id=config.process_id,
+        heartbeat_timeout_seconds=config.heartbeat_timeout,
+    )
+    _start_watchdog(0.75 * config.heartbeat_timeout)
+
+
+def exit_on_peer_failure(detail: object) -> NoReturn:
+    """Ends this process with one line when the run has lost a process.
+
+    `os._exit`, not `sys.exit`: interpreter shutdown would wait on the dead peer
+    in jax.distributed's shutdown barrier, then abort with a C++ stack dump.
+    """
+    detail = " ".join(str(detail).split())[:300]
+    sys.stderr.write(
+        f"purejaxdrl: error: process {jax.process_index()} of "
+        f"{jax.process_count()} stopped because the run failed elsewhere (a "
+        f"process died or became unreachable): {detail}\n"
+    )
+    sys.stderr.flush()
+    os._exit(EXIT_PEER_FAILURE)
+
+
+def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
+    """Watches the other processes' heartbeats; exits with one line if one stops.
+
+    A dead peer otherwise surfaces in one of two ways: a collective fails (gloo
+    sees the closed connection; the CLI reports it), or, when no collective
+    notices, JAX's coordination service declares the peer dead after
+    `heartbeat_timeout` and aborts this process with a C++ stack dump. This
+    thread notices first (after `timeout`, 3/4 of that) and says so plainly.
+    Each process counts up a key in the coordination service's key-value store;
+    a count that stops moving, or a store that stops answering (process 0 hosts
+    it), means the run has failed.
+    """
+    from jax._src import distributed as jax_distributed  # the client is not public
+
+    client = getattr(jax_distributed.global_state, "client", None)
+    if client is None:
+        return
+    me, count = jax.process_index(), jax.process_count()
+
+    def watch() -> None:
+        seen: dict[int, tuple[str | None, float]] = {}
+        beat = 0
+        while True:
+            beat += 1
+            now = time.monotonic()
+            try:
+                client.key_value_set(
+                    f"purejaxdrl/alive/{me}", str(beat), allow_overwrite=True
+                )
+                for peer in range(count):
+                    if peer == me:
+                        continue
+                    try:
+                        value = client.key_value_try_get(f"purejaxdrl/alive/{peer}")
+                    except jax.errors.JaxRuntimeError as e:
+                        if "NOT_FOUND" not in str(e):
+                            raise
+                        value = None  # not started yet
+                    last, since = seen.get(peer, (None, now))
+                    if value != last:
+                        seen[peer] = (value, now)
+                    elif now - since > timeout:
+                        exit_on_peer_failure(
+                            f"process {peer} sent no heartbeat for {timeout:.0f} s"
+                        )
+            except Exception as e:  # the store itself is gone: process 0 died
+                exit_on_peer_failure(f"coordination service unreachable: {e}")
+            time.sleep(interval)
+
+    threading.Thread(target=watch, name="purejaxdrl-watchdog", daemon=True).start()
+
+
+def make_mesh(devices_per_process: int | None = None) -> Mesh:
+    """A one-axis (`data`) mesh over the first N local devices of every process.
+
+    Args:
+      devices_per_process: how many of each process's local devices to use;
+        None for all of them.
+
+    Raises:
+      ValueError: when N is not in [1, local device count].
+
+    """
+    local = jax.local_device_count()
+    n = local if devices_per_process is None else devices_per_process
+    if not 1 <= n <= local:
+        raise ValueError(
+            f"devices={n} must be between 1 and the {local} local "
+            f"{jax.default_backend()} devices of this process; pass --devices "
+            f"{local} or fewer."
+        )
+    devices = [
+        d
+        for p in range(jax.process_count())
+        for d in sorted(
+            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
+        )[:n]
+    ]
+    # Auto, not Explicit: sharding is decided inside the runner's shard_map; the
+    # state it returns can go through any plain jitted or eager code (e.g. an
+    # unroll in a notebook) without sharding-in-types rules getting in the way.
+    return jax.make_mesh(
+        (len(devices),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=devices
+    )
+
+
+def varying(tree: PyTree, axis_name: str) -> PyTree:
+    """Marks every leaf of `tree` as varying over `axis_name` (inside shard_map).
+
+    A value computed only from constants is invariant (the same on every device)
+    even when it belongs to per-device state, e.g. a constant discount returned
+    by an environment's `step`. A `lax.scan` carry must keep its type, so such
+    leaves are cast to varying before they are carried.
+    """
+
+    def cast(x: jax.Array) -> jax.Array:
+        if axis_name in jax.typeof(x).mat.varying:
+            return x
+        return jax.lax.pcast(x, axis_name, to="varying")
+
+    return jax.tree.map(cast, tree)
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+    """The sharding of learner state: a full copy on every device."""
+    return NamedSharding(mesh, P())
+
+
+def data_sharded(mesh: Mesh) -> NamedSharding:
+    """The sharding of actor state: the leading (environment) axis split."""
+    return NamedSharding(mesh, P(DATA_AXIS))
+
+
+def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
+    """`total / devices`, or a ValueError that says how to make it divide."""
+    n = mesh.shape[DATA_AXIS]
+    if total % n:
+        lower, upper = total // n * n, (total // n + 1) * n
+        options = f"{lower} or {upper}" if lower else f"{upper}"
+        raise ValueError(
+            f"{what}={total} must be divisible by the number of devices ({n}); "
+            f"use {what}={options}, or --devices to use fewer devices."
+        )
+    return total // n
+
+
+def is_main_process() -> bool:
+    """Whether this is process 0, the one that prints, logs and writes files."""
+    return jax.process_index() == 0

@@ -1,0 +1,91 @@
+"""Steps/s on 1 device vs N devices of this host: same global config, one run.
+
+The global number of environments and every other setting stay fixed; only the
+mesh changes, so the N-device run does the same work split N ways. Runs are
+interleaved (1, N, 1, N, ...) so that machine drift hits both alike; the median
+is printed. Compile time is excluded from steps/s and reported separately.
+
+On a CPU host, `--cpu-devices N` splits the CPU into N XLA devices (each runs on
+its own thread, so N should not exceed the core count); on GPU/TPU hosts the
+real devices are used.
+
+    python scripts/bench_devices.py --devices 2 --cpu-devices 2
+"""
+
+import argparse
+import os
+import statistics
+import sys
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="cartpole", help="preset name")
+    parser.add_argument("--algo", default="ppo")
+    parser.add_argument("--devices", type=int, default=2, help="N to compare with 1")
+    parser.add_argument(
+        "--cpu-devices", type=int, default=None, help="split the CPU into N devices"
+    )
+    parser.add_argument("--num-envs", type=int, default=2048)
+    parser.add_argument("--unroll-length", type=int, default=128)
+    parser.add_argument("--num-minibatches", type=int, default=32)
+    parser.add_argument("--total-steps", type=int, default=2048 * 128 * 8)
+    parser.add_argument("--repeats", type=int, default=3)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse()
+    if args.cpu_devices:
+        # Before JAX starts its CPU backend (purejaxdrl merges its own flags in).
+        flags = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = (
+            f"{flags} --xla_force_host_platform_device_count={args.cpu_devices}"
+        )
+    import jax
+
+    import purejaxdrl as pjd
+
+    if jax.local_device_count() < args.devices:
+        sys.exit(
+            f"only {jax.local_device_count()} devices; on CPU pass --cpu-devices "
+            f"{args.devices}."
+        )
+    base = pjd.apply_overrides(
+        pjd.load_preset(args.env, args.algo).config,
+        {
+            "num_envs": args.num_envs,
+            "unroll_length": args.unroll_length,
+            "total_steps": args.total_steps,
+            "num_logs": 4,
+        },
+    )
+    if args.algo == "ppo":
+        minibatches = {"ppo": {"num_minibatches": args.num_minibatches}}
+        base = pjd.apply_overrides(base, minibatches)
+    print(
+        f"jax {jax.__version__}, {jax.local_device_count()} x "
+        f"{jax.devices()[0].device_kind} ({os.cpu_count()} CPU cores); "
+        f"{args.algo} on {base.env.id}, {base.num_envs} envs x {base.unroll_length} "
+        f"steps, {base.num_updates} updates; median of {args.repeats}"
+    )
+    counts = (1, args.devices)
+    runs: dict[int, list] = {n: [] for n in counts}
+    for seed in range(args.repeats):
+        for n in counts:
+            r = pjd.train(pjd.apply_overrides(base, {"devices": n, "seed": seed}))
+            runs[n].append(r)
+    sps = {}
+    for n in counts:
+        sps[n] = statistics.median(r.steps_per_second for r in runs[n])
+        compile_s = statistics.median(r.compile_seconds for r in runs[n])
+        ret = statistics.median(r.mean_return for r in runs[n])
+        print(
+            f"  {n} device(s): {sps[n]:>12,.0f} steps/s ({sps[n] / n:,.0f} per "
+            f"device)  compile {compile_s:5.1f} s  return {ret:7.1f}"
+        )
+    print(f"  speed-up {args.devices} devices / 1: {sps[args.devices] / sps[1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Shared pieces of the agent tests, compiled once per test session.
+
+Agent configs are pytrees whose dynamic fields are array leaves, so `learner`
+jits init and update with the config as an argument: tests that differ only in
+dynamic hyper-parameters (learning rate, γ, λ, clipping ...) share one program.
+"""
+
+import functools
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.flatten_util import ravel_pytree
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd
+from purejaxdrl import env as envs
+from purejaxdrl.agents import make_agent
+from purejaxdrl.agents.common import make_act_value
+from purejaxdrl.rollout import reset_actors, unroll
+
+NETWORKS = {
+    "mlp": pjd.NetworkConfig(hidden_sizes=(16, 16)),
+    "cnn": pjd.NetworkConfig(torso="cnn", shared_torso=True, hidden_sizes=(32,)),
+}
+
+
+@functools.cache
+def setup(env_id="CartPole-v1", torso="mlp"):
+    """(env, network, obs_example) for a gymnax environment."""
+    env = envs.make(env_id)
+    params = env.default_params
+    spec = env.observation_spec(params)
+    network = pjd.make_actor_critic(NETWORKS[torso], spec, env.action_spec(params))
+    return env, network, np.zeros(spec.shape, np.float32)
+
+
+@functools.cache
+def _collector(env_id, torso, length, num_envs):
+    env, network, _ = setup(env_id, torso)
+    act, value = make_act_value(network)
+    policy = types.SimpleNamespace(act=act, value=value)
+
+    @jax.jit
+    def collect(params, key):
+        key_reset, key_unroll = jax.random.split(key)
+        ids = jnp.arange(num_envs, dtype=jnp.int32)
+        actor = reset_actors(env, env.default_params, key_reset, ids)
+        _, traj = unroll(
+            env, env.default_params, policy, params, actor, key_unroll, length
+        )
+        return traj._replace(info={})
+
+    return collect
+
+
+def batch(params, *, length=16, num_envs=8, seed=0, env_id="CartPole-v1", torso="mlp"):
+    """Transitions [T, B] of the policy with `params` (info stripped)."""
+    collect = _collector(env_id, torso, length, num_envs)
+    return collect(params, jax.random.key(seed))
+
+
+@functools.cache
+def learner(algo, env_id="CartPole-v1", torso="mlp"):
+    """(build, init, update): build(config) -> Agent; init and update jitted
+    with the config as their first argument."""
+    _, network, obs = setup(env_id, torso)
+
+    def build(config, axis_name=None):
+        return make_agent(
+            algo, config, network, obs, num_updates=10, axis_name=axis_name
+        )
+
+    init = jax.jit(lambda config, key: build(config).init(key))
+    update = jax.jit(lambda config, *args: build(config).update(*args))
+    return build, init, update
+
+
+@functools.cache
+def data_parallel_update(algo, num_devices):
+    """`update(config, state, traj, key)` on a `data` mesh of `num_devices`:
+    the learner state replicated, transitions [T, B] split over B."""
+    build, _, _ = learner(algo)
+    mesh = Mesh(np.array(jax.devices()[:num_devices]), ("data",))
+
+    def update(config, state, traj, key):
+        return jax.shard_map(
+            build(config, "data").update,
+            mesh=mesh,
+            in_specs=(P(), P(None, "data"), P()),
+            out_specs=P(),
+        )(state, traj, key)
+
+    return jax.jit(update)
+
+
+def flat(params):
+    """Parameters as one vector, float32 [P]."""
+    return np.asarray(ravel_pytree(jax.device_get(params))[0])
+
+
+def experiment(algo, devices=1, **overrides):
+    """A small training run: 8 CartPole envs x 8 steps per update."""
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {
+            "algo": algo,
+            "num_envs": 8,
+            "unroll_length": 8,
+            "total_steps": 8 * 8 * 8,
+            "devices": devices,
+            **overrides,
+        },
+    )
+    return pjd.make_experiment(config)

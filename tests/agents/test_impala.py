@@ -1,0 +1,216 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl.agents import IMPALAConfig, IMPALAState, make_impala
+from purejaxdrl.types import Transition
+from tests.agents.helpers import (
+    batch,
+    data_parallel_update,
+    experiment,
+    flat,
+    learner,
+    setup,
+)
+from tests.rl.test_vtrace import paper_vtrace
+
+# SGD without clipping or annealing: one update is exactly params - lr * grad.
+PLAIN_SGD = {
+    "optimizer": "sgd",
+    "anneal_lr": False,
+    "learning_rate": 0.1,
+    "max_grad_norm": 1e9,
+}
+
+
+def _behaviour(params):
+    # Scaled-up weights: a policy far from the learner's near-uniform initial
+    # one, so that the importance weights matter.
+    return jax.tree.map(lambda p: 20.0 * p, params)
+
+
+def test_update_is_one_sgd_step_on_the_papers_loss():
+    _, network, _ = setup()
+    build, init, update = learner("impala")
+    config = IMPALAConfig(
+        **PLAIN_SGD,
+        gamma=0.9,
+        vtrace_lambda=0.95,
+        clip_rho=1.0,
+        clip_c=0.9,
+        entropy_cost=0.01,
+        value_cost=0.5,
+    )
+    state = init(config, jax.random.key(0))
+    traj = batch(_behaviour(state.params))
+    assert (traj.discount == 0).any()  # terminations inside the batch
+    # A time-limit truncation at step 5 of env 1: it bootstraps from V(x'5).
+    assert traj.discount[5, 1] == 1.0
+    traj = traj._replace(truncated=traj.truncated.at[5, 1].set(True))
+    new_state, metrics = update(config, state, traj, jax.random.key(2))
+
+    # By hand: V-trace targets from the NumPy reference on the learner's values
+    # of observations and final observations, then the paper's loss.
+    dist = network.distribution
+    policy, v = network.apply(state.params, traj.observation)
+    v_next = network.apply(state.params, traj.final_observation)[1]
+    log_rho = np.asarray(dist.log_prob(policy, traj.action) - traj.log_prob)
+    assert np.abs(log_rho).max() > 0.1
+    columns = [
+        paper_vtrace(
+            *(np.asarray(x)[:, b] for x in (v, v_next, traj.reward)),
+            0.9 * np.asarray(traj.discount[:, b]),
+            log_rho[:, b],
+            np.asarray(traj.truncated[:, b]),
+            0.95,
+            1.0,
+            0.9,
+        )
+        for b in range(traj.reward.shape[1])
+    ]
+    target = jnp.asarray(np.stack([c[0] for c in columns], 1), jnp.float32)
+    adv = jnp.asarray(np.stack([c[1] for c in columns], 1), jnp.float32)
+
+    def loss(params):
+        policy, v = network.apply(params, traj.observation)
+        log_prob = dist.log_prob(policy, traj.action)
+        pg = -jnp.mean(log_prob * adv)
+        baseline = 0.5 * jnp.mean(jnp.square(v - target))
+        entropy = jnp.mean(dist.entropy(policy, None))
+        return pg + 0.5 * baseline - 0.01 * entropy
+
+    grad = jax.jit(jax.grad(loss))(state.params)
+    expected = flat(state.params) - 0.1 * flat(grad)
+    np.testing.assert_allclose(flat(new_state.params), expected, atol=2e-6)
+    np.testing.assert_allclose(metrics["loss/total"], loss(state.params), rtol=1e-5)
+
+
+def test_lag_zero_acts_with_the_learners_params_on_policy():
+    config = IMPALAConfig(**PLAIN_SGD)
+    build, init, update = learner("impala")
+    state = init(config, jax.random.key(0))
+    assert state.past_params.shape[0] == 0
+    assert build(config).acting_params(state) is state.params
+    # Data from the learner's own parameters: every importance weight is 1.
+    _, metrics = update(config, state, batch(state.params), jax.random.key(1))
+    assert abs(float(metrics["approx_kl"])) < 1e-8
+    assert float(metrics["vtrace/rho_mean"]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_no_correction_is_plain_actor_critic_on_the_same_data():
+    _, network, _ = setup()
+    build, init, update = learner("impala")
+    learner_params = init(IMPALAConfig(**PLAIN_SGD), jax.random.key(0)).params
+    traj = batch(_behaviour(learner_params))
+    policy, _ = jax.jit(network.apply)(learner_params, traj.observation)
+    own = traj._replace(log_prob=network.distribution.log_prob(policy, traj.action))
+
+    # The flag changes no state: both configs start from the same one.
+    state = init(IMPALAConfig(**PLAIN_SGD), jax.random.key(0))
+
+    def updated(correction, traj):
+        config = IMPALAConfig(**PLAIN_SGD, vtrace_correction=correction)
+        return flat(update(config, state, traj, jax.random.key(2))[0].params)
+
+    # Ignoring the importance weights is the same as pretending the data is
+    # on-policy ...
+    np.testing.assert_allclose(updated(False, traj), updated(True, own), atol=1e-6)
+    # ... which the correction does not do.
+    assert np.abs(updated(True, traj) - updated(False, traj)).max() > 1e-4
+
+
+@pytest.mark.timeout(300)
+def test_runner_acts_with_the_lagged_params_cnn_torso():
+    # Through the runner with policy_lag 2, on MinAtar with the CNN torso: the
+    # transitions' log-probs are the acting parameters', which are the
+    # learner's own only at update 0.
+    exp = experiment(
+        "impala",
+        env={"id": "Breakout-MinAtar"},
+        network={"torso": "cnn", "shared_torso": True, "hidden_sizes": [32]},
+        impala={"policy_lag": 2},
+    )
+    state = exp.runner.init(jax.random.key(0))
+    _, metrics = exp.runner.train_chunk(3)(state)
+    assert np.isfinite(metrics["loss/total"]).all()
+    kl = np.asarray(metrics["approx_kl"])
+    assert abs(kl[0]) < 1e-8 and (kl[1:] > 1e-8).all(), kl
+    np.testing.assert_allclose(metrics["vtrace/rho_mean"][0], 1.0, atol=1e-5)
+
+
+def test_data_parallel_update_equals_one_device():
+    # Each device differentiates its share of the batch; gradients and metrics
+    # are averaged over the `data` axis: the same update as on one device.
+    config = IMPALAConfig(**PLAIN_SGD)
+    _, init, update = learner("impala")
+    state = init(config, jax.random.key(0))
+    traj = batch(_behaviour(state.params))
+    key = jax.random.key(1)
+    one, m_one = update(config, state, traj, key)
+    two, m_two = data_parallel_update("impala", 2)(config, state, traj, key)
+    np.testing.assert_allclose(flat(two.params), flat(one.params), atol=1e-6)
+    for name, value in m_one.items():
+        np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=1e-7)
+
+
+def _pendulum_batch(behaviour, seed=0, length=16, num_envs=8):
+    """Synthetic transitions in Pendulum's spaces (obs [3], action [1]) with
+    terminations, truncations and the behaviour log-probs of `behaviour`."""
+    _, network, _ = setup("Pendulum-v1")
+    rng = np.random.default_rng(seed)
+    shape = (length, num_envs)
+    obs = rng.normal(size=(length + 1, num_envs, 3)).astype(np.float32)
+    action = rng.normal(size=(*shape, 1)).astype(np.float32)  # u, before tanh
+    policy, _ = jax.jit(network.apply)(behaviour, obs[:-1])
+    discount = (rng.random(shape) > 0.1).astype(np.float32)
+    return Transition(
+        observation=obs[:-1],
+        action=action,
+        reward=rng.normal(size=shape).astype(np.float32),
+        discount=discount,
+        truncated=(rng.random(shape) < 0.1) & (discount == 1),
+        log_prob=network.distribution.log_prob(policy, action),
+        value=np.zeros(shape, np.float32),
+        bootstrap_value=np.zeros(shape, np.float32),
+        final_observation=obs[1:],
+        info={},
+    )
+
+
+def test_actors_act_with_the_params_of_k_updates_earlier_continuous():
+    # Tanh-Gaussian policy (Pendulum's spaces), policy lag 3, Adam: each
+    # update learns from the data of the acting parameters, K updates old.
+    lag = 3
+    config = IMPALAConfig(policy_lag=lag, optimizer="adam", eps=1e-5)
+    build, init, update = learner("impala", "Pendulum-v1")
+    agent = build(config)
+    state = init(config, jax.random.key(0))
+    assert isinstance(state, IMPALAState)
+    assert state.past_params.shape[0] == lag
+    history = [flat(state.params)]  # history[n]: the parameters after n updates
+    kl = []
+    for n in range(7):
+        # For the first K updates the actors use the initial parameters.
+        acting = agent.acting_params(state)
+        np.testing.assert_array_equal(flat(acting), history[max(0, n - lag)])
+        traj = _pendulum_batch(acting, seed=n)
+        state, metrics = update(config, state, traj, jax.random.key(n))
+        assert np.isfinite(metrics["loss/total"])
+        kl.append(float(metrics["approx_kl"]))
+        history.append(flat(state.params))
+        if n == 0:
+            traces = update._cache_size()
+    assert update._cache_size() == traces  # no retrace from update to update
+    # On-policy at update 0 only; afterwards the actors lag behind the learner.
+    assert abs(kl[0]) < 1e-8 and min(kl[1:]) > 1e-8, kl
+
+
+def test_factory_validates_eagerly():
+    _, network, obs = setup()
+    with pytest.raises(ValueError, match="impala.policy_lag=-1 must be >= 0"):
+        make_impala(IMPALAConfig(policy_lag=-1), network, obs, num_updates=1)
+    with pytest.raises(ValueError, match="impala.optimizer='lamb' is not one of"):
+        make_impala(IMPALAConfig(optimizer="lamb"), network, obs, num_updates=1)
+    with pytest.raises(ValueError, match="num_updates=0"):
+        make_impala(IMPALAConfig(), network, obs, num_updates=0)

@@ -1,0 +1,136 @@
+"""Many hosts on loopback: processes started as a user starts them on two hosts.
+
+Each process is `purejaxdrl train ... --coordinator --num-processes --process-id`
+with 2 fake CPU devices; CPU collectives go through gloo.
+"""
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+import flax.serialization
+import jax
+import numpy as np
+import pytest
+
+RUN = [
+    "train",
+    "--env",
+    "cartpole",
+    "--num-envs",
+    "8",
+    "--unroll-length",
+    "16",
+    "--ppo.num-minibatches",
+    "4",
+    "--ppo.num-epochs",
+    "2",
+    "--ppo.anneal-lr",  # so the budget is not baked into the program: the
+    "false",  # kill test reuses the first test's compiled chunk from the cache
+    "--env.normalize-observations",
+    "true",
+]
+UPDATES = 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(args: list[str], devices: int, log: pathlib.Path) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+    }
+    with log.open("w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "purejaxdrl.cli", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+
+
+def _cluster(port: int, i: int) -> list[str]:
+    return [
+        "--coordinator",
+        f"127.0.0.1:{port}",
+        "--num-processes",
+        "2",
+        "--process-id",
+        str(i),
+    ]
+
+
+def _params(run_dir: pathlib.Path) -> np.ndarray:
+    (path,) = run_dir.glob("*/params.msgpack")
+    tree = flax.serialization.msgpack_restore(path.read_bytes())
+    return np.concatenate([np.ravel(x) for x in jax.tree.leaves(tree)])
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> list[str]:
+    return ["--compile-cache", str(tmp_path_factory.mktemp("xla"))]
+
+
+@pytest.mark.timeout(400)
+def test_two_processes_match_one_process_with_four_devices(tmp_path, cache):
+    steps = 8 * 16 * UPDATES
+    run = [*RUN, *cache, "--total-steps", str(steps), "--num-logs", str(UPDATES)]
+    run.append("--quiet")
+    port = _free_port()
+    procs = [
+        _start(
+            [*run, "--run-dir", str(tmp_path / "two"), *_cluster(port, i)],
+            2,
+            tmp_path / f"two{i}.log",
+        )
+        for i in range(2)
+    ]
+    for i, p in enumerate(procs):
+        assert p.wait(timeout=300) == 0, (tmp_path / f"two{i}.log").read_text()[-3000:]
+    one = _start([*run, "--run-dir", str(tmp_path / "one")], 4, tmp_path / "one.log")
+    assert one.wait(timeout=300) == 0, (tmp_path / "one.log").read_text()[-3000:]
+
+    # Only process 0 wrote a run directory (and printed the summary).
+    assert len(list((tmp_path / "two").iterdir())) == 1
+    log0 = (tmp_path / "two0.log").read_text()
+    assert "4 cpu device(s) in 2 processes" in log0
+    assert "done:" not in (tmp_path / "two1.log").read_text()
+    np.testing.assert_allclose(
+        _params(tmp_path / "two"), _params(tmp_path / "one"), atol=1e-5, rtol=0
+    )
+
+
+@pytest.mark.timeout(400)
+def test_killed_process_stops_the_other_within_60_seconds(tmp_path, cache):
+    updates = 10**6  # far more than it will run; one update per chunk as above
+    steps = str(8 * 16 * updates)
+    run = [*RUN, *cache, "--total-steps", steps, "--num-logs", str(updates)]
+    run.append("--no-files")
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
+    try:
+        deadline = time.monotonic() + 240
+        while "steps/s" not in logs[0].read_text():  # both are training now
+            assert procs[0].poll() is None, logs[0].read_text()[-3000:]
+            assert time.monotonic() < deadline, "training never started"
+            time.sleep(0.5)
+        procs[1].kill()
+        killed = time.monotonic()
+        status = procs[0].wait(timeout=60)
+        elapsed = time.monotonic() - killed
+    finally:
+        for p in procs:
+            p.kill()
+    log = logs[0].read_text()
+    assert status != 0 and elapsed < 60, log[-3000:]
+    assert "stopped because the run failed elsewhere" in log, log[-3000:]
+    assert "stack trace" not in log, log[-3000:]

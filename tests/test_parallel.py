@@ -1,0 +1,173 @@
+"""Multi-device training on fake CPU devices: same seed, same run, any device count."""
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.ppo import minibatch_split
+from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
+
+# PPO: 16 envs x 8 steps in 16 minibatches, 8 time blocks x 2 environment groups,
+# so on 8 devices (2 envs each) every device holds one env of each group. Observation
+# normalisation is on, so its statistics must be combined across devices too.
+CONFIG = {
+    "num_envs": 16,
+    "unroll_length": 8,
+    "total_steps": 16 * 8 * 6,
+    "ppo": {"num_minibatches": 16, "num_epochs": 2},
+    "impala": {"policy_lag": 2},  # the lagged parameters are replicated state too
+    "env": {"normalize_observations": True},
+}
+UPDATES = 3
+
+
+@functools.cache
+def _trained(num_devices: int, algo: str = "ppo"):
+    """UPDATES updates on `num_devices` devices: (experiment, state, metrics, chunk)."""
+    config = pjd.apply_overrides(pjd.TrainConfig(), {**CONFIG, "algo": algo})
+    exp = pjd.make_experiment(config, make_mesh(num_devices))
+    chunk = exp.runner.train_chunk(UPDATES)
+    state, metrics = chunk(exp.runner.init(jax.random.key(0)))
+    return exp, state, metrics, chunk
+
+
+def _flat(tree) -> np.ndarray:
+    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+
+
+def test_fake_devices_are_available():
+    assert jax.device_count() == 8
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("num_devices", [2, 4, 8])
+@pytest.mark.parametrize("algo", ["ppo", "impala"])
+def test_same_seed_same_parameters_on_any_device_count(algo, num_devices):
+    exp, one, metrics_one, _ = _trained(1, algo)
+    _, many, metrics_many, _ = _trained(num_devices, algo)
+    # Fail loudly if nothing was learned: equal parameters must not be trivially so.
+    init = exp.runner.init(jax.random.key(0))
+    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+
+    np.testing.assert_allclose(
+        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+    )
+    # Global observation statistics, not per device.
+    np.testing.assert_allclose(
+        _flat(many.env_params), _flat(one.env_params), atol=1e-5, rtol=1e-6
+    )
+    # Episode sums cover every device's environments.
+    for name in ("episode/count", "episode/return_sum"):
+        np.testing.assert_allclose(metrics_many[name], metrics_one[name], rtol=1e-6)
+    np.testing.assert_allclose(
+        metrics_many["loss/total"], metrics_one["loss/total"], rtol=1e-4, atol=1e-5
+    )
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("algo", ["ppo", "impala"])
+def test_learner_state_is_identical_on_every_device(algo):
+    _, state, _, _ = _trained(8, algo)
+    replicated = (state.agent, state.env_params, jax.random.key_data(state.key))
+    for leaf in jax.tree.leaves(replicated):
+        shards = [np.asarray(s.data) for s in leaf.addressable_shards]
+        assert len(shards) == 8
+        for shard in shards[1:]:
+            np.testing.assert_array_equal(shard, shards[0])
+
+
+@pytest.mark.timeout(300)
+def test_actors_are_split_over_devices_by_global_index():
+    _, state, _, _ = _trained(8)
+    env_ids = state.actor.env_ids
+    assert env_ids.sharding.spec == P(DATA_AXIS)
+    np.testing.assert_array_equal(np.asarray(env_ids), np.arange(16))
+    for shard in env_ids.addressable_shards:
+        assert shard.data.shape == (2,)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("algo", ["ppo", "impala"])
+def test_second_chunk_call_does_not_recompile(algo):
+    exp, _, _, chunk = _trained(8, algo)  # traced and compiled here, once
+    assert exp.runner.train_chunk(UPDATES) is chunk
+    events = []
+
+    def listen(event: str, duration: float, **_) -> None:
+        if event.startswith("/jax/core/compile/"):
+            events.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        state = exp.runner.init(jax.random.key(1))  # init was compiled too
+        state, _ = chunk(state)
+        jax.block_until_ready(chunk(state))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    # No trace, no compile: no weak type or Python value leaked into the state.
+    assert events == []
+
+
+def test_num_envs_must_divide_over_devices():
+    config = pjd.apply_overrides(pjd.TrainConfig(), {**CONFIG, "num_envs": 12})
+    with pytest.raises(ValueError, match=r"num_envs=12 must be divisible.*use"):
+        pjd.make_experiment(config, make_mesh(8))
+    with pytest.raises(ValueError, match="num_envs=4 .* use num_envs=8"):
+        per_device(4, make_mesh(8))
+
+
+def test_devices_beyond_local_count_is_an_error():
+    with pytest.raises(ValueError, match="devices=9 must be between 1 and the 8"):
+        make_mesh(9)
+
+
+def test_agent_without_axis_name_is_refused_on_many_devices():
+    exp = pjd.make_experiment(
+        pjd.apply_overrides(pjd.TrainConfig(), CONFIG), make_mesh(1)
+    )
+    agent = exp.agent._replace(axis_name=None)
+    with pytest.raises(ValueError, match="build the agent with axis_name='data'"):
+        pjd.make_runner(
+            exp.env,
+            exp.env_params,
+            agent,
+            num_envs=16,
+            unroll_length=8,
+            mesh=make_mesh(2),
+        )
+
+
+@pytest.mark.parametrize(
+    ("t", "b", "m"), [(8, 16, 4), (8, 16, 16), (20, 16, 32), (6, 8, 4)]
+)
+def test_minibatch_split_is_the_same_globally_on_any_device_count(t, b, m):
+    # Each sample is labelled by its (time, global env) index; the global
+    # minibatches are the union of the devices' minibatches.
+    labels = np.arange(t * b).reshape(t, b)
+    key = jax.random.key(3)
+
+    def global_minibatches(devices: int) -> list[set[int]]:
+        local = b // devices
+        split = minibatch_split((t, local), m)
+        parts = [
+            np.asarray(split(labels[:, d * local : (d + 1) * local], key))
+            for d in range(devices)
+        ]
+        return [set(np.concatenate([p[k] for p in parts])) for k in range(m)]
+
+    reference = global_minibatches(1)
+    assert sorted(x for mb in reference for x in mb) == list(range(t * b))
+    assert len({len(mb) for mb in reference}) == 1
+    for devices in (2, 4, 8):
+        if (b // devices) % (m // np.gcd(m, t)) == 0:
+            assert global_minibatches(devices) == reference
+
+
+def test_minibatch_split_rejects_env_counts_it_cannot_group():
+    with pytest.raises(ValueError, match="multiple of 8"):
+        minibatch_split((20, 4), 32)
