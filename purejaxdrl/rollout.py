@@ -83,7 +83,9 @@ def unroll(
         out = (obs, action, extras["log_prob"], ts)
         new = ActorState(env_state, ts, actor.env_ids)
         if axis_name is not None:
-            new = varying(new, axis_name)
+            # Per-environment data, even where an env returns a constant (e.g. a
+            # reward of 1): varying, so carries built from it keep their type.
+            new, out = varying((new, out), axis_name)
         return new, out
 
     actor, (obs, action, log_prob, ts) = jax.lax.scan(

@@ -23,6 +23,10 @@ def run_cli(*args, cwd=None, timeout=600):
         (["--env", "nope"], "Unknown environment preset 'nope'"),
         (["--algo", "dqn"], "algo='dqn' is not a known algorithm"),
         (["--ppo.learning-rate", "-0.1"], "ppo.learning_rate=-0.1 must be > 0"),
+        (
+            ["--algo", "impala", "--impala.learning-rate", "-0.1"],
+            "impala.learning_rate=-0.1 must be > 0",
+        ),
         (["--num-envs", "0"], "num_envs=0 must be >= 1"),
         (["--num-envs", "3", "--unroll-length", "5"], "num_envs divisible by 4"),
         (["--devices", "3"], "devices=3 must be between 1 and the 1 local"),
@@ -70,6 +74,9 @@ def test_help_lists_every_field_with_defaults():
     assert result.returncode == 0
     for flag in (
         "--ppo.learning-rate",
+        "--impala.learning-rate",
+        "--impala.policy-lag",
+        "--a2c.learning-rate",
         "--num-envs",
         "--network.hidden-sizes",
         "--env.normalize-observations",

@@ -127,3 +127,12 @@ def test_train_returns_metrics_history():
     assert [r["updates"] for r in result.history] == [2, 4, 6]
     assert result.compile_seconds > 0 and result.steps_per_second > 0
     assert jnp.isfinite(result.mean_return)
+
+
+def test_env_with_constant_reward_trains_inside_shard_map():
+    # MountainCar's reward is the constant -1: data built from constants is
+    # invariant across devices, yet it must be carried as per-device data.
+    exp = _experiment(env={"id": "MountainCar-v0"})
+    state = exp.runner.init(jax.random.key(0))
+    _, metrics = exp.runner.train_chunk(1)(state)
+    assert np.all(np.isfinite(metrics["loss/total"]))
