@@ -43,7 +43,8 @@ def test_same_seed_same_run_and_different_seed_different_run():
 
 
 def test_update_jit_equals_no_jit():
-    exp = _experiment()
+    # One epoch of two minibatches: eager mode dispatches op by op (~8 s an epoch).
+    exp = _experiment(ppo={"num_minibatches": 2, "num_epochs": 1})
     state = exp.runner.init(jax.random.key(0))
     from purejaxdrl.rollout import unroll
 
