@@ -10,11 +10,19 @@ its own thread, so N should not exceed the core count); on GPU/TPU hosts the
 real devices are used.
 
     python scripts/bench_devices.py --devices 2 --cpu-devices 2
+
+On CPU one XLA device already spreads its larger operations over every core
+(intra-op threads), so "1 device" is not "1 core". `--per-core` adds a second
+comparison, each run in a subprocess whose CPU affinity gives it exactly as many
+cores as devices (1 device on 1 core, N devices on N cores): the scaling when
+each device gets its own core.
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 
 
@@ -31,11 +39,32 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--num-minibatches", type=int, default=32)
     parser.add_argument("--total-steps", type=int, default=2048 * 128 * 8)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--per-core",
+        action="store_true",
+        help="also run each device count pinned to as many cores (CPU only)",
+    )
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     return parser.parse_args()
+
+
+def pinned_run(args: argparse.Namespace, devices: int, seed: int) -> dict:
+    """One run in a subprocess restricted to `devices` cores (CPU affinity)."""
+    argv = [sys.argv[0], *sys.argv[1:], "--worker", str(devices)]
+    out = subprocess.run(
+        [sys.executable, *argv, "--repeats", "1", "--cpu-devices", str(devices)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PJD_BENCH_SEED": str(seed)},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     args = parse()
+    if args.worker:  # before JAX starts its thread pools
+        os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[: args.worker]))
     if args.cpu_devices:
         # Before JAX starts its CPU backend (purejaxdrl merges its own flags in).
         flags = os.environ.get("XLA_FLAGS", "")
@@ -46,7 +75,7 @@ def main() -> None:
 
     import purejaxdrl as pjd
 
-    if jax.local_device_count() < args.devices:
+    if not args.worker and jax.local_device_count() < args.devices:
         sys.exit(
             f"only {jax.local_device_count()} devices; on CPU pass --cpu-devices "
             f"{args.devices}."
@@ -69,22 +98,46 @@ def main() -> None:
         f"{args.algo} on {base.env.id}, {base.num_envs} envs x {base.unroll_length} "
         f"steps, {base.num_updates} updates; median of {args.repeats}"
     )
+    if args.worker:  # a pinned subprocess of --per-core: one run, one JSON line
+        seed = int(os.environ["PJD_BENCH_SEED"])
+        r = pjd.train(pjd.apply_overrides(base, {"devices": args.worker, "seed": seed}))
+        print(json.dumps(summary(r)))
+        return
     counts = (1, args.devices)
     runs: dict[int, list] = {n: [] for n in counts}
+    pinned: dict[int, list] = {n: [] for n in counts}
     for seed in range(args.repeats):
         for n in counts:
             r = pjd.train(pjd.apply_overrides(base, {"devices": n, "seed": seed}))
-            runs[n].append(r)
+            runs[n].append(summary(r))
+            if args.per_core:
+                pinned[n].append(pinned_run(args, n, seed))
+    print(f"every run on all {len(os.sched_getaffinity(0))} cores:")
+    report(runs, args.devices)
+    if args.per_core:
+        print("each run pinned to as many cores as devices (1 device on 1 core):")
+        report(pinned, args.devices)
+
+
+def summary(r) -> dict:
+    return {
+        "sps": r.steps_per_second,
+        "compile_s": r.compile_seconds,
+        "return": r.mean_return,
+    }
+
+
+def report(runs: dict[int, list], devices: int) -> None:
     sps = {}
-    for n in counts:
-        sps[n] = statistics.median(r.steps_per_second for r in runs[n])
-        compile_s = statistics.median(r.compile_seconds for r in runs[n])
-        ret = statistics.median(r.mean_return for r in runs[n])
+    for n, rs in runs.items():
+        sps[n] = statistics.median(r["sps"] for r in rs)
+        compile_s = statistics.median(r["compile_s"] for r in rs)
+        ret = statistics.median(r["return"] for r in rs)
         print(
             f"  {n} device(s): {sps[n]:>12,.0f} steps/s ({sps[n] / n:,.0f} per "
             f"device)  compile {compile_s:5.1f} s  return {ret:7.1f}"
         )
-    print(f"  speed-up {args.devices} devices / 1: {sps[args.devices] / sps[1]:.2f}x")
+    print(f"  speed-up {devices} devices / 1: {sps[devices] / sps[1]:.2f}x")
 
 
 if __name__ == "__main__":

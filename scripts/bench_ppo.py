@@ -12,12 +12,13 @@ https://github.com/luchris429/purejaxrl with --purejaxrl (needs `pip install
 five-value shim (done = terminated or truncated), which is how it runs on
 gymnax >= 1.0.
 
-`--algo impala` (or `a2c`) runs the same two configurations (same num_envs and
-unroll_length) with that algorithm's cartpole preset hyper-parameters instead,
-for a steps/s comparison with PPO; PureJaxRL's side runs for PPO only.
+`--algo ppo impala a2c` runs the same two configurations (same num_envs and
+unroll_length) for each algorithm, interleaved in one run, with that algorithm's
+cartpole preset hyper-parameters (PPO: the standard ones above), and prints each
+one's steps/s relative to the first. PureJaxRL's side runs for PPO only.
 
     python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
-    python scripts/bench_ppo.py --algo impala
+    python scripts/bench_ppo.py --algo ppo impala a2c --repeats 3
 """
 
 import argparse
@@ -161,71 +162,100 @@ def show(name: str, r: dict[str, float]) -> None:
     )
 
 
+def algo_config(algo: str, overrides: dict) -> pjd.TrainConfig:
+    """`algo`'s cartpole preset with the benchmark's sizes (PPO: the standard ones)."""
+    if algo == "ppo":
+        overrides = {**overrides, "ppo": {**STANDARD_PPO, **overrides.get("ppo", {})}}
+    return pjd.apply_overrides(pjd.load_preset("cartpole", algo).config, overrides)
+
+
+def compare(title: str, runs: dict[str, list[dict[str, float]]]) -> None:
+    """Prints the median of each algorithm's runs and its ratio to the first."""
+    print(title)
+    medians = {name: median(r) for name, r in runs.items()}
+    first, base = next(iter(medians.items()))
+    for name, m in medians.items():
+        ratio = "" if name == first else f"  ({m['sps'] / base['sps']:.2f}x {first})"
+        show(name, m)
+        if ratio:
+            print(f"  {'':<26}{ratio}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--algo",
-        default="ppo",
+        nargs="+",
+        default=["ppo"],
         choices=ALGOS,
-        help="algorithm to time (its cartpole preset's hyper-parameters)",
+        help="algorithms to time, side by side (their cartpole presets' "
+        "hyper-parameters); ratios are to the first",
     )
     parser.add_argument("--throughput-envs", type=int, default=2048)
     parser.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
     args = parser.parse_args()
-    ppo = args.algo == "ppo"
-    if args.purejaxrl and not ppo:
-        parser.error("--purejaxrl compares PPO only; drop it or use --algo ppo")
+    if args.purejaxrl and "ppo" not in args.algo:
+        parser.error("--purejaxrl compares with PPO: add ppo to --algo")
 
-    standard = {**STANDARD, "ppo": STANDARD_PPO} if ppo else STANDARD
-    base = pjd.apply_overrides(pjd.load_preset("cartpole", args.algo).config, standard)
     print(
         f"jax {jax.__version__} on {jax.devices()[0].device_kind}; "
         f"median of {args.repeats} runs (seeds 0..{args.repeats - 1}), "
         "compile time excluded from steps/s"
     )
-    if ppo:
-        learner = "4 epochs x 4 minibatches, 500k steps, lr 2.5e-4 annealed"
-    else:
-        learner = f"{args.algo} cartpole preset, one gradient step per update"
-    print(f"\nStandard config: CartPole-v1, 4 envs x 128 steps, {learner}")
-    runs: dict[str, list] = {"purejaxdrl": [], "PureJaxRL ppo.py": []}
-    for seed in range(args.repeats):  # interleaved, so drift hits both alike
-        config = pjd.apply_overrides(base, {"seed": seed})
-        runs["purejaxdrl"].append(ours(config))
-        if args.purejaxrl:
-            runs["PureJaxRL ppo.py"].append(purejaxrl(args.purejaxrl, config))
-    ours_m = median(runs["purejaxdrl"])
-    show(f"purejaxdrl {args.algo}", ours_m)
-    if args.purejaxrl:
-        theirs = median(runs["PureJaxRL ppo.py"])
-        show("PureJaxRL ppo.py", theirs)
-        print(
-            f"  speed-up: {ours_m['sps'] / theirs['sps']:.2f}x steps/s; final "
-            f"returns {ours_m['return']:.1f} vs {theirs['return']:.1f}"
-        )
-    ceil = ceiling(base, base.num_updates)
-    show("ceiling (act + env only)", ceil)
-    print(f"  training / ceiling: {ours_m['sps'] / ceil['sps']:.2f}")
-
     print(
-        f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
-        f"{args.throughput_steps:,} steps"
+        "\nStandard config: CartPole-v1, 4 envs x 128 steps, 500k steps; PPO 4 "
+        "epochs x 4 minibatches, lr 2.5e-4 annealed; impala and a2c: their "
+        "cartpole presets' hyper-parameters, one gradient step per update"
     )
+    configs = {algo: algo_config(algo, STANDARD) for algo in args.algo}
+    runs: dict[str, list] = {f"purejaxdrl {algo}": [] for algo in args.algo}
+    if args.purejaxrl:
+        runs["PureJaxRL ppo.py"] = []
+    for seed in range(args.repeats):  # interleaved, so drift hits all alike
+        for algo, base in configs.items():
+            config = pjd.apply_overrides(base, {"seed": seed})
+            runs[f"purejaxdrl {algo}"].append(ours(config))
+            if algo == "ppo" and args.purejaxrl:
+                runs["PureJaxRL ppo.py"].append(purejaxrl(args.purejaxrl, config))
+    compare("", runs)
+    if args.purejaxrl:
+        ours_m, theirs = (
+            median(runs["purejaxdrl ppo"]),
+            median(runs["PureJaxRL ppo.py"]),
+        )
+        print(
+            f"  purejaxdrl ppo vs PureJaxRL: {ours_m['sps'] / theirs['sps']:.2f}x "
+            f"steps/s; final returns {ours_m['return']:.1f} vs {theirs['return']:.1f}"
+        )
+    for algo, base in configs.items():
+        ceil = ceiling(base, base.num_updates)
+        show(f"ceiling for {algo} (act+env)", ceil)
+        trained = median(runs[f"purejaxdrl {algo}"])
+        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
+
     throughput = {
         "num_envs": args.throughput_envs,
         "total_steps": args.throughput_steps,
         "num_logs": 4,
+        "ppo": {"num_minibatches": 32},
     }
-    if ppo:
-        throughput["ppo"] = {"num_minibatches": 32}
-    big = pjd.apply_overrides(base, throughput)
-    train_m = ours(big)
-    ceil_big = ceiling(big, big.num_updates)
-    show(f"purejaxdrl {args.algo}", train_m)
-    show("ceiling (act + env only)", ceil_big)
-    print(f"  training / ceiling: {train_m['sps'] / ceil_big['sps']:.2f}")
+    big_runs: dict[str, list] = {}
+    ceilings = {}
+    for algo in args.algo:
+        big = algo_config(algo, {**STANDARD, **throughput})
+        big_runs[f"purejaxdrl {algo}"] = [ours(big)]
+        ceilings[algo] = ceiling(big, big.num_updates)
+    compare(
+        f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
+        f"{args.throughput_steps:,} steps (PPO: 32 minibatches)",
+        big_runs,
+    )
+    for algo, ceil in ceilings.items():
+        show(f"ceiling for {algo} (act+env)", ceil)
+        trained = big_runs[f"purejaxdrl {algo}"][0]
+        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
 
 
 if __name__ == "__main__":
