@@ -61,6 +61,41 @@ def _dense(features: int, scale: float) -> nn.Dense:
     )
 
 
+def conv_same(x: jax.Array, kernel: jax.Array, bias: jax.Array) -> jax.Array:
+    """Stride-1 'SAME' convolution (cross-correlation, as `nn.Conv`) as one matmul.
+
+    x: [N, H, W, C]; kernel: [k, k, C, F] with k odd; bias: [F] -> [N, H, W, F].
+    The k*k shifted views of the zero-padded input are stacked along channels
+    (im2col) and multiplied by the flattened kernel. Why not `lax.conv`: XLA:CPU
+    runs convolution gradients inside a loop (here, the scan over updates) about
+    40x slower than outside one (jax-ml/jax#12868); a matmul has no such cliff,
+    and for MinAtar-sized inputs it is as fast on every backend.
+    """
+    k = kernel.shape[0]
+    pad = k // 2
+    h, w = x.shape[1], x.shape[2]
+    padded = jnp.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    patches = jnp.concatenate(
+        [padded[:, dy : dy + h, dx : dx + w] for dy in range(k) for dx in range(k)],
+        axis=-1,
+    )
+    return patches @ kernel.reshape(-1, kernel.shape[-1]) + bias
+
+
+class _Conv(nn.Module):
+    """A k x k, stride-1, 'SAME' conv layer with `nn.Conv`'s parameters and init."""
+
+    features: int
+    kernel_size: int = 3
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        shape = (self.kernel_size, self.kernel_size, x.shape[-1], self.features)
+        kernel = self.param("kernel", nn.initializers.lecun_normal(), shape)
+        bias = self.param("bias", nn.initializers.zeros, (self.features,))
+        return conv_same(x, kernel, bias)
+
+
 class _Torso(nn.Module):
     config: NetworkConfig
     obs_ndim: int
@@ -72,7 +107,7 @@ class _Torso(nn.Module):
         x = obs
         if self.config.torso == "cnn":
             x = x.reshape((-1, *obs.shape[-self.obs_ndim :]))
-            x = nn.Conv(self.config.conv_features, (3, 3), padding="SAME")(x)
+            x = _Conv(self.config.conv_features)(x)
             x = nn.relu(x)
         x = x.reshape((*batch_shape, -1))
         for width in self.config.hidden_sizes:
