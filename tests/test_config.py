@@ -99,8 +99,7 @@ def test_bad_preset_files(tmp_path):
 
 
 @pytest.mark.parametrize("algo", ["impala", "a2c"])
-# Breakout-MinAtar has no tuned IMPALA / A2C section yet (issue 3 left open).
-@pytest.mark.parametrize("name", ["cartpole", "inverted_pendulum"])
+@pytest.mark.parametrize("name", ["cartpole", "breakout_minatar", "inverted_pendulum"])
 def test_impala_and_a2c_presets_load_and_validate(name, algo):
     preset = pjd.load_preset(name, algo)
     assert preset.config.algo == algo
