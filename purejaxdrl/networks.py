@@ -68,8 +68,9 @@ def conv_same(x: jax.Array, kernel: jax.Array, bias: jax.Array) -> jax.Array:
     The k*k shifted views of the zero-padded input are stacked along channels
     (im2col) and multiplied by the flattened kernel. Why not `lax.conv`: XLA:CPU
     runs convolution gradients inside a loop (here, the scan over updates) about
-    40x slower than outside one (jax-ml/jax#12868); a matmul has no such cliff,
-    and for MinAtar-sized inputs it is as fast on every backend.
+    40x slower than outside one (jax-ml/jax#12868); a matmul has no such cliff.
+    Measured on CPU for 2048 MinAtar frames: kernel gradient inside a scan 29 ms
+    per step vs 1.5 s; the forward pass alone (outside loops) 37 vs 17 ms.
     """
     k = kernel.shape[0]
     pad = k // 2
