@@ -48,7 +48,7 @@ def parse() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def pinned_run(args: argparse.Namespace, devices: int, seed: int) -> dict:
+def pinned_run(devices: int, seed: int) -> dict:
     """One run in a subprocess restricted to `devices` cores (CPU affinity)."""
     argv = [sys.argv[0], *sys.argv[1:], "--worker", str(devices)]
     out = subprocess.run(
@@ -111,7 +111,7 @@ def main() -> None:
             r = pjd.train(pjd.apply_overrides(base, {"devices": n, "seed": seed}))
             runs[n].append(summary(r))
             if args.per_core:
-                pinned[n].append(pinned_run(args, n, seed))
+                pinned[n].append(pinned_run(n, seed))
     print(f"every run on all {len(os.sched_getaffinity(0))} cores:")
     report(runs, args.devices)
     if args.per_core:

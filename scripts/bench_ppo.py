@@ -175,10 +175,18 @@ def compare(title: str, runs: dict[str, list[dict[str, float]]]) -> None:
     medians = {name: median(r) for name, r in runs.items()}
     first, base = next(iter(medians.items()))
     for name, m in medians.items():
-        ratio = "" if name == first else f"  ({m['sps'] / base['sps']:.2f}x {first})"
         show(name, m)
-        if ratio:
-            print(f"  {'':<26}{ratio}")
+        if name != first:
+            print(f"  {'':<26}  ({m['sps'] / base['sps']:.2f}x {first})")
+
+
+def show_ceilings(configs: dict[str, pjd.TrainConfig], runs: dict[str, list]) -> None:
+    """Each algorithm's act+env ceiling and its training steps/s relative to it."""
+    for algo, config in configs.items():
+        ceil = ceiling(config, config.num_updates)
+        show(f"ceiling for {algo} (act+env)", ceil)
+        trained = median(runs[f"purejaxdrl {algo}"])
+        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
 
 
 def main() -> None:
@@ -229,11 +237,7 @@ def main() -> None:
             f"  purejaxdrl ppo vs PureJaxRL: {ours_m['sps'] / theirs['sps']:.2f}x "
             f"steps/s; final returns {ours_m['return']:.1f} vs {theirs['return']:.1f}"
         )
-    for algo, base in configs.items():
-        ceil = ceiling(base, base.num_updates)
-        show(f"ceiling for {algo} (act+env)", ceil)
-        trained = median(runs[f"purejaxdrl {algo}"])
-        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
+    show_ceilings(configs, runs)
 
     throughput = {
         "num_envs": args.throughput_envs,
@@ -241,21 +245,14 @@ def main() -> None:
         "num_logs": 4,
         "ppo": {"num_minibatches": 32},
     }
-    big_runs: dict[str, list] = {}
-    ceilings = {}
-    for algo in args.algo:
-        big = algo_config(algo, {**STANDARD, **throughput})
-        big_runs[f"purejaxdrl {algo}"] = [ours(big)]
-        ceilings[algo] = ceiling(big, big.num_updates)
+    big = {algo: algo_config(algo, {**STANDARD, **throughput}) for algo in args.algo}
+    big_runs = {f"purejaxdrl {algo}": [ours(c)] for algo, c in big.items()}
     compare(
         f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
         f"{args.throughput_steps:,} steps (PPO: 32 minibatches)",
         big_runs,
     )
-    for algo, ceil in ceilings.items():
-        show(f"ceiling for {algo} (act+env)", ceil)
-        trained = big_runs[f"purejaxdrl {algo}"][0]
-        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
+    show_ceilings(big, big_runs)
 
 
 if __name__ == "__main__":
