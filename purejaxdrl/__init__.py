@@ -20,6 +20,7 @@ from purejaxdrl.agents import (  # noqa: E402
     make_impala,
     make_ppo,
 )
+from purejaxdrl.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
 from purejaxdrl.config import (  # noqa: E402
     ConfigError,
     EnvConfig,
@@ -30,15 +31,14 @@ from purejaxdrl.config import (  # noqa: E402
     preset_names,
     validate,
 )
+from purejaxdrl.experiment import Experiment, make_experiment  # noqa: E402
+from purejaxdrl.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noqa: E402
+from purejaxdrl.policy import Policy, export_policy, load_policy  # noqa: E402
+from purejaxdrl.resume import resume_config  # noqa: E402
 from purejaxdrl.rollout import ActorState, reset_actors, unroll  # noqa: E402
 from purejaxdrl.runner import Runner, RunnerState, make_runner  # noqa: E402
-from purejaxdrl.train import (  # noqa: E402
-    Experiment,
-    TrainResult,
-    make_experiment,
-    train,
-)
+from purejaxdrl.train import TrainResult, train  # noqa: E402
 from purejaxdrl.types import TimeStep, Transition  # noqa: E402
 
 __version__ = "0.1.0"
@@ -48,13 +48,17 @@ __all__ = [
     "ActorState",
     "Agent",
     "AgentState",
+    "CheckpointConfig",
+    "Checkpointer",
     "ConfigError",
     "EnvConfig",
     "Experiment",
     "IMPALAConfig",
     "Network",
     "NetworkConfig",
+    "NonFiniteError",
     "PPOConfig",
+    "Policy",
     "Preset",
     "Runner",
     "RunnerState",
@@ -65,6 +69,8 @@ __all__ = [
     "apply_overrides",
     "enable_compilation_cache",
     "env",
+    "export_policy",
+    "load_policy",
     "load_preset",
     "make_a2c",
     "make_actor_critic",
@@ -76,6 +82,7 @@ __all__ = [
     "parallel",
     "preset_names",
     "reset_actors",
+    "resume_config",
     "rl",
     "train",
     "unroll",

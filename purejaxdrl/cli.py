@@ -18,6 +18,7 @@ import yaml
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 
 EXIT_USAGE = 2
+EXIT_FAILURE = 1
 
 
 class UsageError(Exception):
@@ -70,12 +71,24 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
     )
     parser.add_argument(
         "--env",
-        default="cartpole",
-        help=f"preset name ({', '.join(preset_names())}) or a preset .yaml path",
+        help=f"preset name ({', '.join(preset_names())}) or a preset .yaml path "
+        "(default: cartpole)",
     )
-    parser.add_argument("--algo", default="ppo", help="algorithm (ppo)")
+    parser.add_argument("--algo", help="algorithm: ppo, impala or a2c (default: ppo)")
     parser.add_argument(
         "--no-files", action="store_true", help="write no run directory"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue this run from its newest good checkpoint (its config; "
+        "flags may change devices and checkpointing)",
+    )
+    parser.add_argument(
+        "--override",
+        action="store_true",
+        help="with --resume: accept flags that change the run (e.g. the "
+        "learning rate after a NaN)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument(
@@ -160,19 +173,47 @@ def _parse_options(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _train(argv: Sequence[str]) -> int:
-    from purejaxdrl.config import load_preset
+    from purejaxdrl.config import apply_overrides, load_preset, validate
 
     pre = _Parser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--env", default="cartpole")
-    pre.add_argument("--algo", default="ppo")
+    pre.add_argument("--env")
+    pre.add_argument("--algo")
+    pre.add_argument("--resume")
     known, _ = pre.parse_known_args(argv)
-    preset = load_preset(known.env, known.algo)
-    parser = _train_parser(preset.config, preset.name)
-    args = parser.parse_args(argv)
+    if known.resume is not None:
+        from purejaxdrl.resume import load_run_config, resume_config
 
-    from purejaxdrl.config import apply_overrides, validate
-
-    config = validate(apply_overrides(preset.config, _overrides(args, preset.config)))
+        if known.env is not None:
+            raise UsageError(
+                f"--env {known.env} with --resume: a resumed run keeps its own "
+                "environment (see its config.yaml); drop --env."
+            )
+        defaults, preset = load_run_config(known.resume), None
+        parser = _train_parser(defaults, f"{known.resume} run")
+        args = parser.parse_args(argv)
+        overrides = _overrides(args, defaults)
+        if args.algo is not None:
+            overrides["algo"] = args.algo
+        config, changes = resume_config(
+            args.resume, overrides, allow_changes=args.override
+        )
+        if args.no_files:
+            raise UsageError(
+                "--no-files with --resume: a resumed run writes to its run "
+                "directory; drop --no-files."
+            )
+    else:
+        if known.env is None:
+            known.env = "cartpole"
+        preset = load_preset(known.env, known.algo or "ppo")
+        parser = _train_parser(preset.config, preset.name)
+        args = parser.parse_args(argv)
+        if args.override:
+            raise UsageError("--override only goes with --resume RUN_DIR.")
+        config = validate(
+            apply_overrides(preset.config, _overrides(args, preset.config))
+        )
+        changes = []
 
     import jax
 
@@ -195,9 +236,23 @@ def _train(argv: Sequence[str]) -> int:
     if not args.no_compile_cache:
         enable_compilation_cache(args.compile_cache)
 
+    from purejaxdrl.checkpoint import CheckpointError
+    from purejaxdrl.faults import NonFiniteError
+
+    for change in changes:
+        print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
     start = time.perf_counter()
     try:
-        result = train(config, console=not args.quiet, write_files=not args.no_files)
+        result = train(
+            config,
+            console=not args.quiet,
+            write_files=not args.no_files,
+            resume=args.resume,
+            notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
+        )
+    except (NonFiniteError, CheckpointError) as e:
+        print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_FAILURE
     except jax.errors.JaxRuntimeError as e:
         if jax.process_count() == 1:
             raise
@@ -216,7 +271,16 @@ def _train(argv: Sequence[str]) -> int:
         f"{platform} device(s){processes}, seed {config.seed}",
         f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
     ]
-    if preset.target_return is not None and config == preset.config:
+    if result.stopped_by is not None:
+        lines[0] = (
+            f"stopped by {result.stopped_by} after update {result.updates:,} of "
+            f"{config.num_updates:,}: {config.algo} on {config.env.id}"
+        )
+        lines.append(
+            f"  checkpoint saved; continue with: purejaxdrl train --resume "
+            f"{result.run_dir}"
+        )
+    elif preset and preset.target_return is not None and config == preset.config:
         reached = not math.isnan(ret) and ret >= preset.target_return
         lines.append(
             f"  preset target      {preset.target_return} within "
@@ -250,7 +314,27 @@ def _list(argv: Sequence[str]) -> int:
     return 0
 
 
-COMMANDS = {"train": _train, "list": _list}
+def _export(argv: Sequence[str]) -> int:
+    parser = _Parser(
+        prog="purejaxdrl export",
+        description="Write a run's trained policy (network description and "
+        "parameters) to a folder; load it with purejaxdrl.load_policy(DIR).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    args = parser.parse_args(argv)
+    from purejaxdrl.policy import export_policy
+
+    out = export_policy(args.run_dir, args.out)
+    print(
+        f"exported the policy of {args.run_dir} to {out}; load it with "
+        f"purejaxdrl.load_policy({str(out)!r})"
+    )
+    return 0
+
+
+COMMANDS = {"train": _train, "list": _list, "export": _export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -258,9 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: purejaxdrl {train,list} ...\n\n"
+            "usage: purejaxdrl {train,list,export} ...\n\n"
             "  train   train an agent: purejaxdrl train --env cartpole --algo ppo\n"
-            "  list    list environment presets and their target scores\n\n"
+            "          continue a run: purejaxdrl train --resume RUN_DIR\n"
+            "  list    list environment presets and their target scores\n"
+            "  export  write a run's policy: purejaxdrl export RUN_DIR --out DIR\n\n"
             "`purejaxdrl train --help` lists every config field."
         )
         return 0 if argv else EXIT_USAGE

@@ -21,6 +21,7 @@ from purejaxdrl.agents.a2c import A2CConfig
 from purejaxdrl.agents.common import OPTIMIZERS
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
+from purejaxdrl.checkpoint import CheckpointConfig
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.rng import RNG_IMPLS
 
@@ -59,6 +60,7 @@ class TrainConfig:
       impala: IMPALA hyper-parameters (V-trace, policy lag).
       a2c: A2C hyper-parameters.
       network: network architecture.
+      checkpoint: when to save whole-run checkpoints (runs with a run directory).
       num_envs: number of parallel environments.
       unroll_length: steps per environment between updates.
       total_steps: environment-step budget; training runs
@@ -80,6 +82,7 @@ class TrainConfig:
     impala: IMPALAConfig = dataclasses.field(default_factory=IMPALAConfig)
     a2c: A2CConfig = dataclasses.field(default_factory=A2CConfig)
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
     num_envs: int = 4
     unroll_length: int = 128
     total_steps: int = 500_000
@@ -302,6 +305,16 @@ def validate(config: TrainConfig) -> TrainConfig:
     for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
         value = getattr(config, name)
         _check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+    _check(
+        config.checkpoint.every >= 0,
+        f"checkpoint.every={config.checkpoint.every} must be >= 0 (chunks between "
+        "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM).",
+    )
+    _check(
+        config.checkpoint.keep >= 1,
+        f"checkpoint.keep={config.checkpoint.keep} must be >= 1 (how many of the "
+        "newest checkpoints to keep); e.g. --checkpoint.keep 3.",
+    )
     _check(
         config.devices >= 0,
         f"devices={config.devices} must be >= 0 (0 uses every local device).",

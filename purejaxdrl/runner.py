@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import Mesh
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, AgentState
@@ -35,12 +35,26 @@ class Runner(NamedTuple):
     `init(key) -> RunnerState`; `train_chunk(length)` returns a jitted function
     that runs `length` updates, donates its input, and returns metrics `[length]`
     (replicated). `steps_per_update` counts all devices' environment steps.
+    `specs` is a RunnerState of PartitionSpecs: learner state, env params and
+    key replicated, actors split over `data` (see `shardings`).
     """
 
     init: Callable[[PRNGKey], RunnerState]
     train_chunk: Callable[[int], Callable[[RunnerState], tuple[RunnerState, Metrics]]]
     steps_per_update: int
     mesh: Mesh
+    specs: RunnerState
+
+
+def shardings(runner: Runner, state: RunnerState) -> RunnerState:
+    """A NamedSharding for every leaf of `state` (or of its `jax.eval_shape`)."""
+
+    def subtree(spec: P, sub: RunnerState) -> RunnerState:
+        return jax.tree.map(lambda _: NamedSharding(runner.mesh, spec), sub)
+
+    return jax.tree.map(
+        subtree, runner.specs, state, is_leaf=lambda x: isinstance(x, P)
+    )
 
 
 def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
@@ -151,7 +165,7 @@ def make_runner(
     # Jitted so that outputs are distinct buffers: eager code may alias two leaves
     # (observation and final_observation after a reset), which donation rejects.
     init = jax.jit(jax.shard_map(init_shard, mesh=mesh, in_specs=P(), out_specs=specs))
-    return Runner(init, train_chunk, num_envs * unroll_length, mesh)
+    return Runner(init, train_chunk, num_envs * unroll_length, mesh, specs)
 
 
 def _strip_info(traj: Transition) -> Transition:

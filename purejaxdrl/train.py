@@ -1,44 +1,35 @@
 """Builds a run from a TrainConfig and drives it: the host loop.
 
 The host dispatches compiled chunks of updates and reads each chunk's metrics
-only after the next chunk is queued, so the device never waits for logging.
+only after the next chunk is queued, so the device never waits for logging or
+checkpointing. A run with a run directory checkpoints its whole state, resumes
+exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
+import contextlib
 import dataclasses
-import datetime
 import json
 import math
 import pathlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import flax.serialization
 import jax
+import jax.numpy as jnp
 import numpy as np
 import yaml
-from jax.sharding import Mesh
 
-from purejaxdrl import env as envs
-from purejaxdrl.agents import make_agent
-from purejaxdrl.agents.base import Agent
-from purejaxdrl.config import TrainConfig, to_dict, validate
+from purejaxdrl.checkpoint import Checkpointer
+from purejaxdrl.config import TrainConfig, to_dict
+from purejaxdrl.experiment import make_experiment
+from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
 from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
-from purejaxdrl.networks import make_actor_critic
-from purejaxdrl.parallel import DATA_AXIS, is_main_process, make_mesh
+from purejaxdrl.packing import describe
+from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
-from purejaxdrl.runner import Runner, RunnerState, make_runner
-
-
-@dataclasses.dataclass(frozen=True)
-class Experiment:
-    """The objects a TrainConfig describes, ready to run."""
-
-    config: TrainConfig
-    env: envs.Env
-    env_params: Any
-    agent: Agent
-    runner: Runner
+from purejaxdrl.run_files import agreed_run_dir, make_run_dir, write_outputs
+from purejaxdrl.runner import RunnerState, shardings
 
 
 @dataclasses.dataclass
@@ -55,8 +46,14 @@ class TrainResult:
       steps_per_second: env_steps / train_seconds (compile time excluded), all
         devices together.
       num_devices: how many devices trained (over all processes).
-      history: one record per chunk, as written to metrics.jsonl.
+      history: one record per chunk, as written to metrics.jsonl (on a resumed
+        run, the records before the checkpoint too).
       run_dir: the run's output folder, or None.
+      updates: updates done (fewer than the budget when stopped by a signal).
+      stopped_by: the signal that stopped the run early (SIGINT, SIGTERM), or
+        None when it ran to the end.
+      messages: what the run reported besides metrics (resume, skipped
+        checkpoints, device changes).
 
     """
 
@@ -69,50 +66,9 @@ class TrainResult:
     num_devices: int
     history: list[dict[str, Any]]
     run_dir: pathlib.Path | None
-
-
-def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
-    """Makes the environment, network, agent and runner for `config`.
-
-    Args:
-      config: the run.
-      mesh: the devices to train on; None for `config.devices` local devices of
-        every process (all of them when it is 0).
-
-    Raises:
-      ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
-
-    """
-    validate(config)
-    if mesh is None:
-        mesh = make_mesh(config.devices or None)
-    env = envs.make(config.env.id, **config.env.options)
-    env = envs.EpisodeStatistics(env)
-    if config.env.normalize_observations:
-        env = envs.NormalizeObservation(env)
-    env_params = env.default_params
-    obs_spec = env.observation_spec(env_params)
-    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
-    obs_example = np.zeros(obs_spec.shape, np.float32)
-    agent = make_agent(
-        config.algo,
-        getattr(config, config.algo),
-        network,
-        obs_example,
-        num_updates=config.num_updates,
-        # One device needs no all-reduce, and its agent works outside shard_map.
-        axis_name=DATA_AXIS if mesh.size > 1 else None,
-    )
-    runner = make_runner(
-        env,
-        env_params,
-        agent,
-        num_envs=config.num_envs,
-        unroll_length=config.unroll_length,
-        mesh=mesh,
-        scan_unroll=config.scan_unroll,
-    )
-    return Experiment(config, env, env_params, agent, runner)
+    updates: int = 0
+    stopped_by: str | None = None
+    messages: list[str] = dataclasses.field(default_factory=list)
 
 
 def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
@@ -146,18 +102,44 @@ def _summarize(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
-def make_run_dir(config: TrainConfig) -> pathlib.Path:
-    """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    name = f"{config.env.id.replace('/', '-')}_{config.algo}_{stamp}"
-    path = pathlib.Path(config.run_dir) / name
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = pathlib.Path(config.run_dir) / f"{name}-{suffix}"
-    path.mkdir(parents=True)
-    (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
-    return path
+def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
+    """(chunk index, length) of the chunks left after `done` updates.
+
+    A resumed run continues the same schedule (same chunk lengths, so the same
+    compiled programs, so bitwise the same updates). If `done` is not a chunk
+    boundary of it (the budget or logging was changed with --override), the
+    rest is split afresh.
+    """
+    lengths = chunk_lengths(config.num_updates, config.num_logs)
+    ends = np.cumsum([0, *lengths])
+    if done in ends:
+        first = int(np.searchsorted(ends, done))
+        return list(enumerate(lengths))[first:]
+    left = config.num_updates - done
+    if left <= 0:
+        return []
+    logs = max(1, round(config.num_logs * left / config.num_updates))
+    first = int(np.searchsorted(ends, done))
+    return [(first + i, n) for i, n in enumerate(chunk_lengths(left, logs))]
+
+
+def _agreed_stop(stop: StopSignals) -> bool:
+    """Whether any process was asked to stop (all must stop at the same chunk)."""
+    if jax.process_count() == 1:
+        return stop.requested is not None
+    from jax.experimental import multihost_utils
+
+    flags = multihost_utils.process_allgather(np.int32(stop.requested is not None))
+    if np.any(flags) and stop.requested is None:
+        stop.requested = "a peer's signal"
+    return bool(np.any(flags))
+
+
+@jax.jit
+def _params_finite(state: RunnerState) -> jax.Array:
+    return jnp.all(
+        jnp.stack([jnp.isfinite(x).all() for x in jax.tree.leaves(state.agent.params)])
+    )
 
 
 def train(
@@ -166,64 +148,180 @@ def train(
     loggers: Sequence[Logger] = (),
     console: bool = False,
     write_files: bool = False,
+    resume: str | pathlib.Path | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Trains `config.algo` on `config.env`. Not jittable: the host loop.
+
+    With a run directory (`write_files` or `resume`), the whole runner state is
+    checkpointed every `config.checkpoint.every` chunks and at the end, in the
+    background; SIGINT or SIGTERM saves after the current chunk and returns
+    (`stopped_by`); a NaN or infinite loss or parameter stops the run.
 
     Args:
       config: the run.
       loggers: extra sinks receiving one record per chunk.
-      console: show a live progress line on stderr.
-      write_files: write config.yaml, metrics.jsonl, summary.json and the final
-        network parameters (params.msgpack) to a new folder under
-        `config.run_dir` (process 0 only).
+      console: show a live progress line and messages on stderr.
+      write_files: write config.yaml, metrics.jsonl, summary.json, checkpoints
+        and the final network parameters (params.msgpack) to a new folder
+        under `config.run_dir` (files other than checkpoints: process 0 only).
+      resume: a run directory to continue from its newest checkpoint that
+        verifies; `config` must be its config (see `resume.resume_config`).
+        The continued run is bitwise the uninterrupted one on the same devices.
+      notify: called with each message (resume, skipped checkpoints, device
+        changes) on process 0; they are also in `TrainResult.messages`.
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).
 
+    Raises:
+      NonFiniteError: a loss, metric or parameter became NaN or infinite; the
+        message names the update, the metric and the last good checkpoint.
+
     """
     exp = make_experiment(config)
-    lengths = chunk_lengths(config.num_updates, config.num_logs)
-    steps_per_update = exp.runner.steps_per_update
+    runner = exp.runner
+    steps_per_update = runner.steps_per_update
     total_steps = config.num_updates * steps_per_update
-    num_devices = exp.runner.mesh.size
+    num_devices = runner.mesh.size
     # Every process runs the same program; only process 0 speaks.
     main = is_main_process()
-    sinks = list(loggers) if main else []
-    run_dir = make_run_dir(config) if write_files and main else None
+    messages: list[str] = []
+
+    def say(line: str) -> None:
+        messages.append(line)
+        if notify is not None and main:
+            notify(line)
+
+    run_dir = None
+    if resume is not None:
+        run_dir = pathlib.Path(resume)
+        if main:  # the config it continues with (changed only with --override)
+            text = yaml.safe_dump(to_dict(config), sort_keys=False)
+            (run_dir / "config.yaml").write_text(text)
+    elif write_files:
+        run_dir = agreed_run_dir(make_run_dir(config) if main else None)
+    key = make_key(config.seed, config.rng_impl)
+    checkpointer = None
+    start_compile = time.perf_counter()
     if run_dir is not None:
-        sinks.append(JsonlLogger(run_dir / "metrics.jsonl"))
+        abstract = jax.eval_shape(runner.init, key)
+        checkpointer = Checkpointer(
+            run_dir / "checkpoints",
+            abstract,
+            shardings(runner, abstract),
+            runner.mesh,
+            keep=config.checkpoint.keep,
+            keep_best=config.checkpoint.keep_best,
+        )
+        state_index = describe(abstract)
+
+    state, done, history, seconds_before = None, 0, [], 0.0
+    if resume is not None:
+        restored = checkpointer.restore_latest()
+        for line in restored.skipped:
+            say(line)
+        if restored.step is None:
+            say(f"no usable checkpoint in {run_dir}; starting from update 0")
+        else:
+            state, done = restored.state, restored.step
+            history = list(restored.meta["history"])
+            seconds_before = float(restored.meta["train_seconds"])
+            say(
+                f"resumed at update {done:,} of {config.num_updates:,} from "
+                f"{checkpointer.directory / str(done)}"
+            )
+            saved_devices = restored.meta.get("devices")
+            if saved_devices != num_devices:
+                say(
+                    f"saved on {saved_devices} device(s), resumed on {num_devices}: "
+                    f"learner state replicated, the {config.num_envs} environments "
+                    f"re-split to {config.num_envs // num_devices} per device"
+                )
+    if state is None:
+        state = runner.init(key)
+    schedule = chunk_schedule(config, done)
+    programs = {
+        n: runner.train_chunk(n).lower(state).compile()
+        for n in {n for _, n in schedule}
+    }
+    if checkpointer is not None:
+        jax.block_until_ready(checkpointer.pack(state))  # compiles the packer
+    jax.block_until_ready(state)
+    compile_seconds = time.perf_counter() - start_compile
+
+    sinks = list(loggers) if main else []
+    if run_dir is not None and main:
+        jsonl = run_dir / "metrics.jsonl"
+        # A resumed run's records are the checkpoint's, not what the killed
+        # process wrote after it.
+        jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
+        sinks.append(JsonlLogger(jsonl))
     if console and main:
         description = f"{config.algo} {config.env.id}"
         sinks.append(ConsoleLogger(total_steps, description, num_devices))
 
-    start_compile = time.perf_counter()
-    state = exp.runner.init(make_key(config.seed, config.rng_impl))
-    programs = {
-        n: exp.runner.train_chunk(n).lower(state).compile() for n in set(lengths)
-    }
-    jax.block_until_ready(state)
-    compile_seconds = time.perf_counter() - start_compile
-
-    history: list[dict[str, Any]] = []
     mean_return = math.nan
+    for rec in history:
+        value = rec.get("episode/mean_return")
+        if value is not None and not math.isnan(value):
+            mean_return = value
+    start_updates, last_saved = done, (done if resume is not None else None)
+    last_index = schedule[-1][0] if schedule else -1
+    every = config.checkpoint.every
     start = time.perf_counter()
-    done_updates = 0
 
-    def record(metrics: Any, length: int) -> None:
-        nonlocal done_updates, mean_return
-        summary = _summarize(jax.device_get(metrics))  # blocks on this chunk only
-        done_updates += length
+    def meta(updates: int) -> dict[str, Any]:
+        return {
+            "updates": updates,
+            "env_steps": updates * steps_per_update,
+            "num_updates": config.num_updates,
+            "train_seconds": seconds_before + time.perf_counter() - start,
+            "devices": num_devices,
+            "config": to_dict(config),
+            "history": list(history),
+            "state": state_index,
+        }
+
+    def check_finite(host: dict, length: int, ends_at: int, finite: Any) -> None:
+        bad = first_non_finite(host)
+        if bad is None and finite is not None and not bool(finite):
+            bad = ("a parameter", length - 1, math.nan)
+        if bad is None:
+            return
+        name, index, value = bad
+        if checkpointer is not None:
+            checkpointer.wait()  # the last good checkpoint is on disk
+        if last_saved is None:
+            where = "no checkpoint was saved before it"
+        else:
+            where = (
+                f"the last good checkpoint is update {last_saved:,} in "
+                f"{checkpointer.directory / str(last_saved)}; resume it with "
+                f"`purejaxdrl train --resume {run_dir} --override` and a lower "
+                "learning rate"
+            )
+        raise NonFiniteError(
+            f"update {ends_at - length + index + 1:,}: {name} is {value}; the run "
+            f"stopped instead of training on non-finite values; {where}."
+        )
+
+    def finish(metrics: Any, length: int, snapshot: Any, ends_at: int) -> None:
+        nonlocal done, mean_return, last_saved
+        host = jax.device_get(metrics)  # blocks on this chunk only
+        check_finite(host, length, ends_at, snapshot and snapshot[1])
+        summary = _summarize(host)
+        done = ends_at
         elapsed = time.perf_counter() - start
-        env_steps = done_updates * steps_per_update
-        sps = env_steps / elapsed
+        sps = (done - start_updates) * steps_per_update / elapsed
         rec = {
-            "env_steps": env_steps,
-            "updates": done_updates,
-            "time": elapsed,
+            "env_steps": done * steps_per_update,
+            "updates": done,
+            "time": seconds_before + elapsed,
             "steps_per_second": sps,
             "steps_per_second_per_device": sps / num_devices,
             "devices": num_devices,
-            "eta_seconds": (total_steps - env_steps) / sps,
+            "eta_seconds": (config.num_updates - done) * steps_per_update / sps,
             **summary,
         }
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
@@ -231,47 +329,65 @@ def train(
         history.append(rec)
         for sink in sinks:
             sink.write(rec)
+        if snapshot is not None:
+            metric = summary.get("episode/mean_return")
+            checkpointer.save(done, snapshot[0], meta(done), metric)
+            last_saved = done
 
+    signals = StopSignals(announce=main) if checkpointer else contextlib.nullcontext()
+    stopped_by = None
     try:
-        pending = None
-        for length in lengths:
-            state, metrics = programs[length](state)  # queued, not awaited
+        with signals:
+            pending, dispatched = None, done
+            for index, length in schedule:
+                if checkpointer is not None and _agreed_stop(signals):
+                    break
+                state, metrics = programs[length](state)  # queued, not awaited
+                dispatched += length
+                snapshot = None
+                if checkpointer is not None and (
+                    index == last_index or (every and (index + 1) % every == 0)
+                ):
+                    # Device copies queued behind this chunk; `state` itself is
+                    # donated to the next one.
+                    snapshot = (checkpointer.pack(state), _params_finite(state))
+                if pending is not None:
+                    finish(*pending)
+                pending = (metrics, length, snapshot, dispatched)
             if pending is not None:
-                record(*pending)
-            pending = (metrics, length)
-        if pending is not None:
-            record(*pending)
-        jax.block_until_ready(state)
+                finish(*pending)
+            if checkpointer is not None and signals.requested is not None:
+                stopped_by = signals.requested
+                if last_saved != done:
+                    snapshot = (checkpointer.pack(state), _params_finite(state))
+                    check_finite({}, 1, done, snapshot[1])
+                    checkpointer.save(done, snapshot[0], meta(done))
+                    last_saved = done
+            jax.block_until_ready(state)
+            if checkpointer is not None:
+                checkpointer.wait()
     finally:
         for sink in sinks:
             sink.close()
+        if checkpointer is not None:
+            with contextlib.suppress(Exception):  # an error is already raised
+                checkpointer.close()
     train_seconds = time.perf_counter() - start
+    steps = (done - start_updates) * steps_per_update
     result = TrainResult(
         state=state,
         mean_return=mean_return,
-        env_steps=total_steps,
+        env_steps=done * steps_per_update,
         compile_seconds=compile_seconds,
         train_seconds=train_seconds,
-        steps_per_second=total_steps / train_seconds,
+        steps_per_second=steps / train_seconds if steps else math.nan,
         num_devices=num_devices,
         history=history,
         run_dir=run_dir,
+        updates=done,
+        stopped_by=stopped_by,
+        messages=messages,
     )
-    if run_dir is not None:
-        summary = {
-            "mean_return": None if math.isnan(mean_return) else mean_return,
-            "env_steps": total_steps,
-            "compile_seconds": compile_seconds,
-            "train_seconds": train_seconds,
-            "steps_per_second": result.steps_per_second,
-            "devices": num_devices,
-            "steps_per_second_per_device": result.steps_per_second / num_devices,
-        }
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        # The final network parameters, e.g. to evaluate the policy. Whole-run
-        # checkpoints (optimiser, environments, keys) are checkpoint.py's job.
-        params = jax.device_get(state.agent.params)
-        (run_dir / "params.msgpack").write_bytes(
-            flax.serialization.msgpack_serialize(params)
-        )
+    if run_dir is not None and main:
+        write_outputs(result, total_steps, config.num_updates)
     return result

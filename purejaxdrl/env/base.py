@@ -26,6 +26,21 @@ class Box:
     shape: tuple[int, ...]
 
 
+def strong_types(tree: PyTree) -> PyTree:
+    """`tree` with every leaf a strongly typed array of its own (canonical) dtype.
+
+    Python scalars in a foreign env's params or state (gymnax's `time = 0`, its
+    `gravity = 9.8`) become weakly typed arrays under `jit`. Weak types change
+    promotion rules and make two equal states look different to a compiled
+    program (a restored checkpoint would not match it), so adapters remove them.
+    """
+
+    def strong(x: Any) -> jax.Array:
+        return jax.lax.convert_element_type(x, jnp.asarray(x).dtype)
+
+    return jax.tree.map(strong, tree)
+
+
 def restart(observation: jax.Array) -> TimeStep:
     """The TimeStep that starts an episode: reward 0, discount 1, no truncation.
 

@@ -3,7 +3,15 @@
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState, restart
+from purejaxdrl.env.base import (
+    Box,
+    Discrete,
+    Env,
+    EnvParams,
+    EnvState,
+    restart,
+    strong_types,
+)
 from purejaxdrl.types import PRNGKey, TimeStep
 
 
@@ -20,8 +28,9 @@ class GymnaxEnv(Env):
         if env_id not in gymnax.registered_envs:
             raise KeyError(env_id)
         self.env_id = env_id
-        self.env, self._default_params = gymnax.make(env_id, **kwargs)
-        params = self._default_params
+        self.env, params = gymnax.make(env_id, **kwargs)
+        # Concrete arrays, not Python scalars: no weak types reach `jit`.
+        self._default_params = strong_types(params)
         obs_space = self.env.observation_space(params)
         self._obs_categories = getattr(obs_space, "n", None)
         if self._obs_categories is not None:
@@ -60,7 +69,7 @@ class GymnaxEnv(Env):
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
         obs, state = self.env.reset(key, params)
-        return state, restart(self._observation(obs))
+        return strong_types(state), restart(self._observation(obs))
 
     def step(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
@@ -69,7 +78,7 @@ class GymnaxEnv(Env):
             key, state, self._env_action(action), params
         )
         terminated = jnp.asarray(terminated, jnp.bool_)
-        return state, TimeStep(
+        return strong_types(state), TimeStep(
             observation=self._observation(obs),
             reward=jnp.asarray(reward, jnp.float32),
             discount=1.0 - terminated.astype(jnp.float32),

@@ -1,0 +1,326 @@
+"""Whole-run checkpoints with orbax: asynchronous, verified, resumable anywhere.
+
+A checkpoint is the complete `RunnerState` (parameters, optimiser state with its
+step count, environment states, normaliser statistics, lagged behaviour
+parameters, random keys, counters) plus a JSON record of the run (config,
+metrics so far). It is written by orbax's `CheckpointManager`, which writes each
+step to a temporary folder and renames it when complete (atomic), on every
+process of a multi-host run.
+
+Two things make saving cheap enough to do after every chunk: the state is
+packed on device into a few arrays (`packing.py`), a new buffer, so the runner
+may donate its state to the next chunk while the copy is written; and saving
+runs on a low-priority background thread, so the host loop only enqueues.
+
+After orbax commits a step, process 0 writes a SHA-256 manifest of its files
+(`purejaxdrl.sha256`). Restoring verifies it, so a truncated or corrupted
+checkpoint is reported and skipped in favour of the one before it.
+"""
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import queue
+import threading
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+from jax.sharding import Mesh
+from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
+
+from purejaxdrl.packing import make_packer
+from purejaxdrl.types import PyTree
+
+MANIFEST = "purejaxdrl.sha256"
+SKIPPED = "skipped"  # where checkpoints that fail verification are moved
+
+
+class CheckpointError(RuntimeError):
+    """Saving a checkpoint failed (disk full, permissions, ...)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CheckpointConfig:
+    """When to checkpoint a run that writes a run directory.
+
+    Attributes:
+      every: save after every N chunks of updates (and always at the end, and
+        on SIGINT / SIGTERM); 0 saves only then.
+      keep: how many of the newest checkpoints to keep.
+      keep_best: also keep the checkpoint with the best mean episode return
+        of its chunk.
+
+    """
+
+    every: int = 1
+    keep: int = 3
+    keep_best: bool = False
+
+
+class Restored(NamedTuple):
+    """The newest checkpoint that verified, and the ones skipped on the way.
+
+    `step` is the number of updates it holds (None when nothing could be
+    restored), `state` the RunnerState, `meta` the JSON record saved with it,
+    and `skipped` one line per newer checkpoint that failed verification.
+    """
+
+    step: int | None
+    state: Any
+    meta: dict[str, Any] | None
+    skipped: list[str]
+
+
+# ------------------------------------------------------------ integrity
+
+
+def _digest(path: pathlib.Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(step_dir: pathlib.Path) -> dict[str, pathlib.Path]:
+    return {
+        str(p.relative_to(step_dir)): p
+        for p in sorted(step_dir.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+
+
+def write_manifest(step_dir: pathlib.Path) -> None:
+    """Writes the SHA-256 of every file of a committed checkpoint, atomically."""
+    digests = {name: _digest(p) for name, p in _files(step_dir).items()}
+    tmp = step_dir / f".{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(digests, indent=0, sort_keys=True))
+    os.replace(tmp, step_dir / MANIFEST)
+
+
+def verify(step_dir: pathlib.Path) -> str | None:
+    """None if `step_dir` matches its manifest, else what is wrong (one line)."""
+    manifest = step_dir / MANIFEST
+    try:
+        expected = json.loads(manifest.read_text())
+    except FileNotFoundError:
+        return "incomplete (no manifest: the run stopped while saving it)"
+    except (OSError, ValueError):
+        return "its manifest is unreadable"
+    found = _files(step_dir)
+    for name, digest in expected.items():
+        if name not in found:
+            return f"file {name} is missing"
+        if _digest(found[name]) != digest:
+            return f"file {name} is corrupted (checksum mismatch)"
+    return None
+
+
+# ----------------------------------------------------------- checkpointer
+
+
+class Checkpointer:
+    """Saves and restores whole runner states under `directory`, one per step.
+
+    Not jittable: does I/O on a background thread. Every process of a
+    multi-host run must create one and call `save` with the same steps.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        abstract: PyTree,
+        shardings: PyTree,
+        mesh: Mesh,
+        *,
+        keep: int = 3,
+        keep_best: bool = False,
+        read_only: bool = False,
+    ):
+        """Opens (or creates) the checkpoint folder.
+
+        Args:
+          directory: the folder holding one sub-folder per saved step.
+          abstract: the state's structure (`jax.eval_shape(runner.init, key)`).
+          shardings: a NamedSharding per leaf of the state.
+          mesh: the mesh states are restored onto.
+          keep: how many of the newest checkpoints to keep.
+          keep_best: also keep the one with the highest `metric`.
+          read_only: open an existing folder only to restore from it (creates
+            nothing, deletes nothing).
+
+        """
+        # orbax requires absolute paths.
+        self.directory = pathlib.Path(directory).absolute()
+        self.abstract = abstract
+        self._read_only = read_only
+        self.pack, self.unpack, self._abstract_packed = make_packer(
+            abstract, shardings, mesh
+        )
+        policies = [retention.LatestN(keep)]
+        if keep_best:
+            policies.append(
+                retention.BestN(
+                    get_metric_fn=lambda m: m["return"],
+                    n=1,
+                    keep_checkpoints_without_metrics=False,
+                )
+            )
+        options = ocp.CheckpointManagerOptions(
+            # Saving is already off the host loop's thread (see `save`); a
+            # synchronous orbax save there means "returned" == "committed".
+            enable_async_checkpointing=False,
+            preservation_policy=retention.AnyPreservationPolicy(policies),
+            cleanup_tmp_directories=not read_only,
+            create=not read_only,
+        )
+        self._manager = ocp.CheckpointManager(self.directory, options=options)
+        self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._work, name="purejaxdrl-checkpoint", daemon=True
+        )
+        self._thread.start()
+
+    # The queue holds at most one waiting save: if saves fall behind the
+    # training loop, it waits instead of keeping ever more copies in memory.
+    def save(
+        self,
+        step: int,
+        packed: dict[str, jax.Array],
+        meta: dict[str, Any],
+        metric: float | None = None,
+    ) -> None:
+        """Saves a packed state as `step`, in the background.
+
+        Pack first (`packed = checkpointer.pack(state)`, a device copy queued
+        behind the computation of `state`); the caller may then donate `state`
+        to the next chunk at once, and call `save` once it knows the state is
+        good (finite), typically after reading the chunk's metrics.
+
+        Args:
+          step: the number of updates the state holds.
+          packed: `self.pack(state)`.
+          meta: JSON-serialisable record of the run (config, metrics so far).
+          metric: the value `keep_best` ranks by (None or NaN: not ranked).
+
+        """
+        self._raise_error()
+        self._queue.put((step, packed, meta, metric))
+
+    def _work(self) -> None:
+        # Lowest CPU priority for this thread (and the threads orbax starts
+        # from it): on a CPU host the save then takes cores only when XLA's
+        # threads leave them idle. Linux sets nice values per thread.
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                if self._error is None:
+                    self._save_now(*item)
+            except BaseException as e:  # reported on the next call from the loop
+                self._error = e
+            finally:
+                self._queue.task_done()
+
+    def _save_now(
+        self, step: int, packed: dict, meta: dict, metric: float | None
+    ) -> None:
+        metrics = None
+        if metric is not None and np.isfinite(metric):
+            metrics = {"return": float(metric)}
+        self._manager.save(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardSave(packed), meta=ocp.args.JsonSave(meta)
+            ),
+            metrics=metrics,
+            force=True,
+        )
+        self._manager.wait_until_finished()
+        if jax.process_index() == 0:
+            write_manifest(self.directory / str(step))
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise CheckpointError(
+                f"saving a checkpoint in {self.directory} failed: "
+                + " ".join(str(error).split())[:300]
+            ) from error
+
+    def wait(self) -> None:
+        """Blocks until every queued save is committed (and raises its error)."""
+        self._queue.join()
+        self._raise_error()
+
+    def close(self) -> None:
+        """Waits for pending saves and stops the background thread."""
+        if self._thread.is_alive():
+            self._queue.join()
+            self._queue.put(None)
+            self._thread.join()
+        self._manager.close()
+        self._raise_error()
+
+    def steps(self) -> list[int]:
+        """Saved steps (updates done), oldest first."""
+        self._manager.reload()
+        return sorted(self._manager.all_steps())
+
+    def restore_latest(self) -> Restored:
+        """Restores the newest checkpoint whose files verify; see `Restored`.
+
+        Newer checkpoints that fail are moved to `skipped/` (kept for
+        inspection, never deleted), so the resumed run can save those steps
+        again.
+        """
+        skipped = []
+        for step in reversed(self.steps()):
+            problem = verify(self.directory / str(step))
+            if problem is None:
+                try:
+                    return self.restore(step, skipped)
+                except Exception as e:  # unreadable despite its manifest
+                    problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+            line = f"checkpoint at update {step} skipped: {problem}"
+            if not self._read_only:
+                line += f"; moved to {self._set_aside(step)}"
+            skipped.append(line)
+        return Restored(None, None, None, skipped)
+
+    def _set_aside(self, step: int) -> pathlib.Path:
+        target = self.directory / SKIPPED / str(step)
+        suffix = 1
+        while target.exists():
+            suffix += 1
+            target = self.directory / SKIPPED / f"{step}-{suffix}"
+        if jax.process_index() == 0:
+            target.parent.mkdir(exist_ok=True)
+            os.replace(self.directory / str(step), target)
+        if jax.process_count() > 1:
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices(f"purejaxdrl set aside {step}")
+        self._manager.reload()
+        return target
+
+    def restore(self, step: int, skipped: list[str] | None = None) -> Restored:
+        """Restores the checkpoint of `step` onto this checkpointer's mesh."""
+        restored = self._manager.restore(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardRestore(self._abstract_packed),
+                meta=ocp.args.JsonRestore(),
+            ),
+        )
+        state = self.unpack(restored["state"])
+        return Restored(step, state, dict(restored["meta"]), list(skipped or []))

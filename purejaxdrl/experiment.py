@@ -1,0 +1,70 @@
+"""The objects a TrainConfig describes: environment, network, agent, runner."""
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from jax.sharding import Mesh
+
+from purejaxdrl import env as envs
+from purejaxdrl.agents import make_agent
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.config import TrainConfig, validate
+from purejaxdrl.networks import make_actor_critic
+from purejaxdrl.parallel import DATA_AXIS, make_mesh
+from purejaxdrl.runner import Runner, make_runner
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """The objects a TrainConfig describes, ready to run."""
+
+    config: TrainConfig
+    env: envs.Env
+    env_params: Any
+    agent: Agent
+    runner: Runner
+
+
+def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
+    """Makes the environment, network, agent and runner for `config`.
+
+    Args:
+      config: the run.
+      mesh: the devices to train on; None for `config.devices` local devices of
+        every process (all of them when it is 0).
+
+    Raises:
+      ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
+
+    """
+    validate(config)
+    if mesh is None:
+        mesh = make_mesh(config.devices or None)
+    env = envs.make(config.env.id, **config.env.options)
+    env = envs.EpisodeStatistics(env)
+    if config.env.normalize_observations:
+        env = envs.NormalizeObservation(env)
+    env_params = env.default_params
+    obs_spec = env.observation_spec(env_params)
+    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
+    obs_example = np.zeros(obs_spec.shape, np.float32)
+    agent = make_agent(
+        config.algo,
+        getattr(config, config.algo),
+        network,
+        obs_example,
+        num_updates=config.num_updates,
+        # One device needs no all-reduce, and its agent works outside shard_map.
+        axis_name=DATA_AXIS if mesh.size > 1 else None,
+    )
+    runner = make_runner(
+        env,
+        env_params,
+        agent,
+        num_envs=config.num_envs,
+        unroll_length=config.unroll_length,
+        mesh=mesh,
+        scan_unroll=config.scan_unroll,
+    )
+    return Experiment(config, env, env_params, agent, runner)

@@ -1,0 +1,80 @@
+"""How a run stops safely: on SIGINT / SIGTERM, and on non-finite values.
+
+Host-side only: signal handlers and checks of the metrics a chunk returned.
+"""
+
+import signal
+import sys
+import threading
+import types
+from collections.abc import Mapping
+
+import numpy as np
+
+
+class NonFiniteError(RuntimeError):
+    """A loss, metric or parameter became NaN or infinite; the run stopped."""
+
+
+class StopSignals:
+    """Turns SIGINT and SIGTERM into a request to stop after the current chunk.
+
+    A cluster pre-empts a job with SIGTERM; Ctrl-C sends SIGINT. Either sets
+    `requested` (the host loop saves a checkpoint and returns); a second SIGINT
+    aborts at once. Handlers are installed only from the main thread (Python's
+    rule) and the previous ones are restored on exit.
+    """
+
+    def __init__(self, announce: bool = True):
+        self.requested: str | None = None
+        self._announce = announce
+        self._previous: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: types.FrameType | None) -> None:
+        del frame
+        name = signal.Signals(signum).name
+        if self.requested is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = name
+        if self._announce:
+            print(
+                f"purejaxdrl: {name} received: saving a checkpoint after the "
+                "current chunk, then stopping"
+                + (" (Ctrl-C again aborts without saving)" if name == "SIGINT" else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def first_non_finite(
+    metrics: Mapping[str, np.ndarray],
+) -> tuple[str, int, float] | None:
+    """The first metric (by update) that is NaN or infinite, if any.
+
+    Args:
+      metrics: a chunk's metrics, each float [length] (one value per update);
+        episode sums (`episode/...`) are skipped.
+
+    Returns:
+      (name, index of the update within the chunk, value), or None.
+
+    """
+    worst = None
+    for name, values in metrics.items():
+        if name.startswith("episode/"):
+            continue
+        values = np.atleast_1d(np.asarray(values))
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size and (worst is None or bad[0] < worst[1]):
+            worst = (name, int(bad[0]), float(values[bad[0]]))
+    return worst

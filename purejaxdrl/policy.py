@@ -1,0 +1,177 @@
+"""Trained policies outside training: export from a run, load as a jittable act.
+
+An exported policy is a folder with `policy.json` (the network description,
+the observation and action spaces, the environment it was trained on) and
+`params.msgpack` (network parameters and, if the run normalised observations,
+the normaliser's statistics). Loading it needs no run directory, no optimiser,
+no environment: only this package.
+"""
+
+import dataclasses
+import json
+import pathlib
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import flax.serialization
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.normalization import RunningStatistics, normalize
+from purejaxdrl.networks import NetworkConfig, make_actor_critic
+from purejaxdrl.types import Params, PRNGKey
+
+FORMAT = "purejaxdrl-policy"
+VERSION = 1
+
+
+class Policy(NamedTuple):
+    """A trained policy as pure functions of (unbatched or batched) observations.
+
+    Attributes:
+      act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
+        sample from the policy, as the purejaxdrl environment takes it (Box
+        actions in [-1, 1]); jittable and vmappable.
+      mode: `mode(obs) -> action`, the most likely action (deterministic).
+      params: the network parameters.
+      spec: the contents of policy.json.
+
+    """
+
+    act: Callable[[jax.Array, PRNGKey], jax.Array]
+    mode: Callable[[jax.Array], jax.Array]
+    params: Params
+    spec: dict[str, Any]
+
+
+def _spaces(observation_shape: list[int], action: dict[str, Any]):
+    obs_spec = Box(tuple(observation_shape))
+    if "discrete" in action:
+        return obs_spec, Discrete(int(action["discrete"]))
+    return obs_spec, Box(tuple(action["box"]))
+
+
+def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathlib.Path:
+    """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
+
+    Not jittable: reads the checkpoint and writes files.
+
+    Raises:
+      ConfigError: the run directory is missing or bad, or has no checkpoint
+        that verifies.
+
+    """
+    from purejaxdrl.checkpoint import Checkpointer
+    from purejaxdrl.experiment import make_experiment
+    from purejaxdrl.parallel import make_mesh
+    from purejaxdrl.resume import load_run_config
+    from purejaxdrl.rng import make_key
+    from purejaxdrl.runner import shardings
+
+    config = load_run_config(run_dir)
+    exp = make_experiment(config, make_mesh(1))
+    abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
+    checkpointer = Checkpointer(
+        pathlib.Path(run_dir) / "checkpoints",
+        abstract,
+        shardings(exp.runner, abstract),
+        exp.runner.mesh,
+        read_only=True,
+    )
+    try:
+        restored = checkpointer.restore_latest()
+    finally:
+        checkpointer.close()
+    if restored.step is None:
+        reasons = "; ".join(restored.skipped) or "it has none"
+        raise ConfigError(
+            f"{str(run_dir)!r} has no checkpoint to export ({reasons}); train or "
+            "resume the run first."
+        )
+    env_params = restored.state.env_params
+    stats = getattr(env_params, "obs_stats", None)
+    obs_spec = exp.env.observation_spec(env_params)
+    action_spec = exp.env.action_spec(env_params)
+    action = (
+        {"discrete": action_spec.num_values}
+        if isinstance(action_spec, Discrete)
+        else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
+    )
+    spec = {
+        "format": FORMAT,
+        "version": VERSION,
+        "env_id": config.env.id,
+        "env_options": config.env.options,
+        "algo": config.algo,
+        "updates": restored.step,
+        "env_steps": restored.step * exp.runner.steps_per_update,
+        "observation_shape": list(obs_spec.shape),
+        "action": action,
+        "network": dataclasses.asdict(config.network),
+        "normalize_observations": stats is not None,
+    }
+    blob: dict[str, Any] = {"params": jax.device_get(restored.state.agent.params)}
+    if stats is not None:
+        blob["obs_stats"] = {
+            "count": np.asarray(stats.count),
+            "mean": np.asarray(stats.mean),
+            "m2": np.asarray(stats.m2),
+        }
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "params.msgpack").write_bytes(flax.serialization.msgpack_serialize(blob))
+    (out / "policy.json").write_text(json.dumps(spec, indent=2) + "\n")
+    return out
+
+
+def load_policy(path: str | pathlib.Path) -> Policy:
+    """Loads a policy written by `export_policy` (`purejaxdrl export`).
+
+    Raises:
+      ConfigError: `path` is not an exported policy folder.
+
+    """
+    path = pathlib.Path(path)
+    try:
+        spec = json.loads((path / "policy.json").read_text())
+        blob = flax.serialization.msgpack_restore(
+            (path / "params.msgpack").read_bytes()
+        )
+    except (OSError, ValueError) as e:
+        raise ConfigError(
+            f"{str(path)!r} is not an exported policy ({type(e).__name__}: "
+            f"{e}); make one with `purejaxdrl export RUN_DIR --out {path}`."
+        ) from None
+    if spec.get("format") != FORMAT:
+        raise ConfigError(
+            f"{str(path / 'policy.json')!r} is not a {FORMAT} file; make one with "
+            "`purejaxdrl export RUN_DIR --out DIR`."
+        )
+    net = spec["network"]
+    config = NetworkConfig(**{**net, "hidden_sizes": tuple(net["hidden_sizes"])})
+    obs_spec, action_spec = _spaces(spec["observation_shape"], spec["action"])
+    network = make_actor_critic(config, obs_spec, action_spec)
+    dist = network.distribution
+    params = jax.tree.map(jnp.asarray, blob["params"])
+    stats = None
+    if "obs_stats" in blob:
+        stats = RunningStatistics(
+            **{k: jnp.asarray(v, jnp.float32) for k, v in blob["obs_stats"].items()}
+        )
+
+    def policy_output(obs: jax.Array) -> jax.Array:
+        obs = jnp.asarray(obs, jnp.float32)
+        if stats is not None:
+            obs = normalize(stats, obs)
+        return network.apply(params, obs)[0]
+
+    def act(obs: jax.Array, key: PRNGKey) -> jax.Array:
+        return dist.to_env(dist.sample(policy_output(obs), key))
+
+    def mode(obs: jax.Array) -> jax.Array:
+        return dist.to_env(dist.mode(policy_output(obs)))
+
+    return Policy(act=act, mode=mode, params=params, spec=spec)

@@ -1,0 +1,127 @@
+"""Resuming a run: its saved config, and which changes a resume may make.
+
+A resumed run must be the run that was interrupted. Changing a field that the
+updates depend on (a learning rate, the budget, which algorithm) would make it
+another run under the same name, so such changes are refused unless the user
+says `--override`. Fields that do not change the updates (how many devices,
+how often to checkpoint) may change freely.
+"""
+
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from purejaxdrl.config import (
+    ConfigError,
+    TrainConfig,
+    apply_overrides,
+    flat_fields,
+    validate,
+)
+
+# Fields a resume may change without `--override`: where and how the same
+# updates run, not which updates. Environments and the learner are re-split
+# over a new device count with the same global sizes (see README).
+FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.")
+
+
+def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
+    """The config a run directory was made with (its `config.yaml`).
+
+    Raises:
+      ConfigError: the folder or its config is missing, unreadable or invalid.
+
+    """
+    run_dir = pathlib.Path(run_dir)
+    if not run_dir.is_dir():
+        raise ConfigError(
+            f"run directory {str(run_dir)!r} does not exist; pass a folder made by "
+            "`purejaxdrl train` (under runs/ by default)."
+        )
+    path = run_dir / "config.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{str(run_dir)!r} has no config.yaml, so it is not a purejaxdrl run "
+            "directory; pass a folder made by `purejaxdrl train`."
+        ) from None
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(
+            f"{str(path)!r} is unreadable ({type(e).__name__}); restore the file "
+            "or start a new run."
+        ) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{str(path)!r} is not a config mapping; restore the file or start a "
+            "new run."
+        )
+    return validate(apply_overrides(TrainConfig(), data))
+
+
+def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """`field: old -> new` for every field that differs, in field order."""
+    old = {path: value for path, _, value in flat_fields(saved)}
+    return [
+        f"{path}: {old[path]!r} -> {value!r}"
+        for path, _, value in flat_fields(new)
+        if old[path] != value
+    ]
+
+
+def changes_the_run(change: str) -> bool:
+    """Whether a line of `config_changes` alters the sequence of updates."""
+    path = change.split(":", 1)[0]
+    return not any(
+        path == free or (free.endswith(".") and path.startswith(free))
+        for free in FREE_TO_CHANGE
+    )
+
+
+def resume_config(
+    run_dir: str | pathlib.Path,
+    overrides: Mapping[str, Any],
+    *,
+    allow_changes: bool = False,
+) -> tuple[TrainConfig, list[str]]:
+    """The config to resume `run_dir` with, after checking `overrides`.
+
+    Args:
+      run_dir: a folder made by `train(..., write_files=True)`.
+      overrides: nested field overrides, as for `apply_overrides`.
+      allow_changes: accept overrides that change the run (`--override`).
+
+    Returns:
+      (config, changes): the validated config and the list of changed fields.
+
+    Raises:
+      ConfigError: for a missing or bad run directory, a different algorithm
+        (its state cannot be restored), or changes to the run without
+        `allow_changes`, listing them.
+
+    """
+    saved = load_run_config(run_dir)
+    config = validate(apply_overrides(saved, overrides))
+    if config.algo != saved.algo:
+        raise ConfigError(
+            f"algo={config.algo!r} differs from the run's algo={saved.algo!r}: a "
+            f"{saved.algo} checkpoint cannot continue as {config.algo}; resume "
+            f"with --algo {saved.algo}, or start a new run."
+        )
+    if config.env.id != saved.env.id:
+        raise ConfigError(
+            f"env.id={config.env.id!r} differs from the run's {saved.env.id!r}; "
+            "a run cannot continue on another environment; start a new run."
+        )
+    changes = config_changes(saved, config)
+    binding = [c for c in changes if changes_the_run(c)]
+    if binding and not allow_changes:
+        raise ConfigError(
+            f"resuming {str(run_dir)!r} with changes that alter the run ("
+            + "; ".join(binding)
+            + "); drop them to continue the same run, or add --override to "
+            "continue with them."
+        )
+    return config, changes

@@ -1,0 +1,83 @@
+"""What a run writes: its folder, config, summary and final parameters.
+
+Host-side only. Process 0 writes files; every process of a multi-host run
+learns the folder's name, since every process writes its checkpoint shards.
+"""
+
+import datetime
+import json
+import math
+import pathlib
+from typing import Any
+
+import flax.serialization
+import jax
+import numpy as np
+import yaml
+
+from purejaxdrl.config import TrainConfig, to_dict
+
+
+def make_run_dir(config: TrainConfig) -> pathlib.Path:
+    """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = f"{config.env.id.replace('/', '-')}_{config.algo}_{stamp}"
+    path = pathlib.Path(config.run_dir) / name
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = pathlib.Path(config.run_dir) / f"{name}-{suffix}"
+    path.mkdir(parents=True)
+    (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    return path
+
+
+def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:
+    """Process 0's run directory, known to every process (they all checkpoint)."""
+    if jax.process_count() == 1:
+        assert path is not None
+        return path
+    from jax.experimental import multihost_utils
+
+    buf = np.zeros(4096, np.uint8)
+    if path is not None:
+        raw = str(path).encode()
+        buf[: len(raw)] = np.frombuffer(raw, np.uint8)
+    buf = np.asarray(multihost_utils.broadcast_one_to_all(buf))
+    return pathlib.Path(bytes(buf).rstrip(b"\0").decode())
+
+
+def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
+    """summary.json and the final network parameters (params.msgpack).
+
+    Args:
+      result: the run's TrainResult.
+      total_steps: the run's budget of environment steps.
+      num_updates: the run's budget of updates.
+
+    """
+    ret = result.mean_return
+    summary = {
+        "mean_return": None if math.isnan(ret) else ret,
+        "env_steps": result.env_steps,
+        "total_steps": total_steps,
+        "updates": result.updates,
+        "complete": result.updates == num_updates,
+        "stopped_by": result.stopped_by,
+        "compile_seconds": result.compile_seconds,
+        "train_seconds": result.train_seconds,
+        "steps_per_second": result.steps_per_second,
+        "devices": result.num_devices,
+        "steps_per_second_per_device": result.steps_per_second / result.num_devices,
+    }
+    clean = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v
+        for k, v in summary.items()
+    }
+    (result.run_dir / "summary.json").write_text(json.dumps(clean, indent=2) + "\n")
+    # The final network parameters, e.g. to evaluate the policy; the whole
+    # state (optimiser, environments, keys) is in checkpoints/.
+    params = jax.device_get(result.state.agent.params)
+    (result.run_dir / "params.msgpack").write_bytes(
+        flax.serialization.msgpack_serialize(params)
+    )

@@ -1,0 +1,144 @@
+"""Every kind of bad input, from the command line and the API, in one table.
+
+Each case must end with exit status 2 and exactly one line on stderr,
+`purejaxdrl: error: ...`, naming the value and the rule, with no traceback.
+The table runs `cli.main` in this process (an uncaught exception would fail the
+test with its traceback); two cases also run as real processes.
+"""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+
+NO_CACHE = ["--no-compile-cache"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
+    """Run directories in various states of repair (no training needed)."""
+    root = tmp_path_factory.mktemp("runs")
+    config = pjd.config.to_dict(pjd.load_preset("cartpole").config)
+    ok = root / "ok"
+    ok.mkdir()
+    (ok / "config.yaml").write_text(yaml.safe_dump(config))
+    no_config = root / "no_config"
+    no_config.mkdir()
+    garbled = root / "garbled"
+    garbled.mkdir()
+    (garbled / "config.yaml").write_text("ppo: [unclosed\n")
+    not_mapping = root / "not_mapping"
+    not_mapping.mkdir()
+    (not_mapping / "config.yaml").write_text("- just\n- a list\n")
+    bad_field = root / "bad_field"
+    bad_field.mkdir()
+    (bad_field / "config.yaml").write_text(yaml.safe_dump({**config, "num_envs": 0}))
+    return {p.name: p for p in (ok, no_config, garbled, not_mapping, bad_field)}
+
+
+TRAIN = ["train", "--no-files", *NO_CACHE]
+CASES = [
+    # Which environment, algorithm, preset.
+    (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
+    (["train", "--algo", "dqn"], "algo='dqn' is not a known algorithm"),
+    (["train", "--env", "missing.yaml"], "does not exist"),
+    ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
+    ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
+    # Fields and types.
+    ([*TRAIN, "--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
+    ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),
+    ([*TRAIN, "--num-envs", "2.5"], "is not an integer"),
+    ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
+    ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),
+    ([*TRAIN, "--network.activation", "swish9"], "network.activation='swish9'"),
+    ([*TRAIN, "--rng-impl", "dice"], "rng_impl='dice' is not one of"),
+    # Ranges.
+    ([*TRAIN, "--ppo.learning-rate", "-0.1"], "ppo.learning_rate=-0.1 must be > 0"),
+    (
+        [*TRAIN, "--algo", "impala", "--impala.learning-rate", "-0.1"],
+        "impala.learning_rate=-0.1 must be > 0",
+    ),
+    ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
+    ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
+    ([*TRAIN, "--impala.policy-lag", "-1"], "impala.policy_lag=-1 must be >= 0"),
+    ([*TRAIN, "--total-steps", "100"], "total_steps=100 is less than one update"),
+    ([*TRAIN, "--checkpoint.keep", "0"], "checkpoint.keep=0 must be >= 1"),
+    ([*TRAIN, "--checkpoint.every", "-1"], "checkpoint.every=-1 must be >= 0"),
+    # Divisibility and devices.
+    ([*TRAIN, "--num-envs", "3", "--unroll-length", "5"], "num_envs divisible by 4"),
+    ([*TRAIN, "--devices", "9"], "devices=9 must be between 1 and the 8 local"),
+    ([*TRAIN, "--num-envs", "6", "--devices", "4"], "num_envs=6 must be divisible"),
+    # Many hosts.
+    ([*TRAIN, "--coordinator", "127.0.0.1:1"], "--process-id go together"),
+    ([*TRAIN, "--num-processes", "two"], "'two' is not an integer"),
+    (
+        [*TRAIN, "--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
+        "process_id=2 must be in [0, 2)",
+    ),
+    # Resume and export.
+    (["train", "--resume", "{tmp}/absent", *NO_CACHE], "does not exist"),
+    (["train", "--resume", "{no_config}", *NO_CACHE], "has no config.yaml"),
+    (["train", "--resume", "{garbled}", *NO_CACHE], "is unreadable"),
+    (["train", "--resume", "{not_mapping}", *NO_CACHE], "is not a config mapping"),
+    (["train", "--resume", "{bad_field}", *NO_CACHE], "num_envs=0 must be >= 1"),
+    (
+        ["train", "--resume", "{ok}", "--algo", "impala", *NO_CACHE],
+        "a ppo checkpoint cannot continue as impala",
+    ),
+    (
+        ["train", "--resume", "{ok}", "--ppo.learning-rate", "0.1", *NO_CACHE],
+        "changes that alter the run (ppo.learning_rate: 0.00025 -> 0.1)",
+    ),
+    (["train", "--resume", "{ok}", "--env", "acrobot"], "--env acrobot with --resume"),
+    (["train", "--resume", "{ok}", "--no-files", *NO_CACHE], "--no-files with"),
+    ([*TRAIN, "--override"], "--override only goes with --resume"),
+    (["export", "{ok}"], "the following arguments are required: --out"),
+    (["export", "{tmp}/absent", "--out", "{tmp}/p"], "does not exist"),
+    (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
+    # Commands.
+    (["fly"], "unknown command 'fly'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), CASES, ids=lambda v: " ".join(v)[:60])
+def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys):
+    names = {k: str(v) for k, v in runs.items()}
+    argv = [a.format(tmp=tmp_path, **names) for a in argv]
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("purejaxdrl: error:"), err
+    assert fragment in lines[0], err
+
+
+def test_the_table_covers_at_least_25_cases():
+    assert len(CASES) >= 25
+
+
+def test_load_policy_of_a_non_policy_folder_names_the_fix(tmp_path):
+    with pytest.raises(pjd.ConfigError, match="purejaxdrl export RUN_DIR"):
+        pjd.load_policy(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["train", "--ppo.learning-rate", "-1"], ["train", "--resume", "/nonexistent"]],
+)
+def test_as_a_process_no_traceback(argv, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,163 @@
+"""Whole-state checkpoints: exact round trips, re-sharding, integrity, resume rules."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.checkpoint import MANIFEST, Checkpointer, verify
+from purejaxdrl.faults import first_non_finite
+from purejaxdrl.packing import make_packer
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.resume import config_changes, resume_config
+from purejaxdrl.rng import make_key
+from purejaxdrl.runner import shardings
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _config(algo: str = "impala") -> pjd.TrainConfig:
+    # Everything a state can hold: lagged parameters (IMPALA), observation
+    # statistics, typed keys, bool flags, int counters.
+    config = pjd.load_preset("cartpole", algo).config
+    return dataclasses.replace(
+        config,
+        num_envs=8,
+        unroll_length=8,
+        env=dataclasses.replace(config.env, normalize_observations=True),
+        impala=dataclasses.replace(config.impala, policy_lag=2),
+    )
+
+
+def _experiment(config: pjd.TrainConfig, devices: int):
+    exp = pjd.make_experiment(config, make_mesh(devices))
+    abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
+    return exp, abstract, shardings(exp.runner, abstract)
+
+
+def _host(state) -> list[np.ndarray]:
+    def raw(x):
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x = jax.random.key_data(x)
+        return np.asarray(jax.device_get(x))
+
+    return [raw(x) for x in jax.tree.leaves(state)]
+
+
+def _assert_bitwise(a, b) -> None:
+    for x, y in zip(_host(a), _host(b), strict=True):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+
+
+def test_pack_unpack_is_exact_and_keeps_types():
+    config = _config()
+    exp, abstract, sh = _experiment(config, 1)
+    state = exp.runner.init(make_key(0, config.rng_impl))
+    state, _ = exp.runner.train_chunk(3)(state)
+    pack, unpack, _ = make_packer(abstract, sh, exp.runner.mesh)
+    packed = pack(state)
+    # A few arrays, not one per leaf: per-env groups [B, K], shared groups [K].
+    assert len(packed) <= 8 < len(jax.tree.leaves(state))
+    assert all(v.shape[0] == config.num_envs for k, v in packed.items() if "env" in k)
+    back = unpack(packed)
+    assert jax.tree.structure(back) == jax.tree.structure(state)
+    assert jax.eval_shape(lambda s: s, back) == jax.eval_shape(lambda s: s, state)
+    _assert_bitwise(back, state)
+
+
+def test_save_on_8_devices_restore_on_4_and_continue(tmp_path):
+    config = _config()
+    exp8, abstract8, sh8 = _experiment(config, 8)
+    state = exp8.runner.init(make_key(0, config.rng_impl))
+    state, _ = exp8.runner.train_chunk(2)(state)
+    saved = _host(state)
+    ck = Checkpointer(tmp_path, abstract8, sh8, exp8.runner.mesh)
+    ck.save(2, ck.pack(state), {"updates": 2, "devices": 8})
+    continued8, _ = exp8.runner.train_chunk(2)(state)  # donates `state`
+    ck.close()
+    assert (tmp_path / "2" / MANIFEST).is_file()
+
+    exp4, abstract4, sh4 = _experiment(config, 4)
+    ck4 = Checkpointer(tmp_path, abstract4, sh4, exp4.runner.mesh, read_only=True)
+    restored = ck4.restore_latest()
+    ck4.close()
+    assert restored.step == 2 and restored.meta == {"updates": 2, "devices": 8}
+    for x, y in zip(_host(restored.state), saved, strict=True):
+        np.testing.assert_array_equal(x, y)
+    # Actors re-split over 4 devices, learner replicated on them.
+    env_ids = restored.state.actor.env_ids
+    assert len(env_ids.sharding.device_set) == 4
+    assert len(env_ids.addressable_shards) == 4
+    assert env_ids.addressable_shards[1].data.tolist() == [2, 3]
+    continued4, _ = exp4.runner.train_chunk(2)(restored.state)
+    # The same run, up to floating-point reduction order (as 1 vs 8 devices).
+    for x, y in zip(
+        jax.tree.leaves(continued4.agent.params),
+        jax.tree.leaves(continued8.agent.params),
+        strict=True,
+    ):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), atol=1e-5)
+
+
+def test_keeps_the_newest_and_detects_corruption(tmp_path):
+    config = _config("ppo")
+    exp, abstract, sh = _experiment(config, 1)
+    state = exp.runner.init(make_key(0, config.rng_impl))
+    ck = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, keep=2)
+    for step in (1, 2, 3):
+        state, _ = exp.runner.train_chunk(1)(state)
+        ck.save(step, ck.pack(state), {"updates": step})
+    ck.wait()
+    assert ck.steps() == [2, 3]
+    assert verify(tmp_path / "3") is None
+    # Flip bytes in the newest checkpoint's largest file.
+    victim = max((tmp_path / "3").rglob("*"), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    assert "corrupted" in verify(tmp_path / "3")
+    restored = ck.restore_latest()
+    assert restored.step == 2
+    assert len(restored.skipped) == 1 and "update 3 skipped" in restored.skipped[0]
+    assert (tmp_path / "skipped" / "3").is_dir()  # set aside, not deleted
+    assert ck.steps() == [2]
+    # A checkpoint without its manifest (killed while saving) is not trusted.
+    (tmp_path / "2" / MANIFEST).unlink()
+    assert "incomplete" in verify(tmp_path / "2")
+    ck.close()
+
+
+def test_first_non_finite_names_the_earliest_update():
+    metrics = {
+        "episode/return_sum": np.array([np.nan, 1.0, 2.0]),  # never checked
+        "loss/total": np.array([1.0, 2.0, np.inf]),
+        "entropy": np.array([0.5, np.nan, np.nan]),
+    }
+    assert first_non_finite(metrics) == (
+        "entropy",
+        1,
+        pytest.approx(np.nan, nan_ok=True),
+    )
+    assert first_non_finite({"loss/total": np.array([1.0])}) is None
+
+
+def test_resume_rules(tmp_path):
+    import yaml
+
+    config = pjd.load_preset("cartpole").config
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(config)))
+    same, changes = resume_config(tmp_path, {"devices": 2, "checkpoint": {"keep": 5}})
+    assert sorted(changes) == ["checkpoint.keep: 3 -> 5", "devices: 0 -> 2"]
+    assert same.ppo == config.ppo
+    with pytest.raises(pjd.ConfigError, match=r"ppo.learning_rate: 0.00025 -> 0.1"):
+        resume_config(tmp_path, {"ppo": {"learning_rate": 0.1}})
+    changed, _ = resume_config(
+        tmp_path, {"ppo": {"learning_rate": 0.1}}, allow_changes=True
+    )
+    assert changed.ppo.learning_rate == 0.1
+    with pytest.raises(pjd.ConfigError, match="cannot continue as impala"):
+        resume_config(tmp_path, {"algo": "impala"}, allow_changes=True)
+    assert config_changes(config, config) == []

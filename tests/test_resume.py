@@ -1,0 +1,225 @@
+"""Interrupt and resume runs as a user does: subprocesses, signals, damaged files.
+
+Every run trains 2,000 updates of a small CartPole config (4 envs x 8 steps,
+one minibatch), checkpointing every chunk of 100 updates. A resumed run must
+end with the same parameters, bit for bit, as one that ran straight through.
+"""
+
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import flax.serialization
+import jax
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.timeout(600)
+
+SMALL = [
+    "--env", "cartpole", "--num-envs", "4", "--unroll-length", "8",
+    "--total-steps", "64000", "--num-logs", "20", "--quiet",
+]  # fmt: skip
+ALGO = {
+    "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"],
+    "impala": ["--algo", "impala", "--impala.policy-lag", "2"],
+}
+
+
+def _cli(*args: str, cache: pathlib.Path) -> list[str]:
+    env_cache = ["--compile-cache", str(cache)]
+    return [sys.executable, "-m", "purejaxdrl.cli", *args, *env_cache]
+
+
+def _run(*args: str, cache: pathlib.Path, cwd: pathlib.Path):
+    return subprocess.run(
+        _cli(*args, cache=cache), capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def _start(*args: str, cache: pathlib.Path, cwd: pathlib.Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        _cli(*args, cache=cache),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _committed(run_root: pathlib.Path) -> list[int]:
+    """Checkpoints whose manifest is written (fully saved)."""
+    return sorted(
+        int(p.parent.name) for p in run_root.glob("*/checkpoints/*/purejaxdrl.sha256")
+    )
+
+
+def _wait_for_checkpoints(proc: subprocess.Popen, root: pathlib.Path, n: int) -> None:
+    deadline = time.monotonic() + 240
+    while len(_committed(root)) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no checkpoints appeared"
+        time.sleep(0.05)
+
+
+def _params(root: pathlib.Path) -> list[np.ndarray]:
+    (path,) = root.glob("*/params.msgpack")
+    tree = flax.serialization.msgpack_restore(path.read_bytes())
+    return [np.asarray(x) for x in jax.tree.leaves(tree)]
+
+
+def _assert_same_params(a: pathlib.Path, b: pathlib.Path) -> None:
+    for x, y in zip(_params(a), _params(b), strict=True):
+        np.testing.assert_array_equal(x, y)  # bit for bit
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> pathlib.Path:
+    return tmp_path_factory.mktemp("xla")
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
+    """Each algorithm's run straight through, as the reference."""
+    roots = {}
+    for algo, flags in ALGO.items():
+        root = tmp_path_factory.mktemp(f"straight-{algo}")
+        result = _run(
+            "train", *SMALL, *flags, "--run-dir", str(root), cache=cache, cwd=root
+        )
+        assert result.returncode == 0, result.stderr
+        roots[algo] = root
+    return roots
+
+
+@pytest.mark.parametrize("algo", ["ppo", "impala"])
+def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
+    root = tmp_path / "runs"
+    proc = _start(
+        "train", *SMALL, *ALGO[algo], "--run-dir", str(root), cache=cache, cwd=tmp_path
+    )
+    _wait_for_checkpoints(proc, root, 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not list(root.glob("*/params.msgpack"))  # really killed mid-run
+    (run_dir,) = root.iterdir()
+    resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed at update" in resumed.stderr
+    _assert_same_params(straight[algo], root)
+    # The metrics file holds each chunk once, as if never interrupted.
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 20
+
+
+def test_sigterm_saves_exits_0_and_resume_completes(straight, cache, tmp_path):
+    root = tmp_path / "runs"
+    proc = _start(
+        "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
+    )
+    _wait_for_checkpoints(proc, root, 1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "SIGTERM received" in err
+    assert "stopped by SIGTERM after update" in out
+    assert "purejaxdrl train --resume" in out
+    (run_dir,) = root.iterdir()
+    stopped_at = _committed(root)[-1]
+    assert stopped_at < 2000
+    resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed at update {stopped_at:,}" in resumed.stderr
+    _assert_same_params(straight["ppo"], root)
+
+
+def test_corrupted_newest_checkpoint_is_skipped(straight, cache, tmp_path):
+    root = tmp_path / "runs"
+    proc = _start(
+        "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
+    )
+    _wait_for_checkpoints(proc, root, 3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    saved = _committed(root)
+    (run_dir,) = root.iterdir()
+    newest = run_dir / "checkpoints" / str(saved[-1])
+    for path in newest.rglob("*"):  # damage every data file of the newest
+        if path.is_file() and path.stat().st_size > 16 and "/d/" in str(path):
+            with path.open("r+b") as f:
+                f.seek(8)
+                f.write(b"\0garbage\0")
+    resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"checkpoint at update {saved[-1]} skipped" in resumed.stderr
+    assert "corrupted" in resumed.stderr
+    assert f"resumed at update {saved[-2]:,}" in resumed.stderr
+    assert (run_dir / "checkpoints" / "skipped" / str(saved[-1])).is_dir()
+    _assert_same_params(straight["ppo"], root)
+
+
+def test_nan_stops_with_error_and_last_good_checkpoint_restores(cache, tmp_path):
+    root = tmp_path / "runs"
+    short = ["--total-steps", "6400", "--run-dir", str(root)]
+    first = _run("train", *SMALL, *ALGO["ppo"], *short, cache=cache, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (run_dir,) = root.iterdir()
+    assert _committed(root)[-1] == 200
+    # Continue with an absurd learning rate: the parameters overflow.
+    bad = _run(
+        "train", "--resume", str(run_dir), "--override", "--total-steps", "12800",
+        "--ppo.learning-rate", "1e38", cache=cache, cwd=tmp_path,
+    )  # fmt: skip
+    assert bad.returncode == 1, bad.stderr
+    line = bad.stderr.strip().splitlines()[-1]
+    assert line.startswith("purejaxdrl: error: update 20")
+    assert " is nan" in line or " is inf" in line
+    assert "last good checkpoint is update 200" in line
+    assert "Traceback" not in bad.stderr
+    assert _committed(root)[-1] == 200  # nothing non-finite was saved
+    # The last good checkpoint restores and trains on with a sane rate.
+    good = _run(
+        "train", "--resume", str(run_dir), "--override",
+        "--ppo.learning-rate", "2.5e-4", cache=cache, cwd=tmp_path,
+    )  # fmt: skip
+    assert good.returncode == 0, good.stderr
+    assert "resumed at update 200" in good.stderr
+    assert _committed(root)[-1] == 400
+    assert all(np.isfinite(x).all() for x in _params(root))
+
+
+def test_export_and_load_policy(straight, tmp_path):
+    import purejaxdrl as pjd
+
+    (run_dir,) = straight["ppo"].iterdir()
+    out = tmp_path / "policy"
+    command = [sys.executable, "-m", "purejaxdrl.cli", "export", str(run_dir)]
+    result = subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    policy = pjd.load_policy(out)
+    assert policy.spec["env_id"] == "CartPole-v1" and policy.spec["updates"] == 2000
+    # The exported parameters are the run's final ones.
+    for x, y in zip(
+        jax.tree.leaves(policy.params), _params(straight["ppo"]), strict=True
+    ):
+        np.testing.assert_array_equal(np.asarray(x), y)
+    obs = np.zeros((5, 4), np.float32)
+    actions = jax.jit(policy.act)(obs, jax.random.key(0))
+    assert actions.shape == (5,) and actions.dtype == np.int32
+    assert jax.jit(policy.mode)(obs[0]).shape == ()
+    # In the environment: the deterministic policy balances the pole for a while.
+    env = pjd.env.make("CartPole-v1")
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(1), params)
+    total = 0.0
+    step = jax.jit(env.step)
+    for t in range(200):
+        state, ts = step(jax.random.key(t), state, policy.mode(ts.observation), params)
+        total += float(ts.reward)
+        if ts.last():
+            break
+    assert total >= 50, total
