@@ -211,6 +211,13 @@ class Checkpointer:
 
         """
         self._raise_error()
+        if jax.process_count() > 1:
+            # orbax's multi-host barriers are device collectives: issued from
+            # another thread they interleave with the training program's
+            # collectives in a different order on each process, and the run
+            # deadlocks. So every process saves here, in program order.
+            self._save_now(step, packed, meta, metric)
+            return
         self._queue.put((step, packed, meta, metric))
 
     def _work(self) -> None:
