@@ -25,7 +25,7 @@ class UsageError(Exception):
     """Bad command-line input; the message is the whole one-line error."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting."""
 
     def error(self, message: str) -> NoReturn:
@@ -58,10 +58,10 @@ def _describe(hint: Any) -> str:
     return {"int": "INT", "str": "STR", "bool": "BOOL"}.get(name, "FLOAT")
 
 
-def _train_parser(defaults: Any, preset_name: str) -> _Parser:
-    from purejaxdrl.config import flat_fields, preset_names
+def _train_parser(defaults: Any, preset_name: str) -> Parser:
+    from purejaxdrl.config import preset_names
 
-    parser = _Parser(
+    parser = Parser(
         prog="purejaxdrl train",
         description=(
             "Train an agent on one environment preset. Every config field below "
@@ -116,6 +116,14 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
         action="store_true",
         help="detect the cluster (SLURM, Cloud TPU, Open MPI) instead",
     )
+    add_config_flags(parser, defaults)
+    return parser
+
+
+def add_config_flags(parser: argparse.ArgumentParser, defaults: Any) -> None:
+    """One flag per TrainConfig field (but `algo`), showing `defaults`' values."""
+    from purejaxdrl.config import flat_fields
+
     group = parser.add_argument_group("config fields")
     for path, hint, value in flat_fields(defaults):
         if path in ("algo",):
@@ -137,10 +145,9 @@ def _train_parser(defaults: Any, preset_name: str) -> _Parser:
             metavar=_describe(hint),
             help=f"(default: {shown})",
         )
-    return parser
 
 
-def _overrides(namespace: argparse.Namespace, defaults: Any) -> dict[str, Any]:
+def config_overrides(namespace: argparse.Namespace, defaults: Any) -> dict[str, Any]:
     """Nested overrides from the flags the user actually gave."""
     from purejaxdrl.config import flat_fields
 
@@ -175,7 +182,7 @@ def _parse_options(items: Sequence[str]) -> dict[str, Any]:
 def _train(argv: Sequence[str]) -> int:
     from purejaxdrl.config import apply_overrides, load_preset, validate
 
-    pre = _Parser(add_help=False, allow_abbrev=False)
+    pre = Parser(add_help=False, allow_abbrev=False)
     pre.add_argument("--env")
     pre.add_argument("--algo")
     pre.add_argument("--resume")
@@ -191,7 +198,7 @@ def _train(argv: Sequence[str]) -> int:
         defaults, preset = load_run_config(known.resume), None
         parser = _train_parser(defaults, f"{known.resume} run")
         args = parser.parse_args(argv)
-        overrides = _overrides(args, defaults)
+        overrides = config_overrides(args, defaults)
         if args.algo is not None:
             overrides["algo"] = args.algo
         config, changes = resume_config(
@@ -211,7 +218,7 @@ def _train(argv: Sequence[str]) -> int:
         if args.override:
             raise UsageError("--override only goes with --resume RUN_DIR.")
         config = validate(
-            apply_overrides(preset.config, _overrides(args, preset.config))
+            apply_overrides(preset.config, config_overrides(args, preset.config))
         )
         changes = []
 
@@ -302,7 +309,7 @@ def _train(argv: Sequence[str]) -> int:
 def _list(argv: Sequence[str]) -> int:
     from purejaxdrl.config import load_preset, preset_names
 
-    _Parser(prog="purejaxdrl list", description="List presets.").parse_args(argv)
+    Parser(prog="purejaxdrl list", description="List presets.").parse_args(argv)
     for name in preset_names():
         p = load_preset(name)
         target = (
@@ -315,7 +322,7 @@ def _list(argv: Sequence[str]) -> int:
 
 
 def _export(argv: Sequence[str]) -> int:
-    parser = _Parser(
+    parser = Parser(
         prog="purejaxdrl export",
         description="Write a run's trained policy (network description and "
         "parameters) to a folder; load it with purejaxdrl.load_policy(DIR).",
@@ -334,7 +341,13 @@ def _export(argv: Sequence[str]) -> int:
     return 0
 
 
-COMMANDS = {"train": _train, "list": _list, "export": _export}
+def _sweep(argv: Sequence[str]) -> int:
+    from purejaxdrl.cli_sweep import sweep_command
+
+    return sweep_command(argv)
+
+
+COMMANDS = {"train": _train, "sweep": _sweep, "list": _list, "export": _export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -342,9 +355,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: purejaxdrl {train,list,export} ...\n\n"
+            "usage: purejaxdrl {train,sweep,list,export} ...\n\n"
             "  train   train an agent: purejaxdrl train --env cartpole --algo ppo\n"
             "          continue a run: purejaxdrl train --resume RUN_DIR\n"
+            "  sweep   many runs in one program: purejaxdrl sweep --env cartpole "
+            "--seeds 8 --grid learning_rate=1e-4,3e-4\n"
             "  list    list environment presets and their target scores\n"
             "  export  write a run's policy: purejaxdrl export RUN_DIR --out DIR\n\n"
             "`purejaxdrl train --help` lists every config field."

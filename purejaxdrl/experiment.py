@@ -10,7 +10,7 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.config import TrainConfig, validate
-from purejaxdrl.networks import make_actor_critic
+from purejaxdrl.networks import Network, make_actor_critic
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runner import Runner, make_runner
 
@@ -24,6 +24,28 @@ class Experiment:
     env_params: Any
     agent: Agent
     runner: Runner
+
+
+def make_env_and_network(
+    config: TrainConfig,
+) -> tuple[envs.Env, Any, Network, np.ndarray]:
+    """The wrapped environment, its parameters, the network and an observation.
+
+    Returns:
+      (env, env_params, network, obs_example): the environment with episode
+      statistics (and observation normalisation if configured), its default
+      parameters, the actor-critic network, and a zero observation (unbatched)
+      to initialise parameters with.
+
+    """
+    env = envs.make(config.env.id, **config.env.options)
+    env = envs.EpisodeStatistics(env)
+    if config.env.normalize_observations:
+        env = envs.NormalizeObservation(env)
+    env_params = env.default_params
+    obs_spec = env.observation_spec(env_params)
+    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
+    return env, env_params, network, np.zeros(obs_spec.shape, np.float32)
 
 
 def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
@@ -41,14 +63,7 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
     validate(config)
     if mesh is None:
         mesh = make_mesh(config.devices or None)
-    env = envs.make(config.env.id, **config.env.options)
-    env = envs.EpisodeStatistics(env)
-    if config.env.normalize_observations:
-        env = envs.NormalizeObservation(env)
-    env_params = env.default_params
-    obs_spec = env.observation_spec(env_params)
-    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
-    obs_example = np.zeros(obs_spec.shape, np.float32)
+    env, env_params, network, obs_example = make_env_and_network(config)
     agent = make_agent(
         config.algo,
         getattr(config, config.algo),

@@ -3,7 +3,8 @@
 One named mesh axis, `data`, spans every device of every process. The learner
 state is replicated on it (`P()`); actors (and later replay shards) are split
 over it (`P("data")`). Algorithms only ever see the axis name (DESIGN.md,
-principle 5). A `sweep` axis will sit beside `data` for batched configs.
+principle 5). Sweeps add a `sweep` axis beside `data`: the runs of a batched
+config are split over it, each run's environments over `data`.
 
 Many hosts use JAX's own multi-controller runtime: every process runs the same
 program on a global mesh and steps its own environments; `jax.distributed`
@@ -22,6 +23,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 DATA_AXIS = "data"
+SWEEP_AXIS = "sweep"
 PyTree = Any
 
 # A process that stops answering is declared dead after this many seconds; the
@@ -196,6 +198,31 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
     # unroll in a notebook) without sharding-in-types rules getting in the way.
     return jax.make_mesh(
         (len(devices),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=devices
+    )
+
+
+def make_sweep_mesh(sweep: int, data: int) -> Mesh:
+    """A 2-D (`sweep`, `data`) mesh over the first sweep x data local devices.
+
+    Each row of `data` devices trains the same runs data-parallel; rows hold
+    different runs. One process only: sweeps do not span hosts yet.
+
+    Raises:
+      ValueError: when sweep x data exceeds the local device count.
+
+    """
+    local = jax.local_devices()
+    if sweep < 1 or data < 1 or sweep * data > len(local):
+        raise ValueError(
+            f"a sweep mesh of {sweep} x {data} devices does not fit the "
+            f"{len(local)} local devices; use --devices {len(local)} or fewer."
+        )
+    devices = sorted(local, key=lambda d: d.id)[: sweep * data]
+    return jax.make_mesh(
+        (sweep, data),
+        (SWEEP_AXIS, DATA_AXIS),
+        axis_types=(AxisType.Auto, AxisType.Auto),
+        devices=devices,
     )
 
 

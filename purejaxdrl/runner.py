@@ -75,6 +75,74 @@ def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
     }
 
 
+class RunFunctions(NamedTuple):
+    """One run's un-jitted functions, to be called inside `shard_map`.
+
+    `init(key) -> RunnerState` for this device's environments; `step(state, None)
+    -> (state, metrics)` is one update, the body of `train_chunk`'s scan. Sweeps
+    vmap them over runs (`sweep.py`); `make_runner` wraps them for one run.
+    """
+
+    init: Callable[[PRNGKey], RunnerState]
+    step: Callable[[RunnerState, None], tuple[RunnerState, Metrics]]
+
+
+def run_functions(
+    env: Env,
+    env_params: EnvParams,
+    agent: Agent,
+    *,
+    local_envs: int,
+    unroll_length: int,
+    scan_unroll: int = 1,
+) -> RunFunctions:
+    """The init and update-step functions of one run on a `data` mesh axis.
+
+    Args:
+      env: an unbatched environment (wrapped with `EpisodeStatistics` for returns).
+      env_params: its initial parameters.
+      agent: the algorithm (its `axis_name` is DATA_AXIS or None).
+      local_envs: this device's number of environments.
+      unroll_length: steps T per environment per update.
+      scan_unroll: unroll factor of the rollout's `lax.scan`.
+
+    Returns:
+      RunFunctions; both must run inside a `shard_map` with a `data` axis.
+
+    """
+
+    def init(key: PRNGKey) -> RunnerState:
+        key_agent, key_env, key_run = jax.random.split(key, 3)
+        first = jax.lax.axis_index(DATA_AXIS) * local_envs
+        env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
+        actor = reset_actors(env, env_params, key_env, env_ids)
+        return RunnerState(agent.init(key_agent), actor, env_params, key_run)
+
+    def step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:
+        key, key_unroll, key_update = jax.random.split(state.key, 3)
+        actor, traj = unroll(
+            env,
+            state.env_params,
+            agent,
+            agent.acting_params(state.agent),
+            state.actor,
+            key_unroll,
+            unroll_length,
+            scan_unroll,
+            DATA_AXIS,
+        )
+        # Global observation statistics and episode sums, whatever the agent does.
+        env_params = env.update_statistics(state.env_params, traj.info, DATA_AXIS)
+        agent_state, metrics = agent.update(state.agent, _strip_info(traj), key_update)
+        if agent.axis_name is None:  # one device: mark its metrics as replicated
+            metrics = jax.lax.pmean(metrics, DATA_AXIS)
+        episodes = jax.lax.psum(episode_metrics(traj.info), DATA_AXIS)
+        metrics = {**metrics, **episodes}
+        return RunnerState(agent_state, actor, env_params, key), metrics
+
+    return RunFunctions(init, step)
+
+
 def make_runner(
     env: Env,
     env_params: EnvParams,
@@ -122,35 +190,14 @@ def make_runner(
         )
     local_envs = per_device(num_envs, mesh)
     specs = RunnerState(agent=P(), actor=P(DATA_AXIS), env_params=P(), key=P())
-
-    def init_shard(key: PRNGKey) -> RunnerState:
-        key_agent, key_env, key_run = jax.random.split(key, 3)
-        first = jax.lax.axis_index(DATA_AXIS) * local_envs
-        env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
-        actor = reset_actors(env, env_params, key_env, env_ids)
-        return RunnerState(agent.init(key_agent), actor, env_params, key_run)
-
-    def train_step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:
-        key, key_unroll, key_update = jax.random.split(state.key, 3)
-        actor, traj = unroll(
-            env,
-            state.env_params,
-            agent,
-            agent.acting_params(state.agent),
-            state.actor,
-            key_unroll,
-            unroll_length,
-            scan_unroll,
-            DATA_AXIS,
-        )
-        # Global observation statistics and episode sums, whatever the agent does.
-        env_params = env.update_statistics(state.env_params, traj.info, DATA_AXIS)
-        agent_state, metrics = agent.update(state.agent, _strip_info(traj), key_update)
-        if agent.axis_name is None:  # one device: mark its metrics as replicated
-            metrics = jax.lax.pmean(metrics, DATA_AXIS)
-        episodes = jax.lax.psum(episode_metrics(traj.info), DATA_AXIS)
-        metrics = {**metrics, **episodes}
-        return RunnerState(agent_state, actor, env_params, key), metrics
+    init_shard, train_step = run_functions(
+        env,
+        env_params,
+        agent,
+        local_envs=local_envs,
+        unroll_length=unroll_length,
+        scan_unroll=scan_unroll,
+    )
 
     @functools.cache  # the same length returns the same jitted function
     def train_chunk(length: int) -> Callable:

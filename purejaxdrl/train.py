@@ -88,7 +88,7 @@ def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     return lengths
 
 
-def _summarize(metrics: dict[str, np.ndarray]) -> dict[str, float]:
+def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     """Means of per-update metrics over a chunk; episode means from the sums."""
     out = {
         k: float(np.mean(v)) for k, v in metrics.items() if not k.startswith("episode/")
@@ -310,7 +310,7 @@ def train(
         nonlocal done, mean_return, last_saved
         host = jax.device_get(metrics)  # blocks on this chunk only
         check_finite(host, length, ends_at, snapshot and snapshot[1])
-        summary = _summarize(host)
+        summary = summarize_chunk(host)
         done = ends_at
         elapsed = time.perf_counter() - start
         sps = (done - start_updates) * steps_per_update / elapsed

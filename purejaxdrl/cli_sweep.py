@@ -1,0 +1,194 @@
+"""`purejaxdrl sweep`: a grid or random search x seeds, as one compiled program.
+
+    purejaxdrl sweep --env cartpole --algo ppo --seeds 8 \
+        --grid learning_rate=1e-4,3e-4,1e-3 --grid entropy_cost=0,0.01
+
+Flags for config fields set the base every setting starts from (defaults: the
+preset's). Bad input ends with one line naming the field and the rule, exit 2.
+"""
+
+import math
+import re
+import sys
+import time
+from collections.abc import Sequence
+
+from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
+from purejaxdrl.cli import Parser, UsageError, add_config_flags, config_overrides
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def _bytes_flag(text: str) -> int:
+    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        )
+    try:
+        value = float(match.group(1)) * _UNITS[match.group(2)]
+    except ValueError:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        ) from None
+    if value < 1:
+        raise UsageError(f"--device-memory {text!r} must be positive.")
+    return int(value)
+
+
+def _parser(defaults: object, preset_name: str) -> Parser:
+    from purejaxdrl.config import preset_names
+
+    parser = Parser(
+        prog="purejaxdrl sweep",
+        description=(
+            "Train every setting of a grid (or random search) with several seeds. "
+            "Runs that differ only in dynamic fields (learning rate, gamma, clip, "
+            "entropy cost, ...) and seeds train in one compiled program, split "
+            "over devices; each value of a static field (num_envs, epochs, "
+            "network sizes, ...) is a program of its own. Config-field flags set "
+            f"the base setting; defaults shown are the {preset_name!r} preset's."
+        ),
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
+    )
+    parser.add_argument("--algo", help="algorithm: ppo, impala or a2c (default: ppo)")
+    parser.add_argument(
+        "--seeds",
+        default="1",
+        metavar="N",
+        help="seeds per setting: a count N (--seed, --seed+1, ...) or a list "
+        "0,5,9 (default: 1)",
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="FIELD=V1,V2",
+        help="values of a field, repeatable; the product is trained. The "
+        "algorithm's fields may be named bare (learning_rate); list-valued "
+        "fields take a YAML list: network.hidden_sizes=[[64,64],[256,256]]",
+    )
+    parser.add_argument(
+        "--sample",
+        action="append",
+        default=[],
+        metavar="FIELD=KIND:LOW:HIGH",
+        help="random search over a dynamic field, repeatable; KIND is "
+        "loguniform or uniform (with --samples)",
+    )
+    parser.add_argument(
+        "--samples", type=int, default=0, metavar="N", help="random-search draws"
+    )
+    parser.add_argument(
+        "--search-seed", type=int, default=0, metavar="INT", help="seeds the draws"
+    )
+    parser.add_argument(
+        "--target",
+        type=float,
+        metavar="RETURN",
+        help="score whose first crossing is reported (default: the preset's)",
+    )
+    parser.add_argument(
+        "--device-memory",
+        metavar="SIZE",
+        help="memory per device the sweep may use, e.g. 2GB (default: an "
+        "estimate from the device); runs that do not fit train in batches",
+    )
+    parser.add_argument("--no-files", action="store_true", help="write no files")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--compile-cache", default=DEFAULT_CACHE_DIR, metavar="DIR",
+        help="keep compiled programs here (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="compile from scratch"
+    )
+    add_config_flags(parser, defaults)
+    return parser
+
+
+def _seeds(text: str) -> int | list[int]:
+    items = [t for t in text.replace(",", " ").split() if t]
+    try:
+        values = [int(t) for t in items]
+    except ValueError:
+        raise UsageError(
+            f"--seeds {text!r} is not a count or a list of integers; e.g. --seeds 8 "
+            "or --seeds 0,5,9."
+        ) from None
+    if not values:
+        raise UsageError("--seeds is empty; e.g. --seeds 8.")
+    return values[0] if len(values) == 1 and "," not in text else values
+
+
+def sweep_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl sweep ...`; returns the exit status."""
+    from purejaxdrl.config import apply_overrides, load_preset, validate
+    from purejaxdrl.sweep_spec import parse_grid_arg, parse_sample_arg
+
+    pre = Parser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--env")
+    pre.add_argument("--algo")
+    known, _ = pre.parse_known_args(argv)
+    preset = load_preset(known.env or "cartpole", known.algo or "ppo")
+    args = _parser(preset.config, preset.name).parse_args(argv)
+    base = validate(
+        apply_overrides(preset.config, config_overrides(args, preset.config))
+    )
+    grid = dict(parse_grid_arg(text) for text in args.grid)
+    if len(grid) != len(args.grid):
+        raise UsageError("a --grid field is given twice; merge its values.")
+    sample = dict(parse_sample_arg(text) for text in args.sample)
+    memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
+    target = args.target if args.target is not None else preset.target_return
+    # Validate the whole plan before starting JAX.
+    from purejaxdrl.sweep_spec import make_plan
+
+    seeds = _seeds(args.seeds)
+    plan_args = {"grid": grid, "sample": sample, "num_samples": args.samples}
+    make_plan(base, seeds=seeds, search_seed=args.search_seed, **plan_args)
+
+    if not args.no_compile_cache:
+        enable_compilation_cache(args.compile_cache)
+    from purejaxdrl.sweep import sweep
+
+    start = time.perf_counter()
+    result = sweep(
+        base,
+        seeds=seeds,
+        search_seed=args.search_seed,
+        target_return=target,
+        write_files=not args.no_files,
+        device_memory=memory,
+        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+        **plan_args,
+    )
+    wall = time.perf_counter() - start
+    best = result.best
+    values = ", ".join(
+        f"{k}={v}" for k, v in best.items() if k in {f.path for f in result.plan.fields}
+    )
+    mean = best["mean_return"]
+    steps = result.env_steps
+    lines = [
+        result.table(),
+        "",
+        f"best setting: {best['setting']} ({values or 'the base config'}): mean "
+        f"return {'—' if math.isnan(mean) else f'{mean:.1f}'} ± "
+        f"{best['std_return']:.1f} over {best['seeds']} seed(s)",
+        f"  runs               {result.plan.num_runs}",
+        f"  env steps          {steps:,} (all runs)",
+        f"  wall time          {wall:.1f} s",
+        f"  compile time       {result.compile_seconds:.1f} s "
+        f"({result.programs_compiled} program(s))",
+        f"  steps/s            {steps / result.train_seconds:,.0f} (compile "
+        "excluded, all runs together)",
+    ]
+    if result.run_dir is not None:
+        lines.append(f"  sweep directory    {result.run_dir}")
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,137 @@
+"""Where a sweep's runs go: the (sweep, data) mesh shape and batches that fit.
+
+Runs are split over the `sweep` mesh axis; when there are fewer runs than
+devices, each run also spreads its environments over a `data` axis. Before
+compiling, the memory one run needs on a device is estimated from the shapes of
+its state and rollout; if all runs together do not fit, they train in
+sequential batches of equal size (one compiled program for all of them).
+"""
+
+import dataclasses
+import math
+import os
+
+import jax
+import numpy as np
+
+from purejaxdrl.runner import RunnerState
+
+# Rollout buffers live alongside their copies in the update (PPO's shuffled
+# minibatches, activations kept for the backward pass, gradients): budget three.
+ROLLOUT_COPIES = 3
+# Of a device's memory, the share a sweep may plan to use. On CPU, host RAM is
+# shared with the program itself and with every other (fake) CPU device.
+ACCELERATOR_SHARE = 0.75
+HOST_SHARE = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """How a group of runs is placed.
+
+    Attributes:
+      sweep: devices on the `sweep` axis (runs split over them).
+      data: devices on the `data` axis (each run's environments split over them).
+      batch_size: runs trained together (a multiple of `sweep`; the last batch
+        is padded with copies of its last run, whose results are dropped).
+      num_batches: sequential batches.
+      run_bytes: estimated bytes one run needs per device.
+      device_bytes: bytes a sweep may use per device.
+
+    """
+
+    sweep: int
+    data: int
+    batch_size: int
+    num_batches: int
+    run_bytes: int
+    device_bytes: int
+
+    @property
+    def runs_per_device(self) -> int:
+        """Runs vmapped together on each device."""
+        return self.batch_size // self.sweep
+
+
+def mesh_shape(
+    num_runs: int, devices: int, num_envs: int, env_groups: int = 1
+) -> tuple[int, int]:
+    """(sweep, data) devices for `num_runs` runs on `devices` devices.
+
+    With at least as many runs as devices, every device trains its own runs.
+    With fewer, the sweep axis takes the largest divisor of `devices` not above
+    `num_runs`, and each run is data-parallel over as many of the rest as split
+    its `num_envs` evenly (in multiples of `env_groups`, PPO's environment
+    groups per minibatch).
+    """
+    if num_runs >= devices:
+        return devices, 1
+    sweep = max(d for d in range(1, devices + 1) if devices % d == 0 and d <= num_runs)
+    data = devices // sweep
+    while data > 1 and (num_envs % data or (num_envs // data) % env_groups):
+        data -= 1
+    return sweep, data
+
+
+def device_bytes(device: jax.Device | None = None) -> tuple[int, str]:
+    """(bytes a sweep may plan to use on `device`, where the figure comes from)."""
+    device = device or jax.local_devices()[0]
+    stats = device.memory_stats() if hasattr(device, "memory_stats") else None
+    if stats and stats.get("bytes_limit"):
+        used = stats.get("bytes_in_use", 0)
+        return int((stats["bytes_limit"] - used) * ACCELERATOR_SHARE), "device memory"
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    sharing = max(1, jax.local_device_count())
+    return int(ram * HOST_SHARE / sharing), "host memory"
+
+
+def run_bytes(
+    state_shapes: RunnerState,
+    *,
+    data: int,
+    unroll_length: int,
+    num_envs: int,
+    obs_shape: tuple[int, ...],
+) -> int:
+    """Estimated bytes one run needs on each device it spans.
+
+    Args:
+      state_shapes: `jax.eval_shape` of one run's RunnerState (its leaves'
+        shapes and dtypes; per-environment leaves are split over `data`).
+      data: devices on the data axis.
+      unroll_length: T.
+      num_envs: the run's global number of environments.
+      obs_shape: one observation's shape.
+
+    Returns:
+      State bytes plus ROLLOUT_COPIES x the rollout: T x B/data steps, each two
+      float32 observations (the observation and the final one) and eight
+      scalars.
+
+    """
+    state = _bytes(state_shapes._replace(actor=())) + _bytes(state_shapes.actor) // data
+    local_envs = num_envs // data
+    step = 2 * 4 * math.prod(obs_shape) + 8 * 4
+    return int(state + ROLLOUT_COPIES * unroll_length * local_envs * step)
+
+
+def _bytes(tree: object) -> int:
+    def size(x: jax.ShapeDtypeStruct) -> int:
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return math.prod(x.shape) * 8  # two uint32 words per key
+        return math.prod(x.shape) * np.dtype(x.dtype).itemsize
+
+    return sum(size(x) for x in jax.tree.leaves(tree))
+
+
+def batches(num_runs: int, sweep: int, per_run: int, available: int) -> tuple[int, int]:
+    """(batch size, number of batches) so that each batch fits `available`.
+
+    Batches are equal in size (a multiple of `sweep`) so that they share one
+    compiled program; at least one run per device is always tried.
+    """
+    fit = max(1, available // max(per_run, 1))
+    per_device = math.ceil(num_runs / sweep)
+    num_batches = math.ceil(per_device / fit)
+    per_device = math.ceil(per_device / num_batches)
+    return per_device * sweep, num_batches
