@@ -38,6 +38,8 @@ from purejaxdrl.policy import Policy, export_policy, load_policy  # noqa: E402
 from purejaxdrl.resume import resume_config  # noqa: E402
 from purejaxdrl.rollout import ActorState, reset_actors, unroll  # noqa: E402
 from purejaxdrl.runner import Runner, RunnerState, make_runner  # noqa: E402
+from purejaxdrl.sweep import sweep  # noqa: E402  (the function shadows the module)
+from purejaxdrl.sweep_report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.train import TrainResult, train  # noqa: E402
 from purejaxdrl.types import TimeStep, Transition  # noqa: E402
 
@@ -62,6 +64,7 @@ __all__ = [
     "Preset",
     "Runner",
     "RunnerState",
+    "SweepResult",
     "TimeStep",
     "TrainConfig",
     "TrainResult",
@@ -72,6 +75,7 @@ __all__ = [
     "export_policy",
     "load_policy",
     "load_preset",
+    "load_sweep",
     "make_a2c",
     "make_actor_critic",
     "make_agent",
@@ -84,6 +88,7 @@ __all__ = [
     "reset_actors",
     "resume_config",
     "rl",
+    "sweep",
     "train",
     "unroll",
     "validate",

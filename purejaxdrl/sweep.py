@@ -33,7 +33,7 @@ from purejaxdrl.faults import first_non_finite
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runner import RunnerState, run_functions
-from purejaxdrl.sweep_report import SweepResult, write_sweep
+from purejaxdrl.sweep_report import RETURN, SweepResult, write_sweep
 from purejaxdrl.sweep_spec import SweepPlan, make_plan
 from purejaxdrl.train import chunk_lengths, summarize_chunk
 from purejaxdrl.types import Metrics
@@ -259,6 +259,7 @@ def sweep(
         schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
         compiled: dict[int, Any] = {}
         for b in range(num_batches):
+            begin = time.perf_counter()
             batch = runs[b * batch_size : (b + 1) * batch_size]
             # Padding (copies of the last run) keeps every batch the same shape.
             padded = batch + [batch[-1]] * (batch_size - len(batch))
@@ -271,16 +272,23 @@ def sweep(
                     compiled[n] = programs.chunk(n).lower(hps, states).compile()
                     programs_compiled += 1
             jax.block_until_ready(states)
-            if b == 0:
-                compile_seconds += time.perf_counter() - start
-            start = time.perf_counter()
+            if b == 0:  # building and compiling, not training
+                begin = time.perf_counter()
+                compile_seconds += begin - start
             states = _train_batch(
-                compiled, schedule, hps, states, batch, cfg, histories, diverged
+                compiled,
+                schedule,
+                hps,
+                states,
+                batch,
+                cfg,
+                (histories, diverged),
+                progress=notify,
             )
             params = jax.device_get(states.agent.params)
             for j, run in enumerate(batch):
                 final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
-            train_seconds += time.perf_counter() - start
+            train_seconds += time.perf_counter() - begin
             if num_batches > 1:
                 say(f"sweep: batch {b + 1} of {num_batches} done")
 
@@ -312,13 +320,16 @@ def _train_batch(
     states: RunnerState,
     runs: Sequence[int],
     config: TrainConfig,
-    histories: list[list[dict[str, Any]]],
-    diverged: list[int | None],
+    records: tuple[list[list[dict[str, Any]]], list[int | None]],
+    progress: Callable[[str], None] | None = None,
 ) -> RunnerState:
     """Runs the chunks of one batch, recording each real run's metrics.
 
     Chunk k+1 is dispatched before chunk k's metrics are read (as in `train`).
+    `records` (histories, diverged) receive, per run, one record per chunk and
+    the update at which it first went non-finite; `progress` a line per chunk.
     """
+    histories, diverged = records
     steps_per_update = config.steps_per_update
     start = time.perf_counter()
     done = 0
@@ -338,6 +349,19 @@ def _train_batch(
                     "time": elapsed,
                     **summarize_chunk(mine),
                 }
+            )
+        if progress is not None:
+            returns = [histories[run][-1].get(RETURN, math.nan) for run in runs]
+            finite = [r for r in returns if not math.isnan(r)]
+            sps = ends_at * steps_per_update * len(runs) / elapsed
+            shown = (
+                f"mean return over runs {np.mean(finite):.1f} (best {max(finite):.1f})"
+                if finite
+                else "no episode ended yet"
+            )
+            progress(
+                f"sweep: update {ends_at:,} of {config.num_updates:,}: {shown}, "
+                f"{sps:,.0f} steps/s"
             )
 
     pending = None

@@ -137,8 +137,8 @@ def resolve_field(base: TrainConfig, name: str) -> Field:
         raise ConfigError(f"sweep field {name!r} cannot be swept: {_NOT_SWEPT[top]}.")
     if top in ("ppo", "impala", "a2c") and top != algo:
         raise ConfigError(
-            f"sweep field {name!r} belongs to {top}, which an {algo} sweep does "
-            f"not use; sweep {algo}'s fields (e.g. learning_rate) or pass "
+            f"sweep field {name!r} belongs to {top}, and a sweep of {algo} does "
+            f"not use it; sweep {algo}'s fields (e.g. learning_rate) or pass "
             f"--algo {top}."
         )
     if top == "checkpoint":
@@ -306,11 +306,6 @@ def make_plan(
 
     draws: list[dict[str, Any]] = [{}]
     if sample:
-        if num_samples < 1:
-            raise ConfigError(
-                f"num_samples={num_samples}: random search needs at least one draw; "
-                "pass --samples N with --sample."
-            )
         rng = np.random.default_rng(search_seed)
         columns: dict[str, np.ndarray] = {}
         for name, spec in sample.items():
@@ -340,6 +335,11 @@ def make_plan(
                 _checked(base, field, end, "--sample")
             fields.append(field)
             columns[field.path] = _draw(rng, kind, low, high, num_samples)
+        if num_samples < 1:
+            raise ConfigError(
+                f"num_samples={num_samples}: random search needs at least one draw; "
+                "pass --samples N with --sample."
+            )
         draws = [
             {path: float(col[j]) for path, col in columns.items()}
             for j in range(num_samples)

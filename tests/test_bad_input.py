@@ -42,6 +42,7 @@ def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
 
 
 TRAIN = ["train", "--no-files", *NO_CACHE]
+SWEEP = ["sweep", "--no-files", *NO_CACHE]
 CASES = [
     # Which environment, algorithm, preset.
     (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
@@ -100,6 +101,21 @@ CASES = [
     (["export", "{ok}"], "the following arguments are required: --out"),
     (["export", "{tmp}/absent", "--out", "{tmp}/p"], "does not exist"),
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
+    # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
+    ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
+    ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),
+    ([*SWEEP, "--grid", "num_envs=4,2.5"], "num_envs='2.5' is not an integer"),
+    ([*SWEEP, "--grid", "learning_rate="], "learning_rate: the grid is empty"),
+    ([*SWEEP, "--grid", "learning_rate=1e-3,-1"], "learning_rate=-1.0 must be > 0"),
+    ([*SWEEP, "--grid", "gamma=0.99,1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
+    ([*SWEEP, "--grid", "lr"], "is not FIELD=V1,V2"),
+    ([*SWEEP, "--grid", "seed=1,2"], "'seed' cannot be swept"),
+    ([*SWEEP, "--grid", "impala.clip_rho=1,2"], "a sweep of ppo does not use it"),
+    ([*SWEEP, "--sample", "num_epochs=uniform:1:4", "--samples", "2"], "is static"),
+    ([*SWEEP, "--sample", "gamma=normal:0:1", "--samples", "2"], "is not one of"),
+    ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
+    ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
+    ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Commands.
     (["fly"], "unknown command 'fly'"),
 ]

@@ -1,0 +1,260 @@
+"""Sweeps: every run equals the run trained alone; compile counts; layout; files."""
+
+import math
+
+import jax
+import matplotlib.image
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import sweep_layout
+from purejaxdrl.sweep import sweep
+from purejaxdrl.sweep_report import SweepResult, load_sweep
+from purejaxdrl.sweep_spec import make_plan, resolve_field
+
+# Adam over many minibatch steps amplifies float rounding (vmapped and unbatched
+# kernels sum in different orders) by ~10x per update; 4 PPO updates stay well
+# inside 1e-5, IMPALA and A2C (one step per update) far longer.
+UPDATES = {"ppo": 4, "impala": 12, "a2c": 12}
+
+
+def _base(algo: str = "ppo", updates: int | None = None, **overrides):
+    config = pjd.load_preset("cartpole", algo).config
+    n = updates or UPDATES[algo]
+    return pjd.apply_overrides(
+        config,
+        {"total_steps": config.steps_per_update * n, "num_logs": 2, **overrides},
+    )
+
+
+def _assert_trees_close(actual, expected, atol: float) -> None:
+    """Same structure (jax.tree.map checks it) and leaves within `atol`."""
+    jax.tree.map(
+        lambda a, e: np.testing.assert_allclose(
+            np.asarray(a), np.asarray(e), atol=atol, rtol=0
+        ),
+        actual,
+        expected,
+    )
+
+
+def _alone(result: SweepResult, index: int):
+    config = pjd.apply_overrides(result.plan.run_config(index), {"devices": 1})
+    return pjd.train(config)
+
+
+def _assert_matches_alone(result: SweepResult, runs) -> None:
+    for i in runs:
+        alone = _alone(result, i)
+        _assert_trees_close(result.params(i), alone.state.agent.params, atol=1e-5)
+        returns = [r.get("episode/mean_return") for r in alone.history]
+        mine = [r.get("episode/mean_return") for r in result.histories[i]]
+        np.testing.assert_allclose(mine, returns, rtol=1e-5)
+        assert result.final_return[i] == pytest.approx(alone.mean_return, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("algo", "grid"),
+    [
+        ("ppo", {"learning_rate": [1e-3, 2.5e-4], "clip_eps": [0.1, 0.2]}),
+        ("impala", {"learning_rate": [8e-3, 2e-3], "clip_rho": [1.0, 0.5]}),
+        ("a2c", {"entropy_cost": [0.0, 0.01], "gae_lambda": [0.9, 1.0]}),
+    ],
+)
+def test_every_run_equals_the_run_trained_alone(algo, grid):
+    result = sweep(_base(algo, devices=1), grid=grid, seeds=[0, 3])
+    assert result.plan.num_runs == 8
+    assert result.programs_compiled == 1
+    _assert_matches_alone(result, range(8))
+
+
+def test_policy_lag_sweep_matches_alone():
+    base = _base("impala", impala={"policy_lag": 3}, devices=1)
+    result = sweep(base, grid={"entropy_cost": [0.0, 0.01]}, seeds=2)
+    _assert_matches_alone(result, range(4))
+
+
+def test_16_runs_on_8_devices_go_2_per_device_and_match():
+    result = sweep(
+        _base(), grid={"learning_rate": [1e-3, 2.5e-4], "gamma": [0.99, 0.9]}, seeds=4
+    )
+    (layout,) = result.layouts
+    assert (layout.sweep, layout.data, layout.runs_per_device) == (8, 1, 2)
+    assert layout.num_batches == 1
+    _assert_matches_alone(result, range(16))
+
+
+def test_fewer_runs_than_devices_are_data_parallel_and_match():
+    result = sweep(_base(num_envs=8), grid={"learning_rate": [1e-3, 2.5e-4]})
+    (layout,) = result.layouts
+    assert (layout.sweep, layout.data) == (2, 4)
+    _assert_matches_alone(result, range(2))
+
+
+def _count_compiles(fn, *args, **kwargs):
+    names = []
+
+    def listen(event, duration, **meta):
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(meta.get("fun_name", ""))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    return out, sum("sweep_chunk" in n for n in names)
+
+
+def test_dynamic_fields_compile_once_static_fields_once_per_value():
+    base = _base(devices=1)
+    dynamic = {"learning_rate": [1e-3, 3e-4], "entropy_cost": [0.0, 0.01, 0.02]}
+    result, compiles = _count_compiles(sweep, base, grid=dynamic, seeds=2)
+    assert compiles == 1 and result.programs_compiled == 1
+    assert len(result.layouts) == 1
+
+    lines = []
+    static = {"num_epochs": [1, 2, 3], "learning_rate": [1e-3, 3e-4]}
+    result, compiles = _count_compiles(sweep, base, grid=static, notify=lines.append)
+    assert compiles == 3 and result.programs_compiled == 3
+    assert any("3 compiled programs, trained one after another" in x for x in lines)
+    _assert_matches_alone(result, [0, 5])
+
+
+def test_sweep_that_does_not_fit_runs_in_batches_with_the_same_results():
+    base = _base(devices=2)
+    grid = {"learning_rate": [1e-3, 3e-4, 1e-4]}
+    whole = sweep(base, grid=grid, seeds=2)
+    per_run = whole.layouts[0].run_bytes
+    lines = []
+    batched, compiles = _count_compiles(
+        sweep,
+        base,
+        grid=grid,
+        seeds=2,
+        device_memory=per_run + 1,  # one run per device at a time
+        notify=lines.append,
+    )
+    (layout,) = batched.layouts
+    assert (layout.batch_size, layout.num_batches) == (2, 3)
+    assert compiles == 1
+    assert any("in 3 batches of 2, one after another" in x for x in lines)
+    for i in range(6):
+        _assert_trees_close(batched.params(i), whole.params(i), atol=1e-6)
+
+
+def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
+    base = _base(updates=6, run_dir=str(tmp_path), num_logs=3, devices=1)
+    result = sweep(
+        base,
+        grid={"learning_rate": [1e-3, 2.5e-4]},
+        seeds=[0, 1, 2],
+        target_return=30.0,
+        write_files=True,
+    )
+    d = result.run_dir
+    assert d.parent == tmp_path
+    assert sorted(p.name for p in (d / "runs").iterdir())[-1] == "run-0005.jsonl"
+    assert len((d / "runs" / "run-0004.jsonl").read_text().splitlines()) == 3
+    image = matplotlib.image.imread(d / "curves.png")
+    assert image.ndim == 3 and image.shape[0] > 100
+    assert len((d / "summary.csv").read_text().splitlines()) == 3  # header + 2
+    assert "ppo.learning_rate" in (d / "summary.md").read_text()
+
+    rows = result.summary()
+    final = result.final_return
+    assert rows[1]["mean_return"] == pytest.approx(np.mean(final[3:6]))
+    assert rows[1]["std_return"] == pytest.approx(np.std(final[3:6]))
+    assert result.best["mean_return"] == max(r["mean_return"] for r in rows)
+
+    loaded = load_sweep(d)
+    index = loaded.run_index(learning_rate=2.5e-4, seed=1)
+    assert index == 4 == result.run_index(seed=1, **{"ppo.learning_rate": 2.5e-4})
+    _assert_trees_close(loaded.params(index), result.params(4), atol=0)
+    np.testing.assert_allclose(loaded.final_return, final)
+    assert loaded.table() == result.table()
+    with pytest.raises(KeyError, match="3 runs match"):
+        loaded.run_index(learning_rate=1e-3)
+
+
+def _history(*returns):
+    return [
+        {"env_steps": 100 * (k + 1), "episode/mean_return": r}
+        for k, r in enumerate(returns)
+    ]
+
+
+def test_summary_figures_by_hand():
+    plan = make_plan(
+        _base(devices=1), grid={"learning_rate": [1e-3, 2e-3]}, seeds=[0, 1]
+    )
+    result = SweepResult(
+        plan=plan,
+        histories=[
+            _history(10, 50, 40),  # reaches 45 at 200 steps; final 40
+            _history(10, 20, 60),  # reaches at 300; final 60
+            _history(5, math.nan, 30),  # never; final 30
+            _history(1, 2, 3),  # diverged: final NaN
+        ],
+        diverged=[None, None, None, 2],
+        final_params=[None] * 4,
+        target_return=45.0,
+    )
+    np.testing.assert_array_equal(result.final_return, [40, 60, 30, np.nan])
+    np.testing.assert_array_equal(result.steps_to_target, [200, 300, np.nan, np.nan])
+    first, second = result.summary()
+    assert (first["mean_return"], first["std_return"]) == (50.0, 10.0)
+    assert (first["reached_target"], first["median_steps_to_target"]) == (2, 250.0)
+    assert (second["mean_return"], second["diverged"]) == (30.0, 1)
+    assert second["reached_target"] == 0 and math.isnan(
+        second["median_steps_to_target"]
+    )
+    assert result.best["setting"] == 0
+    assert "(1 diverged)" in result.table()
+
+
+def test_random_search_draws_in_range_reproducibly():
+    base = _base(devices=1)
+    spec = {"learning_rate": ("loguniform", 1e-5, 1e-3), "gamma": ("uniform", 0.9, 1)}
+    plan = make_plan(base, sample=spec, num_samples=6, seeds=2, search_seed=7)
+    again = make_plan(base, sample=spec, num_samples=6, seeds=2, search_seed=7)
+    other = make_plan(base, sample=spec, num_samples=6, seeds=2, search_seed=8)
+    assert plan.settings == again.settings != other.settings
+    assert plan.num_runs == 12
+    lrs = [s["ppo.learning_rate"] for s in plan.settings]
+    assert all(1e-5 <= x <= 1e-3 for x in lrs)
+    assert all(0.9 <= s["ppo.gamma"] <= 1 for s in plan.settings)
+    # Grid x draws: every grid value is paired with the same draws.
+    both = make_plan(base, grid={"clip_eps": [0.1, 0.2]}, sample=spec, num_samples=3)
+    assert len(both.settings) == 6
+    assert both.configs[4].ppo.clip_eps == 0.2
+    assert (
+        both.settings[1]["ppo.learning_rate"] == both.settings[4]["ppo.learning_rate"]
+    )
+
+
+def test_field_resolution_and_static_grouping():
+    base = _base()
+    assert resolve_field(base, "learning_rate").dynamic
+    assert resolve_field(base, "ppo.entropy-cost").path == "ppo.entropy_cost"
+    assert not resolve_field(base, "num_epochs").dynamic  # ppo.num_epochs: static
+    assert not resolve_field(base, "network.hidden_sizes").dynamic
+    assert not resolve_field(base, "num_envs").dynamic
+    plan = make_plan(
+        base,
+        grid={"network.hidden_sizes": [[32], [64, 64]], "learning_rate": [1e-3, 1e-4]},
+    )
+    assert plan.static_groups() == [[0, 1], [2, 3]]
+    assert plan.configs[2].network.hidden_sizes == (64, 64)
+
+
+def test_mesh_shape_and_batches_by_hand():
+    assert sweep_layout.mesh_shape(16, 8, num_envs=4) == (8, 1)
+    assert sweep_layout.mesh_shape(3, 8, num_envs=4) == (2, 4)
+    assert sweep_layout.mesh_shape(1, 8, num_envs=6) == (1, 6)
+    assert sweep_layout.mesh_shape(1, 8, num_envs=8, env_groups=4) == (1, 2)
+    # 10 runs on 4 devices: 3 per device; memory for 2 -> 2 batches of 2 x 4.
+    assert sweep_layout.batches(10, 4, per_run=100, available=250) == (8, 2)
+    assert sweep_layout.batches(10, 4, per_run=100, available=10**6) == (12, 1)
+    assert sweep_layout.batches(5, 1, per_run=100, available=50) == (1, 5)
