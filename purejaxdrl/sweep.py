@@ -244,9 +244,10 @@ def sweep(
         )
         layouts.append(layout)
         where = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
+        plural = "s" * (len(runs) != 1)
         say(
-            f"sweep: {where}{len(runs)} runs on {shape[0]} x {shape[1]} (sweep x "
-            f"data) {jax.default_backend()} device(s), {layout.runs_per_device} "
+            f"sweep: {where}{len(runs)} run{plural} on {shape[0]} x {shape[1]} (sweep "
+            f"x data) {jax.default_backend()} device(s), {layout.runs_per_device} "
             f"per device"
         )
         if num_batches > 1:

@@ -258,3 +258,21 @@ def test_mesh_shape_and_batches_by_hand():
     assert sweep_layout.batches(10, 4, per_run=100, available=250) == (8, 2)
     assert sweep_layout.batches(10, 4, per_run=100, available=10**6) == (12, 1)
     assert sweep_layout.batches(5, 1, per_run=100, available=50) == (1, 5)
+
+
+def test_command_line_sweep_prints_the_table_and_the_best(tmp_path, capsys):
+    from purejaxdrl import cli
+
+    status = cli.main(
+        ["sweep", "--env", "cartpole", "--seeds", "2", "--no-compile-cache",
+         "--grid", "learning_rate=1e-3,2.5e-4", "--total-steps", str(512 * 4),
+         "--num-logs", "2", "--devices", "1", "--run-dir", str(tmp_path)]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "| setting | ppo.learning_rate |" in out.out
+    assert "best setting:" in out.out
+    assert "4 runs on 1 x 1 (sweep x data)" in out.err
+    (folder,) = tmp_path.iterdir()
+    assert (folder / "curves.png").is_file()
+    assert str(folder) in out.out
