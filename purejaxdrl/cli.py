@@ -91,16 +91,7 @@ def _train_parser(defaults: Any, preset_name: str) -> Parser:
         "learning rate after a NaN)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
-    parser.add_argument(
-        "--compile-cache",
-        default=DEFAULT_CACHE_DIR,
-        metavar="DIR",
-        help="keep compiled programs here so reruns skip compilation "
-        "(default: %(default)s)",
-    )
-    parser.add_argument(
-        "--no-compile-cache", action="store_true", help="compile from scratch"
-    )
+    add_compile_cache_flags(parser)
     multi = parser.add_argument_group(
         "many hosts",
         "Run the same command on every host, each with its own --process-id; "
@@ -118,6 +109,26 @@ def _train_parser(defaults: Any, preset_name: str) -> Parser:
     )
     add_config_flags(parser, defaults)
     return parser
+
+
+def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
+    """--compile-cache DIR and --no-compile-cache."""
+    parser.add_argument(
+        "--compile-cache",
+        default=DEFAULT_CACHE_DIR,
+        metavar="DIR",
+        help="keep compiled programs here so reruns skip compilation "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="compile from scratch"
+    )
+
+
+def use_compile_cache(args: argparse.Namespace) -> None:
+    """Turns the compilation cache on unless --no-compile-cache was given."""
+    if not args.no_compile_cache:
+        enable_compilation_cache(args.compile_cache)
 
 
 def add_config_flags(parser: argparse.ArgumentParser, defaults: Any) -> None:
@@ -240,8 +251,7 @@ def _train(argv: Sequence[str]) -> int:
             auto=args.distributed_auto,
         )
     )
-    if not args.no_compile_cache:
-        enable_compilation_cache(args.compile_cache)
+    use_compile_cache(args)
 
     from purejaxdrl.checkpoint import CheckpointError
     from purejaxdrl.faults import NonFiniteError

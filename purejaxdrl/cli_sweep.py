@@ -13,8 +13,14 @@ import sys
 import time
 from collections.abc import Sequence
 
-from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
-from purejaxdrl.cli import Parser, UsageError, add_config_flags, config_overrides
+from purejaxdrl.cli import (
+    Parser,
+    UsageError,
+    add_compile_cache_flags,
+    add_config_flags,
+    config_overrides,
+    use_compile_cache,
+)
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
@@ -100,13 +106,7 @@ def _parser(defaults: object, preset_name: str) -> Parser:
     )
     parser.add_argument("--no-files", action="store_true", help="write no files")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.add_argument(
-        "--compile-cache", default=DEFAULT_CACHE_DIR, metavar="DIR",
-        help="keep compiled programs here (default: %(default)s)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--no-compile-cache", action="store_true", help="compile from scratch"
-    )
+    add_compile_cache_flags(parser)
     add_config_flags(parser, defaults)
     return parser
 
@@ -152,8 +152,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     plan_args = {"grid": grid, "sample": sample, "num_samples": args.samples}
     make_plan(base, seeds=seeds, search_seed=args.search_seed, **plan_args)
 
-    if not args.no_compile_cache:
-        enable_compilation_cache(args.compile_cache)
+    use_compile_cache(args)
     from purejaxdrl.sweep import sweep
 
     start = time.perf_counter()

@@ -18,16 +18,23 @@ import yaml
 from purejaxdrl.config import TrainConfig, to_dict
 
 
+def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
+    """Creates `parent/<prefix>_<time>` (`-2`, `-3`, ... if it exists)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = pathlib.Path(parent) / f"{prefix}_{stamp}"
+    suffix = 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            suffix += 1
+            path = pathlib.Path(parent) / f"{prefix}_{stamp}-{suffix}"
+
+
 def make_run_dir(config: TrainConfig) -> pathlib.Path:
     """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    name = f"{config.env.id.replace('/', '-')}_{config.algo}_{stamp}"
-    path = pathlib.Path(config.run_dir) / name
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = pathlib.Path(config.run_dir) / f"{name}-{suffix}"
-    path.mkdir(parents=True)
+    path = new_dir(config.run_dir, f"{config.env.id.replace('/', '-')}_{config.algo}")
     (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     return path
 

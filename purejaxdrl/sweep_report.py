@@ -15,7 +15,6 @@ Host-side only. A sweep directory holds:
 
 import csv
 import dataclasses
-import datetime
 import json
 import math
 import pathlib
@@ -26,6 +25,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import TrainConfig, apply_overrides, to_dict, validate
+from purejaxdrl.run_files import new_dir
 from purejaxdrl.sweep_spec import Field, SweepPlan, setting_config
 from purejaxdrl.types import Params
 
@@ -269,14 +269,8 @@ def _plain(x: Any) -> Any:
 def write_sweep(result: SweepResult) -> pathlib.Path:
     """Writes the sweep directory (see the module docstring); returns its path."""
     base = result.plan.base
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    name = f"sweep_{base.env.id.replace('/', '-')}_{base.algo}_{stamp}"
-    path = pathlib.Path(base.run_dir) / name
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = pathlib.Path(base.run_dir) / f"{name}-{suffix}"
-    (path / "runs").mkdir(parents=True)
+    path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
+    (path / "runs").mkdir()
     (path / "params").mkdir()
     plan = result.plan
     meta = {
