@@ -212,106 +212,107 @@ def sweep(
             f"sweep: {', '.join(static)} change(s) shapes or loop counts, so the "
             f"runs form {len(groups)} compiled programs, trained one after another"
         )
-    histories: list[list[dict[str, Any]]] = [[] for _ in range(total)]
-    diverged: list[int | None] = [None] * total
-    final_params: list[Any] = [None] * total
-    compile_seconds = train_seconds = 0.0
-    programs_compiled, layouts = 0, []
-    for g, runs in enumerate(groups):
-        cfg = plan.run_config(runs[0])
-        devices = cfg.devices or jax.local_device_count()
-        env_groups = _ppo_env_groups(cfg)
-        shape = sweep_layout.mesh_shape(len(runs), devices, cfg.num_envs, env_groups)
-        mesh = make_sweep_mesh(*shape)
-        start = time.perf_counter()
-        programs = _programs(cfg, mesh)
-        per_run = sweep_layout.run_bytes(
-            programs.state_shapes,
-            data=shape[1],
-            unroll_length=cfg.unroll_length,
-            num_envs=cfg.num_envs,
-            obs_shape=programs.state_shapes.actor.timestep.observation.shape[1:],
-        )
-        if device_memory is None:
-            available, source = sweep_layout.device_bytes()
-        else:
-            available, source = device_memory, "device_memory"
-        batch_size, num_batches = sweep_layout.batches(
-            len(runs), shape[0], per_run, available
-        )
-        layout = sweep_layout.Layout(
-            shape[0], shape[1], batch_size, num_batches, per_run, available
-        )
-        layouts.append(layout)
-        where = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
-        plural = "s" * (len(runs) != 1)
-        say(
-            f"sweep: {where}{len(runs)} run{plural} on {shape[0]} x {shape[1]} (sweep "
-            f"x data) {jax.default_backend()} device(s), {layout.runs_per_device} "
-            f"per device"
-        )
-        if num_batches > 1:
-            say(
-                f"sweep: {len(runs)} runs need ~{_gib(per_run * len(runs) / shape[0])}"
-                f" per device ({_gib(per_run)} each), more than the "
-                f"{_gib(available)} of {source} a sweep may use; training them in "
-                f"{num_batches} batches of {batch_size}, one after another"
-            )
-        schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
-        compiled: dict[int, Any] = {}
-        for b in range(num_batches):
-            begin = time.perf_counter()
-            batch = runs[b * batch_size : (b + 1) * batch_size]
-            # Padding (copies of the last run) keeps every batch the same shape.
-            padded = batch + [batch[-1]] * (batch_size - len(batch))
-            configs = [plan.run_config(i) for i in padded]
-            hps = _stack_hps(configs)
-            keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
-            states = programs.init(hps, keys)
-            for n in sorted(set(schedule)):
-                if n not in compiled:
-                    compiled[n] = programs.chunk(n).lower(hps, states).compile()
-                    programs_compiled += 1
-            jax.block_until_ready(states)
-            if b == 0:  # building and compiling, not training
-                begin = time.perf_counter()
-                compile_seconds += begin - start
-            states = _train_batch(
-                compiled,
-                schedule,
-                hps,
-                states,
-                batch,
-                cfg,
-                (histories, diverged),
-                progress=notify,
-            )
-            params = jax.device_get(states.agent.params)
-            for j, run in enumerate(batch):
-                final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
-            train_seconds += time.perf_counter() - begin
-            if num_batches > 1:
-                say(f"sweep: batch {b + 1} of {num_batches} done")
-
     result = SweepResult(
         plan=plan,
-        histories=histories,
-        diverged=diverged,
-        final_params=final_params,
+        histories=[[] for _ in range(total)],
+        diverged=[None] * total,
+        final_params=[None] * total,
         target_return=target_return,
-        compile_seconds=compile_seconds,
-        train_seconds=train_seconds,
-        programs_compiled=programs_compiled,
-        layouts=layouts,
         messages=messages,
     )
-    for run, at in enumerate(diverged):
+    for g, runs in enumerate(groups):
+        label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
+        _train_group(result, runs, label, device_memory, say, notify)
+    for run, at in enumerate(result.diverged):
         if at is not None:
             say(f"sweep: run {run} ({_describe(plan, run)}) diverged at update {at:,}")
     if write_files:
         result.run_dir = write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
     return result
+
+
+def _train_group(
+    result: SweepResult,
+    runs: list[int],
+    label: str,
+    device_memory: int | None,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Trains runs that share their static fields: one program, one mesh.
+
+    The runs are laid out over the devices, split into batches that fit their
+    memory, and trained batch after batch; `result` collects their records,
+    parameters and timings.
+    """
+    plan = result.plan
+    cfg = plan.run_config(runs[0])
+    devices = cfg.devices or jax.local_device_count()
+    shape = sweep_layout.mesh_shape(
+        len(runs), devices, cfg.num_envs, _ppo_env_groups(cfg)
+    )
+    start = time.perf_counter()
+    programs = _programs(cfg, make_sweep_mesh(*shape))
+    per_run = sweep_layout.run_bytes(
+        programs.state_shapes,
+        data=shape[1],
+        unroll_length=cfg.unroll_length,
+        num_envs=cfg.num_envs,
+        obs_shape=programs.state_shapes.actor.timestep.observation.shape[1:],
+    )
+    if device_memory is None:
+        available, source = sweep_layout.device_bytes()
+    else:
+        available, source = device_memory, "device_memory"
+    batch_size, num_batches = sweep_layout.batches(
+        len(runs), shape[0], per_run, available
+    )
+    layout = sweep_layout.Layout(
+        shape[0], shape[1], batch_size, num_batches, per_run, available
+    )
+    result.layouts.append(layout)
+    plural = "s" * (len(runs) != 1)
+    say(
+        f"sweep: {label}{len(runs)} run{plural} on {shape[0]} x {shape[1]} (sweep "
+        f"x data) {jax.default_backend()} device(s), {layout.runs_per_device} "
+        f"per device"
+    )
+    if num_batches > 1:
+        say(
+            f"sweep: {len(runs)} runs need ~{_gib(per_run * len(runs) / shape[0])}"
+            f" per device ({_gib(per_run)} each), more than the "
+            f"{_gib(available)} of {source} a sweep may use; training them in "
+            f"{num_batches} batches of {batch_size}, one after another"
+        )
+    schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
+    compiled: dict[int, Any] = {}
+    for b in range(num_batches):
+        begin = time.perf_counter()
+        batch = runs[b * batch_size : (b + 1) * batch_size]
+        # Padding (copies of the last run) keeps every batch the same shape.
+        padded = batch + [batch[-1]] * (batch_size - len(batch))
+        configs = [plan.run_config(i) for i in padded]
+        hps = _stack_hps(configs)
+        keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
+        states = programs.init(hps, keys)
+        for n in sorted(set(schedule)):
+            if n not in compiled:
+                compiled[n] = programs.chunk(n).lower(hps, states).compile()
+                result.programs_compiled += 1
+        jax.block_until_ready(states)
+        if b == 0:  # building and compiling, not training
+            begin = time.perf_counter()
+            result.compile_seconds += begin - start
+        states = _train_batch(
+            compiled, schedule, hps, states, batch, cfg, result, progress
+        )
+        params = jax.device_get(states.agent.params)
+        for j, run in enumerate(batch):
+            result.final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
+        result.train_seconds += time.perf_counter() - begin
+        if num_batches > 1:
+            say(f"sweep: batch {b + 1} of {num_batches} done")
 
 
 def _train_batch(
@@ -321,16 +322,16 @@ def _train_batch(
     states: RunnerState,
     runs: Sequence[int],
     config: TrainConfig,
-    records: tuple[list[list[dict[str, Any]]], list[int | None]],
+    result: SweepResult,
     progress: Callable[[str], None] | None = None,
 ) -> RunnerState:
     """Runs the chunks of one batch, recording each real run's metrics.
 
     Chunk k+1 is dispatched before chunk k's metrics are read (as in `train`).
-    `records` (histories, diverged) receive, per run, one record per chunk and
-    the update at which it first went non-finite; `progress` a line per chunk.
+    `result` receives, per run, one record per chunk and the update at which
+    it first went non-finite; `progress` a line per chunk.
     """
-    histories, diverged = records
+    histories, diverged = result.histories, result.diverged
     steps_per_update = config.steps_per_update
     start = time.perf_counter()
     done = 0
