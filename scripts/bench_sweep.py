@@ -84,11 +84,14 @@ def main() -> None:
         f"ratio (sequential / sweep): {seq_wall / sweep_wall:.2f}x wall time, "
         f"{train_s / result.train_seconds:.2f}x training time (compile excluded)"
     )
-    same = np.allclose(returns, result.final_return, rtol=1e-4, equal_nan=True)
+    same = np.isclose(returns, result.final_return, rtol=1e-4, equal_nan=True)
+    # Both sides run the same updates; vmapped and unbatched kernels round
+    # differently, and hundreds of updates amplify that until an action flips.
     print(
         f"final returns: sweep mean {np.nanmean(result.final_return):.1f}, "
-        f"sequential mean {np.nanmean(returns):.1f}; "
-        f"{'the same' if same else 'DIFFERENT'} run by run"
+        f"sequential mean {np.nanmean(returns):.1f}; {int(same.sum())} of {runs} "
+        "runs end with the same return (the rest drift apart from float "
+        "rounding over many updates; tests/test_sweep.py checks short runs to 1e-5)"
     )
 
 
