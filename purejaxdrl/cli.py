@@ -8,6 +8,7 @@ status 2.
 
 import argparse
 import math
+import pathlib
 import sys
 import time
 from collections.abc import Sequence
@@ -351,13 +352,47 @@ def _export(argv: Sequence[str]) -> int:
     return 0
 
 
+def _plot(argv: Sequence[str]) -> int:
+    parser = Parser(
+        prog="purejaxdrl plot",
+        description="Draw learning curves (return vs env steps and vs training "
+        "time) of run and sweep directories into one PNG. Runs that differ only "
+        "in their seed, and a sweep's seeds, are drawn as a mean with a band.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", default="curves.png", help="(default: %(default)s)")
+    parser.add_argument("--title", default="", help="figure title")
+    parser.add_argument("--target", type=float, help="draw this score as a line")
+    args = parser.parse_args(argv)
+    out = pathlib.Path(args.out)
+    if not out.parent.is_dir():
+        raise UsageError(
+            f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
+            "it or write elsewhere."
+        )
+    from purejaxdrl.plots import load_curves, plot_curves
+
+    n = plot_curves(
+        load_curves(args.run_dirs), out, title=args.title, target=args.target
+    )
+    print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
+    return 0
+
+
 def _sweep(argv: Sequence[str]) -> int:
     from purejaxdrl.cli_sweep import sweep_command
 
     return sweep_command(argv)
 
 
-COMMANDS = {"train": _train, "sweep": _sweep, "list": _list, "export": _export}
+COMMANDS = {
+    "train": _train,
+    "sweep": _sweep,
+    "plot": _plot,
+    "list": _list,
+    "export": _export,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -365,11 +400,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: purejaxdrl {train,sweep,list,export} ...\n\n"
+            "usage: purejaxdrl {train,sweep,plot,list,export} ...\n\n"
             "  train   train an agent: purejaxdrl train --env cartpole --algo ppo\n"
             "          continue a run: purejaxdrl train --resume RUN_DIR\n"
             "  sweep   many runs in one program: purejaxdrl sweep --env cartpole "
             "--seeds 8 --grid learning_rate=1e-4,3e-4\n"
+            "  plot    learning curves: purejaxdrl plot RUN_DIR ... --out a.png\n"
             "  list    list environment presets and their target scores\n"
             "  export  write a run's policy: purejaxdrl export RUN_DIR --out DIR\n\n"
             "`purejaxdrl train --help` lists every config field."

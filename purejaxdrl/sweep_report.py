@@ -25,6 +25,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import TrainConfig, apply_overrides, to_dict, validate
+from purejaxdrl.plots import Curve, plot_curves
 from purejaxdrl.run_files import new_dir
 from purejaxdrl.sweep_spec import Field, SweepPlan, setting_config
 from purejaxdrl.types import Params
@@ -313,7 +314,7 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
             out.writerow({k: _csv(v) if isinstance(v, float) else _short(v)
                           for k, v in row.items()})  # fmt: skip
     (path / "summary.md").write_text(result.table() + "\n")
-    plot_curves(result, path / "curves.png")
+    plot_sweep(result, path / "curves.png")
     return path
 
 
@@ -321,51 +322,20 @@ def _csv(x: float) -> str:
     return "" if math.isnan(x) else f"{x:.6g}"
 
 
-def plot_curves(result: SweepResult, out: pathlib.Path) -> None:
+def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
     """Learning curves per setting: the mean over seeds with a min-max band."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only; never opens a window
-    import matplotlib.pyplot as plt
-
     n = len(result.plan.seeds)
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
-    order = np.argsort([-_num(r["mean_return"]) for r in result.summary()])
-    colors = plt.cm.viridis(np.linspace(0.0, 0.9, len(order)))
-    for rank, s in enumerate(order):
-        curves = []
-        for i in range(s * n, (s + 1) * n):
-            history = result.histories[i]
-            curves.append([_num_or_nan(r.get(RETURN)) for r in history])
-        steps = [r["env_steps"] for r in result.histories[s * n]]
-        data = np.asarray(curves, float)
-        with np.errstate(all="ignore"):
-            mean = np.nanmean(data, axis=0)
-            low, high = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
-        label = _label(result.plan, int(s)) if rank < 10 else None
-        ax.plot(steps, mean, color=colors[rank], label=label, lw=1.5)
-        if n > 1:
-            ax.fill_between(steps, low, high, color=colors[rank], alpha=0.15, lw=0)
-    if result.target_return is not None:
-        ax.axhline(result.target_return, color="gray", ls="--", lw=1, label="target")
+    curves = [
+        Curve(setting_label(result.plan, s), tuple(result.histories[s * n : s * n + n]))
+        for s in range(len(result.plan.settings))
+    ]
     base = result.plan.base
-    ax.set(
-        xlabel="environment steps",
-        ylabel="mean episode return",
-        title=f"{base.algo} on {base.env.id}: {len(order)} settings x {n} seeds",
-    )
-    ax.legend(fontsize=7, loc="best")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    title = f"{base.algo} on {base.env.id}: {len(curves)} settings x {n} seeds"
+    plot_curves(curves, out, title=title, target=result.target_return)
 
 
-def _num_or_nan(x: float | None) -> float:
-    return math.nan if x is None else x
-
-
-def _label(plan: SweepPlan, s: int) -> str:
+def setting_label(plan: SweepPlan, s: int) -> str:
+    """`learning_rate=0.001, entropy_cost=0`: setting `s` for a legend."""
     algo = plan.base.algo
     values = plan.settings[s]
     text = ", ".join(

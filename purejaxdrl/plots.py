@@ -1,0 +1,170 @@
+"""Learning curves from run and sweep directories, as a PNG.
+
+A curve is one setting: one run, or several seeds drawn as their mean with a
+min-max band. Run directories whose configs differ only in the seed form one
+curve; a sweep directory gives one curve per setting. Two panels: return
+against environment steps and against wall-clock training time.
+"""
+
+import dataclasses
+import json
+import math
+import pathlib
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import yaml
+
+from purejaxdrl.config import ConfigError
+
+RETURN = "episode/mean_return"
+# More curves than this get no legend entry (the colours still rank them).
+MAX_LEGEND = 10
+# Config fields that do not make runs different settings.
+_NOT_SETTING = ("seed", "run_dir", "devices", "checkpoint")
+
+
+@dataclasses.dataclass(frozen=True)
+class Curve:
+    """One setting's learning curves.
+
+    Attributes:
+      label: the legend entry.
+      histories: one list of per-chunk records per seed (as metrics.jsonl).
+
+    """
+
+    label: str
+    histories: tuple[list[dict[str, Any]], ...]
+
+    def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
+        """(x values of the first seed, metric [seeds, chunks]; NaN where absent)."""
+        n = min(len(h) for h in self.histories)
+        xs = np.asarray([r.get(x, np.nan) for r in self.histories[0][:n]], float)
+        ys = np.asarray(
+            [[_value(r.get(metric)) for r in h[:n]] for h in self.histories], float
+        )
+        return xs, ys
+
+
+def _value(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
+    """The curves of run directories and sweep directories, in the given order.
+
+    Raises:
+      ConfigError: a path that is neither a run nor a sweep directory, or a run
+        without metrics.
+
+    """
+    from purejaxdrl.sweep_report import load_sweep, setting_label
+
+    items: list[Curve | str] = []  # curves, or keys of groups of runs
+    runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if (path / "sweep.yaml").is_file():
+            sweep = load_sweep(path)
+            n = len(sweep.plan.seeds)
+            for s in range(len(sweep.plan.settings)):
+                histories = tuple(sweep.histories[s * n : (s + 1) * n])
+                items.append(Curve(setting_label(sweep.plan, s), histories))
+            continue
+        metrics = path / "metrics.jsonl"
+        if not metrics.is_file():
+            raise ConfigError(
+                f"{str(path)!r} is not a run or sweep directory (no metrics.jsonl "
+                "or sweep.yaml); pass folders made by `purejaxdrl train` or "
+                "`purejaxdrl sweep`."
+            )
+        history = _read_jsonl(metrics)
+        if not history:
+            raise ConfigError(
+                f"{str(path)!r} has no metrics yet (empty metrics.jsonl); wait for "
+                "its first chunk or leave it out."
+            )
+        config = yaml.safe_load((path / "config.yaml").read_text()) or {}
+        # Runs that differ only in their seed (and folder) are seeds of one curve.
+        same = {k: v for k, v in config.items() if k not in _NOT_SETTING}
+        key = json.dumps(same, sort_keys=True)
+        if key not in runs:
+            runs[key] = []
+            items.append(key)
+        runs[key].append((path.name, history))
+    return [x if isinstance(x, Curve) else _runs_curve(runs[x]) for x in items]
+
+
+def _runs_curve(members: list[tuple[str, list[dict[str, Any]]]]) -> Curve:
+    name = members[0][0]
+    label = name if len(members) == 1 else f"{name} (+{len(members) - 1} seeds)"
+    return Curve(label, tuple(h for _, h in members))
+
+
+def plot_curves(
+    curves: Sequence[Curve],
+    out: str | pathlib.Path,
+    *,
+    title: str = "",
+    target: float | None = None,
+    metric: str = RETURN,
+) -> int:
+    """Writes a PNG of `curves`: metric vs env steps and vs training time.
+
+    Curves are coloured by their final value, best first; each draws the mean
+    over its seeds and, with several seeds, a band from the lowest to the
+    highest seed.
+
+    Returns:
+      The number of curves drawn on each panel.
+
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never opens a window
+    import matplotlib.pyplot as plt
+
+    finals = []
+    for curve in curves:
+        _, ys = curve.series("env_steps", metric)
+        with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+            last = np.nanmean(ys[:, -1]) if ys.size else math.nan
+        finals.append(-math.inf if math.isnan(last) else last)
+    order = np.argsort(finals)[::-1]
+    colors = plt.cm.viridis(np.linspace(0.0, 0.9, max(len(order), 1)))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=100, sharey=True)
+    for rank, c in enumerate(order):
+        curve = curves[c]
+        for ax, x in zip(axes, ("env_steps", "time"), strict=True):
+            xs, ys = curve.series(x, metric)
+            # A chunk where no seed ended an episode stays a gap (NaN).
+            with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+                mean = np.nanmean(ys, axis=0)
+                low, high = np.nanmin(ys, axis=0), np.nanmax(ys, axis=0)
+            label = curve.label if rank < MAX_LEGEND and ax is axes[0] else None
+            ax.plot(xs, mean, color=colors[rank], label=label, lw=1.5)
+            if len(curve.histories) > 1:
+                ax.fill_between(xs, low, high, color=colors[rank], alpha=0.15, lw=0)
+    xlabels = ("environment steps", "training time (s)")
+    for ax, xlabel in zip(axes, xlabels, strict=True):
+        if target is not None:
+            ax.axhline(target, color="gray", ls="--", lw=1)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean episode return" if metric == RETURN else metric)
+    axes[0].legend(fontsize=7, loc="best")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out)
+    # What was drawn, not what was asked for: the curves on the first panel.
+    drawn = sum(line.get_linestyle() == "-" for line in axes[0].get_lines())
+    plt.close(fig)
+    return drawn

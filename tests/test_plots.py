@@ -1,0 +1,71 @@
+"""Learning-curve plots of run and sweep directories."""
+
+import json
+
+import matplotlib.image
+import pytest
+import yaml
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.plots import load_curves, plot_curves
+
+
+def _run_dir(root, name, seed, lr, returns):
+    d = root / name
+    d.mkdir()
+    config = pjd.config.to_dict(pjd.load_preset("cartpole").config)
+    config["seed"] = seed
+    config["ppo"]["learning_rate"] = lr
+    (d / "config.yaml").write_text(yaml.safe_dump(config))
+    records = [
+        {"env_steps": 1000 * (k + 1), "time": 0.5 * (k + 1), "episode/mean_return": r}
+        for k, r in enumerate(returns)
+    ]
+    (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return d
+
+
+@pytest.fixture
+def runs(tmp_path):
+    return [
+        _run_dir(tmp_path, "a", 0, 1e-3, [10, 20, 30]),
+        _run_dir(tmp_path, "b", 1, 1e-3, [12, 18, 40]),  # a's other seed
+        _run_dir(tmp_path, "c", 0, 3e-4, [5, None, 9]),  # no episode in chunk 2
+    ]
+
+
+def test_runs_differing_only_in_seed_are_one_curve(runs):
+    first, second = load_curves(runs)
+    assert first.label == "a (+1 seeds)" and len(first.histories) == 2
+    assert second.label == "c" and len(second.histories) == 1
+    steps, returns = first.series("env_steps")
+    assert list(steps) == [1000, 2000, 3000]
+    assert returns.tolist() == [[10, 20, 30], [12, 18, 40]]
+    _, gap = second.series("time")
+    assert gap[0, 1] != gap[0, 1]  # NaN, not a fake 0
+
+
+def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
+    cfg = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"total_steps": 512 * 2, "num_logs": 2, "devices": 1, "run_dir": str(tmp_path)},
+    )
+    grid = {"clip_eps": [0.1, 0.2, 0.3]}
+    sweep = pjd.sweep(cfg, grid=grid, seeds=2, write_files=True)
+    out = tmp_path / "curves.png"
+    assert cli.main(["plot", *map(str, runs), str(sweep.run_dir), "--out", str(out),
+                     "--target", "35"]) == 0  # fmt: skip
+    # Two from the runs (a with b, and c), three from the sweep's settings.
+    assert "wrote" in capsys.readouterr().out
+    assert plot_curves(load_curves([*runs, sweep.run_dir]), out, target=35) == 5
+    image = matplotlib.image.imread(out)
+    assert image.shape[0] >= 400 and image.shape[1] >= 1000
+
+
+def test_plot_of_a_folder_without_metrics_is_one_line(tmp_path, capsys):
+    assert cli.main(["plot", str(tmp_path)]) == 2
+    assert "is not a run or sweep directory" in capsys.readouterr().err
+    missing = str(tmp_path / "x" / "a.png")
+    assert cli.main(["plot", str(tmp_path), "--out", missing]) == 2
+    assert "does not exist" in capsys.readouterr().err
