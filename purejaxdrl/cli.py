@@ -289,6 +289,11 @@ def _train(argv: Sequence[str]) -> int:
         f"{platform} device(s){processes}, seed {config.seed}",
         f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
     ]
+    if not math.isnan(result.eval_return):
+        lines.append(
+            f"  eval return        {result.eval_return:.1f} (deterministic policy, "
+            f"{config.eval.episodes} episodes)"
+        )
     if result.stopped_by is not None:
         lines[0] = (
             f"stopped by {result.stopped_by} after update {result.updates:,} of "

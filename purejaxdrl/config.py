@@ -22,6 +22,7 @@ from purejaxdrl.agents.common import OPTIMIZERS
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.checkpoint import CheckpointConfig
+from purejaxdrl.evaluation import EvalConfig
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.rng import RNG_IMPLS
 
@@ -61,6 +62,7 @@ class TrainConfig:
       a2c: A2C hyper-parameters.
       network: network architecture.
       checkpoint: when to save whole-run checkpoints (runs with a run directory).
+      eval: evaluation episodes with the deterministic policy (off by default).
       num_envs: number of parallel environments.
       unroll_length: steps per environment between updates.
       total_steps: environment-step budget; training runs
@@ -83,6 +85,7 @@ class TrainConfig:
     a2c: A2CConfig = dataclasses.field(default_factory=A2CConfig)
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
+    eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     num_envs: int = 4
     unroll_length: int = 128
     total_steps: int = 500_000
@@ -314,6 +317,17 @@ def validate(config: TrainConfig) -> TrainConfig:
         config.checkpoint.keep >= 1,
         f"checkpoint.keep={config.checkpoint.keep} must be >= 1 (how many of the "
         "newest checkpoints to keep); e.g. --checkpoint.keep 3.",
+    )
+    for name in ("episodes", "every"):
+        value = getattr(config.eval, name)
+        _check(
+            value >= 0,
+            f"eval.{name}={value} must be >= 0 (0 turns evaluation off / evaluates "
+            "only at the end); e.g. --eval.episodes 16 --eval.every 5.",
+        )
+    _check(
+        config.eval.max_steps >= 1,
+        f"eval.max_steps={config.eval.max_steps} must be >= 1; e.g. 100000.",
     )
     _check(
         config.devices >= 0,

@@ -24,6 +24,7 @@ class Experiment:
     env_params: Any
     agent: Agent
     runner: Runner
+    network: Network
 
 
 def make_env_and_network(
@@ -82,4 +83,4 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         mesh=mesh,
         scan_unroll=config.scan_unroll,
     )
-    return Experiment(config, env, env_params, agent, runner)
+    return Experiment(config, env, env_params, agent, runner, network)

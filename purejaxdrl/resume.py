@@ -24,7 +24,7 @@ from purejaxdrl.config import (
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split
 # over a new device count with the same global sizes (see README).
-FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.")
+FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.", "eval.")
 
 
 def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:

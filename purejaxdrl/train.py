@@ -22,6 +22,7 @@ import yaml
 
 from purejaxdrl.checkpoint import Checkpointer
 from purejaxdrl.config import TrainConfig, to_dict
+from purejaxdrl.evaluation import make_evaluate
 from purejaxdrl.experiment import make_experiment
 from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
 from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
@@ -30,6 +31,9 @@ from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
 from purejaxdrl.run_files import agreed_run_dir, make_run_dir, write_outputs
 from purejaxdrl.runner import RunnerState, shardings
+
+# Evaluation keys fold this into the run's key: a stream training never uses.
+EVAL_STREAM = 0x45564C
 
 
 @dataclasses.dataclass
@@ -54,6 +58,8 @@ class TrainResult:
         None when it ran to the end.
       messages: what the run reported besides metrics (resume, skipped
         checkpoints, device changes).
+      eval_return: mean return of the last evaluation (deterministic policy,
+        `config.eval`), NaN without one.
 
     """
 
@@ -69,6 +75,7 @@ class TrainResult:
     updates: int = 0
     stopped_by: str | None = None
     messages: list[str] = dataclasses.field(default_factory=list)
+    eval_return: float = math.nan
 
 
 def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
@@ -245,6 +252,17 @@ def train(
         n: runner.train_chunk(n).lower(state).compile()
         for n in {n for _, n in schedule}
     }
+    evaluate, eval_every = None, config.eval.every
+    eval_key = jax.random.fold_in(key, EVAL_STREAM)
+    if config.eval.episodes:
+        evaluate = make_evaluate(
+            exp.env,
+            exp.network,
+            episodes=config.eval.episodes,
+            max_steps=config.eval.max_steps,
+        )
+        args = (state.agent.params, state.env_params, eval_key)
+        evaluate = evaluate.lower(*args).compile()
     if checkpointer is not None:
         jax.block_until_ready(checkpointer.pack(state))  # compiles the packer
     jax.block_until_ready(state)
@@ -261,7 +279,7 @@ def train(
         description = f"{config.algo} {config.env.id}"
         sinks.append(ConsoleLogger(total_steps, description, num_devices))
 
-    mean_return = math.nan
+    mean_return = eval_return = math.nan
     for rec in history:
         value = rec.get("episode/mean_return")
         if value is not None and not math.isnan(value):
@@ -306,8 +324,10 @@ def train(
             f"stopped instead of training on non-finite values; {where}."
         )
 
-    def finish(metrics: Any, length: int, snapshot: Any, ends_at: int) -> None:
-        nonlocal done, mean_return, last_saved
+    def finish(
+        metrics: Any, length: int, snapshot: Any, ends_at: int, evaluated: Any
+    ) -> None:
+        nonlocal done, mean_return, last_saved, eval_return
         host = jax.device_get(metrics)  # blocks on this chunk only
         check_finite(host, length, ends_at, snapshot and snapshot[1])
         summary = summarize_chunk(host)
@@ -326,6 +346,11 @@ def train(
         }
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
             mean_return = summary["episode/mean_return"]
+        if evaluated is not None:
+            returns, lengths = jax.device_get(evaluated)
+            eval_return = float(np.mean(returns))
+            rec["eval/mean_return"] = eval_return
+            rec["eval/mean_length"] = float(np.mean(lengths))
         history.append(rec)
         for sink in sinks:
             sink.write(rec)
@@ -344,7 +369,18 @@ def train(
                     break
                 state, metrics = programs[length](state)  # queued, not awaited
                 dispatched += length
-                snapshot = None
+                snapshot = evaluated = None
+                if evaluate is not None and (
+                    index == last_index
+                    or (eval_every and (index + 1) % eval_every == 0)
+                ):
+                    # Queued behind the chunk, read with its metrics; its own
+                    # key stream, so training is the same with or without it.
+                    evaluated = evaluate(
+                        state.agent.params,
+                        state.env_params,
+                        jax.random.fold_in(eval_key, index),
+                    )
                 if checkpointer is not None and (
                     index == last_index or (every and (index + 1) % every == 0)
                 ):
@@ -353,7 +389,7 @@ def train(
                     snapshot = (checkpointer.pack(state), _params_finite(state))
                 if pending is not None:
                     finish(*pending)
-                pending = (metrics, length, snapshot, dispatched)
+                pending = (metrics, length, snapshot, dispatched, evaluated)
             if pending is not None:
                 finish(*pending)
             if checkpointer is not None and signals.requested is not None:
@@ -387,6 +423,7 @@ def train(
         updates=done,
         stopped_by=stopped_by,
         messages=messages,
+        eval_return=eval_return,
     )
     if run_dir is not None and main:
         write_outputs(result, total_steps, config.num_updates)

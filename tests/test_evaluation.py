@@ -1,0 +1,49 @@
+"""Evaluation episodes with the deterministic policy, beside training."""
+
+import jax
+import numpy as np
+
+import purejaxdrl as pjd
+from purejaxdrl.evaluation import make_evaluate
+
+
+def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
+    preset = pjd.load_preset("cartpole")
+    config = pjd.apply_overrides(
+        preset.config, {"devices": 1, "eval": {"episodes": 16, "every": 5}}
+    )
+    result = pjd.train(config)
+    assert result.eval_return >= 475, result.history[-1]
+    evaluated = [i for i, r in enumerate(result.history) if "eval/mean_return" in r]
+    last = len(result.history) - 1
+    assert evaluated == sorted({*range(4, last + 1, 5), last})
+    assert result.history[-1]["eval/mean_return"] == result.eval_return
+    # Evaluation has its own environments and keys: training is bit for bit the
+    # run without it.
+    plain = pjd.train(pjd.apply_overrides(config, {"eval": {"episodes": 0}}))
+    same = np.testing.assert_array_equal
+    jax.tree.map(same, result.state.agent.params, plain.state.agent.params)
+    assert all("eval/mean_return" not in r for r in plain.history)
+
+
+def _cartpole():
+    config = pjd.apply_overrides(pjd.load_preset("cartpole").config, {"devices": 1})
+    exp = pjd.make_experiment(config)
+    state = exp.runner.init(jax.random.key(0))
+    return exp, state
+
+
+def test_only_the_first_episode_counts_and_long_ones_are_cut():
+    exp, state = _cartpole()
+    args = (state.agent.params, state.env_params, jax.random.key(3))
+    evaluate = make_evaluate(exp.env, exp.network, episodes=8)
+    returns, lengths = jax.device_get(evaluate(*args))
+    # CartPole pays 1 per step: a first episode's return is its length, in
+    # [1, 500] (500: truncated at the time limit, and never counted on).
+    np.testing.assert_array_equal(returns, lengths)
+    assert returns.shape == (8,) and np.all((lengths >= 1) & (lengths <= 500))
+    np.testing.assert_array_equal(evaluate(*args).returns, returns)  # same key
+    cut = make_evaluate(exp.env, exp.network, episodes=8, max_steps=5)
+    short = jax.device_get(cut(*args))
+    np.testing.assert_array_equal(short.lengths, np.minimum(lengths, 5))
+    np.testing.assert_array_equal(short.returns, np.minimum(returns, 5))
