@@ -19,6 +19,7 @@ import yaml
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 
 EXIT_USAGE = 2
+LOGGERS = ("tensorboard",)
 EXIT_FAILURE = 1
 
 
@@ -92,6 +93,14 @@ def _train_parser(defaults: Any, preset_name: str) -> Parser:
         "learning rate after a NaN)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--logger",
+        action="append",
+        default=[],
+        choices=LOGGERS,
+        help="also log to this sink, repeatable (metrics.jsonl is always "
+        "written): tensorboard writes RUN_DIR/tensorboard/",
+    )
     add_compile_cache_flags(parser)
     multi = parser.add_argument_group(
         "many hosts",
@@ -229,6 +238,11 @@ def _train(argv: Sequence[str]) -> int:
         args = parser.parse_args(argv)
         if args.override:
             raise UsageError("--override only goes with --resume RUN_DIR.")
+        if args.logger and args.no_files:
+            raise UsageError(
+                f"--logger {args.logger[0]} writes into the run directory; drop "
+                "--no-files."
+            )
         config = validate(
             apply_overrides(preset.config, config_overrides(args, preset.config))
         )
@@ -267,6 +281,7 @@ def _train(argv: Sequence[str]) -> int:
             write_files=not args.no_files,
             resume=args.resume,
             notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
+            tensorboard="tensorboard" in args.logger,
         )
     except (NonFiniteError, CheckpointError) as e:
         print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Host-side metric sinks: a live console progress line and JSONL files."""
+"""Host-side metric sinks: a live console progress line, JSONL, TensorBoard."""
 
 import json
 import math
@@ -44,6 +44,31 @@ class JsonlLogger:
 
     def close(self) -> None:
         self._file.close()
+
+
+class TensorBoardLogger:
+    """Each record's numbers as TensorBoard scalars, at x = env_steps.
+
+    Writes event files (with tensorboardX) into `logdir`; `tensorboard --logdir
+    runs/` then compares runs. NaN values are skipped, so a chunk in which no
+    episode ended leaves a gap in the return curve, never a fake 0.
+    """
+
+    def __init__(self, logdir: pathlib.Path):
+        from tensorboardX import SummaryWriter
+
+        self._writer = SummaryWriter(str(logdir))
+
+    def write(self, record: dict[str, Any]) -> None:
+        step = int(record["env_steps"])
+        for name, value in record.items():
+            if name == "env_steps" or isinstance(value, bool):
+                continue
+            if isinstance(value, int | float) and math.isfinite(value):
+                self._writer.add_scalar(name, value, step)
+
+    def close(self) -> None:
+        self._writer.close()
 
 
 class ConsoleLogger:

@@ -25,7 +25,7 @@ from purejaxdrl.config import TrainConfig, to_dict
 from purejaxdrl.evaluation import make_evaluate
 from purejaxdrl.experiment import make_experiment
 from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
-from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger
+from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger, TensorBoardLogger
 from purejaxdrl.packing import describe
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
@@ -157,6 +157,7 @@ def train(
     write_files: bool = False,
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
+    tensorboard: bool = False,
 ) -> TrainResult:
     """Trains `config.algo` on `config.env`. Not jittable: the host loop.
 
@@ -177,6 +178,8 @@ def train(
         The continued run is bitwise the uninterrupted one on the same devices.
       notify: called with each message (resume, skipped checkpoints, device
         changes) on process 0; they are also in `TrainResult.messages`.
+      tensorboard: also write TensorBoard event files to the run directory's
+        `tensorboard/` folder (needs a run directory).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).
@@ -275,6 +278,8 @@ def train(
         # process wrote after it.
         jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
         sinks.append(JsonlLogger(jsonl))
+        if tensorboard:
+            sinks.append(TensorBoardLogger(run_dir / "tensorboard"))
     if console and main:
         description = f"{config.algo} {config.env.id}"
         sinks.append(ConsoleLogger(total_steps, description, num_devices))

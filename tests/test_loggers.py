@@ -1,0 +1,67 @@
+"""Loggers write what they claim: read back JSONL and TensorBoard events."""
+
+import json
+import math
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from purejaxdrl import cli
+from purejaxdrl.loggers import JsonlLogger, TensorBoardLogger
+
+RECORDS = [
+    # No episode ended in the first chunk: a gap, never a 0.
+    {"env_steps": 512, "steps_per_second": 1000.0, "episode/mean_return": math.nan},
+    {"env_steps": 1024, "steps_per_second": 1100.0, "episode/mean_return": 21.5},
+    {"env_steps": 1536, "steps_per_second": 1200.0, "episode/mean_return": 30.0},
+]
+
+
+def _jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _scalars(logdir, tag):
+    acc = EventAccumulator(str(logdir))
+    acc.Reload()
+    return [(e.step, e.value) for e in acc.Scalars(tag)]
+
+
+def test_tensorboard_and_jsonl_hold_the_records(tmp_path):
+    tb, jsonl = TensorBoardLogger(tmp_path / "tb"), JsonlLogger(tmp_path / "m.jsonl")
+    for record in RECORDS:
+        tb.write(record)
+        jsonl.write(record)
+    tb.close()
+    jsonl.close()
+    returns = _scalars(tmp_path / "tb", "episode/mean_return")
+    assert returns == [(1024, 21.5), (1536, 30.0)]
+    speed = _scalars(tmp_path / "tb", "steps_per_second")
+    assert [step for step, _ in speed] == [512, 1024, 1536]
+    back = _jsonl(tmp_path / "m.jsonl")
+    assert back[0]["episode/mean_return"] is None  # NaN is written as null
+    assert back[1:] == RECORDS[1:]
+
+
+def test_train_with_the_tensorboard_logger(tmp_path, capsys):
+    argv = ["train", "--no-compile-cache", "--quiet", "--logger", "tensorboard",
+            "--total-steps", str(512 * 8), "--num-logs", "4", "--devices", "1",
+            "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    (run,) = tmp_path.iterdir()
+    history = _jsonl(run / "metrics.jsonl")
+    want = [
+        (r["env_steps"], r["episode/mean_return"])
+        for r in history
+        if r["episode/mean_return"] is not None
+    ]
+    got = _scalars(run / "tensorboard", "episode/mean_return")
+    assert [s for s, _ in got] == [s for s, _ in want]
+    assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6)
+
+
+def test_logger_needs_a_run_directory(capsys):
+    assert cli.main(["train", "--no-files", "--logger", "tensorboard"]) == 2
+    assert "drop --no-files" in capsys.readouterr().err
+    assert cli.main(["train", "--logger", "wandb9"]) == 2
+    assert "invalid choice: 'wandb9'" in capsys.readouterr().err
