@@ -400,6 +400,12 @@ def _plot(argv: Sequence[str]) -> int:
     return 0
 
 
+def _eval(argv: Sequence[str]) -> int:
+    from purejaxdrl.cli_eval import eval_command
+
+    return eval_command(argv)
+
+
 def _sweep(argv: Sequence[str]) -> int:
     from purejaxdrl.cli_sweep import sweep_command
 
@@ -410,6 +416,7 @@ COMMANDS = {
     "train": _train,
     "sweep": _sweep,
     "plot": _plot,
+    "eval": _eval,
     "list": _list,
     "export": _export,
 }
@@ -420,11 +427,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: purejaxdrl {train,sweep,plot,list,export} ...\n\n"
+            "usage: purejaxdrl {train,sweep,eval,plot,list,export} ...\n\n"
             "  train   train an agent: purejaxdrl train --env cartpole --algo ppo\n"
             "          continue a run: purejaxdrl train --resume RUN_DIR\n"
             "  sweep   many runs in one program: purejaxdrl sweep --env cartpole "
             "--seeds 8 --grid learning_rate=1e-4,3e-4\n"
+            "  eval    watch a policy: purejaxdrl eval RUN_DIR --render out.gif\n"
             "  plot    learning curves: purejaxdrl plot RUN_DIR ... --out a.png\n"
             "  list    list environment presets and their target scores\n"
             "  export  write a run's policy: purejaxdrl export RUN_DIR --out DIR\n\n"

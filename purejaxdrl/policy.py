@@ -54,10 +54,15 @@ def _spaces(observation_shape: list[int], action: dict[str, Any]):
     return obs_spec, Box(tuple(action["box"]))
 
 
-def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathlib.Path:
-    """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
+def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
+    """A run's config, its experiment (one device) and its newest good checkpoint.
 
-    Not jittable: reads the checkpoint and writes files.
+    Args:
+      run_dir: a run directory.
+      purpose: what the state is for, e.g. "export", for the error message.
+
+    Returns:
+      (TrainConfig, Experiment, checkpoint.Restored) with a state.
 
     Raises:
       ConfigError: the run directory is missing or bad, or has no checkpoint
@@ -88,9 +93,23 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
     if restored.step is None:
         reasons = "; ".join(restored.skipped) or "it has none"
         raise ConfigError(
-            f"{str(run_dir)!r} has no checkpoint to export ({reasons}); train or "
-            "resume the run first."
+            f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); train "
+            "or resume the run first."
         )
+    return config, exp, restored
+
+
+def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathlib.Path:
+    """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
+
+    Not jittable: reads the checkpoint and writes files.
+
+    Raises:
+      ConfigError: the run directory is missing or bad, or has no checkpoint
+        that verifies.
+
+    """
+    config, exp, restored = restore_run(run_dir, "export")
     env_params = restored.state.env_params
     stats = getattr(env_params, "obs_stats", None)
     obs_spec = exp.env.observation_spec(env_params)

@@ -101,6 +101,9 @@ CASES = [
     (["export", "{ok}"], "the following arguments are required: --out"),
     (["export", "{tmp}/absent", "--out", "{tmp}/p"], "does not exist"),
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
+    (["eval", "{ok}"], "has no checkpoint to evaluate"),
+    (["eval", "{ok}", "--episodes", "0"], "--episodes 0 and --max-steps 1000 must"),
+    (["plot", "{tmp}"], "is not a run or sweep directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
     ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),

@@ -1,0 +1,72 @@
+"""Watching a policy: `purejaxdrl eval --render`, GIFs and brax HTML."""
+
+import re
+
+import jax
+import pytest
+from PIL import Image
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.render import record_episode, render
+
+
+def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
+    argv = ["train", "--no-compile-cache", "--quiet", "--total-steps", "1024",
+            "--devices", "1", "--run-dir", str(tmp_path / "runs")]  # fmt: skip
+    assert cli.main(argv) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    gif = tmp_path / "cartpole.gif"
+    argv = ["eval", str(run), "--episodes", "3", "--render", str(gif),
+            "--max-steps", "40"]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "over 3 episode(s) (deterministic policy)" in out
+    steps = int(re.search(r"rendered one episode \((\d+) steps", out).group(1))
+    assert 1 <= steps <= 40
+    with Image.open(gif) as image:
+        assert image.n_frames == steps
+        assert image.size[0] >= 300
+
+
+def _random_policy(env_id, **options):
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"env": {"id": env_id, "options": options}, "devices": 1, "num_envs": 1},
+    )
+    exp = pjd.make_experiment(config)
+    state = exp.runner.init(jax.random.key(0))
+    return exp, state
+
+
+def test_minatar_gif_has_one_frame_per_step(tmp_path):
+    exp, state = _random_policy("Breakout-MinAtar")
+    episode = record_episode(
+        exp.env, exp.network, state.agent.params, state.env_params,
+        jax.random.key(1), max_steps=12,
+    )  # fmt: skip
+    assert episode.length == len(episode.states) == len(episode.rewards)
+    render(exp.env, episode, tmp_path / "breakout.gif")
+    with Image.open(tmp_path / "breakout.gif") as image:
+        assert image.n_frames == episode.length
+
+
+def test_brax_html_names_the_system(tmp_path):
+    exp, state = _random_policy("brax/inverted_pendulum", episode_length=50)
+    episode = record_episode(
+        exp.env, exp.network, state.agent.params, state.env_params,
+        jax.random.key(1), max_steps=8,
+    )  # fmt: skip
+    page = render(exp.env, episode, tmp_path / "pendulum.html").read_text()
+    assert "<title>brax/inverted_pendulum:" in page
+    assert "viewer" in page  # brax's own viewer
+
+
+def test_render_needs_the_right_file_type(tmp_path):
+    exp, state = _random_policy("CartPole-v1")
+    episode = record_episode(
+        exp.env, exp.network, state.agent.params, state.env_params,
+        jax.random.key(1), max_steps=3,
+    )  # fmt: skip
+    with pytest.raises(pjd.ConfigError, match="renders to a GIF; name the file"):
+        render(exp.env, episode, tmp_path / "x.html")
