@@ -29,22 +29,22 @@ def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
         assert image.size[0] >= 300
 
 
-def _random_policy(env_id, **options):
+def _episode(env_id, max_steps, **options):
+    """An untrained policy's recorded episode (and the experiment)."""
     config = pjd.apply_overrides(
         pjd.TrainConfig(),
         {"env": {"id": env_id, "options": options}, "devices": 1, "num_envs": 1},
     )
     exp = pjd.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
-    return exp, state
+    params, env_params = state.agent.params, state.env_params
+    key = jax.random.key(1)
+    episode = record_episode(exp.env, exp.network, params, env_params, key, max_steps)
+    return exp, episode
 
 
 def test_minatar_gif_has_one_frame_per_step(tmp_path):
-    exp, state = _random_policy("Breakout-MinAtar")
-    episode = record_episode(
-        exp.env, exp.network, state.agent.params, state.env_params,
-        jax.random.key(1), max_steps=12,
-    )  # fmt: skip
+    exp, episode = _episode("Breakout-MinAtar", 12)
     assert episode.length == len(episode.states) == len(episode.rewards)
     render(exp.env, episode, tmp_path / "breakout.gif")
     with Image.open(tmp_path / "breakout.gif") as image:
@@ -52,21 +52,13 @@ def test_minatar_gif_has_one_frame_per_step(tmp_path):
 
 
 def test_brax_html_names_the_system(tmp_path):
-    exp, state = _random_policy("brax/inverted_pendulum", episode_length=50)
-    episode = record_episode(
-        exp.env, exp.network, state.agent.params, state.env_params,
-        jax.random.key(1), max_steps=8,
-    )  # fmt: skip
+    exp, episode = _episode("brax/inverted_pendulum", 8, episode_length=50)
     page = render(exp.env, episode, tmp_path / "pendulum.html").read_text()
     assert "<title>brax/inverted_pendulum:" in page
     assert "viewer" in page  # brax's own viewer
 
 
 def test_render_needs_the_right_file_type(tmp_path):
-    exp, state = _random_policy("CartPole-v1")
-    episode = record_episode(
-        exp.env, exp.network, state.agent.params, state.env_params,
-        jax.random.key(1), max_steps=3,
-    )  # fmt: skip
+    exp, episode = _episode("CartPole-v1", 3)
     with pytest.raises(pjd.ConfigError, match="renders to a GIF; name the file"):
         render(exp.env, episode, tmp_path / "x.html")
