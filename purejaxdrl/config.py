@@ -8,7 +8,6 @@ goes through `apply_overrides` and `validate`, so bad input always ends in a
 import dataclasses
 import difflib
 import importlib.resources
-import math
 import pathlib
 import types
 import typing
@@ -20,7 +19,7 @@ import yaml
 from purejaxdrl.agents.a2c import A2CConfig
 from purejaxdrl.agents.common import OPTIMIZERS
 from purejaxdrl.agents.impala import IMPALAConfig
-from purejaxdrl.agents.ppo import PPOConfig
+from purejaxdrl.agents.ppo import PPOConfig, env_groups
 from purejaxdrl.checkpoint import CheckpointConfig
 from purejaxdrl.evaluation import EvalConfig
 from purejaxdrl.networks import NetworkConfig
@@ -345,14 +344,13 @@ def validate(config: TrainConfig) -> TrainConfig:
         _check(value >= 1, f"ppo.{name}={value} must be >= 1; pass a positive integer.")
     # Minibatches take time blocks and, when there are more minibatches than
     # time blocks, groups of environments (see agents.ppo.minibatch_split).
-    time_blocks = math.gcd(ppo.num_minibatches, config.unroll_length)
-    env_groups = ppo.num_minibatches // time_blocks
+    groups = env_groups(ppo.num_minibatches, config.unroll_length)
     _check(
-        config.algo != "ppo" or config.num_envs % env_groups == 0,
+        config.algo != "ppo" or config.num_envs % groups == 0,
         f"ppo.num_minibatches={ppo.num_minibatches} with unroll_length="
-        f"{config.unroll_length} needs num_envs divisible by {env_groups}, got "
+        f"{config.unroll_length} needs num_envs divisible by {groups}, got "
         f"num_envs={config.num_envs}; make num_minibatches a divisor of "
-        f"unroll_length or num_envs a multiple of {env_groups}.",
+        f"unroll_length or num_envs a multiple of {groups}.",
     )
     positive = ("learning_rate", "clip_eps", "max_grad_norm", "reward_scale")
     for name in positive:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.networks import Network
-from purejaxdrl.types import Params, PRNGKey
+from purejaxdrl.types import Params, PRNGKey, TimeStep
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -45,6 +45,21 @@ class EvalResult(NamedTuple):
     lengths: jax.Array
 
 
+def mode_action(network: Network) -> Callable[[Params, jax.Array], jax.Array]:
+    """`act(params, obs) -> env action`: the mode of the policy's distribution."""
+    dist = network.distribution
+
+    def act(params: Params, obs: jax.Array) -> jax.Array:
+        return dist.to_env(dist.mode(network.apply(params, obs)[0]))
+
+    return act
+
+
+def episode_ended(ts: TimeStep) -> jax.Array:
+    """Whether the step that produced `ts` ended an episode (either way)."""
+    return (ts.discount == 0.0) | ts.truncated
+
+
 def make_evaluate(
     env: Env, network: Network, *, episodes: int, max_steps: int = 100_000
 ) -> Callable[[Params, EnvParams, PRNGKey], EvalResult]:
@@ -68,7 +83,7 @@ def make_evaluate(
         raise ValueError(
             f"eval.episodes={episodes} and eval.max_steps={max_steps} must be >= 1."
         )
-    dist = network.distribution
+    act = mode_action(network)
 
     def evaluate(params: Params, env_params: EnvParams, key: PRNGKey) -> EvalResult:
         key_reset, key_steps = jax.random.split(key)
@@ -85,8 +100,7 @@ def make_evaluate(
 
         def step(carry: tuple) -> tuple:
             env_state, obs, ret, length, running, t = carry
-            policy, _ = network.apply(params, obs)
-            action = dist.to_env(dist.mode(policy))
+            action = act(params, obs)
             keys = jax.random.split(jax.random.fold_in(key_steps, t), episodes)
             env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
                 keys, env_state, action, env_params
@@ -95,7 +109,7 @@ def make_evaluate(
             # environment runs on but adds nothing.
             ret = ret + jnp.where(running, ts.reward, 0.0)
             length = length + running.astype(jnp.int32)
-            ended = (ts.discount == 0.0) | ts.truncated
+            ended = episode_ended(ts)
             return env_state, ts.observation, ret, length, running & ~ended, t + 1
 
         _, _, ret, length, _, _ = jax.lax.while_loop(go_on, step, carry)

@@ -53,7 +53,8 @@ def _value(x: Any) -> float:
     return math.nan if x is None else float(x)
 
 
-def _read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
+def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
+    """The records of a JSONL file, one dict per non-empty line."""
     return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
@@ -85,7 +86,7 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
                 "or sweep.yaml); pass folders made by `purejaxdrl train` or "
                 "`purejaxdrl sweep`."
             )
-        history = _read_jsonl(metrics)
+        history = read_jsonl(metrics)
         if not history:
             raise ConfigError(
                 f"{str(path)!r} has no metrics yet (empty metrics.jsonl); wait for "

@@ -18,6 +18,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
+from purejaxdrl.evaluation import episode_ended, mode_action
 from purejaxdrl.networks import Network
 from purejaxdrl.types import Params, PRNGKey
 
@@ -64,7 +65,7 @@ def record_episode(
 
     Not jittable (returns host data); the episode itself is one compiled scan.
     """
-    dist = network.distribution
+    act = mode_action(network)
 
     @jax.jit
     def play(params: Params, env_params: EnvParams, key: PRNGKey) -> tuple:
@@ -73,10 +74,8 @@ def record_episode(
 
         def step(carry: tuple, key_t: PRNGKey) -> tuple:
             state, obs, running = carry
-            policy, _ = network.apply(params, obs)
-            action = dist.to_env(dist.mode(policy))
-            new, ts = env.step(key_t, state, action, env_params)
-            ended = (ts.discount == 0.0) | ts.truncated
+            new, ts = env.step(key_t, state, act(params, obs), env_params)
+            ended = episode_ended(ts)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
             return (new, ts.observation, running & ~ended), out
 

@@ -27,6 +27,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl import sweep_layout
 from purejaxdrl.agents import make_agent
+from purejaxdrl.agents.ppo import env_groups
 from purejaxdrl.config import ConfigError, TrainConfig, load_preset
 from purejaxdrl.experiment import make_env_and_network
 from purejaxdrl.faults import first_non_finite
@@ -250,7 +251,12 @@ def _train_group(
     cfg = plan.run_config(runs[0])
     devices = cfg.devices or jax.local_device_count()
     shape = sweep_layout.mesh_shape(
-        len(runs), devices, cfg.num_envs, _ppo_env_groups(cfg)
+        len(runs),
+        devices,
+        cfg.num_envs,
+        env_groups(cfg.ppo.num_minibatches, cfg.unroll_length)
+        if cfg.algo == "ppo"
+        else 1,
     )
     start = time.perf_counter()
     programs = _programs(cfg, make_sweep_mesh(*shape))
@@ -376,14 +382,6 @@ def _train_batch(
     if pending is not None:
         finish(*pending)
     return states
-
-
-def _ppo_env_groups(config: TrainConfig) -> int:
-    """Environment groups per PPO minibatch (1 for other algorithms)."""
-    if config.algo != "ppo":
-        return 1
-    m = config.ppo.num_minibatches
-    return m // math.gcd(m, config.unroll_length)
 
 
 def _describe(plan: SweepPlan, run: int) -> str:

@@ -25,12 +25,10 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import TrainConfig, apply_overrides, to_dict, validate
-from purejaxdrl.plots import Curve, plot_curves
+from purejaxdrl.plots import RETURN, Curve, plot_curves, read_jsonl
 from purejaxdrl.run_files import new_dir
 from purejaxdrl.sweep_spec import Field, SweepPlan, setting_config
 from purejaxdrl.types import Params
-
-RETURN = "episode/mean_return"
 
 
 @dataclasses.dataclass
@@ -361,8 +359,7 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     plan = SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
     histories = []
     for i in range(plan.num_runs):
-        text = (path / "runs" / f"run-{i:04d}.jsonl").read_text()
-        records = [json.loads(line) for line in text.splitlines() if line]
+        records = read_jsonl(path / "runs" / f"run-{i:04d}.jsonl")
         histories.append(
             [{k: math.nan if v is None else v for k, v in r.items()} for r in records]
         )

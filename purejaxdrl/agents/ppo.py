@@ -58,6 +58,11 @@ _METRIC_NAMES = (
 )
 
 
+def env_groups(num_minibatches: int, unroll_length: int) -> int:
+    """Me: groups of environments each time block is split into (see below)."""
+    return num_minibatches // math.gcd(num_minibatches, unroll_length)
+
+
 def minibatch_split(
     shape: tuple[int, int], num_minibatches: int
 ) -> Callable[[PyTree, PRNGKey], PyTree]:
@@ -83,8 +88,8 @@ def minibatch_split(
 
     """
     t, b = shape
-    num_time_blocks = math.gcd(num_minibatches, t)
-    num_env_groups = num_minibatches // num_time_blocks
+    num_env_groups = env_groups(num_minibatches, t)
+    num_time_blocks = num_minibatches // num_env_groups
     if b % num_env_groups:
         raise ValueError(
             f"ppo.num_minibatches={num_minibatches} with unroll_length={t} splits "
