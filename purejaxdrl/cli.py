@@ -17,9 +17,9 @@ from typing import Any, NoReturn
 import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
+from purejaxdrl.loggers import LOGGERS
 
 EXIT_USAGE = 2
-LOGGERS = ("tensorboard",)
 EXIT_FAILURE = 1
 
 
@@ -99,7 +99,8 @@ def _train_parser(defaults: Any, preset_name: str) -> Parser:
         default=[],
         choices=LOGGERS,
         help="also log to this sink, repeatable (metrics.jsonl is always "
-        "written): tensorboard writes RUN_DIR/tensorboard/",
+        "written): tensorboard writes RUN_DIR/tensorboard/, wandb a W&B run "
+        "(files in RUN_DIR/wandb/; WANDB_MODE=offline keeps them local)",
     )
     add_compile_cache_flags(parser)
     multi = parser.add_argument_group(
@@ -281,7 +282,7 @@ def _train(argv: Sequence[str]) -> int:
             write_files=not args.no_files,
             resume=args.resume,
             notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
-            tensorboard="tensorboard" in args.logger,
+            log_to=args.logger,
         )
     except (NonFiniteError, CheckpointError) as e:
         print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)

@@ -25,7 +25,15 @@ from purejaxdrl.config import TrainConfig, to_dict
 from purejaxdrl.evaluation import make_evaluate
 from purejaxdrl.experiment import make_experiment
 from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
-from purejaxdrl.loggers import ConsoleLogger, JsonlLogger, Logger, TensorBoardLogger
+from purejaxdrl.loggers import (
+    LOGGERS,
+    JsonlLogger,
+    Logger,
+    TensorBoardLogger,
+    WandbLogger,
+    in_notebook,
+    progress_logger,
+)
 from purejaxdrl.packing import describe
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
@@ -153,11 +161,11 @@ def train(
     config: TrainConfig,
     *,
     loggers: Sequence[Logger] = (),
-    console: bool = False,
+    console: bool | None = None,
     write_files: bool = False,
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
-    tensorboard: bool = False,
+    log_to: Sequence[str] = (),
 ) -> TrainResult:
     """Trains `config.algo` on `config.env`. Not jittable: the host loop.
 
@@ -169,7 +177,8 @@ def train(
     Args:
       config: the run.
       loggers: extra sinks receiving one record per chunk.
-      console: show a live progress line and messages on stderr.
+      console: show a live progress bar (in the Jupyter cell when run from a
+        notebook, else on stderr); None: only in Jupyter.
       write_files: write config.yaml, metrics.jsonl, summary.json, checkpoints
         and the final network parameters (params.msgpack) to a new folder
         under `config.run_dir` (files other than checkpoints: process 0 only).
@@ -178,8 +187,9 @@ def train(
         The continued run is bitwise the uninterrupted one on the same devices.
       notify: called with each message (resume, skipped checkpoints, device
         changes) on process 0; they are also in `TrainResult.messages`.
-      tensorboard: also write TensorBoard event files to the run directory's
-        `tensorboard/` folder (needs a run directory).
+      log_to: named sinks writing into the run directory (so they need one):
+        "tensorboard" (event files in `tensorboard/`), "wandb" (a W&B run,
+        files in `wandb/`; `WANDB_MODE=offline` keeps them local).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).
@@ -189,6 +199,16 @@ def train(
         message names the update, the metric and the last good checkpoint.
 
     """
+    unknown = sorted(set(log_to) - set(LOGGERS))
+    if unknown:
+        raise ValueError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
+    if log_to and not (write_files or resume):
+        raise ValueError(
+            f"log_to={list(log_to)} writes into the run directory; pass "
+            "write_files=True"
+        )
+    if console is None:
+        console = in_notebook()
     exp = make_experiment(config)
     runner = exp.runner
     steps_per_update = runner.steps_per_update
@@ -278,11 +298,13 @@ def train(
         # process wrote after it.
         jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
         sinks.append(JsonlLogger(jsonl))
-        if tensorboard:
+        if "tensorboard" in log_to:
             sinks.append(TensorBoardLogger(run_dir / "tensorboard"))
+        if "wandb" in log_to:
+            sinks.append(WandbLogger(run_dir, run_dir.name, to_dict(config)))
     if console and main:
         description = f"{config.algo} {config.env.id}"
-        sinks.append(ConsoleLogger(total_steps, description, num_devices))
+        sinks.append(progress_logger(total_steps, description, num_devices))
 
     mean_return = eval_return = math.nan
     for rec in history:

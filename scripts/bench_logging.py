@@ -1,9 +1,10 @@
 """Steps/s with every logger and evaluation on vs everything off, same run.
 
-"on": a run directory with metrics.jsonl, TensorBoard event files, the console
-progress line, and evaluation (16 episodes of the deterministic policy every 5
-chunks and at the end); checkpoints only at the end, so that their cost (see
-bench_checkpoint.py) is not counted here. "off": no files, no console, no
+"on": a run directory with metrics.jsonl, TensorBoard event files, a W&B run
+(offline mode: no network), the console progress line, and evaluation (16
+episodes of the deterministic policy every 5 chunks and at the end);
+checkpoints only at the end, so that their cost (see bench_checkpoint.py) is
+not counted here. "off": no files, no console, no
 evaluation. Runs alternate (off, on, off, on, ...) so that drift hits both;
 medians are printed. Compile time is excluded from steps/s.
 
@@ -11,6 +12,7 @@ medians are printed. Compile time is excluded from steps/s.
 """
 
 import argparse
+import os
 import statistics
 import tempfile
 
@@ -29,6 +31,7 @@ def parse() -> argparse.Namespace:
 
 def main() -> None:
     args = parse()
+    os.environ.setdefault("WANDB_MODE", "offline")
     preset = pjd.load_preset(args.env, args.algo)
     overrides = {"devices": 1, "checkpoint": {"every": 0}}
     if args.total_steps:
@@ -41,7 +44,9 @@ def main() -> None:
         on = pjd.apply_overrides(on, {"run_dir": root})
         for _ in range(args.repeats):
             speeds["off"].append(pjd.train(base).steps_per_second)
-            r = pjd.train(on, write_files=True, console=True, tensorboard=True)
+            r = pjd.train(
+                on, write_files=True, console=True, log_to=("tensorboard", "wandb")
+            )
             speeds["on"].append(r.steps_per_second)
             evals.append(r.eval_return)
     off, on_ = (statistics.median(speeds[k]) for k in ("off", "on"))

@@ -60,6 +60,24 @@ def test_train_with_the_tensorboard_logger(tmp_path, capsys):
     assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6)
 
 
+def test_train_with_the_wandb_logger_offline(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    argv = ["train", "--no-compile-cache", "--quiet", "--logger", "wandb",
+            "--logger", "tensorboard", "--total-steps", str(512 * 4),
+            "--num-logs", "2", "--devices", "1",
+            "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    (run,) = tmp_path.iterdir()
+    assert (run / "tensorboard").is_dir()  # several sinks at once
+    (offline,) = (run / "wandb").glob("offline-run-*")
+    (log,) = offline.glob("run-*.wandb")
+    # W&B's binary log holds the run's config and each metric by name.
+    data = log.read_bytes()
+    for name in (b"episode/mean_return", b"steps_per_second", b"CartPole-v1"):
+        assert name in data
+
+
 def test_logger_needs_a_run_directory(capsys):
     assert cli.main(["train", "--no-files", "--logger", "tensorboard"]) == 2
     assert "drop --no-files" in capsys.readouterr().err

@@ -1,4 +1,5 @@
 import pathlib
+import re
 
 import nbformat
 import pytest
@@ -14,3 +15,17 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     NotebookClient(
         notebook, timeout=500, resources={"metadata": {"path": tmp_path}}
     ).execute()
+    if path.stem == "01_quickstart":
+        # pjd.train in Jupyter draws one progress bar, updated in place: after
+        # the run it shows the last chunk's figures.
+        shown = [
+            out["data"]
+            for cell in notebook.cells
+            for out in cell.get("outputs", [])
+            if out["output_type"] == "display_data" and "<progress" in
+            out["data"].get("text/html", "")
+        ]  # fmt: skip
+        assert len(shown) == 1
+        text = shown[0]["text/plain"]
+        assert re.search(r"steps ([\d,]+)/\1 ", text), text  # all steps done
+        assert "steps/s" in text and "eval" in text
