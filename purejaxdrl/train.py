@@ -233,6 +233,11 @@ def train(
         run_dir = agreed_run_dir(make_run_dir(config) if main else None)
     key = make_key(config.seed, config.rng_impl)
     checkpointer = None
+    wandb = None
+    if "wandb" in log_to and main:
+        # Started before compiling: W&B's service sets itself up (a process,
+        # system metadata) while XLA compiles, not while the run trains.
+        wandb = WandbLogger(run_dir, run_dir.name, to_dict(config))
     start_compile = time.perf_counter()
     if run_dir is not None:
         abstract = jax.eval_shape(runner.init, key)
@@ -300,8 +305,8 @@ def train(
         sinks.append(JsonlLogger(jsonl))
         if "tensorboard" in log_to:
             sinks.append(TensorBoardLogger(run_dir / "tensorboard"))
-        if "wandb" in log_to:
-            sinks.append(WandbLogger(run_dir, run_dir.name, to_dict(config)))
+    if wandb is not None:
+        sinks.append(wandb)
     if console and main:
         description = f"{config.algo} {config.env.id}"
         sinks.append(progress_logger(total_steps, description, num_devices))
