@@ -1,0 +1,28 @@
+"""Device-resident replay buffers: pure init / add / sample functions.
+
+Each buffer's state is a pytree whose every leaf splits over devices along its
+first axis, so the runner keeps one shard per device on the `data` axis (see
+`ring.RingState`). `uniform` is a FIFO ring of transitions, `prioritised` adds
+proportional prioritisation over an exact sum-tree, `sequence` stores whole
+time-major trajectories.
+"""
+
+from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.prioritised import (
+    PrioritisedState,
+    importance_weights,
+    make_prioritised_buffer,
+)
+from purejaxdrl.replay.ring import RingState, make_uniform_buffer
+from purejaxdrl.replay.sequence import make_sequence_buffer
+
+__all__ = [
+    "Buffer",
+    "PrioritisedState",
+    "RingState",
+    "Sample",
+    "importance_weights",
+    "make_prioritised_buffer",
+    "make_sequence_buffer",
+    "make_uniform_buffer",
+]

@@ -1,0 +1,50 @@
+"""The Buffer record every replay buffer returns, and what `sample` yields."""
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+
+from purejaxdrl.types import PRNGKey, PyTree
+
+
+class Sample(NamedTuple):
+    """A sampled batch.
+
+    Attributes:
+      item: the stored items, batch-first [batch, ...] (time-major [T, batch, ...]
+        for sequence buffers).
+      index: int32 [batch], their slots, for `set_priorities`.
+      probability: float32 [batch], the probability with which each was drawn.
+
+    """
+
+    item: PyTree
+    index: jax.Array
+    probability: jax.Array
+
+
+class Buffer(NamedTuple):
+    """A replay buffer as pure functions (flashbax's design); all jittable.
+
+    Attributes:
+      init: (example item, unbatched) -> state, empty, with room for `capacity`.
+      add: (state, items [n, ...]) -> state; the oldest are overwritten first.
+        A prioritised buffer takes optional priorities [n] as a third argument.
+      sample: (state, key) -> Sample of `batch_size` items; only meaningful
+        when `can_sample(state)`.
+      can_sample: state -> bool [], whether `min_size` items are stored.
+      set_priorities: (state, index [batch], priority [batch]) -> state, for
+        prioritised buffers; None otherwise.
+      capacity: number of items held (on this device).
+      batch_size: items per `sample`.
+
+    """
+
+    init: Callable[[PyTree], Any]
+    add: Callable[..., Any]
+    sample: Callable[[Any, PRNGKey], Sample]
+    can_sample: Callable[[Any], jax.Array]
+    capacity: int
+    batch_size: int
+    set_priorities: Callable[[Any, jax.Array, jax.Array], Any] | None = None

@@ -1,0 +1,116 @@
+"""A FIFO ring of items, and the uniform replay buffer built on it."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.types import PRNGKey, PyTree
+
+
+class RingState(NamedTuple):
+    """Fixed-size storage written in a circle.
+
+    Attributes:
+      items: the stored pytree, every leaf [capacity, ...].
+      position: int32 [1], the slot the next item goes to.
+      size: int32 [1], the number of slots written (at most capacity).
+
+    The counters have shape [1], not [], so that every leaf of the state splits
+    along its first axis: on D devices the runner holds D rings side by side
+    (items [D * capacity, ...], counters [D]), one per device.
+
+    """
+
+    items: PyTree
+    position: jax.Array
+    size: jax.Array
+
+
+def check_sizes(capacity: int, batch_size: int, min_size: int) -> None:
+    """Raises ValueError unless 1 <= batch_size and 1 <= min_size <= capacity."""
+    if capacity < 1 or batch_size < 1:
+        raise ValueError(
+            f"capacity={capacity} and batch_size={batch_size} must be >= 1."
+        )
+    if not 1 <= min_size <= capacity:
+        raise ValueError(
+            f"min_size={min_size} must be between 1 and capacity={capacity}: "
+            "sampling starts once min_size items are stored."
+        )
+
+
+def ring_init(example: PyTree, capacity: int) -> RingState:
+    """An empty ring for items shaped like `example` (one item, unbatched)."""
+    items = jax.tree.map(
+        lambda x: jnp.zeros((capacity, *jnp.shape(x)), jnp.asarray(x).dtype), example
+    )
+    zero = jnp.zeros((1,), jnp.int32)
+    return RingState(items, zero, zero)
+
+
+def ring_slots(state: RingState, n: int) -> jax.Array:
+    """The slots (int32 [n]) the next `n` items will be written to."""
+    capacity = jax.tree.leaves(state.items)[0].shape[0]
+    return (state.position[0] + jnp.arange(n, dtype=jnp.int32)) % capacity
+
+
+def ring_add(state: RingState, batch: PyTree) -> RingState:
+    """Writes `batch` (leaves [n, ...]) after the newest item, overwriting the oldest.
+
+    Raises:
+      ValueError: (at trace time) when n exceeds the capacity.
+
+    """
+    capacity = jax.tree.leaves(state.items)[0].shape[0]
+    n = jax.tree.leaves(batch)[0].shape[0]
+    if n > capacity:
+        raise ValueError(
+            f"adding {n} items to a buffer of capacity {capacity} per device "
+            "would overwrite part of the batch itself; raise the capacity."
+        )
+    slots = ring_slots(state, n)
+    items = jax.tree.map(
+        lambda buf, x: buf.at[slots].set(x.astype(buf.dtype)), state.items, batch
+    )
+    return RingState(
+        items,
+        (state.position + n) % capacity,
+        jnp.minimum(state.size + n, capacity),
+    )
+
+
+def ring_sample(state: RingState, key: PRNGKey, batch_size: int) -> Sample:
+    """`batch_size` stored items drawn uniformly with replacement, batch-first."""
+    size = state.size[0]
+    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(size, 1))
+    item = jax.tree.map(lambda buf: buf[index], state.items)
+    probability = jnp.ones((batch_size,), jnp.float32) / size
+    return Sample(item, index, probability)
+
+
+def make_uniform_buffer(capacity: int, batch_size: int, min_size: int) -> Buffer:
+    """A FIFO transition buffer sampled uniformly with replacement.
+
+    Args:
+      capacity: items held (per device); the oldest are overwritten first.
+      batch_size: items per `sample`.
+      min_size: `can_sample` is true once this many items are stored.
+
+    Returns:
+      The Buffer; its state is a `RingState`.
+
+    Raises:
+      ValueError: for sizes out of range.
+
+    """
+    check_sizes(capacity, batch_size, min_size)
+    return Buffer(
+        init=lambda example: ring_init(example, capacity),
+        add=ring_add,
+        sample=lambda state, key: ring_sample(state, key, batch_size),
+        can_sample=lambda state: state.size[0] >= min_size,
+        capacity=capacity,
+        batch_size=batch_size,
+    )

@@ -1,0 +1,77 @@
+"""A buffer of whole trajectories, stored and sampled time-major."""
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.ring import (
+    RingState,
+    check_sizes,
+    ring_add,
+    ring_init,
+    ring_sample,
+)
+from purejaxdrl.types import PRNGKey, PyTree
+
+
+def _batch_first(tree: PyTree) -> PyTree:
+    return jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), tree)
+
+
+def make_sequence_buffer(
+    capacity: int, sequence_length: int, batch_size: int, min_size: int
+) -> Buffer:
+    """A FIFO buffer of trajectories [T, ...], sampled uniformly.
+
+    What IMPALA with replay needs: an unroll of T steps from B environments is
+    added as B sequences, and a sample is a batch of whole sequences, in the
+    same time-major layout as a fresh unroll, so a learner treats replayed and
+    fresh trajectories alike.
+
+    Args:
+      capacity: sequences held (per device).
+      sequence_length: T, the steps in each sequence.
+      batch_size: sequences per `sample`.
+      min_size: `can_sample` is true once this many sequences are stored.
+
+    Returns:
+      The Buffer: `init(example)` takes one step of one environment (unbatched);
+      `add(state, trajectories [T, B, ...])`; `sample` gives items
+      [T, batch_size, ...].
+
+    Raises:
+      ValueError: for sizes out of range.
+
+    """
+    check_sizes(capacity, batch_size, min_size)
+    if sequence_length < 1:
+        raise ValueError(f"sequence_length={sequence_length} must be >= 1.")
+
+    def init(example: PyTree) -> RingState:
+        step = jax.tree.map(jnp.asarray, example)
+        seq = jax.tree.map(
+            lambda x: jnp.zeros((sequence_length, *x.shape), x.dtype), step
+        )
+        return ring_init(seq, capacity)
+
+    def add(state: RingState, trajectories: PyTree) -> RingState:
+        length = jax.tree.leaves(trajectories)[0].shape[0]
+        if length != sequence_length:
+            raise ValueError(
+                f"trajectories of {length} steps added to a buffer of "
+                f"sequence_length={sequence_length}; make them equal."
+            )
+        return ring_add(state, _batch_first(trajectories))
+
+    def sample(state: RingState, key: PRNGKey) -> Sample:
+        drawn = ring_sample(state, key, batch_size)
+        return drawn._replace(item=_batch_first(drawn.item))
+
+    return Buffer(
+        init=init,
+        add=add,
+        sample=sample,
+        can_sample=lambda state: state.size[0] >= min_size,
+        capacity=capacity,
+        batch_size=batch_size,
+    )

@@ -1,0 +1,154 @@
+"""Uniform, prioritised and sequence buffers: order, frequencies, weights, shards."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.parallel import DATA_AXIS, make_mesh
+from purejaxdrl.replay import (
+    importance_weights,
+    make_prioritised_buffer,
+    make_sequence_buffer,
+    make_uniform_buffer,
+)
+
+
+def _items(start, n):
+    ids = jnp.arange(start, start + n, dtype=jnp.int32)
+    return {"id": ids, "obs": jnp.stack([ids, -ids], axis=1).astype(jnp.float32)}
+
+
+def test_fifo_overwrites_the_oldest_first():
+    buffer = make_uniform_buffer(capacity=5, batch_size=4, min_size=3)
+    state = buffer.init({"id": jnp.int32(0), "obs": jnp.zeros(2)})
+    state = buffer.add(state, _items(0, 2))
+    assert not buffer.can_sample(state)
+    state = buffer.add(state, _items(2, 2))
+    assert buffer.can_sample(state)
+    np.testing.assert_array_equal(state.items["id"], [0, 1, 2, 3, 0])
+    state = buffer.add(state, _items(4, 3))  # wraps: 5, 6 overwrite 0, 1
+    np.testing.assert_array_equal(state.items["id"], [5, 6, 2, 3, 4])
+    np.testing.assert_array_equal(state.items["obs"][:, 1], -state.items["id"])
+    assert int(state.size[0]) == 5 and int(state.position[0]) == 2
+
+
+def test_uniform_sample_draws_only_stored_items_equally():
+    buffer = make_uniform_buffer(capacity=10, batch_size=50_000, min_size=1)
+    state = buffer.add(buffer.init({"id": jnp.int32(0)}), {"id": jnp.arange(4) + 7})
+    drawn = buffer.sample(state, jax.random.key(0))
+    counts = np.bincount(np.asarray(drawn.item["id"]), minlength=11)[7:]
+    np.testing.assert_allclose(counts / 50_000, 0.25, atol=0.01)
+    np.testing.assert_array_equal(drawn.item["id"], np.asarray(drawn.index) + 7)
+    np.testing.assert_allclose(drawn.probability, 0.25)
+
+
+def test_prioritised_frequencies_match_priority_to_the_alpha():
+    alpha, capacity, draws = 0.6, 50, 100_000
+    buffer = make_prioritised_buffer(capacity, batch_size=1000, min_size=1, alpha=alpha)
+    priorities = np.random.default_rng(1).uniform(0.05, 5.0, capacity)
+    state = buffer.add(
+        buffer.init({"id": jnp.int32(0)}),
+        {"id": jnp.arange(capacity)},
+        jnp.asarray(priorities, jnp.float32),
+    )
+    sample = jax.jit(jax.vmap(buffer.sample, in_axes=(None, 0)))
+    drawn = sample(state, jax.random.split(jax.random.key(0), draws // 1000))
+    counts = np.bincount(np.asarray(drawn.item["id"]).ravel(), minlength=capacity)
+    want = priorities**alpha / np.sum(priorities**alpha)
+    # Stratified draws vary less than multinomial ones: binomial error bounds.
+    sigma = np.sqrt(draws * want * (1 - want))
+    assert np.all(np.abs(counts - draws * want) < 4 * sigma + 1)
+    chi2 = np.sum((counts - draws * want) ** 2 / (draws * want))
+    assert chi2 < 2 * capacity  # the chi-square's mean is capacity - 1
+    np.testing.assert_allclose(
+        drawn.probability, want[np.asarray(drawn.index)], rtol=1e-5
+    )
+
+
+def test_new_items_get_the_largest_priority_and_updates_change_draws():
+    buffer = make_prioritised_buffer(4, batch_size=8, min_size=1, alpha=1.0)
+    state = buffer.init({"id": jnp.int32(0)})
+    state = buffer.add(state, {"id": jnp.arange(2)}, jnp.array([1.0, 3.0]))
+    state = buffer.add(state, {"id": jnp.arange(2, 4)})  # max so far: 3
+    np.testing.assert_allclose(state.nodes[4:8], [1.0, 3.0, 3.0, 3.0])
+    state = buffer.set_priorities(state, jnp.array([1, 2, 3]), jnp.zeros(3) + 1e-9)
+    drawn = buffer.sample(state, jax.random.key(3))
+    np.testing.assert_array_equal(drawn.item["id"], np.zeros(8))
+
+
+def test_importance_weights_against_hand_computed_values():
+    # N = 4, P = (0.1, 0.2, 0.3, 0.4), beta = 0.5:
+    # w = (4 P)^-0.5 = (0.4, 0.8, 1.2, 1.6)^-0.5, divided by the largest, w_0.
+    probability = jnp.array([0.1, 0.2, 0.3, 0.4])
+    w = importance_weights(probability, jnp.int32(4), 0.5)
+    hand = [1.0, (0.4 / 0.8) ** 0.5, (0.4 / 1.2) ** 0.5, (0.4 / 1.6) ** 0.5]
+    np.testing.assert_allclose(w, hand, rtol=1e-6)
+    np.testing.assert_allclose(importance_weights(probability, jnp.int32(4), 0.0), 1)
+    # beta = 1 with a uniform distribution: all ones.
+    np.testing.assert_allclose(importance_weights(jnp.full(3, 0.25), 4, 1.0), 1.0)
+
+
+def test_sequence_buffer_keeps_trajectories_time_major():
+    buffer = make_sequence_buffer(
+        capacity=3, sequence_length=4, batch_size=6, min_size=1
+    )
+    t, b = 4, 2
+    # step t of env b holds 10 b + t.
+    traj = {"x": (10 * jnp.arange(b)[None, :] + jnp.arange(t)[:, None]).astype(float)}
+    state = buffer.init({"x": jnp.float32(0)})
+    state = buffer.add(state, traj)
+    drawn = buffer.sample(state, jax.random.key(0))
+    assert drawn.item["x"].shape == (4, 6)
+    np.testing.assert_array_equal(
+        drawn.item["x"], 10 * drawn.index[None, :] + jnp.arange(t)[:, None]
+    )
+    with pytest.raises(ValueError, match="sequence_length=4"):
+        buffer.add(state, {"x": jnp.zeros((5, 2))})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: make_uniform_buffer(6, batch_size=2, min_size=1),
+        lambda: make_prioritised_buffer(6, batch_size=2, min_size=1),
+    ],
+    ids=["uniform", "prioritised"],
+)
+def test_buffers_sharded_on_8_devices_keep_per_shard_contents(make):
+    buffer, mesh = make(), make_mesh(8)
+
+    def per_device(example):
+        state = buffer.init(example)
+        for round_ in range(2):  # 2 x 4 items in 6 slots: 2 overwritten
+            shard = jax.lax.axis_index(DATA_AXIS)
+            ids = 1000 * shard + 10 * round_ + jnp.arange(4)
+            state = buffer.add(state, {"id": ids})
+        drawn = buffer.sample(state, jax.random.fold_in(jax.random.key(0), shard))
+        return state, drawn.item["id"]
+
+    run = jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=P(),
+                                out_specs=(P(DATA_AXIS), P(DATA_AXIS))))  # fmt: skip
+    state, drawn = run({"id": jnp.int32(0)})
+    ring = state if hasattr(state, "items") else state.ring
+    ids = np.asarray(ring.items["id"]).reshape(8, 6)
+    for shard in range(8):
+        np.testing.assert_array_equal(
+            ids[shard], 1000 * shard + np.array([12, 13, 2, 3, 10, 11])
+        )
+    assert ring.size.shape == (8,) and np.all(np.asarray(ring.size) == 6)
+    # Every device samples from its own shard.
+    assert np.all(np.asarray(drawn).reshape(8, 2) // 1000 == np.arange(8)[:, None])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"capacity": 0, "batch_size": 1, "min_size": 1}, "capacity=0"),
+        ({"capacity": 4, "batch_size": 1, "min_size": 5}, "min_size=5"),
+    ],
+)
+def test_sizes_are_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_uniform_buffer(**kwargs)
