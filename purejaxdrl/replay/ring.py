@@ -46,8 +46,8 @@ def ring_init(example: PyTree, capacity: int) -> RingState:
     items = jax.tree.map(
         lambda x: jnp.zeros((capacity, *jnp.shape(x)), jnp.asarray(x).dtype), example
     )
-    zero = jnp.zeros((1,), jnp.int32)
-    return RingState(items, zero, zero)
+    # Two arrays, not one twice: a donated state must not alias its leaves.
+    return RingState(items, jnp.zeros((1,), jnp.int32), jnp.zeros((1,), jnp.int32))
 
 
 def ring_slots(state: RingState, n: int) -> jax.Array:

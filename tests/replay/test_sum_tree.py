@@ -45,19 +45,20 @@ def test_no_drift_after_a_million_random_updates():
 
 
 def test_find_returns_the_leaf_whose_interval_holds_the_mass():
-    values = np.array([1.0, 0.0, 2.0, 0.5, 0.0, 3.0], np.float32)
+    values = np.array([1.0, 2.0, 0.5, 3.0, 0.25, 0.0, 0.0], np.float32)
     nodes = sum_tree.build(jnp.asarray(values))
     edges = np.concatenate([[0.0], np.cumsum(values)])
-    mass = np.array([0.0, 0.99, 1.0, 2.5, 3.0, 3.49, 3.5, 6.49], np.float32)
+    mass = np.array([0.0, 0.99, 1.0, 2.9, 3.0, 3.49, 3.5, 6.49, 6.5, 6.7], np.float32)
     want = np.searchsorted(edges, mass, side="right") - 1
-    np.testing.assert_array_equal(sum_tree.find(nodes, jnp.asarray(mass)), want)
+    found = sum_tree.find(nodes, jnp.asarray(mass), 5)
+    np.testing.assert_array_equal(found, want)
 
 
-def test_find_never_lands_on_an_empty_leaf():
+def test_find_never_lands_on_an_unwritten_leaf():
     values = np.zeros(16, np.float32)
-    values[[2, 9]] = [1.0, 1e-3]
+    values[:10] = 1e-3
     nodes = sum_tree.build(jnp.asarray(values))
-    # At and beyond the total (float rounding), the last non-zero leaf.
+    # At and beyond the total (float rounding): the last written leaf.
     total = float(sum_tree.total(nodes))
-    found = sum_tree.find(nodes, jnp.array([0.0, total, total * 1.01]))
-    np.testing.assert_array_equal(found, [2, 9, 9])
+    found = sum_tree.find(nodes, jnp.array([0.0, total, total * 1.01]), 10)
+    np.testing.assert_array_equal(found, [0, 9, 9])
