@@ -18,6 +18,7 @@ import yaml
 
 from purejaxdrl.agents.a2c import A2CConfig
 from purejaxdrl.agents.common import OPTIMIZERS
+from purejaxdrl.agents.dqn import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig, env_groups
 from purejaxdrl.checkpoint import CheckpointConfig
@@ -25,7 +26,7 @@ from purejaxdrl.evaluation import EvalConfig
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.rng import RNG_IMPLS
 
-ALGOS = ("ppo", "impala", "a2c")
+ALGOS = ("ppo", "impala", "a2c", "dqn", "apex")
 
 
 class ConfigError(ValueError):
@@ -59,6 +60,9 @@ class TrainConfig:
       ppo: PPO hyper-parameters.
       impala: IMPALA hyper-parameters (V-trace, policy lag).
       a2c: A2C hyper-parameters.
+      dqn: DQN hyper-parameters (uniform replay, one annealed ε).
+      apex: Ape-X hyper-parameters: the DQN learner with prioritised replay
+        and a fixed ε_i per environment.
       network: network architecture.
       checkpoint: when to save whole-run checkpoints (runs with a run directory).
       eval: evaluation episodes with the deterministic policy (off by default).
@@ -82,6 +86,10 @@ class TrainConfig:
     ppo: PPOConfig = dataclasses.field(default_factory=PPOConfig)
     impala: IMPALAConfig = dataclasses.field(default_factory=IMPALAConfig)
     a2c: A2CConfig = dataclasses.field(default_factory=A2CConfig)
+    dqn: DQNConfig = dataclasses.field(default_factory=DQNConfig)
+    apex: DQNConfig = dataclasses.field(
+        default_factory=lambda: DQNConfig(prioritised=True, per_actor_epsilon=True)
+    )
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
@@ -289,6 +297,35 @@ def _check_section(
         )
 
 
+def _check_dqn(name: str, section: DQNConfig) -> None:
+    """Range rules of a DQN / Ape-X section."""
+    integers = ("n_step", "buffer_size", "batch_size", "min_replay")
+    for field in (*integers, "updates_per_step", "target_every"):
+        value = getattr(section, field)
+        _check(
+            value >= 1,
+            f"{name}.{field}={value} must be >= 1; pass a positive integer.",
+        )
+    _check(
+        section.min_replay <= section.buffer_size,
+        f"{name}.min_replay={section.min_replay} exceeds {name}.buffer_size="
+        f"{section.buffer_size}: learning would never start; lower it.",
+    )
+    for field in ("learning_rate", "max_grad_norm", "priority_eps"):
+        value = float(getattr(section, field))
+        _check(value > 0, f"{name}.{field}={value} must be > 0.")
+    for field in ("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start"):
+        value = float(getattr(section, field))
+        _check(
+            0.0 <= value <= 1.0,
+            f"{name}.{field}={value} must be in [0, 1]; e.g. --{name}."
+            f"{field.replace('_', '-')} 0.99.",
+        )
+    for field in ("epsilon_fraction", "epsilon_alpha", "priority_alpha"):
+        value = float(getattr(section, field))
+        _check(value >= 0, f"{name}.{field}={value} must be >= 0.")
+
+
 def validate(config: TrainConfig) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
@@ -383,6 +420,8 @@ def validate(config: TrainConfig) -> TrainConfig:
         positive=("learning_rate", "max_grad_norm", "reward_scale", "eps"),
         unit=("gamma", "gae_lambda", "rms_decay"),
     )
+    for name in ("dqn", "apex"):
+        _check_dqn(name, getattr(config, name))
     net = config.network
     _check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),

@@ -7,10 +7,10 @@ import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
-from purejaxdrl.agents import make_agent
+from purejaxdrl.agents import OFF_POLICY, make_agent
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.config import TrainConfig, validate
-from purejaxdrl.networks import Network, make_actor_critic
+from purejaxdrl.networks import Network, make_actor_critic, make_q_network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runner import Runner, make_runner
 
@@ -35,7 +35,8 @@ def make_env_and_network(
     Returns:
       (env, env_params, network, obs_example): the environment with episode
       statistics (and observation normalisation if configured), its default
-      parameters, the actor-critic network, and a zero observation (unbatched)
+      parameters, the network (actor-critic, or a Q-network for DQN and
+      Ape-X), and a zero observation (unbatched)
       to initialise parameters with.
 
     """
@@ -45,7 +46,12 @@ def make_env_and_network(
         env = envs.NormalizeObservation(env)
     env_params = env.default_params
     obs_spec = env.observation_spec(env_params)
-    network = make_actor_critic(config.network, obs_spec, env.action_spec(env_params))
+    action_spec = env.action_spec(env_params)
+    if config.algo in OFF_POLICY:
+        dueling = getattr(config, config.algo).dueling
+        network = make_q_network(config.network, obs_spec, action_spec, dueling=dueling)
+    else:
+        network = make_actor_critic(config.network, obs_spec, action_spec)
     return env, env_params, network, np.zeros(obs_spec.shape, np.float32)
 
 
@@ -72,7 +78,11 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         obs_example,
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
-        axis_name=DATA_AXIS if mesh.size > 1 else None,
+        # (Off-policy agents all-reduce even on one device: their learning step
+        # sits in a `lax.cond`, whose branches must agree on what is replicated.)
+        axis_name=DATA_AXIS if mesh.size > 1 or config.algo in OFF_POLICY else None,
+        num_envs=config.num_envs,
+        num_devices=mesh.size,
     )
     runner = make_runner(
         env,

@@ -1,4 +1,4 @@
-"""Flax modules behind a pure `Network(init, apply)` pair: actor-critic networks."""
+"""Flax modules behind pure `Network(init, apply)` pairs: actor-critic, Q-networks."""
 
 import dataclasses
 from collections.abc import Callable
@@ -174,3 +174,50 @@ def make_actor_critic(
         return module.init(key, obs)
 
     return Network(init=init, apply=module.apply, distribution=distribution)
+
+
+class _QNetwork(nn.Module):
+    config: NetworkConfig
+    obs_ndim: int
+    num_actions: int
+    dueling: bool
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+        if not self.dueling:
+            q = _dense(self.num_actions, 1.0)(x)
+        else:
+            # Wang et al. (2016): Q = V + A - mean(A), two heads on one torso.
+            value = _dense(1, 1.0)(x)
+            advantage = _dense(self.num_actions, 1.0)(x)
+            q = value + advantage - advantage.mean(axis=-1, keepdims=True)
+        return q, q.max(axis=-1)
+
+
+def make_q_network(
+    config: NetworkConfig, obs_spec: Box, action_spec: Discrete, *, dueling: bool
+) -> Network:
+    """A Q-network for discrete actions: `apply(params, obs) -> (Q [A], max Q)`.
+
+    Q-values stand where an actor-critic has its logits, with a categorical
+    distribution, so the deterministic policy (`dist.mode`: argmax Q),
+    evaluation, rendering and export work unchanged.
+
+    Raises:
+      ValueError: for continuous actions (use SAC, PPO or IMPALA), or the
+        torso errors of `make_actor_critic`.
+
+    """
+    if not isinstance(action_spec, Discrete):
+        raise ValueError(
+            f"Q-learning needs discrete actions, got {action_spec}; use ppo, "
+            "impala or a2c for continuous control."
+        )
+    make_actor_critic(config, obs_spec, action_spec)  # the same checks
+    module = _QNetwork(config, len(obs_spec.shape), action_spec.num_values, dueling)
+
+    def init(key: PRNGKey, obs: jax.Array) -> Params:
+        return module.init(key, obs)
+
+    return Network(init=init, apply=module.apply, distribution=categorical())

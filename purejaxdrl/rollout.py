@@ -74,9 +74,14 @@ def unroll(
     def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
         obs = actor.timestep.observation
-        action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(
-            params, obs, keys[:, 0]
-        )
+        if agent.actor_act is None:
+            action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(
+                params, obs, keys[:, 0]
+            )
+        else:
+            action, extras = jax.vmap(agent.actor_act, in_axes=(None, 0, 0, 0))(
+                params, obs, keys[:, 0], actor.env_ids
+            )
         env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )

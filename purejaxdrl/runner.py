@@ -35,8 +35,9 @@ class Runner(NamedTuple):
     `init(key) -> RunnerState`; `train_chunk(length)` returns a jitted function
     that runs `length` updates, donates its input, and returns metrics `[length]`
     (replicated). `steps_per_update` counts all devices' environment steps.
-    `specs` is a RunnerState of PartitionSpecs: learner state, env params and
-    key replicated, actors split over `data` (see `shardings`).
+    `specs` is a RunnerState of PartitionSpecs: learner state (but for a
+    replay buffer in it: `Agent.state_spec`), env params and key replicated,
+    actors split over `data` (see `shardings`).
     """
 
     init: Callable[[PRNGKey], RunnerState]
@@ -189,7 +190,9 @@ def make_runner(
             f"with axis_name={DATA_AXIS!r}."
         )
     local_envs = per_device(num_envs, mesh)
-    specs = RunnerState(agent=P(), actor=P(DATA_AXIS), env_params=P(), key=P())
+    specs = RunnerState(
+        agent=agent.state_spec, actor=P(DATA_AXIS), env_params=P(), key=P()
+    )
     init_shard, train_step = run_functions(
         env,
         env_params,

@@ -273,6 +273,13 @@ def make_plan(
     grid = dict(grid or {})
     sample = dict(sample or {})
     validate(base)
+    if base.algo in ("dqn", "apex"):
+        # Their replay buffer is per-device state outside the sweep's layout.
+        raise ConfigError(
+            f"algo={base.algo!r}: sweeps of replay-based learners are not "
+            "supported yet; sweep ppo, impala or a2c, or train dqn / apex runs "
+            "one by one with `purejaxdrl train`."
+        )
     if isinstance(seeds, int):
         if seeds < 1:
             raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")

@@ -46,7 +46,7 @@ SWEEP = ["sweep", "--no-files", *NO_CACHE]
 CASES = [
     # Which environment, algorithm, preset.
     (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
-    (["train", "--algo", "dqn"], "algo='dqn' is not a known algorithm"),
+    (["train", "--algo", "r2d2"], "algo='r2d2' is not a known algorithm"),
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
@@ -106,6 +106,12 @@ CASES = [
     (["plot", "{tmp}"], "is not a run or sweep directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
+    ([*SWEEP, "--algo", "dqn", "--seeds", "2"], "sweeps of replay-based learners"),
+    (
+        [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
+        "dqn.min_replay=10 exceeds dqn.buffer_size=5",
+    ),
+    ([*TRAIN, "--algo", "apex", "--apex.epsilon", "1.5"], "apex.epsilon=1.5 must be"),
     ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),
     ([*SWEEP, "--grid", "num_envs=4,2.5"], "num_envs='2.5' is not an integer"),
     ([*SWEEP, "--grid", "learning_rate="], "learning_rate: the grid is empty"),

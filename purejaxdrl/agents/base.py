@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 
 import jax
 import optax
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -36,6 +37,13 @@ class Agent(NamedTuple):
         learner's own by default; an agent with policy lag returns older ones.
       axis_name: the mesh axis `update` all-reduces over (the runner checks it
         matches its mesh), or None for an agent that runs on one device.
+      actor_act: (acting params, obs [B, ...], key, env_id int32 [B]) -> as
+        `act`, for agents whose behaviour differs per environment (Ape-X:
+        each its own ε); the runner's actors use it instead of `act`.
+      state_spec: a PartitionSpec prefix of the agent's state: P() (the whole
+        learner state replicated) or, for agents that keep a replay buffer in
+        their state, a state whose buffer field is P("data") (one shard per
+        device).
 
     """
 
@@ -45,3 +53,11 @@ class Agent(NamedTuple):
     update: Callable[[AgentState, Transition, PRNGKey], tuple[AgentState, Metrics]]
     acting_params: Callable[[Any], Params] = learner_params
     axis_name: str | None = None
+    actor_act: (
+        Callable[
+            [Params, jax.Array, PRNGKey, jax.Array],
+            tuple[jax.Array, dict[str, jax.Array]],
+        ]
+        | None
+    ) = None
+    state_spec: Any = P()

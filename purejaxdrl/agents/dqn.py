@@ -1,0 +1,369 @@
+"""DQN and Ape-X: double Q-learning from a device-resident replay buffer.
+
+Mnih et al. (2015), "Human-level control through deep reinforcement learning";
+van Hasselt et al. (2016), double Q-learning; Wang et al. (2016), dueling
+networks; Horgan et al. (2018), "Distributed Prioritized Experience Replay"
+(Ape-X), https://arxiv.org/abs/1803.00933.
+
+Ape-X's actors and replay live here in one compiled program: every environment
+is an actor with its own exploration rate ε_i = ε^(1 + α i / (N - 1)); the
+n-step transitions of each unroll enter this device's shard of the replay with
+their TD errors as initial priorities; the learner samples each device's shard,
+all-reduces its gradients, and writes the new priorities back. Plain DQN is the
+same learner with one annealed ε and uniform replay.
+"""
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.networks import Network
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.replay import (
+    Buffer,
+    importance_weights,
+    make_prioritised_buffer,
+    make_uniform_buffer,
+)
+from purejaxdrl.rl.nstep import n_step_targets
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DQNConfig:
+    """DQN / Ape-X hyper-parameters.
+
+    Static fields change shapes or program structure (changing them recompiles);
+    the others are array leaves that can be traced.
+
+    Attributes:
+      prioritised: proportional prioritised replay with initial priorities from
+        the actors' TD errors (Ape-X); else uniform replay.
+      per_actor_epsilon: each environment explores with its own fixed
+        ε_i = epsilon^(1 + epsilon_alpha i / (N - 1)) (Ape-X); else one ε
+        annealed from epsilon_start to epsilon_end.
+      dueling: a dueling head (Q = V + A - mean A).
+      n_step: n of the n-step returns.
+      buffer_size: transitions held by the replay, over all devices.
+      batch_size: transitions per gradient step, over all devices.
+      min_replay: transitions stored (over all devices) before learning starts.
+      updates_per_step: gradient steps per runner update (replay ratio knob).
+      target_every: gradient steps between copies to the target network.
+      learning_rate: Adam's step size.
+      gamma: discount γ.
+      max_grad_norm: gradients are clipped to this global norm.
+      epsilon_start, epsilon_end, epsilon_fraction: the annealed ε goes from
+        start to end linearly over this fraction of training.
+      epsilon, epsilon_alpha: Ape-X's ε and α (0.4 and 7 in the paper).
+      priority_alpha: prioritisation exponent α.
+      beta_start: importance-sampling exponent β at the start, annealed to 1.
+      priority_eps: added to |TD| so that no priority is 0.
+
+    """
+
+    # Static.
+    prioritised: bool = jax.tree.static(default=False)
+    per_actor_epsilon: bool = jax.tree.static(default=False)
+    dueling: bool = jax.tree.static(default=True)
+    n_step: int = jax.tree.static(default=3)
+    buffer_size: int = jax.tree.static(default=100_000)
+    batch_size: int = jax.tree.static(default=256)
+    min_replay: int = jax.tree.static(default=1_000)
+    updates_per_step: int = jax.tree.static(default=1)
+    target_every: int = jax.tree.static(default=250)
+    priority_alpha: float = jax.tree.static(default=0.6)
+    # Dynamic.
+    learning_rate: float | jax.Array = 2.5e-4
+    gamma: float | jax.Array = 0.99
+    max_grad_norm: float | jax.Array = 10.0
+    epsilon_start: float | jax.Array = 1.0
+    epsilon_end: float | jax.Array = 0.05
+    epsilon_fraction: float | jax.Array = 0.5
+    epsilon: float | jax.Array = 0.4
+    epsilon_alpha: float | jax.Array = 7.0
+    beta_start: float | jax.Array = 0.4
+    priority_eps: float | jax.Array = 1e-3
+
+
+class DQNState(NamedTuple):
+    """The learner state with its replay shard.
+
+    Attributes:
+      params: online Q-network parameters.
+      target_params: the target network's, copied every `target_every` steps.
+      opt_state: Adam's state.
+      step: int32 [], runner updates done.
+      grad_steps: int32 [], gradient steps done.
+      buffer: this device's replay shard (RingState or PrioritisedState).
+
+    """
+
+    params: Params
+    target_params: Params
+    opt_state: optax.OptState
+    step: jax.Array
+    grad_steps: jax.Array
+    buffer: object
+
+
+class Replayed(NamedTuple):
+    """One stored n-step transition (unbatched in `init`, [n] when added)."""
+
+    observation: jax.Array
+    action: jax.Array
+    reward: jax.Array  # the n-step return G
+    discount: jax.Array  # γ_boot: γ^k, 0 after a termination
+    next_observation: jax.Array  # the final observation G bootstraps from
+
+
+def actor_epsilons(
+    epsilon: jax.Array | float, alpha: jax.Array | float, env_id: jax.Array, n: int
+) -> jax.Array:
+    """Ape-X's ε_i = ε^(1 + α i / (N - 1)) for global environment indices i."""
+    frac = env_id / max(n - 1, 1)
+    return jnp.asarray(epsilon, jnp.float32) ** (1.0 + alpha * frac)
+
+
+def make_dqn(
+    config: DQNConfig,
+    network: Network,
+    obs_example: jax.Array,
+    *,
+    num_updates: int,
+    axis_name: str | None = None,
+    num_envs: int = 1,
+    num_devices: int = 1,
+) -> Agent:
+    """Builds DQN (uniform replay, annealed ε) or Ape-X (prioritised, ε_i).
+
+    Each update adds the unroll's n-step transitions to this device's replay
+    shard, then, once `min_replay` transitions are stored, takes
+    `updates_per_step` gradient steps of double Q-learning (Huber loss,
+    importance-weighted when prioritised), all-reduced over `axis_name`.
+
+    Args:
+      config: hyper-parameters.
+      network: a Q-network (`networks.make_q_network`).
+      obs_example: one observation (unbatched), to initialise parameters.
+      num_updates: total number of `update` calls (ε and β schedules).
+      axis_name: mesh axis of the data-parallel devices. Inside `shard_map`
+        (the runner), pass it even for one device: the learning step sits in a
+        `lax.cond` whose branches must agree on what is replicated. None only
+        outside `shard_map`.
+      num_envs: N, the global number of environments (Ape-X's ε_i).
+      num_devices: devices the replay and batch are split over.
+
+    Returns:
+      The Agent; its state is a `DQNState` whose buffer is sharded over `data`.
+
+    Raises:
+      ValueError: for sizes that do not split over the devices.
+
+    """
+    for name in ("buffer_size", "batch_size", "min_replay"):
+        value = getattr(config, name)
+        if value < num_devices or value % num_devices:
+            raise ValueError(
+                f"dqn.{name}={value} must be a positive multiple of the "
+                f"{num_devices} devices it is split over."
+            )
+    if config.n_step < 1 or config.updates_per_step < 1 or config.target_every < 1:
+        raise ValueError(
+            f"n_step={config.n_step}, updates_per_step={config.updates_per_step} "
+            f"and target_every={config.target_every} must be >= 1."
+        )
+    capacity = config.buffer_size // num_devices
+    batch = config.batch_size // num_devices
+    min_size = config.min_replay // num_devices
+    if config.prioritised:
+        buffer: Buffer = make_prioritised_buffer(
+            capacity, batch, min_size, alpha=config.priority_alpha
+        )
+    else:
+        buffer = make_uniform_buffer(capacity, batch, min_size)
+    optimizer = optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm),
+        optax.adam(config.learning_rate, eps=1.5e-4),
+    )
+
+    def q_values(params: Params, obs: jax.Array) -> jax.Array:
+        return network.apply(params, obs)[0]
+
+    def init(key: PRNGKey) -> DQNState:
+        params = network.init(key, obs_example)
+        example = Replayed(
+            jnp.asarray(obs_example, jnp.float32),
+            jnp.int32(0),
+            jnp.float32(0),
+            jnp.float32(0),
+            jnp.asarray(obs_example, jnp.float32),
+        )
+        return DQNState(
+            params,
+            jax.tree.map(jnp.copy, params),
+            optimizer.init(params),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            buffer.init(example),
+        )
+
+    def epsilon_now(step: jax.Array) -> jax.Array:
+        frac = jnp.minimum(step / (config.epsilon_fraction * num_updates), 1.0)
+        start, end = config.epsilon_start, config.epsilon_end
+        return jnp.asarray(start + frac * (end - start), jnp.float32)
+
+    def acting_params(state: DQNState) -> tuple[Params, jax.Array]:
+        return state.params, epsilon_now(state.step)
+
+    def actor_act(
+        acting: tuple[Params, jax.Array],
+        obs: jax.Array,
+        key: PRNGKey,
+        env_id: jax.Array,
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        if config.per_actor_epsilon:
+            epsilon = actor_epsilons(
+                config.epsilon, config.epsilon_alpha, env_id, num_envs
+            )
+        q = q_values(params, obs)
+        key_explore, key_action = jax.random.split(key)
+        random = jax.random.randint(key_action, (), 0, q.shape[-1])
+        explore = jax.random.uniform(key_explore) < epsilon
+        action = jnp.where(explore, random, jnp.argmax(q, axis=-1)).astype(jnp.int32)
+        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
+
+    def act(
+        acting: tuple[Params, jax.Array], obs: jax.Array, key: PRNGKey
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        # Outside the runner's actors (which use actor_act): environment 0's ε.
+        return actor_act(acting, obs, key, jnp.zeros((), jnp.int32))
+
+    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
+        return q_values(acting[0], obs).max(axis=-1)
+
+    def td_errors(params: Params, target: Params, item: Replayed) -> jax.Array:
+        """Double Q-learning: the online net picks a', the target net values it."""
+        q = q_values(params, item.observation)
+        q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
+        next_online = q_values(params, item.next_observation)
+        next_target = q_values(target, item.next_observation)
+        best = jnp.argmax(next_online, axis=-1)[:, None]
+        bootstrap = jnp.take_along_axis(next_target, best, axis=-1)[:, 0]
+        target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
+        return target_q - q_taken
+
+    def to_replay(traj: Transition) -> Replayed:
+        nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
+        ret, boot, index = nstep(
+            traj.reward, traj.discount, traj.truncated, config.n_step, config.gamma
+        )
+        final = traj.final_observation
+        shape = index.shape + (1,) * (final.ndim - 2)
+        next_obs = jnp.take_along_axis(final, index.reshape(shape), axis=0)
+
+        def flat(x: jax.Array) -> jax.Array:
+            return x.reshape((-1, *x.shape[2:]))
+
+        return Replayed(
+            flat(traj.observation).astype(jnp.float32),
+            flat(traj.action).astype(jnp.int32),
+            flat(ret),
+            flat(boot),
+            flat(next_obs).astype(jnp.float32),
+        )
+
+    def learn(state: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
+        beta_start = config.beta_start
+        beta = beta_start + (1.0 - beta_start) * jnp.minimum(
+            state.step / num_updates, 1.0
+        )
+
+        def grad_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
+            drawn = buffer.sample(carry.buffer, key)
+            if config.prioritised:
+                size = carry.buffer.ring.size[0]
+                weights = importance_weights(drawn.probability, size, beta, axis_name)
+            else:
+                weights = jnp.ones_like(drawn.probability)
+
+            def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
+                td = td_errors(params, carry.target_params, drawn.item)
+                loss = jnp.mean(weights * optax.huber_loss(td, delta=1.0))
+                return loss, td
+
+            (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(carry.params)
+            metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
+            if axis_name is not None:
+                grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+            updates, opt_state = optimizer.update(grads, carry.opt_state, carry.params)
+            params = optax.apply_updates(carry.params, updates)
+            grad_steps = carry.grad_steps + 1
+            copy = grad_steps % config.target_every == 0
+            target = jax.tree.map(
+                lambda p, t: jnp.where(copy, p, t), params, carry.target_params
+            )
+            replay = carry.buffer
+            if config.prioritised:
+                priority = jnp.abs(td) + config.priority_eps
+                replay = buffer.set_priorities(replay, drawn.index, priority)
+            new = carry._replace(
+                params=params,
+                target_params=target,
+                opt_state=opt_state,
+                grad_steps=grad_steps,
+                buffer=replay,
+            )
+            return new, metrics
+
+        keys = jax.random.split(key, config.updates_per_step)
+        state, metrics = jax.lax.scan(grad_step, state, keys)
+        return state, jax.tree.map(jnp.mean, metrics)
+
+    def update(
+        state: DQNState, traj: Transition, key: PRNGKey
+    ) -> tuple[DQNState, Metrics]:
+        items = to_replay(traj)
+        if config.prioritised:
+            # Ape-X: the actors' own TD errors as initial priorities.
+            td = td_errors(state.params, state.target_params, items)
+            replay = buffer.add(state.buffer, items, jnp.abs(td) + config.priority_eps)
+        else:
+            replay = buffer.add(state.buffer, items)
+        state = state._replace(buffer=replay)
+        # Every device adds the same count, so this is the same everywhere
+        # (a replicated predicate, as a cond with collectives needs).
+        stored = jnp.minimum((state.step + 1) * items.reward.shape[0], capacity)
+        skipped = {"loss/total": jnp.float32(0), "td/abs_mean": jnp.float32(0)}
+        state, metrics = jax.lax.cond(
+            stored >= min_size,
+            learn,
+            lambda state, _: (state, skipped),
+            state,
+            key,
+        )
+        metrics = {
+            **metrics,
+            "epsilon": epsilon_now(state.step),
+            "replay/size": (stored * num_devices).astype(jnp.float32),
+            "learner/grad_steps": state.grad_steps.astype(jnp.float32),
+        }
+        return state._replace(step=state.step + 1), metrics
+
+    spec = DQNState(P(), P(), P(), P(), P(), P(DATA_AXIS))
+    return Agent(
+        init=init,
+        act=act,
+        value=value,
+        update=update,
+        acting_params=acting_params,
+        axis_name=axis_name,
+        actor_act=actor_act,
+        state_spec=spec,
+    )

@@ -1,0 +1,67 @@
+"""DQN / Ape-X: the update's fixed point, Ape-X's ε_i, the runner's replay shards."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.dqn import actor_epsilons, make_dqn
+from purejaxdrl.types import Transition
+
+
+def _config(algo, **dqn):
+    config = pjd.load_preset("cartpole", algo).config
+    return pjd.apply_overrides(config, {algo: dqn})
+
+
+def test_apex_epsilons_follow_the_paper():
+    # N = 4 actors, ε = 0.4, α = 7: ε_i = 0.4^(1 + 7 i / 3).
+    got = actor_epsilons(0.4, 7.0, jnp.arange(4), 4)
+    want = [0.4, 0.4 ** (10 / 3), 0.4 ** (17 / 3), 0.4**8]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_q_values_converge_to_the_discounted_sum_of_rewards():
+    # Self-loops that never end, reward 1: Q -> 1 / (1 - γ) = 10 at γ = 0.9.
+    config = _config("dqn", gamma=0.9, n_step=1, min_replay=64, batch_size=64,
+                     buffer_size=1024, target_every=20)  # fmt: skip
+    exp = pjd.make_experiment(config)
+    agent = make_dqn(config.dqn, exp.network, np.zeros(4, np.float32),
+                     num_updates=1000, axis_name=None)  # fmt: skip
+    t, b = 4, 16
+    obs = jax.random.normal(jax.random.key(1), (t, b, 4))
+    ones = jnp.ones((t, b))
+    traj = Transition(obs, jnp.zeros((t, b), jnp.int32), ones, ones,
+                      jnp.zeros((t, b), bool), 0 * ones, 0 * ones, 0 * ones,
+                      obs, {})  # fmt: skip
+    update = jax.jit(agent.update)
+    state = agent.init(jax.random.key(0))
+    for i in range(600):
+        state, metrics = update(state, traj, jax.random.key(i))
+    q = exp.network.apply(state.params, obs.reshape(-1, 4))[0][:, 0]
+    np.testing.assert_allclose(q, 10.0, rtol=0.1)
+    assert int(state.grad_steps) == 600 * config.dqn.updates_per_step
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("algo", ["dqn", "apex"])
+def test_replay_shards_on_two_devices(algo):
+    config = _config(algo, buffer_size=1024, min_replay=256)
+    config = pjd.apply_overrides(config, {"devices": 2, "total_steps": 64 * 8})
+    exp = pjd.make_experiment(config)
+    state = exp.runner.init(jax.random.key(0))
+    state, metrics = exp.runner.train_chunk(8)(state)
+    buffer = state.agent.buffer
+    ring = buffer.ring if algo == "apex" else buffer
+    # Each device holds its own shard of 512 slots, 8 x 32 of them written.
+    assert ring.items.observation.shape == (1024, 4)
+    np.testing.assert_array_equal(ring.size, [256, 256])
+    obs = np.asarray(ring.items.observation).reshape(2, 512, 4)
+    assert np.all(obs[:, 256:] == 0) and np.all(np.abs(obs[:, :256]).sum(-1) > 0)
+    assert not np.array_equal(obs[0, :256], obs[1, :256])
+    # Learning starts once 256 transitions are stored (after update 4).
+    np.testing.assert_array_equal(
+        metrics["learner/grad_steps"], [0, 0, 0, 4, 8, 12, 16, 20]
+    )
+    assert np.all(np.isfinite(metrics["loss/total"]))

@@ -1,0 +1,52 @@
+"""n-step targets against a loop written from the definition."""
+
+import jax
+import numpy as np
+import pytest
+
+from purejaxdrl.rl.nstep import n_step_targets
+
+
+def reference(r, d, trunc, n, gamma):
+    """Plain loops: sum rewards until n steps, the unroll's end or the episode's."""
+    length = len(r)
+    ret, boot, index = np.zeros(length), np.zeros(length), np.zeros(length, int)
+    for t in range(length):
+        g, scale = 0.0, 1.0
+        for j in range(n):
+            if t + j >= length:
+                break
+            g += scale * r[t + j]
+            scale *= gamma * d[t + j]
+            index[t] = t + j
+            if d[t + j] == 0 or trunc[t + j]:
+                break
+        ret[t], boot[t] = g, scale
+    return ret, boot, index
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_matches_the_definition_across_terminations_and_truncations(n):
+    rng = np.random.default_rng(n)
+    length = 12
+    r = rng.normal(size=length).astype(np.float32)
+    d = np.ones(length, np.float32)
+    trunc = np.zeros(length, bool)
+    d[[3, 9]] = 0.0  # terminations
+    trunc[[6, 10]] = True  # time limits
+    got = jax.jit(n_step_targets, static_argnums=3)(r, d, trunc, n, 0.9)
+    for a, b in zip(got, reference(r, d, trunc, n, 0.9), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_hand_values():
+    # r = 1 everywhere, gamma 0.5, n 3; termination after step 2, truncation
+    # after step 4, unroll of 6.
+    r, d = np.ones(6, np.float32), np.array([1, 1, 0, 1, 1, 1], np.float32)
+    trunc = np.array([0, 0, 0, 0, 1, 0], bool)
+    ret, boot, index = n_step_targets(r, d, trunc, 3, 0.5)
+    np.testing.assert_allclose(ret, [1.75, 1.5, 1.0, 1.5, 1.0, 1.0])
+    # Step 0: 3 steps but the third terminates: no bootstrap. Step 3: two steps
+    # to the truncation, bootstrap with 0.25 from step 4's final observation.
+    np.testing.assert_allclose(boot, [0.0, 0.0, 0.0, 0.25, 0.5, 0.5])
+    np.testing.assert_array_equal(index, [2, 2, 2, 4, 4, 5])
