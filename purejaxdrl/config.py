@@ -314,7 +314,8 @@ def _check_dqn(name: str, section: DQNConfig) -> None:
     for field in ("learning_rate", "max_grad_norm", "priority_eps"):
         value = float(getattr(section, field))
         _check(value > 0, f"{name}.{field}={value} must be > 0.")
-    for field in ("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start"):
+    unit = ("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start")
+    for field in (*unit, "target_tau"):
         value = float(getattr(section, field))
         _check(
             0.0 <= value <= 1.0,

@@ -22,6 +22,7 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.common import annealed_learning_rate
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -54,8 +55,12 @@ class DQNConfig:
       batch_size: transitions per gradient step, over all devices.
       min_replay: transitions stored (over all devices) before learning starts.
       updates_per_step: gradient steps per runner update (replay ratio knob).
-      target_every: gradient steps between copies to the target network.
+      target_every: gradient steps between target-network updates.
+      anneal_lr: decay the learning rate linearly to 0 over training.
       learning_rate: Adam's step size.
+      target_tau: each target update moves the target network this fraction
+        of the way to the online one (1: a copy, DQN's; 0.005 with
+        target_every 1: Polyak averaging).
       gamma: discount γ.
       max_grad_norm: gradients are clipped to this global norm.
       epsilon_start, epsilon_end, epsilon_fraction: the annealed ε goes from
@@ -77,9 +82,11 @@ class DQNConfig:
     min_replay: int = jax.tree.static(default=1_000)
     updates_per_step: int = jax.tree.static(default=1)
     target_every: int = jax.tree.static(default=250)
+    anneal_lr: bool = jax.tree.static(default=False)
     priority_alpha: float = jax.tree.static(default=0.6)
     # Dynamic.
     learning_rate: float | jax.Array = 2.5e-4
+    target_tau: float | jax.Array = 1.0
     gamma: float | jax.Array = 0.99
     max_grad_norm: float | jax.Array = 10.0
     epsilon_start: float | jax.Array = 1.0
@@ -187,9 +194,15 @@ def make_dqn(
         )
     else:
         buffer = make_uniform_buffer(capacity, batch, min_size)
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=config.updates_per_step,
+    )
     optimizer = optax.chain(
         optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(config.learning_rate, eps=1.5e-4),
+        optax.adam(learning_rate, eps=1.5e-4),
     )
 
     def q_values(params: Params, obs: jax.Array) -> jax.Array:
@@ -305,10 +318,8 @@ def make_dqn(
             updates, opt_state = optimizer.update(grads, carry.opt_state, carry.params)
             params = optax.apply_updates(carry.params, updates)
             grad_steps = carry.grad_steps + 1
-            copy = grad_steps % config.target_every == 0
-            target = jax.tree.map(
-                lambda p, t: jnp.where(copy, p, t), params, carry.target_params
-            )
+            tau = jnp.where(grad_steps % config.target_every == 0, config.target_tau, 0)
+            target = optax.incremental_update(params, carry.target_params, tau)
             replay = carry.buffer
             if config.prioritised:
                 priority = jnp.abs(td) + config.priority_eps

@@ -25,6 +25,7 @@ def test_apex_epsilons_follow_the_paper():
 def test_q_values_converge_to_the_discounted_sum_of_rewards():
     # Self-loops that never end, reward 1: Q -> 1 / (1 - γ) = 10 at γ = 0.9.
     config = _config("dqn", gamma=0.9, n_step=1, min_replay=64, batch_size=64,
+                     target_tau=1.0,
                      buffer_size=1024, target_every=20)  # fmt: skip
     exp = pjd.make_experiment(config)
     agent = make_dqn(config.dqn, exp.network, np.zeros(4, np.float32),
@@ -65,3 +66,44 @@ def test_replay_shards_on_two_devices(algo):
         metrics["learner/grad_steps"], [0, 0, 0, 4, 8, 12, 16, 20]
     )
     assert np.all(np.isfinite(metrics["loss/total"]))
+
+
+@pytest.mark.parametrize("prioritised", [False, True], ids=["dqn", "apex"])
+@pytest.mark.parametrize(
+    ("limits", "obs_t", "reward", "discount", "next_t"),
+    [
+        # Time limit 3: steps t = 1, 2, 3 (truncated), 1. The transition into
+        # the truncation bootstraps from the final observation [3, 0] with γ^k,
+        # never from the reset one [0, 1].
+        ((0, 3), [0, 1, 2, 0], [1.5, 1.5, 1, 1], [0.25, 0.25, 0.5, 0.5], [2, 3, 3, 1]),
+        # Termination at 2: steps t = 1, 2 (terminated), 1, 2 (terminated):
+        # no bootstrap past a termination.
+        ((2, 10), [0, 1, 0, 1], [1.5, 1, 1.5, 1], [0, 0, 0, 0], [2, 2, 2, 2]),
+    ],
+    ids=["truncation", "termination"],
+)
+def test_replay_bootstraps_through_truncation_not_termination(
+    prioritised, limits, obs_t, reward, discount, next_t
+):
+    from purejaxdrl.agents.dqn import DQNConfig
+    from purejaxdrl.env.base import Box, Discrete
+    from purejaxdrl.networks import NetworkConfig, make_q_network
+    from purejaxdrl.rollout import reset_actors, unroll
+    from tests.probe import ProbeEnv, ProbeParams
+
+    env, params = ProbeEnv(), ProbeParams(*map(jnp.int32, limits))
+    network = make_q_network(NetworkConfig(), Box((2,)), Discrete(2), dueling=True)
+    config = DQNConfig(prioritised=prioritised, n_step=2, gamma=0.5,
+                       buffer_size=8, batch_size=4, min_replay=8)  # fmt: skip
+    agent = make_dqn(config, network, np.zeros(2, np.float32), num_updates=4)
+    state = agent.init(jax.random.key(0))
+    actor = reset_actors(env, params, jax.random.key(1), jnp.arange(1))
+    _, traj = unroll(env, params, agent, agent.acting_params(state), actor,
+                     jax.random.key(2), 4)  # fmt: skip
+    state, _ = agent.update(state, traj._replace(info={}), jax.random.key(3))
+    buffer = state.buffer.ring if prioritised else state.buffer
+    stored = jax.tree.map(lambda x: np.asarray(x[:4]), buffer.items)
+    np.testing.assert_allclose(stored.reward, reward)
+    np.testing.assert_allclose(stored.discount, discount)
+    np.testing.assert_array_equal(stored.next_observation[:, 0], next_t)
+    np.testing.assert_array_equal(stored.observation[:, 0], obs_t)
