@@ -408,6 +408,16 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"impala.policy_lag={config.impala.policy_lag} must be >= 0; pass 0 for "
         "none or a positive number of updates.",
     )
+    _check(
+        0.0 <= config.impala.replay_ratio < 1.0,
+        f"impala.replay_ratio={config.impala.replay_ratio} must be in [0, 1): the "
+        "replayed fraction of each learner batch; e.g. 0.5.",
+    )
+    _check(
+        config.impala.replay_ratio == 0 or config.impala.replay_size >= config.num_envs,
+        f"impala.replay_size={config.impala.replay_size} holds fewer trajectories "
+        f"than one update adds (num_envs={config.num_envs}); raise it.",
+    )
     _check_section(
         "impala",
         config.impala,

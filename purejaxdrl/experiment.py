@@ -7,7 +7,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
-from purejaxdrl.agents import OFF_POLICY, make_agent
+from purejaxdrl.agents import Q_LEARNING, make_agent
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.config import TrainConfig, validate
 from purejaxdrl.networks import Network, make_actor_critic, make_q_network
@@ -47,7 +47,7 @@ def make_env_and_network(
     env_params = env.default_params
     obs_spec = env.observation_spec(env_params)
     action_spec = env.action_spec(env_params)
-    if config.algo in OFF_POLICY:
+    if config.algo in Q_LEARNING:
         dueling = getattr(config, config.algo).dueling
         network = make_q_network(config.network, obs_spec, action_spec, dueling=dueling)
     else:
@@ -80,9 +80,10 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         # One device needs no all-reduce, and its agent works outside shard_map.
         # (Off-policy agents all-reduce even on one device: their learning step
         # sits in a `lax.cond`, whose branches must agree on what is replicated.)
-        axis_name=DATA_AXIS if mesh.size > 1 or config.algo in OFF_POLICY else None,
+        axis_name=DATA_AXIS if mesh.size > 1 or config.algo in Q_LEARNING else None,
         num_envs=config.num_envs,
         num_devices=mesh.size,
+        unroll_length=config.unroll_length,
     )
     runner = make_runner(
         env,

@@ -112,6 +112,10 @@ CASES = [
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),
     ([*TRAIN, "--algo", "apex", "--apex.epsilon", "1.5"], "apex.epsilon=1.5 must be"),
+    (
+        [*TRAIN, "--algo", "impala", "--impala.replay-ratio", "1"],
+        "impala.replay_ratio=1.0 must be in [0, 1)",
+    ),
     ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),
     ([*SWEEP, "--grid", "num_envs=4,2.5"], "num_envs='2.5' is not an integer"),
     ([*SWEEP, "--grid", "learning_rate="], "learning_rate: the grid is empty"),

@@ -56,6 +56,13 @@ def test_impala_with_policy_lag_4_still_solves_cartpole():
 
 
 @pytest.mark.timeout(300)
+def test_impala_with_replay_ratio_half_solves_cartpole_within_1m_steps():
+    # Half of each learner batch replayed from the last 1024 trajectories.
+    result = _train_preset("impala", 0, impala={"replay_ratio": 0.5})
+    assert result.mean_return >= 475, result.history[-3:]
+
+
+@pytest.mark.timeout(300)
 def test_a2c_solves_cartpole_within_1m_steps():
     result = _train_preset("a2c", 0)
     assert result.mean_return >= 475, result.history[-3:]

@@ -1,5 +1,6 @@
 """Algorithms: one file each, each a factory returning an Agent."""
 
+import inspect
 from typing import Any
 
 import jax
@@ -20,9 +21,8 @@ AGENTS = {
     "dqn": (DQNConfig, make_dqn),
     "apex": (DQNConfig, make_dqn),
 }
-# Learners with a replay buffer: their factories also take the global number
-# of environments and the devices the buffer is split over.
-OFF_POLICY = ("dqn", "apex")
+# Q-learners: they act with a Q-network and keep a replay buffer.
+Q_LEARNING = ("dqn", "apex")
 
 
 def make_agent(
@@ -35,6 +35,7 @@ def make_agent(
     axis_name: str | None,
     num_envs: int = 1,
     num_devices: int = 1,
+    unroll_length: int = 1,
 ) -> Agent:
     """Builds the agent of algorithm `algo` (a key of AGENTS).
 
@@ -46,8 +47,10 @@ def make_agent(
       obs_example: one observation (unbatched), to initialise parameters.
       num_updates: total number of `update` calls (learning-rate annealing).
       axis_name: mesh axis the agent's update all-reduces over, or None.
-      num_envs: the global number of environments (off-policy agents).
-      num_devices: devices a replay buffer is split over (off-policy agents).
+      num_envs: the global number of environments; passed, like the next
+        two, only to the factories that take it (those with replay).
+      num_devices: the devices the environments and any replay split over.
+      unroll_length: steps per environment per update.
 
     Returns:
       The Agent.
@@ -66,9 +69,13 @@ def make_agent(
             f"algo={algo!r} takes a config of type {config_type.__name__}, got "
             f"{type(algo_config).__name__}; pass the TrainConfig's {algo!r} field."
         )
-    extra = {}
-    if algo in OFF_POLICY:
-        extra = {"num_envs": num_envs, "num_devices": num_devices}
+    layout = {
+        "num_envs": num_envs,
+        "num_devices": num_devices,
+        "unroll_length": unroll_length,
+    }
+    accepted = inspect.signature(factory).parameters
+    extra = {k: v for k, v in layout.items() if k in accepted}
     return factory(
         algo_config,
         network,
@@ -82,7 +89,7 @@ def make_agent(
 __all__ = [
     "AGENTS",
     "A2CConfig",
-    "OFF_POLICY",
+    "Q_LEARNING",
     "Agent",
     "AgentState",
     "DQNConfig",

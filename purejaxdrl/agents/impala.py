@@ -12,12 +12,13 @@ for the difference between that behaviour policy and the learner's.
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.common import (
@@ -28,6 +29,8 @@ from purejaxdrl.agents.common import (
     make_optimizer,
 )
 from purejaxdrl.networks import Network
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.replay import Buffer, make_sequence_buffer
 from purejaxdrl.rl.losses import actor_critic_loss
 from purejaxdrl.rl.vtrace import vtrace
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
@@ -61,6 +64,12 @@ class IMPALAConfig:
       rms_decay: RMSProp's decay of its squared-gradient average.
       eps: RMSProp's (or Adam's) ε.
       reward_scale: rewards are multiplied by this before learning.
+      replay_ratio: r in [0, 1): the fraction of each learner batch replayed
+        from a buffer of past trajectories (IMPALA's experience replay,
+        Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
+        stale data. With B fresh trajectories per device, B r / (1 - r) are
+        replayed (r = 0.5: as many as fresh). 0: no buffer.
+      replay_size: trajectories the buffer holds, over all devices.
 
     """
 
@@ -69,6 +78,8 @@ class IMPALAConfig:
     optimizer: str = jax.tree.static(default="rmsprop")
     anneal_lr: bool = jax.tree.static(default=True)
     vtrace_correction: bool = jax.tree.static(default=True)
+    replay_ratio: float = jax.tree.static(default=0.0)
+    replay_size: int = jax.tree.static(default=1024)
     # Dynamic.
     learning_rate: float | jax.Array = 6e-4
     gamma: float | jax.Array = 0.99
@@ -95,6 +106,8 @@ class IMPALAState(NamedTuple):
         of the last K updates: slot n % K holds the learner's parameters before
         update n, so at update n it still holds those of update n - K, which
         are the actors' (the initial parameters while n < K). [0, P] when K = 0.
+      buffer: with a replay ratio, this device's shard of past trajectories
+        (a sequence buffer's RingState); () without.
 
     """
 
@@ -102,6 +115,7 @@ class IMPALAState(NamedTuple):
     opt_state: optax.OptState
     step: jax.Array
     past_params: jax.Array
+    buffer: Any = ()
 
 
 _METRIC_NAMES = (
@@ -122,6 +136,9 @@ def make_impala(
     *,
     num_updates: int,
     axis_name: str | None = None,
+    num_envs: int = 1,
+    num_devices: int = 1,
+    unroll_length: int = 1,
 ) -> Agent:
     """Builds IMPALA: V-trace actor-critic with policy lag and RMSProp.
 
@@ -140,6 +157,11 @@ def make_impala(
       num_updates: total number of `update` calls, for learning-rate annealing.
       axis_name: mesh axis over which `update` averages gradients and metrics
         (data parallelism); None on one device.
+      num_envs: the global number of environments (the replay's shapes;
+        unused without replay, like the next two).
+      num_devices: the devices environments and the replay split over.
+      unroll_length: steps per environment per update (replayed trajectories'
+        length).
 
     Returns:
       The Agent; its state is an `IMPALAState` and its `acting_params` returns
@@ -163,6 +185,7 @@ def make_impala(
         )
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
+    replay = _make_replay(config, num_envs, num_devices, unroll_length)
     dist = network.distribution
     act, value = make_act_value(network)
     learning_rate = annealed_learning_rate(
@@ -192,7 +215,8 @@ def make_impala(
         # actors act with them.
         past = jnp.broadcast_to(flat, (lag, flat.size))
         step = jnp.zeros((), jnp.int32)
-        return IMPALAState(params, optimizer.init(flat), step, past)
+        buffer = () if replay is None else replay.init(_step_example(obs_example))
+        return IMPALAState(params, optimizer.init(flat), step, past, buffer)
 
     def acting_params(state: IMPALAState) -> Params:
         if lag == 0:
@@ -245,6 +269,16 @@ def make_impala(
     def update(
         state: IMPALAState, traj: Transition, key: PRNGKey
     ) -> tuple[IMPALAState, Metrics]:
+        buffer = state.buffer
+        if replay is not None:
+            # Fresh trajectories enter the buffer first, so a replayed batch
+            # may hold some of them again (as in a FIFO replay of the paper's).
+            key, key_replay = jax.random.split(key)
+            buffer = replay.add(buffer, traj)
+            replayed = replay.sample(buffer, key_replay).item
+            traj = jax.tree.map(
+                lambda a, b: jnp.concatenate([a, b], axis=1), traj, replayed
+            )
         flat, unravel = ravel_pytree(state.params)
         new_flat, opt_state, stacked = flat_gradient_step(
             loss,
@@ -263,7 +297,9 @@ def make_impala(
             past = past.at[state.step % lag].set(flat)
         metrics = dict(zip(_METRIC_NAMES, stacked, strict=True))
         metrics["learning_rate"] = learning_rate(state.step)
-        new_state = IMPALAState(unravel(new_flat), opt_state, state.step + 1, past)
+        new_state = IMPALAState(
+            unravel(new_flat), opt_state, state.step + 1, past, buffer
+        )
         return new_state, metrics
 
     return Agent(
@@ -273,4 +309,54 @@ def make_impala(
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,
+        state_spec=P()
+        if replay is None
+        else IMPALAState(P(), P(), P(), P(), P(DATA_AXIS)),
+    )
+
+
+def _make_replay(
+    config: IMPALAConfig, num_envs: int, num_devices: int, unroll_length: int
+) -> Buffer | None:
+    """The sequence buffer of IMPALA with replay, None without."""
+    ratio = config.replay_ratio
+    if ratio == 0:
+        return None
+    if not 0 < ratio < 1:
+        raise ValueError(
+            f"impala.replay_ratio={ratio} must be in [0, 1): the replayed "
+            "fraction of each learner batch (0.5: half)."
+        )
+    size = config.replay_size
+    if size < num_devices or size % num_devices:
+        raise ValueError(
+            f"impala.replay_size={size} must be a positive multiple of the "
+            f"{num_devices} devices the buffer is split over."
+        )
+    local_envs = num_envs // num_devices
+    replayed = max(1, round(local_envs * ratio / (1 - ratio)))
+    capacity = size // num_devices
+    if capacity < local_envs:
+        raise ValueError(
+            f"impala.replay_size={size} holds fewer trajectories per device "
+            f"({capacity}) than one update adds ({local_envs}); raise it."
+        )
+    return make_sequence_buffer(capacity, unroll_length, replayed, min_size=1)
+
+
+def _step_example(obs_example: jax.Array) -> Transition:
+    """One step of one environment, as the buffer stores it (no info)."""
+    obs = jnp.asarray(obs_example, jnp.float32)
+    scalar = jnp.zeros((), jnp.float32)
+    return Transition(
+        observation=obs,
+        action=jnp.zeros((), jnp.int32),
+        reward=scalar,
+        discount=scalar,
+        truncated=jnp.zeros((), bool),
+        log_prob=scalar,
+        value=scalar,
+        bootstrap_value=scalar,
+        final_observation=obs,
+        info={},
     )

@@ -214,3 +214,32 @@ def test_factory_validates_eagerly():
         make_impala(IMPALAConfig(optimizer="lamb"), network, obs, num_updates=1)
     with pytest.raises(ValueError, match="num_updates=0"):
         make_impala(IMPALAConfig(), network, obs, num_updates=0)
+
+
+def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
+    # One device, 8 environments x 16 steps, replay ratio 0.5: the learner's
+    # batch is the 8 fresh trajectories plus 8 drawn from the buffer, which
+    # after one update holds exactly the 8 fresh ones.
+    _, network, obs = setup()
+    config = IMPALAConfig(**PLAIN_SGD, replay_ratio=0.5, replay_size=32)
+    agent = make_impala(config, network, obs, num_updates=10, num_envs=8,
+                        unroll_length=16)  # fmt: skip
+    plain = make_impala(IMPALAConfig(**PLAIN_SGD), network, obs, num_updates=10)
+    state = agent.init(jax.random.key(0))
+    assert state.buffer.items.observation.shape == (32, 16, 4)
+    traj = batch(_behaviour(state.params))
+    key = jax.random.key(2)
+    new_state, _ = jax.jit(agent.update)(state, traj, key)
+    np.testing.assert_array_equal(new_state.buffer.size, [8])
+    np.testing.assert_array_equal(new_state.buffer.items.reward[:8], traj.reward.T)
+
+    # The same step as the plain learner on fresh + replayed columns (the
+    # replay draws with the second half of the update's key).
+    key, key_replay = jax.random.split(key)
+    drawn = jax.random.randint(key_replay, (8,), 0, 8)
+    mixed = jax.tree.map(lambda x: jnp.concatenate([x, x[:, drawn]], 1), traj)
+    plain_state = IMPALAState(*state[:4])
+    expected, _ = jax.jit(plain.update)(plain_state, mixed, key)
+    np.testing.assert_allclose(
+        flat(new_state.params), flat(expected.params), rtol=1e-6, atol=1e-6
+    )
