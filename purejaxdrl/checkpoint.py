@@ -320,6 +320,16 @@ class Checkpointer:
         self._manager.reload()
         return target
 
+    def newest_meta(self) -> dict | None:
+        """The metadata of the newest checkpoint that verifies, without its state."""
+        for step in reversed(self.steps()):
+            if verify(self.directory / str(step)) is None:
+                restored = self._manager.restore(
+                    step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
+                )
+                return dict(restored["meta"])
+        return None
+
     def restore(self, step: int, skipped: list[str] | None = None) -> Restored:
         """Restores the checkpoint of `step` onto this checkpointer's mesh."""
         restored = self._manager.restore(

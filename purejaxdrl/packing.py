@@ -2,9 +2,11 @@
 
 orbax spends ~1 ms of CPU per array on top of a fixed ~27 ms, and a runner
 state has ~50 small leaves, so a checkpoint packs them: one array per
-(sharding, dtype). Environment-sharded leaves `[B, ...]` are packed to `[B, K]`
-and stay sharded over `data`, so a packed state restores onto any number of
-devices that divides B. Typed keys are stored as their raw data, bools as uint8.
+(sharding, dtype, and leading size for leaves split over `data`). Environment
+leaves `[B, ...]` are packed to `[B, K]` and stay sharded over `data`, so a
+packed state restores onto any number of devices that divides B; a replay
+buffer's leaves (`[capacity, ...]`, `[2P]`, `[devices]`) form groups of their
+own leading sizes. Typed keys are stored as their raw data, bools as uint8.
 """
 
 from collections.abc import Callable
@@ -42,8 +44,8 @@ class _Slot(NamedTuple):
     size: int
 
 
-def _group_name(sharded: bool, dtype: np.dtype) -> str:
-    return f"{'per_env' if sharded else 'shared'}_{dtype.name}"
+def _group_name(lead: int | None, dtype: np.dtype) -> str:
+    return f"shared_{dtype.name}" if lead is None else f"split{lead}_{dtype.name}"
 
 
 def _is_sharded(sharding: NamedSharding) -> bool:
@@ -71,26 +73,27 @@ def make_packer(
     leaf_shardings = treedef.flatten_up_to(shardings)
     sizes: dict[str, int] = {}
     dtypes: dict[str, np.dtype] = {}
+    leads: dict[str, int] = {}
     slots = []
-    num_envs = None
     for x, sharding in zip(leaves, leaf_shardings, strict=True):
-        sharded = _is_sharded(sharding)
         dtype = _storage_dtype(x)
         shape = _key_data_shape(x) if _is_key(x) else x.shape
-        if sharded:
-            num_envs = shape[0]
-            shape = shape[1:]
+        lead = None
+        if _is_sharded(sharding):
+            lead, shape = shape[0], shape[1:]
         size = int(np.prod(shape, dtype=np.int64))
-        group = _group_name(sharded, dtype)
+        group = _group_name(lead, dtype)
+        if lead is not None:
+            leads[group] = lead
         slots.append(_Slot(group, sizes.get(group, 0), size))
         sizes[group] = sizes.get(group, 0) + size
         dtypes[group] = dtype
     abstract_packed = {}
     for g, n in sizes.items():
-        per_env = g.startswith("per_env")
-        spec = P(DATA_AXIS) if per_env else P()
+        split_g = g in leads
+        spec = P(DATA_AXIS) if split_g else P()
         abstract_packed[g] = jax.ShapeDtypeStruct(
-            (num_envs, n) if per_env else (n,),
+            (leads[g], n) if split_g else (n,),
             dtypes[g],
             sharding=NamedSharding(mesh, spec),
         )
@@ -101,7 +104,7 @@ def make_packer(
         for x, slot in zip(treedef.flatten_up_to(state), slots, strict=True):
             data = jax.random.key_data(x) if _is_key(x) else x
             data = data.astype(abstract_packed[slot.group].dtype)
-            if slot.group.startswith("per_env"):
+            if slot.group in leads:
                 parts[slot.group].append(data.reshape(data.shape[0], -1))
             else:
                 parts[slot.group].append(data.reshape(-1))

@@ -19,9 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import yaml
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.checkpoint import Checkpointer
-from purejaxdrl.config import TrainConfig, to_dict
+from purejaxdrl.config import ConfigError, TrainConfig, to_dict
 from purejaxdrl.evaluation import make_evaluate
 from purejaxdrl.experiment import make_experiment
 from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
@@ -252,6 +253,16 @@ def train(
         state_index = describe(abstract)
 
     state, done, history, seconds_before = None, 0, [], 0.0
+    if resume is not None and exp.agent.state_spec != P():
+        # A replay buffer is split into one shard per device, with its own
+        # FIFO position: it cannot be re-split like the environments.
+        saved = (checkpointer.newest_meta() or {}).get("devices", num_devices)
+        if saved != num_devices:
+            raise ConfigError(
+                f"--resume {run_dir}: this {config.algo} run keeps a replay buffer "
+                f"in {saved} shards, one per device, and resumes only on {saved} "
+                f"devices, not {num_devices}; pass --devices {saved}."
+            )
     if resume is not None:
         restored = checkpointer.restore_latest()
         for line in restored.skipped:

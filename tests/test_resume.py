@@ -25,7 +25,10 @@ SMALL = [
 ALGO = {
     "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"],
     "impala": ["--algo", "impala", "--impala.policy-lag", "2"],
-}
+    # Prioritised replay of 2,048 transitions, overwritten ~30 times over.
+    "apex": ["--algo", "apex", "--apex.buffer-size", "2048", "--apex.min-replay",
+             "256", "--apex.batch-size", "32", "--apex.updates-per-step", "1"],
+}  # fmt: skip
 
 
 def _cli(*args: str, cache: pathlib.Path) -> list[str]:
@@ -94,7 +97,7 @@ def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
     return roots
 
 
-@pytest.mark.parametrize("algo", ["ppo", "impala"])
+@pytest.mark.parametrize("algo", ["ppo", "impala", "apex"])
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"
     proc = _start(

@@ -107,3 +107,22 @@ def test_replay_bootstraps_through_truncation_not_termination(
     np.testing.assert_allclose(stored.discount, discount)
     np.testing.assert_array_equal(stored.next_observation[:, 0], next_t)
     np.testing.assert_array_equal(stored.observation[:, 0], obs_t)
+
+
+@pytest.mark.timeout(300)
+def test_replay_run_resumes_only_on_its_device_count(tmp_path, capsys):
+    from purejaxdrl import cli
+
+    argv = ["train", "--env", "cartpole", "--algo", "apex", "--num-envs", "4",
+            "--unroll-length", "8", "--total-steps", "3200", "--num-logs", "2",
+            "--quiet", "--devices", "2", "--apex.buffer-size", "512",
+            "--apex.min-replay", "64", "--apex.batch-size", "32",
+            "--no-compile-cache", "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    (run,) = tmp_path.iterdir()
+    saved = sorted(p.name for p in (run / "checkpoints").iterdir())
+    resume = ["train", "--resume", str(run), "--devices", "1", "--no-compile-cache"]
+    assert cli.main(resume) == 2
+    err = capsys.readouterr().err
+    assert "replay buffer in 2 shards" in err and "pass --devices 2" in err
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
