@@ -78,9 +78,7 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         obs_example,
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
-        # (Off-policy agents all-reduce even on one device: their learning step
-        # sits in a `lax.cond`, whose branches must agree on what is replicated.)
-        axis_name=DATA_AXIS if mesh.size > 1 or config.algo in Q_LEARNING else None,
+        axis_name=DATA_AXIS if mesh.size > 1 else None,
         num_envs=config.num_envs,
         num_devices=mesh.size,
         unroll_length=config.unroll_length,

@@ -159,10 +159,7 @@ def make_dqn(
       network: a Q-network (`networks.make_q_network`).
       obs_example: one observation (unbatched), to initialise parameters.
       num_updates: total number of `update` calls (ε and β schedules).
-      axis_name: mesh axis of the data-parallel devices. Inside `shard_map`
-        (the runner), pass it even for one device: the learning step sits in a
-        `lax.cond` whose branches must agree on what is replicated. None only
-        outside `shard_map`.
+      axis_name: mesh axis of the data-parallel devices, or None on one.
       num_envs: N, the global number of environments (Ape-X's ε_i).
       num_devices: devices the replay and batch are split over.
 
@@ -292,7 +289,10 @@ def make_dqn(
             flat(next_obs).astype(jnp.float32),
         )
 
-    def learn(state: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
+    def learn(
+        state: DQNState, key: PRNGKey, ready: jax.Array
+    ) -> tuple[DQNState, Metrics]:
+        """`updates_per_step` gradient steps; before `ready`, parameters stay."""
         beta_start = config.beta_start
         beta = beta_start + (1.0 - beta_start) * jnp.minimum(
             state.step / num_updates, 1.0
@@ -320,17 +320,28 @@ def make_dqn(
             grad_steps = carry.grad_steps + 1
             tau = jnp.where(grad_steps % config.target_every == 0, config.target_tau, 0)
             target = optax.incremental_update(params, carry.target_params, tau)
+            # Before `ready` the learner state stays as it was. A select of
+            # these small trees, not a `lax.cond`: a cond around the step would
+            # copy the whole replay shard (tens of MB) on every update.
+            learner = jax.tree.map(
+                lambda new, old: jnp.where(ready, new, old),
+                (params, target, opt_state, grad_steps),
+                (carry.params, carry.target_params, carry.opt_state, carry.grad_steps),
+            )
             replay = carry.buffer
             if config.prioritised:
+                # Before learning starts these are still the current network's
+                # TD errors, as Ape-X's initial priorities are.
                 priority = jnp.abs(td) + config.priority_eps
                 replay = buffer.set_priorities(replay, drawn.index, priority)
             new = carry._replace(
-                params=params,
-                target_params=target,
-                opt_state=opt_state,
-                grad_steps=grad_steps,
+                params=learner[0],
+                target_params=learner[1],
+                opt_state=learner[2],
+                grad_steps=learner[3],
                 buffer=replay,
             )
+            metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
             return new, metrics
 
         keys = jax.random.split(key, config.updates_per_step)
@@ -348,17 +359,9 @@ def make_dqn(
         else:
             replay = buffer.add(state.buffer, items)
         state = state._replace(buffer=replay)
-        # Every device adds the same count, so this is the same everywhere
-        # (a replicated predicate, as a cond with collectives needs).
+        # Every device adds the same count, so this is the same everywhere.
         stored = jnp.minimum((state.step + 1) * items.reward.shape[0], capacity)
-        skipped = {"loss/total": jnp.float32(0), "td/abs_mean": jnp.float32(0)}
-        state, metrics = jax.lax.cond(
-            stored >= min_size,
-            learn,
-            lambda state, _: (state, skipped),
-            state,
-            key,
-        )
+        state, metrics = learn(state, key, stored >= min_size)
         metrics = {
             **metrics,
             "epsilon": epsilon_now(state.step),
