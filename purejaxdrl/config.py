@@ -21,12 +21,13 @@ from purejaxdrl.agents.common import OPTIMIZERS
 from purejaxdrl.agents.dqn import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig, env_groups
+from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.checkpoint import CheckpointConfig
 from purejaxdrl.evaluation import EvalConfig
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.rng import RNG_IMPLS
 
-ALGOS = ("ppo", "impala", "a2c", "dqn", "apex")
+ALGOS = ("ppo", "impala", "a2c", "dqn", "apex", "sac")
 
 
 class ConfigError(ValueError):
@@ -63,6 +64,7 @@ class TrainConfig:
       dqn: DQN hyper-parameters (uniform replay, one annealed ε).
       apex: Ape-X hyper-parameters: the DQN learner with prioritised replay
         and a fixed ε_i per environment.
+      sac: SAC hyper-parameters (continuous actions).
       network: network architecture.
       checkpoint: when to save whole-run checkpoints (runs with a run directory).
       eval: evaluation episodes with the deterministic policy (off by default).
@@ -90,6 +92,7 @@ class TrainConfig:
     apex: DQNConfig = dataclasses.field(
         default_factory=lambda: DQNConfig(prioritised=True, per_actor_epsilon=True)
     )
+    sac: SACConfig = dataclasses.field(default_factory=SACConfig)
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
@@ -433,6 +436,26 @@ def validate(config: TrainConfig) -> TrainConfig:
     )
     for name in ("dqn", "apex"):
         _check_dqn(name, getattr(config, name))
+    sac = config.sac
+    for field in ("buffer_size", "batch_size", "min_replay", "updates_per_step"):
+        value = getattr(sac, field)
+        _check(
+            value >= 1, f"sac.{field}={value} must be >= 1; pass a positive integer."
+        )
+    _check(
+        sac.min_replay <= sac.buffer_size,
+        f"sac.min_replay={sac.min_replay} exceeds sac.buffer_size={sac.buffer_size}: "
+        "learning would never start; lower it.",
+    )
+    for field in ("learning_rate", "init_alpha", "reward_scale"):
+        value = float(getattr(sac, field))
+        _check(value > 0, f"sac.{field}={value} must be > 0.")
+    for field in ("gamma", "tau"):
+        value = float(getattr(sac, field))
+        _check(
+            0.0 <= value <= 1.0,
+            f"sac.{field}={value} must be in [0, 1]; e.g. --sac.{field} 0.99.",
+        )
     net = config.network
     _check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),

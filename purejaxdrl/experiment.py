@@ -10,7 +10,12 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents import Q_LEARNING, make_agent
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.config import TrainConfig, validate
-from purejaxdrl.networks import Network, make_actor_critic, make_q_network
+from purejaxdrl.networks import (
+    Network,
+    make_actor_critic,
+    make_q_network,
+    make_sac_networks,
+)
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runner import Runner, make_runner
 
@@ -47,7 +52,9 @@ def make_env_and_network(
     env_params = env.default_params
     obs_spec = env.observation_spec(env_params)
     action_spec = env.action_spec(env_params)
-    if config.algo in Q_LEARNING:
+    if config.algo == "sac":
+        network = make_sac_networks(config.network, obs_spec, action_spec).policy
+    elif config.algo in Q_LEARNING:
         dueling = getattr(config, config.algo).dueling
         network = make_q_network(config.network, obs_spec, action_spec, dueling=dueling)
     else:
@@ -71,10 +78,17 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
     if mesh is None:
         mesh = make_mesh(config.devices or None)
     env, env_params, network, obs_example = make_env_and_network(config)
+    learner_network = network
+    if config.algo == "sac":  # the learner also needs the critics
+        learner_network = make_sac_networks(
+            config.network,
+            env.observation_spec(env_params),
+            env.action_spec(env_params),
+        )
     agent = make_agent(
         config.algo,
         getattr(config, config.algo),
-        network,
+        learner_network,
         obs_example,
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.

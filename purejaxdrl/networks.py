@@ -221,3 +221,88 @@ def make_q_network(
         return module.init(key, obs)
 
     return Network(init=init, apply=module.apply, distribution=categorical())
+
+
+class _Actor(nn.Module):
+    config: NetworkConfig
+    obs_ndim: int
+    num_dims: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+        return _dense(2 * self.num_dims, 0.01)(x)
+
+
+class _TwinQ(nn.Module):
+    config: NetworkConfig
+    obs_ndim: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
+        batch = obs.shape[: obs.ndim - self.obs_ndim]
+        x = jnp.concatenate([obs.reshape((*batch, -1)), action], axis=-1)
+        qs = [
+            _dense(1, 1.0)(_Torso(self.config, 1, name=f"q{i}")(x))[..., 0]
+            for i in range(2)
+        ]
+        return jnp.stack(qs, axis=-1)
+
+
+class SACNetworks(NamedTuple):
+    """SAC's actor and twin critics.
+
+    `policy` is a Network whose params are {"actor": ..., "critic": ...} and
+    whose apply gives (tanh-Gaussian parameters [2A], 0): what evaluation,
+    rendering and export call. `critic(params["critic"], obs, action [A])` gives
+    both Q-values [..., 2].
+    """
+
+    policy: Network
+    init_critic: Callable[[PRNGKey, jax.Array, jax.Array], Params]
+    critic: Callable[[Params, jax.Array, jax.Array], jax.Array]
+    init_actor: Callable[[PRNGKey, jax.Array], Params]
+    actor: Callable[[Params, jax.Array], jax.Array]
+
+
+def make_sac_networks(
+    config: NetworkConfig, obs_spec: Box, action_spec: Discrete | Box
+) -> SACNetworks:
+    """An actor (tanh-Gaussian head) and twin Q critics of (obs, action).
+
+    Raises:
+      ValueError: for discrete actions (use DQN, PPO, IMPALA or A2C), or the
+        torso errors of `make_actor_critic`.
+
+    """
+    if not isinstance(action_spec, Box):
+        raise ValueError(
+            f"SAC needs continuous actions, got {action_spec}; use dqn, apex, "
+            "ppo, impala or a2c for discrete actions."
+        )
+    make_actor_critic(config, obs_spec, action_spec)  # the same checks
+    (num_dims,) = action_spec.shape
+    obs_ndim = len(obs_spec.shape)
+    actor = _Actor(config, obs_ndim, num_dims)
+    # The critics take flat inputs: an MLP over [obs, action].
+    critic = _TwinQ(dataclasses.replace(config, torso="mlp"), obs_ndim)
+
+    def init(key: PRNGKey, obs: jax.Array) -> Params:
+        key_actor, key_critic = jax.random.split(key)
+        action = jnp.zeros((*obs.shape[: obs.ndim - obs_ndim], num_dims))
+        return {
+            "actor": actor.init(key_actor, obs),
+            "critic": critic.init(key_critic, obs, action),
+        }
+
+    def apply(params: Params, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        policy = actor.apply(params["actor"], obs)
+        return policy, jnp.zeros(policy.shape[:-1], policy.dtype)
+
+    return SACNetworks(
+        policy=Network(init=init, apply=apply, distribution=tanh_gaussian()),
+        init_critic=critic.init,
+        critic=critic.apply,
+        init_actor=actor.init,
+        actor=actor.apply,
+    )

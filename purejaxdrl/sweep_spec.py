@@ -273,7 +273,7 @@ def make_plan(
     grid = dict(grid or {})
     sample = dict(sample or {})
     validate(base)
-    if base.algo in ("dqn", "apex") or (
+    if base.algo in ("dqn", "apex", "sac") or (
         base.algo == "impala" and base.impala.replay_ratio > 0
     ):
         # Their replay buffer is per-device state outside the sweep's layout.

@@ -79,3 +79,17 @@ def test_dqn_and_apex_reach_475_on_cartpole_within_500k_steps(algo):
     assert result.env_steps <= 500_000
     evaluations = [r["eval/mean_return"] for r in result.history]
     assert max(evaluations) >= 475, evaluations
+
+
+# ~75 s to compile brax with three networks, ~45 s to train on 2 CPU cores.
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_sac_balances_brax_inverted_pendulum_within_200k_steps():
+    preset = pjd.load_preset("inverted_pendulum", "sac")
+    config = pjd.apply_overrides(
+        preset.config, {"devices": 1, "eval": {"episodes": 8, "every": 1}}
+    )
+    assert config.total_steps <= 200_000
+    result = pjd.train(config)
+    evaluations = [r["eval/mean_return"] for r in result.history]
+    assert max(evaluations) >= 900, evaluations

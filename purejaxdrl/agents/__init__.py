@@ -10,6 +10,7 @@ from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.agents.dqn import DQNConfig, DQNState, make_dqn
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
 from purejaxdrl.agents.ppo import PPOConfig, make_ppo
+from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
 from purejaxdrl.networks import Network
 
 # Algorithm name -> (config type, factory). Every factory has the signature of
@@ -20,6 +21,7 @@ AGENTS = {
     "a2c": (A2CConfig, make_a2c),
     "dqn": (DQNConfig, make_dqn),
     "apex": (DQNConfig, make_dqn),
+    "sac": (SACConfig, make_sac),
 }
 # Q-learners: they act with a Q-network and keep a replay buffer.
 Q_LEARNING = ("dqn", "apex")
@@ -40,10 +42,11 @@ def make_agent(
     """Builds the agent of algorithm `algo` (a key of AGENTS).
 
     Args:
-      algo: ppo, impala, a2c, dqn or apex.
+      algo: ppo, impala, a2c, dqn, apex or sac.
       algo_config: that algorithm's config (PPOConfig, IMPALAConfig, A2CConfig,
         DQNConfig).
-      network: actor-critic network.
+      network: actor-critic network (`make_q_network` for dqn / apex,
+        `make_sac_networks` for sac).
       obs_example: one observation (unbatched), to initialise parameters.
       num_updates: total number of `update` calls (learning-rate annealing).
       axis_name: mesh axis the agent's update all-reduces over, or None.
@@ -97,9 +100,12 @@ __all__ = [
     "IMPALAConfig",
     "IMPALAState",
     "PPOConfig",
+    "SACConfig",
+    "SACState",
     "make_a2c",
     "make_agent",
     "make_dqn",
     "make_impala",
     "make_ppo",
+    "make_sac",
 ]

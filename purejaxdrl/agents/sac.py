@@ -1,0 +1,288 @@
+"""SAC: soft actor-critic with twin critics and a learned temperature.
+
+Haarnoja et al. (2018), "Soft Actor-Critic Algorithms and Applications",
+https://arxiv.org/abs/1812.05905. The actor is a tanh-squashed Gaussian whose
+log-probability carries the squashing's Jacobian (`rl.distributions`); two
+critics and their Polyak-averaged targets give clipped double-Q targets; the
+temperature α is learned towards a target entropy of -|A|. Transitions go to a
+uniform replay shard per device, and gradients are all-reduced.
+"""
+
+import dataclasses
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.networks import SACNetworks
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.replay import make_uniform_buffer
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SACConfig:
+    """SAC hyper-parameters (the paper's, but for the replay's sizes).
+
+    Attributes:
+      buffer_size: transitions held by the replay, over all devices.
+      batch_size: transitions per gradient step, over all devices.
+      min_replay: transitions stored (over all devices) before learning starts.
+      updates_per_step: gradient steps per runner update.
+      learning_rate: Adam's step size for actor, critics and temperature.
+      gamma: discount γ.
+      tau: Polyak rate of the target critics.
+      init_alpha: the temperature α at the start.
+      target_entropy_scale: the target entropy is -scale x |A|.
+      reward_scale: rewards are multiplied by this before learning.
+
+    """
+
+    # Static.
+    buffer_size: int = jax.tree.static(default=100_000)
+    batch_size: int = jax.tree.static(default=256)
+    min_replay: int = jax.tree.static(default=5_000)
+    updates_per_step: int = jax.tree.static(default=1)
+    # Dynamic.
+    learning_rate: float | jax.Array = 3e-4
+    gamma: float | jax.Array = 0.99
+    tau: float | jax.Array = 0.005
+    init_alpha: float | jax.Array = 1.0
+    target_entropy_scale: float | jax.Array = 1.0
+    reward_scale: float | jax.Array = 1.0
+
+
+class SACState(NamedTuple):
+    """SAC's learner state with its replay shard.
+
+    Attributes:
+      params: {"actor": ..., "critic": ...}.
+      target_critic: the Polyak-averaged critics.
+      opt_state: (actor, critic, temperature) Adam states.
+      log_alpha: float32 [], log of the temperature.
+      step: int32 [], runner updates done.
+      grad_steps: int32 [], gradient steps done.
+      buffer: this device's replay shard (RingState).
+
+    """
+
+    params: Params
+    target_critic: Params
+    opt_state: tuple
+    log_alpha: jax.Array
+    step: jax.Array
+    grad_steps: jax.Array
+    buffer: object
+
+
+class Stored(NamedTuple):
+    """One replayed transition; `discount` is the env's (0 on termination)."""
+
+    observation: jax.Array
+    action: jax.Array  # the squashed action the environment received
+    reward: jax.Array
+    discount: jax.Array
+    next_observation: jax.Array  # the final observation (before any reset)
+
+
+def make_sac(
+    config: SACConfig,
+    network: SACNetworks,
+    obs_example: jax.Array,
+    *,
+    num_updates: int,
+    axis_name: str | None = None,
+    num_devices: int = 1,
+) -> Agent:
+    """Builds SAC for continuous actions in [-1, 1].
+
+    Each update adds the unroll's transitions to this device's replay shard;
+    once `min_replay` are stored, it takes `updates_per_step` gradient steps
+    on the critics, the actor and the temperature. Targets bootstrap from the
+    final observation of a truncated episode, never past a termination.
+
+    Args:
+      config: hyper-parameters.
+      network: `networks.make_sac_networks(...)`.
+      obs_example: one observation (unbatched), to initialise parameters.
+      num_updates: total number of `update` calls.
+      axis_name: mesh axis of the data-parallel devices, or None on one.
+      num_devices: devices the replay and batch are split over.
+
+    Returns:
+      The Agent; its state is a `SACState` whose buffer is sharded over `data`.
+
+    Raises:
+      ValueError: for sizes that do not split over the devices.
+
+    """
+    for name in ("buffer_size", "batch_size", "min_replay"):
+        value = getattr(config, name)
+        if value < num_devices or value % num_devices:
+            raise ValueError(
+                f"sac.{name}={value} must be a positive multiple of the "
+                f"{num_devices} devices it is split over."
+            )
+    del num_updates  # constant learning rates, as in the paper
+    capacity = config.buffer_size // num_devices
+    min_size = config.min_replay // num_devices
+    buffer = make_uniform_buffer(capacity, config.batch_size // num_devices, min_size)
+    policy = network.policy
+    dist = policy.distribution
+    optimizer = optax.adam(config.learning_rate)
+    obs_example = jnp.asarray(obs_example, jnp.float32)
+
+    def init(key: PRNGKey) -> SACState:
+        params = policy.init(key, obs_example)
+        log_alpha = jnp.log(jnp.asarray(config.init_alpha, jnp.float32))
+        policy_out = policy.apply(params, obs_example)[0]
+        example = Stored(
+            obs_example,
+            jnp.zeros(policy_out.shape[-1] // 2, jnp.float32),
+            jnp.float32(0),
+            jnp.float32(0),
+            obs_example,
+        )
+        return SACState(
+            params,
+            jax.tree.map(jnp.copy, params["critic"]),
+            (
+                optimizer.init(params["actor"]),
+                optimizer.init(params["critic"]),
+                optimizer.init(log_alpha),
+            ),
+            log_alpha,
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            buffer.init(example),
+        )
+
+    def act(
+        params: Params, obs: jax.Array, key: PRNGKey
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        out = policy.apply(params, obs)[0]
+        u = dist.sample(out, key)
+        return u, {"log_prob": dist.log_prob(out, u), "env_action": dist.to_env(u)}
+
+    def value(params: Params, obs: jax.Array) -> jax.Array:
+        return policy.apply(params, obs)[1]
+
+    def sample_action(
+        actor: Params, obs: jax.Array, key: PRNGKey
+    ) -> tuple[jax.Array, jax.Array]:
+        out = network.actor(actor, obs)
+        u = dist.sample(out, key)  # reparameterised: mean + std * noise
+        return dist.to_env(u), dist.log_prob(out, u)
+
+    def grad_step(
+        carry: SACState, key: PRNGKey, ready: jax.Array
+    ) -> tuple[SACState, Metrics]:
+        key_sample, key_next, key_new = jax.random.split(key, 3)
+        item = buffer.sample(carry.buffer, key_sample).item
+        alpha = jnp.exp(carry.log_alpha)
+        actor, critic = carry.params["actor"], carry.params["critic"]
+
+        # Critics: clipped double-Q soft targets.
+        next_action, next_logp = sample_action(actor, item.next_observation, key_next)
+        next_q = network.critic(carry.target_critic, item.next_observation, next_action)
+        soft = next_q.min(axis=-1) - alpha * next_logp
+        reward = item.reward * config.reward_scale
+        target = jax.lax.stop_gradient(reward + config.gamma * item.discount * soft)
+
+        def critic_loss(critic: Params) -> jax.Array:
+            q = network.critic(critic, item.observation, item.action)
+            return 0.5 * jnp.mean(jnp.sum(jnp.square(q - target[:, None]), axis=-1))
+
+        # Actor: maximise min Q - α log π with reparameterised actions.
+        def actor_loss(actor: Params) -> tuple[jax.Array, jax.Array]:
+            action, logp = sample_action(actor, item.observation, key_new)
+            q = network.critic(critic, item.observation, action).min(axis=-1)
+            return jnp.mean(alpha * logp - q), logp
+
+        num_dims = item.action.shape[-1]
+        target_entropy = -config.target_entropy_scale * num_dims
+
+        def alpha_loss(log_alpha: jax.Array, logp: jax.Array) -> jax.Array:
+            return -jnp.mean(log_alpha * jax.lax.stop_gradient(logp + target_entropy))
+
+        loss_q, grad_q = jax.value_and_grad(critic_loss)(critic)
+        (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(actor)
+        loss_a, grad_a = jax.value_and_grad(alpha_loss)(carry.log_alpha, logp)
+        grads = (grad_pi, grad_q, grad_a)
+        metrics = {
+            "loss/critic": loss_q,
+            "loss/actor": loss_pi,
+            "loss/alpha": loss_a,
+            "alpha": alpha,
+            "entropy": -jnp.mean(logp),
+            "q/mean": jnp.mean(target),
+        }
+        if axis_name is not None:
+            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+        old = (actor, critic, carry.log_alpha)
+        new, opt_states = [], []
+        for g, s, p in zip(grads, carry.opt_state, old, strict=True):
+            updates, s = optimizer.update(g, s, p)
+            new.append(optax.apply_updates(p, updates))
+            opt_states.append(s)
+        target_critic = optax.incremental_update(
+            new[1], carry.target_critic, config.tau
+        )
+        learned = (
+            {"actor": new[0], "critic": new[1]},
+            target_critic,
+            tuple(opt_states),
+            new[2],
+            carry.grad_steps + 1,
+        )
+        kept = (
+            carry.params,
+            carry.target_critic,
+            carry.opt_state,
+            carry.log_alpha,
+            carry.grad_steps,
+        )
+        # Before `ready` the learner state stays (a select of small trees).
+        learned = jax.tree.map(lambda n, o: jnp.where(ready, n, o), learned, kept)
+        metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+        return SACState(*learned[:4], carry.step, learned[4], carry.buffer), metrics
+
+    def update(
+        state: SACState, traj: Transition, key: PRNGKey
+    ) -> tuple[SACState, Metrics]:
+        def flat(x: jax.Array) -> jax.Array:
+            return x.reshape((-1, *x.shape[2:]))
+
+        items = Stored(
+            flat(traj.observation).astype(jnp.float32),
+            flat(jnp.tanh(traj.action)).astype(jnp.float32),
+            flat(traj.reward),
+            flat(traj.discount),
+            flat(traj.final_observation).astype(jnp.float32),
+        )
+        state = state._replace(buffer=buffer.add(state.buffer, items))
+        stored = jnp.minimum((state.step + 1) * items.reward.shape[0], capacity)
+        ready = stored >= min_size
+        keys = jax.random.split(key, config.updates_per_step)
+        state, metrics = jax.lax.scan(
+            lambda carry, k: grad_step(carry, k, ready), state, keys
+        )
+        metrics = {
+            **jax.tree.map(jnp.mean, metrics),
+            "replay/size": (stored * num_devices).astype(jnp.float32),
+            "learner/grad_steps": state.grad_steps.astype(jnp.float32),
+        }
+        return state._replace(step=state.step + 1), metrics
+
+    return Agent(
+        init=init,
+        act=act,
+        value=value,
+        update=update,
+        axis_name=axis_name,
+        state_spec=SACState(P(), P(), P(), P(), P(), P(), P(DATA_AXIS)),
+    )
