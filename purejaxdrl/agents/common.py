@@ -7,6 +7,7 @@ without any change in behaviour.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -163,3 +164,26 @@ def flat_gradient_step(
         grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
     updates, opt_state = optimizer.update(grads, opt_state, flat)
     return flat + updates, opt_state, metrics
+
+
+def replay_shard_sizes(
+    name: str, config: Any, num_devices: int
+) -> tuple[int, int, int]:
+    """Per-device (capacity, batch, min_size) of a config's global replay sizes.
+
+    `config` has `buffer_size`, `batch_size` and `min_replay`, over all devices.
+
+    Raises:
+      ValueError: when one does not split evenly over the devices.
+
+    """
+    sizes = (config.buffer_size, config.batch_size, config.min_replay)
+    names = ("buffer_size", "batch_size", "min_replay")
+    for field, value in zip(names, sizes, strict=True):
+        if value < num_devices or value % num_devices:
+            raise ValueError(
+                f"{name}.{field}={value} must be a positive multiple of the "
+                f"{num_devices} devices it is split over."
+            )
+    capacity, batch, min_size = (value // num_devices for value in sizes)
+    return capacity, batch, min_size

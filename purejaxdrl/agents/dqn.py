@@ -22,7 +22,7 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.common import annealed_learning_rate
+from purejaxdrl.agents.common import annealed_learning_rate, replay_shard_sizes
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -170,21 +170,12 @@ def make_dqn(
       ValueError: for sizes that do not split over the devices.
 
     """
-    for name in ("buffer_size", "batch_size", "min_replay"):
-        value = getattr(config, name)
-        if value < num_devices or value % num_devices:
-            raise ValueError(
-                f"dqn.{name}={value} must be a positive multiple of the "
-                f"{num_devices} devices it is split over."
-            )
     if config.n_step < 1 or config.updates_per_step < 1 or config.target_every < 1:
         raise ValueError(
             f"n_step={config.n_step}, updates_per_step={config.updates_per_step} "
             f"and target_every={config.target_every} must be >= 1."
         )
-    capacity = config.buffer_size // num_devices
-    batch = config.batch_size // num_devices
-    min_size = config.min_replay // num_devices
+    capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
             capacity, batch, min_size, alpha=config.priority_alpha

@@ -17,6 +17,7 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.common import replay_shard_sizes
 from purejaxdrl.networks import SACNetworks
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import make_uniform_buffer
@@ -120,17 +121,9 @@ def make_sac(
       ValueError: for sizes that do not split over the devices.
 
     """
-    for name in ("buffer_size", "batch_size", "min_replay"):
-        value = getattr(config, name)
-        if value < num_devices or value % num_devices:
-            raise ValueError(
-                f"sac.{name}={value} must be a positive multiple of the "
-                f"{num_devices} devices it is split over."
-            )
     del num_updates  # constant learning rates, as in the paper
-    capacity = config.buffer_size // num_devices
-    min_size = config.min_replay // num_devices
-    buffer = make_uniform_buffer(capacity, config.batch_size // num_devices, min_size)
+    capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
+    buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
     dist = policy.distribution
     optimizer = optax.adam(config.learning_rate)
