@@ -72,6 +72,7 @@ def test_a2c_solves_cartpole_within_1m_steps():
 # DQN on CartPole is noisy: the greedy policy reaches 500 and may dip after;
 # each chunk's 16-episode evaluation of it tracks that, and the test asks that
 # it reach the target within the budget.
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("algo", ["dqn", "apex"])
 def test_dqn_and_apex_reach_475_on_cartpole_within_500k_steps(algo):

@@ -83,21 +83,32 @@ def cache(tmp_path_factory) -> pathlib.Path:
     return tmp_path_factory.mktemp("xla")
 
 
+class _Straight(dict):
+    """Each algorithm's run straight through, run when a test first asks."""
+
+    def __init__(self, tmp_path_factory, cache):
+        super().__init__()
+        self.tmp_path_factory, self.cache = tmp_path_factory, cache
+
+    def __missing__(self, algo: str) -> pathlib.Path:
+        root = self.tmp_path_factory.mktemp(f"straight-{algo}")
+        result = _run("train", *SMALL, *ALGO[algo], "--run-dir", str(root),
+                      cache=self.cache, cwd=root)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        self[algo] = root
+        return root
+
+
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
-    """Each algorithm's run straight through, as the reference."""
-    roots = {}
-    for algo, flags in ALGO.items():
-        root = tmp_path_factory.mktemp(f"straight-{algo}")
-        result = _run(
-            "train", *SMALL, *flags, "--run-dir", str(root), cache=cache, cwd=root
-        )
-        assert result.returncode == 0, result.stderr
-        roots[algo] = root
-    return roots
+    """The reference runs, straight through (only those a test uses)."""
+    return _Straight(tmp_path_factory, cache)
 
 
-@pytest.mark.parametrize("algo", ["ppo", "impala", "apex"])
+# Ape-X (a replay shard in the state) runs with `-m slow`, to keep CI short.
+@pytest.mark.parametrize(
+    "algo", ["ppo", "impala", pytest.param("apex", marks=pytest.mark.slow)]
+)
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"
     proc = _start(
