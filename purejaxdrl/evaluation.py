@@ -14,6 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.networks import Network
 from purejaxdrl.types import Params, PRNGKey, TimeStep
@@ -115,4 +116,4 @@ def make_evaluate(
         _, _, ret, length, _, _ = jax.lax.while_loop(go_on, step, carry)
         return EvalResult(ret, length)
 
-    return jax.jit(evaluate)
+    return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))

@@ -32,34 +32,61 @@ class Experiment:
     network: Network
 
 
-def make_env_and_network(
-    config: TrainConfig,
-) -> tuple[envs.Env, Any, Network, np.ndarray]:
-    """The wrapped environment, its parameters, the network and an observation.
+def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
+    """The environment of `config` and its default parameters.
 
-    Returns:
-      (env, env_params, network, obs_example): the environment with episode
-      statistics (and observation normalisation if configured), its default
-      parameters, the network (actor-critic, or a Q-network for DQN and
-      Ape-X), and a zero observation (unbatched)
-      to initialise parameters with.
-
+    The environment is wrapped in episode statistics, and in observation
+    normalisation when the config asks for it.
     """
     env = envs.make(config.env.id, **config.env.options)
     env = envs.EpisodeStatistics(env)
     if config.env.normalize_observations:
         env = envs.NormalizeObservation(env)
-    env_params = env.default_params
+    return env, env.default_params
+
+
+def make_networks(
+    config: TrainConfig, env: envs.Env, env_params: Any
+) -> tuple[Network, Any]:
+    """The acting network and the learner's networks of `config.algo`.
+
+    Returns:
+      (acting, learner): the same actor-critic (or Q-network, for DQN and
+      Ape-X) twice; for SAC the learner's is the whole SACNetworks (policy and
+      critics) and the acting one its policy.
+
+    """
     obs_spec = env.observation_spec(env_params)
     action_spec = env.action_spec(env_params)
     if config.algo == "sac":
-        network = make_sac_networks(config.network, obs_spec, action_spec).policy
-    elif config.algo in Q_LEARNING:
+        networks = make_sac_networks(config.network, obs_spec, action_spec)
+        return networks.policy, networks
+    if config.algo in Q_LEARNING:
         dueling = getattr(config, config.algo).dueling
         network = make_q_network(config.network, obs_spec, action_spec, dueling=dueling)
     else:
         network = make_actor_critic(config.network, obs_spec, action_spec)
-    return env, env_params, network, np.zeros(obs_spec.shape, np.float32)
+    return network, network
+
+
+def _obs_example(env: envs.Env, env_params: Any) -> np.ndarray:
+    return np.zeros(env.observation_spec(env_params).shape, np.float32)
+
+
+def make_env_and_network(
+    config: TrainConfig,
+) -> tuple[envs.Env, Any, Network, np.ndarray]:
+    """The wrapped environment, its parameters, the acting network and an observation.
+
+    Returns:
+      (env, env_params, network, obs_example): `make_env`'s two, the acting
+      network of `make_networks`, and a zero observation (unbatched) to
+      initialise parameters with.
+
+    """
+    env, env_params = make_env(config)
+    network, _ = make_networks(config, env, env_params)
+    return env, env_params, network, _obs_example(env, env_params)
 
 
 def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
@@ -77,19 +104,13 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
     validate(config)
     if mesh is None:
         mesh = make_mesh(config.devices or None)
-    env, env_params, network, obs_example = make_env_and_network(config)
-    learner_network = network
-    if config.algo == "sac":  # the learner also needs the critics
-        learner_network = make_sac_networks(
-            config.network,
-            env.observation_spec(env_params),
-            env.action_spec(env_params),
-        )
+    env, env_params = make_env(config)
+    network, learner_network = make_networks(config, env, env_params)
     agent = make_agent(
         config.algo,
         getattr(config, config.algo),
         learner_network,
-        obs_example,
+        _obs_example(env, env_params),
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
         axis_name=DATA_AXIS if mesh.size > 1 else None,

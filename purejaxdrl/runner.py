@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
@@ -55,6 +56,19 @@ def shardings(runner: Runner, state: RunnerState) -> RunnerState:
 
     return jax.tree.map(
         subtree, runner.specs, state, is_leaf=lambda x: isinstance(x, P)
+    )
+
+
+def abstract_state(runner: Runner, key: PRNGKey) -> RunnerState:
+    """The shapes, dtypes and shardings of `runner.init(key)`, computing nothing.
+
+    Programs lowered against it compile before (or while) the state is made.
+    """
+    abstract = jax.eval_shape(runner.init, key)
+    return jax.tree.map(
+        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+        abstract,
+        shardings(runner, abstract),
     )
 
 
@@ -202,6 +216,8 @@ def make_runner(
         scan_unroll=scan_unroll,
     )
 
+    platform = mesh.devices.flat[0].platform
+
     @functools.cache  # the same length returns the same jitted function
     def train_chunk(length: int) -> Callable:
         def chunk(state: RunnerState) -> tuple[RunnerState, Metrics]:
@@ -210,11 +226,16 @@ def make_runner(
         sharded = jax.shard_map(
             chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, P())
         )
-        return jax.jit(sharded, donate_argnums=0)
+        return jax.jit(
+            sharded, donate_argnums=0, compiler_options=compiler_options(platform)
+        )
 
     # Jitted so that outputs are distinct buffers: eager code may alias two leaves
     # (observation and final_observation after a reset), which donation rejects.
-    init = jax.jit(jax.shard_map(init_shard, mesh=mesh, in_specs=P(), out_specs=specs))
+    init = jax.jit(
+        jax.shard_map(init_shard, mesh=mesh, in_specs=P(), out_specs=specs),
+        compiler_options=compiler_options(platform, runs_once=True),
+    )
     return Runner(init, train_chunk, num_envs * unroll_length, mesh, specs)
 
 

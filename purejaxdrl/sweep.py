@@ -26,6 +26,7 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl import sweep_layout
+from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.ppo import env_groups
 from purejaxdrl.config import ConfigError, TrainConfig, load_preset
@@ -85,13 +86,15 @@ def _programs(config: TrainConfig, mesh: Mesh) -> _Programs:
     def init_runs(hps: Any, keys: jax.Array) -> RunnerState:
         return jax.vmap(lambda hp, key: functions(hp).init(key))(hps, keys)
 
+    platform = mesh.devices.flat[0].platform
     init = jax.jit(
         jax.shard_map(
             init_runs,
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), P(SWEEP_AXIS)),
             out_specs=_STATE_SPECS,
-        )
+        ),
+        compiler_options=compiler_options(platform, runs_once=True),
     )
 
     @functools.cache
@@ -108,7 +111,9 @@ def _programs(config: TrainConfig, mesh: Mesh) -> _Programs:
             in_specs=(P(SWEEP_AXIS), _STATE_SPECS),
             out_specs=(_STATE_SPECS, P(SWEEP_AXIS)),
         )
-        return jax.jit(sharded, donate_argnums=1)
+        return jax.jit(
+            sharded, donate_argnums=1, compiler_options=compiler_options(platform)
+        )
 
     hp = getattr(config, config.algo)
     one = jax.eval_shape(

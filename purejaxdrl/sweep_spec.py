@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from purejaxdrl.agents import keeps_replay
 from purejaxdrl.config import (
     ConfigError,
     TrainConfig,
@@ -273,15 +274,6 @@ def make_plan(
     grid = dict(grid or {})
     sample = dict(sample or {})
     validate(base)
-    if base.algo in ("dqn", "apex", "sac") or (
-        base.algo == "impala" and base.impala.replay_ratio > 0
-    ):
-        # Their replay buffer is per-device state outside the sweep's layout.
-        raise ConfigError(
-            f"algo={base.algo!r}: sweeps of replay-based learners are not "
-            "supported yet; sweep ppo, impala or a2c, or train dqn / apex runs "
-            "one by one with `purejaxdrl train`."
-        )
     if isinstance(seeds, int):
         if seeds < 1:
             raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")
@@ -366,4 +358,13 @@ def make_plan(
         for draw in draws
     ]
     configs = [validate(setting_config(base, s)) for s in settings]
+    for config in configs:
+        if keeps_replay(config.algo, getattr(config, config.algo)):
+            # Their replay buffer is per-device state outside the sweep's layout.
+            raise ConfigError(
+                f"algo={config.algo!r}: sweeps of replay-based learners (dqn, apex, "
+                "sac, impala with replay_ratio > 0) are not supported yet; sweep "
+                "ppo, impala or a2c, or train replay runs one by one with "
+                "`purejaxdrl train`."
+            )
     return SweepPlan(base, tuple(fields), tuple(settings), tuple(configs), tuple(seeds))

@@ -8,11 +8,13 @@ exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import pathlib
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -39,7 +41,7 @@ from purejaxdrl.packing import describe
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
 from purejaxdrl.run_files import agreed_run_dir, make_run_dir, write_outputs
-from purejaxdrl.runner import RunnerState, shardings
+from purejaxdrl.runner import RunnerState, abstract_state, shardings
 
 # Evaluation keys fold this into the run's key: a stream training never uses.
 EVAL_STREAM = 0x45564C
@@ -116,6 +118,25 @@ def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
             total = float(np.sum(metrics[f"episode/{name}_sum"]))
             out[f"episode/mean_{name}"] = total / count if count else math.nan
     return out
+
+
+def compile_all(lower: dict[Any, Callable[[], Any]]) -> dict[Any, Any]:
+    """Lowers programs one by one and compiles each on its own thread.
+
+    XLA compiles outside the GIL, so a program compiles while the next one is
+    traced and lowered, and all of them compile side by side on the cores.
+
+    Args:
+      lower: name -> a function returning the lowered program (`jit.lower`);
+        longest to compile first.
+
+    Returns:
+      name -> the compiled program.
+
+    """
+    with ThreadPoolExecutor(len(lower) or 1) as pool:
+        futures = {k: pool.submit(f().compile) for k, f in lower.items()}
+        return {k: f.result() for k, f in futures.items()}
 
 
 def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
@@ -240,8 +261,8 @@ def train(
         # system metadata) while XLA compiles, not while the run trains.
         wandb = WandbLogger(run_dir, run_dir.name, to_dict(config))
     start_compile = time.perf_counter()
+    abstract = abstract_state(runner, key)
     if run_dir is not None:
-        abstract = jax.eval_shape(runner.init, key)
         checkpointer = Checkpointer(
             run_dir / "checkpoints",
             abstract,
@@ -284,13 +305,12 @@ def train(
                     f"learner state replicated, the {config.num_envs} environments "
                     f"re-split to {config.num_envs // num_devices} per device"
                 )
-    if state is None:
-        state = runner.init(key)
     schedule = chunk_schedule(config, done)
-    programs = {
-        n: runner.train_chunk(n).lower(state).compile()
-        for n in {n for _, n in schedule}
+    lower: dict[Any, Callable[[], Any]] = {
+        n: functools.partial(runner.train_chunk(n).lower, abstract) for _, n in schedule
     }
+    if state is None:
+        lower["init"] = functools.partial(runner.init.lower, key)
     evaluate, eval_every = None, config.eval.every
     eval_key = jax.random.fold_in(key, EVAL_STREAM)
     if config.eval.episodes:
@@ -300,8 +320,12 @@ def train(
             episodes=config.eval.episodes,
             max_steps=config.eval.max_steps,
         )
-        args = (state.agent.params, state.env_params, eval_key)
-        evaluate = evaluate.lower(*args).compile()
+        args = (abstract.agent.params, abstract.env_params, eval_key)
+        lower["evaluate"] = functools.partial(evaluate.lower, *args)
+    programs = compile_all(lower)
+    evaluate = programs.pop("evaluate", None)
+    if state is None:
+        state = programs.pop("init")(key)
     if checkpointer is not None:
         jax.block_until_ready(checkpointer.pack(state))  # compiles the packer
     jax.block_until_ready(state)

@@ -1,23 +1,42 @@
-"""Test settings: 8 fake CPU devices; purejaxdrl imported first for its XLA flags.
+"""Test settings: 8 fake CPU devices, one shared compilation cache, fast compiles.
 
 Tests that train on one device say `devices=1`; multi-device tests build meshes
 over 1, 2, 4 or 8 of the fake devices.
 """
 
-import jax
-import pytest
+import atexit
+import os
+import shutil
+import tempfile
 
-import purejaxdrl
+# The suite is bound by XLA compilation, not by running what it compiles: most
+# tests compile a few programs and run them once. LLVM's -O0 compiles them about
+# a third faster. Programs that train or evaluate ask for their own level
+# (`_platform.compiler_options`), so learning tests and notebooks train at full
+# speed. Set before JAX starts a backend; inherited by the processes tests start.
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
+).strip()
+
+# One compilation cache for the whole session, shared by pytest-xdist's workers
+# and the processes and notebook kernels the tests start (JAX reads
+# JAX_COMPILATION_CACHE_DIR when it is imported). Many tests build the same
+# program afresh (the same preset with another seed, or a second experiment to
+# compare with the first); compiling it once saves minutes of CI time. The
+# process that makes the directory (pytest itself, before it starts workers)
+# removes it at exit: each session starts empty, so no result depends on an
+# earlier run.
+_OWN_CACHE = "PURE_JAXDRL_TEST_XLA_CACHE" not in os.environ
+if _OWN_CACHE:
+    os.environ["PURE_JAXDRL_TEST_XLA_CACHE"] = tempfile.mkdtemp(prefix="pjd-xla-")
+    atexit.register(
+        shutil.rmtree, os.environ["PURE_JAXDRL_TEST_XLA_CACHE"], ignore_errors=True
+    )
+os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["PURE_JAXDRL_TEST_XLA_CACHE"]
+
+import jax  # noqa: E402
+
+import purejaxdrl  # noqa: E402, F401  (its XLA flags, before any computation)
 
 jax.config.update("jax_num_cpu_devices", 8)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def compilation_cache(tmp_path_factory):
-    """One XLA compilation cache for the whole session, empty at its start.
-
-    Many tests build the same program afresh (the same preset with another seed,
-    or a second experiment to compare with the first); compiling it once saves
-    minutes of CI time. Empty at the start, so no result depends on an earlier run.
-    """
-    purejaxdrl.enable_compilation_cache(str(tmp_path_factory.mktemp("xla-cache")))
+purejaxdrl.enable_compilation_cache(os.environ["JAX_COMPILATION_CACHE_DIR"])

@@ -108,6 +108,10 @@ CASES = [
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
     ([*SWEEP, "--algo", "dqn", "--seeds", "2"], "sweeps of replay-based learners"),
     (
+        [*SWEEP, "--algo", "impala", "--grid", "impala.replay_ratio=0,0.5"],
+        "algo='impala': sweeps of replay-based learners",
+    ),
+    (
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),

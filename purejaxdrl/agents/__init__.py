@@ -27,6 +27,18 @@ AGENTS = {
 Q_LEARNING = ("dqn", "apex")
 
 
+def keeps_replay(algo: str, algo_config: Any) -> bool:
+    """Whether algorithm `algo`'s agent keeps a replay buffer.
+
+    Its buffer is state split over the devices (`Agent.state_spec` is not
+    `P()`): such a run resumes only on its own device count, and a sweep does
+    not lay it out yet.
+    """
+    if algo == "impala":
+        return algo_config.replay_ratio > 0
+    return algo in (*Q_LEARNING, "sac")
+
+
 def make_agent(
     algo: str,
     algo_config: Any,
@@ -93,6 +105,7 @@ __all__ = [
     "AGENTS",
     "A2CConfig",
     "Q_LEARNING",
+    "keeps_replay",
     "Agent",
     "AgentState",
     "DQNConfig",

@@ -187,3 +187,17 @@ def replay_shard_sizes(
             )
     capacity, batch, min_size = (value // num_devices for value in sizes)
     return capacity, batch, min_size
+
+
+def merge_steps(x: jax.Array) -> jax.Array:
+    """[T, B, ...] -> [T * B, ...]: an unroll's steps as items for a replay buffer."""
+    return x.reshape((-1, *x.shape[2:]))
+
+
+def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
+    """Items in a replay shard after the add of update `step` (counted from 0).
+
+    Every device adds the same count each update, so this is the same on all of
+    them, and learning starts on all of them at once.
+    """
+    return jnp.minimum((step + 1) * per_update, capacity)

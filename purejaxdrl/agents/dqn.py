@@ -22,7 +22,12 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.common import annealed_learning_rate, replay_shard_sizes
+from purejaxdrl.agents.common import (
+    annealed_learning_rate,
+    merge_steps,
+    replay_shard_sizes,
+    stored_items,
+)
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -268,16 +273,12 @@ def make_dqn(
         final = traj.final_observation
         shape = index.shape + (1,) * (final.ndim - 2)
         next_obs = jnp.take_along_axis(final, index.reshape(shape), axis=0)
-
-        def flat(x: jax.Array) -> jax.Array:
-            return x.reshape((-1, *x.shape[2:]))
-
         return Replayed(
-            flat(traj.observation).astype(jnp.float32),
-            flat(traj.action).astype(jnp.int32),
-            flat(ret),
-            flat(boot),
-            flat(next_obs).astype(jnp.float32),
+            merge_steps(traj.observation).astype(jnp.float32),
+            merge_steps(traj.action).astype(jnp.int32),
+            merge_steps(ret),
+            merge_steps(boot),
+            merge_steps(next_obs).astype(jnp.float32),
         )
 
     def learn(
@@ -350,8 +351,7 @@ def make_dqn(
         else:
             replay = buffer.add(state.buffer, items)
         state = state._replace(buffer=replay)
-        # Every device adds the same count, so this is the same everywhere.
-        stored = jnp.minimum((state.step + 1) * items.reward.shape[0], capacity)
+        stored = stored_items(state.step, items.reward.shape[0], capacity)
         state, metrics = learn(state, key, stored >= min_size)
         metrics = {
             **metrics,

@@ -17,7 +17,7 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.common import replay_shard_sizes
+from purejaxdrl.agents.common import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.networks import SACNetworks
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import make_uniform_buffer
@@ -247,18 +247,15 @@ def make_sac(
     def update(
         state: SACState, traj: Transition, key: PRNGKey
     ) -> tuple[SACState, Metrics]:
-        def flat(x: jax.Array) -> jax.Array:
-            return x.reshape((-1, *x.shape[2:]))
-
         items = Stored(
-            flat(traj.observation).astype(jnp.float32),
-            flat(jnp.tanh(traj.action)).astype(jnp.float32),
-            flat(traj.reward),
-            flat(traj.discount),
-            flat(traj.final_observation).astype(jnp.float32),
+            merge_steps(traj.observation).astype(jnp.float32),
+            merge_steps(jnp.tanh(traj.action)).astype(jnp.float32),
+            merge_steps(traj.reward),
+            merge_steps(traj.discount),
+            merge_steps(traj.final_observation).astype(jnp.float32),
         )
         state = state._replace(buffer=buffer.add(state.buffer, items))
-        stored = jnp.minimum((state.step + 1) * items.reward.shape[0], capacity)
+        stored = stored_items(state.step, items.reward.shape[0], capacity)
         ready = stored >= min_size
         keys = jax.random.split(key, config.updates_per_step)
         state, metrics = jax.lax.scan(

@@ -104,7 +104,9 @@ def test_data_parallel_update_equals_one_device():
     two, m_two = data_parallel_update("a2c", 2)(config, state, traj, key)
     np.testing.assert_allclose(flat(two.params), flat(one.params), atol=1e-6)
     for name, value in m_one.items():
-        np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=1e-7)
+        # With standardised advantages the policy loss is a mean of terms that
+        # nearly cancel (~1e-4): float32 summation order shows at ~1e-7.
+        np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=1e-6)
 
 
 def test_factory_validates_eagerly():
