@@ -36,7 +36,7 @@ def enable_compilation_cache(path: str = DEFAULT_CACHE_DIR) -> None:
 # XLA:CPU hands its kernels to LLVM at -O3. Measured on CartPole PPO's training
 # program (2-core CPU): -O2 compiles it in 2.8 s instead of 3.3 s and trains as
 # fast; -O0 compiles in 1.8 s but trains 3.5x slower, so it is only for programs
-# that run once (the runner's init compiles in 0.7 s instead of 1.2 s).
+# that run once (CartPole PPO's agent init compiles in 0.7 s instead of 1.2 s).
 _REPEATED = {"xla_backend_optimization_level": 2}
 _ONCE = {"xla_backend_optimization_level": 0}
 
