@@ -315,10 +315,11 @@ def _train(argv: Sequence[str]) -> int:
             f"stopped by {result.stopped_by} after update {result.updates:,} of "
             f"{config.num_updates:,}: {config.algo} on {config.env.id}"
         )
-        lines.append(
-            f"  checkpoint saved; continue with: purejaxdrl train --resume "
-            f"{result.run_dir}"
-        )
+        if result.run_dir is not None:
+            lines.append(
+                f"  checkpoint saved; continue with: purejaxdrl train --resume "
+                f"{result.run_dir}"
+            )
     elif preset and preset.target_return is not None and config == preset.config:
         reached = not math.isnan(ret) and ret >= preset.target_return
         lines.append(

@@ -151,6 +151,10 @@ def _coerce(value: Any, hint: Any, path: str) -> Any:
             f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}."
         )
 
+    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+        if value is None or str(value).strip().lower() in ("none", "null"):
+            return None
+        (hint,) = (a for a in typing.get_args(hint) if a is not type(None))
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -365,6 +369,14 @@ def validate(config: TrainConfig) -> TrainConfig:
             f"eval.{name}={value} must be >= 0 (0 turns evaluation off / evaluates "
             "only at the end); e.g. --eval.episodes 16 --eval.every 5.",
         )
+    when = "only at the end" if config.eval.episodes else "never"
+    _check(
+        config.eval.stop_at is None or (config.eval.episodes and config.eval.every),
+        f"eval.stop_at={config.eval.stop_at} stops at an evaluation during "
+        f"training, but eval.episodes={config.eval.episodes} and eval.every="
+        f"{config.eval.every} evaluate {when}; pass e.g. --eval.episodes 16 "
+        "--eval.every 1.",
+    )
     _check(
         config.eval.max_steps >= 1,
         f"eval.max_steps={config.eval.max_steps} must be >= 1; e.g. 100000.",

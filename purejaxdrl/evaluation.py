@@ -31,12 +31,15 @@ class EvalConfig:
         the end.
       max_steps: steps after which an episode that has not ended is cut short
         (counted with the return it has so far).
+      stop_at: end the run early once an evaluation's mean return reaches this
+        (the chunk queued behind it still completes); None trains to the end.
 
     """
 
     episodes: int = 0
     every: int = 0
     max_steps: int = 100_000
+    stop_at: float | None = None
 
 
 class EvalResult(NamedTuple):

@@ -64,9 +64,9 @@ class TrainResult:
       history: one record per chunk, as written to metrics.jsonl (on a resumed
         run, the records before the checkpoint too).
       run_dir: the run's output folder, or None.
-      updates: updates done (fewer than the budget when stopped by a signal).
-      stopped_by: the signal that stopped the run early (SIGINT, SIGTERM), or
-        None when it ran to the end.
+      updates: updates done (fewer than the budget when stopped early).
+      stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM) or
+        `eval.stop_at` reached; None when it ran to the end.
       messages: what the run reported besides metrics (resume, skipped
         checkpoints, device changes).
       eval_return: mean return of the last evaluation (deterministic policy,
@@ -394,7 +394,7 @@ def train(
     def finish(
         metrics: Any, length: int, snapshot: Any, ends_at: int, evaluated: Any
     ) -> None:
-        nonlocal done, mean_return, last_saved, eval_return
+        nonlocal done, mean_return, last_saved, eval_return, reached
         host = jax.device_get(metrics)  # blocks on this chunk only
         check_finite(host, length, ends_at, snapshot and snapshot[1])
         summary = summarize_chunk(host)
@@ -418,6 +418,8 @@ def train(
             eval_return = float(np.mean(returns))
             rec["eval/mean_return"] = eval_return
             rec["eval/mean_length"] = float(np.mean(lengths))
+            if stop_at is not None and eval_return >= stop_at and reached is None:
+                reached = f"eval.stop_at ({eval_return:.1f} >= {stop_at:g})"
         history.append(rec)
         for sink in sinks:
             sink.write(rec)
@@ -428,6 +430,8 @@ def train(
 
     signals = StopSignals(announce=main) if checkpointer else contextlib.nullcontext()
     stopped_by = None
+    # Every process reads the same evaluation, so all stop after the same chunk.
+    stop_at, reached = config.eval.stop_at, None
     try:
         with signals:
             pending, dispatched = None, done
@@ -457,15 +461,19 @@ def train(
                 if pending is not None:
                     finish(*pending)
                 pending = (metrics, length, snapshot, dispatched, evaluated)
+                if reached is not None:
+                    break  # after the chunk already queued
             if pending is not None:
                 finish(*pending)
             if checkpointer is not None and signals.requested is not None:
                 stopped_by = signals.requested
-                if last_saved != done:
-                    snapshot = (checkpointer.pack(state), _params_finite(state))
-                    check_finite({}, 1, done, snapshot[1])
-                    checkpointer.save(done, snapshot[0], meta(done))
-                    last_saved = done
+            elif reached is not None and done < config.num_updates:
+                stopped_by = reached
+            if checkpointer is not None and stopped_by and last_saved != done:
+                snapshot = (checkpointer.pack(state), _params_finite(state))
+                check_finite({}, 1, done, snapshot[1])
+                checkpointer.save(done, snapshot[0], meta(done))
+                last_saved = done
             jax.block_until_ready(state)
             if checkpointer is not None:
                 checkpointer.wait()

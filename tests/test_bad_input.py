@@ -70,6 +70,11 @@ CASES = [
     ([*TRAIN, "--total-steps", "100"], "total_steps=100 is less than one update"),
     ([*TRAIN, "--checkpoint.keep", "0"], "checkpoint.keep=0 must be >= 1"),
     ([*TRAIN, "--checkpoint.every", "-1"], "checkpoint.every=-1 must be >= 0"),
+    ([*TRAIN, "--eval.stop-at", "high"], "eval.stop_at='high' is not a number"),
+    (
+        [*TRAIN, "--eval.stop-at", "475", "--eval.episodes", "8"],
+        "eval.stop_at=475.0 stops at an evaluation during training, but",
+    ),
     # Divisibility and devices.
     ([*TRAIN, "--num-envs", "3", "--unroll-length", "5"], "num_envs divisible by 4"),
     ([*TRAIN, "--devices", "9"], "devices=9 must be between 1 and the 8 local"),

@@ -24,6 +24,15 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     same = np.testing.assert_array_equal
     jax.tree.map(same, result.state.agent.params, plain.state.agent.params)
     assert all("eval/mean_return" not in r for r in plain.history)
+    # eval.stop_at ends the run after the chunk queued behind the evaluation
+    # that reached it, the same run up to there.
+    stop_at = result.history[4]["eval/mean_return"]
+    stopped = pjd.train(pjd.apply_overrides(config, {"eval": {"stop_at": stop_at}}))
+    assert stopped.stopped_by == f"eval.stop_at ({stop_at:.1f} >= {stop_at:g})"
+    assert len(stopped.history) == 6 and stopped.updates == result.history[5]["updates"]
+    assert stopped.history[4]["eval/mean_return"] == stop_at
+    for key in ("updates", "loss/total", "episode/mean_return"):
+        assert [r[key] for r in stopped.history] == [r[key] for r in result.history[:6]]
 
 
 def _cartpole():
