@@ -4,6 +4,7 @@ Brax's `AutoResetWrapper` replaces the final observation with the reset one, whi
 makes truncated episodes bootstrap from the wrong state. This adapter keeps it.
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -54,8 +55,16 @@ class BraxEnv(Env):
     def default_params(self) -> EnvParams:
         return ()  # brax dynamics live in the system, not in a params pytree
 
+    @functools.cached_property
+    def _observation_size(self) -> int:
+        # Brax's `observation_size` runs a reset eagerly, op by op, each op
+        # compiled on first use (~5 s for inverted_pendulum); its shape alone
+        # needs only an abstract trace.
+        state = jax.eval_shape(self.env.reset, jax.random.key(0))
+        return int(state.obs.shape[-1])
+
     def observation_spec(self, params: EnvParams) -> Box:
-        return Box((int(self.env.observation_size),))
+        return Box((self._observation_size,))
 
     def action_spec(self, params: EnvParams) -> Box:
         return Box((int(self.env.action_size),))
