@@ -405,7 +405,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"num_envs={config.num_envs}; make num_minibatches a divisor of "
         f"unroll_length or num_envs a multiple of {groups}.",
     )
-    positive = ("learning_rate", "clip_eps", "max_grad_norm", "reward_scale")
+    positive = ("learning_rate", "clip_eps", "max_grad_norm", "reward_scale", "eps")
     for name in positive:
         value = float(getattr(ppo, name))
         _check(value > 0, f"ppo.{name}={value} must be > 0; pass a positive number.")

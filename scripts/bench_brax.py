@@ -30,12 +30,13 @@ Hyper-parameter mapping (ours -> brax `ppo.train` argument):
   both sides), network.activation -> activation; env options backend and
   episode_length -> the same brax environment and episode_length; total_steps
   -> num_timesteps (rounded down to a whole number of updates per chunk, so both
-  take exactly the same number of env steps); action_repeat 1.
+  take exactly the same number of env steps); action_repeat 1; Adam's ε: ours
+  (ppo.eps) is set to brax's 1e-8 (optax's default; brax's train takes no
+  optimiser).
 
 Differences that remain (design, not configuration):
   - Initialisation: ours is orthogonal (sqrt 2 hidden, 0.01 policy head, 1.0
-    value head); brax's is lecun_uniform everywhere. Adam eps: ours 1e-5, brax's
-    1e-8 (optax's default; brax's train takes no optimiser).
+    value head); brax's is lecun_uniform everywhere.
   - Action distribution: both a tanh-squashed Gaussian with state-dependent
     scale and a one-sample entropy estimate; ours bounds log-std in [-5, 2] with
     a tanh, brax uses softplus(x) + 0.001 as the scale.
@@ -161,13 +162,16 @@ def install_jax_shims() -> None:
 
 
 def make_config(args: argparse.Namespace, chunks: int) -> pjd.TrainConfig:
-    """Our preset for `args.env`, resized by the command line, lr not annealed.
+    """Our preset for `args.env`, resized; lr constant and Adam's ε 1e-8, as brax's.
 
     The step budget is rounded down to a whole number of updates per chunk, so
     both runners take exactly the same number of env steps.
     """
     config = pjd.load_preset(args.env).config
-    overrides: dict[str, Any] = {"ppo": {"anneal_lr": False}, "num_logs": chunks}
+    overrides: dict[str, Any] = {
+        "ppo": {"anneal_lr": False, "eps": 1e-8},
+        "num_logs": chunks,
+    }
     if args.num_envs is not None:
         overrides["num_envs"] = args.num_envs
     if args.unroll_length is not None:

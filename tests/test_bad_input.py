@@ -64,6 +64,7 @@ CASES = [
         [*TRAIN, "--algo", "impala", "--impala.learning-rate", "-0.1"],
         "impala.learning_rate=-0.1 must be > 0",
     ),
+    ([*TRAIN, "--ppo.eps", "0"], "ppo.eps=0.0 must be > 0"),
     ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
     ([*TRAIN, "--impala.policy-lag", "-1"], "impala.policy_lag=-1 must be >= 0"),

@@ -46,6 +46,8 @@ class PPOConfig:
     value_cost: float | jax.Array = 0.5
     max_grad_norm: float | jax.Array = 0.5
     reward_scale: float | jax.Array = 1.0
+    # Adam's ε: 1e-5 as in PureJaxRL and CleanRL; optax's and brax's is 1e-8.
+    eps: float | jax.Array = 1e-5
 
 
 _METRIC_NAMES = (
@@ -157,7 +159,7 @@ def make_ppo(
 
     optimizer = optax.chain(
         optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(learning_rate, eps=1e-5),
+        optax.adam(learning_rate, eps=config.eps),
     )
 
     def init(key: PRNGKey) -> AgentState:
