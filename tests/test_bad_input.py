@@ -114,6 +114,10 @@ CASES = [
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
     ([*SWEEP, "--algo", "dqn", "--seeds", "2"], "sweeps of replay-based learners"),
     (
+        [*SWEEP, "--eval.stop-at", "400", "--eval.episodes", "4", "--eval.every", "1"],
+        "eval.stop_at=400.0: a sweep trains every run to the end",
+    ),
+    (
         [*SWEEP, "--algo", "impala", "--grid", "impala.replay_ratio=0,0.5"],
         "algo='impala': sweeps of replay-based learners",
     ),
