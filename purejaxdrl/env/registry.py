@@ -47,6 +47,10 @@ def _register_brax() -> None:
 
 
 def _register_builtins(name: str | None = None) -> None:
+    if name is not None and name.startswith(BRAX_PREFIX) and name not in _FACTORIES:
+        # A brax name needs no gymnax (whose import, through seaborn and scipy,
+        # costs about 3 s); an unknown one registers everything for the hint.
+        _register_brax()
     if name is None or name not in _FACTORIES:
         _register_gymnax()
         if name is None or name.startswith(BRAX_PREFIX):
