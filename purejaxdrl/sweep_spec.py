@@ -367,10 +367,11 @@ def make_plan(
                 "ppo, impala or a2c, or train replay runs one by one with "
                 "`purejaxdrl train`."
             )
-        if config.eval.stop_at is not None:
-            # The runs share one compiled program: none can stop on its own.
+        if config.eval.episodes:
+            # Said, not silently ignored: the sweep loop has no evaluation.
             raise ConfigError(
-                f"eval.stop_at={config.eval.stop_at}: a sweep trains every run to "
-                "the end of its budget; drop eval.stop_at (or --eval.stop-at none)."
+                f"eval.episodes={config.eval.episodes}: sweeps do not play "
+                "evaluation episodes (the table reports each run's training "
+                "return); drop the eval.* options."
             )
     return SweepPlan(base, tuple(fields), tuple(settings), tuple(configs), tuple(seeds))

@@ -115,8 +115,9 @@ CASES = [
     ([*SWEEP, "--algo", "dqn", "--seeds", "2"], "sweeps of replay-based learners"),
     (
         [*SWEEP, "--eval.stop-at", "400", "--eval.episodes", "4", "--eval.every", "1"],
-        "eval.stop_at=400.0: a sweep trains every run to the end",
+        "eval.episodes=4: sweeps do not play evaluation episodes",
     ),
+    ([*SWEEP, "--eval.episodes", "4"], "eval.episodes=4: sweeps do not play"),
     (
         [*SWEEP, "--algo", "impala", "--grid", "impala.replay_ratio=0,0.5"],
         "algo='impala': sweeps of replay-based learners",
