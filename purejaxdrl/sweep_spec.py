@@ -372,6 +372,6 @@ def make_plan(
             raise ConfigError(
                 f"eval.episodes={config.eval.episodes}: sweeps do not play "
                 "evaluation episodes (the table reports each run's training "
-                "return); drop the eval.* options."
+                "return); drop eval.episodes."
             )
     return SweepPlan(base, tuple(fields), tuple(settings), tuple(configs), tuple(seeds))
