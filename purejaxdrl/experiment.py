@@ -69,24 +69,9 @@ def make_networks(
     return network, network
 
 
-def _obs_example(env: envs.Env, env_params: Any) -> np.ndarray:
+def zero_observation(env: envs.Env, env_params: Any) -> np.ndarray:
+    """One all-zero observation (unbatched), to initialise parameters with."""
     return np.zeros(env.observation_spec(env_params).shape, np.float32)
-
-
-def make_env_and_network(
-    config: TrainConfig,
-) -> tuple[envs.Env, Any, Network, np.ndarray]:
-    """The wrapped environment, its parameters, the acting network and an observation.
-
-    Returns:
-      (env, env_params, network, obs_example): `make_env`'s two, the acting
-      network of `make_networks`, and a zero observation (unbatched) to
-      initialise parameters with.
-
-    """
-    env, env_params = make_env(config)
-    network, _ = make_networks(config, env, env_params)
-    return env, env_params, network, _obs_example(env, env_params)
 
 
 def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
@@ -110,7 +95,7 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         config.algo,
         getattr(config, config.algo),
         learner_network,
-        _obs_example(env, env_params),
+        zero_observation(env, env_params),
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
         axis_name=DATA_AXIS if mesh.size > 1 else None,

@@ -30,7 +30,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.ppo import env_groups
 from purejaxdrl.config import ConfigError, TrainConfig, load_preset
-from purejaxdrl.experiment import make_env_and_network
+from purejaxdrl.experiment import make_env, make_networks, zero_observation
 from purejaxdrl.faults import first_non_finite
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
@@ -60,7 +60,9 @@ class _Programs:
 
 def _programs(config: TrainConfig, mesh: Mesh) -> _Programs:
     """The init and chunk programs of runs sharing `config`'s static fields."""
-    env, env_params, network, obs_example = make_env_and_network(config)
+    env, env_params = make_env(config)
+    network, _ = make_networks(config, env, env_params)  # no SAC in sweeps
+    obs_example = zero_observation(env, env_params)
     data = mesh.shape[DATA_AXIS]
     local_envs = config.num_envs // data
 

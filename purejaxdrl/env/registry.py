@@ -47,14 +47,14 @@ def _register_brax() -> None:
 
 
 def _register_builtins(name: str | None = None) -> None:
-    if name is not None and name.startswith(BRAX_PREFIX) and name not in _FACTORIES:
-        # A brax name needs no gymnax (whose import, through seaborn and scipy,
-        # costs about 3 s); an unknown one registers everything for the hint.
+    if name is not None and name in _FACTORIES:
+        return
+    # A brax name needs no gymnax (whose import, through seaborn and scipy,
+    # costs about 3 s); an unknown name registers everything for the hint.
+    if name is None or name.startswith(BRAX_PREFIX):
         _register_brax()
     if name is None or name not in _FACTORIES:
         _register_gymnax()
-        if name is None or name.startswith(BRAX_PREFIX):
-            _register_brax()
 
 
 def registered() -> list[str]:
