@@ -1,5 +1,6 @@
 """unroll(): lax.scan over time, vmap over environments, time-major Transitions."""
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -51,8 +52,8 @@ def unroll(
 ) -> tuple[ActorState, Transition]:
     """Steps every environment `length` times with the agent's policy.
 
-    Values are computed after the scan, in one batched call over all `[T, B]`
-    observations and final observations: inside the scan only the policy runs.
+    Values are computed after the scan, in batched calls (`step_values`):
+    inside the scan only the policy runs.
 
     Args:
       env: the (unbatched) environment.
@@ -96,7 +97,9 @@ def unroll(
     actor, (obs, action, log_prob, ts) = jax.lax.scan(
         step, actor, jax.random.split(key, length), unroll=scan_unroll
     )
-    values = agent.value(params, jnp.stack([obs, ts.final_observation]))
+    value, bootstrap_value = step_values(
+        agent.value, params, obs, ts, actor.timestep.observation
+    )
     return actor, Transition(
         observation=obs,
         action=action,
@@ -104,8 +107,73 @@ def unroll(
         discount=ts.discount,
         truncated=ts.truncated,
         log_prob=log_prob,
-        value=values[0],
-        bootstrap_value=values[1],
+        value=value,
+        bootstrap_value=bootstrap_value,
         final_observation=ts.final_observation,
         info=ts.info,
     )
+
+
+def step_values(
+    value_fn: Callable[[Params, PyTree], jax.Array],
+    params: Params,
+    obs: PyTree,
+    ts: TimeStep,
+    next_obs: PyTree,
+) -> tuple[jax.Array, jax.Array]:
+    """Values of the observations acted on and bootstrap values, `[T, B]` each.
+
+    The bootstrap value of step t is the value of its final observation. Unless
+    step t ended an episode, that observation is the next one acted on, whose
+    value is needed anyway: one pass over the T + 1 observations `obs` and
+    `next_obs` (the observations after the last step) covers both. A terminated
+    step bootstraps from nothing (discount 0): its bootstrap value is 0. Only
+    truncated steps need their final observations' values: they are gathered and
+    evaluated B at a time (once per unroll when no time limit is shorter than
+    it; not at all when no step was truncated).
+
+    Why not one pass over observations and final observations, [2, T, B]: it
+    does twice the arithmetic, and on CPU a pass of 1024 rows or more is split
+    over threads whose wake-ups cost more than the pass (CartPole PPO with
+    4 envs x 128 steps: 20% of its steps/s).
+
+    Args:
+      value_fn: `(params, observations [..., *obs_shape]) -> values [...]`.
+      params: the acting parameters.
+      obs: observations acted on, [T, B, ...].
+      ts: the TimeSteps the actions led to, [T, B].
+      next_obs: the observations after the last step, [B, ...].
+
+    Returns:
+      (value, bootstrap_value), float32 [T, B] each.
+
+    """
+    t, b = ts.truncated.shape
+    seq = jax.tree.map(lambda x, y: jnp.concatenate([x, y[None]]), obs, next_obs)
+    values = value_fn(params, seq)
+    # Where step t continued the episode, its final observation is obs[t + 1].
+    continuing = jnp.where(ts.discount == 0.0, 0.0, values[1:])
+
+    # The final observations of truncated steps, B at a time: one pass when
+    # each environment truncates at most once per unroll, none when none does.
+    flat = ts.truncated.reshape(t * b)
+    count = flat.sum()
+    (index,) = jnp.nonzero(flat, size=t * b, fill_value=t * b)  # t * b: no step
+    final_obs = jax.tree.map(
+        lambda x: x.reshape(t * b, *x.shape[2:]), ts.final_observation
+    )
+
+    def more(carry: tuple[jax.Array, jax.Array]) -> jax.Array:
+        return carry[0] < count
+
+    def evaluate(carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        start, out = carry
+        rows = jax.lax.dynamic_slice_in_dim(index, start, b)
+        obs_rows = jax.tree.map(lambda x: x[jnp.minimum(rows, t * b - 1)], final_obs)
+        out = out.at[rows].set(value_fn(params, obs_rows), mode="drop")
+        return start + b, out
+
+    # zeros_like keeps the values' type (per device, per run) for the carry.
+    init = (jnp.int32(0), jnp.zeros_like(continuing).reshape(t * b))
+    final = jax.lax.while_loop(more, evaluate, init)[1].reshape(t, b)
+    return values[:-1], jnp.where(ts.truncated, final, continuing)

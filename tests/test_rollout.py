@@ -1,0 +1,70 @@
+"""unroll's values and bootstrap values against a direct per-step reference."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.rollout import reset_actors, unroll
+from tests.probe import ProbeEnv, ProbeParams
+
+
+def _value(params: jax.Array, obs: jax.Array) -> jax.Array:
+    # Distinct for every (t, episode) observation, and nonzero after a reset.
+    return params * (obs[..., 0] + 10.0 * obs[..., 1] + 1.0)
+
+
+def _act(params, obs, key):
+    zeros = jnp.zeros(obs.shape[:-1], jnp.int32)
+    return zeros, {"log_prob": jnp.zeros(zeros.shape), "env_action": zeros}
+
+
+AGENT = Agent(init=None, act=_act, value=_value, update=None)
+
+
+def _unroll(terminate_at: int, time_limit: int, length: int, num_envs: int, params):
+    env = ProbeEnv()
+    env_params = ProbeParams(jnp.int32(terminate_at), jnp.int32(time_limit))
+    actor = reset_actors(
+        env, env_params, jax.random.key(0), jnp.arange(num_envs, dtype=jnp.int32)
+    )
+    _, traj = unroll(env, env_params, AGENT, params, actor, jax.random.key(1), length)
+    return traj
+
+
+@pytest.mark.parametrize(
+    ("terminate_at", "time_limit", "length", "num_envs", "truncations"),
+    [
+        (0, 5, 8, 3, 3),  # one truncation per env: their values gathered
+        (0, 2, 8, 2, 8),  # more truncations than envs: one pass over all
+        (3, 100, 8, 2, 0),  # terminations only: nothing to bootstrap from
+        (4, 3, 9, 2, 6),  # truncated at 3, never reaches 4
+        (3, 3, 9, 2, 0),  # both at 3: termination wins
+    ],
+)
+def test_bootstrap_values_are_values_of_final_observations(
+    terminate_at, time_limit, length, num_envs, truncations
+):
+    params = jnp.float32(0.5)
+    traj = jax.jit(_unroll, static_argnums=(0, 1, 2, 3))(
+        terminate_at, time_limit, length, num_envs, params
+    )
+    obs, final = np.asarray(traj.observation), np.asarray(traj.final_observation)
+    reference = 0.5 * (final[..., 0] + 10.0 * final[..., 1] + 1.0)
+    reference = np.where(np.asarray(traj.discount) == 0.0, 0.0, reference)
+    np.testing.assert_allclose(traj.bootstrap_value, reference)
+    np.testing.assert_allclose(
+        traj.value, 0.5 * (obs[..., 0] + 10.0 * obs[..., 1] + 1.0)
+    )
+    assert int(np.asarray(traj.truncated).sum()) == truncations  # the case's point
+
+
+def test_bootstrap_values_under_vmap():
+    # Sweeps vmap the whole runner: the truncation count becomes batched.
+    params = jnp.array([0.5, 2.0])
+    batched = jax.jit(jax.vmap(lambda p: _unroll(0, 5, 8, 3, p)))(params)
+    for i, p in enumerate([0.5, 2.0]):
+        single = _unroll(0, 5, 8, 3, jnp.float32(p))
+        np.testing.assert_allclose(batched.bootstrap_value[i], single.bootstrap_value)
+        np.testing.assert_allclose(batched.value[i], single.value)
