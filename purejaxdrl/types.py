@@ -56,7 +56,8 @@ class Transition(NamedTuple):
       log_prob: float32 [T, B], behaviour policy log-probability of `action`.
       value: float32 [T, B], value of `observation` under the acting parameters.
       bootstrap_value: float32 [T, B], value of the next step's
-        `final_observation` (so truncation bootstraps from the true next state).
+        `final_observation` (so truncation bootstraps from the true next state);
+        0 where the episode terminated, which bootstraps from nothing.
       final_observation: the next step's observation before any auto-reset,
         [T, B, *obs_shape]; for learners that recompute values (V-trace). Unused
         fields cost nothing: the whole update is one compiled program.

@@ -1,10 +1,4 @@
-"""Pieces the agents share: acting, optimisers, and one flat-vector gradient step.
-
-ppo.py predates this module and keeps private copies of `make_act_value` (its
-`act` / `value`), `annealed_learning_rate` (its `learning_rate`) and
-`flat_gradient_step` (the body of its `sgd_step`); it can switch to these
-without any change in behaviour.
-"""
+"""Pieces the agents share: acting, optimisers, and one flat-vector gradient step."""
 
 from collections.abc import Callable
 from typing import Any
@@ -82,7 +76,8 @@ def annealed_learning_rate(
         if not anneal:
             return jnp.asarray(learning_rate, jnp.float32)
         frac = 1.0 - (count // steps_per_update) / num_updates
-        return learning_rate * frac
+        # Clamped: a run continued past its budget keeps a zero, not negative, rate.
+        return learning_rate * jnp.maximum(frac, 0.0)
 
     return schedule
 

@@ -11,6 +11,12 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.agents.common import (
+    annealed_learning_rate,
+    flat_gradient_step,
+    make_act_value,
+    make_optimizer,
+)
 from purejaxdrl.networks import Network
 from purejaxdrl.rl.losses import (
     clipped_surrogate_loss,
@@ -19,7 +25,7 @@ from purejaxdrl.rl.losses import (
 )
 from purejaxdrl.rl.returns import episode_aware_gae
 from purejaxdrl.rng import permutation
-from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
+from purejaxdrl.types import Metrics, PRNGKey, PyTree, Transition
 
 
 @jax.tree_util.register_dataclass
@@ -149,39 +155,22 @@ def make_ppo(
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     dist = network.distribution
     steps_per_update = config.num_epochs * config.num_minibatches
-
-    def learning_rate(count: jax.Array) -> jax.Array:
-        if not config.anneal_lr:
-            return jnp.asarray(config.learning_rate, jnp.float32)
-        frac = 1.0 - (count // steps_per_update) / num_updates
-        # Clamped: a run continued past its budget keeps a zero, not negative, rate.
-        return config.learning_rate * jnp.maximum(frac, 0.0)
-
-    optimizer = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(learning_rate, eps=config.eps),
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=steps_per_update,
     )
+    optimizer = make_optimizer(
+        "adam", learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
+    )
+    act, value = make_act_value(network)
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)
         # The optimiser sees one flat vector (see `update`), so its state is flat.
         flat, _ = ravel_pytree(params)
         return AgentState(params, optimizer.init(flat), jnp.zeros((), jnp.int32))
-
-    def act(
-        params: Params, obs: jax.Array, key: PRNGKey
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        # Only the policy output is used: XLA drops the critic tower here.
-        policy, _ = network.apply(params, obs)
-        action = dist.sample(policy, key)
-        extras = {
-            "log_prob": dist.log_prob(policy, action),
-            "env_action": dist.to_env(action),
-        }
-        return action, extras
-
-    def value(params: Params, obs: jax.Array) -> jax.Array:
-        return network.apply(params, obs)[1]
 
     def loss(
         flat: jax.Array, unravel: Callable, batch: dict[str, jax.Array], key: PRNGKey
@@ -218,18 +207,17 @@ def make_ppo(
     ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
         flat, opt_state = state
         minibatch, key = xs
-        local = flat
-        if axis_name is not None:
-            # Each device differentiates with respect to its own copy, so the
-            # gradient is of its local loss; the mean over devices is then the
-            # gradient of the global minibatch loss (as in DD-PPO). Without
-            # this, shard_map would sum the gradients of replicated parameters.
-            local = jax.lax.pcast(flat, axis_name, to="varying")
-        grads, metrics = jax.grad(loss, has_aux=True)(local, unravel, minibatch, key)
-        if axis_name is not None:
-            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-        updates, opt_state = optimizer.update(grads, opt_state, flat)
-        return (flat + updates, opt_state), metrics
+        flat, opt_state, metrics = flat_gradient_step(
+            loss,
+            optimizer,
+            flat,
+            opt_state,
+            unravel,
+            minibatch,
+            key,
+            axis_name=axis_name,
+        )
+        return (flat, opt_state), metrics
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
@@ -252,8 +240,7 @@ def make_ppo(
             "target": target,
         }
         split = minibatch_split(adv.shape, config.num_minibatches)
-        # Optimise one flat vector: on CPU each small kernel costs more than its
-        # arithmetic, and Adam over a dozen leaves is dozens of kernels per step.
+        # One flat vector for the optimiser (see `flat_gradient_step`).
         flat, unravel = ravel_pytree(state.params)
         step = functools.partial(sgd_step, unravel)
         num_mb = config.num_minibatches
