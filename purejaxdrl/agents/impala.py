@@ -231,8 +231,8 @@ def make_impala(
         policy, v_tm1 = network.apply(params, traj.observation)
         # The final observations' values only enter the targets, so they get a
         # forward pass of their own, without gradient (XLA drops its policy
-        # tower). One call on jnp.stack([obs, final_obs]), as rollout.py makes,
-        # would run the backward pass over both halves: measured 2x slower.
+        # tower). One call on jnp.stack([obs, final_obs]) would run the
+        # backward pass over both halves: measured 2x slower.
         _, v_t = network.apply(jax.lax.stop_gradient(params), traj.final_observation)
         log_prob = dist.log_prob(policy, traj.action)  # [T, B]
         log_rho = jax.lax.stop_gradient(log_prob) - traj.log_prob
