@@ -179,10 +179,7 @@ def make_ppo(
         log_prob = dist.log_prob(policy, batch["action"])
         log_ratio = log_prob - batch["log_prob"]
         ratio = jnp.exp(log_ratio)
-        adv = batch["advantage"]
-        if config.normalize_advantages:
-            adv = normalize_advantages(adv, axis_name)
-        pg_loss = clipped_surrogate_loss(ratio, adv, config.clip_eps)
+        pg_loss = clipped_surrogate_loss(ratio, batch["advantage"], config.clip_eps)
         v_old = batch["value"] if config.clip_value else None
         v_loss = value_loss(v, batch["target"], v_old, config.clip_eps)
         entropy = jnp.mean(dist.entropy(policy, key))
@@ -250,6 +247,13 @@ def make_ppo(
         ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
             key_perm, key = jax.random.split(key)
             minibatches = split(batch, key_perm)
+            if config.normalize_advantages:
+                # Each minibatch standardised over its global rows, all of the
+                # epoch's at once: two all-reduces per epoch, not two per
+                # minibatch, each a barrier that every device waits at.
+                minibatches["advantage"] = normalize_advantages(
+                    minibatches["advantage"], axis_name, axis=1
+                )
             return jax.lax.scan(
                 step, carry, (minibatches, jax.random.split(key, num_mb))
             )

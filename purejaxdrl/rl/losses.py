@@ -56,17 +56,32 @@ def value_loss(
     return 0.5 * jnp.mean(loss)
 
 
-def normalize_advantages(adv_t: jax.Array, axis_name: str | None = None) -> jax.Array:
-    """Standardises advantages over the batch, across devices of `axis_name`.
+def normalize_advantages(
+    adv_t: jax.Array,
+    axis_name: str | None = None,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+) -> jax.Array:
+    """Standardises advantages over `axis` (all of them by default), across devices.
 
     Two passes (mean, then mean squared deviation) rather than E[x²] - E[x]²:
     advantages often have a mean large against their spread, where the one-pass
     formula cancels catastrophically and its rounding depends on the device count.
+
+    Args:
+      adv_t: advantages, float32, any shape.
+      axis_name: mesh axis whose devices hold the rest of the batch, or None.
+      axis: the axes to standardise over; the others index separate batches
+        (PPO's `[M, N]` minibatches: M statistics, each from one all-reduce).
+
+    Returns:
+      Advantages with zero mean and unit variance over `axis` and `axis_name`.
+
     """
-    mean = jnp.mean(adv_t)
+    mean = jnp.mean(adv_t, axis=axis, keepdims=True)
     if axis_name is not None:
         mean = jax.lax.pmean(mean, axis_name)
-    var = jnp.mean(jnp.square(adv_t - mean))
+    var = jnp.mean(jnp.square(adv_t - mean), axis=axis, keepdims=True)
     if axis_name is not None:
         var = jax.lax.pmean(var, axis_name)
     return (adv_t - mean) / (jnp.sqrt(var) + 1e-8)

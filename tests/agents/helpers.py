@@ -115,3 +115,22 @@ def experiment(algo, devices=1, **overrides):
         },
     )
     return pjd.make_experiment(config)
+
+
+def numpy_lambda_returns(r, disc, truncated, v, v_next, lam):
+    """λ-returns by their recursive definition, one env at a time, in NumPy.
+
+    G_s = r_s + γ_s ((1 - λ) V(x'_s) + λ G_{s+1}) within an episode; at an
+    episode's end (or the batch's) G_s = r_s + γ_s V(x'_s), γ_s = 0 on
+    termination. λ = 1 gives A3C's n-step returns: rewards to the end of the
+    unroll plus the discounted value there.
+    """
+    returns = np.zeros_like(r)
+    for b in range(r.shape[1]):
+        g = 0.0
+        for s in reversed(range(r.shape[0])):
+            last = s == r.shape[0] - 1 or truncated[s, b]
+            future = v_next[s, b] if last else (1 - lam) * v_next[s, b] + lam * g
+            g = r[s, b] + disc[s, b] * future
+            returns[s, b] = g
+    return returns

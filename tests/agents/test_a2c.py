@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from purejaxdrl.agents import A2CConfig, AgentState, make_a2c
-from tests.agents.helpers import batch, data_parallel_update, flat, learner, setup
+from tests.agents.helpers import (
+    batch,
+    data_parallel_update,
+    flat,
+    learner,
+    numpy_lambda_returns,
+    setup,
+)
 
 # SGD without clipping or annealing: one update is exactly params - lr * grad.
 PLAIN_SGD = {
@@ -13,25 +20,6 @@ PLAIN_SGD = {
     "learning_rate": 0.1,
     "max_grad_norm": 1e9,
 }
-
-
-def numpy_lambda_returns(r, disc, truncated, v, v_next, lam):
-    """λ-returns by their recursive definition, one env at a time, in NumPy.
-
-    G_s = r_s + γ_s ((1 - λ) V(x'_s) + λ G_{s+1}) within an episode; at an
-    episode's end (or the batch's) G_s = r_s + γ_s V(x'_s), γ_s = 0 on
-    termination. λ = 1 gives A3C's n-step returns: rewards to the end of the
-    unroll plus the discounted value there.
-    """
-    returns = np.zeros_like(r)
-    for b in range(r.shape[1]):
-        g = 0.0
-        for s in reversed(range(r.shape[0])):
-            last = s == r.shape[0] - 1 or truncated[s, b]
-            future = v_next[s, b] if last else (1 - lam) * v_next[s, b] + lam * g
-            g = r[s, b] + disc[s, b] * future
-            returns[s, b] = g
-    return returns
 
 
 @pytest.mark.parametrize("lam", [1.0, 0.9])

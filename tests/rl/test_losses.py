@@ -29,3 +29,12 @@ def test_normalize_advantages():
     adv = jnp.array([1.0, 2.0, 3.0, 6.0])
     out = np.asarray(rl.normalize_advantages(adv))
     np.testing.assert_allclose(out, (adv - 3.0) / (np.std(adv) + 1e-8), rtol=1e-5)
+
+
+def test_normalize_advantages_per_row_of_axis():
+    # Rows of [M, N] are separate minibatches: each standardised on its own.
+    adv = np.array([[1.0, 2.0, 3.0, 6.0], [100.0, 100.5, 99.5, 100.0]], np.float32)
+    out = np.asarray(rl.normalize_advantages(jnp.asarray(adv), axis=1))
+    for row, got in zip(adv, out, strict=True):
+        want = (row - row.mean()) / (row.std() + 1e-8)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

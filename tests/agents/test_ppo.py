@@ -1,0 +1,148 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+from purejaxdrl.agents import PPOConfig
+from tests.agents.helpers import (
+    batch,
+    data_parallel_update,
+    flat,
+    learner,
+    numpy_lambda_returns,
+    setup,
+)
+
+# One epoch of two minibatches over an unroll of two steps: minibatch_split cuts
+# the shuffled time steps into two blocks, so each minibatch is one time step of
+# every environment, in an order the update's key picks. ε is small so that the
+# second minibatch's ratios and values reach their clips.
+CONFIG = PPOConfig(
+    num_epochs=1,
+    num_minibatches=2,
+    anneal_lr=False,
+    learning_rate=0.01,
+    max_grad_norm=1e9,
+    gamma=0.9,
+    gae_lambda=0.8,
+    clip_eps=0.02,
+    entropy_cost=0.01,
+    value_cost=0.5,
+)
+
+
+def reference_update(network, params, traj, order):
+    """PPO's update by its definition (Schulman et al., 2017): Adam steps on
+    the clipped surrogate, clipped value loss and entropy bonus of each
+    minibatch in `order`, advantages standardised within the minibatch.
+
+    Returns (flat parameters after the update, the minibatches' total losses).
+    """
+    c = CONFIG
+    r, discount, v_old, v_next = (
+        np.asarray(x, np.float64)
+        for x in (traj.reward, traj.discount, traj.value, traj.bootstrap_value)
+    )
+    returns = numpy_lambda_returns(
+        r, c.gamma * discount, np.asarray(traj.truncated), v_old, v_next, c.gae_lambda
+    )
+    # GAE(λ) advantages are λ-returns minus the value baseline.
+    advantages = returns - v_old
+    dist = network.distribution
+    x, unravel = ravel_pytree(params)
+    x = np.asarray(x, np.float64)
+    m = np.zeros_like(x)
+    s = np.zeros_like(x)
+    losses = []
+    for k, t in enumerate(order, start=1):
+        a = advantages[t]
+        adv = jnp.asarray((a - a.mean()) / (a.std() + 1e-8), jnp.float32)
+        target = jnp.asarray(returns[t], jnp.float32)
+        old_v = jnp.asarray(v_old[t], jnp.float32)
+
+        def loss(p, t=t, adv=adv, target=target, old_v=old_v):
+            policy, v = network.apply(p, traj.observation[t])
+            ratio = jnp.exp(dist.log_prob(policy, traj.action[t]) - traj.log_prob[t])
+            clipped = jnp.clip(ratio, 1 - c.clip_eps, 1 + c.clip_eps)
+            surrogate = -jnp.mean(jnp.minimum(ratio * adv, clipped * adv))
+            v_clipped = old_v + jnp.clip(v - old_v, -c.clip_eps, c.clip_eps)
+            value = 0.5 * jnp.mean(
+                jnp.maximum(jnp.square(v - target), jnp.square(v_clipped - target))
+            )
+            entropy = jnp.mean(dist.entropy(policy, None))
+            return surrogate + c.value_cost * value - c.entropy_cost * entropy
+
+        p = unravel(jnp.asarray(x, jnp.float32))
+        losses.append(float(loss(p)))
+        g = np.asarray(ravel_pytree(jax.grad(loss)(p))[0], np.float64)
+        # Adam (Kingma & Ba, 2015) with bias correction; ε outside the root.
+        m = 0.9 * m + 0.1 * g
+        s = 0.999 * s + 0.001 * g * g
+        m_hat, s_hat = m / (1 - 0.9**k), s / (1 - 0.999**k)
+        x = x - c.learning_rate * m_hat / (np.sqrt(s_hat) + c.eps)
+    return x, losses
+
+
+def test_update_is_adam_on_the_clipped_objective_of_each_minibatch():
+    _, network, _ = setup()
+    _, init, update = learner("ppo")
+    state = init(CONFIG, jax.random.key(0))
+    # On-policy data, with a truncation that cuts the λ-return at step 0.
+    traj = batch(state.params, length=2, num_envs=16, seed=3)
+    assert traj.discount[0, 1] == 1.0
+    traj = traj._replace(truncated=traj.truncated.at[0, 1].set(True))
+    new_state, metrics = update(CONFIG, state, traj, jax.random.key(2))
+
+    got = flat(new_state.params)
+    candidates = {
+        order: reference_update(network, state.params, traj, order)
+        for order in ((0, 1), (1, 0))
+    }
+    errors = {order: np.abs(got - x).max() for order, (x, _) in candidates.items()}
+    order = min(errors, key=errors.get)
+    x, losses = candidates[order]
+    # The update moved the parameters, and by the second minibatch's gradient at
+    # the first's result: the two orders end far apart, and one matches.
+    assert np.abs(got - flat(state.params)).max() > 1e-3
+    assert errors[order[::-1]] > 1e-4
+    np.testing.assert_allclose(got, x, atol=1e-6)
+    np.testing.assert_allclose(metrics["loss/total"], np.mean(losses), rtol=1e-4)
+    # ε is small enough that the second minibatch's ratios reach the clip.
+    assert metrics["clip_fraction"] > 0.1
+
+
+def test_advantages_are_standardised_within_each_global_minibatch():
+    # Data-parallel: each device holds half of every minibatch; standardising
+    # over a device's half alone would change the update.
+    _, init, update = learner("ppo")
+    state = init(CONFIG, jax.random.key(0))
+    traj = batch(state.params, length=2, num_envs=16, seed=3)
+    key = jax.random.key(2)
+    one, m_one = update(CONFIG, state, traj, key)
+    two, m_two = data_parallel_update("ppo", 2)(CONFIG, state, traj, key)
+    np.testing.assert_allclose(flat(two.params), flat(one.params), atol=1e-6)
+    for name, value in m_one.items():
+        np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_first_minibatch_policy_loss_is_minus_the_mean_advantage(normalize):
+    # At the acting parameters every ratio is 1, so the surrogate is -mean(Â):
+    # 0 once standardised. One minibatch, one epoch: the metric is that loss.
+    config = PPOConfig(num_epochs=1, num_minibatches=1, normalize_advantages=normalize)
+    _, init, update = learner("ppo")
+    state = init(config, jax.random.key(0))
+    traj = batch(state.params, length=8, num_envs=4, seed=1)
+    _, metrics = update(config, state, traj, jax.random.key(0))
+    r, discount, v, v_next = (
+        np.asarray(x, np.float64)
+        for x in (traj.reward, traj.discount, traj.value, traj.bootstrap_value)
+    )
+    returns = numpy_lambda_returns(
+        r, 0.99 * discount, np.asarray(traj.truncated), v, v_next, 0.95
+    )
+    raw = -np.mean(returns - v)
+    assert abs(raw) > 0.1  # far from the standardised 0
+    expected = 0.0 if normalize else raw
+    np.testing.assert_allclose(metrics["loss/policy"], expected, atol=1e-5)
