@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.parallel import varying
+from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
 
 
@@ -123,14 +124,10 @@ def step_values(
 ) -> tuple[jax.Array, jax.Array]:
     """Values of the observations acted on and bootstrap values, `[T, B]` each.
 
-    The bootstrap value of step t is the value of its final observation. Unless
-    step t ended an episode, that observation is the next one acted on, whose
-    value is needed anyway: one pass over the T + 1 observations `obs` and
-    `next_obs` (the observations after the last step) covers both. A terminated
-    step bootstraps from nothing (discount 0): its bootstrap value is 0. Only
-    truncated steps need their final observations' values: they are gathered and
-    evaluated B at a time (once per unroll when no time limit is shorter than
-    it; not at all when no step was truncated).
+    One pass over the T + 1 observations `obs` and `next_obs` (the observations
+    after the last step) gives the values and, where a step continued its
+    episode, its bootstrap value; `rl.bootstrap_values` evaluates the final
+    observations of truncated steps only.
 
     Why not one pass over observations and final observations, [2, T, B]: it
     does twice the arithmetic, and on CPU a pass of 1024 rows or more is split
@@ -148,32 +145,9 @@ def step_values(
       (value, bootstrap_value), float32 [T, B] each.
 
     """
-    t, b = ts.truncated.shape
     seq = jax.tree.map(lambda x, y: jnp.concatenate([x, y[None]]), obs, next_obs)
     values = value_fn(params, seq)
-    # Where step t continued the episode, its final observation is obs[t + 1].
-    continuing = jnp.where(ts.discount == 0.0, 0.0, values[1:])
-
-    # The final observations of truncated steps, B at a time: one pass when
-    # each environment truncates at most once per unroll, none when none does.
-    flat = ts.truncated.reshape(t * b)
-    count = flat.sum()
-    (index,) = jnp.nonzero(flat, size=t * b, fill_value=t * b)  # t * b: no step
-    final_obs = jax.tree.map(
-        lambda x: x.reshape(t * b, *x.shape[2:]), ts.final_observation
+    bootstrap = bootstrap_values(
+        value_fn, params, values[1:], ts.discount, ts.truncated, ts.final_observation
     )
-
-    def more(carry: tuple[jax.Array, jax.Array]) -> jax.Array:
-        return carry[0] < count
-
-    def evaluate(carry: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
-        start, out = carry
-        rows = jax.lax.dynamic_slice_in_dim(index, start, b)
-        obs_rows = jax.tree.map(lambda x: x[jnp.minimum(rows, t * b - 1)], final_obs)
-        out = out.at[rows].set(value_fn(params, obs_rows), mode="drop")
-        return start + b, out
-
-    # zeros_like keeps the values' type (per device, per run) for the carry.
-    init = (jnp.int32(0), jnp.zeros_like(continuing).reshape(t * b))
-    final = jax.lax.while_loop(more, evaluate, init)[1].reshape(t, b)
-    return values[:-1], jnp.where(ts.truncated, final, continuing)
+    return values[:-1], bootstrap

@@ -1,5 +1,6 @@
-"""RL math on one stream of experience: returns, V-trace, losses, distributions."""
+"""RL math: returns, V-trace, losses, distributions, bootstrap values."""
 
+from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.rl.distributions import Distribution, categorical, tanh_gaussian
 from purejaxdrl.rl.losses import (
     actor_critic_loss,
@@ -15,6 +16,7 @@ __all__ = [
     "Distribution",
     "VTraceOutput",
     "actor_critic_loss",
+    "bootstrap_values",
     "categorical",
     "clipped_surrogate_loss",
     "episode_aware_gae",

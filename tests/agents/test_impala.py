@@ -45,9 +45,13 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
     state = init(config, jax.random.key(0))
     traj = batch(_behaviour(state.params))
     assert (traj.discount == 0).any()  # terminations inside the batch
-    # A time-limit truncation at step 5 of env 1: it bootstraps from V(x'5).
+    # A time-limit truncation at step 5 of env 1: it bootstraps from V(x'5),
+    # which a real time limit makes differ from the next observation acted on.
     assert traj.discount[5, 1] == 1.0
-    traj = traj._replace(truncated=traj.truncated.at[5, 1].set(True))
+    traj = traj._replace(
+        truncated=traj.truncated.at[5, 1].set(True),
+        final_observation=traj.final_observation.at[5, 1].add(0.5),
+    )
     new_state, metrics = update(config, state, traj, jax.random.key(2))
 
     # By hand: V-trace targets from the NumPy reference on the learner's values
