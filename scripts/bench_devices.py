@@ -15,7 +15,10 @@ On CPU one XLA device already spreads its larger operations over every core
 (intra-op threads), so "1 device" is not "1 core". `--per-core` adds a second
 comparison, each run in a subprocess whose CPU affinity gives it exactly as many
 cores as devices (1 device on 1 core, N devices on N cores): the scaling when
-each device gets its own core.
+each device gets its own core. Beside it, N independent 1-device runs at once,
+each on its own core, measure the machine's own N-core scaling (shared caches,
+memory bandwidth, a VM's scheduling) with no collective between them: the
+ceiling for the N-device run.
 """
 
 import argparse
@@ -44,27 +47,47 @@ def parse() -> argparse.Namespace:
         action="store_true",
         help="also run each device count pinned to as many cores (CPU only)",
     )
-    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    # The cores of a pinned subprocess, comma-separated: one device per core.
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
-def pinned_run(devices: int, seed: int) -> dict:
-    """One run in a subprocess restricted to `devices` cores (CPU affinity)."""
-    argv = [sys.argv[0], *sys.argv[1:], "--worker", str(devices)]
-    out = subprocess.run(
-        [sys.executable, *argv, "--repeats", "1", "--cpu-devices", str(devices)],
-        capture_output=True,
+def start_pinned(cores: list[int], seed: int) -> subprocess.Popen:
+    """Starts one run in a subprocess restricted to `cores`, a device on each."""
+    argv = [sys.argv[0], *sys.argv[1:], "--worker", ",".join(map(str, cores))]
+    return subprocess.Popen(
+        [sys.executable, *argv, "--repeats", "1", "--cpu-devices", str(len(cores))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        check=True,
         env={**os.environ, "PJD_BENCH_SEED": str(seed)},
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def result(proc: subprocess.Popen) -> dict:
+    """The summary a pinned subprocess prints last."""
+    out, _ = proc.communicate()
+    if proc.returncode:
+        sys.exit(f"a pinned run failed with exit status {proc.returncode}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def pinned_run(devices: int, seed: int) -> dict:
+    """One run on the first `devices` cores."""
+    return result(start_pinned(sorted(os.sched_getaffinity(0))[:devices], seed))
+
+
+def independent_runs(n: int, seed: int) -> dict:
+    """N 1-device runs at once, each on its own core: their summed steps/s."""
+    cores = sorted(os.sched_getaffinity(0))[:n]
+    runs = [result(p) for p in [start_pinned([c], seed) for c in cores]]
+    return {**runs[0], "sps": sum(r["sps"] for r in runs)}
 
 
 def main() -> None:
     args = parse()
     if args.worker:  # before JAX starts its thread pools
-        os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[: args.worker]))
+        os.sched_setaffinity(0, {int(c) for c in args.worker.split(",")})
     if args.cpu_devices:
         # Before JAX starts its CPU backend (purejaxdrl merges its own flags in).
         flags = os.environ.get("XLA_FLAGS", "")
@@ -100,23 +123,33 @@ def main() -> None:
     )
     if args.worker:  # a pinned subprocess of --per-core: one run, one JSON line
         seed = int(os.environ["PJD_BENCH_SEED"])
-        r = pjd.train(pjd.apply_overrides(base, {"devices": args.worker, "seed": seed}))
+        devices = len(args.worker.split(","))
+        r = pjd.train(pjd.apply_overrides(base, {"devices": devices, "seed": seed}))
         print(json.dumps(summary(r)))
         return
     counts = (1, args.devices)
     runs: dict[int, list] = {n: [] for n in counts}
     pinned: dict[int, list] = {n: [] for n in counts}
+    independent: dict[int, list] = {n: [] for n in counts}
     for seed in range(args.repeats):
         for n in counts:
             r = pjd.train(pjd.apply_overrides(base, {"devices": n, "seed": seed}))
             runs[n].append(summary(r))
             if args.per_core:
                 pinned[n].append(pinned_run(n, seed))
+        if args.per_core:
+            independent[1].append(pinned[1][-1])
+            independent[args.devices].append(independent_runs(args.devices, seed))
     print(f"every run on all {len(os.sched_getaffinity(0))} cores:")
     report(runs, args.devices)
     if args.per_core:
         print("each run pinned to as many cores as devices (1 device on 1 core):")
         report(pinned, args.devices)
+        print(
+            f"the machine's own scaling: {args.devices} independent 1-device runs at "
+            "once, one per core (no collectives), vs one alone:"
+        )
+        report(independent, args.devices, "run")
 
 
 def summary(r) -> dict:
@@ -127,17 +160,18 @@ def summary(r) -> dict:
     }
 
 
-def report(runs: dict[int, list], devices: int) -> None:
+def report(runs: dict[int, list], devices: int, unit: str = "device") -> None:
+    """Median steps/s, compile time and return per count, and the speed-up."""
     sps = {}
     for n, rs in runs.items():
         sps[n] = statistics.median(r["sps"] for r in rs)
         compile_s = statistics.median(r["compile_s"] for r in rs)
         ret = statistics.median(r["return"] for r in rs)
         print(
-            f"  {n} device(s): {sps[n]:>12,.0f} steps/s ({sps[n] / n:,.0f} per "
-            f"device)  compile {compile_s:5.1f} s  return {ret:7.1f}"
+            f"  {n} {unit}(s): {sps[n]:>12,.0f} steps/s ({sps[n] / n:,.0f} per "
+            f"{unit})  compile {compile_s:5.1f} s  return {ret:7.1f}"
         )
-    print(f"  speed-up {devices} devices / 1: {sps[devices] / sps[1]:.2f}x")
+    print(f"  speed-up {devices} {unit}s / 1: {sps[devices] / sps[1]:.2f}x")
 
 
 if __name__ == "__main__":
