@@ -101,6 +101,19 @@ def flat(params):
     return np.asarray(ravel_pytree(jax.device_get(params))[0])
 
 
+def assert_update_is_the_same_on_two_devices(
+    algo, config, state, traj, key, *, metrics_atol=1e-6
+):
+    """`update` on one device and data-parallel on two give the same parameters
+    (to 1e-6) and metrics (rtol 1e-5): gradients and statistics are global."""
+    _, _, update = learner(algo)
+    one, m_one = update(config, state, traj, key)
+    two, m_two = data_parallel_update(algo, 2)(config, state, traj, key)
+    np.testing.assert_allclose(flat(two.params), flat(one.params), atol=1e-6)
+    for name, value in m_one.items():
+        np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=metrics_atol)
+
+
 def experiment(algo, devices=1, **overrides):
     """A small training run: 8 CartPole envs x 8 steps per update."""
     config = pjd.apply_overrides(
