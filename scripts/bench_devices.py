@@ -58,7 +58,7 @@ def start_pinned(cores: list[int], seed: int) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, *argv, "--repeats", "1", "--cpu-devices", str(len(cores))],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PJD_BENCH_SEED": str(seed)},
     )
@@ -66,9 +66,10 @@ def start_pinned(cores: list[int], seed: int) -> subprocess.Popen:
 
 def result(proc: subprocess.Popen) -> dict:
     """The summary a pinned subprocess prints last."""
-    out, _ = proc.communicate()
+    out, err = proc.communicate()
     if proc.returncode:
-        sys.exit(f"a pinned run failed with exit status {proc.returncode}")
+        last = (err.strip().splitlines() or ["no output"])[-1]
+        sys.exit(f"a pinned run failed (exit status {proc.returncode}): {last}")
     return json.loads(out.strip().splitlines()[-1])
 
 
