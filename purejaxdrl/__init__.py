@@ -20,7 +20,6 @@ from purejaxdrl.agents import (  # noqa: E402
     make_impala,
     make_ppo,
 )
-from purejaxdrl.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
 from purejaxdrl.config import (  # noqa: E402
     ConfigError,
     EnvConfig,
@@ -31,16 +30,17 @@ from purejaxdrl.config import (  # noqa: E402
     preset_names,
     validate,
 )
-from purejaxdrl.experiment import Experiment, make_experiment  # noqa: E402
-from purejaxdrl.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noqa: E402
-from purejaxdrl.policy import Policy, export_policy, load_policy  # noqa: E402
-from purejaxdrl.resume import resume_config  # noqa: E402
-from purejaxdrl.rollout import ActorState, reset_actors, unroll  # noqa: E402
-from purejaxdrl.runner import Runner, RunnerState, make_runner  # noqa: E402
-from purejaxdrl.sweep import sweep  # noqa: E402  (the function shadows the module)
-from purejaxdrl.sweep_report import SweepResult, load_sweep  # noqa: E402
-from purejaxdrl.train import TrainResult, train  # noqa: E402
+from purejaxdrl.runners.anakin import Runner, RunnerState, make_runner  # noqa: E402
+from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll  # noqa: E402
+from purejaxdrl.sweep.program import sweep  # noqa: E402  (shadows the subpackage)
+from purejaxdrl.sweep.report import SweepResult, load_sweep  # noqa: E402
+from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
+from purejaxdrl.training.experiment import Experiment, make_experiment  # noqa: E402
+from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
+from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402
+from purejaxdrl.training.resume import resume_config  # noqa: E402
+from purejaxdrl.training.train import TrainResult, train  # noqa: E402
 from purejaxdrl.types import TimeStep, Transition  # noqa: E402
 
 __version__ = "0.1.0"

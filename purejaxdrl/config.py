@@ -22,10 +22,10 @@ from purejaxdrl.agents.dqn import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig, env_groups
 from purejaxdrl.agents.sac import SACConfig
-from purejaxdrl.checkpoint import CheckpointConfig
-from purejaxdrl.evaluation import EvalConfig
 from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
+from purejaxdrl.training.checkpoint import CheckpointConfig
 
 ALGOS = ("ppo", "impala", "a2c", "dqn", "apex", "sac")
 

@@ -1,6 +1,6 @@
 """PPO on a brax environment: purejaxdrl vs brax's own trainer, side by side in one run.
 
-Trains the same PPO configuration with `purejaxdrl.train` and with brax's
+Trains the same PPO configuration with `purejaxdrl.training.train` and with brax's
 `brax.training.agents.ppo.train` on the same machine, in one process, and prints
 for each the compile time, steps/s excluding compile, and the final return; then
 the ratio of steps/s (ours / brax). With --profile it also splits one update's
@@ -112,7 +112,7 @@ from jax.sharding import PartitionSpec as P
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.env.normalization import NormalizedParams, normalize
 from purejaxdrl.rng import make_key
-from purejaxdrl.rollout import unroll
+from purejaxdrl.runners.rollout import unroll
 
 # brax warns, at every env it builds, that its pipelines are not maintained.
 warnings.filterwarnings("ignore", category=UserWarning, module="brax")
@@ -246,7 +246,7 @@ class ChunkClock:
 
 
 def run_ours(config: pjd.TrainConfig) -> tuple[Result, Any]:
-    """Trains with `purejaxdrl.train`.
+    """Trains with `purejaxdrl.training.train`.
 
     Returns:
       The figures, and the final (parameters, observation statistics or None).

@@ -16,7 +16,7 @@ import statistics
 import tempfile
 
 import purejaxdrl as pjd
-from purejaxdrl.checkpoint import CheckpointConfig
+from purejaxdrl.training.checkpoint import CheckpointConfig
 
 
 def parse() -> argparse.Namespace:

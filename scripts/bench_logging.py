@@ -17,7 +17,7 @@ import statistics
 import tempfile
 
 import purejaxdrl as pjd
-from purejaxdrl.train import chunk_lengths
+from purejaxdrl.training.train import chunk_lengths
 
 
 def parse() -> argparse.Namespace:

@@ -34,7 +34,7 @@ import jax.numpy as jnp  # noqa: E402
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 from purejaxdrl.config import ALGOS  # noqa: E402
 from purejaxdrl.rng import make_key  # noqa: E402
-from purejaxdrl.rollout import unroll  # noqa: E402
+from purejaxdrl.runners.rollout import unroll  # noqa: E402
 
 STANDARD = {
     "num_envs": 4,

@@ -4,7 +4,7 @@ Both sides train the same runs (8 learning rates x 8 seeds by default, the
 CartPole preset's PPO otherwise) in this one process on the same machine:
 
 - sweep: `purejaxdrl.sweep(...)`, all runs vmapped in one compiled program;
-- sequential: `purejaxdrl.train(config)` for each run, one after another.
+- sequential: `purejaxdrl.training.train(config)` for each run, one after another.
 
 Both use one fresh persistent compilation cache, so the sequential runs compile
 once per learning rate (a program bakes its hyper-parameters in) and load it
@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep import sweep
+from purejaxdrl.sweep.program import sweep
 
 
 def parse() -> argparse.Namespace:

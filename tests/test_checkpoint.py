@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.checkpoint import MANIFEST, Checkpointer, verify
-from purejaxdrl.faults import first_non_finite
-from purejaxdrl.packing import make_packer
 from purejaxdrl.parallel import make_mesh
-from purejaxdrl.resume import config_changes, resume_config
 from purejaxdrl.rng import make_key
-from purejaxdrl.runner import shardings
+from purejaxdrl.runners.anakin import shardings
+from purejaxdrl.training.checkpoint import MANIFEST, Checkpointer, verify
+from purejaxdrl.training.faults import first_non_finite
+from purejaxdrl.training.packing import make_packer
+from purejaxdrl.training.resume import config_changes, resume_config
 
 pytestmark = pytest.mark.timeout(300)
 

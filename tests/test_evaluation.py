@@ -4,7 +4,7 @@ import jax
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.evaluation import make_evaluate
+from purejaxdrl.observe.evaluation import make_evaluate
 
 
 def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():

@@ -7,7 +7,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from purejaxdrl import cli
-from purejaxdrl.loggers import JsonlLogger, TensorBoardLogger
+from purejaxdrl.observe.loggers import JsonlLogger, TensorBoardLogger
 
 RECORDS = [
     # No episode ended in the first chunk: a gap, never a 0.

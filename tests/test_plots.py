@@ -8,7 +8,7 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.plots import load_curves, plot_curves
+from purejaxdrl.observe.plots import load_curves, plot_curves
 
 
 def _run_dir(root, name, seed, lr, returns):

@@ -8,7 +8,7 @@ from PIL import Image
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.render import record_episode, render
+from purejaxdrl.observe.render import record_episode, render
 
 
 def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.rollout import reset_actors, unroll
+from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
 

@@ -46,7 +46,7 @@ def test_update_jit_equals_no_jit():
     # One epoch of two minibatches: eager mode dispatches op by op (~8 s an epoch).
     exp = _experiment(ppo={"num_minibatches": 2, "num_epochs": 1})
     state = exp.runner.init(jax.random.key(0))
-    from purejaxdrl.rollout import unroll
+    from purejaxdrl.runners.rollout import unroll
 
     _, traj = unroll(
         exp.env,
@@ -113,7 +113,7 @@ def test_cnn_torso_on_minatar():
 
 
 def test_chunk_lengths_cover_all_updates():
-    from purejaxdrl.train import chunk_lengths
+    from purejaxdrl.training.train import chunk_lengths
 
     for n, logs in [(976, 20), (97, 20), (5, 20), (1000, 7), (1, 1)]:
         lengths = chunk_lengths(n, logs)

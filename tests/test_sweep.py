@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl import sweep_layout
-from purejaxdrl.sweep import sweep
-from purejaxdrl.sweep_report import SweepResult, load_sweep
-from purejaxdrl.sweep_spec import make_plan, resolve_field
+from purejaxdrl.sweep import layout as sweep_layout
+from purejaxdrl.sweep.program import sweep
+from purejaxdrl.sweep.report import SweepResult, load_sweep
+from purejaxdrl.sweep.spec import make_plan, resolve_field
 
 # Adam over many minibatch steps amplifies float rounding (vmapped and unbatched
 # kernels sum in different orders) by ~10x per update; 4 PPO updates stay well

@@ -19,7 +19,7 @@ import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.common import make_act_value
-from purejaxdrl.rollout import reset_actors, unroll
+from purejaxdrl.runners.rollout import reset_actors, unroll
 
 NETWORKS = {
     "mlp": pjd.NetworkConfig(hidden_sizes=(16, 16)),

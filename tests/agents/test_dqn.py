@@ -88,7 +88,7 @@ def test_replay_bootstraps_through_truncation_not_termination(
     from purejaxdrl.agents.dqn import DQNConfig
     from purejaxdrl.env.base import Box, Discrete
     from purejaxdrl.networks import NetworkConfig, make_q_network
-    from purejaxdrl.rollout import reset_actors, unroll
+    from purejaxdrl.runners.rollout import reset_actors, unroll
     from tests.probe import ProbeEnv, ProbeParams
 
     env, params = ProbeEnv(), ProbeParams(*map(jnp.int32, limits))

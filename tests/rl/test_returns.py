@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import rl
-from purejaxdrl.rollout import reset_actors, unroll
+from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
 

@@ -18,8 +18,8 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
-from purejaxdrl.evaluation import episode_ended, mode_action
 from purejaxdrl.networks import Network
+from purejaxdrl.observe.evaluation import episode_ended, mode_action
 from purejaxdrl.types import Params, PRNGKey
 
 

@@ -25,9 +25,9 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import TrainConfig, apply_overrides, to_dict, validate
-from purejaxdrl.plots import RETURN, Curve, plot_curves, read_jsonl
-from purejaxdrl.run_files import new_dir
-from purejaxdrl.sweep_spec import Field, SweepPlan, setting_config
+from purejaxdrl.observe.plots import RETURN, Curve, plot_curves, read_jsonl
+from purejaxdrl.sweep.spec import Field, SweepPlan, setting_config
+from purejaxdrl.training.run_files import new_dir
 from purejaxdrl.types import Params
 
 

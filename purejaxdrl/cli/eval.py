@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from purejaxdrl.cli import Parser
+from purejaxdrl.cli.commands import Parser
 
 
 def eval_command(argv: Sequence[str]) -> int:
@@ -44,9 +44,9 @@ def eval_command(argv: Sequence[str]) -> int:
         )
     import jax
 
-    from purejaxdrl.evaluation import make_evaluate
-    from purejaxdrl.policy import restore_run
-    from purejaxdrl.render import record_episode, render
+    from purejaxdrl.observe.evaluation import make_evaluate
+    from purejaxdrl.observe.render import record_episode, render
+    from purejaxdrl.training.policy import restore_run
 
     config, exp, restored = restore_run(args.run_dir, "evaluate")
     state = restored.state

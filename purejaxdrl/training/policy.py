@@ -69,12 +69,12 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         that verifies.
 
     """
-    from purejaxdrl.checkpoint import Checkpointer
-    from purejaxdrl.experiment import make_experiment
     from purejaxdrl.parallel import make_mesh
-    from purejaxdrl.resume import load_run_config
     from purejaxdrl.rng import make_key
-    from purejaxdrl.runner import shardings
+    from purejaxdrl.runners.anakin import shardings
+    from purejaxdrl.training.checkpoint import Checkpointer
+    from purejaxdrl.training.experiment import make_experiment
+    from purejaxdrl.training.resume import load_run_config
 
     config = load_run_config(run_dir)
     exp = make_experiment(config, make_mesh(1))

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from purejaxdrl.cli import (
+from purejaxdrl.cli.commands import (
     Parser,
     UsageError,
     add_compile_cache_flags,
@@ -128,7 +128,7 @@ def _seeds(text: str) -> int | list[int]:
 def sweep_command(argv: Sequence[str]) -> int:
     """`purejaxdrl sweep ...`; returns the exit status."""
     from purejaxdrl.config import apply_overrides, load_preset, validate
-    from purejaxdrl.sweep_spec import parse_grid_arg, parse_sample_arg
+    from purejaxdrl.sweep.spec import parse_grid_arg, parse_sample_arg
 
     pre = Parser(add_help=False, allow_abbrev=False)
     pre.add_argument("--env")
@@ -146,14 +146,14 @@ def sweep_command(argv: Sequence[str]) -> int:
     memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
     target = args.target if args.target is not None else preset.target_return
     # Validate the whole plan before starting JAX.
-    from purejaxdrl.sweep_spec import make_plan
+    from purejaxdrl.sweep.spec import make_plan
 
     seeds = _seeds(args.seeds)
     plan_args = {"grid": grid, "sample": sample, "num_samples": args.samples}
     make_plan(base, seeds=seeds, search_seed=args.search_seed, **plan_args)
 
     use_compile_cache(args)
-    from purejaxdrl.sweep import sweep
+    from purejaxdrl.sweep.program import sweep
 
     start = time.perf_counter()
     result = sweep(

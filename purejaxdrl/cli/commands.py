@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
-from purejaxdrl.loggers import LOGGERS
+from purejaxdrl.observe.loggers import LOGGERS
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -210,7 +210,7 @@ def _train(argv: Sequence[str]) -> int:
     pre.add_argument("--resume")
     known, _ = pre.parse_known_args(argv)
     if known.resume is not None:
-        from purejaxdrl.resume import load_run_config, resume_config
+        from purejaxdrl.training.resume import load_run_config, resume_config
 
         if known.env is not None:
             raise UsageError(
@@ -257,7 +257,7 @@ def _train(argv: Sequence[str]) -> int:
         initialize_distributed,
         is_main_process,
     )
-    from purejaxdrl.train import train
+    from purejaxdrl.training.train import train
 
     initialize_distributed(  # before anything starts a JAX backend
         DistributedConfig(
@@ -269,8 +269,8 @@ def _train(argv: Sequence[str]) -> int:
     )
     use_compile_cache(args)
 
-    from purejaxdrl.checkpoint import CheckpointError
-    from purejaxdrl.faults import NonFiniteError
+    from purejaxdrl.training.checkpoint import CheckpointError
+    from purejaxdrl.training.faults import NonFiniteError
 
     for change in changes:
         print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
@@ -364,7 +364,7 @@ def _export(argv: Sequence[str]) -> int:
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     args = parser.parse_args(argv)
-    from purejaxdrl.policy import export_policy
+    from purejaxdrl.training.policy import export_policy
 
     out = export_policy(args.run_dir, args.out)
     print(
@@ -393,7 +393,7 @@ def _plot(argv: Sequence[str]) -> int:
             f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
             "it or write elsewhere."
         )
-    from purejaxdrl.plots import load_curves, plot_curves
+    from purejaxdrl.observe.plots import load_curves, plot_curves
 
     n = plot_curves(
         load_curves(args.run_dirs), out, title=args.title, target=args.target
@@ -403,13 +403,13 @@ def _plot(argv: Sequence[str]) -> int:
 
 
 def _eval(argv: Sequence[str]) -> int:
-    from purejaxdrl.cli_eval import eval_command
+    from purejaxdrl.cli.eval import eval_command
 
     return eval_command(argv)
 
 
 def _sweep(argv: Sequence[str]) -> int:
-    from purejaxdrl.cli_sweep import sweep_command
+    from purejaxdrl.cli.sweep import sweep_command
 
     return sweep_command(argv)
 

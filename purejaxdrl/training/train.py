@@ -23,12 +23,9 @@ import numpy as np
 import yaml
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.checkpoint import Checkpointer
 from purejaxdrl.config import ConfigError, TrainConfig, to_dict
-from purejaxdrl.evaluation import make_evaluate
-from purejaxdrl.experiment import make_experiment
-from purejaxdrl.faults import NonFiniteError, StopSignals, first_non_finite
-from purejaxdrl.loggers import (
+from purejaxdrl.observe.evaluation import make_evaluate
+from purejaxdrl.observe.loggers import (
     LOGGERS,
     JsonlLogger,
     Logger,
@@ -37,11 +34,14 @@ from purejaxdrl.loggers import (
     in_notebook,
     progress_logger,
 )
-from purejaxdrl.packing import describe
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
-from purejaxdrl.run_files import agreed_run_dir, make_run_dir, write_outputs
-from purejaxdrl.runner import RunnerState, abstract_state, shardings
+from purejaxdrl.runners.anakin import RunnerState, abstract_state, shardings
+from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.experiment import make_experiment
+from purejaxdrl.training.faults import NonFiniteError, StopSignals, first_non_finite
+from purejaxdrl.training.packing import describe
+from purejaxdrl.training.run_files import agreed_run_dir, make_run_dir, write_outputs
 
 # Evaluation keys fold this into the run's key: a stream training never uses.
 EVAL_STREAM = 0x45564C

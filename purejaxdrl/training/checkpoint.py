@@ -33,7 +33,7 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh
 from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
-from purejaxdrl.packing import make_packer
+from purejaxdrl.training.packing import make_packer
 from purejaxdrl.types import PyTree
 
 MANIFEST = "purejaxdrl.sha256"

@@ -25,19 +25,19 @@ import numpy as np
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl import sweep_layout
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.ppo import env_groups
 from purejaxdrl.config import ConfigError, TrainConfig, load_preset
-from purejaxdrl.experiment import make_env, make_networks, zero_observation
-from purejaxdrl.faults import first_non_finite
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
-from purejaxdrl.runner import RunnerState, run_functions
-from purejaxdrl.sweep_report import RETURN, SweepResult, write_sweep
-from purejaxdrl.sweep_spec import SweepPlan, make_plan
-from purejaxdrl.train import chunk_lengths, summarize_chunk
+from purejaxdrl.runners.anakin import RunnerState, run_functions
+from purejaxdrl.sweep import layout as sweep_layout
+from purejaxdrl.sweep.report import RETURN, SweepResult, write_sweep
+from purejaxdrl.sweep.spec import SweepPlan, make_plan
+from purejaxdrl.training.experiment import make_env, make_networks, zero_observation
+from purejaxdrl.training.faults import first_non_finite
+from purejaxdrl.training.train import chunk_lengths, summarize_chunk
 from purejaxdrl.types import Metrics
 
 # Runs are split over `sweep`; each run's environments over `data`.

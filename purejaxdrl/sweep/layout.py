@@ -14,7 +14,7 @@ import os
 import jax
 import numpy as np
 
-from purejaxdrl.runner import RunnerState
+from purejaxdrl.runners.anakin import RunnerState
 
 # Rollout buffers live alongside their copies in the update (PPO's shuffled
 # minibatches, activations kept for the backward pass, gradients): budget three.

@@ -17,7 +17,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
-from purejaxdrl.rollout import ActorState, reset_actors, unroll
+from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
 

@@ -66,7 +66,7 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
         without metrics.
 
     """
-    from purejaxdrl.sweep_report import load_sweep, setting_label
+    from purejaxdrl.sweep.report import load_sweep, setting_label
 
     items: list[Curve | str] = []  # curves, or keys of groups of runs
     runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}

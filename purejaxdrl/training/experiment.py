@@ -17,7 +17,7 @@ from purejaxdrl.networks import (
     make_sac_networks,
 )
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
-from purejaxdrl.runner import Runner, make_runner
+from purejaxdrl.runners.anakin import Runner, make_runner
 
 
 @dataclasses.dataclass(frozen=True)

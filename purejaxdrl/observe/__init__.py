@@ -1,0 +1,7 @@
+"""Host-side views of training: loggers, evaluation, rendering, learning curves.
+
+`loggers` (progress bar, JSONL, TensorBoard, W&B sinks), `evaluation` (episodes
+of the deterministic policy, compiled), `render` (one episode drawn as frames),
+`plots` (curves of run and sweep directories as a PNG). Imports `runners`,
+`agents`, `env`, `networks` and below; never `training`, `sweep` or `cli`.
+"""

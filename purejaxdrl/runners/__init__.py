@@ -1,0 +1,21 @@
+"""Runners: how experience meets the learner.
+
+`anakin`: environments, rollout and update compiled together as
+`jit(shard_map(scan(train_step)))`, the environments split over the `data` axis
+of a mesh and the learner replicated (Podracer's Anakin). `rollout`: `unroll`,
+the `lax.scan` over time and `vmap` over environments that produces time-major
+Transitions. A runner may import `agents`, `env`, `rl`, `networks` and the
+shared modules below them; never `training`, `sweep`, `observe` or `cli`.
+"""
+
+from purejaxdrl.runners.anakin import Runner, RunnerState, make_runner
+from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
+
+__all__ = [
+    "ActorState",
+    "Runner",
+    "RunnerState",
+    "make_runner",
+    "reset_actors",
+    "unroll",
+]
