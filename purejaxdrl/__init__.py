@@ -8,11 +8,12 @@ from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache
 
 configure_xla_flags()  # before anything makes JAX start its CPU backend
 
-from purejaxdrl import env, parallel, rl  # noqa: E402
+from purejaxdrl import config, env, parallel, rl  # noqa: E402
 from purejaxdrl.agents import (  # noqa: E402
     A2CConfig,
     Agent,
     AgentState,
+    Algorithm,
     IMPALAConfig,
     PPOConfig,
     make_a2c,
@@ -20,25 +21,18 @@ from purejaxdrl.agents import (  # noqa: E402
     make_impala,
     make_ppo,
 )
-from purejaxdrl.config import (  # noqa: E402
-    ConfigError,
-    EnvConfig,
-    Preset,
-    TrainConfig,
-    apply_overrides,
-    load_preset,
-    preset_names,
-    validate,
-)
+from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noqa: E402
 from purejaxdrl.runners.anakin import Runner, RunnerState, make_runner  # noqa: E402
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll  # noqa: E402
 from purejaxdrl.sweep.program import sweep  # noqa: E402  (shadows the subpackage)
 from purejaxdrl.sweep.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
+from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
 from purejaxdrl.training.experiment import Experiment, make_experiment  # noqa: E402
 from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402
+from purejaxdrl.training.presets import Preset, load_preset, preset_names  # noqa: E402
 from purejaxdrl.training.resume import resume_config  # noqa: E402
 from purejaxdrl.training.train import TrainResult, train  # noqa: E402
 from purejaxdrl.types import TimeStep, Transition  # noqa: E402
@@ -50,6 +44,7 @@ __all__ = [
     "ActorState",
     "Agent",
     "AgentState",
+    "Algorithm",
     "CheckpointConfig",
     "Checkpointer",
     "ConfigError",
@@ -70,6 +65,7 @@ __all__ = [
     "TrainResult",
     "Transition",
     "apply_overrides",
+    "config",
     "enable_compilation_cache",
     "env",
     "export_policy",

@@ -32,7 +32,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
-from purejaxdrl.config import ALGOS  # noqa: E402
+from purejaxdrl.agents.registry import names as algorithm_names  # noqa: E402
 from purejaxdrl.rng import make_key  # noqa: E402
 from purejaxdrl.runners.rollout import unroll  # noqa: E402
 
@@ -197,7 +197,7 @@ def main() -> None:
         "--algo",
         nargs="+",
         default=["ppo"],
-        choices=ALGOS,
+        choices=algorithm_names(),
         help="algorithms to time, side by side (their cartpole presets' "
         "hyper-parameters); ratios are to the first",
     )

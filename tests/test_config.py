@@ -3,6 +3,7 @@ import re
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.agents.registry import algorithms
 from purejaxdrl.config import ConfigError
 
 
@@ -121,9 +122,27 @@ def test_impala_and_a2c_presets_load_and_validate(name, algo):
     ],
 )
 def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
-    config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": "impala", **overrides})
+    (algo,) = overrides  # the run's algorithm is the section's
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": algo, **overrides})
     with pytest.raises(ConfigError, match=re.escape(message)):
         pjd.validate(config)
+
+
+def test_a_run_validates_only_its_own_algorithm_section():
+    # Another algorithm's section is not used by the run, so not held against it.
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"a2c": {"gae_lambda": -0.1}})
+    assert pjd.validate(config) is config
+    with pytest.raises(ConfigError, match="a2c.gae_lambda=-0.1"):
+        pjd.validate(pjd.apply_overrides(config, {"algo": "a2c"}))
+
+
+def test_every_registered_algorithm_has_a_section_with_its_defaults():
+    config = pjd.TrainConfig()
+    for record in algorithms():
+        section = getattr(config, record.name)
+        assert isinstance(section, record.config_type)
+        assert section == record.default_config()
+        assert pjd.validate(pjd.apply_overrides(config, {"algo": record.name}))
 
 
 def test_ppo_minibatch_rule_binds_ppo_only():

@@ -253,7 +253,7 @@ def test_mesh_shape_and_batches_by_hand():
     assert sweep_layout.mesh_shape(16, 8, num_envs=4) == (8, 1)
     assert sweep_layout.mesh_shape(3, 8, num_envs=4) == (2, 4)
     assert sweep_layout.mesh_shape(1, 8, num_envs=6) == (1, 6)
-    assert sweep_layout.mesh_shape(1, 8, num_envs=8, env_groups=4) == (1, 2)
+    assert sweep_layout.mesh_shape(1, 8, num_envs=8, env_multiple=4) == (1, 2)
     # 10 runs on 4 devices: 3 per device; memory for 2 -> 2 batches of 2 x 4.
     assert sweep_layout.batches(10, 4, per_run=100, available=250) == (8, 2)
     assert sweep_layout.batches(10, 4, per_run=100, available=10**6) == (12, 1)

@@ -14,14 +14,16 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.common import (
-    OPTIMIZERS,
+    actor_critic_networks,
     annealed_learning_rate,
+    check_optimizer,
     flat_gradient_step,
     make_act_value,
     make_optimizer,
 )
+from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
 from purejaxdrl.rl.returns import episode_aware_gae
@@ -103,11 +105,7 @@ def make_a2c(
       ValueError: for an unknown optimiser or num_updates < 1.
 
     """
-    if config.optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"a2c.optimizer={config.optimizer!r} is not one of {OPTIMIZERS}; pick "
-            "one of them."
-        )
+    validate(config)
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     dist = network.distribution
@@ -179,3 +177,32 @@ def make_a2c(
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
     return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)
+
+
+def validate(config: A2CConfig, shape: RunShape | None = None) -> None:
+    """A2C's range rules (any run shape fits it).
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    del shape
+    check_optimizer("a2c", config.optimizer)
+    check_ranges(
+        "a2c",
+        config,
+        positive=("learning_rate", "max_grad_norm", "reward_scale", "eps"),
+        non_negative=("entropy_cost", "value_cost"),
+        unit=("gamma", "gae_lambda", "rms_decay"),
+    )
+
+
+ALGORITHM = Algorithm(
+    name="a2c",
+    summary="A2C: synchronous advantage actor-critic, one step per batch",
+    config_type=A2CConfig,
+    default_config=A2CConfig,
+    make_agent=make_a2c,
+    make_networks=actor_critic_networks,
+    validate=validate,
+)

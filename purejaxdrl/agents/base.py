@@ -61,3 +61,50 @@ class Agent(NamedTuple):
         | None
     ) = None
     state_spec: Any = P()
+
+
+class RunShape(NamedTuple):
+    """The shape of a run that an algorithm's config must fit (global counts)."""
+
+    num_envs: int
+    unroll_length: int
+
+
+class Algorithm(NamedTuple):
+    """Everything the rest of the library knows about one algorithm.
+
+    Each algorithm module defines one and `agents.registry` lists it; nothing
+    outside `agents/` names an algorithm, it asks its record.
+
+    Attributes:
+      name: the `--algo` value, and the name of its section of a TrainConfig.
+      summary: one line for `--help` and listings.
+      config_type: its hyper-parameter dataclass.
+      default_config: () -> its defaults (an algorithm may share another's
+        config type with other defaults, as Ape-X does DQN's).
+      make_agent: its factory (config, learner network, obs example, *,
+        num_updates, axis_name, and any of num_envs / num_devices /
+        unroll_length it takes) -> Agent.
+      make_networks: (config, NetworkConfig, observation spec, action spec) ->
+        (acting network, learner network): what the actors, evaluation and
+        exported policies run, and what the factory takes.
+      validate: (config, RunShape or None) -> None; raises ConfigError naming
+        the value, the rule and the fix. With a RunShape it also checks that
+        the config fits the run's environments and unroll.
+      keeps_replay: config -> whether its agent state holds a replay buffer
+        split over the devices (`Agent.state_spec` is not P()).
+      env_multiple: (config, unroll_length) -> the number that each device's
+        environment count must be a multiple of (PPO's minibatches may split
+        environments into groups); 1 for most.
+
+    """
+
+    name: str
+    summary: str
+    config_type: type
+    default_config: Callable[[], Any]
+    make_agent: Callable[..., Agent]
+    make_networks: Callable[..., tuple[Any, Any]]
+    validate: Callable[[Any, RunShape | None], None]
+    keeps_replay: Callable[[Any], bool] = lambda config: False
+    env_multiple: Callable[[Any, int], int] = lambda config, unroll_length: 1

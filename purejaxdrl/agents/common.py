@@ -7,8 +7,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from purejaxdrl.networks import Network
-from purejaxdrl.types import Params, PRNGKey
+from purejaxdrl.config import check
+from purejaxdrl.networks import (
+    Network,
+    NetworkConfig,
+    make_actor_critic,
+    make_q_network,
+)
+from purejaxdrl.types import Params, PRNGKey, Transition
 
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 
@@ -196,3 +202,47 @@ def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
     them, and learning starts on all of them at once.
     """
     return jnp.minimum((step + 1) * per_update, capacity)
+
+
+def check_optimizer(name: str, optimizer: str) -> None:
+    """Raises ConfigError unless `optimizer` is one `make_optimizer` builds."""
+    check(
+        optimizer in OPTIMIZERS,
+        f"{name}.optimizer={optimizer!r} is not one of {OPTIMIZERS}; "
+        f"e.g. --{name}.optimizer rmsprop.",
+    )
+
+
+def actor_critic_networks(
+    config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network, Network]:
+    """The acting and learner networks of an actor-critic: one network, twice."""
+    del config  # the architecture is the run's, not the algorithm's
+    actor_critic = make_actor_critic(network, obs_spec, action_spec)
+    return actor_critic, actor_critic
+
+
+def transition_example(obs_example: jax.Array) -> Transition:
+    """One step of one environment, all zeros and no info: a buffer's example."""
+    obs = jnp.asarray(obs_example, jnp.float32)
+    scalar = jnp.zeros((), jnp.float32)
+    return Transition(
+        observation=obs,
+        action=jnp.zeros((), jnp.int32),
+        reward=scalar,
+        discount=scalar,
+        truncated=jnp.zeros((), bool),
+        log_prob=scalar,
+        value=scalar,
+        bootstrap_value=scalar,
+        final_observation=obs,
+        info={},
+    )
+
+
+def q_networks(
+    config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network, Network]:
+    """A Q-network (dueling if `config.dueling`), twice: to act and to learn."""
+    q = make_q_network(network, obs_spec, action_spec, dueling=config.dueling)
+    return q, q

@@ -21,13 +21,15 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     annealed_learning_rate,
     merge_steps,
+    q_networks,
     replay_shard_sizes,
     stored_items,
 )
+from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -36,6 +38,7 @@ from purejaxdrl.replay import (
     make_prioritised_buffer,
     make_uniform_buffer,
 )
+from purejaxdrl.rl.exploration import actor_epsilons, epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -134,14 +137,6 @@ class Replayed(NamedTuple):
     next_observation: jax.Array  # the final observation G bootstraps from
 
 
-def actor_epsilons(
-    epsilon: jax.Array | float, alpha: jax.Array | float, env_id: jax.Array, n: int
-) -> jax.Array:
-    """Ape-X's ε_i = ε^(1 + α i / (N - 1)) for global environment indices i."""
-    frac = env_id / max(n - 1, 1)
-    return jnp.asarray(epsilon, jnp.float32) ** (1.0 + alpha * frac)
-
-
 def make_dqn(
     config: DQNConfig,
     network: Network,
@@ -175,11 +170,7 @@ def make_dqn(
       ValueError: for sizes that do not split over the devices.
 
     """
-    if config.n_step < 1 or config.updates_per_step < 1 or config.target_every < 1:
-        raise ValueError(
-            f"n_step={config.n_step}, updates_per_step={config.updates_per_step} "
-            f"and target_every={config.target_every} must be >= 1."
-        )
+    validate(config)
     capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
@@ -238,11 +229,7 @@ def make_dqn(
             epsilon = actor_epsilons(
                 config.epsilon, config.epsilon_alpha, env_id, num_envs
             )
-        q = q_values(params, obs)
-        key_explore, key_action = jax.random.split(key)
-        random = jax.random.randint(key_action, (), 0, q.shape[-1])
-        explore = jax.random.uniform(key_explore) < epsilon
-        action = jnp.where(explore, random, jnp.argmax(q, axis=-1)).astype(jnp.int32)
+        action = epsilon_greedy(key, q_values(params, obs), epsilon)
         return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
 
     def act(
@@ -372,3 +359,42 @@ def make_dqn(
         actor_act=actor_act,
         state_spec=spec,
     )
+
+
+def validate(
+    config: DQNConfig, shape: RunShape | None = None, name: str = "dqn"
+) -> None:
+    """The range rules of a DQN (or, `name` apex, Ape-X) config.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    del shape
+    check_ranges(
+        name,
+        config,
+        at_least_one=("n_step", "buffer_size", "batch_size", "min_replay")
+        + ("updates_per_step", "target_every"),
+        positive=("learning_rate", "max_grad_norm", "priority_eps"),
+        non_negative=("epsilon_fraction", "epsilon_alpha", "priority_alpha"),
+        unit=("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start")
+        + ("target_tau",),
+    )
+    check(
+        config.min_replay <= config.buffer_size,
+        f"{name}.min_replay={config.min_replay} exceeds {name}.buffer_size="
+        f"{config.buffer_size}: learning would never start; lower it.",
+    )
+
+
+ALGORITHM = Algorithm(
+    name="dqn",
+    summary="DQN: double Q-learning, uniform replay, one annealed ε",
+    config_type=DQNConfig,
+    default_config=DQNConfig,
+    make_agent=make_dqn,
+    make_networks=q_networks,
+    validate=validate,
+    keeps_replay=lambda config: True,
+)

@@ -20,14 +20,17 @@ import optax
 from jax.flatten_util import ravel_pytree
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
-    OPTIMIZERS,
+    actor_critic_networks,
     annealed_learning_rate,
+    check_optimizer,
     flat_gradient_step,
     make_act_value,
     make_optimizer,
+    transition_example,
 )
+from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, make_sequence_buffer
@@ -173,17 +176,8 @@ def make_impala(
         num_updates < 1.
 
     """
+    validate(config)
     lag = config.policy_lag
-    if lag < 0:
-        raise ValueError(
-            f"impala.policy_lag={lag} must be >= 0 (0 acts with the learner's "
-            "current parameters)."
-        )
-    if config.optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"impala.optimizer={config.optimizer!r} is not one of {OPTIMIZERS}; "
-            "pick one of them."
-        )
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     replay = _make_replay(config, num_envs, num_devices, unroll_length)
@@ -216,7 +210,7 @@ def make_impala(
         # actors act with them.
         past = jnp.broadcast_to(flat, (lag, flat.size))
         step = jnp.zeros((), jnp.int32)
-        buffer = () if replay is None else replay.init(_step_example(obs_example))
+        buffer = () if replay is None else replay.init(transition_example(obs_example))
         return IMPALAState(params, optimizer.init(flat), step, past, buffer)
 
     def acting_params(state: IMPALAState) -> Params:
@@ -334,14 +328,9 @@ def _make_replay(
     config: IMPALAConfig, num_envs: int, num_devices: int, unroll_length: int
 ) -> Buffer | None:
     """The sequence buffer of IMPALA with replay, None without."""
-    ratio = config.replay_ratio
+    ratio = config.replay_ratio  # in [0, 1): `validate` checked it
     if ratio == 0:
         return None
-    if not 0 < ratio < 1:
-        raise ValueError(
-            f"impala.replay_ratio={ratio} must be in [0, 1): the replayed "
-            "fraction of each learner batch (0.5: half)."
-        )
     size = config.replay_size
     if size < num_devices or size % num_devices:
         raise ValueError(
@@ -359,19 +348,48 @@ def _make_replay(
     return make_sequence_buffer(capacity, unroll_length, replayed, min_size=1)
 
 
-def _step_example(obs_example: jax.Array) -> Transition:
-    """One step of one environment, as the buffer stores it (no info)."""
-    obs = jnp.asarray(obs_example, jnp.float32)
-    scalar = jnp.zeros((), jnp.float32)
-    return Transition(
-        observation=obs,
-        action=jnp.zeros((), jnp.int32),
-        reward=scalar,
-        discount=scalar,
-        truncated=jnp.zeros((), bool),
-        log_prob=scalar,
-        value=scalar,
-        bootstrap_value=scalar,
-        final_observation=obs,
-        info={},
+def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
+    """IMPALA's range rules, and with `shape` that its replay holds an update.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    check_optimizer("impala", config.optimizer)
+    check(
+        config.policy_lag >= 0,
+        f"impala.policy_lag={config.policy_lag} must be >= 0; pass 0 for none "
+        "(act with the learner's parameters) or a positive number of updates.",
     )
+    check(
+        0.0 <= config.replay_ratio < 1.0,
+        f"impala.replay_ratio={config.replay_ratio} must be in [0, 1): the "
+        "replayed fraction of each learner batch; e.g. 0.5.",
+    )
+    check_ranges(
+        "impala",
+        config,
+        positive=("learning_rate", "max_grad_norm", "reward_scale", "eps")
+        + ("clip_rho", "clip_c", "clip_pg_rho"),
+        non_negative=("entropy_cost", "value_cost"),
+        unit=("gamma", "vtrace_lambda", "rms_decay"),
+    )
+    check(
+        shape is None
+        or config.replay_ratio == 0
+        or config.replay_size >= shape.num_envs,
+        f"impala.replay_size={config.replay_size} holds fewer trajectories than "
+        f"one update adds (num_envs={shape and shape.num_envs}); raise it.",
+    )
+
+
+ALGORITHM = Algorithm(
+    name="impala",
+    summary="IMPALA: V-trace actor-critic, policy lag, optional replay",
+    config_type=IMPALAConfig,
+    default_config=IMPALAConfig,
+    make_agent=make_impala,
+    make_networks=actor_critic_networks,
+    validate=validate,
+    keeps_replay=lambda config: config.replay_ratio > 0,
+)

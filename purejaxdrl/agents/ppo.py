@@ -10,13 +10,15 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.common import (
+    actor_critic_networks,
     annealed_learning_rate,
     flat_gradient_step,
     make_act_value,
     make_optimizer,
 )
+from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.rl.losses import (
     clipped_surrogate_loss,
@@ -146,11 +148,7 @@ def make_ppo(
       environments) split into minibatches by `minibatch_split`.
 
     """
-    if config.num_epochs < 1 or config.num_minibatches < 1:
-        raise ValueError(
-            f"ppo.num_epochs={config.num_epochs} and ppo.num_minibatches="
-            f"{config.num_minibatches} must both be >= 1; pass positive integers."
-        )
+    validate(config)
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     dist = network.distribution
@@ -269,3 +267,46 @@ def make_ppo(
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
     return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)
+
+
+def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
+    """PPO's range rules, and with `shape` that its minibatches split the batch.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    check_ranges(
+        "ppo",
+        config,
+        at_least_one=("num_epochs", "num_minibatches"),
+        positive=("learning_rate", "clip_eps", "max_grad_norm", "reward_scale", "eps"),
+        non_negative=("entropy_cost", "value_cost"),
+        unit=("gamma", "gae_lambda"),
+    )
+    if shape is None:
+        return
+    # Minibatches take time blocks and, when there are more minibatches than
+    # time blocks, groups of environments (see minibatch_split).
+    groups = env_groups(config.num_minibatches, shape.unroll_length)
+    check(
+        shape.num_envs % groups == 0,
+        f"ppo.num_minibatches={config.num_minibatches} with unroll_length="
+        f"{shape.unroll_length} needs num_envs divisible by {groups}, got "
+        f"num_envs={shape.num_envs}; make num_minibatches a divisor of "
+        f"unroll_length or num_envs a multiple of {groups}.",
+    )
+
+
+ALGORITHM = Algorithm(
+    name="ppo",
+    summary="PPO: clipped surrogate, GAE, minibatch epochs (on-policy)",
+    config_type=PPOConfig,
+    default_config=PPOConfig,
+    make_agent=make_ppo,
+    make_networks=actor_critic_networks,
+    validate=validate,
+    env_multiple=lambda config, unroll_length: env_groups(
+        config.num_minibatches, unroll_length
+    ),
+)

@@ -9,16 +9,17 @@ uniform replay shard per device, and gradients are all-reduced.
 """
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import merge_steps, replay_shard_sizes, stored_items
-from purejaxdrl.networks import SACNetworks
+from purejaxdrl.config import check, check_ranges
+from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import make_uniform_buffer
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
@@ -122,6 +123,7 @@ def make_sac(
 
     """
     del num_updates  # constant learning rates, as in the paper
+    validate(config)
     capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
@@ -276,3 +278,46 @@ def make_sac(
         axis_name=axis_name,
         state_spec=SACState(P(), P(), P(), P(), P(), P(), P(DATA_AXIS)),
     )
+
+
+def validate(config: SACConfig, shape: RunShape | None = None) -> None:
+    """SAC's range rules (any run shape fits it).
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    del shape
+    check_ranges(
+        "sac",
+        config,
+        at_least_one=("buffer_size", "batch_size", "min_replay", "updates_per_step"),
+        positive=("learning_rate", "init_alpha", "reward_scale"),
+        unit=("gamma", "tau"),
+    )
+    check(
+        config.min_replay <= config.buffer_size,
+        f"sac.min_replay={config.min_replay} exceeds sac.buffer_size="
+        f"{config.buffer_size}: learning would never start; lower it.",
+    )
+
+
+def _networks(
+    config: SACConfig, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Any, SACNetworks]:
+    """SAC acts with its policy; the learner takes the policy and the critics."""
+    del config
+    networks = make_sac_networks(network, obs_spec, action_spec)
+    return networks.policy, networks
+
+
+ALGORITHM = Algorithm(
+    name="sac",
+    summary="SAC: soft actor-critic, twin critics, learned temperature (replay)",
+    config_type=SACConfig,
+    default_config=SACConfig,
+    make_agent=make_sac,
+    make_networks=_networks,
+    validate=validate,
+    keeps_replay=lambda config: True,
+)

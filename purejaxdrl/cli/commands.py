@@ -61,7 +61,7 @@ def _describe(hint: Any) -> str:
 
 
 def _train_parser(defaults: Any, preset_name: str) -> Parser:
-    from purejaxdrl.config import preset_names
+    from purejaxdrl.training.presets import preset_names
 
     parser = Parser(
         prog="purejaxdrl train",
@@ -202,7 +202,9 @@ def _parse_options(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _train(argv: Sequence[str]) -> int:
-    from purejaxdrl.config import apply_overrides, load_preset, validate
+    from purejaxdrl.config import apply_overrides
+    from purejaxdrl.training.config import validate
+    from purejaxdrl.training.presets import load_preset
 
     pre = Parser(add_help=False, allow_abbrev=False)
     pre.add_argument("--env")
@@ -340,7 +342,7 @@ def _train(argv: Sequence[str]) -> int:
 
 
 def _list(argv: Sequence[str]) -> int:
-    from purejaxdrl.config import load_preset, preset_names
+    from purejaxdrl.training.presets import load_preset, preset_names
 
     Parser(prog="purejaxdrl list", description="List presets.").parse_args(argv)
     for name in preset_names():

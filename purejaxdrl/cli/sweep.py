@@ -44,7 +44,7 @@ def _bytes_flag(text: str) -> int:
 
 
 def _parser(defaults: object, preset_name: str) -> Parser:
-    from purejaxdrl.config import preset_names
+    from purejaxdrl.training.presets import preset_names
 
     parser = Parser(
         prog="purejaxdrl sweep",
@@ -127,8 +127,10 @@ def _seeds(text: str) -> int | list[int]:
 
 def sweep_command(argv: Sequence[str]) -> int:
     """`purejaxdrl sweep ...`; returns the exit status."""
-    from purejaxdrl.config import apply_overrides, load_preset, validate
+    from purejaxdrl.config import apply_overrides
     from purejaxdrl.sweep.spec import parse_grid_arg, parse_sample_arg
+    from purejaxdrl.training.config import validate
+    from purejaxdrl.training.presets import load_preset
 
     pre = Parser(add_help=False, allow_abbrev=False)
     pre.add_argument("--env")

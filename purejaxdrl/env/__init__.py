@@ -1,4 +1,11 @@
-"""Environments: the Env interface, adapters, wrappers and the registry."""
+"""Environments: the device `Env` interface, adapters, wrappers and the registry.
+
+`base` (the Env protocol, specs, TimeStep helpers), `gymnax_env` and `brax_env`
+(adapters that normalise each library to the project's TimeStep: discount 0
+only on termination, `truncated` on time limits, the true final observation),
+`wrappers` and `normalization` (episode statistics, observation
+normalisation), `registry` (`make(name)`). Imports only `types`.
+"""
 
 from purejaxdrl.env.base import (
     Box,

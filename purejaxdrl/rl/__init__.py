@@ -1,7 +1,14 @@
-"""RL math: returns, V-trace, losses, distributions, bootstrap values."""
+"""RL math on ONE stream of experience: returns, V-trace, losses, exploration.
+
+Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
+`vmap` at its call site: `returns` (GAE, λ-returns), `vtrace`, `nstep`,
+`bootstrap`, `losses`, `distributions`, `exploration`. Pure functions of arrays;
+imports only `types`.
+"""
 
 from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.rl.distributions import Distribution, categorical, tanh_gaussian
+from purejaxdrl.rl.exploration import actor_epsilons, epsilon_greedy
 from purejaxdrl.rl.losses import (
     actor_critic_loss,
     clipped_surrogate_loss,
@@ -16,10 +23,12 @@ __all__ = [
     "Distribution",
     "VTraceOutput",
     "actor_critic_loss",
+    "actor_epsilons",
     "bootstrap_values",
     "categorical",
     "clipped_surrogate_loss",
     "episode_aware_gae",
+    "epsilon_greedy",
     "gae",
     "normalize_advantages",
     "policy_gradient_loss",

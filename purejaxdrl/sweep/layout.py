@@ -54,21 +54,21 @@ class Layout:
 
 
 def mesh_shape(
-    num_runs: int, devices: int, num_envs: int, env_groups: int = 1
+    num_runs: int, devices: int, num_envs: int, env_multiple: int = 1
 ) -> tuple[int, int]:
     """(sweep, data) devices for `num_runs` runs on `devices` devices.
 
     With at least as many runs as devices, every device trains its own runs.
     With fewer, the sweep axis takes the largest divisor of `devices` not above
     `num_runs`, and each run is data-parallel over as many of the rest as split
-    its `num_envs` evenly (in multiples of `env_groups`, PPO's environment
-    groups per minibatch).
+    its `num_envs` evenly, in multiples of `env_multiple` per device (the
+    algorithm's `Algorithm.env_multiple`).
     """
     if num_runs >= devices:
         return devices, 1
     sweep = max(d for d in range(1, devices + 1) if devices % d == 0 and d <= num_runs)
     data = devices // sweep
-    while data > 1 and (num_envs % data or (num_envs // data) % env_groups):
+    while data > 1 and (num_envs % data or (num_envs // data) % env_multiple):
         data -= 1
     return sweep, data
 

@@ -26,17 +26,18 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
-from purejaxdrl.agents import make_agent
-from purejaxdrl.agents.ppo import env_groups
-from purejaxdrl.config import ConfigError, TrainConfig, load_preset
+from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState, run_functions
 from purejaxdrl.sweep import layout as sweep_layout
 from purejaxdrl.sweep.report import RETURN, SweepResult, write_sweep
 from purejaxdrl.sweep.spec import SweepPlan, make_plan
+from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env, make_networks, zero_observation
 from purejaxdrl.training.faults import first_non_finite
+from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.train import chunk_lengths, summarize_chunk
 from purejaxdrl.types import Metrics
 
@@ -261,9 +262,7 @@ def _train_group(
         len(runs),
         devices,
         cfg.num_envs,
-        env_groups(cfg.ppo.num_minibatches, cfg.unroll_length)
-        if cfg.algo == "ppo"
-        else 1,
+        algorithm(cfg.algo).env_multiple(getattr(cfg, cfg.algo), cfg.unroll_length),
     )
     start = time.perf_counter()
     programs = _programs(cfg, make_sweep_mesh(*shape))

@@ -24,9 +24,10 @@ import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.config import TrainConfig, apply_overrides, to_dict, validate
+from purejaxdrl.config import apply_overrides, to_dict
 from purejaxdrl.observe.plots import RETURN, Curve, plot_curves, read_jsonl
 from purejaxdrl.sweep.spec import Field, SweepPlan, setting_config
+from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
 from purejaxdrl.types import Params
 

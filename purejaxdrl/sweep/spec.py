@@ -22,14 +22,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from purejaxdrl.agents import keeps_replay
-from purejaxdrl.config import (
-    ConfigError,
-    TrainConfig,
-    apply_overrides,
-    flat_fields,
-    validate,
-)
+from purejaxdrl.agents.registry import algorithm, names
+from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
+from purejaxdrl.training.config import TrainConfig, validate
 
 DISTRIBUTIONS = ("loguniform", "uniform")
 
@@ -136,7 +131,7 @@ def resolve_field(base: TrainConfig, name: str) -> Field:
     top = path.split(".")[0]
     if top in _NOT_SWEPT:
         raise ConfigError(f"sweep field {name!r} cannot be swept: {_NOT_SWEPT[top]}.")
-    if top in ("ppo", "impala", "a2c") and top != algo:
+    if top in names() and top != algo:
         raise ConfigError(
             f"sweep field {name!r} belongs to {top}, and a sweep of {algo} does "
             f"not use it; sweep {algo}'s fields (e.g. learning_rate) or pass "
@@ -359,12 +354,12 @@ def make_plan(
     ]
     configs = [validate(setting_config(base, s)) for s in settings]
     for config in configs:
-        if keeps_replay(config.algo, getattr(config, config.algo)):
+        if algorithm(config.algo).keeps_replay(getattr(config, config.algo)):
             # Their replay buffer is per-device state outside the sweep's layout.
             raise ConfigError(
-                f"algo={config.algo!r}: sweeps of replay-based learners (dqn, apex, "
-                "sac, impala with replay_ratio > 0) are not supported yet; sweep "
-                "ppo, impala or a2c, or train replay runs one by one with "
+                f"algo={config.algo!r}: sweeps of replay-based learners (this "
+                "config keeps a replay buffer) are not supported yet; sweep an "
+                "on-policy learner, or train replay runs one by one with "
                 "`purejaxdrl train`."
             )
         if config.eval.episodes:

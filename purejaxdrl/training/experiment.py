@@ -7,17 +7,12 @@ import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
-from purejaxdrl.agents import Q_LEARNING, make_agent
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.config import TrainConfig, validate
-from purejaxdrl.networks import (
-    Network,
-    make_actor_critic,
-    make_q_network,
-    make_sac_networks,
-)
+from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runners.anakin import Runner, make_runner
+from purejaxdrl.training.config import TrainConfig, validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,22 +46,17 @@ def make_networks(
     """The acting network and the learner's networks of `config.algo`.
 
     Returns:
-      (acting, learner): the same actor-critic (or Q-network, for DQN and
-      Ape-X) twice; for SAC the learner's is the whole SACNetworks (policy and
-      critics) and the acting one its policy.
+      (acting, learner), from the algorithm's record: for actor-critics and
+      Q-learners one network twice; for SAC its policy, and the whole
+      SACNetworks (policy and critics).
 
     """
-    obs_spec = env.observation_spec(env_params)
-    action_spec = env.action_spec(env_params)
-    if config.algo == "sac":
-        networks = make_sac_networks(config.network, obs_spec, action_spec)
-        return networks.policy, networks
-    if config.algo in Q_LEARNING:
-        dueling = getattr(config, config.algo).dueling
-        network = make_q_network(config.network, obs_spec, action_spec, dueling=dueling)
-    else:
-        network = make_actor_critic(config.network, obs_spec, action_spec)
-    return network, network
+    return algorithm(config.algo).make_networks(
+        getattr(config, config.algo),
+        config.network,
+        env.observation_spec(env_params),
+        env.action_spec(env_params),
+    )
 
 
 def zero_observation(env: envs.Env, env_params: Any) -> np.ndarray:

@@ -13,13 +13,8 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.config import (
-    ConfigError,
-    TrainConfig,
-    apply_overrides,
-    flat_fields,
-    validate,
-)
+from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
+from purejaxdrl.training.config import TrainConfig, validate
 
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split

@@ -15,7 +15,8 @@ import jax
 import numpy as np
 import yaml
 
-from purejaxdrl.config import TrainConfig, to_dict
+from purejaxdrl.config import to_dict
+from purejaxdrl.training.config import TrainConfig
 
 
 def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:

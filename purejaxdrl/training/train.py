@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError, TrainConfig, to_dict
+from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.evaluation import make_evaluate
 from purejaxdrl.observe.loggers import (
     LOGGERS,
@@ -38,6 +38,7 @@ from purejaxdrl.parallel import is_main_process
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState, abstract_state, shardings
 from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.faults import NonFiniteError, StopSignals, first_non_finite
 from purejaxdrl.training.packing import describe

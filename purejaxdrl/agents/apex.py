@@ -1,0 +1,30 @@
+"""Ape-X: DQN's learner with prioritised replay and an ε per actor.
+
+Horgan et al. (2018), "Distributed Prioritized Experience Replay",
+https://arxiv.org/abs/1803.00933. The learner is `make_dqn`'s; Ape-X is its
+config with `prioritised` replay (initial priorities from the actors' TD errors)
+and `per_actor_epsilon` (environment i explores with its own fixed ε_i).
+"""
+
+import functools
+
+from purejaxdrl.agents import dqn
+from purejaxdrl.agents.base import Algorithm
+from purejaxdrl.agents.common import q_networks
+
+
+def default_config() -> dqn.DQNConfig:
+    """DQN's config with Ape-X's prioritised replay and per-actor ε."""
+    return dqn.DQNConfig(prioritised=True, per_actor_epsilon=True)
+
+
+ALGORITHM = Algorithm(
+    name="apex",
+    summary="Ape-X: DQN with prioritised replay and a fixed ε per actor",
+    config_type=dqn.DQNConfig,
+    default_config=default_config,
+    make_agent=dqn.make_dqn,
+    make_networks=q_networks,
+    validate=functools.partial(dqn.validate, name="apex"),
+    keeps_replay=lambda config: True,
+)

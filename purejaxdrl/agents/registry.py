@@ -1,0 +1,110 @@
+"""The algorithms: one record per algorithm module, found by name.
+
+Adding an algorithm is one module under `agents/` that defines its `ALGORITHM`
+record (see `agents.base.Algorithm`) and one line in `_ALGORITHMS` below; the
+config, command line, sweeps and runners learn of it from here.
+"""
+
+import inspect
+from typing import Any
+
+import jax
+
+from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, sac
+from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.config import ConfigError
+from purejaxdrl.networks import Network
+
+_ALGORITHMS: dict[str, Algorithm] = {
+    record.name: record
+    for record in (
+        ppo.ALGORITHM,
+        impala.ALGORITHM,
+        a2c.ALGORITHM,
+        dqn.ALGORITHM,
+        apex.ALGORITHM,
+        sac.ALGORITHM,
+    )
+}
+
+
+def algorithms() -> tuple[Algorithm, ...]:
+    """Every registered algorithm's record, in registration order."""
+    return tuple(_ALGORITHMS.values())
+
+
+def names() -> tuple[str, ...]:
+    """The registered algorithms' names (`--algo` values)."""
+    return tuple(_ALGORITHMS)
+
+
+def algorithm(name: str) -> Algorithm:
+    """The record of the algorithm called `name`.
+
+    Raises:
+      ConfigError: for an unknown name, listing the known ones.
+
+    """
+    if name not in _ALGORITHMS:
+        raise ConfigError(
+            f"algo={name!r} is not a known algorithm; use one of {names()}."
+        )
+    return _ALGORITHMS[name]
+
+
+def make_agent(
+    algo: str,
+    algo_config: Any,
+    network: Network | Any,
+    obs_example: jax.Array,
+    *,
+    num_updates: int,
+    axis_name: str | None,
+    num_envs: int = 1,
+    num_devices: int = 1,
+    unroll_length: int = 1,
+) -> Agent:
+    """Builds the agent of the algorithm called `algo`.
+
+    Args:
+      algo: a registered name (`names()`).
+      algo_config: that algorithm's config (its record's `config_type`).
+      network: the learner network its record's `make_networks` returns.
+      obs_example: one observation (unbatched), to initialise parameters.
+      num_updates: total number of `update` calls (learning-rate annealing).
+      axis_name: mesh axis the agent's update all-reduces over, or None.
+      num_envs: the global number of environments; passed, like the next
+        two, only to the factories that take it (those with replay).
+      num_devices: the devices the environments and any replay split over.
+      unroll_length: steps per environment per update.
+
+    Returns:
+      The Agent.
+
+    Raises:
+      ConfigError: for an unknown algorithm, a config of the wrong type, or a
+        value out of range.
+
+    """
+    record = algorithm(algo)
+    if not isinstance(algo_config, record.config_type):
+        raise ConfigError(
+            f"algo={algo!r} takes a config of type {record.config_type.__name__}, "
+            f"got {type(algo_config).__name__}; pass the TrainConfig's {algo!r} "
+            "field."
+        )
+    layout = {
+        "num_envs": num_envs,
+        "num_devices": num_devices,
+        "unroll_length": unroll_length,
+    }
+    accepted = inspect.signature(record.make_agent).parameters
+    extra = {k: v for k, v in layout.items() if k in accepted}
+    return record.make_agent(
+        algo_config,
+        network,
+        obs_example,
+        num_updates=num_updates,
+        axis_name=axis_name,
+        **extra,
+    )

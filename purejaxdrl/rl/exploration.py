@@ -1,0 +1,47 @@
+"""ε-greedy exploration: the action choice and Ape-X's per-actor ε."""
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.types import PRNGKey
+
+
+def epsilon_greedy(key: PRNGKey, q: jax.Array, epsilon: jax.Array) -> jax.Array:
+    """With probability ε a uniformly random action, else the greedy one.
+
+    Args:
+      key: one key for this choice.
+      q: action values of one state, float32 [A].
+      epsilon: exploration rate ε, scalar.
+
+    Returns:
+      The action, int32 [].
+
+    """
+    key_explore, key_action = jax.random.split(key)
+    random = jax.random.randint(key_action, (), 0, q.shape[-1])
+    explore = jax.random.uniform(key_explore) < epsilon
+    return jnp.where(explore, random, jnp.argmax(q, axis=-1)).astype(jnp.int32)
+
+
+def actor_epsilons(
+    epsilon: jax.Array | float, alpha: jax.Array | float, env_id: jax.Array, n: int
+) -> jax.Array:
+    """Ape-X's ε_i = ε^(1 + α i / (N - 1)) for global environment indices i.
+
+    Horgan et al. (2018), "Distributed Prioritized Experience Replay",
+    https://arxiv.org/abs/1803.00933: environment 0 explores with ε, the last
+    with ε^(1 + α), so actors cover a spread of exploration rates.
+
+    Args:
+      epsilon: the base rate ε (0.4 in the paper).
+      alpha: the spread α (7 in the paper).
+      env_id: global environment indices i, int32 [...].
+      n: N, the number of environments.
+
+    Returns:
+      ε_i, float32 of `env_id`'s shape.
+
+    """
+    frac = env_id / max(n - 1, 1)
+    return jnp.asarray(epsilon, jnp.float32) ** (1.0 + alpha * frac)

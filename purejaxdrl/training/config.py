@@ -1,0 +1,176 @@
+"""The config of one training run: environment, algorithm, network, budget.
+
+`TrainConfig` composes the generic run fields with one section per registered
+algorithm; `validate` checks the run's own rules and asks the selected
+algorithm's record to check its section (`agents.registry`).
+"""
+
+import dataclasses
+from typing import Any
+
+from purejaxdrl.agents.base import RunShape
+from purejaxdrl.agents.registry import algorithm, algorithms
+from purejaxdrl.config import check
+from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.observe.evaluation import EvalConfig
+from purejaxdrl.rng import RNG_IMPLS
+from purejaxdrl.training.checkpoint import CheckpointConfig
+
+
+def _with_algorithm_sections(cls: type) -> type:
+    """`cls` with a field per registered algorithm, named after it, of its config.
+
+    The field's default is the algorithm's default config; the docstring and
+    everything else of `cls` is kept.
+    """
+    sections = [
+        (a.name, a.config_type, dataclasses.field(default_factory=a.default_config))
+        for a in algorithms()
+    ]
+    return dataclasses.make_dataclass(
+        cls.__name__,
+        sections,
+        bases=(cls,),
+        namespace={"__doc__": cls.__doc__, "__module__": cls.__module__},
+        frozen=True,
+        kw_only=True,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EnvConfig:
+    """Which environment to train on.
+
+    Attributes:
+      id: a name from `purejaxdrl.env.registered()`, e.g. CartPole-v1, brax/ant.
+      options: keyword arguments for the environment (brax: backend,
+        episode_length).
+      normalize_observations: standardise observations with running statistics.
+
+    """
+
+    id: str = "CartPole-v1"
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    normalize_observations: bool = False
+
+
+@_with_algorithm_sections
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """A whole training run.
+
+    Attributes:
+      env: the environment.
+      algo: the algorithm, a name of `agents.registry`; its hyper-parameters
+        are in the field of that name (`config.ppo`). TrainConfig has one such
+        field for every registered algorithm, added from the registry, so a
+        new algorithm needs no change here.
+      network: network architecture.
+      checkpoint: when to save whole-run checkpoints (runs with a run directory).
+      eval: evaluation episodes with the deterministic policy (off by default).
+      num_envs: number of parallel environments.
+      unroll_length: steps per environment between updates.
+      total_steps: environment-step budget; training runs
+        total_steps // (num_envs * unroll_length) updates.
+      seed: random seed.
+      rng_impl: key implementation: `fused_threefry` (Threefry-2x32 as one fused
+        kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
+      num_logs: how many times progress is reported (and metrics written).
+      scan_unroll: unroll factor of the rollout loop (a CPU speed knob).
+      devices: local devices per process to train on; 0 for all of them.
+        `num_envs` is global and is split evenly over all devices.
+      run_dir: directory under which each run writes its own folder.
+
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    algo: str = "ppo"
+    network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
+    eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
+    num_envs: int = 4
+    unroll_length: int = 128
+    total_steps: int = 500_000
+    seed: int = 0
+    rng_impl: str = "fused_threefry"
+    num_logs: int = 20
+    scan_unroll: int = 1
+    devices: int = 0
+    run_dir: str = "runs"
+
+    @property
+    def steps_per_update(self) -> int:
+        """Environment steps per update: num_envs x unroll_length."""
+        return self.num_envs * self.unroll_length
+
+    @property
+    def num_updates(self) -> int:
+        """Number of updates the budget allows."""
+        return self.total_steps // self.steps_per_update
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """Checks every range and divisibility rule; returns `config` unchanged.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    record = algorithm(config.algo)  # ConfigError for an unknown name
+    check(
+        config.rng_impl in RNG_IMPLS,
+        f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
+    )
+    for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
+        value = getattr(config, name)
+        check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+    check(
+        config.checkpoint.every >= 0,
+        f"checkpoint.every={config.checkpoint.every} must be >= 0 (chunks between "
+        "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM).",
+    )
+    check(
+        config.checkpoint.keep >= 1,
+        f"checkpoint.keep={config.checkpoint.keep} must be >= 1 (how many of the "
+        "newest checkpoints to keep); e.g. --checkpoint.keep 3.",
+    )
+    for name in ("episodes", "every"):
+        value = getattr(config.eval, name)
+        check(
+            value >= 0,
+            f"eval.{name}={value} must be >= 0 (0 turns evaluation off / evaluates "
+            "only at the end); e.g. --eval.episodes 16 --eval.every 5.",
+        )
+    when = "only at the end" if config.eval.episodes else "never"
+    check(
+        config.eval.stop_at is None or (config.eval.episodes and config.eval.every),
+        f"eval.stop_at={config.eval.stop_at} stops at an evaluation during "
+        f"training, but eval.episodes={config.eval.episodes} and eval.every="
+        f"{config.eval.every} evaluate {when}; pass e.g. --eval.episodes 16 "
+        "--eval.every 1.",
+    )
+    check(
+        config.eval.max_steps >= 1,
+        f"eval.max_steps={config.eval.max_steps} must be >= 1; e.g. 100000.",
+    )
+    check(
+        config.devices >= 0,
+        f"devices={config.devices} must be >= 0 (0 uses every local device).",
+    )
+    check(
+        config.total_steps >= config.steps_per_update,
+        f"total_steps={config.total_steps} is less than one update "
+        f"(num_envs x unroll_length = {config.steps_per_update}); raise "
+        "--total-steps or lower --num-envs / --unroll-length.",
+    )
+    record.validate(
+        getattr(config, config.algo),
+        RunShape(num_envs=config.num_envs, unroll_length=config.unroll_length),
+    )
+    net = config.network
+    check(
+        len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
+        f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
+        "positive widths, e.g. --network.hidden-sizes 64 64.",
+    )
+    return config

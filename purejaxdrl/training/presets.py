@@ -1,0 +1,104 @@
+"""Presets: tuned configs from `envs/*.yaml`, with the score each must reach."""
+
+import dataclasses
+import difflib
+import importlib.resources
+import pathlib
+from typing import Any
+
+import yaml
+
+from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.training.config import TrainConfig, validate
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A tuned configuration and the score it must reach within a step budget."""
+
+    name: str
+    config: TrainConfig
+    target_return: float | None
+    target_steps: int | None
+    description: str = ""
+
+
+def presets_dir() -> pathlib.Path:
+    """Where presets live: inside the installed package, else the checkout."""
+    packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
+    if packaged.is_dir():
+        return packaged
+    return pathlib.Path(__file__).resolve().parents[2] / "envs"
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets (file names without `.yaml`)."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(
+            f"Preset {str(path)!r} is not valid YAML{line}; fix the file's syntax."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r} must be a YAML mapping with 'env' and per-"
+            "algorithm sections; see envs/cartpole.yaml."
+        )
+    return data
+
+
+def load_preset(name: str, algo: str = "ppo") -> Preset:
+    """Loads the preset `name` (shipped, or a path to a YAML file) for `algo`.
+
+    Raises:
+      ConfigError: for an unknown name, a missing file, bad YAML, a preset
+        without a section for `algo`, or a bad field in it.
+
+    """
+    path = pathlib.Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = presets_dir() / f"{name}.yaml"
+        if not path.is_file():
+            names = preset_names()
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"Unknown environment preset {name!r}: {hint}choose one of "
+                f"{', '.join(names)}, or pass a path to a preset .yaml file."
+            )
+    elif not path.is_file():
+        raise ConfigError(
+            f"Preset file {str(path)!r} does not exist; check the path or use a "
+            f"shipped preset ({', '.join(preset_names())})."
+        )
+    algorithm(algo)  # ConfigError for an unknown name
+    data = _read_yaml(path)
+    if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
+        raise ConfigError(
+            f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
+            "env: {id: CartPole-v1}."
+        )
+    section = data.get(algo)
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
+            f"{algo} settings; add one or pick another --algo."
+        )
+    section = dict(section)
+    target = section.pop("target", None) or {}
+    config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
+    config = validate(apply_overrides(config, section))
+    return Preset(
+        name=path.stem,
+        config=config,
+        target_return=target.get("mean_return"),
+        target_steps=target.get("env_steps"),
+        description=str(data.get("description", "")).strip(),
+    )

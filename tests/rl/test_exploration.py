@@ -1,0 +1,30 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl import rl
+
+
+def test_epsilon_zero_is_greedy_and_epsilon_one_is_uniform():
+    q = jnp.array([0.1, 2.0, -1.0, 0.5])
+    keys = jax.random.split(jax.random.key(0), 4000)
+    greedy = jax.vmap(lambda k: rl.epsilon_greedy(k, q, 0.0))(keys)
+    assert greedy.dtype == jnp.int32 and np.all(np.asarray(greedy) == 1)
+    uniform = np.asarray(jax.vmap(lambda k: rl.epsilon_greedy(k, q, 1.0))(keys))
+    # 4000 draws over 4 actions: each count is 1000 +- ~27 (one std).
+    assert np.all(np.abs(np.bincount(uniform, minlength=4) - 1000) < 150)
+
+
+def test_epsilon_half_picks_the_greedy_action_five_eighths_of_the_time():
+    # P(greedy) = (1 - ε) + ε / A = 0.5 + 0.5 / 4 = 0.625.
+    q = jnp.array([0.0, 0.0, 3.0, 0.0])
+    keys = jax.random.split(jax.random.key(1), 8000)
+    actions = np.asarray(jax.vmap(lambda k: rl.epsilon_greedy(k, q, 0.5))(keys))
+    assert abs(np.mean(actions == 2) - 0.625) < 0.02
+
+
+def test_actor_epsilons_by_hand():
+    # ε_i = 0.4^(1 + 7 i / 3) for i = 0..3.
+    got = rl.actor_epsilons(0.4, 7.0, jnp.arange(4), 4)
+    want = [0.4 ** (1 + 7 * i / 3) for i in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
