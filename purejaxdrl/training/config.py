@@ -109,21 +109,8 @@ class TrainConfig:
         return self.total_steps // self.steps_per_update
 
 
-def validate(config: TrainConfig) -> TrainConfig:
-    """Checks every range and divisibility rule; returns `config` unchanged.
-
-    Raises:
-      ConfigError: naming the value, the rule and the fix.
-
-    """
-    record = algorithm(config.algo)  # ConfigError for an unknown name
-    check(
-        config.rng_impl in RNG_IMPLS,
-        f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
-    )
-    for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
-        value = getattr(config, name)
-        check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+def _check_checkpoint_and_eval(config: TrainConfig) -> None:
+    """The rules of when a run checkpoints and evaluates."""
     check(
         config.checkpoint.every >= 0,
         f"checkpoint.every={config.checkpoint.every} must be >= 0 (chunks between "
@@ -153,6 +140,24 @@ def validate(config: TrainConfig) -> TrainConfig:
         config.eval.max_steps >= 1,
         f"eval.max_steps={config.eval.max_steps} must be >= 1; e.g. 100000.",
     )
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """Checks every range and divisibility rule; returns `config` unchanged.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    record = algorithm(config.algo)  # ConfigError for an unknown name
+    check(
+        config.rng_impl in RNG_IMPLS,
+        f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
+    )
+    for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
+        value = getattr(config, name)
+        check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+    _check_checkpoint_and_eval(config)
     check(
         config.devices >= 0,
         f"devices={config.devices} must be >= 0 (0 uses every local device).",

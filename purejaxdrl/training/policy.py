@@ -18,10 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.normalization import RunningStatistics, normalize
-from purejaxdrl.networks import NetworkConfig, make_actor_critic
+from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.types import Params, PRNGKey
 
 FORMAT = "purejaxdrl-policy"
@@ -125,6 +126,8 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "env_id": config.env.id,
         "env_options": config.env.options,
         "algo": config.algo,
+        # The acting network's architecture may depend on it (DQN's dueling head).
+        "algo_config": to_dict(getattr(config, config.algo)),
         "updates": restored.step,
         "env_steps": restored.step * exp.runner.steps_per_update,
         "observation_shape": list(obs_spec.shape),
@@ -172,7 +175,11 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     net = spec["network"]
     config = NetworkConfig(**{**net, "hidden_sizes": tuple(net["hidden_sizes"])})
     obs_spec, action_spec = _spaces(spec["observation_shape"], spec["action"])
-    network = make_actor_critic(config, obs_spec, action_spec)
+    # The network the run acted with (actor-critic, Q-network, SAC's policy),
+    # as the algorithm builds it.
+    record = algorithm(spec["algo"])
+    section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
+    network, _ = record.make_networks(section, config, obs_spec, action_spec)
     dist = network.distribution
     params = jax.tree.map(jnp.asarray, blob["params"])
     stats = None

@@ -1,0 +1,42 @@
+"""Exported policies of every kind of acting network load as the run acted."""
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.networks import make_q_network
+
+
+@pytest.mark.timeout(300)
+def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
+    # A Q-network without the dueling head: load_policy must build the run's
+    # own architecture (from the exported DQN section), not an actor-critic.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {
+            "total_steps": 16 * 4 * 20,
+            "num_logs": 1,
+            "devices": 1,
+            "run_dir": str(tmp_path / "runs"),
+            "dqn": {"min_replay": 256, "dueling": False},
+        },
+    )
+    result = pjd.train(config, write_files=True)
+    policy = pjd.load_policy(pjd.export_policy(result.run_dir, tmp_path / "policy"))
+    assert policy.spec["algo"] == "dqn"
+    assert policy.spec["algo_config"]["dueling"] is False
+    for x, y in zip(
+        jax.tree.leaves(policy.params),
+        jax.tree.leaves(result.state.agent.params),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    # The greedy action is argmax Q of the run's own network and parameters.
+    env = pjd.env.make("CartPole-v1")
+    spec = (env.observation_spec(env.default_params), env.action_spec(None))
+    q_network = make_q_network(config.network, *spec, dueling=False)
+    obs = jax.random.normal(jax.random.key(0), (64, 4))
+    q, _ = q_network.apply(result.state.agent.params, obs)
+    np.testing.assert_array_equal(jax.jit(policy.mode)(obs), np.argmax(q, axis=-1))
+    assert jax.jit(policy.act)(obs, jax.random.key(1)).shape == (64,)
