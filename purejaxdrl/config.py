@@ -194,6 +194,7 @@ def check_ranges(
       ConfigError: for the first field out of range, naming it and the fix.
 
     """
+
     def values(fields: tuple[str, ...]) -> list[tuple[str, Any]]:
         # A factory may be built with traced hyper-parameters (a sweep's, under
         # vmap); those were checked one by one before they were stacked.
@@ -207,9 +208,7 @@ def check_ranges(
         )
     for field, value in values(positive):
         value = float(value)
-        check(
-            value > 0, f"{name}.{field}={value} must be > 0; pass a positive number."
-        )
+        check(value > 0, f"{name}.{field}={value} must be > 0; pass a positive number.")
     for field, value in values(non_negative):
         value = float(value)
         check(value >= 0, f"{name}.{field}={value} must be >= 0.")

@@ -1,6 +1,7 @@
 """Learning-curve plots of run and sweep directories."""
 
 import json
+import math
 
 import matplotlib.image
 import pytest
@@ -8,7 +9,15 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.observe.plots import load_curves, plot_curves
+from purejaxdrl.observe.plots import (
+    load_curves,
+    plot_curves,
+    read_history,
+    setting_label,
+    short_value,
+    sweep_curves,
+)
+from purejaxdrl.sweep.report import load_sweep
 
 
 def _run_dir(root, name, seed, lr, returns):
@@ -59,6 +68,12 @@ def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
     # Two from the runs (a with b, and c), three from the sweep's settings.
     assert "wrote" in capsys.readouterr().out
     assert plot_curves(load_curves([*runs, sweep.run_dir]), out, target=35) == 5
+    # Read by plots alone, the sweep's curves are what `load_sweep` reads.
+    loaded = load_sweep(sweep.run_dir)
+    assert [(c.label, c.histories) for c in sweep_curves(sweep.run_dir)] == [
+        (f"clip_eps={v}", tuple(loaded.histories[2 * s : 2 * s + 2]))
+        for s, v in enumerate(["0.1", "0.2", "0.3"])
+    ]
     image = matplotlib.image.imread(out)
     assert image.shape[0] >= 400 and image.shape[1] >= 1000
 
@@ -69,3 +84,37 @@ def test_plot_of_a_folder_without_metrics_is_one_line(tmp_path, capsys):
     missing = str(tmp_path / "x" / "a.png")
     assert cli.main(["plot", str(tmp_path), "--out", missing]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_setting_labels_name_the_algorithms_fields_bare():
+    assert short_value(0.00025) == "0.00025"
+    assert short_value(1 / 3) == "0.3333"
+    assert short_value((64, 64)) == short_value([64, 64]) == "64x64"
+    assert short_value(True) == "True"
+    values = {"ppo.learning_rate": 0.001, "network.hidden_sizes": [32, 32]}
+    assert setting_label(values, "ppo") == (
+        "learning_rate=0.001, network.hidden_sizes=32x32"
+    )
+    assert setting_label({}, "ppo") == "base"
+
+
+def test_sweep_directory_curves_by_hand(tmp_path):
+    # What plots reads of a sweep directory: the algorithm, settings, seeds and
+    # each run's records (runs setting-major).
+    meta = {
+        "base": {"algo": "impala"},
+        "settings": [{"impala.clip_rho": 1.0}, {"impala.clip_rho": 0.5}],
+        "seeds": [0, 9],
+    }
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(meta))
+    (tmp_path / "runs").mkdir()
+    for run, value in enumerate([1, 2, None, 4]):
+        line = json.dumps({"env_steps": 100, "episode/mean_return": value})
+        (tmp_path / "runs" / f"run-{run:04d}.jsonl").write_text(line + "\n")
+    first, second = load_curves([tmp_path])
+    assert first.label == "clip_rho=1" and second.label == "clip_rho=0.5"
+    assert first.series("env_steps")[1].tolist() == [[1], [2]]
+    missing = read_history(tmp_path / "runs" / "run-0002.jsonl")
+    assert missing[0]["env_steps"] == 100
+    assert math.isnan(missing[0]["episode/mean_return"])  # null is NaN
+    assert second.histories[0] == missing

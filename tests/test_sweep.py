@@ -9,9 +9,11 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.sweep import layout as sweep_layout
+from purejaxdrl.sweep.fields import resolve_field
 from purejaxdrl.sweep.program import sweep
-from purejaxdrl.sweep.report import SweepResult, load_sweep
-from purejaxdrl.sweep.spec import make_plan, resolve_field
+from purejaxdrl.sweep.report import load_sweep
+from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.sweep.spec import make_plan
 
 # Adam over many minibatch steps amplifies float rounding (vmapped and unbatched
 # kernels sum in different orders) by ~10x per update; 4 PPO updates stay well

@@ -1,17 +1,11 @@
-"""Learning curves from run and sweep directories, as a PNG.
-
-A curve is one setting: one run, or several seeds drawn as their mean with a
-min-max band. Run directories whose configs differ only in the seed form one
-curve; a sweep directory gives one curve per setting. Two panels: return
-against environment steps and against wall-clock training time.
-"""
+"""Learning curves of run and sweep directories, drawn as a PNG."""
 
 import dataclasses
 import json
 import math
 import pathlib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +22,9 @@ _NOT_SETTING = ("seed", "run_dir", "devices", "checkpoint")
 
 @dataclasses.dataclass(frozen=True)
 class Curve:
-    """One setting's learning curves.
+    """One setting's learning curves: one run, or several seeds.
+
+    Drawn as the mean over seeds with a min-max band (`plot_curves`).
 
     Attributes:
       label: the legend entry.
@@ -58,26 +54,73 @@ def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
+def read_history(path: pathlib.Path) -> list[dict[str, Any]]:
+    """A run's metrics JSONL as per-chunk records, missing values (null) as NaN."""
+    return [
+        {k: math.nan if v is None else v for k, v in r.items()}
+        for r in read_jsonl(path)
+    ]
+
+
+def short_value(x: Any) -> str:
+    """A setting's value as a short text: `0.001`, `64x64`, `True`."""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, tuple | list):
+        return "x".join(map(str, x))
+    return str(x)
+
+
+def setting_label(values: Mapping[str, Any], algo: str) -> str:
+    """`learning_rate=0.001, entropy_cost=0`: a sweep setting for a legend.
+
+    Args:
+      values: the setting, {field path: value}.
+      algo: the sweep's algorithm, whose fields are named without `algo.`.
+
+    Returns:
+      The label; `base` for a setting that varies nothing.
+
+    """
+    text = ", ".join(
+        f"{k.removeprefix(algo + '.')}={short_value(v)}" for k, v in values.items()
+    )
+    return text or "base"
+
+
+def sweep_curves(path: pathlib.Path) -> list[Curve]:
+    """One curve per setting of a sweep directory, its seeds the curve's runs.
+
+    Reads `sweep.yaml` (the base config's algorithm, the settings and the seeds)
+    and `runs/run-NNNN.jsonl`; runs go setting-major, as the sweep wrote them.
+    """
+    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    algo, n = meta["base"]["algo"], len(meta["seeds"])
+    curves = []
+    for s, values in enumerate(meta["settings"]):
+        runs = range(s * n, (s + 1) * n)
+        histories = [read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in runs]
+        curves.append(Curve(setting_label(values, algo), tuple(histories)))
+    return curves
+
+
 def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
     """The curves of run directories and sweep directories, in the given order.
+
+    A sweep directory gives one curve per setting (`sweep_curves`); run
+    directories whose configs differ only in the seed form one curve.
 
     Raises:
       ConfigError: a path that is neither a run nor a sweep directory, or a run
         without metrics.
 
     """
-    from purejaxdrl.sweep.report import load_sweep, setting_label
-
     items: list[Curve | str] = []  # curves, or keys of groups of runs
     runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
     for raw in paths:
         path = pathlib.Path(raw)
         if (path / "sweep.yaml").is_file():
-            sweep = load_sweep(path)
-            n = len(sweep.plan.seeds)
-            for s in range(len(sweep.plan.settings)):
-                histories = tuple(sweep.histories[s * n : (s + 1) * n])
-                items.append(Curve(setting_label(sweep.plan, s), histories))
+            items.extend(sweep_curves(path))
             continue
         metrics = path / "metrics.jsonl"
         if not metrics.is_file():

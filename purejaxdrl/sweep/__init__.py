@@ -1,8 +1,10 @@
 """Hyper-parameter sweeps: many runs of one config family as one compiled program.
 
-`spec` (what runs: grids, random ranges, seeds), `layout` (the (sweep, data)
-mesh and batches that fit in memory), `program` (`sweep()`: compiles and trains
-the batches), `report` (per-run curves, per-setting summaries, files). Builds on
-`training` (configs, experiments, the chunk schedule) and `observe`; never
-imports `cli`.
+`fields` (which config fields vary, dynamic or static), `search` (random
+ranges), `spec` (the plan: grids x draws x seeds), `layout` (the (sweep, data)
+mesh and batches that fit in memory), `compiled` (the vmapped, sharded init and
+chunk programs), `program` (`sweep()`: trains the plan group by group, batch by
+batch), `messages` (what it reports), `result` (per-run records, per-setting
+summary), `report` (the sweep directory's files). Builds on `training`
+(configs, experiments, the chunk schedule) and `observe`; never imports `cli`.
 """

@@ -1,11 +1,4 @@
-"""Where a sweep's runs go: the (sweep, data) mesh shape and batches that fit.
-
-Runs are split over the `sweep` mesh axis; when there are fewer runs than
-devices, each run also spreads its environments over a `data` axis. Before
-compiling, the memory one run needs on a device is estimated from the shapes of
-its state and rollout; if all runs together do not fit, they train in
-sequential batches of equal size (one compiled program for all of them).
-"""
+"""Where a sweep's runs go: the (sweep, data) mesh shape and batches that fit."""
 
 import dataclasses
 import math
@@ -14,7 +7,9 @@ import os
 import jax
 import numpy as np
 
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.training.config import TrainConfig
 
 # Rollout buffers live alongside their copies in the update (PPO's shuffled
 # minibatches, activations kept for the backward pass, gradients): budget three.
@@ -28,6 +23,12 @@ HOST_SHARE = 0.5
 @dataclasses.dataclass(frozen=True)
 class Layout:
     """How a group of runs is placed.
+
+    Runs are split over the `sweep` mesh axis; when there are fewer runs than
+    devices, each run also spreads its environments over a `data` axis. Before
+    compiling, the memory one run needs on a device is estimated from the
+    shapes of its state and rollout; if all runs together do not fit, they
+    train in sequential batches of equal size (one compiled program for all).
 
     Attributes:
       sweep: devices on the `sweep` axis (runs split over them).
@@ -135,3 +136,55 @@ def batches(num_runs: int, sweep: int, per_run: int, available: int) -> tuple[in
     num_batches = math.ceil(per_device / fit)
     per_device = math.ceil(per_device / num_batches)
     return per_device * sweep, num_batches
+
+
+def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
+    """(sweep, data) devices for `num_runs` runs of `config`'s static group.
+
+    `mesh_shape` over the config's devices (all local ones by default), with
+    its algorithm's multiple of environments per device.
+    """
+    devices = config.devices or jax.local_device_count()
+    section = getattr(config, config.algo)
+    return mesh_shape(
+        num_runs,
+        devices,
+        config.num_envs,
+        algorithm(config.algo).env_multiple(section, config.unroll_length),
+    )
+
+
+def group_layout(
+    num_runs: int,
+    shape: tuple[int, int],
+    state_shapes: RunnerState,
+    config: TrainConfig,
+    device_memory: int | None = None,
+) -> tuple[Layout, str]:
+    """How `num_runs` runs of `config`'s static group fit on a (sweep, data) mesh.
+
+    Args:
+      num_runs: the group's runs.
+      shape: the mesh's (sweep, data) devices (`group_mesh_shape`).
+      state_shapes: `jax.eval_shape` of one run's RunnerState.
+      config: any run of the group.
+      device_memory: bytes per device the sweep may use, or None for the
+        estimate from the device (or host) memory (`device_bytes`).
+
+    Returns:
+      (the Layout, where the figure of the available memory comes from).
+
+    """
+    per_run = run_bytes(
+        state_shapes,
+        data=shape[1],
+        unroll_length=config.unroll_length,
+        num_envs=config.num_envs,
+        obs_shape=state_shapes.actor.timestep.observation.shape[1:],
+    )
+    if device_memory is None:
+        available, source = device_bytes()
+    else:
+        available, source = device_memory, "device_memory"
+    size, num_batches = batches(num_runs, shape[0], per_run, available)
+    return Layout(*shape, size, num_batches, per_run, available), source

@@ -1,19 +1,5 @@
-"""Hyper-parameter sweeps: many runs in one compiled program, split over devices.
+"""`sweep()`: trains a plan's runs, program by program and batch by batch."""
 
-Runs that differ only in dynamic fields (array leaves of the algorithm's config:
-learning rate, gamma, clip, entropy cost, ...) and in their seed train together:
-the agent is built inside the compiled program from a traced config, and one
-run's update is vmapped over the runs on each device; the runs are split over
-a `sweep` mesh axis (and each run's environments over `data` when there are
-fewer runs than devices). A grid over a static field (shapes, loop counts)
-becomes one program per value, run one after another.
-
-Every run is the run `train` would make with its setting and seed: same keys,
-same updates, same parameters (to float rounding).
-"""
-
-import dataclasses
-import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,117 +7,28 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-from jax.sharding import Mesh
-from jax.sharding import PartitionSpec as P
 
-from purejaxdrl._platform import compiler_options
-from purejaxdrl.agents.registry import algorithm, make_agent
 from purejaxdrl.config import ConfigError
-from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS, make_sweep_mesh
+from purejaxdrl.observe.plots import RETURN
+from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
-from purejaxdrl.runners.anakin import RunnerState, run_functions
+from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweep import layout as sweep_layout
-from purejaxdrl.sweep.report import RETURN, SweepResult, write_sweep
+from purejaxdrl.sweep.compiled import Programs, make_programs, stack_hps
+from purejaxdrl.sweep.messages import (
+    diverged_line,
+    layout_lines,
+    plan_lines,
+    progress_line,
+)
+from purejaxdrl.sweep.report import write_sweep
+from purejaxdrl.sweep.result import SweepResult
 from purejaxdrl.sweep.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import make_env, make_networks, zero_observation
 from purejaxdrl.training.faults import first_non_finite
 from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.train import chunk_lengths, summarize_chunk
 from purejaxdrl.types import Metrics
-
-# Runs are split over `sweep`; each run's environments over `data`.
-_STATE_SPECS = RunnerState(
-    agent=P(SWEEP_AXIS),
-    actor=P(SWEEP_AXIS, DATA_AXIS),
-    env_params=P(SWEEP_AXIS),
-    key=P(SWEEP_AXIS),
-)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Programs:
-    """One static group's compiled functions, for a fixed layout."""
-
-    init: Callable[[Any, jax.Array], RunnerState]
-    chunk: Callable[[int], Callable[[Any, RunnerState], tuple[RunnerState, Metrics]]]
-    state_shapes: RunnerState  # of one run
-
-
-def _programs(config: TrainConfig, mesh: Mesh) -> _Programs:
-    """The init and chunk programs of runs sharing `config`'s static fields."""
-    env, env_params = make_env(config)
-    network, _ = make_networks(config, env, env_params)  # no SAC in sweeps
-    obs_example = zero_observation(env, env_params)
-    data = mesh.shape[DATA_AXIS]
-    local_envs = config.num_envs // data
-
-    def functions(hp: Any) -> Any:
-        agent = make_agent(
-            config.algo,
-            hp,
-            network,
-            obs_example,
-            num_updates=config.num_updates,
-            # As `make_experiment`: no all-reduce when a run is on one device.
-            axis_name=DATA_AXIS if data > 1 else None,
-        )
-        return run_functions(
-            env,
-            env_params,
-            agent,
-            local_envs=local_envs,
-            unroll_length=config.unroll_length,
-            scan_unroll=config.scan_unroll,
-        )
-
-    def init_runs(hps: Any, keys: jax.Array) -> RunnerState:
-        return jax.vmap(lambda hp, key: functions(hp).init(key))(hps, keys)
-
-    platform = mesh.devices.flat[0].platform
-    init = jax.jit(
-        jax.shard_map(
-            init_runs,
-            mesh=mesh,
-            in_specs=(P(SWEEP_AXIS), P(SWEEP_AXIS)),
-            out_specs=_STATE_SPECS,
-        ),
-        compiler_options=compiler_options(platform, runs_once=True),
-    )
-
-    @functools.cache
-    def chunk(length: int) -> Callable:
-        def sweep_chunk(hps: Any, states: RunnerState) -> tuple[RunnerState, Metrics]:
-            def one(hp: Any, state: RunnerState) -> tuple[RunnerState, Metrics]:
-                return jax.lax.scan(functions(hp).step, state, None, length=length)
-
-            return jax.vmap(one)(hps, states)
-
-        sharded = jax.shard_map(
-            sweep_chunk,
-            mesh=mesh,
-            in_specs=(P(SWEEP_AXIS), _STATE_SPECS),
-            out_specs=(_STATE_SPECS, P(SWEEP_AXIS)),
-        )
-        return jax.jit(
-            sharded, donate_argnums=1, compiler_options=compiler_options(platform)
-        )
-
-    hp = getattr(config, config.algo)
-    one = jax.eval_shape(
-        init,
-        jax.tree.map(lambda x: np.full(mesh.shape[SWEEP_AXIS], x, np.float32), hp),
-        jnp.stack([make_key(0, config.rng_impl)] * mesh.shape[SWEEP_AXIS]),
-    )
-    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), one)
-    return _Programs(init, chunk, shapes)
-
-
-def _stack_hps(configs: Sequence[TrainConfig]) -> Any:
-    """The algorithm configs of `configs` as one config of float32 [R] leaves."""
-    sections = [getattr(c, c.algo) for c in configs]
-    return jax.tree.map(lambda *xs: np.asarray(xs, np.float32), *sections)
 
 
 def sweep(
@@ -149,6 +46,13 @@ def sweep(
     notify: Callable[[str], None] | None = None,
 ) -> SweepResult:
     """Trains every setting of a grid / random search with every seed.
+
+    Runs that differ only in dynamic fields (array leaves of the algorithm's
+    config) and in their seed train together in one compiled program
+    (`compiled.make_programs`), split over the devices (`layout`); a grid over
+    a static field (shapes, loop counts) becomes one program per value, run one
+    after another. Every run is the run `train` would make with its setting and
+    seed: same keys, same updates, same parameters (to float rounding).
 
     Args:
       base: a TrainConfig, or a preset name (`cartpole`) whose `algo` section
@@ -184,16 +88,7 @@ def sweep(
             f"sweeps run in one process (this is one of {jax.process_count()}); "
             "start the sweep on a single host."
         )
-    if isinstance(base, str):
-        preset = load_preset(base, algo or "ppo")
-        base = preset.config
-        if target_return is None:
-            target_return = preset.target_return
-    elif algo is not None and algo != base.algo:
-        raise ConfigError(
-            f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
-            "the config's algo instead."
-        )
+    base, target_return = _base_and_target(base, algo, target_return)
     plan = make_plan(
         base,
         grid=grid,
@@ -210,17 +105,9 @@ def sweep(
             notify(line)
 
     groups = plan.static_groups()
+    for line in plan_lines(plan, len(groups)):
+        say(line)
     total = plan.num_runs
-    say(
-        f"sweep: {len(plan.settings)} setting(s) x {len(plan.seeds)} seed(s) = "
-        f"{total} runs of {base.algo} on {base.env.id}"
-    )
-    if len(groups) > 1:
-        static = [f.path for f in plan.fields if not f.dynamic]
-        say(
-            f"sweep: {', '.join(static)} change(s) shapes or loop counts, so the "
-            f"runs form {len(groups)} compiled programs, trained one after another"
-        )
     result = SweepResult(
         plan=plan,
         histories=[[] for _ in range(total)],
@@ -234,11 +121,28 @@ def sweep(
         _train_group(result, runs, label, device_memory, say, notify)
     for run, at in enumerate(result.diverged):
         if at is not None:
-            say(f"sweep: run {run} ({_describe(plan, run)}) diverged at update {at:,}")
+            say(diverged_line(plan, run, at))
     if write_files:
         result.run_dir = write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
     return result
+
+
+def _base_and_target(
+    base: TrainConfig | str, algo: str | None, target_return: float | None
+) -> tuple[TrainConfig, float | None]:
+    """The base config (a preset's, given its name) and the target score."""
+    if isinstance(base, str):
+        preset = load_preset(base, algo or "ppo")
+        if target_return is None:
+            target_return = preset.target_return
+        return preset.config, target_return
+    if algo is not None and algo != base.algo:
+        raise ConfigError(
+            f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
+            "the config's algo instead."
+        )
+    return base, target_return
 
 
 def _train_group(
@@ -257,57 +161,22 @@ def _train_group(
     """
     plan = result.plan
     cfg = plan.run_config(runs[0])
-    devices = cfg.devices or jax.local_device_count()
-    shape = sweep_layout.mesh_shape(
-        len(runs),
-        devices,
-        cfg.num_envs,
-        algorithm(cfg.algo).env_multiple(getattr(cfg, cfg.algo), cfg.unroll_length),
-    )
+    shape = sweep_layout.group_mesh_shape(len(runs), cfg)
     start = time.perf_counter()
-    programs = _programs(cfg, make_sweep_mesh(*shape))
-    per_run = sweep_layout.run_bytes(
-        programs.state_shapes,
-        data=shape[1],
-        unroll_length=cfg.unroll_length,
-        num_envs=cfg.num_envs,
-        obs_shape=programs.state_shapes.actor.timestep.observation.shape[1:],
-    )
-    if device_memory is None:
-        available, source = sweep_layout.device_bytes()
-    else:
-        available, source = device_memory, "device_memory"
-    batch_size, num_batches = sweep_layout.batches(
-        len(runs), shape[0], per_run, available
-    )
-    layout = sweep_layout.Layout(
-        shape[0], shape[1], batch_size, num_batches, per_run, available
+    programs = make_programs(cfg, make_sweep_mesh(*shape))
+    layout, source = sweep_layout.group_layout(
+        len(runs), shape, programs.state_shapes, cfg, device_memory
     )
     result.layouts.append(layout)
-    plural = "s" * (len(runs) != 1)
-    say(
-        f"sweep: {label}{len(runs)} run{plural} on {shape[0]} x {shape[1]} (sweep "
-        f"x data) {jax.default_backend()} device(s), {layout.runs_per_device} "
-        f"per device"
-    )
-    if num_batches > 1:
-        say(
-            f"sweep: {len(runs)} runs need ~{_gib(per_run * len(runs) / shape[0])}"
-            f" per device ({_gib(per_run)} each), more than the "
-            f"{_gib(available)} of {source} a sweep may use; training them in "
-            f"{num_batches} batches of {batch_size}, one after another"
-        )
+    for line in layout_lines(label, len(runs), layout, source, jax.default_backend()):
+        say(line)
     schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
     compiled: dict[int, Any] = {}
-    for b in range(num_batches):
+    size = layout.batch_size
+    for b in range(layout.num_batches):
         begin = time.perf_counter()
-        batch = runs[b * batch_size : (b + 1) * batch_size]
-        # Padding (copies of the last run) keeps every batch the same shape.
-        padded = batch + [batch[-1]] * (batch_size - len(batch))
-        configs = [plan.run_config(i) for i in padded]
-        hps = _stack_hps(configs)
-        keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
-        states = programs.init(hps, keys)
+        batch = runs[b * size : (b + 1) * size]
+        hps, states = _init_batch(programs, plan, batch, size)
         for n in sorted(set(schedule)):
             if n not in compiled:
                 compiled[n] = programs.chunk(n).lower(hps, states).compile()
@@ -323,8 +192,23 @@ def _train_group(
         for j, run in enumerate(batch):
             result.final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
         result.train_seconds += time.perf_counter() - begin
-        if num_batches > 1:
-            say(f"sweep: batch {b + 1} of {num_batches} done")
+        if layout.num_batches > 1:
+            say(f"sweep: batch {b + 1} of {layout.num_batches} done")
+
+
+def _init_batch(
+    programs: Programs, plan: SweepPlan, batch: list[int], size: int
+) -> tuple[Any, RunnerState]:
+    """The stacked configs and initial states of a batch of `size` runs.
+
+    Padding (copies of the last run) keeps every batch the same shape, so all
+    batches share one compiled program.
+    """
+    padded = batch + [batch[-1]] * (size - len(batch))
+    configs = [plan.run_config(i) for i in padded]
+    hps = stack_hps(configs)
+    keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
+    return hps, programs.init(hps, keys)
 
 
 def _train_batch(
@@ -343,41 +227,18 @@ def _train_batch(
     `result` receives, per run, one record per chunk and the update at which
     it first went non-finite; `progress` a line per chunk.
     """
-    histories, diverged = result.histories, result.diverged
-    steps_per_update = config.steps_per_update
     start = time.perf_counter()
-    done = 0
 
     def finish(metrics: Metrics, length: int, ends_at: int) -> None:
         host = jax.device_get(metrics)  # [batch, length] per name
         elapsed = time.perf_counter() - start
-        for j, run in enumerate(runs):
-            mine = {k: v[j] for k, v in host.items()}
-            bad = first_non_finite(mine)
-            if bad is not None and diverged[run] is None:
-                diverged[run] = ends_at - length + bad[1] + 1
-            histories[run].append(
-                {
-                    "env_steps": ends_at * steps_per_update,
-                    "updates": ends_at,
-                    "time": elapsed,
-                    **summarize_chunk(mine),
-                }
-            )
+        _record_chunk(result, runs, host, length, ends_at, elapsed, config)
         if progress is not None:
-            returns = [histories[run][-1].get(RETURN, math.nan) for run in runs]
-            finite = [r for r in returns if not math.isnan(r)]
-            sps = ends_at * steps_per_update * len(runs) / elapsed
-            shown = (
-                f"mean return over runs {np.mean(finite):.1f} (best {max(finite):.1f})"
-                if finite
-                else "no episode ended yet"
-            )
-            progress(
-                f"sweep: update {ends_at:,} of {config.num_updates:,}: {shown}, "
-                f"{sps:,.0f} steps/s"
-            )
+            returns = [result.histories[r][-1].get(RETURN, math.nan) for r in runs]
+            sps = ends_at * config.steps_per_update * len(runs) / elapsed
+            progress(progress_line(returns, ends_at, config.num_updates, sps))
 
+    done = 0
     pending = None
     for length in schedule:
         states, metrics = compiled[length](hps, states)  # queued, not awaited
@@ -390,14 +251,41 @@ def _train_batch(
     return states
 
 
-def _describe(plan: SweepPlan, run: int) -> str:
-    setting, seed = plan.run(run)
-    values = ", ".join(f"{k}={v}" for k, v in plan.settings[setting].items())
-    return f"{values}, seed {seed}" if values else f"seed {seed}"
+def _record_chunk(
+    result: SweepResult,
+    runs: Sequence[int],
+    host: Metrics,
+    length: int,
+    ends_at: int,
+    elapsed: float,
+    config: TrainConfig,
+) -> None:
+    """Appends each run's record of a chunk, and notes where it first diverged.
 
+    Args:
+      result: receives the records (`histories`) and divergences (`diverged`).
+      runs: the batch's real runs, in batch order (padding comes after them).
+      host: the chunk's metrics on the host, [batch, length] per name.
+      length: updates in the chunk.
+      ends_at: updates done when the chunk ends.
+      elapsed: seconds since the batch started training.
+      config: any run of the batch (for its steps per update).
 
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+    """
+    steps_per_update = config.steps_per_update
+    for j, run in enumerate(runs):
+        mine = {k: v[j] for k, v in host.items()}
+        bad = first_non_finite(mine)
+        if bad is not None and result.diverged[run] is None:
+            result.diverged[run] = ends_at - length + bad[1] + 1
+        result.histories[run].append(
+            {
+                "env_steps": ends_at * steps_per_update,
+                "updates": ends_at,
+                "time": elapsed,
+                **summarize_chunk(mine),
+            }
+        )
 
 
 __all__ = ["SweepResult", "sweep"]

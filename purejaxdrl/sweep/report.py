@@ -1,17 +1,4 @@
-"""A sweep's results: per-run curves and parameters, per-setting summary, files.
-
-Host-side only. A sweep directory holds:
-
-- `sweep.yaml`: the base config, the varied fields, every setting and the seeds;
-- `runs.csv`: one row per run (setting, seed, final return, steps to target);
-- `runs/run-0000.jsonl`: each run's metrics, one record per chunk;
-- `params/run-0000.msgpack`: each run's final network parameters;
-- `summary.csv` and `summary.md`: per setting, mean and standard deviation over
-  seeds of the final return, and steps to reach the target;
-- `curves.png`: learning curves per setting, mean with a band over seeds.
-
-`load_sweep(dir)` reads it back into a SweepResult.
-"""
+"""A sweep directory: a sweep's results written as files and read back."""
 
 import csv
 import dataclasses
@@ -25,232 +12,18 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import apply_overrides, to_dict
-from purejaxdrl.observe.plots import RETURN, Curve, plot_curves, read_jsonl
-from purejaxdrl.sweep.spec import Field, SweepPlan, setting_config
+from purejaxdrl.observe.plots import (
+    Curve,
+    plot_curves,
+    read_history,
+    setting_label,
+    short_value,
+)
+from purejaxdrl.sweep.fields import Field, setting_config
+from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.sweep.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
-from purejaxdrl.types import Params
-
-
-@dataclasses.dataclass
-class SweepResult:
-    """What a sweep reports.
-
-    Attributes:
-      plan: settings and seeds; run i is setting `plan.run(i)[0]` with seed
-        `plan.run(i)[1]` (runs go setting-major).
-      histories: per run, one record per chunk (as a run's metrics.jsonl).
-      diverged: per run, the update at which a metric became non-finite, or None.
-      final_params: per run, the final network parameters (host arrays), or
-        None when loaded from disk (read on demand by `params`).
-      target_return: the score whose first crossing `steps_to_target` reports.
-      compile_seconds: time to build and compile the programs.
-      train_seconds: time to train, compilation excluded.
-      programs_compiled: training programs compiled (one per static group and
-        chunk length).
-      layouts: per static group, its `sweep_layout.Layout`.
-      messages: what the sweep reported (layout, batches, divergence).
-      run_dir: the sweep directory, when written.
-
-    """
-
-    plan: SweepPlan
-    histories: list[list[dict[str, Any]]]
-    diverged: list[int | None]
-    final_params: list[Params | None]
-    target_return: float | None = None
-    compile_seconds: float = 0.0
-    train_seconds: float = 0.0
-    programs_compiled: int = 0
-    layouts: list[Any] = dataclasses.field(default_factory=list)
-    messages: list[str] = dataclasses.field(default_factory=list)
-    run_dir: pathlib.Path | None = None
-
-    @property
-    def final_return(self) -> np.ndarray:
-        """Each run's mean return in its last chunk that ended episodes.
-
-        Float [runs]; NaN for runs that diverged or never ended an episode.
-        """
-        out = np.full(len(self.histories), np.nan)
-        for i, history in enumerate(self.histories):
-            if self.diverged[i] is not None:
-                continue
-            for rec in history:
-                value = rec.get(RETURN)
-                if value is not None and not math.isnan(value):
-                    out[i] = value
-        return out
-
-    @property
-    def steps_to_target(self) -> np.ndarray:
-        """Env steps at the end of each run's first chunk that reached the target.
-
-        Float [runs]; NaN if never, or without a `target_return`.
-        """
-        out = np.full(len(self.histories), np.nan)
-        if self.target_return is None:
-            return out
-        for i, history in enumerate(self.histories):
-            for rec in history:
-                value = rec.get(RETURN)
-                if value is not None and value >= self.target_return:
-                    out[i] = rec["env_steps"]
-                    break
-        return out
-
-    @property
-    def env_steps(self) -> int:
-        """Environment steps of all runs together."""
-        return sum(h[-1]["env_steps"] for h in self.histories if h)
-
-    def run_index(self, seed: int | None = None, **setting: Any) -> int:
-        """The index of the run with this seed and setting.
-
-        Args:
-          seed: the run's seed (may be left out when the sweep has one seed).
-          **setting: field values; bare names as in the grid (`learning_rate`)
-            or dotted paths. Fields not given must not be needed to tell runs
-            apart.
-
-        Raises:
-          KeyError: no run, or several runs, match.
-
-        """
-        algo = self.plan.base.algo
-        wanted = {
-            (k if "." in k or k not in _bare(self.plan) else f"{algo}.{k}"): v
-            for k, v in setting.items()
-        }
-        matches = []
-        for i in range(self.plan.num_runs):
-            s, run_seed = self.plan.run(i)
-            values = self.plan.settings[s]
-            if seed is not None and run_seed != seed:
-                continue
-            if all(_same(values.get(k), v) for k, v in wanted.items()):
-                matches.append(i)
-        if len(matches) != 1:
-            given = ", ".join(f"{k}={v}" for k, v in wanted.items())
-            given += f", seed={seed}" if seed is not None else ""
-            raise KeyError(
-                f"{len(matches)} runs match {given or 'nothing'}; name a setting "
-                f"and a seed of {[f.path for f in self.plan.fields]} and "
-                f"{list(self.plan.seeds)}."
-            )
-        return matches[0]
-
-    def params(self, index: int | None = None, **setting: Any) -> Params:
-        """A run's final parameters, by index or by `seed=` and setting values."""
-        if index is None:
-            index = self.run_index(**setting)
-        if self.final_params[index] is None and self.run_dir is not None:
-            data = (self.run_dir / "params" / f"run-{index:04d}.msgpack").read_bytes()
-            self.final_params[index] = flax.serialization.msgpack_restore(data)
-        return self.final_params[index]
-
-    def summary(self) -> list[dict[str, Any]]:
-        """One row per setting: its values and its results over seeds.
-
-        Mean and standard deviation of the final return, how many seeds
-        diverged, how many reached the target and the median steps they took.
-        """
-        final, steps = self.final_return, self.steps_to_target
-        n = len(self.plan.seeds)
-        rows = []
-        for s, values in enumerate(self.plan.settings):
-            mine = final[s * n : (s + 1) * n]
-            reached = steps[s * n : (s + 1) * n]
-            reached = reached[~np.isnan(reached)]
-            ok = mine[~np.isnan(mine)]
-            rows.append(
-                {
-                    "setting": s,
-                    **values,
-                    "mean_return": float(ok.mean()) if ok.size else math.nan,
-                    "std_return": float(ok.std()) if ok.size else math.nan,
-                    "seeds": n,
-                    "diverged": sum(
-                        self.diverged[i] is not None for i in range(s * n, s * n + n)
-                    ),
-                    "reached_target": int(reached.size),
-                    "median_steps_to_target": (
-                        float(np.median(reached)) if reached.size else math.nan
-                    ),
-                }
-            )
-        return rows
-
-    @property
-    def best(self) -> dict[str, Any]:
-        """The summary row with the highest mean final return.
-
-        Ties go to fewer steps to the target.
-        """
-
-        def rank(row: dict[str, Any]) -> tuple[float, float]:
-            mean = row["mean_return"]
-            steps = row["median_steps_to_target"]
-            return (
-                -math.inf if math.isnan(mean) else mean,
-                -(math.inf if math.isnan(steps) else steps),
-            )
-
-        return max(self.summary(), key=rank)
-
-    def table(self) -> str:
-        """The summary as a Markdown table, best first."""
-        paths = [f.path for f in self.plan.fields]
-        head = ["setting", *paths, "return mean ± std", "reached target", "steps"]
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        rows = sorted(self.summary(), key=lambda r: -_num(r["mean_return"]))
-        for row in rows:
-            reached = f"{row['reached_target']}/{row['seeds']}"
-            if self.target_return is None:
-                reached = "—"
-            cells = [
-                str(row["setting"]),
-                *(_short(row[p]) for p in paths),
-                f"{_fmt(row['mean_return'])} ± {_fmt(row['std_return'])}",
-                reached,
-                _fmt(row["median_steps_to_target"], ",.0f"),
-            ]
-            if row["diverged"]:
-                cells[-3] += f" ({row['diverged']} diverged)"
-            lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines)
-
-
-def _bare(plan: SweepPlan) -> set[str]:
-    algo = plan.base.algo
-    return {f.path.removeprefix(f"{algo}.") for f in plan.fields}
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        try:
-            return math.isclose(float(a), float(b), rel_tol=1e-9)
-        except (TypeError, ValueError):
-            return False
-    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
-        return list(a) == list(b)
-    return a == b
-
-
-def _num(x: float) -> float:
-    return -math.inf if math.isnan(x) else x
-
-
-def _fmt(x: float, spec: str = ".1f") -> str:
-    return "—" if x is None or math.isnan(x) else format(x, spec)
-
-
-def _short(x: Any) -> str:
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    if isinstance(x, tuple | list):
-        return "x".join(map(str, x))
-    return str(x)
 
 
 def _plain(x: Any) -> Any:
@@ -263,11 +36,30 @@ def _plain(x: Any) -> Any:
     return x
 
 
-# ------------------------------------------------------------------------ files
+def _csv(x: float) -> str:
+    return "" if math.isnan(x) else f"{x:.6g}"
 
 
 def write_sweep(result: SweepResult) -> pathlib.Path:
-    """Writes the sweep directory (see the module docstring); returns its path."""
+    """Writes a sweep directory under the base config's `run_dir`.
+
+    Host-side only. The directory holds:
+
+    - `sweep.yaml`: the base config, the varied fields, every setting and the
+      seeds;
+    - `runs.csv`: one row per run (setting, seed, final return, steps to target);
+    - `runs/run-0000.jsonl`: each run's metrics, one record per chunk;
+    - `params/run-0000.msgpack`: each run's final network parameters;
+    - `summary.csv` and `summary.md`: per setting, mean and standard deviation
+      over seeds of the final return, and steps to reach the target;
+    - `curves.png`: learning curves per setting, mean with a band over seeds.
+
+    `load_sweep(dir)` reads it back into a SweepResult.
+
+    Returns:
+      The directory's path.
+
+    """
     base = result.plan.base
     path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
     (path / "runs").mkdir()
@@ -293,6 +85,14 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
         (path / "params" / f"run-{i:04d}.msgpack").write_bytes(
             flax.serialization.msgpack_serialize(params)
         )
+    _write_tables(result, path)
+    plot_sweep(result, path / "curves.png")
+    return path
+
+
+def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
+    """`runs.csv`, `summary.csv` and `summary.md` of a sweep directory."""
+    plan = result.plan
     paths = [f.path for f in plan.fields]
     final, steps = result.final_return, result.steps_to_target
     with (path / "runs.csv").open("w", newline="") as f:
@@ -301,7 +101,7 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
                       "steps_to_target", "diverged_at"])  # fmt: skip
         for i in range(plan.num_runs):
             s, seed = plan.run(i)
-            values = [_short(plan.settings[s][p]) for p in paths]
+            values = [short_value(plan.settings[s][p]) for p in paths]
             at = result.diverged[i]
             out.writerow([i, s, seed, *values, _csv(final[i]), _csv(steps[i]),
                           "" if at is None else at])  # fmt: skip
@@ -310,37 +110,23 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
         out = csv.DictWriter(f, fieldnames=list(rows[0]))
         out.writeheader()
         for row in rows:
-            out.writerow({k: _csv(v) if isinstance(v, float) else _short(v)
+            out.writerow({k: _csv(v) if isinstance(v, float) else short_value(v)
                           for k, v in row.items()})  # fmt: skip
     (path / "summary.md").write_text(result.table() + "\n")
-    plot_sweep(result, path / "curves.png")
-    return path
-
-
-def _csv(x: float) -> str:
-    return "" if math.isnan(x) else f"{x:.6g}"
 
 
 def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
     """Learning curves per setting: the mean over seeds with a min-max band."""
     n = len(result.plan.seeds)
-    curves = [
-        Curve(setting_label(result.plan, s), tuple(result.histories[s * n : s * n + n]))
-        for s in range(len(result.plan.settings))
-    ]
     base = result.plan.base
+    curves = [
+        Curve(
+            setting_label(values, base.algo), tuple(result.histories[s * n : s * n + n])
+        )
+        for s, values in enumerate(result.plan.settings)
+    ]
     title = f"{base.algo} on {base.env.id}: {len(curves)} settings x {n} seeds"
     plot_curves(curves, out, title=title, target=result.target_return)
-
-
-def setting_label(plan: SweepPlan, s: int) -> str:
-    """`learning_rate=0.001, entropy_cost=0`: setting `s` for a legend."""
-    algo = plan.base.algo
-    values = plan.settings[s]
-    text = ", ".join(
-        f"{k.removeprefix(algo + '.')}={_short(v)}" for k, v in values.items()
-    )
-    return text or "base"
 
 
 def load_sweep(path: str | pathlib.Path) -> SweepResult:
@@ -358,12 +144,9 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     )
     configs = tuple(setting_config(base, s) for s in settings)
     plan = SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
-    histories = []
-    for i in range(plan.num_runs):
-        records = read_jsonl(path / "runs" / f"run-{i:04d}.jsonl")
-        histories.append(
-            [{k: math.nan if v is None else v for k, v in r.items()} for r in records]
-        )
+    histories = [
+        read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in range(plan.num_runs)
+    ]
     return SweepResult(
         plan=plan,
         histories=histories,

@@ -1,0 +1,136 @@
+"""The config fields a sweep varies: names resolved, values checked and applied."""
+
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from purejaxdrl.agents.registry import names
+from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
+from purejaxdrl.training.config import TrainConfig, validate
+
+# Fields a sweep may not vary, and why.
+_NOT_SWEPT = {
+    "algo": "a sweep trains one algorithm; run one sweep per --algo",
+    "seed": "seeds are their own axis: pass seeds=N (--seeds N) or a list",
+    "devices": "it does not change what a run learns; pass --devices once",
+    "run_dir": "it does not change what a run learns",
+    "num_logs": "it does not change what a run learns; pass --num-logs once",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """A config field a sweep varies.
+
+    Fields of the algorithm's config that are array leaves (learning rate,
+    gamma, clip, entropy cost, ...) are *dynamic*: all their values train in one
+    compiled program. Every other field (num_envs, epochs, network sizes, ...)
+    is *static*: each of its values is a program of its own.
+
+    Attributes:
+      path: dotted path in TrainConfig, e.g. `ppo.learning_rate`.
+      dynamic: an array leaf of the algorithm's config (vmapped in one program)
+        rather than a static field (one program per value).
+
+    """
+
+    path: str
+    dynamic: bool
+
+
+def _dynamic_names(config: TrainConfig) -> list[str]:
+    section = getattr(config, config.algo)
+    return [f.name for f in dataclasses.fields(section) if not f.metadata.get("static")]
+
+
+def static_key(config: TrainConfig) -> str:
+    """What decides a run's compiled program: every field but the dynamic ones.
+
+    Runs with equal keys differ only in array leaves and seeds, so they train
+    in one program.
+    """
+    section = getattr(config, config.algo)
+    zeroed = dataclasses.replace(section, **dict.fromkeys(_dynamic_names(config), 0.0))
+    return repr(dataclasses.replace(config, seed=0, **{config.algo: zeroed}))
+
+
+def resolve_field(base: TrainConfig, name: str) -> Field:
+    """The field a sweep name refers to.
+
+    Names of the algorithm's own fields may be given bare (`learning_rate` is
+    `ppo.learning_rate` in a PPO sweep); others are dotted paths
+    (`network.hidden_sizes`) or top-level names (`num_envs`).
+
+    Raises:
+      ConfigError: for an unknown field, another algorithm's field, or one a
+        sweep may not vary.
+
+    """
+    name = name.strip().replace("-", "_")
+    algo = base.algo
+    paths = {path: value for path, _, value in flat_fields(base)}
+    dynamic = {f"{algo}.{n}" for n in _dynamic_names(base)}
+    path = f"{algo}.{name}" if f"{algo}.{name}" in paths else name
+    top = path.split(".")[0]
+    if top in _NOT_SWEPT:
+        raise ConfigError(f"sweep field {name!r} cannot be swept: {_NOT_SWEPT[top]}.")
+    if top in names() and top != algo:
+        raise ConfigError(
+            f"sweep field {name!r} belongs to {top}, and a sweep of {algo} does "
+            f"not use it; sweep {algo}'s fields (e.g. learning_rate) or pass "
+            f"--algo {top}."
+        )
+    if top == "checkpoint":
+        raise ConfigError(f"sweep field {name!r}: sweeps do not checkpoint.")
+    if path not in paths:
+        bare = [p.removeprefix(f"{algo}.") for p in paths]
+        close = difflib.get_close_matches(name, bare, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(
+            f"Unknown sweep field {name!r}: {hint}`purejaxdrl train --help` lists "
+            f"every field ({algo}'s may be given without '{algo}.')."
+        )
+    return Field(path, path in dynamic)
+
+
+def _nested(path: str, value: Any) -> dict[str, Any]:
+    *parents, leaf = path.split(".")
+    node: dict[str, Any] = {leaf: value}
+    for p in reversed(parents):
+        node = {p: node}
+    return node
+
+
+def setting_config(base: TrainConfig, setting: Mapping[str, Any]) -> TrainConfig:
+    """`base` with a setting's {field path: value} applied (not validated)."""
+    config = base
+    for path, value in setting.items():
+        config = apply_overrides(config, _nested(path, value))
+    return config
+
+
+def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> Any:
+    """`value` coerced to the field's type and validated in `base`.
+
+    Args:
+      base: the config the value is set in.
+      field: the field it is a value of.
+      value: as given (a string from the command line, or a Python value).
+      source: the flag named in errors (`--grid`, `--sample`).
+
+    Returns:
+      The value as the validated config holds it (`"1e-3"` -> 0.001).
+
+    Raises:
+      ConfigError: naming `source` and the field, when the config rejects it.
+
+    """
+    try:
+        config = validate(apply_overrides(base, _nested(field.path, value)))
+    except ConfigError as e:
+        raise ConfigError(f"{source} {field.path}: {e}") from None
+    node: Any = config
+    for part in field.path.split("."):
+        node = getattr(node, part)
+    return node

@@ -1,0 +1,99 @@
+"""The lines a sweep reports: its plan, its layout, its progress, divergences."""
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from purejaxdrl.sweep.layout import Layout
+from purejaxdrl.sweep.spec import SweepPlan
+
+
+def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
+    """How many runs a sweep trains, and in how many compiled programs."""
+    base = plan.base
+    lines = [
+        f"sweep: {len(plan.settings)} setting(s) x {len(plan.seeds)} seed(s) = "
+        f"{plan.num_runs} runs of {base.algo} on {base.env.id}"
+    ]
+    if num_programs > 1:
+        static = [f.path for f in plan.fields if not f.dynamic]
+        lines.append(
+            f"sweep: {', '.join(static)} change(s) shapes or loop counts, so the "
+            f"runs form {num_programs} compiled programs, trained one after another"
+        )
+    return lines
+
+
+def layout_lines(
+    label: str, num_runs: int, layout: Layout, source: str, backend: str
+) -> list[str]:
+    """Where a group of runs trains, and in how many batches.
+
+    Args:
+      label: the group's prefix (`program 2 of 3: `), or "".
+      num_runs: the group's runs.
+      layout: their Layout.
+      source: where the figure of the memory a sweep may use comes from.
+      backend: the devices' platform (`cpu`, `gpu`).
+
+    Returns:
+      One line, and a second one when the runs train in several batches.
+
+    """
+    plural = "s" * (num_runs != 1)
+    lines = [
+        f"sweep: {label}{num_runs} run{plural} on {layout.sweep} x {layout.data} "
+        f"(sweep x data) {backend} device(s), {layout.runs_per_device} per device"
+    ]
+    if layout.num_batches > 1:
+        need = gib(layout.run_bytes * num_runs / layout.sweep)
+        lines.append(
+            f"sweep: {num_runs} runs need ~{need} per device "
+            f"({gib(layout.run_bytes)} each), more than the "
+            f"{gib(layout.device_bytes)} of {source} a sweep may use; training "
+            f"them in {layout.num_batches} batches of {layout.batch_size}, one "
+            "after another"
+        )
+    return lines
+
+
+def progress_line(
+    returns: Sequence[float], ends_at: int, num_updates: int, steps_per_second: float
+) -> str:
+    """A batch's progress after a chunk.
+
+    Args:
+      returns: each run's mean return in the chunk (NaN: no episode ended).
+      ends_at: updates done.
+      num_updates: updates of a whole run.
+      steps_per_second: environment steps of the batch's runs per second.
+
+    Returns:
+      The mean and the best return over the runs that ended an episode, and
+      the speed.
+
+    """
+    finite = [r for r in returns if not math.isnan(r)]
+    shown = (
+        f"mean return over runs {np.mean(finite):.1f} (best {max(finite):.1f})"
+        if finite
+        else "no episode ended yet"
+    )
+    return (
+        f"sweep: update {ends_at:,} of {num_updates:,}: {shown}, "
+        f"{steps_per_second:,.0f} steps/s"
+    )
+
+
+def diverged_line(plan: SweepPlan, run: int, at: int) -> str:
+    """Which run went non-finite (its setting and seed), and at which update."""
+    setting, seed = plan.run(run)
+    values = ", ".join(f"{k}={v}" for k, v in plan.settings[setting].items())
+    described = f"{values}, seed {seed}" if values else f"seed {seed}"
+    return f"sweep: run {run} ({described}) diverged at update {at:,}"
+
+
+def gib(n: float) -> str:
+    """Bytes as `1.50 GiB`, or `12.0 MiB` below one GiB."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"

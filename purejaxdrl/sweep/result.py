@@ -1,0 +1,227 @@
+"""A sweep's results: per-run records and parameters, the summary per setting."""
+
+import dataclasses
+import math
+import pathlib
+from typing import Any
+
+import flax.serialization
+import numpy as np
+
+from purejaxdrl.observe.plots import RETURN, short_value
+from purejaxdrl.sweep.layout import Layout
+from purejaxdrl.sweep.spec import SweepPlan
+from purejaxdrl.types import Params
+
+
+@dataclasses.dataclass
+class SweepResult:
+    """What a sweep reports.
+
+    Attributes:
+      plan: settings and seeds; run i is setting `plan.run(i)[0]` with seed
+        `plan.run(i)[1]` (runs go setting-major).
+      histories: per run, one record per chunk (as a run's metrics.jsonl).
+      diverged: per run, the update at which a metric became non-finite, or None.
+      final_params: per run, the final network parameters (host arrays), or
+        None when loaded from disk (read on demand by `params`).
+      target_return: the score whose first crossing `steps_to_target` reports.
+      compile_seconds: time to build and compile the programs.
+      train_seconds: time to train, compilation excluded.
+      programs_compiled: training programs compiled (one per static group and
+        chunk length).
+      layouts: per static group, its Layout.
+      messages: what the sweep reported (layout, batches, divergence).
+      run_dir: the sweep directory, when written.
+
+    """
+
+    plan: SweepPlan
+    histories: list[list[dict[str, Any]]]
+    diverged: list[int | None]
+    final_params: list[Params | None]
+    target_return: float | None = None
+    compile_seconds: float = 0.0
+    train_seconds: float = 0.0
+    programs_compiled: int = 0
+    layouts: list[Layout] = dataclasses.field(default_factory=list)
+    messages: list[str] = dataclasses.field(default_factory=list)
+    run_dir: pathlib.Path | None = None
+
+    @property
+    def final_return(self) -> np.ndarray:
+        """Each run's mean return in its last chunk that ended episodes.
+
+        Float [runs]; NaN for runs that diverged or never ended an episode.
+        """
+        out = np.full(len(self.histories), np.nan)
+        for i, history in enumerate(self.histories):
+            if self.diverged[i] is not None:
+                continue
+            for rec in history:
+                value = rec.get(RETURN)
+                if value is not None and not math.isnan(value):
+                    out[i] = value
+        return out
+
+    @property
+    def steps_to_target(self) -> np.ndarray:
+        """Env steps at the end of each run's first chunk that reached the target.
+
+        Float [runs]; NaN if never, or without a `target_return`.
+        """
+        out = np.full(len(self.histories), np.nan)
+        if self.target_return is None:
+            return out
+        for i, history in enumerate(self.histories):
+            for rec in history:
+                value = rec.get(RETURN)
+                if value is not None and value >= self.target_return:
+                    out[i] = rec["env_steps"]
+                    break
+        return out
+
+    @property
+    def env_steps(self) -> int:
+        """Environment steps of all runs together."""
+        return sum(h[-1]["env_steps"] for h in self.histories if h)
+
+    def run_index(self, seed: int | None = None, **setting: Any) -> int:
+        """The index of the run with this seed and setting.
+
+        Args:
+          seed: the run's seed (may be left out when the sweep has one seed).
+          **setting: field values; bare names as in the grid (`learning_rate`)
+            or dotted paths. Fields not given must not be needed to tell runs
+            apart.
+
+        Raises:
+          KeyError: no run, or several runs, match.
+
+        """
+        algo = self.plan.base.algo
+        wanted = {
+            (k if "." in k or k not in _bare(self.plan) else f"{algo}.{k}"): v
+            for k, v in setting.items()
+        }
+        matches = []
+        for i in range(self.plan.num_runs):
+            s, run_seed = self.plan.run(i)
+            values = self.plan.settings[s]
+            if seed is not None and run_seed != seed:
+                continue
+            if all(_same(values.get(k), v) for k, v in wanted.items()):
+                matches.append(i)
+        if len(matches) != 1:
+            given = ", ".join(f"{k}={v}" for k, v in wanted.items())
+            given += f", seed={seed}" if seed is not None else ""
+            raise KeyError(
+                f"{len(matches)} runs match {given or 'nothing'}; name a setting "
+                f"and a seed of {[f.path for f in self.plan.fields]} and "
+                f"{list(self.plan.seeds)}."
+            )
+        return matches[0]
+
+    def params(self, index: int | None = None, **setting: Any) -> Params:
+        """A run's final parameters, by index or by `seed=` and setting values."""
+        if index is None:
+            index = self.run_index(**setting)
+        if self.final_params[index] is None and self.run_dir is not None:
+            data = (self.run_dir / "params" / f"run-{index:04d}.msgpack").read_bytes()
+            self.final_params[index] = flax.serialization.msgpack_restore(data)
+        return self.final_params[index]
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per setting: its values and its results over seeds.
+
+        Mean and standard deviation of the final return, how many seeds
+        diverged, how many reached the target and the median steps they took.
+        """
+        final, steps = self.final_return, self.steps_to_target
+        n = len(self.plan.seeds)
+        rows = []
+        for s, values in enumerate(self.plan.settings):
+            mine = final[s * n : (s + 1) * n]
+            reached = steps[s * n : (s + 1) * n]
+            reached = reached[~np.isnan(reached)]
+            ok = mine[~np.isnan(mine)]
+            rows.append(
+                {
+                    "setting": s,
+                    **values,
+                    "mean_return": float(ok.mean()) if ok.size else math.nan,
+                    "std_return": float(ok.std()) if ok.size else math.nan,
+                    "seeds": n,
+                    "diverged": sum(
+                        self.diverged[i] is not None for i in range(s * n, s * n + n)
+                    ),
+                    "reached_target": int(reached.size),
+                    "median_steps_to_target": (
+                        float(np.median(reached)) if reached.size else math.nan
+                    ),
+                }
+            )
+        return rows
+
+    @property
+    def best(self) -> dict[str, Any]:
+        """The summary row with the highest mean final return.
+
+        Ties go to fewer steps to the target.
+        """
+
+        def rank(row: dict[str, Any]) -> tuple[float, float]:
+            mean = row["mean_return"]
+            steps = row["median_steps_to_target"]
+            return (
+                -math.inf if math.isnan(mean) else mean,
+                -(math.inf if math.isnan(steps) else steps),
+            )
+
+        return max(self.summary(), key=rank)
+
+    def table(self) -> str:
+        """The summary as a Markdown table, best first."""
+        paths = [f.path for f in self.plan.fields]
+        head = ["setting", *paths, "return mean ± std", "reached target", "steps"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        rows = sorted(self.summary(), key=lambda r: -_num(r["mean_return"]))
+        for row in rows:
+            reached = f"{row['reached_target']}/{row['seeds']}"
+            if self.target_return is None:
+                reached = "—"
+            cells = [
+                str(row["setting"]),
+                *(short_value(row[p]) for p in paths),
+                f"{_fmt(row['mean_return'])} ± {_fmt(row['std_return'])}",
+                reached,
+                _fmt(row["median_steps_to_target"], ",.0f"),
+            ]
+            if row["diverged"]:
+                cells[-3] += f" ({row['diverged']} diverged)"
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def _bare(plan: SweepPlan) -> set[str]:
+    algo = plan.base.algo
+    return {f.path.removeprefix(f"{algo}.") for f in plan.fields}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-9)
+        except (TypeError, ValueError):
+            return False
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return list(a) == list(b)
+    return a == b
+
+
+def _num(x: float) -> float:
+    return -math.inf if math.isnan(x) else x
+
+
+def _fmt(x: float, spec: str = ".1f") -> str:
+    return "—" if x is None or math.isnan(x) else format(x, spec)

@@ -1,0 +1,123 @@
+"""Random search: ranges over dynamic fields, checked, then drawn reproducibly."""
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweep.fields import Field, checked_value, resolve_field
+from purejaxdrl.training.config import TrainConfig
+
+DISTRIBUTIONS = ("loguniform", "uniform")
+
+
+def sampled_field(
+    base: TrainConfig,
+    name: str,
+    spec: tuple[str, float, float],
+    taken: Sequence[Field],
+) -> Field:
+    """A field of the random search, with its (kind, low, high) range checked.
+
+    Args:
+      base: the config the range's ends are checked in.
+      name: the field, bare (`learning_rate`) or dotted.
+      spec: (kind in DISTRIBUTIONS, low, high).
+      taken: the fields already varied (gridded, or sampled before this one).
+
+    Raises:
+      ConfigError: a field also gridded (or sampled twice), a static field, an
+        unknown distribution, or a range that is empty, not positive for
+        `loguniform`, or whose ends the config rejects.
+
+    """
+    field = resolve_field(base, name)
+    if field.path in {f.path for f in taken}:
+        raise ConfigError(
+            f"sweep field {field.path!r} is both gridded and sampled; pick one."
+        )
+    if not field.dynamic:
+        raise ConfigError(
+            f"--sample {name}: {field.path} is static (it changes shapes or "
+            "loop counts, one program per value); sample only dynamic "
+            "fields and --grid static ones."
+        )
+    kind, low, high = spec
+    if kind not in DISTRIBUTIONS:
+        raise ConfigError(
+            f"--sample {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
+            f"{name}=loguniform:1e-5:1e-3."
+        )
+    if not low < high or (kind == "loguniform" and low <= 0):
+        raise ConfigError(
+            f"--sample {name}: range [{low}, {high}] must have LOW < HIGH"
+            f"{' and LOW > 0 for loguniform' if kind == 'loguniform' else ''}."
+        )
+    for end in (low, high):
+        checked_value(base, field, end, "--sample")
+    return field
+
+
+def _draw(
+    rng: np.random.Generator, kind: str, low: float, high: float, n: int
+) -> np.ndarray:
+    if kind == "loguniform":
+        return np.exp(rng.uniform(math.log(low), math.log(high), n))
+    return rng.uniform(low, high, n)
+
+
+def random_draws(
+    base: TrainConfig,
+    sample: Mapping[str, tuple[str, float, float]],
+    num_samples: int,
+    search_seed: int,
+    taken: Sequence[Field],
+) -> tuple[list[Field], list[dict[str, Any]]]:
+    """The random search: its fields, and `num_samples` draws of all of them.
+
+    Fields draw one after another from one generator seeded by `search_seed`,
+    `num_samples` values each; draw j takes every field's j-th value.
+
+    Args:
+      base: the config the ranges are checked in.
+      sample: field name -> (kind, low, high), see `sampled_field`.
+      num_samples: draws.
+      search_seed: seeds the generator.
+      taken: the grid's fields (a field is gridded or sampled, not both).
+
+    Returns:
+      (the sampled fields, per draw {field path: float}); without `sample`, no
+      fields and one empty draw, so that the grid alone makes the settings.
+
+    Raises:
+      ConfigError: a bad sampled field or range (`sampled_field`), or
+        `num_samples` below 1 with `sample` or above 0 without it.
+
+    """
+    if not sample:
+        if num_samples:
+            raise ConfigError(
+                f"num_samples={num_samples} without a range to sample; pass "
+                "--sample FIELD=KIND:LOW:HIGH, or drop --samples."
+            )
+        return [], [{}]
+    rng = np.random.default_rng(search_seed)
+    fields: list[Field] = []
+    columns: dict[str, np.ndarray] = {}
+    for name, spec in sample.items():
+        field = sampled_field(base, name, spec, [*taken, *fields])
+        fields.append(field)
+        kind, low, high = spec
+        columns[field.path] = _draw(rng, kind, low, high, num_samples)
+    if num_samples < 1:
+        raise ConfigError(
+            f"num_samples={num_samples}: random search needs at least one draw; "
+            "pass --samples N with --sample."
+        )
+    draws = [
+        {path: float(col[j]) for path, col in columns.items()}
+        for j in range(num_samples)
+    ]
+    return fields, draws

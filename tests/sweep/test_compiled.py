@@ -1,0 +1,19 @@
+"""The configs a group's programs take: algorithm sections stacked per run."""
+
+import numpy as np
+
+import purejaxdrl as pjd
+from purejaxdrl.sweep.compiled import stack_hps
+
+BASE = pjd.load_preset("cartpole").config  # PPO
+
+
+def test_stack_hps_makes_float32_leaves_one_value_per_run():
+    other = pjd.apply_overrides(BASE, {"ppo": {"learning_rate": 0.5, "gamma": 0.25}})
+    hps = stack_hps([BASE, other, BASE])
+    lr, gamma = BASE.ppo.learning_rate, BASE.ppo.gamma
+    assert hps.learning_rate.dtype == np.float32
+    np.testing.assert_array_equal(hps.learning_rate, np.float32([lr, 0.5, lr]))
+    np.testing.assert_array_equal(hps.gamma, np.float32([gamma, 0.25, gamma]))
+    # Static fields are no leaves: one value, shared by every run.
+    assert hps.num_epochs == BASE.ppo.num_epochs

@@ -1,0 +1,57 @@
+"""Sweep fields: names resolved, values checked and applied, static keys."""
+
+import dataclasses
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweep.fields import (
+    Field,
+    checked_value,
+    resolve_field,
+    setting_config,
+    static_key,
+)
+
+BASE = pjd.load_preset("cartpole").config  # PPO
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("seed", "cannot be swept: seeds are their own axis"),
+        ("impala.learning_rate", "belongs to impala, and a sweep of ppo"),
+        ("checkpoint.every", "sweeps do not checkpoint"),
+        ("learning_rat", "did you mean 'learning_rate'?"),
+    ],
+)
+def test_fields_a_sweep_may_not_vary_are_refused_by_name(name, message):
+    with pytest.raises(ConfigError, match=message):
+        resolve_field(BASE, name)
+
+
+def test_checked_values_are_the_validated_configs_values():
+    lr = Field("ppo.learning_rate", dynamic=True)
+    assert checked_value(BASE, lr, "3e-4", "--grid") == 3e-4
+    sizes = Field("network.hidden_sizes", dynamic=False)
+    assert checked_value(BASE, sizes, [32, 32], "--grid") == (32, 32)
+    with pytest.raises(ConfigError, match=r"^--sample ppo\.learning_rate: .*> 0"):
+        checked_value(BASE, lr, -1.0, "--sample")
+
+
+def test_a_setting_is_applied_path_by_path():
+    config = setting_config(
+        BASE, {"ppo.learning_rate": 0.01, "network.hidden_sizes": (16,)}
+    )
+    assert config.ppo.learning_rate == 0.01
+    assert config.network.hidden_sizes == (16,)
+    assert config.ppo.clip_eps == BASE.ppo.clip_eps
+    assert setting_config(BASE, {}) == BASE
+
+
+def test_static_key_ignores_dynamic_fields_and_the_seed():
+    other = setting_config(BASE, {"ppo.learning_rate": 0.01, "ppo.gamma": 0.9})
+    assert static_key(dataclasses.replace(other, seed=7)) == static_key(BASE)
+    epochs = setting_config(BASE, {"ppo.num_epochs": BASE.ppo.num_epochs + 1})
+    assert static_key(epochs) != static_key(BASE)

@@ -1,0 +1,68 @@
+"""What a sweep says: its plan, layout, progress and divergences, by hand."""
+
+import math
+
+import purejaxdrl as pjd
+from purejaxdrl.sweep.layout import Layout
+from purejaxdrl.sweep.messages import (
+    diverged_line,
+    gib,
+    layout_lines,
+    plan_lines,
+    progress_line,
+)
+from purejaxdrl.sweep.spec import make_plan
+
+BASE = pjd.load_preset("cartpole").config  # PPO on CartPole-v1
+
+
+def test_plan_lines_name_the_static_fields_of_several_programs():
+    plan = make_plan(
+        BASE, grid={"num_epochs": [1, 2], "learning_rate": [1e-3]}, seeds=2
+    )
+    assert plan_lines(plan, num_programs=2) == [
+        "sweep: 2 setting(s) x 2 seed(s) = 4 runs of ppo on CartPole-v1",
+        "sweep: ppo.num_epochs change(s) shapes or loop counts, so the runs form "
+        "2 compiled programs, trained one after another",
+    ]
+    assert len(plan_lines(plan, num_programs=1)) == 1
+
+
+def test_layout_lines_say_the_batches_when_runs_do_not_fit():
+    # 10 runs of 3 MiB on 2 devices: 15 MiB per device; 1.5 GiB available.
+    layout = Layout(2, 1, 4, 3, 3 * 2**20, 3 * 2**29)
+    assert layout_lines("program 1 of 2: ", 10, layout, "host memory", "cpu") == [
+        "sweep: program 1 of 2: 10 runs on 2 x 1 (sweep x data) cpu device(s), "
+        "2 per device",
+        "sweep: 10 runs need ~15.0 MiB per device (3.0 MiB each), more than the "
+        "1.50 GiB of host memory a sweep may use; training them in 3 batches of "
+        "4, one after another",
+    ]
+    one = Layout(1, 8, 1, 1, 100, 10**9)
+    assert layout_lines("", 1, one, "device memory", "gpu") == [
+        "sweep: 1 run on 1 x 8 (sweep x data) gpu device(s), 1 per device"
+    ]
+
+
+def test_progress_line_leaves_out_runs_without_episodes():
+    line = progress_line([10.0, math.nan, 30.0], 1200, 5000, 12345.6)
+    assert line == (
+        "sweep: update 1,200 of 5,000: mean return over runs 20.0 (best 30.0), "
+        "12,346 steps/s"
+    )
+    assert "no episode ended yet, 0 steps/s" in progress_line([math.nan], 1, 2, 0.0)
+
+
+def test_diverged_line_names_the_setting_and_seed():
+    plan = make_plan(BASE, grid={"learning_rate": [1e-3, 2e-3]}, seeds=[0, 7])
+    assert diverged_line(plan, 3, 1500) == (
+        "sweep: run 3 (ppo.learning_rate=0.002, seed 7) diverged at update 1,500"
+    )
+    assert diverged_line(make_plan(BASE), 0, 2) == (
+        "sweep: run 0 (seed 0) diverged at update 2"
+    )
+
+
+def test_gib():
+    assert gib(2**30) == "1.00 GiB"
+    assert gib(1.5 * 2**20) == "1.5 MiB"

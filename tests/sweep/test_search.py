@@ -1,0 +1,62 @@
+"""Random search: ranges checked, draws reproducible and in range."""
+
+import math
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweep.fields import Field
+from purejaxdrl.sweep.search import random_draws, sampled_field
+
+BASE = pjd.load_preset("cartpole").config  # PPO
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "message"),
+    [
+        ("num_epochs", ("uniform", 1, 4), "is static"),
+        ("gamma", ("normal", 0.9, 0.99), r"'normal' is not one of"),
+        ("gamma", ("uniform", 0.99, 0.9), r"must have LOW < HIGH\.$"),
+        ("learning_rate", ("loguniform", 0.0, 1e-3), "and LOW > 0 for loguniform"),
+        ("gamma", ("uniform", 0.5, 1.5), r"^--sample ppo\.gamma: .*in \[0, 1\]"),
+    ],
+)
+def test_sampled_field_refusals(name, spec, message):
+    with pytest.raises(ConfigError, match=message):
+        sampled_field(BASE, name, spec, [])
+
+
+def test_a_gridded_field_cannot_be_sampled():
+    assert sampled_field(BASE, "gamma", ("uniform", 0.9, 0.99), []).dynamic
+    with pytest.raises(ConfigError, match="both gridded and sampled"):
+        sampled_field(BASE, "gamma", ("uniform", 0.9, 0.99), [Field("ppo.gamma", True)])
+
+
+def test_draws_take_each_fields_column_from_one_generator():
+    sample = {
+        "learning_rate": ("loguniform", 1e-4, 1e-2),
+        "gamma": ("uniform", 0.9, 0.99),
+    }
+    fields, draws = random_draws(BASE, sample, 3, search_seed=3, taken=[])
+    assert [f.path for f in fields] == ["ppo.learning_rate", "ppo.gamma"]
+    # The learning rate's three values first (uniform in log space), then
+    # gamma's, from the same generator.
+    rng = np.random.default_rng(3)
+    lrs = np.exp(rng.uniform(math.log(1e-4), math.log(1e-2), 3))
+    gammas = rng.uniform(0.9, 0.99, 3)
+    assert draws == [
+        {"ppo.learning_rate": float(lr), "ppo.gamma": float(g)}
+        for lr, g in zip(lrs, gammas, strict=True)
+    ]
+    assert all(1e-4 <= d["ppo.learning_rate"] <= 1e-2 for d in draws)
+    assert all(type(d["ppo.gamma"]) is float for d in draws)
+
+
+def test_without_ranges_there_is_one_empty_draw():
+    assert random_draws(BASE, {}, 0, search_seed=0, taken=[]) == ([], [{}])
+    with pytest.raises(ConfigError, match="num_samples=2 without a range"):
+        random_draws(BASE, {}, 2, search_seed=0, taken=[])
+    with pytest.raises(ConfigError, match="needs at least one draw"):
+        random_draws(BASE, {"gamma": ("uniform", 0.9, 1.0)}, 0, 0, taken=[])

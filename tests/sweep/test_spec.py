@@ -1,0 +1,98 @@
+"""The pieces of a sweep plan: seeds, grid axes, settings, what a sweep refuses."""
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweep.fields import Field
+from purejaxdrl.sweep.spec import (
+    check_sweepable,
+    expand_settings,
+    grid_axis,
+    make_plan,
+    seed_list,
+)
+
+BASE = pjd.load_preset("cartpole").config  # PPO, seed 0
+
+
+def test_seed_list_counts_from_the_base_seed_or_takes_a_list():
+    assert seed_list(BASE, 3) == [0, 1, 2]
+    assert seed_list(pjd.apply_overrides(BASE, {"seed": 5}), 2) == [5, 6]
+    seeds = seed_list(BASE, (np.int64(4), 1))
+    assert seeds == [4, 1] and all(type(s) is int for s in seeds)
+    with pytest.raises(ConfigError, match=r"seeds=0 must be >= 1"):
+        seed_list(BASE, 0)
+    for bad in ([], [1, 1]):
+        with pytest.raises(ConfigError, match="one or more distinct integers"):
+            seed_list(BASE, bad)
+
+
+def test_grid_axis_resolves_the_field_and_checks_each_value():
+    field, values = grid_axis(BASE, "learning_rate", ["1e-3", "2.5e-4"], [])
+    assert field == Field("ppo.learning_rate", dynamic=True)
+    assert values == [0.001, 0.00025]
+    # A lone value (not a sequence) is a grid of one.
+    assert grid_axis(BASE, "num_epochs", 2, []) == (Field("ppo.num_epochs", False), [2])
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "taken", "message"),
+    [
+        ("ppo.learning_rate", [1e-3], [Field("ppo.learning_rate", True)], "twice"),
+        ("learning_rate", [], [], "the grid is empty"),
+        ("learning_rate", ["1e-3", "0.001"], [], r"values \[0.001, 0.001\] repeat"),
+        ("learning_rate", ["-1"], [], r"^--grid ppo\.learning_rate: .*> 0"),
+    ],
+)
+def test_grid_axis_refusals(name, values, taken, message):
+    with pytest.raises(ConfigError, match=message):
+        grid_axis(BASE, name, values, taken)
+
+
+def test_settings_are_grid_major_with_draws_innermost():
+    settings = expand_settings(["a", "b"], [[1, 2], ["x"]], [{"c": 0.5}, {"c": 0.25}])
+    assert settings == [
+        {"a": 1, "b": "x", "c": 0.5},
+        {"a": 1, "b": "x", "c": 0.25},
+        {"a": 2, "b": "x", "c": 0.5},
+        {"a": 2, "b": "x", "c": 0.25},
+    ]
+    # No grid and no random search: one setting, the base itself.
+    assert expand_settings([], [], [{}]) == [{}]
+
+
+def test_check_sweepable_refuses_replay_and_evaluation():
+    check_sweepable(BASE)  # the preset sweeps
+    with pytest.raises(ConfigError, match="sweeps do not play evaluation"):
+        check_sweepable(pjd.apply_overrides(BASE, {"eval": {"episodes": 2}}))
+    impala = pjd.load_preset("cartpole", "impala").config
+    check_sweepable(impala)
+    replay = pjd.apply_overrides(impala, {"impala": {"replay_ratio": 0.5}})
+    with pytest.raises(ConfigError, match="sweeps of replay-based learners"):
+        check_sweepable(replay)
+
+
+def test_make_plan_lists_grid_fields_then_sampled_ones():
+    plan = make_plan(
+        BASE,
+        grid={"clip_eps": [0.1, 0.2]},
+        sample={"learning_rate": ("uniform", 1e-4, 1e-3)},
+        num_samples=2,
+        seeds=[3],
+    )
+    assert plan.fields == (
+        Field("ppo.clip_eps", True),
+        Field("ppo.learning_rate", True),
+    )
+    assert [s["ppo.clip_eps"] for s in plan.settings] == [0.1, 0.1, 0.2, 0.2]
+    assert plan.seeds == (3,) and plan.num_runs == 4
+    assert plan.configs[3].ppo.learning_rate == plan.settings[3]["ppo.learning_rate"]
+
+
+def test_make_plan_checks_the_grid_before_the_random_search():
+    with pytest.raises(ConfigError, match="the grid is empty"):
+        make_plan(BASE, grid={"clip_eps": []}, sample={"gamma": ("normal", 0, 1)})
+    with pytest.raises(ConfigError, match="without a range to sample"):
+        make_plan(BASE, num_samples=3)
