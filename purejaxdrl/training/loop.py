@@ -1,0 +1,293 @@
+"""The chunk loop: dispatch, observe, evaluate, checkpoint, stop.
+
+The host dispatches chunk k+1 before it reads chunk k's metrics, so the device
+never waits for logging, evaluation or checkpointing: each of those is queued
+behind its chunk and read one chunk later.
+"""
+
+import contextlib
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl.config import to_dict
+from purejaxdrl.observe.loggers import Logger
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.training.faults import NonFiniteError, StopSignals, first_non_finite
+from purejaxdrl.training.programs import Programs
+from purejaxdrl.training.run import Run
+from purejaxdrl.training.schedule import summarize_chunk
+
+
+class Pending(NamedTuple):
+    """A dispatched chunk whose results the host has not read yet.
+
+    Attributes:
+      metrics: its per-update metrics (device arrays).
+      length: its number of updates.
+      ends_at: updates done when it ends.
+      snapshot: (packed state, parameters finite) queued behind it, or None.
+      evaluated: (returns, lengths) of evaluation episodes after it, or None.
+
+    """
+
+    metrics: Any
+    length: int
+    ends_at: int
+    snapshot: tuple[Any, Any] | None
+    evaluated: Any
+
+
+@jax.jit
+def params_finite(state: RunnerState) -> jax.Array:
+    """Whether every learner parameter is finite, bool []."""
+    leaves = jax.tree.leaves(state.agent.params)
+    return jnp.all(jnp.stack([jnp.isfinite(x).all() for x in leaves]))
+
+
+def agreed_stop(stop: StopSignals) -> bool:
+    """Whether any process was asked to stop (all must stop at the same chunk)."""
+    if jax.process_count() == 1:
+        return stop.requested is not None
+    from jax.experimental import multihost_utils
+
+    flags = multihost_utils.process_allgather(np.int32(stop.requested is not None))
+    if np.any(flags) and stop.requested is None:
+        stop.requested = "a peer's signal"
+    return bool(np.any(flags))
+
+
+def is_due(index: int, last_index: int, every: int) -> bool:
+    """Whether chunk `index` is followed by an evaluation or a checkpoint.
+
+    They come every `every` chunks (never when 0) and after the last chunk.
+    """
+    return index == last_index or bool(every and (index + 1) % every == 0)
+
+
+@dataclasses.dataclass
+class ChunkLoop:
+    """The host side of the chunk loop: what it has read and what it saved.
+
+    Attributes:
+      run: the run's context (checkpointer, messages).
+      programs: the compiled programs.
+      sinks: where each chunk's record goes.
+      steps_per_update: environment steps per update, all devices.
+      num_devices: devices training.
+      done: updates whose results the host has read.
+      history: one record per chunk read (a resumed run's earlier ones too).
+      seconds_before: training time before a resume.
+      eval_key: the key evaluations fold their chunk index into.
+
+    """
+
+    run: Run
+    programs: Programs
+    sinks: Sequence[Logger]
+    steps_per_update: int
+    num_devices: int
+    done: int
+    history: list[dict[str, Any]]
+    seconds_before: float
+    eval_key: Any
+    mean_return: float = math.nan
+    eval_return: float = math.nan
+    last_saved: int | None = None
+    reached: str | None = None
+    start_updates: int = 0
+    start: float = dataclasses.field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        self.start_updates = self.done
+        for rec in self.history:
+            value = rec.get("episode/mean_return")
+            if value is not None and not math.isnan(value):
+                self.mean_return = value
+
+    def dispatch(
+        self, state: RunnerState, index: int, length: int, ends_at: int, last: int
+    ) -> tuple[RunnerState, Pending]:
+        """Queues chunk `index` and, when due, its evaluation and snapshot.
+
+        Returns:
+          The state the chunk will end with, and the chunk as Pending.
+
+        """
+        config, checkpointer = self.run.config, self.run.checkpointer
+        state, metrics = self.programs.chunks[length](state)  # queued, not awaited
+        evaluated = snapshot = None
+        if self.programs.evaluate is not None and is_due(
+            index, last, config.eval.every
+        ):
+            # Its own key stream, so training is the same with or without it.
+            key = jax.random.fold_in(self.eval_key, index)
+            evaluated = self.programs.evaluate(
+                state.agent.params, state.env_params, key
+            )
+        if checkpointer is not None and is_due(index, last, config.checkpoint.every):
+            # Device copies queued behind this chunk; `state` itself is donated
+            # to the next one.
+            snapshot = (checkpointer.pack(state), params_finite(state))
+        return state, Pending(metrics, length, ends_at, snapshot, evaluated)
+
+    def observe(self, pending: Pending) -> None:
+        """Reads a chunk's metrics (blocking on it only), logs and saves them."""
+        host = jax.device_get(pending.metrics)
+        finite = pending.snapshot and pending.snapshot[1]
+        self.check_finite(host, pending.length, pending.ends_at, finite)
+        summary = summarize_chunk(host)
+        self.done = pending.ends_at
+        rec = self.record(summary)
+        if pending.evaluated is not None:
+            self.read_evaluation(rec, pending.evaluated)
+        self.history.append(rec)
+        for sink in self.sinks:
+            sink.write(rec)
+        if pending.snapshot is not None:
+            metric = summary.get("episode/mean_return")
+            self.save(pending.snapshot[0], metric)
+
+    def record(self, summary: dict[str, float]) -> dict[str, Any]:
+        """The chunk's record: progress, speed (compile time excluded), metrics."""
+        done, per_update = self.done, self.steps_per_update
+        elapsed = time.perf_counter() - self.start
+        sps = (done - self.start_updates) * per_update / elapsed
+        if not math.isnan(summary.get("episode/mean_return", math.nan)):
+            self.mean_return = summary["episode/mean_return"]
+        return {
+            "env_steps": done * per_update,
+            "updates": done,
+            "time": self.seconds_before + elapsed,
+            "steps_per_second": sps,
+            "steps_per_second_per_device": sps / self.num_devices,
+            "devices": self.num_devices,
+            "eta_seconds": (self.run.config.num_updates - done) * per_update / sps,
+            **summary,
+        }
+
+    def read_evaluation(self, rec: dict[str, Any], evaluated: Any) -> None:
+        """Adds an evaluation to the record; notes when it reaches eval.stop_at."""
+        returns, lengths = jax.device_get(evaluated)
+        self.eval_return = float(np.mean(returns))
+        rec["eval/mean_return"] = self.eval_return
+        rec["eval/mean_length"] = float(np.mean(lengths))
+        stop_at = self.run.config.eval.stop_at
+        if stop_at is not None and self.eval_return >= stop_at and self.reached is None:
+            self.reached = f"eval.stop_at ({self.eval_return:.1f} >= {stop_at:g})"
+
+    def check_finite(
+        self, host: dict[str, np.ndarray], length: int, ends_at: int, finite: Any
+    ) -> None:
+        """Stops the run when a metric or a parameter is not finite.
+
+        `finite` is the chunk's "parameters finite" flag, or None without one.
+
+        Raises:
+          NonFiniteError: naming the update, the value and the last good
+            checkpoint.
+
+        """
+        bad = first_non_finite(host)
+        if bad is None and finite is not None and not bool(finite):
+            bad = ("a parameter", length - 1, math.nan)
+        if bad is None:
+            return
+        name, index, value = bad
+        checkpointer = self.run.checkpointer
+        if checkpointer is not None:
+            checkpointer.wait()  # the last good checkpoint is on disk
+        if self.last_saved is None:
+            where = "no checkpoint was saved before it"
+        else:
+            where = (
+                f"the last good checkpoint is update {self.last_saved:,} in "
+                f"{checkpointer.directory / str(self.last_saved)}; resume it with "
+                f"`purejaxdrl train --resume {self.run.run_dir} --override` and a "
+                "lower learning rate"
+            )
+        raise NonFiniteError(
+            f"update {ends_at - length + index + 1:,}: {name} is {value}; the run "
+            f"stopped instead of training on non-finite values; {where}."
+        )
+
+    def save(self, packed: Any, metric: float | None = None) -> None:
+        """Saves a packed state as update `done`'s checkpoint, in the background."""
+        self.run.checkpointer.save(self.done, packed, self.meta(), metric)
+        self.last_saved = self.done
+
+    def meta(self) -> dict[str, Any]:
+        """What a checkpoint stores besides the state: progress and history."""
+        config, done = self.run.config, self.done
+        return {
+            "updates": done,
+            "env_steps": done * self.steps_per_update,
+            "num_updates": config.num_updates,
+            "train_seconds": self.seconds_before + time.perf_counter() - self.start,
+            "devices": self.num_devices,
+            "config": to_dict(config),
+            "history": list(self.history),
+            "state": self.run.state_index,
+        }
+
+    def run_schedule(
+        self, state: RunnerState, schedule: list[tuple[int, int]]
+    ) -> tuple[RunnerState, str | None]:
+        """Trains `schedule`'s chunks, each dispatched before the last is read.
+
+        With a checkpointer, SIGINT / SIGTERM stop the run after the current
+        chunk with a checkpoint; `eval.stop_at` stops it after the evaluation
+        that reaches it.
+
+        Returns:
+          The final state, and what stopped the run early (None: the end).
+
+        """
+        checkpointer = self.run.checkpointer
+        signals = (
+            StopSignals(announce=self.run.main)
+            if checkpointer
+            else contextlib.nullcontext()
+        )
+        last = schedule[-1][0] if schedule else -1
+        with signals:
+            pending, dispatched = None, self.done
+            for index, length in schedule:
+                if checkpointer is not None and agreed_stop(signals):
+                    break
+                dispatched += length
+                state, queued = self.dispatch(state, index, length, dispatched, last)
+                if pending is not None:
+                    self.observe(pending)
+                pending = queued
+                if self.reached is not None:
+                    break  # after the chunk already queued
+            if pending is not None:
+                self.observe(pending)
+            stopped_by = self.stopped_by(signals)
+            if checkpointer is not None and stopped_by and self.last_saved != self.done:
+                self.save_stopped(state)
+            jax.block_until_ready(state)
+            if checkpointer is not None:
+                checkpointer.wait()
+        return state, stopped_by
+
+    def stopped_by(self, signals: Any) -> str | None:
+        """What stopped the run early: a signal, `eval.stop_at`, or None."""
+        if self.run.checkpointer is not None and signals.requested is not None:
+            return signals.requested
+        if self.reached is not None and self.done < self.run.config.num_updates:
+            return self.reached
+        return None
+
+    def save_stopped(self, state: RunnerState) -> None:
+        """Checkpoints a stopped run's state (if its parameters are finite)."""
+        packed, finite = self.run.checkpointer.pack(state), params_finite(state)
+        self.check_finite({}, 1, self.done, finite)
+        self.save(packed)

@@ -1,0 +1,152 @@
+"""A run's host-side context: its directory, checkpointer, messages; restoring it."""
+
+import dataclasses
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.observe.loggers import WandbLogger
+from purejaxdrl.parallel import is_main_process
+from purejaxdrl.runners.anakin import RunnerState, shardings
+from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import Experiment
+from purejaxdrl.training.packing import describe
+from purejaxdrl.training.run_files import agreed_run_dir, make_run_dir
+
+
+@dataclasses.dataclass
+class Run:
+    """What the host keeps of a run besides its device state.
+
+    Attributes:
+      config: the run's config.
+      run_dir: its output folder, or None (nothing written).
+      main: whether this process speaks and writes (process 0).
+      messages: what the run reported besides metrics.
+      notify: called with each message on process 0.
+      checkpointer: its checkpoints, with a run directory; else None.
+      state_index: how a checkpoint's arrays map to the state (`describe`).
+
+    """
+
+    config: TrainConfig
+    run_dir: pathlib.Path | None
+    main: bool
+    messages: list[str] = dataclasses.field(default_factory=list)
+    notify: Callable[[str], None] | None = None
+    checkpointer: Checkpointer | None = None
+    state_index: Any = None
+
+    def say(self, line: str) -> None:
+        """Records a message and passes it to `notify` on process 0."""
+        self.messages.append(line)
+        if self.notify is not None and self.main:
+            self.notify(line)
+
+
+def open_run(
+    config: TrainConfig,
+    *,
+    resume: str | pathlib.Path | None,
+    write_files: bool,
+    notify: Callable[[str], None] | None,
+) -> Run:
+    """A run's context and directory: the resumed one, a new one, or none.
+
+    A resumed run's config.yaml is rewritten with the config it continues with
+    (changed only with --override); a new one is made under `config.run_dir`.
+    """
+    main = is_main_process()  # every process runs the same program
+    run_dir = None
+    if resume is not None:
+        run_dir = pathlib.Path(resume)
+        if main:  # the config it continues with (changed only with --override)
+            text = yaml.safe_dump(to_dict(config), sort_keys=False)
+            (run_dir / "config.yaml").write_text(text)
+    elif write_files:
+        run_dir = agreed_run_dir(make_run_dir(config) if main else None)
+    return Run(config=config, run_dir=run_dir, main=main, notify=notify)
+
+
+def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | None:
+    """A W&B run when `log_to` asks for one, on process 0.
+
+    Started before compiling: W&B's service sets itself up (a process, system
+    metadata) while XLA compiles, not while the run trains.
+    """
+    if "wandb" not in log_to or not run.main:
+        return None
+    return WandbLogger(run.run_dir, run.run_dir.name, to_dict(run.config))
+
+
+def attach_checkpointer(run: Run, exp: Experiment, abstract: RunnerState) -> None:
+    """Gives a run with a directory its checkpointer, for `abstract`'s layout."""
+    if run.run_dir is None:
+        return
+    run.checkpointer = Checkpointer(
+        run.run_dir / "checkpoints",
+        abstract,
+        shardings(exp.runner, abstract),
+        exp.runner.mesh,
+        keep=run.config.checkpoint.keep,
+        keep_best=run.config.checkpoint.keep_best,
+    )
+    run.state_index = describe(abstract)
+
+
+@dataclasses.dataclass
+class Start:
+    """Where a run starts: fresh (no state) or from a checkpoint."""
+
+    state: RunnerState | None = None
+    done: int = 0
+    history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    seconds_before: float = 0.0
+
+
+def restore(run: Run, exp: Experiment) -> Start:
+    """The newest checkpoint that verifies, or a fresh start when there is none.
+
+    Raises:
+      ConfigError: a run with a replay buffer resumed on another device count.
+
+    """
+    config, checkpointer, devices = run.config, run.checkpointer, exp.runner.mesh.size
+    if exp.agent.state_spec != P():
+        # A replay buffer is split into one shard per device, with its own
+        # FIFO position: it cannot be re-split like the environments.
+        saved = (checkpointer.newest_meta() or {}).get("devices", devices)
+        if saved != devices:
+            raise ConfigError(
+                f"--resume {run.run_dir}: this {config.algo} run keeps a replay "
+                f"buffer in {saved} shards, one per device, and resumes only on "
+                f"{saved} devices, not {devices}; pass --devices {saved}."
+            )
+    restored = checkpointer.restore_latest()
+    for line in restored.skipped:
+        run.say(line)
+    if restored.step is None:
+        run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
+        return Start()
+    run.say(
+        f"resumed at update {restored.step:,} of {config.num_updates:,} from "
+        f"{checkpointer.directory / str(restored.step)}"
+    )
+    saved_devices = restored.meta.get("devices")
+    if saved_devices != devices:
+        run.say(
+            f"saved on {saved_devices} device(s), resumed on {devices}: learner "
+            f"state replicated, the {config.num_envs} environments re-split to "
+            f"{config.num_envs // devices} per device"
+        )
+    return Start(
+        state=restored.state,
+        done=restored.step,
+        history=list(restored.meta["history"]),
+        seconds_before=float(restored.meta["train_seconds"]),
+    )

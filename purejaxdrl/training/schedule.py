@@ -1,0 +1,59 @@
+"""How a run's updates split into compiled chunks, and what a chunk reports."""
+
+import math
+
+import numpy as np
+
+from purejaxdrl.training.config import TrainConfig
+
+
+def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
+    """Splits `num_updates` into about `num_logs` chunks of equal length.
+
+    Prefers a length that divides `num_updates` (one compiled program); otherwise
+    a last, shorter chunk is compiled separately.
+    """
+    target = max(1, num_updates // max(1, num_logs))
+    divisors = [d for d in range(1, num_updates + 1) if num_updates % d == 0]
+    best = min(divisors, key=lambda d: abs(math.log(d / target)))
+    if 0.5 <= best / target <= 2.0:
+        return [best] * (num_updates // best)
+    lengths = [target] * (num_updates // target)
+    if num_updates % target:
+        lengths.append(num_updates % target)
+    return lengths
+
+
+def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
+    """(chunk index, length) of the chunks left after `done` updates.
+
+    A resumed run continues the same schedule (same chunk lengths, so the same
+    compiled programs, so bitwise the same updates). If `done` is not a chunk
+    boundary of it (the budget or logging was changed with --override), the
+    rest is split afresh.
+    """
+    lengths = chunk_lengths(config.num_updates, config.num_logs)
+    ends = np.cumsum([0, *lengths])
+    if done in ends:
+        first = int(np.searchsorted(ends, done))
+        return list(enumerate(lengths))[first:]
+    left = config.num_updates - done
+    if left <= 0:
+        return []
+    logs = max(1, round(config.num_logs * left / config.num_updates))
+    first = int(np.searchsorted(ends, done))
+    return [(first + i, n) for i, n in enumerate(chunk_lengths(left, logs))]
+
+
+def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
+    """Means of per-update metrics over a chunk; episode means from the sums."""
+    out = {
+        k: float(np.mean(v)) for k, v in metrics.items() if not k.startswith("episode/")
+    }
+    if "episode/count" in metrics:
+        count = float(np.sum(metrics["episode/count"]))
+        out["episode/count"] = count
+        for name in ("return", "length"):
+            total = float(np.sum(metrics[f"episode/{name}_sum"]))
+            out[f"episode/mean_{name}"] = total / count if count else math.nan
+    return out

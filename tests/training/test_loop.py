@@ -1,0 +1,130 @@
+"""The chunk loop's steps, with stand-in programs (nothing compiles here)."""
+
+import math
+import pathlib
+import types
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.training.loop import ChunkLoop, is_due
+from purejaxdrl.training.programs import Programs
+from purejaxdrl.training.run import Run
+
+
+class _State(int):
+    """A stand-in runner state: an update count with the fields evaluation reads."""
+
+    agent = types.SimpleNamespace(params=None)
+    env_params = None
+
+    def __add__(self, other):
+        return _State(int(self) + other)
+
+
+class ListSink:
+    def __init__(self, events):
+        self.events = events
+
+    def write(self, record):
+        self.events.append(f"write {record['updates']}")
+
+    def close(self):
+        pass
+
+
+def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2):
+    overrides = {"total_steps": 512 * num_updates}
+    if stop_at is not None:
+        overrides["eval"] = {"episodes": 1, "every": 1, "stop_at": stop_at}
+    config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
+
+    def chunk(state):
+        events.append(f"dispatch {state}")
+        ones = np.ones(length, np.float32)
+        return state + length, {"loss/total": ones * state}
+
+    programs = Programs(chunks={length: chunk}, init=None, evaluate=evaluate)
+    run = Run(config=config, run_dir=None, main=True)
+    return ChunkLoop(
+        run=run,
+        programs=programs,
+        sinks=[ListSink(events)],
+        steps_per_update=512,
+        num_devices=1,
+        done=0,
+        history=[],
+        seconds_before=0.0,
+        eval_key=None,
+    )
+
+
+def test_is_due_every_n_chunks_and_after_the_last():
+    due = [is_due(i, 5, 2) for i in range(6)]
+    assert due == [False, True, False, True, False, True]
+    assert [is_due(i, 3, 0) for i in range(4)] == [False, False, False, True]
+
+
+def test_each_chunk_is_dispatched_before_the_previous_one_is_read():
+    events = []
+    loop = _loop(events)
+    state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
+    assert events == [
+        "dispatch 0",
+        "dispatch 2",
+        "write 2",
+        "dispatch 4",
+        "write 4",
+        "dispatch 6",
+        "write 6",
+        "write 8",
+    ]
+    assert state == 8 and stopped_by is None and loop.done == 8
+    assert [r["loss/total"] for r in loop.history] == [0.0, 2.0, 4.0, 6.0]
+    assert [r["env_steps"] for r in loop.history] == [1024, 2048, 3072, 4096]
+
+
+def test_eval_stop_at_stops_after_the_chunk_already_queued():
+    events = []
+
+    def evaluate(params, env_params, key):
+        return np.array([500.0]), np.array([500])
+
+    loop = _loop(events, stop_at=475.0, evaluate=evaluate)
+    loop.eval_key = jax.random.key(0)
+    state, stopped_by = loop.run_schedule(_State(0), [(i, 2) for i in range(4)])
+    # Chunk 0's evaluation reaches 475 when it is read, after chunk 1 was
+    # dispatched; chunk 1 is read, nothing more is dispatched.
+    assert events == ["dispatch 0", "dispatch 2", "write 2", "write 4"]
+    assert stopped_by == "eval.stop_at (500.0 >= 475)"
+    assert loop.eval_return == 500.0 and loop.done == 4
+    assert loop.history[0]["eval/mean_return"] == 500.0
+
+
+def test_a_non_finite_metric_names_the_update_and_the_last_checkpoint(tmp_path):
+    loop = _loop([])
+    host = {"loss/total": np.array([0.0, 1.0, np.nan, 2.0])}
+    # A chunk of 4 updates ending at update 20: index 2 is update 19.
+    with pytest.raises(pjd.NonFiniteError, match="update 19: loss/total is nan"):
+        loop.check_finite(host, 4, 20, None)
+    with pytest.raises(pjd.NonFiniteError, match="no checkpoint was saved before"):
+        loop.check_finite(host, 4, 20, None)
+
+    class Saved:
+        directory = pathlib.Path(tmp_path)
+
+        def wait(self):
+            pass
+
+    loop.run.checkpointer, loop.run.run_dir, loop.last_saved = Saved(), tmp_path, 12
+    message = f"the last good checkpoint is update 12 in {tmp_path / '12'}"
+    with pytest.raises(pjd.NonFiniteError, match=message):
+        loop.check_finite(host, 4, 20, None)
+    # Finite metrics but non-finite parameters: the chunk's last update.
+    finite = {"loss/total": np.zeros(4)}
+    with pytest.raises(pjd.NonFiniteError, match="update 20: a parameter is nan"):
+        loop.check_finite(finite, 4, 20, np.bool_(False))
+    loop.check_finite(finite, 4, 20, np.bool_(True))  # all finite: no error
+    assert math.isnan(loop.mean_return)

@@ -1,0 +1,65 @@
+import math
+
+import numpy as np
+
+import purejaxdrl as pjd
+from purejaxdrl.training.schedule import chunk_lengths, chunk_schedule, summarize_chunk
+
+
+def _config(num_updates: int, num_logs: int) -> pjd.TrainConfig:
+    # 4 envs x 128 steps = 512 steps per update.
+    return pjd.apply_overrides(
+        pjd.TrainConfig(), {"total_steps": 512 * num_updates, "num_logs": num_logs}
+    )
+
+
+def test_chunk_lengths_prefer_a_divisor_else_a_shorter_last_chunk():
+    assert chunk_lengths(100, 20) == [5] * 20
+    # 12 into ~5 chunks: target 2, divisor 2 -> six chunks of 2.
+    assert chunk_lengths(12, 5) == [2] * 6
+    # 97 is prime: target 9, no divisor within 2x -> 10 chunks of 9 and one of 7.
+    assert chunk_lengths(97, 10) == [9] * 10 + [7]
+    assert chunk_lengths(3, 20) == [1, 1, 1]
+
+
+def test_a_resume_at_a_chunk_boundary_continues_the_same_schedule():
+    config = _config(100, 20)
+    assert chunk_schedule(config, 0) == [(i, 5) for i in range(20)]
+    assert chunk_schedule(config, 35) == [(i, 5) for i in range(7, 20)]
+    assert chunk_schedule(config, 100) == []
+
+
+def test_a_resume_off_the_boundaries_splits_the_rest_afresh():
+    config = _config(100, 20)
+    # 37 done: 63 left in round(20 * 63 / 100) = 13 logs, target 63 // 13 = 4;
+    # the divisor of 63 nearest 4 (in ratio) is 3 -> 21 chunks of 3, numbered
+    # from 8 (the index of 40, the first chunk boundary after 37).
+    assert chunk_schedule(config, 37) == [(8 + i, 3) for i in range(21)]
+    assert chunk_schedule(_config(100, 20), 120) == []
+
+
+def test_summarize_chunk_means_metrics_and_episode_sums():
+    metrics = {
+        "loss/total": np.array([1.0, 3.0]),
+        "episode/count": np.array([2.0, 0.0]),
+        "episode/return_sum": np.array([30.0, 0.0]),
+        "episode/length_sum": np.array([40.0, 0.0]),
+    }
+    out = summarize_chunk(metrics)
+    # Episode means weigh by the episodes ended, not by updates: 30 / 2.
+    assert out == {
+        "loss/total": 2.0,
+        "episode/count": 2.0,
+        "episode/mean_return": 15.0,
+        "episode/mean_length": 20.0,
+    }
+
+
+def test_summarize_chunk_with_no_episode_ended_reports_nan_not_zero():
+    metrics = {
+        "episode/count": np.zeros(3),
+        "episode/return_sum": np.zeros(3),
+        "episode/length_sum": np.zeros(3),
+    }
+    out = summarize_chunk(metrics)
+    assert out["episode/count"] == 0.0 and math.isnan(out["episode/mean_return"])
