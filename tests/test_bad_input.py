@@ -67,7 +67,19 @@ CASES = [
     ([*TRAIN, "--ppo.eps", "0"], "ppo.eps=0.0 must be > 0"),
     ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
-    ([*TRAIN, "--impala.policy-lag", "-1"], "impala.policy_lag=-1 must be >= 0"),
+    (
+        [*TRAIN, "--algo", "impala", "--impala.policy-lag", "-1"],
+        "impala.policy_lag=-1 must be >= 0",
+    ),
+    (
+        [*TRAIN, "--impala.policy-lag", "-1"],
+        "--impala.policy-lag sets impala's hyper-parameters, but this run trains "
+        "ppo; pass --algo impala",
+    ),
+    (
+        [*SWEEP, "--dqn.n-step", "2"],
+        "--dqn.n-step sets dqn's hyper-parameters, but this run trains ppo",
+    ),
     ([*TRAIN, "--total-steps", "100"], "total_steps=100 is less than one update"),
     ([*TRAIN, "--checkpoint.keep", "0"], "checkpoint.keep=0 must be >= 1"),
     ([*TRAIN, "--checkpoint.every", "-1"], "checkpoint.every=-1 must be >= 0"),

@@ -29,14 +29,12 @@ def test_malformed_preset_file_is_one_line(tmp_path):
     assert "not valid YAML" in result.stderr
 
 
-def test_help_lists_every_field_with_defaults():
+def test_help_lists_the_common_fields_and_the_algorithms_with_defaults():
     result = run_cli("train", "--help")
     assert result.returncode == 0
     for flag in (
         "--ppo.learning-rate",
-        "--impala.learning-rate",
-        "--impala.policy-lag",
-        "--a2c.learning-rate",
+        "--ppo.num-minibatches",
         "--num-envs",
         "--network.hidden-sizes",
         "--env.normalize-observations",
@@ -45,6 +43,40 @@ def test_help_lists_every_field_with_defaults():
     ):
         assert flag in result.stdout
     assert "(default: 0.00025)" in result.stdout
+    # Only the selected algorithm's (the default, ppo) hyper-parameters.
+    assert "--impala." not in result.stdout and "--dqn." not in result.stdout
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_help_of_one_algorithm_shows_its_flags_and_how_to_see_the_others(
+    command, capsys
+):
+    from purejaxdrl import cli
+    from purejaxdrl.agents.registry import algorithms
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--algo", "dqn", "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert "--dqn.n-step" in out and "--dqn.buffer-size" in out
+    for other in ("ppo", "impala", "a2c", "apex", "sac"):
+        assert f"--{other}." not in out
+    assert "`--algo NAME --help` shows NAME's" in out
+    for record in algorithms():
+        if record.name != "dqn":
+            assert f"{record.name} ({record.summary})" in out
+
+
+def test_another_algorithms_flag_is_one_line_naming_the_fix(capsys):
+    from purejaxdrl import cli
+
+    status = cli.main(["train", "--algo", "dqn", "--ppo.clip-eps", "0.1"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert err == (
+        "purejaxdrl: error: --ppo.clip-eps sets ppo's hyper-parameters, but this "
+        "run trains dqn; pass --algo ppo, or drop it.\n"
+    )
 
 
 @pytest.mark.timeout(900)

@@ -300,7 +300,7 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
 
 ALGORITHM = Algorithm(
     name="ppo",
-    summary="PPO: clipped surrogate, GAE, minibatch epochs (on-policy)",
+    summary="PPO: clipped surrogate, GAE, epochs of minibatches, on-policy",
     config_type=PPOConfig,
     default_config=PPOConfig,
     make_agent=make_ppo,

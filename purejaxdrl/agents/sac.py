@@ -313,7 +313,7 @@ def _networks(
 
 ALGORITHM = Algorithm(
     name="sac",
-    summary="SAC: soft actor-critic, twin critics, learned temperature (replay)",
+    summary="SAC: soft actor-critic, twin critics, learned temperature, replay",
     config_type=SACConfig,
     default_config=SACConfig,
     make_agent=make_sac,

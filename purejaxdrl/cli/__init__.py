@@ -1,11 +1,75 @@
 """The `purejaxdrl` command: one module per sub-command.
 
-`purejaxdrl train | sweep | eval | export | plot | list`. Each sub-command's
-module turns its arguments into typed configs and calls the library; argument
-helpers shared by several sub-commands live in `cli.args`. This is the top
-layer: it may import every other part of the package, and nothing imports it.
+`purejaxdrl train | sweep | eval | export | plot | list`: each sub-command's
+module (`train`, `sweep`, `eval`, `export`, `plot`, `listing`) turns its
+arguments into typed configs and calls the library; what several of them share
+(the parser that raises, config flags, compile-cache flags, exit codes) lives in
+`args`. Sub-commands import `args`, never each other. This is the top layer: it
+may import every other part of the package, and nothing imports it.
 """
 
-from purejaxdrl.cli.commands import main
+import importlib
+import sys
+from collections.abc import Sequence
+
+from purejaxdrl.cli.args import EXIT_USAGE, UsageError
+
+# Sub-command -> (module, function); modules load when their command runs.
+COMMANDS = {
+    "train": ("train", "train_command"),
+    "sweep": ("sweep", "sweep_command"),
+    "eval": ("eval", "eval_command"),
+    "plot": ("plot", "plot_command"),
+    "list": ("listing", "list_command"),
+    "export": ("export", "export_command"),
+}
+
+USAGE = """usage: purejaxdrl {train,sweep,eval,plot,list,export} ...
+
+  train   train an agent: purejaxdrl train --env cartpole --algo ppo
+          continue a run: purejaxdrl train --resume RUN_DIR
+  sweep   many runs in one program: purejaxdrl sweep --env cartpole --seeds 8 \
+--grid learning_rate=1e-4,3e-4
+  eval    watch a policy: purejaxdrl eval RUN_DIR --render out.gif
+  plot    learning curves: purejaxdrl plot RUN_DIR ... --out a.png
+  list    list environment presets and their target scores
+  export  write a run's policy: purejaxdrl export RUN_DIR --out DIR
+
+`purejaxdrl train --help` lists the config fields (`--algo NAME --help`: NAME's)."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `purejaxdrl` console script. Returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else EXIT_USAGE
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        return fail(
+            f"unknown command {command!r}; use one of {', '.join(COMMANDS)} "
+            "(see `purejaxdrl --help`)."
+        )
+    from purejaxdrl.config import ConfigError
+    from purejaxdrl.env.registry import UnknownEnvironmentError
+
+    module, function = COMMANDS[command]
+    run = getattr(importlib.import_module(f"purejaxdrl.cli.{module}"), function)
+    try:
+        return run(rest)
+    except (UsageError, ConfigError, UnknownEnvironmentError) as e:
+        return fail(str(e))
+    except ValueError as e:  # factories validate eagerly with named values
+        return fail(str(e))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def fail(message: str) -> int:
+    """Prints `message` as the one-line error and returns the usage exit status."""
+    print(f"purejaxdrl: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_USAGE
+
 
 __all__ = ["main"]

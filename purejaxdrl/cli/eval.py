@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from purejaxdrl.cli.commands import Parser
+from purejaxdrl.cli.args import Parser
 
 
 def eval_command(argv: Sequence[str]) -> int:

@@ -12,13 +12,17 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
-from purejaxdrl.cli.commands import (
+from purejaxdrl.cli.args import (
     Parser,
     UsageError,
+    add_algo_flag,
     add_compile_cache_flags,
     add_config_flags,
     config_overrides,
+    pre_parse,
+    reject_other_algorithms,
     use_compile_cache,
 )
 
@@ -43,7 +47,7 @@ def _bytes_flag(text: str) -> int:
     return int(value)
 
 
-def _parser(defaults: object, preset_name: str) -> Parser:
+def _parser(defaults: Any, preset_name: str) -> Parser:
     from purejaxdrl.training.presets import preset_names
 
     parser = Parser(
@@ -61,7 +65,7 @@ def _parser(defaults: object, preset_name: str) -> Parser:
     parser.add_argument(
         "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
     )
-    parser.add_argument("--algo", help="algorithm: ppo, impala or a2c (default: ppo)")
+    add_algo_flag(parser, defaults.algo)
     parser.add_argument(
         "--seeds",
         default="1",
@@ -107,7 +111,7 @@ def _parser(defaults: object, preset_name: str) -> Parser:
     parser.add_argument("--no-files", action="store_true", help="write no files")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
-    add_config_flags(parser, defaults)
+    add_config_flags(parser, defaults, defaults.algo)
     return parser
 
 
@@ -132,15 +136,13 @@ def sweep_command(argv: Sequence[str]) -> int:
     from purejaxdrl.training.config import validate
     from purejaxdrl.training.presets import load_preset
 
-    pre = Parser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--env")
-    pre.add_argument("--algo")
-    known, _ = pre.parse_known_args(argv)
+    known = pre_parse(argv, "--env", "--algo")
     preset = load_preset(known.env or "cartpole", known.algo or "ppo")
+    algo = preset.config.algo
+    reject_other_algorithms(argv, algo)
     args = _parser(preset.config, preset.name).parse_args(argv)
-    base = validate(
-        apply_overrides(preset.config, config_overrides(args, preset.config))
-    )
+    overrides = config_overrides(args, preset.config, algo)
+    base = validate(apply_overrides(preset.config, overrides))
     grid = dict(parse_grid_arg(text) for text in args.grid)
     if len(grid) != len(args.grid):
         raise UsageError("a --grid field is given twice; merge its values.")

@@ -1,0 +1,181 @@
+"""Argument helpers shared by the sub-commands: the parser, config flags, errors."""
+
+import argparse
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import yaml
+
+from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
+from purejaxdrl.agents.registry import algorithms, names
+from purejaxdrl.config import flat_fields
+
+EXIT_USAGE = 2
+EXIT_FAILURE = 1
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is the whole one-line error."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = (
+                f"{message}; `purejaxdrl {self.prog.split()[-1]} --help` lists "
+                "every option."
+            )
+        raise UsageError(message)
+
+
+def int_flag(text: str) -> int:
+    """An argparse type: an integer, or a message naming the text."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def pre_parse(argv: Sequence[str], *names_: str) -> argparse.Namespace:
+    """The few flags that decide a command's defaults (`--env`, `--algo`, ...).
+
+    They are read before the full parser exists; the rest is left for it.
+    """
+    pre = Parser(add_help=False, allow_abbrev=False)
+    for name in names_:
+        pre.add_argument(name)
+    known, _ = pre.parse_known_args(argv)
+    return known
+
+
+def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
+    """--compile-cache DIR and --no-compile-cache."""
+    parser.add_argument(
+        "--compile-cache",
+        default=DEFAULT_CACHE_DIR,
+        metavar="DIR",
+        help="keep compiled programs here so reruns skip compilation "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="compile from scratch"
+    )
+
+
+def use_compile_cache(args: argparse.Namespace) -> None:
+    """Turns the compilation cache on unless --no-compile-cache was given."""
+    if not args.no_compile_cache:
+        enable_compilation_cache(args.compile_cache)
+
+
+def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:
+    """--algo, and an epilog naming every other algorithm and how to see its flags."""
+    parser.add_argument(
+        "--algo", help=f"algorithm: one of {', '.join(names())} (default: {algo})"
+    )
+    others = [f"{a.name} ({a.summary})" for a in algorithms() if a.name != algo]
+    parser.epilog = (
+        f"The config fields above are the common ones and {algo}'s. Other "
+        f"algorithms: {'; '.join(others)}. `--algo NAME --help` shows NAME's."
+    )
+
+
+def _flag(path: str) -> str:
+    return "--" + path.replace("_", "-")
+
+
+def _metavar(hint: Any) -> str:
+    origin = getattr(hint, "__origin__", None)
+    if origin is tuple:
+        return "INT"
+    if origin is dict:
+        return "KEY=VALUE"
+    name = getattr(hint, "__name__", "")
+    return {"int": "INT", "str": "STR", "bool": "BOOL"}.get(name, "FLOAT")
+
+
+def _fields(defaults: Any, algo: str) -> list[tuple[str, Any, Any]]:
+    """The config fields a run of `algo` uses, but `algo` (a flag of its own).
+
+    Other algorithms' sections are left out: the run does not read them.
+    """
+    others = set(names()) - {algo}
+    return [
+        (path, hint, value)
+        for path, hint, value in flat_fields(defaults)
+        if path != "algo" and path.split(".")[0] not in others
+    ]
+
+
+def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) -> None:
+    """One flag per config field a run of `algo` uses, showing `defaults`' values."""
+    group = parser.add_argument_group("config fields")
+    for path, hint, value in _fields(defaults, algo):
+        if path == "env.options":
+            group.add_argument(
+                "--env.option",
+                dest="env.options",
+                action="append",
+                metavar="KEY=VALUE",
+                help=f"environment option, repeatable (default: {value})",
+            )
+            continue
+        shown = list(value) if isinstance(value, tuple) else value
+        group.add_argument(
+            _flag(path),
+            dest=path,
+            nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
+            metavar=_metavar(hint),
+            help=f"(default: {shown})",
+        )
+
+
+def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
+    """Refuses flags of another algorithm's section, naming the fix.
+
+    Raises:
+      UsageError: for e.g. `--impala.policy-lag` in a run of ppo.
+
+    """
+    for arg in argv:
+        section = arg[2:].split(".")[0] if arg.startswith("--") else ""
+        if section in names() and section != algo:
+            flag = arg.split("=")[0]
+            raise UsageError(
+                f"{flag} sets {section}'s hyper-parameters, but this run trains "
+                f"{algo}; pass --algo {section}, or drop it."
+            )
+
+
+def config_overrides(
+    namespace: argparse.Namespace, defaults: Any, algo: str
+) -> dict[str, Any]:
+    """Nested overrides from the config flags the user actually gave."""
+    out: dict[str, Any] = {}
+    for path, _, default in _fields(defaults, algo):
+        value = getattr(namespace, path, None)
+        if value is None:
+            continue
+        if path == "env.options":
+            value = {**default, **_parse_options(value)}
+        node = out
+        *parents, leaf = path.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
+def _parse_options(items: Sequence[str]) -> dict[str, Any]:
+    options = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"--env.option {item!r} is not KEY=VALUE; e.g. --env.option "
+                "backend=positional."
+            )
+        options[key] = yaml.safe_load(text)
+    return options

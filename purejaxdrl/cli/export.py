@@ -1,0 +1,26 @@
+"""`purejaxdrl export`: a run's trained policy as a folder `load_policy` reads."""
+
+from collections.abc import Sequence
+
+from purejaxdrl.cli.args import Parser
+
+
+def export_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl export RUN_DIR --out DIR`; returns the exit status."""
+    parser = Parser(
+        prog="purejaxdrl export",
+        description="Write a run's trained policy (network description and "
+        "parameters) to a folder; load it with purejaxdrl.load_policy(DIR).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    args = parser.parse_args(argv)
+    from purejaxdrl.training.policy import export_policy
+
+    out = export_policy(args.run_dir, args.out)
+    print(
+        f"exported the policy of {args.run_dir} to {out}; load it with "
+        f"purejaxdrl.load_policy({str(out)!r})"
+    )
+    return 0

@@ -1,0 +1,35 @@
+"""`purejaxdrl plot`: learning curves of run and sweep directories as a PNG."""
+
+import pathlib
+from collections.abc import Sequence
+
+from purejaxdrl.cli.args import Parser, UsageError
+
+
+def plot_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl plot RUN_DIR ... --out a.png`; returns the exit status."""
+    parser = Parser(
+        prog="purejaxdrl plot",
+        description="Draw learning curves (return vs env steps and vs training "
+        "time) of run and sweep directories into one PNG. Runs that differ only "
+        "in their seed, and a sweep's seeds, are drawn as a mean with a band.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", default="curves.png", help="(default: %(default)s)")
+    parser.add_argument("--title", default="", help="figure title")
+    parser.add_argument("--target", type=float, help="draw this score as a line")
+    args = parser.parse_args(argv)
+    out = pathlib.Path(args.out)
+    if not out.parent.is_dir():
+        raise UsageError(
+            f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
+            "it or write elsewhere."
+        )
+    from purejaxdrl.observe.plots import load_curves, plot_curves
+
+    n = plot_curves(
+        load_curves(args.run_dirs), out, title=args.title, target=args.target
+    )
+    print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
+    return 0

@@ -1,0 +1,248 @@
+"""`purejaxdrl train`: one run from a preset (or a resumed run) and flags."""
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from purejaxdrl.cli.args import (
+    EXIT_FAILURE,
+    Parser,
+    UsageError,
+    add_algo_flag,
+    add_compile_cache_flags,
+    add_config_flags,
+    config_overrides,
+    int_flag,
+    pre_parse,
+    reject_other_algorithms,
+    use_compile_cache,
+)
+from purejaxdrl.observe.loggers import LOGGERS
+
+
+def parser(defaults: Any, source: str) -> Parser:
+    """The train parser, its config flags those of `defaults.algo`.
+
+    Args:
+      defaults: the config whose values the flags show (a preset's or a run's).
+      source: where the defaults come from, for the description.
+
+    """
+    from purejaxdrl.training.presets import preset_names
+
+    parser = Parser(
+        prog="purejaxdrl train",
+        description=(
+            "Train an agent on one environment preset. Every config field below "
+            f"can be overridden; defaults shown are the {source!r} preset's."
+        ),
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--env",
+        help=f"preset name ({', '.join(preset_names())}) or a preset .yaml path "
+        "(default: cartpole)",
+    )
+    add_algo_flag(parser, defaults.algo)
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no run directory"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue this run from its newest good checkpoint (its config; "
+        "flags may change devices and checkpointing)",
+    )
+    parser.add_argument(
+        "--override",
+        action="store_true",
+        help="with --resume: accept flags that change the run (e.g. the "
+        "learning rate after a NaN)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--logger",
+        action="append",
+        default=[],
+        choices=LOGGERS,
+        help="also log to this sink, repeatable (metrics.jsonl is always "
+        "written): tensorboard writes RUN_DIR/tensorboard/, wandb a W&B run "
+        "(files in RUN_DIR/wandb/; WANDB_MODE=offline keeps them local)",
+    )
+    add_compile_cache_flags(parser)
+    _add_process_flags(parser)
+    add_config_flags(parser, defaults, defaults.algo)
+    return parser
+
+
+def _add_process_flags(parser: argparse.ArgumentParser) -> None:
+    multi = parser.add_argument_group(
+        "many hosts",
+        "Run the same command on every host, each with its own --process-id; "
+        "only process 0 prints and writes files.",
+    )
+    multi.add_argument(
+        "--coordinator", metavar="HOST:PORT", help="process 0's address and a free port"
+    )
+    multi.add_argument("--num-processes", type=int_flag, metavar="INT")
+    multi.add_argument("--process-id", type=int_flag, metavar="INT")
+    multi.add_argument(
+        "--distributed-auto",
+        action="store_true",
+        help="detect the cluster (SLURM, Cloud TPU, Open MPI) instead",
+    )
+
+
+def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
+    """(args, config, changes) of `--resume RUN_DIR`.
+
+    The config is the run's saved one with the flags' changes, which are
+    refused unless they are safe or --override is given.
+    """
+    from purejaxdrl.training.resume import load_run_config, resume_config
+
+    defaults = load_run_config(run_dir)
+    algo = pre_parse(argv, "--algo").algo or defaults.algo
+    reject_other_algorithms(argv, algo)
+    args = parser(defaults, f"{run_dir} run").parse_args(argv)
+    overrides = config_overrides(args, defaults, defaults.algo)
+    if args.algo is not None:
+        overrides["algo"] = args.algo
+    config, changes = resume_config(args.resume, overrides, allow_changes=args.override)
+    if args.no_files:
+        raise UsageError(
+            "--no-files with --resume: a resumed run writes to its run "
+            "directory; drop --no-files."
+        )
+    return args, config, changes
+
+
+def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
+    """(args, config, preset) of a new run of preset `env` with `algo`."""
+    from purejaxdrl.config import apply_overrides
+    from purejaxdrl.training.config import validate
+    from purejaxdrl.training.presets import load_preset
+
+    preset = load_preset(env, algo)
+    reject_other_algorithms(argv, preset.config.algo)
+    args = parser(preset.config, preset.name).parse_args(argv)
+    if args.override:
+        raise UsageError("--override only goes with --resume RUN_DIR.")
+    if args.logger and args.no_files:
+        raise UsageError(
+            f"--logger {args.logger[0]} writes into the run directory; drop --no-files."
+        )
+    overrides = config_overrides(args, preset.config, preset.config.algo)
+    return args, validate(apply_overrides(preset.config, overrides)), preset
+
+
+def _start_processes(args: argparse.Namespace) -> None:
+    """Joins the other processes (when asked) before JAX starts a backend."""
+    from purejaxdrl.parallel import DistributedConfig, initialize_distributed
+
+    initialize_distributed(
+        DistributedConfig(
+            coordinator=args.coordinator,
+            num_processes=args.num_processes,
+            process_id=args.process_id,
+            auto=args.distributed_auto,
+        )
+    )
+    use_compile_cache(args)
+
+
+def train_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl train ...`; returns the exit status."""
+    known = pre_parse(argv, "--env", "--algo", "--resume")
+    if known.resume is not None:
+        if known.env is not None:
+            raise UsageError(
+                f"--env {known.env} with --resume: a resumed run keeps its own "
+                "environment (see its config.yaml); drop --env."
+            )
+        (args, config, changes), preset = _resumed(argv, known.resume), None
+    else:
+        args, config, preset = _fresh(
+            argv, known.env or "cartpole", known.algo or "ppo"
+        )
+        changes = []
+    _start_processes(args)
+    import jax
+
+    from purejaxdrl.parallel import exit_on_peer_failure, is_main_process
+    from purejaxdrl.training.checkpoint import CheckpointError
+    from purejaxdrl.training.faults import NonFiniteError
+    from purejaxdrl.training.train import train
+
+    for change in changes:
+        print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
+    start = time.perf_counter()
+    try:
+        result = train(
+            config,
+            console=not args.quiet,
+            write_files=not args.no_files,
+            resume=args.resume,
+            notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
+            log_to=args.logger,
+        )
+    except (NonFiniteError, CheckpointError) as e:
+        print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_FAILURE
+    except jax.errors.JaxRuntimeError as e:
+        if jax.process_count() == 1:
+            raise
+        # A peer died or the network failed: one line, not a C++ error dump.
+        exit_on_peer_failure(str(e).strip().splitlines()[0])
+    if is_main_process():
+        print(summary(config, preset, result, time.perf_counter() - start))
+    return 0
+
+
+def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
+    """What a finished run prints: returns, target, steps, times, directory."""
+    import jax
+
+    ret = result.mean_return
+    platform = jax.devices()[0].platform
+    count = jax.process_count()
+    processes = f" in {count} processes" if count > 1 else ""
+    lines = [
+        f"done: {config.algo} on {config.env.id}, {result.num_devices} "
+        f"{platform} device(s){processes}, seed {config.seed}",
+        f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
+    ]
+    if not math.isnan(result.eval_return):
+        lines.append(
+            f"  eval return        {result.eval_return:.1f} (deterministic policy, "
+            f"{config.eval.episodes} episodes)"
+        )
+    if result.stopped_by is not None:
+        lines[0] = (
+            f"stopped by {result.stopped_by} after update {result.updates:,} of "
+            f"{config.num_updates:,}: {config.algo} on {config.env.id}"
+        )
+        if result.run_dir is not None:
+            lines.append(
+                f"  checkpoint saved; continue with: purejaxdrl train --resume "
+                f"{result.run_dir}"
+            )
+    elif preset and preset.target_return is not None and config == preset.config:
+        reached = not math.isnan(ret) and ret >= preset.target_return
+        lines.append(
+            f"  preset target      {preset.target_return} within "
+            f"{preset.target_steps:,} steps: {'reached' if reached else 'NOT reached'}"
+        )
+    lines += [
+        f"  env steps          {result.env_steps:,}",
+        f"  wall time          {wall:.1f} s",
+        f"  compile time       {result.compile_seconds:.1f} s",
+        f"  steps/s            {result.steps_per_second:,.0f} (compile excluded), "
+        f"{result.steps_per_second / result.num_devices:,.0f} per device",
+    ]
+    if result.run_dir is not None:
+        lines.append(f"  run directory      {result.run_dir}")
+    return "\n".join(lines)
