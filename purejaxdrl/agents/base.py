@@ -1,4 +1,4 @@
-"""The Agent record every algorithm returns."""
+"""The records of an algorithm: the Agent it builds and the Algorithm it registers."""
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -1,10 +1,12 @@
 """The host side of one training run.
 
-`config` (TrainConfig, presets, validation), `experiment` (the env, networks,
-agent and runner a config describes), and the host loop `train` as a pipeline of
-small steps: run directory (`run_files`), compile, restore (`checkpoint`,
-`packing`, `resume`), then dispatch / observe / evaluate / checkpoint / stop
-(`faults`) per chunk, then finish. `policy` turns a finished run into a policy
-outside training. Imports `observe`, `runners`, `agents` and below; never
-`sweep` or `cli`.
+`config` (TrainConfig: the run's fields and a section per registered algorithm;
+validation), `presets` (tuned configs from envs/), `experiment` (the env,
+networks, agent and runner a config describes), and `train()` as a recipe of
+small steps: `run` (run directory, checkpointer, restore), `programs` (compile
+the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
+checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`run_files`).
+`checkpoint`, `packing`, `resume` and `faults` hold the pieces those steps use;
+`policy` turns a finished run into a policy outside training. Imports
+`observe`, `runners`, `agents` and below; never `sweep` or `cli`.
 """
