@@ -128,3 +128,64 @@ def test_a_non_finite_metric_names_the_update_and_the_last_checkpoint(tmp_path):
         loop.check_finite(finite, 4, 20, np.bool_(False))
     loop.check_finite(finite, 4, 20, np.bool_(True))  # all finite: no error
     assert math.isnan(loop.mean_return)
+
+
+class FakeSignals:
+    """Stands in for StopSignals: a sink "receives" SIGTERM while logging."""
+
+    latest = None
+
+    def __init__(self, announce):
+        self.requested = None
+        FakeSignals.latest = self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+class SavingCheckpointer:
+    def __init__(self, events):
+        self.events = events
+
+    def pack(self, state):
+        return f"packed {state}"
+
+    def save(self, step, packed, meta, metric):
+        self.events.append(f"save {step} ({packed}, updates={meta['updates']})")
+
+    def wait(self):
+        pass
+
+
+def test_a_signal_stops_after_the_queued_chunk_with_a_checkpoint(monkeypatch):
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "StopSignals", FakeSignals)
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
+    events = []
+    loop = _loop(events)
+    loop.run.config = pjd.apply_overrides(loop.run.config, {"checkpoint": {"every": 0}})
+    loop.run.checkpointer = SavingCheckpointer(events)
+
+    class SignalledSink(ListSink):
+        def write(self, record):
+            super().write(record)
+            FakeSignals.latest.requested = "SIGTERM"
+
+    loop.sinks = [SignalledSink(events)]
+    state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
+    # The signal arrives while chunk 0 is logged; chunk 1, already queued, is
+    # read, nothing more is dispatched, and update 4 is saved (checkpoint.every
+    # 0 would otherwise save only after the last chunk).
+    assert events == [
+        "dispatch 0",
+        "dispatch 2",
+        "write 2",
+        "write 4",
+        "save 4 (packed 4, updates=4)",
+    ]
+    assert stopped_by == "SIGTERM" and state == 4
+    assert loop.done == 4 and loop.last_saved == 4

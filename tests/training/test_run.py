@@ -1,0 +1,111 @@
+"""A run's host-side context and where it starts, with stand-in checkpoints."""
+
+import types
+
+import pytest
+import yaml
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd
+from purejaxdrl.training.run import Run, Start, open_run, restore, start_wandb
+
+
+def _config() -> pjd.TrainConfig:
+    return pjd.apply_overrides(pjd.TrainConfig(), {"num_envs": 8})
+
+
+class SavedCheckpoints:
+    """Stands in for a Checkpointer: what `restore` asks of one."""
+
+    directory = None
+
+    def __init__(self, tmp_path, step, meta, skipped=()):
+        self.directory = tmp_path / "checkpoints"
+        self.restored = types.SimpleNamespace(
+            step=step, meta=meta, state="the state", skipped=list(skipped)
+        )
+
+    def newest_meta(self):
+        return self.restored.meta
+
+    def restore_latest(self):
+        return self.restored
+
+
+def _run(tmp_path, checkpointer, heard=None):
+    notify = None if heard is None else heard.append
+    run = Run(config=_config(), run_dir=tmp_path, main=True, notify=notify)
+    run.checkpointer = checkpointer
+    return run
+
+
+def _experiment(devices, replay=False):
+    return types.SimpleNamespace(
+        agent=types.SimpleNamespace(state_spec=P("data") if replay else P()),
+        runner=types.SimpleNamespace(mesh=types.SimpleNamespace(size=devices)),
+    )
+
+
+def test_say_records_every_message_and_notifies_only_process_0():
+    heard = []
+    run = Run(config=_config(), run_dir=None, main=False, notify=heard.append)
+    run.say("a")
+    assert run.messages == ["a"] and heard == []
+    run.main = True
+    run.say("b")
+    assert run.messages == ["a", "b"] and heard == ["b"]
+
+
+def test_open_run_without_files_has_no_directory_and_no_wandb():
+    run = open_run(_config(), resume=None, write_files=False, notify=None)
+    assert run.run_dir is None and run.main and run.checkpointer is None
+    assert start_wandb(run, ["tensorboard"]) is None
+
+
+def test_open_run_on_resume_rewrites_config_yaml_with_the_config_it_continues(
+    tmp_path,
+):
+    (tmp_path / "config.yaml").write_text("num_envs: 4\n")
+    run = open_run(_config(), resume=str(tmp_path), write_files=False, notify=None)
+    assert run.run_dir == tmp_path
+    assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 8
+
+
+def test_restore_without_a_usable_checkpoint_starts_fresh_and_says_so(tmp_path):
+    heard = []
+    saved = SavedCheckpoints(tmp_path, None, None, skipped=["skipped 20: corrupt"])
+    start = restore(_run(tmp_path, saved, heard), _experiment(1))
+    assert start == Start()
+    assert heard == [
+        "skipped 20: corrupt",
+        f"no usable checkpoint in {tmp_path}; starting from update 0",
+    ]
+
+
+def test_restore_on_other_devices_resplits_the_environments(tmp_path):
+    meta = {"devices": 2, "history": [{"updates": 4}], "train_seconds": 3}
+    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    start = restore(run, _experiment(4))
+    assert start == Start(
+        state="the state", done=4, history=[{"updates": 4}], seconds_before=3.0
+    )
+    # 8 environments over 4 devices: 2 each.
+    assert run.messages == [
+        f"resumed at update 4 of {run.config.num_updates:,} from "
+        f"{tmp_path / 'checkpoints' / '4'}",
+        "saved on 2 device(s), resumed on 4: learner state replicated, the 8 "
+        "environments re-split to 2 per device",
+    ]
+    # The history is a copy: the loop appends to it, not to the checkpoint's.
+    assert start.history is not meta["history"]
+
+
+def test_restore_refuses_a_replay_buffer_on_another_device_count(tmp_path):
+    meta = {"devices": 2, "history": [], "train_seconds": 0.0}
+    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    message = "keeps a replay buffer in 2 shards.*not 4; pass --devices 2"
+    with pytest.raises(pjd.ConfigError, match=message):
+        restore(run, _experiment(4, replay=True))
+    # On the same device count it resumes, and says nothing about devices.
+    start = restore(run, _experiment(2, replay=True))
+    assert start.done == 4 and len(run.messages) == 1

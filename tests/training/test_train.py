@@ -1,0 +1,105 @@
+"""The recipe's own steps: sink checks, opening the sinks, closing, finishing."""
+
+import json
+import math
+import time
+import types
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.observe.loggers import JsonlLogger
+from purejaxdrl.training.run import Run
+from purejaxdrl.training.train import _check_sinks, close, finish, open_sinks
+
+
+def _config(num_updates: int = 8) -> pjd.TrainConfig:
+    # 4 envs x 128 steps = 512 steps per update.
+    return pjd.apply_overrides(pjd.TrainConfig(), {"total_steps": 512 * num_updates})
+
+
+def _experiment(devices: int = 1):
+    mesh = types.SimpleNamespace(size=devices)
+    return types.SimpleNamespace(
+        runner=types.SimpleNamespace(steps_per_update=512, mesh=mesh)
+    )
+
+
+def test_check_sinks_names_unknown_sinks_and_needs_a_run_directory():
+    with pytest.raises(ValueError, match=r"log_to=\['nope'\]: the sinks are"):
+        _check_sinks(["tensorboard", "nope"], True)
+    with pytest.raises(ValueError, match="pass write_files=True"):
+        _check_sinks(["tensorboard"], False)
+    _check_sinks(["tensorboard", "wandb"], True)
+    _check_sinks([], False)
+
+
+def test_open_sinks_rewrites_metrics_jsonl_with_the_checkpoints_history(tmp_path):
+    # What the killed process wrote after its last checkpoint is dropped.
+    (tmp_path / "metrics.jsonl").write_text('{"updates": 2}\n{"updates": 4}\n')
+    run = Run(config=_config(), run_dir=tmp_path, main=True)
+    extra = object()
+    sinks = open_sinks(run, _experiment(), [{"updates": 2}], [extra], None, [], False)
+    assert sinks[0] is extra and isinstance(sinks[1], JsonlLogger)
+    assert len(sinks) == 2
+    assert (tmp_path / "metrics.jsonl").read_text() == '{"updates": 2}\n'
+
+
+def test_only_process_0_writes():
+    run = Run(config=_config(), run_dir=None, main=False)
+    assert open_sinks(run, _experiment(), [], [object()], None, [], True) == []
+
+
+def test_close_closes_every_sink_and_hides_a_checkpointer_error():
+    closed = []
+
+    class Sink:
+        def close(self):
+            closed.append("sink")
+
+    class Failing:
+        def close(self):
+            closed.append("checkpointer")
+            raise RuntimeError("disk full")
+
+    close([Sink(), Sink()], Failing())
+    assert closed == ["sink", "sink", "checkpointer"]
+
+
+def _loop(done, start_updates, seconds=10.0):
+    return types.SimpleNamespace(
+        start=time.perf_counter() - seconds,
+        done=done,
+        start_updates=start_updates,
+        steps_per_update=512,
+        mean_return=1.5,
+        num_devices=2,
+        history=[{"updates": done}],
+        eval_return=math.nan,
+    )
+
+
+def test_finish_times_only_the_updates_since_the_start_and_writes_the_summary(tmp_path):
+    run = Run(config=_config(8), run_dir=tmp_path, main=True, messages=["hi"])
+    state = types.SimpleNamespace(agent=types.SimpleNamespace(params={"w": np.ones(2)}))
+    # Resumed at update 2, stopped by a signal at update 6 of 8.
+    result = finish(run, _loop(6, 2), state, "SIGTERM", 3.0)
+    assert result.env_steps == 6 * 512 and result.updates == 6
+    assert result.train_seconds >= 10.0
+    # 4 updates x 512 steps trained since the resume, compile time excluded.
+    assert result.steps_per_second == 2048 / result.train_seconds
+    assert result.stopped_by == "SIGTERM" and result.messages == ["hi"]
+    assert result.mean_return == 1.5 and result.num_devices == 2
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["env_steps"] == 3072 and summary["total_steps"] == 4096
+    assert summary["complete"] is False and summary["stopped_by"] == "SIGTERM"
+    assert summary["compile_seconds"] == 3.0
+    assert (tmp_path / "params.msgpack").exists()
+
+
+def test_finish_of_a_run_with_nothing_left_reports_no_speed():
+    run = Run(config=_config(8), run_dir=None, main=True)
+    result = finish(run, _loop(8, 8), None, None, 1.0)
+    assert math.isnan(result.steps_per_second) and result.env_steps == 4096
+    assert result.run_dir is None and result.stopped_by is None
