@@ -156,6 +156,43 @@ CASES = [
     ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
+    # Host environments (the actor-learner runner).
+    (
+        ["train", "--algo", "impala", "--env.id", "envpool:Pongg-v5", "--no-files"],
+        "no such EnvPool task",
+    ),
+    (
+        ["train", "--algo", "impala", "--env.id", "gymnasium:Nope-v0", "--no-files"],
+        "no such Gymnasium id",
+    ),
+    (
+        [
+            "train",
+            "--algo",
+            "impala",
+            "--env.id",
+            "envpool:CartPole-v1",
+            "--devices",
+            "1",
+            "--host.actor-devices",
+            "2",
+            "--no-files",
+        ],
+        "do not fit 1 local devices",
+    ),
+    (
+        [
+            "train",
+            "--algo",
+            "dqn",
+            "--env.id",
+            "envpool:CartPole-v1",
+            "--devices",
+            "1",
+            "--no-files",
+        ],
+        "use ppo, impala",
+    ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
 ]

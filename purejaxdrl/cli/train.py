@@ -173,6 +173,7 @@ def train_command(argv: Sequence[str]) -> int:
     import jax
 
     from purejaxdrl.parallel import exit_on_peer_failure, is_main_process
+    from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError
     from purejaxdrl.training.train import train
@@ -189,7 +190,7 @@ def train_command(argv: Sequence[str]) -> int:
             notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
             log_to=args.logger,
         )
-    except (NonFiniteError, CheckpointError) as e:
+    except (NonFiniteError, CheckpointError, HostEnvError) as e:
         print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
         return EXIT_FAILURE
     except jax.errors.JaxRuntimeError as e:

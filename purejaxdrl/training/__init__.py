@@ -5,7 +5,9 @@ validation), `presets` (tuned configs from envs/), `experiment` (the env,
 networks, agent and runner a config describes), and `train()` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
-checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`run_files`).
+checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`result`,
+`run_files`). `host_train` is the same recipe for host environments
+(`envpool:`, `gymnasium:` ids) over the Sebulba runner.
 `checkpoint`, `packing`, `resume` and `faults` hold the pieces those steps use;
 `policy` turns a finished run into a policy outside training. Imports
 `observe`, `runners`, `agents` and below; never `sweep` or `cli`.

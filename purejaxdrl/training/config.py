@@ -14,6 +14,7 @@ from purejaxdrl.config import check
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
+from purejaxdrl.runners.sebulba import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig
 
 
@@ -42,7 +43,9 @@ class EnvConfig:
     """Which environment to train on.
 
     Attributes:
-      id: a name from `purejaxdrl.env.registered()`, e.g. CartPole-v1, brax/ant.
+      id: a name from `purejaxdrl.env.registered()`, e.g. CartPole-v1, brax/ant;
+        or a host environment, `envpool:<task>` or `gymnasium:<id>` (trained
+        by the actor-learner runner, placed by the `host` section).
       options: keyword arguments for the environment (brax: backend,
         episode_length).
       normalize_observations: standardise observations with running statistics.
@@ -68,6 +71,8 @@ class TrainConfig:
       network: network architecture.
       checkpoint: when to save whole-run checkpoints (runs with a run directory).
       eval: evaluation episodes with the deterministic policy (off by default).
+      host: actors and learner of runs on host environments (`env.id`
+        `envpool:...` or `gymnasium:...`); ignored by device environments.
       num_envs: number of parallel environments.
       unroll_length: steps per environment between updates.
       total_steps: environment-step budget; training runs
@@ -88,6 +93,7 @@ class TrainConfig:
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
+    host: HostConfig = dataclasses.field(default_factory=HostConfig)
     num_envs: int = 4
     unroll_length: int = 128
     total_steps: int = 500_000
@@ -142,6 +148,16 @@ def _check_checkpoint_and_eval(config: TrainConfig) -> None:
     )
 
 
+def _check_host(host: HostConfig) -> None:
+    """The rules of the host-env runner's placement."""
+    for name in ("actor_devices", "learner_devices", "env_threads"):
+        value = getattr(host, name)
+        check(value >= 0, f"host.{name}={value} must be >= 0 (0: the default).")
+    for name in ("actor_threads", "queue_size"):
+        value = getattr(host, name)
+        check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
+
+
 def validate(config: TrainConfig) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
@@ -172,6 +188,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         getattr(config, config.algo),
         RunShape(num_envs=config.num_envs, unroll_length=config.unroll_length),
     )
+    _check_host(config.host)
     net = config.network
     check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),

@@ -35,7 +35,10 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
 
 def make_run_dir(config: TrainConfig) -> pathlib.Path:
     """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
-    path = new_dir(config.run_dir, f"{config.env.id.replace('/', '-')}_{config.algo}")
+    path = new_dir(
+        config.run_dir,
+        f"{config.env.id.replace('/', '-').replace(':', '-')}_{config.algo}",
+    )
     (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     return path
 

@@ -6,90 +6,51 @@ then finish. A run with a run directory checkpoints its whole state, resumes
 exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
-import contextlib
-import dataclasses
-import json
-import math
 import pathlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import jax
 
-from purejaxdrl.observe.loggers import (
-    LOGGERS,
-    JsonlLogger,
-    Logger,
-    TensorBoardLogger,
-    in_notebook,
-    progress_logger,
-)
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host import is_host_env
+from purejaxdrl.observe.loggers import Logger, in_notebook
 from purejaxdrl.rng import make_key
-from purejaxdrl.runners.anakin import RunnerState, abstract_state
-from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.runners.anakin import abstract_state
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import Experiment, make_experiment
+from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.programs import compile_programs, eval_key
+from purejaxdrl.training.result import (
+    TrainResult,
+    _check_sinks,
+    close,
+    finish,
+    open_sinks,
+)
 from purejaxdrl.training.run import (
-    Run,
     Start,
     attach_checkpointer,
     open_run,
     restore,
     start_wandb,
 )
-from purejaxdrl.training.run_files import write_outputs
 from purejaxdrl.training.schedule import (
     chunk_lengths,
     chunk_schedule,
     summarize_chunk,
 )
 
-__all__ = ["TrainResult", "chunk_lengths", "summarize_chunk", "train"]
-
-
-@dataclasses.dataclass
-class TrainResult:
-    """What a finished run reports.
-
-    Attributes:
-      state: the final RunnerState (parameters, optimiser, envs, key).
-      mean_return: mean return of the episodes completed in the last chunk that
-        completed any (NaN if none ever did).
-      env_steps: environment steps taken.
-      compile_seconds: time to compile the training programs.
-      train_seconds: wall time after compilation.
-      steps_per_second: env_steps / train_seconds (compile time excluded), all
-        devices together.
-      num_devices: how many devices trained (over all processes).
-      history: one record per chunk, as written to metrics.jsonl (on a resumed
-        run, the records before the checkpoint too).
-      run_dir: the run's output folder, or None.
-      updates: updates done (fewer than the budget when stopped early).
-      stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM) or
-        `eval.stop_at` reached; None when it ran to the end.
-      messages: what the run reported besides metrics (resume, skipped
-        checkpoints, device changes).
-      eval_return: mean return of the last evaluation (deterministic policy,
-        `config.eval`), NaN without one.
-
-    """
-
-    state: RunnerState
-    mean_return: float
-    env_steps: int
-    compile_seconds: float
-    train_seconds: float
-    steps_per_second: float
-    num_devices: int
-    history: list[dict[str, Any]]
-    run_dir: pathlib.Path | None
-    updates: int = 0
-    stopped_by: str | None = None
-    messages: list[str] = dataclasses.field(default_factory=list)
-    eval_return: float = math.nan
+__all__ = [
+    "TrainResult",
+    "_check_sinks",
+    "chunk_lengths",
+    "close",
+    "finish",
+    "open_sinks",
+    "summarize_chunk",
+    "train",
+]
 
 
 def train(
@@ -135,6 +96,22 @@ def train(
 
     """
     _check_sinks(log_to, write_files or resume is not None)
+    if is_host_env(config.env.id):
+        from purejaxdrl.training.host_train import train_host
+
+        if resume is not None:
+            raise ConfigError(
+                f"--resume {resume}: runs on host environments ({config.env.id}) "
+                "do not checkpoint or resume yet; start a new run"
+            )
+        return train_host(
+            config,
+            loggers=loggers,
+            console=console,
+            write_files=write_files,
+            notify=notify,
+            log_to=log_to,
+        )
     if console is None:
         console = in_notebook()
     exp = make_experiment(config)
@@ -173,86 +150,3 @@ def train(
     finally:
         close(sinks, run.checkpointer)
     return finish(run, loop, state, stopped_by, compile_seconds)
-
-
-def _check_sinks(log_to: Sequence[str], has_run_dir: bool) -> None:
-    """Named sinks exist and have a run directory to write into."""
-    unknown = sorted(set(log_to) - set(LOGGERS))
-    if unknown:
-        raise ValueError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
-    if log_to and not has_run_dir:
-        raise ValueError(
-            f"log_to={list(log_to)} writes into the run directory; pass "
-            "write_files=True"
-        )
-
-
-def open_sinks(
-    run: Run,
-    exp: Experiment,
-    history: list[dict[str, Any]],
-    loggers: Sequence[Logger],
-    wandb: Logger | None,
-    log_to: Sequence[str],
-    console: bool,
-) -> list[Logger]:
-    """Where each chunk's record goes; only process 0 writes.
-
-    A resumed run's metrics.jsonl is rewritten with the checkpoint's records,
-    not what the killed process wrote after it.
-    """
-    sinks = list(loggers) if run.main else []
-    if run.run_dir is not None and run.main:
-        jsonl = run.run_dir / "metrics.jsonl"
-        jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
-        sinks.append(JsonlLogger(jsonl))
-        if "tensorboard" in log_to:
-            sinks.append(TensorBoardLogger(run.run_dir / "tensorboard"))
-    if wandb is not None:
-        sinks.append(wandb)
-    if console and run.main:
-        config = run.config
-        total_steps = config.num_updates * exp.runner.steps_per_update
-        description = f"{config.algo} {config.env.id}"
-        sinks.append(progress_logger(total_steps, description, exp.runner.mesh.size))
-    return sinks
-
-
-def close(sinks: Sequence[Logger], checkpointer: Checkpointer | None) -> None:
-    """Closes the sinks and the checkpointer, even after an error."""
-    for sink in sinks:
-        sink.close()
-    if checkpointer is not None:
-        with contextlib.suppress(Exception):  # an error is already raised
-            checkpointer.close()
-
-
-def finish(
-    run: Run,
-    loop: ChunkLoop,
-    state: RunnerState,
-    stopped_by: str | None,
-    compile_seconds: float,
-) -> TrainResult:
-    """The run's result; summary.json and params.msgpack in its directory."""
-    train_seconds = time.perf_counter() - loop.start
-    steps = (loop.done - loop.start_updates) * loop.steps_per_update
-    result = TrainResult(
-        state=state,
-        mean_return=loop.mean_return,
-        env_steps=loop.done * loop.steps_per_update,
-        compile_seconds=compile_seconds,
-        train_seconds=train_seconds,
-        steps_per_second=steps / train_seconds if steps else math.nan,
-        num_devices=loop.num_devices,
-        history=loop.history,
-        run_dir=run.run_dir,
-        updates=loop.done,
-        stopped_by=stopped_by,
-        messages=run.messages,
-        eval_return=loop.eval_return,
-    )
-    if run.run_dir is not None and run.main:
-        num_updates = run.config.num_updates
-        write_outputs(result, num_updates * loop.steps_per_update, num_updates)
-    return result

@@ -10,8 +10,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.loggers import JsonlLogger
+from purejaxdrl.training.result import _check_sinks, close, finish, open_sinks
 from purejaxdrl.training.run import Run
-from purejaxdrl.training.train import _check_sinks, close, finish, open_sinks
 
 
 def _config(num_updates: int = 8) -> pjd.TrainConfig:

@@ -1,0 +1,151 @@
+"""Adapter from EnvPool (`envpool:<task>`) to `HostEnv`, sync or async.
+
+EnvPool steps its environments on C++ threads and auto-resets on the step after
+an episode ends (`host.py`). Atari tasks follow Machado et al. (2018) unless
+options say otherwise: 84x84 grey frames, frame skip 4, 4 frames stacked,
+sticky actions with probability 0.25, the full action set of 18, no life-loss
+episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
+Rewards are not clipped here: a learner clips them where its algorithm says so.
+"""
+
+import difflib
+from typing import Any
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box
+from purejaxdrl.env.host_base import (
+    BoundaryTracker,
+    HostEnv,
+    HostSpec,
+    HostStep,
+    import_optional,
+    rescale_actions,
+    space_spec,
+)
+
+# Machado et al. (2018), in EnvPool's option names; options override them.
+ATARI_PROTOCOL = {
+    "repeat_action_probability": 0.25,
+    "full_action_space": True,
+    "episodic_life": False,
+    "reward_clip": False,
+    "noop_max": 1,
+    "use_fire_reset": False,
+    "max_episode_steps": 27_000,
+}
+
+
+def env_seeds(seed: int, num_envs: int) -> list[int]:
+    """Seeds of environments 0..num_envs-1, derived from (seed, index)."""
+    sequence = np.random.SeedSequence(seed)
+    return [int(s) for s in sequence.generate_state(num_envs, np.uint32) >> 1]
+
+
+class EnvPoolEnv(HostEnv):
+    """`num_envs` EnvPool environments of `task`; async when batch_size < num_envs.
+
+    Args:
+      task: an EnvPool task id, e.g. `Pong-v5`, `CartPole-v1`.
+      num_envs: environments in the pool.
+      seed: the run's seed; environment i is seeded from (seed, i).
+      batch_size: environments `recv` returns (default: all: synchronous).
+      num_threads: EnvPool's worker threads (0: one per environment, capped
+        by EnvPool at the machine's cores).
+      options: other EnvPool options (e.g. `max_episode_steps`, `img_height`).
+
+    """
+
+    def __init__(
+        self,
+        task: str,
+        num_envs: int,
+        seed: int,
+        *,
+        batch_size: int = 0,
+        num_threads: int = 0,
+        **options: Any,
+    ):
+        envpool = import_optional("envpool", "envpool")
+        tasks = envpool.list_all_envs()
+        if task not in tasks:
+            close = difflib.get_close_matches(task, tasks, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError(
+                f"env.id='envpool:{task}': no such EnvPool task ({len(tasks)} "
+                f"tasks, e.g. Pong-v5, CartPole-v1; envpool.list_all_envs() lists "
+                f"them){hint}"
+            )
+        defaults = envpool.make_spec(task).config._asdict()
+        if "repeat_action_probability" in defaults:  # an Atari game
+            options = {**ATARI_PROTOCOL, **options}
+        self.num_envs = num_envs
+        self.batch_size = batch_size or num_envs
+        self.pool = envpool.make(
+            task,
+            env_type="gymnasium",
+            num_envs=num_envs,
+            batch_size=self.batch_size,
+            num_threads=num_threads,
+            seed=seed,
+            env_seed=env_seeds(seed, num_envs),
+            **options,
+        )
+        space = self.pool.observation_space
+        self.spec = HostSpec(
+            Box(tuple(space.shape)),
+            np.dtype(space.dtype),
+            space_spec(self.pool.action_space),
+        )
+        self.boundaries = BoundaryTracker(num_envs)
+
+    def reset(self) -> HostStep:
+        if self.batch_size < self.num_envs:
+            self.pool.async_reset()
+            return self.recv()
+        obs, info = self.pool.reset()
+        return self._host_step(obs, np.zeros(self.num_envs), None, None, info)
+
+    def step(self, action: np.ndarray) -> HostStep:
+        if self.batch_size < self.num_envs:
+            raise ValueError(
+                f"batch_size={self.batch_size} < num_envs={self.num_envs}: an "
+                "asynchronous pool is stepped with send/recv"
+            )
+        out = self.pool.step(rescale_actions(self.pool.action_space, action))
+        return self._host_step(*out)
+
+    def send(self, action: np.ndarray, env_id: np.ndarray) -> None:
+        action = rescale_actions(self.pool.action_space, action)
+        self.pool.send(action, np.asarray(env_id, np.int32))
+
+    def recv(self) -> HostStep:
+        return self._host_step(*self.pool.recv())
+
+    def _host_step(
+        self,
+        obs: np.ndarray,
+        reward: np.ndarray,
+        terminated: np.ndarray | None,
+        truncated: np.ndarray | None,
+        info: dict[str, Any],
+    ) -> HostStep:
+        env_id = np.asarray(info["env_id"], np.int32)
+        terminated = np.zeros(len(env_id), bool) if terminated is None else terminated
+        truncated = np.zeros(len(env_id), bool) if truncated is None else truncated
+        # EnvPool may flag both at the step limit of a terminal step: terminal wins.
+        truncated = np.asarray(truncated, bool) & ~np.asarray(terminated, bool)
+        terminated = np.asarray(terminated, bool)
+        first = self.boundaries.mark(env_id, terminated, truncated)
+        return HostStep(
+            observation=obs,
+            reward=np.asarray(reward, np.float32),
+            terminated=terminated,
+            truncated=truncated,
+            first=first,
+            env_id=env_id,
+        )
+
+    def close(self) -> None:
+        self.pool.close()

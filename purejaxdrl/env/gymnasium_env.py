@@ -1,0 +1,111 @@
+"""Adapter from Gymnasium's vector API (`gymnasium:<id>`) to `HostEnv`.
+
+Gymnasium's vector environments run in this process (`sync`, default) or in
+subprocesses (`vectorization_mode="async"`); both are stepped synchronously
+here. They are made in NEXT_STEP auto-reset mode, EnvPool's: the step after an
+episode ends resets it (`host.py`). (SAME_STEP mode would hand the final
+observation over in `info` instead; one form for both libraries keeps one
+trajectory builder, and the reset step's inference gives the value of the
+final observation that truncation bootstraps from, at no extra pass.)
+"""
+
+from typing import Any
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box
+from purejaxdrl.env.envpool_env import env_seeds
+from purejaxdrl.env.host_base import (
+    BoundaryTracker,
+    HostEnv,
+    HostSpec,
+    HostStep,
+    import_optional,
+    rescale_actions,
+    space_spec,
+)
+
+
+class GymnasiumEnv(HostEnv):
+    """`num_envs` copies of Gymnasium environment `env_id` in one vector env.
+
+    Args:
+      env_id: a registered Gymnasium id, e.g. `CartPole-v1`.
+      num_envs: environments in the vector.
+      seed: the run's seed; environment i is seeded from (seed, i).
+      vectorization_mode: "sync" (this process) or "async" (subprocesses).
+      options: keyword arguments of `gymnasium.make` (e.g. max_episode_steps).
+
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        seed: int,
+        *,
+        vectorization_mode: str = "sync",
+        **options: Any,
+    ):
+        gym = import_optional("gymnasium", "gymnasium")
+        if env_id not in gym.registry:
+            import difflib
+
+            close = difflib.get_close_matches(env_id, list(gym.registry), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError(
+                f"env.id='gymnasium:{env_id}': no such Gymnasium id "
+                f"(gymnasium.registry lists {len(gym.registry)}){hint}"
+            )
+        self.vec = gym.make_vec(
+            env_id,
+            num_envs=num_envs,
+            vectorization_mode=vectorization_mode,
+            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
+            **options,
+        )
+        self.num_envs = self.batch_size = num_envs
+        self.seeds = env_seeds(seed, num_envs)
+        space = self.vec.single_observation_space
+        self.spec = HostSpec(
+            Box(tuple(space.shape)),
+            np.dtype(space.dtype),
+            space_spec(self.vec.single_action_space),
+        )
+        self.boundaries = BoundaryTracker(num_envs)
+        self.env_id = np.arange(num_envs, dtype=np.int32)
+        self.pending: np.ndarray | None = None
+
+    def reset(self) -> HostStep:
+        obs, _ = self.vec.reset(seed=self.seeds)
+        zeros = np.zeros(self.num_envs, bool)
+        first = self.boundaries.mark(self.env_id, zeros, zeros)
+        return HostStep(
+            obs, np.zeros(self.num_envs, np.float32), zeros, zeros, first, self.env_id
+        )
+
+    def send(self, action: np.ndarray, env_id: np.ndarray) -> None:
+        if not np.array_equal(env_id, self.env_id):
+            raise ValueError(
+                "a Gymnasium vector env steps all its environments at once"
+            )
+        self.pending = rescale_actions(self.vec.single_action_space, action)
+
+    def recv(self) -> HostStep:
+        action, self.pending = self.pending, None
+        obs, reward, terminated, truncated, _ = self.vec.step(action)
+        terminated = np.asarray(terminated, bool)
+        truncated = np.asarray(truncated, bool) & ~terminated
+        first = self.boundaries.mark(self.env_id, terminated, truncated)
+        return HostStep(
+            obs,
+            np.asarray(reward, np.float32),
+            terminated,
+            truncated,
+            first,
+            self.env_id,
+        )
+
+    def close(self) -> None:
+        self.vec.close()

@@ -1,0 +1,56 @@
+"""Host environments by id: `envpool:<task>` and `gymnasium:<id>`.
+
+`host_base` has the interface (`HostEnv`, `HostStep`) and what adapters share;
+`envpool_env` and `gymnasium_env` the adapters; this module picks one by id.
+"""
+
+from typing import Any
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host_base import HostEnv, HostSpec, HostStep
+
+PREFIXES = ("envpool:", "gymnasium:")
+
+__all__ = [
+    "PREFIXES",
+    "HostEnv",
+    "HostSpec",
+    "HostStep",
+    "is_host_env",
+    "make_host_env",
+]
+
+
+def is_host_env(env_id: str) -> bool:
+    """Whether `env_id` names a host environment (`envpool:...`, `gymnasium:...`)."""
+    return env_id.startswith(PREFIXES)
+
+
+def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> HostEnv:
+    """Builds `num_envs` host environments named `env_id`, seeded from `seed`.
+
+    Args:
+      env_id: `envpool:<task>` or `gymnasium:<id>`.
+      num_envs: how many environments the batch steps.
+      seed: environment i is seeded with a number derived from (seed, i).
+      options: passed to the library (EnvPool's `make` options; Gymnasium's
+        `make` keyword arguments), plus `batch_size` and `num_threads` for
+        EnvPool.
+
+    Raises:
+      ConfigError: an unknown id or prefix, or the library is not installed.
+
+    """
+    kind, _, name = env_id.partition(":")
+    if kind == "envpool":
+        from purejaxdrl.env.envpool_env import EnvPoolEnv
+
+        return EnvPoolEnv(name, num_envs, seed, **options)
+    if kind == "gymnasium":
+        from purejaxdrl.env.gymnasium_env import GymnasiumEnv
+
+        return GymnasiumEnv(name, num_envs, seed, **options)
+    raise ConfigError(
+        f"env.id={env_id!r} is no host environment: host ids start with one of "
+        f"{list(PREFIXES)}, e.g. envpool:Pong-v5 or gymnasium:CartPole-v1"
+    )

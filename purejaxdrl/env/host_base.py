@@ -1,0 +1,148 @@
+"""Host environments: batches of CPU environments stepped with numpy arrays.
+
+The interface every adapter implements; `host.py` makes them from ids.
+
+EnvPool and Gymnasium's vector environments auto-reset on the step *after* an
+episode ends: that step ignores its action, returns reward 0 and the first
+observation of the next episode (both verified by `tests/env/test_host_env.py`'s
+probes). Adapters normalise every library to that one form, `HostStep`, with
+the episode boundary made explicit (`terminated`, `truncated`, `first`), and the
+runner (`runners/trajectories.py`) turns it into the project's Transitions:
+discount 0 only on termination, truncation bootstrapping from the true final
+observation, and no reset step ever reaching a loss.
+
+Ids: `envpool:<task>` (any EnvPool task, e.g. `envpool:Pong-v5`) and
+`gymnasium:<id>` (any registered Gymnasium id).
+"""
+
+import dataclasses
+import importlib
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box, Discrete
+
+
+class HostStep(NamedTuple):
+    """What a batch of host environments returns after `reset` or `step`, `[B]`.
+
+    Attributes:
+      observation: [B, *obs_shape] in the environment's own dtype (uint8 for
+        Atari frames). After a step that ended an episode (terminated or
+        truncated) it is that episode's true final observation; the next step
+        then resets the environment, ignores its action and returns `first`.
+      reward: float32 [B], the reward of the transition into this observation.
+      terminated: bool [B], the episode reached a terminal state.
+      truncated: bool [B], a time limit ended the episode (never with terminated).
+      first: bool [B], the observation starts an episode: after `reset`, or the
+        reset step after an episode's end (whose action was ignored and whose
+        reward is 0: it is no transition of any episode).
+      env_id: int32 [B], which environments of the pool these rows are.
+
+    """
+
+    observation: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    first: np.ndarray
+    env_id: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class HostSpec:
+    """The spaces of a host environment, per environment (unbatched).
+
+    Attributes:
+      observation: the observation's shape.
+      observation_dtype: its numpy dtype; it stays so until it is on a device.
+      action: the action space (Box actions are rescaled from [-1, 1]).
+
+    """
+
+    observation: Box
+    observation_dtype: np.dtype
+    action: Discrete | Box
+
+
+class HostEnv:
+    """A batch of `num_envs` auto-resetting host environments (numpy in and out).
+
+    `step` steps all of them; `send` / `recv` are the asynchronous form (EnvPool's
+    `batch_size < num_envs`): `recv` returns the `batch_size` environments that
+    finished first, with their `env_id`, and `send` takes actions for those.
+    """
+
+    num_envs: int
+    batch_size: int
+    spec: HostSpec
+
+    def reset(self) -> HostStep:
+        """Resets every environment (seeded at construction); all rows `first`."""
+        raise NotImplementedError
+
+    def step(self, action: np.ndarray) -> HostStep:
+        """Steps every environment with `action` [num_envs]."""
+        self.send(action, np.arange(self.num_envs, dtype=np.int32))
+        return self.recv()
+
+    def send(self, action: np.ndarray, env_id: np.ndarray) -> None:
+        """Starts stepping environments `env_id` with `action` (one row each)."""
+        raise NotImplementedError
+
+    def recv(self) -> HostStep:
+        """The next `batch_size` environments' steps."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Releases the environments' threads and memory."""
+
+
+class BoundaryTracker:
+    """Marks `first` rows: the step after an episode ended is a reset step.
+
+    Both libraries reset on the step after `terminated | truncated`; the rows it
+    returns are `first`. Tracking the previous step's end per environment says so
+    without trusting a library-specific info field.
+    """
+
+    def __init__(self, num_envs: int):
+        self.ended = np.ones(num_envs, bool)  # before `reset`: next is first
+
+    def mark(
+        self, env_id: np.ndarray, terminated: np.ndarray, truncated: np.ndarray
+    ) -> np.ndarray:
+        """`first` for rows `env_id`, and remembers which of them just ended."""
+        first = self.ended[env_id].copy()
+        self.ended[env_id] = terminated | truncated
+        return first
+
+
+def import_optional(module: str, extra: str) -> Any:
+    """Imports an optional dependency, or says in one line how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ConfigError(
+            f"{module} is not installed ({e}); host environments of this kind need "
+            f"it: pip install 'purejaxdrl[{extra}]'"
+        ) from None
+
+
+def space_spec(space: Any) -> Discrete | Box:
+    """A Gymnasium-style action space as our spec (Discrete or Box)."""
+    if hasattr(space, "n"):
+        return Discrete(int(space.n))
+    return Box(tuple(space.shape))
+
+
+def rescale_actions(space: Any, action: np.ndarray) -> np.ndarray:
+    """Actions for `space`: Box actions from [-1, 1] to its bounds; ints as int32."""
+    if hasattr(space, "n"):
+        return np.asarray(action, np.int32)
+    low, high = space.low, space.high
+    return (low + (np.clip(action, -1.0, 1.0) + 1.0) * 0.5 * (high - low)).astype(
+        space.dtype
+    )

@@ -1,0 +1,221 @@
+"""An actor thread of the Sebulba runner: a host env pool and a device policy.
+
+Each actor steps its own pool of host environments with a jitted policy on its
+own device, builds `[T, B]` batches (`trajectories.py`) and hands them to the
+learner through a bounded queue. Parameters come the other way through a
+`ParamsBox`: the learner publishes each new version without waiting for anyone,
+and an actor picks up the newest at each batch boundary (or, in deterministic
+mode, exactly the version one update behind).
+"""
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl._platform import compiler_options
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.env.host_base import HostEnv
+from purejaxdrl.runners.trajectories import Batch, TrajectoryBuilder
+from purejaxdrl.types import Params, PRNGKey
+
+
+class Stopped(Exception):
+    """Raised in an actor waiting on a queue or parameters when the run stops."""
+
+
+class ParamsBox:
+    """The learner's parameters by version, for the actors to pick up.
+
+    `publish` never waits. `newest` returns the newest version; `exactly` waits
+    for one version (deterministic mode). Versions older than the two newest
+    are dropped.
+    """
+
+    def __init__(self, stop: threading.Event):
+        self.stop = stop
+        self.versions: dict[int, Any] = {}
+        self.changed = threading.Condition()
+
+    def publish(self, version: int, params: list[Any]) -> None:
+        """Makes `params` (a copy per actor device) available as `version`."""
+        with self.changed:
+            self.versions[version] = params
+            for old in [v for v in self.versions if v < version - 1]:
+                del self.versions[old]
+            self.changed.notify_all()
+
+    def newest(self) -> tuple[int, Any]:
+        """(version, params) of the newest version published."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.versions or self.stop.is_set())
+            self._check_stop()
+            version = max(self.versions)
+            return version, self.versions[version]
+
+    def exactly(self, version: int) -> Any:
+        """The params of `version`, waiting until it is published."""
+        with self.changed:
+            self.changed.wait_for(
+                lambda: version in self.versions or self.stop.is_set(), timeout=None
+            )
+            self._check_stop()
+            return self.versions[version]
+
+    def wake(self) -> None:
+        """Wakes every waiting actor (after `stop` is set)."""
+        with self.changed:
+            self.changed.notify_all()
+
+    def _check_stop(self) -> None:
+        if self.stop.is_set():
+            raise Stopped
+
+
+class ActorStats:
+    """What an actor measures, read by the learner for the metrics (seconds)."""
+
+    def __init__(self) -> None:
+        self.env_seconds = 0.0  # stepping the host environments
+        self.act_seconds = 0.0  # the policy: dispatch, compute, copy back
+        self.params_wait = 0.0  # waiting for a parameter version
+        self.queue_wait = 0.0  # waiting for room in the queue
+        self.steps = 0  # host env steps (rows), reset steps included
+
+
+class PolicyOut(NamedTuple):
+    """The policy's output for a batch of observations, on the host."""
+
+    env_action: np.ndarray
+    action: np.ndarray
+    log_prob: np.ndarray
+    value: np.ndarray
+
+
+def make_policy(agent: Agent, platform: str) -> Callable[[Params, Any, PRNGKey], Any]:
+    """A jitted `(params, obs [B, ...], key) -> PolicyOut` of device arrays.
+
+    Observations arrive in their host dtype (uint8 frames) and become float32
+    on the device. Runs where the params are (the actor's device).
+    """
+
+    def policy(params: Params, obs: jax.Array, key: PRNGKey) -> PolicyOut:
+        obs = obs.astype(jnp.float32)
+        keys = jax.random.split(key, obs.shape[0])
+        action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(params, obs, keys)
+        value = agent.value(params, obs)
+        return PolicyOut(extras["env_action"], action, extras["log_prob"], value)
+
+    return jax.jit(policy, compiler_options=compiler_options(platform))
+
+
+class Actor:
+    """One actor thread: steps `env` with `policy` and fills `out` with Batches.
+
+    Args:
+      env: its pool of host environments.
+      policy: `make_policy(agent)`.
+      params: where the parameters come from.
+      out: the bounded queue of Batches to the learner.
+      length: the unroll length T.
+      key: this actor's key; step i acts with `fold_in(key, i)`.
+      device: the index of its device in the published parameters' list.
+      first_batch: the number of the first batch it makes (a resumed run's
+        first update).
+      deterministic: act batch k with exactly version k - 1 (`first_batch`
+        for the first batch).
+      stop: set when the run stops.
+
+    """
+
+    def __init__(
+        self,
+        env: HostEnv,
+        policy: Callable,
+        params: ParamsBox,
+        out: queue.Queue,
+        length: int,
+        key: PRNGKey,
+        *,
+        device: int,
+        first_batch: int,
+        deterministic: bool,
+        stop: threading.Event,
+    ):
+        self.env, self.policy, self.params, self.out = env, policy, params, out
+        self.device, self.first_batch = device, first_batch
+        self.key, self.deterministic, self.stop = key, deterministic, stop
+        spec = env.spec
+        action_shape = getattr(spec.action, "shape", ())
+        action_dtype = np.float32 if action_shape else np.int32
+        self.builder = TrajectoryBuilder(
+            env.num_envs,
+            length,
+            spec.observation.shape,
+            spec.observation_dtype,
+            action_shape,
+            action_dtype,
+        )
+        self.stats = ActorStats()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        """The thread's body; an error is kept in `self.error` and stops the run."""
+        try:
+            self._loop()
+        except Stopped:
+            pass
+        except BaseException as e:  # noqa: BLE001 - handed to the learner thread
+            self.error = e
+            self.stop.set()
+            self.params.wake()
+
+    def _loop(self) -> None:
+        stats, batches = self.stats, self.first_batch
+        version, params = self._params_for(batches)
+        t = time.perf_counter()
+        step = self.env.reset()
+        stats.env_seconds += time.perf_counter() - t
+        for i in range(2**62):
+            if self.stop.is_set():
+                return
+            t = time.perf_counter()
+            out = self.policy(params, step.observation, jax.random.fold_in(self.key, i))
+            out = jax.device_get(out)
+            stats.act_seconds += time.perf_counter() - t
+            self.builder.add(step, out.action, out.log_prob, out.value, version)
+            if self.builder.ready():
+                self._put(self.builder.take())
+                batches += 1
+                version, params = self._params_for(batches)
+            t = time.perf_counter()
+            self.env.send(out.env_action, step.env_id)
+            step = self.env.recv()
+            stats.env_seconds += time.perf_counter() - t
+            stats.steps += len(step.env_id)
+
+    def _params_for(self, batch: int) -> tuple[int, Any]:
+        t = time.perf_counter()
+        if self.deterministic:
+            version = max(batch - 1, self.first_batch)
+            params = self.params.exactly(version)
+        else:
+            version, params = self.params.newest()
+        self.stats.params_wait += time.perf_counter() - t
+        return version, params[self.device]
+
+    def _put(self, batch: Batch) -> None:
+        t = time.perf_counter()
+        while True:
+            try:
+                self.out.put(batch, timeout=0.1)
+                break
+            except queue.Full:
+                if self.stop.is_set():
+                    raise Stopped from None
+        self.stats.queue_wait += time.perf_counter() - t

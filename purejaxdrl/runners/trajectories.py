@@ -1,0 +1,177 @@
+"""Host-env steps in, the project's time-major Transitions `[T, B]` out.
+
+Host environments reset on the step after an episode ends (`env/host.py`):
+that reset step ignores its action and belongs to no episode. The builder keeps
+one column of transitions per environment and never writes a reset step into
+it, so a learner sees exactly what the Anakin runner gives it: discount 0 only
+where an episode terminated, `truncated` where a time limit ended it, the true
+final observation, and bootstrap values from the acting parameters.
+
+The bootstrap value of a transition is the value of the next observation acted
+on in its environment's stream, times its discount. After a step that continues
+the episode that is the next step's observation; after a truncation it is the
+final observation itself, acted on by the (ignored) reset step: the value of
+the true final observation, at no extra inference. After a termination it is 0.
+
+Columns advance at their own pace (a reset step adds nothing; an asynchronous
+pool returns some environments more often than others), so a batch is
+complete when every column holds `T` finished transitions.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from purejaxdrl.env.host_base import HostStep
+from purejaxdrl.types import Transition
+
+
+class Batch(NamedTuple):
+    """One learner batch: transitions `[T, B]` (numpy) and what they came from.
+
+    Attributes:
+      transitions: a Transition of numpy arrays, time-major, `info` empty.
+      versions: int32 [T, B], the parameter version each action was taken with.
+      episodes: sums over the episodes that ended while the batch was built:
+        `episode/count`, `episode/return_sum`, `episode/length_sum`.
+
+    """
+
+    transitions: Transition
+    versions: np.ndarray
+    episodes: dict[str, float]
+
+
+class TrajectoryBuilder:
+    """Columns of finished transitions, one per environment of a pool.
+
+    Call `add` with each HostStep and the actions taken on its observations;
+    `ready` says when every column holds `length` transitions, `take` returns
+    them as a Batch and keeps the rest.
+
+    Args:
+      num_envs: environments in the pool (columns).
+      length: transitions per column in a batch, T.
+      obs_shape, obs_dtype: one observation's shape and dtype.
+      action_shape, action_dtype: one action's.
+
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        length: int,
+        obs_shape: tuple[int, ...],
+        obs_dtype: np.dtype,
+        action_shape: tuple[int, ...],
+        action_dtype: np.dtype,
+    ):
+        self.num_envs, self.length = num_envs, length
+        self.count = np.zeros(num_envs, np.int64)  # finished transitions per column
+        self.episode_return = np.zeros(num_envs, np.float64)
+        self.episode_length = np.zeros(num_envs, np.int64)
+        self.episodes = _no_episodes()
+        self.fields = {
+            "observation": (obs_shape, obs_dtype),
+            "final_observation": (obs_shape, obs_dtype),
+            "action": (action_shape, action_dtype),
+            "log_prob": ((), np.float32),
+            "value": ((), np.float32),
+            "reward": ((), np.float32),
+            "discount": ((), np.float32),
+            "truncated": ((), np.bool_),
+            "bootstrap_value": ((), np.float32),
+            "version": ((), np.int32),
+        }
+        self.buffers = self._empty(2 * length + 2)
+
+    def _empty(self, rows: int) -> dict[str, np.ndarray]:
+        return {
+            name: np.zeros((rows, self.num_envs, *shape), dtype)
+            for name, (shape, dtype) in self.fields.items()
+        }
+
+    def add(
+        self,
+        step: HostStep,
+        action: np.ndarray,
+        log_prob: np.ndarray,
+        value: np.ndarray,
+        version: int,
+    ) -> None:
+        """Records the outcome of the previous actions and the actions on `step`.
+
+        Args:
+          step: what the environments `step.env_id` returned.
+          action: the policy's samples on `step.observation`, [rows, ...]
+            (those on final observations are the ignored reset steps').
+          log_prob: float32 [rows], their log-probabilities.
+          value: float32 [rows], the values of `step.observation`.
+          version: the parameter version that acted.
+
+        """
+        ids = step.env_id
+        b = self.buffers
+        # The previous action's outcome, in every row but reset steps' results.
+        done = ~step.first
+        row, col = self.count[ids[done]], ids[done]
+        discount = 1.0 - step.terminated[done].astype(np.float32)
+        b["reward"][row, col] = step.reward[done]
+        b["discount"][row, col] = discount
+        b["truncated"][row, col] = step.truncated[done]
+        b["final_observation"][row, col] = step.observation[done]
+        b["bootstrap_value"][row, col] = value[done] * discount
+        self.count[col] += 1
+        self._count_episodes(step, done)
+        # The new actions, but on final observations: those are reset steps.
+        acts = ~(step.terminated | step.truncated)
+        col = ids[acts]
+        row = self.count[col]
+        if row.size and row.max() >= len(b["reward"]):
+            self._grow()
+            b = self.buffers
+        b["observation"][row, col] = step.observation[acts]
+        b["action"][row, col] = action[acts]
+        b["log_prob"][row, col] = log_prob[acts]
+        b["value"][row, col] = value[acts]
+        b["version"][row, col] = version
+
+    def _count_episodes(self, step: HostStep, done: np.ndarray) -> None:
+        ids = step.env_id[done]
+        self.episode_return[ids] += step.reward[done]
+        self.episode_length[ids] += 1
+        ended = ids[(step.terminated | step.truncated)[done]]
+        self.episodes["episode/count"] += len(ended)
+        self.episodes["episode/return_sum"] += self.episode_return[ended].sum()
+        self.episodes["episode/length_sum"] += self.episode_length[ended].sum()
+        self.episode_return[ended] = 0.0
+        self.episode_length[ended] = 0
+
+    def _grow(self) -> None:
+        # A column far ahead of the others (an asynchronous pool): more rows.
+        rows = len(self.buffers["reward"])
+        bigger = self._empty(2 * rows)
+        for name, buffer in self.buffers.items():
+            bigger[name][:rows] = buffer
+        self.buffers = bigger
+
+    def ready(self) -> bool:
+        """Whether every column holds a batch's `length` finished transitions."""
+        return bool(self.count.min() >= self.length)
+
+    def take(self) -> Batch:
+        """The first `length` transitions of every column; the rest move up."""
+        t = self.length
+        out = {name: buffer[:t].copy() for name, buffer in self.buffers.items()}
+        # Rows after T: finished transitions of columns ahead, and open ones.
+        keep = int(self.count.max()) + 1 - t
+        for buffer in self.buffers.values():
+            buffer[:keep] = buffer[t : t + keep]
+        self.count -= t
+        episodes, self.episodes = self.episodes, _no_episodes()
+        versions = out.pop("version")
+        return Batch(Transition(**out, info={}), versions, episodes)
+
+
+def _no_episodes() -> dict[str, float]:
+    return {"episode/count": 0.0, "episode/return_sum": 0.0, "episode/length_sum": 0.0}

@@ -1,0 +1,150 @@
+"""What a run reports, and the sinks and files its records and result go to.
+
+Shared by the device recipe (`train.py`) and the host-env one (`host_train.py`).
+"""
+
+import contextlib
+import dataclasses
+import json
+import math
+import pathlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from purejaxdrl.observe.loggers import (
+    LOGGERS,
+    JsonlLogger,
+    Logger,
+    TensorBoardLogger,
+    progress_logger,
+)
+from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.loop import ChunkLoop
+from purejaxdrl.training.run import Run
+from purejaxdrl.training.run_files import write_outputs
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What a finished run reports.
+
+    Attributes:
+      state: the final RunnerState (parameters, optimiser, envs, key).
+      mean_return: mean return of the episodes completed in the last chunk that
+        completed any (NaN if none ever did).
+      env_steps: environment steps taken.
+      compile_seconds: time to compile the training programs.
+      train_seconds: wall time after compilation.
+      steps_per_second: env_steps / train_seconds (compile time excluded), all
+        devices together.
+      num_devices: how many devices trained (over all processes).
+      history: one record per chunk, as written to metrics.jsonl (on a resumed
+        run, the records before the checkpoint too).
+      run_dir: the run's output folder, or None.
+      updates: updates done (fewer than the budget when stopped early).
+      stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM) or
+        `eval.stop_at` reached; None when it ran to the end.
+      messages: what the run reported besides metrics (resume, skipped
+        checkpoints, device changes).
+      eval_return: mean return of the last evaluation (deterministic policy,
+        `config.eval`), NaN without one.
+
+    """
+
+    state: Any
+    mean_return: float
+    env_steps: int
+    compile_seconds: float
+    train_seconds: float
+    steps_per_second: float
+    num_devices: int
+    history: list[dict[str, Any]]
+    run_dir: pathlib.Path | None
+    updates: int = 0
+    stopped_by: str | None = None
+    messages: list[str] = dataclasses.field(default_factory=list)
+    eval_return: float = math.nan
+
+
+def _check_sinks(log_to: Sequence[str], has_run_dir: bool) -> None:
+    """Named sinks exist and have a run directory to write into."""
+    unknown = sorted(set(log_to) - set(LOGGERS))
+    if unknown:
+        raise ValueError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
+    if log_to and not has_run_dir:
+        raise ValueError(
+            f"log_to={list(log_to)} writes into the run directory; pass "
+            "write_files=True"
+        )
+
+
+def open_sinks(
+    run: Run,
+    exp: Any,
+    history: list[dict[str, Any]],
+    loggers: Sequence[Logger],
+    wandb: Logger | None,
+    log_to: Sequence[str],
+    console: bool,
+) -> list[Logger]:
+    """Where each chunk's record goes; only process 0 writes.
+
+    A resumed run's metrics.jsonl is rewritten with the checkpoint's records,
+    not what the killed process wrote after it.
+    """
+    sinks = list(loggers) if run.main else []
+    if run.run_dir is not None and run.main:
+        jsonl = run.run_dir / "metrics.jsonl"
+        jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
+        sinks.append(JsonlLogger(jsonl))
+        if "tensorboard" in log_to:
+            sinks.append(TensorBoardLogger(run.run_dir / "tensorboard"))
+    if wandb is not None:
+        sinks.append(wandb)
+    if console and run.main:
+        config = run.config
+        total_steps = config.num_updates * exp.runner.steps_per_update
+        description = f"{config.algo} {config.env.id}"
+        sinks.append(progress_logger(total_steps, description, exp.runner.mesh.size))
+    return sinks
+
+
+def close(sinks: Sequence[Logger], checkpointer: Checkpointer | None) -> None:
+    """Closes the sinks and the checkpointer, even after an error."""
+    for sink in sinks:
+        sink.close()
+    if checkpointer is not None:
+        with contextlib.suppress(Exception):  # an error is already raised
+            checkpointer.close()
+
+
+def finish(
+    run: Run,
+    loop: ChunkLoop,
+    state: Any,
+    stopped_by: str | None,
+    compile_seconds: float,
+) -> TrainResult:
+    """The run's result; summary.json and params.msgpack in its directory."""
+    train_seconds = time.perf_counter() - loop.start
+    steps = (loop.done - loop.start_updates) * loop.steps_per_update
+    result = TrainResult(
+        state=state,
+        mean_return=loop.mean_return,
+        env_steps=loop.done * loop.steps_per_update,
+        compile_seconds=compile_seconds,
+        train_seconds=train_seconds,
+        steps_per_second=steps / train_seconds if steps else math.nan,
+        num_devices=loop.num_devices,
+        history=loop.history,
+        run_dir=run.run_dir,
+        updates=loop.done,
+        stopped_by=stopped_by,
+        messages=run.messages,
+        eval_return=loop.eval_return,
+    )
+    if run.run_dir is not None and run.main:
+        num_updates = run.config.num_updates
+        write_outputs(result, num_updates * loop.steps_per_update, num_updates)
+    return result

@@ -1,0 +1,104 @@
+"""Host environments: each library's auto-reset probed, then our normalisation.
+
+EnvPool and Gymnasium (NEXT_STEP mode) reset on the step after an episode ends,
+ignoring that step's action and returning reward 0: the probes below pin that
+down on CartPole with a 3-step limit (truncation) and a constant push
+(termination), so an upgrade that changes it fails here, not in a loss.
+"""
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.env import host_base
+from purejaxdrl.env.host import make_host_env
+
+pytest.importorskip("envpool")
+pytest.importorskip("gymnasium")
+
+IDS = ["envpool:CartPole-v1", "gymnasium:CartPole-v1"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_time_limit_truncates_and_the_next_step_is_a_reset_step(env_id):
+    env = make_host_env(env_id, 2, seed=0, max_episode_steps=3)
+    first = env.reset()
+    assert first.first.all() and first.env_id.tolist() == [0, 1]
+    push = np.zeros(2, np.int32)
+    steps = [env.step(push) for _ in range(5)]
+    # Steps 1, 2 continue; step 3 hits the limit: truncated, not terminated,
+    # and its observation is the true final one (it continues the push).
+    assert [s.truncated.tolist() for s in steps[:3]] == [[False] * 2] * 2 + [[True] * 2]
+    assert not any(s.terminated.any() for s in steps)
+    assert [s.reward.tolist() for s in steps[:3]] == [[1.0, 1.0]] * 3
+    velocity = [s.observation[0, 1] for s in (first, *steps[:3])]
+    assert np.all(np.diff(velocity) < 0)  # pushed left every step: no reset yet
+    # Step 4 is the reset step: reward 0, `first`, a fresh start (|v| small).
+    reset = steps[3]
+    assert reset.first.all() and reset.reward.tolist() == [0.0, 0.0]
+    assert np.all(np.abs(reset.observation) < 0.05)
+    assert not steps[4].first.any() and steps[4].reward.tolist() == [1.0, 1.0]
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_termination_is_never_truncation(env_id):
+    env = make_host_env(env_id, 1, seed=0)
+    env.reset()
+    steps = [env.step(np.zeros(1, np.int32)) for _ in range(30)]
+    ends = [i for i, s in enumerate(steps) if s.terminated[0]]
+    assert ends, "pushing left for 30 steps must topple the pole"
+    end = ends[0]
+    assert not steps[end].truncated[0]
+    assert abs(steps[end].observation[0, 2]) > 0.2  # past the 12 degree limit
+    assert steps[end + 1].first[0] and steps[end + 1].reward[0] == 0.0
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_seeds_derive_from_the_run_seed_and_the_env_index(env_id):
+    a = make_host_env(env_id, 3, seed=7).reset().observation
+    b = make_host_env(env_id, 3, seed=7).reset().observation
+    c = make_host_env(env_id, 3, seed=8).reset().observation
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert not np.array_equal(a[0], a[1])
+
+
+def test_envpool_async_returns_batches_with_their_env_ids():
+    env = make_host_env("envpool:CartPole-v1", 4, seed=0, batch_size=2)
+    step = env.reset()
+    assert len(step.env_id) == 2 and step.first.all()
+    seen = set(step.env_id.tolist())
+    for _ in range(4):
+        env.send(np.zeros(2, np.int32), step.env_id)
+        step = env.recv()
+        seen |= set(step.env_id.tolist())
+    assert seen == {0, 1, 2, 3}
+
+
+def test_atari_follows_machado_et_al_and_stays_uint8():
+    env = make_host_env("envpool:Pong-v5", 2, seed=0)
+    assert env.spec.observation.shape == (4, 84, 84)
+    assert env.spec.observation_dtype == np.uint8
+    assert env.spec.action.num_values == 18  # the full action set
+    config = env.pool.config
+    assert config["repeat_action_probability"] == 0.25
+    assert not config["episodic_life"] and not config["reward_clip"]
+    assert config["max_episode_steps"] == 27_000 and config["frame_skip"] == 4
+    assert env.reset().observation.dtype == np.uint8
+
+
+def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
+    with pytest.raises(pjd.ConfigError, match="did you mean Pong-v5"):
+        make_host_env("envpool:Pongg-v5", 1, 0)
+    with pytest.raises(pjd.ConfigError, match="no such Gymnasium id"):
+        make_host_env("gymnasium:CartPoleX-v1", 1, 0)
+    with pytest.raises(pjd.ConfigError, match="host ids start with"):
+        make_host_env("dmc:cheetah", 1, 0)
+
+    def missing(name):
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(host_base.importlib, "import_module", missing)
+    with pytest.raises(pjd.ConfigError, match=r"pip install 'purejaxdrl\[envpool\]'"):
+        make_host_env("envpool:Pong-v5", 1, 0)

@@ -1,0 +1,163 @@
+"""Host-env steps to Transitions: no reset step ever enters a batch."""
+
+import numpy as np
+
+from purejaxdrl.env.host_base import HostStep
+from purejaxdrl.runners.trajectories import TrajectoryBuilder
+
+
+def _step(obs, reward=0.0, terminated=False, truncated=False, first=False, ids=(0,)):
+    n = len(ids)
+    return HostStep(
+        observation=np.array(obs, np.float32).reshape(n, 1),
+        reward=np.full(n, reward, np.float32),
+        terminated=np.full(n, terminated),
+        truncated=np.full(n, truncated),
+        first=np.full(n, first),
+        env_id=np.array(ids, np.int32),
+    )
+
+
+def _add(builder, step, action, version):
+    # The policy's value of an observation x is x + 0.5; log-prob -action.
+    value = step.observation[:, 0] + 0.5
+    builder.add(
+        step, np.array([action]), -np.array([action], np.float32), value, version
+    )
+
+
+def test_one_environment_by_hand():
+    builder = TrajectoryBuilder(1, 2, (1,), np.float32, (), np.int32)
+    stream = [
+        _step([0], first=True),  # reset
+        _step([1], reward=1.0),
+        _step([2], reward=2.0, truncated=True),  # the true final observation
+        _step([100], first=True),  # reset step: its action (12) was ignored
+        _step([101], reward=3.0, terminated=True),
+        _step([200], first=True),  # reset step: action 14 ignored
+        _step([201], reward=4.0),
+    ]
+    batches = []
+    for i, step in enumerate(stream):
+        _add(builder, step, 10 + i, version=i)
+        if builder.ready():
+            batches.append(builder.take())
+    assert len(batches) == 2
+    first, second = (b.transitions for b in batches)
+    col = lambda x: np.asarray(x)[:, 0].tolist()  # noqa: E731
+    assert col(first.observation[..., 0]) == [0, 1]
+    assert col(first.action) == [10, 11]
+    assert col(first.log_prob) == [-10, -11]
+    assert col(first.value) == [0.5, 1.5]
+    assert col(first.reward) == [1, 2]
+    assert col(first.discount) == [1, 1]
+    assert col(first.truncated) == [False, True]
+    assert col(first.final_observation[..., 0]) == [1, 2]
+    # Truncation bootstraps from V(final observation) = 2.5, from the reset
+    # step's inference on it.
+    assert col(first.bootstrap_value) == [1.5, 2.5]
+    assert col(batches[0].versions) == [0, 1]
+    # The reset steps (actions 12 and 14) are in no batch.
+    assert col(second.observation[..., 0]) == [100, 200]
+    assert col(second.action) == [13, 15]
+    assert col(second.reward) == [3, 4]
+    assert col(second.discount) == [0, 1]  # terminated: discount 0 ...
+    assert col(second.bootstrap_value) == [0, 201.5]  # ... and no bootstrap
+    assert col(second.final_observation[..., 0]) == [101, 201]
+    assert batches[0].episodes == {
+        "episode/count": 1.0,
+        "episode/return_sum": 3.0,
+        "episode/length_sum": 2.0,
+    }
+    assert batches[1].episodes["episode/length_sum"] == 1.0
+
+
+def _reference(events, num_envs, length):
+    """Per-environment lists, the definition written out step by step."""
+    columns = {i: [] for i in range(num_envs)}
+    last = {}
+    for step, action, value in events:
+        for row, env in enumerate(step.env_id.tolist()):
+            if not step.first[row]:
+                obs, act, v = last[env]
+                ended = step.terminated[row] or step.truncated[row]
+                disc = 0.0 if step.terminated[row] else 1.0
+                columns[env].append(
+                    (
+                        obs,
+                        act,
+                        v,
+                        step.reward[row],
+                        disc,
+                        step.truncated[row],
+                        step.observation[row, 0],
+                        value[row] * disc,
+                    )
+                )
+                del last[env]
+                if ended:
+                    continue
+            last[env] = (step.observation[row, 0], action[row], value[row])
+    count = min(len(c) for c in columns.values()) // length * length
+    return {i: c[:count] for i, c in columns.items()}
+
+
+def test_random_streams_with_asynchronous_rows_match_the_reference():
+    rng = np.random.default_rng(0)
+    num_envs, length = 3, 4
+    builder = TrajectoryBuilder(num_envs, length, (1,), np.float32, (), np.int32)
+    events, batches, ended = [], [], np.ones(num_envs, bool)
+    obs = 0.0
+    for _ in range(200):
+        ids = np.sort(rng.choice(num_envs, size=2, replace=False))  # async subset
+        first = ended[ids]
+        end = rng.random(2) < 0.2
+        terminated = end & (rng.random(2) < 0.5) & ~first
+        truncated = end & ~terminated & ~first
+        ended[ids] = terminated | truncated
+        obs += 1
+        step = HostStep(
+            np.arange(obs, obs + 2, dtype=np.float32)[:, None],
+            rng.random(2).astype(np.float32) * ~first,
+            terminated,
+            truncated,
+            first,
+            ids.astype(np.int32),
+        )
+        obs += 2
+        action = rng.integers(0, 100, 2)
+        value = rng.random(2).astype(np.float32)
+        events.append((step, action, value))
+        builder.add(step, action, np.zeros(2, np.float32), value, 0)
+        while builder.ready():
+            batches.append(builder.take().transitions)
+    reference = _reference(events, num_envs, length)
+    assert batches and len(reference[0]) == len(batches) * length
+    for env in range(num_envs):
+        got = [
+            (
+                float(b.observation[t, env, 0]),
+                int(b.action[t, env]),
+                float(b.value[t, env]),
+                float(b.reward[t, env]),
+                float(b.discount[t, env]),
+                bool(b.truncated[t, env]),
+                float(b.final_observation[t, env, 0]),
+                float(b.bootstrap_value[t, env]),
+            )
+            for b in batches
+            for t in range(length)
+        ]
+        want = [
+            tuple(
+                float(x) if not isinstance(x, (bool, np.bool_)) else bool(x) for x in r
+            )
+            for r in reference[env]
+        ]
+        want = [(w[0], int(w[1]), *w[2:]) for w in want]
+        np.testing.assert_allclose(
+            np.array([g[:5] + g[6:] for g in got], float),
+            np.array([w[:5] + w[6:] for w in want], float),
+            rtol=1e-6,
+        )
+        assert [g[5] for g in got] == [w[5] for w in want]
