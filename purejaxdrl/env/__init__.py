@@ -3,8 +3,8 @@
 `base` (the Env protocol, specs, TimeStep helpers), `gymnax_env` and `brax_env`
 (adapters that normalise each library to the project's TimeStep: discount 0
 only on termination, `truncated` on time limits, the true final observation),
-`host_base`, `host`, `envpool_env`, `gymnasium_env` (batches of CPU
-environments in numpy, for the actor-learner runner; imported on use),
+`host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
+the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
 normalisation), `registry` (`make(name)`). Imports only `types`.
 """

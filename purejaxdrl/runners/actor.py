@@ -20,7 +20,7 @@ import numpy as np
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.env.host_base import HostEnv
+from purejaxdrl.env.host.base import HostEnv
 from purejaxdrl.runners.trajectories import Batch, TrajectoryBuilder
 from purejaxdrl.types import Params, PRNGKey
 

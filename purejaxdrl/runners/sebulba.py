@@ -28,7 +28,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
-from purejaxdrl.env.host_base import HostEnv
+from purejaxdrl.env.host.base import HostEnv
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, make_policy
 from purejaxdrl.runners.trajectories import Batch

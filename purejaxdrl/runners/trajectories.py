@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from purejaxdrl.env.host_base import HostStep
+from purejaxdrl.env.host.base import HostStep
 from purejaxdrl.types import Transition
 
 

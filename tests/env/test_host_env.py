@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.env import host_base
+from purejaxdrl.env.host import base as host_base
 from purejaxdrl.env.host import make_host_env
 
 pytest.importorskip("envpool")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from purejaxdrl.env.host_base import HostStep
+from purejaxdrl.env.host.base import HostStep
 from purejaxdrl.runners.trajectories import TrajectoryBuilder
 
 

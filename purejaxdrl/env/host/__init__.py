@@ -1,13 +1,13 @@
 """Host environments by id: `envpool:<task>` and `gymnasium:<id>`.
 
-`host_base` has the interface (`HostEnv`, `HostStep`) and what adapters share;
-`envpool_env` and `gymnasium_env` the adapters; this module picks one by id.
+`base` has the interface (`HostEnv`, `HostStep`) and what adapters share;
+`envpool` and `gymnasium` are the adapters; `make_host_env` picks one by id.
 """
 
 from typing import Any
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.host_base import HostEnv, HostSpec, HostStep
+from purejaxdrl.env.host.base import HostEnv, HostSpec, HostStep
 
 PREFIXES = ("envpool:", "gymnasium:")
 
@@ -43,11 +43,11 @@ def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> Host
     """
     kind, _, name = env_id.partition(":")
     if kind == "envpool":
-        from purejaxdrl.env.envpool_env import EnvPoolEnv
+        from purejaxdrl.env.host.envpool import EnvPoolEnv
 
         return EnvPoolEnv(name, num_envs, seed, **options)
     if kind == "gymnasium":
-        from purejaxdrl.env.gymnasium_env import GymnasiumEnv
+        from purejaxdrl.env.host.gymnasium import GymnasiumEnv
 
         return GymnasiumEnv(name, num_envs, seed, **options)
     raise ConfigError(

@@ -1,7 +1,7 @@
 """Adapter from EnvPool (`envpool:<task>`) to `HostEnv`, sync or async.
 
 EnvPool steps its environments on C++ threads and auto-resets on the step after
-an episode ends (`host.py`). Atari tasks follow Machado et al. (2018) unless
+an episode ends (`base.py`). Atari tasks follow Machado et al. (2018) unless
 options say otherwise: 84x84 grey frames, frame skip 4, 4 frames stacked,
 sticky actions with probability 0.25, the full action set of 18, no life-loss
 episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
@@ -15,7 +15,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
-from purejaxdrl.env.host_base import (
+from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,

@@ -1,6 +1,6 @@
 """Host environments: batches of CPU environments stepped with numpy arrays.
 
-The interface every adapter implements; `host.py` makes them from ids.
+The interface every adapter implements; the package makes them from ids.
 
 EnvPool and Gymnasium's vector environments auto-reset on the step *after* an
 episode ends: that step ignores its action, returns reward 0 and the first

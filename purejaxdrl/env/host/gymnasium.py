@@ -3,7 +3,7 @@
 Gymnasium's vector environments run in this process (`sync`, default) or in
 subprocesses (`vectorization_mode="async"`); both are stepped synchronously
 here. They are made in NEXT_STEP auto-reset mode, EnvPool's: the step after an
-episode ends resets it (`host.py`). (SAME_STEP mode would hand the final
+episode ends resets it (`base.py`). (SAME_STEP mode would hand the final
 observation over in `info` instead; one form for both libraries keeps one
 trajectory builder, and the reset step's inference gives the value of the
 final observation that truncation bootstraps from, at no extra pass.)
@@ -15,8 +15,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
-from purejaxdrl.env.envpool_env import env_seeds
-from purejaxdrl.env.host_base import (
+from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,
@@ -25,6 +24,7 @@ from purejaxdrl.env.host_base import (
     rescale_actions,
     space_spec,
 )
+from purejaxdrl.env.host.envpool import env_seeds
 
 
 class GymnasiumEnv(HostEnv):
