@@ -159,11 +159,11 @@ CASES = [
     # Host environments (the actor-learner runner).
     (
         ["train", "--algo", "impala", "--env.id", "envpool:Pongg-v5", "--no-files"],
-        "no such EnvPool task",
+        "no such envpool environment",
     ),
     (
         ["train", "--algo", "impala", "--env.id", "gymnasium:Nope-v0", "--no-files"],
-        "no such Gymnasium id",
+        "no such gymnasium environment",
     ),
     (
         [

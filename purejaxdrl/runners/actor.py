@@ -8,6 +8,7 @@ and an actor picks up the newest at each batch boundary (or, in deterministic
 mode, exactly the version one update behind).
 """
 
+import itertools
 import queue
 import threading
 import time
@@ -62,7 +63,7 @@ class ParamsBox:
         """The params of `version`, waiting until it is published."""
         with self.changed:
             self.changed.wait_for(
-                lambda: version in self.versions or self.stop.is_set(), timeout=None
+                lambda: version in self.versions or self.stop.is_set()
             )
             self._check_stop()
             return self.versions[version]
@@ -78,14 +79,28 @@ class ParamsBox:
 
 
 class ActorStats:
-    """What an actor measures, read by the learner for the metrics (seconds)."""
+    """Seconds an actor spent on each part of its loop, and env rows stepped.
+
+    The actor adds; the learner `take`s the totals since its last take (for
+    an update's metrics).
+    """
+
+    NAMES = ("env_seconds", "act_seconds", "params_wait", "queue_wait", "env_steps")
 
     def __init__(self) -> None:
-        self.env_seconds = 0.0  # stepping the host environments
-        self.act_seconds = 0.0  # the policy: dispatch, compute, copy back
-        self.params_wait = 0.0  # waiting for a parameter version
-        self.queue_wait = 0.0  # waiting for room in the queue
-        self.steps = 0  # host env steps (rows), reset steps included
+        self.lock = threading.Lock()
+        self.totals = dict.fromkeys(self.NAMES, 0.0)
+
+    def add(self, name: str, amount: float) -> None:
+        """Adds `amount` to the total of `name` (one of NAMES)."""
+        with self.lock:
+            self.totals[name] += amount
+
+    def take(self) -> dict[str, float]:
+        """The totals since the last take; they restart from 0."""
+        with self.lock:
+            totals, self.totals = self.totals, dict.fromkeys(self.NAMES, 0.0)
+        return totals
 
 
 class PolicyOut(NamedTuple):
@@ -180,14 +195,14 @@ class Actor:
         version, params = self._params_for(batches)
         t = time.perf_counter()
         step = self.env.reset()
-        stats.env_seconds += time.perf_counter() - t
-        for i in range(2**62):
+        stats.add("env_seconds", time.perf_counter() - t)
+        for i in itertools.count():
             if self.stop.is_set():
                 return
             t = time.perf_counter()
             out = self.policy(params, step.observation, jax.random.fold_in(self.key, i))
             out = jax.device_get(out)
-            stats.act_seconds += time.perf_counter() - t
+            stats.add("act_seconds", time.perf_counter() - t)
             self.builder.add(step, out.action, out.log_prob, out.value, version)
             if self.builder.ready():
                 self._put(self.builder.take())
@@ -196,8 +211,8 @@ class Actor:
             t = time.perf_counter()
             self.env.send(out.env_action, step.env_id)
             step = self.env.recv()
-            stats.env_seconds += time.perf_counter() - t
-            stats.steps += len(step.env_id)
+            stats.add("env_seconds", time.perf_counter() - t)
+            stats.add("env_steps", len(step.env_id))
 
     def _params_for(self, batch: int) -> tuple[int, Any]:
         t = time.perf_counter()
@@ -206,7 +221,7 @@ class Actor:
             params = self.params.exactly(version)
         else:
             version, params = self.params.newest()
-        self.stats.params_wait += time.perf_counter() - t
+        self.stats.add("params_wait", time.perf_counter() - t)
         return version, params[self.device]
 
     def _put(self, batch: Batch) -> None:
@@ -218,4 +233,4 @@ class Actor:
             except queue.Full:
                 if self.stop.is_set():
                     raise Stopped from None
-        self.stats.queue_wait += time.perf_counter() - t
+        self.stats.add("queue_wait", time.perf_counter() - t)

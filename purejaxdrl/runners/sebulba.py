@@ -169,9 +169,11 @@ class SebulbaRunner:
 
     def _to_learner(self, batches: list[Batch]) -> Transition:
         # One batch per actor, side by side along B, then split over `data`.
-        joined = jax.tree.map(
-            lambda *x: np.concatenate(x, axis=1), *[b.transitions for b in batches]
-        )
+        joined = batches[0].transitions
+        if len(batches) > 1:
+            joined = jax.tree.map(
+                lambda *x: np.concatenate(x, axis=1), *[b.transitions for b in batches]
+            )
         return jax.device_put(joined, NamedSharding(self.mesh, P(None, DATA_AXIS)))
 
     def train(
@@ -242,6 +244,10 @@ class SebulbaRunner:
             }
             for name in batches[0].episodes:
                 host[name] = sum(b.episodes[name] for b in batches)
+            for actor in actors:  # summed over the actors, since the last update
+                for name, amount in actor.stats.take().items():
+                    metric = f"actor/{name}"
+                    host[metric] = host.get(metric, 0.0) + amount
             yield Update(state, {**jax.device_get(metrics), **host})
 
     def _publish(self, box: ParamsBox, version: int, state: AgentState) -> None:

@@ -64,6 +64,27 @@ def zero_observation(env: envs.Env, env_params: Any) -> np.ndarray:
     return np.zeros(env.observation_spec(env_params).shape, np.float32)
 
 
+def build_agent(
+    config: TrainConfig, learner_network: Any, observation: np.ndarray, devices: int
+) -> Agent:
+    """The agent of `config.algo` for a learner on `devices` devices.
+
+    `observation` is one (unbatched, float32) observation to initialise with.
+    """
+    return make_agent(
+        config.algo,
+        getattr(config, config.algo),
+        learner_network,
+        observation,
+        num_updates=config.num_updates,
+        # One device needs no all-reduce, and its agent works outside shard_map.
+        axis_name=DATA_AXIS if devices > 1 else None,
+        num_envs=config.num_envs,
+        num_devices=devices,
+        unroll_length=config.unroll_length,
+    )
+
+
 def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
     """Makes the environment, network, agent and runner for `config`.
 
@@ -81,17 +102,8 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         mesh = make_mesh(config.devices or None)
     env, env_params = make_env(config)
     network, learner_network = make_networks(config, env, env_params)
-    agent = make_agent(
-        config.algo,
-        getattr(config, config.algo),
-        learner_network,
-        zero_observation(env, env_params),
-        num_updates=config.num_updates,
-        # One device needs no all-reduce, and its agent works outside shard_map.
-        axis_name=DATA_AXIS if mesh.size > 1 else None,
-        num_envs=config.num_envs,
-        num_devices=mesh.size,
-        unroll_length=config.unroll_length,
+    agent = build_agent(
+        config, learner_network, zero_observation(env, env_params), mesh.size
     )
     runner = make_runner(
         env,

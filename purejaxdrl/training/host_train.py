@@ -14,13 +14,14 @@ import jax
 import numpy as np
 
 from purejaxdrl.agents.base import AgentState
-from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.observe.loggers import Logger, in_notebook
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.sebulba import SebulbaRunner, split_devices
 from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.experiment import build_agent
 from purejaxdrl.training.loop import ChunkLoop, Pending
 from purejaxdrl.training.result import TrainResult, close, finish, open_sinks
 from purejaxdrl.training.run import open_run, start_wandb
@@ -76,17 +77,8 @@ def make_host_experiment(config: TrainConfig) -> HostExperiment:
         section, config.network, spec.observation, spec.action
     )
     mesh = jax.make_mesh((len(learner_devices),), (DATA_AXIS,), devices=learner_devices)
-    agent = make_agent(
-        config.algo,
-        section,
-        learner_network,
-        np.zeros(spec.observation.shape, np.float32),
-        num_updates=config.num_updates,
-        axis_name=DATA_AXIS if mesh.size > 1 else None,
-        num_envs=config.num_envs,
-        num_devices=mesh.size,
-        unroll_length=config.unroll_length,
-    )
+    observation = np.zeros(spec.observation.shape, np.float32)
+    agent = build_agent(config, learner_network, observation, mesh.size)
     runner = SebulbaRunner(envs, agent, actor_devices, mesh, config.unroll_length, host)
     return HostExperiment(config, envs, runner, network)
 

@@ -91,7 +91,7 @@ def test_atari_follows_machado_et_al_and_stays_uint8():
 def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
     with pytest.raises(pjd.ConfigError, match="did you mean Pong-v5"):
         make_host_env("envpool:Pongg-v5", 1, 0)
-    with pytest.raises(pjd.ConfigError, match="no such Gymnasium id"):
+    with pytest.raises(pjd.ConfigError, match="no such gymnasium environment"):
         make_host_env("gymnasium:CartPoleX-v1", 1, 0)
     with pytest.raises(pjd.ConfigError, match="host ids start with"):
         make_host_env("dmc:cheetah", 1, 0)

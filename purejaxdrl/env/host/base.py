@@ -16,6 +16,7 @@ Ids: `envpool:<task>` (any EnvPool task, e.g. `envpool:Pong-v5`) and
 """
 
 import dataclasses
+import difflib
 import importlib
 from typing import Any, NamedTuple
 
@@ -129,6 +130,26 @@ def import_optional(module: str, extra: str) -> Any:
             f"{module} is not installed ({e}); host environments of this kind need "
             f"it: pip install 'purejaxdrl[{extra}]'"
         ) from None
+
+
+def check_known(env_id: str, name: str, names: list[str], where: str) -> None:
+    """Raises a one-line ConfigError when `name` is not among a library's `names`.
+
+    Args:
+      env_id: the id as the user wrote it.
+      name: the library's part of it.
+      names: what the library knows.
+      where: how to list them, e.g. "envpool.list_all_envs()".
+
+    """
+    if name in names:
+        return
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise ConfigError(
+        f"env.id={env_id!r}: no such {env_id.partition(':')[0]} environment "
+        f"({len(names)} of them, listed by {where}){hint}"
+    )
 
 
 def space_spec(space: Any) -> Discrete | Box:

@@ -8,18 +8,17 @@ episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
 Rewards are not clipped here: a learner clips them where its algorithm says so.
 """
 
-import difflib
 from typing import Any
 
 import numpy as np
 
-from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,
     HostStep,
+    check_known,
     import_optional,
     rescale_actions,
     space_spec,
@@ -68,15 +67,8 @@ class EnvPoolEnv(HostEnv):
         **options: Any,
     ):
         envpool = import_optional("envpool", "envpool")
-        tasks = envpool.list_all_envs()
-        if task not in tasks:
-            close = difflib.get_close_matches(task, tasks, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ConfigError(
-                f"env.id='envpool:{task}': no such EnvPool task ({len(tasks)} "
-                f"tasks, e.g. Pong-v5, CartPole-v1; envpool.list_all_envs() lists "
-                f"them){hint}"
-            )
+        names = envpool.list_all_envs()
+        check_known(f"envpool:{task}", task, names, "envpool.list_all_envs()")
         defaults = envpool.make_spec(task).config._asdict()
         if "repeat_action_probability" in defaults:  # an Atari game
             options = {**ATARI_PROTOCOL, **options}

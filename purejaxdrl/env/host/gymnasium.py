@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,
     HostStep,
+    check_known,
     import_optional,
     rescale_actions,
     space_spec,
@@ -49,15 +49,8 @@ class GymnasiumEnv(HostEnv):
         **options: Any,
     ):
         gym = import_optional("gymnasium", "gymnasium")
-        if env_id not in gym.registry:
-            import difflib
-
-            close = difflib.get_close_matches(env_id, list(gym.registry), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ConfigError(
-                f"env.id='gymnasium:{env_id}': no such Gymnasium id "
-                f"(gymnasium.registry lists {len(gym.registry)}){hint}"
-            )
+        names = list(gym.registry)
+        check_known(f"gymnasium:{env_id}", env_id, names, "gymnasium.registry")
         self.vec = gym.make_vec(
             env_id,
             num_envs=num_envs,
