@@ -112,16 +112,21 @@ class PolicyOut(NamedTuple):
     value: np.ndarray
 
 
-def make_policy(agent: Agent, platform: str) -> Callable[[Params, Any, PRNGKey], Any]:
-    """A jitted `(params, obs [B, ...], key) -> PolicyOut` of device arrays.
+def make_policy(
+    agent: Agent, platform: str
+) -> Callable[[Params, Any, PRNGKey, Any], Any]:
+    """A jitted `(params, obs [B, ...], key, step) -> PolicyOut` of device arrays.
 
-    Observations arrive in their host dtype (uint8 frames) and become float32
-    on the device. Runs where the params are (the actor's device).
+    Step `step` acts with `fold_in(key, step)`, folded inside the jitted call:
+    an eager `fold_in` per step cost more than the whole policy call (130 vs
+    100 us for CartPole's 32 envs on CPU). Observations arrive in their host
+    dtype (uint8 frames) and become float32 on the device. Runs where the
+    params are (the actor's device).
     """
 
-    def policy(params: Params, obs: jax.Array, key: PRNGKey) -> PolicyOut:
+    def policy(params: Params, obs: jax.Array, key: PRNGKey, step: jax.Array):
         obs = obs.astype(jnp.float32)
-        keys = jax.random.split(key, obs.shape[0])
+        keys = jax.random.split(jax.random.fold_in(key, step), obs.shape[0])
         action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(params, obs, keys)
         value = agent.value(params, obs)
         return PolicyOut(extras["env_action"], action, extras["log_prob"], value)
@@ -200,7 +205,7 @@ class Actor:
             if self.stop.is_set():
                 return
             t = time.perf_counter()
-            out = self.policy(params, step.observation, jax.random.fold_in(self.key, i))
+            out = self.policy(params, step.observation, self.key, np.uint32(i))
             out = jax.device_get(out)
             stats.add("act_seconds", time.perf_counter() - t)
             self.builder.add(step, out.action, out.log_prob, out.value, version)

@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterator
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
-from purejaxdrl.env.host.base import HostEnv
+from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, make_policy
 from purejaxdrl.runners.trajectories import Batch
@@ -64,7 +64,7 @@ class HostConfig:
 def split_devices(
     devices: list[jax.Device], config: HostConfig
 ) -> tuple[list[jax.Device], list[jax.Device]]:
-    """(actor devices, learner devices) from the local `devices`.
+    """(actor devices, learner devices) from one process's local `devices`.
 
     One device is shared. With more, the actors take the first
     `actor_devices` (default 1) and the learner the next `learner_devices`
@@ -88,6 +88,37 @@ def split_devices(
     return devices[:actors], devices[actors : actors + learners]
 
 
+def place(
+    config: HostConfig, devices_per_process: int | None = None
+) -> tuple[list[jax.Device], Mesh]:
+    """The actor devices of this process, and the learner mesh of all processes.
+
+    Each process splits its first `devices_per_process` local devices alike
+    (`split_devices`); the learner mesh's `data` axis spans the learner
+    devices of every process, process by process, so each process holds its
+    slice of the learner and feeds it its own actors' batches.
+
+    Raises:
+      ValueError: the counts do not fit the devices.
+
+    """
+    actors, learners = [], []
+    for p in range(jax.process_count()):
+        local = sorted(
+            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
+        )
+        own_actors, own_learners = split_devices(
+            local[: devices_per_process or None], config
+        )
+        learners += own_learners
+        if p == jax.process_index():
+            actors = own_actors
+    mesh = jax.make_mesh(
+        (len(learners),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=learners
+    )
+    return actors, mesh
+
+
 class HostEnvError(RuntimeError):
     """An actor's environments (or policy) raised; the run stopped."""
 
@@ -102,13 +133,18 @@ class Update:
 class SebulbaRunner:
     """Actors on host environments and a sharded learner, for one run.
 
+    The runner does not own environments: `train` takes the pools it steps,
+    so a resumed run can start fresh ones (`host_env_seed`).
+
     Args:
-      envs: one pool per actor thread, each with the same number of envs.
+      spec: the pools' observation and action spaces.
       agent: the algorithm, built with `axis_name=DATA_AXIS` when the learner
         mesh has more than one device; it must keep no replay buffer and act
         alike in every environment (no `actor_act`).
-      actor_devices: where the actor threads act (threads round-robin).
-      learner_mesh: the learner's mesh, axis `data`.
+      actor_devices: this process's devices the actor threads act on
+        (threads round-robin).
+      learner_mesh: the learner's mesh, axis `data`, over every process.
+      num_envs: environments in all, every process's actor threads together.
       unroll_length: T.
       config: queue size and deterministic mode.
 
@@ -116,10 +152,11 @@ class SebulbaRunner:
 
     def __init__(
         self,
-        envs: list[HostEnv],
+        spec: HostSpec,
         agent: Agent,
         actor_devices: list[jax.Device],
         learner_mesh: Mesh,
+        num_envs: int,
         unroll_length: int,
         config: HostConfig,
     ):
@@ -129,11 +166,10 @@ class SebulbaRunner:
                 "which the host-env runner does not run yet; use ppo, impala "
                 "(without replay) or a2c"
             )
-        self.envs, self.agent, self.config = envs, agent, config
+        self.spec, self.agent, self.config = spec, agent, config
         self.actor_devices, self.mesh = actor_devices, learner_mesh
-        self.unroll_length = unroll_length
-        self.num_envs = sum(e.num_envs for e in envs)
-        self.steps_per_update = self.num_envs * unroll_length
+        self.num_envs, self.unroll_length = num_envs, unroll_length
+        self.steps_per_update = num_envs * unroll_length
         self.update = self._make_update()
         self.policy = make_policy(agent, actor_devices[0].platform)
 
@@ -164,33 +200,54 @@ class SebulbaRunner:
 
     def init(self, key: PRNGKey) -> AgentState:
         """The learner state, replicated over the learner mesh."""
-        state = jax.jit(self.agent.init)(key)
-        return jax.device_put(state, NamedSharding(self.mesh, P()))
+        replicated = NamedSharding(self.mesh, P())
+        return jax.jit(self.agent.init, out_shardings=replicated)(key)
+
+    def abstract_state(self, key: PRNGKey) -> AgentState:
+        """The shapes, dtypes and shardings of `init(key)`, computing nothing."""
+        replicated = NamedSharding(self.mesh, P())
+        return jax.tree.map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=replicated),
+            jax.eval_shape(self.agent.init, key),
+        )
 
     def _to_learner(self, batches: list[Batch]) -> Transition:
-        # One batch per actor, side by side along B, then split over `data`.
+        # This process's batches side by side along B; with the other
+        # processes' they make the global batch, split over `data`.
         joined = batches[0].transitions
         if len(batches) > 1:
             joined = jax.tree.map(
                 lambda *x: np.concatenate(x, axis=1), *[b.transitions for b in batches]
             )
-        return jax.device_put(joined, NamedSharding(self.mesh, P(None, DATA_AXIS)))
+        sharding = NamedSharding(self.mesh, P(None, DATA_AXIS))
+        if jax.process_count() == 1:
+            return jax.device_put(joined, sharding)
+        return jax.tree.map(
+            lambda x: jax.make_array_from_process_local_data(sharding, x), joined
+        )
 
     def train(
-        self, state: AgentState, key: PRNGKey, start: int, stop_after: int
+        self,
+        envs: list[HostEnv],
+        state: AgentState,
+        key: PRNGKey,
+        start: int,
+        stop_after: int,
     ) -> Iterator[Update]:
-        """Runs updates `start` .. `stop_after - 1`, yielding after each.
+        """Runs updates `start` .. `stop_after - 1` on `envs`, yielding after each.
 
-        Actor threads start here and stop when the generator is closed or
+        One actor thread per pool of `envs` (this process's share of
+        `num_envs`); they start here and stop when the generator is closed or
         exhausted; an actor's error (an environment that raised) is raised
-        here. `key`: the run's key; actor i acts with `fold_in(key, i)` folded
-        with `start`, update u uses `fold_in(key_learner, u)`.
+        here. `key`: the run's key; actor i of process p acts with
+        `fold_in(key, (start, p, i))`, update u uses `fold_in(key_learner, u)`.
         """
         stop = threading.Event()
         box = ParamsBox(stop)
         key_actors, key_learner = jax.random.split(key)
         key_actors = jax.random.fold_in(key_actors, start)
-        queues = [queue.Queue(self.config.queue_size) for _ in self.envs]
+        key_actors = jax.random.fold_in(key_actors, jax.process_index())
+        queues = [queue.Queue(self.config.queue_size) for _ in envs]
         actors = [
             Actor(
                 env,
@@ -204,7 +261,7 @@ class SebulbaRunner:
                 deterministic=self.config.deterministic,
                 stop=stop,
             )
-            for i, (env, q) in enumerate(zip(self.envs, queues, strict=True))
+            for i, (env, q) in enumerate(zip(envs, queues, strict=True))
         ]
         self._publish(box, start, state)
         threads = [threading.Thread(target=a.run, daemon=True) for a in actors]
@@ -236,26 +293,18 @@ class SebulbaRunner:
             traj = self._to_learner(batches)
             state, metrics = self.update(state, traj, jax.random.fold_in(key, u))
             self._publish(box, u + 1, state)
-            lag = u - np.concatenate([b.versions for b in batches], axis=1)
-            host = {
-                "lag/mean": float(lag.mean()),
-                "lag/max": float(lag.max()),
-                "time/learner_wait": wait,
-            }
-            for name in batches[0].episodes:
-                host[name] = sum(b.episodes[name] for b in batches)
-            for actor in actors:  # summed over the actors, since the last update
-                for name, amount in actor.stats.take().items():
-                    metric = f"actor/{name}"
-                    host[metric] = host.get(metric, 0.0) + amount
+            host = host_metrics(u, batches, actors)
+            host["time/learner_wait"] = wait
             yield Update(state, {**jax.device_get(metrics), **host})
 
     def _publish(self, box: ParamsBox, version: int, state: AgentState) -> None:
         params = self.agent.acting_params(state)
-        # Copies, never aliases: the next update donates the learner's buffers.
+        # This process's copy of the replicated params, copied (never aliased:
+        # the next update donates the learner's buffers) to each actor device.
+        local = jax.tree.map(lambda x: x.addressable_data(0), params)
         box.publish(
             version,
-            [jax.device_put(params, d, may_alias=False) for d in self.actor_devices],
+            [jax.device_put(local, d, may_alias=False) for d in self.actor_devices],
         )
 
     def _get(self, q: queue.Queue, actors: list[Actor]) -> Batch:
@@ -270,3 +319,32 @@ class SebulbaRunner:
                 return q.get(timeout=0.1)
             except queue.Empty:
                 continue
+
+
+def host_metrics(
+    update: int, batches: list[Batch], actors: list[Actor]
+) -> dict[str, float]:
+    """An update's host-side figures, summed over every process's actors.
+
+    Policy lag (versions behind `update`, mean and max), the episodes that
+    ended in the batches, and the actors' time split since the last update.
+    """
+    lag = update - np.concatenate([b.versions for b in batches], axis=1)
+    sums = {
+        name: sum(b.episodes[name] for b in batches) for name in batches[0].episodes
+    }
+    for actor in actors:
+        for name, amount in actor.stats.take().items():
+            metric = f"actor/{name}"
+            sums[metric] = sums.get(metric, 0.0) + amount
+    names = sorted(sums)
+    values = np.array([sums[n] for n in names] + [lag.sum(), lag.size, lag.max()])
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        gathered = multihost_utils.process_allgather(values)
+        values = np.concatenate([gathered[:, :-1].sum(0), gathered[:, -1:].max(0)])
+    out = {n: float(v) for n, v in zip(names, values, strict=False)}
+    out["lag/mean"] = float(values[-3] / values[-2])
+    out["lag/max"] = float(values[-1])
+    return out

@@ -6,6 +6,8 @@ yielded one by one (`runners.sebulba`), read into the same records, sinks, NaN
 checks and summary as the chunk loop's.
 """
 
+import contextlib
+import pathlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -17,15 +19,23 @@ from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.observe.loggers import Logger, in_notebook
-from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.rng import make_key
-from purejaxdrl.runners.sebulba import SebulbaRunner, split_devices
+from purejaxdrl.runners.sebulba import HostEnvError, SebulbaRunner, place
+from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.experiment import build_agent
-from purejaxdrl.training.loop import ChunkLoop, Pending
+from purejaxdrl.training.faults import StopSignals
+from purejaxdrl.training.loop import (
+    ChunkLoop,
+    Pending,
+    agreed_stop,
+    is_due,
+    params_finite,
+)
+from purejaxdrl.training.packing import describe
 from purejaxdrl.training.result import TrainResult, close, finish, open_sinks
-from purejaxdrl.training.run import open_run, start_wandb
-from purejaxdrl.training.schedule import chunk_lengths
+from purejaxdrl.training.run import Run, Start, open_run, start_wandb
+from purejaxdrl.training.schedule import chunk_schedule
 
 
 class HostRunState(NamedTuple):
@@ -35,12 +45,43 @@ class HostRunState(NamedTuple):
 
 
 class HostExperiment(NamedTuple):
-    """The objects a host-env TrainConfig describes (cf. `Experiment`)."""
+    """The objects a host-env TrainConfig describes (cf. `Experiment`).
+
+    `envs` are this process's pools for a run starting at update 0; a resumed
+    run closes them and starts fresh ones (`make_host_envs`).
+    """
 
     config: TrainConfig
     envs: list[HostEnv]
     runner: SebulbaRunner
     network: Any
+    agent: Any
+
+
+def host_env_seed(seed: int, start: int, thread: int) -> int:
+    """The seed of actor thread `thread`'s pool in a run (re)started at `start`.
+
+    Host environments cannot be snapshotted, so a resumed run restarts them
+    with seeds drawn from (seed, update, process, thread): distinct streams
+    for every pool of every restart. 30 bits: EnvPool seeds its environments
+    with seed + i and wants them all to fit an int32.
+    """
+    entropy = [seed, start, jax.process_index(), thread]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
+
+
+def make_host_envs(config: TrainConfig, threads: int, start: int) -> list[HostEnv]:
+    """Pools for this process, one per actor thread, for a run starting at `start`."""
+    options = dict(config.env.options)
+    if config.host.env_threads and config.env.id.startswith("envpool:"):
+        options["num_threads"] = config.host.env_threads
+    per_thread = config.num_envs // (threads * jax.process_count())
+    return [
+        make_host_env(
+            config.env.id, per_thread, host_env_seed(config.seed, start, i), **options
+        )
+        for i in range(threads)
+    ]
 
 
 def make_host_experiment(config: TrainConfig) -> HostExperiment:
@@ -51,36 +92,34 @@ def make_host_experiment(config: TrainConfig) -> HostExperiment:
 
     """
     validate(config)
-    host = config.host
-    actor_devices, learner_devices = split_devices(
-        jax.local_devices()[: config.devices or None], host
-    )
-    threads = len(actor_devices) * host.actor_threads
-    if config.num_envs % threads:
+    actor_devices, mesh = place(config.host, config.devices)
+    threads = len(actor_devices) * config.host.actor_threads
+    everywhere = threads * jax.process_count()
+    if config.num_envs % everywhere:
         raise ValueError(
-            f"num_envs={config.num_envs} must split evenly over the {threads} "
-            "actor threads (host.actor_threads x actor devices); e.g. "
-            f"--num-envs {threads * max(1, config.num_envs // threads)}"
+            f"num_envs={config.num_envs} must split evenly over the {everywhere} "
+            "actor threads (host.actor_threads x actor devices x processes); "
+            f"e.g. --num-envs {everywhere * max(1, config.num_envs // everywhere)}"
         )
-    options = dict(config.env.options)
-    if host.env_threads and config.env.id.startswith("envpool:"):
-        options["num_threads"] = host.env_threads
-    per_thread = config.num_envs // threads
-    envs = [
-        make_host_env(config.env.id, per_thread, config.seed * 1000 + i, **options)
-        for i in range(threads)
-    ]
+    envs = make_host_envs(config, threads, 0)
     spec = envs[0].spec
     record = algorithm(config.algo)
     section = getattr(config, config.algo)
     network, learner_network = record.make_networks(
         section, config.network, spec.observation, spec.action
     )
-    mesh = jax.make_mesh((len(learner_devices),), (DATA_AXIS,), devices=learner_devices)
     observation = np.zeros(spec.observation.shape, np.float32)
     agent = build_agent(config, learner_network, observation, mesh.size)
-    runner = SebulbaRunner(envs, agent, actor_devices, mesh, config.unroll_length, host)
-    return HostExperiment(config, envs, runner, network)
+    runner = SebulbaRunner(
+        spec,
+        agent,
+        actor_devices,
+        mesh,
+        config.num_envs,
+        config.unroll_length,
+        config.host,
+    )
+    return HostExperiment(config, envs, runner, network, agent)
 
 
 def train_host(
@@ -89,63 +128,172 @@ def train_host(
     loggers: Sequence[Logger] = (),
     console: bool | None = None,
     write_files: bool = False,
+    resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
     log_to: Sequence[str] = (),
 ) -> TrainResult:
     """Trains `config.algo` on the host environments `config.env.id`.
 
-    As `train`, for `envpool:` and `gymnasium:` ids; `train` calls it. Host
-    runs do not checkpoint or resume yet.
+    As `train`, for `envpool:` and `gymnasium:` ids; `train` calls it. A
+    checkpoint holds the learner state (parameters, optimiser) and the
+    update count, which is the parameter version and, with the seed, gives
+    every key. A resumed run restarts the environments with fresh seeds
+    (`host_env_seed`): it continues the training, not the exact episodes.
     """
     console = in_notebook() if console is None else console
     exp = make_host_experiment(config)
-    run = open_run(config, resume=None, write_files=write_files, notify=notify)
+    run = open_run(config, resume=resume, write_files=write_files, notify=notify)
     wandb = start_wandb(run, log_to)
     key = make_key(config.seed, config.rng_impl)
     start_compile = time.perf_counter()
-    state = exp.runner.init(key)
+    attach_host_checkpointer(run, exp, key)
+    start = restore_host(run) if resume is not None else Start()
+    state = exp.runner.init(key) if start.state is None else start.state.agent
     jax.block_until_ready(state)
     compile_seconds = time.perf_counter() - start_compile
-    sinks = open_sinks(run, exp, [], loggers, wandb, log_to, console)
+    envs = exp.envs
+    if start.done:
+        for env in envs:
+            env.close()
+        envs = make_host_envs(config, len(envs), start.done)
+    sinks = open_sinks(run, exp, start.history, loggers, wandb, log_to, console)
     loop = ChunkLoop(
         run=run,
         programs=None,
         sinks=sinks,
         steps_per_update=exp.runner.steps_per_update,
         num_devices=exp.runner.mesh.size,
-        done=0,
-        history=[],
-        seconds_before=0.0,
+        done=start.done,
+        history=start.history,
+        seconds_before=start.seconds_before,
         eval_key=None,
+        last_saved=start.done if resume is not None else None,
     )
     try:
-        state = run_updates(loop, exp, state, key)
+        state, stopped_by = run_updates(loop, exp, envs, state, key)
     finally:
         close(sinks, run.checkpointer)
-        for env in exp.envs:
+        for env in envs:
             env.close()
-    return finish(run, loop, HostRunState(state), None, compile_seconds)
+    return finish(run, loop, HostRunState(state), stopped_by, compile_seconds)
+
+
+def attach_host_checkpointer(run: Run, exp: HostExperiment, key: Any) -> None:
+    """Gives a run with a directory its checkpointer, for a HostRunState."""
+    if run.run_dir is None:
+        return
+    abstract = HostRunState(exp.runner.abstract_state(key))
+    run.checkpointer = Checkpointer(
+        run.run_dir / "checkpoints",
+        abstract,
+        jax.tree.map(lambda a: a.sharding, abstract),
+        exp.runner.mesh,
+        keep=run.config.checkpoint.keep,
+        keep_best=run.config.checkpoint.keep_best,
+    )
+    run.state_index = describe(abstract)
+
+
+def restore_host(run: Run) -> Start:
+    """The newest checkpoint that verifies, or a fresh start when there is none."""
+    restored = run.checkpointer.restore_latest()
+    for line in restored.skipped:
+        run.say(line)
+    if restored.step is None:
+        run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
+        return Start()
+    run.say(
+        f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
+        f"{run.checkpointer.directory / str(restored.step)}; the host environments "
+        "restart with new seeds"
+    )
+    return Start(
+        state=restored.state,
+        done=restored.step,
+        history=list(restored.meta["history"]),
+        seconds_before=float(restored.meta["train_seconds"]),
+    )
 
 
 def run_updates(
-    loop: ChunkLoop, exp: HostExperiment, state: AgentState, key: Any
-) -> AgentState:
-    """Every update of the run, logged in chunks of about num_updates/num_logs."""
-    config = exp.config
-    lengths = iter(chunk_lengths(config.num_updates, config.num_logs))
-    length, chunk = next(lengths), []
-    updates = exp.runner.train(state, key, 0, config.num_updates)
-    try:
-        for u, update in enumerate(updates):
-            state = update.state
-            chunk.append(update.metrics)
-            if len(chunk) == length:
-                metrics = {k: np.array([m[k] for m in chunk]) for k in chunk[0]}
-                loop.observe(Pending(metrics, length, u + 1, None, None))
-                length, chunk = next(lengths, 0), []
-    finally:
-        updates.close()
-    return state
+    loop: ChunkLoop,
+    exp: HostExperiment,
+    envs: list[HostEnv],
+    state: AgentState,
+    key: Any,
+) -> tuple[AgentState, str | None]:
+    """The run's remaining updates, logged and saved in chunks.
+
+    Chunks are about num_updates/num_logs updates; a checkpoint follows every
+    `checkpoint.every` chunks and the last. SIGINT / SIGTERM (with a
+    checkpointer) stop the run after the current chunk, with a checkpoint.
+
+    Returns:
+      The final state, and what stopped the run early (None: the end).
+
+    Raises:
+      HostEnvError: an actor's environments raised; the message names the
+        last good checkpoint.
+
+    """
+    run, config = loop.run, exp.config
+    schedule = chunk_schedule(config, loop.done)
+    last = schedule[-1][0] if schedule else -1
+    checkpointer = run.checkpointer
+    signals = StopSignals(announce=run.main) if checkpointer else None
+    updates = exp.runner.train(envs, state, key, loop.done, config.num_updates)
+    with signals or contextlib.nullcontext():
+        try:
+            for index, length in schedule:
+                chunk = [next(updates) for _ in range(length)]
+                state = chunk[-1].state
+                snapshot = None
+                if checkpointer is not None and is_due(
+                    index, last, config.checkpoint.every
+                ):
+                    snapshot = (
+                        checkpointer.pack(HostRunState(state)),
+                        params_finite(HostRunState(state)),
+                    )
+                metrics = {
+                    k: np.array([u.metrics[k] for u in chunk]) for k in chunk[0].metrics
+                }
+                loop.observe(
+                    Pending(metrics, length, loop.done + length, snapshot, None)
+                )
+                if signals is not None and agreed_stop(signals):
+                    break
+        except HostEnvError as e:
+            raise HostEnvError(f"{e}; {last_good(loop)}") from e.__cause__
+        finally:
+            updates.close()
+        stopped_by = loop.stopped_by(signals)
+        if stopped_by and loop.last_saved != loop.done:
+            loop.save_stopped(HostRunState(state))
+        if checkpointer is not None:
+            checkpointer.wait()
+    return state, stopped_by
 
 
-__all__ = ["HostRunState", "make_host_experiment", "train_host"]
+def last_good(loop: ChunkLoop) -> str:
+    """Where the run's last good checkpoint is, and how to resume it."""
+    checkpointer = loop.run.checkpointer
+    if checkpointer is None:
+        return "the run kept no checkpoints (no run directory)"
+    checkpointer.wait()
+    if loop.last_saved is None:
+        return "no checkpoint was saved before it"
+    return (
+        f"the last good checkpoint is update {loop.last_saved:,} in "
+        f"{checkpointer.directory / str(loop.last_saved)}; resume it with "
+        f"`purejaxdrl train --resume {loop.run.run_dir}`"
+    )
+
+
+__all__ = [
+    "HostRunState",
+    "host_env_seed",
+    "make_host_envs",
+    "make_host_experiment",
+    "train_host",
+]

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 
 import jax
 
-from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import Logger, in_notebook
 from purejaxdrl.rng import make_key
@@ -99,16 +98,12 @@ def train(
     if is_host_env(config.env.id):
         from purejaxdrl.training.host_train import train_host
 
-        if resume is not None:
-            raise ConfigError(
-                f"--resume {resume}: runs on host environments ({config.env.id}) "
-                "do not checkpoint or resume yet; start a new run"
-            )
         return train_host(
             config,
             loggers=loggers,
             console=console,
             write_files=write_files,
+            resume=resume,
             notify=notify,
             log_to=log_to,
         )

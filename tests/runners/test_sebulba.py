@@ -1,5 +1,7 @@
 """The actor-learner runner on host environments: learning, determinism, faults."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -23,9 +25,10 @@ def test_impala_learns_cartpole_on_host_environments(env_id):
     result = pjd.train(_config(env_id, total_steps=300_000))
     assert result.mean_return >= 475, result.history[-1]
     record = result.history[-1]
-    # Actors run ahead of the learner by about one version, never by more
-    # than the queue allows.
-    assert 0.5 <= record["lag/mean"] <= 2.0 and record["lag/max"] <= 2
+    # Actors act behind the learner by at most what the queue allows: one
+    # batch queued, one being built, and its first step acted at the end of
+    # the batch before (with that batch's version).
+    assert 0 <= record["lag/mean"] <= record["lag/max"] <= 3
 
 
 # PPO on host envs: more environments than the device preset's 4 (each host
@@ -58,10 +61,11 @@ def test_deterministic_mode_repeats_exactly_and_on_a_separate_learner_device():
     for a, b, c in zip(_params(one), _params(again), _params(two), strict=True):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
-    # Batch k acted with version k - 1; only the transitions a column carried
-    # over from the batch before (acted before the boundary) are one older.
+    # Batch k acted with version k - 1; only the transitions carried over
+    # from the batch before (acted before the boundary, while environments that
+    # had reset steps caught up) are one older.
     for record in one.history[1:]:
-        assert 1.0 < record["lag/mean"] < 1.2 and record["lag/max"] == 2.0
+        assert 1.0 < record["lag/mean"] < 1.5 and record["lag/max"] == 2.0
     assert one.num_devices == 1 and two.num_devices == 1  # the learner's
 
 
@@ -82,16 +86,26 @@ class Exploding(gym.Env):
 
     def step(self, action):
         self.steps += 1
-        if self.steps == 40:
+        if self.steps == 100:
             raise RuntimeError("simulator lost its licence server")
         return np.zeros(4, np.float32), 1.0, False, False, {}
 
 
-def test_an_environment_that_raises_stops_the_run_with_its_error():
+def test_an_environment_that_raises_stops_the_run_with_its_error(tmp_path):
     gym.register("purejaxdrl-test/Exploding-v0", entry_point=Exploding)
-    config = _config("gymnasium:purejaxdrl-test/Exploding-v0", total_steps=32 * 16 * 8)
-    with pytest.raises(HostEnvError, match="RuntimeError: simulator lost its licence"):
-        pjd.train(config)
+    config = _config(
+        "gymnasium:purejaxdrl-test/Exploding-v0",
+        total_steps=32 * 16 * 10,
+        num_logs=10,
+        run_dir=str(tmp_path),
+    )
+    with pytest.raises(HostEnvError) as raised:
+        pjd.train(config, write_files=True)
+    # Its step 100 is in the 7th batch: checkpoints of updates 1-5 or 6 exist.
+    message = str(raised.value)
+    assert "RuntimeError: simulator lost its licence server" in message
+    assert re.search(r"the last good checkpoint is update [56] in \S+", message)
+    assert "purejaxdrl train --resume" in message
 
 
 def test_device_split_defaults_and_errors():
