@@ -2,10 +2,14 @@
 
 Evaluates the newest good checkpoint's deterministic policy on fresh
 environments and, with `--render`, draws one episode: a GIF for gymnax
-environments, an HTML viewer for brax ones.
+environments, an HTML viewer for brax ones. Runs on host environments
+(`envpool:`, `gymnasium:`) evaluate on fresh host environments and draw a GIF
+(`observe/host_render.py`).
 """
 
+import argparse
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +29,8 @@ def eval_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--render",
         metavar="FILE",
-        help="draw the first episode: FILE.gif (gymnax) or FILE.html (brax)",
+        help="draw the first episode: FILE.gif (gymnax, host environments) or "
+        "FILE.html (brax)",
     )
     parser.add_argument("--seed", type=int, default=0, help="(default: 0)")
     parser.add_argument(
@@ -42,6 +47,27 @@ def eval_command(argv: Sequence[str]) -> int:
             f"--episodes {args.episodes} and --max-steps {args.max_steps} must both "
             "be >= 1."
         )
+    from purejaxdrl.env.host import is_host_env
+    from purejaxdrl.training.resume import load_run_config
+
+    if is_host_env(load_run_config(args.run_dir).env.id):
+        return _eval_host(args)
+    return _eval_device(args)
+
+
+def summary_line(
+    config: Any, step: int, returns: np.ndarray, lengths: np.ndarray
+) -> str:
+    """The evaluation's one line: returns and lengths over the episodes."""
+    return (
+        f"{config.algo} on {config.env.id}, update {step:,}: mean return "
+        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} over {len(returns)} "
+        f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
+        f"{int(lengths.max())}"
+    )
+
+
+def _eval_device(args: argparse.Namespace) -> int:
     import jax
 
     from purejaxdrl.observe.evaluation import make_evaluate
@@ -57,12 +83,7 @@ def eval_command(argv: Sequence[str]) -> int:
     returns, lengths = jax.device_get(
         evaluate(state.agent.params, state.env_params, key)
     )
-    print(
-        f"{config.algo} on {config.env.id}, update {restored.step:,}: mean return "
-        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} over {args.episodes} "
-        f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
-        f"{int(lengths.max())}"
-    )
+    print(summary_line(config, restored.step, returns, lengths))
     if args.render:
         episode = record_episode(
             exp.env,
@@ -76,5 +97,45 @@ def eval_command(argv: Sequence[str]) -> int:
         print(
             f"rendered one episode ({episode.length} steps, return "
             f"{episode.rewards.sum():.1f}) to {out}"
+        )
+    return 0
+
+
+def _eval_host(args: argparse.Namespace) -> int:
+    from purejaxdrl.observe.host_evaluation import evaluate_host
+    from purejaxdrl.observe.host_render import (
+        check_renderable,
+        record_host_episode,
+        write_gif,
+    )
+    from purejaxdrl.training.policy import restore_host_run
+
+    run = restore_host_run(args.run_dir, "evaluate")
+    env_id, options = run.config.env.id, dict(run.config.env.options)
+    if args.render:  # before evaluating: a file type or env that cannot be drawn
+        check_renderable(env_id, run.spec, args.render)
+    result = evaluate_host(
+        env_id,
+        options,
+        run.network,
+        run.params,
+        episodes=args.episodes,
+        seed=args.seed,
+        max_steps=args.max_steps,
+    )
+    print(summary_line(run.config, run.step, result.returns, result.lengths))
+    if args.render:
+        episode = record_host_episode(
+            env_id,
+            options,
+            run.network,
+            run.params,
+            seed=args.seed,
+            max_steps=args.max_steps,
+        )
+        out = write_gif(episode, args.render)
+        print(
+            f"rendered one episode ({episode.length} steps, return "
+            f"{episode.episode_return:.1f}) to {out}"
         )
     return 0

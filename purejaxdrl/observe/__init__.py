@@ -2,6 +2,7 @@
 
 `loggers` (progress bar, JSONL, TensorBoard, W&B sinks), `evaluation` (episodes
 of the deterministic policy, compiled), `render` (one episode drawn as frames),
-`plots` (curves of run and sweep directories as a PNG). Imports `runners`,
+`host_evaluation` and `host_render` (the same on host environments), `plots`
+(curves of run and sweep directories as a PNG). Imports `runners`,
 `agents`, `env`, `networks` and below; never `training`, `sweep` or `cli`.
 """

@@ -18,6 +18,7 @@ import numpy as np
 from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.observe.host_evaluation import make_training_evaluation
 from purejaxdrl.observe.loggers import Logger, in_notebook
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.sebulba import HostEnvError, SebulbaRunner, place
@@ -225,8 +226,10 @@ def run_updates(
     """The run's remaining updates, logged and saved in chunks.
 
     Chunks are about num_updates/num_logs updates; a checkpoint follows every
-    `checkpoint.every` chunks and the last. SIGINT / SIGTERM (with a
-    checkpointer) stop the run after the current chunk, with a checkpoint.
+    `checkpoint.every` chunks and the last, and so does an evaluation
+    (`config.eval`, on fresh host environments) every `eval.every`. SIGINT /
+    SIGTERM (with a checkpointer) stop the run after the current chunk, with a
+    checkpoint; an evaluation reaching `eval.stop_at` stops it there.
 
     Returns:
       The final state, and what stopped the run early (None: the end).
@@ -242,6 +245,7 @@ def run_updates(
     checkpointer = run.checkpointer
     signals = StopSignals(announce=run.main) if checkpointer else None
     updates = exp.runner.train(envs, state, key, loop.done, config.num_updates)
+    evaluate = make_training_evaluation(config, exp.network)
     with signals or contextlib.nullcontext():
         try:
             for index, length in schedule:
@@ -258,17 +262,22 @@ def run_updates(
                 metrics = {
                     k: np.array([u.metrics[k] for u in chunk]) for k in chunk[0].metrics
                 }
+                evaluated = None
+                if evaluate is not None and is_due(index, last, config.eval.every):
+                    evaluated = evaluate(state.params, index)  # the learner's
                 loop.observe(
-                    Pending(metrics, length, loop.done + length, snapshot, None)
+                    Pending(metrics, length, loop.done + length, snapshot, evaluated)
                 )
                 if signals is not None and agreed_stop(signals):
+                    break
+                if loop.reached is not None:  # eval.stop_at, alike on every process
                     break
         except HostEnvError as e:
             raise HostEnvError(f"{e}; {last_good(loop)}") from e.__cause__
         finally:
             updates.close()
         stopped_by = loop.stopped_by(signals)
-        if stopped_by and loop.last_saved != loop.done:
+        if stopped_by and checkpointer is not None and loop.last_saved != loop.done:
             loop.save_stopped(HostRunState(state))
         if checkpointer is not None:
             checkpointer.wait()

@@ -1,4 +1,7 @@
-"""Trained policies outside training: export from a run, load as a jittable act.
+"""Trained policies outside training: restore, export from a run, load as an act.
+
+`restore_run` and `restore_host_run` give a run's newest good checkpoint (device
+and host-env runs); `export_policy` writes it, `load_policy` loads it jittable.
 
 An exported policy is a folder with `policy.json` (the network description,
 the observation and action spaces, the environment it was trained on) and
@@ -58,6 +61,8 @@ def _spaces(observation_shape: list[int], action: dict[str, Any]):
 def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
     """A run's config, its experiment (one device) and its newest good checkpoint.
 
+    Device runs only (gymnax, brax); `restore_host_run` restores host runs.
+
     Args:
       run_dir: a run directory.
       purpose: what the state is for, e.g. "export", for the error message.
@@ -70,21 +75,96 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         that verifies.
 
     """
+    from purejaxdrl.env.host import is_host_env
     from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
     from purejaxdrl.runners.anakin import shardings
-    from purejaxdrl.training.checkpoint import Checkpointer
     from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
 
     config = load_run_config(run_dir)
+    if is_host_env(config.env.id):
+        raise ConfigError(
+            f"{str(run_dir)!r} trained on host environments ({config.env.id}), "
+            f"which `{purpose}` does not take yet; `purejaxdrl eval {run_dir}` "
+            "plays its policy."
+        )
     exp = make_experiment(config, make_mesh(1))
     abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
+    restored = _restore_newest(
+        run_dir, abstract, shardings(exp.runner, abstract), exp.runner.mesh, purpose
+    )
+    return config, exp, restored
+
+
+class HostRun(NamedTuple):
+    """A host-env run's trained policy, restored on one device.
+
+    Attributes:
+      config: the run's TrainConfig.
+      network: the acting network.
+      params: the learner's parameters of the newest good checkpoint.
+      spec: the environments' spaces.
+      step: the updates that checkpoint holds.
+
+    """
+
+    config: Any
+    network: Any
+    params: Params
+    spec: Any
+    step: int
+
+
+def restore_host_run(run_dir: str | pathlib.Path, purpose: str) -> HostRun:
+    """The policy of a host-env run's (`envpool:`, `gymnasium:`) newest good checkpoint.
+
+    Builds only what the policy needs: one environment (for its spaces, then
+    closed), the networks, and the agent's state layout on one device.
+
+    Raises:
+      ConfigError: the run directory is missing or bad, or has no checkpoint
+        that verifies.
+
+    """
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from purejaxdrl.env.host import make_host_env
+    from purejaxdrl.parallel import make_mesh
+    from purejaxdrl.rng import make_key
+    from purejaxdrl.training.experiment import build_agent
+    from purejaxdrl.training.host_train import HostRunState
+    from purejaxdrl.training.resume import load_run_config
+
+    config = load_run_config(run_dir)
+    env = make_host_env(config.env.id, 1, config.seed, **config.env.options)
+    spec = env.spec
+    env.close()
+    network, learner_network = algorithm(config.algo).make_networks(
+        getattr(config, config.algo), config.network, spec.observation, spec.action
+    )
+    observation = np.zeros(spec.observation.shape, np.float32)
+    agent = build_agent(config, learner_network, observation, 1)
+    key = make_key(config.seed, config.rng_impl)
+    abstract = HostRunState(jax.eval_shape(agent.init, key))
+    mesh = make_mesh(1)
+    replicated = jax.tree.map(lambda _: NamedSharding(mesh, P()), abstract)
+    restored = _restore_newest(run_dir, abstract, replicated, mesh, purpose)
+    params = restored.state.agent.params
+    return HostRun(config, network, params, spec, restored.step)
+
+
+def _restore_newest(
+    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any, purpose: str
+) -> Any:
+    from purejaxdrl.training.checkpoint import Checkpointer
+
     checkpointer = Checkpointer(
         pathlib.Path(run_dir) / "checkpoints",
         abstract,
-        shardings(exp.runner, abstract),
-        exp.runner.mesh,
+        shardings,
+        mesh,
         read_only=True,
     )
     try:
@@ -97,7 +177,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
             f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); train "
             "or resume the run first."
         )
-    return config, exp, restored
+    return restored
 
 
 def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathlib.Path:

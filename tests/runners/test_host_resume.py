@@ -19,8 +19,8 @@ pytestmark = pytest.mark.timeout(600)
 
 UPDATES = 600  # 32 envs x 16 steps each: 307,200 steps, 20 chunks of 30
 RUN = [
-    "train", "--env", "cartpole", "--algo", "impala", "--env.id",
-    "envpool:CartPole-v1", "--total-steps", str(32 * 16 * UPDATES),
+    "train", "--env", "cartpole_envpool", "--algo", "impala",
+    "--total-steps", str(32 * 16 * UPDATES),
     "--num-logs", "20", "--quiet",
 ]  # fmt: skip
 

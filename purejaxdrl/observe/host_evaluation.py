@@ -1,0 +1,213 @@
+"""Evaluation episodes on host environments: the deterministic policy, on the host.
+
+The counterpart of `evaluation.py` for `envpool:` and `gymnasium:` ids: a fresh
+pool of E host environments, seeded on its own and never the training pools, is
+stepped with the mode of the policy (jitted once) until each environment's
+first episode has ended (terminated or truncated), or a step cap. Host
+environments reset on the step after an episode ends (`env/host/base.py`); an
+environment stops counting at the step that ends its first episode, so that
+reset step (reward 0, action ignored, `first`) and the episodes after it never
+reach a return or a length.
+"""
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from purejaxdrl._platform import compiler_options
+from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.networks import Network
+from purejaxdrl.observe.evaluation import mode_action
+from purejaxdrl.types import Params
+
+# Tags the evaluation pools' seeds, a stream apart from the training pools'.
+_EVAL_STREAM = 0x65766131
+
+
+class HostEvalResult(NamedTuple):
+    """Per evaluation environment, its first episode (numpy).
+
+    Attributes:
+      returns: float32 [E], the sum of its rewards (so far, when cut short).
+      lengths: int32 [E], its steps (at most the step cap).
+      observations: with `record`, environment 0's observations before each
+        step of its first episode ([lengths[0]] arrays, in the environment's
+        dtype); else None.
+
+    """
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    observations: list[np.ndarray] | None
+
+
+def host_mode_policy(network: Network) -> Callable[[Params, np.ndarray], np.ndarray]:
+    """`policy(params, obs [B, ...]) -> env actions [B, ...]`, jitted once.
+
+    Observations arrive in their host dtype (uint8 frames stay uint8 on the
+    host) and become float32 on the device, as the actors' policy does
+    (`runners/actor.py`). Not jittable itself: returns numpy.
+    """
+    act = mode_action(network)
+
+    def policy(params: Params, obs: jax.Array) -> jax.Array:
+        return act(params, obs.astype(jnp.float32))
+
+    jitted = jax.jit(policy, compiler_options=compiler_options(jax.default_backend()))
+    return lambda params, obs: np.asarray(jitted(params, obs))
+
+
+def play_host(
+    env: HostEnv,
+    policy: Callable[[Params, np.ndarray], np.ndarray],
+    params: Params,
+    max_steps: int,
+    record: bool = False,
+) -> HostEvalResult:
+    """Plays every environment of `env` (reset here) until its first episode ends.
+
+    Not jittable: steps host environments in a Python loop.
+
+    Args:
+      env: a synchronous pool (batch_size == num_envs) of E environments.
+      policy: `host_mode_policy(network)` or alike.
+      params: the network's parameters.
+      max_steps: steps after which the loop stops, episodes ended or not.
+      record: keep environment 0's observations (see `HostEvalResult`).
+
+    Returns:
+      The first episodes' returns and lengths, [E].
+
+    """
+    n = env.num_envs
+    ts = env.reset()
+    obs = np.empty((n, *ts.observation.shape[1:]), ts.observation.dtype)
+    obs[ts.env_id] = ts.observation
+    returns, lengths = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    running = np.ones(n, bool)
+    observations = [] if record else None
+    for _ in range(max_steps):
+        if not running.any():
+            break
+        if record and running[0]:
+            observations.append(obs[0].copy())
+        ts = env.step(policy(params, obs))
+        ids = ts.env_id
+        # A reset step is no transition of any episode; a finished first
+        # episode counts nothing more.
+        live = running[ids] & ~ts.first
+        returns[ids] += np.where(live, ts.reward, 0.0).astype(np.float32)
+        lengths[ids] += live
+        running[ids] = running[ids] & ~(live & (ts.terminated | ts.truncated))
+        obs[ids] = ts.observation
+    return HostEvalResult(returns, lengths, observations)
+
+
+def make_host_evaluate(
+    env_id: str,
+    options: dict[str, Any],
+    network: Network,
+    *,
+    episodes: int,
+    max_steps: int,
+) -> Callable[..., HostEvalResult]:
+    """Builds `evaluate(params, seed, record=False) -> HostEvalResult`.
+
+    Each call plays `episodes` environments made afresh with `seed` (and
+    closed after); the policy is jitted once, here.
+
+    Args:
+      env_id: `envpool:<task>` or `gymnasium:<id>`.
+      options: the environment's options (`config.env.options`).
+      network: the acting network; actions are `to_env(mode(policy))`.
+      episodes: E, environments played once each.
+      max_steps: cap on the steps of the loop.
+
+    Raises:
+      ValueError: for episodes < 1 or max_steps < 1.
+
+    """
+    if episodes < 1 or max_steps < 1:
+        raise ValueError(
+            f"eval.episodes={episodes} and eval.max_steps={max_steps} must be >= 1."
+        )
+    policy = host_mode_policy(network)
+
+    def evaluate(params: Params, seed: int, record: bool = False) -> HostEvalResult:
+        env = make_host_env(env_id, episodes, seed, **options)
+        try:
+            return play_host(env, policy, params, max_steps, record)
+        finally:
+            env.close()
+
+    return evaluate
+
+
+def evaluate_host(
+    env_id: str,
+    options: dict[str, Any],
+    network: Network,
+    params: Params,
+    *,
+    episodes: int,
+    seed: int,
+    max_steps: int,
+    record: bool = False,
+) -> HostEvalResult:
+    """Plays the deterministic policy once in each of `episodes` fresh environments.
+
+    Not jittable. See `make_host_evaluate` (which evaluates more than once
+    with one compiled policy) and `HostEvalResult`.
+    """
+    evaluate = make_host_evaluate(
+        env_id, options, network, episodes=episodes, max_steps=max_steps
+    )
+    return evaluate(params, seed, record)
+
+
+def eval_seed(seed: int, index: int) -> int:
+    """The seed of the evaluation pool after chunk `index` of a run seeded `seed`.
+
+    30 bits, as the training pools' (`host_env_seed`), from a stream of its own.
+    """
+    entropy = [seed, index, _EVAL_STREAM]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
+
+
+def make_training_evaluation(
+    config: Any, network: Network
+) -> Callable[[Params, int], tuple[np.ndarray, np.ndarray]] | None:
+    """`evaluate(params, chunk_index) -> (returns [E], lengths [E])`, or None.
+
+    A host run's evaluation during training (`config.eval`; None when
+    `eval.episodes` is 0). Each plays a fresh pool seeded from (seed, chunk
+    index): never the training pools, keys or parameters, which it only
+    reads. `params` are the learner's replicated parameters; this process's
+    copy is played. Every process of a multi-process run evaluates alike (same
+    seeds, same parameters, so the same returns): they all see `eval.stop_at`
+    reached at the same chunk and stop together, with no collective.
+
+    Args:
+      config: the run's TrainConfig (its `env`, `eval` and `seed`).
+      network: the acting network.
+
+    """
+    if config.eval.episodes < 1:
+        return None
+    evaluate = make_host_evaluate(
+        config.env.id,
+        dict(config.env.options),
+        network,
+        episodes=config.eval.episodes,
+        max_steps=config.eval.max_steps,
+    )
+
+    def evaluate_chunk(params: Params, index: int) -> tuple[np.ndarray, np.ndarray]:
+        local = jax.tree.map(lambda x: x.addressable_data(0), params)
+        result = evaluate(local, eval_seed(config.seed, index))
+        return result.returns, result.lengths
+
+    return evaluate_chunk
