@@ -20,6 +20,7 @@ from purejaxdrl.agents.common import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
+    learning_rewards,
     make_act_value,
     make_optimizer,
 )
@@ -52,6 +53,8 @@ class A2CConfig:
       rms_decay: RMSProp's decay of its squared-gradient average.
       eps: RMSProp's (or Adam's) ε.
       reward_scale: rewards are multiplied by this before learning.
+      reward_clip: rewards (after scaling) are clipped to [-c, c] before
+        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
 
     """
 
@@ -69,6 +72,7 @@ class A2CConfig:
     rms_decay: float | jax.Array = 0.99
     eps: float | jax.Array = 1e-5
     reward_scale: float | jax.Array = 1.0
+    reward_clip: float | jax.Array = 0.0
 
 
 _METRIC_NAMES = ("loss/total", "loss/policy", "loss/value", "entropy")
@@ -151,7 +155,7 @@ def make_a2c(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
         adv, target = episode_aware_gae(
-            traj.reward * config.reward_scale,
+            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
             traj.discount,
             traj.truncated,
             traj.value,
@@ -192,7 +196,7 @@ def validate(config: A2CConfig, shape: RunShape | None = None) -> None:
         "a2c",
         config,
         positive=("learning_rate", "max_grad_norm", "reward_scale", "eps"),
-        non_negative=("entropy_cost", "value_cost"),
+        non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "gae_lambda", "rms_decay"),
     )
 

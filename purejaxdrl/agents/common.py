@@ -55,6 +55,18 @@ def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
     return act, value
 
 
+def learning_rewards(
+    reward: jax.Array, scale: jax.Array | float, clip: jax.Array | float
+) -> jax.Array:
+    """Rewards as the loss sees them: scaled, then clipped to [-clip, clip].
+
+    `clip` 0 leaves them unclipped. Atari agents clip to 1 (Mnih et al., 2015;
+    Espeholt et al., 2018) in the learner, so episode returns stay the game's.
+    """
+    reward = reward * scale
+    return jnp.where(clip > 0, jnp.clip(reward, -clip, clip), reward)
+
+
 def annealed_learning_rate(
     learning_rate: jax.Array | float,
     *,

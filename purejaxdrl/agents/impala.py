@@ -26,6 +26,7 @@ from purejaxdrl.agents.common import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
+    learning_rewards,
     make_act_value,
     make_optimizer,
     transition_example,
@@ -68,6 +69,8 @@ class IMPALAConfig:
       rms_decay: RMSProp's decay of its squared-gradient average.
       eps: RMSProp's (or Adam's) ε.
       reward_scale: rewards are multiplied by this before learning.
+      reward_clip: rewards (after scaling) are clipped to [-c, c] before
+        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
       replay_ratio: r in [0, 1): the fraction of each learner batch replayed
         from a buffer of past trajectories (IMPALA's experience replay,
         Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
@@ -97,6 +100,7 @@ class IMPALAConfig:
     rms_decay: float | jax.Array = 0.99
     eps: float | jax.Array = 0.01
     reward_scale: float | jax.Array = 1.0
+    reward_clip: float | jax.Array = 0.0
 
 
 class IMPALAState(NamedTuple):
@@ -249,7 +253,7 @@ def make_impala(
         targets = vtrace_batch(
             jax.lax.stop_gradient(v_tm1),
             v_t,
-            traj.reward * config.reward_scale,
+            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
             config.gamma * traj.discount,
             log_rho if config.vtrace_correction else jnp.zeros_like(log_rho),
             traj.truncated,
@@ -371,7 +375,7 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         config,
         positive=("learning_rate", "max_grad_norm", "reward_scale", "eps")
         + ("clip_rho", "clip_c", "clip_pg_rho"),
-        non_negative=("entropy_cost", "value_cost"),
+        non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "vtrace_lambda", "rms_decay"),
     )
     check(

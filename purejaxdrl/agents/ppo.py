@@ -15,6 +15,7 @@ from purejaxdrl.agents.common import (
     actor_critic_networks,
     annealed_learning_rate,
     flat_gradient_step,
+    learning_rewards,
     make_act_value,
     make_optimizer,
 )
@@ -54,6 +55,8 @@ class PPOConfig:
     value_cost: float | jax.Array = 0.5
     max_grad_norm: float | jax.Array = 0.5
     reward_scale: float | jax.Array = 1.0
+    # Rewards clipped to [-c, c] in the learner (Atari: 1); 0: not clipped.
+    reward_clip: float | jax.Array = 0.0
     # Adam's ε: 1e-5 as in PureJaxRL and CleanRL; optax's and brax's is 1e-8.
     eps: float | jax.Array = 1e-5
 
@@ -218,7 +221,7 @@ def make_ppo(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
         adv, target = episode_aware_gae(
-            traj.reward * config.reward_scale,
+            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
             traj.discount,
             traj.truncated,
             traj.value,
@@ -281,7 +284,7 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
         config,
         at_least_one=("num_epochs", "num_minibatches"),
         positive=("learning_rate", "clip_eps", "max_grad_norm", "reward_scale", "eps"),
-        non_negative=("entropy_cost", "value_cost"),
+        non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "gae_lambda"),
     )
     if shape is None:
