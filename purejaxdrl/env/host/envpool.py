@@ -8,6 +8,7 @@ episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
 Rewards are not clipped here: a learner clips them where its algorithm says so.
 """
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -74,21 +75,24 @@ class EnvPoolEnv(HostEnv):
             options = {**ATARI_PROTOCOL, **options}
         self.num_envs = num_envs
         self.batch_size = batch_size or num_envs
-        self.pool = envpool.make(
-            task,
-            env_type="gymnasium",
-            num_envs=num_envs,
-            batch_size=self.batch_size,
-            num_threads=num_threads,
-            seed=seed,
-            env_seed=env_seeds(seed, num_envs),
-            **options,
-        )
-        space = self.pool.observation_space
+        with warnings.catch_warnings():
+            # EnvPool builds float32 Boxes from float64 bounds; gymnasium warns
+            # about it on every pool, and nothing is wrong for the user.
+            warnings.filterwarnings("ignore", message=".*precision lowered by casting")
+            self.pool = envpool.make(
+                task,
+                env_type="gymnasium",
+                num_envs=num_envs,
+                batch_size=self.batch_size,
+                num_threads=num_threads,
+                seed=seed,
+                env_seed=env_seeds(seed, num_envs),
+                **options,
+            )
+            space = self.pool.observation_space  # built (and cached) here
+            action = self.pool.action_space
         self.spec = HostSpec(
-            Box(tuple(space.shape)),
-            np.dtype(space.dtype),
-            space_spec(self.pool.action_space),
+            Box(tuple(space.shape)), np.dtype(space.dtype), space_spec(action)
         )
         self.boundaries = BoundaryTracker(num_envs)
 
