@@ -1,4 +1,4 @@
-"""Flax modules behind pure `Network(init, apply)` pairs: actor-critic, Q-networks."""
+"""Heads on torsos: actor-critic, Q-networks, SAC's actor and twin critics."""
 
 import dataclasses
 from collections.abc import Callable
@@ -7,113 +7,12 @@ from typing import NamedTuple
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.rl.distributions import Distribution, categorical, tanh_gaussian
+from purejaxdrl.networks.base import Network, NetworkConfig, dense
+from purejaxdrl.networks.torsos import _Torso, check_torso
+from purejaxdrl.rl.distributions import categorical, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey
-
-_ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
-    "tanh": jnp.tanh,
-    "relu": nn.relu,
-    "gelu": nn.gelu,
-    "silu": nn.silu,
-}
-TORSOS = ("mlp", "cnn")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class NetworkConfig:
-    """Architecture of an actor-critic network.
-
-    Attributes:
-      torso: `mlp` (flattened input) or `cnn` (one 3x3 conv layer, for MinAtar).
-      hidden_sizes: widths of the dense layers of each tower.
-      activation: one of tanh, relu, gelu, silu.
-      shared_torso: policy and value heads share one torso (else two towers).
-      conv_features: output channels of the conv layer (`cnn` only).
-
-    """
-
-    torso: str = "mlp"
-    hidden_sizes: tuple[int, ...] = (64, 64)
-    activation: str = "tanh"
-    shared_torso: bool = False
-    conv_features: int = 16
-
-
-class Network(NamedTuple):
-    """A pure network: `apply(params, obs)` -> (policy head output, value).
-
-    `obs` has shape `[*batch, *obs_shape]`; outputs have `[*batch, ...]`.
-    """
-
-    init: Callable[[PRNGKey, jax.Array], Params]
-    apply: Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
-    distribution: Distribution
-
-
-def _dense(features: int, scale: float) -> nn.Dense:
-    return nn.Dense(
-        features,
-        kernel_init=nn.initializers.orthogonal(scale),
-        bias_init=nn.initializers.zeros,
-    )
-
-
-def conv_same(x: jax.Array, kernel: jax.Array, bias: jax.Array) -> jax.Array:
-    """Stride-1 'SAME' convolution (cross-correlation, as `nn.Conv`) as one matmul.
-
-    x: [N, H, W, C]; kernel: [k, k, C, F] with k odd; bias: [F] -> [N, H, W, F].
-    The k*k shifted views of the zero-padded input are stacked along channels
-    (im2col) and multiplied by the flattened kernel. Why not `lax.conv`: XLA:CPU
-    runs convolution gradients inside a loop (here, the scan over updates) about
-    40x slower than outside one (jax-ml/jax#12868); a matmul has no such cliff.
-    Measured on CPU for 2048 MinAtar frames: kernel gradient inside a scan 29 ms
-    per step vs 1.5 s; the forward pass alone (outside loops) 37 vs 17 ms.
-    """
-    k = kernel.shape[0]
-    pad = k // 2
-    h, w = x.shape[1], x.shape[2]
-    padded = jnp.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
-    patches = jnp.concatenate(
-        [padded[:, dy : dy + h, dx : dx + w] for dy in range(k) for dx in range(k)],
-        axis=-1,
-    )
-    return patches @ kernel.reshape(-1, kernel.shape[-1]) + bias
-
-
-class _Conv(nn.Module):
-    """A k x k, stride-1, 'SAME' conv layer with `nn.Conv`'s parameters and init."""
-
-    features: int
-    kernel_size: int = 3
-
-    @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        shape = (self.kernel_size, self.kernel_size, x.shape[-1], self.features)
-        kernel = self.param("kernel", nn.initializers.lecun_normal(), shape)
-        bias = self.param("bias", nn.initializers.zeros, (self.features,))
-        return conv_same(x, kernel, bias)
-
-
-class _Torso(nn.Module):
-    config: NetworkConfig
-    obs_ndim: int
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> jax.Array:
-        act = _ACTIVATIONS[self.config.activation]
-        batch_shape = obs.shape[: obs.ndim - self.obs_ndim]
-        x = obs
-        if self.config.torso == "cnn":
-            x = x.reshape((-1, *obs.shape[-self.obs_ndim :]))
-            x = _Conv(self.config.conv_features)(x)
-            x = nn.relu(x)
-        x = x.reshape((*batch_shape, -1))
-        for width in self.config.hidden_sizes:
-            x = act(_dense(width, np.sqrt(2.0))(x))
-        return x
 
 
 class _ActorCritic(nn.Module):
@@ -131,8 +30,8 @@ class _ActorCritic(nn.Module):
             # XNNPACK (24 vs 6.5 us per matmul) and a masked block-diagonal
             # fusion of both was slower still.
             critic = _Torso(self.config, self.obs_ndim, name="critic_torso")(obs)
-        policy = _dense(self.policy_size, 0.01)(actor)
-        value = _dense(1, 1.0)(critic)[..., 0]
+        policy = dense(self.policy_size, 0.01)(actor)
+        value = dense(1, 1.0)(critic)[..., 0]
         return policy, value
 
 
@@ -145,24 +44,10 @@ def make_actor_critic(
     tanh-Gaussian head (mean and bounded log-std, [2A]).
 
     Raises:
-      ValueError: for an unknown torso or activation, or a `cnn` torso on
-        observations that are not images [H, W, C].
+      ValueError: for a torso that cannot be (`torsos.check_torso`).
 
     """
-    if config.torso not in TORSOS:
-        raise ValueError(
-            f"network.torso={config.torso!r} is not one of {TORSOS}; pick one of them."
-        )
-    if config.activation not in _ACTIVATIONS:
-        raise ValueError(
-            f"network.activation={config.activation!r} is not one of "
-            f"{tuple(_ACTIVATIONS)}; pick one of them."
-        )
-    if config.torso == "cnn" and len(obs_spec.shape) != 3:
-        raise ValueError(
-            f"network.torso='cnn' needs image observations [H, W, C], got shape "
-            f"{obs_spec.shape}; use --network.torso mlp."
-        )
+    check_torso(config, obs_spec)
     if isinstance(action_spec, Discrete):
         distribution, policy_size = categorical(), action_spec.num_values
     else:
@@ -186,11 +71,11 @@ class _QNetwork(nn.Module):
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
         if not self.dueling:
-            q = _dense(self.num_actions, 1.0)(x)
+            q = dense(self.num_actions, 1.0)(x)
         else:
             # Wang et al. (2016): Q = V + A - mean(A), two heads on one torso.
-            value = _dense(1, 1.0)(x)
-            advantage = _dense(self.num_actions, 1.0)(x)
+            value = dense(1, 1.0)(x)
+            advantage = dense(self.num_actions, 1.0)(x)
             q = value + advantage - advantage.mean(axis=-1, keepdims=True)
         return q, q.max(axis=-1)
 
@@ -231,7 +116,7 @@ class _Actor(nn.Module):
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
         x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
-        return _dense(2 * self.num_dims, 0.01)(x)
+        return dense(2 * self.num_dims, 0.01)(x)
 
 
 class _TwinQ(nn.Module):
@@ -243,7 +128,7 @@ class _TwinQ(nn.Module):
         batch = obs.shape[: obs.ndim - self.obs_ndim]
         x = jnp.concatenate([obs.reshape((*batch, -1)), action], axis=-1)
         qs = [
-            _dense(1, 1.0)(_Torso(self.config, 1, name=f"q{i}")(x))[..., 0]
+            dense(1, 1.0)(_Torso(self.config, 1, name=f"q{i}")(x))[..., 0]
             for i in range(2)
         ]
         return jnp.stack(qs, axis=-1)

@@ -1,0 +1,68 @@
+"""What every network shares: its config, the pure Network pair, dense layers."""
+
+import dataclasses
+from collections.abc import Callable
+from typing import NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.rl.distributions import Distribution
+from purejaxdrl.types import Params, PRNGKey
+
+ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
+    "tanh": jnp.tanh,
+    "relu": nn.relu,
+    "gelu": nn.gelu,
+    "silu": nn.silu,
+}
+TORSOS = ("mlp", "cnn", "nature", "impala_resnet")
+PIXEL_TORSOS = ("nature", "impala_resnet")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NetworkConfig:
+    """Architecture of an actor-critic network.
+
+    Attributes:
+      torso: `mlp` (flattened input); `cnn` (one 3x3 conv layer, for MinAtar);
+        `nature` (the Nature DQN CNN, Mnih et al., 2015) or `impala_resnet` (the
+        IMPALA ResNet, Espeholt et al., 2018), for Atari frames.
+      hidden_sizes: widths of the dense layers of each tower, after the conv
+        layers for the conv torsos (Atari: [512] for `nature`, [256] for
+        `impala_resnet`, as in the papers).
+      activation: one of tanh, relu, gelu, silu (the dense layers'; conv
+        layers use relu).
+      shared_torso: policy and value heads share one torso (else two towers).
+      conv_features: output channels of the conv layer (`cnn` only).
+      resnet_channels: channels of the IMPALA ResNet's stacks (`impala_resnet` only).
+
+    """
+
+    torso: str = "mlp"
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    shared_torso: bool = False
+    conv_features: int = 16
+    resnet_channels: tuple[int, ...] = (16, 32, 32)
+
+
+class Network(NamedTuple):
+    """A pure network: `apply(params, obs)` -> (policy head output, value).
+
+    `obs` has shape `[*batch, *obs_shape]`; outputs have `[*batch, ...]`.
+    """
+
+    init: Callable[[PRNGKey, jax.Array], Params]
+    apply: Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
+    distribution: Distribution
+
+
+def dense(features: int, scale: float) -> nn.Dense:
+    """A dense layer with orthogonal(scale) weights and zero biases."""
+    return nn.Dense(
+        features,
+        kernel_init=nn.initializers.orthogonal(scale),
+        bias_init=nn.initializers.zeros,
+    )

@@ -1,0 +1,69 @@
+"""Conv stacks for Atari frames: the Nature DQN CNN and the IMPALA ResNet.
+
+Both take raw frames, 0..255 in any dtype (uint8 stays uint8 until here), and
+scale them by 1/255 themselves. Frames come channels-last [H, W, C] or, as
+EnvPool gives them, channels-first [C, H, W]: an observation whose first axis
+is smaller than its last is read as channels-first and transposed on the
+device. The dense layers after the stack are the torso's (`hidden_sizes`).
+"""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.networks.conv import Conv
+
+
+def frames(obs: jax.Array) -> jax.Array:
+    """[N, *frame] raw frames -> [N, H, W, C] float32 in [0, 1]."""
+    if obs.shape[1] < obs.shape[-1]:  # [N, C, H, W]
+        obs = jnp.transpose(obs, (0, 2, 3, 1))
+    return obs.astype(jnp.float32) / 255.0
+
+
+def min_size(torso: str) -> int:
+    """The smallest H and W the torso's conv stack accepts."""
+    # Nature: 8/4 then 4/2 then 3/1, all VALID: (36-8)/4+1 = 8, (8-4)/2+1 = 3.
+    return 36 if torso == "nature" else 1
+
+
+class NatureCNN(nn.Module):
+    """Mnih et al. (2015): 32 8x8/4, 64 4x4/2, 64 3x3/1 (VALID, relu), flattened.
+
+    84x84 frames give 7x7x64 = 3136 features.
+    """
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for features, kernel, stride in ((32, 8, 4), (64, 4, 2), (64, 3, 1)):
+            x = nn.relu(Conv(features, kernel, stride)(x))
+        return x.reshape((x.shape[0], -1))
+
+
+class _ResidualBlock(nn.Module):
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        channels = x.shape[-1]
+        y = Conv(channels, 3, padding="SAME")(nn.relu(x))
+        y = Conv(channels, 3, padding="SAME")(nn.relu(y))
+        return x + y
+
+
+class ImpalaResNet(nn.Module):
+    """The IMPALA ResNet (Espeholt et al., 2018, fig. 3), flattened.
+
+    Per stack a 3x3 conv, a 3x3/2 max-pool and two residual blocks; then relu.
+    84x84 frames with channels (16, 32, 32) give 11x11x32 = 3872 features.
+    """
+
+    channels: tuple[int, ...] = (16, 32, 32)
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for channels in self.channels:
+            x = Conv(channels, 3, padding="SAME")(x)
+            x = nn.max_pool(x, (3, 3), strides=(2, 2), padding="SAME")
+            x = _ResidualBlock()(x)
+            x = _ResidualBlock()(x)
+        x = nn.relu(x)
+        return x.reshape((x.shape[0], -1))

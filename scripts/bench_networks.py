@@ -1,0 +1,93 @@
+"""Speed of the Atari torsos on this machine, per convolution lowering.
+
+For the Nature CNN and the IMPALA ResNet on 84x84x4 uint8 frames: the forward
+pass (obs/s) and a training step (forward, backward, Adam; samples/s), once
+outside any loop and once as 4 steps inside a `lax.scan` (as PPO's epochs and
+minibatches run), with convolutions as im2col + matmul (what CPUs get) and as
+`lax.conv_general_dilated` (what GPUs get). Compile time excluded; best of
+`--repeats`.
+
+    python scripts/bench_networks.py --batch 256
+"""
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.networks import NetworkConfig, conv, make_actor_critic
+
+LOWERINGS = {"im2col": conv.im2col_conv, "lax.conv": conv.xla_conv}
+
+
+def _best(fn, repeats: int) -> float:
+    jax.block_until_ready(fn())  # compile and warm up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, float]:
+    """obs/s forward, samples/s for one training step and for 4 in a scan."""
+    chosen = LOWERINGS[lowering]
+    conv.conv_valid = lambda x, k, b, stride: chosen(x, k, b, stride)
+    hidden = (512,) if torso == "nature" else (256,)
+    config = NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
+    net = make_actor_critic(config, Box((4, 84, 84)), Discrete(6))
+    obs = jax.random.randint(jax.random.key(0), (batch, 4, 84, 84), 0, 256)
+    obs = obs.astype(jnp.uint8)
+    params = net.init(jax.random.key(1), obs[:1])
+    optimizer = optax.adam(2.5e-4)
+    opt_state = optimizer.init(params)
+
+    def loss(params, obs):
+        logits, value = net.apply(params, obs)
+        return jnp.mean(jax.nn.logsumexp(logits, -1)) + jnp.mean(value**2)
+
+    def step(carry, obs):
+        params, opt_state = carry
+        grads = jax.grad(loss)(params, obs)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    forward = jax.jit(lambda p, o: net.apply(p, o))
+    one = jax.jit(lambda c, o: step(c, o)[0])
+    four = jax.jit(lambda c, o: jax.lax.scan(step, c, o)[0])
+    stacked = jnp.stack([obs] * 4)
+    carry = (params, opt_state)
+    return {
+        "forward obs/s": batch / _best(lambda: forward(params, obs), repeats),
+        "train samples/s": batch / _best(lambda: one(carry, obs), repeats),
+        "train in scan samples/s": 4
+        * batch
+        / _best(lambda: four(carry, stacked), repeats),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--torsos", default="nature,impala_resnet")
+    args = parser.parse_args()
+    print(f"{jax.devices()[0].platform}, batch {args.batch}")
+    print("| torso | lowering | forward obs/s | train samples/s | in a scan |")
+    print("|---|---|---|---|---|")
+    for torso in args.torsos.split(","):
+        for lowering in LOWERINGS:
+            m = measure(torso, lowering, args.batch, args.repeats)
+            print(
+                f"| {torso} | {lowering} | {m['forward obs/s']:,.0f} | "
+                f"{m['train samples/s']:,.0f} | {m['train in scan samples/s']:,.0f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
