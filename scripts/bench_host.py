@@ -1,0 +1,304 @@
+"""Host environments: where the actor-learner runner's time goes, and a peer beside it.
+
+In one run on one machine, for a preset's host-env configuration (default: the
+`pong` preset's PPO section, CleanRL's Atari settings, EnvPool Pong-v5):
+
+- C_env: EnvPool agent steps/s with random actions, through the same adapter
+  calls the actors make (send / recv), same pool size and EnvPool threads;
+- C_act: the actors' policy (the runner's jitted policy, host transfer
+  included) on a batch of uint8 frames of the actors' batch size, obs/s;
+- C_learn: the learner's update (the runner's jit(shard_map(agent.update)))
+  on one fixed [T, B] batch on the device, agent steps consumed/s (PPO passes
+  over each num_epochs times);
+- the bound 1 / (1/C_env + 1/C_act + 1/C_learn): agent steps/s if the three
+  took turns on the same cores with nothing lost between them;
+- training: `purejaxdrl.train` on the preset, agent steps/s between the
+  records of the first and the last timed update (one record per update), so
+  compilation and warm-up updates are excluded; and its ratio to the bound;
+- with --peer, a public JAX implementation at the same settings (same envs,
+  unroll, minibatches, epochs, EnvPool threads and Atari protocol), run as a
+  subprocess right after ours, and the ratio ours / peer.
+
+The peer is CleanRL's cleanrl/ppo_atari_envpool_xla_jax.py
+(github.com/vwxyzjn/cleanrl), not part of this repository, with a small shim
+for JAX 0.10 / flax 0.12 / EnvPool 1.2.5: EnvPool's gymnasium API (5-value
+step and 2-value reset), argparse for tyro, a no-op TensorBoard writer (no
+torch), `AgentParams.__contains__` for flax's TrainState, EnvPool's
+`num_threads` and our Atari options, and flags `--num-iterations-override`
+and `--warmup-iterations` after which it prints `STEADY
+agent_steps_per_second=...`, which this script reads. PPO only: the same
+algorithm on both sides. Both run with the XLA_FLAGS purejaxdrl sets.
+
+Every figure counts agent steps; frames = 4 x agent steps (Atari frame skip 4).
+
+    python scripts/bench_host.py --preset pong --algo ppo --updates 20 \
+        --peer /path/to/ppo_atari_envpool_xla_jax.py
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+from purejaxdrl.env.base import Discrete
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.rng import make_key
+from purejaxdrl.runners.trajectories import TrajectoryBuilder
+from purejaxdrl.training.host_train import make_host_experiment
+
+FRAME_SKIP = 4  # EnvPool Atari's default, and the Machado protocol's
+
+
+def bench_env(env, steps: int, warmup: int) -> float:
+    """Agent steps/s of `env` stepped with uniformly random actions."""
+    if not isinstance(env.spec.action, Discrete):
+        raise SystemExit(f"{env.spec.action} actions: this benchmark is for Atari")
+    rng = np.random.default_rng(0)
+    n = env.spec.action.num_values
+    step = env.reset()
+    for i in range(warmup + steps):
+        if i == warmup:
+            start = time.perf_counter()
+        env.send(rng.integers(0, n, len(step.env_id)), step.env_id)
+        step = env.recv()
+    return steps * env.num_envs / (time.perf_counter() - start)
+
+
+def bench_policy(exp, params, calls: int, warmup: int) -> float:
+    """Observations/s through the actors' policy, uint8 frames in, host arrays out."""
+    spec = exp.envs[0].spec
+    batch = exp.envs[0].num_envs
+    obs = (
+        np.random.default_rng(0)
+        .integers(0, 256, (batch, *spec.observation.shape), dtype=np.uint8)
+        .astype(spec.observation_dtype)
+    )
+    key = make_key(0, exp.config.rng_impl)
+
+    def go(first: int, count: int) -> None:
+        for i in range(first, first + count):
+            jax.device_get(exp.runner.policy(params, obs, key, np.uint32(i)))
+
+    go(0, warmup)  # compiles
+    start = time.perf_counter()
+    go(warmup, calls)
+    return calls * batch / (time.perf_counter() - start)
+
+
+def actor_batch(exp, params):
+    """One [T, B] learner batch built as an actor builds it (real frames)."""
+    env = exp.envs[0]
+    spec = env.spec
+    action_shape = getattr(spec.action, "shape", ())
+    builder = TrajectoryBuilder(
+        env.num_envs,
+        exp.config.unroll_length,
+        spec.observation.shape,
+        spec.observation_dtype,
+        action_shape,
+        np.float32 if action_shape else np.int32,
+    )
+    key = make_key(1, exp.config.rng_impl)
+    step = env.reset()
+    for i in range(10**9):
+        out = exp.runner.policy(params, step.observation, key, np.uint32(i))
+        out = jax.device_get(out)
+        builder.add(step, out.action, out.log_prob, out.value, 0)
+        if builder.ready():
+            return builder.take().transitions
+        env.send(out.env_action, step.env_id)
+        step = env.recv()
+    raise AssertionError("unreachable")
+
+
+def bench_learner(exp, state, updates: int, warmup: int) -> float:
+    """Agent steps/s the learner's update consumes on one fixed device batch."""
+    params = exp.agent.acting_params(state)
+    local = jax.tree.map(lambda x: x.addressable_data(0), params)
+    traj = actor_batch(exp, local)
+    # All actor threads' batches side by side make the learner's B.
+    threads = len(exp.envs)
+    if threads > 1:
+        traj = jax.tree.map(lambda x: np.concatenate([x] * threads, axis=1), traj)
+    traj = jax.device_put(traj, NamedSharding(exp.runner.mesh, P(None, DATA_AXIS)))
+    key = make_key(2, exp.config.rng_impl)
+    for u in range(warmup):  # compiles
+        state, metrics = exp.runner.update(state, traj, jax.random.fold_in(key, u))
+    jax.block_until_ready((state, metrics))
+    start = time.perf_counter()
+    for u in range(warmup, warmup + updates):
+        state, metrics = exp.runner.update(state, traj, jax.random.fold_in(key, u))
+    jax.block_until_ready((state, metrics))
+    return updates * exp.runner.steps_per_update / (time.perf_counter() - start)
+
+
+def components(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
+    """C_env, C_act and C_learn, measured one after another."""
+    exp = make_host_experiment(config)
+    try:
+        state = exp.runner.init(make_key(config.seed, config.rng_impl))
+        params = jax.tree.map(
+            lambda x: x.addressable_data(0), exp.agent.acting_params(state)
+        )
+        params = jax.device_put(params, exp.runner.actor_devices[0])
+        steps = args.updates * config.unroll_length
+        c_env = bench_env(exp.envs[0], steps, args.warmup * config.unroll_length)
+        c_act = bench_policy(exp, params, steps, args.warmup)
+        c_learn = bench_learner(exp, state, args.updates, args.warmup)
+    finally:
+        for env in exp.envs:
+            env.close()
+    return {"c_env": c_env, "c_act": c_act, "c_learn": c_learn, "pool": len(exp.envs)}
+
+
+def training(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
+    """Steady agent steps/s of `train`, between the first and last timed update."""
+    total = args.warmup + args.updates
+    config = pjd.apply_overrides(
+        config,
+        {"total_steps": total * config.steps_per_update, "num_logs": total},
+    )
+    result = pjd.train(config)
+    records = result.history
+    if len(records) != total:
+        raise RuntimeError(f"expected one record per update, got {len(records)}")
+    first, last = records[args.warmup - 1], records[-1]
+    seconds = last["time"] - first["time"]
+    sps = (last["env_steps"] - first["env_steps"]) / seconds
+    timed = records[args.warmup :]
+    split = {
+        name: sum(r.get(name, 0.0) for r in timed) / seconds
+        for name in (
+            "actor/env_seconds",
+            "actor/act_seconds",
+            "actor/params_wait",
+            "actor/queue_wait",
+            "time/learner_wait",
+        )
+    }
+    split["lag/mean"] = float(np.mean([r.get("lag/mean", np.nan) for r in timed]))
+    return {"sps": sps, "warmup_s": first["time"], "split": split}
+
+
+def peer(path: str, config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
+    """The peer's steady agent steps/s at our settings, run as a subprocess."""
+    ppo = config.ppo
+    command = [
+        sys.executable,
+        path,
+        "--env-id",
+        config.env.id.partition(":")[2],
+        "--num-envs",
+        str(config.num_envs),
+        "--num-steps",
+        str(config.unroll_length),
+        "--num-minibatches",
+        str(ppo.num_minibatches),
+        "--update-epochs",
+        str(ppo.num_epochs),
+        "--learning-rate",
+        str(float(ppo.learning_rate)),
+        "--num-threads",
+        str(args.env_threads),
+        "--num-iterations-override",
+        str(args.warmup + args.updates),
+        "--warmup-iterations",
+        str(args.warmup),
+        "--seed",
+        str(config.seed),
+    ]
+    print("peer:", " ".join(command), flush=True)
+    start = time.perf_counter()
+    out = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    match = re.search(r"STEADY agent_steps_per_second=([0-9.]+)", out.stdout)
+    if out.returncode or match is None:
+        tail = (out.stdout + out.stderr)[-2000:]
+        raise RuntimeError(f"the peer failed (exit {out.returncode}):\n{tail}")
+    return {"sps": float(match.group(1)), "wall_s": wall}
+
+
+def row(name: str, sps: float, unit: str = "agent steps/s", frames: bool = True):
+    fps = f"{FRAME_SKIP * sps:>10,.0f}" if frames else f"{'':>10}"
+    return f"  {name:<44} {sps:>10,.0f} {unit:<18} {fps}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="pong", help="a preset with host envs")
+    parser.add_argument("--algo", default="ppo", help="the preset's section")
+    parser.add_argument("--num-envs", type=int, default=None, help="default: preset")
+    parser.add_argument(
+        "--env-threads",
+        type=int,
+        default=os.cpu_count(),
+        help="EnvPool worker threads, ours and the peer's (default: the cores)",
+    )
+    parser.add_argument("--updates", type=int, default=20, help="timed updates")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed updates first")
+    parser.add_argument("--peer", default=None, help="path of the peer's script")
+    args = parser.parse_args()
+    if args.warmup < 1 or args.updates < 1:
+        parser.error("--warmup and --updates must be >= 1")
+    if args.peer and args.algo != "ppo":
+        parser.error("the peer is CleanRL's PPO: pass --algo ppo with --peer")
+
+    preset = pjd.load_preset(args.preset, args.algo)
+    overrides: dict = {"host": {"env_threads": args.env_threads}}
+    if args.num_envs is not None:
+        overrides["num_envs"] = args.num_envs
+    config = pjd.apply_overrides(preset.config, overrides)
+    if not config.env.id.startswith("envpool:"):
+        parser.error(f"{args.preset} is on {config.env.id}, not an envpool: id")
+    print(
+        f"{args.algo} on {config.env.id} ({args.preset} preset): {config.num_envs} "
+        f"envs x {config.unroll_length} steps per update, network "
+        f"{config.network.torso}, EnvPool threads {args.env_threads or 'default'}, "
+        f"{jax.devices()[0].platform} x {jax.device_count()}; {args.warmup} warm-up "
+        f"+ {args.updates} timed updates per measurement",
+        flush=True,
+    )
+    start = time.perf_counter()
+    c = components(config, args)
+    bound = 1.0 / (1.0 / c["c_env"] + 1.0 / c["c_act"] + 1.0 / c["c_learn"])
+    ours = training(config, args)
+    theirs = peer(args.peer, config, args) if args.peer else None
+    print(f"\n({time.perf_counter() - start:.0f} s)\n")
+
+    print(f"  {'':<44} {'':>10} {'':<18} {'frames/s':>10}")
+    print(row(f"C_env   EnvPool, random actions ({c['pool']} pool)", c["c_env"]))
+    print(row("C_act   policy, uint8 frames -> host", c["c_act"], "obs/s", False))
+    print(row("C_learn learner update, fixed batch", c["c_learn"]))
+    epochs = getattr(getattr(config, args.algo), "num_epochs", 1)
+    if epochs > 1:
+        samples = f"{epochs * c['c_learn']:,.0f}"
+        print(f"  {'':<8}({epochs} epochs: {samples} samples/s forward + backward)")
+    print(row("bound   1/(1/C_env + 1/C_act + 1/C_learn)", bound))
+    print(row("training, compile excluded", ours["sps"]))
+    print(f"  training / bound: {ours['sps'] / bound:.2f} (target >= 0.8)")
+    if theirs is not None:
+        print(row("peer (CleanRL ppo_atari_envpool_xla_jax)", theirs["sps"]))
+        ratio = ours["sps"] / theirs["sps"]
+        print(f"  ours / peer: {ratio:.2f} (target >= 1.2)")
+    split = ours["split"]
+    print(
+        f"\n  training's time split, fraction of wall time: actors on env "
+        f"{split['actor/env_seconds']:.2f}, policy {split['actor/act_seconds']:.2f}, "
+        f"waiting for params {split['actor/params_wait']:.2f}, for the queue "
+        f"{split['actor/queue_wait']:.2f}; learner waiting for batches "
+        f"{split['time/learner_wait']:.2f}; policy lag {split['lag/mean']:.2f} "
+        f"versions; the {args.warmup} warm-up updates (compiling) took "
+        f"{ours['warmup_s']:.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
