@@ -35,7 +35,13 @@ from purejaxdrl.training.loop import (
 )
 from purejaxdrl.training.packing import describe
 from purejaxdrl.training.result import TrainResult, close, finish, open_sinks
-from purejaxdrl.training.run import Run, Start, open_run, start_wandb
+from purejaxdrl.training.run import (
+    Run,
+    Start,
+    open_run,
+    start_from_latest,
+    start_wandb,
+)
 from purejaxdrl.training.schedule import chunk_schedule
 
 
@@ -197,23 +203,7 @@ def attach_host_checkpointer(run: Run, exp: HostExperiment, key: Any) -> None:
 
 def restore_host(run: Run) -> Start:
     """The newest checkpoint that verifies, or a fresh start when there is none."""
-    restored = run.checkpointer.restore_latest()
-    for line in restored.skipped:
-        run.say(line)
-    if restored.step is None:
-        run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
-        return Start()
-    run.say(
-        f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
-        f"{run.checkpointer.directory / str(restored.step)}; the host environments "
-        "restart with new seeds"
-    )
-    return Start(
-        state=restored.state,
-        done=restored.step,
-        history=list(restored.meta["history"]),
-        seconds_before=float(restored.meta["train_seconds"]),
-    )
+    return start_from_latest(run, "; the host environments restart with new seeds")[0]
 
 
 def run_updates(

@@ -127,26 +127,40 @@ def restore(run: Run, exp: Experiment) -> Start:
                 f"buffer in {saved} shards, one per device, and resumes only on "
                 f"{saved} devices, not {devices}; pass --devices {saved}."
             )
-    restored = checkpointer.restore_latest()
-    for line in restored.skipped:
-        run.say(line)
-    if restored.step is None:
-        run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
-        return Start()
-    run.say(
-        f"resumed at update {restored.step:,} of {config.num_updates:,} from "
-        f"{checkpointer.directory / str(restored.step)}"
-    )
-    saved_devices = restored.meta.get("devices")
+    start, meta = start_from_latest(run)
+    if start.state is None:
+        return start
+    saved_devices = meta.get("devices")
     if saved_devices != devices:
         run.say(
             f"saved on {saved_devices} device(s), resumed on {devices}: learner "
             f"state replicated, the {config.num_envs} environments re-split to "
             f"{config.num_envs // devices} per device"
         )
-    return Start(
+    return start
+
+
+def start_from_latest(run: Run, note: str = "") -> tuple[Start, dict[str, Any]]:
+    """The newest checkpoint that verifies as a Start, and its meta record.
+
+    Says which checkpoints were skipped and where the run resumes (with
+    `note` appended), or that it starts from update 0 (a fresh Start, {}).
+    """
+    checkpointer = run.checkpointer
+    restored = checkpointer.restore_latest()
+    for line in restored.skipped:
+        run.say(line)
+    if restored.step is None:
+        run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
+        return Start(), {}
+    run.say(
+        f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
+        f"{checkpointer.directory / str(restored.step)}{note}"
+    )
+    start = Start(
         state=restored.state,
         done=restored.step,
         history=list(restored.meta["history"]),
         seconds_before=float(restored.meta["train_seconds"]),
     )
+    return start, restored.meta
