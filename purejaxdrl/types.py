@@ -62,6 +62,12 @@ class Transition(NamedTuple):
         [T, B, *obs_shape]; for learners that recompute values (V-trace). Unused
         fields cost nothing: the whole update is one compiled program.
       info: per-step info from the environment (e.g. episode statistics).
+      reset: bool [T, B], True where `observation` starts an episode (the step
+        before ended one): a recurrent core's state is zeroed there. Only
+        agents with a recurrent core fill it (else None).
+      core_state: the recurrent core's state before the first step, leaves
+        [B, ...] (not time-major): the learner re-unrolls the trajectory from
+        it. () for feed-forward agents.
 
     """
 
@@ -75,3 +81,5 @@ class Transition(NamedTuple):
     bootstrap_value: jax.Array
     final_observation: PyTree
     info: dict[str, jax.Array]
+    reset: jax.Array | None = None
+    core_state: PyTree = ()

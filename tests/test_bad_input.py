@@ -57,6 +57,27 @@ CASES = [
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),
     ([*TRAIN, "--network.activation", "swish9"], "network.activation='swish9'"),
+    ([*TRAIN, "--network.core", "transformer"], "network.core='transformer'"),
+    (
+        [*TRAIN, "--network.core", "gru", "--network.core-size", "0"],
+        "network.core_size=0 must be >= 1",
+    ),
+    (
+        [*TRAIN, "--algo", "dqn", "--network.core", "lstm"],
+        "network.core='lstm' needs an algorithm with recurrent learners",
+    ),
+    (
+        [*TRAIN, "--env", "cartpole_envpool", "--network.core", "gru"],
+        "is not yet supported by the host-env runner",
+    ),
+    (
+        [*TRAIN, "--network.core", "gru", "--num-envs", "6"],
+        "num_envs=6 must be divisible by it",
+    ),
+    (
+        [*TRAIN, "--env.hide-observations", "1", "7"],
+        "env.hide_observations=[1, 7] must be distinct indices in [0, 4)",
+    ),
     ([*TRAIN, "--rng-impl", "dice"], "rng_impl='dice' is not one of"),
     # Ranges.
     ([*TRAIN, "--ppo.learning-rate", "-0.1"], "ppo.learning_rate=-0.1 must be > 0"),

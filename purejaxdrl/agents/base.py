@@ -23,6 +23,26 @@ def learner_params(state: AgentState) -> Params:
     return state.params
 
 
+class CoreActing(NamedTuple):
+    """How an agent with a recurrent core acts: the actors carry its state.
+
+    Attributes:
+      initial_state: B -> the zero core state, leaves [B, ...].
+      act: (params, state [B], obs [B, ...], reset bool [B], keys [B]) ->
+        (state, action [B, ...], extras): one step of B environments (`reset`:
+        the observation starts an episode, so the state is zeroed first), with
+        one key per environment. Extras hold `log_prob` [B], `env_action` and
+        `value` [B] (the same pass gives it).
+      value: (params, state [B], obs [B, ...]) -> value [B] of observations that
+        continue the state's episodes (final observations), without stepping.
+
+    """
+
+    initial_state: Callable[[int], Any]
+    act: Callable[..., tuple[Any, jax.Array, dict[str, jax.Array]]]
+    value: Callable[[Params, Any, jax.Array], jax.Array]
+
+
 class Agent(NamedTuple):
     """An RL agent as a bundle of pure functions (cf. optax.GradientTransformation).
 
@@ -44,6 +64,8 @@ class Agent(NamedTuple):
         learner state replicated) or, for agents that keep a replay buffer in
         their state, a state whose buffer field is P("data") (one shard per
         device).
+      core: for agents with a recurrent core, how they act (`act` and `value`
+        are then unused by the runners); None for feed-forward agents.
 
     """
 
@@ -61,6 +83,7 @@ class Agent(NamedTuple):
         | None
     ) = None
     state_spec: Any = P()
+    core: CoreActing | None = None
 
 
 class RunShape(NamedTuple):
@@ -68,6 +91,7 @@ class RunShape(NamedTuple):
 
     num_envs: int
     unroll_length: int
+    recurrent: bool = False
 
 
 class Algorithm(NamedTuple):
@@ -93,9 +117,11 @@ class Algorithm(NamedTuple):
         the config fits the run's environments and unroll.
       keeps_replay: config -> whether its agent state holds a replay buffer
         split over the devices (`Agent.state_spec` is not P()).
-      env_multiple: (config, unroll_length) -> the number that each device's
+      env_multiple: (config, RunShape) -> the number that each device's
         environment count must be a multiple of (PPO's minibatches may split
         environments into groups); 1 for most.
+      recurrent: whether its agents take a network with a recurrent core
+        (`--network.core lstm|gru`).
 
     """
 
@@ -107,4 +133,5 @@ class Algorithm(NamedTuple):
     make_networks: Callable[..., tuple[Any, Any]]
     validate: Callable[[Any, RunShape | None], None]
     keeps_replay: Callable[[Any], bool] = lambda config: False
-    env_multiple: Callable[[Any, int], int] = lambda config, unroll_length: 1
+    env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
+    recurrent: bool = False

@@ -7,14 +7,16 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from purejaxdrl.agents.base import CoreActing
 from purejaxdrl.config import check
 from purejaxdrl.networks import (
     Network,
     NetworkConfig,
+    RecurrentNetwork,
     make_actor_critic,
     make_q_network,
 )
-from purejaxdrl.types import Params, PRNGKey, Transition
+from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
 
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 
@@ -53,6 +55,43 @@ def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
         return network.apply(params, obs)[1]
 
     return act, value
+
+
+def make_core_acting(network: RecurrentNetwork) -> CoreActing:
+    """How an agent on a recurrent actor-critic acts (`Agent.core`).
+
+    Args:
+      network: the recurrent actor-critic; its distribution samples actions.
+
+    Returns:
+      CoreActing: `act` steps the core of B environments, samples each one's
+      action with its own key and returns `log_prob`, `env_action` and `value`;
+      `value` evaluates final observations from the state after a step.
+
+    """
+    dist = network.distribution
+
+    def act(
+        params: Params,
+        state: PyTree,
+        obs: jax.Array,
+        reset: jax.Array,
+        keys: PRNGKey,
+    ) -> tuple[PyTree, jax.Array, dict[str, jax.Array]]:
+        state, (policy, value) = network.step(params, state, obs, reset)
+        action = jax.vmap(dist.sample)(policy, keys)
+        extras = {
+            "log_prob": dist.log_prob(policy, action),
+            "env_action": dist.to_env(action),
+            "value": value,
+        }
+        return state, action, extras
+
+    def value(params: Params, state: PyTree, obs: jax.Array) -> jax.Array:
+        no_reset = jnp.zeros(obs.shape[:1], bool)
+        return network.step(params, state, obs, no_reset)[1][1]
+
+    return CoreActing(network.initial_state, act, value)
 
 
 def learning_rewards(
@@ -227,8 +266,11 @@ def check_optimizer(name: str, optimizer: str) -> None:
 
 def actor_critic_networks(
     config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
-) -> tuple[Network, Network]:
-    """The acting and learner networks of an actor-critic: one network, twice."""
+) -> tuple[Network | RecurrentNetwork, Network | RecurrentNetwork]:
+    """The acting and learner networks of an actor-critic: one network, twice.
+
+    A recurrent one when `network.core` is `lstm` or `gru`.
+    """
     del config  # the architecture is the run's, not the algorithm's
     actor_critic = make_actor_critic(network, obs_spec, action_spec)
     return actor_critic, actor_critic

@@ -17,10 +17,12 @@ from purejaxdrl.agents.common import (
     flat_gradient_step,
     learning_rewards,
     make_act_value,
+    make_core_acting,
     make_optimizer,
 )
+from purejaxdrl.agents.sequences import sequence_split
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.losses import (
     clipped_surrogate_loss,
     normalize_advantages,
@@ -130,7 +132,7 @@ def minibatch_split(
 
 def make_ppo(
     config: PPOConfig,
-    network: Network,
+    network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
     num_updates: int,
@@ -140,7 +142,10 @@ def make_ppo(
 
     Args:
       config: hyper-parameters.
-      network: actor-critic network.
+      network: actor-critic network. With a recurrent core, minibatches are
+        whole environment sequences (`sequences.sequence_split`) re-unrolled
+        from the core state stored at their start, and the agent acts through
+        `Agent.core`.
       obs_example: one observation (unbatched), to initialise parameters.
       num_updates: total number of `update` calls, for learning-rate annealing.
       axis_name: mesh axis over which `update` all-reduces gradients and metrics
@@ -165,7 +170,18 @@ def make_ppo(
     optimizer = make_optimizer(
         "adam", learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
     )
-    act, value = make_act_value(network)
+    recurrent = isinstance(network, RecurrentNetwork)
+    core = make_core_acting(network) if recurrent else None
+    if recurrent:
+        act, value = make_act_value(_from_episode_start(network, obs_example.ndim))
+    else:
+        act, value = make_act_value(network)
+
+    def outputs(params: PyTree, batch: dict[str, jax.Array]) -> tuple:
+        if not recurrent:
+            return network.apply(params, batch["observation"])
+        start, obs, reset = batch["core_state"], batch["observation"], batch["reset"]
+        return network.unroll(params, start, obs, reset)[1]
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)
@@ -176,7 +192,7 @@ def make_ppo(
     def loss(
         flat: jax.Array, unravel: Callable, batch: dict[str, jax.Array], key: PRNGKey
     ) -> tuple[jax.Array, jax.Array]:
-        policy, v = network.apply(unravel(flat), batch["observation"])
+        policy, v = outputs(unravel(flat), batch)
         log_prob = dist.log_prob(policy, batch["action"])
         log_ratio = log_prob - batch["log_prob"]
         ratio = jnp.exp(log_ratio)
@@ -237,7 +253,13 @@ def make_ppo(
             "advantage": adv,
             "target": target,
         }
-        split = minibatch_split(adv.shape, config.num_minibatches)
+        if recurrent:
+            batch["reset"], batch["core_state"] = traj.reset, traj.core_state
+            split = sequence_split(adv.shape[1], config.num_minibatches)
+        else:
+            split = minibatch_split(adv.shape, config.num_minibatches)
+        # Each minibatch's advantages are standardised over all its steps.
+        adv_axes = (1, 2) if recurrent else 1
         # One flat vector for the optimiser (see `flat_gradient_step`).
         flat, unravel = ravel_pytree(state.params)
         step = functools.partial(sgd_step, unravel)
@@ -253,7 +275,7 @@ def make_ppo(
                 # epoch's at once: two all-reduces per epoch, not two per
                 # minibatch, each a barrier that every device waits at.
                 minibatches["advantage"] = normalize_advantages(
-                    minibatches["advantage"], axis_name, axis=1
+                    minibatches["advantage"], axis_name, axis=adv_axes
                 )
             return jax.lax.scan(
                 step, carry, (minibatches, jax.random.split(key, num_mb))
@@ -269,7 +291,24 @@ def make_ppo(
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
-    return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)
+    return Agent(
+        init=init, act=act, value=value, update=update, axis_name=axis_name, core=core
+    )
+
+
+def _from_episode_start(network: RecurrentNetwork, obs_ndim: int) -> Network:
+    # A recurrent network as a feed-forward one whose every observation starts
+    # an episode (zero core state): `Agent.act` and `value` for callers that
+    # carry no state. Runners act through `Agent.core`.
+    def apply(params: PyTree, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        batch = obs.shape[: obs.ndim - obs_ndim]
+        flat = obs.reshape(-1, *obs.shape[len(batch) :])
+        n = flat.shape[0]
+        start = network.initial_state(n)
+        _, (policy, value) = network.step(params, start, flat, jnp.ones(n, bool))
+        return policy.reshape(*batch, *policy.shape[1:]), value.reshape(batch)
+
+    return Network(network.init, apply, network.distribution)
 
 
 def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
@@ -289,6 +328,14 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
     )
     if shape is None:
         return
+    if shape.recurrent:
+        check(
+            shape.num_envs % config.num_minibatches == 0,
+            f"ppo.num_minibatches={config.num_minibatches} with a recurrent core "
+            f"splits the environments into minibatches of whole sequences, so "
+            f"num_envs={shape.num_envs} must be divisible by it; change either.",
+        )
+        return
     # Minibatches take time blocks and, when there are more minibatches than
     # time blocks, groups of environments (see minibatch_split).
     groups = env_groups(config.num_minibatches, shape.unroll_length)
@@ -303,13 +350,16 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
 
 ALGORITHM = Algorithm(
     name="ppo",
+    recurrent=True,
     summary="PPO: clipped surrogate, GAE, epochs of minibatches, on-policy",
     config_type=PPOConfig,
     default_config=PPOConfig,
     make_agent=make_ppo,
     make_networks=actor_critic_networks,
     validate=validate,
-    env_multiple=lambda config, unroll_length: env_groups(
-        config.num_minibatches, unroll_length
+    env_multiple=lambda config, shape: (
+        config.num_minibatches
+        if shape.recurrent
+        else env_groups(config.num_minibatches, shape.unroll_length)
     ),
 )

@@ -1,11 +1,12 @@
-"""Environment wrappers: episode statistics."""
+"""Environment wrappers: episode statistics, hidden observation entries."""
 
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from purejaxdrl.env.base import EnvParams, Wrapper
+from purejaxdrl.env.base import Box, Env, EnvParams, Wrapper
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -59,3 +60,63 @@ class EpisodeStatistics(Wrapper):
             inner, jnp.where(done, 0.0, ret), jnp.where(done, 0, length)
         )
         return new_state, ts._replace(info=info)
+
+
+class HideObservations(Wrapper):
+    """Removes entries of a flat observation: a partially observable task.
+
+    CartPole-v1 with `indices=(1, 3)` hides the cart's and the pole's
+    velocities (the `cartpole_masked` preset): a policy must then infer them
+    from the positions it has seen, so it needs memory. Works on any
+    environment with vector observations (`--env.hide-observations 1 3`).
+    """
+
+    def __init__(self, env: Env, indices: tuple[int, ...]):
+        super().__init__(env)
+        self.indices = tuple(indices)
+
+    def _keep(self, params: EnvParams) -> np.ndarray:
+        (size,) = self.env.observation_spec(params).shape
+        return np.setdiff1d(np.arange(size), self.indices)
+
+    def _hide(self, ts: TimeStep, keep: np.ndarray) -> TimeStep:
+        return ts._replace(
+            observation=ts.observation[..., keep],
+            final_observation=ts.final_observation[..., keep],
+        )
+
+    def reset(self, key: PRNGKey, params: EnvParams) -> tuple[PyTree, TimeStep]:
+        state, ts = self.env.reset(key, params)
+        return state, self._hide(ts, self._keep(params))
+
+    def step(
+        self, key: PRNGKey, state: PyTree, action: jax.Array, params: EnvParams
+    ) -> tuple[PyTree, TimeStep]:
+        state, ts = self.env.step(key, state, action, params)
+        return state, self._hide(ts, self._keep(params))
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        return Box((len(self._keep(params)),))
+
+
+def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
+    """Raises ValueError (value, rule, fix) unless `indices` fit `obs_spec`.
+
+    They must index a vector observation, each once, and leave one entry.
+    """
+    if len(obs_spec.shape) != 1:
+        raise ValueError(
+            f"env.hide_observations={list(indices)} needs vector observations, "
+            f"but {env_id} has shape {obs_spec.shape}; leave it empty."
+        )
+    (size,) = obs_spec.shape
+    if len(set(indices)) != len(indices) or not all(0 <= i < size for i in indices):
+        raise ValueError(
+            f"env.hide_observations={list(indices)} must be distinct indices in "
+            f"[0, {size}) of {env_id}'s observation; fix the list."
+        )
+    if len(indices) >= size:
+        raise ValueError(
+            f"env.hide_observations={list(indices)} hides all {size} entries of "
+            f"{env_id}'s observation; leave at least one."
+        )

@@ -4,10 +4,11 @@
 - `conv`: convolutions as matmuls on CPU (native elsewhere).
 - `pixels`: the Nature DQN CNN and the IMPALA ResNet for Atari frames.
 - `torsos`: observations to features (mlp, cnn, nature, impala_resnet).
+- `recurrent`: actor-critics with an LSTM or GRU core between torso and heads.
 - `heads`: actor-critic, Q-networks, SAC's actor and twin critics.
 """
 
-from purejaxdrl.networks.base import TORSOS, Network, NetworkConfig
+from purejaxdrl.networks.base import CORES, TORSOS, Network, NetworkConfig
 from purejaxdrl.networks.conv import conv_same
 from purejaxdrl.networks.heads import (
     SACNetworks,
@@ -15,8 +16,11 @@ from purejaxdrl.networks.heads import (
     make_q_network,
     make_sac_networks,
 )
+from purejaxdrl.networks.recurrent import RecurrentNetwork
 
 __all__ = [
+    "CORES",
+    "RecurrentNetwork",
     "TORSOS",
     "Network",
     "NetworkConfig",

@@ -19,6 +19,7 @@ ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
 }
 TORSOS = ("mlp", "cnn", "nature", "impala_resnet")
 PIXEL_TORSOS = ("nature", "impala_resnet")
+CORES = ("none", "lstm", "gru")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -37,6 +38,9 @@ class NetworkConfig:
       shared_torso: policy and value heads share one torso (else two towers).
       conv_features: output channels of the conv layer (`cnn` only).
       resnet_channels: channels of the IMPALA ResNet's stacks (`impala_resnet` only).
+      core: `none` (feed-forward), or a recurrent core after the torso, `lstm`
+        or `gru` (flax's cells): the policy then has memory (`recurrent.py`).
+      core_size: the recurrent core's hidden size.
 
     """
 
@@ -46,6 +50,13 @@ class NetworkConfig:
     shared_torso: bool = False
     conv_features: int = 16
     resnet_channels: tuple[int, ...] = (16, 32, 32)
+    core: str = "none"
+    core_size: int = 128
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the network has a recurrent core."""
+        return self.core != "none"
 
 
 class Network(NamedTuple):

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks.base import Network, NetworkConfig, dense
+from purejaxdrl.networks.recurrent import RecurrentNetwork, make_recurrent_actor_critic
 from purejaxdrl.networks.torsos import _Torso, check_torso
 from purejaxdrl.rl.distributions import categorical, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey
@@ -37,11 +38,12 @@ class _ActorCritic(nn.Module):
 
 def make_actor_critic(
     config: NetworkConfig, obs_spec: Box, action_spec: Discrete | Box
-) -> Network:
+) -> Network | RecurrentNetwork:
     """Builds an actor-critic network for the given observation and action specs.
 
     Discrete actions get a categorical head (logits [A]); Box actions a
-    tanh-Gaussian head (mean and bounded log-std, [2A]).
+    tanh-Gaussian head (mean and bounded log-std, [2A]). With a recurrent
+    `config.core`, a RecurrentNetwork: torso, core, then the same heads.
 
     Raises:
       ValueError: for a torso that cannot be (`torsos.check_torso`).
@@ -53,6 +55,10 @@ def make_actor_critic(
     else:
         (num_dims,) = action_spec.shape
         distribution, policy_size = tanh_gaussian(), 2 * num_dims
+    if config.recurrent:
+        return make_recurrent_actor_critic(
+            config, len(obs_spec.shape), policy_size, distribution
+        )
     module = _ActorCritic(config, len(obs_spec.shape), policy_size)
 
     def init(key: PRNGKey, obs: jax.Array) -> Params:

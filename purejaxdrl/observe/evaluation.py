@@ -16,8 +16,8 @@ import jax.numpy as jnp
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.networks import Network
-from purejaxdrl.types import Params, PRNGKey, TimeStep
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -59,6 +59,41 @@ def mode_action(network: Network) -> Callable[[Params, jax.Array], jax.Array]:
     return act
 
 
+class ModePolicy(NamedTuple):
+    """The deterministic policy of a network, with or without a recurrent core.
+
+    `initial_state(E)` is the core state of E environments (() without a
+    core); `act(params, state, obs [E, ...], reset bool [E]) -> (state, env
+    action [E, ...])`, where `reset` marks observations that start an episode.
+    """
+
+    initial_state: Callable[[int], PyTree]
+    act: Callable[..., tuple[PyTree, jax.Array]]
+
+
+def mode_policy(network: Network | RecurrentNetwork) -> ModePolicy:
+    """The mode of `network`'s policy, carrying the core state of recurrent ones."""
+    dist = network.distribution
+    if isinstance(network, RecurrentNetwork):
+
+        def act_core(
+            params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
+        ) -> tuple[PyTree, jax.Array]:
+            state, (policy, _) = network.step(params, state, obs, reset)
+            return state, dist.to_env(dist.mode(policy))
+
+        return ModePolicy(network.initial_state, act_core)
+    act = mode_action(network)
+
+    def act_stateless(
+        params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
+    ) -> tuple[PyTree, jax.Array]:
+        del reset
+        return state, act(params, obs)
+
+    return ModePolicy(lambda batch: (), act_stateless)
+
+
 def episode_ended(ts: TimeStep) -> jax.Array:
     """Whether the step that produced `ts` ended an episode (either way)."""
     return (ts.discount == 0.0) | ts.truncated
@@ -72,7 +107,8 @@ def make_evaluate(
     Args:
       env: the training environment as wrapped for training (observation
         normalisation, if any, reads its statistics from `env_params`).
-      network: the actor-critic network; actions are `to_env(mode(policy))`.
+      network: the actor-critic network; actions are `to_env(mode(policy))`,
+        and a recurrent core's state is carried through each episode.
       episodes: E, environments played once each.
       max_steps: cap on the steps of the loop.
 
@@ -87,7 +123,7 @@ def make_evaluate(
         raise ValueError(
             f"eval.episodes={episodes} and eval.max_steps={max_steps} must be >= 1."
         )
-    act = mode_action(network)
+    policy = mode_policy(network)
 
     def evaluate(params: Params, env_params: EnvParams, key: PRNGKey) -> EvalResult:
         key_reset, key_steps = jax.random.split(key)
@@ -95,7 +131,8 @@ def make_evaluate(
         env_state, ts = jax.vmap(env.reset, in_axes=(0, None))(keys, env_params)
         zeros = jnp.zeros(episodes, jnp.float32)
         running = jnp.ones(episodes, bool)
-        carry = (env_state, ts.observation, zeros, jnp.zeros(episodes, jnp.int32),
+        core = policy.initial_state(episodes)
+        carry = (env_state, core, ts.observation, zeros, jnp.zeros(episodes, jnp.int32),
                  running, jnp.zeros((), jnp.int32))  # fmt: skip
 
         def go_on(carry: tuple) -> jax.Array:
@@ -103,8 +140,10 @@ def make_evaluate(
             return jnp.any(running) & (t < max_steps)
 
         def step(carry: tuple) -> tuple:
-            env_state, obs, ret, length, running, t = carry
-            action = act(params, obs)
+            env_state, core, obs, ret, length, running, t = carry
+            # The core state is carried through the first episode; nothing
+            # after it counts, so no reset is ever needed.
+            core, action = policy.act(params, core, obs, jnp.zeros(episodes, bool))
             keys = jax.random.split(jax.random.fold_in(key_steps, t), episodes)
             env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
                 keys, env_state, action, env_params
@@ -114,9 +153,10 @@ def make_evaluate(
             ret = ret + jnp.where(running, ts.reward, 0.0)
             length = length + running.astype(jnp.int32)
             ended = episode_ended(ts)
-            return env_state, ts.observation, ret, length, running & ~ended, t + 1
+            running = running & ~ended
+            return env_state, core, ts.observation, ret, length, running, t + 1
 
-        _, _, ret, length, _, _ = jax.lax.while_loop(go_on, step, carry)
+        _, _, _, ret, length, _, _ = jax.lax.while_loop(go_on, step, carry)
         return EvalResult(ret, length)
 
     return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))

@@ -18,8 +18,8 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
-from purejaxdrl.networks import Network
-from purejaxdrl.observe.evaluation import episode_ended, mode_action
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.observe.evaluation import episode_ended, mode_policy
 from purejaxdrl.types import Params, PRNGKey
 
 
@@ -55,7 +55,7 @@ def _inner_state(state: Any) -> Any:
 
 def record_episode(
     env: Env,
-    network: Network,
+    network: Network | RecurrentNetwork,
     params: Params,
     env_params: EnvParams,
     key: PRNGKey,
@@ -65,7 +65,7 @@ def record_episode(
 
     Not jittable (returns host data); the episode itself is one compiled scan.
     """
-    act = mode_action(network)
+    policy = mode_policy(network)
 
     @jax.jit
     def play(params: Params, env_params: EnvParams, key: PRNGKey) -> tuple:
@@ -73,13 +73,16 @@ def record_episode(
         state, ts = env.reset(key_reset, env_params)
 
         def step(carry: tuple, key_t: PRNGKey) -> tuple:
-            state, obs, running = carry
-            new, ts = env.step(key_t, state, act(params, obs), env_params)
+            state, core, obs, running = carry
+            # A batch of one for the policy; its core state goes on through
+            # the episode (nothing after the episode is kept).
+            core, action = policy.act(params, core, obs[None], jnp.zeros(1, bool))
+            new, ts = env.step(key_t, state, action[0], env_params)
             ended = episode_ended(ts)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
-            return (new, ts.observation, running & ~ended), out
+            return (new, core, ts.observation, running & ~ended), out
 
-        carry = (state, ts.observation, jnp.ones((), bool))
+        carry = (state, policy.initial_state(1), ts.observation, jnp.ones((), bool))
         keys = jax.random.split(key_steps, max_steps)
         _, (states, rewards, running) = jax.lax.scan(step, carry, keys)
         return states, rewards, running

@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
+from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device, varying
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
@@ -131,6 +131,9 @@ def run_functions(
         first = jax.lax.axis_index(DATA_AXIS) * local_envs
         env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
         actor = reset_actors(env, env_params, key_env, env_ids)
+        if agent.core is not None:
+            core = agent.core.initial_state(local_envs)
+            actor = actor._replace(core=varying(core, DATA_AXIS))
         return RunnerState(agent.init(key_agent), actor, env_params, key_run)
 
     def step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:

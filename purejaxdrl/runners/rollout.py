@@ -18,12 +18,15 @@ class ActorState(NamedTuple):
 
     `env_ids` (int32 [B]) are the environments' global indices: per-environment
     randomness is derived from them, so it does not depend on how environments are
-    split over devices.
+    split over devices. `core` is a recurrent agent's core state [B, ...] after
+    the last step (zeroed by the next step where `timestep` ended an episode);
+    () for feed-forward agents.
     """
 
     env_state: PyTree
     timestep: TimeStep
     env_ids: jax.Array
+    core: PyTree = ()
 
 
 def env_keys(key: PRNGKey, env_ids: jax.Array) -> jax.Array:
@@ -72,6 +75,10 @@ def unroll(
       The new actor state and Transitions [T, B].
 
     """
+    if agent.core is not None:
+        return _unroll_core(
+            env, env_params, agent, params, actor, key, length, scan_unroll, axis_name
+        )
 
     def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
@@ -112,6 +119,70 @@ def unroll(
         bootstrap_value=bootstrap_value,
         final_observation=ts.final_observation,
         info=ts.info,
+    )
+
+
+def _unroll_core(
+    env: Env,
+    env_params: EnvParams,
+    agent: Agent,
+    params: Params,
+    actor: ActorState,
+    key: PRNGKey,
+    length: int,
+    scan_unroll: int,
+    axis_name: str | None,
+) -> tuple[ActorState, Transition]:
+    # `unroll` for an agent with a recurrent core: the core state is carried by
+    # the actors, zeroed where the previous step ended an episode, and stored as
+    # the trajectory's start. The policy's pass gives the values too.
+    core = agent.core
+
+    def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
+        keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
+        obs = actor.timestep.observation
+        reset = actor.timestep.last()
+        state, action, extras = core.act(params, actor.core, obs, reset, keys[:, 0])
+        env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            keys[:, 1], actor.env_state, extras["env_action"], env_params
+        )
+        # `state` is the one a final observation continues from.
+        out = (obs, reset, action, extras["log_prob"], extras["value"], state, ts)
+        new = ActorState(env_state, ts, actor.env_ids, state)
+        if axis_name is not None:
+            new, out = varying((new, out), axis_name)
+        return new, out
+
+    start = actor.core
+    actor, (obs, reset, action, log_prob, value, states, ts) = jax.lax.scan(
+        step, actor, jax.random.split(key, length), unroll=scan_unroll
+    )
+    # The value of the observation after the unroll, from the carried state.
+    # Where the last step ended an episode it is not that step's bootstrap
+    # (bootstrap_values uses 0 or the final observation's), so no reset needed.
+    after = core.value(params, actor.core, actor.timestep.observation)
+    next_values = jnp.concatenate([value[1:], after[None]])
+    bootstrap = bootstrap_values(
+        lambda p, x: core.value(p, *x),
+        params,
+        next_values,
+        ts.discount,
+        ts.truncated,
+        (states, ts.final_observation),
+    )
+    return actor, Transition(
+        observation=obs,
+        action=action,
+        reward=ts.reward,
+        discount=ts.discount,
+        truncated=ts.truncated,
+        log_prob=log_prob,
+        value=value,
+        bootstrap_value=bootstrap,
+        final_observation=ts.final_observation,
+        info=ts.info,
+        reset=reset,
+        core_state=start,
     )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.config import TrainConfig, run_shape
 
 # Rollout buffers live alongside their copies in the update (PPO's shuffled
 # minibatches, activations kept for the backward pass, gradients): budget three.
@@ -150,7 +150,7 @@ def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
         num_runs,
         devices,
         config.num_envs,
-        algorithm(config.algo).env_multiple(section, config.unroll_length),
+        algorithm(config.algo).env_multiple(section, run_shape(config)),
     )
 
 

@@ -8,10 +8,12 @@ algorithm's record to check its section (`agents.registry`).
 import dataclasses
 from typing import Any
 
-from purejaxdrl.agents.base import RunShape
+from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.agents.registry import algorithm, algorithms
 from purejaxdrl.config import check
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.networks.base import CORES
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.sebulba import HostConfig
@@ -49,12 +51,16 @@ class EnvConfig:
       options: keyword arguments for the environment (brax: backend,
         episode_length).
       normalize_observations: standardise observations with running statistics.
+      hide_observations: indices of vector-observation entries the agent does
+        not see (`env.wrappers.HideObservations`); CartPole-v1 with (1, 3) is
+        the `cartpole_masked` memory task.
 
     """
 
     id: str = "CartPole-v1"
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     normalize_observations: bool = False
+    hide_observations: tuple[int, ...] = ()
 
 
 @_with_algorithm_sections
@@ -184,10 +190,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"(num_envs x unroll_length = {config.steps_per_update}); raise "
         "--total-steps or lower --num-envs / --unroll-length.",
     )
-    record.validate(
-        getattr(config, config.algo),
-        RunShape(num_envs=config.num_envs, unroll_length=config.unroll_length),
-    )
+    record.validate(getattr(config, config.algo), run_shape(config))
     _check_host(config.host)
     net = config.network
     check(
@@ -195,4 +198,47 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
         "positive widths, e.g. --network.hidden-sizes 64 64.",
     )
+    _check_core(config, record)
+    check(
+        not (config.env.hide_observations and is_host_env(config.env.id)),
+        f"env.hide_observations={list(config.env.hide_observations)} applies to "
+        f"device environments, not to env.id={config.env.id!r}; leave it empty.",
+    )
     return config
+
+
+def run_shape(config: TrainConfig) -> RunShape:
+    """The shape of `config`'s run that its algorithm's config must fit."""
+    return RunShape(
+        num_envs=config.num_envs,
+        unroll_length=config.unroll_length,
+        recurrent=config.network.recurrent,
+    )
+
+
+def _check_core(config: TrainConfig, record: Algorithm) -> None:
+    net = config.network
+    check(
+        net.core in CORES,
+        f"network.core={net.core!r} is not one of {CORES}; pick one of them.",
+    )
+    check(
+        net.core_size >= 1,
+        f"network.core_size={net.core_size} must be >= 1, e.g. "
+        "--network.core-size 128.",
+    )
+    if not net.recurrent:
+        return
+    supported = tuple(r.name for r in algorithms() if r.recurrent)
+    check(
+        record.recurrent,
+        f"network.core={net.core!r} needs an algorithm with recurrent learners "
+        f"({', '.join(supported)}); {config.algo} has none yet: use --algo "
+        f"{supported[0]} or --network.core none.",
+    )
+    check(
+        not is_host_env(config.env.id),
+        f"network.core={net.core!r} is not yet supported by the host-env "
+        f"runner (env.id={config.env.id!r}); train a device environment or use "
+        "--network.core none.",
+    )

@@ -9,6 +9,7 @@ from jax.sharding import Mesh
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runners.anakin import Runner, make_runner
@@ -31,9 +32,17 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     """The environment of `config` and its default parameters.
 
     The environment is wrapped in episode statistics, and in observation
-    normalisation when the config asks for it.
+    hiding and normalisation when the config asks for them.
+
+    Raises:
+      ValueError: for hidden entries that do not fit the observation.
+
     """
     env = envs.make(config.env.id, **config.env.options)
+    if config.env.hide_observations:
+        hidden = config.env.hide_observations
+        check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)
+        env = HideObservations(env, hidden)
     env = envs.EpisodeStatistics(env)
     if config.env.normalize_observations:
         env = envs.NormalizeObservation(env)

@@ -25,7 +25,7 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.normalization import RunningStatistics, normalize
-from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.types import Params, PRNGKey
 
 FORMAT = "purejaxdrl-policy"
@@ -42,6 +42,15 @@ class Policy(NamedTuple):
       mode: `mode(obs) -> action`, the most likely action (deterministic).
       params: the network parameters.
       spec: the contents of policy.json.
+      initial_state: `initial_state(B)`, the core state of B episodes about to
+        start; () for a policy without a recurrent core.
+      step: `step(state, obs [B, ...], reset bool [B], key) -> (state, action
+        [B, ...])`: a sample, carrying the core state from step to step (zeroed
+        where `reset` marks an episode's first observation). Any policy has
+        it; a recurrent one has only it and `step_mode` (its `act` and `mode`
+        raise, as they hold no state).
+      step_mode: `step_mode(state, obs, reset) -> (state, action)`, the most
+        likely action.
 
     """
 
@@ -49,6 +58,9 @@ class Policy(NamedTuple):
     mode: Callable[[jax.Array], jax.Array]
     params: Params
     spec: dict[str, Any]
+    initial_state: Callable[[int], Any]
+    step: Callable[..., tuple[Any, jax.Array]]
+    step_mode: Callable[..., tuple[Any, jax.Array]]
 
 
 def _spaces(observation_shape: list[int], action: dict[str, Any]):
@@ -205,6 +217,8 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "version": VERSION,
         "env_id": config.env.id,
         "env_options": config.env.options,
+        # Observations the agent never saw: the policy takes the others.
+        "env_hide_observations": list(config.env.hide_observations),
         "algo": config.algo,
         # The acting network's architecture may depend on it (DQN's dueling head).
         "algo_config": to_dict(getattr(config, config.algo)),
@@ -253,7 +267,15 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             "`purejaxdrl export RUN_DIR --out DIR`."
         )
     net = spec["network"]
-    config = NetworkConfig(**{**net, "hidden_sizes": tuple(net["hidden_sizes"])})
+    config = NetworkConfig(
+        **{
+            **net,
+            "hidden_sizes": tuple(net["hidden_sizes"]),
+            "resnet_channels": tuple(
+                net.get("resnet_channels", NetworkConfig.resnet_channels)
+            ),
+        }
+    )
     obs_spec, action_spec = _spaces(spec["observation_shape"], spec["action"])
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
     # as the algorithm builds it.
@@ -268,11 +290,15 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             **{k: jnp.asarray(v, jnp.float32) for k, v in blob["obs_stats"].items()}
         )
 
-    def policy_output(obs: jax.Array) -> jax.Array:
+    def observe(obs: jax.Array) -> jax.Array:
         obs = jnp.asarray(obs, jnp.float32)
-        if stats is not None:
-            obs = normalize(stats, obs)
-        return network.apply(params, obs)[0]
+        return obs if stats is None else normalize(stats, obs)
+
+    if isinstance(network, RecurrentNetwork):
+        return _recurrent_policy(network, params, spec, observe)
+
+    def policy_output(obs: jax.Array) -> jax.Array:
+        return network.apply(params, observe(obs))[0]
 
     def act(obs: jax.Array, key: PRNGKey) -> jax.Array:
         return dist.to_env(dist.sample(policy_output(obs), key))
@@ -280,4 +306,45 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     def mode(obs: jax.Array) -> jax.Array:
         return dist.to_env(dist.mode(policy_output(obs)))
 
-    return Policy(act=act, mode=mode, params=params, spec=spec)
+    def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
+        del reset
+        return state, act(obs, key)
+
+    def step_mode(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        del reset
+        return state, mode(obs)
+
+    return Policy(act, mode, params, spec, lambda batch: (), step, step_mode)
+
+
+def _recurrent_policy(
+    network: RecurrentNetwork,
+    params: Params,
+    spec: dict[str, Any],
+    observe: Callable[[jax.Array], jax.Array],
+) -> Policy:
+    dist = network.distribution
+
+    def stateless(*args: Any) -> jax.Array:
+        raise ConfigError(
+            f"this policy has a recurrent core ({spec['network']['core']}): it "
+            "acts on a state; use policy.step(state, obs, reset, key) from "
+            "policy.initial_state(batch)."
+        )
+
+    def output(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        state, (policy, _) = network.step(params, state, observe(obs), reset)
+        return state, policy
+
+    def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
+        state, policy = output(state, obs, reset)
+        keys = jax.random.split(key, policy.shape[0])
+        return state, dist.to_env(jax.vmap(dist.sample)(policy, keys))
+
+    def step_mode(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        state, policy = output(state, obs, reset)
+        return state, dist.to_env(dist.mode(policy))
+
+    return Policy(
+        stateless, stateless, params, spec, network.initial_state, step, step_mode
+    )

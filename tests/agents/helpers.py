@@ -41,7 +41,7 @@ def setup(env_id="CartPole-v1", torso="mlp"):
 def _collector(env_id, torso, length, num_envs):
     env, network, _ = setup(env_id, torso)
     act, value = make_act_value(network)
-    policy = types.SimpleNamespace(act=act, value=value, actor_act=None)
+    policy = types.SimpleNamespace(act=act, value=value, actor_act=None, core=None)
 
     @jax.jit
     def collect(params, key):

@@ -1,0 +1,112 @@
+"""Recurrent cores, LSTM and GRU, split into an input projection and a step.
+
+The equations, gate order and initialisers are flax's (`nn.OptimizedLSTMCell`:
+Hochreiter & Schmidhuber, 1997, without peepholes or forget bias;
+`nn.GRUCell`: Cho et al., 2014, with the reset gate applied to the recurrent
+term, biased, as cuDNN and flax do). What differs is the arrangement: every
+gate's input weights are one kernel, applied to a whole sequence at once before
+the scan (`project`), and the scan's step (`step`) does one matmul with the
+recurrent kernel. flax's GRUCell does six small matmuls per step: a CPU spends
+more time launching them than computing them, and the recurrent learner runs
+the step T times per minibatch, forward and backward.
+"""
+
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.types import PyTree
+
+# Gates per core: LSTM input, forget, cell, output; GRU reset, update, new.
+_GATES = {"lstm": 4, "gru": 3}
+
+
+def zero_state(core: str, size: int, batch: int) -> PyTree:
+    """The zero state of `core` (lstm: (c, h); gru: h), leaves float32 [batch, size]."""
+    zeros = jnp.zeros((batch, size), jnp.float32)
+    return (zeros, zeros) if core == "lstm" else zeros
+
+
+def reset_state(state: PyTree, reset: jax.Array) -> PyTree:
+    """`state` [B, H] with the rows where `reset` (bool [B]) zeroed."""
+    return jax.tree.map(lambda s: jnp.where(reset[:, None], 0.0, s), state)
+
+
+def output(core: str, state: PyTree) -> jax.Array:
+    """What the core passes to the heads: its hidden state h, [B, H]."""
+    return state[1] if core == "lstm" else state
+
+
+class Core(nn.Module):
+    """An LSTM or GRU core of `size` units.
+
+    Attributes:
+      kind: `lstm` or `gru`.
+      size: H, the hidden size.
+
+    """
+
+    kind: str
+    size: int
+
+    def setup(self) -> None:
+        width = _GATES[self.kind] * self.size
+        self.input_kernel = nn.Dense(
+            width, kernel_init=nn.initializers.lecun_normal(), name="input"
+        )
+        # One orthogonal block per gate, as flax's cells initialise each gate's
+        # recurrent weights separately.
+        self.recurrent_kernel = self.param(
+            "recurrent",
+            _per_gate(nn.initializers.orthogonal(), _GATES[self.kind]),
+            (self.size, width),
+        )
+        if self.kind == "gru":
+            # The new gate's recurrent bias, inside the reset gate's product.
+            self.recurrent_bias = self.param(
+                "recurrent_bias", nn.initializers.zeros, (self.size,)
+            )
+
+    def project(self, x: jax.Array) -> jax.Array:
+        """The input terms of every gate, [..., G * H], for any batch of inputs."""
+        return self.input_kernel(x)
+
+    def step(
+        self, state: PyTree, projected: jax.Array, reset: jax.Array
+    ) -> tuple[PyTree, jax.Array]:
+        """One step of B sequences: (state [B], `project(x)` [B, G*H], reset [B]).
+
+        The state is zeroed where `reset` before it is used. Returns the new
+        state and the output h [B, H].
+        """
+        state = reset_state(state, reset)
+        h = output(self.kind, state)
+        recurrent = h @ self.recurrent_kernel
+        if self.kind == "lstm":
+            c, _ = state
+            i, f, g, o = jnp.split(projected + recurrent, 4, axis=-1)
+            c = nn.sigmoid(f) * c + nn.sigmoid(i) * jnp.tanh(g)
+            h = nn.sigmoid(o) * jnp.tanh(c)
+            return (c, h), h
+        x_r, x_z, x_n = jnp.split(projected, 3, axis=-1)
+        h_r, h_z, h_n = jnp.split(recurrent, 3, axis=-1)
+        r = nn.sigmoid(x_r + h_r)
+        z = nn.sigmoid(x_z + h_z)
+        n = jnp.tanh(x_n + r * (h_n + self.recurrent_bias))
+        h = (1.0 - z) * n + z * h
+        return h, h
+
+
+Initializer = nn.initializers.Initializer
+
+
+def _per_gate(init: Initializer, gates: int) -> Initializer:
+    def per_gate(key: jax.Array, shape: tuple[int, int], dtype: Any = jnp.float32):
+        rows, width = shape
+        keys = jax.random.split(key, gates)
+        blocks = [init(k, (rows, width // gates), dtype) for k in keys]
+        return jnp.concatenate(blocks, axis=-1)
+
+    return per_gate

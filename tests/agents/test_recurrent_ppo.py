@@ -1,0 +1,154 @@
+"""Recurrent PPO: stored start states, sequence minibatches, devices, sweeps, eval."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.sequences import sequence_split
+from purejaxdrl.observe.evaluation import make_evaluate
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.runners.rollout import unroll
+from purejaxdrl.sweep.program import sweep
+
+pytestmark = pytest.mark.timeout(300)
+
+# 32 envs x 8 steps in 4 minibatches of 8 whole sequences: on 8 devices each
+# holds 4 environments, one of each minibatch.
+SMALL = {
+    "num_envs": 32,
+    "unroll_length": 8,
+    "total_steps": 32 * 8 * 3,
+    "ppo": {"num_minibatches": 4, "num_epochs": 2},
+    "network": {"core": "gru", "core_size": 16, "hidden_sizes": [16]},
+    "env": {"hide_observations": [1, 3]},
+}
+
+
+def _config(**overrides):
+    return pjd.apply_overrides(pjd.TrainConfig(), {**SMALL, **overrides})
+
+
+@functools.cache
+def _trained(num_devices: int, core: str = "gru"):
+    config = _config(network={**SMALL["network"], "core": core})
+    exp = pjd.make_experiment(config, make_mesh(num_devices))
+    state, _ = exp.runner.train_chunk(3)(exp.runner.init(jax.random.key(0)))
+    return exp, jax.device_get(state)
+
+
+def _flat(tree) -> np.ndarray:
+    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+
+
+@pytest.mark.parametrize("core", ["gru", "lstm"])
+def test_learner_re_unroll_gives_the_actors_log_probs_at_lag_0(core):
+    exp, state = _trained(1, core)
+    params = state.agent.params
+
+    @jax.jit
+    def act(actor, key):
+        return unroll(exp.env, state.env_params, exp.agent, params, actor, key, 40)
+
+    actor, traj = act(state.actor, jax.random.key(1))
+    assert traj.reset.any() and (traj.reset.sum(0) < 40).all()  # mid-unroll starts
+    # The stored start state is the state the previous unroll ended with.
+    _, traj2 = act(actor, jax.random.key(2))
+    jax.tree.map(np.testing.assert_array_equal, traj2.core_state, actor.core)
+    net = exp.network
+    batch = {
+        "core_state": traj.core_state,
+        "observation": traj.observation,
+        "reset": traj.reset,
+        "action": traj.action,
+        "log_prob": traj.log_prob,
+        "value": traj.value,
+    }
+    # As the learner sees them: minibatches of whole sequences, from their starts.
+    minibatches = sequence_split(32, 4)(batch, jax.random.key(3))
+    for m in range(4):
+        mb = jax.tree.map(lambda x, m=m: x[m], minibatches)
+        _, (policy, value) = jax.jit(net.unroll)(
+            params, mb["core_state"], mb["observation"], mb["reset"]
+        )
+        log_prob = net.distribution.log_prob(policy, mb["action"])
+        # Float32 rounding only (XLA fuses the actor's and the learner's passes
+        # differently): a wrong state or reset flag is off by far more.
+        np.testing.assert_allclose(log_prob, mb["log_prob"], atol=1e-6, rtol=0)
+        np.testing.assert_allclose(value, mb["value"], atol=1e-5, rtol=0)
+
+
+def test_sequence_split_keeps_whole_sequences_by_global_index():
+    t, b, m = 3, 8, 4
+    times, envs = np.meshgrid(np.arange(t), np.arange(b), indexing="ij")
+    batch = {"x": jnp.asarray(100 * times + envs), "core_state": jnp.arange(b)}
+    out = sequence_split(b, m)(batch, jax.random.key(0))
+    assert out["x"].shape == (m, t, b // m)
+    for group in range(m):
+        envs_in = np.asarray(out["core_state"][group])
+        assert set(envs_in % m) == {envs_in[0] % m}  # one group: j % M
+        np.testing.assert_array_equal(out["x"][group], 100 * times[:, :2] + envs_in)
+    assert sorted(np.concatenate(np.asarray(out["core_state"]))) == list(range(b))
+    with pytest.raises(ValueError, match="must divide each device's 6"):
+        sequence_split(6, 4)
+
+
+@pytest.mark.parametrize("num_devices", [2, 8])
+def test_same_parameters_on_any_device_count(num_devices):
+    exp, one = _trained(1)
+    _, many = _trained(num_devices)
+    init = exp.runner.init(jax.random.key(0))
+    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+    np.testing.assert_allclose(
+        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+    )
+    # The actors' core states, gathered, are the same too.
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, atol=1e-5),
+        many.actor.core,
+        one.actor.core,
+    )
+
+
+def test_sweep_of_recurrent_runs_equals_each_run_alone():
+    config = _config(devices=1, num_logs=1)
+    result = sweep(config, grid={"learning_rate": [1e-3, 2.5e-4]}, seeds=[0, 3])
+    assert result.programs_compiled == 1
+    for i in (0, 3):
+        alone = pjd.train(pjd.apply_overrides(result.plan.run_config(i), {}))
+        jax.tree.map(
+            lambda a, e: np.testing.assert_allclose(a, e, atol=1e-5, rtol=0),
+            jax.device_get(result.params(i)),
+            jax.device_get(alone.state.agent.params),
+        )
+
+
+def test_evaluation_carries_the_core_state_through_each_episode():
+    exp, state = _trained(1)
+    net, params = exp.network, state.agent.params
+    evaluate = make_evaluate(exp.env, net, episodes=2, max_steps=500)
+    result = evaluate(params, state.env_params, jax.random.key(5))
+    # The same episodes by hand: the environments, keys and state as evaluate's.
+    key_reset, key_steps = jax.random.split(jax.random.key(5))
+    env, env_params = exp.env, state.env_params
+    env_state, ts = jax.vmap(env.reset, in_axes=(0, None))(
+        jax.random.split(key_reset, 2), env_params
+    )
+    core, obs = net.initial_state(2), ts.observation
+    returns, running = np.zeros(2), np.ones(2, bool)
+    step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    for t in range(500):
+        core, (policy, _) = net.step(params, core, obs, jnp.zeros(2, bool))
+        action = jnp.argmax(policy, axis=-1).astype(jnp.int32)
+        keys = jax.random.split(jax.random.fold_in(key_steps, t), 2)
+        env_state, ts = step(keys, env_state, action, env_params)
+        returns += np.where(running, np.asarray(ts.reward), 0.0)
+        running &= ~np.asarray(ts.last())
+        obs = ts.observation
+        if not running.any():
+            break
+    np.testing.assert_allclose(result.returns, returns)

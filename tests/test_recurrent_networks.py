@@ -1,0 +1,107 @@
+"""Recurrent cores and networks: flax's cell equations, and resets under auto-reset."""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.networks import NetworkConfig, RecurrentNetwork, make_actor_critic
+from purejaxdrl.networks.cores import Core, zero_state
+
+
+def _flax_params(kind, ours):
+    """Our fused core's parameters as flax's cell's (the same numbers, split)."""
+    w, b = ours["input"]["kernel"], ours["input"]["bias"]
+    u = ours["recurrent"]
+    if kind == "gru":
+        wr, wz, wn = jnp.split(w, 3, axis=-1)
+        br, bz, bn = jnp.split(b, 3)
+        ur, uz, un = jnp.split(u, 3, axis=-1)
+        return {
+            "ir": {"kernel": wr, "bias": br},
+            "iz": {"kernel": wz, "bias": bz},
+            "in": {"kernel": wn, "bias": bn},
+            "hr": {"kernel": ur},
+            "hz": {"kernel": uz},
+            "hn": {"kernel": un, "bias": ours["recurrent_bias"]},
+        }
+    gates = "ifgo"
+    ws, bs, us = (jnp.split(x, 4, axis=-1) for x in (w, b, u))
+    params = {f"i{g}": {"kernel": ws[k]} for k, g in enumerate(gates)}
+    params.update(
+        {f"h{g}": {"kernel": us[k], "bias": bs[k]} for k, g in enumerate(gates)}
+    )
+    return params
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_core_step_computes_flax_cells_equations(kind):
+    size, batch, features = 5, 3, 4
+    core = Core(kind, size)
+    x = jax.random.normal(jax.random.key(0), (batch, features))
+    key_state, key_init = jax.random.split(jax.random.key(1))
+    state = jax.tree.map(
+        lambda z: jax.random.normal(key_state, z.shape), zero_state(kind, size, batch)
+    )
+    reset = jnp.zeros(batch, bool)
+    params = core.init(
+        key_init, state, x, reset, method=lambda m, s, x, r: m.step(s, m.project(x), r)
+    )
+    ours_state, ours_out = core.apply(
+        params, state, x, reset, method=lambda m, s, x, r: m.step(s, m.project(x), r)
+    )
+    cell = nn.GRUCell(size) if kind == "gru" else nn.OptimizedLSTMCell(size)
+    flax_params = {"params": _flax_params(kind, params["params"])}
+    theirs_state, theirs_out = cell.apply(flax_params, state, x)
+    np.testing.assert_allclose(ours_out, theirs_out, atol=1e-6)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6),
+                 ours_state, theirs_state)  # fmt: skip
+
+
+def _network(kind):
+    config = NetworkConfig(hidden_sizes=(8,), core=kind, core_size=6)
+    net = make_actor_critic(config, Box((3,)), Discrete(2))
+    assert isinstance(net, RecurrentNetwork)
+    return net, net.init(jax.random.key(0), jnp.zeros(3))
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_unroll_across_resets_equals_each_episode_unrolled_from_zero(kind):
+    net, params = _network(kind)
+    t, b = 10, 3
+    obs = jax.random.normal(jax.random.key(1), (t, b, 3))
+    reset = np.zeros((t, b), bool)
+    reset[[3, 7], 0] = True  # env 0: three episodes
+    reset[1, 1] = True  # env 1: two; env 2: one, continuing the start state
+    start = jax.tree.map(
+        lambda z: jax.random.normal(jax.random.key(2), z.shape), net.initial_state(b)
+    )
+    _, (policy, value) = net.unroll(params, start, obs, jnp.asarray(reset))
+    for env in range(b):
+        bounds = [0, *np.flatnonzero(reset[:, env]), t]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            if lo == 0:  # the first piece continues the stored state
+                state = jax.tree.map(lambda s, e=env: s[e : e + 1], start)
+            else:  # an episode that starts inside the unroll: from zero
+                state = net.initial_state(1)
+            never = jnp.zeros((hi - lo, 1), bool)
+            _, (p, v) = net.unroll(params, state, obs[lo:hi, env : env + 1], never)
+            np.testing.assert_allclose(policy[lo:hi, env], p[:, 0], atol=1e-6)
+            np.testing.assert_allclose(value[lo:hi, env], v[:, 0], atol=1e-6)
+
+
+def test_step_is_one_step_of_unroll():
+    net, params = _network("gru")
+    obs = jax.random.normal(jax.random.key(1), (4, 2, 3))
+    reset = jnp.asarray([[False, False], [True, False], [False, True], [False, False]])
+    state = net.initial_state(2)
+    outputs = []
+    for i in range(4):
+        state, out = net.step(params, state, obs[i], reset[i])
+        outputs.append(out)
+    final, (policy, value) = net.unroll(params, net.initial_state(2), obs, reset)
+    np.testing.assert_allclose(policy, jnp.stack([o[0] for o in outputs]), atol=1e-6)
+    np.testing.assert_allclose(value, jnp.stack([o[1] for o in outputs]), atol=1e-6)
+    np.testing.assert_allclose(final, state, atol=1e-6)
