@@ -13,6 +13,7 @@ import time
 
 import flax.serialization
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -25,6 +26,9 @@ SMALL = [
 ALGO = {
     "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"],
     "impala": ["--algo", "impala", "--impala.policy-lag", "2"],
+    # A recurrent core: its state is in every actor and every trajectory.
+    "ppo_gru": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches",
+                "2", "--network.core", "gru", "--network.core-size", "16"],
     # Prioritised replay of 2,048 transitions, overwritten ~30 times over.
     "apex": ["--algo", "apex", "--apex.buffer-size", "2048", "--apex.min-replay",
              "256", "--apex.batch-size", "32", "--apex.updates-per-step", "1"],
@@ -107,7 +111,7 @@ def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
 
 # Ape-X (a replay shard in the state) runs with `-m slow`, to keep CI short.
 @pytest.mark.parametrize(
-    "algo", ["ppo", "impala", pytest.param("apex", marks=pytest.mark.slow)]
+    "algo", ["ppo", "impala", "ppo_gru", pytest.param("apex", marks=pytest.mark.slow)]
 )
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"
@@ -237,3 +241,36 @@ def test_export_and_load_policy(straight, tmp_path):
         if ts.last():
             break
     assert total >= 50, total
+
+
+def test_export_and_load_a_recurrent_policy(straight, tmp_path):
+    import purejaxdrl as pjd
+
+    (run_dir,) = straight["ppo_gru"].iterdir()
+    out = tmp_path / "policy"
+    command = [sys.executable, "-m", "purejaxdrl.cli", "export", str(run_dir)]
+    result = subprocess.run(
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    policy = pjd.load_policy(out)
+    assert policy.spec["network"]["core"] == "gru"
+    with pytest.raises(pjd.ConfigError, match="use policy.step"):
+        policy.mode(np.zeros(4, np.float32))
+    # The exported policy steps as the run's network does, state and all.
+    obs = jax.random.normal(jax.random.key(0), (6, 3, 4))
+    reset = jnp.zeros((6, 3), bool).at[2, 1].set(True)
+    state, modes = policy.initial_state(3), []
+    for t in range(6):
+        state, action = jax.jit(policy.step_mode)(state, obs[t], reset[t])
+        modes.append(action)
+    from purejaxdrl.env.base import Box, Discrete
+    from purejaxdrl.networks import NetworkConfig, make_actor_critic
+
+    net = make_actor_critic(
+        NetworkConfig(core="gru", core_size=16), Box((4,)), Discrete(2)
+    )
+    _, (logits, _) = net.unroll(policy.params, net.initial_state(3), obs, reset)
+    np.testing.assert_array_equal(np.stack(modes), np.argmax(logits, axis=-1))
+    state, sample = jax.jit(policy.step)(state, obs[0], reset[0], jax.random.key(1))
+    assert sample.shape == (3,) and sample.dtype == np.int32

@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from purejaxdrl import env as envs
 from tests.probe import ProbeEnv, ProbeParams
@@ -64,3 +65,29 @@ def test_normalize_observation_uses_params_statistics_and_keeps_raw():
     assert jax.tree.structure(ts) == jax.tree.structure(ts2)
     new_params = env.update_statistics(params, {"raw_observation": raw[None]}, None)
     assert float(new_params.obs_stats.count) > float(stats.count)
+
+
+def test_hide_observations_drops_the_velocities_of_cartpole():
+    from purejaxdrl.env.wrappers import HideObservations, check_hidden
+
+    full = envs.make("CartPole-v1")
+    masked = HideObservations(full, (1, 3))
+    params = full.default_params
+    assert masked.observation_spec(params).shape == (2,)
+    _, ts_full = full.reset(jax.random.key(0), params)
+    state, ts = masked.reset(jax.random.key(0), params)
+    np.testing.assert_array_equal(ts.observation, ts_full.observation[np.array([0, 2])])
+    for t in range(30):  # through an episode's end: final observations too
+        key = jax.random.key(t)
+        state_full, ts_full = full.step(key, state, jnp.int32(t % 2), params)
+        state, ts = masked.step(key, state, jnp.int32(t % 2), params)
+        np.testing.assert_array_equal(
+            ts.observation, ts_full.observation[np.array([0, 2])]
+        )
+        np.testing.assert_array_equal(
+            ts.final_observation, ts_full.final_observation[np.array([0, 2])]
+        )
+    box = full.observation_spec(params)
+    for bad in [(4,), (1, 1), (0, 1, 2, 3)]:
+        with pytest.raises(ValueError, match="env.hide_observations"):
+            check_hidden(bad, box, "CartPole-v1")

@@ -1,0 +1,116 @@
+"""Recurrent PPO against feed-forward PPO, and beside PureJaxRL's ppo_rnn.py.
+
+Part 1 trains one config (the `cartpole_masked` preset by default) three ways
+in one process: `--network.core none`, `gru` and `lstm`; it prints each one's
+steps/s (compile excluded), compile seconds and final return, and the
+recurrent/feed-forward ratio of steps/s (target >= 0.5x) and compile time
+(target < 10 s).
+
+Part 2 (`--peer DIR`) runs PureJaxRL's `ppo_rnn.py` (fetched, with a shim for
+current JAX; never part of this repository) at its CartPole-v1 defaults (4 envs
+x 128 steps, 4 epochs x 4 minibatches, lr 2.5e-4 annealed, a GRU of 128) and
+ours at the same settings, seed by seed, in this process: steps/s (compile
+excluded) and final return (episodes of the last 5% of training).
+`DIR/run_peer.py` must define `run(config: dict, seed: int) -> dict` with keys
+`steps_per_second`, `compile_seconds` and `final_return`.
+
+    python scripts/bench_recurrent.py --seeds 3
+    python scripts/bench_recurrent.py --seeds 3 --peer /path/to/purejaxrl_shim
+"""
+
+import argparse
+import statistics
+import sys
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+
+
+def ours(config: pjd.TrainConfig, seed: int) -> dict:
+    result = pjd.train(pjd.apply_overrides(config, {"seed": seed, "devices": 1}))
+    return {
+        "steps_per_second": result.steps_per_second,
+        "compile_seconds": result.compile_seconds,
+        "final_return": result.mean_return,
+    }
+
+
+def summary(rows: list[dict], key: str) -> str:
+    values = [r[key] for r in rows]
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):,.1f} ± {spread:,.1f}"
+
+
+def table(runs: dict[str, list[dict]], baseline: str) -> None:
+    base = statistics.mean(r["steps_per_second"] for r in runs[baseline])
+    print("| run | steps/s | vs " + baseline + " | compile s | final return |")
+    print("|---|---|---|---|---|")
+    for name, rows in runs.items():
+        sps = statistics.mean(r["steps_per_second"] for r in rows)
+        print(
+            f"| {name} | {summary(rows, 'steps_per_second')} | {sps / base:.2f}x | "
+            f"{summary(rows, 'compile_seconds')} | {summary(rows, 'final_return')} |"
+        )
+
+
+def part_cores(preset: str, seeds: int, total_steps: int | None) -> None:
+    config = pjd.load_preset(preset, "ppo").config
+    if total_steps:
+        config = pjd.apply_overrides(config, {"total_steps": total_steps})
+    print(
+        f"\n{preset}: PPO, {config.num_envs} envs x {config.unroll_length} steps, "
+        f"{config.total_steps:,} steps, seeds 0..{seeds - 1}"
+    )
+    runs = {}
+    for core in ("none", "gru", "lstm"):
+        net = {"core": core}
+        cfg = pjd.apply_overrides(config, {"network": net})
+        runs[f"core {core}"] = [ours(cfg, seed) for seed in range(seeds)]
+    table(runs, "core none")
+
+
+# PureJaxRL ppo_rnn.py's CartPole-v1 defaults, as our config.
+PEER_CONFIG = {
+    "env": {"id": "CartPole-v1"},
+    "num_envs": 4,
+    "unroll_length": 128,
+    "total_steps": 500_000,
+    "ppo": {
+        "num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4,
+        "anneal_lr": True, "gamma": 0.99, "gae_lambda": 0.95, "clip_eps": 0.2,
+        "entropy_cost": 0.01, "value_cost": 0.5, "max_grad_norm": 0.5,
+    },
+    "network": {"hidden_sizes": [128], "activation": "relu", "core": "gru",
+                "core_size": 128},
+}  # fmt: skip
+
+
+def part_peer(peer_dir: str, seeds: int) -> None:
+    sys.path.insert(0, peer_dir)
+    from run_peer import run  # the fetched peer's shim, outside this repository
+
+    config = pjd.apply_overrides(pjd.TrainConfig(), PEER_CONFIG)
+    peer_config = {"NUM_ENVS": 4, "NUM_STEPS": 128, "TOTAL_TIMESTEPS": 500_000}
+    print("\nCartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides")
+    runs = {"PureJaxRL ppo_rnn.py": [], "purejaxdrl --network.core gru": []}
+    for seed in range(seeds):  # alternated, so drifts in machine load hit both
+        runs["PureJaxRL ppo_rnn.py"].append(run(peer_config, seed))
+        runs["purejaxdrl --network.core gru"].append(ours(config, seed))
+    table(runs, "PureJaxRL ppo_rnn.py")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="cartpole_masked")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--total-steps", type=int, default=None)
+    parser.add_argument("--peer", default=None, help="folder with run_peer.py")
+    parser.add_argument("--skip-cores", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_cores:
+        part_cores(args.preset, args.seeds, args.total_steps)
+    if args.peer:
+        part_peer(args.peer, args.seeds)
+
+
+if __name__ == "__main__":
+    main()
