@@ -85,3 +85,20 @@ def test_sac_balances_brax_inverted_pendulum_within_200k_steps():
     result = pjd.train(config)
     evaluations = [r["eval/mean_return"] for r in result.history]
     assert max(evaluations) >= 900, evaluations
+
+
+# Memory: CartPole-v1 without its velocities. One vmapped program per core
+# type trains 2 seeds of the preset (1M steps each, ~1 min on 2 CPU cores).
+@pytest.mark.timeout(900)
+def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
+    from purejaxdrl.sweep.program import sweep
+
+    preset = pjd.load_preset("cartpole_masked")
+    assert preset.target_return >= 450 and preset.target_steps <= 1_000_000
+    config = pjd.apply_overrides(preset.config, {"devices": 1})
+    assert config.network.core == "gru" and config.total_steps <= 1_000_000
+    gru = sweep(config, seeds=[0, 1])
+    assert min(gru.final_return) >= 450, gru.final_return
+    flat = pjd.apply_overrides(config, {"network": {"core": "none"}})
+    none = sweep(flat, seeds=[0, 1])
+    assert max(none.final_return) <= 250, none.final_return
