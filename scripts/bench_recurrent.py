@@ -8,13 +8,15 @@ recurrent/feed-forward ratio of steps/s (target >= 0.5x) and compile time
 
 Part 2 (`--peer DIR`) runs PureJaxRL's `ppo_rnn.py` (fetched, with a shim for
 current JAX; never part of this repository) at its CartPole-v1 defaults (4 envs
-x 128 steps, 4 epochs x 4 minibatches, lr 2.5e-4 annealed, a GRU of 128) and
+x 128 steps, 4 epochs x 4 minibatches, lr 2.5e-4 annealed; dense 128, a GRU
+of 128, then a dense 128 in each head) and
 ours at the same settings, seed by seed, in this process: steps/s (compile
 excluded) and final return (episodes of the last 5% of training).
 `DIR/run_peer.py` must define `run(config: dict, seed: int) -> dict` with keys
 `steps_per_second`, `compile_seconds` and `final_return`.
 
     python scripts/bench_recurrent.py --seeds 3
+    python scripts/bench_recurrent.py --seeds 1 --num-envs 64 512
     python scripts/bench_recurrent.py --seeds 3 --peer /path/to/purejaxrl_shim
 """
 
@@ -52,10 +54,14 @@ def table(runs: dict[str, list[dict]], baseline: str) -> None:
         )
 
 
-def part_cores(preset: str, seeds: int, total_steps: int | None) -> None:
+def part_cores(
+    preset: str, seeds: int, total_steps: int | None, num_envs: int | None
+) -> None:
     config = pjd.load_preset(preset, "ppo").config
     if total_steps:
         config = pjd.apply_overrides(config, {"total_steps": total_steps})
+    if num_envs:
+        config = pjd.apply_overrides(config, {"num_envs": num_envs})
     print(
         f"\n{preset}: PPO, {config.num_envs} envs x {config.unroll_length} steps, "
         f"{config.total_steps:,} steps, seeds 0..{seeds - 1}"
@@ -80,7 +86,7 @@ PEER_CONFIG = {
         "entropy_cost": 0.01, "value_cost": 0.5, "max_grad_norm": 0.5,
     },
     "network": {"hidden_sizes": [128], "activation": "relu", "core": "gru",
-                "core_size": 128},
+                "core_size": 128, "head_sizes": [128]},
 }  # fmt: skip
 
 
@@ -103,11 +109,19 @@ def main() -> None:
     parser.add_argument("--preset", default="cartpole_masked")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--total-steps", type=int, default=None)
+    parser.add_argument(
+        "--num-envs",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="environment counts to compare at (0: the preset's)",
+    )
     parser.add_argument("--peer", default=None, help="folder with run_peer.py")
     parser.add_argument("--skip-cores", action="store_true")
     args = parser.parse_args()
     if not args.skip_cores:
-        part_cores(args.preset, args.seeds, args.total_steps)
+        for num_envs in args.num_envs:
+            part_cores(args.preset, args.seeds, args.total_steps, num_envs or None)
     if args.peer:
         part_peer(args.peer, args.seeds)
 

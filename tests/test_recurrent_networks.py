@@ -105,3 +105,17 @@ def test_step_is_one_step_of_unroll():
     np.testing.assert_allclose(policy, jnp.stack([o[0] for o in outputs]), atol=1e-6)
     np.testing.assert_allclose(value, jnp.stack([o[1] for o in outputs]), atol=1e-6)
     np.testing.assert_allclose(final, state, atol=1e-6)
+
+
+def test_head_layers_after_the_core():
+    config = NetworkConfig(hidden_sizes=(8,), core="lstm", core_size=6, head_sizes=(5,))
+    net = make_actor_critic(config, Box((3,)), Discrete(4))
+    params = net.init(jax.random.key(0), jnp.zeros(3))["params"]
+    assert params["policy_tower_0"]["kernel"].shape == (6, 5)
+    assert params["value_tower_0"]["kernel"].shape == (6, 5)
+    assert params["policy_head"]["kernel"].shape == (5, 4)
+    state, (policy, value) = net.step(
+        {"params": params}, net.initial_state(2), jnp.ones((2, 3)), jnp.zeros(2, bool)
+    )
+    assert policy.shape == (2, 4) and value.shape == (2,)
+    assert jax.tree.map(jnp.shape, state) == ((2, 6), (2, 6))

@@ -41,6 +41,8 @@ class NetworkConfig:
       core: `none` (feed-forward), or a recurrent core after the torso, `lstm`
         or `gru` (flax's cells): the policy then has memory (`recurrent.py`).
       core_size: the recurrent core's hidden size.
+      head_sizes: dense layers of each head (policy, value) after the core;
+        () for linear heads (recurrent networks only).
 
     """
 
@@ -52,6 +54,7 @@ class NetworkConfig:
     resnet_channels: tuple[int, ...] = (16, 32, 32)
     core: str = "none"
     core_size: int = 128
+    head_sizes: tuple[int, ...] = ()
 
     @property
     def recurrent(self) -> bool:

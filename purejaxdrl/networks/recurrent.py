@@ -11,8 +11,9 @@ from typing import NamedTuple
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from purejaxdrl.networks.base import CORES, NetworkConfig, dense
+from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
@@ -53,6 +54,9 @@ class _RecurrentActorCritic(nn.Module):
     def setup(self) -> None:
         self.torso = _Torso(self.config, self.obs_ndim)
         self.core = Core(self.config.core, self.config.core_size)
+        widths = self.config.head_sizes
+        self.policy_tower = [dense(w, np.sqrt(2.0)) for w in widths]
+        self.value_tower = [dense(w, np.sqrt(2.0)) for w in widths]
         self.policy_head = dense(self.policy_size, 0.01)
         self.value_head = dense(1, 1.0)
 
@@ -66,7 +70,13 @@ class _RecurrentActorCritic(nn.Module):
         return self.core.step(state, projected, reset)
 
     def heads(self, y: jax.Array) -> Outputs:
-        return self.policy_head(y), self.value_head(y)[..., 0]
+        act = ACTIVATIONS[self.config.activation]
+        policy, value = y, y
+        for layer in self.policy_tower:
+            policy = act(layer(policy))
+        for layer in self.value_tower:
+            value = act(layer(value))
+        return self.policy_head(policy), self.value_head(value)[..., 0]
 
     def __call__(
         self, state: PyTree, obs: jax.Array, reset: jax.Array

@@ -227,6 +227,11 @@ def _check_core(config: TrainConfig, record: Algorithm) -> None:
         f"network.core_size={net.core_size} must be >= 1, e.g. "
         "--network.core-size 128.",
     )
+    check(
+        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes),
+        f"network.head_sizes={list(net.head_sizes)} must be positive widths, and "
+        "only a recurrent core has head layers (use hidden_sizes otherwise).",
+    )
     if not net.recurrent:
         return
     supported = tuple(r.name for r in algorithms() if r.recurrent)

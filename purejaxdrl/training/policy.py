@@ -274,6 +274,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             "resnet_channels": tuple(
                 net.get("resnet_channels", NetworkConfig.resnet_channels)
             ),
+            "head_sizes": tuple(net.get("head_sizes", ())),
         }
     )
     obs_spec, action_spec = _spaces(spec["observation_shape"], spec["action"])
