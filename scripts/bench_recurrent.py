@@ -13,7 +13,7 @@ of 128, then a dense 128 in each head) and
 ours at the same settings, seed by seed, in this process: steps/s (compile
 excluded) and final return (episodes of the last 5% of training).
 `DIR/run_peer.py` must define `run(config: dict, seed: int) -> dict` with keys
-`steps_per_second`, `compile_seconds` and `final_return`.
+`steps_per_s`, `compile_s` and `final_return`.
 
     python scripts/bench_recurrent.py --seeds 3
     python scripts/bench_recurrent.py --seeds 1 --num-envs 64 512
@@ -99,8 +99,16 @@ def part_peer(peer_dir: str, seeds: int) -> None:
     print("\nCartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides")
     runs = {"PureJaxRL ppo_rnn.py": [], "purejaxdrl --network.core gru": []}
     for seed in range(seeds):  # alternated, so drifts in machine load hit both
-        runs["PureJaxRL ppo_rnn.py"].append(run(peer_config, seed))
+        peer = run(peer_config, seed)
+        runs["PureJaxRL ppo_rnn.py"].append(
+            {
+                "steps_per_second": peer["steps_per_s"],
+                "compile_seconds": peer["compile_s"],
+                "final_return": peer["final_return"],
+            }
+        )
         runs["purejaxdrl --network.core gru"].append(ours(config, seed))
+        print(f"seed {seed}: " + ", ".join(f"{k} {v[-1]}" for k, v in runs.items()))
     table(runs, "PureJaxRL ppo_rnn.py")
 
 

@@ -119,3 +119,56 @@ def test_head_layers_after_the_core():
     )
     assert policy.shape == (2, 4) and value.shape == (2,)
     assert jax.tree.map(jnp.shape, state) == ((2, 6), (2, 6))
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_core_scan_values_and_gradients_equal_autodiff_of_the_step(kind):
+    from purejaxdrl.networks.core_scan import core_scan
+
+    t, b, h, d = 7, 3, 5, 4
+    core = Core(kind, h)
+    keys = jax.random.split(jax.random.key(0), 5)
+    x_in = jax.random.normal(keys[0], (t, b, d))
+    reset = jnp.asarray(np.random.default_rng(0).random((t, b)) < 0.3)
+    state = jax.tree.map(
+        lambda z: jax.random.normal(keys[1], z.shape), zero_state(kind, h, b)
+    )
+
+    def step_of(m, s, x, r):
+        return m.step(s, m.project(x), r)
+
+    params = core.init(keys[2], state, x_in[0], reset[0], method=step_of)
+    if kind == "gru":  # a non-zero bias, so its gradient is tested
+        params["params"]["recurrent_bias"] = jax.random.normal(keys[3], (h,))
+
+    def autodiff(params, state, x_in):
+        xp = core.apply(params, x_in, method="project")
+        step = lambda s, xs: core.apply(params, s, *xs, method="step")  # noqa: E731
+        return jax.lax.scan(step, state, (xp, reset))
+
+    def by_hand(params, state, x_in):
+        xp = core.apply(params, x_in, method="project")
+        p = params["params"]
+        bias = p.get("recurrent_bias", jnp.zeros(h))
+        return core_scan(kind, p["recurrent"], bias, state, xp, reset)
+
+    weights = jax.random.normal(keys[4], (t, b, h))
+
+    def loss(f):
+        def value(params, state, x_in):
+            final, ys = f(params, state, x_in)
+            leaves = jax.tree.leaves(final)
+            return (ys * weights).sum() + sum(jnp.sin(s).sum() for s in leaves)
+
+        return jax.grad(value, argnums=(0, 1, 2))
+
+    jax.tree.map(
+        lambda a, e: np.testing.assert_allclose(a, e, atol=1e-6),
+        by_hand(params, state, x_in),
+        autodiff(params, state, x_in),
+    )
+    jax.tree.map(
+        lambda a, e: np.testing.assert_allclose(a, e, atol=1e-5, rtol=1e-5),
+        loss(by_hand)(params, state, x_in),
+        loss(autodiff)(params, state, x_in),
+    )

@@ -20,6 +20,8 @@ class GymnaxEnv(Env):
 
     Observations of a `Discrete` observation space (FrozenLake) are one-hot encoded;
     continuous actions in [-1, 1] are rescaled to the environment's bounds.
+    Options are the environment's constructor arguments, or fields of its
+    default parameters (`make("MemoryChain-bsuite", memory_length=20)`).
     """
 
     def __init__(self, env_id: str, **kwargs):
@@ -28,7 +30,13 @@ class GymnaxEnv(Env):
         if env_id not in gymnax.registered_envs:
             raise KeyError(env_id)
         self.env_id = env_id
+        # Options naming a field of the environment's parameters set it (e.g.
+        # MemoryChain-bsuite's memory_length); the others go to its constructor.
+        fields = set(getattr(gymnax.make(env_id)[1], "__dataclass_fields__", {}))
+        overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         self.env, params = gymnax.make(env_id, **kwargs)
+        if overrides:
+            params = params.replace(**overrides)
         # Concrete arrays, not Python scalars: no weak types reach `jit`.
         self._default_params = strong_types(params)
         obs_space = self.env.observation_space(params)

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
+from purejaxdrl.networks.core_scan import core_scan
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
@@ -123,15 +124,11 @@ def make_recurrent_actor_critic(
     ) -> tuple[PyTree, Outputs]:
         # The torso, the core's input projection and the heads are
         # feed-forward: one pass over all T x B rows; only the core's recurrent
-        # step runs step by step.
+        # step runs step by step (`core_scan`, with its own backward pass).
         x = module.apply(params, obs, method="encode")
-
-        def core_step(
-            state: PyTree, xs: tuple[jax.Array, jax.Array]
-        ) -> tuple[PyTree, jax.Array]:
-            return module.apply(params, state, *xs, method="core_step")
-
-        state, y = jax.lax.scan(core_step, state, (x, reset))
+        core = params["params"]["core"]
+        bias_n = core.get("recurrent_bias", jnp.zeros(config.core_size))
+        state, y = core_scan(config.core, core["recurrent"], bias_n, state, x, reset)
         return state, module.apply(params, y, method="heads")
 
     return RecurrentNetwork(
