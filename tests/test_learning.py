@@ -102,3 +102,17 @@ def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
     flat = pjd.apply_overrides(config, {"network": {"core": "none"}})
     none = sweep(flat, seeds=[0, 1])
     assert max(none.final_return) <= 250, none.final_return
+
+
+@pytest.mark.timeout(600)
+def test_recurrent_ppo_remembers_a_bit_for_30_steps_where_feed_forward_cannot():
+    from purejaxdrl.sweep.program import sweep
+
+    preset = pjd.load_preset("memory_chain")
+    config = pjd.apply_overrides(preset.config, {"devices": 1})
+    assert config.env.options["memory_length"] == 30
+    gru = sweep(config, seeds=[0, 1])
+    assert min(gru.final_return) >= preset.target_return, gru.final_return
+    flat = pjd.apply_overrides(config, {"network": {"core": "none"}})
+    none = sweep(flat, seeds=[0, 1])  # a guess: +1 or -1, 0 on average
+    assert max(abs(r) for r in none.final_return) <= 0.2, none.final_return

@@ -119,3 +119,11 @@ def test_discrete_observation_space_is_one_hot():
 def test_unknown_environment_names_the_rule_and_close_matches():
     with pytest.raises(envs.UnknownEnvironmentError, match="CartPole-v1"):
         envs.make("CartPole-v2")
+
+
+def test_options_naming_env_params_fields_set_them():
+    from purejaxdrl import env as envs
+
+    env = envs.make("MemoryChain-bsuite", memory_length=20)
+    assert int(env.default_params.memory_length) == 20
+    assert int(envs.make("MemoryChain-bsuite").default_params.memory_length) == 5
