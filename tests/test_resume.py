@@ -208,17 +208,24 @@ def test_nan_stops_with_error_and_last_good_checkpoint_restores(cache, tmp_path)
     assert all(np.isfinite(x).all() for x in _params(root))
 
 
-def test_export_and_load_policy(straight, tmp_path):
+def _export(root: pathlib.Path, tmp_path: pathlib.Path):
+    """`purejaxdrl export` of the run under `root`, loaded with load_policy."""
     import purejaxdrl as pjd
 
-    (run_dir,) = straight["ppo"].iterdir()
+    (run_dir,) = root.iterdir()
     out = tmp_path / "policy"
     command = [sys.executable, "-m", "purejaxdrl.cli", "export", str(run_dir)]
     result = subprocess.run(
         [*command, "--out", str(out)], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
-    policy = pjd.load_policy(out)
+    return pjd.load_policy(out)
+
+
+def test_export_and_load_policy(straight, tmp_path):
+    import purejaxdrl as pjd
+
+    policy = _export(straight["ppo"], tmp_path)
     assert policy.spec["env_id"] == "CartPole-v1" and policy.spec["updates"] == 2000
     # The exported parameters are the run's final ones.
     for x, y in zip(
@@ -246,14 +253,7 @@ def test_export_and_load_policy(straight, tmp_path):
 def test_export_and_load_a_recurrent_policy(straight, tmp_path):
     import purejaxdrl as pjd
 
-    (run_dir,) = straight["ppo_gru"].iterdir()
-    out = tmp_path / "policy"
-    command = [sys.executable, "-m", "purejaxdrl.cli", "export", str(run_dir)]
-    result = subprocess.run(
-        [*command, "--out", str(out)], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr
-    policy = pjd.load_policy(out)
+    policy = _export(straight["ppo_gru"], tmp_path)
     assert policy.spec["network"]["core"] == "gru"
     with pytest.raises(pjd.ConfigError, match="use policy.step"):
         policy.mode(np.zeros(4, np.float32))

@@ -108,7 +108,21 @@ def unroll(
     value, bootstrap_value = step_values(
         agent.value, params, obs, ts, actor.timestep.observation
     )
-    return actor, Transition(
+    return actor, _transitions(obs, action, log_prob, value, bootstrap_value, ts)
+
+
+def _transitions(
+    obs: PyTree,
+    action: jax.Array,
+    log_prob: jax.Array,
+    value: jax.Array,
+    bootstrap_value: jax.Array,
+    ts: TimeStep,
+    **core: PyTree,
+) -> Transition:
+    # An unroll's [T, B] Transitions from the steps' TimeSteps and the policy's
+    # outputs; `core` adds a recurrent agent's reset flags and start state.
+    return Transition(
         observation=obs,
         action=action,
         reward=ts.reward,
@@ -119,6 +133,7 @@ def unroll(
         bootstrap_value=bootstrap_value,
         final_observation=ts.final_observation,
         info=ts.info,
+        **core,
     )
 
 
@@ -170,19 +185,8 @@ def _unroll_core(
         ts.truncated,
         (states, ts.final_observation),
     )
-    return actor, Transition(
-        observation=obs,
-        action=action,
-        reward=ts.reward,
-        discount=ts.discount,
-        truncated=ts.truncated,
-        log_prob=log_prob,
-        value=value,
-        bootstrap_value=bootstrap,
-        final_observation=ts.final_observation,
-        info=ts.info,
-        reset=reset,
-        core_state=start,
+    return actor, _transitions(
+        obs, action, log_prob, value, bootstrap, ts, reset=reset, core_state=start
     )
 
 

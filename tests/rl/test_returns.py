@@ -54,6 +54,7 @@ class _ValueOfTime:
     """A stand-in agent: value(obs) = 10 * t + 100 * episode; acts 0."""
 
     actor_act = None  # the same policy for every environment
+    core = None  # feed-forward
 
     def act(self, params, obs, key):
         return jnp.int32(0), {"log_prob": jnp.float32(0), "env_action": jnp.int32(0)}
