@@ -16,13 +16,40 @@ import jax.numpy as jnp
 
 from purejaxdrl.types import PyTree
 
+_sigmoid = jax.nn.sigmoid
 
-def _sigmoid(x: jax.Array) -> jax.Array:
-    return jax.nn.sigmoid(x)
+
+def core_step(
+    kind: str,
+    u: jax.Array,
+    bias_n: jax.Array,
+    state: PyTree,
+    x: jax.Array,
+    reset: jax.Array,
+) -> tuple[PyTree, jax.Array]:
+    """One step of the core `kind` for B sequences (`Core.step`'s equations).
+
+    Args:
+      kind: `lstm` or `gru`.
+      u: the recurrent kernel, [H, G*H].
+      bias_n: the GRU's new-gate recurrent bias [H] (unused by the LSTM).
+      state: leaves [B, H]; zeroed where `reset` before it is used.
+      x: the input's projection (`Core.project`), [B, G*H].
+      reset: bool [B].
+
+    Returns:
+      (the new state, the output h [B, H]).
+
+    """
+    if kind == "gru":
+        new, _ = _gru_forward(u, bias_n, state, x, reset)
+        return new, new
+    (c, h), _ = _lstm_forward(u, *state, x, reset)
+    return (c, h), h
 
 
 def _gru_forward(u, bias_n, h, x, reset):
-    # One GRU step as Core.step computes it, returning what backward needs.
+    # One GRU step, returning what the backward pass needs.
     h = jnp.where(reset[:, None], 0.0, h)
     size = h.shape[-1]
     g = h @ u
@@ -79,7 +106,7 @@ def core_scan(
     x: jax.Array,
     reset: jax.Array,
 ) -> tuple[PyTree, jax.Array]:
-    """Runs the core `kind` over a sequence: `Core.step` scanned over T.
+    """Runs the core `kind` over a sequence: `core_step` scanned over T.
 
     Args:
       kind: `lstm` or `gru`.

@@ -8,7 +8,8 @@ gate's input weights are one kernel, applied to a whole sequence at once before
 the scan (`project`), and the scan's step (`step`) does one matmul with the
 recurrent kernel. flax's GRUCell does six small matmuls per step: a CPU spends
 more time launching them than computing them, and the recurrent learner runs
-the step T times per minibatch, forward and backward.
+the step T times per minibatch, forward and backward. The step's equations
+live once, in `core_scan.core_step`, beside their hand-written backward pass.
 """
 
 from typing import Any
@@ -17,6 +18,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.networks.core_scan import core_step
 from purejaxdrl.types import PyTree
 
 # Gates per core: LSTM input, forget, cell, output; GRU reset, update, new.
@@ -27,16 +29,6 @@ def zero_state(core: str, size: int, batch: int) -> PyTree:
     """The zero state of `core` (lstm: (c, h); gru: h), leaves float32 [batch, size]."""
     zeros = jnp.zeros((batch, size), jnp.float32)
     return (zeros, zeros) if core == "lstm" else zeros
-
-
-def reset_state(state: PyTree, reset: jax.Array) -> PyTree:
-    """`state` [B, H] with the rows where `reset` (bool [B]) zeroed."""
-    return jax.tree.map(lambda s: jnp.where(reset[:, None], 0.0, s), state)
-
-
-def output(core: str, state: PyTree) -> jax.Array:
-    """What the core passes to the heads: its hidden state h, [B, H]."""
-    return state[1] if core == "lstm" else state
 
 
 class Core(nn.Module):
@@ -81,22 +73,10 @@ class Core(nn.Module):
         The state is zeroed where `reset` before it is used. Returns the new
         state and the output h [B, H].
         """
-        state = reset_state(state, reset)
-        h = output(self.kind, state)
-        recurrent = h @ self.recurrent_kernel
-        if self.kind == "lstm":
-            c, _ = state
-            i, f, g, o = jnp.split(projected + recurrent, 4, axis=-1)
-            c = nn.sigmoid(f) * c + nn.sigmoid(i) * jnp.tanh(g)
-            h = nn.sigmoid(o) * jnp.tanh(c)
-            return (c, h), h
-        x_r, x_z, x_n = jnp.split(projected, 3, axis=-1)
-        h_r, h_z, h_n = jnp.split(recurrent, 3, axis=-1)
-        r = nn.sigmoid(x_r + h_r)
-        z = nn.sigmoid(x_z + h_z)
-        n = jnp.tanh(x_n + r * (h_n + self.recurrent_bias))
-        h = (1.0 - z) * n + z * h
-        return h, h
+        bias_n = self.recurrent_bias if self.kind == "gru" else jnp.zeros(())
+        return core_step(
+            self.kind, self.recurrent_kernel, bias_n, state, projected, reset
+        )
 
 
 Initializer = nn.initializers.Initializer
