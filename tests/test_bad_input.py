@@ -46,7 +46,7 @@ SWEEP = ["sweep", "--no-files", *NO_CACHE]
 CASES = [
     # Which environment, algorithm, preset.
     (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
-    (["train", "--algo", "r2d2"], "algo='r2d2' is not a known algorithm"),
+    (["train", "--algo", "muzero"], "algo='muzero' is not a known algorithm"),
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
@@ -74,6 +74,22 @@ CASES = [
         [*TRAIN, "--network.core", "gru", "--num-envs", "6"],
         "num_envs=6 must be divisible by it",
     ),
+    (
+        [*TRAIN, "--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.burn-in", "20"],
+        "r2d2.burn_in=20 leaves no step of the 20-step sequences",
+    ),
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_masked",
+            "--algo",
+            "r2d2",
+            "--r2d2.batch-size",
+            "24",
+        ],
+        "r2d2.batch_size=24 must be a multiple of num_envs=16",
+    ),  # fmt: skip
     (
         [*TRAIN, "--env.hide-observations", "1", "7"],
         "env.hide_observations=[1, 7] must be distinct indices in [0, 4)",

@@ -29,6 +29,10 @@ ALGO = {
     # A recurrent core: its state is in every actor and every trajectory.
     "ppo_gru": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches",
                 "2", "--network.core", "gru", "--network.core-size", "16"],
+    # R2D2: a GRU, burn-in 4, per-environment prioritised shards of 64
+    # sequences (overwritten ~30 times over) and stored start states.
+    "r2d2": ["--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.buffer-size",
+             "256", "--r2d2.min-replay", "32", "--r2d2.batch-size", "8"],
     # Prioritised replay of 2,048 transitions, overwritten ~30 times over.
     "apex": ["--algo", "apex", "--apex.buffer-size", "2048", "--apex.min-replay",
              "256", "--apex.batch-size", "32", "--apex.updates-per-step", "1"],
@@ -111,7 +115,8 @@ def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
 
 # Ape-X (a replay shard in the state) runs with `-m slow`, to keep CI short.
 @pytest.mark.parametrize(
-    "algo", ["ppo", "impala", "ppo_gru", pytest.param("apex", marks=pytest.mark.slow)]
+    "algo",
+    ["ppo", "impala", "ppo_gru", "r2d2", pytest.param("apex", marks=pytest.mark.slow)],
 )
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from purejaxdrl.agents.actor_critic import actor_critic_acting, learner_outputs
 from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     actor_critic_networks,
@@ -21,7 +22,6 @@ from purejaxdrl.agents.common import (
     check_optimizer,
     flat_gradient_step,
     learning_rewards,
-    make_act_value,
     make_optimizer,
 )
 from purejaxdrl.config import check_ranges
@@ -113,7 +113,7 @@ def make_a2c(
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     dist = network.distribution
-    act, value = make_act_value(network)
+    act, value, core = actor_critic_acting(network, obs_example.ndim)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
@@ -138,7 +138,7 @@ def make_a2c(
         target: jax.Array,
         key: PRNGKey,
     ) -> tuple[jax.Array, jax.Array]:
-        policy, v = network.apply(unravel(flat), traj.observation)
+        policy, v = learner_outputs(network, unravel(flat), traj)
         if config.normalize_advantages:
             adv = normalize_advantages(adv, axis_name)
         return actor_critic_loss(
@@ -180,7 +180,9 @@ def make_a2c(
         metrics["learning_rate"] = learning_rate(state.step)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
-    return Agent(init=init, act=act, value=value, update=update, axis_name=axis_name)
+    return Agent(
+        init=init, act=act, value=value, update=update, axis_name=axis_name, core=core
+    )
 
 
 def validate(config: A2CConfig, shape: RunShape | None = None) -> None:
@@ -209,4 +211,5 @@ ALGORITHM = Algorithm(
     make_agent=make_a2c,
     make_networks=actor_critic_networks,
     validate=validate,
+    recurrent=True,
 )

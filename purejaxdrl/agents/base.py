@@ -28,11 +28,12 @@ class CoreActing(NamedTuple):
 
     Attributes:
       initial_state: B -> the zero core state, leaves [B, ...].
-      act: (params, state [B], obs [B, ...], reset bool [B], keys [B]) ->
-        (state, action [B, ...], extras): one step of B environments (`reset`:
-        the observation starts an episode, so the state is zeroed first), with
-        one key per environment. Extras hold `log_prob` [B], `env_action` and
-        `value` [B] (the same pass gives it).
+      act: (acting params, state [B], obs [B, ...], reset bool [B], keys [B],
+        env_ids int32 [B]) -> (state, action [B, ...], extras): one step of B
+        environments (`reset`: the observation starts an episode, so the state
+        is zeroed first), with one key per environment and their global
+        indices (R2D2's per-actor ε). Extras hold `log_prob` [B], `env_action`
+        and `value` [B] (the same pass gives it).
       value: (params, state [B], obs [B, ...]) -> value [B] of observations that
         continue the state's episodes (final observations), without stepping.
 

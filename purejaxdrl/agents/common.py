@@ -7,7 +7,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from purejaxdrl.agents.base import CoreActing
 from purejaxdrl.config import check
 from purejaxdrl.networks import (
     Network,
@@ -16,82 +15,9 @@ from purejaxdrl.networks import (
     make_actor_critic,
     make_q_network,
 )
-from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
+from purejaxdrl.types import PyTree, Transition
 
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
-
-ActFn = Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
-ValueFn = Callable[[Params, jax.Array], jax.Array]
-
-
-def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
-    """The `act` and `value` functions of an Agent built on an actor-critic network.
-
-    Args:
-      network: the actor-critic network; its distribution samples the actions.
-
-    Returns:
-      (act, value): `act(params, obs [B, ...], key) -> (action [B, ...], extras)`
-      with extras `log_prob` [B] (behaviour log-probabilities, stored for
-      importance weighting) and `env_action` (what the environment receives);
-      `value(params, obs [..., *obs_shape]) -> values [...]`.
-
-    """
-    dist = network.distribution
-
-    def act(
-        params: Params, obs: jax.Array, key: PRNGKey
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        # Only the policy output is used: XLA drops the critic tower here.
-        policy, _ = network.apply(params, obs)
-        action = dist.sample(policy, key)
-        extras = {
-            "log_prob": dist.log_prob(policy, action),
-            "env_action": dist.to_env(action),
-        }
-        return action, extras
-
-    def value(params: Params, obs: jax.Array) -> jax.Array:
-        return network.apply(params, obs)[1]
-
-    return act, value
-
-
-def make_core_acting(network: RecurrentNetwork) -> CoreActing:
-    """How an agent on a recurrent actor-critic acts (`Agent.core`).
-
-    Args:
-      network: the recurrent actor-critic; its distribution samples actions.
-
-    Returns:
-      CoreActing: `act` steps the core of B environments, samples each one's
-      action with its own key and returns `log_prob`, `env_action` and `value`;
-      `value` evaluates final observations from the state after a step.
-
-    """
-    dist = network.distribution
-
-    def act(
-        params: Params,
-        state: PyTree,
-        obs: jax.Array,
-        reset: jax.Array,
-        keys: PRNGKey,
-    ) -> tuple[PyTree, jax.Array, dict[str, jax.Array]]:
-        state, (policy, value) = network.step(params, state, obs, reset)
-        action = jax.vmap(dist.sample)(policy, keys)
-        extras = {
-            "log_prob": dist.log_prob(policy, action),
-            "env_action": dist.to_env(action),
-            "value": value,
-        }
-        return state, action, extras
-
-    def value(params: Params, state: PyTree, obs: jax.Array) -> jax.Array:
-        no_reset = jnp.zeros(obs.shape[:1], bool)
-        return network.step(params, state, obs, no_reset)[1][1]
-
-    return CoreActing(network.initial_state, act, value)
 
 
 def learning_rewards(
@@ -177,6 +103,19 @@ def make_optimizer(
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
 
 
+def local_copy(tree: PyTree, axis_name: str | None) -> PyTree:
+    """Replicated parameters as this device's own copy, to differentiate.
+
+    Inside shard_map, the gradient of a per-device loss with respect to a
+    replicated (invariant) value is summed over the devices by autodiff's
+    transpose; with respect to a varying copy it is this device's own, and a
+    `pmean` then gives the global batch's gradient whatever the device count.
+    """
+    if axis_name is None:
+        return tree
+    return jax.tree.map(lambda x: jax.lax.pcast(x, axis_name, to="varying"), tree)
+
+
 def flat_gradient_step(
     loss: Callable[..., tuple[jax.Array, jax.Array]],
     optimizer: optax.GradientTransformation,
@@ -204,14 +143,7 @@ def flat_gradient_step(
       the devices of `axis_name`).
 
     """
-    local = flat
-    if axis_name is not None:
-        # Each device differentiates with respect to its own copy, so the
-        # gradient is of its local loss and the mean over devices is that of the
-        # global batch (as ppo.py does). Without the cast, shard_map would sum the
-        # gradients of the replicated parameters.
-        local = jax.lax.pcast(flat, axis_name, to="varying")
-    grads, metrics = jax.grad(loss, has_aux=True)(local, *args)
+    grads, metrics = jax.grad(loss, has_aux=True)(local_copy(flat, axis_name), *args)
     if axis_name is not None:
         grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
     updates, opt_state = optimizer.update(grads, opt_state, flat)

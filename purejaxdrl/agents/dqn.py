@@ -24,6 +24,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     annealed_learning_rate,
+    local_copy,
     merge_steps,
     q_networks,
     replay_shard_sizes,
@@ -38,7 +39,7 @@ from purejaxdrl.replay import (
     make_prioritised_buffer,
     make_uniform_buffer,
 )
-from purejaxdrl.rl.exploration import actor_epsilons, epsilon_greedy
+from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -211,9 +212,8 @@ def make_dqn(
         )
 
     def epsilon_now(step: jax.Array) -> jax.Array:
-        frac = jnp.minimum(step / (config.epsilon_fraction * num_updates), 1.0)
         start, end = config.epsilon_start, config.epsilon_end
-        return jnp.asarray(start + frac * (end - start), jnp.float32)
+        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
 
     def acting_params(state: DQNState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
@@ -226,9 +226,8 @@ def make_dqn(
     ) -> tuple[jax.Array, dict[str, jax.Array]]:
         params, epsilon = acting
         if config.per_actor_epsilon:
-            epsilon = actor_epsilons(
-                config.epsilon, config.epsilon_alpha, env_id, num_envs
-            )
+            alpha = config.epsilon_alpha
+            epsilon = actor_epsilons(config.epsilon, alpha, env_id, num_envs)
         action = epsilon_greedy(key, q_values(params, obs), epsilon)
         return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
 
@@ -242,7 +241,7 @@ def make_dqn(
         return q_values(acting[0], obs).max(axis=-1)
 
     def td_errors(params: Params, target: Params, item: Replayed) -> jax.Array:
-        """Double Q-learning: the online net picks a', the target net values it."""
+        # Double Q-learning: the online net picks a', the target net values it.
         q = q_values(params, item.observation)
         q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
         next_online = q_values(params, item.next_observation)
@@ -290,7 +289,8 @@ def make_dqn(
                 loss = jnp.mean(weights * optax.huber_loss(td, delta=1.0))
                 return loss, td
 
-            (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(carry.params)
+            own = local_copy(carry.params, axis_name)
+            (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(own)
             metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
             if axis_name is not None:
                 grads, metrics = jax.lax.pmean((grads, metrics), axis_name)

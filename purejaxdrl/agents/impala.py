@@ -20,6 +20,11 @@ import optax
 from jax.flatten_util import ravel_pytree
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
+    learner_bootstrap,
+    learner_outputs,
+)
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     actor_critic_networks,
@@ -27,7 +32,6 @@ from purejaxdrl.agents.common import (
     check_optimizer,
     flat_gradient_step,
     learning_rewards,
-    make_act_value,
     make_optimizer,
     transition_example,
 )
@@ -35,7 +39,6 @@ from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, make_sequence_buffer
-from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.rl.losses import actor_critic_loss
 from purejaxdrl.rl.vtrace import vtrace
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
@@ -186,7 +189,7 @@ def make_impala(
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     replay = _make_replay(config, num_envs, num_devices, unroll_length)
     dist = network.distribution
-    act, value = make_act_value(network)
+    act, value, core = actor_critic_acting(network, obs_example.ndim)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
@@ -230,23 +233,9 @@ def make_impala(
         flat: jax.Array, unravel: Callable, traj: Transition, key: PRNGKey
     ) -> tuple[jax.Array, jax.Array]:
         params = unravel(flat)
-        policy, v_tm1 = network.apply(params, traj.observation)
-        # V(final observation) only enters the targets, without gradient. Where
-        # step t continued its episode that observation is observation[t + 1],
-        # already evaluated: only the last step's (B rows) and the truncated
-        # steps' final observations need a pass (XLA drops its policy tower).
-        # A pass over all T x B of them cost Breakout-MinAtar 4-9% of steps/s.
-        fixed = jax.lax.stop_gradient(params)
-        v_last = critic(fixed, jax.tree.map(lambda x: x[-1], traj.final_observation))
-        next_values = jnp.concatenate([jax.lax.stop_gradient(v_tm1[1:]), v_last[None]])
-        v_t = bootstrap_values(
-            critic,
-            fixed,
-            next_values,
-            traj.discount,
-            traj.truncated,
-            traj.final_observation,
-        )
+        policy, v_tm1 = learner_outputs(network, params, traj)
+        # V(final observation) only enters the targets, without gradient.
+        v_t = learner_bootstrap(network, jax.lax.stop_gradient(params), traj, v_tm1)
         log_prob = dist.log_prob(policy, traj.action)  # [T, B]
         log_rho = jax.lax.stop_gradient(log_prob) - traj.log_prob
         # V-trace targets are constants: values and ratios enter without gradient.
@@ -325,6 +314,7 @@ def make_impala(
         state_spec=P()
         if replay is None
         else IMPALAState(P(), P(), P(), P(), P(DATA_AXIS)),
+        core=core,
     )
 
 
@@ -385,6 +375,12 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         f"impala.replay_size={config.replay_size} holds fewer trajectories than "
         f"one update adds (num_envs={shape and shape.num_envs}); raise it.",
     )
+    check(
+        shape is None or not shape.recurrent or config.replay_ratio == 0,
+        f"impala.replay_ratio={config.replay_ratio} with a recurrent core: "
+        "replayed trajectories do not keep their start states yet; pass "
+        "--impala.replay-ratio 0 or --network.core none.",
+    )
 
 
 ALGORITHM = Algorithm(
@@ -396,4 +392,5 @@ ALGORITHM = Algorithm(
     make_networks=actor_critic_networks,
     validate=validate,
     keeps_replay=lambda config: config.replay_ratio > 0,
+    recurrent=True,
 )

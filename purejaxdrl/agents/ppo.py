@@ -10,14 +10,13 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from purejaxdrl.agents.actor_critic import actor_critic_acting
 from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     actor_critic_networks,
     annealed_learning_rate,
     flat_gradient_step,
     learning_rewards,
-    make_act_value,
-    make_core_acting,
     make_optimizer,
 )
 from purejaxdrl.agents.sequences import sequence_split
@@ -171,11 +170,7 @@ def make_ppo(
         "adam", learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
     )
     recurrent = isinstance(network, RecurrentNetwork)
-    core = make_core_acting(network) if recurrent else None
-    if recurrent:
-        act, value = make_act_value(_from_episode_start(network, obs_example.ndim))
-    else:
-        act, value = make_act_value(network)
+    act, value, core = actor_critic_acting(network, obs_example.ndim)
 
     def outputs(params: PyTree, batch: dict[str, jax.Array]) -> tuple:
         if not recurrent:
@@ -294,21 +289,6 @@ def make_ppo(
     return Agent(
         init=init, act=act, value=value, update=update, axis_name=axis_name, core=core
     )
-
-
-def _from_episode_start(network: RecurrentNetwork, obs_ndim: int) -> Network:
-    # A recurrent network as a feed-forward one whose every observation starts
-    # an episode (zero core state): `Agent.act` and `value` for callers that
-    # carry no state. Runners act through `Agent.core`.
-    def apply(params: PyTree, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        batch = obs.shape[: obs.ndim - obs_ndim]
-        flat = obs.reshape(-1, *obs.shape[len(batch) :])
-        n = flat.shape[0]
-        start = network.initial_state(n)
-        _, (policy, value) = network.step(params, start, flat, jnp.ones(n, bool))
-        return policy.reshape(*batch, *policy.shape[1:]), value.reshape(batch)
-
-    return Network(network.init, apply, network.distribution)
 
 
 def validate(config: PPOConfig, shape: RunShape | None = None) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import jax
 
-from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, sac
+from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, r2d2, sac
 from purejaxdrl.agents.base import Agent, Algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.networks import Network
@@ -23,6 +23,7 @@ _ALGORITHMS: dict[str, Algorithm] = {
         a2c.ALGORITHM,
         dqn.ALGORITHM,
         apex.ALGORITHM,
+        r2d2.ALGORITHM,
         sac.ALGORITHM,
     )
 }

@@ -17,7 +17,12 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import merge_steps, replay_shard_sizes, stored_items
+from purejaxdrl.agents.common import (
+    local_copy,
+    merge_steps,
+    replay_shard_sizes,
+    stored_items,
+)
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
 from purejaxdrl.parallel import DATA_AXIS
@@ -204,9 +209,11 @@ def make_sac(
         def alpha_loss(log_alpha: jax.Array, logp: jax.Array) -> jax.Array:
             return -jnp.mean(log_alpha * jax.lax.stop_gradient(logp + target_entropy))
 
-        loss_q, grad_q = jax.value_and_grad(critic_loss)(critic)
-        (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(actor)
-        loss_a, grad_a = jax.value_and_grad(alpha_loss)(carry.log_alpha, logp)
+        # Each device's own gradients, averaged below (`local_copy`).
+        own = local_copy((critic, actor, carry.log_alpha), axis_name)
+        loss_q, grad_q = jax.value_and_grad(critic_loss)(own[0])
+        (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(own[1])
+        loss_a, grad_a = jax.value_and_grad(alpha_loss)(own[2], logp)
         grads = (grad_pi, grad_q, grad_a)
         metrics = {
             "loss/critic": loss_q,

@@ -10,7 +10,11 @@ import jax.numpy as jnp
 
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks.base import Network, NetworkConfig, dense
-from purejaxdrl.networks.recurrent import RecurrentNetwork, make_recurrent_actor_critic
+from purejaxdrl.networks.recurrent import (
+    RecurrentNetwork,
+    make_recurrent_actor_critic,
+    make_recurrent_q_network,
+)
 from purejaxdrl.networks.torsos import _Torso, check_torso
 from purejaxdrl.rl.distributions import categorical, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey
@@ -88,12 +92,13 @@ class _QNetwork(nn.Module):
 
 def make_q_network(
     config: NetworkConfig, obs_spec: Box, action_spec: Discrete, *, dueling: bool
-) -> Network:
+) -> Network | RecurrentNetwork:
     """A Q-network for discrete actions: `apply(params, obs) -> (Q [A], max Q)`.
 
     Q-values stand where an actor-critic has its logits, with a categorical
     distribution, so the deterministic policy (`dist.mode`: argmax Q),
-    evaluation, rendering and export work unchanged.
+    evaluation, rendering and export work unchanged. With a recurrent
+    `config.core`, a RecurrentNetwork with the same outputs.
 
     Raises:
       ValueError: for continuous actions (use SAC, PPO or IMPALA), or the
@@ -106,6 +111,14 @@ def make_q_network(
             "impala or a2c for continuous control."
         )
     make_actor_critic(config, obs_spec, action_spec)  # the same checks
+    if config.recurrent:
+        return make_recurrent_q_network(
+            config,
+            len(obs_spec.shape),
+            action_spec.num_values,
+            categorical(),
+            dueling=dueling,
+        )
     module = _QNetwork(config, len(obs_spec.shape), action_spec.num_values, dueling)
 
     def init(key: PRNGKey, obs: jax.Array) -> Params:

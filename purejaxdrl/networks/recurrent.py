@@ -1,4 +1,7 @@
-"""Recurrent actor-critics: a torso, an LSTM or GRU core (`cores.py`), then heads.
+"""Recurrent networks: a torso, an LSTM or GRU core (`cores.py`), then heads.
+
+Actor-critics (policy and value heads) and Q-networks (Q-values where the
+policy's logits stand, as `heads.make_q_network`'s) share the torso and core.
 
 The core's state is reset where an observation starts an episode (`reset`,
 from the previous step's end), so one unroll across auto-resets computes what
@@ -14,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
-from purejaxdrl.networks.core_scan import core_scan
+from purejaxdrl.networks.core_scan import core_scan, core_step
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
@@ -37,6 +40,11 @@ class RecurrentNetwork(NamedTuple):
         (state, (policy [T, B, ...], value [T, B])): `step` scanned over T, with
         the torso and heads applied to all T x B rows at once.
       distribution: the policy head's distribution.
+      final_outputs: (params, state [B], obs [T, B, ...], reset [T, B],
+        final_obs [T, B, ...]) -> outputs (policy, value) [T, B] at each step's
+        final observation, stepped from the state after that step: what a
+        learner bootstraps from at truncations and episode ends (no gradient
+        pass of its own: a plain scan).
 
     """
 
@@ -45,6 +53,7 @@ class RecurrentNetwork(NamedTuple):
     step: Callable[[Params, PyTree, jax.Array, jax.Array], tuple[PyTree, Outputs]]
     unroll: Callable[[Params, PyTree, jax.Array, jax.Array], tuple[PyTree, Outputs]]
     distribution: Distribution
+    final_outputs: Callable[..., Outputs] | None = None
 
 
 class _RecurrentActorCritic(nn.Module):
@@ -86,6 +95,30 @@ class _RecurrentActorCritic(nn.Module):
         return state, self.heads(y)
 
 
+class _RecurrentQ(_RecurrentActorCritic):
+    # Q-values [A] where the policy's logits stand, and max Q as the value:
+    # evaluation (argmax Q), rendering and export work unchanged.
+    dueling: bool = True
+
+    def setup(self) -> None:
+        self.torso = _Torso(self.config, self.obs_ndim)
+        self.core = Core(self.config.core, self.config.core_size)
+        self.tower = [dense(w, np.sqrt(2.0)) for w in self.config.head_sizes]
+        self.advantage_head = dense(self.policy_size, 1.0)
+        if self.dueling:
+            self.value_head = dense(1, 1.0)
+
+    def heads(self, y: jax.Array) -> Outputs:
+        act = ACTIVATIONS[self.config.activation]
+        for layer in self.tower:
+            y = act(layer(y))
+        q = self.advantage_head(y)
+        if self.dueling:
+            # Wang et al. (2016): Q = V + A - mean(A).
+            q = self.value_head(y) + q - q.mean(axis=-1, keepdims=True)
+        return q, q.max(axis=-1)
+
+
 def make_recurrent_actor_critic(
     config: NetworkConfig,
     obs_ndim: int,
@@ -107,11 +140,44 @@ def make_recurrent_actor_critic(
       ValueError: for a core that is not one of CORES.
 
     """
+    _check_recurrent(config)
+    module = _RecurrentActorCritic(config, obs_ndim, policy_size)
+    return _recurrent_network(module, config, distribution)
+
+
+def make_recurrent_q_network(
+    config: NetworkConfig,
+    obs_ndim: int,
+    num_actions: int,
+    distribution: Distribution,
+    *,
+    dueling: bool,
+) -> RecurrentNetwork:
+    """A Q-network with the recurrent core `config.core` (R2D2's).
+
+    Kapturowski et al. (2019): torso, core, `head_sizes` layers, then Q-values
+    [A] (dueling if `dueling`) in the policy's place and max Q as the value.
+
+    Raises:
+      ValueError: for a core that is not one of CORES.
+
+    """
+    _check_recurrent(config)
+    module = _RecurrentQ(config, obs_ndim, num_actions, dueling=dueling)
+    return _recurrent_network(module, config, distribution)
+
+
+def _check_recurrent(config: NetworkConfig) -> None:
     if config.core not in CORES or config.core == "none":
         raise ValueError(
             f"network.core={config.core!r} is not a recurrent core; use lstm or gru."
         )
-    module = _RecurrentActorCritic(config, obs_ndim, policy_size)
+
+
+def _recurrent_network(
+    module: _RecurrentActorCritic, config: NetworkConfig, distribution: Distribution
+) -> RecurrentNetwork:
+    # The pure functions of a torso -> core -> heads module.
 
     def initial_state(batch: int) -> PyTree:
         return zero_state(config.core, config.core_size, batch)
@@ -131,10 +197,37 @@ def make_recurrent_actor_critic(
         state, y = core_scan(config.core, core["recurrent"], bias_n, state, x, reset)
         return state, module.apply(params, y, method="heads")
 
+    def final_outputs(
+        params: Params,
+        state: PyTree,
+        obs: jax.Array,
+        reset: jax.Array,
+        final_obs: jax.Array,
+    ) -> Outputs:
+        x = module.apply(params, obs, method="encode")
+        core = params["params"]["core"]
+        bias_n = core.get("recurrent_bias", jnp.zeros(config.core_size))
+        u = core["recurrent"]
+
+        def step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
+            state, _ = core_step(config.core, u, bias_n, state, *xs)
+            return state, state
+
+        # The state after each step, before the next step's reset.
+        _, after = jax.lax.scan(step, state, (x, reset))
+        rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
+        xf = module.apply(params, final_obs, method="encode")
+        xf = xf.reshape(-1, xf.shape[-1])
+        no_reset = jnp.zeros(xf.shape[0], bool)
+        _, y = core_step(config.core, u, bias_n, rows, xf, no_reset)
+        y = y.reshape(*reset.shape, -1)
+        return module.apply(params, y, method="heads")
+
     return RecurrentNetwork(
         init=init,
         initial_state=initial_state,
         step=module.apply,
         unroll=unroll,
         distribution=distribution,
+        final_outputs=final_outputs,
     )

@@ -45,3 +45,27 @@ def actor_epsilons(
     """
     frac = env_id / max(n - 1, 1)
     return jnp.asarray(epsilon, jnp.float32) ** (1.0 + alpha * frac)
+
+
+def annealed_epsilon(
+    start: jax.Array | float,
+    end: jax.Array | float,
+    fraction: jax.Array | float,
+    step: jax.Array,
+    num_updates: int,
+) -> jax.Array:
+    """ε at update `step`: linear from `start` to `end` over `fraction` of training.
+
+    Args:
+      start: ε at update 0.
+      end: ε from update `fraction * num_updates` on.
+      fraction: the part of training the decay takes.
+      step: the update, int32 [].
+      num_updates: updates in the whole run.
+
+    Returns:
+      ε, float32 [].
+
+    """
+    frac = jnp.minimum(step / (fraction * num_updates), 1.0)
+    return jnp.asarray(start + frac * (end - start), jnp.float32)

@@ -157,7 +157,9 @@ def _unroll_core(
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
         obs = actor.timestep.observation
         reset = actor.timestep.last()
-        state, action, extras = core.act(params, actor.core, obs, reset, keys[:, 0])
+        state, action, extras = core.act(
+            params, actor.core, obs, reset, keys[:, 0], actor.env_ids
+        )
         env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )

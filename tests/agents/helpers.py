@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec as P
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents import make_agent
-from purejaxdrl.agents.common import make_act_value
+from purejaxdrl.agents.actor_critic import make_act_value
 from purejaxdrl.runners.rollout import reset_actors, unroll
 
 NETWORKS = {

@@ -29,7 +29,7 @@ def test_impala_state_has_the_agent_state_fields():
 
 def test_rejects_unknown_algorithms_and_mismatched_configs():
     _, network, obs = setup()
-    with pytest.raises(ValueError, match="algo='r2d2' is not a known algorithm"):
-        make_agent("r2d2", PPOConfig(), network, obs, num_updates=1, axis_name=None)
+    with pytest.raises(ValueError, match="algo='muzero' is not a known algorithm"):
+        make_agent("muzero", PPOConfig(), network, obs, num_updates=1, axis_name=None)
     with pytest.raises(ValueError, match="type IMPALAConfig, got PPOConfig"):
         make_agent("impala", PPOConfig(), network, obs, num_updates=1, axis_name=None)

@@ -1,0 +1,370 @@
+"""R2D2: recurrent double Q-learning from replayed sequences.
+
+Kapturowski et al. (2019), "Recurrent Experience Replay in Distributed
+Reinforcement Learning", https://openreview.net/forum?id=r1lyTjAqYX. Each
+environment's unroll of T steps is stored as one sequence with the core state
+its actor started it from ("stored state"). The learner unrolls a sampled
+sequence from that state; its first `burn_in` steps only warm the state up
+(no gradient, no loss), the rest take n-step double Q-learning targets under
+the invertible value rescaling h (`rl.value_rescaling`), and the sequence's
+priority becomes η max|δ| + (1 - η) mean|δ| of its TD errors. Actors explore
+with Ape-X's per-environment ε_i.
+
+The replay keeps one prioritised shard per environment (`replay.env_shards`),
+so the same sequences are drawn on 1 or 8 devices. A network without a core
+(`--network.core none`) runs through the same learner with an empty state:
+the feed-forward baseline of the same config.
+"""
+
+import dataclasses
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape
+from purejaxdrl.agents.common import (
+    annealed_learning_rate,
+    local_copy,
+    q_networks,
+)
+from purejaxdrl.agents.r2d2_sequences import (
+    make_q_acting,
+    sequence_example,
+    sequence_td,
+    stateless,
+    time_major,
+    to_sequences,
+)
+from purejaxdrl.config import check, check_ranges
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.replay import importance_weights, make_prioritised_buffer
+from purejaxdrl.replay.env_shards import make_env_shards
+from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class R2D2Config:
+    """R2D2 hyper-parameters (the paper's values where they make sense here).
+
+    Sequences are the runner's unrolls: `--unroll-length` is the sequence
+    length (the paper's 80), of which the first `burn_in` steps (40) only warm
+    up the core state. Replay sizes count sequences, over all environments,
+    and split evenly over them (each environment has its own shard).
+
+    Attributes:
+      burn_in: steps at each sequence's start that are unrolled without
+        gradient or loss, from the stored state.
+      n_step: n of the n-step double Q-learning targets (5).
+      buffer_size: sequences held, over all environments.
+      batch_size: sequences per gradient step, over all environments.
+      min_replay: sequences stored before learning starts.
+      updates_per_step: gradient steps per runner update.
+      target_every: gradient steps between target-network updates (2500).
+      dueling: a dueling Q head.
+      per_actor_epsilon: environment i explores with Ape-X's
+        ε_i = epsilon^(1 + epsilon_alpha i / (N - 1)); else one ε annealed
+        from epsilon_start to epsilon_end over epsilon_fraction of training.
+      value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')).
+      anneal_lr: decay the learning rate linearly to 0 over training.
+      priority_alpha: prioritisation exponent (0.9).
+      learning_rate: Adam's step size (1e-4).
+      target_tau: each target update moves the target network this fraction
+        of the way to the online one (1: a copy, the paper's).
+      adam_eps: Adam's ε (1e-3).
+      gamma: discount γ (0.997).
+      max_grad_norm: gradients are clipped to this global norm (40).
+      epsilon, epsilon_alpha: Ape-X's ε and α (0.4, 7).
+      epsilon_start, epsilon_end, epsilon_fraction: the annealed ε.
+      priority_eta: η of the sequence priority (0.9).
+      importance_exponent: β of the importance weights (0.6, fixed).
+      rescale_eps: ε of h (1e-3).
+
+    """
+
+    # Static.
+    burn_in: int = jax.tree.static(default=0)
+    n_step: int = jax.tree.static(default=5)
+    buffer_size: int = jax.tree.static(default=4096)
+    batch_size: int = jax.tree.static(default=64)
+    min_replay: int = jax.tree.static(default=256)
+    updates_per_step: int = jax.tree.static(default=1)
+    target_every: int = jax.tree.static(default=2500)
+    dueling: bool = jax.tree.static(default=True)
+    per_actor_epsilon: bool = jax.tree.static(default=True)
+    value_rescaling: bool = jax.tree.static(default=True)
+    anneal_lr: bool = jax.tree.static(default=False)
+    priority_alpha: float = jax.tree.static(default=0.9)
+    # Dynamic.
+    learning_rate: float | jax.Array = 1e-4
+    target_tau: float | jax.Array = 1.0
+    adam_eps: float | jax.Array = 1e-3
+    gamma: float | jax.Array = 0.997
+    max_grad_norm: float | jax.Array = 40.0
+    epsilon: float | jax.Array = 0.4
+    epsilon_alpha: float | jax.Array = 7.0
+    epsilon_start: float | jax.Array = 1.0
+    epsilon_end: float | jax.Array = 0.05
+    epsilon_fraction: float | jax.Array = 0.5
+    priority_eta: float | jax.Array = 0.9
+    importance_exponent: float | jax.Array = 0.6
+    rescale_eps: float | jax.Array = 1e-3
+
+
+class R2D2State(NamedTuple):
+    """The learner state with this device's replay shards.
+
+    Attributes:
+      params: online Q-network parameters.
+      target_params: the target network's, copied every `target_every` steps.
+      opt_state: Adam's state.
+      step: int32 [], runner updates done.
+      grad_steps: int32 [], gradient steps done.
+      buffer: one prioritised shard per environment of this device.
+
+    """
+
+    params: Params
+    target_params: Params
+    opt_state: optax.OptState
+    step: jax.Array
+    grad_steps: jax.Array
+    buffer: object
+
+
+def make_r2d2(
+    config: R2D2Config,
+    network: Network | RecurrentNetwork,
+    obs_example: jax.Array,
+    *,
+    num_updates: int,
+    axis_name: str | None = None,
+    num_envs: int = 1,
+    num_devices: int = 1,
+    unroll_length: int = 1,
+) -> Agent:
+    """Builds R2D2 on a recurrent Q-network (or a feed-forward one, stateless).
+
+    Each update adds every environment's unroll as one sequence to its shard,
+    with the largest priority seen so far; once `min_replay` sequences are
+    stored, `updates_per_step` gradient steps follow, all-reduced over
+    `axis_name`, each writing its sequences' new priorities back.
+
+    Args:
+      config: hyper-parameters.
+      network: the Q-network (`networks.make_q_network`).
+      obs_example: one observation (unbatched), to initialise parameters.
+      num_updates: total number of `update` calls.
+      axis_name: mesh axis of the data-parallel devices, or None on one.
+      num_envs: N, the global number of environments.
+      num_devices: devices the environments are split over.
+      unroll_length: T, the steps of each stored sequence.
+
+    Returns:
+      The Agent, acting through `Agent.core`; its state is an `R2D2State`
+      whose buffer is sharded over `data`.
+
+    """
+    validate(config)
+    if isinstance(network, Network):
+        network = stateless(network)
+    local_envs = num_envs // num_devices
+    shards = make_env_shards(
+        make_prioritised_buffer(
+            config.buffer_size // num_envs,
+            config.batch_size // num_envs,
+            config.min_replay // num_envs,
+            alpha=config.priority_alpha,
+        ),
+        local_envs,
+    )
+    targets = {
+        "burn_in": config.burn_in,
+        "n_step": config.n_step,
+        "gamma": config.gamma,
+        "rescale_eps": config.rescale_eps if config.value_rescaling else None,
+    }
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=config.updates_per_step,
+    )
+    optimizer = optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm),
+        optax.adam(learning_rate, eps=config.adam_eps),
+    )
+
+    def init(key: PRNGKey) -> R2D2State:
+        params = network.init(key, obs_example)
+        example = sequence_example(obs_example, unroll_length, network)
+        return R2D2State(
+            params,
+            jax.tree.map(jnp.copy, params),
+            optimizer.init(params),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            shards.init(example),
+        )
+
+    def epsilon_now(step: jax.Array) -> jax.Array:
+        start, end = config.epsilon_start, config.epsilon_end
+        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+
+    def acting_params(state: R2D2State) -> tuple[Params, jax.Array]:
+        return state.params, epsilon_now(state.step)
+
+    core, act, value = make_q_acting(
+        network, obs_example.ndim, epsilons(config, num_envs)
+    )
+
+    def grad_step(
+        state: R2D2State, key: PRNGKey, ready: jax.Array, env_ids: jax.Array
+    ) -> tuple[R2D2State, Metrics]:
+        drawn = shards.sample(state.buffer, key, env_ids)
+        seq = time_major(drawn.item)
+        size = shards.size(state.buffer)
+        weights = importance_weights(
+            drawn.probability.reshape(-1), size, config.importance_exponent, axis_name
+        )
+
+        def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
+            td = sequence_td(network, params, state.target_params, seq, **targets)
+            per_sequence = 0.5 * jnp.mean(td * td, axis=0)
+            return jnp.mean(weights * per_sequence), td
+
+        local = local_copy(state.params, axis_name)
+        (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(local)
+        metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
+        if axis_name is not None:
+            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        grad_steps = state.grad_steps + 1
+        tau = jnp.where(grad_steps % config.target_every == 0, config.target_tau, 0)
+        target = optax.incremental_update(params, state.target_params, tau)
+        # Before `ready` the learner state stays as it was (a select of these
+        # small trees: a `lax.cond` would copy the replay shards).
+        learner = jax.tree.map(
+            lambda new, old: jnp.where(ready, new, old),
+            (params, target, opt_state, grad_steps),
+            (state.params, state.target_params, state.opt_state, state.grad_steps),
+        )
+        abs_td = jnp.abs(td)
+        eta = config.priority_eta
+        priority = eta * abs_td.max(axis=0) + (1.0 - eta) * abs_td.mean(axis=0)
+        priority = jnp.maximum(priority, 1e-6).reshape(drawn.index.shape)
+        # Before learning starts these are still the current network's TD
+        # errors: priorities as R2D2's actors would compute them.
+        buffer = shards.set_priorities(state.buffer, drawn.index, priority)
+        new = R2D2State(*learner[:3], state.step, learner[3], buffer)
+        metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+        return new, metrics
+
+    def update(
+        state: R2D2State, traj: Transition, key: PRNGKey
+    ) -> tuple[R2D2State, Metrics]:
+        state = state._replace(buffer=shards.add(state.buffer, to_sequences(traj)))
+        first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * local_envs
+        env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
+        stored = jnp.minimum(state.step + 1, config.buffer_size // num_envs)
+        ready = stored >= config.min_replay // num_envs
+
+        def body(state: R2D2State, key: PRNGKey) -> tuple[R2D2State, Metrics]:
+            return grad_step(state, key, ready, env_ids)
+
+        keys = jax.random.split(key, config.updates_per_step)
+        state, metrics = jax.lax.scan(body, state, keys)
+        metrics = {
+            **jax.tree.map(jnp.mean, metrics),
+            "epsilon": epsilon_now(state.step),
+            "replay/size": (stored * num_envs).astype(jnp.float32),
+            "learner/grad_steps": state.grad_steps.astype(jnp.float32),
+        }
+        return state._replace(step=state.step + 1), metrics
+
+    return Agent(
+        init=init,
+        act=act,
+        value=value,
+        update=update,
+        acting_params=acting_params,
+        axis_name=axis_name,
+        state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS)),
+        core=core,
+    )
+
+
+def epsilons(config: R2D2Config, num_envs: int) -> Callable:
+    """(annealed ε, env_ids [B]) -> each environment's ε [B]."""
+
+    def per_env(epsilon: jax.Array, env_ids: jax.Array) -> jax.Array:
+        if config.per_actor_epsilon:
+            alpha = config.epsilon_alpha
+            return actor_epsilons(config.epsilon, alpha, env_ids, num_envs)
+        return jnp.broadcast_to(epsilon, env_ids.shape)
+
+    return per_env
+
+
+def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
+    """R2D2's range rules, and with `shape` that its sequences fit the run.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    check_ranges(
+        "r2d2",
+        config,
+        at_least_one=("n_step", "buffer_size", "batch_size", "min_replay")
+        + ("updates_per_step", "target_every"),
+        positive=("learning_rate", "adam_eps", "max_grad_norm", "rescale_eps"),
+        non_negative=("epsilon_fraction", "epsilon_alpha", "priority_alpha"),
+        unit=("gamma", "epsilon", "epsilon_start", "epsilon_end")
+        + ("priority_eta", "importance_exponent", "target_tau"),
+    )
+    check(
+        config.burn_in >= 0,
+        f"r2d2.burn_in={config.burn_in} must be >= 0 (0: no burn-in).",
+    )
+    check(
+        config.min_replay <= config.buffer_size,
+        f"r2d2.min_replay={config.min_replay} exceeds r2d2.buffer_size="
+        f"{config.buffer_size}: learning would never start; lower it.",
+    )
+    if shape is None:
+        return
+    check(
+        config.burn_in < shape.unroll_length,
+        f"r2d2.burn_in={config.burn_in} leaves no step of the "
+        f"{shape.unroll_length}-step sequences (--unroll-length) to learn from; "
+        "make it smaller than the unroll length.",
+    )
+    for field in ("buffer_size", "batch_size", "min_replay"):
+        value = getattr(config, field)
+        check(
+            value % shape.num_envs == 0,
+            f"r2d2.{field}={value} must be a multiple of num_envs="
+            f"{shape.num_envs}: each environment keeps its own replay shard; "
+            f"e.g. {max(1, value // shape.num_envs) * shape.num_envs}.",
+        )
+
+
+ALGORITHM = Algorithm(
+    name="r2d2",
+    summary="R2D2: recurrent double Q-learning from prioritised sequence replay",
+    config_type=R2D2Config,
+    default_config=R2D2Config,
+    make_agent=make_r2d2,
+    make_networks=q_networks,
+    validate=validate,
+    keeps_replay=lambda config: True,
+    recurrent=True,
+)

@@ -1,0 +1,210 @@
+"""R2D2's parts: stored sequences, their TD errors, and ε-greedy recurrent actors."""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.agents.actor_critic import episode_start_network
+from purejaxdrl.agents.base import CoreActing
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.rl.exploration import epsilon_greedy
+from purejaxdrl.rl.nstep import n_step_targets
+from purejaxdrl.rl.value_rescaling import rescale, unscale
+from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
+
+
+class Sequence(NamedTuple):
+    """One environment's stored unroll: leaves [T, ...], the state [...]."""
+
+    observation: jax.Array
+    action: jax.Array
+    reward: jax.Array
+    discount: jax.Array
+    truncated: jax.Array
+    reset: jax.Array
+    final_observation: jax.Array
+    core_state: PyTree
+
+
+def stateless(network: Network) -> RecurrentNetwork:
+    """A feed-forward network as a recurrent one with an empty state."""
+
+    def step(params, state, obs, reset):
+        return state, network.apply(params, obs)
+
+    def final_outputs(params, state, obs, reset, final_obs):
+        return network.apply(params, final_obs)
+
+    return RecurrentNetwork(
+        init=network.init,
+        initial_state=lambda batch: (),
+        step=step,
+        unroll=step,
+        distribution=network.distribution,
+        final_outputs=final_outputs,
+    )
+
+
+def sequence_td(
+    network: RecurrentNetwork,
+    params: Params,
+    target_params: Params,
+    seq: Sequence,
+    *,
+    burn_in: int,
+    n_step: int,
+    gamma: float | jax.Array,
+    rescale_eps: float | jax.Array | None,
+) -> jax.Array:
+    """TD errors δ [T - burn_in, S] of S time-major sequences.
+
+    The online network unrolls the sequence from its stored state; the burn-in
+    steps run with stopped gradients and only give the state the rest starts
+    from. Targets: n-step returns G with γ_boot (cut at episode ends and at the
+    sequence's end, `rl.n_step_targets`) bootstrapping from the target
+    network's Q at the final observation of the bootstrap step, at the action
+    the online network prefers there (double Q); with `rescale_eps`, through
+    the value rescaling h: h(G + γ_boot h^-1(Q')).
+
+    Args:
+      network: the (recurrent) Q-network.
+      params: the online parameters (differentiated).
+      target_params: the target network's.
+      seq: the sequences, leaves [T, S, ...] and the stored states [S, ...].
+      burn_in: steps at the start that only warm up the state.
+      n_step: the targets' horizon.
+      gamma: the discount γ.
+      rescale_eps: ε of h, or None for no rescaling.
+
+    """
+    b = burn_in
+    head = jax.tree.map(lambda x: x[:b], seq)
+    tail = jax.tree.map(lambda x: x[b:], seq)
+    start = seq.core_state
+    if b:
+        frozen = jax.lax.stop_gradient(params)
+        start, _ = network.unroll(frozen, start, head.observation, head.reset)
+        start = jax.lax.stop_gradient(start)
+    _, (q, _) = network.unroll(params, start, tail.observation, tail.reset)
+    q_taken = jnp.take_along_axis(q, tail.action[..., None], axis=-1)[..., 0]
+
+    def final_q(p: Params) -> jax.Array:
+        # Targets come from both networks' own burn-in over the whole sequence.
+        q_final, _ = network.final_outputs(
+            p, seq.core_state, seq.observation, seq.reset, seq.final_observation
+        )
+        return jax.lax.stop_gradient(q_final[b:])
+
+    online, target = final_q(params), final_q(target_params)
+    best = jnp.argmax(online, axis=-1)[..., None]
+    q_next = jnp.take_along_axis(target, best, axis=-1)[..., 0]  # [T - b, S]
+    nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
+    ret, boot, index = nstep(tail.reward, tail.discount, tail.truncated, n_step, gamma)
+    bootstrap = jnp.take_along_axis(q_next, index, axis=0)
+    if rescale_eps is not None:
+        eps = rescale_eps
+        target_q = rescale(ret + boot * unscale(bootstrap, eps), eps)
+    else:
+        target_q = ret + boot * bootstrap
+    return target_q - q_taken
+
+
+def to_sequences(traj: Transition) -> Sequence:
+    """An unroll [T, E] as one stored sequence per environment, leaves [E, T, ...]."""
+    steps = Sequence(
+        traj.observation,
+        traj.action.astype(jnp.int32),
+        traj.reward.astype(jnp.float32),
+        traj.discount.astype(jnp.float32),
+        traj.truncated,
+        traj.reset,
+        traj.final_observation,
+        (),
+    )
+    per_env = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps)
+    return per_env._replace(core_state=traj.core_state)
+
+
+def time_major(item: Sequence) -> Sequence:
+    """Sampled sequences [S, T, ...] as the learner takes them, [T, S, ...]."""
+    swap = {
+        field: jnp.swapaxes(getattr(item, field), 0, 1)
+        for field in Sequence._fields
+        if field != "core_state"
+    }
+    return item._replace(**swap)
+
+
+def sequence_example(
+    obs_example: jax.Array, length: int, network: RecurrentNetwork
+) -> Sequence:
+    """One stored sequence of `length` steps, all zeros: a buffer's example."""
+    obs = jnp.asarray(obs_example)
+    steps = jnp.zeros((length,), jnp.float32)
+    return Sequence(
+        observation=jnp.zeros((length, *obs.shape), obs.dtype),
+        action=steps.astype(jnp.int32),
+        reward=steps,
+        discount=steps,
+        truncated=steps.astype(bool),
+        reset=steps.astype(bool),
+        final_observation=jnp.zeros((length, *obs.shape), obs.dtype),
+        core_state=jax.tree.map(lambda x: x[0], network.initial_state(1)),
+    )
+
+
+def make_q_acting(
+    network: RecurrentNetwork,
+    obs_ndim: int,
+    epsilons: Callable[[jax.Array, jax.Array], jax.Array],
+) -> tuple[CoreActing, Callable, Callable]:
+    """ε-greedy actors on a recurrent Q-network, acting params (params, ε).
+
+    Args:
+      network: the Q-network (Q-values in the policy's place, max Q as value).
+      obs_ndim: the number of observation dimensions.
+      epsilons: (annealed ε, env_ids [B]) -> each environment's ε [B].
+
+    Returns:
+      (CoreActing for the runners; the stateless `act` and `value` of
+      `Agent`, which act from an episode's start with environment 0's ε).
+
+    """
+
+    def core_act(
+        acting: tuple[Params, jax.Array],
+        state: PyTree,
+        obs: jax.Array,
+        reset: jax.Array,
+        keys: PRNGKey,
+        env_ids: jax.Array,
+    ) -> tuple[PyTree, jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        state, (q, value) = network.step(params, state, obs, reset)
+        action = jax.vmap(epsilon_greedy)(keys, q, epsilons(epsilon, env_ids))
+        zeros = jnp.zeros(action.shape, jnp.float32)
+        extras = {"log_prob": zeros, "env_action": action, "value": value}
+        return state, action, extras
+
+    def core_value(
+        acting: tuple[Params, jax.Array], state: PyTree, obs: jax.Array
+    ) -> jax.Array:
+        no_reset = jnp.zeros(obs.shape[:1], bool)
+        return network.step(acting[0], state, obs, no_reset)[1][1]
+
+    fresh = episode_start_network(network, obs_ndim)
+
+    def act(
+        acting: tuple[Params, jax.Array], obs: jax.Array, key: PRNGKey
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        eps = epsilons(epsilon, jnp.zeros((), jnp.int32))
+        action = epsilon_greedy(key, fresh.apply(params, obs)[0], eps)
+        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
+
+    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
+        return fresh.apply(acting[0], obs)[1]
+
+    return CoreActing(network.initial_state, core_act, core_value), act, value

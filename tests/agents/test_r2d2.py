@@ -1,0 +1,224 @@
+"""R2D2: value rescaling, sequence targets against a per-step NumPy reference,
+burn-in without gradient, per-environment replay shards on any device count."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+
+import purejaxdrl as pjd
+from purejaxdrl import env as envs
+from purejaxdrl.agents.r2d2 import R2D2Config
+from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td
+from purejaxdrl.networks import make_q_network
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.rl.value_rescaling import rescale, unscale
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _h(x, eps):
+    # The paper's definition, in float64.
+    return np.sign(x) * (np.sqrt(np.abs(x) + 1.0) - 1.0) + eps * x
+
+
+def _h_inverse(y, eps):
+    # h is increasing: bisection in float64, independent of the closed form.
+    lo, hi = np.full_like(y, -1e7), np.full_like(y, 1e7)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        below = _h(mid, eps) < y
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def test_value_rescaling_is_h_and_its_inverse():
+    x = np.array([-3e4, -250.0, -7.5, -1.0, -0.01, 0.0, 0.3, 1.0, 42.0, 9e3])
+    for eps in (1e-3, 1e-2):
+        np.testing.assert_allclose(
+            rescale(x.astype(np.float32), eps), _h(x, eps), rtol=1e-6, atol=1e-7
+        )
+        y = _h(x, eps)
+        np.testing.assert_allclose(
+            unscale(y.astype(np.float32), eps), _h_inverse(y, eps), rtol=2e-6,
+            atol=1e-6,
+        )  # fmt: skip
+
+
+T, S, OBS, BURN = 9, 3, 4, 3
+
+
+@functools.cache
+def _network(core="gru"):
+    env = envs.make("CartPole-v1")
+    params = env.default_params
+    config = pjd.NetworkConfig(hidden_sizes=(8,), core=core, core_size=6)
+    return make_q_network(
+        config, env.observation_spec(params), env.action_spec(params), dueling=True
+    )
+
+
+def _sequences(core="gru", seed=0) -> Sequence:
+    """S sequences of T steps with a termination and a truncation mid-sequence."""
+    rng = np.random.default_rng(seed)
+    discount = np.ones((T, S), np.float32)
+    truncated = np.zeros((T, S), bool)
+    discount[5, 0] = 0.0  # sequence 0 terminates at step 5
+    truncated[2, 1] = True  # sequence 1 is cut by a time limit at step 2
+    truncated[7, 2], discount[4, 2] = True, 0.0
+    done = (discount == 0) | truncated
+    reset = np.concatenate([np.zeros((1, S), bool), done[:-1]])
+    start = _network(core).initial_state(S)
+    start = jax.tree.map(lambda x: rng.normal(size=x.shape).astype(np.float32), start)
+    return Sequence(
+        observation=rng.normal(size=(T, S, OBS)).astype(np.float32),
+        action=rng.integers(0, 2, (T, S)).astype(np.int32),
+        reward=rng.normal(size=(T, S)).astype(np.float32),
+        discount=discount,
+        truncated=truncated,
+        reset=reset,
+        final_observation=rng.normal(size=(T, S, OBS)).astype(np.float32),
+        core_state=start,
+    )
+
+
+def _td(config, net, params, target_params, seq):
+    eps = config.rescale_eps if config.value_rescaling else None
+    return sequence_td(
+        net, params, target_params, seq, burn_in=config.burn_in,
+        n_step=config.n_step, gamma=config.gamma, rescale_eps=eps,
+    )  # fmt: skip
+
+
+def _reference_td(config, net, params, target_params, seq):
+    """δ by the paper's definition, one step and one sequence at a time."""
+
+    def per_step_q(p):
+        q, q_final = np.zeros((T, S, 2)), np.zeros((T, S, 2))
+        for s in range(S):
+            state = jax.tree.map(lambda x, s=s: x[s : s + 1], seq.core_state)
+            for t in range(T):
+                reset = np.array([seq.reset[t, s]])
+                state, (q_t, _) = net.step(p, state, seq.observation[t, s][None], reset)
+                q[t, s] = q_t[0]
+                no = np.zeros(1, bool)
+                _, (qf, _) = net.step(p, state, seq.final_observation[t, s][None], no)
+                q_final[t, s] = qf[0]
+        return q, q_final
+
+    (q, online_final), (_, target_final) = per_step_q(params), per_step_q(target_params)
+    eps, gamma, n = config.rescale_eps, config.gamma, config.n_step
+    td = np.zeros((T - config.burn_in, S))
+    for s in range(S):
+        for t in range(config.burn_in, T):
+            ret, boot, last = 0.0, 1.0, t
+            for j in range(n):
+                k = t + j
+                if k >= T:
+                    break
+                ret += boot * seq.reward[k, s]
+                boot *= gamma * seq.discount[k, s]
+                last = k
+                if seq.discount[k, s] == 0 or seq.truncated[k, s]:
+                    break
+            best = np.argmax(online_final[last, s])
+            bootstrap = target_final[last, s, best]
+            target = _h(ret + boot * _h_inverse(np.array(bootstrap), eps), eps)
+            td[t - config.burn_in, s] = target - q[t, s, seq.action[t, s]]
+    return td
+
+
+@pytest.mark.parametrize("core", ["gru", "lstm"])
+def test_sequence_td_errors_match_a_per_step_reference(core):
+    config = R2D2Config(burn_in=BURN, n_step=3, gamma=0.9)
+    net = _network(core)
+    params = net.init(jax.random.key(0), jnp.zeros(OBS))
+    target_params = net.init(jax.random.key(1), jnp.zeros(OBS))
+    seq = _sequences(core)
+    td = _td(config, net, params, target_params, seq)
+    expected = _reference_td(config, net, params, target_params, seq)
+    np.testing.assert_allclose(td, expected, atol=2e-5, rtol=1e-5)
+
+
+def test_burn_in_steps_get_no_gradient():
+    config = R2D2Config(burn_in=BURN, n_step=2)
+    net = _network()
+    params = net.init(jax.random.key(0), jnp.zeros(OBS))
+    target_params = net.init(jax.random.key(1), jnp.zeros(OBS))
+    seq = _sequences()
+
+    def loss(params, obs):
+        td = _td(config, net, params, target_params, seq._replace(observation=obs))
+        return jnp.mean(td**2)
+
+    d_params, d_obs = jax.grad(loss, argnums=(0, 1))(params, seq.observation)
+    d_obs = np.asarray(d_obs)
+    assert np.all(d_obs[:BURN] == 0.0)  # the burn-in's inputs: none at all
+    assert np.all(np.abs(d_obs[BURN:]).sum(-1) > 0)
+    # The same gradient as a loss whose start state is a constant: the burn-in
+    # contributes the state only, never a parameter gradient.
+    head = jax.tree.map(lambda x: x[:BURN], seq)
+    start, _ = net.unroll(params, seq.core_state, head.observation, head.reset)
+    start = jax.tree.map(np.asarray, start)
+
+    def loss_from(params):
+        tail = jax.tree.map(lambda x: x[BURN:], seq)
+        _, (q, _) = net.unroll(params, start, tail.observation, tail.reset)
+        td_target = _td(config, net, params, target_params, seq)
+        q_taken = jnp.take_along_axis(q, tail.action[..., None], -1)[..., 0]
+        # δ = target - q with the target held fixed, as sequence_td's.
+        target = jax.lax.stop_gradient(td_target + q_taken)
+        return jnp.mean((target - q_taken) ** 2)
+
+    expected = jax.grad(loss_from)(params)
+    flat = lambda tree: np.asarray(ravel_pytree(tree)[0])  # noqa: E731
+    np.testing.assert_allclose(flat(d_params), flat(expected), atol=1e-6, rtol=1e-5)
+    assert np.abs(flat(d_params)).max() > 1e-4
+
+
+SMALL = {
+    "algo": "r2d2",
+    "num_envs": 8,
+    "unroll_length": 8,
+    "total_steps": 8 * 8 * 6,
+    "r2d2": {"burn_in": 2, "buffer_size": 32, "batch_size": 16, "min_replay": 16,
+             "updates_per_step": 2, "target_every": 3, "learning_rate": 1e-3},
+    "network": {"core": "gru", "core_size": 8, "hidden_sizes": [16]},
+    "env": {"hide_observations": [1, 3]},
+}  # fmt: skip
+
+
+@functools.cache
+def _trained(num_devices: int):
+    config = pjd.apply_overrides(pjd.TrainConfig(), SMALL)
+    exp = pjd.make_experiment(config, make_mesh(num_devices))
+    state, metrics = exp.runner.train_chunk(6)(exp.runner.init(jax.random.key(0)))
+    return exp, jax.device_get(state), jax.device_get(metrics)
+
+
+def _flat(tree) -> np.ndarray:
+    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+
+
+@pytest.mark.parametrize("num_devices", [2, 8])
+def test_same_parameters_on_any_device_count(num_devices):
+    exp, one, metrics = _trained(1)
+    _, many, _ = _trained(num_devices)
+    # Learning from the second update on (2 sequences per shard): 5 x 2 steps.
+    assert metrics["learner/grad_steps"][-1] == 10
+    init = exp.runner.init(jax.random.key(0))
+    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+    np.testing.assert_allclose(
+        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+    )
+    # The replay shards, gathered, hold the same sequences and priorities.
+    np.testing.assert_array_equal(
+        many.agent.buffer.ring.items.observation,
+        one.agent.buffer.ring.items.observation,
+    )
+    np.testing.assert_allclose(
+        many.agent.buffer.nodes, one.agent.buffer.nodes, rtol=1e-5, atol=1e-6
+    )

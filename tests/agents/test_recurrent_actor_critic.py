@@ -1,0 +1,66 @@
+"""Recurrent IMPALA and A2C: the learner's re-unroll and bootstrap values match
+what the actors computed, and V-trace sees no lag at policy lag 0."""
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.actor_critic import learner_bootstrap, learner_outputs
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.runners.rollout import unroll
+
+pytestmark = pytest.mark.timeout(300)
+
+SMALL = {
+    "num_envs": 8,
+    "unroll_length": 16,
+    "total_steps": 8 * 16 * 4,
+    "network": {"core": "gru", "core_size": 16, "hidden_sizes": [16]},
+    # A time limit of 30 steps: episodes are cut short inside every unroll.
+    "env": {"hide_observations": [1, 3], "options": {"max_steps_in_episode": 30}},
+}
+
+
+@functools.cache
+def _trained(algo: str, core: str = "gru"):
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {**SMALL, "algo": algo, "network": {**SMALL["network"], "core": core}},
+    )
+    exp = pjd.make_experiment(config, make_mesh(1))
+    state, metrics = exp.runner.train_chunk(4)(exp.runner.init(jax.random.key(0)))
+    return exp, jax.device_get(state), jax.device_get(metrics)
+
+
+@pytest.mark.parametrize("algo, core", [("impala", "gru"), ("a2c", "lstm")])
+def test_learner_outputs_and_bootstraps_are_the_actors(algo, core):
+    exp, state, _ = _trained(algo, core)
+    params = state.agent.params
+
+    @jax.jit
+    def act(actor, key):
+        return unroll(exp.env, state.env_params, exp.agent, params, actor, key, 200)
+
+    _, traj = act(state.actor, jax.random.key(1))
+    # Episodes end inside the unroll, by termination and by the time limit.
+    assert (traj.discount == 0).any() and traj.truncated.any()
+    net = exp.network
+    policy, value = jax.jit(learner_outputs, static_argnums=0)(net, params, traj)
+    log_prob = net.distribution.log_prob(policy, traj.action)
+    np.testing.assert_allclose(log_prob, traj.log_prob, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(value, traj.value, atol=1e-5, rtol=0)
+    # The learner's bootstrap values (final observations stepped from the
+    # state after each step) are the actors' (the next step's value, or the
+    # final observation's where the episode was cut short).
+    bootstrap = jax.jit(learner_bootstrap, static_argnums=0)(net, params, traj, value)
+    np.testing.assert_allclose(bootstrap, traj.bootstrap_value, atol=1e-5, rtol=0)
+
+
+def test_recurrent_impala_at_lag_0_has_importance_ratios_of_1():
+    _, _, metrics = _trained("impala")
+    # The learner re-unrolls each trajectory with the actors' parameters: π = μ.
+    np.testing.assert_allclose(metrics["vtrace/rho_mean"], 1.0, atol=1e-5)
+    np.testing.assert_allclose(metrics["approx_kl"], 0.0, atol=1e-6)
