@@ -104,6 +104,29 @@ def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
     assert max(none.final_return) <= 250, none.final_return
 
 
+# R2D2 on the same task: replay learners do not sweep yet, so one run per seed
+# (~1-2 min each on 2 CPU cores), and one without a core. The issue's bar is
+# reaching 450 within 1M steps; R2D2's final return varies more than PPO's
+# (README: one seed of six ended at 407 after reaching 500).
+@pytest.mark.timeout(900)
+def test_r2d2_solves_masked_cartpole_where_feed_forward_cannot():
+    preset = pjd.load_preset("cartpole_masked", "r2d2")
+    assert preset.target_return >= 450 and preset.target_steps <= 1_000_000
+
+    def best(config):
+        history = pjd.train(config).history
+        return max(r.get("episode/mean_return") or 0.0 for r in history), history
+
+    for seed in (0, 1):
+        config = pjd.apply_overrides(preset.config, {"seed": seed, "devices": 1})
+        assert config.network.core == "gru" and config.total_steps <= 1_000_000
+        peak, history = best(config)
+        assert peak >= 450, (seed, [r.get("episode/mean_return") for r in history])
+    flat = pjd.apply_overrides(config, {"network": {"core": "none"}})
+    peak, history = best(flat)
+    assert peak <= 250, [r.get("episode/mean_return") for r in history]
+
+
 @pytest.mark.timeout(600)
 def test_recurrent_ppo_remembers_a_bit_for_30_steps_where_feed_forward_cannot():
     from purejaxdrl.sweep.program import sweep

@@ -18,7 +18,6 @@ the feed-forward baseline of the same config.
 
 import dataclasses
 from collections.abc import Callable
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +30,7 @@ from purejaxdrl.agents.common import (
     local_copy,
     q_networks,
 )
+from purejaxdrl.agents.dqn import DQNState
 from purejaxdrl.agents.r2d2_sequences import (
     make_q_acting,
     sequence_example,
@@ -117,25 +117,10 @@ class R2D2Config:
     rescale_eps: float | jax.Array = 1e-3
 
 
-class R2D2State(NamedTuple):
-    """The learner state with this device's replay shards.
-
-    Attributes:
-      params: online Q-network parameters.
-      target_params: the target network's, copied every `target_every` steps.
-      opt_state: Adam's state.
-      step: int32 [], runner updates done.
-      grad_steps: int32 [], gradient steps done.
-      buffer: one prioritised shard per environment of this device.
-
-    """
-
-    params: Params
-    target_params: Params
-    opt_state: optax.OptState
-    step: jax.Array
-    grad_steps: jax.Array
-    buffer: object
+# The learner state is DQN's: online and target parameters, Adam's state,
+# update and gradient-step counters, and the replay (here one prioritised
+# shard per environment of this device).
+R2D2State = DQNState
 
 
 def make_r2d2(

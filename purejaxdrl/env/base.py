@@ -100,6 +100,20 @@ class Env:
         del info, axis_name
         return params
 
+    @property
+    def vma_checked(self) -> bool:
+        """Whether the env's code type-checks under `shard_map`'s `check_vma`.
+
+        Inside `shard_map` every value is typed as varying over the mesh's
+        axes or not, and a `lax.scan` whose carry starts from a constant but
+        picks up per-device state fails that check. Environments written that
+        way (Craftax) say False, and the runners turn the check off for them.
+        Nothing else changes: agents differentiate their own copy of the
+        parameters (`agents.common.local_copy`) and average gradients
+        explicitly, which means the same with or without the check.
+        """
+        return True
+
 
 class Wrapper(Env):
     """Delegates everything to `env`; subclasses override what they change."""
@@ -124,6 +138,10 @@ class Wrapper(Env):
 
     def action_spec(self, params: EnvParams) -> Discrete | Box:
         return self.env.action_spec(params)
+
+    @property
+    def vma_checked(self) -> bool:
+        return self.env.vma_checked
 
     def update_statistics(
         self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None

@@ -46,9 +46,20 @@ def _register_brax() -> None:
         _FACTORIES.setdefault(BRAX_PREFIX + env_id, functools.partial(BraxEnv, env_id))
 
 
+@functools.cache
+def _register_craftax() -> None:
+    # Listed whether or not the optional package is installed: making one
+    # without it says how to install it.
+    from purejaxdrl.env.craftax_env import CRAFTAX_IDS, CraftaxEnv
+
+    for env_id in CRAFTAX_IDS:
+        _FACTORIES.setdefault(env_id, functools.partial(CraftaxEnv, env_id))
+
+
 def _register_builtins(name: str | None = None) -> None:
     if name is not None and name in _FACTORIES:
         return
+    _register_craftax()
     # A brax name needs no gymnax (whose import, through seaborn and scipy,
     # costs about 3 s); an unknown name registers everything for the hint.
     if name is None or name.startswith(BRAX_PREFIX):

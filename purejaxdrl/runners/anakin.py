@@ -227,7 +227,11 @@ def make_runner(
             return jax.lax.scan(train_step, state, None, length=length)
 
         sharded = jax.shard_map(
-            chunk, mesh=mesh, in_specs=(specs,), out_specs=(specs, P())
+            chunk,
+            mesh=mesh,
+            in_specs=(specs,),
+            out_specs=(specs, P()),
+            check_vma=env.vma_checked,
         )
         return jax.jit(
             sharded, donate_argnums=0, compiler_options=compiler_options(platform)
@@ -236,7 +240,13 @@ def make_runner(
     # Jitted so that outputs are distinct buffers: eager code may alias two leaves
     # (observation and final_observation after a reset), which donation rejects.
     init = jax.jit(
-        jax.shard_map(init_shard, mesh=mesh, in_specs=P(), out_specs=specs),
+        jax.shard_map(
+            init_shard,
+            mesh=mesh,
+            in_specs=P(),
+            out_specs=specs,
+            check_vma=env.vma_checked,
+        ),
         compiler_options=compiler_options(platform, runs_once=True),
     )
     return Runner(init, train_chunk, num_envs * unroll_length, mesh, specs)

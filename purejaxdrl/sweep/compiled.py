@@ -91,6 +91,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), P(SWEEP_AXIS)),
             out_specs=_STATE_SPECS,
+            check_vma=env.vma_checked,
         ),
         compiler_options=compiler_options(platform, runs_once=True),
     )
@@ -108,6 +109,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), _STATE_SPECS),
             out_specs=(_STATE_SPECS, P(SWEEP_AXIS)),
+            check_vma=env.vma_checked,
         )
         return jax.jit(
             sharded, donate_argnums=1, compiler_options=compiler_options(platform)
