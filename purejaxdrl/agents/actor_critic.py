@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.agents.base import CoreActing
+from purejaxdrl.agents.common import transition_example
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
@@ -173,3 +174,18 @@ def learner_bootstrap(
         traj.truncated,
         traj.final_observation,
     )
+
+
+def replay_example(
+    network: Network | RecurrentNetwork, obs_example: jax.Array
+) -> tuple[Transition, PyTree]:
+    """(one step, one start state) of a sequence buffer that replays unrolls.
+
+    The start state is () for a feed-forward network, whose steps also have no
+    `reset` flags.
+    """
+    example = transition_example(obs_example)
+    if not isinstance(network, RecurrentNetwork):
+        return example, ()
+    start = jax.tree.map(lambda x: x[0], network.initial_state(1))
+    return example._replace(reset=jnp.zeros((), bool)), start

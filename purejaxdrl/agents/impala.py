@@ -24,6 +24,7 @@ from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
     learner_bootstrap,
     learner_outputs,
+    replay_example,
 )
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
@@ -33,7 +34,6 @@ from purejaxdrl.agents.common import (
     flat_gradient_step,
     learning_rewards,
     make_optimizer,
-    transition_example,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
@@ -217,7 +217,9 @@ def make_impala(
         # actors act with them.
         past = jnp.broadcast_to(flat, (lag, flat.size))
         step = jnp.zeros((), jnp.int32)
-        buffer = () if replay is None else replay.init(transition_example(obs_example))
+        buffer = (
+            () if replay is None else replay.init(*replay_example(network, obs_example))
+        )
         return IMPALAState(params, optimizer.init(flat), step, past, buffer)
 
     def acting_params(state: IMPALAState) -> Params:
@@ -276,11 +278,17 @@ def make_impala(
             # Fresh trajectories enter the buffer first, so a replayed batch
             # may hold some of them again (as in a FIFO replay of the paper's).
             key, key_replay = jax.random.split(key)
-            buffer = replay.add(buffer, traj)
-            replayed = replay.sample(buffer, key_replay).item
-            traj = jax.tree.map(
-                lambda a, b: jnp.concatenate([a, b], axis=1), traj, replayed
+            # A recurrent actor's start states are kept beside the steps.
+            steps, starts = traj._replace(core_state=()), traj.core_state
+            buffer = replay.add(buffer, steps, starts)
+            old_steps, old_starts = replay.sample(buffer, key_replay).item
+            steps = jax.tree.map(
+                lambda a, b: jnp.concatenate([a, b], axis=1), steps, old_steps
             )
+            starts = jax.tree.map(
+                lambda a, b: jnp.concatenate([a, b]), starts, old_starts
+            )
+            traj = steps._replace(core_state=starts)
         flat, unravel = ravel_pytree(state.params)
         new_flat, opt_state, stacked = flat_gradient_step(
             loss,
@@ -339,7 +347,9 @@ def _make_replay(
             f"impala.replay_size={size} holds fewer trajectories per device "
             f"({capacity}) than one update adds ({local_envs}); raise it."
         )
-    return make_sequence_buffer(capacity, unroll_length, replayed, min_size=1)
+    return make_sequence_buffer(
+        capacity, unroll_length, replayed, min_size=1, with_starts=True
+    )
 
 
 def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
@@ -374,12 +384,6 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         or config.replay_size >= shape.num_envs,
         f"impala.replay_size={config.replay_size} holds fewer trajectories than "
         f"one update adds (num_envs={shape and shape.num_envs}); raise it.",
-    )
-    check(
-        shape is None or not shape.recurrent or config.replay_ratio == 0,
-        f"impala.replay_ratio={config.replay_ratio} with a recurrent core: "
-        "replayed trajectories do not keep their start states yet; pass "
-        "--impala.replay-ratio 0 or --network.core none.",
     )
 
 

@@ -19,7 +19,12 @@ def _batch_first(tree: PyTree) -> PyTree:
 
 
 def make_sequence_buffer(
-    capacity: int, sequence_length: int, batch_size: int, min_size: int
+    capacity: int,
+    sequence_length: int,
+    batch_size: int,
+    min_size: int,
+    *,
+    with_starts: bool = False,
 ) -> Buffer:
     """A FIFO buffer of trajectories [T, ...], sampled uniformly.
 
@@ -33,6 +38,10 @@ def make_sequence_buffer(
       sequence_length: T, the steps in each sequence.
       batch_size: sequences per `sample`.
       min_size: `can_sample` is true once this many sequences are stored.
+      with_starts: each sequence also keeps a tree of its own (a recurrent
+        actor's start state): `init(example, start_example)`, `add(state,
+        trajectories, starts [B, ...])`, and `sample` items are pairs
+        (trajectories [T, batch_size, ...], starts [batch_size, ...]).
 
     Returns:
       The Buffer: `init(example)` takes one step of one environment (unbatched);
@@ -47,24 +56,31 @@ def make_sequence_buffer(
     if sequence_length < 1:
         raise ValueError(f"sequence_length={sequence_length} must be >= 1.")
 
-    def init(example: PyTree) -> RingState:
+    def init(example: PyTree, start_example: PyTree = ()) -> RingState:
         step = jax.tree.map(jnp.asarray, example)
         seq = jax.tree.map(
             lambda x: jnp.zeros((sequence_length, *x.shape), x.dtype), step
         )
+        if with_starts:
+            return ring_init((seq, jax.tree.map(jnp.asarray, start_example)), capacity)
         return ring_init(seq, capacity)
 
-    def add(state: RingState, trajectories: PyTree) -> RingState:
+    def add(state: RingState, trajectories: PyTree, starts: PyTree = ()) -> RingState:
         length = jax.tree.leaves(trajectories)[0].shape[0]
         if length != sequence_length:
             raise ValueError(
                 f"trajectories of {length} steps added to a buffer of "
                 f"sequence_length={sequence_length}; make them equal."
             )
+        if with_starts:
+            return ring_add(state, (_batch_first(trajectories), starts))
         return ring_add(state, _batch_first(trajectories))
 
     def sample(state: RingState, key: PRNGKey) -> Sample:
         drawn = ring_sample(state, key, batch_size)
+        if with_starts:
+            steps, starts = drawn.item
+            return drawn._replace(item=(_batch_first(steps), starts))
         return drawn._replace(item=_batch_first(drawn.item))
 
     return Buffer(

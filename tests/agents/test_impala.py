@@ -227,12 +227,14 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
                         unroll_length=16)  # fmt: skip
     plain = make_impala(IMPALAConfig(**PLAIN_SGD), network, obs, num_updates=10)
     state = agent.init(jax.random.key(0))
-    assert state.buffer.items.observation.shape == (32, 16, 4)
+    # Items are (steps, start state); a feed-forward actor has no start state.
+    assert state.buffer.items[0].observation.shape == (32, 16, 4)
+    assert state.buffer.items[1] == ()
     traj = batch(_behaviour(state.params))
     key = jax.random.key(2)
     new_state, _ = jax.jit(agent.update)(state, traj, key)
     np.testing.assert_array_equal(new_state.buffer.size, [8])
-    np.testing.assert_array_equal(new_state.buffer.items.reward[:8], traj.reward.T)
+    np.testing.assert_array_equal(new_state.buffer.items[0].reward[:8], traj.reward.T)
 
     # The same step as the plain learner on fresh + replayed columns (the
     # replay draws with the second half of the update's key).

@@ -64,3 +64,35 @@ def test_recurrent_impala_at_lag_0_has_importance_ratios_of_1():
     # The learner re-unrolls each trajectory with the actors' parameters: π = μ.
     np.testing.assert_allclose(metrics["vtrace/rho_mean"], 1.0, atol=1e-5)
     np.testing.assert_allclose(metrics["approx_kl"], 0.0, atol=1e-6)
+
+
+def test_recurrent_impala_replays_each_trajectory_from_its_own_start_state():
+    replay = {"replay_ratio": 0.5, "replay_size": 64, "learning_rate": 1e-2}
+    learn = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {**SMALL, "algo": "impala", "impala": replay, "total_steps": 8 * 16 * 40},
+    )
+    exp = pjd.make_experiment(learn, make_mesh(1))
+    state, _ = exp.runner.train_chunk(30)(exp.runner.init(jax.random.key(0)))
+    # Then with a negligible learning rate, until every stored trajectory
+    # (64 = 8 updates x 8 envs) was acted with the parameters the learner
+    # now holds: replayed ones are then on-policy too.
+    frozen = pjd.apply_overrides(learn, {"impala": {"learning_rate": 1e-10}})
+    exp = pjd.make_experiment(frozen, make_mesh(1))
+    state, metrics = exp.runner.train_chunk(10)(state)
+    state = jax.device_get(state)
+    steps, starts = state.agent.buffer.items
+    assert steps.observation.shape[:2] == (64, 16)
+    # Each stored trajectory re-unrolled from its stored start state gives the
+    # log-probabilities its actor sampled with.
+    traj = jax.tree.map(lambda x: np.swapaxes(x, 0, 1), steps)._replace(
+        core_state=starts
+    )
+    net = exp.network
+    policy, _ = jax.jit(learner_outputs, static_argnums=0)(
+        net, state.agent.params, traj
+    )
+    log_prob = net.distribution.log_prob(policy, traj.action)
+    np.testing.assert_allclose(log_prob, traj.log_prob, atol=1e-5, rtol=0)
+    assert np.abs(traj.log_prob - np.log(0.5)).max() > 0.05  # a policy, not a coin
+    np.testing.assert_allclose(metrics["vtrace/rho_mean"][-1], 1.0, atol=1e-4)

@@ -108,6 +108,22 @@ def test_sequence_buffer_keeps_trajectories_time_major():
         buffer.add(state, {"x": jnp.zeros((5, 2))})
 
 
+def test_sequence_buffer_keeps_each_start_with_its_sequence():
+    buffer = make_sequence_buffer(
+        capacity=5, sequence_length=3, batch_size=8, min_size=1, with_starts=True
+    )
+    state = buffer.init(jnp.float32(0), jnp.zeros(2))
+    for u in range(3):  # 3 adds of 2 environments' sequences
+        steps = 100.0 * u + 10 * jnp.arange(2)[None, :] + jnp.arange(3)[:, None]
+        starts = jnp.stack([100.0 * u + 10 * jnp.arange(2)] * 2, axis=1)
+        state = buffer.add(state, steps, starts)
+    steps, starts = buffer.sample(state, jax.random.key(0)).item
+    assert steps.shape == (3, 8) and starts.shape == (8, 2)
+    # Each drawn start is its own sequence's (its first step), not a neighbour's.
+    np.testing.assert_array_equal(starts[:, 0], steps[0])
+    np.testing.assert_array_equal(starts[:, 1], steps[0])
+
+
 @pytest.mark.parametrize(
     "make",
     [
