@@ -67,10 +67,6 @@ CASES = [
         "network.core='lstm' needs an algorithm with recurrent learners",
     ),
     (
-        [*TRAIN, "--env", "cartpole_envpool", "--network.core", "gru"],
-        "is not yet supported by the host-env runner",
-    ),
-    (
         [*TRAIN, "--network.core", "gru", "--num-envs", "6"],
         "num_envs=6 must be divisible by it",
     ),

@@ -10,7 +10,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host.envpool import env_seeds
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.host_evaluation import eval_seed, evaluate_host
 from purejaxdrl.rl.distributions import categorical
 
@@ -35,9 +35,14 @@ def lean_network() -> Network:
     return Network(init=None, apply=apply, distribution=categorical())
 
 
-def by_hand(seed: int, episodes: int, max_steps: int = 10_000):
-    """Gymnasium's CartPole stepped one environment at a time with W's action,
-    seeded as the adapter seeds environment i (`env_seeds`)."""
+def lean(obs, t):
+    return int(np.argmax(obs @ W))
+
+
+def by_hand(seed: int, episodes: int, max_steps: int = 10_000, choose=lean):
+    """Gymnasium's CartPole stepped one environment at a time with W's action
+    (or `choose(obs, step)`'s), seeded as the adapter seeds environment i
+    (`env_seeds`)."""
     returns, lengths, first_observations = [], [], []
     for i, env_seed in enumerate(env_seeds(seed, episodes)):
         env = gym.make("CartPole-v1", max_episode_steps=LIMIT)
@@ -46,7 +51,7 @@ def by_hand(seed: int, episodes: int, max_steps: int = 10_000):
         while steps < max_steps:
             if i == 0:
                 first_observations.append(obs)
-            obs, reward, terminated, truncated, _ = env.step(int(np.argmax(obs @ W)))
+            obs, reward, terminated, truncated, _ = env.step(choose(obs, steps))
             total, steps = total + reward, steps + 1
             if terminated or truncated:
                 break
@@ -55,11 +60,30 @@ def by_hand(seed: int, episodes: int, max_steps: int = 10_000):
     return np.array(returns), np.array(lengths), first_observations
 
 
-def evaluate(env_id: str, **kwargs):
+def counting_network() -> RecurrentNetwork:
+    """A recurrent stand-in whose state counts the steps of its episode: it
+    plays W's action, but the other one every third step."""
+
+    def step(params, count, obs, reset):
+        count = jnp.where(reset, 0, count) + 1
+        logits = obs @ params
+        logits = jnp.where((count % 3 == 0)[:, None], logits[:, ::-1], logits)
+        return count, (logits, jnp.zeros(obs.shape[:1]))
+
+    return RecurrentNetwork(
+        init=None,
+        initial_state=lambda n: jnp.zeros(n, jnp.int32),
+        step=step,
+        unroll=None,
+        distribution=categorical(),
+    )
+
+
+def evaluate(env_id: str, network=None, **kwargs):
     return evaluate_host(
         env_id,
         {"max_episode_steps": LIMIT},
-        lean_network(),
+        network or lean_network(),
         jnp.asarray(W),
         **{"episodes": 8, "seed": 3, "max_steps": 1000, **kwargs},
     )
@@ -78,6 +102,20 @@ def test_first_episodes_match_gymnasium_stepped_by_hand():
     assert len(result.observations) == lengths[0]
     np.testing.assert_array_equal(np.stack(result.observations), observations)
     assert evaluate("gymnasium:CartPole-v1").observations is None
+
+
+def test_a_recurrent_policy_carries_its_state_through_the_episode():
+    def every_third_other(obs, t):  # t: steps taken before this one
+        return 1 - lean(obs, t) if (t + 1) % 3 == 0 else lean(obs, t)
+
+    returns, lengths, _ = by_hand(seed=3, episodes=8, choose=every_third_other)
+    # It plays differently from W's policy (as it would from a zero state
+    # at every step).
+    assert not np.array_equal(lengths, by_hand(seed=3, episodes=8)[1])
+    for env_id in ("gymnasium:CartPole-v1", "envpool:CartPole-v1"):
+        result = evaluate(env_id, counting_network())
+        np.testing.assert_array_equal(result.lengths, lengths)
+        np.testing.assert_array_equal(result.returns, returns)
 
 
 def test_max_steps_cuts_episodes_with_what_they_have_so_far():

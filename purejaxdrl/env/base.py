@@ -75,6 +75,19 @@ class Env:
         """Advances one step, resetting (with `key`) when the episode ends."""
         raise NotImplementedError
 
+    def step_batch(
+        self, keys: PRNGKey, states: EnvState, actions: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        """`step` for B environments at once (keys [B], leaves [B, ...]).
+
+        `jax.vmap(step)`; what the runners call. An environment whose reset
+        costs far more than its step (Craftax generates a world) overrides it
+        to reset only the environments that ended, with the same results.
+        """
+        return jax.vmap(self.step, in_axes=(0, 0, 0, None))(
+            keys, states, actions, params
+        )
+
     @property
     def default_params(self) -> EnvParams:
         """Parameters that reproduce the environment's standard dynamics."""
@@ -128,6 +141,15 @@ class Wrapper(Env):
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
         return self.env.step(key, state, action, params)
+
+    def step_batch(
+        self, keys: PRNGKey, states: EnvState, actions: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        # A wrapper that changes `step` vmaps its own (unless it also says how
+        # to batch it); one that does not passes the inner batched step on.
+        if type(self).step is not Wrapper.step:
+            return super().step_batch(keys, states, actions, params)
+        return self.env.step_batch(keys, states, actions, params)
 
     @property
     def default_params(self) -> EnvParams:

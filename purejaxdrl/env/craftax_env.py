@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState, restart
 from purejaxdrl.env.gymnax_env import strong_types
+from purejaxdrl.env.resets import reset_ended, step_resetting_few
 from purejaxdrl.types import PRNGKey, TimeStep
 
 CRAFTAX_IDS = (
@@ -80,8 +81,39 @@ class CraftaxEnv(Env):
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
         key_step, key_reset = jax.random.split(key)
+        state, ts = self._step_no_reset(key_step, state, action, params)
+        return reset_ended(state, ts, self._reset(key_reset, params))
+
+    def step_batch(
+        self, keys: PRNGKey, states: EnvState, actions: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        """`step` of B environments, generating worlds for those that ended only.
+
+        Under `vmap` a reset is computed for every environment at every step
+        (both sides of a `where`), and generating a world costs ~40 steps.
+        `step_resetting_few` generates the worlds of up to `reset_slots(B)`
+        environments that ended, each from its own reset key (all of them in
+        the rare step where more ended): each gets the world `step` would give
+        it, up to the float rounding of XLA's code for the batch (Craftax's
+        noise maps differ in a few tiles between batch layouts, as `vmap(step)`
+        on different batch sizes does). Craftax's own "optimistic resets"
+        share a few worlds between the environments that ended instead.
+        """
+        return step_resetting_few(
+            self._step_no_reset,
+            self._reset,
+            keys,
+            states,
+            actions,
+            params,
+            slots=reset_slots(len(actions)),
+        )
+
+    def _step_no_reset(
+        self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
         obs, state, reward, done, _ = self.env.step(
-            key_step, state, action.astype(jnp.int32), params
+            key, state, action.astype(jnp.int32), params
         )
         done = jnp.asarray(done, jnp.bool_)
         # Craftax ends an episode at death (or in lava) and at the step limit,
@@ -91,15 +123,24 @@ class CraftaxEnv(Env):
         terminated = done & jnp.asarray(self.env.is_terminal(state, no_limit))
         truncated = done & ~terminated
         obs = jnp.asarray(obs, jnp.float32)
-        obs_reset, state_reset = self.env.reset(key_reset, params)
-        state = jax.tree.map(
-            lambda r, s: jnp.where(done, r, s), strong_types(state_reset), state
-        )
         return strong_types(state), TimeStep(
-            observation=jnp.where(done, jnp.asarray(obs_reset, jnp.float32), obs),
+            observation=obs,
             reward=jnp.asarray(reward, jnp.float32),
             discount=1.0 - terminated.astype(jnp.float32),
             truncated=truncated,
             final_observation=obs,
             info={},
         )
+
+    def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, jax.Array]:
+        obs, state = self.env.reset(key, params)
+        return strong_types(state), jnp.asarray(obs, jnp.float32)
+
+
+def reset_slots(num_envs: int) -> int:
+    """Worlds `CraftaxEnv.step_batch` generates per step for `num_envs` envs.
+
+    One per 32 environments, at least 2: with episodes of a few hundred steps
+    more than that rarely end in one step (then all are generated).
+    """
+    return min(num_envs, max(2, num_envs // 32))

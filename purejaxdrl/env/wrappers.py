@@ -47,6 +47,22 @@ class EpisodeStatistics(Wrapper):
         params: EnvParams,
     ) -> tuple[EpisodeStatisticsState, TimeStep]:
         inner, ts = self.env.step(key, state.inner, action, params)
+        return self._record(state, inner, ts)
+
+    def step_batch(
+        self,
+        keys: PRNGKey,
+        states: EpisodeStatisticsState,
+        actions: jax.Array,
+        params: EnvParams,
+    ) -> tuple[EpisodeStatisticsState, TimeStep]:
+        inner, ts = self.env.step_batch(keys, states.inner, actions, params)
+        return self._record(states, inner, ts)
+
+    def _record(
+        self, state: EpisodeStatisticsState, inner: PyTree, ts: TimeStep
+    ) -> tuple[EpisodeStatisticsState, TimeStep]:
+        # Elementwise: one environment's step or a batch's.
         ret = state.episode_return + ts.reward
         length = state.episode_length + 1
         done = ts.last()
@@ -94,6 +110,12 @@ class HideObservations(Wrapper):
     ) -> tuple[PyTree, TimeStep]:
         state, ts = self.env.step(key, state, action, params)
         return state, self._hide(ts, self._keep(params))
+
+    def step_batch(
+        self, keys: PRNGKey, states: PyTree, actions: jax.Array, params: EnvParams
+    ) -> tuple[PyTree, TimeStep]:
+        states, ts = self.env.step_batch(keys, states, actions, params)
+        return states, self._hide(ts, self._keep(params))
 
     def observation_spec(self, params: EnvParams) -> Box:
         return Box((len(self._keep(params)),))

@@ -145,9 +145,7 @@ def make_evaluate(
             # after it counts, so no reset is ever needed.
             core, action = policy.act(params, core, obs, jnp.zeros(episodes, bool))
             keys = jax.random.split(jax.random.fold_in(key_steps, t), episodes)
-            env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-                keys, env_state, action, env_params
-            )
+            env_state, ts = env.step_batch(keys, env_state, action, env_params)
             # Only the first episode counts: after it ends, the (auto-reset)
             # environment runs on but adds nothing.
             ret = ret + jnp.where(running, ts.reward, 0.0)

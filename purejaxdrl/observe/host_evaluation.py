@@ -19,8 +19,8 @@ import numpy as np
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.host import HostEnv, make_host_env
-from purejaxdrl.networks import Network
-from purejaxdrl.observe.evaluation import mode_action
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.observe.evaluation import mode_policy
 from purejaxdrl.types import Params
 
 # Tags the evaluation pools' seeds, a stream apart from the training pools'.
@@ -44,25 +44,45 @@ class HostEvalResult(NamedTuple):
     observations: list[np.ndarray] | None
 
 
-def host_mode_policy(network: Network) -> Callable[[Params, np.ndarray], np.ndarray]:
-    """`policy(params, obs [B, ...]) -> env actions [B, ...]`, jitted once.
+class HostModePolicy(NamedTuple):
+    """The deterministic policy for host environments (not jittable itself).
+
+    `initial_state(E)`: the core state of E episodes about to start (() for a
+    policy without a recurrent core); `act(params, state, obs [E, ...]) ->
+    (state, env actions [E, ...] numpy)` steps them, carrying the state.
+    """
+
+    initial_state: Callable[[int], Any]
+    act: Callable[[Params, Any, np.ndarray], tuple[Any, np.ndarray]]
+
+
+def host_mode_policy(network: Network | RecurrentNetwork) -> HostModePolicy:
+    """The mode of `network`'s policy for host observations, jitted once.
 
     Observations arrive in their host dtype (uint8 frames stay uint8 on the
     host) and become float32 on the device, as the actors' policy does
-    (`runners/actor.py`). Not jittable itself: returns numpy.
+    (`runners/actor.py`). A recurrent core's state is carried from step to
+    step: the callers play each environment's first episode only, so it is
+    never reset.
     """
-    act = mode_action(network)
+    mode = mode_policy(network)
 
-    def policy(params: Params, obs: jax.Array) -> jax.Array:
-        return act(params, obs.astype(jnp.float32))
+    def policy(params: Params, state: Any, obs: jax.Array) -> tuple[Any, jax.Array]:
+        no_reset = jnp.zeros(obs.shape[:1], bool)
+        return mode.act(params, state, obs.astype(jnp.float32), no_reset)
 
     jitted = jax.jit(policy, compiler_options=compiler_options(jax.default_backend()))
-    return lambda params, obs: np.asarray(jitted(params, obs))
+
+    def act(params: Params, state: Any, obs: np.ndarray) -> tuple[Any, np.ndarray]:
+        state, action = jitted(params, state, obs)
+        return state, np.asarray(action)
+
+    return HostModePolicy(mode.initial_state, act)
 
 
 def play_host(
     env: HostEnv,
-    policy: Callable[[Params, np.ndarray], np.ndarray],
+    policy: HostModePolicy,
     params: Params,
     max_steps: int,
     record: bool = False,
@@ -73,7 +93,7 @@ def play_host(
 
     Args:
       env: a synchronous pool (batch_size == num_envs) of E environments.
-      policy: `host_mode_policy(network)` or alike.
+      policy: `host_mode_policy(network)`.
       params: the network's parameters.
       max_steps: steps after which the loop stops, episodes ended or not.
       record: keep environment 0's observations (see `HostEvalResult`).
@@ -88,13 +108,15 @@ def play_host(
     obs[ts.env_id] = ts.observation
     returns, lengths = np.zeros(n, np.float32), np.zeros(n, np.int32)
     running = np.ones(n, bool)
+    state = policy.initial_state(n)
     observations = [] if record else None
     for _ in range(max_steps):
         if not running.any():
             break
         if record and running[0]:
             observations.append(obs[0].copy())
-        ts = env.step(policy(params, obs))
+        state, action = policy.act(params, state, obs)
+        ts = env.step(action)
         ids = ts.env_id
         # A reset step is no transition of any episode; a finished first
         # episode counts nothing more.
@@ -109,7 +131,7 @@ def play_host(
 def make_host_evaluate(
     env_id: str,
     options: dict[str, Any],
-    network: Network,
+    network: Network | RecurrentNetwork,
     *,
     episodes: int,
     max_steps: int,
@@ -122,7 +144,8 @@ def make_host_evaluate(
     Args:
       env_id: `envpool:<task>` or `gymnasium:<id>`.
       options: the environment's options (`config.env.options`).
-      network: the acting network; actions are `to_env(mode(policy))`.
+      network: the acting network (recurrent or not); actions are
+        `to_env(mode(policy))`.
       episodes: E, environments played once each.
       max_steps: cap on the steps of the loop.
 
@@ -149,7 +172,7 @@ def make_host_evaluate(
 def evaluate_host(
     env_id: str,
     options: dict[str, Any],
-    network: Network,
+    network: Network | RecurrentNetwork,
     params: Params,
     *,
     episodes: int,
@@ -178,7 +201,7 @@ def eval_seed(seed: int, index: int) -> int:
 
 
 def make_training_evaluation(
-    config: Any, network: Network
+    config: Any, network: Network | RecurrentNetwork
 ) -> Callable[[Params, int], tuple[np.ndarray, np.ndarray]] | None:
     """`evaluate(params, chunk_index) -> (returns [E], lengths [E])`, or None.
 

@@ -19,7 +19,6 @@ gymnax's GIFs with (`render.py`), so no new dependency.
 import os
 import pathlib
 import warnings
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,8 +27,12 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.env.host.base import import_optional, rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
-from purejaxdrl.networks import Network
-from purejaxdrl.observe.host_evaluation import host_mode_policy, play_host
+from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.observe.host_evaluation import (
+    HostModePolicy,
+    host_mode_policy,
+    play_host,
+)
 from purejaxdrl.types import Params
 
 SCALE = 3
@@ -104,7 +107,7 @@ def check_renderable(
 def record_host_episode(
     env_id: str,
     options: dict[str, Any],
-    network: Network,
+    network: Network | RecurrentNetwork,
     params: Params,
     *,
     seed: int,
@@ -140,7 +143,7 @@ def record_host_episode(
 def _gymnasium_episode(
     name: str,
     options: dict[str, Any],
-    policy: Callable[[Params, np.ndarray], np.ndarray],
+    policy: HostModePolicy,
     params: Params,
     seed: int,
     max_steps: int,
@@ -163,9 +166,10 @@ def _gymnasium_episode(
             )
         obs, _ = env.reset(seed=env_seeds(seed, 1)[0])
         frames, episode_return = [], 0.0
+        state = policy.initial_state(1)
         for _ in range(max_steps):
             frames.append(_draw(env, name))
-            action = policy(params, np.asarray(obs)[None])
+            state, action = policy.act(params, state, np.asarray(obs)[None])
             step = env.step(rescale_actions(env.action_space, action)[0])
             obs, reward, terminated, truncated, _ = step
             episode_return += float(reward)

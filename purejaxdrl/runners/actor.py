@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +22,7 @@ import numpy as np
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.host.base import HostEnv
-from purejaxdrl.runners.trajectories import Batch, TrajectoryBuilder
+from purejaxdrl.runners.trajectories import Batch, PolicyOut, TrajectoryBuilder
 from purejaxdrl.types import Params, PRNGKey
 
 
@@ -103,19 +103,17 @@ class ActorStats:
         return totals
 
 
-class PolicyOut(NamedTuple):
-    """The policy's output for a batch of observations, on the host."""
-
-    env_action: np.ndarray
-    action: np.ndarray
-    log_prob: np.ndarray
-    value: np.ndarray
+Policy = Callable[..., tuple[Any, PolicyOut]]
 
 
-def make_policy(
-    agent: Agent, platform: str
-) -> Callable[[Params, Any, PRNGKey, Any], Any]:
-    """A jitted `(params, obs [B, ...], key, step) -> PolicyOut` of device arrays.
+def make_policy(agent: Agent, platform: str) -> Policy:
+    """A jitted `(params, carry, obs, first, env_id, key, step) -> (carry, out)`.
+
+    `carry` is the core state of every environment of a pool, leaves
+    `[num_envs, ...]`, from `initial_carry` (() for a feed-forward agent); the
+    call steps the rows `env_id` (int32 [B], an asynchronous pool returns a
+    subset), zeroing the state where `first` (bool [B]) starts an episode.
+    `out` is a PolicyOut of device arrays.
 
     Step `step` acts with `fold_in(key, step)`, folded inside the jitted call:
     an eager `fold_in` per step cost more than the whole policy call (130 vs
@@ -123,15 +121,49 @@ def make_policy(
     dtype (uint8 frames) and become float32 on the device. Runs where the
     params are (the actor's device).
     """
+    core = agent.core
 
-    def policy(params: Params, obs: jax.Array, key: PRNGKey, step: jax.Array):
+    def policy(
+        params: Params,
+        carry: Any,
+        obs: jax.Array,
+        first: jax.Array,
+        env_id: jax.Array,
+        key: PRNGKey,
+        step: jax.Array,
+    ) -> tuple[Any, PolicyOut]:
         obs = obs.astype(jnp.float32)
         keys = jax.random.split(jax.random.fold_in(key, step), obs.shape[0])
-        action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(params, obs, keys)
-        value = agent.value(params, obs)
-        return PolicyOut(extras["env_action"], action, extras["log_prob"], value)
+        if core is None:
+            act = jax.vmap(agent.act, in_axes=(None, 0, 0))
+            action, extras = act(params, obs, keys)
+            value = agent.value(params, obs)
+            return carry, PolicyOut(
+                extras["env_action"], action, extras["log_prob"], value
+            )
+        start = jax.tree.map(lambda s: s[env_id], carry)
+        state, action, extras = core.act(params, start, obs, first, keys, env_id)
+        carry = jax.tree.map(lambda c, s: c.at[env_id].set(s), carry, state)
+        out = PolicyOut(
+            extras["env_action"], action, extras["log_prob"], extras["value"], start
+        )
+        return carry, out
 
-    return jax.jit(policy, compiler_options=compiler_options(platform))
+    options = compiler_options(platform)
+    return jax.jit(policy, donate_argnums=1, compiler_options=options)
+
+
+def initial_carry(agent: Agent, num_envs: int) -> Any:
+    """The policy's carry for a pool of `num_envs` environments about to start.
+
+    Every leaf its own buffer: the policy donates the carry, and an LSTM's
+    zero state may share one buffer between its two leaves.
+    """
+    if agent.core is None:
+        return ()
+    return jax.tree.map(
+        lambda x: jnp.array(x, copy=True), agent.core.initial_state(num_envs)
+    )
 
 
 class Actor:
@@ -140,6 +172,7 @@ class Actor:
     Args:
       env: its pool of host environments.
       policy: `make_policy(agent)`.
+      carry: `initial_carry(agent, env.num_envs)`.
       params: where the parameters come from.
       out: the bounded queue of Batches to the learner.
       length: the unroll length T.
@@ -156,7 +189,8 @@ class Actor:
     def __init__(
         self,
         env: HostEnv,
-        policy: Callable,
+        policy: Policy,
+        carry: Any,
         params: ParamsBox,
         out: queue.Queue,
         length: int,
@@ -168,6 +202,7 @@ class Actor:
         stop: threading.Event,
     ):
         self.env, self.policy, self.params, self.out = env, policy, params, out
+        self.carry = carry
         self.device, self.first_batch = device, first_batch
         self.key, self.deterministic, self.stop = key, deterministic, stop
         spec = env.spec
@@ -180,6 +215,7 @@ class Actor:
             spec.observation_dtype,
             action_shape,
             action_dtype,
+            core_state=jax.tree.map(lambda s: s[0], carry),
         )
         self.stats = ActorStats()
         self.error: BaseException | None = None
@@ -205,10 +241,18 @@ class Actor:
             if self.stop.is_set():
                 return
             t = time.perf_counter()
-            out = self.policy(params, step.observation, self.key, np.uint32(i))
+            self.carry, out = self.policy(
+                params,
+                self.carry,
+                step.observation,
+                step.first,
+                step.env_id,
+                self.key,
+                np.uint32(i),
+            )
             out = jax.device_get(out)
             stats.add("act_seconds", time.perf_counter() - t)
-            self.builder.add(step, out.action, out.log_prob, out.value, version)
+            self.builder.add(step, out, version)
             if self.builder.ready():
                 self._put(self.builder.take())
                 batches += 1

@@ -91,7 +91,7 @@ def unroll(
             action, extras = jax.vmap(agent.actor_act, in_axes=(None, 0, 0, 0))(
                 params, obs, keys[:, 0], actor.env_ids
             )
-        env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        env_state, ts = env.step_batch(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         out = (obs, action, extras["log_prob"], ts)
@@ -160,7 +160,7 @@ def _unroll_core(
         state, action, extras = core.act(
             params, actor.core, obs, reset, keys[:, 0], actor.env_ids
         )
-        env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+        env_state, ts = env.step_batch(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         # `state` is the one a final observation continues from.

@@ -30,7 +30,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.runners.actor import Actor, ParamsBox, make_policy
+from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
 from purejaxdrl.runners.trajectories import Batch
 from purejaxdrl.types import PRNGKey, Transition
 
@@ -186,11 +186,10 @@ class SebulbaRunner:
                 metrics = jax.lax.pmean(metrics, DATA_AXIS)
             return state, metrics
 
-        batch = P(None, DATA_AXIS)
         sharded = jax.shard_map(
             update,
             mesh=self.mesh,
-            in_specs=(P(), batch, P()),
+            in_specs=(P(), transition_specs(), P()),
             out_specs=(P(), P()),
         )
         platform = self.mesh.devices.flat[0].platform
@@ -214,17 +213,16 @@ class SebulbaRunner:
     def _to_learner(self, batches: list[Batch]) -> Transition:
         # This process's batches side by side along B; with the other
         # processes' they make the global batch, split over `data`.
-        joined = batches[0].transitions
-        if len(batches) > 1:
-            joined = jax.tree.map(
-                lambda *x: np.concatenate(x, axis=1), *[b.transitions for b in batches]
-            )
+        joined = _join([b.transitions for b in batches])
         sharding = NamedSharding(self.mesh, P(None, DATA_AXIS))
-        if jax.process_count() == 1:
-            return jax.device_put(joined, sharding)
-        return jax.tree.map(
-            lambda x: jax.make_array_from_process_local_data(sharding, x), joined
+        shardings = jax.tree.map(lambda _: sharding, joined._replace(core_state=()))
+        by_env = NamedSharding(self.mesh, P(DATA_AXIS))
+        shardings = shardings._replace(
+            core_state=jax.tree.map(lambda _: by_env, joined.core_state)
         )
+        if jax.process_count() == 1:
+            return jax.device_put(joined, shardings)
+        return jax.tree.map(jax.make_array_from_process_local_data, shardings, joined)
 
     def train(
         self,
@@ -252,6 +250,10 @@ class SebulbaRunner:
             Actor(
                 env,
                 self.policy,
+                jax.device_put(
+                    initial_carry(self.agent, env.num_envs),
+                    self.actor_devices[i % len(self.actor_devices)],
+                ),
                 box,
                 q,
                 self.unroll_length,
@@ -319,6 +321,33 @@ class SebulbaRunner:
                 return q.get(timeout=0.1)
             except queue.Empty:
                 continue
+
+
+def _join(transitions: list[Transition]) -> Transition:
+    # Batches side by side along B: the time-major fields' second axis, the
+    # start states' (`core_state`, [B, ...]) first.
+    if len(transitions) == 1:
+        return transitions[0]
+    joined = jax.tree.map(
+        lambda *x: np.concatenate(x, axis=1),
+        *[t._replace(core_state=()) for t in transitions],
+    )
+    return joined._replace(
+        core_state=jax.tree.map(
+            lambda *x: np.concatenate(x), *[t.core_state for t in transitions]
+        )
+    )
+
+
+def transition_specs() -> Transition:
+    """How a batch's Transition is split over the learner's `data` axis.
+
+    A prefix of any batch's Transition: time-major fields along their second
+    axis, a recurrent core's start states (`core_state`, [B, ...]) along
+    their first.
+    """
+    batch = P(None, DATA_AXIS)
+    return Transition(*[batch] * 10, reset=batch, core_state=P(DATA_AXIS))
 
 
 def host_metrics(

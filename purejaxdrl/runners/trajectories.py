@@ -18,12 +18,28 @@ pool returns some environments more often than others), so a batch is
 complete when every column holds `T` finished transitions.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 
 from purejaxdrl.env.host.base import HostStep
 from purejaxdrl.types import Transition
+
+
+class PolicyOut(NamedTuple):
+    """The policy's output for a batch of observations, on the host.
+
+    `start_state` is a recurrent core's state of those rows before the step
+    (before any reset; () for a feed-forward policy): the builder keeps it as
+    the start state of the trajectories that begin there.
+    """
+
+    env_action: np.ndarray
+    action: np.ndarray
+    log_prob: np.ndarray
+    value: np.ndarray
+    start_state: Any = ()
 
 
 class Batch(NamedTuple):
@@ -49,11 +65,18 @@ class TrajectoryBuilder:
     `ready` says when every column holds `length` transitions, `take` returns
     them as a Batch and keeps the rest.
 
+    For a recurrent policy the builder also keeps, per transition, whether its
+    observation starts an episode (`reset`) and the core state it was acted
+    from: a batch's `core_state` is that of each column's first transition,
+    which may have been acted on in the batch before.
+
     Args:
       num_envs: environments in the pool (columns).
       length: transitions per column in a batch, T.
       obs_shape, obs_dtype: one observation's shape and dtype.
       action_shape, action_dtype: one action's.
+      core_state: one environment's core state (leaves without the batch
+        axis), or () for a feed-forward policy.
 
     """
 
@@ -65,6 +88,7 @@ class TrajectoryBuilder:
         obs_dtype: np.dtype,
         action_shape: tuple[int, ...],
         action_dtype: np.dtype,
+        core_state: Any = (),
     ):
         self.num_envs, self.length = num_envs, length
         self.count = np.zeros(num_envs, np.int64)  # finished transitions per column
@@ -83,6 +107,12 @@ class TrajectoryBuilder:
             "bootstrap_value": ((), np.float32),
             "version": ((), np.int32),
         }
+        leaves, self.core_def = jax.tree.flatten(core_state)
+        self.recurrent = bool(leaves)
+        if self.recurrent:
+            self.fields["reset"] = ((), np.bool_)
+            for i, leaf in enumerate(leaves):
+                self.fields[f"core_state/{i}"] = (np.shape(leaf), np.dtype(leaf.dtype))
         self.buffers = self._empty(2 * length + 2)
 
     def _empty(self, rows: int) -> dict[str, np.ndarray]:
@@ -91,25 +121,17 @@ class TrajectoryBuilder:
             for name, (shape, dtype) in self.fields.items()
         }
 
-    def add(
-        self,
-        step: HostStep,
-        action: np.ndarray,
-        log_prob: np.ndarray,
-        value: np.ndarray,
-        version: int,
-    ) -> None:
+    def add(self, step: HostStep, out: PolicyOut, version: int) -> None:
         """Records the outcome of the previous actions and the actions on `step`.
 
         Args:
           step: what the environments `step.env_id` returned.
-          action: the policy's samples on `step.observation`, [rows, ...]
-            (those on final observations are the ignored reset steps').
-          log_prob: float32 [rows], their log-probabilities.
-          value: float32 [rows], the values of `step.observation`.
+          out: the policy's output on `step.observation`, rows [rows, ...]
+            (its actions on final observations are the ignored reset steps').
           version: the parameter version that acted.
 
         """
+        value = out.value
         ids = step.env_id
         b = self.buffers
         # The previous action's outcome, in every row but reset steps' results.
@@ -131,10 +153,14 @@ class TrajectoryBuilder:
             self._grow()
             b = self.buffers
         b["observation"][row, col] = step.observation[acts]
-        b["action"][row, col] = action[acts]
-        b["log_prob"][row, col] = log_prob[acts]
+        b["action"][row, col] = out.action[acts]
+        b["log_prob"][row, col] = out.log_prob[acts]
         b["value"][row, col] = value[acts]
         b["version"][row, col] = version
+        if self.recurrent:
+            b["reset"][row, col] = step.first[acts]
+            for i, leaf in enumerate(jax.tree.leaves(out.start_state)):
+                b[f"core_state/{i}"][row, col] = leaf[acts]
 
     def _count_episodes(self, step: HostStep, done: np.ndarray) -> None:
         ids = step.env_id[done]
@@ -170,7 +196,16 @@ class TrajectoryBuilder:
         self.count -= t
         episodes, self.episodes = self.episodes, _no_episodes()
         versions = out.pop("version")
-        return Batch(Transition(**out, info={}), versions, episodes)
+        core = {}
+        if self.recurrent:
+            leaves = [
+                out.pop(f"core_state/{i}")[0] for i in range(self.core_def.num_leaves)
+            ]
+            core = {
+                "reset": out.pop("reset"),
+                "core_state": jax.tree.unflatten(self.core_def, leaves),
+            }
+        return Batch(Transition(**out, info={}, **core), versions, episodes)
 
 
 def _no_episodes() -> dict[str, float]:

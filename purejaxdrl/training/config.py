@@ -241,9 +241,3 @@ def _check_core(config: TrainConfig, record: Algorithm) -> None:
         f"({', '.join(supported)}); {config.algo} has none yet: use --algo "
         f"{supported[0]} or --network.core none.",
     )
-    check(
-        not is_host_env(config.env.id),
-        f"network.core={net.core!r} is not yet supported by the host-env "
-        f"runner (env.id={config.env.id!r}); train a device environment or use "
-        "--network.core none.",
-    )

@@ -60,3 +60,66 @@ def test_death_terminates(classic):
     state, ts = classic.step(jax.random.key(1), dying, jnp.int32(0), params)
     assert ts.discount == 0.0 and not ts.truncated
     assert int(state.timestep) == 0  # a fresh episode
+
+
+def _kill(states, i):
+    health = states.player_health.at[i].set(-5.0)
+    return states.replace(player_health=health)
+
+
+@pytest.mark.parametrize("num_envs", [8, 96])
+def test_the_batched_step_gives_every_ended_environment_its_own_world(num_envs):
+    # The batched step against vmap(step) (`tests/env/test_resets.py` checks
+    # the logic exactly). With a step limit of 100 and staggered step counts,
+    # more environments end at step 1 than it generates worlds for
+    # (`reset_slots`: it then generates all), fewer at steps 2 and 3; one
+    # environment dies at step 1, another at step 2.
+    from purejaxdrl.env.craftax_env import reset_slots
+
+    env = envs.make(CLASSIC, max_timesteps=100)
+    slots = reset_slots(num_envs)
+    assert slots + 6 <= num_envs
+    params = env.default_params
+    keys = jax.random.split(jax.random.key(0), num_envs)
+    states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    ends_at = np.zeros(num_envs, int)  # 0: not within the test
+    ends_at[: slots + 1], ends_at[slots + 1], ends_at[slots + 2 : slots + 4] = 1, 2, 3
+    timestep = np.where(ends_at > 0, 100 - ends_at, 0)
+    states = states.replace(timestep=jnp.asarray(timestep, states.timestep.dtype))
+    states = _kill(states, num_envs - 1)
+    batched = jax.jit(env.step_batch)
+    vmapped = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    ended, deaths, ended_once = [], 0, np.zeros(num_envs, bool)
+    a = b = states
+    for t in range(4):
+        if t == 1:
+            a, b = _kill(a, num_envs - 2), _kill(b, num_envs - 2)
+        keys = jax.random.split(jax.random.key(t + 1), num_envs)
+        actions = jax.random.randint(jax.random.key(100 + t), (num_envs,), 0, 17)
+        a, ts_a = batched(keys, a, actions, params)
+        b, ts_b = vmapped(keys, b, actions, params)
+        done = np.asarray(ts_a.last())
+        np.testing.assert_array_equal(done, ts_b.last())
+        # Environments still in their first episode: exactly vmap(step)'s.
+        ended_once |= done
+        leaves_a, leaves_b = jax.tree.leaves((a, ts_a)), jax.tree.leaves((b, ts_b))
+        for x, y in zip(leaves_a, leaves_b, strict=True):
+            np.testing.assert_array_equal(
+                _numbers(x)[~ended_once], _numbers(y)[~ended_once]
+            )
+        # Those that ended: a new world from their own reset key, the one
+        # vmap(step) generates up to XLA's float rounding for another batch
+        # layout (Craftax's noise maps then differ in a few tiles).
+        np.testing.assert_array_equal(a.timestep[done], 0)
+        np.testing.assert_array_equal(a.player_position[done], b.player_position[done])
+        same = np.mean(np.asarray(a.map)[done] == np.asarray(b.map)[done])
+        assert same > 0.8 or not done.any(), same
+        ended.append(int(done.sum()))
+        deaths += int((ts_a.discount == 0).sum())
+    assert ended == [slots + 2, 2, 2, 0] and deaths == 2, ended
+
+
+def _numbers(x):
+    if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(x)
+    return x

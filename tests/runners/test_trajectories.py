@@ -3,7 +3,7 @@
 import numpy as np
 
 from purejaxdrl.env.host.base import HostStep
-from purejaxdrl.runners.trajectories import TrajectoryBuilder
+from purejaxdrl.runners.trajectories import PolicyOut, TrajectoryBuilder
 
 
 def _step(obs, reward=0.0, terminated=False, truncated=False, first=False, ids=(0,)):
@@ -21,9 +21,8 @@ def _step(obs, reward=0.0, terminated=False, truncated=False, first=False, ids=(
 def _add(builder, step, action, version):
     # The policy's value of an observation x is x + 0.5; log-prob -action.
     value = step.observation[:, 0] + 0.5
-    builder.add(
-        step, np.array([action]), -np.array([action], np.float32), value, version
-    )
+    out = PolicyOut(None, np.array([action]), -np.array([action], np.float32), value)
+    builder.add(step, out, version)
 
 
 def test_one_environment_by_hand():
@@ -128,7 +127,7 @@ def test_random_streams_with_asynchronous_rows_match_the_reference():
         action = rng.integers(0, 100, 2)
         value = rng.random(2).astype(np.float32)
         events.append((step, action, value))
-        builder.add(step, action, np.zeros(2, np.float32), value, 0)
+        builder.add(step, PolicyOut(None, action, np.zeros(2, np.float32), value), 0)
         while builder.ready():
             batches.append(builder.take().transitions)
     reference = _reference(events, num_envs, length)

@@ -1,0 +1,74 @@
+"""Auto-resets for environments whose reset costs far more than their step.
+
+Under `vmap`, an auto-resetting step computes a reset for every environment at
+every step (both sides of a `where`). `step_resetting_few` steps a batch and
+computes resets for the few environments that ended only, with the same keys,
+so each gets the episode `vmap(step)` would give it.
+"""
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import EnvParams, EnvState
+from purejaxdrl.types import PRNGKey, TimeStep
+
+
+def step_resetting_few(
+    step: Callable[..., tuple[EnvState, TimeStep]],
+    reset: Callable[[PRNGKey, EnvParams], tuple[EnvState, jax.Array]],
+    keys: PRNGKey,
+    states: EnvState,
+    actions: jax.Array,
+    params: EnvParams,
+    *,
+    slots: int,
+) -> tuple[EnvState, TimeStep]:
+    """Steps B environments, resetting only those that ended (at most `slots`).
+
+    What `vmap` of an auto-resetting step gives, for an environment whose
+    reset is expensive: each key [B] splits into a step key and a reset key;
+    `step(key, state, action, params) -> (state, TimeStep)` steps one
+    environment without resetting it, `reset(key, params) -> (state, obs)`
+    starts one. The environments that ended get the state and first
+    observation of `reset` with their own reset keys, computed for the first
+    `slots` of them; in a step where more ended, for all B.
+    """
+    split = jax.vmap(jax.random.split)(keys)
+    states, ts = jax.vmap(step, in_axes=(0, 0, 0, None))(
+        split[:, 0], states, actions, params
+    )
+    ended = ts.last()
+    reset_all = jax.vmap(reset, in_axes=(0, None))
+
+    def few() -> tuple[EnvState, jax.Array]:
+        # The ended environments' indices first; the rest of the slots repeat
+        # index 0 and go unused.
+        ids = jnp.nonzero(ended, size=slots, fill_value=0)[0]
+        worlds = reset_all(split[ids, 1], params)
+        slot = jnp.clip(jnp.cumsum(ended) - 1, 0, slots - 1)
+        return jax.tree.map(lambda x: x[slot], worlds)
+
+    def every() -> tuple[EnvState, jax.Array]:
+        return reset_all(split[:, 1], params)
+
+    if slots < len(ended):
+        worlds = jax.lax.cond(ended.sum() <= slots, few, every)
+    else:
+        worlds = every()
+    return jax.vmap(reset_ended)(states, ts, worlds)
+
+
+def reset_ended(
+    state: EnvState, ts: TimeStep, world: tuple[EnvState, jax.Array]
+) -> tuple[EnvState, TimeStep]:
+    """One environment's (state, TimeStep) after a step, reset where it ended.
+
+    `world`: the (state, first observation) of a new episode; they replace
+    the state and the observation where `ts` ended an episode (the final
+    observation stays).
+    """
+    done = ts.last()
+    state = jax.tree.map(lambda r, s: jnp.where(done, r, s), world[0], state)
+    return state, ts._replace(observation=jnp.where(done, world[1], ts.observation))
