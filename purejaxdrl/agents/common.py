@@ -15,7 +15,7 @@ from purejaxdrl.networks import (
     make_actor_critic,
     make_q_network,
 )
-from purejaxdrl.types import PyTree, Transition
+from purejaxdrl.types import Params, PyTree, Transition
 
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 
@@ -114,6 +114,57 @@ def local_copy(tree: PyTree, axis_name: str | None) -> PyTree:
     if axis_name is None:
         return tree
     return jax.tree.map(lambda x: jax.lax.pcast(x, axis_name, to="varying"), tree)
+
+
+def target_network_step(
+    state: Any,
+    loss_fn: Callable[[Params], tuple[jax.Array, jax.Array]],
+    optimizer: optax.GradientTransformation,
+    ready: jax.Array,
+    *,
+    target_every: int,
+    target_tau: jax.Array | float,
+    axis_name: str | None,
+) -> tuple[Any, jax.Array, dict[str, jax.Array]]:
+    """One gradient step of a Q-learner with a target network (DQN, R2D2).
+
+    Args:
+      state: has `params`, `target_params`, `opt_state` and `grad_steps`.
+      loss_fn: params -> (loss, TD errors) on this device's batch.
+      optimizer: the optax transformation.
+      ready: bool []; before learning starts the four fields stay as they were.
+      target_every: gradient steps between target updates.
+      target_tau: each target update moves this fraction of the way (1: copy).
+      axis_name: the mesh axis gradients and metrics are averaged over.
+
+    Returns:
+      (state with the four fields updated, TD errors, metrics `loss/total` and
+      `td/abs_mean`, 0 before `ready`).
+
+    """
+    own = local_copy(state.params, axis_name)
+    (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(own)
+    metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
+    if axis_name is not None:
+        grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+    updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+    params = optax.apply_updates(state.params, updates)
+    grad_steps = state.grad_steps + 1
+    tau = jnp.where(grad_steps % target_every == 0, target_tau, 0)
+    target = optax.incremental_update(params, state.target_params, tau)
+    # Before `ready` the learner state stays as it was. A select of these small
+    # trees, not a `lax.cond`: a cond around the step would copy the whole
+    # replay shard (tens of MB) on every update.
+    params, target, opt_state, grad_steps = jax.tree.map(
+        lambda new, old: jnp.where(ready, new, old),
+        (params, target, opt_state, grad_steps),
+        (state.params, state.target_params, state.opt_state, state.grad_steps),
+    )
+    state = state._replace(
+        params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
+    )
+    metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+    return state, td, metrics
 
 
 def flat_gradient_step(

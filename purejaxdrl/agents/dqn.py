@@ -24,11 +24,11 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     annealed_learning_rate,
-    local_copy,
     merge_steps,
     q_networks,
     replay_shard_sizes,
     stored_items,
+    target_network_step,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network
@@ -289,39 +289,17 @@ def make_dqn(
                 loss = jnp.mean(weights * optax.huber_loss(td, delta=1.0))
                 return loss, td
 
-            own = local_copy(carry.params, axis_name)
-            (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(own)
-            metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
-            if axis_name is not None:
-                grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-            updates, opt_state = optimizer.update(grads, carry.opt_state, carry.params)
-            params = optax.apply_updates(carry.params, updates)
-            grad_steps = carry.grad_steps + 1
-            tau = jnp.where(grad_steps % config.target_every == 0, config.target_tau, 0)
-            target = optax.incremental_update(params, carry.target_params, tau)
-            # Before `ready` the learner state stays as it was. A select of
-            # these small trees, not a `lax.cond`: a cond around the step would
-            # copy the whole replay shard (tens of MB) on every update.
-            learner = jax.tree.map(
-                lambda new, old: jnp.where(ready, new, old),
-                (params, target, opt_state, grad_steps),
-                (carry.params, carry.target_params, carry.opt_state, carry.grad_steps),
-            )
+            carry, td, metrics = target_network_step(
+                carry, loss_fn, optimizer, ready, target_every=config.target_every,
+                target_tau=config.target_tau, axis_name=axis_name,
+            )  # fmt: skip
             replay = carry.buffer
             if config.prioritised:
                 # Before learning starts these are still the current network's
                 # TD errors, as Ape-X's initial priorities are.
                 priority = jnp.abs(td) + config.priority_eps
                 replay = buffer.set_priorities(replay, drawn.index, priority)
-            new = carry._replace(
-                params=learner[0],
-                target_params=learner[1],
-                opt_state=learner[2],
-                grad_steps=learner[3],
-                buffer=replay,
-            )
-            metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
-            return new, metrics
+            return carry._replace(buffer=replay), metrics
 
         keys = jax.random.split(key, config.updates_per_step)
         state, metrics = jax.lax.scan(grad_step, state, keys)

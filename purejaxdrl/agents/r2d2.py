@@ -27,8 +27,8 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.common import (
     annealed_learning_rate,
-    local_copy,
     q_networks,
+    target_network_step,
 )
 from purejaxdrl.agents.dqn import DQNState
 from purejaxdrl.agents.r2d2_sequences import (
@@ -224,23 +224,10 @@ def make_r2d2(
             per_sequence = 0.5 * jnp.mean(td * td, axis=0)
             return jnp.mean(weights * per_sequence), td
 
-        local = local_copy(state.params, axis_name)
-        (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(local)
-        metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
-        if axis_name is not None:
-            grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
-        grad_steps = state.grad_steps + 1
-        tau = jnp.where(grad_steps % config.target_every == 0, config.target_tau, 0)
-        target = optax.incremental_update(params, state.target_params, tau)
-        # Before `ready` the learner state stays as it was (a select of these
-        # small trees: a `lax.cond` would copy the replay shards).
-        learner = jax.tree.map(
-            lambda new, old: jnp.where(ready, new, old),
-            (params, target, opt_state, grad_steps),
-            (state.params, state.target_params, state.opt_state, state.grad_steps),
-        )
+        state, td, metrics = target_network_step(
+            state, loss_fn, optimizer, ready, target_every=config.target_every,
+            target_tau=config.target_tau, axis_name=axis_name,
+        )  # fmt: skip
         abs_td = jnp.abs(td)
         eta = config.priority_eta
         priority = eta * abs_td.max(axis=0) + (1.0 - eta) * abs_td.mean(axis=0)
@@ -248,9 +235,7 @@ def make_r2d2(
         # Before learning starts these are still the current network's TD
         # errors: priorities as R2D2's actors would compute them.
         buffer = shards.set_priorities(state.buffer, drawn.index, priority)
-        new = R2D2State(*learner[:3], state.step, learner[3], buffer)
-        metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
-        return new, metrics
+        return state._replace(buffer=buffer), metrics
 
     def update(
         state: R2D2State, traj: Transition, key: PRNGKey
