@@ -1,14 +1,17 @@
 """The objects a TrainConfig describes: environment, network, agent, runner."""
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
@@ -26,6 +29,7 @@ class Experiment:
     agent: Agent
     runner: Runner
     network: Network
+    device_note: str | None = None
 
 
 def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
@@ -107,13 +111,17 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
 
     """
     validate(config)
-    if mesh is None:
-        mesh = make_mesh(config.devices or None)
     env, env_params = make_env(config)
     network, learner_network = make_networks(config, env, env_params)
-    agent = build_agent(
-        config, learner_network, zero_observation(env, env_params), mesh.size
-    )
+    observation = zero_observation(env, env_params)
+    note = None
+    if mesh is None:
+        devices, note = choose_devices(
+            config.devices,
+            lambda n: fits(config, learner_network, observation, n),
+        )
+        mesh = make_mesh(devices)
+    agent = build_agent(config, learner_network, observation, mesh.size)
     runner = make_runner(
         env,
         env_params,
@@ -123,4 +131,56 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         mesh=mesh,
         scan_unroll=config.scan_unroll,
     )
-    return Experiment(config, env, env_params, agent, runner, network)
+    return Experiment(config, env, env_params, agent, runner, network, note)
+
+
+def fits(
+    config: TrainConfig, learner_network: Any, observation: np.ndarray, devices: int
+) -> None:
+    """Raises the error `config` would meet on `devices` devices per process.
+
+    Its environments, and its algorithm's minibatches and replay, must split
+    evenly over them (all processes' devices together).
+    """
+    total = devices * jax.process_count()
+    if config.num_envs % total:
+        raise ValueError(
+            f"num_envs={config.num_envs} does not split over {total} devices"
+        )
+    build_agent(config, learner_network, observation, total)
+
+
+def choose_devices(
+    requested: int,
+    fits: Callable[[int], None],
+    available: int | None = None,
+    what: str = "using",
+    flag: str = "--devices",
+) -> tuple[int, str | None]:
+    """The devices per process to train on, and a line saying why, if fewer.
+
+    `requested` (`config.devices`) when set: it keeps its own clear error
+    if the run does not fit it. Else the most of the `available` devices
+    (default: every local one) that the run fits (`fits(n)` raises
+    ValueError or ConfigError when it does not), with a note naming what
+    kept the others idle; all of them when none fits (the error then comes
+    where the run is built). `what` starts the note, `flag` is the option
+    it names.
+    """
+    if requested:
+        return requested, None
+    local = available or jax.local_device_count()
+    reason = None
+    for n in range(local, 0, -1):
+        try:
+            fits(n)
+        except (ValueError, ConfigError) as e:
+            reason = reason or str(e).split(";")[0].rstrip(".")
+            continue
+        if n == local:
+            return n, None
+        return n, (
+            f"{what} {n} of {local} {jax.default_backend()} devices: {reason}; "
+            f"pass {flag} N to choose."
+        )
+    return local, None

@@ -7,6 +7,7 @@ checks and summary as the chunk loop's.
 """
 
 import contextlib
+import dataclasses
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.runners.sebulba import HostEnvError, SebulbaRunner, place
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.config import TrainConfig, validate
-from purejaxdrl.training.experiment import build_agent
+from purejaxdrl.training.experiment import build_agent, choose_devices, fits
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.loop import (
     ChunkLoop,
@@ -63,6 +64,7 @@ class HostExperiment(NamedTuple):
     runner: SebulbaRunner
     network: Any
     agent: Any
+    device_note: str | None = None
 
 
 def host_env_seed(seed: int, start: int, thread: int) -> int:
@@ -116,6 +118,17 @@ def make_host_experiment(config: TrainConfig) -> HostExperiment:
         section, config.network, spec.observation, spec.action
     )
     observation = np.zeros(spec.observation.shape, np.float32)
+    # The learner takes the most of its default devices the batch splits over.
+    learners, note = choose_devices(
+        config.host.learner_devices,
+        lambda n: fits(config, learner_network, observation, n),
+        available=mesh.size // jax.process_count(),
+        what="learner on",
+        flag="--host.learner-devices",
+    )
+    if learners != mesh.size // jax.process_count():
+        host = dataclasses.replace(config.host, learner_devices=learners)
+        actor_devices, mesh = place(host, config.devices)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = SebulbaRunner(
         spec,
@@ -126,7 +139,7 @@ def make_host_experiment(config: TrainConfig) -> HostExperiment:
         config.unroll_length,
         config.host,
     )
-    return HostExperiment(config, envs, runner, network, agent)
+    return HostExperiment(config, envs, runner, network, agent, note)
 
 
 def train_host(
@@ -150,6 +163,8 @@ def train_host(
     console = in_notebook() if console is None else console
     exp = make_host_experiment(config)
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
+    if exp.device_note:
+        run.say(exp.device_note)
     wandb = start_wandb(run, log_to)
     key = make_key(config.seed, config.rng_impl)
     start_compile = time.perf_counter()

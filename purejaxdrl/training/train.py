@@ -111,6 +111,8 @@ def train(
         console = in_notebook()
     exp = make_experiment(config)
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
+    if exp.device_note:
+        run.say(exp.device_note)
     wandb = start_wandb(run, log_to)
     key = make_key(config.seed, config.rng_impl)
     start_compile = time.perf_counter()

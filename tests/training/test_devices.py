@@ -1,0 +1,129 @@
+"""Every preset runs without flags on 1, 2, 3, 4 and 8 devices: the run takes
+the most devices its work splits over and says so."""
+
+import functools
+import os
+import subprocess
+import sys
+
+import jax
+import pytest
+import yaml
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.registry import algorithm, algorithms
+from purejaxdrl.env.host import is_host_env
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.sweep.layout import mesh_shape
+from purejaxdrl.training.config import run_shape
+from purejaxdrl.training.experiment import (
+    choose_devices,
+    fits,
+    make_env,
+    make_experiment,
+    make_networks,
+    zero_observation,
+)
+from purejaxdrl.training.presets import presets_dir
+
+COUNTS = (1, 2, 3, 4, 8)
+
+
+def _sections():
+    names = {r.name for r in algorithms()}
+    for preset in pjd.preset_names():
+        text = yaml.safe_load((presets_dir() / f"{preset}.yaml").read_text())
+        for algo in sorted(names & set(text)):
+            yield preset, algo
+
+
+def _runs(host: bool):
+    return [
+        (preset, algo)
+        for preset, algo in _sections()
+        if is_host_env(pjd.load_preset(preset, algo).config.env.id) == host
+    ]
+
+
+@functools.cache
+def _learner(preset, algo):
+    config = pjd.load_preset(preset, algo).config
+    env, env_params = make_env(config)
+    _, learner = make_networks(config, env, env_params)
+    return config, learner, zero_observation(env, env_params)
+
+
+@pytest.mark.parametrize(("preset", "algo"), _runs(host=False))
+def test_device_presets_take_the_most_devices_their_work_splits_over(preset, algo):
+    if "craftax" in preset:
+        pytest.importorskip("craftax")
+    config, learner, observation = _learner(preset, algo)
+    assert config.devices == 0  # no preset asks for a device count
+    chosen = {}
+    for available in COUNTS:
+        n, note = choose_devices(
+            0, lambda n: fits(config, learner, observation, n), available=available
+        )
+        assert 1 <= n <= available
+        assert (note is None) == (n == available), note
+        if note:
+            assert note.startswith(f"using {n} of {available} cpu devices: ")
+        chosen[available] = n
+    # The run builds on each chosen count (replay shards, minibatches and
+    # environments split), and uses every device where the work divides.
+    for n in set(chosen.values()):
+        make_experiment(config, make_mesh(n))
+    if config.num_envs % 8 == 0 and config.num_envs >= 64:
+        assert chosen[8] == 8, chosen
+    # A sweep of 2 or 5 seeds spreads runs over the sweep axis and splits
+    # each one's environments over the rest (`sweep.layout.mesh_shape`).
+    multiple = algorithm(algo).env_multiple(getattr(config, algo), run_shape(config))
+    for available in COUNTS:
+        for runs in (2, 5):
+            sweep, data = mesh_shape(runs, available, config.num_envs, multiple)
+            assert sweep * data <= available
+            assert (config.num_envs // data) % multiple == 0
+            assert config.num_envs % data == 0
+
+
+@pytest.mark.parametrize(("preset", "algo"), _runs(host=True))
+@pytest.mark.parametrize("devices", COUNTS)
+def test_host_presets_place_their_learner_on_any_device_count(preset, algo, devices):
+    pytest.importorskip("envpool")
+    from purejaxdrl.training.host_train import make_host_experiment
+
+    config = pjd.apply_overrides(
+        pjd.load_preset(preset, algo).config, {"devices": devices}
+    )
+    exp = make_host_experiment(config)
+    try:
+        learners = exp.runner.mesh.size
+        assert config.num_envs % learners == 0
+        most = 1 if devices == 1 else devices - 1  # one device acts
+        assert (exp.device_note is None) == (learners == most), exp.device_note
+    finally:
+        for env in exp.envs:
+            env.close()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("preset", "line"),
+    [
+        ("cartpole", "using 4 of 8 cpu devices: num_envs=4 does not split over 8"),
+        ("cartpole_envpool", "learner on 4 of 7 cpu devices: num_envs=8"),
+    ],
+)
+def test_the_quickstart_runs_on_8_devices_and_says_which_it_uses(preset, line):
+    if preset.endswith("envpool"):
+        pytest.importorskip("envpool")
+    assert jax.device_count() == 8
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    out = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", "train", "--env", preset,
+         "--total-steps", "4096", "--num-logs", "1"],
+        capture_output=True, text=True, env=env, timeout=280,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"purejaxdrl: {line}" in out.stderr, out.stderr[-2000:]
+    assert "4 cpu device(s)" in out.stdout
