@@ -1,10 +1,12 @@
 import re
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.presets import presets_dir
 
 
 @pytest.mark.parametrize("name", pjd.preset_names())
@@ -13,6 +15,31 @@ def test_every_preset_loads_and_validates(name):
     assert preset.target_return is not None and preset.target_steps > 0
     assert preset.config.total_steps <= preset.target_steps  # trains within budget
     pjd.validate(preset.config)
+
+
+def test_every_preset_target_states_its_return_kind_and_budget():
+    names = {r.name for r in algorithms()}
+    for preset in pjd.preset_names():
+        data = yaml.safe_load((presets_dir() / f"{preset}.yaml").read_text())
+        for algo in names & set(data):
+            target = data[algo].get("target")
+            where = f"{preset}.yaml, {algo}"
+            assert set(target) == {"mean_return", "env_steps", "of"}, where
+            assert target["of"] in ("training", "evaluation"), where
+            assert target["env_steps"] >= data[algo].get("total_steps", 0), where
+            loaded = pjd.load_preset(preset, algo)
+            assert loaded.target_of == target["of"]
+            assert loaded.target_steps == target["env_steps"]
+
+
+def test_a_target_of_an_unknown_kind_is_refused(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "env: {id: CartPole-v1}\n"
+        "ppo: {target: {mean_return: 1, env_steps: 10, of: best}}\n"
+    )
+    with pytest.raises(ConfigError, match="ppo.target.of='best' is not one of"):
+        pjd.load_preset(str(path))
 
 
 def test_required_presets_are_shipped():

@@ -13,7 +13,7 @@ def list_command(argv: Sequence[str]) -> int:
     for name in preset_names():
         p = load_preset(name)
         target = (
-            f"return >= {p.target_return} in {p.target_steps:,} steps"
+            f"{p.target_of} return >= {p.target_return} in {p.target_steps:,} steps"
             if p.target_return is not None
             else ""
         )

@@ -12,16 +12,25 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.training.config import TrainConfig, validate
 
+TARGET_KINDS = ("training", "evaluation")
+
 
 @dataclasses.dataclass(frozen=True)
 class Preset:
-    """A tuned configuration and the score it must reach within a step budget."""
+    """A tuned configuration and the score it must reach within a step budget.
+
+    `target_of` says which return `target_return` is: "training" (the mean
+    return of the training episodes that ended in the run's last chunk, what
+    `TrainResult.mean_return` reports) or "evaluation" (the deterministic
+    policy's, `TrainResult.eval_return`).
+    """
 
     name: str
     config: TrainConfig
     target_return: float | None
     target_steps: int | None
     description: str = ""
+    target_of: str = "training"
 
 
 def presets_dir() -> pathlib.Path:
@@ -93,6 +102,12 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         )
     section = dict(section)
     target = section.pop("target", None) or {}
+    of = target.get("of", "training")
+    if of not in TARGET_KINDS:
+        raise ConfigError(
+            f"Preset {str(path)!r}: {algo}.target.of={of!r} is not one of "
+            f"{TARGET_KINDS}; say which return the target is, e.g. of: training."
+        )
     config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
     config = validate(apply_overrides(config, section))
     return Preset(
@@ -101,4 +116,5 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         target_return=target.get("mean_return"),
         target_steps=target.get("env_steps"),
         description=str(data.get("description", "")).strip(),
+        target_of=of,
     )
