@@ -15,7 +15,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.networks import Network
-from purejaxdrl.observe.host_evaluation import evaluate_host
+from purejaxdrl.observe.host_evaluation import evaluate_host, host_mode_policy
 from purejaxdrl.observe.host_render import (
     PIXEL_FRAME_MS,
     check_renderable,
@@ -194,9 +194,17 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
     assert cli.main([*argv, "--render", str(tmp_path / "cp.gif")]) == 2
     captured = capsys.readouterr()
     assert "--env.id gymnasium:CartPole-v1" in captured.err and not captured.out
-    # Export does not take host runs yet, and says so.
-    assert cli.main(["export", str(result.run_dir), "--out", str(tmp_path)]) == 2
-    assert "which `export` does not take yet" in capsys.readouterr().err
+    # Exported, the policy holds the run's parameters and acts as evaluation
+    # does.
+    out = tmp_path / "policy"
+    assert cli.main(["export", str(result.run_dir), "--out", str(out)]) == 0
+    policy = pjd.load_policy(out)
+    assert policy.spec["env_id"] == "envpool:CartPole-v1"
+    assert policy.spec["updates"] == 4
+    jax.tree.map(same, jax.device_get(policy.params), jax.device_get(run.params))
+    obs = np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)
+    _, expected = host_mode_policy(run.network).act(run.params, (), obs)
+    np.testing.assert_array_equal(jax.jit(policy.mode)(obs), expected)
 
 
 @pytest.mark.timeout(180)

@@ -202,11 +202,22 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         that verifies.
 
     """
-    config, exp, restored = restore_run(run_dir, "export")
-    env_params = restored.state.env_params
-    stats = getattr(env_params, "obs_stats", None)
-    obs_spec = exp.env.observation_spec(env_params)
-    action_spec = exp.env.action_spec(env_params)
+    from purejaxdrl.env.host import is_host_env
+    from purejaxdrl.training.resume import load_run_config
+
+    if is_host_env(load_run_config(run_dir).env.id):
+        host = restore_host_run(run_dir, "export")
+        config, params, stats, updates = host.config, host.params, None, host.step
+        obs_spec, action_spec = host.spec.observation, host.spec.action
+        steps_per_update = config.num_envs * config.unroll_length
+    else:
+        config, exp, restored = restore_run(run_dir, "export")
+        env_params = restored.state.env_params
+        params, updates = restored.state.agent.params, restored.step
+        stats = getattr(env_params, "obs_stats", None)
+        obs_spec = exp.env.observation_spec(env_params)
+        action_spec = exp.env.action_spec(env_params)
+        steps_per_update = exp.runner.steps_per_update
     action = (
         {"discrete": action_spec.num_values}
         if isinstance(action_spec, Discrete)
@@ -222,14 +233,14 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "algo": config.algo,
         # The acting network's architecture may depend on it (DQN's dueling head).
         "algo_config": to_dict(getattr(config, config.algo)),
-        "updates": restored.step,
-        "env_steps": restored.step * exp.runner.steps_per_update,
+        "updates": updates,
+        "env_steps": updates * steps_per_update,
         "observation_shape": list(obs_spec.shape),
         "action": action,
         "network": dataclasses.asdict(config.network),
         "normalize_observations": stats is not None,
     }
-    blob: dict[str, Any] = {"params": jax.device_get(restored.state.agent.params)}
+    blob: dict[str, Any] = {"params": jax.device_get(params)}
     if stats is not None:
         blob["obs_stats"] = {
             "count": np.asarray(stats.count),
