@@ -72,7 +72,7 @@ CASES = [
     ),
     (
         [*TRAIN, "--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.burn-in", "20"],
-        "r2d2.burn_in=20 leaves no step of the 20-step sequences",
+        "r2d2.burn_in=20 must be less than unroll_length=20",
     ),
     (
         [

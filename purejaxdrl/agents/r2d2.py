@@ -2,10 +2,13 @@
 
 Kapturowski et al. (2019), "Recurrent Experience Replay in Distributed
 Reinforcement Learning", https://openreview.net/forum?id=r1lyTjAqYX. Each
-environment's unroll of T steps is stored as one sequence with the core state
-its actor started it from ("stored state"). The learner unrolls a sampled
-sequence from that state; its first `burn_in` steps only warm the state up
-(no gradient, no loss), the rest take n-step double Q-learning targets under
+environment's unroll of T steps is stored as one sequence, led by the last
+`burn_in` steps of its unroll before (adjacent sequences overlap by the
+burn-in, as the paper's 80-step sequences overlap by 40), with the core state
+its actor had at the sequence's start ("stored state"). The learner unrolls a
+sampled sequence from that state; its first `burn_in` steps only warm the
+state up (no gradient, no loss), the T after them take n-step double
+Q-learning targets under
 the invertible value rescaling h (`rl.value_rescaling`), and the sequence's
 priority becomes η max|δ| + (1 - η) mean|δ| of its TD errors. Actors explore
 with Ape-X's per-environment ε_i.
@@ -18,6 +21,7 @@ the feed-forward baseline of the same config.
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -30,14 +34,15 @@ from purejaxdrl.agents.common import (
     q_networks,
     target_network_step,
 )
-from purejaxdrl.agents.dqn import DQNState
 from purejaxdrl.agents.r2d2_sequences import (
+    Sequence,
+    empty_tail,
     make_q_acting,
     sequence_example,
     sequence_td,
     stateless,
     time_major,
-    to_sequences,
+    with_burn_in,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network, RecurrentNetwork
@@ -53,14 +58,16 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 class R2D2Config:
     """R2D2 hyper-parameters (the paper's values where they make sense here).
 
-    Sequences are the runner's unrolls: `--unroll-length` is the sequence
-    length (the paper's 80), of which the first `burn_in` steps (40) only warm
-    up the core state. Replay sizes count sequences, over all environments,
-    and split evenly over them (each environment has its own shard).
+    A stored sequence is `burn_in` steps (the paper's 40) of an environment's
+    previous unroll followed by its unroll of `--unroll-length` steps (40:
+    sequences of 80 overlapping by 40); the burn-in only warms up the core
+    state, every step of the unroll is trained on. Replay sizes count
+    sequences, over all environments, and split evenly over them (each
+    environment has its own shard).
 
     Attributes:
-      burn_in: steps at each sequence's start that are unrolled without
-        gradient or loss, from the stored state.
+      burn_in: steps of the previous unroll at each sequence's start,
+        unrolled without gradient or loss from the stored state.
       n_step: n of the n-step double Q-learning targets (5).
       buffer_size: sequences held, over all environments.
       batch_size: sequences per gradient step, over all environments.
@@ -117,10 +124,25 @@ class R2D2Config:
     rescale_eps: float | jax.Array = 1e-3
 
 
-# The learner state is DQN's: online and target parameters, Adam's state,
-# update and gradient-step counters, and the replay (here one prioritised
-# shard per environment of this device).
-R2D2State = DQNState
+class R2D2State(NamedTuple):
+    """The learner state, DQN's (`DQNState`) and the sequences' tails.
+
+    Attributes:
+      params, target_params, opt_state, step, grad_steps: as DQNState's.
+      buffer: one prioritised shard per environment of this device.
+      tail: each of this device's environments' last `burn_in` steps and the
+        core state before them, leaves [E, burn_in, ...]: the start of its
+        next stored sequence.
+
+    """
+
+    params: Params
+    target_params: Params
+    opt_state: optax.OptState
+    step: jax.Array
+    grad_steps: jax.Array
+    buffer: Any
+    tail: Sequence
 
 
 def make_r2d2(
@@ -188,7 +210,8 @@ def make_r2d2(
 
     def init(key: PRNGKey) -> R2D2State:
         params = network.init(key, obs_example)
-        example = sequence_example(obs_example, unroll_length, network)
+        length = config.burn_in + unroll_length
+        example = sequence_example(obs_example, length, network)
         return R2D2State(
             params,
             jax.tree.map(jnp.copy, params),
@@ -196,6 +219,7 @@ def make_r2d2(
             jnp.zeros((), jnp.int32),
             jnp.zeros((), jnp.int32),
             shards.init(example),
+            empty_tail(obs_example, config.burn_in, network, local_envs),
         )
 
     def epsilon_now(step: jax.Array) -> jax.Array:
@@ -240,7 +264,11 @@ def make_r2d2(
     def update(
         state: R2D2State, traj: Transition, key: PRNGKey
     ) -> tuple[R2D2State, Metrics]:
-        state = state._replace(buffer=shards.add(state.buffer, to_sequences(traj)))
+        # The actors acted with `state.params` (`acting_params`).
+        sequences, tail = with_burn_in(
+            network, state.params, state.tail, traj, state.step == 0
+        )
+        state = state._replace(buffer=shards.add(state.buffer, sequences), tail=tail)
         first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * local_envs
         env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
         stored = jnp.minimum(state.step + 1, config.buffer_size // num_envs)
@@ -266,7 +294,7 @@ def make_r2d2(
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,
-        state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS)),
+        state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS), P(DATA_AXIS)),
         core=core,
     )
 
@@ -313,9 +341,9 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         return
     check(
         config.burn_in < shape.unroll_length,
-        f"r2d2.burn_in={config.burn_in} leaves no step of the "
-        f"{shape.unroll_length}-step sequences (--unroll-length) to learn from; "
-        "make it smaller than the unroll length.",
+        f"r2d2.burn_in={config.burn_in} must be less than unroll_length="
+        f"{shape.unroll_length}: a sequence's burn-in is the last steps of the "
+        "unroll before; lower it or raise --unroll-length.",
     )
     for field in ("buffer_size", "batch_size", "min_replay"):
         value = getattr(config, field)

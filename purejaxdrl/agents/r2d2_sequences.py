@@ -127,6 +127,72 @@ def to_sequences(traj: Transition) -> Sequence:
     return per_env._replace(core_state=traj.core_state)
 
 
+def with_burn_in(
+    network: RecurrentNetwork,
+    params: Params,
+    tail: Sequence,
+    traj: Transition,
+    first: jax.Array,
+) -> tuple[Sequence, Sequence]:
+    """An unroll's stored sequences, each led by the unroll before's last steps.
+
+    R2D2 stores sequences that overlap by their burn-in: each environment's
+    sequence is the last `burn_in` steps of its previous unroll (`tail`,
+    leaves [E, burn_in, ...], with the core state its actor had before them)
+    followed by this unroll (`traj`, [T, E]), so the burn-in warms the state
+    up on steps already trained on and every step of the unroll is trained
+    on. The new tail is this unroll's last `burn_in` steps, with the state
+    the actors had before them: re-unrolled from the unroll's stored start
+    state with the acting `params`.
+
+    Args:
+      network: the recurrent Q-network.
+      params: the parameters the actors acted with.
+      tail: the previous unroll's last steps and state (`empty_tail` before
+        the first).
+      traj: the unroll, [T, E].
+      first: bool [], whether this is the run's first unroll: its tail is
+        no experience, so the sequence's state is zeroed where the unroll
+        starts (the actors' start state is the zero state).
+
+    Returns:
+      (sequences [E, burn_in + T, ...], the next tail).
+
+    """
+    burn_in = tail.reward.shape[1]
+    steps = to_sequences(traj)
+    if burn_in == 0:
+        return steps, tail
+    reset = steps.reset.at[:, 0].set(steps.reset[:, 0] | first)
+    joined = jax.tree.map(
+        lambda a, b: jnp.concatenate([a, b], axis=1),
+        tail._replace(core_state=()),
+        steps._replace(core_state=(), reset=reset),
+    )
+    length = traj.reward.shape[0]
+    before = network.unroll(
+        params,
+        traj.core_state,
+        traj.observation[: length - burn_in],
+        traj.reset[: length - burn_in],
+    )[0]
+    new_tail = jax.tree.map(
+        lambda x: x[:, length - burn_in :], steps._replace(core_state=())
+    )
+    return (
+        joined._replace(core_state=tail.core_state),
+        new_tail._replace(core_state=before),
+    )
+
+
+def empty_tail(
+    obs_example: jax.Array, burn_in: int, network: RecurrentNetwork, num_envs: int
+) -> Sequence:
+    """The tail before a run's first unroll: `num_envs` x `burn_in` zero steps."""
+    example = sequence_example(obs_example, burn_in, network)
+    return jax.tree.map(lambda x: jnp.broadcast_to(x, (num_envs, *x.shape)), example)
+
+
 def time_major(item: Sequence) -> Sequence:
     """Sampled sequences [S, T, ...] as the learner takes them, [T, S, ...]."""
     swap = {

@@ -222,3 +222,61 @@ def test_same_parameters_on_any_device_count(num_devices):
     np.testing.assert_allclose(
         many.agent.buffer.nodes, one.agent.buffer.nodes, rtol=1e-5, atol=1e-6
     )
+
+
+def test_stored_sequences_overlap_by_the_burn_in_from_the_actors_state():
+    # Two unrolls by the actors with fixed parameters, then what R2D2 stores:
+    # each sequence is the unroll before's last `burn_in` steps and the
+    # unroll, from the state the actors had before those steps.
+    from purejaxdrl.agents.r2d2_sequences import empty_tail, with_burn_in
+    from purejaxdrl.runners.rollout import unroll
+
+    exp, state, _ = _trained(1)
+    net, burn, length = exp.network, SMALL["r2d2"]["burn_in"], SMALL["unroll_length"]
+    acting = exp.agent.acting_params(state.agent)
+    params = acting[0]
+
+    @jax.jit
+    def act(actor, key):
+        return unroll(exp.env, state.env_params, exp.agent, acting, actor, key, length)
+
+    # A run's first unroll (from fresh environments and the zero state).
+    fresh = jax.device_get(exp.runner.init(jax.random.key(3)).actor)
+    actor, first = act(fresh, jax.random.key(1))
+    _, second = act(actor, jax.random.key(2))
+    obs = np.zeros(exp.env.observation_spec(state.env_params).shape, np.float32)
+    tail = empty_tail(obs, burn, net, SMALL["num_envs"])
+    seq1, tail = with_burn_in(net, params, tail, first, jnp.bool_(True))
+    seq2, _ = with_burn_in(net, params, tail, second, jnp.bool_(False))
+    assert seq2.reward.shape == (SMALL["num_envs"], burn + length)
+    np.testing.assert_array_equal(
+        seq2.observation[:, :burn], np.swapaxes(first.observation[-burn:], 0, 1)
+    )
+    np.testing.assert_array_equal(
+        seq2.action[:, burn:], np.swapaxes(second.action, 0, 1)
+    )
+
+    def q_values(seq):  # the learner's unroll of stored sequences, [E, T]
+        steps = jax.tree.map(
+            lambda x: np.swapaxes(x, 0, 1), seq._replace(core_state=())
+        )
+        q = net.unroll(params, seq.core_state, steps.observation, steps.reset)[1][0]
+        return np.swapaxes(np.asarray(q), 0, 1)
+
+    def actors_q(traj):  # from the start state the actors had
+        return np.swapaxes(
+            np.asarray(
+                net.unroll(params, traj.core_state, traj.observation, traj.reset)[1][0]
+            ),
+            0,
+            1,
+        )
+
+    # After its burn-in a stored sequence's Q-values are the actors': the
+    # first from the zero state (its tail is no experience), the second from
+    # the state re-unrolled over the first unroll.
+    np.testing.assert_allclose(q_values(seq1)[:, burn:], actors_q(first), atol=1e-5)
+    np.testing.assert_allclose(q_values(seq2)[:, burn:], actors_q(second), atol=1e-5)
+    # Mid-episode, that state matters (from a zero state they differ).
+    zeroed = seq2._replace(core_state=jax.tree.map(jnp.zeros_like, seq2.core_state))
+    assert np.abs(q_values(zeroed)[:, burn:] - actors_q(second)).max() > 1e-3
