@@ -103,7 +103,9 @@ def test_the_learner_re_unrolls_what_asynchronous_actors_computed(core):
     zeroed = later._replace(core_state=jax.tree.map(np.zeros_like, later.core_state))
     policy, _ = outputs(net, params, zeroed)
     log_prob = net.distribution.log_prob(policy, later.action)
-    assert np.abs(log_prob - later.log_prob).max() > 1e-3
+    # (An untrained policy is near uniform: the gap is small, but far above
+    # the 1e-6 the equality above allows.)
+    assert np.abs(log_prob - later.log_prob).max() > 1e-5
     for env in exp.envs:
         env.close()
 
