@@ -226,21 +226,27 @@ def make_sweep_mesh(sweep: int, data: int) -> Mesh:
     )
 
 
-def varying(tree: PyTree, axis_name: str) -> PyTree:
+def varying(tree: PyTree, axis_name: str | tuple[str, ...]) -> PyTree:
     """Marks every leaf of `tree` as varying over `axis_name` (inside shard_map).
 
     A value computed only from constants is invariant (the same on every device)
     even when it belongs to per-device state, e.g. a constant discount returned
     by an environment's `step`. A `lax.scan` carry must keep its type, so such
-    leaves are cast to varying before they are carried.
+    leaves are cast to varying before they are carried. A tuple names several
+    axes (a sweep's per-run state varies over `sweep` and `data`).
     """
+    names = (axis_name,) if isinstance(axis_name, str) else axis_name
 
     def cast(x: jax.Array) -> jax.Array:
-        if axis_name in jax.typeof(x).mat.varying:
-            return x
-        return jax.lax.pcast(x, axis_name, to="varying")
+        missing = tuple(n for n in names if n not in jax.typeof(x).mat.varying)
+        return jax.lax.pcast(x, missing, to="varying") if missing else x
 
     return jax.tree.map(cast, tree)
+
+
+def manual_axes() -> tuple[str, ...]:
+    """The mesh axes of the enclosing `shard_map` (empty outside one)."""
+    return tuple(jax.sharding.get_abstract_mesh().manual_axes)
 
 
 def replicated(mesh: Mesh) -> NamedSharding:

@@ -100,13 +100,10 @@ def make_prioritised_buffer(
         return set_priorities(state, slots, priorities)
 
     def sample(state: PrioritisedState, key: PRNGKey) -> Sample:
-        total = sum_tree.total(state.nodes)
         stratum = jnp.arange(batch_size) + jax.random.uniform(key, (batch_size,))
-        mass = stratum * (total / batch_size)
-        index = sum_tree.find(state.nodes, mass, state.ring.size[0])
+        index, priority, total = sum_tree.sample(state.nodes, stratum / batch_size)
         item = jax.tree.map(lambda buf: buf[index], state.ring.items)
-        probability = sum_tree.leaves(state.nodes, index) / total
-        return Sample(item, index, probability)
+        return Sample(item, index, priority / total)
 
     return Buffer(
         init=init,

@@ -1,84 +1,161 @@
-"""An exact sum-tree over float32 priorities: O(log N) updates and sampling.
+"""An exact 16-ary sum-tree over float32 priorities: O(log N) updates and draws.
 
-The tree is a flat array `nodes` [2P] (P = capacity rounded up to a power of
-two): node 1 is the root, node i has children 2i and 2i + 1, leaf j is node
-P + j. Updates write the leaves, then recompute each ancestor as the sum of
-its two children, level by level. Unlike trees that add a delta to every
-ancestor (a float error that accumulates with every update), every node is
-always exactly the float32 sum of its children: after any number of updates
-the tree is bit for bit the tree built from scratch from its leaves.
+The tree is one flat array `nodes` laid out as a heap after 15 unused
+slots: node i (at `nodes[15 + i]`) has children 16i + 1 ... 16i + 16, which
+fill row i + 1 of `nodes.reshape(-1, 16)`, so reading a node's children is
+reading one row (one cache line). Node 0 is the root, level d starts at node
+(16^d - 1) / 15, and the leaves (level D, the smallest D with 16^D >=
+capacity) come last, rounded up to a whole row; nodes of a level past its
+last used row are never read and stay 0.
+
+Sixteen children per node, not two: a batch's update or draw is one gather of
+[batch, 16] values per level, and a million leaves are 5 levels, not 20, so
+each update or draw is a quarter of the dependent steps (each a kernel of its
+own on a CPU). Updates write the leaves, then recompute each ancestor as the
+sum of its children, level by level, in a fixed pairwise order. Unlike trees
+that add a delta to every ancestor (a float error that accumulates with every
+update), every node is always exactly that sum of its children: after any
+number of updates the tree is bit for bit the tree built from its leaves.
 """
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+BRANCH = 16  # children per node; a power of two (`_sum` adds pairwise)
+_SKIP = BRANCH - 1  # unused slots before the root: rows of siblings align
+# children @ _BEFORE: for each child, the sum of the siblings before it.
+_BEFORE = np.triu(np.ones((BRANCH, BRANCH), np.float32), 1)
 
 
-def tree_size(capacity: int) -> int:
-    """P: the number of leaves, the smallest power of two >= capacity."""
-    return 1 << max(capacity - 1, 0).bit_length()
+def _offset(level: int) -> int:
+    """Where `level` starts in the flat array: (16^level - 1) / 15."""
+    return (BRANCH**level - 1) // (BRANCH - 1)
+
+
+def _round_up(n: int) -> int:
+    return -(-n // BRANCH) * BRANCH
+
+
+def depth(capacity: int) -> int:
+    """D, the level of the leaves: the smallest D with 16^D >= capacity."""
+    d = 0
+    while BRANCH**d < capacity:
+        d += 1
+    return d
+
+
+def _depth_of(nodes: jax.Array) -> int:
+    # The D whose layout has this length: offset(D) < length <= offset(D + 1).
+    length, d = nodes.shape[0] - _SKIP, 0
+    while _offset(d + 1) < length:
+        d += 1
+    return d
 
 
 def init(capacity: int) -> jax.Array:
-    """An all-zero tree, nodes float32 [2P]."""
-    return jnp.zeros((2 * tree_size(capacity),), jnp.float32)
+    """An all-zero tree with `capacity` leaves, float32 [nodes]."""
+    d = depth(capacity)
+    leaves = _round_up(capacity) if d else 1
+    return jnp.zeros((_SKIP + _offset(d) + leaves,), jnp.float32)
 
 
 def total(nodes: jax.Array) -> jax.Array:
     """The sum of all leaves (the root), float32 []."""
-    return nodes[1]
+    return nodes[_SKIP]
 
 
 def leaves(nodes: jax.Array, index: jax.Array) -> jax.Array:
     """The values of leaves `index` (int32 [B]): float32 [B]."""
-    return nodes[nodes.shape[0] // 2 + index]
+    return nodes[_SKIP + _offset(_depth_of(nodes)) + index]
+
+
+def _sum(children: jax.Array) -> jax.Array:
+    """[..., 16] -> [...]: pairwise, in the same order wherever it is used."""
+    while children.shape[-1] > 1:
+        children = children[..., 0::2] + children[..., 1::2]
+    return children[..., 0]
+
+
+def _children(nodes: jax.Array, node: jax.Array) -> jax.Array:
+    """The children of `node` [B]: float32 [B, 16], one row each."""
+    return nodes.reshape(-1, BRANCH)[node + 1]
 
 
 def set_leaves(nodes: jax.Array, index: jax.Array, values: jax.Array) -> jax.Array:
     """Sets leaves `index` [B] to `values` [B] and recomputes their ancestors.
 
-    log2(P) rounds of B-wide gathers and scatters. A repeated index keeps one of
-    its values; the ancestors agree with whichever it keeps.
+    D rounds of a [B, 16] gather and a B-wide scatter. A repeated index keeps
+    one of its values; the ancestors agree with whichever it keeps.
     """
-    size = nodes.shape[0] // 2
-    node = size + index
-    nodes = nodes.at[node].set(values.astype(nodes.dtype))
-    for _ in range(size.bit_length() - 1):  # static depth: unrolled at trace time
-        node = node // 2
-        # Rows of `pairs` are siblings (2k, 2k + 1): one gather per level.
-        pairs = nodes.reshape(-1, 2)
-        nodes = nodes.at[node].set(pairs[node, 0] + pairs[node, 1])
+    node = _offset(_depth_of(nodes)) + index
+    nodes = nodes.at[_SKIP + node].set(values.astype(nodes.dtype))
+    for _ in range(_depth_of(nodes)):  # static depth: unrolled at trace time
+        node = (node - 1) // BRANCH
+        nodes = nodes.at[_SKIP + node].set(_sum(_children(nodes, node)))
     return nodes
 
 
 def build(values: jax.Array) -> jax.Array:
     """The tree whose leaves are `values` [capacity], built bottom-up."""
-    size = tree_size(values.shape[0])
-    level = jnp.zeros((size,), jnp.float32).at[: values.shape[0]].set(values)
-    levels = [level]
-    while level.shape[0] > 1:
-        level = level[0::2] + level[1::2]
-        levels.append(level)
-    # nodes[1] is the root, then each level left to right; nodes[0] unused.
-    return jnp.concatenate([jnp.zeros((1,), jnp.float32), *levels[::-1]])
+    capacity = values.shape[0]
+    nodes = init(capacity)
+    d = depth(capacity)
+    start = _SKIP + _offset(d)
+    level = jnp.zeros((nodes.shape[0] - start,), jnp.float32)
+    level = level.at[:capacity].set(values)
+    nodes = nodes.at[start:].set(level)
+    for up in reversed(range(d)):
+        level = _sum(level.reshape(-1, BRANCH))
+        start = _SKIP + _offset(up)
+        nodes = nodes.at[start : start + level.shape[0]].set(level)
+        level = jnp.pad(level, (0, _round_up(level.shape[0]) - level.shape[0]))
+    return nodes
 
 
-def find(nodes: jax.Array, mass: jax.Array, count: jax.Array) -> jax.Array:
-    """The leaves whose cumulative-sum interval holds `mass` [B]: int32 [B].
+def sample(
+    nodes: jax.Array, fraction: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The leaves at `fraction` [B] (each in [0, 1)) of the cumulative mass.
 
-    `mass` in [0, total): walks from the root, going right when the mass is at
-    least the left child's sum (one gather per level). Leaves from `count` on
-    must be 0 (not yet written), and the others positive: a mass that float
-    rounding carries past the last positive leaf is given that leaf.
+    With mass = fraction x total, the leaf whose cumulative-sum interval holds
+    the mass: at each level the walk enters the last child whose preceding
+    siblings sum to at most the mass, never a child whose sum is 0, so a mass
+    that float rounding carries past the last positive leaf ends on that leaf
+    and unwritten (zero) leaves are never drawn.
+
+    Every read of the tree is inside one rolled loop. A read left after it
+    may be scheduled after the caller's next `set_leaves`, which updates the
+    tree in place, and XLA then copies the whole tree at every draw (at 1M
+    leaves, twice 8 MB per gradient step: most of Ape-X's learner time).
+
+    Returns:
+      (leaves int32 [B], their values float32 [B], the total float32 []).
+
     """
-    size = nodes.shape[0] // 2
 
-    def down(_: int, node: tuple) -> tuple:
-        node, mass = node
-        left = nodes[2 * node]
-        right = mass >= left
-        return 2 * node + right.astype(jnp.int32), jnp.where(right, mass - left, mass)
+    def down(level: jax.Array, carry: tuple) -> tuple:
+        node, mass, value, total = carry
+        # Read again inside: a value only passed through, XLA would read from
+        # the tree wherever it is used, after the loop.
+        total = jnp.where(level == 0, nodes[_SKIP], total)
+        children = _children(nodes, node)
+        # What the siblings before each child sum to: one small matmul.
+        before = jnp.matmul(children, _BEFORE, precision=jax.lax.Precision.HIGHEST)
+        # Zero leaves (unwritten) come after every positive one: the last
+        # child whose siblings before it sum to at most the mass, never a
+        # child whose sum is 0.
+        reachable = (before <= mass[:, None]) & (children > 0)
+        pick = jnp.maximum(jnp.sum(reachable, axis=1) - 1, 0)
+        chosen = jnp.arange(BRANCH) == pick[:, None]
+        mass = mass - jnp.sum(jnp.where(chosen, before, 0.0), axis=1)
+        value = jnp.sum(jnp.where(chosen, children, 0.0), axis=1)
+        return BRANCH * node + 1 + pick, mass, value, total
 
-    # A rolled loop: unrolled, XLA's fusion recomputes the walk (2x slower).
-    start = (jnp.ones_like(mass, jnp.int32), mass)  # like mass: varying where it varies
-    node, _ = jax.lax.fori_loop(0, size.bit_length() - 1, down, start)
-    return jnp.minimum(node - size, count - 1)
+    total = nodes[_SKIP]
+    mass = fraction * total
+    leaf = jnp.zeros_like(mass) + total  # a one-leaf tree's leaf is its root
+    start = (jnp.zeros_like(mass, jnp.int32), mass, leaf, total)
+    d = _depth_of(nodes)
+    node, _, value, total = jax.lax.fori_loop(0, d, down, start)
+    return node - _offset(d), value, total

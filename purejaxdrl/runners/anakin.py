@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device, varying
+from purejaxdrl.parallel import DATA_AXIS, make_mesh, manual_axes, per_device, varying
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
@@ -133,7 +133,7 @@ def run_functions(
         actor = reset_actors(env, env_params, key_env, env_ids)
         if agent.core is not None:
             core = agent.core.initial_state(local_envs)
-            actor = actor._replace(core=varying(core, DATA_AXIS))
+            actor = actor._replace(core=varying(core, manual_axes()))
         return RunnerState(agent.init(key_agent), actor, env_params, key_run)
 
     def step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:

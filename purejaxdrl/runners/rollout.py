@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.parallel import varying
+from purejaxdrl.parallel import manual_axes, varying
 from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
 
@@ -98,8 +98,9 @@ def unroll(
         new = ActorState(env_state, ts, actor.env_ids)
         if axis_name is not None:
             # Per-environment data, even where an env returns a constant (e.g. a
-            # reward of 1): varying, so carries built from it keep their type.
-            new, out = varying((new, out), axis_name)
+            # reward of 1): varying (over a sweep's runs too), so carries built
+            # from it keep their type.
+            new, out = varying((new, out), manual_axes())
         return new, out
 
     actor, (obs, action, log_prob, ts) = jax.lax.scan(
@@ -167,7 +168,7 @@ def _unroll_core(
         out = (obs, reset, action, extras["log_prob"], extras["value"], state, ts)
         new = ActorState(env_state, ts, actor.env_ids, state)
         if axis_name is not None:
-            new, out = varying((new, out), axis_name)
+            new, out = varying((new, out), manual_axes())
         return new, out
 
     start = actor.core

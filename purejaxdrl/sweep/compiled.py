@@ -12,21 +12,37 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
-from purejaxdrl.agents.registry import make_agent
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState, run_functions
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import make_env, make_networks, zero_observation
+from purejaxdrl.training.experiment import (
+    build_agent,
+    make_env,
+    make_networks,
+    zero_observation,
+)
 from purejaxdrl.types import Metrics
 
-# Runs are split over `sweep`; each run's environments over `data`.
-_STATE_SPECS = RunnerState(
-    agent=P(SWEEP_AXIS),
-    actor=P(SWEEP_AXIS, DATA_AXIS),
-    env_params=P(SWEEP_AXIS),
-    key=P(SWEEP_AXIS),
-)
+
+def state_specs(agent_spec: Any) -> RunnerState:
+    """The PartitionSpecs of a sweep's stacked RunnerState.
+
+    Runs are split over `sweep`; each run's environments over `data`, and so
+    is any replay buffer the agent keeps (`agent_spec`, its `Agent.state_spec`:
+    a leaf P("data") becomes P("sweep", "data"), P() becomes P("sweep")).
+    """
+    agent = jax.tree.map(
+        lambda spec: P(SWEEP_AXIS, *spec),
+        agent_spec,
+        is_leaf=lambda x: isinstance(x, P),
+    )
+    return RunnerState(
+        agent=agent,
+        actor=P(SWEEP_AXIS, DATA_AXIS),
+        env_params=P(SWEEP_AXIS),
+        key=P(SWEEP_AXIS),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +52,7 @@ class Programs:
     init: Callable[[Any, jax.Array], RunnerState]
     chunk: Callable[[int], Callable[[Any, RunnerState], tuple[RunnerState, Metrics]]]
     state_shapes: RunnerState  # of one run
+    specs: RunnerState  # of the stacked runs (`state_specs`)
 
 
 def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
@@ -44,7 +61,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
     The agent is built inside the compiled program from a traced algorithm
     config, so runs that differ only in dynamic fields (and seeds) share it:
     each device vmaps its runs, the runs are split over the `sweep` mesh axis
-    and each run's environments over `data`.
+    and each run's environments (and replay shards) over `data`.
 
     Args:
       config: any run of the group (its static fields decide the programs).
@@ -57,21 +74,17 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
 
     """
     env, env_params = make_env(config)
-    network, _ = make_networks(config, env, env_params)  # no SAC in sweeps
+    _, learner_network = make_networks(config, env, env_params)
     obs_example = zero_observation(env, env_params)
     data = mesh.shape[DATA_AXIS]
     local_envs = config.num_envs // data
+    # As `make_experiment`'s agent: no all-reduce when a run is on one device.
+    specs = state_specs(
+        build_agent(config, learner_network, obs_example, data).state_spec
+    )
 
     def functions(hp: Any) -> Any:
-        agent = make_agent(
-            config.algo,
-            hp,
-            network,
-            obs_example,
-            num_updates=config.num_updates,
-            # As `make_experiment`: no all-reduce when a run is on one device.
-            axis_name=DATA_AXIS if data > 1 else None,
-        )
+        agent = build_agent(config, learner_network, obs_example, data, section=hp)
         return run_functions(
             env,
             env_params,
@@ -90,7 +103,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             init_runs,
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), P(SWEEP_AXIS)),
-            out_specs=_STATE_SPECS,
+            out_specs=specs,
             check_vma=env.vma_checked,
         ),
         compiler_options=compiler_options(platform, runs_once=True),
@@ -107,8 +120,8 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
         sharded = jax.shard_map(
             sweep_chunk,
             mesh=mesh,
-            in_specs=(P(SWEEP_AXIS), _STATE_SPECS),
-            out_specs=(_STATE_SPECS, P(SWEEP_AXIS)),
+            in_specs=(P(SWEEP_AXIS), specs),
+            out_specs=(specs, P(SWEEP_AXIS)),
             check_vma=env.vma_checked,
         )
         return jax.jit(
@@ -122,7 +135,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
         jnp.stack([make_key(0, config.rng_impl)] * mesh.shape[SWEEP_AXIS]),
     )
     shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), one)
-    return Programs(init, chunk, shapes)
+    return Programs(init, chunk, shapes, specs)
 
 
 def stack_hps(configs: Sequence[TrainConfig]) -> Any:

@@ -3,13 +3,23 @@
 import dataclasses
 import math
 import os
+from collections.abc import Callable
 
 import jax
 import numpy as np
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.config import ConfigError
+from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
+from purejaxdrl.training.experiment import (
+    fits,
+    make_env,
+    make_networks,
+    zero_observation,
+)
 
 # Rollout buffers live alongside their copies in the update (PPO's shuffled
 # minibatches, activations kept for the backward pass, gradients): budget three.
@@ -55,7 +65,11 @@ class Layout:
 
 
 def mesh_shape(
-    num_runs: int, devices: int, num_envs: int, env_multiple: int = 1
+    num_runs: int,
+    devices: int,
+    num_envs: int,
+    env_multiple: int = 1,
+    splits: Callable[[int], bool] | None = None,
 ) -> tuple[int, int]:
     """(sweep, data) devices for `num_runs` runs on `devices` devices.
 
@@ -63,13 +77,19 @@ def mesh_shape(
     With fewer, the sweep axis takes the largest divisor of `devices` not above
     `num_runs`, and each run is data-parallel over as many of the rest as split
     its `num_envs` evenly, in multiples of `env_multiple` per device (the
-    algorithm's `Algorithm.env_multiple`).
+    algorithm's `Algorithm.env_multiple`), and that `splits(data)` accepts (a
+    replay's sizes must split too).
     """
     if num_runs >= devices:
         return devices, 1
     sweep = max(d for d in range(1, devices + 1) if devices % d == 0 and d <= num_runs)
     data = devices // sweep
-    while data > 1 and (num_envs % data or (num_envs // data) % env_multiple):
+
+    def fits(n: int) -> bool:
+        even = not num_envs % n and not (num_envs // n) % env_multiple
+        return even and (splits is None or splits(n))
+
+    while data > 1 and not fits(data):
         data -= 1
     return sweep, data
 
@@ -89,6 +109,7 @@ def device_bytes(device: jax.Device | None = None) -> tuple[int, str]:
 def run_bytes(
     state_shapes: RunnerState,
     *,
+    specs: RunnerState | None = None,
     data: int,
     unroll_length: int,
     num_envs: int,
@@ -99,6 +120,9 @@ def run_bytes(
     Args:
       state_shapes: `jax.eval_shape` of one run's RunnerState (its leaves'
         shapes and dtypes; per-environment leaves are split over `data`).
+      specs: the sweep's PartitionSpecs (a prefix of the state): agent leaves
+        whose spec names `data` (replay shards) are split over it too; None
+        for a replicated learner state.
       data: devices on the data axis.
       unroll_length: T.
       num_envs: the run's global number of environments.
@@ -110,7 +134,19 @@ def run_bytes(
       scalars.
 
     """
-    state = _bytes(state_shapes._replace(actor=())) + _bytes(state_shapes.actor) // data
+    agent_spec = P() if specs is None else specs.agent
+
+    def agent_bytes(spec: P, subtree: object) -> int:
+        return _bytes(subtree) // (data if DATA_AXIS in spec else 1)
+
+    split = jax.tree.map(
+        agent_bytes, agent_spec, state_shapes.agent, is_leaf=lambda x: isinstance(x, P)
+    )
+    state = (
+        sum(jax.tree.leaves(split))
+        + _bytes(state_shapes._replace(agent=(), actor=()))
+        + _bytes(state_shapes.actor) // data
+    )
     local_envs = num_envs // data
     step = 2 * 4 * math.prod(obs_shape) + 8 * 4
     return int(state + ROLLOUT_COPIES * unroll_length * local_envs * step)
@@ -142,15 +178,32 @@ def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
     """(sweep, data) devices for `num_runs` runs of `config`'s static group.
 
     `mesh_shape` over the config's devices (all local ones by default), with
-    its algorithm's multiple of environments per device.
+    its algorithm's multiple of environments per device and replay sizes that
+    split over the data devices.
     """
     devices = config.devices or jax.local_device_count()
+    record = algorithm(config.algo)
     section = getattr(config, config.algo)
+
+    splits = None
+    if record.keeps_replay(section):
+        env, env_params = make_env(config)
+        _, learner_network = make_networks(config, env, env_params)
+        observation = zero_observation(env, env_params)
+
+        def splits(data: int) -> bool:
+            try:
+                fits(config, learner_network, observation, data)
+            except (ValueError, ConfigError):
+                return False
+            return True
+
     return mesh_shape(
         num_runs,
         devices,
         config.num_envs,
-        algorithm(config.algo).env_multiple(section, run_shape(config)),
+        record.env_multiple(section, run_shape(config)),
+        splits,
     )
 
 
@@ -160,6 +213,7 @@ def group_layout(
     state_shapes: RunnerState,
     config: TrainConfig,
     device_memory: int | None = None,
+    specs: RunnerState | None = None,
 ) -> tuple[Layout, str]:
     """How `num_runs` runs of `config`'s static group fit on a (sweep, data) mesh.
 
@@ -170,6 +224,8 @@ def group_layout(
       config: any run of the group.
       device_memory: bytes per device the sweep may use, or None for the
         estimate from the device (or host) memory (`device_bytes`).
+      specs: the sweep state's PartitionSpecs (`compiled.state_specs`), for
+        replay shards split over `data`; None for a replicated learner.
 
     Returns:
       (the Layout, where the figure of the available memory comes from).
@@ -177,6 +233,7 @@ def group_layout(
     """
     per_run = run_bytes(
         state_shapes,
+        specs=specs,
         data=shape[1],
         unroll_length=config.unroll_length,
         num_envs=config.num_envs,

@@ -165,7 +165,7 @@ def _train_group(
     start = time.perf_counter()
     programs = make_programs(cfg, make_sweep_mesh(*shape))
     layout, source = sweep_layout.group_layout(
-        len(runs), shape, programs.state_shapes, cfg, device_memory
+        len(runs), shape, programs.state_shapes, cfg, device_memory, programs.specs
     )
     result.layouts.append(layout)
     for line in layout_lines(label, len(runs), layout, source, jax.default_backend()):

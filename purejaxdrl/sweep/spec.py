@@ -7,7 +7,6 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweep.fields import (
     Field,
@@ -204,16 +203,8 @@ def expand_settings(
 def check_sweepable(config: TrainConfig) -> None:
     """Raises ConfigError for a setting a sweep cannot train.
 
-    Replay learners (their buffer is per-device state outside the sweep's
-    layout) and evaluation episodes (the sweep loop plays none) are refused.
+    Evaluation episodes (the sweep loop plays none) are refused.
     """
-    if algorithm(config.algo).keeps_replay(getattr(config, config.algo)):
-        raise ConfigError(
-            f"algo={config.algo!r}: sweeps of replay-based learners (this "
-            "config keeps a replay buffer) are not supported yet; sweep an "
-            "on-policy learner, or train replay runs one by one with "
-            "`purejaxdrl train`."
-        )
     if config.eval.episodes:
         # Said, not silently ignored: the sweep loop has no evaluation.
         raise ConfigError(

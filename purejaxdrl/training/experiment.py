@@ -78,15 +78,21 @@ def zero_observation(env: envs.Env, env_params: Any) -> np.ndarray:
 
 
 def build_agent(
-    config: TrainConfig, learner_network: Any, observation: np.ndarray, devices: int
+    config: TrainConfig,
+    learner_network: Any,
+    observation: np.ndarray,
+    devices: int,
+    section: Any = None,
 ) -> Agent:
     """The agent of `config.algo` for a learner on `devices` devices.
 
-    `observation` is one (unbatched, float32) observation to initialise with.
+    `observation` is one (unbatched, float32) observation to initialise with;
+    `section` the algorithm's config to build from instead of the config's own
+    (a sweep's, with traced array leaves).
     """
     return make_agent(
         config.algo,
-        getattr(config, config.algo),
+        getattr(config, config.algo) if section is None else section,
         learner_network,
         observation,
         num_updates=config.num_updates,

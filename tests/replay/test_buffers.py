@@ -12,6 +12,7 @@ from purejaxdrl.replay import (
     make_prioritised_buffer,
     make_sequence_buffer,
     make_uniform_buffer,
+    sum_tree,
 )
 
 
@@ -72,7 +73,8 @@ def test_new_items_get_the_largest_priority_and_updates_change_draws():
     state = buffer.init({"id": jnp.int32(0)})
     state = buffer.add(state, {"id": jnp.arange(2)}, jnp.array([1.0, 3.0]))
     state = buffer.add(state, {"id": jnp.arange(2, 4)})  # max so far: 3
-    np.testing.assert_allclose(state.nodes[4:8], [1.0, 3.0, 3.0, 3.0])
+    leaves = sum_tree.leaves(state.nodes, jnp.arange(4))
+    np.testing.assert_allclose(leaves, [1.0, 3.0, 3.0, 3.0])
     state = buffer.set_priorities(state, jnp.array([1, 2, 3]), jnp.zeros(3) + 1e-9)
     drawn = buffer.sample(state, jax.random.key(3))
     np.testing.assert_array_equal(drawn.item["id"], np.zeros(8))

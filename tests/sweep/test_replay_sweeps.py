@@ -1,0 +1,97 @@
+"""Sweeps of replay learners: one program, every member equal to its run alone."""
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.sweep.program import sweep
+
+
+def _config(env: str, algo: str, updates: int, **overrides):
+    config = pjd.load_preset(env, algo).config
+    return pjd.apply_overrides(
+        config,
+        {"total_steps": config.steps_per_update * updates, "num_logs": 2, **overrides},
+    )
+
+
+def _max_difference(a, b) -> float:
+    diffs = jax.tree.map(
+        lambda x, y: float(np.max(np.abs(np.asarray(x) - np.asarray(y)))), a, b
+    )
+    return max(jax.tree.leaves(diffs))
+
+
+def _assert_members_match(result, runs, atol: float = 1e-6, devices: int = 1) -> None:
+    for i in runs:
+        config = pjd.apply_overrides(result.plan.run_config(i), {"devices": devices})
+        alone = pjd.train(config)
+        assert _max_difference(result.params(i), alone.state.agent.params) <= atol
+        assert result.final_return[i] == pytest.approx(alone.mean_return, rel=1e-6)
+        # Learning happened: the runs are not equal because nothing trained.
+        assert alone.history[-1]["learner/grad_steps"] > 0
+
+
+def test_dqn_sweep_members_equal_their_runs_alone():
+    # 16 envs x 4 steps per update; replay from 512 items: 12 updates of 2
+    # gradient steps each after the first 8.
+    config = _config(
+        "cartpole",
+        "dqn",
+        20,
+        devices=1,
+        dqn={"min_replay": 512, "updates_per_step": 2},
+    )
+    result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 3])
+    assert result.programs_compiled == 1 and len(result.layouts) == 1
+    _assert_members_match(result, range(4))
+
+
+def test_replay_shards_split_over_data_devices_and_match():
+    # 2 runs on 8 devices: each run's environments and replay over 4 of them,
+    # as the run alone on 4 devices splits them (each device draws from its
+    # own shard, so DQN's draws depend on the device count).
+    config = _config(
+        "cartpole", "dqn", 11, dqn={"min_replay": 512, "updates_per_step": 2}
+    )
+    result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]})
+    (layout,) = result.layouts
+    assert (layout.sweep, layout.data) == (2, 4)
+    _assert_members_match(result, range(2), atol=1e-5, devices=4)
+
+
+def test_replay_memory_is_estimated_per_data_device():
+    config = _config("cartpole", "dqn", 2, dqn={"min_replay": 512})
+    one = sweep(pjd.apply_overrides(config, {"devices": 1}), seeds=2)
+    split = sweep(config, seeds=2)  # 2 runs on 8 devices: 4 data devices each
+    assert split.layouts[0].data == 4
+    # The buffer dominates: [50k transitions] per run, a quarter per device.
+    assert one.layouts[0].run_bytes > 3 * split.layouts[0].run_bytes
+
+
+def test_sac_sweep_on_brax_members_equal_their_runs_alone():
+    # 2048 items before learning (32 updates), then 8 gradient steps per update.
+    config = _config("inverted_pendulum", "sac", 36, devices=1)
+    result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 2])
+    assert result.programs_compiled == 1
+    _assert_members_match(result, [0, 3])
+
+
+def test_apex_sweep_is_one_program_and_reports_each_setting():
+    config = _config("cartpole", "apex", 12, devices=1, apex={"min_replay": 256})
+    grid = {"learning_rate": [1e-4, 5e-4]}
+    result = sweep(config, grid=grid, seeds=2)
+    assert result.programs_compiled == 1
+    rows = result.summary()
+    assert [row["apex.learning_rate"] for row in rows] == [1e-4, 5e-4]
+    assert all(np.isfinite(row["mean_return"]) and row["seeds"] == 2 for row in rows)
+
+
+def test_impala_with_replay_sweeps_and_matches_alone():
+    config = _config("cartpole", "impala", 6, devices=1, impala={"replay_ratio": 0.5})
+    result = sweep(config, grid={"learning_rate": [8e-3, 3e-3]}, seeds=[1])
+    assert result.programs_compiled == 1
+    for i in range(2):
+        alone = pjd.train(pjd.apply_overrides(result.plan.run_config(i), {}))
+        assert _max_difference(result.params(i), alone.state.agent.params) <= 1e-5
