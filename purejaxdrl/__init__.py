@@ -25,7 +25,10 @@ from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noqa: E402
 from purejaxdrl.runners.anakin import Runner, RunnerState, make_runner  # noqa: E402
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll  # noqa: E402
-from purejaxdrl.sweep.program import sweep  # noqa: E402  (shadows the subpackage)
+from purejaxdrl.sweep.program import (  # noqa: E402  (shadows the subpackage)
+    resume_sweep,
+    sweep,
+)
 from purejaxdrl.sweep.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
 from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
@@ -72,6 +75,7 @@ __all__ = [
     "load_policy",
     "load_preset",
     "load_sweep",
+    "resume_sweep",
     "make_a2c",
     "make_actor_critic",
     "make_agent",

@@ -157,16 +157,16 @@ CASES = [
     (["plot", "{tmp}"], "is not a run or sweep directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
-    ([*SWEEP, "--algo", "dqn", "--seeds", "2"], "sweeps of replay-based learners"),
+    (
+        [*SWEEP, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
+        "dqn.min_replay=10 exceeds dqn.buffer_size=5",
+    ),
+    (["sweep", "--resume", "{tmp}"], "no sweep.yaml there"),
     (
         [*SWEEP, "--eval.stop-at", "400", "--eval.episodes", "4", "--eval.every", "1"],
         "eval.episodes=4: sweeps do not play evaluation episodes",
     ),
     ([*SWEEP, "--eval.episodes", "4"], "eval.episodes=4: sweeps do not play"),
-    (
-        [*SWEEP, "--algo", "impala", "--grid", "impala.replay_ratio=0,0.5"],
-        "algo='impala': sweeps of replay-based learners",
-    ),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",

@@ -108,7 +108,14 @@ def _parser(defaults: Any, preset_name: str) -> Parser:
         help="memory per device the sweep may use, e.g. 2GB (default: an "
         "estimate from the device); runs that do not fit train in batches",
     )
-    parser.add_argument("--no-files", action="store_true", help="write no files")
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no files (no checkpoints)"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue a stopped sweep from its directory's checkpoints",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     add_config_flags(parser, defaults, defaults.algo)
@@ -136,7 +143,9 @@ def sweep_command(argv: Sequence[str]) -> int:
     from purejaxdrl.training.config import validate
     from purejaxdrl.training.presets import load_preset
 
-    known = pre_parse(argv, "--env", "--algo")
+    known = pre_parse(argv, "--env", "--algo", "--resume")
+    if known.resume is not None:
+        return _resume_command(argv)
     preset = load_preset(known.env or "cartpole", known.algo or "ppo")
     algo = preset.config.algo
     reject_other_algorithms(argv, algo)
@@ -170,7 +179,38 @@ def sweep_command(argv: Sequence[str]) -> int:
         notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
         **plan_args,
     )
-    wall = time.perf_counter() - start
+    _print_summary(result, time.perf_counter() - start)
+    return 0
+
+
+def _resume_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl sweep --resume DIR`: continues a stopped sweep."""
+    parser = Parser(
+        prog="purejaxdrl sweep --resume",
+        description="Continue a sweep that was stopped, from its checkpoints.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--resume", metavar="DIR", required=True)
+    parser.add_argument("--device-memory", metavar="SIZE")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    args = parser.parse_args(argv)
+    memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
+    use_compile_cache(args)
+    from purejaxdrl.sweep.program import resume_sweep
+
+    start = time.perf_counter()
+    result = resume_sweep(
+        args.resume,
+        device_memory=memory,
+        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+    )
+    _print_summary(result, time.perf_counter() - start)
+    return 0
+
+
+def _print_summary(result: Any, wall: float) -> None:
+    """The table, the best setting and the sweep's figures, on stdout."""
     best = result.best
     values = ", ".join(
         f"{k}={v}" for k, v in best.items() if k in {f.path for f in result.plan.fields}
@@ -188,10 +228,9 @@ def sweep_command(argv: Sequence[str]) -> int:
         f"  wall time          {wall:.1f} s",
         f"  compile time       {result.compile_seconds:.1f} s "
         f"({result.programs_compiled} program(s))",
-        f"  steps/s            {steps / result.train_seconds:,.0f} (compile "
-        "excluded, all runs together)",
+        f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
+        "(compile excluded, all runs together)",
     ]
     if result.run_dir is not None:
         lines.append(f"  sweep directory    {result.run_dir}")
     print("\n".join(lines))
-    return 0

@@ -82,7 +82,10 @@ def resolve_field(base: TrainConfig, name: str) -> Field:
             f"--algo {top}."
         )
     if top == "checkpoint":
-        raise ConfigError(f"sweep field {name!r}: sweeps do not checkpoint.")
+        raise ConfigError(
+            f"sweep field {name!r}: checkpoint settings apply to the whole "
+            "sweep; pass them once (e.g. --checkpoint.every 2)."
+        )
     if path not in paths:
         bare = [p.removeprefix(f"{algo}.") for p in paths]
         close = difflib.get_close_matches(name, bare, n=1)

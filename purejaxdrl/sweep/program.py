@@ -1,34 +1,33 @@
 """`sweep()`: trains a plan's runs, program by program and batch by batch."""
 
-import math
+import pathlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.observe.plots import RETURN
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweep import layout as sweep_layout
+from purejaxdrl.sweep.batch import train_batch
+from purejaxdrl.sweep.checkpoints import SweepStore
 from purejaxdrl.sweep.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweep.messages import (
     diverged_line,
     layout_lines,
     plan_lines,
-    progress_line,
 )
-from purejaxdrl.sweep.report import write_sweep
+from purejaxdrl.sweep.report import read_plan, start_dir, write_sweep
 from purejaxdrl.sweep.result import SweepResult
 from purejaxdrl.sweep.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.faults import first_non_finite
 from purejaxdrl.training.presets import load_preset
-from purejaxdrl.training.train import chunk_lengths, summarize_chunk
-from purejaxdrl.types import Metrics
+from purejaxdrl.training.train import chunk_lengths
 
 
 def sweep(
@@ -97,6 +96,80 @@ def sweep(
         seeds=seeds,
         search_seed=search_seed,
     )
+    messages, say = _messenger(notify)
+    result = SweepResult(
+        plan=plan,
+        histories=[[] for _ in range(plan.num_runs)],
+        diverged=[None] * plan.num_runs,
+        final_params=[None] * plan.num_runs,
+        target_return=target_return,
+        messages=messages,
+    )
+    store = None
+    if write_files:
+        result.run_dir = start_dir(result)
+        store = SweepStore(result.run_dir, base.checkpoint.every)
+        say(
+            f"sweep: writing {result.run_dir} (if stopped, `purejaxdrl sweep "
+            f"--resume {result.run_dir}` continues it)"
+        )
+    return _train_plan(result, device_memory, say, notify, store)
+
+
+def resume_sweep(
+    path: str | pathlib.Path,
+    *,
+    device_memory: int | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> SweepResult:
+    """Continues a sweep that was stopped (killed, or its machine lost).
+
+    Batches whose runs finished are read from the directory; the batch that
+    was training restarts from its newest checkpoint; the rest train as they
+    would have. Every run ends with the parameters and records of the sweep
+    run straight through.
+
+    Args:
+      path: the sweep directory (`sweep(..., write_files=True)`).
+      device_memory: as `sweep`'s (the recorded batches are kept).
+      notify: called with each message.
+
+    Raises:
+      ConfigError: not a sweep directory, a finished one, or other devices.
+
+    """
+    path = pathlib.Path(path)
+    if not (path / "sweep.yaml").exists():
+        raise ConfigError(
+            f"--resume {path}: no sweep.yaml there; pass a directory that "
+            "`purejaxdrl sweep` wrote (it prints `sweep: results in DIR`)."
+        )
+    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    if meta.get("status") != "running":
+        raise ConfigError(
+            f"--resume {path}: this sweep finished (see its summary.md); start "
+            "a new one to train more."
+        )
+    messages, say = _messenger(notify)
+    plan = read_plan(meta)
+    result = SweepResult(
+        plan=plan,
+        histories=[[] for _ in range(plan.num_runs)],
+        diverged=[None] * plan.num_runs,
+        final_params=[None] * plan.num_runs,
+        target_return=meta["target_return"],
+        messages=messages,
+        run_dir=path,
+    )
+    say(f"sweep: resuming {path}")
+    store = SweepStore(path, plan.base.checkpoint.every)
+    return _train_plan(result, device_memory, say, notify, store)
+
+
+def _messenger(
+    notify: Callable[[str], None] | None,
+) -> tuple[list[str], Callable[[str], None]]:
+    """(the sweep's messages, `say`: keeps a line and passes it to `notify`)."""
     messages: list[str] = []
 
     def say(line: str) -> None:
@@ -104,26 +177,29 @@ def sweep(
         if notify is not None:
             notify(line)
 
+    return messages, say
+
+
+def _train_plan(
+    result: SweepResult,
+    device_memory: int | None,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+    store: SweepStore | None,
+) -> SweepResult:
+    """Trains every static group of `result.plan`, then reports."""
+    plan = result.plan
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):
         say(line)
-    total = plan.num_runs
-    result = SweepResult(
-        plan=plan,
-        histories=[[] for _ in range(total)],
-        diverged=[None] * total,
-        final_params=[None] * total,
-        target_return=target_return,
-        messages=messages,
-    )
     for g, runs in enumerate(groups):
         label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
-        _train_group(result, runs, label, device_memory, say, notify)
+        _train_group(result, g, runs, label, device_memory, say, progress, store)
     for run, at in enumerate(result.diverged):
         if at is not None:
             say(diverged_line(plan, run, at))
-    if write_files:
-        result.run_dir = write_sweep(result)
+    if store is not None:
+        write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
     return result
 
@@ -147,26 +223,33 @@ def _base_and_target(
 
 def _train_group(
     result: SweepResult,
+    group: int,
     runs: list[int],
     label: str,
     device_memory: int | None,
     say: Callable[[str], None],
     progress: Callable[[str], None] | None,
+    store: SweepStore | None,
 ) -> None:
     """Trains runs that share their static fields: one program, one mesh.
 
     The runs are laid out over the devices, split into batches that fit their
     memory, and trained batch after batch; `result` collects their records,
-    parameters and timings.
+    parameters and timings. With a `store`, finished batches are read from it,
+    an interrupted one restarts from its checkpoint, and each batch saves its
+    state as it trains.
     """
     plan = result.plan
     cfg = plan.run_config(runs[0])
     shape = sweep_layout.group_mesh_shape(len(runs), cfg)
     start = time.perf_counter()
-    programs = make_programs(cfg, make_sweep_mesh(*shape))
+    mesh = make_sweep_mesh(*shape)
+    programs = make_programs(cfg, mesh)
     layout, source = sweep_layout.group_layout(
         len(runs), shape, programs.state_shapes, cfg, device_memory, programs.specs
     )
+    if store is not None:
+        layout = store.layout(group, layout)
     result.layouts.append(layout)
     for line in layout_lines(label, len(runs), layout, source, jax.default_backend()):
         say(line)
@@ -176,22 +259,35 @@ def _train_group(
     for b in range(layout.num_batches):
         begin = time.perf_counter()
         batch = runs[b * size : (b + 1) * size]
+        if store is not None and store.finished(group, b):
+            store.load_finished(group, b, result, batch)
+            say(f"sweep: batch {b + 1} of {layout.num_batches} already trained")
+            continue
         hps, states = _init_batch(programs, plan, batch, size)
+        checkpoint = None if store is None else store.open(group, b, states, mesh)
+        done = 0
+        if checkpoint is not None and (restored := checkpoint.restore(result, batch)):
+            done, states = restored
+            say(f"sweep: batch {b + 1} resumed at update {done}")
         for n in sorted(set(schedule)):
             if n not in compiled:
                 compiled[n] = programs.chunk(n).lower(hps, states).compile()
                 result.programs_compiled += 1
         jax.block_until_ready(states)
-        if b == 0:  # building and compiling, not training
+        if start is not None:  # building and compiling, not training
             begin = time.perf_counter()
             result.compile_seconds += begin - start
-        states = _train_batch(
-            compiled, schedule, hps, states, batch, cfg, result, progress
-        )
+            start = None
+        states = train_batch(
+            compiled, schedule, hps, states, batch, cfg, result, progress,
+            done=done, checkpoint=checkpoint,
+        )  # fmt: skip
         params = jax.device_get(states.agent.params)
         for j, run in enumerate(batch):
             result.final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
         result.train_seconds += time.perf_counter() - begin
+        if store is not None:
+            store.finish(group, b, result, batch, checkpoint)
         if layout.num_batches > 1:
             say(f"sweep: batch {b + 1} of {layout.num_batches} done")
 
@@ -209,83 +305,6 @@ def _init_batch(
     hps = stack_hps(configs)
     keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
     return hps, programs.init(hps, keys)
-
-
-def _train_batch(
-    compiled: Mapping[int, Any],
-    schedule: Sequence[int],
-    hps: Any,
-    states: RunnerState,
-    runs: Sequence[int],
-    config: TrainConfig,
-    result: SweepResult,
-    progress: Callable[[str], None] | None = None,
-) -> RunnerState:
-    """Runs the chunks of one batch, recording each real run's metrics.
-
-    Chunk k+1 is dispatched before chunk k's metrics are read (as in `train`).
-    `result` receives, per run, one record per chunk and the update at which
-    it first went non-finite; `progress` a line per chunk.
-    """
-    start = time.perf_counter()
-
-    def finish(metrics: Metrics, length: int, ends_at: int) -> None:
-        host = jax.device_get(metrics)  # [batch, length] per name
-        elapsed = time.perf_counter() - start
-        _record_chunk(result, runs, host, length, ends_at, elapsed, config)
-        if progress is not None:
-            returns = [result.histories[r][-1].get(RETURN, math.nan) for r in runs]
-            sps = ends_at * config.steps_per_update * len(runs) / elapsed
-            progress(progress_line(returns, ends_at, config.num_updates, sps))
-
-    done = 0
-    pending = None
-    for length in schedule:
-        states, metrics = compiled[length](hps, states)  # queued, not awaited
-        done += length
-        if pending is not None:
-            finish(*pending)
-        pending = (metrics, length, done)
-    if pending is not None:
-        finish(*pending)
-    return states
-
-
-def _record_chunk(
-    result: SweepResult,
-    runs: Sequence[int],
-    host: Metrics,
-    length: int,
-    ends_at: int,
-    elapsed: float,
-    config: TrainConfig,
-) -> None:
-    """Appends each run's record of a chunk, and notes where it first diverged.
-
-    Args:
-      result: receives the records (`histories`) and divergences (`diverged`).
-      runs: the batch's real runs, in batch order (padding comes after them).
-      host: the chunk's metrics on the host, [batch, length] per name.
-      length: updates in the chunk.
-      ends_at: updates done when the chunk ends.
-      elapsed: seconds since the batch started training.
-      config: any run of the batch (for its steps per update).
-
-    """
-    steps_per_update = config.steps_per_update
-    for j, run in enumerate(runs):
-        mine = {k: v[j] for k, v in host.items()}
-        bad = first_non_finite(mine)
-        if bad is not None and result.diverged[run] is None:
-            result.diverged[run] = ends_at - length + bad[1] + 1
-        result.histories[run].append(
-            {
-                "env_steps": ends_at * steps_per_update,
-                "updates": ends_at,
-                "time": elapsed,
-                **summarize_chunk(mine),
-            }
-        )
 
 
 __all__ = ["SweepResult", "sweep"]

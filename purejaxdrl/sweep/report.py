@@ -5,6 +5,7 @@ import dataclasses
 import json
 import math
 import pathlib
+import shutil
 from typing import Any
 
 import flax.serialization
@@ -41,9 +42,11 @@ def _csv(x: float) -> str:
 
 
 def write_sweep(result: SweepResult) -> pathlib.Path:
-    """Writes a sweep directory under the base config's `run_dir`.
+    """Completes a sweep's directory, or writes one.
 
-    Host-side only. The directory holds:
+    The directory is `result.run_dir` (made by `start_dir` when the sweep
+    began), or a new one under the base config's `run_dir`. Host-side only.
+    The directory holds:
 
     - `sweep.yaml`: the base config, the varied fields, every setting and the
       seeds;
@@ -60,17 +63,10 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
       The directory's path.
 
     """
-    base = result.plan.base
-    path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
-    (path / "runs").mkdir()
-    (path / "params").mkdir()
+    path = result.run_dir or start_dir(result)
     plan = result.plan
     meta = {
-        "base": to_dict(base),
-        "fields": [{"path": f.path, "dynamic": f.dynamic} for f in plan.fields],
-        "settings": [{k: _plain(v) for k, v in s.items()} for s in plan.settings],
-        "seeds": list(plan.seeds),
-        "target_return": result.target_return,
+        **_plan_meta(result),
         "diverged": result.diverged,
         "compile_seconds": result.compile_seconds,
         "train_seconds": result.train_seconds,
@@ -78,16 +74,55 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
         "layouts": [dataclasses.asdict(x) for x in result.layouts],
     }
     (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
-    for i, history in enumerate(result.histories):
-        lines = (json.dumps({k: _plain(v) for k, v in r.items()}) for r in history)
-        (path / "runs" / f"run-{i:04d}.jsonl").write_text("\n".join(lines) + "\n")
-        params = result.final_params[i]
-        (path / "params" / f"run-{i:04d}.msgpack").write_bytes(
-            flax.serialization.msgpack_serialize(params)
-        )
+    for i in range(plan.num_runs):
+        write_run_files(path, i, result.histories[i], result.final_params[i])
     _write_tables(result, path)
     plot_sweep(result, path / "curves.png")
+    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished sweep's
     return path
+
+
+def _plan_meta(result: SweepResult) -> dict[str, Any]:
+    plan = result.plan
+    return {
+        "base": to_dict(plan.base),
+        "fields": [{"path": f.path, "dynamic": f.dynamic} for f in plan.fields],
+        "settings": [{k: _plain(v) for k, v in s.items()} for s in plan.settings],
+        "seeds": list(plan.seeds),
+        "target_return": result.target_return,
+    }
+
+
+def start_dir(result: SweepResult) -> pathlib.Path:
+    """A new sweep directory holding the plan (`sweep.yaml`), before training.
+
+    `resume_sweep` reads the plan back from it; `write_sweep` completes it.
+    """
+    base = result.plan.base
+    path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
+    (path / "runs").mkdir()
+    (path / "params").mkdir()
+    meta = {**_plan_meta(result), "status": "running"}
+    (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    return path
+
+
+def write_run_files(
+    path: pathlib.Path, index: int, history: list[dict[str, Any]], params: Any
+) -> None:
+    """A run's `runs/run-NNNN.jsonl` (its records) and final parameters."""
+    lines = (json.dumps({k: _plain(v) for k, v in r.items()}) for r in history)
+    (path / "runs" / f"run-{index:04d}.jsonl").write_text("\n".join(lines) + "\n")
+    (path / "params" / f"run-{index:04d}.msgpack").write_bytes(
+        flax.serialization.msgpack_serialize(params)
+    )
+
+
+def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any]:
+    """A run's records and final parameters, as `write_run_files` wrote them."""
+    history = read_history(path / "runs" / f"run-{index:04d}.jsonl")
+    data = (path / "params" / f"run-{index:04d}.msgpack").read_bytes()
+    return history, flax.serialization.msgpack_restore(data)
 
 
 def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
@@ -129,13 +164,8 @@ def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
     plot_curves(curves, out, title=title, target=result.target_return)
 
 
-def load_sweep(path: str | pathlib.Path) -> SweepResult:
-    """Reads a sweep directory written by `sweep(..., write_files=True)`.
-
-    Parameters are read from disk when first asked for (`result.params(i)`).
-    """
-    path = pathlib.Path(path)
-    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+def read_plan(meta: dict[str, Any]) -> SweepPlan:
+    """The SweepPlan recorded in a sweep directory's `sweep.yaml`."""
     base: TrainConfig = validate(apply_overrides(TrainConfig(), meta["base"]))
     fields = tuple(Field(f["path"], f["dynamic"]) for f in meta["fields"])
     settings = tuple(
@@ -143,7 +173,17 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
         for s in meta["settings"]
     )
     configs = tuple(setting_config(base, s) for s in settings)
-    plan = SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
+    return SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
+
+
+def load_sweep(path: str | pathlib.Path) -> SweepResult:
+    """Reads a sweep directory written by `sweep(..., write_files=True)`.
+
+    Parameters are read from disk when first asked for (`result.params(i)`).
+    """
+    path = pathlib.Path(path)
+    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    plan = read_plan(meta)
     histories = [
         read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in range(plan.num_runs)
     ]

@@ -2,11 +2,13 @@
 
 orbax spends ~1 ms of CPU per array on top of a fixed ~27 ms, and a runner
 state has ~50 small leaves, so a checkpoint packs them: one array per
-(sharding, dtype, and leading size for leaves split over `data`). Environment
+(sharding, dtype, and leading sizes of leaves split over mesh axes). Environment
 leaves `[B, ...]` are packed to `[B, K]` and stay sharded over `data`, so a
 packed state restores onto any number of devices that divides B; a replay
 buffer's leaves (`[capacity, ...]`, `[2P]`, `[devices]`) form groups of their
-own leading sizes. Typed keys are stored as their raw data, bools as uint8.
+own leading sizes. A sweep's leaves `[R, ...]` (runs over `sweep`) or
+`[R, B, ...]` (and environments over `data`) keep those leading axes. Typed
+keys are stored as their raw data, bools as uint8.
 """
 
 from collections.abc import Callable
@@ -44,12 +46,18 @@ class _Slot(NamedTuple):
     size: int
 
 
-def _group_name(lead: int | None, dtype: np.dtype) -> str:
-    return f"shared_{dtype.name}" if lead is None else f"split{lead}_{dtype.name}"
+def _split_axes(sharding: NamedSharding) -> tuple[str, ...]:
+    """The mesh axes a leaf's leading dimensions are split over, in order."""
+    return tuple(axis for axis in sharding.spec if axis is not None)
 
 
-def _is_sharded(sharding: NamedSharding) -> bool:
-    return DATA_AXIS in jax.tree.leaves(tuple(sharding.spec))
+def _group_name(axes: tuple[str, ...], lead: tuple[int, ...], dtype: np.dtype) -> str:
+    if not axes:
+        return f"shared_{dtype.name}"
+    if axes == (DATA_AXIS,):
+        return f"split{lead[0]}_{dtype.name}"
+    # A sweep's leaves: runs over `sweep`, and maybe environments over `data`.
+    return f"{'-'.join(axes)}{'x'.join(map(str, lead))}_{dtype.name}"
 
 
 def make_packer(
@@ -73,29 +81,24 @@ def make_packer(
     leaf_shardings = treedef.flatten_up_to(shardings)
     sizes: dict[str, int] = {}
     dtypes: dict[str, np.dtype] = {}
-    leads: dict[str, int] = {}
+    split: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     slots = []
     for x, sharding in zip(leaves, leaf_shardings, strict=True):
         dtype = _storage_dtype(x)
         shape = _key_data_shape(x) if _is_key(x) else x.shape
-        lead = None
-        if _is_sharded(sharding):
-            lead, shape = shape[0], shape[1:]
+        axes = _split_axes(sharding)
+        lead, shape = tuple(shape[: len(axes)]), shape[len(axes) :]
         size = int(np.prod(shape, dtype=np.int64))
-        group = _group_name(lead, dtype)
-        if lead is not None:
-            leads[group] = lead
+        group = _group_name(axes, lead, dtype)
+        split[group] = (axes, lead)
         slots.append(_Slot(group, sizes.get(group, 0), size))
         sizes[group] = sizes.get(group, 0) + size
         dtypes[group] = dtype
     abstract_packed = {}
     for g, n in sizes.items():
-        split_g = g in leads
-        spec = P(DATA_AXIS) if split_g else P()
+        axes, lead = split[g]
         abstract_packed[g] = jax.ShapeDtypeStruct(
-            (leads[g], n) if split_g else (n,),
-            dtypes[g],
-            sharding=NamedSharding(mesh, spec),
+            (*lead, n), dtypes[g], sharding=NamedSharding(mesh, P(*axes))
         )
     group_sharding = {g: a.sharding for g, a in abstract_packed.items()}
 
@@ -104,10 +107,8 @@ def make_packer(
         for x, slot in zip(treedef.flatten_up_to(state), slots, strict=True):
             data = jax.random.key_data(x) if _is_key(x) else x
             data = data.astype(abstract_packed[slot.group].dtype)
-            if slot.group in leads:
-                parts[slot.group].append(data.reshape(data.shape[0], -1))
-            else:
-                parts[slot.group].append(data.reshape(-1))
+            lead = split[slot.group][1]
+            parts[slot.group].append(data.reshape(*data.shape[: len(lead)], -1))
         return {g: jnp.concatenate(p, axis=-1) for g, p in parts.items()}
 
     def unpack(packed: dict[str, jax.Array]) -> PyTree:

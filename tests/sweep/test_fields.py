@@ -22,7 +22,7 @@ BASE = pjd.load_preset("cartpole").config  # PPO
     [
         ("seed", "cannot be swept: seeds are their own axis"),
         ("impala.learning_rate", "belongs to impala, and a sweep of ppo"),
-        ("checkpoint.every", "sweeps do not checkpoint"),
+        ("checkpoint.every", "apply to the whole sweep"),
         ("learning_rat", "did you mean 'learning_rate'?"),
     ],
 )

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.program import _record_chunk
+from purejaxdrl.sweep.batch import _record_chunk
 from purejaxdrl.sweep.result import SweepResult
 from purejaxdrl.sweep.spec import make_plan
 

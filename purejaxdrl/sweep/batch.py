@@ -1,0 +1,109 @@
+"""One batch of a sweep's runs: its chunks, their records and checkpoints."""
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jax
+
+from purejaxdrl.observe.plots import RETURN
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.sweep.checkpoints import BatchCheckpoint
+from purejaxdrl.sweep.messages import progress_line
+from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.faults import first_non_finite
+from purejaxdrl.training.train import summarize_chunk
+from purejaxdrl.types import Metrics
+
+
+def train_batch(
+    compiled: Mapping[int, Any],
+    schedule: Sequence[int],
+    hps: Any,
+    states: RunnerState,
+    runs: Sequence[int],
+    config: TrainConfig,
+    result: SweepResult,
+    progress: Callable[[str], None] | None = None,
+    *,
+    done: int = 0,
+    checkpoint: BatchCheckpoint | None = None,
+) -> RunnerState:
+    """Runs the chunks of one batch, recording each real run's metrics.
+
+    Chunk k+1 is dispatched before chunk k's metrics are read (as in `train`).
+    `result` receives, per run, one record per chunk and the update at which
+    it first went non-finite; `progress` a line per chunk. Chunks that end at
+    or before `done` updates (a restored state) are skipped; with a
+    `checkpoint`, the state after every `checkpoint.every`-th chunk but the
+    last is saved with the records up to it.
+    """
+    start = time.perf_counter()
+    every = config.checkpoint.every
+
+    def finish(metrics: Metrics, length: int, ends_at: int, packed: Any) -> None:
+        host = jax.device_get(metrics)  # [batch, length] per name
+        elapsed = time.perf_counter() - start
+        _record_chunk(result, runs, host, length, ends_at, elapsed, config)
+        if packed is not None:
+            checkpoint.save(ends_at, packed, result, list(runs))
+        if progress is not None:
+            returns = [result.histories[r][-1].get(RETURN, math.nan) for r in runs]
+            sps = (ends_at - done) * config.steps_per_update * len(runs) / elapsed
+            progress(progress_line(returns, ends_at, config.num_updates, sps))
+
+    ends_at = 0
+    pending = None
+    for k, length in enumerate(schedule):
+        ends_at += length
+        if ends_at <= done:
+            continue
+        states, metrics = compiled[length](hps, states)  # queued, not awaited
+        due = checkpoint is not None and (k + 1) % every == 0
+        # Copied now, before the next chunk takes `states` (donated).
+        packed = checkpoint.pack(states) if due and k + 1 < len(schedule) else None
+        if pending is not None:
+            finish(*pending)
+        pending = (metrics, length, ends_at, packed)
+    if pending is not None:
+        finish(*pending)
+    return states
+
+
+def _record_chunk(
+    result: SweepResult,
+    runs: Sequence[int],
+    host: Metrics,
+    length: int,
+    ends_at: int,
+    elapsed: float,
+    config: TrainConfig,
+) -> None:
+    """Appends each run's record of a chunk, and notes where it first diverged.
+
+    Args:
+      result: receives the records (`histories`) and divergences (`diverged`).
+      runs: the batch's real runs, in batch order (padding comes after them).
+      host: the chunk's metrics on the host, [batch, length] per name.
+      length: updates in the chunk.
+      ends_at: updates done when the chunk ends.
+      elapsed: seconds since the batch started training.
+      config: any run of the batch (for its steps per update).
+
+    """
+    steps_per_update = config.steps_per_update
+    for j, run in enumerate(runs):
+        mine = {k: v[j] for k, v in host.items()}
+        bad = first_non_finite(mine)
+        if bad is not None and result.diverged[run] is None:
+            result.diverged[run] = ends_at - length + bad[1] + 1
+        result.histories[run].append(
+            {
+                "env_steps": ends_at * steps_per_update,
+                "updates": ends_at,
+                "time": elapsed,
+                **summarize_chunk(mine),
+            }
+        )

@@ -1,0 +1,157 @@
+"""A sweep's checkpoints: resume a killed sweep where it stopped, exactly.
+
+A sweep that writes files keeps, under `checkpoints/` of its directory, each
+batch's stacked runner state (every run's learner, optimiser, replay shards,
+environments and keys) after every `checkpoint.every` chunks, with the metrics
+its runs have logged, through the same orbax `Checkpointer` as single runs
+(atomic, verified). A batch that finishes writes its runs' metrics and final
+parameters (`runs/`, `params/`) and a `.done` record, and its checkpoints are
+removed. `resume_sweep(dir)` (`purejaxdrl sweep --resume DIR`) skips finished
+batches, restores the newest checkpoint of the batch that was running and
+trains on: every run ends as it would have without the interruption.
+"""
+
+import dataclasses
+import json
+import pathlib
+import shutil
+from typing import Any
+
+import jax
+from jax.sharding import Mesh
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.sweep.layout import Layout
+from purejaxdrl.sweep.report import read_run_files, write_run_files
+from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.training.checkpoint import Checkpointer
+
+
+class BatchCheckpoint:
+    """The checkpoints of one batch of runs (a thin wrapper of a Checkpointer)."""
+
+    def __init__(self, directory: pathlib.Path, states: RunnerState, mesh: Mesh):
+        abstract = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), states
+        )
+        shardings = jax.tree.map(lambda x: x.sharding, states)
+        self._checkpointer = Checkpointer(directory, abstract, shardings, mesh, keep=2)
+        self.pack = self._checkpointer.pack
+
+    def save(self, updates: int, packed: Any, result: SweepResult, runs: list[int]):
+        """Saves a packed state after `updates`, with its runs' records so far."""
+        meta = {
+            # Copies: the save runs in the background while records are added.
+            "histories": [list(result.histories[r]) for r in runs],
+            "diverged": [result.diverged[r] for r in runs],
+        }
+        self._checkpointer.save(updates, packed, meta)
+
+    def restore(
+        self, result: SweepResult, runs: list[int]
+    ) -> tuple[int, RunnerState] | None:
+        """(updates done, state) of the newest good checkpoint, or None.
+
+        The runs' records and divergences in `result` are set to the saved ones.
+        """
+        restored = self._checkpointer.restore_latest()
+        if restored.step is None:
+            return None
+        for j, run in enumerate(runs):
+            result.histories[run] = list(restored.meta["histories"][j])
+            result.diverged[run] = restored.meta["diverged"][j]
+        return restored.step, restored.state
+
+    def close(self) -> None:
+        """Waits for pending saves."""
+        self._checkpointer.close()
+
+
+@dataclasses.dataclass
+class SweepStore:
+    """Where a sweep directory keeps what a resumed sweep needs.
+
+    Attributes:
+      directory: the sweep directory.
+      every: save a batch's state after every N chunks (0: never).
+
+    """
+
+    directory: pathlib.Path
+    every: int = 1
+
+    @property
+    def _root(self) -> pathlib.Path:
+        return self.directory / "checkpoints"
+
+    def layout(self, group: int, layout: Layout) -> Layout:
+        """The layout group `group` trains with: the recorded one, if any.
+
+        A resumed sweep keeps its batches (their checkpoints hold that many
+        runs each); on other devices it cannot, and says so.
+
+        Raises:
+          ConfigError: the recorded mesh differs from `layout`'s.
+
+        """
+        path = self._root / f"p{group}.layout.json"
+        if not path.exists():
+            self._root.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(dataclasses.asdict(layout)))
+            return layout
+        saved = Layout(**json.loads(path.read_text()))
+        if (saved.sweep, saved.data) != (layout.sweep, layout.data):
+            raise ConfigError(
+                f"{self.directory}: this sweep was laid out on {saved.sweep} x "
+                f"{saved.data} (sweep x data) devices and would now take "
+                f"{layout.sweep} x {layout.data}; resume it with "
+                f"{saved.sweep * saved.data} devices (--devices "
+                f"{saved.sweep * saved.data}, or as many local devices)."
+            )
+        return saved
+
+    def _done_path(self, group: int, batch: int) -> pathlib.Path:
+        return self._root / f"p{group}-b{batch}.done"
+
+    def finished(self, group: int, batch: int) -> bool:
+        """Whether the batch's results are already in the directory."""
+        return self._done_path(group, batch).exists()
+
+    def load_finished(
+        self, group: int, batch: int, result: SweepResult, runs: list[int]
+    ) -> None:
+        """Reads a finished batch's records, divergences and parameters."""
+        done = json.loads(self._done_path(group, batch).read_text())
+        for run, diverged in zip(runs, done["diverged"], strict=True):
+            result.histories[run], result.final_params[run] = read_run_files(
+                self.directory, run
+            )
+            result.diverged[run] = diverged
+
+    def open(
+        self, group: int, batch: int, states: RunnerState, mesh: Mesh
+    ) -> BatchCheckpoint | None:
+        """The batch's checkpoints (None when the sweep does not save any)."""
+        if self.every <= 0:
+            return None
+        return BatchCheckpoint(self._root / f"p{group}-b{batch}", states, mesh)
+
+    def finish(
+        self,
+        group: int,
+        batch: int,
+        result: SweepResult,
+        runs: list[int],
+        checkpoint: BatchCheckpoint | None,
+    ) -> None:
+        """Writes a trained batch's run files, marks it done, drops its states."""
+        for run in runs:
+            write_run_files(
+                self.directory, run, result.histories[run], result.final_params[run]
+            )
+        done = {"runs": runs, "diverged": [result.diverged[r] for r in runs]}
+        self._done_path(group, batch).write_text(json.dumps(done))
+        if checkpoint is not None:
+            checkpoint.close()
+            shutil.rmtree(self._root / f"p{group}-b{batch}", ignore_errors=True)

@@ -1,0 +1,116 @@
+"""A replay sweep killed mid-run and resumed ends as the sweep run straight through."""
+
+import json
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import flax.serialization
+import jax
+import numpy as np
+import pytest
+import yaml
+
+from purejaxdrl.sweep.program import resume_sweep
+
+pytestmark = pytest.mark.timeout(600)
+
+# DQN on CartPole: 2 settings x 2 seeds, 300 updates of 16 envs x 4 steps in 15
+# chunks, a replay of 2,048 transitions (overwritten ~9 times). Memory for two
+# runs at a time: 2 batches of 2, one after the other.
+SWEEP = [
+    "sweep", "--env", "cartpole", "--algo", "dqn", "--seeds", "2",
+    "--grid", "learning_rate=1e-3,3e-4", "--total-steps", "19200",
+    "--num-logs", "15", "--dqn.buffer-size", "2048", "--dqn.min-replay", "512",
+    "--dqn.updates-per-step", "1", "--devices", "1", "--device-memory", "400kB",
+    "--quiet",
+]  # fmt: skip
+
+
+def _cli(*args: str, cache: pathlib.Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "purejaxdrl.cli",
+        *args,
+        "--compile-cache",
+        str(cache),
+    ]
+
+
+def _run(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        _cli(*args, cache=cache), capture_output=True, text=True, timeout=300
+    )
+
+
+def _sweep_dir(root: pathlib.Path) -> pathlib.Path:
+    (path,) = root.iterdir()
+    return path
+
+
+def _committed(root: pathlib.Path, batch: str) -> list[pathlib.Path]:
+    return list(root.glob(f"*/checkpoints/{batch}/*/purejaxdrl.sha256"))
+
+
+def _records(path: pathlib.Path, run: int) -> list[dict]:
+    lines = (path / "runs" / f"run-{run:04d}.jsonl").read_text().splitlines()
+    # Everything but the wall-clock time since the batch started.
+    return [{k: v for k, v in json.loads(x).items() if k != "time"} for x in lines]
+
+
+def _params(path: pathlib.Path, run: int) -> list[np.ndarray]:
+    data = (path / "params" / f"run-{run:04d}.msgpack").read_bytes()
+    return [
+        np.asarray(x) for x in jax.tree.leaves(flax.serialization.msgpack_restore(data))
+    ]
+
+
+def test_killed_replay_sweep_resumes_exactly(tmp_path):
+    cache = tmp_path / "xla"
+    straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
+    done = _run(*SWEEP, "--run-dir", str(straight_root), cache=cache)
+    assert done.returncode == 0, done.stderr
+    straight = _sweep_dir(straight_root)
+    (layout,) = yaml.safe_load((straight / "sweep.yaml").read_text())["layouts"]
+    assert (layout["batch_size"], layout["num_batches"]) == (2, 2)
+
+    proc = subprocess.Popen(
+        _cli(*SWEEP, "--run-dir", str(killed_root), cache=cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    # Killed while the second batch trains: the first is read back, the
+    # second restarts from its checkpoint.
+    while len(_committed(killed_root, "p0-b1")) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no checkpoint of the second batch"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = _sweep_dir(killed_root)
+    assert not (killed / "summary.md").exists()  # really killed mid-sweep
+
+    resumed = _run("sweep", "--resume", str(killed), cache=cache)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "batch 1 of 2 already trained" in resumed.stderr
+    assert "batch 2 resumed at update" in resumed.stderr
+    for run in range(4):
+        assert _records(killed, run) == _records(straight, run)
+        for a, b in zip(_params(killed, run), _params(straight, run), strict=True):
+            np.testing.assert_array_equal(a, b)  # bit for bit
+    assert not (killed / "checkpoints").exists()
+
+    again = _run("sweep", "--resume", str(killed), cache=cache)
+    assert again.returncode == 2 and "this sweep finished" in again.stderr
+
+
+def test_resume_of_a_directory_that_is_not_a_sweep_is_refused(tmp_path):
+    from purejaxdrl.config import ConfigError
+
+    with pytest.raises(ConfigError, match="no sweep.yaml there"):
+        resume_sweep(tmp_path)
