@@ -20,12 +20,9 @@ number of updates the tree is bit for bit the tree built from its leaves.
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 BRANCH = 16  # children per node; a power of two (`_sum` adds pairwise)
 _SKIP = BRANCH - 1  # unused slots before the root: rows of siblings align
-# children @ _BEFORE: for each child, the sum of the siblings before it.
-_BEFORE = np.triu(np.ones((BRANCH, BRANCH), np.float32), 1)
 
 
 def _offset(level: int) -> int:
@@ -82,6 +79,30 @@ def _children(nodes: jax.Array, node: jax.Array) -> jax.Array:
     return nodes.reshape(-1, BRANCH)[node + 1]
 
 
+def _descend(
+    children: jax.Array, mass: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Which of 16 children [B, 16] holds each mass [B]: (pick, rest, value).
+
+    A binary walk down the pairwise sums `_sum` forms (so every comparison is
+    with the exact sum the tree holds), going right when the mass is at least
+    the left half's sum and the right half's is positive.
+    """
+    sums = [children]
+    while sums[-1].shape[-1] > 1:
+        sums.append(sums[-1][..., 0::2] + sums[-1][..., 1::2])
+    pick = jnp.zeros(mass.shape, jnp.int32)
+    value = sums[-1][..., 0]
+    for level in reversed(sums[:-1]):  # widths 2, 4, 8, 16
+        left = jnp.take_along_axis(level, 2 * pick[..., None], axis=-1)[..., 0]
+        right = jnp.take_along_axis(level, 2 * pick[..., None] + 1, axis=-1)[..., 0]
+        go = (mass >= left) & (right > 0)
+        mass = jnp.where(go, mass - left, mass)
+        value = jnp.where(go, right, left)
+        pick = 2 * pick + go.astype(jnp.int32)
+    return pick, mass, value
+
+
 def set_leaves(nodes: jax.Array, index: jax.Array, values: jax.Array) -> jax.Array:
     """Sets leaves `index` [B] to `values` [B] and recomputes their ancestors.
 
@@ -119,10 +140,11 @@ def sample(
     """The leaves at `fraction` [B] (each in [0, 1)) of the cumulative mass.
 
     With mass = fraction x total, the leaf whose cumulative-sum interval holds
-    the mass: at each level the walk enters the last child whose preceding
-    siblings sum to at most the mass, never a child whose sum is 0, so a mass
-    that float rounding carries past the last positive leaf ends on that leaf
-    and unwritten (zero) leaves are never drawn.
+    the mass. Within a node's 16 children the walk is binary, down the
+    pairwise sums the node is made of (`_descend`), so it compares the mass
+    with exact subtree sums, as a binary tree's walk would; it never enters a
+    subtree whose sum is 0, so a mass that float rounding carries past the
+    last positive leaf ends on that leaf and unwritten leaves are never drawn.
 
     Every read of the tree is inside one rolled loop. A read left after it
     may be scheduled after the caller's next `set_leaves`, which updates the
@@ -139,17 +161,7 @@ def sample(
         # Read again inside: a value only passed through, XLA would read from
         # the tree wherever it is used, after the loop.
         total = jnp.where(level == 0, nodes[_SKIP], total)
-        children = _children(nodes, node)
-        # What the siblings before each child sum to: one small matmul.
-        before = jnp.matmul(children, _BEFORE, precision=jax.lax.Precision.HIGHEST)
-        # Zero leaves (unwritten) come after every positive one: the last
-        # child whose siblings before it sum to at most the mass, never a
-        # child whose sum is 0.
-        reachable = (before <= mass[:, None]) & (children > 0)
-        pick = jnp.maximum(jnp.sum(reachable, axis=1) - 1, 0)
-        chosen = jnp.arange(BRANCH) == pick[:, None]
-        mass = mass - jnp.sum(jnp.where(chosen, before, 0.0), axis=1)
-        value = jnp.sum(jnp.where(chosen, children, 0.0), axis=1)
+        pick, mass, value = _descend(_children(nodes, node), mass)
         return BRANCH * node + 1 + pick, mass, value, total
 
     total = nodes[_SKIP]
