@@ -1,0 +1,188 @@
+"""The score table: every preset x algorithm at its budget, several seeds.
+
+Each row trains a preset's configuration for an algorithm at the preset's
+target budget with `--seeds` seeds as one vmapped sweep, and records the final
+training return (mean and 95% interval over seeds), how many seeds reached the
+preset's target, steps, wall time, steps/s and the machine, beside the
+published figure it is measured against (the anchor). Results accumulate in
+`docs/scores.json` (one entry per row, so rows can be run one at a time) and
+`docs/scores.md` is written from all of them, with one learning-curve PNG per
+row in `docs/curves/`. Rows that need a GPU are run only on one; elsewhere they
+say "not run: needs a GPU", never a guess.
+
+    python scripts/reproduce.py            # every row this machine can run
+    python scripts/reproduce.py --rows cartpole:ppo acrobot:ppo --seeds 5
+    python scripts/reproduce.py --list     # the rows and their anchors
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import pathlib
+import platform
+import time
+
+import jax
+import numpy as np
+
+import purejaxdrl as pjd
+from purejaxdrl.sweep.report import plot_sweep
+
+DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One preset x algorithm and the published figure it is compared with.
+
+    Attributes:
+      preset: the preset's name (`envs/<preset>.yaml`).
+      algo: the algorithm section of the preset.
+      anchor: the published figure, as its source states it ("" for none).
+      anchor_value: that figure's mean return (None for none).
+      gpu: needs an accelerator to finish in reasonable time.
+
+    """
+
+    preset: str
+    algo: str
+    anchor: str = ""
+    anchor_value: float | None = None
+    gpu: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.preset}:{self.algo}"
+
+
+ROWS = [
+    Row("cartpole", "ppo", "CleanRL PPO, 500k steps: 490.0 ± 6.1", 490.0),
+    Row("cartpole", "dqn", "CleanRL DQN, 500k steps: 488.7 ± 16.1", 488.7),
+    Row("cartpole", "apex"),
+    Row("cartpole", "impala"),
+    Row("cartpole", "a2c"),
+    Row("acrobot", "ppo", "CleanRL PPO: -86.4", -86.4),
+    Row("breakout_minatar", "ppo", "gymnax-blines PPO, 10M steps: 28", 28.0),
+    Row("space_invaders_minatar", "ppo", "gymnax-blines PPO, 10M steps: 131", 131.0),
+    Row("asterix_minatar", "ppo", "gymnax-blines PPO, 10M steps: 15", 15.0),
+    Row("freeway_minatar", "ppo", "gymnax-blines PPO, 10M steps: 58", 58.0),
+    Row("inverted_pendulum", "ppo", "brax PPO: 1000", 1000.0),
+    Row("inverted_pendulum", "sac", "brax SAC: 1000", 1000.0),
+    Row("ant", "ppo", gpu=True),
+    Row("halfcheetah", "ppo", gpu=True),
+]
+
+
+def machine() -> str:
+    """The machine a row ran on, in words."""
+    device = jax.devices()[0]
+    kind = getattr(device, "device_kind", device.platform)
+    cpus = os.cpu_count()
+    return f"{jax.default_backend()} ({kind}), {cpus} CPU cores, {platform.machine()}"
+
+
+def interval(values: np.ndarray) -> float:
+    """Half-width of the 95% interval of the mean (Student's t)."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31}
+    return t.get(n, 2.26 if n == 10 else 1.96) * values.std(ddof=1) / math.sqrt(n)
+
+
+def run_row(row: Row, seeds: int) -> dict:
+    """Trains one row's seeds as a sweep; its figures as a JSON-able dict."""
+    preset = pjd.load_preset(row.preset, row.algo)
+    start = time.perf_counter()
+    result = pjd.sweep(row.preset, algo=row.algo, seeds=seeds, write_files=True)
+    wall = time.perf_counter() - start
+    final = np.asarray(result.final_return, np.float64)
+    DOCS.joinpath("curves").mkdir(parents=True, exist_ok=True)
+    plot_sweep(result, DOCS / "curves" / f"{row.preset}_{row.algo}.png")
+    reached = int(np.sum(final >= preset.target_return))
+    return {
+        "seeds": seeds,
+        "final": [float(x) for x in final],
+        "mean": float(np.nanmean(final)),
+        "ci95": interval(final[~np.isnan(final)]),
+        "target": preset.target_return,
+        "target_of": preset.target_of,
+        "reached": reached,
+        "steps": preset.config.total_steps,
+        "wall_s": wall,
+        "steps_per_s": result.env_steps / result.train_seconds,
+        "machine": machine(),
+        "sweep_dir": str(result.run_dir),
+    }
+
+
+def table(rows: list[Row], scores: dict) -> str:
+    """docs/scores.md: one line per row, run or not."""
+    lines = [
+        "# Scores",
+        "",
+        "Final training return (the mean return of the last chunk's training",
+        "episodes) over seeds, with the 95% interval of the mean; seeds",
+        "reaching the preset's target at the end of the budget; the published",
+        "figure beside it. Written by `python scripts/reproduce.py` (one row:",
+        "`python scripts/reproduce.py --rows cartpole:ppo`).",
+        "",
+        "| preset | algo | steps | seeds | final return | reached target "
+        "| anchor | wall | steps/s | machine |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        s = scores.get(row.key)
+        if s is None:
+            why = "not run: needs a GPU" if row.gpu else "not run yet"
+            lines.append(
+                f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | |"
+            )
+            continue
+        ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
+        lines.append(
+            f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
+            f"{s['mean']:.1f}{ci} | {s['reached']}/{s['seeds']} (>= "
+            f"{s['target']:g}) | {row.anchor} | {s['wall_s']:.0f} s | "
+            f"{s['steps_per_s']:,.0f} | {s['machine']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", nargs="*", help="preset:algo (default: all)")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--list", action="store_true", help="print the rows")
+    args = parser.parse_args()
+    if args.list:
+        for row in ROWS:
+            print(f"{row.key:32s} {'GPU ' if row.gpu else ''}{row.anchor}")
+        return
+    keys = {r.key for r in ROWS}
+    unknown = [k for k in args.rows or [] if k not in keys]
+    if unknown:
+        raise SystemExit(f"unknown rows {unknown}; --list shows them.")
+    chosen = [r for r in ROWS if not args.rows or r.key in args.rows]
+    path = DOCS / "scores.json"
+    scores = json.loads(path.read_text()) if path.exists() else {}
+    accelerator = jax.default_backend() != "cpu"
+    for row in chosen:
+        if row.gpu and not accelerator:
+            print(f"{row.key}: not run: needs a GPU")
+            continue
+        print(f"{row.key}: training {args.seeds} seeds ...", flush=True)
+        scores[row.key] = run_row(row, args.seeds)
+        s = scores[row.key]
+        print(f"{row.key}: {s['mean']:.1f} ± {s['ci95']:.1f}, "
+              f"{s['reached']}/{s['seeds']} reached {s['target']:g}")  # fmt: skip
+        DOCS.mkdir(exist_ok=True)
+        path.write_text(json.dumps(scores, indent=1) + "\n")
+        (DOCS / "scores.md").write_text(table(ROWS, scores))
+    (DOCS / "scores.md").write_text(table(ROWS, scores))
+
+
+if __name__ == "__main__":
+    main()
