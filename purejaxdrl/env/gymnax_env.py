@@ -14,6 +14,11 @@ from purejaxdrl.env.base import (
 )
 from purejaxdrl.types import PRNGKey, TimeStep
 
+# Environments whose `step` runs a loop from a constant carry that picks up
+# per-environment state (Asterix's spawning): under `shard_map`'s type check
+# the carry's types differ. Found by training each MinAtar game on 2 devices.
+_UNCHECKED = frozenset({"Asterix-MinAtar"})
+
 
 class GymnaxEnv(Env):
     """Adapts a gymnax environment: float32 observations, rewards and discounts.
@@ -57,6 +62,10 @@ class GymnaxEnv(Env):
     @property
     def default_params(self) -> EnvParams:
         return self._default_params
+
+    @property
+    def vma_checked(self) -> bool:
+        return self.env_id not in _UNCHECKED
 
     def observation_spec(self, params: EnvParams) -> Box:
         return Box(self._obs_shape)

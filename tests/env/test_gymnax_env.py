@@ -127,3 +127,22 @@ def test_options_naming_env_params_fields_set_them():
     env = envs.make("MemoryChain-bsuite", memory_length=20)
     assert int(env.default_params.memory_length) == 20
     assert int(envs.make("MemoryChain-bsuite").default_params.memory_length) == 5
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar"],
+)
+def test_minatar_games_train_split_over_two_devices(env_id):
+    # Inside shard_map each game's step must type-check, or say it does not
+    # (`vma_checked`: Asterix's spawning loop starts from a constant carry).
+    import purejaxdrl as pjd
+
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"env": {"id": env_id}, "num_envs": 4, "unroll_length": 4,
+         "total_steps": 32, "num_logs": 1, "devices": 2,
+         "ppo": {"num_minibatches": 1}},
+    )  # fmt: skip
+    result = pjd.train(config)
+    assert result.updates == 2
