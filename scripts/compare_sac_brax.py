@@ -66,9 +66,9 @@ Timing:
     "train time" is the budget at that rate. Wall time is each `train()` call,
     compile and evaluations included, summed over seeds.
 
-brax >= 0.14 calls `jax.device_put_replicated`, which JAX >= 0.8 removed; as
-in scripts/bench_brax.py a local shim is installed only if the attribute is
-missing (brax itself is not modified). If brax's trainer still fails, the
+brax >= 0.14 calls `jax.device_put_replicated`, which JAX >= 0.8 removed;
+scripts/bench_brax.py's shim is installed only if the attribute is missing
+(brax itself is not modified). If brax's trainer still fails, the
 script prints why and exits with status 2.
 """
 
@@ -86,14 +86,12 @@ from typing import Any
 
 import brax
 import jax
-import jax.numpy as jnp
 import numpy as np
+from bench_brax import install_jax_shims  # scripts/ is on the path when run
 from brax import envs as brax_envs
 from brax.training.agents.sac import networks as brax_sac_networks
 from brax.training.agents.sac import train as brax_sac
 from flax import linen
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate
@@ -123,42 +121,6 @@ class Row:
     train_seconds: float  # all seeds, compile excluded
     steps_per_second: float  # all seeds' env steps / train_seconds
     compile_note: str = ""
-
-
-def _device_put_replicated(x: Any, devices: Sequence[jax.Device]) -> Any:
-    """Stand-in for `jax.device_put_replicated`, removed in JAX 0.8.
-
-    Stacks `len(devices)` copies of every leaf on a new leading axis sharded
-    over `devices`, on a mesh axis named like brax's pmap axis (as pmap lays
-    out its outputs, so the first pmapped epoch does not compile twice).
-
-    Args:
-      x: a pytree of arrays.
-      devices: the devices to replicate onto.
-
-    Returns:
-      The pytree with leaves `[len(devices), *leaf.shape]`.
-
-    """
-    axis = getattr(brax_sac, "_PMAP_AXIS_NAME", "i")
-    sharding = NamedSharding(Mesh(np.asarray(devices), (axis,)), P(axis))
-
-    def put(leaf: Any) -> jax.Array:
-        leaf = jnp.asarray(leaf)
-        return jax.device_put(
-            jnp.broadcast_to(leaf, (len(devices), *leaf.shape)), sharding
-        )
-
-    return jax.tree.map(put, x)
-
-
-def install_jax_shims() -> list[str]:
-    """Gives JAX back the APIs brax's SAC needs; returns the names installed."""
-    installed = []
-    if not hasattr(jax, "device_put_replicated"):
-        jax.device_put_replicated = _device_put_replicated
-        installed.append("jax.device_put_replicated")
-    return installed
 
 
 def make_config(total_steps: int) -> pjd.TrainConfig:
@@ -408,7 +370,9 @@ def main() -> None:
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
 
-    shims = install_jax_shims()
+    had = hasattr(jax, "device_put_replicated")
+    install_jax_shims()  # bench_brax's: brax's SAC and PPO share the pmap axis
+    shims = [] if had else ["jax.device_put_replicated"]
     config = make_config(args.total_steps)
     sac = config.sac
     print(
