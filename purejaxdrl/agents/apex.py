@@ -2,8 +2,9 @@
 
 Horgan et al. (2018), "Distributed Prioritized Experience Replay",
 https://arxiv.org/abs/1803.00933. The learner is `make_dqn`'s; Ape-X is its
-config with `prioritised` replay (initial priorities from the actors' TD errors)
-and `per_actor_epsilon` (environment i explores with its own fixed ε_i).
+config with `prioritised` replay (initial priorities from the actors' TD errors),
+`per_actor_epsilon` (environment i explores with its own fixed ε_i) and
+`prefetch` (each update's batches drawn before its gradient steps).
 """
 
 import functools
@@ -14,8 +15,8 @@ from purejaxdrl.agents.common import q_networks
 
 
 def default_config() -> dqn.DQNConfig:
-    """DQN's config with Ape-X's prioritised replay and per-actor ε."""
-    return dqn.DQNConfig(prioritised=True, per_actor_epsilon=True)
+    """DQN's config with Ape-X's prioritised replay, per-actor ε, prefetch."""
+    return dqn.DQNConfig(prioritised=True, per_actor_epsilon=True, prefetch=True)
 
 
 ALGORITHM = Algorithm(

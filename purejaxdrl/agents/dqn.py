@@ -35,6 +35,7 @@ from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
     Buffer,
+    Sample,
     importance_weights,
     make_prioritised_buffer,
     make_uniform_buffer,
@@ -66,6 +67,12 @@ class DQNConfig:
       updates_per_step: gradient steps per runner update (replay ratio knob).
       target_every: gradient steps between target-network updates.
       anneal_lr: decay the learning rate linearly to 0 over training.
+      prefetch: with prioritised replay, draw all `updates_per_step` batches
+        of an update before its first gradient step and write their new
+        priorities together after the last (Ape-X's learner prefetches its
+        batches, so draws see priorities up to an update old); else each step
+        draws from the priorities the previous step wrote. Uniform replay
+        always draws ahead: its draws do not depend on the steps.
       learning_rate: Adam's step size.
       target_tau: each target update moves the target network this fraction
         of the way to the online one (1: a copy, DQN's; 0.005 with
@@ -92,6 +99,7 @@ class DQNConfig:
     updates_per_step: int = jax.tree.static(default=1)
     target_every: int = jax.tree.static(default=250)
     anneal_lr: bool = jax.tree.static(default=False)
+    prefetch: bool = jax.tree.static(default=False)
     priority_alpha: float = jax.tree.static(default=0.6)
     # Dynamic.
     learning_rate: float | jax.Array = 2.5e-4
@@ -251,6 +259,14 @@ def make_dqn(
         target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
         return target_q - q_taken
 
+    def initial_td_errors(params: Params, item: Replayed) -> jax.Array:
+        # Ape-X's actors hold the online network only: they bootstrap from its
+        # own greedy value. One forward pass over observations and next ones.
+        both = jnp.concatenate([item.observation, item.next_observation])
+        q, q_next = jnp.split(q_values(params, both), 2)
+        q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
+        return item.reward + item.discount * q_next.max(axis=-1) - q_taken
+
     def to_replay(traj: Transition) -> Replayed:
         nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
         ret, boot, index = nstep(
@@ -276,13 +292,16 @@ def make_dqn(
             state.step / num_updates, 1.0
         )
 
-        def grad_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
-            drawn = buffer.sample(carry.buffer, key)
-            if config.prioritised:
-                size = carry.buffer.ring.size[0]
-                weights = importance_weights(drawn.probability, size, beta, axis_name)
-            else:
-                weights = jnp.ones_like(drawn.probability)
+        def weights_of(drawn: Sample) -> jax.Array:
+            if not config.prioritised:
+                return jnp.ones_like(drawn.probability)
+            size = state.buffer.ring.size[0]
+            return importance_weights(drawn.probability, size, beta, axis_name)
+
+        def grad_step(
+            carry: DQNState, drawn: Sample
+        ) -> tuple[DQNState, tuple[jax.Array, Metrics]]:
+            weights = weights_of(drawn)
 
             def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
                 td = td_errors(params, carry.target_params, drawn.item)
@@ -293,16 +312,35 @@ def make_dqn(
                 carry, loss_fn, optimizer, ready, target_every=config.target_every,
                 target_tau=config.target_tau, axis_name=axis_name,
             )  # fmt: skip
-            replay = carry.buffer
+            return carry, (td, metrics)
+
+        def sample_and_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
+            drawn = buffer.sample(carry.buffer, key)
+            carry, (td, metrics) = grad_step(carry, drawn)
             if config.prioritised:
                 # Before learning starts these are still the current network's
                 # TD errors, as Ape-X's initial priorities are.
                 priority = jnp.abs(td) + config.priority_eps
-                replay = buffer.set_priorities(replay, drawn.index, priority)
-            return carry._replace(buffer=replay), metrics
+                replay = buffer.set_priorities(carry.buffer, drawn.index, priority)
+                carry = carry._replace(buffer=replay)
+            return carry, metrics
 
         keys = jax.random.split(key, config.updates_per_step)
-        state, metrics = jax.lax.scan(grad_step, state, keys)
+        if config.prioritised and not config.prefetch:
+            state, metrics = jax.lax.scan(sample_and_step, state, keys)
+            return state, jax.tree.map(jnp.mean, metrics)
+        # Every batch of the update is drawn before its first step. Uniform
+        # draws do not depend on the steps, so this changes nothing but speed;
+        # prioritised ones see the priorities the update's steps write from the
+        # next update on (Ape-X's learner prefetches its batches likewise), and
+        # those are written together after the last step.
+        drawn = jax.lax.map(lambda k: buffer.sample(state.buffer, k), keys)
+        state, (td, metrics) = jax.lax.scan(grad_step, state, drawn)
+        if config.prioritised:
+            priority = jnp.abs(td) + config.priority_eps
+            index = drawn.index.reshape(-1)
+            replay = buffer.set_priorities(state.buffer, index, priority.reshape(-1))
+            state = state._replace(buffer=replay)
         return state, jax.tree.map(jnp.mean, metrics)
 
     def update(
@@ -310,8 +348,7 @@ def make_dqn(
     ) -> tuple[DQNState, Metrics]:
         items = to_replay(traj)
         if config.prioritised:
-            # Ape-X: the actors' own TD errors as initial priorities.
-            td = td_errors(state.params, state.target_params, items)
+            td = initial_td_errors(state.params, items)
             replay = buffer.add(state.buffer, items, jnp.abs(td) + config.priority_eps)
         else:
             replay = buffer.add(state.buffer, items)

@@ -106,14 +106,26 @@ def _descend(
 def set_leaves(nodes: jax.Array, index: jax.Array, values: jax.Array) -> jax.Array:
     """Sets leaves `index` [B] to `values` [B] and recomputes their ancestors.
 
-    D rounds of a [B, 16] gather and a B-wide scatter. A repeated index keeps
-    one of its values; the ancestors agree with whichever it keeps.
+    D rounds, one per level: a [B, 16] gather and a B-wide scatter, or, at
+    the top levels, where the level has no more children than those B rows,
+    the whole level recomputed from its children in one contiguous pass. A
+    repeated index keeps one of its values; the ancestors agree with
+    whichever it keeps.
     """
-    node = _offset(_depth_of(nodes)) + index
+    d = _depth_of(nodes)
+    node = _offset(d) + index
     nodes = nodes.at[_SKIP + node].set(values.astype(nodes.dtype))
-    for _ in range(_depth_of(nodes)):  # static depth: unrolled at trace time
+    for level in reversed(range(d)):  # static depth: unrolled at trace time
         node = (node - 1) // BRANCH
-        nodes = nodes.at[_SKIP + node].set(_sum(_children(nodes, node)))
+        if BRANCH ** (level + 1) <= BRANCH * index.size:
+            # A level with no more children than the batch's gathers would
+            # read: recomputed whole, one contiguous pass instead of B gathers.
+            # (The leaf level may hold fewer rows than its parents have nodes.)
+            start, end = _SKIP + _offset(level), _SKIP + _offset(level + 1)
+            rows = nodes[end : end + BRANCH ** (level + 1)].reshape(-1, BRANCH)
+            nodes = nodes.at[start : start + rows.shape[0]].set(_sum(rows))
+        else:
+            nodes = nodes.at[_SKIP + node].set(_sum(_children(nodes, node)))
     return nodes
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.dqn import actor_epsilons, make_dqn
+from purejaxdrl.replay import sum_tree
 from purejaxdrl.types import Transition
 
 
@@ -43,6 +44,42 @@ def test_q_values_converge_to_the_discounted_sum_of_rewards():
     q = exp.network.apply(state.params, obs.reshape(-1, 4))[0][:, 0]
     np.testing.assert_allclose(q, 10.0, rtol=0.1)
     assert int(state.grad_steps) == 600 * config.dqn.updates_per_step
+
+
+def test_apex_initial_priorities_are_the_online_networks_td_errors():
+    # Ape-X's actors bootstrap from the online network's own greedy value:
+    # p = |G + γ_boot max_a Q(x', a) - Q(x, a_t)| + eps, stored as p^α.
+    config = _config("apex", n_step=1, gamma=0.9, min_replay=128, batch_size=4,
+                     buffer_size=256, updates_per_step=1)  # fmt: skip
+    exp = pjd.make_experiment(config)
+    agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32),
+                     num_updates=10, axis_name=None)  # fmt: skip
+    t, b = 4, 16
+    keys = jax.random.split(jax.random.key(1), 4)
+    obs = jax.random.normal(keys[0], (t, b, 4))
+    final = jax.random.normal(keys[1], (t, b, 4))
+    action = jax.random.randint(keys[2], (t, b), 0, 2)
+    reward = jax.random.normal(keys[3], (t, b))
+    discount = jnp.ones((t, b)).at[1].set(0.0)  # step 1 terminates
+    zeros = jnp.zeros((t, b))
+    traj = Transition(obs, action, reward, discount, jnp.zeros((t, b), bool),
+                      zeros, zeros, zeros, final, {})  # fmt: skip
+    state = agent.init(jax.random.key(0))
+    # Before learning starts the drawn items' priorities are rewritten with
+    # the double-Q TD errors, which equal these while the target network is
+    # still the online one.
+    state, _ = agent.update(state, traj, jax.random.key(2))
+    q = np.asarray(exp.network.apply(state.params, obs.reshape(-1, 4))[0])
+    q_next = np.asarray(exp.network.apply(state.params, final.reshape(-1, 4))[0])
+    taken = q[np.arange(t * b), np.asarray(action).reshape(-1)]
+    td = (
+        np.asarray(reward).reshape(-1)
+        + 0.9 * np.asarray(discount).reshape(-1) * q_next.max(-1)
+        - taken
+    )
+    want = (np.abs(td) + config.apex.priority_eps) ** config.apex.priority_alpha
+    got = sum_tree.leaves(state.buffer.nodes, jnp.arange(t * b))
+    np.testing.assert_allclose(got, want, rtol=2e-5)
 
 
 @pytest.mark.timeout(300)

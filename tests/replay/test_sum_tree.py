@@ -19,6 +19,22 @@ def test_set_leaves_matches_a_fresh_build(capacity):
     assert float(sum_tree.total(nodes)) == pytest.approx(values.sum(dtype=np.float64))
 
 
+@pytest.mark.parametrize("batch", [1, 7, 64, 300])
+def test_small_batches_update_deep_levels_like_a_fresh_build(batch):
+    # 5000 leaves: levels whose children outnumber 16 x batch are updated
+    # node by node, the rest recomputed whole; both must agree with a build.
+    rng = np.random.default_rng(batch)
+    values = np.zeros(5000, np.float32)
+    nodes = sum_tree.init(5000)
+    for _ in range(20):
+        index = rng.choice(5000, batch, replace=False)
+        values[index] = rng.uniform(0.1, 5, batch).astype(np.float32)
+        nodes = sum_tree.set_leaves(
+            nodes, jnp.asarray(index), jnp.asarray(values[index])
+        )
+    np.testing.assert_array_equal(nodes, sum_tree.build(jnp.asarray(values)))
+
+
 def test_no_drift_after_a_million_random_updates():
     capacity, batch, rounds = 4096, 256, 4000  # 1,024,000 leaf updates
     key = jax.random.key(0)
