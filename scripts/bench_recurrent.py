@@ -18,6 +18,7 @@ excluded) and final return (episodes of the last 5% of training).
     python scripts/bench_recurrent.py --seeds 3
     python scripts/bench_recurrent.py --seeds 1 --num-envs 64 512
     python scripts/bench_recurrent.py --seeds 3 --peer /path/to/purejaxrl_shim
+    python scripts/bench_recurrent.py --preset craftax_classic --total-steps 196608
 """
 
 import argparse
@@ -67,8 +68,14 @@ def part_cores(
         f"{config.total_steps:,} steps, seeds 0..{seeds - 1}"
     )
     runs = {}
+    network = config.network
     for core in ("none", "gru", "lstm"):
         net = {"core": core}
+        if core == "none" and network.head_sizes:
+            # Only a core has heads: the feed-forward network gets their layers
+            # in its torso instead, at the same depth and widths.
+            hidden = list(network.hidden_sizes) + list(network.head_sizes)
+            net |= {"hidden_sizes": hidden, "head_sizes": []}
         cfg = pjd.apply_overrides(config, {"network": net})
         runs[f"core {core}"] = [ours(cfg, seed) for seed in range(seeds)]
     table(runs, "core none")
