@@ -11,7 +11,11 @@ def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     """Splits `num_updates` into about `num_logs` chunks of equal length.
 
     Prefers a length that divides `num_updates` (one compiled program); otherwise
-    a last, shorter chunk is compiled separately.
+    the last chunk has another length and is compiled separately: the
+    remainder on its own if it is at least half a chunk, else added to the
+    last chunk, so that no chunk is a stub of a few updates whose few ended
+    episodes would make the run's final return noise (50M brax steps are
+    2,441 updates: 19 chunks of 122 and one of 123, not 20 and one of 1).
     """
     target = max(1, num_updates // max(1, num_logs))
     divisors = [d for d in range(1, num_updates + 1) if num_updates % d == 0]
@@ -19,8 +23,11 @@ def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     if 0.5 <= best / target <= 2.0:
         return [best] * (num_updates // best)
     lengths = [target] * (num_updates // target)
-    if num_updates % target:
-        lengths.append(num_updates % target)
+    rest = num_updates % target
+    if 2 * rest >= target:
+        lengths.append(rest)
+    else:
+        lengths[-1] += rest
     return lengths
 
 

@@ -13,12 +13,18 @@ def _config(num_updates: int, num_logs: int) -> pjd.TrainConfig:
     )
 
 
-def test_chunk_lengths_prefer_a_divisor_else_a_shorter_last_chunk():
+def test_chunk_lengths_prefer_a_divisor_else_one_last_chunk_of_another_length():
     assert chunk_lengths(100, 20) == [5] * 20
     # 12 into ~5 chunks: target 2, divisor 2 -> six chunks of 2.
     assert chunk_lengths(12, 5) == [2] * 6
     # 97 is prime: target 9, no divisor within 2x -> 10 chunks of 9 and one of 7.
     assert chunk_lengths(97, 10) == [9] * 10 + [7]
+    # A remainder under half a chunk joins the last chunk instead of being a
+    # stub: 2441 (prime) into ~20 -> 19 chunks of 122 and one of 123.
+    assert chunk_lengths(2441, 20) == [122] * 19 + [123]
+    for n, logs in [(97, 10), (2441, 20), (1001, 7), (50, 50), (7, 3)]:
+        lengths = chunk_lengths(n, logs)
+        assert sum(lengths) == n and len(set(lengths)) <= 2, (n, logs)
     assert chunk_lengths(3, 20) == [1, 1, 1]
 
 
