@@ -7,9 +7,18 @@ learner's time. Here the backward scan carries only the state's cotangents
 and emits the gates' pre-activation cotangents dA_t; U's gradient is then one
 matmul over all T x B rows, sum_t h_t^T dA_t. `tests/test_recurrent_networks.py`
 checks values and gradients against plain autodiff of `Core.step`.
+
+The scans are unrolled 4 steps on GPUs and TPUs, not at all on CPUs. Each
+step is a few small matmuls, far too little to fill a GPU, so there a step's
+cost is kernel launches and loop overhead, which unrolling shares out. On one
+NVIDIA H200, masked-CartPole GRU PPO with 512 envs x 32 steps trains at 1.58M
+steps/s not unrolled, 2.33M unrolled 4, 2.44M unrolled 16 and 2.70M unrolled
+fully (feed-forward: 6.6M); 4 keeps its compile under 9 s, 16 took 13 s. On a
+CPU an unroll of 4 was no faster and a full unroll 2x slower.
 """
 
 import functools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +26,28 @@ import jax.numpy as jnp
 from purejaxdrl.types import PyTree
 
 _sigmoid = jax.nn.sigmoid
+ACCELERATOR_UNROLL = 4  # steps per loop iteration off CPU (module docstring)
+
+
+def platform_scan(
+    step: Callable[[PyTree, PyTree], tuple[PyTree, PyTree]],
+    init: PyTree,
+    xs: PyTree,
+    *,
+    reverse: bool = False,
+) -> tuple[PyTree, PyTree]:
+    """`lax.scan(step, init, xs)`, unrolled `ACCELERATOR_UNROLL` steps off CPU.
+
+    `lax.platform_dependent` picks the branch when the program is lowered, so
+    a CPU program holds only the rolled loop (and its numbers are unchanged).
+    """
+
+    def scan(unroll: int):
+        return lambda c, x: jax.lax.scan(step, c, x, reverse=reverse, unroll=unroll)
+
+    return jax.lax.platform_dependent(
+        init, xs, cpu=scan(1), default=scan(ACCELERATOR_UNROLL)
+    )
 
 
 def core_step(
@@ -136,7 +167,7 @@ def _scan_forward(kind, u, bias_n, state, x, reset):
             (c, h), saved = _lstm_forward(u, *carry, *xs)
             return (c, h), (h, saved)
 
-    final, (outputs, saved) = jax.lax.scan(step, state, (x, reset))
+    final, (outputs, saved) = platform_scan(step, state, (x, reset))
     return (final, outputs), saved
 
 
@@ -166,7 +197,7 @@ def _bwd(kind, residuals, cotangents):
             # The step zeroed the state where reset: no gradient flows back.
             return jnp.where(reset_t[:, None], 0.0, dh), (d_x, d_g, d_bias)
 
-        d_start, (d_x, d_g, d_bias) = jax.lax.scan(
+        d_start, (d_x, d_g, d_bias) = platform_scan(
             step, d_final, (saved, d_outputs, reset), reverse=True
         )
         h_used = saved[0]
@@ -180,7 +211,7 @@ def _bwd(kind, residuals, cotangents):
             keep = ~reset_t[:, None]
             return (jnp.where(keep, dc, 0.0), jnp.where(keep, dh, 0.0)), d_a
 
-        d_start, d_x = jax.lax.scan(
+        d_start, d_x = platform_scan(
             step, d_final, (saved, d_outputs, reset), reverse=True
         )
         d_g = d_x

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
-from purejaxdrl.networks.core_scan import core_scan, core_step
+from purejaxdrl.networks.core_scan import core_scan, core_step, platform_scan
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
@@ -214,7 +214,7 @@ def _recurrent_network(
             return state, state
 
         # The state after each step, before the next step's reset.
-        _, after = jax.lax.scan(step, state, (x, reset))
+        _, after = platform_scan(step, state, (x, reset))
         rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
         xf = module.apply(params, final_obs, method="encode")
         xf = xf.reshape(-1, xf.shape[-1])
