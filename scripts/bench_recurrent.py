@@ -1,7 +1,7 @@
 """Recurrent PPO against feed-forward PPO, and beside PureJaxRL's ppo_rnn.py.
 
-Part 1 trains one config (the `cartpole_masked` preset by default) three ways
-in one process: `--network.core none`, `gru` and `lstm`; it prints each one's
+Part 1 trains one config (the `cartpole_masked` preset by default) four ways
+in one process: `--network.core none`, `gru`, `lstm` and `mingru`; it prints each one's
 steps/s (compile excluded), compile seconds and final return, and the
 recurrent/feed-forward ratio of steps/s (target >= 0.5x) and compile time
 (target < 10 s).
@@ -69,7 +69,7 @@ def part_cores(
     )
     runs = {}
     network = config.network
-    for core in ("none", "gru", "lstm"):
+    for core in ("none", "gru", "lstm", "mingru"):
         net = {"core": core}
         if core == "none" and network.head_sizes:
             # Only a core has heads: the feed-forward network gets their layers

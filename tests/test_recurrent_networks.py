@@ -1,5 +1,7 @@
 """Recurrent cores and networks: flax's cell equations, and resets under auto-reset."""
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -67,7 +69,7 @@ def _network(kind):
     return net, net.init(jax.random.key(0), jnp.zeros(3))
 
 
-@pytest.mark.parametrize("kind", ["gru", "lstm"])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "mingru"])
 def test_unroll_across_resets_equals_each_episode_unrolled_from_zero(kind):
     net, params = _network(kind)
     t, b = 10, 3
@@ -171,4 +173,54 @@ def test_core_scan_values_and_gradients_equal_autodiff_of_the_step(kind):
         lambda a, e: np.testing.assert_allclose(a, e, atol=1e-5, rtol=1e-5),
         loss(by_hand)(params, state, x_in),
         loss(autodiff)(params, state, x_in),
+    )
+
+
+def _mingru_reference(h, x, reset):
+    """minGRU by its paper's equations (Feng et al., 2024), step by step in NumPy."""
+    size = h.shape[-1]
+    outputs = []
+    for t in range(x.shape[0]):
+        h = np.where(reset[t][:, None], 0.0, h)
+        z = 1.0 / (1.0 + np.exp(-x[t][:, :size]))
+        h = (1.0 - z) * h + z * x[t][:, size:]
+        outputs.append(h)
+    return h, np.stack(outputs)
+
+
+def test_mingru_parallel_scan_equals_its_equations_step_by_step():
+    from purejaxdrl.networks.mingru import mingru_scan, mingru_step
+
+    t, b, h = 13, 3, 5  # not a power of two: the scan's uneven levels
+    keys = jax.random.split(jax.random.key(0), 3)
+    x = jax.random.normal(keys[0], (t, b, 2 * h))
+    start = jax.random.normal(keys[1], (b, h))
+    reset = np.random.default_rng(0).random((t, b)) < 0.3
+    reset[0, 0] = True  # a reset at the first step drops the start state
+    final, outputs = mingru_scan(start, x, jnp.asarray(reset))
+    want_final, want = _mingru_reference(np.asarray(start), np.asarray(x), reset)
+    np.testing.assert_allclose(outputs, want, atol=1e-6)
+    np.testing.assert_allclose(final, want_final, atol=1e-6)
+
+    # Its gradient (autodiff of the scan) equals autodiff of the step in a loop.
+    weights = jax.random.normal(keys[2], (t, b, h))
+
+    def loop(start, x):
+        def step(state, xs):
+            return mingru_step(state, *xs)
+
+        return jax.lax.scan(step, start, (x, jnp.asarray(reset)))
+
+    def loss(f):
+        def value(start, x):
+            final, ys = f(start, x)
+            return (ys * weights).sum() + jnp.sin(final).sum()
+
+        return jax.grad(value, argnums=(0, 1))(start, x)
+
+    scan = functools.partial(mingru_scan, reset=jnp.asarray(reset))
+    jax.tree.map(
+        lambda a, e: np.testing.assert_allclose(a, e, atol=1e-5, rtol=1e-5),
+        loss(scan),
+        loss(loop),
     )

@@ -122,7 +122,7 @@ class Algorithm(NamedTuple):
         environment count must be a multiple of (PPO's minibatches may split
         environments into groups); 1 for most.
       recurrent: whether its agents take a network with a recurrent core
-        (`--network.core lstm|gru`).
+        (`--network.core lstm|gru|mingru`).
 
     """
 

@@ -252,7 +252,7 @@ def actor_critic_networks(
 ) -> tuple[Network | RecurrentNetwork, Network | RecurrentNetwork]:
     """The acting and learner networks of an actor-critic: one network, twice.
 
-    A recurrent one when `network.core` is `lstm` or `gru`.
+    A recurrent one when `network.core` is not `none`.
     """
     del config  # the architecture is the run's, not the algorithm's
     actor_critic = make_actor_critic(network, obs_spec, action_spec)

@@ -1,4 +1,4 @@
-"""Recurrent cores, LSTM and GRU, split into an input projection and a step.
+"""Recurrent cores, LSTM, GRU and minGRU, split into an input projection and a step.
 
 The equations, gate order and initialisers are flax's (`nn.OptimizedLSTMCell`:
 Hochreiter & Schmidhuber, 1997, without peepholes or forget bias;
@@ -10,6 +10,8 @@ recurrent kernel. flax's GRUCell does six small matmuls per step: a CPU spends
 more time launching them than computing them, and the recurrent learner runs
 the step T times per minibatch, forward and backward. The step's equations
 live once, in `core_scan.core_step`, beside their hand-written backward pass.
+minGRU (`mingru.py`) has no recurrent kernel: its gates read the input alone,
+so its whole step is elementwise and a sequence unrolls as a parallel scan.
 """
 
 from typing import Any
@@ -19,23 +21,25 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.networks.core_scan import core_step
+from purejaxdrl.networks.mingru import mingru_step
 from purejaxdrl.types import PyTree
 
-# Gates per core: LSTM input, forget, cell, output; GRU reset, update, new.
-_GATES = {"lstm": 4, "gru": 3}
+# Gates per core: LSTM input, forget, cell, output; GRU reset, update, new;
+# minGRU update and candidate.
+_GATES = {"lstm": 4, "gru": 3, "mingru": 2}
 
 
 def zero_state(core: str, size: int, batch: int) -> PyTree:
-    """The zero state of `core` (lstm: (c, h); gru: h), leaves float32 [batch, size]."""
+    """The zero state of `core`, float32 [batch, size]: (c, h) for lstm, else h."""
     zeros = jnp.zeros((batch, size), jnp.float32)
     return (zeros, zeros) if core == "lstm" else zeros
 
 
 class Core(nn.Module):
-    """An LSTM or GRU core of `size` units.
+    """An LSTM, GRU or minGRU core of `size` units.
 
     Attributes:
-      kind: `lstm` or `gru`.
+      kind: `lstm`, `gru` or `mingru`.
       size: H, the hidden size.
 
     """
@@ -48,6 +52,8 @@ class Core(nn.Module):
         self.input_kernel = nn.Dense(
             width, kernel_init=nn.initializers.lecun_normal(), name="input"
         )
+        if self.kind == "mingru":
+            return  # no recurrent weights
         # One orthogonal block per gate, as flax's cells initialise each gate's
         # recurrent weights separately.
         self.recurrent_kernel = self.param(
@@ -73,6 +79,8 @@ class Core(nn.Module):
         The state is zeroed where `reset` before it is used. Returns the new
         state and the output h [B, H].
         """
+        if self.kind == "mingru":
+            return mingru_step(state, projected, reset)
         bias_n = self.recurrent_bias if self.kind == "gru" else jnp.zeros(())
         return core_step(
             self.kind, self.recurrent_kernel, bias_n, state, projected, reset

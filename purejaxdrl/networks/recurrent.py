@@ -1,4 +1,4 @@
-"""Recurrent networks: a torso, an LSTM or GRU core (`cores.py`), then heads.
+"""Recurrent networks: a torso, an LSTM, GRU or minGRU core (`cores.py`), then heads.
 
 Actor-critics (policy and value heads) and Q-networks (Q-values where the
 policy's logits stand, as `heads.make_q_network`'s) share the torso and core.
@@ -8,6 +8,7 @@ from the previous step's end), so one unroll across auto-resets computes what
 separate unrolls of each episode from a zero state would.
 """
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -19,6 +20,7 @@ import numpy as np
 from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
 from purejaxdrl.networks.core_scan import core_scan, core_step, platform_scan
 from purejaxdrl.networks.cores import Core, zero_state
+from purejaxdrl.networks.mingru import mingru_scan, mingru_step
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.types import Params, PRNGKey, PyTree
@@ -170,8 +172,23 @@ def make_recurrent_q_network(
 def _check_recurrent(config: NetworkConfig) -> None:
     if config.core not in CORES or config.core == "none":
         raise ValueError(
-            f"network.core={config.core!r} is not a recurrent core; use lstm or gru."
+            f"network.core={config.core!r} is not a recurrent core; use lstm, gru "
+            "or mingru."
         )
+
+
+def _core_functions(config: NetworkConfig, params: Params) -> tuple[Callable, Callable]:
+    """The core's (step, scan) with its parameters bound.
+
+    step: (state [B], projection [B, G*H], reset [B]) -> (state, h [B, H]);
+    scan: the same over [T, B] -> (final state, h [T, B, H]).
+    """
+    if config.core == "mingru":
+        return mingru_step, mingru_scan
+    core = params["params"]["core"]
+    bias_n = core.get("recurrent_bias", jnp.zeros(config.core_size))
+    bound = (config.core, core["recurrent"], bias_n)
+    return functools.partial(core_step, *bound), functools.partial(core_scan, *bound)
 
 
 def _recurrent_network(
@@ -190,11 +207,11 @@ def _recurrent_network(
     ) -> tuple[PyTree, Outputs]:
         # The torso, the core's input projection and the heads are
         # feed-forward: one pass over all T x B rows; only the core's recurrent
-        # step runs step by step (`core_scan`, with its own backward pass).
+        # step runs step by step (`core_scan`, with its own backward pass), or,
+        # for minGRU, as a parallel scan (`mingru_scan`).
         x = module.apply(params, obs, method="encode")
-        core = params["params"]["core"]
-        bias_n = core.get("recurrent_bias", jnp.zeros(config.core_size))
-        state, y = core_scan(config.core, core["recurrent"], bias_n, state, x, reset)
+        _, scan = _core_functions(config, params)
+        state, y = scan(state, x, reset)
         return state, module.apply(params, y, method="heads")
 
     def final_outputs(
@@ -205,21 +222,22 @@ def _recurrent_network(
         final_obs: jax.Array,
     ) -> Outputs:
         x = module.apply(params, obs, method="encode")
-        core = params["params"]["core"]
-        bias_n = core.get("recurrent_bias", jnp.zeros(config.core_size))
-        u = core["recurrent"]
+        step, scan = _core_functions(config, params)
+        if config.core == "mingru":  # its outputs are its states
+            _, after = scan(state, x, reset)
+        else:
 
-        def step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
-            state, _ = core_step(config.core, u, bias_n, state, *xs)
-            return state, state
+            def scan_step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
+                state, _ = step(state, *xs)
+                return state, state
 
-        # The state after each step, before the next step's reset.
-        _, after = platform_scan(step, state, (x, reset))
+            # The state after each step, before the next step's reset.
+            _, after = platform_scan(scan_step, state, (x, reset))
         rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
         xf = module.apply(params, final_obs, method="encode")
         xf = xf.reshape(-1, xf.shape[-1])
         no_reset = jnp.zeros(xf.shape[0], bool)
-        _, y = core_step(config.core, u, bias_n, rows, xf, no_reset)
+        _, y = step(rows, xf, no_reset)
         y = y.reshape(*reset.shape, -1)
         return module.apply(params, y, method="heads")
 

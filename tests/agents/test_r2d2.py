@@ -131,7 +131,7 @@ def _reference_td(config, net, params, target_params, seq):
     return td
 
 
-@pytest.mark.parametrize("core", ["gru", "lstm"])
+@pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
 def test_sequence_td_errors_match_a_per_step_reference(core):
     config = R2D2Config(burn_in=BURN, n_step=3, gamma=0.9)
     net = _network(core)

@@ -45,7 +45,7 @@ def _flat(tree) -> np.ndarray:
     return np.asarray(ravel_pytree(jax.device_get(tree))[0])
 
 
-@pytest.mark.parametrize("core", ["gru", "lstm"])
+@pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
 def test_learner_re_unroll_gives_the_actors_log_probs_at_lag_0(core):
     exp, state = _trained(1, core)
     params = state.agent.params

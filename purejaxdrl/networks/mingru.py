@@ -1,0 +1,67 @@
+"""minGRU, a recurrent core whose unroll is a parallel scan.
+
+Feng et al. (2024), "Were RNNs All We Needed?", https://arxiv.org/abs/2410.01201:
+a GRU without the reset gate and with gates that read the input alone,
+
+    z_t = sigmoid(W_z x_t + b_z),  h~_t = W_h x_t + b_h,
+    h_t = (1 - z_t) * h_{t-1} + z_t * h~_t.
+
+h_t is linear in h_{t-1}, h_t = a_t h_{t-1} + b_t, and composing two such
+steps gives another, (a, b) then (a', b') = (a a', a' b + b'), so a sequence
+of T steps unrolls as `lax.associative_scan`: log2(T) rounds of whole
+[T, B, H] arrays instead of T dependent steps. The learner's re-unroll, the
+cost of a recurrent learner (`scripts/bench_recurrent.py`), becomes batched
+work like a feed-forward pass, and its gradient is autodiff of that scan.
+A reset (an episode's start) zeroes the state before the step: a_t = 0.
+
+The input projection [W_z W_h] is `Core.project`, applied to a whole sequence
+at once, as for the LSTM and GRU; this module holds the recurrence alone.
+"""
+
+import jax
+import jax.numpy as jnp
+
+
+def _gates(x: jax.Array, reset: jax.Array) -> tuple[jax.Array, jax.Array]:
+    # (a, b) of h_t = a h_{t-1} + b, from the projection [..., 2H] and reset [...].
+    size = x.shape[-1] // 2
+    z = jax.nn.sigmoid(x[..., :size])
+    a = jnp.where(reset[..., None], 0.0, 1.0 - z)
+    return a, z * x[..., size:]
+
+
+def mingru_step(
+    h: jax.Array, x: jax.Array, reset: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """One step of B sequences: (h [B, H], projection [B, 2H], reset [B]).
+
+    Returns the new state and the output, both h_t [B, H].
+    """
+    a, b = _gates(x, reset)
+    h = a * h + b
+    return h, h
+
+
+def mingru_scan(
+    h: jax.Array, x: jax.Array, reset: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """`mingru_step` over T steps, as one associative scan.
+
+    Args:
+      h: the start state [B, H].
+      x: the projections [T, B, 2H].
+      reset: bool [T, B]; the state is zeroed before step t where True.
+
+    Returns:
+      (the final state [B, H], the outputs h_t [T, B, H]).
+
+    """
+    a, b = _gates(x, reset)
+    b = b.at[0].add(a[0] * h)  # the start state enters through the first step
+
+    def compose(earlier: tuple, later: tuple) -> tuple:
+        (a1, b1), (a2, b2) = earlier, later
+        return a1 * a2, a2 * b1 + b2
+
+    _, b = jax.lax.associative_scan(compose, (a, b))
+    return b[-1], b
