@@ -182,3 +182,13 @@ def test_ppo_minibatch_rule_binds_ppo_only():
 def test_presets_without_an_algorithm_section_say_so():
     with pytest.raises(ConfigError, match="has no 'impala' section"):
         pjd.load_preset("acrobot", "impala")
+
+
+def test_a_section_may_set_its_own_environment_options():
+    # pong.yaml: PPO plays with EnvPool's defaults (CleanRL's protocol), IMPALA
+    # with the adapter's Machado protocol (Cleanba's).
+    ppo = pjd.load_preset("pong", "ppo").config.env
+    impala = pjd.load_preset("pong", "impala").config.env
+    assert ppo.id == impala.id == "envpool:Pong-v5"
+    assert ppo.options == {"repeat_action_probability": 0, "full_action_space": False}
+    assert impala.options == {}
