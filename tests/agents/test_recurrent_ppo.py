@@ -97,10 +97,10 @@ def test_sequence_split_keeps_whole_sequences_by_global_index():
         sequence_split(6, 4)
 
 
-@pytest.mark.parametrize("num_devices", [2, 8])
-def test_same_parameters_on_any_device_count(num_devices):
-    exp, one = _trained(1)
-    _, many = _trained(num_devices)
+@pytest.mark.parametrize("num_devices, core", [(2, "gru"), (8, "gru"), (8, "mingru")])
+def test_same_parameters_on_any_device_count(num_devices, core):
+    exp, one = _trained(1, core)
+    _, many = _trained(num_devices, core)
     init = exp.runner.init(jax.random.key(0))
     assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
     np.testing.assert_allclose(
