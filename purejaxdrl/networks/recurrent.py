@@ -223,16 +223,18 @@ def _recurrent_network(
     ) -> Outputs:
         x = module.apply(params, obs, method="encode")
         step, scan = _core_functions(config, params)
-        if config.core == "mingru":  # its outputs are its states
-            _, after = scan(state, x, reset)
-        else:
+        # The state after each step, before the next step's reset: the outputs
+        # themselves where the state is h alone (GRU, minGRU); the LSTM's
+        # (c, h) needs a scan that keeps c too.
+        if config.core == "lstm":
 
             def scan_step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
                 state, _ = step(state, *xs)
                 return state, state
 
-            # The state after each step, before the next step's reset.
             _, after = platform_scan(scan_step, state, (x, reset))
+        else:
+            _, after = scan(state, x, reset)
         rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
         xf = module.apply(params, final_obs, method="encode")
         xf = xf.reshape(-1, xf.shape[-1])
