@@ -14,19 +14,6 @@ import statistics
 import purejaxdrl as pjd
 
 
-def gradient_steps(config: pjd.TrainConfig, algo: str) -> int:
-    """Gradient steps a run takes: `updates_per_step` per update once learning starts.
-
-    Learning starts at the first update after whose add `min_replay` items are
-    stored. (The logged `learner/grad_steps` is a chunk's mean, not its last
-    value, so it cannot be read off the history.)
-    """
-    learner = getattr(config, algo)
-    per_update = config.num_envs * config.unroll_length
-    waiting = -(-learner.min_replay // per_update) - 1  # updates before that
-    return (config.num_updates - waiting) * learner.updates_per_step
-
-
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -56,7 +43,8 @@ def main() -> None:
     for _ in range(args.repeats):
         for algo, config in configs.items():
             result = pjd.train(config)
-            grads[algo].append(gradient_steps(config, algo) / result.train_seconds)
+            steps = result.history[-1]["learner/grad_steps"]  # at the run's end
+            grads[algo].append(steps / result.train_seconds)
             envs[algo].append(result.steps_per_second)
             compile_s[algo] = result.compile_seconds
     c = configs["apex"]

@@ -53,10 +53,21 @@ def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
     return [(first + i, n) for i, n in enumerate(chunk_lengths(left, logs))]
 
 
+# Counts that only grow: a chunk reports where they ended, not their mean
+# (the mean of a counter over a chunk of n updates lags it by ~n/2 updates).
+COUNTERS = ("learner/grad_steps", "replay/size")
+
+
 def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
-    """Means of per-update metrics over a chunk; episode means from the sums."""
+    """A chunk's per-update metrics in one record.
+
+    Means over the chunk, except `COUNTERS` (their last value) and episode
+    statistics (means over the episodes ended, from their sums).
+    """
     out = {
-        k: float(np.mean(v)) for k, v in metrics.items() if not k.startswith("episode/")
+        k: float(v[-1] if k in COUNTERS else np.mean(v))
+        for k, v in metrics.items()
+        if not k.startswith("episode/")
     }
     if "episode/count" in metrics:
         count = float(np.sum(metrics["episode/count"]))

@@ -61,6 +61,16 @@ def test_summarize_chunk_means_metrics_and_episode_sums():
     }
 
 
+def test_summarize_chunk_reports_counters_where_they_ended():
+    metrics = {
+        "learner/grad_steps": np.array([0.0, 4.0, 8.0]),
+        "replay/size": np.array([64.0, 128.0, 192.0]),
+        "epsilon": np.array([1.0, 0.5, 0.0]),
+    }
+    out = summarize_chunk(metrics)
+    assert out == {"learner/grad_steps": 8.0, "replay/size": 192.0, "epsilon": 0.5}
+
+
 def test_summarize_chunk_with_no_episode_ended_reports_nan_not_zero():
     metrics = {
         "episode/count": np.zeros(3),
