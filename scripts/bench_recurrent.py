@@ -1,9 +1,13 @@
 """Recurrent PPO against feed-forward PPO, and beside PureJaxRL's ppo_rnn.py.
 
-Part 1 trains one config (the `cartpole_masked` preset by default) four ways
-in one process: `--network.core none`, `gru`, `lstm` and `mingru`; it prints each one's
-steps/s (compile excluded), compile seconds and final return, and the
-recurrent/feed-forward ratio of steps/s (target >= 0.5x) and compile time
+Part 1 trains one config (the `cartpole_masked` preset by default) five ways
+in one process: `--network.core gru`, `lstm` and `mingru`, and two
+feed-forward networks (`--network.core none`): "ff", the preset's torso and
+head layers, and "ff + core-size layer", which also has a dense layer of
+`core_size` where the core was (the same depth and widths: its ratio is the
+cost of recurrence alone, not of the core's extra layer). It prints each
+one's steps/s (compile excluded), compile seconds and final return, and the
+recurrent/feed-forward ratios of steps/s (target >= 0.5x) and compile time
 (target < 10 s).
 
 Part 2 (`--peer DIR`) runs PureJaxRL's `ppo_rnn.py` (fetched, with a shim for
@@ -43,14 +47,18 @@ def summary(rows: list[dict], key: str) -> str:
     return f"{statistics.mean(values):,.1f} ± {spread:,.1f}"
 
 
-def table(runs: dict[str, list[dict]], baseline: str) -> None:
-    base = statistics.mean(r["steps_per_second"] for r in runs[baseline])
-    print("| run | steps/s | vs " + baseline + " | compile s | final return |")
-    print("|---|---|---|---|---|")
+def table(runs: dict[str, list[dict]], baselines: list[str]) -> None:
+    base = {
+        b: statistics.mean(r["steps_per_second"] for r in runs[b]) for b in baselines
+    }
+    print("| run | steps/s | " + " | ".join(f"vs {b}" for b in baselines), end="")
+    print(" | compile s | final return |")
+    print("|---|---|" + "---|" * len(baselines) + "---|---|")
     for name, rows in runs.items():
         sps = statistics.mean(r["steps_per_second"] for r in rows)
+        ratios = " | ".join(f"{sps / base[b]:.2f}x" for b in baselines)
         print(
-            f"| {name} | {summary(rows, 'steps_per_second')} | {sps / base:.2f}x | "
+            f"| {name} | {summary(rows, 'steps_per_second')} | {ratios} | "
             f"{summary(rows, 'compile_seconds')} | {summary(rows, 'final_return')} |"
         )
 
@@ -69,16 +77,25 @@ def part_cores(
     )
     runs = {}
     network = config.network
-    for core in ("none", "gru", "lstm", "mingru"):
-        net = {"core": core}
-        if core == "none" and network.head_sizes:
-            # Only a core has heads: the feed-forward network gets their layers
-            # in its torso instead, at the same depth and widths.
-            hidden = list(network.hidden_sizes) + list(network.head_sizes)
-            net |= {"hidden_sizes": hidden, "head_sizes": []}
+    # Two feed-forward baselines. A core has heads after it, so the first
+    # gets their layers in its torso (the preset's layers minus the core's);
+    # the second also gets the core's layer, as a dense layer of core_size:
+    # the same depth and widths, so its ratio is the cost of recurrence alone.
+    torso, heads = list(network.hidden_sizes), list(network.head_sizes)
+    variants = {
+        "ff": torso + heads,
+        "ff + core-size layer": torso + [network.core_size] + heads,
+    }
+    variants = {
+        name: {"core": "none", "hidden_sizes": sizes, "head_sizes": []}
+        for name, sizes in variants.items()
+    }
+    for core in ("gru", "lstm", "mingru"):
+        variants[f"core {core}"] = {"core": core}
+    for name, net in variants.items():
         cfg = pjd.apply_overrides(config, {"network": net})
-        runs[f"core {core}"] = [ours(cfg, seed) for seed in range(seeds)]
-    table(runs, "core none")
+        runs[name] = [ours(cfg, seed) for seed in range(seeds)]
+    table(runs, ["ff", "ff + core-size layer"])
 
 
 # PureJaxRL ppo_rnn.py's CartPole-v1 defaults, as our config.
@@ -116,7 +133,7 @@ def part_peer(peer_dir: str, seeds: int) -> None:
         )
         runs["purejaxdrl --network.core gru"].append(ours(config, seed))
         print(f"seed {seed}: " + ", ".join(f"{k} {v[-1]}" for k, v in runs.items()))
-    table(runs, "PureJaxRL ppo_rnn.py")
+    table(runs, ["PureJaxRL ppo_rnn.py"])
 
 
 def main() -> None:

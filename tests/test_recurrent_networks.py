@@ -188,10 +188,16 @@ def _mingru_reference(h, x, reset):
     return h, np.stack(outputs)
 
 
-def test_mingru_parallel_scan_equals_its_equations_step_by_step():
+@pytest.mark.parametrize("linear_scan", ["parallel", "sequential"])
+def test_mingru_scans_equal_its_equations_step_by_step(linear_scan, monkeypatch):
+    from purejaxdrl.networks import mingru
     from purejaxdrl.networks.mingru import mingru_scan, mingru_step
 
-    t, b, h = 13, 3, 5  # not a power of two: the scan's uneven levels
+    # Tests run on CPU, whose programs take the loop: the accelerators'
+    # parallel scan is tested by putting it in the loop's place.
+    scan_fn = getattr(mingru, f"{linear_scan}_linear_scan")
+    monkeypatch.setattr(mingru, "sequential_linear_scan", scan_fn)
+    t, b, h = 13, 3, 5  # not a power of two: the parallel scan's uneven levels
     keys = jax.random.split(jax.random.key(0), 3)
     x = jax.random.normal(keys[0], (t, b, 2 * h))
     start = jax.random.normal(keys[1], (b, h))

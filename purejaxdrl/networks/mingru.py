@@ -14,6 +14,13 @@ cost of a recurrent learner (`scripts/bench_recurrent.py`), becomes batched
 work like a feed-forward pass, and its gradient is autodiff of that scan.
 A reset (an episode's start) zeroes the state before the step: a_t = 0.
 
+That is for accelerators, where each dependent step is a kernel launch. On a
+CPU the plain loop is faster: a step is a few fused multiply-adds, while the
+parallel scan moves O(T log T) data through memory. Forward and backward on
+the 2-core CPU: T=32, B=4, H=64: 66 us parallel, 47 us loop; B=256: 3.3 ms,
+1.9 ms; T=128, B=4, H=128: 731 us, 267 us. `mingru_scan` picks by platform
+when the program is lowered, as `core_scan.platform_scan` does.
+
 The input projection [W_z W_h] is `Core.project`, applied to a whole sequence
 at once, as for the LSTM and GRU; this module holds the recurrence alone.
 """
@@ -42,10 +49,46 @@ def mingru_step(
     return h, h
 
 
+def parallel_linear_scan(
+    h: jax.Array, a: jax.Array, b: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """h_t = a_t h_{t-1} + b_t over T steps as one associative scan.
+
+    Args:
+      h: the start state [B, H].
+      a: the decays [T, B, H].
+      b: the inputs [T, B, H].
+
+    Returns:
+      (the final state [B, H], the states h_t [T, B, H]).
+
+    """
+    b = b.at[0].add(a[0] * h)  # the start state enters through the first step
+
+    def compose(earlier: tuple, later: tuple) -> tuple:
+        (a1, b1), (a2, b2) = earlier, later
+        return a1 * a2, a2 * b1 + b2
+
+    _, b = jax.lax.associative_scan(compose, (a, b))
+    return b[-1], b
+
+
+def sequential_linear_scan(
+    h: jax.Array, a: jax.Array, b: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """`parallel_linear_scan`'s recurrence as a loop of T steps."""
+
+    def step(h: jax.Array, ab: tuple[jax.Array, jax.Array]) -> tuple:
+        h = ab[0] * h + ab[1]
+        return h, h
+
+    return jax.lax.scan(step, h, (a, b))
+
+
 def mingru_scan(
     h: jax.Array, x: jax.Array, reset: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """`mingru_step` over T steps, as one associative scan.
+    """`mingru_step` over T steps: a loop on CPUs, a parallel scan elsewhere.
 
     Args:
       h: the start state [B, H].
@@ -57,11 +100,6 @@ def mingru_scan(
 
     """
     a, b = _gates(x, reset)
-    b = b.at[0].add(a[0] * h)  # the start state enters through the first step
-
-    def compose(earlier: tuple, later: tuple) -> tuple:
-        (a1, b1), (a2, b2) = earlier, later
-        return a1 * a2, a2 * b1 + b2
-
-    _, b = jax.lax.associative_scan(compose, (a, b))
-    return b[-1], b
+    return jax.lax.platform_dependent(
+        h, a, b, cpu=sequential_linear_scan, default=parallel_linear_scan
+    )
