@@ -1,4 +1,4 @@
-"""minGRU, a recurrent core whose unroll is a parallel scan.
+"""minGRU, a recurrent core whose unroll can be a parallel scan.
 
 Feng et al. (2024), "Were RNNs All We Needed?", https://arxiv.org/abs/2410.01201:
 a GRU without the reset gate and with gates that read the input alone,
