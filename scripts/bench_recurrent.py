@@ -1,7 +1,9 @@
 """Recurrent PPO against feed-forward PPO, and beside PureJaxRL's ppo_rnn.py.
 
 Part 1 trains one config (the `cartpole_masked` preset by default) five ways
-in one process: `--network.core gru`, `lstm` and `mingru`, and two
+in one process: `--network.core gru`, `lstm` and `mingru` (and, where the
+preset has no head layers, minGRU with a dense layer of `core_size` after it,
+which it needs to learn reliably), and two
 feed-forward networks (`--network.core none`): "ff", the preset's torso and
 head layers, and "ff + core-size layer", which also has a dense layer of
 `core_size` where the core was (the same depth and widths: its ratio is the
@@ -92,6 +94,9 @@ def part_cores(
     }
     for core in ("gru", "lstm", "mingru"):
         variants[f"core {core}"] = {"core": core}
+    if not heads:  # minGRU's recurrence is linear: it learns with a layer after
+        dense = [network.core_size]
+        variants["core mingru + dense head"] = {"core": "mingru", "head_sizes": dense}
     for name, net in variants.items():
         cfg = pjd.apply_overrides(config, {"network": net})
         runs[name] = [ours(cfg, seed) for seed in range(seeds)]

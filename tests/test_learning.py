@@ -99,17 +99,13 @@ def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
     assert config.network.core == "gru" and config.total_steps <= 1_000_000
     gru = sweep(config, seeds=[0, 1])
     assert min(gru.final_return) >= 450, gru.final_return
-    # minGRU learns the same task with the GRU's settings, less reliably: one
-    # 16-seed sweep ended at 412 +- 107 (9 of 16 at >= 450, two near 200; no
-    # lr in 1e-3..4e-3 or entropy cost 0 / 0.01 did clearly better over 8
-    # seeds). Seeds 0-1 here end at 445 and 381: asserted, a memory, well
-    # above what feed-forward reaches (<= 250, below).
-    mingru = sweep(
-        pjd.apply_overrides(config, {"network": {"core": "mingru"}}), seeds=[0, 1]
-    )
-    assert min(mingru.final_return) >= 300 and sum(mingru.final_return) >= 700, (
-        mingru.final_return
-    )
+    # minGRU's recurrence is linear: it needs a nonlinear layer after it (a
+    # dense 64 in the heads). With one, seeds 0-15 all reached 450 (final
+    # 500.0 +- 0.0 on seeds 0-7, 470.1 +- 33.1 on 8-15); without, one 16-seed
+    # sweep ended at 412 +- 107, two seeds near 200.
+    net = {"core": "mingru", "head_sizes": [64]}
+    mingru = sweep(pjd.apply_overrides(config, {"network": net}), seeds=[0, 1])
+    assert min(mingru.final_return) >= 450, mingru.final_return
     flat = pjd.apply_overrides(config, {"network": {"core": "none"}})
     none = sweep(flat, seeds=[0, 1])
     assert max(none.final_return) <= 250, none.final_return
