@@ -39,8 +39,9 @@ class NetworkConfig:
       conv_features: output channels of the conv layer (`cnn` only).
       resnet_channels: channels of the IMPALA ResNet's stacks (`impala_resnet` only).
       core: `none` (feed-forward), or a recurrent core after the torso, `lstm`
-        or `gru` (flax's cells) or `mingru` (Feng et al., 2024; unrolled as a
-        parallel scan, `mingru.py`): the policy then has memory (`recurrent.py`).
+        or `gru` (flax's cells) or `mingru` (Feng et al., 2024; a linear
+        recurrence, a parallel scan off CPU, `mingru.py`): the policy then has
+        memory (`recurrent.py`).
       core_size: the recurrent core's hidden size.
       head_sizes: dense layers of each head (policy, value) after the core;
         () for linear heads (recurrent networks only).

@@ -11,7 +11,8 @@ more time launching them than computing them, and the recurrent learner runs
 the step T times per minibatch, forward and backward. The step's equations
 live once, in `core_scan.core_step`, beside their hand-written backward pass.
 minGRU (`mingru.py`) has no recurrent kernel: its gates read the input alone,
-so its whole step is elementwise and a sequence unrolls as a parallel scan.
+so its whole step is elementwise and, off CPU, a sequence unrolls as a
+parallel scan.
 """
 
 from typing import Any

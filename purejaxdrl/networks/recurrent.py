@@ -208,7 +208,8 @@ def _recurrent_network(
         # The torso, the core's input projection and the heads are
         # feed-forward: one pass over all T x B rows; only the core's recurrent
         # step runs step by step (`core_scan`, with its own backward pass), or,
-        # for minGRU, as a parallel scan (`mingru_scan`).
+        # for minGRU, as a loop on CPU and a parallel scan elsewhere
+        # (`mingru_scan`).
         x = module.apply(params, obs, method="encode")
         _, scan = _core_functions(config, params)
         state, y = scan(state, x, reset)
