@@ -176,6 +176,24 @@ def test_core_scan_values_and_gradients_equal_autodiff_of_the_step(kind):
     )
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_prefetch_scan_equals_lax_scan_bit_for_bit(reverse):
+    from purejaxdrl.networks.core_scan import prefetch_scan
+
+    keys = jax.random.split(jax.random.key(0), 3)
+    xs = {"a": jax.random.normal(keys[0], (6, 3, 4)), "b": jnp.arange(6.0)}
+    u = jax.random.normal(keys[1], (4, 4))
+
+    def step(h, x):  # a stateful step with transcendentals, two outputs
+        h = jnp.tanh(x["a"] + h @ u) * jax.nn.sigmoid(x["b"])
+        return h, (h, x["b"] * 2)
+
+    h0 = jax.random.normal(keys[2], (3, 4))
+    expected = jax.lax.scan(step, h0, xs, reverse=reverse)
+    got = jax.jit(lambda h, x: prefetch_scan(step, h, x, reverse=reverse))(h0, xs)
+    jax.tree.map(np.testing.assert_array_equal, got, expected)
+
+
 def _mingru_reference(h, x, reset):
     """minGRU by its paper's equations (Feng et al., 2024), step by step in NumPy."""
     size = h.shape[-1]

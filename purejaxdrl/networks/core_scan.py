@@ -15,6 +15,11 @@ NVIDIA H200, masked-CartPole GRU PPO with 512 envs x 32 steps trains at 1.58M
 steps/s not unrolled, 2.33M unrolled 4, 2.44M unrolled 16 and 2.70M unrolled
 fully (feed-forward: 6.6M); 4 keeps its compile under 9 s, 16 took 13 s. On a
 CPU an unroll of 4 was no faster and a full unroll 2x slower.
+
+A forward-only scan (no gradient: R2D2's target network, the LSTM's states
+for bootstrap values) reads each step's inputs from its carry on a CPU
+(`prefetch_scan`): there XLA fuses a scan's slice of its inputs into the
+step's sigmoids and tanh, and such a fusion is not vectorised.
 """
 
 import functools
@@ -35,19 +40,60 @@ def platform_scan(
     xs: PyTree,
     *,
     reverse: bool = False,
+    prefetch: bool = False,
 ) -> tuple[PyTree, PyTree]:
     """`lax.scan(step, init, xs)`, unrolled `ACCELERATOR_UNROLL` steps off CPU.
 
     `lax.platform_dependent` picks the branch when the program is lowered, so
     a CPU program holds only the rolled loop (and its numbers are unchanged).
+    With `prefetch`, the CPU's loop is `prefetch_scan`: for steps that emit
+    little besides their state (a step that also saves its gates for a
+    backward pass is faster without: its fusions are already split).
     """
 
-    def scan(unroll: int):
-        return lambda c, x: jax.lax.scan(step, c, x, reverse=reverse, unroll=unroll)
+    def cpu(c: PyTree, x: PyTree) -> tuple[PyTree, PyTree]:
+        if prefetch:
+            return prefetch_scan(step, c, x, reverse=reverse)
+        return jax.lax.scan(step, c, x, reverse=reverse)
 
-    return jax.lax.platform_dependent(
-        init, xs, cpu=scan(1), default=scan(ACCELERATOR_UNROLL)
+    def accelerator(c: PyTree, x: PyTree) -> tuple[PyTree, PyTree]:
+        return jax.lax.scan(step, c, x, reverse=reverse, unroll=ACCELERATOR_UNROLL)
+
+    return jax.lax.platform_dependent(init, xs, cpu=cpu, default=accelerator)
+
+
+def prefetch_scan(
+    step: Callable[[PyTree, PyTree], tuple[PyTree, PyTree]],
+    init: PyTree,
+    xs: PyTree,
+    *,
+    reverse: bool = False,
+) -> tuple[PyTree, PyTree]:
+    """`lax.scan(step, init, xs)` whose step reads its inputs from the carry.
+
+    Each iteration runs `step` on the slice of `xs` that the iteration before
+    fetched, then fetches the next. XLA:CPU fuses a scan's slice of `xs` (a
+    dynamic slice) into the step's elementwise fusions, and emits a fusion
+    holding one without vectorised transcendentals: a GRU step for 4
+    sequences of 64 took 3.7 µs, and 1.3 µs with its inputs in the carry.
+    The results are bit-identical to `lax.scan`'s.
+    """
+    length = jax.tree.leaves(xs)[0].shape[0]
+
+    def at(t: jax.Array) -> PyTree:
+        t = jnp.clip(t, 0, length - 1)  # the last iteration's fetch goes unused
+        return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, t, 0, False), xs)
+
+    def body(carry: tuple, t: jax.Array) -> tuple[tuple, PyTree]:
+        c, x_t = carry
+        c, y = step(c, x_t)
+        return (c, at(t - 1 if reverse else t + 1)), y
+
+    first = at(jnp.asarray(length - 1 if reverse else 0))
+    (final, _), ys = jax.lax.scan(
+        body, (init, first), jnp.arange(length), reverse=reverse
     )
+    return final, ys
 
 
 def core_step(
@@ -151,7 +197,13 @@ def core_scan(
       (the final state, the outputs h [T, B, H]).
 
     """
-    return _scan_forward(kind, u, bias_n, state, x, reset)[0]
+
+    # Without a gradient (the backward pass below uses `_fwd`), nothing but
+    # the outputs is kept.
+    def step(carry: PyTree, xs: tuple) -> tuple[PyTree, jax.Array]:
+        return core_step(kind, u, bias_n, carry, *xs)
+
+    return platform_scan(step, state, (x, reset), prefetch=True)
 
 
 def _scan_forward(kind, u, bias_n, state, x, reset):

@@ -233,7 +233,7 @@ def _recurrent_network(
                 state, _ = step(state, *xs)
                 return state, state
 
-            _, after = platform_scan(scan_step, state, (x, reset))
+            _, after = platform_scan(scan_step, state, (x, reset), prefetch=True)
         else:
             _, after = scan(state, x, reset)
         rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
