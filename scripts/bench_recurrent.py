@@ -1,4 +1,4 @@
-"""Recurrent PPO against feed-forward PPO, and beside PureJaxRL's ppo_rnn.py.
+"""Recurrent PPO (or R2D2) against feed-forward, and beside PureJaxRL's ppo_rnn.py.
 
 Part 1 trains one config (the `cartpole_masked` preset by default) five ways
 in one process: `--network.core gru`, `lstm` and `mingru` (and, where the
@@ -10,7 +10,7 @@ head layers, and "ff + core-size layer", which also has a dense layer of
 cost of recurrence alone, not of the core's extra layer). It prints each
 one's steps/s (compile excluded), compile seconds and final return, and the
 recurrent/feed-forward ratios of steps/s (target >= 0.5x) and compile time
-(target < 10 s).
+(target < 10 s). `--algo r2d2` does the same for the preset's R2D2 config.
 
 Part 2 (`--peer DIR`) runs PureJaxRL's `ppo_rnn.py` (fetched, with a shim for
 current JAX; never part of this repository) at its CartPole-v1 defaults (4 envs
@@ -25,6 +25,7 @@ excluded) and final return (episodes of the last 5% of training).
     python scripts/bench_recurrent.py --seeds 1 --num-envs 64 512
     python scripts/bench_recurrent.py --seeds 3 --peer /path/to/purejaxrl_shim
     python scripts/bench_recurrent.py --preset craftax_classic --total-steps 196608
+    python scripts/bench_recurrent.py --algo r2d2 --seeds 3 --total-steps 200000
 """
 
 import argparse
@@ -66,15 +67,19 @@ def table(runs: dict[str, list[dict]], baselines: list[str]) -> None:
 
 
 def part_cores(
-    preset: str, seeds: int, total_steps: int | None, num_envs: int | None
+    preset: str,
+    algo: str,
+    seeds: int,
+    total_steps: int | None,
+    num_envs: int | None,
 ) -> None:
-    config = pjd.load_preset(preset, "ppo").config
+    config = pjd.load_preset(preset, algo).config
     if total_steps:
         config = pjd.apply_overrides(config, {"total_steps": total_steps})
     if num_envs:
         config = pjd.apply_overrides(config, {"num_envs": num_envs})
     print(
-        f"\n{preset}: PPO, {config.num_envs} envs x {config.unroll_length} steps, "
+        f"\n{preset}: {algo}, {config.num_envs} envs x {config.unroll_length} steps, "
         f"{config.total_steps:,} steps, seeds 0..{seeds - 1}"
     )
     runs = {}
@@ -144,6 +149,7 @@ def part_peer(peer_dir: str, seeds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="cartpole_masked")
+    parser.add_argument("--algo", default="ppo", help="the preset's algorithm")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--total-steps", type=int, default=None)
     parser.add_argument(
@@ -158,7 +164,9 @@ def main() -> None:
     args = parser.parse_args()
     if not args.skip_cores:
         for num_envs in args.num_envs:
-            part_cores(args.preset, args.seeds, args.total_steps, num_envs or None)
+            part_cores(
+                args.preset, args.algo, args.seeds, args.total_steps, num_envs or None
+            )
     if args.peer:
         part_peer(args.peer, args.seeds)
 

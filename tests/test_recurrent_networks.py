@@ -94,6 +94,37 @@ def test_unroll_across_resets_equals_each_episode_unrolled_from_zero(kind):
             np.testing.assert_allclose(value[lo:hi, env], v[:, 0], atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm", "mingru"])
+def test_unroll_final_is_unroll_and_final_outputs_with_no_gradient_through_final(
+    kind,
+):
+    net, params = _network(kind)
+    t, b = 6, 3
+    keys = jax.random.split(jax.random.key(3), 3)
+    obs = jax.random.normal(keys[0], (t, b, 3))
+    final_obs = jax.random.normal(keys[1], (t, b, 3))
+    reset = jnp.asarray(np.random.default_rng(1).random((t, b)) < 0.3)
+    start = jax.tree.map(
+        lambda z: jax.random.normal(keys[2], z.shape), net.initial_state(b)
+    )
+    outputs, final = net.unroll_final(params, start, obs, reset, final_obs)
+    expected = net.unroll(params, start, obs, reset)[1]
+    expected_final = net.final_outputs(params, start, obs, reset, final_obs)
+    jax.tree.map(
+        lambda a, e: np.testing.assert_allclose(a, e, atol=1e-6),
+        (outputs, final),
+        (expected, expected_final),
+    )
+
+    def final_sum(p):
+        return sum(
+            x.sum() for x in net.unroll_final(p, start, obs, reset, final_obs)[1]
+        )
+
+    grads = jax.grad(final_sum)(params)
+    assert all(not jnp.any(g) for g in jax.tree.leaves(grads))
+
+
 def test_step_is_one_step_of_unroll():
     net, params = _network("gru")
     obs = jax.random.normal(jax.random.key(1), (4, 2, 3))

@@ -139,6 +139,25 @@ def learner_outputs(
     return network.apply(params, traj.observation)
 
 
+def learner_outputs_and_bootstrap(
+    network: Network | RecurrentNetwork, params: Params, traj: Transition
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """`learner_outputs` and, without gradient, `learner_bootstrap`, [T, B] each.
+
+    A recurrent network unrolls once for both (`RecurrentNetwork.unroll_final`):
+    the states its bootstrap values step from are the learner's own.
+    """
+    if isinstance(network, RecurrentNetwork):
+        start, obs, reset = traj.core_state, traj.observation, traj.reset
+        (policy, v_tm1), (_, v_final) = network.unroll_final(
+            params, start, obs, reset, traj.final_observation
+        )
+        return policy, v_tm1, jnp.where(traj.discount == 0.0, 0.0, v_final)
+    policy, v_tm1 = network.apply(params, traj.observation)
+    fixed = jax.lax.stop_gradient(params)
+    return policy, v_tm1, learner_bootstrap(network, fixed, traj, v_tm1)
+
+
 def learner_bootstrap(
     network: Network | RecurrentNetwork,
     fixed: Params,

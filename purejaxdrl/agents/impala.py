@@ -22,8 +22,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
-    learner_bootstrap,
-    learner_outputs,
+    learner_outputs_and_bootstrap,
     replay_example,
 )
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
@@ -235,9 +234,8 @@ def make_impala(
         flat: jax.Array, unravel: Callable, traj: Transition, key: PRNGKey
     ) -> tuple[jax.Array, jax.Array]:
         params = unravel(flat)
-        policy, v_tm1 = learner_outputs(network, params, traj)
         # V(final observation) only enters the targets, without gradient.
-        v_t = learner_bootstrap(network, jax.lax.stop_gradient(params), traj, v_tm1)
+        policy, v_tm1, v_t = learner_outputs_and_bootstrap(network, params, traj)
         log_prob = dist.log_prob(policy, traj.action)  # [T, B]
         log_rho = jax.lax.stop_gradient(log_prob) - traj.log_prob
         # V-trace targets are constants: values and ratios enter without gradient.

@@ -37,6 +37,10 @@ def stateless(network: Network) -> RecurrentNetwork:
     def final_outputs(params, state, obs, reset, final_obs):
         return network.apply(params, final_obs)
 
+    def unroll_final(params, state, obs, reset, final_obs):
+        fixed = jax.lax.stop_gradient(params)
+        return network.apply(params, obs), network.apply(fixed, final_obs)
+
     return RecurrentNetwork(
         init=network.init,
         initial_state=lambda batch: (),
@@ -44,6 +48,7 @@ def stateless(network: Network) -> RecurrentNetwork:
         unroll=step,
         distribution=network.distribution,
         final_outputs=final_outputs,
+        unroll_final=unroll_final,
     )
 
 
@@ -87,17 +92,17 @@ def sequence_td(
         frozen = jax.lax.stop_gradient(params)
         start, _ = network.unroll(frozen, start, head.observation, head.reset)
         start = jax.lax.stop_gradient(start)
-    _, (q, _) = network.unroll(params, start, tail.observation, tail.reset)
+    # The online network's Q at each step's final observation (no gradient)
+    # comes from the same unroll, stepped from the states after each step.
+    (q, _), (online, _) = network.unroll_final(
+        params, start, tail.observation, tail.reset, tail.final_observation
+    )
     q_taken = jnp.take_along_axis(q, tail.action[..., None], axis=-1)[..., 0]
-
-    def final_q(p: Params) -> jax.Array:
-        # Targets come from both networks' own burn-in over the whole sequence.
-        q_final, _ = network.final_outputs(
-            p, seq.core_state, seq.observation, seq.reset, seq.final_observation
-        )
-        return jax.lax.stop_gradient(q_final[b:])
-
-    online, target = final_q(params), final_q(target_params)
+    # The target network's, from its own burn-in over the whole sequence.
+    target, _ = network.final_outputs(
+        target_params, seq.core_state, seq.observation, seq.reset, seq.final_observation
+    )
+    target = jax.lax.stop_gradient(target[b:])
     best = jnp.argmax(online, axis=-1)[..., None]
     q_next = jnp.take_along_axis(target, best, axis=-1)[..., 0]  # [T - b, S]
     nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)

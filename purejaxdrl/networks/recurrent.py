@@ -47,6 +47,11 @@ class RecurrentNetwork(NamedTuple):
         final observation, stepped from the state after that step: what a
         learner bootstraps from at truncations and episode ends (no gradient
         pass of its own: a plain scan).
+      unroll_final: (params, state, obs, reset, final_obs) -> (outputs,
+        final outputs): `unroll`'s outputs (with gradient) and
+        `final_outputs`' (without: stopped parameters) from one unroll, for a
+        learner that needs both from the same parameters (IMPALA, R2D2's
+        online network): the states after each step are the unroll's.
 
     """
 
@@ -56,6 +61,7 @@ class RecurrentNetwork(NamedTuple):
     unroll: Callable[[Params, PyTree, jax.Array, jax.Array], tuple[PyTree, Outputs]]
     distribution: Distribution
     final_outputs: Callable[..., Outputs] | None = None
+    unroll_final: Callable[..., tuple[Outputs, Outputs]] | None = None
 
 
 class _RecurrentActorCritic(nn.Module):
@@ -223,26 +229,26 @@ def _recurrent_network(
         final_obs: jax.Array,
     ) -> Outputs:
         x = module.apply(params, obs, method="encode")
-        step, scan = _core_functions(config, params)
-        # The state after each step, before the next step's reset: the outputs
-        # themselves where the state is h alone (GRU, minGRU); the LSTM's
-        # (c, h) needs a scan that keeps c too.
-        if config.core == "lstm":
+        after = _after_states(config, params, state, x, reset)
+        return _final_step(module, config, params, after, final_obs)
 
-            def scan_step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
-                state, _ = step(state, *xs)
-                return state, state
-
-            _, after = platform_scan(scan_step, state, (x, reset), prefetch=True)
-        else:
-            _, after = scan(state, x, reset)
-        rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
-        xf = module.apply(params, final_obs, method="encode")
-        xf = xf.reshape(-1, xf.shape[-1])
-        no_reset = jnp.zeros(xf.shape[0], bool)
-        _, y = step(rows, xf, no_reset)
-        y = y.reshape(*reset.shape, -1)
-        return module.apply(params, y, method="heads")
+    def unroll_final(
+        params: Params,
+        state: PyTree,
+        obs: jax.Array,
+        reset: jax.Array,
+        final_obs: jax.Array,
+    ) -> tuple[Outputs, Outputs]:
+        x = module.apply(params, obs, method="encode")
+        _, scan = _core_functions(config, params)
+        _, y = scan(state, x, reset)
+        fixed = jax.lax.stop_gradient(params)
+        if config.core == "lstm":  # its outputs are h alone: c needs a scan
+            after = _after_states(config, fixed, state, jax.lax.stop_gradient(x), reset)
+        else:  # the state is h itself
+            after = jax.lax.stop_gradient(y)
+        final = _final_step(module, config, fixed, after, final_obs)
+        return module.apply(params, y, method="heads"), final
 
     return RecurrentNetwork(
         init=init,
@@ -251,4 +257,41 @@ def _recurrent_network(
         unroll=unroll,
         distribution=distribution,
         final_outputs=final_outputs,
+        unroll_final=unroll_final,
     )
+
+
+def _after_states(
+    config: NetworkConfig, params: Params, state: PyTree, x: jax.Array, reset: jax.Array
+) -> PyTree:
+    """The core's state after each of T steps, before the next step's reset.
+
+    For the GRU and minGRU that is the scan's outputs h; the LSTM's (c, h)
+    needs a scan that keeps c too.
+    """
+    step, scan = _core_functions(config, params)
+    if config.core != "lstm":
+        return scan(state, x, reset)[1]
+
+    def scan_step(state: PyTree, xs: tuple) -> tuple[PyTree, PyTree]:
+        state, _ = step(state, *xs)
+        return state, state
+
+    return platform_scan(scan_step, state, (x, reset), prefetch=True)[1]
+
+
+def _final_step(
+    module: nn.Module,
+    config: NetworkConfig,
+    params: Params,
+    after: PyTree,
+    final_obs: jax.Array,
+) -> Outputs:
+    """The heads' outputs at each step's final observation, from `after` [T, B]."""
+    step, _ = _core_functions(config, params)
+    batch = jax.tree.leaves(after)[0].shape[:2]
+    rows = jax.tree.map(lambda a: a.reshape(-1, a.shape[-1]), after)
+    xf = module.apply(params, final_obs, method="encode")
+    xf = xf.reshape(-1, xf.shape[-1])
+    _, y = step(rows, xf, jnp.zeros(xf.shape[0], bool))
+    return module.apply(params, y.reshape(*batch, -1), method="heads")

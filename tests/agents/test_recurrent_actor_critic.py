@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.actor_critic import learner_bootstrap, learner_outputs
+from purejaxdrl.agents.actor_critic import (
+    learner_bootstrap,
+    learner_outputs,
+    learner_outputs_and_bootstrap,
+)
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.runners.rollout import unroll
 
@@ -56,6 +60,13 @@ def test_learner_outputs_and_bootstraps_are_the_actors(algo, core):
     # state after each step) are the actors' (the next step's value, or the
     # final observation's where the episode was cut short).
     bootstrap = jax.jit(learner_bootstrap, static_argnums=0)(net, params, traj, value)
+    np.testing.assert_allclose(bootstrap, traj.bootstrap_value, atol=1e-5, rtol=0)
+    # The same from one unroll (IMPALA's learner).
+    combined = jax.jit(learner_outputs_and_bootstrap, static_argnums=0)
+    policy, value, bootstrap = combined(net, params, traj)
+    log_prob = net.distribution.log_prob(policy, traj.action)
+    np.testing.assert_allclose(log_prob, traj.log_prob, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(value, traj.value, atol=1e-5, rtol=0)
     np.testing.assert_allclose(bootstrap, traj.bootstrap_value, atol=1e-5, rtol=0)
 
 
