@@ -1,12 +1,12 @@
 """Recurrent PPO (or R2D2) against feed-forward, and beside PureJaxRL's ppo_rnn.py.
 
-Part 1 trains one config (the `cartpole_masked` preset by default) five ways
-in one process: `--network.core gru`, `lstm` and `mingru` (and, where the
-preset has no head layers, minGRU with a dense layer of `core_size` after it,
-which it needs to learn reliably), and two
-feed-forward networks (`--network.core none`): "ff", the preset's torso and
-head layers, and "ff + core-size layer", which also has a dense layer of
-`core_size` where the core was (the same depth and widths: its ratio is the
+Part 1 trains one config (the `cartpole_masked` preset by default) five or
+six ways in one process: `--network.core gru`, `lstm` and `mingru` (and, where
+the preset has no head layers, minGRU with a dense layer of `core_size` after
+it, which it needs to learn reliably), and two feed-forward networks
+(`--network.core none`): "ff", the preset's torso and head layers, and
+"ff + core-size layer", which also has a dense layer of `core_size` where
+the core was (the same depth and widths: its ratio is the
 cost of recurrence alone, not of the core's extra layer). It prints each
 one's steps/s (compile excluded), compile seconds and final return, and the
 recurrent/feed-forward ratios of steps/s (target >= 0.5x) and compile time
