@@ -41,7 +41,13 @@ def _categorical_log_prob(logits: jax.Array, action: jax.Array) -> jax.Array:
 def _categorical_entropy(logits: jax.Array, key: PRNGKey | None = None) -> jax.Array:
     del key
     logp = jax.nn.log_softmax(logits)
-    return -jnp.sum(jnp.exp(logp) * logp, axis=-1)
+    p = jnp.exp(logp)
+    # p log p is 0 where p is 0 (a masked, -inf logit), but exp(-inf) * -inf is
+    # NaN. The log is replaced before the product, not the product after it: a
+    # `where` around the product would still send 0 * -inf = NaN back through
+    # the product's gradient.
+    safe_logp = jnp.where(p > 0.0, logp, 0.0)
+    return -jnp.sum(p * safe_logp, axis=-1)
 
 
 def categorical() -> Distribution:

@@ -28,6 +28,63 @@ def test_categorical_samples_follow_probabilities():
     assert abs(float(samples.mean()) - 0.8) < 0.01
 
 
+# Two rows with masked (-inf) actions, as an action mask leaves them.
+MASKED_LOGITS = np.array(
+    [[1.0, -np.inf, 2.0, 0.5], [-np.inf, -3.0, -np.inf, -1.0]], np.float32
+)
+
+
+def _numpy_masked_categorical(logits):
+    # Probabilities and entropy in float64, summing p log p over p > 0 only.
+    logits = np.asarray(logits, np.float64)
+    valid = np.isfinite(logits)
+    e = np.where(valid, np.exp(logits - logits.max(-1, keepdims=True)), 0.0)
+    p = e / e.sum(-1, keepdims=True)
+    logp = np.where(valid, np.log(np.where(valid, p, 1.0)), -np.inf)
+    entropy = -np.where(valid, p * np.where(valid, logp, 0.0), 0.0).sum(-1)
+    return p, logp, entropy
+
+
+def test_categorical_entropy_with_masked_logits_matches_numpy():
+    _, _, entropy = _numpy_masked_categorical(MASKED_LOGITS)
+    got = rl.categorical().entropy(jnp.asarray(MASKED_LOGITS), None)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, entropy, rtol=1e-6)
+
+
+def test_categorical_entropy_gradient_with_masked_logits_is_finite_and_exact():
+    # dH/dz_i = -p_i (log p_i + H) where p_i > 0, and 0 at a masked logit.
+    p, logp, entropy = _numpy_masked_categorical(MASKED_LOGITS)
+    want = np.where(p > 0, -p * (np.where(p > 0, logp, 0.0) + entropy[:, None]), 0.0)
+    entropy_sum = lambda z: rl.categorical().entropy(z, None).sum()  # noqa: E731
+    grad = jax.grad(entropy_sum)(jnp.asarray(MASKED_LOGITS))
+    assert np.all(np.isfinite(grad))
+    np.testing.assert_allclose(grad, want, rtol=1e-5, atol=1e-7)
+    # So an entropy term with a zero cost leaves a loss's gradient finite.
+    loss = lambda z: 0.0 * entropy_sum(z) + z[:, 0].sum()  # noqa: E731
+    assert np.all(np.isfinite(jax.grad(loss)(jnp.asarray(MASKED_LOGITS))))
+
+
+def test_categorical_log_prob_mode_and_sample_with_masked_logits():
+    p, logp, _ = _numpy_masked_categorical(MASKED_LOGITS)
+    dist, logits = rl.categorical(), jnp.asarray(MASKED_LOGITS)
+    actions = np.array([[0, 1, 2, 3], [0, 1, 2, 3]])
+    got = jax.vmap(dist.log_prob, in_axes=(None, 1), out_axes=1)(
+        logits, jnp.asarray(actions)
+    )
+    np.testing.assert_allclose(got, logp, rtol=1e-6)
+    # The log-prob of an allowed action has a finite gradient.
+    grad = jax.grad(lambda z: dist.log_prob(z, jnp.array([2, 3])).sum())(logits)
+    assert np.all(np.isfinite(grad))
+    np.testing.assert_array_equal(dist.mode(logits), [2, 3])
+    keys = jax.random.split(jax.random.key(0), 20000)
+    samples = np.asarray(jax.vmap(dist.sample, in_axes=(None, 0))(logits, keys))
+    for row in range(2):
+        freq = np.bincount(samples[:, row], minlength=4) / len(keys)
+        assert np.all(freq[p[row] == 0] == 0)  # never a masked action
+        np.testing.assert_allclose(freq, p[row], atol=0.015)
+
+
 def _numpy_tanh_gaussian_log_prob(mean, log_std, u):
     # Change of variables a = tanh(u): log p(a) = log N(u) - sum log(1 - tanh(u)^2).
     u, mean, log_std = (np.asarray(x, np.float64) for x in (u, mean, log_std))
