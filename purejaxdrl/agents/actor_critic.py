@@ -195,15 +195,34 @@ def learner_bootstrap(
     )
 
 
+def action_example(
+    network: Network | RecurrentNetwork, obs_example: jax.Array
+) -> jax.ShapeDtypeStruct:
+    """The shape and dtype of one action the network's policy samples, unbatched.
+
+    What rollouts store: int32 [] for a categorical (Discrete) policy, float32
+    [A] (the pre-squash sample) for a tanh-Gaussian (Box) one. Traced
+    abstractly (`jax.eval_shape`): no parameters are made and nothing runs.
+    """
+    act, _, _ = actor_critic_acting(network, jnp.ndim(obs_example))
+
+    def sample(key: PRNGKey) -> jax.Array:
+        params = network.init(key, obs_example)
+        return act(params, jnp.asarray(obs_example)[None], key)[0][0]
+
+    return jax.eval_shape(sample, jax.random.key(0))
+
+
 def replay_example(
     network: Network | RecurrentNetwork, obs_example: jax.Array
 ) -> tuple[Transition, PyTree]:
     """(one step, one start state) of a sequence buffer that replays unrolls.
 
-    The start state is () for a feed-forward network, whose steps also have no
-    `reset` flags.
+    Its action has the shape and dtype the policy samples (`action_example`),
+    for discrete and continuous actions alike. The start state is () for a
+    feed-forward network, whose steps also have no `reset` flags.
     """
-    example = transition_example(obs_example)
+    example = transition_example(obs_example, action_example(network, obs_example))
     if not isinstance(network, RecurrentNetwork):
         return example, ()
     start = jax.tree.map(lambda x: x[0], network.initial_state(1))

@@ -259,13 +259,26 @@ def actor_critic_networks(
     return actor_critic, actor_critic
 
 
-def transition_example(obs_example: jax.Array) -> Transition:
-    """One step of one environment, all zeros and no info: a buffer's example."""
+def transition_example(
+    obs_example: jax.Array, action_example: jax.ShapeDtypeStruct
+) -> Transition:
+    """One step of one environment, all zeros and no info: a buffer's example.
+
+    Args:
+      obs_example: one observation (unbatched).
+      action_example: the shape and dtype of one stored action (unbatched):
+        int32 [] for a categorical policy, float32 [A] (the pre-squash sample)
+        for a tanh-Gaussian one. Anything with `shape` and `dtype` will do.
+
+    Returns:
+      A Transition of unbatched zeros, `reset` and `core_state` left unset.
+
+    """
     obs = jnp.asarray(obs_example, jnp.float32)
     scalar = jnp.zeros((), jnp.float32)
     return Transition(
         observation=obs,
-        action=jnp.zeros((), jnp.int32),
+        action=jnp.zeros(action_example.shape, action_example.dtype),
         reward=scalar,
         discount=scalar,
         truncated=jnp.zeros((), bool),

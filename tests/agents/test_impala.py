@@ -246,3 +246,23 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
     np.testing.assert_allclose(
         flat(new_state.params), flat(expected.params), rtol=1e-6, atol=1e-6
     )
+
+
+@pytest.mark.timeout(300)
+def test_replay_on_continuous_actions_trains_with_finite_metrics():
+    # Pendulum's Box(1) actions with replay ratio 0.5: the buffer must store the
+    # policy's float32 [1] pre-squash samples, not a discrete policy's int32 [].
+    exp = experiment(
+        "impala",
+        env={"id": "Pendulum-v1"},
+        network={"hidden_sizes": [16]},
+        impala={"replay_ratio": 0.5, "replay_size": 16},
+    )
+    state, metrics = exp.runner.train_chunk(2)(exp.runner.init(jax.random.key(0)))
+    for name, value in metrics.items():
+        assert np.isfinite(np.asarray(value)).all(), name
+    steps = state.agent.buffer.items[0]
+    assert steps.action.dtype == jnp.float32
+    assert steps.action.shape[-2:] == (8, 1)  # [..., T, A]: one unroll each
+    np.testing.assert_array_equal(np.asarray(state.agent.buffer.size).sum(), 16)
+    assert np.abs(np.asarray(steps.action)).max() > 0  # sampled, not the zeros
