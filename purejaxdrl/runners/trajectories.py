@@ -8,10 +8,11 @@ where an episode terminated, `truncated` where a time limit ended it, the true
 final observation, and bootstrap values from the acting parameters.
 
 The bootstrap value of a transition is the value of the next observation acted
-on in its environment's stream, times its discount. After a step that continues
-the episode that is the next step's observation; after a truncation it is the
-final observation itself, acted on by the (ignored) reset step: the value of
-the true final observation, at no extra inference. After a termination it is 0.
+on in its environment's stream. After a step that continues the episode that
+is the next step's observation; after a truncation it is the final observation
+itself, acted on by the (ignored) reset step: the value of the true final
+observation, at no extra inference. After a termination it is 0, whatever that
+value is (even inf or NaN).
 
 Columns advance at their own pace (a reset step adds nothing; an asynchronous
 pool returns some environments more often than others), so a batch is
@@ -142,7 +143,11 @@ class TrajectoryBuilder:
         b["discount"][row, col] = discount
         b["truncated"][row, col] = step.truncated[done]
         b["final_observation"][row, col] = step.observation[done]
-        b["bootstrap_value"][row, col] = value[done] * discount
+        # A select, not `value * discount`: a terminal observation's value may
+        # be inf or NaN (it is never learned from), and inf * 0 is NaN, which
+        # would spread through the whole column's advantages (rollout's
+        # `step_values` selects the same way).
+        b["bootstrap_value"][row, col] = np.where(discount > 0, value[done], 0.0)
         self.count[col] += 1
         self._count_episodes(step, done)
         # The new actions, but on final observations: those are reset steps.

@@ -160,3 +160,20 @@ def test_random_streams_with_asynchronous_rows_match_the_reference():
             rtol=1e-6,
         )
         assert [g[5] for g in got] == [w[5] for w in want]
+
+
+def test_termination_bootstraps_zero_even_from_a_non_finite_value():
+    # The terminal observation is inf, so its value (obs + 0.5) is inf: a
+    # terminated transition bootstraps from nothing, 0, never inf * 0 = NaN.
+    builder = TrajectoryBuilder(1, 2, (1,), np.float32, (), np.int32)
+    stream = [
+        _step([0], first=True),
+        _step([1.5], reward=1.0),
+        _step([np.inf], reward=2.0, terminated=True),
+    ]
+    for i, step in enumerate(stream):
+        _add(builder, step, 10 + i, version=i)
+    assert builder.ready()
+    batch = builder.take().transitions
+    np.testing.assert_array_equal(batch.discount[:, 0], [1.0, 0.0])
+    np.testing.assert_array_equal(batch.bootstrap_value[:, 0], [2.0, 0.0])
