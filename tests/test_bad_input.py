@@ -50,6 +50,16 @@ CASES = [
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
+    (
+        [*TRAIN, "--env", "cartpole", "--env.option", "foo=1"],
+        "env.options 'foo' is not an option of CartPole-v1: its options are "
+        "force_mag, gravity,",
+    ),
+    (
+        [*TRAIN, "--env", "ant", "--env.option", "episode_lenght=100"],
+        "env.options 'episode_lenght' is not an option of brax/ant: did you mean "
+        "'episode_length'? its options are backend,",
+    ),
     # Fields and types.
     ([*TRAIN, "--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),

@@ -1,11 +1,15 @@
 """The Env interface every adapter and wrapper implements, and its specs."""
 
 import dataclasses
+import difflib
+import inspect
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 EnvState = Any
@@ -39,6 +43,36 @@ def strong_types(tree: PyTree) -> PyTree:
         return jax.lax.convert_element_type(x, jnp.asarray(x).dtype)
 
     return jax.tree.map(strong, tree)
+
+
+def keyword_names(function: Callable[..., Any]) -> tuple[set[str], bool]:
+    """(the keyword arguments `function` names, whether it takes **kwargs too)."""
+    params = inspect.signature(function).parameters.values()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    named = {p.name for p in params if p.kind in kinds} - {"self"}
+    return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> None:
+    """Refuses environment options that `env_id` does not take, before building it.
+
+    Raises:
+      ConfigError: naming the unknown options and listing the valid ones.
+
+    """
+    valid = sorted(valid)
+    unknown = sorted(set(options) - set(valid))
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], valid, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    names = ", ".join(repr(k) for k in unknown)
+    what = "is not an option" if len(unknown) == 1 else "are not options"
+    raise ConfigError(
+        f"env.options {names} {what} of {env_id}: {hint}its options are "
+        f"{', '.join(valid) or '(none)'}; fix the name in --env.option KEY=VALUE "
+        "(or the preset's env.options), or drop it."
+    )
 
 
 def restart(observation: jax.Array) -> TimeStep:

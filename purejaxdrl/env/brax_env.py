@@ -10,7 +10,14 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, Env, EnvParams, restart
+from purejaxdrl.env.base import (
+    Box,
+    Env,
+    EnvParams,
+    check_options,
+    keyword_names,
+    restart,
+)
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -19,6 +26,27 @@ class BraxState(NamedTuple):
 
     inner: PyTree
     steps: jax.Array
+
+
+def _check_options(env_id: str, options: dict) -> None:
+    """Refuses options that brax's `env_id` (or its pipeline) does not take.
+
+    Checked before brax loads the model, which takes seconds.
+    """
+    import brax.envs
+    from brax.envs.base import PipelineEnv
+
+    # brax has no public listing of its environments; `_envs` is its registry.
+    cls = brax.envs._envs.get(env_id)
+    if cls is None:
+        return
+    valid, any_keyword = keyword_names(cls.__init__)
+    if any_keyword and issubclass(cls, PipelineEnv):
+        # Pipeline environments pass their **kwargs on to PipelineEnv.
+        pipeline, any_keyword = keyword_names(PipelineEnv.__init__)
+        valid |= pipeline - {"sys"}
+    if not any_keyword:
+        check_options(f"brax/{env_id}", options, valid | {"backend", "episode_length"})
 
 
 class BraxEnv(Env):
@@ -41,6 +69,7 @@ class BraxEnv(Env):
     ):
         import brax.envs
 
+        _check_options(env_id, kwargs)
         if episode_length < 1:
             raise ValueError(
                 f"episode_length={episode_length} must be >= 1; pass a positive "

@@ -15,7 +15,15 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, EnvState, restart
+from purejaxdrl.env.base import (
+    Box,
+    Discrete,
+    Env,
+    EnvParams,
+    EnvState,
+    check_options,
+    restart,
+)
 from purejaxdrl.env.gymnax_env import strong_types
 from purejaxdrl.env.resets import reset_ended, step_resetting_few
 from purejaxdrl.types import PRNGKey, TimeStep
@@ -46,13 +54,7 @@ class CraftaxEnv(Env):
         self.env_id = env_id
         self.env = make_craftax_env_from_name(env_id, auto_reset=False)
         params = self.env.default_params
-        fields = set(getattr(params, "__dataclass_fields__", {}))
-        unknown = sorted(set(options) - fields)
-        if unknown:
-            raise ConfigError(
-                f"env.options {unknown} are not parameters of {env_id} "
-                f"({sorted(fields)}); drop them."
-            )
+        check_options(env_id, options, getattr(params, "__dataclass_fields__", {}))
         self._default_params = strong_types(params.replace(**options))
         shape = self.env.observation_space(params).shape
         self._obs_shape = tuple(int(d) for d in shape)

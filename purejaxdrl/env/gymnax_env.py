@@ -9,6 +9,8 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     EnvState,
+    check_options,
+    keyword_names,
     restart,
     strong_types,
 )
@@ -37,7 +39,11 @@ class GymnaxEnv(Env):
         self.env_id = env_id
         # Options naming a field of the environment's parameters set it (e.g.
         # MemoryChain-bsuite's memory_length); the others go to its constructor.
-        fields = set(getattr(gymnax.make(env_id)[1], "__dataclass_fields__", {}))
+        probe, probe_params = gymnax.make(env_id)
+        fields = set(getattr(probe_params, "__dataclass_fields__", {}))
+        arguments, any_keyword = keyword_names(type(probe).__init__)
+        if not any_keyword:
+            check_options(env_id, kwargs, fields | arguments)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         self.env, params = gymnax.make(env_id, **kwargs)
         if overrides:

@@ -26,6 +26,25 @@ def test_every_brax_env_is_registered():
         assert f"brax/{name}" in names
 
 
+def test_an_unknown_brax_option_is_refused_before_the_model_loads(monkeypatch):
+    import brax.envs
+
+    from purejaxdrl.config import ConfigError
+
+    def must_not_load(*args, **kwargs):
+        raise AssertionError("brax built the environment")
+
+    monkeypatch.setattr(brax.envs, "get_environment", must_not_load)
+    with pytest.raises(ConfigError) as error:
+        envs.make("brax/ant", episode_lenght=100)
+    message = str(error.value)
+    assert "'episode_lenght' is not an option of brax/ant" in message
+    assert "did you mean 'episode_length'?" in message
+    # The adapter's, ant's and brax's pipeline's keyword arguments.
+    for name in ("backend", "episode_length", "ctrl_cost_weight", "n_frames"):
+        assert name in message
+
+
 @pytest.mark.parametrize("name", BRAX_ENVS)
 def test_brax_adapter_jit_vmap_and_identical_structures(name):
     env = envs.EpisodeStatistics(

@@ -129,6 +129,19 @@ def test_options_naming_env_params_fields_set_them():
     assert int(envs.make("MemoryChain-bsuite").default_params.memory_length) == 5
 
 
+def test_an_unknown_option_is_refused_listing_fields_and_constructor_arguments():
+    from purejaxdrl.config import ConfigError
+
+    env = envs.make("MemoryChain-bsuite", num_bits=2, memory_length=3)
+    assert int(env.default_params.memory_length) == 3
+    with pytest.raises(ConfigError) as error:
+        envs.make("MemoryChain-bsuite", memory_lenght=3)
+    message = str(error.value)
+    assert "'memory_lenght' is not an option of MemoryChain-bsuite" in message
+    assert "did you mean 'memory_length'?" in message
+    assert "max_steps_in_episode, memory_length, num_bits" in message
+
+
 @pytest.mark.parametrize(
     "env_id",
     ["Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar"],
