@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+import purejaxdrl as pjd
+from purejaxdrl.agents.registry import algorithms
+
 
 def run_cli(*args, cwd=None, timeout=600):
     return subprocess.run(
@@ -65,6 +68,25 @@ def test_help_of_one_algorithm_shows_its_flags_and_how_to_see_the_others(
     for record in algorithms():
         if record.name != "dqn":
             assert f"{record.name} ({record.summary})" in out
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+@pytest.mark.parametrize("algo", [record.name for record in algorithms()])
+def test_help_of_every_algorithm_exits_0_even_without_a_preset_section(
+    command, algo, capsys
+):
+    from purejaxdrl import cli
+    from purejaxdrl.training.presets import load_preset
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--algo", algo, "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"--{algo}." in out and "(default: " in out
+    try:
+        load_preset("cartpole", algo)
+    except pjd.ConfigError:  # cartpole has no section: the library's defaults
+        assert f"the 'cartpole' preset has no {algo} section" in out
 
 
 def test_another_algorithms_flag_is_one_line_naming_the_fix(capsys):

@@ -50,6 +50,38 @@ def pre_parse(argv: Sequence[str], *names_: str) -> argparse.Namespace:
     return known
 
 
+def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, str]:
+    """(preset, note): preset `env` for `algo`, and what the help says of it.
+
+    `--help` lists every algorithm's flags: for a preset without a section for
+    `algo`, the preset shown is its environment with `algo`'s library defaults
+    (no target), and the note says so and names the presets that have one.
+
+    Raises:
+      ConfigError: as `load_preset` does (without --help, a missing section too).
+
+    """
+    from purejaxdrl.training.presets import (
+        NoSectionError,
+        Preset,
+        load_preset,
+        presets_with,
+    )
+
+    try:
+        return load_preset(env, algo), ""
+    except NoSectionError as e:
+        if not {"-h", "--help"} & set(argv):
+            raise
+        tuned = ", ".join(presets_with(algo)) or "none yet"
+        note = (
+            f"the {env!r} preset has no {algo} section, so the defaults shown are "
+            f"{algo}'s own, untuned, on its environment (presets tuned for {algo}: "
+            f"{tuned})."
+        )
+        return Preset(env, e.untuned, None, None), note
+
+
 def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
     """--compile-cache DIR and --no-compile-cache."""
     parser.add_argument(

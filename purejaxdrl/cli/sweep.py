@@ -21,6 +21,7 @@ from purejaxdrl.cli.args import (
     add_compile_cache_flags,
     add_config_flags,
     config_overrides,
+    load_preset_or_help,
     pre_parse,
     reject_other_algorithms,
     use_compile_cache,
@@ -47,7 +48,7 @@ def _bytes_flag(text: str) -> int:
     return int(value)
 
 
-def _parser(defaults: Any, preset_name: str) -> Parser:
+def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
     from purejaxdrl.training.presets import preset_names
 
     parser = Parser(
@@ -58,7 +59,8 @@ def _parser(defaults: Any, preset_name: str) -> Parser:
             "entropy cost, ...) and seeds train in one compiled program, split "
             "over devices; each value of a static field (num_envs, epochs, "
             "network sizes, ...) is a program of its own. Config-field flags set "
-            f"the base setting; defaults shown are the {preset_name!r} preset's."
+            "the base setting; "
+            + (note or f"defaults shown are the {preset_name!r} preset's.")
         ),
         allow_abbrev=False,
     )
@@ -141,15 +143,16 @@ def sweep_command(argv: Sequence[str]) -> int:
     from purejaxdrl.config import apply_overrides
     from purejaxdrl.sweep.spec import parse_grid_arg, parse_sample_arg
     from purejaxdrl.training.config import validate
-    from purejaxdrl.training.presets import load_preset
 
     known = pre_parse(argv, "--env", "--algo", "--resume")
     if known.resume is not None:
         return _resume_command(argv)
-    preset = load_preset(known.env or "cartpole", known.algo or "ppo")
+    preset, note = load_preset_or_help(
+        argv, known.env or "cartpole", known.algo or "ppo"
+    )
     algo = preset.config.algo
     reject_other_algorithms(argv, algo)
-    args = _parser(preset.config, preset.name).parse_args(argv)
+    args = _parser(preset.config, preset.name, note).parse_args(argv)
     overrides = config_overrides(args, preset.config, algo)
     base = validate(apply_overrides(preset.config, overrides))
     grid = dict(parse_grid_arg(text) for text in args.grid)

@@ -16,6 +16,7 @@ from purejaxdrl.cli.args import (
     add_config_flags,
     config_overrides,
     int_flag,
+    load_preset_or_help,
     pre_parse,
     reject_other_algorithms,
     use_compile_cache,
@@ -23,12 +24,13 @@ from purejaxdrl.cli.args import (
 from purejaxdrl.observe.loggers import LOGGERS
 
 
-def parser(defaults: Any, source: str) -> Parser:
+def parser(defaults: Any, source: str, note: str = "") -> Parser:
     """The train parser, its config flags those of `defaults.algo`.
 
     Args:
       defaults: the config whose values the flags show (a preset's or a run's).
       source: where the defaults come from, for the description.
+      note: what the description says of the defaults instead.
 
     """
     from purejaxdrl.training.presets import preset_names
@@ -37,7 +39,8 @@ def parser(defaults: Any, source: str) -> Parser:
         prog="purejaxdrl train",
         description=(
             "Train an agent on one environment preset. Every config field below "
-            f"can be overridden; defaults shown are the {source!r} preset's."
+            "can be overridden; "
+            + (note or f"defaults shown are the {source!r} preset's.")
         ),
         allow_abbrev=False,
     )
@@ -124,11 +127,10 @@ def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
     """(args, config, preset) of a new run of preset `env` with `algo`."""
     from purejaxdrl.config import apply_overrides
     from purejaxdrl.training.config import validate
-    from purejaxdrl.training.presets import load_preset
 
-    preset = load_preset(env, algo)
+    preset, note = load_preset_or_help(argv, env, algo)
     reject_other_algorithms(argv, preset.config.algo)
-    args = parser(preset.config, preset.name).parse_args(argv)
+    args = parser(preset.config, preset.name, note).parse_args(argv)
     if args.override:
         raise UsageError("--override only goes with --resume RUN_DIR.")
     if args.logger and args.no_files:

@@ -33,6 +33,18 @@ class Preset:
     target_of: str = "training"
 
 
+class NoSectionError(ConfigError):
+    """A preset has no section for the algorithm asked for.
+
+    `untuned` is the preset's environment with the algorithm's library
+    defaults: not a tuned run, but what `--algo NAME --help` shows.
+    """
+
+    def __init__(self, message: str, untuned: TrainConfig):
+        super().__init__(message)
+        self.untuned = untuned
+
+
 def presets_dir() -> pathlib.Path:
     """Where presets live: inside the installed package, else the checkout."""
     packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
@@ -44,6 +56,15 @@ def presets_dir() -> pathlib.Path:
 def preset_names() -> list[str]:
     """Names of the shipped presets (file names without `.yaml`)."""
     return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def presets_with(algo: str) -> list[str]:
+    """Names of the shipped presets that have a section for `algo`."""
+    return [
+        name
+        for name in preset_names()
+        if isinstance(_read_yaml(presets_dir() / f"{name}.yaml").get(algo), dict)
+    ]
 
 
 def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
@@ -94,11 +115,15 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
             "env: {id: CartPole-v1}."
         )
+    config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
     section = data.get(algo)
     if not isinstance(section, dict):
-        raise ConfigError(
+        others = ", ".join(presets_with(algo)) or "none yet"
+        raise NoSectionError(
             f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
-            f"{algo} settings; add one or pick another --algo."
+            f"{algo} settings; add one, pick another --algo, or an --env with "
+            f"one ({others}).",
+            untuned=config,
         )
     section = dict(section)
     target = section.pop("target", None) or {}
@@ -108,7 +133,6 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             f"Preset {str(path)!r}: {algo}.target.of={of!r} is not one of "
             f"{TARGET_KINDS}; say which return the target is, e.g. of: training."
         )
-    config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
     config = validate(apply_overrides(config, section))
     return Preset(
         name=path.stem,
