@@ -89,6 +89,31 @@ def test_help_of_every_algorithm_exits_0_even_without_a_preset_section(
         assert f"the 'cartpole' preset has no {algo} section" in out
 
 
+@pytest.mark.parametrize(
+    ("flags", "anneal_lr", "normalize"),
+    [
+        (["--ppo.anneal-lr"], True, False),
+        (["--ppo.anneal-lr", "false"], False, False),
+        (["--ppo.anneal-lr", "False", "--env.normalize-observations"], False, True),
+        (["--env.normalize-observations", "--ppo.anneal-lr", "no"], False, True),
+        (["--env.normalize-observations", "true", "--num-envs", "8"], True, True),
+    ],
+)
+def test_a_bare_boolean_flag_means_true_and_a_value_still_works(
+    flags, anneal_lr, normalize
+):
+    from purejaxdrl.cli.args import config_overrides
+    from purejaxdrl.cli.train import parser
+    from purejaxdrl.config import apply_overrides
+
+    preset = pjd.load_preset("cartpole")
+    args = parser(preset.config, preset.name).parse_args(flags)
+    overrides = config_overrides(args, preset.config, "ppo")
+    config = apply_overrides(preset.config, overrides)
+    assert config.ppo.anneal_lr is anneal_lr
+    assert config.env.normalize_observations is normalize
+
+
 def test_another_algorithms_flag_is_one_line_naming_the_fix(capsys):
     from purejaxdrl import cli
 

@@ -155,11 +155,23 @@ def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) 
             )
             continue
         shown = list(value) if isinstance(value, tuple) else value
+        metavar = _metavar(hint)
+        if metavar == "BOOL":
+            # A bare `--ppo.anneal-lr` means true; `--ppo.anneal-lr false` still works.
+            group.add_argument(
+                _flag(path),
+                dest=path,
+                nargs="?",
+                const="true",
+                metavar=metavar,
+                help=f"(default: {shown}; the bare flag means true)",
+            )
+            continue
         group.add_argument(
             _flag(path),
             dest=path,
             nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
-            metavar=_metavar(hint),
+            metavar=metavar,
             help=f"(default: {shown})",
         )
 
