@@ -17,6 +17,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
 from purejaxdrl.training.run_files import agreed_run_dir, make_run_dir
+from purejaxdrl.training.schedule import budget_note
 
 
 @dataclasses.dataclass
@@ -58,6 +59,8 @@ def open_run(
 ) -> Run:
     """A run's context and directory: the resumed one, a new one, or none.
 
+    A new run whose budget is not whole updates says what it was rounded to.
+
     A resumed run's config.yaml is rewritten with the config it continues with
     (changed only with --override); a new one is made under `config.run_dir`.
     """
@@ -70,7 +73,11 @@ def open_run(
             (run_dir / "config.yaml").write_text(text)
     elif write_files:
         run_dir = agreed_run_dir(make_run_dir(config) if main else None)
-    return Run(config=config, run_dir=run_dir, main=main, notify=notify)
+    run = Run(config=config, run_dir=run_dir, main=main, notify=notify)
+    note = budget_note(config)
+    if note is not None and resume is None:  # a resumed run said it at its start
+        run.say(note)
+    return run
 
 
 def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | None:

@@ -7,6 +7,23 @@ import numpy as np
 from purejaxdrl.training.config import TrainConfig
 
 
+def budget_note(config: TrainConfig) -> str | None:
+    """What `config.total_steps` becomes when it is not whole updates, else None.
+
+    A run trains `num_updates` whole updates of num_envs x unroll_length steps
+    (chunks split those updates, so they round nothing further).
+    """
+    steps = config.num_updates * config.steps_per_update
+    if steps == config.total_steps:
+        return None
+    return (
+        f"total_steps {config.total_steps:,} rounded to {steps:,} (whole updates "
+        f"of num_envs x unroll_length = {config.num_envs} x {config.unroll_length} "
+        f"= {config.steps_per_update:,} steps; --total-steps "
+        f"{steps + config.steps_per_update:,} trains one update more)"
+    )
+
+
 def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     """Splits `num_updates` into about `num_logs` chunks of equal length.
 

@@ -3,13 +3,29 @@ import math
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.training.schedule import chunk_lengths, chunk_schedule, summarize_chunk
+from purejaxdrl.training.schedule import (
+    budget_note,
+    chunk_lengths,
+    chunk_schedule,
+    summarize_chunk,
+)
 
 
 def _config(num_updates: int, num_logs: int) -> pjd.TrainConfig:
     # 4 envs x 128 steps = 512 steps per update.
     return pjd.apply_overrides(
         pjd.TrainConfig(), {"total_steps": 512 * num_updates, "num_logs": num_logs}
+    )
+
+
+def test_a_budget_of_whole_updates_needs_no_note_and_another_says_its_rounding():
+    assert budget_note(_config(78, 20)) is None
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"total_steps": 40_000})
+    assert config.num_updates * config.steps_per_update == 39_936
+    assert budget_note(config) == (
+        "total_steps 40,000 rounded to 39,936 (whole updates of num_envs x "
+        "unroll_length = 4 x 128 = 512 steps; --total-steps 40,448 trains one "
+        "update more)"
     )
 
 
