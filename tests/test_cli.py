@@ -4,6 +4,7 @@ Bad-input cases are tabulated in test_bad_input.py.
 """
 
 import json
+import re
 import subprocess
 import sys
 
@@ -124,6 +125,39 @@ def test_another_algorithms_flag_is_one_line_naming_the_fix(capsys):
         "purejaxdrl: error: --ppo.clip-eps sets ppo's hyper-parameters, but this "
         "run trains dqn; pass --algo ppo, or drop it.\n"
     )
+
+
+@pytest.mark.timeout(600)
+def test_a_rounded_budget_is_announced_and_a_complete_run_resumes_to_nothing(
+    tmp_path, capsys
+):
+    from purejaxdrl import cli
+
+    small = ["--devices", "1", "--quiet", "--no-compile-cache"]
+    argv = ["train", *small, "--num-envs", "4", "--unroll-length", "8",
+            "--total-steps", "1000", "--num-logs", "2", "--ppo.num-epochs", "1",
+            "--ppo.num-minibatches", "1", "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    first = capsys.readouterr()
+    assert (
+        "purejaxdrl: total_steps 1,000 rounded to 992 (whole updates of num_envs x "
+        "unroll_length = 4 x 8 = 32 steps; --total-steps 1,024 trains one update "
+        "more)\n"
+    ) in first.err
+    assert "env steps          992" in first.out
+    (run,) = tmp_path.iterdir()
+    summary = (run / "summary.json").read_text()
+
+    assert cli.main(["train", "--resume", str(run), *small]) == 0
+    again = capsys.readouterr()
+    assert not re.search(r"\bnan\b", again.out + again.err, re.IGNORECASE)
+    assert "the run is already complete, nothing to train" in again.err
+    assert "total_steps 1,000 rounded" not in again.err  # said when it started
+    assert again.out.startswith(
+        "nothing to train: ppo on CartPole-v1 was already complete (31 of 31 updates)"
+    )
+    assert "steps/s            — (no updates in this session)" in again.out
+    assert (run / "summary.json").read_text() == summary  # the training session's
 
 
 @pytest.mark.timeout(900)

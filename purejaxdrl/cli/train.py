@@ -233,6 +233,16 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
                 f"  checkpoint saved; continue with: purejaxdrl train --resume "
                 f"{result.run_dir}"
             )
+    elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
+        lines[0] = (
+            f"nothing to train: {config.algo} on {config.env.id} was already "
+            f"complete ({result.updates:,} of {config.num_updates:,} updates)"
+        )
+        if result.run_dir is not None:
+            lines.append(
+                "  to train on, raise the budget: purejaxdrl train --resume "
+                f"{result.run_dir} --total-steps N --override"
+            )
     elif preset and preset.target_return is not None and config == preset.config:
         reached = not math.isnan(ret) and ret >= preset.target_return
         lines.append(
@@ -243,9 +253,15 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
         f"  env steps          {result.env_steps:,}",
         f"  wall time          {wall:.1f} s",
         f"  compile time       {result.compile_seconds:.1f} s",
-        f"  steps/s            {result.steps_per_second:,.0f} (compile excluded), "
-        f"{result.steps_per_second / result.num_devices:,.0f} per device",
     ]
+    if math.isnan(result.steps_per_second):  # no update ran in this session
+        lines.append("  steps/s            — (no updates in this session)")
+    else:
+        lines.append(
+            f"  steps/s            {result.steps_per_second:,.0f} (compile "
+            f"excluded), {result.steps_per_second / result.num_devices:,.0f} per "
+            "device"
+        )
     if result.run_dir is not None:
         lines.append(f"  run directory      {result.run_dir}")
     return "\n".join(lines)

@@ -144,7 +144,10 @@ def finish(
         messages=run.messages,
         eval_return=loop.eval_return,
     )
-    if run.run_dir is not None and run.main:
+    # A resumed run that trains nothing (it was complete) keeps the summary of
+    # the session that trained, unless that one died before writing it.
+    written = run.run_dir is not None and (run.run_dir / "summary.json").exists()
+    if run.run_dir is not None and run.main and (steps or not written):
         num_updates = run.config.num_updates
         write_outputs(result, num_updates * loop.steps_per_update, num_updates)
     return result

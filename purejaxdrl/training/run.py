@@ -160,9 +160,11 @@ def start_from_latest(run: Run, note: str = "") -> tuple[Start, dict[str, Any]]:
     if restored.step is None:
         run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
         return Start(), {}
+    complete = restored.step >= run.config.num_updates
     run.say(
         f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
         f"{checkpointer.directory / str(restored.step)}{note}"
+        + ("; the run is already complete, nothing to train" if complete else "")
     )
     start = Start(
         state=restored.state,

@@ -126,3 +126,15 @@ def test_a_new_run_says_how_its_budget_was_rounded_and_a_resumed_one_does_not(
     (tmp_path / "config.yaml").write_text("num_envs: 8\n")
     resumed = open_run(_config(), resume=str(tmp_path), write_files=False, notify=None)
     assert resumed.messages == []
+
+
+def test_restore_of_a_complete_run_says_there_is_nothing_to_train(tmp_path):
+    meta = {"devices": 1, "history": [], "train_seconds": 2.0}
+    done = _config().num_updates
+    run = _run(tmp_path, SavedCheckpoints(tmp_path, done, meta))
+    assert restore(run, _experiment(1)).done == done
+    assert run.messages == [
+        f"resumed at update {done:,} of {done:,} from "
+        f"{tmp_path / 'checkpoints' / str(done)}; the run is already complete, "
+        "nothing to train"
+    ]
