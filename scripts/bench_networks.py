@@ -11,26 +11,16 @@ minibatches run), with convolutions as im2col + matmul (what CPUs get) and as
 """
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import optax
+from harness import best_time
 
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import NetworkConfig, conv, make_actor_critic
 
 LOWERINGS = {"im2col": conv.im2col_conv, "lax.conv": conv.xla_conv}
-
-
-def _best(fn, repeats: int) -> float:
-    jax.block_until_ready(fn())  # compile and warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, float]:
@@ -62,11 +52,11 @@ def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, fl
     stacked = jnp.stack([obs] * 4)
     carry = (params, opt_state)
     return {
-        "forward obs/s": batch / _best(lambda: forward(params, obs), repeats),
-        "train samples/s": batch / _best(lambda: one(carry, obs), repeats),
+        "forward obs/s": batch / best_time(lambda: forward(params, obs), repeats),
+        "train samples/s": batch / best_time(lambda: one(carry, obs), repeats),
         "train in scan samples/s": 4
         * batch
-        / _best(lambda: four(carry, stacked), repeats),
+        / best_time(lambda: four(carry, stacked), repeats),
     }
 
 

@@ -30,6 +30,7 @@ import types
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from harness import time_program  # noqa: E402
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 from purejaxdrl.agents.registry import names as algorithm_names  # noqa: E402
@@ -86,8 +87,8 @@ def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
     return {"compile_s": compile_s, "sps": steps / seconds}
 
 
-def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
-    """Runs PureJaxRL's ppo.py `make_train` from a checkout at `path`."""
+def load_purejaxrl(path: str) -> types.ModuleType:
+    """PureJaxRL's ppo.py from a checkout at `path`, on gymnax 1.0's step."""
     import gymnax
 
     sys.path.insert(0, f"{path}/purejaxrl")
@@ -115,8 +116,13 @@ def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
         return FiveValueStep(env), params
 
     ppo.gymnax = types.SimpleNamespace(make=make)
+    return ppo
+
+
+def purejaxrl_config(config: pjd.TrainConfig) -> dict:
+    """Our PPO config as ppo.py's config dict (same hyper-parameters)."""
     p = config.ppo
-    cfg = {
+    return {
         "LR": p.learning_rate,
         "NUM_ENVS": config.num_envs,
         "NUM_STEPS": config.unroll_length,
@@ -134,21 +140,36 @@ def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
         "ANNEAL_LR": p.anneal_lr,
         "DEBUG": False,
     }
+
+
+def purejaxrl_return(metrics: dict, num_logs: int) -> float:
+    """Mean return of the episodes ppo.py completed in its last 1/num_logs.
+
+    `metrics` is its output's "metrics", [..., updates, steps, envs] (any
+    leading axes are vmapped seeds): the same window as our final return.
+    """
+    done = metrics["returned_episode"]
+    num_updates = done.shape[-3]
+    last = num_updates - max(1, num_updates // num_logs)
+    done = done[..., last:, :, :]
+    returns = metrics["returned_episode_returns"][..., last:, :, :]
+    return float((returns * done).sum() / done.sum())
+
+
+def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
+    """Runs PureJaxRL's ppo.py `make_train` from a checkout at `path`."""
+    ppo = load_purejaxrl(path)
     key = jax.random.PRNGKey(config.seed)
-    start = time.perf_counter()
-    program = jax.jit(ppo.make_train(cfg)).lower(key).compile()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    out = jax.block_until_ready(program(key))
-    seconds = time.perf_counter() - start
+    train = ppo.make_train(purejaxrl_config(config))
+    compile_s, seconds, out = time_program(train, key)
     m = jax.device_get(out["metrics"])
     num_updates = m["returned_episode"].shape[0]
-    # Same window as ours: episodes completed in the last 1/num_logs of training.
-    last = slice(num_updates - max(1, num_updates // config.num_logs), None)
-    done = m["returned_episode"][last]
-    ret = float((m["returned_episode_returns"][last] * done).sum() / done.sum())
     steps = num_updates * config.steps_per_update
-    return {"compile_s": compile_s, "sps": steps / seconds, "return": ret}
+    return {
+        "compile_s": compile_s,
+        "sps": steps / seconds,
+        "return": purejaxrl_return(m, config.num_logs),
+    }
 
 
 def median(runs: list[dict[str, float]]) -> dict[str, float]:

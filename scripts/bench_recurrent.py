@@ -72,7 +72,9 @@ def part_cores(
     seeds: int,
     total_steps: int | None,
     num_envs: int | None,
-) -> None:
+    only: list[str] | None = None,
+) -> dict[str, list[dict]]:
+    """Trains each core and both feed-forward baselines; prints and returns the runs."""
     config = pjd.load_preset(preset, algo).config
     if total_steps:
         config = pjd.apply_overrides(config, {"total_steps": total_steps})
@@ -103,9 +105,12 @@ def part_cores(
         dense = [network.core_size]
         variants["core mingru + dense head"] = {"core": "mingru", "head_sizes": dense}
     for name, net in variants.items():
+        if only is not None and name not in only:
+            continue
         cfg = pjd.apply_overrides(config, {"network": net})
         runs[name] = [ours(cfg, seed) for seed in range(seeds)]
-    table(runs, ["ff", "ff + core-size layer"])
+    table(runs, [b for b in ("ff", "ff + core-size layer") if b in runs])
+    return runs
 
 
 # PureJaxRL ppo_rnn.py's CartPole-v1 defaults, as our config.

@@ -1,0 +1,333 @@
+"""The GPU suite: every headline figure, ours beside its peer, in one process.
+
+Rows (`--rows` picks a subset; they run in this order, most wanted first):
+
+- ppo_cartpole: PPO on CartPole-v1 at PureJaxRL's settings (128 steps,
+  4 epochs x 4 minibatches, lr 2.5e-4 annealed), `--seeds` seeds vmapped at
+  each of `--ppo-envs` environment counts: ours as one `purejaxdrl.sweep`,
+  PureJaxRL's `ppo.py` as `jit(vmap(make_train))` (`--purejaxrl DIR`, a
+  fetched checkout, never part of this repository). Aggregate env steps/s
+  over all seeds, compile excluded, and the final return.
+- brax_ant: our `ant` preset beside brax's own `ppo.train` on the same
+  configuration and budget (`scripts/bench_brax.py`'s mapping); steps/s over
+  chunks 2..n and the final policies' return under brax's evaluation protocol.
+- apex_dqn: Ape-X's and DQN's gradient steps/s on CartPole with a 1M replay
+  (`scripts/bench_apex.py`).
+- breakout_minatar: the `breakout_minatar` PPO preset, seeds vmapped, at its
+  64 environments and at 1024.
+- cnn_learners: the Nature CNN and the IMPALA ResNet on 84x84x4 frames:
+  forward obs/s and training samples/s (`scripts/bench_networks.py`).
+- recurrent: masked-CartPole PPO with GRU, LSTM and minGRU cores beside two
+  feed-forward baselines (`scripts/bench_recurrent.py`).
+- playground: MuJoCo Playground's CartpoleBalance and Go1JoystickFlatTerrain
+  beside brax's trainer, once the Playground adapter exists (issue 41).
+
+`--budget-seconds` stops before a row (or a size within a row) that would not
+fit, and the table says what did not run. `--tiny` runs every row at toy sizes
+on any machine (CI runs it on a CPU). Results: printed as they come, and
+written with `--json` / `--markdown`. Compile time is excluded from every rate.
+
+    python scripts/bench_gpu.py --purejaxrl /tmp/purejaxrl --json out.json
+    python scripts/bench_gpu.py --tiny --rows ppo_cartpole apex_dqn
+    bash scripts/gpu_setup.sh   # the wheels a bare GPU machine needs (docs/gpu.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import tempfile
+import traceback
+import types
+from collections.abc import Callable
+
+import jax
+import numpy as np
+from harness import Budget, Report, describe_machine, interleave, parser, time_program
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
+
+# Rough seconds each row needs on one H100/H200 at full size (compiles
+# included): a row starts only if the budget has this much left.
+ESTIMATES = {
+    "ppo_cartpole": 120,
+    "brax_ant": 150,
+    "apex_dqn": 40,
+    "breakout_minatar": 40,
+    "cnn_learners": 20,
+    "recurrent": 60,
+    "playground": 60,
+}
+
+
+def row_ppo_cartpole(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """Aggregate PPO steps/s over vmapped seeds, ours vs PureJaxRL, per env count."""
+    import bench_ppo
+
+    peer = bench_ppo.load_purejaxrl(args.purejaxrl) if args.purejaxrl else None
+    if peer is None:
+        report.skip("ppo_cartpole", "PureJaxRL side: no --purejaxrl checkout given")
+    unroll = 8 if args.tiny else 128
+    for num_envs in [8] if args.tiny else args.ppo_envs:
+        if not budget.allows(15):
+            report.skip("ppo_cartpole", f"{num_envs} envs: out of budget")
+            continue
+        # At least 8 updates, and about 1M steps per seed at small sizes.
+        updates = 2 if args.tiny else max(8, 2**20 // (num_envs * unroll))
+        config = bench_ppo.algo_config(
+            "ppo",
+            {
+                "num_envs": num_envs,
+                "unroll_length": unroll,
+                "total_steps": num_envs * unroll * updates,
+                "num_logs": 2,
+                "devices": 1,
+            },
+        )
+        seeds = args.seeds
+
+        def ours(
+            repeat: int, config: pjd.TrainConfig = config, seeds: int = seeds
+        ) -> dict[str, float]:
+            base = pjd.apply_overrides(config, {"seed": repeat * seeds})
+            result = pjd.sweep(base, seeds=seeds, target_return=None)
+            return {
+                "steps_per_s": result.env_steps / result.train_seconds,
+                "compile_s": result.compile_seconds,
+                "return": float(np.nanmean(result.final_return)),
+            }
+
+        contenders: dict[str, Callable[[int], dict[str, float]]] = {"ours": ours}
+        if peer is not None:
+            contenders["PureJaxRL"] = functools.partial(
+                _purejaxrl_vmapped, peer, config, seeds
+            )
+        runs = interleave(contenders, args.repeats)
+        row = f"ppo_cartpole {num_envs} envs x {seeds} seeds"
+        ours_row = report.add(row, "purejaxdrl sweep", runs["ours"])
+        if peer is not None:
+            name = "PureJaxRL jit(vmap(make_train))"
+            theirs = report.add(row, name, runs["PureJaxRL"])
+            ratio = ours_row.medians()["steps_per_s"] / theirs.medians()["steps_per_s"]
+            report.add(row, "ratio ours / PureJaxRL", [{"steps_per_s": ratio}])
+
+
+def _purejaxrl_vmapped(
+    ppo: types.ModuleType, config: pjd.TrainConfig, seeds: int, repeat: int
+) -> dict[str, float]:
+    """PureJaxRL's `make_train` vmapped over `seeds` keys, compile excluded."""
+    import bench_ppo
+
+    keys = jax.random.split(jax.random.PRNGKey(repeat), seeds)
+    train = jax.vmap(ppo.make_train(bench_ppo.purejaxrl_config(config)))
+    compile_s, seconds, out = time_program(train, keys)
+    metrics = {
+        k: np.asarray(out["metrics"][k])
+        for k in ("returned_episode", "returned_episode_returns")
+    }
+    num_updates = metrics["returned_episode"].shape[1]
+    steps = seeds * num_updates * config.steps_per_update
+    return {
+        "steps_per_s": steps / seconds,
+        "compile_s": compile_s,
+        "return": bench_ppo.purejaxrl_return(metrics, config.num_logs),
+    }
+
+
+def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """Our ant preset beside brax's ppo.train: steps/s and evaluation return."""
+    import bench_brax
+
+    bench_brax.install_jax_shims()
+    chunks = 3
+    sizes = types.SimpleNamespace(
+        env="inverted_pendulum" if args.tiny else "ant",
+        num_envs=32 if args.tiny else None,
+        unroll_length=4 if args.tiny else None,
+        total_steps=32 * 4 * 4 * chunks if args.tiny else args.ant_steps,
+    )
+    config = bench_brax.make_config(sizes, chunks)
+    evaluate = bench_brax.make_evaluate(config, 4 if args.tiny else 128)
+    policies: dict[str, Callable] = {}
+
+    def ours(repeat: int) -> dict[str, float]:
+        seeded = pjd.apply_overrides(config, {"seed": repeat})
+        figures, params = bench_brax.run_ours(seeded)
+        if "ours" not in policies:
+            agent = pjd.make_experiment(config).agent
+            policies["ours"] = bench_brax.our_policy_fn(agent)
+        return {
+            "steps_per_s": figures["sps"],
+            "compile_s": figures["compile_s"],
+            "eval_return": evaluate(policies["ours"], params),
+        }
+
+    def brax(repeat: int) -> dict[str, float]:
+        seeded = pjd.apply_overrides(config, {"seed": repeat})
+        figures, make_policy, params = bench_brax.run_brax(seeded, chunks)
+        policies.setdefault("brax", make_policy)
+        return {
+            "steps_per_s": figures["sps"],
+            "compile_s": figures["compile_s"],
+            "eval_return": evaluate(policies["brax"], params),
+        }
+
+    runs = interleave({"ours": ours, "brax": brax}, args.brax_repeats)
+    row = f"{sizes.env} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
+    a = report.add(row, "purejaxdrl", runs["ours"])
+    b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
+    ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
+    report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
+
+
+def row_apex_dqn(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """Ape-X's gradient steps/s against DQN's, same replay and batch sizes."""
+    import bench_apex
+
+    total = 8192 if args.tiny else 400_000  # past the presets' 5,000 warm-up
+    buffer = 8192 if args.tiny else 1_000_000
+    configs = bench_apex.configs(total, buffer, 32 if args.tiny else 256)
+    runs = bench_apex.measure(configs, args.repeats)
+    row = f"Ape-X / DQN CartPole, replay {buffer:,}, {total:,} steps"
+    apex = report.add(row, "apex", runs["apex"])
+    dqn = report.add(row, "dqn", runs["dqn"])
+    ratio = apex.medians()["grad_steps_per_s"] / dqn.medians()["grad_steps_per_s"]
+    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}])
+
+
+def row_breakout_minatar(
+    report: Report, args: argparse.Namespace, budget: Budget
+) -> None:
+    """The Breakout-MinAtar PPO preset, seeds vmapped, at two env counts."""
+    preset = pjd.load_preset("breakout_minatar", "ppo").config
+    for num_envs in [4] if args.tiny else [64, 1024]:
+        if not budget.allows(15):
+            report.skip("breakout_minatar", f"{num_envs} envs: out of budget")
+            continue
+        unroll = 8 if args.tiny else preset.unroll_length
+        updates = 2 if args.tiny else max(16, 2**21 // (num_envs * unroll))
+        config = pjd.apply_overrides(
+            preset,
+            {
+                "num_envs": num_envs,
+                "unroll_length": unroll,
+                "total_steps": num_envs * unroll * updates,
+                "num_logs": 2,
+                "devices": 1,
+            },
+        )
+
+        def ours(repeat: int, config: pjd.TrainConfig = config) -> dict[str, float]:
+            base = pjd.apply_overrides(config, {"seed": repeat * args.seeds})
+            result = pjd.sweep(base, seeds=args.seeds, target_return=None)
+            return {
+                "steps_per_s": result.env_steps / result.train_seconds,
+                "compile_s": result.compile_seconds,
+                "return": float(np.nanmean(result.final_return)),
+            }
+
+        runs = interleave({"ours": ours}, args.repeats)
+        row = f"breakout_minatar PPO {num_envs} envs x {args.seeds} seeds"
+        steps = f"{config.total_steps:,} steps"
+        report.add(row, "purejaxdrl sweep", runs["ours"], steps)
+
+
+def row_cnn_learners(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """Nature CNN and IMPALA ResNet: forward and training throughput."""
+    import bench_networks
+
+    batch = 8 if args.tiny else 256
+    lowering = "im2col" if jax.default_backend() == "cpu" else "lax.conv"
+    for torso in ("nature", "impala_resnet"):
+        figures = bench_networks.measure(torso, lowering, batch, args.repeats)
+        report.add(f"{torso} torso, batch {batch}, {lowering}", torso, [figures])
+
+
+def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """Recurrent cores against feed-forward PPO on masked CartPole."""
+    import bench_recurrent
+
+    num_envs = 4 if args.tiny else 512
+    total = 4 * 32 * 2 if args.tiny else 2_000_000
+    # At toy size, one core beside its baseline: the code path, not the table.
+    only = ["ff + core-size layer", "core gru"] if args.tiny else None
+    runs = bench_recurrent.part_cores(
+        "cartpole_masked", "ppo", 1, total, num_envs, only
+    )
+    row = f"cartpole_masked PPO {num_envs} envs, {total:,} steps"
+    base = runs["ff + core-size layer"][0]["steps_per_second"]
+    for name, rows in runs.items():
+        figures = [{**r, "vs_ff_same": r["steps_per_second"] / base} for r in rows]
+        report.add(row, name, figures)
+
+
+def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> None:
+    """MuJoCo Playground beside brax's trainer: waits on the adapter (issue 41)."""
+    try:
+        from purejaxdrl.env import playground  # noqa: F401
+    except ImportError:
+        report.skip("playground", "the Playground adapter is not built yet (issue 41)")
+        return
+    report.skip("playground", "adapter present but this row is not written yet")
+
+
+ROWS: dict[str, Callable[[Report, argparse.Namespace, Budget], None]] = {
+    "ppo_cartpole": row_ppo_cartpole,
+    "brax_ant": row_brax_ant,
+    "apex_dqn": row_apex_dqn,
+    "breakout_minatar": row_breakout_minatar,
+    "cnn_learners": row_cnn_learners,
+    "recurrent": row_recurrent,
+    "playground": row_playground,
+}
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = parser(__doc__)
+    p.set_defaults(repeats=2)
+    p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    p.add_argument("--budget-seconds", type=float, default=None)
+    p.add_argument("--purejaxrl", help="a PureJaxRL checkout (ppo_cartpole's peer)")
+    p.add_argument("--seeds", type=int, default=8, help="vmapped seeds per sweep")
+    p.add_argument("--ppo-envs", type=int, nargs="+", default=[64, 512, 2048, 8192])
+    p.add_argument("--ant-steps", type=int, default=10_000_000)
+    p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
+    p.add_argument(
+        "--compile-cache",
+        default=None,
+        help="persistent compilation cache (default: a fresh temporary folder, so "
+        "a repeat reloads its program instead of compiling it again)",
+    )
+    args = p.parse_args(argv)
+    if args.tiny:
+        args.seeds = min(args.seeds, 2)
+        args.repeats = 1
+    return args
+
+
+def main(argv: list[str] | None = None) -> Report:
+    args = parse(argv)
+    budget = Budget(args.budget_seconds)
+    pjd.enable_compilation_cache(
+        args.compile_cache or tempfile.mkdtemp(prefix="bench-gpu-cache-")
+    )
+    report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
+    print(report.title, describe_machine(), flush=True)
+    for name in args.rows:
+        if not args.tiny and not budget.allows(ESTIMATES[name]):
+            report.skip(name, f"out of budget ({budget.left():.0f} s left)")
+            continue
+        print(f"\n[{name}] {budget.left():.0f} s of budget left", flush=True)
+        try:
+            ROWS[name](report, args, budget)
+        except Exception as e:  # one broken row must not lose the others
+            traceback.print_exc()
+            report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
+        report.write(args.json, args.markdown)  # after every row: a kill keeps it
+    print()
+    print(report.to_markdown())
+    return report
+
+
+if __name__ == "__main__":
+    main()

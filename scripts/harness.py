@@ -1,0 +1,251 @@
+"""The measuring harness the benchmark scripts share.
+
+What every side-by-side figure in this repository needs, written once:
+
+- `describe_machine()`: what ran it (JAX, backend, device, cores), printed
+  above every table and stored with every result.
+- `time_program(fn, *args)`: ahead-of-time compile, then one timed call that
+  blocks until the result is ready, so compile time never reaches steps/s.
+- `interleave(contenders, repeats)`: ours and the peer's runs alternated
+  repeat by repeat, so a drift in the machine's load hits both alike.
+- `spread(values)`: median, min and max of repeats (what the tables print).
+- `Report`: rows of figures, written as JSON and as a Markdown table.
+- `Budget`: a wall-clock allowance that a suite checks between rows, so it
+  stops cleanly and still prints what finished.
+- `parser(doc)`: the options every script takes (`--repeats`, `--json`,
+  `--markdown`, `--tiny`).
+
+Scripts import it as a sibling module (`from harness import ...`): they run
+as `python scripts/NAME.py`, which puts `scripts/` first on `sys.path`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+
+Figures = dict[str, float]
+
+
+def describe_machine() -> dict[str, Any]:
+    """JAX's version, backend and devices, and the host's cores and load."""
+    device = jax.devices()[0]
+    return {
+        "jax": jax.__version__,
+        "backend": jax.default_backend(),
+        "device": device.device_kind,
+        "devices": jax.device_count(),
+        "cpu_cores": os.cpu_count(),
+        "load_average": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
+    }
+
+
+def machine_line(machine: Mapping[str, Any] | None = None) -> str:
+    """`describe_machine()` as one line for the top of a table."""
+    m = machine or describe_machine()
+    return (
+        f"jax {m['jax']} on {m['devices']} x {m['device']} ({m['backend']}); "
+        f"{m['cpu_cores']} CPU cores, load average {m['load_average']}"
+    )
+
+
+def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
+    """Compiles `jax.jit(fn)` for `args` ahead of time, then runs it once.
+
+    Returns:
+      (compile seconds, run seconds, output): the run is timed until every
+      output array is ready, and excludes compilation.
+
+    """
+    start = time.perf_counter()
+    program = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    out = jax.block_until_ready(program(*args))
+    return compile_s, time.perf_counter() - start, out
+
+
+def best_time(fn: Callable[[], Any], repeats: int) -> float:
+    """The fastest of `repeats` timed calls of `fn`, after one untimed warm-up."""
+    jax.block_until_ready(fn())
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def interleave(
+    contenders: Mapping[str, Callable[[int], Figures]], repeats: int
+) -> dict[str, list[Figures]]:
+    """Runs every contender `repeats` times, alternating, repeat index as seed.
+
+    Args:
+      contenders: name -> a function of the repeat index (used as the seed)
+        returning that run's figures.
+      repeats: runs per contender.
+
+    Returns:
+      name -> one figures dict per repeat, in order.
+
+    """
+    runs: dict[str, list[Figures]] = {name: [] for name in contenders}
+    for repeat in range(repeats):
+        for name, run in contenders.items():
+            runs[name].append(dict(run(repeat)))
+    return runs
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """Median, min and max of `values` (the repeats of one figure)."""
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+def mean_std(values: Sequence[float]) -> str:
+    """'mean ± sample std' of `values`, as results tables print seeds."""
+    spread_ = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):,.1f} ± {spread_:,.1f}"
+
+
+@dataclass
+class Budget:
+    """A wall-clock allowance in seconds (None: unlimited), counted from now."""
+
+    seconds: float | None
+    start: float = field(default_factory=time.perf_counter)
+
+    def left(self) -> float:
+        """Seconds left (infinite without a limit)."""
+        if self.seconds is None:
+            return float("inf")
+        return self.seconds - (time.perf_counter() - self.start)
+
+    def allows(self, estimate: float) -> bool:
+        """Whether a step expected to take `estimate` seconds fits what is left."""
+        return self.left() >= estimate
+
+
+@dataclass
+class Row:
+    """One line of a table: what ran, its figures over repeats, and a note."""
+
+    row: str
+    name: str
+    runs: list[Figures]
+    note: str = ""
+
+    def medians(self) -> Figures:
+        keys = self.runs[0] if self.runs else {}
+        return {k: statistics.median(r[k] for r in self.runs) for k in keys}
+
+
+class Report:
+    """Rows gathered by a suite; printed as they come, written as JSON and Markdown."""
+
+    def __init__(self, title: str, machine: Mapping[str, Any] | None = None):
+        self.title = title
+        self.machine = dict(machine or describe_machine())
+        self.rows: list[Row] = []
+        self.skipped: list[tuple[str, str]] = []
+
+    def add(self, row: str, name: str, runs: list[Figures], note: str = "") -> Row:
+        """Adds a line and prints it."""
+        line = Row(row, name, runs, note)
+        self.rows.append(line)
+        print(f"  {name:<40} {_cells(line)}{'  ' + note if note else ''}", flush=True)
+        return line
+
+    def skip(self, row: str, why: str) -> None:
+        """Records a row that did not run, and why (printed and kept)."""
+        self.skipped.append((row, why))
+        print(f"  [{row}] not run: {why}", flush=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "machine": self.machine,
+            "rows": [
+                {
+                    "row": r.row,
+                    "name": r.name,
+                    "note": r.note,
+                    "runs": r.runs,
+                    "median": r.medians(),
+                }
+                for r in self.rows
+            ],
+            "skipped": [{"row": row, "why": why} for row, why in self.skipped],
+        }
+
+    def to_markdown(self) -> str:
+        lines = [f"### {self.title}", "", machine_line(self.machine), ""]
+        lines += ["| row | run | figures (median [min-max] over repeats) | note |"]
+        lines += ["|---|---|---|---|"]
+        for r in self.rows:
+            lines.append(f"| {r.row} | {r.name} | {_cells(r)} | {r.note} |")
+        for row, why in self.skipped:
+            lines.append(f"| {row} | not run | | {why} |")
+        return "\n".join(lines) + "\n"
+
+    def write(self, json_path: str | None, markdown_path: str | None) -> None:
+        """Writes the report where asked (either path may be None)."""
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump(self.to_json(), f, indent=1)
+        if markdown_path:
+            with open(markdown_path, "w") as f:
+                f.write(self.to_markdown())
+
+
+def _cells(row: Row) -> str:
+    if not row.runs:
+        return ""
+    parts = []
+    for key in row.runs[0]:
+        values = [r[key] for r in row.runs]
+        s = spread(values)
+        cell = f"{key} {_fmt(s['median'])}"
+        if len(values) > 1:
+            cell += f" [{_fmt(s['min'])}-{_fmt(s['max'])}]"
+        parts.append(cell)
+    return ", ".join(parts)
+
+
+def _fmt(x: float) -> str:
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.3g}"
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark script takes."""
+    p = argparse.ArgumentParser(
+        description=(doc or "").splitlines()[0] if doc else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--repeats", type=int, default=3, help="runs per contender")
+    p.add_argument("--json", help="write the results as JSON to this path")
+    p.add_argument("--markdown", help="write the results as a Markdown table")
+    p.add_argument(
+        "--tiny",
+        action="store_true",
+        help="smallest sizes, to check that the script still runs (CI)",
+    )
+    return p
