@@ -68,3 +68,34 @@ def test_bootstrap_values_under_vmap():
         single = _unroll(0, 5, 8, 3, jnp.float32(p))
         np.testing.assert_allclose(batched.bootstrap_value[i], single.bootstrap_value)
         np.testing.assert_allclose(batched.value[i], single.value)
+
+
+def test_scan_unroll_by_platform_gives_the_same_trajectory(monkeypatch):
+    # 0 picks the loop by platform; both branches must unroll the same steps.
+    # The accelerator's branch (4 steps an iteration) is run on CPU by making
+    # platform_scan take its default branch everywhere.
+    import purejaxdrl.runners.rollout as rollout
+    from purejaxdrl.networks import core_scan
+
+    env = ProbeEnv()
+    env_params = ProbeParams(jnp.int32(3), jnp.int32(5))
+    actor = reset_actors(env, env_params, jax.random.key(0), jnp.arange(3))
+
+    def run(scan_unroll: int):
+        _, traj = unroll(
+            env, env_params, AGENT, 1.0, actor, jax.random.key(1), 10, scan_unroll
+        )
+        return traj
+
+    rolled = run(1)
+
+    def assert_equal(a, b):
+        jax.tree.map(np.testing.assert_array_equal, a, b)
+
+    assert_equal(run(0), rolled)
+
+    def accelerator_scan(step, init, xs):
+        return jax.lax.scan(step, init, xs, unroll=core_scan.ACCELERATOR_UNROLL)
+
+    monkeypatch.setattr(rollout, "platform_scan", accelerator_scan)
+    assert_equal(run(0), rolled)

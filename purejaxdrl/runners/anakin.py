@@ -109,7 +109,7 @@ def run_functions(
     *,
     local_envs: int,
     unroll_length: int,
-    scan_unroll: int = 1,
+    scan_unroll: int = 0,
 ) -> RunFunctions:
     """The init and update-step functions of one run on a `data` mesh axis.
 
@@ -119,7 +119,7 @@ def run_functions(
       agent: the algorithm (its `axis_name` is DATA_AXIS or None).
       local_envs: this device's number of environments.
       unroll_length: steps T per environment per update.
-      scan_unroll: unroll factor of the rollout's `lax.scan`.
+      scan_unroll: unroll factor of the rollout's `lax.scan` (0: by platform).
 
     Returns:
       RunFunctions; both must run inside a `shard_map` with a `data` axis.
@@ -169,7 +169,7 @@ def make_runner(
     num_envs: int,
     unroll_length: int,
     mesh: Mesh | None = None,
-    scan_unroll: int = 1,
+    scan_unroll: int = 0,
 ) -> Runner:
     """Builds the Anakin runner: `jit(shard_map(scan(train_step)))` over a mesh.
 
@@ -187,7 +187,7 @@ def make_runner(
       num_envs: global number of environments B, divisible by the device count.
       unroll_length: steps T per environment per update.
       mesh: devices to run on (`parallel.make_mesh`); None for one device.
-      scan_unroll: unroll factor of the rollout's `lax.scan`.
+      scan_unroll: unroll factor of the rollout's `lax.scan` (0: by platform).
 
     Raises:
       ValueError: for non-positive sizes, `num_envs` not divisible by the device

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.networks.core_scan import platform_scan
 from purejaxdrl.parallel import manual_axes, varying
 from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
@@ -51,7 +52,7 @@ def unroll(
     actor: ActorState,
     key: PRNGKey,
     length: int,
-    scan_unroll: int = 1,
+    scan_unroll: int = 0,
     axis_name: str | None = None,
 ) -> tuple[ActorState, Transition]:
     """Steps every environment `length` times with the agent's policy.
@@ -67,7 +68,7 @@ def unroll(
       actor: current environment states, batch [B].
       key: randomness for this unroll.
       length: number of steps T.
-      scan_unroll: `lax.scan` unroll factor (a speed knob on CPU).
+      scan_unroll: `lax.scan` unroll factor; 0 picks it by platform (`_scan`).
       axis_name: the mesh axis the environments are split over, when called
         inside `shard_map`; None outside.
 
@@ -103,8 +104,8 @@ def unroll(
             new, out = varying((new, out), manual_axes())
         return new, out
 
-    actor, (obs, action, log_prob, ts) = jax.lax.scan(
-        step, actor, jax.random.split(key, length), unroll=scan_unroll
+    actor, (obs, action, log_prob, ts) = _scan(
+        step, actor, jax.random.split(key, length), scan_unroll
     )
     value, bootstrap_value = step_values(
         agent.value, params, obs, ts, actor.timestep.observation
@@ -172,8 +173,8 @@ def _unroll_core(
         return new, out
 
     start = actor.core
-    actor, (obs, reset, action, log_prob, value, states, ts) = jax.lax.scan(
-        step, actor, jax.random.split(key, length), unroll=scan_unroll
+    actor, (obs, reset, action, log_prob, value, states, ts) = _scan(
+        step, actor, jax.random.split(key, length), scan_unroll
     )
     # The value of the observation after the unroll, from the carried state.
     # Where the last step ended an episode it is not that step's bootstrap
@@ -229,3 +230,21 @@ def step_values(
         value_fn, params, values[1:], ts.discount, ts.truncated, ts.final_observation
     )
     return values[:-1], bootstrap
+
+
+def _scan(
+    step: Callable[[ActorState, jax.Array], tuple[ActorState, PyTree]],
+    actor: ActorState,
+    keys: jax.Array,
+    scan_unroll: int,
+) -> tuple[ActorState, PyTree]:
+    """The rollout's loop: `scan_unroll` steps per iteration, or by platform.
+
+    With 0, one step per iteration on CPU and `core_scan.ACCELERATOR_UNROLL`
+    elsewhere: on one H200, PPO on CartPole with 8 vmapped seeds gained 17% at
+    64 envs and 15% at 512 (`scripts/bench_gpu.py --rows ppo_cartpole`), where
+    each step's kernels are small enough for launch latency to dominate.
+    """
+    if scan_unroll == 0:
+        return platform_scan(step, actor, keys)
+    return jax.lax.scan(step, actor, keys, unroll=scan_unroll)

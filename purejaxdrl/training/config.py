@@ -87,7 +87,9 @@ class TrainConfig:
       rng_impl: key implementation: `fused_threefry` (Threefry-2x32 as one fused
         kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
       num_logs: how many times progress is reported (and metrics written).
-      scan_unroll: unroll factor of the rollout loop (a CPU speed knob).
+      scan_unroll: steps per iteration of the rollout loop; 0 (the default)
+        picks by platform: 1 on CPU, 4 on accelerators (faster at small
+        environment counts, where kernel launches dominate).
       devices: local devices per process to train on; 0 for all of them.
         `num_envs` is global and is split evenly over all devices.
       run_dir: directory under which each run writes its own folder.
@@ -106,7 +108,7 @@ class TrainConfig:
     seed: int = 0
     rng_impl: str = "fused_threefry"
     num_logs: int = 20
-    scan_unroll: int = 1
+    scan_unroll: int = 0
     devices: int = 0
     run_dir: str = "runs"
 
@@ -176,9 +178,14 @@ def validate(config: TrainConfig) -> TrainConfig:
         config.rng_impl in RNG_IMPLS,
         f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
     )
-    for name in ("num_envs", "unroll_length", "num_logs", "scan_unroll"):
+    for name in ("num_envs", "unroll_length", "num_logs"):
         value = getattr(config, name)
         check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+    check(
+        config.scan_unroll >= 0,
+        f"scan_unroll={config.scan_unroll} must be >= 0; pass 0 (by platform) "
+        "or a positive unroll factor.",
+    )
     _check_checkpoint_and_eval(config)
     check(
         config.devices >= 0,
