@@ -38,7 +38,13 @@ def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
     bad_field = root / "bad_field"
     bad_field.mkdir()
     (bad_field / "config.yaml").write_text(yaml.safe_dump({**config, "num_envs": 0}))
-    return {p.name: p for p in (ok, no_config, garbled, not_mapping, bad_field)}
+    # A run on an environment of the user's module, away from the module.
+    away = root / "away"
+    away.mkdir()
+    env = {**config["env"], "id": "LostCorridor-v0", "imports": ["lost_corridor"]}
+    (away / "config.yaml").write_text(yaml.safe_dump({**config, "env": env}))
+    runs = (ok, no_config, garbled, not_mapping, bad_field, away)
+    return {p.name: p for p in runs}
 
 
 TRAIN = ["train", "--no-files", *NO_CACHE]
@@ -51,6 +57,32 @@ CASES = [
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
+    # The user's modules that register environments (env.imports).
+    (
+        [*TRAIN, "--env.imports", "lost_corridor"],
+        "env.imports: no module named 'lost_corridor' (looked in the current folder",
+    ),
+    (
+        [*TRAIN, "--env.imports", "corridor.py"],
+        "env.imports: 'corridor.py' is not a module name; pass a dotted Python "
+        "module name, e.g. --env.imports corridor",
+    ),
+    (
+        [
+            "train",
+            "--algo",
+            "impala",
+            "--env.id",
+            "gymnasium:lost_pkg.envs:Corridor-v0",
+            "--no-files",
+        ],
+        "env.id='gymnasium:lost_pkg.envs:Corridor-v0': no module named 'lost_pkg.envs'",
+    ),
+    (["eval", "{away}"], "env.imports: no module named 'lost_corridor'"),
+    (
+        ["export", "{away}", "--out", "{tmp}/p"],
+        "env.imports: no module named 'lost_corridor'",
+    ),
     (
         [*TRAIN, "--env", "cartpole", "--env.option", "foo=1"],
         "env.options 'foo' is not an option of CartPole-v1: its options are "

@@ -121,7 +121,7 @@ def _flag(path: str) -> str:
 def _metavar(hint: Any) -> str:
     origin = getattr(hint, "__origin__", None)
     if origin is tuple:
-        return "INT"
+        return "STR" if str in getattr(hint, "__args__", ()) else "INT"
     if origin is dict:
         return "KEY=VALUE"
     name = getattr(hint, "__name__", "")

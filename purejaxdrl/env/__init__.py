@@ -6,7 +6,9 @@ only on termination, `truncated` on time limits, the true final observation),
 `host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
-normalisation), `registry` (`make(name)`). Imports only `types`.
+normalisation), `registry` (`make(name)`), `imports` (the user's modules that
+register environments, imported before an id is resolved). Imports only
+`types` and `config` (for ConfigError).
 """
 
 from purejaxdrl.env.base import (
@@ -18,6 +20,7 @@ from purejaxdrl.env.base import (
     Wrapper,
     restart,
 )
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import (
     NormalizedParams,
     NormalizeObservation,
@@ -42,6 +45,7 @@ __all__ = [
     "RunningStatistics",
     "UnknownEnvironmentError",
     "Wrapper",
+    "import_modules",
     "init_statistics",
     "make",
     "normalize",

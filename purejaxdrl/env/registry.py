@@ -87,6 +87,8 @@ def make(name: str, **options) -> Env:
         raise UnknownEnvironmentError(
             f"Unknown environment {name!r}: it must be one of "
             f"purejaxdrl.env.registered() ({len(_FACTORIES)} names, e.g. "
-            f"'CartPole-v1', 'brax/ant').{hint}"
+            f"'CartPole-v1', 'brax/ant').{hint} If a module of your own "
+            "registers it (purejaxdrl.env.register), import that first: "
+            "--env.imports MODULE."
         )
     return _FACTORIES[name](**options)

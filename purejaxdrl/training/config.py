@@ -47,7 +47,16 @@ class EnvConfig:
     Attributes:
       id: a name from `purejaxdrl.env.registered()`, e.g. CartPole-v1, brax/ant;
         or a host environment, `envpool:<task>` or `gymnasium:<id>` (trained
-        by the actor-learner runner, placed by the `host` section).
+        by the actor-learner runner, placed by the `host` section). A
+        Gymnasium id may name the module that registers it, as
+        `gymnasium.make` takes it: `gymnasium:my_pkg.envs:MyCorridor-v0`
+        imports `my_pkg.envs`, then makes `MyCorridor-v0`.
+      imports: modules to import before `id` is resolved, e.g. ("my_corridor",):
+        the user's own modules that register environments when imported
+        (`purejaxdrl.env.register` for a JAX `Env`, `gymnasium.register`).
+        The current folder is searched first, as `python -m` does. Every
+        command that builds the environment (train, sweep, eval, export, a
+        resumed run) imports them, so a run directory records them here.
       options: keyword arguments for the environment (brax: backend,
         episode_length).
       normalize_observations: standardise observations with running statistics.
@@ -58,6 +67,7 @@ class EnvConfig:
     """
 
     id: str = "CartPole-v1"
+    imports: tuple[str, ...] = ()
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     normalize_observations: bool = False
     hide_observations: tuple[int, ...] = ()

@@ -12,6 +12,7 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, make_agent
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
@@ -38,10 +39,16 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     The environment is wrapped in episode statistics, and in observation
     hiding and normalisation when the config asks for them.
 
+    Not pure: it first imports `config.env.imports`, the modules that
+    register the user's environments.
+
     Raises:
+      ConfigError: a module of `env.imports` does not import.
+      UnknownEnvironmentError: nobody registered `config.env.id`.
       ValueError: for hidden entries that do not fit the observation.
 
     """
+    import_modules(config.env.imports)
     env = envs.make(config.env.id, **config.env.options)
     if config.env.hide_observations:
         hidden = config.env.hide_observations

@@ -19,6 +19,7 @@ import numpy as np
 from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.host_evaluation import make_training_evaluation
 from purejaxdrl.observe.loggers import Logger, in_notebook
 from purejaxdrl.rng import make_key
@@ -80,7 +81,12 @@ def host_env_seed(seed: int, start: int, thread: int) -> int:
 
 
 def make_host_envs(config: TrainConfig, threads: int, start: int) -> list[HostEnv]:
-    """Pools for this process, one per actor thread, for a run starting at `start`."""
+    """Pools for this process, one per actor thread, for a run starting at `start`.
+
+    Not pure: it first imports `config.env.imports` (the user's modules that
+    register environments).
+    """
+    import_modules(config.env.imports)
     options = dict(config.env.options)
     if config.host.env_threads and config.env.id.startswith("envpool:"):
         options["num_threads"] = config.host.env_threads

@@ -143,6 +143,7 @@ def restore_host_run(run_dir: str | pathlib.Path, purpose: str) -> HostRun:
     from jax.sharding import PartitionSpec as P
 
     from purejaxdrl.env.host import make_host_env
+    from purejaxdrl.env.imports import import_modules
     from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
     from purejaxdrl.training.experiment import build_agent
@@ -150,6 +151,7 @@ def restore_host_run(run_dir: str | pathlib.Path, purpose: str) -> HostRun:
     from purejaxdrl.training.resume import load_run_config
 
     config = load_run_config(run_dir)
+    import_modules(config.env.imports)
     env = make_host_env(config.env.id, 1, config.seed, **config.env.options)
     spec = env.spec
     env.close()
@@ -228,6 +230,8 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "version": VERSION,
         "env_id": config.env.id,
         "env_options": config.env.options,
+        # The modules that register the environment, to build it again.
+        "env_imports": list(config.env.imports),
         # Observations the agent never saw: the policy takes the others.
         "env_hide_observations": list(config.env.hide_observations),
         "algo": config.algo,

@@ -30,7 +30,7 @@ def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> Host
     """Builds `num_envs` host environments named `env_id`, seeded from `seed`.
 
     Args:
-      env_id: `envpool:<task>` or `gymnasium:<id>`.
+      env_id: `envpool:<task>`, `gymnasium:<id>` or `gymnasium:<module>:<id>`.
       num_envs: how many environments the batch steps.
       seed: environment i is seeded with a number derived from (seed, i).
       options: passed to the library (EnvPool's `make` options; Gymnasium's

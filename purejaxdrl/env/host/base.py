@@ -12,7 +12,8 @@ discount 0 only on termination, truncation bootstrapping from the true final
 observation, and no reset step ever reaching a loss.
 
 Ids: `envpool:<task>` (any EnvPool task, e.g. `envpool:Pong-v5`) and
-`gymnasium:<id>` (any registered Gymnasium id).
+`gymnasium:<id>` (any registered Gymnasium id, or `<module>:<id>` to import
+the module that registers it first).
 """
 
 import dataclasses
@@ -132,7 +133,9 @@ def import_optional(module: str, extra: str) -> Any:
         ) from None
 
 
-def check_known(env_id: str, name: str, names: list[str], where: str) -> None:
+def check_known(
+    env_id: str, name: str, names: list[str], where: str, other: str = ""
+) -> None:
     """Raises a one-line ConfigError when `name` is not among a library's `names`.
 
     Args:
@@ -140,6 +143,7 @@ def check_known(env_id: str, name: str, names: list[str], where: str) -> None:
       name: the library's part of it.
       names: what the library knows.
       where: how to list them, e.g. "envpool.list_all_envs()".
+      other: a last clause for a name that is none of them (how to make it one).
 
     """
     if name in names:
@@ -148,7 +152,7 @@ def check_known(env_id: str, name: str, names: list[str], where: str) -> None:
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise ConfigError(
         f"env.id={env_id!r}: no such {env_id.partition(':')[0]} environment "
-        f"({len(names)} of them, listed by {where}){hint}"
+        f"({len(names)} of them, listed by {where}){hint}{other}"
     )
 
 

@@ -25,13 +25,21 @@ from purejaxdrl.env.host.base import (
     space_spec,
 )
 from purejaxdrl.env.host.envpool import env_seeds
+from purejaxdrl.env.imports import import_modules
+
+_OWN_ENV_HINT = (
+    "; if a module of your own registers it, import that first: --env.imports "
+    "MODULE, or --env.id gymnasium:MODULE:{name}"
+)
 
 
 class GymnasiumEnv(HostEnv):
     """`num_envs` copies of Gymnasium environment `env_id` in one vector env.
 
     Args:
-      env_id: a registered Gymnasium id, e.g. `CartPole-v1`.
+      env_id: a registered Gymnasium id, e.g. `CartPole-v1`, or
+        `<module>:<id>` (`my_pkg.envs:MyCorridor-v0`): the module is imported
+        first (searching the current folder too), then `<id>` is made.
       num_envs: environments in the vector.
       seed: the run's seed; environment i is seeded from (seed, i).
       vectorization_mode: "sync" (this process) or "async" (subprocesses).
@@ -49,8 +57,20 @@ class GymnasiumEnv(HostEnv):
         **options: Any,
     ):
         gym = import_optional("gymnasium", "gymnasium")
+        # Gymnasium's own `module:Id` form: gymnasium.make would import the
+        # module itself, but only after the check below; importing it here
+        # (from the current folder too) lets the check see its registrations.
+        module, _, name = env_id.rpartition(":")
+        if module:
+            import_modules([module], f"env.id='gymnasium:{env_id}'")
         names = list(gym.registry)
-        check_known(f"gymnasium:{env_id}", env_id, names, "gymnasium.registry")
+        check_known(
+            f"gymnasium:{env_id}",
+            name,
+            names,
+            "gymnasium.registry",
+            "" if module else _OWN_ENV_HINT.format(name=name),
+        )
         self.vec = gym.make_vec(
             env_id,
             num_envs=num_envs,

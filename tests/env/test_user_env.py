@@ -1,0 +1,286 @@
+"""The user's own environments: modules imported by `env.imports` (or named by a
+Gymnasium id, `gymnasium:module:Id`), from the folder the command runs in.
+
+The end-to-end tests run the command as a user does, in a fresh process in the
+folder that holds the module, with `python -P` (no current folder on the path,
+as the `purejaxdrl` console script starts): train, then `eval`, `export` and
+`--resume` of the run, each process importing the module by itself.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+import purejaxdrl as pjd
+from purejaxdrl.env.imports import import_modules
+
+# A 1-D corridor: position 0..4, actions left / right, reward 1 on reaching 4
+# (which ends the episode), a 20-step time limit. Names are unique to this file:
+# modules and registrations stay in the processes that import them.
+GYM_CORRIDOR = '''
+"""A 1-D corridor for Gymnasium, registered when imported."""
+
+import gymnasium as gym
+import numpy as np
+
+
+class Corridor(gym.Env):
+    def __init__(self, length=4):
+        self.length = length
+        self.observation_space = gym.spaces.Box(0.0, float(length), (1,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.position = 0
+        return np.array([0.0], np.float32), {}
+
+    def step(self, action):
+        self.position = max(0, self.position + (1 if int(action) == 1 else -1))
+        done = self.position == self.length
+        return np.array([self.position], np.float32), float(done), done, False, {}
+
+
+gym.register("{name}", entry_point=Corridor, max_episode_steps=20)
+'''
+
+JAX_CORRIDOR = '''
+"""The same corridor as a purejaxdrl Env, registered when imported."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl import env as envs
+from purejaxdrl.types import TimeStep
+
+
+class Params(NamedTuple):
+    length: jax.Array
+    time_limit: jax.Array
+
+
+class JaxCorridor(envs.Env):
+    @property
+    def default_params(self):
+        return Params(jnp.int32(4), jnp.int32(20))
+
+    def observation_spec(self, params):
+        return envs.Box((1,))
+
+    def action_spec(self, params):
+        return envs.Discrete(2)
+
+    def reset(self, key, params):
+        return (jnp.int32(0), jnp.int32(0)), envs.restart(jnp.zeros(1, jnp.float32))
+
+    def step(self, key, state, action, params):
+        position, t = state
+        position, t = jnp.maximum(position + 2 * action - 1, 0), t + 1
+        terminated = position >= params.length
+        truncated = (t >= params.time_limit) & ~terminated
+        done = terminated | truncated
+        final = position.astype(jnp.float32)[None]
+        position, t = jnp.where(done, 0, position), jnp.where(done, 0, t)
+        return (position, t), TimeStep(
+            observation=position.astype(jnp.float32)[None],
+            reward=terminated.astype(jnp.float32),
+            discount=1.0 - terminated.astype(jnp.float32),
+            truncated=truncated,
+            final_observation=final,
+            info={},
+        )
+
+
+envs.register("{name}", JaxCorridor)
+'''
+
+# The smallest runs: 2-4 updates of 4 envs x 8 steps, one log.
+TINY = ["--num-envs", "4", "--unroll-length", "8", "--num-logs", "1",
+        "--devices", "1", "--quiet"]  # fmt: skip
+
+
+def run_cli(*args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    """`purejaxdrl ARGS` in a fresh process in `cwd`, which is not on its path."""
+    # This checkout's package, whatever the tests were started with.
+    root = str(pathlib.Path(pjd.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "purejaxdrl.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=240,
+    )
+
+
+def check(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def compile_cache() -> list[str]:
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+    return ["--compile-cache", cache] if cache else ["--no-compile-cache"]
+
+
+@pytest.fixture
+def isolated(monkeypatch):
+    """Undoes what importing a user's module leaves: path, modules, registrations."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    modules = set(sys.modules)
+    registered = set(pjd.env.registry._FACTORIES)
+    gym = sys.modules.get("gymnasium")
+    gym_ids = set(gym.registry) if gym else set()
+    yield
+    for name in set(sys.modules) - modules:
+        if not name.startswith(("gymnasium", "jax", "purejaxdrl")):
+            del sys.modules[name]
+    for name in set(pjd.env.registry._FACTORIES) - registered:
+        del pjd.env.registry._FACTORIES[name]
+    if gym is not None:
+        for name in set(gym.registry) - gym_ids:
+            del gym.registry[name]
+
+
+@pytest.mark.timeout(300)
+def test_a_gymnasium_env_of_the_users_module_trains_evaluates_exports_resumes(
+    tmp_path,
+):
+    pytest.importorskip("gymnasium")
+    (tmp_path / "my_corridor.py").write_text(
+        GYM_CORRIDOR.replace("{name}", "UserCorridor-v0")
+    )
+    train = ["train", "--env", "cartpole", "--algo", "impala", *TINY]
+    env = ["--env.imports", "my_corridor", "--env.id", "gymnasium:UserCorridor-v0"]
+    out = check(
+        run_cli(*train, *env, "--total-steps", "128", *compile_cache(), cwd=tmp_path)
+    )
+    assert out.startswith("done: impala on gymnasium:UserCorridor-v0")
+    (run,) = (tmp_path / "runs").iterdir()
+    saved = yaml.safe_load((run / "config.yaml").read_text())["env"]
+    assert saved["imports"] == ["my_corridor"]
+
+    out = check(run_cli("eval", str(run), "--episodes", "2", cwd=tmp_path))
+    assert out.startswith("impala on gymnasium:UserCorridor-v0, update 4: mean return")
+    check(run_cli("export", str(run), "--out", "policy", cwd=tmp_path))
+    policy = pjd.load_policy(tmp_path / "policy")
+    assert policy.spec["env_imports"] == ["my_corridor"]
+    assert policy.spec["observation_shape"] == [1]
+    assert policy.mode(np.zeros((3, 1), np.float32)).shape == (3,)
+    resumed = run_cli("train", "--resume", str(run), "--quiet", cwd=tmp_path)
+    assert "was already complete (4 of 4 updates)" in check(resumed)
+
+
+@pytest.mark.timeout(300)
+def test_a_jax_env_of_the_users_module_trains_and_evaluates(tmp_path):
+    (tmp_path / "jax_corridor.py").write_text(
+        JAX_CORRIDOR.replace("{name}", "UserJaxCorridor-v0")
+    )
+    train = ["train", "--env", "cartpole", "--algo", "ppo", *TINY,
+             "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"]  # fmt: skip
+    env = ["--env.imports", "jax_corridor", "--env.id", "UserJaxCorridor-v0"]
+    out = check(
+        run_cli(*train, *env, "--total-steps", "64", *compile_cache(), cwd=tmp_path)
+    )
+    assert out.startswith("done: ppo on UserJaxCorridor-v0")
+    (run,) = (tmp_path / "runs").iterdir()
+    out = check(run_cli("eval", str(run), "--episodes", "2", cwd=tmp_path))
+    # Right four times reaches the goal; the policy's mode after 2 updates
+    # need not, but every episode ends by the 20-step limit.
+    assert out.startswith("ppo on UserJaxCorridor-v0, update 2: mean return")
+
+
+def test_the_gymnasium_module_form_imports_the_module_from_the_current_folder(
+    tmp_path, monkeypatch, isolated
+):
+    pytest.importorskip("gymnasium")
+    from purejaxdrl.env.host import make_host_env
+
+    package = tmp_path / "corridor_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "envs.py").write_text(GYM_CORRIDOR.replace("{name}", "PkgCorridor-v0"))
+    monkeypatch.chdir(tmp_path)
+    env = make_host_env("gymnasium:corridor_pkg.envs:PkgCorridor-v0", 2, seed=0)
+    try:
+        assert env.spec.observation.shape == (1,)
+        assert env.spec.action.num_values == 2
+        np.testing.assert_array_equal(env.reset().observation, [[0.0], [0.0]])
+        step = env.step(np.array([1, 0]))
+        np.testing.assert_array_equal(step.observation, [[1.0], [0.0]])
+    finally:
+        env.close()
+    with pytest.raises(pjd.ConfigError, match="did you mean PkgCorridor-v0"):
+        make_host_env("gymnasium:corridor_pkg.envs:PkgCoridor-v0", 1, seed=0)
+
+
+def test_an_unknown_id_says_how_to_import_the_users_module():
+    pytest.importorskip("gymnasium")
+    from purejaxdrl.env.host import make_host_env
+
+    with pytest.raises(
+        pjd.ConfigError,
+        match="import that first: --env.imports MODULE, or --env.id "
+        "gymnasium:MODULE:Corridorr-v0",
+    ):
+        make_host_env("gymnasium:Corridorr-v0", 1, seed=0)
+    with pytest.raises(pjd.env.UnknownEnvironmentError, match="--env.imports MODULE"):
+        pjd.env.make("Corridorr-v0")
+
+
+def test_a_module_registering_a_jax_env_is_imported_once(
+    tmp_path, monkeypatch, isolated
+):
+    (tmp_path / "counted_corridor.py").write_text(
+        JAX_CORRIDOR.replace("{name}", "CountedCorridor-v0") + "\nimport builtins\n"
+        "builtins.corridor_imports = getattr(builtins, 'corridor_imports', 0) + 1\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    import builtins
+
+    monkeypatch.setattr(builtins, "corridor_imports", 0, raising=False)
+    import_modules(["counted_corridor"])
+    import_modules(["counted_corridor"])
+    assert builtins.corridor_imports == 1
+    assert "CountedCorridor-v0" in pjd.env.registered()
+    env = pjd.env.make("CountedCorridor-v0")
+    assert env.observation_spec(env.default_params) == pjd.env.Box((1,))
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "message"),
+    [
+        ("", "my_envs.py", "'my_envs.py' is not a module name; pass a dotted "
+         "Python module name, e.g. --env.imports my_envs (for my_envs.py in"),
+        ("", "envs/corr.py", "e.g. --env.imports envs.corr (for envs/corr.py in"),
+        ("", "lost_envs", "no module named 'lost_envs' (looked in the current"),
+        ("import no_such_dependency_xyz\n", "needs_dep",
+         "importing 'needs_dep' failed: it imports 'no_such_dependency_xyz', "
+         "which is not installed (at "),
+        ("x = 1\nraise RuntimeError('no\\ncorridor')\n", "broken_envs",
+         "importing 'broken_envs' raised RuntimeError: no corridor (at "),
+        ("def f(:\n", "typo_envs", "importing 'typo_envs' raised SyntaxError: "),
+    ],
+)  # fmt: skip
+def test_a_module_that_does_not_import_is_one_line_naming_it_and_the_fix(
+    tmp_path, monkeypatch, isolated, source, name, message
+):
+    if source:
+        (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pjd.ConfigError) as error:
+        import_modules([name])
+    text = str(error.value)
+    assert "\n" not in text
+    assert text.startswith("env.imports: ")
+    assert message in text
+    if source:
+        assert f"{tmp_path / name}.py:" in text  # where it failed
