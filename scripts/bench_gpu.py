@@ -142,9 +142,11 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
     chunks = 3
     sizes = types.SimpleNamespace(
         env="inverted_pendulum" if args.tiny else "ant",
-        num_envs=32 if args.tiny else None,
+        # 64: brax's trainer splits envs over every local device (8 fake
+        # ones in the tests), and each device's share over 8 minibatches.
+        num_envs=64 if args.tiny else None,
         unroll_length=4 if args.tiny else None,
-        total_steps=32 * 4 * 4 * chunks if args.tiny else args.ant_steps,
+        total_steps=64 * 4 * chunks if args.tiny else args.ant_steps,
     )
     config = bench_brax.make_config(sizes, chunks)
     evaluate = bench_brax.make_evaluate(config, 4 if args.tiny else 128)
