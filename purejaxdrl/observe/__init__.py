@@ -1,6 +1,7 @@
 """Host-side views of training: loggers, evaluation, rendering, learning curves.
 
-`loggers` (progress bar, JSONL, TensorBoard, W&B sinks), `evaluation` (episodes
+`loggers` (JSONL, TensorBoard, W&B sinks), `progress` (the live progress
+line on a terminal or in a Jupyter cell), `evaluation` (episodes
 of the deterministic policy, compiled), `render` (one episode drawn as frames),
 `host_evaluation` and `host_render` (the same on host environments), `plots`
 (curves of run and sweep directories as a PNG). Imports `runners`,

@@ -21,7 +21,8 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.host_evaluation import make_training_evaluation
-from purejaxdrl.observe.loggers import Logger, in_notebook
+from purejaxdrl.observe.loggers import Logger
+from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.sebulba import HostEnvError, SebulbaRunner, place
 from purejaxdrl.training.checkpoint import Checkpointer

@@ -17,8 +17,8 @@ from purejaxdrl.observe.loggers import (
     JsonlLogger,
     Logger,
     TensorBoardLogger,
-    progress_logger,
 )
+from purejaxdrl.observe.progress import progress_logger
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.run import Run

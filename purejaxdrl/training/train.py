@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 import jax
 
 from purejaxdrl.env.host import is_host_env
-from purejaxdrl.observe.loggers import Logger, in_notebook
+from purejaxdrl.observe.loggers import Logger
+from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import abstract_state
 from purejaxdrl.training.config import TrainConfig

@@ -1,0 +1,283 @@
+"""Progress displays: the live training line on stderr, and in a Jupyter cell.
+
+On a terminal the line is redrawn in place and fitted to the terminal's width:
+the figures that matter (steps done of the total, return, steps/s, ETA) are
+never cut; the description, the bar and the optional figures (evaluation,
+speed per device) give way first. Elsewhere (CI logs, pipes) a plain line is
+printed per record, whatever its length.
+"""
+
+import html
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.progress import Progress, ProgressColumn, Task
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+# The bar's width on the live line: at least, and at most.
+MIN_BAR, MAX_BAR = 8, 40
+# The description keeps this many cells (or all of it) before figures drop.
+MIN_DESCRIPTION = 12
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return (
+        "—"
+        if x is None or (isinstance(x, float) and math.isnan(x))
+        else format(x, spec)
+    )
+
+
+def compact(x: float | None) -> str:
+    """A count in at most ~5 characters: 9,984, 12.3k, 500k, 1.50M, 2.05G."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if abs(x) < 10_000:
+        return f"{x:,.0f}"
+    for unit, scale in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
+        value = x / scale
+        digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+        text = f"{value:.{digits}f}"
+        if abs(float(text)) < 1000:
+            return text + unit
+    return f"{x / 1e12:.0f}T"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds as 42s, 3m05s or 2h07m; — when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def progress_text(record: dict[str, Any], total_steps: int, num_devices: int) -> str:
+    """A record as one plain line, every figure in full (logs, notebooks)."""
+    sps = _fmt(record.get("steps_per_second"), ",.0f")
+    per_device = _fmt(record.get("steps_per_second_per_device"), ",.0f")
+    ret = _fmt(record.get("episode/mean_return"), ".1f")
+    evaluated = record.get("eval/mean_return")
+    text = (
+        f"steps {record['env_steps']:>12,}/{total_steps:,}  "
+        f"{sps:>10} steps/s ({per_device}/device x {num_devices})  "
+        f"return {ret:>8}"
+    )
+    if evaluated is not None:
+        text += f"  eval {_fmt(evaluated, '.1f')}"
+    return text + f"  ETA {_fmt(record.get('eta_seconds'), '.0f')} s"
+
+
+def figures(
+    record: dict[str, Any] | None, total_steps: int, num_devices: int
+) -> tuple[tuple[str, bool], ...]:
+    """The live line's figures, compact: (text, may be dropped) pairs.
+
+    Before the first record, every figure but the total is "—".
+    """
+    record = record or {}
+    done = compact(record.get("env_steps", 0))
+    # "steps" once, in steps/s: the count beside the bar is clear without it.
+    parts = [(f"{done}/{compact(total_steps)}", False)]
+    parts.append((f"{compact(record.get('steps_per_second'))} steps/s", False))
+    if num_devices > 1:
+        per_device = compact(record.get("steps_per_second_per_device"))
+        parts.append((f"({per_device}/device x {num_devices})", True))
+    parts.append((f"return {_fmt(record.get('episode/mean_return'), '.1f')}", False))
+    if record.get("eval/mean_return") is not None:
+        parts.append((f"eval {_fmt(record['eval/mean_return'], '.1f')}", True))
+    parts.append((f"ETA {duration(record.get('eta_seconds'))}", False))
+    return tuple(parts)
+
+
+class ProgressLine:
+    """One live progress line, fitted to the width it is drawn in.
+
+    `description ━━━━━━━━ figures`: the figures keep their full text; when the
+    line is too narrow the droppable figures go first (the last first), then
+    the description is shortened (with an ellipsis) and the bar narrows.
+
+    Args:
+      description: what trains (e.g. "ppo CartPole-v1").
+      completed: steps done.
+      total: steps in all.
+      parts: the figures, as (text, may be dropped) pairs, in display order.
+
+    """
+
+    def __init__(
+        self,
+        description: str,
+        completed: float,
+        total: float,
+        parts: Sequence[tuple[str, bool]],
+    ):
+        self.description = description
+        self.completed = completed
+        self.total = total
+        self.parts = tuple(parts)
+
+    def fit(self, width: int) -> tuple[str, int, str]:
+        """(description, bar width, figures) that fill at most `width` cells."""
+        parts = list(self.parts)
+        description = self.description
+        while True:
+            shown = "  ".join(text for text, _ in parts)
+            room = width - cell_len(shown) - 2  # the gaps around the bar
+            needed = MIN_BAR + min(cell_len(description), MIN_DESCRIPTION)
+            droppable = [i for i, (_, drop) in enumerate(parts) if drop]
+            if room >= needed or not droppable:
+                break
+            del parts[droppable[-1]]
+        described = min(cell_len(description), max(room - MIN_BAR, 0))
+        if described < cell_len(description):
+            shortened = Text(description)
+            shortened.truncate(described, overflow="ellipsis")
+            # A stub such as "i…" says nothing: the bar takes its place.
+            description = shortened.plain if described >= 4 else ""
+        bar = max(0, min(MAX_BAR, room - cell_len(description)))
+        return description, bar, shown
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> RenderResult:
+        description, bar, shown = self.fit(options.max_width)
+        grid = Table.grid(padding=(0, 1))
+        cells = []
+        if description:
+            grid.add_column(no_wrap=True)
+            cells.append(Text(description, style="bold"))
+        if bar:
+            grid.add_column(width=bar, no_wrap=True)
+            cells.append(ProgressBar(self.total, self.completed, width=bar))
+        grid.add_column(no_wrap=True)
+        cells.append(Text(shown))
+        grid.add_row(*cells)
+        yield grid
+
+
+class _LineColumn(ProgressColumn):
+    """The whole live line as one column, so that it is fitted as a whole."""
+
+    def render(self, task: Task) -> ProgressLine:
+        return ProgressLine(
+            task.description, task.completed, task.total or 0, task.fields["parts"]
+        )
+
+
+class ConsoleLogger:
+    """A live progress bar on stderr: env steps, steps/s, mean return, ETA.
+
+    On a terminal it redraws one line, fitted to the terminal's width;
+    elsewhere (CI logs, pipes) it prints one line per record.
+
+    Args:
+      total_steps: the run's env steps in all.
+      description: what trains, in front of the bar.
+      num_devices: devices training.
+      console: where to draw (default: stderr).
+
+    """
+
+    def __init__(
+        self,
+        total_steps: int,
+        description: str,
+        num_devices: int = 1,
+        console: Console | None = None,
+    ):
+        self.console = console or Console(file=sys.stderr)
+        self.total_steps = total_steps
+        self.num_devices = num_devices
+        self._live = self.console.is_terminal
+        self._progress = Progress(
+            _LineColumn(), console=self.console, disable=not self._live
+        )
+        self._task = self._progress.add_task(
+            description,
+            total=total_steps,
+            parts=figures(None, total_steps, num_devices),
+        )
+        if self._live:
+            self._progress.start()
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._progress.update(
+            self._task,
+            completed=record["env_steps"],
+            parts=figures(record, self.total_steps, self.num_devices),
+            refresh=self._live,  # drawn now, not at the next tick
+        )
+        if not self._live:
+            text = progress_text(record, self.total_steps, self.num_devices)
+            self.console.print(text, highlight=False, soft_wrap=True)
+
+    def close(self) -> None:
+        if self._live:
+            self._progress.stop()
+
+
+class NotebookProgress:
+    """A progress bar in a Jupyter cell's output, updated in place.
+
+    One display (HTML with a plain-text twin) replaced at each record, so a
+    long run leaves one line in the notebook, not one per chunk; needs only
+    IPython, no widgets.
+    """
+
+    def __init__(self, total_steps: int, description: str, num_devices: int = 1):
+        from IPython.display import display
+
+        self.total_steps = total_steps
+        self.description = description
+        self.num_devices = num_devices
+        self._handle = display(self._bundle(None), raw=True, display_id=True)
+
+    def _bundle(self, record: dict[str, Any] | None) -> dict[str, str]:
+        if record is None:
+            done, text = 0, "compiled; waiting for the first chunk"
+        else:
+            done = record["env_steps"]
+            text = progress_text(record, self.total_steps, self.num_devices)
+        text = " ".join(text.split())
+        return {
+            "text/plain": f"{self.description}: {text}",
+            "text/html": (
+                f"<b>{html.escape(self.description)}</b> "
+                f'<progress value="{done}" max="{self.total_steps}" '
+                'style="width: 30%; vertical-align: middle"></progress> '
+                f"<code>{html.escape(text)}</code>"
+            ),
+        }
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._handle.update(self._bundle(record), raw=True)
+
+    def close(self) -> None:
+        pass
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (notebook, lab, VS Code, Colab)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:  # never imported: not a kernel
+        return False
+    shell = ipython.get_ipython()
+    return shell is not None and "IPKernelApp" in shell.config
+
+
+def progress_logger(
+    total_steps: int, description: str, num_devices: int = 1
+) -> ConsoleLogger | NotebookProgress:
+    """The progress bar for where the code runs: a Jupyter cell or stderr."""
+    kind = NotebookProgress if in_notebook() else ConsoleLogger
+    return kind(total_steps, description, num_devices)
