@@ -103,3 +103,33 @@ def test_durations():
         "2h07m",
         "—",
     ]
+
+
+def test_the_compile_phase_shows_until_the_first_record(monkeypatch):
+    out = _terminal(monkeypatch, 80)
+    logger = ConsoleLogger(99_840, "ppo CartPole-v1")
+    logger.phase("compiling")
+    logger.phase("training")
+    logger.write(RECORD)
+    logger.close()
+    frames = _frames(out.getvalue())
+    compiling = [f for f in frames if "compiling… 0s" in f]
+    training = [f for f in frames if "training… 0s" in f]
+    assert compiling and training, frames
+    assert compiling[0].startswith("ppo CartPole-v1 ")
+    assert frames.index(compiling[0]) < frames.index(training[0])
+    assert "return" not in compiling[0] and "return 265.8" in frames[-1]
+
+
+def test_the_phases_are_lines_in_a_log(capsys):
+    logger = ConsoleLogger(99_840, "ppo CartPole-v1")  # stderr is not a terminal
+    logger.phase("compiling")
+    logger.phase("training")
+    logger.write(RECORD)
+    logger.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == [
+        "ppo CartPole-v1: compiling…",
+        "ppo CartPole-v1: training… (compiling took 0s)",
+    ]
+    assert "99,840/99,840" in lines[2] and len(lines) == 3

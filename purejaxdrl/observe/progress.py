@@ -4,12 +4,14 @@ On a terminal the line is redrawn in place and fitted to the terminal's width:
 the figures that matter (steps done of the total, return, steps/s, ETA) are
 never cut; the description, the bar and the optional figures (evaluation,
 speed per device) give way first. Elsewhere (CI logs, pipes) a plain line is
-printed per record, whatever its length.
+printed per record, whatever its length. Before the first record a phase
+("compiling", "training") says what the run is doing, with its seconds.
 """
 
 import html
 import math
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,6 +113,7 @@ class ProgressLine:
       completed: steps done.
       total: steps in all.
       parts: the figures, as (text, may be dropped) pairs, in display order.
+      pulse: animate the bar instead of filling it (no progress to show yet).
 
     """
 
@@ -120,11 +123,13 @@ class ProgressLine:
         completed: float,
         total: float,
         parts: Sequence[tuple[str, bool]],
+        pulse: bool = False,
     ):
         self.description = description
         self.completed = completed
         self.total = total
         self.parts = tuple(parts)
+        self.pulse = pulse
 
     def fit(self, width: int) -> tuple[str, int, str]:
         """(description, bar width, figures) that fill at most `width` cells."""
@@ -158,19 +163,31 @@ class ProgressLine:
             cells.append(Text(description, style="bold"))
         if bar:
             grid.add_column(width=bar, no_wrap=True)
-            cells.append(ProgressBar(self.total, self.completed, width=bar))
+            cells.append(
+                ProgressBar(self.total, self.completed, width=bar, pulse=self.pulse)
+            )
         grid.add_column(no_wrap=True)
         cells.append(Text(shown))
         grid.add_row(*cells)
         yield grid
 
 
+def phase_text(phase: str, seconds: float) -> str:
+    """A phase and its seconds so far: `compiling… 7s`."""
+    return f"{phase}… {duration(seconds)}"
+
+
 class _LineColumn(ProgressColumn):
     """The whole live line as one column, so that it is fitted as a whole."""
 
     def render(self, task: Task) -> ProgressLine:
+        phase, total = task.fields["phase"], task.total or 0
+        if phase is not None:  # redrawn ten times a second: the seconds tick
+            seconds = time.monotonic() - task.fields["since"]
+            parts = ((phase_text(phase, seconds), False),)
+            return ProgressLine(task.description, 0, total, parts, pulse=True)
         return ProgressLine(
-            task.description, task.completed, task.total or 0, task.fields["parts"]
+            task.description, task.completed, total, task.fields["parts"]
         )
 
 
@@ -178,7 +195,8 @@ class ConsoleLogger:
     """A live progress bar on stderr: env steps, steps/s, mean return, ETA.
 
     On a terminal it redraws one line, fitted to the terminal's width;
-    elsewhere (CI logs, pipes) it prints one line per record.
+    elsewhere (CI logs, pipes) it prints one line per record. Until the first
+    record it shows its phase (`phase`).
 
     Args:
       total_steps: the run's env steps in all.
@@ -196,9 +214,12 @@ class ConsoleLogger:
         console: Console | None = None,
     ):
         self.console = console or Console(file=sys.stderr)
+        self.description = description
         self.total_steps = total_steps
         self.num_devices = num_devices
         self._live = self.console.is_terminal
+        self._phase: str | None = None
+        self._since = time.monotonic()
         self._progress = Progress(
             _LineColumn(), console=self.console, disable=not self._live
         )
@@ -206,15 +227,34 @@ class ConsoleLogger:
             description,
             total=total_steps,
             parts=figures(None, total_steps, num_devices),
+            phase=None,
+            since=self._since,
         )
         if self._live:
             self._progress.start()
 
+    def phase(self, name: str) -> None:
+        """Shows `name…` and its seconds (a pulsing bar) until the next record.
+
+        E.g. "compiling" while XLA compiles, then "training" until the first
+        chunk's figures arrive. Elsewhere than on a terminal: one line each.
+        """
+        now = time.monotonic()
+        if not self._live:
+            text = f"{self.description}: {name}…"
+            if self._phase is not None:
+                text += f" ({self._phase} took {duration(now - self._since)})"
+            self.console.print(text, highlight=False, soft_wrap=True)
+        self._phase, self._since = name, now
+        self._progress.update(self._task, phase=name, since=now, refresh=self._live)
+
     def write(self, record: dict[str, Any]) -> None:
+        self._phase = None
         self._progress.update(
             self._task,
             completed=record["env_steps"],
             parts=figures(record, self.total_steps, self.num_devices),
+            phase=None,
             refresh=self._live,  # drawn now, not at the next tick
         )
         if not self._live:
@@ -240,11 +280,11 @@ class NotebookProgress:
         self.total_steps = total_steps
         self.description = description
         self.num_devices = num_devices
-        self._handle = display(self._bundle(None), raw=True, display_id=True)
+        self._handle = display(self._bundle("starting"), raw=True, display_id=True)
 
-    def _bundle(self, record: dict[str, Any] | None) -> dict[str, str]:
-        if record is None:
-            done, text = 0, "compiled; waiting for the first chunk"
+    def _bundle(self, record: dict[str, Any] | str) -> dict[str, str]:
+        if isinstance(record, str):  # a phase
+            done, text = 0, f"{record}…"
         else:
             done = record["env_steps"]
             text = progress_text(record, self.total_steps, self.num_devices)
@@ -258,6 +298,10 @@ class NotebookProgress:
                 f"<code>{html.escape(text)}</code>"
             ),
         }
+
+    def phase(self, name: str) -> None:
+        """Shows `name…` until the next record (see `ConsoleLogger.phase`)."""
+        self._handle.update(self._bundle(name), raw=True)
 
     def write(self, record: dict[str, Any]) -> None:
         self._handle.update(self._bundle(record), raw=True)

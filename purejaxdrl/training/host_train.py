@@ -37,7 +37,14 @@ from purejaxdrl.training.loop import (
     params_finite,
 )
 from purejaxdrl.training.packing import describe
-from purejaxdrl.training.result import TrainResult, close, finish, open_sinks
+from purejaxdrl.training.result import (
+    TrainResult,
+    close,
+    closed_on_error,
+    finish,
+    open_progress,
+    open_sinks,
+)
 from purejaxdrl.training.run import (
     Run,
     Start,
@@ -174,30 +181,34 @@ def train_host(
         run.say(exp.device_note)
     wandb = start_wandb(run, log_to)
     key = make_key(config.seed, config.rng_impl)
-    start_compile = time.perf_counter()
-    attach_host_checkpointer(run, exp, key)
-    start = restore_host(run) if resume is not None else Start()
-    state = exp.runner.init(key) if start.state is None else start.state.agent
-    jax.block_until_ready(state)
-    compile_seconds = time.perf_counter() - start_compile
-    envs = exp.envs
-    if start.done:
-        for env in envs:
-            env.close()
-        envs = make_host_envs(config, len(envs), start.done)
-    sinks = open_sinks(run, exp, start.history, loggers, wandb, log_to, console)
-    loop = ChunkLoop(
-        run=run,
-        programs=None,
-        sinks=sinks,
-        steps_per_update=exp.runner.steps_per_update,
-        num_devices=exp.runner.mesh.size,
-        done=start.done,
-        history=start.history,
-        seconds_before=start.seconds_before,
-        eval_key=None,
-        last_saved=start.done if resume is not None else None,
-    )
+    progress = open_progress(run, exp, console)  # says it compiles
+    with closed_on_error(progress):
+        start_compile = time.perf_counter()
+        attach_host_checkpointer(run, exp, key)
+        start = restore_host(run) if resume is not None else Start()
+        state = exp.runner.init(key) if start.state is None else start.state.agent
+        jax.block_until_ready(state)
+        compile_seconds = time.perf_counter() - start_compile
+        envs = exp.envs
+        if start.done:
+            for env in envs:
+                env.close()
+            envs = make_host_envs(config, len(envs), start.done)
+        sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
+        loop = ChunkLoop(
+            run=run,
+            programs=None,
+            sinks=sinks,
+            steps_per_update=exp.runner.steps_per_update,
+            num_devices=exp.runner.mesh.size,
+            done=start.done,
+            history=start.history,
+            seconds_before=start.seconds_before,
+            eval_key=None,
+            last_saved=start.done if resume is not None else None,
+        )
+    if progress is not None:
+        progress.phase("training")
     try:
         state, stopped_by = run_updates(loop, exp, envs, state, key)
     finally:

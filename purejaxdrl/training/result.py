@@ -9,7 +9,7 @@ import json
 import math
 import pathlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from purejaxdrl.observe.loggers import (
@@ -18,7 +18,11 @@ from purejaxdrl.observe.loggers import (
     Logger,
     TensorBoardLogger,
 )
-from purejaxdrl.observe.progress import progress_logger
+from purejaxdrl.observe.progress import (
+    ConsoleLogger,
+    NotebookProgress,
+    progress_logger,
+)
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.run import Run
@@ -79,19 +83,48 @@ def _check_sinks(log_to: Sequence[str], has_run_dir: bool) -> None:
         )
 
 
+def open_progress(
+    run: Run, exp: Any, console: bool
+) -> ConsoleLogger | NotebookProgress | None:
+    """The progress line (process 0, when asked for), in its `compiling` phase.
+
+    Opened before compilation, so that the seconds XLA takes are not silent;
+    the recipe says `progress.phase("training")` when the chunks start.
+    """
+    if not (console and run.main):
+        return None
+    config = run.config
+    total_steps = config.num_updates * exp.runner.steps_per_update
+    description = f"{config.algo} {config.env.id}"
+    progress = progress_logger(total_steps, description, exp.runner.mesh.size)
+    progress.phase("compiling")
+    return progress
+
+
+@contextlib.contextmanager
+def closed_on_error(sink: Logger | None) -> Iterator[None]:
+    """Closes `sink` (a live line gives the terminal back) if the block raises."""
+    try:
+        yield
+    except BaseException:
+        if sink is not None:
+            sink.close()
+        raise
+
+
 def open_sinks(
     run: Run,
-    exp: Any,
     history: list[dict[str, Any]],
     loggers: Sequence[Logger],
     wandb: Logger | None,
     log_to: Sequence[str],
-    console: bool,
+    progress: Logger | None,
 ) -> list[Logger]:
     """Where each chunk's record goes; only process 0 writes.
 
     A resumed run's metrics.jsonl is rewritten with the checkpoint's records,
-    not what the killed process wrote after it.
+    not what the killed process wrote after it. `progress` (`open_progress`'s)
+    comes last.
     """
     sinks = list(loggers) if run.main else []
     if run.run_dir is not None and run.main:
@@ -102,11 +135,8 @@ def open_sinks(
             sinks.append(TensorBoardLogger(run.run_dir / "tensorboard"))
     if wandb is not None:
         sinks.append(wandb)
-    if console and run.main:
-        config = run.config
-        total_steps = config.num_updates * exp.runner.steps_per_update
-        description = f"{config.algo} {config.env.id}"
-        sinks.append(progress_logger(total_steps, description, exp.runner.mesh.size))
+    if progress is not None:
+        sinks.append(progress)
     return sinks
 
 

@@ -25,7 +25,9 @@ from purejaxdrl.training.result import (
     TrainResult,
     _check_sinks,
     close,
+    closed_on_error,
     finish,
+    open_progress,
     open_sinks,
 )
 from purejaxdrl.training.run import (
@@ -116,33 +118,36 @@ def train(
         run.say(exp.device_note)
     wandb = start_wandb(run, log_to)
     key = make_key(config.seed, config.rng_impl)
-    start_compile = time.perf_counter()
-    abstract = abstract_state(exp.runner, key)
-    attach_checkpointer(run, exp, abstract)
-    start = restore(run, exp) if resume is not None else Start()
-    schedule = chunk_schedule(config, start.done)
-    programs = compile_programs(
-        exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
-    )
-    state = programs.init(key) if start.state is None else start.state
-    if run.checkpointer is not None:
-        jax.block_until_ready(run.checkpointer.pack(state))  # compiles the packer
-    jax.block_until_ready(state)
-    compile_seconds = time.perf_counter() - start_compile
-
-    sinks = open_sinks(run, exp, start.history, loggers, wandb, log_to, console)
-    loop = ChunkLoop(
-        run=run,
-        programs=programs,
-        sinks=sinks,
-        steps_per_update=exp.runner.steps_per_update,
-        num_devices=exp.runner.mesh.size,
-        done=start.done,
-        history=start.history,
-        seconds_before=start.seconds_before,
-        eval_key=eval_key(key),
-        last_saved=start.done if resume is not None else None,
-    )
+    progress = open_progress(run, exp, console)  # says it compiles
+    with closed_on_error(progress):
+        start_compile = time.perf_counter()
+        abstract = abstract_state(exp.runner, key)
+        attach_checkpointer(run, exp, abstract)
+        start = restore(run, exp) if resume is not None else Start()
+        schedule = chunk_schedule(config, start.done)
+        programs = compile_programs(
+            exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
+        )
+        state = programs.init(key) if start.state is None else start.state
+        if run.checkpointer is not None:
+            jax.block_until_ready(run.checkpointer.pack(state))  # compiles the packer
+        jax.block_until_ready(state)
+        compile_seconds = time.perf_counter() - start_compile
+        sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
+        loop = ChunkLoop(
+            run=run,
+            programs=programs,
+            sinks=sinks,
+            steps_per_update=exp.runner.steps_per_update,
+            num_devices=exp.runner.mesh.size,
+            done=start.done,
+            history=start.history,
+            seconds_before=start.seconds_before,
+            eval_key=eval_key(key),
+            last_saved=start.done if resume is not None else None,
+        )
+    if progress is not None:
+        progress.phase("training")
     try:
         state, stopped_by = loop.run_schedule(state, schedule)
     finally:

@@ -10,7 +10,13 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.loggers import JsonlLogger
-from purejaxdrl.training.result import _check_sinks, close, finish, open_sinks
+from purejaxdrl.training.result import (
+    _check_sinks,
+    close,
+    finish,
+    open_progress,
+    open_sinks,
+)
 from purejaxdrl.training.run import Run
 
 
@@ -40,7 +46,7 @@ def test_open_sinks_rewrites_metrics_jsonl_with_the_checkpoints_history(tmp_path
     (tmp_path / "metrics.jsonl").write_text('{"updates": 2}\n{"updates": 4}\n')
     run = Run(config=_config(), run_dir=tmp_path, main=True)
     extra = object()
-    sinks = open_sinks(run, _experiment(), [{"updates": 2}], [extra], None, [], False)
+    sinks = open_sinks(run, [{"updates": 2}], [extra], None, [], None)
     assert sinks[0] is extra and isinstance(sinks[1], JsonlLogger)
     assert len(sinks) == 2
     assert (tmp_path / "metrics.jsonl").read_text() == '{"updates": 2}\n'
@@ -48,7 +54,8 @@ def test_open_sinks_rewrites_metrics_jsonl_with_the_checkpoints_history(tmp_path
 
 def test_only_process_0_writes():
     run = Run(config=_config(), run_dir=None, main=False)
-    assert open_sinks(run, _experiment(), [], [object()], None, [], True) == []
+    assert open_sinks(run, [], [object()], None, [], None) == []
+    assert open_progress(run, _experiment(), True) is None
 
 
 def test_close_closes_every_sink_and_hides_a_checkpointer_error():
@@ -103,3 +110,13 @@ def test_finish_of_a_run_with_nothing_left_reports_no_speed():
     result = finish(run, _loop(8, 8), None, None, 1.0)
     assert math.isnan(result.steps_per_second) and result.env_steps == 4096
     assert result.run_dir is None and result.stopped_by is None
+
+
+@pytest.mark.timeout(300)
+def test_train_says_it_compiles_before_the_first_record(capsys):
+    config = pjd.apply_overrides(_config(4), {"num_logs": 2, "devices": 1})
+    pjd.train(config, console=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "ppo CartPole-v1: compiling…", lines
+    assert lines[1].startswith("ppo CartPole-v1: training… (compiling took ")
+    assert [line.split()[1] for line in lines[2:]] == ["1,024/2,048", "2,048/2,048"]
