@@ -22,7 +22,6 @@ from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.host_evaluation import make_training_evaluation
 from purejaxdrl.observe.loggers import Logger
-from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.sebulba import HostEnvError, SebulbaRunner, place
 from purejaxdrl.training.checkpoint import Checkpointer
@@ -160,7 +159,7 @@ def train_host(
     config: TrainConfig,
     *,
     loggers: Sequence[Logger] = (),
-    console: bool | None = None,
+    console: bool = True,
     write_files: bool = False,
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
@@ -174,7 +173,6 @@ def train_host(
     every key. A resumed run restarts the environments with fresh seeds
     (`host_env_seed`): it continues the training, not the exact episodes.
     """
-    console = in_notebook() if console is None else console
     exp = make_host_experiment(config)
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
     if exp.device_note:

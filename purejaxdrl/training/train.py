@@ -14,7 +14,6 @@ import jax
 
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import Logger
-from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import abstract_state
 from purejaxdrl.training.config import TrainConfig
@@ -59,7 +58,7 @@ def train(
     config: TrainConfig,
     *,
     loggers: Sequence[Logger] = (),
-    console: bool | None = None,
+    console: bool = True,
     write_files: bool = False,
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
@@ -75,8 +74,10 @@ def train(
     Args:
       config: the run.
       loggers: extra sinks receiving one record per chunk.
-      console: show a live progress bar (in the Jupyter cell when run from a
-        notebook, else on stderr); None: only in Jupyter.
+      console: show the run's progress (default): in the Jupyter cell when run
+        from a notebook, else on stderr: a line redrawn in place on a terminal,
+        one plain line per chunk (`config.num_logs` of them) in a pipe or a
+        log file. False: silent, e.g. for many runs in a loop.
       write_files: write config.yaml, metrics.jsonl, summary.json, checkpoints
         and the final network parameters (params.msgpack) to a new folder
         under `config.run_dir` (files other than checkpoints: process 0 only).
@@ -110,8 +111,6 @@ def train(
             notify=notify,
             log_to=log_to,
         )
-    if console is None:
-        console = in_notebook()
     exp = make_experiment(config)
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
     if exp.device_note:

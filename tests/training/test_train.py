@@ -120,3 +120,16 @@ def test_train_says_it_compiles_before_the_first_record(capsys):
     assert lines[0] == "ppo CartPole-v1: compiling…", lines
     assert lines[1].startswith("ppo CartPole-v1: training… (compiling took ")
     assert [line.split()[1] for line in lines[2:]] == ["1,024/2,048", "2,048/2,048"]
+
+
+@pytest.mark.timeout(300)
+def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
+    # A script's pjd.train(config) is not silent for its whole run: stderr is
+    # not a terminal here, so one plain line per phase and per chunk.
+    config = pjd.apply_overrides(_config(4), {"num_logs": 2, "devices": 1})
+    pjd.train(config)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4 and "compiling…" in lines[0], lines
+    assert "2,048/2,048" in lines[-1] and "return" in lines[-1]
+    pjd.train(config, console=False)
+    assert capsys.readouterr().err == ""
