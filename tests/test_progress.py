@@ -3,6 +3,7 @@
 import io
 import re
 import sys
+import time
 
 import pytest
 from rich.cells import cell_len
@@ -12,6 +13,7 @@ from purejaxdrl.observe.progress import (
     ConsoleLogger,
     ProgressLine,
     compact,
+    counting,
     duration,
     figures,
 )
@@ -133,3 +135,28 @@ def test_the_phases_are_lines_in_a_log(capsys):
         "ppo CartPole-v1: training… (compiling took 0s)",
     ]
     assert "99,840/99,840" in lines[2] and len(lines) == 3
+
+
+def test_counting_on_a_terminal_is_one_line_removed_at_the_end(monkeypatch):
+    out = _terminal(monkeypatch, 80)
+    with counting("drawing cartpole.gif", 500, "frames") as update:
+        for done in (1, 250, 500):
+            update(done)
+            time.sleep(0.25)  # drawn ten times a second
+    frames = _frames(out.getvalue())
+    assert any("drawing cartpole.gif" in f and "250/500 frames" in f for f in frames)
+    assert all(cell_len(f) <= 80 for f in frames)
+    assert out.getvalue().endswith("\x1b[1A\x1b[2K")  # transient: line erased
+
+
+def test_counting_in_a_log_is_a_line_per_quarter(capsys):
+    with counting("drawing x.gif", 10, "frames") as update:
+        for done in range(1, 11):
+            update(done)
+    assert capsys.readouterr().err.splitlines() == [
+        "drawing x.gif: 10 frames…",
+        "drawing x.gif: 3/10 frames",
+        "drawing x.gif: 5/10 frames",
+        "drawing x.gif: 8/10 frames",
+        "drawing x.gif: 10/10 frames",
+    ]

@@ -19,14 +19,20 @@ def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
     gif = tmp_path / "cartpole.gif"
     argv = ["eval", str(run), "--episodes", "3", "--render", str(gif),
             "--max-steps", "40"]  # fmt: skip
+    capsys.readouterr()
     assert cli.main(argv) == 0, capsys.readouterr().err
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "over 3 episode(s) (deterministic policy)" in out
     steps = int(re.search(r"rendered one episode \((\d+) steps", out).group(1))
     assert 1 <= steps <= 40
     with Image.open(gif) as image:
         assert image.n_frames == steps
         assert image.size[0] >= 300
+    # Progress while drawing (stderr is no terminal here: a line per quarter).
+    progress = captured.err.splitlines()
+    assert progress[0] == f"drawing cartpole.gif: {steps} frames…", progress
+    assert progress[-1] == f"drawing cartpole.gif: {steps}/{steps} frames"
 
 
 def _episode(env_id, max_steps, **options):
@@ -46,9 +52,30 @@ def _episode(env_id, max_steps, **options):
 def test_minatar_gif_has_one_frame_per_step(tmp_path):
     exp, episode = _episode("Breakout-MinAtar", 12)
     assert episode.length == len(episode.states) == len(episode.rewards)
-    render(exp.env, episode, tmp_path / "breakout.gif")
+    drawn = []
+    render(exp.env, episode, tmp_path / "breakout.gif", progress=drawn.append)
+    assert drawn == list(range(1, episode.length + 1))
     with Image.open(tmp_path / "breakout.gif") as image:
         assert image.n_frames == episode.length
+
+
+def test_classic_control_frames_come_from_one_environment(tmp_path, monkeypatch):
+    # gymnax's Visualizer made (and closed) a gymnasium environment per frame,
+    # ~0.1 s of a frame's ~0.2 s; one environment draws them all now.
+    import gymnasium
+
+    made = []
+    make = gymnasium.make
+    monkeypatch.setattr(
+        gymnasium, "make", lambda *a, **k: made.append(a) or make(*a, **k)
+    )
+    exp, episode = _episode("CartPole-v1", 12)
+    drawn = []
+    render(exp.env, episode, tmp_path / "cartpole.gif", progress=drawn.append)
+    assert len(made) == 1 and drawn == list(range(1, episode.length + 1))
+    with Image.open(tmp_path / "cartpole.gif") as image:
+        assert image.n_frames == episode.length
+        assert image.size == (600, 428)  # gymnasium's 600 x 400, a title above
 
 
 def test_brax_html_names_the_system(tmp_path):

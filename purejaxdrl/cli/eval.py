@@ -8,6 +8,7 @@ environments, an HTML viewer for brax ones. Runs on host environments
 """
 
 import argparse
+import pathlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,6 +72,7 @@ def _eval_device(args: argparse.Namespace) -> int:
     import jax
 
     from purejaxdrl.observe.evaluation import make_evaluate
+    from purejaxdrl.observe.progress import counting
     from purejaxdrl.observe.render import record_episode, render
     from purejaxdrl.training.policy import restore_run
 
@@ -93,7 +95,9 @@ def _eval_device(args: argparse.Namespace) -> int:
             key,
             args.max_steps,
         )
-        out = render(exp.env, episode, args.render)
+        drawing = f"drawing {pathlib.Path(args.render).name}"
+        with counting(drawing, episode.length, "frames") as update:
+            out = render(exp.env, episode, args.render, progress=update)
         print(
             f"rendered one episode ({episode.length} steps, return "
             f"{episode.rewards.sum():.1f}) to {out}"

@@ -6,13 +6,15 @@ never cut; the description, the bar and the optional figures (evaluation,
 speed per device) give way first. Elsewhere (CI logs, pipes) a plain line is
 printed per record, whatever its length. Before the first record a phase
 ("compiling", "training") says what the run is doing, with its seconds.
+`counting` shows the same kind of line for other long host work (frames drawn).
 """
 
+import contextlib
 import html
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rich.cells import cell_len
@@ -308,6 +310,62 @@ class NotebookProgress:
 
     def close(self) -> None:
         pass
+
+
+class _CountColumn(ProgressColumn):
+    """A count's live line: `description ━━━━ 120/500 frames  ETA 3s`."""
+
+    def __init__(self, unit: str):
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> ProgressLine:
+        total = int(task.total or 0)
+        parts = (
+            (f"{int(task.completed):,}/{total:,} {self.unit}", False),
+            (f"ETA {duration(task.time_remaining)}", True),
+        )
+        # Pulses until the first unit is done (nothing to estimate from yet).
+        pulse = task.completed == 0
+        return ProgressLine(task.description, task.completed, total, parts, pulse)
+
+
+@contextlib.contextmanager
+def counting(
+    description: str, total: int, unit: str, console: Console | None = None
+) -> Iterator[Callable[[int], None]]:
+    """Shows a count towards `total` while the block runs; yields `update(done)`.
+
+    On a terminal (stderr by default) a line redrawn in place and removed at
+    the end, `drawing out.gif ━━━━ 120/500 frames  ETA 3s`; elsewhere a line
+    at the start and one at each quarter done.
+
+    Args:
+      description: what is counted, e.g. "drawing out.gif".
+      total: how many units in all.
+      unit: their name, plural ("frames").
+      console: where to draw (default: stderr).
+
+    """
+    console = console or Console(file=sys.stderr)
+    if not console.is_terminal:
+        marks = {math.ceil(total * q / 4) for q in (1, 2, 3, 4)}
+
+        def say(done: int) -> None:
+            if done in marks:
+                marks.discard(done)
+                line = f"{description}: {done:,}/{total:,} {unit}"
+                console.print(line, highlight=False, soft_wrap=True)
+
+        console.print(
+            f"{description}: {total:,} {unit}…", highlight=False, soft_wrap=True
+        )
+        yield say
+        return
+    progress = Progress(_CountColumn(unit), console=console, transient=True)
+    task = progress.add_task(description, total=total)
+    with progress:
+        yield lambda done: progress.update(task, completed=done)
 
 
 def in_notebook() -> bool:

@@ -8,6 +8,7 @@ control, MinAtar, ...), an HTML viewer for brax environments (brax's own).
 
 import os
 import pathlib
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import jax
@@ -94,8 +95,20 @@ def record_episode(
     return Episode(frames, np.asarray(rewards[:length]), length)
 
 
-def render(env: Env, episode: Episode, out: str | pathlib.Path) -> pathlib.Path:
+def render(
+    env: Env,
+    episode: Episode,
+    out: str | pathlib.Path,
+    progress: Callable[[int], None] | None = None,
+) -> pathlib.Path:
     """Draws `episode` to `out`: a GIF (gymnax) or an HTML viewer (brax).
+
+    Args:
+      env: the environment that played it.
+      episode: from `record_episode`.
+      out: the file, *.gif or *.html.
+      progress: called with the number of GIF frames drawn so far, after each
+        (`episode.length` in all).
 
     Raises:
       ConfigError: the file type does not suit the environment, or the
@@ -110,7 +123,7 @@ def render(env: Env, episode: Episode, out: str | pathlib.Path) -> pathlib.Path:
             raise ConfigError(
                 f"--render {out}: {base.env_id} renders to a GIF; name the file *.gif."
             )
-        _gymnax_gif(base, episode, out)
+        _gymnax_gif(base, episode, out, progress)
     elif isinstance(base, BraxEnv):
         if suffix != ".html":
             raise ConfigError(
@@ -137,9 +150,21 @@ def render(env: Env, episode: Episode, out: str | pathlib.Path) -> pathlib.Path:
 # gymnax draws these with gymnasium's pygame renderer.
 _PYGAME = ("Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCar-v0",
            "MountainCarContinuous-v0")  # fmt: skip
+# How long a frame shows (gymnax's Visualizer's intervals), milliseconds.
+_PYGAME_FRAME_MS, _FIGURE_FRAME_MS = 50, 100
+# The title band above a classic-control drawing, pixels.
+_TITLE_HEIGHT = 28
+# gymnax's figures (MinAtar, Catch, mazes): its 6 x 5 inches at 200 / 3 dots
+# per inch, 400 x 333 pixels, not 600 x 500; the same layout, fewer pixels.
+_FIGURE_DPI = 200 / 3
 
 
-def _gymnax_gif(env: GymnaxEnv, episode: Episode, out: pathlib.Path) -> None:
+def _gymnax_gif(
+    env: GymnaxEnv,
+    episode: Episode,
+    out: pathlib.Path,
+    progress: Callable[[int], None] | None,
+) -> None:
     if env.env_id in _PYGAME:
         # Headless: no window, no sound card.
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -151,11 +176,100 @@ def _gymnax_gif(env: GymnaxEnv, episode: Episode, out: pathlib.Path) -> None:
                 f"--render: gymnax draws {env.env_id} with pygame, which is not "
                 "installed; pip install 'purejaxdrl[render]'."
             ) from None
+        frames, frame_ms = _classic_control_frames(env, episode), _PYGAME_FRAME_MS
+    else:
+        frames, frame_ms = _figure_frames(env, episode), _FIGURE_FRAME_MS
+    # Pillow takes the frames one by one as it compares each with the last, so
+    # they are drawn as it goes; only the final encoding (~1 ms a frame) is left
+    # when the count is done.
+    frames = _counted(frames, progress)
+    first = next(frames)
+    first.save(out, save_all=True, append_images=frames, duration=frame_ms, loop=0)
+
+
+def _counted(
+    frames: Iterator[Any], progress: Callable[[int], None] | None
+) -> Iterator[Any]:
+    """`frames`, calling `progress(n)` once the n-th frame has been taken."""
+    for done, frame in enumerate(frames, 1):
+        yield frame
+        if progress is not None:
+            progress(done)
+
+
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except ImportError:  # a Pillow without FreeType: its small bitmap font
+        return ImageFont.load_default()
+
+
+def _classic_control_frames(env: GymnaxEnv, episode: Episode) -> Iterator[Any]:
+    """Gymnasium's drawing of each state under a title (step, return so far).
+
+    gymnax's own Visualizer makes and closes a gymnasium environment for every
+    frame, then redraws it in a matplotlib figure (~0.2 s a frame); here one
+    environment draws them all and Pillow adds the title (~10 ms a frame).
+    Frames are palette images on the fixed web palette: any colour keeps its
+    place, and converting costs ~1 ms (an adaptive palette per frame, ~20 ms).
+
+    Yields:
+      PIL images, mode "P", 600 x 428 pixels for CartPole.
+
+    """
+    import gymnasium
+    from gymnax.visualize import vis_gym
+    from PIL import Image, ImageDraw
+
+    name, font = env.env_id, _font(16)
+    returns = np.cumsum(episode.rewards)
+    drawer = gymnasium.make(name, render_mode="rgb_array")
+    try:
+        drawer.reset(seed=0)
+        inner = drawer.unwrapped
+        vis_gym.set_gym_params(inner, name, env.default_params)
+        for t, state in enumerate(episode.states):
+            inner.state = vis_gym.get_gym_state(state, name)
+            if name == "Pendulum-v1":  # its torque arrow
+                inner.last_u = np.asarray(state.last_u, dtype=np.float64)
+            drawing = np.asarray(drawer.render(), np.uint8)
+            height, width = drawing.shape[:2]
+            frame = Image.new("RGB", (width, height + _TITLE_HEIGHT), "white")
+            frame.paste(Image.fromarray(drawing), (0, _TITLE_HEIGHT))
+            title = f"{name}: step {t + 1}, return {returns[t]:.1f}"
+            ImageDraw.Draw(frame).text((8, 5), title, fill="black", font=font)
+            yield frame.convert(
+                "P", palette=Image.Palette.WEB, dither=Image.Dither.NONE
+            )
+    finally:
+        drawer.close()
+
+
+def _figure_frames(env: GymnaxEnv, episode: Episode) -> Iterator[Any]:
+    """The matplotlib drawing of each state by gymnax: one figure, redrawn.
+
+    Yields:
+      PIL images, RGB, 400 x 333 pixels.
+
+    """
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     from gymnax.visualize import Visualizer
+    from PIL import Image
 
     rewards = np.cumsum(episode.rewards)
     vis = Visualizer(env.env, env.default_params, episode.states, rewards)
-    vis.animate(str(out))
+    try:
+        vis.fig.set_dpi(_FIGURE_DPI)
+        vis.init()
+        for t in range(episode.length):
+            vis.update(t)
+            vis.fig.canvas.draw()
+            rgba = np.asarray(vis.fig.canvas.buffer_rgba())
+            yield Image.fromarray(rgba[..., :3].copy())
+    finally:
+        plt.close(vis.fig)
