@@ -4,7 +4,11 @@ Brax's `AutoResetWrapper` replaces the final observation with the reset one, whi
 makes truncated episodes bootstrap from the wrong state. This adapter keeps it.
 """
 
+import contextlib
 import functools
+import io
+import sys
+from types import ModuleType
 from typing import NamedTuple
 
 import jax
@@ -20,6 +24,28 @@ from purejaxdrl.env.base import (
 )
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
+# MuJoCo's MJX, which brax imports, prints these two lines (print() to stdout,
+# not logging or warnings) when its optional GPU package `warp` is missing:
+# noise on every brax run, about a package brax does not need here.
+WARP_NOISE = ("Failed to import warp:", "Failed to import mujoco_warp:")
+
+
+def import_brax_envs() -> ModuleType:
+    """`brax.envs`, imported without MJX's two lines about the optional `warp`.
+
+    Everything else printed while brax and MuJoCo import is printed still.
+    """
+    if "brax.envs" not in sys.modules:
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                import brax.envs  # noqa: F401
+        finally:
+            for line in printed.getvalue().splitlines(keepends=True):
+                if not line.startswith(WARP_NOISE):
+                    sys.stdout.write(line)
+    return sys.modules["brax.envs"]
+
 
 class BraxState(NamedTuple):
     """Brax's own state plus the step count within the episode (int32 [])."""
@@ -33,11 +59,11 @@ def _check_options(env_id: str, options: dict) -> None:
 
     Checked before brax loads the model, which takes seconds.
     """
-    import brax.envs
+    brax_envs = import_brax_envs()
     from brax.envs.base import PipelineEnv
 
     # brax has no public listing of its environments; `_envs` is its registry.
-    cls = brax.envs._envs.get(env_id)
+    cls = brax_envs._envs.get(env_id)
     if cls is None:
         return
     valid, any_keyword = keyword_names(cls.__init__)
@@ -67,8 +93,7 @@ class BraxEnv(Env):
         episode_length: int = 1000,
         **kwargs,
     ):
-        import brax.envs
-
+        brax_envs = import_brax_envs()
         _check_options(env_id, kwargs)
         if episode_length < 1:
             raise ValueError(
@@ -78,7 +103,7 @@ class BraxEnv(Env):
         self.env_id = env_id
         self.backend = backend
         self.episode_length = int(episode_length)
-        self.env = brax.envs.get_environment(env_id, backend=backend, **kwargs)
+        self.env = brax_envs.get_environment(env_id, backend=backend, **kwargs)
 
     @property
     def default_params(self) -> EnvParams:

@@ -37,12 +37,10 @@ def _register_gymnax() -> None:
 @functools.cache
 def _register_brax() -> None:
     # brax pulls in MuJoCo: seconds and hundreds of MB, so only when asked for.
-    import brax.envs
-
-    from purejaxdrl.env.brax_env import BraxEnv
+    from purejaxdrl.env.brax_env import BraxEnv, import_brax_envs
 
     # brax has no public listing of its environments; `_envs` is its registry.
-    for env_id in brax.envs._envs:
+    for env_id in import_brax_envs()._envs:
         _FACTORIES.setdefault(BRAX_PREFIX + env_id, functools.partial(BraxEnv, env_id))
 
 
