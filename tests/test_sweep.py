@@ -1,5 +1,7 @@
 """Sweeps: every run equals the run trained alone; compile counts; layout; files."""
 
+import csv
+import dataclasses
 import math
 
 import jax
@@ -11,7 +13,7 @@ import purejaxdrl as pjd
 from purejaxdrl.sweep import layout as sweep_layout
 from purejaxdrl.sweep.fields import resolve_field
 from purejaxdrl.sweep.program import sweep
-from purejaxdrl.sweep.report import load_sweep
+from purejaxdrl.sweep.report import load_sweep, write_sweep
 from purejaxdrl.sweep.result import SweepResult
 from purejaxdrl.sweep.spec import make_plan
 
@@ -194,8 +196,8 @@ def test_summary_figures_by_hand():
     result = SweepResult(
         plan=plan,
         histories=[
-            _history(10, 50, 40),  # reaches 45 at 200 steps; final 40
-            _history(10, 20, 60),  # reaches at 300; final 60
+            _history(10, 50, 40),  # crosses 45 at 200 steps; final 40: not reached
+            _history(10, 20, 60),  # crosses at 300; final 60: reached
             _history(5, math.nan, 30),  # never; final 30
             _history(1, 2, 3),  # diverged: final NaN
         ],
@@ -204,16 +206,45 @@ def test_summary_figures_by_hand():
         target_return=45.0,
     )
     np.testing.assert_array_equal(result.final_return, [40, 60, 30, np.nan])
-    np.testing.assert_array_equal(result.steps_to_target, [200, 300, np.nan, np.nan])
+    # "Reached" is the final return, as `purejaxdrl train` judges a target; the
+    # first crossing during training is its own figure.
+    np.testing.assert_array_equal(result.reached_target, [False, True, False, False])
+    np.testing.assert_array_equal(
+        result.first_crossing_steps, [200, 300, np.nan, np.nan]
+    )
     first, second = result.summary()
     assert (first["mean_return"], first["std_return"]) == (50.0, 10.0)
-    assert (first["reached_target"], first["median_steps_to_target"]) == (2, 250.0)
+    assert first["reached_target"] == 1
+    assert first["median_first_crossing_steps"] == 250.0
     assert (second["mean_return"], second["diverged"]) == (30.0, 1)
-    assert second["reached_target"] == 0 and math.isnan(
-        second["median_steps_to_target"]
-    )
+    assert second["reached_target"] == 0
+    assert math.isnan(second["median_first_crossing_steps"])
     assert result.best["setting"] == 0
-    assert "(1 diverged)" in result.table()
+    table = result.table()
+    assert "| reached target | first crossing (median steps) |" in table
+    assert "| 1/2 | 250 |" in table and "(1 diverged) | 0/2 | — |" in table
+    untargeted = dataclasses.replace(result, target_return=None)
+    assert not untargeted.reached_target.any()
+    assert untargeted.summary()[0]["reached_target"] == 0
+
+
+def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
+    plan = make_plan(_base(devices=1, run_dir=str(tmp_path)), seeds=[0, 1])
+    result = SweepResult(
+        plan=plan,
+        histories=[_history(10, 50, 40), _history(10, 20, 60)],
+        diverged=[None, None],
+        final_params=[{"w": np.zeros(2)}] * 2,
+        target_return=45.0,
+    )
+    path = write_sweep(result)
+    with (path / "runs.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["reached_target"] for r in rows] == ["false", "true"]
+    assert [r["first_crossing_steps"] for r in rows] == ["200", "300"]
+    with (path / "summary.csv").open() as f:
+        (row,) = csv.DictReader(f)
+    assert (row["reached_target"], row["median_first_crossing_steps"]) == ("1", "250")
 
 
 def test_random_search_draws_in_range_reproducibly():

@@ -102,7 +102,8 @@ def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
         "--target",
         type=float,
         metavar="RETURN",
-        help="score whose first crossing is reported (default: the preset's)",
+        help="score a run's final return must reach to count as reaching the "
+        "target; its first crossing is reported too (default: the preset's)",
     )
     parser.add_argument(
         "--device-memory",

@@ -65,8 +65,9 @@ def sweep(
       num_samples: random draws.
       seeds: a count N (base seed, +1, ...) or a list of seeds.
       search_seed: seeds the random search.
-      target_return: the score whose first crossing is reported per run (a
-        preset's target by default).
+      target_return: the score a run's final return must reach to count as
+        reaching the target; the first chunk that crossed it is reported too
+        (a preset's target by default).
       write_files: write a sweep directory under `base.run_dir`: one metrics
         JSONL per run, runs.csv, summary.csv / summary.md, curves.png and each
         run's final parameters.

@@ -50,11 +50,13 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
 
     - `sweep.yaml`: the base config, the varied fields, every setting and the
       seeds;
-    - `runs.csv`: one row per run (setting, seed, final return, steps to target);
+    - `runs.csv`: one row per run (setting, seed, final return, whether it
+      reached the target, env steps at its first crossing of the target);
     - `runs/run-0000.jsonl`: each run's metrics, one record per chunk;
     - `params/run-0000.msgpack`: each run's final network parameters;
     - `summary.csv` and `summary.md`: per setting, mean and standard deviation
-      over seeds of the final return, and steps to reach the target;
+      over seeds of the final return, how many seeds reached the target (final
+      return at least the target), and the median first crossing;
     - `curves.png`: learning curves per setting, mean with a band over seeds.
 
     `load_sweep(dir)` reads it back into a SweepResult.
@@ -129,17 +131,20 @@ def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
     """`runs.csv`, `summary.csv` and `summary.md` of a sweep directory."""
     plan = result.plan
     paths = [f.path for f in plan.fields]
-    final, steps = result.final_return, result.steps_to_target
+    final, steps = result.final_return, result.first_crossing_steps
+    reached = result.reached_target
     with (path / "runs.csv").open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["run", "setting", "seed", *paths, "final_return",
-                      "steps_to_target", "diverged_at"])  # fmt: skip
+                      "reached_target", "first_crossing_steps",
+                      "diverged_at"])  # fmt: skip
         for i in range(plan.num_runs):
             s, seed = plan.run(i)
             values = [short_value(plan.settings[s][p]) for p in paths]
             at = result.diverged[i]
-            out.writerow([i, s, seed, *values, _csv(final[i]), _csv(steps[i]),
-                          "" if at is None else at])  # fmt: skip
+            judged = "" if result.target_return is None else str(bool(reached[i]))
+            out.writerow([i, s, seed, *values, _csv(final[i]), judged.lower(),
+                          _csv(steps[i]), "" if at is None else at])  # fmt: skip
     rows = result.summary()
     with (path / "summary.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=list(rows[0]))

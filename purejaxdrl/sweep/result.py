@@ -25,7 +25,9 @@ class SweepResult:
       diverged: per run, the update at which a metric became non-finite, or None.
       final_params: per run, the final network parameters (host arrays), or
         None when loaded from disk (read on demand by `params`).
-      target_return: the score whose first crossing `steps_to_target` reports.
+      target_return: the score a run's final return must reach
+        (`reached_target`, as `purejaxdrl train` judges a preset's target);
+        `first_crossing_steps` says when a chunk's mean return first reached it.
       compile_seconds: time to build and compile the programs.
       train_seconds: time to train, compilation excluded.
       programs_compiled: training programs compiled (one per static group and
@@ -65,10 +67,24 @@ class SweepResult:
         return out
 
     @property
-    def steps_to_target(self) -> np.ndarray:
+    def reached_target(self) -> np.ndarray:
+        """Whether each run's final return is at least the target.
+
+        Bool [runs]; False for runs that diverged or never ended an episode,
+        and for all without a `target_return`. A run that crossed the target
+        during training and ended below it did not reach it.
+        """
+        if self.target_return is None:
+            return np.zeros(len(self.histories), bool)
+        final = self.final_return
+        return ~np.isnan(final) & (np.nan_to_num(final) >= self.target_return)
+
+    @property
+    def first_crossing_steps(self) -> np.ndarray:
         """Env steps at the end of each run's first chunk that reached the target.
 
-        Float [runs]; NaN if never, or without a `target_return`.
+        Float [runs]; NaN if never, or without a `target_return`. A crossing,
+        not the final return: see `reached_target`.
         """
         out = np.full(len(self.histories), np.nan)
         if self.target_return is None:
@@ -80,6 +96,11 @@ class SweepResult:
                     out[i] = rec["env_steps"]
                     break
         return out
+
+    @property
+    def steps_to_target(self) -> np.ndarray:
+        """`first_crossing_steps`, by its former name."""
+        return self.first_crossing_steps
 
     @property
     def env_steps(self) -> int:
@@ -135,15 +156,18 @@ class SweepResult:
         """One row per setting: its values and its results over seeds.
 
         Mean and standard deviation of the final return, how many seeds
-        diverged, how many reached the target and the median steps they took.
+        diverged, how many reached the target (final return at least the
+        target), and the median env steps at which the runs that crossed it
+        during training first did.
         """
-        final, steps = self.final_return, self.steps_to_target
+        final, steps = self.final_return, self.first_crossing_steps
+        reached = self.reached_target
         n = len(self.plan.seeds)
         rows = []
         for s, values in enumerate(self.plan.settings):
             mine = final[s * n : (s + 1) * n]
-            reached = steps[s * n : (s + 1) * n]
-            reached = reached[~np.isnan(reached)]
+            crossed = steps[s * n : (s + 1) * n]
+            crossed = crossed[~np.isnan(crossed)]
             ok = mine[~np.isnan(mine)]
             rows.append(
                 {
@@ -155,9 +179,9 @@ class SweepResult:
                     "diverged": sum(
                         self.diverged[i] is not None for i in range(s * n, s * n + n)
                     ),
-                    "reached_target": int(reached.size),
-                    "median_steps_to_target": (
-                        float(np.median(reached)) if reached.size else math.nan
+                    "reached_target": int(reached[s * n : (s + 1) * n].sum()),
+                    "median_first_crossing_steps": (
+                        float(np.median(crossed)) if crossed.size else math.nan
                     ),
                 }
             )
@@ -167,12 +191,12 @@ class SweepResult:
     def best(self) -> dict[str, Any]:
         """The summary row with the highest mean final return.
 
-        Ties go to fewer steps to the target.
+        Ties go to fewer steps to the first crossing of the target.
         """
 
         def rank(row: dict[str, Any]) -> tuple[float, float]:
             mean = row["mean_return"]
-            steps = row["median_steps_to_target"]
+            steps = row["median_first_crossing_steps"]
             return (
                 -math.inf if math.isnan(mean) else mean,
                 -(math.inf if math.isnan(steps) else steps),
@@ -183,7 +207,8 @@ class SweepResult:
     def table(self) -> str:
         """The summary as a Markdown table, best first."""
         paths = [f.path for f in self.plan.fields]
-        head = ["setting", *paths, "return mean ± std", "reached target", "steps"]
+        head = ["setting", *paths, "return mean ± std", "reached target",
+                "first crossing (median steps)"]  # fmt: skip
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         rows = sorted(self.summary(), key=lambda r: -_num(r["mean_return"]))
         for row in rows:
@@ -195,7 +220,7 @@ class SweepResult:
                 *(short_value(row[p]) for p in paths),
                 f"{_fmt(row['mean_return'])} ± {_fmt(row['std_return'])}",
                 reached,
-                _fmt(row["median_steps_to_target"], ",.0f"),
+                _fmt(row["median_first_crossing_steps"], ",.0f"),
             ]
             if row["diverged"]:
                 cells[-3] += f" ({row['diverged']} diverged)"
