@@ -11,6 +11,7 @@ from rich.console import Console
 
 from purejaxdrl.observe.progress import (
     ConsoleLogger,
+    NotebookProgress,
     ProgressLine,
     compact,
     counting,
@@ -160,3 +161,24 @@ def test_counting_in_a_log_is_a_line_per_quarter(capsys):
         "drawing x.gif: 8/10 frames",
         "drawing x.gif: 10/10 frames",
     ]
+
+
+def test_the_notebook_display_says_the_phase_then_the_figures(monkeypatch):
+    import IPython.display
+
+    shown = []
+
+    class Handle:
+        def update(self, bundle, raw):
+            shown.append(bundle["text/plain"])
+
+    def display(bundle, raw, display_id):
+        shown.append(bundle["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    bar = NotebookProgress(99_840, "ppo CartPole-v1")
+    bar.phase("compiling")
+    bar.write(RECORD)
+    assert shown[:2] == ["ppo CartPole-v1: starting…", "ppo CartPole-v1: compiling…"]
+    assert "99,840/99,840" in shown[2] and "return 265.8" in shown[2]
