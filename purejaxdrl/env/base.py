@@ -18,9 +18,22 @@ EnvParams = Any
 
 @dataclasses.dataclass(frozen=True)
 class Discrete:
-    """A discrete action space with `num_values` actions, int32 [] actions."""
+    """A discrete action space with `num_values` actions, int32 [] actions.
+
+    Attributes:
+      num_values: A, the number of actions.
+      legal: for an environment with illegal actions, how its observations say
+        which are legal: `legal(obs [..., *obs_shape]) -> bool [..., A]`, a
+        pure function (an env whose state the observation does not show
+        appends A 0/1 flags to it). The networks mask the illegal actions'
+        logits or Q-values with it (`networks.heads`), so acting, evaluation
+        and every learner that re-applies the network to stored observations
+        respect it. None: every action is always legal.
+
+    """
 
     num_values: int
+    legal: Callable[[jax.Array], jax.Array] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +86,25 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
         f"{', '.join(valid) or '(none)'}; fix the name in --env.option KEY=VALUE "
         "(or the preset's env.options), or drop it."
     )
+
+
+def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:
+    """`spec`, unless it has a `legal` mask that `wrapper` would break.
+
+    A wrapper that changes observations (normalises them, hides entries)
+    changes what `Discrete.legal` reads, so it refuses such an environment
+    rather than let its networks mask the wrong actions.
+
+    Raises:
+      ValueError: naming the wrapper and the fix.
+
+    """
+    if isinstance(spec, Discrete) and spec.legal is not None:
+        raise ValueError(
+            f"{wrapper} changes the observations this environment's legal-action "
+            "mask (action_spec().legal) reads; turn it off for this environment."
+        )
+    return spec
 
 
 def restart(observation: jax.Array) -> TimeStep:

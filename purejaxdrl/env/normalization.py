@@ -5,7 +5,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import EnvParams, Wrapper
+from purejaxdrl.env.base import EnvParams, Wrapper, keep_unmasked
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -95,7 +95,8 @@ class NormalizeObservation(Wrapper):
         return self.env.observation_spec(params.inner)
 
     def action_spec(self, params: NormalizedParams):
-        return self.env.action_spec(params.inner)
+        spec = self.env.action_spec(params.inner)
+        return keep_unmasked(spec, "normalize_observations")
 
     def _normalize(self, ts: TimeStep, params: NormalizedParams) -> TimeStep:
         stats = params.obs_stats

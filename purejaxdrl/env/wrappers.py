@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.env.base import Box, Env, EnvParams, Wrapper
+from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, Wrapper, keep_unmasked
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -119,6 +119,10 @@ class HideObservations(Wrapper):
 
     def observation_spec(self, params: EnvParams) -> Box:
         return Box((len(self._keep(params)),))
+
+    def action_spec(self, params: EnvParams) -> Discrete | Box:
+        spec = self.env.action_spec(params)
+        return keep_unmasked(spec, "env.hide_observations")
 
 
 def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:

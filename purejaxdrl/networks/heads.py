@@ -16,7 +16,7 @@ from purejaxdrl.networks.recurrent import (
     make_recurrent_q_network,
 )
 from purejaxdrl.networks.torsos import _Torso, check_torso
-from purejaxdrl.rl.distributions import categorical, tanh_gaussian
+from purejaxdrl.rl.distributions import categorical, mask_logits, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey
 
 
@@ -40,6 +40,39 @@ class _ActorCritic(nn.Module):
         return policy, value
 
 
+def _check_mask(config: NetworkConfig, action_spec: Discrete | Box) -> None:
+    # A recurrent network's heads see the core's output, not the observation
+    # that says which actions are legal; masking there is not built yet.
+    if isinstance(action_spec, Discrete) and action_spec.legal and config.recurrent:
+        raise ValueError(
+            f"network.core={config.core!r} cannot mask illegal actions (the "
+            "environment's action spec has `legal`); use --network.core none."
+        )
+
+
+def _masked(
+    apply: Callable[..., tuple[jax.Array, jax.Array]],
+    legal: Callable[[jax.Array], jax.Array],
+    *,
+    q_values: bool,
+) -> Callable[..., tuple[jax.Array, jax.Array]]:
+    """`apply` with the illegal actions' logits (or Q-values) at -inf.
+
+    In the network, so that every caller sees one mask: the actors' sampling
+    and log-probs, greedy evaluation, and the learners' log-probs, entropies
+    and targets recomputed from the same stored observations (PPO's ratio is
+    1 before its first step). A Q-network's second output, max Q, is then the
+    max over legal actions: a target never bootstraps from an illegal one.
+    """
+
+    def masked(params: Params, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        head, value = apply(params, obs)
+        head = mask_logits(head, legal(obs))
+        return head, head.max(axis=-1) if q_values else value
+
+    return masked
+
+
 def make_actor_critic(
     config: NetworkConfig, obs_spec: Box, action_spec: Discrete | Box
 ) -> Network | RecurrentNetwork:
@@ -47,13 +80,16 @@ def make_actor_critic(
 
     Discrete actions get a categorical head (logits [A]); Box actions a
     tanh-Gaussian head (mean and bounded log-std, [2A]). With a recurrent
-    `config.core`, a RecurrentNetwork: torso, core, then the same heads.
+    `config.core`, a RecurrentNetwork: torso, core, then the same heads. A
+    Discrete spec with `legal` masks the illegal actions' logits to -inf.
 
     Raises:
-      ValueError: for a torso that cannot be (`torsos.check_torso`).
+      ValueError: for a torso that cannot be (`torsos.check_torso`), or a
+        recurrent core with a `legal` mask.
 
     """
     check_torso(config, obs_spec)
+    _check_mask(config, action_spec)
     if isinstance(action_spec, Discrete):
         distribution, policy_size = categorical(), action_spec.num_values
     else:
@@ -68,7 +104,10 @@ def make_actor_critic(
     def init(key: PRNGKey, obs: jax.Array) -> Params:
         return module.init(key, obs)
 
-    return Network(init=init, apply=module.apply, distribution=distribution)
+    apply = module.apply
+    if isinstance(action_spec, Discrete) and action_spec.legal:
+        apply = _masked(apply, action_spec.legal, q_values=False)
+    return Network(init=init, apply=apply, distribution=distribution)
 
 
 class _QNetwork(nn.Module):
@@ -98,7 +137,9 @@ def make_q_network(
     Q-values stand where an actor-critic has its logits, with a categorical
     distribution, so the deterministic policy (`dist.mode`: argmax Q),
     evaluation, rendering and export work unchanged. With a recurrent
-    `config.core`, a RecurrentNetwork with the same outputs.
+    `config.core`, a RecurrentNetwork with the same outputs. A Discrete spec
+    with `legal` sets the illegal actions' Q-values to -inf, so max Q, argmax Q
+    and ε-greedy's random actions (`rl.epsilon_greedy`) are over legal ones.
 
     Raises:
       ValueError: for continuous actions (use SAC, PPO or IMPALA), or the
@@ -124,7 +165,10 @@ def make_q_network(
     def init(key: PRNGKey, obs: jax.Array) -> Params:
         return module.init(key, obs)
 
-    return Network(init=init, apply=module.apply, distribution=categorical())
+    apply = module.apply
+    if action_spec.legal:
+        apply = _masked(apply, action_spec.legal, q_values=True)
+    return Network(init=init, apply=apply, distribution=categorical())
 
 
 class _Actor(nn.Module):

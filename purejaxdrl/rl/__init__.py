@@ -7,7 +7,12 @@ imports only `types`.
 """
 
 from purejaxdrl.rl.bootstrap import bootstrap_values
-from purejaxdrl.rl.distributions import Distribution, categorical, tanh_gaussian
+from purejaxdrl.rl.distributions import (
+    Distribution,
+    categorical,
+    mask_logits,
+    tanh_gaussian,
+)
 from purejaxdrl.rl.exploration import actor_epsilons, epsilon_greedy
 from purejaxdrl.rl.losses import (
     actor_critic_loss,
@@ -30,6 +35,7 @@ __all__ = [
     "episode_aware_gae",
     "epsilon_greedy",
     "gae",
+    "mask_logits",
     "normalize_advantages",
     "policy_gradient_loss",
     "tanh_gaussian",

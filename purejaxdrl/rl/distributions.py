@@ -50,6 +50,26 @@ def _categorical_entropy(logits: jax.Array, key: PRNGKey | None = None) -> jax.A
     return -jnp.sum(p * safe_logp, axis=-1)
 
 
+def mask_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
+    """`logits` with the illegal actions' set to -inf: what a categorical can't draw.
+
+    A row with no legal action is left as it is: -inf everywhere would make
+    log-softmax NaN, and such a row (say an environment's terminal observation)
+    has no action to choose anyway.
+
+    Args:
+      logits: unnormalised log-probabilities (or Q-values), float32 [..., A].
+      legal: which actions are legal, bool [..., A].
+
+    Returns:
+      float32 [..., A]; `sample`, `mode`, `log_prob` and `entropy` of
+      `categorical()` then act on the legal actions only.
+
+    """
+    legal = jnp.logical_or(legal, ~jnp.any(legal, axis=-1, keepdims=True))
+    return jnp.where(legal, logits, -jnp.inf)
+
+
 def categorical() -> Distribution:
     """Categorical over the last axis of `logits` [..., A]; actions int32 [...]."""
     return Distribution(

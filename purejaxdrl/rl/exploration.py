@@ -7,11 +7,16 @@ from purejaxdrl.types import PRNGKey
 
 
 def epsilon_greedy(key: PRNGKey, q: jax.Array, epsilon: jax.Array) -> jax.Array:
-    """With probability ε a uniformly random action, else the greedy one.
+    """With probability ε a uniformly random legal action, else the greedy one.
+
+    Actions whose value is -inf are illegal (a masked Q-network's,
+    `distributions.mask_logits`): neither choice takes them. The random one is
+    the k-th legal action for k uniform below their count: with every action
+    legal that is k itself, the same draw as without a mask.
 
     Args:
       key: one key for this choice.
-      q: action values of one state, float32 [A].
+      q: action values of one state, float32 [A]; -inf where illegal.
       epsilon: exploration rate ε, scalar.
 
     Returns:
@@ -19,7 +24,10 @@ def epsilon_greedy(key: PRNGKey, q: jax.Array, epsilon: jax.Array) -> jax.Array:
 
     """
     key_explore, key_action = jax.random.split(key)
-    random = jax.random.randint(key_action, (), 0, q.shape[-1])
+    legal = q > -jnp.inf
+    count = jnp.cumsum(legal, axis=-1)
+    k = jax.random.randint(key_action, (), 0, jnp.maximum(count[..., -1], 1))
+    random = jnp.argmax(count > k, axis=-1)
     explore = jax.random.uniform(key_explore) < epsilon
     return jnp.where(explore, random, jnp.argmax(q, axis=-1)).astype(jnp.int32)
 

@@ -220,6 +220,12 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         obs_spec = exp.env.observation_spec(env_params)
         action_spec = exp.env.action_spec(env_params)
         steps_per_update = exp.runner.steps_per_update
+    if isinstance(action_spec, Discrete) and action_spec.legal is not None:
+        # policy.json holds sizes, not code: a loaded policy could not mask.
+        raise ConfigError(
+            f"{config.env.id} masks illegal actions (action_spec().legal), which "
+            "an exported policy cannot carry; act with the run's own network."
+        )
     action = (
         {"discrete": action_spec.num_values}
         if isinstance(action_spec, Discrete)
