@@ -69,8 +69,8 @@ class MaskedProbeEnv(envs.Env):
     Observation [one-hot t (4), legal_0, legal_1, legal_2] (the flags the
     action spec's `legal` reads); actions 0, 1, 2 pay 0, 1, 2, action 2 even
     where illegal, so an unmasked learner would learn to take it there.
-    Episodes terminate after 4 steps. `info["illegal"]` is 1 where the action just taken was
-    illegal. With `masked=False` the action spec has no `legal`: the same
+    Episodes terminate after 4 steps. `info["illegal"]` is 1 where the action
+    just taken was illegal. With `masked=False` the action spec has no `legal`: the same
     dynamics for an agent that ignores the flags.
     """
 

@@ -28,3 +28,21 @@ def test_actor_epsilons_by_hand():
     got = rl.actor_epsilons(0.4, 7.0, jnp.arange(4), 4)
     want = [0.4 ** (1 + 7 * i / 3) for i in range(4)]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_epsilon_greedy_draws_legal_actions_uniformly_and_keeps_its_stream():
+    q = jnp.asarray([5.0, -jnp.inf, 1.0, -jnp.inf, 0.0])
+    keys = jax.random.split(jax.random.key(2), 6000)
+    draws = np.asarray(jax.vmap(rl.epsilon_greedy, (0, None, None))(keys, q, 1.0))
+    counts = np.bincount(draws, minlength=5)
+    assert counts[1] == counts[3] == 0
+    np.testing.assert_allclose(counts[[0, 2, 4]] / 6000, 1 / 3, atol=0.03)
+    greedy = jax.vmap(rl.epsilon_greedy, (0, None, None))(keys[:50], q, 0.0)
+    assert np.all(np.asarray(greedy) == 0)
+    # Without illegal actions, the draw a plain randint would make.
+    full = jnp.arange(5.0)
+    got = jax.vmap(rl.epsilon_greedy, (0, None, None))(keys[:200], full, 1.0)
+    want = jax.vmap(lambda k: jax.random.randint(jax.random.split(k)[1], (), 0, 5))(
+        keys[:200]
+    )
+    np.testing.assert_array_equal(got, np.asarray(want))
