@@ -13,6 +13,7 @@ all-reduces its gradients, and writes the new priorities back. Plain DQN is the
 same learner with one annealed ε and uniform replay.
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -65,6 +66,9 @@ class DQNState(NamedTuple):
     buffer: object
 
 
+QValues = Callable[[Params, jax.Array], jax.Array]  # Q-values [..., A]
+
+
 class Replayed(NamedTuple):
     """One stored n-step transition (unbatched in `init`, [n] when added)."""
 
@@ -73,6 +77,138 @@ class Replayed(NamedTuple):
     reward: jax.Array  # the n-step return G
     discount: jax.Array  # γ_boot: γ^k, 0 after a termination
     next_observation: jax.Array  # the final observation G bootstraps from
+
+
+def td_errors(
+    q_values: QValues, params: Params, target: Params, item: Replayed
+) -> jax.Array:
+    """Double Q-learning's TD errors (van Hasselt et al., 2016), float32 [B].
+
+    The online network picks a' at the next observation, the target network
+    values it: δ = G + γ_boot Q_target(s', argmax_a Q(s', a)) - Q(s, a).
+    """
+    q = q_values(params, item.observation)
+    q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
+    next_online = q_values(params, item.next_observation)
+    next_target = q_values(target, item.next_observation)
+    best = jnp.argmax(next_online, axis=-1)[:, None]
+    bootstrap = jnp.take_along_axis(next_target, best, axis=-1)[:, 0]
+    target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
+    return target_q - q_taken
+
+
+def loss(
+    params: Params,
+    target: Params,
+    item: Replayed,
+    weights: jax.Array,
+    q_values: QValues,
+) -> tuple[jax.Array, jax.Array]:
+    """The importance-weighted Huber loss of the TD errors, and the errors [B]."""
+    td = td_errors(q_values, params, target, item)
+    return jnp.mean(weights * optax.huber_loss(td, delta=1.0)), td
+
+
+def initial_td_errors(q_values: QValues, params: Params, item: Replayed) -> jax.Array:
+    """Ape-X's initial priorities' TD errors, float32 [B].
+
+    Ape-X's actors hold the online network only: they bootstrap from its own
+    greedy value. One forward pass over observations and next ones.
+    """
+    both = jnp.concatenate([item.observation, item.next_observation])
+    q, q_next = jnp.split(q_values(params, both), 2)
+    q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
+    return item.reward + item.discount * q_next.max(axis=-1) - q_taken
+
+
+def to_replay(traj: Transition, n_step: int, gamma: jax.Array) -> Replayed:
+    """An unroll [T, B] as n-step transitions [T * B], bootstrapping from finals."""
+    nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
+    ret, boot, index = nstep(traj.reward, traj.discount, traj.truncated, n_step, gamma)
+    final = traj.final_observation
+    shape = index.shape + (1,) * (final.ndim - 2)
+    next_obs = jnp.take_along_axis(final, index.reshape(shape), axis=0)
+    return Replayed(
+        merge_steps(traj.observation).astype(jnp.float32),
+        merge_steps(traj.action).astype(jnp.int32),
+        merge_steps(ret),
+        merge_steps(boot),
+        merge_steps(next_obs).astype(jnp.float32),
+    )
+
+
+class Learner(NamedTuple):
+    """What `learn` needs from its factory: the config and the bound pieces."""
+
+    config: DQNConfig
+    buffer: Buffer
+    optimizer: optax.GradientTransformation
+    q_values: QValues
+    num_updates: int
+    axis_name: str | None
+
+
+def learn(
+    state: DQNState, key: PRNGKey, ready: jax.Array, learner: Learner
+) -> tuple[DQNState, Metrics]:
+    """`updates_per_step` gradient steps; before `ready`, parameters stay."""
+    config, buffer, axis_name = learner.config, learner.buffer, learner.axis_name
+    beta_start = config.beta_start
+    beta = beta_start + (1.0 - beta_start) * jnp.minimum(
+        state.step / learner.num_updates, 1.0
+    )
+
+    def weights_of(drawn: Sample) -> jax.Array:
+        if not config.prioritised:
+            return jnp.ones_like(drawn.probability)
+        size = state.buffer.ring.size[0]
+        return importance_weights(drawn.probability, size, beta, axis_name)
+
+    def grad_step(
+        carry: DQNState, drawn: Sample
+    ) -> tuple[DQNState, tuple[jax.Array, Metrics]]:
+        weights = weights_of(drawn)
+
+        def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
+            target = carry.target_params
+            return loss(params, target, drawn.item, weights, learner.q_values)
+
+        carry, td, metrics = target_network_step(
+            carry, loss_fn, learner.optimizer, ready,
+            target_every=config.target_every,
+            target_tau=config.target_tau, axis_name=axis_name,
+        )  # fmt: skip
+        return carry, (td, metrics)
+
+    def sample_and_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
+        drawn = buffer.sample(carry.buffer, key)
+        carry, (td, metrics) = grad_step(carry, drawn)
+        if config.prioritised:
+            # Before learning starts these are still the current network's
+            # TD errors, as Ape-X's initial priorities are.
+            priority = jnp.abs(td) + config.priority_eps
+            replay = buffer.set_priorities(carry.buffer, drawn.index, priority)
+            carry = carry._replace(buffer=replay)
+        return carry, metrics
+
+    keys = jax.random.split(key, config.updates_per_step)
+    if config.prioritised and not config.prefetch:
+        state, metrics = jax.lax.scan(sample_and_step, state, keys)
+        return state, jax.tree.map(jnp.mean, metrics)
+    # Every batch of the update is drawn before its first step. Uniform
+    # draws do not depend on the steps, so this changes nothing but speed;
+    # prioritised ones see the priorities the update's steps write from the
+    # next update on (Ape-X's learner prefetches its batches likewise), and
+    # those are written together after the last step. Vmapped, not mapped:
+    # one walk down the sum-tree for all batches instead of a loop of them.
+    drawn = jax.vmap(lambda k: buffer.sample(state.buffer, k))(keys)
+    state, (td, metrics) = jax.lax.scan(grad_step, state, drawn)
+    if config.prioritised:
+        priority = jnp.abs(td) + config.priority_eps
+        index = drawn.index.reshape(-1)
+        replay = buffer.set_priorities(state.buffer, index, priority.reshape(-1))
+        state = state._replace(buffer=replay)
+    return state, jax.tree.map(jnp.mean, metrics)
 
 
 def make_dqn(
@@ -130,6 +266,8 @@ def make_dqn(
     def q_values(params: Params, obs: jax.Array) -> jax.Array:
         return network.apply(params, obs)[0]
 
+    learner = Learner(config, buffer, optimizer, q_values, num_updates, axis_name)
+
     def init(key: PRNGKey) -> DQNState:
         params = network.init(key, obs_example)
         example = Replayed(
@@ -177,114 +315,18 @@ def make_dqn(
     def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
         return q_values(acting[0], obs).max(axis=-1)
 
-    def td_errors(params: Params, target: Params, item: Replayed) -> jax.Array:
-        # Double Q-learning: the online net picks a', the target net values it.
-        q = q_values(params, item.observation)
-        q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
-        next_online = q_values(params, item.next_observation)
-        next_target = q_values(target, item.next_observation)
-        best = jnp.argmax(next_online, axis=-1)[:, None]
-        bootstrap = jnp.take_along_axis(next_target, best, axis=-1)[:, 0]
-        target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
-        return target_q - q_taken
-
-    def initial_td_errors(params: Params, item: Replayed) -> jax.Array:
-        # Ape-X's actors hold the online network only: they bootstrap from its
-        # own greedy value. One forward pass over observations and next ones.
-        both = jnp.concatenate([item.observation, item.next_observation])
-        q, q_next = jnp.split(q_values(params, both), 2)
-        q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
-        return item.reward + item.discount * q_next.max(axis=-1) - q_taken
-
-    def to_replay(traj: Transition) -> Replayed:
-        nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
-        ret, boot, index = nstep(
-            traj.reward, traj.discount, traj.truncated, config.n_step, config.gamma
-        )
-        final = traj.final_observation
-        shape = index.shape + (1,) * (final.ndim - 2)
-        next_obs = jnp.take_along_axis(final, index.reshape(shape), axis=0)
-        return Replayed(
-            merge_steps(traj.observation).astype(jnp.float32),
-            merge_steps(traj.action).astype(jnp.int32),
-            merge_steps(ret),
-            merge_steps(boot),
-            merge_steps(next_obs).astype(jnp.float32),
-        )
-
-    def learn(
-        state: DQNState, key: PRNGKey, ready: jax.Array
-    ) -> tuple[DQNState, Metrics]:
-        """`updates_per_step` gradient steps; before `ready`, parameters stay."""
-        beta_start = config.beta_start
-        beta = beta_start + (1.0 - beta_start) * jnp.minimum(
-            state.step / num_updates, 1.0
-        )
-
-        def weights_of(drawn: Sample) -> jax.Array:
-            if not config.prioritised:
-                return jnp.ones_like(drawn.probability)
-            size = state.buffer.ring.size[0]
-            return importance_weights(drawn.probability, size, beta, axis_name)
-
-        def grad_step(
-            carry: DQNState, drawn: Sample
-        ) -> tuple[DQNState, tuple[jax.Array, Metrics]]:
-            weights = weights_of(drawn)
-
-            def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
-                td = td_errors(params, carry.target_params, drawn.item)
-                loss = jnp.mean(weights * optax.huber_loss(td, delta=1.0))
-                return loss, td
-
-            carry, td, metrics = target_network_step(
-                carry, loss_fn, optimizer, ready, target_every=config.target_every,
-                target_tau=config.target_tau, axis_name=axis_name,
-            )  # fmt: skip
-            return carry, (td, metrics)
-
-        def sample_and_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
-            drawn = buffer.sample(carry.buffer, key)
-            carry, (td, metrics) = grad_step(carry, drawn)
-            if config.prioritised:
-                # Before learning starts these are still the current network's
-                # TD errors, as Ape-X's initial priorities are.
-                priority = jnp.abs(td) + config.priority_eps
-                replay = buffer.set_priorities(carry.buffer, drawn.index, priority)
-                carry = carry._replace(buffer=replay)
-            return carry, metrics
-
-        keys = jax.random.split(key, config.updates_per_step)
-        if config.prioritised and not config.prefetch:
-            state, metrics = jax.lax.scan(sample_and_step, state, keys)
-            return state, jax.tree.map(jnp.mean, metrics)
-        # Every batch of the update is drawn before its first step. Uniform
-        # draws do not depend on the steps, so this changes nothing but speed;
-        # prioritised ones see the priorities the update's steps write from the
-        # next update on (Ape-X's learner prefetches its batches likewise), and
-        # those are written together after the last step. Vmapped, not mapped:
-        # one walk down the sum-tree for all batches instead of a loop of them.
-        drawn = jax.vmap(lambda k: buffer.sample(state.buffer, k))(keys)
-        state, (td, metrics) = jax.lax.scan(grad_step, state, drawn)
-        if config.prioritised:
-            priority = jnp.abs(td) + config.priority_eps
-            index = drawn.index.reshape(-1)
-            replay = buffer.set_priorities(state.buffer, index, priority.reshape(-1))
-            state = state._replace(buffer=replay)
-        return state, jax.tree.map(jnp.mean, metrics)
-
     def update(
         state: DQNState, traj: Transition, key: PRNGKey
     ) -> tuple[DQNState, Metrics]:
-        items = to_replay(traj)
+        items = to_replay(traj, config.n_step, config.gamma)
         if config.prioritised:
-            td = initial_td_errors(state.params, items)
+            td = initial_td_errors(q_values, state.params, items)
             replay = buffer.add(state.buffer, items, jnp.abs(td) + config.priority_eps)
         else:
             replay = buffer.add(state.buffer, items)
         state = state._replace(buffer=replay)
         stored = stored_items(state.step, items.reward.shape[0], capacity)
-        state, metrics = learn(state, key, stored >= min_size)
+        state, metrics = learn(state, key, stored >= min_size, learner)
         metrics = {
             **metrics,
             "epsilon": epsilon_now(state.step),

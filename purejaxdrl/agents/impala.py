@@ -227,9 +227,6 @@ def make_impala(
         _, unravel = ravel_pytree(state.params)
         return unravel(state.past_params[state.step % lag])
 
-    def critic(params: Params, obs: jax.Array) -> jax.Array:
-        return network.apply(params, obs)[1]
-
     def loss(
         flat: jax.Array, unravel: Callable, traj: Transition, key: PRNGKey
     ) -> tuple[jax.Array, jax.Array]:

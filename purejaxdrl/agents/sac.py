@@ -96,6 +96,100 @@ class Stored(NamedTuple):
     next_observation: jax.Array  # the final observation (before any reset)
 
 
+def sample_action(
+    network: SACNetworks, actor: Params, obs: jax.Array, key: PRNGKey
+) -> tuple[jax.Array, jax.Array]:
+    """A reparameterised action in [-1, 1] [B, A] and its log-probability [B]."""
+    dist = network.policy.distribution
+    out = network.actor(actor, obs)
+    u = dist.sample(out, key)  # mean + std * noise
+    return dist.to_env(u), dist.log_prob(out, u)
+
+
+def soft_q_target(
+    network: SACNetworks,
+    actor: Params,
+    target_critic: Params,
+    item: Stored,
+    alpha: jax.Array,
+    key: PRNGKey,
+    config: SACConfig,
+) -> jax.Array:
+    """Clipped double-Q soft targets [B]: r + γ d (min_i Q'_i(s', a') - α log π(a'|s')).
+
+    `d` is 0 after a termination and 1 otherwise, truncations included: their
+    `next_observation` is the final observation, so they bootstrap.
+    """
+    next_action, next_logp = sample_action(network, actor, item.next_observation, key)
+    next_q = network.critic(target_critic, item.next_observation, next_action)
+    soft = next_q.min(axis=-1) - alpha * next_logp
+    reward = item.reward * config.reward_scale
+    return jax.lax.stop_gradient(reward + config.gamma * item.discount * soft)
+
+
+def critic_loss(
+    critic: Params, network: SACNetworks, item: Stored, target: jax.Array
+) -> jax.Array:
+    """Both critics' squared errors to the soft target, halved, batch mean."""
+    q = network.critic(critic, item.observation, item.action)
+    return 0.5 * jnp.mean(jnp.sum(jnp.square(q - target[:, None]), axis=-1))
+
+
+def actor_loss(
+    actor: Params,
+    network: SACNetworks,
+    critic: Params,
+    item: Stored,
+    alpha: jax.Array,
+    key: PRNGKey,
+) -> tuple[jax.Array, jax.Array]:
+    """E[α log π(a|s) - min_i Q_i(s, a)] with reparameterised a; and log π [B]."""
+    action, logp = sample_action(network, actor, item.observation, key)
+    q = network.critic(critic, item.observation, action).min(axis=-1)
+    return jnp.mean(alpha * logp - q), logp
+
+
+def alpha_loss(
+    log_alpha: jax.Array, logp: jax.Array, target_entropy: float | jax.Array
+) -> jax.Array:
+    """The temperature's loss: -log α (log π + target entropy), batch mean."""
+    return -jnp.mean(log_alpha * jax.lax.stop_gradient(logp + target_entropy))
+
+
+def apply_gradients(
+    carry: SACState,
+    grads: tuple[Params, Params, jax.Array],
+    ready: jax.Array,
+    optimizer: optax.GradientTransformation,
+    tau: float | jax.Array,
+) -> SACState:
+    """Adam steps on (actor, critic, log α) and a Polyak target; kept before `ready`."""
+    old = (carry.params["actor"], carry.params["critic"], carry.log_alpha)
+    new, opt_states = [], []
+    for g, s, p in zip(grads, carry.opt_state, old, strict=True):
+        updates, s = optimizer.update(g, s, p)
+        new.append(optax.apply_updates(p, updates))
+        opt_states.append(s)
+    target_critic = optax.incremental_update(new[1], carry.target_critic, tau)
+    learned = (
+        {"actor": new[0], "critic": new[1]},
+        target_critic,
+        tuple(opt_states),
+        new[2],
+        carry.grad_steps + 1,
+    )
+    kept = (
+        carry.params,
+        carry.target_critic,
+        carry.opt_state,
+        carry.log_alpha,
+        carry.grad_steps,
+    )
+    # Before `ready` the learner state stays (a select of small trees).
+    learned = jax.tree.map(lambda n, o: jnp.where(ready, n, o), learned, kept)
+    return SACState(*learned[:4], carry.step, learned[4], carry.buffer)
+
+
 def make_sac(
     config: SACConfig,
     network: SACNetworks,
@@ -171,13 +265,6 @@ def make_sac(
     def value(params: Params, obs: jax.Array) -> jax.Array:
         return policy.apply(params, obs)[1]
 
-    def sample_action(
-        actor: Params, obs: jax.Array, key: PRNGKey
-    ) -> tuple[jax.Array, jax.Array]:
-        out = network.actor(actor, obs)
-        u = dist.sample(out, key)  # reparameterised: mean + std * noise
-        return dist.to_env(u), dist.log_prob(out, u)
-
     def grad_step(
         carry: SACState, key: PRNGKey, ready: jax.Array
     ) -> tuple[SACState, Metrics]:
@@ -185,35 +272,17 @@ def make_sac(
         item = buffer.sample(carry.buffer, key_sample).item
         alpha = jnp.exp(carry.log_alpha)
         actor, critic = carry.params["actor"], carry.params["critic"]
-
-        # Critics: clipped double-Q soft targets.
-        next_action, next_logp = sample_action(actor, item.next_observation, key_next)
-        next_q = network.critic(carry.target_critic, item.next_observation, next_action)
-        soft = next_q.min(axis=-1) - alpha * next_logp
-        reward = item.reward * config.reward_scale
-        target = jax.lax.stop_gradient(reward + config.gamma * item.discount * soft)
-
-        def critic_loss(critic: Params) -> jax.Array:
-            q = network.critic(critic, item.observation, item.action)
-            return 0.5 * jnp.mean(jnp.sum(jnp.square(q - target[:, None]), axis=-1))
-
-        # Actor: maximise min Q - α log π with reparameterised actions.
-        def actor_loss(actor: Params) -> tuple[jax.Array, jax.Array]:
-            action, logp = sample_action(actor, item.observation, key_new)
-            q = network.critic(critic, item.observation, action).min(axis=-1)
-            return jnp.mean(alpha * logp - q), logp
-
-        num_dims = item.action.shape[-1]
-        target_entropy = -config.target_entropy_scale * num_dims
-
-        def alpha_loss(log_alpha: jax.Array, logp: jax.Array) -> jax.Array:
-            return -jnp.mean(log_alpha * jax.lax.stop_gradient(logp + target_entropy))
-
+        target = soft_q_target(
+            network, actor, carry.target_critic, item, alpha, key_next, config
+        )
+        target_entropy = -config.target_entropy_scale * item.action.shape[-1]
         # Each device's own gradients, averaged below (`local_copy`).
         own = local_copy((critic, actor, carry.log_alpha), axis_name)
-        loss_q, grad_q = jax.value_and_grad(critic_loss)(own[0])
-        (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(own[1])
-        loss_a, grad_a = jax.value_and_grad(alpha_loss)(own[2], logp)
+        loss_q, grad_q = jax.value_and_grad(critic_loss)(own[0], network, item, target)
+        (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(
+            own[1], network, critic, item, alpha, key_new
+        )
+        loss_a, grad_a = jax.value_and_grad(alpha_loss)(own[2], logp, target_entropy)
         grads = (grad_pi, grad_q, grad_a)
         metrics = {
             "loss/critic": loss_q,
@@ -225,33 +294,8 @@ def make_sac(
         }
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-        old = (actor, critic, carry.log_alpha)
-        new, opt_states = [], []
-        for g, s, p in zip(grads, carry.opt_state, old, strict=True):
-            updates, s = optimizer.update(g, s, p)
-            new.append(optax.apply_updates(p, updates))
-            opt_states.append(s)
-        target_critic = optax.incremental_update(
-            new[1], carry.target_critic, config.tau
-        )
-        learned = (
-            {"actor": new[0], "critic": new[1]},
-            target_critic,
-            tuple(opt_states),
-            new[2],
-            carry.grad_steps + 1,
-        )
-        kept = (
-            carry.params,
-            carry.target_critic,
-            carry.opt_state,
-            carry.log_alpha,
-            carry.grad_steps,
-        )
-        # Before `ready` the learner state stays (a select of small trees).
-        learned = jax.tree.map(lambda n, o: jnp.where(ready, n, o), learned, kept)
-        metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
-        return SACState(*learned[:4], carry.step, learned[4], carry.buffer), metrics
+        carry = apply_gradients(carry, grads, ready, optimizer, config.tau)
+        return carry, jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
 
     def update(
         state: SACState, traj: Transition, key: PRNGKey
