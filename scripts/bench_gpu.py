@@ -149,6 +149,8 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         total_steps=64 * 4 * chunks if args.tiny else args.ant_steps,
     )
     config = bench_brax.make_config(sizes, chunks)
+    if args.tiny:  # brax's trivial test env: both trainers, compiled in seconds
+        config = pjd.apply_overrides(config, {"env": {"id": "brax/fast"}})
     evaluate = bench_brax.make_evaluate(config, 4 if args.tiny else 128)
     policies: dict[str, Callable] = {}
 
@@ -175,7 +177,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         }
 
     runs = interleave({"ours": ours, "brax": brax}, args.brax_repeats)
-    row = f"{sizes.env} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
+    row = f"{config.env.id} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
     a = report.add(row, "purejaxdrl", runs["ours"])
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
