@@ -194,3 +194,24 @@ def test_train_cartpole_end_to_end_writes_run_and_stays_under_memory(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["compile_seconds"] > 0
     assert (run_dir / "config.yaml").is_file()
+
+
+def test_list_shows_every_preset_section_with_its_target():
+    import yaml
+
+    from purejaxdrl.agents.registry import names
+    from purejaxdrl.training.presets import preset_names, presets_dir
+
+    result = run_cli("list")
+    assert result.returncode == 0, result.stderr
+    rows = {tuple(line.split()[:3]) for line in result.stdout.splitlines()}
+    expected = set()
+    for name in preset_names():
+        data = yaml.safe_load((presets_dir() / f"{name}.yaml").read_text())
+        for algo in (k for k in data if k in names()):
+            expected.add((name, data["env"]["id"], algo))
+    assert rows == expected
+    assert len(result.stdout.splitlines()) == len(expected)
+    masked = [line for line in result.stdout.splitlines() if " r2d2 " in line]
+    assert masked and masked[0].startswith("cartpole_masked")
+    assert "training return >= " in masked[0] and " steps" in masked[0]

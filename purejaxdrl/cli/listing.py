@@ -1,4 +1,4 @@
-"""`purejaxdrl list`: the shipped presets and the scores they must reach."""
+"""`purejaxdrl list`: the shipped presets, their algorithms and targets."""
 
 from collections.abc import Sequence
 
@@ -6,16 +6,29 @@ from purejaxdrl.cli.args import Parser
 
 
 def list_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl list`: every preset, its environment and target; exit status."""
-    from purejaxdrl.training.presets import load_preset, preset_names
+    """`purejaxdrl list`: one line per preset and algorithm section; exit status.
 
-    Parser(prog="purejaxdrl list", description="List presets.").parse_args(argv)
+    Each line names the preset, its environment, the algorithm (the section
+    `--algo` picks) and the score that section must reach.
+    """
+    from purejaxdrl.training.presets import (
+        load_preset,
+        preset_algorithms,
+        preset_names,
+    )
+
+    Parser(
+        prog="purejaxdrl list",
+        description="List presets: one line per algorithm section, with its target.",
+    ).parse_args(argv)
     for name in preset_names():
-        p = load_preset(name)
-        target = (
-            f"{p.target_of} return >= {p.target_return} in {p.target_steps:,} steps"
-            if p.target_return is not None
-            else ""
-        )
-        print(f"{name:<24} {p.config.env.id:<26} {target}")
+        for algo in preset_algorithms(name):
+            p = load_preset(name, algo)
+            target = (
+                f"{p.target_of} return >= {p.target_return:g} in "
+                f"{p.target_steps:,} steps"
+                if p.target_return is not None
+                else "no target"
+            )
+            print(f"{name:<24} {p.config.env.id:<28} {algo:<7} {target}")
     return 0

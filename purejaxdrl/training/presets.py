@@ -67,6 +67,14 @@ def presets_with(algo: str) -> list[str]:
     ]
 
 
+def preset_algorithms(name: str) -> list[str]:
+    """The algorithms the shipped preset `name` has sections for, in file order."""
+    from purejaxdrl.agents.registry import names
+
+    data = _read_yaml(presets_dir() / f"{name}.yaml")
+    return [key for key in data if key in names() and isinstance(data[key], dict)]
+
+
 def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
