@@ -1,0 +1,73 @@
+"""Every preset section keeps its promise: a score row that reached its target.
+
+Fast, no training: reads `envs/*.yaml`, the rows of `scripts/reproduce.py` and
+the figures it recorded in `docs/scores.json`. A section needs a row; a row
+needs a recorded sweep at the section's current target and budget in which at
+least 9 of 10 seeds (all of 5) ended at or above the target, unless the row is
+marked as awaiting a GPU (`gpu=True`) or as not runnable by the script
+(`not_run`, with the reason) and has no figures yet.
+"""
+
+import importlib.util
+import json
+import math
+import pathlib
+
+import pytest
+
+from purejaxdrl.training.presets import load_preset, preset_algorithms, preset_names
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _reproduce():
+    spec = importlib.util.spec_from_file_location(
+        "reproduce", ROOT / "scripts" / "reproduce.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REPRODUCE = _reproduce()
+ROWS = {row.key: row for row in REPRODUCE.ROWS}
+SCORES = json.loads((ROOT / "docs" / "scores.json").read_text())
+SECTIONS = [
+    f"{name}:{algo}" for name in preset_names() for algo in preset_algorithms(name)
+]
+
+
+def test_every_row_is_a_preset_section():
+    assert sorted(set(ROWS) - set(SECTIONS)) == []
+    assert len(ROWS) == len(REPRODUCE.ROWS), "a row is listed twice"
+
+
+@pytest.mark.parametrize("key", SECTIONS)
+def test_preset_section_reaches_its_target_in_its_score_row(key):
+    assert key in ROWS, f"{key} has no row in scripts/reproduce.py ROWS"
+    row = ROWS[key]
+    score = SCORES.get(key)
+    if score is None:
+        assert row.gpu or row.not_run, (
+            f"{key} has no figures in docs/scores.json and is not marked as "
+            f"awaiting a GPU or not runnable: `python scripts/reproduce.py "
+            f"--rows {key}`"
+        )
+        return
+    preset = load_preset(*key.split(":"))
+    assert score["target"] == preset.target_return, (
+        f"{key}: its row was measured against target {score['target']}, the "
+        f"preset now says {preset.target_return}; rerun the row"
+    )
+    assert score["steps"] == preset.config.total_steps, (
+        f"{key}: its row trained {score['steps']:,} steps, the preset now "
+        f"{preset.config.total_steps:,}; rerun the row"
+    )
+    assert score["steps"] <= preset.target_steps
+    assert score["target_of"] == preset.target_of
+    need = math.ceil(0.9 * score["seeds"])
+    assert score["reached"] >= need, (
+        f"{key}: {score['reached']}/{score['seeds']} seeds reached "
+        f"{score['target']:g}; the preset promises >= {need}"
+    )
+    assert score["reached"] == sum(x >= preset.target_return for x in score["final"])
