@@ -153,6 +153,28 @@ def test_a_gymnasium_env_without_rgb_array_is_refused():
         )
 
 
+class _NoRenderMode(_NoDrawing):
+    """A constructor without Gymnasium's render_mode argument."""
+
+    def __init__(self):
+        super().__init__()
+
+
+def test_a_gymnasium_env_whose_constructor_takes_no_render_mode_is_refused():
+    if "PurejaxdrlNoRenderMode-v0" not in gym.registry:
+        gym.register("PurejaxdrlNoRenderMode-v0", entry_point=_NoRenderMode)
+    with pytest.raises(ConfigError, match="takes no render_mode") as refused:
+        record_host_episode(
+            "gymnasium:PurejaxdrlNoRenderMode-v0",
+            {},
+            linear_network(),
+            jnp.zeros((2, 2)),
+            seed=0,
+            max_steps=5,
+        )
+    assert "\n" not in str(refused.value)
+
+
 def _train(tmp_path, env_id):
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "impala").config,

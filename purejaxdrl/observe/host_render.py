@@ -156,7 +156,18 @@ def _gymnasium_episode(
         warnings.simplefilter("ignore")
         # One environment, not a vector: the vector's own option goes.
         kwargs = {k: v for k, v in options.items() if k != "vectorization_mode"}
-        env = gym.make(name, render_mode="rgb_array", **kwargs)
+        try:
+            env = gym.make(name, render_mode="rgb_array", **kwargs)
+        except TypeError as e:
+            if "render_mode" not in str(e):
+                raise
+            # Gymnasium passes render_mode to the constructor, which refused it.
+            raise ConfigError(
+                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
+                "so it cannot draw frames; give its __init__ a render_mode "
+                "argument (Gymnasium's API, with 'rgb_array' in "
+                "metadata['render_modes']) or evaluate without --render."
+            ) from None
     try:
         if "rgb_array" not in env.metadata.get("render_modes", ()):
             raise ConfigError(
