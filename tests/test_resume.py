@@ -32,7 +32,8 @@ ALGO = {
     # R2D2: a GRU, burn-in 4, per-environment prioritised shards of 64
     # sequences (overwritten ~30 times over) and stored start states.
     "r2d2": ["--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.buffer-size",
-             "256", "--r2d2.min-replay", "32", "--r2d2.batch-size", "8"],
+             "256", "--r2d2.min-replay", "32", "--r2d2.batch-size", "8",
+             "--r2d2.burn-in", "4"],
     # Prioritised replay of 2,048 transitions, overwritten ~30 times over.
     "apex": ["--algo", "apex", "--apex.buffer-size", "2048", "--apex.min-replay",
              "256", "--apex.batch-size", "32", "--apex.updates-per-step", "1"],

@@ -134,6 +134,9 @@ def compile_cache() -> list[str]:
 @pytest.fixture
 def isolated(monkeypatch):
     """Undoes what importing a user's module leaves: path, modules, registrations."""
+    # The built-in names first (brax, gymnax, craftax): their registration is
+    # cached once per process, so it must not happen inside the snapshot.
+    pjd.env.registered()
     monkeypatch.setattr(sys, "path", list(sys.path))
     modules = set(sys.modules)
     registered = set(pjd.env.registry._FACTORIES)
