@@ -17,6 +17,9 @@ import os
 import subprocess
 import sys
 
+_GRU = {"network": {"core": "gru", "core_size": 32}}
+_HOST = {"host": {"deterministic": True}}
+
 # name -> (preset, algo, overrides): a few updates each, learning included
 # (replay learners start learning well inside their budget).
 RUNS = {
@@ -42,6 +45,32 @@ RUNS = {
         "inverted_pendulum",
         "sac",
         {"total_steps": 1024 * 4, "sac": {"min_replay": 1024}},
+    ),
+    # A recurrent device run of every algorithm that takes a core.
+    "ppo+gru": ("cartpole_masked", "ppo", {"total_steps": 2 * 32 * 16}),
+    "a2c+gru": ("cartpole", "a2c", {"total_steps": 4 * 32 * 16, **_GRU}),
+    "impala+gru": ("cartpole", "impala", {"total_steps": 4 * 32 * 16, **_GRU}),
+    "r2d2": (
+        "cartpole_masked",
+        "r2d2",
+        {"total_steps": 16 * 4 * 40, "r2d2": {"min_replay": 512}},
+    ),
+    # Host environments (the actor-learner runner), deterministic so they repeat.
+    "host-ppo": ("cartpole_envpool", "ppo", {"total_steps": 4 * 8 * 64, **_HOST}),
+    "host-ppo+gru": (
+        "cartpole_envpool",
+        "ppo",
+        {"total_steps": 4 * 8 * 64, **_HOST, **_GRU},
+    ),
+    "host-impala": (
+        "cartpole_envpool",
+        "impala",
+        {"total_steps": 4 * 32 * 16, **_HOST},
+    ),
+    "host-impala+gru": (
+        "cartpole_envpool",
+        "impala",
+        {"total_steps": 4 * 32 * 16, **_HOST, **_GRU},
     ),
 }
 
