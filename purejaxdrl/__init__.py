@@ -23,7 +23,8 @@ from purejaxdrl.agents import (  # noqa: E402
 )
 from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noqa: E402
-from purejaxdrl.runners.anakin import Runner, RunnerState, make_runner  # noqa: E402
+from purejaxdrl.runners.anakin import RunnerState, make_runner  # noqa: E402
+from purejaxdrl.runners.base import Runner  # noqa: E402
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll  # noqa: E402
 from purejaxdrl.sweep.program import (  # noqa: E402  (shadows the subpackage)
     resume_sweep,

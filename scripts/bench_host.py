@@ -52,7 +52,7 @@ from purejaxdrl.env.base import Discrete
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.trajectories import TrajectoryBuilder
-from purejaxdrl.training.host_train import make_host_experiment
+from purejaxdrl.training.experiment import make_host_experiment
 
 FRAME_SKIP = 4  # EnvPool Atari's default, and the Machado protocol's
 
@@ -74,8 +74,8 @@ def bench_env(env, steps: int, warmup: int) -> float:
 
 def bench_policy(exp, params, calls: int, warmup: int) -> float:
     """Observations/s through the actors' policy, uint8 frames in, host arrays out."""
-    spec = exp.envs[0].spec
-    batch = exp.envs[0].num_envs
+    spec = exp.runner.envs[0].spec
+    batch = exp.runner.envs[0].num_envs
     obs = (
         np.random.default_rng(0)
         .integers(0, 256, (batch, *spec.observation.shape), dtype=np.uint8)
@@ -95,7 +95,7 @@ def bench_policy(exp, params, calls: int, warmup: int) -> float:
 
 def actor_batch(exp, params):
     """One [T, B] learner batch built as an actor builds it (real frames)."""
-    env = exp.envs[0]
+    env = exp.runner.envs[0]
     spec = env.spec
     action_shape = getattr(spec.action, "shape", ())
     builder = TrajectoryBuilder(
@@ -125,7 +125,7 @@ def bench_learner(exp, state, updates: int, warmup: int) -> float:
     local = jax.tree.map(lambda x: x.addressable_data(0), params)
     traj = actor_batch(exp, local)
     # All actor threads' batches side by side make the learner's B.
-    threads = len(exp.envs)
+    threads = len(exp.runner.envs)
     if threads > 1:
         traj = jax.tree.map(lambda x: np.concatenate([x] * threads, axis=1), traj)
     traj = jax.device_put(traj, NamedSharding(exp.runner.mesh, P(None, DATA_AXIS)))
@@ -144,19 +144,23 @@ def components(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     """C_env, C_act and C_learn, measured one after another."""
     exp = make_host_experiment(config)
     try:
-        state = exp.runner.init(make_key(config.seed, config.rng_impl))
+        state = exp.runner.init(make_key(config.seed, config.rng_impl)).agent
         params = jax.tree.map(
             lambda x: x.addressable_data(0), exp.agent.acting_params(state)
         )
         params = jax.device_put(params, exp.runner.actor_devices[0])
         steps = args.updates * config.unroll_length
-        c_env = bench_env(exp.envs[0], steps, args.warmup * config.unroll_length)
+        c_env = bench_env(exp.runner.envs[0], steps, args.warmup * config.unroll_length)
         c_act = bench_policy(exp, params, steps, args.warmup)
         c_learn = bench_learner(exp, state, args.updates, args.warmup)
     finally:
-        for env in exp.envs:
-            env.close()
-    return {"c_env": c_env, "c_act": c_act, "c_learn": c_learn, "pool": len(exp.envs)}
+        exp.runner.close()
+    return {
+        "c_env": c_env,
+        "c_act": c_act,
+        "c_learn": c_learn,
+        "pool": len(exp.runner.envs),
+    }
 
 
 def training(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:

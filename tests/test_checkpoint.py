@@ -9,7 +9,6 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.rng import make_key
-from purejaxdrl.runners.anakin import shardings
 from purejaxdrl.training.checkpoint import MANIFEST, Checkpointer, verify
 from purejaxdrl.training.faults import first_non_finite
 from purejaxdrl.training.packing import make_packer
@@ -34,7 +33,7 @@ def _config(algo: str = "impala") -> pjd.TrainConfig:
 def _experiment(config: pjd.TrainConfig, devices: int):
     exp = pjd.make_experiment(config, make_mesh(devices))
     abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
-    return exp, abstract, shardings(exp.runner, abstract)
+    return exp, abstract, exp.runner.shardings(abstract)
 
 
 def _host(state) -> list[np.ndarray]:

@@ -25,7 +25,7 @@ from purejaxdrl.observe.host_render import (
     write_gif,
 )
 from purejaxdrl.rl.distributions import categorical
-from purejaxdrl.training.policy import restore_host_run
+from purejaxdrl.training.policy import restore_run
 
 gym = pytest.importorskip("gymnasium")
 pytest.importorskip("envpool")
@@ -192,10 +192,12 @@ def _train(tmp_path, env_id):
 @pytest.mark.timeout(180)
 def test_eval_command_on_an_envpool_run(tmp_path, capsys):
     result = _train(tmp_path, "envpool:CartPole-v1")
-    run = restore_host_run(result.run_dir, "evaluate")
-    assert run.step == 4
+    _, exp, restored = restore_run(result.run_dir, "evaluate")
+    exp.runner.close()
+    params = jax.device_get(restored.state.agent.params)
+    assert restored.step == 4
     same = np.testing.assert_array_equal
-    jax.tree.map(same, jax.device_get(run.params), result.state.agent.params)
+    jax.tree.map(same, params, result.state.agent.params)
     capsys.readouterr()
     argv = ["eval", str(result.run_dir), "--episodes", "3", "--max-steps", "50"]
     assert cli.main(argv) == 0, capsys.readouterr().err
@@ -205,8 +207,8 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
     expected = evaluate_host(
         "envpool:CartPole-v1",
         {},
-        run.network,
-        run.params,
+        exp.network,
+        params,
         episodes=3,
         seed=0,
         max_steps=50,
@@ -223,9 +225,9 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
     policy = pjd.load_policy(out)
     assert policy.spec["env_id"] == "envpool:CartPole-v1"
     assert policy.spec["updates"] == 4
-    jax.tree.map(same, jax.device_get(policy.params), jax.device_get(run.params))
+    jax.tree.map(same, jax.device_get(policy.params), params)
     obs = np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)
-    _, expected = host_mode_policy(run.network).act(run.params, (), obs)
+    _, expected = host_mode_policy(exp.network).act(params, (), obs)
     np.testing.assert_array_equal(jax.jit(policy.mode)(obs), expected)
 
 

@@ -7,8 +7,6 @@ environments, an HTML viewer for brax ones. Runs on host environments
 (`observe/host_render.py`).
 """
 
-import argparse
-import pathlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,12 +46,30 @@ def eval_command(argv: Sequence[str]) -> int:
             f"--episodes {args.episodes} and --max-steps {args.max_steps} must both "
             "be >= 1."
         )
-    from purejaxdrl.env.host import is_host_env
-    from purejaxdrl.training.resume import load_run_config
+    from purejaxdrl.training.policy import restore_run
 
-    if is_host_env(load_run_config(args.run_dir).env.id):
-        return _eval_host(args)
-    return _eval_device(args)
+    config, exp, restored = restore_run(args.run_dir, "evaluate")
+    try:
+        if args.render:  # before evaluating: a file or env that cannot be drawn
+            exp.player.check_render(args.render)
+        returns, lengths = exp.player.evaluate(
+            restored.state,
+            episodes=args.episodes,
+            max_steps=args.max_steps,
+            seed=args.seed,
+        )
+        print(summary_line(config, restored.step, returns, lengths))
+        if args.render:
+            drawn = exp.player.render(
+                restored.state, args.render, max_steps=args.max_steps, seed=args.seed
+            )
+            print(
+                f"rendered one episode ({drawn.length} steps, return "
+                f"{drawn.episode_return:.1f}) to {drawn.path}"
+            )
+    finally:
+        exp.runner.close()
+    return 0
 
 
 def summary_line(
@@ -66,80 +82,3 @@ def summary_line(
         f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )
-
-
-def _eval_device(args: argparse.Namespace) -> int:
-    import jax
-
-    from purejaxdrl.observe.evaluation import make_evaluate
-    from purejaxdrl.observe.progress import counting
-    from purejaxdrl.observe.render import record_episode, render
-    from purejaxdrl.training.policy import restore_run
-
-    config, exp, restored = restore_run(args.run_dir, "evaluate")
-    state = restored.state
-    key = jax.random.key(args.seed)
-    evaluate = make_evaluate(
-        exp.env, exp.network, episodes=args.episodes, max_steps=args.max_steps
-    )
-    returns, lengths = jax.device_get(
-        evaluate(state.agent.params, state.env_params, key)
-    )
-    print(summary_line(config, restored.step, returns, lengths))
-    if args.render:
-        episode = record_episode(
-            exp.env,
-            exp.network,
-            state.agent.params,
-            state.env_params,
-            key,
-            args.max_steps,
-        )
-        drawing = f"drawing {pathlib.Path(args.render).name}"
-        with counting(drawing, episode.length, "frames") as update:
-            out = render(exp.env, episode, args.render, progress=update)
-        print(
-            f"rendered one episode ({episode.length} steps, return "
-            f"{episode.rewards.sum():.1f}) to {out}"
-        )
-    return 0
-
-
-def _eval_host(args: argparse.Namespace) -> int:
-    from purejaxdrl.observe.host_evaluation import evaluate_host
-    from purejaxdrl.observe.host_render import (
-        check_renderable,
-        record_host_episode,
-        write_gif,
-    )
-    from purejaxdrl.training.policy import restore_host_run
-
-    run = restore_host_run(args.run_dir, "evaluate")
-    env_id, options = run.config.env.id, dict(run.config.env.options)
-    if args.render:  # before evaluating: a file type or env that cannot be drawn
-        check_renderable(env_id, run.spec, args.render)
-    result = evaluate_host(
-        env_id,
-        options,
-        run.network,
-        run.params,
-        episodes=args.episodes,
-        seed=args.seed,
-        max_steps=args.max_steps,
-    )
-    print(summary_line(run.config, run.step, result.returns, result.lengths))
-    if args.render:
-        episode = record_host_episode(
-            env_id,
-            options,
-            run.network,
-            run.params,
-            seed=args.seed,
-            max_steps=args.max_steps,
-        )
-        out = write_gif(episode, args.render)
-        print(
-            f"rendered one episode ({episode.length} steps, return "
-            f"{episode.episode_return:.1f}) to {out}"
-        )
-    return 0

@@ -9,7 +9,7 @@ observation statistics, so turning evaluation on does not change training.
 
 import dataclasses
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.runners.base import Lowered
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep
 
 
@@ -158,3 +159,35 @@ def make_evaluate(
         return EvalResult(ret, length)
 
     return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))
+
+
+class _ChunkEvaluation:
+    """A run's evaluation, lowered; compiled, it takes (state, chunk index)."""
+
+    def __init__(self, lowered: Lowered, key: PRNGKey):
+        self.lowered, self.key = lowered, key
+
+    def compile(self) -> Callable[[Any, int], EvalResult]:
+        compiled, key = self.lowered.compile(), self.key
+
+        def evaluate(state: Any, index: int) -> EvalResult:
+            # A key of its own per chunk: training is the same with or without it.
+            key_index = jax.random.fold_in(key, index)
+            return compiled(state.agent.params, state.env_params, key_index)
+
+        return evaluate
+
+
+def device_evaluation(
+    env: Env, network: Network, config: Any, abstract: Any, key: PRNGKey
+) -> Lowered:
+    """A device run's evaluation program, lowered against its `abstract` state.
+
+    Compiled, it is `evaluate(state, chunk_index) -> EvalResult`: `config`'s
+    (`EvalConfig`) episodes, each call with `fold_in(key, chunk_index)`.
+    """
+    evaluate = make_evaluate(
+        env, network, episodes=config.episodes, max_steps=config.max_steps
+    )
+    lowered = evaluate.lower(abstract.agent.params, abstract.env_params, key)
+    return _ChunkEvaluation(lowered, key)

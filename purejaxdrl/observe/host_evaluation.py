@@ -21,6 +21,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.evaluation import mode_policy
+from purejaxdrl.runners.base import Ready
 from purejaxdrl.types import Params
 
 # Tags the evaluation pools' seeds, a stream apart from the training pools'.
@@ -200,26 +201,27 @@ def eval_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
 
 
-def make_training_evaluation(
-    config: Any, network: Network | RecurrentNetwork
-) -> Callable[[Params, int], tuple[np.ndarray, np.ndarray]] | None:
-    """`evaluate(params, chunk_index) -> (returns [E], lengths [E])`, or None.
+def host_evaluation(
+    config: Any, network: Network | RecurrentNetwork, abstract: Any, key: Any
+) -> Ready:
+    """A host run's evaluation during training, as a program of its chunks.
 
-    A host run's evaluation during training (`config.eval`; None when
-    `eval.episodes` is 0). Each plays a fresh pool seeded from (seed, chunk
-    index): never the training pools, keys or parameters, which it only
-    reads. `params` are the learner's replicated parameters; this process's
-    copy is played. Every process of a multi-process run evaluates alike (same
-    seeds, same parameters, so the same returns): they all see `eval.stop_at`
-    reached at the same chunk and stop together, with no collective.
+    `evaluate(state, chunk_index) -> (returns [E], lengths [E])` plays a fresh
+    pool seeded from (seed, chunk index): never the training pools, keys or
+    parameters, which it only reads. The learner's parameters are replicated;
+    this process's copy is played. Every process of a multi-process run
+    evaluates alike (same seeds, same parameters, so the same returns): they
+    all see `eval.stop_at` reached at the same chunk and stop together, with
+    no collective.
 
     Args:
       config: the run's TrainConfig (its `env`, `eval` and `seed`).
       network: the acting network.
+      abstract: unused (host code compiles its policy on first use).
+      key: unused (the pools' seeds come from `config.seed`).
 
     """
-    if config.eval.episodes < 1:
-        return None
+    del abstract, key
     evaluate = make_host_evaluate(
         config.env.id,
         dict(config.env.options),
@@ -228,9 +230,9 @@ def make_training_evaluation(
         max_steps=config.eval.max_steps,
     )
 
-    def evaluate_chunk(params: Params, index: int) -> tuple[np.ndarray, np.ndarray]:
-        local = jax.tree.map(lambda x: x.addressable_data(0), params)
+    def evaluate_chunk(state: Any, index: int) -> tuple[np.ndarray, np.ndarray]:
+        local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
         result = evaluate(local, eval_seed(config.seed, index))
         return result.returns, result.lengths
 
-    return evaluate_chunk
+    return Ready(evaluate_chunk)

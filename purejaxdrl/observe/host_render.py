@@ -13,7 +13,8 @@ Frames come from one of two places:
 
 EnvPool draws nothing else (classic control, MuJoCo): a one-line ConfigError.
 GIFs are written with Pillow, the library matplotlib's PillowWriter writes
-gymnax's GIFs with (`render.py`), so no new dependency.
+gymnax's GIFs with (`render.py`), so no new dependency. `HostPlayer` is the
+`play.Player` of host runs: their evaluations and drawings.
 """
 
 import os
@@ -21,6 +22,7 @@ import pathlib
 import warnings
 from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 
 from purejaxdrl.config import ConfigError
@@ -30,9 +32,13 @@ from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.host_evaluation import (
     HostModePolicy,
+    evaluate_host,
+    host_evaluation,
     host_mode_policy,
     play_host,
 )
+from purejaxdrl.observe.play import Drawn
+from purejaxdrl.runners.base import Ready
 from purejaxdrl.types import Params
 
 SCALE = 3
@@ -222,3 +228,62 @@ def write_gif(episode: HostEpisode, out: str | pathlib.Path) -> pathlib.Path:
         loop=0,
     )
     return out
+
+
+class HostPlayer:
+    """The `Player` of a run on host environments (`play.py`).
+
+    Each call makes its own environments (closed after), seeded as asked; the
+    state's learner parameters are replicated, this process's copy plays.
+
+    Args:
+      config: the run's TrainConfig (its `env`, `eval` and `seed`).
+      network: the acting network.
+      spec: the environments' spaces.
+
+    """
+
+    def __init__(self, config: Any, network: Network | RecurrentNetwork, spec: Any):
+        self.config, self.network, self.spec = config, network, spec
+
+    def training_evaluation(self, abstract: Any, key: Any) -> Ready:
+        """The run's evaluation program (`host_evaluation.host_evaluation`)."""
+        return host_evaluation(self.config, self.network, abstract, key)
+
+    def evaluate(
+        self, state: Any, *, episodes: int, max_steps: int, seed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`episodes` fresh environments seeded with `seed`."""
+        result = evaluate_host(
+            self.config.env.id,
+            dict(self.config.env.options),
+            self.network,
+            _local(state.agent.params),
+            episodes=episodes,
+            seed=seed,
+            max_steps=max_steps,
+        )
+        return result.returns, result.lengths
+
+    def check_render(self, out: str | pathlib.Path) -> None:
+        """See `check_renderable`."""
+        check_renderable(self.config.env.id, self.spec, out)
+
+    def render(
+        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
+    ) -> Drawn:
+        """One episode seeded as the first of `evaluate(seed=seed)`'s, drawn."""
+        episode = record_host_episode(
+            self.config.env.id,
+            dict(self.config.env.options),
+            self.network,
+            _local(state.agent.params),
+            seed=seed,
+            max_steps=max_steps,
+        )
+        return Drawn(write_gif(episode, out), episode.length, episode.episode_return)
+
+
+def _local(params: Params) -> Params:
+    # This process's copy of replicated parameters.
+    return jax.tree.map(lambda x: x.addressable_data(0), params)

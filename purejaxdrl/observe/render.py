@@ -4,6 +4,8 @@
 scan and returns the environment state before every step. `render` draws them:
 a GIF for gymnax environments (gymnax's own matplotlib drawings: classic
 control, MinAtar, ...), an HTML viewer for brax environments (brax's own).
+`DevicePlayer` is the `play.Player` of device runs: their evaluations and
+drawings.
 """
 
 import os
@@ -20,7 +22,15 @@ from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.evaluation import episode_ended, mode_policy
+from purejaxdrl.observe.evaluation import (
+    device_evaluation,
+    episode_ended,
+    make_evaluate,
+    mode_policy,
+)
+from purejaxdrl.observe.play import Drawn
+from purejaxdrl.observe.progress import counting
+from purejaxdrl.runners.base import Lowered
 from purejaxdrl.types import Params, PRNGKey
 
 
@@ -115,21 +125,11 @@ def render(
         environment has no renderer.
 
     """
-    out = pathlib.Path(out)
+    out = check_renderable(env, out)
     base = _base(env)
-    suffix = out.suffix.lower()
     if isinstance(base, GymnaxEnv):
-        if suffix != ".gif":
-            raise ConfigError(
-                f"--render {out}: {base.env_id} renders to a GIF; name the file *.gif."
-            )
         _gymnax_gif(base, episode, out, progress)
-    elif isinstance(base, BraxEnv):
-        if suffix != ".html":
-            raise ConfigError(
-                f"--render {out}: brax/{base.env_id} renders to an HTML viewer; "
-                "name the file *.html."
-            )
+    else:
         from brax.io import html
 
         pipeline = [s.pipeline_state for s in episode.states]
@@ -139,12 +139,87 @@ def render(
         title += f"{episode.rewards.sum():.1f} (purejaxdrl)"
         out.write_text(page.replace("<title>Brax visualizer</title>",
                                     f"<title>{title}</title>", 1))  # fmt: skip
+    return out
+
+
+def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
+    """`out` as a path, when an episode of `env` can be drawn there.
+
+    Raises:
+      ConfigError: the file type does not suit the environment, or the
+        environment has no renderer.
+
+    """
+    out = pathlib.Path(out)
+    base = _base(env)
+    suffix = out.suffix.lower()
+    if isinstance(base, GymnaxEnv):
+        if suffix != ".gif":
+            raise ConfigError(
+                f"--render {out}: {base.env_id} renders to a GIF; name the file *.gif."
+            )
+    elif isinstance(base, BraxEnv):
+        if suffix != ".html":
+            raise ConfigError(
+                f"--render {out}: brax/{base.env_id} renders to an HTML viewer; "
+                "name the file *.html."
+            )
     else:
         raise ConfigError(
             f"--render: no renderer for {type(base).__name__}; gymnax and brax "
             "environments render."
         )
     return out
+
+
+class DevicePlayer:
+    """The `Player` of a run on device environments (`play.py`).
+
+    Args:
+      env: the environment as wrapped for training (normalisation statistics
+        are read from the state's `env_params`).
+      network: the acting network.
+      config: the run's EvalConfig (`training_evaluation`'s episodes).
+
+    """
+
+    def __init__(self, env: Env, network: Network, config: Any):
+        self.env, self.network, self.config = env, network, config
+
+    def training_evaluation(self, abstract: Any, key: PRNGKey) -> Lowered:
+        """The run's evaluation program (`evaluation.device_evaluation`)."""
+        return device_evaluation(self.env, self.network, self.config, abstract, key)
+
+    def evaluate(
+        self, state: Any, *, episodes: int, max_steps: int, seed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`episodes` environments, reset with `jax.random.key(seed)`."""
+        evaluate = make_evaluate(
+            self.env, self.network, episodes=episodes, max_steps=max_steps
+        )
+        key = jax.random.key(seed)
+        return jax.device_get(evaluate(state.agent.params, state.env_params, key))
+
+    def check_render(self, out: str | pathlib.Path) -> None:
+        """See `check_renderable`."""
+        check_renderable(self.env, out)
+
+    def render(
+        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
+    ) -> Drawn:
+        """One episode played with `jax.random.key(seed)`, drawn to `out`."""
+        episode = record_episode(
+            self.env,
+            self.network,
+            state.agent.params,
+            state.env_params,
+            jax.random.key(seed),
+            max_steps,
+        )
+        drawing = f"drawing {pathlib.Path(out).name}"
+        with counting(drawing, episode.length, "frames") as update:
+            path = render(self.env, episode, out, progress=update)
+        return Drawn(path, episode.length, float(episode.rewards.sum()))
 
 
 # gymnax draws these with gymnasium's pygame renderer.

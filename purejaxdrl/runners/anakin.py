@@ -6,7 +6,7 @@ only dispatches chunks of updates and reads their metrics (see `train.py`).
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +17,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, manual_axes, per_device, varying
+from purejaxdrl.runners.base import Lowered, no_session
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
@@ -30,8 +31,8 @@ class RunnerState(NamedTuple):
     key: PRNGKey
 
 
-class Runner(NamedTuple):
-    """The runner's functions.
+class AnakinRunner(NamedTuple):
+    """The Anakin runner: a `Runner` (`base.py`) whose chunks are XLA programs.
 
     `init(key) -> RunnerState`; `train_chunk(length)` returns a jitted function
     that runs `length` updates, donates its input, and returns metrics `[length]`
@@ -46,30 +47,66 @@ class Runner(NamedTuple):
     steps_per_update: int
     mesh: Mesh
     specs: RunnerState
+    num_envs: int
+    dispatch_ahead: bool = True  # a chunk is queued; the host reads it later
 
+    def shardings(self, state: RunnerState) -> RunnerState:
+        """A NamedSharding for every leaf of `state` (or of its `jax.eval_shape`)."""
 
-def shardings(runner: Runner, state: RunnerState) -> RunnerState:
-    """A NamedSharding for every leaf of `state` (or of its `jax.eval_shape`)."""
+        def subtree(spec: P, sub: RunnerState) -> RunnerState:
+            return jax.tree.map(lambda _: NamedSharding(self.mesh, spec), sub)
 
-    def subtree(spec: P, sub: RunnerState) -> RunnerState:
-        return jax.tree.map(lambda _: NamedSharding(runner.mesh, spec), sub)
+        return jax.tree.map(
+            subtree, self.specs, state, is_leaf=lambda x: isinstance(x, P)
+        )
 
-    return jax.tree.map(
-        subtree, runner.specs, state, is_leaf=lambda x: isinstance(x, P)
-    )
+    def abstract_state(self, key: PRNGKey) -> RunnerState:
+        """The shapes, dtypes and shardings of `init(key)`, computing nothing.
 
+        Programs lowered against it compile before (or while) the state is made.
+        """
+        abstract = jax.eval_shape(self.init, key)
+        return jax.tree.map(
+            lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+            abstract,
+            self.shardings(abstract),
+        )
 
-def abstract_state(runner: Runner, key: PRNGKey) -> RunnerState:
-    """The shapes, dtypes and shardings of `runner.init(key)`, computing nothing.
+    def lower(
+        self,
+        abstract: RunnerState,
+        key: PRNGKey,
+        lengths: list[int],
+        *,
+        need_init: bool,
+    ) -> dict[Any, Callable[[], Lowered]]:
+        """The chunk programs of `lengths` (and `init`), lowered on demand."""
+        lower: dict[Any, Callable[[], Lowered]] = {
+            n: functools.partial(self.train_chunk(n).lower, abstract)
+            for n in dict.fromkeys(lengths)
+        }
+        if need_init:
+            lower["init"] = functools.partial(self.init.lower, key)
+        return lower
 
-    Programs lowered against it compile before (or while) the state is made.
-    """
-    abstract = jax.eval_shape(runner.init, key)
-    return jax.tree.map(
-        lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
-        abstract,
-        shardings(runner, abstract),
-    )
+    def session(self, state: RunnerState, key: PRNGKey, start: int) -> Any:
+        """Nothing to start: the environments live in the state."""
+        del state, key, start
+        return no_session()
+
+    def close(self) -> None:
+        """Nothing to close: the environments live in the state."""
+
+    def resume_notes(self, saved_devices: int | None) -> list[str]:
+        """The environments re-split when the device count changed."""
+        devices = self.mesh.size
+        if saved_devices == devices:
+            return []
+        return [
+            f"saved on {saved_devices} device(s), resumed on {devices}: learner "
+            f"state replicated, the {self.num_envs} environments re-split to "
+            f"{self.num_envs // devices} per device"
+        ]
 
 
 def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
@@ -170,7 +207,7 @@ def make_runner(
     unroll_length: int,
     mesh: Mesh | None = None,
     scan_unroll: int = 0,
-) -> Runner:
+) -> AnakinRunner:
     """Builds the Anakin runner: `jit(shard_map(scan(train_step)))` over a mesh.
 
     Each device steps its own `num_envs / devices` environments and computes
@@ -249,7 +286,9 @@ def make_runner(
         ),
         compiler_options=compiler_options(platform, runs_once=True),
     )
-    return Runner(init, train_chunk, num_envs * unroll_length, mesh, specs)
+    return AnakinRunner(
+        init, train_chunk, num_envs * unroll_length, mesh, specs, num_envs
+    )
 
 
 def _strip_info(traj: Transition) -> Transition:

@@ -14,16 +14,18 @@ is measured per update. In deterministic mode the actors act batch k with
 exactly version k - 1, so a run is the same for the same seed, run after run.
 """
 
-import dataclasses
+import contextlib
+import functools
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
@@ -31,110 +33,37 @@ from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
+from purejaxdrl.runners.base import EnvError, Ready
+from purejaxdrl.runners.placement import HostConfig, make_host_envs
 from purejaxdrl.runners.trajectories import Batch
-from purejaxdrl.types import PRNGKey, Transition
+from purejaxdrl.types import Metrics, PRNGKey, Transition
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class HostConfig:
-    """How a run on host environments places its actors and learner.
-
-    Attributes:
-      actor_devices: local devices the actor threads act on (0: the first
-        device).
-      learner_devices: local devices the learner is sharded over (0: all but
-        the actors' when there are more devices than actors, else the first).
-      actor_threads: actor threads per actor device, each with its own pool
-        of `num_envs / (actor threads in all)` environments.
-      env_threads: EnvPool worker threads per pool (0: EnvPool's default).
-      queue_size: batches each actor may have waiting for the learner.
-      deterministic: actors act batch k with exactly parameter version k - 1,
-        so runs repeat exactly (asynchronous pools are not allowed then).
-
-    """
-
-    actor_devices: int = 0
-    learner_devices: int = 0
-    actor_threads: int = 1
-    env_threads: int = 0
-    queue_size: int = 1
-    deterministic: bool = False
-
-
-def split_devices(
-    devices: list[jax.Device], config: HostConfig
-) -> tuple[list[jax.Device], list[jax.Device]]:
-    """(actor devices, learner devices) from one process's local `devices`.
-
-    One device is shared. With more, the actors take the first
-    `actor_devices` (default 1) and the learner the next `learner_devices`
-    (default: the rest).
-
-    Raises:
-      ValueError: the counts do not fit the devices.
-
-    """
-    n = len(devices)
-    actors = config.actor_devices or 1
-    if n == 1 and config.actor_devices <= 1 and config.learner_devices <= 1:
-        return devices, devices
-    learners = config.learner_devices or n - actors
-    if actors + learners > n or learners < 1:
-        raise ValueError(
-            f"host.actor_devices={config.actor_devices} and host.learner_devices="
-            f"{config.learner_devices} do not fit {n} local devices (actors and "
-            "learner get their own); lower them, or pass 0 for the defaults"
-        )
-    return devices[:actors], devices[actors : actors + learners]
-
-
-def place(
-    config: HostConfig, devices_per_process: int | None = None
-) -> tuple[list[jax.Device], Mesh]:
-    """The actor devices of this process, and the learner mesh of all processes.
-
-    Each process splits its first `devices_per_process` local devices alike
-    (`split_devices`); the learner mesh's `data` axis spans the learner
-    devices of every process, process by process, so each process holds its
-    slice of the learner and feeds it its own actors' batches.
-
-    Raises:
-      ValueError: the counts do not fit the devices.
-
-    """
-    actors, learners = [], []
-    for p in range(jax.process_count()):
-        local = sorted(
-            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
-        )
-        own_actors, own_learners = split_devices(
-            local[: devices_per_process or None], config
-        )
-        learners += own_learners
-        if p == jax.process_index():
-            actors = own_actors
-    mesh = jax.make_mesh(
-        (len(learners),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=learners
-    )
-    return actors, mesh
-
-
-class HostEnvError(RuntimeError):
+class HostEnvError(EnvError):
     """An actor's environments (or policy) raised; the run stopped."""
 
 
-class Update:
+class HostRunState(NamedTuple):
+    """A host run's state on the device: the learner's (envs live on the host)."""
+
+    agent: AgentState
+
+
+class Update(NamedTuple):
     """What the learner yields after an update: its new state and its metrics."""
 
-    def __init__(self, state: AgentState, metrics: dict[str, float]):
-        self.state, self.metrics = state, metrics
+    state: AgentState
+    metrics: dict[str, float]
 
 
 class SebulbaRunner:
     """Actors on host environments and a sharded learner, for one run.
 
-    The runner does not own environments: `train` takes the pools it steps,
-    so a resumed run can start fresh ones (`host_env_seed`).
+    A `Runner` (`base.py`): `session` starts the actor threads on this
+    process's pools and `chunk(n)` pulls the next n updates from them. A run
+    resumed at update u > 0 closes the first pools and starts fresh ones
+    seeded for u (`placement.host_env_seed`): host environments cannot be
+    snapshotted.
 
     Args:
       spec: the pools' observation and action spaces.
@@ -144,11 +73,14 @@ class SebulbaRunner:
       actor_devices: this process's devices the actor threads act on
         (threads round-robin).
       learner_mesh: the learner's mesh, axis `data`, over every process.
-      num_envs: environments in all, every process's actor threads together.
-      unroll_length: T.
-      config: queue size and deterministic mode.
+      config: the run's TrainConfig (`num_envs`, `unroll_length`,
+        `num_updates`, `host`, and `env` and `seed` for fresh pools).
+      envs: this process's pools for a run starting at update 0, one per
+        actor thread; the runner owns them (`close`).
 
     """
+
+    dispatch_ahead = False  # a chunk returns when its updates are done
 
     def __init__(
         self,
@@ -156,9 +88,8 @@ class SebulbaRunner:
         agent: Agent,
         actor_devices: list[jax.Device],
         learner_mesh: Mesh,
-        num_envs: int,
-        unroll_length: int,
-        config: HostConfig,
+        config: Any,
+        envs: list[HostEnv],
     ):
         if agent.state_spec != P() or agent.actor_act is not None:
             raise ValueError(
@@ -166,12 +97,15 @@ class SebulbaRunner:
                 "which the host-env runner does not run yet; use ppo, impala "
                 "(without replay) or a2c"
             )
-        self.spec, self.agent, self.config = spec, agent, config
+        self.spec, self.agent, self.run_config = spec, agent, config
+        self.host: HostConfig = config.host
         self.actor_devices, self.mesh = actor_devices, learner_mesh
-        self.num_envs, self.unroll_length = num_envs, unroll_length
-        self.steps_per_update = num_envs * unroll_length
+        self.num_envs, self.unroll_length = config.num_envs, config.unroll_length
+        self.steps_per_update = self.num_envs * self.unroll_length
+        self.envs = envs
         self.update = self._make_update()
         self.policy = make_policy(agent, actor_devices[0].platform)
+        self._updates: Iterator[Update] | None = None
 
     def _make_update(self) -> Callable:
         agent = self.agent
@@ -197,18 +131,85 @@ class SebulbaRunner:
             sharded, donate_argnums=0, compiler_options=compiler_options(platform)
         )
 
-    def init(self, key: PRNGKey) -> AgentState:
+    def init(self, key: PRNGKey) -> HostRunState:
         """The learner state, replicated over the learner mesh."""
         replicated = NamedSharding(self.mesh, P())
-        return jax.jit(self.agent.init, out_shardings=replicated)(key)
+        return HostRunState(jax.jit(self.agent.init, out_shardings=replicated)(key))
 
-    def abstract_state(self, key: PRNGKey) -> AgentState:
+    def abstract_state(self, key: PRNGKey) -> HostRunState:
         """The shapes, dtypes and shardings of `init(key)`, computing nothing."""
         replicated = NamedSharding(self.mesh, P())
         return jax.tree.map(
             lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=replicated),
-            jax.eval_shape(self.agent.init, key),
+            HostRunState(jax.eval_shape(self.agent.init, key)),
         )
+
+    def lower(
+        self,
+        abstract: HostRunState,
+        key: PRNGKey,
+        lengths: list[int],
+        *,
+        need_init: bool,
+    ) -> dict[Any, Callable[[], Ready]]:
+        """Host-side chunks (the learner's update compiles on its first call)."""
+        del abstract, key  # the update's shapes come from the actors' batches
+        lower: dict[Any, Callable[[], Ready]] = {
+            n: functools.partial(Ready, self.chunk(n)) for n in dict.fromkeys(lengths)
+        }
+        if need_init:
+            lower["init"] = functools.partial(Ready, self.init)
+        return lower
+
+    def chunk(
+        self, length: int
+    ) -> Callable[[HostRunState], tuple[HostRunState, Metrics]]:
+        """`state -> (state, metrics [length])`: the session's next `length` updates.
+
+        The session's pipeline carries the state from the one it started
+        with, so the argument only stands for it.
+        """
+
+        def pull(state: HostRunState) -> tuple[HostRunState, Metrics]:
+            del state
+            if self._updates is None:
+                raise RuntimeError("SebulbaRunner.chunk runs inside its session()")
+            chunk = [next(self._updates) for _ in range(length)]
+            metrics = {
+                k: np.array([u.metrics[k] for u in chunk]) for k in chunk[0].metrics
+            }
+            return HostRunState(chunk[-1].state), metrics
+
+        return pull
+
+    @contextlib.contextmanager
+    def session(self, state: HostRunState, key: PRNGKey, start: int) -> Iterator[None]:
+        """Actor threads on this process's pools for updates `start` onward.
+
+        A run resumed at `start` > 0 closes the first pools and acts on fresh
+        ones seeded for `start`; the pools are closed at the end.
+        """
+        if start:
+            self.close()
+            self.envs = make_host_envs(self.run_config, len(self.envs), start)
+        stop_after = self.run_config.num_updates
+        self._updates = self.train(self.envs, state.agent, key, start, stop_after)
+        try:
+            yield
+        finally:
+            self._updates.close()
+            self._updates = None
+            self.close()
+
+    def resume_notes(self, saved_devices: int | None) -> list[str]:
+        """A resumed run's environments are new: host pools cannot be saved."""
+        del saved_devices  # the learner state is replicated on any device count
+        return ["the host environments restart with new seeds"]
+
+    def close(self) -> None:
+        """Closes this process's pools."""
+        for env in self.envs:
+            env.close()
 
     def _to_learner(self, batches: list[Batch]) -> Transition:
         # This process's batches side by side along B; with the other
@@ -245,7 +246,7 @@ class SebulbaRunner:
         key_actors, key_learner = jax.random.split(key)
         key_actors = jax.random.fold_in(key_actors, start)
         key_actors = jax.random.fold_in(key_actors, jax.process_index())
-        queues = [queue.Queue(self.config.queue_size) for _ in envs]
+        queues = [queue.Queue(self.host.queue_size) for _ in envs]
         actors = [
             Actor(
                 env,
@@ -260,7 +261,7 @@ class SebulbaRunner:
                 jax.random.fold_in(key_actors, i),
                 device=i % len(self.actor_devices),
                 first_batch=start,
-                deterministic=self.config.deterministic,
+                deterministic=self.host.deterministic,
                 stop=stop,
             )
             for i, (env, q) in enumerate(zip(envs, queues, strict=True))

@@ -2,7 +2,7 @@
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -14,7 +14,8 @@ from purejaxdrl.sweep.messages import progress_line
 from purejaxdrl.sweep.result import SweepResult
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import first_non_finite
-from purejaxdrl.training.train import summarize_chunk
+from purejaxdrl.training.loop import pipelined
+from purejaxdrl.training.schedule import summarize_chunk
 from purejaxdrl.types import Metrics
 
 
@@ -33,7 +34,8 @@ def train_batch(
 ) -> RunnerState:
     """Runs the chunks of one batch, recording each real run's metrics.
 
-    Chunk k+1 is dispatched before chunk k's metrics are read (as in `train`).
+    Chunk k+1 is dispatched before chunk k's metrics are read (`pipelined`,
+    as in `train`).
     `result` receives, per run, one record per chunk and the update at which
     it first went non-finite; `progress` a line per chunk. Chunks that end at
     or before `done` updates (a restored state) are skipped; with a
@@ -54,21 +56,21 @@ def train_batch(
             sps = (ends_at - done) * config.steps_per_update * len(runs) / elapsed
             progress(progress_line(returns, ends_at, config.num_updates, sps))
 
-    ends_at = 0
-    pending = None
-    for k, length in enumerate(schedule):
-        ends_at += length
-        if ends_at <= done:
-            continue
-        states, metrics = compiled[length](hps, states)  # queued, not awaited
-        due = checkpoint is not None and (k + 1) % every == 0
-        # Copied now, before the next chunk takes `states` (donated).
-        packed = checkpoint.pack(states) if due and k + 1 < len(schedule) else None
-        if pending is not None:
-            finish(*pending)
-        pending = (metrics, length, ends_at, packed)
-    if pending is not None:
-        finish(*pending)
+    def dispatched() -> Iterator[tuple[Metrics, int, int, Any]]:
+        nonlocal states
+        ends_at = 0
+        for k, length in enumerate(schedule):
+            ends_at += length
+            if ends_at <= done:
+                continue
+            states, metrics = compiled[length](hps, states)  # queued, not awaited
+            due = checkpoint is not None and (k + 1) % every == 0
+            # Copied now, before the next chunk takes `states` (donated).
+            last = k + 1 == len(schedule)
+            packed = checkpoint.pack(states) if due and not last else None
+            yield metrics, length, ends_at, packed
+
+    pipelined(dispatched(), lambda chunk: finish(*chunk))
     return states
 
 

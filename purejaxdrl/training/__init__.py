@@ -6,8 +6,9 @@ networks, agent and runner a config describes), and `train()` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
 checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`result`,
-`run_files`). `host_train` is the same recipe for host environments
-(`envpool:`, `gymnasium:` ids) over the Sebulba runner.
+`run_files`). The recipe is one for device and host environments: the
+experiment picks the Anakin or the Sebulba runner (`runners.base.Runner`)
+and the player of its episodes (`observe.play.Player`).
 `checkpoint`, `packing`, `resume` and `faults` hold the pieces those steps use;
 `policy` turns a finished run into a policy outside training. Imports
 `observe`, `runners`, `agents` and below; never `sweep` or `cli`.

@@ -16,7 +16,7 @@ from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
-from purejaxdrl.runners.sebulba import HostConfig
+from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig
 
 

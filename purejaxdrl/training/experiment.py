@@ -12,25 +12,52 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, make_agent
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
+from purejaxdrl.observe.host_render import HostPlayer
+from purejaxdrl.observe.play import Player
+from purejaxdrl.observe.render import DevicePlayer
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
-from purejaxdrl.runners.anakin import Runner, make_runner
+from purejaxdrl.runners.anakin import make_runner
+from purejaxdrl.runners.base import Runner
+from purejaxdrl.runners.placement import make_host_envs, place
+from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, validate
 
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """The objects a TrainConfig describes, ready to run."""
+    """The objects a TrainConfig describes, ready to run.
+
+    Attributes:
+      config: the run.
+      env: the (unbatched) device environment; None on host environments,
+        which the runner owns.
+      env_params: its parameters; None on host environments.
+      agent: the algorithm.
+      runner: the Anakin runner (device environments) or the Sebulba one
+        (host environments), behind one `Runner` interface.
+      network: the acting network.
+      obs_spec: the observation space (of one environment).
+      action_spec: the action space.
+      device_note: why the run uses fewer devices than it could, if it does.
+      player: plays the policy of a state in fresh environments: the run's
+        evaluations, `purejaxdrl eval` and its drawings (`observe.play`).
+
+    """
 
     config: TrainConfig
-    env: envs.Env
+    env: envs.Env | None
     env_params: Any
     agent: Agent
     runner: Runner
     network: Network
+    obs_spec: Any
+    action_spec: Any
     device_note: str | None = None
+    player: Player | None = None
 
 
 def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
@@ -124,6 +151,8 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
 
     """
     validate(config)
+    if is_host_env(config.env.id):  # the one place a run's path is chosen
+        return make_host_experiment(config)
     env, env_params = make_env(config)
     network, learner_network = make_networks(config, env, env_params)
     observation = zero_observation(env, env_params)
@@ -144,7 +173,69 @@ def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment
         mesh=mesh,
         scan_unroll=config.scan_unroll,
     )
-    return Experiment(config, env, env_params, agent, runner, network, note)
+    player = DevicePlayer(env, network, config.eval)
+    return Experiment(
+        config,
+        env,
+        env_params,
+        agent,
+        runner,
+        network,
+        env.observation_spec(env_params),
+        env.action_spec(env_params),
+        note,
+        player,
+    )
+
+
+def make_host_experiment(config: TrainConfig) -> Experiment:
+    """Pools of host environments, the network, the agent and the Sebulba runner.
+
+    Raises:
+      ConfigError, ValueError: for bad configuration (named values).
+
+    """
+    actor_devices, mesh = place(config.host, config.devices)
+    threads = len(actor_devices) * config.host.actor_threads
+    everywhere = threads * jax.process_count()
+    if config.num_envs % everywhere:
+        raise ValueError(
+            f"num_envs={config.num_envs} must split evenly over the {everywhere} "
+            "actor threads (host.actor_threads x actor devices x processes); "
+            f"e.g. --num-envs {everywhere * max(1, config.num_envs // everywhere)}"
+        )
+    pools = make_host_envs(config, threads, 0)
+    spec = pools[0].spec
+    network, learner_network = algorithm(config.algo).make_networks(
+        getattr(config, config.algo), config.network, spec.observation, spec.action
+    )
+    observation = np.zeros(spec.observation.shape, np.float32)
+    # The learner takes the most of its default devices the batch splits over.
+    learners, note = choose_devices(
+        config.host.learner_devices,
+        lambda n: fits(config, learner_network, observation, n),
+        available=mesh.size // jax.process_count(),
+        what="learner on",
+        flag="--host.learner-devices",
+    )
+    if learners != mesh.size // jax.process_count():
+        host = dataclasses.replace(config.host, learner_devices=learners)
+        actor_devices, mesh = place(host, config.devices)
+    agent = build_agent(config, learner_network, observation, mesh.size)
+    runner = SebulbaRunner(spec, agent, actor_devices, mesh, config, pools)
+    player = HostPlayer(config, network, spec)
+    return Experiment(
+        config,
+        None,
+        None,
+        agent,
+        runner,
+        network,
+        spec.observation,
+        spec.action,
+        note,
+        player,
+    )
 
 
 def fits(

@@ -9,8 +9,8 @@ import contextlib
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -18,11 +18,13 @@ import numpy as np
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger
-from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training.faults import NonFiniteError, StopSignals, first_non_finite
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
 from purejaxdrl.training.schedule import summarize_chunk
+
+T = TypeVar("T")
 
 
 class Pending(NamedTuple):
@@ -45,10 +47,32 @@ class Pending(NamedTuple):
 
 
 @jax.jit
-def params_finite(state: RunnerState) -> jax.Array:
+def params_finite(state: Any) -> jax.Array:
     """Whether every learner parameter is finite, bool []."""
     leaves = jax.tree.leaves(state.agent.params)
     return jnp.all(jnp.stack([jnp.isfinite(x).all() for x in leaves]))
+
+
+def pipelined(
+    dispatched: Iterable[T], read: Callable[[T], None], *, ahead: bool = True
+) -> None:
+    """Reads each dispatched item after the next one is dispatched.
+
+    So the device runs item k+1 while the host reads item k's results (and
+    logs, evaluates, checkpoints). `dispatched` dispatches an item each time
+    it is advanced and may stop early; `ahead=False` reads each at once (for
+    work that is done when dispatching returns).
+    """
+    pending = None
+    for queued in dispatched:
+        if pending is not None:
+            read(pending)
+        pending = queued
+        if not ahead:
+            read(pending)
+            pending = None
+    if pending is not None:
+        read(pending)
 
 
 def agreed_stop(stop: StopSignals) -> bool:
@@ -84,7 +108,8 @@ class ChunkLoop:
       done: updates whose results the host has read.
       history: one record per chunk read (a resumed run's earlier ones too).
       seconds_before: training time before a resume.
-      eval_key: the key evaluations fold their chunk index into.
+      dispatch_ahead: dispatch chunk k+1 before reading chunk k (the
+        runner's chunks are queued programs); else read each at once.
 
     """
 
@@ -96,7 +121,7 @@ class ChunkLoop:
     done: int
     history: list[dict[str, Any]]
     seconds_before: float
-    eval_key: Any
+    dispatch_ahead: bool = True
     mean_return: float = math.nan
     eval_return: float = math.nan
     last_saved: int | None = None
@@ -112,8 +137,8 @@ class ChunkLoop:
                 self.mean_return = value
 
     def dispatch(
-        self, state: RunnerState, index: int, length: int, ends_at: int, last: int
-    ) -> tuple[RunnerState, Pending]:
+        self, state: Any, index: int, length: int, ends_at: int, last: int
+    ) -> tuple[Any, Pending]:
         """Queues chunk `index` and, when due, its evaluation and snapshot.
 
         Returns:
@@ -126,11 +151,7 @@ class ChunkLoop:
         if self.programs.evaluate is not None and is_due(
             index, last, config.eval.every
         ):
-            # Its own key stream, so training is the same with or without it.
-            key = jax.random.fold_in(self.eval_key, index)
-            evaluated = self.programs.evaluate(
-                state.agent.params, state.env_params, key
-            )
+            evaluated = self.programs.evaluate(state, index)
         if checkpointer is not None and is_due(index, last, config.checkpoint.every):
             # Device copies queued behind this chunk; `state` itself is donated
             # to the next one.
@@ -200,21 +221,27 @@ class ChunkLoop:
         if bad is None:
             return
         name, index, value = bad
-        checkpointer = self.run.checkpointer
-        if checkpointer is not None:
-            checkpointer.wait()  # the last good checkpoint is on disk
-        if self.last_saved is None:
-            where = "no checkpoint was saved before it"
-        else:
-            where = (
-                f"the last good checkpoint is update {self.last_saved:,} in "
-                f"{checkpointer.directory / str(self.last_saved)}; resume it with "
-                f"`purejaxdrl train --resume {self.run.run_dir} --override` and a "
-                "lower learning rate"
-            )
+        where = self.last_good("--override` and a lower learning rate")
         raise NonFiniteError(
             f"update {ends_at - length + index + 1:,}: {name} is {value}; the run "
             f"stopped instead of training on non-finite values; {where}."
+        )
+
+    def last_good(self, resume_with: str = "`") -> str:
+        """Where the run's last good checkpoint is, and how to resume it.
+
+        `resume_with` ends the resume command (closing its backquote).
+        """
+        checkpointer = self.run.checkpointer
+        if checkpointer is None:
+            return "no checkpoint was saved before it (the run has no directory)"
+        checkpointer.wait()  # the last good checkpoint is on disk
+        if self.last_saved is None:
+            return "no checkpoint was saved before it"
+        return (
+            f"the last good checkpoint is update {self.last_saved:,} in "
+            f"{checkpointer.directory / str(self.last_saved)}; resume it with "
+            f"`purejaxdrl train --resume {self.run.run_dir}{resume_with}"
         )
 
     def save(self, packed: Any, metric: float | None = None) -> None:
@@ -237,8 +264,8 @@ class ChunkLoop:
         }
 
     def run_schedule(
-        self, state: RunnerState, schedule: list[tuple[int, int]]
-    ) -> tuple[RunnerState, str | None]:
+        self, state: Any, schedule: list[tuple[int, int]]
+    ) -> tuple[Any, str | None]:
         """Trains `schedule`'s chunks, each dispatched before the last is read.
 
         With a checkpointer, SIGINT / SIGTERM stop the run after the current
@@ -256,20 +283,23 @@ class ChunkLoop:
             else contextlib.nullcontext()
         )
         last = schedule[-1][0] if schedule else -1
-        with signals:
-            pending, dispatched = None, self.done
+
+        def dispatched() -> Iterator[Pending]:
+            nonlocal state
+            done = self.done
             for index, length in schedule:
-                if checkpointer is not None and agreed_stop(signals):
-                    break
-                dispatched += length
-                state, queued = self.dispatch(state, index, length, dispatched, last)
-                if pending is not None:
-                    self.observe(pending)
-                pending = queued
-                if self.reached is not None:
-                    break  # after the chunk already queued
-            if pending is not None:
-                self.observe(pending)
+                stop = checkpointer is not None and agreed_stop(signals)
+                if stop or self.reached is not None:
+                    return  # after the chunk already queued
+                done += length
+                state, queued = self.dispatch(state, index, length, done, last)
+                yield queued
+
+        with signals:
+            try:
+                pipelined(dispatched(), self.observe, ahead=self.dispatch_ahead)
+            except EnvError as e:
+                raise type(e)(f"{e}; {self.last_good()}") from e.__cause__
             stopped_by = self.stopped_by(signals)
             if checkpointer is not None and stopped_by and self.last_saved != self.done:
                 self.save_stopped(state)
@@ -286,7 +316,7 @@ class ChunkLoop:
             return self.reached
         return None
 
-    def save_stopped(self, state: RunnerState) -> None:
+    def save_stopped(self, state: Any) -> None:
         """Checkpoints a stopped run's state (if its parameters are finite)."""
         packed, finite = self.run.checkpointer.pack(state), params_finite(state)
         self.check_finite({}, 1, self.done, finite)

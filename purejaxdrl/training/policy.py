@@ -1,7 +1,7 @@
 """Trained policies outside training: restore, export from a run, load as an act.
 
-`restore_run` and `restore_host_run` give a run's newest good checkpoint (device
-and host-env runs); `export_policy` writes it, `load_policy` loads it jittable.
+`restore_run` gives a run's newest good checkpoint (device and host-env runs
+alike); `export_policy` writes it, `load_policy` loads it jittable.
 
 An exported policy is a folder with `policy.json` (the network description,
 the observation and action spaces, the environment it was trained on) and
@@ -73,7 +73,9 @@ def _spaces(observation_shape: list[int], action: dict[str, Any]):
 def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
     """A run's config, its experiment (one device) and its newest good checkpoint.
 
-    Device runs only (gymnax, brax); `restore_host_run` restores host runs.
+    Device and host-env runs alike: the runner knows its state's layout. A
+    host run's experiment owns pools of environments; `exp.runner.close()`
+    closes them.
 
     Args:
       run_dir: a run directory.
@@ -87,86 +89,29 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         that verifies.
 
     """
-    from purejaxdrl.env.host import is_host_env
     from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
-    from purejaxdrl.runners.anakin import shardings
     from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
 
     config = load_run_config(run_dir)
-    if is_host_env(config.env.id):
-        raise ConfigError(
-            f"{str(run_dir)!r} trained on host environments ({config.env.id}), "
-            f"which `{purpose}` does not take yet; `purejaxdrl eval {run_dir}` "
-            "plays its policy."
+    # One device: the policy, not the training, is wanted.
+    one = dataclasses.replace(
+        config,
+        devices=1,
+        host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
+    )
+    exp = make_experiment(one, make_mesh(1))
+    abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
+    shardings = jax.tree.map(lambda a: a.sharding, abstract)
+    try:
+        restored = _restore_newest(
+            run_dir, abstract, shardings, exp.runner.mesh, purpose
         )
-    exp = make_experiment(config, make_mesh(1))
-    abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
-    restored = _restore_newest(
-        run_dir, abstract, shardings(exp.runner, abstract), exp.runner.mesh, purpose
-    )
+    except BaseException:
+        exp.runner.close()
+        raise
     return config, exp, restored
-
-
-class HostRun(NamedTuple):
-    """A host-env run's trained policy, restored on one device.
-
-    Attributes:
-      config: the run's TrainConfig.
-      network: the acting network.
-      params: the learner's parameters of the newest good checkpoint.
-      spec: the environments' spaces.
-      step: the updates that checkpoint holds.
-
-    """
-
-    config: Any
-    network: Any
-    params: Params
-    spec: Any
-    step: int
-
-
-def restore_host_run(run_dir: str | pathlib.Path, purpose: str) -> HostRun:
-    """The policy of a host-env run's (`envpool:`, `gymnasium:`) newest good checkpoint.
-
-    Builds only what the policy needs: one environment (for its spaces, then
-    closed), the networks, and the agent's state layout on one device.
-
-    Raises:
-      ConfigError: the run directory is missing or bad, or has no checkpoint
-        that verifies.
-
-    """
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec as P
-
-    from purejaxdrl.env.host import make_host_env
-    from purejaxdrl.env.imports import import_modules
-    from purejaxdrl.parallel import make_mesh
-    from purejaxdrl.rng import make_key
-    from purejaxdrl.training.experiment import build_agent
-    from purejaxdrl.training.host_train import HostRunState
-    from purejaxdrl.training.resume import load_run_config
-
-    config = load_run_config(run_dir)
-    import_modules(config.env.imports)
-    env = make_host_env(config.env.id, 1, config.seed, **config.env.options)
-    spec = env.spec
-    env.close()
-    network, learner_network = algorithm(config.algo).make_networks(
-        getattr(config, config.algo), config.network, spec.observation, spec.action
-    )
-    observation = np.zeros(spec.observation.shape, np.float32)
-    agent = build_agent(config, learner_network, observation, 1)
-    key = make_key(config.seed, config.rng_impl)
-    abstract = HostRunState(jax.eval_shape(agent.init, key))
-    mesh = make_mesh(1)
-    replicated = jax.tree.map(lambda _: NamedSharding(mesh, P()), abstract)
-    restored = _restore_newest(run_dir, abstract, replicated, mesh, purpose)
-    params = restored.state.agent.params
-    return HostRun(config, network, params, spec, restored.step)
 
 
 def _restore_newest(
@@ -204,22 +149,12 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         that verifies.
 
     """
-    from purejaxdrl.env.host import is_host_env
-    from purejaxdrl.training.resume import load_run_config
-
-    if is_host_env(load_run_config(run_dir).env.id):
-        host = restore_host_run(run_dir, "export")
-        config, params, stats, updates = host.config, host.params, None, host.step
-        obs_spec, action_spec = host.spec.observation, host.spec.action
-        steps_per_update = config.num_envs * config.unroll_length
-    else:
-        config, exp, restored = restore_run(run_dir, "export")
-        env_params = restored.state.env_params
-        params, updates = restored.state.agent.params, restored.step
-        stats = getattr(env_params, "obs_stats", None)
-        obs_spec = exp.env.observation_spec(env_params)
-        action_spec = exp.env.action_spec(env_params)
-        steps_per_update = exp.runner.steps_per_update
+    config, exp, restored = restore_run(run_dir, "export")
+    exp.runner.close()
+    params, updates = restored.state.agent.params, restored.step
+    stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
+    obs_spec, action_spec = exp.obs_spec, exp.action_spec
+    steps_per_update = exp.runner.steps_per_update
     if isinstance(action_spec, Discrete) and action_spec.legal is not None:
         # policy.json holds sizes, not code: a loaded policy could not mask.
         raise ConfigError(

@@ -7,8 +7,6 @@ from typing import Any, NamedTuple
 
 import jax
 
-from purejaxdrl.observe.evaluation import make_evaluate
-from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.types import PRNGKey
 
@@ -22,7 +20,7 @@ class Programs(NamedTuple):
     Attributes:
       chunks: chunk length -> `state -> (state, metrics)`, `length` updates.
       init: `key -> state`, or None when the state is restored.
-      evaluate: `(params, env_params, key) -> (returns, lengths)`, or None
+      evaluate: `(state, chunk index) -> (returns, lengths)`, or None
         without evaluation episodes.
 
     """
@@ -53,7 +51,7 @@ def compile_all(lower: dict[Any, Callable[[], Any]]) -> dict[Any, Any]:
 
 def compile_programs(
     exp: Experiment,
-    abstract: RunnerState,
+    abstract: Any,
     key: PRNGKey,
     lengths: list[int],
     *,
@@ -62,7 +60,7 @@ def compile_programs(
     """Compiles the chunk programs of `lengths`, init if needed, and evaluation.
 
     Args:
-      exp: the run's experiment.
+      exp: the run's experiment (its runner lowers the chunks and init).
       abstract: the runner state's shapes and shardings.
       key: the run's key (init's argument; evaluation folds in its stream).
       lengths: the chunk lengths the schedule uses, in its order.
@@ -72,19 +70,10 @@ def compile_programs(
       The compiled Programs.
 
     """
-    lower: dict[Any, Callable[[], Any]] = {
-        n: functools.partial(exp.runner.train_chunk(n).lower, abstract)
-        for n in dict.fromkeys(lengths)
-    }
-    if need_init:
-        lower["init"] = functools.partial(exp.runner.init.lower, key)
-    episodes = exp.config.eval.episodes
-    if episodes:
-        evaluate = make_evaluate(
-            exp.env, exp.network, episodes=episodes, max_steps=exp.config.eval.max_steps
-        )
-        args = (abstract.agent.params, abstract.env_params, eval_key(key))
-        lower["evaluate"] = functools.partial(evaluate.lower, *args)
+    lower = exp.runner.lower(abstract, key, lengths, need_init=need_init)
+    if exp.config.eval.episodes:
+        evaluation = exp.player.training_evaluation
+        lower["evaluate"] = functools.partial(evaluation, abstract, eval_key(key))
     programs = compile_all(lower)
     evaluate = programs.pop("evaluate", None)
     init = programs.pop("init", None)

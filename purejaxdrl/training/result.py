@@ -1,6 +1,6 @@
 """What a run reports, and the sinks and files its records and result go to.
 
-Shared by the device recipe (`train.py`) and the host-env one (`host_train.py`).
+Steps of the recipe (`train.py`) around its chunk loop.
 """
 
 import contextlib

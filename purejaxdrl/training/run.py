@@ -5,13 +5,14 @@ import pathlib
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import yaml
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
-from purejaxdrl.runners.anakin import RunnerState, shardings
+from purejaxdrl.runners.base import Runner
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
@@ -91,15 +92,18 @@ def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | 
     return WandbLogger(run.run_dir, run.run_dir.name, to_dict(run.config))
 
 
-def attach_checkpointer(run: Run, exp: Experiment, abstract: RunnerState) -> None:
-    """Gives a run with a directory its checkpointer, for `abstract`'s layout."""
+def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:
+    """Gives a run with a directory its checkpointer, for `abstract`'s layout.
+
+    `abstract` is `runner.abstract_state(key)`: shapes with their shardings.
+    """
     if run.run_dir is None:
         return
     run.checkpointer = Checkpointer(
         run.run_dir / "checkpoints",
         abstract,
-        shardings(exp.runner, abstract),
-        exp.runner.mesh,
+        jax.tree.map(lambda a: a.sharding, abstract),
+        runner.mesh,
         keep=run.config.checkpoint.keep,
         keep_best=run.config.checkpoint.keep_best,
     )
@@ -110,7 +114,7 @@ def attach_checkpointer(run: Run, exp: Experiment, abstract: RunnerState) -> Non
 class Start:
     """Where a run starts: fresh (no state) or from a checkpoint."""
 
-    state: RunnerState | None = None
+    state: Any = None
     done: int = 0
     history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     seconds_before: float = 0.0
@@ -137,21 +141,16 @@ def restore(run: Run, exp: Experiment) -> Start:
     start, meta = start_from_latest(run)
     if start.state is None:
         return start
-    saved_devices = meta.get("devices")
-    if saved_devices != devices:
-        run.say(
-            f"saved on {saved_devices} device(s), resumed on {devices}: learner "
-            f"state replicated, the {config.num_envs} environments re-split to "
-            f"{config.num_envs // devices} per device"
-        )
+    for line in exp.runner.resume_notes(meta.get("devices")):
+        run.say(line)
     return start
 
 
-def start_from_latest(run: Run, note: str = "") -> tuple[Start, dict[str, Any]]:
+def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
     """The newest checkpoint that verifies as a Start, and its meta record.
 
-    Says which checkpoints were skipped and where the run resumes (with
-    `note` appended), or that it starts from update 0 (a fresh Start, {}).
+    Says which checkpoints were skipped and where the run resumes, or that
+    it starts from update 0 (a fresh Start, {}).
     """
     checkpointer = run.checkpointer
     restored = checkpointer.restore_latest()
@@ -163,7 +162,7 @@ def start_from_latest(run: Run, note: str = "") -> tuple[Start, dict[str, Any]]:
     complete = restored.step >= run.config.num_updates
     run.say(
         f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
-        f"{checkpointer.directory / str(restored.step)}{note}"
+        f"{checkpointer.directory / str(restored.step)}"
         + ("; the run is already complete, nothing to train" if complete else "")
     )
     start = Start(

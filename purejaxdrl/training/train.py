@@ -12,14 +12,12 @@ from collections.abc import Callable, Sequence
 
 import jax
 
-from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import Logger
 from purejaxdrl.rng import make_key
-from purejaxdrl.runners.anakin import abstract_state
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop
-from purejaxdrl.training.programs import compile_programs, eval_key
+from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.result import (
     TrainResult,
     _check_sinks,
@@ -99,19 +97,7 @@ def train(
 
     """
     _check_sinks(log_to, write_files or resume is not None)
-    if is_host_env(config.env.id):
-        from purejaxdrl.training.host_train import train_host
-
-        return train_host(
-            config,
-            loggers=loggers,
-            console=console,
-            write_files=write_files,
-            resume=resume,
-            notify=notify,
-            log_to=log_to,
-        )
-    exp = make_experiment(config)
+    exp = make_experiment(config)  # the Anakin or the Sebulba runner
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
     if exp.device_note:
         run.say(exp.device_note)
@@ -120,8 +106,8 @@ def train(
     progress = open_progress(run, exp, console)  # says it compiles
     with closed_on_error(progress):
         start_compile = time.perf_counter()
-        abstract = abstract_state(exp.runner, key)
-        attach_checkpointer(run, exp, abstract)
+        abstract = exp.runner.abstract_state(key)
+        attach_checkpointer(run, exp.runner, abstract)
         start = restore(run, exp) if resume is not None else Start()
         schedule = chunk_schedule(config, start.done)
         programs = compile_programs(
@@ -142,13 +128,14 @@ def train(
             done=start.done,
             history=start.history,
             seconds_before=start.seconds_before,
-            eval_key=eval_key(key),
+            dispatch_ahead=exp.runner.dispatch_ahead,
             last_saved=start.done if resume is not None else None,
         )
     if progress is not None:
         progress.phase("training")
     try:
-        state, stopped_by = loop.run_schedule(state, schedule)
+        with exp.runner.session(state, key, start.done):
+            state, stopped_by = loop.run_schedule(state, schedule)
     finally:
         close(sinks, run.checkpointer)
     return finish(run, loop, state, stopped_by, compile_seconds)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.runners.sebulba import HostConfig, HostEnvError, split_devices
+from purejaxdrl.runners.placement import HostConfig, split_devices
+from purejaxdrl.runners.sebulba import HostEnvError
 
 pytest.importorskip("envpool")
 gym = pytest.importorskip("gymnasium")

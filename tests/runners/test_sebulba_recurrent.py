@@ -11,7 +11,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents.actor_critic import learner_bootstrap, learner_outputs
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry
-from purejaxdrl.training.host_train import make_host_experiment
+from purejaxdrl.training.experiment import make_host_experiment
 
 pytest.importorskip("envpool")
 
@@ -36,7 +36,7 @@ def _batches(exp, params, count):
     stop, out = threading.Event(), queue.Queue()
     box = ParamsBox(stop)
     box.publish(0, [params])
-    env = exp.envs[0]
+    env = exp.runner.envs[0]
     actor = Actor(
         env,
         exp.runner.policy,
@@ -79,7 +79,7 @@ def test_the_learner_re_unrolls_what_asynchronous_actors_computed(core):
         env={"options": {"batch_size": 4, "max_episode_steps": 30}},
     )
     exp = make_host_experiment(config)
-    params = exp.runner.init(jax.random.key(0)).params
+    params = exp.runner.init(jax.random.key(0)).agent.params
     trajs = _batches(exp, params, 4)
     net = exp.network
     outputs = jax.jit(learner_outputs, static_argnums=0)
@@ -106,8 +106,7 @@ def test_the_learner_re_unrolls_what_asynchronous_actors_computed(core):
     # (An untrained policy is near uniform: the gap is small, but far above
     # the 1e-6 the equality above allows.)
     assert np.abs(log_prob - later.log_prob).max() > 1e-5
-    for env in exp.envs:
-        env.close()
+    exp.runner.close()
 
 
 def test_recurrent_impala_learns_cartpole_with_a_learner_on_two_devices():

@@ -90,7 +90,7 @@ def test_device_presets_take_the_most_devices_their_work_splits_over(preset, alg
 @pytest.mark.parametrize("devices", COUNTS)
 def test_host_presets_place_their_learner_on_any_device_count(preset, algo, devices):
     pytest.importorskip("envpool")
-    from purejaxdrl.training.host_train import make_host_experiment
+    from purejaxdrl.training.experiment import make_host_experiment
 
     config = pjd.apply_overrides(
         pjd.load_preset(preset, algo).config, {"devices": devices}
@@ -102,8 +102,7 @@ def test_host_presets_place_their_learner_on_any_device_count(preset, algo, devi
         most = 1 if devices == 1 else devices - 1  # one device acts
         assert (exp.device_note is None) == (learners == most), exp.device_note
     finally:
-        for env in exp.envs:
-            env.close()
+        exp.runner.close()
 
 
 @pytest.mark.timeout(300)

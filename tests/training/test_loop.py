@@ -2,9 +2,7 @@
 
 import math
 import pathlib
-import types
 
-import jax
 import numpy as np
 import pytest
 
@@ -12,16 +10,6 @@ import purejaxdrl as pjd
 from purejaxdrl.training.loop import ChunkLoop, is_due
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
-
-
-class _State(int):
-    """A stand-in runner state: an update count with the fields evaluation reads."""
-
-    agent = types.SimpleNamespace(params=None)
-    env_params = None
-
-    def __add__(self, other):
-        return _State(int(self) + other)
 
 
 class ListSink:
@@ -35,7 +23,7 @@ class ListSink:
         pass
 
 
-def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2):
+def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2, ahead=True):
     overrides = {"total_steps": 512 * num_updates}
     if stop_at is not None:
         overrides["eval"] = {"episodes": 1, "every": 1, "stop_at": stop_at}
@@ -57,7 +45,7 @@ def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2):
         done=0,
         history=[],
         seconds_before=0.0,
-        eval_key=None,
+        dispatch_ahead=ahead,
     )
 
 
@@ -86,18 +74,41 @@ def test_each_chunk_is_dispatched_before_the_previous_one_is_read():
     assert [r["env_steps"] for r in loop.history] == [1024, 2048, 3072, 4096]
 
 
+def test_a_runner_whose_chunks_block_has_each_read_at_once():
+    # Sebulba's chunks return when their updates are done: nothing to overlap.
+    events = []
+    loop = _loop(events, ahead=False)
+    state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(3)])
+    assert events == [
+        "dispatch 0",
+        "write 2",
+        "dispatch 2",
+        "write 4",
+        "dispatch 4",
+        "write 6",
+    ]
+    assert state == 6 and stopped_by is None and loop.done == 6
+
+
 def test_eval_stop_at_stops_after_the_chunk_already_queued():
     events = []
 
-    def evaluate(params, env_params, key):
+    def evaluate(state, index):
+        events.append(f"evaluate {state} after chunk {index}")
         return np.array([500.0]), np.array([500])
 
     loop = _loop(events, stop_at=475.0, evaluate=evaluate)
-    loop.eval_key = jax.random.key(0)
-    state, stopped_by = loop.run_schedule(_State(0), [(i, 2) for i in range(4)])
+    state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
     # Chunk 0's evaluation reaches 475 when it is read, after chunk 1 was
     # dispatched; chunk 1 is read, nothing more is dispatched.
-    assert events == ["dispatch 0", "dispatch 2", "write 2", "write 4"]
+    assert events == [
+        "dispatch 0",
+        "evaluate 2 after chunk 0",
+        "dispatch 2",
+        "evaluate 4 after chunk 1",
+        "write 2",
+        "write 4",
+    ]
     assert stopped_by == "eval.stop_at (500.0 >= 475)"
     assert loop.eval_return == 500.0 and loop.done == 4
     assert loop.history[0]["eval/mean_return"] == 500.0

@@ -1,0 +1,134 @@
+"""Where a host-env run's actors, learner and environment pools go.
+
+`place` splits each process's devices between actor threads and the learner
+mesh (`HostConfig`); `make_host_envs` makes this process's pools, one per
+actor thread, seeded per (run, restart, process, thread) by `host_env_seed`.
+"""
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType, Mesh
+
+from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.env.imports import import_modules
+from purejaxdrl.parallel import DATA_AXIS
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HostConfig:
+    """How a run on host environments places its actors and learner.
+
+    Attributes:
+      actor_devices: local devices the actor threads act on (0: the first
+        device).
+      learner_devices: local devices the learner is sharded over (0: all but
+        the actors' when there are more devices than actors, else the first).
+      actor_threads: actor threads per actor device, each with its own pool
+        of `num_envs / (actor threads in all)` environments.
+      env_threads: EnvPool worker threads per pool (0: EnvPool's default).
+      queue_size: batches each actor may have waiting for the learner.
+      deterministic: actors act batch k with exactly parameter version k - 1,
+        so runs repeat exactly (asynchronous pools are not allowed then).
+
+    """
+
+    actor_devices: int = 0
+    learner_devices: int = 0
+    actor_threads: int = 1
+    env_threads: int = 0
+    queue_size: int = 1
+    deterministic: bool = False
+
+
+def split_devices(
+    devices: list[jax.Device], config: HostConfig
+) -> tuple[list[jax.Device], list[jax.Device]]:
+    """(actor devices, learner devices) from one process's local `devices`.
+
+    One device is shared. With more, the actors take the first
+    `actor_devices` (default 1) and the learner the next `learner_devices`
+    (default: the rest).
+
+    Raises:
+      ValueError: the counts do not fit the devices.
+
+    """
+    n = len(devices)
+    actors = config.actor_devices or 1
+    if n == 1 and config.actor_devices <= 1 and config.learner_devices <= 1:
+        return devices, devices
+    learners = config.learner_devices or n - actors
+    if actors + learners > n or learners < 1:
+        raise ValueError(
+            f"host.actor_devices={config.actor_devices} and host.learner_devices="
+            f"{config.learner_devices} do not fit {n} local devices (actors and "
+            "learner get their own); lower them, or pass 0 for the defaults"
+        )
+    return devices[:actors], devices[actors : actors + learners]
+
+
+def place(
+    config: HostConfig, devices_per_process: int | None = None
+) -> tuple[list[jax.Device], Mesh]:
+    """The actor devices of this process, and the learner mesh of all processes.
+
+    Each process splits its first `devices_per_process` local devices alike
+    (`split_devices`); the learner mesh's `data` axis spans the learner
+    devices of every process, process by process, so each process holds its
+    slice of the learner and feeds it its own actors' batches.
+
+    Raises:
+      ValueError: the counts do not fit the devices.
+
+    """
+    actors, learners = [], []
+    for p in range(jax.process_count()):
+        local = sorted(
+            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
+        )
+        own_actors, own_learners = split_devices(
+            local[: devices_per_process or None], config
+        )
+        learners += own_learners
+        if p == jax.process_index():
+            actors = own_actors
+    mesh = jax.make_mesh(
+        (len(learners),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=learners
+    )
+    return actors, mesh
+
+
+def host_env_seed(seed: int, start: int, thread: int) -> int:
+    """The seed of actor thread `thread`'s pool in a run (re)started at `start`.
+
+    Host environments cannot be snapshotted, so a resumed run restarts them
+    with seeds drawn from (seed, update, process, thread): distinct streams
+    for every pool of every restart. 30 bits: EnvPool seeds its environments
+    with seed + i and wants them all to fit an int32.
+    """
+    entropy = [seed, start, jax.process_index(), thread]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
+
+
+def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
+    """Pools for this process, one per actor thread, for a run starting at `start`.
+
+    `config` is the run's TrainConfig (its `env`, `host`, `seed`, `num_envs`).
+
+    Not pure: it first imports `config.env.imports` (the user's modules that
+    register environments).
+    """
+    import_modules(config.env.imports)
+    options = dict(config.env.options)
+    if config.host.env_threads and config.env.id.startswith("envpool:"):
+        options["num_threads"] = config.host.env_threads
+    per_thread = config.num_envs // (threads * jax.process_count())
+    return [
+        make_host_env(
+            config.env.id, per_thread, host_env_seed(config.seed, start, i), **options
+        )
+        for i in range(threads)
+    ]
