@@ -72,7 +72,7 @@ def make_networks(
 
     """
     return algorithm(config.algo).make_networks(
-        getattr(config, config.algo),
+        config.algo_config,
         config.network,
         env.observation_spec(env_params),
         env.action_spec(env_params),
@@ -99,7 +99,7 @@ def build_agent(
     """
     return make_agent(
         config.algo,
-        getattr(config, config.algo) if section is None else section,
+        config.algo_config if section is None else section,
         learner_network,
         observation,
         num_updates=config.num_updates,

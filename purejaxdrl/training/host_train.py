@@ -126,7 +126,7 @@ def make_host_experiment(config: TrainConfig) -> HostExperiment:
     envs = make_host_envs(config, threads, 0)
     spec = envs[0].spec
     record = algorithm(config.algo)
-    section = getattr(config, config.algo)
+    section = config.algo_config
     network, learner_network = record.make_networks(
         section, config.network, spec.observation, spec.action
     )

@@ -156,7 +156,7 @@ def restore_host_run(run_dir: str | pathlib.Path, purpose: str) -> HostRun:
     spec = env.spec
     env.close()
     network, learner_network = algorithm(config.algo).make_networks(
-        getattr(config, config.algo), config.network, spec.observation, spec.action
+        config.algo_config, config.network, spec.observation, spec.action
     )
     observation = np.zeros(spec.observation.shape, np.float32)
     agent = build_agent(config, learner_network, observation, 1)
@@ -242,7 +242,7 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "env_hide_observations": list(config.env.hide_observations),
         "algo": config.algo,
         # The acting network's architecture may depend on it (DQN's dueling head).
-        "algo_config": to_dict(getattr(config, config.algo)),
+        "algo_config": to_dict(config.algo_config),
         "updates": updates,
         "env_steps": updates * steps_per_update,
         "observation_shape": list(obs_spec.shape),
