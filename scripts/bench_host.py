@@ -281,7 +281,7 @@ def main() -> None:
     print(row(f"C_env   EnvPool, random actions ({c['pool']} pool)", c["c_env"]))
     print(row("C_act   policy, uint8 frames -> host", c["c_act"], "obs/s", False))
     print(row("C_learn learner update, fixed batch", c["c_learn"]))
-    epochs = getattr(getattr(config, args.algo), "num_epochs", 1)
+    epochs = getattr(config.algo_config, "num_epochs", 1)
     if epochs > 1:
         samples = f"{epochs * c['c_learn']:,.0f}"
         print(f"  {'':<8}({epochs} epochs: {samples} samples/s forward + backward)")

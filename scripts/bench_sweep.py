@@ -46,7 +46,7 @@ def main() -> None:
     if args.total_steps:
         overrides["total_steps"] = args.total_steps
     base = pjd.apply_overrides(preset.config, overrides)
-    peak = getattr(base, base.algo).learning_rate
+    peak = base.algo_config.learning_rate
     rates = [float(x) for x in np.geomspace(peak / 4, peak * 4, args.settings)]
     runs = args.settings * args.seeds
     print(

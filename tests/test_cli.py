@@ -46,9 +46,53 @@ def test_help_lists_the_common_fields_and_the_algorithms_with_defaults():
         "--total-steps",
     ):
         assert flag in result.stdout
-    assert "(default: 0.00025)" in result.stdout
+    assert "(default: 0.00025)" in " ".join(result.stdout.split())  # unwrapped
     # Only the selected algorithm's (the default, ppo) hyper-parameters.
     assert "--impala." not in result.stdout and "--dqn." not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "description", "default"),
+    [
+        ([], "--ppo.clip-eps", "ε of the clipped surrogate", "0.2"),
+        ([], "--ppo.learning-rate", "the optimiser's step size", "0.00025"),
+        ([], "--ppo.anneal-lr", "decay the learning rate", "True; the bare flag"),
+        ([], "--num-envs", "number of parallel environments.", "4"),
+        ([], "--network.core", "`none` (feed-forward), or a recurrent core", "none"),
+        ([], "--eval.stop-at", "end the run early once an evaluation's", "None"),
+        (["--algo", "dqn"], "--dqn.buffer-size", "transitions (R2D2: se", "50000"),
+        (["--algo", "r2d2"], "--r2d2.burn-in", "steps of the previous unroll", "0"),
+        (["--algo", "sac"], "--sac.tau", "Polyak rate of the target critics.", "0.005"),
+    ],
+)
+def test_help_shows_each_flags_description_beside_its_default(
+    argv, flag, description, default, capsys
+):
+    from purejaxdrl import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", *argv, "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # unwrapped
+    listing = out[out.index("config fields:") :]
+    entry = listing[listing.index(f"{flag} ") :]
+    text, _, shown = entry.partition("(default: ")  # the preset's defaults
+    assert description in text and shown.startswith(default), entry[:400]
+
+
+@pytest.mark.parametrize("record", algorithms(), ids=lambda r: r.name)
+def test_every_config_flag_of_every_algorithm_has_a_description(record):
+    import argparse
+
+    from purejaxdrl.cli.args import add_config_flags
+
+    defaults = pjd.apply_overrides(pjd.TrainConfig(), {"algo": record.name})
+    parser = argparse.ArgumentParser()
+    add_config_flags(parser, defaults, record.name)
+    (group,) = [g for g in parser._action_groups if g.title == "config fields"]
+    assert any(a.dest.startswith(f"{record.name}.") for a in group._group_actions)
+    bare = [a.dest for a in group._group_actions if a.help.startswith("(default")]
+    assert not bare, f"flags without a description: {bare}"
 
 
 @pytest.mark.parametrize("command", ["train", "sweep"])

@@ -8,7 +8,7 @@ import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names
-from purejaxdrl.config import flat_fields
+from purejaxdrl.config import field_descriptions, flat_fields
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -141,17 +141,30 @@ def _fields(defaults: Any, algo: str) -> list[tuple[str, Any, Any]]:
     ]
 
 
+def _help(description: str, default: str) -> str:
+    """A flag's help: its field's description, then its default."""
+    # argparse %-formats help strings: a literal % must be doubled.
+    text = f"{description} " if description else ""
+    return f"{text}(default: {default})".replace("%", "%%")
+
+
 def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) -> None:
-    """One flag per config field a run of `algo` uses, showing `defaults`' values."""
+    """One flag per config field a run of `algo` uses, showing `defaults`' values.
+
+    Each flag's help is its field's description (the `Attributes:` entry of
+    the config class that declares it) followed by the default.
+    """
     group = parser.add_argument_group("config fields")
+    descriptions = field_descriptions(defaults)
     for path, hint, value in _fields(defaults, algo):
+        description = descriptions.get(path, "")
         if path == "env.options":
             group.add_argument(
                 "--env.option",
                 dest="env.options",
                 action="append",
                 metavar="KEY=VALUE",
-                help=f"environment option, repeatable (default: {value})",
+                help=_help(f"{description} One KEY=VALUE, repeatable.", str(value)),
             )
             continue
         shown = list(value) if isinstance(value, tuple) else value
@@ -164,7 +177,7 @@ def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) 
                 nargs="?",
                 const="true",
                 metavar=metavar,
-                help=f"(default: {shown}; the bare flag means true)",
+                help=_help(description, f"{shown}; the bare flag means true"),
             )
             continue
         group.add_argument(
@@ -172,7 +185,7 @@ def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) 
             dest=path,
             nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
             metavar=metavar,
-            help=f"(default: {shown})",
+            help=_help(description, str(shown)),
         )
 
 

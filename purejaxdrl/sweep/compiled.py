@@ -128,7 +128,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             sharded, donate_argnums=1, compiler_options=compiler_options(platform)
         )
 
-    hp = getattr(config, config.algo)
+    hp = config.algo_config
     one = jax.eval_shape(
         init,
         jax.tree.map(lambda x: np.full(mesh.shape[SWEEP_AXIS], x, np.float32), hp),
@@ -140,5 +140,5 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
 
 def stack_hps(configs: Sequence[TrainConfig]) -> Any:
     """The algorithm configs of `configs` as one config of float32 [R] leaves."""
-    sections = [getattr(c, c.algo) for c in configs]
+    sections = [c.algo_config for c in configs]
     return jax.tree.map(lambda *xs: np.asarray(xs, np.float32), *sections)

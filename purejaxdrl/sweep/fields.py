@@ -40,7 +40,7 @@ class Field:
 
 
 def _dynamic_names(config: TrainConfig) -> list[str]:
-    section = getattr(config, config.algo)
+    section = config.algo_config
     return [f.name for f in dataclasses.fields(section) if not f.metadata.get("static")]
 
 
@@ -50,7 +50,7 @@ def static_key(config: TrainConfig) -> str:
     Runs with equal keys differ only in array leaves and seeds, so they train
     in one program.
     """
-    section = getattr(config, config.algo)
+    section = config.algo_config
     zeroed = dataclasses.replace(section, **dict.fromkeys(_dynamic_names(config), 0.0))
     return repr(dataclasses.replace(config, seed=0, **{config.algo: zeroed}))
 

@@ -183,7 +183,7 @@ def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
     """
     devices = config.devices or jax.local_device_count()
     record = algorithm(config.algo)
-    section = getattr(config, config.algo)
+    section = config.algo_config
 
     splits = None
     if record.keeps_replay(section):

@@ -1,15 +1,16 @@
 """The config of one training run: environment, algorithm, network, budget.
 
-`TrainConfig` composes the generic run fields with one section per registered
-algorithm; `validate` checks the run's own rules and asks the selected
-algorithm's record to check its section (`agents.registry`).
+`TrainConfig` is the run's own fields (`RunFields`) and one section per
+registered algorithm (`agents.registry.AlgorithmConfigs`); `validate` checks
+the run's own rules and asks the selected algorithm's record to check its
+section.
 """
 
 import dataclasses
 from typing import Any
 
 from purejaxdrl.agents.base import Algorithm, RunShape
-from purejaxdrl.agents.registry import algorithm, algorithms
+from purejaxdrl.agents.registry import AlgorithmConfigs, algorithm, algorithms
 from purejaxdrl.config import check
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -18,26 +19,6 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig
-
-
-def _with_algorithm_sections(cls: type) -> type:
-    """`cls` with a field per registered algorithm, named after it, of its config.
-
-    The field's default is the algorithm's default config; the docstring and
-    everything else of `cls` is kept.
-    """
-    sections = [
-        (a.name, a.config_type, dataclasses.field(default_factory=a.default_config))
-        for a in algorithms()
-    ]
-    return dataclasses.make_dataclass(
-        cls.__name__,
-        sections,
-        bases=(cls,),
-        namespace={"__doc__": cls.__doc__, "__module__": cls.__module__},
-        frozen=True,
-        kw_only=True,
-    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -73,17 +54,14 @@ class EnvConfig:
     hide_observations: tuple[int, ...] = ()
 
 
-@_with_algorithm_sections
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class TrainConfig:
-    """A whole training run.
+class RunFields:
+    """The fields of a training run that belong to no one algorithm.
 
     Attributes:
       env: the environment.
       algo: the algorithm, a name of `agents.registry`; its hyper-parameters
-        are in the field of that name (`config.ppo`). TrainConfig has one such
-        field for every registered algorithm, added from the registry, so a
-        new algorithm needs no change here.
+        are the section of that name (`config.ppo`), `TrainConfig.algo_config`.
       network: network architecture.
       checkpoint: when to save whole-run checkpoints (runs with a run directory).
       eval: evaluation episodes with the deterministic policy (off by default).
@@ -121,6 +99,29 @@ class TrainConfig:
     scan_unroll: int = 0
     devices: int = 0
     run_dir: str = "runs"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig(AlgorithmConfigs, RunFields):
+    """A whole training run: its own fields and a section per algorithm.
+
+    `RunFields` declares and describes what every run has (environment,
+    algorithm, network, budget, ...), `agents.registry.AlgorithmConfigs` one
+    hyper-parameter section per registered algorithm, named after it; the run
+    reads the one `algo` names, `algo_config`. The fields come in that order:
+    the run's, then the sections.
+    """
+
+    @property
+    def algo_config(self) -> Any:
+        """The selected algorithm's section, the field `algo` names (`self.ppo`).
+
+        Raises:
+          ConfigError: for an unknown `algo`, naming the known ones.
+
+        """
+        algorithm(self.algo)
+        return getattr(self, self.algo)
 
     @property
     def steps_per_update(self) -> int:
@@ -207,7 +208,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"(num_envs x unroll_length = {config.steps_per_update}); raise "
         "--total-steps or lower --num-envs / --unroll-length.",
     )
-    record.validate(getattr(config, config.algo), run_shape(config))
+    record.validate(config.algo_config, run_shape(config))
     _check_host(config.host)
     net = config.network
     check(

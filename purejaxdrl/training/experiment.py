@@ -99,7 +99,7 @@ def make_networks(
 
     """
     return algorithm(config.algo).make_networks(
-        getattr(config, config.algo),
+        config.algo_config,
         config.network,
         env.observation_spec(env_params),
         env.action_spec(env_params),
@@ -126,7 +126,7 @@ def build_agent(
     """
     return make_agent(
         config.algo,
-        getattr(config, config.algo) if section is None else section,
+        config.algo_config if section is None else section,
         learner_network,
         observation,
         num_updates=config.num_updates,
@@ -207,7 +207,7 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
     pools = make_host_envs(config, threads, 0)
     spec = pools[0].spec
     network, learner_network = algorithm(config.algo).make_networks(
-        getattr(config, config.algo), config.network, spec.observation, spec.action
+        config.algo_config, config.network, spec.observation, spec.action
     )
     observation = np.zeros(spec.observation.shape, np.float32)
     # The learner takes the most of its default devices the batch splits over.

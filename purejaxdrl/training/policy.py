@@ -177,7 +177,7 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         "env_hide_observations": list(config.env.hide_observations),
         "algo": config.algo,
         # The acting network's architecture may depend on it (DQN's dueling head).
-        "algo_config": to_dict(getattr(config, config.algo)),
+        "algo_config": to_dict(config.algo_config),
         "updates": updates,
         "env_steps": updates * steps_per_update,
         "observation_shape": list(obs_spec.shape),

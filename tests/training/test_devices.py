@@ -77,7 +77,7 @@ def test_device_presets_take_the_most_devices_their_work_splits_over(preset, alg
         assert chosen[8] == 8, chosen
     # A sweep of 2 or 5 seeds spreads runs over the sweep axis and splits
     # each one's environments over the rest (`sweep.layout.mesh_shape`).
-    multiple = algorithm(algo).env_multiple(getattr(config, algo), run_shape(config))
+    multiple = algorithm(algo).env_multiple(config.algo_config, run_shape(config))
     for available in COUNTS:
         for runs in (2, 5):
             sweep, data = mesh_shape(runs, available, config.num_envs, multiple)

@@ -1,0 +1,41 @@
+"""The registry's algorithm sections, as TrainConfig holds them, match its records."""
+
+import dataclasses
+import typing
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.registry import AlgorithmConfigs, algorithms, names
+from purejaxdrl.training.config import RunFields
+
+
+def test_the_sections_are_exactly_the_registered_algorithms_in_order():
+    hints = typing.get_type_hints(AlgorithmConfigs)
+    sections = [f.name for f in dataclasses.fields(AlgorithmConfigs)]
+    assert sections == list(names())
+    defaults = AlgorithmConfigs()
+    for record in algorithms():
+        assert hints[record.name] is record.config_type, record.name
+        assert getattr(defaults, record.name) == record.default_config()
+
+
+def test_train_config_is_a_declared_class_with_the_run_fields_first():
+    hints = typing.get_type_hints(pjd.TrainConfig)
+    assert hints["ppo"] is pjd.PPOConfig and hints["num_envs"] is int
+    order = [f.name for f in dataclasses.fields(pjd.TrainConfig)]
+    run = [f.name for f in dataclasses.fields(RunFields)]
+    assert order == run + list(names())
+
+
+@pytest.mark.parametrize("record", algorithms(), ids=lambda r: r.name)
+def test_algo_config_is_the_selected_algorithms_section(record):
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": record.name})
+    assert config.algo_config is getattr(config, record.name)
+    assert isinstance(config.algo_config, record.config_type)
+
+
+def test_algo_config_of_an_unknown_algorithm_names_the_known_ones():
+    config = dataclasses.replace(pjd.TrainConfig(), algo="ppo2")
+    with pytest.raises(pjd.ConfigError, match="algo='ppo2' is not a known algorithm"):
+        _ = config.algo_config

@@ -1,0 +1,108 @@
+"""Every config field explains itself: described once, shown by `--help`."""
+
+import dataclasses
+import typing
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.config import attribute_docs, field_descriptions, field_docs
+from purejaxdrl.parallel import DistributedConfig
+
+
+def _config_classes() -> set[type]:
+    """TrainConfig, the config classes it holds or inherits, and the rest.
+
+    Held: the sections (env, network, ..., every algorithm's); inherited: the
+    run's fields, the algorithm sections' class and the shared field groups.
+    """
+    found: set[type] = set()
+
+    def walk(cls: type) -> None:
+        if cls in found:
+            return
+        found.add(cls)
+        held = typing.get_type_hints(cls).values()
+        for other in (*held, *cls.__mro__[1:]):
+            if dataclasses.is_dataclass(other):
+                walk(other)
+
+    walk(pjd.TrainConfig)
+    for record in algorithms():
+        walk(record.config_type)
+    walk(DistributedConfig)  # the command line's, not a TrainConfig field
+    return found
+
+
+CONFIGS = sorted(_config_classes(), key=lambda cls: cls.__qualname__)
+
+
+def test_the_walk_reaches_every_algorithm_and_section():
+    names = {cls.__name__ for cls in CONFIGS}
+    assert {r.config_type.__name__ for r in algorithms()} <= names
+    assert {"EnvConfig", "NetworkConfig", "CheckpointConfig", "EvalConfig"} <= names
+    assert {"HostConfig", "RunFields", "AlgorithmConfigs", "ReplayFields"} <= names
+
+
+@pytest.mark.parametrize("cls", CONFIGS, ids=lambda cls: cls.__name__)
+def test_every_config_field_has_a_description(cls):
+    docs = field_docs(cls)
+    missing = [f.name for f in dataclasses.fields(cls) if not docs.get(f.name)]
+    assert not missing, (
+        f"{cls.__module__}.{cls.__qualname__}: describe {missing} in the "
+        "`Attributes:` section of the class that declares them"
+    )
+
+
+@pytest.mark.parametrize("cls", CONFIGS, ids=lambda cls: cls.__name__)
+def test_each_field_is_described_once_by_a_class_that_declares_it(cls):
+    for klass in cls.__mro__:
+        own = set(klass.__dict__.get("__annotations__", {}))
+        stale = set(attribute_docs(klass)) - own
+        assert not stale, f"{klass.__qualname__} describes fields it lacks: {stale}"
+    for field in dataclasses.fields(cls):
+        by = [k.__name__ for k in cls.__mro__ if field.name in attribute_docs(k)]
+        assert len(by) == 1, f"{cls.__name__}.{field.name} described by {by}"
+
+
+def test_attributes_sections_are_read_as_google_style():
+    class Documented:
+        """Summary.
+
+        Attributes:
+          alpha: first line
+            continued, with   spaces.
+          beta, gamma: shared.
+          delta:
+            on the next line.
+
+        Returns:
+          not an attribute: ignored.
+        """
+
+    assert attribute_docs(Documented) == {
+        "alpha": "first line continued, with spaces.",
+        "beta": "shared.",
+        "gamma": "shared.",
+        "delta": "on the next line.",
+    }
+
+
+def test_a_shared_field_keeps_its_groups_description_under_a_new_default():
+    from purejaxdrl.agents.fields import QLearningFields, ReplayFields
+    from purejaxdrl.agents.r2d2 import R2D2Config
+
+    # R2D2 redeclares the replay sizes and n_step with its own defaults.
+    assert R2D2Config().buffer_size != ReplayFields().buffer_size
+    r2d2 = field_docs(R2D2Config)
+    assert r2d2["buffer_size"] == field_docs(ReplayFields)["buffer_size"]
+    assert r2d2["n_step"] == field_docs(QLearningFields)["n_step"]
+
+
+def test_descriptions_follow_dotted_paths():
+    docs = field_descriptions(pjd.TrainConfig())
+    assert docs["ppo.clip_eps"].startswith("ε of the clipped surrogate")
+    assert docs["r2d2.buffer_size"] == docs["dqn.buffer_size"]
+    assert docs["network.core_size"] == "the recurrent core's hidden size."
+    assert all(docs.values())
