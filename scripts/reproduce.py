@@ -7,7 +7,8 @@ preset's target, steps, wall time, steps/s and the machine, beside the
 published figure it is measured against (the anchor). Results accumulate in
 `docs/scores.json` (one entry per row, so rows can be run one at a time) and
 `docs/scores.md` is written from all of them, with one learning-curve PNG per
-row in `docs/curves/`. Rows that need a GPU are run only on one; elsewhere they
+row in `docs/curves/`; so is the compact table in `README.md` (between its
+`scores` markers). Rows that need a GPU are run only on one; elsewhere they
 say "not run: needs a GPU", never a guess.
 
     python scripts/reproduce.py            # every row this machine can run
@@ -35,6 +36,10 @@ import purejaxdrl as pjd
 from purejaxdrl.sweep.report import plot_sweep
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
+README = DOCS.parent / "README.md"
+# The compact table in README.md lies between these two lines.
+README_BEGIN = "<!-- scores: written by scripts/reproduce.py from docs/scores.json -->"
+README_END = "<!-- /scores -->"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +214,40 @@ def table(rows: list[Row], scores: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def short_steps(steps: int) -> str:
+    """500000 -> 500k, 10000000 -> 10M, 327680 -> 328k."""
+    if steps >= 1_000_000 and steps % 100_000 == 0:
+        return f"{steps / 1e6:g}M"
+    return f"{round(steps / 1000)}k"
+
+
+def readme_table(rows: list[Row], scores: dict) -> str:
+    """README.md's compact table: the rows with figures, linking to the rest."""
+    lines = [
+        "| preset | algo | steps | final return | target: seeds reaching it |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        s = scores.get(row.key)
+        if s is None:
+            continue
+        ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
+        lines.append(
+            f"| {row.preset} | {row.algo} | {short_steps(s['steps'])} | "
+            f"{s['mean']:.1f}{ci} | {s['target']:g}: {s['reached']}/{s['seeds']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(scores: dict) -> None:
+    """docs/scores.md and README.md's compact table, from `scores`."""
+    (DOCS / "scores.md").write_text(table(ROWS, scores))
+    text = README.read_text()
+    start = text.index(README_BEGIN) + len(README_BEGIN)
+    end = text.index(README_END, start)
+    README.write_text(text[:start] + "\n" + readme_table(ROWS, scores) + text[end:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="*", help="preset:algo (default: all)")
@@ -240,7 +279,7 @@ def main() -> None:
             s = scores[row.key]
             print(f"{row.key}: {s['reached']}/{s['seeds']} reached {s['target']:g}")
         path.write_text(json.dumps(scores, indent=1) + "\n")
-        (DOCS / "scores.md").write_text(table(ROWS, scores))
+        write_tables(scores)
         return
     for row in chosen:
         if row.not_run:
@@ -256,8 +295,8 @@ def main() -> None:
               f"{s['reached']}/{s['seeds']} reached {s['target']:g}")  # fmt: skip
         DOCS.mkdir(exist_ok=True)
         path.write_text(json.dumps(scores, indent=1) + "\n")
-        (DOCS / "scores.md").write_text(table(ROWS, scores))
-    (DOCS / "scores.md").write_text(table(ROWS, scores))
+        write_tables(scores)
+    write_tables(scores)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
     NotebookClient(
         notebook, timeout=500, resources={"metadata": {"path": tmp_path}}
     ).execute()
+    # Files go under runs/ (ignored by git), so running a notebook where it
+    # lies leaves `git status` clean.
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert set(written) <= {"runs"}, f"{path.name} wrote {written} beside itself"
     if path.stem == "01_quickstart":
         # pjd.train in Jupyter draws one progress bar, updated in place: after
         # the run it shows the last chunk's figures.

@@ -1,0 +1,122 @@
+"""The README stays short, and the documentation's links and tables hold.
+
+Fast, no training: reads `README.md`, `CHANGELOG.md`, `docs/**/*.md`, the
+score figures in `docs/scores.json` and the tables `scripts/reproduce.py`
+writes from them.
+"""
+
+import importlib.util
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.MULTILINE)
+
+
+def _reproduce():
+    spec = importlib.util.spec_from_file_location(
+        "reproduce", ROOT / "scripts" / "reproduce.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _prose(text: str) -> str:
+    """`text` without code blocks and code spans, where brackets are code."""
+    return CODE_SPAN.sub("", FENCE.sub("", text))
+
+
+def _links(page: pathlib.Path) -> list[str]:
+    return LINK.findall(_prose(page.read_text()))
+
+
+def _anchors(page: pathlib.Path) -> set[str]:
+    """GitHub's anchors for a Markdown page's headings."""
+    anchors, seen = set(), {}
+    for heading in HEADING.findall(FENCE.sub("", page.read_text())):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def test_the_readme_is_at_most_10000_characters():
+    size = len(README.read_text())
+    assert size <= 10_000, (
+        f"README.md is {size:,} characters; move detail into docs/ "
+        "(docs/index.md lists the pages)"
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_local_link_points_to_an_existing_file_and_heading(page):
+    broken = []
+    for target in _links(page):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+            broken.append(f"{target}: no heading with that anchor")
+    assert not broken, f"{page.relative_to(ROOT)}: {broken}"
+
+
+def test_every_docs_page_is_linked_from_the_readme_or_the_docs_index():
+    linked = set()
+    for index in (README, ROOT / "docs" / "index.md"):
+        for target in _links(index):
+            linked.add((index.parent / target.partition("#")[0]).resolve())
+    pages = [p for p in PAGES if p != README and p.name != "index.md"]
+    orphans = [str(p.relative_to(ROOT)) for p in pages if p.resolve() not in linked]
+    assert not orphans, f"not linked from README.md or docs/index.md: {orphans}"
+
+
+def test_the_readme_shows_the_test_command_ci_runs():
+    command = 'python -m pytest -q -n 2 -m "not slow"'
+    assert command in README.read_text()
+    assert command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_score_tables_are_the_ones_reproduce_writes_from_the_figures():
+    reproduce = _reproduce()
+    scores = json.loads((ROOT / "docs" / "scores.json").read_text())
+    assert (ROOT / "docs" / "scores.md").read_text() == reproduce.table(
+        reproduce.ROWS, scores
+    ), "docs/scores.md is stale: rerun python scripts/reproduce.py --retarget"
+    text = README.read_text()
+    start = text.index(reproduce.README_BEGIN) + len(reproduce.README_BEGIN)
+    shown = text[start : text.index(reproduce.README_END, start)]
+    assert shown == "\n" + reproduce.readme_table(reproduce.ROWS, scores), (
+        "README.md's score table is stale: python scripts/reproduce.py rewrites it"
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_committed_results_are_tracked_and_not_ignored():
+    def git(*args):
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+
+    if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
+        pytest.skip("not a git checkout")
+    results = ["docs/scores.md", "docs/scores.json", "docs/curves/cartpole_ppo.png"]
+    ignored = git("check-ignore", "--no-index", *results).stdout.split()
+    assert not ignored, f"ignored by .gitignore: {ignored}"
+    tracked = git("ls-files", "--", *results).stdout.split()
+    assert sorted(tracked) == sorted(results)
