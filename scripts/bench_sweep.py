@@ -91,7 +91,7 @@ def main() -> None:
         f"final returns: sweep mean {np.nanmean(result.final_return):.1f}, "
         f"sequential mean {np.nanmean(returns):.1f}; {int(same.sum())} of {runs} "
         "runs end with the same return (the rest drift apart from float "
-        "rounding over many updates; tests/test_sweep.py checks short runs to 1e-5)"
+        "rounding over many updates; tests/sweep/test_sweep.py checks short runs to 1e-5)"
     )
 
 

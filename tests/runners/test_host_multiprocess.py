@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.test_multiprocess import _cluster, _free_port, _start
+from tests.training.test_multiprocess import _cluster, _free_port, _start
 
 pytest.importorskip("envpool")
 pytest.importorskip("gymnasium")
