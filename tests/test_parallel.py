@@ -1,16 +1,14 @@
 """Multi-device training on fake CPU devices: same seed, same run, any device count."""
 
-import functools
-
 import jax
 import numpy as np
 import pytest
-from jax.flatten_util import ravel_pytree
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.ppo import minibatch_split
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
+from tests.helpers import flat, tiny_config, trained
 
 # PPO: 16 envs x 8 steps in 16 minibatches, 8 time blocks x 2 environment groups,
 # so on 8 devices (2 envs each) every device holds one env of each group. Observation
@@ -26,18 +24,10 @@ CONFIG = {
 UPDATES = 3
 
 
-@functools.cache
 def _trained(num_devices: int, algo: str = "ppo"):
     """UPDATES updates on `num_devices` devices: (experiment, state, metrics, chunk)."""
-    config = pjd.apply_overrides(pjd.TrainConfig(), {**CONFIG, "algo": algo})
-    exp = pjd.make_experiment(config, make_mesh(num_devices))
-    chunk = exp.runner.train_chunk(UPDATES)
-    state, metrics = chunk(exp.runner.init(jax.random.key(0)))
-    return exp, state, metrics, chunk
-
-
-def _flat(tree) -> np.ndarray:
-    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+    config = tiny_config({**CONFIG, "algo": algo})
+    return trained(config, num_devices, UPDATES, host=False)
 
 
 def test_fake_devices_are_available():
@@ -52,14 +42,14 @@ def test_same_seed_same_parameters_on_any_device_count(algo, num_devices):
     _, many, metrics_many, _ = _trained(num_devices, algo)
     # Fail loudly if nothing was learned: equal parameters must not be trivially so.
     init = exp.runner.init(jax.random.key(0))
-    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+    assert np.abs(flat(one.agent.params) - flat(init.agent.params)).max() > 1e-4
 
     np.testing.assert_allclose(
-        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+        flat(many.agent.params), flat(one.agent.params), atol=1e-5, rtol=0
     )
     # Global observation statistics, not per device.
     np.testing.assert_allclose(
-        _flat(many.env_params), _flat(one.env_params), atol=1e-5, rtol=1e-6
+        flat(many.env_params), flat(one.env_params), atol=1e-5, rtol=1e-6
     )
     # Episode sums cover every device's environments.
     for name in ("episode/count", "episode/return_sum"):

@@ -11,7 +11,6 @@ import types
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
@@ -20,6 +19,7 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents import make_agent
 from purejaxdrl.agents.actor_critic import make_act_value
 from purejaxdrl.runners.rollout import reset_actors, unroll
+from tests.helpers import flat  # noqa: F401  (the agent tests' import of it)
 
 NETWORKS = {
     "mlp": pjd.NetworkConfig(hidden_sizes=(16, 16)),
@@ -94,11 +94,6 @@ def data_parallel_update(algo, num_devices):
         )(state, traj, key)
 
     return jax.jit(update)
-
-
-def flat(params):
-    """Parameters as one vector, float32 [P]."""
-    return np.asarray(ravel_pytree(jax.device_get(params))[0])
 
 
 def assert_update_is_the_same_on_two_devices(

@@ -14,8 +14,8 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents.r2d2 import R2D2Config
 from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td
 from purejaxdrl.networks import make_q_network
-from purejaxdrl.parallel import make_mesh
 from purejaxdrl.rl.value_rescaling import rescale, unscale
+from tests.helpers import flat, tiny_config, trained
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -191,16 +191,8 @@ SMALL = {
 }  # fmt: skip
 
 
-@functools.cache
 def _trained(num_devices: int):
-    config = pjd.apply_overrides(pjd.TrainConfig(), SMALL)
-    exp = pjd.make_experiment(config, make_mesh(num_devices))
-    state, metrics = exp.runner.train_chunk(6)(exp.runner.init(jax.random.key(0)))
-    return exp, jax.device_get(state), jax.device_get(metrics)
-
-
-def _flat(tree) -> np.ndarray:
-    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+    return trained(tiny_config(SMALL), num_devices, 6)[:3]
 
 
 @pytest.mark.parametrize("num_devices", [2, 8])
@@ -210,9 +202,9 @@ def test_same_parameters_on_any_device_count(num_devices):
     # Learning from the second update on (2 sequences per shard): 5 x 2 steps.
     assert metrics["learner/grad_steps"][-1] == 10
     init = exp.runner.init(jax.random.key(0))
-    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+    assert np.abs(flat(one.agent.params) - flat(init.agent.params)).max() > 1e-4
     np.testing.assert_allclose(
-        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+        flat(many.agent.params), flat(one.agent.params), atol=1e-5, rtol=0
     )
     # The replay shards, gathered, hold the same sequences and priorities.
     np.testing.assert_array_equal(

@@ -1,8 +1,6 @@
 """Recurrent IMPALA and A2C: the learner's re-unroll and bootstrap values match
 what the actors computed, and V-trace sees no lag at policy lag 0."""
 
-import functools
-
 import jax
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from purejaxdrl.agents.actor_critic import (
 )
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.runners.rollout import unroll
+from tests.helpers import tiny_config, trained
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,15 +27,10 @@ SMALL = {
 }
 
 
-@functools.cache
 def _trained(algo: str, core: str = "gru"):
-    config = pjd.apply_overrides(
-        pjd.TrainConfig(),
-        {**SMALL, "algo": algo, "network": {**SMALL["network"], "core": core}},
-    )
-    exp = pjd.make_experiment(config, make_mesh(1))
-    state, metrics = exp.runner.train_chunk(4)(exp.runner.init(jax.random.key(0)))
-    return exp, jax.device_get(state), jax.device_get(metrics)
+    network = {**SMALL["network"], "core": core}
+    config = tiny_config({**SMALL, "algo": algo, "network": network})
+    return trained(config, 1, 4)[:3]
 
 
 @pytest.mark.parametrize("algo, core", [("impala", "gru"), ("a2c", "lstm")])

@@ -1,19 +1,16 @@
 """Recurrent PPO: stored start states, sequence minibatches, devices, sweeps, eval."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.flatten_util import ravel_pytree
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.sequences import sequence_split
 from purejaxdrl.observe.evaluation import make_evaluate
-from purejaxdrl.parallel import make_mesh
 from purejaxdrl.runners.rollout import unroll
 from purejaxdrl.sweep.program import sweep
+from tests.helpers import flat, trained
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -33,16 +30,9 @@ def _config(**overrides):
     return pjd.apply_overrides(pjd.TrainConfig(), {**SMALL, **overrides})
 
 
-@functools.cache
 def _trained(num_devices: int, core: str = "gru"):
     config = _config(network={**SMALL["network"], "core": core})
-    exp = pjd.make_experiment(config, make_mesh(num_devices))
-    state, _ = exp.runner.train_chunk(3)(exp.runner.init(jax.random.key(0)))
-    return exp, jax.device_get(state)
-
-
-def _flat(tree) -> np.ndarray:
-    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+    return trained(config, num_devices, 3)[:2]
 
 
 @pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
@@ -102,9 +92,9 @@ def test_same_parameters_on_any_device_count(num_devices, core):
     exp, one = _trained(1, core)
     _, many = _trained(num_devices, core)
     init = exp.runner.init(jax.random.key(0))
-    assert np.abs(_flat(one.agent.params) - _flat(init.agent.params)).max() > 1e-4
+    assert np.abs(flat(one.agent.params) - flat(init.agent.params)).max() > 1e-4
     np.testing.assert_allclose(
-        _flat(many.agent.params), _flat(one.agent.params), atol=1e-5, rtol=0
+        flat(many.agent.params), flat(one.agent.params), atol=1e-5, rtol=0
     )
     # The actors' core states, gathered, are the same too.
     jax.tree.map(

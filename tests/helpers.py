@@ -1,0 +1,53 @@
+"""What many tests share: small configs, a few trained updates, flat parameters."""
+
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+from jax.flatten_util import ravel_pytree
+
+import purejaxdrl as pjd
+from purejaxdrl.parallel import make_mesh
+
+
+def tiny_config(overrides: dict[str, Any], base: pjd.TrainConfig | None = None):
+    """`base` (default: TrainConfig()) with `overrides` (nested dicts)."""
+    return pjd.apply_overrides(base or pjd.TrainConfig(), overrides)
+
+
+class Trained(NamedTuple):
+    """A few updates of a run: its experiment, state and metrics (on the host)."""
+
+    exp: Any
+    state: Any
+    metrics: Any
+    chunk: Any
+
+
+_TRAINED: dict[tuple[str, int, int, bool], Trained] = {}
+
+
+def trained(
+    config: pjd.TrainConfig, num_devices: int, updates: int, *, host: bool = True
+) -> Trained:
+    """`updates` updates of `config` on `num_devices` devices, from key 0.
+
+    Computed once per test session for each (config, devices, updates, host):
+    tests that read the same small run share it. `host=False` keeps the state
+    and metrics on the devices, sharded (never pass them to a chunk, which
+    would donate them).
+    """
+    key = (repr(config), num_devices, updates, host)
+    if key not in _TRAINED:
+        exp = pjd.make_experiment(config, make_mesh(num_devices))
+        chunk = exp.runner.train_chunk(updates)
+        state, metrics = chunk(exp.runner.init(jax.random.key(0)))
+        if host:
+            state, metrics = jax.device_get((state, metrics))
+        _TRAINED[key] = Trained(exp, state, metrics, chunk)
+    return _TRAINED[key]
+
+
+def flat(tree: Any) -> np.ndarray:
+    """A pytree's leaves as one float vector, on the host."""
+    return np.asarray(ravel_pytree(jax.device_get(tree))[0])
