@@ -26,11 +26,11 @@ from purejaxdrl.networks import Network, NetworkConfig, make_actor_critic  # noq
 from purejaxdrl.runners.anakin import RunnerState, make_runner  # noqa: E402
 from purejaxdrl.runners.base import Runner  # noqa: E402
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll  # noqa: E402
-from purejaxdrl.sweep.program import (  # noqa: E402  (shadows the subpackage)
+from purejaxdrl.sweeps.program import (  # noqa: E402  (shadows the subpackage)
     resume_sweep,
     sweep,
 )
-from purejaxdrl.sweep.report import SweepResult, load_sweep  # noqa: E402
+from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer  # noqa: E402
 from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
 from purejaxdrl.training.experiment import Experiment, make_experiment  # noqa: E402

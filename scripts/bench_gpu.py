@@ -4,7 +4,7 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
 
 - ppo_cartpole: PPO on CartPole-v1 at PureJaxRL's settings (128 steps,
   4 epochs x 4 minibatches, lr 2.5e-4 annealed), `--seeds` seeds vmapped at
-  each of `--ppo-envs` environment counts: ours as one `purejaxdrl.sweep`,
+  each of `--ppo-envs` environment counts: ours as one `purejaxdrl.sweeps`,
   PureJaxRL's `ppo.py` as `jit(vmap(make_train))` (`--purejaxrl DIR`, a
   fetched checkout, never part of this repository). Aggregate env steps/s
   over all seeds, compile excluded, and the final return.

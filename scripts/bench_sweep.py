@@ -3,7 +3,7 @@
 Both sides train the same runs (8 learning rates x 8 seeds by default, the
 CartPole preset's PPO otherwise) in this one process on the same machine:
 
-- sweep: `purejaxdrl.sweep(...)`, all runs vmapped in one compiled program;
+- sweep: `purejaxdrl.sweeps(...)`, all runs vmapped in one compiled program;
 - sequential: `purejaxdrl.training.train(config)` for each run, one after another.
 
 Both use one fresh persistent compilation cache, so the sequential runs compile
@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.program import sweep
+from purejaxdrl.sweeps.program import sweep
 
 
 def parse() -> argparse.Namespace:
@@ -91,7 +91,8 @@ def main() -> None:
         f"final returns: sweep mean {np.nanmean(result.final_return):.1f}, "
         f"sequential mean {np.nanmean(returns):.1f}; {int(same.sum())} of {runs} "
         "runs end with the same return (the rest drift apart from float "
-        "rounding over many updates; tests/sweep/test_sweep.py checks short runs to 1e-5)"
+        "rounding over many updates; tests/sweeps/test_sweep.py checks short runs "
+        "to 1e-5)"
     )
 
 

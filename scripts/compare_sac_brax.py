@@ -1,7 +1,7 @@
 """SAC on brax inverted_pendulum: purejaxdrl's sweep vs brax's own trainer.
 
 Trains our SAC preset (`envs/inverted_pendulum.yaml`, section `sac`) for N seeds
-as one vmapped sweep (`purejaxdrl.sweep`), then brax's `brax.training.agents.sac
+as one vmapped sweep (`purejaxdrl.sweeps`), then brax's `brax.training.agents.sac
 .train` (the installed brax package, called as is) for the same seeds one after
 another, on the same environment (brax `inverted_pendulum`, positional backend,
 episode_length 1000) and the same env-step budget, and prints one table side by

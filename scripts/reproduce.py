@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.report import plot_sweep
+from purejaxdrl.sweeps.report import plot_sweep
 
 DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs"
 README = DOCS.parent / "README.md"

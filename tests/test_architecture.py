@@ -20,7 +20,7 @@ MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 80
 # Each layer may import itself and the layers after it, never those before it.
 LAYERS = (
     ("cli",),
-    ("sweep",),
+    ("sweeps",),
     ("training",),
     ("observe",),
     ("runners",),

@@ -92,7 +92,7 @@ def test_sac_balances_brax_inverted_pendulum_within_200k_steps():
 # type trains 2 seeds of the preset (1M steps each, ~1 min on 2 CPU cores).
 @pytest.mark.timeout(900)
 def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
-    from purejaxdrl.sweep.program import sweep
+    from purejaxdrl.sweeps.program import sweep
 
     preset = pjd.load_preset("cartpole_masked")
     assert preset.target_return >= 450 and preset.target_steps <= 1_000_000
@@ -145,7 +145,7 @@ def test_r2d2_solves_masked_cartpole_where_feed_forward_cannot():
 
 @pytest.mark.timeout(600)
 def test_recurrent_ppo_remembers_a_bit_for_30_steps_where_feed_forward_cannot():
-    from purejaxdrl.sweep.program import sweep
+    from purejaxdrl.sweeps.program import sweep
 
     preset = pjd.load_preset("memory_chain")
     config = pjd.apply_overrides(preset.config, {"devices": 1})

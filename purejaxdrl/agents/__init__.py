@@ -5,7 +5,7 @@ agent factory (returning an `Agent` of pure functions), network factory,
 validation and state layout; `registry` lists the records. Nothing outside this
 package branches on an algorithm's name. Agents import `rl`, `replay`,
 `networks`, `env` specs and the shared modules (`config`, `types`, `parallel`,
-`rng`); never `runners`, `training`, `sweep`, `observe` or `cli`.
+`rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
 """
 
 from purejaxdrl.agents.a2c import A2CConfig, make_a2c

@@ -142,7 +142,7 @@ def _seeds(text: str) -> int | list[int]:
 def sweep_command(argv: Sequence[str]) -> int:
     """`purejaxdrl sweep ...`; returns the exit status."""
     from purejaxdrl.config import apply_overrides
-    from purejaxdrl.sweep.spec import parse_grid_arg, parse_sample_arg
+    from purejaxdrl.sweeps.spec import parse_grid_arg, parse_sample_arg
     from purejaxdrl.training.config import validate
 
     known = pre_parse(argv, "--env", "--algo", "--resume")
@@ -163,14 +163,14 @@ def sweep_command(argv: Sequence[str]) -> int:
     memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
     target = args.target if args.target is not None else preset.target_return
     # Validate the whole plan before starting JAX.
-    from purejaxdrl.sweep.spec import make_plan
+    from purejaxdrl.sweeps.spec import make_plan
 
     seeds = _seeds(args.seeds)
     plan_args = {"grid": grid, "sample": sample, "num_samples": args.samples}
     make_plan(base, seeds=seeds, search_seed=args.search_seed, **plan_args)
 
     use_compile_cache(args)
-    from purejaxdrl.sweep.program import sweep
+    from purejaxdrl.sweeps.program import sweep
 
     start = time.perf_counter()
     result = sweep(
@@ -201,7 +201,7 @@ def _resume_command(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
     use_compile_cache(args)
-    from purejaxdrl.sweep.program import resume_sweep
+    from purejaxdrl.sweeps.program import resume_sweep
 
     start = time.perf_counter()
     result = resume_sweep(

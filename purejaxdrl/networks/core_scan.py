@@ -5,8 +5,8 @@ kernel U [H, G*H] adds a whole [H, G*H] gradient into its carry at every step:
 on a CPU, for small batches, that memory traffic is most of a recurrent
 learner's time. Here the backward scan carries only the state's cotangents
 and emits the gates' pre-activation cotangents dA_t; U's gradient is then one
-matmul over all T x B rows, sum_t h_t^T dA_t. `tests/networks/test_recurrent_networks.py`
-checks values and gradients against plain autodiff of `Core.step`.
+matmul over all T x B rows, sum_t h_t^T dA_t.
+`tests/networks/test_recurrent_networks.py` checks values and gradients against plain autodiff of `Core.step`.
 
 The scans are unrolled 4 steps on GPUs and TPUs, not at all on CPUs. Each
 step is a few small matmuls, far too little to fill a GPU, so there a step's

@@ -9,7 +9,7 @@ environments that produces time-major Transitions. `sebulba` (with `actor`,
 `trajectories` and `placement`): host-env actor threads feeding a learner
 sharded over its own devices (Podracer's Sebulba). A runner may import
 `agents`, `env`, `rl`, `networks` and the shared modules below them; never
-`training`, `sweep`, `observe` or `cli`.
+`training`, `sweeps`, `observe` or `cli`.
 """
 
 from purejaxdrl.runners.anakin import AnakinRunner, RunnerState, make_runner

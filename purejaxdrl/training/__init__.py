@@ -11,5 +11,5 @@ experiment picks the Anakin or the Sebulba runner (`runners.base.Runner`)
 and the player of its episodes (`observe.play.Player`).
 `checkpoint`, `packing`, `resume` and `faults` hold the pieces those steps use;
 `policy` turns a finished run into a policy outside training. Imports
-`observe`, `runners`, `agents` and below; never `sweep` or `cli`.
+`observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
 """

@@ -9,7 +9,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.sequences import sequence_split
 from purejaxdrl.observe.evaluation import make_evaluate
 from purejaxdrl.runners.rollout import unroll
-from purejaxdrl.sweep.program import sweep
+from purejaxdrl.sweeps.program import sweep
 from tests.helpers import flat, trained
 
 pytestmark = pytest.mark.timeout(300)

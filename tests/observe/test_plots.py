@@ -17,7 +17,7 @@ from purejaxdrl.observe.plots import (
     short_value,
     sweep_curves,
 )
-from purejaxdrl.sweep.report import load_sweep
+from purejaxdrl.sweeps.report import load_sweep
 
 
 def _run_dir(root, name, seed, lr, returns):

@@ -14,7 +14,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm, algorithms
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import make_mesh
-from purejaxdrl.sweep.layout import mesh_shape
+from purejaxdrl.sweeps.layout import mesh_shape
 from purejaxdrl.training.config import run_shape
 from purejaxdrl.training.experiment import (
     choose_devices,

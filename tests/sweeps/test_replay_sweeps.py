@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.program import sweep
+from purejaxdrl.sweeps.program import sweep
 
 
 def _config(env: str, algo: str, updates: int, **overrides):

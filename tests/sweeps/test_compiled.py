@@ -3,7 +3,7 @@
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.compiled import stack_hps
+from purejaxdrl.sweeps.compiled import stack_hps
 
 BASE = pjd.load_preset("cartpole").config  # PPO
 

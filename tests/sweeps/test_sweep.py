@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep import layout as sweep_layout
-from purejaxdrl.sweep.fields import resolve_field
-from purejaxdrl.sweep.program import sweep
-from purejaxdrl.sweep.report import load_sweep, write_sweep
-from purejaxdrl.sweep.result import SweepResult
-from purejaxdrl.sweep.spec import make_plan
+from purejaxdrl.sweeps import layout as sweep_layout
+from purejaxdrl.sweeps.fields import resolve_field
+from purejaxdrl.sweeps.program import sweep
+from purejaxdrl.sweeps.report import load_sweep, write_sweep
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.spec import make_plan
 
 # Adam over many minibatch steps amplifies float rounding (vmapped and unbatched
 # kernels sum in different orders) by ~10x per update; 4 PPO updates stay well

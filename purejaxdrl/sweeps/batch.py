@@ -9,9 +9,9 @@ import jax
 
 from purejaxdrl.observe.plots import RETURN
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweep.checkpoints import BatchCheckpoint
-from purejaxdrl.sweep.messages import progress_line
-from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.sweeps.checkpoints import BatchCheckpoint
+from purejaxdrl.sweeps.messages import progress_line
+from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import first_non_finite
 from purejaxdrl.training.loop import pipelined

@@ -3,15 +3,15 @@
 import math
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.layout import Layout
-from purejaxdrl.sweep.messages import (
+from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.messages import (
     diverged_line,
     gib,
     layout_lines,
     plan_lines,
     progress_line,
 )
-from purejaxdrl.sweep.spec import make_plan
+from purejaxdrl.sweeps.spec import make_plan
 
 BASE = pjd.load_preset("cartpole").config  # PPO on CartPole-v1
 

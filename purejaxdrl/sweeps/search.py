@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweep.fields import Field, checked_value, resolve_field
+from purejaxdrl.sweeps.fields import Field, checked_value, resolve_field
 from purejaxdrl.training.config import TrainConfig
 
 DISTRIBUTIONS = ("loguniform", "uniform")

@@ -9,8 +9,8 @@ import flax.serialization
 import numpy as np
 
 from purejaxdrl.observe.plots import RETURN, short_value
-from purejaxdrl.sweep.layout import Layout
-from purejaxdrl.sweep.spec import SweepPlan
+from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.types import Params
 
 

@@ -7,8 +7,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweep.fields import Field
-from purejaxdrl.sweep.search import random_draws, sampled_field
+from purejaxdrl.sweeps.fields import Field
+from purejaxdrl.sweeps.search import random_draws, sampled_field
 
 BASE = pjd.load_preset("cartpole").config  # PPO
 

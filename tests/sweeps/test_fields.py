@@ -6,7 +6,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweep.fields import (
+from purejaxdrl.sweeps.fields import (
     Field,
     checked_value,
     resolve_field,

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from purejaxdrl.sweep.layout import Layout
-from purejaxdrl.sweep.spec import SweepPlan
+from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.spec import SweepPlan
 
 
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:

@@ -20,9 +20,9 @@ from purejaxdrl.observe.plots import (
     setting_label,
     short_value,
 )
-from purejaxdrl.sweep.fields import Field, setting_config
-from purejaxdrl.sweep.result import SweepResult
-from purejaxdrl.sweep.spec import SweepPlan
+from purejaxdrl.sweeps.fields import Field, setting_config
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
 

@@ -5,9 +5,9 @@ import math
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweep.batch import _record_chunk
-from purejaxdrl.sweep.result import SweepResult
-from purejaxdrl.sweep.spec import make_plan
+from purejaxdrl.sweeps.batch import _record_chunk
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.spec import make_plan
 
 BASE = pjd.load_preset("cartpole").config  # 4 envs x 128 steps = 512 per update
 

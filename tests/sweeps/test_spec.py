@@ -5,8 +5,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweep.fields import Field
-from purejaxdrl.sweep.spec import (
+from purejaxdrl.sweeps.fields import Field
+from purejaxdrl.sweeps.spec import (
     check_sweepable,
     expand_settings,
     grid_axis,

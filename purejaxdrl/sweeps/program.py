@@ -13,18 +13,18 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweep import layout as sweep_layout
-from purejaxdrl.sweep.batch import train_batch
-from purejaxdrl.sweep.checkpoints import SweepStore
-from purejaxdrl.sweep.compiled import Programs, make_programs, stack_hps
-from purejaxdrl.sweep.messages import (
+from purejaxdrl.sweeps import layout as sweep_layout
+from purejaxdrl.sweeps.batch import train_batch
+from purejaxdrl.sweeps.checkpoints import SweepStore
+from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
+from purejaxdrl.sweeps.messages import (
     diverged_line,
     layout_lines,
     plan_lines,
 )
-from purejaxdrl.sweep.report import read_plan, start_dir, write_sweep
-from purejaxdrl.sweep.result import SweepResult
-from purejaxdrl.sweep.spec import SweepPlan, make_plan
+from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.train import chunk_lengths

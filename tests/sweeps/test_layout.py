@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import purejaxdrl as pjd
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.runners.rollout import ActorState
-from purejaxdrl.sweep.layout import Layout, group_layout, group_mesh_shape
+from purejaxdrl.sweeps.layout import Layout, group_layout, group_mesh_shape
 from purejaxdrl.types import TimeStep
 
 BASE = pjd.load_preset("cartpole").config  # PPO, 4 minibatches

@@ -22,9 +22,9 @@ from jax.sharding import Mesh
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweep.layout import Layout
-from purejaxdrl.sweep.report import read_run_files, write_run_files
-from purejaxdrl.sweep.result import SweepResult
+from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.report import read_run_files, write_run_files
+from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.training.checkpoint import Checkpointer
 
 

@@ -8,14 +8,14 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweep.fields import (
+from purejaxdrl.sweeps.fields import (
     Field,
     checked_value,
     resolve_field,
     setting_config,
     static_key,
 )
-from purejaxdrl.sweep.search import random_draws
+from purejaxdrl.sweeps.search import random_draws
 from purejaxdrl.training.config import TrainConfig, validate
 
 

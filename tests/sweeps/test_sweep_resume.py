@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from purejaxdrl.sweep.program import resume_sweep
+from purejaxdrl.sweeps.program import resume_sweep
 
 pytestmark = pytest.mark.timeout(600)
 
