@@ -6,7 +6,8 @@ on a CPU, for small batches, that memory traffic is most of a recurrent
 learner's time. Here the backward scan carries only the state's cotangents
 and emits the gates' pre-activation cotangents dA_t; U's gradient is then one
 matmul over all T x B rows, sum_t h_t^T dA_t.
-`tests/networks/test_recurrent_networks.py` checks values and gradients against plain autodiff of `Core.step`.
+`tests/networks/test_recurrent_networks.py` checks values and gradients
+against plain autodiff of `Core.step`.
 
 The scans are unrolled 4 steps on GPUs and TPUs, not at all on CPUs. Each
 step is a few small matmuls, far too little to fill a GPU, so there a step's
