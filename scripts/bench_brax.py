@@ -325,7 +325,7 @@ def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, An
     return figures, make_policy, params
 
 
-def our_policy_fn(agent: pjd.Agent) -> Callable:
+def our_policy_fn(agent: pjd.agents.Agent) -> Callable:
     """Our policy as a brax `make_policy`: (params, obs stats) -> policy.
 
     The policy standardises observations with our statistics, as our wrapper
@@ -445,11 +445,11 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
     policy sampling and the batched value pass over observations and final
     observations. The learner is PPO's `update` on that trajectory.
     """
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state = jax.device_get(exp.runner.init(make_key(config.seed, config.rng_impl)))
     params = state.agent.params
 
-    def rollout(state: pjd.RunnerState) -> tuple:
+    def rollout(state: pjd.runners.RunnerState) -> tuple:
         actor, traj = unroll(
             exp.env,
             state.env_params,
@@ -464,10 +464,10 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
 
     # An agent that all-reduces over no axis, to run outside the runner's mesh.
     spec = exp.env.observation_spec(exp.env_params)
-    network = pjd.make_actor_critic(
+    network = pjd.networks.make_actor_critic(
         config.network, spec, exp.env.action_spec(exp.env_params)
     )
-    agent = pjd.make_ppo(
+    agent = pjd.agents.make_ppo(
         config.ppo,
         network,
         np.zeros(spec.shape, np.float32),
@@ -475,7 +475,7 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
     )
     traj = jax.jit(rollout)(state)[1]
 
-    def learner(agent_state: pjd.AgentState, traj: Any, key: jax.Array) -> Any:
+    def learner(agent_state: pjd.agents.AgentState, traj: Any, key: jax.Array) -> Any:
         return agent.update(agent_state, traj, key)
 
     return {
@@ -551,7 +551,7 @@ def env_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
     wrapped = brax_envs.training.wrap(
         raw, episode_length=episode_length(config), action_repeat=1
     )
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     env, params = exp.env, exp.env_params
 
     def raw_step(state: Any, action: jax.Array, keys: jax.Array) -> tuple:
@@ -701,7 +701,7 @@ def main() -> None:
         theirs, make_policy, brax_params = run_brax(seeded, args.chunks)
         # The same policy functions for every seed, so each evaluation compiles
         # once (brax's make_policy closures differ only by identity).
-        our_policy = our_policy or our_policy_fn(pjd.make_experiment(config).agent)
+        our_policy = our_policy or our_policy_fn(pjd.training.make_experiment(config).agent)
         brax_policy = brax_policy or make_policy
         ours["eval_return"] = evaluate(our_policy, our_params)
         theirs["eval_return"] = evaluate(brax_policy, brax_params)

@@ -158,7 +158,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         seeded = pjd.apply_overrides(config, {"seed": repeat})
         figures, params = bench_brax.run_ours(seeded)
         if "ours" not in policies:
-            agent = pjd.make_experiment(config).agent
+            agent = pjd.training.make_experiment(config).agent
             policies["ours"] = bench_brax.our_policy_fn(agent)
         return {
             "steps_per_s": figures["sps"],

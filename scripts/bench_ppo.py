@@ -57,10 +57,10 @@ def ours(config: pjd.TrainConfig) -> dict[str, float]:
 
 def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
     """Env step + policy forward only: the same unroll, no learning."""
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state = exp.runner.init(make_key(config.seed, config.rng_impl))
 
-    def run(state: pjd.RunnerState) -> jax.Array:
+    def run(state: pjd.runners.RunnerState) -> jax.Array:
         def body(actor, key):
             actor, traj = unroll(
                 exp.env,

@@ -106,7 +106,7 @@ def test_second_chunk_call_does_not_recompile(algo):
 def test_num_envs_must_divide_over_devices():
     config = pjd.apply_overrides(pjd.TrainConfig(), {**CONFIG, "num_envs": 12})
     with pytest.raises(ValueError, match=r"num_envs=12 must be divisible.*use"):
-        pjd.make_experiment(config, make_mesh(8))
+        pjd.training.make_experiment(config, make_mesh(8))
     with pytest.raises(ValueError, match="num_envs=4 .* use num_envs=8"):
         per_device(4, make_mesh(8))
 
@@ -117,12 +117,12 @@ def test_devices_beyond_local_count_is_an_error():
 
 
 def test_agent_without_axis_name_is_refused_on_many_devices():
-    exp = pjd.make_experiment(
+    exp = pjd.training.make_experiment(
         pjd.apply_overrides(pjd.TrainConfig(), CONFIG), make_mesh(1)
     )
     agent = exp.agent._replace(axis_name=None)
     with pytest.raises(ValueError, match="build the agent with axis_name='data'"):
-        pjd.make_runner(
+        pjd.runners.make_runner(
             exp.env,
             exp.env_params,
             agent,

@@ -2,7 +2,9 @@
 
 A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
-validation and state layout; `registry` lists the records. Nothing outside this
+validation and state layout; `registry` lists the records. Every algorithm's
+factory and config are exported here (Ape-X is DQN's factory and config with
+its own defaults). Nothing outside this
 package branches on an algorithm's name. Agents import `rl`, `replay`,
 `networks`, `env` specs and the shared modules (`config`, `types`, `parallel`,
 `rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
@@ -13,6 +15,7 @@ from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.dqn import DQNConfig, DQNState, make_dqn
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
 from purejaxdrl.agents.ppo import PPOConfig, make_ppo
+from purejaxdrl.agents.r2d2 import R2D2Config, R2D2State, make_r2d2
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent, names
 from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
 
@@ -26,6 +29,8 @@ __all__ = [
     "IMPALAConfig",
     "IMPALAState",
     "PPOConfig",
+    "R2D2Config",
+    "R2D2State",
     "RunShape",
     "SACConfig",
     "SACState",
@@ -36,6 +41,7 @@ __all__ = [
     "make_dqn",
     "make_impala",
     "make_ppo",
+    "make_r2d2",
     "make_sac",
     "names",
 ]

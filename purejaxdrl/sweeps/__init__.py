@@ -8,3 +8,8 @@ batch), `messages` (what it reports), `result` (per-run records, per-setting
 summary), `report` (the sweep directory's files). Builds on `training`
 (configs, experiments, the chunk schedule) and `observe`; never imports `cli`.
 """
+
+from purejaxdrl.sweeps.program import resume_sweep, sweep
+from purejaxdrl.sweeps.report import SweepResult, load_sweep
+
+__all__ = ["SweepResult", "load_sweep", "resume_sweep", "sweep"]

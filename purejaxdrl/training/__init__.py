@@ -13,3 +13,32 @@ and the player of its episodes (`observe.play.Player`).
 `policy` turns a finished run into a policy outside training. Imports
 `observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
 """
+
+from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer
+from purejaxdrl.training.config import EnvConfig, TrainConfig, validate
+from purejaxdrl.training.experiment import Experiment, make_experiment
+from purejaxdrl.training.faults import NonFiniteError
+from purejaxdrl.training.policy import Policy, export_policy, load_policy
+from purejaxdrl.training.presets import Preset, load_preset, preset_names
+from purejaxdrl.training.resume import resume_config
+from purejaxdrl.training.train import TrainResult, train
+
+__all__ = [
+    "CheckpointConfig",
+    "Checkpointer",
+    "EnvConfig",
+    "Experiment",
+    "NonFiniteError",
+    "Policy",
+    "Preset",
+    "TrainConfig",
+    "TrainResult",
+    "export_policy",
+    "load_policy",
+    "load_preset",
+    "make_experiment",
+    "preset_names",
+    "resume_config",
+    "train",
+    "validate",
+]

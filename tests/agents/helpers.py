@@ -33,7 +33,7 @@ def setup(env_id="CartPole-v1", torso="mlp"):
     env = envs.make(env_id)
     params = env.default_params
     spec = env.observation_spec(params)
-    network = pjd.make_actor_critic(NETWORKS[torso], spec, env.action_spec(params))
+    network = pjd.networks.make_actor_critic(NETWORKS[torso], spec, env.action_spec(params))
     return env, network, np.zeros(spec.shape, np.float32)
 
 
@@ -122,7 +122,7 @@ def experiment(algo, devices=1, **overrides):
             **overrides,
         },
     )
-    return pjd.make_experiment(config)
+    return pjd.training.make_experiment(config)
 
 
 def numpy_lambda_returns(r, disc, truncated, v, v_next, lam):

@@ -365,7 +365,7 @@ def test_a_training_run_of_the_library_respects_the_mask_end_to_end(monkeypatch)
             "network": {"hidden_sizes": [32, 32]},
         },
     )  # fmt: skip
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state, metrics = exp.runner.train_chunk(40)(exp.runner.init(jax.random.key(0)))
     returns = metrics["episode/return_sum"] / metrics["episode/count"]
     assert np.all(np.asarray(returns) <= 6.0 + 1e-5), returns

@@ -28,7 +28,7 @@ def test_q_values_converge_to_the_discounted_sum_of_rewards():
     config = _config("dqn", gamma=0.9, n_step=1, min_replay=64, batch_size=64,
                      target_tau=1.0,
                      buffer_size=1024, target_every=20)  # fmt: skip
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     agent = make_dqn(config.dqn, exp.network, np.zeros(4, np.float32),
                      num_updates=1000, axis_name=None)  # fmt: skip
     t, b = 4, 16
@@ -51,7 +51,7 @@ def test_apex_initial_priorities_are_the_online_networks_td_errors():
     # p = |G + γ_boot max_a Q(x', a) - Q(x, a_t)| + eps, stored as p^α.
     config = _config("apex", n_step=1, gamma=0.9, min_replay=128, batch_size=4,
                      buffer_size=256, updates_per_step=1)  # fmt: skip
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32),
                      num_updates=10, axis_name=None)  # fmt: skip
     t, b = 4, 16
@@ -87,7 +87,7 @@ def test_apex_initial_priorities_are_the_online_networks_td_errors():
 def test_replay_shards_on_two_devices(algo):
     config = _config(algo, buffer_size=1024, min_replay=256)
     config = pjd.apply_overrides(config, {"devices": 2, "total_steps": 64 * 8})
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
     state, metrics = exp.runner.train_chunk(8)(state)
     buffer = state.agent.buffer

@@ -19,12 +19,12 @@ def test_dispatches_on_the_algorithm_name(algo, config):
     _, network, obs = setup()
     agent = make_agent(algo, config, network, obs, num_updates=5, axis_name="data")
     assert agent.axis_name == "data"
-    assert isinstance(agent, pjd.Agent)
+    assert isinstance(agent, pjd.agents.Agent)
 
 
 def test_impala_state_has_the_agent_state_fields():
     # Code that reads state.agent.params / .opt_state / .step works for all.
-    assert IMPALAState._fields[:3] == pjd.AgentState._fields
+    assert IMPALAState._fields[:3] == pjd.agents.AgentState._fields
 
 
 def test_rejects_unknown_algorithms_and_mismatched_configs():

@@ -22,7 +22,7 @@ def test_the_sections_are_exactly_the_registered_algorithms_in_order():
 
 def test_train_config_is_a_declared_class_with_the_run_fields_first():
     hints = typing.get_type_hints(pjd.TrainConfig)
-    assert hints["ppo"] is pjd.PPOConfig and hints["num_envs"] is int
+    assert hints["ppo"] is pjd.agents.PPOConfig and hints["num_envs"] is int
     order = [f.name for f in dataclasses.fields(pjd.TrainConfig)]
     run = [f.name for f in dataclasses.fields(RunFields)]
     assert order == run + list(names())

@@ -80,7 +80,7 @@ def test_replay_shards_on_two_devices_and_learning_starts():
         "sac": {"buffer_size": 128, "batch_size": 16, "min_replay": 48,
                 "updates_per_step": 2},
     })  # fmt: skip
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state, metrics = exp.runner.train_chunk(6)(exp.runner.init(jax.random.key(0)))
     ring = state.agent.buffer
     np.testing.assert_array_equal(ring.size, [48, 48])

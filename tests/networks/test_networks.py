@@ -58,7 +58,7 @@ def test_conv_same_gradients_match_lax_conv():
 
 
 def test_cnn_torso_params_have_conv_shapes():
-    net = pjd.make_actor_critic(
+    net = pjd.networks.make_actor_critic(
         pjd.NetworkConfig(torso="cnn", conv_features=16, hidden_sizes=(32,)),
         Box((10, 10, 4)),
         Discrete(3),

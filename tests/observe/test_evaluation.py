@@ -37,7 +37,7 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
 
 def _cartpole():
     config = pjd.apply_overrides(pjd.load_preset("cartpole").config, {"devices": 1})
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
     return exp, state
 

@@ -41,7 +41,7 @@ def _episode(env_id, max_steps, **options):
         pjd.TrainConfig(),
         {"env": {"id": env_id, "options": options}, "devices": 1, "num_envs": 1},
     )
-    exp = pjd.make_experiment(config)
+    exp = pjd.training.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
     params, env_params = state.agent.params, state.env_params
     key = jax.random.key(1)

@@ -15,7 +15,7 @@ SMALL = {
 
 def _experiment(**overrides):
     config = pjd.apply_overrides(pjd.TrainConfig(), {**SMALL, **overrides})
-    return pjd.make_experiment(config)
+    return pjd.training.make_experiment(config)
 
 
 def test_train_chunk_does_not_retrace_or_recompile():

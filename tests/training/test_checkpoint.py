@@ -31,7 +31,7 @@ def _config(algo: str = "impala") -> pjd.TrainConfig:
 
 
 def _experiment(config: pjd.TrainConfig, devices: int):
-    exp = pjd.make_experiment(config, make_mesh(devices))
+    exp = pjd.training.make_experiment(config, make_mesh(devices))
     abstract = jax.eval_shape(exp.runner.init, make_key(config.seed, config.rng_impl))
     return exp, abstract, exp.runner.shardings(abstract)
 
