@@ -33,7 +33,8 @@ def setup(env_id="CartPole-v1", torso="mlp"):
     env = envs.make(env_id)
     params = env.default_params
     spec = env.observation_spec(params)
-    network = pjd.networks.make_actor_critic(NETWORKS[torso], spec, env.action_spec(params))
+    action_spec = env.action_spec(params)
+    network = pjd.networks.make_actor_critic(NETWORKS[torso], spec, action_spec)
     return env, network, np.zeros(spec.shape, np.float32)
 
 
