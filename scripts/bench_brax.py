@@ -701,8 +701,8 @@ def main() -> None:
         theirs, make_policy, brax_params = run_brax(seeded, args.chunks)
         # The same policy functions for every seed, so each evaluation compiles
         # once (brax's make_policy closures differ only by identity).
-        exp = pjd.training.make_experiment(config)
-        our_policy = our_policy or our_policy_fn(exp.agent)
+        if our_policy is None:
+            our_policy = our_policy_fn(pjd.training.make_experiment(config).agent)
         brax_policy = brax_policy or make_policy
         ours["eval_return"] = evaluate(our_policy, our_params)
         theirs["eval_return"] = evaluate(brax_policy, brax_params)
