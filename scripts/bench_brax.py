@@ -339,7 +339,8 @@ def our_policy_fn(agent: pjd.agents.Agent) -> Callable:
             if stats is not None:
                 obs = normalize(stats, obs)
             keys = jax.random.split(key, obs.shape[0])
-            _, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(params, obs, keys)
+            env_ids = jnp.arange(obs.shape[0], dtype=jnp.int32)
+            _, _, extras = agent.acting.step(params, (), obs, None, keys, env_ids)
             return extras["env_action"], {}
 
         return policy

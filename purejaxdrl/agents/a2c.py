@@ -94,7 +94,7 @@ def make_a2c(
     if num_updates < 1:
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     dist = network.distribution
-    act, value, core = actor_critic_acting(network, obs_example.ndim)
+    acting = actor_critic_acting(network)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
@@ -161,9 +161,7 @@ def make_a2c(
         metrics["learning_rate"] = learning_rate(state.step)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
-    return Agent(
-        init=init, act=act, value=value, update=update, axis_name=axis_name, core=core
-    )
+    return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 
 def validate(config: A2CConfig, shape: RunShape | None = None) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.agents.base import CoreActing
+from purejaxdrl.agents.base import Acting, feed_forward
 from purejaxdrl.agents.common import transition_example
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.bootstrap import bootstrap_values
@@ -51,21 +51,16 @@ def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
     return act, value
 
 
-def make_core_acting(network: RecurrentNetwork) -> CoreActing:
-    """How an agent on a recurrent actor-critic acts (`Agent.core`).
+def recurrent_acting(network: RecurrentNetwork) -> Acting:
+    """How an agent on a recurrent actor-critic acts: the actors carry its core.
 
-    Args:
-      network: the recurrent actor-critic; its distribution samples actions.
-
-    Returns:
-      CoreActing: `act` steps the core of B environments, samples each one's
-      action with its own key and returns `log_prob`, `env_action` and `value`;
-      `value` evaluates final observations from the state after a step.
-
+    `step` steps the core of B environments, samples each one's action with
+    its own key and returns `log_prob`, `env_action` and `value` (the same
+    pass); `value` evaluates final observations from the state after a step.
     """
     dist = network.distribution
 
-    def act(
+    def step(
         params: Params,
         state: PyTree,
         obs: jax.Array,
@@ -87,42 +82,14 @@ def make_core_acting(network: RecurrentNetwork) -> CoreActing:
         no_reset = jnp.zeros(obs.shape[:1], bool)
         return network.step(params, state, obs, no_reset)[1][1]
 
-    return CoreActing(network.initial_state, act, value)
+    return Acting(network.initial_state, step, value)
 
 
-def episode_start_network(network: RecurrentNetwork, obs_ndim: int) -> Network:
-    """A recurrent network as a feed-forward one: each observation starts an episode.
-
-    Every observation is stepped from the zero core state: what a recurrent
-    agent's stateless `Agent.act` and `value` run, for callers that carry no
-    state; the runners act through `Agent.core`.
-    """
-
-    def apply(params: PyTree, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        batch = obs.shape[: obs.ndim - obs_ndim]
-        flat = obs.reshape(-1, *obs.shape[len(batch) :])
-        n = flat.shape[0]
-        start = network.initial_state(n)
-        _, (policy, value) = network.step(params, start, flat, jnp.ones(n, bool))
-        return policy.reshape(*batch, *policy.shape[1:]), value.reshape(batch)
-
-    return Network(network.init, apply, network.distribution)
-
-
-def actor_critic_acting(
-    network: Network | RecurrentNetwork, obs_ndim: int
-) -> tuple[ActFn, ValueFn, CoreActing | None]:
-    """An actor-critic agent's `act`, `value` and `core` (None: feed-forward).
-
-    A recurrent network's stateless `act` and `value` step each observation
-    from the zero state (`episode_start_network`); the runners act through
-    its `core`.
-    """
+def actor_critic_acting(network: Network | RecurrentNetwork) -> Acting:
+    """An actor-critic agent's `Acting`, with or without a recurrent core."""
     if isinstance(network, RecurrentNetwork):
-        act, value = make_act_value(episode_start_network(network, obs_ndim))
-        return act, value, make_core_acting(network)
-    act, value = make_act_value(network)
-    return act, value, None
+        return recurrent_acting(network)
+    return feed_forward(*make_act_value(network))
 
 
 def learner_outputs(
@@ -204,11 +171,14 @@ def action_example(
     [A] (the pre-squash sample) for a tanh-Gaussian (Box) one. Traced
     abstractly (`jax.eval_shape`): no parameters are made and nothing runs.
     """
-    act, _, _ = actor_critic_acting(network, jnp.ndim(obs_example))
+    acting = actor_critic_acting(network)
 
     def sample(key: PRNGKey) -> jax.Array:
         params = network.init(key, obs_example)
-        return act(params, jnp.asarray(obs_example)[None], key)[0][0]
+        obs = jnp.asarray(obs_example)[None]
+        start, reset = acting.initial_state(1), jnp.ones(1, bool)
+        keys, env_ids = key[None], jnp.zeros(1, jnp.int32)
+        return acting.step(params, start, obs, reset, keys, env_ids)[1][0]
 
     return jax.eval_shape(sample, jax.random.key(0))
 

@@ -23,25 +23,68 @@ def learner_params(state: AgentState) -> Params:
     return state.params
 
 
-class CoreActing(NamedTuple):
-    """How an agent with a recurrent core acts: the actors carry its state.
+class Acting(NamedTuple):
+    """How an agent's actors act: one step of B environments, with or without a core.
+
+    The one acting interface: the rollout, the host actors and every agent use
+    it alike, feed-forward or recurrent.
 
     Attributes:
-      initial_state: B -> the zero core state, leaves [B, ...].
-      act: (acting params, state [B], obs [B, ...], reset bool [B], keys [B],
-        env_ids int32 [B]) -> (state, action [B, ...], extras): one step of B
-        environments (`reset`: the observation starts an episode, so the state
-        is zeroed first), with one key per environment and their global
-        indices (R2D2's per-actor ε). Extras hold `log_prob` [B], `env_action`
-        and `value` [B] (the same pass gives it).
-      value: (params, state [B], obs [B, ...]) -> value [B] of observations that
-        continue the state's episodes (final observations), without stepping.
+      initial_state: B -> the carry of B environments about to start: a
+        recurrent core's zero state (leaves [B, ...]); () without a core.
+      step: (acting params, carry, obs [B, ...], reset bool [B], keys [B],
+        env_ids int32 [B]) -> (carry, action [B, ...], extras): one step of B
+        environments. `reset` marks observations that start an episode (the
+        carry is zeroed for them first); one key per environment; `env_ids`
+        are their global indices (Ape-X's and R2D2's per-actor ε). Extras
+        hold `log_prob` [B] and `env_action` (what the environment receives),
+        and `value` [B] where the same pass gives it (a recurrent core's).
+      value: (acting params, carry, obs) -> values of observations that
+        continue the carry's episodes (final observations), without stepping
+        it. Without a core the carry is () and `obs` may have any leading
+        axes [..., *obs_shape]: the rollout values a whole unroll in one pass.
 
     """
 
     initial_state: Callable[[int], Any]
-    act: Callable[..., tuple[Any, jax.Array, dict[str, jax.Array]]]
+    step: Callable[..., tuple[Any, jax.Array, dict[str, jax.Array]]]
     value: Callable[[Params, Any, jax.Array], jax.Array]
+
+
+OneAct = Callable[..., tuple[jax.Array, dict[str, jax.Array]]]
+
+
+def feed_forward(
+    act: OneAct, value: Callable[[Params, jax.Array], jax.Array], per_env: bool = False
+) -> Acting:
+    """The Acting of an agent without a core, from how it acts on one observation.
+
+    Args:
+      act: (acting params, obs [...], key) -> (action, extras) for one
+        environment; with `per_env`, (acting params, obs, key, env_id) for
+        behaviour that differs per environment (Ape-X's ε_i).
+      value: (acting params, obs [..., *obs_shape]) -> values [...].
+      per_env: whether `act` takes the environment's global index.
+
+    """
+
+    def step(
+        params: Params,
+        carry: Any,
+        obs: jax.Array,
+        reset: jax.Array,
+        keys: PRNGKey,
+        env_ids: jax.Array,
+    ) -> tuple[Any, jax.Array, dict[str, jax.Array]]:
+        del reset  # nothing carried, nothing to zero
+        if per_env:
+            batched = jax.vmap(act, in_axes=(None, 0, 0, 0))
+            action, extras = batched(params, obs, keys, env_ids)
+        else:
+            action, extras = jax.vmap(act, in_axes=(None, 0, 0))(params, obs, keys)
+        return carry, action, extras
+
+    return Acting(lambda batch: (), step, lambda params, _, obs: value(params, obs))
 
 
 class Agent(NamedTuple):
@@ -49,42 +92,27 @@ class Agent(NamedTuple):
 
     Attributes:
       init: key -> AgentState; the same key gives the same parameters everywhere.
-      act: (params, obs [B, ...], key) -> (action [B, ...], extras), extras holding
-        `log_prob` [B] and the `env_action` to send to the environment.
-      value: (params, obs [..., *obs_shape]) -> values [...].
+      acting: how its actors act (`Acting`), from `acting_params`.
       update: (state, transitions [T, B], key) -> (state, metrics); all-reduces
         over the agent's `axis_name` when it has one.
-      acting_params: agent state -> the parameters the actors act with. The
-        learner's own by default; an agent with policy lag returns older ones.
+      acting_params: agent state -> what the actors act with: the learner's
+        parameters by default; older ones with policy lag; (parameters, ε)
+        for ε-greedy learners.
       axis_name: the mesh axis `update` all-reduces over (the runner checks it
         matches its mesh), or None for an agent that runs on one device.
-      actor_act: (acting params, obs [B, ...], key, env_id int32 [B]) -> as
-        `act`, for agents whose behaviour differs per environment (Ape-X:
-        each its own ε); the runner's actors use it instead of `act`.
       state_spec: a PartitionSpec prefix of the agent's state: P() (the whole
         learner state replicated) or, for agents that keep a replay buffer in
         their state, a state whose buffer field is P("data") (one shard per
         device).
-      core: for agents with a recurrent core, how they act (`act` and `value`
-        are then unused by the runners); None for feed-forward agents.
 
     """
 
     init: Callable[[PRNGKey], AgentState]
-    act: Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
-    value: Callable[[Params, jax.Array], jax.Array]
+    acting: Acting
     update: Callable[[AgentState, Transition, PRNGKey], tuple[AgentState, Metrics]]
-    acting_params: Callable[[Any], Params] = learner_params
+    acting_params: Callable[[Any], Any] = learner_params
     axis_name: str | None = None
-    actor_act: (
-        Callable[
-            [Params, jax.Array, PRNGKey, jax.Array],
-            tuple[jax.Array, dict[str, jax.Array]],
-        ]
-        | None
-    ) = None
     state_spec: Any = P()
-    core: CoreActing | None = None
 
 
 class RunShape(NamedTuple):

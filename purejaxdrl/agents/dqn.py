@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.agents.base import Agent, Algorithm, feed_forward
 from purejaxdrl.agents.common import (
     annealed_learning_rate,
     merge_steps,
@@ -306,12 +306,6 @@ def make_dqn(
         action = epsilon_greedy(key, q_values(params, obs), epsilon)
         return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
 
-    def act(
-        acting: tuple[Params, jax.Array], obs: jax.Array, key: PRNGKey
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        # Outside the runner's actors (which use actor_act): environment 0's ε.
-        return actor_act(acting, obs, key, jnp.zeros((), jnp.int32))
-
     def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
         return q_values(acting[0], obs).max(axis=-1)
 
@@ -338,12 +332,10 @@ def make_dqn(
     spec = DQNState(P(), P(), P(), P(), P(), P(DATA_AXIS))
     return Agent(
         init=init,
-        act=act,
-        value=value,
+        acting=feed_forward(actor_act, value, per_env=True),
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,
-        actor_act=actor_act,
         state_spec=spec,
     )
 

@@ -175,7 +175,7 @@ def make_impala(
         raise ValueError(f"num_updates={num_updates} must be >= 1.")
     replay = _make_replay(config, num_envs, num_devices, unroll_length)
     dist = network.distribution
-    act, value, core = actor_critic_acting(network, obs_example.ndim)
+    acting = actor_critic_acting(network)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
@@ -296,15 +296,13 @@ def make_impala(
 
     return Agent(
         init=init,
-        act=act,
-        value=value,
+        acting=acting,
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,
         state_spec=P()
         if replay is None
         else IMPALAState(P(), P(), P(), P(), P(DATA_AXIS)),
-        core=core,
     )
 
 

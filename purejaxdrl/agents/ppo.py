@@ -173,7 +173,7 @@ def make_ppo(
         "adam", learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
     )
     recurrent = isinstance(network, RecurrentNetwork)
-    act, value, core = actor_critic_acting(network, obs_example.ndim)
+    acting = actor_critic_acting(network)
 
     def outputs(params: PyTree, batch: dict[str, jax.Array]) -> tuple:
         if not recurrent:
@@ -289,9 +289,7 @@ def make_ppo(
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(unravel(flat), opt_state, state.step + 1), metrics
 
-    return Agent(
-        init=init, act=act, value=value, update=update, axis_name=axis_name, core=core
-    )
+    return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 
 def validate(config: PPOConfig, shape: RunShape | None = None) -> None:

@@ -212,9 +212,7 @@ def make_r2d2(
     def acting_params(state: R2D2State) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
-    core, act, value = make_q_acting(
-        network, obs_example.ndim, epsilons(config, num_envs)
-    )
+    acting = make_q_acting(network, epsilons(config, num_envs))
 
     def grad_step(
         state: R2D2State, key: PRNGKey, ready: jax.Array, env_ids: jax.Array
@@ -272,13 +270,11 @@ def make_r2d2(
 
     return Agent(
         init=init,
-        act=act,
-        value=value,
+        acting=acting,
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,
         state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS), P(DATA_AXIS)),
-        core=core,
     )
 
 

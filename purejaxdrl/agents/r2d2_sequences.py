@@ -6,8 +6,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.agents.actor_critic import episode_start_network
-from purejaxdrl.agents.base import CoreActing
+from purejaxdrl.agents.base import Acting
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
@@ -227,24 +226,17 @@ def sequence_example(
 
 
 def make_q_acting(
-    network: RecurrentNetwork,
-    obs_ndim: int,
-    epsilons: Callable[[jax.Array, jax.Array], jax.Array],
-) -> tuple[CoreActing, Callable, Callable]:
+    network: RecurrentNetwork, epsilons: Callable[[jax.Array, jax.Array], jax.Array]
+) -> Acting:
     """ε-greedy actors on a recurrent Q-network, acting params (params, ε).
 
     Args:
       network: the Q-network (Q-values in the policy's place, max Q as value).
-      obs_ndim: the number of observation dimensions.
       epsilons: (annealed ε, env_ids [B]) -> each environment's ε [B].
-
-    Returns:
-      (CoreActing for the runners; the stateless `act` and `value` of
-      `Agent`, which act from an episode's start with environment 0's ε).
 
     """
 
-    def core_act(
+    def step(
         acting: tuple[Params, jax.Array],
         state: PyTree,
         obs: jax.Array,
@@ -259,23 +251,10 @@ def make_q_acting(
         extras = {"log_prob": zeros, "env_action": action, "value": value}
         return state, action, extras
 
-    def core_value(
+    def value(
         acting: tuple[Params, jax.Array], state: PyTree, obs: jax.Array
     ) -> jax.Array:
         no_reset = jnp.zeros(obs.shape[:1], bool)
         return network.step(acting[0], state, obs, no_reset)[1][1]
 
-    fresh = episode_start_network(network, obs_ndim)
-
-    def act(
-        acting: tuple[Params, jax.Array], obs: jax.Array, key: PRNGKey
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        params, epsilon = acting
-        eps = epsilons(epsilon, jnp.zeros((), jnp.int32))
-        action = epsilon_greedy(key, fresh.apply(params, obs)[0], eps)
-        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
-
-    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
-        return fresh.apply(acting[0], obs)[1]
-
-    return CoreActing(network.initial_state, core_act, core_value), act, value
+    return Acting(network.initial_state, step, value)

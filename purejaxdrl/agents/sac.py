@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape, feed_forward
 from purejaxdrl.agents.common import (
     local_copy,
     merge_steps,
@@ -318,8 +318,7 @@ def make_sac(
 
     return Agent(
         init=init,
-        act=act,
-        value=value,
+        acting=feed_forward(act, value),
         update=update,
         axis_name=axis_name,
         state_spec=SACState(P(), P(), P(), P(), P(), P(), P(DATA_AXIS)),

@@ -121,7 +121,7 @@ def make_policy(agent: Agent, platform: str) -> Policy:
     dtype (uint8 frames) and become float32 on the device. Runs where the
     params are (the actor's device).
     """
-    core = agent.core
+    acting = agent.acting
 
     def policy(
         params: Params,
@@ -134,19 +134,13 @@ def make_policy(agent: Agent, platform: str) -> Policy:
     ) -> tuple[Any, PolicyOut]:
         obs = obs.astype(jnp.float32)
         keys = jax.random.split(jax.random.fold_in(key, step), obs.shape[0])
-        if core is None:
-            act = jax.vmap(agent.act, in_axes=(None, 0, 0))
-            action, extras = act(params, obs, keys)
-            value = agent.value(params, obs)
-            return carry, PolicyOut(
-                extras["env_action"], action, extras["log_prob"], value
-            )
         start = jax.tree.map(lambda s: s[env_id], carry)
-        state, action, extras = core.act(params, start, obs, first, keys, env_id)
+        state, action, extras = acting.step(params, start, obs, first, keys, env_id)
         carry = jax.tree.map(lambda c, s: c.at[env_id].set(s), carry, state)
-        out = PolicyOut(
-            extras["env_action"], action, extras["log_prob"], extras["value"], start
-        )
+        value = extras.get("value")
+        if value is None:  # a feed-forward agent's act leaves the critic out
+            value = acting.value(params, start, obs)
+        out = PolicyOut(extras["env_action"], action, extras["log_prob"], value, start)
         return carry, out
 
     options = compiler_options(platform)
@@ -159,10 +153,8 @@ def initial_carry(agent: Agent, num_envs: int) -> Any:
     Every leaf its own buffer: the policy donates the carry, and an LSTM's
     zero state may share one buffer between its two leaves.
     """
-    if agent.core is None:
-        return ()
     return jax.tree.map(
-        lambda x: jnp.array(x, copy=True), agent.core.initial_state(num_envs)
+        lambda x: jnp.array(x, copy=True), agent.acting.initial_state(num_envs)
     )
 
 

@@ -168,9 +168,8 @@ def run_functions(
         first = jax.lax.axis_index(DATA_AXIS) * local_envs
         env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
         actor = reset_actors(env, env_params, key_env, env_ids)
-        if agent.core is not None:
-            core = agent.core.initial_state(local_envs)
-            actor = actor._replace(core=varying(core, manual_axes()))
+        carry = agent.acting.initial_state(local_envs)  # () without a core
+        actor = actor._replace(core=varying(carry, manual_axes()))
         return RunnerState(agent.init(key_agent), actor, env_params, key_run)
 
     def step(state: RunnerState, _: None) -> tuple[RunnerState, Metrics]:

@@ -57,15 +57,17 @@ def unroll(
 ) -> tuple[ActorState, Transition]:
     """Steps every environment `length` times with the agent's policy.
 
-    Values are computed after the scan, in batched calls (`step_values`):
-    inside the scan only the policy runs.
+    One scan body for every agent (`Agent.acting`). Without a core, values
+    are computed after the scan, in batched calls (`step_values`): inside the
+    scan only the policy runs. With one, the carry is stored as each
+    trajectory's start, and the pass that acts gives the values.
 
     Args:
       env: the (unbatched) environment.
       env_params: its parameters, shared by all environments.
-      agent: supplies `act` and `value`.
+      agent: supplies `acting`.
       params: the acting parameters.
-      actor: current environment states, batch [B].
+      actor: current environment states (and carry), batch [B].
       key: randomness for this unroll.
       length: number of steps T.
       scan_unroll: `lax.scan` unroll factor; 0 picks it by platform (`_scan`).
@@ -76,27 +78,23 @@ def unroll(
       The new actor state and Transitions [T, B].
 
     """
-    if agent.core is not None:
-        return _unroll_core(
-            env, env_params, agent, params, actor, key, length, scan_unroll, axis_name
-        )
+    acting = agent.acting
+    carries = bool(jax.tree.leaves(actor.core))  # a recurrent core's state
 
     def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
         obs = actor.timestep.observation
-        if agent.actor_act is None:
-            action, extras = jax.vmap(agent.act, in_axes=(None, 0, 0))(
-                params, obs, keys[:, 0]
-            )
-        else:
-            action, extras = jax.vmap(agent.actor_act, in_axes=(None, 0, 0, 0))(
-                params, obs, keys[:, 0], actor.env_ids
-            )
+        reset = actor.timestep.last()
+        carry, action, extras = acting.step(
+            params, actor.core, obs, reset, keys[:, 0], actor.env_ids
+        )
         env_state, ts = env.step_batch(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         out = (obs, action, extras["log_prob"], ts)
-        new = ActorState(env_state, ts, actor.env_ids)
+        if carries:  # `carry` is the state a final observation continues from
+            out = (*out, reset, extras["value"], carry)
+        new = ActorState(env_state, ts, actor.env_ids, carry)
         if axis_name is not None:
             # Per-environment data, even where an env returns a constant (e.g. a
             # reward of 1): varying (over a sweep's runs too), so carries built
@@ -104,13 +102,35 @@ def unroll(
             new, out = varying((new, out), manual_axes())
         return new, out
 
-    actor, (obs, action, log_prob, ts) = _scan(
-        step, actor, jax.random.split(key, length), scan_unroll
+    start = actor.core
+    actor, out = _scan(step, actor, jax.random.split(key, length), scan_unroll)
+    obs, action, log_prob, ts = out[:4]
+    if not carries:
+        value, bootstrap = step_values(
+            lambda p, x: acting.value(p, (), x),
+            params,
+            obs,
+            ts,
+            actor.timestep.observation,
+        )
+        return actor, _transitions(obs, action, log_prob, value, bootstrap, ts)
+    reset, value, states = out[4:]
+    # The value of the observation after the unroll, from the carried state.
+    # Where the last step ended an episode it is not that step's bootstrap
+    # (bootstrap_values uses 0 or the final observation's), so no reset needed.
+    after = acting.value(params, actor.core, actor.timestep.observation)
+    next_values = jnp.concatenate([value[1:], after[None]])
+    bootstrap = bootstrap_values(
+        lambda p, x: acting.value(p, *x),
+        params,
+        next_values,
+        ts.discount,
+        ts.truncated,
+        (states, ts.final_observation),
     )
-    value, bootstrap_value = step_values(
-        agent.value, params, obs, ts, actor.timestep.observation
+    return actor, _transitions(
+        obs, action, log_prob, value, bootstrap, ts, reset=reset, core_state=start
     )
-    return actor, _transitions(obs, action, log_prob, value, bootstrap_value, ts)
 
 
 def _transitions(
@@ -136,61 +156,6 @@ def _transitions(
         final_observation=ts.final_observation,
         info=ts.info,
         **core,
-    )
-
-
-def _unroll_core(
-    env: Env,
-    env_params: EnvParams,
-    agent: Agent,
-    params: Params,
-    actor: ActorState,
-    key: PRNGKey,
-    length: int,
-    scan_unroll: int,
-    axis_name: str | None,
-) -> tuple[ActorState, Transition]:
-    # `unroll` for an agent with a recurrent core: the core state is carried by
-    # the actors, zeroed where the previous step ended an episode, and stored as
-    # the trajectory's start. The policy's pass gives the values too.
-    core = agent.core
-
-    def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
-        keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
-        obs = actor.timestep.observation
-        reset = actor.timestep.last()
-        state, action, extras = core.act(
-            params, actor.core, obs, reset, keys[:, 0], actor.env_ids
-        )
-        env_state, ts = env.step_batch(
-            keys[:, 1], actor.env_state, extras["env_action"], env_params
-        )
-        # `state` is the one a final observation continues from.
-        out = (obs, reset, action, extras["log_prob"], extras["value"], state, ts)
-        new = ActorState(env_state, ts, actor.env_ids, state)
-        if axis_name is not None:
-            new, out = varying((new, out), manual_axes())
-        return new, out
-
-    start = actor.core
-    actor, (obs, reset, action, log_prob, value, states, ts) = _scan(
-        step, actor, jax.random.split(key, length), scan_unroll
-    )
-    # The value of the observation after the unroll, from the carried state.
-    # Where the last step ended an episode it is not that step's bootstrap
-    # (bootstrap_values uses 0 or the final observation's), so no reset needed.
-    after = core.value(params, actor.core, actor.timestep.observation)
-    next_values = jnp.concatenate([value[1:], after[None]])
-    bootstrap = bootstrap_values(
-        lambda p, x: core.value(p, *x),
-        params,
-        next_values,
-        ts.discount,
-        ts.truncated,
-        (states, ts.final_observation),
-    )
-    return actor, _transitions(
-        obs, action, log_prob, value, bootstrap, ts, reset=reset, core_state=start
     )
 
 

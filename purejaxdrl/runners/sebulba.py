@@ -68,8 +68,7 @@ class SebulbaRunner:
     Args:
       spec: the pools' observation and action spaces.
       agent: the algorithm, built with `axis_name=DATA_AXIS` when the learner
-        mesh has more than one device; it must keep no replay buffer and act
-        alike in every environment (no `actor_act`).
+        mesh has more than one device; it must keep no replay buffer.
       actor_devices: this process's devices the actor threads act on
         (threads round-robin).
       learner_mesh: the learner's mesh, axis `data`, over every process.
@@ -91,7 +90,7 @@ class SebulbaRunner:
         config: Any,
         envs: list[HostEnv],
     ):
-        if agent.state_spec != P() or agent.actor_act is not None:
+        if agent.state_spec != P():
             raise ValueError(
                 "this algorithm keeps a replay buffer or acts per environment, "
                 "which the host-env runner does not run yet; use ppo, impala "

@@ -17,7 +17,7 @@ from jax.sharding import PartitionSpec as P
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents import make_agent
-from purejaxdrl.agents.actor_critic import make_act_value
+from purejaxdrl.agents.actor_critic import actor_critic_acting
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.helpers import flat  # noqa: F401  (the agent tests' import of it)
 
@@ -41,8 +41,7 @@ def setup(env_id="CartPole-v1", torso="mlp"):
 @functools.cache
 def _collector(env_id, torso, length, num_envs):
     env, network, _ = setup(env_id, torso)
-    act, value = make_act_value(network)
-    policy = types.SimpleNamespace(act=act, value=value, actor_act=None, core=None)
+    policy = types.SimpleNamespace(acting=actor_critic_acting(network))
 
     @jax.jit
     def collect(params, key):

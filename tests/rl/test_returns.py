@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import rl
+from purejaxdrl.agents.base import feed_forward
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
@@ -50,17 +51,16 @@ def test_gae_rejects_mismatched_shapes():
         rl.gae(jnp.ones(3), jnp.ones(4), 1.0, jnp.ones(3), jnp.ones(3))
 
 
+def _act_zero(params, obs, key):
+    return jnp.int32(0), {"log_prob": jnp.float32(0), "env_action": jnp.int32(0)}
+
+
 class _ValueOfTime:
     """A stand-in agent: value(obs) = 10 * t + 100 * episode; acts 0."""
 
-    actor_act = None  # the same policy for every environment
-    core = None  # feed-forward
-
-    def act(self, params, obs, key):
-        return jnp.int32(0), {"log_prob": jnp.float32(0), "env_action": jnp.int32(0)}
-
-    def value(self, params, obs):
-        return 10.0 * obs[..., 0] + 100.0 * obs[..., 1]
+    acting = feed_forward(
+        _act_zero, lambda params, obs: 10.0 * obs[..., 0] + 100.0 * obs[..., 1]
+    )
 
 
 def _probe_unroll(params: ProbeParams, length: int):

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.base import Agent, feed_forward
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
@@ -20,7 +20,7 @@ def _act(params, obs, key):
     return zeros, {"log_prob": jnp.zeros(zeros.shape), "env_action": zeros}
 
 
-AGENT = Agent(init=None, act=_act, value=_value, update=None)
+AGENT = Agent(init=None, acting=feed_forward(_act, _value), update=None)
 
 
 def _unroll(terminate_at: int, time_limit: int, length: int, num_envs: int, params):
