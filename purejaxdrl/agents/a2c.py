@@ -14,14 +14,17 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.actor_critic import actor_critic_acting, learner_outputs
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
-from purejaxdrl.agents.common import (
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
     actor_critic_networks,
+    learner_outputs,
+    learning_rewards,
+)
+from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
+from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    learning_rewards,
     make_optimizer,
 )
 from purejaxdrl.config import check_ranges

@@ -1,21 +1,51 @@
 """What actor-critic learners share, feed-forward or recurrent.
 
-How they act, and the outputs and bootstrap values their learners recompute.
+Their networks, how they act, the rewards their losses see, and the outputs
+and bootstrap values their learners recompute.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from purejaxdrl.agents.base import CoreActing
-from purejaxdrl.agents.common import transition_example
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import (
+    Network,
+    NetworkConfig,
+    RecurrentNetwork,
+    make_actor_critic,
+)
 from purejaxdrl.rl.bootstrap import bootstrap_values
 from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
 
 ActFn = Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
 ValueFn = Callable[[Params, jax.Array], jax.Array]
+
+
+def actor_critic_networks(
+    config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network | RecurrentNetwork, Network | RecurrentNetwork]:
+    """The acting and learner networks of an actor-critic: one network, twice.
+
+    A recurrent one when `network.core` is not `none`.
+    """
+    del config  # the architecture is the run's, not the algorithm's
+    actor_critic = make_actor_critic(network, obs_spec, action_spec)
+    return actor_critic, actor_critic
+
+
+def learning_rewards(
+    reward: jax.Array, scale: jax.Array | float, clip: jax.Array | float
+) -> jax.Array:
+    """Rewards as the loss sees them: scaled, then clipped to [-clip, clip].
+
+    `clip` 0 leaves them unclipped. Atari agents clip to 1 (Mnih et al., 2015;
+    Espeholt et al., 2018) in the learner, so episode returns stay the game's.
+    """
+    reward = reward * scale
+    return jnp.where(clip > 0, jnp.clip(reward, -clip, clip), reward)
 
 
 def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
@@ -211,6 +241,37 @@ def action_example(
         return act(params, jnp.asarray(obs_example)[None], key)[0][0]
 
     return jax.eval_shape(sample, jax.random.key(0))
+
+
+def transition_example(
+    obs_example: jax.Array, action_example: jax.ShapeDtypeStruct
+) -> Transition:
+    """One step of one environment, all zeros and no info: a buffer's example.
+
+    Args:
+      obs_example: one observation (unbatched).
+      action_example: the shape and dtype of one stored action (unbatched):
+        int32 [] for a categorical policy, float32 [A] (the pre-squash sample)
+        for a tanh-Gaussian one. Anything with `shape` and `dtype` will do.
+
+    Returns:
+      A Transition of unbatched zeros, `reset` and `core_state` left unset.
+
+    """
+    obs = jnp.asarray(obs_example, jnp.float32)
+    scalar = jnp.zeros((), jnp.float32)
+    return Transition(
+        observation=obs,
+        action=jnp.zeros(action_example.shape, action_example.dtype),
+        reward=scalar,
+        discount=scalar,
+        truncated=jnp.zeros((), bool),
+        log_prob=scalar,
+        value=scalar,
+        bootstrap_value=scalar,
+        final_observation=obs,
+        info={},
+    )
 
 
 def replay_example(

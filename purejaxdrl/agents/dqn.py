@@ -22,15 +22,10 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, Algorithm
-from purejaxdrl.agents.common import (
-    annealed_learning_rate,
-    merge_steps,
-    q_networks,
-    replay_shard_sizes,
-    stored_items,
-    target_network_step,
-)
 from purejaxdrl.agents.dqn_config import DQNConfig, validate
+from purejaxdrl.agents.optim import annealed_learning_rate
+from purejaxdrl.agents.q_learning import q_networks, target_network_step
+from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (

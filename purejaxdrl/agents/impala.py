@@ -22,16 +22,16 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
+    actor_critic_networks,
     learner_outputs_and_bootstrap,
+    learning_rewards,
     replay_example,
 )
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import (
-    actor_critic_networks,
+from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    learning_rewards,
     make_optimizer,
 )
 from purejaxdrl.config import check, check_ranges

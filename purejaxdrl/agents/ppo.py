@@ -10,13 +10,15 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.actor_critic import actor_critic_acting
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
-from purejaxdrl.agents.common import (
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
     actor_critic_networks,
+    learning_rewards,
+)
+from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
+from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     flat_gradient_step,
-    learning_rewards,
     make_optimizer,
 )
 from purejaxdrl.agents.sequences import sequence_split

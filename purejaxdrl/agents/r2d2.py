@@ -29,11 +29,8 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import (
-    annealed_learning_rate,
-    q_networks,
-    target_network_step,
-)
+from purejaxdrl.agents.optim import annealed_learning_rate
+from purejaxdrl.agents.q_learning import q_networks, target_network_step
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
     empty_tail,

@@ -17,12 +17,8 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import (
-    local_copy,
-    merge_steps,
-    replay_shard_sizes,
-    stored_items,
-)
+from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
 from purejaxdrl.parallel import DATA_AXIS
