@@ -8,30 +8,36 @@ actors computed with the same, current parameters.
 """
 
 import dataclasses
-from collections.abc import Callable
+import functools
 
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
     actor_critic_networks,
+    gae_targets,
     learner_outputs,
-    learning_rewards,
 )
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    AgentState,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
 from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    make_optimizer,
+    flat_optimizer_state,
+    make_learner_optimizer,
 )
 from purejaxdrl.config import check_ranges
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
-from purejaxdrl.rl.returns import episode_aware_gae
-from purejaxdrl.types import Metrics, PRNGKey, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 
 @jax.tree_util.register_dataclass
@@ -78,110 +84,92 @@ class A2CConfig:
     reward_clip: float | jax.Array = 0.0
 
 
-_METRIC_NAMES = ("loss/total", "loss/policy", "loss/value", "entropy")
+def loss(
+    params: Params,
+    traj: Transition,
+    adv: jax.Array,
+    target: jax.Array,
+    key: PRNGKey,
+    *,
+    network: Network | RecurrentNetwork,
+    config: A2CConfig,
+    axis_name: str | None,
+) -> tuple[jax.Array, Metrics]:
+    """A3C's objective on the whole batch (Mnih et al., 2016): `actor_critic_loss`.
+
+    The policy gradient of the advantages `adv` (standardised over the global
+    batch when `normalize_advantages`), the value loss to `target` and the
+    entropy bonus, all [T, B].
+    """
+    dist = network.distribution
+    policy, value = learner_outputs(network, params, traj)
+    if config.normalize_advantages:
+        adv = normalize_advantages(adv, axis_name)
+    return actor_critic_loss(
+        dist.log_prob(policy, traj.action),
+        adv,
+        value,
+        target,
+        dist.entropy(policy, key),
+        value_cost=config.value_cost,
+        entropy_cost=config.entropy_cost,
+    )
 
 
 def make_a2c(
     config: A2CConfig,
-    network: Network,
+    network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
 ) -> Agent:
-    """Builds A2C: one on-policy gradient step per batch, no clipping.
+    """Builds A2C (an `AgentFactory`): one on-policy gradient step per batch.
 
-    Advantages and value targets come from `episode_aware_gae` on the values
+    Advantages and value targets come from `gae_targets` on the values
     stored with the transitions (on-policy: the actors act with the learner's
     current parameters), so truncated episodes bootstrap from their final
-    observations. The loss is `actor_critic_loss`: policy gradient, value loss
-    and entropy bonus (Mnih et al., 2016).
-
-    Args:
-      config: hyper-parameters.
-      network: actor-critic network.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls, for learning-rate annealing.
-      axis_name: mesh axis over which `update` averages gradients and metrics
-        (and normalises advantages); None on one device.
-
-    Returns:
-      The Agent (state: AgentState).
-
-    Raises:
-      ValueError: for an unknown optimiser or num_updates < 1.
-
+    observations. Any run shape fits.
     """
-    validate(config)
-    if num_updates < 1:
-        raise ValueError(f"num_updates={num_updates} must be >= 1.")
-    dist = network.distribution
+    check_agent_args(validate, config, num_updates, shape)
     act, value, core = actor_critic_acting(network, obs_example.ndim)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
-    optimizer = make_optimizer(
-        config.optimizer,
+    optimizer = make_learner_optimizer(
         learning_rate,
+        name=config.optimizer,
         max_grad_norm=config.max_grad_norm,
         eps=config.eps,
         decay=config.rms_decay,
     )
+    objective = functools.partial(
+        loss, network=network, config=config, axis_name=axis_name
+    )
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)
-        flat, _ = ravel_pytree(params)
-        return AgentState(params, optimizer.init(flat), jnp.zeros((), jnp.int32))
-
-    def loss(
-        flat: jax.Array,
-        unravel: Callable,
-        traj: Transition,
-        adv: jax.Array,
-        target: jax.Array,
-        key: PRNGKey,
-    ) -> tuple[jax.Array, jax.Array]:
-        policy, v = learner_outputs(network, unravel(flat), traj)
-        if config.normalize_advantages:
-            adv = normalize_advantages(adv, axis_name)
-        return actor_critic_loss(
-            dist.log_prob(policy, traj.action),
-            adv,
-            v,
-            target,
-            dist.entropy(policy, key),
-            value_cost=config.value_cost,
-            entropy_cost=config.entropy_cost,
-        )
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
-        adv, target = episode_aware_gae(
-            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
-            traj.discount,
-            traj.truncated,
-            traj.value,
-            traj.bootstrap_value,
-            config.gamma,
-            config.gae_lambda,
-        )
-        flat, unravel = ravel_pytree(state.params)
-        flat, opt_state, stacked = flat_gradient_step(
-            loss,
+        adv, target = gae_targets(traj, config)
+        params, opt_state, metrics = flat_gradient_step(
+            objective,
             optimizer,
-            flat,
+            state.params,
             state.opt_state,
-            unravel,
             traj,
             adv,
             target,
             key,
             axis_name=axis_name,
         )
-        metrics = dict(zip(_METRIC_NAMES, stacked, strict=True))
         metrics["learning_rate"] = learning_rate(state.step)
-        return AgentState(unravel(flat), opt_state, state.step + 1), metrics
+        return AgentState(params, opt_state, state.step + 1), metrics
 
     return Agent(
         init=init, act=act, value=value, update=update, axis_name=axis_name, core=core

@@ -18,6 +18,7 @@ from purejaxdrl.networks import (
     make_actor_critic,
 )
 from purejaxdrl.rl.bootstrap import bootstrap_values
+from purejaxdrl.rl.returns import episode_aware_gae
 from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
 
 ActFn = Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
@@ -46,6 +47,23 @@ def learning_rewards(
     """
     reward = reward * scale
     return jnp.where(clip > 0, jnp.clip(reward, -clip, clip), reward)
+
+
+def gae_targets(traj: Transition, config: Any) -> tuple[jax.Array, jax.Array]:
+    """GAE(λ) advantages and value targets [T, B] of an on-policy unroll.
+
+    From the values stored with the transitions, on the `learning_rewards`;
+    `config` has reward_scale, reward_clip, gamma and gae_lambda.
+    """
+    return episode_aware_gae(
+        learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
+        traj.discount,
+        traj.truncated,
+        traj.value,
+        traj.bootstrap_value,
+        config.gamma,
+        config.gae_lambda,
+    )
 
 
 def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
@@ -162,6 +180,7 @@ def learner_outputs(
 
     A recurrent network re-unrolls each trajectory from the core state its
     actor started it with (`traj.core_state`), resetting where `traj.reset`.
+    `traj` may be anything with those fields and `observation` (PPO's batch).
     """
     if isinstance(network, RecurrentNetwork):
         start, obs, reset = traj.core_state, traj.observation, traj.reset
@@ -243,26 +262,21 @@ def action_example(
     return jax.eval_shape(sample, jax.random.key(0))
 
 
-def transition_example(
-    obs_example: jax.Array, action_example: jax.ShapeDtypeStruct
-) -> Transition:
-    """One step of one environment, all zeros and no info: a buffer's example.
+def replay_example(
+    network: Network | RecurrentNetwork, obs_example: jax.Array
+) -> tuple[Transition, PyTree]:
+    """(one step, one start state) of a sequence buffer that replays unrolls.
 
-    Args:
-      obs_example: one observation (unbatched).
-      action_example: the shape and dtype of one stored action (unbatched):
-        int32 [] for a categorical policy, float32 [A] (the pre-squash sample)
-        for a tanh-Gaussian one. Anything with `shape` and `dtype` will do.
-
-    Returns:
-      A Transition of unbatched zeros, `reset` and `core_state` left unset.
-
+    Zeros and no info. The action has the shape and dtype the policy samples
+    (`action_example`), for discrete and continuous actions alike. The start
+    state is () for a feed-forward network, whose steps have no `reset` flags.
     """
+    action = action_example(network, obs_example)
     obs = jnp.asarray(obs_example, jnp.float32)
     scalar = jnp.zeros((), jnp.float32)
-    return Transition(
+    example = Transition(
         observation=obs,
-        action=jnp.zeros(action_example.shape, action_example.dtype),
+        action=jnp.zeros(action.shape, action.dtype),
         reward=scalar,
         discount=scalar,
         truncated=jnp.zeros((), bool),
@@ -272,18 +286,6 @@ def transition_example(
         final_observation=obs,
         info={},
     )
-
-
-def replay_example(
-    network: Network | RecurrentNetwork, obs_example: jax.Array
-) -> tuple[Transition, PyTree]:
-    """(one step, one start state) of a sequence buffer that replays unrolls.
-
-    Its action has the shape and dtype the policy samples (`action_example`),
-    for discrete and continuous actions alike. The start state is () for a
-    feed-forward network, whose steps also have no `reset` flags.
-    """
-    example = transition_example(obs_example, action_example(network, obs_example))
     if not isinstance(network, RecurrentNetwork):
         return example, ()
     start = jax.tree.map(lambda x: x[0], network.initial_state(1))

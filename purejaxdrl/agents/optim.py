@@ -1,15 +1,24 @@
-"""How learners step: learning-rate schedules, optimisers, gradient steps."""
+"""How learners step: one optimiser builder, and gradient steps on a loss.
 
-from collections.abc import Callable
+The actor-critic learners' steps take a loss of the parameters and hide two
+CPU tricks: one flat parameter vector and one vector of metrics.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
+from jax.flatten_util import ravel_pytree
 
 from purejaxdrl.config import check
-from purejaxdrl.types import PyTree
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
+
+# loss(params, *data) -> (scalar loss, scalar metrics by name).
+Loss = Callable[..., tuple[jax.Array, Metrics]]
 
 
 def annealed_learning_rate(
@@ -45,12 +54,12 @@ def annealed_learning_rate(
     return schedule
 
 
-def make_optimizer(
-    name: str,
+def make_learner_optimizer(
     learning_rate: optax.ScalarOrSchedule,
     *,
-    max_grad_norm: jax.Array | float,
-    eps: jax.Array | float,
+    name: str = "adam",
+    max_grad_norm: jax.Array | float | None,
+    eps: jax.Array | float = 1e-8,
     decay: jax.Array | float = 0.99,
 ) -> optax.GradientTransformation:
     """Global-norm gradient clipping followed by the optimiser `name`.
@@ -59,10 +68,11 @@ def make_optimizer(
     no momentum, with ε inside the square root as TensorFlow's RMSProp has it.
 
     Args:
-      name: one of OPTIMIZERS: rmsprop, adam or sgd.
       learning_rate: a value or a schedule of the optimiser step count.
-      max_grad_norm: gradients are rescaled to at most this global norm.
-      eps: the RMSProp / Adam ε (unused by sgd).
+      name: one of OPTIMIZERS: rmsprop, adam or sgd.
+      max_grad_norm: gradients are rescaled to at most this global norm;
+        None: no clipping (the optimiser alone).
+      eps: the RMSProp / Adam ε (unused by sgd); optax's Adam default.
       decay: the RMSProp decay of the squared-gradient average.
 
     Returns:
@@ -80,11 +90,13 @@ def make_optimizer(
         opt = optax.sgd(learning_rate)
     else:
         raise ValueError(f"optimizer={name!r} is not one of {OPTIMIZERS}; pick one.")
+    if max_grad_norm is None:
+        return opt
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
 
 
 def check_optimizer(name: str, optimizer: str) -> None:
-    """Raises ConfigError unless `optimizer` is one `make_optimizer` builds."""
+    """Raises ConfigError unless `optimizer` is one the builder builds."""
     check(
         optimizer in OPTIMIZERS,
         f"{name}.optimizer={optimizer!r} is not one of {OPTIMIZERS}; "
@@ -105,35 +117,105 @@ def local_copy(tree: PyTree, axis_name: str | None) -> PyTree:
     return jax.tree.map(lambda x: jax.lax.pcast(x, axis_name, to="varying"), tree)
 
 
-def flat_gradient_step(
-    loss: Callable[..., tuple[jax.Array, jax.Array]],
+def stack_metrics(metrics: Metrics) -> jax.Array:
+    """Scalar metrics as one vector [M]: one all-reduce and scan output, not M."""
+    return jnp.stack(list(metrics.values()))
+
+
+def unstack_metrics(names: Sequence[str], stacked: jax.Array) -> Metrics:
+    """`stack_metrics` undone: the vector [M] as metrics by name."""
+    return dict(zip(names, stacked, strict=True))
+
+
+def flat_optimizer_state(
+    optimizer: optax.GradientTransformation, params: Params
+) -> optax.OptState:
+    """The optimiser's state over `params` as one flat vector, as the steps use."""
+    return optimizer.init(ravel_pytree(params)[0])
+
+
+def _flat_step(
+    loss: Loss,
     optimizer: optax.GradientTransformation,
-    flat: jax.Array,
-    opt_state: optax.OptState,
-    *args: object,
+    unravel: Callable[[jax.Array], Params],
     axis_name: str | None,
-) -> tuple[jax.Array, optax.OptState, jax.Array]:
-    """One optimiser step on a flat parameter vector, data-parallel over `axis_name`.
+    names: list[str],
+) -> Callable[[tuple, tuple], tuple[tuple, jax.Array]]:
+    """`step((flat, opt_state), args) -> ((flat, opt_state), metrics [M])`.
 
-    The optimiser sees one vector (from `jax.flatten_util.ravel_pytree`), not a
-    pytree: on CPU each small kernel costs more than its arithmetic, and an
-    optimiser over a dozen leaves is dozens of kernels per step.
+    One optimiser step on the flat vector; the metrics' names go to `names`.
+    """
 
-    Args:
-      loss: `loss(flat, *args) -> (scalar loss, metrics float32 [M])`.
-      optimizer: the optax transformation (its state over the flat vector).
-      flat: parameters, float32 [P]; replicated over `axis_name`.
-      opt_state: the optimiser state.
-      *args: the rest of `loss`'s arguments (this device's data).
-      axis_name: mesh axis to average gradients and metrics over, or None.
+    def step(carry: tuple, args: tuple) -> tuple[tuple, jax.Array]:
+        flat, opt_state = carry
+
+        def flat_loss(flat: jax.Array, *args: Any) -> tuple[jax.Array, jax.Array]:
+            total, metrics = loss(unravel(flat), *args)
+            names[:] = metrics  # Python strings, known once traced
+            return total, stack_metrics(metrics)
+
+        grads, stacked = jax.grad(flat_loss, has_aux=True)(
+            local_copy(flat, axis_name), *args
+        )
+        if axis_name is not None:
+            grads, stacked = jax.lax.pmean((grads, stacked), axis_name)
+        updates, opt_state = optimizer.update(grads, opt_state, flat)
+        return (flat + updates, opt_state), stacked
+
+    return step
+
+
+def flat_gradient_step(
+    loss: Loss,
+    optimizer: optax.GradientTransformation,
+    params: Params,
+    opt_state: optax.OptState,
+    *args: Any,
+    axis_name: str | None,
+) -> tuple[Params, optax.OptState, Metrics]:
+    """One optimiser step on `loss(params, *args)`, data-parallel over `axis_name`.
+
+    `loss` returns (scalar loss, scalar metrics by name); `args` are this
+    device's data; gradients and metrics are averaged over `axis_name` (None:
+    one device). The optimiser sees one vector (`ravel_pytree`), its state
+    too (`flat_optimizer_state`): on CPU each small kernel costs more than its
+    arithmetic, and an optimiser over a dozen leaves is dozens of kernels.
 
     Returns:
-      (new flat parameters [P], new optimiser state, metrics [M] averaged over
-      the devices of `axis_name`).
+      (parameters, optimiser state, metrics).
 
     """
-    grads, metrics = jax.grad(loss, has_aux=True)(local_copy(flat, axis_name), *args)
-    if axis_name is not None:
-        grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-    updates, opt_state = optimizer.update(grads, opt_state, flat)
-    return flat + updates, opt_state, metrics
+    flat, unravel = ravel_pytree(params)
+    names: list[str] = []
+    step = _flat_step(loss, optimizer, unravel, axis_name, names)
+    (flat, opt_state), stacked = step((flat, opt_state), args)
+    return unravel(flat), opt_state, unstack_metrics(names, stacked)
+
+
+def flat_gradient_epochs(
+    loss: Loss,
+    optimizer: optax.GradientTransformation,
+    params: Params,
+    opt_state: optax.OptState,
+    minibatches: Callable[[PRNGKey], tuple],
+    keys: PRNGKey,
+    *,
+    axis_name: str | None,
+) -> tuple[Params, optax.OptState, Metrics]:
+    """Epochs of `flat_gradient_step`s, one per minibatch, on one flat vector.
+
+    As `flat_gradient_step`, but the vector is carried through all the steps
+    and unravelled once. `minibatches(key)` gives an epoch's minibatches: a
+    tuple of `loss`'s data arguments, leaves [M, ...], one step each in order;
+    `keys` [E] are the epochs'. The metrics are the steps' mean.
+    """
+    flat, unravel = ravel_pytree(params)
+    names: list[str] = []
+    step = _flat_step(loss, optimizer, unravel, axis_name, names)
+
+    def epoch(carry: tuple, key: PRNGKey) -> tuple[tuple, jax.Array]:
+        return jax.lax.scan(step, carry, minibatches(key))
+
+    (flat, opt_state), stacked = jax.lax.scan(epoch, (flat, opt_state), keys)
+    means = stacked.reshape(-1, stacked.shape[-1]).mean(axis=0)
+    return unravel(flat), opt_state, unstack_metrics(names, means)

@@ -9,6 +9,7 @@ import optax
 
 from purejaxdrl.agents.optim import local_copy
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
+from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
 from purejaxdrl.types import Params
 
 
@@ -18,6 +19,29 @@ def q_networks(
     """A Q-network (dueling if `config.dueling`), twice: to act and to learn."""
     q = make_q_network(network, obs_spec, action_spec, dueling=config.dueling)
     return q, q
+
+
+def exploration(
+    config: Any, num_updates: int, num_envs: int
+) -> tuple[Callable[[jax.Array], jax.Array], Callable[..., jax.Array]]:
+    """(update -> the annealed ε, (that ε, env_ids [B]) -> each env's ε [B]).
+
+    ε goes from `epsilon_start` to `epsilon_end` over `epsilon_fraction` of the
+    `num_updates`; with `per_actor_epsilon`, each of the `num_envs`
+    environments explores with Ape-X's fixed ε_i instead (Horgan et al., 2018).
+    """
+
+    def annealed(step: jax.Array) -> jax.Array:
+        start, end = config.epsilon_start, config.epsilon_end
+        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+
+    def per_env(epsilon: jax.Array, env_ids: jax.Array) -> jax.Array:
+        if config.per_actor_epsilon:
+            alpha = config.epsilon_alpha
+            return actor_epsilons(config.epsilon, alpha, env_ids, num_envs)
+        return jnp.broadcast_to(epsilon, env_ids.shape)
+
+    return annealed, per_env
 
 
 def target_network_step(

@@ -20,7 +20,7 @@ the feed-forward baseline of the same config.
 """
 
 import dataclasses
-from collections.abc import Callable
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -28,9 +28,15 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.optim import annealed_learning_rate
-from purejaxdrl.agents.q_learning import q_networks, target_network_step
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
+from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
+from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
     empty_tail,
@@ -46,7 +52,6 @@ from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import importance_weights, make_prioritised_buffer
 from purejaxdrl.replay.env_shards import make_env_shards
-from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 
@@ -142,43 +147,51 @@ class R2D2State(NamedTuple):
     tail: Sequence
 
 
+def loss(
+    params: Params,
+    target_params: Params,
+    seq: Sequence,
+    weights: jax.Array,
+    *,
+    network: RecurrentNetwork,
+    config: R2D2Config,
+) -> tuple[jax.Array, jax.Array]:
+    """The importance-weighted (`weights` [S]) mean of 0.5 mean δ² per sequence.
+
+    δ [T - burn_in, S]: `sequence_td`'s TD errors of S sequences, returned too.
+    """
+    td = sequence_td(
+        network, params, target_params, seq, burn_in=config.burn_in,
+        n_step=config.n_step, gamma=config.gamma,
+        rescale_eps=config.rescale_eps if config.value_rescaling else None,
+    )  # fmt: skip
+    per_sequence = 0.5 * jnp.mean(td * td, axis=0)
+    return jnp.mean(weights * per_sequence), td
+
+
 def make_r2d2(
     config: R2D2Config,
     network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
-    num_envs: int = 1,
-    num_devices: int = 1,
-    unroll_length: int = 1,
 ) -> Agent:
     """Builds R2D2 on a recurrent Q-network (or a feed-forward one, stateless).
 
-    Each update adds every environment's unroll as one sequence to its shard,
+    An `AgentFactory`. Each update adds every environment's unroll (T steps
+    after the burn-in, `shape.unroll_length`) as one sequence to its shard,
     with the largest priority seen so far; once `min_replay` sequences are
     stored, `updates_per_step` gradient steps follow, all-reduced over
-    `axis_name`, each writing its sequences' new priorities back.
-
-    Args:
-      config: hyper-parameters.
-      network: the Q-network (`networks.make_q_network`).
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls.
-      axis_name: mesh axis of the data-parallel devices, or None on one.
-      num_envs: N, the global number of environments.
-      num_devices: devices the environments are split over.
-      unroll_length: T, the steps of each stored sequence.
-
-    Returns:
-      The Agent, acting through `Agent.core`; its state is an `R2D2State`
-      whose buffer is sharded over `data`.
-
+    `axis_name`, each writing its sequences' new priorities back. Its state is
+    an `R2D2State` whose buffer is split over the `shape`'s devices.
     """
-    validate(config)
+    check_agent_args(validate, config, num_updates, shape)
+    num_envs, unroll_length = shape.num_envs, shape.unroll_length
     if isinstance(network, Network):
         network = stateless(network)
-    local_envs = num_envs // num_devices
+    local_envs = num_envs // shape.num_devices
     shards = make_env_shards(
         make_prioritised_buffer(
             config.buffer_size // num_envs,
@@ -188,21 +201,15 @@ def make_r2d2(
         ),
         local_envs,
     )
-    targets = {
-        "burn_in": config.burn_in,
-        "n_step": config.n_step,
-        "gamma": config.gamma,
-        "rescale_eps": config.rescale_eps if config.value_rescaling else None,
-    }
+    objective = functools.partial(loss, network=network, config=config)
     learning_rate = annealed_learning_rate(
         config.learning_rate,
         num_updates=num_updates,
         anneal=config.anneal_lr,
         steps_per_update=config.updates_per_step,
     )
-    optimizer = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(learning_rate, eps=config.adam_eps),
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.adam_eps
     )
 
     def init(key: PRNGKey) -> R2D2State:
@@ -219,16 +226,12 @@ def make_r2d2(
             empty_tail(obs_example, config.burn_in, network, local_envs),
         )
 
-    def epsilon_now(step: jax.Array) -> jax.Array:
-        start, end = config.epsilon_start, config.epsilon_end
-        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+    epsilon_now, epsilons = exploration(config, num_updates, num_envs)
 
     def acting_params(state: R2D2State) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
-    core, act, value = make_q_acting(
-        network, obs_example.ndim, epsilons(config, num_envs)
-    )
+    core, act, value = make_q_acting(network, obs_example.ndim, epsilons)
 
     def grad_step(
         state: R2D2State, key: PRNGKey, ready: jax.Array, env_ids: jax.Array
@@ -241,9 +244,7 @@ def make_r2d2(
         )
 
         def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
-            td = sequence_td(network, params, state.target_params, seq, **targets)
-            per_sequence = 0.5 * jnp.mean(td * td, axis=0)
-            return jnp.mean(weights * per_sequence), td
+            return objective(params, state.target_params, seq, weights)
 
         state, td, metrics = target_network_step(
             state, loss_fn, optimizer, ready, target_every=config.target_every,
@@ -294,18 +295,6 @@ def make_r2d2(
         state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS), P(DATA_AXIS)),
         core=core,
     )
-
-
-def epsilons(config: R2D2Config, num_envs: int) -> Callable:
-    """(annealed ε, env_ids [B]) -> each environment's ε [B]."""
-
-    def per_env(epsilon: jax.Array, env_ids: jax.Array) -> jax.Array:
-        if config.per_actor_epsilon:
-            alpha = config.epsilon_alpha
-            return actor_epsilons(config.epsilon, alpha, env_ids, num_envs)
-        return jnp.broadcast_to(epsilon, env_ids.shape)
-
-    return per_env
 
 
 def validate(config: R2D2Config, shape: RunShape | None = None) -> None:

@@ -16,8 +16,14 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
+from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
@@ -124,7 +130,7 @@ def soft_q_target(
 
 
 def critic_loss(
-    critic: Params, network: SACNetworks, item: Stored, target: jax.Array
+    critic: Params, item: Stored, target: jax.Array, *, network: SACNetworks
 ) -> jax.Array:
     """Both critics' squared errors to the soft target, halved, batch mean."""
     q = network.critic(critic, item.observation, item.action)
@@ -133,11 +139,12 @@ def critic_loss(
 
 def actor_loss(
     actor: Params,
-    network: SACNetworks,
     critic: Params,
     item: Stored,
     alpha: jax.Array,
     key: PRNGKey,
+    *,
+    network: SACNetworks,
 ) -> tuple[jax.Array, jax.Array]:
     """E[α log π(a|s) - min_i Q_i(s, a)] with reparameterised a; and log π [B]."""
     action, logp = sample_action(network, actor, item.observation, key)
@@ -191,39 +198,27 @@ def make_sac(
     network: SACNetworks,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
-    num_devices: int = 1,
 ) -> Agent:
-    """Builds SAC for continuous actions in [-1, 1].
+    """Builds SAC (an `AgentFactory`) for continuous actions in [-1, 1].
 
     Each update adds the unroll's transitions to this device's replay shard;
     once `min_replay` are stored, it takes `updates_per_step` gradient steps
     on the critics, the actor and the temperature. Targets bootstrap from the
-    final observation of a truncated episode, never past a termination.
-
-    Args:
-      config: hyper-parameters.
-      network: `networks.make_sac_networks(...)`.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls.
-      axis_name: mesh axis of the data-parallel devices, or None on one.
-      num_devices: devices the replay and batch are split over.
-
-    Returns:
-      The Agent; its state is a `SACState` whose buffer is sharded over `data`.
-
-    Raises:
-      ValueError: for sizes that do not split over the devices.
-
+    final observation of a truncated episode, never past a termination. Its
+    state is a `SACState` whose buffer is split over the `shape`'s devices
+    (ValueError where a size does not split evenly).
     """
-    del num_updates  # constant learning rates, as in the paper
-    validate(config)
+    check_agent_args(validate, config, num_updates, shape)
+    num_devices = shape.num_devices
     capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
     dist = policy.distribution
-    optimizer = optax.adam(config.learning_rate)
+    # Constant learning rates and no gradient clipping, as in the paper.
+    optimizer = make_learner_optimizer(config.learning_rate, max_grad_norm=None)
     obs_example = jnp.asarray(obs_example, jnp.float32)
 
     def init(key: PRNGKey) -> SACState:
@@ -274,9 +269,11 @@ def make_sac(
         target_entropy = -config.target_entropy_scale * item.action.shape[-1]
         # Each device's own gradients, averaged below (`local_copy`).
         own = local_copy((critic, actor, carry.log_alpha), axis_name)
-        loss_q, grad_q = jax.value_and_grad(critic_loss)(own[0], network, item, target)
+        loss_q, grad_q = jax.value_and_grad(critic_loss)(
+            own[0], item, target, network=network
+        )
         (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(
-            own[1], network, critic, item, alpha, key_new
+            own[1], critic, item, alpha, key_new, network=network
         )
         loss_a, grad_a = jax.value_and_grad(alpha_loss)(own[2], logp, target_entropy)
         grads = (grad_pi, grad_q, grad_a)

@@ -17,7 +17,7 @@ from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runners.anakin import Runner, make_runner
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import TrainConfig, run_shape, validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,12 +102,10 @@ def build_agent(
         getattr(config, config.algo) if section is None else section,
         learner_network,
         observation,
+        shape=run_shape(config)._replace(num_devices=devices),
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
         axis_name=DATA_AXIS if devices > 1 else None,
-        num_envs=config.num_envs,
-        num_devices=devices,
-        unroll_length=config.unroll_length,
     )
 
 
