@@ -6,6 +6,8 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
+from purejaxdrl.agents import ppo
+from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.ppo import minibatch_split
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
 from tests.helpers import flat, tiny_config, trained
@@ -158,6 +160,7 @@ def test_minibatch_split_is_the_same_globally_on_any_device_count(t, b, m):
             assert global_minibatches(devices) == reference
 
 
-def test_minibatch_split_rejects_env_counts_it_cannot_group():
+def test_ppo_rejects_env_counts_its_minibatches_cannot_group():
+    config, shape = ppo.PPOConfig(num_minibatches=32), RunShape(4, unroll_length=20)
     with pytest.raises(ValueError, match="multiple of 8"):
-        minibatch_split((20, 4), 32)
+        ppo.validate(config, shape)

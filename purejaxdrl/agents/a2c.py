@@ -8,158 +8,168 @@ actors computed with the same, current parameters.
 """
 
 import dataclasses
-from collections.abc import Callable
+import functools
 
 import jax
 import jax.numpy as jnp
-from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.actor_critic import actor_critic_acting, learner_outputs
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
-from purejaxdrl.agents.common import (
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
     actor_critic_networks,
+    gae_targets,
+    learner_outputs,
+)
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    AgentState,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
+from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    learning_rewards,
-    make_optimizer,
-)
-from purejaxdrl.agents.fields import (
-    ActorCriticFields,
-    AdvantageFields,
-    OptimizerChoiceFields,
+    flat_optimizer_state,
+    make_learner_optimizer,
 )
 from purejaxdrl.config import check_ranges
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
-from purejaxdrl.rl.returns import episode_aware_gae
-from purejaxdrl.types import Metrics, PRNGKey, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class A2CConfig(OptimizerChoiceFields, AdvantageFields, ActorCriticFields):
-    """A2C hyper-parameters: all of them shared with other learners.
+class A2CConfig:
+    """A2C hyper-parameters.
 
     Static fields change program structure (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept. Each is
-    declared and described in `agents.fields` (`ActorCriticFields`,
-    `AdvantageFields`, `OptimizerChoiceFields`), and `purejaxdrl train --algo
-    a2c --help` lists them all; below are A2C's defaults where they differ
-    from the groups' (λ = 1: A3C's n-step returns).
+    others are array leaves that can be traced, vmapped and swept.
+
+    Attributes:
+      optimizer: rmsprop (A3C's), adam or sgd.
+      anneal_lr: decay the learning rate linearly to 0 over training.
+      normalize_advantages: standardise advantages over the (global) batch.
+      learning_rate: initial learning rate.
+      gamma: discount γ.
+      gae_lambda: 1 gives A3C's n-step returns (bootstrapped at the end of the
+        unroll); < 1 gives GAE(λ) (Schulman et al., 2016).
+      entropy_cost: weight of the entropy bonus.
+      value_cost: weight of the value loss 0.5 (G - V(s))².
+      max_grad_norm: gradients are clipped to this global norm.
+      rms_decay: RMSProp's decay of its squared-gradient average.
+      eps: RMSProp's (or Adam's) ε.
+      reward_scale: rewards are multiplied by this before learning.
+      reward_clip: rewards (after scaling) are clipped to [-c, c] before
+        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
+
     """
 
     # Static.
+    optimizer: str = jax.tree.static(default="rmsprop")
+    anneal_lr: bool = jax.tree.static(default=True)
     normalize_advantages: bool = jax.tree.static(default=False)
     # Dynamic.
     learning_rate: float | jax.Array = 7e-4
+    gamma: float | jax.Array = 0.99
     gae_lambda: float | jax.Array = 1.0
+    entropy_cost: float | jax.Array = 0.01
+    value_cost: float | jax.Array = 0.5
+    max_grad_norm: float | jax.Array = 0.5
+    rms_decay: float | jax.Array = 0.99
+    eps: float | jax.Array = 1e-5
+    reward_scale: float | jax.Array = 1.0
+    reward_clip: float | jax.Array = 0.0
 
 
-_METRIC_NAMES = ("loss/total", "loss/policy", "loss/value", "entropy")
+def loss(
+    params: Params,
+    traj: Transition,
+    adv: jax.Array,
+    target: jax.Array,
+    key: PRNGKey,
+    *,
+    network: Network | RecurrentNetwork,
+    config: A2CConfig,
+    axis_name: str | None,
+) -> tuple[jax.Array, Metrics]:
+    """A3C's objective on the whole batch (Mnih et al., 2016): `actor_critic_loss`.
+
+    The policy gradient of the advantages `adv` (standardised over the global
+    batch when `normalize_advantages`), the value loss to `target` and the
+    entropy bonus, all [T, B].
+    """
+    dist = network.distribution
+    policy, value = learner_outputs(network, params, traj)
+    if config.normalize_advantages:
+        adv = normalize_advantages(adv, axis_name)
+    return actor_critic_loss(
+        dist.log_prob(policy, traj.action),
+        adv,
+        value,
+        target,
+        dist.entropy(policy, key),
+        value_cost=config.value_cost,
+        entropy_cost=config.entropy_cost,
+    )
 
 
 def make_a2c(
     config: A2CConfig,
-    network: Network,
+    network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
 ) -> Agent:
-    """Builds A2C: one on-policy gradient step per batch, no clipping.
+    """Builds A2C (an `AgentFactory`): one on-policy gradient step per batch.
 
-    Advantages and value targets come from `episode_aware_gae` on the values
+    Advantages and value targets come from `gae_targets` on the values
     stored with the transitions (on-policy: the actors act with the learner's
     current parameters), so truncated episodes bootstrap from their final
-    observations. The loss is `actor_critic_loss`: policy gradient, value loss
-    and entropy bonus (Mnih et al., 2016).
-
-    Args:
-      config: hyper-parameters.
-      network: actor-critic network.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls, for learning-rate annealing.
-      axis_name: mesh axis over which `update` averages gradients and metrics
-        (and normalises advantages); None on one device.
-
-    Returns:
-      The Agent (state: AgentState).
-
-    Raises:
-      ValueError: for an unknown optimiser or num_updates < 1.
-
+    observations. Any run shape fits.
     """
-    validate(config)
-    if num_updates < 1:
-        raise ValueError(f"num_updates={num_updates} must be >= 1.")
-    dist = network.distribution
+    check_agent_args(validate, config, num_updates, shape)
     acting = actor_critic_acting(network)
     learning_rate = annealed_learning_rate(
         config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
     )
-    optimizer = make_optimizer(
-        config.optimizer,
+    optimizer = make_learner_optimizer(
         learning_rate,
+        name=config.optimizer,
         max_grad_norm=config.max_grad_norm,
         eps=config.eps,
         decay=config.rms_decay,
     )
+    objective = functools.partial(
+        loss, network=network, config=config, axis_name=axis_name
+    )
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)
-        flat, _ = ravel_pytree(params)
-        return AgentState(params, optimizer.init(flat), jnp.zeros((), jnp.int32))
-
-    def loss(
-        flat: jax.Array,
-        unravel: Callable,
-        traj: Transition,
-        adv: jax.Array,
-        target: jax.Array,
-        key: PRNGKey,
-    ) -> tuple[jax.Array, jax.Array]:
-        policy, v = learner_outputs(network, unravel(flat), traj)
-        if config.normalize_advantages:
-            adv = normalize_advantages(adv, axis_name)
-        return actor_critic_loss(
-            dist.log_prob(policy, traj.action),
-            adv,
-            v,
-            target,
-            dist.entropy(policy, key),
-            value_cost=config.value_cost,
-            entropy_cost=config.entropy_cost,
-        )
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
-        adv, target = episode_aware_gae(
-            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
-            traj.discount,
-            traj.truncated,
-            traj.value,
-            traj.bootstrap_value,
-            config.gamma,
-            config.gae_lambda,
-        )
-        flat, unravel = ravel_pytree(state.params)
-        flat, opt_state, stacked = flat_gradient_step(
-            loss,
+        adv, target = gae_targets(traj, config)
+        params, opt_state, metrics = flat_gradient_step(
+            objective,
             optimizer,
-            flat,
+            state.params,
             state.opt_state,
-            unravel,
             traj,
             adv,
             target,
             key,
             axis_name=axis_name,
         )
-        metrics = dict(zip(_METRIC_NAMES, stacked, strict=True))
         metrics["learning_rate"] = learning_rate(state.step)
-        return AgentState(unravel(flat), opt_state, state.step + 1), metrics
+        return AgentState(params, opt_state, state.step + 1), metrics
 
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 

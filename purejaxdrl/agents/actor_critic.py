@@ -1,21 +1,69 @@
 """What actor-critic learners share, feed-forward or recurrent.
 
-How they act, and the outputs and bootstrap values their learners recompute.
+Their networks, how they act, the rewards their losses see, and the outputs
+and bootstrap values their learners recompute.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Acting, feed_forward
-from purejaxdrl.agents.common import transition_example
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import (
+    Network,
+    NetworkConfig,
+    RecurrentNetwork,
+    make_actor_critic,
+)
 from purejaxdrl.rl.bootstrap import bootstrap_values
+from purejaxdrl.rl.returns import episode_aware_gae
 from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
 
 ActFn = Callable[[Params, jax.Array, PRNGKey], tuple[jax.Array, dict[str, jax.Array]]]
 ValueFn = Callable[[Params, jax.Array], jax.Array]
+
+
+def actor_critic_networks(
+    config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network | RecurrentNetwork, Network | RecurrentNetwork]:
+    """The acting and learner networks of an actor-critic: one network, twice.
+
+    A recurrent one when `network.core` is not `none`.
+    """
+    del config  # the architecture is the run's, not the algorithm's
+    actor_critic = make_actor_critic(network, obs_spec, action_spec)
+    return actor_critic, actor_critic
+
+
+def learning_rewards(
+    reward: jax.Array, scale: jax.Array | float, clip: jax.Array | float
+) -> jax.Array:
+    """Rewards as the loss sees them: scaled, then clipped to [-clip, clip].
+
+    `clip` 0 leaves them unclipped. Atari agents clip to 1 (Mnih et al., 2015;
+    Espeholt et al., 2018) in the learner, so episode returns stay the game's.
+    """
+    reward = reward * scale
+    return jnp.where(clip > 0, jnp.clip(reward, -clip, clip), reward)
+
+
+def gae_targets(traj: Transition, config: Any) -> tuple[jax.Array, jax.Array]:
+    """GAE(λ) advantages and value targets [T, B] of an on-policy unroll.
+
+    From the values stored with the transitions, on the `learning_rewards`;
+    `config` has reward_scale, reward_clip, gamma and gae_lambda.
+    """
+    return episode_aware_gae(
+        learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
+        traj.discount,
+        traj.truncated,
+        traj.value,
+        traj.bootstrap_value,
+        config.gamma,
+        config.gae_lambda,
+    )
 
 
 def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
@@ -99,6 +147,7 @@ def learner_outputs(
 
     A recurrent network re-unrolls each trajectory from the core state its
     actor started it with (`traj.core_state`), resetting where `traj.reset`.
+    `traj` may be anything with those fields and `observation` (PPO's batch).
     """
     if isinstance(network, RecurrentNetwork):
         start, obs, reset = traj.core_state, traj.observation, traj.reset
@@ -188,11 +237,25 @@ def replay_example(
 ) -> tuple[Transition, PyTree]:
     """(one step, one start state) of a sequence buffer that replays unrolls.
 
-    Its action has the shape and dtype the policy samples (`action_example`),
-    for discrete and continuous actions alike. The start state is () for a
-    feed-forward network, whose steps also have no `reset` flags.
+    Zeros and no info. The action has the shape and dtype the policy samples
+    (`action_example`), for discrete and continuous actions alike. The start
+    state is () for a feed-forward network, whose steps have no `reset` flags.
     """
-    example = transition_example(obs_example, action_example(network, obs_example))
+    action = action_example(network, obs_example)
+    obs = jnp.asarray(obs_example, jnp.float32)
+    scalar = jnp.zeros((), jnp.float32)
+    example = Transition(
+        observation=obs,
+        action=jnp.zeros(action.shape, action.dtype),
+        reward=scalar,
+        discount=scalar,
+        truncated=jnp.zeros((), bool),
+        log_prob=scalar,
+        value=scalar,
+        bootstrap_value=scalar,
+        final_observation=obs,
+        info={},
+    )
     if not isinstance(network, RecurrentNetwork):
         return example, ()
     start = jax.tree.map(lambda x: x[0], network.initial_state(1))

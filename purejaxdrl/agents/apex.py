@@ -11,7 +11,7 @@ import functools
 
 from purejaxdrl.agents import dqn
 from purejaxdrl.agents.base import Algorithm
-from purejaxdrl.agents.common import q_networks
+from purejaxdrl.agents.q_learning import q_networks
 
 
 def default_config() -> dqn.DQNConfig:

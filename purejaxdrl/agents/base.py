@@ -1,7 +1,7 @@
 """The records of an algorithm: the Agent it builds and the Algorithm it registers."""
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import optax
@@ -116,11 +116,56 @@ class Agent(NamedTuple):
 
 
 class RunShape(NamedTuple):
-    """The shape of a run that an algorithm's config must fit (global counts)."""
+    """The shape of a run that an algorithm's config must fit (global counts).
 
-    num_envs: int
-    unroll_length: int
+    `num_devices` is 1 where configs are checked before devices are chosen.
+    """
+
+    num_envs: int = 1
+    unroll_length: int = 1
     recurrent: bool = False
+    num_devices: int = 1
+
+
+DEFAULT_SHAPE = RunShape()  # a factory's without one: 1 env, 1 step, 1 device
+
+
+class AgentFactory(Protocol):
+    """The one signature of every agent factory (`make_ppo`, `make_dqn`, ...).
+
+    Args:
+      config: the algorithm's hyper-parameters (its record's `config_type`).
+      network: the learner network its record's `make_networks` returns.
+      obs_example: one observation (unbatched), to initialise parameters.
+      shape: the run's shape; replay buffers are sized from it.
+      num_updates: total number of `update` calls (>= 1), for the schedules.
+      axis_name: the mesh axis `update` all-reduces gradients and metrics
+        over, or None on one device.
+
+    """
+
+    def __call__(
+        self,
+        config: Any,
+        network: Any,
+        obs_example: jax.Array,
+        *,
+        shape: RunShape = ...,
+        num_updates: int,
+        axis_name: str | None = None,
+    ) -> Agent: ...
+
+
+def check_agent_args(
+    validate: Callable[..., None],
+    config: Any,
+    num_updates: int,
+    shape: RunShape | None = None,
+) -> None:
+    """What every agent factory checks first: its config (`validate`), its budget."""
+    validate(config, shape)
+    if num_updates < 1:
+        raise ValueError(f"num_updates={num_updates} must be >= 1.")
 
 
 class Algorithm(NamedTuple):
@@ -135,9 +180,7 @@ class Algorithm(NamedTuple):
       config_type: its hyper-parameter dataclass.
       default_config: () -> its defaults (an algorithm may share another's
         config type with other defaults, as Ape-X does DQN's).
-      make_agent: its factory (config, learner network, obs example, *,
-        num_updates, axis_name, and any of num_envs / num_devices /
-        unroll_length it takes) -> Agent.
+      make_agent: its factory (`AgentFactory`).
       make_networks: (config, NetworkConfig, observation spec, action spec) ->
         (acting network, learner network): what the actors, evaluation and
         exported policies run, and what the factory takes.
@@ -158,7 +201,7 @@ class Algorithm(NamedTuple):
     summary: str
     config_type: type
     default_config: Callable[[], Any]
-    make_agent: Callable[..., Agent]
+    make_agent: AgentFactory
     make_networks: Callable[..., tuple[Any, Any]]
     validate: Callable[[Any, RunShape | None], None]
     keeps_replay: Callable[[Any], bool] = lambda config: False

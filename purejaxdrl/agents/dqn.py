@@ -21,16 +21,18 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, feed_forward
-from purejaxdrl.agents.common import (
-    annealed_learning_rate,
-    merge_steps,
-    q_networks,
-    replay_shard_sizes,
-    stored_items,
-    target_network_step,
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+    feed_forward,
 )
 from purejaxdrl.agents.dqn_config import DQNConfig, validate
+from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
+from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
+from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -40,7 +42,7 @@ from purejaxdrl.replay import (
     make_prioritised_buffer,
     make_uniform_buffer,
 )
-from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
+from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -216,35 +218,22 @@ def make_dqn(
     network: Network,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
-    num_envs: int = 1,
-    num_devices: int = 1,
 ) -> Agent:
     """Builds DQN (uniform replay, annealed ε) or Ape-X (prioritised, ε_i).
 
-    Each update adds the unroll's n-step transitions to this device's replay
-    shard, then, once `min_replay` transitions are stored, takes
-    `updates_per_step` gradient steps of double Q-learning (Huber loss,
-    importance-weighted when prioritised), all-reduced over `axis_name`.
-
-    Args:
-      config: hyper-parameters.
-      network: a Q-network (`networks.make_q_network`).
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls (ε and β schedules).
-      axis_name: mesh axis of the data-parallel devices, or None on one.
-      num_envs: N, the global number of environments (Ape-X's ε_i).
-      num_devices: devices the replay and batch are split over.
-
-    Returns:
-      The Agent; its state is a `DQNState` whose buffer is sharded over `data`.
-
-    Raises:
-      ValueError: for sizes that do not split over the devices.
-
+    An `AgentFactory`. Each update adds the unroll's n-step transitions to
+    this device's replay shard, then, once `min_replay` transitions are
+    stored, takes `updates_per_step` gradient steps of double Q-learning
+    (Huber loss, importance-weighted when prioritised), all-reduced over
+    `axis_name`. Its state is a `DQNState` whose buffer is split over the
+    `shape`'s devices (ValueError where a size does not split evenly); N, its
+    environments, sets Ape-X's ε_i.
     """
-    validate(config)
+    check_agent_args(validate, config, num_updates, shape)
+    num_envs, num_devices = shape.num_envs, shape.num_devices
     capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
@@ -258,15 +247,16 @@ def make_dqn(
         anneal=config.anneal_lr,
         steps_per_update=config.updates_per_step,
     )
-    optimizer = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(learning_rate, eps=1.5e-4),
+    # Adam's ε as Rainbow's (Hessel et al., 2018).
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, eps=1.5e-4
     )
 
     def q_values(params: Params, obs: jax.Array) -> jax.Array:
         return network.apply(params, obs)[0]
 
     learner = Learner(config, buffer, optimizer, q_values, num_updates, axis_name)
+    epsilon_now, epsilons = exploration(config, num_updates, num_envs)
 
     def init(key: PRNGKey) -> DQNState:
         params = network.init(key, obs_example)
@@ -286,10 +276,6 @@ def make_dqn(
             buffer.init(example),
         )
 
-    def epsilon_now(step: jax.Array) -> jax.Array:
-        start, end = config.epsilon_start, config.epsilon_end
-        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
-
     def acting_params(state: DQNState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
@@ -300,9 +286,7 @@ def make_dqn(
         env_id: jax.Array,
     ) -> tuple[jax.Array, dict[str, jax.Array]]:
         params, epsilon = acting
-        if config.per_actor_epsilon:
-            alpha = config.epsilon_alpha
-            epsilon = actor_epsilons(config.epsilon, alpha, env_id, num_envs)
+        epsilon = epsilons(epsilon, env_id)
         action = epsilon_greedy(key, q_values(params, obs), epsilon)
         return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
 

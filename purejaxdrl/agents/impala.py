@@ -11,7 +11,6 @@ for the difference between that behaviour policy and the learner's.
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -22,74 +21,94 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
+    actor_critic_networks,
     learner_outputs_and_bootstrap,
+    learning_rewards,
     replay_example,
 )
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import (
-    actor_critic_networks,
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
+from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    learning_rewards,
-    make_optimizer,
+    flat_optimizer_state,
+    make_learner_optimizer,
 )
-from purejaxdrl.agents.fields import ActorCriticFields, OptimizerChoiceFields
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, make_sequence_buffer
 from purejaxdrl.rl.losses import actor_critic_loss
 from purejaxdrl.rl.vtrace import vtrace
-from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
+class IMPALAConfig:
     """IMPALA hyper-parameters; defaults follow the paper's Atari settings.
 
     Static fields change shapes or program structure (changing them recompiles);
-    the others are array leaves that can be traced, vmapped and swept. Below
-    are IMPALA's own fields; those it shares with other learners (learning
-    rate, discount, rewards, loss weights, optimiser) are declared and
-    described in `agents.fields` (`ActorCriticFields`,
-    `OptimizerChoiceFields`), and `purejaxdrl train --algo impala --help`
-    lists them all.
+    the others are array leaves that can be traced, vmapped and swept.
 
     Attributes:
       policy_lag: K >= 0; actors act with the learner's parameters from K updates
         earlier (0: synchronous, on-policy up to the update itself).
+      optimizer: rmsprop (the paper's), adam or sgd.
+      anneal_lr: decay the learning rate linearly to 0 over training.
       vtrace_correction: weight by the importance ratios π/μ. False ignores them
         (ρ = c = 1): plain on-policy actor-critic targets on stale data, for
         ablations of the correction.
+      learning_rate: initial learning rate.
+      gamma: discount γ.
+      vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
+      clip_rho: ρ̄, truncation of the importance weights in the value targets.
+      clip_c: c̄, truncation of the trace coefficients.
+      clip_pg_rho: truncation of the importance weights in the policy gradient.
+      entropy_cost: weight of the entropy bonus.
+      value_cost: weight of the baseline loss 0.5 (v_s - V(x_s))².
+      max_grad_norm: gradients are clipped to this global norm.
+      rms_decay: RMSProp's decay of its squared-gradient average.
+      eps: RMSProp's (or Adam's) ε.
+      reward_scale: rewards are multiplied by this before learning.
+      reward_clip: rewards (after scaling) are clipped to [-c, c] before
+        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
       replay_ratio: r in [0, 1): the fraction of each learner batch replayed
         from a buffer of past trajectories (IMPALA's experience replay,
         Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
         stale data. With B fresh trajectories per device, B r / (1 - r) are
         replayed (r = 0.5: as many as fresh). 0: no buffer.
       replay_size: trajectories the buffer holds, over all devices.
-      vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
-      clip_rho: ρ̄, truncation of the importance weights in the value targets.
-      clip_c: c̄, truncation of the trace coefficients.
-      clip_pg_rho: truncation of the importance weights in the policy gradient.
 
     """
 
     # Static.
     policy_lag: int = jax.tree.static(default=0)
+    optimizer: str = jax.tree.static(default="rmsprop")
+    anneal_lr: bool = jax.tree.static(default=True)
     vtrace_correction: bool = jax.tree.static(default=True)
     replay_ratio: float = jax.tree.static(default=0.0)
     replay_size: int = jax.tree.static(default=1024)
     # Dynamic.
+    learning_rate: float | jax.Array = 6e-4
+    gamma: float | jax.Array = 0.99
     vtrace_lambda: float | jax.Array = 1.0
     clip_rho: float | jax.Array = 1.0
     clip_c: float | jax.Array = 1.0
     clip_pg_rho: float | jax.Array = 1.0
-    # The paper's, where they differ from the groups' defaults.
-    learning_rate: float | jax.Array = 6e-4
+    entropy_cost: float | jax.Array = 0.01
+    value_cost: float | jax.Array = 0.5
     max_grad_norm: float | jax.Array = 40.0
+    rms_decay: float | jax.Array = 0.99
     eps: float | jax.Array = 0.01
+    reward_scale: float | jax.Array = 1.0
+    reward_clip: float | jax.Array = 0.0
 
 
 class IMPALAState(NamedTuple):
@@ -115,77 +134,26 @@ class IMPALAState(NamedTuple):
     buffer: Any = ()
 
 
-_METRIC_NAMES = (
-    "loss/total",
-    "loss/policy",
-    "loss/value",
-    "entropy",
-    "approx_kl",
-    "vtrace/rho_mean",
-    "vtrace/rho_clip_fraction",
-)
-
-
-def make_impala(
-    config: IMPALAConfig,
-    network: Network,
-    obs_example: jax.Array,
+def loss(
+    params: Params,
+    traj: Transition,
+    key: PRNGKey,
     *,
-    num_updates: int,
-    axis_name: str | None = None,
-    num_envs: int = 1,
-    num_devices: int = 1,
-    unroll_length: int = 1,
-) -> Agent:
-    """Builds IMPALA: V-trace actor-critic with policy lag and RMSProp.
+    network: Network | RecurrentNetwork,
+    config: IMPALAConfig,
+) -> tuple[jax.Array, Metrics]:
+    """IMPALA's objective (Espeholt et al., 2018, section 4.2) on a batch [T, B].
 
-    Each update is one gradient step on the whole batch: the policy gradient
-    with V-trace advantages, the baseline loss 0.5 (v_s - V(x_s))² and an
-    entropy bonus (Espeholt et al., 2018, section 4.2). The learner recomputes
-    values with its current parameters for the observations and the final
-    observations (which episodes bootstrap from); the behaviour log-probabilities
-    come from the transitions.
-
-    Args:
-      config: hyper-parameters.
-      network: actor-critic network (MLP or CNN torso, categorical or
-        tanh-Gaussian head).
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls, for learning-rate annealing.
-      axis_name: mesh axis over which `update` averages gradients and metrics
-        (data parallelism); None on one device.
-      num_envs: the global number of environments (the replay's shapes;
-        unused without replay, like the next two).
-      num_devices: the devices environments and the replay split over.
-      unroll_length: steps per environment per update (replayed trajectories'
-        length).
-
-    Returns:
-      The Agent; its state is an `IMPALAState` and its `acting_params` returns
-      the parameters from `config.policy_lag` updates earlier.
-
-    Raises:
-      ValueError: for a negative policy lag, an unknown optimiser or
-        num_updates < 1.
-
+    `actor_critic_loss` with V-trace's policy-gradient advantages and value
+    targets: the learner's values of the observations, and of the final
+    observations that episodes bootstrap from, under its current parameters;
+    the behaviour log-probabilities from the transitions.
     """
-    validate(config)
-    lag = config.policy_lag
-    if num_updates < 1:
-        raise ValueError(f"num_updates={num_updates} must be >= 1.")
-    replay = _make_replay(config, num_envs, num_devices, unroll_length)
     dist = network.distribution
-    acting = actor_critic_acting(network)
-    learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
-    )
-    optimizer = make_optimizer(
-        config.optimizer,
-        learning_rate,
-        max_grad_norm=config.max_grad_norm,
-        eps=config.eps,
-        decay=config.rms_decay,
-    )
+    # V(final observation) only enters the targets, without gradient.
+    policy, v_tm1, v_t = learner_outputs_and_bootstrap(network, params, traj)
+    log_prob = dist.log_prob(policy, traj.action)  # [T, B]
+    log_rho = jax.lax.stop_gradient(log_prob) - traj.log_prob
     vtrace_stream = functools.partial(
         vtrace,
         lambda_=config.vtrace_lambda,
@@ -193,8 +161,64 @@ def make_impala(
         clip_c_threshold=config.clip_c,
         clip_pg_rho_threshold=config.clip_pg_rho,
     )
-    # Streams are the columns of time-major [T, B] data.
-    vtrace_batch = jax.vmap(vtrace_stream, in_axes=1, out_axes=1)
+    # Streams are the columns of time-major [T, B] data. V-trace targets are
+    # constants: values and ratios enter without gradient.
+    targets = jax.vmap(vtrace_stream, in_axes=1, out_axes=1)(
+        jax.lax.stop_gradient(v_tm1),
+        v_t,
+        learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
+        config.gamma * traj.discount,
+        log_rho if config.vtrace_correction else jnp.zeros_like(log_rho),
+        traj.truncated,
+    )
+    total, metrics = actor_critic_loss(
+        log_prob,
+        targets.pg_advantage_tm1,
+        v_tm1,
+        targets.target_tm1,
+        dist.entropy(policy, key),
+        value_cost=config.value_cost,
+        entropy_cost=config.entropy_cost,
+    )
+    rho = jnp.exp(log_rho)
+    return total, metrics | {
+        # k3 estimator of KL(behaviour || learner) (Schulman, 2020).
+        "approx_kl": jnp.mean(rho - 1.0 - log_rho),
+        "vtrace/rho_mean": jnp.mean(rho),
+        "vtrace/rho_clip_fraction": jnp.mean(rho > config.clip_rho),
+    }
+
+
+def make_impala(
+    config: IMPALAConfig,
+    network: Network | RecurrentNetwork,
+    obs_example: jax.Array,
+    *,
+    shape: RunShape = DEFAULT_SHAPE,
+    num_updates: int,
+    axis_name: str | None = None,
+) -> Agent:
+    """Builds IMPALA (an `AgentFactory`): one gradient step on `loss` per batch.
+
+    Its state is an `IMPALAState`, and its `acting_params` are the learner's
+    parameters from `config.policy_lag` updates earlier. With replay, `shape`
+    sizes the buffer (environments, devices, unroll length).
+    """
+    check_agent_args(validate, config, num_updates, shape)
+    lag = config.policy_lag
+    replay = _make_replay(config, shape)
+    acting = actor_critic_acting(network)
+    learning_rate = annealed_learning_rate(
+        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
+    )
+    optimizer = make_learner_optimizer(
+        learning_rate,
+        name=config.optimizer,
+        max_grad_norm=config.max_grad_norm,
+        eps=config.eps,
+        decay=config.rms_decay,
+    )
+    objective = functools.partial(loss, network=network, config=config)
 
     def init(key: PRNGKey) -> IMPALAState:
         params = network.init(key, obs_example)
@@ -206,7 +230,8 @@ def make_impala(
         buffer = (
             () if replay is None else replay.init(*replay_example(network, obs_example))
         )
-        return IMPALAState(params, optimizer.init(flat), step, past, buffer)
+        opt_state = flat_optimizer_state(optimizer, params)
+        return IMPALAState(params, opt_state, step, past, buffer)
 
     def acting_params(state: IMPALAState) -> Params:
         if lag == 0:
@@ -214,70 +239,18 @@ def make_impala(
         _, unravel = ravel_pytree(state.params)
         return unravel(state.past_params[state.step % lag])
 
-    def loss(
-        flat: jax.Array, unravel: Callable, traj: Transition, key: PRNGKey
-    ) -> tuple[jax.Array, jax.Array]:
-        params = unravel(flat)
-        # V(final observation) only enters the targets, without gradient.
-        policy, v_tm1, v_t = learner_outputs_and_bootstrap(network, params, traj)
-        log_prob = dist.log_prob(policy, traj.action)  # [T, B]
-        log_rho = jax.lax.stop_gradient(log_prob) - traj.log_prob
-        # V-trace targets are constants: values and ratios enter without gradient.
-        targets = vtrace_batch(
-            jax.lax.stop_gradient(v_tm1),
-            v_t,
-            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
-            config.gamma * traj.discount,
-            log_rho if config.vtrace_correction else jnp.zeros_like(log_rho),
-            traj.truncated,
-        )
-        entropy = dist.entropy(policy, key)
-        total, parts = actor_critic_loss(
-            log_prob,
-            targets.pg_advantage_tm1,
-            v_tm1,
-            targets.target_tm1,
-            entropy,
-            value_cost=config.value_cost,
-            entropy_cost=config.entropy_cost,
-        )
-        rho = jnp.exp(log_rho)
-        diagnostics = jnp.stack(
-            [
-                # k3 estimator of KL(behaviour || learner) (Schulman, 2020).
-                jnp.mean(rho - 1.0 - log_rho),
-                jnp.mean(rho),
-                jnp.mean(rho > config.clip_rho),
-            ]
-        )
-        return total, jnp.concatenate([parts, diagnostics])
-
     def update(
         state: IMPALAState, traj: Transition, key: PRNGKey
     ) -> tuple[IMPALAState, Metrics]:
         buffer = state.buffer
         if replay is not None:
-            # Fresh trajectories enter the buffer first, so a replayed batch
-            # may hold some of them again (as in a FIFO replay of the paper's).
             key, key_replay = jax.random.split(key)
-            # A recurrent actor's start states are kept beside the steps.
-            steps, starts = traj._replace(core_state=()), traj.core_state
-            buffer = replay.add(buffer, steps, starts)
-            old_steps, old_starts = replay.sample(buffer, key_replay).item
-            steps = jax.tree.map(
-                lambda a, b: jnp.concatenate([a, b], axis=1), steps, old_steps
-            )
-            starts = jax.tree.map(
-                lambda a, b: jnp.concatenate([a, b]), starts, old_starts
-            )
-            traj = steps._replace(core_state=starts)
-        flat, unravel = ravel_pytree(state.params)
-        new_flat, opt_state, stacked = flat_gradient_step(
-            loss,
+            traj, buffer = with_replayed(replay, buffer, traj, key_replay)
+        params, opt_state, metrics = flat_gradient_step(
+            objective,
             optimizer,
-            flat,
+            state.params,
             state.opt_state,
-            unravel,
             traj,
             key,
             axis_name=axis_name,
@@ -286,12 +259,9 @@ def make_impala(
         if lag > 0:
             # Slot step % K held the parameters of update step - K, which the
             # actors just used for the last time.
-            past = past.at[state.step % lag].set(flat)
-        metrics = dict(zip(_METRIC_NAMES, stacked, strict=True))
+            past = past.at[state.step % lag].set(ravel_pytree(state.params)[0])
         metrics["learning_rate"] = learning_rate(state.step)
-        new_state = IMPALAState(
-            unravel(new_flat), opt_state, state.step + 1, past, buffer
-        )
+        new_state = IMPALAState(params, opt_state, state.step + 1, past, buffer)
         return new_state, metrics
 
     return Agent(
@@ -306,29 +276,37 @@ def make_impala(
     )
 
 
-def _make_replay(
-    config: IMPALAConfig, num_envs: int, num_devices: int, unroll_length: int
-) -> Buffer | None:
+def with_replayed(
+    replay: Buffer, buffer: PyTree, traj: Transition, key: PRNGKey
+) -> tuple[Transition, PyTree]:
+    """The fresh trajectories [T, B] and replayed ones beside them, [T, B + R].
+
+    Fresh trajectories enter the buffer first, so a replayed batch may hold
+    some of them again (as in a FIFO replay of the paper's). A recurrent
+    actor's start states are kept beside the steps.
+
+    Returns:
+      (the learner's batch, the buffer with the fresh trajectories added).
+
+    """
+    steps, starts = traj._replace(core_state=()), traj.core_state
+    buffer = replay.add(buffer, steps, starts)
+    old_steps, old_starts = replay.sample(buffer, key).item
+    steps = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=1), steps, old_steps)
+    starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), starts, old_starts)
+    return steps._replace(core_state=starts), buffer
+
+
+def _make_replay(config: IMPALAConfig, shape: RunShape) -> Buffer | None:
     """The sequence buffer of IMPALA with replay, None without."""
     ratio = config.replay_ratio  # in [0, 1): `validate` checked it
     if ratio == 0:
         return None
-    size = config.replay_size
-    if size < num_devices or size % num_devices:
-        raise ValueError(
-            f"impala.replay_size={size} must be a positive multiple of the "
-            f"{num_devices} devices the buffer is split over."
-        )
-    local_envs = num_envs // num_devices
+    local_envs = shape.num_envs // shape.num_devices
     replayed = max(1, round(local_envs * ratio / (1 - ratio)))
-    capacity = size // num_devices
-    if capacity < local_envs:
-        raise ValueError(
-            f"impala.replay_size={size} holds fewer trajectories per device "
-            f"({capacity}) than one update adds ({local_envs}); raise it."
-        )
+    capacity = config.replay_size // shape.num_devices
     return make_sequence_buffer(
-        capacity, unroll_length, replayed, min_size=1, with_starts=True
+        capacity, shape.unroll_length, replayed, min_size=1, with_starts=True
     )
 
 
@@ -358,12 +336,14 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "vtrace_lambda", "rms_decay"),
     )
+    if shape is None or config.replay_ratio == 0:
+        return
+    size, devices = config.replay_size, shape.num_devices
     check(
-        shape is None
-        or config.replay_ratio == 0
-        or config.replay_size >= shape.num_envs,
-        f"impala.replay_size={config.replay_size} holds fewer trajectories than "
-        f"one update adds (num_envs={shape and shape.num_envs}); raise it.",
+        size % devices == 0 and size >= shape.num_envs,
+        f"impala.replay_size={size} must hold one update's trajectories "
+        f"(num_envs={shape.num_envs}) and split evenly over {devices} device(s); "
+        f"raise it to a multiple of {devices} of at least {shape.num_envs}.",
     )
 
 

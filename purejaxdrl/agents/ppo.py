@@ -4,23 +4,31 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import optax
-from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents.actor_critic import actor_critic_acting
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
-from purejaxdrl.agents.common import (
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
     actor_critic_networks,
-    annealed_learning_rate,
-    flat_gradient_step,
-    learning_rewards,
-    make_optimizer,
+    gae_targets,
+    learner_outputs,
 )
-from purejaxdrl.agents.fields import ActorCriticFields, AdvantageFields
-from purejaxdrl.agents.sequences import sequence_split
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    AgentState,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+)
+from purejaxdrl.agents.optim import (
+    annealed_learning_rate,
+    flat_gradient_epochs,
+    flat_optimizer_state,
+    make_learner_optimizer,
+)
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.rl.losses import (
@@ -28,56 +36,105 @@ from purejaxdrl.rl.losses import (
     normalize_advantages,
     value_loss,
 )
-from purejaxdrl.rl.returns import episode_aware_gae
 from purejaxdrl.rng import permutation
-from purejaxdrl.types import Metrics, PRNGKey, PyTree, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PPOConfig(AdvantageFields, ActorCriticFields):
-    """PPO hyper-parameters; the defaults are PureJaxRL's and CleanRL's.
+class PPOConfig:
+    """PPO hyper-parameters.
 
     Static fields change shapes or loop counts (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept. Below are
-    PPO's own fields; those it shares with other learners (learning rate,
-    discount, rewards, loss weights, Adam's ε, GAE) are declared and described
-    in `agents.fields` (`ActorCriticFields`, `AdvantageFields`), and
-    `purejaxdrl train --help` lists them all.
-
-    Attributes:
-      num_epochs: passes over each update's batch.
-      num_minibatches: minibatches each pass is split into, one gradient step
-        each (with a recurrent core: whole environment sequences, so it must
-        divide num_envs).
-      clip_value: clip the value loss as PPO2 does: the prediction may move
-        at most clip_eps from the value it had when the data was collected.
-      clip_eps: ε of the clipped surrogate, the ratio π/π_old's bound 1 ± ε
-        (and the value's, with clip_value).
-
+    others are array leaves that can be traced, vmapped and swept.
     """
 
     # Static.
     num_epochs: int = jax.tree.static(default=4)
     num_minibatches: int = jax.tree.static(default=4)
+    anneal_lr: bool = jax.tree.static(default=True)
+    normalize_advantages: bool = jax.tree.static(default=True)
     clip_value: bool = jax.tree.static(default=True)
     # Dynamic.
+    learning_rate: float | jax.Array = 2.5e-4
+    gamma: float | jax.Array = 0.99
+    gae_lambda: float | jax.Array = 0.95
     clip_eps: float | jax.Array = 0.2
+    entropy_cost: float | jax.Array = 0.01
+    value_cost: float | jax.Array = 0.5
+    max_grad_norm: float | jax.Array = 0.5
+    reward_scale: float | jax.Array = 1.0
+    # Rewards clipped to [-c, c] in the learner (Atari: 1); 0: not clipped.
+    reward_clip: float | jax.Array = 0.0
+    # Adam's ε: 1e-5 as in PureJaxRL and CleanRL; optax's and brax's is 1e-8.
+    eps: float | jax.Array = 1e-5
 
 
-_METRIC_NAMES = (
-    "loss/total",
-    "loss/policy",
-    "loss/value",
-    "entropy",
-    "approx_kl",
-    "clip_fraction",
-)
+class Batch(NamedTuple):
+    """An unroll and its advantages, leaves [T, B, ...]: what PPO learns from.
+
+    `reset` and the start states (leaves [B, ...]) only for a recurrent core.
+    """
+
+    observation: PyTree
+    action: jax.Array
+    log_prob: jax.Array  # the behaviour policy's
+    value: jax.Array  # the behaviour values, which the value loss clips around
+    advantage: jax.Array
+    target: jax.Array  # the value targets
+    reset: jax.Array | tuple = ()
+    core_state: PyTree = ()
+
+
+def loss(
+    params: Params,
+    batch: Batch,
+    key: PRNGKey,
+    *,
+    network: Network | RecurrentNetwork,
+    config: PPOConfig,
+) -> tuple[jax.Array, Metrics]:
+    """PPO's objective on one minibatch (Schulman et al., 2017, eq. 9).
+
+    The clipped surrogate of the probability ratios r = π(a|s) / π_old(a|s),
+    plus `value_cost` x the value loss (clipped around the old values when
+    `clip_value`), minus `entropy_cost` x the mean entropy.
+    """
+    dist = network.distribution
+    policy, value = learner_outputs(network, params, batch)
+    log_ratio = dist.log_prob(policy, batch.action) - batch.log_prob
+    ratio = jnp.exp(log_ratio)
+    pg_loss = clipped_surrogate_loss(ratio, batch.advantage, config.clip_eps)
+    v_old = batch.value if config.clip_value else None
+    v_loss = value_loss(value, batch.target, v_old, config.clip_eps)
+    entropy = jnp.mean(dist.entropy(policy, key))
+    total = pg_loss + config.value_cost * v_loss - config.entropy_cost * entropy
+    return total, {
+        "loss/total": total,
+        "loss/policy": pg_loss,
+        "loss/value": v_loss,
+        "entropy": entropy,
+        # k3 estimator of KL(old || new) (Schulman, 2020): unbiased, >= 0.
+        "approx_kl": jnp.mean(ratio - 1.0 - log_ratio),
+        "clip_fraction": jnp.mean(jnp.abs(ratio - 1.0) > config.clip_eps),
+    }
 
 
 def env_groups(num_minibatches: int, unroll_length: int) -> int:
     """Me: groups of environments each time block is split into (see below)."""
     return num_minibatches // math.gcd(num_minibatches, unroll_length)
+
+
+def env_multiple(config: PPOConfig, shape: RunShape) -> int:
+    """What each device's environment count must be a multiple of.
+
+    A minibatch takes whole groups of environments: with a recurrent core,
+    one in M of them (whole sequences, `sequence_split`); else, when
+    there are more minibatches than time blocks, one in Me (`minibatch_split`).
+    """
+    if shape.recurrent:
+        return config.num_minibatches
+    return env_groups(config.num_minibatches, shape.unroll_length)
 
 
 def minibatch_split(
@@ -94,26 +151,17 @@ def minibatch_split(
     devices, so the same seed trains the same run.
 
     Args:
-      shape: (T, B), the unroll length and this device's number of environments.
+      shape: (T, B), the unroll length and this device's number of environments,
+        a multiple of Me (`env_multiple`).
       num_minibatches: M.
 
     Returns:
       `split(batch, key)`, mapping leaves `[T, B, ...]` to `[M, T*B/M, ...]`.
 
-    Raises:
-      ValueError: when B is not a multiple of Me.
-
     """
     t, b = shape
     num_env_groups = env_groups(num_minibatches, t)
     num_time_blocks = num_minibatches // num_env_groups
-    if b % num_env_groups:
-        raise ValueError(
-            f"ppo.num_minibatches={num_minibatches} with unroll_length={t} splits "
-            f"each time block over {num_env_groups} groups of environments, but "
-            f"each device has {b} environments; make num_envs per device a "
-            f"multiple of {num_env_groups}, or num_minibatches a divisor of {t}."
-        )
 
     def split_leaf(x: jax.Array, perm: jax.Array) -> jax.Array:
         rest = x.shape[2:]
@@ -132,36 +180,56 @@ def minibatch_split(
     return split
 
 
+def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
+    """Splits `[T, B]` sequences into M minibatches of whole sequences.
+
+    A recurrent learner re-unrolls each sequence from the core state stored at
+    its start, so its minibatches take environments, never shuffled time steps
+    (which would break the stored states). Environment j is in minibatch
+    j % M: the same minibatches whatever the device count, when each device
+    holds a contiguous slice of a multiple of M environments.
+
+    Returns:
+      `split(batch, key)`: leaves `[T, B, ...]` become `[M, T, B/M, ...]` and
+      the start states `[B, ...]` become `[M, B/M, ...]`, the minibatches in
+      an order shuffled with `key` (the same key, so order, on every device).
+
+    """
+    m = num_minibatches
+
+    def split(batch: Batch, key: PRNGKey) -> Batch:
+        order = permutation(key, m)
+
+        def group(x: jax.Array, axis: int) -> jax.Array:
+            x = x.reshape(*x.shape[:axis], x.shape[axis] // m, m, *x.shape[axis + 1 :])
+            return jnp.moveaxis(x, axis + 1, 0)[order]
+
+        steps = jax.tree.map(lambda x: group(x, 1), batch._replace(core_state=()))
+        starts = jax.tree.map(lambda x: group(x, 0), batch.core_state)
+        return steps._replace(core_state=starts)
+
+    return split
+
+
 def make_ppo(
     config: PPOConfig,
     network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
 ) -> Agent:
-    """Builds PPO with a clipped surrogate, clipped value loss and entropy bonus.
+    """Builds PPO (an `AgentFactory`): epochs of minibatch Adam steps on `loss`.
 
-    Args:
-      config: hyper-parameters.
-      network: actor-critic network. With a recurrent core, minibatches are
-        whole environment sequences (`sequences.sequence_split`) re-unrolled
-        from the core state stored at their start, and the agent acts through
-        `Agent.core`.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls, for learning-rate annealing.
-      axis_name: mesh axis over which `update` all-reduces gradients and metrics
-        and normalises advantages (None on one device).
-
-    Returns:
-      The Agent. `update` takes time-major transitions `[T, B]` (B: this device's
-      environments) split into minibatches by `minibatch_split`.
-
+    `update` takes time-major transitions [T, B] (B: this device's
+    environments) and splits them into minibatches by `minibatch_split`; with
+    a recurrent core, into whole sequences (`sequence_split`)
+    re-unrolled from the core state stored at their start. Advantages are
+    normalised over `axis_name` too.
     """
-    validate(config)
-    if num_updates < 1:
-        raise ValueError(f"num_updates={num_updates} must be >= 1.")
-    dist = network.distribution
+    del shape  # `update` checks the shape of the batch it is given
+    check_agent_args(validate, config, num_updates)
     steps_per_update = config.num_epochs * config.num_minibatches
     learning_rate = annealed_learning_rate(
         config.learning_rate,
@@ -169,131 +237,67 @@ def make_ppo(
         anneal=config.anneal_lr,
         steps_per_update=steps_per_update,
     )
-    optimizer = make_optimizer(
-        "adam", learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
     )
     recurrent = isinstance(network, RecurrentNetwork)
     acting = actor_critic_acting(network)
-
-    def outputs(params: PyTree, batch: dict[str, jax.Array]) -> tuple:
-        if not recurrent:
-            return network.apply(params, batch["observation"])
-        start, obs, reset = batch["core_state"], batch["observation"], batch["reset"]
-        return network.unroll(params, start, obs, reset)[1]
+    objective = functools.partial(loss, network=network, config=config)
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)
-        # The optimiser sees one flat vector (see `update`), so its state is flat.
-        flat, _ = ravel_pytree(params)
-        return AgentState(params, optimizer.init(flat), jnp.zeros((), jnp.int32))
-
-    def loss(
-        flat: jax.Array, unravel: Callable, batch: dict[str, jax.Array], key: PRNGKey
-    ) -> tuple[jax.Array, jax.Array]:
-        policy, v = outputs(unravel(flat), batch)
-        log_prob = dist.log_prob(policy, batch["action"])
-        log_ratio = log_prob - batch["log_prob"]
-        ratio = jnp.exp(log_ratio)
-        pg_loss = clipped_surrogate_loss(ratio, batch["advantage"], config.clip_eps)
-        v_old = batch["value"] if config.clip_value else None
-        v_loss = value_loss(v, batch["target"], v_old, config.clip_eps)
-        entropy = jnp.mean(dist.entropy(policy, key))
-        total = pg_loss + config.value_cost * v_loss - config.entropy_cost * entropy
-        metrics = (
-            total,
-            pg_loss,
-            v_loss,
-            entropy,
-            # k3 estimator of KL(old || new) (Schulman, 2020): unbiased, >= 0.
-            jnp.mean(ratio - 1.0 - log_ratio),
-            jnp.mean(jnp.abs(ratio - 1.0) > config.clip_eps),
-        )
-        # One vector, not six scalars: the minibatch scan then stacks one array
-        # per step instead of six (each a separate kernel on CPU).
-        return total, jnp.stack(metrics)
-
-    def sgd_step(
-        unravel: Callable,
-        state: tuple[jax.Array, optax.OptState],
-        xs: tuple[dict[str, jax.Array], PRNGKey],
-    ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
-        flat, opt_state = state
-        minibatch, key = xs
-        flat, opt_state, metrics = flat_gradient_step(
-            loss,
-            optimizer,
-            flat,
-            opt_state,
-            unravel,
-            minibatch,
-            key,
-            axis_name=axis_name,
-        )
-        return (flat, opt_state), metrics
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
-        adv, target = episode_aware_gae(
-            learning_rewards(traj.reward, config.reward_scale, config.reward_clip),
-            traj.discount,
-            traj.truncated,
-            traj.value,
-            traj.bootstrap_value,
-            config.gamma,
-            config.gae_lambda,
+        adv, target = gae_targets(traj, config)
+        batch = Batch(
+            traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
-        batch = {
-            "observation": traj.observation,
-            "action": traj.action,
-            "log_prob": traj.log_prob,
-            "value": traj.value,
-            "advantage": adv,
-            "target": target,
-        }
+        t, b = adv.shape
+        validate(config, RunShape(b, t, recurrent))  # this device's batch
         if recurrent:
-            batch["reset"], batch["core_state"] = traj.reset, traj.core_state
-            split = sequence_split(adv.shape[1], config.num_minibatches)
+            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
+            split = sequence_split(config.num_minibatches)
         else:
-            split = minibatch_split(adv.shape, config.num_minibatches)
+            split = minibatch_split((t, b), config.num_minibatches)
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
-        # One flat vector for the optimiser (see `flat_gradient_step`).
-        flat, unravel = ravel_pytree(state.params)
-        step = functools.partial(sgd_step, unravel)
-        num_mb = config.num_minibatches
 
-        def epoch(
-            carry: tuple[jax.Array, optax.OptState], key: PRNGKey
-        ) -> tuple[tuple[jax.Array, optax.OptState], jax.Array]:
+        def minibatches(key: PRNGKey) -> tuple[Batch, PRNGKey]:
             key_perm, key = jax.random.split(key)
             minibatches = split(batch, key_perm)
             if config.normalize_advantages:
                 # Each minibatch standardised over its global rows, all of the
                 # epoch's at once: two all-reduces per epoch, not two per
                 # minibatch, each a barrier that every device waits at.
-                minibatches["advantage"] = normalize_advantages(
-                    minibatches["advantage"], axis_name, axis=adv_axes
+                advantage = normalize_advantages(
+                    minibatches.advantage, axis_name, axis=adv_axes
                 )
-            return jax.lax.scan(
-                step, carry, (minibatches, jax.random.split(key, num_mb))
-            )
+                minibatches = minibatches._replace(advantage=advantage)
+            return minibatches, jax.random.split(key, config.num_minibatches)
 
-        (flat, opt_state), stacked = jax.lax.scan(
-            epoch,
-            (flat, state.opt_state),
+        params, opt_state, metrics = flat_gradient_epochs(
+            objective,
+            optimizer,
+            state.params,
+            state.opt_state,
+            minibatches,
             jax.random.split(key, config.num_epochs),
+            axis_name=axis_name,
         )
-        means = stacked.reshape(-1, len(_METRIC_NAMES)).mean(axis=0)
-        metrics = dict(zip(_METRIC_NAMES, means, strict=True))
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
-        return AgentState(unravel(flat), opt_state, state.step + 1), metrics
+        return AgentState(params, opt_state, state.step + 1), metrics
 
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 
 def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
     """PPO's range rules, and with `shape` that its minibatches split the batch.
+
+    `shape` is the run's (`num_envs` over all devices) or one device's.
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
@@ -309,23 +313,17 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
     )
     if shape is None:
         return
+    multiple = env_multiple(config, shape)
     if shape.recurrent:
-        check(
-            shape.num_envs % config.num_minibatches == 0,
-            f"ppo.num_minibatches={config.num_minibatches} with a recurrent core "
-            f"splits the environments into minibatches of whole sequences, so "
-            f"num_envs={shape.num_envs} must be divisible by it; change either.",
-        )
-        return
-    # Minibatches take time blocks and, when there are more minibatches than
-    # time blocks, groups of environments (see minibatch_split).
-    groups = env_groups(config.num_minibatches, shape.unroll_length)
+        why, fix = "a recurrent core (minibatches of whole sequences)", ""
+    else:
+        why = f"unroll_length={shape.unroll_length}"
+        fix = " or num_minibatches a divisor of unroll_length"
     check(
-        shape.num_envs % groups == 0,
-        f"ppo.num_minibatches={config.num_minibatches} with unroll_length="
-        f"{shape.unroll_length} needs num_envs divisible by {groups}, got "
-        f"num_envs={shape.num_envs}; make num_minibatches a divisor of "
-        f"unroll_length or num_envs a multiple of {groups}.",
+        shape.num_envs % multiple == 0,
+        f"ppo.num_minibatches={config.num_minibatches} with {why} needs num_envs "
+        f"divisible by {multiple}, got num_envs={shape.num_envs}; make num_envs "
+        f"a multiple of {multiple}{fix}.",
     )
 
 
@@ -338,9 +336,5 @@ ALGORITHM = Algorithm(
     make_agent=make_ppo,
     make_networks=actor_critic_networks,
     validate=validate,
-    env_multiple=lambda config, shape: (
-        config.num_minibatches
-        if shape.recurrent
-        else env_groups(config.num_minibatches, shape.unroll_length)
-    ),
+    env_multiple=env_multiple,
 )

@@ -20,7 +20,7 @@ the feed-forward baseline of the same config.
 """
 
 import dataclasses
-from collections.abc import Callable
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -28,13 +28,15 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape
-from purejaxdrl.agents.common import (
-    annealed_learning_rate,
-    q_networks,
-    target_network_step,
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
 )
-from purejaxdrl.agents.fields import QLearningFields
+from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
+from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
     empty_tail,
@@ -50,13 +52,12 @@ from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import importance_weights, make_prioritised_buffer
 from purejaxdrl.replay.env_shards import make_env_shards
-from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class R2D2Config(QLearningFields):
+class R2D2Config:
     """R2D2 hyper-parameters (the paper's values where they make sense here).
 
     A stored sequence is `burn_in` steps (the paper's 40) of an environment's
@@ -66,45 +67,63 @@ class R2D2Config(QLearningFields):
     sequences, over all environments, and split evenly over them (each
     environment has its own shard).
 
-    Below are R2D2's own fields, then its defaults of those it shares with
-    DQN (optimiser, n-step targets, target network, replay sizes, ε schedule),
-    which are declared and described in `agents.fields` (`QLearningFields`);
-    `purejaxdrl train --algo r2d2 --help` lists them all.
-
     Attributes:
       burn_in: steps of the previous unroll at each sequence's start,
         unrolled without gradient or loss from the stored state.
-      value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')), with the
-        invertible h(x) = sign(x) (sqrt(|x| + 1) - 1) + ε x (Pohlen et al.,
-        2018).
-      adam_eps: Adam's ε (the paper's 1e-3).
-      priority_eta: η of the sequence priority η max|δ| + (1 - η) mean|δ|
-        (the paper's 0.9).
-      importance_exponent: β of the importance weights (the paper's 0.6,
-        fixed).
-      rescale_eps: ε of h (the paper's 1e-3).
+      n_step: n of the n-step double Q-learning targets (5).
+      buffer_size: sequences held, over all environments.
+      batch_size: sequences per gradient step, over all environments.
+      min_replay: sequences stored before learning starts.
+      updates_per_step: gradient steps per runner update.
+      target_every: gradient steps between target-network updates (2500).
+      dueling: a dueling Q head.
+      per_actor_epsilon: environment i explores with Ape-X's
+        ε_i = epsilon^(1 + epsilon_alpha i / (N - 1)); else one ε annealed
+        from epsilon_start to epsilon_end over epsilon_fraction of training.
+      value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')).
+      anneal_lr: decay the learning rate linearly to 0 over training.
+      priority_alpha: prioritisation exponent (0.9).
+      learning_rate: Adam's step size (1e-4).
+      target_tau: each target update moves the target network this fraction
+        of the way to the online one (1: a copy, the paper's).
+      adam_eps: Adam's ε (1e-3).
+      gamma: discount γ (0.997).
+      max_grad_norm: gradients are clipped to this global norm (40).
+      epsilon, epsilon_alpha: Ape-X's ε and α (0.4, 7).
+      epsilon_start, epsilon_end, epsilon_fraction: the annealed ε.
+      priority_eta: η of the sequence priority (0.9).
+      importance_exponent: β of the importance weights (0.6, fixed).
+      rescale_eps: ε of h (1e-3).
 
     """
 
     # Static.
     burn_in: int = jax.tree.static(default=0)
-    value_rescaling: bool = jax.tree.static(default=True)
-    # Dynamic.
-    adam_eps: float | jax.Array = 1e-3
-    priority_eta: float | jax.Array = 0.9
-    importance_exponent: float | jax.Array = 0.6
-    rescale_eps: float | jax.Array = 1e-3
-    # R2D2's defaults of the shared fields (the paper's, but for the sizes).
     n_step: int = jax.tree.static(default=5)
     buffer_size: int = jax.tree.static(default=4096)
     batch_size: int = jax.tree.static(default=64)
     min_replay: int = jax.tree.static(default=256)
+    updates_per_step: int = jax.tree.static(default=1)
     target_every: int = jax.tree.static(default=2500)
+    dueling: bool = jax.tree.static(default=True)
     per_actor_epsilon: bool = jax.tree.static(default=True)
+    value_rescaling: bool = jax.tree.static(default=True)
+    anneal_lr: bool = jax.tree.static(default=False)
     priority_alpha: float = jax.tree.static(default=0.9)
+    # Dynamic.
     learning_rate: float | jax.Array = 1e-4
+    target_tau: float | jax.Array = 1.0
+    adam_eps: float | jax.Array = 1e-3
     gamma: float | jax.Array = 0.997
     max_grad_norm: float | jax.Array = 40.0
+    epsilon: float | jax.Array = 0.4
+    epsilon_alpha: float | jax.Array = 7.0
+    epsilon_start: float | jax.Array = 1.0
+    epsilon_end: float | jax.Array = 0.05
+    epsilon_fraction: float | jax.Array = 0.5
+    priority_eta: float | jax.Array = 0.9
+    importance_exponent: float | jax.Array = 0.6
+    rescale_eps: float | jax.Array = 1e-3
 
 
 class R2D2State(NamedTuple):
@@ -128,43 +147,51 @@ class R2D2State(NamedTuple):
     tail: Sequence
 
 
+def loss(
+    params: Params,
+    target_params: Params,
+    seq: Sequence,
+    weights: jax.Array,
+    *,
+    network: RecurrentNetwork,
+    config: R2D2Config,
+) -> tuple[jax.Array, jax.Array]:
+    """The importance-weighted (`weights` [S]) mean of 0.5 mean δ² per sequence.
+
+    δ [T - burn_in, S]: `sequence_td`'s TD errors of S sequences, returned too.
+    """
+    td = sequence_td(
+        network, params, target_params, seq, burn_in=config.burn_in,
+        n_step=config.n_step, gamma=config.gamma,
+        rescale_eps=config.rescale_eps if config.value_rescaling else None,
+    )  # fmt: skip
+    per_sequence = 0.5 * jnp.mean(td * td, axis=0)
+    return jnp.mean(weights * per_sequence), td
+
+
 def make_r2d2(
     config: R2D2Config,
     network: Network | RecurrentNetwork,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
-    num_envs: int = 1,
-    num_devices: int = 1,
-    unroll_length: int = 1,
 ) -> Agent:
     """Builds R2D2 on a recurrent Q-network (or a feed-forward one, stateless).
 
-    Each update adds every environment's unroll as one sequence to its shard,
+    An `AgentFactory`. Each update adds every environment's unroll (T steps
+    after the burn-in, `shape.unroll_length`) as one sequence to its shard,
     with the largest priority seen so far; once `min_replay` sequences are
     stored, `updates_per_step` gradient steps follow, all-reduced over
-    `axis_name`, each writing its sequences' new priorities back.
-
-    Args:
-      config: hyper-parameters.
-      network: the Q-network (`networks.make_q_network`).
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls.
-      axis_name: mesh axis of the data-parallel devices, or None on one.
-      num_envs: N, the global number of environments.
-      num_devices: devices the environments are split over.
-      unroll_length: T, the steps of each stored sequence.
-
-    Returns:
-      The Agent, acting through `Agent.core`; its state is an `R2D2State`
-      whose buffer is sharded over `data`.
-
+    `axis_name`, each writing its sequences' new priorities back. Its state is
+    an `R2D2State` whose buffer is split over the `shape`'s devices.
     """
-    validate(config)
+    check_agent_args(validate, config, num_updates, shape)
+    num_envs, unroll_length = shape.num_envs, shape.unroll_length
     if isinstance(network, Network):
         network = stateless(network)
-    local_envs = num_envs // num_devices
+    local_envs = num_envs // shape.num_devices
     shards = make_env_shards(
         make_prioritised_buffer(
             config.buffer_size // num_envs,
@@ -174,21 +201,15 @@ def make_r2d2(
         ),
         local_envs,
     )
-    targets = {
-        "burn_in": config.burn_in,
-        "n_step": config.n_step,
-        "gamma": config.gamma,
-        "rescale_eps": config.rescale_eps if config.value_rescaling else None,
-    }
+    objective = functools.partial(loss, network=network, config=config)
     learning_rate = annealed_learning_rate(
         config.learning_rate,
         num_updates=num_updates,
         anneal=config.anneal_lr,
         steps_per_update=config.updates_per_step,
     )
-    optimizer = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm),
-        optax.adam(learning_rate, eps=config.adam_eps),
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.adam_eps
     )
 
     def init(key: PRNGKey) -> R2D2State:
@@ -205,14 +226,12 @@ def make_r2d2(
             empty_tail(obs_example, config.burn_in, network, local_envs),
         )
 
-    def epsilon_now(step: jax.Array) -> jax.Array:
-        start, end = config.epsilon_start, config.epsilon_end
-        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+    epsilon_now, epsilons = exploration(config, num_updates, num_envs)
 
     def acting_params(state: R2D2State) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
-    acting = make_q_acting(network, epsilons(config, num_envs))
+    acting = make_q_acting(network, epsilons)
 
     def grad_step(
         state: R2D2State, key: PRNGKey, ready: jax.Array, env_ids: jax.Array
@@ -225,9 +244,7 @@ def make_r2d2(
         )
 
         def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
-            td = sequence_td(network, params, state.target_params, seq, **targets)
-            per_sequence = 0.5 * jnp.mean(td * td, axis=0)
-            return jnp.mean(weights * per_sequence), td
+            return objective(params, state.target_params, seq, weights)
 
         state, td, metrics = target_network_step(
             state, loss_fn, optimizer, ready, target_every=config.target_every,
@@ -276,18 +293,6 @@ def make_r2d2(
         axis_name=axis_name,
         state_spec=R2D2State(P(), P(), P(), P(), P(), P(DATA_AXIS), P(DATA_AXIS)),
     )
-
-
-def epsilons(config: R2D2Config, num_envs: int) -> Callable:
-    """(annealed ε, env_ids [B]) -> each environment's ε [B]."""
-
-    def per_env(epsilon: jax.Array, env_ids: jax.Array) -> jax.Array:
-        if config.per_actor_epsilon:
-            alpha = config.epsilon_alpha
-            return actor_epsilons(config.epsilon, alpha, env_ids, num_envs)
-        return jnp.broadcast_to(epsilon, env_ids.shape)
-
-    return per_env
 
 
 def validate(config: R2D2Config, shape: RunShape | None = None) -> None:

@@ -7,14 +7,13 @@ command line, sweeps and runners learn of it from here.
 """
 
 import dataclasses
-import inspect
 from typing import Any
 
 import jax
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
-from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.agents.base import DEFAULT_SHAPE, Agent, Algorithm, RunShape
 from purejaxdrl.agents.dqn_config import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
@@ -103,28 +102,13 @@ def make_agent(
     network: Network | Any,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None,
-    num_envs: int = 1,
-    num_devices: int = 1,
-    unroll_length: int = 1,
 ) -> Agent:
-    """Builds the agent of the algorithm called `algo`.
+    """Builds the agent of the registered algorithm `algo` (`names()`).
 
-    Args:
-      algo: a registered name (`names()`).
-      algo_config: that algorithm's config (its record's `config_type`).
-      network: the learner network its record's `make_networks` returns.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls (learning-rate annealing).
-      axis_name: mesh axis the agent's update all-reduces over, or None.
-      num_envs: the global number of environments; passed, like the next
-        two, only to the factories that take it (those with replay).
-      num_devices: the devices the environments and any replay split over.
-      unroll_length: steps per environment per update.
-
-    Returns:
-      The Agent.
+    The other arguments are its factory's (`base.AgentFactory`).
 
     Raises:
       ConfigError: for an unknown algorithm, a config of the wrong type, or a
@@ -138,18 +122,11 @@ def make_agent(
             f"got {type(algo_config).__name__}; pass the TrainConfig's {algo!r} "
             "field."
         )
-    layout = {
-        "num_envs": num_envs,
-        "num_devices": num_devices,
-        "unroll_length": unroll_length,
-    }
-    accepted = inspect.signature(record.make_agent).parameters
-    extra = {k: v for k, v in layout.items() if k in accepted}
     return record.make_agent(
         algo_config,
         network,
         obs_example,
+        shape=shape,
         num_updates=num_updates,
         axis_name=axis_name,
-        **extra,
     )

@@ -16,14 +16,16 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.base import Agent, Algorithm, RunShape, feed_forward
-from purejaxdrl.agents.common import (
-    local_copy,
-    merge_steps,
-    replay_shard_sizes,
-    stored_items,
+from purejaxdrl.agents.base import (
+    DEFAULT_SHAPE,
+    Agent,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+    feed_forward,
 )
-from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
+from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
+from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
 from purejaxdrl.parallel import DATA_AXIS
@@ -33,29 +35,35 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SACConfig(RewardFields, ReplayFields, LearnerFields):
+class SACConfig:
     """SAC hyper-parameters (the paper's, but for the replay's sizes).
 
-    Below are SAC's own fields; those it shares with other learners (Adam's
-    learning rate for actor, critics and temperature alike, discount, replay
-    sizes, reward scale) are declared and described in `agents.fields`
-    (`LearnerFields`, `ReplayFields`, `RewardFields`), and `purejaxdrl train
-    --algo sac --help` lists them all.
-
     Attributes:
+      buffer_size: transitions held by the replay, over all devices.
+      batch_size: transitions per gradient step, over all devices.
+      min_replay: transitions stored (over all devices) before learning starts.
+      updates_per_step: gradient steps per runner update.
+      learning_rate: Adam's step size for actor, critics and temperature.
+      gamma: discount γ.
       tau: Polyak rate of the target critics.
       init_alpha: the temperature α at the start.
       target_entropy_scale: the target entropy is -scale x |A|.
+      reward_scale: rewards are multiplied by this before learning.
 
     """
 
     # Static.
+    buffer_size: int = jax.tree.static(default=100_000)
+    batch_size: int = jax.tree.static(default=256)
     min_replay: int = jax.tree.static(default=5_000)
+    updates_per_step: int = jax.tree.static(default=1)
     # Dynamic.
     learning_rate: float | jax.Array = 3e-4
+    gamma: float | jax.Array = 0.99
     tau: float | jax.Array = 0.005
     init_alpha: float | jax.Array = 1.0
     target_entropy_scale: float | jax.Array = 1.0
+    reward_scale: float | jax.Array = 1.0
 
 
 class SACState(NamedTuple):
@@ -123,7 +131,7 @@ def soft_q_target(
 
 
 def critic_loss(
-    critic: Params, network: SACNetworks, item: Stored, target: jax.Array
+    critic: Params, item: Stored, target: jax.Array, *, network: SACNetworks
 ) -> jax.Array:
     """Both critics' squared errors to the soft target, halved, batch mean."""
     q = network.critic(critic, item.observation, item.action)
@@ -132,11 +140,12 @@ def critic_loss(
 
 def actor_loss(
     actor: Params,
-    network: SACNetworks,
     critic: Params,
     item: Stored,
     alpha: jax.Array,
     key: PRNGKey,
+    *,
+    network: SACNetworks,
 ) -> tuple[jax.Array, jax.Array]:
     """E[α log π(a|s) - min_i Q_i(s, a)] with reparameterised a; and log π [B]."""
     action, logp = sample_action(network, actor, item.observation, key)
@@ -190,39 +199,27 @@ def make_sac(
     network: SACNetworks,
     obs_example: jax.Array,
     *,
+    shape: RunShape = DEFAULT_SHAPE,
     num_updates: int,
     axis_name: str | None = None,
-    num_devices: int = 1,
 ) -> Agent:
-    """Builds SAC for continuous actions in [-1, 1].
+    """Builds SAC (an `AgentFactory`) for continuous actions in [-1, 1].
 
     Each update adds the unroll's transitions to this device's replay shard;
     once `min_replay` are stored, it takes `updates_per_step` gradient steps
     on the critics, the actor and the temperature. Targets bootstrap from the
-    final observation of a truncated episode, never past a termination.
-
-    Args:
-      config: hyper-parameters.
-      network: `networks.make_sac_networks(...)`.
-      obs_example: one observation (unbatched), to initialise parameters.
-      num_updates: total number of `update` calls.
-      axis_name: mesh axis of the data-parallel devices, or None on one.
-      num_devices: devices the replay and batch are split over.
-
-    Returns:
-      The Agent; its state is a `SACState` whose buffer is sharded over `data`.
-
-    Raises:
-      ValueError: for sizes that do not split over the devices.
-
+    final observation of a truncated episode, never past a termination. Its
+    state is a `SACState` whose buffer is split over the `shape`'s devices
+    (ValueError where a size does not split evenly).
     """
-    del num_updates  # constant learning rates, as in the paper
-    validate(config)
+    check_agent_args(validate, config, num_updates, shape)
+    num_devices = shape.num_devices
     capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
     dist = policy.distribution
-    optimizer = optax.adam(config.learning_rate)
+    # Constant learning rates and no gradient clipping, as in the paper.
+    optimizer = make_learner_optimizer(config.learning_rate, max_grad_norm=None)
     obs_example = jnp.asarray(obs_example, jnp.float32)
 
     def init(key: PRNGKey) -> SACState:
@@ -273,9 +270,11 @@ def make_sac(
         target_entropy = -config.target_entropy_scale * item.action.shape[-1]
         # Each device's own gradients, averaged below (`local_copy`).
         own = local_copy((critic, actor, carry.log_alpha), axis_name)
-        loss_q, grad_q = jax.value_and_grad(critic_loss)(own[0], network, item, target)
+        loss_q, grad_q = jax.value_and_grad(critic_loss)(
+            own[0], item, target, network=network
+        )
         (loss_pi, logp), grad_pi = jax.value_and_grad(actor_loss, has_aux=True)(
-            own[1], network, critic, item, alpha, key_new
+            own[1], critic, item, alpha, key_new, network=network
         )
         loss_a, grad_a = jax.value_and_grad(alpha_loss)(own[2], logp, target_entropy)
         grads = (grad_pi, grad_q, grad_a)

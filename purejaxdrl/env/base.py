@@ -188,7 +188,7 @@ class Env:
         picks up per-device state fails that check. Environments written that
         way (Craftax) say False, and the runners turn the check off for them.
         Nothing else changes: agents differentiate their own copy of the
-        parameters (`agents.common.local_copy`) and average gradients
+        parameters (`agents.optim.local_copy`) and average gradients
         explicitly, which means the same with or without the check.
         """
         return True

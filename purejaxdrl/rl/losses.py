@@ -117,7 +117,7 @@ def actor_critic_loss(
     *,
     value_cost: jax.Array | float,
     entropy_cost: jax.Array | float,
-) -> tuple[jax.Array, jax.Array]:
+) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The A3C / IMPALA objective: policy gradient, baseline and entropy bonus.
 
     L = L_pg + value_cost L_v - entropy_cost mean(H), with L_pg from
@@ -134,12 +134,13 @@ def actor_critic_loss(
       entropy_cost: weight of the entropy bonus.
 
     Returns:
-      (total loss, float32 [4] = [total, policy loss, value loss, mean entropy]);
-      one vector, so that metrics cost one array in scans and collectives.
+      (total loss, its parts: `loss/total`, `loss/policy`, `loss/value` and the
+      mean `entropy`, float32 [] each).
 
     """
     pg_loss = policy_gradient_loss(log_prob_t, adv_t)
     v_loss = value_loss(v_t, jax.lax.stop_gradient(target_t))
     entropy = jnp.mean(entropy_t)
     total = pg_loss + value_cost * v_loss - entropy_cost * entropy
-    return total, jnp.stack([total, pg_loss, v_loss, entropy])
+    parts = {"loss/total": total, "loss/policy": pg_loss, "loss/value": v_loss}
+    return total, parts | {"entropy": entropy}

@@ -24,7 +24,7 @@ from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import TrainConfig, run_shape, validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,12 +129,10 @@ def build_agent(
         config.algo_config if section is None else section,
         learner_network,
         observation,
+        shape=run_shape(config)._replace(num_devices=devices),
         num_updates=config.num_updates,
         # One device needs no all-reduce, and its agent works outside shard_map.
         axis_name=DATA_AXIS if devices > 1 else None,
-        num_envs=config.num_envs,
-        num_devices=devices,
-        unroll_length=config.unroll_length,
     )
 
 

@@ -16,7 +16,7 @@ from jax.flatten_util import ravel_pytree
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl import rl
-from purejaxdrl.agents import make_agent
+from purejaxdrl.agents import RunShape, make_agent
 from purejaxdrl.agents.dqn import DQNConfig
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box
@@ -133,7 +133,7 @@ def _agent(algo, masked=True, **overrides):
         network = actor_critic
     agent = make_agent(
         algo, config, network, OBS, num_updates=1000, axis_name=None,
-        num_envs=16, unroll_length=8,
+        shape=RunShape(num_envs=16, unroll_length=8),
     )  # fmt: skip
     return agent, network
 

@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from purejaxdrl.agents.common import learning_rewards
+from purejaxdrl.agents.actor_critic import learning_rewards
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
 

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.dqn import actor_epsilons, make_dqn
+from purejaxdrl.agents.dqn import make_dqn
 from purejaxdrl.replay import sum_tree
+from purejaxdrl.rl.exploration import actor_epsilons
 from purejaxdrl.types import Transition
 
 

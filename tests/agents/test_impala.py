@@ -3,7 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.agents import IMPALAConfig, IMPALAState, make_impala
+from purejaxdrl.agents import IMPALAConfig, IMPALAState, RunShape, make_impala
 from purejaxdrl.types import Transition
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,
@@ -223,8 +223,8 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
     # after one update holds exactly the 8 fresh ones.
     _, network, obs = setup()
     config = IMPALAConfig(**PLAIN_SGD, replay_ratio=0.5, replay_size=32)
-    agent = make_impala(config, network, obs, num_updates=10, num_envs=8,
-                        unroll_length=16)  # fmt: skip
+    agent = make_impala(config, network, obs, num_updates=10,
+                        shape=RunShape(num_envs=8, unroll_length=16))  # fmt: skip
     plain = make_impala(IMPALAConfig(**PLAIN_SGD), network, obs, num_updates=10)
     state = agent.init(jax.random.key(0))
     # Items are (steps, start state); a feed-forward actor has no start state.

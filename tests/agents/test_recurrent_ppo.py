@@ -1,12 +1,15 @@
 """Recurrent PPO: stored start states, sequence minibatches, devices, sweeps, eval."""
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.sequences import sequence_split
+from purejaxdrl.agents import ppo
+from purejaxdrl.agents.base import RunShape
 from purejaxdrl.observe.evaluation import make_evaluate
 from purejaxdrl.runners.rollout import unroll
 from purejaxdrl.sweeps.program import sweep
@@ -50,41 +53,44 @@ def test_learner_re_unroll_gives_the_actors_log_probs_at_lag_0(core):
     _, traj2 = act(actor, jax.random.key(2))
     jax.tree.map(np.testing.assert_array_equal, traj2.core_state, actor.core)
     net = exp.network
-    batch = {
-        "core_state": traj.core_state,
-        "observation": traj.observation,
-        "reset": traj.reset,
-        "action": traj.action,
-        "log_prob": traj.log_prob,
-        "value": traj.value,
-    }
+    batch = ppo.Batch(
+        traj.observation, traj.action, traj.log_prob, traj.value,
+        advantage=traj.value, target=traj.value,  # unused here
+        reset=traj.reset, core_state=traj.core_state,
+    )  # fmt: skip
     # As the learner sees them: minibatches of whole sequences, from their starts.
-    minibatches = sequence_split(32, 4)(batch, jax.random.key(3))
+    minibatches = ppo.sequence_split(4)(batch, jax.random.key(3))
     for m in range(4):
         mb = jax.tree.map(lambda x, m=m: x[m], minibatches)
         _, (policy, value) = jax.jit(net.unroll)(
-            params, mb["core_state"], mb["observation"], mb["reset"]
+            params, mb.core_state, mb.observation, mb.reset
         )
-        log_prob = net.distribution.log_prob(policy, mb["action"])
+        log_prob = net.distribution.log_prob(policy, mb.action)
         # Float32 rounding only (XLA fuses the actor's and the learner's passes
         # differently): a wrong state or reset flag is off by far more.
-        np.testing.assert_allclose(log_prob, mb["log_prob"], atol=1e-6, rtol=0)
-        np.testing.assert_allclose(value, mb["value"], atol=1e-5, rtol=0)
+        np.testing.assert_allclose(log_prob, mb.log_prob, atol=1e-6, rtol=0)
+        np.testing.assert_allclose(value, mb.value, atol=1e-5, rtol=0)
+
+
+class _Steps(NamedTuple):
+    x: jax.Array  # [T, B]
+    core_state: jax.Array  # [B]
 
 
 def test_sequence_split_keeps_whole_sequences_by_global_index():
     t, b, m = 3, 8, 4
     times, envs = np.meshgrid(np.arange(t), np.arange(b), indexing="ij")
-    batch = {"x": jnp.asarray(100 * times + envs), "core_state": jnp.arange(b)}
-    out = sequence_split(b, m)(batch, jax.random.key(0))
-    assert out["x"].shape == (m, t, b // m)
+    batch = _Steps(jnp.asarray(100 * times + envs), jnp.arange(b))
+    out = ppo.sequence_split(m)(batch, jax.random.key(0))
+    assert out.x.shape == (m, t, b // m)
     for group in range(m):
-        envs_in = np.asarray(out["core_state"][group])
+        envs_in = np.asarray(out.core_state[group])
         assert set(envs_in % m) == {envs_in[0] % m}  # one group: j % M
-        np.testing.assert_array_equal(out["x"][group], 100 * times[:, :2] + envs_in)
-    assert sorted(np.concatenate(np.asarray(out["core_state"]))) == list(range(b))
-    with pytest.raises(ValueError, match="must divide each device's 6"):
-        sequence_split(6, 4)
+        np.testing.assert_array_equal(out.x[group], 100 * times[:, :2] + envs_in)
+    assert sorted(np.concatenate(np.asarray(out.core_state))) == list(range(b))
+    # Each device's environments a multiple of M: PPO's rule.
+    with pytest.raises(ValueError, match="divisible by 4, got num_envs=6"):
+        ppo.validate(ppo.PPOConfig(num_minibatches=4), RunShape(6, recurrent=True))
 
 
 @pytest.mark.parametrize("num_devices, core", [(2, "gru"), (8, "gru"), (8, "mingru")])

@@ -111,7 +111,7 @@ CASES = [
     ),
     (
         [*TRAIN, "--network.core", "gru", "--num-envs", "6"],
-        "num_envs=6 must be divisible by it",
+        "recurrent core (minibatches of whole sequences) needs num_envs divisible",
     ),
     (
         [*TRAIN, "--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.burn-in", "20"],

@@ -1,0 +1,221 @@
+"""How learners step: one optimiser builder, and gradient steps on a loss.
+
+The actor-critic learners' steps take a loss of the parameters and hide two
+CPU tricks: one flat parameter vector and one vector of metrics.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.flatten_util import ravel_pytree
+
+from purejaxdrl.config import check
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
+
+OPTIMIZERS = ("rmsprop", "adam", "sgd")
+
+# loss(params, *data) -> (scalar loss, scalar metrics by name).
+Loss = Callable[..., tuple[jax.Array, Metrics]]
+
+
+def annealed_learning_rate(
+    learning_rate: jax.Array | float,
+    *,
+    num_updates: int,
+    anneal: bool,
+    steps_per_update: int = 1,
+) -> optax.Schedule:
+    """A learning rate constant or decayed linearly to 0 over training.
+
+    Linear annealing to 0 is what A3C (Mnih et al., 2016) and IMPALA
+    (Espeholt et al., 2018, appendix) use.
+
+    Args:
+      learning_rate: the initial learning rate (may be traced, for sweeps).
+      num_updates: number of agent updates in the run.
+      anneal: decay linearly to 0, else constant.
+      steps_per_update: optimiser steps per agent update.
+
+    Returns:
+      A schedule: optimiser step count (int32 []) -> learning rate (float32 []).
+
+    """
+
+    def schedule(count: jax.Array) -> jax.Array:
+        if not anneal:
+            return jnp.asarray(learning_rate, jnp.float32)
+        frac = 1.0 - (count // steps_per_update) / num_updates
+        # Clamped: a run continued past its budget keeps a zero, not negative, rate.
+        return learning_rate * jnp.maximum(frac, 0.0)
+
+    return schedule
+
+
+def make_learner_optimizer(
+    learning_rate: optax.ScalarOrSchedule,
+    *,
+    name: str = "adam",
+    max_grad_norm: jax.Array | float | None,
+    eps: jax.Array | float = 1e-8,
+    decay: jax.Array | float = 0.99,
+) -> optax.GradientTransformation:
+    """Global-norm gradient clipping followed by the optimiser `name`.
+
+    `rmsprop` is IMPALA's (Espeholt et al., 2018) and A3C's shared RMSProp:
+    no momentum, with ε inside the square root as TensorFlow's RMSProp has it.
+
+    Args:
+      learning_rate: a value or a schedule of the optimiser step count.
+      name: one of OPTIMIZERS: rmsprop, adam or sgd.
+      max_grad_norm: gradients are rescaled to at most this global norm;
+        None: no clipping (the optimiser alone).
+      eps: the RMSProp / Adam ε (unused by sgd); optax's Adam default.
+      decay: the RMSProp decay of the squared-gradient average.
+
+    Returns:
+      The optax transformation.
+
+    Raises:
+      ValueError: for an unknown optimiser name.
+
+    """
+    if name == "rmsprop":
+        opt = optax.rmsprop(learning_rate, decay=decay, eps=eps, eps_in_sqrt=True)
+    elif name == "adam":
+        opt = optax.adam(learning_rate, eps=eps)
+    elif name == "sgd":
+        opt = optax.sgd(learning_rate)
+    else:
+        raise ValueError(f"optimizer={name!r} is not one of {OPTIMIZERS}; pick one.")
+    if max_grad_norm is None:
+        return opt
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
+
+
+def check_optimizer(name: str, optimizer: str) -> None:
+    """Raises ConfigError unless `optimizer` is one the builder builds."""
+    check(
+        optimizer in OPTIMIZERS,
+        f"{name}.optimizer={optimizer!r} is not one of {OPTIMIZERS}; "
+        f"e.g. --{name}.optimizer rmsprop.",
+    )
+
+
+def local_copy(tree: PyTree, axis_name: str | None) -> PyTree:
+    """Replicated parameters as this device's own copy, to differentiate.
+
+    Inside shard_map, the gradient of a per-device loss with respect to a
+    replicated (invariant) value is summed over the devices by autodiff's
+    transpose; with respect to a varying copy it is this device's own, and a
+    `pmean` then gives the global batch's gradient whatever the device count.
+    """
+    if axis_name is None:
+        return tree
+    return jax.tree.map(lambda x: jax.lax.pcast(x, axis_name, to="varying"), tree)
+
+
+def stack_metrics(metrics: Metrics) -> jax.Array:
+    """Scalar metrics as one vector [M]: one all-reduce and scan output, not M."""
+    return jnp.stack(list(metrics.values()))
+
+
+def unstack_metrics(names: Sequence[str], stacked: jax.Array) -> Metrics:
+    """`stack_metrics` undone: the vector [M] as metrics by name."""
+    return dict(zip(names, stacked, strict=True))
+
+
+def flat_optimizer_state(
+    optimizer: optax.GradientTransformation, params: Params
+) -> optax.OptState:
+    """The optimiser's state over `params` as one flat vector, as the steps use."""
+    return optimizer.init(ravel_pytree(params)[0])
+
+
+def _flat_step(
+    loss: Loss,
+    optimizer: optax.GradientTransformation,
+    unravel: Callable[[jax.Array], Params],
+    axis_name: str | None,
+    names: list[str],
+) -> Callable[[tuple, tuple], tuple[tuple, jax.Array]]:
+    """`step((flat, opt_state), args) -> ((flat, opt_state), metrics [M])`.
+
+    One optimiser step on the flat vector; the metrics' names go to `names`.
+    """
+
+    def step(carry: tuple, args: tuple) -> tuple[tuple, jax.Array]:
+        flat, opt_state = carry
+
+        def flat_loss(flat: jax.Array, *args: Any) -> tuple[jax.Array, jax.Array]:
+            total, metrics = loss(unravel(flat), *args)
+            names[:] = metrics  # Python strings, known once traced
+            return total, stack_metrics(metrics)
+
+        grads, stacked = jax.grad(flat_loss, has_aux=True)(
+            local_copy(flat, axis_name), *args
+        )
+        if axis_name is not None:
+            grads, stacked = jax.lax.pmean((grads, stacked), axis_name)
+        updates, opt_state = optimizer.update(grads, opt_state, flat)
+        return (flat + updates, opt_state), stacked
+
+    return step
+
+
+def flat_gradient_step(
+    loss: Loss,
+    optimizer: optax.GradientTransformation,
+    params: Params,
+    opt_state: optax.OptState,
+    *args: Any,
+    axis_name: str | None,
+) -> tuple[Params, optax.OptState, Metrics]:
+    """One optimiser step on `loss(params, *args)`, data-parallel over `axis_name`.
+
+    `loss` returns (scalar loss, scalar metrics by name); `args` are this
+    device's data; gradients and metrics are averaged over `axis_name` (None:
+    one device). The optimiser sees one vector (`ravel_pytree`), its state
+    too (`flat_optimizer_state`): on CPU each small kernel costs more than its
+    arithmetic, and an optimiser over a dozen leaves is dozens of kernels.
+
+    Returns:
+      (parameters, optimiser state, metrics).
+
+    """
+    flat, unravel = ravel_pytree(params)
+    names: list[str] = []
+    step = _flat_step(loss, optimizer, unravel, axis_name, names)
+    (flat, opt_state), stacked = step((flat, opt_state), args)
+    return unravel(flat), opt_state, unstack_metrics(names, stacked)
+
+
+def flat_gradient_epochs(
+    loss: Loss,
+    optimizer: optax.GradientTransformation,
+    params: Params,
+    opt_state: optax.OptState,
+    minibatches: Callable[[PRNGKey], tuple],
+    keys: PRNGKey,
+    *,
+    axis_name: str | None,
+) -> tuple[Params, optax.OptState, Metrics]:
+    """Epochs of `flat_gradient_step`s, one per minibatch, on one flat vector.
+
+    As `flat_gradient_step`, but the vector is carried through all the steps
+    and unravelled once. `minibatches(key)` gives an epoch's minibatches: a
+    tuple of `loss`'s data arguments, leaves [M, ...], one step each in order;
+    `keys` [E] are the epochs'. The metrics are the steps' mean.
+    """
+    flat, unravel = ravel_pytree(params)
+    names: list[str] = []
+    step = _flat_step(loss, optimizer, unravel, axis_name, names)
+
+    def epoch(carry: tuple, key: PRNGKey) -> tuple[tuple, jax.Array]:
+        return jax.lax.scan(step, carry, minibatches(key))
+
+    (flat, opt_state), stacked = jax.lax.scan(epoch, (flat, opt_state), keys)
+    means = stacked.reshape(-1, stacked.shape[-1]).mean(axis=0)
+    return unravel(flat), opt_state, unstack_metrics(names, means)

@@ -1,0 +1,95 @@
+"""What the Q-learners (DQN, Ape-X, R2D2) share: their networks and target step."""
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.networks import Network, NetworkConfig, make_q_network
+from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
+from purejaxdrl.types import Params
+
+
+def q_networks(
+    config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network, Network]:
+    """A Q-network (dueling if `config.dueling`), twice: to act and to learn."""
+    q = make_q_network(network, obs_spec, action_spec, dueling=config.dueling)
+    return q, q
+
+
+def exploration(
+    config: Any, num_updates: int, num_envs: int
+) -> tuple[Callable[[jax.Array], jax.Array], Callable[..., jax.Array]]:
+    """(update -> the annealed ε, (that ε, env_ids [B]) -> each env's ε [B]).
+
+    ε goes from `epsilon_start` to `epsilon_end` over `epsilon_fraction` of the
+    `num_updates`; with `per_actor_epsilon`, each of the `num_envs`
+    environments explores with Ape-X's fixed ε_i instead (Horgan et al., 2018).
+    """
+
+    def annealed(step: jax.Array) -> jax.Array:
+        start, end = config.epsilon_start, config.epsilon_end
+        return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+
+    def per_env(epsilon: jax.Array, env_ids: jax.Array) -> jax.Array:
+        if config.per_actor_epsilon:
+            alpha = config.epsilon_alpha
+            return actor_epsilons(config.epsilon, alpha, env_ids, num_envs)
+        return jnp.broadcast_to(epsilon, env_ids.shape)
+
+    return annealed, per_env
+
+
+def target_network_step(
+    state: Any,
+    loss_fn: Callable[[Params], tuple[jax.Array, jax.Array]],
+    optimizer: optax.GradientTransformation,
+    ready: jax.Array,
+    *,
+    target_every: int,
+    target_tau: jax.Array | float,
+    axis_name: str | None,
+) -> tuple[Any, jax.Array, dict[str, jax.Array]]:
+    """One gradient step of a Q-learner with a target network (DQN, R2D2).
+
+    Args:
+      state: has `params`, `target_params`, `opt_state` and `grad_steps`.
+      loss_fn: params -> (loss, TD errors) on this device's batch.
+      optimizer: the optax transformation.
+      ready: bool []; before learning starts the four fields stay as they were.
+      target_every: gradient steps between target updates.
+      target_tau: each target update moves this fraction of the way (1: copy).
+      axis_name: the mesh axis gradients and metrics are averaged over.
+
+    Returns:
+      (state with the four fields updated, TD errors, metrics `loss/total` and
+      `td/abs_mean`, 0 before `ready`).
+
+    """
+    own = local_copy(state.params, axis_name)
+    (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(own)
+    metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
+    if axis_name is not None:
+        grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
+    updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+    params = optax.apply_updates(state.params, updates)
+    grad_steps = state.grad_steps + 1
+    tau = jnp.where(grad_steps % target_every == 0, target_tau, 0)
+    target = optax.incremental_update(params, state.target_params, tau)
+    # Before `ready` the learner state stays as it was. A select of these small
+    # trees, not a `lax.cond`: a cond around the step would copy the whole
+    # replay shard (tens of MB) on every update.
+    params, target, opt_state, grad_steps = jax.tree.map(
+        lambda new, old: jnp.where(ready, new, old),
+        (params, target, opt_state, grad_steps),
+        (state.params, state.target_params, state.opt_state, state.grad_steps),
+    )
+    state = state._replace(
+        params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
+    )
+    metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+    return state, td, metrics

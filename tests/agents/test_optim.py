@@ -1,0 +1,97 @@
+"""The one optimiser builder and the flat gradient steps every learner shares."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from purejaxdrl.agents.optim import (
+    flat_gradient_epochs,
+    flat_gradient_step,
+    flat_optimizer_state,
+    make_learner_optimizer,
+)
+
+PARAMS = {"a": jnp.array([1.0, 2.0]), "b": jnp.array(3.0)}
+
+
+def loss(params, target, scale=1.0):
+    """0.5 |a - target|² + b², with two named metrics."""
+    d = params["a"] - target
+    total = scale * (0.5 * jnp.sum(d * d) + params["b"] ** 2)
+    return total, {"loss/total": total, "b": params["b"]}
+
+
+def test_builder_is_the_optax_chain_each_learner_had():
+    grads = {"a": jnp.array([3.0, -4.0]), "b": jnp.array(0.5)}
+    cases = [
+        # PPO, DQN, R2D2: clipping then Adam with their ε.
+        (
+            make_learner_optimizer(0.1, max_grad_norm=1.0, eps=1e-5),
+            optax.chain(optax.clip_by_global_norm(1.0), optax.adam(0.1, eps=1e-5)),
+        ),
+        # A2C and IMPALA: TensorFlow's RMSProp.
+        (
+            make_learner_optimizer(
+                0.1, name="rmsprop", max_grad_norm=40.0, eps=0.01, decay=0.9
+            ),
+            optax.chain(
+                optax.clip_by_global_norm(40.0),
+                optax.rmsprop(0.1, decay=0.9, eps=0.01, eps_in_sqrt=True),
+            ),
+        ),
+        # SAC: Adam alone, optax's ε, no clipping (and no chain in its state).
+        (make_learner_optimizer(0.1, max_grad_norm=None), optax.adam(0.1)),
+    ]
+    for built, reference in cases:
+        state, ref_state = built.init(PARAMS), reference.init(PARAMS)
+        assert jax.tree.structure(state) == jax.tree.structure(ref_state)
+        updates, _ = built.update(grads, state, PARAMS)
+        expected, _ = reference.update(grads, ref_state, PARAMS)
+        jax.tree.map(np.testing.assert_array_equal, updates, expected)
+    with pytest.raises(ValueError, match="optimizer='lamb' is not one of"):
+        make_learner_optimizer(0.1, name="lamb", max_grad_norm=None)
+
+
+def test_flat_gradient_step_steps_the_loss_of_the_params():
+    sgd = make_learner_optimizer(0.5, name="sgd", max_grad_norm=None)
+    state = flat_optimizer_state(sgd, PARAMS)
+    assert state == sgd.init(jnp.array([1.0, 2.0, 3.0]))  # over one flat vector
+    target = jnp.array([0.0, 1.0])
+    params, _, metrics = flat_gradient_step(
+        loss, sgd, PARAMS, state, target, axis_name=None
+    )
+    # By hand: ∇a = a - target = [1, 1], ∇b = 2b = 6; lr 0.5.
+    np.testing.assert_allclose(params["a"], [0.5, 1.5])
+    np.testing.assert_allclose(params["b"], 0.0)
+    assert list(metrics) == ["loss/total", "b"]
+    np.testing.assert_allclose(metrics["loss/total"], 0.5 * 2 + 9.0)
+    np.testing.assert_allclose(metrics["b"], 3.0)
+
+
+def test_flat_gradient_epochs_are_the_steps_in_order():
+    sgd = make_learner_optimizer(0.1, name="sgd", max_grad_norm=None)
+    # Two epochs of three minibatches: (target, scale) pairs, one per step.
+    targets = jnp.arange(12.0).reshape(2, 3, 2)
+    scales = jnp.array([[1.0, 2.0, 0.5], [0.25, 1.0, 3.0]])
+    keys = jnp.arange(2)
+
+    def minibatches(epoch):
+        return targets[epoch], scales[epoch]
+
+    params, _, metrics = jax.jit(
+        lambda p, s: flat_gradient_epochs(
+            loss, sgd, p, s, minibatches, keys, axis_name=None
+        )
+    )(PARAMS, flat_optimizer_state(sgd, PARAMS))
+    expected, state, seen = PARAMS, flat_optimizer_state(sgd, PARAMS), []
+    for e in range(2):
+        for m in range(3):
+            expected, state, step_metrics = flat_gradient_step(
+                loss, sgd, expected, state, targets[e, m], scales[e, m],
+                axis_name=None,
+            )  # fmt: skip
+            seen.append(step_metrics["loss/total"])
+    jax.tree.map(np.testing.assert_allclose, params, expected)
+    np.testing.assert_allclose(metrics["loss/total"], np.mean(seen), rtol=1e-6)
