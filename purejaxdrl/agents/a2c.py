@@ -27,6 +27,11 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
+from purejaxdrl.agents.fields import (
+    ActorCriticFields,
+    AdvantageFields,
+    OptimizerChoiceFields,
+)
 from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
@@ -42,46 +47,22 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class A2CConfig:
-    """A2C hyper-parameters.
+class A2CConfig(OptimizerChoiceFields, AdvantageFields, ActorCriticFields):
+    """A2C hyper-parameters: all of them shared with other learners.
 
     Static fields change program structure (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept.
-
-    Attributes:
-      optimizer: rmsprop (A3C's), adam or sgd.
-      anneal_lr: decay the learning rate linearly to 0 over training.
-      normalize_advantages: standardise advantages over the (global) batch.
-      learning_rate: initial learning rate.
-      gamma: discount γ.
-      gae_lambda: 1 gives A3C's n-step returns (bootstrapped at the end of the
-        unroll); < 1 gives GAE(λ) (Schulman et al., 2016).
-      entropy_cost: weight of the entropy bonus.
-      value_cost: weight of the value loss 0.5 (G - V(s))².
-      max_grad_norm: gradients are clipped to this global norm.
-      rms_decay: RMSProp's decay of its squared-gradient average.
-      eps: RMSProp's (or Adam's) ε.
-      reward_scale: rewards are multiplied by this before learning.
-      reward_clip: rewards (after scaling) are clipped to [-c, c] before
-        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
-
+    others are array leaves that can be traced, vmapped and swept. Each is
+    declared and described in `agents.fields` (`ActorCriticFields`,
+    `AdvantageFields`, `OptimizerChoiceFields`), and `purejaxdrl train --algo
+    a2c --help` lists them all; below are A2C's defaults where they differ
+    from the groups' (λ = 1: A3C's n-step returns).
     """
 
     # Static.
-    optimizer: str = jax.tree.static(default="rmsprop")
-    anneal_lr: bool = jax.tree.static(default=True)
     normalize_advantages: bool = jax.tree.static(default=False)
     # Dynamic.
     learning_rate: float | jax.Array = 7e-4
-    gamma: float | jax.Array = 0.99
     gae_lambda: float | jax.Array = 1.0
-    entropy_cost: float | jax.Array = 0.01
-    value_cost: float | jax.Array = 0.5
-    max_grad_norm: float | jax.Array = 0.5
-    rms_decay: float | jax.Array = 0.99
-    eps: float | jax.Array = 1e-5
-    reward_scale: float | jax.Array = 1.0
-    reward_clip: float | jax.Array = 0.0
 
 
 def loss(

@@ -33,6 +33,7 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
+from purejaxdrl.agents.fields import ActorCriticFields, OptimizerChoiceFields
 from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     check_optimizer,
@@ -51,64 +52,50 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class IMPALAConfig:
+class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
     """IMPALA hyper-parameters; defaults follow the paper's Atari settings.
 
     Static fields change shapes or program structure (changing them recompiles);
-    the others are array leaves that can be traced, vmapped and swept.
+    the others are array leaves that can be traced, vmapped and swept. Below
+    are IMPALA's own fields; those it shares with other learners (learning
+    rate, discount, rewards, loss weights, optimiser) are declared and
+    described in `agents.fields` (`ActorCriticFields`,
+    `OptimizerChoiceFields`), and `purejaxdrl train --algo impala --help`
+    lists them all.
 
     Attributes:
       policy_lag: K >= 0; actors act with the learner's parameters from K updates
         earlier (0: synchronous, on-policy up to the update itself).
-      optimizer: rmsprop (the paper's), adam or sgd.
-      anneal_lr: decay the learning rate linearly to 0 over training.
       vtrace_correction: weight by the importance ratios π/μ. False ignores them
         (ρ = c = 1): plain on-policy actor-critic targets on stale data, for
         ablations of the correction.
-      learning_rate: initial learning rate.
-      gamma: discount γ.
-      vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
-      clip_rho: ρ̄, truncation of the importance weights in the value targets.
-      clip_c: c̄, truncation of the trace coefficients.
-      clip_pg_rho: truncation of the importance weights in the policy gradient.
-      entropy_cost: weight of the entropy bonus.
-      value_cost: weight of the baseline loss 0.5 (v_s - V(x_s))².
-      max_grad_norm: gradients are clipped to this global norm.
-      rms_decay: RMSProp's decay of its squared-gradient average.
-      eps: RMSProp's (or Adam's) ε.
-      reward_scale: rewards are multiplied by this before learning.
-      reward_clip: rewards (after scaling) are clipped to [-c, c] before
-        learning; 0: not clipped (Atari: 1, as DQN and IMPALA).
       replay_ratio: r in [0, 1): the fraction of each learner batch replayed
         from a buffer of past trajectories (IMPALA's experience replay,
         Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
         stale data. With B fresh trajectories per device, B r / (1 - r) are
         replayed (r = 0.5: as many as fresh). 0: no buffer.
       replay_size: trajectories the buffer holds, over all devices.
+      vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
+      clip_rho: ρ̄, truncation of the importance weights in the value targets.
+      clip_c: c̄, truncation of the trace coefficients.
+      clip_pg_rho: truncation of the importance weights in the policy gradient.
 
     """
 
     # Static.
     policy_lag: int = jax.tree.static(default=0)
-    optimizer: str = jax.tree.static(default="rmsprop")
-    anneal_lr: bool = jax.tree.static(default=True)
     vtrace_correction: bool = jax.tree.static(default=True)
     replay_ratio: float = jax.tree.static(default=0.0)
     replay_size: int = jax.tree.static(default=1024)
     # Dynamic.
-    learning_rate: float | jax.Array = 6e-4
-    gamma: float | jax.Array = 0.99
     vtrace_lambda: float | jax.Array = 1.0
     clip_rho: float | jax.Array = 1.0
     clip_c: float | jax.Array = 1.0
     clip_pg_rho: float | jax.Array = 1.0
-    entropy_cost: float | jax.Array = 0.01
-    value_cost: float | jax.Array = 0.5
+    # The paper's, where they differ from the groups' defaults.
+    learning_rate: float | jax.Array = 6e-4
     max_grad_norm: float | jax.Array = 40.0
-    rms_decay: float | jax.Array = 0.99
     eps: float | jax.Array = 0.01
-    reward_scale: float | jax.Array = 1.0
-    reward_clip: float | jax.Array = 0.0
 
 
 class IMPALAState(NamedTuple):

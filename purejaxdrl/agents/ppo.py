@@ -23,6 +23,7 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
+from purejaxdrl.agents.fields import ActorCriticFields, AdvantageFields
 from purejaxdrl.agents.optim import (
     annealed_learning_rate,
     flat_gradient_epochs,
@@ -42,32 +43,34 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PPOConfig:
-    """PPO hyper-parameters.
+class PPOConfig(AdvantageFields, ActorCriticFields):
+    """PPO hyper-parameters; the defaults are PureJaxRL's and CleanRL's.
 
     Static fields change shapes or loop counts (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept.
+    others are array leaves that can be traced, vmapped and swept. Below are
+    PPO's own fields; those it shares with other learners (learning rate,
+    discount, rewards, loss weights, Adam's ε, GAE) are declared and described
+    in `agents.fields` (`ActorCriticFields`, `AdvantageFields`), and
+    `purejaxdrl train --help` lists them all.
+
+    Attributes:
+      num_epochs: passes over each update's batch.
+      num_minibatches: minibatches each pass is split into, one gradient step
+        each (with a recurrent core: whole environment sequences, so it must
+        divide num_envs).
+      clip_value: clip the value loss as PPO2 does: the prediction may move
+        at most clip_eps from the value it had when the data was collected.
+      clip_eps: ε of the clipped surrogate, the ratio π/π_old's bound 1 ± ε
+        (and the value's, with clip_value).
+
     """
 
     # Static.
     num_epochs: int = jax.tree.static(default=4)
     num_minibatches: int = jax.tree.static(default=4)
-    anneal_lr: bool = jax.tree.static(default=True)
-    normalize_advantages: bool = jax.tree.static(default=True)
     clip_value: bool = jax.tree.static(default=True)
     # Dynamic.
-    learning_rate: float | jax.Array = 2.5e-4
-    gamma: float | jax.Array = 0.99
-    gae_lambda: float | jax.Array = 0.95
     clip_eps: float | jax.Array = 0.2
-    entropy_cost: float | jax.Array = 0.01
-    value_cost: float | jax.Array = 0.5
-    max_grad_norm: float | jax.Array = 0.5
-    reward_scale: float | jax.Array = 1.0
-    # Rewards clipped to [-c, c] in the learner (Atari: 1); 0: not clipped.
-    reward_clip: float | jax.Array = 0.0
-    # Adam's ε: 1e-5 as in PureJaxRL and CleanRL; optax's and brax's is 1e-8.
-    eps: float | jax.Array = 1e-5
 
 
 class Batch(NamedTuple):

@@ -35,6 +35,7 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
+from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
 from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
 from purejaxdrl.agents.r2d2_sequences import (
@@ -57,7 +58,7 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class R2D2Config:
+class R2D2Config(QLearningFields):
     """R2D2 hyper-parameters (the paper's values where they make sense here).
 
     A stored sequence is `burn_in` steps (the paper's 40) of an environment's
@@ -67,63 +68,45 @@ class R2D2Config:
     sequences, over all environments, and split evenly over them (each
     environment has its own shard).
 
+    Below are R2D2's own fields, then its defaults of those it shares with
+    DQN (optimiser, n-step targets, target network, replay sizes, ε schedule),
+    which are declared and described in `agents.fields` (`QLearningFields`);
+    `purejaxdrl train --algo r2d2 --help` lists them all.
+
     Attributes:
       burn_in: steps of the previous unroll at each sequence's start,
         unrolled without gradient or loss from the stored state.
-      n_step: n of the n-step double Q-learning targets (5).
-      buffer_size: sequences held, over all environments.
-      batch_size: sequences per gradient step, over all environments.
-      min_replay: sequences stored before learning starts.
-      updates_per_step: gradient steps per runner update.
-      target_every: gradient steps between target-network updates (2500).
-      dueling: a dueling Q head.
-      per_actor_epsilon: environment i explores with Ape-X's
-        ε_i = epsilon^(1 + epsilon_alpha i / (N - 1)); else one ε annealed
-        from epsilon_start to epsilon_end over epsilon_fraction of training.
-      value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')).
-      anneal_lr: decay the learning rate linearly to 0 over training.
-      priority_alpha: prioritisation exponent (0.9).
-      learning_rate: Adam's step size (1e-4).
-      target_tau: each target update moves the target network this fraction
-        of the way to the online one (1: a copy, the paper's).
-      adam_eps: Adam's ε (1e-3).
-      gamma: discount γ (0.997).
-      max_grad_norm: gradients are clipped to this global norm (40).
-      epsilon, epsilon_alpha: Ape-X's ε and α (0.4, 7).
-      epsilon_start, epsilon_end, epsilon_fraction: the annealed ε.
-      priority_eta: η of the sequence priority (0.9).
-      importance_exponent: β of the importance weights (0.6, fixed).
-      rescale_eps: ε of h (1e-3).
+      value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')), with the
+        invertible h(x) = sign(x) (sqrt(|x| + 1) - 1) + ε x (Pohlen et al.,
+        2018).
+      adam_eps: Adam's ε (the paper's 1e-3).
+      priority_eta: η of the sequence priority η max|δ| + (1 - η) mean|δ|
+        (the paper's 0.9).
+      importance_exponent: β of the importance weights (the paper's 0.6,
+        fixed).
+      rescale_eps: ε of h (the paper's 1e-3).
 
     """
 
     # Static.
     burn_in: int = jax.tree.static(default=0)
+    value_rescaling: bool = jax.tree.static(default=True)
+    # Dynamic.
+    adam_eps: float | jax.Array = 1e-3
+    priority_eta: float | jax.Array = 0.9
+    importance_exponent: float | jax.Array = 0.6
+    rescale_eps: float | jax.Array = 1e-3
+    # R2D2's defaults of the shared fields (the paper's, but for the sizes).
     n_step: int = jax.tree.static(default=5)
     buffer_size: int = jax.tree.static(default=4096)
     batch_size: int = jax.tree.static(default=64)
     min_replay: int = jax.tree.static(default=256)
-    updates_per_step: int = jax.tree.static(default=1)
     target_every: int = jax.tree.static(default=2500)
-    dueling: bool = jax.tree.static(default=True)
     per_actor_epsilon: bool = jax.tree.static(default=True)
-    value_rescaling: bool = jax.tree.static(default=True)
-    anneal_lr: bool = jax.tree.static(default=False)
     priority_alpha: float = jax.tree.static(default=0.9)
-    # Dynamic.
     learning_rate: float | jax.Array = 1e-4
-    target_tau: float | jax.Array = 1.0
-    adam_eps: float | jax.Array = 1e-3
     gamma: float | jax.Array = 0.997
     max_grad_norm: float | jax.Array = 40.0
-    epsilon: float | jax.Array = 0.4
-    epsilon_alpha: float | jax.Array = 7.0
-    epsilon_start: float | jax.Array = 1.0
-    epsilon_end: float | jax.Array = 0.05
-    epsilon_fraction: float | jax.Array = 0.5
-    priority_eta: float | jax.Array = 0.9
-    importance_exponent: float | jax.Array = 0.6
-    rescale_eps: float | jax.Array = 1e-3
 
 
 class R2D2State(NamedTuple):

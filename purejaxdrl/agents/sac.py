@@ -24,6 +24,7 @@ from purejaxdrl.agents.base import (
     check_agent_args,
     feed_forward,
 )
+from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.config import check, check_ranges
@@ -35,35 +36,29 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SACConfig:
+class SACConfig(RewardFields, ReplayFields, LearnerFields):
     """SAC hyper-parameters (the paper's, but for the replay's sizes).
 
+    Below are SAC's own fields; those it shares with other learners (Adam's
+    learning rate for actor, critics and temperature alike, discount, replay
+    sizes, reward scale) are declared and described in `agents.fields`
+    (`LearnerFields`, `ReplayFields`, `RewardFields`), and `purejaxdrl train
+    --algo sac --help` lists them all.
+
     Attributes:
-      buffer_size: transitions held by the replay, over all devices.
-      batch_size: transitions per gradient step, over all devices.
-      min_replay: transitions stored (over all devices) before learning starts.
-      updates_per_step: gradient steps per runner update.
-      learning_rate: Adam's step size for actor, critics and temperature.
-      gamma: discount γ.
       tau: Polyak rate of the target critics.
       init_alpha: the temperature α at the start.
       target_entropy_scale: the target entropy is -scale x |A|.
-      reward_scale: rewards are multiplied by this before learning.
 
     """
 
     # Static.
-    buffer_size: int = jax.tree.static(default=100_000)
-    batch_size: int = jax.tree.static(default=256)
     min_replay: int = jax.tree.static(default=5_000)
-    updates_per_step: int = jax.tree.static(default=1)
     # Dynamic.
     learning_rate: float | jax.Array = 3e-4
-    gamma: float | jax.Array = 0.99
     tau: float | jax.Array = 0.005
     init_alpha: float | jax.Array = 1.0
     target_entropy_scale: float | jax.Array = 1.0
-    reward_scale: float | jax.Array = 1.0
 
 
 class SACState(NamedTuple):
