@@ -79,7 +79,10 @@ def unroll(
 
     """
     acting = agent.acting
-    carries = bool(jax.tree.leaves(actor.core))  # a recurrent core's state
+    # A core's pass gives the values as it acts (and R2D2 wants its reset
+    # flags and start states even from a feed-forward Q-network as a core);
+    # known when the scan traces its body, before the values are needed.
+    with_core = []
 
     def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
@@ -92,7 +95,8 @@ def unroll(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         out = (obs, action, extras["log_prob"], ts)
-        if carries:  # `carry` is the state a final observation continues from
+        with_core.append("value" in extras)
+        if with_core[-1]:  # `carry`: the state a final observation continues from
             out = (*out, reset, extras["value"], carry)
         new = ActorState(env_state, ts, actor.env_ids, carry)
         if axis_name is not None:
@@ -105,7 +109,7 @@ def unroll(
     start = actor.core
     actor, out = _scan(step, actor, jax.random.split(key, length), scan_unroll)
     obs, action, log_prob, ts = out[:4]
-    if not carries:
+    if not with_core[-1]:
         value, bootstrap = step_values(
             lambda p, x: acting.value(p, (), x),
             params,

@@ -1,5 +1,6 @@
 """A run's host-side context and where it starts, with stand-in checkpoints."""
 
+import functools
 import types
 
 import pytest
@@ -7,6 +8,7 @@ import yaml
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
+from purejaxdrl.runners.anakin import AnakinRunner
 from purejaxdrl.training.run import Run, Start, open_run, restore, start_wandb
 
 
@@ -39,10 +41,14 @@ def _run(tmp_path, checkpointer, heard=None):
     return run
 
 
-def _experiment(devices, replay=False):
+def _experiment(devices, replay=False, num_envs=8):
+    # The Anakin runner's own resume notes, on a stand-in of its fields.
+    mesh = types.SimpleNamespace(size=devices)
+    runner = types.SimpleNamespace(mesh=mesh, num_envs=num_envs)
+    runner.resume_notes = functools.partial(AnakinRunner.resume_notes, runner)
     return types.SimpleNamespace(
         agent=types.SimpleNamespace(state_spec=P("data") if replay else P()),
-        runner=types.SimpleNamespace(mesh=types.SimpleNamespace(size=devices)),
+        runner=runner,
     )
 
 
