@@ -75,6 +75,7 @@ def test_dqn_and_apex_reach_475_on_cartpole_within_500k_steps(algo):
 
 # ~55 s on 2 CPU cores, most of it compiling brax with three networks; the run
 # stops one chunk after an evaluation reaches 900.
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_sac_balances_brax_inverted_pendulum_within_200k_steps():
     preset = pjd.load_preset("inverted_pendulum", "sac")
@@ -90,6 +91,7 @@ def test_sac_balances_brax_inverted_pendulum_within_200k_steps():
 
 # Memory: CartPole-v1 without its velocities. One vmapped program per core
 # type trains 2 seeds of the preset (1M steps each, ~1 min on 2 CPU cores).
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
     from purejaxdrl.sweeps.program import sweep
@@ -124,6 +126,7 @@ def _solved(final_return) -> None:
 # reaching 450 within 1M steps; R2D2's final return varies more than PPO's,
 # so the preset's target (what every seed still holds at the end: 230, see
 # envs/cartpole_masked.yaml) is below this bar on the peak.
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_r2d2_solves_masked_cartpole_where_feed_forward_cannot():
     preset = pjd.load_preset("cartpole_masked", "r2d2")
@@ -143,6 +146,7 @@ def test_r2d2_solves_masked_cartpole_where_feed_forward_cannot():
     assert peak <= 250, [r.get("episode/mean_return") for r in history]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_recurrent_ppo_remembers_a_bit_for_30_steps_where_feed_forward_cannot():
     from purejaxdrl.sweeps.program import sweep

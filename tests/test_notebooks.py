@@ -6,10 +6,15 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+# Notebook 04 trains PPO and SAC on brax for minutes: it runs with `-m slow`.
+SLOW = {"04_continuous_control"}
+CASES = [
+    pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in NOTEBOOKS
+]
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path, tmp_path):
     notebook = nbformat.read(path, as_version=4)
     NotebookClient(

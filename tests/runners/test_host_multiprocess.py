@@ -18,7 +18,10 @@ pytest.importorskip("gymnasium")
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize(
     ("algo", "env_id"),
-    [("impala", "gymnasium:CartPole-v1"), ("ppo", "envpool:CartPole-v1")],
+    [
+        ("impala", "gymnasium:CartPole-v1"),
+        pytest.param("ppo", "envpool:CartPole-v1", marks=pytest.mark.slow),
+    ],
 )
 def test_two_processes_learn_cartpole(algo, env_id, tmp_path):
     run = ["train", "--env", "cartpole_envpool", "--algo", algo, "--env.id", env_id]

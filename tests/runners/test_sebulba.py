@@ -29,10 +29,10 @@ def _config(env_id, algo="impala", **overrides):
     [
         ("impala", "envpool:CartPole-v1", 1),
         ("impala", "gymnasium:CartPole-v1", 1),
-        ("ppo", "envpool:CartPole-v1", 1),
-        ("ppo", "gymnasium:CartPole-v1", 1),
+        pytest.param("ppo", "envpool:CartPole-v1", 1, marks=pytest.mark.slow),
+        pytest.param("ppo", "gymnasium:CartPole-v1", 1, marks=pytest.mark.slow),
         ("impala", "gymnasium:CartPole-v1", 2),
-        ("ppo", "envpool:CartPole-v1", 2),
+        pytest.param("ppo", "envpool:CartPole-v1", 2, marks=pytest.mark.slow),
     ],
 )
 def test_learns_cartpole_on_host_environments(algo, env_id, devices):

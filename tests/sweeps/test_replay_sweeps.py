@@ -70,6 +70,7 @@ def test_replay_memory_is_estimated_per_data_device():
     assert one.layouts[0].run_bytes > 3 * split.layouts[0].run_bytes
 
 
+@pytest.mark.slow
 def test_sac_sweep_on_brax_members_equal_their_runs_alone():
     # 2048 items before learning (32 updates), then 8 gradient steps per update.
     config = _config("inverted_pendulum", "sac", 36, devices=1)
