@@ -4,7 +4,7 @@ Evaluates the newest good checkpoint's deterministic policy on fresh
 environments and, with `--render`, draws one episode: a GIF for gymnax
 environments, an HTML viewer for brax ones. Runs on host environments
 (`envpool:`, `gymnasium:`) evaluate on fresh host environments and draw a GIF
-(`observe/host_render.py`).
+(`observe/render.py`, `observe/players.py`).
 """
 
 from collections.abc import Sequence

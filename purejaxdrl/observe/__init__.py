@@ -1,10 +1,11 @@
 """Host-side views of training: loggers, evaluation, rendering, learning curves.
 
 `loggers` (JSONL, TensorBoard, W&B sinks), `progress` (the live progress
-line on a terminal or in a Jupyter cell), `evaluation` (episodes
-of the deterministic policy, compiled), `render` (one episode drawn as frames),
-`host_evaluation` and `host_render` (the same on host environments), `play`
-(the `Player` interface both kinds of run are watched through), `plots`
-(curves of run and sweep directories as a PNG). Imports `runners`,
+line on a terminal or in a Jupyter cell), `play` (the `Player` interface
+every run is watched through, and the deterministic policy), `evaluation`
+(episodes of that policy, compiled on device or looped on the host), `render`
+(one episode played and drawn), `gif` (frames and GIFs), `players` (the
+device and host `Player`s), `plots` (curves of run and sweep directories as
+a PNG). Imports `runners`,
 `agents`, `env`, `networks` and below; never `training`, `sweeps` or `cli`.
 """

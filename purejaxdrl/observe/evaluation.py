@@ -1,10 +1,19 @@
-"""Evaluation episodes: the deterministic policy on separate environments.
+"""Evaluation episodes: the deterministic policy on environments of its own.
 
-One compiled call plays one episode in each of E fresh environments with the
-mode of the policy's distribution, entirely on device (`lax.while_loop` until
-every environment has finished its first episode, or a step cap), and returns
-their returns and lengths. It never touches the training environments, keys or
-observation statistics, so turning evaluation on does not change training.
+Each environment of E fresh ones plays its first episode with the mode of the
+policy's distribution (`play.mode_policy`) until it ends or a step cap, and
+the episodes' returns and lengths come back. Evaluation never touches the
+training environments, keys, parameters or observation statistics, so turning
+it on does not change training.
+
+- Device environments (gymnax, brax): one compiled `lax.while_loop`
+  (`make_evaluate`, `device_evaluation`).
+- Host environments (`envpool:`, `gymnasium:`): a fresh pool, seeded apart
+  from the training pools, stepped in a Python loop with the policy jitted once
+  (`play_host`, `make_host_evaluate`, `host_evaluation`). Host environments
+  reset on the step after an episode ends (`env/host/base.py`): an environment
+  stops counting at the step that ends its first episode, so that reset step
+  (reward 0, action ignored, `first`) never reaches a return or a length.
 """
 
 import dataclasses
@@ -13,12 +22,18 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.runners.base import Lowered
-from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep
+from purejaxdrl.observe.play import episode_ended, mode_policy
+from purejaxdrl.runners.base import Lowered, Ready
+from purejaxdrl.types import Params, PRNGKey
+
+# Tags the host evaluation pools' seeds, a stream apart from the training pools'.
+_EVAL_STREAM = 0x65766131
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -50,56 +65,6 @@ class EvalResult(NamedTuple):
     lengths: jax.Array
 
 
-def mode_action(network: Network) -> Callable[[Params, jax.Array], jax.Array]:
-    """`act(params, obs) -> env action`: the mode of the policy's distribution."""
-    dist = network.distribution
-
-    def act(params: Params, obs: jax.Array) -> jax.Array:
-        return dist.to_env(dist.mode(network.apply(params, obs)[0]))
-
-    return act
-
-
-class ModePolicy(NamedTuple):
-    """The deterministic policy of a network, with or without a recurrent core.
-
-    `initial_state(E)` is the core state of E environments (() without a
-    core); `act(params, state, obs [E, ...], reset bool [E]) -> (state, env
-    action [E, ...])`, where `reset` marks observations that start an episode.
-    """
-
-    initial_state: Callable[[int], PyTree]
-    act: Callable[..., tuple[PyTree, jax.Array]]
-
-
-def mode_policy(network: Network | RecurrentNetwork) -> ModePolicy:
-    """The mode of `network`'s policy, carrying the core state of recurrent ones."""
-    dist = network.distribution
-    if isinstance(network, RecurrentNetwork):
-
-        def act_core(
-            params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
-        ) -> tuple[PyTree, jax.Array]:
-            state, (policy, _) = network.step(params, state, obs, reset)
-            return state, dist.to_env(dist.mode(policy))
-
-        return ModePolicy(network.initial_state, act_core)
-    act = mode_action(network)
-
-    def act_stateless(
-        params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
-    ) -> tuple[PyTree, jax.Array]:
-        del reset
-        return state, act(params, obs)
-
-    return ModePolicy(lambda batch: (), act_stateless)
-
-
-def episode_ended(ts: TimeStep) -> jax.Array:
-    """Whether the step that produced `ts` ended an episode (either way)."""
-    return (ts.discount == 0.0) | ts.truncated
-
-
 def make_evaluate(
     env: Env, network: Network, *, episodes: int, max_steps: int = 100_000
 ) -> Callable[[Params, EnvParams, PRNGKey], EvalResult]:
@@ -120,10 +85,7 @@ def make_evaluate(
       ValueError: for episodes < 1 or max_steps < 1.
 
     """
-    if episodes < 1 or max_steps < 1:
-        raise ValueError(
-            f"eval.episodes={episodes} and eval.max_steps={max_steps} must be >= 1."
-        )
+    _check_counts(episodes, max_steps)
     policy = mode_policy(network)
 
     def evaluate(params: Params, env_params: EnvParams, key: PRNGKey) -> EvalResult:
@@ -161,6 +123,13 @@ def make_evaluate(
     return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))
 
 
+def _check_counts(episodes: int, max_steps: int) -> None:
+    if episodes < 1 or max_steps < 1:
+        raise ValueError(
+            f"eval.episodes={episodes} and eval.max_steps={max_steps} must be >= 1."
+        )
+
+
 class _ChunkEvaluation:
     """A run's evaluation, lowered; compiled, it takes (state, chunk index)."""
 
@@ -191,3 +160,210 @@ def device_evaluation(
     )
     lowered = evaluate.lower(abstract.agent.params, abstract.env_params, key)
     return _ChunkEvaluation(lowered, key)
+
+
+class HostEvalResult(NamedTuple):
+    """Per evaluation environment, its first episode (numpy).
+
+    Attributes:
+      returns: float32 [E], the sum of its rewards (so far, when cut short).
+      lengths: int32 [E], its steps (at most the step cap).
+      observations: with `record`, environment 0's observations before each
+        step of its first episode ([lengths[0]] arrays, in the environment's
+        dtype); else None.
+
+    """
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    observations: list[np.ndarray] | None
+
+
+class HostModePolicy(NamedTuple):
+    """The deterministic policy for host environments (not jittable itself).
+
+    `initial_state(E)`: the core state of E episodes about to start (() for a
+    policy without a recurrent core); `act(params, state, obs [E, ...]) ->
+    (state, env actions [E, ...] numpy)` steps them, carrying the state.
+    """
+
+    initial_state: Callable[[int], Any]
+    act: Callable[[Params, Any, np.ndarray], tuple[Any, np.ndarray]]
+
+
+def host_mode_policy(network: Network | RecurrentNetwork) -> HostModePolicy:
+    """The mode of `network`'s policy for host observations, jitted once.
+
+    Observations arrive in their host dtype (uint8 frames stay uint8 on the
+    host) and become float32 on the device, as the actors' policy does
+    (`runners/actor.py`). A recurrent core's state is carried from step to
+    step: the callers play each environment's first episode only, so it is
+    never reset.
+    """
+    mode = mode_policy(network)
+
+    def policy(params: Params, state: Any, obs: jax.Array) -> tuple[Any, jax.Array]:
+        no_reset = jnp.zeros(obs.shape[:1], bool)
+        return mode.act(params, state, obs.astype(jnp.float32), no_reset)
+
+    jitted = jax.jit(policy, compiler_options=compiler_options(jax.default_backend()))
+
+    def act(params: Params, state: Any, obs: np.ndarray) -> tuple[Any, np.ndarray]:
+        state, action = jitted(params, state, obs)
+        return state, np.asarray(action)
+
+    return HostModePolicy(mode.initial_state, act)
+
+
+def play_host(
+    env: HostEnv,
+    policy: HostModePolicy,
+    params: Params,
+    max_steps: int,
+    record: bool = False,
+) -> HostEvalResult:
+    """Plays every environment of `env` (reset here) until its first episode ends.
+
+    Not jittable: steps host environments in a Python loop.
+
+    Args:
+      env: a synchronous pool (batch_size == num_envs) of E environments.
+      policy: `host_mode_policy(network)`.
+      params: the network's parameters.
+      max_steps: steps after which the loop stops, episodes ended or not.
+      record: keep environment 0's observations (see `HostEvalResult`).
+
+    Returns:
+      The first episodes' returns and lengths, [E].
+
+    """
+    n = env.num_envs
+    ts = env.reset()
+    obs = np.empty((n, *ts.observation.shape[1:]), ts.observation.dtype)
+    obs[ts.env_id] = ts.observation
+    returns, lengths = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    running = np.ones(n, bool)
+    state = policy.initial_state(n)
+    observations = [] if record else None
+    for _ in range(max_steps):
+        if not running.any():
+            break
+        if record and running[0]:
+            observations.append(obs[0].copy())
+        state, action = policy.act(params, state, obs)
+        ts = env.step(action)
+        ids = ts.env_id
+        # A reset step is no transition of any episode; a finished first
+        # episode counts nothing more.
+        live = running[ids] & ~ts.first
+        returns[ids] += np.where(live, ts.reward, 0.0).astype(np.float32)
+        lengths[ids] += live
+        running[ids] = running[ids] & ~(live & (ts.terminated | ts.truncated))
+        obs[ids] = ts.observation
+    return HostEvalResult(returns, lengths, observations)
+
+
+def make_host_evaluate(
+    env_id: str,
+    options: dict[str, Any],
+    network: Network | RecurrentNetwork,
+    *,
+    episodes: int,
+    max_steps: int,
+) -> Callable[..., HostEvalResult]:
+    """Builds `evaluate(params, seed, record=False) -> HostEvalResult`.
+
+    Each call plays `episodes` environments made afresh with `seed` (and
+    closed after); the policy is jitted once, here.
+
+    Args:
+      env_id: `envpool:<task>` or `gymnasium:<id>`.
+      options: the environment's options (`config.env.options`).
+      network: the acting network (recurrent or not); actions are
+        `to_env(mode(policy))`.
+      episodes: E, environments played once each.
+      max_steps: cap on the steps of the loop.
+
+    Raises:
+      ValueError: for episodes < 1 or max_steps < 1.
+
+    """
+    _check_counts(episodes, max_steps)
+    policy = host_mode_policy(network)
+
+    def evaluate(params: Params, seed: int, record: bool = False) -> HostEvalResult:
+        env = make_host_env(env_id, episodes, seed, **options)
+        try:
+            return play_host(env, policy, params, max_steps, record)
+        finally:
+            env.close()
+
+    return evaluate
+
+
+def evaluate_host(
+    env_id: str,
+    options: dict[str, Any],
+    network: Network | RecurrentNetwork,
+    params: Params,
+    *,
+    episodes: int,
+    seed: int,
+    max_steps: int,
+    record: bool = False,
+) -> HostEvalResult:
+    """Plays the deterministic policy once in each of `episodes` fresh environments.
+
+    Not jittable. See `make_host_evaluate` (which evaluates more than once
+    with one compiled policy) and `HostEvalResult`.
+    """
+    evaluate = make_host_evaluate(
+        env_id, options, network, episodes=episodes, max_steps=max_steps
+    )
+    return evaluate(params, seed, record)
+
+
+def eval_seed(seed: int, index: int) -> int:
+    """The seed of the evaluation pool after chunk `index` of a run seeded `seed`.
+
+    30 bits, as the training pools' (`host_env_seed`), from a stream of its own.
+    """
+    entropy = [seed, index, _EVAL_STREAM]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
+
+
+def host_evaluation(
+    config: Any, network: Network | RecurrentNetwork, abstract: Any, key: Any
+) -> Ready:
+    """A host run's evaluation during training, as a program of its chunks.
+
+    `evaluate(state, chunk_index) -> (returns [E], lengths [E])` plays a fresh
+    pool seeded from (seed, chunk index): never the training pools, keys or
+    parameters, which it only reads. The learner's parameters are replicated;
+    this process's copy is played. Every process of a multi-process run
+    evaluates alike (same seeds, same parameters, so the same returns): they
+    all see `eval.stop_at` reached at the same chunk and stop together, with
+    no collective.
+
+    Args:
+      config: the run's TrainConfig (its `env`, `eval` and `seed`).
+      network: the acting network.
+      abstract: unused (host code compiles its policy on first use).
+      key: unused (the pools' seeds come from `config.seed`).
+
+    """
+    del abstract, key
+    evaluate = make_host_evaluate(
+        config.env.id,
+        dict(config.env.options),
+        network,
+        episodes=config.eval.episodes,
+        max_steps=config.eval.max_steps,
+    )
+
+    def evaluate_chunk(state: Any, index: int) -> tuple[np.ndarray, np.ndarray]:
+        local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
+        result = evaluate(local, eval_seed(config.seed, index))
+        return result.returns, result.lengths
+
+    return Ready(evaluate_chunk)

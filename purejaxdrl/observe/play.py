@@ -1,19 +1,22 @@
-"""The `Player` interface: a run's deterministic policy played in fresh environments.
+"""Playing a run's deterministic policy: the `Player` interface and the mode policy.
 
-Training's evaluations, `purejaxdrl eval` and `eval --render` play through it,
-whatever the run trained on: `render.DevicePlayer` plays device environments
-(gymnax, brax) in compiled programs, `host_render.HostPlayer` plays host ones
-(EnvPool, Gymnasium) on the host. The experiment picks one where it picks the
-runner.
+Training's evaluations, `purejaxdrl eval` and `eval --render` play through a
+`Player`, whatever the run trained on (`players.py`): device environments
+(gymnax, brax) are played in compiled programs, host ones (EnvPool, Gymnasium)
+in a loop on the host. The experiment picks one where it picks the runner.
+Both act with `mode_policy`, the mode of the policy's distribution.
 """
 
 import pathlib
+from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
+import jax
 import numpy as np
 
+from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.runners.base import Lowered
-from purejaxdrl.types import PRNGKey
+from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep
 
 
 class Drawn(NamedTuple):
@@ -51,3 +54,53 @@ class Player(Protocol):
     ) -> Drawn:
         """Plays one episode and draws it to `out` (GIF or HTML)."""
         ...
+
+
+def mode_action(network: Network) -> Callable[[Params, jax.Array], jax.Array]:
+    """`act(params, obs) -> env action`: the mode of the policy's distribution."""
+    dist = network.distribution
+
+    def act(params: Params, obs: jax.Array) -> jax.Array:
+        return dist.to_env(dist.mode(network.apply(params, obs)[0]))
+
+    return act
+
+
+class ModePolicy(NamedTuple):
+    """The deterministic policy of a network, with or without a recurrent core.
+
+    `initial_state(E)` is the core state of E environments (() without a
+    core); `act(params, state, obs [E, ...], reset bool [E]) -> (state, env
+    action [E, ...])`, where `reset` marks observations that start an episode.
+    """
+
+    initial_state: Callable[[int], PyTree]
+    act: Callable[..., tuple[PyTree, jax.Array]]
+
+
+def mode_policy(network: Network | RecurrentNetwork) -> ModePolicy:
+    """The mode of `network`'s policy, carrying the core state of recurrent ones."""
+    dist = network.distribution
+    if isinstance(network, RecurrentNetwork):
+
+        def act_core(
+            params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
+        ) -> tuple[PyTree, jax.Array]:
+            state, (policy, _) = network.step(params, state, obs, reset)
+            return state, dist.to_env(dist.mode(policy))
+
+        return ModePolicy(network.initial_state, act_core)
+    act = mode_action(network)
+
+    def act_stateless(
+        params: Params, state: PyTree, obs: jax.Array, reset: jax.Array
+    ) -> tuple[PyTree, jax.Array]:
+        del reset
+        return state, act(params, obs)
+
+    return ModePolicy(lambda batch: (), act_stateless)
+
+
+def episode_ended(ts: TimeStep) -> jax.Array:
+    """Whether the step that produced `ts` ended an episode (either way)."""
+    return (ts.discount == 0.0) | ts.truncated

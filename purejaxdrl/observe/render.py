@@ -1,16 +1,23 @@
-"""Watching a policy: one episode recorded on device, drawn on the host.
+"""Watching a policy: one episode played and drawn to a file.
 
-`record_episode` plays the deterministic policy for one episode in one compiled
-scan and returns the environment state before every step. `render` draws them:
-a GIF for gymnax environments (gymnax's own matplotlib drawings: classic
-control, MinAtar, ...), an HTML viewer for brax environments (brax's own).
-`DevicePlayer` is the `play.Player` of device runs: their evaluations and
-drawings.
+- Device environments: `record_episode` plays the deterministic policy for
+  one episode in one compiled scan and keeps the environment state before
+  every step; `render` draws them, a GIF for gymnax environments (gymnax's own
+  drawings, `gif.py`), an HTML viewer for brax environments (brax's own).
+- Host environments: `record_host_episode` plays one on the host and keeps
+  its frames. Pixel observations (uint8 frames, e.g. EnvPool Atari's stacks of
+  four 84x84 grey frames) give their newest frame of each stack, upscaled 3x:
+  what the agent sees, not the emulator's colour screen. `gymnasium:` ids with
+  other observations (CartPole's four numbers cannot be drawn) give the
+  environment's own `rgb_array` drawing, from a second environment made with
+  `render_mode="rgb_array"`, seeded as the first evaluation environment and
+  played with the same policy. EnvPool draws nothing else (classic control,
+  MuJoCo): a one-line ConfigError.
 """
 
-import os
 import pathlib
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -21,16 +28,20 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
+from purejaxdrl.env.host import HostSpec, make_host_env
+from purejaxdrl.env.host.base import import_optional, rescale_actions
+from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.evaluation import (
-    device_evaluation,
-    episode_ended,
-    make_evaluate,
-    mode_policy,
+from purejaxdrl.observe.evaluation import HostModePolicy, host_mode_policy, play_host
+from purejaxdrl.observe.gif import (
+    PIXEL_FRAME_MS,
+    gymnax_frames,
+    headless,
+    newest_frame,
+    upscale,
+    write_gif,
 )
-from purejaxdrl.observe.play import Drawn
-from purejaxdrl.observe.progress import counting
-from purejaxdrl.runners.base import Lowered
+from purejaxdrl.observe.play import episode_ended, mode_policy
 from purejaxdrl.types import Params, PRNGKey
 
 
@@ -128,7 +139,8 @@ def render(
     out = check_renderable(env, out)
     base = _base(env)
     if isinstance(base, GymnaxEnv):
-        _gymnax_gif(base, episode, out, progress)
+        frames, frame_ms = gymnax_frames(base, episode.states, episode.rewards)
+        write_gif(frames, out, frame_ms, progress)
     else:
         from brax.io import html
 
@@ -172,179 +184,146 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
     return out
 
 
-class DevicePlayer:
-    """The `Player` of a run on device environments (`play.py`).
+class HostEpisode(NamedTuple):
+    """One drawn episode.
 
-    Args:
-      env: the environment as wrapped for training (normalisation statistics
-        are read from the state's `env_params`).
-      network: the acting network.
-      config: the run's EvalConfig (`training_evaluation`'s episodes).
-
-    """
-
-    def __init__(self, env: Env, network: Network, config: Any):
-        self.env, self.network, self.config = env, network, config
-
-    def training_evaluation(self, abstract: Any, key: PRNGKey) -> Lowered:
-        """The run's evaluation program (`evaluation.device_evaluation`)."""
-        return device_evaluation(self.env, self.network, self.config, abstract, key)
-
-    def evaluate(
-        self, state: Any, *, episodes: int, max_steps: int, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """`episodes` environments, reset with `jax.random.key(seed)`."""
-        evaluate = make_evaluate(
-            self.env, self.network, episodes=episodes, max_steps=max_steps
-        )
-        key = jax.random.key(seed)
-        return jax.device_get(evaluate(state.agent.params, state.env_params, key))
-
-    def check_render(self, out: str | pathlib.Path) -> None:
-        """See `check_renderable`."""
-        check_renderable(self.env, out)
-
-    def render(
-        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
-    ) -> Drawn:
-        """One episode played with `jax.random.key(seed)`, drawn to `out`."""
-        episode = record_episode(
-            self.env,
-            self.network,
-            state.agent.params,
-            state.env_params,
-            jax.random.key(seed),
-            max_steps,
-        )
-        drawing = f"drawing {pathlib.Path(out).name}"
-        with counting(drawing, episode.length, "frames") as update:
-            path = render(self.env, episode, out, progress=update)
-        return Drawn(path, episode.length, float(episode.rewards.sum()))
-
-
-# gymnax draws these with gymnasium's pygame renderer.
-_PYGAME = ("Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCar-v0",
-           "MountainCarContinuous-v0")  # fmt: skip
-# How long a frame shows (gymnax's Visualizer's intervals), milliseconds.
-_PYGAME_FRAME_MS, _FIGURE_FRAME_MS = 50, 100
-# The title band above a classic-control drawing, pixels.
-_TITLE_HEIGHT = 28
-# gymnax's figures (MinAtar, Catch, mazes): its 6 x 5 inches at 200 / 3 dots
-# per inch, 400 x 333 pixels, not 600 x 500; the same layout, fewer pixels.
-_FIGURE_DPI = 200 / 3
-
-
-def _gymnax_gif(
-    env: GymnaxEnv,
-    episode: Episode,
-    out: pathlib.Path,
-    progress: Callable[[int], None] | None,
-) -> None:
-    if env.env_id in _PYGAME:
-        # Headless: no window, no sound card.
-        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-        try:
-            import pygame  # noqa: F401
-        except ImportError:
-            raise ConfigError(
-                f"--render: gymnax draws {env.env_id} with pygame, which is not "
-                "installed; pip install 'purejaxdrl[render]'."
-            ) from None
-        frames, frame_ms = _classic_control_frames(env, episode), _PYGAME_FRAME_MS
-    else:
-        frames, frame_ms = _figure_frames(env, episode), _FIGURE_FRAME_MS
-    # Pillow takes the frames one by one as it compares each with the last, so
-    # they are drawn as it goes; only the final encoding (~1 ms a frame) is left
-    # when the count is done.
-    frames = _counted(frames, progress)
-    first = next(frames)
-    first.save(out, save_all=True, append_images=frames, duration=frame_ms, loop=0)
-
-
-def _counted(
-    frames: Iterator[Any], progress: Callable[[int], None] | None
-) -> Iterator[Any]:
-    """`frames`, calling `progress(n)` once the n-th frame has been taken."""
-    for done, frame in enumerate(frames, 1):
-        yield frame
-        if progress is not None:
-            progress(done)
-
-
-def _font(size: int) -> Any:
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except ImportError:  # a Pillow without FreeType: its small bitmap font
-        return ImageFont.load_default()
-
-
-def _classic_control_frames(env: GymnaxEnv, episode: Episode) -> Iterator[Any]:
-    """Gymnasium's drawing of each state under a title (step, return so far).
-
-    gymnax's own Visualizer makes and closes a gymnasium environment for every
-    frame, then redraws it in a matplotlib figure (~0.2 s a frame); here one
-    environment draws them all and Pillow adds the title (~10 ms a frame).
-    Frames are palette images on the fixed web palette: any colour keeps its
-    place, and converting costs ~1 ms (an adaptive palette per frame, ~20 ms).
-
-    Yields:
-      PIL images, mode "P", 600 x 428 pixels for CartPole.
+    Attributes:
+      frames: uint8 [H, W] (grey) or [H, W, 3] (RGB), one per step: what was
+        on screen before it.
+      length: its steps (the episode ended, or was cut, on the last).
+      episode_return: the sum of its rewards.
+      frame_ms: how long a frame shows in the GIF.
 
     """
-    import gymnasium
-    from gymnax.visualize import vis_gym
-    from PIL import Image, ImageDraw
 
-    name, font = env.env_id, _font(16)
-    returns = np.cumsum(episode.rewards)
-    drawer = gymnasium.make(name, render_mode="rgb_array")
+    frames: list[np.ndarray]
+    length: int
+    episode_return: float
+    frame_ms: int
+
+
+def is_pixels(spec: HostSpec) -> bool:
+    """Whether observations are images: uint8 [H, W] or a stack of frames."""
+    return spec.observation_dtype == np.uint8 and len(spec.observation.shape) in (2, 3)
+
+
+def check_host_renderable(
+    env_id: str, spec: HostSpec, out: str | pathlib.Path
+) -> pathlib.Path:
+    """`out` as a path, when a host run on `env_id` can be drawn there.
+
+    Raises:
+      ConfigError: `out` is no GIF, or `env_id` draws no frames.
+
+    """
+    out = pathlib.Path(out)
+    if out.suffix.lower() != ".gif":
+        raise ConfigError(
+            f"--render {out}: {env_id} renders to a GIF; name the file *.gif."
+        )
+    kind, _, name = env_id.partition(":")
+    if kind == "envpool" and not is_pixels(spec):
+        raise ConfigError(
+            f"--render: EnvPool draws no frames of {name} (it has no renderer, and "
+            f"observations of shape {spec.observation.shape} are no image); train on "
+            f"--env.id gymnasium:{name} to render it, or leave out --render."
+        )
+    return out
+
+
+def record_host_episode(
+    env_id: str,
+    options: dict[str, Any],
+    network: Network | RecurrentNetwork,
+    params: Params,
+    *,
+    seed: int,
+    max_steps: int,
+) -> HostEpisode:
+    """Plays the deterministic policy for one episode (`max_steps` at most); draws it.
+
+    Not jittable. Seeded as environment 0 of `evaluate_host(..., seed=seed)`.
+
+    Raises:
+      ConfigError: the environment draws no frames (see the module), or its
+        renderer is not installed.
+
+    """
+    env = make_host_env(env_id, 1, seed, **options)
+    policy = host_mode_policy(network)
     try:
-        drawer.reset(seed=0)
-        inner = drawer.unwrapped
-        vis_gym.set_gym_params(inner, name, env.default_params)
-        for t, state in enumerate(episode.states):
-            inner.state = vis_gym.get_gym_state(state, name)
-            if name == "Pendulum-v1":  # its torque arrow
-                inner.last_u = np.asarray(state.last_u, dtype=np.float64)
-            drawing = np.asarray(drawer.render(), np.uint8)
-            height, width = drawing.shape[:2]
-            frame = Image.new("RGB", (width, height + _TITLE_HEIGHT), "white")
-            frame.paste(Image.fromarray(drawing), (0, _TITLE_HEIGHT))
-            title = f"{name}: step {t + 1}, return {returns[t]:.1f}"
-            ImageDraw.Draw(frame).text((8, 5), title, fill="black", font=font)
-            yield frame.convert(
-                "P", palette=Image.Palette.WEB, dither=Image.Dither.NONE
+        spec = env.spec
+        if is_pixels(spec):
+            played = play_host(env, policy, params, max_steps, record=True)
+            frames = [upscale(newest_frame(o)) for o in played.observations]
+            return HostEpisode(
+                frames, int(played.lengths[0]), float(played.returns[0]), PIXEL_FRAME_MS
             )
     finally:
-        drawer.close()
+        env.close()
+    check_host_renderable(env_id, spec, "episode.gif")
+    return _gymnasium_episode(
+        env_id.partition(":")[2], options, policy, params, seed, max_steps
+    )
 
 
-def _figure_frames(env: GymnaxEnv, episode: Episode) -> Iterator[Any]:
-    """The matplotlib drawing of each state by gymnax: one figure, redrawn.
-
-    Yields:
-      PIL images, RGB, 400 x 333 pixels.
-
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from gymnax.visualize import Visualizer
-    from PIL import Image
-
-    rewards = np.cumsum(episode.rewards)
-    vis = Visualizer(env.env, env.default_params, episode.states, rewards)
+def _gymnasium_episode(
+    name: str,
+    options: dict[str, Any],
+    policy: HostModePolicy,
+    params: Params,
+    seed: int,
+    max_steps: int,
+) -> HostEpisode:
+    headless()  # pygame draws classic control
+    gym = import_optional("gymnasium", "gymnasium")
+    with warnings.catch_warnings():  # an unknown render mode only warns
+        warnings.simplefilter("ignore")
+        # One environment, not a vector: the vector's own option goes.
+        kwargs = {k: v for k, v in options.items() if k != "vectorization_mode"}
+        try:
+            env = gym.make(name, render_mode="rgb_array", **kwargs)
+        except TypeError as e:
+            if "render_mode" not in str(e):
+                raise
+            # Gymnasium passes render_mode to the constructor, which refused it.
+            raise ConfigError(
+                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
+                "so it cannot draw frames; give its __init__ a render_mode "
+                "argument (Gymnasium's API, with 'rgb_array' in "
+                "metadata['render_modes']) or evaluate without --render."
+            ) from None
     try:
-        vis.fig.set_dpi(_FIGURE_DPI)
-        vis.init()
-        for t in range(episode.length):
-            vis.update(t)
-            vis.fig.canvas.draw()
-            rgba = np.asarray(vis.fig.canvas.buffer_rgba())
-            yield Image.fromarray(rgba[..., :3].copy())
+        if "rgb_array" not in env.metadata.get("render_modes", ()):
+            raise ConfigError(
+                f"--render: gymnasium:{name} draws no frames (render modes "
+                f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
+                "or pixel observations); evaluate without --render."
+            )
+        obs, _ = env.reset(seed=env_seeds(seed, 1)[0])
+        frames, episode_return = [], 0.0
+        state = policy.initial_state(1)
+        for _ in range(max_steps):
+            frames.append(_draw(env, name))
+            state, action = policy.act(params, state, np.asarray(obs)[None])
+            step = env.step(rescale_actions(env.action_space, action)[0])
+            obs, reward, terminated, truncated, _ = step
+            episode_return += float(reward)
+            if terminated or truncated:
+                break
     finally:
-        plt.close(vis.fig)
+        env.close()
+    fps = env.metadata.get("render_fps") or 30
+    frame_ms = max(20, int(round(100 / fps)) * 10)
+    return HostEpisode(frames, len(frames), episode_return, frame_ms)
+
+
+def _draw(env: Any, name: str) -> np.ndarray:
+    gym = import_optional("gymnasium", "gymnasium")
+    try:
+        return np.asarray(env.render(), np.uint8)
+    except gym.error.DependencyNotInstalled as e:
+        raise ConfigError(
+            f"--render: gymnasium draws {name} with a package that is not "
+            f"installed ({e}); pip install 'purejaxdrl[render]'."
+        ) from None

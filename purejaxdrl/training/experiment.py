@@ -16,9 +16,8 @@ from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
-from purejaxdrl.observe.host_render import HostPlayer
 from purejaxdrl.observe.play import Player
-from purejaxdrl.observe.render import DevicePlayer
+from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner

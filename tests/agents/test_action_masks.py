@@ -22,7 +22,7 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.wrappers import HideObservations
 from purejaxdrl.networks import make_actor_critic, make_q_network
-from purejaxdrl.observe.evaluation import mode_action
+from purejaxdrl.observe.play import mode_action
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import MASKED_PROBE_REWARDS, MaskedProbeEnv

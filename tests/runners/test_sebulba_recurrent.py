@@ -125,6 +125,6 @@ def test_recurrent_impala_learns_cartpole_with_a_learner_on_two_devices():
     result = pjd.train(config)
     assert result.num_devices == 2
     assert result.mean_return >= 475, result.history[-1]
-    # Evaluation plays the recurrent policy (tests/observe/test_host_evaluation.py
+    # Evaluation plays the recurrent policy (tests/observe/test_evaluation_host.py
     # checks that it carries the core state through episodes).
     assert result.eval_return >= 475, result.eval_return

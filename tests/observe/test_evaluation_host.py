@@ -11,7 +11,7 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.host_evaluation import eval_seed, evaluate_host
+from purejaxdrl.observe.evaluation import eval_seed, evaluate_host
 from purejaxdrl.rl.distributions import categorical
 
 gym = pytest.importorskip("gymnasium")

@@ -15,15 +15,9 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.networks import Network
-from purejaxdrl.observe.host_evaluation import evaluate_host, host_mode_policy
-from purejaxdrl.observe.host_render import (
-    PIXEL_FRAME_MS,
-    check_renderable,
-    newest_frame,
-    record_host_episode,
-    upscale,
-    write_gif,
-)
+from purejaxdrl.observe.evaluation import evaluate_host, host_mode_policy
+from purejaxdrl.observe.gif import PIXEL_FRAME_MS, newest_frame, upscale, write_gif
+from purejaxdrl.observe.render import check_host_renderable, record_host_episode
 from purejaxdrl.rl.distributions import categorical
 from purejaxdrl.training.policy import restore_run
 
@@ -62,7 +56,7 @@ def test_pong_gif_draws_the_newest_frame_of_each_stack_3x(tmp_path):
     env.close()
     assert first.shape == (4, 84, 84)
     np.testing.assert_array_equal(episode.frames[0], upscale(first[-1]))
-    gif = write_gif(episode, tmp_path / "pong.gif")
+    gif = write_gif(episode.frames, tmp_path / "pong.gif", episode.frame_ms)
     with Image.open(gif) as image:
         assert image.size == (252, 252)
         np.testing.assert_array_equal(
@@ -106,7 +100,7 @@ def test_gymnasium_cartpole_gif_replays_the_first_evaluation_episode(tmp_path):
     assert episode.length == evaluated.lengths[0] == len(episode.frames)
     assert episode.episode_return == evaluated.returns[0]
     assert episode.frames[0].shape == (400, 600, 3)
-    gif = write_gif(episode, tmp_path / "cartpole.gif")
+    gif = write_gif(episode.frames, tmp_path / "cartpole.gif", episode.frame_ms)
     with Image.open(gif) as image:
         assert image.size == (600, 400)
     assert sum(durations(gif)) == episode.length * 20  # CartPole's 50 frames/s
@@ -115,10 +109,10 @@ def test_gymnasium_cartpole_gif_replays_the_first_evaluation_episode(tmp_path):
 def test_what_cannot_be_drawn_is_refused_in_one_line():
     spec = HostSpec(Box((4,)), np.dtype(np.float32), None)
     with pytest.raises(ConfigError, match="--env.id gymnasium:CartPole-v1"):
-        check_renderable("envpool:CartPole-v1", spec, "cartpole.gif")
+        check_host_renderable("envpool:CartPole-v1", spec, "cartpole.gif")
     with pytest.raises(ConfigError, match=r"name the file \*.gif"):
-        check_renderable("gymnasium:CartPole-v1", spec, "cartpole.mp4")
-    assert check_renderable("gymnasium:CartPole-v1", spec, "a.gif").name == "a.gif"
+        check_host_renderable("gymnasium:CartPole-v1", spec, "cartpole.mp4")
+    assert check_host_renderable("gymnasium:CartPole-v1", spec, "a.gif").name == "a.gif"
 
 
 class _NoDrawing(gym.Env):

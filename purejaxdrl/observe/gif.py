@@ -1,0 +1,186 @@
+"""Frames of an episode and the GIF they make.
+
+gymnax environments are drawn by gymnax's own drawings (gymnasium's pygame
+renderer for classic control, matplotlib figures for MinAtar, Catch, mazes);
+pixel observations of host environments by their newest frame, upscaled.
+Pillow writes every GIF (matplotlib's PillowWriter uses it too), so there is
+no new dependency.
+"""
+
+import os
+import pathlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.gymnax_env import GymnaxEnv
+
+SCALE = 3
+# Atari runs at 60 frames/s and EnvPool skips 4: a step is 67 ms of play. GIF
+# delays are in hundredths of a second.
+PIXEL_FRAME_MS = 70
+# gymnax draws these with gymnasium's pygame renderer.
+_PYGAME = ("Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCar-v0",
+           "MountainCarContinuous-v0")  # fmt: skip
+# How long a frame shows (gymnax's Visualizer's intervals), milliseconds.
+_PYGAME_FRAME_MS, _FIGURE_FRAME_MS = 50, 100
+# The title band above a classic-control drawing, pixels.
+_TITLE_HEIGHT = 28
+# gymnax's figures (MinAtar, Catch, mazes): its 6 x 5 inches at 200 / 3 dots
+# per inch, 400 x 333 pixels, not 600 x 500; the same layout, fewer pixels.
+_FIGURE_DPI = 200 / 3
+
+
+def write_gif(
+    frames: Iterable[Any],
+    out: str | pathlib.Path,
+    frame_ms: int,
+    progress: Callable[[int], None] | None = None,
+) -> pathlib.Path:
+    """Writes `frames` (PIL images or uint8 arrays) to the GIF `out`, `frame_ms` each.
+
+    Frames are taken one by one as Pillow compares each with the last, so a
+    generator's frames are drawn as it goes, and `progress(n)` is called once
+    the n-th has been taken. Pillow merges a frame identical to the one before
+    into it (their times add), so a GIF may hold fewer frames than steps; it
+    plays as long.
+    """
+    from PIL import Image
+
+    def images() -> Iterator[Any]:
+        for done, frame in enumerate(frames, 1):
+            yield frame if isinstance(frame, Image.Image) else Image.fromarray(frame)
+            if progress is not None:
+                progress(done)
+
+    out, stream = pathlib.Path(out), images()
+    first = next(stream)
+    first.save(out, save_all=True, append_images=stream, duration=frame_ms, loop=0)
+    return out
+
+
+def headless() -> None:
+    """No window, no sound card: pygame draws off screen."""
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+
+def newest_frame(obs: np.ndarray) -> np.ndarray:
+    """The newest frame of a pixel observation, uint8 [H, W] or [H, W, 3].
+
+    A stack's frames lie along its shorter end axis, oldest first (EnvPool's
+    [4, 84, 84]; also [84, 84, 4]); [H, W, 3] is taken for one RGB image.
+    """
+    if obs.ndim == 2 or (obs.ndim == 3 and obs.shape[-1] == 3 < obs.shape[0]):
+        return obs
+    return obs[-1] if obs.shape[0] <= obs.shape[-1] else obs[..., -1]
+
+
+def upscale(frame: np.ndarray, scale: int = SCALE) -> np.ndarray:
+    """`frame` [H, W, ...] as [scale H, scale W, ...], each pixel a square."""
+    return np.repeat(np.repeat(frame, scale, axis=0), scale, axis=1)
+
+
+def gymnax_frames(
+    env: GymnaxEnv, states: list[Any], rewards: np.ndarray
+) -> tuple[Iterator[Any], int]:
+    """Gymnax's drawing of each state, lazily, and how long a frame shows (ms).
+
+    Raises:
+      ConfigError: the drawing needs pygame, which is not installed.
+
+    """
+    if env.env_id not in _PYGAME:
+        return _figure_frames(env, states, rewards), _FIGURE_FRAME_MS
+    headless()
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            f"--render: gymnax draws {env.env_id} with pygame, which is not "
+            "installed; pip install 'purejaxdrl[render]'."
+        ) from None
+    return _classic_control_frames(env, states, rewards), _PYGAME_FRAME_MS
+
+
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except ImportError:  # a Pillow without FreeType: its small bitmap font
+        return ImageFont.load_default()
+
+
+def _classic_control_frames(
+    env: GymnaxEnv, states: list[Any], rewards: np.ndarray
+) -> Iterator[Any]:
+    """Gymnasium's drawing of each state under a title (step, return so far).
+
+    gymnax's own Visualizer makes and closes a gymnasium environment for every
+    frame, then redraws it in a matplotlib figure (~0.2 s a frame); here one
+    environment draws them all and Pillow adds the title (~10 ms a frame).
+    Frames are palette images on the fixed web palette: any colour keeps its
+    place, and converting costs ~1 ms (an adaptive palette per frame, ~20 ms).
+
+    Yields:
+      PIL images, mode "P", 600 x 428 pixels for CartPole.
+
+    """
+    import gymnasium
+    from gymnax.visualize import vis_gym
+    from PIL import Image, ImageDraw
+
+    name, font = env.env_id, _font(16)
+    returns = np.cumsum(rewards)
+    drawer = gymnasium.make(name, render_mode="rgb_array")
+    try:
+        drawer.reset(seed=0)
+        inner = drawer.unwrapped
+        vis_gym.set_gym_params(inner, name, env.default_params)
+        for t, state in enumerate(states):
+            inner.state = vis_gym.get_gym_state(state, name)
+            if name == "Pendulum-v1":  # its torque arrow
+                inner.last_u = np.asarray(state.last_u, dtype=np.float64)
+            drawing = np.asarray(drawer.render(), np.uint8)
+            height, width = drawing.shape[:2]
+            frame = Image.new("RGB", (width, height + _TITLE_HEIGHT), "white")
+            frame.paste(Image.fromarray(drawing), (0, _TITLE_HEIGHT))
+            title = f"{name}: step {t + 1}, return {returns[t]:.1f}"
+            ImageDraw.Draw(frame).text((8, 5), title, fill="black", font=font)
+            yield frame.convert(
+                "P", palette=Image.Palette.WEB, dither=Image.Dither.NONE
+            )
+    finally:
+        drawer.close()
+
+
+def _figure_frames(
+    env: GymnaxEnv, states: list[Any], rewards: np.ndarray
+) -> Iterator[Any]:
+    """The matplotlib drawing of each state by gymnax: one figure, redrawn.
+
+    Yields:
+      PIL images, RGB, 400 x 333 pixels.
+
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from gymnax.visualize import Visualizer
+    from PIL import Image
+
+    vis = Visualizer(env.env, env.default_params, states, np.cumsum(rewards))
+    try:
+        vis.fig.set_dpi(_FIGURE_DPI)
+        vis.init()
+        for t in range(len(states)):
+            vis.update(t)
+            vis.fig.canvas.draw()
+            rgba = np.asarray(vis.fig.canvas.buffer_rgba())
+            yield Image.fromarray(rgba[..., :3].copy())
+    finally:
+        plt.close(vis.fig)
