@@ -2,7 +2,7 @@
 
 import dataclasses
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import flax.linen as nn
 import jax
@@ -40,16 +40,6 @@ class _ActorCritic(nn.Module):
         return policy, value
 
 
-def _check_mask(config: NetworkConfig, action_spec: Discrete | Box) -> None:
-    # A recurrent network's heads see the core's output, not the observation
-    # that says which actions are legal; masking there is not built yet.
-    if isinstance(action_spec, Discrete) and action_spec.legal and config.recurrent:
-        raise ValueError(
-            f"network.core={config.core!r} cannot mask illegal actions (the "
-            "environment's action spec has `legal`); use --network.core none."
-        )
-
-
 def _masked(
     apply: Callable[..., tuple[jax.Array, jax.Array]],
     legal: Callable[[jax.Array], jax.Array],
@@ -66,11 +56,53 @@ def _masked(
     """
 
     def masked(params: Params, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        head, value = apply(params, obs)
-        head = mask_logits(head, legal(obs))
-        return head, head.max(axis=-1) if q_values else value
+        return _mask_outputs(apply(params, obs), legal(obs), q_values)
 
     return masked
+
+
+def _mask_outputs(
+    outputs: tuple[jax.Array, jax.Array], legal: jax.Array, q_values: bool
+) -> tuple[jax.Array, jax.Array]:
+    head, value = outputs
+    head = mask_logits(head, legal)
+    return head, head.max(axis=-1) if q_values else value
+
+
+def _masked_recurrent(
+    net: RecurrentNetwork, legal: Callable[[jax.Array], jax.Array], *, q_values: bool
+) -> RecurrentNetwork:
+    """`net` with `_masked`'s mask on every output, read from the observation.
+
+    The heads see the core's output, not the observation that says which
+    actions are legal, so the mask is applied after them: each output with
+    the observation it answers (the final observation's for `final_outputs`).
+    """
+
+    def mask(outputs: tuple, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return _mask_outputs(outputs, legal(obs), q_values)
+
+    def step(params: Params, state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        state, outputs = net.step(params, state, obs, reset)
+        return state, mask(outputs, obs)
+
+    def unroll(params: Params, state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        state, outputs = net.unroll(params, state, obs, reset)
+        return state, mask(outputs, obs)
+
+    def final_outputs(params: Params, state: Any, obs, reset, final_obs) -> tuple:
+        return mask(net.final_outputs(params, state, obs, reset, final_obs), final_obs)
+
+    def unroll_final(params: Params, state: Any, obs, reset, final_obs) -> tuple:
+        outputs, final = net.unroll_final(params, state, obs, reset, final_obs)
+        return mask(outputs, obs), mask(final, final_obs)
+
+    return net._replace(
+        step=step,
+        unroll=unroll,
+        final_outputs=final_outputs,
+        unroll_final=unroll_final,
+    )
 
 
 def make_actor_critic(
@@ -84,20 +116,22 @@ def make_actor_critic(
     Discrete spec with `legal` masks the illegal actions' logits to -inf.
 
     Raises:
-      ValueError: for a torso that cannot be (`torsos.check_torso`), or a
-        recurrent core with a `legal` mask.
+      ValueError: for a torso that cannot be (`torsos.check_torso`).
 
     """
     check_torso(config, obs_spec)
-    _check_mask(config, action_spec)
+    masks = isinstance(action_spec, Discrete) and action_spec.legal
     if isinstance(action_spec, Discrete):
         distribution, policy_size = categorical(), action_spec.num_values
     else:
         (num_dims,) = action_spec.shape
         distribution, policy_size = tanh_gaussian(), 2 * num_dims
     if config.recurrent:
-        return make_recurrent_actor_critic(
+        net = make_recurrent_actor_critic(
             config, len(obs_spec.shape), policy_size, distribution
+        )
+        return (
+            _masked_recurrent(net, action_spec.legal, q_values=False) if masks else net
         )
     module = _ActorCritic(config, len(obs_spec.shape), policy_size)
 
@@ -105,7 +139,7 @@ def make_actor_critic(
         return module.init(key, obs)
 
     apply = module.apply
-    if isinstance(action_spec, Discrete) and action_spec.legal:
+    if masks:
         apply = _masked(apply, action_spec.legal, q_values=False)
     return Network(init=init, apply=apply, distribution=distribution)
 
@@ -153,13 +187,15 @@ def make_q_network(
         )
     make_actor_critic(config, obs_spec, action_spec)  # the same checks
     if config.recurrent:
-        return make_recurrent_q_network(
+        net = make_recurrent_q_network(
             config,
             len(obs_spec.shape),
             action_spec.num_values,
             categorical(),
             dueling=dueling,
         )
+        legal = action_spec.legal
+        return _masked_recurrent(net, legal, q_values=True) if legal else net
     module = _QNetwork(config, len(obs_spec.shape), action_spec.num_values, dueling)
 
     def init(key: PRNGKey, obs: jax.Array) -> Params:
