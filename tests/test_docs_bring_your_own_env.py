@@ -4,10 +4,10 @@ Writes the page's two modules (the Python blocks after "`jax_corridor.py`:"
 and "`my_corridor.py`:") into a fresh folder, runs each of the page's commands
 there in a fresh process and each of its Python runs in this one, as the page
 says, and checks that every run ends at the final mean return the page states
-for it. The JAX environment's Python run (device environments compile
-quickly) is in the fast suite; the command-line runs and the Gymnasium
-environment's Python run (host environments step in Python) take 15-20 s each
-on CPU and are marked slow.
+for it. The JAX environment's Python run is in the fast suite; the four
+others (three fresh processes that each start JAX and compile, and the
+Gymnasium run, whose environments step in Python) take 20-40 s each on a
+2-core CPU and are marked slow.
 """
 
 import os
