@@ -1,5 +1,8 @@
 """What many tests share: small configs, a few trained updates, flat parameters."""
 
+import importlib.util
+import pathlib
+from types import ModuleType
 from typing import Any, NamedTuple
 
 import jax
@@ -51,3 +54,12 @@ def trained(
 def flat(tree: Any) -> np.ndarray:
     """A pytree's leaves as one float vector, on the host."""
     return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+
+
+def reproduce_script() -> ModuleType:
+    """`scripts/reproduce.py` as a module: the score rows and the tables it writes."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "reproduce.py"
+    spec = importlib.util.spec_from_file_location("reproduce", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

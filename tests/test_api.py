@@ -1,7 +1,9 @@
 """The public API: two tiers, every name documented, every algorithm reachable."""
 
 import importlib
+import importlib.util
 import inspect
+import pathlib
 import pkgutil
 
 import pytest
@@ -9,10 +11,13 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
 
-SUBPACKAGES = sorted(
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Every package with an `__all__`, at any depth: the public tier and the
+# builders' tier (purejaxdrl.env.host, purejaxdrl.cli included).
+PUBLIC = ["purejaxdrl"] + sorted(
     m.name
-    for m in pkgutil.iter_modules(pjd.__path__)
-    if m.ispkg and m.name not in ("cli", "observe")
+    for m in pkgutil.walk_packages(pjd.__path__, "purejaxdrl.")
+    if m.ispkg and hasattr(importlib.import_module(m.name), "__all__")
 )
 
 
@@ -29,9 +34,24 @@ def test_no_subpackage_is_shadowed():
             assert getattr(pjd, info.name) is module, info.name
 
 
-@pytest.mark.parametrize(
-    "module", ["purejaxdrl", *(f"purejaxdrl.{m}" for m in SUBPACKAGES)]
-)
+def test_the_public_packages_are_the_ones_found():
+    # A package loses its `__all__` only on purpose: the list below says so.
+    assert PUBLIC == [
+        "purejaxdrl",
+        "purejaxdrl.agents",
+        "purejaxdrl.cli",
+        "purejaxdrl.env",
+        "purejaxdrl.env.host",
+        "purejaxdrl.networks",
+        "purejaxdrl.replay",
+        "purejaxdrl.rl",
+        "purejaxdrl.runners",
+        "purejaxdrl.sweeps",
+        "purejaxdrl.training",
+    ]
+
+
+@pytest.mark.parametrize("module", PUBLIC)
 def test_every_public_name_exists_and_has_a_docstring(module):
     module = importlib.import_module(module)
     assert module.__doc__, module.__name__
@@ -53,3 +73,47 @@ def test_every_algorithm_is_reachable_from_agents():
     for record in algorithms():
         assert id(record.config_type) in exported, record.name
         assert id(record.make_agent) in exported, record.name
+
+
+def _site_hooks():
+    spec = importlib.util.spec_from_file_location(
+        "site_hooks", ROOT / "docs" / "site_hooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_api_reference_documents_every_public_package_and_name():
+    pytest.importorskip("mkdocs")
+    hooks = _site_hooks()
+    modules = hooks.api_modules()
+    assert set(PUBLIC) <= set(modules), "a public package has no API page"
+    for module in PUBLIC:
+        assert modules[module] == importlib.import_module(module).__all__, module
+    # The modules the top level exports without an `__all__` (config,
+    # parallel): their public functions and classes.
+    for module, names in modules.items():
+        if module not in PUBLIC:
+            loaded = importlib.import_module(module)
+            assert names and all(callable(getattr(loaded, n)) for n in names)
+    nav = (ROOT / "mkdocs.yml").read_text()
+    missing = [m for m in modules if f"api/{m}.md" not in nav]
+    assert not missing, f"mkdocs.yml's nav lacks the API pages of {missing}"
+
+
+def test_every_name_the_api_reference_renders_has_a_docstring():
+    # What mkdocstrings renders: griffe's reading of the source, in which
+    # constants and type aliases carry a docstring (a string after them) too.
+    griffe = pytest.importorskip("griffe")
+    package = griffe.load("purejaxdrl", search_paths=[str(ROOT)])
+    missing = []
+    for module, names in _site_hooks().api_modules().items():
+        relative = module.removeprefix("purejaxdrl").lstrip(".")
+        loaded = package[relative] if relative else package
+        for name in names:
+            member = loaded[name]
+            target = member.final_target if member.is_alias else member
+            if not (target.docstring and target.docstring.value.strip()):
+                missing.append(f"{module}.{name}")
+    assert not missing, f"no docstring: {missing}"

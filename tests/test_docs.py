@@ -5,7 +5,6 @@ score figures in `docs/scores.json` and the tables `scripts/reproduce.py`
 writes from them.
 """
 
-import importlib.util
 import json
 import pathlib
 import re
@@ -13,6 +12,8 @@ import shutil
 import subprocess
 
 import pytest
+
+from tests.helpers import reproduce_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -22,15 +23,6 @@ FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.MULTILINE)
-
-
-def _reproduce():
-    spec = importlib.util.spec_from_file_location(
-        "reproduce", ROOT / "scripts" / "reproduce.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _prose(text: str) -> str:
@@ -86,6 +78,17 @@ def test_every_docs_page_is_linked_from_the_readme_or_the_docs_index():
     assert not orphans, f"not linked from README.md or docs/index.md: {orphans}"
 
 
+def test_the_architecture_renders_every_layer_from_its_own_docstring():
+    # The site renders `::: purejaxdrl.x` (members: false) as the module's
+    # docstring: the page holds no copy of what the packages say.
+    package = ROOT / "purejaxdrl"
+    layers = {f"purejaxdrl.{p.parent.name}" for p in package.glob("*/__init__.py")}
+    layers |= {f"purejaxdrl.{p.stem}" for p in package.glob("*.py") if p.stem[0] != "_"}
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rendered = set(re.findall(r"^::: (purejaxdrl[\w.]*)$", text, re.MULTILINE))
+    assert sorted(layers - rendered) == []
+
+
 def test_the_readme_shows_the_test_command_ci_runs():
     command = 'python -m pytest -q -n 2 -m "not slow"'
     assert command in README.read_text()
@@ -93,7 +96,7 @@ def test_the_readme_shows_the_test_command_ci_runs():
 
 
 def test_the_score_tables_are_the_ones_reproduce_writes_from_the_figures():
-    reproduce = _reproduce()
+    reproduce = reproduce_script()
     scores = json.loads((ROOT / "docs" / "scores.json").read_text())
     assert (ROOT / "docs" / "scores.md").read_text() == reproduce.table(
         reproduce.ROWS, scores

@@ -8,7 +8,6 @@ marked as awaiting a GPU (`gpu=True`) or as not runnable by the script
 (`not_run`, with the reason) and has no figures yet.
 """
 
-import importlib.util
 import json
 import math
 import pathlib
@@ -16,20 +15,10 @@ import pathlib
 import pytest
 
 from purejaxdrl.training.presets import load_preset, preset_algorithms, preset_names
+from tests.helpers import reproduce_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _reproduce():
-    spec = importlib.util.spec_from_file_location(
-        "reproduce", ROOT / "scripts" / "reproduce.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REPRODUCE = _reproduce()
+REPRODUCE = reproduce_script()
 ROWS = {row.key: row for row in REPRODUCE.ROWS}
 SCORES = json.loads((ROOT / "docs" / "scores.json").read_text())
 SECTIONS = [

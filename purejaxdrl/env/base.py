@@ -13,7 +13,9 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 EnvState = Any
+"""An environment's state: any pytree; each `Env` defines its own."""
 EnvParams = Any
+"""An environment's parameters: any pytree, so they can be vmapped."""
 
 
 @dataclasses.dataclass(frozen=True)

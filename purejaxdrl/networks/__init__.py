@@ -5,6 +5,8 @@
 - `pixels`: the Nature DQN CNN and the IMPALA ResNet for Atari frames.
 - `torsos`: observations to features (mlp, cnn, nature, impala_resnet).
 - `recurrent`: actor-critics with an LSTM or GRU core between torso and heads.
+- `cores`: the LSTM, GRU and minGRU cores; `core_scan` the LSTM's and GRU's
+  step and the learner's scan over time, `mingru` minGRU's step and scan.
 - `heads`: actor-critic, Q-networks, SAC's actor and twin critics.
 """
 

@@ -18,8 +18,10 @@ ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
     "silu": nn.silu,
 }
 TORSOS = ("mlp", "cnn", "nature", "impala_resnet")
+"""The torsos `NetworkConfig.torso` may name."""
 PIXEL_TORSOS = ("nature", "impala_resnet")
 CORES = ("none", "lstm", "gru", "mingru")
+"""The recurrent cores `NetworkConfig.core` may name (`none`: feed-forward)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

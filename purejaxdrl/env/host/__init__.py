@@ -10,6 +10,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec, HostStep
 
 PREFIXES = ("envpool:", "gymnasium:")
+"""How host environment ids start: `envpool:<task>`, `gymnasium:<id>`."""
 
 __all__ = [
     "PREFIXES",

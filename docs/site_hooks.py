@@ -1,0 +1,200 @@
+"""MkDocs hooks: the pages kept outside `docs/`, the API reference, GitHub links.
+
+The Markdown is written to be read on GitHub, relative to each file's place in
+the repository; the site serves the same files:
+
+- `README.md`, `CHANGELOG.md` and `notebooks/*.ipynb` join the site as
+  `readme.md`, `changelog.md` and `notebooks/*.ipynb` (mkdocs-jupyter renders
+  the notebooks without executing them);
+- `api/*.md` are generated: one page per public module (the top level and
+  every subpackage with an `__all__`), each listing that `__all__` for
+  mkdocstrings to render from the docstrings;
+- `curves/index.md` and `notebooks/index.md` list those folders, which the
+  pages link to as folders (GitHub lists a folder; a site needs a page);
+- a link that points out of `docs/` (`../README.md`, `docs/guide/x.md` from the
+  README) is rewritten to the page the site serves for that file.
+"""
+
+import ast
+import functools
+import json
+import pathlib
+import posixpath
+import re
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "purejaxdrl"
+# Repository files outside docs/ that the site serves, by their site path.
+EXTRA = {"readme.md": "README.md", "changelog.md": "CHANGELOG.md"}
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _all_names(init: pathlib.Path) -> list[str] | None:
+    """The literal `__all__` of a module's source, or None where it has none."""
+    for node in ast.parse(init.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(getattr(t, "id", None) == "__all__" for t in targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+@functools.cache
+def api_modules() -> dict[str, list[str]]:
+    """Each public package's dotted name and its `__all__`, top level first.
+
+    The top level and every package under it whose `__init__.py` defines
+    `__all__`; modules the top level exports (`purejaxdrl.config`) without an
+    `__all__` list their public functions and classes instead.
+    """
+    modules = {}
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        parts = init.parent.relative_to(ROOT).parts
+        names = _all_names(init)
+        if names is not None and not any(p.startswith("_") for p in parts):
+            modules[".".join(parts)] = names
+    for name in modules["purejaxdrl"]:
+        path = PACKAGE / f"{name}.py"
+        if path.exists() and f"purejaxdrl.{name}" not in modules:
+            tree = ast.parse(path.read_text())
+            modules[f"purejaxdrl.{name}"] = [
+                node.name
+                for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.ClassDef)
+                and not node.name.startswith("_")
+            ]
+    return modules
+
+
+def _api_page(module: str, names: list[str]) -> str:
+    """A page of `::: module` listing `names` that are not modules themselves."""
+    members = [n for n in names if f"{module}.{n}" not in api_modules()]
+    links = [
+        f"- [`{module}.{n}`]({module}.{n}.md)"
+        for n in names
+        if f"{module}.{n}" in api_modules()
+    ]
+    lines = [f"# `{module}`", "", f"::: {module}", "    options:"]
+    lines += ["      show_root_heading: false", "      members:"]
+    lines += [f"        - {n}" for n in members]
+    if links:
+        lines += ["", "## Subpackages", "", *links]
+    return "\n".join(lines) + "\n"
+
+
+def _api_index() -> str:
+    lines = [
+        "# API reference",
+        "",
+        "Generated from the docstrings: one page per public package, each "
+        "listing the names of its `__all__` (`tests/test_api.py` fails when "
+        "one has no docstring).",
+        "",
+    ]
+    lines += [f"- [`{m}`]({m}.md)" for m in api_modules()]
+    return "\n".join(lines) + "\n"
+
+
+def _notebook_title(path: pathlib.Path) -> str:
+    """The first heading of a notebook's first Markdown cell."""
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] == "markdown":
+            return "".join(cell["source"]).splitlines()[0].lstrip("# ")
+    return path.stem
+
+
+def _folder_pages() -> dict[str, str]:
+    """The folder pages by site path: the curves and the notebooks."""
+    curves = sorted((ROOT / "docs" / "curves").glob("*.png"))
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    return {
+        "curves/index.md": "\n".join(
+            ["# Learning curves", "", "Drawn by `scripts/reproduce.py`.", ""]
+            + [f"## {p.stem}\n\n![{p.stem}]({p.name})\n" for p in curves]
+        ),
+        "notebooks/index.md": "\n".join(
+            ["# Notebooks", "", "Rendered as committed, not executed.", ""]
+            + [f"- [{_notebook_title(p)}]({p.name})" for p in notebooks]
+        )
+        + "\n",
+    }
+
+
+@event_priority(50)  # before mkdocs-jupyter turns notebooks into pages
+def on_files(files, config):
+    """Adds the README, the changelog, the notebooks and the API pages."""
+    site = config["site_dir"]
+    urls = config["use_directory_urls"]
+    for uri, path in EXTRA.items():
+        files.append(File.generated(config, uri, abs_src_path=str(ROOT / path)))
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        files.append(File(f"notebooks/{notebook.name}", str(ROOT), site, urls))
+    for uri, content in _folder_pages().items():
+        files.append(File.generated(config, uri, content=content))
+    files.append(File.generated(config, "api/index.md", content=_api_index()))
+    for module, names in api_modules().items():
+        files.append(
+            File.generated(config, f"api/{module}.md", content=_api_page(module, names))
+        )
+    return files
+
+
+def _repository_path(src_uri: str) -> str:
+    """Where the file the site serves at `src_uri` lives in the repository."""
+    if src_uri in EXTRA:
+        return EXTRA[src_uri]
+    if src_uri.startswith("notebooks/"):
+        return src_uri
+    return f"docs/{src_uri}"
+
+
+def _folder_index(site_path: str) -> str:
+    """`site_path`, or its generated index page where it is such a folder."""
+    index = f"{site_path}/index.md"
+    return index if index in _folder_pages() else site_path
+
+
+def _site_path(repository_path: str) -> str | None:
+    """The site path of a repository file, or None where the site lacks it."""
+    if repository_path.startswith("docs/"):
+        return _folder_index(repository_path.removeprefix("docs/"))
+    for uri, path in EXTRA.items():
+        if repository_path == path:
+            return uri
+    if repository_path == "notebooks" or (
+        repository_path.startswith("notebooks/") and repository_path.endswith(".ipynb")
+    ):
+        return _folder_index(repository_path)
+    return None
+
+
+def _rewrite(text: str, src_uri: str) -> str:
+    """`text` with links relative to the repository made relative to the site."""
+    here = posixpath.dirname(_repository_path(src_uri))
+
+    def link(match: re.Match) -> str:
+        target = match.group(2)
+        if re.match(r"[a-z][a-z0-9+.-]*:|#|/", target):
+            return match.group(0)
+        path, sep, anchor = target.partition("#")
+        site_path = _site_path(posixpath.normpath(posixpath.join(here, path)))
+        if site_path is None:
+            return match.group(0)
+        relative = posixpath.relpath(site_path, posixpath.dirname(src_uri) or ".")
+        return f"{match.group(1)}{relative}{sep}{anchor}{match.group(3)}"
+
+    out, end = [], 0
+    for fence in FENCE.finditer(text):  # code is left as written
+        out += [LINK.sub(link, text[end : fence.start()]), fence.group(0)]
+        end = fence.end()
+    return "".join([*out, LINK.sub(link, text[end:])])
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Rewrites a page's repository-relative links to the site's pages."""
+    if page.file.src_uri.endswith(".md"):
+        return _rewrite(markdown, page.file.src_uri)
+    return markdown
