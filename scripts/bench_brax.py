@@ -472,7 +472,7 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
         config.ppo,
         network,
         np.zeros(spec.shape, np.float32),
-        num_updates=config.num_updates,
+        pjd.agents.RunShape(num_updates=config.num_updates),
     )
     traj = jax.jit(rollout)(state)[1]
 

@@ -25,7 +25,6 @@ from purejaxdrl.agents.actor_critic import (
     learner_outputs,
 )
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     AgentState,
     Algorithm,
@@ -83,18 +82,13 @@ def loss(
 
 
 def make_reinforce(
-    config: ReinforceConfig,
-    network: Network,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: ReinforceConfig, network: Network, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds REINFORCE (an `AgentFactory`): one gradient step per batch."""
-    check_agent_args(validate, config, num_updates, shape)
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
     learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
+        config.learning_rate, num_updates=run.num_updates, anneal=config.anneal_lr
     )
     optimizer = make_learner_optimizer(
         learning_rate, max_grad_norm=config.max_grad_norm

@@ -20,7 +20,6 @@ from purejaxdrl.agents.actor_critic import (
     learner_outputs,
 )
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     AgentState,
     Algorithm,
@@ -40,7 +39,7 @@ from purejaxdrl.agents.optim import (
     make_learner_optimizer,
 )
 from purejaxdrl.config import check_ranges
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -72,7 +71,7 @@ def loss(
     target: jax.Array,
     key: PRNGKey,
     *,
-    network: Network | RecurrentNetwork,
+    network: AnyNetwork,
     config: A2CConfig,
     axis_name: str | None,
 ) -> tuple[jax.Array, Metrics]:
@@ -98,13 +97,7 @@ def loss(
 
 
 def make_a2c(
-    config: A2CConfig,
-    network: Network | RecurrentNetwork,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: A2CConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds A2C (an `AgentFactory`): one on-policy gradient step per batch.
 
@@ -113,10 +106,11 @@ def make_a2c(
     current parameters), so truncated episodes bootstrap from their final
     observations. Any run shape fits.
     """
-    check_agent_args(validate, config, num_updates, shape)
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
     acting = actor_critic_acting(network)
     learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
+        config.learning_rate, num_updates=run.num_updates, anneal=config.anneal_lr
     )
     optimizer = make_learner_optimizer(
         learning_rate,

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Acting, feed_forward
 from purejaxdrl.networks import (
+    AnyNetwork,
     Network,
     NetworkConfig,
     RecurrentNetwork,
@@ -27,7 +28,7 @@ ValueFn = Callable[[Params, jax.Array], jax.Array]
 
 def actor_critic_networks(
     config: Any, network: NetworkConfig, obs_spec: Any, action_spec: Any
-) -> tuple[Network | RecurrentNetwork, Network | RecurrentNetwork]:
+) -> tuple[AnyNetwork, AnyNetwork]:
     """The acting and learner networks of an actor-critic: one network, twice.
 
     A recurrent one when `network.core` is not `none`.
@@ -133,7 +134,7 @@ def recurrent_acting(network: RecurrentNetwork) -> Acting:
     return Acting(network.initial_state, step, value)
 
 
-def actor_critic_acting(network: Network | RecurrentNetwork) -> Acting:
+def actor_critic_acting(network: AnyNetwork) -> Acting:
     """An actor-critic agent's `Acting`, with or without a recurrent core."""
     if isinstance(network, RecurrentNetwork):
         return recurrent_acting(network)
@@ -141,7 +142,7 @@ def actor_critic_acting(network: Network | RecurrentNetwork) -> Acting:
 
 
 def learner_outputs(
-    network: Network | RecurrentNetwork, params: Params, traj: Transition
+    network: AnyNetwork, params: Params, traj: Transition
 ) -> tuple[jax.Array, jax.Array]:
     """(policy output, value) [T, B] of an unroll's observations.
 
@@ -156,7 +157,7 @@ def learner_outputs(
 
 
 def learner_outputs_and_bootstrap(
-    network: Network | RecurrentNetwork, params: Params, traj: Transition
+    network: AnyNetwork, params: Params, traj: Transition
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """`learner_outputs` and, without gradient, `learner_bootstrap`, [T, B] each.
 
@@ -175,7 +176,7 @@ def learner_outputs_and_bootstrap(
 
 
 def learner_bootstrap(
-    network: Network | RecurrentNetwork,
+    network: AnyNetwork,
     fixed: Params,
     traj: Transition,
     v_tm1: jax.Array,
@@ -211,9 +212,7 @@ def learner_bootstrap(
     )
 
 
-def action_example(
-    network: Network | RecurrentNetwork, obs_example: jax.Array
-) -> jax.ShapeDtypeStruct:
+def action_example(network: AnyNetwork, obs_example: jax.Array) -> jax.ShapeDtypeStruct:
     """The shape and dtype of one action the network's policy samples, unbatched.
 
     What rollouts store: int32 [] for a categorical (Discrete) policy, float32
@@ -233,7 +232,7 @@ def action_example(
 
 
 def replay_example(
-    network: Network | RecurrentNetwork, obs_example: jax.Array
+    network: AnyNetwork, obs_example: jax.Array
 ) -> tuple[Transition, PyTree]:
     """(one step, one start state) of a sequence buffer that replays unrolls.
 

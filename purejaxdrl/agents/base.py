@@ -116,18 +116,29 @@ class Agent(NamedTuple):
 
 
 class RunShape(NamedTuple):
-    """The shape of a run that an algorithm's config must fit (global counts).
+    """The run as its agent sees it: what its config must fit and how long it is.
 
-    `num_devices` is 1 where configs are checked before devices are chosen.
+    Counts are global. `num_devices` is 1 where configs are checked before
+    devices are chosen.
+
+    Attributes:
+      num_envs: environments over all devices; replay buffers are sized from
+        it.
+      unroll_length: steps per environment per update.
+      recurrent: whether the network has a recurrent core.
+      num_devices: devices the learner's batch is split over.
+      num_updates: total number of `update` calls (>= 1), for the schedules.
+      axis_name: the mesh axis `update` all-reduces gradients and metrics
+        over, or None on one device.
+
     """
 
     num_envs: int = 1
     unroll_length: int = 1
     recurrent: bool = False
     num_devices: int = 1
-
-
-DEFAULT_SHAPE = RunShape()  # a factory's without one: 1 env, 1 step, 1 device
+    num_updates: int = 1
+    axis_name: str | None = None
 
 
 class AgentFactory(Protocol):
@@ -137,35 +148,27 @@ class AgentFactory(Protocol):
       config: the algorithm's hyper-parameters (its record's `config_type`).
       network: the learner network its record's `make_networks` returns.
       obs_example: one observation (unbatched), to initialise parameters.
-      shape: the run's shape; replay buffers are sized from it.
-      num_updates: total number of `update` calls (>= 1), for the schedules.
-      axis_name: the mesh axis `update` all-reduces gradients and metrics
-        over, or None on one device.
+      run: the run's shape, length and mesh axis (`RunShape`).
 
     """
 
     def __call__(
-        self,
-        config: Any,
-        network: Any,
-        obs_example: jax.Array,
-        *,
-        shape: RunShape = ...,
-        num_updates: int,
-        axis_name: str | None = None,
+        self, config: Any, network: Any, obs_example: jax.Array, run: RunShape
     ) -> Agent: ...
 
 
 def check_agent_args(
-    validate: Callable[..., None],
-    config: Any,
-    num_updates: int,
-    shape: RunShape | None = None,
+    validate: Callable[..., None], config: Any, run: RunShape, *, fits: bool = True
 ) -> None:
-    """What every agent factory checks first: its config (`validate`), its budget."""
-    validate(config, shape)
-    if num_updates < 1:
-        raise ValueError(f"num_updates={num_updates} must be >= 1.")
+    """What every agent factory checks first: its config (`validate`), its budget.
+
+    With `fits`, `validate` also checks that the config fits `run`'s
+    environments and unroll (a learner that checks its batches itself, as
+    PPO's does, passes False).
+    """
+    validate(config, run if fits else None)
+    if run.num_updates < 1:
+        raise ValueError(f"num_updates={run.num_updates} must be >= 1.")
 
 
 class Algorithm(NamedTuple):

@@ -22,7 +22,6 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     Algorithm,
     RunShape,
@@ -33,7 +32,7 @@ from purejaxdrl.agents.dqn_config import DQNConfig, validate
 from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
 from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
 from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
-from purejaxdrl.networks import Network
+from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
     Buffer,
@@ -214,13 +213,7 @@ def learn(
 
 
 def make_dqn(
-    config: DQNConfig,
-    network: Network,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: DQNConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds DQN (uniform replay, annealed ε) or Ape-X (prioritised, ε_i).
 
@@ -232,8 +225,9 @@ def make_dqn(
     `shape`'s devices (ValueError where a size does not split evenly); N, its
     environments, sets Ape-X's ε_i.
     """
-    check_agent_args(validate, config, num_updates, shape)
-    num_envs, num_devices = shape.num_envs, shape.num_devices
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
+    num_envs, num_devices = run.num_envs, run.num_devices
     capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
@@ -243,7 +237,7 @@ def make_dqn(
         buffer = make_uniform_buffer(capacity, batch, min_size)
     learning_rate = annealed_learning_rate(
         config.learning_rate,
-        num_updates=num_updates,
+        num_updates=run.num_updates,
         anneal=config.anneal_lr,
         steps_per_update=config.updates_per_step,
     )
@@ -255,8 +249,8 @@ def make_dqn(
     def q_values(params: Params, obs: jax.Array) -> jax.Array:
         return network.apply(params, obs)[0]
 
-    learner = Learner(config, buffer, optimizer, q_values, num_updates, axis_name)
-    epsilon_now, epsilons = exploration(config, num_updates, num_envs)
+    learner = Learner(config, buffer, optimizer, q_values, run.num_updates, axis_name)
+    epsilon_now, epsilons = exploration(config, run.num_updates, num_envs)
 
     def init(key: PRNGKey) -> DQNState:
         params = network.init(key, obs_example)

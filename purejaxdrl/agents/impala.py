@@ -27,7 +27,6 @@ from purejaxdrl.agents.actor_critic import (
     replay_example,
 )
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     Algorithm,
     RunShape,
@@ -42,7 +41,7 @@ from purejaxdrl.agents.optim import (
     make_learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, make_sequence_buffer
 from purejaxdrl.rl.losses import actor_critic_loss
@@ -126,7 +125,7 @@ def loss(
     traj: Transition,
     key: PRNGKey,
     *,
-    network: Network | RecurrentNetwork,
+    network: AnyNetwork,
     config: IMPALAConfig,
 ) -> tuple[jax.Array, Metrics]:
     """IMPALA's objective (Espeholt et al., 2018, section 4.2) on a batch [T, B].
@@ -177,26 +176,21 @@ def loss(
 
 
 def make_impala(
-    config: IMPALAConfig,
-    network: Network | RecurrentNetwork,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: IMPALAConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds IMPALA (an `AgentFactory`): one gradient step on `loss` per batch.
 
     Its state is an `IMPALAState`, and its `acting_params` are the learner's
-    parameters from `config.policy_lag` updates earlier. With replay, `shape`
+    parameters from `config.policy_lag` updates earlier. With replay, `run`
     sizes the buffer (environments, devices, unroll length).
     """
-    check_agent_args(validate, config, num_updates, shape)
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
     lag = config.policy_lag
-    replay = _make_replay(config, shape)
+    replay = _make_replay(config, run)
     acting = actor_critic_acting(network)
     learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=num_updates, anneal=config.anneal_lr
+        config.learning_rate, num_updates=run.num_updates, anneal=config.anneal_lr
     )
     optimizer = make_learner_optimizer(
         learning_rate,

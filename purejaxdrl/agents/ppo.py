@@ -16,7 +16,6 @@ from purejaxdrl.agents.actor_critic import (
     learner_outputs,
 )
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     AgentState,
     Algorithm,
@@ -31,7 +30,7 @@ from purejaxdrl.agents.optim import (
     make_learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
 from purejaxdrl.rl.losses import (
     clipped_surrogate_loss,
     normalize_advantages,
@@ -94,7 +93,7 @@ def loss(
     batch: Batch,
     key: PRNGKey,
     *,
-    network: Network | RecurrentNetwork,
+    network: AnyNetwork,
     config: PPOConfig,
 ) -> tuple[jax.Array, Metrics]:
     """PPO's objective on one minibatch (Schulman et al., 2017, eq. 9).
@@ -215,13 +214,7 @@ def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
 
 
 def make_ppo(
-    config: PPOConfig,
-    network: Network | RecurrentNetwork,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: PPOConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds PPO (an `AgentFactory`): epochs of minibatch Adam steps on `loss`.
 
@@ -231,12 +224,13 @@ def make_ppo(
     re-unrolled from the core state stored at their start. Advantages are
     normalised over `axis_name` too.
     """
-    del shape  # `update` checks the shape of the batch it is given
-    check_agent_args(validate, config, num_updates)
+    # `update` checks the shape of the batch it is given, not `run`'s.
+    check_agent_args(validate, config, run, fits=False)
+    axis_name = run.axis_name
     steps_per_update = config.num_epochs * config.num_minibatches
     learning_rate = annealed_learning_rate(
         config.learning_rate,
-        num_updates=num_updates,
+        num_updates=run.num_updates,
         anneal=config.anneal_lr,
         steps_per_update=steps_per_update,
     )

@@ -29,7 +29,6 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     Algorithm,
     RunShape,
@@ -49,7 +48,7 @@ from purejaxdrl.agents.r2d2_sequences import (
     with_burn_in,
 )
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import Network, RecurrentNetwork
+from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import importance_weights, make_prioritised_buffer
 from purejaxdrl.replay.env_shards import make_env_shards
@@ -153,28 +152,23 @@ def loss(
 
 
 def make_r2d2(
-    config: R2D2Config,
-    network: Network | RecurrentNetwork,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: R2D2Config, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds R2D2 on a recurrent Q-network (or a feed-forward one, stateless).
 
     An `AgentFactory`. Each update adds every environment's unroll (T steps
-    after the burn-in, `shape.unroll_length`) as one sequence to its shard,
+    after the burn-in, `run.unroll_length`) as one sequence to its shard,
     with the largest priority seen so far; once `min_replay` sequences are
     stored, `updates_per_step` gradient steps follow, all-reduced over
     `axis_name`, each writing its sequences' new priorities back. Its state is
-    an `R2D2State` whose buffer is split over the `shape`'s devices.
+    an `R2D2State` whose buffer is split over the run's devices.
     """
-    check_agent_args(validate, config, num_updates, shape)
-    num_envs, unroll_length = shape.num_envs, shape.unroll_length
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
+    num_envs, unroll_length = run.num_envs, run.unroll_length
     if isinstance(network, Network):
         network = stateless(network)
-    local_envs = num_envs // shape.num_devices
+    local_envs = num_envs // run.num_devices
     shards = make_env_shards(
         make_prioritised_buffer(
             config.buffer_size // num_envs,
@@ -187,7 +181,7 @@ def make_r2d2(
     objective = functools.partial(loss, network=network, config=config)
     learning_rate = annealed_learning_rate(
         config.learning_rate,
-        num_updates=num_updates,
+        num_updates=run.num_updates,
         anneal=config.anneal_lr,
         steps_per_update=config.updates_per_step,
     )
@@ -209,7 +203,7 @@ def make_r2d2(
             empty_tail(obs_example, config.burn_in, network, local_envs),
         )
 
-    epsilon_now, epsilons = exploration(config, num_updates, num_envs)
+    epsilon_now, epsilons = exploration(config, run.num_updates, num_envs)
 
     def acting_params(state: R2D2State) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)

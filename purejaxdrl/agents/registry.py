@@ -13,7 +13,7 @@ import jax
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
-from purejaxdrl.agents.base import DEFAULT_SHAPE, Agent, Algorithm, RunShape
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.dqn_config import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
@@ -101,10 +101,7 @@ def make_agent(
     algo_config: Any,
     network: Network | Any,
     obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None,
+    run: RunShape,
 ) -> Agent:
     """Builds the agent of the registered algorithm `algo` (`names()`).
 
@@ -122,11 +119,4 @@ def make_agent(
             f"got {type(algo_config).__name__}; pass the TrainConfig's {algo!r} "
             "field."
         )
-    return record.make_agent(
-        algo_config,
-        network,
-        obs_example,
-        shape=shape,
-        num_updates=num_updates,
-        axis_name=axis_name,
-    )
+    return record.make_agent(algo_config, network, obs_example, run)

@@ -17,7 +17,6 @@ import optax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import (
-    DEFAULT_SHAPE,
     Agent,
     Algorithm,
     RunShape,
@@ -28,7 +27,12 @@ from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.config import check, check_ranges
-from purejaxdrl.networks import NetworkConfig, SACNetworks, make_sac_networks
+from purejaxdrl.networks import (
+    AnyNetwork,
+    NetworkConfig,
+    SACNetworks,
+    make_sac_networks,
+)
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import make_uniform_buffer
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
@@ -190,13 +194,7 @@ def apply_gradients(
 
 
 def make_sac(
-    config: SACConfig,
-    network: SACNetworks,
-    obs_example: jax.Array,
-    *,
-    shape: RunShape = DEFAULT_SHAPE,
-    num_updates: int,
-    axis_name: str | None = None,
+    config: SACConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
     """Builds SAC (an `AgentFactory`) for continuous actions in [-1, 1].
 
@@ -204,11 +202,12 @@ def make_sac(
     once `min_replay` are stored, it takes `updates_per_step` gradient steps
     on the critics, the actor and the temperature. Targets bootstrap from the
     final observation of a truncated episode, never past a termination. Its
-    state is a `SACState` whose buffer is split over the `shape`'s devices
+    state is a `SACState` whose buffer is split over the run's devices
     (ValueError where a size does not split evenly).
     """
-    check_agent_args(validate, config, num_updates, shape)
-    num_devices = shape.num_devices
+    check_agent_args(validate, config, run)
+    axis_name = run.axis_name
+    num_devices = run.num_devices
     capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy

@@ -18,9 +18,10 @@ from purejaxdrl.networks.heads import (
     make_q_network,
     make_sac_networks,
 )
-from purejaxdrl.networks.recurrent import RecurrentNetwork
+from purejaxdrl.networks.recurrent import AnyNetwork, RecurrentNetwork
 
 __all__ = [
+    "AnyNetwork",
     "CORES",
     "RecurrentNetwork",
     "TORSOS",

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.networks.base import ACTIVATIONS, CORES, NetworkConfig, dense
+from purejaxdrl.networks.base import ACTIVATIONS, CORES, Network, NetworkConfig, dense
 from purejaxdrl.networks.core_scan import core_scan, core_step, platform_scan
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.mingru import mingru_scan, mingru_step
@@ -62,6 +62,10 @@ class RecurrentNetwork(NamedTuple):
     distribution: Distribution
     final_outputs: Callable[..., Outputs] | None = None
     unroll_final: Callable[..., tuple[Outputs, Outputs]] | None = None
+
+
+# What an agent's factory takes: a feed-forward network or a recurrent one.
+AnyNetwork = Network | RecurrentNetwork
 
 
 class _RecurrentActorCritic(nn.Module):

@@ -128,10 +128,13 @@ def build_agent(
         config.algo_config if section is None else section,
         learner_network,
         observation,
-        shape=run_shape(config)._replace(num_devices=devices),
-        num_updates=config.num_updates,
-        # One device needs no all-reduce, and its agent works outside shard_map.
-        axis_name=DATA_AXIS if devices > 1 else None,
+        run_shape(config)._replace(
+            num_devices=devices,
+            num_updates=config.num_updates,
+            # One device needs no all-reduce, and its agent works outside
+            # shard_map.
+            axis_name=DATA_AXIS if devices > 1 else None,
+        ),
     )
 
 

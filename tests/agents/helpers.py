@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
-from purejaxdrl.agents import make_agent
+from purejaxdrl.agents import RunShape, make_agent
 from purejaxdrl.agents.actor_critic import actor_critic_acting
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.helpers import flat  # noqa: F401  (the agent tests' import of it)
@@ -69,9 +69,8 @@ def learner(algo, env_id="CartPole-v1", torso="mlp"):
     _, network, obs = setup(env_id, torso)
 
     def build(config, axis_name=None):
-        return make_agent(
-            algo, config, network, obs, num_updates=10, axis_name=axis_name
-        )
+        run = RunShape(num_updates=10, axis_name=axis_name)
+        return make_agent(algo, config, network, obs, run)
 
     init = jax.jit(lambda config, key: build(config).init(key))
     update = jax.jit(lambda config, *args: build(config).update(*args))

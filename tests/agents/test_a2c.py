@@ -3,7 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.agents import A2CConfig, AgentState, make_a2c
+from purejaxdrl.agents import A2CConfig, AgentState, RunShape, make_a2c
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,
     batch,
@@ -97,6 +97,6 @@ def test_data_parallel_update_equals_one_device():
 def test_factory_validates_eagerly():
     _, network, obs = setup()
     with pytest.raises(ValueError, match="a2c.optimizer='lamb' is not one of"):
-        make_a2c(A2CConfig(optimizer="lamb"), network, obs, num_updates=1)
+        make_a2c(A2CConfig(optimizer="lamb"), network, obs, RunShape())
     with pytest.raises(ValueError, match="num_updates=0"):
-        make_a2c(A2CConfig(), network, obs, num_updates=0)
+        make_a2c(A2CConfig(), network, obs, RunShape(num_updates=0))

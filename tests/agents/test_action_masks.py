@@ -131,10 +131,8 @@ def _agent(algo, masked=True, **overrides):
         record_config = algorithm(algo).default_config()
         config = pjd.apply_overrides(record_config, dict(overrides))
         network = actor_critic
-    agent = make_agent(
-        algo, config, network, OBS, num_updates=1000, axis_name=None,
-        shape=RunShape(num_envs=16, unroll_length=8),
-    )  # fmt: skip
+    run = RunShape(num_envs=16, unroll_length=8, num_updates=1000)
+    agent = make_agent(algo, config, network, OBS, run)
     return agent, network
 
 

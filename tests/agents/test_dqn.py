@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.agents import RunShape
 from purejaxdrl.agents.dqn import make_dqn
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
@@ -30,8 +31,8 @@ def test_q_values_converge_to_the_discounted_sum_of_rewards():
                      target_tau=1.0,
                      buffer_size=1024, target_every=20)  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    agent = make_dqn(config.dqn, exp.network, np.zeros(4, np.float32),
-                     num_updates=1000, axis_name=None)  # fmt: skip
+    run = RunShape(num_updates=1000)
+    agent = make_dqn(config.dqn, exp.network, np.zeros(4, np.float32), run)
     t, b = 4, 16
     obs = jax.random.normal(jax.random.key(1), (t, b, 4))
     ones = jnp.ones((t, b))
@@ -53,8 +54,8 @@ def test_apex_initial_priorities_are_the_online_networks_td_errors():
     config = _config("apex", n_step=1, gamma=0.9, min_replay=128, batch_size=4,
                      buffer_size=256, updates_per_step=1)  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32),
-                     num_updates=10, axis_name=None)  # fmt: skip
+    run = RunShape(num_updates=10)
+    agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32), run)
     t, b = 4, 16
     keys = jax.random.split(jax.random.key(1), 4)
     obs = jax.random.normal(keys[0], (t, b, 4))
@@ -133,7 +134,7 @@ def test_replay_bootstraps_through_truncation_not_termination(
     network = make_q_network(NetworkConfig(), Box((2,)), Discrete(2), dueling=True)
     config = DQNConfig(prioritised=prioritised, n_step=2, gamma=0.5,
                        buffer_size=8, batch_size=4, min_replay=8)  # fmt: skip
-    agent = make_dqn(config, network, np.zeros(2, np.float32), num_updates=4)
+    agent = make_dqn(config, network, np.zeros(2, np.float32), RunShape(num_updates=4))
     state = agent.init(jax.random.key(0))
     actor = reset_actors(env, params, jax.random.key(1), jnp.arange(1))
     _, traj = unroll(env, params, agent, agent.acting_params(state), actor,

@@ -210,11 +210,11 @@ def test_actors_act_with_the_params_of_k_updates_earlier_continuous():
 def test_factory_validates_eagerly():
     _, network, obs = setup()
     with pytest.raises(ValueError, match="impala.policy_lag=-1 must be >= 0"):
-        make_impala(IMPALAConfig(policy_lag=-1), network, obs, num_updates=1)
+        make_impala(IMPALAConfig(policy_lag=-1), network, obs, RunShape())
     with pytest.raises(ValueError, match="impala.optimizer='lamb' is not one of"):
-        make_impala(IMPALAConfig(optimizer="lamb"), network, obs, num_updates=1)
+        make_impala(IMPALAConfig(optimizer="lamb"), network, obs, RunShape())
     with pytest.raises(ValueError, match="num_updates=0"):
-        make_impala(IMPALAConfig(), network, obs, num_updates=0)
+        make_impala(IMPALAConfig(), network, obs, RunShape(num_updates=0))
 
 
 def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
@@ -223,9 +223,11 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
     # after one update holds exactly the 8 fresh ones.
     _, network, obs = setup()
     config = IMPALAConfig(**PLAIN_SGD, replay_ratio=0.5, replay_size=32)
-    agent = make_impala(config, network, obs, num_updates=10,
-                        shape=RunShape(num_envs=8, unroll_length=16))  # fmt: skip
-    plain = make_impala(IMPALAConfig(**PLAIN_SGD), network, obs, num_updates=10)
+    run = RunShape(num_envs=8, unroll_length=16, num_updates=10)
+    agent = make_impala(config, network, obs, run)
+    plain = make_impala(
+        IMPALAConfig(**PLAIN_SGD), network, obs, RunShape(num_updates=10)
+    )
     state = agent.init(jax.random.key(0))
     # Items are (steps, start state); a feed-forward actor has no start state.
     assert state.buffer.items[0].observation.shape == (32, 16, 4)

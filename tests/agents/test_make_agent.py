@@ -6,6 +6,7 @@ from purejaxdrl.agents import (
     IMPALAConfig,
     IMPALAState,
     PPOConfig,
+    RunShape,
     make_agent,
 )
 from tests.agents.helpers import setup
@@ -17,7 +18,9 @@ from tests.agents.helpers import setup
 )
 def test_dispatches_on_the_algorithm_name(algo, config):
     _, network, obs = setup()
-    agent = make_agent(algo, config, network, obs, num_updates=5, axis_name="data")
+    agent = make_agent(
+        algo, config, network, obs, RunShape(num_updates=5, axis_name="data")
+    )
     assert agent.axis_name == "data"
     assert isinstance(agent, pjd.agents.Agent)
 
@@ -30,6 +33,6 @@ def test_impala_state_has_the_agent_state_fields():
 def test_rejects_unknown_algorithms_and_mismatched_configs():
     _, network, obs = setup()
     with pytest.raises(ValueError, match="algo='muzero' is not a known algorithm"):
-        make_agent("muzero", PPOConfig(), network, obs, num_updates=1, axis_name=None)
+        make_agent("muzero", PPOConfig(), network, obs, RunShape())
     with pytest.raises(ValueError, match="type IMPALAConfig, got PPOConfig"):
-        make_agent("impala", PPOConfig(), network, obs, num_updates=1, axis_name=None)
+        make_agent("impala", PPOConfig(), network, obs, RunShape())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.agents import RunShape
 from purejaxdrl.agents.sac import SACConfig, make_sac
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks
@@ -16,7 +17,7 @@ NETS = make_sac_networks(NetworkConfig(hidden_sizes=(16,)), Box((3,)), Box((2,))
 
 def _agent(**config):
     config = SACConfig(buffer_size=64, batch_size=8, min_replay=8, **config)
-    return make_sac(config, NETS, np.zeros(3, np.float32), num_updates=10)
+    return make_sac(config, NETS, np.zeros(3, np.float32), RunShape(num_updates=10))
 
 
 def _traj(t=4, b=2, truncated=None, discount=None):
