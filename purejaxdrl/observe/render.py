@@ -31,6 +31,7 @@ from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.env.host.base import import_optional, rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
+from purejaxdrl.env.host.gymnasium import MASK_KEY, with_mask
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.evaluation import HostModePolicy, host_mode_policy, play_host
 from purejaxdrl.observe.gif import (
@@ -300,14 +301,18 @@ def _gymnasium_episode(
                 f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
                 "or pixel observations); evaluate without --render."
             )
-        obs, _ = env.reset(seed=env_seeds(seed, 1)[0])
+        obs, info = env.reset(seed=env_seeds(seed, 1)[0])
+        # What the policy saw in training: the legal-action flags appended.
+        masks = MASK_KEY in info
+        obs = with_mask(obs, info) if masks else obs
         frames, episode_return = [], 0.0
         state = policy.initial_state(1)
         for _ in range(max_steps):
             frames.append(_draw(env, name))
             state, action = policy.act(params, state, np.asarray(obs)[None])
             step = env.step(rescale_actions(env.action_space, action)[0])
-            obs, reward, terminated, truncated, _ = step
+            obs, reward, terminated, truncated, info = step
+            obs = with_mask(obs, info) if masks else obs
             episode_return += float(reward)
             if terminated or truncated:
                 break

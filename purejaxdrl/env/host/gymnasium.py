@@ -7,13 +7,20 @@ episode ends resets it (`base.py`). (SAME_STEP mode would hand the final
 observation over in `info` instead; one form for both libraries keeps one
 trajectory builder, and the reset step's inference gives the value of the
 final observation that truncation bootstraps from, at no extra pass.)
+
+Illegal actions: an environment whose `info` reports `action_mask` (Gymnasium's
+convention, e.g. Taxi-v3: 1 where an action is legal) gets its A flags appended
+to its (flat) observations, and an action spec whose `legal` reads them back
+(`env.base.Discrete`), so the networks mask as they do on device.
 """
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from purejaxdrl.env.base import Box
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
@@ -81,17 +88,21 @@ class GymnasiumEnv(HostEnv):
         self.num_envs = self.batch_size = num_envs
         self.seeds = env_seeds(seed, num_envs)
         space = self.vec.single_observation_space
-        self.spec = HostSpec(
-            Box(tuple(space.shape)),
-            np.dtype(space.dtype),
-            space_spec(self.vec.single_action_space),
-        )
+        action = space_spec(self.vec.single_action_space)
+        # Whether the environment reports legal actions shows in its reset's
+        # info; the reset is repeated with the same seeds in `reset`.
+        self.masks = MASK_KEY in self.vec.reset(seed=self.seeds)[1]
+        shape = tuple(space.shape)
+        if self.masks:
+            action, shape = _masked_spec(f"gymnasium:{env_id}", shape, action)
+        self.spec = HostSpec(Box(shape), np.dtype(space.dtype), action)
         self.boundaries = BoundaryTracker(num_envs)
         self.env_id = np.arange(num_envs, dtype=np.int32)
         self.pending: np.ndarray | None = None
 
     def reset(self) -> HostStep:
-        obs, _ = self.vec.reset(seed=self.seeds)
+        obs, info = self.vec.reset(seed=self.seeds)
+        obs = self._observe(obs, info)
         zeros = np.zeros(self.num_envs, bool)
         first = self.boundaries.mark(self.env_id, zeros, zeros)
         return HostStep(
@@ -107,7 +118,8 @@ class GymnasiumEnv(HostEnv):
 
     def recv(self) -> HostStep:
         action, self.pending = self.pending, None
-        obs, reward, terminated, truncated, _ = self.vec.step(action)
+        obs, reward, terminated, truncated, info = self.vec.step(action)
+        obs = self._observe(obs, info)
         terminated = np.asarray(terminated, bool)
         truncated = np.asarray(truncated, bool) & ~terminated
         first = self.boundaries.mark(self.env_id, terminated, truncated)
@@ -122,3 +134,35 @@ class GymnasiumEnv(HostEnv):
 
     def close(self) -> None:
         self.vec.close()
+
+    def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        return with_mask(obs, info) if self.masks else obs
+
+
+MASK_KEY = "action_mask"
+
+
+def with_mask(obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+    """`obs` [..., D] with the legal-action flags of `info` appended: [..., D + A]."""
+    flags = np.asarray(info[MASK_KEY]).astype(obs.dtype)
+    return np.concatenate([obs, flags], axis=-1)
+
+
+def _masked_spec(
+    env_id: str, shape: tuple[int, ...], action: Discrete | Box
+) -> tuple[Discrete, tuple[int, ...]]:
+    """The action spec that reads the appended flags, and the observation's shape."""
+    if not isinstance(action, Discrete) or len(shape) != 1:
+        raise ConfigError(
+            f"{env_id} reports info['action_mask'], which purejaxdrl appends to "
+            f"flat observations of discrete-action environments; its observations "
+            f"are {shape} and its actions {action}: flatten them in a "
+            "gymnasium.ObservationWrapper, or drop the mask."
+        )
+    num = action.num_values
+    return Discrete(num, functools.partial(_legal, num=num)), (shape[0] + num,)
+
+
+def _legal(obs: Any, *, num: int) -> Any:
+    # The flags are the observation's last `num` entries (`with_mask`).
+    return obs[..., -num:] > 0.5
