@@ -21,9 +21,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from purejaxdrl import env as envs
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.host import is_host_env, make_host_env
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import RunningStatistics, normalize
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.types import Params, PRNGKey
@@ -63,11 +66,28 @@ class Policy(NamedTuple):
     step_mode: Callable[..., tuple[Any, jax.Array]]
 
 
-def _spaces(observation_shape: list[int], action: dict[str, Any]):
-    obs_spec = Box(tuple(observation_shape))
-    if "discrete" in action:
-        return obs_spec, Discrete(int(action["discrete"]))
-    return obs_spec, Box(tuple(action["box"]))
+def _spaces(spec: dict[str, Any]) -> tuple[Box, Discrete | Box]:
+    obs_spec, action = Box(tuple(spec["observation_shape"])), spec["action"]
+    if "box" in action:
+        return obs_spec, Box(tuple(action["box"]))
+    legal = _environment_legal(spec) if action.get("masked") else None
+    return obs_spec, Discrete(int(action["discrete"]), legal)
+
+
+def _environment_legal(spec: dict[str, Any]) -> Callable[[jax.Array], jax.Array]:
+    """The `legal` of the environment a policy was trained on, made again.
+
+    From policy.json's id, options and imports: the one thing a masked
+    policy needs from its environment.
+    """
+    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
+    env_id, options = spec["env_id"], spec.get("env_options", {})
+    if is_host_env(env_id):
+        host = make_host_env(env_id, 1, 0, **options)
+        host.close()
+        return host.spec.action.legal
+    env = envs.make(env_id, **options)
+    return env.action_spec(env.default_params).legal
 
 
 def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
@@ -155,14 +175,10 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
     obs_spec, action_spec = exp.obs_spec, exp.action_spec
     steps_per_update = exp.runner.steps_per_update
-    if isinstance(action_spec, Discrete) and action_spec.legal is not None:
-        # policy.json holds sizes, not code: a loaded policy could not mask.
-        raise ConfigError(
-            f"{config.env.id} masks illegal actions (action_spec().legal), which "
-            "an exported policy cannot carry; act with the run's own network."
-        )
     action = (
-        {"discrete": action_spec.num_values}
+        # policy.json holds sizes, not code: a policy of an environment with
+        # illegal actions rebuilds its `legal` from the environment at load.
+        {"discrete": action_spec.num_values, "masked": action_spec.legal is not None}
         if isinstance(action_spec, Discrete)
         else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
     )
@@ -233,7 +249,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             "head_sizes": tuple(net.get("head_sizes", ())),
         }
     )
-    obs_spec, action_spec = _spaces(spec["observation_shape"], spec["action"])
+    obs_spec, action_spec = _spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
     # as the algorithm builds it.
     record = algorithm(spec["algo"])

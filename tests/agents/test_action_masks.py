@@ -337,6 +337,21 @@ def test_what_cannot_mask_refuses_a_masked_env():
     )
 
 
+def test_a_loaded_policy_masks_with_its_environments_legal(monkeypatch):
+    # policy.json names the environment; `legal` is code, so loading makes
+    # the environment again (here a registered device env) and reads it.
+    from purejaxdrl.env import registry
+    from purejaxdrl.training.policy import _spaces
+
+    monkeypatch.setitem(registry._FACTORIES, "MaskedProbe-test", MaskedProbeEnv)
+    spec = {"env_id": "MaskedProbe-test", "observation_shape": [7]}
+    _, action = _spaces({**spec, "action": {"discrete": 3, "masked": True}})
+    obs = _env_obs()
+    np.testing.assert_array_equal(action.legal(obs), MaskedProbeEnv().legal(obs))
+    _, plain = _spaces({**spec, "action": {"discrete": 3}})  # before masks
+    assert plain == envs.Discrete(3)
+
+
 @pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
 def test_recurrent_networks_mask_each_output_with_the_observation_it_answers(core):
     # The heads see the core's output, so the mask comes from the observation

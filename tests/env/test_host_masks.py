@@ -77,21 +77,26 @@ def test_a_mask_on_observations_it_cannot_ride_on_is_one_clear_error():
 
 
 @pytest.mark.timeout(300)
-def test_the_actor_learner_runner_never_takes_an_illegal_action_and_learns():
+def test_the_actor_learner_runner_never_takes_an_illegal_action_and_learns(tmp_path):
     # PPO through the host runner: every training episode returns at most 6
     # (8 only through the illegal action), and the greedy policy learned
-    # takes the best legal action at every step.
+    # takes the best legal action at every step, exported too.
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole_envpool", "ppo").config,
         {
             "env": {"id": "gymnasium:MaskedCorridor-test"}, "devices": 1,
             "num_envs": 8, "unroll_length": 8, "total_steps": 8 * 8 * 60,
-            "num_logs": 6, "eval": {"episodes": 4},
+            "num_logs": 6, "eval": {"episodes": 4}, "run_dir": str(tmp_path),
             "ppo": {"learning_rate": 3e-3, "anneal_lr": False},
             "network": {"hidden_sizes": [32]},
         },
     )  # fmt: skip
-    result = pjd.train(config, console=False)
+    result = pjd.train(config, console=False, write_files=True)
     returns = [r["episode/mean_return"] for r in result.history]
     assert max(returns) <= 6.0 + 1e-5, returns
     assert result.eval_return == pytest.approx(6.0), result.eval_return
+    # The exported policy rebuilds the environment's `legal` when loaded:
+    # action 2 at even steps, 1 at odd ones (where 2 would pay most).
+    policy = pjd.load_policy(pjd.export_policy(result.run_dir, tmp_path / "policy"))
+    obs = np.concatenate([np.eye(LENGTH), [_legal(t) for t in range(LENGTH)]], 1)
+    np.testing.assert_array_equal(policy.mode(obs.astype(np.float32)), [2, 1, 2, 1])
