@@ -116,7 +116,7 @@ def _folder_pages() -> dict[str, str]:
             + [f"## {p.stem}\n\n![{p.stem}]({p.name})\n" for p in curves]
         ),
         "notebooks/index.md": "\n".join(
-            ["# Notebooks", "", "Rendered as committed, not executed.", ""]
+            ["# Notebooks", "", "With the outputs of a run on a 2-core CPU.", ""]
             + [f"- [{_notebook_title(p)}]({p.name})" for p in notebooks]
         )
         + "\n",
