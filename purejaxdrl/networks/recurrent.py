@@ -64,8 +64,8 @@ class RecurrentNetwork(NamedTuple):
     unroll_final: Callable[..., tuple[Outputs, Outputs]] | None = None
 
 
-# What an agent's factory takes: a feed-forward network or a recurrent one.
 AnyNetwork = Network | RecurrentNetwork
+"""What an agent's factory takes: a feed-forward network or a recurrent one."""
 
 
 class _RecurrentActorCritic(nn.Module):
