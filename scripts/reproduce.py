@@ -93,6 +93,7 @@ ROWS = [
     Row("inverted_pendulum", "impala"),
     Row("inverted_pendulum", "a2c"),
     Row("inverted_pendulum", "sac", "brax SAC: 1000", 1000.0),
+    Row("cartpole_balance", "ppo"),
     Row("ant", "ppo", gpu=True),
     Row("halfcheetah", "ppo", gpu=True),
     Row("craftax_classic", "ppo", gpu=True),

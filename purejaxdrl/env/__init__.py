@@ -1,8 +1,10 @@
 """Environments: the device `Env` interface, adapters, wrappers and the registry.
 
-`base` (the Env protocol, specs, TimeStep helpers), `gymnax_env` and `brax_env`
-(adapters that normalise each library to the project's TimeStep: discount 0
-only on termination, `truncated` on time limits, the true final observation),
+`base` (the Env protocol, specs, TimeStep helpers), `gymnax_env`, `brax_env`,
+`craftax_env` and `playground_env` (adapters that normalise each library to
+the project's TimeStep: discount 0 only on termination, `truncated` on time
+limits, the true final observation; `resets`, auto-resets for environments
+whose reset is costly),
 `host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation

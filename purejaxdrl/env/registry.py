@@ -1,9 +1,10 @@
-"""Environment registry: `make(name, **options)` over gymnax, brax and user envs."""
+"""Environment registry: `make(name, **options)` over the built-in and user envs."""
 
 import difflib
 import functools
 from collections.abc import Callable
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
@@ -22,6 +23,7 @@ def register(name: str, factory: Callable[..., Env]) -> None:
 
 
 BRAX_PREFIX = "brax/"
+PLAYGROUND_PREFIX = "playground/"
 
 
 @functools.cache
@@ -45,6 +47,22 @@ def _register_brax() -> None:
 
 
 @functools.cache
+def _register_playground() -> None:
+    # Playground's registry imports all its tasks (~8 s), and the package is an
+    # optional extra: without it, its names are not listed, and making one says
+    # how to install it.
+    from purejaxdrl.env.playground_env import PlaygroundEnv, import_registry
+
+    try:
+        names = import_registry().ALL_ENVS
+    except ConfigError:
+        names = ()
+    for name in names:
+        env_id = PLAYGROUND_PREFIX + name
+        _FACTORIES.setdefault(env_id, functools.partial(PlaygroundEnv, env_id))
+
+
+@functools.cache
 def _register_craftax() -> None:
     # Listed whether or not the optional package is installed: making one
     # without it says how to install it.
@@ -62,12 +80,17 @@ def _register_builtins(name: str | None = None) -> None:
     # costs about 3 s); an unknown name registers everything for the hint.
     if name is None or name.startswith(BRAX_PREFIX):
         _register_brax()
+    if name is None or name.startswith(PLAYGROUND_PREFIX):
+        _register_playground()
     if name is None or name not in _FACTORIES:
         _register_gymnax()
 
 
 def registered() -> list[str]:
-    """All names `make` accepts: gymnax ids, `brax/<name>`, and user names."""
+    """All names `make` accepts: gymnax, brax/, playground/ and user names.
+
+    `playground/<Name>` names are listed where the playground extra is installed.
+    """
     _register_builtins()
     return sorted(_FACTORIES)
 

@@ -7,7 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.env.resets import reset_ended, step_resetting_few
+from purejaxdrl.env.resets import (
+    reset_ended,
+    step_resetting_few,
+    step_resetting_if_any,
+)
 from purejaxdrl.types import TimeStep
 
 
@@ -74,3 +78,27 @@ def test_equals_vmap_of_an_auto_resetting_step(slots):
     assert slots == n or any(e > slots for e in ended), ended
     # Ended episodes restart: the step after an end counts from 1.
     assert (np.asarray(a.t) < 8).all()
+
+
+def test_resetting_if_any_equals_vmap_of_an_auto_resetting_step():
+    n = 8
+    states, _ = jax.vmap(reset, in_axes=(0, None))(
+        jax.random.split(jax.random.key(0), n), None
+    )
+    batch = jax.jit(lambda k, s, a: step_resetting_if_any(step, reset, k, s, a, None))
+    every = jax.jit(
+        jax.vmap(auto_reset_step, in_axes=(0, 0, 0, None)), static_argnums=3
+    )
+    a = b = states
+    ended = []
+    for i in range(12):
+        keys = jax.random.split(jax.random.key(i + 1), n)
+        actions = jax.random.bernoulli(jax.random.key(50 + i), 0.05, (n,)).astype(int)
+        a, ts_a = batch(keys, a, actions)
+        b, ts_b = every(keys, b, actions, None)
+        for x, y in zip(
+            jax.tree.leaves((a, ts_a)), jax.tree.leaves((b, ts_b)), strict=True
+        ):
+            np.testing.assert_array_equal(x, y)
+        ended.append(int(ts_a.last().sum()))
+    assert 0 in ended and any(e > 0 for e in ended), ended

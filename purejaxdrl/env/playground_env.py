@@ -1,0 +1,305 @@
+"""MuJoCo Playground's environments on device: `playground/<Name>`, an optional extra.
+
+MuJoCo Playground (Zakka et al., 2025, https://arxiv.org/abs/2502.08844) is
+brax's successor for JAX physics: DM Control Suite, locomotion and
+manipulation tasks as `MjxEnv`s. Its training wrapper
+(`wrap_for_brax_training`) drops the observation a time limit cut an episode
+at and restarts every environment from its own cached first state. This
+adapter wraps the raw `MjxEnv` instead: it keeps the time limit itself,
+returns the true final observation, sets discount 0 only on termination, and
+restarts an ended environment from a fresh random state.
+"""
+
+import functools
+import os
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import (
+    Box,
+    Env,
+    EnvParams,
+    check_options,
+    restart,
+    strong_types,
+)
+from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
+from purejaxdrl.types import PRNGKey, PyTree, TimeStep
+
+PREFIX = "playground/"
+MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
+AUTO_RESETS = ("fresh", "cached_first_state")
+# Options of the adapter; every other option is a key of the environment's
+# Playground config (dotted for nested keys, e.g. `reward_config.scales.x`).
+ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key")
+
+
+class PlaygroundState(NamedTuple):
+    """Playground's `State`, the steps taken in the episode, and its first state.
+
+    Attributes:
+      inner: Playground's `mjx_env.State`.
+      steps: int32 [], control steps since the episode started.
+      first: (mjx Data, observation) the environment started in, for the
+        `cached_first_state` auto-reset; () for `fresh`.
+
+    """
+
+    inner: PyTree
+    steps: jax.Array
+    first: PyTree
+
+
+def import_registry() -> Any:
+    """Playground's `registry` module, or a one-line error saying how to get it.
+
+    Raises:
+      ConfigError: when the `playground` package is not installed.
+
+    """
+    try:
+        from mujoco_playground import registry
+    except ImportError as e:
+        raise ConfigError(
+            f"playground environments need the playground package ({e}): "
+            "pip install 'purejaxdrl[playground]'"
+        ) from None
+    return registry
+
+
+def needs_menagerie(name: str) -> bool:
+    """Whether Playground's `name` loads robot models from MuJoCo Menagerie."""
+    from mujoco_playground._src import locomotion, manipulation
+
+    return name in locomotion.ALL_ENVS or name in manipulation.ALL_ENVS
+
+
+def use_menagerie(env_id: str, path: str | None) -> None:
+    """Points Playground at a local MuJoCo Menagerie, or says how to get one.
+
+    Playground git-clones Menagerie into its own package folder on first use,
+    which fails offline with a long traceback; this looks in `path`, then
+    `$MUJOCO_MENAGERIE_PATH`, then Playground's own folder, and never clones.
+
+    Raises:
+      ConfigError: no copy in any of those places; one line naming them.
+
+    """
+    from etils import epath
+    from mujoco_playground._src import mjx_env
+
+    candidates = [p for p in (path, os.environ.get(MENAGERIE_VARIABLE)) if p]
+    candidates.append(str(mjx_env.MENAGERIE_PATH))
+    for candidate in candidates:
+        if os.path.isdir(candidate):
+            # Playground's asset loaders read this module global when they
+            # run, so a local copy is used without its clone.
+            mjx_env.MENAGERIE_PATH = epath.Path(candidate)
+            return
+    raise ConfigError(
+        f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, found in none "
+        f"of {', '.join(candidates)}; get them with `git clone "
+        "https://github.com/google-deepmind/mujoco_menagerie DIR && git -C DIR "
+        f"checkout {mjx_env.MENAGERIE_COMMIT_SHA}` and pass --env.option "
+        f"menagerie_path=DIR (or set {MENAGERIE_VARIABLE}=DIR)."
+    )
+
+
+def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
+    """Dotted names of the leaves (and sub-dicts) of a nested dict."""
+    keys = set()
+    for key, value in tree.items():
+        keys.add(prefix + key)
+        if isinstance(value, dict):
+            keys |= _flat_keys(value, prefix + key + ".")
+    return keys
+
+
+def _raw_key(key: PRNGKey) -> jax.Array:
+    # Playground's code is written for JAX's legacy uint32 [2] keys; one drawn
+    # from ours works whatever key implementation the run uses.
+    return jax.random.bits(key, (2,), jnp.uint32)
+
+
+class PlaygroundEnv(Env):
+    """Adapts a Playground `MjxEnv`: time limit, auto-reset, float32 outputs.
+
+    Args:
+      env_id: a name of Playground's registry (`CartpoleBalance`, ...).
+      auto_reset: `fresh` (default) restarts an ended environment from a new
+        random state drawn with the step's key; `cached_first_state` returns
+        it to the state it started in, Playground's own default (its
+        `BraxAutoResetWrapper` without `full_reset`): only the physics and
+        observation, the env's `info` carries over.
+      menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
+        tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
+      observation_key: for tasks whose observations are a dict, the entry the
+        agent sees (`state`; `privileged_state` is for critics).
+      **config: overrides of the task's Playground config, dotted for nested
+        keys. `episode_length` is the time limit in control steps (default:
+        the config's); `impl` the physics, `jax` by default on CPU (MuJoCo
+        Warp is tens of times slower there), the config's own elsewhere.
+
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        auto_reset: str = "fresh",
+        menagerie_path: str | None = None,
+        observation_key: str = "state",
+        **config: Any,
+    ):
+        registry = import_registry()
+        name = env_id.removeprefix(PREFIX)
+        default = registry.get_default_config(name)
+        valid = _flat_keys(default.to_dict()) | set(ADAPTER_OPTIONS)
+        check_options(PREFIX + name, config, valid)
+        if auto_reset not in AUTO_RESETS:
+            raise ConfigError(
+                f"env.options auto_reset={auto_reset!r} is not one of "
+                f"{', '.join(AUTO_RESETS)}; pass --env.option auto_reset=fresh."
+            )
+        episode_length = int(config.get("episode_length", default.episode_length))
+        if episode_length < 1:
+            raise ConfigError(
+                f"env.options episode_length={episode_length} must be >= 1; pass "
+                "a positive number of control steps."
+            )
+        repeat = config.get("action_repeat", default.get("action_repeat", 1))
+        if repeat != 1:
+            raise ConfigError(
+                f"env.options action_repeat={repeat!r} (the {name} config's): "
+                "the playground adapter steps once per action; pass "
+                "--env.option action_repeat=1."
+            )
+        cpu = jax.default_backend() == "cpu"
+        if cpu and "impl" in default and "impl" not in config:
+            config["impl"] = "jax"
+        if needs_menagerie(name):
+            use_menagerie(PREFIX + name, menagerie_path)
+        self.env_id = PREFIX + name
+        self.auto_reset = auto_reset
+        self.observation_key = observation_key
+        self.episode_length = episode_length
+        self.env = registry.load(name, config_overrides=config or None)
+
+    @property
+    def default_params(self) -> EnvParams:
+        return ()  # the physics lives in the MjxEnv's model, not in params
+
+    @property
+    def vma_checked(self) -> bool:
+        # MJX's constraint solver returns a constant from one branch of a
+        # `lax.cond` and a per-device value from the other.
+        return False
+
+    @functools.cached_property
+    def _observation_shape(self) -> tuple[int, ...]:
+        # An abstract trace: no model step is compiled to learn a shape.
+        obs = jax.eval_shape(
+            lambda key: self._observe(self.env.reset(key).obs), jax.random.PRNGKey(0)
+        )
+        return tuple(int(d) for d in obs.shape)
+
+    def observation_spec(self, params: EnvParams) -> Box:
+        return Box(self._observation_shape)
+
+    def action_spec(self, params: EnvParams) -> Box:
+        return Box((int(self.env.action_size),))
+
+    def _observe(self, obs: PyTree) -> jax.Array:
+        if isinstance(obs, dict):
+            if self.observation_key not in obs:
+                raise ConfigError(
+                    f"env.options observation_key={self.observation_key!r} is not "
+                    f"an observation of {self.env_id}: its observations are "
+                    f"{', '.join(sorted(obs))}; pass one of them."
+                )
+            obs = obs[self.observation_key]
+        return jnp.asarray(obs, jnp.float32)
+
+    def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[PlaygroundState, Any]:
+        inner = strong_types(self.env.reset(_raw_key(key)))
+        first = (inner.data, inner.obs) if self.auto_reset != "fresh" else ()
+        state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first)
+        return state, self._observe(inner.obs)
+
+    def reset(
+        self, key: PRNGKey, params: EnvParams
+    ) -> tuple[PlaygroundState, TimeStep]:
+        state, obs = self._reset(key, params)
+        return state, restart(obs)
+
+    def _step_no_reset(
+        self, key: PRNGKey, state: PlaygroundState, action: jax.Array, params: EnvParams
+    ) -> tuple[PlaygroundState, TimeStep]:
+        """One control step, ending the episode (without restarting it) when due."""
+        del key  # Playground's tasks draw their own noise from their state
+        inner = strong_types(self.env.step(state.inner, jnp.clip(action, -1.0, 1.0)))
+        steps = state.steps + 1
+        terminated = jnp.asarray(inner.done) > 0.5
+        # A termination on the time limit's step is a termination.
+        truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
+        obs = self._observe(inner.obs)
+        return state._replace(inner=inner, steps=steps), TimeStep(
+            observation=obs,
+            reward=jnp.asarray(inner.reward, jnp.float32),
+            discount=1.0 - terminated.astype(jnp.float32),
+            truncated=truncated,
+            final_observation=obs,
+            info={},
+        )
+
+    def step(
+        self, key: PRNGKey, state: PlaygroundState, action: jax.Array, params: EnvParams
+    ) -> tuple[PlaygroundState, TimeStep]:
+        key_step, key_reset = jax.random.split(key)
+        state, ts = self._step_no_reset(key_step, state, action, params)
+        if self.auto_reset == "fresh":
+            return reset_ended(state, ts, self._reset(key_reset, params))
+        return self._restart_first(state, ts)
+
+    def _restart_first(
+        self, state: PlaygroundState, ts: TimeStep
+    ) -> tuple[PlaygroundState, TimeStep]:
+        """Returns an ended environment to its cached first physics state."""
+        done = ts.last()
+        data, obs = state.first
+        inner = state.inner.replace(
+            data=jax.tree.map(
+                lambda a, b: jnp.where(done, a, b), data, state.inner.data
+            ),
+            obs=jax.tree.map(lambda a, b: jnp.where(done, a, b), obs, state.inner.obs),
+            done=jnp.zeros_like(state.inner.done),
+        )
+        steps = jnp.where(done, 0, state.steps)
+        observation = jnp.where(done, self._observe(obs), ts.observation)
+        return state._replace(inner=inner, steps=steps), ts._replace(
+            observation=observation
+        )
+
+    def step_batch(
+        self,
+        keys: PRNGKey,
+        states: PlaygroundState,
+        actions: jax.Array,
+        params: EnvParams,
+    ) -> tuple[PlaygroundState, TimeStep]:
+        """`step` of B environments, computing fresh resets when any ended.
+
+        Under `vmap` a reset would run for every environment at every step
+        (both sides of a `where`), and a reset costs a physics forward pass.
+        Playground's episodes last hundreds of steps, and a time limit ends
+        all that started together on the same step, so resets run (for all B,
+        each from the key `step` would use: the same episodes) only in the
+        steps where any ended, and compile once (MJX compiles slowly on CPU).
+        """
+        if self.auto_reset != "fresh":
+            return super().step_batch(keys, states, actions, params)
+        return step_resetting_if_any(
+            self._step_no_reset, self._reset, keys, states, actions, params
+        )

@@ -1,0 +1,234 @@
+"""The MuJoCo Playground adapter: registry, options, and episode boundaries.
+
+The episode-boundary tests replay one scripted run of CartpoleBalance (time
+limit 3) by hand with Playground's raw `MjxEnv`: which steps end, what they
+return, and which state each new episode starts in. DM Control tasks end
+only when the physics goes NaN, so a NaN action is the probe's termination.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco_playground")
+
+from purejaxdrl import env as envs  # noqa: E402
+from purejaxdrl.config import ConfigError  # noqa: E402
+from purejaxdrl.env import playground_env  # noqa: E402
+from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
+
+NAN = float("nan")
+# Steps 1-3: episode A, truncated at the limit (3). Step 4: episode B's first
+# step, a NaN action terminates it. Steps 5-7: episode C, terminated by NaN on
+# the limit's step: a termination.
+ACTIONS = jnp.array([[0.5], [-0.5], [1.0], [NAN], [0.3], [-0.2], [NAN]])
+
+
+@pytest.fixture(scope="module")
+def run():
+    """The adapter's TimeSteps of the script, and the raw env's replay of it.
+
+    One compiled program (MJX compiles slowly on CPU: ~40 s on 2 cores).
+    """
+    env = envs.make("playground/CartpoleBalance", episode_length=3)
+    raw = env.env
+    keys = jax.random.split(jax.random.key(7), len(ACTIONS) + 1)
+
+    def program(keys):
+        state, first = env.reset(keys[0], ())
+
+        def body(state, x):
+            key, action = x
+            state, ts = env.step(key, state, action, ())
+            return state, (ts, state.steps)
+
+        _, (ts, steps) = jax.lax.scan(body, state, (keys[1:], ACTIONS))
+        # By hand: each episode starts from Playground's reset with the key the
+        # adapter draws (the first from reset's key, the others from the reset
+        # half of the ending step's key), and steps with the script's actions.
+        reset_keys = jnp.stack(
+            [jax.random.split(k)[1] for k in (keys[3], keys[4], keys[7])]
+        )
+        starts = [keys[0], *reset_keys]
+        raw_keys = jnp.stack([playground_env._raw_key(k) for k in starts])
+        inner = jax.vmap(raw.reset)(raw_keys)
+
+        def replay(inner, actions):
+            def one(inner, action):
+                inner = raw.step(inner, action)
+                return inner, inner.obs
+
+            return jax.lax.scan(one, inner, actions)[1]
+
+        episodes = jnp.stack([ACTIONS[0:3], ACTIONS[3:6], ACTIONS[4:7]])
+        obs = jax.vmap(replay)(jax.tree.map(lambda x: x[:3], inner), episodes)
+        return first, ts, steps, inner.obs, obs
+
+    return jax.device_get(jax.jit(program)(keys))
+
+
+def test_every_playground_task_is_registered():
+    from mujoco_playground import registry
+
+    names = envs.registered()
+    assert len(registry.ALL_ENVS) >= 54
+    for name in registry.ALL_ENVS:
+        assert f"playground/{name}" in names
+
+
+def test_truncation_returns_the_true_final_observation(run):
+    _, ts, steps, reset_obs, obs = run
+    # Steps 1-2 continue episode A; step 3 reaches the limit: truncated, not
+    # terminated, its final observation Playground's after the third action.
+    np.testing.assert_allclose(ts.observation[:2], obs[0, :2], rtol=1e-5, atol=1e-6)
+    assert not ts.truncated[:2].any() and (ts.discount[:2] == 1).all()
+    assert bool(ts.truncated[2]) and float(ts.discount[2]) == 1.0
+    np.testing.assert_allclose(ts.final_observation[2], obs[0, 2], rtol=1e-5, atol=1e-6)
+    # ...and its observation the next episode's first, from a fresh reset.
+    np.testing.assert_allclose(ts.observation[2], reset_obs[1], rtol=1e-5, atol=1e-6)
+    assert list(steps) == [1, 2, 0, 0, 1, 2, 0]
+
+
+def test_termination_is_discount_zero_and_not_truncation(run):
+    _, ts, _, reset_obs, _ = run
+    assert float(ts.discount[3]) == 0.0 and not bool(ts.truncated[3])
+    assert np.isnan(ts.final_observation[3]).any()  # the state it died in
+    np.testing.assert_allclose(ts.observation[3], reset_obs[2], rtol=1e-5, atol=1e-6)
+
+
+def test_termination_on_the_time_limit_step_is_a_termination(run):
+    _, ts, _, reset_obs, obs = run
+    np.testing.assert_allclose(ts.observation[4:6], obs[2, :2], rtol=1e-5, atol=1e-6)
+    assert float(ts.discount[6]) == 0.0 and not bool(ts.truncated[6])
+    np.testing.assert_allclose(ts.observation[6], reset_obs[3], rtol=1e-5, atol=1e-6)
+
+
+def test_ended_episodes_restart_from_fresh_random_states(run):
+    first, ts, _, reset_obs, _ = run
+    np.testing.assert_allclose(first.observation, reset_obs[0], rtol=1e-5, atol=1e-6)
+    starts = np.stack([first.observation, *ts.observation[[2, 3, 6]]])
+    # Four different starting states: no episode repeats the first one's.
+    distances = np.abs(starts[:, None] - starts[None]).sum(-1)
+    assert (distances[~np.eye(4, dtype=bool)] > 1e-4).all(), distances
+
+
+def test_truncation_bootstraps_from_the_final_observation_termination_not(run):
+    ts = jax.tree.map(jnp.asarray, run[1])
+
+    def value(params, obs):  # a made-up critic: the sum of the observation
+        return jnp.nan_to_num(obs.sum(-1))
+
+    next_values = value(None, ts.observation)[:, None]
+    boot = np.asarray(
+        bootstrap_values(
+            value,
+            None,
+            next_values,
+            ts.discount[:, None],
+            ts.truncated[:, None],
+            ts.final_observation[:, None],
+        )[:, 0]
+    )
+    final = ts.final_observation
+    np.testing.assert_allclose(boot[2], final[2].sum(), rtol=1e-5, atol=1e-6)
+    assert abs(boot[2] - ts.observation[2].sum()) > 1e-3  # not the reset's
+    assert boot[3] == 0.0 and boot[6] == 0.0  # terminations bootstrap nothing
+    np.testing.assert_allclose(boot[[0, 1, 4, 5]], next_values[[0, 1, 4, 5], 0])
+
+
+def test_reset_and_step_emit_the_same_structure_and_dtypes(run):
+    first, ts, _, _, _ = run
+    one = jax.tree.map(lambda x: x[0], ts)
+    assert jax.tree.structure(first) == jax.tree.structure(one)
+    for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(one), strict=True):
+        assert a.shape == b.shape and a.dtype == b.dtype
+    assert ts.reward.dtype == jnp.float32 and ts.truncated.dtype == jnp.bool_
+
+
+def test_cached_first_state_reset_returns_to_the_first_state():
+    env = envs.make(
+        "playground/CartpoleBalance", episode_length=2, auto_reset="cached_first_state"
+    )
+    keys = jax.random.split(jax.random.key(1), 5)
+
+    def program(keys):
+        state, first = env.reset(keys[0], ())
+
+        def body(state, key):
+            state, ts = env.step(key, state, jnp.full(1, 0.4), ())
+            return state, ts
+
+        return first, jax.lax.scan(body, state, keys[1:])[1]
+
+    first, ts = jax.jit(program)(keys)
+    assert list(ts.truncated) == [False, True, False, True]
+    # Each episode restarts where the first started, and, the dynamics being
+    # deterministic, repeats it.
+    np.testing.assert_allclose(ts.observation[1], first.observation, rtol=1e-6)
+    np.testing.assert_allclose(
+        ts.observation[2], ts.observation[0], rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        ts.final_observation[3], ts.final_observation[1], rtol=1e-5
+    )
+
+
+def test_physics_is_jax_on_cpu_and_config_overrides_reach_the_task():
+    env = envs.make("playground/CartpoleBalance", episode_length=50, ctrl_dt=0.02)
+    assert env.env.mjx_model.impl.value == "jax"
+    assert env.episode_length == 50 and env.env._config.episode_length == 50
+    assert env.env.dt == 0.02 and env.env.n_substeps == 2
+    assert env.observation_spec(()).shape == (5,)
+    assert env.action_spec(()).shape == (1,)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"episode_lenght": 3}, "did you mean 'episode_length'?"),
+        ({"auto_reset": "cached"}, "auto_reset='cached' is not one of fresh"),
+        ({"episode_length": 0}, "episode_length=0 must be >= 1"),
+        ({"action_repeat": 2}, "pass --env.option action_repeat=1"),
+    ],
+)
+def test_bad_options_are_one_line_errors(options, message):
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/CartpoleBalance", **options)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_missing_menagerie_is_a_one_line_error_without_a_clone(monkeypatch, tmp_path):
+    import subprocess
+
+    from etils import epath
+    from mujoco_playground._src import mjx_env
+
+    def no_clone(*args, **kwargs):
+        raise AssertionError("Playground tried to clone Menagerie")
+
+    monkeypatch.setattr(subprocess, "Popen", no_clone)
+    monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", epath.Path(tmp_path / "none"))
+    monkeypatch.delenv(playground_env.MENAGERIE_VARIABLE, raising=False)
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/Go1JoystickFlatTerrain", menagerie_path="/no/such")
+    message = str(error.value)
+    assert "\n" not in message and "needs MuJoCo Menagerie" in message
+    assert "/no/such" in message and "menagerie_path=DIR" in message
+
+
+def test_without_the_package_making_one_says_how_to_install_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mujoco_playground", None)
+    with pytest.raises(ConfigError, match=r"pip install 'purejaxdrl\[playground\]'"):
+        playground_env.import_registry()
+
+
+def test_a_menagerie_path_is_where_playground_looks(monkeypatch, tmp_path):
+    from mujoco_playground._src import mjx_env
+
+    monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", mjx_env.MENAGERIE_PATH)
+    monkeypatch.setenv(playground_env.MENAGERIE_VARIABLE, str(tmp_path))
+    playground_env.use_menagerie("playground/Go1JoystickFlatTerrain", None)
+    assert str(mjx_env.MENAGERIE_PATH) == str(tmp_path)
