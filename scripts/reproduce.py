@@ -71,6 +71,10 @@ class Row:
 
 HOST = "host environments (envpool): pjd.sweep trains device environments only"
 ATARI = f"needs a GPU; {HOST}"
+EVALUATION = (
+    "its target is the greedy evaluation's, which pjd.sweep does not run; "
+    "seeds in envs/cartpole.yaml, test in tests/test_learning.py"
+)
 
 ROWS = [
     Row("cartpole", "ppo", "CleanRL PPO, 500k steps: 490.0 ± 6.1", 490.0),
@@ -78,6 +82,12 @@ ROWS = [
     Row("cartpole", "apex"),
     Row("cartpole", "impala"),
     Row("cartpole", "a2c"),
+    Row(
+        "cartpole",
+        "pqn",
+        "purejaxql PQN, 500k steps: solved (a plot of greedy returns)",
+        not_run=EVALUATION,
+    ),
     Row("cartpole_masked", "ppo"),
     Row("cartpole_masked", "r2d2"),
     Row("memory_chain", "ppo"),

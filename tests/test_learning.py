@@ -73,6 +73,18 @@ def test_dqn_and_apex_reach_475_on_cartpole_within_500k_steps(algo):
     assert max(evaluations) >= 475, evaluations
 
 
+# PQN with purejaxql's CartPole settings: 32 envs x 64 steps, no replay, no
+# target network. Its actors keep ε 0.2 to the end, so the preset's target is
+# the greedy policy's: the final evaluation (32 episodes). ~45 s compiling and
+# ~60 s training on 2 shared CPU cores.
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_pqn_solves_cartpole_within_500k_steps():
+    result = _train_preset("pqn", 0)
+    assert pjd.load_preset("cartpole", "pqn").target_of == "evaluation"
+    assert result.eval_return >= 475, (result.eval_return, result.history[-3:])
+
+
 # ~55 s on 2 CPU cores, most of it compiling brax with three networks; the run
 # stops one chunk after an evaluation reaches 900.
 @pytest.mark.timeout(600)
