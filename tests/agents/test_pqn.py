@@ -16,6 +16,7 @@ from purejaxdrl.agents import PQNConfig, make_agent
 from purejaxdrl.agents.pqn import pqn_networks
 from purejaxdrl.types import Transition
 from tests.agents.helpers import flat
+from tests.helpers import tiny_config, trained
 from tests.rl.test_q_lambda import numpy_q_lambda
 
 NET = pjd.NetworkConfig(hidden_sizes=(8, 8), activation="relu", norm="layer_norm")
@@ -210,3 +211,34 @@ def test_a_minibatch_count_that_does_not_split_the_envs_is_refused():
         validate(PQNConfig(num_minibatches=8), pjd.agents.RunShape(6, 2))
     with pytest.raises(pjd.ConfigError, match="pqn.q_lambda=1.5"):
         validate(PQNConfig(q_lambda=1.5), None)
+
+
+SMALL = {
+    "algo": "pqn",
+    "num_envs": 8,
+    "unroll_length": 8,
+    "total_steps": 8 * 8 * 4,
+    "pqn": {"num_epochs": 2, "num_minibatches": 2, "learning_rate": 1e-3},
+    "network": {"hidden_sizes": [16], "norm": "layer_norm", "activation": "relu"},
+}
+GRU = {
+    "network": {"core": "gru", "core_size": 8, "hidden_sizes": [16]},
+    "env": {"hide_observations": [1, 3]},
+}
+
+
+@pytest.mark.parametrize("core", ["none", "gru"])
+def test_runs_train_the_same_parameters_on_1_and_2_devices(core):
+    # The whole run: rollout, targets, minibatches (whole sequences with a
+    # core, re-unrolled from their stored start states), ε, all-reduces.
+    config = tiny_config(SMALL)
+    if core == "gru":
+        config = tiny_config(GRU, config)
+    exp, one, metrics = trained(config, 1, 4)[:3]
+    _, two, _ = trained(config, 2, 4)[:3]
+    init = exp.runner.init(jax.random.key(0))
+    assert np.abs(flat(one.agent.params) - flat(init.agent.params)).max() > 1e-4
+    np.testing.assert_allclose(
+        flat(two.agent.params), flat(one.agent.params), atol=1e-5, rtol=0
+    )
+    assert metrics["epsilon"][0] == 1.0 and metrics["epsilon"][-1] < 1.0
