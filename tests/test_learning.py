@@ -80,7 +80,7 @@ def test_dqn_and_apex_reach_475_on_cartpole_within_500k_steps(algo):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_pqn_solves_cartpole_within_500k_steps():
-    result = _train_preset("pqn", 0)
+    result = _train_preset("pqn", 0, eval={"episodes": 32})
     assert pjd.load_preset("cartpole", "pqn").target_of == "evaluation"
     assert result.eval_return >= 475, (result.eval_return, result.history[-3:])
 
