@@ -55,8 +55,10 @@ class Row:
       gpu: needs an accelerator to finish in reasonable time.
       not_run: why this script cannot run the row on any machine ("" when it
         can); the table says so in its place.
-      host: the preset trains host environments (EnvPool, Gymnasium), which
-        `pjd.sweep` cannot batch: its seeds train one after another.
+      alone: its seeds train one after another with `pjd.train`, not as one
+        sweep: host environments (EnvPool, Gymnasium), which `pjd.sweep`
+        cannot batch, and targets of the greedy evaluation, which a sweep
+        does not run (each run then evaluates at its end).
 
     """
 
@@ -66,12 +68,15 @@ class Row:
     anchor_value: float | None = None
     gpu: bool = False
     not_run: str = ""
-    host: bool = False
+    alone: bool = False
 
     @property
     def key(self) -> str:
         return f"{self.preset}:{self.algo}"
 
+
+# Episodes of a greedy evaluation at the end of a run that has none of its own.
+EVAL_EPISODES = 32
 
 ROWS = [
     Row("cartpole", "ppo", "CleanRL PPO, 500k steps: 490.0 ± 6.1", 490.0),
@@ -79,6 +84,12 @@ ROWS = [
     Row("cartpole", "apex"),
     Row("cartpole", "impala"),
     Row("cartpole", "a2c"),
+    Row(
+        "cartpole",
+        "pqn",
+        "purejaxql PQN, 500k steps: solved (a plot of greedy returns)",
+        alone=True,
+    ),
     Row("cartpole_masked", "ppo"),
     Row("cartpole_masked", "r2d2"),
     Row("memory_chain", "ppo"),
@@ -102,11 +113,11 @@ ROWS = [
         "ppo",
         "CleanRL PPO, 500k steps: 490.0 ± 6.1",
         490.0,
-        host=True,
+        alone=True,
     ),
-    Row("cartpole_envpool", "impala", host=True),
+    Row("cartpole_envpool", "impala", alone=True),
     *(
-        Row(game, algo, gpu=True, host=True)
+        Row(game, algo, gpu=True, alone=True)
         for game in (
             "pong",
             "breakout",
@@ -144,8 +155,8 @@ def run_row(row: Row, seeds: int) -> dict:
     curves = DOCS / "curves" / f"{row.preset}_{row.algo}.png"
     DOCS.joinpath("curves").mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    if row.host:
-        final, steps_per_s, out = _host_runs(preset, seeds, curves)
+    if row.alone:
+        final, steps_per_s, out = _runs_alone(preset, seeds, curves)
     else:
         result = pjd.sweep(row.preset, algo=row.algo, seeds=seeds, write_files=True)
         final = np.asarray(result.final_return, np.float64)
@@ -170,22 +181,28 @@ def run_row(row: Row, seeds: int) -> dict:
     }
 
 
-def _host_runs(preset, seeds: int, curves: pathlib.Path) -> tuple:
-    """Seeds 0..n-1 of a host-environment preset, one run after another.
+def _runs_alone(preset, seeds: int, curves: pathlib.Path) -> tuple:
+    """Seeds 0..n-1 of a preset, one run after another.
 
     Returns:
-      (final mean returns [n], mean steps/s over the runs, the runs' parent
-      folder); the runs' curves are drawn to `curves`.
+      (final returns [n]: the training's, or the greedy evaluation's at the
+      end where the target is of the evaluation; mean steps/s over the runs;
+      the runs' parent folder); the runs' curves are drawn to `curves`.
 
     """
+    evaluation = preset.target_of == "evaluation"
     results = []
     for seed in range(seeds):
-        config = pjd.apply_overrides(preset.config, {"seed": seed})
+        overrides = {"seed": seed}
+        if evaluation and preset.config.eval.episodes == 0:
+            overrides["eval"] = {"episodes": EVAL_EPISODES}
+        config = pjd.apply_overrides(preset.config, overrides)
         results.append(pjd.train(config, write_files=True, console=False))
     dirs = [r.run_dir for r in results]
     title = f"{preset.config.env.id} {preset.config.algo}: {seeds} seeds"
     plot_curves(load_curves(dirs), curves, title=title, target=preset.target_return)
-    final = np.asarray([r.mean_return for r in results], np.float64)
+    final = [r.eval_return if evaluation else r.mean_return for r in results]
+    final = np.asarray(final, np.float64)
     return final, float(np.mean([r.steps_per_second for r in results])), dirs[0].parent
 
 

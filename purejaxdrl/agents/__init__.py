@@ -15,6 +15,7 @@ from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.dqn import DQNConfig, DQNState, make_dqn
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
 from purejaxdrl.agents.ppo import PPOConfig, make_ppo
+from purejaxdrl.agents.pqn import PQNConfig, make_pqn
 from purejaxdrl.agents.r2d2 import R2D2Config, R2D2State, make_r2d2
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent, names
 from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
@@ -29,6 +30,7 @@ __all__ = [
     "IMPALAConfig",
     "IMPALAState",
     "PPOConfig",
+    "PQNConfig",
     "R2D2Config",
     "R2D2State",
     "RunShape",
@@ -41,6 +43,7 @@ __all__ = [
     "make_dqn",
     "make_impala",
     "make_ppo",
+    "make_pqn",
     "make_r2d2",
     "make_sac",
     "names",

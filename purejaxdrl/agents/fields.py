@@ -113,7 +113,7 @@ class OptimizerChoiceFields:
 
     Attributes:
       optimizer: rmsprop (A3C's and IMPALA's: no momentum, ε inside the square
-        root), adam or sgd.
+        root), adam, radam (Rectified Adam) or sgd.
       rms_decay: RMSProp's decay of its squared-gradient average.
 
     """

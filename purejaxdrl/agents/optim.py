@@ -15,7 +15,7 @@ from jax.flatten_util import ravel_pytree
 from purejaxdrl.config import check
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
-OPTIMIZERS = ("rmsprop", "adam", "sgd")
+OPTIMIZERS = ("rmsprop", "adam", "radam", "sgd")
 
 # loss(params, *data) -> (scalar loss, scalar metrics by name).
 Loss = Callable[..., tuple[jax.Array, Metrics]]
@@ -66,13 +66,14 @@ def make_learner_optimizer(
 
     `rmsprop` is IMPALA's (Espeholt et al., 2018) and A3C's shared RMSProp:
     no momentum, with ε inside the square root as TensorFlow's RMSProp has it.
+    `radam` is Rectified Adam (Liu et al., 2020), PQN's (Gallici et al., 2025).
 
     Args:
       learning_rate: a value or a schedule of the optimiser step count.
-      name: one of OPTIMIZERS: rmsprop, adam or sgd.
+      name: one of OPTIMIZERS: rmsprop, adam, radam or sgd.
       max_grad_norm: gradients are rescaled to at most this global norm;
         None: no clipping (the optimiser alone).
-      eps: the RMSProp / Adam ε (unused by sgd); optax's Adam default.
+      eps: the RMSProp / Adam / RAdam ε (unused by sgd); optax's Adam default.
       decay: the RMSProp decay of the squared-gradient average.
 
     Returns:
@@ -86,6 +87,8 @@ def make_learner_optimizer(
         opt = optax.rmsprop(learning_rate, decay=decay, eps=eps, eps_in_sqrt=True)
     elif name == "adam":
         opt = optax.adam(learning_rate, eps=eps)
+    elif name == "radam":
+        opt = optax.radam(learning_rate, eps=eps)
     elif name == "sgd":
         opt = optax.sgd(learning_rate)
     else:

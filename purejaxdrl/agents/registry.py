@@ -11,12 +11,13 @@ from typing import Any
 
 import jax
 
-from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, r2d2, sac
+from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.dqn_config import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
+from purejaxdrl.agents.pqn import PQNConfig
 from purejaxdrl.agents.r2d2 import R2D2Config
 from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.config import ConfigError
@@ -32,6 +33,7 @@ _ALGORITHMS: dict[str, Algorithm] = {
         apex.ALGORITHM,
         r2d2.ALGORITHM,
         sac.ALGORITHM,
+        pqn.ALGORITHM,
     )
 }
 
@@ -60,6 +62,7 @@ class AlgorithmConfigs:
         read when algo is apex.
       r2d2: R2D2's hyper-parameters, read when algo is r2d2.
       sac: SAC's hyper-parameters, read when algo is sac.
+      pqn: PQN's hyper-parameters, read when algo is pqn.
 
     """
 
@@ -70,6 +73,7 @@ class AlgorithmConfigs:
     apex: DQNConfig = _section("apex")
     r2d2: R2D2Config = _section("r2d2")
     sac: SACConfig = _section("sac")
+    pqn: PQNConfig = _section("pqn")
 
 
 def algorithms() -> tuple[Algorithm, ...]:

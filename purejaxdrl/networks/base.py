@@ -22,6 +22,8 @@ TORSOS = ("mlp", "cnn", "nature", "impala_resnet")
 PIXEL_TORSOS = ("nature", "impala_resnet")
 CORES = ("none", "lstm", "gru", "mingru")
 """The recurrent cores `NetworkConfig.core` may name (`none`: feed-forward)."""
+NORMS = ("none", "layer_norm")
+"""The normalisations `NetworkConfig.norm` may name (`layer_norm`: PQN's)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -37,6 +39,10 @@ class NetworkConfig:
         `impala_resnet`, as in the papers).
       activation: one of tanh, relu, gelu, silu (the dense layers'; conv
         layers use relu).
+      norm: `none`, or `layer_norm`: each dense layer of `hidden_sizes` is
+        followed by a LayerNorm (Ba et al., 2016) before its activation, as
+        PQN's Q-network has it (Gallici et al., 2025): what keeps its
+        replay-free, target-free TD learning stable.
       shared_torso: policy and value heads share one torso (else two towers).
       conv_features: output channels of the conv layer (`cnn` only).
       resnet_channels: channels of the IMPALA ResNet's stacks (`impala_resnet` only).
@@ -53,6 +59,7 @@ class NetworkConfig:
     torso: str = "mlp"
     hidden_sizes: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
+    norm: str = "none"
     shared_torso: bool = False
     conv_features: int = 16
     resnet_channels: tuple[int, ...] = (16, 32, 32)

@@ -2,7 +2,8 @@
 
 `mlp` flattens the observation; `cnn` adds one 3x3 conv layer (MinAtar);
 `nature` and `impala_resnet` put an Atari conv stack (`pixels.py`) first. Every torso
-ends in the dense layers of `hidden_sizes`.
+ends in the dense layers of `hidden_sizes`, each with a LayerNorm before its
+activation when `norm` is `layer_norm`.
 """
 
 import flax.linen as nn
@@ -12,6 +13,7 @@ import numpy as np
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks.base import (
     ACTIVATIONS,
+    NORMS,
     PIXEL_TORSOS,
     TORSOS,
     NetworkConfig,
@@ -41,14 +43,19 @@ class _Torso(nn.Module):
             x = ImpalaResNet(self.config.resnet_channels)(frames(x))
         x = x.reshape((*batch_shape, -1))
         for width in self.config.hidden_sizes:
-            x = act(dense(width, np.sqrt(2.0))(x))
+            x = dense(width, np.sqrt(2.0))(x)
+            if self.config.norm == "layer_norm":
+                # Only when asked: a LayerNorm's parameters would change every
+                # other network's parameter tree.
+                x = nn.LayerNorm()(x)
+            x = act(x)
         return x
 
 
 def check_torso(config: NetworkConfig, obs_spec: Box) -> None:
     """Raises ValueError (one line: value, rule, fix) for a torso that cannot be.
 
-    An unknown torso or activation, a conv torso on observations that are not
+    An unknown torso, activation or norm, a conv torso on observations that are not
     images, or frames too small for the Nature CNN.
     """
     if config.torso not in TORSOS:
@@ -59,6 +66,10 @@ def check_torso(config: NetworkConfig, obs_spec: Box) -> None:
         raise ValueError(
             f"network.activation={config.activation!r} is not one of "
             f"{tuple(ACTIVATIONS)}; pick one of them."
+        )
+    if config.norm not in NORMS:
+        raise ValueError(
+            f"network.norm={config.norm!r} is not one of {NORMS}; pick one of them."
         )
     if config.torso != "mlp" and len(obs_spec.shape) != 3:
         raise ValueError(

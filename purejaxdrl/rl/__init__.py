@@ -1,7 +1,7 @@
 """RL math on ONE stream of experience: returns, V-trace, losses, exploration.
 
 Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
-`vmap` at its call site: `returns` (GAE, λ-returns), `vtrace`, `nstep`,
+`vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`, `nstep`,
 `bootstrap`, `losses`, `distributions`, `exploration`. Pure functions of arrays;
 imports only `types`.
 """
@@ -21,7 +21,12 @@ from purejaxdrl.rl.losses import (
     policy_gradient_loss,
     value_loss,
 )
-from purejaxdrl.rl.returns import episode_aware_gae, gae
+from purejaxdrl.rl.returns import (
+    episode_aware_gae,
+    episode_aware_q_lambda,
+    gae,
+    lambda_returns,
+)
 from purejaxdrl.rl.vtrace import VTraceOutput, vtrace
 
 __all__ = [
@@ -33,8 +38,10 @@ __all__ = [
     "categorical",
     "clipped_surrogate_loss",
     "episode_aware_gae",
+    "episode_aware_q_lambda",
     "epsilon_greedy",
     "gae",
+    "lambda_returns",
     "mask_logits",
     "normalize_advantages",
     "policy_gradient_loss",

@@ -79,3 +79,83 @@ def episode_aware_gae(
         r_t, gamma * discount_t, lambda_t, v_tm1, v_t
     )
     return adv, adv + v_tm1
+
+
+def lambda_returns(
+    r_t: jax.Array,
+    discount_t: jax.Array,
+    lambda_t: jax.Array | float,
+    v_t: jax.Array,
+) -> jax.Array:
+    """λ-returns for one trajectory; Peng's Q(λ) with v_t = max_a Q(x_t, a).
+
+    G_{t-1} = r_t + discount_t [(1 - λ_t) v_t + λ_t G_t], and the last step
+    bootstraps from its v alone (G_{T-1} = r_T + discount_T v_T). With
+    v_t = max_a Q(x_t, a) these are the Q(λ) targets of Peng and Williams
+    (1996) as PQN uses them (Gallici et al., 2025, arXiv:2407.04811).
+
+    Episode ends inside the trajectory are handled by the caller's inputs, as
+    for `gae`: termination sets `discount_t = 0` (the return is the reward
+    alone, whatever else is set); truncation keeps `discount_t = γ` with `v_t`
+    the value of the final observation (bootstrap) and sets `lambda_t = 0`, so
+    the next episode's return does not leak backwards.
+
+    Args:
+      r_t: rewards at times [1, T], float32 [T].
+      discount_t: γ times the env discount at times [1, T], float32 [T].
+      lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
+      v_t: bootstrap values of the destination states at times [1, T], float32 [T].
+
+    Returns:
+      Returns at times [0, T-1], float32 [T].
+
+    """
+    chex.assert_rank([r_t, discount_t, v_t], 1)
+    chex.assert_equal_shape([r_t, discount_t, v_t])
+    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+
+    def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
+        r, discount, lambda_, v = xs
+        acc = r + discount * ((1.0 - lambda_) * v + lambda_ * acc)
+        return acc, acc
+
+    # Starting from v_T makes the last step's return r_T + discount_T v_T
+    # whatever its λ.
+    _, g_tm1 = jax.lax.scan(
+        body, v_t[-1], (r_t, discount_t, lambda_t, v_t), reverse=True
+    )
+    return g_tm1
+
+
+def episode_aware_q_lambda(
+    r_t: jax.Array,
+    discount_t: jax.Array,
+    truncated_t: jax.Array,
+    max_q_t: jax.Array,
+    gamma: jax.Array | float,
+    lambda_: jax.Array | float,
+) -> jax.Array:
+    """Peng's Q(λ) targets for a time-major batch `[T, B]` of auto-reset envs.
+
+    A time limit bootstraps from max_a Q of the true final observation and cuts
+    the λ-recursion there; a termination ends the return at its reward, even
+    when the time limit fires on the same step. The peers' PQN (purejaxql,
+    Stoix, rejax) end the return at any `done`, truncations included.
+
+    Args:
+      r_t: rewards, float32 [T, B].
+      discount_t: env discounts (0 on termination), float32 [T, B].
+      truncated_t: time-limit truncation flags, bool [T, B].
+      max_q_t: max_a Q(x, a) of each step's final observation, float32 [T, B]
+        (any value where the step terminated: it is multiplied by 0).
+      gamma: the agent's discount γ.
+      lambda_: the Q(λ) λ.
+
+    Returns:
+      Q(λ) targets of the actions taken, float32 [T, B].
+
+    """
+    lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
+    return jax.vmap(lambda_returns, in_axes=1, out_axes=1)(
+        r_t, gamma * discount_t, lambda_t, max_q_t
+    )

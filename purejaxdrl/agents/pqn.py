@@ -1,0 +1,290 @@
+"""PQN: Q(λ) learning from fresh parallel rollouts, no replay, no target network.
+
+Gallici et al. (2025), "Simplifying Deep Temporal Difference Learning",
+https://arxiv.org/abs/2407.04811 (reference code: mttga/purejaxql). Many
+environments act ε-greedily on the online Q-network; each update computes
+Peng's Q(λ) targets over the unroll from that network's own max-Q values (those
+the actors computed as they acted, `Transition.value` and `bootstrap_value`),
+then takes epochs x minibatches of RAdam steps on 0.5 (Q(s, a) - G)², with the
+gradients' global norm clipped. A LayerNorm in each hidden layer
+(`--network.norm layer_norm`) is what keeps this stable without a target
+network. With `--network.core`, PQN-RNN: the learner re-unrolls each sequence
+from the core state its actor started it with.
+
+Unlike the peers' implementations (purejaxql, Stoix, rejax), a time-limit
+truncation bootstraps from max_a Q of the true final observation; only a
+termination ends the return (`rl.returns.episode_aware_q_lambda`).
+"""
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.agents.actor_critic import learner_outputs
+from purejaxdrl.agents.base import (
+    Agent,
+    AgentState,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+    feed_forward,
+)
+from purejaxdrl.agents.fields import EpsilonFields, OptimizerFields, RewardFields
+from purejaxdrl.agents.optim import (
+    annealed_learning_rate,
+    flat_gradient_epochs,
+    flat_optimizer_state,
+    make_learner_optimizer,
+)
+from purejaxdrl.agents.ppo import env_groups, minibatch_split, sequence_split
+from purejaxdrl.agents.q_learning import exploration
+from purejaxdrl.agents.r2d2_sequences import make_q_acting
+from purejaxdrl.config import check, check_ranges
+from purejaxdrl.networks import (
+    AnyNetwork,
+    NetworkConfig,
+    RecurrentNetwork,
+    make_q_network,
+)
+from purejaxdrl.rl.exploration import epsilon_greedy
+from purejaxdrl.rl.returns import episode_aware_q_lambda
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PQNConfig(EpsilonFields, RewardFields, OptimizerFields):
+    """PQN hyper-parameters; the defaults are purejaxql's MinAtar settings.
+
+    Static fields change shapes or loop counts (changing them recompiles); the
+    others are array leaves that can be traced, vmapped and swept. Below are
+    PQN's own fields; those it shares with other learners (learning rate,
+    discount, gradient clipping, learning-rate decay, reward scale, the ε
+    schedule or Ape-X's per-environment ε) are declared and described in
+    `agents.fields`, and `purejaxdrl train --algo pqn --help` lists them all.
+    The network should have `norm: layer_norm` (the presets' PQN sections do).
+
+    Attributes:
+      num_epochs: passes over each update's unroll.
+      num_minibatches: minibatches each pass is split into, one RAdam step
+        each (with a recurrent core: whole environment sequences, so it must
+        divide num_envs).
+      q_lambda: λ of the Q(λ) targets; 0 gives one-step Q-learning, 1 the
+        discounted rewards to the end of the unroll plus max-Q there.
+      eps: RAdam's ε (optax's default).
+
+    """
+
+    # Static.
+    num_epochs: int = jax.tree.static(default=2)
+    num_minibatches: int = jax.tree.static(default=32)
+    # Dynamic.
+    learning_rate: float | jax.Array = 5e-4
+    max_grad_norm: float | jax.Array = 10.0
+    epsilon_fraction: float | jax.Array = 0.1
+    q_lambda: float | jax.Array = 0.65
+    eps: float | jax.Array = 1e-8
+
+
+class Batch(NamedTuple):
+    """An unroll and its Q(λ) targets, leaves [T, B, ...]: what PQN learns from.
+
+    `reset` and the start states (leaves [B, ...]) only for a recurrent core.
+    """
+
+    observation: PyTree
+    action: jax.Array
+    target: jax.Array
+    reset: jax.Array | tuple = ()
+    core_state: PyTree = ()
+
+
+def loss(
+    params: Params, batch: Batch, *, network: AnyNetwork
+) -> tuple[jax.Array, Metrics]:
+    """PQN's loss on one minibatch: 0.5 (Q(s, a) - G)², G the Q(λ) target."""
+    q, _ = learner_outputs(network, params, batch)
+    q_taken = jnp.take_along_axis(q, batch.action[..., None], axis=-1)[..., 0]
+    td = batch.target - q_taken
+    total = 0.5 * jnp.mean(td * td)
+    return total, {
+        "loss/total": total,
+        "td/abs_mean": jnp.mean(jnp.abs(td)),
+        "q/taken_mean": jnp.mean(q_taken),
+    }
+
+
+def q_lambda_targets(traj: Transition, config: PQNConfig) -> jax.Array:
+    """Q(λ) targets [T, B] from the actors' own max-Q values, rewards scaled.
+
+    `traj.bootstrap_value` is max_a Q of each step's final observation under
+    the acting (= learner) parameters, 0 where the step terminated.
+    """
+    return episode_aware_q_lambda(
+        traj.reward * config.reward_scale,
+        traj.discount,
+        traj.truncated,
+        traj.bootstrap_value,
+        config.gamma,
+        config.q_lambda,
+    )
+
+
+def pqn_networks(
+    config: PQNConfig, network: NetworkConfig, obs_spec: Any, action_spec: Any
+) -> tuple[AnyNetwork, AnyNetwork]:
+    """A plain (not dueling) Q-network, twice: to act and to learn.
+
+    Recurrent when `network.core` is not `none` (PQN-RNN).
+    """
+    del config  # the architecture is the run's
+    q = make_q_network(network, obs_spec, action_spec, dueling=False)
+    return q, q
+
+
+def make_pqn(
+    config: PQNConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
+) -> Agent:
+    """Builds PQN (an `AgentFactory`): Q(λ) on each fresh unroll, no replay.
+
+    `update` takes time-major transitions [T, B] (B: this device's
+    environments), computes their Q(λ) targets and takes `num_epochs` x
+    `num_minibatches` gradient steps, all-reduced over `axis_name`; the
+    minibatches are PPO's (`ppo.minibatch_split`, or whole sequences with a
+    recurrent core), the same global ones on any number of devices. The actors
+    act ε-greedily with the learner's parameters: ε annealed over
+    `epsilon_fraction` of the updates, or Ape-X's ε_i per environment.
+    """
+    # `update` checks the shape of the batch it is given, not `run`'s.
+    check_agent_args(validate, config, run, fits=False)
+    axis_name = run.axis_name
+    steps_per_update = config.num_epochs * config.num_minibatches
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=run.num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=steps_per_update,
+    )
+    optimizer = make_learner_optimizer(
+        learning_rate, name="radam", max_grad_norm=config.max_grad_norm, eps=config.eps
+    )
+    recurrent = isinstance(network, RecurrentNetwork)
+    epsilon_now, epsilons = exploration(config, run.num_updates, run.num_envs)
+    objective = functools.partial(loss, network=network)
+
+    def init(key: PRNGKey) -> AgentState:
+        params = network.init(key, obs_example)
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
+
+    def acting_params(state: AgentState) -> tuple[Params, jax.Array]:
+        return state.params, epsilon_now(state.step)
+
+    def act(
+        acting: tuple[Params, jax.Array],
+        obs: jax.Array,
+        key: PRNGKey,
+        env_id: jax.Array,
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        q, _ = network.apply(params, obs)
+        action = epsilon_greedy(key, q, epsilons(epsilon, env_id))
+        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
+
+    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
+        return network.apply(acting[0], obs)[1]
+
+    def update(
+        state: AgentState, traj: Transition, key: PRNGKey
+    ) -> tuple[AgentState, Metrics]:
+        target = q_lambda_targets(traj, config)
+        batch = Batch(traj.observation, traj.action, target)
+        t, b = target.shape
+        validate(config, RunShape(b, t, recurrent))  # this device's batch
+        if recurrent:
+            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
+            split = sequence_split(config.num_minibatches)
+        else:
+            split = minibatch_split((t, b), config.num_minibatches)
+
+        def minibatches(key: PRNGKey) -> tuple[Batch]:
+            return (split(batch, key),)
+
+        params, opt_state, metrics = flat_gradient_epochs(
+            objective,
+            optimizer,
+            state.params,
+            state.opt_state,
+            minibatches,
+            jax.random.split(key, config.num_epochs),
+            axis_name=axis_name,
+        )
+        metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
+        metrics["epsilon"] = epsilon_now(state.step)
+        return AgentState(params, opt_state, state.step + 1), metrics
+
+    if recurrent:
+        acting = make_q_acting(network, epsilons)
+    else:
+        acting = feed_forward(act, value, per_env=True)
+    return Agent(
+        init=init,
+        acting=acting,
+        update=update,
+        acting_params=acting_params,
+        axis_name=axis_name,
+    )
+
+
+def env_multiple(config: PQNConfig, shape: RunShape) -> int:
+    """What each device's environment count must be a multiple of (as PPO's)."""
+    if shape.recurrent:
+        return config.num_minibatches
+    return env_groups(config.num_minibatches, shape.unroll_length)
+
+
+def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
+    """PQN's range rules, and with `shape` that its minibatches split the batch.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    check_ranges(
+        "pqn",
+        config,
+        at_least_one=("num_epochs", "num_minibatches"),
+        positive=("learning_rate", "max_grad_norm", "eps"),
+        non_negative=("epsilon_fraction", "epsilon_alpha", "reward_scale"),
+        unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
+    )
+    if shape is None:
+        return
+    multiple = env_multiple(config, shape)
+    if shape.recurrent:
+        why, fix = "a recurrent core (minibatches of whole sequences)", ""
+    else:
+        why = f"unroll_length={shape.unroll_length}"
+        fix = " or num_minibatches a divisor of unroll_length"
+    check(
+        shape.num_envs % multiple == 0,
+        f"pqn.num_minibatches={config.num_minibatches} with {why} needs num_envs "
+        f"divisible by {multiple}, got num_envs={shape.num_envs}; make num_envs "
+        f"a multiple of {multiple}{fix}.",
+    )
+
+
+ALGORITHM = Algorithm(
+    name="pqn",
+    recurrent=True,
+    summary="PQN: Q(λ) on fresh parallel rollouts, LayerNorm, no replay or target",
+    config_type=PQNConfig,
+    default_config=PQNConfig,
+    make_agent=make_pqn,
+    make_networks=pqn_networks,
+    validate=validate,
+    env_multiple=env_multiple,
+)
