@@ -43,8 +43,57 @@ def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
     away.mkdir()
     env = {**config["env"], "id": "LostCorridor-v0", "imports": ["lost_corridor"]}
     (away / "config.yaml").write_text(yaml.safe_dump({**config, "env": env}))
-    runs = (ok, no_config, garbled, not_mapping, bad_field, away)
+    runs = (ok, no_config, garbled, not_mapping, bad_field, away, _host_run(root))
     return {p.name: p for p in runs}
+
+
+# A user's Gymnasium module: an environment whose constructor takes no
+# render_mode, and one that reports legal actions on 2-D observations.
+USER_MODULE = """
+import gymnasium as gym
+import numpy as np
+
+
+class NoRenderMode(gym.Env):
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    metadata = {"render_modes": ["rgb_array"]}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(2, np.float32), 1.0, self.t == 5, False, {}
+
+
+class MaskedGrid(NoRenderMode):
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros((2, 2), np.float32), {"action_mask": np.ones(2, np.int8)}
+
+
+gym.register("BadInputNoRenderMode-v0", entry_point=NoRenderMode)
+gym.register("BadInputMaskedGrid-v0", entry_point=MaskedGrid)
+"""
+
+
+def _host_run(root: pathlib.Path) -> pathlib.Path:
+    # Two updates of IMPALA through the host runner on the user's module,
+    # imported from a folder on the path (as the current folder would be).
+    pytest.importorskip("gymnasium")
+    (root / "bad_input_envs.py").write_text(USER_MODULE)
+    sys.path.insert(0, str(root))
+    env = {"id": "gymnasium:BadInputNoRenderMode-v0", "imports": ["bad_input_envs"]}
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole_envpool", "impala").config,
+        {"env": env, "devices": 1, "total_steps": 2 * 32 * 16, "run_dir": str(root)},
+    )
+    result = pjd.train(config, write_files=True, console=False)
+    return result.run_dir.rename(root / "no_render_mode")
 
 
 TRAIN = ["train", "--no-files", *NO_CACHE]
@@ -271,6 +320,23 @@ CASES = [
     ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
+    # A user's Gymnasium environment that cannot draw, or mask.
+    (
+        ["eval", "{no_render_mode}", "--render", "{tmp}/episode.gif"],
+        "gymnasium:BadInputNoRenderMode-v0's constructor takes no render_mode",
+    ),
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--env.imports",
+            "bad_input_envs",
+            "--env.id",
+            "gymnasium:BadInputMaskedGrid-v0",
+        ],
+        "reports info['action_mask'], which purejaxdrl appends to flat observations",
+    ),
 ]
 
 
