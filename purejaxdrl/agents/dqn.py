@@ -26,11 +26,15 @@ from purejaxdrl.agents.base import (
     Algorithm,
     RunShape,
     check_agent_args,
-    feed_forward,
 )
 from purejaxdrl.agents.dqn_config import DQNConfig, validate
 from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
-from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
+from purejaxdrl.agents.q_learning import (
+    epsilon_greedy_acting,
+    exploration,
+    q_networks,
+    target_network_step,
+)
 from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -41,7 +45,6 @@ from purejaxdrl.replay import (
     make_prioritised_buffer,
     make_uniform_buffer,
 )
-from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 
@@ -273,20 +276,6 @@ def make_dqn(
     def acting_params(state: DQNState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
-    def actor_act(
-        acting: tuple[Params, jax.Array],
-        obs: jax.Array,
-        key: PRNGKey,
-        env_id: jax.Array,
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        params, epsilon = acting
-        epsilon = epsilons(epsilon, env_id)
-        action = epsilon_greedy(key, q_values(params, obs), epsilon)
-        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
-
-    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
-        return q_values(acting[0], obs).max(axis=-1)
-
     def update(
         state: DQNState, traj: Transition, key: PRNGKey
     ) -> tuple[DQNState, Metrics]:
@@ -310,7 +299,7 @@ def make_dqn(
     spec = DQNState(P(), P(), P(), P(), P(), P(DATA_AXIS))
     return Agent(
         init=init,
-        acting=feed_forward(actor_act, value, per_env=True),
+        acting=epsilon_greedy_acting(network, epsilons),
         update=update,
         acting_params=acting_params,
         axis_name=axis_name,

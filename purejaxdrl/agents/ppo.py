@@ -4,7 +4,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -127,12 +127,13 @@ def env_groups(num_minibatches: int, unroll_length: int) -> int:
     return num_minibatches // math.gcd(num_minibatches, unroll_length)
 
 
-def env_multiple(config: PPOConfig, shape: RunShape) -> int:
+def env_multiple(config: Any, shape: RunShape) -> int:
     """What each device's environment count must be a multiple of.
 
-    A minibatch takes whole groups of environments: with a recurrent core,
-    one in M of them (whole sequences, `sequence_split`); else, when
-    there are more minibatches than time blocks, one in Me (`minibatch_split`).
+    For any config whose `num_minibatches` split as PPO's do (PQN's too). A
+    minibatch takes whole groups of environments: with a recurrent core, one
+    in M of them (whole sequences, `sequence_split`); else, when there are
+    more minibatches than time blocks, one in Me (`minibatch_split`).
     """
     if shape.recurrent:
         return config.num_minibatches
@@ -308,6 +309,19 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "gae_lambda"),
     )
+    check_minibatches("ppo", config, shape)
+
+
+def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
+    """That `config.num_minibatches` splits `shape`'s environments (`env_multiple`).
+
+    For PPO and any learner that takes its minibatches as PPO does (PQN);
+    `name` is the config section the message names. Nothing without a shape.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
     if shape is None:
         return
     multiple = env_multiple(config, shape)
@@ -318,7 +332,7 @@ def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
         fix = " or num_minibatches a divisor of unroll_length"
     check(
         shape.num_envs % multiple == 0,
-        f"ppo.num_minibatches={config.num_minibatches} with {why} needs num_envs "
+        f"{name}.num_minibatches={config.num_minibatches} with {why} needs num_envs "
         f"divisible by {multiple}, got num_envs={shape.num_envs}; make num_envs "
         f"a multiple of {multiple}{fix}.",
     )

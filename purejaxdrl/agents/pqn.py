@@ -30,7 +30,6 @@ from purejaxdrl.agents.base import (
     Algorithm,
     RunShape,
     check_agent_args,
-    feed_forward,
 )
 from purejaxdrl.agents.fields import EpsilonFields, OptimizerFields, RewardFields
 from purejaxdrl.agents.optim import (
@@ -39,17 +38,21 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     make_learner_optimizer,
 )
-from purejaxdrl.agents.ppo import env_groups, minibatch_split, sequence_split
-from purejaxdrl.agents.q_learning import exploration
+from purejaxdrl.agents.ppo import (
+    check_minibatches,
+    env_multiple,
+    minibatch_split,
+    sequence_split,
+)
+from purejaxdrl.agents.q_learning import epsilon_greedy_acting, exploration
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
-from purejaxdrl.config import check, check_ranges
+from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import (
     AnyNetwork,
     NetworkConfig,
     RecurrentNetwork,
     make_q_network,
 )
-from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.rl.returns import episode_aware_q_lambda
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
@@ -183,20 +186,6 @@ def make_pqn(
     def acting_params(state: AgentState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
 
-    def act(
-        acting: tuple[Params, jax.Array],
-        obs: jax.Array,
-        key: PRNGKey,
-        env_id: jax.Array,
-    ) -> tuple[jax.Array, dict[str, jax.Array]]:
-        params, epsilon = acting
-        q, _ = network.apply(params, obs)
-        action = epsilon_greedy(key, q, epsilons(epsilon, env_id))
-        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
-
-    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
-        return network.apply(acting[0], obs)[1]
-
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
@@ -229,7 +218,7 @@ def make_pqn(
     if recurrent:
         acting = make_q_acting(network, epsilons)
     else:
-        acting = feed_forward(act, value, per_env=True)
+        acting = epsilon_greedy_acting(network, epsilons)
     return Agent(
         init=init,
         acting=acting,
@@ -237,13 +226,6 @@ def make_pqn(
         acting_params=acting_params,
         axis_name=axis_name,
     )
-
-
-def env_multiple(config: PQNConfig, shape: RunShape) -> int:
-    """What each device's environment count must be a multiple of (as PPO's)."""
-    if shape.recurrent:
-        return config.num_minibatches
-    return env_groups(config.num_minibatches, shape.unroll_length)
 
 
 def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
@@ -261,20 +243,7 @@ def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
         non_negative=("epsilon_fraction", "epsilon_alpha", "reward_scale"),
         unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
     )
-    if shape is None:
-        return
-    multiple = env_multiple(config, shape)
-    if shape.recurrent:
-        why, fix = "a recurrent core (minibatches of whole sequences)", ""
-    else:
-        why = f"unroll_length={shape.unroll_length}"
-        fix = " or num_minibatches a divisor of unroll_length"
-    check(
-        shape.num_envs % multiple == 0,
-        f"pqn.num_minibatches={config.num_minibatches} with {why} needs num_envs "
-        f"divisible by {multiple}, got num_envs={shape.num_envs}; make num_envs "
-        f"a multiple of {multiple}{fix}.",
-    )
+    check_minibatches("pqn", config, shape)  # as PPO's
 
 
 ALGORITHM = Algorithm(

@@ -1,4 +1,4 @@
-"""What the Q-learners (DQN, Ape-X, R2D2) share: their networks and target step."""
+"""What the Q-learners (DQN, Ape-X, R2D2, PQN) share: networks, actors, target step."""
 
 from collections.abc import Callable
 from typing import Any
@@ -7,9 +7,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from purejaxdrl.agents.base import Acting, feed_forward
 from purejaxdrl.agents.optim import local_copy
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
-from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon
+from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.types import Params
 
 
@@ -42,6 +43,34 @@ def exploration(
         return jnp.broadcast_to(epsilon, env_ids.shape)
 
     return annealed, per_env
+
+
+def epsilon_greedy_acting(
+    network: Network, epsilons: Callable[[jax.Array, jax.Array], jax.Array]
+) -> Acting:
+    """ε-greedy actors on a feed-forward Q-network, acting params (params, ε).
+
+    Args:
+      network: the Q-network (Q-values where a policy's logits stand).
+      epsilons: (annealed ε, env_ids) -> each environment's ε (`exploration`).
+
+    Each environment's value is its max Q (over the legal actions, with a
+    mask). The recurrent form is `r2d2_sequences.make_q_acting`.
+
+    """
+
+    def act(
+        acting: tuple[Params, jax.Array], obs: jax.Array, key: Any, env_id: jax.Array
+    ) -> tuple[jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        q, _ = network.apply(params, obs)
+        action = epsilon_greedy(key, q, epsilons(epsilon, env_id))
+        return action, {"log_prob": jnp.zeros((), jnp.float32), "env_action": action}
+
+    def value(acting: tuple[Params, jax.Array], obs: jax.Array) -> jax.Array:
+        return network.apply(acting[0], obs)[0].max(axis=-1)
+
+    return feed_forward(act, value, per_env=True)
 
 
 def target_network_step(
