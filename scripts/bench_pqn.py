@@ -1,0 +1,178 @@
+"""PQN on CartPole-v1: purejaxdrl vs rejax's PQN, side by side in one run.
+
+Both train at the settings they can both express: purejaxql's CartPole run
+(32 envs x 64 steps, 4 epochs x 16 minibatches, lr 1e-4, max grad norm 10,
+γ 0.99, λ 0.95, ε 1 -> 0.2 over the first 20% of steps, 500k steps) with
+rejax's fixed network (64-64, a LayerNorm before each relu) and rejax's
+optimiser choices (Adam, constant learning rate, rewards unscaled). Printed per
+contender, median [min-max] over seeds run interleaved: steps/s (compile
+excluded) and the final greedy return (rejax's own evaluation, ε 0.005 over 128
+episodes, and ours, greedy over 128 episodes). Two differences remain: rejax
+shuffles single transitions into minibatches where ours takes whole time steps
+of all environments, and rejax ends the return at any `done` where ours
+bootstraps through time limits.
+
+rejax is not part of this repository and 0.1.3 does not run on gymnax 1.0's
+six-value step as released. Install it into a scratch folder beside, not into,
+this environment, and pass that folder:
+
+    pip download rejax==0.1.3 --no-deps -d /tmp/peers
+    pip install --no-deps --target /tmp/peers/rejax /tmp/peers/rejax-0.1.3-*.whl
+    python scripts/bench_pqn.py --rejax /tmp/peers/rejax --repeats 5
+
+Its environment gets a five-value step (done = terminated or truncated) from a
+small shim here, which is how it runs on gymnax >= 1.0.
+"""
+
+import sys
+import time
+import types
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from harness import Report, interleave, machine_line, parser, spread
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+
+SETTINGS = {
+    "num_envs": 32,
+    "unroll_length": 64,
+    "total_steps": 500_000,
+    "num_logs": 4,
+    "eval": {"episodes": 128, "every": 0},
+    "network": {"hidden_sizes": [64, 64], "activation": "relu"},
+    "pqn": {
+        "num_epochs": 4,
+        "num_minibatches": 16,
+        "learning_rate": 1e-4,
+        "anneal_lr": False,
+        "max_grad_norm": 10.0,
+        "reward_scale": 1.0,
+        "gamma": 0.99,
+        "q_lambda": 0.95,
+        "epsilon_start": 1.0,
+        "epsilon_end": 0.2,
+        "epsilon_fraction": 0.2,
+    },
+}
+TINY = {"total_steps": 32 * 64 * 4, "num_logs": 1, "eval": {"episodes": 4}}
+
+
+def config_for(tiny: bool) -> pjd.TrainConfig:
+    """The cartpole preset's PQN section at the benchmark's settings."""
+    config = pjd.apply_overrides(pjd.load_preset("cartpole", "pqn").config, SETTINGS)
+    return pjd.apply_overrides(config, TINY) if tiny else config
+
+
+def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
+    result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
+    return {
+        "compile_s": result.compile_seconds,
+        "sps": result.steps_per_second,
+        "return": result.eval_return,
+    }
+
+
+class FiveValueStep:
+    """gymnax >= 1.0's six-value step, as the five values rejax unpacks."""
+
+    def __init__(self, env: Any):
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_env":  # copy.deepcopy asks before __init__ has run
+            raise AttributeError(name)
+        return getattr(self._env, name)
+
+    def step(self, key, state, action, params=None):
+        obs, state, reward, terminated, truncated, info = self._env.step(
+            key, state, action, params
+        )
+        return obs, state, reward, jnp.logical_or(terminated, truncated), info
+
+
+def load_rejax(path: str) -> types.ModuleType:
+    """rejax from a scratch folder at `path` (its own code, unchanged)."""
+    sys.path.insert(0, path)
+    import rejax
+
+    return rejax
+
+
+def rejax_pqn(rejax: types.ModuleType, config: pjd.TrainConfig, seed: int) -> dict:
+    """Trains rejax's PQN at `config`'s settings; evaluates after timing."""
+    import gymnax
+
+    env, env_params = gymnax.make(config.env.id)
+    p = config.pqn
+    algo = rejax.PQN.create(
+        env=FiveValueStep(env),
+        env_params=env_params,
+        num_envs=config.num_envs,
+        num_steps=config.unroll_length,
+        num_epochs=p.num_epochs,
+        num_minibatches=p.num_minibatches,
+        total_timesteps=config.total_steps,
+        learning_rate=p.learning_rate,
+        max_grad_norm=p.max_grad_norm,
+        gamma=p.gamma,
+        td_lambda=p.q_lambda,
+        eps_start=p.epsilon_start,
+        eps_end=p.epsilon_end,
+        exploration_fraction=p.epsilon_fraction,
+        # One "evaluation" at the very end, and an empty one: its time is not
+        # training time. The policy is evaluated below, outside the timing.
+        eval_freq=config.total_steps,
+        skip_initial_evaluation=True,
+    )
+    evaluate = algo.eval_callback
+    algo = algo.replace(eval_callback=lambda algo, ts, rng: jnp.zeros(()))
+    key = jax.random.PRNGKey(seed)
+    start = time.perf_counter()
+    program = jax.jit(algo.train).lower(key).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    ts, _ = jax.block_until_ready(program(key))
+    seconds = time.perf_counter() - start
+    updates = -(-config.total_steps // (config.num_envs * config.unroll_length))
+    _, returns = evaluate(algo, ts, jax.random.PRNGKey(seed + 1))
+    return {
+        "compile_s": compile_s,
+        "sps": updates * config.num_envs * config.unroll_length / seconds,
+        "return": float(returns.mean()),
+    }
+
+
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--rejax", help="a folder holding rejax 0.1.3 (see above)")
+    args = p.parse_args(argv)
+    config = config_for(args.tiny)
+    report = Report("PQN on CartPole-v1: purejaxdrl vs rejax")
+    contenders = {"purejaxdrl pqn": lambda seed: ours(config, seed)}
+    if args.rejax:
+        rejax = load_rejax(args.rejax)
+        contenders["rejax PQN"] = lambda seed: rejax_pqn(rejax, config, seed)
+    else:
+        report.skip("rejax PQN", "no --rejax folder given")
+    print(machine_line(), flush=True)
+    runs = interleave(contenders, args.repeats)
+    for name, figures in runs.items():
+        report.add("cartpole pqn", name, figures)
+        sps, ret = ([r[k] for r in figures] for k in ("sps", "return"))
+        s, r = spread(sps), spread(ret)
+        print(
+            f"{name:<16} steps/s {s['median']:>9,.0f} [{s['min']:,.0f}-{s['max']:,.0f}]"
+            f"   greedy return {r['median']:6.1f} [{r['min']:.1f}-{r['max']:.1f}]"
+        )
+    if len(runs) == 2:
+        a, b = (spread([r["sps"] for r in f])["median"] for f in runs.values())
+        report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": a / b}])
+        print(f"purejaxdrl / rejax steps/s: {a / b:.2f}x")
+    report.write(args.json, args.markdown)
+    return report
+
+
+if __name__ == "__main__":
+    main()
