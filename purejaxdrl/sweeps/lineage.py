@@ -13,7 +13,7 @@ import yaml
 
 from purejaxdrl.config import apply_overrides, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history
-from purejaxdrl.sweeps.pbt import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
 from purejaxdrl.types import Params

@@ -21,7 +21,12 @@ from purejaxdrl.sweeps.batch import record_chunk
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, write_pbt
 from purejaxdrl.sweeps.messages import gib, layout_lines, progress_line
-from purejaxdrl.sweeps.pbt import ExploredField, PBTConfig, ready_step, recent_return
+from purejaxdrl.sweeps.pbt_operators import (
+    ExploredField,
+    PBTConfig,
+    ready_step,
+    recent_return,
+)
 from purejaxdrl.sweeps.program import _base_and_target, _messenger
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
@@ -117,9 +122,9 @@ def pbt(
     vmapped and split over the devices). Every `ready` chunks a jitted ready
     step ranks the members by the mean return of the episodes that ended since
     the last one; each of the bottom `quantile` copies the learner state and
-    configs of a random member of the top `quantile` (`pbt.learner_mask`: its
+    configs of a random member of the top `quantile` (`pbt_operators.learner_mask`: its
     environments and key stay its own) and perturbs the explored fields
-    (`pbt.explore`). Nothing leaves the device but metrics and the lineage.
+    (`pbt_operators.explore`). Nothing leaves the device but metrics and the lineage.
 
     Args:
       base: a TrainConfig, or a preset name whose `algo` section is the base.
@@ -202,7 +207,9 @@ def _fit_population(
             "replay size, or use more devices."
         )
     lines = layout_lines("", n, layout, source, jax.default_backend())
-    lines = [line.replace("sweep:", "pbt:", 1) for line in lines]
+    lines = [
+        line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
+    ]
     return programs, mesh, layout.batch_size, lines
 
 
@@ -302,7 +309,7 @@ def _train_population(
             returns = [result.histories[i][-1].get(RETURN, math.nan) for i in range(n)]
             sps = ends_at * cfg.steps_per_update * n / elapsed
             line = progress_line(returns, ends_at, cfg.num_updates, sps)
-            progress(line.replace("sweep:", "pbt:", 1))
+            progress(line.replace("sweep:", "pbt:", 1).replace(" runs", " members"))
 
     pipelined(dispatched(), finish)
     params = jax.device_get(states.agent.params)

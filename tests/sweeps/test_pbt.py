@@ -10,7 +10,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.sweeps.compiled import make_programs, stack_hps
-from purejaxdrl.sweeps.pbt import (
+from purejaxdrl.sweeps.pbt_operators import (
     ExploredField,
     PBTConfig,
     choose_parents,
