@@ -27,6 +27,7 @@ from purejaxdrl.sweeps.pbt_operators import (
     ready_step,
     recent_return,
 )
+from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.program import _base_and_target, _messenger
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
@@ -174,6 +175,7 @@ def pbt(
     _train_population(result, configs, search_seed, device_memory, say, notify)
     if write_files:
         path = write_pbt(result)
+        plot_pbt(result, path / "schedules.png")
         say(f"pbt: results in {path}")
     return result
 

@@ -1,6 +1,7 @@
 """`pbt()`: the lineage records the ready steps; a lone member is a sweep run."""
 
 import jax
+import matplotlib.image
 import numpy as np
 import pytest
 
@@ -67,6 +68,8 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
     rows = (result.run_dir / "lineage.csv").read_text().splitlines()
     assert rows[0] == "updates,env_steps,member,parent,score,learning_rate"
     assert len(rows) == 1 + 4 * 4
+    image = matplotlib.image.imread(result.run_dir / "schedules.png")
+    assert image.ndim == 3 and image.shape[0] > 100
 
 
 @pytest.mark.timeout(300)
