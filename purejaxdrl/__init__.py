@@ -33,7 +33,7 @@ from purejaxdrl import (  # noqa: E402
 from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
-from purejaxdrl.sweeps.population import pbt  # noqa: E402
+from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
 from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint import CheckpointConfig  # noqa: E402
@@ -74,6 +74,7 @@ __all__ = [
     "preset_names",
     "replay",
     "resume_config",
+    "resume_pbt",
     "resume_sweep",
     "rl",
     "runners",

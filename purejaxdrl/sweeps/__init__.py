@@ -13,7 +13,7 @@ on the same batches: `pbt_operators` (its jitted rank / exploit / explore), `pop
 """
 
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
-from purejaxdrl.sweeps.population import pbt
+from purejaxdrl.sweeps.population import pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
 
@@ -23,6 +23,7 @@ __all__ = [
     "load_pbt",
     "load_sweep",
     "pbt",
+    "resume_pbt",
     "resume_sweep",
     "sweep",
 ]

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import math
 import pathlib
+import shutil
 from typing import Any
 
 import flax.serialization
@@ -56,6 +57,7 @@ class PBTResult:
       final_params: per member, its final network parameters (host arrays);
         None when loaded from disk (`params` reads them).
       target_return: the score a member's final return is judged against.
+      search_seed: seeded the initial draws and the ready steps' choices.
       compile_seconds: building and compiling the programs.
       train_seconds: training, compilation excluded.
       messages: what it reported.
@@ -72,6 +74,7 @@ class PBTResult:
     lineage: list[ReadyStep]
     final_params: list[Params | None]
     target_return: float | None = None
+    search_seed: int = 0
     compile_seconds: float = 0.0
     train_seconds: float = 0.0
     messages: list[str] = dataclasses.field(default_factory=list)
@@ -135,7 +138,12 @@ def _finite(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def _lineage_rows(result: PBTResult) -> list[dict[str, Any]]:
+def lineage_rows(result: PBTResult) -> list[dict[str, Any]]:
+    """The lineage as rows, one per ready step (and the start) and member.
+
+    Each: updates, env steps, member, parent, score (None: no episode) and
+    the explored values.
+    """
     rows = []
     for step in result.lineage:
         for i in range(result.population):
@@ -152,38 +160,51 @@ def _lineage_rows(result: PBTResult) -> list[dict[str, Any]]:
     return rows
 
 
-def write_pbt(result: PBTResult) -> pathlib.Path:
-    """Writes a PBT directory (`result.run_dir`, or a new one under base's).
-
-    It holds `pbt.yaml` (base config, explored fields, PBT settings, figures),
-    `lineage.json` and `lineage.csv` (per ready step and member: parent,
-    score, explored values), `members/member-NNNN.jsonl` (each member's
-    records) and `params/member-NNNN.msgpack` (its final parameters).
-    `load_pbt(dir)` reads it back.
-    """
-    base = result.base
-    path = result.run_dir or new_dir(
-        base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}"
-    )
-    result.run_dir = path
-    (path / "members").mkdir(exist_ok=True)
-    (path / "params").mkdir(exist_ok=True)
-    meta = {
-        "base": to_dict(base),
+def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
+    """`pbt.yaml`: what rebuilds the run (to resume or read it) and its figures."""
+    return {
+        "status": status,
+        "base": to_dict(result.base),
         "fields": [dataclasses.asdict(f) for f in result.fields],
         "pbt": {
             **dataclasses.asdict(result.config),
             "perturb": list(result.config.perturb),
         },
         "population": result.population,
+        "search_seed": result.search_seed,
         "target_return": result.target_return,
         "diverged": result.diverged,
         "compile_seconds": result.compile_seconds,
         "train_seconds": result.train_seconds,
-        "best_member": result.best,
+        "best_member": result.best if status == "finished" else None,
     }
+
+
+def start_pbt_dir(result: PBTResult) -> pathlib.Path:
+    """A new PBT directory holding `pbt.yaml` (status running), before training."""
+    base = result.base
+    path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
+    result.run_dir = path
+    meta = pbt_meta(result, "running")
     (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
-    rows = _lineage_rows(result)
+    return path
+
+
+def write_pbt(result: PBTResult) -> pathlib.Path:
+    """Completes a PBT directory (`result.run_dir`, or a new one under base's).
+
+    It holds `pbt.yaml` (base config, explored fields, PBT settings, figures),
+    `lineage.json` and `lineage.csv` (per ready step and member: parent,
+    score, explored values), `members/member-NNNN.jsonl` (each member's
+    records) and `params/member-NNNN.msgpack` (its final parameters); its
+    checkpoints are removed. `load_pbt(dir)` reads it back.
+    """
+    path = result.run_dir or start_pbt_dir(result)
+    (path / "members").mkdir(exist_ok=True)
+    (path / "params").mkdir(exist_ok=True)
+    meta = pbt_meta(result, "finished")
+    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    rows = lineage_rows(result)
     (path / "lineage.json").write_text(json.dumps(rows, indent=1) + "\n")
     with (path / "lineage.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -197,6 +218,7 @@ def write_pbt(result: PBTResult) -> pathlib.Path:
         (path / "params" / f"member-{i:04d}.msgpack").write_bytes(
             flax.serialization.msgpack_serialize(result.final_params[i])
         )
+    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
     return path
 
 
@@ -227,26 +249,33 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
     Parameters are read from disk when first asked for (`result.params(i)`).
     """
     path = pathlib.Path(path)
+    result = read_pbt_meta(path)
+    rows = json.loads((path / "lineage.json").read_text())
+    result.lineage = read_lineage(rows, [f.name for f in result.fields])
+    result.histories = [
+        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        for i in range(result.population)
+    ]
+    return result
+
+
+def read_pbt_meta(path: pathlib.Path) -> PBTResult:
+    """The PBTResult `pbt.yaml` describes, without records or lineage."""
     meta = yaml.safe_load((path / "pbt.yaml").read_text())
-    base = validate(apply_overrides(TrainConfig(), meta["base"]))
     fields = tuple(ExploredField(**f) for f in meta["fields"])
     settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
     population = meta["population"]
-    rows = json.loads((path / "lineage.json").read_text())
-    histories = [
-        read_history(path / "members" / f"member-{i:04d}.jsonl")
-        for i in range(population)
-    ]
     return PBTResult(
-        base=base,
+        base=validate(apply_overrides(TrainConfig(), meta["base"])),
         fields=fields,
         config=PBTConfig(**settings),
         population=population,
-        histories=histories,
+        histories=[[] for _ in range(population)],
         diverged=list(meta["diverged"]),
-        lineage=read_lineage(rows, [f.name for f in fields]),
+        lineage=[],
         final_params=[None] * population,
         target_return=meta["target_return"],
+        search_seed=meta["search_seed"],
         compile_seconds=meta["compile_seconds"],
         train_seconds=meta["train_seconds"],
         run_dir=path,
