@@ -99,7 +99,14 @@ def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
         metavar="SIZE",
         help="memory per device it may use, e.g. 2GB (default: an estimate)",
     )
-    parser.add_argument("--no-files", action="store_true", help="write no files")
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no files (no checkpoints)"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue a stopped PBT run from its directory's checkpoints",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     add_config_flags(parser, defaults, defaults.algo)
@@ -114,7 +121,9 @@ def pbt_command(argv: Sequence[str]) -> int:
     from purejaxdrl.sweeps.spec import parse_sample_arg
     from purejaxdrl.training.config import validate
 
-    known = pre_parse(argv, "--env", "--algo")
+    known = pre_parse(argv, "--env", "--algo", "--resume")
+    if known.resume is not None:
+        return _resume_command(argv)
     preset, note = load_preset_or_help(
         argv, known.env or "cartpole", known.algo or "ppo"
     )
@@ -157,6 +166,32 @@ def pbt_command(argv: Sequence[str]) -> int:
         device_memory=memory,
         notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
         **settings,
+    )
+    _print_summary(result, time.perf_counter() - start)
+    return 0
+
+
+def _resume_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl pbt --resume DIR`: continues a stopped PBT run."""
+    parser = Parser(
+        prog="purejaxdrl pbt --resume",
+        description="Continue a PBT run that was stopped, from its checkpoints.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--resume", metavar="DIR", required=True)
+    parser.add_argument("--device-memory", metavar="SIZE")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    args = parser.parse_args(argv)
+    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
+    use_compile_cache(args)
+    from purejaxdrl.sweeps.population import resume_pbt
+
+    start = time.perf_counter()
+    result = resume_pbt(
+        args.resume,
+        device_memory=memory,
+        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
     )
     _print_summary(result, time.perf_counter() - start)
     return 0

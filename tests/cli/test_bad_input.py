@@ -284,6 +284,7 @@ CASES = [
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.
+    (["pbt", "--resume", "{tmp}"], "no pbt.yaml there"),
     (PBT, "PBT needs at least one explored field"),
     (
         [*PBT, "--explore", "learning_rate=loguniform:1e-4"],
