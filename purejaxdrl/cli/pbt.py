@@ -28,6 +28,38 @@ from purejaxdrl.cli.args import (
 )
 
 
+def _add_pbt_flags(parser: Parser) -> None:
+    """The ready step's flags: interval, quantile, resampling, replay."""
+    pbt = parser.add_argument_group("PBT")
+    pbt.add_argument(
+        "--pbt.ready",
+        type=int,
+        default=4,
+        metavar="K",
+        help="chunks (of --num-logs) between ready steps (default: 4)",
+    )
+    pbt.add_argument(
+        "--pbt.quantile",
+        type=float,
+        default=0.25,
+        metavar="Q",
+        help="share of members that copy, and that are copied (default: 0.25)",
+    )
+    pbt.add_argument(
+        "--pbt.resample-probability",
+        type=float,
+        default=0.25,
+        metavar="P",
+        help="chance a copied field is drawn afresh instead of multiplied by "
+        "0.8 or 1.25 (default: 0.25)",
+    )
+    pbt.add_argument(
+        "--pbt.keep-buffer",
+        action="store_true",
+        help="replay learners keep their own replay data when they copy",
+    )
+
+
 def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
     from purejaxdrl.training.presets import preset_names
 
@@ -58,34 +90,7 @@ def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
         help="a dynamic field to explore and its space, repeatable; KIND is "
         "loguniform or uniform (as sweep's --sample)",
     )
-    pbt = parser.add_argument_group("PBT")
-    pbt.add_argument(
-        "--pbt.ready",
-        type=int,
-        default=4,
-        metavar="K",
-        help="chunks (of --num-logs) between ready steps (default: 4)",
-    )
-    pbt.add_argument(
-        "--pbt.quantile",
-        type=float,
-        default=0.25,
-        metavar="Q",
-        help="share of members that copy, and that are copied (default: 0.25)",
-    )
-    pbt.add_argument(
-        "--pbt.resample-probability",
-        type=float,
-        default=0.25,
-        metavar="P",
-        help="chance a copied field is drawn afresh instead of multiplied by "
-        "0.8 or 1.25 (default: 0.25)",
-    )
-    pbt.add_argument(
-        "--pbt.keep-buffer",
-        action="store_true",
-        help="replay learners keep their own replay data when they copy",
-    )
+    _add_pbt_flags(parser)
     parser.add_argument(
         "--search-seed",
         type=int,

@@ -56,6 +56,8 @@ class PBTResult:
       lineage: the start and every ready step, in order (`ReadyStep`).
       final_params: per member, its final network parameters (host arrays);
         None when loaded from disk (`params` reads them).
+      final_stats: per member, its observation statistics where the
+        environment normalises them (host arrays), else None.
       target_return: the score a member's final return is judged against.
       search_seed: seeded the initial draws and the ready steps' choices.
       compile_seconds: building and compiling the programs.
@@ -73,6 +75,7 @@ class PBTResult:
     diverged: list[int | None]
     lineage: list[ReadyStep]
     final_params: list[Params | None]
+    final_stats: list[Any] = dataclasses.field(default_factory=list)
     target_return: float | None = None
     search_seed: int = 0
     compile_seconds: float = 0.0

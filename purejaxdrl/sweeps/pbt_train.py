@@ -226,6 +226,13 @@ def train_population(
             checkpoint.close()
     params = jax.device_get(states.agent.params)
     result.final_params = [jax.tree.map(lambda x, i=i: x[i], params) for i in range(n)]
+    # Observation statistics, where the environment normalises: what a
+    # member's exported policy needs beside its parameters.
+    stats = jax.device_get(getattr(states.env_params, "obs_stats", None))
+    result.final_stats = [
+        None if stats is None else jax.tree.map(lambda x, i=i: x[i], stats)
+        for i in range(n)
+    ]
     result.train_seconds = time.perf_counter() - begin
 
 

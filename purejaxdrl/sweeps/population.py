@@ -22,6 +22,8 @@ from purejaxdrl.sweeps.pbt_train import train_population
 from purejaxdrl.sweeps.program import _base_and_target, _messenger
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.policy import write_policy
 
 
 def check_pbt_config(config: PBTConfig, population: int) -> None:
@@ -228,5 +230,33 @@ def _train(
     if result.run_dir is not None:
         path = write_pbt(result)
         plot_pbt(result, path / "schedules.png")
-        say(f"pbt: results in {path}")
+        export_best(result, path / "policy")
+        say(f"pbt: results in {path}; the best member's policy in {path / 'policy'}")
     return result
+
+
+def export_best(result: PBTResult, out: pathlib.Path) -> pathlib.Path:
+    """Writes the best member's policy as `purejaxdrl export` writes a run's.
+
+    Its config is the base with the best member's seed and final explored
+    values; `pjd.load_policy(out)` loads it.
+    """
+    best, final = result.best, result.lineage[-1]
+    section = dataclasses.replace(
+        result.base.algo_config,
+        **{name: values[best] for name, values in final.values.items()},
+    )
+    config = dataclasses.replace(
+        result.base, seed=result.base.seed + best, **{result.base.algo: section}
+    )
+    env, env_params = make_env(config)
+    specs = (env.observation_spec(env_params), env.action_spec(env_params))
+    stats = result.final_stats[best] if result.final_stats else None
+    return write_policy(
+        out,
+        config,
+        result.params(best),
+        stats,
+        updates=config.num_updates,
+        specs=specs,
+    )

@@ -70,6 +70,16 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
     assert len(rows) == 1 + 4 * 4
     image = matplotlib.image.imread(result.run_dir / "schedules.png")
     assert image.ndim == 3 and image.shape[0] > 100
+    # The best member's policy, exported as a run's is.
+    policy = pjd.load_policy(result.run_dir / "policy")
+    jax.tree.map(
+        np.testing.assert_array_equal, policy.params, result.final_params[result.best]
+    )
+    assert policy.spec["algo_config"]["learning_rate"] == pytest.approx(
+        lineage[-1].values["learning_rate"][result.best]
+    )
+    action = policy.mode(np.zeros(4, np.float32))
+    assert action.shape == () and int(action) in (0, 1)
 
 
 @pytest.mark.timeout(300)
