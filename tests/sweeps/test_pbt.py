@@ -44,6 +44,14 @@ def test_parents_by_hand():
     assert set(picks[:, 4]) == set(picks[:, 1]) == {5, 6}
 
 
+def test_the_quantile_counts_members_without_float_shortfall():
+    scores = jnp.arange(100, dtype=jnp.float32)
+    parents = np.asarray(choose_parents(jax.random.key(0), scores, 100, 0.29))
+    moved = np.flatnonzero(parents != np.arange(100))
+    np.testing.assert_array_equal(moved, np.arange(29))  # 0.29 x 100 = 29
+    assert parents[moved].min() >= 71
+
+
 def test_no_exploit_below_one_member_per_quantile():
     scores = jnp.float32([1, 2, 3])
     parents = choose_parents(jax.random.key(0), scores, 3, 0.25)  # int(0.75) = 0
