@@ -24,7 +24,8 @@ def _base(updates: int, **overrides):
 
 @pytest.mark.timeout(300)
 def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
-    base = _base(4, devices=4, run_dir=str(tmp_path))
+    # As test_pbt_resume's runs: the same chunk program (compiled once a session).
+    base = _base(6, devices=4, run_dir=str(tmp_path))
     result = pbt(
         base,
         explore=SPACE,
@@ -36,7 +37,7 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
         write_files=True,
     )
     lineage = result.lineage
-    assert [s.updates for s in lineage] == [0, 1, 2, 3]  # no ready step at the end
+    assert [s.updates for s in lineage] == [0, 1, 2, 3, 4, 5]  # none at the end
     for before, step in zip(lineage, lineage[1:], strict=False):
         scores = np.nan_to_num(np.asarray(step.scores), nan=-np.inf)
         order = np.argsort(scores, kind="stable")
@@ -52,7 +53,7 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
                 assert parent == i and new[i] == old[i]
     # The best member's schedule follows its parents back to the start.
     schedule = result.schedule(result.best)
-    assert [u for u, _ in schedule] == [0, 1, 2, 3]
+    assert [u for u, _ in schedule] == [0, 1, 2, 3, 4, 5]
     member = result.best
     for step, (_, values) in zip(reversed(lineage), reversed(schedule), strict=True):
         assert values["learning_rate"] == step.values["learning_rate"][member]
@@ -67,7 +68,7 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
     )
     rows = (result.run_dir / "lineage.csv").read_text().splitlines()
     assert rows[0] == "updates,env_steps,member,parent,score,learning_rate"
-    assert len(rows) == 1 + 4 * 4
+    assert len(rows) == 1 + 6 * 4
     image = matplotlib.image.imread(result.run_dir / "schedules.png")
     assert image.ndim == 3 and image.shape[0] > 100
     # The best member's policy, exported as a run's is.
