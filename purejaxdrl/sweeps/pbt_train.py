@@ -267,7 +267,9 @@ def _record_ready(
     ready = ReadyStep(
         updates=int(ends_at),
         parents=tuple(int(p) for p in parents[:n]),
-        scores=tuple(float(s) for s in scores[:n]),
+        # math.nan itself (no episode ended), as `read_lineage` gives it back,
+        # so that a lineage read from disk compares equal to this one.
+        scores=tuple(math.nan if np.isnan(s) else float(s) for s in scores[:n]),
         values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
     )
     result.lineage.append(ready)
