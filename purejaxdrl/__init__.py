@@ -4,7 +4,7 @@ Environments, rollouts and learner updates are pure functions compiled together
 and run on the accelerator; the host only dispatches chunks and logs.
 
 Two tiers. Users train, sweep, load presets and policies from the top level
-(`pjd.train`, `pjd.sweep`, `pjd.load_preset`, `pjd.load_policy`, ...).
+(`pjd.train`, `pjd.sweep`, `pjd.pbt`, `pjd.load_preset`, `pjd.load_policy`, ...).
 Builders reach the pieces through the subpackages, each with a complete
 `__all__`: `training` (experiments, checkpoints), `runners`, `agents` (every
 algorithm's factory and config), `networks`, `replay`, `env`, and the math in
@@ -32,6 +32,8 @@ from purejaxdrl import (  # noqa: E402
 # The user tier: train, sweep, presets, policies.
 from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
+from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
+from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
 from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint import CheckpointConfig  # noqa: E402
@@ -50,6 +52,7 @@ __all__ = [
     "EnvConfig",
     "NetworkConfig",
     "NonFiniteError",
+    "PBTResult",
     "Policy",
     "Preset",
     "SweepResult",
@@ -62,13 +65,16 @@ __all__ = [
     "env",
     "export_policy",
     "load_policy",
+    "load_pbt",
     "load_preset",
     "load_sweep",
     "networks",
     "parallel",
+    "pbt",
     "preset_names",
     "replay",
     "resume_config",
+    "resume_pbt",
     "resume_sweep",
     "rl",
     "runners",

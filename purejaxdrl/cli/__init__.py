@@ -1,11 +1,12 @@
 """The `purejaxdrl` command: one module per sub-command.
 
-`purejaxdrl train | sweep | eval | export | plot | list`: each sub-command's
-module (`train`, `sweep`, `eval`, `export`, `plot`, `listing`) turns its
-arguments into typed configs and calls the library; what several of them share
-(the parser that raises, config flags, compile-cache flags, exit codes) lives in
-`args`. Sub-commands import `args`, never each other. This is the top layer: it
-may import every other part of the package, and nothing imports it.
+`purejaxdrl train | sweep | pbt | eval | export | plot | list`: each
+sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
+`listing`) turns its arguments into typed configs and calls the library; what
+several of them share (the parser that raises, config flags, compile-cache
+flags, exit codes) lives in `args`. Sub-commands import `args`, never each
+other. This is the top layer: it may import every other part of the package,
+and nothing imports it.
 """
 
 import importlib
@@ -18,18 +19,21 @@ from purejaxdrl.cli.args import EXIT_USAGE, UsageError
 COMMANDS = {
     "train": ("train", "train_command"),
     "sweep": ("sweep", "sweep_command"),
+    "pbt": ("pbt", "pbt_command"),
     "eval": ("eval", "eval_command"),
     "plot": ("plot", "plot_command"),
     "list": ("listing", "list_command"),
     "export": ("export", "export_command"),
 }
 
-USAGE = """usage: purejaxdrl {train,sweep,eval,plot,list,export} ...
+USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 
   train   train an agent: purejaxdrl train --env cartpole --algo ppo
           continue a run: purejaxdrl train --resume RUN_DIR
   sweep   many runs in one program: purejaxdrl sweep --env cartpole --seeds 8 \
 --grid learning_rate=1e-4,3e-4
+  pbt     population-based training: purejaxdrl pbt --env cartpole \
+--population 8 --explore learning_rate=loguniform:1e-5:1e-3
   eval    watch a policy: purejaxdrl eval RUN_DIR --render out.gif
   plot    learning curves: purejaxdrl plot RUN_DIR ... --out a.png
   list    list environment presets and their target scores

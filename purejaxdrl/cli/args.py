@@ -1,6 +1,7 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
+import re
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -28,6 +29,27 @@ class Parser(argparse.ArgumentParser):
                 "every option."
             )
         raise UsageError(message)
+
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def bytes_flag(text: str) -> int:
+    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        )
+    try:
+        value = float(match.group(1)) * _UNITS[match.group(2)]
+    except ValueError:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        ) from None
+    if value < 1:
+        raise UsageError(f"--device-memory {text!r} must be positive.")
+    return int(value)
 
 
 def int_flag(text: str) -> int:

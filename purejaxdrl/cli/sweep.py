@@ -8,7 +8,6 @@ preset's). Bad input ends with one line naming the field and the rule, exit 2.
 """
 
 import math
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -20,32 +19,13 @@ from purejaxdrl.cli.args import (
     add_algo_flag,
     add_compile_cache_flags,
     add_config_flags,
+    bytes_flag,
     config_overrides,
     load_preset_or_help,
     pre_parse,
     reject_other_algorithms,
     use_compile_cache,
 )
-
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-
-
-def _bytes_flag(text: str) -> int:
-    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
-    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
-    if not match:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        )
-    try:
-        value = float(match.group(1)) * _UNITS[match.group(2)]
-    except ValueError:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        ) from None
-    if value < 1:
-        raise UsageError(f"--device-memory {text!r} must be positive.")
-    return int(value)
 
 
 def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
@@ -160,7 +140,7 @@ def sweep_command(argv: Sequence[str]) -> int:
     if len(grid) != len(args.grid):
         raise UsageError("a --grid field is given twice; merge its values.")
     sample = dict(parse_sample_arg(text) for text in args.sample)
-    memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
+    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
     target = args.target if args.target is not None else preset.target_return
     # Validate the whole plan before starting JAX.
     from purejaxdrl.sweeps.spec import make_plan
@@ -199,7 +179,7 @@ def _resume_command(argv: Sequence[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     args = parser.parse_args(argv)
-    memory = None if args.device_memory is None else _bytes_flag(args.device_memory)
+    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
     use_compile_cache(args)
     from purejaxdrl.sweeps.program import resume_sweep
 

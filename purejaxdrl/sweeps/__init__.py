@@ -5,11 +5,25 @@ ranges), `spec` (the plan: grids x draws x seeds), `layout` (the (sweep, data)
 mesh and batches that fit in memory), `compiled` (the vmapped, sharded init and
 chunk programs), `program` (`sweep()`: trains the plan group by group, batch by
 batch), `messages` (what it reports), `result` (per-run records, per-setting
-summary), `report` (the sweep directory's files). Builds on `training`
+summary), `report` (the sweep directory's files); population-based training
+on the same batches: `pbt_operators` (its jitted rank / exploit / explore), `population`
+(`pbt()`: ready steps between chunks), `lineage` (PBTResult, its files,
+`load_pbt`). Builds on `training`
 (configs, experiments, the chunk schedule) and `observe`; never imports `cli`.
 """
 
+from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
+from purejaxdrl.sweeps.population import pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
 
-__all__ = ["SweepResult", "load_sweep", "resume_sweep", "sweep"]
+__all__ = [
+    "PBTResult",
+    "SweepResult",
+    "load_pbt",
+    "load_sweep",
+    "pbt",
+    "resume_pbt",
+    "resume_sweep",
+    "sweep",
+]

@@ -48,7 +48,7 @@ def train_batch(
     def finish(metrics: Metrics, length: int, ends_at: int, packed: Any) -> None:
         host = jax.device_get(metrics)  # [batch, length] per name
         elapsed = time.perf_counter() - start
-        _record_chunk(result, runs, host, length, ends_at, elapsed, config)
+        record_chunk(result, runs, host, length, ends_at, elapsed, config)
         if packed is not None:
             checkpoint.save(ends_at, packed, result, list(runs))
         if progress is not None:
@@ -74,8 +74,8 @@ def train_batch(
     return states
 
 
-def _record_chunk(
-    result: SweepResult,
+def record_chunk(
+    result: Any,
     runs: Sequence[int],
     host: Metrics,
     length: int,
@@ -86,7 +86,8 @@ def _record_chunk(
     """Appends each run's record of a chunk, and notes where it first diverged.
 
     Args:
-      result: receives the records (`histories`) and divergences (`diverged`).
+      result: receives the records (`histories`) and divergences
+        (`diverged`): a SweepResult, or PBT's PBTResult (runs are members).
       runs: the batch's real runs, in batch order (padding comes after them).
       host: the chunk's metrics on the host, [batch, length] per name.
       length: updates in the chunk.

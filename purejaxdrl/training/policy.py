@@ -171,10 +171,45 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
     """
     config, exp, restored = restore_run(run_dir, "export")
     exp.runner.close()
-    params, updates = restored.state.agent.params, restored.step
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
-    obs_spec, action_spec = exp.obs_spec, exp.action_spec
-    steps_per_update = exp.runner.steps_per_update
+    return write_policy(
+        out,
+        config,
+        restored.state.agent.params,
+        stats,
+        updates=restored.step,
+        specs=(exp.obs_spec, exp.action_spec),
+        steps_per_update=exp.runner.steps_per_update,
+    )
+
+
+def write_policy(
+    out: str | pathlib.Path,
+    config: Any,
+    params: Any,
+    stats: Any,
+    *,
+    updates: int,
+    specs: tuple[Any, Any],
+    steps_per_update: int | None = None,
+) -> pathlib.Path:
+    """Writes a policy folder (`policy.json`, `params.msgpack`) for `load_policy`.
+
+    Args:
+      out: the folder.
+      config: the TrainConfig the parameters were trained with.
+      params: the learner's network parameters (host or device arrays).
+      stats: the observation statistics (`RunningStatistics`), or None.
+      updates: updates done (recorded with the env steps).
+      specs: (observation spec, action spec) of one environment.
+      steps_per_update: environment steps per update (default: the config's).
+
+    Returns:
+      `out` as a path.
+
+    """
+    obs_spec, action_spec = specs
+    steps_per_update = steps_per_update or config.steps_per_update
     action = (
         # policy.json holds sizes, not code: a policy of an environment with
         # illegal actions rebuilds its `legal` from the environment at load.

@@ -98,6 +98,8 @@ def _host_run(root: pathlib.Path) -> pathlib.Path:
 
 TRAIN = ["train", "--no-files", *NO_CACHE]
 SWEEP = ["sweep", "--no-files", *NO_CACHE]
+PBT = ["pbt", "--no-files", *NO_CACHE]
+LR = "learning_rate=loguniform:1e-4:1e-2"
 CASES = [
     # Which environment, algorithm, preset.
     (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
@@ -281,6 +283,23 @@ CASES = [
     ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
+    # Population-based training.
+    (["pbt", "--resume", "{tmp}"], "no pbt.yaml there"),
+    (PBT, "PBT needs at least one explored field"),
+    (
+        [*PBT, "--explore", "learning_rate=loguniform:1e-4"],
+        "--explore 'learning_rate=loguniform:1e-4' is not FIELD=KIND:LOW:HIGH",
+    ),
+    ([*PBT, "--explore", "num_envs=uniform:1:8"], "--explore num_envs: num_envs is"),
+    ([*PBT, "--explore", LR, "--population", "0"], "population=0 must be >= 1"),
+    (
+        [*PBT, "--explore", LR, "--pbt.quantile", "0.75"],
+        "pbt.quantile=0.75 must be in (0, 0.5]",
+    ),
+    (
+        [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"],
+        "PBT needs every member in memory at each ready step",
+    ),
     # Host environments (the actor-learner runner).
     (
         ["train", "--algo", "impala", "--env.id", "envpool:Pongg-v5", "--no-files"],

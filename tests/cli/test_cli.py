@@ -95,7 +95,7 @@ def test_every_config_flag_of_every_algorithm_has_a_description(record):
     assert not bare, f"flags without a description: {bare}"
 
 
-@pytest.mark.parametrize("command", ["train", "sweep"])
+@pytest.mark.parametrize("command", ["train", "sweep", "pbt"])
 def test_help_of_one_algorithm_shows_its_flags_and_how_to_see_the_others(
     command, capsys
 ):
@@ -115,7 +115,7 @@ def test_help_of_one_algorithm_shows_its_flags_and_how_to_see_the_others(
             assert f"{record.name} ({record.summary})" in out
 
 
-@pytest.mark.parametrize("command", ["train", "sweep"])
+@pytest.mark.parametrize("command", ["train", "sweep", "pbt"])
 @pytest.mark.parametrize("algo", [record.name for record in algorithms()])
 def test_help_of_every_algorithm_exits_0_even_without_a_preset_section(
     command, algo, capsys

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps.batch import _record_chunk
+from purejaxdrl.sweeps.batch import record_chunk
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import make_plan
 
@@ -23,7 +23,7 @@ def test_record_chunk_by_hand():
         "episode/length_sum": np.array([[5.0, 7.0], [0, 0], [0, 0]]),
     }
     # A chunk of 2 updates ending at update 6: updates 5 and 6.
-    _record_chunk(result, [4, 1], host, 2, 6, 1.5, BASE)
+    record_chunk(result, [4, 1], host, 2, 6, 1.5, BASE)
     assert result.histories[4] == [
         {
             "env_steps": 6 * 512,
@@ -41,5 +41,5 @@ def test_record_chunk_by_hand():
     assert result.diverged == [None, 6, None, None, None]
     assert result.histories[0] == result.histories[2] == []
     # A later chunk does not move the first divergence.
-    _record_chunk(result, [4, 1], host, 2, 8, 3.0, BASE)
+    record_chunk(result, [4, 1], host, 2, 8, 3.0, BASE)
     assert result.diverged[1] == 6 and len(result.histories[1]) == 2

@@ -1,0 +1,285 @@
+"""A PBT run's results: members' records, the lineage, its files and reading them."""
+
+import csv
+import dataclasses
+import json
+import math
+import pathlib
+import shutil
+from typing import Any
+
+import flax.serialization
+import numpy as np
+import yaml
+
+from purejaxdrl.config import apply_overrides, to_dict
+from purejaxdrl.observe.plots import RETURN, read_history
+from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.run_files import new_dir
+from purejaxdrl.types import Params
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadyStep:
+    """What the population did at one ready step (or at the start).
+
+    Attributes:
+      updates: updates done when it happened (0: the start).
+      parents: per member, whose learner state it continues from (itself
+        when it kept its own).
+      scores: per member, the recent return it was ranked by (NaN: no episode
+        ended in its window; NaN for all at the start).
+      values: explored field -> per member, its value from this step on.
+
+    """
+
+    updates: int
+    parents: tuple[int, ...]
+    scores: tuple[float, ...]
+    values: dict[str, tuple[float, ...]]
+
+
+@dataclasses.dataclass
+class PBTResult:
+    """What population-based training reports.
+
+    Attributes:
+      base: the config every member starts from (but for explored fields and
+        its seed: member i has seed base.seed + i).
+      fields: the explored fields and their spaces.
+      config: ready interval, quantile, probabilities, factors.
+      population: members.
+      histories: per member, one record per chunk (as a run's metrics.jsonl);
+        a member's record continues the state it copied at a ready step.
+      diverged: per member, the update at which a metric became non-finite.
+      lineage: the start and every ready step, in order (`ReadyStep`).
+      final_params: per member, its final network parameters (host arrays);
+        None when loaded from disk (`params` reads them).
+      final_stats: per member, its observation statistics where the
+        environment normalises them (host arrays), else None.
+      target_return: the score a member's final return is judged against.
+      search_seed: seeded the initial draws and the ready steps' choices.
+      compile_seconds: building and compiling the programs.
+      train_seconds: training, compilation excluded.
+      messages: what it reported.
+      run_dir: its directory, when written.
+
+    """
+
+    base: TrainConfig
+    fields: tuple[ExploredField, ...]
+    config: PBTConfig
+    population: int
+    histories: list[list[dict[str, Any]]]
+    diverged: list[int | None]
+    lineage: list[ReadyStep]
+    final_params: list[Params | None]
+    final_stats: list[Any] = dataclasses.field(default_factory=list)
+    target_return: float | None = None
+    search_seed: int = 0
+    compile_seconds: float = 0.0
+    train_seconds: float = 0.0
+    messages: list[str] = dataclasses.field(default_factory=list)
+    run_dir: pathlib.Path | None = None
+
+    @property
+    def final_return(self) -> np.ndarray:
+        """Each member's mean return in its last chunk that ended episodes.
+
+        Float [population]; NaN for a member that diverged or ended none.
+        """
+        out = np.full(self.population, np.nan)
+        for i, history in enumerate(self.histories):
+            returns = [r.get(RETURN, math.nan) for r in history]
+            finite = [x for x in returns if x is not None and not math.isnan(x)]
+            if finite and self.diverged[i] is None:
+                out[i] = finite[-1]
+        return out
+
+    @property
+    def best(self) -> int:
+        """The member with the highest final return (the first, on ties)."""
+        final = self.final_return
+        return int(np.argmax(np.nan_to_num(final, nan=-np.inf)))
+
+    @property
+    def env_steps(self) -> int:
+        """Environment steps of all members together."""
+        return self.base.steps_per_update * self.base.num_updates * self.population
+
+    def schedule(self, member: int) -> list[tuple[int, dict[str, float]]]:
+        """The explored values that `member`'s final state was trained with.
+
+        Follows its ancestry back through every ready step: from each step on,
+        the values of the member whose state it then continued.
+
+        Returns:
+          (update it starts at, {field: value}) per ready step and the start,
+          oldest first.
+
+        """
+        out = []
+        current = member
+        for step in reversed(self.lineage):
+            values = {name: v[current] for name, v in step.values.items()}
+            out.append((step.updates, values))
+            current = step.parents[current]
+        return out[::-1]
+
+    def params(self, member: int) -> Params:
+        """`member`'s final network parameters (read from disk when loaded)."""
+        if self.final_params[member] is None and self.run_dir is not None:
+            data = (
+                self.run_dir / "params" / f"member-{member:04d}.msgpack"
+            ).read_bytes()
+            self.final_params[member] = flax.serialization.msgpack_restore(data)
+        return self.final_params[member]
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def lineage_rows(result: PBTResult) -> list[dict[str, Any]]:
+    """The lineage as rows, one per ready step (and the start) and member.
+
+    Each: updates, env steps, member, parent, score (None: no episode) and
+    the explored values.
+    """
+    rows = []
+    for step in result.lineage:
+        for i in range(result.population):
+            rows.append(
+                {
+                    "updates": step.updates,
+                    "env_steps": step.updates * result.base.steps_per_update,
+                    "member": i,
+                    "parent": step.parents[i],
+                    "score": _finite(step.scores[i]),
+                    **{name: v[i] for name, v in step.values.items()},
+                }
+            )
+    return rows
+
+
+def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
+    """`pbt.yaml`: what rebuilds the run (to resume or read it) and its figures."""
+    return {
+        "status": status,
+        "base": to_dict(result.base),
+        "fields": [dataclasses.asdict(f) for f in result.fields],
+        "pbt": {
+            **dataclasses.asdict(result.config),
+            "perturb": list(result.config.perturb),
+        },
+        "population": result.population,
+        "search_seed": result.search_seed,
+        "target_return": result.target_return,
+        "diverged": result.diverged,
+        "compile_seconds": result.compile_seconds,
+        "train_seconds": result.train_seconds,
+        "best_member": result.best if status == "finished" else None,
+    }
+
+
+def start_pbt_dir(result: PBTResult) -> pathlib.Path:
+    """A new PBT directory holding `pbt.yaml` (status running), before training."""
+    base = result.base
+    path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
+    result.run_dir = path
+    meta = pbt_meta(result, "running")
+    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    return path
+
+
+def write_pbt(result: PBTResult) -> pathlib.Path:
+    """Completes a PBT directory (`result.run_dir`, or a new one under base's).
+
+    It holds `pbt.yaml` (base config, explored fields, PBT settings, figures),
+    `lineage.json` and `lineage.csv` (per ready step and member: parent,
+    score, explored values), `members/member-NNNN.jsonl` (each member's
+    records) and `params/member-NNNN.msgpack` (its final parameters); its
+    checkpoints are removed. `load_pbt(dir)` reads it back.
+    """
+    path = result.run_dir or start_pbt_dir(result)
+    (path / "members").mkdir(exist_ok=True)
+    (path / "params").mkdir(exist_ok=True)
+    meta = pbt_meta(result, "finished")
+    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    rows = lineage_rows(result)
+    (path / "lineage.json").write_text(json.dumps(rows, indent=1) + "\n")
+    with (path / "lineage.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(
+            {k: "" if v is None else v for k, v in r.items()} for r in rows
+        )
+    for i, history in enumerate(result.histories):
+        lines = [json.dumps({k: _finite(v) for k, v in r.items()}) for r in history]
+        (path / "members" / f"member-{i:04d}.jsonl").write_text("\n".join(lines) + "\n")
+        (path / "params" / f"member-{i:04d}.msgpack").write_bytes(
+            flax.serialization.msgpack_serialize(result.final_params[i])
+        )
+    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
+    return path
+
+
+def read_lineage(rows: list[dict[str, Any]], fields: list[str]) -> list[ReadyStep]:
+    """The ReadySteps of `lineage.json`'s rows (member-major within a step)."""
+    steps: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        steps.setdefault(row["updates"], []).append(row)
+    out = []
+    for updates, members in steps.items():
+        members = sorted(members, key=lambda r: r["member"])
+        out.append(
+            ReadyStep(
+                updates=updates,
+                parents=tuple(r["parent"] for r in members),
+                scores=tuple(
+                    math.nan if r["score"] is None else r["score"] for r in members
+                ),
+                values={f: tuple(r[f] for r in members) for f in fields},
+            )
+        )
+    return out
+
+
+def load_pbt(path: str | pathlib.Path) -> PBTResult:
+    """Reads a PBT directory written by `pbt(..., write_files=True)`.
+
+    Parameters are read from disk when first asked for (`result.params(i)`).
+    """
+    path = pathlib.Path(path)
+    result = read_pbt_meta(path)
+    rows = json.loads((path / "lineage.json").read_text())
+    result.lineage = read_lineage(rows, [f.name for f in result.fields])
+    result.histories = [
+        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        for i in range(result.population)
+    ]
+    return result
+
+
+def read_pbt_meta(path: pathlib.Path) -> PBTResult:
+    """The PBTResult `pbt.yaml` describes, without records or lineage."""
+    meta = yaml.safe_load((path / "pbt.yaml").read_text())
+    fields = tuple(ExploredField(**f) for f in meta["fields"])
+    settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
+    population = meta["population"]
+    return PBTResult(
+        base=validate(apply_overrides(TrainConfig(), meta["base"])),
+        fields=fields,
+        config=PBTConfig(**settings),
+        population=population,
+        histories=[[] for _ in range(population)],
+        diverged=list(meta["diverged"]),
+        lineage=[],
+        final_params=[None] * population,
+        target_return=meta["target_return"],
+        search_seed=meta["search_seed"],
+        compile_seconds=meta["compile_seconds"],
+        train_seconds=meta["train_seconds"],
+        run_dir=path,
+    )

@@ -1,0 +1,269 @@
+"""Population-based training's operators: rank, exploit, explore; pure and jitted.
+
+PBT (Jaderberg et al., 2017, arXiv:1711.09846) trains a population together;
+at every ready step the bottom quantile of members (ranked by a recent return)
+copies the learner state of a member of the top quantile (*exploit*, truncation
+selection) and perturbs the copied hyper-parameters (*explore*). Members are the
+leading axis of a sweep's batched state and configs, so exploit is a gather over
+that axis and explore an elementwise perturbation of the dynamic leaves: both
+run on the device, inside one jitted program.
+"""
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.env.normalization import RunningStatistics
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.types import PRNGKey
+
+
+@dataclasses.dataclass(frozen=True)
+class ExploredField:
+    """A dynamic field PBT explores, and the space it stays in.
+
+    Attributes:
+      name: the field of the algorithm's config (`learning_rate`).
+      kind: `loguniform` or `uniform`: how a member draws it at the start and
+        when it resamples.
+      low: the smallest value it may take.
+      high: the largest value it may take.
+
+    """
+
+    name: str
+    kind: str
+    low: float
+    high: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PBTConfig:
+    """How often and how strongly the population exploits and explores.
+
+    Attributes:
+      ready: chunks between ready steps (a member is ranked on the episodes
+        that ended since the last one).
+      quantile: the share of the population in the bottom (and in the top)
+        quantile: int(quantile x population) members copy as many others.
+      resample_probability: chance that a copied field is drawn afresh from
+        its space instead of perturbed.
+      perturb: the factors a copied field is multiplied by, one of the two at
+        random (then clipped to its space).
+      keep_buffer: members keep their own replay data (every agent-state leaf
+        split over the `data` axis) instead of copying their parent's.
+
+    """
+
+    ready: int = 4
+    quantile: float = 0.25
+    resample_probability: float = 0.25
+    perturb: tuple[float, float] = (0.8, 1.25)
+    keep_buffer: bool = False
+
+
+def recent_return(return_sum: jax.Array, count: jax.Array) -> jax.Array:
+    """Each member's mean return over the episodes of its window.
+
+    Args:
+      return_sum: float32 [R], the summed returns of the episodes that ended.
+      count: float32 [R], how many ended.
+
+    Returns:
+      float32 [R]: the mean, NaN for a member that ended no episode.
+
+    """
+    return jnp.where(count > 0, return_sum / jnp.maximum(count, 1.0), jnp.nan)
+
+
+def choose_parents(
+    key: PRNGKey, scores: jax.Array, num_members: int, quantile: float
+) -> jax.Array:
+    """Each member's parent: itself, or a top member for a bottom one.
+
+    Members are ranked by `scores` (NaN, a member that ended no episode, ranks
+    last; ties keep index order, the lower index ranking lower). Each of the
+    k = int(quantile x num_members) lowest picks one of the k highest
+    uniformly at random (truncation selection, Jaderberg et al., 2017).
+
+    Args:
+      key: typed key of this ready step.
+      scores: float32 [R], R >= num_members; members from `num_members` on
+        are padding: never ranked, never parents, their own parents.
+      num_members: the real members, the first ones.
+      quantile: in (0, 0.5].
+
+    Returns:
+      int32 [R]: parent indices (i for a member that keeps its state).
+
+    """
+    identity = jnp.arange(scores.shape[0], dtype=jnp.int32)
+    # The epsilon keeps 0.29 x 100 at 29, not 28 (float products fall short).
+    k = int(quantile * num_members + 1e-9)
+    if k == 0:
+        return identity
+    real = scores[:num_members]
+    order = jnp.argsort(jnp.where(jnp.isnan(real), -jnp.inf, real), stable=True)
+    bottom, top = order[:k], order[num_members - k :]
+    picks = jax.random.randint(key, (k,), 0, k)
+    return identity.at[bottom].set(top[picks].astype(jnp.int32))
+
+
+def learner_mask(
+    states: RunnerState, agent_spec: Any, *, keep_buffer: bool = False
+) -> RunnerState:
+    """Which leaves of a population's state exploit copies: the learner's.
+
+    Copied: the agent state (parameters, target networks, optimiser state,
+    counters, IMPALA's past parameters; replay shards unless `keep_buffer`)
+    and observation-normalisation statistics (`RunningStatistics` in the env
+    params). Kept: the actors (environment states, recurrent carries,
+    observations), the rest of the env params (domain randomisation) and the
+    member's key, so its environments and random stream stay its own.
+
+    Args:
+      states: a RunnerState (or its `jax.eval_shape`).
+      agent_spec: a PartitionSpec prefix of `states.agent`; leaves whose spec
+        names `data` are replay shards (and R2D2's sequence tails with them).
+      keep_buffer: keep those leaves the member's own.
+
+    Returns:
+      A RunnerState of bools, one per leaf: True where exploit copies.
+
+    """
+
+    def agent_subtree(spec: P, subtree: Any) -> Any:
+        own = keep_buffer and DATA_AXIS in tuple(spec)
+        return jax.tree.map(lambda _: not own, subtree)
+
+    def env_subtree(node: Any) -> Any:
+        stats = isinstance(node, RunningStatistics)
+        return jax.tree.map(lambda _: stats, node)
+
+    is_stats = lambda x: isinstance(x, RunningStatistics)  # noqa: E731
+    return RunnerState(
+        agent=jax.tree.map(
+            agent_subtree,
+            agent_spec,
+            states.agent,
+            is_leaf=lambda x: isinstance(x, P),
+        ),
+        actor=jax.tree.map(lambda _: False, states.actor),
+        env_params=jax.tree.map(env_subtree, states.env_params, is_leaf=is_stats),
+        key=jax.tree.map(lambda _: False, states.key),
+    )
+
+
+def exploit(
+    hps: Any, states: RunnerState, parents: jax.Array, mask: RunnerState
+) -> tuple[Any, RunnerState]:
+    """Every member takes its parent's configs and learner state.
+
+    Args:
+      hps: algorithm configs with [R] leaves.
+      states: RunnerState with leaves [R, ...].
+      parents: int32 [R] (`choose_parents`).
+      mask: `learner_mask(states, ...)`: the leaves to gather (Python bools,
+        so the function is jitted with `mask` closed over, not passed).
+
+    Returns:
+      (hps, states): gathered along the member axis where `mask` says,
+      untouched elsewhere.
+
+    """
+
+    def gather(x: jax.Array) -> jax.Array:
+        return jnp.take(x, parents, axis=0)
+
+    states = jax.tree.map(lambda m, x: gather(x) if m else x, mask, states)
+    return jax.tree.map(gather, hps), states
+
+
+def _draw(key: PRNGKey, field: ExploredField, n: int) -> jax.Array:
+    if field.kind == "loguniform":
+        low, high = math.log(field.low), math.log(field.high)
+        return jnp.exp(jax.random.uniform(key, (n,), jnp.float32, low, high))
+    return jax.random.uniform(key, (n,), jnp.float32, field.low, field.high)
+
+
+def explore(
+    key: PRNGKey,
+    hps: Any,
+    copied: jax.Array,
+    fields: Sequence[ExploredField],
+    config: PBTConfig,
+) -> Any:
+    """Perturbs the explored fields of the members that copied another.
+
+    For each copied member and field, independently: with probability
+    `config.resample_probability` a fresh draw from the field's space, else
+    the value times one of `config.perturb` (each with probability 1/2),
+    clipped to [low, high]. Other members and fields are untouched.
+
+    Args:
+      key: typed key of this ready step.
+      hps: algorithm configs with float32 [R] leaves.
+      copied: bool [R], the members exploit gave a new parent.
+      fields: the explored fields.
+      config: the probabilities and factors.
+
+    Returns:
+      The configs with new values for the copied members.
+
+    """
+    n = copied.shape[0]
+    changes = {}
+    for field, key_field in zip(
+        fields, jax.random.split(key, len(fields)), strict=True
+    ):
+        key_resample, key_factor, key_draw = jax.random.split(key_field, 3)
+        value = getattr(hps, field.name)
+        resample = jax.random.uniform(key_resample, (n,)) < config.resample_probability
+        up = jax.random.bernoulli(key_factor, 0.5, (n,))
+        factor = jnp.where(up, config.perturb[1], config.perturb[0])
+        perturbed = jnp.clip(value * factor, field.low, field.high)
+        new = jnp.where(resample, _draw(key_draw, field, n), perturbed)
+        changes[field.name] = jnp.where(copied, new, value).astype(value.dtype)
+    return dataclasses.replace(hps, **changes)
+
+
+def ready_step(
+    key: PRNGKey,
+    hps: Any,
+    states: RunnerState,
+    scores: jax.Array,
+    *,
+    agent_spec: Any,
+    fields: Sequence[ExploredField],
+    num_members: int,
+    config: PBTConfig,
+) -> tuple[Any, RunnerState, jax.Array]:
+    """One ready step: rank, exploit, explore.
+
+    Args:
+      key: typed key of this ready step.
+      hps: algorithm configs with float32 [R] leaves.
+      states: RunnerState with leaves [R, ...].
+      scores: float32 [R], each member's recent return (`recent_return`).
+      agent_spec: the PartitionSpec prefix of `states.agent`, for
+        `learner_mask` (with `config.keep_buffer`).
+      fields: the explored fields.
+      num_members: the real members (the rest is padding).
+      config: quantile, probabilities, factors.
+
+    Returns:
+      (hps, states, parents int32 [R]).
+
+    """
+    key_parents, key_explore = jax.random.split(key)
+    parents = choose_parents(key_parents, scores, num_members, config.quantile)
+    mask = learner_mask(states, agent_spec, keep_buffer=config.keep_buffer)
+    hps, states = exploit(hps, states, parents, mask)
+    copied = parents != jnp.arange(parents.shape[0])
+    return explore(key_explore, hps, copied, fields, config), states, parents

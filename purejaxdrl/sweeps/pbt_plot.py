@@ -1,0 +1,66 @@
+"""A picture of a PBT run: each member's explored values and return over training."""
+
+import math
+import pathlib
+
+import numpy as np
+
+from purejaxdrl.observe.plots import RETURN
+from purejaxdrl.sweeps.lineage import PBTResult
+
+
+def member_values(result: PBTResult, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(env steps [S+1], values [population, S+1]) of explored field `name`.
+
+    Each member's value from every ready step (and the start) on, and once
+    more at the end of training, so a step plot covers the whole run.
+    """
+    steps = [s.updates for s in result.lineage] + [result.base.num_updates]
+    values = np.array([s.values[name] for s in result.lineage]).T
+    values = np.concatenate([values, values[:, -1:]], axis=1)
+    return np.asarray(steps) * result.base.steps_per_update, values
+
+
+def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
+    """Writes a PNG: a panel per explored field, then the members' returns.
+
+    Every member is a thin line; the best member's schedule (the values its
+    final state was trained with, `PBTResult.schedule`) is the thick one.
+    Log scales for log-uniform fields.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never opens a window
+    import matplotlib.pyplot as plt
+
+    panels = len(result.fields) + 1
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.4), squeeze=False)
+    best = result.best
+    schedule = result.schedule(best)
+    spu = result.base.steps_per_update
+    for ax, field in zip(axes[0], result.fields, strict=False):
+        steps, values = member_values(result, field.name)
+        for member in values:
+            ax.step(steps, member, where="post", color="0.7", lw=0.8)
+        xs = [u * spu for u, _ in schedule] + [steps[-1]]
+        ys = [v[field.name] for _, v in schedule]
+        ax.step(xs, [*ys, ys[-1]], where="post", color="C3", lw=2, label="best")
+        ax.set_yscale("log" if field.kind == "loguniform" else "linear")
+        ax.set(title=field.name, xlabel="env steps (per member)")
+        ax.legend(loc="best", fontsize="small")
+    ax = axes[0][-1]
+    for i, history in enumerate(result.histories):
+        xs = [r["env_steps"] for r in history]
+        ys = [r.get(RETURN, math.nan) for r in history]
+        style = {"color": "C3", "lw": 2} if i == best else {"color": "0.7", "lw": 0.8}
+        ax.plot(xs, ys, **style)
+    ax.set(title="return", xlabel="env steps (per member)")
+    fig.suptitle(
+        f"PBT: {result.population} members of {result.base.algo} on "
+        f"{result.base.env.id}, best member {best}"
+    )
+    fig.tight_layout()
+    out = pathlib.Path(out)
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out

@@ -1,0 +1,70 @@
+"""A PBT run's checkpoints: resume a killed population where it stopped, exactly.
+
+A PBT run that writes files saves, under `checkpoints/` of its directory, the
+population's configs and stacked runner states (every member's learner,
+optimiser, replay shards, environments and keys) right after each ready step,
+with the records and lineage so far, through the same orbax `Checkpointer` as
+single runs and sweeps (atomic, verified). Saved there, the window of returns
+the next ranking uses is empty, so nothing else is needed to continue:
+`resume_pbt(dir)` (`purejaxdrl pbt --resume DIR`) restores the newest
+checkpoint and trains on, and every member ends as it would have without the
+interruption (the ready steps' keys depend on the chunk only).
+"""
+
+import json
+import pathlib
+from typing import Any
+
+import jax
+from jax.sharding import Mesh
+
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.sweeps.lineage import PBTResult, lineage_rows, read_lineage
+from purejaxdrl.training.checkpoint import Checkpointer
+
+
+class PBTCheckpoint:
+    """The checkpoints of a population (a thin wrapper of a Checkpointer)."""
+
+    def __init__(
+        self, directory: pathlib.Path, hps: Any, states: RunnerState, mesh: Mesh
+    ):
+        tree = (hps, states)
+        abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), tree)
+        shardings = jax.tree.map(lambda x: x.sharding, tree)
+        self._checkpointer = Checkpointer(
+            directory / "checkpoints", abstract, shardings, mesh, keep=2
+        )
+
+    def pack(self, hps: Any, states: RunnerState) -> Any:
+        """A device copy of the population, queued behind its computation."""
+        return self._checkpointer.pack((hps, states))
+
+    def save(self, updates: int, packed: Any, result: PBTResult) -> None:
+        """Saves a packed population after `updates`, with what it recorded."""
+        meta = {
+            # Copies: the save runs in the background while records are added.
+            "histories": [list(h) for h in result.histories],
+            "diverged": list(result.diverged),
+            "lineage": json.dumps(lineage_rows(result)),
+        }
+        self._checkpointer.save(updates, packed, meta)
+
+    def restore(self, result: PBTResult) -> tuple[int, Any, RunnerState] | None:
+        """(updates done, configs, states) of the newest good checkpoint, or None.
+
+        `result`'s records, divergences and lineage are set to the saved ones.
+        """
+        restored = self._checkpointer.restore_latest()
+        if restored.step is None:
+            return None
+        result.histories = [list(h) for h in restored.meta["histories"]]
+        result.diverged = list(restored.meta["diverged"])
+        rows = json.loads(restored.meta["lineage"])
+        result.lineage = read_lineage(rows, [f.name for f in result.fields])
+        hps, states = restored.state
+        return restored.step, hps, states
+
+    def close(self) -> None:
+        """Waits for pending saves."""
+        self._checkpointer.close()

@@ -1,0 +1,284 @@
+"""Training a population: programs, the chunk loop with its ready steps, checkpoints."""
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.plots import RETURN
+from purejaxdrl.parallel import SWEEP_AXIS, make_sweep_mesh
+from purejaxdrl.rng import make_key
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.sweeps import layout as sweep_layout
+from purejaxdrl.sweeps.batch import record_chunk
+from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
+from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
+from purejaxdrl.sweeps.messages import gib, layout_lines, progress_line
+from purejaxdrl.sweeps.pbt_operators import (
+    ExploredField,
+    PBTConfig,
+    ready_step,
+    recent_return,
+)
+from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.loop import pipelined
+from purejaxdrl.training.schedule import chunk_lengths
+
+_RETURN_SUM, _COUNT = "episode/return_sum", "episode/count"
+
+
+def _fit_population(
+    result: PBTResult, cfg: TrainConfig, device_memory: int | None
+) -> tuple[Programs, jax.sharding.Mesh, int, list[str]]:
+    """The population's programs, mesh, padded size and layout lines.
+
+    Raises:
+      ConfigError: when the members do not fit in memory together. Sweeps
+        train such runs in batches one after another, but a ready step
+        compares and copies every member at the same update, so PBT would
+        have to swap members' states through the host at each one: refused.
+
+    """
+    n = result.population
+    shape = sweep_layout.group_mesh_shape(n, cfg)
+    mesh = make_sweep_mesh(*shape)
+    programs = make_programs(cfg, mesh)
+    layout, source = sweep_layout.group_layout(
+        n, shape, programs.state_shapes, cfg, device_memory, programs.specs
+    )
+    if layout.num_batches > 1:
+        fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
+        raise ConfigError(
+            f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "
+            f"per device, more than the {gib(layout.device_bytes)} of {source} "
+            "available, and PBT needs every member in memory at each ready "
+            f"step: lower --population to {fit} or fewer, or num_envs or the "
+            "replay size, or use more devices."
+        )
+    lines = layout_lines("", n, layout, source, jax.default_backend())
+    lines = [
+        line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
+    ]
+    return programs, mesh, layout.batch_size, lines
+
+
+def _ready_program(
+    programs: Programs,
+    fields: tuple[ExploredField, ...],
+    num_members: int,
+    config: PBTConfig,
+    shardings: tuple[Any, Any],
+) -> Callable:
+    """The jitted ready step, configs and states keeping their shardings.
+
+    (key, hps, states, return sums, counts) -> (hps, states, parents, scores).
+    Donates the states (as a chunk does); the configs are kept, because the
+    host reads a ready step's values after the next one ran.
+    """
+
+    def step(key, hps, states, return_sum, count):
+        scores = recent_return(return_sum, count)
+        hps, states, parents = ready_step(
+            key,
+            hps,
+            states,
+            scores,
+            agent_spec=programs.specs.agent,
+            fields=fields,
+            num_members=num_members,
+            config=config,
+        )
+        return hps, states, parents, scores
+
+    return jax.jit(step, out_shardings=(*shardings, None, None), donate_argnums=2)
+
+
+class _Compiled(NamedTuple):
+    """A population's compiled programs, by chunk length where they vary."""
+
+    chunks: dict[int, Any]
+    ready: Any
+    accumulate: dict[int, Any]
+
+
+def _compile(
+    programs: Programs,
+    result: PBTResult,
+    hps: Any,
+    states: RunnerState,
+    zeros: jax.Array,
+    key: jax.Array,
+    schedule: list[int],
+) -> _Compiled:
+    """Compiles every program up front, so training time counts none of it."""
+    members, size = zeros.sharding, zeros.shape[0]
+    chunks = {
+        length: programs.chunk(length).lower(hps, states).compile()
+        for length in sorted(set(schedule))
+    }
+    shardings = jax.tree.map(lambda x: x.sharding, (hps, states))
+    ready = _ready_program(
+        programs, result.fields, result.population, result.config, shardings
+    )
+    accumulate = {}
+    for length in chunks:
+        sums = jax.ShapeDtypeStruct((size, length), jnp.float32, sharding=members)
+        jitted = jax.jit(_accumulate, out_shardings=(members, members))
+        accumulate[length] = jitted.lower((zeros, zeros), sums, sums).compile()
+    return _Compiled(
+        chunks, ready.lower(key, hps, states, zeros, zeros).compile(), accumulate
+    )
+
+
+def train_population(
+    result: PBTResult,
+    configs: list[TrainConfig],
+    device_memory: int | None,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+) -> None:
+    """Builds, compiles and trains the population; fills `result`.
+
+    With `result.run_dir` (and `checkpoint.every` > 0) the population is saved
+    after every `checkpoint.every`-th ready step and restored from there.
+    """
+    start = time.perf_counter()
+    cfg, n = configs[0], result.population
+    programs, mesh, size, lines = _fit_population(result, cfg, device_memory)
+    for line in lines:
+        say(line)
+    members = NamedSharding(mesh, P(SWEEP_AXIS))
+    padded = configs + [configs[-1]] * (size - n)
+    hps = jax.device_put(stack_hps(padded), members)
+    keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in padded])
+    states = programs.init(hps, keys)
+    zeros = jax.device_put(np.zeros(size, np.float32), members)
+    pbt_key = make_key(result.search_seed, cfg.rng_impl)
+    schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
+    compiled = _compile(programs, result, hps, states, zeros, pbt_key, schedule)
+    every, done, checkpoint = cfg.checkpoint.every, 0, None
+    if result.run_dir is not None and every > 0:
+        checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
+    if checkpoint is not None and (restored := checkpoint.restore(result)):
+        done, hps, states = restored
+        say(f"pbt: resumed at update {done}")
+    else:
+        result.lineage.append(_start_step(result, hps))
+    jax.block_until_ready(states)
+    begin = time.perf_counter()
+    result.compile_seconds = begin - start
+
+    def dispatched() -> Iterator[tuple[Any, int, int, Any, Any]]:
+        nonlocal hps, states
+        window, ends_at = (zeros, zeros), 0
+        for k, length in enumerate(schedule):
+            ends_at += length
+            if ends_at <= done:  # restored: trained (and ready-stepped) before
+                continue
+            states, metrics = compiled.chunks[length](hps, states)
+            if _RETURN_SUM not in metrics:
+                raise ConfigError(
+                    "PBT ranks members by their episodes' returns, and this "
+                    "environment reports none (no EpisodeStatistics)."
+                )
+            sums = metrics[_RETURN_SUM], metrics[_COUNT]
+            window = compiled.accumulate[length](window, *sums)
+            step = packed = None
+            if (k + 1) % result.config.ready == 0 and k + 1 < len(schedule):
+                key = jax.random.fold_in(pbt_key, k)
+                hps, states, parents, scores = compiled.ready(key, hps, states, *window)
+                window = (zeros, zeros)
+                step = (ends_at, parents, scores, _explored(result, hps))
+                if (
+                    checkpoint is not None
+                    and ((k + 1) // result.config.ready) % every == 0
+                ):
+                    packed = checkpoint.pack(hps, states)  # before the next donates
+            yield metrics, length, ends_at, step, packed
+
+    def finish(item: tuple[Any, int, int, Any, Any]) -> None:
+        metrics, length, ends_at, step, packed = item
+        host = jax.device_get(metrics)
+        elapsed = time.perf_counter() - begin
+        record_chunk(result, range(n), host, length, ends_at, elapsed, cfg)
+        if step is not None:
+            _record_ready(result, jax.device_get(step), say)
+        if packed is not None:
+            checkpoint.save(ends_at, packed, result)
+        if progress is not None:
+            returns = [result.histories[i][-1].get(RETURN, math.nan) for i in range(n)]
+            sps = (ends_at - done) * cfg.steps_per_update * n / elapsed
+            line = progress_line(returns, ends_at, cfg.num_updates, sps)
+            progress(line.replace("sweep:", "pbt:", 1).replace(" runs", " members"))
+
+    try:
+        pipelined(dispatched(), finish)
+    finally:  # stopped or not, what was saved is complete on disk
+        if checkpoint is not None:
+            checkpoint.close()
+    params = jax.device_get(states.agent.params)
+    result.final_params = [jax.tree.map(lambda x, i=i: x[i], params) for i in range(n)]
+    # Observation statistics, where the environment normalises: what a
+    # member's exported policy needs beside its parameters.
+    stats = jax.device_get(getattr(states.env_params, "obs_stats", None))
+    result.final_stats = [
+        None if stats is None else jax.tree.map(lambda x, i=i: x[i], stats)
+        for i in range(n)
+    ]
+    result.train_seconds = time.perf_counter() - begin
+
+
+def _accumulate(
+    window: tuple[jax.Array, jax.Array], return_sum: jax.Array, count: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """Adds a chunk's episode sums [R, length] to the window's [R]."""
+    return window[0] + return_sum.sum(axis=1), window[1] + count.sum(axis=1)
+
+
+def _explored(result: PBTResult, hps: Any) -> dict[str, jax.Array]:
+    return {f.name: getattr(hps, f.name) for f in result.fields}
+
+
+def _start_step(result: PBTResult, hps: Any) -> ReadyStep:
+    n = result.population
+    values = jax.device_get(_explored(result, hps))
+    return ReadyStep(
+        updates=0,
+        parents=tuple(range(n)),
+        scores=(math.nan,) * n,
+        values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
+    )
+
+
+def _record_ready(
+    result: PBTResult, step: tuple[int, Any, Any, Any], say: Callable[[str], None]
+) -> None:
+    """Appends a ready step (read on the host) to the lineage and says it."""
+    ends_at, parents, scores, values = step
+    n = result.population
+    ready = ReadyStep(
+        updates=int(ends_at),
+        parents=tuple(int(p) for p in parents[:n]),
+        # math.nan itself (no episode ended), as `read_lineage` gives it back,
+        # so that a lineage read from disk compares equal to this one.
+        scores=tuple(math.nan if np.isnan(s) else float(s) for s in scores[:n]),
+        values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
+    )
+    result.lineage.append(ready)
+    copied = [f"{i}<-{p}" for i, p in enumerate(ready.parents) if p != i]
+    say(
+        f"pbt: update {ready.updates}: "
+        + (
+            f"members copied (member<-parent) {', '.join(copied)}"
+            if copied
+            else "no member copied"
+        )
+    )

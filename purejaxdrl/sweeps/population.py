@@ -1,0 +1,262 @@
+"""`pbt()`: population-based training, a sweep batch with ready steps between chunks."""
+
+import dataclasses
+import pathlib
+from collections.abc import Callable, Mapping
+
+import yaml
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweeps.lineage import (
+    PBTResult,
+    read_pbt_meta,
+    start_pbt_dir,
+    write_pbt,
+)
+from purejaxdrl.sweeps.pbt_operators import (
+    ExploredField,
+    PBTConfig,
+)
+from purejaxdrl.sweeps.pbt_plot import plot_pbt
+from purejaxdrl.sweeps.pbt_train import train_population
+from purejaxdrl.sweeps.program import _base_and_target, _messenger
+from purejaxdrl.sweeps.spec import make_plan
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.policy import write_policy
+
+
+def check_pbt_config(config: PBTConfig, population: int) -> None:
+    """Raises ConfigError, naming the value and the rule, for bad PBT settings."""
+    rules = [
+        (population >= 1, f"population={population} must be >= 1; e.g. --population 8"),
+        (config.ready >= 1, f"pbt.ready={config.ready} must be >= 1 chunk"),
+        (
+            0 < config.quantile <= 0.5,
+            f"pbt.quantile={config.quantile} must be in (0, 0.5] (the bottom "
+            "and top quantiles may not overlap); e.g. 0.25",
+        ),
+        (
+            0 <= config.resample_probability <= 1,
+            f"pbt.resample_probability={config.resample_probability} must be in [0, 1]",
+        ),
+        (
+            len(config.perturb) == 2 and min(config.perturb) > 0,
+            f"pbt.perturb={config.perturb} must be two positive factors; e.g. "
+            "(0.8, 1.25)",
+        ),
+    ]
+    for ok, message in rules:
+        if not ok:
+            raise ConfigError(message + ".")
+
+
+def member_configs(
+    base: TrainConfig,
+    explore: Mapping[str, tuple[str, float, float]],
+    population: int,
+    search_seed: int,
+) -> tuple[list[TrainConfig], tuple[ExploredField, ...]]:
+    """Each member's starting config, and the explored fields with their spaces.
+
+    Member i is draw i of the random search (`make_plan`'s, with
+    `search_seed`) with seed base.seed + i: `sweep(base, sample=explore,
+    num_samples=population, search_seed=...)`'s setting i.
+
+    Raises:
+      ConfigError: no explored field, or a field or range the sweep's
+        `--sample` would refuse (named as `--explore`).
+
+    """
+    if not explore:
+        raise ConfigError(
+            "PBT needs at least one explored field; e.g. --explore "
+            "learning_rate=loguniform:1e-5:1e-3."
+        )
+    try:
+        plan = make_plan(
+            base, sample=explore, num_samples=population, search_seed=search_seed
+        )
+    except ConfigError as e:
+        raise ConfigError(str(e).replace("--sample", "--explore")) from None
+    fields = tuple(
+        ExploredField(field.path.split(".", 1)[1], kind, float(low), float(high))
+        for field, (kind, low, high) in zip(plan.fields, explore.values(), strict=True)
+    )
+    configs = [
+        dataclasses.replace(c, seed=base.seed + i) for i, c in enumerate(plan.configs)
+    ]
+    return configs, fields
+
+
+def pbt(
+    base: TrainConfig | str,
+    *,
+    explore: Mapping[str, tuple[str, float, float]],
+    population: int,
+    algo: str | None = None,
+    ready: int = 4,
+    quantile: float = 0.25,
+    resample_probability: float = 0.25,
+    perturb: tuple[float, float] = (0.8, 1.25),
+    keep_buffer: bool = False,
+    search_seed: int = 0,
+    target_return: float | None = None,
+    write_files: bool = False,
+    device_memory: int | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> PBTResult:
+    """Population-based training (Jaderberg et al., 2017) in one compiled program.
+
+    The population trains as one sweep batch (`compiled.make_programs`: members
+    vmapped and split over the devices). Every `ready` chunks a jitted ready
+    step ranks the members by the mean return of the episodes that ended since
+    the last one; each of the bottom `quantile` copies the learner state and
+    configs of a random member of the top `quantile`
+    (`pbt_operators.learner_mask`: its environments and key stay its own) and
+    perturbs the explored fields (`pbt_operators.explore`). Nothing leaves the
+    device but metrics and the lineage. With files, the population is
+    checkpointed after ready steps (`checkpoint.every` of them) and
+    `resume_pbt` continues a stopped run exactly.
+
+    Args:
+      base: a TrainConfig, or a preset name whose `algo` section is the base.
+      explore: field -> (`loguniform` | `uniform`, low, high): the dynamic
+        fields explored and their spaces; members start from draws of them.
+      population: members (all must fit in memory at once).
+      algo: with a preset name, the algorithm (default ppo).
+      ready: chunks (of `num_logs`' schedule) between ready steps.
+      quantile: share of members exploited, and of those they copy.
+      resample_probability: chance a copied field is drawn afresh.
+      perturb: the two factors a copied field is multiplied by otherwise.
+      keep_buffer: replay learners keep their own replay data.
+      search_seed: seeds the initial draws and the ready steps' choices.
+      target_return: the score final returns are judged against (a preset's
+        by default).
+      write_files: write a PBT directory under `base.run_dir` (`write_pbt`),
+        with checkpoints while it trains.
+      device_memory: bytes per device it may use (default: estimated).
+      notify: called with each message.
+
+    Returns:
+      A PBTResult: members' records and final parameters, and the lineage.
+
+    Raises:
+      ConfigError: bad fields, ranges or settings, or a population that does
+        not fit in memory (nothing has trained yet).
+
+    """
+    base, target_return = _base_and_target(base, algo, target_return)
+    config = PBTConfig(
+        ready, quantile, resample_probability, tuple(perturb), keep_buffer
+    )
+    check_pbt_config(config, population)
+    configs, fields = member_configs(base, explore, population, search_seed)
+    messages, say = _messenger(notify)
+    result = PBTResult(
+        base=base,
+        fields=fields,
+        config=config,
+        population=population,
+        histories=[[] for _ in range(population)],
+        diverged=[None] * population,
+        lineage=[],
+        final_params=[None] * population,
+        target_return=target_return,
+        search_seed=search_seed,
+        messages=messages,
+    )
+    if write_files:
+        path = start_pbt_dir(result)
+        say(
+            f"pbt: writing {path} (if stopped, `purejaxdrl pbt --resume {path}` "
+            "continues it)"
+        )
+    return _train(result, configs, device_memory, say, notify)
+
+
+def resume_pbt(
+    path: str | pathlib.Path,
+    *,
+    device_memory: int | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> PBTResult:
+    """Continues a PBT run that was stopped (killed, or its machine lost).
+
+    It restarts from the newest checkpoint (taken after a ready step; from
+    the start if there is none) and ends with the parameters, records and
+    lineage of the run straight through.
+
+    Args:
+      path: the PBT directory (`pbt(..., write_files=True)`).
+      device_memory: as `pbt`'s.
+      notify: called with each message.
+
+    Raises:
+      ConfigError: not a PBT directory, or a finished one.
+
+    """
+    path = pathlib.Path(path)
+    if not (path / "pbt.yaml").exists():
+        raise ConfigError(
+            f"--resume {path}: no pbt.yaml there; pass a directory that "
+            "`purejaxdrl pbt` wrote (it prints `pbt: writing DIR`)."
+        )
+    result = read_pbt_meta(path)
+    if yaml.safe_load((path / "pbt.yaml").read_text())["status"] != "running":
+        raise ConfigError(
+            f"--resume {path}: this PBT run finished (see its lineage.csv); "
+            "start a new one to train more."
+        )
+    messages, say = _messenger(notify)
+    result.messages = messages
+    explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}
+    configs, _ = member_configs(
+        result.base, explore, result.population, result.search_seed
+    )
+    say(f"pbt: resuming {path}")
+    return _train(result, configs, device_memory, say, notify)
+
+
+def _train(
+    result: PBTResult,
+    configs: list[TrainConfig],
+    device_memory: int | None,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+) -> PBTResult:
+    """Trains the population, then writes its directory (if it has one)."""
+    train_population(result, configs, device_memory, say, progress)
+    if result.run_dir is not None:
+        path = write_pbt(result)
+        plot_pbt(result, path / "schedules.png")
+        export_best(result, path / "policy")
+        say(f"pbt: results in {path}; the best member's policy in {path / 'policy'}")
+    return result
+
+
+def export_best(result: PBTResult, out: pathlib.Path) -> pathlib.Path:
+    """Writes the best member's policy as `purejaxdrl export` writes a run's.
+
+    Its config is the base with the best member's seed and final explored
+    values; `pjd.load_policy(out)` loads it.
+    """
+    best, final = result.best, result.lineage[-1]
+    section = dataclasses.replace(
+        result.base.algo_config,
+        **{name: values[best] for name, values in final.values.items()},
+    )
+    config = dataclasses.replace(
+        result.base, seed=result.base.seed + best, **{result.base.algo: section}
+    )
+    env, env_params = make_env(config)
+    specs = (env.observation_spec(env_params), env.action_spec(env_params))
+    stats = result.final_stats[best] if result.final_stats else None
+    return write_policy(
+        out,
+        config,
+        result.params(best),
+        stats,
+        updates=config.num_updates,
+        specs=specs,
+    )

@@ -1,0 +1,221 @@
+"""PBT's operators: ranking by hand, exploit against a NumPy gather, explore's law."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.parallel import make_sweep_mesh
+from purejaxdrl.sweeps.compiled import make_programs, stack_hps
+from purejaxdrl.sweeps.pbt_operators import (
+    ExploredField,
+    PBTConfig,
+    choose_parents,
+    exploit,
+    explore,
+    learner_mask,
+    ready_step,
+    recent_return,
+)
+
+
+def test_recent_return_is_nan_without_episodes():
+    scores = recent_return(jnp.float32([10.0, 0.0, 9.0]), jnp.float32([2.0, 0.0, 3.0]))
+    np.testing.assert_array_equal(scores, np.float32([5.0, np.nan, 3.0]))
+
+
+def test_parents_by_hand():
+    # Eight members and two of padding; quantile 0.25 of 8: k = 2.
+    # Ascending: member 4 (NaN: no episode) 1 (ties with 7, lower index first)
+    # 7, 0, 2, 3, 6, 5. Bottom: 4, 1; top: 6, 5.
+    scores = jnp.float32([3, 1, 4, 5, np.nan, 9, 6, 1, 100, 100])
+    parents = np.asarray(choose_parents(jax.random.key(0), scores, 8, 0.25))
+    assert parents.dtype == np.int32
+    unchanged = [0, 2, 3, 5, 6, 7, 8, 9]
+    np.testing.assert_array_equal(parents[unchanged], unchanged)
+    assert set(parents[[4, 1]]) <= {5, 6}
+    # Over many keys each bottom member picks either top member.
+    keys = jax.random.split(jax.random.key(1), 40)
+    picks = jax.vmap(lambda k: choose_parents(k, scores, 8, 0.25))(keys)
+    picks = np.asarray(picks)
+    assert set(picks[:, 4]) == set(picks[:, 1]) == {5, 6}
+
+
+def test_the_quantile_counts_members_without_float_shortfall():
+    scores = jnp.arange(100, dtype=jnp.float32)
+    parents = np.asarray(choose_parents(jax.random.key(0), scores, 100, 0.29))
+    moved = np.flatnonzero(parents != np.arange(100))
+    np.testing.assert_array_equal(moved, np.arange(29))  # 0.29 x 100 = 29
+    assert parents[moved].min() >= 71
+
+
+def test_no_exploit_below_one_member_per_quantile():
+    scores = jnp.float32([1, 2, 3])
+    parents = choose_parents(jax.random.key(0), scores, 3, 0.25)  # int(0.75) = 0
+    np.testing.assert_array_equal(parents, [0, 1, 2])
+
+
+def _population(algo: str, members: int, **overrides):
+    """A random-valued population state of `algo` on CartPole, and its specs."""
+    config = pjd.load_preset("cartpole", algo).config
+    config = pjd.apply_overrides(config, {"devices": 1, **overrides})
+    programs = make_programs(config, make_sweep_mesh(1, 1))
+    rng = np.random.default_rng(0)
+
+    def fill(shape):
+        full = (members, *shape.shape)
+        if jax.dtypes.issubdtype(shape.dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(7), int(np.prod(full)))
+            return keys.reshape(full)
+        if np.issubdtype(shape.dtype, np.floating):
+            return rng.standard_normal(full).astype(shape.dtype)
+        if shape.dtype == np.bool_:
+            return rng.random(full) < 0.5
+        return rng.integers(0, 1000, full).astype(shape.dtype)
+
+    states = jax.tree.map(fill, programs.state_shapes)
+    hps = stack_hps([config] * members)
+    hps = jax.tree.map(lambda x: rng.random(x.shape).astype(np.float32), hps)
+    return config, programs, hps, states
+
+
+def _copied_by_path(path: str, keep_buffer: bool) -> bool:
+    """Which leaves PBT's exploit copies, written from the leaf's path."""
+    if path.startswith(".agent"):
+        return not (keep_buffer and ".buffer" in path)
+    return path.startswith(".env_params") and ".obs_stats" in path
+
+
+def _as_numpy(x):
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(x))
+    return np.asarray(x)
+
+
+@pytest.mark.parametrize(
+    ("algo", "keep_buffer", "overrides"),
+    [
+        ("ppo", False, {"env": {"normalize_observations": True}}),
+        ("dqn", False, {}),
+        ("dqn", True, {}),
+    ],
+)
+def test_exploit_copies_exactly_the_learner_state(algo, keep_buffer, overrides):
+    _, programs, hps, states = _population(algo, 5, **overrides)
+    parents = np.int32([3, 1, 2, 3, 0])
+    mask = learner_mask(states, programs.specs.agent, keep_buffer=keep_buffer)
+    gather = jax.jit(lambda h, s, p: exploit(h, s, p, mask))
+    new_hps, new_states = gather(hps, states, jnp.asarray(parents))
+    leaves = jax.tree_util.tree_flatten_with_path(states)[0]
+    new_leaves = jax.tree.leaves(new_states)
+    assert len(leaves) == len(new_leaves)
+    copied_paths = []
+    for (path, before), after in zip(leaves, new_leaves, strict=True):
+        name = jax.tree_util.keystr(path)
+        before, after = _as_numpy(before), _as_numpy(after)
+        if _copied_by_path(name, keep_buffer):
+            copied_paths.append(name)
+            np.testing.assert_array_equal(after, before[parents], err_msg=name)
+        else:
+            np.testing.assert_array_equal(after, before, err_msg=name)
+    assert any(".params" in p for p in copied_paths)
+    assert any(".opt_state" in p for p in copied_paths)
+    if "normalize_observations" in str(overrides):
+        assert any(".obs_stats" in p for p in copied_paths)
+    if algo == "dqn":
+        assert any(".buffer" in p for p in copied_paths) != keep_buffer
+    for field in dataclasses.fields(hps):
+        if not field.metadata.get("static"):
+            got = getattr(new_hps, field.name)
+            np.testing.assert_array_equal(got, getattr(hps, field.name)[parents])
+
+
+FIELDS = (
+    ExploredField("learning_rate", "loguniform", 1e-5, 1e-2),
+    ExploredField("entropy_cost", "uniform", 0.0, 0.05),
+)
+
+
+def _hps(n: int):
+    config = pjd.load_preset("cartpole").config
+    hps = stack_hps([config] * n)
+    lr = np.geomspace(1e-5, 1e-2, n).astype(np.float32)
+    return dataclasses.replace(
+        hps, learning_rate=lr, entropy_cost=np.full(n, 0.045, np.float32)
+    )
+
+
+def test_explore_without_resampling_multiplies_by_a_factor_and_clips():
+    n = 4000
+    hps = _hps(n)
+    copied = np.arange(n) % 2 == 0
+    config = PBTConfig(resample_probability=0.0)
+    new = jax.jit(explore, static_argnums=(3, 4))(
+        jax.random.key(1), hps, jnp.asarray(copied), FIELDS, config
+    )
+    for field in FIELDS:
+        old = np.asarray(getattr(hps, field.name), np.float32)
+        got = np.asarray(getattr(new, field.name))
+        np.testing.assert_array_equal(got[~copied], old[~copied])
+        down = np.clip(old * np.float32(0.8), field.low, field.high)
+        up = np.clip(old * np.float32(1.25), field.low, field.high)
+        is_down = np.isclose(got, down, rtol=1e-6, atol=0)
+        is_up = np.isclose(got, up, rtol=1e-6, atol=0)
+        assert np.all((is_down | is_up)[copied]), field.name
+        assert np.all((got >= field.low) & (got <= field.high)), field.name
+        # Each factor about half of the time (n/2 copied: 3 sigma is ~4%).
+        share_up = np.mean(is_up[copied] & ~is_down[copied])
+        assert 0.45 < share_up < 0.55, (field.name, share_up)
+    # 0.045 x 1.25 is past the upper bound 0.05: clipped to it.
+    assert np.asarray(new.entropy_cost).max() == np.float32(0.05)
+
+
+def test_explore_resamples_from_the_space_with_its_probability():
+    n = 4000
+    hps = _hps(n)
+    hps = dataclasses.replace(hps, learning_rate=np.full(n, 1e-3, np.float32))
+    copied = np.ones(n, bool)
+    config = PBTConfig(resample_probability=0.3)
+    new = explore(jax.random.key(2), hps, jnp.asarray(copied), FIELDS, config)
+    lr = np.asarray(new.learning_rate)
+    perturbed = np.isclose(lr, 8e-4, rtol=1e-6) | np.isclose(lr, 1.25e-3, rtol=1e-6)
+    assert 0.27 < np.mean(~perturbed) < 0.33
+    fresh = lr[~perturbed]
+    assert fresh.min() >= 1e-5 and fresh.max() <= 1e-2
+    # Log-uniform: about a third of the draws in each decade of [1e-5, 1e-2].
+    decades = np.histogram(np.log10(fresh), bins=[-5, -4, -3, -2])[0] / fresh.size
+    np.testing.assert_allclose(decades, 1 / 3, atol=0.06)
+
+
+def test_ready_step_explores_exactly_the_copied_members():
+    _, programs, hps, states = _population("ppo", 8)
+    hps = dataclasses.replace(
+        hps, learning_rate=np.geomspace(1e-4, 1e-3, 8).astype(np.float32)
+    )
+    scores = jnp.float32([8, 7, 6, 5, 4, 3, 2, 1])  # members 7, 6 are the bottom
+    step = jax.jit(
+        ready_step,
+        static_argnames=("agent_spec", "fields", "num_members", "config"),
+    )
+    new_hps, _, parents = step(
+        jax.random.key(3),
+        hps,
+        states,
+        scores,
+        agent_spec=programs.specs.agent,
+        fields=FIELDS[:1],
+        num_members=8,
+        config=PBTConfig(quantile=0.25, resample_probability=0.0),
+    )
+    parents = np.asarray(parents)
+    assert set(parents[[6, 7]]) <= {0, 1}
+    np.testing.assert_array_equal(parents[:6], np.arange(6))
+    lr, new_lr = np.asarray(hps.learning_rate), np.asarray(new_hps.learning_rate)
+    np.testing.assert_array_equal(new_lr[:6], lr[:6])
+    for i in (6, 7):
+        assert np.isclose(new_lr[i], lr[parents[i]] * np.float32([0.8, 1.25])).any()
+    # Unexplored fields: the parent's.
+    np.testing.assert_array_equal(new_hps.gamma, np.asarray(hps.gamma)[parents])

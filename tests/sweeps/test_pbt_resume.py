@@ -1,0 +1,140 @@
+"""A PBT run stopped mid-way and resumed ends as the run straight through."""
+
+import json
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import flax.serialization
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.sweeps.lineage import load_pbt
+from purejaxdrl.sweeps.population import pbt, resume_pbt
+
+pytestmark = pytest.mark.timeout(600)
+
+SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
+
+
+class Stop(Exception):
+    """Raised by a progress callback: the run stops there, as if killed."""
+
+
+def _base(root):
+    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
+    return pjd.apply_overrides(
+        config,
+        {
+            "total_steps": config.steps_per_update * 6,
+            "num_logs": 6,
+            "devices": 4,
+            "run_dir": str(root),
+        },
+    )
+
+
+def _stop_at(line: str) -> None:
+    if "update 5 of 6" in line:  # after the checkpoint of the ready step at 4
+        raise Stop
+
+
+def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
+    kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
+    straight = pbt(_base(tmp_path / "straight"), **kwargs)
+    with pytest.raises(Stop):
+        pbt(_base(tmp_path / "stopped"), **kwargs, notify=_stop_at)
+    (path,) = (tmp_path / "stopped").iterdir()
+    assert sorted(p.name for p in (path / "checkpoints").iterdir())[-1] == "4"
+    with pytest.raises(pjd.ConfigError, match="no pbt.yaml there"):
+        resume_pbt(tmp_path)
+    messages = []
+    resumed = resume_pbt(path, notify=messages.append)
+    assert "pbt: resumed at update 4" in messages
+    assert resumed.lineage == straight.lineage
+    for mine, theirs in zip(resumed.histories, straight.histories, strict=True):
+        assert [{**r, "time": 0} for r in mine] == [{**r, "time": 0} for r in theirs]
+    for i in range(4):
+        jax.tree.map(
+            np.testing.assert_array_equal,
+            resumed.final_params[i],
+            straight.final_params[i],
+        )
+    assert load_pbt(path).lineage == straight.lineage
+    assert not (path / "checkpoints").exists()
+    with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
+        resume_pbt(path)
+
+
+# PPO on CartPole: 4 members, 300 updates of 4 envs x 128 steps in 12 chunks,
+# a ready step every 2 chunks (at updates 50, 100, ..., 250), each checkpointed.
+PBT = [
+    "pbt", "--env", "cartpole", "--population", "4", "--explore",
+    "learning_rate=loguniform:1e-4:1e-2", "--pbt.ready", "2",
+    "--total-steps", "153600", "--num-logs", "12", "--devices", "1", "--quiet",
+]  # fmt: skip
+
+
+def _cli(*args: str, cache: pathlib.Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "purejaxdrl.cli",
+        *args,
+        "--compile-cache",
+        str(cache),
+    ]
+
+
+def _run(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        _cli(*args, cache=cache), capture_output=True, text=True, timeout=400
+    )
+
+
+def _files(path: pathlib.Path) -> dict[str, object]:
+    """What a finished PBT directory holds, but for wall-clock times."""
+    out = {"lineage": json.loads((path / "lineage.json").read_text())}
+    for member in sorted((path / "members").iterdir()):
+        lines = member.read_text().splitlines()
+        out[member.name] = [
+            {k: v for k, v in json.loads(x).items() if k != "time"} for x in lines
+        ]
+    for params in sorted((path / "params").iterdir()):
+        tree = flax.serialization.msgpack_restore(params.read_bytes())
+        out[params.name] = [np.asarray(x).tobytes() for x in jax.tree.leaves(tree)]
+    return out
+
+
+@pytest.mark.slow
+def test_sigkilled_pbt_resumes_exactly(tmp_path):
+    cache = tmp_path / "xla"
+    straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
+    done = _run(*PBT, "--run-dir", str(straight_root), cache=cache)
+    assert done.returncode == 0, done.stderr
+    (straight,) = straight_root.iterdir()
+
+    proc = subprocess.Popen(
+        _cli(*PBT, "--run-dir", str(killed_root), cache=cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while len(list(killed_root.glob("*/checkpoints/*/purejaxdrl.sha256"))) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no second checkpoint"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (killed,) = killed_root.iterdir()
+    assert not (killed / "lineage.json").exists()  # really killed mid-run
+
+    resumed = _run("pbt", "--resume", str(killed), cache=cache)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "pbt: resumed at update" in resumed.stderr
+    assert _files(killed) == _files(straight)  # parameters bit for bit

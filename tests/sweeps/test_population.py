@@ -1,0 +1,120 @@
+"""`pbt()`: the lineage records the ready steps; a lone member is a sweep run."""
+
+import jax
+import matplotlib.image
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.sweeps.lineage import load_pbt
+from purejaxdrl.sweeps.population import pbt
+from purejaxdrl.sweeps.program import sweep
+
+SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
+
+
+def _base(updates: int, **overrides):
+    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
+    return pjd.apply_overrides(
+        config,
+        {"total_steps": config.steps_per_update * updates, "num_logs": updates}
+        | overrides,
+    )
+
+
+@pytest.mark.timeout(300)
+def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
+    # As test_pbt_resume's runs: the same chunk program (compiled once a session).
+    base = _base(6, devices=4, run_dir=str(tmp_path))
+    result = pbt(
+        base,
+        explore=SPACE,
+        population=4,
+        ready=1,
+        quantile=0.5,
+        resample_probability=0.0,
+        search_seed=3,
+        write_files=True,
+    )
+    lineage = result.lineage
+    assert [s.updates for s in lineage] == [0, 1, 2, 3, 4, 5]  # none at the end
+    for before, step in zip(lineage, lineage[1:], strict=False):
+        scores = np.nan_to_num(np.asarray(step.scores), nan=-np.inf)
+        order = np.argsort(scores, kind="stable")
+        bottom, top = order[:2], order[2:]
+        old = np.asarray(before.values["learning_rate"])
+        new = np.asarray(step.values["learning_rate"])
+        for i, parent in enumerate(step.parents):
+            if i in bottom:
+                assert parent in top
+                factors = np.clip(old[parent] * np.float32([0.8, 1.25]), 1e-4, 1e-2)
+                assert np.isclose(new[i], factors, rtol=1e-6).any()
+            else:
+                assert parent == i and new[i] == old[i]
+    # The best member's schedule follows its parents back to the start.
+    schedule = result.schedule(result.best)
+    assert [u for u, _ in schedule] == [0, 1, 2, 3, 4, 5]
+    member = result.best
+    for step, (_, values) in zip(reversed(lineage), reversed(schedule), strict=True):
+        assert values["learning_rate"] == step.values["learning_rate"][member]
+        member = step.parents[member]
+    # What was written reads back the same.
+    loaded = load_pbt(result.run_dir)
+    assert loaded.lineage == lineage
+    assert loaded.fields == result.fields and loaded.config == result.config
+    np.testing.assert_array_equal(loaded.final_return, result.final_return)
+    jax.tree.map(
+        np.testing.assert_array_equal, loaded.params(2), result.final_params[2]
+    )
+    rows = (result.run_dir / "lineage.csv").read_text().splitlines()
+    assert rows[0] == "updates,env_steps,member,parent,score,learning_rate"
+    assert len(rows) == 1 + 6 * 4
+    image = matplotlib.image.imread(result.run_dir / "schedules.png")
+    assert image.ndim == 3 and image.shape[0] > 100
+    # The best member's policy, exported as a run's is.
+    policy = pjd.load_policy(result.run_dir / "policy")
+    jax.tree.map(
+        np.testing.assert_array_equal, policy.params, result.final_params[result.best]
+    )
+    assert policy.spec["algo_config"]["learning_rate"] == pytest.approx(
+        lineage[-1].values["learning_rate"][result.best]
+    )
+    action = policy.mode(np.zeros(4, np.float32))
+    assert action.shape == () and int(action) in (0, 1)
+
+
+@pytest.mark.timeout(300)
+def test_a_member_never_ready_is_the_sweep_run_of_its_draw():
+    base = _base(3, devices=1)
+    alone = pbt(base, explore=SPACE, population=1, ready=10, search_seed=5)
+    swept = sweep(base, sample=SPACE, num_samples=1, search_seed=5)
+    assert [s.updates for s in alone.lineage] == [0]
+    (lr,) = alone.lineage[0].values["learning_rate"]  # as the config holds it
+    assert lr == np.float32(swept.plan.settings[0]["ppo.learning_rate"])
+    # The same program on the same inputs: equal bit for bit.
+    jax.tree.map(np.testing.assert_array_equal, alone.final_params[0], swept.params(0))
+    drop_time = [
+        {k: v for k, v in r.items() if k != "time"} for r in swept.histories[0]
+    ]
+    assert [
+        {k: v for k, v in r.items() if k != "time"} for r in alone.histories[0]
+    ] == (drop_time)
+
+
+def test_a_population_that_does_not_fit_is_refused():
+    with pytest.raises(pjd.ConfigError, match=r"population=4 needs .* or fewer"):
+        pbt(_base(2, devices=1), explore=SPACE, population=4, device_memory=10_000)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"explore": {}}, "at least one explored field"),
+        ({"quantile": 0.75}, r"pbt.quantile=0.75 must be in \(0, 0.5\]"),
+        ({"ready": 0}, "pbt.ready=0 must be >= 1"),
+        ({"explore": {"num_envs": ("uniform", 1, 2)}}, "--explore num_envs: .* static"),
+    ],
+)
+def test_bad_settings_fail_before_compiling(kwargs, match):
+    with pytest.raises(pjd.ConfigError, match=match):
+        pbt(_base(2), **{"explore": SPACE, "population": 2, **kwargs})
