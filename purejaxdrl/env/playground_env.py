@@ -136,8 +136,10 @@ class PlaygroundEnv(Env):
         observation, the env's `info` carries over.
       menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
         tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
-      observation_key: for tasks whose observations are a dict, the entry the
-        agent sees (`state`; `privileged_state` is for critics).
+      observation_key: for tasks whose observations are a dict, one entry
+        for the agent to see as its (array) observation; None (default): the
+        whole dict, whose entries the network picks (`network.policy_obs_key`
+        `state`, `network.value_obs_key` `privileged_state`).
       **config: overrides of the task's Playground config, dotted for nested
         keys. `episode_length` is the time limit in control steps (default:
         the config's); `impl` the physics, `jax` by default on CPU (MuJoCo
@@ -150,7 +152,7 @@ class PlaygroundEnv(Env):
         env_id: str,
         auto_reset: str = "fresh",
         menagerie_path: str | None = None,
-        observation_key: str = "state",
+        observation_key: str | None = None,
         **config: Any,
     ):
         registry = import_registry()
@@ -198,21 +200,22 @@ class PlaygroundEnv(Env):
         return False
 
     @functools.cached_property
-    def _observation_shape(self) -> tuple[int, ...]:
+    def _observation_spec(self) -> Box | dict[str, Box]:
         # An abstract trace: no model step is compiled to learn a shape.
         obs = jax.eval_shape(
             lambda key: self._observe(self.env.reset(key).obs), jax.random.PRNGKey(0)
         )
-        return tuple(int(d) for d in obs.shape)
+        return jax.tree.map(lambda x: Box(tuple(int(d) for d in x.shape)), obs)
 
-    def observation_spec(self, params: EnvParams) -> Box:
-        return Box(self._observation_shape)
+    def observation_spec(self, params: EnvParams) -> Box | dict[str, Box]:
+        """A Box, or a dict of them (dict observations, no `observation_key`)."""
+        return self._observation_spec
 
     def action_spec(self, params: EnvParams) -> Box:
         return Box((int(self.env.action_size),))
 
-    def _observe(self, obs: PyTree) -> jax.Array:
-        if isinstance(obs, dict):
+    def _observe(self, obs: PyTree) -> PyTree:
+        if isinstance(obs, dict) and self.observation_key is not None:
             if self.observation_key not in obs:
                 raise ConfigError(
                     f"env.options observation_key={self.observation_key!r} is not "
@@ -220,7 +223,7 @@ class PlaygroundEnv(Env):
                     f"{', '.join(sorted(obs))}; pass one of them."
                 )
             obs = obs[self.observation_key]
-        return jnp.asarray(obs, jnp.float32)
+        return jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
 
     def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[PlaygroundState, Any]:
         inner = strong_types(self.env.reset(_raw_key(key)))
@@ -277,7 +280,9 @@ class PlaygroundEnv(Env):
             done=jnp.zeros_like(state.inner.done),
         )
         steps = jnp.where(done, 0, state.steps)
-        observation = jnp.where(done, self._observe(obs), ts.observation)
+        observation = jax.tree.map(
+            lambda a, b: jnp.where(done, a, b), self._observe(obs), ts.observation
+        )
         return state._replace(inner=inner, steps=steps), ts._replace(
             observation=observation
         )

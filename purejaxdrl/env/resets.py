@@ -101,5 +101,8 @@ def reset_ended(
     observation stays).
     """
     done = ts.last()
-    state = jax.tree.map(lambda r, s: jnp.where(done, r, s), world[0], state)
-    return state, ts._replace(observation=jnp.where(done, world[1], ts.observation))
+    # Trees: observations may be dicts (Playground's `state`, `privileged_state`).
+    state, obs = jax.tree.map(
+        lambda r, s: jnp.where(done, r, s), tuple(world), (state, ts.observation)
+    )
+    return state, ts._replace(observation=obs)
