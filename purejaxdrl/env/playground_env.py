@@ -26,6 +26,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
+from purejaxdrl.env.randomize import draw_model, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -34,7 +35,7 @@ MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
 AUTO_RESETS = ("fresh", "cached_first_state")
 # Options of the adapter; every other option is a key of the environment's
 # Playground config (dotted for nested keys, e.g. `reward_config.scales.x`).
-ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key")
+ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key", "randomize")
 
 
 class PlaygroundState(NamedTuple):
@@ -45,12 +46,15 @@ class PlaygroundState(NamedTuple):
       steps: int32 [], control steps since the episode started.
       first: (mjx Data, observation) the environment started in, for the
         `cached_first_state` auto-reset; () for `fresh`.
+      model: the environment's randomised model fields (`randomize.py`),
+        drawn at its first reset and kept for the run; () without `randomize`.
 
     """
 
     inner: PyTree
     steps: jax.Array
     first: PyTree
+    model: PyTree = ()
 
 
 def import_registry() -> Any:
@@ -136,6 +140,10 @@ class PlaygroundEnv(Env):
         observation, the env's `info` carries over.
       menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
         tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
+      randomize: domain randomisation: each environment steps its own model,
+        masses, frictions and actuator gains scaled within
+        `randomize.RANGES`, drawn from its first reset's key (the run's seed)
+        and kept in its state, so checkpoints save it.
       observation_key: for tasks whose observations are a dict, one entry
         for the agent to see as its (array) observation; None (default): the
         whole dict, whose entries the network picks (`network.policy_obs_key`
@@ -153,6 +161,7 @@ class PlaygroundEnv(Env):
         auto_reset: str = "fresh",
         menagerie_path: str | None = None,
         observation_key: str | None = None,
+        randomize: bool = False,
         **config: Any,
     ):
         registry = import_registry()
@@ -186,6 +195,12 @@ class PlaygroundEnv(Env):
         self.env_id = PREFIX + name
         self.auto_reset = auto_reset
         self.observation_key = observation_key
+        if not isinstance(randomize, bool):
+            raise ConfigError(
+                f"env.options randomize={randomize!r} is not a boolean; pass "
+                "--env.option randomize=true (or false)."
+            )
+        self.randomize = randomize
         self.episode_length = episode_length
         self.env = registry.load(name, config_overrides=config or None)
 
@@ -225,16 +240,23 @@ class PlaygroundEnv(Env):
             obs = obs[self.observation_key]
         return jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
 
-    def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[PlaygroundState, Any]:
-        inner = strong_types(self.env.reset(_raw_key(key)))
+    def _reset(
+        self, key: PRNGKey, params: EnvParams, model: PyTree = ()
+    ) -> tuple[PlaygroundState, Any]:
+        with using(self.env, model):
+            inner = strong_types(self.env.reset(_raw_key(key)))
         first = (inner.data, inner.obs) if self.auto_reset != "fresh" else ()
-        state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first)
+        state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first, model)
         return state, self._observe(inner.obs)
 
     def reset(
         self, key: PRNGKey, params: EnvParams
     ) -> tuple[PlaygroundState, TimeStep]:
-        state, obs = self._reset(key, params)
+        model = ()
+        if self.randomize:
+            key, key_model = jax.random.split(key)
+            model = draw_model(key_model, self.env.mjx_model)
+        state, obs = self._reset(key, params, model)
         return state, restart(obs)
 
     def _step_no_reset(
@@ -242,7 +264,9 @@ class PlaygroundEnv(Env):
     ) -> tuple[PlaygroundState, TimeStep]:
         """One control step, ending the episode (without restarting it) when due."""
         del key  # Playground's tasks draw their own noise from their state
-        inner = strong_types(self.env.step(state.inner, jnp.clip(action, -1.0, 1.0)))
+        with using(self.env, state.model):
+            inner = self.env.step(state.inner, jnp.clip(action, -1.0, 1.0))
+        inner = strong_types(inner)
         steps = state.steps + 1
         terminated = jnp.asarray(inner.done) > 0.5
         # A termination on the time limit's step is a termination.
@@ -263,7 +287,7 @@ class PlaygroundEnv(Env):
         key_step, key_reset = jax.random.split(key)
         state, ts = self._step_no_reset(key_step, state, action, params)
         if self.auto_reset == "fresh":
-            return reset_ended(state, ts, self._reset(key_reset, params))
+            return reset_ended(state, ts, self._reset(key_reset, params, state.model))
         return self._restart_first(state, ts)
 
     def _restart_first(
@@ -305,6 +329,10 @@ class PlaygroundEnv(Env):
         """
         if self.auto_reset != "fresh":
             return super().step_batch(keys, states, actions, params)
+
+        def reset(key: PRNGKey, state: PlaygroundState, params: EnvParams) -> tuple:
+            return self._reset(key, params, state.model)  # the same model
+
         return step_resetting_if_any(
-            self._step_no_reset, self._reset, keys, states, actions, params
+            self._step_no_reset, reset, keys, states, actions, params
         )
