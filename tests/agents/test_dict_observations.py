@@ -211,3 +211,12 @@ def test_flat_observations_build_the_same_networks_as_before():
         "Dense_0",
         "Dense_1",
     }
+
+
+@pytest.mark.timeout(300)
+def test_a_sweep_trains_dict_observation_runs_in_one_program():
+    config = _ppo_config(env={"normalize_observations": True})
+    result = pjd.sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=2)
+    # 4 runs; random actions return 4 an episode, the signal 8.
+    assert result.final_return.shape == (4,)
+    assert np.all(result.final_return > 5.0), result.final_return
