@@ -223,7 +223,7 @@ def action_example(network: AnyNetwork, obs_example: jax.Array) -> jax.ShapeDtyp
 
     def sample(key: PRNGKey) -> jax.Array:
         params = network.init(key, obs_example)
-        obs = jnp.asarray(obs_example)[None]
+        obs = jax.tree.map(lambda x: jnp.asarray(x)[None], obs_example)
         start, reset = acting.initial_state(1), jnp.ones(1, bool)
         keys, env_ids = key[None], jnp.zeros(1, jnp.int32)
         return acting.step(params, start, obs, reset, keys, env_ids)[1][0]

@@ -136,6 +136,7 @@ class RunShape(NamedTuple):
     num_envs: int = 1
     unroll_length: int = 1
     recurrent: bool = False
+    dict_observations: bool = False
     num_devices: int = 1
     num_updates: int = 1
     axis_name: str | None = None
@@ -197,6 +198,8 @@ class Algorithm(NamedTuple):
         environments into groups); 1 for most.
       recurrent: whether its agents take a network with a recurrent core
         (`--network.core lstm|gru|mingru`).
+      dict_observations: whether its agents take dict observations (an
+        asymmetric actor-critic: `network.policy_obs_key`, `value_obs_key`).
 
     """
 
@@ -210,3 +213,4 @@ class Algorithm(NamedTuple):
     keeps_replay: Callable[[Any], bool] = lambda config: False
     env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
     recurrent: bool = False
+    dict_observations: bool = False

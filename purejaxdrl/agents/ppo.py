@@ -341,6 +341,7 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
 ALGORITHM = Algorithm(
     name="ppo",
     recurrent=True,
+    dict_observations=True,
     summary="PPO: clipped surrogate, GAE, epochs of minibatches, on-policy",
     config_type=PPOConfig,
     default_config=PPOConfig,

@@ -35,7 +35,7 @@ from purejaxdrl.networks import (
 )
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import make_uniform_buffer
-from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
+from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
 @jax.tree_util.register_dataclass
@@ -91,11 +91,11 @@ class SACState(NamedTuple):
 class Stored(NamedTuple):
     """One replayed transition; `discount` is the env's (0 on termination)."""
 
-    observation: jax.Array
+    observation: PyTree  # an array, or a dict of them
     action: jax.Array  # the squashed action the environment received
     reward: jax.Array
     discount: jax.Array
-    next_observation: jax.Array  # the final observation (before any reset)
+    next_observation: PyTree  # the final observation (before any reset)
 
 
 def sample_action(
@@ -214,7 +214,7 @@ def make_sac(
     dist = policy.distribution
     # Constant learning rates and no gradient clipping, as in the paper.
     optimizer = make_learner_optimizer(config.learning_rate, max_grad_norm=None)
-    obs_example = jnp.asarray(obs_example, jnp.float32)
+    obs_example = _float32(obs_example)
 
     def init(key: PRNGKey) -> SACState:
         params = policy.init(key, obs_example)
@@ -289,11 +289,11 @@ def make_sac(
         state: SACState, traj: Transition, key: PRNGKey
     ) -> tuple[SACState, Metrics]:
         items = Stored(
-            merge_steps(traj.observation).astype(jnp.float32),
+            _float32(jax.tree.map(merge_steps, traj.observation)),
             merge_steps(jnp.tanh(traj.action)).astype(jnp.float32),
             merge_steps(traj.reward),
             merge_steps(traj.discount),
-            merge_steps(traj.final_observation).astype(jnp.float32),
+            _float32(jax.tree.map(merge_steps, traj.final_observation)),
         )
         state = state._replace(buffer=buffer.add(state.buffer, items))
         stored = stored_items(state.step, items.reward.shape[0], capacity)
@@ -316,6 +316,11 @@ def make_sac(
         axis_name=axis_name,
         state_spec=SACState(P(), P(), P(), P(), P(), P(), P(DATA_AXIS)),
     )
+
+
+def _float32(obs: PyTree) -> PyTree:
+    """Observations, an array or a dict of them, as float32."""
+    return jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
 
 
 def validate(config: SACConfig, shape: RunShape | None = None) -> None:
@@ -358,4 +363,5 @@ ALGORITHM = Algorithm(
     make_networks=_networks,
     validate=validate,
     keeps_replay=lambda config: True,
+    dict_observations=True,
 )

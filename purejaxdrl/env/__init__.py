@@ -4,7 +4,7 @@
 `craftax_env` and `playground_env` (adapters that normalise each library to
 the project's TimeStep: discount 0 only on termination, `truncated` on time
 limits, the true final observation; `resets`, auto-resets for environments
-whose reset is costly),
+whose reset is costly; `randomize`, randomised MJX models per environment),
 `host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation

@@ -1,11 +1,16 @@
-"""Observation normalisation with running statistics shared by all environments."""
+"""Observation normalisation with running statistics shared by all environments.
 
+Dict observations (MuJoCo Playground's `state` and `privileged_state`) keep one
+set of statistics per entry.
+"""
+
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import EnvParams, Wrapper, keep_unmasked
+from purejaxdrl.env.base import Box, EnvParams, Wrapper, keep_unmasked
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -69,10 +74,25 @@ def normalize(stats: RunningStatistics, x: jax.Array, clip: float = 10.0) -> jax
 
 
 class NormalizedParams(NamedTuple):
-    """The wrapped env's params plus the observation statistics."""
+    """The wrapped env's params plus the observation statistics.
+
+    `obs_stats` is one RunningStatistics, or a dict of them (one per entry)
+    for dict observations.
+    """
 
     inner: PyTree
-    obs_stats: RunningStatistics
+    obs_stats: RunningStatistics | dict[str, RunningStatistics]
+
+
+def per_entry(function: Callable[..., PyTree], stats: PyTree, *trees: PyTree) -> PyTree:
+    """`function(stats, *entries)` for each entry of an observation (or the one).
+
+    `stats` is a RunningStatistics or a dict of them; `trees` have its
+    structure, with arrays where it has statistics.
+    """
+    return jax.tree.map(
+        function, stats, *trees, is_leaf=lambda x: isinstance(x, RunningStatistics)
+    )
 
 
 class NormalizeObservation(Wrapper):
@@ -82,14 +102,18 @@ class NormalizeObservation(Wrapper):
     state) and updated by the runner from `info["raw_observation"]` through
     `update_statistics`, globally across devices. Transitions store the
     observations as normalised when acted on, so the learner sees exactly what the
-    actor saw.
+    actor saw. Each entry of a dict observation has statistics of its own.
     """
 
     @property
     def default_params(self) -> NormalizedParams:
         inner = self.env.default_params
-        shape = self.env.observation_spec(inner).shape
-        return NormalizedParams(inner, init_statistics(shape))
+        stats = jax.tree.map(
+            lambda box: init_statistics(box.shape),
+            self.env.observation_spec(inner),
+            is_leaf=lambda x: isinstance(x, Box),
+        )
+        return NormalizedParams(inner, stats)
 
     def observation_spec(self, params: NormalizedParams):
         return self.env.observation_spec(params.inner)
@@ -101,8 +125,8 @@ class NormalizeObservation(Wrapper):
     def _normalize(self, ts: TimeStep, params: NormalizedParams) -> TimeStep:
         stats = params.obs_stats
         return ts._replace(
-            observation=normalize(stats, ts.observation),
-            final_observation=normalize(stats, ts.final_observation),
+            observation=per_entry(normalize, stats, ts.observation),
+            final_observation=per_entry(normalize, stats, ts.final_observation),
             info={**ts.info, "raw_observation": ts.observation},
         )
 
@@ -120,5 +144,9 @@ class NormalizeObservation(Wrapper):
         self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None
     ) -> NormalizedParams:
         inner = self.env.update_statistics(params.inner, info, axis_name)
-        stats = update_statistics(params.obs_stats, info["raw_observation"], axis_name)
+        stats = per_entry(
+            lambda s, batch: update_statistics(s, batch, axis_name),
+            params.obs_stats,
+            info["raw_observation"],
+        )
         return NormalizedParams(inner, stats)

@@ -26,6 +26,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
+from purejaxdrl.env.randomize import draw_model, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -34,7 +35,7 @@ MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
 AUTO_RESETS = ("fresh", "cached_first_state")
 # Options of the adapter; every other option is a key of the environment's
 # Playground config (dotted for nested keys, e.g. `reward_config.scales.x`).
-ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key")
+ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key", "randomize")
 
 
 class PlaygroundState(NamedTuple):
@@ -45,12 +46,15 @@ class PlaygroundState(NamedTuple):
       steps: int32 [], control steps since the episode started.
       first: (mjx Data, observation) the environment started in, for the
         `cached_first_state` auto-reset; () for `fresh`.
+      model: the environment's randomised model fields (`randomize.py`),
+        drawn at its first reset and kept for the run; () without `randomize`.
 
     """
 
     inner: PyTree
     steps: jax.Array
     first: PyTree
+    model: PyTree = ()
 
 
 def import_registry() -> Any:
@@ -136,8 +140,14 @@ class PlaygroundEnv(Env):
         observation, the env's `info` carries over.
       menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
         tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
-      observation_key: for tasks whose observations are a dict, the entry the
-        agent sees (`state`; `privileged_state` is for critics).
+      randomize: domain randomisation: each environment steps its own model,
+        masses, frictions and actuator gains scaled within
+        `randomize.RANGES`, drawn from its first reset's key (the run's seed)
+        and kept in its state, so checkpoints save it.
+      observation_key: for tasks whose observations are a dict, one entry
+        for the agent to see as its (array) observation; None (default): the
+        whole dict, whose entries the network picks (`network.policy_obs_key`
+        `state`, `network.value_obs_key` `privileged_state`).
       **config: overrides of the task's Playground config, dotted for nested
         keys. `episode_length` is the time limit in control steps (default:
         the config's); `impl` the physics, `jax` by default on CPU (MuJoCo
@@ -150,7 +160,8 @@ class PlaygroundEnv(Env):
         env_id: str,
         auto_reset: str = "fresh",
         menagerie_path: str | None = None,
-        observation_key: str = "state",
+        observation_key: str | None = None,
+        randomize: bool = False,
         **config: Any,
     ):
         registry = import_registry()
@@ -184,6 +195,12 @@ class PlaygroundEnv(Env):
         self.env_id = PREFIX + name
         self.auto_reset = auto_reset
         self.observation_key = observation_key
+        if not isinstance(randomize, bool):
+            raise ConfigError(
+                f"env.options randomize={randomize!r} is not a boolean; pass "
+                "--env.option randomize=true (or false)."
+            )
+        self.randomize = randomize
         self.episode_length = episode_length
         self.env = registry.load(name, config_overrides=config or None)
 
@@ -198,21 +215,22 @@ class PlaygroundEnv(Env):
         return False
 
     @functools.cached_property
-    def _observation_shape(self) -> tuple[int, ...]:
+    def _observation_spec(self) -> Box | dict[str, Box]:
         # An abstract trace: no model step is compiled to learn a shape.
         obs = jax.eval_shape(
             lambda key: self._observe(self.env.reset(key).obs), jax.random.PRNGKey(0)
         )
-        return tuple(int(d) for d in obs.shape)
+        return jax.tree.map(lambda x: Box(tuple(int(d) for d in x.shape)), obs)
 
-    def observation_spec(self, params: EnvParams) -> Box:
-        return Box(self._observation_shape)
+    def observation_spec(self, params: EnvParams) -> Box | dict[str, Box]:
+        """A Box, or a dict of them (dict observations, no `observation_key`)."""
+        return self._observation_spec
 
     def action_spec(self, params: EnvParams) -> Box:
         return Box((int(self.env.action_size),))
 
-    def _observe(self, obs: PyTree) -> jax.Array:
-        if isinstance(obs, dict):
+    def _observe(self, obs: PyTree) -> PyTree:
+        if isinstance(obs, dict) and self.observation_key is not None:
             if self.observation_key not in obs:
                 raise ConfigError(
                     f"env.options observation_key={self.observation_key!r} is not "
@@ -220,18 +238,25 @@ class PlaygroundEnv(Env):
                     f"{', '.join(sorted(obs))}; pass one of them."
                 )
             obs = obs[self.observation_key]
-        return jnp.asarray(obs, jnp.float32)
+        return jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
 
-    def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[PlaygroundState, Any]:
-        inner = strong_types(self.env.reset(_raw_key(key)))
+    def _reset(
+        self, key: PRNGKey, params: EnvParams, model: PyTree = ()
+    ) -> tuple[PlaygroundState, Any]:
+        with using(self.env, model):
+            inner = strong_types(self.env.reset(_raw_key(key)))
         first = (inner.data, inner.obs) if self.auto_reset != "fresh" else ()
-        state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first)
+        state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first, model)
         return state, self._observe(inner.obs)
 
     def reset(
         self, key: PRNGKey, params: EnvParams
     ) -> tuple[PlaygroundState, TimeStep]:
-        state, obs = self._reset(key, params)
+        model = ()
+        if self.randomize:
+            key, key_model = jax.random.split(key)
+            model = draw_model(key_model, self.env.mjx_model)
+        state, obs = self._reset(key, params, model)
         return state, restart(obs)
 
     def _step_no_reset(
@@ -239,7 +264,9 @@ class PlaygroundEnv(Env):
     ) -> tuple[PlaygroundState, TimeStep]:
         """One control step, ending the episode (without restarting it) when due."""
         del key  # Playground's tasks draw their own noise from their state
-        inner = strong_types(self.env.step(state.inner, jnp.clip(action, -1.0, 1.0)))
+        with using(self.env, state.model):
+            inner = self.env.step(state.inner, jnp.clip(action, -1.0, 1.0))
+        inner = strong_types(inner)
         steps = state.steps + 1
         terminated = jnp.asarray(inner.done) > 0.5
         # A termination on the time limit's step is a termination.
@@ -260,7 +287,7 @@ class PlaygroundEnv(Env):
         key_step, key_reset = jax.random.split(key)
         state, ts = self._step_no_reset(key_step, state, action, params)
         if self.auto_reset == "fresh":
-            return reset_ended(state, ts, self._reset(key_reset, params))
+            return reset_ended(state, ts, self._reset(key_reset, params, state.model))
         return self._restart_first(state, ts)
 
     def _restart_first(
@@ -277,7 +304,9 @@ class PlaygroundEnv(Env):
             done=jnp.zeros_like(state.inner.done),
         )
         steps = jnp.where(done, 0, state.steps)
-        observation = jnp.where(done, self._observe(obs), ts.observation)
+        observation = jax.tree.map(
+            lambda a, b: jnp.where(done, a, b), self._observe(obs), ts.observation
+        )
         return state._replace(inner=inner, steps=steps), ts._replace(
             observation=observation
         )
@@ -300,6 +329,10 @@ class PlaygroundEnv(Env):
         """
         if self.auto_reset != "fresh":
             return super().step_batch(keys, states, actions, params)
+
+        def reset(key: PRNGKey, state: PlaygroundState, params: EnvParams) -> tuple:
+            return self._reset(key, params, state.model)  # the same model
+
         return step_resetting_if_any(
-            self._step_no_reset, self._reset, keys, states, actions, params
+            self._step_no_reset, reset, keys, states, actions, params
         )

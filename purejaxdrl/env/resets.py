@@ -62,7 +62,7 @@ def step_resetting_few(
 
 def step_resetting_if_any(
     step: Callable[..., tuple[EnvState, TimeStep]],
-    reset: Callable[[PRNGKey, EnvParams], tuple[EnvState, jax.Array]],
+    reset: Callable[[PRNGKey, EnvState, EnvParams], tuple[EnvState, jax.Array]],
     keys: PRNGKey,
     states: EnvState,
     actions: jax.Array,
@@ -70,7 +70,9 @@ def step_resetting_if_any(
 ) -> tuple[EnvState, TimeStep]:
     """Steps B environments, computing resets only in steps where one ended.
 
-    The same arguments and results as `step_resetting_few`, with one copy of
+    The same arguments and results as `step_resetting_few`, but `reset(key,
+    state, params)` also sees the state an environment ended in (what a new
+    episode keeps of it: a randomised model), and with one copy of
     `reset` in the program instead of two: for environments whose reset is
     slow to compile (MJX's physics) and whose episodes end together or rarely
     (a time limit that every environment reaches on the same step), where
@@ -82,7 +84,7 @@ def step_resetting_if_any(
     )
 
     def every() -> tuple[EnvState, jax.Array]:
-        return jax.vmap(reset, in_axes=(0, None))(split[:, 1], params)
+        return jax.vmap(reset, in_axes=(0, 0, None))(split[:, 1], states, params)
 
     def none() -> tuple[EnvState, jax.Array]:
         return states, ts.observation  # not used: no environment ended
@@ -101,5 +103,8 @@ def reset_ended(
     observation stays).
     """
     done = ts.last()
-    state = jax.tree.map(lambda r, s: jnp.where(done, r, s), world[0], state)
-    return state, ts._replace(observation=jnp.where(done, world[1], ts.observation))
+    # Trees: observations may be dicts (Playground's `state`, `privileged_state`).
+    state, obs = jax.tree.map(
+        lambda r, s: jnp.where(done, r, s), tuple(world), (state, ts.observation)
+    )
+    return state, ts._replace(observation=obs)

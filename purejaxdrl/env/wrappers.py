@@ -130,10 +130,11 @@ def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
 
     They must index a vector observation, each once, and leave one entry.
     """
-    if len(obs_spec.shape) != 1:
+    shape = getattr(obs_spec, "shape", "a dict")
+    if not isinstance(shape, tuple) or len(shape) != 1:
         raise ValueError(
             f"env.hide_observations={list(indices)} needs vector observations, "
-            f"but {env_id} has shape {obs_spec.shape}; leave it empty."
+            f"but {env_id} has shape {shape}; leave it empty."
         )
     (size,) = obs_spec.shape
     if len(set(indices)) != len(indices) or not all(0 <= i < size for i in indices):

@@ -53,6 +53,13 @@ class NetworkConfig:
       core_size: the recurrent core's hidden size.
       head_sizes: dense layers of each head (policy, value) after the core;
         () for linear heads (recurrent networks only).
+      policy_obs_key: for environments whose observations are a dict (MuJoCo
+        Playground's locomotion and manipulation tasks), the entry the policy
+        reads (`state`); None for array observations (brax's
+        `policy_obs_key`).
+      value_obs_key: the entry the critics read (`privileged_state`: an
+        asymmetric actor-critic, whose critic sees what the policy cannot);
+        None: the policy's entry (brax's `value_obs_key`).
 
     """
 
@@ -66,6 +73,8 @@ class NetworkConfig:
     core: str = "none"
     core_size: int = 128
     head_sizes: tuple[int, ...] = ()
+    policy_obs_key: str | None = None
+    value_obs_key: str | None = None
 
     @property
     def recurrent(self) -> bool:

@@ -3,7 +3,8 @@
 `mlp` flattens the observation; `cnn` adds one 3x3 conv layer (MinAtar);
 `nature` and `impala_resnet` put an Atari conv stack (`pixels.py`) first. Every torso
 ends in the dense layers of `hidden_sizes`, each with a LayerNorm before its
-activation when `norm` is `layer_norm`.
+activation when `norm` is `layer_norm`. On dict observations a torso reads
+one entry (`pick`): the policy's `policy_obs_key`, the critic's `value_obs_key`.
 """
 
 import flax.linen as nn
@@ -21,6 +22,7 @@ from purejaxdrl.networks.base import (
 )
 from purejaxdrl.networks.conv import _Conv
 from purejaxdrl.networks.pixels import ImpalaResNet, NatureCNN, frames, min_size
+from purejaxdrl.types import PyTree
 
 
 class _Torso(nn.Module):
@@ -52,12 +54,68 @@ class _Torso(nn.Module):
         return x
 
 
-def check_torso(config: NetworkConfig, obs_spec: Box) -> None:
+def pick(obs: PyTree, key: str | None) -> jax.Array:
+    """The entry `key` of a dict observation; an array observation for None."""
+    return obs if key is None else obs[key]
+
+
+def value_key(config: NetworkConfig) -> str | None:
+    """The observation entry the critics read: `value_obs_key`, else the policy's."""
+    return config.value_obs_key or config.policy_obs_key
+
+
+def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
+    """(the policy's, the critic's) observation spaces, for array or dict ones.
+
+    Raises:
+      ValueError: (one line) an entry key on array observations, none or one
+        the dict lacks on dict observations, or a shared torso over two.
+
+    """
+    keys = {"policy_obs_key": config.policy_obs_key, "value_obs_key": value_key(config)}
+    if not isinstance(obs_spec, dict):
+        if keys["policy_obs_key"] or keys["value_obs_key"]:
+            raise ValueError(
+                f"network.policy_obs_key={config.policy_obs_key!r} and "
+                f"value_obs_key={config.value_obs_key!r} pick entries of dict "
+                "observations, but the environment's are an array of shape "
+                f"{obs_spec.shape}; drop them."
+            )
+        return obs_spec, obs_spec
+    names = ", ".join(sorted(obs_spec))
+    if config.policy_obs_key is None:
+        first = "state" if "state" in obs_spec else sorted(obs_spec)[0]
+        second = "privileged_state" if "privileged_state" in obs_spec else first
+        raise ValueError(
+            f"network.policy_obs_key=None, but the environment observes a dict "
+            f"({names}); pick the policy's entry and the critic's, e.g. "
+            f"--network.policy-obs-key {first} --network.value-obs-key {second}."
+        )
+    for field, key in keys.items():
+        if key not in obs_spec:
+            raise ValueError(
+                f"network.{field}={key!r} is not an entry of the environment's "
+                f"observations ({names}); pick one of them."
+            )
+    if config.shared_torso and len(set(keys.values())) > 1:
+        raise ValueError(
+            f"network.shared_torso=True needs one observation for both towers, "
+            f"got {keys}; pass --network.shared-torso false."
+        )
+    return obs_spec[keys["policy_obs_key"]], obs_spec[keys["value_obs_key"]]
+
+
+def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """Raises ValueError (one line: value, rule, fix) for a torso that cannot be.
 
     An unknown torso, activation or norm, a conv torso on observations that are not
-    images, or frames too small for the Nature CNN.
+    images, frames too small for the Nature CNN, or the `obs_specs` errors.
+
+    Returns:
+      `obs_specs`: the policy's and the critic's observation spaces.
+
     """
+    specs = obs_specs(config, obs_spec)
     if config.torso not in TORSOS:
         raise ValueError(
             f"network.torso={config.torso!r} is not one of {TORSOS}; pick one of them."
@@ -71,6 +129,12 @@ def check_torso(config: NetworkConfig, obs_spec: Box) -> None:
         raise ValueError(
             f"network.norm={config.norm!r} is not one of {NORMS}; pick one of them."
         )
+    for obs_spec in dict.fromkeys(specs):
+        _check_shape(config, obs_spec)
+    return specs
+
+
+def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
     if config.torso != "mlp" and len(obs_spec.shape) != 3:
         raise ValueError(
             f"network.torso={config.torso!r} needs image observations [H, W, C] "

@@ -231,13 +231,15 @@ def group_layout(
       (the Layout, where the figure of the available memory comes from).
 
     """
+    obs = state_shapes.actor.timestep.observation
     per_run = run_bytes(
         state_shapes,
         specs=specs,
         data=shape[1],
         unroll_length=config.unroll_length,
         num_envs=config.num_envs,
-        obs_shape=state_shapes.actor.timestep.observation.shape[1:],
+        # Dict observations (an asymmetric critic's) count as their entries.
+        obs_shape=(sum(math.prod(x.shape[1:]) for x in jax.tree.leaves(obs)),),
     )
     if device_memory is None:
         available, source = device_bytes()

@@ -10,7 +10,7 @@ from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.registry import algorithm, make_agent
+from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
@@ -96,18 +96,30 @@ def make_networks(
       Q-learners one network twice; for SAC its policy, and the whole
       SACNetworks (policy and critics).
 
+    Raises:
+      ConfigError: dict observations for an algorithm that takes arrays.
+
     """
-    return algorithm(config.algo).make_networks(
-        config.algo_config,
-        config.network,
-        env.observation_spec(env_params),
-        env.action_spec(env_params),
+    obs_spec, record = env.observation_spec(env_params), algorithm(config.algo)
+    if isinstance(obs_spec, dict) and not record.dict_observations:
+        able = " or ".join(r.name for r in algorithms() if r.dict_observations)
+        raise ConfigError(
+            f"algo={config.algo!r} takes array observations, but {config.env.id} "
+            f"observes a dict ({', '.join(sorted(obs_spec))}); use --algo {able} "
+            "with --network.policy-obs-key and --network.value-obs-key."
+        )
+    return record.make_networks(
+        config.algo_config, config.network, obs_spec, env.action_spec(env_params)
     )
 
 
-def zero_observation(env: envs.Env, env_params: Any) -> np.ndarray:
-    """One all-zero observation (unbatched), to initialise parameters with."""
-    return np.zeros(env.observation_spec(env_params).shape, np.float32)
+def zero_observation(env: envs.Env, env_params: Any) -> Any:
+    """One all-zero observation (unbatched; a dict of them on dict observations)."""
+    return jax.tree.map(
+        lambda box: np.zeros(box.shape, np.float32),
+        env.observation_spec(env_params),
+        is_leaf=lambda x: isinstance(x, envs.Box),
+    )
 
 
 def build_agent(

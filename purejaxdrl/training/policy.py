@@ -27,7 +27,7 @@ from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host import is_host_env, make_host_env
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.env.normalization import RunningStatistics, normalize
+from purejaxdrl.env.normalization import RunningStatistics, normalize, per_entry
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.types import Params, PRNGKey
 
@@ -41,7 +41,9 @@ class Policy(NamedTuple):
     Attributes:
       act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
         sample from the policy, as the purejaxdrl environment takes it (Box
-        actions in [-1, 1]); jittable and vmappable.
+        actions in [-1, 1]); jittable and vmappable. For a run on dict
+        observations `obs` is the policy's entry (`network.policy_obs_key`),
+        or a dict holding it: the critic's entries are not needed.
       mode: `mode(obs) -> action`, the most likely action (deterministic).
       params: the network parameters.
       spec: the contents of policy.json.
@@ -66,8 +68,12 @@ class Policy(NamedTuple):
     step_mode: Callable[..., tuple[Any, jax.Array]]
 
 
-def _spaces(spec: dict[str, Any]) -> tuple[Box, Discrete | Box]:
-    obs_spec, action = Box(tuple(spec["observation_shape"])), spec["action"]
+def _spaces(spec: dict[str, Any]) -> tuple[Box | dict, Discrete | Box]:
+    shape, action = spec["observation_shape"], spec["action"]
+    # A shape, or a dict observation's shapes by entry.
+    obs_spec = jax.tree.map(
+        lambda s: Box(tuple(s)), shape, is_leaf=lambda x: isinstance(x, list)
+    )
     if "box" in action:
         return obs_spec, Box(tuple(action["box"]))
     legal = _environment_legal(spec) if action.get("masked") else None
@@ -231,18 +237,19 @@ def write_policy(
         "algo_config": to_dict(config.algo_config),
         "updates": updates,
         "env_steps": updates * steps_per_update,
-        "observation_shape": list(obs_spec.shape),
+        # A list, or {entry: list} for dict observations.
+        "observation_shape": jax.tree.map(
+            lambda box: list(box.shape), obs_spec, is_leaf=_is_box
+        ),
         "action": action,
         "network": dataclasses.asdict(config.network),
         "normalize_observations": stats is not None,
     }
     blob: dict[str, Any] = {"params": jax.device_get(params)}
     if stats is not None:
-        blob["obs_stats"] = {
-            "count": np.asarray(stats.count),
-            "mean": np.asarray(stats.mean),
-            "m2": np.asarray(stats.m2),
-        }
+        blob["obs_stats"] = per_entry(
+            lambda s: {k: np.asarray(v) for k, v in s._asdict().items()}, stats
+        )
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "params.msgpack").write_bytes(flax.serialization.msgpack_serialize(blob))
@@ -292,15 +299,19 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     network, _ = record.make_networks(section, config, obs_spec, action_spec)
     dist = network.distribution
     params = jax.tree.map(jnp.asarray, blob["params"])
-    stats = None
-    if "obs_stats" in blob:
-        stats = RunningStatistics(
-            **{k: jnp.asarray(v, jnp.float32) for k, v in blob["obs_stats"].items()}
+    stats = blob.get("obs_stats")
+    if stats is not None:
+        stats = jax.tree.map(
+            lambda s: RunningStatistics(**{k: jnp.asarray(s[k]) for k in s}),
+            stats,
+            is_leaf=lambda s: "count" in s,
         )
 
-    def observe(obs: jax.Array) -> jax.Array:
-        obs = jnp.asarray(obs, jnp.float32)
-        return obs if stats is None else normalize(stats, obs)
+    def observe(obs: Any) -> Any:
+        if isinstance(obs_spec, dict):
+            obs = _with_all_entries(obs, obs_spec, config.policy_obs_key)
+        obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
+        return obs if stats is None else per_entry(normalize, stats, obs)
 
     if isinstance(network, RecurrentNetwork):
         return _recurrent_policy(network, params, spec, observe)
@@ -323,6 +334,26 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         return state, mode(obs)
 
     return Policy(act, mode, params, spec, lambda batch: (), step, step_mode)
+
+
+def _is_box(x: Any) -> bool:
+    return isinstance(x, Box)
+
+
+def _with_all_entries(obs: Any, obs_spec: dict[str, Box], key: str) -> dict:
+    """A dict observation with every entry, from the policy's entry alone.
+
+    An exported asymmetric actor-critic acts on the policy's entry (`obs`
+    itself, or a dict holding it); the critic's entries, which no action
+    depends on, are zeros where missing.
+    """
+    obs = obs if isinstance(obs, dict) else {key: obs}
+    mine = jnp.asarray(obs[key])
+    batch = mine.shape[: mine.ndim - len(obs_spec[key].shape)]
+    return {
+        k: obs[k] if k in obs else jnp.zeros((*batch, *box.shape), jnp.float32)
+        for k, box in obs_spec.items()
+    }
 
 
 def _recurrent_policy(

@@ -232,3 +232,71 @@ def test_a_menagerie_path_is_where_playground_looks(monkeypatch, tmp_path):
     monkeypatch.setenv(playground_env.MENAGERIE_VARIABLE, str(tmp_path))
     playground_env.use_menagerie("playground/Go1JoystickFlatTerrain", None)
     assert str(mjx_env.MENAGERIE_PATH) == str(tmp_path)
+
+
+class _DictObservations:
+    """A Playground task observing `{'state', 'privileged_state'}`, offline.
+
+    Locomotion tasks observe this layout but need Menagerie's models; here
+    CartpoleBalance's physics shows its first 3 entries as `state` and all 5
+    as `privileged_state`.
+    """
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def _dict(self, state):
+        return state.replace(
+            obs={"state": state.obs[:3], "privileged_state": state.obs}
+        )
+
+    def reset(self, rng):
+        return self._dict(self.env.reset(rng))
+
+    def step(self, state, action):
+        return self._dict(self.env.step(state.replace(obs=state.obs["state"]), action))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_dict_observations_pass_through_both_auto_resets():
+    made = {
+        mode: envs.make("playground/CartpoleBalance", episode_length=2, auto_reset=mode)
+        for mode in playground_env.AUTO_RESETS
+    }
+    for env in made.values():
+        env.env = _DictObservations(env.env)
+        assert env.observation_spec(()) == {
+            "state": envs.Box((3,)),
+            "privileged_state": envs.Box((5,)),
+        }
+    keys = jax.random.split(jax.random.key(3), 2)
+
+    def program(env):
+        states, first = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+
+        def body(states, key):
+            actions = jnp.full((2, 1), 0.4)
+            states, ts = env.step_batch(jax.random.split(key, 2), states, actions, ())
+            return states, ts
+
+        return first, jax.lax.scan(body, states, jax.random.split(keys[0], 3))[1]
+
+    for mode, env in made.items():
+        first, ts = jax.device_get(jax.jit(program, static_argnums=0)(env))
+        assert ts.truncated[:, 0].tolist() == [False, True, False]
+        for obs in (ts.observation, ts.final_observation):
+            np.testing.assert_array_equal(
+                obs["state"], obs["privileged_state"][..., :3]
+            )
+        restarted = jax.tree.map(lambda x: x[1], ts.observation)
+        final = jax.tree.map(lambda x: x[1], ts.final_observation)
+        assert not np.allclose(restarted["privileged_state"], final["privileged_state"])
+        if mode == "cached_first_state":  # both entries back where they began
+            for key in first.observation:
+                np.testing.assert_allclose(
+                    restarted[key], first.observation[key], rtol=1e-6
+                )

@@ -85,7 +85,13 @@ def test_resetting_if_any_equals_vmap_of_an_auto_resetting_step():
     states, _ = jax.vmap(reset, in_axes=(0, None))(
         jax.random.split(jax.random.key(0), n), None
     )
-    batch = jax.jit(lambda k, s, a: step_resetting_if_any(step, reset, k, s, a, None))
+
+    def reset_from(key, state, params):  # this toy keeps nothing of `state`
+        return reset(key, params)
+
+    batch = jax.jit(
+        lambda k, s, a: step_resetting_if_any(step, reset_from, k, s, a, None)
+    )
     every = jax.jit(
         jax.vmap(auto_reset_step, in_axes=(0, 0, 0, None)), static_argnums=3
     )

@@ -1,0 +1,125 @@
+"""Domain randomisation: a model per environment, from the seed, in checkpoints."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco_playground")
+
+import purejaxdrl as pjd  # noqa: E402
+from purejaxdrl import env as envs  # noqa: E402
+from purejaxdrl.env.playground_env import PlaygroundState  # noqa: E402
+from purejaxdrl.env.randomize import RANGES, draw_model  # noqa: E402
+from purejaxdrl.parallel import make_mesh  # noqa: E402
+from purejaxdrl.rng import make_key  # noqa: E402
+from purejaxdrl.training.checkpoint import Checkpointer  # noqa: E402
+
+B = 4
+
+
+def _factors(models, base, name, column=None):
+    """Each environment's scale factors of field `name`, where it is not 0."""
+    value, own = np.asarray(models[name]), np.asarray(getattr(base, name))
+    if column is not None:
+        value, own = value[..., column], own[..., column]
+    keep = own != 0
+    return value[:, keep] / own[keep]
+
+
+@pytest.mark.timeout(600)
+def test_randomised_models_differ_per_environment_and_stay_with_it():
+    env = envs.make("playground/CartpoleBalance", episode_length=2, randomize=True)
+    base = env.env.mjx_model
+    keys = jax.random.split(jax.random.key(0), B)
+    push = jnp.full(1, 1.0)
+
+    def program(keys):
+        states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+
+        def body(states, key):
+            actions = jnp.full((B, 1), 0.4)
+            states, ts = env.step_batch(jax.random.split(key, B), states, actions, ())
+            return states, ts.truncated
+
+        after, truncated = jax.lax.scan(body, states, jax.random.split(keys[0], 3))
+        # Environment 0's first state stepped under its model and under 1's.
+        one = jax.tree.map(lambda x: x[0], states)
+        other = one._replace(model=jax.tree.map(lambda x: x[1], states.model))
+        own = env._step_no_reset(keys[0], one, push, ())[1].observation
+        swapped = env._step_no_reset(keys[0], other, push, ())[1].observation
+        return states.model, after.model, truncated, own, swapped
+
+    models, later, truncated, own, swapped = jax.device_get(jax.jit(program)(keys))
+    assert truncated[:, 0].tolist() == [False, True, False]
+    for name, column, scale in [
+        ("body_mass", None, "mass"),
+        ("body_inertia", None, "mass"),
+        ("geom_friction", 0, "friction"),
+        ("actuator_gainprm", 0, "gain"),
+    ]:
+        factors = _factors(models, base, name, column)
+        low, high = RANGES[scale]
+        assert factors.size and np.all((factors >= low) & (factors <= high)), name
+        # Every environment its own factors.
+        assert len({tuple(np.round(f, 6)) for f in factors}) == B, name
+    for name, value in models.items():
+        # An episode's reset (step 2) keeps the environment's model.
+        np.testing.assert_array_equal(later[name], value)
+        # Drawn from the environment's reset key: the run's seed.
+        for i in range(B):
+            mine = draw_model(jax.random.split(keys[i])[1], base)[name]
+            np.testing.assert_allclose(value[i], mine, rtol=1e-6)
+    # The physics steps with the environment's own model.
+    assert not np.allclose(own, swapped, rtol=1e-7, atol=0)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_randomised_models_are_checkpointed_and_a_resume_is_exact(tmp_path):
+    config = pjd.load_preset("cartpole_balance", "ppo").config
+    config = pjd.apply_overrides(
+        config,
+        {
+            "env": {"options": {"randomize": True, "episode_length": 20}},
+            "num_envs": 8,
+            "unroll_length": 8,
+            "devices": 1,
+            "ppo": {"num_epochs": 1, "num_minibatches": 1},
+        },
+    )
+    exp = pjd.training.make_experiment(config, make_mesh(1))
+    key = make_key(config.seed, config.rng_impl)
+    abstract = jax.eval_shape(exp.runner.init, key)
+    shardings = exp.runner.shardings(abstract)
+    chunk = exp.runner.train_chunk(2)
+    state, _ = chunk(exp.runner.init(key))
+    ck = Checkpointer(tmp_path, abstract, shardings, exp.runner.mesh)
+    ck.save(2, ck.pack(state), {"updates": 2})
+    ck.close()
+    models = _models(state)
+    straight, _ = chunk(state)  # donates `state`
+    ck = Checkpointer(tmp_path, abstract, shardings, exp.runner.mesh, read_only=True)
+    restored = ck.restore_latest()
+    ck.close()
+    assert len({tuple(m) for m in np.asarray(models["body_mass"])}) == 8
+    for name, value in _models(restored.state).items():
+        np.testing.assert_array_equal(value, models[name])
+    resumed, _ = chunk(restored.state)
+    for x, y in zip(
+        jax.tree.leaves(jax.device_get(resumed.agent.params)),
+        jax.tree.leaves(jax.device_get(straight.agent.params)),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(x, y)
+
+
+def _models(state):
+    (playground,) = [
+        s
+        for s in jax.tree.leaves(
+            state.actor.env_state, is_leaf=lambda x: isinstance(x, PlaygroundState)
+        )
+        if isinstance(s, PlaygroundState)
+    ]
+    return jax.device_get(playground.model)
