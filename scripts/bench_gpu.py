@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import jax
 import numpy as np
-from harness import Budget, Report, describe_machine, interleave, parser, time_program
+from harness import Budget, Report, interleave, parser, time_program
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 
@@ -316,7 +316,6 @@ def main(argv: list[str] | None = None) -> Report:
         args.compile_cache or tempfile.mkdtemp(prefix="bench-gpu-cache-")
     )
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
-    print(report.title, describe_machine(), flush=True)
     for name in args.rows:
         if not args.tiny and not budget.allows(ESTIMATES[name]):
             report.skip(name, f"out of budget ({budget.left():.0f} s left)")
@@ -328,9 +327,7 @@ def main(argv: list[str] | None = None) -> Report:
             traceback.print_exc()
             report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
         report.write(args.json, args.markdown)  # after every row: a kill keeps it
-    print()
-    print(report.to_markdown())
-    return report
+    return report.finish(args)
 
 
 if __name__ == "__main__":

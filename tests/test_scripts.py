@@ -32,6 +32,39 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
     assert "usage:" in capsys.readouterr().out
 
 
+# Each benchmark script at toy size, in this process, with extra arguments where
+# the default would reach further than the code path (bench_gpu: its rows below).
+TINY_RUNS = {
+    "bench_checkpoint.py": [],
+    "bench_logging.py": [],
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("script", sorted(TINY_RUNS))
+def test_script_runs_at_toy_size(script, on_scripts_path, monkeypatch, tmp_path):
+    out = tmp_path / "report.json"
+    argv = [script, "--tiny", "--json", str(out), *TINY_RUNS[script]]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(SCRIPTS / script), run_name="__main__")
+    report = json.loads(out.read_text())
+    assert not [s for s in report["skipped"] if s["why"].startswith("failed")]
+    assert report["rows"], f"{script} reported nothing"
+    for row in report["rows"]:
+        assert row["runs"], row
+        for figures in row["runs"]:
+            assert figures and all(
+                isinstance(v, float | int) for v in figures.values()
+            ), row
+
+
+def test_every_benchmark_runs_at_toy_size():
+    """A new script gets a toy-size run above (or is not a benchmark)."""
+    not_benchmarks = {"harness.py", "bench_gpu.py", "reproduce.py", "param_hashes.py"}
+    scripts = {p.name for p in SCRIPTS.glob("*.py")} - not_benchmarks
+    assert scripts == set(TINY_RUNS)
+
+
 ROWS = ["ppo_cartpole", "brax_ant", "apex_dqn", "breakout_minatar"]
 ROWS += ["cnn_learners", "recurrent"]
 
