@@ -161,7 +161,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
             agent = pjd.training.make_experiment(config).agent
             policies["ours"] = bench_brax.our_policy_fn(agent)
         return {
-            "steps_per_s": figures["sps"],
+            "steps_per_s": figures["steps_per_s"],
             "compile_s": figures["compile_s"],
             "eval_return": evaluate(policies["ours"], params),
         }
@@ -171,7 +171,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         figures, make_policy, params = bench_brax.run_brax(seeded, chunks)
         policies.setdefault("brax", make_policy)
         return {
-            "steps_per_s": figures["sps"],
+            "steps_per_s": figures["steps_per_s"],
             "compile_s": figures["compile_s"],
             "eval_return": evaluate(policies["brax"], params),
         }
@@ -188,9 +188,10 @@ def row_apex_dqn(report: Report, args: argparse.Namespace, budget: Budget) -> No
     """Ape-X's gradient steps/s against DQN's, same replay and batch sizes."""
     import bench_apex
 
-    total = 8192 if args.tiny else 400_000  # past the presets' 5,000 warm-up
-    buffer = 8192 if args.tiny else 1_000_000
-    configs = bench_apex.configs(total, buffer, 32 if args.tiny else 256)
+    sizes = bench_apex.TINY_SIZES if args.tiny else {}
+    total = sizes.get("total_steps", 400_000)
+    buffer = sizes.get("buffer_size", 1_000_000)
+    configs = bench_apex.configs(total, buffer, sizes.get("batch_size", 256))
     runs = bench_apex.measure(configs, args.repeats)
     row = f"Ape-X / DQN CartPole, replay {buffer:,}, {total:,} steps"
     apex = report.add(row, "apex", runs["apex"])
@@ -255,14 +256,10 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
     total = 4 * 32 * 2 if args.tiny else 2_000_000
     # At toy size, one core beside its baseline: the code path, not the table.
     only = ["ff + core-size layer", "core gru"] if args.tiny else None
-    runs = bench_recurrent.part_cores(
-        "cartpole_masked", "ppo", 1, total, num_envs, only
-    )
+    sizes = {"total_steps": total, "num_envs": num_envs}
+    runs = bench_recurrent.part_cores("cartpole_masked", "ppo", 1, sizes, only)
     row = f"cartpole_masked PPO {num_envs} envs, {total:,} steps"
-    base = runs["ff + core-size layer"][0]["steps_per_second"]
-    for name, rows in runs.items():
-        figures = [{**r, "vs_ff_same": r["steps_per_second"] / base} for r in rows]
-        report.add(row, name, figures)
+    bench_recurrent.add_with_ratios(report, row, runs, ["ff + core-size layer"])
 
 
 def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> None:

@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> Report:
             return {**train_figures(r), "eval_return": r.eval_return}
 
         runs = interleave({"off": off_run, "on": on_run}, args.repeats)
-    row = f"{base.num_envs} envs x {base.unroll_length} steps, {base.total_steps:,} in all"
+    row = f"{base.num_envs} envs x {base.unroll_length} steps, {base.total_steps:,}"
+    row += " steps in all"
     off = report.add(row, "everything off", runs["off"])
     on_ = report.add(row, "loggers and evaluation on", runs["on"])
     slowdown = 100 * (1 - on_.medians()["steps_per_s"] / off.medians()["steps_per_s"])

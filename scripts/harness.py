@@ -5,7 +5,8 @@ What every side-by-side figure in this repository needs, written once:
 - `describe_machine()`: what ran it (JAX, backend, device, cores), printed
   above every table and stored with every result.
 - `time_program(fn, *args)`: ahead-of-time compile, then one timed call that
-  blocks until the result is ready, so compile time never reaches steps/s.
+  blocks until the result is ready, so compile time never reaches steps/s
+  (`compile_ahead` and `time_call` are its two halves, for repeated calls).
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike.
 - `spread(values)`: median, min and max of repeats (what the tables print).
@@ -81,6 +82,20 @@ def machine_line(machine: Mapping[str, Any] | None = None) -> str:
     )
 
 
+def compile_ahead(fn: Callable[..., Any], *args: Any) -> tuple[float, Callable]:
+    """`jax.jit(fn)` compiled for `args` ahead of time: (seconds it took, program)."""
+    start = time.perf_counter()
+    program = jax.jit(fn).lower(*args).compile()
+    return time.perf_counter() - start, program
+
+
+def time_call(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
+    """(seconds, output) of one call of `fn(*args)`, until every output is ready."""
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start, out
+
+
 def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
     """Compiles `jax.jit(fn)` for `args` ahead of time, then runs it once.
 
@@ -89,12 +104,8 @@ def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]
       output array is ready, and excludes compilation.
 
     """
-    start = time.perf_counter()
-    program = jax.jit(fn).lower(*args).compile()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    out = jax.block_until_ready(program(*args))
-    return compile_s, time.perf_counter() - start, out
+    compile_s, program = compile_ahead(fn, *args)
+    return (compile_s, *time_call(program, *args))
 
 
 def best_time(fn: Callable[[], Any], repeats: int) -> float:
@@ -225,7 +236,7 @@ class Report:
             lines.append(f"| {row} | not run | | {why} |")
         return "\n".join(lines) + "\n"
 
-    def finish(self, args: argparse.Namespace) -> "Report":
+    def finish(self, args: argparse.Namespace) -> Report:
         """Writes the report where `args.json` / `args.markdown` say, and prints it."""
         self.write(args.json, args.markdown)
         print("\n" + self.to_markdown(), flush=True)

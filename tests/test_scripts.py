@@ -35,8 +35,18 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
 # Each benchmark script at toy size, in this process, with extra arguments where
 # the default would reach further than the code path (bench_gpu: its rows below).
 TINY_RUNS = {
+    "bench_apex.py": [],
     "bench_checkpoint.py": [],
+    "bench_craftax.py": [],
+    "bench_devices.py": [],
     "bench_logging.py": [],
+    "bench_networks.py": [],
+    "bench_policy_lag.py": [],
+    "bench_ppo.py": [],
+    "bench_recurrent.py": [],
+    "bench_replay.py": [],
+    "bench_sweep.py": [],
+    "host_cartpole_scores.py": [],
 }
 
 
