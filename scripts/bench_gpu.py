@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import jax
 import numpy as np
-from harness import Budget, Report, interleave, parser, time_program
+from harness import TINY, Budget, Report, interleave, parser, time_program
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 
@@ -252,13 +252,14 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
     """Recurrent cores against feed-forward PPO on masked CartPole."""
     import bench_recurrent
 
-    num_envs = 4 if args.tiny else 512
-    total = 4 * 32 * 2 if args.tiny else 2_000_000
-    # At toy size, one core beside its baseline: the code path, not the table.
+    # At toy size, one core beside its baseline: the code path, not the table
+    # (bench_recurrent.py --tiny's programs).
     only = ["ff + core-size layer", "core gru"] if args.tiny else None
-    sizes = {"total_steps": total, "num_envs": num_envs}
+    sizes = TINY if args.tiny else {"total_steps": 2_000_000, "num_envs": 512}
     runs = bench_recurrent.part_cores("cartpole_masked", "ppo", 1, sizes, only)
-    row = f"cartpole_masked PPO {num_envs} envs, {total:,} steps"
+    row = (
+        f"cartpole_masked PPO {sizes['num_envs']} envs, {sizes['total_steps']:,} steps"
+    )
     bench_recurrent.add_with_ratios(report, row, runs, ["ff + core-size layer"])
 
 

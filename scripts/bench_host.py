@@ -52,6 +52,7 @@ import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 from purejaxdrl.env.base import Discrete
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.rng import make_key
+from purejaxdrl.runners.actor import initial_carry
 from purejaxdrl.runners.trajectories import TrajectoryBuilder
 from purejaxdrl.training.experiment import make_host_experiment
 
@@ -82,11 +83,16 @@ def bench_policy(exp, params, calls: int, warmup: int) -> float:
         .integers(0, 256, (batch, *spec.observation.shape), dtype=np.uint8)
         .astype(spec.observation_dtype)
     )
+    first, env_id = np.zeros(batch, bool), np.arange(batch, dtype=np.int32)
     key = make_key(0, exp.config.rng_impl)
+    carry = [initial_carry(exp.agent, batch)]
 
-    def go(first: int, count: int) -> None:
-        for i in range(first, first + count):
-            jax.device_get(exp.runner.policy(params, obs, key, np.uint32(i)))
+    def go(start: int, count: int) -> None:
+        for i in range(start, start + count):
+            carry[0], out = exp.runner.policy(
+                params, carry[0], obs, first, env_id, key, np.uint32(i)
+            )
+            jax.device_get(out)
 
     go(0, warmup)  # compiles
     start = time.perf_counter()
@@ -99,6 +105,7 @@ def actor_batch(exp, params):
     env = exp.runner.envs[0]
     spec = env.spec
     action_shape = getattr(spec.action, "shape", ())
+    carry = initial_carry(exp.agent, env.num_envs)
     builder = TrajectoryBuilder(
         env.num_envs,
         exp.config.unroll_length,
@@ -106,13 +113,16 @@ def actor_batch(exp, params):
         spec.observation_dtype,
         action_shape,
         np.float32 if action_shape else np.int32,
+        core_state=jax.tree.map(lambda s: s[0], carry),
     )
     key = make_key(1, exp.config.rng_impl)
     step = env.reset()
     for i in range(10**9):
-        out = exp.runner.policy(params, step.observation, key, np.uint32(i))
+        carry, out = exp.runner.policy(
+            params, carry, step.observation, step.first, step.env_id, key, np.uint32(i)
+        )
         out = jax.device_get(out)
-        builder.add(step, out.action, out.log_prob, out.value, 0)
+        builder.add(step, out, 0)
         if builder.ready():
             return builder.take().transitions
         env.send(out.env_action, step.env_id)
@@ -196,30 +206,21 @@ def training(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
 def peer(path: str, config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     """The peer's steady agent steps/s at our settings, run as a subprocess."""
     ppo = config.ppo
-    command = [
-        sys.executable,
-        path,
-        "--env-id",
-        config.env.id.partition(":")[2],
-        "--num-envs",
-        str(config.num_envs),
-        "--num-steps",
-        str(config.unroll_length),
-        "--num-minibatches",
-        str(ppo.num_minibatches),
-        "--update-epochs",
-        str(ppo.num_epochs),
-        "--learning-rate",
-        str(float(ppo.learning_rate)),
-        "--num-threads",
-        str(args.env_threads),
-        "--num-iterations-override",
-        str(args.warmup + args.updates),
-        "--warmup-iterations",
-        str(args.warmup),
-        "--seed",
-        str(config.seed),
-    ]
+    options = {
+        "env-id": config.env.id.partition(":")[2],
+        "num-envs": config.num_envs,
+        "num-steps": config.unroll_length,
+        "num-minibatches": ppo.num_minibatches,
+        "update-epochs": ppo.num_epochs,
+        "learning-rate": float(ppo.learning_rate),
+        "num-threads": args.env_threads,
+        "num-iterations-override": args.warmup + args.updates,
+        "warmup-iterations": args.warmup,
+        "seed": config.seed,
+    }
+    command = [sys.executable, path]
+    for name, value in options.items():
+        command += [f"--{name}", str(value)]
     print("peer:", " ".join(command), flush=True)
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=False)

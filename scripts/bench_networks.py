@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--torsos", default="nature,impala_resnet")
     args = p.parse_args(argv)
     lowerings = list(LOWERINGS)
-    if args.tiny:
-        args.batch, args.torsos, lowerings = 2, "nature", ["im2col"]
+    if args.tiny:  # bench_gpu.py's cnn_learners row at --tiny: the same programs
+        args.batch, lowerings = 8, ["im2col"]
     report = Report(f"Atari torsos, batch {args.batch}, 84x84x4 uint8 frames")
     for torso in args.torsos.split(","):
         for lowering in lowerings:

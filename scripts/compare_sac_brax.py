@@ -101,11 +101,12 @@ warnings.filterwarnings("ignore", category=UserWarning, module="brax")
 PRESET = "inverted_pendulum"
 TARGET = 900.0
 ACTIVATIONS = {"relu": linen.relu, "tanh": linen.tanh}
-# --tiny: brax's trivial test env, a small replay, 2 logs, 8 evaluation episodes.
+# --tiny: brax's trivial test env, a small replay, 3 logs (brax: 2 epochs, the
+# second timed), 8 evaluation episodes.
 TINY = {
     "env": {"id": "brax/fast", "options": {"episode_length": 16}},
     "sac": {"min_replay": 64, "buffer_size": 4096, "batch_size": 32},
-    "num_logs": 2,
+    "num_logs": 3,
 }
 
 

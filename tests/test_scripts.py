@@ -36,9 +36,11 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
 # the default would reach further than the code path (bench_gpu: its rows below).
 TINY_RUNS = {
     "bench_apex.py": [],
+    "bench_brax.py": [],
     "bench_checkpoint.py": [],
     "bench_craftax.py": [],
     "bench_devices.py": [],
+    "bench_host.py": [],
     "bench_logging.py": [],
     "bench_networks.py": [],
     "bench_policy_lag.py": [],
@@ -46,6 +48,7 @@ TINY_RUNS = {
     "bench_recurrent.py": [],
     "bench_replay.py": [],
     "bench_sweep.py": [],
+    "compare_sac_brax.py": [],
     "host_cartpole_scores.py": [],
 }
 
