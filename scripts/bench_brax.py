@@ -1,9 +1,10 @@
 """PPO on a brax environment: purejaxdrl vs brax's own trainer, side by side in one run.
 
 Trains the same PPO configuration with `purejaxdrl.training.train` and with brax's
-`brax.training.agents.ppo.train` on the same machine, in one process, and prints
+`brax.training.agents.ppo.train` on the same machine, in one process, and reports
 for each the compile time, steps/s excluding compile, and the final return; then
-the ratio of steps/s (ours / brax). With --profile it also splits one update's
+the ratio of steps/s (ours / brax). `--tiny` runs both on brax's trivial `fast`
+env at toy sizes. With --profile it also splits one update's
 time between the rollout (env + policy, no learning) and the learner.
 
     python scripts/bench_brax.py --env inverted_pendulum --repeats 3
@@ -69,7 +70,7 @@ How it is measured:
     compilation of init and the chunk programs); brax's is estimated as its
     first epoch's time ('training/walltime', timed by brax around the pmapped
     epoch) less one epoch at the steady rate. Our `TrainResult.steps_per_second`
-    (all chunks after compilation) is printed too.
+    (all chunks after compilation) is reported too (own_steps_per_s).
   - run_evals=False: brax evaluates nothing during training, so nothing but
     training is timed and no evaluation is compiled inside its run.
   - Return: after training, both final policies are evaluated the same way,
@@ -108,9 +109,6 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
-from purejaxdrl.env.normalization import NormalizedParams, normalize
-from purejaxdrl.rng import make_key
-from purejaxdrl.runners.rollout import unroll
 
 # brax warns, at every env it builds, that its pipelines are not maintained.
 warnings.filterwarnings("ignore", category=UserWarning, module="brax")
@@ -258,7 +256,7 @@ def run_ours(config: pjd.TrainConfig) -> tuple[Result, Any]:
     state = jax.device_get(result.state)
     stats = (
         state.env_params.obs_stats
-        if isinstance(state.env_params, NormalizedParams)
+        if isinstance(state.env_params, pjd.env.NormalizedParams)
         else None
     )
     figures = {
@@ -338,7 +336,7 @@ def our_policy_fn(agent: pjd.agents.Agent) -> Callable:
 
         def policy(obs: jax.Array, key: jax.Array) -> tuple[jax.Array, dict]:
             if stats is not None:
-                obs = normalize(stats, obs)
+                obs = pjd.env.normalize(stats, obs)
             keys = jax.random.split(key, obs.shape[0])
             env_ids = jnp.arange(obs.shape[0], dtype=jnp.int32)
             _, _, extras = agent.acting.step(params, (), obs, None, keys, env_ids)
@@ -451,11 +449,13 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
     observations. The learner is PPO's `update` on that trajectory.
     """
     exp = pjd.training.make_experiment(config)
-    state = jax.device_get(exp.runner.init(make_key(config.seed, config.rng_impl)))
+    state = jax.device_get(
+        exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl))
+    )
     params = state.agent.params
 
     def rollout(state: pjd.runners.RunnerState) -> tuple:
-        actor, traj = unroll(
+        actor, traj = pjd.runners.unroll(
             exp.env,
             state.env_params,
             exp.agent,

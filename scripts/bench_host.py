@@ -49,9 +49,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
-from purejaxdrl.env.base import Discrete
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.rng import make_key
 from purejaxdrl.runners.actor import initial_carry
 from purejaxdrl.runners.trajectories import TrajectoryBuilder
 from purejaxdrl.training.experiment import make_host_experiment
@@ -61,7 +59,7 @@ FRAME_SKIP = 4  # EnvPool Atari's default, and the Machado protocol's
 
 def bench_env(env, steps: int, warmup: int) -> float:
     """Agent steps/s of `env` stepped with uniformly random actions."""
-    if not isinstance(env.spec.action, Discrete):
+    if not isinstance(env.spec.action, pjd.env.Discrete):
         raise SystemExit(f"{env.spec.action} actions: this benchmark is for Atari")
     rng = np.random.default_rng(0)
     n = env.spec.action.num_values
@@ -84,7 +82,7 @@ def bench_policy(exp, params, calls: int, warmup: int) -> float:
         .astype(spec.observation_dtype)
     )
     first, env_id = np.zeros(batch, bool), np.arange(batch, dtype=np.int32)
-    key = make_key(0, exp.config.rng_impl)
+    key = pjd.rng.make_key(0, exp.config.rng_impl)
     carry = [initial_carry(exp.agent, batch)]
 
     def go(start: int, count: int) -> None:
@@ -115,7 +113,7 @@ def actor_batch(exp, params):
         np.float32 if action_shape else np.int32,
         core_state=jax.tree.map(lambda s: s[0], carry),
     )
-    key = make_key(1, exp.config.rng_impl)
+    key = pjd.rng.make_key(1, exp.config.rng_impl)
     step = env.reset()
     for i in range(10**9):
         carry, out = exp.runner.policy(
@@ -140,7 +138,7 @@ def bench_learner(exp, state, updates: int, warmup: int) -> float:
     if threads > 1:
         traj = jax.tree.map(lambda x: np.concatenate([x] * threads, axis=1), traj)
     traj = jax.device_put(traj, NamedSharding(exp.runner.mesh, P(None, DATA_AXIS)))
-    key = make_key(2, exp.config.rng_impl)
+    key = pjd.rng.make_key(2, exp.config.rng_impl)
     for u in range(warmup):  # compiles
         state, metrics = exp.runner.update(state, traj, jax.random.fold_in(key, u))
     jax.block_until_ready((state, metrics))
@@ -155,7 +153,7 @@ def components(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     """C_env, C_act and C_learn, measured one after another."""
     exp = make_host_experiment(config)
     try:
-        state = exp.runner.init(make_key(config.seed, config.rng_impl)).agent
+        state = exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl)).agent
         params = jax.tree.map(
             lambda x: x.addressable_data(0), exp.agent.acting_params(state)
         )

@@ -15,8 +15,9 @@ import jax.numpy as jnp
 import optax
 from harness import Report, best_time, parser
 
-from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks import NetworkConfig, conv, make_actor_critic
+import purejaxdrl as pjd
+
+conv = pjd.networks.conv
 
 LOWERINGS = {"im2col": conv.im2col_conv, "lax.conv": conv.xla_conv}
 
@@ -26,8 +27,10 @@ def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, fl
     chosen = LOWERINGS[lowering]
     conv.conv_valid = lambda x, k, b, stride: chosen(x, k, b, stride)
     hidden = (512,) if torso == "nature" else (256,)
-    config = NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
-    net = make_actor_critic(config, Box((4, 84, 84)), Discrete(6))
+    config = pjd.NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
+    net = pjd.networks.make_actor_critic(
+        config, pjd.env.Box((4, 84, 84)), pjd.env.Discrete(6)
+    )
     obs = jax.random.randint(jax.random.key(0), (batch, 4, 84, 84), 0, 256)
     obs = obs.astype(jnp.uint8)
     params = net.init(jax.random.key(1), obs[:1])

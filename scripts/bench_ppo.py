@@ -30,8 +30,6 @@ import jax.numpy as jnp
 from harness import TINY, Report, interleave, parser, time_program, train_figures
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
-from purejaxdrl.agents.registry import names as algorithm_names
-from purejaxdrl.runners.rollout import unroll
 
 STANDARD = {
     "num_envs": 4,
@@ -49,7 +47,7 @@ def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
 
     def run(state: pjd.runners.RunnerState) -> jax.Array:
         def body(actor, key):
-            actor, traj = unroll(
+            actor, traj = pjd.runners.unroll(
                 exp.env,
                 state.env_params,
                 exp.agent,
@@ -203,7 +201,7 @@ def main(argv: list[str] | None = None) -> Report:
         "--algo",
         nargs="+",
         default=["ppo"],
-        choices=algorithm_names(),
+        choices=pjd.agents.names(),
         help="algorithms to time, side by side (their cartpole presets' "
         "hyper-parameters); ratios are to the first",
     )

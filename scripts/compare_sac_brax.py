@@ -42,7 +42,7 @@ Which return is which:
     (stochastic-policy) training episodes that ended in the last chunk
     (`SweepResult.final_return`); "reached 900" is its first chunk at >= 900
     (the preset's target). Its evaluation return (deterministic, final
-    parameters) is printed beside it.
+    parameters) is reported beside it.
   - brax's is 'eval/episode_reward' of its last evaluation (deterministic
     policy); "reached 900" counts evaluations after training began.
 
