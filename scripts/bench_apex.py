@@ -3,27 +3,19 @@
 The CartPole presets with a 1M-transition replay and batches of 256: Ape-X
 (prioritised replay: sample, importance weights, priority updates, initial
 priorities from the actors' TD errors) and DQN (uniform replay) in one run,
-alternating, median of `--repeats`. Compile time is excluded and printed.
+alternating, median of `--repeats`. Compile time is excluded and reported.
 
     python scripts/bench_apex.py --repeats 3
 """
 
-import argparse
 import functools
-import statistics
 
-from harness import interleave
+from harness import Report, interleave, parser
 
 import purejaxdrl as pjd
 
-
-def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--total-steps", type=int, default=400_000)
-    parser.add_argument("--buffer-size", type=int, default=1_000_000)
-    parser.add_argument("--batch-size", type=int, default=256)
-    return parser.parse_args()
+# --tiny: past the presets' warm-up of 5,000 steps, so both learners step.
+TINY_SIZES = {"total_steps": 8192, "buffer_size": 8192, "batch_size": 32}
 
 
 def configs(total_steps: int, buffer_size: int, batch_size: int) -> dict:
@@ -59,28 +51,28 @@ def measure(configs: dict, repeats: int) -> dict[str, list[dict[str, float]]]:
     return interleave({algo: functools.partial(run, algo) for algo in configs}, repeats)
 
 
-def main() -> None:
-    args = parse()
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--total-steps", type=int, default=400_000)
+    p.add_argument("--buffer-size", type=int, default=1_000_000)
+    p.add_argument("--batch-size", type=int, default=256)
+    args = p.parse_args(argv)
+    if args.tiny:
+        vars(args).update(TINY_SIZES)
     cfgs = configs(args.total_steps, args.buffer_size, args.batch_size)
-    runs = measure(cfgs, args.repeats)
     c = cfgs["apex"]
-    print(
-        f"CartPole, {c.num_envs} envs x {c.unroll_length} steps per update, "
-        f"{c.apex.updates_per_step} gradient steps of {args.batch_size} per update, "
-        f"replay {args.buffer_size:,}; {args.total_steps:,} env steps, median of "
-        f"{args.repeats}"
+    report = Report(
+        f"Ape-X vs DQN on CartPole: {c.num_envs} envs x {c.unroll_length} steps "
+        f"per update, {c.apex.updates_per_step} gradient steps of "
+        f"{args.batch_size} per update, replay {args.buffer_size:,}"
     )
-    medians = {}
-    for algo, rows in runs.items():
-        medians[algo] = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-        m = medians[algo]
-        print(
-            f"{algo:<5} {m['grad_steps_per_s']:10,.0f} gradient steps/s "
-            f"{m['env_steps_per_s']:10,.0f} env steps/s   compile "
-            f"{m['compile_s']:.1f} s"
-        )
-    ratio = medians["apex"]["grad_steps_per_s"] / medians["dqn"]["grad_steps_per_s"]
-    print(f"apex / dqn gradient steps/s: {ratio:.2f}")
+    runs = measure(cfgs, args.repeats)
+    row = f"{args.total_steps:,} env steps"
+    apex = report.add(row, "apex", runs["apex"])
+    dqn = report.add(row, "dqn", runs["dqn"])
+    ratio = apex.medians()["grad_steps_per_s"] / dqn.medians()["grad_steps_per_s"]
+    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}])
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """PPO on a brax environment: purejaxdrl vs brax's own trainer, side by side in one run.
 
 Trains the same PPO configuration with `purejaxdrl.training.train` and with brax's
-`brax.training.agents.ppo.train` on the same machine, in one process, and prints
+`brax.training.agents.ppo.train` on the same machine, in one process, and reports
 for each the compile time, steps/s excluding compile, and the final return; then
-the ratio of steps/s (ours / brax). With --profile it also splits one update's
+the ratio of steps/s (ours / brax). `--tiny` runs both on brax's trivial `fast`
+env at toy sizes. With --profile it also splits one update's
 time between the rollout (env + policy, no learning) and the learner.
 
     python scripts/bench_brax.py --env inverted_pendulum --repeats 3
@@ -69,7 +70,7 @@ How it is measured:
     compilation of init and the chunk programs); brax's is estimated as its
     first epoch's time ('training/walltime', timed by brax around the pmapped
     epoch) less one epoch at the steady rate. Our `TrainResult.steps_per_second`
-    (all chunks after compilation) is printed too.
+    (all chunks after compilation) is reported too (own_steps_per_s).
   - run_evals=False: brax evaluates nothing during training, so nothing but
     training is timed and no evaluation is compiled inside its run.
   - Return: after training, both final policies are evaluated the same way,
@@ -90,9 +91,6 @@ API is reached by brax's PPO trainer.
 
 import argparse
 import functools
-import math
-import os
-import statistics
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -106,13 +104,11 @@ from brax.training import acting
 from brax.training.agents.ppo import networks as brax_networks
 from brax.training.agents.ppo import train as brax_ppo
 from flax import linen
+from harness import Report, compile_ahead, interleave, parser, time_call
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
-from purejaxdrl.env.normalization import NormalizedParams, normalize
-from purejaxdrl.rng import make_key
-from purejaxdrl.runners.rollout import unroll
 
 # brax warns, at every env it builds, that its pipelines are not maintained.
 warnings.filterwarnings("ignore", category=UserWarning, module="brax")
@@ -242,7 +238,10 @@ class ChunkClock:
         """Steps per wall second and per CPU second over chunks 2..n (equal)."""
         (wall_0, cpu_0), (wall_n, cpu_n) = self.stamps[0], self.stamps[-1]
         steps = total_steps * (len(self.stamps) - 1) / len(self.stamps)
-        return {"sps": steps / (wall_n - wall_0), "cpu_sps": steps / (cpu_n - cpu_0)}
+        return {
+            "steps_per_s": steps / (wall_n - wall_0),
+            "cpu_steps_per_s": steps / (cpu_n - cpu_0),
+        }
 
 
 def run_ours(config: pjd.TrainConfig) -> tuple[Result, Any]:
@@ -257,13 +256,13 @@ def run_ours(config: pjd.TrainConfig) -> tuple[Result, Any]:
     state = jax.device_get(result.state)
     stats = (
         state.env_params.obs_stats
-        if isinstance(state.env_params, NormalizedParams)
+        if isinstance(state.env_params, pjd.env.NormalizedParams)
         else None
     )
     figures = {
-        "compile_s": result.compile_seconds,
         **clock.rates(config.total_steps),
-        "own_sps": result.steps_per_second,
+        "compile_s": result.compile_seconds,
+        "own_steps_per_s": result.steps_per_second,  # all chunks after compiling
         "train_return": result.mean_return,
     }
     return figures, (state.agent.params, stats)
@@ -318,9 +317,9 @@ def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, An
     steps_per_epoch = config.total_steps // chunks
     rates = clock.rates(config.total_steps)
     figures = {
-        # Its first epoch, timed by brax, less an epoch at the steady rate.
-        "compile_s": first_epoch[0] - steps_per_epoch / rates["sps"],
         **rates,
+        # Its first epoch, timed by brax, less an epoch at the steady rate.
+        "compile_s": first_epoch[0] - steps_per_epoch / rates["steps_per_s"],
     }
     return figures, make_policy, params
 
@@ -337,7 +336,7 @@ def our_policy_fn(agent: pjd.agents.Agent) -> Callable:
 
         def policy(obs: jax.Array, key: jax.Array) -> tuple[jax.Array, dict]:
             if stats is not None:
-                obs = normalize(stats, obs)
+                obs = pjd.env.normalize(stats, obs)
             keys = jax.random.split(key, obs.shape[0])
             env_ids = jnp.arange(obs.shape[0], dtype=jnp.int32)
             _, _, extras = agent.acting.step(params, (), obs, None, keys, env_ids)
@@ -415,9 +414,9 @@ def compile_program(fn: Callable, *args: Any) -> Callable[[], Any]:
       A thunk that runs the compiled program on `args` and waits for it.
 
     """
-    program = jax.jit(fn).lower(*args).compile()
-    jax.block_until_ready(program(*args))
-    return lambda: jax.block_until_ready(program(*args))
+    _, program = compile_ahead(fn, *args)
+    time_call(program, *args)
+    return lambda: time_call(program, *args)
 
 
 def best_times(programs: dict[str, Callable[[], Any]], rounds: int) -> dict:
@@ -426,17 +425,20 @@ def best_times(programs: dict[str, Callable[[], Any]], rounds: int) -> dict:
     Interleaving and the minimum keep other processes' load out of the figures
     as far as possible.
     """
-    best = {name: {"wall_s": math.inf, "cpu_s": math.inf} for name in programs}
-    for _ in range(rounds):
-        for name, run in programs.items():
-            wall, cpu = time.perf_counter(), time.process_time()
-            run()
-            times = {
-                "wall_s": time.perf_counter() - wall,
-                "cpu_s": time.process_time() - cpu,
-            }
-            best[name] = {k: min(best[name][k], v) for k, v in times.items()}
-    return best
+
+    def timed(run: Callable[[], Any]) -> Callable[[int], dict[str, float]]:
+        def once(repeat: int) -> dict[str, float]:
+            cpu = time.process_time()
+            wall, _ = run()
+            return {"wall_s": wall, "cpu_s": time.process_time() - cpu}
+
+        return once
+
+    runs = interleave({name: timed(run) for name, run in programs.items()}, rounds)
+    return {
+        name: {k: min(r[k] for r in rs) for k in ("wall_s", "cpu_s")}
+        for name, rs in runs.items()
+    }
 
 
 def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
@@ -447,11 +449,13 @@ def our_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
     observations. The learner is PPO's `update` on that trajectory.
     """
     exp = pjd.training.make_experiment(config)
-    state = jax.device_get(exp.runner.init(make_key(config.seed, config.rng_impl)))
+    state = jax.device_get(
+        exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl))
+    )
     params = state.agent.params
 
     def rollout(state: pjd.runners.RunnerState) -> tuple:
-        actor, traj = unroll(
+        actor, traj = pjd.runners.unroll(
             exp.env,
             state.env_params,
             exp.agent,
@@ -579,13 +583,14 @@ def env_programs(config: pjd.TrainConfig) -> dict[str, Callable[[], Any]]:
 
 
 def profile(
+    report: Report,
     config: pjd.TrainConfig,
     ours: Result,
     brax: Result,
     brax_policy: tuple,
     rounds: int = 7,
 ) -> None:
-    """Prints where an update's time goes: env, rollout and learner, for both.
+    """Reports where an update's time goes: env, rollout and learner, for both.
 
     Each part runs alone in a program of its own, for one update's worth, and
     the parts are timed interleaved, keeping the least of `rounds` runs. brax's
@@ -601,20 +606,12 @@ def profile(
     }
     best = best_times(programs, rounds)
 
-    def ms(r: Result) -> str:
-        return f"{1e3 * r['wall_s']:6.1f} | {1e3 * r['cpu_s']:6.1f}"
-
     def training(r: Result) -> Result:
-        return {"wall_s": spu / r["sps"], "cpu_s": spu / r["cpu_sps"]}
+        return {"wall_s": spu / r["steps_per_s"], "cpu_s": spu / r["cpu_steps_per_s"]}
 
     def minus(a: Result, b: Result) -> Result:
         return {k: a[k] - b[k] for k in a}
 
-    print(
-        f"\nProfile: ms per update ({config.num_envs} envs x "
-        f"{config.unroll_length} steps = {spu:,} env steps), wall | CPU (all "
-        f"threads); parts timed alone, least of {rounds} interleaved runs"
-    )
     rows = [
         ("purejaxdrl: training", training(ours)),
         ("  rollout (env + policy + values)", best["ours: rollout"]),
@@ -627,109 +624,83 @@ def profile(
         ("brax env wrappers (incl. env)", best["brax env wrappers"]),
         ("our env stack (incl. env)", best["our env stack"]),
     ]
+    row = f"profile: ms per update ({spu:,} env steps), parts alone, least of {rounds}"
     for name, r in rows:
-        print(f"  {name:<34} {ms(r)}")
+        ms = {"wall_ms": 1e3 * r["wall_s"], "cpu_ms": 1e3 * r["cpu_s"]}
+        report.add(row, name.strip(), [ms])
 
 
-# ---------------------------------------------------------------------- output
-
-
-def median(runs: list[Result]) -> Result:
-    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-
-
-def show(name: str, r: Result, compile_note: str = "") -> None:
-    extra = ""
-    if "own_sps" in r:
-        extra = (
-            f"\n  {'':<16} (TrainResult: {r['own_sps']:,.0f} steps/s over all "
-            f"chunks; training return {r['train_return']:.1f})"
-        )
-    print(
-        f"  {name:<16} compile {r['compile_s']:5.1f} s{compile_note}  "
-        f"{r['sps']:>7,.0f} steps/s  {r['cpu_sps']:>7,.0f} steps/CPU-s  "
-        f"eval return {r['eval_return']:6.1f}{extra}"
-    )
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="inverted_pendulum", help="a brax preset")
-    parser.add_argument("--total-steps", type=int, default=500_000)
-    parser.add_argument("--num-envs", type=int, help="default: the preset's")
-    parser.add_argument("--unroll-length", type=int, help="default: the preset's")
-    parser.add_argument("--seed", type=int, default=0, help="first seed")
-    parser.add_argument("--repeats", type=int, default=1, help="seeds, median")
-    parser.add_argument(
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.set_defaults(repeats=1)
+    p.add_argument("--env", default="inverted_pendulum", help="a brax preset")
+    p.add_argument("--total-steps", type=int, default=500_000)
+    p.add_argument("--num-envs", type=int, help="default: the preset's")
+    p.add_argument("--unroll-length", type=int, help="default: the preset's")
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument(
         "--chunks",
         type=int,
         default=4,
         help="host round trips: our num_logs and brax's training epochs (>= 2; "
         "brax's first one compiles and is left out of its steps/s)",
     )
-    parser.add_argument("--eval-envs", type=int, default=128)
-    parser.add_argument(
+    p.add_argument("--eval-envs", type=int, default=128)
+    p.add_argument(
         "--profile", action="store_true", help="split an update: rollout vs learner"
     )
-    args = parser.parse_args()
+    args = p.parse_args(argv)
+    if args.tiny:  # 64 envs: brax splits them over every device, then 8 minibatches
+        args.num_envs, args.unroll_length, args.chunks = 64, 4, 3
+        args.total_steps, args.eval_envs = 64 * 4 * 3, 4
     if args.chunks < 2:
-        parser.error("--chunks must be >= 2")
+        p.error("--chunks must be >= 2")
 
     install_jax_shims()
     config = make_config(args, args.chunks)
-    p = config.ppo
-    print(
-        f"jax {jax.__version__} on {jax.devices()[0].device_kind} "
-        f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}); median "
-        f"of {args.repeats} runs (seeds {args.seed}..{args.seed + args.repeats - 1}), "
-        "compile time excluded from steps/s"
-    )
-    print(
-        f"\n{brax_env_name(config)} ({config.env.options.get('backend')} backend, "
-        f"episode_length {episode_length(config)}): {config.num_envs} envs x "
-        f"{config.unroll_length} steps, {p.num_epochs} epochs x "
-        f"{p.num_minibatches} minibatches, lr {p.learning_rate:g} constant, gamma "
-        f"{p.gamma:g}, {config.total_steps:,} steps in {args.chunks} chunks"
+    if args.tiny:  # brax's trivial test env: both trainers, compiled in seconds
+        config = pjd.apply_overrides(config, {"env": {"id": "brax/fast"}})
+    ppo = config.ppo
+    report = Report(
+        f"PPO on brax {brax_env_name(config)} ({config.env.options.get('backend')} "
+        f"backend, episode_length {episode_length(config)}): {config.num_envs} envs "
+        f"x {config.unroll_length} steps, {ppo.num_epochs} epochs x "
+        f"{ppo.num_minibatches} minibatches, lr {ppo.learning_rate:g} constant, "
+        f"gamma {ppo.gamma:g}, {config.total_steps:,} steps in {args.chunks} chunks"
     )
     evaluate = make_evaluate(config, args.eval_envs)
-    our_policy: Callable | None = None
-    brax_policy: Callable | None = None
-    brax_params: Any = None
-    runs: dict[str, list[Result]] = {"purejaxdrl": [], "brax ppo.train": []}
-    for seed in range(args.seed, args.seed + args.repeats):  # interleaved
-        seeded = pjd.apply_overrides(config, {"seed": seed})
-        ours, our_params = run_ours(seeded)
-        theirs, make_policy, brax_params = run_brax(seeded, args.chunks)
-        # The same policy functions for every seed, so each evaluation compiles
-        # once (brax's make_policy closures differ only by identity).
-        if our_policy is None:
-            our_policy = our_policy_fn(pjd.training.make_experiment(config).agent)
-        brax_policy = brax_policy or make_policy
-        ours["eval_return"] = evaluate(our_policy, our_params)
-        theirs["eval_return"] = evaluate(brax_policy, brax_params)
-        runs["purejaxdrl"].append(ours)
-        runs["brax ppo.train"].append(theirs)
+    # The same policy functions for every seed, so each evaluation compiles
+    # once (brax's make_policy closures differ only by identity).
+    policies: dict[str, Any] = {}
 
-    ours_m, brax_m = median(runs["purejaxdrl"]), median(runs["brax ppo.train"])
-    show("purejaxdrl", ours_m)
-    show("brax ppo.train", brax_m, " (est.)")
-    print(
-        f"  ours / brax: {ours_m['sps'] / brax_m['sps']:.2f}x steps/s "
-        f"({ours_m['cpu_sps'] / brax_m['cpu_sps']:.2f}x per CPU-second); eval "
-        f"returns {ours_m['eval_return']:.1f} vs {brax_m['eval_return']:.1f} "
-        f"({args.eval_envs} episodes each)"
-    )
-    if args.repeats > 1:
-        for name, seeds in runs.items():
-            sps = ", ".join(f"{r['sps']:,.0f}" for r in seeds)
-            cpu = ", ".join(f"{r['cpu_sps']:,.0f}" for r in seeds)
-            ret = ", ".join(f"{r['eval_return']:.0f}" for r in seeds)
-            print(
-                f"  {name:<16} per seed: steps/s {sps}; per CPU-s {cpu}; "
-                f"eval return {ret}"
-            )
+    def ours(repeat: int) -> Result:
+        figures, params = run_ours(seeded(repeat))
+        if "ours" not in policies:
+            agent = pjd.training.make_experiment(config).agent
+            policies["ours"] = our_policy_fn(agent)
+        return {**figures, "eval_return": evaluate(policies["ours"], params)}
+
+    def theirs(repeat: int) -> Result:
+        figures, make_policy, params = run_brax(seeded(repeat), args.chunks)
+        policies.setdefault("brax", make_policy)
+        policies["brax params"] = params
+        return {**figures, "eval_return": evaluate(policies["brax"], params)}
+
+    def seeded(repeat: int) -> pjd.TrainConfig:
+        return pjd.apply_overrides(config, {"seed": args.seed + repeat})
+
+    runs = interleave({"ours": ours, "brax": theirs}, args.repeats)
+    row = f"{args.eval_envs} evaluation episodes each"
+    a = report.add(row, "purejaxdrl", runs["ours"])
+    b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
+    ratio = {
+        k: a.medians()[k] / b.medians()[k] for k in ("steps_per_s", "cpu_steps_per_s")
+    }
+    report.add(row, "ratio ours / brax", [ratio])
     if args.profile:
-        profile(config, ours_m, brax_m, (brax_policy, brax_params))
+        brax_policy = (policies["brax"], policies["brax params"])
+        profile(report, config, a.medians(), b.medians(), brax_policy)
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -1,76 +1,59 @@
 """Training steps/s with a whole-state checkpoint after every chunk vs none.
 
 One preset, one process, runs interleaved (none, every chunk, none, ...) so that
-machine drift hits both alike; medians are printed. Compile time is excluded
-from steps/s (as in every purejaxdrl figure); the time to finish writing the
-last checkpoint is included. "every chunk" writes a checkpoint after each of
-the run's `--num-logs` chunks (asynchronously, see purejaxdrl/checkpoint.py);
+machine drift hits both alike, after one untimed round that warms up. Compile
+time is excluded from steps/s; the time to finish writing the last checkpoint
+is included. "every chunk" writes a checkpoint after each of the run's
+`--num-logs` chunks (asynchronously, see purejaxdrl/training/checkpoint.py);
 "none" writes no run directory at all.
 
     python scripts/bench_checkpoint.py --env cartpole --repeats 5
 """
 
-import argparse
-import dataclasses
-import statistics
 import tempfile
 
+from harness import TINY, Report, interleave, parser, train_figures
+
 import purejaxdrl as pjd
-from purejaxdrl.training.checkpoint import CheckpointConfig
 
 
-def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="cartpole", help="preset name")
-    parser.add_argument("--algo", default="ppo")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--num-logs", type=int, default=None, help="chunks per run")
-    parser.add_argument("--num-envs", type=int, default=None)
-    parser.add_argument("--total-steps", type=int, default=None)
-    return parser.parse_args()
-
-
-def main() -> None:
-    args = parse()
-    config = pjd.load_preset(args.env, args.algo).config
-    changes = {
-        k: v
-        for k, v in {
-            "num_logs": args.num_logs,
-            "num_envs": args.num_envs,
-            "total_steps": args.total_steps,
-        }.items()
-        if v is not None
-    }
-    config = dataclasses.replace(config, **changes)
-    pjd.enable_compilation_cache(tempfile.mkdtemp())
-    every = dataclasses.replace(config, checkpoint=CheckpointConfig(every=1, keep=3))
-    results: dict[str, list[float]] = {"none": [], "every chunk": []}
-    chunk_seconds = []
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--env", default="cartpole", help="preset name")
+    p.add_argument("--algo", default="ppo")
+    p.add_argument("--num-logs", type=int, default=None, help="chunks per run")
+    p.add_argument("--num-envs", type=int, default=None)
+    p.add_argument("--total-steps", type=int, default=None)
+    args = p.parse_args(argv)
+    sizes = {"num_logs": args.num_logs, "num_envs": args.num_envs}
+    sizes = {"total_steps": args.total_steps, **sizes, "devices": 1}
+    sizes = TINY if args.tiny else {k: v for k, v in sizes.items() if v is not None}
+    config = pjd.apply_overrides(pjd.load_preset(args.env, args.algo).config, sizes)
+    report = Report(f"Checkpoints: {args.algo} on {config.env.id}")
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.repeats + 1):  # the first round warms up
-            for name in results:
-                if name == "none":
-                    r = pjd.train(config)
-                else:
-                    c = dataclasses.replace(every, run_dir=tmp)
-                    r = pjd.train(c, write_files=True)
-                if i:
-                    results[name].append(r.steps_per_second)
-                    chunk_seconds.append(r.train_seconds / len(r.history))
-    none = statistics.median(results["none"])
-    ckpt = statistics.median(results["every chunk"])
-    print(
-        f"{args.algo} on {config.env.id}: {config.num_envs} envs x "
-        f"{config.unroll_length} steps, {config.num_updates} updates in "
-        f"{config.num_logs} chunks (~{statistics.median(chunk_seconds):.2f} s each), "
-        f"median of {args.repeats}"
+        every = pjd.apply_overrides(
+            config, {"checkpoint": {"every": 1, "keep": 3}, "run_dir": tmp}
+        )
+
+        def none(repeat: int) -> dict[str, float]:
+            return train_figures(pjd.train(config))
+
+        def each(repeat: int) -> dict[str, float]:
+            return train_figures(pjd.train(every, write_files=True))
+
+        contenders = {"none": none, "every chunk": each}
+        if not args.tiny:
+            interleave(contenders, 1)  # warms up: first writes, file caches
+        runs = interleave(contenders, args.repeats)
+    row = (
+        f"{config.num_envs} envs x {config.unroll_length} steps, "
+        f"{config.num_updates} updates in {config.num_logs} chunks"
     )
-    print(f"  no checkpoints            {none:>12,.0f} steps/s")
-    print(f"  checkpoint every chunk    {ckpt:>12,.0f} steps/s")
-    print(f"  slowdown                  {100 * (1 - ckpt / none):>11.1f} %")
-    for name, values in results.items():
-        print(f"  ({name}: " + ", ".join(f"{v:,.0f}" for v in values) + ")")
+    a = report.add(row, "no checkpoints", runs["none"])
+    b = report.add(row, "checkpoint every chunk", runs["every chunk"])
+    slowdown = 100 * (1 - b.medians()["steps_per_s"] / a.medians()["steps_per_s"])
+    report.add(row, "slowdown", [{"percent": slowdown}])
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 The global number of environments and every other setting stay fixed; only the
 mesh changes, so the N-device run does the same work split N ways. Runs are
-interleaved (1, N, 1, N, ...) so that machine drift hits both alike; the median
-is printed. Compile time is excluded from steps/s and reported separately.
+interleaved (1, N, 1, N, ...) so that machine drift hits both alike. Compile
+time is excluded from steps/s and reported separately.
 
 On a CPU host, `--cpu-devices N` splits the CPU into N XLA devices (each runs on
 its own thread, so N should not exceed the core count); on GPU/TPU hosts the
@@ -24,37 +24,40 @@ ceiling for the N-device run.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 
+from harness import TINY, Report, interleave, parser, train_figures
 
-def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="cartpole", help="preset name")
-    parser.add_argument("--algo", default="ppo")
-    parser.add_argument("--devices", type=int, default=2, help="N to compare with 1")
-    parser.add_argument(
-        "--cpu-devices", type=int, default=None, help="split the CPU into N devices"
-    )
-    parser.add_argument("--num-envs", type=int, default=2048)
-    parser.add_argument("--unroll-length", type=int, default=128)
-    parser.add_argument("--num-minibatches", type=int, default=32)
-    parser.add_argument("--total-steps", type=int, default=2048 * 128 * 8)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = parser(__doc__)
+    p.add_argument("--env", default="cartpole", help="preset name")
+    p.add_argument("--algo", default="ppo")
+    p.add_argument("--devices", type=int, default=2, help="N to compare with 1")
+    p.add_argument("--cpu-devices", type=int, help="split the CPU into N devices")
+    p.add_argument("--num-envs", type=int, default=2048)
+    p.add_argument("--unroll-length", type=int, default=128)
+    p.add_argument("--num-minibatches", type=int, default=32)
+    p.add_argument("--total-steps", type=int, default=2048 * 128 * 8)
+    p.add_argument(
         "--per-core",
         action="store_true",
         help="also run each device count pinned to as many cores (CPU only)",
     )
     # The cores of a pinned subprocess, comma-separated: one device per core.
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    return parser.parse_args()
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.tiny:
+        args.cpu_devices = args.cpu_devices or args.devices
+        args.num_envs, args.unroll_length = TINY["num_envs"], TINY["unroll_length"]
+        args.num_minibatches, args.total_steps = 2, TINY["total_steps"]
+    return args
 
 
-def start_pinned(cores: list[int], seed: int) -> subprocess.Popen:
+def start_pinned(argv: list[str], cores: list[int], seed: int) -> subprocess.Popen:
     """Starts one run in a subprocess restricted to `cores`, a device on each."""
-    argv = [sys.argv[0], *sys.argv[1:], "--worker", ",".join(map(str, cores))]
+    argv = [sys.argv[0], *argv, "--worker", ",".join(map(str, cores))]
     return subprocess.Popen(
         [sys.executable, *argv, "--repeats", "1", "--cpu-devices", str(len(cores))],
         stdout=subprocess.PIPE,
@@ -65,7 +68,7 @@ def start_pinned(cores: list[int], seed: int) -> subprocess.Popen:
 
 
 def result(proc: subprocess.Popen) -> dict:
-    """The summary a pinned subprocess prints last."""
+    """The figures a pinned subprocess prints last."""
     out, err = proc.communicate()
     if proc.returncode:
         last = (err.strip().splitlines() or ["no output"])[-1]
@@ -73,20 +76,9 @@ def result(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def pinned_run(devices: int, seed: int) -> dict:
-    """One run on the first `devices` cores."""
-    return result(start_pinned(sorted(os.sched_getaffinity(0))[:devices], seed))
-
-
-def independent_runs(n: int, seed: int) -> dict:
-    """N 1-device runs at once, each on its own core: their summed steps/s."""
-    cores = sorted(os.sched_getaffinity(0))[:n]
-    runs = [result(p) for p in [start_pinned([c], seed) for c in cores]]
-    return {**runs[0], "sps": sum(r["sps"] for r in runs)}
-
-
-def main() -> None:
-    args = parse()
+def main(argv: list[str] | None = None) -> Report | None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
     if args.worker:  # before JAX starts its thread pools
         os.sched_setaffinity(0, {int(c) for c in args.worker.split(",")})
     if args.cpu_devices:
@@ -104,75 +96,56 @@ def main() -> None:
             f"only {jax.local_device_count()} devices; on CPU pass --cpu-devices "
             f"{args.devices}."
         )
+    sizes = ("num_envs", "unroll_length", "total_steps")
     base = pjd.apply_overrides(
         pjd.load_preset(args.env, args.algo).config,
-        {
-            "num_envs": args.num_envs,
-            "unroll_length": args.unroll_length,
-            "total_steps": args.total_steps,
-            "num_logs": 4,
-        },
+        {**{k: getattr(args, k) for k in sizes}, "num_logs": 2 if args.tiny else 4},
     )
     if args.algo == "ppo":
         minibatches = {"ppo": {"num_minibatches": args.num_minibatches}}
         base = pjd.apply_overrides(base, minibatches)
-    print(
-        f"jax {jax.__version__}, {jax.local_device_count()} x "
-        f"{jax.devices()[0].device_kind} ({os.cpu_count()} CPU cores); "
-        f"{args.algo} on {base.env.id}, {base.num_envs} envs x {base.unroll_length} "
-        f"steps, {base.num_updates} updates; median of {args.repeats}"
-    )
+
+    def run(devices: int, seed: int) -> dict[str, float]:
+        config = pjd.apply_overrides(base, {"devices": devices, "seed": seed})
+        return train_figures(pjd.train(config))
+
     if args.worker:  # a pinned subprocess of --per-core: one run, one JSON line
         seed = int(os.environ["PJD_BENCH_SEED"])
-        devices = len(args.worker.split(","))
-        r = pjd.train(pjd.apply_overrides(base, {"devices": devices, "seed": seed}))
-        print(json.dumps(summary(r)))
-        return
-    counts = (1, args.devices)
-    runs: dict[int, list] = {n: [] for n in counts}
-    pinned: dict[int, list] = {n: [] for n in counts}
-    independent: dict[int, list] = {n: [] for n in counts}
-    for seed in range(args.repeats):
-        for n in counts:
-            r = pjd.train(pjd.apply_overrides(base, {"devices": n, "seed": seed}))
-            runs[n].append(summary(r))
-            if args.per_core:
-                pinned[n].append(pinned_run(n, seed))
-        if args.per_core:
-            independent[1].append(pinned[1][-1])
-            independent[args.devices].append(independent_runs(args.devices, seed))
-    print(f"every run on all {len(os.sched_getaffinity(0))} cores:")
-    report(runs, args.devices)
+        print(json.dumps(run(len(args.worker.split(",")), seed)))
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    n = args.devices
+
+    def pinned(devices: int, seed: int) -> dict[str, float]:
+        return result(start_pinned(argv, cores[:devices], seed))
+
+    def independent(seed: int) -> dict[str, float]:
+        """N 1-device runs at once, each on its own core: their summed steps/s."""
+        procs = [start_pinned(argv, [c], seed) for c in cores[:n]]
+        runs = [result(p) for p in procs]
+        return {**runs[0], "steps_per_s": sum(r["steps_per_s"] for r in runs)}
+
+    contenders = {"1": lambda s: run(1, s), "N": lambda s: run(n, s)}
     if args.per_core:
-        print("each run pinned to as many cores as devices (1 device on 1 core):")
-        report(pinned, args.devices)
-        print(
-            f"the machine's own scaling: {args.devices} independent 1-device runs at "
-            "once, one per core (no collectives), vs one alone:"
-        )
-        report(independent, args.devices, "run")
-
-
-def summary(r) -> dict:
-    return {
-        "sps": r.steps_per_second,
-        "compile_s": r.compile_seconds,
-        "return": r.mean_return,
-    }
-
-
-def report(runs: dict[int, list], devices: int, unit: str = "device") -> None:
-    """Median steps/s, compile time and return per count, and the speed-up."""
-    sps = {}
-    for n, rs in runs.items():
-        sps[n] = statistics.median(r["sps"] for r in rs)
-        compile_s = statistics.median(r["compile_s"] for r in rs)
-        ret = statistics.median(r["return"] for r in rs)
-        print(
-            f"  {n} {unit}(s): {sps[n]:>12,.0f} steps/s ({sps[n] / n:,.0f} per "
-            f"{unit})  compile {compile_s:5.1f} s  return {ret:7.1f}"
-        )
-    print(f"  speed-up {devices} {unit}s / 1: {sps[devices] / sps[1]:.2f}x")
+        contenders["1 pinned"] = lambda s: pinned(1, s)
+        contenders["N pinned"] = lambda s: pinned(n, s)
+        contenders["N independent"] = independent
+    runs = interleave(contenders, args.repeats)
+    report = Report(
+        f"1 vs {n} devices: {args.algo} on {base.env.id}, {base.num_envs} envs x "
+        f"{base.unroll_length} steps, {base.num_updates} updates"
+    )
+    groups = [("", f"all {len(cores)} cores", "device")]
+    if args.per_core:
+        groups += [(" pinned", "1 core per device", "device")]
+        groups += [(" independent", "N 1-device runs at once, 1 core each", "run")]
+    for suffix, row, unit in groups:
+        alone = "1 pinned" if unit == "run" else "1" + suffix  # one run alone
+        one = report.add(row, f"1 {unit}", runs[alone])
+        many = report.add(row, f"{n} {unit}s", runs["N" + suffix])
+        speedup = many.medians()["steps_per_s"] / one.medians()["steps_per_s"]
+        report.add(row, f"speed-up {n} / 1", [{"ratio": speedup}])
+    return report.finish(args)
 
 
 if __name__ == "__main__":

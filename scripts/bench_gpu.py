@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import jax
 import numpy as np
-from harness import Budget, Report, describe_machine, interleave, parser, time_program
+from harness import TINY, Budget, Report, interleave, parser, time_program
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 
@@ -161,7 +161,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
             agent = pjd.training.make_experiment(config).agent
             policies["ours"] = bench_brax.our_policy_fn(agent)
         return {
-            "steps_per_s": figures["sps"],
+            "steps_per_s": figures["steps_per_s"],
             "compile_s": figures["compile_s"],
             "eval_return": evaluate(policies["ours"], params),
         }
@@ -171,7 +171,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         figures, make_policy, params = bench_brax.run_brax(seeded, chunks)
         policies.setdefault("brax", make_policy)
         return {
-            "steps_per_s": figures["sps"],
+            "steps_per_s": figures["steps_per_s"],
             "compile_s": figures["compile_s"],
             "eval_return": evaluate(policies["brax"], params),
         }
@@ -188,9 +188,10 @@ def row_apex_dqn(report: Report, args: argparse.Namespace, budget: Budget) -> No
     """Ape-X's gradient steps/s against DQN's, same replay and batch sizes."""
     import bench_apex
 
-    total = 8192 if args.tiny else 400_000  # past the presets' 5,000 warm-up
-    buffer = 8192 if args.tiny else 1_000_000
-    configs = bench_apex.configs(total, buffer, 32 if args.tiny else 256)
+    sizes = bench_apex.TINY_SIZES if args.tiny else {}
+    total = sizes.get("total_steps", 400_000)
+    buffer = sizes.get("buffer_size", 1_000_000)
+    configs = bench_apex.configs(total, buffer, sizes.get("batch_size", 256))
     runs = bench_apex.measure(configs, args.repeats)
     row = f"Ape-X / DQN CartPole, replay {buffer:,}, {total:,} steps"
     apex = report.add(row, "apex", runs["apex"])
@@ -251,18 +252,15 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
     """Recurrent cores against feed-forward PPO on masked CartPole."""
     import bench_recurrent
 
-    num_envs = 4 if args.tiny else 512
-    total = 4 * 32 * 2 if args.tiny else 2_000_000
-    # At toy size, one core beside its baseline: the code path, not the table.
+    # At toy size, one core beside its baseline: the code path, not the table
+    # (bench_recurrent.py --tiny's programs).
     only = ["ff + core-size layer", "core gru"] if args.tiny else None
-    runs = bench_recurrent.part_cores(
-        "cartpole_masked", "ppo", 1, total, num_envs, only
+    sizes = TINY if args.tiny else {"total_steps": 2_000_000, "num_envs": 512}
+    runs = bench_recurrent.part_cores("cartpole_masked", "ppo", 1, sizes, only)
+    row = (
+        f"cartpole_masked PPO {sizes['num_envs']} envs, {sizes['total_steps']:,} steps"
     )
-    row = f"cartpole_masked PPO {num_envs} envs, {total:,} steps"
-    base = runs["ff + core-size layer"][0]["steps_per_second"]
-    for name, rows in runs.items():
-        figures = [{**r, "vs_ff_same": r["steps_per_second"] / base} for r in rows]
-        report.add(row, name, figures)
+    bench_recurrent.add_with_ratios(report, row, runs, ["ff + core-size layer"])
 
 
 def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> None:
@@ -316,7 +314,6 @@ def main(argv: list[str] | None = None) -> Report:
         args.compile_cache or tempfile.mkdtemp(prefix="bench-gpu-cache-")
     )
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
-    print(report.title, describe_machine(), flush=True)
     for name in args.rows:
         if not args.tiny and not budget.allows(ESTIMATES[name]):
             report.skip(name, f"out of budget ({budget.left():.0f} s left)")
@@ -328,9 +325,7 @@ def main(argv: list[str] | None = None) -> Report:
             traceback.print_exc()
             report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
         report.write(args.json, args.markdown)  # after every row: a kill keeps it
-    print()
-    print(report.to_markdown())
-    return report
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -44,13 +44,13 @@ import time
 
 import jax
 import numpy as np
+from harness import Report, parser
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
-from purejaxdrl.env.base import Discrete
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.rng import make_key
+from purejaxdrl.runners.actor import initial_carry
 from purejaxdrl.runners.trajectories import TrajectoryBuilder
 from purejaxdrl.training.experiment import make_host_experiment
 
@@ -59,7 +59,7 @@ FRAME_SKIP = 4  # EnvPool Atari's default, and the Machado protocol's
 
 def bench_env(env, steps: int, warmup: int) -> float:
     """Agent steps/s of `env` stepped with uniformly random actions."""
-    if not isinstance(env.spec.action, Discrete):
+    if not isinstance(env.spec.action, pjd.env.Discrete):
         raise SystemExit(f"{env.spec.action} actions: this benchmark is for Atari")
     rng = np.random.default_rng(0)
     n = env.spec.action.num_values
@@ -81,11 +81,16 @@ def bench_policy(exp, params, calls: int, warmup: int) -> float:
         .integers(0, 256, (batch, *spec.observation.shape), dtype=np.uint8)
         .astype(spec.observation_dtype)
     )
-    key = make_key(0, exp.config.rng_impl)
+    first, env_id = np.zeros(batch, bool), np.arange(batch, dtype=np.int32)
+    key = pjd.rng.make_key(0, exp.config.rng_impl)
+    carry = [initial_carry(exp.agent, batch)]
 
-    def go(first: int, count: int) -> None:
-        for i in range(first, first + count):
-            jax.device_get(exp.runner.policy(params, obs, key, np.uint32(i)))
+    def go(start: int, count: int) -> None:
+        for i in range(start, start + count):
+            carry[0], out = exp.runner.policy(
+                params, carry[0], obs, first, env_id, key, np.uint32(i)
+            )
+            jax.device_get(out)
 
     go(0, warmup)  # compiles
     start = time.perf_counter()
@@ -98,6 +103,7 @@ def actor_batch(exp, params):
     env = exp.runner.envs[0]
     spec = env.spec
     action_shape = getattr(spec.action, "shape", ())
+    carry = initial_carry(exp.agent, env.num_envs)
     builder = TrajectoryBuilder(
         env.num_envs,
         exp.config.unroll_length,
@@ -105,13 +111,16 @@ def actor_batch(exp, params):
         spec.observation_dtype,
         action_shape,
         np.float32 if action_shape else np.int32,
+        core_state=jax.tree.map(lambda s: s[0], carry),
     )
-    key = make_key(1, exp.config.rng_impl)
+    key = pjd.rng.make_key(1, exp.config.rng_impl)
     step = env.reset()
     for i in range(10**9):
-        out = exp.runner.policy(params, step.observation, key, np.uint32(i))
+        carry, out = exp.runner.policy(
+            params, carry, step.observation, step.first, step.env_id, key, np.uint32(i)
+        )
         out = jax.device_get(out)
-        builder.add(step, out.action, out.log_prob, out.value, 0)
+        builder.add(step, out, 0)
         if builder.ready():
             return builder.take().transitions
         env.send(out.env_action, step.env_id)
@@ -129,7 +138,7 @@ def bench_learner(exp, state, updates: int, warmup: int) -> float:
     if threads > 1:
         traj = jax.tree.map(lambda x: np.concatenate([x] * threads, axis=1), traj)
     traj = jax.device_put(traj, NamedSharding(exp.runner.mesh, P(None, DATA_AXIS)))
-    key = make_key(2, exp.config.rng_impl)
+    key = pjd.rng.make_key(2, exp.config.rng_impl)
     for u in range(warmup):  # compiles
         state, metrics = exp.runner.update(state, traj, jax.random.fold_in(key, u))
     jax.block_until_ready((state, metrics))
@@ -144,7 +153,7 @@ def components(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     """C_env, C_act and C_learn, measured one after another."""
     exp = make_host_experiment(config)
     try:
-        state = exp.runner.init(make_key(config.seed, config.rng_impl)).agent
+        state = exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl)).agent
         params = jax.tree.map(
             lambda x: x.addressable_data(0), exp.agent.acting_params(state)
         )
@@ -195,30 +204,21 @@ def training(config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
 def peer(path: str, config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     """The peer's steady agent steps/s at our settings, run as a subprocess."""
     ppo = config.ppo
-    command = [
-        sys.executable,
-        path,
-        "--env-id",
-        config.env.id.partition(":")[2],
-        "--num-envs",
-        str(config.num_envs),
-        "--num-steps",
-        str(config.unroll_length),
-        "--num-minibatches",
-        str(ppo.num_minibatches),
-        "--update-epochs",
-        str(ppo.num_epochs),
-        "--learning-rate",
-        str(float(ppo.learning_rate)),
-        "--num-threads",
-        str(args.env_threads),
-        "--num-iterations-override",
-        str(args.warmup + args.updates),
-        "--warmup-iterations",
-        str(args.warmup),
-        "--seed",
-        str(config.seed),
-    ]
+    options = {
+        "env-id": config.env.id.partition(":")[2],
+        "num-envs": config.num_envs,
+        "num-steps": config.unroll_length,
+        "num-minibatches": ppo.num_minibatches,
+        "update-epochs": ppo.num_epochs,
+        "learning-rate": float(ppo.learning_rate),
+        "num-threads": args.env_threads,
+        "num-iterations-override": args.warmup + args.updates,
+        "warmup-iterations": args.warmup,
+        "seed": config.seed,
+    }
+    command = [sys.executable, path]
+    for name, value in options.items():
+        command += [f"--{name}", str(value)]
     print("peer:", " ".join(command), flush=True)
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -230,78 +230,78 @@ def peer(path: str, config: pjd.TrainConfig, args: argparse.Namespace) -> dict:
     return {"sps": float(match.group(1)), "wall_s": wall}
 
 
-def row(name: str, sps: float, unit: str = "agent steps/s", frames: bool = True):
-    fps = f"{FRAME_SKIP * sps:>10,.0f}" if frames else f"{'':>10}"
-    return f"  {name:<44} {sps:>10,.0f} {unit:<18} {fps}"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="pong", help="a preset with host envs")
-    parser.add_argument("--algo", default="ppo", help="the preset's section")
-    parser.add_argument("--num-envs", type=int, default=None, help="default: preset")
-    parser.add_argument(
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--preset", default="pong", help="a preset with host envs")
+    p.add_argument("--algo", default="ppo", help="the preset's section")
+    p.add_argument("--num-envs", type=int, default=None, help="default: preset")
+    p.add_argument(
         "--env-threads",
         type=int,
         default=os.cpu_count(),
         help="EnvPool worker threads, ours and the peer's (default: the cores)",
     )
-    parser.add_argument("--updates", type=int, default=20, help="timed updates")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed updates first")
-    parser.add_argument("--peer", default=None, help="path of the peer's script")
-    args = parser.parse_args()
+    p.add_argument("--updates", type=int, default=20, help="timed updates")
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates first")
+    p.add_argument("--peer", default=None, help="path of the peer's script")
+    args = p.parse_args(argv)
+    overrides: dict = {}
+    if args.tiny:  # CartPole on EnvPool: the same runner, an MLP to compile
+        args.preset, args.updates, args.warmup, args.env_threads = (
+            "cartpole_envpool",
+            1,
+            1,
+            1,
+        )
+        overrides = {"num_envs": 4, "unroll_length": 8}
     if args.warmup < 1 or args.updates < 1:
-        parser.error("--warmup and --updates must be >= 1")
+        p.error("--warmup and --updates must be >= 1")
     if args.peer and args.algo != "ppo":
-        parser.error("the peer is CleanRL's PPO: pass --algo ppo with --peer")
+        p.error("the peer is CleanRL's PPO: pass --algo ppo with --peer")
 
     preset = pjd.load_preset(args.preset, args.algo)
-    overrides: dict = {"host": {"env_threads": args.env_threads}}
+    overrides["host"] = {"env_threads": args.env_threads}
     if args.num_envs is not None:
         overrides["num_envs"] = args.num_envs
     config = pjd.apply_overrides(preset.config, overrides)
     if not config.env.id.startswith("envpool:"):
-        parser.error(f"{args.preset} is on {config.env.id}, not an envpool: id")
-    print(
-        f"{args.algo} on {config.env.id} ({args.preset} preset): {config.num_envs} "
-        f"envs x {config.unroll_length} steps per update, network "
-        f"{config.network.torso}, EnvPool threads {args.env_threads or 'default'}, "
-        f"{jax.devices()[0].platform} x {jax.device_count()}; {args.warmup} warm-up "
-        f"+ {args.updates} timed updates per measurement",
-        flush=True,
+        p.error(f"{args.preset} is on {config.env.id}, not an envpool: id")
+    report = Report(
+        f"Host envs: {args.algo} on {config.env.id} ({args.preset} preset), "
+        f"{config.num_envs} envs x {config.unroll_length} steps per update, "
+        f"network {config.network.torso}, EnvPool threads {args.env_threads}; "
+        f"{args.warmup} warm-up + {args.updates} timed updates per measurement"
     )
-    start = time.perf_counter()
     c = components(config, args)
     bound = 1.0 / (1.0 / c["c_env"] + 1.0 / c["c_act"] + 1.0 / c["c_learn"])
     ours = training(config, args)
     theirs = peer(args.peer, config, args) if args.peer else None
-    print(f"\n({time.perf_counter() - start:.0f} s)\n")
 
-    print(f"  {'':<44} {'':>10} {'':<18} {'frames/s':>10}")
-    print(row(f"C_env   EnvPool, random actions ({c['pool']} pool)", c["c_env"]))
-    print(row("C_act   policy, uint8 frames -> host", c["c_act"], "obs/s", False))
-    print(row("C_learn learner update, fixed batch", c["c_learn"]))
-    epochs = getattr(config.algo_config, "num_epochs", 1)
-    if epochs > 1:
-        samples = f"{epochs * c['c_learn']:,.0f}"
-        print(f"  {'':<8}({epochs} epochs: {samples} samples/s forward + backward)")
-    print(row("bound   1/(1/C_env + 1/C_act + 1/C_learn)", bound))
-    print(row("training, compile excluded", ours["sps"]))
-    print(f"  training / bound: {ours['sps'] / bound:.2f} (target >= 0.8)")
-    if theirs is not None:
-        print(row("peer (CleanRL ppo_atari_envpool_xla_jax)", theirs["sps"]))
-        ratio = ours["sps"] / theirs["sps"]
-        print(f"  ours / peer: {ratio:.2f} (target >= 1.2)")
-    split = ours["split"]
-    print(
-        f"\n  training's time split, fraction of wall time: actors on env "
-        f"{split['actor/env_seconds']:.2f}, policy {split['actor/act_seconds']:.2f}, "
-        f"waiting for params {split['actor/params_wait']:.2f}, for the queue "
-        f"{split['actor/queue_wait']:.2f}; learner waiting for batches "
-        f"{split['time/learner_wait']:.2f}; policy lag {split['lag/mean']:.2f} "
-        f"versions; the {args.warmup} warm-up updates (compiling) took "
-        f"{ours['warmup_s']:.1f} s"
+    def steps(sps: float) -> dict[str, float]:
+        return {"agent_steps_per_s": sps, "frames_per_s": FRAME_SKIP * sps}
+
+    row = "agent steps/s"
+    report.add(
+        row, f"C_env: EnvPool, random actions ({c['pool']} pool)", [steps(c["c_env"])]
     )
+    report.add(row, "C_act: policy, uint8 frames -> host", [{"obs_per_s": c["c_act"]}])
+    epochs = getattr(config.algo_config, "num_epochs", 1)
+    note = f"{epochs} epochs: x{epochs} samples/s" if epochs > 1 else ""
+    report.add(row, "C_learn: learner update, fixed batch", [steps(c["c_learn"])], note)
+    report.add(row, "bound: 1/(1/C_env + 1/C_act + 1/C_learn)", [steps(bound)])
+    report.add(row, "training, compile excluded", [steps(ours["sps"])])
+    ratio = {"ratio": ours["sps"] / bound}
+    report.add(row, "training / bound", [ratio], "target >= 0.8")
+    if theirs is not None:
+        report.add(
+            row, "peer (CleanRL ppo_atari_envpool_xla_jax)", [steps(theirs["sps"])]
+        )
+        ratio = {"ratio": ours["sps"] / theirs["sps"]}
+        report.add(row, "ours / peer", [ratio], "target >= 1.2")
+    split = {k.replace("/", "_"): v for k, v in ours["split"].items()}
+    split["warmup_s"] = ours["warmup_s"]
+    report.add("training's time split", "fraction of wall time", [split])
+    return report.finish(args)
 
 
 if __name__ == "__main__":

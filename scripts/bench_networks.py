@@ -10,15 +10,14 @@ minibatches run), with convolutions as im2col + matmul (what CPUs get) and as
     python scripts/bench_networks.py --batch 256
 """
 
-import argparse
-
 import jax
 import jax.numpy as jnp
 import optax
-from harness import best_time
+from harness import Report, best_time, parser
 
-from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks import NetworkConfig, conv, make_actor_critic
+import purejaxdrl as pjd
+
+conv = pjd.networks.conv
 
 LOWERINGS = {"im2col": conv.im2col_conv, "lax.conv": conv.xla_conv}
 
@@ -28,8 +27,10 @@ def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, fl
     chosen = LOWERINGS[lowering]
     conv.conv_valid = lambda x, k, b, stride: chosen(x, k, b, stride)
     hidden = (512,) if torso == "nature" else (256,)
-    config = NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
-    net = make_actor_critic(config, Box((4, 84, 84)), Discrete(6))
+    config = pjd.NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
+    net = pjd.networks.make_actor_critic(
+        config, pjd.env.Box((4, 84, 84)), pjd.env.Discrete(6)
+    )
     obs = jax.random.randint(jax.random.key(0), (batch, 4, 84, 84), 0, 256)
     obs = obs.astype(jnp.uint8)
     params = net.init(jax.random.key(1), obs[:1])
@@ -60,23 +61,20 @@ def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, fl
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--torsos", default="nature,impala_resnet")
-    args = parser.parse_args()
-    print(f"{jax.devices()[0].platform}, batch {args.batch}")
-    print("| torso | lowering | forward obs/s | train samples/s | in a scan |")
-    print("|---|---|---|---|---|")
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--torsos", default="nature,impala_resnet")
+    args = p.parse_args(argv)
+    lowerings = list(LOWERINGS)
+    if args.tiny:  # bench_gpu.py's cnn_learners row at --tiny: the same programs
+        args.batch, lowerings = 8, ["im2col"]
+    report = Report(f"Atari torsos, batch {args.batch}, 84x84x4 uint8 frames")
     for torso in args.torsos.split(","):
-        for lowering in LOWERINGS:
-            m = measure(torso, lowering, args.batch, args.repeats)
-            print(
-                f"| {torso} | {lowering} | {m['forward obs/s']:,.0f} | "
-                f"{m['train samples/s']:,.0f} | {m['train in scan samples/s']:,.0f} |",
-                flush=True,
-            )
+        for lowering in lowerings:
+            figures = measure(torso, lowering, args.batch, args.repeats)
+            report.add(torso, lowering, [figures], f"best of {args.repeats}")
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """PPO on CartPole-v1: purejaxdrl vs PureJaxRL's ppo.py, side by side in one run.
 
-Prints compile time, steps/s excluding compile, the final mean return, and the
+Reports compile time, steps/s excluding compile, the final mean return, and the
 ceiling (env step + policy forward only, no learning) for the standard
 single-file configuration (4 envs x 128 steps, 4 epochs x 4 minibatches, 500k
 steps, lr 2.5e-4 annealed); then a throughput configuration (2048 envs) with the
@@ -14,28 +14,22 @@ gymnax >= 1.0.
 
 `--algo ppo impala a2c` runs the same two configurations (same num_envs and
 unroll_length) for each algorithm, interleaved in one run, with that algorithm's
-cartpole preset hyper-parameters (PPO: the standard ones above), and prints each
-one's steps/s relative to the first. PureJaxRL's side runs for PPO only.
+cartpole preset hyper-parameters (PPO: the standard ones above), and reports
+each one's steps/s relative to the first. PureJaxRL's side runs for PPO only.
 
     python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
     python scripts/bench_ppo.py --algo ppo impala a2c --repeats 3
 """
 
-import argparse
 import importlib
-import statistics
 import sys
-import time
 import types
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from harness import time_program  # noqa: E402
+import jax
+import jax.numpy as jnp
+from harness import TINY, Report, interleave, parser, time_program, train_figures
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
-from purejaxdrl.agents.registry import names as algorithm_names  # noqa: E402
-from purejaxdrl.rng import make_key  # noqa: E402
-from purejaxdrl.runners.rollout import unroll  # noqa: E402
 
 STANDARD = {
     "num_envs": 4,
@@ -46,23 +40,14 @@ STANDARD = {
 STANDARD_PPO = {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4}
 
 
-def ours(config: pjd.TrainConfig) -> dict[str, float]:
-    result = pjd.train(config)
-    return {
-        "compile_s": result.compile_seconds,
-        "sps": result.steps_per_second,
-        "return": result.mean_return,
-    }
-
-
 def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
     """Env step + policy forward only: the same unroll, no learning."""
     exp = pjd.training.make_experiment(config)
-    state = exp.runner.init(make_key(config.seed, config.rng_impl))
+    state = exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl))
 
     def run(state: pjd.runners.RunnerState) -> jax.Array:
         def body(actor, key):
-            actor, traj = unroll(
+            actor, traj = pjd.runners.unroll(
                 exp.env,
                 state.env_params,
                 exp.agent,
@@ -77,14 +62,9 @@ def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
         keys = jax.random.split(state.key, num_updates)
         return jax.lax.scan(body, state.actor, keys)[1].sum()
 
-    start = time.perf_counter()
-    program = jax.jit(run).lower(state).compile()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    jax.block_until_ready(program(state))
-    seconds = time.perf_counter() - start
+    compile_s, seconds, _ = time_program(run, state)
     steps = num_updates * config.steps_per_update
-    return {"compile_s": compile_s, "sps": steps / seconds}
+    return {"steps_per_s": steps / seconds, "compile_s": compile_s}
 
 
 def load_purejaxrl(path: str) -> types.ModuleType:
@@ -156,9 +136,8 @@ def purejaxrl_return(metrics: dict, num_logs: int) -> float:
     return float((returns * done).sum() / done.sum())
 
 
-def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
-    """Runs PureJaxRL's ppo.py `make_train` from a checkout at `path`."""
-    ppo = load_purejaxrl(path)
+def purejaxrl(ppo: types.ModuleType, config: pjd.TrainConfig) -> dict[str, float]:
+    """Runs PureJaxRL's ppo.py `make_train` (`load_purejaxrl`'s module)."""
     key = jax.random.PRNGKey(config.seed)
     train = ppo.make_train(purejaxrl_config(config))
     compile_s, seconds, out = time_program(train, key)
@@ -166,21 +145,10 @@ def purejaxrl(path: str, config: pjd.TrainConfig) -> dict[str, float]:
     num_updates = m["returned_episode"].shape[0]
     steps = num_updates * config.steps_per_update
     return {
+        "steps_per_s": steps / seconds,
         "compile_s": compile_s,
-        "sps": steps / seconds,
         "return": purejaxrl_return(m, config.num_logs),
     }
-
-
-def median(runs: list[dict[str, float]]) -> dict[str, float]:
-    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-
-
-def show(name: str, r: dict[str, float]) -> None:
-    ret = f"  return {r['return']:7.1f}" if "return" in r else ""
-    print(
-        f"  {name:<26} compile {r['compile_s']:6.2f} s  {r['sps']:>12,.0f} steps/s{ret}"
-    )
 
 
 def algo_config(algo: str, overrides: dict) -> pjd.TrainConfig:
@@ -190,76 +158,68 @@ def algo_config(algo: str, overrides: dict) -> pjd.TrainConfig:
     return pjd.apply_overrides(pjd.load_preset("cartpole", algo).config, overrides)
 
 
-def compare(title: str, runs: dict[str, list[dict[str, float]]]) -> None:
-    """Prints the median of each algorithm's runs and its ratio to the first."""
-    print(title)
-    medians = {name: median(r) for name, r in runs.items()}
-    first, base = next(iter(medians.items()))
-    for name, m in medians.items():
-        show(name, m)
-        if name != first:
-            print(f"  {'':<26}  ({m['sps'] / base['sps']:.2f}x {first})")
-
-
-def show_ceilings(configs: dict[str, pjd.TrainConfig], runs: dict[str, list]) -> None:
+def add_ceilings(
+    report: Report, row: str, configs: dict[str, pjd.TrainConfig], medians: dict
+) -> None:
     """Each algorithm's act+env ceiling and its training steps/s relative to it."""
     for algo, config in configs.items():
         ceil = ceiling(config, config.num_updates)
-        show(f"ceiling for {algo} (act+env)", ceil)
-        trained = median(runs[f"purejaxdrl {algo}"])
-        print(f"  {algo} training / ceiling: {trained['sps'] / ceil['sps']:.2f}")
+        ratio = medians[algo]["steps_per_s"] / ceil["steps_per_s"]
+        report.add(row, f"ceiling for {algo} (act+env)", [ceil])
+        report.add(row, f"{algo} training / ceiling", [{"ratio": ratio}])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
+def run_config(
+    report: Report, row: str, configs: dict, peer: types.ModuleType | None, repeats: int
+) -> None:
+    """The algorithms (and PureJaxRL's PPO) interleaved; ratios; ceilings."""
+
+    def contender(algo: str, run):
+        return lambda seed: run(pjd.apply_overrides(configs[algo], {"seed": seed}))
+
+    contenders = {
+        algo: contender(algo, lambda c: train_figures(pjd.train(c))) for algo in configs
+    }
+    if peer is not None:
+        contenders["PureJaxRL ppo.py"] = contender("ppo", lambda c: purejaxrl(peer, c))
+    runs = interleave(contenders, repeats)
+    medians = {}
+    for name, figures in runs.items():
+        label = name if name.startswith("PureJaxRL") else f"purejaxdrl {name}"
+        medians[name] = report.add(row, label, figures).medians()
+    first = next(iter(medians))
+    for name, m in list(medians.items())[1:]:
+        ratio = m["steps_per_s"] / medians[first]["steps_per_s"]
+        report.add(row, f"ratio {name} / {first}", [{"steps_per_s": ratio}])
+    add_ceilings(report, row, configs, medians)
+
+
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
+    p.add_argument(
         "--algo",
         nargs="+",
         default=["ppo"],
-        choices=algorithm_names(),
+        choices=pjd.agents.names(),
         help="algorithms to time, side by side (their cartpole presets' "
         "hyper-parameters); ratios are to the first",
     )
-    parser.add_argument("--throughput-envs", type=int, default=2048)
-    parser.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
-    args = parser.parse_args()
+    p.add_argument("--throughput-envs", type=int, default=2048)
+    p.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
+    args = p.parse_args(argv)
     if args.purejaxrl and "ppo" not in args.algo:
-        parser.error("--purejaxrl compares with PPO: add ppo to --algo")
-
-    print(
-        f"jax {jax.__version__} on {jax.devices()[0].device_kind}; "
-        f"median of {args.repeats} runs (seeds 0..{args.repeats - 1}), "
-        "compile time excluded from steps/s"
-    )
-    print(
-        "\nStandard config: CartPole-v1, 4 envs x 128 steps, 500k steps; PPO 4 "
-        "epochs x 4 minibatches, lr 2.5e-4 annealed; impala and a2c: their "
-        "cartpole presets' hyper-parameters, one gradient step per update"
-    )
-    configs = {algo: algo_config(algo, STANDARD) for algo in args.algo}
-    runs: dict[str, list] = {f"purejaxdrl {algo}": [] for algo in args.algo}
-    if args.purejaxrl:
-        runs["PureJaxRL ppo.py"] = []
-    for seed in range(args.repeats):  # interleaved, so drift hits all alike
-        for algo, base in configs.items():
-            config = pjd.apply_overrides(base, {"seed": seed})
-            runs[f"purejaxdrl {algo}"].append(ours(config))
-            if algo == "ppo" and args.purejaxrl:
-                runs["PureJaxRL ppo.py"].append(purejaxrl(args.purejaxrl, config))
-    compare("", runs)
-    if args.purejaxrl:
-        ours_m, theirs = (
-            median(runs["purejaxdrl ppo"]),
-            median(runs["PureJaxRL ppo.py"]),
-        )
-        print(
-            f"  purejaxdrl ppo vs PureJaxRL: {ours_m['sps'] / theirs['sps']:.2f}x "
-            f"steps/s; final returns {ours_m['return']:.1f} vs {theirs['return']:.1f}"
-        )
-    show_ceilings(configs, runs)
-
+        p.error("--purejaxrl compares with PPO: add ppo to --algo")
+    report = Report("PPO on CartPole-v1 (and --algo's cartpole presets)")
+    peer = load_purejaxrl(args.purejaxrl) if args.purejaxrl else None
+    if peer is None:
+        report.skip("PureJaxRL ppo.py", "no --purejaxrl checkout given")
+    standard = TINY if args.tiny else STANDARD
+    configs = {algo: algo_config(algo, standard) for algo in args.algo}
+    row = "standard: 4 envs x 128 steps, 500k steps"
+    run_config(report, "tiny" if args.tiny else row, configs, peer, args.repeats)
+    if args.tiny:  # the throughput configuration is the same code, larger
+        return report.finish(args)
     throughput = {
         "num_envs": args.throughput_envs,
         "total_steps": args.throughput_steps,
@@ -267,13 +227,12 @@ def main() -> None:
         "ppo": {"num_minibatches": 32},
     }
     big = {algo: algo_config(algo, {**STANDARD, **throughput}) for algo in args.algo}
-    big_runs = {f"purejaxdrl {algo}": [ours(c)] for algo, c in big.items()}
-    compare(
-        f"\nThroughput config: {args.throughput_envs} envs x 128 steps, "
-        f"{args.throughput_steps:,} steps (PPO: 32 minibatches)",
-        big_runs,
+    row = (
+        f"throughput: {args.throughput_envs} envs x 128 steps, "
+        f"{args.throughput_steps:,} steps (PPO: 32 minibatches)"
     )
-    show_ceilings(big, big_runs)
+    run_config(report, row, big, None, 1)
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ it, which it needs to learn reliably), and two feed-forward networks
 (`--network.core none`): "ff", the preset's torso and head layers, and
 "ff + core-size layer", which also has a dense layer of `core_size` where
 the core was (the same depth and widths: its ratio is the
-cost of recurrence alone, not of the core's extra layer). It prints each
+cost of recurrence alone, not of the core's extra layer). It reports each
 one's steps/s (compile excluded), compile seconds and final return, and the
 recurrent/feed-forward ratios of steps/s (target >= 0.5x) and compile time
 (target < 10 s). `--algo r2d2` does the same for the preset's R2D2 config.
@@ -28,62 +28,45 @@ excluded) and final return (episodes of the last 5% of training).
     python scripts/bench_recurrent.py --algo r2d2 --seeds 3 --total-steps 200000
 """
 
-import argparse
 import statistics
 import sys
+
+from harness import TINY, Report, parser, train_figures
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
 
-def ours(config: pjd.TrainConfig, seed: int) -> dict:
-    result = pjd.train(pjd.apply_overrides(config, {"seed": seed, "devices": 1}))
-    return {
-        "steps_per_second": result.steps_per_second,
-        "compile_seconds": result.compile_seconds,
-        "final_return": result.mean_return,
-    }
+def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
+    config = pjd.apply_overrides(config, {"seed": seed, "devices": 1})
+    return train_figures(pjd.train(config))
 
 
-def summary(rows: list[dict], key: str) -> str:
-    values = [r[key] for r in rows]
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):,.1f} ± {spread:,.1f}"
-
-
-def table(runs: dict[str, list[dict]], baselines: list[str]) -> None:
+def add_with_ratios(
+    report: Report, row: str, runs: dict[str, list[dict]], baselines: list[str]
+) -> None:
+    """Each run's figures and its steps/s relative to each baseline's median."""
     base = {
-        b: statistics.mean(r["steps_per_second"] for r in runs[b]) for b in baselines
+        b: statistics.median(r["steps_per_s"] for r in runs[b])
+        for b in baselines
+        if b in runs
     }
-    print("| run | steps/s | " + " | ".join(f"vs {b}" for b in baselines), end="")
-    print(" | compile s | final return |")
-    print("|---|---|" + "---|" * len(baselines) + "---|---|")
     for name, rows in runs.items():
-        sps = statistics.mean(r["steps_per_second"] for r in rows)
-        ratios = " | ".join(f"{sps / base[b]:.2f}x" for b in baselines)
-        print(
-            f"| {name} | {summary(rows, 'steps_per_second')} | {ratios} | "
-            f"{summary(rows, 'compile_seconds')} | {summary(rows, 'final_return')} |"
-        )
+        figures = [
+            {**r, **{f"vs {b}": r["steps_per_s"] / v for b, v in base.items()}}
+            for r in rows
+        ]
+        report.add(row, name, figures)
 
 
 def part_cores(
     preset: str,
     algo: str,
     seeds: int,
-    total_steps: int | None,
-    num_envs: int | None,
+    overrides: dict,
     only: list[str] | None = None,
 ) -> dict[str, list[dict]]:
-    """Trains each core and both feed-forward baselines; prints and returns the runs."""
-    config = pjd.load_preset(preset, algo).config
-    if total_steps:
-        config = pjd.apply_overrides(config, {"total_steps": total_steps})
-    if num_envs:
-        config = pjd.apply_overrides(config, {"num_envs": num_envs})
-    print(
-        f"\n{preset}: {algo}, {config.num_envs} envs x {config.unroll_length} steps, "
-        f"{config.total_steps:,} steps, seeds 0..{seeds - 1}"
-    )
+    """Trains each core and both feed-forward baselines: name -> figures per seed."""
+    config = pjd.apply_overrides(pjd.load_preset(preset, algo).config, overrides)
     runs = {}
     network = config.network
     # Two feed-forward baselines. A core has heads after it, so the first
@@ -109,7 +92,6 @@ def part_cores(
             continue
         cfg = pjd.apply_overrides(config, {"network": net})
         runs[name] = [ours(cfg, seed) for seed in range(seeds)]
-    table(runs, [b for b in ("ff", "ff + core-size layer") if b in runs])
     return runs
 
 
@@ -129,51 +111,61 @@ PEER_CONFIG = {
 }  # fmt: skip
 
 
-def part_peer(peer_dir: str, seeds: int) -> None:
+def part_peer(report: Report, peer_dir: str, seeds: int) -> None:
     sys.path.insert(0, peer_dir)
     from run_peer import run  # the fetched peer's shim, outside this repository
 
     config = pjd.apply_overrides(pjd.TrainConfig(), PEER_CONFIG)
     peer_config = {"NUM_ENVS": 4, "NUM_STEPS": 128, "TOTAL_TIMESTEPS": 500_000}
-    print("\nCartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides")
     runs = {"PureJaxRL ppo_rnn.py": [], "purejaxdrl --network.core gru": []}
     for seed in range(seeds):  # alternated, so drifts in machine load hit both
         peer = run(peer_config, seed)
         runs["PureJaxRL ppo_rnn.py"].append(
             {
-                "steps_per_second": peer["steps_per_s"],
-                "compile_seconds": peer["compile_s"],
-                "final_return": peer["final_return"],
+                "steps_per_s": peer["steps_per_s"],
+                "compile_s": peer["compile_s"],
+                "return": peer["final_return"],
             }
         )
         runs["purejaxdrl --network.core gru"].append(ours(config, seed))
-        print(f"seed {seed}: " + ", ".join(f"{k} {v[-1]}" for k, v in runs.items()))
-    table(runs, ["PureJaxRL ppo_rnn.py"])
+    row = "CartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides"
+    add_with_ratios(report, row, runs, ["PureJaxRL ppo_rnn.py"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="cartpole_masked")
-    parser.add_argument("--algo", default="ppo", help="the preset's algorithm")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--total-steps", type=int, default=None)
-    parser.add_argument(
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--preset", default="cartpole_masked")
+    p.add_argument("--algo", default="ppo", help="the preset's algorithm")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--total-steps", type=int, default=None)
+    p.add_argument(
         "--num-envs",
         type=int,
         nargs="+",
         default=[0],
         help="environment counts to compare at (0: the preset's)",
     )
-    parser.add_argument("--peer", default=None, help="folder with run_peer.py")
-    parser.add_argument("--skip-cores", action="store_true")
-    args = parser.parse_args()
+    p.add_argument("--peer", default=None, help="folder with run_peer.py")
+    p.add_argument("--skip-cores", action="store_true")
+    args = p.parse_args(argv)
+    report = Report(f"Recurrent cores vs feed-forward: {args.preset} {args.algo}")
+    # At toy size, one core beside its baseline: the code path, not the table.
+    only = ["ff + core-size layer", "core gru"] if args.tiny else None
+    if args.tiny:
+        args.seeds, args.num_envs = 1, [0]
     if not args.skip_cores:
         for num_envs in args.num_envs:
-            part_cores(
-                args.preset, args.algo, args.seeds, args.total_steps, num_envs or None
-            )
+            overrides = dict(TINY) if args.tiny else {}
+            if args.total_steps:
+                overrides["total_steps"] = args.total_steps
+            if num_envs:
+                overrides["num_envs"] = num_envs
+            runs = part_cores(args.preset, args.algo, args.seeds, overrides, only)
+            row = f"{num_envs or 'preset'} envs, seeds 0..{args.seeds - 1}"
+            add_with_ratios(report, row, runs, ["ff", "ff + core-size layer"])
     if args.peer:
-        part_peer(args.peer, args.seeds)
+        part_peer(report, args.peer, args.seeds)
+    return report.finish(args)
 
 
 if __name__ == "__main__":

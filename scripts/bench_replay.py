@@ -9,32 +9,18 @@ operations on a warm (compiled, half-full) buffer, donated; median of
 `--repeats`. The sequence buffer stores 32-step trajectories (capacity 1M steps)
 against flashbax's trajectory buffer sampling 32-step sequences with period 32.
 
-    python scripts/bench_replay.py            # needs flashbax: pip install flashbax
+    python scripts/bench_replay.py  # flashbax's side needs: pip install flashbax
 """
 
-import argparse
-import statistics
-import time
+import importlib.util
 
-import flashbax as fbx
 import jax
 import jax.numpy as jnp
+from harness import Report, parser, time_call
 
-from purejaxdrl.replay import (
-    make_prioritised_buffer,
-    make_sequence_buffer,
-    make_uniform_buffer,
-)
+import purejaxdrl as pjd
 
-CAPACITY, BATCH, SEQ = 1_000_000, 256, 32
-
-
-def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--add-batch", type=int, default=256)
-    parser.add_argument("--ops", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
-    return parser.parse_args()
+BATCH, SEQ = 256, 32  # sample batch, sequence length
 
 
 def transition(n: int, shape: tuple = ()) -> dict:
@@ -48,16 +34,15 @@ def transition(n: int, shape: tuple = ()) -> dict:
     }
 
 
-def timed(fn, state, repeats: int) -> tuple[float, object]:
-    """Median seconds of `fn(state) -> state`, compiled and warmed first."""
+def timed(fn, state, repeats: int) -> tuple[list[float], object]:
+    """Seconds of each of `repeats` calls of `fn(state) -> state`, after a warm-up."""
     fn = jax.jit(fn, donate_argnums=0)
-    state = jax.block_until_ready(fn(state))
+    state = jax.block_until_ready(fn(state))  # compiles
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
-        state = jax.block_until_ready(fn(state))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), state
+        seconds, state = time_call(fn, state)
+        times.append(seconds)
+    return times, state
 
 
 def scan_adds(add, items, ops):
@@ -96,79 +81,116 @@ def fill(add, state, items, times):
     return state
 
 
-def report(name, ours, theirs, unit):
-    print(
-        f"{name:<34} {ours:>14,.0f} {theirs:>14,.0f} {unit:<14} {ours / theirs:6.2f}x"
-    )
+class Pair:
+    """Ours and flashbax's buffer of one kind, timed op by op into the report."""
+
+    def __init__(self, report, kind, ours, theirs, items, items_theirs, fills, reps):
+        self.report, self.kind, self.reps = report, kind, reps
+        self.buffers = {"purejaxdrl": ours, "flashbax": theirs}
+        self.items = {"purejaxdrl": items, "flashbax": items_theirs}
+        example = jax.tree.map(lambda x: x[0, 0] if kind == "sequence" else x[0], items)
+        self.states = {
+            name: fill(b.add, b.init(example), self.items[name], fills)
+            for name, b in self.buffers.items()
+            if b is not None
+        }
+
+    def time(self, op: str, unit: str, count: float, make, carry: bool = False):
+        """Times `make(name, buffer, items)` on each side; `count` units per call."""
+        rows = {}
+        for name, state in list(self.states.items()):
+            run = make(name, self.buffers[name], self.items[name])
+            times, out = timed(run, (state, 0.0) if carry else state, self.reps)
+            self.states[name] = out[0] if carry else out
+            figures = [{unit: count / t} for t in times]
+            rows[name] = self.report.add(f"{self.kind}: {op}", name, figures)
+        if len(rows) == 2:
+            a, b = (r.medians()[unit] for r in rows.values())
+            self.report.add(f"{self.kind}: {op}", "ratio", [{"ours / flashbax": a / b}])
 
 
-def main() -> None:
-    args = parse()
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.set_defaults(repeats=5)
+    p.add_argument("--add-batch", type=int, default=256)
+    p.add_argument("--ops", type=int, default=200)
+    p.add_argument("--capacity", type=int, default=1_000_000)
+    args = p.parse_args(argv)
+    capacity, batch = args.capacity, BATCH
+    if args.tiny:
+        capacity, batch, args.add_batch, args.ops = 4096, 32, 8, 4
     n, ops, reps = args.add_batch, args.ops, args.repeats
-    half = CAPACITY // 2 // n
+    half = capacity // 2 // n
+    report = Report(
+        f"Replay: capacity {capacity:,}, add {n}, sample {batch}, {ops} ops per timing"
+    )
+    fbx = None
+    if importlib.util.find_spec("flashbax") is None:
+        report.skip("flashbax", "not installed (pip install flashbax)")
+    else:
+        import flashbax as fbx
     items = transition(n)
-    example = jax.tree.map(lambda x: x[0], items)
-    print(f"{jax.devices()[0].device_kind}: capacity {CAPACITY:,}, add {n}, "
-          f"sample {BATCH}, {ops} ops per timing, median of {reps}")  # fmt: skip
-    print(f"{'':<34} {'purejaxdrl':>14} {'flashbax':>14} {'':<14} {'ratio':>6}")
+    replay = pjd.replay
+
+    def adds(name, buffer, items):
+        return scan_adds(buffer.add, items, ops)
+
+    def samples(name, buffer, items):
+        return scan_samples(buffer.sample, ops)
 
     # Uniform transitions: our ring vs flashbax's flat buffer.
-    ours = make_uniform_buffer(CAPACITY, BATCH, min_size=BATCH)
-    theirs = fbx.make_flat_buffer(CAPACITY, BATCH, BATCH, add_batch_size=n)
-    a = fill(ours.add, ours.init(example), items, half)
-    b = fill(theirs.add, theirs.init(example), items, half)
-    ta, a = timed(scan_adds(ours.add, items, ops), a, reps)
-    tb, b = timed(scan_adds(theirs.add, items, ops), b, reps)
-    report("uniform: add", ops * n / ta, ops * n / tb, "items/s")
-    ta, _ = timed(scan_samples(ours.sample, ops), (a, 0.0), reps)
-    tb, _ = timed(scan_samples(theirs.sample, ops), (b, 0.0), reps)
-    report("uniform: sample", ops / ta, ops / tb, "batches/s")
-    del a, b
+    pair = Pair(
+        report,
+        "uniform",
+        replay.make_uniform_buffer(capacity, batch, min_size=batch),
+        fbx and fbx.make_flat_buffer(capacity, batch, batch, add_batch_size=n),
+        items, items, half, reps,
+    )  # fmt: skip
+    pair.time("add", "items/s", ops * n, adds)
+    pair.time("sample", "batches/s", ops, samples, carry=True)
 
     # Prioritised: our exact sum-tree vs flashbax's prioritised flat buffer.
-    ours = make_prioritised_buffer(CAPACITY, BATCH, min_size=BATCH, alpha=0.6)
     platform = jax.devices()[0].platform
-    theirs = fbx.make_prioritised_flat_buffer(
-        CAPACITY, BATCH, BATCH, add_batch_size=n, priority_exponent=0.6,
-        device="gpu" if platform == "cuda" else platform,
+    pair = Pair(
+        report,
+        "prioritised",
+        replay.make_prioritised_buffer(capacity, batch, min_size=batch, alpha=0.6),
+        fbx and fbx.make_prioritised_flat_buffer(
+            capacity, batch, batch, add_batch_size=n, priority_exponent=0.6,
+            device="gpu" if platform == "cuda" else platform,
+        ),
+        items, items, half, reps,
     )  # fmt: skip
-    a = fill(ours.add, ours.init(example), items, half)
-    b = fill(theirs.add, theirs.init(example), items, half)
-    ta, a = timed(scan_adds(ours.add, items, ops), a, reps)
-    tb, b = timed(scan_adds(theirs.add, items, ops), b, reps)
-    report("prioritised: add", ops * n / ta, ops * n / tb, "items/s")
-    ta, (a, _) = timed(scan_samples(ours.sample, ops), (a, 0.0), reps)
-    tb, (b, _) = timed(scan_samples(theirs.sample, ops), (b, 0.0), reps)
-    report("prioritised: sample", ops / ta, ops / tb, "batches/s")
+    pair.time("add", "items/s", ops * n, adds)
+    pair.time("sample", "batches/s", ops, samples, carry=True)
 
-    def ours_update(state, drawn):
-        return ours.set_priorities(state, drawn.index, drawn.probability + 0.5)
+    def updates(name, buffer, items):
+        def update(state, drawn):
+            if name == "purejaxdrl":
+                index, probability = drawn.index, drawn.probability
+            else:
+                index, probability = drawn.indices, drawn.probabilities
+            return buffer.set_priorities(state, index, probability + 0.5)
 
-    def theirs_update(state, drawn):
-        return theirs.set_priorities(state, drawn.indices, drawn.probabilities + 0.5)
+        return scan_samples(buffer.sample, ops, update)
 
-    ta, (a, _) = timed(scan_samples(ours.sample, ops, ours_update), (a, 0.0), reps)
-    tb, (b, _) = timed(scan_samples(theirs.sample, ops, theirs_update), (b, 0.0), reps)
-    report("prioritised: sample + set priorities", ops / ta, ops / tb, "batches/s")
-    del a, b
+    pair.time("sample + set priorities", "batches/s", ops, updates, carry=True)
 
-    # Sequences of 32 steps from n environments.
+    # Sequences of SEQ steps from n environments.
     traj = transition(n, (SEQ,))
-    step = jax.tree.map(lambda x: x[0, 0], traj)
-    ours = make_sequence_buffer(CAPACITY // SEQ, SEQ, BATCH, min_size=BATCH)
-    theirs = fbx.make_trajectory_buffer(
-        add_batch_size=n, sample_batch_size=BATCH, sample_sequence_length=SEQ,
-        period=SEQ, min_length_time_axis=SEQ, max_size=CAPACITY,
+    pair = Pair(
+        report,
+        "sequence",
+        replay.make_sequence_buffer(capacity // SEQ, SEQ, batch, min_size=batch),
+        fbx and fbx.make_trajectory_buffer(
+            add_batch_size=n, sample_batch_size=batch, sample_sequence_length=SEQ,
+            period=SEQ, min_length_time_axis=SEQ, max_size=capacity,
+        ),
+        traj, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), traj), half // SEQ, reps,
     )  # fmt: skip
-    batch_major = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), traj)
-    a = fill(ours.add, ours.init(step), traj, half // SEQ)
-    b = fill(theirs.add, theirs.init(step), batch_major, half // SEQ)
-    ta, a = timed(scan_adds(ours.add, traj, ops), a, reps)
-    tb, b = timed(scan_adds(theirs.add, batch_major, ops), b, reps)
-    report("sequence: add", ops * n * SEQ / ta, ops * n * SEQ / tb, "steps/s")
-    ta, _ = timed(scan_samples(ours.sample, ops), (a, 0.0), reps)
-    tb, _ = timed(scan_samples(theirs.sample, ops), (b, 0.0), reps)
-    report("sequence: sample", ops / ta, ops / tb, "batches/s")
+    pair.time("add", "steps/s", ops * n * SEQ, adds)
+    pair.time("sample", "batches/s", ops, samples, carry=True)
+    return report.finish(args)
 
 
 if __name__ == "__main__":

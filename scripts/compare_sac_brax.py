@@ -4,9 +4,10 @@ Trains our SAC preset (`envs/inverted_pendulum.yaml`, section `sac`) for N seeds
 as one vmapped sweep (`purejaxdrl.sweeps`), then brax's `brax.training.agents.sac
 .train` (the installed brax package, called as is) for the same seeds one after
 another, on the same environment (brax `inverted_pendulum`, positional backend,
-episode_length 1000) and the same env-step budget, and prints one table side by
-side: final return (mean ± std over seeds), seeds reaching 900, env steps,
+episode_length 1000) and the same env-step budget, and reports side by side:
+final return per seed (median, min, max), seeds reaching 900, env steps,
 gradient steps, wall time, compile time and env steps/s with compile excluded.
+`--tiny` runs both on brax's trivial `fast` env at toy sizes.
 
     nice -n 10 python scripts/compare_sac_brax.py --seeds 5 --total-steps 199680
 
@@ -41,7 +42,7 @@ Which return is which:
     (stochastic-policy) training episodes that ended in the last chunk
     (`SweepResult.final_return`); "reached 900" is its first chunk at >= 900
     (the preset's target). Its evaluation return (deterministic, final
-    parameters) is printed beside it.
+    parameters) is reported beside it.
   - brax's is 'eval/episode_reward' of its last evaluation (deterministic
     policy); "reached 900" counts evaluations after training began.
 
@@ -72,16 +73,12 @@ scripts/bench_brax.py's shim is installed only if the attribute is missing
 script prints why and exits with status 2.
 """
 
-import argparse
-import dataclasses
 import functools
 import math
-import os
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import brax
@@ -92,6 +89,7 @@ from brax import envs as brax_envs
 from brax.training.agents.sac import networks as brax_sac_networks
 from brax.training.agents.sac import train as brax_sac
 from flax import linen
+from harness import Report, parser
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate
@@ -102,30 +100,21 @@ warnings.filterwarnings("ignore", category=UserWarning, module="brax")
 
 PRESET = "inverted_pendulum"
 TARGET = 900.0
-NUM_EVALS = 10
-EVAL_EPISODES = 128  # brax's default num_eval_envs
 ACTIVATIONS = {"relu": linen.relu, "tanh": linen.tanh}
+# --tiny: brax's trivial test env, a small replay, 3 logs (brax: 2 epochs, the
+# second timed), 8 evaluation episodes.
+TINY = {
+    "env": {"id": "brax/fast", "options": {"episode_length": 16}},
+    "sac": {"min_replay": 64, "buffer_size": 4096, "batch_size": 32},
+    "num_logs": 3,
+}
 
 
-@dataclasses.dataclass
-class Row:
-    """One library's results over seeds (None where it does not apply)."""
-
-    train_returns: list[float] | None  # final training return per seed
-    eval_returns: list[float]  # final deterministic evaluation return per seed
-    reached: int  # seeds whose primary return reached TARGET at some log
-    env_steps: int  # per seed
-    grad_steps: int  # per seed
-    wall_seconds: float  # all seeds, compile (and brax's evals) included
-    compile_seconds: float  # all seeds
-    train_seconds: float  # all seeds, compile excluded
-    steps_per_second: float  # all seeds' env steps / train_seconds
-    compile_note: str = ""
-
-
-def make_config(total_steps: int) -> pjd.TrainConfig:
+def make_config(total_steps: int, tiny: bool) -> pjd.TrainConfig:
     """Our SAC preset, its budget rounded down to whole updates per chunk."""
     config = pjd.load_preset(PRESET, "sac").config
+    if tiny:
+        config = pjd.apply_overrides(config, TINY)
     step = config.steps_per_update * config.num_logs
     total = max(step, total_steps // step * step)
     return pjd.apply_overrides(config, {"total_steps": total})
@@ -137,11 +126,13 @@ def our_grad_steps(config: pjd.TrainConfig) -> int:
     return (config.num_updates - first_ready + 1) * config.sac.updates_per_step
 
 
-def run_ours(config: pjd.TrainConfig, seeds: int) -> Row:
+def run_ours(
+    config: pjd.TrainConfig, seeds: int, episodes: int
+) -> tuple[list[dict], dict]:
     """Trains our preset for `seeds` seeds as one sweep and evaluates each run.
 
     Returns:
-      The row: training and evaluation returns per seed, timings.
+      Figures per seed (returns), and the figures of all seeds together (cost).
 
     """
     start = time.perf_counter()
@@ -152,50 +143,33 @@ def run_ours(config: pjd.TrainConfig, seeds: int) -> Row:
 
     env, env_params = make_env(config)
     network, _ = make_networks(config, env, env_params)
-    evaluate = make_evaluate(env, network, episodes=EVAL_EPISODES)
-    t = time.perf_counter()
-    eval_returns = []
+    evaluate = make_evaluate(env, network, episodes=episodes)
+    per_seed = []
     for run in range(result.plan.num_runs):
         key = jax.random.key(10_000 + run)
         returns, _ = jax.device_get(evaluate(result.final_params[run], env_params, key))
-        eval_returns.append(float(np.mean(returns)))
-    print(f"  [purejaxdrl] evaluation of {seeds} runs: {time.perf_counter() - t:.1f} s")
-
-    steps = result.histories[0][-1]["env_steps"]
-    return Row(
-        train_returns=[float(x) for x in result.final_return],
-        eval_returns=eval_returns,
-        reached=int(np.sum(~np.isnan(result.steps_to_target))),
-        env_steps=steps,
-        grad_steps=our_grad_steps(config),
-        wall_seconds=wall,
-        compile_seconds=result.compile_seconds,
-        train_seconds=result.train_seconds,
-        steps_per_second=steps * seeds / result.train_seconds,
-        compile_note="once, all seeds",
-    )
-
-
-@dataclasses.dataclass
-class BraxRun:
-    """One brax seed: its evaluations and timings."""
-
-    evals: list[tuple[int, float]]  # (env steps, eval/episode_reward)
-    walltimes: list[float]  # 'training/walltime' after each epoch
-    steps: list[int]  # env steps after each epoch
-    wall_seconds: float
-    eval_seconds: float  # brax's 'eval/walltime': its evaluations, all of them
-
-    def steady_rate(self) -> float:
-        """Env steps/s over epochs 2..n (no compilation, no evaluation)."""
-        if len(self.steps) < 2:
-            return self.steps[-1] / self.walltimes[-1]
-        return (self.steps[-1] - self.steps[0]) / (
-            self.walltimes[-1] - self.walltimes[0]
+        per_seed.append(
+            {
+                "train_return": float(result.final_return[run]),
+                "eval_return": float(np.mean(returns)),
+                "reached_target": float(not np.isnan(result.steps_to_target[run])),
+            }
         )
+    steps = result.histories[0][-1]["env_steps"]
+    cost = {
+        "env_steps": steps,
+        "grad_steps": our_grad_steps(config),
+        "wall_s": wall,
+        "compile_s": result.compile_seconds,  # once, all seeds
+        "train_s": result.train_seconds,
+        "steps_per_s": steps * seeds / result.train_seconds,
+    }
+    return per_seed, cost
 
 
-def run_brax_seed(config: pjd.TrainConfig, seed: int, grad_updates: int) -> BraxRun:
+def run_brax_seed(
+    config: pjd.TrainConfig, seed: int, grad_updates: int, episodes: int
+) -> dict[str, Any]:
     """brax's `sac.train` with our settings, for one seed.
 
     Raises:
@@ -203,7 +177,10 @@ def run_brax_seed(config: pjd.TrainConfig, seed: int, grad_updates: int) -> Brax
 
     """
     options = config.env.options
-    env = brax_envs.get_environment(PRESET, backend=options["backend"])
+    name = config.env.id.partition("/")[2]
+    env = brax_envs.get_environment(
+        name, **{"backend": options.get("backend")} if "backend" in options else {}
+    )
     sac = config.sac
     network_factory = functools.partial(
         brax_sac_networks.make_sac_networks,
@@ -213,11 +190,9 @@ def run_brax_seed(config: pjd.TrainConfig, seed: int, grad_updates: int) -> Brax
     evals: list[tuple[int, float]] = []
     walltimes: list[float] = []
     steps: list[int] = []
-    eval_seconds = [0.0]
 
     def progress(step: int, metrics: dict[str, Any]) -> None:
         evals.append((int(step), float(metrics["eval/episode_reward"])))
-        eval_seconds[0] = float(metrics.get("eval/walltime", 0.0))
         if "training/walltime" in metrics:
             walltimes.append(float(metrics["training/walltime"]))
             steps.append(int(step))
@@ -229,12 +204,12 @@ def run_brax_seed(config: pjd.TrainConfig, seed: int, grad_updates: int) -> Brax
             num_timesteps=config.total_steps,
             episode_length=int(options["episode_length"]),
             num_envs=config.num_envs,
-            num_eval_envs=EVAL_EPISODES,
+            num_eval_envs=episodes,
             learning_rate=sac.learning_rate,
             discounting=sac.gamma,
             seed=seed,
             batch_size=sac.batch_size,
-            num_evals=NUM_EVALS,
+            num_evals=config.num_logs,
             normalize_observations=config.env.normalize_observations,
             reward_scaling=sac.reward_scale,
             tau=sac.tau,
@@ -254,148 +229,81 @@ def run_brax_seed(config: pjd.TrainConfig, seed: int, grad_updates: int) -> Brax
         )
         raise SystemExit(2) from err
     wall = time.perf_counter() - start
-    return BraxRun(evals, walltimes, steps, wall, eval_seconds[0])
+    # Env steps/s over epochs 2..n (no compilation, no evaluation).
+    if len(steps) < 2:
+        rate = steps[-1] / walltimes[-1]
+    else:
+        rate = (steps[-1] - steps[0]) / (walltimes[-1] - walltimes[0])
+    print(
+        f"  [brax] seed {seed}: {wall:.1f} s, {rate:,.0f} steps/s after epoch 1; "
+        f"eval returns {', '.join(f'{r:.0f}' for _, r in evals)}"
+    )
+    return {
+        "eval_return": evals[-1][1],
+        "reached_target": float(any(v >= TARGET for s, v in evals if s > 0)),
+        "env_steps": steps[-1],
+        "wall_s": wall,
+        "compile_s": walltimes[0] - steps[0] / rate,  # estimated
+        "train_s": steps[-1] / rate,
+    }
 
 
-def run_brax(config: pjd.TrainConfig, seeds: int) -> Row:
-    """brax's SAC for seeds 0..seeds-1, one after another."""
+def run_brax(
+    config: pjd.TrainConfig, seeds: int, episodes: int
+) -> tuple[list[dict], dict]:
+    """brax's SAC for seeds 0..seeds-1, one after another: per seed, and in all."""
     grad_updates = (
         config.sac.updates_per_step * config.num_envs // config.steps_per_update
     )
-    runs = []
-    for seed in range(seeds):
-        run = run_brax_seed(config, seed, grad_updates)
-        curve = ", ".join(f"{r:.0f}" for _, r in run.evals)
-        print(
-            f"  [brax] seed {seed}: {run.wall_seconds:.1f} s, {run.steady_rate():,.0f} "
-            f"steps/s after epoch 1, {run.eval_seconds:.1f} s evaluating; eval "
-            f"returns {curve}"
-        )
-        runs.append(run)
-
-    num_envs, epochs = config.num_envs, NUM_EVALS - 1
+    runs = [run_brax_seed(config, s, grad_updates, episodes) for s in range(seeds)]
+    num_envs, epochs = config.num_envs, config.num_logs - 1
     prefill = -(-config.sac.min_replay // num_envs)
     per_epoch = -(-(config.total_steps - prefill * num_envs) // (epochs * num_envs))
-    train_seconds = sum(r.steps[-1] / r.steady_rate() for r in runs)
-    compile_seconds = sum(r.walltimes[0] - r.steps[0] / r.steady_rate() for r in runs)
-    env_steps = runs[0].steps[-1]
-    return Row(
-        train_returns=None,
-        eval_returns=[r.evals[-1][1] for r in runs],
-        reached=sum(any(v >= TARGET for s, v in r.evals if s > 0) for r in runs),
-        env_steps=env_steps,
-        grad_steps=epochs * per_epoch * grad_updates,
-        wall_seconds=sum(r.wall_seconds for r in runs),
-        compile_seconds=compile_seconds,
-        train_seconds=train_seconds,
-        steps_per_second=env_steps * seeds / train_seconds,
-        compile_note=f"est., {seeds}x: every train() compiles",
-    )
+    train_s = sum(r["train_s"] for r in runs)
+    cost = {
+        "env_steps": runs[0]["env_steps"],
+        "grad_steps": epochs * per_epoch * grad_updates,
+        "wall_s": sum(r["wall_s"] for r in runs),
+        "compile_s": sum(r["compile_s"] for r in runs),  # every train() compiles
+        "train_s": train_s,
+        "steps_per_s": runs[0]["env_steps"] * seeds / train_s,
+    }
+    keys = ("eval_return", "reached_target")
+    return [{k: r[k] for k in keys} for r in runs], cost
 
 
-def mean_std(values: Sequence[float] | None) -> str:
-    """`mean ± std` over seeds (population std), or a dash."""
-    if values is None:
-        return "—"
-    x = np.asarray(values, dtype=float)
-    return f"{np.nanmean(x):.1f} ± {np.nanstd(x):.1f}"
-
-
-def finals_at_target(values: Sequence[float] | None) -> str:
-    """How many seeds end at or above the target."""
-    if values is None:
-        return "—"
-    return f"{sum(v >= TARGET for v in values)}/{len(values)}"
-
-
-def table_cells(r: Row, seeds: int) -> list[str]:
-    """One library's column of the table, in the order of `ROW_NAMES`."""
-    return [
-        mean_std(r.train_returns),
-        mean_std(r.eval_returns),
-        f"{r.reached}/{seeds}",
-        finals_at_target(r.train_returns),
-        finals_at_target(r.eval_returns),
-        f"{r.env_steps:,}",
-        f"{r.grad_steps:,}",
-        f"{r.wall_seconds:.1f}",
-        f"{r.compile_seconds:.1f} ({r.compile_note})",
-        f"{r.train_seconds:.1f}",
-        f"{r.steps_per_second:,.0f}",
-    ]
-
-
-ROW_NAMES = [
-    "final return, training episodes (stochastic)",
-    f"final return, eval {EVAL_EPISODES} episodes (deterministic)",
-    "seeds reaching 900 at any log (primary return)",
-    "seeds >= 900 at the end, training return",
-    "seeds >= 900 at the end, eval return",
-    "env steps per seed",
-    "gradient steps per seed (batch 256)",
-    "wall time, all seeds, compile included [s]",
-    "compile time, all seeds [s]",
-    "train time, all seeds, compile excluded [s]",
-    "env steps/s, all seeds, compile excluded",
-]
-
-
-def print_table(ours: Row, theirs: Row, seeds: int) -> None:
-    """The side-by-side table: one line per figure, one column per library."""
-    cells = list(
-        zip(
-            ROW_NAMES, table_cells(ours, seeds), table_cells(theirs, seeds), strict=True
-        )
-    )
-    head = ("", "purejaxdrl SAC (sweep)", "brax sac.train")
-    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(3)]
-    line = "  ".join("-" * w for w in widths)
-    for cell in [None, head, None, *cells, None]:
-        if cell is None:
-            print(line)
-        else:
-            print("  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)))
-    print(
-        "primary return: purejaxdrl = training episodes of its last chunk; brax = "
-        "its last evaluation ('eval/episode_reward', deterministic policy)."
-    )
-
-
-def main() -> None:
-    """Parses the arguments, trains both, prints the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1")
-    parser.add_argument("--total-steps", type=int, default=199_680, help="env steps")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> Report:
+    """Parses the arguments, trains both, reports the table."""
+    p = parser(__doc__)
+    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1")
+    p.add_argument("--total-steps", type=int, default=199_680, help="env steps")
+    p.add_argument("--eval-episodes", type=int, default=128)  # brax's num_eval_envs
+    args = p.parse_args(argv)
+    if args.tiny:
+        args.seeds, args.total_steps, args.eval_episodes = 1, 512, 8
     if args.seeds < 1:
-        parser.error("--seeds must be >= 1")
-
-    had = hasattr(jax, "device_put_replicated")
+        p.error("--seeds must be >= 1")
     install_jax_shims()  # bench_brax's: brax's SAC and PPO share the pmap axis
-    shims = [] if had else ["jax.device_put_replicated"]
-    config = make_config(args.total_steps)
+    config = make_config(args.total_steps, args.tiny)
     sac = config.sac
-    print(
-        f"jax {jax.__version__}, brax {brax.__version__} on "
-        f"{jax.devices()[0].device_kind} ({os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.1f}); shims: {', '.join(shims) or 'none'}"
+    brax_steps = sac.updates_per_step * config.num_envs // config.steps_per_update
+    report = Report(
+        f"SAC on {config.env.id}: purejaxdrl sweep vs brax {brax.__version__} "
+        f"sac.train, {args.seeds} seeds, {config.total_steps:,} env steps, "
+        f"{config.num_envs} envs, batch {sac.batch_size}, replay "
+        f"{sac.min_replay:,}..{sac.buffer_size:,}, {sac.updates_per_step} grad "
+        f"steps / {config.steps_per_update} env steps (brax: {brax_steps} / "
+        f"{config.num_envs}), MLP {tuple(config.network.hidden_sizes)}"
     )
-    print(
-        f"{PRESET} (positional, episode_length 1000): {args.seeds} seeds, "
-        f"{config.total_steps:,} env steps, {config.num_envs} envs, batch "
-        f"{sac.batch_size}, lr {sac.learning_rate:g}, gamma {sac.gamma:g}, tau "
-        f"{sac.tau:g}, replay {sac.min_replay:,}..{sac.buffer_size:,}, "
-        f"{sac.updates_per_step} grad steps / {config.steps_per_update} env steps "
-        f"(brax: {sac.updates_per_step * config.num_envs // config.steps_per_update} "
-        f"/ {config.num_envs}), MLP {tuple(config.network.hidden_sizes)} "
-        f"{config.network.activation}, raw observations"
-    )
-    print("purejaxdrl sweep ...", flush=True)
-    ours = run_ours(config, args.seeds)
-    print("brax sac.train ...", flush=True)
-    theirs = run_brax(config, args.seeds)
-    print()
-    print_table(ours, theirs, args.seeds)
+    ours, our_cost = run_ours(config, args.seeds, args.eval_episodes)
+    theirs, their_cost = run_brax(config, args.seeds, args.eval_episodes)
+    row = "returns per seed"
+    report.add(row, "purejaxdrl SAC (sweep)", ours, "train: last chunk's episodes")
+    report.add(row, "brax sac.train", theirs, "its last evaluation")
+    row = "all seeds (compile excluded from train_s and steps/s)"
+    report.add(row, "purejaxdrl SAC (sweep)", [our_cost], "compiles once")
+    report.add(row, "brax sac.train", [their_cost], "compile estimated, per seed")
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ What every side-by-side figure in this repository needs, written once:
 - `describe_machine()`: what ran it (JAX, backend, device, cores), printed
   above every table and stored with every result.
 - `time_program(fn, *args)`: ahead-of-time compile, then one timed call that
-  blocks until the result is ready, so compile time never reaches steps/s.
+  blocks until the result is ready, so compile time never reaches steps/s
+  (`compile_ahead` and `time_call` are its two halves, for repeated calls).
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike.
 - `spread(values)`: median, min and max of repeats (what the tables print).
@@ -13,7 +14,10 @@ What every side-by-side figure in this repository needs, written once:
 - `Budget`: a wall-clock allowance that a suite checks between rows, so it
   stops cleanly and still prints what finished.
 - `parser(doc)`: the options every script takes (`--repeats`, `--json`,
-  `--markdown`, `--tiny`).
+  `--markdown`, `--tiny`); `Report.finish(args)` writes and prints the table.
+- `TINY`: the toy sizes `--tiny` trains at (one config for every script, so
+  the tests' compilation cache serves them all); `train_figures(result)`: a
+  `TrainResult`'s steps/s, compile seconds and final return as figures.
 
 Scripts import it as a sibling module (`from harness import ...`): they run
 as `python scripts/NAME.py`, which puts `scripts/` first on `sys.path`.
@@ -34,6 +38,25 @@ from typing import Any
 import jax
 
 Figures = dict[str, float]
+
+
+# `--tiny`'s training sizes: CartPole-sized, compiled in seconds on a CPU.
+TINY = {
+    "num_envs": 4,
+    "unroll_length": 8,
+    "total_steps": 4 * 8 * 4,
+    "num_logs": 2,
+    "devices": 1,
+}
+
+
+def train_figures(result: Any) -> Figures:
+    """A `TrainResult`'s (or `SweepResult` run's) steps/s, compile s and return."""
+    return {
+        "steps_per_s": result.steps_per_second,
+        "compile_s": result.compile_seconds,
+        "return": result.mean_return,
+    }
 
 
 def describe_machine() -> dict[str, Any]:
@@ -59,6 +82,20 @@ def machine_line(machine: Mapping[str, Any] | None = None) -> str:
     )
 
 
+def compile_ahead(fn: Callable[..., Any], *args: Any) -> tuple[float, Callable]:
+    """`jax.jit(fn)` compiled for `args` ahead of time: (seconds it took, program)."""
+    start = time.perf_counter()
+    program = jax.jit(fn).lower(*args).compile()
+    return time.perf_counter() - start, program
+
+
+def time_call(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
+    """(seconds, output) of one call of `fn(*args)`, until every output is ready."""
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start, out
+
+
 def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
     """Compiles `jax.jit(fn)` for `args` ahead of time, then runs it once.
 
@@ -67,12 +104,8 @@ def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]
       output array is ready, and excludes compilation.
 
     """
-    start = time.perf_counter()
-    program = jax.jit(fn).lower(*args).compile()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    out = jax.block_until_ready(program(*args))
-    return compile_s, time.perf_counter() - start, out
+    compile_s, program = compile_ahead(fn, *args)
+    return (compile_s, *time_call(program, *args))
 
 
 def best_time(fn: Callable[[], Any], repeats: int) -> float:
@@ -162,6 +195,7 @@ class Report:
         self.machine = dict(machine or describe_machine())
         self.rows: list[Row] = []
         self.skipped: list[tuple[str, str]] = []
+        print(f"{title}\n{machine_line(self.machine)}", flush=True)
 
     def add(self, row: str, name: str, runs: list[Figures], note: str = "") -> Row:
         """Adds a line and prints it."""
@@ -202,6 +236,12 @@ class Report:
             lines.append(f"| {row} | not run | | {why} |")
         return "\n".join(lines) + "\n"
 
+    def finish(self, args: argparse.Namespace) -> Report:
+        """Writes the report where `args.json` / `args.markdown` say, and prints it."""
+        self.write(args.json, args.markdown)
+        print("\n" + self.to_markdown(), flush=True)
+        return self
+
     def write(self, json_path: str | None, markdown_path: str | None) -> None:
         """Writes the report where asked (either path may be None)."""
         if json_path:
@@ -234,9 +274,20 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+class _Parser(argparse.ArgumentParser):
+    def parse_args(self, *args: Any, **kwargs: Any) -> argparse.Namespace:  # type: ignore[override]
+        out = super().parse_args(*args, **kwargs)
+        if out.tiny:  # toy sizes check a code path: one run of each is enough
+            out.repeats = 1
+        return out
+
+
 def parser(doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser with the options every benchmark script takes."""
-    p = argparse.ArgumentParser(
+    """An argument parser with the options every benchmark script takes.
+
+    With `--tiny`, `--repeats` is 1.
+    """
+    p = _Parser(
         description=(doc or "").splitlines()[0] if doc else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,45 +1,38 @@
 """Scores of the `cartpole_envpool` preset through the actor-learner runner.
 
 Trains each algorithm on EnvPool's and Gymnasium's CartPole-v1 for a few seeds
-(one after another, one device) and prints the final mean return over seeds
-(mean ± std, min) and steps/s (compile excluded):
+(one after another, one device) and reports each seed's final mean return and
+steps/s (compile excluded):
 
     python scripts/host_cartpole_scores.py --seeds 3
 """
 
-import argparse
-
-import numpy as np
+from harness import TINY, Report, parser, train_figures
 
 import purejaxdrl as pjd
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--algos", default="impala,ppo")
-    parser.add_argument("--envs", default="envpool:CartPole-v1,gymnasium:CartPole-v1")
-    args = parser.parse_args()
-    print("| algorithm | environment | steps | final mean return (seeds) | steps/s |")
-    print("|---|---|---|---|---|")
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--algos", default="impala,ppo")
+    p.add_argument("--envs", default="envpool:CartPole-v1,gymnasium:CartPole-v1")
+    args = p.parse_args(argv)
+    if args.tiny:  # one algorithm on both kinds of host env
+        args.seeds, args.algos = 1, args.algos.split(",")[0]
+    report = Report("cartpole_envpool preset, actor-learner runner")
     for algo in args.algos.split(","):
         for env_id in args.envs.split(","):
-            returns, speeds = [], []
-            for seed in range(args.seeds):
-                config = pjd.load_preset("cartpole_envpool", algo).config
-                config = pjd.apply_overrides(
-                    config, {"env": {"id": env_id}, "devices": 1, "seed": seed}
-                )
-                result = pjd.train(config)
-                returns.append(result.mean_return)
-                speeds.append(result.steps_per_second)
-            print(
-                f"| {algo} | `{env_id}` | {config.total_steps // 1000}k | "
-                f"{np.mean(returns):.1f} ± {np.std(returns):.1f} (min "
-                f"{np.min(returns):.1f}, {args.seeds} seeds) | "
-                f"{np.mean(speeds) / 1e3:.1f}k |",
-                flush=True,
-            )
+            config = pjd.load_preset("cartpole_envpool", algo).config
+            overrides = {"env": {"id": env_id}, "devices": 1}
+            overrides.update(TINY if args.tiny else {})
+            config = pjd.apply_overrides(config, overrides)
+            runs = [
+                train_figures(pjd.train(pjd.apply_overrides(config, {"seed": seed})))
+                for seed in range(args.seeds)
+            ]
+            report.add(f"{algo} `{env_id}`", f"{config.total_steps:,} steps", runs)
+    return report.finish(args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""The benchmark scripts still run: each --help, the GPU suite's rows at toy size.
+"""The benchmark scripts still run: each --help, each at toy size, the GPU suite's rows.
 
 Nothing else runs `scripts/`, so a renamed function inside the package would
-break them silently. The suite's rows run in this process at `--tiny` sizes
-(compile-bound: about a minute each on a 2-core CPU, brax's the longest).
+break them silently. Every benchmark script runs in this process at `--tiny`
+size and must report rows of numbers; the GPU suite's rows run the same way.
+All are compile-bound: up to a few minutes each on a 2-core CPU (Craftax's
+world generation, brax's trainers the longest).
 """
 
 import json
@@ -30,6 +32,29 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
         runpy.run_path(str(SCRIPTS / script), run_name="__main__")
     assert exit_.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+# Every script but these runs at --tiny size below (bench_gpu.py: its rows).
+NOT_BENCHMARKS = {"harness.py", "bench_gpu.py", "reproduce.py", "param_hashes.py"}
+BENCHMARKS = sorted(
+    p.name for p in SCRIPTS.glob("*.py") if p.name not in NOT_BENCHMARKS
+)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("script", BENCHMARKS)
+def test_script_runs_at_toy_size(script, on_scripts_path, monkeypatch, tmp_path):
+    out = tmp_path / "report.json"
+    monkeypatch.setattr(sys, "argv", [script, "--tiny", "--json", str(out)])
+    runpy.run_path(str(SCRIPTS / script), run_name="__main__")
+    report = json.loads(out.read_text())
+    assert not [s for s in report["skipped"] if s["why"].startswith("failed")]
+    assert report["rows"], f"{script} reported nothing"
+    for row in report["rows"]:
+        assert row["runs"], row
+        for figures in row["runs"]:
+            assert figures, row
+            assert all(isinstance(v, float | int) for v in figures.values()), row
 
 
 ROWS = ["ppo_cartpole", "brax_ant", "apex_dqn", "breakout_minatar"]
