@@ -31,7 +31,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import Report, interleave, machine_line, parser, spread
+from harness import Report, interleave, parser, spread
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -56,7 +56,12 @@ SETTINGS = {
         "epsilon_fraction": 0.2,
     },
 }
-TINY = {"total_steps": 32 * 64 * 4, "num_logs": 1, "eval": {"episodes": 4}}
+TINY = {
+    "total_steps": 32 * 64 * 2,
+    "num_logs": 1,
+    "eval": {"episodes": 4},
+    "devices": 1,
+}
 
 
 def config_for(tiny: bool) -> pjd.TrainConfig:
@@ -156,7 +161,6 @@ def main(argv: list[str] | None = None) -> Report:
         contenders["rejax PQN"] = lambda seed: rejax_pqn(rejax, config, seed)
     else:
         report.skip("rejax PQN", "no --rejax folder given")
-    print(machine_line(), flush=True)
     runs = interleave(contenders, args.repeats)
     for name, figures in runs.items():
         report.add("cartpole pqn", name, figures)
@@ -170,8 +174,7 @@ def main(argv: list[str] | None = None) -> Report:
         a, b = (spread([r["sps"] for r in f])["median"] for f in runs.values())
         report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": a / b}])
         print(f"purejaxdrl / rejax steps/s: {a / b:.2f}x")
-    report.write(args.json, args.markdown)
-    return report
+    return report.finish(args)
 
 
 if __name__ == "__main__":

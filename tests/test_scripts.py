@@ -36,9 +36,15 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
 
 # Every script but these runs at --tiny size below (bench_gpu.py: its rows).
 NOT_BENCHMARKS = {"harness.py", "bench_gpu.py", "reproduce.py", "param_hashes.py"}
-BENCHMARKS = sorted(
-    p.name for p in SCRIPTS.glob("*.py") if p.name not in NOT_BENCHMARKS
-)
+# Minutes even at toy size, compiling MJX's or Craftax's step (which their own
+# tests compile in CI too): under -m slow.
+SLOW = {"bench_craftax.py", "bench_playground.py"}
+BENCHMARKS = [
+    pytest.param(name, marks=[pytest.mark.slow] if name in SLOW else [])
+    for name in sorted(
+        p.name for p in SCRIPTS.glob("*.py") if p.name not in NOT_BENCHMARKS
+    )
+]
 
 
 @pytest.mark.timeout(600)

@@ -1,0 +1,182 @@
+"""PPO on MuJoCo Playground's CartpoleBalance: purejaxdrl vs brax's own trainer.
+
+Part 1, speed: the `cartpole_balance` preset's PPO (Playground's published DM
+Control settings with the batch scaled down for a CPU: 256 envs x 30 steps per
+update, 16 epochs x 8 minibatches, lr 1e-3, γ 0.995, rewards x10, entropy 0.01,
+clip 0.3, brax's 4 x 32 swish network for both towers, observations
+normalised) beside brax's `ppo.train` on `wrap_for_brax_training` of the same
+environment at the same settings (its batch_size x num_minibatches sequences
+per update = our 256 environments, one unroll each; its value network set to
+ours). Printed per contender, median [min-max] over seeds, interleaved:
+steps/s (compile excluded: brax's last training epoch, ours after compiling)
+and the deterministic policy's return over 128 evaluation episodes.
+
+Part 2, the final observation (`--final-obs`): ours as built, and ours with the
+final observation of each time-limited episode replaced by the next episode's
+first observation (what a learner sees through `wrap_for_brax_training`), at a
+time limit short enough to matter (`--episode-length`, 100 by default), one
+vmapped sweep of `--repeats` seeds each; the training returns (mean return of
+the episodes of the last tenth of training), whatever they show.
+
+    python scripts/bench_playground.py --repeats 5
+    python scripts/bench_playground.py --final-obs --repeats 5
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from harness import Report, interleave, parser, spread
+
+import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
+
+ENV = "CartpoleBalance"
+TINY = {"total_steps": 256 * 30 * 2, "num_logs": 1, "devices": 1}
+
+
+def config_for(tiny: bool, **overrides: Any) -> pjd.TrainConfig:
+    """The preset's PPO section, at toy size with `tiny`."""
+    config = pjd.load_preset("cartpole_balance", "ppo").config
+    # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5.
+    config = pjd.apply_overrides(config, {"ppo": {"eps": 1e-8}, **overrides})
+    return pjd.apply_overrides(config, TINY) if tiny else config
+
+
+def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
+    result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
+    return {
+        "compile_s": result.compile_seconds,
+        "sps": result.steps_per_second,
+        "return": result.eval_return,
+        "train_return": result.mean_return,
+    }
+
+
+def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
+    """brax's PPO trainer on Playground's own training wrapper, same settings."""
+    import functools
+
+    from bench_brax import install_jax_shims
+    from brax.training.agents.ppo import networks as ppo_networks
+    from brax.training.agents.ppo import train as ppo_train
+    from mujoco_playground import registry, wrapper
+
+    install_jax_shims()  # brax 0.14's trainer on JAX >= 0.8 (see bench_brax.py)
+    p, net = config.ppo, config.network
+    env = registry.load(ENV, config_overrides={"impl": "jax"})
+    episode_length = registry.get_default_config(ENV).episode_length
+    minibatch = config.num_envs // p.num_minibatches
+    hidden = tuple(net.hidden_sizes)
+    factory = functools.partial(
+        ppo_networks.make_ppo_networks,
+        policy_hidden_layer_sizes=hidden,
+        value_hidden_layer_sizes=hidden,
+    )
+    metrics: list[dict] = []
+    ppo_train.train(
+        environment=env,
+        wrap_env_fn=wrapper.wrap_for_brax_training,
+        num_timesteps=config.total_steps,
+        max_devices_per_host=1,
+        num_envs=config.num_envs,
+        episode_length=episode_length,
+        unroll_length=config.unroll_length,
+        batch_size=minibatch,
+        num_minibatches=p.num_minibatches,
+        num_updates_per_batch=p.num_epochs,
+        learning_rate=p.learning_rate,
+        entropy_cost=p.entropy_cost,
+        discounting=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clipping_epsilon=p.clip_eps,
+        reward_scaling=p.reward_scale,
+        vf_loss_coefficient=2 * p.value_cost,  # brax's value loss has no 0.5
+        normalize_observations=True,
+        network_factory=factory,
+        num_evals=3,  # two training epochs: the second's steps/s is compile-free
+        num_eval_envs=128,
+        deterministic_eval=True,
+        seed=seed,
+        progress_fn=lambda step, m: metrics.append(dict(m)),
+    )
+    last = metrics[-1]
+    return {
+        "sps": float(last["training/sps"]),
+        "return": float(last["eval/episode_reward"]),
+    }
+
+
+def dropped_final_observation() -> Callable[[], None]:
+    """Makes every Playground env's final observation the next episode's first.
+
+    Returns the function that undoes it. A scratch patch for the ablation, not
+    an option of the package: the adapter's final observation is its point.
+    """
+    from purejaxdrl.env.playground_env import PlaygroundEnv
+
+    original = PlaygroundEnv.step_batch
+
+    def step_batch(self, keys, states, actions, params):
+        states, ts = original(self, keys, states, actions, params)
+        return states, ts._replace(final_observation=ts.observation)
+
+    PlaygroundEnv.step_batch = step_batch
+    return lambda: setattr(PlaygroundEnv, "step_batch", original)
+
+
+def final_obs_runs(config: pjd.TrainConfig, seeds: int) -> dict[str, list[dict]]:
+    """Ours with and without the true final observation: a sweep of seeds each."""
+
+    def returns() -> list[dict[str, float]]:
+        result = pjd.sweep(config, seeds=seeds)
+        return [{"train_return": float(r)} for r in result.final_return]
+
+    with_final = returns()
+    undo = dropped_final_observation()
+    try:
+        without = returns()
+    finally:
+        undo()
+    return {
+        "ours, true final observation": with_final,
+        "ours, next episode's first observation": without,
+    }
+
+
+def show(report: Report, row: str, runs: dict[str, list[dict]], key: str) -> None:
+    for name, figures in runs.items():
+        report.add(row, name, figures)
+        s = spread([f[key] for f in figures])
+        low, high = f"{s['min']:,.1f}", f"{s['max']:,.1f}"
+        print(f"{row}: {name:<40} {key} {s['median']:,.1f} [{low}-{high}]")
+
+
+def main(argv: list[str] | None = None) -> Report:
+    p = parser(__doc__)
+    p.add_argument("--final-obs", action="store_true", help="run part 2 only")
+    p.add_argument("--episode-length", type=int, default=100)
+    args = p.parse_args(argv)
+    report = Report(f"PPO on Playground {ENV}: purejaxdrl vs brax's trainer")
+    if args.final_obs:
+        env = {"env": {"options": {"episode_length": args.episode_length}}}
+        config = config_for(args.tiny, **env)
+        runs = final_obs_runs(config, args.repeats)
+        show(report, f"episode_length {args.episode_length}", runs, "train_return")
+    else:
+        config = config_for(args.tiny, eval={"episodes": 128, "every": 0})
+        runs = interleave(
+            {
+                "purejaxdrl ppo": lambda seed: ours(config, seed),
+                "brax ppo.train": lambda seed: brax_ppo(config, seed),
+            },
+            args.repeats,
+        )
+        show(report, "speed", runs, "sps")
+        show(report, "return", runs, "return")
+        a, b = (spread([r["sps"] for r in f])["median"] for f in runs.values())
+        report.add("ratio", "purejaxdrl / brax steps/s", [{"x": a / b}])
+        print(f"purejaxdrl / brax steps/s: {a / b:.2f}x")
+    return report.finish(args)
+
+
+if __name__ == "__main__":
+    main()
