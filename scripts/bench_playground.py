@@ -89,7 +89,7 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
         gae_lambda=p.gae_lambda,
         clipping_epsilon=p.clip_eps,
         reward_scaling=p.reward_scale,
-        vf_loss_coefficient=2 * p.value_cost,  # brax's value loss has no 0.5
+        vf_loss_coefficient=p.value_cost,  # 0.5 x coefficient x error², as ours
         normalize_observations=True,
         network_factory=factory,
         num_evals=3,  # two training epochs: the second's steps/s is compile-free
