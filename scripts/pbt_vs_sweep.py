@@ -25,13 +25,14 @@ SPACE = {
     "learning_rate": ("loguniform", 1e-5, 1e-2),
     "entropy_cost": ("loguniform", 1e-4, 1e-1),
 }
-SETTINGS = {"total_steps": 200_000, "num_logs": 20, "ppo": {"anneal_lr": False}}
+SETTINGS = {"num_logs": 20, "ppo": {"anneal_lr": False}}
 TINY = {"total_steps": 4 * 128 * 4, "num_logs": 4}
 
 
-def config_for(tiny: bool, seed: int) -> pjd.TrainConfig:
-    """The cartpole PPO preset at the benchmark's budget, runs seeded from `seed`."""
-    config = pjd.apply_overrides(pjd.load_preset("cartpole", "ppo").config, SETTINGS)
+def config_for(tiny: bool, seed: int, steps: int) -> pjd.TrainConfig:
+    """The cartpole PPO preset at `steps` per member, runs seeded from `seed`."""
+    config = pjd.load_preset("cartpole", "ppo").config
+    config = pjd.apply_overrides(config, {**SETTINGS, "total_steps": steps})
     return pjd.apply_overrides(config, {**(TINY if tiny else {}), "seed": seed})
 
 
@@ -58,11 +59,14 @@ def experiment(config: pjd.TrainConfig, search_seed: int, members: int) -> dict:
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--population", type=int, default=8)
+    p.add_argument("--steps", type=int, default=200_000, help="per member")
     args = p.parse_args(argv)
-    report = Report("PBT vs random sweep: CartPole-v1 PPO, learning rate and entropy")
+    report = Report(
+        f"PBT vs random sweep: CartPole-v1 PPO, {args.steps:,} steps per member"
+    )
     runs: dict[str, list[dict]] = {"pbt": [], "sweep": []}
     for repeat in range(args.repeats):
-        config = config_for(args.tiny, seed=1000 * repeat)
+        config = config_for(args.tiny, 1000 * repeat, args.steps)
         for name, f in experiment(config, repeat, args.population).items():
             runs[name].append(f)
             print(f"experiment {repeat}: {name:<6} {f}", flush=True)
