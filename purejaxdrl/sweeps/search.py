@@ -41,8 +41,8 @@ def sampled_field(
     if not field.dynamic:
         raise ConfigError(
             f"--sample {name}: {field.path} is static (it changes shapes or "
-            "loop counts, one program per value); sample only dynamic "
-            "fields and --grid static ones."
+            "loop counts, one program per value); draw only dynamic fields "
+            "(a sweep can --grid a static one)."
         )
     kind, low, high = spec
     if kind not in DISTRIBUTIONS:
