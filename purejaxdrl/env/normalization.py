@@ -140,6 +140,18 @@ class NormalizeObservation(Wrapper):
         state, ts = self.env.step(key, state, action, params.inner)
         return state, self._normalize(ts, params)
 
+    def step_batch(
+        self,
+        keys: PRNGKey,
+        states: PyTree,
+        actions: jax.Array,
+        params: NormalizedParams,
+    ) -> tuple[PyTree, TimeStep]:
+        # The inner env's own batched step (Playground's resets only when one
+        # ended), not a vmap of `step`; the statistics broadcast over B.
+        states, ts = self.env.step_batch(keys, states, actions, params.inner)
+        return states, self._normalize(ts, params)
+
     def update_statistics(
         self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None
     ) -> NormalizedParams:

@@ -67,6 +67,31 @@ def test_normalize_observation_uses_params_statistics_and_keeps_raw():
     assert float(new_params.obs_stats.count) > float(stats.count)
 
 
+class _OwnBatchedStep(envs.Wrapper):
+    """An env whose batched step is not vmap(step): it tags what it returns."""
+
+    def step_batch(self, keys, states, actions, params):
+        states, ts = self.env.step_batch(keys, states, actions, params)
+        return states, ts._replace(reward=ts.reward + 1000.0)
+
+
+def test_normalize_observation_batches_with_the_inner_batched_step():
+    # Playground's batched step resets only when an environment ended; a
+    # vmap of `step` would reset every environment at every step.
+    inner = _OwnBatchedStep(envs.make("CartPole-v1"))
+    env = envs.NormalizeObservation(inner)
+    params = env.default_params
+    keys = jax.random.split(jax.random.key(0), 4)
+    states, ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    actions = jnp.zeros(4, jnp.int32)
+    states, ts = env.step_batch(keys, states, actions, params)
+    np.testing.assert_array_equal(ts.reward, 1001.0)
+    raw = ts.info["raw_observation"]
+    stats = params.obs_stats
+    expected = (raw - stats.mean) / np.sqrt(stats.variance + 1e-8)
+    np.testing.assert_allclose(ts.observation, expected, rtol=1e-6)
+
+
 def test_hide_observations_drops_the_velocities_of_cartpole():
     from purejaxdrl.env.wrappers import HideObservations, check_hidden
 
