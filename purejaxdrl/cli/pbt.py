@@ -24,6 +24,7 @@ from purejaxdrl.cli.args import (
     load_preset_or_help,
     pre_parse,
     reject_other_algorithms,
+    resume_command,
     use_compile_cache,
 )
 
@@ -178,28 +179,13 @@ def pbt_command(argv: Sequence[str]) -> int:
 
 def _resume_command(argv: Sequence[str]) -> int:
     """`purejaxdrl pbt --resume DIR`: continues a stopped PBT run."""
-    parser = Parser(
-        prog="purejaxdrl pbt --resume",
-        description="Continue a PBT run that was stopped, from its checkpoints.",
-        allow_abbrev=False,
-    )
-    parser.add_argument("--resume", metavar="DIR", required=True)
-    parser.add_argument("--device-memory", metavar="SIZE")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_compile_cache_flags(parser)
-    args = parser.parse_args(argv)
-    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
-    use_compile_cache(args)
-    from purejaxdrl.sweeps.population import resume_pbt
 
-    start = time.perf_counter()
-    result = resume_pbt(
-        args.resume,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
-    )
-    _print_summary(result, time.perf_counter() - start)
-    return 0
+    def resume() -> Any:
+        from purejaxdrl.sweeps.population import resume_pbt
+
+        return resume_pbt
+
+    return resume_command(argv, "pbt", "PBT run", resume, _print_summary)
 
 
 def _print_summary(result: Any, wall: float) -> None:

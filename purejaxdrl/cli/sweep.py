@@ -24,6 +24,7 @@ from purejaxdrl.cli.args import (
     load_preset_or_help,
     pre_parse,
     reject_other_algorithms,
+    resume_command,
     use_compile_cache,
 )
 
@@ -169,28 +170,13 @@ def sweep_command(argv: Sequence[str]) -> int:
 
 def _resume_command(argv: Sequence[str]) -> int:
     """`purejaxdrl sweep --resume DIR`: continues a stopped sweep."""
-    parser = Parser(
-        prog="purejaxdrl sweep --resume",
-        description="Continue a sweep that was stopped, from its checkpoints.",
-        allow_abbrev=False,
-    )
-    parser.add_argument("--resume", metavar="DIR", required=True)
-    parser.add_argument("--device-memory", metavar="SIZE")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_compile_cache_flags(parser)
-    args = parser.parse_args(argv)
-    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
-    use_compile_cache(args)
-    from purejaxdrl.sweeps.program import resume_sweep
 
-    start = time.perf_counter()
-    result = resume_sweep(
-        args.resume,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
-    )
-    _print_summary(result, time.perf_counter() - start)
-    return 0
+    def resume() -> Any:
+        from purejaxdrl.sweeps.program import resume_sweep
+
+        return resume_sweep
+
+    return resume_command(argv, "sweep", "sweep", resume, _print_summary)
 
 
 def _print_summary(result: Any, wall: float) -> None:
