@@ -19,8 +19,10 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
   forward obs/s and training samples/s (`scripts/bench_networks.py`).
 - recurrent: masked-CartPole PPO with GRU, LSTM and minGRU cores beside two
   feed-forward baselines (`scripts/bench_recurrent.py`).
-- playground: MuJoCo Playground's CartpoleBalance and Go1JoystickFlatTerrain
-  beside brax's trainer, once the Playground adapter exists (issue 41).
+- playground: MuJoCo Playground's CartpoleBalance PPO beside brax's trainer
+  on `wrap_for_brax_training` (`scripts/bench_playground.py`), at the
+  `cartpole_balance` preset's settings with `--playground-envs` environments;
+  Go1JoystickFlatTerrain needs MuJoCo Menagerie's models and is not run.
 
 `--budget-seconds` stops before a row (or a size within a row) that would not
 fit, and the table says what did not run. `--tiny` runs every row at toy sizes
@@ -264,13 +266,30 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
 
 
 def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> None:
-    """MuJoCo Playground beside brax's trainer: waits on the adapter (issue 41)."""
-    try:
-        from purejaxdrl.env import playground  # noqa: F401
-    except ImportError:
-        report.skip("playground", "the Playground adapter is not built yet (issue 41)")
+    """Playground's CartpoleBalance PPO beside brax's trainer (bench_playground)."""
+    row = "playground CartpoleBalance PPO"
+    if args.tiny:  # MJX's step compiles for minutes on a CPU
+        report.skip(row, "--tiny: scripts/bench_playground.py --tiny (-m slow)")
         return
-    report.skip("playground", "adapter present but this row is not written yet")
+    import bench_playground
+
+    overrides = {"num_envs": args.playground_envs, "total_steps": args.playground_steps}
+    config = bench_playground.config_for(
+        False, **overrides, eval={"episodes": 128, "every": 0}
+    )
+    runs = interleave(
+        {
+            "ours": lambda seed: bench_playground.ours(config, seed),
+            "brax": lambda seed: bench_playground.brax_ppo(config, seed),
+        },
+        args.repeats,
+    )
+    row = f"{row}, {config.num_envs} envs, {config.total_steps:,} steps"
+    a = report.add(row, "purejaxdrl", runs["ours"])
+    b = report.add(row, "brax ppo.train", runs["brax"])
+    ratio = a.medians()["sps"] / b.medians()["sps"]
+    report.add(row, "ratio ours / brax", [{"sps": ratio}])
+    report.skip("playground Go1JoystickFlatTerrain", "needs MuJoCo Menagerie's models")
 
 
 ROWS: dict[str, Callable[[Report, argparse.Namespace, Budget], None]] = {
@@ -293,6 +312,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=8, help="vmapped seeds per sweep")
     p.add_argument("--ppo-envs", type=int, nargs="+", default=[64, 512, 2048, 8192])
     p.add_argument("--ant-steps", type=int, default=10_000_000)
+    p.add_argument("--playground-envs", type=int, default=2048)
+    p.add_argument("--playground-steps", type=int, default=2048 * 30 * 25)
     p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
     p.add_argument(
         "--compile-cache",
