@@ -2,9 +2,9 @@
 # Downloads the wheels that `scripts/bench_gpu.py` needs on a GPU machine that
 # already has JAX (CUDA), flax, optax, orbax, chex, numpy, scipy, matplotlib,
 # pyyaml and rich, but none of purejaxdrl's environment libraries: gymnax,
-# brax with MuJoCo, and distrax for PureJaxRL's side. They go to .whl/ (or $1),
+# brax with MuJoCo, MuJoCo Playground, and distrax for PureJaxRL's side. They go to .whl/ (or $1),
 # for CPython 3.12 on x86-64 Linux unless PYTHON_VERSION says otherwise;
-# together about 30 MiB. On the GPU machine, from the repository's root:
+# together about 55 MiB. On the GPU machine, from the repository's root:
 #
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 #   PYTHONPATH=/tmp/site:$PWD python3 scripts/bench_gpu.py --purejaxrl DIR
@@ -21,6 +21,8 @@ wheels=(
   brax==0.14.2 mujoco==4.0.0 mujoco-core==4.0.0 mujoco-studio==4.0.0
   mujoco-mjx==3.17.0 glfw==2.11.0 pyopengl==3.1.10 jaxopt==0.8.5
   ml-collections==1.1.0 trimesh==5.2.0 tensorboardx==2.6.5
+  # MuJoCo Playground (its `jax` physics: MuJoCo Warp is not needed).
+  playground==0.2.0 lxml==6.1.3 tqdm==4.70.1
   # PureJaxRL's ppo.py imports distrax, which needs TensorFlow Probability.
   distrax==0.1.9 tfp-nightly==0.26.0.dev20261027 dm-tree==0.1.10 gast==0.7.0
   decorator==5.3.1
