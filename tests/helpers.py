@@ -2,6 +2,7 @@
 
 import importlib.util
 import pathlib
+import sys
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -63,3 +64,15 @@ def reproduce_script() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def cli_command(*args: str, cache: pathlib.Path) -> list[str]:
+    """`purejaxdrl ARGS` in a fresh Python, compiling into the cache at `cache`."""
+    return [
+        sys.executable,
+        "-m",
+        "purejaxdrl.cli",
+        *args,
+        "--compile-cache",
+        str(cache),
+    ]

@@ -4,7 +4,6 @@ import json
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import flax.serialization
@@ -15,6 +14,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.sweeps.lineage import load_pbt
 from purejaxdrl.sweeps.population import pbt, resume_pbt
+from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -79,20 +79,9 @@ PBT = [
 ]  # fmt: skip
 
 
-def _cli(*args: str, cache: pathlib.Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "purejaxdrl.cli",
-        *args,
-        "--compile-cache",
-        str(cache),
-    ]
-
-
 def _run(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        _cli(*args, cache=cache), capture_output=True, text=True, timeout=400
+        cli_command(*args, cache=cache), capture_output=True, text=True, timeout=400
     )
 
 
@@ -119,7 +108,7 @@ def test_sigkilled_pbt_resumes_exactly(tmp_path):
     (straight,) = straight_root.iterdir()
 
     proc = subprocess.Popen(
-        _cli(*PBT, "--run-dir", str(killed_root), cache=cache),
+        cli_command(*PBT, "--run-dir", str(killed_root), cache=cache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -4,7 +4,6 @@ import json
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import flax.serialization
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from purejaxdrl.sweeps.program import resume_sweep
+from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -29,20 +29,9 @@ SWEEP = [
 ]  # fmt: skip
 
 
-def _cli(*args: str, cache: pathlib.Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "purejaxdrl.cli",
-        *args,
-        "--compile-cache",
-        str(cache),
-    ]
-
-
 def _run(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        _cli(*args, cache=cache), capture_output=True, text=True, timeout=300
+        cli_command(*args, cache=cache), capture_output=True, text=True, timeout=300
     )
 
 
@@ -78,7 +67,7 @@ def test_killed_replay_sweep_resumes_exactly(tmp_path):
     assert (layout["batch_size"], layout["num_batches"]) == (2, 2)
 
     proc = subprocess.Popen(
-        _cli(*SWEEP, "--run-dir", str(killed_root), cache=cache),
+        cli_command(*SWEEP, "--run-dir", str(killed_root), cache=cache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

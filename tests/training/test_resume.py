@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from tests.helpers import cli_command
+
 pytestmark = pytest.mark.timeout(600)
 
 SMALL = [
@@ -40,20 +42,19 @@ ALGO = {
 }  # fmt: skip
 
 
-def _cli(*args: str, cache: pathlib.Path) -> list[str]:
-    env_cache = ["--compile-cache", str(cache)]
-    return [sys.executable, "-m", "purejaxdrl.cli", *args, *env_cache]
-
-
 def _run(*args: str, cache: pathlib.Path, cwd: pathlib.Path):
     return subprocess.run(
-        _cli(*args, cache=cache), capture_output=True, text=True, cwd=cwd, timeout=300
+        cli_command(*args, cache=cache),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 
 def _start(*args: str, cache: pathlib.Path, cwd: pathlib.Path) -> subprocess.Popen:
     return subprocess.Popen(
-        _cli(*args, cache=cache),
+        cli_command(*args, cache=cache),
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
