@@ -45,7 +45,7 @@ from collections.abc import Callable
 
 import jax
 import numpy as np
-from harness import TINY, Budget, Report, interleave, parser, time_program
+from harness import TINY, Budget, Report, interleave, parser, time_program, train_seeded
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 
@@ -279,7 +279,7 @@ def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> 
     )
     runs = interleave(
         {
-            "ours": lambda seed: bench_playground.ours(config, seed),
+            "ours": lambda seed: train_seeded(config, seed),
             "brax": lambda seed: bench_playground.brax_ppo(config, seed),
         },
         args.repeats,
@@ -287,8 +287,8 @@ def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> 
     row = f"{row}, {config.num_envs} envs, {config.total_steps:,} steps"
     a = report.add(row, "purejaxdrl", runs["ours"])
     b = report.add(row, "brax ppo.train", runs["brax"])
-    ratio = a.medians()["sps"] / b.medians()["sps"]
-    report.add(row, "ratio ours / brax", [{"sps": ratio}])
+    ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
+    report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
     report.skip("playground Go1JoystickFlatTerrain", "needs MuJoCo Menagerie's models")
 
 

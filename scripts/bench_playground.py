@@ -25,7 +25,7 @@ the episodes of the last tenth of training), whatever they show.
 from collections.abc import Callable
 from typing import Any
 
-from harness import Report, interleave, parser, spread
+from harness import Report, interleave, parser, spread, train_seeded
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -39,16 +39,6 @@ def config_for(tiny: bool, **overrides: Any) -> pjd.TrainConfig:
     # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5.
     config = pjd.apply_overrides(config, {"ppo": {"eps": 1e-8}, **overrides})
     return pjd.apply_overrides(config, TINY) if tiny else config
-
-
-def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
-    result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
-    return {
-        "compile_s": result.compile_seconds,
-        "sps": result.steps_per_second,
-        "return": result.eval_return,
-        "train_return": result.mean_return,
-    }
 
 
 def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
@@ -100,8 +90,8 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     )
     last = metrics[-1]
     return {
-        "sps": float(last["training/sps"]),
-        "return": float(last["eval/episode_reward"]),
+        "steps_per_s": float(last["training/sps"]),
+        "eval_return": float(last["eval/episode_reward"]),
     }
 
 
@@ -165,14 +155,14 @@ def main(argv: list[str] | None = None) -> Report:
         config = config_for(args.tiny, eval={"episodes": 128, "every": 0})
         runs = interleave(
             {
-                "purejaxdrl ppo": lambda seed: ours(config, seed),
+                "purejaxdrl ppo": lambda seed: train_seeded(config, seed),
                 "brax ppo.train": lambda seed: brax_ppo(config, seed),
             },
             args.repeats,
         )
-        show(report, "speed", runs, "sps")
-        show(report, "return", runs, "return")
-        a, b = (spread([r["sps"] for r in f])["median"] for f in runs.values())
+        show(report, "speed", runs, "steps_per_s")
+        show(report, "return", runs, "eval_return")
+        a, b = (spread([r["steps_per_s"] for r in f])["median"] for f in runs.values())
         report.add("ratio", "purejaxdrl / brax steps/s", [{"x": a / b}])
         print(f"purejaxdrl / brax steps/s: {a / b:.2f}x")
     return report.finish(args)

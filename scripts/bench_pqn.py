@@ -31,7 +31,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import Report, interleave, parser, spread
+from harness import Report, interleave, parser, spread, train_seeded
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -68,15 +68,6 @@ def config_for(tiny: bool) -> pjd.TrainConfig:
     """The cartpole preset's PQN section at the benchmark's settings."""
     config = pjd.apply_overrides(pjd.load_preset("cartpole", "pqn").config, SETTINGS)
     return pjd.apply_overrides(config, TINY) if tiny else config
-
-
-def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
-    result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
-    return {
-        "compile_s": result.compile_seconds,
-        "sps": result.steps_per_second,
-        "return": result.eval_return,
-    }
 
 
 class FiveValueStep:
@@ -144,8 +135,8 @@ def rejax_pqn(rejax: types.ModuleType, config: pjd.TrainConfig, seed: int) -> di
     _, returns = evaluate(algo, ts, jax.random.PRNGKey(seed + 1))
     return {
         "compile_s": compile_s,
-        "sps": updates * config.num_envs * config.unroll_length / seconds,
-        "return": float(returns.mean()),
+        "steps_per_s": updates * config.num_envs * config.unroll_length / seconds,
+        "eval_return": float(returns.mean()),
     }
 
 
@@ -155,7 +146,7 @@ def main(argv: list[str] | None = None) -> Report:
     args = p.parse_args(argv)
     config = config_for(args.tiny)
     report = Report("PQN on CartPole-v1: purejaxdrl vs rejax")
-    contenders = {"purejaxdrl pqn": lambda seed: ours(config, seed)}
+    contenders = {"purejaxdrl pqn": lambda seed: train_seeded(config, seed)}
     if args.rejax:
         rejax = load_rejax(args.rejax)
         contenders["rejax PQN"] = lambda seed: rejax_pqn(rejax, config, seed)
@@ -164,14 +155,14 @@ def main(argv: list[str] | None = None) -> Report:
     runs = interleave(contenders, args.repeats)
     for name, figures in runs.items():
         report.add("cartpole pqn", name, figures)
-        sps, ret = ([r[k] for r in figures] for k in ("sps", "return"))
+        sps, ret = ([r[k] for r in figures] for k in ("steps_per_s", "eval_return"))
         s, r = spread(sps), spread(ret)
         print(
             f"{name:<16} steps/s {s['median']:>9,.0f} [{s['min']:,.0f}-{s['max']:,.0f}]"
             f"   greedy return {r['median']:6.1f} [{r['min']:.1f}-{r['max']:.1f}]"
         )
     if len(runs) == 2:
-        a, b = (spread([r["sps"] for r in f])["median"] for f in runs.values())
+        a, b = (spread([r["steps_per_s"] for r in f])["median"] for f in runs.values())
         report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": a / b}])
         print(f"purejaxdrl / rejax steps/s: {a / b:.2f}x")
     return report.finish(args)

@@ -59,6 +59,15 @@ def train_figures(result: Any) -> Figures:
     }
 
 
+def train_seeded(config: Any, seed: int) -> Figures:
+    """Trains `config` (a TrainConfig) with `seed`: its `train_figures`, and the
+    return of its final evaluation as `eval_return` (NaN without one)."""
+    import purejaxdrl as pjd
+
+    result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
+    return {**train_figures(result), "eval_return": result.eval_return}
+
+
 def describe_machine() -> dict[str, Any]:
     """JAX's version, backend and devices, and the host's cores and load."""
     device = jax.devices()[0]
