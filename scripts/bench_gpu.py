@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import functools
 import tempfile
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -330,21 +331,27 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> Report:
     args = parse(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-gpu-cache-") as fresh:
+        pjd.enable_compilation_cache(args.compile_cache or fresh)
+        return run_rows(args)
+
+
+def run_rows(args: argparse.Namespace) -> Report:
+    """Runs the chosen rows within the budget; each row's seconds are printed."""
     budget = Budget(args.budget_seconds)
-    pjd.enable_compilation_cache(
-        args.compile_cache or tempfile.mkdtemp(prefix="bench-gpu-cache-")
-    )
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
     for name in args.rows:
         if not args.tiny and not budget.allows(ESTIMATES[name]):
             report.skip(name, f"out of budget ({budget.left():.0f} s left)")
             continue
         print(f"\n[{name}] {budget.left():.0f} s of budget left", flush=True)
+        start = time.perf_counter()
         try:
             ROWS[name](report, args, budget)
         except Exception as e:  # one broken row must not lose the others
             traceback.print_exc()
             report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
+        print(f"[{name}] took {time.perf_counter() - start:.0f} s", flush=True)
         report.write(args.json, args.markdown)  # after every row: a kill keeps it
     return report.finish(args)
 

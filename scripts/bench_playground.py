@@ -9,7 +9,9 @@ environment at the same settings (its batch_size x num_minibatches sequences
 per update = our 256 environments, one unroll each; its value network set to
 ours). Printed per contender, median [min-max] over seeds, interleaved:
 steps/s (compile excluded: brax's last training epoch, ours after compiling)
-and the deterministic policy's return over 128 evaluation episodes.
+and the deterministic policy's return over 128 evaluation episodes; then the
+machine's own ceiling (the same unrolls, environment step and policy act,
+with no learning) and our training's share of it.
 
 Part 2, the final observation (`--final-obs`): ours as built, and ours with the
 final observation of each time-limited episode replaced by the next episode's
@@ -25,7 +27,7 @@ the episodes of the last tenth of training), whatever they show.
 from collections.abc import Callable
 from typing import Any
 
-from harness import Report, interleave, parser, spread, train_seeded
+from harness import Report, add_ceiling, interleave, parser, spread, train_seeded
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -165,6 +167,7 @@ def main(argv: list[str] | None = None) -> Report:
         a, b = (spread([r["steps_per_s"] for r in f])["median"] for f in runs.values())
         report.add("ratio", "purejaxdrl / brax steps/s", [{"x": a / b}])
         print(f"purejaxdrl / brax steps/s: {a / b:.2f}x")
+        add_ceiling(report, "this machine", "purejaxdrl ppo", config, a)
     return report.finish(args)
 
 

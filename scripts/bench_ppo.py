@@ -27,7 +27,15 @@ import types
 
 import jax
 import jax.numpy as jnp
-from harness import TINY, Report, interleave, parser, time_program, train_figures
+from harness import (
+    TINY,
+    Report,
+    add_ceiling,
+    interleave,
+    parser,
+    time_program,
+    train_figures,
+)
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -38,33 +46,6 @@ STANDARD = {
 }
 # PPO's own part of the standard configuration.
 STANDARD_PPO = {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4}
-
-
-def ceiling(config: pjd.TrainConfig, num_updates: int) -> dict[str, float]:
-    """Env step + policy forward only: the same unroll, no learning."""
-    exp = pjd.training.make_experiment(config)
-    state = exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl))
-
-    def run(state: pjd.runners.RunnerState) -> jax.Array:
-        def body(actor, key):
-            actor, traj = pjd.runners.unroll(
-                exp.env,
-                state.env_params,
-                exp.agent,
-                state.agent.params,
-                actor,
-                key,
-                config.unroll_length,
-                config.scan_unroll,
-            )
-            return actor, traj.reward.sum()
-
-        keys = jax.random.split(state.key, num_updates)
-        return jax.lax.scan(body, state.actor, keys)[1].sum()
-
-    compile_s, seconds, _ = time_program(run, state)
-    steps = num_updates * config.steps_per_update
-    return {"steps_per_s": steps / seconds, "compile_s": compile_s}
 
 
 def load_purejaxrl(path: str) -> types.ModuleType:
@@ -163,10 +144,7 @@ def add_ceilings(
 ) -> None:
     """Each algorithm's act+env ceiling and its training steps/s relative to it."""
     for algo, config in configs.items():
-        ceil = ceiling(config, config.num_updates)
-        ratio = medians[algo]["steps_per_s"] / ceil["steps_per_s"]
-        report.add(row, f"ceiling for {algo} (act+env)", [ceil])
-        report.add(row, f"{algo} training / ceiling", [{"ratio": ratio}])
+        add_ceiling(report, row, algo, config, medians[algo]["steps_per_s"])
 
 
 def run_config(

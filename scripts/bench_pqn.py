@@ -20,6 +20,9 @@ this environment, and pass that folder:
     pip install --no-deps --target /tmp/peers/rejax /tmp/peers/rejax-0.1.3-*.whl
     python scripts/bench_pqn.py --rejax /tmp/peers/rejax --repeats 5
 
+The machine's own ceiling closes the table: the same unrolls (environment
+step and ε-greedy act) with no learning, and our training's share of it.
+
 Its environment gets a five-value step (done = terminated or truncated) from a
 small shim here, which is how it runs on gymnax >= 1.0.
 """
@@ -31,7 +34,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import Report, interleave, parser, spread, train_seeded
+from harness import Report, add_ceiling, interleave, parser, spread, train_seeded
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -161,10 +164,12 @@ def main(argv: list[str] | None = None) -> Report:
             f"{name:<16} steps/s {s['median']:>9,.0f} [{s['min']:,.0f}-{s['max']:,.0f}]"
             f"   greedy return {r['median']:6.1f} [{r['min']:.1f}-{r['max']:.1f}]"
         )
+    ours = spread([r["steps_per_s"] for r in runs["purejaxdrl pqn"]])["median"]
     if len(runs) == 2:
-        a, b = (spread([r["steps_per_s"] for r in f])["median"] for f in runs.values())
-        report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": a / b}])
-        print(f"purejaxdrl / rejax steps/s: {a / b:.2f}x")
+        b = spread([r["steps_per_s"] for r in runs["rejax PQN"]])["median"]
+        report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": ours / b}])
+        print(f"purejaxdrl / rejax steps/s: {ours / b:.2f}x")
+    add_ceiling(report, "this machine", "purejaxdrl pqn", config, ours)
     return report.finish(args)
 
 

@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--total-steps", type=int, default=None, help="per run")
     p.add_argument("--devices", type=int, default=0, help="0: all")
     args = p.parse_args(argv)
-    pjd.enable_compilation_cache(tempfile.mkdtemp(prefix="bench-sweep-cache-"))
+    cache = tempfile.TemporaryDirectory(prefix="bench-sweep-cache-")  # gone at exit
+    pjd.enable_compilation_cache(cache.name)
     overrides = {"devices": args.devices}
     if args.total_steps:
         overrides["total_steps"] = args.total_steps

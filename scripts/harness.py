@@ -7,6 +7,8 @@ What every side-by-side figure in this repository needs, written once:
 - `time_program(fn, *args)`: ahead-of-time compile, then one timed call that
   blocks until the result is ready, so compile time never reaches steps/s
   (`compile_ahead` and `time_call` are its two halves, for repeated calls).
+- `ceiling(config)`: the machine's own ceiling for a config (env step and
+  policy act alone, no learning), `add_ceiling` its rows beside training's.
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike.
 - `spread(values)`: median, min and max of repeats (what the tables print).
@@ -66,6 +68,49 @@ def train_seeded(config: Any, seed: int) -> Figures:
 
     result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
     return {**train_figures(result), "eval_return": result.eval_return}
+
+
+def ceiling(config: Any) -> Figures:
+    """The machine's ceiling for `config`: env step + policy act, no learning.
+
+    The same unrolls as training (`config.num_updates` of them, one compiled
+    scan) without the learner: the steps/s no training of this config can
+    beat on this machine. Runs on device environments.
+    """
+    import purejaxdrl as pjd
+
+    exp = pjd.training.make_experiment(config)
+    state = exp.runner.init(pjd.rng.make_key(config.seed, config.rng_impl))
+
+    def run(state: Any) -> jax.Array:
+        def body(actor: Any, key: jax.Array) -> tuple[Any, jax.Array]:
+            actor, traj = pjd.runners.unroll(
+                exp.env,
+                state.env_params,
+                exp.agent,
+                exp.agent.acting_params(state.agent),
+                actor,
+                key,
+                config.unroll_length,
+                config.scan_unroll,
+            )
+            return actor, traj.reward.sum()
+
+        keys = jax.random.split(state.key, config.num_updates)
+        return jax.lax.scan(body, state.actor, keys)[1].sum()
+
+    compile_s, seconds, _ = time_program(run, state)
+    steps = config.num_updates * config.steps_per_update
+    return {"steps_per_s": steps / seconds, "compile_s": compile_s}
+
+
+def add_ceiling(report: Report, row: str, name: str, config: Any, sps: float) -> None:
+    """Adds `config`'s act+env ceiling and `name`'s training steps/s against it."""
+    ceil = ceiling(config)
+    report.add(row, f"ceiling for {name} (act+env)", [ceil])
+    report.add(
+        row, f"{name} training / ceiling", [{"ratio": sps / ceil["steps_per_s"]}]
+    )
 
 
 def describe_machine() -> dict[str, Any]:
