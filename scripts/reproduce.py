@@ -75,6 +75,11 @@ class Row:
         return f"{self.preset}:{self.algo}"
 
 
+# purejaxql publishes no MinAtar score. The rows await a GPU: on the 2-core
+# CPU each is about 1-3 hours (5 x 10M steps at 4.4k-13k steps/s); set gpu
+# to False to run them there.
+PQN_MINATAR = "purejaxql PQN: no MinAtar score published"
+
 # Episodes of a greedy evaluation at the end of a run that has none of its own.
 EVAL_EPISODES = 32
 
@@ -97,9 +102,13 @@ ROWS = [
     Row("breakout_minatar", "ppo", "gymnax-blines PPO, 10M steps: 28", 28.0),
     Row("breakout_minatar", "impala", gpu=True),
     Row("breakout_minatar", "a2c", gpu=True),
+    Row("breakout_minatar", "pqn", PQN_MINATAR, gpu=True),
     Row("space_invaders_minatar", "ppo", "gymnax-blines PPO, 10M steps: 131", 131.0),
+    Row("space_invaders_minatar", "pqn", PQN_MINATAR, gpu=True),
     Row("asterix_minatar", "ppo", "gymnax-blines PPO, 10M steps: 15", 15.0),
+    Row("asterix_minatar", "pqn", PQN_MINATAR, gpu=True),
     Row("freeway_minatar", "ppo", "gymnax-blines PPO, 10M steps: 58", 58.0),
+    Row("freeway_minatar", "pqn", PQN_MINATAR, gpu=True),
     Row("inverted_pendulum", "ppo", "brax PPO: 1000", 1000.0),
     Row("inverted_pendulum", "impala"),
     Row("inverted_pendulum", "a2c"),
@@ -108,6 +117,12 @@ ROWS = [
     Row("ant", "ppo", gpu=True),
     Row("halfcheetah", "ppo", gpu=True),
     Row("craftax_classic", "ppo", gpu=True),
+    Row(
+        "craftax_classic",
+        "pqn",
+        "purejaxql PQN-RNN: a plot for the full Craftax only (~16% of max at 1B)",
+        gpu=True,
+    ),
     Row(
         "cartpole_envpool",
         "ppo",
@@ -128,6 +143,13 @@ ROWS = [
             "qbert",
         )
         for algo in ("ppo", "impala")
+    ),
+    Row(
+        "pong",
+        "pqn",
+        "purejaxql PQN: Pong solved under 10M steps (README; a plot against time)",
+        gpu=True,
+        alone=True,
     ),
 ]
 
