@@ -1,0 +1,223 @@
+"""What `sweep` and `pbt` share: many members of one base config in one program.
+
+Both read a preset and config flags into the base config every member starts
+from (defaults: the preset's), take flags of their own for what differs
+between members, check it all before JAX starts (bad input ends with one line
+naming the value and the rule, exit 2), train (or resume from their
+directory) and print a summary ending in the same figures.
+`PopulationCommand` is what each says of itself.
+"""
+
+import argparse
+import importlib
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from purejaxdrl.cli.args import (
+    Parser,
+    UsageError,
+    add_algo_flag,
+    add_compile_cache_flags,
+    add_config_flags,
+    config_overrides,
+    load_preset_or_help,
+    pre_parse,
+    reject_other_algorithms,
+    use_compile_cache,
+)
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def bytes_flag(text: str) -> int:
+    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
+    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        )
+    try:
+        value = float(match.group(1)) * _UNITS[match.group(2)]
+    except ValueError:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        ) from None
+    if value < 1:
+        raise UsageError(f"--device-memory {text!r} must be positive.")
+    return int(value)
+
+
+class PopulationCommand(NamedTuple):
+    """A population command (`sweep`, `pbt`): what it says of itself.
+
+    Attributes:
+      name: `sweep` or `pbt`.
+      what: what a run of it is called in the help (`sweep`, `PBT run`).
+      description: its help's description, up to what it says of the defaults.
+      add_flags: adds its own flags to the parser (after --env and --algo).
+      target_help: --target's help (None: none).
+      memory_help: --device-memory's help.
+      plan: (args, base config) -> the keyword arguments its own flags give
+        `train`, every value checked (raises UsageError or ConfigError).
+      module: the library module that trains it, imported late: JAX starts
+        only once the arguments are checked.
+      train: the name of its function that trains (`sweep`, `pbt`).
+      resume: the name of its function that resumes (`resume_sweep`, ...).
+      summary: prints the result, given it and the wall time.
+
+    """
+
+    name: str
+    what: str
+    description: str
+    add_flags: Callable[[Parser], None]
+    target_help: str | None
+    memory_help: str
+    plan: Callable[[argparse.Namespace, Any], dict[str, Any]]
+    module: str
+    train: str
+    resume: str
+    summary: Callable[[Any, float], None]
+
+
+def population_parser(
+    command: PopulationCommand, defaults: Any, preset_name: str, note: str = ""
+) -> Parser:
+    """The parser of `purejaxdrl COMMAND`: the shared flags around its own.
+
+    Args:
+      command: the command.
+      defaults: the config whose values the config flags show.
+      preset_name: the preset they come from, for the description.
+      note: what the description says of the defaults instead.
+
+    """
+    from purejaxdrl.training.presets import preset_names
+
+    parser = Parser(
+        prog=f"purejaxdrl {command.name}",
+        description=command.description
+        + (note or f"defaults shown are the {preset_name!r} preset's."),
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
+    )
+    add_algo_flag(parser, defaults.algo)
+    command.add_flags(parser)
+    parser.add_argument(
+        "--target", type=float, metavar="RETURN", help=command.target_help
+    )
+    parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no files (no checkpoints)"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help=f"continue a stopped {command.what} from its directory's checkpoints",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    add_config_flags(parser, defaults, defaults.algo)
+    return parser
+
+
+def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
+    """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
+    from purejaxdrl.config import apply_overrides
+    from purejaxdrl.training.config import validate
+
+    known = pre_parse(argv, "--env", "--algo", "--resume")
+    if known.resume is not None:
+        return _resume(argv, command)
+    preset, note = load_preset_or_help(
+        argv, known.env or "cartpole", known.algo or "ppo"
+    )
+    algo = preset.config.algo
+    reject_other_algorithms(argv, algo)
+    args = population_parser(command, preset.config, preset.name, note).parse_args(argv)
+    base = validate(
+        apply_overrides(preset.config, config_overrides(args, preset.config, algo))
+    )
+    kwargs = command.plan(args, base)
+    target = args.target if args.target is not None else preset.target_return
+
+    return _run(
+        args,
+        command,
+        command.train,
+        base,
+        target_return=target,
+        write_files=not args.no_files,
+        **kwargs,
+    )
+
+
+def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
+    """`purejaxdrl COMMAND --resume DIR`: continues a stopped sweep or PBT run."""
+    parser = Parser(
+        prog=f"purejaxdrl {command.name} --resume",
+        description=f"Continue a {command.what} that was stopped, from its "
+        "checkpoints.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--resume", metavar="DIR", required=True)
+    parser.add_argument("--device-memory", metavar="SIZE")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    args = parser.parse_args(argv)
+
+    return _run(args, command, command.resume, args.resume)
+
+
+def _run(
+    args: argparse.Namespace,
+    command: PopulationCommand,
+    function: str,
+    *positional: Any,
+    **kwargs: Any,
+) -> int:
+    """Calls `function` of the command's module, timed, and prints its summary."""
+    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
+    use_compile_cache(args)
+    # Imported only now: JAX starts with it, after the cache is on.
+    run = getattr(importlib.import_module(command.module), function)
+    start = time.perf_counter()
+    result = run(
+        *positional,
+        device_memory=memory,
+        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+        **kwargs,
+    )
+    command.summary(result, time.perf_counter() - start)
+    return 0
+
+
+def figure_lines(
+    result: Any, wall: float, command: str, members: str, compiled: str = ""
+) -> list[str]:
+    """The summary's closing figures: steps, times, speed and the directory.
+
+    Args:
+      result: a SweepResult or PBTResult.
+      wall: the command's wall time in seconds.
+      command: `sweep` or `pbt`, naming the directory.
+      members: what the steps are counted over (`runs`, `members`).
+      compiled: said after the compile time, e.g. how many programs.
+
+    """
+    steps = result.env_steps
+    lines = [
+        f"  env steps          {steps:,} (all {members})",
+        f"  wall time          {wall:.1f} s",
+        f"  compile time       {result.compile_seconds:.1f} s{compiled}",
+        f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
+        f"(compile excluded, all {members} together)",
+    ]
+    if result.run_dir is not None:
+        lines.append(f"  {command + ' directory':<19}{result.run_dir}")
+    return lines
