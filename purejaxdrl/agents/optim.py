@@ -12,6 +12,8 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from purejaxdrl.agents.base import AgentState
+from purejaxdrl.agents.fields import OptimizerFields
 from purejaxdrl.config import check
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
@@ -98,6 +100,41 @@ def make_learner_optimizer(
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
 
 
+def learner_optimizer(
+    config: OptimizerFields,
+    num_updates: int,
+    *,
+    steps_per_update: int = 1,
+    **options: Any,
+) -> tuple[optax.Schedule, optax.GradientTransformation]:
+    """A learner's learning-rate schedule and the clipped optimiser it drives.
+
+    The rate starts at `config.learning_rate` and, with `config.anneal_lr`,
+    decays to 0 over the run (`annealed_learning_rate`); gradients are clipped
+    to `config.max_grad_norm` (`make_learner_optimizer`).
+
+    Args:
+      config: the learner's hyper-parameters (`OptimizerFields`).
+      num_updates: number of agent updates in the run.
+      steps_per_update: optimiser steps per agent update.
+      **options: `make_learner_optimizer`'s `name`, `eps` and `decay`.
+
+    Returns:
+      (schedule of the optimiser step count, optimiser).
+
+    """
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=steps_per_update,
+    )
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, **options
+    )
+    return learning_rate, optimizer
+
+
 def check_optimizer(name: str, optimizer: str) -> None:
     """Raises ConfigError unless `optimizer` is one the builder builds."""
     check(
@@ -135,6 +172,23 @@ def flat_optimizer_state(
 ) -> optax.OptState:
     """The optimiser's state over `params` as one flat vector, as the steps use."""
     return optimizer.init(ravel_pytree(params)[0])
+
+
+def flat_learner_init(
+    network: Any, optimizer: optax.GradientTransformation, obs_example: jax.Array
+) -> Callable[[PRNGKey], AgentState]:
+    """`init(key) -> AgentState` of a learner whose steps are the flat ones below.
+
+    The parameters are `network`'s for `obs_example`, the optimiser's state is
+    one flat vector (`flat_optimizer_state`) and the update count starts at 0.
+    """
+
+    def init(key: PRNGKey) -> AgentState:
+        params = network.init(key, obs_example)
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
+
+    return init
 
 
 def _flat_step(

@@ -24,10 +24,9 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import ActorCriticFields, AdvantageFields
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     flat_gradient_epochs,
-    flat_optimizer_state,
-    make_learner_optimizer,
+    flat_learner_init,
+    learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
@@ -214,6 +213,36 @@ def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
     return split
 
 
+def device_minibatches(
+    validate: Callable[..., None],
+    config: Any,
+    batch: PyTree,
+    traj: Transition,
+    recurrent: bool,
+) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
+    """(batch, split): how a learner that takes minibatches as PPO does splits.
+
+    For PPO and PQN. This device's batch is checked first (`validate` with its
+    shape: the config must fit it, not only the run); with a recurrent core,
+    `batch` takes `traj`'s resets and start states and is split into whole
+    sequences (`sequence_split`), else into shuffled steps (`minibatch_split`).
+
+    Args:
+      validate: the algorithm's `validate`.
+      config: its hyper-parameters (`num_minibatches`).
+      batch: a NamedTuple with `reset` and `core_state` fields, leaves [T, B, ...].
+      traj: the transitions it was made from, [T, B].
+      recurrent: whether the network has a recurrent core.
+
+    """
+    t, b = traj.reward.shape
+    validate(config, RunShape(b, t, recurrent))
+    if recurrent:
+        batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
+        return batch, sequence_split(config.num_minibatches)
+    return batch, minibatch_split((t, b), config.num_minibatches)
+
+
 def make_ppo(
     config: PPOConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
@@ -229,23 +258,12 @@ def make_ppo(
     check_agent_args(validate, config, run, fits=False)
     axis_name = run.axis_name
     steps_per_update = config.num_epochs * config.num_minibatches
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
-        steps_per_update=steps_per_update,
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
+    learning_rate, optimizer = learner_optimizer(
+        config, run.num_updates, steps_per_update=steps_per_update, eps=config.eps
     )
     recurrent = isinstance(network, RecurrentNetwork)
     acting = actor_critic_acting(network)
     objective = functools.partial(loss, network=network, config=config)
-
-    def init(key: PRNGKey) -> AgentState:
-        params = network.init(key, obs_example)
-        opt_state = flat_optimizer_state(optimizer, params)
-        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
@@ -254,13 +272,7 @@ def make_ppo(
         batch = Batch(
             traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
-        t, b = adv.shape
-        validate(config, RunShape(b, t, recurrent))  # this device's batch
-        if recurrent:
-            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-            split = sequence_split(config.num_minibatches)
-        else:
-            split = minibatch_split((t, b), config.num_minibatches)
+        batch, split = device_minibatches(validate, config, batch, traj, recurrent)
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
 
@@ -289,6 +301,7 @@ def make_ppo(
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(params, opt_state, state.step + 1), metrics
 
+    init = flat_learner_init(network, optimizer, obs_example)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 

@@ -33,17 +33,11 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import EpsilonFields, OptimizerFields, RewardFields
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     flat_gradient_epochs,
-    flat_optimizer_state,
-    make_learner_optimizer,
+    flat_learner_init,
+    learner_optimizer,
 )
-from purejaxdrl.agents.ppo import (
-    check_minibatches,
-    env_multiple,
-    minibatch_split,
-    sequence_split,
-)
+from purejaxdrl.agents.ppo import check_minibatches, device_minibatches, env_multiple
 from purejaxdrl.agents.q_learning import epsilon_greedy_acting, exploration
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
 from purejaxdrl.config import check_ranges
@@ -165,23 +159,16 @@ def make_pqn(
     check_agent_args(validate, config, run, fits=False)
     axis_name = run.axis_name
     steps_per_update = config.num_epochs * config.num_minibatches
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
+    learning_rate, optimizer = learner_optimizer(
+        config,
+        run.num_updates,
         steps_per_update=steps_per_update,
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate, name="radam", max_grad_norm=config.max_grad_norm, eps=config.eps
+        name="radam",
+        eps=config.eps,
     )
     recurrent = isinstance(network, RecurrentNetwork)
     epsilon_now, epsilons = exploration(config, run.num_updates, run.num_envs)
     objective = functools.partial(loss, network=network)
-
-    def init(key: PRNGKey) -> AgentState:
-        params = network.init(key, obs_example)
-        opt_state = flat_optimizer_state(optimizer, params)
-        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def acting_params(state: AgentState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
@@ -191,13 +178,7 @@ def make_pqn(
     ) -> tuple[AgentState, Metrics]:
         target = q_lambda_targets(traj, config)
         batch = Batch(traj.observation, traj.action, target)
-        t, b = target.shape
-        validate(config, RunShape(b, t, recurrent))  # this device's batch
-        if recurrent:
-            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-            split = sequence_split(config.num_minibatches)
-        else:
-            split = minibatch_split((t, b), config.num_minibatches)
+        batch, split = device_minibatches(validate, config, batch, traj, recurrent)
 
         def minibatches(key: PRNGKey) -> tuple[Batch]:
             return (split(batch, key),)
@@ -220,7 +201,7 @@ def make_pqn(
     else:
         acting = epsilon_greedy_acting(network, epsilons)
     return Agent(
-        init=init,
+        init=flat_learner_init(network, optimizer, obs_example),
         acting=acting,
         update=update,
         acting_params=acting_params,
