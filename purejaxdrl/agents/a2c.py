@@ -108,11 +108,7 @@ def make_a2c(
     axis_name = run.axis_name
     acting = actor_critic_acting(network)
     learning_rate, optimizer = learner_optimizer(
-        config,
-        run.num_updates,
-        name=config.optimizer,
-        eps=config.eps,
-        decay=config.rms_decay,
+        config, run.num_updates, eps=config.eps
     )
     objective = functools.partial(
         loss, network=network, config=config, axis_name=axis_name

@@ -13,7 +13,7 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from purejaxdrl.agents.base import AgentState
-from purejaxdrl.agents.fields import OptimizerFields
+from purejaxdrl.agents.fields import OptimizerChoiceFields, OptimizerFields
 from purejaxdrl.config import check
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
@@ -107,21 +107,12 @@ def learner_optimizer(
     steps_per_update: int = 1,
     **options: Any,
 ) -> tuple[optax.Schedule, optax.GradientTransformation]:
-    """A learner's learning-rate schedule and the clipped optimiser it drives.
+    """(learning-rate schedule, optimiser) of a learner's `OptimizerFields`.
 
-    The rate starts at `config.learning_rate` and, with `config.anneal_lr`,
-    decays to 0 over the run (`annealed_learning_rate`); gradients are clipped
-    to `config.max_grad_norm` (`make_learner_optimizer`).
-
-    Args:
-      config: the learner's hyper-parameters (`OptimizerFields`).
-      num_updates: number of agent updates in the run.
-      steps_per_update: optimiser steps per agent update.
-      **options: `make_learner_optimizer`'s `name`, `eps` and `decay`.
-
-    Returns:
-      (schedule of the optimiser step count, optimiser).
-
+    `config.learning_rate`, annealed (`config.anneal_lr`) over `num_updates`
+    updates of `steps_per_update` optimiser steps, drives the optimiser that
+    `options` (`make_learner_optimizer`'s name, eps, decay) and, for
+    `OptimizerChoiceFields`, the config name; clipped to `config.max_grad_norm`.
     """
     learning_rate = annealed_learning_rate(
         config.learning_rate,
@@ -129,6 +120,8 @@ def learner_optimizer(
         anneal=config.anneal_lr,
         steps_per_update=steps_per_update,
     )
+    if isinstance(config, OptimizerChoiceFields):
+        options = {"name": config.optimizer, "decay": config.rms_decay, **options}
     optimizer = make_learner_optimizer(
         learning_rate, max_grad_norm=config.max_grad_norm, **options
     )
@@ -177,11 +170,7 @@ def flat_optimizer_state(
 def flat_learner_init(
     network: Any, optimizer: optax.GradientTransformation, obs_example: jax.Array
 ) -> Callable[[PRNGKey], AgentState]:
-    """`init(key) -> AgentState` of a learner whose steps are the flat ones below.
-
-    The parameters are `network`'s for `obs_example`, the optimiser's state is
-    one flat vector (`flat_optimizer_state`) and the update count starts at 0.
-    """
+    """`init(key) -> AgentState`: `network`'s parameters, a flat optimiser state."""
 
     def init(key: PRNGKey) -> AgentState:
         params = network.init(key, obs_example)

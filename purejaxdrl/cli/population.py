@@ -1,11 +1,8 @@
 """What `sweep` and `pbt` share: many members of one base config in one program.
 
-Both read a preset and config flags into the base config every member starts
-from (defaults: the preset's), take flags of their own for what differs
-between members, check it all before JAX starts (bad input ends with one line
-naming the value and the rule, exit 2), train (or resume from their
-directory) and print a summary ending in the same figures.
-`PopulationCommand` is what each says of itself.
+Config flags set the base every member starts from (defaults: the preset's);
+all input is checked before JAX starts (bad input: one line naming the value
+and the rule, exit 2). `PopulationCommand` is what each command says of itself.
 """
 
 import argparse
@@ -34,17 +31,14 @@ _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 def bytes_flag(text: str) -> int:
     """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
-    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
+    # Only what float() reads (one point at most, a digit): one check, one message.
+    number = r"([0-9]+\.?[0-9]*|\.[0-9]+)"
+    match = re.fullmatch(rf"\s*{number}\s*([kmgt]?)(i?b)?\s*", text.lower())
     if not match:
         raise UsageError(
             f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
         )
-    try:
-        value = float(match.group(1)) * _UNITS[match.group(2)]
-    except ValueError:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        ) from None
+    value = float(match.group(1)) * _UNITS[match.group(2)]
     if value < 1:
         raise UsageError(f"--device-memory {text!r} must be positive.")
     return int(value)
@@ -54,18 +48,14 @@ class PopulationCommand(NamedTuple):
     """A population command (`sweep`, `pbt`): what it says of itself.
 
     Attributes:
-      name: `sweep` or `pbt`.
-      what: what a run of it is called in the help (`sweep`, `PBT run`).
-      description: its help's description, up to what it says of the defaults.
-      add_flags: adds its own flags to the parser (after --env and --algo).
-      target_help: --target's help (None: none).
-      memory_help: --device-memory's help.
+      name: `sweep` or `pbt`; `what`: a run of it in the help (`PBT run`).
+      description: its help's, up to what it says of the defaults.
+      add_flags: adds its own flags (after --env and --algo).
+      target_help, memory_help: --target's (None: none), --device-memory's.
       plan: (args, base config) -> the keyword arguments its own flags give
         `train`, every value checked (raises UsageError or ConfigError).
-      module: the library module that trains it, imported late: JAX starts
-        only once the arguments are checked.
-      train: the name of its function that trains (`sweep`, `pbt`).
-      resume: the name of its function that resumes (`resume_sweep`, ...).
+      module: the library module, imported only once the arguments are
+        checked (JAX starts with it); `train`, `resume`: its functions.
       summary: prints the result, given it and the wall time.
 
     """
@@ -86,14 +76,9 @@ class PopulationCommand(NamedTuple):
 def population_parser(
     command: PopulationCommand, defaults: Any, preset_name: str, note: str = ""
 ) -> Parser:
-    """The parser of `purejaxdrl COMMAND`: the shared flags around its own.
+    """`command`'s parser: the shared flags around its own, showing `defaults`.
 
-    Args:
-      command: the command.
-      defaults: the config whose values the config flags show.
-      preset_name: the preset they come from, for the description.
-      note: what the description says of the defaults instead.
-
+    The description names `preset_name` as their source, or says `note`.
     """
     from purejaxdrl.training.presets import preset_names
 
@@ -200,15 +185,10 @@ def _run(
 def figure_lines(
     result: Any, wall: float, command: str, members: str, compiled: str = ""
 ) -> list[str]:
-    """The summary's closing figures: steps, times, speed and the directory.
+    """A summary's closing lines: steps, times, speed and `command`'s directory.
 
-    Args:
-      result: a SweepResult or PBTResult.
-      wall: the command's wall time in seconds.
-      command: `sweep` or `pbt`, naming the directory.
-      members: what the steps are counted over (`runs`, `members`).
-      compiled: said after the compile time, e.g. how many programs.
-
+    `result` is a SweepResult or PBTResult, `wall` the wall time in seconds,
+    `members` what the steps count (`runs`), `compiled` a note on compiling.
     """
     steps = result.env_steps
     lines = [
