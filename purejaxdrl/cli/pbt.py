@@ -1,10 +1,9 @@
 """`purejaxdrl pbt`: population-based training in one compiled program.
 
+Example:
+
     purejaxdrl pbt --env cartpole --algo ppo --population 8 \
         --explore learning_rate=loguniform:1e-5:1e-3 --pbt.ready 4
-
-What it shares with `sweep` (base config, common flags, checks, resuming,
-figures) is stated once, in `population`.
 """
 
 import math

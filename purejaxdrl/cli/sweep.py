@@ -1,10 +1,9 @@
 """`purejaxdrl sweep`: a grid or random search x seeds, as one compiled program.
 
+Example:
+
     purejaxdrl sweep --env cartpole --algo ppo --seeds 8 \
         --grid learning_rate=1e-4,3e-4,1e-3 --grid entropy_cost=0,0.01
-
-What it shares with `pbt` (base config, common flags, checks, resuming,
-figures) is stated once, in `population`.
 """
 
 import math
