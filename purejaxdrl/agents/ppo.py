@@ -213,36 +213,6 @@ def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
     return split
 
 
-def device_minibatches(
-    validate: Callable[..., None],
-    config: Any,
-    batch: PyTree,
-    traj: Transition,
-    recurrent: bool,
-) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
-    """(batch, split): how a learner that takes minibatches as PPO does splits.
-
-    For PPO and PQN. This device's batch is checked first (`validate` with its
-    shape: the config must fit it, not only the run); with a recurrent core,
-    `batch` takes `traj`'s resets and start states and is split into whole
-    sequences (`sequence_split`), else into shuffled steps (`minibatch_split`).
-
-    Args:
-      validate: the algorithm's `validate`.
-      config: its hyper-parameters (`num_minibatches`).
-      batch: a NamedTuple with `reset` and `core_state` fields, leaves [T, B, ...].
-      traj: the transitions it was made from, [T, B].
-      recurrent: whether the network has a recurrent core.
-
-    """
-    t, b = traj.reward.shape
-    validate(config, RunShape(b, t, recurrent))
-    if recurrent:
-        batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-        return batch, sequence_split(config.num_minibatches)
-    return batch, minibatch_split((t, b), config.num_minibatches)
-
-
 def make_ppo(
     config: PPOConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
@@ -272,7 +242,13 @@ def make_ppo(
         batch = Batch(
             traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
-        batch, split = device_minibatches(validate, config, batch, traj, recurrent)
+        t, b = adv.shape
+        validate(config, RunShape(b, t, recurrent))  # this device's batch
+        if recurrent:
+            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
+            split = sequence_split(config.num_minibatches)
+        else:
+            split = minibatch_split((t, b), config.num_minibatches)
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
 

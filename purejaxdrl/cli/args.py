@@ -1,7 +1,7 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import yaml
@@ -80,6 +80,23 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
             f"{tuned})."
         )
         return Preset(env, e.untuned, None, None), note
+
+
+def preset_run(
+    argv: Sequence[str], env: str, algo: str, parser: Callable[[Any, str, str], Parser]
+) -> tuple[Any, argparse.Namespace, Any]:
+    """(preset, args, config): preset `env` for `algo`, changed by the flags.
+
+    `parser(defaults, preset name, note)` reads `argv`; the config is validated.
+    """
+    from purejaxdrl.config import apply_overrides
+    from purejaxdrl.training.config import validate
+
+    preset, note = load_preset_or_help(argv, env, algo)
+    reject_other_algorithms(argv, preset.config.algo)
+    args = parser(preset.config, preset.name, note).parse_args(argv)
+    overrides = config_overrides(args, preset.config, preset.config.algo)
+    return preset, args, validate(apply_overrides(preset.config, overrides))
 
 
 def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:

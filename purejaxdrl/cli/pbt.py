@@ -1,6 +1,6 @@
 """`purejaxdrl pbt`: population-based training in one compiled program.
 
-Example:
+Eight members, exploring the learning rate, ready every 4 chunks:
 
     purejaxdrl pbt --env cartpole --algo ppo --population 8 \
         --explore learning_rate=loguniform:1e-5:1e-3 --pbt.ready 4

@@ -6,6 +6,7 @@ and the rule, exit 2). `PopulationCommand` is what each command says of itself.
 """
 
 import argparse
+import functools
 import importlib
 import re
 import sys
@@ -19,10 +20,8 @@ from purejaxdrl.cli.args import (
     add_algo_flag,
     add_compile_cache_flags,
     add_config_flags,
-    config_overrides,
-    load_preset_or_help,
     pre_parse,
-    reject_other_algorithms,
+    preset_run,
     use_compile_cache,
 )
 
@@ -113,20 +112,12 @@ def population_parser(
 
 def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
-    from purejaxdrl.config import apply_overrides
-    from purejaxdrl.training.config import validate
-
     known = pre_parse(argv, "--env", "--algo", "--resume")
     if known.resume is not None:
         return _resume(argv, command)
-    preset, note = load_preset_or_help(
-        argv, known.env or "cartpole", known.algo or "ppo"
-    )
-    algo = preset.config.algo
-    reject_other_algorithms(argv, algo)
-    args = population_parser(command, preset.config, preset.name, note).parse_args(argv)
-    base = validate(
-        apply_overrides(preset.config, config_overrides(args, preset.config, algo))
+    parser = functools.partial(population_parser, command)
+    preset, args, base = preset_run(
+        argv, known.env or "cartpole", known.algo or "ppo", parser
     )
     kwargs = command.plan(args, base)
     target = args.target if args.target is not None else preset.target_return

@@ -1,6 +1,6 @@
 """`purejaxdrl sweep`: a grid or random search x seeds, as one compiled program.
 
-Example:
+Eight seeds of each of three learning rates and two entropy costs:
 
     purejaxdrl sweep --env cartpole --algo ppo --seeds 8 \
         --grid learning_rate=1e-4,3e-4,1e-3 --grid entropy_cost=0,0.01
