@@ -30,6 +30,15 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def run_dir_parser(command: str, description: str) -> Parser:
+    """The parser of a command that reads one run directory (`eval`, `export`)."""
+    parser = Parser(
+        prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
+    return parser
+
+
 def int_flag(text: str) -> int:
     """An argparse type: an integer, or a message naming the text."""
     try:
