@@ -109,10 +109,10 @@ def learner_optimizer(
 ) -> tuple[optax.Schedule, optax.GradientTransformation]:
     """(learning-rate schedule, optimiser) of a learner's `OptimizerFields`.
 
-    `config.learning_rate`, annealed (`config.anneal_lr`) over `num_updates`
-    updates of `steps_per_update` optimiser steps, drives the optimiser that
-    `options` (`make_learner_optimizer`'s name, eps, decay) and, for
-    `OptimizerChoiceFields`, the config name; clipped to `config.max_grad_norm`.
+    The rate is `config.learning_rate`, annealed if `config.anneal_lr` over
+    `num_updates` updates of `steps_per_update` steps; the optimiser is the one
+    `options` name (`make_learner_optimizer`'s name, eps, decay; a config with
+    `OptimizerChoiceFields` names its own), clipped to `config.max_grad_norm`.
     """
     learning_rate = annealed_learning_rate(
         config.learning_rate,
