@@ -11,7 +11,6 @@ import dataclasses
 import functools
 
 import jax
-import jax.numpy as jnp
 
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
@@ -32,11 +31,10 @@ from purejaxdrl.agents.fields import (
     OptimizerChoiceFields,
 )
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
-    flat_optimizer_state,
-    make_learner_optimizer,
+    flat_learner_init,
+    learner_optimizer,
 )
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import AnyNetwork
@@ -109,24 +107,12 @@ def make_a2c(
     check_agent_args(validate, config, run)
     axis_name = run.axis_name
     acting = actor_critic_acting(network)
-    learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=run.num_updates, anneal=config.anneal_lr
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate,
-        name=config.optimizer,
-        max_grad_norm=config.max_grad_norm,
-        eps=config.eps,
-        decay=config.rms_decay,
+    learning_rate, optimizer = learner_optimizer(
+        config, run.num_updates, eps=config.eps
     )
     objective = functools.partial(
         loss, network=network, config=config, axis_name=axis_name
     )
-
-    def init(key: PRNGKey) -> AgentState:
-        params = network.init(key, obs_example)
-        opt_state = flat_optimizer_state(optimizer, params)
-        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
@@ -146,6 +132,7 @@ def make_a2c(
         metrics["learning_rate"] = learning_rate(state.step)
         return AgentState(params, opt_state, state.step + 1), metrics
 
+    init = flat_learner_init(network, optimizer, obs_example)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 

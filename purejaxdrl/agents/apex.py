@@ -10,8 +10,6 @@ config with `prioritised` replay (initial priorities from the actors' TD errors)
 import functools
 
 from purejaxdrl.agents import dqn
-from purejaxdrl.agents.base import Algorithm
-from purejaxdrl.agents.q_learning import q_networks
 
 
 def default_config() -> dqn.DQNConfig:
@@ -19,13 +17,10 @@ def default_config() -> dqn.DQNConfig:
     return dqn.DQNConfig(prioritised=True, per_actor_epsilon=True, prefetch=True)
 
 
-ALGORITHM = Algorithm(
+# DQN's record, but for its name, its defaults and the section its checks name.
+ALGORITHM = dqn.ALGORITHM._replace(
     name="apex",
     summary="Ape-X: DQN with prioritised replay and a fixed ε per actor",
-    config_type=dqn.DQNConfig,
     default_config=default_config,
-    make_agent=dqn.make_dqn,
-    make_networks=q_networks,
     validate=functools.partial(dqn.validate, name="apex"),
-    keeps_replay=lambda config: True,
 )

@@ -28,7 +28,7 @@ from purejaxdrl.agents.base import (
     check_agent_args,
 )
 from purejaxdrl.agents.dqn_config import DQNConfig, validate
-from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
+from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
     epsilon_greedy_acting,
     exploration,
@@ -238,15 +238,9 @@ def make_dqn(
         )
     else:
         buffer = make_uniform_buffer(capacity, batch, min_size)
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
-        steps_per_update=config.updates_per_step,
-    )
     # Adam's ε as Rainbow's (Hessel et al., 2018).
-    optimizer = make_learner_optimizer(
-        learning_rate, max_grad_norm=config.max_grad_norm, eps=1.5e-4
+    _, optimizer = learner_optimizer(
+        config, run.num_updates, steps_per_update=config.updates_per_step, eps=1.5e-4
     )
 
     def q_values(params: Params, obs: jax.Array) -> jax.Array:

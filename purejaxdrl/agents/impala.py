@@ -34,11 +34,10 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import ActorCriticFields, OptimizerChoiceFields
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     check_optimizer,
     flat_gradient_step,
     flat_optimizer_state,
-    make_learner_optimizer,
+    learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork
@@ -189,15 +188,8 @@ def make_impala(
     lag = config.policy_lag
     replay = _make_replay(config, run)
     acting = actor_critic_acting(network)
-    learning_rate = annealed_learning_rate(
-        config.learning_rate, num_updates=run.num_updates, anneal=config.anneal_lr
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate,
-        name=config.optimizer,
-        max_grad_norm=config.max_grad_norm,
-        eps=config.eps,
-        decay=config.rms_decay,
+    learning_rate, optimizer = learner_optimizer(
+        config, run.num_updates, eps=config.eps
     )
     objective = functools.partial(loss, network=network, config=config)
 

@@ -12,6 +12,8 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from purejaxdrl.agents.base import AgentState
+from purejaxdrl.agents.fields import OptimizerChoiceFields, OptimizerFields
 from purejaxdrl.config import check
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
@@ -98,6 +100,34 @@ def make_learner_optimizer(
     return optax.chain(optax.clip_by_global_norm(max_grad_norm), opt)
 
 
+def learner_optimizer(
+    config: OptimizerFields,
+    num_updates: int,
+    *,
+    steps_per_update: int = 1,
+    **options: Any,
+) -> tuple[optax.Schedule, optax.GradientTransformation]:
+    """(learning-rate schedule, optimiser) of a learner's `OptimizerFields`.
+
+    The rate is `config.learning_rate`, annealed if `config.anneal_lr` over
+    `num_updates` updates of `steps_per_update` steps; the optimiser is the one
+    `options` name (`make_learner_optimizer`'s name, eps, decay; a config with
+    `OptimizerChoiceFields` names its own), clipped to `config.max_grad_norm`.
+    """
+    learning_rate = annealed_learning_rate(
+        config.learning_rate,
+        num_updates=num_updates,
+        anneal=config.anneal_lr,
+        steps_per_update=steps_per_update,
+    )
+    if isinstance(config, OptimizerChoiceFields):
+        options = {"name": config.optimizer, "decay": config.rms_decay, **options}
+    optimizer = make_learner_optimizer(
+        learning_rate, max_grad_norm=config.max_grad_norm, **options
+    )
+    return learning_rate, optimizer
+
+
 def check_optimizer(name: str, optimizer: str) -> None:
     """Raises ConfigError unless `optimizer` is one the builder builds."""
     check(
@@ -135,6 +165,19 @@ def flat_optimizer_state(
 ) -> optax.OptState:
     """The optimiser's state over `params` as one flat vector, as the steps use."""
     return optimizer.init(ravel_pytree(params)[0])
+
+
+def flat_learner_init(
+    network: Any, optimizer: optax.GradientTransformation, obs_example: jax.Array
+) -> Callable[[PRNGKey], AgentState]:
+    """`init(key) -> AgentState`: `network`'s parameters, a flat optimiser state."""
+
+    def init(key: PRNGKey) -> AgentState:
+        params = network.init(key, obs_example)
+        opt_state = flat_optimizer_state(optimizer, params)
+        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
+
+    return init
 
 
 def _flat_step(

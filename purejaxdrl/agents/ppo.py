@@ -24,10 +24,9 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import ActorCriticFields, AdvantageFields
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     flat_gradient_epochs,
-    flat_optimizer_state,
-    make_learner_optimizer,
+    flat_learner_init,
+    learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
@@ -229,23 +228,12 @@ def make_ppo(
     check_agent_args(validate, config, run, fits=False)
     axis_name = run.axis_name
     steps_per_update = config.num_epochs * config.num_minibatches
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
-        steps_per_update=steps_per_update,
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.eps
+    learning_rate, optimizer = learner_optimizer(
+        config, run.num_updates, steps_per_update=steps_per_update, eps=config.eps
     )
     recurrent = isinstance(network, RecurrentNetwork)
     acting = actor_critic_acting(network)
     objective = functools.partial(loss, network=network, config=config)
-
-    def init(key: PRNGKey) -> AgentState:
-        params = network.init(key, obs_example)
-        opt_state = flat_optimizer_state(optimizer, params)
-        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
@@ -289,6 +277,7 @@ def make_ppo(
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         return AgentState(params, opt_state, state.step + 1), metrics
 
+    init = flat_learner_init(network, optimizer, obs_example)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 

@@ -33,10 +33,9 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import EpsilonFields, OptimizerFields, RewardFields
 from purejaxdrl.agents.optim import (
-    annealed_learning_rate,
     flat_gradient_epochs,
-    flat_optimizer_state,
-    make_learner_optimizer,
+    flat_learner_init,
+    learner_optimizer,
 )
 from purejaxdrl.agents.ppo import (
     check_minibatches,
@@ -165,23 +164,16 @@ def make_pqn(
     check_agent_args(validate, config, run, fits=False)
     axis_name = run.axis_name
     steps_per_update = config.num_epochs * config.num_minibatches
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
+    learning_rate, optimizer = learner_optimizer(
+        config,
+        run.num_updates,
         steps_per_update=steps_per_update,
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate, name="radam", max_grad_norm=config.max_grad_norm, eps=config.eps
+        name="radam",
+        eps=config.eps,
     )
     recurrent = isinstance(network, RecurrentNetwork)
     epsilon_now, epsilons = exploration(config, run.num_updates, run.num_envs)
     objective = functools.partial(loss, network=network)
-
-    def init(key: PRNGKey) -> AgentState:
-        params = network.init(key, obs_example)
-        opt_state = flat_optimizer_state(optimizer, params)
-        return AgentState(params, opt_state, jnp.zeros((), jnp.int32))
 
     def acting_params(state: AgentState) -> tuple[Params, jax.Array]:
         return state.params, epsilon_now(state.step)
@@ -220,7 +212,7 @@ def make_pqn(
     else:
         acting = epsilon_greedy_acting(network, epsilons)
     return Agent(
-        init=init,
+        init=flat_learner_init(network, optimizer, obs_example),
         acting=acting,
         update=update,
         acting_params=acting_params,

@@ -35,7 +35,7 @@ from purejaxdrl.agents.base import (
     check_agent_args,
 )
 from purejaxdrl.agents.fields import QLearningFields
-from purejaxdrl.agents.optim import annealed_learning_rate, make_learner_optimizer
+from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
@@ -179,14 +179,11 @@ def make_r2d2(
         local_envs,
     )
     objective = functools.partial(loss, network=network, config=config)
-    learning_rate = annealed_learning_rate(
-        config.learning_rate,
-        num_updates=run.num_updates,
-        anneal=config.anneal_lr,
+    _, optimizer = learner_optimizer(
+        config,
+        run.num_updates,
         steps_per_update=config.updates_per_step,
-    )
-    optimizer = make_learner_optimizer(
-        learning_rate, max_grad_norm=config.max_grad_norm, eps=config.adam_eps
+        eps=config.adam_eps,
     )
 
     def init(key: PRNGKey) -> R2D2State:

@@ -4,9 +4,10 @@
 sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
 `listing`) turns its arguments into typed configs and calls the library; what
 several of them share (the parser that raises, config flags, compile-cache
-flags, exit codes) lives in `args`. Sub-commands import `args`, never each
-other. This is the top layer: it may import every other part of the package,
-and nothing imports it.
+flags, exit codes) lives in `args`, and what `sweep` and `pbt` share in
+`population`. Sub-commands import those two, never each other. This is the
+top layer: it may import every other part of the package, and nothing
+imports it.
 """
 
 import importlib

@@ -1,9 +1,6 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
-import re
-import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -33,25 +30,13 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-
-
-def bytes_flag(text: str) -> int:
-    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
-    match = re.fullmatch(r"\s*([0-9.]+)\s*([kmgt]?)(i?b)?\s*", text.lower())
-    if not match:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        )
-    try:
-        value = float(match.group(1)) * _UNITS[match.group(2)]
-    except ValueError:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        ) from None
-    if value < 1:
-        raise UsageError(f"--device-memory {text!r} must be positive.")
-    return int(value)
+def run_dir_parser(command: str, description: str) -> Parser:
+    """The parser of a command that reads one run directory (`eval`, `export`)."""
+    parser = Parser(
+        prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
+    return parser
 
 
 def int_flag(text: str) -> int:
@@ -106,6 +91,23 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
         return Preset(env, e.untuned, None, None), note
 
 
+def preset_run(
+    argv: Sequence[str], env: str, algo: str, parser: Callable[[Any, str, str], Parser]
+) -> tuple[Any, argparse.Namespace, Any]:
+    """(preset, args, config): preset `env` for `algo`, changed by the flags.
+
+    `parser(defaults, preset name, note)` reads `argv`; the config is validated.
+    """
+    from purejaxdrl.config import apply_overrides
+    from purejaxdrl.training.config import validate
+
+    preset, note = load_preset_or_help(argv, env, algo)
+    reject_other_algorithms(argv, preset.config.algo)
+    args = parser(preset.config, preset.name, note).parse_args(argv)
+    overrides = config_overrides(args, preset.config, preset.config.algo)
+    return preset, args, validate(apply_overrides(preset.config, overrides))
+
+
 def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
     """--compile-cache DIR and --no-compile-cache."""
     parser.add_argument(
@@ -124,46 +126,6 @@ def use_compile_cache(args: argparse.Namespace) -> None:
     """Turns the compilation cache on unless --no-compile-cache was given."""
     if not args.no_compile_cache:
         enable_compilation_cache(args.compile_cache)
-
-
-def resume_command(
-    argv: Sequence[str],
-    command: str,
-    what: str,
-    resume: Callable[[], Callable[..., Any]],
-    summary: Callable[[Any, float], None],
-) -> int:
-    """`purejaxdrl COMMAND --resume DIR`: continues a stopped sweep or PBT run.
-
-    Args:
-      argv: the command's arguments.
-      command: `sweep` or `pbt`.
-      what: what is resumed, for the help (`sweep`, `PBT run`).
-      resume: returns the resume function (imported late: JAX starts only
-        once the arguments are checked).
-      summary: prints the result, given it and the wall time.
-
-    """
-    parser = Parser(
-        prog=f"purejaxdrl {command} --resume",
-        description=f"Continue a {what} that was stopped, from its checkpoints.",
-        allow_abbrev=False,
-    )
-    parser.add_argument("--resume", metavar="DIR", required=True)
-    parser.add_argument("--device-memory", metavar="SIZE")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_compile_cache_flags(parser)
-    args = parser.parse_args(argv)
-    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
-    use_compile_cache(args)
-    start = time.perf_counter()
-    result = resume()(
-        args.resume,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
-    )
-    summary(result, time.perf_counter() - start)
-    return 0
 
 
 def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:

@@ -12,18 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from purejaxdrl.cli.args import Parser
+from purejaxdrl.cli.args import run_dir_parser
 
 
 def eval_command(argv: Sequence[str]) -> int:
     """`purejaxdrl eval ...`; returns the exit status."""
-    parser = Parser(
-        prog="purejaxdrl eval",
-        description="Play a run's trained policy (the mode of its distribution) "
-        "for a few episodes on fresh environments; optionally draw one.",
-        allow_abbrev=False,
+    parser = run_dir_parser(
+        "eval",
+        "Play a run's trained policy (the mode of its distribution) for a few "
+        "episodes on fresh environments; optionally draw one.",
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
     parser.add_argument("--episodes", type=int, default=5, help="(default: 5)")
     parser.add_argument(
         "--render",

@@ -2,18 +2,16 @@
 
 from collections.abc import Sequence
 
-from purejaxdrl.cli.args import Parser
+from purejaxdrl.cli.args import run_dir_parser
 
 
 def export_command(argv: Sequence[str]) -> int:
     """`purejaxdrl export RUN_DIR --out DIR`; returns the exit status."""
-    parser = Parser(
-        prog="purejaxdrl export",
-        description="Write a run's trained policy (network description and "
-        "parameters) to a folder; load it with purejaxdrl.load_policy(DIR).",
-        allow_abbrev=False,
+    parser = run_dir_parser(
+        "export",
+        "Write a run's trained policy (network description and parameters) to a "
+        "folder; load it with purejaxdrl.load_policy(DIR).",
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     args = parser.parse_args(argv)
     from purejaxdrl.training.policy import export_policy

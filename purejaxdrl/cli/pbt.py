@@ -1,31 +1,20 @@
 """`purejaxdrl pbt`: population-based training in one compiled program.
 
+Eight members, exploring the learning rate, ready every 4 chunks:
+
     purejaxdrl pbt --env cartpole --algo ppo --population 8 \
         --explore learning_rate=loguniform:1e-5:1e-3 --pbt.ready 4
-
-Flags for config fields set the base every member starts from (defaults: the
-preset's). Bad input ends with one line naming the value and the rule, exit 2.
 """
 
 import math
-import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from purejaxdrl.cli.args import (
-    Parser,
-    UsageError,
-    add_algo_flag,
-    add_compile_cache_flags,
-    add_config_flags,
-    bytes_flag,
-    config_overrides,
-    load_preset_or_help,
-    pre_parse,
-    reject_other_algorithms,
-    resume_command,
-    use_compile_cache,
+from purejaxdrl.cli.args import Parser, UsageError
+from purejaxdrl.cli.population import (
+    PopulationCommand,
+    figure_lines,
+    population_command,
 )
 
 
@@ -61,25 +50,8 @@ def _add_pbt_flags(parser: Parser) -> None:
     )
 
 
-def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
-    from purejaxdrl.training.presets import preset_names
-
-    parser = Parser(
-        prog="purejaxdrl pbt",
-        description=(
-            "Population-based training: members start from draws of the "
-            "explored space and train together in one compiled program; every "
-            "--pbt.ready chunks the bottom quantile copies the learner state of "
-            "the top quantile and perturbs the explored fields. Config-field "
-            "flags set the base; "
-            + (note or f"defaults shown are the {preset_name!r} preset's.")
-        ),
-        allow_abbrev=False,
-    )
-    parser.add_argument(
-        "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
-    )
-    add_algo_flag(parser, defaults.algo)
+def _add_population_flags(parser: Parser) -> None:
+    """PBT's own flags: the population, its explored space, the ready steps."""
     parser.add_argument(
         "--population", type=int, default=8, metavar="N", help="members (default: 8)"
     )
@@ -99,46 +71,15 @@ def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
         metavar="INT",
         help="seeds the draws and the ready steps' choices",
     )
-    parser.add_argument("--target", type=float, metavar="RETURN")
-    parser.add_argument(
-        "--device-memory",
-        metavar="SIZE",
-        help="memory per device it may use, e.g. 2GB (default: an estimate)",
-    )
-    parser.add_argument(
-        "--no-files", action="store_true", help="write no files (no checkpoints)"
-    )
-    parser.add_argument(
-        "--resume",
-        metavar="DIR",
-        help="continue a stopped PBT run from its directory's checkpoints",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_compile_cache_flags(parser)
-    add_config_flags(parser, defaults, defaults.algo)
-    return parser
 
 
-def pbt_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl pbt ...`; returns the exit status."""
-    from purejaxdrl.config import ConfigError, apply_overrides
+def _plan(args: Any, base: Any) -> dict[str, Any]:
+    """PBT's keyword arguments from its flags, checked with the members' configs."""
+    from purejaxdrl.config import ConfigError
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
     from purejaxdrl.sweeps.population import check_pbt_config, member_configs
     from purejaxdrl.sweeps.spec import parse_sample_arg
-    from purejaxdrl.training.config import validate
 
-    known = pre_parse(argv, "--env", "--algo", "--resume")
-    if known.resume is not None:
-        return _resume_command(argv)
-    preset, note = load_preset_or_help(
-        argv, known.env or "cartpole", known.algo or "ppo"
-    )
-    algo = preset.config.algo
-    reject_other_algorithms(argv, algo)
-    args = _parser(preset.config, preset.name, note).parse_args(argv)
-    base = validate(
-        apply_overrides(preset.config, config_overrides(args, preset.config, algo))
-    )
     explore = {}
     for text in args.explore:
         try:
@@ -154,38 +95,19 @@ def pbt_command(argv: Sequence[str]) -> int:
         "resample_probability": getattr(args, "pbt.resample_probability"),
         "keep_buffer": getattr(args, "pbt.keep_buffer"),
     }
-    # Everything checked before JAX starts compiling.
     check_pbt_config(PBTConfig(**settings), args.population)
     member_configs(base, explore, args.population, args.search_seed)
-    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
-    use_compile_cache(args)
-    from purejaxdrl.sweeps.population import pbt
-
-    start = time.perf_counter()
-    result = pbt(
-        base,
-        explore=explore,
-        population=args.population,
-        search_seed=args.search_seed,
-        target_return=args.target if args.target is not None else preset.target_return,
-        write_files=not args.no_files,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+    return {
+        "explore": explore,
+        "population": args.population,
+        "search_seed": args.search_seed,
         **settings,
-    )
-    _print_summary(result, time.perf_counter() - start)
-    return 0
+    }
 
 
-def _resume_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl pbt --resume DIR`: continues a stopped PBT run."""
-
-    def resume() -> Any:
-        from purejaxdrl.sweeps.population import resume_pbt
-
-        return resume_pbt
-
-    return resume_command(argv, "pbt", "PBT run", resume, _print_summary)
+def pbt_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl pbt ...`; returns the exit status."""
+    return population_command(argv, PBT)
 
 
 def _print_summary(result: Any, wall: float) -> None:
@@ -200,16 +122,30 @@ def _print_summary(result: Any, wall: float) -> None:
             text = ", ".join(f"{k}={v:.4g}" for k, v in values.items())
             lines.append(f"  from update {updates:>6}: {text}")
         previous = values
-    steps = result.env_steps
     lines += [
         f"  members            {result.population}",
         f"  ready steps        {len(result.lineage) - 1}",
-        f"  env steps          {steps:,} (all members)",
-        f"  wall time          {wall:.1f} s",
-        f"  compile time       {result.compile_seconds:.1f} s",
-        f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
-        "(compile excluded, all members together)",
+        *figure_lines(result, wall, "pbt", "members"),
     ]
-    if result.run_dir is not None:
-        lines.append(f"  pbt directory      {result.run_dir}")
     print("\n".join(lines))
+
+
+PBT = PopulationCommand(
+    name="pbt",
+    what="PBT run",
+    description=(
+        "Population-based training: members start from draws of the "
+        "explored space and train together in one compiled program; every "
+        "--pbt.ready chunks the bottom quantile copies the learner state of "
+        "the top quantile and perturbs the explored fields. Config-field "
+        "flags set the base; "
+    ),
+    add_flags=_add_population_flags,
+    target_help=None,
+    memory_help="memory per device it may use, e.g. 2GB (default: an estimate)",
+    plan=_plan,
+    module="purejaxdrl.sweeps.population",
+    train="pbt",
+    resume="resume_pbt",
+    summary=_print_summary,
+)

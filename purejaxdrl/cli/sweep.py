@@ -1,54 +1,25 @@
 """`purejaxdrl sweep`: a grid or random search x seeds, as one compiled program.
 
+Eight seeds of each of three learning rates and two entropy costs:
+
     purejaxdrl sweep --env cartpole --algo ppo --seeds 8 \
         --grid learning_rate=1e-4,3e-4,1e-3 --grid entropy_cost=0,0.01
-
-Flags for config fields set the base every setting starts from (defaults: the
-preset's). Bad input ends with one line naming the field and the rule, exit 2.
 """
 
 import math
-import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from purejaxdrl.cli.args import (
-    Parser,
-    UsageError,
-    add_algo_flag,
-    add_compile_cache_flags,
-    add_config_flags,
-    bytes_flag,
-    config_overrides,
-    load_preset_or_help,
-    pre_parse,
-    reject_other_algorithms,
-    resume_command,
-    use_compile_cache,
+from purejaxdrl.cli.args import Parser, UsageError
+from purejaxdrl.cli.population import (
+    PopulationCommand,
+    figure_lines,
+    population_command,
 )
 
 
-def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
-    from purejaxdrl.training.presets import preset_names
-
-    parser = Parser(
-        prog="purejaxdrl sweep",
-        description=(
-            "Train every setting of a grid (or random search) with several seeds. "
-            "Runs that differ only in dynamic fields (learning rate, gamma, clip, "
-            "entropy cost, ...) and seeds train in one compiled program, split "
-            "over devices; each value of a static field (num_envs, epochs, "
-            "network sizes, ...) is a program of its own. Config-field flags set "
-            "the base setting; "
-            + (note or f"defaults shown are the {preset_name!r} preset's.")
-        ),
-        allow_abbrev=False,
-    )
-    parser.add_argument(
-        "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
-    )
-    add_algo_flag(parser, defaults.algo)
+def _add_search_flags(parser: Parser) -> None:
+    """The sweep's own flags: seeds, grid, random search."""
     parser.add_argument(
         "--seeds",
         default="1",
@@ -79,31 +50,6 @@ def _parser(defaults: Any, preset_name: str, note: str = "") -> Parser:
     parser.add_argument(
         "--search-seed", type=int, default=0, metavar="INT", help="seeds the draws"
     )
-    parser.add_argument(
-        "--target",
-        type=float,
-        metavar="RETURN",
-        help="score a run's final return must reach to count as reaching the "
-        "target; its first crossing is reported too (default: the preset's)",
-    )
-    parser.add_argument(
-        "--device-memory",
-        metavar="SIZE",
-        help="memory per device the sweep may use, e.g. 2GB (default: an "
-        "estimate from the device); runs that do not fit train in batches",
-    )
-    parser.add_argument(
-        "--no-files", action="store_true", help="write no files (no checkpoints)"
-    )
-    parser.add_argument(
-        "--resume",
-        metavar="DIR",
-        help="continue a stopped sweep from its directory's checkpoints",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_compile_cache_flags(parser)
-    add_config_flags(parser, defaults, defaults.algo)
-    return parser
 
 
 def _seeds(text: str) -> int | list[int]:
@@ -120,63 +66,27 @@ def _seeds(text: str) -> int | list[int]:
     return values[0] if len(values) == 1 and "," not in text else values
 
 
-def sweep_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl sweep ...`; returns the exit status."""
-    from purejaxdrl.config import apply_overrides
-    from purejaxdrl.sweeps.spec import parse_grid_arg, parse_sample_arg
-    from purejaxdrl.training.config import validate
+def _plan(args: Any, base: Any) -> dict[str, Any]:
+    """The sweep's keyword arguments from its flags; the whole plan validated."""
+    from purejaxdrl.sweeps.spec import make_plan, parse_grid_arg, parse_sample_arg
 
-    known = pre_parse(argv, "--env", "--algo", "--resume")
-    if known.resume is not None:
-        return _resume_command(argv)
-    preset, note = load_preset_or_help(
-        argv, known.env or "cartpole", known.algo or "ppo"
-    )
-    algo = preset.config.algo
-    reject_other_algorithms(argv, algo)
-    args = _parser(preset.config, preset.name, note).parse_args(argv)
-    overrides = config_overrides(args, preset.config, algo)
-    base = validate(apply_overrides(preset.config, overrides))
     grid = dict(parse_grid_arg(text) for text in args.grid)
     if len(grid) != len(args.grid):
         raise UsageError("a --grid field is given twice; merge its values.")
-    sample = dict(parse_sample_arg(text) for text in args.sample)
-    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
-    target = args.target if args.target is not None else preset.target_return
-    # Validate the whole plan before starting JAX.
-    from purejaxdrl.sweeps.spec import make_plan
-
-    seeds = _seeds(args.seeds)
-    plan_args = {"grid": grid, "sample": sample, "num_samples": args.samples}
-    make_plan(base, seeds=seeds, search_seed=args.search_seed, **plan_args)
-
-    use_compile_cache(args)
-    from purejaxdrl.sweeps.program import sweep
-
-    start = time.perf_counter()
-    result = sweep(
-        base,
-        seeds=seeds,
-        search_seed=args.search_seed,
-        target_return=target,
-        write_files=not args.no_files,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
-        **plan_args,
-    )
-    _print_summary(result, time.perf_counter() - start)
-    return 0
+    plan = {
+        "grid": grid,
+        "sample": dict(parse_sample_arg(text) for text in args.sample),
+        "num_samples": args.samples,
+        "seeds": _seeds(args.seeds),
+        "search_seed": args.search_seed,
+    }
+    make_plan(base, **plan)
+    return plan
 
 
-def _resume_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl sweep --resume DIR`: continues a stopped sweep."""
-
-    def resume() -> Any:
-        from purejaxdrl.sweeps.program import resume_sweep
-
-        return resume_sweep
-
-    return resume_command(argv, "sweep", "sweep", resume, _print_summary)
+def sweep_command(argv: Sequence[str]) -> int:
+    """`purejaxdrl sweep ...`; returns the exit status."""
+    return population_command(argv, SWEEP)
 
 
 def _print_summary(result: Any, wall: float) -> None:
@@ -186,7 +96,6 @@ def _print_summary(result: Any, wall: float) -> None:
         f"{k}={v}" for k, v in best.items() if k in {f.path for f in result.plan.fields}
     )
     mean = best["mean_return"]
-    steps = result.env_steps
     lines = [
         result.table(),
         "",
@@ -194,13 +103,32 @@ def _print_summary(result: Any, wall: float) -> None:
         f"return {'—' if math.isnan(mean) else f'{mean:.1f}'} ± "
         f"{best['std_return']:.1f} over {best['seeds']} seed(s)",
         f"  runs               {result.plan.num_runs}",
-        f"  env steps          {steps:,} (all runs)",
-        f"  wall time          {wall:.1f} s",
-        f"  compile time       {result.compile_seconds:.1f} s "
-        f"({result.programs_compiled} program(s))",
-        f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
-        "(compile excluded, all runs together)",
+        *figure_lines(
+            result, wall, "sweep", "runs", f" ({result.programs_compiled} program(s))"
+        ),
     ]
-    if result.run_dir is not None:
-        lines.append(f"  sweep directory    {result.run_dir}")
     print("\n".join(lines))
+
+
+SWEEP = PopulationCommand(
+    name="sweep",
+    what="sweep",
+    description=(
+        "Train every setting of a grid (or random search) with several seeds. "
+        "Runs that differ only in dynamic fields (learning rate, gamma, clip, "
+        "entropy cost, ...) and seeds train in one compiled program, split "
+        "over devices; each value of a static field (num_envs, epochs, "
+        "network sizes, ...) is a program of its own. Config-field flags set "
+        "the base setting; "
+    ),
+    add_flags=_add_search_flags,
+    target_help="score a run's final return must reach to count as reaching "
+    "the target; its first crossing is reported too (default: the preset's)",
+    memory_help="memory per device the sweep may use, e.g. 2GB (default: an "
+    "estimate from the device); runs that do not fit train in batches",
+    plan=_plan,
+    module="purejaxdrl.sweeps.program",
+    train="sweep",
+    resume="resume_sweep",
+    summary=_print_summary,
+)

@@ -16,8 +16,8 @@ from purejaxdrl.cli.args import (
     add_config_flags,
     config_overrides,
     int_flag,
-    load_preset_or_help,
     pre_parse,
+    preset_run,
     reject_other_algorithms,
     use_compile_cache,
 )
@@ -125,20 +125,14 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
 
 def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
     """(args, config, preset) of a new run of preset `env` with `algo`."""
-    from purejaxdrl.config import apply_overrides
-    from purejaxdrl.training.config import validate
-
-    preset, note = load_preset_or_help(argv, env, algo)
-    reject_other_algorithms(argv, preset.config.algo)
-    args = parser(preset.config, preset.name, note).parse_args(argv)
+    preset, args, config = preset_run(argv, env, algo, parser)
     if args.override:
         raise UsageError("--override only goes with --resume RUN_DIR.")
     if args.logger and args.no_files:
         raise UsageError(
             f"--logger {args.logger[0]} writes into the run directory; drop --no-files."
         )
-    overrides = config_overrides(args, preset.config, preset.config.algo)
-    return args, validate(apply_overrides(preset.config, overrides)), preset
+    return args, config, preset
 
 
 def _start_processes(args: argparse.Namespace) -> None:

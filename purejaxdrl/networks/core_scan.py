@@ -186,13 +186,9 @@ def core_scan(
 ) -> tuple[PyTree, jax.Array]:
     """Runs the core `kind` over a sequence: `core_step` scanned over T.
 
-    Args:
-      kind: `lstm` or `gru`.
-      u: the recurrent kernel, [H, G*H].
-      bias_n: the GRU's new-gate recurrent bias [H] (unused by the LSTM).
-      state: the start state, leaves [B, H].
-      x: the inputs' projections (`Core.project`), [T, B, G*H].
-      reset: bool [T, B]; the state is zeroed before step t where True.
+    Args as `core_step`'s, with a leading time axis on the inputs' projections
+    `x` [T, B, G*H] and on `reset` [T, B] (the state is zeroed before step t
+    where True); `state` is the start state.
 
     Returns:
       (the final state, the outputs h [T, B, H]).

@@ -4,8 +4,6 @@ import dataclasses
 import pathlib
 from collections.abc import Callable, Mapping
 
-import yaml
-
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
@@ -19,7 +17,7 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.program import _base_and_target, _messenger
+from purejaxdrl.sweeps.program import _base_and_target, _messenger, running_meta
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env
@@ -197,17 +195,8 @@ def resume_pbt(
 
     """
     path = pathlib.Path(path)
-    if not (path / "pbt.yaml").exists():
-        raise ConfigError(
-            f"--resume {path}: no pbt.yaml there; pass a directory that "
-            "`purejaxdrl pbt` wrote (it prints `pbt: writing DIR`)."
-        )
+    running_meta(path, "pbt", "PBT run", "writing DIR", "lineage.csv")
     result = read_pbt_meta(path)
-    if yaml.safe_load((path / "pbt.yaml").read_text())["status"] != "running":
-        raise ConfigError(
-            f"--resume {path}: this PBT run finished (see its lineage.csv); "
-            "start a new one to train more."
-        )
     messages, say = _messenger(notify)
     result.messages = messages
     explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}

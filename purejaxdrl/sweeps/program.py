@@ -140,17 +140,7 @@ def resume_sweep(
 
     """
     path = pathlib.Path(path)
-    if not (path / "sweep.yaml").exists():
-        raise ConfigError(
-            f"--resume {path}: no sweep.yaml there; pass a directory that "
-            "`purejaxdrl sweep` wrote (it prints `sweep: results in DIR`)."
-        )
-    meta = yaml.safe_load((path / "sweep.yaml").read_text())
-    if meta.get("status") != "running":
-        raise ConfigError(
-            f"--resume {path}: this sweep finished (see its summary.md); start "
-            "a new one to train more."
-        )
+    meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
     messages, say = _messenger(notify)
     plan = read_plan(meta)
     result = SweepResult(
@@ -165,6 +155,28 @@ def resume_sweep(
     say(f"sweep: resuming {path}")
     store = SweepStore(path, plan.base.checkpoint.every)
     return _train_plan(result, device_memory, say, notify, store)
+
+
+def running_meta(
+    path: pathlib.Path, command: str, what: str, prints: str, record: str
+) -> dict[str, Any]:
+    """`COMMAND.yaml` of `path`; ConfigError unless COMMAND wrote it and is running.
+
+    The messages say what COMMAND `prints` of its directory, and what a
+    finished run (a `what`) left to read (its `record`).
+    """
+    if not (path / f"{command}.yaml").exists():
+        raise ConfigError(
+            f"--resume {path}: no {command}.yaml there; pass a directory that "
+            f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."
+        )
+    meta = yaml.safe_load((path / f"{command}.yaml").read_text())
+    if meta.get("status") != "running":
+        raise ConfigError(
+            f"--resume {path}: this {what} finished (see its {record}); start "
+            "a new one to train more."
+        )
+    return meta
 
 
 def _messenger(

@@ -1,0 +1,194 @@
+"""What `sweep` and `pbt` share: many members of one base config in one program.
+
+Config flags set the base every member starts from (defaults: the preset's);
+all input is checked before JAX starts (bad input: one line naming the value
+and the rule, exit 2). `PopulationCommand` is what each command says of itself.
+"""
+
+import argparse
+import functools
+import importlib
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from purejaxdrl.cli.args import (
+    Parser,
+    UsageError,
+    add_algo_flag,
+    add_compile_cache_flags,
+    add_config_flags,
+    pre_parse,
+    preset_run,
+    use_compile_cache,
+)
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def bytes_flag(text: str) -> int:
+    """`2GB`, `512MiB`, `1.5g` or a number of bytes -> bytes."""
+    # Only what float() reads (one point at most, a digit): one check, one message.
+    number = r"([0-9]+\.?[0-9]*|\.[0-9]+)"
+    match = re.fullmatch(rf"\s*{number}\s*([kmgt]?)(i?b)?\s*", text.lower())
+    if not match:
+        raise UsageError(
+            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
+        )
+    value = float(match.group(1)) * _UNITS[match.group(2)]
+    if value < 1:
+        raise UsageError(f"--device-memory {text!r} must be positive.")
+    return int(value)
+
+
+class PopulationCommand(NamedTuple):
+    """A population command (`sweep`, `pbt`): what it says of itself.
+
+    Attributes:
+      name: `sweep` or `pbt`; `what`: a run of it in the help (`PBT run`).
+      description: its help's, up to what it says of the defaults.
+      add_flags: adds its own flags (after --env and --algo).
+      target_help, memory_help: --target's (None: none), --device-memory's.
+      plan: (args, base config) -> the keyword arguments its own flags give
+        `train`, every value checked (raises UsageError or ConfigError).
+      module: the library module, imported only once the arguments are
+        checked (JAX starts with it); `train`, `resume`: its functions.
+      summary: prints the result, given it and the wall time.
+
+    """
+
+    name: str
+    what: str
+    description: str
+    add_flags: Callable[[Parser], None]
+    target_help: str | None
+    memory_help: str
+    plan: Callable[[argparse.Namespace, Any], dict[str, Any]]
+    module: str
+    train: str
+    resume: str
+    summary: Callable[[Any, float], None]
+
+
+def population_parser(
+    command: PopulationCommand, defaults: Any, preset_name: str, note: str = ""
+) -> Parser:
+    """`command`'s parser: the shared flags around its own, showing `defaults`.
+
+    The description names `preset_name` as their source, or says `note`.
+    """
+    from purejaxdrl.training.presets import preset_names
+
+    parser = Parser(
+        prog=f"purejaxdrl {command.name}",
+        description=command.description
+        + (note or f"defaults shown are the {preset_name!r} preset's."),
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--env", help=f"preset ({', '.join(preset_names())}) or a .yaml path"
+    )
+    add_algo_flag(parser, defaults.algo)
+    command.add_flags(parser)
+    parser.add_argument(
+        "--target", type=float, metavar="RETURN", help=command.target_help
+    )
+    parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
+    parser.add_argument(
+        "--no-files", action="store_true", help="write no files (no checkpoints)"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="DIR",
+        help=f"continue a stopped {command.what} from its directory's checkpoints",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    add_config_flags(parser, defaults, defaults.algo)
+    return parser
+
+
+def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
+    """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
+    known = pre_parse(argv, "--env", "--algo", "--resume")
+    if known.resume is not None:
+        return _resume(argv, command)
+    parser = functools.partial(population_parser, command)
+    preset, args, base = preset_run(
+        argv, known.env or "cartpole", known.algo or "ppo", parser
+    )
+    kwargs = command.plan(args, base)
+    target = args.target if args.target is not None else preset.target_return
+
+    return _run(
+        args,
+        command,
+        command.train,
+        base,
+        target_return=target,
+        write_files=not args.no_files,
+        **kwargs,
+    )
+
+
+def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
+    """`purejaxdrl COMMAND --resume DIR`: continues a stopped sweep or PBT run."""
+    parser = Parser(
+        prog=f"purejaxdrl {command.name} --resume",
+        description=f"Continue a {command.what} that was stopped, from its "
+        "checkpoints.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--resume", metavar="DIR", required=True)
+    parser.add_argument("--device-memory", metavar="SIZE")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_compile_cache_flags(parser)
+    args = parser.parse_args(argv)
+
+    return _run(args, command, command.resume, args.resume)
+
+
+def _run(
+    args: argparse.Namespace,
+    command: PopulationCommand,
+    function: str,
+    *positional: Any,
+    **kwargs: Any,
+) -> int:
+    """Calls `function` of the command's module, timed, and prints its summary."""
+    memory = None if args.device_memory is None else bytes_flag(args.device_memory)
+    use_compile_cache(args)
+    # Imported only now: JAX starts with it, after the cache is on.
+    run = getattr(importlib.import_module(command.module), function)
+    start = time.perf_counter()
+    result = run(
+        *positional,
+        device_memory=memory,
+        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+        **kwargs,
+    )
+    command.summary(result, time.perf_counter() - start)
+    return 0
+
+
+def figure_lines(
+    result: Any, wall: float, command: str, members: str, compiled: str = ""
+) -> list[str]:
+    """A summary's closing lines: steps, times, speed and `command`'s directory.
+
+    `result` is a SweepResult or PBTResult, `wall` the wall time in seconds,
+    `members` what the steps count (`runs`), `compiled` a note on compiling.
+    """
+    steps = result.env_steps
+    lines = [
+        f"  env steps          {steps:,} (all {members})",
+        f"  wall time          {wall:.1f} s",
+        f"  compile time       {result.compile_seconds:.1f} s{compiled}",
+        f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
+        f"(compile excluded, all {members} together)",
+    ]
+    if result.run_dir is not None:
+        lines.append(f"  {command + ' directory':<19}{result.run_dir}")
+    return lines
