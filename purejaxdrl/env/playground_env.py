@@ -61,7 +61,8 @@ def import_registry() -> Any:
     """Playground's `registry` module, or a one-line error saying how to get it.
 
     Raises:
-      ConfigError: when the `playground` package is not installed.
+      ConfigError: when the `playground` package is not installed, or MuJoCo
+        cannot load the OpenGL library `MUJOCO_GL` names.
 
     """
     try:
@@ -70,6 +71,17 @@ def import_registry() -> Any:
         raise ConfigError(
             f"playground environments need the playground package ({e}): "
             "pip install 'purejaxdrl[playground]'"
+        ) from None
+    except Exception as e:
+        # MuJoCo loads MUJOCO_GL's OpenGL library when imported; PyOpenGL
+        # without OSMesa's fails there with an AttributeError deep inside.
+        gl = os.environ.get("MUJOCO_GL")
+        if not gl:
+            raise
+        raise ConfigError(
+            f"importing MuJoCo with MUJOCO_GL={gl} failed ({type(e).__name__}: "
+            f"{e}): that OpenGL library is missing; install it (egl: apt-get "
+            "install libegl1, osmesa: libosmesa6) or unset MUJOCO_GL."
         ) from None
     return registry
 

@@ -157,3 +157,24 @@ def test_check_renderable_takes_a_gif_or_an_mp4(tmp_path, gl_env):
     else:
         with pytest.raises(ConfigError, match="libegl1"):
             check_renderable(env, tmp_path / "x.gif")
+
+
+def test_a_mujoco_gl_without_its_library_is_one_line_on_making_a_task():
+    # MuJoCo loads MUJOCO_GL's OpenGL library when imported (PyOpenGL without
+    # OSMesa fails there with an AttributeError): making a task says so.
+    env = {**os.environ, "MUJOCO_GL": "osmesa"}
+    env.pop("PYOPENGL_PLATFORM", None)
+    imports = subprocess.run(
+        [sys.executable, "-c", "import mujoco"], env=env, capture_output=True
+    )
+    make = "from purejaxdrl import env; env.make('playground/CartpoleBalance')"
+    done = subprocess.run(
+        [sys.executable, "-c", make], env=env, capture_output=True, text=True
+    )
+    if imports.returncode == 0:  # OSMesa is installed here
+        assert done.returncode == 0, done.stderr[-2000:]
+        return
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("purejaxdrl.config.ConfigError: importing MuJoCo with "
+                           "MUJOCO_GL=osmesa failed"), done.stderr[-2000:]  # fmt: skip
+    assert "libosmesa6" in last
