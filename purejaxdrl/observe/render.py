@@ -107,9 +107,11 @@ def record_episode(
 
         def step(carry: tuple, key_t: PRNGKey) -> tuple:
             state, core, obs, running = carry
-            # A batch of one for the policy; its core state goes on through
-            # the episode (nothing after the episode is kept).
-            core, action = policy.act(params, core, obs[None], jnp.zeros(1, bool))
+            # A batch of one for the policy (of each entry of a dict
+            # observation); its core state goes on through the episode
+            # (nothing after the episode is kept).
+            batch = jax.tree.map(lambda x: x[None], obs)
+            core, action = policy.act(params, core, batch, jnp.zeros(1, bool))
             new, ts = env.step(key_t, state, action[0], env_params)
             ended = episode_ended(ts)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
