@@ -22,6 +22,7 @@ sweep, it counts that sweep's recorded final returns against the new target.
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -55,6 +56,8 @@ class Row:
       gpu: needs an accelerator to finish in reasonable time.
       not_run: why this script cannot run the row on any machine ("" when it
         can); the table says so in its place.
+      menagerie: trains on MuJoCo Menagerie's robot models: not run where
+        they are absent (`why_not_run`).
       alone: its seeds train one after another with `pjd.train`, not as one
         sweep: host environments (EnvPool, Gymnasium), which `pjd.sweep`
         cannot batch, and targets of the greedy evaluation, which a sweep
@@ -68,11 +71,18 @@ class Row:
     anchor_value: float | None = None
     gpu: bool = False
     not_run: str = ""
+    menagerie: bool = False
     alone: bool = False
 
     @property
     def key(self) -> str:
         return f"{self.preset}:{self.algo}"
+
+    def why_not_run(self) -> str:
+        """Why the row cannot run on this machine ("" when it can)."""
+        if self.not_run or not self.menagerie:
+            return self.not_run
+        return menagerie_note()
 
 
 # purejaxql publishes no MinAtar score. The rows await a GPU: on the 2-core
@@ -82,6 +92,33 @@ PQN_MINATAR = "purejaxql PQN: no MinAtar score published"
 
 # Episodes of a greedy evaluation at the end of a run that has none of its own.
 EVAL_EPISODES = 32
+# Playground publishes learning curves (Zakka et al., 2025, arXiv 2502.08844),
+# not tables; their numbers could not be read offline, so no anchor value.
+PLAYGROUND_PPO = "MuJoCo Playground PPO, 60M steps: curves (arXiv 2502.08844)"
+PLAYGROUND_SAC = "MuJoCo Playground SAC, {}M steps: curves (arXiv 2502.08844)"
+PLAYGROUND_200M = "MuJoCo Playground PPO, 200M steps: curves (arXiv 2502.08844)"
+
+
+@functools.cache
+def menagerie_note() -> str:
+    """Why the rows on Menagerie's robots cannot run here; "" where they can.
+
+    Looked up when asked (importing Playground takes seconds), where the
+    adapter looks (`playground_env.find_menagerie`).
+    """
+    try:
+        from purejaxdrl.env.playground_env import find_menagerie
+
+        found = find_menagerie()
+    except ImportError:
+        return "needs the playground package (pip install 'purejaxdrl[playground]')"
+    if found is None:
+        return (
+            "needs MuJoCo Menagerie's robot models, absent here (set "
+            "MUJOCO_MENAGERIE_PATH to a clone)"
+        )
+    return ""
+
 
 ROWS = [
     Row("cartpole", "ppo", "CleanRL PPO, 500k steps: 490.0 ± 6.1", 490.0),
@@ -114,6 +151,25 @@ ROWS = [
     Row("inverted_pendulum", "a2c"),
     Row("inverted_pendulum", "sac", "brax SAC: 1000", 1000.0),
     Row("cartpole_balance", "ppo"),
+    Row("cartpole_balance", "sac", PLAYGROUND_SAC.format(5), gpu=True),
+    *(
+        row
+        for preset, sac_millions in (
+            ("pendulum_swingup", 5),
+            ("cheetah_run", 10),
+            ("walker_walk", 5),
+            ("hopper_hop", 10),
+            ("humanoid_walk", 10),
+        )
+        for row in (
+            Row(preset, "ppo", PLAYGROUND_PPO, gpu=True),
+            Row(preset, "sac", PLAYGROUND_SAC.format(sac_millions), gpu=True),
+        )
+    ),
+    *(
+        Row(preset, "ppo", PLAYGROUND_200M, gpu=True, menagerie=True)
+        for preset in ("go1_joystick_flat_terrain", "leap_cube_reorient")
+    ),
     Row("ant", "ppo", gpu=True),
     Row("halfcheetah", "ppo", gpu=True),
     Row("craftax_classic", "ppo", gpu=True),
@@ -186,7 +242,10 @@ def run_row(row: Row, seeds: int) -> dict:
         out = result.run_dir
         plot_sweep(result, curves)
     wall = time.perf_counter() - start
-    reached = int(np.sum(final >= preset.target_return))
+    # A preset awaiting its first sweep has no target (set it from this one,
+    # then --retarget): no seed counts as reaching it.
+    target = preset.target_return
+    reached = 0 if target is None else int(np.sum(final >= target))
     return {
         "seeds": seeds,
         "final": [float(x) for x in final],
@@ -241,6 +300,11 @@ def retarget(row: Row, score: dict) -> dict:
             f"{row.key}: its sweep trained {score['steps']:,} steps, the preset "
             f"now {preset.config.total_steps:,}; rerun the row instead."
         )
+    if preset.target_return is None:
+        raise SystemExit(
+            f"{row.key}: envs/{row.preset}.yaml has no {row.algo}.target yet; "
+            "set one from this sweep's final returns first."
+        )
     final = np.asarray(score["final"], np.float64)
     reached = int(np.sum(final >= preset.target_return))
     target = {"target": preset.target_return, "target_of": preset.target_of}
@@ -265,13 +329,7 @@ def table(rows: list[Row], scores: dict) -> str:
     for row in rows:
         s = scores.get(row.key)
         if s is None:
-            why = (
-                f"not run: {row.not_run}"
-                if row.not_run
-                else "not run: needs a GPU"
-                if row.gpu
-                else "not run yet"
-            )
+            why = not_run_text(row)
             lines.append(
                 f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | |"
             )
@@ -279,11 +337,38 @@ def table(rows: list[Row], scores: dict) -> str:
         ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
         lines.append(
             f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
-            f"{s['mean']:.1f}{ci} | {s['reached']}/{s['seeds']} (>= "
-            f"{s['target']:g}) | {row.anchor} | {s['wall_s']:.0f} s | "
+            f"{s['mean']:.1f}{ci} | {reached_text(s)} | {row.anchor} | "
+            f"{s['wall_s']:.0f} s | "
             f"{s['steps_per_s']:,.0f} | {s['machine']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def not_run_text(row: Row) -> str:
+    """A row's place in the table before it has figures.
+
+    The same on every machine (the file is committed): a row on Menagerie's
+    robots says what it needs, not whether this machine has it.
+    """
+    if row.not_run:
+        return f"not run: {row.not_run}"
+    if row.menagerie:
+        return "not run: needs a GPU and MuJoCo Menagerie's robot models"
+    return "not run: needs a GPU" if row.gpu else "not run yet"
+
+
+def reached_text(score: dict) -> str:
+    """Seeds that reached the target, "3/5 (>= 950)"; "no target yet" for none."""
+    if score["target"] is None:
+        return "no target yet"
+    return f"{score['reached']}/{score['seeds']} (>= {score['target']:g})"
+
+
+def short_target(score: dict) -> str:
+    """README's "950: 3/5" (target: seeds reaching it); "no target yet" for none."""
+    if score["target"] is None:
+        return "no target yet"
+    return f"{score['target']:g}: {score['reached']}/{score['seeds']}"
 
 
 def short_steps(steps: int) -> str:
@@ -306,7 +391,7 @@ def readme_table(rows: list[Row], scores: dict) -> str:
         ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
         lines.append(
             f"| {row.preset} | {row.algo} | {short_steps(s['steps'])} | "
-            f"{s['mean']:.1f}{ci} | {s['target']:g}: {s['reached']}/{s['seeds']} |"
+            f"{s['mean']:.1f}{ci} | {short_target(s)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -334,7 +419,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.list:
         for row in ROWS:
-            note = f"not run: {row.not_run} " if row.not_run else ""
+            note = f"not run: {row.why_not_run()} " if row.why_not_run() else ""
             print(f"{row.key:32s} {'GPU ' if row.gpu else ''}{note}{row.anchor}")
         return
     keys = {r.key for r in ROWS}
@@ -354,8 +439,8 @@ def main() -> None:
         write_tables(scores)
         return
     for row in chosen:
-        if row.not_run:
-            print(f"{row.key}: not run: {row.not_run}")
+        if row.why_not_run():
+            print(f"{row.key}: not run: {row.why_not_run()}")
             continue
         if row.gpu and not accelerator:
             print(f"{row.key}: not run: needs a GPU")
@@ -363,8 +448,8 @@ def main() -> None:
         print(f"{row.key}: training {args.seeds} seeds ...", flush=True)
         scores[row.key] = run_row(row, args.seeds)
         s = scores[row.key]
-        print(f"{row.key}: {s['mean']:.1f} ± {s['ci95']:.1f}, "
-              f"{s['reached']}/{s['seeds']} reached {s['target']:g}")  # fmt: skip
+        print(f"{row.key}: {s['mean']:.1f} ± {s['ci95']:.1f}, seeds "
+              f"reaching the target: {reached_text(s)}")  # fmt: skip
         DOCS.mkdir(exist_ok=True)
         path.write_text(json.dumps(scores, indent=1) + "\n")
         write_tables(scores)

@@ -12,8 +12,11 @@ from purejaxdrl.training.presets import presets_dir
 @pytest.mark.parametrize("name", pjd.preset_names())
 def test_every_preset_loads_and_validates(name):
     preset = pjd.load_preset(name)
-    assert preset.target_return is not None and preset.target_steps > 0
-    assert preset.config.total_steps <= preset.target_steps  # trains within budget
+    # A section awaiting its first sweep has no target yet (tests/test_scores.py
+    # holds it to a row that awaits a GPU or cannot run).
+    if preset.target_return is not None:
+        assert preset.target_steps > 0
+        assert preset.config.total_steps <= preset.target_steps  # within budget
     pjd.validate(preset.config)
 
 
@@ -23,6 +26,8 @@ def test_every_preset_target_states_its_return_kind_and_budget():
         data = yaml.safe_load((presets_dir() / f"{preset}.yaml").read_text())
         for algo in names & set(data):
             target = data[algo].get("target")
+            if target is None:  # awaiting its first sweep: tests/test_scores.py
+                continue
             where = f"{preset}.yaml, {algo}"
             assert set(target) == {"mean_return", "env_steps", "of"}, where
             assert target["of"] in ("training", "evaluation"), where

@@ -5,12 +5,14 @@ the figures it recorded in `docs/scores.json`. A section needs a row; a row
 needs a recorded sweep at the section's current target and budget in which at
 least 9 of 10 seeds (all of 5) ended at or above the target, unless the row is
 marked as awaiting a GPU (`gpu=True`) or as not runnable by the script
-(`not_run`, with the reason) and has no figures yet.
+(`not_run`, with the reason) and has no figures yet. Only such a section may
+lack a target (none could be set without a run), and its preset says why.
 """
 
 import json
 import math
 import pathlib
+import re
 
 import pytest
 
@@ -44,6 +46,10 @@ def test_preset_section_reaches_its_target_in_its_score_row(key):
         )
         return
     preset = load_preset(*key.split(":"))
+    assert preset.target_return is not None, (
+        f"{key}: its row has figures but the preset no target; set one from "
+        f"them, then `python scripts/reproduce.py --rows {key} --retarget`"
+    )
     assert score["target"] == preset.target_return, (
         f"{key}: its row was measured against target {score['target']}, the "
         f"preset now says {preset.target_return}; rerun the row"
@@ -60,3 +66,18 @@ def test_preset_section_reaches_its_target_in_its_score_row(key):
         f"{score['target']:g}; the preset promises >= {need}"
     )
     assert score["reached"] == sum(x >= preset.target_return for x in score["final"])
+
+
+@pytest.mark.parametrize("key", SECTIONS)
+def test_a_section_without_a_target_awaits_its_row_and_says_why(key):
+    name, algo = key.split(":")
+    if load_preset(name, algo).target_return is not None:
+        return
+    row = ROWS[key]
+    assert row.gpu or row.not_run, f"{key} has no target and its row can run now"
+    text = (ROOT / "envs" / f"{name}.yaml").read_text()
+    # The section: its lines up to the next one that is not indented.
+    section = re.split(r"\n(?=\S)", text.split(f"\n{algo}:\n", 1)[1])[0]
+    assert "  # No target:" in section, (
+        f"envs/{name}.yaml says nothing of why {algo} has no target"
+    )

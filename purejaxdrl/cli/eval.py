@@ -2,7 +2,8 @@
 
 Evaluates the newest good checkpoint's deterministic policy on fresh
 environments and, with `--render`, draws one episode: a GIF for gymnax
-environments, an HTML viewer for brax ones. Runs on host environments
+environments, an HTML viewer for brax ones, a GIF or MP4 for MuJoCo
+Playground ones (MuJoCo's renderer, off screen). Runs on host environments
 (`envpool:`, `gymnasium:`) evaluate on fresh host environments and draw a GIF
 (`observe/render.py`, `observe/players.py`).
 """
@@ -26,8 +27,9 @@ def eval_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--render",
         metavar="FILE",
-        help="draw the first episode: FILE.gif (gymnax, host environments) or "
-        "FILE.html (brax)",
+        help="draw the first episode: FILE.gif (gymnax, MuJoCo Playground, host "
+        "environments), FILE.html (brax) or FILE.mp4 (MuJoCo Playground, with "
+        "imageio-ffmpeg)",
     )
     parser.add_argument("--seed", type=int, default=0, help="(default: 0)")
     parser.add_argument(

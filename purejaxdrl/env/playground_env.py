@@ -61,7 +61,8 @@ def import_registry() -> Any:
     """Playground's `registry` module, or a one-line error saying how to get it.
 
     Raises:
-      ConfigError: when the `playground` package is not installed.
+      ConfigError: when the `playground` package is not installed, or MuJoCo
+        cannot load the OpenGL library `MUJOCO_GL` names.
 
     """
     try:
@@ -70,6 +71,17 @@ def import_registry() -> Any:
         raise ConfigError(
             f"playground environments need the playground package ({e}): "
             "pip install 'purejaxdrl[playground]'"
+        ) from None
+    except Exception as e:
+        # MuJoCo loads MUJOCO_GL's OpenGL library when imported; PyOpenGL
+        # without OSMesa's fails there with an AttributeError deep inside.
+        gl = os.environ.get("MUJOCO_GL")
+        if not gl:
+            raise
+        raise ConfigError(
+            f"importing MuJoCo with MUJOCO_GL={gl} failed ({type(e).__name__}: "
+            f"{e}): that OpenGL library is missing; install it (egl: apt-get "
+            "install libegl1, osmesa: libosmesa6) or unset MUJOCO_GL."
         ) from None
     return registry
 
@@ -81,12 +93,28 @@ def needs_menagerie(name: str) -> bool:
     return name in locomotion.ALL_ENVS or name in manipulation.ALL_ENVS
 
 
+def menagerie_candidates(path: str | None = None) -> list[str]:
+    """The folders MuJoCo Menagerie is looked for in, in order.
+
+    `path`, then `$MUJOCO_MENAGERIE_PATH`, then Playground's own folder.
+    """
+    from mujoco_playground._src import mjx_env
+
+    candidates = [p for p in (path, os.environ.get(MENAGERIE_VARIABLE)) if p]
+    return [*candidates, str(mjx_env.MENAGERIE_PATH)]
+
+
+def find_menagerie(path: str | None = None) -> str | None:
+    """The first of `menagerie_candidates(path)` that exists; None for none."""
+    return next((c for c in menagerie_candidates(path) if os.path.isdir(c)), None)
+
+
 def use_menagerie(env_id: str, path: str | None) -> None:
     """Points Playground at a local MuJoCo Menagerie, or says how to get one.
 
     Playground git-clones Menagerie into its own package folder on first use,
-    which fails offline with a long traceback; this looks in `path`, then
-    `$MUJOCO_MENAGERIE_PATH`, then Playground's own folder, and never clones.
+    which fails offline with a long traceback; this looks where
+    `find_menagerie` does and never clones.
 
     Raises:
       ConfigError: no copy in any of those places; one line naming them.
@@ -95,14 +123,13 @@ def use_menagerie(env_id: str, path: str | None) -> None:
     from etils import epath
     from mujoco_playground._src import mjx_env
 
-    candidates = [p for p in (path, os.environ.get(MENAGERIE_VARIABLE)) if p]
-    candidates.append(str(mjx_env.MENAGERIE_PATH))
-    for candidate in candidates:
-        if os.path.isdir(candidate):
-            # Playground's asset loaders read this module global when they
-            # run, so a local copy is used without its clone.
-            mjx_env.MENAGERIE_PATH = epath.Path(candidate)
-            return
+    found = find_menagerie(path)
+    if found is not None:
+        # Playground's asset loaders read this module global when they run,
+        # so a local copy is used without its clone.
+        mjx_env.MENAGERIE_PATH = epath.Path(found)
+        return
+    candidates = menagerie_candidates(path)
     raise ConfigError(
         f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, found in none "
         f"of {', '.join(candidates)}; get them with `git clone "

@@ -102,6 +102,12 @@ def make(name: str, **options) -> Env:
     episode_length=1000)`.
     """
     _register_builtins(name)
+    if name not in _FACTORIES and name.startswith(PLAYGROUND_PREFIX):
+        # Playground's names are listed only where it imports: say why not
+        # (not installed, or MuJoCo's OpenGL library missing) in one line.
+        from purejaxdrl.env.playground_env import import_registry
+
+        import_registry()
     if name not in _FACTORIES:
         close = difflib.get_close_matches(name, _FACTORIES, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""

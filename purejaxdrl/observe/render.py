@@ -3,7 +3,9 @@
 - Device environments: `record_episode` plays the deterministic policy for
   one episode in one compiled scan and keeps the environment state before
   every step; `render` draws them, a GIF for gymnax environments (gymnax's own
-  drawings, `gif.py`), an HTML viewer for brax environments (brax's own).
+  drawings, `gif.py`), an HTML viewer for brax environments (brax's own), a
+  GIF or MP4 for MuJoCo Playground ones (MuJoCo's renderer, off screen:
+  `mujoco_render.py`).
 - Host environments: `record_host_episode` plays one on the host and keeps
   its frames. Pixel observations (uint8 frames, e.g. EnvPool Atari's stacks of
   four 84x84 grey frames) give their newest frame of each stack, upscaled 3x:
@@ -32,6 +34,7 @@ from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.env.host.base import import_optional, rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.host.gymnasium import MASK_KEY, with_mask
+from purejaxdrl.env.playground_env import PlaygroundEnv
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.evaluation import HostModePolicy, host_mode_policy, play_host
 from purejaxdrl.observe.gif import (
@@ -41,6 +44,13 @@ from purejaxdrl.observe.gif import (
     newest_frame,
     upscale,
     write_gif,
+)
+from purejaxdrl.observe.mujoco_render import (
+    check_gl,
+    check_video,
+    frame_ms,
+    playground_frames,
+    write_video,
 )
 from purejaxdrl.observe.play import episode_ended, mode_policy
 from purejaxdrl.types import Params, PRNGKey
@@ -97,9 +107,11 @@ def record_episode(
 
         def step(carry: tuple, key_t: PRNGKey) -> tuple:
             state, core, obs, running = carry
-            # A batch of one for the policy; its core state goes on through
-            # the episode (nothing after the episode is kept).
-            core, action = policy.act(params, core, obs[None], jnp.zeros(1, bool))
+            # A batch of one for the policy (of each entry of a dict
+            # observation); its core state goes on through the episode
+            # (nothing after the episode is kept).
+            batch = jax.tree.map(lambda x: x[None], obs)
+            core, action = policy.act(params, core, batch, jnp.zeros(1, bool))
             new, ts = env.step(key_t, state, action[0], env_params)
             ended = episode_ended(ts)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
@@ -123,12 +135,12 @@ def render(
     out: str | pathlib.Path,
     progress: Callable[[int], None] | None = None,
 ) -> pathlib.Path:
-    """Draws `episode` to `out`: a GIF (gymnax) or an HTML viewer (brax).
+    """Draws `episode` to `out`: GIF (gymnax), HTML (brax), GIF or MP4 (Playground).
 
     Args:
       env: the environment that played it.
       episode: from `record_episode`.
-      out: the file, *.gif or *.html.
+      out: the file, *.gif, *.html or *.mp4.
       progress: called with the number of GIF frames drawn so far, after each
         (`episode.length` in all).
 
@@ -140,8 +152,12 @@ def render(
     out = check_renderable(env, out)
     base = _base(env)
     if isinstance(base, GymnaxEnv):
-        frames, frame_ms = gymnax_frames(base, episode.states, episode.rewards)
-        write_gif(frames, out, frame_ms, progress)
+        frames, ms = gymnax_frames(base, episode.states, episode.rewards)
+        write_gif(frames, out, ms, progress)
+    elif isinstance(base, PlaygroundEnv):
+        frames, ms = playground_frames(base.env, episode.states), frame_ms(base.env)
+        write = write_video if out.suffix.lower() == ".mp4" else write_gif
+        write(frames, out, ms, progress)
     else:
         from brax.io import html
 
@@ -177,10 +193,18 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
                 f"--render {out}: brax/{base.env_id} renders to an HTML viewer; "
                 "name the file *.html."
             )
+    elif isinstance(base, PlaygroundEnv):
+        if suffix not in (".gif", ".mp4"):
+            raise ConfigError(
+                f"--render {out}: {base.env_id} renders to a GIF or an MP4; name "
+                "the file *.gif or *.mp4."
+            )
+        check_video(out)
+        check_gl()
     else:
         raise ConfigError(
-            f"--render: no renderer for {type(base).__name__}; gymnax and brax "
-            "environments render."
+            f"--render: no renderer for {type(base).__name__}; gymnax, brax and "
+            "MuJoCo Playground environments render."
         )
     return out
 

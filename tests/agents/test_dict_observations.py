@@ -220,3 +220,18 @@ def test_a_sweep_trains_dict_observation_runs_in_one_program():
     # 4 runs; random actions return 4 an episode, the signal 8.
     assert result.final_return.shape == (4,)
     assert np.all(result.final_return > 5.0), result.final_return
+
+
+def test_an_episode_of_dict_observations_is_recorded_for_drawing():
+    # `eval --render` on Playground's locomotion tasks plays one like this.
+    from purejaxdrl.observe.render import record_episode
+
+    config = _ppo_config(num_envs=1, unroll_length=1, total_steps=1)
+    config = pjd.apply_overrides(config, {"ppo": {"num_minibatches": 1}})
+    exp = pjd.training.make_experiment(config)
+    state = exp.runner.init(jax.random.key(0))
+    episode = record_episode(
+        exp.env, exp.network, state.agent.params, state.env_params,
+        jax.random.key(1), max_steps=12,
+    )  # fmt: skip
+    assert episode.length == dict_env.LENGTH == len(episode.states)

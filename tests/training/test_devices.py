@@ -45,6 +45,19 @@ def _runs(host: bool):
     ]
 
 
+def _skip_without_menagerie(env_id):
+    """Skips a Playground task on Menagerie's robots where they are absent.
+
+    tests/env/test_playground_presets.py checks what such a run says then.
+    """
+    if not env_id.startswith("playground/"):
+        return
+    from purejaxdrl.env.playground_env import find_menagerie, needs_menagerie
+
+    if needs_menagerie(env_id.removeprefix("playground/")) and not find_menagerie():
+        pytest.skip(f"{env_id} needs MuJoCo Menagerie's robot models, absent here")
+
+
 @functools.cache
 def _learner(preset, algo):
     config = pjd.load_preset(preset, algo).config
@@ -57,6 +70,7 @@ def _learner(preset, algo):
 def test_device_presets_take_the_most_devices_their_work_splits_over(preset, algo):
     if "craftax" in preset:
         pytest.importorskip("craftax")
+    _skip_without_menagerie(pjd.load_preset(preset, algo).config.env.id)
     config, learner, observation = _learner(preset, algo)
     assert config.devices == 0  # no preset asks for a device count
     chosen = {}
