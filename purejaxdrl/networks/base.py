@@ -2,7 +2,7 @@
 
 import dataclasses
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import flax.linen as nn
 import jax
@@ -96,7 +96,38 @@ class Network(NamedTuple):
 def dense(features: int, scale: float) -> nn.Dense:
     """A dense layer with orthogonal(scale) weights and zero biases."""
     return nn.Dense(
-        features,
-        kernel_init=nn.initializers.orthogonal(scale),
-        bias_init=nn.initializers.zeros,
+        features, kernel_init=orthogonal(scale), bias_init=nn.initializers.zeros
     )
+
+
+def orthogonal(scale: float = 1.0) -> nn.initializers.Initializer:
+    """Flax's orthogonal initialiser, drawing one matrix at a time under `vmap`.
+
+    Trap (JAX 0.10.2, CPU): the QR decomposition inside is a LAPACK custom
+    call. Batched, as when a sweep's init vmaps agents over runs, jaxlib's
+    kernel splits the batch into tasks on XLA's intra-op thread pool and blocks
+    its own pool thread until they finish. When as many of these kernels run at
+    once as the pool has threads (two on a 2-core machine), every thread waits
+    for a task that no thread is free to run: the program hangs at 0% CPU in
+    `block_until_ready` (Craftax sweeps of 2 seeds; no XLA flag avoided it).
+    Under `vmap` this initialiser runs a `lax.map`, one unbatched QR per step,
+    which stays on its thread; the values are the same, bit for bit.
+    """
+    base = nn.initializers.orthogonal(scale)
+
+    def init(key: PRNGKey, shape: Any, dtype: Any = jnp.float32) -> jax.Array:
+        @jax.custom_batching.custom_vmap
+        def one(key: PRNGKey) -> jax.Array:
+            return base(key, shape, dtype)
+
+        @one.def_vmap
+        def batched(
+            _: int, in_batched: list[bool], key: PRNGKey
+        ) -> tuple[jax.Array, bool]:
+            if not in_batched[0]:
+                return one(key), False
+            return jax.lax.map(one, key), True
+
+        return one(key)
+
+    return init

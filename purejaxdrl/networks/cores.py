@@ -21,6 +21,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.networks.base import orthogonal
 from purejaxdrl.networks.core_scan import core_step
 from purejaxdrl.networks.mingru import mingru_step
 from purejaxdrl.types import PyTree
@@ -59,7 +60,7 @@ class Core(nn.Module):
         # recurrent weights separately.
         self.recurrent_kernel = self.param(
             "recurrent",
-            _per_gate(nn.initializers.orthogonal(), _GATES[self.kind]),
+            _per_gate(orthogonal(), _GATES[self.kind]),
             (self.size, width),
         )
         if self.kind == "gru":

@@ -124,3 +124,25 @@ def _numbers(x):
     if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
         return jax.random.key_data(x)
     return x
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_sweep_of_two_seeds_finishes():
+    # Its init vmaps the GRU agent over the runs: with batched QRs (flax's
+    # orthogonal initialiser) it hung on a 2-core CPU (`networks.base.orthogonal`).
+    import purejaxdrl as pjd
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("craftax_classic", "ppo").config,
+        {
+            "num_envs": 8,
+            "unroll_length": 16,
+            "total_steps": 384,
+            "num_logs": 3,
+            "devices": 1,
+            "ppo": {"num_minibatches": 2},
+        },
+    )
+    result = pjd.sweep(config, seeds=[0, 1])
+    assert all(p is not None for p in result.final_params)
