@@ -17,7 +17,8 @@ CPU seconds are the figure to read on a shared machine, where other
 processes stretch wall time but not the work done.
 
     python scripts/pbt_vs_sweep.py --repeats 3
-    python scripts/pbt_vs_sweep.py --preset breakout_minatar --steps 2000000
+    python scripts/pbt_vs_sweep.py --preset breakout_minatar --steps 1000000
+    python scripts/pbt_vs_sweep.py ... --first 2 --repeats 1   # experiment 2 alone
 """
 
 import re
@@ -99,13 +100,16 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--preset", default="cartpole")
     p.add_argument("--population", type=int, default=8)
     p.add_argument("--steps", type=int, default=200_000, help="per member")
+    p.add_argument(
+        "--first", type=int, default=0, help="first experiment (search seed)"
+    )
     args = p.parse_args(argv)
     steps = config_for(args.preset, args.tiny, 0, args.steps).total_steps
     report = Report(
         f"PBT vs random sweep: {args.preset} PPO, {steps:,} steps per member"
     )
     runs: dict[str, list[dict]] = {"pbt": [], "sweep": []}
-    for repeat in range(args.repeats):
+    for repeat in range(args.first, args.first + args.repeats):
         config = config_for(args.preset, args.tiny, 1000 * repeat, args.steps)
         for name, f in experiment(config, repeat, args.population).items():
             runs[name].append(f)
