@@ -198,18 +198,7 @@ def test_bad_options_are_one_line_errors(options, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_missing_menagerie_is_a_one_line_error_without_a_clone(monkeypatch, tmp_path):
-    import subprocess
-
-    from etils import epath
-    from mujoco_playground._src import mjx_env
-
-    def no_clone(*args, **kwargs):
-        raise AssertionError("Playground tried to clone Menagerie")
-
-    monkeypatch.setattr(subprocess, "Popen", no_clone)
-    monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", epath.Path(tmp_path / "none"))
-    monkeypatch.delenv(playground_env.MENAGERIE_VARIABLE, raising=False)
+def test_missing_menagerie_is_a_one_line_error_without_a_clone(no_menagerie):
     with pytest.raises(ConfigError) as error:
         envs.make("playground/Go1JoystickFlatTerrain", menagerie_path="/no/such")
     message = str(error.value)

@@ -16,7 +16,6 @@ pytest.importorskip("mujoco_playground")
 import purejaxdrl as pjd  # noqa: E402
 from purejaxdrl import cli  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
-from purejaxdrl.env import playground_env  # noqa: E402
 from purejaxdrl.training.experiment import make_env  # noqa: E402
 
 # preset: (Playground's task, its params module)
@@ -119,22 +118,6 @@ def test_sac_sections_keep_playgrounds_published_settings(preset, algo):
     assert net.norm == ("layer_norm" if layer_norm else "none")
     # Raw observations: the preset says why it differs from Playground here.
     assert rl.normalize_observations and not config.env.normalize_observations
-
-
-@pytest.fixture
-def no_menagerie(monkeypatch, tmp_path):
-    """No Menagerie anywhere the adapter looks, and no clone of one."""
-    import subprocess
-
-    from etils import epath
-    from mujoco_playground._src import mjx_env
-
-    def no_clone(*args, **kwargs):
-        raise AssertionError("Playground tried to clone Menagerie")
-
-    monkeypatch.setattr(subprocess, "Popen", no_clone)
-    monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", epath.Path(tmp_path / "none"))
-    monkeypatch.delenv(playground_env.MENAGERIE_VARIABLE, raising=False)
 
 
 @pytest.mark.parametrize("preset", MENAGERIE)
