@@ -143,7 +143,6 @@ ALGORITHM = Algorithm(
     name="reinforce",
     summary="REINFORCE with a learned baseline, one step per batch",
     config_type=ReinforceConfig,
-    default_config=ReinforceConfig,
     make_agent=make_reinforce,
     make_networks=actor_critic_networks,
     validate=validate,

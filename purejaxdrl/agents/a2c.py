@@ -158,7 +158,6 @@ ALGORITHM = Algorithm(
     name="a2c",
     summary="A2C: synchronous advantage actor-critic, one step per batch",
     config_type=A2CConfig,
-    default_config=A2CConfig,
     make_agent=make_a2c,
     make_networks=actor_critic_networks,
     validate=validate,

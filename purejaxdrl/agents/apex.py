@@ -7,6 +7,7 @@ config with `prioritised` replay (initial priorities from the actors' TD errors)
 `prefetch` (each update's batches drawn before its gradient steps).
 """
 
+import dataclasses
 import functools
 
 from purejaxdrl.agents import dqn
@@ -18,7 +19,8 @@ def default_config() -> dqn.DQNConfig:
 
 
 # DQN's record, but for its name, its defaults and the section its checks name.
-ALGORITHM = dqn.ALGORITHM._replace(
+ALGORITHM = dataclasses.replace(
+    dqn.ALGORITHM,
     name="apex",
     summary="Ape-X: DQN with prioritised replay and a fixed ε per actor",
     default_config=default_config,

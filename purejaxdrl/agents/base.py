@@ -1,5 +1,6 @@
 """The records of an algorithm: the Agent it builds and the Algorithm it registers."""
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -172,7 +173,8 @@ def check_agent_args(
         raise ValueError(f"num_updates={run.num_updates} must be >= 1.")
 
 
-class Algorithm(NamedTuple):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Algorithm:
     """Everything the rest of the library knows about one algorithm.
 
     Each algorithm module defines one and `agents.registry` lists it; nothing
@@ -182,8 +184,8 @@ class Algorithm(NamedTuple):
       name: the `--algo` value, and the name of its section of a TrainConfig.
       summary: one line for `--help` and listings.
       config_type: its hyper-parameter dataclass.
-      default_config: () -> its defaults (an algorithm may share another's
-        config type with other defaults, as Ape-X does DQN's).
+      default_config: () -> its defaults; unless given, `config_type`'s
+        (Ape-X gives DQN's config type other defaults).
       make_agent: its factory (`AgentFactory`).
       make_networks: (config, NetworkConfig, observation spec, action spec) ->
         (acting network, learner network): what the actors, evaluation and
@@ -206,7 +208,7 @@ class Algorithm(NamedTuple):
     name: str
     summary: str
     config_type: type
-    default_config: Callable[[], Any]
+    default_config: Callable[[], Any] | None = None
     make_agent: AgentFactory
     make_networks: Callable[..., tuple[Any, Any]]
     validate: Callable[[Any, RunShape | None], None]
@@ -214,3 +216,7 @@ class Algorithm(NamedTuple):
     env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
     recurrent: bool = False
     dict_observations: bool = False
+
+    def __post_init__(self) -> None:
+        if self.default_config is None:
+            object.__setattr__(self, "default_config", self.config_type)

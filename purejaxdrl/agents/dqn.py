@@ -305,7 +305,6 @@ ALGORITHM = Algorithm(
     name="dqn",
     summary="DQN: double Q-learning, uniform replay, one annealed ε",
     config_type=DQNConfig,
-    default_config=DQNConfig,
     make_agent=make_dqn,
     make_networks=q_networks,
     validate=validate,

@@ -324,7 +324,6 @@ ALGORITHM = Algorithm(
     name="impala",
     summary="IMPALA: V-trace actor-critic, policy lag, optional replay",
     config_type=IMPALAConfig,
-    default_config=IMPALAConfig,
     make_agent=make_impala,
     make_networks=actor_critic_networks,
     validate=validate,

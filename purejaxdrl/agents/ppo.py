@@ -333,7 +333,6 @@ ALGORITHM = Algorithm(
     dict_observations=True,
     summary="PPO: clipped surrogate, GAE, epochs of minibatches, on-policy",
     config_type=PPOConfig,
-    default_config=PPOConfig,
     make_agent=make_ppo,
     make_networks=actor_critic_networks,
     validate=validate,

@@ -243,7 +243,6 @@ ALGORITHM = Algorithm(
     recurrent=True,
     summary="PQN: Q(λ) on fresh parallel rollouts, LayerNorm, no replay or target",
     config_type=PQNConfig,
-    default_config=PQNConfig,
     make_agent=make_pqn,
     make_networks=pqn_networks,
     validate=validate,

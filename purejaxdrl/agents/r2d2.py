@@ -317,7 +317,6 @@ ALGORITHM = Algorithm(
     name="r2d2",
     summary="R2D2: recurrent double Q-learning from prioritised sequence replay",
     config_type=R2D2Config,
-    default_config=R2D2Config,
     make_agent=make_r2d2,
     make_networks=q_networks,
     validate=validate,

@@ -358,7 +358,6 @@ ALGORITHM = Algorithm(
     name="sac",
     summary="SAC: soft actor-critic, twin critics, learned temperature, replay",
     config_type=SACConfig,
-    default_config=SACConfig,
     make_agent=make_sac,
     make_networks=_networks,
     validate=validate,
