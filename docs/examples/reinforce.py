@@ -105,18 +105,16 @@ def make_reinforce(
     ) -> tuple[AgentState, Metrics]:
         # The actors act with the current parameters: their values are V(s).
         advantage, target = gae_targets(traj, config)
-        params, opt_state, metrics = flat_gradient_step(
+        return flat_gradient_step(
             objective,
             optimizer,
-            state.params,
-            state.opt_state,
+            state,
             traj,
             advantage,
             target,
             key,
             axis_name=axis_name,
         )
-        return AgentState(params, opt_state, state.step + 1), metrics
 
     acting = actor_critic_acting(network)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)

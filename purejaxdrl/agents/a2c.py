@@ -118,19 +118,11 @@ def make_a2c(
         state: AgentState, traj: Transition, key: PRNGKey
     ) -> tuple[AgentState, Metrics]:
         adv, target = gae_targets(traj, config)
-        params, opt_state, metrics = flat_gradient_step(
-            objective,
-            optimizer,
-            state.params,
-            state.opt_state,
-            traj,
-            adv,
-            target,
-            key,
-            axis_name=axis_name,
+        new_state, metrics = flat_gradient_step(
+            objective, optimizer, state, traj, adv, target, key, axis_name=axis_name
         )
         metrics["learning_rate"] = learning_rate(state.step)
-        return AgentState(params, opt_state, state.step + 1), metrics
+        return new_state, metrics
 
     init = flat_learner_init(network, optimizer, obs_example)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)

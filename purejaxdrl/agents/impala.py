@@ -219,14 +219,8 @@ def make_impala(
         if replay is not None:
             key, key_replay = jax.random.split(key)
             traj, buffer = with_replayed(replay, buffer, traj, key_replay)
-        params, opt_state, metrics = flat_gradient_step(
-            objective,
-            optimizer,
-            state.params,
-            state.opt_state,
-            traj,
-            key,
-            axis_name=axis_name,
+        new_state, metrics = flat_gradient_step(
+            objective, optimizer, state, traj, key, axis_name=axis_name
         )
         past = state.past_params
         if lag > 0:
@@ -234,8 +228,7 @@ def make_impala(
             # actors just used for the last time.
             past = past.at[state.step % lag].set(ravel_pytree(state.params)[0])
         metrics["learning_rate"] = learning_rate(state.step)
-        new_state = IMPALAState(params, opt_state, state.step + 1, past, buffer)
-        return new_state, metrics
+        return new_state._replace(past_params=past, buffer=buffer), metrics
 
     return Agent(
         init=init,

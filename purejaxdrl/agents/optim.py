@@ -5,7 +5,7 @@ CPU tricks: one flat parameter vector and one vector of metrics.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +21,8 @@ OPTIMIZERS = ("rmsprop", "adam", "radam", "sgd")
 
 # loss(params, *data) -> (scalar loss, scalar metrics by name).
 Loss = Callable[..., tuple[jax.Array, Metrics]]
+# An AgentState, or a learner's own NamedTuple with its fields (IMPALA's).
+LearnerState = TypeVar("LearnerState", bound=tuple)
 
 
 def annealed_learning_rate(
@@ -214,12 +216,11 @@ def _flat_step(
 def flat_gradient_step(
     loss: Loss,
     optimizer: optax.GradientTransformation,
-    params: Params,
-    opt_state: optax.OptState,
+    state: LearnerState,
     *args: Any,
     axis_name: str | None,
-) -> tuple[Params, optax.OptState, Metrics]:
-    """One optimiser step on `loss(params, *args)`, data-parallel over `axis_name`.
+) -> tuple[LearnerState, Metrics]:
+    """An update of one optimiser step on `loss(params, *args)`, over `axis_name`.
 
     `loss` returns (scalar loss, scalar metrics by name); `args` are this
     device's data; gradients and metrics are averaged over `axis_name` (None:
@@ -228,40 +229,46 @@ def flat_gradient_step(
     arithmetic, and an optimiser over a dozen leaves is dozens of kernels.
 
     Returns:
-      (parameters, optimiser state, metrics).
+      (`state` with the new parameters and optimiser state and `step` + 1,
+      metrics).
 
     """
-    flat, unravel = ravel_pytree(params)
+    flat, unravel = ravel_pytree(state.params)
     names: list[str] = []
     step = _flat_step(loss, optimizer, unravel, axis_name, names)
-    (flat, opt_state), stacked = step((flat, opt_state), args)
-    return unravel(flat), opt_state, unstack_metrics(names, stacked)
+    (flat, opt_state), stacked = step((flat, state.opt_state), args)
+    state = state._replace(
+        params=unravel(flat), opt_state=opt_state, step=state.step + 1
+    )
+    return state, unstack_metrics(names, stacked)
 
 
 def flat_gradient_epochs(
     loss: Loss,
     optimizer: optax.GradientTransformation,
-    params: Params,
-    opt_state: optax.OptState,
+    state: LearnerState,
     minibatches: Callable[[PRNGKey], tuple],
     keys: PRNGKey,
     *,
     axis_name: str | None,
-) -> tuple[Params, optax.OptState, Metrics]:
-    """Epochs of `flat_gradient_step`s, one per minibatch, on one flat vector.
+) -> tuple[LearnerState, Metrics]:
+    """An update of epochs of optimiser steps, one per minibatch, on one vector.
 
     As `flat_gradient_step`, but the vector is carried through all the steps
     and unravelled once. `minibatches(key)` gives an epoch's minibatches: a
     tuple of `loss`'s data arguments, leaves [M, ...], one step each in order;
     `keys` [E] are the epochs'. The metrics are the steps' mean.
     """
-    flat, unravel = ravel_pytree(params)
+    flat, unravel = ravel_pytree(state.params)
     names: list[str] = []
     step = _flat_step(loss, optimizer, unravel, axis_name, names)
 
     def epoch(carry: tuple, key: PRNGKey) -> tuple[tuple, jax.Array]:
         return jax.lax.scan(step, carry, minibatches(key))
 
-    (flat, opt_state), stacked = jax.lax.scan(epoch, (flat, opt_state), keys)
+    (flat, opt_state), stacked = jax.lax.scan(epoch, (flat, state.opt_state), keys)
     means = stacked.reshape(-1, stacked.shape[-1]).mean(axis=0)
-    return unravel(flat), opt_state, unstack_metrics(names, means)
+    state = state._replace(
+        params=unravel(flat), opt_state=opt_state, step=state.step + 1
+    )
+    return state, unstack_metrics(names, means)

@@ -265,17 +265,16 @@ def make_ppo(
                 minibatches = minibatches._replace(advantage=advantage)
             return minibatches, jax.random.split(key, config.num_minibatches)
 
-        params, opt_state, metrics = flat_gradient_epochs(
+        new_state, metrics = flat_gradient_epochs(
             objective,
             optimizer,
-            state.params,
-            state.opt_state,
+            state,
             minibatches,
             jax.random.split(key, config.num_epochs),
             axis_name=axis_name,
         )
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
-        return AgentState(params, opt_state, state.step + 1), metrics
+        return new_state, metrics
 
     init = flat_learner_init(network, optimizer, obs_example)
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)

@@ -194,18 +194,17 @@ def make_pqn(
         def minibatches(key: PRNGKey) -> tuple[Batch]:
             return (split(batch, key),)
 
-        params, opt_state, metrics = flat_gradient_epochs(
+        new_state, metrics = flat_gradient_epochs(
             objective,
             optimizer,
-            state.params,
-            state.opt_state,
+            state,
             minibatches,
             jax.random.split(key, config.num_epochs),
             axis_name=axis_name,
         )
         metrics["learning_rate"] = learning_rate(state.step * steps_per_update)
         metrics["epsilon"] = epsilon_now(state.step)
-        return AgentState(params, opt_state, state.step + 1), metrics
+        return new_state, metrics
 
     if recurrent:
         acting = make_q_acting(network, epsilons)

@@ -6,6 +6,7 @@ import numpy as np
 import optax
 import pytest
 
+from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.optim import (
     flat_gradient_epochs,
     flat_gradient_step,
@@ -56,12 +57,14 @@ def test_builder_is_the_optax_chain_each_learner_had():
 
 def test_flat_gradient_step_steps_the_loss_of_the_params():
     sgd = make_learner_optimizer(0.5, name="sgd", max_grad_norm=None)
-    state = flat_optimizer_state(sgd, PARAMS)
-    assert state == sgd.init(jnp.array([1.0, 2.0, 3.0]))  # over one flat vector
+    opt_state = flat_optimizer_state(sgd, PARAMS)
+    assert opt_state == sgd.init(jnp.array([1.0, 2.0, 3.0]))  # over one flat vector
     target = jnp.array([0.0, 1.0])
-    params, _, metrics = flat_gradient_step(
-        loss, sgd, PARAMS, state, target, axis_name=None
+    state, metrics = flat_gradient_step(
+        loss, sgd, AgentState(PARAMS, opt_state, 7), target, axis_name=None
     )
+    params = state.params
+    assert state.step == 8  # one update
     # By hand: ∇a = a - target = [1, 1], ∇b = 2b = 6; lr 0.5.
     np.testing.assert_allclose(params["a"], [0.5, 1.5])
     np.testing.assert_allclose(params["b"], 0.0)
@@ -80,18 +83,17 @@ def test_flat_gradient_epochs_are_the_steps_in_order():
     def minibatches(epoch):
         return targets[epoch], scales[epoch]
 
-    params, _, metrics = jax.jit(
-        lambda p, s: flat_gradient_epochs(
-            loss, sgd, p, s, minibatches, keys, axis_name=None
-        )
-    )(PARAMS, flat_optimizer_state(sgd, PARAMS))
-    expected, state, seen = PARAMS, flat_optimizer_state(sgd, PARAMS), []
+    start = AgentState(PARAMS, flat_optimizer_state(sgd, PARAMS), jnp.int32(0))
+    state, metrics = jax.jit(
+        lambda s: flat_gradient_epochs(loss, sgd, s, minibatches, keys, axis_name=None)
+    )(start)
+    assert state.step == 1  # one update of six steps
+    expected, seen = start, []
     for e in range(2):
         for m in range(3):
-            expected, state, step_metrics = flat_gradient_step(
-                loss, sgd, expected, state, targets[e, m], scales[e, m],
-                axis_name=None,
-            )  # fmt: skip
+            expected, step_metrics = flat_gradient_step(
+                loss, sgd, expected, targets[e, m], scales[e, m], axis_name=None
+            )
             seen.append(step_metrics["loss/total"])
-    jax.tree.map(np.testing.assert_allclose, params, expected)
+    jax.tree.map(np.testing.assert_allclose, state.params, expected.params)
     np.testing.assert_allclose(metrics["loss/total"], np.mean(seen), rtol=1e-6)
