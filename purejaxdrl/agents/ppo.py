@@ -213,6 +213,28 @@ def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
     return split
 
 
+def checked_split(
+    validate: Callable[[Any, RunShape], None],
+    config: Any,
+    batch: PyTree,
+    traj: Transition,
+    recurrent: bool,
+) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
+    """Checks that this device's unroll splits into minibatches, and how it does.
+
+    For PPO and any learner that takes its minibatches as PPO does (PQN):
+    `validate(config, shape)` with `traj`'s [T, B]; then, with a recurrent
+    core, `batch` with the unroll's resets and start states and its whole
+    sequences' split (`sequence_split`), else `batch` and `minibatch_split`.
+    """
+    t, b = traj.reward.shape
+    validate(config, RunShape(b, t, recurrent))
+    if recurrent:
+        batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
+        return batch, sequence_split(config.num_minibatches)
+    return batch, minibatch_split((t, b), config.num_minibatches)
+
+
 def make_ppo(
     config: PPOConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
 ) -> Agent:
@@ -242,13 +264,7 @@ def make_ppo(
         batch = Batch(
             traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
-        t, b = adv.shape
-        validate(config, RunShape(b, t, recurrent))  # this device's batch
-        if recurrent:
-            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-            split = sequence_split(config.num_minibatches)
-        else:
-            split = minibatch_split((t, b), config.num_minibatches)
+        batch, split = checked_split(validate, config, batch, traj, recurrent)
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
 

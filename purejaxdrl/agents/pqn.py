@@ -37,12 +37,7 @@ from purejaxdrl.agents.optim import (
     flat_learner_init,
     learner_optimizer,
 )
-from purejaxdrl.agents.ppo import (
-    check_minibatches,
-    env_multiple,
-    minibatch_split,
-    sequence_split,
-)
+from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
 from purejaxdrl.agents.q_learning import epsilon_greedy_acting, exploration
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
 from purejaxdrl.config import check_ranges
@@ -183,13 +178,7 @@ def make_pqn(
     ) -> tuple[AgentState, Metrics]:
         target = q_lambda_targets(traj, config)
         batch = Batch(traj.observation, traj.action, target)
-        t, b = target.shape
-        validate(config, RunShape(b, t, recurrent))  # this device's batch
-        if recurrent:
-            batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-            split = sequence_split(config.num_minibatches)
-        else:
-            split = minibatch_split((t, b), config.num_minibatches)
+        batch, split = checked_split(validate, config, batch, traj, recurrent)
 
         def minibatches(key: PRNGKey) -> tuple[Batch]:
             return (split(batch, key),)
