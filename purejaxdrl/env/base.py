@@ -16,6 +16,8 @@ EnvState = Any
 """An environment's state: any pytree; each `Env` defines its own."""
 EnvParams = Any
 """An environment's parameters: any pytree, so they can be vmapped."""
+InnerStep = Callable[[EnvState, EnvParams], tuple[EnvState, TimeStep]]
+"""A wrapped env's `step` or `step_batch`, its keys and actions given."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,16 +210,32 @@ class Wrapper(Env):
     def step(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
-        return self.env.step(key, state, action, params)
+        return self.around_step(
+            lambda s, p: self.env.step(key, s, action, p), state, params
+        )
 
     def step_batch(
         self, keys: PRNGKey, states: EnvState, actions: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
         # A wrapper that changes `step` vmaps its own (unless it also says how
-        # to batch it); one that does not passes the inner batched step on.
+        # to batch it); one that does not passes the inner batched step (which
+        # may reset only the environments that ended) through `around_step`.
         if type(self).step is not Wrapper.step:
             return super().step_batch(keys, states, actions, params)
-        return self.env.step_batch(keys, states, actions, params)
+        return self.around_step(
+            lambda s, p: self.env.step_batch(keys, s, actions, p), states, params
+        )
+
+    def around_step(
+        self, step: InnerStep, state: EnvState, params: EnvParams
+    ) -> tuple[EnvState, TimeStep]:
+        """What this wrapper makes of a step of the env it wraps; nothing here.
+
+        `step(state, params)` is the wrapped env's `step` or, for B environments
+        at once, its `step_batch`: a wrapper that changes steps elementwise
+        overrides this, not `step` and `step_batch`.
+        """
+        return step(state, params)
 
     @property
     def default_params(self) -> EnvParams:

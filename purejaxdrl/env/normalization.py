@@ -10,7 +10,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, EnvParams, Wrapper, keep_unmasked
+from purejaxdrl.env.base import Box, EnvParams, InnerStep, Wrapper, keep_unmasked
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -134,23 +134,12 @@ class NormalizeObservation(Wrapper):
         state, ts = self.env.reset(key, params.inner)
         return state, self._normalize(ts, params)
 
-    def step(
-        self, key: PRNGKey, state: PyTree, action: jax.Array, params: NormalizedParams
+    def around_step(
+        self, step: InnerStep, state: PyTree, params: NormalizedParams
     ) -> tuple[PyTree, TimeStep]:
-        state, ts = self.env.step(key, state, action, params.inner)
+        # A batched step's B environments share the statistics (broadcast).
+        state, ts = step(state, params.inner)
         return state, self._normalize(ts, params)
-
-    def step_batch(
-        self,
-        keys: PRNGKey,
-        states: PyTree,
-        actions: jax.Array,
-        params: NormalizedParams,
-    ) -> tuple[PyTree, TimeStep]:
-        # The inner env's own batched step (Playground's resets only when one
-        # ended), not a vmap of `step`; the statistics broadcast over B.
-        states, ts = self.env.step_batch(keys, states, actions, params.inner)
-        return states, self._normalize(ts, params)
 
     def update_statistics(
         self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None

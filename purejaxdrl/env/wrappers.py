@@ -6,7 +6,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams, Wrapper, keep_unmasked
+from purejaxdrl.env.base import (
+    Box,
+    Discrete,
+    Env,
+    EnvParams,
+    InnerStep,
+    Wrapper,
+    keep_unmasked,
+)
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
@@ -39,30 +47,10 @@ class EpisodeStatistics(Wrapper):
         }
         return EpisodeStatisticsState(inner, zero_f, zero_i), ts._replace(info=info)
 
-    def step(
-        self,
-        key: PRNGKey,
-        state: EpisodeStatisticsState,
-        action: jax.Array,
-        params: EnvParams,
+    def around_step(
+        self, step: InnerStep, state: EpisodeStatisticsState, params: EnvParams
     ) -> tuple[EpisodeStatisticsState, TimeStep]:
-        inner, ts = self.env.step(key, state.inner, action, params)
-        return self._record(state, inner, ts)
-
-    def step_batch(
-        self,
-        keys: PRNGKey,
-        states: EpisodeStatisticsState,
-        actions: jax.Array,
-        params: EnvParams,
-    ) -> tuple[EpisodeStatisticsState, TimeStep]:
-        inner, ts = self.env.step_batch(keys, states.inner, actions, params)
-        return self._record(states, inner, ts)
-
-    def _record(
-        self, state: EpisodeStatisticsState, inner: PyTree, ts: TimeStep
-    ) -> tuple[EpisodeStatisticsState, TimeStep]:
-        # Elementwise: one environment's step or a batch's.
+        inner, ts = step(state.inner, params)
         ret = state.episode_return + ts.reward
         length = state.episode_length + 1
         done = ts.last()
@@ -105,17 +93,11 @@ class HideObservations(Wrapper):
         state, ts = self.env.reset(key, params)
         return state, self._hide(ts, self._keep(params))
 
-    def step(
-        self, key: PRNGKey, state: PyTree, action: jax.Array, params: EnvParams
+    def around_step(
+        self, step: InnerStep, state: PyTree, params: EnvParams
     ) -> tuple[PyTree, TimeStep]:
-        state, ts = self.env.step(key, state, action, params)
+        state, ts = step(state, params)
         return state, self._hide(ts, self._keep(params))
-
-    def step_batch(
-        self, keys: PRNGKey, states: PyTree, actions: jax.Array, params: EnvParams
-    ) -> tuple[PyTree, TimeStep]:
-        states, ts = self.env.step_batch(keys, states, actions, params)
-        return states, self._hide(ts, self._keep(params))
 
     def observation_spec(self, params: EnvParams) -> Box:
         return Box((len(self._keep(params)),))
