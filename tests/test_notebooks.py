@@ -7,7 +7,7 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 # Notebook 04 trains PPO and SAC on brax for minutes: it runs with `-m slow`.
-SLOW = {"04_continuous_control"}
+SLOW = {"02_sweeps", "03_multi_device", "04_continuous_control"}
 CASES = [
     pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in NOTEBOOKS
 ]

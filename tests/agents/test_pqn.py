@@ -226,7 +226,7 @@ GRU = {
 }
 
 
-@pytest.mark.parametrize("core", ["none", "gru"])
+@pytest.mark.parametrize("core", ["none", pytest.param("gru", marks=pytest.mark.slow)])
 def test_runs_train_the_same_parameters_on_1_and_2_devices(core):
     # The whole run: rollout, targets, minibatches (whole sequences with a
     # core, re-unrolled from their stored start states), ε, all-reduces.

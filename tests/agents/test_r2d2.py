@@ -195,7 +195,7 @@ def _trained(num_devices: int):
     return trained(tiny_config(SMALL), num_devices, 6)[:3]
 
 
-@pytest.mark.parametrize("num_devices", [2, 8])
+@pytest.mark.parametrize("num_devices", [pytest.param(2, marks=pytest.mark.slow), 8])
 def test_same_parameters_on_any_device_count(num_devices):
     exp, one, metrics = _trained(1)
     _, many, _ = _trained(num_devices)

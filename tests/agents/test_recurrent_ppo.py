@@ -38,7 +38,10 @@ def _trained(num_devices: int, core: str = "gru"):
     return trained(config, num_devices, 3)[:2]
 
 
-@pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
+@pytest.mark.parametrize(
+    "core",
+    ["gru"] + [pytest.param(c, marks=pytest.mark.slow) for c in ("lstm", "mingru")],
+)
 def test_learner_re_unroll_gives_the_actors_log_probs_at_lag_0(core):
     exp, state = _trained(1, core)
     params = state.agent.params
@@ -93,7 +96,10 @@ def test_sequence_split_keeps_whole_sequences_by_global_index():
         ppo.validate(ppo.PPOConfig(num_minibatches=4), RunShape(6, recurrent=True))
 
 
-@pytest.mark.parametrize("num_devices, core", [(2, "gru"), (8, "gru"), (8, "mingru")])
+@pytest.mark.parametrize(
+    "num_devices, core",
+    [(2, "gru"), pytest.param(8, "gru", marks=pytest.mark.slow), (8, "mingru")],
+)
 def test_same_parameters_on_any_device_count(num_devices, core):
     exp, one = _trained(1, core)
     _, many = _trained(num_devices, core)
@@ -110,6 +116,7 @@ def test_same_parameters_on_any_device_count(num_devices, core):
     )
 
 
+@pytest.mark.slow  # 90 s; tests/sweeps checks feed-forward sweeps
 def test_sweep_of_recurrent_runs_equals_each_run_alone():
     config = _config(devices=1, num_logs=1)
     result = sweep(config, grid={"learning_rate": [1e-3, 2.5e-4]}, seeds=[0, 3])

@@ -67,7 +67,7 @@ def _kill(states, i):
     return states.replace(player_health=health)
 
 
-@pytest.mark.parametrize("num_envs", [8, 96])
+@pytest.mark.parametrize("num_envs", [8, pytest.param(96, marks=pytest.mark.slow)])
 def test_the_batched_step_gives_every_ended_environment_its_own_world(num_envs):
     # The batched step against vmap(step) (`tests/env/test_resets.py` checks
     # the logic exactly). With a step limit of 100 and staggered step counts,

@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import purejaxdrl as pjd
 
@@ -42,6 +43,7 @@ def test_same_seed_same_run_and_different_seed_different_run():
     assert not np.allclose(a, c)
 
 
+@pytest.mark.slow  # eager mode dispatches op by op: a minute
 def test_update_jit_equals_no_jit():
     # One epoch of two minibatches: eager mode dispatches op by op (~8 s an epoch).
     exp = _experiment(ppo={"num_minibatches": 2, "num_epochs": 1})

@@ -17,7 +17,9 @@ pytest.importorskip("envpool")
 T, B, UPDATES = 8, 4, 3
 
 
-@pytest.mark.parametrize("torso", ["nature", "impala_resnet"])
+@pytest.mark.parametrize(
+    "torso", ["nature", pytest.param("impala_resnet", marks=pytest.mark.slow)]
+)
 def test_pong_trains_a_few_updates_with_uint8_frames(torso, monkeypatch):
     seen = []
     to_learner = SebulbaRunner._to_learner

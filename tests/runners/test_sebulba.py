@@ -28,7 +28,7 @@ def _config(env_id, algo="impala", **overrides):
     ("algo", "env_id", "devices"),
     [
         ("impala", "envpool:CartPole-v1", 1),
-        ("impala", "gymnasium:CartPole-v1", 1),
+        pytest.param("impala", "gymnasium:CartPole-v1", 1, marks=pytest.mark.slow),
         pytest.param("ppo", "envpool:CartPole-v1", 1, marks=pytest.mark.slow),
         pytest.param("ppo", "gymnasium:CartPole-v1", 1, marks=pytest.mark.slow),
         ("impala", "gymnasium:CartPole-v1", 2),

@@ -38,11 +38,19 @@ def _sections():
 
 
 def _runs(host: bool):
-    return [
-        (preset, algo)
-        for preset, algo in _sections()
-        if is_host_env(pjd.load_preset(preset, algo).config.env.id) == host
-    ]
+    runs = []
+    for preset, algo in _sections():
+        env_id = pjd.load_preset(preset, algo).config.env.id
+        if is_host_env(env_id) != host:
+            continue
+        # Playground's tasks load in half a minute each: CI checks one.
+        slow = env_id.startswith("playground/") and preset != "cartpole_balance"
+        runs.append(
+            pytest.param(preset, algo, marks=pytest.mark.slow)
+            if slow
+            else (preset, algo)
+        )
+    return runs
 
 
 def _skip_without_menagerie(env_id):

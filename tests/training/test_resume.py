@@ -115,10 +115,17 @@ def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
     return _Straight(tmp_path_factory, cache)
 
 
-# Ape-X (a replay shard in the state) runs with `-m slow`, to keep CI short.
+# R2D2 and Ape-X (replay in the state) run with `-m slow`, to keep CI short;
+# tests/sweeps/test_sweep_resume.py resumes a replay sweep in CI.
 @pytest.mark.parametrize(
     "algo",
-    ["ppo", "impala", "ppo_gru", "r2d2", pytest.param("apex", marks=pytest.mark.slow)],
+    [
+        "ppo",
+        "impala",
+        "ppo_gru",
+        pytest.param("r2d2", marks=pytest.mark.slow),
+        pytest.param("apex", marks=pytest.mark.slow),
+    ],
 )
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"
