@@ -38,8 +38,11 @@ TINY = {"total_steps": 256 * 30 * 2, "num_logs": 1, "devices": 1}
 def config_for(tiny: bool, **overrides: Any) -> pjd.TrainConfig:
     """The preset's PPO section, at toy size with `tiny`."""
     config = pjd.load_preset("cartpole_balance", "ppo").config
-    # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5.
-    config = pjd.apply_overrides(config, {"ppo": {"eps": 1e-8}, **overrides})
+    # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5. The
+    # physics as brax's side (`jax`), whatever the adapter's default on this
+    # machine: the row compares trainers, not physics implementations.
+    same = {"ppo": {"eps": 1e-8}, "env": {"options": {"impl": "jax"}}}
+    config = pjd.apply_overrides(config, {**same, **overrides})
     return pjd.apply_overrides(config, TINY) if tiny else config
 
 

@@ -85,9 +85,9 @@ class Row:
         return menagerie_note()
 
 
-# purejaxql publishes no MinAtar score. The rows await a GPU: on the 2-core
-# CPU each is about 1-3 hours (5 x 10M steps at 4.4k-13k steps/s); set gpu
-# to False to run them there.
+# purejaxql publishes no MinAtar score. The rows take 1-3.5 minutes each on
+# one H200, about 1-3 hours on the 2-core CPU (5 x 10M steps at 4.4k-13k
+# steps/s); set gpu to False to run them there.
 PQN_MINATAR = "purejaxql PQN: no MinAtar score published"
 
 # Episodes of a greedy evaluation at the end of a run that has none of its own.

@@ -11,6 +11,7 @@ restarts an ended environment from a fresh random state.
 """
 
 import functools
+import importlib.util
 import os
 from typing import Any, NamedTuple
 
@@ -139,6 +140,19 @@ def use_menagerie(env_id: str, path: str | None) -> None:
     )
 
 
+def default_physics(configured: str) -> str:
+    """The physics a task steps with when `env.options impl` is not given.
+
+    `jax` on a CPU, where MuJoCo Warp is tens of times slower, and wherever
+    `warp-lang` is not installed (Playground's configs name `warp` for most
+    tasks, and MJX then fails to build the model); the task config's own
+    (`configured`) on an accelerator that has Warp.
+    """
+    if jax.default_backend() == "cpu" or importlib.util.find_spec("warp") is None:
+        return "jax"
+    return configured
+
+
 def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
     """Dotted names of the leaves (and sub-dicts) of a nested dict."""
     keys = set()
@@ -177,8 +191,7 @@ class PlaygroundEnv(Env):
         `state`, `network.value_obs_key` `privileged_state`).
       **config: overrides of the task's Playground config, dotted for nested
         keys. `episode_length` is the time limit in control steps (default:
-        the config's); `impl` the physics, `jax` by default on CPU (MuJoCo
-        Warp is tens of times slower there), the config's own elsewhere.
+        the config's); `impl` the physics (default: `default_physics`).
 
     """
 
@@ -214,9 +227,8 @@ class PlaygroundEnv(Env):
                 "the playground adapter steps once per action; pass "
                 "--env.option action_repeat=1."
             )
-        cpu = jax.default_backend() == "cpu"
-        if cpu and "impl" in default and "impl" not in config:
-            config["impl"] = "jax"
+        if "impl" in default and "impl" not in config:
+            config["impl"] = default_physics(default.impl)
         if needs_menagerie(name):
             use_menagerie(PREFIX + name, menagerie_path)
         self.env_id = PREFIX + name

@@ -6,6 +6,8 @@ return, and which state each new episode starts in. DM Control tasks end
 only when the physics goes NaN, so a NaN action is the probe's termination.
 """
 
+import importlib.util
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -172,6 +174,27 @@ def test_cached_first_state_reset_returns_to_the_first_state():
     np.testing.assert_allclose(
         ts.final_observation[3], ts.final_observation[1], rtol=1e-5
     )
+
+
+def test_physics_is_jax_where_warp_is_missing_on_an_accelerator(monkeypatch):
+    # Playground's configs name Warp; an accelerator without warp-lang must
+    # not fail in MJX (as CartpoleBalance did on an H200 on 2026-11-27).
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: find(name, *a) if name != "warp" else None,
+    )
+    assert playground_env.default_physics("warp") == "jax"
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: object() if name == "warp" else None,
+    )
+    assert playground_env.default_physics("warp") == "warp"
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    assert playground_env.default_physics("warp") == "jax"
 
 
 def test_physics_is_jax_on_cpu_and_config_overrides_reach_the_task():
