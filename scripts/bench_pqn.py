@@ -25,11 +25,23 @@ step and ε-greedy act) with no learning, and our training's share of it.
 
 Its environment gets a five-value step (done = terminated or truncated) from a
 small shim here, which is how it runs on gymnax >= 1.0.
+
+Part 2, time limits (`--truncation`): the `cartpole` preset's PQN (purejaxql's
+CartPole settings, 500k steps; CartPole-v1 cuts episodes at 500 steps, which
+its policies reach) as built, whose Q(λ) targets bootstrap through a time limit
+from max_a Q of the true final observation, and with truncations treated as
+terminations (the return ends at any time limit, as purejaxql, Stoix and rejax
+end it), one vmapped sweep of `--repeats` seeds each: the training returns
+(mean return of the last chunk's episodes, ε-greedy actors), whatever they
+show.
+
+    python scripts/bench_pqn.py --truncation --repeats 10
 """
 
 import sys
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -143,11 +155,66 @@ def rejax_pqn(rejax: types.ModuleType, config: pjd.TrainConfig, seed: int) -> di
     }
 
 
+def truncations_as_terminations() -> Callable[[], None]:
+    """Makes PQN's Q(λ) targets end the return at time limits too.
+
+    Returns the function that undoes it. A scratch patch for the ablation, not
+    an option of the package: bootstrapping through time limits is its point.
+    """
+    from purejaxdrl.agents import pqn
+
+    original = pqn.q_lambda_targets
+
+    def targets(traj: Any, config: Any) -> jax.Array:
+        ended = traj._replace(
+            discount=jnp.where(traj.truncated, 0.0, traj.discount),
+            truncated=jnp.zeros_like(traj.truncated),
+        )
+        return original(ended, config)
+
+    pqn.q_lambda_targets = targets
+    return lambda: setattr(pqn, "q_lambda_targets", original)
+
+
+def truncation_runs(tiny: bool, seeds: int) -> dict[str, list[dict]]:
+    """The preset's PQN with and without truncation-correct targets."""
+    config = pjd.load_preset("cartpole", "pqn").config
+    if tiny:  # a sweep plays no evaluation episodes
+        config = pjd.apply_overrides(config, {**TINY, "eval": {"episodes": 0}})
+
+    def returns() -> list[dict[str, float]]:
+        result = pjd.sweep(config, seeds=seeds)
+        return [{"train_return": float(r)} for r in result.final_return]
+
+    as_built = returns()
+    undo = truncations_as_terminations()
+    try:
+        ended = returns()
+    finally:
+        undo()
+    return {
+        "ours, time limits bootstrap": as_built,
+        "ours, time limits end the return": ended,
+    }
+
+
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--rejax", help="a folder holding rejax 0.1.3 (see above)")
+    p.add_argument("--truncation", action="store_true", help="run part 2 only")
     args = p.parse_args(argv)
     config = config_for(args.tiny)
+    if args.truncation:
+        report = Report("PQN on CartPole-v1: time limits as built and as terminations")
+        for name, figures in truncation_runs(args.tiny, args.repeats).items():
+            report.add("cartpole pqn, 500-step time limit", name, figures)
+            r = spread([f["train_return"] for f in figures])
+            mean = sum(f["train_return"] for f in figures) / len(figures)
+            print(
+                f"{name:<34} training return mean {mean:6.1f}, "
+                f"median {r['median']:6.1f} [{r['min']:.1f}-{r['max']:.1f}]"
+            )
+        return report.finish(args)
     report = Report("PQN on CartPole-v1: purejaxdrl vs rejax")
     contenders = {"purejaxdrl pqn": lambda seed: train_seeded(config, seed)}
     if args.rejax:

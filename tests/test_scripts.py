@@ -12,6 +12,7 @@ import pathlib
 import runpy
 import sys
 
+import numpy as np
 import pytest
 
 SCRIPTS = pathlib.Path(__file__).resolve().parents[1] / "scripts"
@@ -110,3 +111,52 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     assert "| r | a | x 1 [0-2] |" in (tmp_path / "r.md").read_text()
     assert not harness.Budget(0.0).allows(1.0)
     assert harness.Budget(None).allows(1e9)
+
+
+def test_pqn_ablation_ends_the_return_at_time_limits_and_undoes_itself(
+    on_scripts_path,
+):
+    # bench_pqn.py --truncation compares PQN as built with this patch: one
+    # step cut by a time limit (bootstrap 5), then one that runs on (bootstrap
+    # 3), γ 0.5, λ 0. By hand: as built G_0 = 1 + 0.5 * 5, G_1 = 1 + 0.5 * 3;
+    # patched, the time limit ends the return, G_0 = 1.
+    import bench_pqn
+    import jax.numpy as jnp
+
+    from purejaxdrl.agents import pqn
+    from purejaxdrl.types import Transition
+
+    ones = jnp.ones((2, 1))
+    traj = Transition(
+        observation=ones,
+        action=jnp.zeros((2, 1), jnp.int32),
+        reward=ones,
+        discount=ones,
+        truncated=jnp.array([[True], [False]]),
+        log_prob=ones,
+        value=ones,
+        bootstrap_value=jnp.array([[5.0], [3.0]]),
+        final_observation=ones,
+        info={},
+    )
+    config = pqn.PQNConfig(gamma=0.5, q_lambda=0.0, reward_scale=1.0)
+    built = np.asarray(pqn.q_lambda_targets(traj, config))[:, 0]
+    undo = bench_pqn.truncations_as_terminations()
+    try:
+        ended = np.asarray(pqn.q_lambda_targets(traj, config))[:, 0]
+    finally:
+        undo()
+    np.testing.assert_allclose(built, [3.5, 2.5])
+    np.testing.assert_allclose(ended, [1.0, 2.5])
+    np.testing.assert_allclose(pqn.q_lambda_targets(traj, config)[:, 0], built)
+
+
+@pytest.mark.timeout(300)
+def test_pqn_truncation_ablation_runs_at_toy_size(on_scripts_path, tmp_path):
+    import bench_pqn
+
+    out = tmp_path / "report.json"
+    bench_pqn.main(["--tiny", "--truncation", "--json", str(out)])
+    rows = json.loads(out.read_text())["rows"]
+    assert [len(r["runs"]) for r in rows] == [1, 1]  # --tiny: one seed each
+    assert all(np.isfinite(f["train_return"]) for r in rows for f in r["runs"])
