@@ -21,7 +21,8 @@ wheels=(
   brax==0.14.2 mujoco==4.0.0 mujoco-core==4.0.0 mujoco-studio==4.0.0
   mujoco-mjx==3.17.0 glfw==2.11.0 pyopengl==3.1.10 jaxopt==0.8.5
   ml-collections==1.1.0 trimesh==5.2.0 tensorboardx==2.6.5
-  # MuJoCo Playground (its `jax` physics: MuJoCo Warp is not needed).
+  # MuJoCo Playground. Without warp-lang (not carried: it is large) the adapter
+  # and bench_playground.py step with MJX's `jax` physics.
   playground==0.2.0 lxml==6.1.3 tqdm==4.70.1
   # PureJaxRL's ppo.py imports distrax, which needs TensorFlow Probability.
   distrax==0.1.9 tfp-nightly==0.26.0.dev20261027 dm-tree==0.1.10 gast==0.7.0
