@@ -27,7 +27,15 @@ the episodes of the last tenth of training), whatever they show.
 from collections.abc import Callable
 from typing import Any
 
-from harness import Report, add_ceiling, interleave, parser, spread, train_seeded
+from harness import (
+    Report,
+    ablation,
+    add_ceiling,
+    interleave,
+    parser,
+    spread,
+    train_seeded,
+)
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -120,17 +128,7 @@ def dropped_final_observation() -> Callable[[], None]:
 
 def final_obs_runs(config: pjd.TrainConfig, seeds: int) -> dict[str, list[dict]]:
     """Ours with and without the true final observation: a sweep of seeds each."""
-
-    def returns() -> list[dict[str, float]]:
-        result = pjd.sweep(config, seeds=seeds)
-        return [{"train_return": float(r)} for r in result.final_return]
-
-    with_final = returns()
-    undo = dropped_final_observation()
-    try:
-        without = returns()
-    finally:
-        undo()
+    with_final, without = ablation(config, seeds, dropped_final_observation)
     return {
         "ours, true final observation": with_final,
         "ours, next episode's first observation": without,

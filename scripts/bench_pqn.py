@@ -46,7 +46,15 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import Report, add_ceiling, interleave, parser, spread, train_seeded
+from harness import (
+    Report,
+    ablation,
+    add_ceiling,
+    interleave,
+    parser,
+    spread,
+    train_seeded,
+)
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -182,16 +190,7 @@ def truncation_runs(tiny: bool, seeds: int) -> dict[str, list[dict]]:
     if tiny:  # a sweep plays no evaluation episodes
         config = pjd.apply_overrides(config, {**TINY, "eval": {"episodes": 0}})
 
-    def returns() -> list[dict[str, float]]:
-        result = pjd.sweep(config, seeds=seeds)
-        return [{"train_return": float(r)} for r in result.final_return]
-
-    as_built = returns()
-    undo = truncations_as_terminations()
-    try:
-        ended = returns()
-    finally:
-        undo()
+    as_built, ended = ablation(config, seeds, truncations_as_terminations)
     return {
         "ours, time limits bootstrap": as_built,
         "ours, time limits end the return": ended,

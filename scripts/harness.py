@@ -12,6 +12,8 @@ What every side-by-side figure in this repository needs, written once:
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike.
 - `spread(values)`: median, min and max of repeats (what the tables print).
+- `ablation(config, seeds, patch)`: one sweep of seeds as built and one with
+  a scratch patch applied (then undone): each seed's training return.
 - `Report`: rows of figures, written as JSON and as a Markdown table.
 - `Budget`: a wall-clock allowance that a suite checks between rows, so it
   stops cleanly and still prints what finished.
@@ -102,6 +104,30 @@ def ceiling(config: Any) -> Figures:
     compile_s, seconds, _ = time_program(run, state)
     steps = config.num_updates * config.steps_per_update
     return {"steps_per_s": steps / seconds, "compile_s": compile_s}
+
+
+def ablation(
+    config: Any, seeds: int, patch: Callable[[], Callable[[], None]]
+) -> tuple[list[Figures], list[Figures]]:
+    """`config` as built and with `patch()` applied: a sweep of `seeds` each.
+
+    `patch` changes the package in place and returns the function that undoes
+    it (undone even when the sweep fails). Returns each seed's final training
+    return, `train_return`, without and with the patch.
+    """
+    import purejaxdrl as pjd
+
+    def returns() -> list[Figures]:
+        result = pjd.sweep(config, seeds=seeds)
+        return [{"train_return": float(r)} for r in result.final_return]
+
+    built = returns()
+    undo = patch()
+    try:
+        patched = returns()
+    finally:
+        undo()
+    return built, patched
 
 
 def add_ceiling(report: Report, row: str, name: str, config: Any, sps: float) -> None:
