@@ -1,6 +1,7 @@
 """Flax modules behind pure `Network(init, apply)` pairs.
 
-- `base`: NetworkConfig, Network, dense layers.
+- `base`: NetworkConfig, Network, dense layers, activations.
+- `matmul`: dense layers' matmul, its weight gradient a packed dot on CPU.
 - `conv`: convolutions as matmuls on CPU (native elsewhere).
 - `pixels`: the Nature DQN CNN and the IMPALA ResNet for Atari frames.
 - `torsos`: observations to features (mlp, cnn, nature, impala_resnet).
