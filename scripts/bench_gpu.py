@@ -22,7 +22,9 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
 - playground: MuJoCo Playground's CartpoleBalance PPO beside brax's trainer
   on `wrap_for_brax_training` (`scripts/bench_playground.py`), at the
   `cartpole_balance` preset's settings with `--playground-envs` environments;
-  Go1JoystickFlatTerrain needs MuJoCo Menagerie's models and is not run.
+  then, where MuJoCo Menagerie's models are found (`MUJOCO_MENAGERIE_PATH`),
+  Go1JoystickFlatTerrain the same way at its preset's settings (8192 envs,
+  Playground's randomiser on both sides) for `--go1-updates` updates.
 
 `--budget-seconds` stops before a row (or a size within a row) that would not
 fit, and the table says what did not run. `--tiny` runs every row at toy sizes
@@ -60,6 +62,7 @@ ESTIMATES = {
     "cnn_learners": 20,
     "recurrent": 60,
     "playground": 60,
+    "go1": 240,  # within the playground row: two compiles of Go1's MJX step
 }
 
 
@@ -270,16 +273,33 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
 
 
 def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> None:
-    """Playground's CartpoleBalance PPO beside brax's trainer (bench_playground)."""
+    """Playground's CartpoleBalance and Go1 PPO beside brax's trainer."""
     row = "playground CartpoleBalance PPO"
     if args.tiny:  # MJX's step compiles for minutes on a CPU
         report.skip(row, "--tiny: scripts/bench_playground.py --tiny (-m slow)")
         return
-    import bench_playground
+    from purejaxdrl.env import playground_env
 
     overrides = {"num_envs": args.playground_envs, "total_steps": args.playground_steps}
+    _playground_beside_brax(report, args, row, "cartpole_balance", overrides)
+    row = "playground Go1JoystickFlatTerrain PPO"
+    if playground_env.find_menagerie() is None:
+        report.skip(row, "needs MuJoCo Menagerie's models (MUJOCO_MENAGERIE_PATH)")
+    elif not budget.allows(ESTIMATES["go1"]):
+        report.skip(row, f"out of budget ({budget.left():.0f} s left)")
+    else:
+        preset, steps = "go1_joystick_flat_terrain", args.go1_updates * 8192 * 20
+        overrides = {"num_envs": 8192, "total_steps": steps}  # the preset's batch
+        _playground_beside_brax(report, args, row, preset, overrides)
+
+
+def _playground_beside_brax(
+    report: Report, args: argparse.Namespace, row: str, preset: str, overrides: dict
+) -> None:
+    import bench_playground
+
     config = bench_playground.config_for(
-        False, **overrides, eval={"episodes": 128, "every": 0}
+        False, preset, **overrides, eval={"episodes": 128, "every": 0}
     )
     runs = interleave(
         {
@@ -293,7 +313,6 @@ def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> 
     b = report.add(row, "brax ppo.train", runs["brax"])
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
     report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
-    report.skip("playground Go1JoystickFlatTerrain", "needs MuJoCo Menagerie's models")
 
 
 ROWS: dict[str, Callable[[Report, argparse.Namespace, Budget], None]] = {
@@ -318,6 +337,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ant-steps", type=int, default=10_000_000)
     p.add_argument("--playground-envs", type=int, default=2048)
     p.add_argument("--playground-steps", type=int, default=2048 * 30 * 25)
+    p.add_argument("--go1-updates", type=int, default=10, help="of 8192 x 20 steps")
     p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
     p.add_argument(
         "--compile-cache",

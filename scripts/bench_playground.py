@@ -1,4 +1,4 @@
-"""PPO on MuJoCo Playground's CartpoleBalance: purejaxdrl vs brax's own trainer.
+"""PPO on MuJoCo Playground: purejaxdrl vs brax's own trainer.
 
 Part 1, speed: the `cartpole_balance` preset's PPO (Playground's published DM
 Control settings with the batch scaled down for a CPU: 256 envs x 30 steps per
@@ -11,7 +11,14 @@ ours). Printed per contender, median [min-max] over seeds, interleaved:
 steps/s (compile excluded: brax's last training epoch, ours after compiling)
 and the deterministic policy's return over 128 evaluation episodes; then the
 machine's own ceiling (the same unrolls, environment step and policy act,
-with no learning) and our training's share of it.
+with no learning) and our training's share of it. `--preset
+go1_joystick_flat_terrain` runs Go1JoystickFlatTerrain instead (it needs
+MuJoCo Menagerie's models: set `MUJOCO_MENAGERIE_PATH`):
+Playground's locomotion settings, the policy reading `state` and the critic
+`privileged_state` on both sides, and both sides randomising each
+environment's physics with Playground's own Go1 randomiser (brax's
+`randomization_fn`, our `randomize=true`), as Playground's training script
+does with `--domain_randomization`.
 
 Part 2, the final observation (`--final-obs`): ours as built, and ours with the
 final observation of each time-limited episode replaced by the next episode's
@@ -22,6 +29,8 @@ the episodes of the last tenth of training), whatever they show.
 
     python scripts/bench_playground.py --repeats 5
     python scripts/bench_playground.py --final-obs --repeats 5
+    MUJOCO_MENAGERIE_PATH=DIR python scripts/bench_playground.py \
+        --preset go1_joystick_flat_terrain --num-envs 8192 --updates 10
 """
 
 from collections.abc import Callable
@@ -39,19 +48,41 @@ from harness import (
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
-ENV = "CartpoleBalance"
-TINY = {"total_steps": 256 * 30 * 2, "num_logs": 1, "devices": 1}
+PRESETS = ("cartpole_balance", "go1_joystick_flat_terrain")
+# What each preset needs besides its own settings: Go1 randomised as
+# Playground's training script does with `--domain_randomization` (brax's
+# `randomization_fn=registry.get_domain_randomizer(name)`), the harder case.
+SETTINGS = {
+    "cartpole_balance": {},
+    "go1_joystick_flat_terrain": {"env": {"options": {"randomize": True}}},
+}
+TINY = {
+    "cartpole_balance": {"total_steps": 256 * 30 * 2},
+    "go1_joystick_flat_terrain": {"num_envs": 64, "total_steps": 64 * 20 * 2},
+}
 
 
-def config_for(tiny: bool, **overrides: Any) -> pjd.TrainConfig:
+def config_for(
+    tiny: bool, preset: str = "cartpole_balance", **overrides: Any
+) -> pjd.TrainConfig:
     """The preset's PPO section, at toy size with `tiny`."""
-    config = pjd.load_preset("cartpole_balance", "ppo").config
+    config = pjd.load_preset(preset, "ppo").config
     # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5. The
     # physics as brax's side (`jax`), whatever the adapter's default on this
     # machine: the row compares trainers, not physics implementations.
     same = {"ppo": {"eps": 1e-8}, "env": {"options": {"impl": "jax"}}}
-    config = pjd.apply_overrides(config, {**same, **overrides})
-    return pjd.apply_overrides(config, TINY) if tiny else config
+    config = pjd.apply_overrides(config, same)
+    config = pjd.apply_overrides(config, SETTINGS[preset])
+    config = pjd.apply_overrides(config, overrides)
+    if tiny:
+        small = {**TINY[preset], "num_logs": 1, "devices": 1}
+        config = pjd.apply_overrides(config, small)
+    return config
+
+
+def task_name(config: pjd.TrainConfig) -> str:
+    """Playground's name of the config's task (`playground/<Name>`)."""
+    return config.env.id.removeprefix("playground/")
 
 
 def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
@@ -63,21 +94,30 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     from brax.training.agents.ppo import train as ppo_train
     from mujoco_playground import registry, wrapper
 
+    from purejaxdrl.env import playground_env
+
     install_jax_shims()  # brax 0.14's trainer on JAX >= 0.8 (see bench_brax.py)
-    p, net = config.ppo, config.network
-    env = registry.load(ENV, config_overrides={"impl": "jax"})
-    episode_length = registry.get_default_config(ENV).episode_length
+    p, net, options = config.ppo, config.network, config.env.options
+    name = task_name(config)
+    if playground_env.needs_menagerie(name):
+        playground_env.use_menagerie(name, options.get("menagerie_path"))
+    env = registry.load(name, config_overrides={"impl": "jax"})
+    episode_length = registry.get_default_config(name).episode_length
     minibatch = config.num_envs // p.num_minibatches
     hidden = tuple(net.hidden_sizes)
+    keys = {"policy_obs_key": net.policy_obs_key, "value_obs_key": net.value_obs_key}
     factory = functools.partial(
         ppo_networks.make_ppo_networks,
         policy_hidden_layer_sizes=hidden,
         value_hidden_layer_sizes=hidden,
+        **{k: v for k, v in keys.items() if v},
     )
+    randomize = options.get("randomize", False)
     metrics: list[dict] = []
     ppo_train.train(
         environment=env,
         wrap_env_fn=wrapper.wrap_for_brax_training,
+        randomization_fn=registry.get_domain_randomizer(name) if randomize else None,
         num_timesteps=config.total_steps,
         max_devices_per_host=1,
         num_envs=config.num_envs,
@@ -93,6 +133,7 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
         clipping_epsilon=p.clip_eps,
         reward_scaling=p.reward_scale,
         vf_loss_coefficient=p.value_cost,  # 0.5 x coefficient x error², as ours
+        max_grad_norm=p.max_grad_norm,
         normalize_observations=True,
         network_factory=factory,
         num_evals=3,  # two training epochs: the second's steps/s is compile-free
@@ -147,15 +188,24 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--final-obs", action="store_true", help="run part 2 only")
     p.add_argument("--episode-length", type=int, default=100)
+    p.add_argument("--preset", choices=PRESETS, default="cartpole_balance")
+    p.add_argument("--num-envs", type=int, help="default: the preset's")
+    p.add_argument("--updates", type=int, help="default: the preset's budget")
     args = p.parse_args(argv)
-    report = Report(f"PPO on Playground {ENV}: purejaxdrl vs brax's trainer")
+    size = {"num_envs": args.num_envs} if args.num_envs else {}
+    if args.updates:
+        config = config_for(args.tiny, args.preset, **size)
+        size["total_steps"] = args.updates * config.num_envs * config.unroll_length
+    name = task_name(config_for(args.tiny, args.preset))
+    report = Report(f"PPO on Playground {name}: purejaxdrl vs brax's trainer")
     if args.final_obs:
         env = {"env": {"options": {"episode_length": args.episode_length}}}
-        config = config_for(args.tiny, **env)
+        config = config_for(args.tiny, args.preset, **size, **env)
         runs = final_obs_runs(config, args.repeats)
         show(report, f"episode_length {args.episode_length}", runs, "train_return")
     else:
-        config = config_for(args.tiny, eval={"episodes": 128, "every": 0})
+        evaluation = {"episodes": 128, "every": 0}
+        config = config_for(args.tiny, args.preset, **size, eval=evaluation)
         runs = interleave(
             {
                 "purejaxdrl ppo": lambda seed: train_seeded(config, seed),

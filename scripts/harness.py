@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -65,11 +66,20 @@ def train_figures(result: Any) -> Figures:
 
 def train_seeded(config: Any, seed: int) -> Figures:
     """Trains `config` (a TrainConfig) with `seed`: its `train_figures`, and the
-    return of its final evaluation as `eval_return` (NaN without one)."""
+    return of its final evaluation as `eval_return` (NaN without one).
+
+    With an evaluation, steps/s is the last chunk's record, read when its
+    training ended and before the evaluation queued behind it: training
+    alone, as brax's `training/sps` (TrainResult's own counts the evaluation's
+    episodes too, which at a GPU benchmark's budgets can be a tenth of it).
+    """
     import purejaxdrl as pjd
 
     result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
-    return {**train_figures(result), "eval_return": result.eval_return}
+    figures = {**train_figures(result), "eval_return": result.eval_return}
+    if not math.isnan(result.eval_return) and result.history:
+        figures["steps_per_s"] = result.history[-1]["steps_per_second"]
+    return figures
 
 
 def ceiling(config: Any) -> Figures:

@@ -27,7 +27,8 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
-from purejaxdrl.env.randomize import draw_model, using
+from purejaxdrl.env.playground_compat import patch_removed_keywords
+from purejaxdrl.env.randomize import choose_randomizer, draw, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -36,7 +37,13 @@ MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
 AUTO_RESETS = ("fresh", "cached_first_state")
 # Options of the adapter; every other option is a key of the environment's
 # Playground config (dotted for nested keys, e.g. `reward_config.scales.x`).
-ADAPTER_OPTIONS = ("auto_reset", "menagerie_path", "observation_key", "randomize")
+ADAPTER_OPTIONS = (
+    "auto_reset",
+    "menagerie_path",
+    "observation_key",
+    "randomize",
+    "randomizer",
+)
 
 
 class PlaygroundState(NamedTuple):
@@ -84,6 +91,7 @@ def import_registry() -> Any:
             f"{e}): that OpenGL library is missing; install it (egl: apt-get "
             "install libegl1, osmesa: libosmesa6) or unset MUJOCO_GL."
         ) from None
+    patch_removed_keywords()
     return registry
 
 
@@ -182,9 +190,13 @@ class PlaygroundEnv(Env):
       menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
         tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
       randomize: domain randomisation: each environment steps its own model,
-        masses, frictions and actuator gains scaled within
-        `randomize.RANGES`, drawn from its first reset's key (the run's seed)
-        and kept in its state, so checkpoints save it.
+        drawn from its first reset's key (the run's seed) and kept in its
+        state, so checkpoints save it.
+      randomizer: which draws it (`randomize.RANDOMIZERS`): `auto`
+        (default) the task's own where Playground's registry has one (its
+        locomotion and hand tasks), else `generic`, masses, frictions and
+        actuator gains scaled within `randomize.RANGES`; `playground` the
+        task's own or an error.
       observation_key: for tasks whose observations are a dict, one entry
         for the agent to see as its (array) observation; None (default): the
         whole dict, whose entries the network picks (`network.policy_obs_key`
@@ -202,6 +214,7 @@ class PlaygroundEnv(Env):
         menagerie_path: str | None = None,
         observation_key: str | None = None,
         randomize: bool = False,
+        randomizer: str = "auto",
         **config: Any,
     ):
         registry = import_registry()
@@ -240,6 +253,7 @@ class PlaygroundEnv(Env):
                 "--env.option randomize=true (or false)."
             )
         self.randomize = randomize
+        self.task_randomizer = choose_randomizer(registry, name, randomizer)
         self.episode_length = episode_length
         self.env = registry.load(name, config_overrides=config or None)
 
@@ -294,7 +308,7 @@ class PlaygroundEnv(Env):
         model = ()
         if self.randomize:
             key, key_model = jax.random.split(key)
-            model = draw_model(key_model, self.env.mjx_model)
+            model = draw(key_model, self.env.mjx_model, self.task_randomizer)
         state, obs = self._reset(key, params, model)
         return state, restart(obs)
 

@@ -1,22 +1,29 @@
 """Domain randomisation of an MJX model: one randomised model per environment.
 
-A randomised model is the few `mjx.Model` fields it changes, drawn from a key
-(`draw_model`): each body's mass and inertia, each geom's sliding friction and
-each actuator's gain, scaled by factors uniform in `RANGES`. Any MuJoCo
-Playground task has these fields, DM Control's included. The adapter keeps an
-environment's fields in its state (so the run's seed draws them and every
-checkpoint saves them) and swaps them into the task's model while it traces
-that environment's reset and step (`using`), as Playground's own
-`BraxDomainRandomizationVmapWrapper` swaps whole models.
+A randomised model is the few `mjx.Model` fields it changes, drawn from a key.
+Playground's locomotion and hand tasks come with randomisers of their own,
+written for each robot (Go1's: floor friction, joint friction and armature,
+link masses, the torso's centre of mass and load, the joints' rest pose);
+`draw_task_model` draws one environment's fields with such a function. Any
+task, DM Control's included, can take the generic `draw_model`: each body's
+mass and inertia, each geom's sliding friction and each actuator's gain,
+scaled by factors uniform in `RANGES`. `choose_randomizer` picks between
+them. The adapter keeps an environment's fields in its state (so the run's
+seed draws them and every checkpoint saves them) and swaps them into the
+task's model while it traces that environment's reset and step (`using`), as
+Playground's own `BraxDomainRandomizationVmapWrapper` swaps whole models.
 """
 
 import contextlib
-from collections.abc import Iterator
+import functools
+import io
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.types import PRNGKey
 
 RANGES = {
@@ -24,6 +31,77 @@ RANGES = {
     "friction": (0.6, 1.4),  # each geom's sliding friction
     "gain": (0.8, 1.2),  # each actuator's gain (and a position servo's bias)
 }
+# `randomizer` option: the task's own where Playground has one (else the
+# generic), the task's own only, or the generic one.
+RANDOMIZERS = ("auto", "playground", "generic")
+# Playground's randomiser: (model, keys [N]) -> (model with [N] fields, in_axes).
+TaskRandomizer = Callable[[Any, jax.Array], tuple[Any, Any]]
+
+
+def choose_randomizer(registry: Any, name: str, choice: str) -> TaskRandomizer | None:
+    """Playground's randomiser for task `name`, or None for the generic one.
+
+    Args:
+      registry: Playground's `registry` module.
+      name: the task's name in it.
+      choice: one of `RANDOMIZERS`.
+
+    Raises:
+      ConfigError: `choice` is not one of them, or is `playground` for a task
+        Playground has no randomiser for (the DM Control tasks, some others).
+
+    """
+    if choice not in RANDOMIZERS:
+        raise ConfigError(
+            f"env.options randomizer={choice!r} is not one of "
+            f"{', '.join(RANDOMIZERS)}; pass --env.option randomizer=auto."
+        )
+    if choice == "generic":
+        return None
+    # Playground prints a line for a locomotion task without one.
+    with contextlib.redirect_stdout(io.StringIO()):
+        task = registry.get_domain_randomizer(name)
+    if task is None and choice == "playground":
+        raise ConfigError(
+            f"env.options randomizer=playground: Playground has no randomiser "
+            f"for {name}; pass --env.option randomizer=generic (masses, "
+            "frictions and actuator gains, any task)."
+        )
+    return task
+
+
+def draw_task_model(
+    randomizer: TaskRandomizer, key: PRNGKey, model: Any
+) -> dict[str, jax.Array]:
+    """One environment's fields, drawn by a Playground task's own randomiser.
+
+    Args:
+      randomizer: from `choose_randomizer`.
+      key: the environment's key.
+      model: the task's `mjx.Model`.
+
+    Returns:
+      The fields the randomiser draws (those its `in_axes` maps over), by
+      dotted name as `using` takes them, without the batch axis.
+
+    """
+    batched, in_axes = randomizer(model, key[None])
+    paths = jax.tree_util.tree_flatten_with_path(in_axes, is_leaf=lambda a: a is None)
+    drawn = {}
+    for path, axis in paths[0]:
+        if axis is not None:
+            value = functools.reduce(lambda x, k: getattr(x, k.name), path, batched)
+            drawn[".".join(k.name for k in path)] = jnp.moveaxis(value, axis, 0)[0]
+    return drawn
+
+
+def draw(
+    key: PRNGKey, model: Any, randomizer: TaskRandomizer | None = None
+) -> dict[str, jax.Array]:
+    """One environment's fields: `randomizer`'s draw, or without one the generic."""
+    if randomizer is None:
+        return draw_model(key, model)
+    return draw_task_model(randomizer, key, model)
 
 
 def draw_model(key: PRNGKey, model: Any) -> dict[str, jax.Array]:

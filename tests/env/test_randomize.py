@@ -9,7 +9,8 @@ pytest.importorskip("mujoco_playground")
 
 import purejaxdrl as pjd  # noqa: E402
 from purejaxdrl import env as envs  # noqa: E402
-from purejaxdrl.env.playground_env import PlaygroundState  # noqa: E402
+from purejaxdrl.config import ConfigError  # noqa: E402
+from purejaxdrl.env.playground_env import PlaygroundState, import_registry  # noqa: E402
 from purejaxdrl.env.randomize import RANGES, draw_model  # noqa: E402
 from purejaxdrl.parallel import make_mesh  # noqa: E402
 from purejaxdrl.rng import make_key  # noqa: E402
@@ -72,6 +73,74 @@ def test_randomised_models_differ_per_environment_and_stay_with_it():
             np.testing.assert_allclose(value[i], mine, rtol=1e-6)
     # The physics steps with the environment's own model.
     assert not np.allclose(own, swapped, rtol=1e-7, atol=0)
+
+
+def _cartpole_randomize(model, rng):
+    """A randomiser in Playground's convention (go1/randomize.py's shape)."""
+
+    @jax.vmap
+    def draw(rng):
+        key_friction, key_mass = jax.random.split(rng)
+        friction = model.geom_friction.at[:, 0].set(
+            jax.random.uniform(key_friction, (model.ngeom,), minval=0.4, maxval=1.0)
+        )
+        mass = model.body_mass * jax.random.uniform(
+            key_mass, model.body_mass.shape, minval=0.5, maxval=2.0
+        )
+        return friction, mass
+
+    friction, mass = draw(rng)
+    in_axes = jax.tree.map(lambda x: None, model)
+    in_axes = in_axes.tree_replace({"geom_friction": 0, "body_mass": 0})
+    return model.tree_replace({"geom_friction": friction, "body_mass": mass}), in_axes
+
+
+@pytest.mark.timeout(600)
+def test_a_task_with_its_own_randomiser_draws_with_it(monkeypatch):
+    registry = import_registry()
+    own = {"CartpoleBalance": _cartpole_randomize}
+    monkeypatch.setattr(registry, "get_domain_randomizer", own.get)
+    env = envs.make("playground/CartpoleBalance", episode_length=2, randomize=True)
+    assert env.task_randomizer is _cartpole_randomize  # `auto` picks it
+    base = env.env.mjx_model
+    keys = jax.random.split(jax.random.key(1), B)
+    push = jnp.full(1, 1.0)
+
+    def program(keys):
+        states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+        one = jax.tree.map(lambda x: x[0], states)
+        other = one._replace(model=jax.tree.map(lambda x: x[1], states.model))
+        own = env._step_no_reset(keys[0], one, push, ())[1].observation
+        swapped = env._step_no_reset(keys[0], other, push, ())[1].observation
+        return states.model, own, swapped
+
+    models, own, swapped = jax.device_get(jax.jit(program)(keys))
+    assert set(models) == {"geom_friction", "body_mass"}
+    for i in range(B):
+        # Each environment's fields: the randomiser's for its reset key.
+        key = jax.random.split(keys[i])[1]
+        mine, _ = _cartpole_randomize(base, key[None])
+        for name in models:
+            np.testing.assert_allclose(models[name][i], getattr(mine, name)[0])
+    assert len({tuple(m) for m in models["body_mass"]}) == B
+    assert not np.allclose(own, swapped, rtol=1e-7, atol=0)
+    generic = envs.make(
+        "playground/CartpoleBalance", randomize=True, randomizer="generic"
+    )
+    assert generic.task_randomizer is None
+
+
+@pytest.mark.parametrize(
+    ("randomizer", "message"),
+    [
+        ("playground", "Playground has no randomiser for CartpoleBalance"),
+        ("own", "randomizer='own' is not one of auto, playground, generic"),
+    ],
+)
+def test_a_randomiser_that_cannot_be_had_is_a_one_line_error(randomizer, message):
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/CartpoleBalance", randomize=True, randomizer=randomizer)
+    assert message in str(error.value) and "\n" not in str(error.value)
 
 
 @pytest.mark.slow
