@@ -33,6 +33,7 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh
 from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.types import PyTree
 
@@ -74,6 +75,13 @@ class Restored(NamedTuple):
     state: Any
     meta: dict[str, Any] | None
     skipped: list[str]
+
+
+def _layout(array: Any) -> str:
+    """`float32[4, 16]` for an array's metadata or shape; `none` for None."""
+    if array is None:
+        return "none"
+    return f"{np.dtype(array.dtype).name}{list(array.shape)}"
 
 
 # ------------------------------------------------------------ integrity
@@ -293,6 +301,17 @@ class Checkpointer:
         skipped = []
         for step in reversed(self.steps()):
             problem = verify(self.directory / str(step))
+            if problem is None and (misfit := self.layout_problem(step)):
+                # An intact checkpoint of another build: never set aside.
+                line = f"checkpoint at update {step} skipped: {misfit}"
+                if not self._read_only:
+                    raise ConfigError(
+                        f"{line}; resume it with the purejaxdrl version and "
+                        "config that saved it, or start a new run (nothing was "
+                        "moved or deleted)."
+                    )
+                skipped.append(line)
+                continue
             if problem is None:
                 try:
                     return self.restore(step, skipped)
@@ -303,6 +322,32 @@ class Checkpointer:
                 line += f"; moved to {self._set_aside(step)}"
             skipped.append(line)
         return Restored(None, None, None, skipped)
+
+    def layout_problem(self, step: int) -> str | None:
+        """Why checkpoint `step`'s state cannot be this run's, or None.
+
+        Read from its metadata before any array: a restore that fails on a
+        shape leaves orbax's reads of the other arrays pending, and they print
+        hundreds of lines of tracebacks when the process exits.
+        """
+        reader = ocp.StandardCheckpointHandler()
+        try:
+            saved = dict(reader.metadata(self.directory / str(step) / "state").tree)
+        except Exception:  # unreadable metadata: the restore will say why
+            return None
+        finally:
+            reader.close()
+        here = self._abstract_packed
+        for name in sorted(set(saved) | set(here)):
+            on_disk = _layout(saved.get(name))
+            this_run = _layout(here.get(name))
+            if on_disk != this_run:
+                return (
+                    f"its state does not fit this run's ({name}: {on_disk} saved, "
+                    f"{this_run} here): another purejaxdrl version or config "
+                    "saved it"
+                )
+        return None
 
     def _set_aside(self, step: int) -> pathlib.Path:
         target = self.directory / SKIPPED / str(step)

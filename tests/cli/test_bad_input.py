@@ -386,13 +386,44 @@ def test_load_policy_of_a_non_policy_folder_names_the_fix(tmp_path):
     [["train", "--ppo.learning-rate", "-1"], ["train", "--resume", "/nonexistent"]],
 )
 def test_as_a_process_no_traceback(argv, tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "purejaxdrl.cli", *argv],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
+    result = _as_a_process(argv, tmp_path)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
+    # A run whose config.yaml was edited after it saved (or a purejaxdrl that
+    # lays the state out otherwise): orbax's failed reads used to print
+    # hundreds of lines at exit, and a resume set every checkpoint aside and
+    # trained again from update 0.
+    config = pjd.load_preset("cartpole").config
+    tiny = {"total_steps": 2 * 4 * 128, "num_logs": 2, "devices": 1}
+    tiny["run_dir"] = str(tmp_path)
+    config = pjd.apply_overrides(config, tiny)
+    result = pjd.train(config, write_files=True, console=False)
+    run = pathlib.Path(result.run_dir)
+    saved = sorted(p.name for p in (run / "checkpoints").iterdir())
+    edited = yaml.safe_load((run / "config.yaml").read_text())
+    edited["network"]["hidden_sizes"] = [32, 32]
+    (run / "config.yaml").write_text(yaml.safe_dump(edited))
+    for argv in (["eval", str(run)], ["train", "--resume", str(run)]):
+        done = _as_a_process(argv, tmp_path)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and "Exception" not in done.stderr
+        assert lines[-1].startswith("purejaxdrl: error:"), done.stderr
+        assert "does not fit this run's" in lines[-1], done.stderr
+        assert len(lines) <= 2, done.stderr  # the error, after train's "compiling…"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
+
+
+def _as_a_process(argv: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    """`purejaxdrl ARGV` as its own process: what a user's shell sees."""
+    return subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )

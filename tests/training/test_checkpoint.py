@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.training.checkpoint import MANIFEST, Checkpointer, verify
@@ -127,6 +128,36 @@ def test_keeps_the_newest_and_detects_corruption(tmp_path):
     (tmp_path / "2" / MANIFEST).unlink()
     assert "incomplete" in verify(tmp_path / "2")
     ck.close()
+
+
+def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
+    config = _config("ppo")
+    exp, abstract, sh = _experiment(config, 1)
+    state = exp.runner.init(make_key(0, config.rng_impl))
+    ck = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh)
+    ck.save(1, ck.pack(state), {"updates": 1})
+    ck.close()
+    # The same run with wider layers: its parameters no longer fit.
+    wider = dataclasses.replace(
+        config, network=dataclasses.replace(config.network, hidden_sizes=(96, 96))
+    )
+    other, abstract_w, sh_w = _experiment(wider, 1)
+    reader = Checkpointer(tmp_path, abstract_w, sh_w, other.runner.mesh, read_only=True)
+    restored = reader.restore_latest()
+    reader.close()
+    assert restored.step is None and len(restored.skipped) == 1
+    line = restored.skipped[0]
+    assert "update 1 skipped: its state does not fit this run's" in line
+    assert "saved, float32[" in line and "\n" not in line
+    writer = Checkpointer(tmp_path, abstract_w, sh_w, other.runner.mesh)
+    with pytest.raises(ConfigError, match="nothing was moved or deleted"):
+        writer.restore_latest()
+    writer.close()
+    assert (tmp_path / "1" / MANIFEST).is_file()  # not set aside
+    assert not (tmp_path / "skipped").exists()
+    again = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, read_only=True)
+    assert again.restore_latest().step == 1  # the run's own build still reads it
+    again.close()
 
 
 def test_first_non_finite_names_the_earliest_update():
