@@ -52,9 +52,9 @@ PRESETS = ("cartpole_balance", "go1_joystick_flat_terrain")
 # What each preset needs besides its own settings: Go1 randomised as
 # Playground's training script does with `--domain_randomization` (brax's
 # `randomization_fn=registry.get_domain_randomizer(name)`), the harder case.
-SETTINGS = {
+OPTIONS = {
     "cartpole_balance": {},
-    "go1_joystick_flat_terrain": {"env": {"options": {"randomize": True}}},
+    "go1_joystick_flat_terrain": {"randomize": True},
 }
 TINY = {
     "cartpole_balance": {"total_steps": 256 * 30 * 2},
@@ -70,10 +70,16 @@ def config_for(
     # Adam's ε as brax's (optax's default); the preset keeps PPO's 1e-5. The
     # physics as brax's side (`jax`), whatever the adapter's default on this
     # machine: the row compares trainers, not physics implementations.
-    same = {"ppo": {"eps": 1e-8}, "env": {"options": {"impl": "jax"}}}
-    config = pjd.apply_overrides(config, same)
-    config = pjd.apply_overrides(config, SETTINGS[preset])
+    # An override replaces `env.options` whole: they are merged here.
+    options = {
+        **config.env.options,
+        "impl": "jax",
+        **OPTIONS[preset],
+        **overrides.get("env", {}).get("options", {}),
+    }
+    config = pjd.apply_overrides(config, {"ppo": {"eps": 1e-8}})
     config = pjd.apply_overrides(config, overrides)
+    config = pjd.apply_overrides(config, {"env": {"options": options}})
     if tiny:
         small = {**TINY[preset], "num_logs": 1, "devices": 1}
         config = pjd.apply_overrides(config, small)
