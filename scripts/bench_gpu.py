@@ -288,8 +288,11 @@ def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> 
     elif not budget.allows(ESTIMATES["go1"]):
         report.skip(row, f"out of budget ({budget.left():.0f} s left)")
     else:
-        preset, steps = "go1_joystick_flat_terrain", args.go1_updates * 8192 * 20
-        overrides = {"num_envs": 8192, "total_steps": steps}  # the preset's batch
+        import bench_playground
+
+        preset = "go1_joystick_flat_terrain"
+        per_update = bench_playground.config_for(False, preset).steps_per_update
+        overrides = {"total_steps": args.go1_updates * per_update}  # its batch
         _playground_beside_brax(report, args, row, preset, overrides)
 
 
@@ -337,7 +340,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ant-steps", type=int, default=10_000_000)
     p.add_argument("--playground-envs", type=int, default=2048)
     p.add_argument("--playground-steps", type=int, default=2048 * 30 * 25)
-    p.add_argument("--go1-updates", type=int, default=10, help="of 8192 x 20 steps")
+    p.add_argument("--go1-updates", type=int, default=10, help="of the preset's batch")
     p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
     p.add_argument(
         "--compile-cache",
