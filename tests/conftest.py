@@ -10,13 +10,17 @@ import shutil
 import tempfile
 
 # The suite is bound by XLA compilation, not by running what it compiles: most
-# tests compile a few programs and run them once. LLVM's -O0 compiles them about
-# a third faster. Programs that train or evaluate ask for their own level
-# (`_platform.compiler_options`), so learning tests and notebooks train at full
-# speed. Set before JAX starts a backend; inherited by the processes tests start.
+# tests compile a few programs and run them a few times. Programs without options
+# of their own compile at LLVM's -O0 with XLA:CPU's older loop emitters (a third
+# faster than its MLIR fusion emitters); training and evaluation programs compile
+# in `_platform.compiler_options`' fast mode (about twice as fast to compile, 1.7x
+# slower to run). A test can set PUREJAXDRL_COMPILE=optimized for its processes.
+# Set before JAX starts a backend; inherited by the processes tests start.
 os.environ["XLA_FLAGS"] = (
-    os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
+    os.environ.get("XLA_FLAGS", "")
+    + " --xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
 ).strip()
+os.environ.setdefault("PUREJAXDRL_COMPILE", "fast")
 
 # One compilation cache for the whole session, shared by pytest-xdist's workers
 # and the processes and notebook kernels the tests start (JAX reads

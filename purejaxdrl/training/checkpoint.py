@@ -39,6 +39,7 @@ from purejaxdrl.types import PyTree
 
 MANIFEST = "purejaxdrl.sha256"
 SKIPPED = "skipped"  # where checkpoints that fail verification are moved
+MISFIT = "its state does not fit this run's"  # how `layout_problem` begins
 
 
 class CheckpointError(RuntimeError):
@@ -343,9 +344,8 @@ class Checkpointer:
             this_run = _layout(here.get(name))
             if on_disk != this_run:
                 return (
-                    f"its state does not fit this run's ({name}: {on_disk} saved, "
-                    f"{this_run} here): another purejaxdrl version or config "
-                    "saved it"
+                    f"{MISFIT} ({name}: {on_disk} saved, {this_run} here): "
+                    "another purejaxdrl version or config saved it"
                 )
         return None
 

@@ -143,7 +143,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
 def _restore_newest(
     run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any, purpose: str
 ) -> Any:
-    from purejaxdrl.training.checkpoint import Checkpointer
+    from purejaxdrl.training.checkpoint import MISFIT, Checkpointer
 
     checkpointer = Checkpointer(
         pathlib.Path(run_dir) / "checkpoints",
@@ -158,9 +158,15 @@ def _restore_newest(
         checkpointer.close()
     if restored.step is None:
         reasons = "; ".join(restored.skipped) or "it has none"
+        fix = "train or resume the run first"
+        if restored.skipped and all(MISFIT in r for r in restored.skipped):
+            # A resume would refuse them too: the fix is the config or version.
+            fix = (
+                "put back the config.yaml they were saved with, or use the "
+                "purejaxdrl version that saved them"
+            )
         raise ConfigError(
-            f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); train "
-            "or resume the run first."
+            f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); {fix}."
         )
     return restored
 

@@ -392,6 +392,15 @@ def test_as_a_process_no_traceback(argv, tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_an_unknown_compile_mode_is_one_line_and_exit_2(monkeypatch, capsys):
+    monkeypatch.setenv("PUREJAXDRL_COMPILE", "turbo")
+    status = cli.main([*TRAIN, "--total-steps", "512", "--devices", "1"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert lines[-1].startswith("purejaxdrl: error: PUREJAXDRL_COMPILE='turbo'")
+    assert "set it to 'fast'" in lines[-1] and len(lines) <= 2
+
+
 def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
     # A run whose config.yaml was edited after it saved (or a purejaxdrl that
     # lays the state out otherwise): orbax's failed reads used to print
@@ -415,6 +424,8 @@ def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
         assert lines[-1].startswith("purejaxdrl: error:"), done.stderr
         assert "does not fit this run's" in lines[-1], done.stderr
         assert len(lines) <= 2, done.stderr  # the error, after train's "compiling…"
+        # The fix named is the config or version, not a resume (which refuses).
+        assert "resume the run first" not in lines[-1], done.stderr
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
 
 

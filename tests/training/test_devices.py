@@ -108,8 +108,17 @@ def test_device_presets_take_the_most_devices_their_work_splits_over(preset, alg
             assert config.num_envs % data == 0
 
 
+# Each case starts the preset's EnvPool pool and builds its agent (5-20 s for
+# Atari); CI places every preset on 1 device (actors and learner share it) and
+# on 8 (one acts, and 7 learners rarely split the batch: the fallback), and
+# runs 2, 3 and 4 with `-m slow`.
+HOST_COUNTS = [
+    n if n in (1, 8) else pytest.param(n, marks=pytest.mark.slow) for n in COUNTS
+]
+
+
 @pytest.mark.parametrize(("preset", "algo"), _runs(host=True))
-@pytest.mark.parametrize("devices", COUNTS)
+@pytest.mark.parametrize("devices", HOST_COUNTS)
 def test_host_presets_place_their_learner_on_any_device_count(preset, algo, devices):
     pytest.importorskip("envpool")
     from purejaxdrl.training.experiment import make_host_experiment

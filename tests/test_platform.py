@@ -1,0 +1,40 @@
+"""Compile modes: PUREJAXDRL_COMPILE=fast changes compile and run time, not results."""
+
+import jax
+import numpy as np
+
+import purejaxdrl as pjd
+from purejaxdrl._platform import compiler_options
+
+
+def _train(monkeypatch, mode: str):
+    monkeypatch.setenv("PUREJAXDRL_COMPILE", mode)
+    config = pjd.load_preset("cartpole", "ppo").config
+    budget = {"total_steps": 2 * config.steps_per_update, "num_logs": 1, "devices": 1}
+    return pjd.train(pjd.apply_overrides(config, budget), console=False)
+
+
+def test_fast_compiles_train_the_same_parameters(monkeypatch):
+    optimized = _train(monkeypatch, "optimized")
+    fast = _train(monkeypatch, "fast")
+    # Other LLVM and XLA:CPU kernels may round differently; 2 updates of 4
+    # epochs x 4 minibatches of Adam keep that far below a learning step.
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, atol=1e-5, rtol=0),
+        optimized.state.agent.params,
+        fast.state.agent.params,
+    )
+
+
+def test_modes_set_cpu_options_only(monkeypatch):
+    monkeypatch.setenv("PUREJAXDRL_COMPILE", "fast")
+    assert compiler_options("gpu") is None
+    fast = compiler_options("cpu")
+    monkeypatch.setenv("PUREJAXDRL_COMPILE", "optimized")
+    optimized = compiler_options("cpu")
+    assert fast["xla_backend_optimization_level"] < 3
+    assert optimized["xla_backend_optimization_level"] == 3
+    # Initialisation runs once: compiled for compile time in either mode.
+    assert (
+        compiler_options("cpu", runs_once=True)["xla_backend_optimization_level"] == 0
+    )
