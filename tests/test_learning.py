@@ -5,6 +5,8 @@ import pytest
 
 import purejaxdrl as pjd
 
+pytestmark = pytest.mark.trains
+
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -8,8 +8,12 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 # Notebook 04 trains PPO and SAC on brax for minutes: it runs with `-m slow`.
 SLOW = {"02_sweeps", "03_multi_device", "04_continuous_control"}
+# Every notebook trains, in a kernel that inherits the `trains` compile setting.
 CASES = [
-    pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW else p for p in NOTEBOOKS
+    pytest.param(p, marks=[pytest.mark.trains, pytest.mark.slow])
+    if p.stem in SLOW
+    else pytest.param(p, marks=pytest.mark.trains)
+    for p in NOTEBOOKS
 ]
 
 

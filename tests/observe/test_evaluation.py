@@ -2,11 +2,13 @@
 
 import jax
 import numpy as np
+import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.evaluation import make_evaluate
 
 
+@pytest.mark.trains
 def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     preset = pjd.load_preset("cartpole")
     config = pjd.apply_overrides(
