@@ -73,10 +73,10 @@ def compiler_options(platform: str, *, runs_once: bool = False) -> dict | None:
     """
     if platform != "cpu":
         return None
-    fast = _compile_mode() == "fast"  # checked here too: a bad value stops early
+    mode = _compile_mode()  # read for init too: a bad value stops before compiling
     if runs_once:
         return dict(_ONCE)
-    return dict(_FAST if fast else _REPEATED)
+    return dict(_FAST if mode == "fast" else _REPEATED)
 
 
 def _compile_mode() -> str:
