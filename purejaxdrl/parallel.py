@@ -11,6 +11,7 @@ program on a global mesh and steps its own environments; `jax.distributed`
 carries the collectives (gloo on CPU, NCCL on GPU, ICI on TPU).
 """
 
+import atexit
 import dataclasses
 import os
 import sys
@@ -126,6 +127,10 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
     Each process counts up a key in the coordination service's key-value store;
     a count that stops moving, or a store that stops answering (process 0 hosts
     it), means the run has failed.
+
+    The thread stops when the interpreter exits, before JAX's own exit handler
+    shuts the client down: a beat sent into that shutdown fails (CANCELLED) and
+    would otherwise be read as a dead peer, failing a run that finished well.
     """
     from jax._src import distributed as jax_distributed  # the client is not public
 
@@ -133,11 +138,12 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
     if client is None:
         return
     me, count = jax.process_index(), jax.process_count()
+    stop = threading.Event()
 
     def watch() -> None:
         seen: dict[int, tuple[str | None, float]] = {}
         beat = 0
-        while True:
+        while not stop.is_set():
             beat += 1
             now = time.monotonic()
             try:
@@ -161,10 +167,21 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
                             f"process {peer} sent no heartbeat for {timeout:.0f} s"
                         )
             except Exception as e:  # the store itself is gone: process 0 died
+                if stop.is_set():  # no: this process is shutting down
+                    return
                 exit_on_peer_failure(f"coordination service unreachable: {e}")
-            time.sleep(interval)
+            stop.wait(interval)
 
-    threading.Thread(target=watch, name="purejaxdrl-watchdog", daemon=True).start()
+    thread = threading.Thread(target=watch, name="purejaxdrl-watchdog", daemon=True)
+
+    def stop_watching() -> None:
+        stop.set()
+        thread.join(timeout=10)
+
+    # atexit runs last-registered first, so this runs before the shutdown that
+    # JAX registered when it was imported.
+    atexit.register(stop_watching)
+    thread.start()
 
 
 def make_mesh(devices_per_process: int | None = None) -> Mesh:

@@ -139,3 +139,49 @@ def test_killed_process_stops_the_other_within_60_seconds(tmp_path, cache):
     ours = "stopped because the run failed elsewhere" in log
     jaxs = "This most likely indicates that another task died" in log
     assert ours or jaxs, log[-3000:]
+
+
+# A stand-in for JAX's coordination client whose calls fail once "JAX" has begun
+# shutting it down, and an exit handler registered before purejaxdrl's, as
+# JAX's is (atexit runs the last registered first). Without the watchdog
+# stopping first, a beat lands in that half-second window and the process exits
+# 1 saying a peer failed, as one CI run did after training finished well.
+_SHUTDOWN_RACE = """
+import atexit, time
+import jax
+from jax._src import distributed
+from purejaxdrl import parallel
+
+shut = False
+
+class Client:
+    def key_value_set(self, key, value, allow_overwrite=False):
+        if shut:
+            raise RuntimeError("CANCELLED: the client is shutting down")
+
+    def shutdown(self):
+        pass
+
+def jax_shutdown():
+    global shut
+    shut = True
+    time.sleep(0.5)
+
+jax.devices()  # the backend starts before the stand-in client is set
+atexit.register(jax_shutdown)
+distributed.global_state.client = Client()
+parallel._start_watchdog(timeout=60, interval=0.01)
+time.sleep(0.1)
+"""
+
+
+def test_the_watchdog_stops_before_jax_shuts_its_client_down():
+    done = subprocess.run(
+        [sys.executable, "-c", _SHUTDOWN_RACE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "failed elsewhere" not in done.stderr
