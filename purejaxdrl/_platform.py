@@ -44,12 +44,10 @@ _REPEATED = {"xla_backend_optimization_level": 3, "xla_cpu_use_fusion_emitters":
 # XLA:CPU's older loop emitters instead of its MLIR fusion emitters, which take a
 # third longer to compile (CartPole PPO's init: 1.0 s instead of 1.5 s).
 _ONCE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
-# PUREJAXDRL_COMPILE=fast, for test suites and smoke runs of a few updates, compiles
-# training programs as programs that run once: CartPole PPO's chunk in 2.2-2.5 s
-# instead of 5.5-5.7 s, training at 21-25k steps/s instead of 79-100k. -O1 (4.0-4.4 s,
-# 48k) ran the suite's sweep and resume tests about a tenth slower: few of its
-# tests run long enough to pay for -O1's compile, and those that do are marked.
-_FAST = _ONCE
+# PUREJAXDRL_COMPILE=fast, for test suites and smoke runs of a few updates: -O1
+# without the fusion emitters compiled CartPole PPO's chunk in 4.0-4.4 s instead
+# of 5.5-5.7 s and trained at 48k steps/s instead of 79k (-O0: 2.4 s, 21k).
+_FAST = {"xla_backend_optimization_level": 1, "xla_cpu_use_fusion_emitters": False}
 COMPILE_ENV = "PUREJAXDRL_COMPILE"
 
 
@@ -58,7 +56,7 @@ def compiler_options(platform: str, *, runs_once: bool = False) -> dict | None:
 
     They take precedence over XLA_FLAGS. With the environment variable
     `PUREJAXDRL_COMPILE=fast`, CPU programs that run repeatedly compile about
-    twice as fast and run about 4x slower: for tests and short smoke runs.
+    a quarter faster and run about 1.7x slower: for tests and short smoke runs.
 
     Args:
       platform: the devices' platform; only "cpu" gets options.

@@ -13,8 +13,8 @@ import tempfile
 # tests compile a few programs and run them a few times. Programs without options
 # of their own compile at LLVM's -O0 with XLA:CPU's older loop emitters (a third
 # faster than its MLIR fusion emitters); training and evaluation programs compile
-# in `_platform.compiler_options`' fast mode (the same: twice as fast to compile,
-# 4x slower to run); tests marked `trains` (learning tests) compile them optimized.
+# in `_platform.compiler_options`' fast mode (a quarter faster to compile, 1.7x
+# slower to run); tests marked `trains` (learning tests) compile them optimized.
 # Set before JAX starts a backend; inherited by the processes tests start.
 os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "")
