@@ -46,7 +46,9 @@ _REPEATED = {"xla_backend_optimization_level": 3, "xla_cpu_use_fusion_emitters":
 _ONCE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 # PUREJAXDRL_COMPILE=fast, for test suites and smoke runs of a few updates: -O1
 # without the fusion emitters compiled CartPole PPO's chunk in 4.0-4.4 s instead
-# of 5.5-5.7 s and trained at 48k steps/s instead of 79k (-O0: 2.4 s, 21k).
+# of 5.5-5.7 s and trained at 48k steps/s instead of 79k. -O0 (2.4 s, 21k) ran
+# the suite's sweep tests faster and its host runners' learning tests slower: the
+# whole suite no faster (pytest 1,894 s against 1,904 s in fresh-clone CI runs).
 _FAST = {"xla_backend_optimization_level": 1, "xla_cpu_use_fusion_emitters": False}
 COMPILE_ENV = "PUREJAXDRL_COMPILE"
 
