@@ -178,17 +178,18 @@ def test_a_rounded_budget_is_announced_and_a_complete_run_resumes_to_nothing(
     from purejaxdrl import cli
 
     small = ["--devices", "1", "--quiet", "--no-compile-cache"]
+    # 980 steps round to 30 updates: 2 chunks of 15, one compiled program.
     argv = ["train", *small, "--num-envs", "4", "--unroll-length", "8",
-            "--total-steps", "1000", "--num-logs", "2", "--ppo.num-epochs", "1",
+            "--total-steps", "980", "--num-logs", "2", "--ppo.num-epochs", "1",
             "--ppo.num-minibatches", "1", "--run-dir", str(tmp_path)]  # fmt: skip
     assert cli.main(argv) == 0, capsys.readouterr().err
     first = capsys.readouterr()
     assert (
-        "purejaxdrl: total_steps 1,000 rounded to 992 (whole updates of num_envs x "
-        "unroll_length = 4 x 8 = 32 steps; --total-steps 1,024 trains one update "
+        "purejaxdrl: total_steps 980 rounded to 960 (whole updates of num_envs x "
+        "unroll_length = 4 x 8 = 32 steps; --total-steps 992 trains one update "
         "more)\n"
     ) in first.err
-    assert "env steps          992" in first.out
+    assert "env steps          960" in first.out
     (run,) = tmp_path.iterdir()
     summary = (run / "summary.json").read_text()
 
@@ -196,9 +197,9 @@ def test_a_rounded_budget_is_announced_and_a_complete_run_resumes_to_nothing(
     again = capsys.readouterr()
     assert not re.search(r"\bnan\b", again.out + again.err, re.IGNORECASE)
     assert "the run is already complete, nothing to train" in again.err
-    assert "total_steps 1,000 rounded" not in again.err  # said when it started
+    assert "total_steps 980 rounded" not in again.err  # said when it started
     assert again.out.startswith(
-        "nothing to train: ppo on CartPole-v1 was already complete (31 of 31 updates)"
+        "nothing to train: ppo on CartPole-v1 was already complete (30 of 30 updates)"
     )
     assert "steps/s            — (no updates in this session)" in again.out
     assert (run / "summary.json").read_text() == summary  # the training session's

@@ -51,9 +51,10 @@ def test_dqn_sweep_members_equal_their_runs_alone():
 def test_replay_shards_split_over_data_devices_and_match():
     # 2 runs on 8 devices: each run's environments and replay over 4 of them,
     # as the run alone on 4 devices splits them (each device draws from its
-    # own shard, so DQN's draws depend on the device count).
+    # own shard, so DQN's draws depend on the device count). 12 updates: two
+    # chunks of 6, one compiled program per run.
     config = _config(
-        "cartpole", "dqn", 11, dqn={"min_replay": 512, "updates_per_step": 2}
+        "cartpole", "dqn", 12, dqn={"min_replay": 512, "updates_per_step": 2}
     )
     result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]})
     (layout,) = result.layouts
