@@ -1,6 +1,7 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -145,11 +146,15 @@ def _flag(path: str) -> str:
 
 
 def _metavar(hint: Any) -> str:
+    """The kind of value a flag takes, for its help: INT, STR, BOOL, FLOAT..."""
     origin = getattr(hint, "__origin__", None)
     if origin is tuple:
         return "STR" if str in getattr(hint, "__args__", ()) else "INT"
     if origin is dict:
         return "KEY=VALUE"
+    if isinstance(hint, types.UnionType):  # `str | None` takes a STR
+        kinds = {_metavar(arg) for arg in hint.__args__ if arg is not type(None)}
+        return kinds.pop() if len(kinds) == 1 else "FLOAT"
     name = getattr(hint, "__name__", "")
     return {"int": "INT", "str": "STR", "bool": "BOOL"}.get(name, "FLOAT")
 

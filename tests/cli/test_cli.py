@@ -159,6 +159,23 @@ def test_a_bare_boolean_flag_means_true_and_a_value_still_works(
     assert config.env.normalize_observations is normalize
 
 
+def test_an_optional_string_flag_says_it_takes_a_string_and_takes_one(capsys):
+    # `policy_obs_key: str | None` once showed FLOAT in the help.
+    from purejaxdrl.cli.args import config_overrides
+    from purejaxdrl.cli.train import parser
+    from purejaxdrl.config import apply_overrides
+
+    preset = pjd.load_preset("cartpole")
+    train = parser(preset.config, preset.name)
+    help_ = " ".join(train.format_help().split())
+    assert "--network.policy-obs-key STR " in help_
+    assert "--network.value-obs-key STR " in help_
+    assert "--eval.stop-at FLOAT " in help_
+    args = train.parse_args(["--network.policy-obs-key", "state"])
+    overrides = config_overrides(args, preset.config, "ppo")
+    assert apply_overrides(preset.config, overrides).network.policy_obs_key == "state"
+
+
 def test_another_algorithms_flag_is_one_line_naming_the_fix(capsys):
     from purejaxdrl import cli
 
