@@ -61,8 +61,12 @@ ESTIMATES = {
     "breakout_minatar": 40,
     "cnn_learners": 20,
     "recurrent": 60,
-    "playground": 60,
-    "go1": 240,  # within the playground row: two compiles of Go1's MJX step
+    # CartpoleBalance took 179 s on an H200 (2026-11-28): 47 s of compile per
+    # run of ours, which the persistent cache did not shorten, and brax's.
+    "playground": 180,
+    # Within the playground row, not yet measured beside brax: our Go1 run
+    # compiled for 141 s on an H200; brax's compile is assumed alike.
+    "go1": 360,
 }
 
 

@@ -68,8 +68,8 @@ def train_seeded(config: Any, seed: int) -> Figures:
     """Trains `config` (a TrainConfig) with `seed`: its `train_figures`, and the
     return of its final evaluation as `eval_return` (NaN without one).
 
-    With an evaluation, steps/s is the last chunk's record, read when its
-    training ended and before the evaluation queued behind it: training
+    With an evaluation, steps/s is the last chunk's record, taken when its
+    training ended and before the final evaluation is dispatched: training
     alone, as brax's `training/sps` (TrainResult's own counts the evaluation's
     episodes too, which at a GPU benchmark's budgets can be a tenth of it).
     """

@@ -2,11 +2,13 @@
 
 The host dispatches chunk k+1 before it reads chunk k's metrics, so the device
 never waits for logging, evaluation or checkpointing: each of those is queued
-behind its chunk and read one chunk later.
+behind its chunk and read one chunk later, but for the last chunk's
+evaluation, dispatched once that chunk's record is taken.
 """
 
 import contextlib
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -35,7 +37,8 @@ class Pending(NamedTuple):
       length: its number of updates.
       ends_at: updates done when it ends.
       snapshot: (packed state, parameters finite) queued behind it, or None.
-      evaluated: (returns, lengths) of evaluation episodes after it, or None.
+      evaluated: (returns, lengths) of evaluation episodes after it, or, after
+        the last chunk, the call that dispatches them; or None.
 
     """
 
@@ -151,7 +154,14 @@ class ChunkLoop:
         if self.programs.evaluate is not None and is_due(
             index, last, config.eval.every
         ):
-            evaluated = self.programs.evaluate(state, index)
+            evaluated = functools.partial(self.programs.evaluate, state, index)
+            if index != last:
+                evaluated = evaluated()
+            # After the last chunk nothing is left to overlap: its evaluation
+            # is dispatched once the chunk's record is taken, so the run's
+            # steps/s is training alone. (Queued with the chunk, a Playground
+            # evaluation on an H200 delayed even the read of the chunk before
+            # by its whole length.)
         if checkpointer is not None and is_due(index, last, config.checkpoint.every):
             # Device copies queued behind this chunk; `state` itself is donated
             # to the next one.
@@ -195,6 +205,8 @@ class ChunkLoop:
 
     def read_evaluation(self, rec: dict[str, Any], evaluated: Any) -> None:
         """Adds an evaluation to the record; notes when it reaches eval.stop_at."""
+        if callable(evaluated):
+            evaluated = evaluated()
         returns, lengths = jax.device_get(evaluated)
         self.eval_return = float(np.mean(returns))
         rec["eval/mean_return"] = self.eval_return

@@ -2,6 +2,7 @@
 
 import math
 import pathlib
+import types
 
 import numpy as np
 import pytest
@@ -200,3 +201,41 @@ def test_a_signal_stops_after_the_queued_chunk_with_a_checkpoint(monkeypatch):
     ]
     assert stopped_by == "SIGTERM" and state == 4
     assert loop.done == 4 and loop.last_saved == 4
+
+
+def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
+    monkeypatch,
+):
+    # Its time is not training's: on an H200 a Playground evaluation queued
+    # with the last chunk delayed the records of the last two chunks.
+    clock = types.SimpleNamespace(perf_counter=lambda: now[0])
+    now = [0.0]
+    monkeypatch.setattr("purejaxdrl.training.loop.time", clock)
+    events = []
+
+    def evaluate(state, index):
+        events.append(f"evaluate {state} after chunk {index}")
+        now[0] += 100.0  # a long evaluation
+        return np.array([7.0]), np.array([9])
+
+    loop = _loop(events, evaluate=evaluate, num_updates=4)
+    loop.run.config = pjd.apply_overrides(loop.run.config, {"eval": {"episodes": 1}})
+
+    def chunk(state):
+        events.append(f"dispatch {state}")
+        now[0] += 1.0  # each chunk's second of training
+        return state + 2, {"loss/total": np.ones(2, np.float32)}
+
+    loop.programs = Programs(chunks={2: chunk}, init=None, evaluate=evaluate)
+    loop.start = 0.0
+    loop.run_schedule(0, [(0, 2), (1, 2)])
+    assert events == [
+        "dispatch 0",
+        "dispatch 2",
+        "write 2",
+        "evaluate 4 after chunk 1",
+        "write 4",
+    ]
+    assert [r["time"] for r in loop.history] == [2.0, 2.0]
+    assert loop.history[-1]["steps_per_second"] == 4 * 512 / 2.0
+    assert loop.history[-1]["eval/mean_return"] == 7.0 == loop.eval_return
