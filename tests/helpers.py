@@ -3,6 +3,7 @@
 import importlib.util
 import pathlib
 import sys
+from collections import Counter
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -76,3 +77,17 @@ def cli_command(*args: str, cache: pathlib.Path) -> list[str]:
         "--compile-cache",
         str(cache),
     ]
+
+
+def count_traces(monkeypatch: Any, cls: type, names: tuple[str, ...]) -> Counter:
+    """Counts the Python calls of `cls`'s methods `names` (traces, under jit)."""
+    calls: Counter = Counter()
+    for name in names:
+        original = getattr(cls, name)
+
+        def counted(self, *args, _name=name, _original=original, **kwargs):
+            calls[_name] += 1
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, counted)
+    return calls

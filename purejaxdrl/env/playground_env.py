@@ -177,6 +177,18 @@ def _raw_key(key: PRNGKey) -> jax.Array:
     return jax.random.bits(key, (2,), jnp.uint32)
 
 
+def _task_reset(task: Any, key: jax.Array, model: PyTree) -> PyTree:
+    """Playground's `State` from `task.reset`, its model's fields `model` (or ())."""
+    with using(task, model):
+        return strong_types(task.reset(key))
+
+
+def _task_step(task: Any, inner: PyTree, action: jax.Array, model: PyTree) -> PyTree:
+    """Playground's `State` from `task.step`, its model's fields `model` (or ())."""
+    with using(task, model):
+        return strong_types(task.step(inner, action))
+
+
 class PlaygroundEnv(Env):
     """Adapts a Playground `MjxEnv`: time limit, auto-reset, float32 outputs.
 
@@ -256,6 +268,12 @@ class PlaygroundEnv(Env):
         self.task_randomizer = choose_randomizer(registry, name, randomizer)
         self.episode_length = episode_length
         self.env = registry.load(name, config_overrides=config or None)
+        # Jitted, so JAX traces MJX's physics (seconds on a CPU) once per
+        # shape and context, not at each call: a run's programs (init, the
+        # chunk, evaluation) and each step's auto-reset call them, and XLA
+        # inlines them into each program. They read `self.env` when they trace.
+        self._task_reset = jax.jit(lambda *a: _task_reset(self.env, *a))
+        self._task_step = jax.jit(lambda *a: _task_step(self.env, *a))
 
     @property
     def default_params(self) -> EnvParams:
@@ -271,7 +289,8 @@ class PlaygroundEnv(Env):
     def _observation_spec(self) -> Box | dict[str, Box]:
         # An abstract trace: no model step is compiled to learn a shape.
         obs = jax.eval_shape(
-            lambda key: self._observe(self.env.reset(key).obs), jax.random.PRNGKey(0)
+            lambda key: self._observe(self._task_reset(key, ()).obs),
+            jax.random.PRNGKey(0),
         )
         return jax.tree.map(lambda x: Box(tuple(int(d) for d in x.shape)), obs)
 
@@ -296,8 +315,7 @@ class PlaygroundEnv(Env):
     def _reset(
         self, key: PRNGKey, params: EnvParams, model: PyTree = ()
     ) -> tuple[PlaygroundState, Any]:
-        with using(self.env, model):
-            inner = strong_types(self.env.reset(_raw_key(key)))
+        inner = self._task_reset(_raw_key(key), model)
         first = (inner.data, inner.obs) if self.auto_reset != "fresh" else ()
         state = PlaygroundState(inner, jnp.zeros((), jnp.int32), first, model)
         return state, self._observe(inner.obs)
@@ -317,9 +335,7 @@ class PlaygroundEnv(Env):
     ) -> tuple[PlaygroundState, TimeStep]:
         """One control step, ending the episode (without restarting it) when due."""
         del key  # Playground's tasks draw their own noise from their state
-        with using(self.env, state.model):
-            inner = self.env.step(state.inner, jnp.clip(action, -1.0, 1.0))
-        inner = strong_types(inner)
+        inner = self._task_step(state.inner, jnp.clip(action, -1.0, 1.0), state.model)
         steps = state.steps + 1
         terminated = jnp.asarray(inner.done) > 0.5
         # A termination on the time limit's step is a termination.

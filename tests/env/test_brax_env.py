@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import env as envs
+from tests.helpers import count_traces
 
 BRAX_ENVS = ["inverted_pendulum", "reacher", "inverted_double_pendulum"]
 
@@ -94,3 +95,24 @@ def test_brax_termination_is_not_truncation():
         if float(ts.discount) == 0.0:
             break
     assert float(ts.discount) == 0.0 and not bool(ts.truncated)
+
+
+def test_brax_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
+    # The task's reset and step are jitted: a run's programs and each step's
+    # auto-reset reuse one trace (brax's physics takes seconds to trace).
+    from brax import envs as brax_envs
+
+    cls = brax_envs._envs["inverted_pendulum"]
+    traced = count_traces(monkeypatch, cls, ("reset", "step"))
+    env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=3)
+    keys = jax.random.split(jax.random.key(0), 2)
+    actions = jnp.zeros((2, 1))
+
+    def program(keys):
+        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+        for _ in range(2):  # each step also computes a reset
+            state, _ = env.step_batch(keys, state, actions, ())
+        return state
+
+    jax.make_jaxpr(program)(keys)
+    assert traced == {"reset": 1, "step": 1}

@@ -19,6 +19,7 @@ from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
 from purejaxdrl.env import playground_env  # noqa: E402
 from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
+from tests.helpers import count_traces  # noqa: E402
 
 NAN = float("nan")
 # Steps 1-3: episode A, truncated at the limit (3). Step 4: episode B's first
@@ -204,6 +205,27 @@ def test_physics_is_jax_on_cpu_and_config_overrides_reach_the_task():
     assert env.env.dt == 0.02 and env.env.n_substeps == 2
     assert env.observation_spec(()).shape == (5,)
     assert env.action_spec(()).shape == (1,)
+
+
+def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
+    # MJX takes seconds to trace: the spec, the first reset and every step's
+    # auto-reset reuse one trace of the task's reset, as steps do of its step.
+    from mujoco_playground._src.dm_control_suite import cartpole
+
+    traced = count_traces(monkeypatch, cartpole.Balance, ("reset", "step"))
+    env = envs.make("playground/CartpoleBalance", episode_length=3)
+    keys = jax.random.split(jax.random.key(0), 2)
+    actions = jnp.zeros((2, 1))
+
+    def program(keys):
+        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+        for _ in range(2):  # each step also computes a reset
+            state, _ = env.step_batch(keys, state, actions, ())
+        return state
+
+    jax.make_jaxpr(program)(keys)
+    assert env.observation_spec(()).shape == (5,)
+    assert traced == {"reset": 1, "step": 1}
 
 
 @pytest.mark.parametrize(
