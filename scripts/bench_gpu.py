@@ -282,12 +282,12 @@ def row_playground(report: Report, args: argparse.Namespace, budget: Budget) -> 
     if args.tiny:  # MJX's step compiles for minutes on a CPU
         report.skip(row, "--tiny: scripts/bench_playground.py --tiny (-m slow)")
         return
-    from purejaxdrl.env import playground_env
+    from purejaxdrl.env import menagerie
 
     overrides = {"num_envs": args.playground_envs, "total_steps": args.playground_steps}
     _playground_beside_brax(report, args, row, "cartpole_balance", overrides)
     row = "playground Go1JoystickFlatTerrain PPO"
-    if playground_env.find_menagerie() is None:
+    if menagerie.find_menagerie() is None:
         report.skip(row, "needs MuJoCo Menagerie's models (MUJOCO_MENAGERIE_PATH)")
     elif not budget.allows(ESTIMATES["go1"]):
         report.skip(row, f"out of budget ({budget.left():.0f} s left)")

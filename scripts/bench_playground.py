@@ -100,13 +100,13 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     from brax.training.agents.ppo import train as ppo_train
     from mujoco_playground import registry, wrapper
 
-    from purejaxdrl.env import playground_env
+    from purejaxdrl.env import menagerie
 
     install_jax_shims()  # brax 0.14's trainer on JAX >= 0.8 (see bench_brax.py)
     p, net, options = config.ppo, config.network, config.env.options
     name = task_name(config)
-    if playground_env.needs_menagerie(name):
-        playground_env.use_menagerie(name, options.get("menagerie_path"))
+    if menagerie.needs_menagerie(name):
+        menagerie.use_menagerie(name, options.get("menagerie_path"))
     env = registry.load(name, config_overrides={"impl": "jax"})
     episode_length = registry.get_default_config(name).episode_length
     minibatch = config.num_envs // p.num_minibatches

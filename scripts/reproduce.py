@@ -104,10 +104,10 @@ def menagerie_note() -> str:
     """Why the rows on Menagerie's robots cannot run here; "" where they can.
 
     Looked up when asked (importing Playground takes seconds), where the
-    adapter looks (`playground_env.find_menagerie`).
+    adapter looks (`menagerie.find_menagerie`).
     """
     try:
-        from purejaxdrl.env.playground_env import find_menagerie
+        from purejaxdrl.env.menagerie import find_menagerie
 
         found = find_menagerie()
     except ImportError:

@@ -11,11 +11,11 @@ def no_menagerie(monkeypatch, tmp_path):
     from etils import epath
     from mujoco_playground._src import mjx_env
 
-    from purejaxdrl.env import playground_env
+    from purejaxdrl.env import menagerie
 
     def no_clone(*args, **kwargs):
         raise AssertionError("Playground tried to clone Menagerie")
 
     monkeypatch.setattr(subprocess, "Popen", no_clone)
     monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", epath.Path(tmp_path / "none"))
-    monkeypatch.delenv(playground_env.MENAGERIE_VARIABLE, raising=False)
+    monkeypatch.delenv(menagerie.MENAGERIE_VARIABLE, raising=False)

@@ -17,7 +17,7 @@ pytest.importorskip("mujoco_playground")
 
 from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
-from purejaxdrl.env import playground_env  # noqa: E402
+from purejaxdrl.env import menagerie, playground_env  # noqa: E402
 from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
 from tests.helpers import count_traces  # noqa: E402
 
@@ -263,8 +263,8 @@ def test_a_menagerie_path_is_where_playground_looks(monkeypatch, tmp_path):
     from mujoco_playground._src import mjx_env
 
     monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", mjx_env.MENAGERIE_PATH)
-    monkeypatch.setenv(playground_env.MENAGERIE_VARIABLE, str(tmp_path))
-    playground_env.use_menagerie("playground/Go1JoystickFlatTerrain", None)
+    monkeypatch.setenv(menagerie.MENAGERIE_VARIABLE, str(tmp_path))
+    menagerie.use_menagerie("playground/Go1JoystickFlatTerrain", None)
     assert str(mjx_env.MENAGERIE_PATH) == str(tmp_path)
 
 

@@ -60,7 +60,7 @@ def _skip_without_menagerie(env_id):
     """
     if not env_id.startswith("playground/"):
         return
-    from purejaxdrl.env.playground_env import find_menagerie, needs_menagerie
+    from purejaxdrl.env.menagerie import find_menagerie, needs_menagerie
 
     if needs_menagerie(env_id.removeprefix("playground/")) and not find_menagerie():
         pytest.skip(f"{env_id} needs MuJoCo Menagerie's robot models, absent here")

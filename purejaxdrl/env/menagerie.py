@@ -1,0 +1,65 @@
+"""Where Playground's locomotion and manipulation tasks find MuJoCo Menagerie.
+
+Playground loads their robot models from a MuJoCo Menagerie checkout, which
+it git-clones into its own package folder on first use; that fails offline
+with a long traceback. These look for a local copy instead, and never clone.
+"""
+
+import os
+
+from purejaxdrl.config import ConfigError
+
+MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
+
+
+def needs_menagerie(name: str) -> bool:
+    """Whether Playground's `name` loads robot models from MuJoCo Menagerie."""
+    from mujoco_playground._src import locomotion, manipulation
+
+    return name in locomotion.ALL_ENVS or name in manipulation.ALL_ENVS
+
+
+def menagerie_candidates(path: str | None = None) -> list[str]:
+    """The folders MuJoCo Menagerie is looked for in, in order.
+
+    `path`, then `$MUJOCO_MENAGERIE_PATH`, then Playground's own folder.
+    """
+    from mujoco_playground._src import mjx_env
+
+    candidates = [p for p in (path, os.environ.get(MENAGERIE_VARIABLE)) if p]
+    return [*candidates, str(mjx_env.MENAGERIE_PATH)]
+
+
+def find_menagerie(path: str | None = None) -> str | None:
+    """The first of `menagerie_candidates(path)` that exists; None for none."""
+    return next((c for c in menagerie_candidates(path) if os.path.isdir(c)), None)
+
+
+def use_menagerie(env_id: str, path: str | None) -> None:
+    """Points Playground at a local MuJoCo Menagerie, or says how to get one.
+
+    Playground git-clones Menagerie into its own package folder on first use,
+    which fails offline with a long traceback; this looks where
+    `find_menagerie` does and never clones.
+
+    Raises:
+      ConfigError: no copy in any of those places; one line naming them.
+
+    """
+    from etils import epath
+    from mujoco_playground._src import mjx_env
+
+    found = find_menagerie(path)
+    if found is not None:
+        # Playground's asset loaders read this module global when they run,
+        # so a local copy is used without its clone.
+        mjx_env.MENAGERIE_PATH = epath.Path(found)
+        return
+    candidates = menagerie_candidates(path)
+    raise ConfigError(
+        f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, found in none "
+        f"of {', '.join(candidates)}; get them with `git clone "
+        "https://github.com/google-deepmind/mujoco_menagerie DIR && git -C DIR "
+        f"checkout {mjx_env.MENAGERIE_COMMIT_SHA}` and pass --env.option "
+        f"menagerie_path=DIR (or set {MENAGERIE_VARIABLE}=DIR)."
+    )
