@@ -91,3 +91,20 @@ def count_traces(monkeypatch: Any, cls: type, names: tuple[str, ...]) -> Counter
 
         monkeypatch.setattr(cls, name, counted)
     return calls
+
+
+def trace_reset_and_steps(env: Any, steps: int = 2) -> None:
+    """Traces (compiles nothing) a reset of 2 environments and `steps` steps.
+
+    Every batched step of an auto-resetting env also computes a reset.
+    """
+    (size,) = env.action_spec(()).shape
+    keys = jax.random.split(jax.random.key(0), 2)
+
+    def program(keys: jax.Array) -> Any:
+        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+        for _ in range(steps):
+            state, _ = env.step_batch(keys, state, jax.numpy.zeros((2, size)), ())
+        return state
+
+    jax.make_jaxpr(program)(keys)

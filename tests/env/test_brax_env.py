@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import env as envs
-from tests.helpers import count_traces
+from tests.helpers import count_traces, trace_reset_and_steps
 
 BRAX_ENVS = ["inverted_pendulum", "reacher", "inverted_double_pendulum"]
 
@@ -105,14 +105,5 @@ def test_brax_physics_is_traced_once_however_often_a_program_calls_it(monkeypatc
     cls = brax_envs._envs["inverted_pendulum"]
     traced = count_traces(monkeypatch, cls, ("reset", "step"))
     env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=3)
-    keys = jax.random.split(jax.random.key(0), 2)
-    actions = jnp.zeros((2, 1))
-
-    def program(keys):
-        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
-        for _ in range(2):  # each step also computes a reset
-            state, _ = env.step_batch(keys, state, actions, ())
-        return state
-
-    jax.make_jaxpr(program)(keys)
+    trace_reset_and_steps(env)
     assert traced == {"reset": 1, "step": 1}

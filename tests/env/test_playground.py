@@ -19,7 +19,7 @@ from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
 from purejaxdrl.env import menagerie, playground_env  # noqa: E402
 from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
-from tests.helpers import count_traces  # noqa: E402
+from tests.helpers import count_traces, trace_reset_and_steps  # noqa: E402
 
 NAN = float("nan")
 # Steps 1-3: episode A, truncated at the limit (3). Step 4: episode B's first
@@ -214,16 +214,7 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
 
     traced = count_traces(monkeypatch, cartpole.Balance, ("reset", "step"))
     env = envs.make("playground/CartpoleBalance", episode_length=3)
-    keys = jax.random.split(jax.random.key(0), 2)
-    actions = jnp.zeros((2, 1))
-
-    def program(keys):
-        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
-        for _ in range(2):  # each step also computes a reset
-            state, _ = env.step_batch(keys, state, actions, ())
-        return state
-
-    jax.make_jaxpr(program)(keys)
+    trace_reset_and_steps(env)
     assert env.observation_spec(()).shape == (5,)
     assert traced == {"reset": 1, "step": 1}
 
