@@ -98,13 +98,17 @@ def trace_reset_and_steps(env: Any, steps: int = 2) -> None:
 
     Every batched step of an auto-resetting env also computes a reset.
     """
-    (size,) = env.action_spec(()).shape
+    params = env.default_params
+    spec = env.action_spec(params)
+    discrete = isinstance(spec, pjd.env.Discrete)
+    shape, dtype = ((2,), "int32") if discrete else ((2, *spec.shape), "float32")
     keys = jax.random.split(jax.random.key(0), 2)
 
     def program(keys: jax.Array) -> Any:
-        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
         for _ in range(steps):
-            state, _ = env.step_batch(keys, state, jax.numpy.zeros((2, size)), ())
+            actions = jax.numpy.zeros(shape, dtype)
+            state, _ = env.step_batch(keys, state, actions, params)
         return state
 
     jax.make_jaxpr(program)(keys)

@@ -53,6 +53,12 @@ class CraftaxEnv(Env):
             ) from None
         self.env_id = env_id
         self.env = make_craftax_env_from_name(env_id, auto_reset=False)
+        # Jitted, so JAX traces world generation (seconds) and the step once
+        # per context, not at each call: init, both branches of
+        # `step_batch`'s resets and evaluation call them, and XLA inlines
+        # them into each program.
+        self._task_reset = jax.jit(self.env.reset)
+        self._task_step = jax.jit(self.env.step)
         params = self.env.default_params
         check_options(env_id, options, getattr(params, "__dataclass_fields__", {}))
         self._default_params = strong_types(params.replace(**options))
@@ -76,7 +82,7 @@ class CraftaxEnv(Env):
         return self._action_spec
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
-        obs, state = self.env.reset(key, params)
+        obs, state = self._task_reset(key, params)
         return strong_types(state), restart(jnp.asarray(obs, jnp.float32))
 
     def step(
@@ -114,7 +120,7 @@ class CraftaxEnv(Env):
     def _step_no_reset(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
-        obs, state, reward, done, _ = self.env.step(
+        obs, state, reward, done, _ = self._task_step(
             key, state, action.astype(jnp.int32), params
         )
         done = jnp.asarray(done, jnp.bool_)
@@ -135,7 +141,7 @@ class CraftaxEnv(Env):
         )
 
     def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, jax.Array]:
-        obs, state = self.env.reset(key, params)
+        obs, state = self._task_reset(key, params)
         return strong_types(state), jnp.asarray(obs, jnp.float32)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from purejaxdrl import env as envs
 from purejaxdrl.config import ConfigError
+from tests.helpers import count_traces, trace_reset_and_steps
 
 CLASSIC = "Craftax-Classic-Symbolic-v1"
 
@@ -146,3 +147,16 @@ def test_a_sweep_of_two_seeds_finishes():
     )
     result = pjd.sweep(config, seeds=[0, 1])
     assert all(p is not None for p in result.final_params)
+
+
+def test_world_generation_is_traced_once_however_often_a_program_calls_it(
+    monkeypatch,
+):
+    # Jitted: init and every step's reset (both branches of `step_batch`'s)
+    # reuse one trace of Craftax's world generation.
+    from craftax.craftax_env import make_craftax_env_from_name
+
+    cls = type(make_craftax_env_from_name(CLASSIC, auto_reset=False))
+    traced = count_traces(monkeypatch, cls, ("reset", "step"))
+    trace_reset_and_steps(envs.make(CLASSIC))
+    assert traced == {"reset": 1, "step": 1}
