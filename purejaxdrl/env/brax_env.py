@@ -107,8 +107,8 @@ class BraxEnv(Env):
         # Jitted, so JAX traces the physics once per shape and context, not at
         # each call: a run's programs (init, the chunk, evaluation) and each
         # step's auto-reset call them, and XLA inlines them into each program.
-        self._reset = jax.jit(self.env.reset)
-        self._step = jax.jit(self.env.step)
+        self._task_reset = jax.jit(self.env.reset)
+        self._task_step = jax.jit(self.env.step)
 
     @property
     def default_params(self) -> EnvParams:
@@ -119,7 +119,7 @@ class BraxEnv(Env):
         # Brax's `observation_size` runs a reset eagerly, op by op, each op
         # compiled on first use (~5 s for inverted_pendulum); its shape alone
         # needs only an abstract trace.
-        state = jax.eval_shape(self._reset, jax.random.key(0))
+        state = jax.eval_shape(self._task_reset, jax.random.key(0))
         return int(state.obs.shape[-1])
 
     def observation_spec(self, params: EnvParams) -> Box:
@@ -129,19 +129,19 @@ class BraxEnv(Env):
         return Box((int(self.env.action_size),))
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, TimeStep]:
-        inner = self._reset(key)
+        inner = self._task_reset(key)
         obs = inner.obs.astype(jnp.float32)
         return BraxState(inner, jnp.zeros((), jnp.int32)), restart(obs)
 
     def step(
         self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams
     ) -> tuple[BraxState, TimeStep]:
-        nxt = self._step(state.inner, jnp.clip(action, -1.0, 1.0))
+        nxt = self._task_step(state.inner, jnp.clip(action, -1.0, 1.0))
         steps = state.steps + 1
         terminated = jnp.asarray(nxt.done) > 0.5
         truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
         done = jnp.logical_or(terminated, truncated)
-        fresh = self._reset(key)
+        fresh = self._task_reset(key)
         inner = jax.tree.map(lambda r, s: jnp.where(done, r, s), fresh, nxt)
         final_obs = nxt.obs.astype(jnp.float32)
         return BraxState(inner, jnp.where(done, 0, steps)), TimeStep(
