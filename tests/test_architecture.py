@@ -26,7 +26,7 @@ LAYERS = (
     ("runners",),
     ("agents",),
     ("rl", "replay", "env", "networks"),
-    ("config", "types", "parallel", "rng", "_platform"),
+    ("config", "types", "parallel", "rng", "scans", "_platform"),
 )
 
 

@@ -21,7 +21,7 @@ CPU the plain loop is faster: a step is a few fused multiply-adds, while the
 parallel scan moves O(T log T) data through memory. Forward and backward on
 the 2-core CPU: T=32, B=4, H=64: 66 us parallel, 47 us loop; B=256: 3.3 ms,
 1.9 ms; T=128, B=4, H=128: 731 us, 267 us. `mingru_scan` picks by platform
-when the program is lowered, as `core_scan.platform_scan` does.
+when the program is lowered, as `scans.platform_scan` does.
 
 The input projection [W_z W_h] is `Core.project`, applied to a whole sequence
 at once, as for the LSTM and GRU; this module holds the recurrence alone.

@@ -18,11 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.networks.base import ACTIVATIONS, CORES, Network, NetworkConfig, dense
-from purejaxdrl.networks.core_scan import core_scan, core_step, platform_scan
+from purejaxdrl.networks.core_scan import core_scan, core_step
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.mingru import mingru_scan, mingru_step
 from purejaxdrl.networks.torsos import _Torso
 from purejaxdrl.rl.distributions import Distribution
+from purejaxdrl.scans import platform_scan
 from purejaxdrl.types import Params, PRNGKey, PyTree
 
 # (policy output, value): the heads' outputs, as a feed-forward Network's apply.

@@ -3,7 +3,7 @@
 Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
 `vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`, `nstep`,
 `bootstrap`, `losses`, `distributions`, `exploration`. Pure functions of arrays;
-imports only `types`.
+imports only `types` and `scans` (the recursions' loops, unrolled off CPU).
 """
 
 from purejaxdrl.rl.bootstrap import bootstrap_values

@@ -4,6 +4,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
+
 
 def gae(
     r_t: jax.Array,
@@ -44,8 +46,12 @@ def gae(
         acc = delta + discount * lambda_ * acc
         return acc, acc
 
-    _, adv_tm1 = jax.lax.scan(
-        body, jnp.zeros_like(r_t[0]), (delta_t, discount_t, lambda_t), reverse=True
+    _, adv_tm1 = platform_scan(
+        body,
+        jnp.zeros_like(r_t[0]),
+        (delta_t, discount_t, lambda_t),
+        reverse=True,
+        unroll=RECURSION_UNROLL,
     )
     return adv_tm1
 
@@ -121,8 +127,12 @@ def lambda_returns(
 
     # Starting from v_T makes the last step's return r_T + discount_T v_T
     # whatever its λ.
-    _, g_tm1 = jax.lax.scan(
-        body, v_t[-1], (r_t, discount_t, lambda_t, v_t), reverse=True
+    _, g_tm1 = platform_scan(
+        body,
+        v_t[-1],
+        (r_t, discount_t, lambda_t, v_t),
+        reverse=True,
+        unroll=RECURSION_UNROLL,
     )
     return g_tm1
 

@@ -6,6 +6,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
+
 
 class VTraceOutput(NamedTuple):
     """What `vtrace` returns, both time-major float32 `[T]`.
@@ -97,11 +99,12 @@ def vtrace(
         return acc, acc
 
     # err_s = v_s - V(x_s); err_T = 0 because v_T is the bootstrap value itself.
-    _, err_tm1 = jax.lax.scan(
+    _, err_tm1 = platform_scan(
         body,
         jnp.zeros_like(r_t[0]),
         (delta_tm1, discount_t, c_tm1, same_episode_t),
         reverse=True,
+        unroll=RECURSION_UNROLL,
     )
     target_tm1 = v_tm1 + err_tm1
     # v_{s+1} = V(x_{s+1}) + err_{s+1} within an episode; the bootstrap value

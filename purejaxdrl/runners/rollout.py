@@ -8,9 +8,9 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.networks.core_scan import platform_scan
 from purejaxdrl.parallel import manual_axes, varying
 from purejaxdrl.rl.bootstrap import bootstrap_values
+from purejaxdrl.scans import platform_scan
 from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep, Transition
 
 
@@ -209,7 +209,7 @@ def _scan(
 ) -> tuple[ActorState, PyTree]:
     """The rollout's loop: `scan_unroll` steps per iteration, or by platform.
 
-    With 0, one step per iteration on CPU and `core_scan.ACCELERATOR_UNROLL`
+    With 0, one step per iteration on CPU and `scans.ACCELERATOR_UNROLL`
     elsewhere: on one H200, PPO on CartPole with 8 vmapped seeds gained 17% at
     64 envs and 15% at 512 (`scripts/bench_gpu.py --rows ppo_cartpole`), where
     each step's kernels are small enough for launch latency to dominate.

@@ -209,7 +209,7 @@ def test_core_scan_values_and_gradients_equal_autodiff_of_the_step(kind):
 
 @pytest.mark.parametrize("reverse", [False, True])
 def test_prefetch_scan_equals_lax_scan_bit_for_bit(reverse):
-    from purejaxdrl.networks.core_scan import prefetch_scan
+    from purejaxdrl.scans import prefetch_scan
 
     keys = jax.random.split(jax.random.key(0), 3)
     xs = {"a": jax.random.normal(keys[0], (6, 3, 4)), "b": jnp.arange(6.0)}

@@ -1,3 +1,5 @@
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -151,3 +153,42 @@ def test_termination_wins_when_time_limit_fires_on_the_same_step():
         1.0,
     )
     assert float(target[2, 0]) == pytest.approx(1.0)  # no bootstrap past the end
+
+
+def test_recursions_unrolled_for_accelerators_give_the_cpus_numbers(monkeypatch):
+    # Off CPU, GAE, λ-returns and V-trace run RECURSION_UNROLL steps a loop
+    # iteration (`scans.platform_scan`). Run that branch here, on a stream
+    # whose length is not a multiple of the unroll, against the CPU's loop.
+    rng = np.random.default_rng(3)
+    T = 40
+    r, v_tm1, v_t, log_rho = (rng.normal(size=T).astype(np.float32) for _ in range(4))
+    disc = (0.9 * (rng.random(T) > 0.15)).astype(np.float32)
+    lam = (0.95 * (rng.random(T) > 0.15)).astype(np.float32)
+    truncated = lam == 0.0
+
+    def recursions():  # new functions each time: traced again, not cached
+        return jax.jit(
+            lambda: (
+                rl.gae(r, disc, lam, v_tm1, v_t),
+                rl.lambda_returns(r, disc, lam, v_t),
+                rl.vtrace(v_tm1, v_t, r, disc, log_rho, truncated, lambda_=0.9),
+            )
+        )()
+
+    on_cpu = recursions()
+    branches = []
+
+    def default_branch(*args, cpu, default):
+        branches.append(default)
+        return default(*args)
+
+    monkeypatch.setattr(jax.lax, "platform_dependent", default_branch)
+    unrolled = recursions()
+    assert len(branches) == 3  # each traced its accelerator's loop
+    # Equal to float rounding: XLA:CPU fuses the unrolled steps' multiply-adds
+    # differently (one element in 40 differed by 1 ulp).
+    check = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-6)
+    jax.tree.map(check, unrolled, on_cpu)
+    np.testing.assert_allclose(
+        unrolled[0], numpy_gae(r, disc, lam, v_tm1, v_t), rtol=1e-5, atol=1e-6
+    )

@@ -75,7 +75,7 @@ def test_scan_unroll_by_platform_gives_the_same_trajectory(monkeypatch):
     # The accelerator's branch (4 steps an iteration) is run on CPU by making
     # platform_scan take its default branch everywhere.
     import purejaxdrl.runners.rollout as rollout
-    from purejaxdrl.networks import core_scan
+    from purejaxdrl import scans
 
     env = ProbeEnv()
     env_params = ProbeParams(jnp.int32(3), jnp.int32(5))
@@ -95,7 +95,7 @@ def test_scan_unroll_by_platform_gives_the_same_trajectory(monkeypatch):
     assert_equal(run(0), rolled)
 
     def accelerator_scan(step, init, xs):
-        return jax.lax.scan(step, init, xs, unroll=core_scan.ACCELERATOR_UNROLL)
+        return jax.lax.scan(step, init, xs, unroll=scans.ACCELERATOR_UNROLL)
 
     monkeypatch.setattr(rollout, "platform_scan", accelerator_scan)
     assert_equal(run(0), rolled)
