@@ -160,3 +160,60 @@ def test_pqn_truncation_ablation_runs_at_toy_size(on_scripts_path, tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [len(r["runs"]) for r in rows] == [1, 1]  # --tiny: one seed each
     assert all(np.isfinite(f["train_return"]) for r in rows for f in r["runs"])
+
+
+# XLA:GPU's dumps of a program with an update loop (2 trips) whose body holds a
+# command buffer, a kernel, a rollout loop of 4 trips and a data-dependent loop,
+# in the format JAX 0.10's XLA writes them (`hlo_kernels.py --target h200`).
+THUNKS = """\
+001: kCopy          [source       | next=002 (1)] kCopy
+002: kWhile         [prev=001 (1) | sink        ]
+condition:
+    003: kCustomKernel [source | sink] loop_compare_fusion grid: [1, 1, 1]
+  body:
+    000: kCommandBuffer      [source       | next=006 (1)]
+        004: kCustomKernel [source | next=005 (1)] loop_add_fusion grid: [1, 1, 1]
+        005: kCopy         [prev=004 (1) | sink] kCopy
+    006: kCustomKernel       [prev=000 (1) | next=007 (1)] wrapped_add grid: [1, 1, 1]
+    007: kWhile              [prev=006 (1) | next=011 (1)]
+condition:
+        008: kCustomKernel [source | sink] loop_compare_fusion_1 grid: [1, 1, 1]
+      body:
+        000: kCommandBuffer [source | next=010 (1)]
+            009: kCustomKernel [source | sink] loop_fusion grid: [1, 1, 1]
+        010: kDynamicSliceFusion [prev=000 (1) | sink] params=1, results=1
+    011: kWhile              [prev=007 (1) | sink]
+condition:
+        012: kCustomKernel [source | sink] loop_compare_fusion_2 grid: [1, 1, 1]
+      body:
+        013: kCustomKernel [source | sink] gather_fusion grid: [1, 1, 1]
+"""
+TRIPS = 'backend_config={{"known_trip_count":{{"n":"{}"}}}}'
+HLO = f"""\
+ENTRY %main.1 (p: f32[4]) -> f32[4] {{
+  %while.1 = (s32[]) while(%t), condition=%c.1, body=%b.1, {TRIPS.format(2)}
+}}
+%b.1 (a: (s32[])) -> (s32[]) {{
+  %while.2 = (s32[]) while(%t), condition=%c.2, body=%b.2, {TRIPS.format(4)}
+  %while.3 = (s32[]) while(%t), condition=%c.3, body=%b.3
+}}
+"""
+
+
+def test_hlo_kernels_counts_the_launches_of_one_update(on_scripts_path, tmp_path):
+    import hlo_kernels
+
+    (tmp_path / "m.jit_f.thunk_sequence_after_thunk_passes.txt").write_text(THUNKS)
+    ids = {2: "while.1", 7: "while.2", 11: "while.3"}
+    (tmp_path / "m.jit_f.thunk_metadata.txt").write_text(
+        "".join(
+            f'thunk_metadata {{\n  thunk_info {{\n    profile_annotation: "{name}"\n'
+            f"    thunk_id: {i}\n  }}\n}}\n"
+            for i, name in ids.items()
+        )
+    )
+    # One update: the command buffer and the kernel (2), the rollout's 4 trips
+    # of a command buffer and a dynamic-slice fusion (8), the data-dependent
+    # loop's body and its condition, read back by the host (2).
+    assert hlo_kernels.launches(str(tmp_path), HLO) == (12.0, 1)
+    assert hlo_kernels.launches(str(tmp_path / "none"), HLO) is None
