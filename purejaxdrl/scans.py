@@ -20,8 +20,8 @@ from purejaxdrl.types import PyTree
 ACCELERATOR_UNROLL = 4  # steps per loop iteration off CPU (see above)
 # GAE, λ-returns and V-trace over 128 steps: 8 iterations instead of 128. On
 # an H200 (compiled without one, `scripts/hlo_kernels.py --target h200`) the
-# rolled loop of CartPole PPO's GAE was 4 host launches per step, 512 per
-# update; unrolled 16, 40.
+# rolled loop of CartPole PPO's GAE was 3 separate launches per step, 384 per
+# update; unrolled 16, 32.
 RECURSION_UNROLL = 16
 
 
@@ -38,7 +38,8 @@ def platform_scan(
 
     `lax.platform_dependent` picks the branch when the program is lowered, so
     a CPU program holds only the rolled loop (and its numbers are unchanged).
-    Unrolling changes no arithmetic, only how many steps one iteration runs.
+    Unrolled, the same operations run in the same order; only their fusion,
+    and so the last bit of rounding, may differ.
     With `prefetch`, the CPU's loop is `prefetch_scan`: for steps that emit
     little besides their state (a step that also saves its gates for a
     backward pass is faster without: its fusions are already split).
