@@ -9,7 +9,7 @@ matmul over all T x B rows, sum_t h_t^T dA_t.
 `tests/networks/test_recurrent_networks.py` checks values and gradients
 against plain autodiff of `Core.step`.
 
-The scans are unrolled 4 steps on GPUs and TPUs, not at all on CPUs. Each
+The scans (`scans.platform_scan`) unroll 4 steps on GPUs and TPUs, none on CPUs. Each
 step is a few small matmuls, far too little to fill a GPU, so there a step's
 cost is kernel launches and loop overhead, which unrolling shares out. On one
 NVIDIA H200, masked-CartPole GRU PPO with 512 envs x 32 steps trains at 1.58M
@@ -19,7 +19,7 @@ CPU an unroll of 4 was no faster and a full unroll 2x slower.
 
 A forward-only scan (no gradient: R2D2's target network, the LSTM's states
 for bootstrap values) reads each step's inputs from its carry on a CPU
-(`prefetch_scan`): there XLA fuses a scan's slice of its inputs into the
+(`scans.prefetch_scan`): there XLA fuses a scan's slice of its inputs into the
 step's sigmoids and tanh, and such a fusion is not vectorised.
 """
 
