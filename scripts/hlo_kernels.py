@@ -40,6 +40,7 @@ import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 # Nothing runs on a GPU here, even where there is one: programs run (to make
 # a state's shapes) on the CPU, and JAX's CUDA plugin, when installed, only
@@ -83,6 +84,7 @@ BOOKKEEPING = {
 }  # fmt: skip
 _HEADER = re.compile(r"^(?:ENTRY )?%?([\w.\-]+) \(.*\{$")
 _OPCODE = re.compile(r"^(?:ROOT )?%?[\w.\-]+ = .*? ([a-z][a-z\-]*)\(")
+_TRIPS = re.compile(r'known_trip_count":\{"n":"(\d+)"')  # a while's backend_config
 
 
 @dataclass
@@ -128,7 +130,7 @@ def count(comps: dict[str, list[str]], name: str) -> tuple[int, int, list[Loop]]
             own += 1
         if " while(" in line:
             body = re.search(r"body=%?([\w.\-]+)", line).group(1)
-            trips = re.search(r'known_trip_count":\{"n":"(\d+)"', line)
+            trips = _TRIPS.search(line)
             k, per_iteration, inner = count(comps, body)
             n = int(trips.group(1)) if trips else None
             loops.append(Loop(body, n, k, (n or 1) * per_iteration, inner))
@@ -207,7 +209,7 @@ def launches(dump: str, hlo: str) -> tuple[float, int] | None:
         for n, i in re.findall(r'profile_annotation: "([^"]+)"\s+thunk_id: (\d+)', meta)
     )
     trips = {
-        name: re.search(r'known_trip_count":\{"n":"(\d+)"', line)
+        name: _TRIPS.search(line)
         for name, line in re.findall(r"^\s*%?([\w.\-]+) = .* while\((.*)$", hlo, re.M)
     }
     rows = []  # (indent, kind, thunk id) and the condition / body markers
@@ -273,23 +275,31 @@ def ours_lowered(
     from purejaxdrl.sweeps.layout import group_mesh_shape
 
     shape = group_mesh_shape(seeds, config)
-    here = make_programs(config, make_sweep_mesh(*shape))
+    if target is None:
+        mesh = make_sweep_mesh(*shape)
+    else:
+        mesh = jax.sharding.Mesh(
+            np.array([target]).reshape(shape), (SWEEP_AXIS, DATA_AXIS)
+        )
+    programs = make_programs(config, mesh)
     configs = [pjd.apply_overrides(config, {"seed": s}) for s in range(seeds)]
     hps = stack_hps(configs)
     keys = jnp.stack([make_key(c.seed, c.rng_impl) for c in configs])
-    states = here.init(hps, keys)  # on this machine: only its shapes are used
-    if target is None:
-        return here.chunk(2).lower(hps, states)
-    mesh = jax.sharding.Mesh(np.array([target]).reshape(shape), (SWEEP_AXIS, DATA_AXIS))
 
-    def moved(x: jax.Array | np.ndarray) -> jax.ShapeDtypeStruct:
-        spec = x.sharding.spec if isinstance(x, jax.Array) else jax.P(SWEEP_AXIS)
-        return jax.ShapeDtypeStruct(
-            x.shape, x.dtype, sharding=NamedSharding(mesh, spec)
+    def placed(spec: jax.P, tree: Any) -> Any:
+        sharding = NamedSharding(mesh, spec)
+        return jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding), tree
         )
 
-    abstract = jax.tree.map(moved, (hps, states))
-    return make_programs(config, mesh).chunk(2).lower(*abstract)
+    # The states' shapes alone (nothing runs), placed as the sweep lays them out.
+    states = jax.tree.map(
+        placed,
+        programs.specs,
+        jax.eval_shape(programs.init, hps, keys),
+        is_leaf=lambda x: isinstance(x, jax.P),
+    )
+    return programs.chunk(2).lower(placed(jax.P(SWEEP_AXIS), hps), states)
 
 
 def purejaxrl_lowered(
