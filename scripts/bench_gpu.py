@@ -27,7 +27,11 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
   Playground's randomiser on both sides) for `--go1-updates` updates.
 
 `--budget-seconds` stops before a row (or a size within a row) that would not
-fit, and the table says what did not run. `--tiny` runs every row at toy sizes
+fit, and the table says what did not run. `--profile DIR` runs each contender
+of the rows beside a peer (and breakout_minatar) once more under
+`jax.profiler`, and adds a line per contender saying where its device's time
+went: busy share, operations, and the idle gaps where it waited on the host
+(`scripts/device_time.py`). `--tiny` runs every row at toy sizes
 on any machine (CI runs it on a CPU). Results: printed as they come, and
 written with `--json` / `--markdown`. Compile time is excluded from every rate.
 
@@ -40,15 +44,25 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import tempfile
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import jax
 import numpy as np
-from harness import TINY, Budget, Report, interleave, parser, time_program, train_seeded
+from harness import (
+    TINY,
+    Budget,
+    Report,
+    interleave,
+    parser,
+    slug,
+    time_program,
+    train_seeded,
+)
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 
@@ -112,14 +126,15 @@ def row_ppo_cartpole(report: Report, args: argparse.Namespace, budget: Budget) -
             contenders["PureJaxRL"] = functools.partial(
                 _purejaxrl_vmapped, peer, config, seeds
             )
-        runs = interleave(contenders, args.repeats)
         row = f"ppo_cartpole {num_envs} envs x {seeds} seeds"
+        runs = interleave(contenders, args.repeats, _trace_dir(args, row))
         ours_row = report.add(row, "purejaxdrl sweep", runs["ours"])
         if peer is not None:
             name = "PureJaxRL jit(vmap(make_train))"
             theirs = report.add(row, name, runs["PureJaxRL"])
             ratio = ours_row.medians()["steps_per_s"] / theirs.medians()["steps_per_s"]
             report.add(row, "ratio ours / PureJaxRL", [{"steps_per_s": ratio}])
+        _add_device_time(report, args, row, contenders)
 
 
 def _purejaxrl_vmapped(
@@ -186,12 +201,14 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
             "eval_return": evaluate(policies["brax"], params),
         }
 
-    runs = interleave({"ours": ours, "brax": brax}, args.brax_repeats)
     row = f"{config.env.id} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
+    contenders = {"ours": ours, "brax": brax}
+    runs = interleave(contenders, args.brax_repeats, _trace_dir(args, row))
     a = report.add(row, "purejaxdrl", runs["ours"])
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
     report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
+    _add_device_time(report, args, row, contenders)
 
 
 def row_apex_dqn(report: Report, args: argparse.Namespace, budget: Budget) -> None:
@@ -241,10 +258,11 @@ def row_breakout_minatar(
                 "return": float(np.nanmean(result.final_return)),
             }
 
-        runs = interleave({"ours": ours}, args.repeats)
         row = f"breakout_minatar PPO {num_envs} envs x {args.seeds} seeds"
+        runs = interleave({"ours": ours}, args.repeats, _trace_dir(args, row))
         steps = f"{config.total_steps:,} steps"
         report.add(row, "purejaxdrl sweep", runs["ours"], steps)
+        _add_device_time(report, args, row, runs)
 
 
 def row_cnn_learners(report: Report, args: argparse.Namespace, budget: Budget) -> None:
@@ -308,18 +326,43 @@ def _playground_beside_brax(
     config = bench_playground.config_for(
         False, preset, **overrides, eval={"episodes": 128, "every": 0}
     )
+    row = f"{row}, {config.num_envs} envs, {config.total_steps:,} steps"
     runs = interleave(
         {
             "ours": lambda seed: train_seeded(config, seed),
             "brax": lambda seed: bench_playground.brax_ppo(config, seed),
         },
         args.repeats,
+        _trace_dir(args, row),
     )
-    row = f"{row}, {config.num_envs} envs, {config.total_steps:,} steps"
     a = report.add(row, "purejaxdrl", runs["ours"])
     b = report.add(row, "brax ppo.train", runs["brax"])
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
     report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
+    _add_device_time(report, args, row, runs)
+
+
+def _trace_dir(args: argparse.Namespace, row: str) -> str | None:
+    # With --profile, where interleave traces this row's contenders.
+    return os.path.join(args.profile, slug(row)) if args.profile else None
+
+
+def _add_device_time(
+    report: Report, args: argparse.Namespace, row: str, names: Iterable[str]
+) -> None:
+    """With --profile, a line per contender: where its device's time went."""
+    if not args.profile:
+        return
+    import device_time
+
+    for name in names:
+        directory = os.path.join(args.profile, slug(row), slug(name))
+        try:
+            figures, note = device_time.read(directory)
+        except (FileNotFoundError, ValueError) as e:
+            report.skip(row, f"{name}'s device time: {e}")
+            continue
+        report.add(row, f"{name}: device time", [figures], note)
 
 
 ROWS: dict[str, Callable[[Report, argparse.Namespace, Budget], None]] = {
@@ -346,6 +389,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--playground-steps", type=int, default=2048 * 30 * 25)
     p.add_argument("--go1-updates", type=int, default=10, help="of the preset's batch")
     p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
+    p.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="then run each contender once more, traced by jax.profiler into "
+        "DIR/<row>/<contender> (not counted in the figures), and add where its "
+        "device's time went (device_time.py)",
+    )
     p.add_argument(
         "--compile-cache",
         default=None,

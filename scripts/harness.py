@@ -10,7 +10,8 @@ What every side-by-side figure in this repository needs, written once:
 - `ceiling(config)`: the machine's own ceiling for a config (env step and
   policy act alone, no learning), `add_ceiling` its rows beside training's.
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
-  repeat by repeat, so a drift in the machine's load hits both alike.
+  repeat by repeat, so a drift in the machine's load hits both alike; with
+  `trace_dir`, each runs once more, traced by `jax.profiler` (`traced`).
 - `spread(values)`: median, min and max of repeats (what the tables print).
 - `ablation(config, seeds, patch)`: one sweep of seeds as built and one with
   a scratch patch applied (then undone): each seed's training return.
@@ -34,6 +35,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -210,7 +212,9 @@ def best_time(fn: Callable[[], Any], repeats: int) -> float:
 
 
 def interleave(
-    contenders: Mapping[str, Callable[[int], Figures]], repeats: int
+    contenders: Mapping[str, Callable[[int], Figures]],
+    repeats: int,
+    trace_dir: str | None = None,
 ) -> dict[str, list[Figures]]:
     """Runs every contender `repeats` times, alternating, repeat index as seed.
 
@@ -218,6 +222,9 @@ def interleave(
       contenders: name -> a function of the repeat index (used as the seed)
         returning that run's figures.
       repeats: runs per contender.
+      trace_dir: if given, each contender then runs once more, traced by
+        `jax.profiler` into `trace_dir/<name>` (`device_time.py` reads it).
+        That run's figures are dropped: tracing slows what it traces.
 
     Returns:
       name -> one figures dict per repeat, in order.
@@ -227,7 +234,45 @@ def interleave(
     for repeat in range(repeats):
         for name, run in contenders.items():
             runs[name].append(dict(run(repeat)))
+    if trace_dir is not None:
+        for name, run in contenders.items():
+            traced(run, repeats, os.path.join(trace_dir, slug(name)))
     return runs
+
+
+def traced(run: Callable[[int], Figures], repeat: int, directory: str) -> Figures:
+    """`run(repeat)` under `jax.profiler`, writing its trace into `directory`.
+
+    Where the profiler cannot start (a GPU machine without CUPTI, say), the
+    run goes on untraced and says so: a trace explains a figure, it is not one.
+    """
+    try:
+        jax.profiler.start_trace(directory, profiler_options=profile_options())
+    except Exception as e:  # the profiler's own errors have no common type
+        print(f"  (no trace: {type(e).__name__}: {e})", flush=True)
+        return run(repeat)
+    try:
+        return run(repeat)
+    finally:
+        jax.profiler.stop_trace()
+
+
+def profile_options() -> jax.profiler.ProfileOptions:
+    """What a trace records: XLA's operations, not every Python call.
+
+    The Python tracer's events (one per call, JAX's tracing included) would
+    fill the million events a trace file keeps before the programs run; host
+    level 1 keeps XLA:CPU's operations (GPU kernels are the device tracer's).
+    """
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = 1
+    return options
+
+
+def slug(name: str) -> str:
+    """`name` as a folder name: runs of other characters become one '_'."""
+    return re.sub(r"[^A-Za-z0-9.]+", "_", name).strip("_")
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:

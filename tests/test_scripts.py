@@ -7,6 +7,7 @@ All are compile-bound: up to a few minutes each on a 2-core CPU (Craftax's
 world generation, brax's trainers the longest).
 """
 
+import gzip
 import json
 import pathlib
 import runpy
@@ -75,7 +76,13 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
 
     out = tmp_path / "suite.json"
     md = tmp_path / "suite.md"
-    bench_gpu.main(["--tiny", "--rows", row, "--json", str(out), "--markdown", str(md)])
+    argv = ["--tiny", "--rows", row, "--json", str(out), "--markdown", str(md)]
+    # The rows that run beside a peer trace their runs with --profile (the
+    # peer's side of ppo_cartpole needs PureJaxRL, not installed here).
+    profiled = row in ("ppo_cartpole", "brax_ant")
+    if profiled:
+        argv += ["--profile", str(tmp_path / "traces")]
+    bench_gpu.main(argv)
     report = json.loads(out.read_text())
     failed = [s["why"] for s in report["skipped"] if s["why"].startswith("failed")]
     assert not failed
@@ -89,6 +96,17 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
         assert any(r["name"].startswith("ratio") for r in rows)
     assert report["machine"]["backend"] == "cpu"
     assert md.read_text().startswith("### purejaxdrl GPU suite (tiny)")
+    traced = {
+        r["name"]: r["runs"][0] for r in rows if r["name"].endswith("device time")
+    }
+    if profiled:  # ours (and brax's trainer) traced: XLA:CPU's operations read
+        expected = {"ours: device time"} | (
+            {"brax: device time"} if row == "brax_ant" else set()
+        )
+        assert set(traced) == expected
+        assert all(0 < f["busy_pct"] <= 100 and f["ops"] > 0 for f in traced.values())
+    else:
+        assert not traced
 
 
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
@@ -217,3 +235,99 @@ def test_hlo_kernels_counts_the_launches_of_one_update(on_scripts_path, tmp_path
     # loop's body and its condition, read back by the host (2).
     assert hlo_kernels.launches(str(tmp_path), HLO) == (12.0, 1)
     assert hlo_kernels.launches(str(tmp_path / "none"), HLO) is None
+
+
+def _trace(directory: pathlib.Path, events: list[dict]) -> None:
+    # A trace file where jax.profiler.trace(directory) puts it.
+    run = directory / "plugins" / "profile" / "2026_11_29_00_00_00"
+    run.mkdir(parents=True)
+    with gzip.open(run / "host.trace.json.gz", "wt") as f:
+        json.dump({"displayTimeUnit": "ns", "traceEvents": events}, f)
+
+
+def _names(pid: int, process: str, threads: dict[int, str]) -> list[dict]:
+    out = [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": process}}]
+    for tid, name in threads.items():
+        out.append(
+            {
+                "ph": "M",
+                "pid": pid,
+                "tid": tid,
+                "name": "thread_name",
+                "args": {"name": name},
+            }
+        )
+    return out
+
+
+def _op(
+    pid: int, tid: int, start: float, end: float, name: str, hlo: str | None
+) -> dict:
+    args = {"hlo_op": hlo} if hlo else {}
+    return {"ph": "X", "pid": pid, "tid": tid, "ts": start, "dur": end - start,
+            "name": name, "args": args}  # fmt: skip
+
+
+def test_device_time_reads_a_gpus_streams_and_a_cpus_operations(
+    on_scripts_path, tmp_path
+):
+    import device_time
+
+    # A GPU: kernels on a compute stream at [0, 10], [12, 20] and [200, 230] µs
+    # and a copy on another at [15, 40]; the device's derived "XLA Ops" line
+    # and the host's events repeat that time and must not count. By hand: busy
+    # [0, 10] + [12, 40] + [200, 230] = 68 of a 230 µs span; idle 2 and 160 µs,
+    # one of them >= 100; op durations 10, 8, 30, 25 (median 17.5); fusion.1
+    # ran 40 of the ops' 73 µs, the copy 25, fusion.2 8.
+    gpu = _names(1, "/device:GPU:0", {10: "Stream #13(Compute)", 11: "Stream #14",
+                                      12: "XLA Ops"})  # fmt: skip
+    gpu += _names(2, "/host:CPU", {20: "python"})
+    gpu += [
+        _op(1, 10, 0, 10, "loop_fusion", "fusion.1"),
+        _op(1, 10, 12, 20, "loop_fusion_2", "fusion.2"),
+        _op(1, 10, 200, 230, "loop_fusion", "fusion.1"),
+        _op(1, 11, 15, 40, "MemcpyD2H", None),
+        _op(1, 12, 0, 230, "fusion.1", "fusion.1"),
+        _op(2, 20, 0, 500, "ExecuteHelper", "fusion.1"),
+    ]
+    _trace(tmp_path / "gpu", gpu)
+    figures, note = device_time.read(tmp_path / "gpu")
+    assert figures == pytest.approx(
+        {
+            "busy_pct": 100 * 68 / 230,
+            "span_s": 230e-6,
+            "ops": 4,
+            "op_us": 17.5,
+            "gaps": 1,
+            "gap_s": 160e-6,
+            "max_gap_ms": 0.16,
+        }  # fmt: skip
+    )
+    assert note == "fusion.1 55%, MemcpyD2H 34%, fusion.2 11%"
+
+    # XLA:CPU: operations are host events with an HLO name; a loop's event
+    # holds its body's operations ([10, 20] and [30, 60]) and is left out, as
+    # is Python's event without one. Busy 40 of a 50 µs span, one 10 µs gap.
+    cpu = _names(3, "/host:CPU", {30: "tf_XLAPjRtCpuClient", 31: "python"})
+    cpu += [
+        _op(3, 30, 0, 100, "while", "while.1"),
+        _op(3, 30, 10, 20, "fusion", "fusion.3"),
+        _op(3, 30, 30, 60, "fusion", "fusion.4"),
+        _op(3, 31, 0, 200, "PjitFunction", None),
+    ]
+    _trace(tmp_path / "cpu", cpu)
+    figures, note = device_time.read(tmp_path / "cpu")
+    assert figures == pytest.approx(
+        {
+            "busy_pct": 80.0,
+            "span_s": 50e-6,
+            "ops": 2,
+            "op_us": 20.0,
+            "gaps": 0,
+            "gap_s": 0.0,
+            "max_gap_ms": 0.01,
+        }  # fmt: skip
+    )
+    assert note == "fusion.4 75%, fusion.3 25%"
+    with pytest.raises(FileNotFoundError, match="no .*trace.json.gz under"):
+        device_time.read(tmp_path / "none")
