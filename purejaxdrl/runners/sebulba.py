@@ -94,7 +94,7 @@ class SebulbaRunner:
             raise ValueError(
                 "this algorithm keeps a replay buffer or acts per environment, "
                 "which the host-env runner does not run yet; use ppo, impala "
-                "(without replay) or a2c"
+                "(without replay), a2c or pqn"
             )
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host
