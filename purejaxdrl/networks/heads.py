@@ -193,14 +193,14 @@ def make_q_network(
     and ε-greedy's random actions (`rl.epsilon_greedy`) are over legal ones.
 
     Raises:
-      ValueError: for continuous actions (use SAC, PPO or IMPALA), or the
+      ValueError: for continuous actions (use SAC, PPO, IMPALA or A2C), or the
         torso errors of `make_actor_critic`.
 
     """
     if not isinstance(action_spec, Discrete):
         raise ValueError(
-            f"Q-learning needs discrete actions, got {action_spec}; use ppo, "
-            "impala or a2c for continuous control."
+            f"Q-learning needs discrete actions, got {action_spec}; use sac, "
+            "ppo, impala or a2c for continuous control."
         )
     if isinstance(obs_spec, dict):
         raise ValueError(
@@ -283,14 +283,14 @@ def make_sac_networks(
     critics `value_obs_key` (an asymmetric actor-critic).
 
     Raises:
-      ValueError: for discrete actions (use DQN, PPO, IMPALA or A2C), or the
+      ValueError: for discrete actions (use PPO, PQN, DQN, Ape-X, IMPALA or A2C), or the
         torso errors of `check_torso`.
 
     """
     if not isinstance(action_spec, Box):
         raise ValueError(
-            f"SAC needs continuous actions, got {action_spec}; use dqn, apex, "
-            "ppo, impala or a2c for discrete actions."
+            f"SAC needs continuous actions, got {action_spec}; use ppo, pqn, "
+            "dqn, apex, impala or a2c for discrete actions."
         )
     policy_spec, value_spec = check_torso(config, obs_spec)
     (num_dims,) = action_spec.shape
