@@ -195,7 +195,7 @@ def brax_env_name(config: pjd.TrainConfig) -> str:
 
 def make_brax_env(config: pjd.TrainConfig) -> Any:
     """The unwrapped brax environment, on the preset's backend."""
-    backend = config.env.options.get("backend", "generalized")
+    backend = config.env.options.get("backend", "positional")
     return brax_envs.get_environment(brax_env_name(config), backend=backend)
 
 

@@ -80,7 +80,9 @@ class BraxEnv(Env):
 
     Args:
       env_id: a name from `brax.envs` (`ant`, `halfcheetah`, `inverted_pendulum`...).
-      backend: brax physics pipeline: `generalized`, `positional`, `spring`, `mjx`.
+      backend: brax physics pipeline: `positional`, `spring` or `mjx`. Not
+        `generalized`: its contact solver (jaxopt's projected gradient) fails
+        JAX's `shard_map` type check, in which every run steps its envs.
       episode_length: time limit; reaching it truncates (not terminates) the episode.
       **kwargs: passed to the brax environment's constructor.
 
@@ -89,10 +91,17 @@ class BraxEnv(Env):
     def __init__(
         self,
         env_id: str,
-        backend: str = "generalized",
+        backend: str = "positional",
         episode_length: int = 1000,
         **kwargs,
     ):
+        if backend == "generalized":
+            raise ValueError(
+                f"brax/{env_id}: backend=generalized fails inside shard_map (its "
+                "contact solver's lax.cond mixes per-device and replicated "
+                "values); use --env.option backend=positional (the presets'), "
+                "spring or mjx."
+            )
         brax_envs = import_brax_envs()
         _check_options(env_id, kwargs)
         if episode_length < 1:

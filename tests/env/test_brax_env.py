@@ -46,6 +46,19 @@ def test_an_unknown_brax_option_is_refused_before_the_model_loads(monkeypatch):
         assert name in message
 
 
+def test_the_generalized_backend_is_refused_in_one_line(monkeypatch):
+    # Its contact solver fails shard_map's type check (every run steps its envs
+    # inside shard_map), after seconds of tracing and with a long traceback.
+    import brax.envs
+
+    def must_not_load(*args, **kwargs):
+        raise AssertionError("brax built the environment")
+
+    monkeypatch.setattr(brax.envs, "get_environment", must_not_load)
+    with pytest.raises(ValueError, match="backend=generalized fails inside shard_map"):
+        envs.make("brax/inverted_pendulum", backend="generalized")
+
+
 @pytest.mark.parametrize("name", BRAX_ENVS)
 def test_brax_adapter_jit_vmap_and_identical_structures(name):
     env = envs.EpisodeStatistics(
