@@ -3,11 +3,12 @@
 import dataclasses
 import difflib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
@@ -70,6 +71,12 @@ def keyword_names(function: Callable[..., Any]) -> tuple[set[str], bool]:
     return named, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
+def keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    """The default values of `function`'s keyword arguments that have one."""
+    params = inspect.signature(function).parameters.values()
+    return {p.name: p.default for p in params if p.default is not p.empty}
+
+
 def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> None:
     """Refuses environment options that `env_id` does not take, before building it.
 
@@ -90,6 +97,43 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
         f"{', '.join(valid) or '(none)'}; fix the name in --env.option KEY=VALUE "
         "(or the preset's env.options), or drop it."
     )
+
+
+def check_option_types(
+    env_id: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """Refuses an option that is not a number where its default is one.
+
+    `--env.option memory_length=abc` would otherwise fail deep inside the
+    environment's first trace, with a traceback. Booleans must be booleans,
+    integers integers (not 2.5), floats any number.
+
+    Raises:
+      ConfigError: naming the option, its value, the kind it must be and its
+        default.
+
+    """
+    for name, value in options.items():
+        if name not in defaults:
+            continue
+        default = defaults[name]
+        kind = np.asarray(default).dtype.kind if np.ndim(default) == 0 else None
+        number = isinstance(value, int | float | np.number) and not isinstance(
+            value, bool
+        )
+        fits = {
+            "b": isinstance(value, bool | np.bool_),
+            "i": number and float(value).is_integer(),
+            "u": number and float(value).is_integer() and value >= 0,
+            "f": number,
+        }.get(kind, True)
+        if not fits:
+            what = {"b": "true or false", "i": "an integer", "u": "an integer >= 0"}
+            raise ConfigError(
+                f"env.options {name}={value!r} is not {what.get(kind, 'a number')}"
+                f" ({env_id}'s default: {default!r}); pass one, e.g. --env.option "
+                f"{name}={str(default).lower() if kind == 'b' else default}."
+            )
 
 
 def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:

@@ -18,7 +18,9 @@ from purejaxdrl.env.base import (
     Box,
     Env,
     EnvParams,
+    check_option_types,
     check_options,
+    keyword_defaults,
     keyword_names,
     restart,
 )
@@ -73,6 +75,10 @@ def _check_options(env_id: str, options: dict) -> None:
         valid |= pipeline - {"sys"}
     if not any_keyword:
         check_options(f"brax/{env_id}", options, valid | {"backend", "episode_length"})
+    defaults = keyword_defaults(cls.__init__)
+    if issubclass(cls, PipelineEnv):
+        defaults = keyword_defaults(PipelineEnv.__init__) | defaults
+    check_option_types(f"brax/{env_id}", options, defaults)
 
 
 class BraxEnv(Env):
@@ -104,6 +110,11 @@ class BraxEnv(Env):
             )
         brax_envs = import_brax_envs()
         _check_options(env_id, kwargs)
+        check_option_types(
+            f"brax/{env_id}",
+            {"episode_length": episode_length},
+            {"episode_length": 1000},
+        )
         if episode_length < 1:
             raise ValueError(
                 f"episode_length={episode_length} must be >= 1; pass a positive "

@@ -9,7 +9,9 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     EnvState,
+    check_option_types,
     check_options,
+    keyword_defaults,
     keyword_names,
     restart,
     strong_types,
@@ -44,6 +46,9 @@ class GymnaxEnv(Env):
         arguments, any_keyword = keyword_names(type(probe).__init__)
         if not any_keyword:
             check_options(env_id, kwargs, fields | arguments)
+        defaults = keyword_defaults(type(probe).__init__)
+        defaults |= {f: getattr(probe_params, f) for f in fields}
+        check_option_types(env_id, kwargs, defaults)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         self.env, params = gymnax.make(env_id, **kwargs)
         if overrides:

@@ -23,6 +23,7 @@ from purejaxdrl.env.base import (
     Box,
     Env,
     EnvParams,
+    check_option_types,
     check_options,
     restart,
     strong_types,
@@ -108,14 +109,14 @@ def default_physics(configured: str) -> str:
     return configured
 
 
-def _flat_keys(tree: dict, prefix: str = "") -> set[str]:
-    """Dotted names of the leaves (and sub-dicts) of a nested dict."""
-    keys = set()
+def _flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
+    """The leaves (and sub-dicts) of a nested dict by their dotted names."""
+    items = {}
     for key, value in tree.items():
-        keys.add(prefix + key)
+        items[prefix + key] = value
         if isinstance(value, dict):
-            keys |= _flat_keys(value, prefix + key + ".")
-    return keys
+            items |= _flat_items(value, prefix + key + ".")
+    return items
 
 
 def _raw_key(key: PRNGKey) -> jax.Array:
@@ -179,8 +180,9 @@ class PlaygroundEnv(Env):
         registry = import_registry()
         name = env_id.removeprefix(PREFIX)
         default = registry.get_default_config(name)
-        valid = _flat_keys(default.to_dict()) | set(ADAPTER_OPTIONS)
-        check_options(PREFIX + name, config, valid)
+        defaults = _flat_items(default.to_dict())
+        check_options(PREFIX + name, config, set(defaults) | set(ADAPTER_OPTIONS))
+        check_option_types(PREFIX + name, config, defaults)
         if auto_reset not in AUTO_RESETS:
             raise ConfigError(
                 f"env.options auto_reset={auto_reset!r} is not one of "

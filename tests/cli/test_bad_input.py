@@ -144,6 +144,20 @@ CASES = [
         "env.options 'episode_lenght' is not an option of brax/ant: did you mean "
         "'episode_length'? its options are backend,",
     ),
+    # An option's value of the wrong kind, before the env's first trace.
+    (
+        [*TRAIN, "--env", "memory_chain", "--env.option", "memory_length=abc"],
+        "env.options memory_length='abc' is not an integer (MemoryChain-bsuite's "
+        "default: 5); pass one, e.g. --env.option memory_length=5.",
+    ),
+    (
+        [*TRAIN, "--env", "inverted_pendulum", "--env.option", "episode_length=2.5"],
+        "env.options episode_length=2.5 is not an integer",
+    ),
+    (
+        [*TRAIN, "--env", "inverted_pendulum", "--env.option", "backend=generalized"],
+        "brax/inverted_pendulum: backend=generalized fails inside shard_map",
+    ),
     # Fields and types.
     ([*TRAIN, "--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),

@@ -159,3 +159,28 @@ def test_minatar_games_train_split_over_two_devices(env_id):
     )  # fmt: skip
     result = pjd.train(config)
     assert result.updates == 2
+
+
+def test_option_values_of_the_wrong_kind_are_refused_naming_the_default():
+    from purejaxdrl.config import ConfigError
+    from purejaxdrl.env.base import check_option_types
+
+    defaults = {"flag": False, "count": 5, "scale": 0.5, "name": "x", "arr": [1, 2]}
+    # Values that fit: ints for floats, integral floats for ints, anything
+    # where the default is not a number.
+    check_option_types(
+        "E", {"flag": True, "count": 3.0, "scale": 2, "name": 1}, defaults
+    )
+    check_option_types("E", {"arr": "anything", "unknown": "abc"}, defaults)
+    for options, message in [
+        ({"flag": 1}, "env.options flag=1 is not true or false (E's default: False); "
+         "pass one, e.g. --env.option flag=false."),
+        ({"count": 2.5}, "env.options count=2.5 is not an integer (E's default: 5)"),
+        ({"count": True}, "env.options count=True is not an integer"),
+        ({"scale": "abc"}, "env.options scale='abc' is not a number (E's default: 0.5"),
+    ]:  # fmt: skip
+        with pytest.raises(ConfigError) as error:
+            check_option_types("E", options, defaults)
+        assert str(error.value).startswith(message)
+    with pytest.raises(ConfigError, match="memory_length='abc' is not an integer"):
+        envs.make("MemoryChain-bsuite", memory_length="abc")
