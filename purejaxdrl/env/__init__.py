@@ -8,7 +8,8 @@ whose reset is costly; `randomize`, randomised MJX models per environment),
 `host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
-normalisation), `registry` (`make(name)`), `imports` (the user's modules that
+normalisation), `registry` (`make(name)`), `contract` (a user's environment
+checked against its specs before training), `imports` (the user's modules that
 register environments, imported before an id is resolved). Imports only
 `types` and `config` (for ConfigError).
 """

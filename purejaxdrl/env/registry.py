@@ -8,6 +8,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
+_USERS: set[str] = set()  # names registered through `register`: users' code
 
 
 class UnknownEnvironmentError(KeyError):
@@ -20,6 +21,12 @@ class UnknownEnvironmentError(KeyError):
 def register(name: str, factory: Callable[..., Env]) -> None:
     """Registers `factory(**options) -> Env` under `name` (replacing any)."""
     _FACTORIES[name] = factory
+    _USERS.add(name)
+
+
+def registered_by_user(name: str) -> bool:
+    """Whether `name` came from `register` (the user's code), not an adapter."""
+    return name in _USERS
 
 
 BRAX_PREFIX = "brax/"

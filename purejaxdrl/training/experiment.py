@@ -12,8 +12,10 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.contract import check_contract
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
+from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.observe.play import Player
@@ -71,11 +73,14 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     Raises:
       ConfigError: a module of `env.imports` does not import.
       UnknownEnvironmentError: nobody registered `config.env.id`.
-      ValueError: for hidden entries that do not fit the observation.
+      ValueError: for hidden entries that do not fit the observation, or a
+        user's environment whose outputs break its specs (`env.contract`).
 
     """
     import_modules(config.env.imports)
     env = envs.make(config.env.id, **config.env.options)
+    if registered_by_user(config.env.id):
+        check_contract(env, env.default_params, config.env.id)
     if config.env.hide_observations:
         hidden = config.env.hide_observations
         check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)

@@ -1,0 +1,111 @@
+"""A user's environment against the contract its specs state, before training.
+
+An environment registered with `env.register` is the user's code: an
+observation of another shape than its `observation_spec`, or an int32 reward,
+would otherwise surface as a flax shape error or a scan carry type error
+dozens of frames deep. `check_contract` traces one `reset` and one `step`
+with `jax.eval_shape` (nothing runs) and names the first disagreement.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import Box, Discrete, Env, EnvParams
+
+# TimeStep's scalar fields: (shape, dtype) the runners carry.
+_SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
+
+
+def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
+    """Raises ValueError where `env`'s `reset` and `step` break its contract.
+
+    Checked: the observation and final observation against
+    `observation_spec` (float32, its shape; per key for dict observations);
+    `reward` and `discount` float32 scalars, `truncated` a bool scalar; and
+    `step`'s TimeStep and state of the same structures, shapes and dtypes as
+    `reset`'s.
+
+    Raises:
+      ValueError: naming the environment, the output, what it is, what the
+        rule says, and where to fix it.
+
+    """
+    key = jax.random.key(0)
+    state, first = jax.eval_shape(env.reset, key, params)
+    spec = env.observation_spec(params)
+    _check_timestep(env_id, "reset", first, spec)
+    next_state, next_ = jax.eval_shape(
+        env.step, key, state, _action(env, params), params
+    )
+    _check_timestep(env_id, "step", next_, spec)
+    _same(env_id, "TimeStep", first, next_)
+    _same(env_id, "state", state, next_state)
+
+
+def _action(env: Env, params: EnvParams) -> jax.ShapeDtypeStruct:
+    spec = env.action_spec(params)
+    if isinstance(spec, Discrete):
+        return jax.ShapeDtypeStruct((), jnp.int32)
+    return jax.ShapeDtypeStruct(tuple(spec.shape), jnp.float32)
+
+
+def _check_timestep(env_id: str, where: str, ts: Any, spec: Any) -> None:
+    for field in ("observation", "final_observation"):
+        _check_observation(env_id, f"{where}'s {field}", getattr(ts, field), spec)
+    for field, dtype in _SCALARS.items():
+        value, name = getattr(ts, field), jnp.dtype(dtype).name
+        if value.shape != () or value.dtype != dtype:
+            raise ValueError(
+                f"{env_id}: {where}'s {field} is {_typed(value)}, not {name}[]; "
+                f"return one {name} scalar per environment (e.g. "
+                f"jnp.asarray(x, jnp.{name}))."
+            )
+
+
+def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
+    if isinstance(spec, dict):
+        if not isinstance(obs, dict) or set(obs) != set(spec):
+            got = sorted(obs) if isinstance(obs, dict) else _typed(obs)
+            raise ValueError(
+                f"{env_id}: {what} is {got}, but observation_spec is a dict of "
+                f"{sorted(spec)}; return the same keys."
+            )
+        for k in spec:
+            _check_observation(env_id, f"{what}[{k!r}]", obs[k], spec[k])
+        return
+    if not isinstance(spec, Box):
+        return  # categorical observations (built-in gymnax envs) have their own
+    shape = tuple(spec.shape)
+    if not hasattr(obs, "shape") or obs.shape != shape or obs.dtype != jnp.float32:
+        raise ValueError(
+            f"{env_id}: {what} is {_typed(obs)}, but observation_spec says "
+            f"Box(shape={shape}) (float32{list(shape)}); make observation_spec "
+            "and the observations agree."
+        )
+
+
+def _same(env_id: str, what: str, a: Any, b: Any) -> None:
+    """`step`'s output `b` of the structure, shapes and dtypes of `reset`'s `a`."""
+    a_leaves, a_tree = jax.tree.flatten_with_path(a)
+    b_leaves, b_tree = jax.tree.flatten_with_path(b)
+    if a_tree != b_tree:
+        raise ValueError(
+            f"{env_id}: step's {what} has another structure than reset's "
+            f"({b_tree} against {a_tree}); return the same structures from both."
+        )
+    for (path, x), (_, y) in zip(a_leaves, b_leaves, strict=True):
+        if (x.shape, x.dtype) != (y.shape, y.dtype):
+            where = jax.tree_util.keystr(path)
+            raise ValueError(
+                f"{env_id}: {what}{where} is {_typed(x)} after reset and "
+                f"{_typed(y)} after step; return the same shapes and dtypes from "
+                "both."
+            )
+
+
+def _typed(x: Any) -> str:
+    if hasattr(x, "dtype") and hasattr(x, "shape"):
+        return f"{jnp.dtype(x.dtype).name}{list(x.shape)}"
+    return type(x).__name__

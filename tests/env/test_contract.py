@@ -1,0 +1,75 @@
+"""A user's environment is checked against its specs before it trains."""
+
+import dataclasses
+
+import jax.numpy as jnp
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import env as envs
+from purejaxdrl.training.experiment import make_env
+from purejaxdrl.types import TimeStep
+
+
+@dataclasses.dataclass
+class Flawed(envs.Env):
+    """A one-state env whose outputs can break its contract one way at a time."""
+
+    obs_shape: tuple = (2,)  # what the observations are; the spec says (2,)
+    reward_dtype: type = jnp.float32
+    extra_state: bool = False  # step returns one more state leaf than reset
+    truncated_dtype: type = jnp.bool_
+
+    @property
+    def default_params(self):
+        return ()
+
+    def observation_spec(self, params):
+        return envs.Box((2,))
+
+    def action_spec(self, params):
+        return envs.Discrete(2)
+
+    def reset(self, key, params):
+        return (jnp.int32(0),), envs.restart(jnp.zeros(self.obs_shape, jnp.float32))
+
+    def step(self, key, state, action, params):
+        obs = jnp.zeros(self.obs_shape, jnp.float32)
+        state = (*state, jnp.int32(1)) if self.extra_state else state
+        return state, TimeStep(
+            observation=obs,
+            reward=jnp.asarray(1, self.reward_dtype),
+            discount=jnp.float32(1.0),
+            truncated=jnp.asarray(False, self.truncated_dtype),
+            final_observation=obs,
+            info={},
+        )
+
+
+@pytest.mark.parametrize(
+    "flaw, message",
+    [
+        ({}, None),
+        ({"obs_shape": (1,)}, "Flawed-v0: reset's observation is float32[1], but "
+         "observation_spec says Box(shape=(2,)) (float32[2]); make observation_spec "
+         "and the observations agree."),
+        ({"reward_dtype": jnp.int32}, "Flawed-v0: step's reward is int32[], not "
+         "float32[]; return one float32 scalar per environment"),
+        ({"truncated_dtype": jnp.float32}, "Flawed-v0: step's truncated is "
+         "float32[], not bool[]"),
+        ({"extra_state": True}, "Flawed-v0: step's state has another structure "
+         "than reset's"),
+    ],
+)  # fmt: skip
+def test_a_users_env_that_breaks_its_specs_is_named_in_one_line(flaw, message):
+    envs.register("Flawed-v0", lambda: Flawed(**flaw))
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "Flawed-v0"}}
+    )
+    if message is None:  # the contract kept: the env is built
+        env, _ = make_env(config)
+        assert env.observation_spec(()) == envs.Box((2,))
+        return
+    with pytest.raises(ValueError) as error:
+        make_env(config)
+    assert str(error.value).startswith(message)
