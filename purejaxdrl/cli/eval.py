@@ -15,6 +15,10 @@ import numpy as np
 
 from purejaxdrl.cli.args import run_dir_parser
 
+# Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
+# frame per step, and a long one is a large file to watch in a notebook.
+RENDER_STEPS = 1000
+
 
 def eval_command(argv: Sequence[str]) -> int:
     """`purejaxdrl eval ...`; returns the exit status."""
@@ -35,33 +39,36 @@ def eval_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--max-steps",
         type=int,
-        default=1000,
-        help="cut episodes after this many steps (default: 1000)",
+        default=None,
+        help="cut episodes after this many steps (default: the run's "
+        f"eval.max_steps for the returns, {RENDER_STEPS:,} for the drawing)",
     )
     args = parser.parse_args(argv)
     from purejaxdrl.config import ConfigError
 
-    if args.episodes < 1 or args.max_steps < 1:
-        raise ConfigError(
-            f"--episodes {args.episodes} and --max-steps {args.max_steps} must both "
-            "be >= 1."
-        )
+    for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
     from purejaxdrl.training.policy import restore_run
 
     config, exp, restored = restore_run(args.run_dir, "evaluate")
+    max_steps = args.max_steps or config.eval.max_steps
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             exp.player.check_render(args.render)
         returns, lengths = exp.player.evaluate(
             restored.state,
             episodes=args.episodes,
-            max_steps=args.max_steps,
+            max_steps=max_steps,
             seed=args.seed,
         )
-        print(summary_line(config, restored.step, returns, lengths))
+        print(summary_line(config, restored.step, returns, lengths, max_steps))
         if args.render:
             drawn = exp.player.render(
-                restored.state, args.render, max_steps=args.max_steps, seed=args.seed
+                restored.state,
+                args.render,
+                max_steps=args.max_steps or RENDER_STEPS,
+                seed=args.seed,
             )
             print(
                 f"rendered one episode ({drawn.length} steps, return "
@@ -73,12 +80,27 @@ def eval_command(argv: Sequence[str]) -> int:
 
 
 def summary_line(
-    config: Any, step: int, returns: np.ndarray, lengths: np.ndarray
+    config: Any,
+    step: int,
+    returns: np.ndarray,
+    lengths: np.ndarray,
+    max_steps: int | None = None,
 ) -> str:
-    """The evaluation's one line: returns and lengths over the episodes."""
-    return (
+    """The evaluation's one line: returns and lengths over the episodes.
+
+    Episodes that ran `max_steps` steps may have been cut short, their
+    returns partial: the line says how many.
+    """
+    line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
         f"{np.mean(returns):.1f} ± {np.std(returns):.1f} over {len(returns)} "
         f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )
+    cut = int(np.sum(lengths >= max_steps)) if max_steps else 0
+    if cut:
+        line += (
+            f"; {cut} cut at --max-steps {max_steps:,} (their returns partial: "
+            "raise it for whole episodes)"
+        )
+    return line

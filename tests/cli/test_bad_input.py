@@ -261,7 +261,7 @@ CASES = [
     (["export", "{tmp}/absent", "--out", "{tmp}/p"], "does not exist"),
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
     (["eval", "{ok}"], "has no checkpoint to evaluate"),
-    (["eval", "{ok}", "--episodes", "0"], "--episodes 0 and --max-steps 1000 must"),
+    (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be >= 1; e.g."),
     (["plot", "{tmp}"], "is not a run or sweep directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
@@ -452,3 +452,21 @@ def _as_a_process(argv: list[str], cwd: pathlib.Path) -> subprocess.CompletedPro
         cwd=cwd,
         timeout=300,
     )
+
+
+def test_evals_line_says_how_many_episodes_were_cut_short():
+    import types
+
+    import numpy as np
+
+    from purejaxdrl.cli.eval import summary_line
+
+    config = types.SimpleNamespace(algo="ppo", env=types.SimpleNamespace(id="E"))
+    returns, lengths = np.array([10.0, 2.0]), np.array([1000, 37])
+    line = summary_line(config, 5, returns, lengths, max_steps=1000)
+    assert line == (
+        "ppo on E, update 5: mean return 6.0 ± 4.0 over 2 episode(s) "
+        "(deterministic policy), lengths 37-1000; 1 cut at --max-steps 1,000 "
+        "(their returns partial: raise it for whole episodes)"
+    )
+    assert "cut" not in summary_line(config, 5, returns, lengths, max_steps=1001)
