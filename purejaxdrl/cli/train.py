@@ -1,6 +1,7 @@
 """`purejaxdrl train`: one run from a preset (or a resumed run) and flags."""
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -199,6 +200,38 @@ def train_command(argv: Sequence[str]) -> int:
     return 0
 
 
+# Fields that change how a run is kept, logged, seeded or laid out, not what
+# it learns: a run that differs from its preset only there is held to the
+# preset's target.
+BOOKKEEPING = ("checkpoint", "eval", "seed", "rng_impl", "num_logs", "devices",
+               "run_dir", "scan_unroll")  # fmt: skip
+
+
+def target_line(config: Any, preset: Any, result: Any) -> str | None:
+    """The preset's target and whether the run reached it, or None.
+
+    None for a run without a target or trained otherwise than its preset (a
+    difference in `BOOKKEEPING` fields alone does not count). The return
+    compared is the one the target is of: training's mean return, or the
+    final evaluation's.
+    """
+    if not preset or preset.target_return is None:
+        return None
+    kept = {name: getattr(preset.config, name) for name in BOOKKEEPING}
+    if dataclasses.replace(config, **kept) != preset.config:
+        return None
+    of = preset.target_of
+    ret = result.eval_return if of == "evaluation" else result.mean_return
+    if math.isnan(ret):
+        verdict = f"no {of} return to compare"
+    else:
+        verdict = "reached" if ret >= preset.target_return else "NOT reached"
+    return (
+        f"  preset target      {preset.target_return} ({of} return) within "
+        f"{preset.target_steps:,} steps: {verdict}"
+    )
+
+
 def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     """What a finished run prints: returns, target, steps, times, directory."""
     import jax
@@ -223,9 +256,15 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             f"{config.num_updates:,}: {config.algo} on {config.env.id}"
         )
         if result.run_dir is not None:
+            # A resume alone would stop again at the same evaluation return.
+            lift = (
+                " --override --eval.stop-at none"
+                if result.stopped_by.startswith("eval.stop_at")
+                else ""
+            )
             lines.append(
                 f"  checkpoint saved; continue with: purejaxdrl train --resume "
-                f"{result.run_dir}"
+                f"{result.run_dir}{lift}"
             )
     elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
         lines[0] = (
@@ -237,12 +276,8 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
                 "  to train on, raise the budget: purejaxdrl train --resume "
                 f"{result.run_dir} --total-steps N --override"
             )
-    elif preset and preset.target_return is not None and config == preset.config:
-        reached = not math.isnan(ret) and ret >= preset.target_return
-        lines.append(
-            f"  preset target      {preset.target_return} within "
-            f"{preset.target_steps:,} steps: {'reached' if reached else 'NOT reached'}"
-        )
+    elif (target := target_line(config, preset, result)) is not None:
+        lines.append(target)
     lines += [
         f"  env steps          {result.env_steps:,}",
         f"  wall time          {wall:.1f} s",

@@ -277,3 +277,55 @@ def test_list_shows_every_preset_section_with_its_target():
     masked = [line for line in result.stdout.splitlines() if " r2d2 " in line]
     assert masked and masked[0].startswith("cartpole_masked")
     assert "training return >= " in masked[0] and " steps" in masked[0]
+
+
+def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
+    import types
+
+    from purejaxdrl.cli.train import target_line
+
+    def run(**returns):
+        return types.SimpleNamespace(
+            **{"mean_return": nan, "eval_return": nan, **returns}
+        )
+
+    nan = float("nan")
+    ppo = pjd.load_preset("cartpole", "ppo")
+    line = "  preset target      475 (training return) within 500,000 steps: "
+    assert target_line(ppo.config, ppo, run(mean_return=480.0)) == line + "reached"
+    # Another seed, run directory, device count or log count: the same target.
+    moved = pjd.apply_overrides(
+        ppo.config, {"seed": 3, "run_dir": "/tmp/x", "devices": 2, "num_logs": 7}
+    )
+    assert target_line(moved, ppo, run(mean_return=400.0)) == line + "NOT reached"
+    # Another learning problem: no claim about the preset's target.
+    tuned = pjd.apply_overrides(ppo.config, {"ppo": {"learning_rate": 1e-3}})
+    assert target_line(tuned, ppo, run(mean_return=480.0)) is None
+    # PQN's target is its evaluation return, not training's.
+    pqn = pjd.load_preset("cartpole", "pqn")
+    assert target_line(pqn.config, pqn, run(mean_return=480.0)).endswith(
+        "(evaluation return) within 500,000 steps: no evaluation return to compare"
+    )
+    assert target_line(pqn.config, pqn, run(eval_return=500.0)).endswith("reached")
+
+
+def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
+    import types
+
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole").config
+    for stopped_by, hint in [
+        ("eval.stop_at (480.0 >= 475)", " --override --eval.stop-at none"),
+        ("SIGINT", ""),
+    ]:
+        result = types.SimpleNamespace(
+            mean_return=480.0, eval_return=480.0, stopped_by=stopped_by,
+            run_dir="runs/r", updates=10, num_devices=1, env_steps=5120,
+            compile_seconds=1.0, steps_per_second=1e4,
+        )  # fmt: skip
+        text = summary(config, None, result, wall=2.0)
+        expected = (
+            f"checkpoint saved; continue with: purejaxdrl train --resume runs/r{hint}\n"
+        )
+        assert expected in text + "\n"
