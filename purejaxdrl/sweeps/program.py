@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
@@ -220,16 +221,29 @@ def _train_plan(
 def _base_and_target(
     base: TrainConfig | str, algo: str | None, target_return: float | None
 ) -> tuple[TrainConfig, float | None]:
-    """The base config (a preset's, given its name) and the target score."""
+    """The base config (a preset's, given its name) and the target score.
+
+    Raises:
+      ConfigError: for a host environment (a sweep's or a population's runs
+        are one program on device), or an `algo` the config does not have.
+
+    """
     if isinstance(base, str):
         preset = load_preset(base, algo or "ppo")
+        base, algo = preset.config, None
         if target_return is None:
             target_return = preset.target_return
-        return preset.config, target_return
     if algo is not None and algo != base.algo:
         raise ConfigError(
             f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
             "the config's algo instead."
+        )
+    if is_host_env(base.env.id):
+        raise ConfigError(
+            f"env.id={base.env.id!r} is a host environment; sweeps and PBT vmap "
+            "their runs in one program on device, so they take device "
+            "environments (gymnax, brax, Playground, Craftax); train host runs "
+            "one at a time with `purejaxdrl train`."
         )
     return base, target_return
 

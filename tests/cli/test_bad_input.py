@@ -276,6 +276,10 @@ CASES = [
     ),
     ([*SWEEP, "--eval.episodes", "4"], "eval.episodes=4: sweeps do not play"),
     (
+        [*SWEEP, "--env", "cartpole_envpool"],
+        "env.id='envpool:CartPole-v1' is a host environment; sweeps and PBT vmap",
+    ),
+    (
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),
