@@ -120,7 +120,8 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
         path = f"{prefix}{key}"
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1)
-            hint = f"did you mean --{prefix}{close[0]}? " if close else ""
+            flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
+            hint = f"did you mean {prefix}{close[0]} ({flag})? " if close else ""
             raise ConfigError(
                 f"Unknown config field {path!r}: {hint}"
                 "`purejaxdrl train --help` lists every field."

@@ -81,7 +81,7 @@ def test_validation_names_value_rule_and_fix(overrides, message):
     "overrides, message",
     [
         ({"nope": 1}, "Unknown config field 'nope'"),
-        ({"ppo": {"learnin_rate": 1}}, "did you mean --ppo.learning_rate"),
+        ({"ppo": {"learnin_rate": 1}}, "did you mean ppo.learning_rate (--ppo."),
         ({"num_envs": "many"}, "num_envs='many' is not an integer"),
         ({"num_envs": 2.5}, "is not an integer"),
         ({"ppo": {"learning_rate": "fast"}}, "is not a number"),

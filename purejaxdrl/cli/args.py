@@ -1,6 +1,7 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
+import difflib
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -24,10 +25,15 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments"):
-            message = (
-                f"{message}; `purejaxdrl {self.prog.split()[-1]} --help` lists "
-                "every option."
+            # The first unknown flag's nearest known one, if any is close.
+            unknown = [w for w in message.split()[2:] if w.startswith("--")]
+            close = difflib.get_close_matches(
+                unknown[0].split("=")[0] if unknown else "",
+                [o for o in self._option_string_actions if o.startswith("--")],
+                n=1,
             )
+            hint = f"did you mean {close[0]}? " if close else ""
+            message = f"{message}; {hint}`{self.prog} --help` lists every option."
         raise UsageError(message)
 
 

@@ -160,6 +160,14 @@ CASES = [
     ),
     # Fields and types.
     ([*TRAIN, "--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
+    (
+        [*TRAIN, "--ppo.learning-rat", "3e-4"],
+        "did you mean --ppo.learning-rate? `purejaxdrl train --help` lists",
+    ),
+    (
+        ["sweep", "--resume", "{tmp}", "--seeds", "4"],
+        "`purejaxdrl sweep --resume --help`",
+    ),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),
     ([*TRAIN, "--num-envs", "2.5"], "is not an integer"),
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
