@@ -11,6 +11,7 @@ imports it.
 """
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -61,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     module, function = COMMANDS[command]
     run = getattr(importlib.import_module(f"purejaxdrl.cli.{module}"), function)
     try:
-        return run(rest)
+        status = run(rest)
+        sys.stdout.flush()  # here, where a reader that has gone is caught below
+        return status
     except (UsageError, ConfigError, UnknownEnvironmentError) as e:
         return fail(str(e))
     except ValueError as e:  # factories validate eagerly with named values
@@ -69,6 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `purejaxdrl list | head`: the reader has gone
+        # Python would report the failed flush of stdout at exit: point it at
+        # nothing first (as Python's documentation on SIGPIPE advises).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def fail(message: str) -> int:

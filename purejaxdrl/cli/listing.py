@@ -9,7 +9,8 @@ def list_command(argv: Sequence[str]) -> int:
     """`purejaxdrl list`: one line per preset and algorithm section; exit status.
 
     Each line names the preset, its environment, the algorithm (the section
-    `--algo` picks) and the score that section must reach.
+    `--algo` picks), the score that section must reach within how many steps,
+    and the steps it trains where that budget differs.
     """
     from purejaxdrl.training.presets import (
         load_preset,
@@ -21,14 +22,23 @@ def list_command(argv: Sequence[str]) -> int:
         prog="purejaxdrl list",
         description="List presets: one line per algorithm section, with its target.",
     ).parse_args(argv)
+    rows = []
     for name in preset_names():
         for algo in preset_algorithms(name):
             p = load_preset(name, algo)
-            target = (
-                f"{p.target_of} return >= {p.target_return:g} in "
-                f"{p.target_steps:,} steps"
-                if p.target_return is not None
-                else "no target"
-            )
-            print(f"{name:<24} {p.config.env.id:<28} {algo:<7} {target}")
+            budget = p.config.total_steps
+            if p.target_return is None:
+                target = f"no target; trains {budget:,} steps"
+            else:
+                target = (
+                    f"{p.target_of} return >= {p.target_return:g} in "
+                    f"{p.target_steps:,} steps"
+                )
+                if budget != p.target_steps:
+                    target += f" (trains {budget:,})"
+            rows.append((name, p.config.env.id, algo, target))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for *columns, target in rows:
+        cells = [c.ljust(w) for c, w in zip(columns, widths, strict=True)]
+        print(*cells, target)
     return 0

@@ -277,6 +277,22 @@ def test_list_shows_every_preset_section_with_its_target():
     masked = [line for line in result.stdout.splitlines() if " r2d2 " in line]
     assert masked and masked[0].startswith("cartpole_masked")
     assert "training return >= " in masked[0] and " steps" in masked[0]
+    # A budget other than the target's is named: the target is not the budget.
+    (impala,) = [x for x in result.stdout.splitlines() if x.split()[:3] == [
+        "cartpole", "CartPole-v1", "impala"]]  # fmt: skip
+    trains = pjd.load_preset("cartpole", "impala").config.total_steps
+    assert impala.endswith(f"in 1,000,000 steps (trains {trains:,})")
+
+
+def test_list_piped_into_a_reader_that_stops_early_ends_quietly():
+    listing = subprocess.Popen(
+        [sys.executable, "-m", "purejaxdrl.cli", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    listing.stdout.close()  # `| head -0`: the reader has gone before any line
+    assert listing.wait(timeout=120) == 1
+    assert b"BrokenPipeError" not in listing.stderr.read()
 
 
 def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
