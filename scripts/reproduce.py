@@ -317,9 +317,11 @@ def table(rows: list[Row], scores: dict) -> str:
         "# Scores",
         "",
         "Final training return (the mean return of the last chunk's training",
-        "episodes) over seeds, with the 95% interval of the mean; seeds",
-        "reaching the preset's target at the end of the budget; the published",
-        "figure beside it. Written by `python scripts/reproduce.py` (one row:",
+        "episodes; rows marked *eval* give the final evaluation of the",
+        "deterministic policy, the return their target is of) over seeds, with",
+        "the 95% interval of the mean; seeds reaching the preset's target at",
+        "the end of the budget; the published figure beside it. Written by",
+        "`python scripts/reproduce.py` (one row:",
         "`python scripts/reproduce.py --rows cartpole:ppo`).",
         "",
         "| preset | algo | steps | seeds | final return | reached target "
@@ -334,10 +336,9 @@ def table(rows: list[Row], scores: dict) -> str:
                 f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | |"
             )
             continue
-        ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
         lines.append(
             f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
-            f"{s['mean']:.1f}{ci} | {reached_text(s)} | {row.anchor} | "
+            f"{return_text(s)} | {reached_text(s)} | {row.anchor} | "
             f"{s['wall_s']:.0f} s | "
             f"{s['steps_per_s']:,.0f} | {s['machine']} |"
         )
@@ -355,6 +356,13 @@ def not_run_text(row: Row) -> str:
     if row.menagerie:
         return "not run: needs a GPU and MuJoCo Menagerie's robot models"
     return "not run: needs a GPU" if row.gpu else "not run yet"
+
+
+def return_text(score: dict) -> str:
+    """ "500.0 ± 0.0", marked "*eval*" where it is the evaluation's return."""
+    ci = "" if math.isnan(score["ci95"]) else f" ± {score['ci95']:.1f}"
+    of = " *eval*" if score.get("target_of") == "evaluation" else ""
+    return f"{score['mean']:.1f}{ci}{of}"
 
 
 def reached_text(score: dict) -> str:
@@ -388,10 +396,9 @@ def readme_table(rows: list[Row], scores: dict) -> str:
         s = scores.get(row.key)
         if s is None:
             continue
-        ci = "" if math.isnan(s["ci95"]) else f" ± {s['ci95']:.1f}"
         lines.append(
             f"| {row.preset} | {row.algo} | {short_steps(s['steps'])} | "
-            f"{s['mean']:.1f}{ci} | {short_target(s)} |"
+            f"{return_text(s)} | {short_target(s)} |"
         )
     return "\n".join(lines) + "\n"
 
