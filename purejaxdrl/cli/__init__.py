@@ -41,7 +41,8 @@ USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
   list    list environment presets and their target scores
   export  write a run's policy: purejaxdrl export RUN_DIR --out DIR
 
-`purejaxdrl train --help` lists the config fields (`--algo NAME --help`: NAME's)."""
+`purejaxdrl train --help` lists the config fields (`--algo NAME --help`: NAME's);
+`purejaxdrl --version` prints the version."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,6 +51,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0 if argv else EXIT_USAGE
+    if argv[0] == "--version":
+        from purejaxdrl import __version__
+
+        print(f"purejaxdrl {__version__}")
+        return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
         return fail(

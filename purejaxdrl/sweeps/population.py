@@ -1,6 +1,7 @@
 """`pbt()`: population-based training, a sweep batch with ready steps between chunks."""
 
 import dataclasses
+import math
 import pathlib
 from collections.abc import Callable, Mapping
 
@@ -47,6 +48,21 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
     for ok, message in rules:
         if not ok:
             raise ConfigError(message + ".")
+
+
+def no_exploit_note(config: PBTConfig, population: int) -> str | None:
+    """Why no member of this population will ever copy another, or None.
+
+    Valid (a population of 1 is the sweep run of its draw), but rarely meant.
+    """
+    if int(config.quantile * population + 1e-9) >= 1:  # exploit's k
+        return None
+    least = math.ceil(1 / config.quantile - 1e-9)
+    return (
+        f"pbt: population={population} with pbt.quantile={config.quantile} puts "
+        "no member in the bottom quantile, so none will ever copy another (the "
+        f"members train as a sweep would); --population {least} or more exploits"
+    )
 
 
 def member_configs(
@@ -151,6 +167,9 @@ def pbt(
     check_pbt_config(config, population)
     configs, fields = member_configs(base, explore, population, search_seed)
     messages, say = _messenger(notify)
+    note = no_exploit_note(config, population)
+    if note is not None:
+        say(note)
     result = PBTResult(
         base=base,
         fields=fields,

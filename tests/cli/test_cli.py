@@ -365,3 +365,10 @@ def test_a_replay_learner_that_never_began_says_why():
     ) in summary(config, None, result, wall=2.0).splitlines()
     result.history = [{"learner/grad_steps": 3.0}]
     assert "learning           none" not in summary(config, None, result, wall=2.0)
+
+
+def test_version_prints_the_packages(capsys):
+    from purejaxdrl import __version__, cli
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"purejaxdrl {__version__}\n"

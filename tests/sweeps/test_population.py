@@ -118,3 +118,19 @@ def test_a_population_that_does_not_fit_is_refused():
 def test_bad_settings_fail_before_compiling(kwargs, match):
     with pytest.raises(pjd.ConfigError, match=match):
         pbt(_base(2), **{"explore": SPACE, "population": 2, **kwargs})
+
+
+def test_a_population_too_small_to_exploit_is_told_so():
+    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.sweeps.population import no_exploit_note
+
+    # exploit's k = int(quantile x population): 0 members copy another below 4
+    # at the default 0.25, below 2 at 0.5.
+    note = no_exploit_note(PBTConfig(quantile=0.25), 3)
+    assert note.startswith("pbt: population=3 with pbt.quantile=0.25 puts no member")
+    assert note.endswith("--population 4 or more exploits")
+    assert no_exploit_note(PBTConfig(quantile=0.25), 4) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 2) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 1).endswith(
+        "--population 2 or more exploits"
+    )
