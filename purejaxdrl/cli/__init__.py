@@ -52,9 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(USAGE)
         return 0 if argv else EXIT_USAGE
     if argv[0] == "--version":
-        from purejaxdrl import __version__
+        from importlib.metadata import version  # the installed distribution's
 
-        print(f"purejaxdrl {__version__}")
+        print(f"purejaxdrl {version('purejaxdrl')}")
         return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
