@@ -186,6 +186,7 @@ def train_command(argv: Sequence[str]) -> int:
             resume=args.resume,
             notify=lambda line: print(f"purejaxdrl: {line}", file=sys.stderr),
             log_to=args.logger,
+            allow_changes=bool(args.resume and args.override),
         )
     except (NonFiniteError, CheckpointError, HostEnvError) as e:
         print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)

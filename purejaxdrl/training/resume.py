@@ -99,6 +99,38 @@ def resume_config(
     """
     saved = load_run_config(run_dir)
     config = validate(apply_overrides(saved, overrides))
+    return config, check_continues(run_dir, saved, config, allow_changes)
+
+
+def check_resume(
+    run_dir: str | pathlib.Path, config: TrainConfig, allow_changes: bool = False
+) -> list[str]:
+    """Checks that `config` may continue the run in `run_dir`; its changes.
+
+    What `train(config, resume=run_dir)` checks before it writes anything: the
+    folder is a run, and `config` is its config but for changes that leave its
+    updates alone (or any changes, with `allow_changes`).
+
+    Raises:
+      ConfigError: as `resume_config`.
+
+    """
+    return check_continues(run_dir, load_run_config(run_dir), config, allow_changes)
+
+
+def check_continues(
+    run_dir: str | pathlib.Path,
+    saved: TrainConfig,
+    config: TrainConfig,
+    allow_changes: bool,
+) -> list[str]:
+    """The changes from `saved` to `config`, if `config` may continue the run.
+
+    Raises:
+      ConfigError: for another algorithm or environment, or changes to the run
+        without `allow_changes`, listing them.
+
+    """
     if config.algo != saved.algo:
         raise ConfigError(
             f"algo={config.algo!r} differs from the run's algo={saved.algo!r}: a "
@@ -116,7 +148,7 @@ def resume_config(
         raise ConfigError(
             f"resuming {str(run_dir)!r} with changes that alter the run ("
             + "; ".join(binding)
-            + "); drop them to continue the same run, or add --override to "
-            "continue with them."
+            + "); drop them to continue the same run, or add --override "
+            "(train(..., allow_changes=True) in Python) to continue with them."
         )
-    return config, changes
+    return changes

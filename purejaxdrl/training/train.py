@@ -27,6 +27,7 @@ from purejaxdrl.training.result import (
     open_progress,
     open_sinks,
 )
+from purejaxdrl.training.resume import check_resume
 from purejaxdrl.training.run import (
     Start,
     attach_checkpointer,
@@ -61,6 +62,7 @@ def train(
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
     log_to: Sequence[str] = (),
+    allow_changes: bool = False,
 ) -> TrainResult:
     """Trains `config.algo` on `config.env`. Not jittable: the host loop.
 
@@ -80,23 +82,31 @@ def train(
         and the final network parameters (params.msgpack) to a new folder
         under `config.run_dir` (files other than checkpoints: process 0 only).
       resume: a run directory to continue from its newest checkpoint that
-        verifies; `config` must be its config (see `resume.resume_config`).
-        The continued run is bitwise the uninterrupted one on the same devices.
+        verifies; `config` must be its config (`resume_config(run_dir, {})[0]`,
+        with any overrides), checked before anything is written. The
+        continued run is bitwise the uninterrupted one on the same devices.
       notify: called with each message (resume, skipped checkpoints, device
         changes) on process 0; they are also in `TrainResult.messages`.
       log_to: named sinks writing into the run directory (so they need one):
         "tensorboard" (event files in `tensorboard/`), "wandb" (a W&B run,
         files in `wandb/`; `WANDB_MODE=offline` keeps them local).
+      allow_changes: with `resume`, continue with a config whose changes
+        alter the run's updates (the command line's `--override`); without,
+        only changes that do not (devices, run_dir, checkpoint.*, eval.*).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).
 
     Raises:
+      ConfigError: `resume` is not a run that `config` may continue (nothing
+        is written then).
       NonFiniteError: a loss, metric or parameter became NaN or infinite; the
         message names the update, the metric and the last good checkpoint.
 
     """
     _check_sinks(log_to, write_files or resume is not None)
+    if resume is not None:
+        check_resume(resume, config, allow_changes)
     exp = make_experiment(config)  # the Anakin or the Sebulba runner
     run = open_run(config, resume=resume, write_files=write_files, notify=notify)
     if exp.device_note:

@@ -1,0 +1,59 @@
+"""`train(config, resume=DIR)` from Python checks the run before writing to it.
+
+The command line resumes through `resume_config`; a Python caller passes a
+config of their own, which must get the same checks, and before `config.yaml`
+is rewritten: a refused resume leaves the run as it was.
+"""
+
+import pathlib
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+
+TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 1}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> pathlib.Path:
+    root = tmp_path_factory.mktemp("runs")
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {**TINY, "run_dir": str(root)}
+    )
+    result = pjd.train(config, write_files=True, console=False)
+    return pathlib.Path(result.run_dir)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"ppo": {"learning_rate": 0.01}}, "with changes that alter the run "
+         "(ppo.learning_rate: "),
+        ({"algo": "dqn"}, "algo='dqn' differs from the run's algo='ppo'"),
+        ({"env": {"id": "Acrobot-v1"}}, "env.id='Acrobot-v1' differs from"),
+    ],
+)  # fmt: skip
+def test_a_resume_that_would_change_the_run_is_refused_and_writes_nothing(
+    run_dir, overrides, message
+):
+    saved = (run_dir / "config.yaml").read_text()
+    config = pjd.apply_overrides(pjd.resume_config(run_dir, {})[0], overrides)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        pjd.train(config, resume=run_dir, console=False)
+    assert (run_dir / "config.yaml").read_text() == saved
+
+
+def test_a_folder_that_is_not_a_run_is_refused_and_left_empty(tmp_path):
+    config = pjd.apply_overrides(pjd.load_preset("cartpole").config, TINY)
+    with pytest.raises(ConfigError, match="has no config.yaml, so it is not"):
+        pjd.train(config, resume=tmp_path, console=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
+    config = pjd.resume_config(run_dir, {})[0]
+    more = pjd.apply_overrides(config, {"total_steps": 128})  # one more update
+    result = pjd.train(more, resume=run_dir, console=False, allow_changes=True)
+    assert result.updates == 4
+    assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
