@@ -68,6 +68,31 @@ class Policy(NamedTuple):
     step_mode: Callable[..., tuple[Any, jax.Array]]
 
 
+def _as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
+    """`obs` [..., *shape] as the run's agent saw it, or a ValueError.
+
+    A run with `env.hide_observations` acted on the other entries: the policy
+    takes those, or the environment's whole observation and hides them itself.
+    """
+    shape = tuple(spec["observation_shape"])
+    hidden = spec.get("env_hide_observations") or []
+    full = shape[-1] + len(hidden) if shape else None
+    if hidden and obs.shape[-1:] == (full,):
+        drop = {i % full for i in hidden}
+        obs = obs[..., [i for i in range(full) if i not in drop]]
+    if obs.shape[obs.ndim - len(shape) :] != shape:
+        also = (
+            f" (or {list(shape[:-1]) + [full]}, before hiding {hidden})"
+            if hidden
+            else ""
+        )
+        raise ValueError(
+            f"{spec['env_id']}'s policy takes observations of shape "
+            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}."
+        )
+    return obs
+
+
 def _spaces(spec: dict[str, Any]) -> tuple[Box | dict, Discrete | Box]:
     shape, action = spec["observation_shape"], spec["action"]
     # A shape, or a dict observation's shapes by entry.
@@ -316,6 +341,8 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     def observe(obs: Any) -> Any:
         if isinstance(obs_spec, dict):
             obs = _with_all_entries(obs, obs_spec, config.policy_obs_key)
+        else:
+            obs = _as_acted_on(jnp.asarray(obs, jnp.float32), spec)
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 

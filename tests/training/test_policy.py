@@ -40,3 +40,28 @@ def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
     q, _ = q_network.apply(result.state.agent.params, obs)
     np.testing.assert_array_equal(jax.jit(policy.mode)(obs), np.argmax(q, axis=-1))
     assert jax.jit(policy.act)(obs, jax.random.key(1)).shape == (64,)
+
+
+@pytest.mark.timeout(300)
+def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(tmp_path):
+    # The run acted on CartPole's position and angle (velocities hidden): its
+    # policy takes those two, or the environment's four and drops the two.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"total_steps": 4 * 8 * 2, "num_envs": 4, "unroll_length": 8,
+         "num_logs": 1, "devices": 1, "run_dir": str(tmp_path / "runs"),
+         "env": {"hide_observations": [1, 3]}},
+    )  # fmt: skip
+    result = pjd.train(config, write_files=True, console=False)
+    policy = pjd.load_policy(pjd.export_policy(result.run_dir, tmp_path / "policy"))
+    full = np.asarray(jax.random.normal(jax.random.key(0), (64, 4)))
+    seen = full[:, [0, 2]]
+    np.testing.assert_array_equal(policy.mode(full), policy.mode(seen))
+    # What the run's own network makes of what it saw.
+    network = pjd.training.make_experiment(config).network
+    logits = network.apply(result.state.agent.params, seen)[0]
+    np.testing.assert_array_equal(policy.mode(seen), np.argmax(logits, axis=-1))
+    with pytest.raises(ValueError, match=r"takes observations of shape \[2\] \(or "
+                       r"\[4\], before hiding \[1, 3\]\) after any batch axes; got "
+                       r"\[64, 3\]"):  # fmt: skip
+        policy.mode(full[:, :3])
