@@ -279,14 +279,6 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             )
     elif (target := target_line(config, preset, result)) is not None:
         lines.append(target)
-    last = result.history[-1] if result.history else {}
-    if last.get("learner/grad_steps") == 0:  # a replay learner that never began
-        section = config.algo_config
-        lines.append(
-            f"  learning           none: the replay never held {config.algo}."
-            f"min_replay = {section.min_replay:,} before the budget ran out; lower "
-            f"--{config.algo}.min-replay or raise --total-steps"
-        )
     lines += [
         f"  env steps          {result.env_steps:,}",
         f"  wall time          {wall:.1f} s",

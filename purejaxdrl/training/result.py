@@ -71,8 +71,27 @@ class TrainResult:
     eval_return: float = math.nan
 
 
-def _check_sinks(log_to: Sequence[str], has_run_dir: bool) -> None:
-    """Named sinks exist and have a run directory to write into."""
+def _check_sinks(
+    log_to: Sequence[str], has_run_dir: bool, loggers: Sequence[Any] = ()
+) -> None:
+    """Named sinks exist and have a run directory; loggers are Loggers.
+
+    Checked before anything compiles: a logger without `close` would
+    otherwise fail after the last chunk, and the run's outputs with it.
+    """
+    for i, logger in enumerate(loggers):
+        missing = [m for m in ("write", "close") if not callable(getattr(logger, m, 0))]
+        if missing:
+            raise ValueError(
+                f"loggers[{i}]={logger!r} has no {'() or '.join(missing)}(); a logger "
+                "is an object with write(record) and close() "
+                "(purejaxdrl.observe.loggers.Logger)"
+            )
+    if isinstance(log_to, str):
+        raise ValueError(
+            f"log_to={log_to!r} is one string; pass a list of sink names, e.g. "
+            f"log_to=[{log_to!r}]"
+        )
     unknown = sorted(set(log_to) - set(LOGGERS))
     if unknown:
         raise ValueError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
@@ -141,12 +160,22 @@ def open_sinks(
 
 
 def close(sinks: Sequence[Logger], checkpointer: Checkpointer | None) -> None:
-    """Closes the sinks and the checkpointer, even after an error."""
+    """Closes every sink and the checkpointer, even after an error.
+
+    A sink whose close fails does not keep the others (or the checkpointer)
+    open; the first such error is raised once all are closed.
+    """
+    errors = []
     for sink in sinks:
-        sink.close()
+        try:
+            sink.close()
+        except Exception as e:  # a user's logger: any error
+            errors.append(e)
     if checkpointer is not None:
         with contextlib.suppress(Exception):  # an error is already raised
             checkpointer.close()
+    if errors:
+        raise errors[0]
 
 
 def finish(
@@ -174,6 +203,14 @@ def finish(
         messages=run.messages,
         eval_return=loop.eval_return,
     )
+    last = loop.history[-1] if loop.history else {}
+    if last.get("learner/grad_steps") == 0:  # a replay learner that never began
+        algo = run.config.algo
+        run.say(
+            f"no gradient step ran: the replay never held {algo}.min_replay = "
+            f"{run.config.algo_config.min_replay:,} before the budget ran out; "
+            f"lower it (--{algo}.min-replay) or raise total_steps"
+        )
     # A resumed run that trains nothing (it was complete) keeps the summary of
     # the session that trained, unless that one died before writing it.
     written = run.run_dir is not None and (run.run_dir / "summary.json").exists()

@@ -104,7 +104,7 @@ def train(
         message names the update, the metric and the last good checkpoint.
 
     """
-    _check_sinks(log_to, write_files or resume is not None)
+    _check_sinks(log_to, write_files or resume is not None, loggers)
     if resume is not None:
         check_resume(resume, config, allow_changes)
     exp = make_experiment(config)  # the Anakin or the Sebulba runner

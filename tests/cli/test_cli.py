@@ -347,26 +347,6 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
         assert expected in text + "\n"
 
 
-def test_a_replay_learner_that_never_began_says_why():
-    import types
-
-    from purejaxdrl.cli.train import summary
-
-    config = pjd.load_preset("cartpole", "dqn").config
-    result = types.SimpleNamespace(
-        mean_return=12.5, eval_return=float("nan"), stopped_by=None, run_dir=None,
-        updates=8, num_devices=1, env_steps=4096, compile_seconds=1.0,
-        steps_per_second=1e4, history=[{"learner/grad_steps": 0.0}],
-    )  # fmt: skip
-    need = f"{config.dqn.min_replay:,}"
-    assert (
-        f"  learning           none: the replay never held dqn.min_replay = {need} "
-        "before the budget ran out; lower --dqn.min-replay or raise --total-steps"
-    ) in summary(config, None, result, wall=2.0).splitlines()
-    result.history = [{"learner/grad_steps": 3.0}]
-    assert "learning           none" not in summary(config, None, result, wall=2.0)
-
-
 def test_version_prints_the_packages(capsys):
     from purejaxdrl import __version__, cli
 

@@ -57,3 +57,32 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
     result = pjd.train(more, resume=run_dir, console=False, allow_changes=True)
     assert result.updates == 4
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
+
+
+def test_a_replay_learner_that_never_began_says_why():
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config, {**TINY, "total_steps": 128}
+    )
+    result = pjd.train(config, console=False)
+    need = f"{config.dqn.min_replay:,}"
+    assert result.messages[-1] == (
+        f"no gradient step ran: the replay never held dqn.min_replay = {need} "
+        "before the budget ran out; lower it (--dqn.min-replay) or raise total_steps"
+    )
+    ran = pjd.train(pjd.apply_overrides(config, {"dqn": {"min_replay": 32}}))
+    assert not any("no gradient step" in m for m in ran.messages)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"loggers": [print]}, r"loggers\[0\]=<built-in function print> has no "
+         r"write\(\) or close\(\); a logger is an object with write\(record\)"),
+        ({"log_to": "tensorboard", "write_files": True}, "log_to='tensorboard' is "
+         "one string; pass a list of sink names, e.g. log_to=\\['tensorboard'\\]"),
+    ],
+)  # fmt: skip
+def test_sinks_that_would_fail_after_training_are_refused_before_it(kwargs, message):
+    config = pjd.apply_overrides(pjd.load_preset("cartpole").config, TINY)
+    with pytest.raises(ValueError, match=message):
+        pjd.train(config, console=False, **kwargs)
