@@ -95,6 +95,21 @@ def _coerce(value: Any, hint: Any, path: str) -> Any:
     raise ConfigError(f"{path}: unsupported field type {_type_name(hint)}.")
 
 
+def require_config(config: Any, what: str) -> None:
+    """Refuses a preset, a preset's name or anything else in place of a config."""
+    inner = getattr(config, "config", None)
+    if dataclasses.is_dataclass(inner) and not isinstance(inner, type):
+        raise ConfigError(
+            f"{what} takes a config, not a {type(config).__name__}; pass its "
+            ".config, e.g. pjd.load_preset('cartpole').config."
+        )
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise ConfigError(
+            f"{what} takes a config (e.g. pjd.load_preset('cartpole').config), "
+            f"not {config!r}."
+        )
+
+
 def _normalize_key(key: str) -> str:
     return key.replace("-", "_")
 
@@ -109,9 +124,17 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
       prefix: dotted path of `config`, for error messages.
 
     Raises:
-      ConfigError: for an unknown field or a value of the wrong type.
+      ConfigError: for an unknown field or a value of the wrong type, or a
+        `config` that is not a config (a preset: pass its `.config`).
 
     """
+    if not prefix:
+        require_config(config, "apply_overrides")
+        if not isinstance(overrides, Mapping):
+            raise ConfigError(
+                f"overrides={overrides!r} is not a mapping; pass a (nested) dict "
+                "of fields, e.g. {'seed': 1, 'ppo': {'learning_rate': 3e-4}}."
+            )
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     changes = {}

@@ -197,3 +197,18 @@ def test_a_section_may_set_its_own_environment_options():
     assert ppo.id == impala.id == "envpool:Pong-v5"
     assert ppo.options == {"repeat_action_probability": 0, "full_action_space": False}
     assert impala.options == {}
+
+
+def test_a_preset_or_its_name_in_place_of_a_config_names_the_fix():
+    preset = pjd.load_preset("cartpole")
+    fix = "pass its .config, e.g. pjd.load_preset('cartpole').config."
+    with pytest.raises(ConfigError, match=re.escape(f"not a Preset; {fix}")):
+        pjd.apply_overrides(preset, {"seed": 1})
+    with pytest.raises(
+        ConfigError, match=re.escape(f"training takes a config, not a Preset; {fix}")
+    ):
+        pjd.train(preset)
+    with pytest.raises(ConfigError, match=re.escape("), not 'cartpole'.")):
+        pjd.train("cartpole")
+    with pytest.raises(ConfigError, match="is not a mapping; pass a \\(nested\\) dict"):
+        pjd.apply_overrides(preset.config, [("seed", 1)])

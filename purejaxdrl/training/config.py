@@ -11,7 +11,7 @@ from typing import Any
 
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.agents.registry import AlgorithmConfigs, algorithm, algorithms
-from purejaxdrl.config import check
+from purejaxdrl.config import ConfigError, check, require_config
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES
@@ -187,9 +187,16 @@ def validate(config: TrainConfig) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
     Raises:
-      ConfigError: naming the value, the rule and the fix.
+      ConfigError: naming the value, the rule and the fix; or `config` is not
+        a TrainConfig (a preset, its name).
 
     """
+    if not isinstance(config, TrainConfig):
+        require_config(config, "training")
+        raise ConfigError(
+            f"training takes a TrainConfig, not a {type(config).__name__}; e.g. "
+            "pjd.load_preset('cartpole').config."
+        )
     record = algorithm(config.algo)  # ConfigError for an unknown name
     check(
         config.rng_impl in RNG_IMPLS,
