@@ -296,6 +296,12 @@ def load_policy(path: str | pathlib.Path) -> Policy:
 
     """
     path = pathlib.Path(path)
+    if (path / "config.yaml").is_file() and not (path / "policy.json").exists():
+        raise ConfigError(
+            f"{str(path)!r} is a run directory, not an exported policy; export it "
+            f"first: pjd.export_policy({str(path)!r}, OUT) or `purejaxdrl export "
+            f"{path} --out OUT`, then load OUT."
+        )
     try:
         spec = json.loads((path / "policy.json").read_text())
         blob = flax.serialization.msgpack_restore(

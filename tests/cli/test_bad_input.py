@@ -406,6 +406,9 @@ def test_the_table_covers_at_least_25_cases():
 def test_load_policy_of_a_non_policy_folder_names_the_fix(tmp_path):
     with pytest.raises(pjd.ConfigError, match="purejaxdrl export RUN_DIR"):
         pjd.load_policy(tmp_path)
+    (tmp_path / "config.yaml").write_text("algo: ppo\n")  # a run directory
+    with pytest.raises(pjd.ConfigError, match="is a run directory, not an exported"):
+        pjd.load_policy(tmp_path)
 
 
 @pytest.mark.parametrize(
