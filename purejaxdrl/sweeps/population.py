@@ -23,6 +23,7 @@ from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env
 from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.schedule import chunk_lengths
 
 
 def check_pbt_config(config: PBTConfig, population: int) -> None:
@@ -50,19 +51,29 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
             raise ConfigError(message + ".")
 
 
-def no_exploit_note(config: PBTConfig, population: int) -> str | None:
+def no_exploit_note(config: PBTConfig, population: int, chunks: int) -> str | None:
     """Why no member of this population will ever copy another, or None.
 
-    Valid (a population of 1 is the sweep run of its draw), but rarely meant.
+    Valid (a population of 1 is the sweep run of its draw, a member never
+    ready one too), but rarely meant. `chunks`: the run's chunk count; ready
+    steps come after every `ready` of them but the last.
     """
-    if int(config.quantile * population + 1e-9) >= 1:  # exploit's k
-        return None
-    least = math.ceil(1 / config.quantile - 1e-9)
-    return (
-        f"pbt: population={population} with pbt.quantile={config.quantile} puts "
-        "no member in the bottom quantile, so none will ever copy another (the "
-        f"members train as a sweep would); --population {least} or more exploits"
-    )
+    if int(config.quantile * population + 1e-9) < 1:  # exploit's k
+        least = math.ceil(1 / config.quantile - 1e-9)
+        return (
+            f"pbt: population={population} with pbt.quantile={config.quantile} "
+            "puts no member in the bottom quantile, so none will ever copy another "
+            f"(the members train as a sweep would); --population {least} or more "
+            "exploits"
+        )
+    if (chunks - 1) // config.ready < 1:
+        return (
+            f"pbt: pbt.ready={config.ready} chunks between ready steps, but the run "
+            f"has {chunks} chunks (num_logs), so no ready step comes (the members "
+            f"train as a sweep would); lower --pbt.ready below {chunks} or raise "
+            "--num-logs"
+        )
+    return None
 
 
 def member_configs(
@@ -167,7 +178,8 @@ def pbt(
     check_pbt_config(config, population)
     configs, fields = member_configs(base, explore, population, search_seed)
     messages, say = _messenger(notify)
-    note = no_exploit_note(config, population)
+    chunks = len(chunk_lengths(base.num_updates, base.num_logs))
+    note = no_exploit_note(config, population, chunks)
     if note is not None:
         say(note)
     result = PBTResult(

@@ -120,17 +120,22 @@ def test_bad_settings_fail_before_compiling(kwargs, match):
         pbt(_base(2), **{"explore": SPACE, "population": 2, **kwargs})
 
 
-def test_a_population_too_small_to_exploit_is_told_so():
+def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
     from purejaxdrl.sweeps.population import no_exploit_note
 
     # exploit's k = int(quantile x population): 0 members copy another below 4
     # at the default 0.25, below 2 at 0.5.
-    note = no_exploit_note(PBTConfig(quantile=0.25), 3)
+    note = no_exploit_note(PBTConfig(quantile=0.25), 3, chunks=10)
     assert note.startswith("pbt: population=3 with pbt.quantile=0.25 puts no member")
     assert note.endswith("--population 4 or more exploits")
-    assert no_exploit_note(PBTConfig(quantile=0.25), 4) is None
-    assert no_exploit_note(PBTConfig(quantile=0.5), 2) is None
-    assert no_exploit_note(PBTConfig(quantile=0.5), 1).endswith(
+    assert no_exploit_note(PBTConfig(quantile=0.25), 4, chunks=10) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 2, chunks=10) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 1, chunks=10).endswith(
         "--population 2 or more exploits"
+    )
+    # Ready steps after chunks ready, 2 ready, ... but never after the last.
+    assert no_exploit_note(PBTConfig(ready=4), 8, chunks=5) is None
+    assert no_exploit_note(PBTConfig(ready=4), 8, chunks=4).startswith(
+        "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks"
     )
