@@ -18,7 +18,12 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.program import _base_and_target, _messenger, running_meta
+from purejaxdrl.sweeps.program import (
+    _base_and_target,
+    _messenger,
+    check_device_memory,
+    running_meta,
+)
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env
@@ -172,6 +177,7 @@ def pbt(
 
     """
     base, target_return = _base_and_target(base, algo, target_return)
+    check_device_memory(device_memory)
     config = PBTConfig(
         ready, quantile, resample_probability, tuple(perturb), keep_buffer
     )

@@ -1,5 +1,6 @@
 """`sweep()`: trains a plan's runs, program by program and batch by batch."""
 
+import numbers
 import pathlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -90,6 +91,7 @@ def sweep(
             "start the sweep on a single host."
         )
     base, target_return = _base_and_target(base, algo, target_return)
+    check_device_memory(device_memory)
     plan = make_plan(
         base,
         grid=grid,
@@ -216,6 +218,26 @@ def _train_plan(
         write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
     return result
+
+
+def check_device_memory(device_memory: Any) -> None:
+    """`device_memory` is None or a positive number of bytes.
+
+    Raises:
+      ConfigError: naming the value and the Python form (the command line's
+        `--device-memory` reads sizes such as 2GB).
+
+    """
+    if device_memory is None:
+        return
+    integral = isinstance(device_memory, numbers.Integral)
+    if isinstance(device_memory, bool) or not integral:
+        raise ConfigError(
+            f"device_memory={device_memory!r} is not a number of bytes; pass e.g. "
+            "device_memory=2 * 2**30 (the command line's --device-memory reads 2GB)."
+        )
+    if device_memory < 1:
+        raise ConfigError(f"device_memory={device_memory} must be >= 1 byte.")
 
 
 def _base_and_target(

@@ -44,6 +44,12 @@ def sampled_field(
             "loop counts, one program per value); draw only dynamic fields "
             "(a sweep can --grid a static one)."
         )
+    if not (isinstance(spec, tuple | list) and len(spec) == 3):
+        raise ConfigError(
+            f"sample/explore {name}={spec!r} is not (distribution, low, high); "
+            f"pass e.g. {{{name!r}: ('loguniform', 1e-5, 1e-3)}} (on the command "
+            f"line: {name}=loguniform:1e-5:1e-3)."
+        )
     kind, low, high = spec
     if kind not in DISTRIBUTIONS:
         raise ConfigError(

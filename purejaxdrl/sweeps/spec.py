@@ -2,7 +2,8 @@
 
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -127,7 +128,14 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
       ConfigError: a count below 1, an empty list, or a seed given twice.
 
     """
-    if isinstance(seeds, int):
+    count = isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool)
+    if not count and (isinstance(seeds, str) or not isinstance(seeds, Iterable)):
+        raise ConfigError(
+            f"seeds={seeds!r} is neither a count nor a list of seeds; e.g. seeds=8 "
+            "or seeds=[0, 1, 2]."
+        )
+    if count:
+        seeds = int(seeds)
         if seeds < 1:
             raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")
         seeds = [base.seed + i for i in range(seeds)]

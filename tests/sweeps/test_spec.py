@@ -1,5 +1,7 @@
 """The pieces of a sweep plan: seeds, grid axes, settings, what a sweep refuses."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,29 @@ def test_make_plan_checks_the_grid_before_the_random_search():
         make_plan(BASE, grid={"clip_eps": []}, sample={"gamma": ("normal", 0, 1)})
     with pytest.raises(ConfigError, match="without a range to sample"):
         make_plan(BASE, num_samples=3)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: pjd.sweep("cartpole", seeds=2.0), "seeds=2.0 is neither a count"),
+        (lambda: pjd.sweep("cartpole", device_memory="2GB"),
+         "device_memory='2GB' is not a number of bytes; pass e.g."),
+        (lambda: pjd.sweep("cartpole", sample={"learning_rate": "loguniform:1e-4:1e-3"},
+                           num_samples=2),
+         "sample/explore learning_rate='loguniform:1e-4:1e-3' is not (distribution"),
+        (lambda: pjd.pbt("cartpole", explore={"learning_rate": (1e-5, 1e-3)},
+                         population=4), "learning_rate=(1e-05, 0.001) is not ("),
+    ],
+)  # fmt: skip
+def test_python_arguments_in_the_wrong_form_name_the_right_one(call, message):
+    # The command line's forms (2GB, loguniform:LOW:HIGH) or a float count
+    # reach Python too; each is refused before anything compiles.
+    with pytest.raises(pjd.ConfigError, match=re.escape(message)):
+        call()
+
+
+def test_seeds_may_be_any_integers():
+    base = pjd.load_preset("cartpole").config
+    assert make_plan(base, seeds=np.arange(3)).num_runs == 3
+    assert make_plan(base, seeds=np.int64(2)).num_runs == 2
