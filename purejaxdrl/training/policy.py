@@ -67,6 +67,14 @@ class Policy(NamedTuple):
     step: Callable[..., tuple[Any, jax.Array]]
     step_mode: Callable[..., tuple[Any, jax.Array]]
 
+    def __repr__(self) -> str:
+        # What a notebook cell shows: which policy, not its parameter arrays.
+        count = sum(int(np.size(x)) for x in jax.tree.leaves(self.params))
+        return (
+            f"Policy({self.spec['algo']} on {self.spec['env_id']}, "
+            f"{self.spec.get('updates', 0):,} updates, {count:,} parameters)"
+        )
+
 
 def _as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
     """`obs` [..., *shape] as the run's agent saw it, or a ValueError.

@@ -40,6 +40,10 @@ def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
     q, _ = q_network.apply(result.state.agent.params, obs)
     np.testing.assert_array_equal(jax.jit(policy.mode)(obs), np.argmax(q, axis=-1))
     assert jax.jit(policy.act)(obs, jax.random.key(1)).shape == (64,)
+    count = sum(np.size(x) for x in jax.tree.leaves(policy.params))
+    assert (
+        repr(policy) == f"Policy(dqn on CartPole-v1, 20 updates, {count:,} parameters)"
+    )
 
 
 @pytest.mark.timeout(300)
