@@ -49,7 +49,7 @@ def eval_command(argv: Sequence[str]) -> int:
     for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
-    from purejaxdrl.training.policy import restore_run
+    from purejaxdrl.training.restored import restore_run
 
     config, exp, restored = restore_run(args.run_dir, "evaluate")
     max_steps = args.max_steps or config.eval.max_steps

@@ -10,7 +10,8 @@ checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`result`,
 experiment picks the Anakin or the Sebulba runner (`runners.base.Runner`)
 and the player of its episodes (`observe.play.Player`).
 `checkpoint`, `packing`, `resume` and `faults` hold the pieces those steps use;
-`policy` turns a finished run into a policy outside training. Imports
+`restored` reads a run's newest good checkpoint outside training (eval,
+export), and `policy` turns it into a policy. Imports
 `observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
 """
 

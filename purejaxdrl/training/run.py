@@ -18,7 +18,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
 from purejaxdrl.training.run_files import agreed_run_dir, make_run_dir
-from purejaxdrl.training.schedule import budget_note
+from purejaxdrl.training.schedule import budget_note, eval_note
 
 
 @dataclasses.dataclass
@@ -75,9 +75,9 @@ def open_run(
     elif write_files:
         run_dir = agreed_run_dir(make_run_dir(config) if main else None)
     run = Run(config=config, run_dir=run_dir, main=main, notify=notify)
-    note = budget_note(config)
-    if note is not None and resume is None:  # a resumed run said it at its start
-        run.say(note)
+    for note in (budget_note(config), eval_note(config)):
+        if note is not None and resume is None:  # a resumed run said it at start
+            run.say(note)
     return run
 
 

@@ -24,6 +24,20 @@ def budget_note(config: TrainConfig) -> str | None:
     )
 
 
+def eval_note(config: TrainConfig) -> str | None:
+    """Why a run asked to evaluate every N chunks will not, else None.
+
+    `eval.episodes` 0 turns evaluation off, so a config may well carry an
+    `eval.every` with it; said, not refused.
+    """
+    if not config.eval.every or config.eval.episodes:
+        return None
+    return (
+        f"eval.every={config.eval.every} with eval.episodes=0: no evaluation "
+        "will run; pass e.g. --eval.episodes 16 to evaluate"
+    )
+
+
 def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     """Splits `num_updates` into about `num_logs` chunks of equal length.
 

@@ -283,7 +283,6 @@ CASES = [
         "eval.episodes=4: sweeps do not play evaluation episodes",
     ),
     ([*SWEEP, "--eval.episodes", "4"], "eval.episodes=4: sweeps do not play"),
-    ([*TRAIN, "--eval.every", "2"], "eval.every=2 evaluates every 2 chunks, but"),
     (
         [*SWEEP, "--env", "cartpole_envpool"],
         "env.id='envpool:CartPole-v1' is a host environment; sweeps and PBT vmap",

@@ -19,7 +19,7 @@ from purejaxdrl.observe.evaluation import evaluate_host, host_mode_policy
 from purejaxdrl.observe.gif import PIXEL_FRAME_MS, newest_frame, upscale, write_gif
 from purejaxdrl.observe.render import check_host_renderable, record_host_episode
 from purejaxdrl.rl.distributions import categorical
-from purejaxdrl.training.policy import restore_run
+from purejaxdrl.training.restored import restore_run
 
 gym = pytest.importorskip("gymnasium")
 pytest.importorskip("envpool")

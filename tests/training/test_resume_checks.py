@@ -86,3 +86,15 @@ def test_sinks_that_would_fail_after_training_are_refused_before_it(kwargs, mess
     config = pjd.apply_overrides(pjd.load_preset("cartpole").config, TINY)
     with pytest.raises(ValueError, match=message):
         pjd.train(config, console=False, **kwargs)
+
+
+def test_evaluation_asked_for_without_episodes_is_said_not_refused():
+    # eval.episodes 0 turns evaluation off, eval.every may stay with it.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {**TINY, "eval": {"every": 2}}
+    )
+    result = pjd.train(config, console=False)
+    assert (
+        "eval.every=2 with eval.episodes=0: no evaluation will run; pass e.g. "
+        "--eval.episodes 16 to evaluate"
+    ) in result.messages

@@ -1,0 +1,87 @@
+"""A run's newest good checkpoint outside training: what eval and export read.
+
+Device and host-env runs alike: the runner knows its state's layout.
+"""
+
+import dataclasses
+import pathlib
+from typing import Any
+
+import jax
+
+from purejaxdrl.config import ConfigError
+
+
+def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
+    """A run's config, its experiment (one device) and its newest good checkpoint.
+
+    Device and host-env runs alike: the runner knows its state's layout. A
+    host run's experiment owns pools of environments; `exp.runner.close()`
+    closes them.
+
+    Args:
+      run_dir: a run directory.
+      purpose: what the state is for, e.g. "export", for the error message.
+
+    Returns:
+      (TrainConfig, Experiment, checkpoint.Restored) with a state.
+
+    Raises:
+      ConfigError: the run directory is missing or bad, or has no checkpoint
+        that verifies.
+
+    """
+    from purejaxdrl.parallel import make_mesh
+    from purejaxdrl.rng import make_key
+    from purejaxdrl.training.experiment import make_experiment
+    from purejaxdrl.training.resume import load_run_config
+
+    config = load_run_config(run_dir)
+    # One device: the policy, not the training, is wanted.
+    one = dataclasses.replace(
+        config,
+        devices=1,
+        host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
+    )
+    exp = make_experiment(one, make_mesh(1))
+    abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
+    shardings = jax.tree.map(lambda a: a.sharding, abstract)
+    try:
+        restored = _restore_newest(
+            run_dir, abstract, shardings, exp.runner.mesh, purpose
+        )
+    except BaseException:
+        exp.runner.close()
+        raise
+    return config, exp, restored
+
+
+def _restore_newest(
+    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any, purpose: str
+) -> Any:
+    from purejaxdrl.training.checkpoint import MISFIT, Checkpointer
+
+    checkpointer = Checkpointer(
+        pathlib.Path(run_dir) / "checkpoints",
+        abstract,
+        shardings,
+        mesh,
+        read_only=True,
+    )
+    try:
+        restored = checkpointer.restore_latest()
+    finally:
+        checkpointer.close()
+    if restored.step is None:
+        reasons = "; ".join(restored.skipped) or "it has none"
+        fix = "train or resume the run first"
+        if restored.skipped and all(MISFIT in r for r in restored.skipped):
+            # A resume would refuse them too: the fix is the config or version.
+            fix = (
+                "put back the config.yaml they were saved with, or use the "
+                "purejaxdrl version that saved them"
+            )
+        raise ConfigError(
+            f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); {fix}."
+        )
+    return restored
