@@ -157,8 +157,8 @@ class SweepResult:
 
         Mean and standard deviation of the final return, how many seeds
         diverged, how many reached the target (final return at least the
-        target), and the median env steps at which the runs that crossed it
-        during training first did.
+        target; None without a target), and the median env steps at which the
+        runs that crossed it during training first did.
         """
         final, steps = self.final_return, self.first_crossing_steps
         reached = self.reached_target
@@ -179,7 +179,12 @@ class SweepResult:
                     "diverged": sum(
                         self.diverged[i] is not None for i in range(s * n, s * n + n)
                     ),
-                    "reached_target": int(reached[s * n : (s + 1) * n].sum()),
+                    # None without a target: nothing was judged.
+                    "reached_target": (
+                        None
+                        if self.target_return is None
+                        else int(reached[s * n : (s + 1) * n].sum())
+                    ),
                     "median_first_crossing_steps": (
                         float(np.median(crossed)) if crossed.size else math.nan
                     ),
@@ -213,7 +218,7 @@ class SweepResult:
         rows = sorted(self.summary(), key=lambda r: -_num(r["mean_return"]))
         for row in rows:
             reached = f"{row['reached_target']}/{row['seeds']}"
-            if self.target_return is None:
+            if row["reached_target"] is None:
                 reached = "—"
             cells = [
                 str(row["setting"]),

@@ -234,7 +234,7 @@ def test_summary_figures_by_hand():
     assert "| 1/2 | 250 |" in table and "(1 diverged) | 0/2 | — |" in table
     untargeted = dataclasses.replace(result, target_return=None)
     assert not untargeted.reached_target.any()
-    assert untargeted.summary()[0]["reached_target"] == 0
+    assert untargeted.summary()[0]["reached_target"] is None  # not judged
 
 
 def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
