@@ -46,18 +46,29 @@ class _Slot(NamedTuple):
     size: int
 
 
-def _split_axes(sharding: NamedSharding) -> tuple[str, ...]:
-    """The mesh axes a leaf's leading dimensions are split over, in order."""
-    return tuple(axis for axis in sharding.spec if axis is not None)
+def _split_axes(sharding: NamedSharding) -> tuple[str | None, ...]:
+    """The mesh axis each leading dimension is split over, up to the last split.
+
+    None for a dimension before it that is whole: JAX writes a sweep's
+    `P('sweep', 'data')` as `P(None, 'data')` where the `sweep` axis has one
+    device, and the runs' axis must stay the runs' axis.
+    """
+    spec = tuple(sharding.spec)
+    while spec and spec[-1] is None:
+        spec = spec[:-1]
+    return spec
 
 
-def _group_name(axes: tuple[str, ...], lead: tuple[int, ...], dtype: np.dtype) -> str:
+def _group_name(
+    axes: tuple[str | None, ...], lead: tuple[int, ...], dtype: np.dtype
+) -> str:
     if not axes:
         return f"shared_{dtype.name}"
     if axes == (DATA_AXIS,):
         return f"split{lead[0]}_{dtype.name}"
     # A sweep's leaves: runs over `sweep`, and maybe environments over `data`.
-    return f"{'-'.join(axes)}{'x'.join(map(str, lead))}_{dtype.name}"
+    names = "-".join(axis or "whole" for axis in axes)
+    return f"{names}{'x'.join(map(str, lead))}_{dtype.name}"
 
 
 def make_packer(
@@ -81,7 +92,7 @@ def make_packer(
     leaf_shardings = treedef.flatten_up_to(shardings)
     sizes: dict[str, int] = {}
     dtypes: dict[str, np.dtype] = {}
-    split: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    split: dict[str, tuple[tuple[str | None, ...], tuple[int, ...]]] = {}
     slots = []
     for x, sharding in zip(leaves, leaf_shardings, strict=True):
         dtype = _storage_dtype(x)

@@ -318,3 +318,13 @@ def test_command_line_sweep_prints_the_table_and_the_best(tmp_path, capsys):
     (folder,) = tmp_path.iterdir()
     assert (folder / "curves.png").is_file()
     assert str(folder) in out.out
+
+
+def test_one_run_over_two_devices_checkpoints_and_matches_alone(tmp_path):
+    # One run per program (a static grid's value, or --seeds 1) spreads over
+    # the devices as data: JAX writes its states' P('sweep', 'data') as
+    # P(None, 'data'), and the checkpoint's packing must keep the runs' axis.
+    base = _base(updates=4, run_dir=str(tmp_path), devices=2, num_logs=2)
+    result = sweep(base, seeds=1, write_files=True)
+    assert (result.layouts[0].sweep, result.layouts[0].data) == (1, 2)
+    _assert_trees_close(result.params(0), _alone(result, 0).state.agent.params, 1e-5)
