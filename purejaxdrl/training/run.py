@@ -62,16 +62,14 @@ def open_run(
 
     A new run whose budget is not whole updates says what it was rounded to.
 
-    A resumed run's config.yaml is rewritten with the config it continues with
-    (changed only with --override); a new one is made under `config.run_dir`.
+    A new run's directory is made under `config.run_dir`; a resumed run's
+    config.yaml is rewritten only once its checkpoint restored
+    (`save_resumed_config`), so a resume refused on the way changes nothing.
     """
     main = is_main_process()  # every process runs the same program
     run_dir = None
     if resume is not None:
         run_dir = pathlib.Path(resume)
-        if main:  # the config it continues with (changed only with --override)
-            text = yaml.safe_dump(to_dict(config), sort_keys=False)
-            (run_dir / "config.yaml").write_text(text)
     elif write_files:
         run_dir = agreed_run_dir(make_run_dir(config) if main else None)
     run = Run(config=config, run_dir=run_dir, main=main, notify=notify)
@@ -108,6 +106,16 @@ def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:
         keep_best=run.config.checkpoint.keep_best,
     )
     run.state_index = describe(abstract)
+
+
+def save_resumed_config(run: Run) -> None:
+    """Rewrites a resumed run's config.yaml with the config it continues with.
+
+    Changed only with --override; called once the checkpoint restored.
+    """
+    if run.main and run.run_dir is not None:
+        text = yaml.safe_dump(to_dict(run.config), sort_keys=False)
+        (run.run_dir / "config.yaml").write_text(text)
 
 
 @dataclasses.dataclass

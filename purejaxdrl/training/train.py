@@ -33,6 +33,7 @@ from purejaxdrl.training.run import (
     attach_checkpointer,
     open_run,
     restore,
+    save_resumed_config,
     start_wandb,
 )
 from purejaxdrl.training.schedule import (
@@ -119,6 +120,8 @@ def train(
         abstract = exp.runner.abstract_state(key)
         attach_checkpointer(run, exp.runner, abstract)
         start = restore(run, exp) if resume is not None else Start()
+        if resume is not None:
+            save_resumed_config(run)  # not before: a refused resume changes nothing
         schedule = chunk_schedule(config, start.done)
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None

@@ -160,8 +160,13 @@ def test_replay_run_resumes_only_on_its_device_count(tmp_path, capsys):
     assert cli.main(argv) == 0, capsys.readouterr().err
     (run,) = tmp_path.iterdir()
     saved = sorted(p.name for p in (run / "checkpoints").iterdir())
-    resume = ["train", "--resume", str(run), "--devices", "1", "--no-compile-cache"]
+    config_yaml = (run / "config.yaml").read_text()
+    # With a change that --override allows: refused all the same, and the
+    # run's config.yaml kept (a later plain resume must not inherit it).
+    resume = ["train", "--resume", str(run), "--devices", "1", "--override",
+              "--total-steps", "6400", "--no-compile-cache"]  # fmt: skip
     assert cli.main(resume) == 2
     err = capsys.readouterr().err
     assert "replay buffer in 2 shards" in err and "pass --devices 2" in err
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
+    assert (run / "config.yaml").read_text() == config_yaml

@@ -9,7 +9,14 @@ from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.runners.anakin import AnakinRunner
-from purejaxdrl.training.run import Run, Start, open_run, restore, start_wandb
+from purejaxdrl.training.run import (
+    Run,
+    Start,
+    open_run,
+    restore,
+    save_resumed_config,
+    start_wandb,
+)
 
 
 def _config() -> pjd.TrainConfig:
@@ -68,12 +75,13 @@ def test_open_run_without_files_has_no_directory_and_no_wandb():
     assert start_wandb(run, ["tensorboard"]) is None
 
 
-def test_open_run_on_resume_rewrites_config_yaml_with_the_config_it_continues(
-    tmp_path,
-):
+def test_a_resumed_runs_config_yaml_is_rewritten_only_once_it_restored(tmp_path):
     (tmp_path / "config.yaml").write_text("num_envs: 4\n")
     run = open_run(_config(), resume=str(tmp_path), write_files=False, notify=None)
     assert run.run_dir == tmp_path
+    # Opening it changes nothing: a resume refused after this leaves the run.
+    assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 4
+    save_resumed_config(run)
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 8
 
 
