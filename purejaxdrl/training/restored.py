@@ -8,16 +8,18 @@ import pathlib
 from typing import Any
 
 import jax
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 
 
 def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
-    """A run's config, its experiment (one device) and its newest good checkpoint.
+    """A run's config, its experiment and its newest good checkpoint.
 
-    Device and host-env runs alike: the runner knows its state's layout. A
-    host run's experiment owns pools of environments; `exp.runner.close()`
-    closes them.
+    Device and host-env runs alike: the runner knows its state's layout. One
+    device, unless the run keeps a replay buffer: its shards (one per device
+    it trained on) restore only onto as many devices. A host run's
+    experiment owns pools of environments; `exp.runner.close()` closes them.
 
     Args:
       run_dir: a run directory.
@@ -27,8 +29,9 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
       (TrainConfig, Experiment, checkpoint.Restored) with a state.
 
     Raises:
-      ConfigError: the run directory is missing or bad, or has no checkpoint
-        that verifies.
+      ConfigError: the run directory is missing or bad, has no checkpoint that
+        verifies, or keeps a replay buffer in more shards than this machine
+        has devices.
 
     """
     from purejaxdrl.parallel import make_mesh
@@ -44,8 +47,24 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
     )
     exp = make_experiment(one, make_mesh(1))
-    abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
+    key = make_key(config.seed, config.rng_impl)
+    abstract = exp.runner.abstract_state(key)
     shardings = jax.tree.map(lambda a: a.sharding, abstract)
+    if exp.agent.state_spec != P():  # a replay buffer, split per device
+        shards = _saved_devices(run_dir, abstract, shardings, exp.runner.mesh)
+        if shards > 1:
+            exp.runner.close()
+            if shards > jax.device_count():
+                raise ConfigError(
+                    f"{str(run_dir)!r} keeps its {config.algo} replay buffer in "
+                    f"{shards} shards, one per device it trained on; to {purpose} "
+                    f"it needs {shards} devices, and this machine has "
+                    f"{jax.device_count()}."
+                )
+            one = dataclasses.replace(one, devices=shards)
+            exp = make_experiment(one, make_mesh(shards))
+            abstract = exp.runner.abstract_state(key)
+            shardings = jax.tree.map(lambda a: a.sharding, abstract)
     try:
         restored = _restore_newest(
             run_dir, abstract, shardings, exp.runner.mesh, purpose
@@ -54,6 +73,25 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         exp.runner.close()
         raise
     return config, exp, restored
+
+
+def _saved_devices(
+    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any
+) -> int:
+    """The device count the newest good checkpoint was saved from (1: none)."""
+    from purejaxdrl.training.checkpoint import Checkpointer
+
+    checkpointer = Checkpointer(
+        pathlib.Path(run_dir) / "checkpoints",
+        abstract,
+        shardings,
+        mesh,
+        read_only=True,
+    )
+    try:
+        return int((checkpointer.newest_meta() or {}).get("devices", 1))
+    finally:
+        checkpointer.close()
 
 
 def _restore_newest(

@@ -170,3 +170,6 @@ def test_replay_run_resumes_only_on_its_device_count(tmp_path, capsys):
     assert "replay buffer in 2 shards" in err and "pass --devices 2" in err
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
     assert (run / "config.yaml").read_text() == config_yaml
+    # Evaluation and export restore its 2 shards onto 2 devices.
+    assert cli.main(["eval", str(run), "--episodes", "1"]) == 0, capsys.readouterr()
+    assert "apex on CartPole-v1, update 100: mean return" in capsys.readouterr().out
