@@ -3,8 +3,10 @@
 Device and host-env runs alike: the runner knows its state's layout.
 """
 
+import contextlib
 import dataclasses
 import pathlib
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -75,41 +77,37 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     return config, exp, restored
 
 
+@contextlib.contextmanager
+def _reader(
+    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any
+) -> Iterator[Any]:
+    """A read-only Checkpointer of `run_dir`'s checkpoints, closed after use."""
+    from purejaxdrl.training.checkpoint import Checkpointer
+
+    checkpointer = Checkpointer(
+        pathlib.Path(run_dir) / "checkpoints", abstract, shardings, mesh, read_only=True
+    )
+    try:
+        yield checkpointer
+    finally:
+        checkpointer.close()
+
+
 def _saved_devices(
     run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any
 ) -> int:
     """The device count the newest good checkpoint was saved from (1: none)."""
-    from purejaxdrl.training.checkpoint import Checkpointer
-
-    checkpointer = Checkpointer(
-        pathlib.Path(run_dir) / "checkpoints",
-        abstract,
-        shardings,
-        mesh,
-        read_only=True,
-    )
-    try:
+    with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
         return int((checkpointer.newest_meta() or {}).get("devices", 1))
-    finally:
-        checkpointer.close()
 
 
 def _restore_newest(
     run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any, purpose: str
 ) -> Any:
-    from purejaxdrl.training.checkpoint import MISFIT, Checkpointer
+    from purejaxdrl.training.checkpoint import MISFIT
 
-    checkpointer = Checkpointer(
-        pathlib.Path(run_dir) / "checkpoints",
-        abstract,
-        shardings,
-        mesh,
-        read_only=True,
-    )
-    try:
+    with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
         restored = checkpointer.restore_latest()
-    finally:
-        checkpointer.close()
     if restored.step is None:
         reasons = "; ".join(restored.skipped) or "it has none"
         fix = "train or resume the run first"
