@@ -162,13 +162,19 @@ def _run(
     use_compile_cache(args)
     # Imported only now: JAX starts with it, after the cache is on.
     run = getattr(importlib.import_module(command.module), function)
+    from purejaxdrl.sweeps.batch import SweepStopped
+
     start = time.perf_counter()
-    result = run(
-        *positional,
-        device_memory=memory,
-        notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
-        **kwargs,
-    )
+    try:
+        result = run(
+            *positional,
+            device_memory=memory,
+            notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+            **kwargs,
+        )
+    except SweepStopped as e:  # saved: says how to continue
+        print(f"purejaxdrl: {command.name} {e}", file=sys.stderr)
+        return 0
     command.summary(result, time.perf_counter() - start)
     return 0
 

@@ -19,6 +19,10 @@ from purejaxdrl.training.schedule import summarize_chunk
 from purejaxdrl.types import Metrics
 
 
+class SweepStopped(Exception):
+    """A sweep stopped by a signal, its batch saved: `sweep --resume` continues."""
+
+
 def train_batch(
     compiled: Mapping[int, Any],
     schedule: Sequence[int],
@@ -31,6 +35,7 @@ def train_batch(
     *,
     done: int = 0,
     checkpoint: BatchCheckpoint | None = None,
+    stop: Callable[[], str | None] | None = None,
 ) -> RunnerState:
     """Runs the chunks of one batch, recording each real run's metrics.
 
@@ -41,9 +46,16 @@ def train_batch(
     or before `done` updates (a restored state) are skipped; with a
     `checkpoint`, the state after every `checkpoint.every`-th chunk but the
     last is saved with the records up to it.
+
+    With `stop` (what a signal asked for, or None) and a `checkpoint`: once
+    it asks, no further chunk is dispatched; those already dispatched are
+    recorded, the state after them is saved with its records, and
+    `SweepStopped` is raised (after the save completes).
     """
     start = time.perf_counter()
     every = config.checkpoint.every
+    stopped: list[tuple[str, int]] = []  # (signal, updates) once asked to stop
+    saved = [done]  # updates of the checkpoints this batch holds
 
     def finish(metrics: Metrics, length: int, ends_at: int, packed: Any) -> None:
         host = jax.device_get(metrics)  # [batch, length] per name
@@ -51,6 +63,7 @@ def train_batch(
         record_chunk(result, runs, host, length, ends_at, elapsed, config)
         if packed is not None:
             checkpoint.save(ends_at, packed, result, list(runs))
+            saved.append(ends_at)
         if progress is not None:
             returns = [result.histories[r][-1].get(RETURN, math.nan) for r in runs]
             sps = (ends_at - done) * config.steps_per_update * len(runs) / elapsed
@@ -58,12 +71,17 @@ def train_batch(
 
     def dispatched() -> Iterator[tuple[Metrics, int, int, Any]]:
         nonlocal states
-        ends_at = 0
+        ends_at = reached = 0
         for k, length in enumerate(schedule):
             ends_at += length
             if ends_at <= done:
+                reached = ends_at
                 continue
+            if stop is not None and checkpoint is not None and (why := stop()):
+                stopped.append((why, reached))
+                return
             states, metrics = compiled[length](hps, states)  # queued, not awaited
+            reached = ends_at
             due = checkpoint is not None and (k + 1) % every == 0
             # Copied now, before the next chunk takes `states` (donated).
             last = k + 1 == len(schedule)
@@ -71,6 +89,14 @@ def train_batch(
             yield metrics, length, ends_at, packed
 
     pipelined(dispatched(), lambda chunk: finish(*chunk))
+    if stopped:
+        why, reached = stopped[0]
+        if reached > saved[-1]:  # else the newest checkpoint already holds it
+            checkpoint.save(reached, checkpoint.pack(states), result, list(runs))
+        checkpoint.close()  # waits for the save
+        raise SweepStopped(
+            f"stopped by {why} after update {reached:,} of {config.num_updates:,}"
+        )
     return states
 
 

@@ -1,5 +1,6 @@
 """`sweep()`: trains a plan's runs, program by program and batch by batch."""
 
+import contextlib
 import numbers
 import pathlib
 import time
@@ -16,7 +17,7 @@ from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
-from purejaxdrl.sweeps.batch import train_batch
+from purejaxdrl.sweeps.batch import SweepStopped, train_batch
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.messages import (
@@ -28,6 +29,7 @@ from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.train import chunk_lengths
 
@@ -208,9 +210,21 @@ def _train_plan(
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):
         say(line)
-    for g, runs in enumerate(groups):
-        label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
-        _train_group(result, g, runs, label, device_memory, say, progress, store)
+    # A sweep that writes its directory stops on SIGINT / SIGTERM after the
+    # current chunk, saved (SweepStopped); one without files is interrupted.
+    signals = StopSignals() if store is not None else contextlib.nullcontext()
+    with signals:
+        stop = (lambda: signals.requested) if store is not None else None
+        for g, runs in enumerate(groups):
+            label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
+            try:
+                _train_group(
+                    result, g, runs, label, device_memory, say, progress, store, stop
+                )
+            except SweepStopped as e:
+                raise SweepStopped(
+                    f"{e}; continue with: purejaxdrl sweep --resume {store.directory}"
+                ) from None
     for run, at in enumerate(result.diverged):
         if at is not None:
             say(diverged_line(plan, run, at))
@@ -279,6 +293,7 @@ def _train_group(
     say: Callable[[str], None],
     progress: Callable[[str], None] | None,
     store: SweepStore | None,
+    stop: Callable[[], str | None] | None = None,
 ) -> None:
     """Trains runs that share their static fields: one program, one mesh.
 
@@ -329,7 +344,7 @@ def _train_group(
             start = None
         states = train_batch(
             compiled, schedule, hps, states, batch, cfg, result, progress,
-            done=done, checkpoint=checkpoint,
+            done=done, checkpoint=checkpoint, stop=stop,
         )  # fmt: skip
         params = jax.device_get(states.agent.params)
         for j, run in enumerate(batch):

@@ -103,3 +103,37 @@ def test_resume_of_a_directory_that_is_not_a_sweep_is_refused(tmp_path):
 
     with pytest.raises(ConfigError, match="no sweep.yaml there"):
         resume_sweep(tmp_path)
+
+
+def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
+    # Ctrl-C stops a sweep that writes its directory after the current chunk:
+    # the batch's state saved with its records (no half-written checkpoint,
+    # no orbax traceback), exit 0 and the resume command; the resume ends it.
+    cache, root = tmp_path / "xla", tmp_path / "runs"
+    args = ["sweep", "--env", "cartpole", "--seeds", "2", "--total-steps",
+            "1000000", "--num-logs", "40", "--devices", "1", "--quiet",
+            "--run-dir", str(root)]  # fmt: skip
+    proc = subprocess.Popen(
+        cli_command(*args, cache=cache),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while not _committed(root, "p0-b0"):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no checkpoint"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    path = _sweep_dir(root)
+    assert f"continue with: purejaxdrl sweep --resume {path}" in err
+    assert "Traceback" not in err and not list(path.rglob("*orbax-checkpoint-tmp*"))
+    resumed = _run("sweep", "--resume", str(path), cache=cache)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "batch 1 resumed at update" in resumed.stderr
+    # Every chunk recorded once, through the stop, to the end of the budget.
+    for run in (0, 1):
+        updates = [r["updates"] for r in _records(path, run)]
+        assert updates == sorted(set(updates)) and updates[-1] == 1_000_000 // 512
