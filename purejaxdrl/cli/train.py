@@ -201,24 +201,22 @@ def train_command(argv: Sequence[str]) -> int:
     return 0
 
 
-# Fields that change how a run is kept, logged, seeded or laid out, not what
-# it learns: a run that differs from its preset only there is held to the
-# preset's target.
-BOOKKEEPING = ("checkpoint", "eval", "seed", "rng_impl", "num_logs", "devices",
-               "run_dir", "scan_unroll")  # fmt: skip
-
-
 def target_line(config: Any, preset: Any, result: Any) -> str | None:
     """The preset's target and whether the run reached it, or None.
 
-    None for a run without a target or trained otherwise than its preset (a
-    difference in `BOOKKEEPING` fields alone does not count). The return
-    compared is the one the target is of: training's mean return, or the
-    final evaluation's.
+    None for a run without a target or trained otherwise than its preset. A
+    difference only in how the run is kept, logged, seeded or laid out does
+    not count: the fields a resume may change (`resume.FREE_TO_CHANGE`), and
+    the seeding and chunking. The return compared is the one the target is
+    of: training's mean return, or the final evaluation's.
     """
+    from purejaxdrl.training.resume import FREE_TO_CHANGE
+
     if not preset or preset.target_return is None:
         return None
-    kept = {name: getattr(preset.config, name) for name in BOOKKEEPING}
+    bookkeeping = [f.rstrip(".") for f in FREE_TO_CHANGE]
+    bookkeeping += ["seed", "rng_impl", "num_logs", "scan_unroll"]
+    kept = {name: getattr(preset.config, name) for name in bookkeeping}
     if dataclasses.replace(config, **kept) != preset.config:
         return None
     of = preset.target_of

@@ -212,9 +212,9 @@ def _train_plan(
         say(line)
     # A sweep that writes its directory stops on SIGINT / SIGTERM after the
     # current chunk, saved (SweepStopped); one without files is interrupted.
-    signals = StopSignals() if store is not None else contextlib.nullcontext()
-    with signals:
-        stop = (lambda: signals.requested) if store is not None else None
+    signals = StopSignals() if store is not None else None
+    stop = None if signals is None else lambda: signals.requested
+    with signals or contextlib.nullcontext():
         for g, runs in enumerate(groups):
             label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""
             try:
