@@ -20,7 +20,7 @@ from purejaxdrl.types import Metrics
 
 
 class SweepStopped(Exception):
-    """A sweep stopped by a signal, its batch saved: `sweep --resume` continues."""
+    """A sweep or PBT run stopped by a signal, saved: `--resume` continues it."""
 
 
 def train_batch(
@@ -36,6 +36,7 @@ def train_batch(
     done: int = 0,
     checkpoint: BatchCheckpoint | None = None,
     stop: Callable[[], str | None] | None = None,
+    seconds_before: float = 0.0,
 ) -> RunnerState:
     """Runs the chunks of one batch, recording each real run's metrics.
 
@@ -51,6 +52,9 @@ def train_batch(
     it asks, no further chunk is dispatched; those already dispatched are
     recorded, the state after them is saved with its records, and
     `SweepStopped` is raised (after the save completes).
+
+    Records' `time` counts the batch's training time before a restore too
+    (`seconds_before`, as a resumed single run's does).
     """
     start = time.perf_counter()
     every = config.checkpoint.every
@@ -60,7 +64,9 @@ def train_batch(
     def finish(metrics: Metrics, length: int, ends_at: int, packed: Any) -> None:
         host = jax.device_get(metrics)  # [batch, length] per name
         elapsed = time.perf_counter() - start
-        record_chunk(result, runs, host, length, ends_at, elapsed, config)
+        record_chunk(
+            result, runs, host, length, ends_at, seconds_before + elapsed, config
+        )
         if packed is not None:
             checkpoint.save(ends_at, packed, result, list(runs))
             saved.append(ends_at)
@@ -118,7 +124,7 @@ def record_chunk(
       host: the chunk's metrics on the host, [batch, length] per name.
       length: updates in the chunk.
       ends_at: updates done when the chunk ends.
-      elapsed: seconds since the batch started training.
+      elapsed: seconds the batch has trained (before a resume too).
       config: any run of the batch (for its steps per update).
 
     """

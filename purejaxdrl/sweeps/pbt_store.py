@@ -5,7 +5,9 @@ population's configs and stacked runner states (every member's learner,
 optimiser, replay shards, environments and keys) right after each ready step,
 with the records and lineage so far, through the same orbax `Checkpointer` as
 single runs and sweeps (atomic, verified). Saved there, the window of returns
-the next ranking uses is empty, so nothing else is needed to continue:
+the next ranking uses is empty. A population stopped by a signal is saved
+after its current chunk instead, with its window (the members' return sums
+and counts since the last ready step, exact as float32 in JSON).
 `resume_pbt(dir)` (`purejaxdrl pbt --resume DIR`) restores the newest
 checkpoint and trains on, and every member ends as it would have without the
 interruption (the ready steps' keys depend on the chunk only).
@@ -16,6 +18,7 @@ import pathlib
 from typing import Any
 
 import jax
+import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl.runners.anakin import RunnerState
@@ -40,20 +43,35 @@ class PBTCheckpoint:
         """A device copy of the population, queued behind its computation."""
         return self._checkpointer.pack((hps, states))
 
-    def save(self, updates: int, packed: Any, result: PBTResult) -> None:
-        """Saves a packed population after `updates`, with what it recorded."""
+    def save(
+        self,
+        updates: int,
+        packed: Any,
+        result: PBTResult,
+        window: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """Saves a packed population after `updates`, with what it recorded.
+
+        `window`: the return sums and counts since the last ready step, on the
+        host; None where it is empty (right after a ready step).
+        """
         meta = {
             # Copies: the save runs in the background while records are added.
             "histories": [list(h) for h in result.histories],
             "diverged": list(result.diverged),
             "lineage": json.dumps(lineage_rows(result)),
         }
+        if window is not None:
+            meta["window"] = [np.asarray(w, np.float32).tolist() for w in window]
         self._checkpointer.save(updates, packed, meta)
 
-    def restore(self, result: PBTResult) -> tuple[int, Any, RunnerState] | None:
-        """(updates done, configs, states) of the newest good checkpoint, or None.
+    def restore(
+        self, result: PBTResult
+    ) -> tuple[int, Any, RunnerState, tuple[np.ndarray, np.ndarray]] | None:
+        """(updates done, configs, states, window) of the newest good checkpoint.
 
-        `result`'s records, divergences and lineage are set to the saved ones.
+        None where there is none. `result`'s records, divergences and lineage
+        are set to the saved ones.
         """
         restored = self._checkpointer.restore_latest()
         if restored.step is None:
@@ -63,7 +81,10 @@ class PBTCheckpoint:
         rows = json.loads(restored.meta["lineage"])
         result.lineage = read_lineage(rows, [f.name for f in result.fields])
         hps, states = restored.state
-        return restored.step, hps, states
+        size = jax.tree.leaves(hps)[0].shape[0]
+        window = restored.meta.get("window", [[0.0] * size] * 2)
+        sums, counts = (np.asarray(w, np.float32) for w in window)
+        return restored.step, hps, states, (sums, counts)
 
     def close(self) -> None:
         """Waits for pending saves."""

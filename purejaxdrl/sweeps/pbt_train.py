@@ -1,5 +1,7 @@
 """Training a population: programs, the chunk loop with its ready steps, checkpoints."""
 
+import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +19,7 @@ from purejaxdrl.parallel import SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
-from purejaxdrl.sweeps.batch import record_chunk
+from purejaxdrl.sweeps.batch import SweepStopped, record_chunk
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
 from purejaxdrl.sweeps.messages import gib, layout_lines, progress_line
@@ -29,6 +31,7 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.loop import pipelined
 from purejaxdrl.training.schedule import chunk_lengths
 
@@ -148,7 +151,8 @@ def train_population(
     """Builds, compiles and trains the population; fills `result`.
 
     With `result.run_dir` (and `checkpoint.every` > 0) the population is saved
-    after every `checkpoint.every`-th ready step and restored from there.
+    after every `checkpoint.every`-th ready step and restored from there, and
+    SIGINT / SIGTERM stop it after the current chunk, saved (`SweepStopped`).
     """
     start = time.perf_counter()
     cfg, n = configs[0], result.population
@@ -164,55 +168,130 @@ def train_population(
     pbt_key = make_key(result.search_seed, cfg.rng_impl)
     schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
     compiled = _compile(programs, result, hps, states, zeros, pbt_key, schedule)
-    every, done, checkpoint = cfg.checkpoint.every, 0, None
-    if result.run_dir is not None and every > 0:
+    live = _Live(hps, states, (zeros, zeros), 0)
+    checkpoint = None
+    if result.run_dir is not None and cfg.checkpoint.every > 0:
         checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
     if checkpoint is not None and (restored := checkpoint.restore(result)):
-        done, hps, states = restored
-        say(f"pbt: resumed at update {done}")
+        live.reached, live.hps, live.states, window = restored
+        live.window = tuple(jax.device_put(w, members) for w in window)
+        say(f"pbt: resumed at update {live.reached}")
     else:
         result.lineage.append(_start_step(result, hps))
-    jax.block_until_ready(states)
-    begin = time.perf_counter()
-    result.compile_seconds = begin - start
+    jax.block_until_ready(live.states)
+    result.compile_seconds = time.perf_counter() - start
+    # Only a population that writes its directory has somewhere to stop to.
+    signals = StopSignals() if checkpoint is not None else None
+    with signals or contextlib.nullcontext():
+        stop = None if signals is None else lambda: signals.requested
+        loop = _Loop(compiled, schedule, pbt_key, zeros, checkpoint, stop)
+        train_seconds = _train_chunks(result, cfg, live, loop, say, progress)
+    params = jax.device_get(live.states.agent.params)
+    result.final_params = [jax.tree.map(lambda x, i=i: x[i], params) for i in range(n)]
+    # Observation statistics, where the environment normalises: what a
+    # member's exported policy needs beside its parameters.
+    stats = jax.device_get(getattr(live.states.env_params, "obs_stats", None))
+    result.final_stats = [
+        None if stats is None else jax.tree.map(lambda x, i=i: x[i], stats)
+        for i in range(n)
+    ]
+    result.train_seconds = train_seconds
+
+
+@dataclasses.dataclass
+class _Live:
+    """The population on the device as the chunk loop advances it.
+
+    `window` holds the members' episode return sums and counts since the last
+    ready step (what the next one ranks by); `reached`, the updates of the
+    chunks dispatched so far.
+    """
+
+    hps: Any
+    states: RunnerState
+    window: tuple[jax.Array, jax.Array]
+    reached: int
+
+
+class _Loop(NamedTuple):
+    """What the chunk loop runs: its programs, chunks, keys and checkpoints.
+
+    `zeros` is the members' empty window; `stop` says what signal asked the
+    population to stop, if any (None: nothing can).
+    """
+
+    compiled: _Compiled
+    schedule: list[int]
+    pbt_key: jax.Array
+    zeros: jax.Array
+    checkpoint: PBTCheckpoint | None
+    stop: Callable[[], str | None] | None
+
+
+def _train_chunks(
+    result: PBTResult,
+    cfg: TrainConfig,
+    live: _Live,
+    loop: _Loop,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+) -> float:
+    """Runs the chunks after `live.reached` and their ready steps.
+
+    Returns the population's training time, before a resume included.
+
+    Chunk k+1 is dispatched before chunk k's metrics are read (`pipelined`).
+    Once `loop.stop` asks, no further chunk is dispatched: those dispatched are
+    recorded, the population after them is saved with its records and
+    window, and `SweepStopped` is raised.
+    """
+    begin, done, n = time.perf_counter(), live.reached, result.population
+    # Records' time counts training before a resume too, as a single run's.
+    before = float(result.histories[0][-1]["time"]) if result.histories[0] else 0.0
+    compiled, checkpoint, stop = loop.compiled, loop.checkpoint, loop.stop
+    saved, stopped = [done], []  # updates saved; the signal that stopped it
 
     def dispatched() -> Iterator[tuple[Any, int, int, Any, Any]]:
-        nonlocal hps, states
-        window, ends_at = (zeros, zeros), 0
-        for k, length in enumerate(schedule):
+        ends_at = 0
+        for k, length in enumerate(loop.schedule):
             ends_at += length
             if ends_at <= done:  # restored: trained (and ready-stepped) before
                 continue
-            states, metrics = compiled.chunks[length](hps, states)
+            if stop is not None and (why := stop()):
+                stopped.append(why)
+                return
+            live.states, metrics = compiled.chunks[length](live.hps, live.states)
             if _RETURN_SUM not in metrics:
                 raise ConfigError(
                     "PBT ranks members by their episodes' returns, and this "
                     "environment reports none (no EpisodeStatistics)."
                 )
             sums = metrics[_RETURN_SUM], metrics[_COUNT]
-            window = compiled.accumulate[length](window, *sums)
-            step = packed = None
-            if (k + 1) % result.config.ready == 0 and k + 1 < len(schedule):
-                key = jax.random.fold_in(pbt_key, k)
-                hps, states, parents, scores = compiled.ready(key, hps, states, *window)
-                window = (zeros, zeros)
-                step = (ends_at, parents, scores, _explored(result, hps))
-                if (
-                    checkpoint is not None
-                    and ((k + 1) // result.config.ready) % every == 0
-                ):
-                    packed = checkpoint.pack(hps, states)  # before the next donates
+            live.window = compiled.accumulate[length](live.window, *sums)
+            live.reached, step, packed = ends_at, None, None
+            if (k + 1) % result.config.ready == 0 and k + 1 < len(loop.schedule):
+                key = jax.random.fold_in(loop.pbt_key, k)
+                live.hps, live.states, parents, scores = compiled.ready(
+                    key, live.hps, live.states, *live.window
+                )
+                live.window = (loop.zeros, loop.zeros)
+                step = (ends_at, parents, scores, _explored(result, live.hps))
+                readies = (k + 1) // result.config.ready
+                if checkpoint is not None and readies % cfg.checkpoint.every == 0:
+                    # Copied now, before the next chunk takes the states (donated).
+                    packed = checkpoint.pack(live.hps, live.states)
             yield metrics, length, ends_at, step, packed
 
     def finish(item: tuple[Any, int, int, Any, Any]) -> None:
         metrics, length, ends_at, step, packed = item
         host = jax.device_get(metrics)
         elapsed = time.perf_counter() - begin
-        record_chunk(result, range(n), host, length, ends_at, elapsed, cfg)
+        record_chunk(result, range(n), host, length, ends_at, before + elapsed, cfg)
         if step is not None:
             _record_ready(result, jax.device_get(step), say)
         if packed is not None:
             checkpoint.save(ends_at, packed, result)
+            saved.append(ends_at)
         if progress is not None:
             returns = [result.histories[i][-1].get(RETURN, math.nan) for i in range(n)]
             sps = (ends_at - done) * cfg.steps_per_update * n / elapsed
@@ -221,19 +300,19 @@ def train_population(
 
     try:
         pipelined(dispatched(), finish)
+        if stopped and live.reached > saved[-1]:  # else the newest holds it
+            packed = checkpoint.pack(live.hps, live.states)
+            window = jax.device_get(live.window)
+            checkpoint.save(live.reached, packed, result, window=window)
     finally:  # stopped or not, what was saved is complete on disk
         if checkpoint is not None:
             checkpoint.close()
-    params = jax.device_get(states.agent.params)
-    result.final_params = [jax.tree.map(lambda x, i=i: x[i], params) for i in range(n)]
-    # Observation statistics, where the environment normalises: what a
-    # member's exported policy needs beside its parameters.
-    stats = jax.device_get(getattr(states.env_params, "obs_stats", None))
-    result.final_stats = [
-        None if stats is None else jax.tree.map(lambda x, i=i: x[i], stats)
-        for i in range(n)
-    ]
-    result.train_seconds = time.perf_counter() - begin
+    if stopped:
+        raise SweepStopped(
+            f"stopped by {stopped[0]} after update {live.reached:,} of "
+            f"{cfg.num_updates:,}"
+        )
+    return before + time.perf_counter() - begin
 
 
 def _accumulate(

@@ -6,6 +6,7 @@ import pathlib
 from collections.abc import Callable, Mapping
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
     read_pbt_meta,
@@ -251,8 +252,19 @@ def _train(
     say: Callable[[str], None],
     progress: Callable[[str], None] | None,
 ) -> PBTResult:
-    """Trains the population, then writes its directory (if it has one)."""
-    train_population(result, configs, device_memory, say, progress)
+    """Trains the population, then writes its directory (if it has one).
+
+    Raises:
+      SweepStopped: a signal stopped it, saved; the message says how to
+        continue.
+
+    """
+    try:
+        train_population(result, configs, device_memory, say, progress)
+    except SweepStopped as e:
+        raise SweepStopped(
+            f"{e}; continue with: purejaxdrl pbt --resume {result.run_dir}"
+        ) from None
     if result.run_dir is not None:
         path = write_pbt(result)
         plot_pbt(result, path / "schedules.png")

@@ -325,6 +325,7 @@ def _train_group(
         batch = runs[b * size : (b + 1) * size]
         if store is not None and store.finished(group, b):
             store.load_finished(group, b, result, batch)
+            result.train_seconds += _seconds_trained(result, batch)
             say(f"sweep: batch {b + 1} of {layout.num_batches} already trained")
             continue
         hps, states = _init_batch(programs, plan, batch, size)
@@ -333,6 +334,7 @@ def _train_group(
         if checkpoint is not None and (restored := checkpoint.restore(result, batch)):
             done, states = restored
             say(f"sweep: batch {b + 1} resumed at update {done}")
+        before = _seconds_trained(result, batch)
         for n in sorted(set(schedule)):
             if n not in compiled:
                 compiled[n] = programs.chunk(n).lower(hps, states).compile()
@@ -344,16 +346,26 @@ def _train_group(
             start = None
         states = train_batch(
             compiled, schedule, hps, states, batch, cfg, result, progress,
-            done=done, checkpoint=checkpoint, stop=stop,
+            done=done, checkpoint=checkpoint, stop=stop, seconds_before=before,
         )  # fmt: skip
         params = jax.device_get(states.agent.params)
         for j, run in enumerate(batch):
             result.final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
-        result.train_seconds += time.perf_counter() - begin
+        result.train_seconds += before + time.perf_counter() - begin
         if store is not None:
             store.finish(group, b, result, batch, checkpoint)
         if layout.num_batches > 1:
             say(f"sweep: batch {b + 1} of {layout.num_batches} done")
+
+
+def _seconds_trained(result: SweepResult, batch: list[int]) -> float:
+    """How long a batch trained before this process: its records' last `time`.
+
+    0 for a batch that starts afresh. So a resumed sweep's steps/s divides all
+    its steps by all its training time, not by this process's alone.
+    """
+    history = result.histories[batch[0]]
+    return float(history[-1]["time"]) if history else 0.0
 
 
 def _init_batch(

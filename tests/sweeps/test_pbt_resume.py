@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.lineage import load_pbt
 from purejaxdrl.sweeps.population import pbt, resume_pbt
 from tests.helpers import cli_command
@@ -25,13 +26,13 @@ class Stop(Exception):
     """Raised by a progress callback: the run stops there, as if killed."""
 
 
-def _base(root):
+def _base(root, updates=6):
     config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
     return pjd.apply_overrides(
         config,
         {
-            "total_steps": config.steps_per_update * 6,
-            "num_logs": 6,
+            "total_steps": config.steps_per_update * updates,
+            "num_logs": updates,
             "devices": 4,
             "run_dir": str(root),
         },
@@ -68,6 +69,45 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
     assert not (path / "checkpoints").exists()
     with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
         resume_pbt(path)
+
+
+def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(tmp_path):
+    # Ready steps at updates 2, 4 and 6 of 8. SIGINT arrives while update 4
+    # is read (5 is dispatched by then), so the population stops after 5 and
+    # is saved with the returns of update 5, which the ready step at 6 ranks
+    # by beside those of 6: its scores and parents need the saved window.
+    kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
+    straight = pbt(_base(tmp_path / "straight", updates=8), **kwargs)
+
+    def interrupt(line: str) -> None:
+        if "update 4 of 8" in line:
+            signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(SweepStopped) as stopped:
+        pbt(_base(tmp_path / "stopped", updates=8), **kwargs, notify=interrupt)
+    (path,) = (tmp_path / "stopped").iterdir()
+    assert str(stopped.value) == (
+        "stopped by SIGINT after update 5 of 8; continue with: "
+        f"purejaxdrl pbt --resume {path}"
+    )
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    steps = sorted(int(p.name) for p in (path / "checkpoints").iterdir())
+    assert steps == [4, 5] and not list(path.rglob("*orbax-checkpoint-tmp*"))
+    messages = []
+    resumed = resume_pbt(path, notify=messages.append)
+    assert "pbt: resumed at update 5" in messages
+    assert resumed.lineage == straight.lineage  # scores at 6 included
+    # Training time goes on from the stop, so steps/s counts all of it.
+    times = [r["time"] for r in resumed.histories[0]]
+    assert times == sorted(times) and resumed.train_seconds >= times[-1]
+    for mine, theirs in zip(resumed.histories, straight.histories, strict=True):
+        assert [{**r, "time": 0} for r in mine] == [{**r, "time": 0} for r in theirs]
+    for i in range(4):
+        jax.tree.map(
+            np.testing.assert_array_equal,
+            resumed.final_params[i],
+            straight.final_params[i],
+        )
 
 
 # PPO on CartPole: 4 members, 300 updates of 4 envs x 128 steps in 12 chunks,

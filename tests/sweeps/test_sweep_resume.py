@@ -137,3 +137,9 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
     for run in (0, 1):
         updates = [r["updates"] for r in _records(path, run)]
         assert updates == sorted(set(updates)) and updates[-1] == 1_000_000 // 512
+        # Training time goes on from the stop, so steps/s counts all of it.
+        lines = (path / "runs" / f"run-{run:04d}.jsonl").read_text().splitlines()
+        times = [json.loads(x)["time"] for x in lines]
+        assert times == sorted(times)
+    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    assert meta["train_seconds"] >= times[-1]
