@@ -44,6 +44,18 @@ def _stop_at(line: str) -> None:
         raise Stop
 
 
+def _assert_same_training(resumed, straight) -> None:
+    """Same records (but for wall-clock times) and parameters, bit for bit."""
+    for mine, theirs in zip(resumed.histories, straight.histories, strict=True):
+        assert [{**r, "time": 0} for r in mine] == [{**r, "time": 0} for r in theirs]
+    for i in range(4):
+        jax.tree.map(
+            np.testing.assert_array_equal,
+            resumed.final_params[i],
+            straight.final_params[i],
+        )
+
+
 def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
     kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
     straight = pbt(_base(tmp_path / "straight"), **kwargs)
@@ -57,14 +69,7 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
     resumed = resume_pbt(path, notify=messages.append)
     assert "pbt: resumed at update 4" in messages
     assert resumed.lineage == straight.lineage
-    for mine, theirs in zip(resumed.histories, straight.histories, strict=True):
-        assert [{**r, "time": 0} for r in mine] == [{**r, "time": 0} for r in theirs]
-    for i in range(4):
-        jax.tree.map(
-            np.testing.assert_array_equal,
-            resumed.final_params[i],
-            straight.final_params[i],
-        )
+    _assert_same_training(resumed, straight)
     assert load_pbt(path).lineage == straight.lineage
     assert not (path / "checkpoints").exists()
     with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
@@ -100,14 +105,7 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(tmp_path):
     # Training time goes on from the stop, so steps/s counts all of it.
     times = [r["time"] for r in resumed.histories[0]]
     assert times == sorted(times) and resumed.train_seconds >= times[-1]
-    for mine, theirs in zip(resumed.histories, straight.histories, strict=True):
-        assert [{**r, "time": 0} for r in mine] == [{**r, "time": 0} for r in theirs]
-    for i in range(4):
-        jax.tree.map(
-            np.testing.assert_array_equal,
-            resumed.final_params[i],
-            straight.final_params[i],
-        )
+    _assert_same_training(resumed, straight)
 
 
 # PPO on CartPole: 4 members, 300 updates of 4 envs x 128 steps in 12 chunks,
