@@ -159,7 +159,31 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             changes[key] = apply_overrides(current, value, f"{path}.")
         else:
             changes[key] = _coerce(value, hints[key], path)
+    changes.update(_reset_tied(config, changes))
     return dataclasses.replace(config, **changes)
+
+
+def _reset_tied(config: Any, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults of the fields tied to a field the overrides changed.
+
+    A config class declares `TIED_FIELDS = {field: owner}` where a field's
+    value belongs to another's (`EnvConfig`: the options are the environment
+    id's keyword arguments): changing the owner without the field resets it,
+    so a preset's options do not follow its id to another environment.
+    """
+    out = {}
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    for name, owner in getattr(type(config), "TIED_FIELDS", {}).items():
+        if name in changes or changes.get(owner, getattr(config, owner)) == getattr(
+            config, owner
+        ):
+            continue
+        field = fields[name]
+        if field.default_factory is not dataclasses.MISSING:
+            out[name] = field.default_factory()
+        else:
+            out[name] = field.default
+    return out
 
 
 def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:

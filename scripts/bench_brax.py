@@ -659,7 +659,8 @@ def main(argv: list[str] | None = None) -> Report:
     install_jax_shims()
     config = make_config(args, args.chunks)
     if args.tiny:  # brax's trivial test env: both trainers, compiled in seconds
-        config = pjd.apply_overrides(config, {"env": {"id": "brax/fast"}})
+        fast = {"id": "brax/fast", "options": config.env.options}  # ant's options
+        config = pjd.apply_overrides(config, {"env": fast})
     ppo = config.ppo
     report = Report(
         f"PPO on brax {brax_env_name(config)} ({config.env.options.get('backend')} "

@@ -175,7 +175,8 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
     )
     config = bench_brax.make_config(sizes, chunks)
     if args.tiny:  # brax's trivial test env: both trainers, compiled in seconds
-        config = pjd.apply_overrides(config, {"env": {"id": "brax/fast"}})
+        fast = {"id": "brax/fast", "options": config.env.options}  # ant's options
+        config = pjd.apply_overrides(config, {"env": fast})
     evaluate = bench_brax.make_evaluate(config, 4 if args.tiny else 128)
     policies: dict[str, Callable] = {}
 

@@ -12,7 +12,9 @@ imports it.
 
 import importlib
 import os
+import pathlib
 import sys
+import sysconfig
 from collections.abc import Sequence
 
 from purejaxdrl.cli.args import EXIT_USAGE, UsageError
@@ -73,8 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except (UsageError, ConfigError, UnknownEnvironmentError) as e:
         return fail(str(e))
-    except ValueError as e:  # factories validate eagerly with named values
-        return fail(str(e))
+    except ValueError as e:
+        if not _raised_here(e):  # a bug, in a user's environment say: show where
+            raise
+        return fail(str(e))  # factories validate eagerly with named values
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -83,6 +87,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         # nothing first (as Python's documentation on SIGPIPE advises).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def _raised_here(error: BaseException) -> bool:
+    """Whether purejaxdrl's code, not a user's, is where `error` came from.
+
+    purejaxdrl's checks raise ValueErrors that name the value and the fix,
+    and those are shown as one line. Walking out from the innermost frame,
+    past the libraries' (JAX, numpy, the standard library), the first frame
+    is either purejaxdrl's, or the user's own code (their environment, say),
+    where the error is a bug whose traceback must say where.
+    """
+    package = pathlib.Path(__file__).resolve().parents[1]
+    libraries = {
+        pathlib.Path(sysconfig.get_paths()[k]).resolve()
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        # Only files: not `<frozen ...>` or `<string>` (Python's), nor a
+        # compiled extension's relative `numpy/random/_generator.pyx`.
+        if os.path.isabs(name):
+            frames.append(pathlib.Path(name).resolve())
+        tb = tb.tb_next
+    for path in reversed(frames):
+        if package in path.parents:
+            return True
+        if not libraries.intersection(path.parents):
+            return False  # the user's code
+    return False
 
 
 def fail(message: str) -> int:

@@ -2,6 +2,7 @@
 
 import argparse
 import difflib
+import sys
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -112,7 +113,17 @@ def preset_run(
     reject_other_algorithms(argv, preset.config.algo)
     args = parser(preset.config, preset.name, note).parse_args(argv)
     overrides = config_overrides(args, preset.config, preset.config.algo)
-    return preset, args, validate(apply_overrides(preset.config, overrides))
+    config = validate(apply_overrides(preset.config, overrides))
+    dropped = preset.config.env.options
+    quiet = getattr(args, "quiet", False)
+    if dropped and config.env.id != preset.config.env.id and not quiet:
+        print(
+            f"purejaxdrl: the preset's env.options "
+            f"({', '.join(f'{k}={v}' for k, v in dropped.items())}) are "
+            f"{preset.config.env.id}'s, so not passed to {config.env.id}",
+            file=sys.stderr,
+        )
+    return preset, args, config
 
 
 def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
@@ -246,14 +257,19 @@ def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
 def config_overrides(
     namespace: argparse.Namespace, defaults: Any, algo: str
 ) -> dict[str, Any]:
-    """Nested overrides from the config flags the user actually gave."""
+    """Nested overrides from the config flags the user actually gave.
+
+    `--env.option`s add to the defaults' options, unless `--env.id` names
+    another environment: options are their environment's (`EnvConfig`).
+    """
     out: dict[str, Any] = {}
+    other_env = getattr(namespace, "env.id", None) not in (None, defaults.env.id)
     for path, _, default in _fields(defaults, algo):
         value = getattr(namespace, path, None)
         if value is None:
             continue
         if path == "env.options":
-            value = {**default, **_parse_options(value)}
+            value = {**({} if other_env else default), **_parse_options(value)}
         node = out
         *parents, leaf = path.split(".")
         for p in parents:

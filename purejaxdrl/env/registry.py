@@ -2,6 +2,7 @@
 
 import difflib
 import functools
+import inspect
 from collections.abc import Callable
 
 from purejaxdrl.config import ConfigError
@@ -19,9 +20,42 @@ class UnknownEnvironmentError(KeyError):
 
 
 def register(name: str, factory: Callable[..., Env]) -> None:
-    """Registers `factory(**options) -> Env` under `name` (replacing any)."""
+    """Registers `factory(**options) -> Env` under `name` (replacing any).
+
+    Raises:
+      ConfigError: `factory` is not callable (an instance, say, where its
+        class or a function that makes one is wanted).
+
+    """
+    if not callable(factory):
+        raise ConfigError(
+            f"register({name!r}, {type(factory).__name__} instance): the factory "
+            "must make the environment, not be one; pass its class or a "
+            f"function, e.g. register({name!r}, {type(factory).__name__})."
+        )
     _FACTORIES[name] = factory
     _USERS.add(name)
+
+
+def _check_user_options(name: str, factory: Callable[..., Env], options: dict) -> None:
+    """One line, not a TypeError from the call, for options `factory` can't take."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable: let the call say
+        return
+    try:
+        signature.bind(**options)
+    except TypeError as e:
+        takes = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        accepted = f"takes {', '.join(takes)}" if takes else "takes no options"
+        raise ConfigError(
+            f"env.options {options} do not fit {name!r} ({e}): it {accepted}; "
+            "pass only those (--env.option KEY=VALUE, env.options in Python)."
+        ) from None
 
 
 def registered_by_user(name: str) -> bool:
@@ -125,4 +159,6 @@ def make(name: str, **options) -> Env:
             "registers it (purejaxdrl.env.register), import that first: "
             "--env.imports MODULE."
         )
+    if name in _USERS:
+        _check_user_options(name, _FACTORIES[name], options)
     return _FACTORIES[name](**options)

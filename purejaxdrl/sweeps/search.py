@@ -1,6 +1,7 @@
 """Random search: ranges over dynamic fields, checked, then drawn reproducibly."""
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -109,19 +110,25 @@ def random_draws(
                 "--sample FIELD=KIND:LOW:HIGH, or drop --samples."
             )
         return [], [{}]
-    rng = np.random.default_rng(search_seed)
     fields: list[Field] = []
-    columns: dict[str, np.ndarray] = {}
     for name, spec in sample.items():
-        field = sampled_field(base, name, spec, [*taken, *fields])
-        fields.append(field)
-        kind, low, high = spec
-        columns[field.path] = _draw(rng, kind, low, high, num_samples)
+        fields.append(sampled_field(base, name, spec, [*taken, *fields]))
     if num_samples < 1:
         raise ConfigError(
             f"num_samples={num_samples}: random search needs at least one draw; "
             "pass --samples N with --sample."
         )
+    if isinstance(search_seed, bool) or not isinstance(search_seed, numbers.Integral):
+        raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")
+    if search_seed < 0:
+        raise ConfigError(
+            f"search_seed={search_seed} must be >= 0 (it seeds NumPy's "
+            "generator); pass e.g. --search-seed 0."
+        )
+    rng = np.random.default_rng(search_seed)
+    columns: dict[str, np.ndarray] = {}
+    for field, (kind, low, high) in zip(fields, sample.values(), strict=True):
+        columns[field.path] = _draw(rng, kind, low, high, num_samples)
     draws = [
         {path: float(col[j]) for path, col in columns.items()}
         for j in range(num_samples)

@@ -7,7 +7,7 @@ section.
 """
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.agents.registry import AlgorithmConfigs, algorithm, algorithms
@@ -39,13 +39,16 @@ class EnvConfig:
         command that builds the environment (train, sweep, eval, export, a
         resumed run) imports them, so a run directory records them here.
       options: keyword arguments for the environment (brax: backend,
-        episode_length).
+        episode_length). They are `id`'s: overriding `id` without them
+        resets them (a preset's options are for its own environment).
       normalize_observations: standardise observations with running statistics.
       hide_observations: indices of vector-observation entries the agent does
         not see (`env.wrappers.HideObservations`); CartPole-v1 with (1, 3) is
         the `cartpole_masked` memory task.
 
     """
+
+    TIED_FIELDS: ClassVar[dict[str, str]] = {"options": "id"}  # apply_overrides
 
     id: str = "CartPole-v1"
     imports: tuple[str, ...] = ()

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl import env as envs
+from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
@@ -29,6 +30,8 @@ from purejaxdrl.env.host import is_host_env, make_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import RunningStatistics, normalize, per_entry
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
+from purejaxdrl.rl.distributions import Distribution
+from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 
@@ -42,9 +45,11 @@ class Policy(NamedTuple):
     Attributes:
       act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
         sample from the policy, as the purejaxdrl environment takes it (Box
-        actions in [-1, 1]); jittable and vmappable. For a run on dict
-        observations `obs` is the policy's entry (`network.policy_obs_key`),
-        or a dict holding it: the critic's entries are not needed.
+        actions in [-1, 1]); jittable and vmappable. A Q-learner's (DQN,
+        Ape-X, R2D2, PQN) is ε-greedy with its section's `epsilon_end`. For a
+        run on dict observations `obs` is the policy's entry
+        (`network.policy_obs_key`), or a dict holding it: the critic's
+        entries are not needed.
       mode: `mode(obs) -> action`, the most likely action (deterministic).
       params: the network parameters.
       spec: the contents of policy.json.
@@ -286,14 +291,15 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 
+    sample = _sampler(dist, section)
     if isinstance(network, RecurrentNetwork):
-        return _recurrent_policy(network, params, spec, observe)
+        return _recurrent_policy(network, params, spec, observe, sample)
 
     def policy_output(obs: jax.Array) -> jax.Array:
         return network.apply(params, observe(obs))[0]
 
     def act(obs: jax.Array, key: PRNGKey) -> jax.Array:
-        return dist.to_env(dist.sample(policy_output(obs), key))
+        return dist.to_env(sample(policy_output(obs), key))
 
     def mode(obs: jax.Array) -> jax.Array:
         return dist.to_env(dist.mode(policy_output(obs)))
@@ -329,11 +335,35 @@ def _with_all_entries(obs: Any, obs_spec: dict[str, Box], key: str) -> dict:
     }
 
 
+def _sampler(
+    dist: Distribution, section: Any
+) -> Callable[[jax.Array, PRNGKey], jax.Array]:
+    """How `act` samples a policy head's output [*batch, ...] with one key.
+
+    A Q-learner's head holds action values, not logits: it acts ε-greedily
+    with its schedule's final ε (`epsilon_end`), as it acted at the end of
+    training, not by a softmax over the values. Others sample their
+    distribution.
+    """
+    if not isinstance(section, EpsilonFields):
+        return dist.sample
+    epsilon = float(section.epsilon_end)
+
+    def epsilon_greedy_sample(q: jax.Array, key: PRNGKey) -> jax.Array:
+        flat = q.reshape(-1, q.shape[-1])
+        keys = jax.random.split(key, flat.shape[0])
+        actions = jax.vmap(epsilon_greedy, (0, 0, None))(keys, flat, epsilon)
+        return actions.reshape(q.shape[:-1])
+
+    return epsilon_greedy_sample
+
+
 def _recurrent_policy(
     network: RecurrentNetwork,
     params: Params,
     spec: dict[str, Any],
     observe: Callable[[jax.Array], jax.Array],
+    sample: Callable[[jax.Array, PRNGKey], jax.Array],
 ) -> Policy:
     dist = network.distribution
 
@@ -351,7 +381,7 @@ def _recurrent_policy(
     def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
         state, policy = output(state, obs, reset)
         keys = jax.random.split(key, policy.shape[0])
-        return state, dist.to_env(jax.vmap(dist.sample)(policy, keys))
+        return state, dist.to_env(jax.vmap(sample)(policy, keys))
 
     def step_mode(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
         state, policy = output(state, obs, reset)

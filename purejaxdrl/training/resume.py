@@ -149,6 +149,7 @@ def check_continues(
             f"resuming {str(run_dir)!r} with changes that alter the run ("
             + "; ".join(binding)
             + "); drop them to continue the same run, or add --override "
-            "(train(..., allow_changes=True) in Python) to continue with them."
+            "to continue with them (in Python, allow_changes=True to both "
+            "resume_config and train)."
         )
     return changes

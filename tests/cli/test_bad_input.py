@@ -307,6 +307,22 @@ CASES = [
     ([*SWEEP, "--sample", "num_epochs=uniform:1:4", "--samples", "2"], "is static"),
     ([*SWEEP, "--sample", "gamma=normal:0:1", "--samples", "2"], "is not one of"),
     ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
+    (
+        [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "-1"],
+        "num_samples=-1: random search needs at least one draw",
+    ),
+    (
+        [
+            *SWEEP,
+            "--sample",
+            "learning_rate=uniform:1e-4:1e-3",
+            "--samples",
+            "2",
+            "--search-seed",
+            "-1",
+        ],  # fmt: skip
+        "search_seed=-1 must be >= 0",
+    ),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.
@@ -318,6 +334,7 @@ CASES = [
     ),
     ([*PBT, "--explore", "num_envs=uniform:1:8"], "--explore num_envs: num_envs is"),
     ([*PBT, "--explore", LR, "--population", "0"], "population=0 must be >= 1"),
+    ([*PBT, "--explore", LR, "--search-seed", "-1"], "search_seed=-1 must be >= 0"),
     (
         [*PBT, "--explore", LR, "--pbt.quantile", "0.75"],
         "pbt.quantile=0.75 must be in (0, 0.5]",

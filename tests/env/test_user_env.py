@@ -287,3 +287,69 @@ def test_a_module_that_does_not_import_is_one_line_naming_it_and_the_fix(
     assert message in text
     if source:
         assert f"{tmp_path / name}.py:" in text  # where it failed
+
+
+def test_a_presets_env_options_stay_with_its_environment(capsys):
+    # inverted_pendulum's SAC section sets brax's backend and episode_length:
+    # a user's environment in its place must not be made with them.
+    from purejaxdrl.cli.args import preset_run
+    from purejaxdrl.cli.train import parser
+
+    base = pjd.load_preset("inverted_pendulum", "sac").config
+    assert base.env.options == {"backend": "positional", "episode_length": 1000}
+    other = pjd.apply_overrides(base, {"env": {"id": "MyEnv-v0"}})
+    assert other.env.options == {}
+    same = pjd.apply_overrides(base, {"env": {"id": base.env.id}})
+    assert same.env.options == base.env.options
+    given = {"env": {"id": "MyEnv-v0", "options": {"size": 3}}}
+    assert pjd.apply_overrides(base, given).env.options == {"size": 3}
+
+    argv = ["--algo", "sac", "--env.id", "MyEnv-v0", "--env.option", "size=3"]
+    _, _, config = preset_run(argv, "inverted_pendulum", "sac", parser)
+    assert config.env.options == {"size": 3}
+    assert capsys.readouterr().err == (
+        "purejaxdrl: the preset's env.options (backend=positional, "
+        "episode_length=1000) are brax/inverted_pendulum's, so not passed to "
+        "MyEnv-v0\n"
+    )
+    argv = ["--algo", "sac", "--env.option", "episode_length=50"]
+    _, _, config = preset_run(argv, "inverted_pendulum", "sac", parser)
+    assert config.env.options == {"backend": "positional", "episode_length": 50}
+
+
+def test_options_or_a_factory_that_do_not_fit_are_one_line(isolated):
+    class Grid(pjd.env.Env):
+        def __init__(self, size: int = 5):
+            self.size = size
+
+    with pytest.raises(pjd.ConfigError, match=r"register\('MyGrid-v0', Grid\)"):
+        pjd.env.register("MyGrid-v0", Grid())
+    pjd.env.register("MyGrid-v0", Grid)
+    assert pjd.env.make("MyGrid-v0", size=3).size == 3
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.env.make("MyGrid-v0", sizee=7)
+    assert str(e.value) == (
+        "env.options {'sizee': 7} do not fit 'MyGrid-v0' (got an unexpected "
+        "keyword argument 'sizee'): it takes size; pass only those "
+        "(--env.option KEY=VALUE, env.options in Python)."
+    )
+
+
+def test_a_value_error_from_the_users_code_keeps_its_traceback(isolated, capsys):
+    # The command line shows purejaxdrl's own ValueErrors (checks naming the
+    # value and the fix) as one line; one from the user's code is a bug whose
+    # traceback must say where.
+    def factory():
+        raise ValueError("array split does not result in an equal division")
+
+    from purejaxdrl.cli import main
+
+    pjd.env.register("Boom-v0", factory)
+    argv = ["train", "--env", "cartpole", "--env.id", "Boom-v0", "--no-files"]
+    with pytest.raises(ValueError, match="equal division") as e:
+        main(argv)
+    assert e.traceback[-1].name == "factory"
+    assert "error" not in capsys.readouterr().err
+    bad = ["train", "--env", "cartpole", "--network.torso", "cnn", "--no-files"]
+    assert main(bad) == 2  # purejaxdrl's own check (a ValueError): one line
+    assert "network.torso='cnn' needs image observations" in capsys.readouterr().err

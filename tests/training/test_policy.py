@@ -19,7 +19,7 @@ def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
             "num_logs": 1,
             "devices": 1,
             "run_dir": str(tmp_path / "runs"),
-            "dqn": {"min_replay": 256, "dueling": False},
+            "dqn": {"min_replay": 256, "dueling": False, "epsilon_end": 0.2},
         },
     )
     result = pjd.train(config, write_files=True)
@@ -40,6 +40,14 @@ def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
     q, _ = q_network.apply(result.state.agent.params, obs)
     np.testing.assert_array_equal(jax.jit(policy.mode)(obs), np.argmax(q, axis=-1))
     assert jax.jit(policy.act)(obs, jax.random.key(1)).shape == (64,)
+    # `act` is ε-greedy at the run's final ε, 0.2: the greedy action with
+    # probability 0.8 + 0.2 / 2, not a softmax over the two values (taken
+    # where the values differ most, so that a softmax would differ).
+    i = int(np.argmax(np.abs(q[:, 0] - q[:, 1])))
+    keys = jax.random.split(jax.random.key(2), 20_000)
+    acts = jax.jit(jax.vmap(policy.act, (None, 0)))(obs[i], keys)
+    greedy = np.mean(np.asarray(acts) == int(np.argmax(q[i])))
+    assert abs(greedy - 0.9) < 0.015, greedy  # 7 standard deviations
     count = sum(np.size(x) for x in jax.tree.leaves(policy.params))
     assert (
         repr(policy) == f"Policy(dqn on CartPole-v1, 20 updates, {count:,} parameters)"
