@@ -95,13 +95,17 @@ def _print_summary(result: Any, wall: float) -> None:
     values = ", ".join(
         f"{k}={v}" for k, v in best.items() if k in {f.path for f in result.plan.fields}
     )
-    mean = best["mean_return"]
+    mean, std = best["mean_return"], best["std_return"]
+    kept = best["seeds"] - best["diverged"]
+    seeds = f"{kept} of {best['seeds']}" if best["diverged"] else f"{kept}"
     lines = [
         result.table(),
         "",
         f"best setting: {best['setting']} ({values or 'the base config'}): mean "
-        f"return {'—' if math.isnan(mean) else f'{mean:.1f}'} ± "
-        f"{best['std_return']:.1f} over {best['seeds']} seed(s)",
+        f"return {'—' if math.isnan(mean) else f'{mean:.1f}'}"
+        + ("" if math.isnan(std) else f" ± {std:.1f}")
+        + f" over {seeds} seed(s)"
+        + (" (the others diverged)" if best["diverged"] else ""),
         f"  runs               {result.plan.num_runs}",
         *figure_lines(
             result, wall, "sweep", "runs", f" ({result.programs_compiled} program(s))"

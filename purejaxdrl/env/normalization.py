@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.env.base import Box, EnvParams, InnerStep, Wrapper, keep_unmasked
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
@@ -92,6 +93,22 @@ def per_entry(function: Callable[..., PyTree], stats: PyTree, *trees: PyTree) ->
     """
     return jax.tree.map(
         function, stats, *trees, is_leaf=lambda x: isinstance(x, RunningStatistics)
+    )
+
+
+def statistics_to_host(stats: PyTree) -> PyTree:
+    """`stats` as plain NumPy dicts (`{count, mean, m2}` per entry), to save."""
+    return per_entry(
+        lambda s: {k: np.asarray(v) for k, v in s._asdict().items()}, stats
+    )
+
+
+def statistics_from_host(saved: PyTree) -> PyTree:
+    """The statistics `statistics_to_host` saved, as RunningStatistics again."""
+    return jax.tree.map(
+        lambda s: RunningStatistics(**{k: jnp.asarray(s[k]) for k in s}),
+        saved,
+        is_leaf=lambda s: isinstance(s, dict) and "count" in s,
     )
 
 

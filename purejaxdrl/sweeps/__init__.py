@@ -5,13 +5,15 @@ ranges), `spec` (the plan: grids x draws x seeds), `layout` (the (sweep, data)
 mesh and batches that fit in memory), `compiled` (the vmapped, sharded init and
 chunk programs), `program` (`sweep()`: trains the plan group by group, batch by
 batch), `messages` (what it reports), `result` (per-run records, per-setting
-summary), `report` (the sweep directory's files); population-based training
+summary), `report` and `run_files` (the sweep directory's files),
+`best_policy` (a run's policy, `export_run`); population-based training
 on the same batches: `pbt_operators` (its jitted rank / exploit / explore), `population`
 (`pbt()`: ready steps between chunks), `lineage` (PBTResult, its files,
 `load_pbt`). Builds on `training`
 (configs, experiments, the chunk schedule) and `observe`; never imports `cli`.
 """
 
+from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
 from purejaxdrl.sweeps.population import pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
@@ -20,6 +22,8 @@ from purejaxdrl.sweeps.report import SweepResult, load_sweep
 __all__ = [
     "PBTResult",
     "SweepResult",
+    "best_run",
+    "export_run",
     "load_pbt",
     "load_sweep",
     "pbt",

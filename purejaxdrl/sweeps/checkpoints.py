@@ -23,8 +23,8 @@ from jax.sharding import Mesh
 from purejaxdrl.config import ConfigError
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
-from purejaxdrl.sweeps.report import read_run_files, write_run_files
 from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
 from purejaxdrl.training.checkpoint import Checkpointer
 
 
@@ -124,9 +124,9 @@ class SweepStore:
         """Reads a finished batch's records, divergences and parameters."""
         done = json.loads(self._done_path(group, batch).read_text())
         for run, diverged in zip(runs, done["diverged"], strict=True):
-            result.histories[run], result.final_params[run] = read_run_files(
-                self.directory, run
-            )
+            history, params, stats = read_run_files(self.directory, run)
+            result.histories[run], result.final_params[run] = history, params
+            result.final_stats[run] = stats
             result.diverged[run] = diverged
 
     def open(
@@ -148,7 +148,11 @@ class SweepStore:
         """Writes a trained batch's run files, marks it done, drops its states."""
         for run in runs:
             write_run_files(
-                self.directory, run, result.histories[run], result.final_params[run]
+                self.directory,
+                run,
+                result.histories[run],
+                result.final_params[run],
+                result.final_stats[run],
             )
         done = {"runs": runs, "diverged": [result.diverged[r] for r in runs]}
         self._done_path(group, batch).write_text(json.dumps(done))

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.batch import SweepStopped
+from purejaxdrl.sweeps.best_policy import write_run_policy
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
     read_pbt_meta,
@@ -27,8 +28,6 @@ from purejaxdrl.sweeps.program import (
 )
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import make_env
-from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.schedule import chunk_lengths
 
 
@@ -287,14 +286,5 @@ def export_best(result: PBTResult, out: pathlib.Path) -> pathlib.Path:
     config = dataclasses.replace(
         result.base, seed=result.base.seed + best, **{result.base.algo: section}
     )
-    env, env_params = make_env(config)
-    specs = (env.observation_spec(env_params), env.action_spec(env_params))
     stats = result.final_stats[best] if result.final_stats else None
-    return write_policy(
-        out,
-        config,
-        result.params(best),
-        stats,
-        updates=config.num_updates,
-        specs=specs,
-    )
+    return write_run_policy(config, result.params(best), stats, out)

@@ -18,6 +18,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.batch import SweepStopped, train_batch
+from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.messages import (
@@ -108,6 +109,7 @@ def sweep(
         histories=[[] for _ in range(plan.num_runs)],
         diverged=[None] * plan.num_runs,
         final_params=[None] * plan.num_runs,
+        final_stats=[None] * plan.num_runs,
         target_return=target_return,
         messages=messages,
     )
@@ -153,6 +155,7 @@ def resume_sweep(
         histories=[[] for _ in range(plan.num_runs)],
         diverged=[None] * plan.num_runs,
         final_params=[None] * plan.num_runs,
+        final_stats=[None] * plan.num_runs,
         target_return=meta["target_return"],
         messages=messages,
         run_dir=path,
@@ -231,6 +234,9 @@ def _train_plan(
     if store is not None:
         write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
+        if (best := best_run(result)) is not None:
+            policy = export_run(result, best, result.run_dir / "policy")
+            say(f"sweep: the best run's policy (run {best}) in {policy}")
     return result
 
 
@@ -349,8 +355,11 @@ def _train_group(
             done=done, checkpoint=checkpoint, stop=stop, seconds_before=before,
         )  # fmt: skip
         params = jax.device_get(states.agent.params)
+        stats = jax.device_get(getattr(states.env_params, "obs_stats", None))
         for j, run in enumerate(batch):
             result.final_params[run] = jax.tree.map(lambda x, j=j: x[j], params)
+            if stats is not None:  # what the run's policy needs beside params
+                result.final_stats[run] = jax.tree.map(lambda x, j=j: x[j], stats)
         result.train_seconds += before + time.perf_counter() - begin
         if store is not None:
             store.finish(group, b, result, batch, checkpoint)

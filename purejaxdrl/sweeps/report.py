@@ -2,14 +2,11 @@
 
 import csv
 import dataclasses
-import json
 import math
 import pathlib
 import shutil
 from typing import Any
 
-import flax.serialization
-import numpy as np
 import yaml
 
 from purejaxdrl.config import apply_overrides, to_dict
@@ -22,19 +19,10 @@ from purejaxdrl.observe.plots import (
 )
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.run_files import plain, write_run_files
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
-
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, tuple | list):
-        return [_plain(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
 
 
 def _csv(x: float) -> str:
@@ -53,7 +41,9 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     - `runs.csv`: one row per run (setting, seed, final return, whether it
       reached the target, env steps at its first crossing of the target);
     - `runs/run-0000.jsonl`: each run's metrics, one record per chunk;
-    - `params/run-0000.msgpack`: each run's final network parameters;
+    - `params/run-0000.msgpack`: each run's final network parameters, and
+      `params/run-0000.obs-stats.msgpack` its observation statistics where
+      the environment normalises them;
     - `summary.csv` and `summary.md`: per setting, mean and standard deviation
       over seeds of the final return, how many seeds reached the target (final
       return at least the target), and the median first crossing;
@@ -77,7 +67,7 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     }
     (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     for i in range(plan.num_runs):
-        write_run_files(path, i, result.histories[i], result.final_params[i])
+        write_run_files(path, i, result.histories[i], result.params(i), result.stats(i))
     _write_tables(result, path)
     plot_sweep(result, path / "curves.png")
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished sweep's
@@ -89,7 +79,7 @@ def _plan_meta(result: SweepResult) -> dict[str, Any]:
     return {
         "base": to_dict(plan.base),
         "fields": [{"path": f.path, "dynamic": f.dynamic} for f in plan.fields],
-        "settings": [{k: _plain(v) for k, v in s.items()} for s in plan.settings],
+        "settings": [{k: plain(v) for k, v in s.items()} for s in plan.settings],
         "seeds": list(plan.seeds),
         "target_return": result.target_return,
     }
@@ -107,24 +97,6 @@ def start_dir(result: SweepResult) -> pathlib.Path:
     meta = {**_plan_meta(result), "status": "running"}
     (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     return path
-
-
-def write_run_files(
-    path: pathlib.Path, index: int, history: list[dict[str, Any]], params: Any
-) -> None:
-    """A run's `runs/run-NNNN.jsonl` (its records) and final parameters."""
-    lines = (json.dumps({k: _plain(v) for k, v in r.items()}) for r in history)
-    (path / "runs" / f"run-{index:04d}.jsonl").write_text("\n".join(lines) + "\n")
-    (path / "params" / f"run-{index:04d}.msgpack").write_bytes(
-        flax.serialization.msgpack_serialize(params)
-    )
-
-
-def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any]:
-    """A run's records and final parameters, as `write_run_files` wrote them."""
-    history = read_history(path / "runs" / f"run-{index:04d}.jsonl")
-    data = (path / "params" / f"run-{index:04d}.msgpack").read_bytes()
-    return history, flax.serialization.msgpack_restore(data)
 
 
 def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
@@ -197,6 +169,7 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
         histories=histories,
         diverged=list(meta["diverged"]),
         final_params=[None] * plan.num_runs,
+        final_stats=[None] * plan.num_runs,
         target_return=meta["target_return"],
         compile_seconds=meta["compile_seconds"],
         train_seconds=meta["train_seconds"],

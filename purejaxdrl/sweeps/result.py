@@ -10,6 +10,7 @@ import numpy as np
 
 from purejaxdrl.observe.plots import RETURN, short_value
 from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.run_files import read_run_stats
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.types import Params
 
@@ -25,6 +26,9 @@ class SweepResult:
       diverged: per run, the update at which a metric became non-finite, or None.
       final_params: per run, the final network parameters (host arrays), or
         None when loaded from disk (read on demand by `params`).
+      final_stats: per run, its observation statistics where the environment
+        normalises them (what its policy needs beside its parameters; read
+        on demand by `stats`), else None; empty before training.
       target_return: the score a run's final return must reach
         (`reached_target`, as `purejaxdrl train` judges a preset's target);
         `first_crossing_steps` says when a chunk's mean return first reached it.
@@ -49,6 +53,7 @@ class SweepResult:
     layouts: list[Layout] = dataclasses.field(default_factory=list)
     messages: list[str] = dataclasses.field(default_factory=list)
     run_dir: pathlib.Path | None = None
+    final_stats: list[Any] = dataclasses.field(default_factory=list)
 
     @property
     def final_return(self) -> np.ndarray:
@@ -152,6 +157,14 @@ class SweepResult:
             self.final_params[index] = flax.serialization.msgpack_restore(data)
         return self.final_params[index]
 
+    def stats(self, index: int) -> Any:
+        """A run's observation statistics (RunningStatistics), or None."""
+        if not self.final_stats:
+            self.final_stats = [None] * len(self.histories)
+        if self.final_stats[index] is None and self.run_dir is not None:
+            self.final_stats[index] = read_run_stats(self.run_dir, index)
+        return self.final_stats[index]
+
     def summary(self) -> list[dict[str, Any]]:
         """One row per setting: its values and its results over seeds.
 
@@ -174,7 +187,8 @@ class SweepResult:
                     "setting": s,
                     **values,
                     "mean_return": float(ok.mean()) if ok.size else math.nan,
-                    "std_return": float(ok.std()) if ok.size else math.nan,
+                    # No spread from one run: NaN, not 0.
+                    "std_return": float(ok.std()) if ok.size > 1 else math.nan,
                     "seeds": n,
                     "diverged": sum(
                         self.diverged[i] is not None for i in range(s * n, s * n + n)
@@ -194,20 +208,13 @@ class SweepResult:
 
     @property
     def best(self) -> dict[str, Any]:
-        """The summary row with the highest mean final return.
+        """The summary row with the fewest diverged seeds, then the best mean.
 
-        Ties go to fewer steps to the first crossing of the target.
+        A setting whose seeds diverged is not the best on the mean of those
+        that did not; ties go to fewer steps to the first crossing of the
+        target.
         """
-
-        def rank(row: dict[str, Any]) -> tuple[float, float]:
-            mean = row["mean_return"]
-            steps = row["median_first_crossing_steps"]
-            return (
-                -math.inf if math.isnan(mean) else mean,
-                -(math.inf if math.isnan(steps) else steps),
-            )
-
-        return max(self.summary(), key=rank)
+        return max(self.summary(), key=_rank)
 
     def table(self) -> str:
         """The summary as a Markdown table, best first."""
@@ -215,7 +222,7 @@ class SweepResult:
         head = ["setting", *paths, "return mean ± std", "reached target",
                 "first crossing (median steps)"]  # fmt: skip
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        rows = sorted(self.summary(), key=lambda r: -_num(r["mean_return"]))
+        rows = sorted(self.summary(), key=_rank, reverse=True)
         for row in rows:
             reached = f"{row['reached_target']}/{row['seeds']}"
             if row["reached_target"] is None:
@@ -228,9 +235,19 @@ class SweepResult:
                 _fmt(row["median_first_crossing_steps"], ",.0f"),
             ]
             if row["diverged"]:
-                cells[-3] += f" ({row['diverged']} diverged)"
+                cells[-3] += f" ({row['diverged']} of {row['seeds']} diverged)"
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
+
+
+def _rank(row: dict[str, Any]) -> tuple[int, float, float]:
+    """A summary row's rank (higher is better): `SweepResult.best`'s order."""
+    steps = row["median_first_crossing_steps"]
+    return (
+        -row["diverged"],
+        _num(row["mean_return"]),
+        -(math.inf if math.isnan(steps) else steps),
+    )
 
 
 def _bare(plan: SweepPlan) -> set[str]:

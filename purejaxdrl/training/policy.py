@@ -28,7 +28,12 @@ from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host import is_host_env, make_host_env
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.env.normalization import RunningStatistics, normalize, per_entry
+from purejaxdrl.env.normalization import (
+    normalize,
+    per_entry,
+    statistics_from_host,
+    statistics_to_host,
+)
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.rl.exploration import epsilon_greedy
@@ -217,9 +222,7 @@ def write_policy(
     }
     blob: dict[str, Any] = {"params": jax.device_get(params)}
     if stats is not None:
-        blob["obs_stats"] = per_entry(
-            lambda s: {k: np.asarray(v) for k, v in s._asdict().items()}, stats
-        )
+        blob["obs_stats"] = statistics_to_host(stats)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "params.msgpack").write_bytes(flax.serialization.msgpack_serialize(blob))
@@ -277,11 +280,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     params = jax.tree.map(jnp.asarray, blob["params"])
     stats = blob.get("obs_stats")
     if stats is not None:
-        stats = jax.tree.map(
-            lambda s: RunningStatistics(**{k: jnp.asarray(s[k]) for k in s}),
-            stats,
-            is_leaf=lambda s: "count" in s,
-        )
+        stats = statistics_from_host(stats)
 
     def observe(obs: Any) -> Any:
         if isinstance(obs_spec, dict):

@@ -41,7 +41,7 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
     except FileNotFoundError:
         raise ConfigError(
             f"{str(run_dir)!r} has no config.yaml, so it is not a purejaxdrl run "
-            "directory; pass a folder made by `purejaxdrl train`."
+            f"directory; {_what_it_is(run_dir)}"
         ) from None
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(
@@ -54,6 +54,31 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
             "new run."
         )
     return validate(apply_overrides(TrainConfig(), data))
+
+
+def _what_it_is(path: pathlib.Path) -> str:
+    """What a folder that is not a run holds, and how to use it (the fix)."""
+    if (path / "policy.json").is_file():
+        return (
+            "it is an exported policy: load it with "
+            f"pjd.load_policy({str(path)!r}) and act with policy.act / policy.mode."
+        )
+    for meta, what, best in (
+        ("sweep.yaml", "sweep", "run"),
+        ("pbt.yaml", "PBT", "member"),
+    ):
+        if (path / meta).is_file():
+            return (
+                f"it is a {what} directory: its best {best}'s policy is in "
+                f"{str(path / 'policy')!r} when it finished (pjd.load_policy), "
+                + (
+                    "and any run's is pjd.sweeps.export_run(pjd.load_sweep(DIR), "
+                    "RUN, OUT)."
+                    if what == "sweep"
+                    else "and `purejaxdrl pbt --resume DIR` finishes a stopped one."
+                )
+            )
+    return "pass a folder made by `purejaxdrl train`."
 
 
 def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:

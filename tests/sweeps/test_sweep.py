@@ -4,6 +4,7 @@ import csv
 import dataclasses
 import math
 
+import flax.serialization
 import jax
 import matplotlib.image
 import numpy as np
@@ -191,6 +192,37 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
         loaded.run_index(learning_rate=1e-3)
 
 
+def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(tmp_path):
+    # With observations normalised, a run's parameters act only beside its
+    # statistics: each run saves its own, and the best run's policy folder
+    # holds both, so that it acts as the run did.
+    base = _base(
+        updates=4, run_dir=str(tmp_path), devices=1,
+        env={"normalize_observations": True},
+    )  # fmt: skip
+    result = sweep(base, seeds=[0, 1], write_files=True)
+    d = result.run_dir
+    counts = [float(result.stats(i).count) for i in range(2)]
+    # Every observation acted on updated them: 4 updates of 4 envs x 128
+    # steps (the 1e-4 they start at is below float32's step at 2048).
+    assert counts == [4 * 4 * 128] * 2
+    assert not np.allclose(result.stats(0).mean, result.stats(1).mean)
+    best = pjd.sweeps.best_run(result)
+    assert best == int(np.nanargmax(result.final_return))
+    policy = pjd.load_policy(d / "policy")
+    assert policy.spec["normalize_observations"] is True
+    _assert_trees_close(policy.params, result.params(best), atol=0)
+    loaded = load_sweep(d)
+    for i in range(2):
+        _assert_trees_close(loaded.stats(i), result.stats(i), atol=0)
+    other = pjd.sweeps.export_run(loaded, 1 - best, tmp_path / "other")
+    for folder, run in ((d / "policy", best), (other, 1 - best)):
+        blob = flax.serialization.msgpack_restore(
+            (folder / "params.msgpack").read_bytes()
+        )
+        np.testing.assert_array_equal(blob["obs_stats"]["m2"], result.stats(run).m2)
+
+
 def _history(*returns):
     return [
         {"env_steps": 100 * (k + 1), "episode/mean_return": r}
@@ -226,12 +258,21 @@ def test_summary_figures_by_hand():
     assert first["reached_target"] == 1
     assert first["median_first_crossing_steps"] == 250.0
     assert (second["mean_return"], second["diverged"]) == (30.0, 1)
+    assert math.isnan(second["std_return"])  # one seed left: no spread
     assert second["reached_target"] == 0
     assert math.isnan(second["median_first_crossing_steps"])
     assert result.best["setting"] == 0
     table = result.table()
     assert "| reached target | first crossing (median steps) |" in table
-    assert "| 1/2 | 250 |" in table and "(1 diverged) | 0/2 | — |" in table
+    assert "| 1/2 | 250 |" in table
+    assert "| 30.0 ± — (1 of 2 diverged) | 0/2 | — |" in table
+    # A setting with a diverged seed is not the best on its survivors' mean.
+    lucky = dataclasses.replace(
+        result, histories=[*result.histories[:2], _history(5, 9, 90), _history(1)]
+    )
+    assert lucky.summary()[1]["mean_return"] == 90.0
+    assert lucky.best["setting"] == 0
+    assert lucky.table().index("| 0 |") < lucky.table().index("| 1 |")
     untargeted = dataclasses.replace(result, target_return=None)
     assert not untargeted.reached_target.any()
     assert untargeted.summary()[0]["reached_target"] is None  # not judged

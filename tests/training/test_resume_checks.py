@@ -11,6 +11,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.resume import load_run_config
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 1}
 
@@ -98,3 +99,20 @@ def test_evaluation_asked_for_without_episodes_is_said_not_refused():
         "eval.every=2 with eval.episodes=0: no evaluation will run; pass e.g. "
         "--eval.episodes 16 to evaluate"
     ) in result.messages
+
+
+@pytest.mark.parametrize(
+    ("marker", "says"),
+    [
+        ("policy.json", "it is an exported policy: load it with pjd.load_policy("),
+        ("sweep.yaml", "pjd.sweeps.export_run(pjd.load_sweep(DIR), RUN, OUT)"),
+        ("pbt.yaml", "it is a PBT directory: its best member's policy is in"),
+    ],
+)
+def test_a_folder_that_is_no_run_says_what_it_is_and_how_to_use_it(
+    tmp_path, marker, says
+):
+    (tmp_path / marker).write_text("{}")
+    with pytest.raises(pjd.ConfigError, match="has no config.yaml") as e:
+        load_run_config(tmp_path)
+    assert says in str(e.value)

@@ -1,0 +1,49 @@
+"""The policy of a sweep's or a population's run, as `purejaxdrl export` writes one."""
+
+import math
+import pathlib
+from typing import Any
+
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.policy import write_policy
+
+
+def best_run(result: SweepResult) -> int | None:
+    """The run of the best setting (`result.best`) with the highest final return.
+
+    None when none of its runs ended with a finite return (all diverged, or
+    none ended an episode): there is no policy worth writing.
+    """
+    n = len(result.plan.seeds)
+    start = result.best["setting"] * n
+    final = result.final_return[start : start + n]
+    if all(math.isnan(x) for x in final):
+        return None
+    return start + max(
+        range(n), key=lambda j: -math.inf if math.isnan(final[j]) else final[j]
+    )
+
+
+def write_run_policy(
+    config: TrainConfig, params: Any, stats: Any, out: pathlib.Path
+) -> pathlib.Path:
+    """Writes the policy of a run trained with `config` (`load_policy(out)`)."""
+    env, env_params = make_env(config)
+    specs = (env.observation_spec(env_params), env.action_spec(env_params))
+    return write_policy(
+        out, config, params, stats, updates=config.num_updates, specs=specs
+    )
+
+
+def export_run(result: SweepResult, run: int, out: str | pathlib.Path) -> pathlib.Path:
+    """Writes sweep run `run`'s policy to `out`, with its observation statistics.
+
+    `pjd.load_policy(out)` loads it; `purejaxdrl sweep` writes the best run's
+    into the sweep directory's `policy/`.
+    """
+    config = result.plan.run_config(run)
+    return write_run_policy(
+        config, result.params(run), result.stats(run), pathlib.Path(out)
+    )

@@ -1,0 +1,67 @@
+"""A sweep run's files: its records, final parameters and observation statistics.
+
+Under a sweep directory, run i has `runs/run-NNNN.jsonl` (one record per
+chunk), `params/run-NNNN.msgpack` (its network parameters) and, where the
+environment normalises observations, `params/run-NNNN.obs-stats.msgpack`
+(the statistics its policy needs to act as it trained).
+"""
+
+import json
+import math
+import pathlib
+from typing import Any
+
+import flax.serialization
+import numpy as np
+
+from purejaxdrl.env.normalization import statistics_from_host, statistics_to_host
+from purejaxdrl.observe.plots import read_history
+
+
+def plain(x: Any) -> Any:
+    """`x` as YAML and JSON take it: lists, Python numbers, None for inf/NaN."""
+    if isinstance(x, tuple | list):
+        return [plain(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _stats_path(path: pathlib.Path, index: int) -> pathlib.Path:
+    return path / "params" / f"run-{index:04d}.obs-stats.msgpack"
+
+
+def write_run_files(
+    path: pathlib.Path,
+    index: int,
+    history: list[dict[str, Any]],
+    params: Any,
+    stats: Any = None,
+) -> None:
+    """A run's records, final parameters and (if any) observation statistics."""
+    lines = (json.dumps({k: plain(v) for k, v in r.items()}) for r in history)
+    (path / "runs" / f"run-{index:04d}.jsonl").write_text("\n".join(lines) + "\n")
+    (path / "params" / f"run-{index:04d}.msgpack").write_bytes(
+        flax.serialization.msgpack_serialize(params)
+    )
+    if stats is not None:
+        blob = flax.serialization.msgpack_serialize(statistics_to_host(stats))
+        _stats_path(path, index).write_bytes(blob)
+
+
+def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any, Any]:
+    """A run's records, final parameters and statistics, as written."""
+    history = read_history(path / "runs" / f"run-{index:04d}.jsonl")
+    data = (path / "params" / f"run-{index:04d}.msgpack").read_bytes()
+    params = flax.serialization.msgpack_restore(data)
+    return history, params, read_run_stats(path, index)
+
+
+def read_run_stats(path: pathlib.Path, index: int) -> Any:
+    """A run's observation statistics (RunningStatistics), or None if it has none."""
+    stats = _stats_path(path, index)
+    if not stats.exists():
+        return None
+    return statistics_from_host(flax.serialization.msgpack_restore(stats.read_bytes()))
