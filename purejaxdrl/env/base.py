@@ -43,9 +43,26 @@ class Discrete:
 
 @dataclasses.dataclass(frozen=True)
 class Box:
-    """A float32 array space. Continuous actions are always in [-1, 1]."""
+    """A float32 array space. Continuous actions are always in [-1, 1].
+
+    `shape` may be given as an int (`Box(4)`) or a list (`Box([4])`): it is
+    kept as a tuple of ints, which specs are compared and hashed by.
+    """
 
     shape: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        shape = self.shape
+        if isinstance(shape, int | np.integer):
+            shape = (shape,)
+        try:
+            shape = tuple(int(n) for n in shape)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"Box({self.shape!r}): the shape must be a tuple of ints, e.g. "
+                "Box((4,)) or Box(4)."
+            ) from None
+        object.__setattr__(self, "shape", shape)
 
 
 def strong_types(tree: PyTree) -> PyTree:
@@ -205,15 +222,22 @@ class Env:
     @property
     def default_params(self) -> EnvParams:
         """Parameters that reproduce the environment's standard dynamics."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} must define default_params (a property: its "
+            "EnvParams, or None if it has none)."
+        )
 
-    def observation_spec(self, params: EnvParams) -> Box:
-        """Shape of one (float32) observation."""
-        raise NotImplementedError
+    def observation_spec(self, params: EnvParams) -> Box | dict[str, Box]:
+        """Shape of one (float32) observation, or a dict of them per entry."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define observation_spec(params)."
+        )
 
     def action_spec(self, params: EnvParams) -> Discrete | Box:
-        """The action space; Box actions are in [-1, 1]."""
-        raise NotImplementedError
+        """The action space: Discrete, or a 1-D Box of actions in [-1, 1]."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define action_spec(params)."
+        )
 
     def update_statistics(
         self, params: EnvParams, info: dict[str, jax.Array], axis_name: str | None

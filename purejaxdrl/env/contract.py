@@ -32,9 +32,10 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
         rule says, and where to fix it.
 
     """
+    spec = env.observation_spec(params)
+    _check_specs(env_id, spec, env.action_spec(params))
     key = jax.random.key(0)
     state, first = jax.eval_shape(env.reset, key, params)
-    spec = env.observation_spec(params)
     _check_timestep(env_id, "reset", first, spec)
     next_state, next_ = jax.eval_shape(
         env.step, key, state, _action(env, params), params
@@ -42,6 +43,32 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
     _check_timestep(env_id, "step", next_, spec)
     _same(env_id, "TimeStep", first, next_)
     _same(env_id, "state", state, next_state)
+
+
+def _check_specs(env_id: str, observation: Any, action: Any) -> None:
+    """The specs are purejaxdrl's: Box (or a dict of them), Discrete or 1-D Box."""
+    boxes = observation.values() if isinstance(observation, dict) else [observation]
+    if not observation or not all(isinstance(b, Box) for b in boxes):
+        raise ValueError(
+            f"{env_id}: observation_spec returned {_named(observation)}; return "
+            "a purejaxdrl.env.Box (or a dict of them, one per entry)."
+        )
+    one_d = isinstance(action, Box) and len(action.shape) == 1
+    if not (isinstance(action, Discrete) or one_d):
+        raise ValueError(
+            f"{env_id}: action_spec returned {_named(action)}; return "
+            "purejaxdrl.env.Discrete(num_actions) or a 1-D purejaxdrl.env.Box"
+            "((num_dims,)) of actions in [-1, 1] (not gymnax's or Gymnasium's "
+            "spaces)."
+        )
+
+
+def _named(spec: Any) -> str:
+    """`spec` and, where it is not purejaxdrl's, whose it is (gymnax's Discrete)."""
+    kind = type(spec)
+    if kind.__module__.startswith("purejaxdrl"):
+        return repr(spec)
+    return f"{spec!r} (a {kind.__module__}.{kind.__qualname__})"
 
 
 def _action(env: Env, params: EnvParams) -> jax.ShapeDtypeStruct:

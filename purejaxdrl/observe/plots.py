@@ -88,6 +88,15 @@ def setting_label(values: Mapping[str, Any], algo: str) -> str:
     return text or "base"
 
 
+def unfinished(path: pathlib.Path, command: str) -> str:
+    """Why a sweep or PBT directory still training (or stopped) can't be read."""
+    return (
+        f"{str(path)!r} is a {command} that has not finished (stopped, or still "
+        f"training): its records are in its checkpoints until then; "
+        f"`purejaxdrl {command} --resume {path}` finishes it."
+    )
+
+
 def sweep_curves(path: pathlib.Path) -> list[Curve]:
     """One curve per setting of a sweep directory, its seeds the curve's runs.
 
@@ -95,6 +104,8 @@ def sweep_curves(path: pathlib.Path) -> list[Curve]:
     and `runs/run-NNNN.jsonl`; runs go setting-major, as the sweep wrote them.
     """
     meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    if meta.get("status") == "running":
+        raise ConfigError(unfinished(path, "sweep"))
     algo, n = meta["base"]["algo"], len(meta["seeds"])
     curves = []
     for s, values in enumerate(meta["settings"]):

@@ -12,8 +12,8 @@ import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.config import apply_overrides, to_dict
-from purejaxdrl.observe.plots import RETURN, read_history
+from purejaxdrl.config import ConfigError, apply_overrides, to_dict
+from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
@@ -252,6 +252,13 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
     Parameters are read from disk when first asked for (`result.params(i)`).
     """
     path = pathlib.Path(path)
+    if not (path / "pbt.yaml").is_file():
+        raise ConfigError(
+            f"{str(path)!r} has no pbt.yaml; pass a directory that `purejaxdrl "
+            "pbt` wrote (it prints `pbt: results in DIR`)."
+        )
+    if not (path / "lineage.json").is_file():
+        raise ConfigError(unfinished(path, "pbt"))
     result = read_pbt_meta(path)
     rows = json.loads((path / "lineage.json").read_text())
     result.lineage = read_lineage(rows, [f.name for f in result.fields])

@@ -352,6 +352,11 @@ def _record_ready(
         values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
     )
     result.lineage.append(ready)
+    # A member that copied another's learner carries on from that state: it
+    # has diverged only if its parent had.
+    before = list(result.diverged)
+    for i, parent in enumerate(ready.parents):
+        result.diverged[i] = before[parent]
     copied = [f"{i}<-{p}" for i, p in enumerate(ready.parents) if p != i]
     say(
         f"pbt: update {ready.updates}: "

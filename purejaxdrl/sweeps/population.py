@@ -264,6 +264,13 @@ def _train(
         raise SweepStopped(
             f"{e}; continue with: purejaxdrl pbt --resume {result.run_dir}"
         ) from None
+    for member, at in enumerate(result.diverged):
+        if at is not None:
+            say(
+                f"pbt: member {member} diverged at update {at} (a metric turned "
+                "NaN or infinite) and no ready step replaced it since: its final "
+                "return is not counted"
+            )
     if result.run_dir is not None:
         path = write_pbt(result)
         plot_pbt(result, path / "schedules.png")

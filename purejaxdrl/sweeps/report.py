@@ -9,13 +9,14 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.config import apply_overrides, to_dict
+from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.observe.plots import (
     Curve,
     plot_curves,
     read_history,
     setting_label,
     short_value,
+    unfinished,
 )
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
@@ -159,7 +160,14 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     Parameters are read from disk when first asked for (`result.params(i)`).
     """
     path = pathlib.Path(path)
+    if not (path / "sweep.yaml").is_file():
+        raise ConfigError(
+            f"{str(path)!r} has no sweep.yaml; pass a directory that "
+            "`purejaxdrl sweep` wrote (it prints `sweep: results in DIR`)."
+        )
     meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    if meta.get("status") == "running":
+        raise ConfigError(unfinished(path, "sweep"))
     plan = read_plan(meta)
     histories = [
         read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in range(plan.num_runs)

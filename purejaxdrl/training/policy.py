@@ -37,6 +37,7 @@ from purejaxdrl.env.normalization import (
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.rl.exploration import epsilon_greedy
+from purejaxdrl.training.policy_inputs import as_acted_on, with_all_entries
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 
@@ -85,31 +86,6 @@ class Policy(NamedTuple):
             f"Policy({self.spec['algo']} on {self.spec['env_id']}, "
             f"{self.spec.get('updates', 0):,} updates, {count:,} parameters)"
         )
-
-
-def _as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
-    """`obs` [..., *shape] as the run's agent saw it, or a ValueError.
-
-    A run with `env.hide_observations` acted on the other entries: the policy
-    takes those, or the environment's whole observation and hides them itself.
-    """
-    shape = tuple(spec["observation_shape"])
-    hidden = spec.get("env_hide_observations") or []
-    full = shape[-1] + len(hidden) if shape else None
-    if hidden and obs.shape[-1:] == (full,):
-        drop = {i % full for i in hidden}
-        obs = obs[..., [i for i in range(full) if i not in drop]]
-    if obs.shape[obs.ndim - len(shape) :] != shape:
-        also = (
-            f" (or {list(shape[:-1]) + [full]}, before hiding {hidden})"
-            if hidden
-            else ""
-        )
-        raise ValueError(
-            f"{spec['env_id']}'s policy takes observations of shape "
-            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}."
-        )
-    return obs
 
 
 def _spaces(spec: dict[str, Any]) -> tuple[Box | dict, Discrete | Box]:
@@ -284,9 +260,9 @@ def load_policy(path: str | pathlib.Path) -> Policy:
 
     def observe(obs: Any) -> Any:
         if isinstance(obs_spec, dict):
-            obs = _with_all_entries(obs, obs_spec, config.policy_obs_key)
+            obs = with_all_entries(obs, obs_spec, config.policy_obs_key, spec["env_id"])
         else:
-            obs = _as_acted_on(jnp.asarray(obs, jnp.float32), spec)
+            obs = as_acted_on(jnp.asarray(obs, jnp.float32), spec)
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 
@@ -316,22 +292,6 @@ def load_policy(path: str | pathlib.Path) -> Policy:
 
 def _is_box(x: Any) -> bool:
     return isinstance(x, Box)
-
-
-def _with_all_entries(obs: Any, obs_spec: dict[str, Box], key: str) -> dict:
-    """A dict observation with every entry, from the policy's entry alone.
-
-    An exported asymmetric actor-critic acts on the policy's entry (`obs`
-    itself, or a dict holding it); the critic's entries, which no action
-    depends on, are zeros where missing.
-    """
-    obs = obs if isinstance(obs, dict) else {key: obs}
-    mine = jnp.asarray(obs[key])
-    batch = mine.shape[: mine.ndim - len(obs_spec[key].shape)]
-    return {
-        k: obs[k] if k in obs else jnp.zeros((*batch, *box.shape), jnp.float32)
-        for k, box in obs_spec.items()
-    }
 
 
 def _sampler(

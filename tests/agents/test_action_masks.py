@@ -394,13 +394,16 @@ def test_recurrent_networks_mask_each_output_with_the_observation_it_answers(cor
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
-    ("algo", "core"), [("ppo", "gru"), ("r2d2", "lstm")], ids=["ppo-gru", "r2d2"]
+    ("algo", "core"),
+    [("ppo", "gru"), ("r2d2", "lstm"), ("pqn", "none")],
+    ids=["ppo-gru", "r2d2", "pqn"],
 )
-def test_recurrent_learners_respect_the_mask_end_to_end(monkeypatch, algo, core):
-    # The library's pipeline with a recurrent core: with the mask an episode
-    # returns at most 2 + 1 + 2 + 1 = 6 (8 only through the illegal action);
-    # the greedy policy learned (R2D2: its ε-greedy actors too) never takes
-    # an illegal action, and the learners' metrics stay finite.
+def test_learners_respect_the_mask_end_to_end(monkeypatch, algo, core):
+    # The library's pipeline, with a recurrent core (PPO, R2D2) or without
+    # (PQN): with the mask an episode returns at most 2 + 1 + 2 + 1 = 6 (8
+    # only through the illegal action); the greedy policy learned (R2D2 and
+    # PQN: their ε-greedy actors too, from ε = 1) never takes an illegal
+    # action, and the learners' metrics stay finite.
     from purejaxdrl.env import registry
     from purejaxdrl.observe.evaluation import make_evaluate
 
@@ -408,6 +411,7 @@ def test_recurrent_learners_respect_the_mask_end_to_end(monkeypatch, algo, core)
     overrides = {
         "ppo": {"ppo": {"learning_rate": 3e-3, "anneal_lr": False}},
         "r2d2": {"r2d2": {"min_replay": 64, "n_step": 2, "buffer_size": 512}},
+        "pqn": {"pqn": {"num_minibatches": 1}},
     }[algo]
     config = pjd.apply_overrides(
         pjd.TrainConfig(),

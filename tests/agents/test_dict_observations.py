@@ -196,6 +196,22 @@ def test_asymmetric_ppo_learns_the_signal_and_its_exported_policy_acts_on_state(
     normed = {k: envs.normalize(stats[k], v) for k, v in obs.items()}
     logits, _ = net.apply(result.state.agent.params, normed)
     np.testing.assert_array_equal(modes[0], np.argmax(logits, axis=-1))
+    # Observations that fit none of those are one error naming the shapes.
+    takes = (
+        f"{dict_env.ENV_ID}'s policy takes dict observations {{'privileged_state': "
+        "[2], 'state': [3]} (after any batch axes), or its entry 'state' "
+        "alone; got "
+    )
+    for bad, got in [
+        (np.zeros(5), "'state' of shape [5]"),
+        ({"state": np.zeros(2)}, "'state' of shape [2]"),
+        ({"privileged_state": np.zeros(2)}, "a dict without 'state'"),
+        ({**obs, "privileged_state": np.zeros((256, 3))}, "'privileged_state' of"),
+        ({"state": np.zeros(3), "extra": np.zeros(1)}, "'extra' of shape [1]"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            policy.mode(bad)
+        assert str(e.value).startswith(takes + got), str(e.value)
 
 
 def test_flat_observations_build_the_same_networks_as_before():

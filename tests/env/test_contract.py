@@ -19,16 +19,17 @@ class Flawed(envs.Env):
     reward_dtype: type = jnp.float32
     extra_state: bool = False  # step returns one more state leaf than reset
     truncated_dtype: type = jnp.bool_
+    action: object = dataclasses.field(default_factory=lambda: envs.Discrete(2))
 
     @property
     def default_params(self):
         return ()
 
     def observation_spec(self, params):
-        return envs.Box((2,))
+        return envs.Box([2])  # a list, as users write it: kept as (2,)
 
     def action_spec(self, params):
-        return envs.Discrete(2)
+        return self.action
 
     def reset(self, key, params):
         return (jnp.int32(0),), envs.restart(jnp.zeros(self.obs_shape, jnp.float32))
@@ -46,6 +47,19 @@ class Flawed(envs.Env):
         )
 
 
+def gymnax_discrete(n):
+    from gymnax.environments import spaces
+
+    return spaces.Discrete(n)
+
+
+def test_a_box_keeps_its_shape_as_a_tuple_of_ints():
+    assert envs.Box(4) == envs.Box([4]) == envs.Box((4,))
+    assert hash(envs.Box([2, 3])) == hash(envs.Box((2, 3)))
+    with pytest.raises(pjd.ConfigError, match="must be a tuple of ints"):
+        envs.Box("four")
+
+
 @pytest.mark.parametrize(
     "flaw, message",
     [
@@ -59,6 +73,10 @@ class Flawed(envs.Env):
          "float32[], not bool[]"),
         ({"extra_state": True}, "Flawed-v0: step's state has another structure "
          "than reset's"),
+        ({"action": envs.Box((2, 3))}, "Flawed-v0: action_spec returned "
+         "Box(shape=(2, 3)); return purejaxdrl.env.Discrete(num_actions) or a 1-D"),
+        ({"action": gymnax_discrete(2)}, "Flawed-v0: action_spec returned "
+         "Discrete(2, dtype=int32) (a gymnax.environments.spaces.Discrete); "),
     ],
 )  # fmt: skip
 def test_a_users_env_that_breaks_its_specs_is_named_in_one_line(flaw, message):

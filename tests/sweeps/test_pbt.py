@@ -219,3 +219,22 @@ def test_ready_step_explores_exactly_the_copied_members():
         assert np.isclose(new_lr[i], lr[parents[i]] * np.float32([0.8, 1.25])).any()
     # Unexplored fields: the parent's.
     np.testing.assert_array_equal(new_hps.gamma, np.asarray(hps.gamma)[parents])
+
+
+def test_a_member_that_copies_a_healthy_one_is_no_longer_diverged():
+    # Member 0 diverged at update 3 and copies member 3's learner at the
+    # ready step of update 8: it goes on from a healthy state. Member 1
+    # copies member 2, which diverged at 5: it has diverged since 5.
+    from purejaxdrl.sweeps.lineage import PBTResult
+    from purejaxdrl.sweeps.pbt_train import _record_ready
+
+    result = PBTResult(
+        base=pjd.TrainConfig(), fields=(), config=PBTConfig(), population=4,
+        histories=[[] for _ in range(4)], diverged=[3, None, 5, None],
+        lineage=[], final_params=[None] * 4,
+    )  # fmt: skip
+    said = []
+    step = (8, np.array([3, 2, 2, 3]), np.array([np.nan, 1.0, 2.0, 9.0]), {})
+    _record_ready(result, step, said.append)
+    assert result.diverged == [None, 5, 5, None]
+    assert said == ["pbt: update 8: members copied (member<-parent) 0<-3, 1<-2"]

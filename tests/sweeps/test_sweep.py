@@ -3,6 +3,7 @@
 import csv
 import dataclasses
 import math
+import re
 
 import flax.serialization
 import jax
@@ -369,3 +370,26 @@ def test_one_run_over_two_devices_checkpoints_and_matches_alone(tmp_path):
     result = sweep(base, seeds=1, write_files=True)
     assert (result.layouts[0].sweep, result.layouts[0].data) == (1, 2)
     _assert_trees_close(result.params(0), _alone(result, 0).state.agent.params, 1e-5)
+
+
+def test_an_unfinished_sweep_or_pbt_directory_says_how_to_finish_it(tmp_path):
+    # Stopped (or still training): its records are in its checkpoints, and
+    # reading it was a FileNotFoundError traceback.
+    from purejaxdrl.observe.plots import load_curves
+
+    sweep_dir, pbt_dir = tmp_path / "sweep_x", tmp_path / "pbt_x"
+    sweep_dir.mkdir()
+    pbt_dir.mkdir()
+    (sweep_dir / "sweep.yaml").write_text("status: running\n")
+    (pbt_dir / "pbt.yaml").write_text("status: running\n")
+    finish = re.escape("has not finished (stopped, or still training)")
+    with pytest.raises(pjd.ConfigError, match=rf"{finish}.*sweep --resume"):
+        load_sweep(sweep_dir)
+    with pytest.raises(pjd.ConfigError, match=rf"{finish}.*sweep --resume"):
+        load_curves([sweep_dir])
+    with pytest.raises(pjd.ConfigError, match=rf"{finish}.*pbt --resume"):
+        pjd.load_pbt(pbt_dir)
+    with pytest.raises(pjd.ConfigError, match="has no sweep.yaml"):
+        load_sweep(pbt_dir)
+    with pytest.raises(pjd.ConfigError, match="has no pbt.yaml"):
+        pjd.load_pbt(sweep_dir)

@@ -1,0 +1,70 @@
+"""What an exported policy takes: observations checked and put as its agent saw them.
+
+Both functions raise one ValueError naming the shapes a policy takes where an
+observation fits none of them, instead of an error from inside the network.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from purejaxdrl.env.base import Box
+
+
+def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
+    """`obs` [..., *shape] as the run's agent saw it, or a ValueError.
+
+    A run with `env.hide_observations` acted on the other entries: the policy
+    takes those, or the environment's whole observation and hides them itself.
+    """
+    shape = tuple(spec["observation_shape"])
+    hidden = spec.get("env_hide_observations") or []
+    full = shape[-1] + len(hidden) if shape else None
+    if hidden and obs.shape[-1:] == (full,):
+        drop = {i % full for i in hidden}
+        obs = obs[..., [i for i in range(full) if i not in drop]]
+    if obs.shape[obs.ndim - len(shape) :] != shape:
+        also = (
+            f" (or {list(shape[:-1]) + [full]}, before hiding {hidden})"
+            if hidden
+            else ""
+        )
+        raise ValueError(
+            f"{spec['env_id']}'s policy takes observations of shape "
+            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}."
+        )
+    return obs
+
+
+def with_all_entries(
+    obs: Any, obs_spec: dict[str, Box], key: str, env_id: str
+) -> dict[str, jax.Array]:
+    """A dict observation with every entry, from the policy's entry alone.
+
+    An exported asymmetric actor-critic acts on the policy's entry (`obs`
+    itself, or a dict holding it); the critic's entries, which no action
+    depends on, are zeros where missing. Every entry given must have its
+    shape after any batch axes.
+    """
+    takes = ", ".join(f"{k!r}: {list(b.shape)}" for k, b in obs_spec.items())
+    rule = (
+        f"{env_id}'s policy takes dict observations {{{takes}}} (after any "
+        f"batch axes), or its entry {key!r} alone"
+    )
+    if not isinstance(obs, dict):
+        obs = {key: obs}
+    if key not in obs:
+        raise ValueError(f"{rule}; got a dict without {key!r}: {sorted(obs)}.")
+    obs = {k: jnp.asarray(v) for k, v in obs.items()}
+    for name, value in obs.items():
+        box = obs_spec.get(name)
+        size = 0 if box is None else len(box.shape)
+        if box is None or value.shape[value.ndim - size :] != box.shape:
+            raise ValueError(f"{rule}; got {name!r} of shape {list(value.shape)}.")
+    mine = obs[key]
+    batch = mine.shape[: mine.ndim - len(obs_spec[key].shape)]
+    return {
+        k: obs[k] if k in obs else jnp.zeros((*batch, *box.shape), jnp.float32)
+        for k, box in obs_spec.items()
+    }
