@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from purejaxdrl.cli.args import Parser, UsageError
 from purejaxdrl.cli.population import (
     PopulationCommand,
@@ -125,6 +127,14 @@ def _print_summary(result: Any, wall: float) -> None:
     lines += [
         f"  members            {result.population}",
         f"  ready steps        {len(result.lineage) - 1}",
+    ]
+    if result.target_return is not None:
+        reached = int(np.sum(np.nan_to_num(final, nan=-np.inf) >= result.target_return))
+        lines.append(
+            f"  reached target     {reached}/{result.population} members "
+            f"(final return >= {result.target_return:g})"
+        )
+    lines += [
         *figure_lines(result, wall, "pbt", "members"),
     ]
     print("\n".join(lines))
@@ -141,7 +151,8 @@ PBT = PopulationCommand(
         "flags set the base; "
     ),
     add_flags=_add_population_flags,
-    target_help=None,
+    target_help="score a member's final return must reach to count as reaching "
+    "it (default: the preset's target)",
     memory_help="memory per device it may use, e.g. 2GB (default: an estimate)",
     plan=_plan,
     module="purejaxdrl.sweeps.population",

@@ -1,5 +1,7 @@
 """`pbt()`: the lineage records the ready steps; a lone member is a sweep run."""
 
+import dataclasses
+
 import jax
 import matplotlib.image
 import numpy as np
@@ -23,7 +25,7 @@ def _base(updates: int, **overrides):
 
 
 @pytest.mark.timeout(300)
-def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
+def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     # As test_pbt_resume's runs: the same chunk program (compiled once a session).
     base = _base(6, devices=4, run_dir=str(tmp_path))
     result = pbt(
@@ -81,6 +83,17 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path):
     )
     action = policy.mode(np.zeros(4, np.float32))
     assert action.shape == () and int(action) in (0, 1)
+    # Chunks divide the updates: the ready steps it will take, said up front.
+    assert (
+        "pbt: 6 updates in 6 chunks; a ready step after every 1 of them but the "
+        "last: 5 ready steps"
+    ) in result.messages
+    # --target is judged in the summary: every member's final return >= 0.
+    from purejaxdrl.cli.pbt import _print_summary
+
+    _print_summary(dataclasses.replace(result, target_return=0.0), 1.0)
+    out = capsys.readouterr().out
+    assert "  reached target     4/4 members (final return >= 0)" in out
 
 
 @pytest.mark.timeout(300)
