@@ -1,16 +1,17 @@
 """Hyper-parameter sweeps: many runs of one config family as one compiled program.
 
 `fields` (which config fields vary, dynamic or static), `search` (random
-ranges), `spec` (the plan: grids x draws x seeds), `layout` (the (sweep, data)
-mesh and batches that fit in memory), `compiled` (the vmapped, sharded init and
-chunk programs), `program` (`sweep()`: trains the plan group by group, batch by
-batch), `messages` (what it reports), `result` (per-run records, per-setting
-summary), `report` and `run_files` (the sweep directory's files),
-`best_policy` (a run's policy, `export_run`); population-based training
-on the same batches: `pbt_operators` (its jitted rank / exploit / explore), `population`
-(`pbt()`: ready steps between chunks), `lineage` (PBTResult, its files,
-`load_pbt`). Builds on `training`
-(configs, experiments, the chunk schedule) and `observe`; never imports `cli`.
+ranges), `spec` (the plan: grids x draws x seeds), `inputs` (the base, its
+target, memory and resume directory, checked), `layout` (the (sweep, data)
+mesh and batches that fit in memory), `compiled` (the vmapped, sharded init
+and chunk programs), `program` (`sweep()`: trains the plan group by group,
+batch by batch), `messages` (what it reports), `result` (per-run records,
+per-setting summary), `report` and `run_files` (the sweep directory's files),
+`best_policy` (a run's policy, `export_run`); population-based training on
+the same batches: `pbt_operators` (its jitted rank / exploit / explore),
+`population` (`pbt()`: ready steps between chunks), `lineage` (PBTResult,
+its files, `load_pbt`). Builds on `training` (configs, experiments, the
+chunk schedule) and `observe`; never imports `cli`.
 """
 
 from purejaxdrl.sweeps.best_policy import best_run, export_run

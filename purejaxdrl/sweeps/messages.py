@@ -12,14 +12,17 @@ from purejaxdrl.sweeps.spec import SweepPlan
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
     """How many runs a sweep trains, and in how many compiled programs."""
     base = plan.base
+    envs = sorted({plan.run_config(i).env.id for i in range(plan.num_runs)})
+    where = envs[0] if len(envs) == 1 else f"{len(envs)} environments"
     lines = [
         f"sweep: {len(plan.settings)} setting(s) x {len(plan.seeds)} seed(s) = "
-        f"{plan.num_runs} runs of {base.algo} on {base.env.id}"
+        f"{plan.num_runs} runs of {base.algo} on {where}"
     ]
     if num_programs > 1:
         static = [f.path for f in plan.fields if not f.dynamic]
+        verb = "changes" if len(static) == 1 else "change"
         lines.append(
-            f"sweep: {', '.join(static)} change(s) shapes or loop counts, so the "
+            f"sweep: {', '.join(static)} {verb} shapes or loop counts, so the "
             f"runs form {num_programs} compiled programs, trained one after another"
         )
     return lines

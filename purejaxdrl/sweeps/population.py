@@ -8,6 +8,12 @@ from collections.abc import Callable, Mapping
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import write_run_policy
+from purejaxdrl.sweeps.inputs import (
+    base_and_target,
+    check_device_memory,
+    messenger,
+    running_meta,
+)
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
     read_pbt_meta,
@@ -20,12 +26,6 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.program import (
-    _base_and_target,
-    _messenger,
-    check_device_memory,
-    running_meta,
-)
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.schedule import chunk_lengths
@@ -176,14 +176,14 @@ def pbt(
         not fit in memory (nothing has trained yet).
 
     """
-    base, target_return = _base_and_target(base, algo, target_return)
+    base, target_return = base_and_target(base, algo, target_return)
     check_device_memory(device_memory)
     config = PBTConfig(
         ready, quantile, resample_probability, tuple(perturb), keep_buffer
     )
     check_pbt_config(config, population)
     configs, fields = member_configs(base, explore, population, search_seed)
-    messages, say = _messenger(notify)
+    messages, say = messenger(notify)
     chunks = len(chunk_lengths(base.num_updates, base.num_logs))
     note = no_exploit_note(config, population, chunks)
     if note is not None:
@@ -240,7 +240,7 @@ def resume_pbt(
     path = pathlib.Path(path)
     running_meta(path, "pbt", "PBT run", "writing DIR", "lineage.csv")
     result = read_pbt_meta(path)
-    messages, say = _messenger(notify)
+    messages, say = messenger(notify)
     result.messages = messages
     explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}
     configs, _ = member_configs(

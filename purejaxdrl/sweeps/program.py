@@ -1,7 +1,6 @@
 """`sweep()`: trains a plan's runs, program by program and batch by batch."""
 
 import contextlib
-import numbers
 import pathlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -9,10 +8,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
@@ -21,6 +18,13 @@ from purejaxdrl.sweeps.batch import SweepStopped, train_batch
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
+from purejaxdrl.sweeps.inputs import (
+    base_and_target,
+    check_device_memory,
+    environments,
+    messenger,
+    running_meta,
+)
 from purejaxdrl.sweeps.messages import (
     diverged_line,
     layout_lines,
@@ -31,7 +35,6 @@ from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
-from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.train import chunk_lengths
 
 
@@ -93,7 +96,8 @@ def sweep(
             f"sweeps run in one process (this is one of {jax.process_count()}); "
             "start the sweep on a single host."
         )
-    base, target_return = _base_and_target(base, algo, target_return)
+    given = target_return
+    base, target_return = base_and_target(base, algo, target_return)
     check_device_memory(device_memory)
     plan = make_plan(
         base,
@@ -103,7 +107,14 @@ def sweep(
         seeds=seeds,
         search_seed=search_seed,
     )
-    messages, say = _messenger(notify)
+    messages, say = messenger(notify)
+    if given is None and target_return is not None and environments(plan) > 1:
+        say(
+            f"sweep: the preset's target ({target_return:g}) is {base.env.id}'s, "
+            "and these runs train on several environments: not judged (--target "
+            "sets one for all)"
+        )
+        target_return = None
     result = SweepResult(
         plan=plan,
         histories=[[] for _ in range(plan.num_runs)],
@@ -148,7 +159,7 @@ def resume_sweep(
     """
     path = pathlib.Path(path)
     meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
-    messages, say = _messenger(notify)
+    messages, say = messenger(notify)
     plan = read_plan(meta)
     result = SweepResult(
         plan=plan,
@@ -163,42 +174,6 @@ def resume_sweep(
     say(f"sweep: resuming {path}")
     store = SweepStore(path, plan.base.checkpoint.every)
     return _train_plan(result, device_memory, say, notify, store)
-
-
-def running_meta(
-    path: pathlib.Path, command: str, what: str, prints: str, record: str
-) -> dict[str, Any]:
-    """`COMMAND.yaml` of `path`; ConfigError unless COMMAND wrote it and is running.
-
-    The messages say what COMMAND `prints` of its directory, and what a
-    finished run (a `what`) left to read (its `record`).
-    """
-    if not (path / f"{command}.yaml").exists():
-        raise ConfigError(
-            f"--resume {path}: no {command}.yaml there; pass a directory that "
-            f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."
-        )
-    meta = yaml.safe_load((path / f"{command}.yaml").read_text())
-    if meta.get("status") != "running":
-        raise ConfigError(
-            f"--resume {path}: this {what} finished (see its {record}); start "
-            "a new one to train more."
-        )
-    return meta
-
-
-def _messenger(
-    notify: Callable[[str], None] | None,
-) -> tuple[list[str], Callable[[str], None]]:
-    """(the sweep's messages, `say`: keeps a line and passes it to `notify`)."""
-    messages: list[str] = []
-
-    def say(line: str) -> None:
-        messages.append(line)
-        if notify is not None:
-            notify(line)
-
-    return messages, say
 
 
 def _train_plan(
@@ -238,56 +213,6 @@ def _train_plan(
             policy = export_run(result, best, result.run_dir / "policy")
             say(f"sweep: the best run's policy (run {best}) in {policy}")
     return result
-
-
-def check_device_memory(device_memory: Any) -> None:
-    """`device_memory` is None or a positive number of bytes.
-
-    Raises:
-      ConfigError: naming the value and the Python form (the command line's
-        `--device-memory` reads sizes such as 2GB).
-
-    """
-    if device_memory is None:
-        return
-    integral = isinstance(device_memory, numbers.Integral)
-    if isinstance(device_memory, bool) or not integral:
-        raise ConfigError(
-            f"device_memory={device_memory!r} is not a number of bytes; pass e.g. "
-            "device_memory=2 * 2**30 (the command line's --device-memory reads 2GB)."
-        )
-    if device_memory < 1:
-        raise ConfigError(f"device_memory={device_memory} must be >= 1 byte.")
-
-
-def _base_and_target(
-    base: TrainConfig | str, algo: str | None, target_return: float | None
-) -> tuple[TrainConfig, float | None]:
-    """The base config (a preset's, given its name) and the target score.
-
-    Raises:
-      ConfigError: for a host environment (a sweep's or a population's runs
-        are one program on device), or an `algo` the config does not have.
-
-    """
-    if isinstance(base, str):
-        preset = load_preset(base, algo or "ppo")
-        base, algo = preset.config, None
-        if target_return is None:
-            target_return = preset.target_return
-    if algo is not None and algo != base.algo:
-        raise ConfigError(
-            f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
-            "the config's algo instead."
-        )
-    if is_host_env(base.env.id):
-        raise ConfigError(
-            f"env.id={base.env.id!r} is a host environment; sweeps and PBT vmap "
-            "their runs in one program on device, so they take device "
-            "environments (gymnax, brax, Playground, Craftax); train host runs "
-            "one at a time with `purejaxdrl train`."
-        )
-    return base, target_return
 
 
 def _train_group(

@@ -22,7 +22,7 @@ def test_plan_lines_name_the_static_fields_of_several_programs():
     )
     assert plan_lines(plan, num_programs=2) == [
         "sweep: 2 setting(s) x 2 seed(s) = 4 runs of ppo on CartPole-v1",
-        "sweep: ppo.num_epochs change(s) shapes or loop counts, so the runs form "
+        "sweep: ppo.num_epochs changes shapes or loop counts, so the runs form "
         "2 compiled programs, trained one after another",
     ]
     assert len(plan_lines(plan, num_programs=1)) == 1

@@ -1,0 +1,109 @@
+"""What a sweep or a population is given, checked, and how it speaks.
+
+The base config and its target score, the device memory, the directory a
+resume reads; `messenger`, which keeps a run's messages and passes them on.
+"""
+
+import numbers
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host import is_host_env
+from purejaxdrl.sweeps.spec import SweepPlan
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.presets import load_preset
+
+
+def running_meta(
+    path: pathlib.Path, command: str, what: str, prints: str, record: str
+) -> dict[str, Any]:
+    """`COMMAND.yaml` of `path`; ConfigError unless COMMAND wrote it and is running.
+
+    The messages say what COMMAND `prints` of its directory, and what a
+    finished run (a `what`) left to read (its `record`).
+    """
+    if not (path / f"{command}.yaml").exists():
+        raise ConfigError(
+            f"--resume {path}: no {command}.yaml there; pass a directory that "
+            f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."
+        )
+    meta = yaml.safe_load((path / f"{command}.yaml").read_text())
+    if meta.get("status") != "running":
+        raise ConfigError(
+            f"--resume {path}: this {what} finished (see its {record}); start "
+            "a new one to train more."
+        )
+    return meta
+
+
+def messenger(
+    notify: Callable[[str], None] | None,
+) -> tuple[list[str], Callable[[str], None]]:
+    """(the sweep's messages, `say`: keeps a line and passes it to `notify`)."""
+    messages: list[str] = []
+
+    def say(line: str) -> None:
+        messages.append(line)
+        if notify is not None:
+            notify(line)
+
+    return messages, say
+
+
+def check_device_memory(device_memory: Any) -> None:
+    """`device_memory` is None or a positive number of bytes.
+
+    Raises:
+      ConfigError: naming the value and the Python form (the command line's
+        `--device-memory` reads sizes such as 2GB).
+
+    """
+    if device_memory is None:
+        return
+    integral = isinstance(device_memory, numbers.Integral)
+    if isinstance(device_memory, bool) or not integral:
+        raise ConfigError(
+            f"device_memory={device_memory!r} is not a number of bytes; pass e.g. "
+            "device_memory=2 * 2**30 (the command line's --device-memory reads 2GB)."
+        )
+    if device_memory < 1:
+        raise ConfigError(f"device_memory={device_memory} must be >= 1 byte.")
+
+
+def environments(plan: SweepPlan) -> int:
+    """How many environments a plan's runs train on (a grid over env.id)."""
+    return len({plan.run_config(i).env.id for i in range(plan.num_runs)})
+
+
+def base_and_target(
+    base: TrainConfig | str, algo: str | None, target_return: float | None
+) -> tuple[TrainConfig, float | None]:
+    """The base config (a preset's, given its name) and the target score.
+
+    Raises:
+      ConfigError: for a host environment (a sweep's or a population's runs
+        are one program on device), or an `algo` the config does not have.
+
+    """
+    if isinstance(base, str):
+        preset = load_preset(base, algo or "ppo")
+        base, algo = preset.config, None
+        if target_return is None:
+            target_return = preset.target_return
+    if algo is not None and algo != base.algo:
+        raise ConfigError(
+            f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
+            "the config's algo instead."
+        )
+    if is_host_env(base.env.id):
+        raise ConfigError(
+            f"env.id={base.env.id!r} is a host environment; sweeps and PBT vmap "
+            "their runs in one program on device, so they take device "
+            "environments (gymnax, brax, Playground, Craftax); train host runs "
+            "one at a time with `purejaxdrl train`."
+        )
+    return base, target_return
