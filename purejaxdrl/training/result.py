@@ -8,8 +8,9 @@ import dataclasses
 import json
 import math
 import pathlib
+import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from purejaxdrl.observe.loggers import (
@@ -54,6 +55,9 @@ class TrainResult:
       eval_return: mean return of the last evaluation (deterministic policy,
         `config.eval`), NaN without one.
 
+    `result.policy()` is the final policy, as `pjd.load_policy` gives an
+    exported one.
+
     """
 
     state: Any
@@ -69,6 +73,26 @@ class TrainResult:
     stopped_by: str | None = None
     messages: list[str] = dataclasses.field(default_factory=list)
     eval_return: float = math.nan
+    # Writes the final policy to a folder (`write_policy` with this run's
+    # config, parameters and statistics): what `policy()` loads.
+    export: Callable[..., pathlib.Path] | None = dataclasses.field(
+        default=None, repr=False
+    )
+
+    def policy(self, out: str | pathlib.Path | None = None) -> Any:
+        """The run's final policy (a `Policy`), as `load_policy` gives one.
+
+        With `out`, it is also written there, as `purejaxdrl export` writes a
+        run's (a run without files has none to export otherwise).
+        """
+        from purejaxdrl.training.policy import load_policy
+
+        if self.export is None:
+            raise ValueError("this TrainResult was not made by train(): no policy")
+        if out is not None:
+            return load_policy(self.export(out))
+        with tempfile.TemporaryDirectory() as folder:
+            return load_policy(self.export(folder))
 
 
 def _check_sinks(
@@ -184,6 +208,7 @@ def finish(
     state: Any,
     stopped_by: str | None,
     compile_seconds: float,
+    export: Callable[..., pathlib.Path] | None = None,
 ) -> TrainResult:
     """The run's result; summary.json and params.msgpack in its directory."""
     train_seconds = time.perf_counter() - loop.start
@@ -202,6 +227,7 @@ def finish(
         stopped_by=stopped_by,
         messages=run.messages,
         eval_return=loop.eval_return,
+        export=export,
     )
     last = loop.history[-1] if loop.history else {}
     if last.get("learner/grad_steps") == 0:  # a replay learner that never began

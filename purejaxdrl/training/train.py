@@ -6,6 +6,7 @@ then finish. A run with a run directory checkpoints its whole state, resumes
 exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
+import functools
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop
+from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.result import (
     TrainResult,
@@ -151,4 +153,13 @@ def train(
             state, stopped_by = loop.run_schedule(state, schedule)
     finally:
         close(sinks, run.checkpointer)
-    return finish(run, loop, state, stopped_by, compile_seconds)
+    export = functools.partial(
+        write_policy,
+        config=run.config,
+        params=state.agent.params,
+        stats=getattr(getattr(state, "env_params", None), "obs_stats", None),
+        updates=loop.done,
+        specs=(exp.obs_spec, exp.action_spec),
+        steps_per_update=exp.runner.steps_per_update,
+    )
+    return finish(run, loop, state, stopped_by, compile_seconds, export)

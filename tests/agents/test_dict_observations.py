@@ -196,6 +196,10 @@ def test_asymmetric_ppo_learns_the_signal_and_its_exported_policy_acts_on_state(
     normed = {k: envs.normalize(stats[k], v) for k, v in obs.items()}
     logits, _ = net.apply(result.state.agent.params, normed)
     np.testing.assert_array_equal(modes[0], np.argmax(logits, axis=-1))
+    # The result's own policy, without files: the same, statistics included.
+    mine = result.policy()
+    assert mine.spec == policy.spec
+    np.testing.assert_array_equal(jax.jit(mine.mode)(obs), modes[0])
     # Observations that fit none of those are one error naming the shapes.
     takes = (
         f"{dict_env.ENV_ID}'s policy takes dict observations {{'privileged_state': "
