@@ -37,7 +37,11 @@ from purejaxdrl.env.normalization import (
 from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.rl.exploration import epsilon_greedy
-from purejaxdrl.training.policy_inputs import as_acted_on, with_all_entries
+from purejaxdrl.training.policy_inputs import (
+    as_acted_on,
+    batched_step_inputs,
+    with_all_entries,
+)
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 
@@ -334,7 +338,9 @@ def _recurrent_policy(
         )
 
     def output(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
-        state, (policy, _) = network.step(params, state, observe(obs), reset)
+        obs = observe(obs)
+        obs, reset = batched_step_inputs(obs, reset, state, spec)
+        state, (policy, _) = network.step(params, state, obs, reset)
         return state, policy
 
     def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:

@@ -68,3 +68,35 @@ def with_all_entries(
         k: obs[k] if k in obs else jnp.zeros((*batch, *box.shape), jnp.float32)
         for k, box in obs_spec.items()
     }
+
+
+def batched_step_inputs(
+    obs: jax.Array, reset: Any, state: Any, spec: dict[str, Any]
+) -> tuple[jax.Array, jax.Array]:
+    """A recurrent policy's step inputs: B observations, B resets, a state of B.
+
+    `obs` [B, *shape] (after `as_acted_on`); `reset` a bool [B], or one bool
+    for all B; `state` from `initial_state(B)`. Anything else is one
+    ValueError naming the shapes, instead of a broadcasting error in the core.
+    """
+    shape = tuple(spec["observation_shape"])
+    if obs.ndim != len(shape) + 1:
+        raise ValueError(
+            f"a recurrent policy steps a batch: obs [B, {', '.join(map(str, shape))}]"
+            f"; got {list(obs.shape)} (one observation: obs[None], with "
+            "initial_state(1))."
+        )
+    batch = obs.shape[0]
+    reset = jnp.asarray(reset, bool)
+    if reset.shape not in ((), (batch,)):
+        raise ValueError(
+            f"reset must be one bool or bool [{batch}] (one per observation); got "
+            f"{list(reset.shape)}."
+        )
+    sizes = {x.shape[0] if x.ndim else None for x in jax.tree.leaves(state)}
+    if sizes != {batch}:
+        raise ValueError(
+            f"the state is of a batch of {sorted(sizes, key=str)}, the observations "
+            f"of {batch}; start from policy.initial_state({batch})."
+        )
+    return obs, jnp.broadcast_to(reset, (batch,))

@@ -6,6 +6,7 @@ end with the same parameters, bit for bit, as one that ran straight through.
 """
 
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -288,3 +289,14 @@ def test_export_and_load_a_recurrent_policy(straight, tmp_path):
     np.testing.assert_array_equal(np.stack(modes), np.argmax(logits, axis=-1))
     state, sample = jax.jit(policy.step)(state, obs[0], reset[0], jax.random.key(1))
     assert sample.shape == (3,) and sample.dtype == np.int32
+    # One reset for all; anything else that does not fit is one error.
+    _, same = policy.step_mode(policy.initial_state(3), obs[0], True)
+    _, ones = policy.step_mode(policy.initial_state(3), obs[0], jnp.ones(3, bool))
+    np.testing.assert_array_equal(same, ones)
+    for args, says in [
+        ((policy.initial_state(3), obs[0, 0], False), "steps a batch: obs [B, 4]"),
+        ((policy.initial_state(2), obs[0], reset[0]), "initial_state(3)"),
+        ((policy.initial_state(3), obs[0], jnp.zeros(2, bool)), "bool [3]"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            policy.step_mode(*args)
