@@ -27,6 +27,12 @@ def running_meta(
     finished run (a `what`) left to read (its `record`).
     """
     if not (path / f"{command}.yaml").exists():
+        other = {"sweep": "pbt", "pbt": "sweep"}[command]
+        if (path / f"{other}.yaml").exists():
+            raise ConfigError(
+                f"--resume {path}: it is a {other} directory; continue it with "
+                f"`purejaxdrl {other} --resume {path}`."
+            )
         raise ConfigError(
             f"--resume {path}: no {command}.yaml there; pass a directory that "
             f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."

@@ -119,6 +119,11 @@ class PBTResult:
           oldest first.
 
         """
+        if not 0 <= member < self.population:
+            raise IndexError(
+                f"member={member}: the population has members 0 to "
+                f"{self.population - 1}."
+            )
         out = []
         current = member
         for step in reversed(self.lineage):

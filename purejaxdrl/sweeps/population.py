@@ -35,7 +35,11 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
     """Raises ConfigError, naming the value and the rule, for bad PBT settings."""
     rules = [
         (population >= 1, f"population={population} must be >= 1; e.g. --population 8"),
-        (config.ready >= 1, f"pbt.ready={config.ready} must be >= 1 chunk"),
+        (
+            config.ready >= 1,
+            f"pbt.ready={config.ready} must be >= 1 chunk between ready steps; "
+            "e.g. --pbt.ready 4",
+        ),
         (
             0 < config.quantile <= 0.5,
             f"pbt.quantile={config.quantile} must be in (0, 0.5] (the bottom "
@@ -43,7 +47,8 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
         ),
         (
             0 <= config.resample_probability <= 1,
-            f"pbt.resample_probability={config.resample_probability} must be in [0, 1]",
+            f"pbt.resample_probability={config.resample_probability} must be in "
+            "[0, 1] (the chance a copied field is drawn afresh); e.g. 0.25",
         ),
         (
             len(config.perturb) == 2 and min(config.perturb) > 0,

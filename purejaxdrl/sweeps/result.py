@@ -139,8 +139,10 @@ class SweepResult:
             if all(_same(values.get(k), v) for k, v in wanted.items()):
                 matches.append(i)
         if len(matches) != 1:
-            given = ", ".join(f"{k}={v}" for k, v in wanted.items())
-            given += f", seed={seed}" if seed is not None else ""
+            given = ", ".join(
+                [f"{k}={v}" for k, v in wanted.items()]
+                + ([f"seed={seed}"] if seed is not None else [])
+            )
             raise KeyError(
                 f"{len(matches)} runs match {given or 'nothing'}; name a setting "
                 f"and a seed of {[f.path for f in self.plan.fields]} and "

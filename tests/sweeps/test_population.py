@@ -124,7 +124,8 @@ def test_a_population_that_does_not_fit_is_refused():
     [
         ({"explore": {}}, "at least one explored field"),
         ({"quantile": 0.75}, r"pbt.quantile=0.75 must be in \(0, 0.5\]"),
-        ({"ready": 0}, "pbt.ready=0 must be >= 1"),
+        ({"ready": 0}, "pbt.ready=0 must be >= 1 chunk between ready steps; e.g."),
+        ({"resample_probability": 1.5}, r"must be in \[0, 1\] \(the chance"),
         ({"explore": {"num_envs": ("uniform", 1, 2)}}, "--explore num_envs: .* static"),
     ],
 )

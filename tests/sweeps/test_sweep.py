@@ -191,6 +191,8 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
     assert loaded.table() == result.table()
     with pytest.raises(KeyError, match="3 runs match"):
         loaded.run_index(learning_rate=1e-3)
+    with pytest.raises(KeyError, match="2 runs match seed=1; name"):
+        loaded.run_index(seed=1)
 
 
 def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(tmp_path):

@@ -116,3 +116,11 @@ def test_a_folder_that_is_no_run_says_what_it_is_and_how_to_use_it(
     with pytest.raises(pjd.ConfigError, match="has no config.yaml") as e:
         load_run_config(tmp_path)
     assert says in str(e.value)
+
+
+def test_resuming_a_sweep_as_pbt_or_back_names_the_right_command(tmp_path):
+    from purejaxdrl.sweeps.inputs import running_meta
+
+    (tmp_path / "sweep.yaml").write_text("status: running\n")
+    with pytest.raises(ConfigError, match="it is a sweep directory; continue it"):
+        running_meta(tmp_path, "pbt", "PBT run", "writing DIR", "lineage.csv")
