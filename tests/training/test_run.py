@@ -128,17 +128,18 @@ def test_restore_refuses_a_replay_buffer_on_another_device_count(tmp_path):
 def test_a_new_run_says_how_its_budget_was_rounded_and_a_resumed_one_does_not(
     tmp_path,
 ):
-    # 8 envs x 128 steps = 1,024 per update: 500,000 steps are 488 updates.
-    run = open_run(_config(), resume=None, write_files=False, notify=None)
+    # 8 envs x 128 steps = 1,024 per update: 50,000 steps are 48 updates.
+    small = pjd.apply_overrides(_config(), {"total_steps": 50_000})
+    run = open_run(small, resume=None, write_files=False, notify=None)
     assert run.messages == [
-        "total_steps 500,000 rounded to 499,712 (whole updates of num_envs x "
-        "unroll_length = 8 x 128 = 1,024 steps; --total-steps 500,736 trains one "
+        "total_steps 50,000 rounded to 49,152 (whole updates of num_envs x "
+        "unroll_length = 8 x 128 = 1,024 steps; --total-steps 50,176 trains one "
         "update more)"
     ]
     whole = pjd.apply_overrides(_config(), {"total_steps": 1024 * 488})
     assert open_run(whole, resume=None, write_files=False, notify=None).messages == []
     (tmp_path / "config.yaml").write_text("num_envs: 8\n")
-    resumed = open_run(_config(), resume=str(tmp_path), write_files=False, notify=None)
+    resumed = open_run(small, resume=str(tmp_path), write_files=False, notify=None)
     assert resumed.messages == []
 
 

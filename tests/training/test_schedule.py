@@ -18,13 +18,17 @@ def _config(num_updates: int, num_logs: int) -> pjd.TrainConfig:
     )
 
 
-def test_a_budget_of_whole_updates_needs_no_note_and_another_says_its_rounding():
-    assert budget_note(_config(78, 20)) is None
+def test_a_budget_rounded_by_over_1_percent_says_so_and_others_do_not():
+    assert budget_note(_config(78, 20)) is None  # whole updates
+    # 40,000 steps train 39,936 (0.16% fewer): no note.
     config = pjd.apply_overrides(pjd.TrainConfig(), {"total_steps": 40_000})
     assert config.num_updates * config.steps_per_update == 39_936
+    assert budget_note(config) is None
+    # 5,000 train 4,608 (7.8% fewer): said, with the budget one update more.
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"total_steps": 5_000})
     assert budget_note(config) == (
-        "total_steps 40,000 rounded to 39,936 (whole updates of num_envs x "
-        "unroll_length = 4 x 128 = 512 steps; --total-steps 40,448 trains one "
+        "total_steps 5,000 rounded to 4,608 (whole updates of num_envs x "
+        "unroll_length = 4 x 128 = 512 steps; --total-steps 5,120 trains one "
         "update more)"
     )
 
