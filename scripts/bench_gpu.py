@@ -114,7 +114,7 @@ def row_ppo_cartpole(report: Report, args: argparse.Namespace, budget: Budget) -
             repeat: int, config: pjd.TrainConfig = config, seeds: int = seeds
         ) -> dict[str, float]:
             base = pjd.apply_overrides(config, {"seed": repeat * seeds})
-            result = pjd.sweep(base, seeds=seeds, target_return=None)
+            result = pjd.sweep(base, seeds=seeds, target_return=None, console=False)
             return {
                 "steps_per_s": result.env_steps / result.train_seconds,
                 "compile_s": result.compile_seconds,
@@ -252,7 +252,9 @@ def row_breakout_minatar(
 
         def ours(repeat: int, config: pjd.TrainConfig = config) -> dict[str, float]:
             base = pjd.apply_overrides(config, {"seed": repeat * args.seeds})
-            result = pjd.sweep(base, seeds=args.seeds, target_return=None)
+            result = pjd.sweep(
+                base, seeds=args.seeds, target_return=None, console=False
+            )
             return {
                 "steps_per_s": result.env_steps / result.train_seconds,
                 "compile_s": result.compile_seconds,

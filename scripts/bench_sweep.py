@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> Report:
     )
 
     start = time.perf_counter()
-    result = pjd.sweep(base, grid={"learning_rate": rates}, seeds=args.seeds)
+    result = pjd.sweep(
+        base, grid={"learning_rate": rates}, seeds=args.seeds, console=False
+    )
     sweep = {
         "wall_s": time.perf_counter() - start,
         "compile_s": result.compile_seconds,

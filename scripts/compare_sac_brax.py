@@ -136,7 +136,7 @@ def run_ours(
 
     """
     start = time.perf_counter()
-    result = pjd.sweep(config, seeds=seeds, target_return=TARGET)
+    result = pjd.sweep(config, seeds=seeds, target_return=TARGET, console=False)
     wall = time.perf_counter() - start
     for line in result.messages:
         print(f"  [purejaxdrl] {line}")

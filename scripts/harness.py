@@ -130,7 +130,7 @@ def ablation(
     import purejaxdrl as pjd
 
     def returns() -> list[Figures]:
-        result = pjd.sweep(config, seeds=seeds)
+        result = pjd.sweep(config, seeds=seeds, console=False)
         return [{"train_return": float(r)} for r in result.final_return]
 
     built = returns()

@@ -102,6 +102,7 @@ def _child(devices: int, names: list[str]) -> None:
                 {"total_steps": 4 * 128 * 8, "num_logs": 2, "devices": devices},
             ),
             grid={"learning_rate": [1e-3, 3e-4]},
+            console=False,
             seeds=2,
         )
         for run, params in enumerate(result.final_params):

@@ -236,7 +236,9 @@ def run_row(row: Row, seeds: int) -> dict:
     if row.alone:
         final, steps_per_s, out = _runs_alone(preset, seeds, curves)
     else:
-        result = pjd.sweep(row.preset, algo=row.algo, seeds=seeds, write_files=True)
+        result = pjd.sweep(
+            row.preset, algo=row.algo, seeds=seeds, write_files=True, console=False
+        )
         final = np.asarray(result.final_return, np.float64)
         steps_per_s = result.env_steps / result.train_seconds
         out = result.run_dir

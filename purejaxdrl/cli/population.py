@@ -179,6 +179,7 @@ def _run(
             *positional,
             device_memory=memory,
             notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+            console=False,  # the command's own lines, or none with --quiet
             **kwargs,
         )
     except SweepStopped as e:  # saved: says how to continue

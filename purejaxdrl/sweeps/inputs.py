@@ -4,6 +4,7 @@ The base config and its target score, the device memory, the directory a
 resume reads; `messenger`, which keeps a run's messages and passes them on.
 """
 
+import functools
 import numbers
 import pathlib
 from collections.abc import Callable
@@ -44,6 +45,15 @@ def running_meta(
             "a new one to train more."
         )
     return meta
+
+
+def shown(
+    notify: Callable[[str], None] | None, console: bool
+) -> Callable[[str], None] | None:
+    """`notify`; without one, `print` when `console` is on (else silence)."""
+    if notify is None and console:
+        return functools.partial(print, flush=True)
+    return notify
 
 
 def messenger(

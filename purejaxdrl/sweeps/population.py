@@ -13,6 +13,7 @@ from purejaxdrl.sweeps.inputs import (
     check_device_memory,
     messenger,
     running_meta,
+    shown,
 )
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
@@ -140,6 +141,7 @@ def pbt(
     write_files: bool = False,
     device_memory: int | None = None,
     notify: Callable[[str], None] | None = None,
+    console: bool = True,
 ) -> PBTResult:
     """Population-based training (Jaderberg et al., 2017) in one compiled program.
 
@@ -172,6 +174,8 @@ def pbt(
         with checkpoints while it trains.
       device_memory: bytes per device it may use (default: estimated).
       notify: called with each message.
+      console: without `notify`, print the messages and progress lines (as
+        `pjd.train` shows its progress); False: silent.
 
     Returns:
       A PBTResult: members' records and final parameters, and the lineage.
@@ -188,6 +192,7 @@ def pbt(
     )
     check_pbt_config(config, population)
     configs, fields = member_configs(base, explore, population, search_seed)
+    notify = shown(notify, console)
     messages, say = messenger(notify)
     chunks = len(chunk_lengths(base.num_updates, base.num_logs))
     note = no_exploit_note(config, population, chunks)
@@ -226,6 +231,7 @@ def resume_pbt(
     *,
     device_memory: int | None = None,
     notify: Callable[[str], None] | None = None,
+    console: bool = True,
 ) -> PBTResult:
     """Continues a PBT run that was stopped (killed, or its machine lost).
 
@@ -237,6 +243,8 @@ def resume_pbt(
       path: the PBT directory (`pbt(..., write_files=True)`).
       device_memory: as `pbt`'s.
       notify: called with each message.
+      console: without `notify`, print the messages and progress lines (as
+        `pjd.train` shows its progress); False: silent.
 
     Raises:
       ConfigError: not a PBT directory, or a finished one.
@@ -245,6 +253,7 @@ def resume_pbt(
     path = pathlib.Path(path)
     running_meta(path, "pbt", "PBT run", "writing DIR", "lineage.csv")
     result = read_pbt_meta(path)
+    notify = shown(notify, console)
     messages, say = messenger(notify)
     result.messages = messages
     explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}

@@ -24,6 +24,7 @@ from purejaxdrl.sweeps.inputs import (
     environments,
     messenger,
     running_meta,
+    shown,
 )
 from purejaxdrl.sweeps.messages import (
     diverged_line,
@@ -51,6 +52,7 @@ def sweep(
     write_files: bool = False,
     device_memory: int | None = None,
     notify: Callable[[str], None] | None = None,
+    console: bool = True,
 ) -> SweepResult:
     """Trains every setting of a grid / random search with every seed.
 
@@ -82,6 +84,8 @@ def sweep(
       device_memory: bytes per device the sweep may use, instead of the
         estimate from the device (or host) memory; smaller forces batches.
       notify: called with each message (layout, batches, progress).
+      console: without `notify`, print the messages and progress lines (as
+        `pjd.train` shows its progress); False: silent.
 
     Returns:
       A SweepResult: per-run histories, final returns and parameters, and the
@@ -107,6 +111,7 @@ def sweep(
         seeds=seeds,
         search_seed=search_seed,
     )
+    notify = shown(notify, console)
     messages, say = messenger(notify)
     if given is None and target_return is not None and environments(plan) > 1:
         say(
@@ -140,6 +145,7 @@ def resume_sweep(
     *,
     device_memory: int | None = None,
     notify: Callable[[str], None] | None = None,
+    console: bool = True,
 ) -> SweepResult:
     """Continues a sweep that was stopped (killed, or its machine lost).
 
@@ -152,6 +158,8 @@ def resume_sweep(
       path: the sweep directory (`sweep(..., write_files=True)`).
       device_memory: as `sweep`'s (the recorded batches are kept).
       notify: called with each message.
+      console: without `notify`, print the messages and progress lines (as
+        `pjd.train` shows its progress); False: silent.
 
     Raises:
       ConfigError: not a sweep directory, a finished one, or other devices.
@@ -159,6 +167,7 @@ def resume_sweep(
     """
     path = pathlib.Path(path)
     meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
+    notify = shown(notify, console)
     messages, say = messenger(notify)
     plan = read_plan(meta)
     result = SweepResult(

@@ -195,7 +195,9 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
         loaded.run_index(seed=1)
 
 
-def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(tmp_path):
+def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
+    tmp_path, capsys
+):
     # With observations normalised, a run's parameters act only beside its
     # statistics: each run saves its own, and the best run's policy folder
     # holds both, so that it acts as the run did.
@@ -205,6 +207,10 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(tmp_path
     )  # fmt: skip
     result = sweep(base, seeds=[0, 1], write_files=True)
     d = result.run_dir
+    # Without `notify`, it shows its lines as pjd.train shows its progress.
+    out = capsys.readouterr().out
+    assert "sweep: 1 setting(s) x 2 seed(s) = 2 runs of ppo on CartPole-v1" in out
+    assert f"sweep: the best run's policy (run {pjd.sweeps.best_run(result)})" in out
     counts = [float(result.stats(i).count) for i in range(2)]
     # Every observation acted on updated them: 4 updates of 4 envs x 128
     # steps (the 1e-4 they start at is below float32's step at 2048).
