@@ -8,6 +8,7 @@ Playground ones (MuJoCo's renderer, off screen). Runs on host environments
 (`observe/render.py`, `observe/players.py`).
 """
 
+import pathlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,12 @@ def eval_command(argv: Sequence[str]) -> int:
     for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
+    folder = pathlib.Path(args.render).parent if args.render else None
+    if folder is not None and not folder.is_dir():  # before a minute of drawing
+        raise ConfigError(
+            f"--render {args.render}: folder {str(folder)!r} does not exist; "
+            "create it or draw elsewhere."
+        )
     from purejaxdrl.training.restored import restore_run
 
     config, exp, restored = restore_run(args.run_dir, "evaluate")

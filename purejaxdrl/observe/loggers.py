@@ -24,6 +24,14 @@ class Logger(Protocol):
         """Flushes and releases resources."""
 
 
+def clean_record(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` as strict JSON takes it: NaN and infinities as null."""
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v
+        for k, v in record.items()
+    }
+
+
 class JsonlLogger:
     """Appends each record as one JSON line to `path` (NaN written as null)."""
 
@@ -32,11 +40,7 @@ class JsonlLogger:
         self._file = path.open("a", buffering=1)
 
     def write(self, record: dict[str, Any]) -> None:
-        clean = {
-            k: None if isinstance(v, float) and not math.isfinite(v) else v
-            for k, v in record.items()
-        }
-        self._file.write(json.dumps(clean) + "\n")
+        self._file.write(json.dumps(clean_record(record)) + "\n")
 
     def close(self) -> None:
         self._file.close()

@@ -159,6 +159,14 @@ def train_population(
     programs, mesh, size, lines = _fit_population(result, cfg, device_memory)
     for line in lines:
         say(line)
+    schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
+    if (readies := (len(schedule) - 1) // result.config.ready) >= 1:
+        # Chunks divide the updates, so they need not be num_logs many.
+        say(
+            f"pbt: {cfg.num_updates:,} updates in {len(schedule)} chunks; a ready "
+            f"step after every {result.config.ready} of them but the last: "
+            f"{readies} ready steps"
+        )
     members = NamedSharding(mesh, P(SWEEP_AXIS))
     padded = configs + [configs[-1]] * (size - n)
     hps = jax.device_put(stack_hps(padded), members)
@@ -166,7 +174,6 @@ def train_population(
     states = programs.init(hps, keys)
     zeros = jax.device_put(np.zeros(size, np.float32), members)
     pbt_key = make_key(result.search_seed, cfg.rng_impl)
-    schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
     compiled = _compile(programs, result, hps, states, zeros, pbt_key, schedule)
     live = _Live(hps, states, (zeros, zeros), 0)
     checkpoint = None

@@ -198,12 +198,6 @@ def pbt(
     note = no_exploit_note(config, population, chunks)
     if note is not None:
         say(note)
-    elif (readies := (chunks - 1) // ready) >= 1:
-        # Chunks divide the updates, so they need not be num_logs many.
-        say(
-            f"pbt: {base.num_updates:,} updates in {chunks} chunks; a ready step "
-            f"after every {ready} of them but the last: {readies} ready steps"
-        )
     result = PBTResult(
         base=base,
         fields=fields,

@@ -18,6 +18,7 @@ from purejaxdrl.observe.loggers import (
     JsonlLogger,
     Logger,
     TensorBoardLogger,
+    clean_record,
 )
 from purejaxdrl.observe.progress import (
     ConsoleLogger,
@@ -40,9 +41,11 @@ class TrainResult:
         completed any (NaN if none ever did).
       env_steps: environment steps taken.
       compile_seconds: time to compile the training programs.
-      train_seconds: wall time after compilation.
-      steps_per_second: env_steps / train_seconds (compile time excluded), all
-        devices together.
+      train_seconds: training time, compilation excluded, up to the last
+        chunk's record (not the final evaluation or checkpoint after it); a
+        resumed run's counts its sessions before too.
+      steps_per_second: env_steps / train_seconds, all devices together (NaN
+        when this session trained nothing).
       num_devices: how many devices trained (over all processes).
       history: one record per chunk, as written to metrics.jsonl (on a resumed
         run, the records before the checkpoint too).
@@ -172,7 +175,7 @@ def open_sinks(
     sinks = list(loggers) if run.main else []
     if run.run_dir is not None and run.main:
         jsonl = run.run_dir / "metrics.jsonl"
-        jsonl.write_text("".join(json.dumps(r) + "\n" for r in history))
+        jsonl.write_text("".join(json.dumps(clean_record(r)) + "\n" for r in history))
         sinks.append(JsonlLogger(jsonl))
         if "tensorboard" in log_to:
             sinks.append(TensorBoardLogger(run.run_dir / "tensorboard"))
@@ -211,15 +214,22 @@ def finish(
     export: Callable[..., pathlib.Path] | None = None,
 ) -> TrainResult:
     """The run's result; summary.json and params.msgpack in its directory."""
-    train_seconds = time.perf_counter() - loop.start
     steps = (loop.done - loop.start_updates) * loop.steps_per_update
+    # Training time is the last chunk's record's: over every session of the
+    # run, and without what follows the last chunk (its evaluation, the wait
+    # for the last checkpoint), as the records' steps/s have it.
+    if steps and loop.history:
+        train_seconds = float(loop.history[-1]["time"])
+    else:
+        train_seconds = loop.seconds_before + time.perf_counter() - loop.start
+    total = loop.done * loop.steps_per_update
     result = TrainResult(
         state=state,
         mean_return=loop.mean_return,
-        env_steps=loop.done * loop.steps_per_update,
+        env_steps=total,
         compile_seconds=compile_seconds,
         train_seconds=train_seconds,
-        steps_per_second=steps / train_seconds if steps else math.nan,
+        steps_per_second=total / train_seconds if steps else math.nan,
         num_devices=loop.num_devices,
         history=loop.history,
         run_dir=run.run_dir,

@@ -80,6 +80,8 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         "steps_per_second": result.steps_per_second,
         "devices": result.num_devices,
         "steps_per_second_per_device": result.steps_per_second / result.num_devices,
+        # The last evaluation's (deterministic policy), NaN -> null without one.
+        "eval_return": result.eval_return,
     }
     clean = {
         k: None if isinstance(v, float) and not math.isfinite(v) else v

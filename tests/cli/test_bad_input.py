@@ -270,6 +270,10 @@ CASES = [
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
     (["eval", "{ok}"], "has no checkpoint to evaluate"),
     (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be >= 1; e.g."),
+    (
+        ["eval", "{ok}", "--render", "{tmp}/no/such/folder/episode.gif"],
+        "/no/such/folder' does not exist; create it or draw elsewhere.",
+    ),
     (["plot", "{tmp}"], "is not a run or sweep directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),

@@ -74,7 +74,10 @@ def test_close_closes_every_sink_and_hides_a_checkpointer_error():
     assert closed == ["sink", "sink", "checkpointer"]
 
 
-def _loop(done, start_updates, seconds=10.0):
+def _loop(done, start_updates, seconds=10.0, before=0.0, recorded=None):
+    """A ChunkLoop `seconds` into a session after `before` s of earlier ones,
+    its last chunk's record taken `recorded` s into this one."""
+    recorded = seconds if recorded is None else recorded
     return types.SimpleNamespace(
         start=time.perf_counter() - seconds,
         done=done,
@@ -82,26 +85,32 @@ def _loop(done, start_updates, seconds=10.0):
         steps_per_update=512,
         mean_return=1.5,
         num_devices=2,
-        history=[{"updates": done}],
+        history=[{"updates": done, "time": before + recorded}],
+        seconds_before=before,
         eval_return=math.nan,
     )
 
 
-def test_finish_times_only_the_updates_since_the_start_and_writes_the_summary(tmp_path):
+def test_finish_times_the_whole_run_to_its_last_record_and_writes_the_summary(
+    tmp_path,
+):
     run = Run(config=_config(8), run_dir=tmp_path, main=True, messages=["hi"])
     state = types.SimpleNamespace(agent=types.SimpleNamespace(params={"w": np.ones(2)}))
-    # Resumed at update 2, stopped by a signal at update 6 of 8.
-    result = finish(run, _loop(6, 2), state, "SIGTERM", 3.0)
+    # Resumed at update 2 after 7 s of training, stopped by a signal at update
+    # 6 of 8: its record taken 10 s into this session, 2 s before the end (the
+    # final evaluation and checkpoint, which train nothing).
+    loop = _loop(6, 2, seconds=12.0, before=7.0, recorded=10.0)
+    result = finish(run, loop, state, "SIGTERM", 3.0)
     assert result.env_steps == 6 * 512 and result.updates == 6
-    assert result.train_seconds >= 10.0
-    # 4 updates x 512 steps trained since the resume, compile time excluded.
-    assert result.steps_per_second == 2048 / result.train_seconds
+    assert result.train_seconds == 17.0
+    assert result.steps_per_second == 6 * 512 / 17.0  # the whole run's
     assert result.stopped_by == "SIGTERM" and result.messages == ["hi"]
     assert result.mean_return == 1.5 and result.num_devices == 2
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["env_steps"] == 3072 and summary["total_steps"] == 4096
     assert summary["complete"] is False and summary["stopped_by"] == "SIGTERM"
-    assert summary["compile_seconds"] == 3.0
+    assert summary["compile_seconds"] == 3.0 and summary["train_seconds"] == 17.0
+    assert summary["eval_return"] is None  # no evaluation (NaN: null)
     assert (tmp_path / "params.msgpack").exists()
 
 
@@ -133,3 +142,20 @@ def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
     assert "2,048/2,048" in lines[-1] and "return" in lines[-1]
     pjd.train(config, console=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):
+    # A resume rewrites metrics.jsonl with the checkpoint's records; a chunk
+    # that ended no episode has a NaN mean return, which JSON has no word for.
+    run = Run(config=_config(8), run_dir=tmp_path, main=True)
+    history = [{"updates": 1, "episode/mean_return": math.nan}, {"updates": 2}]
+    sinks = open_sinks(run, history, [], None, (), None)
+    sinks[0].write({"updates": 3, "episode/mean_return": math.inf})
+    close(sinks, None)
+
+    def refuse(word):
+        raise ValueError(f"not strict JSON: {word}")
+
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    records = [json.loads(line, parse_constant=refuse) for line in lines]
+    assert [r.get("episode/mean_return", 0) for r in records] == [None, 0, None]
