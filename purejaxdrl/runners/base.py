@@ -54,12 +54,16 @@ class Runner(Protocol):
       dispatch_ahead: whether a chunk returns before its updates finish
         (a queued XLA program), so the loop dispatches the next before reading
         it; a host-driven chunk returns when its updates are done.
+      late_compile_seconds: compile time spent inside chunks so far (a
+        program whose shapes only its first input gives, compiled then):
+        the loop counts it as compilation, not training. 0 for the rest.
 
     """
 
     mesh: Mesh
     steps_per_update: int
     dispatch_ahead: bool
+    late_compile_seconds: float
 
     def abstract_state(self, key: PRNGKey) -> Any:
         """The state's shapes, dtypes and shardings, computing nothing."""

@@ -103,6 +103,8 @@ class SebulbaRunner:
         self.steps_per_update = self.num_envs * self.unroll_length
         self.envs = envs
         self.update = self._make_update()
+        self._compiled_update: Callable | None = None
+        self.late_compile_seconds = 0.0
         self.policy = make_policy(agent, actor_devices[0].platform)
         self._updates: Iterator[Update] | None = None
 
@@ -293,7 +295,16 @@ class SebulbaRunner:
             batches = [self._get(q, actors) for q in queues]
             wait = time.perf_counter() - t
             traj = self._to_learner(batches)
-            state, metrics = self.update(state, traj, jax.random.fold_in(key, u))
+            step_key = jax.random.fold_in(key, u)
+            if self._compiled_update is None:
+                # The first batch gives the update its shapes: compiled here,
+                # and timed as compilation, not training (the loop's steps/s).
+                t = time.perf_counter()
+                self._compiled_update = self.update.lower(
+                    state, traj, step_key
+                ).compile()
+                self.late_compile_seconds += time.perf_counter() - t
+            state, metrics = self._compiled_update(state, traj, step_key)
             self._publish(box, u + 1, state)
             host = host_metrics(u, batches, actors)
             host["time/learner_wait"] = wait

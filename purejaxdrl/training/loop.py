@@ -113,6 +113,8 @@ class ChunkLoop:
       seconds_before: training time before a resume.
       dispatch_ahead: dispatch chunk k+1 before reading chunk k (the
         runner's chunks are queued programs); else read each at once.
+      late_compile: the runner's compile time inside chunks so far
+        (`Runner.late_compile_seconds`), taken out of the training time.
 
     """
 
@@ -125,6 +127,7 @@ class ChunkLoop:
     history: list[dict[str, Any]]
     seconds_before: float
     dispatch_ahead: bool = True
+    late_compile: Callable[[], float] = lambda: 0.0
     mean_return: float = math.nan
     eval_return: float = math.nan
     last_saved: int | None = None
@@ -185,10 +188,14 @@ class ChunkLoop:
             metric = summary.get("episode/mean_return")
             self.save(pending.snapshot[0], metric)
 
+    def elapsed(self) -> float:
+        """Training time of this session so far: since its start, compiles out."""
+        return time.perf_counter() - self.start - self.late_compile()
+
     def record(self, summary: dict[str, float]) -> dict[str, Any]:
         """The chunk's record: progress, speed (compile time excluded), metrics."""
         done, per_update = self.done, self.steps_per_update
-        elapsed = time.perf_counter() - self.start
+        elapsed = self.elapsed()
         sps = (done - self.start_updates) * per_update / elapsed
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
             self.mean_return = summary["episode/mean_return"]
@@ -268,7 +275,7 @@ class ChunkLoop:
             "updates": done,
             "env_steps": done * self.steps_per_update,
             "num_updates": config.num_updates,
-            "train_seconds": self.seconds_before + time.perf_counter() - self.start,
+            "train_seconds": self.seconds_before + self.elapsed(),
             "devices": self.num_devices,
             "config": to_dict(config),
             "history": list(self.history),

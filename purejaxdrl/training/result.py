@@ -9,7 +9,6 @@ import json
 import math
 import pathlib
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -221,13 +220,13 @@ def finish(
     if steps and loop.history:
         train_seconds = float(loop.history[-1]["time"])
     else:
-        train_seconds = loop.seconds_before + time.perf_counter() - loop.start
+        train_seconds = loop.seconds_before + loop.elapsed()
     total = loop.done * loop.steps_per_update
     result = TrainResult(
         state=state,
         mean_return=loop.mean_return,
         env_steps=total,
-        compile_seconds=compile_seconds,
+        compile_seconds=compile_seconds + loop.late_compile(),
         train_seconds=train_seconds,
         steps_per_second=total / train_seconds if steps else math.nan,
         num_devices=loop.num_devices,

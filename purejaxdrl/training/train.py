@@ -144,6 +144,7 @@ def train(
             history=start.history,
             seconds_before=start.seconds_before,
             dispatch_ahead=exp.runner.dispatch_ahead,
+            late_compile=lambda: exp.runner.late_compile_seconds,
             last_saved=start.done if resume is not None else None,
         )
     if progress is not None:

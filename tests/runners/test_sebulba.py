@@ -124,3 +124,20 @@ def test_replay_algorithms_are_refused_with_the_ones_that_run():
     )
     with pytest.raises(ValueError, match="use ppo, impala"):
         pjd.train(config)
+
+
+def test_the_learners_compile_counts_as_compilation_not_training():
+    # The update compiles on the first batch (its shapes come from the
+    # actors): timed as compilation, once, so steps/s leaves it out.
+    config = _config("envpool:CartPole-v1", total_steps=32 * 16 * 3)
+    exp = pjd.training.make_experiment(config)
+    key = jax.random.key(0)
+    state = exp.runner.init(key)
+    try:
+        with exp.runner.session(state, key, 0):
+            state, _ = exp.runner.chunk(1)(state)
+            first = exp.runner.late_compile_seconds
+            exp.runner.chunk(2)(state)
+    finally:
+        exp.runner.close()
+    assert first > 0 and exp.runner.late_compile_seconds == first

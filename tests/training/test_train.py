@@ -80,6 +80,8 @@ def _loop(done, start_updates, seconds=10.0, before=0.0, recorded=None):
     recorded = seconds if recorded is None else recorded
     return types.SimpleNamespace(
         start=time.perf_counter() - seconds,
+        elapsed=lambda: seconds - 0.5,
+        late_compile=lambda: 0.5,  # a host runner's learner, compiled in chunk 1
         done=done,
         start_updates=start_updates,
         steps_per_update=512,
@@ -109,7 +111,7 @@ def test_finish_times_the_whole_run_to_its_last_record_and_writes_the_summary(
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["env_steps"] == 3072 and summary["total_steps"] == 4096
     assert summary["complete"] is False and summary["stopped_by"] == "SIGTERM"
-    assert summary["compile_seconds"] == 3.0 and summary["train_seconds"] == 17.0
+    assert summary["compile_seconds"] == 3.5 and summary["train_seconds"] == 17.0
     assert summary["eval_return"] is None  # no evaluation (NaN: null)
     assert (tmp_path / "params.msgpack").exists()
 
