@@ -54,10 +54,16 @@ class TensorBoardLogger:
     episode ended leaves a gap in the return curve, never a fake 0.
     """
 
-    def __init__(self, logdir: pathlib.Path):
+    def __init__(self, logdir: pathlib.Path, resumed_at: int | None = None):
+        """Writes into `logdir`; a resumed run's from `resumed_at` on.
+
+        `resumed_at` is its env steps at the checkpoint: what a killed
+        session wrote past them is purged, so no step has two values.
+        """
         from tensorboardX import SummaryWriter
 
-        self._writer = SummaryWriter(str(logdir))
+        purge = None if resumed_at is None else resumed_at + 1
+        self._writer = SummaryWriter(str(logdir), purge_step=purge)
 
     def write(self, record: dict[str, Any]) -> None:
         step = int(record["env_steps"])

@@ -36,12 +36,17 @@ class Curve:
     histories: tuple[list[dict[str, Any]], ...]
 
     def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
-        """(x values of the first seed, metric [seeds, chunks]; NaN where absent)."""
-        n = min(len(h) for h in self.histories)
-        xs = np.asarray([r.get(x, np.nan) for r in self.histories[0][:n]], float)
-        ys = np.asarray(
-            [[_value(r.get(metric)) for r in h[:n]] for h in self.histories], float
-        )
+        """(x values of the longest seed, metric [seeds, chunks]; NaN where absent).
+
+        A seed with fewer chunks (still training, or stopped) is NaN past its
+        last: the mean and band are over the seeds present at each point, and
+        the others' curves are not cut to its length.
+        """
+        longest = max(self.histories, key=len)
+        xs = np.asarray([r.get(x, np.nan) for r in longest], float)
+        ys = np.full((len(self.histories), len(longest)), np.nan)
+        for i, history in enumerate(self.histories):
+            ys[i, : len(history)] = [_value(r.get(metric)) for r in history]
         return xs, ys
 
 
@@ -154,12 +159,51 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
             runs[key] = []
             items.append(key)
         runs[key].append((path.name, history))
-    return [x if isinstance(x, Curve) else _runs_curve(runs[x]) for x in items]
+    labels = _differences(list(runs))
+    return [
+        x if isinstance(x, Curve) else _runs_curve(runs[x], labels.get(x))
+        for x in items
+    ]
 
 
-def _runs_curve(members: list[tuple[str, list[dict[str, Any]]]]) -> Curve:
-    name = members[0][0]
-    label = name if len(members) == 1 else f"{name} (+{len(members) - 1} seeds)"
+def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(tree, dict):
+        return {prefix.rstrip("."): tree}
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        out.update(_flat(v, f"{prefix}{k}."))
+    return out
+
+
+def _differences(keys: list[str], most: int = 3) -> dict[str, str]:
+    """Each group's label by the config fields that tell the groups apart.
+
+    `learning_rate=0.001` for runs that differ in it; none where the groups
+    differ in more than `most` fields, or there is one group (the folder's
+    name says it then).
+    """
+    if len(keys) < 2:
+        return {}
+    flats = [_flat(json.loads(k)) for k in keys]
+    fields = sorted({f for flat in flats for f in flat})
+    differ = [f for f in fields if len({json.dumps(x.get(f)) for x in flats}) > 1]
+    if not differ or len(differ) > most:
+        return {}
+    return {
+        k: ", ".join(
+            f"{f.rsplit('.', 1)[-1]}={short_value(flat.get(f))}" for f in differ
+        )
+        for k, flat in zip(keys, flats, strict=True)
+    }
+
+
+def _runs_curve(
+    members: list[tuple[str, list[dict[str, Any]]]], label: str | None = None
+) -> Curve:
+    """A group of runs' curve: labelled by `label` (else its first folder)."""
+    label = label or members[0][0]
+    if len(members) > 1:
+        label += f" ({len(members)} seeds)"
     return Curve(label, tuple(h for _, h in members))
 
 

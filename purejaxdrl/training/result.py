@@ -177,7 +177,14 @@ def open_sinks(
         jsonl.write_text("".join(json.dumps(clean_record(r)) + "\n" for r in history))
         sinks.append(JsonlLogger(jsonl))
         if "tensorboard" in log_to:
-            sinks.append(TensorBoardLogger(run.run_dir / "tensorboard"))
+            at = int(history[-1]["env_steps"]) if history else None
+            sinks.append(TensorBoardLogger(run.run_dir / "tensorboard", at))
+        for name in ("tensorboard", "wandb"):  # a resume names its sinks again
+            if history and name not in log_to and (run.run_dir / name).is_dir():
+                run.say(
+                    f"this run logged to {name} before; it does not now: pass "
+                    f"--logger {name} with --resume to go on"
+                )
     if wandb is not None:
         sinks.append(wandb)
     if progress is not None:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import time
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -41,6 +42,24 @@ def test_tensorboard_and_jsonl_hold_the_records(tmp_path):
     back = _jsonl(tmp_path / "m.jsonl")
     assert back[0]["episode/mean_return"] is None  # NaN is written as null
     assert back[1:] == RECORDS[1:]
+
+
+def test_a_resumed_run_purges_what_a_killed_session_wrote_past_its_checkpoint(
+    tmp_path,
+):
+    # Killed after steps 512..1536 were logged, its checkpoint at 1024: the
+    # resumed session writes 1536 again, and TensorBoard keeps one value.
+    killed = TensorBoardLogger(tmp_path / "tb")
+    for record in RECORDS:
+        killed.write(record)
+    killed.close()
+    time.sleep(1.1)  # event files are named by the second they are opened in
+    resumed = TensorBoardLogger(tmp_path / "tb", resumed_at=1024)
+    resumed.write({**RECORDS[2], "steps_per_second": 7.0})
+    resumed.close()
+    speed = _scalars(tmp_path / "tb", "steps_per_second")
+    assert [step for step, _ in speed] == [512, 1024, 1536]
+    assert speed[-1][1] == 7.0
 
 
 def test_train_with_the_tensorboard_logger(tmp_path, capsys):

@@ -4,6 +4,7 @@ import json
 import math
 
 import matplotlib.image
+import numpy as np
 import pytest
 import yaml
 
@@ -46,13 +47,26 @@ def runs(tmp_path):
 
 def test_runs_differing_only_in_seed_are_one_curve(runs):
     first, second = load_curves(runs)
-    assert first.label == "a (+1 seeds)" and len(first.histories) == 2
-    assert second.label == "c" and len(second.histories) == 1
+    # Labelled by what tells the groups apart, not by a folder's name.
+    assert first.label == "learning_rate=0.001 (2 seeds)"
+    assert len(first.histories) == 2
+    assert second.label == "learning_rate=0.0003" and len(second.histories) == 1
     steps, returns = first.series("env_steps")
     assert list(steps) == [1000, 2000, 3000]
     assert returns.tolist() == [[10, 20, 30], [12, 18, 40]]
     _, gap = second.series("time")
     assert gap[0, 1] != gap[0, 1]  # NaN, not a fake 0
+
+
+def test_a_seed_with_fewer_chunks_cuts_no_other_seeds_curve(tmp_path):
+    # A seed still training (or stopped) has 2 of 4 chunks: the curve runs to
+    # the longest seed, the short one NaN past its end (not all cut to 2).
+    short = _run_dir(tmp_path, "a", 0, 1e-3, [10, 20])
+    long = _run_dir(tmp_path, "b", 1, 1e-3, [12, 18, 40, 50])
+    (curve,) = load_curves([short, long])
+    steps, returns = curve.series("env_steps")
+    assert list(steps) == [1000, 2000, 3000, 4000]
+    np.testing.assert_array_equal(returns, [[10, 20, np.nan, np.nan], [12, 18, 40, 50]])
 
 
 def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):

@@ -150,8 +150,13 @@ def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):
     # A resume rewrites metrics.jsonl with the checkpoint's records; a chunk
     # that ended no episode has a NaN mean return, which JSON has no word for.
     run = Run(config=_config(8), run_dir=tmp_path, main=True)
+    (tmp_path / "tensorboard").mkdir()  # the session before logged there
     history = [{"updates": 1, "episode/mean_return": math.nan}, {"updates": 2}]
     sinks = open_sinks(run, history, [], None, (), None)
+    assert run.messages == [
+        "this run logged to tensorboard before; it does not now: pass --logger "
+        "tensorboard with --resume to go on"
+    ]
     sinks[0].write({"updates": 3, "episode/mean_return": math.inf})
     close(sinks, None)
 
