@@ -21,6 +21,8 @@ def plot_command(argv: Sequence[str]) -> int:
     parser.add_argument("--target", type=float, help="draw this score as a line")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
+    if not out.suffix:  # what matplotlib would write, said as written
+        out = out.with_suffix(".png")
     if not out.parent.is_dir():
         raise UsageError(
             f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "

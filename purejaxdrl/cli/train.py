@@ -245,9 +245,15 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
         f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
     ]
     if not math.isnan(result.eval_return):
+        # The last evaluation may be chunks old (a run stopped by a signal).
+        at = next(
+            (r["updates"] for r in reversed(result.history) if "eval/mean_return" in r),
+            result.updates,
+        )
+        when = f", at update {at:,}" if at != result.updates else ""
         lines.append(
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "
-            f"{config.eval.episodes} episodes)"
+            f"{config.eval.episodes} episodes{when})"
         )
     if result.stopped_by is not None:
         lines[0] = (

@@ -90,6 +90,11 @@ def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
     ]
     image = matplotlib.image.imread(out)
     assert image.shape[0] >= 400 and image.shape[1] >= 1000
+    # Without a suffix it writes a PNG, and says the name it wrote.
+    capsys.readouterr()
+    assert cli.main(["plot", str(runs[0]), "--out", str(tmp_path / "bare")]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {tmp_path / 'bare.png'}:")
+    assert (tmp_path / "bare.png").is_file()
 
 
 def test_plot_of_a_folder_without_metrics_is_one_line(tmp_path, capsys):
