@@ -7,6 +7,7 @@ import pathlib
 import shutil
 from typing import Any
 
+import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
@@ -15,7 +16,6 @@ from purejaxdrl.observe.plots import (
     plot_curves,
     read_history,
     setting_label,
-    short_value,
     unfinished,
 )
 from purejaxdrl.sweeps.fields import Field, setting_config
@@ -26,8 +26,17 @@ from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import new_dir
 
 
-def _csv(x: float) -> str:
-    return "" if math.isnan(x) else f"{x:.6g}"
+def _csv(x: Any) -> str:
+    """A CSV cell: full-precision numbers, true/false, empty for NaN or None."""
+    if x is None:
+        return ""
+    if isinstance(x, bool | np.bool_):
+        return "true" if x else "false"
+    if isinstance(x, float | np.floating):
+        return "" if math.isnan(x) else f"{float(x):.10g}"
+    if isinstance(x, tuple | list):
+        return "x".join(map(str, x))
+    return str(x)
 
 
 def write_sweep(result: SweepResult) -> pathlib.Path:
@@ -113,18 +122,16 @@ def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
                       "diverged_at"])  # fmt: skip
         for i in range(plan.num_runs):
             s, seed = plan.run(i)
-            values = [short_value(plan.settings[s][p]) for p in paths]
-            at = result.diverged[i]
-            judged = "" if result.target_return is None else str(bool(reached[i]))
-            out.writerow([i, s, seed, *values, _csv(final[i]), judged.lower(),
-                          _csv(steps[i]), "" if at is None else at])  # fmt: skip
+            values = [_csv(plan.settings[s][p]) for p in paths]
+            judged = None if result.target_return is None else bool(reached[i])
+            out.writerow([i, s, seed, *values, _csv(final[i]), _csv(judged),
+                          _csv(steps[i]), _csv(result.diverged[i])])  # fmt: skip
     rows = result.summary()
     with (path / "summary.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=list(rows[0]))
         out.writeheader()
         for row in rows:
-            out.writerow({k: _csv(v) if isinstance(v, float) else short_value(v)
-                          for k, v in row.items()})  # fmt: skip
+            out.writerow({k: _csv(v) for k, v in row.items()})
     (path / "summary.md").write_text(result.table() + "\n")
 
 

@@ -306,6 +306,22 @@ def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
     assert (row["reached_target"], row["median_first_crossing_steps"]) == ("1", "250")
 
 
+def test_the_csv_tables_write_values_alike_in_full(tmp_path):
+    # Both tables: full-precision values (not a legend's 1.235e-04), true/false.
+    grid = {"learning_rate": [0.000123456789], "anneal_lr": [False]}
+    plan = make_plan(_base(devices=1, run_dir=str(tmp_path)), grid=grid, seeds=[0])
+    result = SweepResult(
+        plan=plan, histories=[_history(10)], diverged=[None],
+        final_params=[{"w": np.zeros(2)}], target_return=None,
+    )  # fmt: skip
+    path = write_sweep(result)
+    for table in ("runs.csv", "summary.csv"):
+        with (path / table).open() as f:
+            (row,) = csv.DictReader(f)
+        assert row["ppo.learning_rate"] == "0.000123456789", table
+        assert row["ppo.anneal_lr"] == "false", table
+
+
 def test_random_search_draws_in_range_reproducibly():
     base = _base(devices=1)
     spec = {"learning_rate": ("loguniform", 1e-5, 1e-3), "gamma": ("uniform", 0.9, 1)}
