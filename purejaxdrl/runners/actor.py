@@ -211,6 +211,8 @@ class Actor:
         )
         self.stats = ActorStats()
         self.error: BaseException | None = None
+        # Seconds of the first policy call, which compiles it (for these shapes).
+        self.first_call_seconds = 0.0
 
     def run(self) -> None:
         """The thread's body; an error is kept in `self.error` and stops the run."""
@@ -244,6 +246,8 @@ class Actor:
             )
             out = jax.device_get(out)
             stats.add("act_seconds", time.perf_counter() - t)
+            if i == 0:
+                self.first_call_seconds = time.perf_counter() - t
             self.builder.add(step, out, version)
             if self.builder.ready():
                 self._put(self.builder.take())

@@ -298,12 +298,15 @@ class SebulbaRunner:
             step_key = jax.random.fold_in(key, u)
             if self._compiled_update is None:
                 # The first batch gives the update its shapes: compiled here,
-                # and timed as compilation, not training (the loop's steps/s).
+                # and timed as compilation, not training (the loop's steps/s),
+                # with the actors' first policy calls, which compiled theirs
+                # (in parallel: the slowest held the first batch back).
                 t = time.perf_counter()
                 self._compiled_update = self.update.lower(
                     state, traj, step_key
                 ).compile()
                 self.late_compile_seconds += time.perf_counter() - t
+                self.late_compile_seconds += max(a.first_call_seconds for a in actors)
             state, metrics = self._compiled_update(state, traj, step_key)
             self._publish(box, u + 1, state)
             host = host_metrics(u, batches, actors)
