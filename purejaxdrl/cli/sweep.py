@@ -73,9 +73,12 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
     grid = dict(parse_grid_arg(text) for text in args.grid)
     if len(grid) != len(args.grid):
         raise UsageError("a --grid field is given twice; merge its values.")
+    sample = dict(parse_sample_arg(text) for text in args.sample)
+    if len(sample) != len(args.sample):
+        raise UsageError("a --sample field is given twice; give it one range.")
     plan = {
         "grid": grid,
-        "sample": dict(parse_sample_arg(text) for text in args.sample),
+        "sample": sample,
         "num_samples": args.samples,
         "seeds": _seeds(args.seeds),
         "search_seed": args.search_seed,

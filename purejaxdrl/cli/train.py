@@ -263,7 +263,7 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
         if result.run_dir is not None:
             # A resume alone would stop again at the same evaluation return.
             lift = (
-                " --override --eval.stop-at none"
+                " --eval.stop-at none"
                 if result.stopped_by.startswith("eval.stop_at")
                 else ""
             )

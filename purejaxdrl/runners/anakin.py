@@ -101,7 +101,7 @@ class AnakinRunner(NamedTuple):
     def resume_notes(self, saved_devices: int | None) -> list[str]:
         """The environments re-split when the device count changed."""
         devices = self.mesh.size
-        if saved_devices == devices:
+        if saved_devices is None or saved_devices == devices:  # None: not saved
             return []
         return [
             f"saved on {saved_devices} device(s), resumed on {devices}: learner "

@@ -94,7 +94,12 @@ def train_batch(
             packed = checkpoint.pack(states) if due and not last else None
             yield metrics, length, ends_at, packed
 
-    pipelined(dispatched(), lambda chunk: finish(*chunk))
+    try:
+        pipelined(dispatched(), lambda chunk: finish(*chunk))
+    except BaseException:
+        if checkpoint is not None:  # what was saved is complete on disk
+            checkpoint.close()
+        raise
     if stopped:
         why, reached = stopped[0]
         if reached > saved[-1]:  # else the newest checkpoint already holds it

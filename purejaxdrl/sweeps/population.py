@@ -5,6 +5,8 @@ import math
 import pathlib
 from collections.abc import Callable, Mapping
 
+import numpy as np
+
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import write_run_policy
@@ -288,8 +290,14 @@ def _train(
     if result.run_dir is not None:
         path = write_pbt(result)
         plot_pbt(result, path / "schedules.png")
-        export_best(result, path / "policy")
-        say(f"pbt: results in {path}; the best member's policy in {path / 'policy'}")
+        if np.isnan(result.final_return).all():  # nothing worth acting with
+            say(f"pbt: results in {path}; no member ended with a finite return, so "
+                "no policy is written")  # fmt: skip
+        else:
+            export_best(result, path / "policy")
+            say(
+                f"pbt: results in {path}; the best member's policy in {path / 'policy'}"
+            )
     return result
 
 

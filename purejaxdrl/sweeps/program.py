@@ -197,9 +197,11 @@ def _train_plan(
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):
         say(line)
-    # A sweep that writes its directory stops on SIGINT / SIGTERM after the
-    # current chunk, saved (SweepStopped); one without files is interrupted.
-    signals = StopSignals() if store is not None else None
+    # A sweep that saves checkpoints stops on SIGINT / SIGTERM after the
+    # current chunk, saved (SweepStopped); one that saves none (no files, or
+    # checkpoint.every 0) is interrupted, not told it will be saved.
+    saves = store is not None and store.every > 0
+    signals = StopSignals() if saves else None
     stop = None if signals is None else lambda: signals.requested
     with signals or contextlib.nullcontext():
         for g, runs in enumerate(groups):
@@ -261,7 +263,6 @@ def _train_group(
     compiled: dict[int, Any] = {}
     size = layout.batch_size
     for b in range(layout.num_batches):
-        begin = time.perf_counter()
         batch = runs[b * size : (b + 1) * size]
         if store is not None and store.finished(group, b):
             store.load_finished(group, b, result, batch)
@@ -280,8 +281,8 @@ def _train_group(
                 compiled[n] = programs.chunk(n).lower(hps, states).compile()
                 result.programs_compiled += 1
         jax.block_until_ready(states)
+        begin = time.perf_counter()  # each batch's init and restore: not training
         if start is not None:  # building and compiling, not training
-            begin = time.perf_counter()
             result.compile_seconds += begin - start
             start = None
         states = train_batch(

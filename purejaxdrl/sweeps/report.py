@@ -35,7 +35,7 @@ def _csv(x: Any) -> str:
     if isinstance(x, float | np.floating):
         return "" if math.isnan(x) else f"{float(x):.10g}"
     if isinstance(x, tuple | list):
-        return "x".join(map(str, x))
+        return "x".join(map(str, x)) if x else "()"  # () is a value, not a gap
     return str(x)
 
 

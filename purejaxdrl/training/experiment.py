@@ -268,6 +268,17 @@ def fits(
         raise ValueError(
             f"num_envs={config.num_envs} does not split over {total} devices"
         )
+    # PPO's and PQN's minibatches split each device's environments, checked
+    # only when their update traces: here, before a device count is chosen.
+    record = algorithm(config.algo)
+    multiple = record.env_multiple(config.algo_config, run_shape(config))
+    if (config.num_envs // total) % multiple:
+        raise ValueError(
+            f"{config.num_envs // total} environments per device over {total} "
+            f"devices is not a multiple of {multiple}, which "
+            f"{config.algo}.num_minibatches={config.algo_config.num_minibatches} "
+            "needs"
+        )
     build_agent(config, learner_network, observation, total)
 
 

@@ -329,8 +329,10 @@ class ChunkLoop:
 
     def stopped_by(self, signals: Any) -> str | None:
         """What stopped the run early: a signal, `eval.stop_at`, or None."""
+        finished = self.done >= self.run.config.num_updates
         if self.run.checkpointer is not None and signals.requested is not None:
-            return signals.requested
+            # A signal during the last chunk stopped nothing: the run ended.
+            return None if finished else signals.requested
         if self.reached is not None and self.done < self.run.config.num_updates:
             return self.reached
         return None

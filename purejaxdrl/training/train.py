@@ -145,7 +145,8 @@ def train(
             seconds_before=start.seconds_before,
             dispatch_ahead=exp.runner.dispatch_ahead,
             late_compile=lambda: exp.runner.late_compile_seconds,
-            last_saved=start.done if resume is not None else None,
+            # None where the resume found no checkpoint it could use.
+            last_saved=start.done if start.state is not None else None,
         )
     if progress is not None:
         progress.phase("training")

@@ -327,6 +327,18 @@ CASES = [
         ],  # fmt: skip
         "search_seed=-1 must be >= 0",
     ),
+    (
+        [
+            *SWEEP,
+            "--samples",
+            "2",
+            "--sample",
+            "learning_rate=uniform:1e-4:1e-3",
+            "--sample",
+            "learning_rate=uniform:1e-3:1e-2",
+        ],
+        "a --sample field is given twice",
+    ),  # fmt: skip
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.

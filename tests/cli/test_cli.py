@@ -332,7 +332,7 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
 
     config = pjd.load_preset("cartpole").config
     for stopped_by, hint in [
-        ("eval.stop_at (480.0 >= 475)", " --override --eval.stop-at none"),
+        ("eval.stop_at (480.0 >= 475)", " --eval.stop-at none"),
         ("SIGINT", ""),
     ]:
         result = types.SimpleNamespace(

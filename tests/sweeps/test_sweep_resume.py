@@ -143,3 +143,25 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
         assert times == sorted(times)
     meta = yaml.safe_load((path / "sweep.yaml").read_text())
     assert meta["train_seconds"] >= times[-1]
+
+
+def test_a_sweep_that_saves_no_checkpoints_is_interrupted_not_promised_a_save(
+    tmp_path,
+):
+    # checkpoint.every 0: nothing to stop to. Ctrl-C interrupts it, rather
+    # than announcing a save after the current chunk and training on to the end.
+    import purejaxdrl as pjd
+    from purejaxdrl.sweeps.program import sweep
+
+    base = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"total_steps": 512 * 4, "num_logs": 4, "devices": 1,
+         "run_dir": str(tmp_path), "checkpoint": {"every": 0}},
+    )  # fmt: skip
+
+    def interrupt(line: str) -> None:
+        if "update 1 of 4" in line:
+            signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(base, seeds=1, write_files=True, notify=interrupt)

@@ -108,6 +108,24 @@ def test_device_presets_take_the_most_devices_their_work_splits_over(preset, alg
             assert config.num_envs % data == 0
 
 
+def test_the_device_choice_keeps_ppos_minibatches_whole_per_device():
+    # 8 envs x 4 steps in 8 minibatches: each minibatch takes 2 whole
+    # environments, so a device needs an even share. 8 devices (1 each) fail
+    # at compile, per device; 4 (2 each) train. The choice used to take 8.
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"num_envs": 8, "unroll_length": 4, "ppo": {"num_minibatches": 8}},
+    )
+    env, env_params = make_env(config)
+    _, learner = make_networks(config, env, env_params)
+    observation = zero_observation(env, env_params)
+    n, note = choose_devices(
+        0, lambda n: fits(config, learner, observation, n), available=8
+    )
+    assert n == 4 and note.startswith("using 4 of 8 cpu devices: ")
+    assert "1 environments per device over 8 devices is not a multiple of 2" in note
+
+
 # Each case starts the preset's EnvPool pool and builds its agent (5-20 s for
 # Atari); CI places every preset on 1 device (actors and learner share it) and
 # on 8 (one acts, and 7 learners rarely split the batch: the fallback), and

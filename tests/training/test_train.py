@@ -166,3 +166,54 @@ def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):
     lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
     records = [json.loads(line, parse_constant=refuse) for line in lines]
     assert [r.get("episode/mean_return", 0) for r in records] == [None, 0, None]
+
+
+def _tiny(tmp_path):
+    return pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"num_envs": 4, "unroll_length": 16, "total_steps": 4 * 16 * 4,
+         "num_logs": 2, "devices": 1, "run_dir": str(tmp_path)},
+    )  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+def test_a_signal_during_the_last_chunk_stops_nothing(tmp_path):
+    # The run had ended: it is complete, not "stopped by SIGINT" with a
+    # resume command that has nothing left to train.
+    import signal
+
+    class Interrupt:
+        def write(self, record):
+            if record["updates"] == 4:
+                signal.raise_signal(signal.SIGINT)
+
+        def close(self):
+            pass
+
+    config = _tiny(tmp_path)
+    result = pjd.train(config, write_files=True, console=False, loggers=[Interrupt()])
+    assert result.updates == 4 and result.stopped_by is None
+
+
+@pytest.mark.timeout(300)
+def test_a_resume_without_a_usable_checkpoint_names_none_as_saved(
+    tmp_path, monkeypatch
+):
+    import shutil
+
+    from purejaxdrl.training import loop as loop_module
+
+    result = pjd.train(_tiny(tmp_path), write_files=True, console=False)
+    for step in (result.run_dir / "checkpoints").iterdir():
+        if step.name.isdigit():
+            shutil.rmtree(step)
+    seen = []
+    original = loop_module.ChunkLoop.run_schedule
+
+    def spy(self, state, schedule):
+        seen.append(self.last_saved)
+        return original(self, state, schedule)
+
+    monkeypatch.setattr(loop_module.ChunkLoop, "run_schedule", spy)
+    pjd.train(_tiny(tmp_path), resume=result.run_dir, console=False)
+    assert seen == [None]  # not "update 0 in checkpoints/0", which is no folder
