@@ -147,13 +147,27 @@ def open_progress(
 
 
 @contextlib.contextmanager
-def closed_on_error(sink: Logger | None) -> Iterator[None]:
-    """Closes `sink` (a live line gives the terminal back) if the block raises."""
+def closed_on_error(*opened: Any) -> Iterator[Callable[[Any], Any]]:
+    """Closes what the block opened if it raises: nothing is left running.
+
+    Yields `keep(x) -> x`, which adds `x` (anything with `close()`; None is
+    skipped) to what is closed, newest first: a live progress line gives the
+    terminal back, a W&B run ends, a checkpointer finishes its saves, host
+    environment pools close. On success they stay open, for training.
+    """
+    things = [x for x in opened if x is not None]
+
+    def keep(thing: Any) -> Any:
+        if thing is not None:
+            things.append(thing)
+        return thing
+
     try:
-        yield
+        yield keep
     except BaseException:
-        if sink is not None:
-            sink.close()
+        for thing in reversed(things):
+            with contextlib.suppress(Exception):  # the error raised says why
+                thing.close()
         raise
 
 

@@ -111,16 +111,17 @@ def train(
     if resume is not None:
         check_resume(resume, config, allow_changes)
     exp = make_experiment(config)  # the Anakin or the Sebulba runner
-    run = open_run(config, resume=resume, write_files=write_files, notify=notify)
-    if exp.device_note:
-        run.say(exp.device_note)
-    wandb = start_wandb(run, log_to)
-    key = make_key(config.seed, config.rng_impl)
-    progress = open_progress(run, exp, console)  # says it compiles
-    with closed_on_error(progress):
+    with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
+        run = open_run(config, resume=resume, write_files=write_files, notify=notify)
+        if exp.device_note:
+            run.say(exp.device_note)
+        wandb = keep(start_wandb(run, log_to))
+        key = make_key(config.seed, config.rng_impl)
+        progress = keep(open_progress(run, exp, console))  # says it compiles
         start_compile = time.perf_counter()
         abstract = exp.runner.abstract_state(key)
         attach_checkpointer(run, exp.runner, abstract)
+        keep(run.checkpointer)
         start = restore(run, exp) if resume is not None else Start()
         if resume is not None:
             save_resumed_config(run)  # not before: a refused resume changes nothing

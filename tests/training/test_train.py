@@ -217,3 +217,32 @@ def test_a_resume_without_a_usable_checkpoint_names_none_as_saved(
     monkeypatch.setattr(loop_module.ChunkLoop, "run_schedule", spy)
     pjd.train(_tiny(tmp_path), resume=result.run_dir, console=False)
     assert seen == [None]  # not "update 0 in checkpoints/0", which is no folder
+
+
+def test_a_failed_setup_closes_what_it_opened_newest_first():
+    from purejaxdrl.training.result import closed_on_error
+
+    closed = []
+
+    class Thing:
+        def __init__(self, name):
+            self.name = name
+
+        def close(self):
+            closed.append(self.name)
+            if self.name == "wandb":
+                raise RuntimeError("a close that fails stops no other")
+
+    with (
+        pytest.raises(ValueError, match="compile failed"),
+        closed_on_error(Thing("runner")) as keep,
+    ):
+        assert keep(None) is None
+        keep(Thing("wandb"))
+        keep(Thing("checkpointer"))
+        raise ValueError("compile failed")
+    assert closed == ["checkpointer", "wandb", "runner"]
+    closed.clear()
+    with closed_on_error(Thing("runner")) as keep:
+        keep(Thing("checkpointer"))
+    assert closed == []  # on success training keeps them
