@@ -134,6 +134,12 @@ class BraxEnv(Env):
     def default_params(self) -> EnvParams:
         return ()  # brax dynamics live in the system, not in a params pytree
 
+    @property
+    def vma_checked(self) -> bool:
+        # MJX's constraint solver returns a constant from one branch of a
+        # `lax.cond` and a per-device value from the other (as Playground's).
+        return self.backend != "mjx"
+
     @functools.cached_property
     def _observation_size(self) -> int:
         # Brax's `observation_size` runs a reset eagerly, op by op, each op

@@ -11,7 +11,6 @@ restarts an ended environment from a fresh random state.
 """
 
 import functools
-import importlib.util
 import os
 from typing import Any, NamedTuple
 
@@ -96,17 +95,42 @@ def import_registry() -> Any:
     return registry
 
 
-def default_physics(configured: str) -> str:
-    """The physics a task steps with when `env.options impl` is not given.
+# The physics the adapter runs: MJX's JAX implementation. Playground's configs
+# name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
+# traced in one vmapped program (the adapter's auto-reset) fail JAX's tracer
+# checks (UnexpectedTracerError, on Playground's own environment too, with
+# warp-lang 1.19 on a CPU); and on a CPU Warp is tens of times slower.
+IMPLS = ("jax",)
 
-    `jax` on a CPU, where MuJoCo Warp is tens of times slower, and wherever
-    `warp-lang` is not installed (Playground's configs name `warp` for most
-    tasks, and MJX then fails to build the model); the task config's own
-    (`configured`) on an accelerator that has Warp.
+
+def default_physics(configured: str) -> str:
+    """The physics a task steps with when `env.options impl` is not given: `jax`.
+
+    Whatever the task config names (`configured`, mostly `warp`): see IMPLS.
     """
-    if jax.default_backend() == "cpu" or importlib.util.find_spec("warp") is None:
-        return "jax"
-    return configured
+    del configured
+    return IMPLS[0]
+
+
+def check_physics(env_id: str, config: dict[str, Any]) -> None:
+    """Refuses options the adapter cannot run, in one line each.
+
+    `impl` other than MJX's JAX one (IMPLS), and `vision` (pixel observations,
+    which the adapter does not render).
+    """
+    impl = config.get("impl", IMPLS[0])
+    if impl not in IMPLS:
+        raise ConfigError(
+            f"env.options impl={impl!r}: the playground adapter steps MJX's JAX "
+            f"physics only (MuJoCo Warp's step and reset do not trace in one "
+            f"vmapped program); pass --env.option impl=jax or leave it out."
+        )
+    if config.get("vision"):
+        raise ConfigError(
+            f"env.options vision={config['vision']!r}: {env_id}'s pixel "
+            "observations are not supported by the playground adapter; leave "
+            "vision out (state observations)."
+        )
 
 
 def _flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
@@ -201,8 +225,14 @@ class PlaygroundEnv(Env):
                 "the playground adapter steps once per action; pass "
                 "--env.option action_repeat=1."
             )
+        check_physics(PREFIX + name, config)
         if "impl" in default and "impl" not in config:
             config["impl"] = default_physics(default.impl)
+        if randomizer != "auto" and not randomize:
+            raise ConfigError(
+                f"env.options randomizer={randomizer!r} without randomize=true "
+                "draws nothing; add --env.option randomize=true, or drop it."
+            )
         if needs_menagerie(name):
             use_menagerie(PREFIX + name, menagerie_path)
         self.env_id = PREFIX + name
@@ -251,6 +281,11 @@ class PlaygroundEnv(Env):
         return Box((int(self.env.action_size),))
 
     def _observe(self, obs: PyTree) -> PyTree:
+        if not isinstance(obs, dict) and self.observation_key is not None:
+            raise ConfigError(
+                f"env.options observation_key={self.observation_key!r}: "
+                f"{self.env_id} observes one array, not a dict of them; drop it."
+            )
         if isinstance(obs, dict) and self.observation_key is not None:
             if self.observation_key not in obs:
                 raise ConfigError(

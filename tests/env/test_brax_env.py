@@ -3,6 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from tests.helpers import count_traces, trace_reset_and_steps
 
@@ -120,3 +121,19 @@ def test_brax_physics_is_traced_once_however_often_a_program_calls_it(monkeypatc
     env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=3)
     trace_reset_and_steps(env)
     assert traced == {"reset": 1, "step": 1}
+
+
+@pytest.mark.timeout(300)
+def test_the_mjx_backend_trains_inside_shard_map():
+    # MJX's solver mixes per-device and replicated values in a lax.cond, as
+    # Playground's does: its env turns shard_map's check off, and trains.
+    config = pjd.apply_overrides(
+        pjd.load_preset("inverted_pendulum").config,
+        {"env": {"options": {"backend": "mjx", "episode_length": 16}},
+         "num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 2,
+         "num_logs": 1, "devices": 1,
+         "ppo": {"num_minibatches": 1, "num_epochs": 1}},
+    )  # fmt: skip
+    assert envs.make("brax/inverted_pendulum", backend="mjx").vma_checked is False
+    result = pjd.train(config, console=False)
+    assert result.updates == 2 and np.isfinite(result.history[-1]["loss/total"])

@@ -177,24 +177,18 @@ def test_cached_first_state_reset_returns_to_the_first_state():
     )
 
 
-def test_physics_is_jax_where_warp_is_missing_on_an_accelerator(monkeypatch):
-    # Playground's configs name Warp; an accelerator without warp-lang must
-    # not fail in MJX (as CartpoleBalance did on an H200 on 2026-11-27).
+def test_physics_is_jax_wherever_the_run_is_even_where_warp_is_installed(
+    monkeypatch,
+):
+    # Playground's configs name Warp, whose step and reset fail to trace in
+    # one vmapped program (the adapter's auto-reset): MJX's JAX physics on a
+    # CPU and on an accelerator with warp-lang alike.
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    find = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: find(name, *a) if name != "warp" else None,
-    )
-    assert playground_env.default_physics("warp") == "jax"
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
         lambda name, *a: object() if name == "warp" else None,
     )
-    assert playground_env.default_physics("warp") == "warp"
-    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
     assert playground_env.default_physics("warp") == "jax"
 
 
@@ -226,12 +220,22 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"auto_reset": "cached"}, "auto_reset='cached' is not one of fresh"),
         ({"episode_length": 0}, "episode_length=0 must be >= 1"),
         ({"action_repeat": 2}, "pass --env.option action_repeat=1"),
+        ({"impl": "warp"}, "impl='warp': the playground adapter steps MJX's JAX"),
+        ({"impl": "foo"}, "pass --env.option impl=jax or leave it out"),
+        ({"vision": True}, "pixel observations are not supported"),
+        ({"randomizer": "generic"}, "without randomize=true draws nothing"),
     ],
 )
 def test_bad_options_are_one_line_errors(options, message):
     with pytest.raises(ConfigError) as error:
         envs.make("playground/CartpoleBalance", **options)
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_an_observation_key_on_array_observations_is_refused():
+    env = envs.make("playground/CartpoleBalance", observation_key="state")
+    with pytest.raises(ConfigError, match="observes one array, not a dict of them"):
+        env.observation_spec(())
 
 
 def test_missing_menagerie_is_a_one_line_error_without_a_clone(no_menagerie):
