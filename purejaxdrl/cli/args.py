@@ -28,12 +28,17 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments"):
             # The first unknown flag's nearest known one, if any is close.
             unknown = [w for w in message.split()[2:] if w.startswith("--")]
-            close = difflib.get_close_matches(
-                unknown[0].split("=")[0] if unknown else "",
-                [o for o in self._option_string_actions if o.startswith("--")],
-                n=1,
-            )
+            flag = unknown[0].split("=")[0] if unknown else ""
+            flags = [o for o in self._option_string_actions if o.startswith("--")]
+            # An --env.X that is no typo of a flag (--env.randomize true) is an
+            # environment's own option, which --env.option KEY=VALUE sets.
+            env_option = flag.startswith("--env.") and "--env.option" in flags
+            cutoff = 0.85 if env_option else 0.6
+            close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
             hint = f"did you mean {close[0]}? " if close else ""
+            if env_option and not close:
+                name = flag.removeprefix("--env.").replace("-", "_")
+                hint = f"an environment's own option? --env.option {name}=VALUE. "
             message = f"{message}; {hint}`{self.prog} --help` lists every option."
         raise UsageError(message)
 

@@ -76,6 +76,7 @@ def eval_command(argv: Sequence[str]) -> int:
                 args.render,
                 max_steps=args.max_steps or RENDER_STEPS,
                 seed=args.seed,
+                episodes=args.episodes,  # the first of those just scored
             )
             print(
                 f"rendered one episode ({drawn.length} steps, return "

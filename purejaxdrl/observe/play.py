@@ -50,9 +50,19 @@ class Player(Protocol):
         ...
 
     def render(
-        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
+        self,
+        state: Any,
+        out: str | pathlib.Path,
+        *,
+        max_steps: int,
+        seed: int,
+        episodes: int = 1,
     ) -> Drawn:
-        """Plays one episode and draws it to `out` (GIF or HTML)."""
+        """Draws to `out` (GIF, MP4 or HTML) the first episode `evaluate` scores.
+
+        `evaluate(episodes=episodes, seed=seed)`'s first: `eval --render`
+        draws an episode it just scored.
+        """
         ...
 
 

@@ -67,13 +67,19 @@ class DevicePlayer:
         check_renderable(self.env, out)
 
     def render(
-        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
+        self,
+        state: Any,
+        out: str | pathlib.Path,
+        *,
+        max_steps: int,
+        seed: int,
+        episodes: int = 1,
     ) -> Drawn:
-        """One episode played with `jax.random.key(seed)`, drawn to `out`."""
+        """The first episode of `evaluate(episodes=episodes, seed=seed)`, drawn."""
         params, env_params = state.agent.params, state.env_params
         key = jax.random.key(seed)
         episode = record_episode(
-            self.env, self.network, params, env_params, key, max_steps
+            self.env, self.network, params, env_params, key, max_steps, episodes
         )
         drawing = f"drawing {pathlib.Path(out).name}"
         with counting(drawing, episode.length, "frames") as update:
@@ -111,9 +117,19 @@ class HostPlayer:
         check_host_renderable(self.config.env.id, self.spec, out)
 
     def render(
-        self, state: Any, out: str | pathlib.Path, *, max_steps: int, seed: int
+        self,
+        state: Any,
+        out: str | pathlib.Path,
+        *,
+        max_steps: int,
+        seed: int,
+        episodes: int = 1,
     ) -> Drawn:
-        """One episode seeded as the first of `evaluate(seed=seed)`'s, drawn."""
+        """One episode seeded as the first of `evaluate(seed=seed)`'s, drawn.
+
+        (Host environments are seeded one by one: `episodes` changes nothing.)
+        """
+        del episodes
         args = self._play_args(state)
         episode = record_host_episode(*args, seed=seed, max_steps=max_steps)
         path = write_gif(episode.frames, out, episode.frame_ms)

@@ -93,9 +93,13 @@ def record_episode(
     env_params: EnvParams,
     key: PRNGKey,
     max_steps: int = 1000,
+    episodes: int = 1,
 ) -> Episode:
     """Plays the deterministic policy for one episode (at most `max_steps`).
 
+    The episode is the first of `episodes` that `evaluation.make_evaluate`
+    plays with `key`: its reset and step keys are derived as there, so
+    `purejaxdrl eval --render` draws an episode it scored.
     Not jittable (returns host data); the episode itself is one compiled scan.
     """
     policy = mode_policy(network)
@@ -103,9 +107,10 @@ def record_episode(
     @jax.jit
     def play(params: Params, env_params: EnvParams, key: PRNGKey) -> tuple:
         key_reset, key_steps = jax.random.split(key)
-        state, ts = env.reset(key_reset, env_params)
+        state, ts = env.reset(jax.random.split(key_reset, episodes)[0], env_params)
 
-        def step(carry: tuple, key_t: PRNGKey) -> tuple:
+        def step(carry: tuple, t: jax.Array) -> tuple:
+            key_t = jax.random.split(jax.random.fold_in(key_steps, t), episodes)[0]
             state, core, obs, running = carry
             # A batch of one for the policy (of each entry of a dict
             # observation); its core state goes on through the episode
@@ -118,8 +123,8 @@ def record_episode(
             return (new, core, ts.observation, running & ~ended), out
 
         carry = (state, policy.initial_state(1), ts.observation, jnp.ones((), bool))
-        keys = jax.random.split(key_steps, max_steps)
-        _, (states, rewards, running) = jax.lax.scan(step, carry, keys)
+        steps = jnp.arange(max_steps)
+        _, (states, rewards, running) = jax.lax.scan(step, carry, steps)
         return states, rewards, running
 
     states, rewards, running = jax.device_get(play(params, env_params, key))

@@ -161,6 +161,11 @@ CASES = [
     # Fields and types.
     ([*TRAIN, "--no-such-field", "1"], "unrecognized arguments: --no-such-field"),
     (
+        [*TRAIN, "--env.randomize", "true"],
+        "--env.randomize true; an environment's own option? --env.option "
+        "randomize=VALUE.",
+    ),
+    (
         [*TRAIN, "--ppo.learning-rat", "3e-4"],
         "did you mean --ppo.learning-rate? `purejaxdrl train --help` lists",
     ),

@@ -3,6 +3,7 @@
 import re
 
 import jax
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -89,3 +90,25 @@ def test_render_needs_the_right_file_type(tmp_path):
     exp, episode = _episode("CartPole-v1", 3)
     with pytest.raises(pjd.ConfigError, match="renders to a GIF; name the file"):
         render(exp.env, episode, tmp_path / "x.html")
+
+
+def test_the_drawn_episode_is_the_first_one_evaluate_scored():
+    # `eval --render` draws the first of the episodes it scored: the same
+    # reset and step keys, so the same length and return (brax's physics
+    # starts from a random state, so another key plays another episode).
+    from purejaxdrl.observe.evaluation import make_evaluate
+
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"env": {"id": "brax/inverted_pendulum"}, "devices": 1, "num_envs": 1},
+    )
+    exp = pjd.training.make_experiment(config)
+    state = exp.runner.init(jax.random.key(0))
+    params, env_params = state.agent.params, state.env_params
+    evaluate = make_evaluate(exp.env, exp.network, episodes=3, max_steps=200)
+    scored = jax.device_get(evaluate(params, env_params, jax.random.key(5)))
+    episode = record_episode(
+        exp.env, exp.network, params, env_params, jax.random.key(5), 200, episodes=3
+    )
+    assert episode.length == int(scored.lengths[0])
+    np.testing.assert_allclose(episode.rewards.sum(), scored.returns[0], rtol=1e-5)
