@@ -86,7 +86,7 @@ def _shrunk_load_preset(monkeypatch):
         config = pjd.apply_overrides(preset.config, SHRUNK)
         return dataclasses.replace(preset, config=config)
 
-    for module in (pjd, pjd.training, pjd.training.presets, pjd.sweeps.program):
+    for module in (pjd, pjd.training, pjd.training.presets, pjd.sweeps.inputs):
         monkeypatch.setattr(module, "load_preset", shrunk)
 
 
