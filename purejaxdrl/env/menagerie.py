@@ -30,9 +30,19 @@ def menagerie_candidates(path: str | None = None) -> list[str]:
     return [*candidates, str(mjx_env.MENAGERIE_PATH)]
 
 
+# Robot folders of every Menagerie checkout Playground uses: a folder without
+# any of them is something else (a mistyped path), not a Menagerie.
+ROBOTS = ("unitree_go1", "unitree_g1", "leap_hand", "franka_emika_panda")
+
+
+def is_menagerie(folder: str) -> bool:
+    """Whether `folder` holds MuJoCo Menagerie (one of its robots' folders)."""
+    return any(os.path.isdir(os.path.join(folder, robot)) for robot in ROBOTS)
+
+
 def find_menagerie(path: str | None = None) -> str | None:
-    """The first of `menagerie_candidates(path)` that exists; None for none."""
-    return next((c for c in menagerie_candidates(path) if os.path.isdir(c)), None)
+    """The first of `menagerie_candidates(path)` that holds Menagerie; or None."""
+    return next((c for c in menagerie_candidates(path) if is_menagerie(c)), None)
 
 
 def use_menagerie(env_id: str, path: str | None) -> None:
@@ -55,7 +65,10 @@ def use_menagerie(env_id: str, path: str | None) -> None:
         # so a local copy is used without its clone.
         mjx_env.MENAGERIE_PATH = epath.Path(found)
         return
-    candidates = menagerie_candidates(path)
+    candidates = [
+        f"{c} (no robot folder such as {ROBOTS[0]}/ there)" if os.path.isdir(c) else c
+        for c in menagerie_candidates(path)
+    ]
     raise ConfigError(
         f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, found in none "
         f"of {', '.join(candidates)}; get them with `git clone "

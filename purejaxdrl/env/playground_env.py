@@ -86,6 +86,11 @@ def import_registry() -> Any:
         gl = os.environ.get("MUJOCO_GL")
         if not gl:
             raise
+        if "invalid value" in str(e):  # MuJoCo's word for a name it knows not
+            raise ConfigError(
+                f"MUJOCO_GL={gl} is not one of egl, osmesa, glfw (MuJoCo: {e}); "
+                "set MUJOCO_GL=egl, or unset it."
+            ) from None
         raise ConfigError(
             f"importing MuJoCo with MUJOCO_GL={gl} failed ({type(e).__name__}: "
             f"{e}): that OpenGL library is missing; install it (egl: apt-get "

@@ -259,8 +259,18 @@ def test_a_menagerie_path_is_where_playground_looks(monkeypatch, tmp_path):
 
     monkeypatch.setattr(mjx_env, "MENAGERIE_PATH", mjx_env.MENAGERIE_PATH)
     monkeypatch.setenv(menagerie.MENAGERIE_VARIABLE, str(tmp_path))
+    (tmp_path / "unitree_go1").mkdir()  # a checkout's robot folder
     menagerie.use_menagerie("playground/Go1JoystickFlatTerrain", None)
     assert str(mjx_env.MENAGERIE_PATH) == str(tmp_path)
+
+
+def test_a_folder_that_is_no_menagerie_is_named_as_such(no_menagerie, tmp_path):
+    # An existing folder without Menagerie's robots (a mistyped path) was
+    # taken for it, and MuJoCo failed opening '../../unitree_go1/...stl'.
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/Go1JoystickFlatTerrain", menagerie_path=str(tmp_path))
+    message = str(error.value)
+    assert f"{tmp_path} (no robot folder such as unitree_go1/ there)" in message
 
 
 class _DictObservations:
@@ -329,3 +339,23 @@ def test_dict_observations_pass_through_both_auto_resets():
                 np.testing.assert_allclose(
                     restarted[key], first.observation[key], rtol=1e-6
                 )
+
+
+def test_a_mujoco_gl_of_no_known_name_is_named_as_such():
+    # MuJoCo reads MUJOCO_GL when imported: a fresh process.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from purejaxdrl.env.playground_env import import_registry\n"
+        "try:\n    import_registry()\nexcept Exception as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MUJOCO_GL": "bogus"},
+        timeout=120,
+    ).stdout
+    assert out.startswith("MUJOCO_GL=bogus is not one of egl, osmesa, glfw"), out
