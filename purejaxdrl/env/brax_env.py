@@ -8,6 +8,7 @@ import contextlib
 import functools
 import io
 import sys
+import warnings
 from types import ModuleType
 from typing import NamedTuple
 
@@ -123,7 +124,11 @@ class BraxEnv(Env):
         self.env_id = env_id
         self.backend = backend
         self.episode_length = int(episode_length)
-        self.env = brax_envs.get_environment(env_id, backend=backend, **kwargs)
+        with warnings.catch_warnings():
+            # brax says, on every model load, that it is no longer maintained
+            # (docs/guide/environments.md says so once, beside Playground).
+            warnings.filterwarnings("ignore", message="Brax System, piplines")
+            self.env = brax_envs.get_environment(env_id, backend=backend, **kwargs)
         # Jitted, so JAX traces the physics once per shape and context, not at
         # each call: a run's programs (init, the chunk, evaluation) and each
         # step's auto-reset call them, and XLA inlines them into each program.

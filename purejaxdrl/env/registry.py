@@ -127,6 +127,21 @@ def _register_builtins(name: str | None = None) -> None:
         _register_gymnax()
 
 
+def _close_names(name: str) -> list[str]:
+    """Registered names near `name`, for the unknown-name hint.
+
+    Those alike without their library's prefix, case and underscores
+    (`CheetahRun`, `cheetah_run`: `playground/CheetahRun`), else those
+    spelled alike.
+    """
+
+    def bare(n: str) -> str:
+        return n.rsplit("/", 1)[-1].lower().replace("_", "").replace("-", "")
+
+    same = sorted(n for n in _FACTORIES if bare(n) == bare(name))
+    return same or difflib.get_close_matches(name, _FACTORIES, n=3)
+
+
 def registered() -> list[str]:
     """All names `make` accepts: gymnax, brax/, playground/ and user names.
 
@@ -150,7 +165,8 @@ def make(name: str, **options) -> Env:
 
         import_registry()
     if name not in _FACTORIES:
-        close = difflib.get_close_matches(name, _FACTORIES, n=3)
+        _register_builtins()  # every library's names, for the count and hint
+        close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise UnknownEnvironmentError(
             f"Unknown environment {name!r}: it must be one of "

@@ -107,6 +107,8 @@ CASES = [
     (["train", "--algo", "sac"], "has no 'sac' section, so it has no tuned sac"),
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
+    # A Playground task without its prefix, or as a preset spells it.
+    ([*TRAIN, "--env.id", "cheetah_run"], "Did you mean playground/CheetahRun?"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
     # The user's modules that register environments (env.imports).
     (

@@ -137,3 +137,12 @@ def test_the_mjx_backend_trains_inside_shard_map():
     assert envs.make("brax/inverted_pendulum", backend="mjx").vma_checked is False
     result = pjd.train(config, console=False)
     assert result.updates == 2 and np.isfinite(result.history[-1]["loss/total"])
+
+
+def test_brax_says_nothing_of_its_maintenance_at_each_model_load():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        envs.make("brax/inverted_pendulum")
+    assert not [w for w in caught if "not actively being maintained" in str(w.message)]
