@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Env
+from purejaxdrl.env.base import Env, keyword_names
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
 _USERS: set[str] = set()  # names registered through `register`: users' code
@@ -46,11 +46,7 @@ def _check_user_options(name: str, factory: Callable[..., Env], options: dict) -
     try:
         signature.bind(**options)
     except TypeError as e:
-        takes = [
-            p.name
-            for p in signature.parameters.values()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
+        takes = sorted(keyword_names(factory)[0])
         accepted = f"takes {', '.join(takes)}" if takes else "takes no options"
         raise ConfigError(
             f"env.options {options} do not fit {name!r} ({e}): it {accepted}; "

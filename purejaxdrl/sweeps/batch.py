@@ -111,6 +111,15 @@ def train_batch(
     return states
 
 
+def seconds_trained(history: list[dict[str, Any]]) -> float:
+    """How long a run trained before this process: its records' last `time`.
+
+    0 for a run that starts afresh. A resumed batch's or population's records
+    go on from there, so its steps/s divides all its steps by all its time.
+    """
+    return float(history[-1]["time"]) if history else 0.0
+
+
 def record_chunk(
     result: Any,
     runs: Sequence[int],

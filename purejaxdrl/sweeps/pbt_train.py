@@ -19,7 +19,7 @@ from purejaxdrl.parallel import SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
-from purejaxdrl.sweeps.batch import SweepStopped, record_chunk
+from purejaxdrl.sweeps.batch import SweepStopped, record_chunk, seconds_trained
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
 from purejaxdrl.sweeps.messages import gib, layout_lines, progress_line
@@ -254,7 +254,7 @@ def _train_chunks(
     """
     begin, done, n = time.perf_counter(), live.reached, result.population
     # Records' time counts training before a resume too, as a single run's.
-    before = float(result.histories[0][-1]["time"]) if result.histories[0] else 0.0
+    before = seconds_trained(result.histories[0])
     compiled, checkpoint, stop = loop.compiled, loop.checkpoint, loop.stop
     saved, stopped = [done], []  # updates saved; the signal that stopped it
 

@@ -14,7 +14,7 @@ from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
-from purejaxdrl.sweeps.batch import SweepStopped, train_batch
+from purejaxdrl.sweeps.batch import SweepStopped, seconds_trained, train_batch
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
@@ -266,7 +266,7 @@ def _train_group(
         batch = runs[b * size : (b + 1) * size]
         if store is not None and store.finished(group, b):
             store.load_finished(group, b, result, batch)
-            result.train_seconds += _seconds_trained(result, batch)
+            result.train_seconds += seconds_trained(result.histories[batch[0]])
             say(f"sweep: batch {b + 1} of {layout.num_batches} already trained")
             continue
         hps, states = _init_batch(programs, plan, batch, size)
@@ -275,7 +275,7 @@ def _train_group(
         if checkpoint is not None and (restored := checkpoint.restore(result, batch)):
             done, states = restored
             say(f"sweep: batch {b + 1} resumed at update {done}")
-        before = _seconds_trained(result, batch)
+        before = seconds_trained(result.histories[batch[0]])
         for n in sorted(set(schedule)):
             if n not in compiled:
                 compiled[n] = programs.chunk(n).lower(hps, states).compile()
@@ -300,16 +300,6 @@ def _train_group(
             store.finish(group, b, result, batch, checkpoint)
         if layout.num_batches > 1:
             say(f"sweep: batch {b + 1} of {layout.num_batches} done")
-
-
-def _seconds_trained(result: SweepResult, batch: list[int]) -> float:
-    """How long a batch trained before this process: its records' last `time`.
-
-    0 for a batch that starts afresh. So a resumed sweep's steps/s divides all
-    its steps by all its training time, not by this process's alone.
-    """
-    history = result.histories[batch[0]]
-    return float(history[-1]["time"]) if history else 0.0
 
 
 def _init_batch(

@@ -16,6 +16,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import to_dict
+from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig
 
 
@@ -83,11 +84,8 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         # The last evaluation's (deterministic policy), NaN -> null without one.
         "eval_return": result.eval_return,
     }
-    clean = {
-        k: None if isinstance(v, float) and not math.isfinite(v) else v
-        for k, v in summary.items()
-    }
-    (result.run_dir / "summary.json").write_text(json.dumps(clean, indent=2) + "\n")
+    text = json.dumps(clean_record(summary), indent=2)
+    (result.run_dir / "summary.json").write_text(text + "\n")
     # The final network parameters, e.g. to evaluate the policy; the whole
     # state (optimiser, environments, keys) is in checkpoints/.
     params = jax.device_get(result.state.agent.params)
