@@ -147,7 +147,8 @@ def run_ours(
     per_seed = []
     for run in range(result.plan.num_runs):
         key = jax.random.key(10_000 + run)
-        returns, _ = jax.device_get(evaluate(result.final_params[run], env_params, key))
+        evaluated = evaluate(result.final_params[run], env_params, key)
+        returns = jax.device_get(evaluated.returns)
         per_seed.append(
             {
                 "train_return": float(result.final_return[run]),

@@ -172,18 +172,55 @@ def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:
     return spec
 
 
-def restart(observation: jax.Array) -> TimeStep:
+METRICS = "metrics"
+"""`TimeStep.info[METRICS]`: an environment's values to log, name -> float32 [].
+
+Per step (brax's and Playground's `State.metrics`: reward components,
+velocities; Craftax's achievements). `EpisodeStatistics` sums each over an
+episode, and a run's records hold their means over the episodes ended as
+`env/<name>`, the episode sums brax's and Playground's trainers report.
+"""
+
+
+def logged_names(metrics: Mapping[str, Any]) -> list[str]:
+    """The names in a library's metrics that runs log: its real scalars.
+
+    Entries of another shape (a per-foot array) or kind are left out: a
+    record holds one number per name. Values may be abstract (`eval_shape`'s).
+    """
+    names = []
+    for name, value in metrics.items():
+        dtype = getattr(value, "dtype", None)  # a dtype's truth is its field count
+        dtype = np.dtype(np.result_type(value) if dtype is None else dtype)
+        if np.shape(value) == () and dtype.kind in "biuf":
+            names.append(str(name))
+    return names
+
+
+def metrics_info(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's `TimeStep.info`: its `logged_names` metrics, float32 (or {})."""
+    logged = {k: jnp.asarray(metrics[k], jnp.float32) for k in logged_names(metrics)}
+    return {METRICS: logged} if logged else {}
+
+
+def restart(
+    observation: jax.Array, metrics: Mapping[str, jax.Array] | None = None
+) -> TimeStep:
     """The TimeStep that starts an episode: reward 0, discount 1, no truncation.
 
-    Same structure and dtypes as a `step`'s TimeStep, so they can share a scan.
+    Same structure and dtypes as a `step`'s TimeStep, so they can share a scan:
+    `metrics`: a step's, or their abstract values (a library's reset state
+    holds them): `info[METRICS]` holds their `logged_names` at 0.
     """
+    names = logged_names(metrics or {})
+    info = {METRICS: {k: jnp.zeros((), jnp.float32) for k in names}} if names else {}
     return TimeStep(
         observation=observation,
         reward=jnp.zeros((), jnp.float32),
         discount=jnp.ones((), jnp.float32),
         truncated=jnp.zeros((), jnp.bool_),
         final_observation=observation,
-        info={},
+        info=info,
     )
 
 

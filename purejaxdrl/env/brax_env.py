@@ -23,6 +23,7 @@ from purejaxdrl.env.base import (
     check_options,
     keyword_defaults,
     keyword_names,
+    metrics_info,
     restart,
 )
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
@@ -162,7 +163,7 @@ class BraxEnv(Env):
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, TimeStep]:
         inner = self._task_reset(key)
         obs = inner.obs.astype(jnp.float32)
-        return BraxState(inner, jnp.zeros((), jnp.int32)), restart(obs)
+        return BraxState(inner, jnp.zeros((), jnp.int32)), restart(obs, inner.metrics)
 
     def step(
         self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams
@@ -181,5 +182,5 @@ class BraxEnv(Env):
             discount=1.0 - terminated.astype(jnp.float32),
             truncated=truncated,
             final_observation=final_obs,
-            info={},
+            info=metrics_info(nxt.metrics),
         )

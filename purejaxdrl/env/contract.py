@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.env.base import Box, Discrete, Env, EnvParams
+from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams
 
 # TimeStep's scalar fields: (shape, dtype) the runners carry.
 _SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
@@ -23,7 +23,8 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
 
     Checked: the observation and final observation against
     `observation_spec` (float32, its shape; per key for dict observations);
-    `reward` and `discount` float32 scalars, `truncated` a bool scalar; and
+    `reward` and `discount` float32 scalars, `truncated` a bool scalar;
+    `info["metrics"]`, where there is one, a dict of float32 scalars; and
     `step`'s TimeStep and state of the same structures, shapes and dtypes as
     `reset`'s.
 
@@ -41,6 +42,7 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
         env.step, key, state, _action(env, params), params
     )
     _check_timestep(env_id, "step", next_, spec)
+    _same_metrics(env_id, first.info, next_.info)
     _same(env_id, "TimeStep", first, next_)
     _same(env_id, "state", state, next_state)
 
@@ -89,6 +91,25 @@ def _check_timestep(env_id: str, where: str, ts: Any, spec: Any) -> None:
                 f"return one {name} scalar per environment (e.g. "
                 f"jnp.asarray(x, jnp.{name}))."
             )
+    _check_metrics(env_id, where, ts.info)
+
+
+def _check_metrics(env_id: str, where: str, info: Any) -> None:
+    """`info[METRICS]`, the values a run logs, a dict of float32 scalars."""
+    metrics = info.get(METRICS, {}) if isinstance(info, dict) else {}
+    if not isinstance(metrics, dict):
+        raise ValueError(
+            f"{env_id}: {where}'s info[{METRICS!r}] is {_typed(metrics)}; make it "
+            "a dict of name -> float32 scalar, the values a run logs."
+        )
+    for name, value in metrics.items():
+        if getattr(value, "shape", None) != () or value.dtype != jnp.float32:
+            raise ValueError(
+                f"{env_id}: {where}'s info[{METRICS!r}][{name!r}] is "
+                f"{_typed(value)}, not float32[]; log one float32 scalar per "
+                "environment and step (a per-step value, which runs sum over each "
+                "episode), e.g. jnp.asarray(x, jnp.float32)."
+            )
 
 
 def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
@@ -110,6 +131,20 @@ def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
             f"{env_id}: {what} is {_typed(obs)}, but observation_spec says "
             f"Box(shape={shape}) (float32{list(shape)}); make observation_spec "
             "and the observations agree."
+        )
+
+
+def _same_metrics(env_id: str, first: Any, next_: Any) -> None:
+    """`reset` logs the names `step` logs (at 0)."""
+    names = [
+        sorted(info.get(METRICS, {})) if isinstance(info, dict) else []
+        for info in (first, next_)
+    ]
+    if names[0] != names[1]:
+        raise ValueError(
+            f"{env_id}: reset's info[{METRICS!r}] has {names[0]}, step's "
+            f"{names[1]}; log the same names from both: reset's at 0, e.g. "
+            "envs.restart(obs, metrics) with the names step logs."
         )
 
 

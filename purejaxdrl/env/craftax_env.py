@@ -9,6 +9,7 @@ terminates (discount 0), the step limit (`max_timesteps`, 10,000 by default)
 truncates (bootstrapped).
 """
 
+import functools
 from typing import Any
 
 import jax
@@ -22,6 +23,7 @@ from purejaxdrl.env.base import (
     EnvParams,
     EnvState,
     check_options,
+    metrics_info,
     restart,
 )
 from purejaxdrl.env.gymnax_env import strong_types
@@ -83,7 +85,8 @@ class CraftaxEnv(Env):
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
         obs, state = self._task_reset(key, params)
-        return strong_types(state), restart(jnp.asarray(obs, jnp.float32))
+        obs = jnp.asarray(obs, jnp.float32)
+        return strong_types(state), restart(obs, self._step_metrics)
 
     def step(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
@@ -120,7 +123,7 @@ class CraftaxEnv(Env):
     def _step_no_reset(
         self, key: PRNGKey, state: EnvState, action: jax.Array, params: EnvParams
     ) -> tuple[EnvState, TimeStep]:
-        obs, state, reward, done, _ = self._task_step(
+        obs, state, reward, done, info = self._task_step(
             key, state, action.astype(jnp.int32), params
         )
         done = jnp.asarray(done, jnp.bool_)
@@ -137,8 +140,20 @@ class CraftaxEnv(Env):
             discount=1.0 - terminated.astype(jnp.float32),
             truncated=truncated,
             final_observation=obs,
-            info={},
+            info=metrics_info(_achievements(info)),
         )
+
+    @functools.cached_property
+    def _step_metrics(self) -> dict[str, Any]:
+        """A step's achievements, abstract: `reset` logs them at 0.
+
+        One trace of the jitted step, which the program's trace then reuses.
+        """
+        key, params = jax.random.key(0), self.default_params
+        state, _ = jax.eval_shape(self._reset, key, params)  # strongly typed
+        action = jnp.zeros((), jnp.int32)
+        info = jax.eval_shape(self._task_step, key, state, action, params)[-1]
+        return _achievements(info)
 
     def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, jax.Array]:
         obs, state = self._task_reset(key, params)
@@ -152,3 +167,15 @@ def reset_slots(num_envs: int) -> int:
     more than that rarely end in one step (then all are generated).
     """
     return min(num_envs, max(2, num_envs // 32))
+
+
+def _achievements(info: dict[str, Any]) -> dict[str, Any]:
+    """Craftax's achievements, what runs log, from its step info.
+
+    Craftax sets each to 100 in the step that ends an episode in which it was
+    unlocked (so an episode's sum is 100 or 0, and its mean over episodes a
+    success rate in %). Classic's per-episode `score` is left out: averaged
+    over episodes it is not the paper's score, the geometric mean of the
+    success rates, which the logged rates give.
+    """
+    return {k: v for k, v in info.items() if k.startswith("Achievements/")}

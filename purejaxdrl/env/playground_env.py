@@ -24,6 +24,7 @@ from purejaxdrl.env.base import (
     EnvParams,
     check_option_types,
     check_options,
+    metrics_info,
     restart,
     strong_types,
 )
@@ -317,7 +318,7 @@ class PlaygroundEnv(Env):
             key, key_model = jax.random.split(key)
             model = draw(key_model, self.env.mjx_model, self.task_randomizer)
         state, obs = self._reset(key, params, model)
-        return state, restart(obs)
+        return state, restart(obs, state.inner.metrics)
 
     def _step_no_reset(
         self, key: PRNGKey, state: PlaygroundState, action: jax.Array, params: EnvParams
@@ -336,7 +337,7 @@ class PlaygroundEnv(Env):
             discount=1.0 - terminated.astype(jnp.float32),
             truncated=truncated,
             final_observation=obs,
-            info={},
+            info=metrics_info(inner.metrics),
         )
 
     def step(

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.env.base import (
+    METRICS,
     Box,
     Discrete,
     Env,
@@ -19,11 +20,16 @@ from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 
 class EpisodeStatisticsState(NamedTuple):
-    """The wrapped state, and the running return (f32) and length (i32)."""
+    """The wrapped state and its episode's running totals.
+
+    The return (f32), the length (i32), and the sums of the environment's
+    `info[METRICS]` ({} where it has none).
+    """
 
     inner: PyTree
     episode_return: jax.Array
     episode_length: jax.Array
+    metric_sums: dict[str, jax.Array] = {}
 
 
 class EpisodeStatistics(Wrapper):
@@ -31,7 +37,9 @@ class EpisodeStatistics(Wrapper):
 
     `info["episode_done"]` (bool) marks the steps that end an episode, where
     `info["episode_return"]` and `info["episode_length"]` hold its totals; they are 0
-    elsewhere, so averages must be taken over completed episodes only.
+    elsewhere, so averages must be taken over completed episodes only. An
+    environment's per-step `info[METRICS]` are summed alike, into
+    `info["episode_metrics"]` (name -> sum over the episode).
     """
 
     def reset(
@@ -39,13 +47,17 @@ class EpisodeStatistics(Wrapper):
     ) -> tuple[EpisodeStatisticsState, TimeStep]:
         inner, ts = self.env.reset(key, params)
         zero_f, zero_i = jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
+        sums = {k: zero_f for k in ts.info.get(METRICS, {})}
         info = {
             **ts.info,
             "episode_return": zero_f,
             "episode_length": zero_i,
             "episode_done": jnp.zeros((), jnp.bool_),
         }
-        return EpisodeStatisticsState(inner, zero_f, zero_i), ts._replace(info=info)
+        if sums:
+            info["episode_metrics"] = sums
+        state = EpisodeStatisticsState(inner, zero_f, zero_i, sums)
+        return state, ts._replace(info=info)
 
     def around_step(
         self, step: InnerStep, state: EpisodeStatisticsState, params: EnvParams
@@ -53,15 +65,25 @@ class EpisodeStatistics(Wrapper):
         inner, ts = step(state.inner, params)
         ret = state.episode_return + ts.reward
         length = state.episode_length + 1
+        sums = {k: v + ts.info[METRICS][k] for k, v in state.metric_sums.items()}
         done = ts.last()
+
+        def ended(total: jax.Array) -> jax.Array:  # the total where done, else 0
+            return jnp.where(done, total, jnp.zeros_like(total))
+
+        def running(total: jax.Array) -> jax.Array:  # restarted where done
+            return jnp.where(done, jnp.zeros_like(total), total)
+
         info = {
             **ts.info,
-            "episode_return": jnp.where(done, ret, 0.0),
-            "episode_length": jnp.where(done, length, 0),
+            "episode_return": ended(ret),
+            "episode_length": ended(length),
             "episode_done": done,
         }
+        if sums:
+            info["episode_metrics"] = jax.tree.map(ended, sums)
         new_state = EpisodeStatisticsState(
-            inner, jnp.where(done, 0.0, ret), jnp.where(done, 0, length)
+            inner, running(ret), running(length), jax.tree.map(running, sums)
         )
         return new_state, ts._replace(info=info)
 

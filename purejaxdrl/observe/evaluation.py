@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl._platform import compiler_options
-from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.env.base import METRICS, Env, EnvParams
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.play import episode_ended, mode_policy
@@ -59,10 +59,15 @@ class EvalConfig:
 
 
 class EvalResult(NamedTuple):
-    """Per evaluation environment: the first episode's return and length, [E]."""
+    """Per evaluation environment, its first episode's totals, [E] each.
+
+    Its return and length, and the episode sums of the environment's own
+    metrics (name -> [E]; {} where it reports none, `env.base.METRICS`).
+    """
 
     returns: jax.Array
     lengths: jax.Array
+    metrics: dict[str, jax.Array] = {}
 
 
 def make_evaluate(
@@ -95,15 +100,16 @@ def make_evaluate(
         zeros = jnp.zeros(episodes, jnp.float32)
         running = jnp.ones(episodes, bool)
         core = policy.initial_state(episodes)
+        sums = {k: zeros for k in ts.info.get(METRICS, {})}
         carry = (env_state, core, ts.observation, zeros, jnp.zeros(episodes, jnp.int32),
-                 running, jnp.zeros((), jnp.int32))  # fmt: skip
+                 sums, running, jnp.zeros((), jnp.int32))  # fmt: skip
 
         def go_on(carry: tuple) -> jax.Array:
             *_, running, t = carry
             return jnp.any(running) & (t < max_steps)
 
         def step(carry: tuple) -> tuple:
-            env_state, core, obs, ret, length, running, t = carry
+            env_state, core, obs, ret, length, sums, running, t = carry
             # The core state is carried through the first episode; nothing
             # after it counts, so no reset is ever needed.
             core, action = policy.act(params, core, obs, jnp.zeros(episodes, bool))
@@ -113,12 +119,16 @@ def make_evaluate(
             # environment runs on but adds nothing.
             ret = ret + jnp.where(running, ts.reward, 0.0)
             length = length + running.astype(jnp.int32)
-            ended = episode_ended(ts)
-            running = running & ~ended
-            return env_state, core, ts.observation, ret, length, running, t + 1
+            sums = {
+                k: v + jnp.where(running, ts.info[METRICS][k], 0.0)
+                for k, v in sums.items()
+            }
+            running = running & ~episode_ended(ts)
+            obs = ts.observation
+            return env_state, core, obs, ret, length, sums, running, t + 1
 
-        _, _, _, ret, length, _, _ = jax.lax.while_loop(go_on, step, carry)
-        return EvalResult(ret, length)
+        _, _, _, ret, length, sums, _, _ = jax.lax.while_loop(go_on, step, carry)
+        return EvalResult(ret, length, sums)
 
     return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))
 
@@ -337,7 +347,7 @@ def host_evaluation(
 ) -> Ready:
     """A host run's evaluation during training, as a program of its chunks.
 
-    `evaluate(state, chunk_index) -> (returns [E], lengths [E])` plays a fresh
+    `evaluate(state, chunk_index) -> EvalResult` (no metrics) plays a fresh
     pool seeded from (seed, chunk index): never the training pools, keys or
     parameters, which it only reads. The learner's parameters are replicated;
     this process's copy is played. Every process of a multi-process run
@@ -361,9 +371,9 @@ def host_evaluation(
         max_steps=config.eval.max_steps,
     )
 
-    def evaluate_chunk(state: Any, index: int) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate_chunk(state: Any, index: int) -> EvalResult:
         local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
         result = evaluate(local, eval_seed(config.seed, index))
-        return result.returns, result.lengths
+        return EvalResult(result.returns, result.lengths)
 
     return Ready(evaluate_chunk)

@@ -60,7 +60,8 @@ class DevicePlayer:
             self.env, self.network, episodes=episodes, max_steps=max_steps
         )
         key = jax.random.key(seed)
-        return jax.device_get(evaluate(state.agent.params, state.env_params, key))
+        result = evaluate(state.agent.params, state.env_params, key)
+        return jax.device_get((result.returns, result.lengths))
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_renderable`."""

@@ -17,7 +17,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, manual_axes, per_device, varying
-from purejaxdrl.runners.base import Lowered, no_session
+from purejaxdrl.runners.base import ENV_METRIC, Lowered, no_session
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
 
@@ -115,17 +115,22 @@ def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
 
     Sums, not means: the host divides totals over a whole chunk, so updates in
     which no episode ended do not bias the mean and never report a fake 0.
+    An environment's own metrics' episode sums are summed as
+    `episode/env/<name>_sum` (`schedule.summarize_chunk` names their means).
     """
     if "episode_done" not in info:
         return {}
     done = info["episode_done"]
-    return {
+    out = {
         "episode/count": done.sum(dtype=jnp.float32),
         "episode/return_sum": jnp.where(done, info["episode_return"], 0.0).sum(),
         "episode/length_sum": jnp.where(done, info["episode_length"], 0).sum(
             dtype=jnp.float32
         ),
     }
+    for name, total in info.get("episode_metrics", {}).items():
+        out[f"{ENV_METRIC}{name}_sum"] = total.sum()  # 0 where no episode ended
+    return out
 
 
 class RunFunctions(NamedTuple):

@@ -15,6 +15,11 @@ from jax.sharding import Mesh
 
 from purejaxdrl.types import PRNGKey
 
+ENV_METRIC = "episode/env/"
+"""The prefix of a runner's per-update metric `<ENV_METRIC><name>_sum`: the sum
+of an environment's metric `<name>` (`env.base.METRICS`) over the episodes
+ended in the update, beside `episode/count`; records hold `env/<name>`."""
+
 
 class EnvError(RuntimeError):
     """The environments (or the policy acting on them) raised; the run stopped."""

@@ -37,7 +37,7 @@ class Pending(NamedTuple):
       length: its number of updates.
       ends_at: updates done when it ends.
       snapshot: (packed state, parameters finite) queued behind it, or None.
-      evaluated: (returns, lengths) of evaluation episodes after it, or, after
+      evaluated: the EvalResult of evaluation episodes after it, or, after
         the last chunk, the call that dispatches them; or None.
 
     """
@@ -214,10 +214,12 @@ class ChunkLoop:
         """Adds an evaluation to the record; notes when it reaches eval.stop_at."""
         if callable(evaluated):
             evaluated = evaluated()
-        returns, lengths = jax.device_get(evaluated)
-        self.eval_return = float(np.mean(returns))
+        result = jax.device_get(evaluated)
+        self.eval_return = float(np.mean(result.returns))
         rec["eval/mean_return"] = self.eval_return
-        rec["eval/mean_length"] = float(np.mean(lengths))
+        rec["eval/mean_length"] = float(np.mean(result.lengths))
+        for name, sums in result.metrics.items():
+            rec[f"eval/env/{name}"] = float(np.mean(sums))
         stop_at = self.run.config.eval.stop_at
         if stop_at is not None and self.eval_return >= stop_at and self.reached is None:
             self.reached = f"eval.stop_at ({self.eval_return:.1f} >= {stop_at:g})"

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from purejaxdrl.runners.base import ENV_METRIC
 from purejaxdrl.training.config import TrainConfig
 
 
@@ -95,7 +96,9 @@ def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     """A chunk's per-update metrics in one record.
 
     Means over the chunk, except `COUNTERS` (their last value) and episode
-    statistics (means over the episodes ended, from their sums).
+    statistics (means over the episodes ended, from their sums): the return
+    and length as `episode/mean_return`, `episode/mean_length`, and each of
+    the environment's own metrics' episode sums as `env/<name>`.
     """
     out = {
         k: float(v[-1] if k in COUNTERS else np.mean(v))
@@ -105,7 +108,20 @@ def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     if "episode/count" in metrics:
         count = float(np.sum(metrics["episode/count"]))
         out["episode/count"] = count
-        for name in ("return", "length"):
-            total = float(np.sum(metrics[f"episode/{name}_sum"]))
-            out[f"episode/mean_{name}"] = total / count if count else math.nan
+        for key, sums in metrics.items():
+            if key.startswith("episode/") and key.endswith("_sum"):
+                total = float(np.sum(sums))
+                out[_mean_name(key)] = total / count if count else math.nan
     return out
+
+
+def _mean_name(sum_key: str) -> str:
+    """The record's name for the mean of an episode sum.
+
+    `episode/return_sum` -> `episode/mean_return`;
+    `episode/env/reward/upright_sum` -> `env/reward/upright`.
+    """
+    name = sum_key.removesuffix("_sum")
+    if name.startswith(ENV_METRIC):
+        return "env/" + name.removeprefix(ENV_METRIC)
+    return "episode/mean_" + name.removeprefix("episode/")

@@ -146,3 +146,23 @@ def test_brax_says_nothing_of_its_maintenance_at_each_model_load():
         warnings.simplefilter("always")
         envs.make("brax/inverted_pendulum")
     assert not [w for w in caught if "not actively being maintained" in str(w.message)]
+
+
+def test_brax_reward_components_are_logged_and_summed_over_each_episode():
+    # reacher's reward is its two metrics' sum: the metrics are the step's own.
+    env = envs.EpisodeStatistics(
+        envs.make("brax/reacher", backend="positional", episode_length=3)
+    )
+    state, ts = env.reset(jax.random.key(0), ())
+    assert ts.info["metrics"] == {"reward_ctrl": 0.0, "reward_dist": 0.0}
+    step = jax.jit(env.step)
+    totals = {"reward_ctrl": 0.0, "reward_dist": 0.0}
+    for t in range(3):
+        state, ts = step(jax.random.key(t + 1), state, jnp.full(2, 0.3), ())
+        metrics = ts.info["metrics"]
+        np.testing.assert_allclose(sum(metrics.values()), ts.reward, rtol=1e-6)
+        totals = {k: v + float(metrics[k]) for k, v in totals.items()}
+    assert bool(ts.truncated)
+    for name, total in totals.items():
+        np.testing.assert_allclose(ts.info["episode_metrics"][name], total, rtol=1e-6)
+    assert float(state.metric_sums["reward_ctrl"]) == 0.0  # the next episode's

@@ -54,6 +54,22 @@ def test_step_limit_truncates_and_keeps_the_final_observation(classic):
     assert int(state.timestep) == 0 and int(before.timestep) == 5
 
 
+def test_achievements_are_logged_in_the_step_that_ends_their_episode(classic):
+    params = classic.default_params
+    state, first = classic.reset(jax.random.key(0), params)
+    metrics = first.info["metrics"]
+    assert "Achievements/collect_wood" in metrics
+    assert "discount" not in metrics and "score" not in metrics
+    assert all(float(v) == 0.0 for v in metrics.values())
+    # Craftax marks each achievement of an episode with 100 at its end.
+    wood = state.achievements.at[0].set(True)
+    state = state.replace(achievements=wood, timestep=jnp.asarray(5, jnp.int32))
+    state, ts = jax.jit(classic.step)(jax.random.key(1), state, jnp.int32(0), params)
+    assert ts.truncated and set(ts.info["metrics"]) == set(metrics)
+    assert float(ts.info["metrics"]["Achievements/collect_wood"]) == 100.0
+    assert float(ts.info["metrics"]["Achievements/place_table"]) == 0.0
+
+
 def test_death_terminates(classic):
     params = classic.default_params
     state, _ = classic.reset(jax.random.key(0), params)

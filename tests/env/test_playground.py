@@ -149,6 +149,20 @@ def test_reset_and_step_emit_the_same_structure_and_dtypes(run):
     assert ts.reward.dtype == jnp.float32 and ts.truncated.dtype == jnp.bool_
 
 
+def test_the_reward_components_logged_are_the_steps_own(run):
+    # CartpoleBalance's reward is the product of four of its components
+    # (dm_control's cartpole): at a truncation too, where the environment has
+    # already restarted, the components are the transition's, not the reset's.
+    first, ts, _, _, _ = run
+    assert set(first.info["metrics"]) >= {"reward/upright", "reward/centered"}
+    assert all(float(v) == 0.0 for v in first.info["metrics"].values())
+    metrics = ts.info["metrics"]
+    parts = ("upright", "centered", "small_control", "small_velocity")
+    product = np.prod([metrics[f"reward/{p}"] for p in parts], axis=0)
+    assert bool(ts.truncated[2])
+    np.testing.assert_allclose(product[:3], ts.reward[:3], rtol=1e-5)
+
+
 def test_cached_first_state_reset_returns_to_the_first_state():
     env = envs.make(
         "playground/CartpoleBalance", episode_length=2, auto_reset="cached_first_state"

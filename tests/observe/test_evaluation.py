@@ -48,7 +48,8 @@ def test_only_the_first_episode_counts_and_long_ones_are_cut():
     exp, state = _cartpole()
     args = (state.agent.params, state.env_params, jax.random.key(3))
     evaluate = make_evaluate(exp.env, exp.network, episodes=8)
-    returns, lengths = jax.device_get(evaluate(*args))
+    returns, lengths, metrics = jax.device_get(evaluate(*args))
+    assert metrics == {}  # CartPole reports none
     # CartPole pays 1 per step: a first episode's return is its length, in
     # [1, 500] (500: truncated at the time limit, and never counted on).
     np.testing.assert_array_equal(returns, lengths)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.observe.evaluation import EvalResult
 from purejaxdrl.training.loop import ChunkLoop, is_due
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
@@ -96,7 +97,7 @@ def test_eval_stop_at_stops_after_the_chunk_already_queued():
 
     def evaluate(state, index):
         events.append(f"evaluate {state} after chunk {index}")
-        return np.array([500.0]), np.array([500])
+        return EvalResult(np.array([500.0]), np.array([500]))
 
     loop = _loop(events, stop_at=475.0, evaluate=evaluate)
     state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
@@ -216,7 +217,7 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
     def evaluate(state, index):
         events.append(f"evaluate {state} after chunk {index}")
         now[0] += 100.0  # a long evaluation
-        return np.array([7.0]), np.array([9])
+        return EvalResult(np.array([7.0]), np.array([9]))
 
     loop = _loop(events, evaluate=evaluate, num_updates=4)
     loop.run.config = pjd.apply_overrides(loop.run.config, {"eval": {"episodes": 1}})

@@ -99,3 +99,17 @@ def test_summarize_chunk_with_no_episode_ended_reports_nan_not_zero():
     }
     out = summarize_chunk(metrics)
     assert out["episode/count"] == 0.0 and math.isnan(out["episode/mean_return"])
+
+
+def test_summarize_chunk_names_an_environments_metrics_by_their_episode_means():
+    metrics = {
+        "episode/count": np.array([1.0, 3.0]),
+        "episode/return_sum": np.array([2.0, 6.0]),
+        "episode/length_sum": np.array([4.0, 12.0]),
+        "episode/env/reward/upright_sum": np.array([0.5, 1.5]),
+    }
+    out = summarize_chunk(metrics)
+    assert out["env/reward/upright"] == 0.5  # (0.5 + 1.5) / 4 episodes
+    assert out["episode/mean_return"] == 2.0
+    none_ended = {k: np.zeros(2) for k in metrics}
+    assert math.isnan(summarize_chunk(none_ended)["env/reward/upright"])
