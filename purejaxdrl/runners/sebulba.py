@@ -278,8 +278,11 @@ class SebulbaRunner:
         finally:
             stop.set()
             box.wake()
+            # One minute for all of them, not each: an actor stuck in its env
+            # step must not hold a stopping run for a minute per thread.
+            deadline = time.monotonic() + 60
             for thread in threads:
-                thread.join(timeout=60)
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def _learn(
         self,
