@@ -10,15 +10,22 @@ def plot_command(argv: Sequence[str]) -> int:
     """`purejaxdrl plot RUN_DIR ... --out a.png`; returns the exit status."""
     parser = Parser(
         prog="purejaxdrl plot",
-        description="Draw learning curves (return vs env steps and vs training "
-        "time) of run and sweep directories into one PNG. Runs that differ only "
-        "in their seed, and a sweep's seeds, are drawn as a mean with a band.",
+        description="Draw learning curves (return, or another metric, vs env "
+        "steps and vs training time) of run and sweep directories into one PNG. "
+        "Runs that differ only in their seed, and a sweep's seeds, are drawn as "
+        "a mean with a band.",
         allow_abbrev=False,
     )
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", default="curves.png", help="(default: %(default)s)")
     parser.add_argument("--title", default="", help="figure title")
     parser.add_argument("--target", type=float, help="draw this score as a line")
+    parser.add_argument(
+        "--metric",
+        default="episode/mean_return",
+        help="a key of the runs' metrics.jsonl records: eval/mean_return, "
+        "loss/value, an environment's env/<name> (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     if not out.suffix:  # what matplotlib would write, said as written
@@ -28,10 +35,12 @@ def plot_command(argv: Sequence[str]) -> int:
             f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
             "it or write elsewhere."
         )
-    from purejaxdrl.observe.plots import load_curves, plot_curves
+    from purejaxdrl.observe.plots import check_metric, load_curves, plot_curves
 
+    curves = load_curves(args.run_dirs)
+    check_metric(curves, args.metric)
     n = plot_curves(
-        load_curves(args.run_dirs), out, title=args.title, target=args.target
+        curves, out, title=args.title, target=args.target, metric=args.metric
     )
     print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
     return 0

@@ -1,6 +1,7 @@
 """Learning curves of run and sweep directories, drawn as a PNG."""
 
 import dataclasses
+import difflib
 import json
 import math
 import pathlib
@@ -14,6 +15,8 @@ import yaml
 from purejaxdrl.config import ConfigError
 
 RETURN = "episode/mean_return"
+# Axis labels of the metrics a reader plots most.
+LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
 # More curves than this get no legend entry (the colours still rank them).
 MAX_LEGEND = 10
 # Config fields that do not make runs different settings.
@@ -207,6 +210,25 @@ def _runs_curve(
     return Curve(label, tuple(h for _, h in members))
 
 
+def check_metric(curves: Sequence[Curve], metric: str) -> None:
+    """Raises ConfigError where no run of `curves` logged `metric`.
+
+    Runs log different metrics (an algorithm's losses, an environment's own
+    `env/<name>`): a name none of them has would draw empty panels.
+    """
+    logged = {k for c in curves for h in c.histories for r in h for k in r}
+    if metric in logged:
+        return
+    numbers = sorted(k for k in logged if k not in ("env_steps", "updates", "time"))
+    close = difflib.get_close_matches(metric, numbers, n=1)
+    if close:
+        hint = f"did you mean {close[0]}?"
+    else:
+        more = f" and {len(numbers) - 12} more" if len(numbers) > 12 else ""
+        hint = f"their records hold {', '.join(numbers[:12])}{more}."
+    raise ConfigError(f"--metric {metric}: no run here logged it; {hint}")
+
+
 def plot_curves(
     curves: Sequence[Curve],
     out: str | pathlib.Path,
@@ -257,7 +279,7 @@ def plot_curves(
             ax.axhline(target, color="gray", ls="--", lw=1)
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("mean episode return" if metric == RETURN else metric)
+    axes[0].set_ylabel(LABELS.get(metric, metric))
     axes[0].legend(fontsize=7, loc="best")
     if title:
         fig.suptitle(title)

@@ -105,6 +105,31 @@ def test_plot_of_a_folder_without_metrics_is_one_line(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, capsys):
+    out = tmp_path / "upright.png"
+    # a and b log an environment's metric; c does not (another environment).
+    for run, values in ((runs[0], [1, 2, 3]), (runs[1], [2, 3, 4])):
+        records = read_history(run / "metrics.jsonl")
+        for record, v in zip(records, values, strict=True):
+            record["env/reward/upright"] = v
+        text = "".join(json.dumps(r) + "\n" for r in records)
+        (run / "metrics.jsonl").write_text(text)
+    argv = ["plot", *map(str, runs), "--out", str(out)]
+    assert cli.main([*argv, "--metric", "env/reward/upright"]) == 0
+    assert "wrote" in capsys.readouterr().out and out.is_file()
+    curves = load_curves(runs)
+    _, ys = curves[0].series("env_steps", "env/reward/upright")
+    np.testing.assert_array_equal(ys, [[1, 2, 3], [2, 3, 4]])
+    assert cli.main([*argv, "--metric", "env/reward/uprigth"]) == 2
+    err = capsys.readouterr().err
+    assert "--metric env/reward/uprigth: no run here logged it; did you mean " in err
+    assert "env/reward/upright?" in err and err.count("\n") == 1
+    assert cli.main([*argv, "--metric", "zzz"]) == 2
+    assert "their records hold env/reward/upright, episode/mean_return." in (
+        capsys.readouterr().err
+    )
+
+
 def test_setting_labels_name_the_algorithms_fields_bare():
     assert short_value(0.00025) == "0.00025"
     assert short_value(1 / 3) == "0.3333"
