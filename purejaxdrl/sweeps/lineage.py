@@ -108,15 +108,15 @@ class PBTResult:
         """Environment steps of all members together."""
         return self.base.steps_per_update * self.base.num_updates * self.population
 
-    def schedule(self, member: int) -> list[tuple[int, dict[str, float]]]:
-        """The explored values that `member`'s final state was trained with.
+    def ancestry(self, member: int) -> list[tuple[int, int]]:
+        """Whose training `member`'s final state continues, segment by segment.
 
-        Follows its ancestry back through every ready step: from each step on,
-        the values of the member whose state it then continued.
+        Follows its ancestry back through every ready step: from each step
+        on, the member whose state it then continued.
 
         Returns:
-          (update it starts at, {field: value}) per ready step and the start,
-          oldest first.
+          (update the segment starts at, the member trained in it) per ready
+          step and the start, oldest first.
 
         """
         if not 0 <= member < self.population:
@@ -127,10 +127,40 @@ class PBTResult:
         out = []
         current = member
         for step in reversed(self.lineage):
-            values = {name: v[current] for name, v in step.values.items()}
-            out.append((step.updates, values))
+            out.append((step.updates, current))
             current = step.parents[current]
         return out[::-1]
+
+    def schedule(self, member: int) -> list[tuple[int, dict[str, float]]]:
+        """The explored values that `member`'s final state was trained with.
+
+        Returns:
+          (update it starts at, {field: value}) per ready step and the start,
+          oldest first: the values of the member of `ancestry`.
+
+        """
+        return [
+            (updates, {name: v[trained] for name, v in step.values.items()})
+            for (updates, trained), step in zip(
+                self.ancestry(member), self.lineage, strict=True
+            )
+        ]
+
+    def ancestral_history(self, member: int) -> list[dict[str, Any]]:
+        """The records of the training `member`'s final state went through.
+
+        Per segment of `ancestry`, the records of the member trained in it
+        (a record at update u covers the updates before it). A member's own
+        `histories` entry changes lineage at each ready step it copied at.
+        """
+        segments = self.ancestry(member)
+        ends = [u for u, _ in segments[1:]] + [math.inf]
+        return [
+            record
+            for (start, trained), end in zip(segments, ends, strict=True)
+            for record in self.histories[trained]
+            if start < record["updates"] <= end
+        ]
 
     def params(self, member: int) -> Params:
         """`member`'s final network parameters (read from disk when loaded)."""

@@ -25,8 +25,9 @@ def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
     """Writes a PNG: a panel per explored field, then the members' returns.
 
     Every member is a thin line; the best member's schedule (the values its
-    final state was trained with, `PBTResult.schedule`) is the thick one.
-    Log scales for log-uniform fields.
+    final state was trained with, `PBTResult.schedule`) and its return along
+    that ancestry (`PBTResult.ancestral_history`) are the thick ones. Log
+    scales for log-uniform fields.
     """
     import matplotlib
 
@@ -49,12 +50,12 @@ def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
         ax.set(title=field.name, xlabel="env steps (per member)")
         ax.legend(loc="best", fontsize="small")
     ax = axes[0][-1]
-    for i, history in enumerate(result.histories):
-        xs = [r["env_steps"] for r in history]
-        ys = [r.get(RETURN, math.nan) for r in history]
-        style = {"color": "C3", "lw": 2} if i == best else {"color": "0.7", "lw": 0.8}
-        ax.plot(xs, ys, **style)
+    thin = {"color": "0.7", "lw": 0.8}
+    for history in result.histories:
+        ax.plot(*_returns(history), **thin)
+    ax.plot(*_returns(result.ancestral_history(best)), color="C3", lw=2, label="best")
     ax.set(title="return", xlabel="env steps (per member)")
+    ax.legend(loc="best", fontsize="small")
     fig.suptitle(
         f"PBT: {result.population} members of {result.base.algo} on "
         f"{result.base.env.id}, best member {best}"
@@ -64,3 +65,9 @@ def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return out
+
+
+def _returns(history: list[dict]) -> tuple[list[float], list[float]]:
+    """(env steps, returns) of a member's records."""
+    xs = [r["env_steps"] for r in history]
+    return xs, [r.get(RETURN, math.nan) for r in history]

@@ -1,6 +1,7 @@
 """`pbt()`: the lineage records the ready steps; a lone member is a sweep run."""
 
 import dataclasses
+import math
 
 import jax
 import matplotlib.image
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.observe.plots import RETURN
 from purejaxdrl.sweeps.lineage import load_pbt
 from purejaxdrl.sweeps.population import pbt
 from purejaxdrl.sweeps.program import sweep
@@ -153,3 +155,35 @@ def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
     assert no_exploit_note(PBTConfig(ready=4), 8, chunks=4).startswith(
         "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks"
     )
+
+
+def test_the_best_members_return_follows_its_ancestry_not_its_slot():
+    from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
+    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+
+    # Two members, a ready step at update 2 where member 0 copies member 1.
+    lineage = [
+        ReadyStep(0, (0, 1), (math.nan, math.nan), {"lr": (1.0, 2.0)}),
+        ReadyStep(2, (1, 1), (5.0, 9.0), {"lr": (2.5, 2.0)}),
+    ]
+    histories = [
+        [{"updates": u, "env_steps": 10 * u, RETURN: 100 + u} for u in (1, 2, 3, 4)],
+        [{"updates": u, "env_steps": 10 * u, RETURN: 200 + u} for u in (1, 2, 3, 4)],
+    ]
+    result = PBTResult(
+        base=pjd.TrainConfig(),
+        fields=(),
+        config=PBTConfig(),
+        population=2,
+        histories=histories,
+        diverged=[None, None],
+        lineage=lineage,
+        final_params=[None, None],
+    )
+    # By hand: member 0's final state trained as member 1 up to update 2.
+    assert result.ancestry(0) == [(0, 1), (2, 0)]
+    assert [r[RETURN] for r in result.ancestral_history(0)] == [201, 202, 103, 104]
+    assert result.schedule(0) == [(0, {"lr": 2.0}), (2, {"lr": 2.5})]
+    assert result.ancestral_history(1) == histories[1]
+    with pytest.raises(IndexError, match="members 0 to 1"):
+        result.ancestry(2)
