@@ -63,13 +63,19 @@ def eval_command(argv: Sequence[str]) -> int:
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             exp.player.check_render(args.render)
-        returns, lengths = exp.player.evaluate(
+        result = exp.player.evaluate(
             restored.state,
             episodes=args.episodes,
             max_steps=max_steps,
             seed=args.seed,
         )
-        print(summary_line(config, restored.step, returns, lengths, max_steps))
+        print(
+            summary_line(
+                config, restored.step, result.returns, result.lengths, max_steps
+            )
+        )
+        if result.metrics:
+            print(metrics_line(result.metrics))
         if args.render:
             drawn = exp.player.render(
                 restored.state,
@@ -85,6 +91,12 @@ def eval_command(argv: Sequence[str]) -> int:
     finally:
         exp.runner.close()
     return 0
+
+
+def metrics_line(metrics: dict[str, np.ndarray]) -> str:
+    """The environment's own metrics: each one's episode sum, mean over episodes."""
+    means = ", ".join(f"{k} {float(np.mean(v)):.4g}" for k, v in metrics.items())
+    return f"  environment's metrics, episode sums (mean over episodes): {means}"
 
 
 def summary_line(

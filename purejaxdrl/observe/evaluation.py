@@ -28,7 +28,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import METRICS, Env, EnvParams
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.play import episode_ended, mode_policy
+from purejaxdrl.observe.play import EvalResult, episode_ended, mode_policy
 from purejaxdrl.runners.base import Lowered, Ready
 from purejaxdrl.types import Params, PRNGKey
 
@@ -56,18 +56,6 @@ class EvalConfig:
     every: int = 0
     max_steps: int = 100_000
     stop_at: float | None = None
-
-
-class EvalResult(NamedTuple):
-    """Per evaluation environment, its first episode's totals, [E] each.
-
-    Its return and length, and the episode sums of the environment's own
-    metrics (name -> [E]; {} where it reports none, `env.base.METRICS`).
-    """
-
-    returns: jax.Array
-    lengths: jax.Array
-    metrics: dict[str, jax.Array] = {}
 
 
 def make_evaluate(

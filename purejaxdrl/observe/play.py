@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 import jax
-import numpy as np
 
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.runners.base import Lowered
@@ -27,13 +26,25 @@ class Drawn(NamedTuple):
     episode_return: float
 
 
+class EvalResult(NamedTuple):
+    """Per evaluation environment, its first episode's totals, [E] each.
+
+    Its return and length, and the episode sums of the environment's own
+    metrics (name -> [E]; {} where it reports none, `env.base.METRICS`).
+    """
+
+    returns: jax.Array
+    lengths: jax.Array
+    metrics: dict[str, jax.Array] = {}
+
+
 class Player(Protocol):
     """Plays the policy of a run's state (its `.agent.params`) in fresh environments."""
 
     def training_evaluation(self, abstract: Any, key: PRNGKey) -> Lowered:
         """The run's evaluation (`config.eval`) as a program to compile.
 
-        Compiled: `(state, chunk index) -> (returns [E], lengths [E])`, each
+        Compiled: `(state, chunk index) -> EvalResult` ([E] each), each
         chunk's episodes drawn from a stream of `key` (device) or the run's
         seed (host) of their own, never the training's.
         """
@@ -41,8 +52,8 @@ class Player(Protocol):
 
     def evaluate(
         self, state: Any, *, episodes: int, max_steps: int, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The first episode's return and length in each of `episodes` envs."""
+    ) -> EvalResult:
+        """The first episode's totals in each of `episodes` envs, host arrays."""
         ...
 
     def check_render(self, out: str | pathlib.Path) -> None:

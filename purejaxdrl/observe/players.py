@@ -10,7 +10,6 @@ import pathlib
 from typing import Any
 
 import jax
-import numpy as np
 
 from purejaxdrl.env.base import Env
 from purejaxdrl.networks import Network, RecurrentNetwork
@@ -21,7 +20,7 @@ from purejaxdrl.observe.evaluation import (
     make_evaluate,
 )
 from purejaxdrl.observe.gif import write_gif
-from purejaxdrl.observe.play import Drawn
+from purejaxdrl.observe.play import Drawn, EvalResult
 from purejaxdrl.observe.progress import counting
 from purejaxdrl.observe.render import (
     check_host_renderable,
@@ -54,14 +53,13 @@ class DevicePlayer:
 
     def evaluate(
         self, state: Any, *, episodes: int, max_steps: int, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> EvalResult:
         """`episodes` environments, reset with `jax.random.key(seed)`."""
         evaluate = make_evaluate(
             self.env, self.network, episodes=episodes, max_steps=max_steps
         )
         key = jax.random.key(seed)
-        result = evaluate(state.agent.params, state.env_params, key)
-        return jax.device_get((result.returns, result.lengths))
+        return jax.device_get(evaluate(state.agent.params, state.env_params, key))
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_renderable`."""
@@ -107,11 +105,11 @@ class HostPlayer:
 
     def evaluate(
         self, state: Any, *, episodes: int, max_steps: int, seed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """`episodes` fresh environments seeded with `seed`."""
+    ) -> EvalResult:
+        """`episodes` fresh environments seeded with `seed` (no metrics)."""
         args = self._play_args(state)
         result = evaluate_host(*args, episodes=episodes, seed=seed, max_steps=max_steps)
-        return result.returns, result.lengths
+        return EvalResult(result.returns, result.lengths)
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_host_renderable`."""

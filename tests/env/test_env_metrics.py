@@ -107,3 +107,20 @@ def test_the_logged_names_are_a_librarys_real_scalars():
         ["x", "n", "flag"], np.dtype("float32")
     )
     assert envs.base.metrics_info({"feet": jnp.zeros(4)}) == {}
+
+
+def test_purejaxdrl_eval_prints_the_metrics_episode_sums(monkeypatch, tmp_path, capsys):
+    from purejaxdrl import cli
+
+    monkeypatch.setitem(envs.registry._FACTORIES, "MetricProbe-v0", MetricProbe)
+    overrides = {"env": {"id": "MetricProbe-v0"}, "num_envs": 4, "unroll_length": 6,
+                 "total_steps": 24, "num_logs": 1, "devices": 1,
+                 "run_dir": str(tmp_path / "runs")}  # fmt: skip
+    config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
+    run = pjd.train(config, console=False, write_files=True).run_dir
+    assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "mean return 3.0" in out[0]
+    assert out[1] == (
+        "  environment's metrics, episode sums (mean over episodes): one 3, t 6"
+    )
