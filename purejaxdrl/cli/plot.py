@@ -35,7 +35,12 @@ def plot_command(argv: Sequence[str]) -> int:
             f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
             "it or write elsewhere."
         )
-    from purejaxdrl.observe.plots import check_metric, load_curves, plot_curves
+    from purejaxdrl.observe.plots import (
+        check_metric,
+        has_values,
+        load_curves,
+        plot_curves,
+    )
 
     curves = load_curves(args.run_dirs)
     check_metric(curves, args.metric)
@@ -43,4 +48,7 @@ def plot_command(argv: Sequence[str]) -> int:
         curves, out, title=args.title, target=args.target, metric=args.metric
     )
     print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
+    without = [c.label for c in curves if not has_values(c, args.metric)]
+    if without:
+        print(f"  without {args.metric}, left out: {'; '.join(without)}")
     return 0

@@ -122,11 +122,19 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     kwargs = command.plan(args, base)
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
+    own = preset.config.env.id
     if args.target is None and target is not None and "env.id" in grid:
         print(
             f"{command.name}: the preset's target ({target:g}) is "
             f"{base.env.id}'s, and these runs train on several environments: "
             "not judged (--target sets one for all)",
+            file=sys.stderr,
+        )
+        target = None
+    elif args.target is None and target is not None and base.env.id != own:
+        print(
+            f"{command.name}: the preset's target ({target:g}) is {own}'s, not "
+            f"{base.env.id}'s: not judged (--target sets one)",
             file=sys.stderr,
         )
         target = None

@@ -190,8 +190,12 @@ def logged_names(metrics: Mapping[str, Any]) -> list[str]:
     """
     names = []
     for name, value in metrics.items():
-        dtype = getattr(value, "dtype", None)  # a dtype's truth is its field count
-        dtype = np.dtype(np.result_type(value) if dtype is None else dtype)
+        if hasattr(value, "dtype"):  # arrays, numpy scalars, eval_shape's structs
+            dtype = np.dtype(value.dtype)
+        elif isinstance(value, bool | int | float):
+            dtype = np.result_type(value)
+        else:  # a nested dict, a string: not one number (the contract names it)
+            continue
         if np.shape(value) == () and dtype.kind in "biuf":
             names.append(str(name))
     return names

@@ -210,6 +210,11 @@ def _runs_curve(
     return Curve(label, tuple(h for _, h in members))
 
 
+def has_values(curve: Curve, metric: str) -> bool:
+    """Whether a record of `curve` holds a number for `metric`."""
+    return bool(np.isfinite(curve.series("env_steps", metric)[1]).any())
+
+
 def check_metric(curves: Sequence[Curve], metric: str) -> None:
     """Raises ConfigError where no run of `curves` logged `metric`.
 
@@ -219,7 +224,11 @@ def check_metric(curves: Sequence[Curve], metric: str) -> None:
     logged = {k for c in curves for h in c.histories for r in h for k in r}
     if metric in logged:
         return
-    numbers = sorted(k for k in logged if k not in ("env_steps", "updates", "time"))
+    # The environment's and evaluation's first: the keys a reader looks for.
+    numbers = sorted(
+        (k for k in logged if k not in ("env_steps", "updates", "time")),
+        key=lambda k: (not k.startswith(("env/", "eval/")), k),
+    )
     close = difflib.get_close_matches(metric, numbers, n=1)
     if close:
         hint = f"did you mean {close[0]}?"
@@ -241,7 +250,7 @@ def plot_curves(
 
     Curves are coloured by their final value, best first; each draws the mean
     over its seeds and, with several seeds, a band from the lowest to the
-    highest seed.
+    highest seed. Curves without a value of `metric` are left out.
 
     Returns:
       The number of curves drawn on each panel.
@@ -252,6 +261,7 @@ def plot_curves(
     matplotlib.use("Agg")  # files only; never opens a window
     import matplotlib.pyplot as plt
 
+    curves = [c for c in curves if has_values(c, metric)]
     finals = []
     for curve in curves:
         _, ys = curve.series("env_steps", metric)
@@ -271,6 +281,8 @@ def plot_curves(
                 low, high = np.nanmin(ys, axis=0), np.nanmax(ys, axis=0)
             label = curve.label if rank < MAX_LEGEND and ax is axes[0] else None
             ax.plot(xs, mean, color=colors[rank], label=label, lw=1.5)
+            # A value between gaps draws no line: a point (one evaluation).
+            ax.plot(xs[_lone(mean)], mean[_lone(mean)], "o", color=colors[rank], ms=3)
             if len(curve.histories) > 1:
                 ax.fill_between(xs, low, high, color=colors[rank], alpha=0.15, lw=0)
     xlabels = ("environment steps", "training time (s)")
@@ -289,3 +301,11 @@ def plot_curves(
     drawn = sum(line.get_linestyle() == "-" for line in axes[0].get_lines())
     plt.close(fig)
     return drawn
+
+
+def _lone(ys: np.ndarray) -> np.ndarray:
+    """Where `ys` has a value and neither neighbour has one: bool [len(ys)]."""
+    finite = np.isfinite(ys)
+    before = np.concatenate([[False], finite[:-1]])
+    after = np.concatenate([finite[1:], [False]])
+    return finite & ~before & ~after

@@ -107,6 +107,24 @@ def test_the_logged_names_are_a_librarys_real_scalars():
         ["x", "n", "flag"], np.dtype("float32")
     )
     assert envs.base.metrics_info({"feet": jnp.zeros(4)}) == {}
+    odd = {"group": {"a": 1.0}, "text": "f4", "none": None, "py": 2, "np": np.int8(1)}
+    assert envs.base.logged_names(odd) == ["py", "np"]
+
+
+class NestedMetric(MetricProbe):
+    def reset(self, key, params):
+        state, ts = ProbeEnv.reset(self, key, params)
+        return state, envs.restart(ts.observation, {"reward": {"dist": 0.0}})
+
+    def step(self, key, state, action, params):
+        state, ts = super().step(key, state, action, params)
+        return state, ts._replace(info={"metrics": {"reward": {"dist": ts.reward}}})
+
+
+def test_a_nested_metrics_dict_is_named_not_a_traceback():
+    env = NestedMetric()
+    with pytest.raises(ValueError, match=r"info\['metrics'\]\['reward'\] is dict"):
+        check_contract(env, env.default_params, "NestedMetric-v0")
 
 
 def test_purejaxdrl_eval_prints_the_metrics_episode_sums(monkeypatch, tmp_path, capsys):

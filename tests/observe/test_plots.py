@@ -116,7 +116,11 @@ def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, c
         (run / "metrics.jsonl").write_text(text)
     argv = ["plot", *map(str, runs), "--out", str(out)]
     assert cli.main([*argv, "--metric", "env/reward/upright"]) == 0
-    assert "wrote" in capsys.readouterr().out and out.is_file()
+    printed = capsys.readouterr().out
+    # c never logged it: left out of the picture, and said so.
+    assert "wrote" in printed and "1 curve(s) from 3 folder(s)" in printed
+    assert "without env/reward/upright, left out: learning_rate=0.0003" in printed
+    assert out.is_file()
     curves = load_curves(runs)
     _, ys = curves[0].series("env_steps", "env/reward/upright")
     np.testing.assert_array_equal(ys, [[1, 2, 3], [2, 3, 4]])

@@ -402,6 +402,20 @@ def test_a_sweep_over_environments_judges_no_single_preset_target(capsys):
     assert "| 0 | CartPole-v1 |" in out.out and "| 0/1 |" not in out.out
 
 
+def test_a_sweep_on_another_environment_judges_not_by_the_presets_target(capsys):
+    from purejaxdrl import cli
+
+    status = cli.main(
+        ["sweep", "--env", "cartpole", "--env.id", "Acrobot-v1", "--seeds", "1",
+         "--total-steps", "512", "--num-logs", "1", "--devices", "1",
+         "--no-files", "--no-compile-cache"]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "the preset's target (475) is CartPole-v1's, not Acrobot-v1's" in out.err
+    assert "| 0/1 |" not in out.out
+
+
 def test_one_run_over_two_devices_checkpoints_and_matches_alone(tmp_path):
     # One run per program (a static grid's value, or --seeds 1) spreads over
     # the devices as data: JAX writes its states' P('sweep', 'data') as
