@@ -59,6 +59,19 @@ def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:
     return pathlib.Path(bytes(buf).rstrip(b"\0").decode())
 
 
+def last_values(
+    history: list[dict[str, Any]], prefixes: tuple[str, ...]
+) -> dict[str, float]:
+    """The last finite value of each record key starting with one of `prefixes`."""
+    out: dict[str, float] = {}
+    for record in history:
+        for key, value in record.items():
+            finite = value is not None and not math.isnan(value)
+            if key.startswith(prefixes) and finite:
+                out[key] = float(value)
+    return out
+
+
 def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
     """summary.json and the final network parameters (params.msgpack).
 
@@ -83,6 +96,9 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         "steps_per_second_per_device": result.steps_per_second / result.num_devices,
         # The last evaluation's (deterministic policy), NaN -> null without one.
         "eval_return": result.eval_return,
+        # The environment's own metrics (`env/<name>`, `eval/env/<name>`), as
+        # `mean_return`: their last value.
+        **last_values(result.history, ("env/", "eval/env/")),
     }
     text = json.dumps(clean_record(summary), indent=2)
     (result.run_dir / "summary.json").write_text(text + "\n")

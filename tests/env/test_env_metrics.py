@@ -1,5 +1,7 @@
 """An environment's own metrics (`info["metrics"]`): summed per episode, logged."""
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -136,6 +138,8 @@ def test_purejaxdrl_eval_prints_the_metrics_episode_sums(monkeypatch, tmp_path, 
                  "run_dir": str(tmp_path / "runs")}  # fmt: skip
     config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
     run = pjd.train(config, console=False, write_files=True).run_dir
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["env/t"] == 6.0 and summary["env/one"] == 3.0
     assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "mean return 3.0" in out[0]
