@@ -126,7 +126,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     if args.target is None and target is not None and "env.id" in grid:
         print(
             f"{command.name}: the preset's target ({target:g}) is "
-            f"{base.env.id}'s, and these runs train on several environments: "
+            f"{own}'s, and these runs train on several environments: "
             "not judged (--target sets one for all)",
             file=sys.stderr,
         )

@@ -216,14 +216,14 @@ def has_values(curve: Curve, metric: str) -> bool:
 
 
 def check_metric(curves: Sequence[Curve], metric: str) -> None:
-    """Raises ConfigError where no run of `curves` logged `metric`.
+    """Raises ConfigError where no run of `curves` has a value of `metric`.
 
     Runs log different metrics (an algorithm's losses, an environment's own
     `env/<name>`): a name none of them has would draw empty panels.
     """
-    logged = {k for c in curves for h in c.histories for r in h for k in r}
-    if metric in logged:
+    if any(has_values(c, metric) for c in curves):
         return
+    logged = {k for c in curves for h in c.histories for r in h for k in r}
     # The environment's and evaluation's first: the keys a reader looks for.
     numbers = sorted(
         (k for k in logged if k not in ("env_steps", "updates", "time")),
@@ -235,7 +235,8 @@ def check_metric(curves: Sequence[Curve], metric: str) -> None:
     else:
         more = f" and {len(numbers) - 12} more" if len(numbers) > 12 else ""
         hint = f"their records hold {', '.join(numbers[:12])}{more}."
-    raise ConfigError(f"--metric {metric}: no run here logged it; {hint}")
+    what = "has a value of it yet" if metric in logged else "logged it"
+    raise ConfigError(f"--metric {metric}: no run here {what}; {hint}")
 
 
 def plot_curves(
@@ -292,7 +293,8 @@ def plot_curves(
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(LABELS.get(metric, metric))
-    axes[0].legend(fontsize=7, loc="best")
+    if curves:
+        axes[0].legend(fontsize=7, loc="best")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

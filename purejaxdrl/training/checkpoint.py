@@ -19,8 +19,6 @@ checkpoint is reported and skipped in favour of the one before it.
 
 import contextlib
 import dataclasses
-import hashlib
-import json
 import os
 import pathlib
 import queue
@@ -34,10 +32,10 @@ from jax.sharding import Mesh
 from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.integrity import verify_once, write_manifest
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.types import PyTree
 
-MANIFEST = "purejaxdrl.sha256"
 SKIPPED = "skipped"  # where checkpoints that fail verification are moved
 MISFIT = "its state does not fit this run's"  # how `layout_problem` begins
 
@@ -83,51 +81,6 @@ def _layout(array: Any) -> str:
     if array is None:
         return "none"
     return f"{np.dtype(array.dtype).name}{list(array.shape)}"
-
-
-# ------------------------------------------------------------ integrity
-
-
-def _digest(path: pathlib.Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _files(step_dir: pathlib.Path) -> dict[str, pathlib.Path]:
-    return {
-        str(p.relative_to(step_dir)): p
-        for p in sorted(step_dir.rglob("*"))
-        if p.is_file() and p.name != MANIFEST
-    }
-
-
-def write_manifest(step_dir: pathlib.Path) -> None:
-    """Writes the SHA-256 of every file of a committed checkpoint, atomically."""
-    digests = {name: _digest(p) for name, p in _files(step_dir).items()}
-    tmp = step_dir / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(digests, indent=0, sort_keys=True))
-    os.replace(tmp, step_dir / MANIFEST)
-
-
-def verify(step_dir: pathlib.Path) -> str | None:
-    """None if `step_dir` matches its manifest, else what is wrong (one line)."""
-    manifest = step_dir / MANIFEST
-    try:
-        expected = json.loads(manifest.read_text())
-    except FileNotFoundError:
-        return "incomplete (no manifest: the run stopped while saving it)"
-    except (OSError, ValueError):
-        return "its manifest is unreadable"
-    found = _files(step_dir)
-    for name, digest in expected.items():
-        if name not in found:
-            return f"file {name} is missing"
-        if _digest(found[name]) != digest:
-            return f"file {name} is corrupted (checksum mismatch)"
-    return None
 
 
 # ----------------------------------------------------------- checkpointer
@@ -301,7 +254,7 @@ class Checkpointer:
         """
         skipped = []
         for step in reversed(self.steps()):
-            problem = verify(self.directory / str(step))
+            problem = verify_once(self.directory / str(step))
             if problem is None and (misfit := self.layout_problem(step)):
                 # An intact checkpoint of another build: never set aside.
                 line = f"checkpoint at update {step} skipped: {misfit}"
@@ -368,7 +321,7 @@ class Checkpointer:
     def newest_meta(self) -> dict | None:
         """The metadata of the newest checkpoint that verifies, without its state."""
         for step in reversed(self.steps()):
-            if verify(self.directory / str(step)) is None:
+            if verify_once(self.directory / str(step)) is None:
                 restored = self._manager.restore(
                     step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
                 )

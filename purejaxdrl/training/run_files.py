@@ -59,17 +59,20 @@ def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:
     return pathlib.Path(bytes(buf).rstrip(b"\0").decode())
 
 
-def last_values(
-    history: list[dict[str, Any]], prefixes: tuple[str, ...]
-) -> dict[str, float]:
-    """The last finite value of each record key starting with one of `prefixes`."""
+def last_values(history: list[dict[str, Any]], prefix: str) -> dict[str, float]:
+    """The last finite value of each record key starting with `prefix`."""
     out: dict[str, float] = {}
     for record in history:
         for key, value in record.items():
-            finite = value is not None and not math.isnan(value)
-            if key.startswith(prefixes) and finite:
+            if key.startswith(prefix) and value is not None and not math.isnan(value):
                 out[key] = float(value)
     return out
+
+
+def _evaluated(history: list[dict[str, Any]]) -> dict[str, float]:
+    """`eval/env/<name>` of the evaluation `eval_return` is of: the last."""
+    last = [r for r in history if r.get("eval/mean_return") is not None]
+    return last_values(last[-1:], "eval/env/")
 
 
 def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
@@ -96,9 +99,10 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         "steps_per_second_per_device": result.steps_per_second / result.num_devices,
         # The last evaluation's (deterministic policy), NaN -> null without one.
         "eval_return": result.eval_return,
-        # The environment's own metrics (`env/<name>`, `eval/env/<name>`), as
-        # `mean_return`: their last value.
-        **last_values(result.history, ("env/", "eval/env/")),
+        # The environment's own metrics (`env/<name>`), as `mean_return`: their
+        # last values; and the last evaluation's (`eval/env/<name>`).
+        **last_values(result.history, "env/"),
+        **(_evaluated(result.history) if not math.isnan(result.eval_return) else {}),
     }
     text = json.dumps(clean_record(summary), indent=2)
     (result.run_dir / "summary.json").write_text(text + "\n")

@@ -140,6 +140,7 @@ def test_purejaxdrl_eval_prints_the_metrics_episode_sums(monkeypatch, tmp_path, 
     run = pjd.train(config, console=False, write_files=True).run_dir
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env/t"] == 6.0 and summary["env/one"] == 3.0
+    assert "eval/env/t" not in summary  # no evaluation in training
     assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "mean return 3.0" in out[0]

@@ -128,8 +128,17 @@ def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, c
     err = capsys.readouterr().err
     assert "--metric env/reward/uprigth: no run here logged it; did you mean " in err
     assert "env/reward/upright?" in err and err.count("\n") == 1
+    # Logged, but null in every record (no episode ended): one line too.
+    records = read_history(runs[2] / "metrics.jsonl")
+    text = "".join(json.dumps({**r, "env/rare": None}) + "\n" for r in records)
+    (runs[2] / "metrics.jsonl").write_text(text)
+    assert cli.main([*argv, "--metric", "env/rare"]) == 2
+    assert "--metric env/rare: no run here has no value of it yet" not in (
+        err := capsys.readouterr().err
+    )
+    assert "--metric env/rare: no run here has a value of it yet" in err
     assert cli.main([*argv, "--metric", "zzz"]) == 2
-    assert "their records hold env/reward/upright, episode/mean_return." in (
+    assert "their records hold env/rare, env/reward/upright, episode/mean_return." in (
         capsys.readouterr().err
     )
 

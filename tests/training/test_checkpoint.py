@@ -10,8 +10,10 @@ import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.rng import make_key
-from purejaxdrl.training.checkpoint import MANIFEST, Checkpointer, verify
+from purejaxdrl.training import integrity
+from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.faults import first_non_finite
+from purejaxdrl.training.integrity import MANIFEST, verify
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.training.resume import config_changes, resume_config
 
@@ -102,7 +104,7 @@ def test_save_on_8_devices_restore_on_4_and_continue(tmp_path):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), atol=1e-5)
 
 
-def test_keeps_the_newest_and_detects_corruption(tmp_path):
+def test_keeps_the_newest_and_detects_corruption(tmp_path, monkeypatch):
     config = _config("ppo")
     exp, abstract, sh = _experiment(config, 1)
     state = exp.runner.init(make_key(0, config.rng_impl))
@@ -113,11 +115,22 @@ def test_keeps_the_newest_and_detects_corruption(tmp_path):
     ck.wait()
     assert ck.steps() == [2, 3]
     assert verify(tmp_path / "3") is None
+    # A resume reads the metadata, then the state: the files are hashed once.
+    hashed = []
+    digest = integrity._digest
+    monkeypatch.setattr(integrity, "_digest", lambda p: hashed.append(p) or digest(p))
+    assert ck.newest_meta() == {"updates": 3}
+    files = len(hashed)
+    # Another checkpointer of the same folder (eval and export open two).
+    other = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, read_only=True)
+    assert files > 1 and other.restore_latest().step == 3
+    other.close()
+    assert len(hashed) == files
     # Flip bytes in the newest checkpoint's largest file.
     victim = max((tmp_path / "3").rglob("*"), key=lambda p: p.stat().st_size)
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    victim.write_bytes(bytes(data))  # a write: hashed again, found corrupted
     assert "corrupted" in verify(tmp_path / "3")
     restored = ck.restore_latest()
     assert restored.step == 2
