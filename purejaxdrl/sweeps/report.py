@@ -23,7 +23,7 @@ from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain, write_run_files
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig, validate
-from purejaxdrl.training.run_files import new_dir
+from purejaxdrl.training.run_files import last_values, new_dir
 
 
 def _csv(x: Any) -> str:
@@ -49,7 +49,8 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     - `sweep.yaml`: the base config, the varied fields, every setting and the
       seeds;
     - `runs.csv`: one row per run (setting, seed, final return, whether it
-      reached the target, env steps at its first crossing of the target);
+      reached the target, env steps at its first crossing of the target, and
+      the last value of each of the environment's own metrics, `env/<name>`);
     - `runs/run-0000.jsonl`: each run's metrics, one record per chunk;
     - `params/run-0000.msgpack`: each run's final network parameters, and
       `params/run-0000.obs-stats.msgpack` its observation statistics where
@@ -115,17 +116,21 @@ def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
     paths = [f.path for f in plan.fields]
     final, steps = result.final_return, result.first_crossing_steps
     reached = result.reached_target
+    # The environment's own metrics, each run's last value (as the return's).
+    env = [last_values(h, "env/") for h in result.histories]
+    metrics = sorted({k for run in env for k in run})
     with (path / "runs.csv").open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["run", "setting", "seed", *paths, "final_return",
                       "reached_target", "first_crossing_steps",
-                      "diverged_at"])  # fmt: skip
+                      "diverged_at", *metrics])  # fmt: skip
         for i in range(plan.num_runs):
             s, seed = plan.run(i)
             values = [_csv(plan.settings[s][p]) for p in paths]
             judged = None if result.target_return is None else bool(reached[i])
             out.writerow([i, s, seed, *values, _csv(final[i]), _csv(judged),
-                          _csv(steps[i]), _csv(result.diverged[i])])  # fmt: skip
+                          _csv(steps[i]), _csv(result.diverged[i]),
+                          *[_csv(env[i].get(k)) for k in metrics]])  # fmt: skip
     rows = result.summary()
     with (path / "summary.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=list(rows[0]))

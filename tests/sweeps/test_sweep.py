@@ -296,9 +296,14 @@ def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
         final_params=[{"w": np.zeros(2)}] * 2,
         target_return=45.0,
     )
+    # The first run's environment logged a metric; its last value is kept
+    # where a later chunk ended no episode (null).
+    result.histories[0][1]["env/success"] = 0.25
+    result.histories[0][2]["env/success"] = None
     path = write_sweep(result)
     with (path / "runs.csv").open() as f:
         rows = list(csv.DictReader(f))
+    assert [r["env/success"] for r in rows] == ["0.25", ""]
     assert [r["reached_target"] for r in rows] == ["false", "true"]
     assert [r["first_crossing_steps"] for r in rows] == ["200", "300"]
     with (path / "summary.csv").open() as f:
