@@ -33,15 +33,18 @@ PRINTED_BY_COMMAND = re.compile(r"final mean return\s+([-\d.]+)")
 def _page() -> tuple[dict[str, str], list[tuple[str, str, str, float]]]:
     """The page's modules (file name -> source) and runs.
 
-    A run is (section, kind, what, stated return): `kind` is "command" (a line
-    of a bash block, the return from the sentence after the block) or "python"
-    (a Python block that is not a module, the return from its comment).
+    Blocks marked "not run" are fragments, skipped. A run is (section, kind,
+    what, stated return): `kind` is "command" (a line of a bash block, the
+    return from the sentence after the block) or "python" (a Python block that
+    is not a module, the return from its comment).
     """
     text = PAGE.read_text()
     modules, runs = {}, []
     for block in BLOCK.finditer(text):
         language, code = block.groups()
         before = text[: block.start()]
+        if re.search(r"<!-- not run:[^<]*-->\s*\Z", before):
+            continue  # a fragment: tests/test_docs_blocks.py names its test
         section = re.findall(r"^## (.*)$", before, re.MULTILINE)[-1]
         # The sentence before the block, less the marker of tests/test_docs_blocks.py.
         sentence = re.sub(r"\s*<!--[^<]*-->\s*\Z", "", before)
