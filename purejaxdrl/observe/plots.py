@@ -283,7 +283,8 @@ def plot_curves(
             label = curve.label if rank < MAX_LEGEND and ax is axes[0] else None
             ax.plot(xs, mean, color=colors[rank], label=label, lw=1.5)
             # A value between gaps draws no line: a point (one evaluation).
-            ax.plot(xs[_lone(mean)], mean[_lone(mean)], "o", color=colors[rank], ms=3)
+            lone = _lone(mean)
+            ax.plot(xs[lone], mean[lone], "o", color=colors[rank], ms=3)
             if len(curve.histories) > 1:
                 ax.fill_between(xs, low, high, color=colors[rank], alpha=0.15, lw=0)
     xlabels = ("environment steps", "training time (s)")
