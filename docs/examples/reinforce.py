@@ -7,9 +7,9 @@ of the returns minus the baseline V(s), plus V's squared error. Returns are
 discounted to the end of the unroll and bootstrapped there (and through time
 limits) from V: `gae_targets` with λ = 1.
 
-Saved as `purejaxdrl/agents/reinforce.py`, it becomes `--algo reinforce` with
-two lines in `agents/registry.py`; `tests/agents/test_example_algorithm.py`
-registers this very file and trains it on CartPole.
+Saved anywhere as `reinforce.py`, importing it registers `--algo reinforce`
+(its last line); `tests/agents/test_example_algorithm.py` imports this very
+file and trains it on CartPole, from Python and from the command line.
 """
 
 import dataclasses
@@ -38,6 +38,7 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     make_learner_optimizer,
 )
+from purejaxdrl.agents.registry import register
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
@@ -145,3 +146,7 @@ ALGORITHM = Algorithm(
     make_networks=actor_critic_networks,
     validate=validate,
 )
+
+# Importing this module registers it: `--algo reinforce` (with `--env.imports
+# reinforce` on the command line), and `algo="reinforce"` from Python.
+register(ALGORITHM)

@@ -2,7 +2,8 @@
 
 A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
-validation and state layout; `registry` lists the records. Every algorithm's
+validation and state layout; `registry` lists the records, and `register`
+adds a user's, defined outside the package. Every algorithm's
 factory and config are exported here (Ape-X is DQN's factory and config with
 its own defaults). Nothing outside this
 package branches on an algorithm's name. Agents import `rl`, `replay`,
@@ -17,7 +18,13 @@ from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
 from purejaxdrl.agents.ppo import PPOConfig, make_ppo
 from purejaxdrl.agents.pqn import PQNConfig, make_pqn
 from purejaxdrl.agents.r2d2 import R2D2Config, R2D2State, make_r2d2
-from purejaxdrl.agents.registry import algorithm, algorithms, make_agent, names
+from purejaxdrl.agents.registry import (
+    algorithm,
+    algorithms,
+    make_agent,
+    names,
+    register,
+)
 from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
 
 __all__ = [
@@ -47,4 +54,5 @@ __all__ = [
     "make_r2d2",
     "make_sac",
     "names",
+    "register",
 ]

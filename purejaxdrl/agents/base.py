@@ -218,5 +218,10 @@ class Algorithm:
     dict_observations: bool = False
 
     def __post_init__(self) -> None:
-        if self.default_config is None:
+        # `dataclasses.replace(record, config_type=New)` copies the filled-in
+        # default (the old config type): the default follows the new type.
+        default = self.default_config
+        if default is None or (
+            isinstance(default, type) and not issubclass(default, self.config_type)
+        ):
             object.__setattr__(self, "default_config", self.config_type)

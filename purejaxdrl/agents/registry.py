@@ -1,12 +1,16 @@
 """The algorithms: one record per algorithm module, found by name.
 
-Adding an algorithm is one module under `agents/` that defines its `ALGORITHM`
-record (see `agents.base.Algorithm`), one line in `_ALGORITHMS` below and one
-field in `AlgorithmConfigs` (its section of a `TrainConfig`); the config,
-command line, sweeps and runners learn of it from here.
+A built-in algorithm is one module under `agents/` that defines its
+`ALGORITHM` record (see `agents.base.Algorithm`), one line in `_ALGORITHMS`
+below and one field in `AlgorithmConfigs` (its section of a `TrainConfig`).
+A user's algorithm, defined outside the package, is registered with
+`register(record)`; the run's config then has a section for it
+(`training.config.config_class`). The config, command line, sweeps and runners
+learn of either from here.
 """
 
 import dataclasses
+import re
 from typing import Any
 
 import jax
@@ -36,6 +40,10 @@ _ALGORITHMS: dict[str, Algorithm] = {
         pqn.ALGORITHM,
     )
 }
+_BUILT_IN = frozenset(_ALGORITHMS)
+
+# What a name must look like: a config section and a command-line flag prefix.
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _section(name: str) -> Any:
@@ -74,6 +82,57 @@ class AlgorithmConfigs:
     r2d2: R2D2Config = _section("r2d2")
     sac: SACConfig = _section("sac")
     pqn: PQNConfig = _section("pqn")
+
+
+def register(record: Algorithm) -> None:
+    """Makes a user's algorithm trainable by name, as the built-in ones are.
+
+    After `register(ALGORITHM)`, `algo=<record.name>` trains it from Python
+    (`pjd.train`, `pjd.sweep`, `pjd.pbt`), the command line (`--algo NAME`,
+    with `--env.imports MODULE` naming the module that registers it) and a
+    resumed, evaluated or exported run; the run's config holds its section
+    (`training.config.config_class`). Registering a name again replaces the
+    record (a notebook cell run twice).
+
+    Not pure: it changes this process's registry.
+
+    Raises:
+      ConfigError: for a record that is not an `Algorithm`, a name that is a
+        built-in algorithm's or not a lowercase identifier (a run field's
+        name is refused when the config is made), or a
+        `default_config` that does not make a `config_type`.
+
+    """
+    if not isinstance(record, Algorithm):
+        raise ConfigError(
+            f"register takes an agents.base.Algorithm record, not "
+            f"{type(record).__name__}; build one as docs/examples/reinforce.py's "
+            "ALGORITHM."
+        )
+    name = record.name
+    if name in _BUILT_IN:
+        raise ConfigError(
+            f"Algorithm name {name!r} is a built-in algorithm's; give yours "
+            f"another name, e.g. {name + '_mine'!r}."
+        )
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"Algorithm name {name!r} must be a lowercase identifier: it names "
+            "a config section and its flags, e.g. 'reinforce'."
+        )
+    default = record.default_config()
+    if not isinstance(default, record.config_type):
+        raise ConfigError(
+            f"Algorithm {name!r}: default_config() makes a "
+            f"{type(default).__name__}, not its config_type "
+            f"{record.config_type.__name__}; make them agree."
+        )
+    _ALGORITHMS[name] = record
+
+
+def registered_by_user() -> tuple[Algorithm, ...]:
+    """The records `register` added, in registration order."""
+    return tuple(r for r in _ALGORITHMS.values() if r.name not in _BUILT_IN)
 
 
 def algorithms() -> tuple[Algorithm, ...]:

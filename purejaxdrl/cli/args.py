@@ -75,7 +75,8 @@ def pre_parse(argv: Sequence[str], *names_: str) -> argparse.Namespace:
 def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, str]:
     """(preset, note): preset `env` for `algo`, and what the help says of it.
 
-    `--help` lists every algorithm's flags: for a preset without a section for
+    The modules of `--env.imports` are imported first: they may register
+    `algo`. `--help` lists every algorithm's flags: for a preset without a section for
     `algo`, the preset shown is its environment with `algo`'s library defaults
     (no target), and the note says so and names the presets that have one.
 
@@ -83,6 +84,7 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
       ConfigError: as `load_preset` does (without --help, a missing section too).
 
     """
+    from purejaxdrl.env.imports import import_modules
     from purejaxdrl.training.presets import (
         NoSectionError,
         Preset,
@@ -90,6 +92,10 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
         presets_with,
     )
 
+    # The user's modules may register `algo` (or the environment): first.
+    pre = Parser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--env.imports", dest="imports", nargs="+", default=[])
+    import_modules(pre.parse_known_args(argv)[0].imports)
     try:
         return load_preset(env, algo), ""
     except NoSectionError as e:

@@ -12,10 +12,10 @@ import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.config import ConfigError, apply_overrides, to_dict
+from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import TrainConfig, config_from_dict
 from purejaxdrl.training.run_files import new_dir
 from purejaxdrl.types import Params
 
@@ -311,7 +311,7 @@ def read_pbt_meta(path: pathlib.Path) -> PBTResult:
     settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
     population = meta["population"]
     return PBTResult(
-        base=validate(apply_overrides(TrainConfig(), meta["base"])),
+        base=config_from_dict(meta["base"], "pbt.yaml"),
         fields=fields,
         config=PBTConfig(**settings),
         population=population,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from purejaxdrl.config import ConfigError, apply_overrides, to_dict
+from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import (
     Curve,
     plot_curves,
@@ -22,7 +22,7 @@ from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain, write_run_files
 from purejaxdrl.sweeps.spec import SweepPlan
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import config_from_dict
 from purejaxdrl.training.run_files import last_values, new_dir
 
 
@@ -156,7 +156,7 @@ def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
 
 def read_plan(meta: dict[str, Any]) -> SweepPlan:
     """The SweepPlan recorded in a sweep directory's `sweep.yaml`."""
-    base: TrainConfig = validate(apply_overrides(TrainConfig(), meta["base"]))
+    base = config_from_dict(meta["base"], "sweep.yaml")
     fields = tuple(Field(f["path"], f["dynamic"]) for f in meta["fields"])
     settings = tuple(
         {k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}

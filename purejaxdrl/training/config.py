@@ -7,12 +7,21 @@ section.
 """
 
 import dataclasses
+import functools
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from purejaxdrl.agents.base import Algorithm, RunShape
-from purejaxdrl.agents.registry import AlgorithmConfigs, algorithm, algorithms
-from purejaxdrl.config import ConfigError, check, require_config
+from purejaxdrl.agents.registry import (
+    AlgorithmConfigs,
+    algorithm,
+    algorithms,
+    names,
+    registered_by_user,
+)
+from purejaxdrl.config import ConfigError, apply_overrides, check, require_config
 from purejaxdrl.env.host import is_host_env
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES
 from purejaxdrl.observe.evaluation import EvalConfig
@@ -124,6 +133,14 @@ class TrainConfig(AlgorithmConfigs, RunFields):
 
         """
         algorithm(self.algo)
+        if not hasattr(self, self.algo):  # a user's, registered after this was made
+            raise ConfigError(
+                f"algo={self.algo!r} has no section in this config: it was made "
+                f"as a TrainConfig, which holds the built-in algorithms' only. "
+                f"Make it after registering {self.algo!r}: "
+                f"pjd.load_preset(..., algo={self.algo!r}).config, or "
+                "pjd.training.config_class()(...)."
+            )
         return getattr(self, self.algo)
 
     @property
@@ -135,6 +152,82 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     def num_updates(self) -> int:
         """Number of updates the budget allows."""
         return self.total_steps // self.steps_per_update
+
+
+def config_class() -> type[TrainConfig]:
+    """The run config class: `TrainConfig` and a section per user algorithm.
+
+    `TrainConfig` itself until an algorithm is registered from outside the
+    package (`agents.registry.register`); then a subclass with one more
+    field per such algorithm, named after it and defaulting to its
+    `default_config()`, made once per set of registrations. Every config the
+    library makes from scratch (a preset, a saved run, the command line's)
+    is of this class, so a user's section reads, saves and resumes as a
+    built-in one does.
+
+    Raises:
+      ConfigError: a user's algorithm named as a run field (`seed`, `env`).
+
+    """
+    users = registered_by_user()
+    if not users:
+        return TrainConfig
+    return _extended(tuple((r.name, r.config_type, r.default_config) for r in users))
+
+
+@functools.cache
+def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
+    fields_ = {f.name for f in dataclasses.fields(RunFields)}
+    taken = fields_ | {n for n in dir(TrainConfig) if not n.startswith("_")}
+    for name, _, _ in sections:
+        check(
+            name not in taken,
+            f"algorithm {name!r} is named as a run field or property of "
+            f"TrainConfig ({', '.join(sorted(fields_))}, ...); register it under "
+            "another name.",
+        )
+    fields = [
+        (name, kind, dataclasses.field(default_factory=default))
+        for name, kind, default in sections
+    ]
+    cls = dataclasses.make_dataclass(
+        "TrainConfig", fields, bases=(TrainConfig,), frozen=True, kw_only=True
+    )
+    cls.__module__ = __name__
+    cls.__doc__ = (
+        "A whole training run, with a section per registered algorithm "
+        f"({', '.join(name for name, _, _ in sections)} registered by the user)."
+    )
+    return cls
+
+
+def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
+    """The validated config of a saved run's `data` (its config.yaml mapping).
+
+    Not pure: it first imports the modules of the saved `env.imports`, which
+    register the run's environment and algorithm when they are the user's.
+
+    Args:
+      data: the nested mapping `to_dict` wrote.
+      source: the file `data` comes from, for errors.
+
+    Raises:
+      ConfigError: a module that does not import, or a bad field.
+
+    """
+    env = data.get("env")
+    imports = env.get("imports") if isinstance(env, Mapping) else None
+    if isinstance(imports, list | tuple):
+        import_modules([str(name) for name in imports], f"{source}'s env.imports")
+    algo = data.get("algo")
+    if isinstance(algo, str) and algo not in names() and algo in data:
+        raise ConfigError(
+            f"{source}: the run's algorithm {algo!r} is not registered in this "
+            "process; import the module that registers it first (in Python, "
+            f"before loading; for the command line, add it to env.imports in "
+            f"{source})."
+        )
+    return validate(apply_overrides(config_class()(), data))
 
 
 def _check_checkpoint_and_eval(config: TrainConfig) -> None:

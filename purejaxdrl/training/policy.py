@@ -252,7 +252,9 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     )
     obs_spec, action_spec = _spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
-    # as the algorithm builds it.
+    # as the algorithm builds it; a user's algorithm is registered by one of
+    # the run's env.imports.
+    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
     network, _ = record.make_networks(section, config, obs_spec, action_spec)

@@ -8,9 +8,10 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.agents.registry import algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.env.imports import import_modules
+from purejaxdrl.training.config import TrainConfig, config_class, validate
 
 TARGET_KINDS = ("training", "evaluation")
 
@@ -95,6 +96,10 @@ def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
 def load_preset(name: str, algo: str = "ppo") -> Preset:
     """Loads the preset `name` (shipped, or a path to a YAML file) for `algo`.
 
+    A user's algorithm (`agents.registry.register`, perhaps by a module of the
+    preset's `env.imports`, imported first) takes its section where the
+    preset has one, and otherwise its own defaults, with no target.
+
     Raises:
       ConfigError: for an unknown name, a missing file, bad YAML, a preset
         without a section for `algo`, or a bad field in it.
@@ -116,15 +121,20 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             f"Preset file {str(path)!r} does not exist; check the path or use a "
             f"shipped preset ({', '.join(preset_names())})."
         )
-    algorithm(algo)  # ConfigError for an unknown name
     data = _read_yaml(path)
     if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
         raise ConfigError(
             f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
             "env: {id: CartPole-v1}."
         )
-    config = apply_overrides(TrainConfig(), {"env": data["env"], "algo": algo})
+    imports = data["env"].get("imports")  # they may register `algo`: first
+    if isinstance(imports, list):
+        import_modules([str(m) for m in imports], f"{str(path)!r}'s env.imports")
+    algorithm(algo)  # ConfigError for an unknown name
+    config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     section = data.get(algo)
+    if section is None and algo in {r.name for r in registered_by_user()}:
+        section = {}  # no shipped preset tunes a user's algorithm: its defaults
     if not isinstance(section, dict):
         others = ", ".join(presets_with(algo)) or "none yet"
         raise NoSectionError(

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import TrainConfig, config_from_dict, validate
 
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split
@@ -53,7 +53,7 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
             f"{str(path)!r} is not a config mapping; restore the file or start a "
             "new run."
         )
-    return validate(apply_overrides(TrainConfig(), data))
+    return config_from_dict(data, str(path))
 
 
 def _what_it_is(path: pathlib.Path) -> str:

@@ -1,25 +1,54 @@
-"""The "Adding an algorithm" guide's module, registered and trained as a user would."""
+"""The "Adding an algorithm" guide's module, registered and trained as a user would.
+
+The module lives outside the package (docs/examples/reinforce.py) and
+registers itself when imported, as a user's would: from Python, and from the
+command line through `--env.imports`.
+"""
 
 import dataclasses
-import importlib.util
+import importlib
 import pathlib
+import shutil
+import subprocess
+import sys
 
+import jax
+import jax.numpy as jnp
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import registry
 from purejaxdrl.config import field_docs
+from purejaxdrl.training.config import config_class, config_from_dict
+from purejaxdrl.training.resume import load_run_config
+from tests.helpers import cli_command
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "reinforce.py"
 GUIDE = ROOT / "docs" / "guide" / "adding-an-algorithm.md"
+SMALL = {
+    "num_envs": 8,
+    "unroll_length": 16,
+    "total_steps": 8 * 16 * 4,
+    "devices": 1,
+    "num_logs": 2,
+}
 
 
-def _example():
-    spec = importlib.util.spec_from_file_location("reinforce", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def reinforce(tmp_path, monkeypatch):
+    """The example imported as a user's module `reinforce`, registered by it.
+
+    The registry and the module are this test's: both are put back after it.
+    """
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reinforce", raising=False)
+    module = importlib.import_module("reinforce")
+    yield module
+    sys.modules.pop("reinforce", None)
 
 
 def test_the_guide_shows_the_module_the_tests_train():
@@ -27,28 +56,17 @@ def test_the_guide_shows_the_module_the_tests_train():
 
 
 @pytest.mark.timeout(300)
-def test_the_example_registers_and_learns_cartpole(monkeypatch):
-    reinforce = _example()
-    # What the guide's two lines in agents/registry.py do: the record in
-    # _ALGORITHMS and a section of TrainConfig.
-    monkeypatch.setitem(registry._ALGORITHMS, "reinforce", reinforce.ALGORITHM)
-
-    section = reinforce.ReinforceConfig
-    field = dataclasses.field(default_factory=section)
-    Config = dataclasses.make_dataclass(  # noqa: N806  (a class)
-        "Config",
-        [("reinforce", section, field)],
-        bases=(pjd.TrainConfig,),
-        frozen=True,
-        kw_only=True,
-    )
-
+def test_the_example_registers_and_learns_cartpole(reinforce):
+    assert registry.algorithm("reinforce") is reinforce.ALGORITHM
     for name in ("baseline_cost", "learning_rate", "gamma", "max_grad_norm"):
         assert field_docs(reinforce.ReinforceConfig)[name]
+    # No shipped preset tunes it: the preset's environment, its defaults.
+    preset = pjd.load_preset("cartpole", algo="reinforce")
+    assert preset.target_return is None
+    assert preset.config.algo_config == reinforce.ReinforceConfig()
     config = pjd.apply_overrides(
-        Config(algo="reinforce"),
+        preset.config,
         {
-            "env": {"id": "CartPole-v1"},
             "num_envs": 16,
             "unroll_length": 32,
             "total_steps": 16 * 32 * 200,
@@ -60,3 +78,116 @@ def test_the_example_registers_and_learns_cartpole(monkeypatch):
     assert result.updates == 200
     # A random policy's CartPole episodes last about 22 steps.
     assert result.mean_return >= 150, result.mean_return
+
+
+def test_a_users_run_resumes_exports_and_sweeps_as_a_built_in_one(reinforce, tmp_path):
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo="reinforce").config,
+        {**SMALL, "run_dir": str(tmp_path), "reinforce": {"learning_rate": 3e-3}},
+    )
+    result = pjd.train(config, write_files=True, console=False)
+    saved = yaml.safe_load((result.run_dir / "config.yaml").read_text())
+    assert saved["reinforce"]["learning_rate"] == 3e-3
+    assert load_run_config(result.run_dir) == config
+
+    longer, _ = pjd.resume_config(
+        result.run_dir, {"total_steps": 8 * 16 * 6}, allow_changes=True
+    )
+    resumed = pjd.train(
+        longer, resume=result.run_dir, console=False, allow_changes=True
+    )
+    assert resumed.updates == 6
+
+    policy = pjd.load_policy(pjd.export_policy(result.run_dir, tmp_path / "policy"))
+    assert policy.act(jnp.zeros(4), jax.random.key(0)).shape == ()
+
+    grid = {"reinforce.learning_rate": [1e-3, 3e-3]}
+    sweep = pjd.sweep(config, grid=grid, write_files=True, console=False)
+    loaded = pjd.load_sweep(sweep.run_dir)
+    assert loaded.plan.base.reinforce == config.reinforce
+    assert [c.reinforce.learning_rate for c in loaded.plan.configs] == [1e-3, 3e-3]
+
+
+@pytest.mark.timeout(300)
+def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
+    cache = tmp_path / "cache"
+    flags = ["--num-envs", "8", "--unroll-length", "16", "--total-steps", "512"]
+    train = subprocess.run(
+        cli_command(
+            "train", "--env", "cartpole", "--algo", "reinforce", "--env.imports",
+            "reinforce", "--reinforce.learning-rate", "0.003", "--devices", "1",
+            "--quiet", "--run-dir", "runs", *flags, cache=cache,
+        ),
+        cwd=tmp_path, capture_output=True, text=True, timeout=280,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    evaluated = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", "eval", str(run), "--episodes", "2"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=280,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert evaluated.stdout.startswith("reinforce on CartPole-v1, update 4")
+
+
+def test_registering_refuses_what_cannot_be_a_section(monkeypatch):
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    ppo = registry.algorithm("ppo")
+    with pytest.raises(pjd.ConfigError, match="'ppo' is a built-in algorithm's"):
+        registry.register(ppo)
+    with pytest.raises(pjd.ConfigError, match="must be a lowercase identifier"):
+        registry.register(dataclasses.replace(ppo, name="My-PPO"))
+    with pytest.raises(pjd.ConfigError, match="takes an agents.base.Algorithm"):
+        registry.register(ppo.make_agent)
+    wrong = dataclasses.replace(ppo, name="mine", default_config=lambda: 1.0)
+    with pytest.raises(pjd.ConfigError, match="makes a float, not its config_type"):
+        registry.register(wrong)
+    registry.register(dataclasses.replace(ppo, name="seed"))
+    with pytest.raises(pjd.ConfigError, match="'seed' is named as a run field"):
+        config_class()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _KLConfig(pjd.agents.PPOConfig):
+    """PPO with one more hyper-parameter.
+
+    Attributes:
+      kl_cost: weight of a KL penalty.
+
+    """
+
+    kl_cost: float = 0.1
+
+
+def test_a_derived_record_keeps_its_own_config_and_registering_again_replaces(
+    monkeypatch,
+):
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    ppo = registry.algorithm("ppo")
+    # dataclasses.replace copies the filled-in default: it follows the new type.
+    derived = dataclasses.replace(ppo, name="ppo_kl", config_type=_KLConfig)
+    assert derived.default_config() == _KLConfig()
+    registry.register(derived)
+    assert config_class()().ppo_kl == _KLConfig()
+    registry.register(dataclasses.replace(derived, summary="again"))
+    assert registry.algorithm("ppo_kl").summary == "again"
+    assert [r.name for r in registry.registered_by_user()] == ["ppo_kl"]
+
+
+def test_a_config_without_the_users_section_says_how_to_make_one(monkeypatch):
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    before = pjd.TrainConfig(algo="ppo_kl")  # made before it is registered
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("ppo"), name="ppo_kl", config_type=_KLConfig
+        )
+    )
+    with pytest.raises(pjd.ConfigError, match="has no section in this config"):
+        _ = before.algo_config
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    del registry._ALGORITHMS["ppo_kl"]
+    saved = pjd.config.to_dict(config_class()(algo="ppo"))
+    saved.update(algo="ppo_kl", ppo_kl={"kl_cost": 0.2})
+    with pytest.raises(pjd.ConfigError, match="'ppo_kl' is not registered in this"):
+        config_from_dict(saved, "config.yaml")
