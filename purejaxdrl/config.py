@@ -138,7 +138,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     changes = {}
-    for raw_key, value in overrides.items():
+    for raw_key, value in _nested(overrides).items():
         key = _normalize_key(str(raw_key))
         path = f"{prefix}{key}"
         if key not in names:
@@ -161,6 +161,23 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             changes[key] = _coerce(value, hints[key], path)
     changes.update(_reset_tied(config, changes))
     return dataclasses.replace(config, **changes)
+
+
+def _nested(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`overrides` with dotted keys as nested ones, as sweeps' paths name fields.
+
+    {"ppo.learning_rate": 1e-3} is {"ppo": {"learning_rate": 1e-3}}; a dotted
+    key and a mapping of the same section merge (the caller's are not changed).
+    """
+    out: dict[str, Any] = {}
+    for raw_key, value in overrides.items():
+        head, dot, rest = str(raw_key).partition(".")
+        key, value = (head, {rest: value}) if dot else (raw_key, value)
+        current = out.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            value = {**current, **value}
+        out[key] = value
+    return out
 
 
 def _reset_tied(config: Any, changes: Mapping[str, Any]) -> dict[str, Any]:

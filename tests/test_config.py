@@ -212,3 +212,12 @@ def test_a_preset_or_its_name_in_place_of_a_config_names_the_fix():
         pjd.train("cartpole")
     with pytest.raises(ConfigError, match="is not a mapping; pass a \\(nested\\) dict"):
         pjd.apply_overrides(preset.config, [("seed", 1)])
+
+
+def test_dotted_keys_name_nested_fields_as_sweep_paths_do():
+    overrides = {"ppo.learning_rate": 1e-3, "ppo": {"num_epochs": 2}}
+    config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
+    assert (config.ppo.learning_rate, config.ppo.num_epochs) == (1e-3, 2)
+    assert overrides["ppo"] == {"num_epochs": 2}  # the caller's dict unchanged
+    with pytest.raises(pjd.ConfigError, match=r"did you mean ppo.learning_rate"):
+        pjd.apply_overrides(pjd.TrainConfig(), {"ppo.learnin_rate": 1e-3})

@@ -296,24 +296,28 @@ def make_ppo(
     return Agent(init=init, acting=acting, update=update, axis_name=axis_name)
 
 
-def validate(config: PPOConfig, shape: RunShape | None = None) -> None:
+def validate(
+    config: PPOConfig, shape: RunShape | None = None, name: str = "ppo"
+) -> None:
     """PPO's range rules, and with `shape` that its minibatches split the batch.
 
-    `shape` is the run's (`num_envs` over all devices) or one device's.
+    `shape` is the run's (`num_envs` over all devices) or one device's; `name`
+    is the section messages name (a variant registered under another name
+    passes its own, `functools.partial(validate, name="ppo_kl")`).
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
 
     """
     check_ranges(
-        "ppo",
+        name,
         config,
         at_least_one=("num_epochs", "num_minibatches"),
         positive=("learning_rate", "clip_eps", "max_grad_norm", "reward_scale", "eps"),
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "gae_lambda"),
     )
-    check_minibatches("ppo", config, shape)
+    check_minibatches(name, config, shape)
 
 
 def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:

@@ -22,17 +22,26 @@ def q_networks(
     return q, q
 
 
+def mean_actor_epsilon(config: Any, num_envs: int) -> jax.Array:
+    """The mean of Ape-X's per-actor rates ε_i over `num_envs` environments."""
+    ids = jnp.arange(num_envs, dtype=jnp.int32)
+    return actor_epsilons(config.epsilon, config.epsilon_alpha, ids, num_envs).mean()
+
+
 def exploration(
     config: Any, num_updates: int, num_envs: int
 ) -> tuple[Callable[[jax.Array], jax.Array], Callable[..., jax.Array]]:
-    """(update -> the annealed ε, (that ε, env_ids [B]) -> each env's ε [B]).
+    """(update -> the run's ε, (that ε, env_ids [B]) -> each env's ε [B]).
 
     ε goes from `epsilon_start` to `epsilon_end` over `epsilon_fraction` of the
     `num_updates`; with `per_actor_epsilon`, each of the `num_envs`
-    environments explores with Ape-X's fixed ε_i instead (Horgan et al., 2018).
+    environments explores with Ape-X's fixed ε_i instead (Horgan et al., 2018),
+    and the run's ε (what is logged) is their mean.
     """
 
     def annealed(step: jax.Array) -> jax.Array:
+        if config.per_actor_epsilon:
+            return mean_actor_epsilon(config, num_envs)
         start, end = config.epsilon_start, config.epsilon_end
         return annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
 

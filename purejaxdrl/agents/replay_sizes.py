@@ -5,18 +5,29 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
+
 
 def replay_shard_sizes(
-    name: str, config: Any, num_devices: int
+    name: str, config: Any, num_devices: int, per_update: int = 0
 ) -> tuple[int, int, int]:
     """Per-device (capacity, batch, min_size) of a config's global replay sizes.
 
-    `config` has `buffer_size`, `batch_size` and `min_replay`, over all devices.
+    `config` has `buffer_size`, `batch_size` and `min_replay`, over all devices;
+    `per_update` is what one update adds to all of them together.
 
     Raises:
-      ValueError: when one does not split evenly over the devices.
+      ValueError: when one does not split evenly over the devices, or the
+        buffer holds less than one update adds (it would overwrite the items
+        it is adding).
 
     """
+    if config.buffer_size < per_update:
+        raise ConfigError(
+            f"{name}.buffer_size={config.buffer_size} holds fewer items than the "
+            f"{per_update} one update adds (num_envs x unroll_length); raise "
+            f"--{name}.buffer-size to at least {per_update}."
+        )
     sizes = (config.buffer_size, config.batch_size, config.min_replay)
     names = ("buffer_size", "batch_size", "min_replay")
     for field, value in zip(names, sizes, strict=True):

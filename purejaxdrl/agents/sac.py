@@ -208,7 +208,9 @@ def make_sac(
     check_agent_args(validate, config, run)
     axis_name = run.axis_name
     num_devices = run.num_devices
-    capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
+    capacity, batch, min_size = replay_shard_sizes(
+        "sac", config, num_devices, run.num_envs * run.unroll_length
+    )
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
     dist = policy.distribution

@@ -30,6 +30,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
@@ -91,10 +92,11 @@ class SebulbaRunner:
         envs: list[HostEnv],
     ):
         if agent.state_spec != P():
-            raise ValueError(
-                "this algorithm keeps a replay buffer or acts per environment, "
-                "which the host-env runner does not run yet; use ppo, impala "
-                "(without replay), a2c or pqn"
+            raise ConfigError(
+                f"algo={config.algo!r} keeps a replay buffer split over the "
+                f"devices, which the host-env runner (env.id={config.env.id!r}) "
+                "does not run yet; use ppo, impala (without replay), a2c or pqn, "
+                "or a device environment."
             )
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host

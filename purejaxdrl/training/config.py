@@ -242,12 +242,13 @@ def _check_checkpoint_and_eval(config: TrainConfig) -> None:
         f"checkpoint.keep={config.checkpoint.keep} must be >= 1 (how many of the "
         "newest checkpoints to keep); e.g. --checkpoint.keep 3.",
     )
-    for name in ("episodes", "every"):
+    zero = {"episodes": "turns evaluation off", "every": "evaluates only at the end"}
+    for name, meaning in zero.items():
         value = getattr(config.eval, name)
         check(
             value >= 0,
-            f"eval.{name}={value} must be >= 0 (0 turns evaluation off / evaluates "
-            "only at the end); e.g. --eval.episodes 16 --eval.every 5.",
+            f"eval.{name}={value} must be >= 0 (0 {meaning}); e.g. "
+            "--eval.episodes 16 --eval.every 5.",
         )
     when = "only at the end" if config.eval.episodes else "never"
     check(
@@ -313,6 +314,12 @@ def validate(config: TrainConfig) -> TrainConfig:
     )
     record.validate(config.algo_config, run_shape(config))
     _check_host(config.host)
+    check(
+        not (is_host_env(config.env.id) and record.keeps_replay(config.algo_config)),
+        f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
+        f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
+        f"one of {_host_algorithms()}, or a device environment.",
+    )
     net = config.network
     check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
@@ -326,6 +333,13 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"device environments, not to env.id={config.env.id!r}; leave it empty.",
     )
     return config
+
+
+def _host_algorithms() -> str:
+    """The algorithms whose default configs keep no replay: host-env runs'."""
+    return ", ".join(
+        r.name for r in algorithms() if not r.keeps_replay(r.default_config())
+    )
 
 
 def run_shape(config: TrainConfig) -> RunShape:

@@ -23,6 +23,7 @@ import numpy as np
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.fields import EpsilonFields
+from purejaxdrl.agents.q_learning import mean_actor_epsilon
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
@@ -192,6 +193,8 @@ def write_policy(
         "algo_config": to_dict(config.algo_config),
         "updates": updates,
         "env_steps": updates * steps_per_update,
+        # Ape-X's per-actor ε_i are spread over the run's environments.
+        "num_envs": config.num_envs,
         # A list, or {entry: list} for dict observations.
         "observation_shape": jax.tree.map(
             lambda box: list(box.shape), obs_spec, is_leaf=_is_box
@@ -272,7 +275,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 
-    sample = _sampler(dist, section)
+    sample = _sampler(dist, section, spec.get("num_envs"))
     if isinstance(network, RecurrentNetwork):
         return _recurrent_policy(network, params, spec, observe, sample)
 
@@ -301,18 +304,20 @@ def _is_box(x: Any) -> bool:
 
 
 def _sampler(
-    dist: Distribution, section: Any
+    dist: Distribution, section: Any, num_envs: int | None
 ) -> Callable[[jax.Array, PRNGKey], jax.Array]:
     """How `act` samples a policy head's output [*batch, ...] with one key.
 
     A Q-learner's head holds action values, not logits: it acts ε-greedily
-    with its schedule's final ε (`epsilon_end`), as it acted at the end of
-    training, not by a softmax over the values. Others sample their
-    distribution.
+    with the ε it ended training with, as logged (`epsilon_end`; with Ape-X's
+    per-actor rates, their mean over the run's `num_envs` environments), not
+    by a softmax over the values. Others sample their distribution.
     """
     if not isinstance(section, EpsilonFields):
         return dist.sample
     epsilon = float(section.epsilon_end)
+    if section.per_actor_epsilon and num_envs:  # policy.json has num_envs
+        epsilon = float(mean_actor_epsilon(section, num_envs))
 
     def epsilon_greedy_sample(q: jax.Array, key: PRNGKey) -> jax.Array:
         flat = q.reshape(-1, q.shape[-1])

@@ -8,8 +8,10 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import RunShape
 from purejaxdrl.agents.dqn import make_dqn
+from purejaxdrl.agents.q_learning import exploration
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
+from purejaxdrl.training.policy import _sampler
 from purejaxdrl.types import Transition
 
 
@@ -23,6 +25,23 @@ def test_apex_epsilons_follow_the_paper():
     got = actor_epsilons(0.4, 7.0, jnp.arange(4), 4)
     want = [0.4, 0.4 ** (10 / 3), 0.4 ** (17 / 3), 0.4**8]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_apex_logs_and_exports_the_mean_of_its_actors_epsilons():
+    # Its actors explore with the fixed ε_i above, not the annealed schedule:
+    # the logged ε (and an exported policy's `act`) is their mean.
+    apex = _config("apex", epsilon=0.4, epsilon_alpha=7.0).apex
+    want = np.mean([0.4, 0.4 ** (10 / 3), 0.4 ** (17 / 3), 0.4**8])
+    logged, _ = exploration(apex, 100, 4)
+    for step in (0, 50, 99):
+        np.testing.assert_allclose(logged(jnp.int32(step)), want, rtol=1e-6)
+    sample = _sampler(None, apex, 4)
+    q = jnp.array([1.0, 0.0])  # greedy: action 0; ε picks uniformly
+    acts = jax.vmap(sample, (None, 0))(q, jax.random.split(jax.random.key(0), 40_000))
+    assert abs(np.mean(np.asarray(acts) == 1) - want / 2) < 0.005  # 6 std devs
+    dqn = _config("dqn", epsilon_start=1.0, epsilon_end=0.1).dqn
+    annealed, _ = exploration(dqn, 100, 4)
+    assert float(annealed(jnp.int32(0))) == 1.0
 
 
 def test_q_values_converge_to_the_discounted_sum_of_rewards():

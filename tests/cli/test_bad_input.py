@@ -302,6 +302,10 @@ CASES = [
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),
+    (
+        [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "16", "--dqn.buffer-size", "16"],
+        "dqn.buffer_size=16 holds fewer items than the 64 one update adds",
+    ),
     ([*TRAIN, "--algo", "apex", "--apex.epsilon", "1.5"], "apex.epsilon=1.5 must be"),
     (
         [*TRAIN, "--algo", "impala", "--impala.replay-ratio", "1"],
@@ -401,7 +405,9 @@ CASES = [
             "1",
             "--no-files",
         ],
-        "use ppo, impala",
+        "algo='dqn' keeps a replay buffer split over the devices, which the "
+        "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use one "
+        "of ppo, impala, a2c, pqn",
     ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
