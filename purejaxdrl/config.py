@@ -203,6 +203,46 @@ def _reset_tied(config: Any, changes: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _convertible(hint: Any) -> bool:
+    """Whether `_coerce` knows the field type `hint` (Optional ones included)."""
+    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    return (
+        hint in (bool, int, str)
+        or _is_float_field(hint)
+        or typing.get_origin(hint) in (tuple, dict)
+    )
+
+
+def check_types(config: Any) -> None:
+    """That every leaf field of `config` holds a value of its declared type.
+
+    `apply_overrides` converts what it is given; a config changed another way
+    (`dataclasses.replace(config, num_envs="4")`) is checked here, so a wrong
+    type is one line rather than a TypeError deep in a run. An int is a
+    float; arrays (a sweep's stacked hyper-parameters) are left alone.
+
+    Raises:
+      ConfigError: naming the field, its value and the type it takes.
+
+    """
+    for path, hint, value in flat_fields(config):
+        if isinstance(value, jax.Array | jax.core.Tracer) or hasattr(value, "dtype"):
+            continue
+        if not _convertible(hint):  # a type of a user's own: theirs to check
+            continue
+        coerced = _coerce(value, hint, path)  # ConfigError where it cannot be
+        same = type(coerced) is type(value) or (
+            isinstance(coerced, float) and type(value) is int
+        )
+        if not same:
+            raise ConfigError(
+                f"{path}={value!r} is a {type(value).__name__}, not the "
+                f"{type(coerced).__name__} it takes; pass {coerced!r} (or set it "
+                "with apply_overrides, which converts)."
+            )
+
+
 def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
     """(dotted path, type hint, current value) of every leaf field of `config`."""
     hints = typing.get_type_hints(type(config))

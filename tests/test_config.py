@@ -1,3 +1,4 @@
+import dataclasses
 import re
 
 import pytest
@@ -221,3 +222,14 @@ def test_dotted_keys_name_nested_fields_as_sweep_paths_do():
     assert overrides["ppo"] == {"num_epochs": 2}  # the caller's dict unchanged
     with pytest.raises(pjd.ConfigError, match=r"did you mean ppo.learning_rate"):
         pjd.apply_overrides(pjd.TrainConfig(), {"ppo.learnin_rate": 1e-3})
+
+
+def test_a_config_changed_without_apply_overrides_is_type_checked():
+    config = pjd.load_preset("cartpole").config
+    with pytest.raises(pjd.ConfigError, match="num_envs='4' is a str, not the int"):
+        pjd.validate(dataclasses.replace(config, num_envs="4"))
+    network = dataclasses.replace(config.network, hidden_sizes=[64, 64])
+    with pytest.raises(pjd.ConfigError, match=r"is a list, not the tuple it takes"):
+        pjd.validate(dataclasses.replace(config, network=network))
+    ppo = dataclasses.replace(config.ppo, learning_rate=1)  # an int is a float
+    assert pjd.validate(dataclasses.replace(config, ppo=ppo)).ppo.learning_rate == 1

@@ -19,7 +19,13 @@ from purejaxdrl.agents.registry import (
     names,
     registered_by_user,
 )
-from purejaxdrl.config import ConfigError, apply_overrides, check, require_config
+from purejaxdrl.config import (
+    ConfigError,
+    apply_overrides,
+    check,
+    check_types,
+    require_config,
+)
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.networks import NetworkConfig
@@ -289,6 +295,7 @@ def validate(config: TrainConfig) -> TrainConfig:
             "pjd.load_preset('cartpole').config."
         )
     record = algorithm(config.algo)  # ConfigError for an unknown name
+    check_types(config)
     check(
         config.rng_impl in RNG_IMPLS,
         f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
