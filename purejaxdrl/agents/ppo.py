@@ -236,7 +236,12 @@ def checked_split(
 
 
 def make_ppo(
-    config: PPOConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
+    config: PPOConfig,
+    network: AnyNetwork,
+    obs_example: jax.Array,
+    run: RunShape,
+    *,
+    loss_fn: Callable[..., tuple[jax.Array, Metrics]] = loss,
 ) -> Agent:
     """Builds PPO (an `AgentFactory`): epochs of minibatch Adam steps on `loss`.
 
@@ -245,6 +250,11 @@ def make_ppo(
     a recurrent core, into whole sequences (`sequence_split`)
     re-unrolled from the core state stored at their start. Advantages are
     normalised over `axis_name` too.
+
+    `loss_fn` replaces the objective, with `loss`'s signature (it may call
+    `loss` and add to it): a variant of PPO is
+    `functools.partial(make_ppo, loss_fn=my_loss)` in a record of its own, and
+    `config` may be a subclass of `PPOConfig` with the variant's fields.
     """
     # `update` checks the shape of the batch it is given, not `run`'s.
     check_agent_args(validate, config, run, fits=False)
@@ -255,7 +265,7 @@ def make_ppo(
     )
     recurrent = isinstance(network, RecurrentNetwork)
     acting = actor_critic_acting(network)
-    objective = functools.partial(loss, network=network, config=config)
+    objective = functools.partial(loss_fn, network=network, config=config)
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey

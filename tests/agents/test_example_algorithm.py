@@ -6,6 +6,7 @@ command line through `--env.imports`.
 """
 
 import dataclasses
+import functools
 import importlib
 import pathlib
 import shutil
@@ -14,15 +15,16 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.agents import registry
+from purejaxdrl.agents import ppo, registry
 from purejaxdrl.config import field_docs
 from purejaxdrl.training.config import config_class, config_from_dict
 from purejaxdrl.training.resume import load_run_config
-from tests.helpers import cli_command
+from tests.helpers import cli_command, flat
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "reinforce.py"
@@ -148,16 +150,58 @@ def test_registering_refuses_what_cannot_be_a_section(monkeypatch):
         config_class()
 
 
+@jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _KLConfig(pjd.agents.PPOConfig):
     """PPO with one more hyper-parameter.
 
     Attributes:
-      kl_cost: weight of a KL penalty.
+      kl_cost: weight of a penalty on the approximate KL(old || new).
 
     """
 
-    kl_cost: float = 0.1
+    kl_cost: float | jax.Array = 0.1
+
+
+def _kl_loss(params, batch, key, *, network, config):
+    """PPO's objective plus kl_cost x its approximate KL (the k3 estimator)."""
+    total, metrics = ppo.loss(params, batch, key, network=network, config=config)
+    penalty = config.kl_cost * metrics["approx_kl"]
+    return total + penalty, {**metrics, "loss/kl_penalty": penalty}
+
+
+def _register_ppo_kl() -> None:
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("ppo"),
+            name="ppo_kl",
+            config_type=_KLConfig,
+            make_agent=functools.partial(ppo.make_ppo, loss_fn=_kl_loss),
+            validate=functools.partial(ppo.validate, name="ppo_kl"),
+        )
+    )
+
+
+def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(monkeypatch):
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    _register_ppo_kl()
+    small = {**SMALL, "total_steps": 8 * 16 * 3, "num_logs": 3}
+    plain = pjd.apply_overrides(pjd.TrainConfig(), small)
+    variant = pjd.load_preset("cartpole", algo="ppo_kl").config
+    without = pjd.apply_overrides(variant, {**small, "ppo_kl": {"kl_cost": 0.0}})
+    a = pjd.train(plain, console=False)
+    b = pjd.train(without, console=False)
+    assert "loss/kl_penalty" in b.history[-1]
+    np.testing.assert_allclose(
+        flat(b.state.agent.params), flat(a.state.agent.params), rtol=1e-5, atol=1e-6
+    )
+    heavy = pjd.train(
+        dataclasses.replace(without, ppo_kl=_KLConfig(kl_cost=10.0)), console=False
+    )
+    assert heavy.history[-1]["loss/kl_penalty"] > 0
+    assert not np.allclose(flat(heavy.state.agent.params), flat(a.state.agent.params))
+    with pytest.raises(pjd.ConfigError, match=r"ppo_kl.clip_eps=-1.0 must be > 0"):
+        pjd.validate(pjd.apply_overrides(without, {"ppo_kl.clip_eps": -1}))
 
 
 def test_a_derived_record_keeps_its_own_config_and_registering_again_replaces(
