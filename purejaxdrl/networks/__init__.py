@@ -4,7 +4,8 @@
 - `matmul`: dense layers' matmul, its weight gradient a packed dot on CPU.
 - `conv`: convolutions as matmuls on CPU (native elsewhere).
 - `pixels`: the Nature DQN CNN and the IMPALA ResNet for Atari frames.
-- `torsos`: observations to features (mlp, cnn, nature, impala_resnet).
+- `torsos`: observations to features (mlp, cnn, nature, impala_resnet, and
+  the user's own, `register_torso`).
 - `recurrent`: actor-critics with an LSTM or GRU core between torso and heads.
 - `cores`: the LSTM, GRU and minGRU cores; `core_scan` the LSTM's and GRU's
   step and the learner's scan over time, `mingru` minGRU's step and scan.
@@ -20,6 +21,7 @@ from purejaxdrl.networks.heads import (
     make_sac_networks,
 )
 from purejaxdrl.networks.recurrent import AnyNetwork, RecurrentNetwork
+from purejaxdrl.networks.torsos import register_torso, torso_names
 
 __all__ = [
     "AnyNetwork",
@@ -33,4 +35,6 @@ __all__ = [
     "make_actor_critic",
     "make_q_network",
     "make_sac_networks",
+    "register_torso",
+    "torso_names",
 ]

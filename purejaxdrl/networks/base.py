@@ -47,7 +47,8 @@ class NetworkConfig:
     Attributes:
       torso: `mlp` (flattened input); `cnn` (one 3x3 conv layer, for MinAtar);
         `nature` (the Nature DQN CNN, Mnih et al., 2015) or `impala_resnet` (the
-        IMPALA ResNet, Espeholt et al., 2018), for Atari frames.
+        IMPALA ResNet, Espeholt et al., 2018), for Atari frames; or a name
+        the user registered (`networks.register_torso`).
       hidden_sizes: widths of the dense layers of each tower, after the conv
         layers for the conv torsos (Atari: [512] for `nature`, [256] for
         `impala_resnet`, as in the papers).

@@ -1,11 +1,14 @@
 """Torsos: observations to features, before the heads.
 
 `mlp` flattens the observation; `cnn` adds one 3x3 conv layer (MinAtar);
-`nature` and `impala_resnet` put an Atari conv stack (`pixels.py`) first. Every torso
+`nature` and `impala_resnet` put an Atari conv stack (`pixels.py`) first; a
+user's own is registered by name (`register_torso`). Every torso
 ends in the dense layers of `hidden_sizes`, each with a LayerNorm before its
 activation when `norm` is `layer_norm`. On dict observations a torso reads
 one entry (`pick`): the policy's `policy_obs_key`, the critic's `value_obs_key`.
 """
+
+from collections.abc import Callable
 
 import flax.linen as nn
 import jax
@@ -23,6 +26,37 @@ from purejaxdrl.networks.base import (
 from purejaxdrl.networks.conv import _Conv
 from purejaxdrl.networks.pixels import ImpalaResNet, NatureCNN, frames, min_size
 from purejaxdrl.types import PyTree
+
+# The torsos of the user's own, by name (`register_torso`).
+_USER_TORSOS: dict[str, Callable[[NetworkConfig], nn.Module]] = {}
+
+
+def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> None:
+    """Makes `network.torso=name` build the user's own torso, `make(config)`.
+
+    The module maps observations with one batch axis, float32 [N, *obs_shape],
+    to features [N, ...]; they are flattened, then go through the dense layers
+    of `hidden_sizes` and the heads, as a built-in torso's do. Registering a
+    name again replaces it. A run names the module that registers it in
+    `env.imports` for the command line, `eval`, `export` and resumes.
+
+    Not pure: it changes this process's registry.
+
+    Raises:
+      ValueError: a name that is a built-in torso's or not an identifier.
+
+    """
+    if not isinstance(name, str) or name in TORSOS or not name.isidentifier():
+        raise ValueError(
+            f"torso name {name!r} must be an identifier that is no built-in "
+            f"torso's {TORSOS}; e.g. 'my_torso'."
+        )
+    _USER_TORSOS[name] = make
+
+
+def torso_names() -> tuple[str, ...]:
+    """The torsos `network.torso` may name: the built-in ones, then the user's."""
+    return (*TORSOS, *_USER_TORSOS)
 
 
 class _Torso(nn.Module):
@@ -43,6 +77,8 @@ class _Torso(nn.Module):
             x = NatureCNN()(frames(x))
         elif torso == "impala_resnet":
             x = ImpalaResNet(self.config.resnet_channels)(frames(x))
+        elif torso != "mlp":
+            x = _USER_TORSOS[torso](self.config)(x)
         x = x.reshape((*batch_shape, -1))
         for width in self.config.hidden_sizes:
             x = dense(width, np.sqrt(2.0))(x)
@@ -116,9 +152,11 @@ def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
 
     """
     specs = obs_specs(config, obs_spec)
-    if config.torso not in TORSOS:
+    if config.torso not in torso_names():
         raise ValueError(
-            f"network.torso={config.torso!r} is not one of {TORSOS}; pick one of them."
+            f"network.torso={config.torso!r} is not one of {torso_names()}; pick "
+            "one of them, or register your own (networks.register_torso) in a "
+            "module of env.imports."
         )
     if config.activation not in ACTIVATIONS:
         raise ValueError(
@@ -135,7 +173,7 @@ def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
 
 
 def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
-    if config.torso != "mlp" and len(obs_spec.shape) != 3:
+    if config.torso in ("cnn", *PIXEL_TORSOS) and len(obs_spec.shape) != 3:
         raise ValueError(
             f"network.torso={config.torso!r} needs image observations [H, W, C] "
             f"(or [C, H, W]), got shape {obs_spec.shape}; use --network.torso mlp."
