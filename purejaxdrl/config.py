@@ -175,7 +175,17 @@ def _nested(overrides: Mapping[str, Any]) -> dict[str, Any]:
         key, value = (head, {rest: value}) if dot else (raw_key, value)
         current = out.get(key)
         if isinstance(current, Mapping) and isinstance(value, Mapping):
-            value = {**current, **value}
+            value = _merged(current, value)
+        out[key] = value
+    return out
+
+
+def _merged(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """`a` updated by `b`, mappings within them merged too (neither changed)."""
+    out = dict(a)
+    for key, value in b.items():
+        if isinstance(out.get(key), Mapping) and isinstance(value, Mapping):
+            value = _merged(out[key], value)
         out[key] = value
     return out
 
@@ -388,8 +398,8 @@ def check_ranges(
         check(value >= 0, f"{name}.{field}={value} must be >= 0.")
     for field, value in values(unit):
         value = float(value)
-        flag = field.replace("_", "-")
+        flag = f"{name}.{field}".replace("_", "-")
         check(
             0.0 <= value <= 1.0,
-            f"{name}.{field}={value} must be in [0, 1]; e.g. --{name}.{flag} 0.99.",
+            f"{name}.{field}={value} must be in [0, 1]; e.g. --{flag} 0.99.",
         )

@@ -231,9 +231,7 @@ def make_dqn(
     check_agent_args(validate, config, run)
     axis_name = run.axis_name
     num_envs, num_devices = run.num_envs, run.num_devices
-    capacity, batch, min_size = replay_shard_sizes(
-        "dqn", config, num_devices, run.num_envs * run.unroll_length
-    )
+    capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
             capacity, batch, min_size, alpha=config.priority_alpha

@@ -6,6 +6,7 @@ import jax
 
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
+from purejaxdrl.agents.replay_sizes import check_buffer_fits
 from purejaxdrl.config import check, check_ranges
 
 
@@ -53,7 +54,7 @@ def validate(
       ConfigError: naming the value, the rule and the fix.
 
     """
-    del shape
+    check_buffer_fits(name, config, shape)
     check_ranges(
         name,
         config,

@@ -41,6 +41,7 @@ _ALGORITHMS: dict[str, Algorithm] = {
     )
 }
 _BUILT_IN = frozenset(_ALGORITHMS)
+_RESERVED: set[str] = set()  # the run config's own names (`reserve_names`)
 
 # What a name must look like: a config section and a command-line flag prefix.
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -84,6 +85,15 @@ class AlgorithmConfigs:
     pqn: PQNConfig = _section("pqn")
 
 
+def reserve_names(names_: set[str]) -> None:
+    """Names no algorithm may take: the run config's own fields and attributes.
+
+    `training.config` reserves them when it is imported (this module cannot
+    import it: it builds the config's sections from here).
+    """
+    _RESERVED.update(names_)
+
+
 def register(record: Algorithm) -> None:
     """Makes a user's algorithm trainable by name, as the built-in ones are.
 
@@ -98,9 +108,9 @@ def register(record: Algorithm) -> None:
 
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
-        built-in algorithm's or not a lowercase identifier (a run field's
-        name is refused when the config is made), or a
-        `default_config` that does not make a `config_type`.
+        built-in algorithm's, a run field's or not a lowercase identifier, or
+        a `default_config` that is not hashable or does not make a
+        `config_type`. Nothing is registered then.
 
     """
     if not isinstance(record, Algorithm):
@@ -115,11 +125,19 @@ def register(record: Algorithm) -> None:
             f"Algorithm name {name!r} is a built-in algorithm's; give yours "
             f"another name, e.g. {name + '_mine'!r}."
         )
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in _RESERVED:
         raise ConfigError(
-            f"Algorithm name {name!r} must be a lowercase identifier: it names "
-            "a config section and its flags, e.g. 'reinforce'."
+            f"Algorithm name {name!r} must be a lowercase identifier that is no "
+            "run field's or TrainConfig attribute's (seed, env, eval, ...): it "
+            "names a config section and its flags, e.g. 'reinforce'."
         )
+    try:
+        hash(record.default_config)
+    except TypeError:
+        raise ConfigError(
+            f"Algorithm {name!r}: default_config must be a function or a class "
+            f"(hashable), not a {type(record.default_config).__name__} instance."
+        ) from None
     default = record.default_config()
     if not isinstance(default, record.config_type):
         raise ConfigError(
@@ -154,7 +172,8 @@ def algorithm(name: str) -> Algorithm:
     """
     if name not in _ALGORITHMS:
         raise ConfigError(
-            f"algo={name!r} is not a known algorithm; use one of {names()}."
+            f"algo={name!r} is not a known algorithm; use one of {names()}, or "
+            "import the module that registers yours (--env.imports MODULE)."
         )
     return _ALGORITHMS[name]
 
@@ -176,6 +195,14 @@ def make_agent(
 
     """
     record = algorithm(algo)
+    if type(algo_config).__qualname__ == record.config_type.__qualname__ and not (
+        isinstance(algo_config, record.config_type)
+    ):
+        raise ConfigError(
+            f"algo={algo!r}: this config's section was made before {algo!r} was "
+            "registered again (a reloaded module makes a new config class); make "
+            "the config again, e.g. from pjd.load_preset."
+        )
     if not isinstance(algo_config, record.config_type):
         raise ConfigError(
             f"algo={algo!r} takes a config of type {record.config_type.__name__}, "

@@ -8,26 +8,40 @@ import jax.numpy as jnp
 from purejaxdrl.config import ConfigError
 
 
+def check_buffer_fits(name: str, config: Any, shape: Any) -> None:
+    """That the replay holds one update's transitions (a learner's `validate`).
+
+    `config` has `buffer_size` over all devices; `shape` is the run's
+    `RunShape` (or None: nothing to check), whose environments each add
+    `unroll_length` transitions per update.
+
+    Raises:
+      ConfigError: naming the section's buffer_size flag and the size it needs.
+
+    """
+    if shape is None:
+        return
+    per_update = shape.num_envs * shape.unroll_length
+    if config.buffer_size < per_update:
+        flag = name.replace("_", "-")
+        raise ConfigError(
+            f"{name}.buffer_size={config.buffer_size} holds fewer transitions than "
+            f"the {per_update} one update adds (num_envs x unroll_length); raise "
+            f"--{flag}.buffer-size to at least {per_update}."
+        )
+
+
 def replay_shard_sizes(
-    name: str, config: Any, num_devices: int, per_update: int = 0
+    name: str, config: Any, num_devices: int
 ) -> tuple[int, int, int]:
     """Per-device (capacity, batch, min_size) of a config's global replay sizes.
 
-    `config` has `buffer_size`, `batch_size` and `min_replay`, over all devices;
-    `per_update` is what one update adds to all of them together.
+    `config` has `buffer_size`, `batch_size` and `min_replay`, over all devices.
 
     Raises:
-      ValueError: when one does not split evenly over the devices, or the
-        buffer holds less than one update adds (it would overwrite the items
-        it is adding).
+      ValueError: when one does not split evenly over the devices.
 
     """
-    if config.buffer_size < per_update:
-        raise ConfigError(
-            f"{name}.buffer_size={config.buffer_size} holds fewer items than the "
-            f"{per_update} one update adds (num_envs x unroll_length); raise "
-            f"--{name}.buffer-size to at least {per_update}."
-        )
     sizes = (config.buffer_size, config.batch_size, config.min_replay)
     names = ("buffer_size", "batch_size", "min_replay")
     for field, value in zip(names, sizes, strict=True):

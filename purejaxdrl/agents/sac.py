@@ -25,7 +25,12 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
-from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
+from purejaxdrl.agents.replay_sizes import (
+    check_buffer_fits,
+    merge_steps,
+    replay_shard_sizes,
+    stored_items,
+)
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import (
     AnyNetwork,
@@ -208,9 +213,7 @@ def make_sac(
     check_agent_args(validate, config, run)
     axis_name = run.axis_name
     num_devices = run.num_devices
-    capacity, batch, min_size = replay_shard_sizes(
-        "sac", config, num_devices, run.num_envs * run.unroll_length
-    )
+    capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
     buffer = make_uniform_buffer(capacity, batch, min_size)
     policy = network.policy
     dist = policy.distribution
@@ -332,7 +335,7 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
-    del shape
+    check_buffer_fits("sac", config, shape)
     check_ranges(
         "sac",
         config,

@@ -256,7 +256,9 @@ def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
 
     """
     for arg in argv:
-        section = arg[2:].split(".")[0] if arg.startswith("--") else ""
+        # `--ppo.clip-eps`: a section's field (`--seeds` is a flag of its own).
+        dotted = arg.startswith("--") and "." in arg.split("=")[0]
+        section = arg[2:].split(".")[0].replace("-", "_") if dotted else ""
         if section in names() and section != algo:
             flag = arg.split("=")[0]
             raise UsageError(

@@ -136,24 +136,35 @@ def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
     return args, config, preset
 
 
-def _start_processes(args: argparse.Namespace) -> None:
-    """Joins the other processes (when asked) before JAX starts a backend."""
+def _join_processes(argv: Sequence[str]) -> None:
+    """Joins the other processes (when asked) before JAX starts a backend.
+
+    First of all: the user's modules of `--env.imports`, imported to read the
+    preset, may touch JAX (a module-level `jnp` constant starts the backend).
+    """
     from purejaxdrl.parallel import DistributedConfig, initialize_distributed
 
+    pre = Parser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--coordinator")
+    pre.add_argument("--num-processes", type=int_flag)
+    pre.add_argument("--process-id", type=int_flag)
+    pre.add_argument("--distributed-auto", action="store_true")
+    known, _ = pre.parse_known_args(argv)
     initialize_distributed(
         DistributedConfig(
-            coordinator=args.coordinator,
-            num_processes=args.num_processes,
-            process_id=args.process_id,
-            auto=args.distributed_auto,
+            coordinator=known.coordinator,
+            num_processes=known.num_processes,
+            process_id=known.process_id,
+            auto=known.distributed_auto,
         )
     )
-    use_compile_cache(args)
 
 
 def train_command(argv: Sequence[str]) -> int:
     """`purejaxdrl train ...`; returns the exit status."""
     known = pre_parse(argv, "--env", "--algo", "--resume")
+    if {"-h", "--help"}.isdisjoint(argv):
+        _join_processes(argv)
     if known.resume is not None:
         if known.env is not None:
             raise UsageError(
@@ -166,7 +177,7 @@ def train_command(argv: Sequence[str]) -> int:
             argv, known.env or "cartpole", known.algo or "ppo"
         )
         changes = []
-    _start_processes(args)
+    use_compile_cache(args)
     import jax
 
     from purejaxdrl.parallel import exit_on_peer_failure, is_main_process

@@ -93,10 +93,10 @@ class SebulbaRunner:
     ):
         if agent.state_spec != P():
             raise ConfigError(
-                f"algo={config.algo!r} keeps a replay buffer split over the "
-                f"devices, which the host-env runner (env.id={config.env.id!r}) "
-                "does not run yet; use ppo, impala (without replay), a2c or pqn, "
-                "or a device environment."
+                f"algo={config.algo!r} keeps state split over the devices (a "
+                f"replay buffer), which the host-env runner (env.id="
+                f"{config.env.id!r}) does not run yet; use an on-policy "
+                "algorithm, or a device environment."
             )
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host

@@ -15,7 +15,8 @@ import yaml
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.training.config import TrainConfig, config_from_dict
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import new_dir
 from purejaxdrl.types import Params
 

@@ -22,7 +22,7 @@ from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain, write_run_files
 from purejaxdrl.sweeps.spec import SweepPlan
-from purejaxdrl.training.config import config_from_dict
+from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import last_values, new_dir
 
 

@@ -17,7 +17,7 @@ export), and `policy` turns it into a policy. Imports
 """
 
 from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer
-from purejaxdrl.training.config import EnvConfig, TrainConfig, validate
+from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class, validate
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
 from purejaxdrl.training.policy import Policy, export_policy, load_policy
@@ -35,6 +35,7 @@ __all__ = [
     "Preset",
     "TrainConfig",
     "TrainResult",
+    "config_class",
     "export_policy",
     "load_policy",
     "load_preset",

@@ -8,7 +8,6 @@ section.
 
 import dataclasses
 import functools
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from purejaxdrl.agents.base import Algorithm, RunShape
@@ -16,18 +15,16 @@ from purejaxdrl.agents.registry import (
     AlgorithmConfigs,
     algorithm,
     algorithms,
-    names,
     registered_by_user,
+    reserve_names,
 )
 from purejaxdrl.config import (
     ConfigError,
-    apply_overrides,
     check,
     check_types,
     require_config,
 )
 from purejaxdrl.env.host import is_host_env
-from purejaxdrl.env.imports import import_modules
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES
 from purejaxdrl.observe.evaluation import EvalConfig
@@ -149,6 +146,14 @@ class TrainConfig(AlgorithmConfigs, RunFields):
             )
         return getattr(self, self.algo)
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # The class made for user algorithms is no module attribute pickle can
+        # find: a config pickles as its fields, remade by `config_class()` in
+        # the process that unpickles (which has registered the same ones).
+        return _remake, (
+            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+        )
+
     @property
     def steps_per_update(self) -> int:
         """Environment steps per update: num_envs x unroll_length."""
@@ -158,6 +163,20 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     def num_updates(self) -> int:
         """Number of updates the budget allows."""
         return self.total_steps // self.steps_per_update
+
+
+# Names a user's algorithm may not take: the run's fields and TrainConfig's
+# own attributes (`register` checks them before it stores the record).
+reserve_names(
+    {f.name for f in dataclasses.fields(RunFields)}
+    | {n for n in dir(TrainConfig) if not n.startswith("_")}
+)
+
+
+def _remake(fields: dict[str, Any]) -> TrainConfig:
+    """A pickled config again (`TrainConfig.__reduce__`)."""
+    own = {f.name for f in dataclasses.fields(TrainConfig)}
+    return (TrainConfig if set(fields) <= own else config_class())(**fields)
 
 
 def config_class() -> type[TrainConfig]:
@@ -171,9 +190,6 @@ def config_class() -> type[TrainConfig]:
     is of this class, so a user's section reads, saves and resumes as a
     built-in one does.
 
-    Raises:
-      ConfigError: a user's algorithm named as a run field (`seed`, `env`).
-
     """
     users = registered_by_user()
     if not users:
@@ -183,15 +199,6 @@ def config_class() -> type[TrainConfig]:
 
 @functools.cache
 def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
-    fields_ = {f.name for f in dataclasses.fields(RunFields)}
-    taken = fields_ | {n for n in dir(TrainConfig) if not n.startswith("_")}
-    for name, _, _ in sections:
-        check(
-            name not in taken,
-            f"algorithm {name!r} is named as a run field or property of "
-            f"TrainConfig ({', '.join(sorted(fields_))}, ...); register it under "
-            "another name.",
-        )
     fields = [
         (name, kind, dataclasses.field(default_factory=default))
         for name, kind, default in sections
@@ -205,35 +212,6 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
         f"({', '.join(name for name, _, _ in sections)} registered by the user)."
     )
     return cls
-
-
-def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
-    """The validated config of a saved run's `data` (its config.yaml mapping).
-
-    Not pure: it first imports the modules of the saved `env.imports`, which
-    register the run's environment and algorithm when they are the user's.
-
-    Args:
-      data: the nested mapping `to_dict` wrote.
-      source: the file `data` comes from, for errors.
-
-    Raises:
-      ConfigError: a module that does not import, or a bad field.
-
-    """
-    env = data.get("env")
-    imports = env.get("imports") if isinstance(env, Mapping) else None
-    if isinstance(imports, list | tuple):
-        import_modules([str(name) for name in imports], f"{source}'s env.imports")
-    algo = data.get("algo")
-    if isinstance(algo, str) and algo not in names() and algo in data:
-        raise ConfigError(
-            f"{source}: the run's algorithm {algo!r} is not registered in this "
-            "process; import the module that registers it first (in Python, "
-            f"before loading; for the command line, add it to env.imports in "
-            f"{source})."
-        )
-    return validate(apply_overrides(config_class()(), data))
 
 
 def _check_checkpoint_and_eval(config: TrainConfig) -> None:

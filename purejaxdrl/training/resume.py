@@ -7,14 +7,17 @@ says `--override`. Fields that do not change the updates (how many devices,
 how often to checkpoint) may change freely.
 """
 
+import dataclasses
 import pathlib
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
+from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
-from purejaxdrl.training.config import TrainConfig, config_from_dict, validate
+from purejaxdrl.env.imports import import_modules
+from purejaxdrl.training.config import TrainConfig, config_class, validate
 
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split
@@ -54,6 +57,43 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
             "new run."
         )
     return config_from_dict(data, str(path))
+
+
+def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
+    """The validated config of a saved run's `data` (its config.yaml mapping).
+
+    Not pure: it first imports the modules of the saved `env.imports`, which
+    register the run's environment and algorithm when they are the user's.
+
+    Args:
+      data: the nested mapping `to_dict` wrote.
+      source: the file `data` comes from, for errors.
+
+    Raises:
+      ConfigError: a module that does not import, or a bad field.
+
+    """
+    env = data.get("env")
+    imports = env.get("imports") if isinstance(env, Mapping) else None
+    if isinstance(imports, list | tuple):
+        import_modules([str(name) for name in imports], f"{source}'s env.imports")
+    algo = data.get("algo")
+    if isinstance(algo, str) and algo not in names() and algo in data:
+        raise ConfigError(
+            f"{source}: the run's algorithm {algo!r} is not registered in this "
+            "process; import the module that registers it first (in Python, "
+            f"before loading; for the command line, add it to env.imports in "
+            f"{source})."
+        )
+    # A run saved while other user algorithms were registered holds their
+    # sections too (every section is saved): not this run's, so not needed.
+    fields = {f.name for f in dataclasses.fields(config_class())}
+    data = {
+        key: value
+        for key, value in data.items()
+        if key in fields or key == algo or not isinstance(value, Mapping)
+    }
+    return validate(apply_overrides(config_class()(), data))
 
 
 def _what_it_is(path: pathlib.Path) -> str:

@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import importlib
 import pathlib
+import pickle
 import shutil
 import subprocess
 import sys
@@ -22,8 +23,8 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo, registry
 from purejaxdrl.config import field_docs
-from purejaxdrl.training.config import config_class, config_from_dict
-from purejaxdrl.training.resume import load_run_config
+from purejaxdrl.training.config import config_class
+from purejaxdrl.training.resume import config_from_dict, load_run_config
 from tests.helpers import cli_command, flat
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -145,9 +146,8 @@ def test_registering_refuses_what_cannot_be_a_section(monkeypatch):
     wrong = dataclasses.replace(ppo, name="mine", default_config=lambda: 1.0)
     with pytest.raises(pjd.ConfigError, match="makes a float, not its config_type"):
         registry.register(wrong)
-    registry.register(dataclasses.replace(ppo, name="seed"))
-    with pytest.raises(pjd.ConfigError, match="'seed' is named as a run field"):
-        config_class()
+    with pytest.raises(pjd.ConfigError, match="'seed' must be .* no run field's"):
+        registry.register(dataclasses.replace(ppo, name="seed"))
 
 
 @jax.tree_util.register_dataclass
@@ -235,3 +235,58 @@ def test_a_config_without_the_users_section_says_how_to_make_one(monkeypatch):
     saved.update(algo="ppo_kl", ppo_kl={"kl_cost": 0.2})
     with pytest.raises(pjd.ConfigError, match="'ppo_kl' is not registered in this"):
         config_from_dict(saved, "config.yaml")
+
+
+def test_configs_pickle_and_runs_saved_beside_a_users_algorithm_load_without_it(
+    reinforce,
+):
+    config = pjd.load_preset("cartpole").config  # PPO, of the made class
+    assert hasattr(config, "reinforce")
+    assert pickle.loads(pickle.dumps(config)) == config
+    # Saved while reinforce was registered: its section is in the file. A
+    # process without it reads the PPO run (the section is not the run's).
+    saved = pjd.config.to_dict(config)
+    registry._ALGORITHMS.pop("reinforce")
+    assert "reinforce" in saved and config_from_dict(saved, "config.yaml") == (
+        pjd.load_preset("cartpole").config
+    )
+
+
+def test_a_bad_registration_registers_nothing_and_a_reloaded_one_says_so(
+    reinforce,
+):
+    before = dict(registry._ALGORITHMS)
+    record = reinforce.ALGORITHM
+    with pytest.raises(pjd.ConfigError, match="that is no run field's"):
+        registry.register(dataclasses.replace(record, name="eval"))
+
+    class Defaults:
+        __hash__ = None
+
+        def __call__(self):
+            return reinforce.ReinforceConfig()
+
+    unhashable = dataclasses.replace(record, name="mine", default_config=Defaults())
+    with pytest.raises(pjd.ConfigError, match="must be a function or a class"):
+        registry.register(unhashable)
+    assert before == registry._ALGORITHMS
+    config = pjd.load_preset("cartpole", algo="reinforce").config
+    importlib.reload(reinforce)  # a notebook's module edited and run again
+    with pytest.raises(pjd.ConfigError, match="made before 'reinforce' was regis"):
+        pjd.training.make_experiment(config)
+
+
+def test_dotted_and_nested_overrides_merge_at_every_depth():
+    from purejaxdrl.config import _nested
+
+    # A user's section may nest configs: a dotted key merges into them.
+    assert _nested({"a": {"b": {"c": 1}}, "a.b": {"d": 2}}) == {
+        "a": {"b": {"c": 1, "d": 2}}
+    }
+    overrides = {"ppo": {"gamma": 0.9}, "ppo.clip_eps": 0.1, "env.id": "Acrobot-v1"}
+    config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
+    assert (config.ppo.gamma, config.ppo.clip_eps, config.env.id) == (
+        0.9,
+        0.1,
+        "Acrobot-v1",
+    )

@@ -304,7 +304,7 @@ CASES = [
     ),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "16", "--dqn.buffer-size", "16"],
-        "dqn.buffer_size=16 holds fewer items than the 64 one update adds",
+        "dqn.buffer_size=16 holds fewer transitions than the 64 one update adds",
     ),
     ([*TRAIN, "--algo", "apex", "--apex.epsilon", "1.5"], "apex.epsilon=1.5 must be"),
     (

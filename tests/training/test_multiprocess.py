@@ -185,3 +185,24 @@ def test_the_watchdog_stops_before_jax_shuts_its_client_down():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "failed elsewhere" not in done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_a_user_module_that_touches_jax_at_import_joins_first(tmp_path, cache):
+    # `--env.imports` is imported to read the preset, before the run's flags
+    # are all parsed: the processes join before it, or its module-level array
+    # starts the backend and `jax.distributed` refuses to start after it.
+    (tmp_path / "uses_jax.py").write_text(
+        "import jax.numpy as jnp\nGOAL = jnp.ones(3)\n"
+    )
+    port = _free_port()
+    args = ["train", "--env.imports", "uses_jax", "--num-envs", "4",
+            "--unroll-length", "8", "--total-steps", "64", "--no-files",
+            "--quiet", "--devices", "1", "--coordinator", f"127.0.0.1:{port}",
+            "--num-processes", "1", "--process-id", "0", *cache]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=280,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
