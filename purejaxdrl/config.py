@@ -164,10 +164,9 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 
 
 def _nested(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """`overrides` with dotted keys as nested ones, as sweeps' paths name fields.
+    """`overrides` with dotted keys nested: {"ppo.gamma": x} is {"ppo": {"gamma": x}}.
 
-    {"ppo.learning_rate": 1e-3} is {"ppo": {"learning_rate": 1e-3}}; a dotted
-    key and a mapping of the same section merge (the caller's are not changed).
+    A dotted key and a mapping of the same section merge (neither is changed).
     """
     out: dict[str, Any] = {}
     for raw_key, value in overrides.items():
@@ -227,25 +226,21 @@ def _convertible(hint: Any) -> bool:
 def check_types(config: Any) -> None:
     """That every leaf field of `config` holds a value of its declared type.
 
-    `apply_overrides` converts what it is given; a config changed another way
-    (`dataclasses.replace(config, num_envs="4")`) is checked here, so a wrong
-    type is one line rather than a TypeError deep in a run. An int is a
-    float; arrays (a sweep's stacked hyper-parameters) are left alone.
+    For a config changed without `apply_overrides` (which converts), e.g.
+    `dataclasses.replace(config, num_envs="4")`. An int is a float; arrays (a
+    sweep's stacked hyper-parameters) are left alone.
 
     Raises:
       ConfigError: naming the field, its value and the type it takes.
 
     """
     for path, hint, value in flat_fields(config):
-        if isinstance(value, jax.Array | jax.core.Tracer) or hasattr(value, "dtype"):
-            continue
-        if not _convertible(hint):  # a type of a user's own: theirs to check
+        # Arrays and types of a user's own (not `_convertible`) are left alone.
+        if hasattr(value, "dtype") or not _convertible(hint):
             continue
         coerced = _coerce(value, hint, path)  # ConfigError where it cannot be
-        same = type(coerced) is type(value) or (
-            isinstance(coerced, float) and type(value) is int
-        )
-        if not same:
+        int_as_float = type(value) is int and isinstance(coerced, float)
+        if type(coerced) is not type(value) and not int_as_float:
             raise ConfigError(
                 f"{path}={value!r} is a {type(value).__name__}, not the "
                 f"{type(coerced).__name__} it takes; pass {coerced!r} (or set it "

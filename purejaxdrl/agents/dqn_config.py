@@ -54,7 +54,6 @@ def validate(
       ConfigError: naming the value, the rule and the fix.
 
     """
-    check_buffer_fits(name, config, shape)
     check_ranges(
         name,
         config,
@@ -70,3 +69,4 @@ def validate(
         f"{name}.min_replay={config.min_replay} exceeds {name}.buffer_size="
         f"{config.buffer_size}: learning would never start; lower it.",
     )
+    check_buffer_fits(name, config, shape)

@@ -335,7 +335,6 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
-    check_buffer_fits("sac", config, shape)
     check_ranges(
         "sac",
         config,
@@ -348,6 +347,7 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         f"sac.min_replay={config.min_replay} exceeds sac.buffer_size="
         f"{config.buffer_size}: learning would never start; lower it.",
     )
+    check_buffer_fits("sac", config, shape)
 
 
 def _networks(

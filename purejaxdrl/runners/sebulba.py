@@ -95,8 +95,8 @@ class SebulbaRunner:
             raise ConfigError(
                 f"algo={config.algo!r} keeps state split over the devices (a "
                 f"replay buffer), which the host-env runner (env.id="
-                f"{config.env.id!r}) does not run yet; use an on-policy "
-                "algorithm, or a device environment."
+                f"{config.env.id!r}) does not run yet; use ppo, impala (without "
+                "replay), a2c or pqn, or a device environment."
             )
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host

@@ -303,7 +303,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         not (is_host_env(config.env.id) and record.keeps_replay(config.algo_config)),
         f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
         f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
-        f"one of {_host_algorithms()}, or a device environment.",
+        f"{_host_algorithms()}, or a device environment.",
     )
     net = config.network
     check(

@@ -24,7 +24,7 @@ import numpy as np
 from purejaxdrl import env as envs
 from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.agents.q_learning import mean_actor_epsilon
-from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host import is_host_env, make_host_env
@@ -257,7 +257,8 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
     # as the algorithm builds it; a user's algorithm is registered by one of
     # the run's env.imports.
-    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
+    if spec["algo"] not in names():
+        import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
     network, _ = record.make_networks(section, config, obs_spec, action_spec)

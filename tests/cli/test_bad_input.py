@@ -406,8 +406,8 @@ CASES = [
             "--no-files",
         ],
         "algo='dqn' keeps a replay buffer split over the devices, which the "
-        "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use one "
-        "of ppo, impala, a2c, pqn",
+        "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use ppo, "
+        "impala, a2c, pqn",
     ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
