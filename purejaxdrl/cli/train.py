@@ -145,10 +145,7 @@ def _join_processes(argv: Sequence[str]) -> None:
     from purejaxdrl.parallel import DistributedConfig, initialize_distributed
 
     pre = Parser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--coordinator")
-    pre.add_argument("--num-processes", type=int_flag)
-    pre.add_argument("--process-id", type=int_flag)
-    pre.add_argument("--distributed-auto", action="store_true")
+    _add_process_flags(pre)  # the same flags the full parser reads later
     known, _ = pre.parse_known_args(argv)
     initialize_distributed(
         DistributedConfig(

@@ -299,12 +299,13 @@ def validate(config: TrainConfig) -> TrainConfig:
     )
     record.validate(config.algo_config, run_shape(config))
     _check_host(config.host)
-    check(
-        not (is_host_env(config.env.id) and record.keeps_replay(config.algo_config)),
-        f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
-        f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
-        f"{_host_algorithms()}, or a device environment.",
-    )
+    if is_host_env(config.env.id) and record.keeps_replay(config.algo_config):
+        # The message lists the algorithms that run: made only when it is said.
+        raise ConfigError(
+            f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
+            f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
+            f"{_host_algorithms()}, or a device environment."
+        )
     net = config.network
     check(
         len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
