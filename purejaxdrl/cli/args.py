@@ -97,7 +97,13 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
     pre.add_argument("--env.imports", dest="imports", nargs="+", default=[])
     import_modules(pre.parse_known_args(argv)[0].imports)
     try:
-        return load_preset(env, algo), ""
+        preset = load_preset(env, algo)
+        if preset.tuned:
+            return preset, ""
+        return preset, (
+            f"the {env!r} preset has no {algo} section, so the defaults shown are "
+            f"{algo}'s own, on its environment."
+        )
     except NoSectionError as e:
         if not {"-h", "--help"} & set(argv):
             raise

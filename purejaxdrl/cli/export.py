@@ -13,10 +13,15 @@ def export_command(argv: Sequence[str]) -> int:
         "folder; load it with purejaxdrl.load_policy(DIR).",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a policy already exported to --out (refused otherwise)",
+    )
     args = parser.parse_args(argv)
     from purejaxdrl.training.policy import export_policy
 
-    out = export_policy(args.run_dir, args.out)
+    out = export_policy(args.run_dir, args.out, overwrite=args.overwrite)
     print(
         f"exported the policy of {args.run_dir} to {out}; load it with "
         f"purejaxdrl.load_policy({str(out)!r})"

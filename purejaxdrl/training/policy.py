@@ -48,6 +48,7 @@ from purejaxdrl.types import Params, PRNGKey
 
 FORMAT = "purejaxdrl-policy"
 VERSION = 1
+SPEC_FILE, PARAMS_FILE = "policy.json", "params.msgpack"
 
 
 class Policy(NamedTuple):
@@ -121,16 +122,24 @@ def _environment_legal(spec: dict[str, Any]) -> Callable[[jax.Array], jax.Array]
     return env.action_spec(env.default_params).legal
 
 
-def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathlib.Path:
+def export_policy(
+    run_dir: str | pathlib.Path, out: str | pathlib.Path, *, overwrite: bool = False
+) -> pathlib.Path:
     """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
 
     Not jittable: reads the checkpoint and writes files.
 
+    Args:
+      run_dir: the run directory.
+      out: the folder to write (made if missing; other files in it stay).
+      overwrite: replace a policy already exported to `out`.
+
     Raises:
       ConfigError: the run directory is missing or bad, or has no checkpoint
-        that verifies.
+        that verifies; or `out` holds a policy already and `overwrite` is False.
 
     """
+    check_policy_folder(pathlib.Path(out), overwrite)
     config, exp, restored = restore_run(run_dir, "export")
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
@@ -143,6 +152,20 @@ def export_policy(run_dir: str | pathlib.Path, out: str | pathlib.Path) -> pathl
         specs=(exp.obs_spec, exp.action_spec),
         steps_per_update=exp.runner.steps_per_update,
     )
+
+
+def check_policy_folder(out: pathlib.Path, overwrite: bool) -> None:
+    """Refuses to write a policy over an earlier one in `out`, unless `overwrite`.
+
+    An earlier export is a saved result: replacing it takes a word.
+    """
+    taken = [name for name in (SPEC_FILE, PARAMS_FILE) if (out / name).exists()]
+    if taken and not overwrite:
+        raise ConfigError(
+            f"--out {str(out)!r} already holds an exported policy "
+            f"({', '.join(taken)}); choose another folder, or pass --overwrite "
+            "(overwrite=True) to replace it"
+        )
 
 
 def write_policy(
@@ -208,8 +231,8 @@ def write_policy(
         blob["obs_stats"] = statistics_to_host(stats)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "params.msgpack").write_bytes(flax.serialization.msgpack_serialize(blob))
-    (out / "policy.json").write_text(json.dumps(spec, indent=2) + "\n")
+    (out / PARAMS_FILE).write_bytes(flax.serialization.msgpack_serialize(blob))
+    (out / SPEC_FILE).write_text(json.dumps(spec, indent=2) + "\n")
     return out
 
 
@@ -221,17 +244,15 @@ def load_policy(path: str | pathlib.Path) -> Policy:
 
     """
     path = pathlib.Path(path)
-    if (path / "config.yaml").is_file() and not (path / "policy.json").exists():
+    if (path / "config.yaml").is_file() and not (path / SPEC_FILE).exists():
         raise ConfigError(
             f"{str(path)!r} is a run directory, not an exported policy; export it "
             f"first: pjd.export_policy({str(path)!r}, OUT) or `purejaxdrl export "
             f"{path} --out OUT`, then load OUT."
         )
     try:
-        spec = json.loads((path / "policy.json").read_text())
-        blob = flax.serialization.msgpack_restore(
-            (path / "params.msgpack").read_bytes()
-        )
+        spec = json.loads((path / SPEC_FILE).read_text())
+        blob = flax.serialization.msgpack_restore((path / PARAMS_FILE).read_bytes())
     except (OSError, ValueError) as e:
         raise ConfigError(
             f"{str(path)!r} is not an exported policy ({type(e).__name__}: "
@@ -239,7 +260,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         ) from None
     if spec.get("format") != FORMAT:
         raise ConfigError(
-            f"{str(path / 'policy.json')!r} is not a {FORMAT} file; make one with "
+            f"{str(path / SPEC_FILE)!r} is not a {FORMAT} file; make one with "
             "`purejaxdrl export RUN_DIR --out DIR`."
         )
     net = spec["network"]

@@ -23,7 +23,9 @@ class Preset:
     `target_of` says which return `target_return` is: "training" (the mean
     return of the training episodes that ended in the run's last chunk, what
     `TrainResult.mean_return` reports) or "evaluation" (the deterministic
-    policy's, `TrainResult.eval_return`).
+    policy's, `TrainResult.eval_return`). `tuned` is False where the preset
+    has no section for the algorithm (a user's): its settings are the
+    algorithm's own defaults.
     """
 
     name: str
@@ -32,6 +34,7 @@ class Preset:
     target_steps: int | None
     description: str = ""
     target_of: str = "training"
+    tuned: bool = True
 
 
 class NoSectionError(ConfigError):
@@ -133,6 +136,7 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     algorithm(algo)  # ConfigError for an unknown name
     config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     section = data.get(algo)
+    tuned = section is not None
     if section is None and algo in {r.name for r in registered_by_user()}:
         section = {}  # no shipped preset tunes a user's algorithm: its defaults
     if not isinstance(section, dict):
@@ -159,4 +163,5 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         target_steps=target.get("env_steps"),
         description=str(data.get("description", "")).strip(),
         target_of=of,
+        tuned=tuned,
     )

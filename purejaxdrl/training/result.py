@@ -81,17 +81,21 @@ class TrainResult:
         default=None, repr=False
     )
 
-    def policy(self, out: str | pathlib.Path | None = None) -> Any:
+    def policy(
+        self, out: str | pathlib.Path | None = None, *, overwrite: bool = False
+    ) -> Any:
         """The run's final policy (a `Policy`), as `load_policy` gives one.
 
         With `out`, it is also written there, as `purejaxdrl export` writes a
-        run's (a run without files has none to export otherwise).
+        run's (a run without files has none to export otherwise); a policy
+        already in `out` is replaced only with `overwrite`.
         """
-        from purejaxdrl.training.policy import load_policy
+        from purejaxdrl.training.policy import check_policy_folder, load_policy
 
         if self.export is None:
             raise ValueError("this TrainResult was not made by train(): no policy")
         if out is not None:
+            check_policy_folder(pathlib.Path(out), overwrite)
             return load_policy(self.export(out))
         with tempfile.TemporaryDirectory() as folder:
             return load_policy(self.export(folder))

@@ -200,6 +200,10 @@ def test_asymmetric_ppo_learns_the_signal_and_its_exported_policy_acts_on_state(
     mine = result.policy()
     assert mine.spec == policy.spec
     np.testing.assert_array_equal(jax.jit(mine.mode)(obs), modes[0])
+    # Written over the export above only when asked to.
+    with pytest.raises(pjd.ConfigError, match="already holds an exported policy"):
+        result.policy(tmp_path / "pol")
+    assert result.policy(tmp_path / "pol", overwrite=True).spec == policy.spec
     # Observations that fit none of those are one error naming the shapes.
     takes = (
         f"{dict_env.ENV_ID}'s policy takes dict observations {{'privileged_state': "

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
+from purejaxdrl import cli
 from purejaxdrl.agents import ppo, registry
 from purejaxdrl.config import field_docs
 from purejaxdrl.training.config import config_class
@@ -109,6 +110,21 @@ def test_a_users_run_resumes_exports_and_sweeps_as_a_built_in_one(reinforce, tmp
     loaded = pjd.load_sweep(sweep.run_dir)
     assert loaded.plan.base.reinforce == config.reinforce
     assert [c.reinforce.learning_rate for c in loaded.plan.configs] == [1e-3, 3e-3]
+
+
+def test_the_help_of_a_users_algorithm_says_its_defaults_are_its_own(reinforce, capsys):
+    assert not pjd.load_preset("cartpole", algo="reinforce").tuned
+    assert pjd.load_preset("cartpole").tuned
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", "--env", "cartpole", "--algo", "reinforce", "--help"])
+    help_ = " ".join(capsys.readouterr().out.split())
+    assert exit_.value.code == 0
+    assert "--reinforce.learning-rate" in help_
+    assert (
+        "the 'cartpole' preset has no reinforce section, so the defaults shown are "
+        "reinforce's own, on its environment." in help_
+    )
+    assert "preset's." not in help_
 
 
 @pytest.mark.timeout(300)

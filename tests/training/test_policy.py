@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl import cli
 from purejaxdrl.networks import make_q_network
 
 
@@ -77,3 +78,17 @@ def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(tmp_path)
                        r"\[4\], before hiding \[1, 3\]\) after any batch axes; got "
                        r"\[64, 3\]"):  # fmt: skip
         policy.mode(full[:, :3])
+    # An earlier export is not replaced without a word (the CLI's --overwrite).
+    before = (tmp_path / "policy" / "params.msgpack").read_bytes()
+    (tmp_path / "policy" / "notes.txt").write_text("mine")
+    with pytest.raises(pjd.ConfigError, match=r"already holds an exported policy "
+                       r"\(policy.json, params.msgpack\); choose another folder, "
+                       r"or pass --overwrite"):  # fmt: skip
+        pjd.export_policy(result.run_dir, tmp_path / "policy")
+    assert (tmp_path / "policy" / "params.msgpack").read_bytes() == before
+    out = tmp_path / "policy"
+    assert cli.main(["export", str(result.run_dir), "--out", str(out)]) == 2
+    assert cli.main(["export", str(result.run_dir), "--out", str(out),
+                     "--overwrite"]) == 0  # fmt: skip
+    assert (out / "notes.txt").read_text() == "mine"  # other files stay
+    assert pjd.load_policy(out).spec["updates"] == policy.spec["updates"]
