@@ -31,6 +31,34 @@ def check_buffer_fits(name: str, config: Any, shape: Any) -> None:
         )
 
 
+def check_learning_starts(
+    name: str, min_replay: int, per_update: int, shape: Any, unit: str
+) -> None:
+    """That the run stores `min_replay` items before its budget ends.
+
+    Each update stores `per_update` items (DQN's and SAC's transitions, one
+    R2D2 sequence per environment); learning starts once `min_replay` are
+    stored, so a run of fewer updates never takes a gradient step. `shape` is
+    the run's `RunShape` (or None: nothing to check).
+
+    Raises:
+      ConfigError: naming min_replay, what the run stores and the budget it needs.
+
+    """
+    if shape is None:
+        return
+    stored = shape.num_updates * per_update
+    if min_replay > stored:
+        updates = -(-min_replay // per_update)
+        needed = updates * shape.num_envs * shape.unroll_length
+        raise ConfigError(
+            f"{name}.min_replay={min_replay} {unit} is more than the run ever "
+            f"stores ({shape.num_updates} updates x {per_update} = {stored}): "
+            f"learning would never start; lower --{name.replace('_', '-')}"
+            f".min-replay, or raise --total-steps to at least {needed}."
+        )
+
+
 def replay_shard_sizes(
     name: str, config: Any, num_devices: int
 ) -> tuple[int, int, int]:

@@ -27,6 +27,7 @@ from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import (
     check_buffer_fits,
+    check_learning_starts,
     merge_steps,
     replay_shard_sizes,
     stored_items,
@@ -348,6 +349,11 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_buffer_fits("sac", config, shape)
+    if shape is not None:
+        per_update = shape.num_envs * shape.unroll_length
+        check_learning_starts(
+            "sac", config.min_replay, per_update, shape, "transitions"
+        )
 
 
 def _networks(

@@ -334,6 +334,7 @@ def run_shape(config: TrainConfig) -> RunShape:
         num_envs=config.num_envs,
         unroll_length=config.unroll_length,
         recurrent=config.network.recurrent,
+        num_updates=config.num_updates,
     )
 
 

@@ -263,14 +263,6 @@ def finish(
         eval_return=loop.eval_return,
         export=export,
     )
-    last = loop.history[-1] if loop.history else {}
-    if last.get("learner/grad_steps") == 0:  # a replay learner that never began
-        algo = run.config.algo
-        run.say(
-            f"no gradient step ran: the replay never held {algo}.min_replay = "
-            f"{run.config.algo_config.min_replay:,} before the budget ran out; "
-            f"lower it (--{algo}.min-replay) or raise total_steps"
-        )
     # A resumed run that trains nothing (it was complete) keeps the summary of
     # the session that trained, unless that one died before writing it.
     written = run.run_dir is not None and (run.run_dir / "summary.json").exists()

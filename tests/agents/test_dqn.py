@@ -73,9 +73,9 @@ def test_apex_initial_priorities_are_the_online_networks_td_errors():
     config = _config("apex", n_step=1, gamma=0.9, min_replay=128, batch_size=4,
                      buffer_size=256, updates_per_step=1)  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    run = RunShape(num_updates=10)
-    agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32), run)
     t, b = 4, 16
+    run = RunShape(num_envs=b, unroll_length=t, num_updates=10)
+    agent = make_dqn(config.apex, exp.network, np.zeros(4, np.float32), run)
     keys = jax.random.split(jax.random.key(1), 4)
     obs = jax.random.normal(keys[0], (t, b, 4))
     final = jax.random.normal(keys[1], (t, b, 4))
@@ -153,7 +153,8 @@ def test_replay_bootstraps_through_truncation_not_termination(
     network = make_q_network(NetworkConfig(), Box((2,)), Discrete(2), dueling=True)
     config = DQNConfig(prioritised=prioritised, n_step=2, gamma=0.5,
                        buffer_size=8, batch_size=4, min_replay=8)  # fmt: skip
-    agent = make_dqn(config, network, np.zeros(2, np.float32), RunShape(num_updates=4))
+    run = RunShape(num_envs=1, unroll_length=4, num_updates=4)
+    agent = make_dqn(config, network, np.zeros(2, np.float32), run)
     state = agent.init(jax.random.key(0))
     actor = reset_actors(env, params, jax.random.key(1), jnp.arange(1))
     _, traj = unroll(env, params, agent, agent.acting_params(state), actor,

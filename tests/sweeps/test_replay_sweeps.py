@@ -63,7 +63,8 @@ def test_replay_shards_split_over_data_devices_and_match():
 
 
 def test_replay_memory_is_estimated_per_data_device():
-    config = _config("cartpole", "dqn", 2, dqn={"min_replay": 512})
+    # 2 updates of 64 transitions: learning starts at the second.
+    config = _config("cartpole", "dqn", 2, dqn={"min_replay": 128})
     one = sweep(pjd.apply_overrides(config, {"devices": 1}), seeds=2)
     split = sweep(config, seeds=2)  # 2 runs on 8 devices: 4 data devices each
     assert split.layouts[0].data == 4

@@ -60,18 +60,40 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
 
 
-def test_a_replay_learner_that_never_began_says_why():
+def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training():
+    # 4 updates of 4 envs x 8 steps store 128 transitions: min_replay 128
+    # starts learning at the last update; 129 never would.
     config = pjd.apply_overrides(
-        pjd.load_preset("cartpole", "dqn").config, {**TINY, "total_steps": 128}
+        pjd.load_preset("cartpole", "dqn").config,
+        {**TINY, "total_steps": 128, "dqn": {"min_replay": 128}},
     )
-    result = pjd.train(config, console=False)
-    need = f"{config.dqn.min_replay:,}"
-    assert result.messages[-1] == (
-        f"no gradient step ran: the replay never held dqn.min_replay = {need} "
-        "before the budget ran out; lower it (--dqn.min-replay) or raise total_steps"
+    ran = pjd.train(config, console=False)
+    assert [r["learner/grad_steps"] > 0 for r in ran.history] == [True]
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.train(pjd.apply_overrides(config, {"dqn": {"min_replay": 129}}))
+    assert str(refused.value) == (
+        "dqn.min_replay=129 transitions is more than the run ever stores (4 updates "
+        "x 32 = 128): learning would never start; lower --dqn.min-replay, or raise "
+        "--total-steps to at least 160."
     )
-    ran = pjd.train(pjd.apply_overrides(config, {"dqn": {"min_replay": 32}}))
-    assert not any("no gradient step" in m for m in ran.messages)
+    # R2D2 stores one sequence per environment per update (2 x 4 = 8).
+    r2d2 = pjd.apply_overrides(
+        pjd.load_preset("cartpole_masked", "r2d2").config,
+        {**TINY, "unroll_length": 16, "total_steps": 128,
+         "r2d2": {"min_replay": 12, "buffer_size": 64, "batch_size": 4}},
+    )  # fmt: skip
+    with pytest.raises(pjd.ConfigError, match=r"r2d2.min_replay=12 sequences is "
+                       r"more than the run ever stores \(2 updates x 4 = 8\).*"
+                       r"at least 192\.$"):  # fmt: skip
+        pjd.training.validate(r2d2)
+    pjd.training.validate(pjd.apply_overrides(r2d2, {"r2d2": {"min_replay": 8}}))
+    sac = pjd.apply_overrides(
+        pjd.load_preset("cartpole_balance", "sac").config,
+        {**TINY, "total_steps": 128, "sac": {"min_replay": 200}},
+    )
+    with pytest.raises(pjd.ConfigError, match=r"--sac.min-replay, or raise "
+                       r"--total-steps to at least 224\.$"):  # fmt: skip
+        pjd.training.validate(sac)
 
 
 @pytest.mark.parametrize(
