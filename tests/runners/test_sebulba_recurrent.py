@@ -109,6 +109,38 @@ def test_the_learner_re_unrolls_what_asynchronous_actors_computed(core):
     exp.runner.close()
 
 
+def test_a_recurrent_learner_on_two_devices_updates_as_on_one():
+    # Deterministic mode: the same batches reach the learner on either
+    # mesh. Sharded over two devices, each half of the batch must be unrolled
+    # from its own start states (a wrong split changes every gradient).
+    overrides = {
+        "num_envs": 8,
+        "unroll_length": 16,
+        "total_steps": 8 * 16 * 6,
+        "num_logs": 2,
+        "host": {"deterministic": True},
+    }
+    one = pjd.train(_config("impala", "gru", devices=2, **overrides))
+    two = pjd.train(_config("impala", "gru", devices=3, **overrides))
+    other = pjd.train(_config("impala", "gru", devices=2, seed=1, **overrides))
+    assert (one.num_devices, two.num_devices) == (1, 2)  # the learner's
+    assert one.updates == two.updates == 6
+    leaves = [_params(r) for r in (one, two, other)]
+    for a, b, _ in zip(*leaves, strict=True):
+        # Two devices sum the gradient in another order: float32 rounding.
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    # ... far below what another seed's batches make of the same updates.
+    assert max(np.abs(a - c).max() for a, _, c in zip(*leaves, strict=True)) > 1e-2
+
+
+def _params(result):
+    return [
+        np.asarray(x)
+        for x in jax.tree.leaves(jax.device_get(result.state.agent.params))
+    ]
+
+
+@pytest.mark.slow
 def test_recurrent_impala_learns_cartpole_with_a_learner_on_two_devices():
     # 3 devices: the actors on one, the learner sharded over two (each with
     # its half of the batch's start states).

@@ -130,11 +130,11 @@ def test_dynamic_fields_compile_once_static_fields_once_per_value():
     assert len(result.layouts) == 1
 
     lines = []
-    static = {"num_epochs": [1, 2, 3], "learning_rate": [1e-3, 3e-4]}
+    static = {"num_epochs": [1, 2], "learning_rate": [1e-3, 3e-4]}
     result, compiles = _count_compiles(sweep, base, grid=static, notify=lines.append)
-    assert compiles == 3 and result.programs_compiled == 3
-    assert any("3 compiled programs, trained one after another" in x for x in lines)
-    _assert_matches_alone(result, [0, 5])
+    assert compiles == 2 and result.programs_compiled == 2
+    assert any("2 compiled programs, trained one after another" in x for x in lines)
+    _assert_matches_alone(result, [0, 3])
 
 
 def test_sweep_that_does_not_fit_runs_in_batches_with_the_same_results():

@@ -127,16 +127,20 @@ def test_the_device_choice_keeps_ppos_minibatches_whole_per_device():
 
 
 # Each case starts the preset's EnvPool pool and builds its agent (5-20 s for
-# Atari); CI places every preset on 1 device (actors and learner share it) and
-# on 8 (one acts, and 7 learners rarely split the batch: the fallback), and
-# runs 2, 3 and 4 with `-m slow`.
-HOST_COUNTS = [
-    n if n in (1, 8) else pytest.param(n, marks=pytest.mark.slow) for n in COUNTS
-]
+# Atari). CI places every preset on 8 devices (one acts, and 7 learners rarely
+# split the batch: the fallback) and one preset on 1 (actors and learner share
+# it: a placement that does not depend on the preset); the other counts and
+# presets run with `-m slow`.
+def _host_cases():
+    for case in _runs(host=True):
+        case = case if hasattr(case, "marks") else pytest.param(*case)
+        for n in COUNTS:
+            ci = n == 8 or (n == 1 and case.values[0] == "cartpole_envpool")
+            marks = case.marks if ci else (*case.marks, pytest.mark.slow)
+            yield pytest.param(*case.values, n, marks=marks)
 
 
-@pytest.mark.parametrize(("preset", "algo"), _runs(host=True))
-@pytest.mark.parametrize("devices", HOST_COUNTS)
+@pytest.mark.parametrize(("preset", "algo", "devices"), _host_cases())
 def test_host_presets_place_their_learner_on_any_device_count(preset, algo, devices):
     pytest.importorskip("envpool")
     from purejaxdrl.training.experiment import make_host_experiment
