@@ -1,4 +1,4 @@
-"""`purejaxdrl plot`: learning curves of run and sweep directories as a PNG."""
+"""`purejaxdrl plot`: learning curves of run, sweep and PBT directories as a PNG."""
 
 import pathlib
 from collections.abc import Sequence
@@ -11,9 +11,9 @@ def plot_command(argv: Sequence[str]) -> int:
     parser = Parser(
         prog="purejaxdrl plot",
         description="Draw learning curves (return, or another metric, vs env "
-        "steps and vs training time) of run and sweep directories into one PNG. "
-        "Runs that differ only in their seed, and a sweep's seeds, are drawn as "
-        "a mean with a band.",
+        "steps and vs training time) of run, sweep and PBT directories into one "
+        "PNG. Runs that differ only in their seed, a sweep's seeds and a PBT "
+        "run's members are drawn as a mean with a band.",
         allow_abbrev=False,
     )
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")

@@ -1,4 +1,4 @@
-"""Learning curves of run and sweep directories, drawn as a PNG."""
+"""Learning curves of run, sweep and PBT directories, drawn as a PNG."""
 
 import dataclasses
 import difflib
@@ -123,15 +123,34 @@ def sweep_curves(path: pathlib.Path) -> list[Curve]:
     return curves
 
 
-def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
-    """The curves of run directories and sweep directories, in the given order.
+def pbt_curve(path: pathlib.Path) -> Curve:
+    """A PBT directory's population as one curve: its members' mean and band.
 
-    A sweep directory gives one curve per setting (`sweep_curves`); run
-    directories whose configs differ only in the seed form one curve.
+    Members are not seeds of one setting (each changes its values and copies
+    better members as it trains): the band is the population's spread, the
+    line what a member's slot returns on average. Reads `pbt.yaml` and
+    `members/member-NNNN.jsonl`.
+    """
+    if not (path / "lineage.json").is_file():
+        raise ConfigError(unfinished(path, "pbt"))
+    population = yaml.safe_load((path / "pbt.yaml").read_text())["population"]
+    histories = tuple(
+        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        for i in range(population)
+    )
+    return Curve(f"PBT population ({population} members)", histories)
+
+
+def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
+    """The curves of run, sweep and PBT directories, in the given order.
+
+    A sweep directory gives one curve per setting (`sweep_curves`), a PBT
+    directory one of its population (`pbt_curve`); run directories whose
+    configs differ only in the seed form one curve.
 
     Raises:
-      ConfigError: a path that is neither a run nor a sweep directory, or a run
-        without metrics.
+      ConfigError: a path that is none of these, an unfinished sweep or PBT
+        run, or a run without metrics.
 
     """
     items: list[Curve | str] = []  # curves, or keys of groups of runs
@@ -141,12 +160,15 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
         if (path / "sweep.yaml").is_file():
             items.extend(sweep_curves(path))
             continue
+        if (path / "pbt.yaml").is_file():
+            items.append(pbt_curve(path))
+            continue
         metrics = path / "metrics.jsonl"
         if not metrics.is_file():
             raise ConfigError(
-                f"{str(path)!r} is not a run or sweep directory (no metrics.jsonl "
-                "or sweep.yaml); pass folders made by `purejaxdrl train` or "
-                "`purejaxdrl sweep`."
+                f"{str(path)!r} is not a run, sweep or PBT directory (no "
+                "metrics.jsonl, sweep.yaml or pbt.yaml); pass folders made by "
+                "`purejaxdrl train`, `sweep` or `pbt`."
             )
         history = read_jsonl(metrics)
         if not history:

@@ -281,7 +281,7 @@ CASES = [
         ["eval", "{ok}", "--render", "{tmp}/no/such/folder/episode.gif"],
         "/no/such/folder' does not exist; create it or draw elsewhere.",
     ),
-    (["plot", "{tmp}"], "is not a run or sweep directory"),
+    (["plot", "{tmp}"], "is not a run, sweep or PBT directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
     ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
     (

@@ -99,7 +99,7 @@ def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
 
 def test_plot_of_a_folder_without_metrics_is_one_line(tmp_path, capsys):
     assert cli.main(["plot", str(tmp_path)]) == 2
-    assert "is not a run or sweep directory" in capsys.readouterr().err
+    assert "is not a run, sweep or PBT directory" in capsys.readouterr().err
     missing = str(tmp_path / "x" / "a.png")
     assert cli.main(["plot", str(tmp_path), "--out", missing]) == 2
     assert "does not exist" in capsys.readouterr().err

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.observe.plots import RETURN
+from purejaxdrl import cli
+from purejaxdrl.observe.plots import RETURN, load_curves
 from purejaxdrl.sweeps.lineage import load_pbt
 from purejaxdrl.sweeps.population import pbt
 from purejaxdrl.sweeps.program import sweep
@@ -75,6 +76,16 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     assert len(rows) == 1 + 6 * 4
     image = matplotlib.image.imread(result.run_dir / "schedules.png")
     assert image.ndim == 3 and image.shape[0] > 100
+    # `purejaxdrl plot` draws the population as one curve of its members.
+    (curve,) = load_curves([result.run_dir])
+    assert curve.label == "PBT population (4 members)"
+    for read, trained in zip(curve.histories, result.histories, strict=True):
+        np.testing.assert_array_equal(
+            [r[RETURN] for r in read], [r[RETURN] for r in trained]
+        )
+    out = tmp_path / "pbt.png"
+    assert cli.main(["plot", str(result.run_dir), "--out", str(out)]) == 0
+    assert matplotlib.image.imread(out).shape[0] >= 400
     # The best member's policy, exported as a run's is.
     policy = pjd.load_policy(result.run_dir / "policy")
     jax.tree.map(
