@@ -53,7 +53,7 @@ RUNS = {
     "r2d2": (
         "cartpole_masked",
         "r2d2",
-        {"total_steps": 16 * 4 * 40, "r2d2": {"min_replay": 512}},
+        {"total_steps": 16 * 4 * 40, "r2d2": {"min_replay": 64}},
     ),
     # Host environments (the actor-learner runner), deterministic so they repeat.
     "host-ppo": ("cartpole_envpool", "ppo", {"total_steps": 4 * 8 * 64, **_HOST}),

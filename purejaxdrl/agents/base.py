@@ -195,6 +195,11 @@ class Algorithm:
         the config fits the run's environments and unroll.
       keeps_replay: config -> whether its agent state holds a replay buffer
         split over the devices (`Agent.state_spec` is not P()).
+      replay_items: (config, RunShape) -> (items one update adds to its
+        replay, what an item is: "transitions"), for the rule that a run
+        stores its config's `min_replay` items before its budget ends
+        (`training.validate`); None for an algorithm that learns from the
+        first update.
       env_multiple: (config, RunShape) -> the number that each device's
         environment count must be a multiple of (PPO's minibatches may split
         environments into groups); 1 for most.
@@ -213,6 +218,7 @@ class Algorithm:
     make_networks: Callable[..., tuple[Any, Any]]
     validate: Callable[[Any, RunShape | None], None]
     keeps_replay: Callable[[Any], bool] = lambda config: False
+    replay_items: Callable[[Any, RunShape], tuple[int, str]] | None = None
     env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
     recurrent: bool = False
     dict_observations: bool = False

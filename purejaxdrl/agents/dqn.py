@@ -35,7 +35,12 @@ from purejaxdrl.agents.q_learning import (
     q_networks,
     target_network_step,
 )
-from purejaxdrl.agents.replay_sizes import merge_steps, replay_shard_sizes, stored_items
+from purejaxdrl.agents.replay_sizes import (
+    merge_steps,
+    replay_shard_sizes,
+    stored_items,
+    transitions_per_update,
+)
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
@@ -309,4 +314,5 @@ ALGORITHM = Algorithm(
     make_networks=q_networks,
     validate=validate,
     keeps_replay=lambda config: True,
+    replay_items=transitions_per_update,
 )

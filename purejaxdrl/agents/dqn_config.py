@@ -6,7 +6,7 @@ import jax
 
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
-from purejaxdrl.agents.replay_sizes import check_buffer_fits, check_learning_starts
+from purejaxdrl.agents.replay_sizes import check_buffer_fits
 from purejaxdrl.config import check, check_ranges
 
 
@@ -70,6 +70,3 @@ def validate(
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_buffer_fits(name, config, shape)
-    if shape is not None:
-        per_update = shape.num_envs * shape.unroll_length
-        check_learning_starts(name, config.min_replay, per_update, shape, "transitions")

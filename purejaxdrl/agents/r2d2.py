@@ -47,7 +47,6 @@ from purejaxdrl.agents.r2d2_sequences import (
     time_major,
     with_burn_in,
 )
-from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -312,8 +311,6 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
             f"{shape.num_envs}: each environment keeps its own replay shard; "
             f"e.g. {max(1, value // shape.num_envs) * shape.num_envs}.",
         )
-    # One sequence per environment per update.
-    check_learning_starts("r2d2", config.min_replay, shape.num_envs, shape, "sequences")
 
 
 ALGORITHM = Algorithm(
@@ -324,5 +321,6 @@ ALGORITHM = Algorithm(
     make_networks=q_networks,
     validate=validate,
     keeps_replay=lambda config: True,
+    replay_items=lambda config, shape: (shape.num_envs, "sequences"),
     recurrent=True,
 )

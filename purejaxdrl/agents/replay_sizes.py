@@ -31,15 +31,20 @@ def check_buffer_fits(name: str, config: Any, shape: Any) -> None:
         )
 
 
+def transitions_per_update(config: Any, shape: Any) -> tuple[int, str]:
+    """A transition replay's `Algorithm.replay_items`: every env step is stored."""
+    return shape.num_envs * shape.unroll_length, "transitions"
+
+
 def check_learning_starts(
     name: str, min_replay: int, per_update: int, shape: Any, unit: str
 ) -> None:
     """That the run stores `min_replay` items before its budget ends.
 
     Each update stores `per_update` items (DQN's and SAC's transitions, one
-    R2D2 sequence per environment); learning starts once `min_replay` are
-    stored, so a run of fewer updates never takes a gradient step. `shape` is
-    the run's `RunShape` (or None: nothing to check).
+    R2D2 sequence per environment: `Algorithm.replay_items`); learning starts
+    once `min_replay` are stored, so a run of fewer updates never takes a
+    gradient step. `shape` is the run's `RunShape` (or None: nothing to check).
 
     Raises:
       ConfigError: naming min_replay, what the run stores and the budget it needs.

@@ -27,10 +27,10 @@ from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import (
     check_buffer_fits,
-    check_learning_starts,
     merge_steps,
     replay_shard_sizes,
     stored_items,
+    transitions_per_update,
 )
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import (
@@ -349,11 +349,6 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_buffer_fits("sac", config, shape)
-    if shape is not None:
-        per_update = shape.num_envs * shape.unroll_length
-        check_learning_starts(
-            "sac", config.min_replay, per_update, shape, "transitions"
-        )
 
 
 def _networks(
@@ -373,5 +368,6 @@ ALGORITHM = Algorithm(
     make_networks=_networks,
     validate=validate,
     keeps_replay=lambda config: True,
+    replay_items=transitions_per_update,
     dict_observations=True,
 )

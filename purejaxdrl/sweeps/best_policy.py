@@ -7,7 +7,7 @@ from typing import Any
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env
-from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.policy import check_policy_folder, write_policy
 
 
 def best_run(result: SweepResult) -> int | None:
@@ -37,12 +37,16 @@ def write_run_policy(
     )
 
 
-def export_run(result: SweepResult, run: int, out: str | pathlib.Path) -> pathlib.Path:
+def export_run(
+    result: SweepResult, run: int, out: str | pathlib.Path, *, overwrite: bool = False
+) -> pathlib.Path:
     """Writes sweep run `run`'s policy to `out`, with its observation statistics.
 
     `pjd.load_policy(out)` loads it; `purejaxdrl sweep` writes the best run's
-    into the sweep directory's `policy/`.
+    into the sweep directory's `policy/`. A policy already in `out` is
+    replaced only with `overwrite`.
     """
+    check_policy_folder(pathlib.Path(out), overwrite)
     config = result.plan.run_config(run)
     return write_run_policy(
         config, result.params(run), result.stats(run), pathlib.Path(out)

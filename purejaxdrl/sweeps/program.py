@@ -221,7 +221,8 @@ def _train_plan(
         write_sweep(result)
         say(f"sweep: results in {result.run_dir}")
         if (best := best_run(result)) is not None:
-            policy = export_run(result, best, result.run_dir / "policy")
+            # Its own folder: a resumed sweep writes it again.
+            policy = export_run(result, best, result.run_dir / "policy", overwrite=True)
             say(f"sweep: the best run's policy (run {best}) in {policy}")
     return result
 

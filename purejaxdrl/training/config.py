@@ -18,6 +18,7 @@ from purejaxdrl.agents.registry import (
     registered_by_user,
     reserve_names,
 )
+from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import (
     ConfigError,
     check,
@@ -258,8 +259,12 @@ def _check_host(host: HostConfig) -> None:
         check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
 
 
-def validate(config: TrainConfig) -> TrainConfig:
+def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
+
+    With `budget`, also that a replay learner's budget stores its `min_replay`
+    (`Algorithm.replay_items`): a rule for training to come, not for reading a
+    saved run, whose budget a resume may raise.
 
     Raises:
       ConfigError: naming the value, the rule and the fix; or `config` is not
@@ -297,7 +302,12 @@ def validate(config: TrainConfig) -> TrainConfig:
         f"(num_envs x unroll_length = {config.steps_per_update}); raise "
         "--total-steps or lower --num-envs / --unroll-length.",
     )
-    record.validate(config.algo_config, run_shape(config))
+    shape = run_shape(config)
+    record.validate(config.algo_config, shape)
+    if budget and record.replay_items is not None:
+        items, unit = record.replay_items(config.algo_config, shape)
+        section = config.algo_config
+        check_learning_starts(config.algo, section.min_replay, items, shape, unit)
     _check_host(config.host)
     if is_host_env(config.env.id) and record.keeps_replay(config.algo_config):
         # The message lists the algorithms that run: made only when it is said.

@@ -155,19 +155,23 @@ def build_agent(
     )
 
 
-def make_experiment(config: TrainConfig, mesh: Mesh | None = None) -> Experiment:
+def make_experiment(
+    config: TrainConfig, mesh: Mesh | None = None, *, budget: bool = True
+) -> Experiment:
     """Makes the environment, network, agent and runner for `config`.
 
     Args:
       config: the run.
       mesh: the devices to train on; None for `config.devices` local devices of
         every process (all of them when it is 0).
+      budget: check the budget's rules (`validate`); False for a saved run
+        read back to evaluate or export.
 
     Raises:
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
-    validate(config)
+    validate(config, budget=budget)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
         return make_host_experiment(config)
     env, env_params = make_env(config)

@@ -48,7 +48,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         devices=1,
         host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
     )
-    exp = make_experiment(one, make_mesh(1))
+    exp = make_experiment(one, make_mesh(1), budget=False)
     key = make_key(config.seed, config.rng_impl)
     abstract = exp.runner.abstract_state(key)
     shardings = jax.tree.map(lambda a: a.sharding, abstract)
@@ -64,7 +64,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
                     f"{jax.device_count()}."
                 )
             one = dataclasses.replace(one, devices=shards)
-            exp = make_experiment(one, make_mesh(shards))
+            exp = make_experiment(one, make_mesh(shards), budget=False)
             abstract = exp.runner.abstract_state(key)
             shardings = jax.tree.map(lambda a: a.sharding, abstract)
     try:

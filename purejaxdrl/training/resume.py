@@ -93,7 +93,8 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
         for key, value in data.items()
         if key in fields or key == algo or not isinstance(value, Mapping)
     }
-    return validate(apply_overrides(config_class()(), data))
+    # A saved budget that never fills the replay is for the resume to raise.
+    return validate(apply_overrides(config_class()(), data), budget=False)
 
 
 def _what_it_is(path: pathlib.Path) -> str:

@@ -225,6 +225,9 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
     for i in range(2):
         _assert_trees_close(loaded.stats(i), result.stats(i), atol=0)
     other = pjd.sweeps.export_run(loaded, 1 - best, tmp_path / "other")
+    with pytest.raises(pjd.ConfigError, match="already holds an exported policy"):
+        pjd.sweeps.export_run(loaded, best, d / "policy")  # the sweep's own
+    pjd.sweeps.export_run(loaded, best, d / "policy", overwrite=True)
     for folder, run in ((d / "policy", best), (other, 1 - best)):
         blob = flax.serialization.msgpack_restore(
             (folder / "params.msgpack").read_bytes()

@@ -8,9 +8,10 @@ is rewritten: a refused resume leaves the run as it was.
 import pathlib
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.training.resume import load_run_config
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 1}
@@ -60,7 +61,9 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
 
 
-def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training():
+def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training(
+    tmp_path,
+):
     # 4 updates of 4 envs x 8 steps store 128 transitions: min_replay 128
     # starts learning at the last update; 129 never would.
     config = pjd.apply_overrides(
@@ -76,6 +79,17 @@ def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training()
         "x 32 = 128): learning would never start; lower --dqn.min-replay, or raise "
         "--total-steps to at least 160."
     )
+    # A run saved with such a budget (before the rule) still reads back, and
+    # resumes once its budget is raised; not without.
+    never = pjd.apply_overrides(config, {"dqn": {"min_replay": 129}})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(never)))
+    assert load_run_config(tmp_path) == never
+    with pytest.raises(pjd.ConfigError, match="at least 160"):
+        pjd.resume_config(tmp_path, {})
+    raised, changes = pjd.resume_config(
+        tmp_path, {"total_steps": 160}, allow_changes=True
+    )
+    assert raised.num_updates == 5 and changes == ["total_steps: 128 -> 160"]
     # R2D2 stores one sequence per environment per update (2 x 4 = 8).
     r2d2 = pjd.apply_overrides(
         pjd.load_preset("cartpole_masked", "r2d2").config,
