@@ -44,14 +44,12 @@ def check_learning_starts(
     Each update stores `per_update` items (DQN's and SAC's transitions, one
     R2D2 sequence per environment: `Algorithm.replay_items`); learning starts
     once `min_replay` are stored, so a run of fewer updates never takes a
-    gradient step. `shape` is the run's `RunShape` (or None: nothing to check).
+    gradient step. `shape` is the run's `RunShape`.
 
     Raises:
       ConfigError: naming min_replay, what the run stores and the budget it needs.
 
     """
-    if shape is None:
-        return
     stored = shape.num_updates * per_update
     if min_replay > stored:
         updates = -(-min_replay // per_update)
