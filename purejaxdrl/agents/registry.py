@@ -158,6 +158,11 @@ def algorithms() -> tuple[Algorithm, ...]:
     return tuple(_ALGORITHMS.values())
 
 
+def without_replay() -> tuple[str, ...]:
+    """The algorithms whose default configs keep no replay: the host-env runner's."""
+    return tuple(r.name for r in algorithms() if not r.keeps_replay(r.default_config()))
+
+
 def names() -> tuple[str, ...]:
     """The registered algorithms' names (`--algo` values)."""
     return tuple(_ALGORITHMS)

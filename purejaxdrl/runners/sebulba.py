@@ -30,6 +30,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
+from purejaxdrl.agents.registry import without_replay
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
@@ -95,8 +96,8 @@ class SebulbaRunner:
             raise ConfigError(
                 f"algo={config.algo!r} keeps state split over the devices (a "
                 f"replay buffer), which the host-env runner (env.id="
-                f"{config.env.id!r}) does not run yet; use ppo, impala (without "
-                "replay), a2c or pqn, or a device environment."
+                f"{config.env.id!r}) does not run yet; use "
+                f"{', '.join(without_replay())}, or a device environment."
             )
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host

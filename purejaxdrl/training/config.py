@@ -17,6 +17,7 @@ from purejaxdrl.agents.registry import (
     algorithms,
     registered_by_user,
     reserve_names,
+    without_replay,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import (
@@ -305,8 +306,8 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
     shape = run_shape(config)
     record.validate(config.algo_config, shape)
     if budget and record.replay_items is not None:
-        items, unit = record.replay_items(config.algo_config, shape)
         section = config.algo_config
+        items, unit = record.replay_items(section, shape)
         check_learning_starts(config.algo, section.min_replay, items, shape, unit)
     _check_host(config.host)
     if is_host_env(config.env.id) and record.keeps_replay(config.algo_config):
@@ -314,7 +315,7 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         raise ConfigError(
             f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
             f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
-            f"{_host_algorithms()}, or a device environment."
+            f"{', '.join(without_replay())}, or a device environment."
         )
     net = config.network
     check(
@@ -329,13 +330,6 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         f"device environments, not to env.id={config.env.id!r}; leave it empty.",
     )
     return config
-
-
-def _host_algorithms() -> str:
-    """The algorithms whose default configs keep no replay: host-env runs'."""
-    return ", ".join(
-        r.name for r in algorithms() if not r.keeps_replay(r.default_config())
-    )
 
 
 def run_shape(config: TrainConfig) -> RunShape:
