@@ -9,9 +9,6 @@ own sections, `training.config` composes the run's config from them.
 
 import dataclasses
 import difflib
-import functools
-import inspect
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -239,13 +236,31 @@ def check_types(config: Any) -> None:
         if hasattr(value, "dtype") or not _convertible(hint):
             continue
         coerced = _coerce(value, hint, path)  # ConfigError where it cannot be
-        int_as_float = type(value) is int and isinstance(coerced, float)
-        if type(coerced) is not type(value) and not int_as_float:
+        mismatch = _mismatch(value, coerced)
+        if mismatch is not None:
+            got, wanted = mismatch
+            inner = "" if got is value else f" holds {got!r}, which"
             raise ConfigError(
-                f"{path}={value!r} is a {type(value).__name__}, not the "
-                f"{type(coerced).__name__} it takes; pass {coerced!r} (or set it "
+                f"{path}={value!r}{inner} is a {type(got).__name__}, not the "
+                f"{type(wanted).__name__} it takes; pass {coerced!r} (or set it "
                 "with apply_overrides, which converts)."
             )
+
+
+def _mismatch(value: Any, coerced: Any) -> tuple[Any, Any] | None:
+    """The first part of `value` not already what `_coerce` made of it, if any.
+
+    Tuples are compared item by item, so `("64", 64)` for a `tuple[int, ...]`
+    is caught; an int where a float is taken is accepted.
+    """
+    if type(value) is tuple and type(coerced) is tuple:
+        pairs = map(_mismatch, value, coerced)
+        return next((pair for pair in pairs if pair is not None), None)
+    if type(value) is type(coerced) or (
+        type(value) is int and isinstance(coerced, float)
+    ):
+        return None
+    return value, coerced
 
 
 def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
@@ -259,72 +274,6 @@ def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
             out.extend(flat_fields(value, f"{path}."))
         else:
             out.append((path, hints[field.name], value))
-    return out
-
-
-# ----------------------------------------------------------------- descriptions
-
-# An entry of an `Attributes:` section: `name: text` or `a, b: text`.
-_ENTRY = re.compile(r"(\w+(?:, \w+)*):(?: (.*))?")
-
-
-def attribute_docs(cls: type) -> dict[str, str]:
-    """The entries of the `Attributes:` section of `cls`'s own docstring.
-
-    Google style, as every config class writes them: one `name: text` entry
-    per field (or `a, b: text` for several), continued on more-indented lines,
-    up to the first blank line. Whitespace is collapsed; inherited docstrings
-    are not read (see `field_docs`).
-    """
-    lines = inspect.cleandoc(cls.__dict__.get("__doc__") or "").splitlines()
-    if "Attributes:" not in lines:
-        return {}
-    entries: dict[str, list[str]] = {}
-    indent, text = None, []
-    for line in lines[lines.index("Attributes:") + 1 :]:
-        depth = len(line) - len(line.lstrip())
-        indent = depth if indent is None else indent
-        if not line.strip() or depth < indent:
-            break
-        if depth > indent:
-            text.append(line.strip())
-            continue
-        match = _ENTRY.fullmatch(line.strip())
-        if match is None:
-            break
-        text = [match.group(2) or ""]
-        entries.update(dict.fromkeys(match.group(1).split(", "), text))
-    return {name: " ".join(" ".join(text).split()) for name, text in entries.items()}
-
-
-@functools.cache
-def field_docs(cls: type) -> dict[str, str]:
-    """Field name -> description, for the documented fields of dataclass `cls`.
-
-    A field is described once, in the `Attributes:` section of the class that
-    declares it, which may be a base of `cls` (the shared field groups of
-    `agents.fields`); a class that only redeclares a field's default keeps
-    that description.
-    """
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        docs.update(attribute_docs(klass))
-    return {f.name: docs[f.name] for f in dataclasses.fields(cls) if f.name in docs}
-
-
-def field_descriptions(config: Any, prefix: str = "") -> dict[str, str]:
-    """Dotted path -> description of every field of `config`, nested ones too.
-
-    A field without a description maps to "" (a test keeps there being none).
-    """
-    docs = field_docs(type(config))
-    out = {}
-    for field in dataclasses.fields(config):
-        path = f"{prefix}{field.name}"
-        out[path] = docs.get(field.name, "")
-        value = getattr(config, field.name)
-        if dataclasses.is_dataclass(value):
-            out.update(field_descriptions(value, f"{path}."))
     return out
 
 

@@ -26,7 +26,7 @@ LAYERS = (
     ("runners",),
     ("agents",),
     ("rl", "replay", "env", "networks"),
-    ("config", "types", "parallel", "rng", "scans", "_platform"),
+    ("config", "config_docs", "types", "parallel", "rng", "scans", "_platform"),
 )
 
 

@@ -231,5 +231,12 @@ def test_a_config_changed_without_apply_overrides_is_type_checked():
     network = dataclasses.replace(config.network, hidden_sizes=[64, 64])
     with pytest.raises(pjd.ConfigError, match=r"is a list, not the tuple it takes"):
         pjd.validate(dataclasses.replace(config, network=network))
+    network = dataclasses.replace(config.network, hidden_sizes=(64, "64"))
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"hidden_sizes=\(64, '64'\) holds '64', which is a str, not the int "
+        r"it takes; pass \(64, 64\)",
+    ):
+        pjd.validate(dataclasses.replace(config, network=network))
     ppo = dataclasses.replace(config.ppo, learning_rate=1)  # an int is a float
     assert pjd.validate(dataclasses.replace(config, ppo=ppo)).ppo.learning_rate == 1

@@ -7,7 +7,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
-from purejaxdrl.config import attribute_docs, field_descriptions, field_docs
+from purejaxdrl.config_docs import attribute_docs, field_descriptions, field_docs
 from purejaxdrl.parallel import DistributedConfig
 
 

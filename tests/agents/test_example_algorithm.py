@@ -23,7 +23,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents import ppo, registry
-from purejaxdrl.config import field_docs
+from purejaxdrl.config_docs import field_docs
 from purejaxdrl.training.config import config_class
 from purejaxdrl.training.resume import config_from_dict, load_run_config
 from tests.helpers import cli_command, flat
