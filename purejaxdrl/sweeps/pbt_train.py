@@ -59,12 +59,12 @@ def _fit_population(
     )
     if layout.num_batches > 1:
         fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
+        lower = f"lower --population to {fit} or fewer, or" if fit else "lower"
         raise ConfigError(
             f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "
             f"per device, more than the {gib(layout.device_bytes)} of {source} "
             "available, and PBT needs every member in memory at each ready "
-            f"step: lower --population to {fit} or fewer, or num_envs or the "
-            "replay size, or use more devices."
+            f"step: {lower} num_envs or the replay size, or use more devices."
         )
     lines = layout_lines("", n, layout, source, jax.default_backend())
     lines = [
@@ -333,6 +333,21 @@ def _explored(result: PBTResult, hps: Any) -> dict[str, jax.Array]:
     return {f.name: getattr(hps, f.name) for f in result.fields}
 
 
+def _member_values(
+    result: PBTResult, values: dict[str, np.ndarray]
+) -> dict[str, tuple[float, ...]]:
+    """The members' explored values, in `--explore`'s order, as the lineage says.
+
+    Each is the float32 the member trained with, written shortest: 1e-3, not
+    float32(1e-3)'s 0.0010000000474974513, which reads as past a bound of 1e-3.
+    """
+    n = result.population
+    return {
+        f.name: tuple(float(str(np.float32(x))) for x in values[f.name][:n])
+        for f in result.fields
+    }
+
+
 def _start_step(result: PBTResult, hps: Any) -> ReadyStep:
     n = result.population
     values = jax.device_get(_explored(result, hps))
@@ -340,7 +355,7 @@ def _start_step(result: PBTResult, hps: Any) -> ReadyStep:
         updates=0,
         parents=tuple(range(n)),
         scores=(math.nan,) * n,
-        values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
+        values=_member_values(result, values),
     )
 
 
@@ -356,7 +371,7 @@ def _record_ready(
         # math.nan itself (no episode ended), as `read_lineage` gives it back,
         # so that a lineage read from disk compares equal to this one.
         scores=tuple(math.nan if np.isnan(s) else float(s) for s in scores[:n]),
-        values={k: tuple(float(x) for x in v[:n]) for k, v in values.items()},
+        values=_member_values(result, values),
     )
     result.lineage.append(ready)
     # A member that copied another's learner carries on from that state: it

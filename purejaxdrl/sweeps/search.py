@@ -57,10 +57,12 @@ def sampled_field(
             f"--sample {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
             f"{name}=loguniform:1e-5:1e-3."
         )
-    if not low < high or (kind == "loguniform" and low <= 0):
+    finite = all(isinstance(x, numbers.Real) and math.isfinite(x) for x in spec[1:])
+    if not (finite and low < high) or (kind == "loguniform" and low <= 0):
         raise ConfigError(
-            f"--sample {name}: range [{low}, {high}] must have LOW < HIGH"
-            f"{' and LOW > 0 for loguniform' if kind == 'loguniform' else ''}."
+            f"--sample {name}: range [{low}, {high}] must have finite ends and LOW "
+            f"< HIGH{' and LOW > 0 for loguniform' if kind == 'loguniform' else ''}"
+            f"; e.g. {name}={kind}:{1e-5 if kind == 'loguniform' else 0.0}:1e-3."
         )
     for end in (low, high):
         checked_value(base, field, end, "--sample")

@@ -19,7 +19,11 @@ from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
 
-SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
+# Not in sorted order: the lineage's columns follow it, resumed or not.
+SPACE = {
+    "learning_rate": ("loguniform", 1e-4, 1e-2),
+    "entropy_cost": ("uniform", 0.0, 0.02),
+}
 
 
 class Stop(Exception):
@@ -71,6 +75,9 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
     assert resumed.lineage == straight.lineage
     _assert_same_training(resumed, straight)
     assert load_pbt(path).lineage == straight.lineage
+    csv = (path / "lineage.csv").read_text()
+    assert csv == (straight.run_dir / "lineage.csv").read_text()
+    assert csv.splitlines()[0].endswith(",score,learning_rate,entropy_cost")
     assert not (path / "checkpoints").exists()
     with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
         resume_pbt(path)

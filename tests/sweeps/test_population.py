@@ -74,6 +74,11 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     rows = (result.run_dir / "lineage.csv").read_text().splitlines()
     assert rows[0] == "updates,env_steps,member,parent,score,learning_rate"
     assert len(rows) == 1 + 6 * 4
+    # The float32 each member trained with, written shortest (1e-3, not
+    # 0.0010000000474974513); reading it back gives that float32 again.
+    for step in lineage:
+        for v in step.values["learning_rate"]:
+            assert v == float(str(np.float32(v))), v
     image = matplotlib.image.imread(result.run_dir / "schedules.png")
     assert image.ndim == 3 and image.shape[0] > 100
     # `purejaxdrl plot` draws the population as one curve of its members.

@@ -18,7 +18,9 @@ BASE = pjd.load_preset("cartpole").config  # PPO
     [
         ("num_epochs", ("uniform", 1, 4), "is static"),
         ("gamma", ("normal", 0.9, 0.99), r"'normal' is not one of"),
-        ("gamma", ("uniform", 0.99, 0.9), r"must have LOW < HIGH\.$"),
+        ("gamma", ("uniform", 0.99, 0.9), r"must have finite ends and LOW < HIGH;"),
+        ("entropy_cost", ("uniform", 0.0, float("inf")), "must have finite ends"),
+        ("learning_rate", ("loguniform", 1e-5, "1"), "must have finite ends"),
         ("learning_rate", ("loguniform", 0.0, 1e-3), "and LOW > 0 for loguniform"),
         ("gamma", ("uniform", 0.5, 1.5), r"^--sample ppo\.gamma: .*in \[0, 1\]"),
     ],
