@@ -1,4 +1,7 @@
-"""`purejaxdrl list`: the shipped presets, their algorithms and targets."""
+"""`purejaxdrl list`: the shipped presets, their algorithms and targets.
+
+With `--envs`, the environment ids `--env.id` takes instead.
+"""
 
 from collections.abc import Sequence
 
@@ -18,10 +21,28 @@ def list_command(argv: Sequence[str]) -> int:
         preset_names,
     )
 
-    Parser(
+    parser = Parser(
         prog="purejaxdrl list",
-        description="List presets: one line per algorithm section, with its target.",
-    ).parse_args(argv)
+        description="List presets: one line per algorithm section, with its "
+        "target; or, with --envs, the environment ids --env.id takes.",
+    )
+    parser.add_argument(
+        "--envs",
+        action="store_true",
+        help="list environment ids instead: gymnax, brax/, playground/ (where "
+        "installed) and those your --env.imports modules register, one a line",
+    )
+    parser.add_argument(
+        "--env.imports",
+        dest="imports",
+        nargs="+",
+        default=[],
+        metavar="MODULE",
+        help="with --envs: modules to import first (your own environments)",
+    )
+    args = parser.parse_args(argv)
+    if args.envs:
+        return _list_envs(args.imports)
     rows = []
     for name in preset_names():
         for algo in preset_algorithms(name):
@@ -41,4 +62,18 @@ def list_command(argv: Sequence[str]) -> int:
     for *columns, target in rows:
         cells = [c.ljust(w) for c, w in zip(columns, widths, strict=True)]
         print(*cells, target)
+    return 0
+
+
+def _list_envs(imports: list[str]) -> int:
+    """Prints the device environment ids, then how host ids are spelt."""
+    from purejaxdrl.env import import_modules, registered
+
+    import_modules(imports)
+    for env_id in registered():
+        print(env_id)
+    print(
+        "# and host environments: envpool:<task> (envpool.list_all_envs()), "
+        "gymnasium:<id> (gymnasium.registry)"
+    )
     return 0

@@ -6,6 +6,19 @@ from collections.abc import Sequence
 from purejaxdrl.cli.args import Parser, UsageError
 
 
+def _check_format(text: str, out: pathlib.Path) -> None:
+    """A UsageError for a file name whose suffix matplotlib cannot write."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if out.suffix[1:].lower() not in formats:
+        raise UsageError(
+            f"--out {text}: matplotlib writes no {out.suffix!r} files; end the "
+            f"name with one of {', '.join('.' + f for f in sorted(formats))}, "
+            "e.g. curves.png."
+        )
+
+
 def plot_command(argv: Sequence[str]) -> int:
     """`purejaxdrl plot RUN_DIR ... --out a.png`; returns the exit status."""
     parser = Parser(
@@ -31,10 +44,12 @@ def plot_command(argv: Sequence[str]) -> int:
     if not out.suffix:  # what matplotlib would write, said as written
         out = out.with_suffix(".png")
     if not out.parent.is_dir():
+        what = "is a file" if out.parent.exists() else "does not exist"
         raise UsageError(
-            f"--out {args.out}: folder {str(out.parent)!r} does not exist; create "
-            "it or write elsewhere."
+            f"--out {args.out}: folder {str(out.parent)!r} {what}; create it or "
+            "write elsewhere."
         )
+    _check_format(args.out, out)
     from purejaxdrl.observe.plots import (
         check_metric,
         has_values,

@@ -66,16 +66,31 @@ def _seeds(text: str) -> int | list[int]:
     return values[0] if len(values) == 1 and "," not in text else values
 
 
+def _once(flag: str, texts: list[str], parse: Any, fix: str) -> dict[str, Any]:
+    """`flag`'s values `texts`, parsed into (field, value) pairs, as a dict.
+
+    Raises:
+      UsageError: naming a field given twice, as the user wrote it.
+
+    """
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    for text in texts:
+        name, value = parse(text)
+        if name in out:
+            raise UsageError(
+                f"{flag} {name} is given twice ({written[name]} and {text}); {fix}."
+            )
+        out[name], written[name] = value, text
+    return out
+
+
 def _plan(args: Any, base: Any) -> dict[str, Any]:
     """The sweep's keyword arguments from its flags; the whole plan validated."""
     from purejaxdrl.sweeps.spec import make_plan, parse_grid_arg, parse_sample_arg
 
-    grid = dict(parse_grid_arg(text) for text in args.grid)
-    if len(grid) != len(args.grid):
-        raise UsageError("a --grid field is given twice; merge its values.")
-    sample = dict(parse_sample_arg(text) for text in args.sample)
-    if len(sample) != len(args.sample):
-        raise UsageError("a --sample field is given twice; give it one range.")
+    grid = _once("--grid", args.grid, parse_grid_arg, "merge their values")
+    sample = _once("--sample", args.sample, parse_sample_arg, "give it one range")
     plan = {
         "grid": grid,
         "sample": sample,

@@ -23,6 +23,7 @@ from purejaxdrl.env.base import (
     Wrapper,
     restart,
 )
+from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import (
     NormalizedParams,
@@ -43,6 +44,7 @@ __all__ = [
     "EnvState",
     "EpisodeStatistics",
     "EpisodeStatisticsState",
+    "GymnaxEnv",
     "NormalizeObservation",
     "NormalizedParams",
     "RunningStatistics",

@@ -12,10 +12,45 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams
 
 # TimeStep's scalar fields: (shape, dtype) the runners carry.
 _SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
+
+
+def check_user_env(env: Any, env_id: str) -> None:
+    """`check_contract` for an environment a user registered, once it is an `Env`.
+
+    Raises:
+      ConfigError: `env` is not a `purejaxdrl.env.Env` (a gymnax `Environment`,
+        say), or lacks a method an `Env` must define.
+      ValueError: as `check_contract`.
+
+    """
+    if not isinstance(env, Env):
+        gymnax = type(env).__module__.startswith("gymnax") or any(
+            k.__module__.startswith("gymnax") for k in type(env).__mro__
+        )
+        hint = (
+            f"; or, for a gymnax Environment, register({env_id!r}, lambda: "
+            f"purejaxdrl.env.GymnaxEnv.wrap({type(env).__name__}()))"
+            if gymnax
+            else ""
+        )
+        raise ConfigError(
+            f"{env_id}: its factory made {_named(env)}, not a purejaxdrl.env.Env; "
+            "subclass purejaxdrl.env.Env (docs: Bring your own environment)"
+            f"{hint}."
+        )
+    own = ("reset", "step", "default_params", "observation_spec", "action_spec")
+    missing = [name for name in own if getattr(type(env), name) is getattr(Env, name)]
+    if missing:
+        raise ConfigError(
+            f"{env_id}: {type(env).__name__} must define {', '.join(missing)}, as "
+            "every purejaxdrl.env.Env does (docs: Bring your own environment)."
+        )
+    check_contract(env, env.default_params, env_id)
 
 
 def check_contract(env: Env, params: EnvParams, env_id: str) -> None:

@@ -1,5 +1,7 @@
 """Adapter from gymnax (>= 1.0, six-value `step`) environments to `Env`."""
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -31,6 +33,8 @@ class GymnaxEnv(Env):
     continuous actions in [-1, 1] are rescaled to the environment's bounds.
     Options are the environment's constructor arguments, or fields of its
     default parameters (`make("MemoryChain-bsuite", memory_length=20)`).
+    A gymnax environment of your own (not in gymnax's registry) is adapted by
+    `GymnaxEnv.wrap`.
     """
 
     def __init__(self, env_id: str, **kwargs):
@@ -38,7 +42,6 @@ class GymnaxEnv(Env):
 
         if env_id not in gymnax.registered_envs:
             raise KeyError(env_id)
-        self.env_id = env_id
         # Options naming a field of the environment's parameters set it (e.g.
         # MemoryChain-bsuite's memory_length); the others go to its constructor.
         probe, probe_params = gymnax.make(env_id)
@@ -50,9 +53,30 @@ class GymnaxEnv(Env):
         defaults |= {f: getattr(probe_params, f) for f in fields}
         check_option_types(env_id, kwargs, defaults)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
-        self.env, params = gymnax.make(env_id, **kwargs)
+        env, params = gymnax.make(env_id, **kwargs)
         if overrides:
             params = params.replace(**overrides)
+        self._adopt(env_id, env, params)
+
+    @classmethod
+    def wrap(cls, env: Any, params: Any = None) -> "GymnaxEnv":
+        """Adapts `env`, a gymnax `Environment` of your own, with `params`.
+
+        For `env.register`: `register("MyTask-v0", lambda: GymnaxEnv.wrap(MyTask()))`.
+
+        Args:
+          env: an instance of a subclass of gymnax's `Environment`.
+          params: its parameters (default: `env.default_params`).
+
+        """
+        adapter = cls.__new__(cls)
+        name = getattr(env, "name", type(env).__name__)
+        adapter._adopt(name, env, env.default_params if params is None else params)
+        return adapter
+
+    def _adopt(self, env_id: str, env: Any, params: Any) -> None:
+        """Takes `env` and `params` as the adapted environment and its defaults."""
+        self.env_id, self.env = env_id, env
         # Concrete arrays, not Python scalars: no weak types reach `jit`.
         self._default_params = strong_types(params)
         obs_space = self.env.observation_space(params)

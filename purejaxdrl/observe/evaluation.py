@@ -26,7 +26,7 @@ import numpy as np
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import METRICS, Env, EnvParams
-from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.env.host import HostEnv, make_host_env, synchronous
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.play import EvalResult, episode_ended, mode_policy
 from purejaxdrl.runners.base import Lowered, Ready
@@ -290,7 +290,7 @@ def make_host_evaluate(
     policy = host_mode_policy(network)
 
     def evaluate(params: Params, seed: int, record: bool = False) -> HostEvalResult:
-        env = make_host_env(env_id, episodes, seed, **options)
+        env = make_host_env(env_id, episodes, seed, **synchronous(options))
         try:
             return play_host(env, policy, params, max_steps, record)
         finally:

@@ -30,7 +30,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
-from purejaxdrl.env.host import HostSpec, make_host_env
+from purejaxdrl.env.host import HostSpec, make_host_env, synchronous
 from purejaxdrl.env.host.base import import_optional, rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.host.gymnasium import MASK_KEY, with_mask
@@ -279,7 +279,7 @@ def record_host_episode(
         renderer is not installed.
 
     """
-    env = make_host_env(env_id, 1, seed, **options)
+    env = make_host_env(env_id, 1, seed, **synchronous(options))
     policy = host_mode_policy(network)
     try:
         spec = env.spec

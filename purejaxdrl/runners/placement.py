@@ -12,6 +12,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.parallel import DATA_AXIS
@@ -126,6 +127,15 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
     if config.host.env_threads and config.env.id.startswith("envpool:"):
         options["num_threads"] = config.host.env_threads
     per_thread = config.num_envs // (threads * jax.process_count())
+    batch = options.get("batch_size") or per_thread
+    if config.host.deterministic and isinstance(batch, int) and batch < per_thread:
+        raise ConfigError(
+            f"env.options batch_size={batch} makes each actor's pool of "
+            f"{per_thread} environments asynchronous, so its batches depend on "
+            "thread timing, and host.deterministic=true repeats runs exactly only "
+            f"with synchronous pools; drop the option (or pass batch_size="
+            f"{per_thread}), or pass --host.deterministic false."
+        )
     return [
         make_host_env(
             config.env.id, per_thread, host_env_seed(config.seed, start, i), **options

@@ -236,6 +236,12 @@ def _check_checkpoint_and_eval(config: TrainConfig) -> None:
             f"eval.{name}={value} must be >= 0 (0 {meaning}); e.g. "
             "--eval.episodes 16 --eval.every 5.",
         )
+    stop_at = config.eval.stop_at
+    check(
+        stop_at is None or stop_at == stop_at,  # NaN stops nothing
+        f"eval.stop_at={stop_at} is no return to stop at; pass a number, e.g. "
+        "--eval.stop-at 475, or leave it unset.",
+    )
     when = "only at the end" if config.eval.episodes else "never"
     check(
         config.eval.stop_at is None or (config.eval.episodes and config.eval.every),
@@ -328,6 +334,13 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "
         f"device environments, not to env.id={config.env.id!r}; leave it empty.",
+    )
+    check(
+        not (config.env.normalize_observations and is_host_env(config.env.id)),
+        "env.normalize_observations=true applies to device environments, not "
+        f"to env.id={config.env.id!r}, whose observations reach the agent as "
+        "the environment makes them; pass --env.normalize-observations false "
+        "(and normalise inside the environment where it needs it).",
     )
     return config
 

@@ -12,7 +12,7 @@ from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.contract import check_contract
+from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
@@ -80,7 +80,7 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     import_modules(config.env.imports)
     env = envs.make(config.env.id, **config.env.options)
     if registered_by_user(config.env.id):
-        check_contract(env, env.default_params, config.env.id)
+        check_user_env(env, config.env.id)
     if config.env.hide_observations:
         hidden = config.env.hide_observations
         check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)

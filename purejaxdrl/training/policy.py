@@ -27,7 +27,7 @@ from purejaxdrl.agents.q_learning import mean_actor_epsilon
 from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.env.host import is_host_env, make_host_env
+from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import (
     normalize,
@@ -115,7 +115,7 @@ def _environment_legal(spec: dict[str, Any]) -> Callable[[jax.Array], jax.Array]
     import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     env_id, options = spec["env_id"], spec.get("env_options", {})
     if is_host_env(env_id):
-        host = make_host_env(env_id, 1, 0, **options)
+        host = make_host_env(env_id, 1, 0, **synchronous(options))
         host.close()
         return host.spec.action.legal
     env = envs.make(env_id, **options)
@@ -159,6 +159,17 @@ def check_policy_folder(out: pathlib.Path, overwrite: bool) -> None:
 
     An earlier export is a saved result: replacing it takes a word.
     """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"--out {str(out)!r} is a file; pass a folder for the policy (it is "
+            "made where missing)."
+        )
+    if (out / "config.yaml").is_file():
+        raise ConfigError(
+            f"--out {str(out)!r} is a run directory, whose params.msgpack is the "
+            "run's own; export to a folder of its own, e.g. --out "
+            f"{str(out / 'policy')!r}."
+        )
     taken = [name for name in (SPEC_FILE, PARAMS_FILE) if (out / name).exists()]
     if taken and not overwrite:
         raise ConfigError(

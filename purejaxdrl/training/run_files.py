@@ -15,13 +15,24 @@ import jax
 import numpy as np
 import yaml
 
-from purejaxdrl.config import to_dict
+from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig
 
 
 def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
-    """Creates `parent/<prefix>_<time>` (`-2`, `-3`, ... if it exists)."""
+    """Creates `parent/<prefix>_<time>` (`-2`, `-3`, ... if it exists).
+
+    Raises:
+      ConfigError: `parent`, or a folder above it, is a file.
+
+    """
+    for folder in (pathlib.Path(parent), *pathlib.Path(parent).parents):
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(
+                f"run_dir={str(parent)!r}: {str(folder)!r} is a file, not a "
+                "folder; pass a folder for the runs (--run-dir), made where missing."
+            )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = pathlib.Path(parent) / f"{prefix}_{stamp}"
     suffix = 1

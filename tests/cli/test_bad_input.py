@@ -76,7 +76,12 @@ class MaskedGrid(NoRenderMode):
         return np.zeros((2, 2), np.float32), {"action_mask": np.ones(2, np.int8)}
 
 
+class Unbounded(NoRenderMode):
+    action_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
+
+
 gym.register("BadInputNoRenderMode-v0", entry_point=NoRenderMode)
+gym.register("BadInputUnbounded-v0", entry_point=Unbounded)
 gym.register("BadInputMaskedGrid-v0", entry_point=MaskedGrid)
 """
 
@@ -348,8 +353,19 @@ CASES = [
             "--sample",
             "learning_rate=uniform:1e-3:1e-2",
         ],
-        "a --sample field is given twice",
+        "--sample learning_rate is given twice (learning_rate=uniform:1e-4:1e-3 "
+        "and learning_rate=uniform:1e-3:1e-2); give it one range.",
     ),  # fmt: skip
+    (
+        [*SWEEP, "--grid", "learning_rate=1e-3", "--grid", "learning_rate=1e-4"],
+        "--grid learning_rate is given twice (learning_rate=1e-3 and "
+        "learning_rate=1e-4); merge their values.",
+    ),
+    (
+        [*SWEEP, "--samples", "2", "--sample", "entropy_cost=uniform:0:inf"],
+        "range [0.0, inf] must have finite ends and LOW < HIGH",
+    ),
+    (["sweep", "--run-dir", "{ok}/config.yaml"], "config.yaml' is a file, not a"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.
@@ -408,6 +424,73 @@ CASES = [
         "algo='dqn' keeps a replay buffer split over the devices, which the "
         "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use ppo, "
         "impala, a2c, pqn",
+    ),
+    (
+        [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.option", "foo=1"],
+        "env.options ['foo']: gymnasium.make('CartPole-v1') did not take them",
+    ),
+    (
+        [*TRAIN, "--env", "cartpole_envpool", "--env.option", "foo=1"],
+        "env.options 'foo' is not an option of env.id='envpool:CartPole-v1'",
+    ),
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--devices",
+            "1",
+            "--num-envs",
+            "2",
+            "--env.option",
+            "batch_size=3",
+        ],
+        "env.options batch_size=3 must be in [0, 2]",
+    ),  # fmt: skip
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--devices",
+            "1",
+            "--num-envs",
+            "4",
+            "--env.option",
+            "batch_size=2",
+            "--host.deterministic",
+            "true",
+        ],
+        "env.options batch_size=2 makes each actor's pool of 4 environments "
+        "asynchronous",
+    ),  # fmt: skip
+    (
+        [*TRAIN, "--env", "cartpole_envpool", "--env.normalize-observations", "true"],
+        "env.normalize_observations=true applies to device environments",
+    ),
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--env.imports",
+            "bad_input_envs",
+            "--env.id",
+            "gymnasium:BadInputUnbounded-v0",
+            "--devices",
+            "1",
+        ],
+        "its action space Box(-inf, inf, (1,), float32) has bounds that are not finite",
+    ),  # fmt: skip
+    # Files and folders.
+    (["train", "--run-dir", "{ok}/config.yaml"], "config.yaml' is a file, not a"),
+    (["export", "{ok}", "--out", "{ok}/config.yaml"], "config.yaml' is a file; pass"),
+    (["export", "{ok}", "--out", "{ok}"], "is a run directory, whose params.msgpack"),
+    (["plot", "{ok}", "--out", "curves.jpgg"], "matplotlib writes no '.jpgg' files"),
+    (["plot", "{ok}", "--out", "{ok}/config.yaml/x.png"], "config.yaml' is a file;"),
+    (
+        [*TRAIN, "--eval.episodes", "2", "--eval.every", "1", "--eval.stop-at", "nan"],
+        "eval.stop_at=nan is no return to stop at",
     ),
     # Commands.
     (["fly"], "unknown command 'fly'"),

@@ -284,6 +284,22 @@ def test_list_shows_every_preset_section_with_its_target():
     assert impala.endswith(f"in 1,000,000 steps (trains {trains:,})")
 
 
+def test_list_envs_shows_every_id_env_id_takes(tmp_path, monkeypatch, capsys):
+    from purejaxdrl import cli
+
+    (tmp_path / "listed_corridor.py").write_text(
+        "from purejaxdrl import env\n"
+        "from purejaxdrl.env.gymnax_env import GymnaxEnv\n"
+        "env.register('ListedCorridor-v0', lambda: GymnaxEnv('CartPole-v1'))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["list", "--envs", "--env.imports", "listed_corridor"]) == 0
+    *ids, host = capsys.readouterr().out.splitlines()
+    assert ids == pjd.env.registered() and "ListedCorridor-v0" in ids
+    assert {"CartPole-v1", "brax/ant"} <= set(ids)
+    assert "envpool:<task>" in host and "gymnasium:<id>" in host
+
+
 def test_list_piped_into_a_reader_that_stops_early_ends_quietly():
     listing = subprocess.Popen(
         [sys.executable, "-m", "purejaxdrl.cli", "list"],

@@ -19,6 +19,7 @@ __all__ = [
     "HostStep",
     "is_host_env",
     "make_host_env",
+    "synchronous",
 ]
 
 
@@ -55,3 +56,13 @@ def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> Host
         f"env.id={env_id!r} is no host environment: host ids start with one of "
         f"{list(PREFIXES)}, e.g. envpool:Pong-v5 or gymnasium:CartPole-v1"
     )
+
+
+def synchronous(options: dict[str, Any]) -> dict[str, Any]:
+    """A run's environment options for a pool stepped all at once.
+
+    Evaluation, rendering and a policy's action masks make pools of their own
+    sizes that step every environment together; the run's `batch_size` (an
+    asynchronous EnvPool pool's) is for its actors' pools, not for them.
+    """
+    return {k: v for k, v in options.items() if k != "batch_size"}

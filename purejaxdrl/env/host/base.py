@@ -156,10 +156,35 @@ def check_known(
     )
 
 
-def space_spec(space: Any) -> Discrete | Box:
-    """A Gymnasium-style action space as our spec (Discrete or Box)."""
+def check_options(env_id: str, options: dict[str, Any], known: list[str]) -> None:
+    """Raises a one-line ConfigError for an option a library does not take."""
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise ConfigError(
+                f"env.options {name!r} is not an option of env.id={env_id!r}; "
+                f"{hint}it takes {', '.join(sorted(set(known)))}."
+            )
+
+
+def space_spec(space: Any, env_id: str) -> Discrete | Box:
+    """A Gymnasium-style action space of `env_id` as our spec (Discrete or Box).
+
+    Raises:
+      ConfigError: a Box without finite bounds, which `rescale_actions` cannot
+        scale the policy's actions to.
+
+    """
     if hasattr(space, "n"):
         return Discrete(int(space.n))
+    if not (np.isfinite(space.low).all() and np.isfinite(space.high).all()):
+        raise ConfigError(
+            f"env.id={env_id!r}: its action space {space} has bounds that are not "
+            "finite; the policy's actions in [-1, 1] are scaled to the bounds, so "
+            "give the space finite ones (e.g. Box(-1.0, 1.0, shape)), scaling the "
+            "actions inside the environment where it needs a wider range."
+        )
     return Box(tuple(space.shape))
 
 

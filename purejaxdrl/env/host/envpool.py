@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
@@ -20,6 +21,7 @@ from purejaxdrl.env.host.base import (
     HostSpec,
     HostStep,
     check_known,
+    check_options,
     import_optional,
     rescale_actions,
     space_spec,
@@ -71,6 +73,13 @@ class EnvPoolEnv(HostEnv):
         names = envpool.list_all_envs()
         check_known(f"envpool:{task}", task, names, "envpool.list_all_envs()")
         defaults = envpool.make_spec(task).config._asdict()
+        check_options(f"envpool:{task}", options, [*defaults, "num_threads"])
+        if not 0 <= batch_size <= num_envs:
+            raise ConfigError(
+                f"env.options batch_size={batch_size} must be in [0, {num_envs}] "
+                f"(the environments of a pool: {num_envs}); 0 or {num_envs} steps "
+                "them all at once, fewer makes the pool asynchronous."
+            )
         if "repeat_action_probability" in defaults:  # an Atari game
             options = {**ATARI_PROTOCOL, **options}
         self.num_envs = num_envs
@@ -92,7 +101,9 @@ class EnvPoolEnv(HostEnv):
             space = self.pool.observation_space  # built (and cached) here
             action = self.pool.action_space
         self.spec = HostSpec(
-            Box(tuple(space.shape)), np.dtype(space.dtype), space_spec(action)
+            Box(tuple(space.shape)),
+            np.dtype(space.dtype),
+            space_spec(action, f"envpool:{task}"),
         )
         self.boundaries = BoundaryTracker(num_envs)
 

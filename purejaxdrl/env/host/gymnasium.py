@@ -78,17 +78,26 @@ class GymnasiumEnv(HostEnv):
             "gymnasium.registry",
             "" if module else _OWN_ENV_HINT.format(name=name),
         )
-        self.vec = gym.make_vec(
-            env_id,
-            num_envs=num_envs,
-            vectorization_mode=vectorization_mode,
-            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
-            **options,
-        )
+        try:
+            self.vec = gym.make_vec(
+                env_id,
+                num_envs=num_envs,
+                vectorization_mode=vectorization_mode,
+                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
+                **options,
+            )
+        except TypeError as error:
+            if not options or "argument" not in str(error):
+                raise  # the environment's own error, not the options'
+            raise ConfigError(
+                f"env.options {sorted(options)}: gymnasium.make({env_id!r}) did "
+                f"not take them ({error}); pass only keyword arguments its "
+                "environment takes."
+            ) from None
         self.num_envs = self.batch_size = num_envs
         self.seeds = env_seeds(seed, num_envs)
         space = self.vec.single_observation_space
-        action = space_spec(self.vec.single_action_space)
+        action = space_spec(self.vec.single_action_space, f"gymnasium:{env_id}")
         # Whether the environment reports legal actions shows in its reset's
         # info; the reset is repeated with the same seeds in `reset`.
         self.masks = MASK_KEY in self.vec.reset(seed=self.seeds)[1]

@@ -1,0 +1,127 @@
+"""A gymnax environment of the user's own: adapted by GymnaxEnv.wrap, or refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import struct
+
+import purejaxdrl as pjd
+from purejaxdrl import env as envs
+from purejaxdrl.training.experiment import make_env
+
+environment = pytest.importorskip("gymnax.environments.environment")
+spaces = pytest.importorskip("gymnax.environments.spaces")
+
+
+@struct.dataclass
+class CorridorState(environment.EnvState):
+    position: jax.Array
+    time: jax.Array
+
+
+@struct.dataclass
+class CorridorParams(environment.EnvParams):
+    length: int = 3
+    max_steps_in_episode: int = 12
+
+
+class Corridor(environment.Environment):
+    """Walk right (action 1) from 0 to `length`: reward 1 there, and the end."""
+
+    @property
+    def default_params(self):
+        return CorridorParams()
+
+    def step_env(self, key, state, action, params):
+        position = jnp.maximum(state.position + 2 * action - 1, 0)
+        state = CorridorState(position=position, time=state.time + 1)
+        goal = position >= params.length
+        return self._obs(state), state, goal.astype(jnp.float32), goal, {}
+
+    def reset_env(self, key, params):
+        state = CorridorState(position=jnp.int32(0), time=jnp.int32(0))
+        return self._obs(state), state
+
+    def _obs(self, state):
+        return jnp.stack([state.position, state.time]).astype(jnp.float32)
+
+    def action_space(self, params=None):
+        return spaces.Discrete(2)
+
+    def observation_space(self, params):
+        return spaces.Box(0.0, 20.0, (2,), jnp.float32)
+
+
+def _config(env_id, **overrides):
+    return pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": env_id}, **overrides}
+    )
+
+
+def test_a_wrapped_gymnax_environment_keeps_its_episode_boundaries():
+    env = envs.GymnaxEnv.wrap(Corridor(), CorridorParams(length=30))
+    params = env.default_params
+    state, ts = env.reset(jax.random.key(0), params)
+    np.testing.assert_array_equal(ts.observation, [0.0, 0.0])
+    for t in range(1, 13):  # always right: the time limit (12) ends it first
+        state, ts = env.step(jax.random.key(t), state, jnp.int32(1), params)
+    assert bool(ts.truncated) and float(ts.discount) == 1.0
+    np.testing.assert_array_equal(ts.final_observation, [12.0, 12.0])
+    np.testing.assert_array_equal(ts.observation, [0.0, 0.0])  # reset
+    goal = envs.GymnaxEnv.wrap(Corridor())  # length 3: the goal first
+    state, _ = goal.reset(jax.random.key(0), goal.default_params)
+    for t in range(3):
+        state, ts = goal.step(
+            jax.random.key(t), state, jnp.int32(1), goal.default_params
+        )
+    assert float(ts.discount) == 0.0 and not bool(ts.truncated)
+    assert float(ts.reward) == 1.0
+    np.testing.assert_array_equal(ts.final_observation, [3.0, 3.0])
+
+
+@pytest.mark.timeout(300)
+def test_a_registered_wrapped_gymnax_environment_trains():
+    envs.register("UserCorridor-v0", lambda: envs.GymnaxEnv.wrap(Corridor()))
+    config = _config("UserCorridor-v0", total_steps=16 * 8 * 128, num_envs=16)
+    result = pjd.train(config, console=False)
+    # Three steps right reach the goal (return 1) before the time limit; a
+    # random walk does in about two thirds of its episodes.
+    assert result.mean_return >= 0.9, result.mean_return
+
+
+def test_an_unwrapped_gymnax_environment_is_one_line_naming_the_wrap():
+    envs.register("RawCorridor-v0", Corridor)
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(_config("RawCorridor-v0"))
+    message = str(error.value)
+    assert message.startswith("RawCorridor-v0: its factory made <")
+    assert "not a purejaxdrl.env.Env" in message and "\n" not in message
+    assert message.endswith(
+        "or, for a gymnax Environment, register('RawCorridor-v0', lambda: "
+        "purejaxdrl.env.GymnaxEnv.wrap(Corridor()))."
+    )
+
+
+class Incomplete(envs.Env):
+    """An Env that forgot its specs."""
+
+    @property
+    def default_params(self):
+        return ()
+
+    def reset(self, key, params):
+        return (), envs.restart(jnp.zeros(2))
+
+    def step(self, key, state, action, params):
+        raise AssertionError("not reached")
+
+
+def test_an_env_missing_its_methods_is_one_line_naming_them():
+    envs.register("Incomplete-v0", Incomplete)
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"^Incomplete-v0: Incomplete must "
+        r"define observation_spec, action_spec, as every",
+    ):
+        make_env(_config("Incomplete-v0"))
