@@ -41,6 +41,9 @@ class Parser(argparse.ArgumentParser):
                 name = flag.removeprefix("--env.").replace("-", "_")
                 hint = f"an environment's own option? --env.option {name}=VALUE. "
             message = f"{message}; {hint}`{self.prog} --help` lists every option."
+        elif "invalid float value" in message or "invalid int value" in message:
+            kind = "a number" if "float" in message else "an integer"
+            message = f"{message}; pass {kind} (see `{self.prog} --help`)."
         raise UsageError(message)
 
 
@@ -214,23 +217,38 @@ def _help(description: str, default: str) -> str:
     return f"{text}(default: {default})".replace("%", "%%")
 
 
-def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) -> None:
+def add_config_flags(
+    parser: argparse.ArgumentParser,
+    defaults: Any,
+    algo: str,
+    *,
+    unused: tuple[str, ...] = (),
+) -> None:
     """One flag per config field a run of `algo` uses, showing `defaults`' values.
 
     Each flag's help is its field's description (the `Attributes:` entry of
-    the config class that declares it) followed by the default.
+    the config class that declares it) followed by the default. Flags of the
+    sections in `unused` (a sweep's `eval`, say) parse, so that the command can
+    refuse them in one line, but `--help` does not list them.
     """
     group = parser.add_argument_group("config fields")
     descriptions = field_descriptions(defaults)
     for path, hint, value in _fields(defaults, algo):
         description = descriptions.get(path, "")
+        hidden = path.split(".")[0] in unused
+
+        def text(
+            default: str, description: str = description, hidden: bool = hidden
+        ) -> str:
+            return argparse.SUPPRESS if hidden else _help(description, default)
+
         if path == "env.options":
             group.add_argument(
                 "--env.option",
                 dest="env.options",
                 action="append",
                 metavar="KEY=VALUE",
-                help=_help(f"{description} One KEY=VALUE, repeatable.", str(value)),
+                help=text(str(value), f"{description} One KEY=VALUE, repeatable."),
             )
             continue
         shown = list(value) if isinstance(value, tuple) else value
@@ -243,7 +261,7 @@ def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) 
                 nargs="?",
                 const="true",
                 metavar=metavar,
-                help=_help(description, f"{shown}; the bare flag means true"),
+                help=text(f"{shown}; the bare flag means true"),
             )
             continue
         group.add_argument(
@@ -251,7 +269,7 @@ def add_config_flags(parser: argparse.ArgumentParser, defaults: Any, algo: str) 
             dest=path,
             nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
             metavar=metavar,
-            help=_help(description, str(shown)),
+            help=text(str(shown)),
         )
 
 

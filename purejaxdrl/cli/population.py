@@ -106,7 +106,8 @@ def population_parser(
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
-    add_config_flags(parser, defaults, defaults.algo)
+    # Sweeps and PBT refuse evaluation and host environments (one line each).
+    add_config_flags(parser, defaults, defaults.algo, unused=("eval", "host"))
     return parser
 
 

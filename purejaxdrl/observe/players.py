@@ -113,7 +113,8 @@ class HostPlayer:
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_host_renderable`."""
-        check_host_renderable(self.config.env.id, self.spec, out)
+        options = dict(self.config.env.options)
+        check_host_renderable(self.config.env.id, self.spec, out, options)
 
     def render(
         self,

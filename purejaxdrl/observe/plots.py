@@ -164,6 +164,12 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
             items.append(pbt_curve(path))
             continue
         metrics = path / "metrics.jsonl"
+        if not metrics.is_file() and (path / "config.yaml").is_file():
+            raise ConfigError(
+                f"{str(path)!r} is a run directory without metrics yet (no "
+                "metrics.jsonl: stopped before its first chunk); resume it "
+                "(purejaxdrl train --resume) or leave it out."
+            )
         if not metrics.is_file():
             raise ConfigError(
                 f"{str(path)!r} is not a run, sweep or PBT directory (no "

@@ -238,9 +238,16 @@ def is_pixels(spec: HostSpec) -> bool:
 
 
 def check_host_renderable(
-    env_id: str, spec: HostSpec, out: str | pathlib.Path
+    env_id: str,
+    spec: HostSpec,
+    out: str | pathlib.Path,
+    options: dict[str, Any] | None = None,
 ) -> pathlib.Path:
     """`out` as a path, when a host run on `env_id` can be drawn there.
+
+    With `options` (the run's environment options), a Gymnasium environment
+    without pixel observations is made once with `render_mode="rgb_array"`, so
+    that one that cannot draw is refused before anything is evaluated.
 
     Raises:
       ConfigError: `out` is no GIF, or `env_id` draws no frames.
@@ -258,6 +265,8 @@ def check_host_renderable(
             f"observations of shape {spec.observation.shape} are no image); train on "
             f"--env.id gymnasium:{name} to render it, or leave out --render."
         )
+    if kind == "gymnasium" and options is not None and not is_pixels(spec):
+        _drawing_env(name, options).close()
     return out
 
 
@@ -305,31 +314,8 @@ def _gymnasium_episode(
     seed: int,
     max_steps: int,
 ) -> HostEpisode:
-    headless()  # pygame draws classic control
-    gym = import_optional("gymnasium", "gymnasium")
-    with warnings.catch_warnings():  # an unknown render mode only warns
-        warnings.simplefilter("ignore")
-        # One environment, not a vector: the vector's own option goes.
-        kwargs = {k: v for k, v in options.items() if k != "vectorization_mode"}
-        try:
-            env = gym.make(name, render_mode="rgb_array", **kwargs)
-        except TypeError as e:
-            if "render_mode" not in str(e):
-                raise
-            # Gymnasium passes render_mode to the constructor, which refused it.
-            raise ConfigError(
-                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
-                "so it cannot draw frames; give its __init__ a render_mode "
-                "argument (Gymnasium's API, with 'rgb_array' in "
-                "metadata['render_modes']) or evaluate without --render."
-            ) from None
+    env = _drawing_env(name, options)
     try:
-        if "rgb_array" not in env.metadata.get("render_modes", ()):
-            raise ConfigError(
-                f"--render: gymnasium:{name} draws no frames (render modes "
-                f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
-                "or pixel observations); evaluate without --render."
-            )
         obs, info = env.reset(seed=env_seeds(seed, 1)[0])
         # What the policy saw in training: the legal-action flags appended.
         masks = MASK_KEY in info
@@ -350,6 +336,42 @@ def _gymnasium_episode(
     fps = env.metadata.get("render_fps") or 30
     frame_ms = max(20, int(round(100 / fps)) * 10)
     return HostEpisode(frames, len(frames), episode_return, frame_ms)
+
+
+def _drawing_env(name: str, options: dict[str, Any]) -> Any:
+    """One `gymnasium:<name>` environment that draws RGB frames.
+
+    Raises:
+      ConfigError: its constructor takes no `render_mode`, or it draws no
+        `rgb_array` frames.
+
+    """
+    headless()  # pygame draws classic control
+    gym = import_optional("gymnasium", "gymnasium")
+    with warnings.catch_warnings():  # an unknown render mode only warns
+        warnings.simplefilter("ignore")
+        # One environment, not a vector: the vector's own option goes.
+        kwargs = {k: v for k, v in options.items() if k != "vectorization_mode"}
+        try:
+            env = gym.make(name, render_mode="rgb_array", **kwargs)
+        except TypeError as e:
+            if "render_mode" not in str(e):
+                raise
+            # Gymnasium passes render_mode to the constructor, which refused it.
+            raise ConfigError(
+                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
+                "so it cannot draw frames; give its __init__ a render_mode "
+                "argument (Gymnasium's API, with 'rgb_array' in "
+                "metadata['render_modes']) or evaluate without --render."
+            ) from None
+    if "rgb_array" not in env.metadata.get("render_modes", ()):
+        env.close()
+        raise ConfigError(
+            f"--render: gymnasium:{name} draws no frames (render modes "
+            f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
+            "or pixel observations); evaluate without --render."
+        )
+    return env
 
 
 def _draw(env: Any, name: str) -> np.ndarray:

@@ -494,6 +494,9 @@ CASES = [
     ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
+    (["plot", "{ok}", "--target", "abc"], "invalid float value: 'abc'; pass a number"),
+    ([*SWEEP, "--eval.episodes", "2"], "sweeps do not play evaluation episodes"),
+    (["plot", "{ok}"], "is a run directory without metrics yet"),
     # A user's Gymnasium environment that cannot draw, or mask.
     (
         ["eval", "{no_render_mode}", "--render", "{tmp}/episode.gif"],
@@ -525,6 +528,15 @@ def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys
     assert len(lines) == 1, err
     assert lines[0].startswith("purejaxdrl: error:"), err
     assert fragment in lines[0], err
+
+
+def test_an_environment_that_cannot_draw_is_refused_before_evaluating(
+    runs, tmp_path, capsys
+):
+    argv = ["eval", str(runs["no_render_mode"]), "--render", str(tmp_path / "e.gif")]
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "takes no render_mode" in err and "mean return" not in out
 
 
 def test_the_table_covers_at_least_25_cases():

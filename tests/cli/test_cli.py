@@ -110,6 +110,9 @@ def test_help_of_one_algorithm_shows_its_flags_and_how_to_see_the_others(
     for other in ("ppo", "impala", "a2c", "apex", "sac"):
         assert f"--{other}." not in out
     assert "`--algo NAME --help` shows NAME's" in out
+    # Sweeps and PBT refuse evaluation and host environments: not listed.
+    unused = ("--eval.episodes" in out, "--host.actor-threads" in out)
+    assert unused == ((True, True) if command == "train" else (False, False))
     for record in algorithms():
         if record.name != "dqn":
             assert f"{record.name} ({record.summary})" in out
