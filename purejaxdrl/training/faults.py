@@ -38,8 +38,9 @@ class StopSignals:
         self.requested = name
         if self._announce:
             print(
-                f"purejaxdrl: {name} received: saving a checkpoint after the "
-                "current chunk, then stopping"
+                f"purejaxdrl: {name} received: saving a checkpoint once the "
+                "chunks under way finish (one, or two where the next is queued), "
+                "then stopping"
                 + (" (Ctrl-C again aborts without saving)" if name == "SIGINT" else ""),
                 file=sys.stderr,
                 flush=True,
