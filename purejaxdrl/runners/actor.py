@@ -208,6 +208,7 @@ class Actor:
             action_shape,
             action_dtype,
             core_state=jax.tree.map(lambda s: s[0], carry),
+            metrics=spec.metrics,
         )
         self.stats = ActorStats()
         self.error: BaseException | None = None

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from purejaxdrl.env.host.base import HostStep
+from purejaxdrl.runners.base import ENV_METRIC
 from purejaxdrl.types import Transition
 
 
@@ -90,12 +91,15 @@ class TrajectoryBuilder:
         action_shape: tuple[int, ...],
         action_dtype: np.dtype,
         core_state: Any = (),
+        metrics: tuple[str, ...] = (),
     ):
         self.num_envs, self.length = num_envs, length
         self.count = np.zeros(num_envs, np.int64)  # finished transitions per column
         self.episode_return = np.zeros(num_envs, np.float64)
         self.episode_length = np.zeros(num_envs, np.int64)
-        self.episodes = _no_episodes()
+        # The environment's own metrics, summed per episode as its return is.
+        self.episode_metrics = {name: np.zeros(num_envs) for name in metrics}
+        self.episodes = self._no_episodes()
         self.fields = {
             "observation": (obs_shape, obs_dtype),
             "final_observation": (obs_shape, obs_dtype),
@@ -177,6 +181,17 @@ class TrajectoryBuilder:
         self.episodes["episode/length_sum"] += self.episode_length[ended].sum()
         self.episode_return[ended] = 0.0
         self.episode_length[ended] = 0
+        for name, sums in self.episode_metrics.items():
+            if name in step.metrics:  # absent from a reset's step: no transitions
+                sums[ids] += step.metrics[name][done]
+            self.episodes[f"{ENV_METRIC}{name}_sum"] += sums[ended].sum()
+            sums[ended] = 0.0
+
+    def _no_episodes(self) -> dict[str, float]:
+        # Every name from the start: processes sum them in one fixed order.
+        names = ["episode/count", "episode/return_sum", "episode/length_sum"]
+        names += [f"{ENV_METRIC}{name}_sum" for name in self.episode_metrics]
+        return dict.fromkeys(names, 0.0)
 
     def _grow(self) -> None:
         # A column far ahead of the others (an asynchronous pool): more rows.
@@ -199,7 +214,7 @@ class TrajectoryBuilder:
         for buffer in self.buffers.values():
             buffer[:keep] = buffer[t : t + keep]
         self.count -= t
-        episodes, self.episodes = self.episodes, _no_episodes()
+        episodes, self.episodes = self.episodes, self._no_episodes()
         versions = out.pop("version")
         core = {}
         if self.recurrent:
@@ -211,7 +226,3 @@ class TrajectoryBuilder:
                 "core_state": jax.tree.unflatten(self.core_def, leaves),
             }
         return Batch(Transition(**out, info={}, **core), versions, episodes)
-
-
-def _no_episodes() -> dict[str, float]:
-    return {"episode/count": 0.0, "episode/return_sum": 0.0, "episode/length_sum": 0.0}

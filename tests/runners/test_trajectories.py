@@ -71,6 +71,35 @@ def test_one_environment_by_hand():
     assert batches[1].episodes["episode/length_sum"] == 1.0
 
 
+def test_an_environments_own_metrics_are_summed_per_episode():
+    # Two environments; "hits" counted per transition, reset steps' ignored.
+    builder = TrajectoryBuilder(2, 2, (1,), np.float32, (), np.int32, metrics=("hits",))
+
+    def step(reward, hits, terminated=(False, False), first=(False, False)):
+        out = _step([[0], [0]], ids=(0, 1))._replace(
+            reward=np.float32(reward),
+            terminated=np.array(terminated),
+            first=np.array(first),
+            metrics={"hits": np.float32(hits)},
+        )
+        return out
+
+    stream = [
+        step([0, 0], [9, 9], first=(True, True)),  # reset: its metrics are none
+        step([1, 1], [1, 2]),
+        step([1, 1], [3, 0], terminated=(True, False)),  # env 0: hits 1 + 3
+        step([0, 1], [9, 5], first=(True, False)),  # env 0 resets: 9 ignored
+    ]
+    for i, s in enumerate(stream):
+        zeros = np.zeros(2, np.float32)
+        builder.add(s, PolicyOut(None, np.zeros(2, np.int32), zeros, zeros), i)
+    assert builder.ready()
+    episodes = builder.take().episodes
+    assert episodes["episode/count"] == 1.0 and episodes["episode/return_sum"] == 2.0
+    assert episodes["episode/env/hits_sum"] == 4.0
+    assert builder.episode_metrics["hits"].tolist() == [0.0, 7.0]  # env 1: open
+
+
 def _reference(events, num_envs, length):
     """Per-environment lists, the definition written out step by step."""
     columns = {i: [] for i in range(num_envs)}

@@ -19,6 +19,8 @@ the module that registers it first).
 import dataclasses
 import difflib
 import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -42,6 +44,8 @@ class HostStep(NamedTuple):
         reset step after an episode's end (whose action was ignored and whose
         reward is 0: it is no transition of any episode).
       env_id: int32 [B], which environments of the pool these rows are.
+      metrics: float32 [B] per name of the spec's `metrics`: the environment's
+        own `info["metrics"]` of the transition (0 where a row reports none).
 
     """
 
@@ -51,6 +55,7 @@ class HostStep(NamedTuple):
     truncated: np.ndarray
     first: np.ndarray
     env_id: np.ndarray
+    metrics: Mapping[str, np.ndarray] = MappingProxyType({})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,12 +66,16 @@ class HostSpec:
       observation: the observation's shape.
       observation_dtype: its numpy dtype; it stays so until it is on a device.
       action: the action space (Box actions are rescaled from [-1, 1]).
+      metrics: the names of the environment's own per-step metrics (a
+        Gymnasium environment's `info["metrics"]`, as a JAX `Env`'s), summed
+        over each episode and logged as `env/<name>`.
 
     """
 
     observation: Box
     observation_dtype: np.dtype
     action: Discrete | Box
+    metrics: tuple[str, ...] = ()
 
 
 class HostEnv:

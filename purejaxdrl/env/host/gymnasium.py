@@ -100,11 +100,14 @@ class GymnasiumEnv(HostEnv):
         action = space_spec(self.vec.single_action_space, f"gymnasium:{env_id}")
         # Whether the environment reports legal actions shows in its reset's
         # info; the reset is repeated with the same seeds in `reset`.
-        self.masks = MASK_KEY in self.vec.reset(seed=self.seeds)[1]
+        # So does whether it logs metrics of its own, and their names.
+        info = self.vec.reset(seed=self.seeds)[1]
+        self.masks = MASK_KEY in info
         shape = tuple(space.shape)
         if self.masks:
             action, shape = _masked_spec(f"gymnasium:{env_id}", shape, action)
-        self.spec = HostSpec(Box(shape), np.dtype(space.dtype), action)
+        names = tuple(sorted(k for k in info.get("metrics", {}) if k[0] != "_"))
+        self.spec = HostSpec(Box(shape), np.dtype(space.dtype), action, names)
         self.boundaries = BoundaryTracker(num_envs)
         self.env_id = np.arange(num_envs, dtype=np.int32)
         self.pending: np.ndarray | None = None
@@ -115,7 +118,13 @@ class GymnasiumEnv(HostEnv):
         zeros = np.zeros(self.num_envs, bool)
         first = self.boundaries.mark(self.env_id, zeros, zeros)
         return HostStep(
-            obs, np.zeros(self.num_envs, np.float32), zeros, zeros, first, self.env_id
+            obs,
+            np.zeros(self.num_envs, np.float32),
+            zeros,
+            zeros,
+            first,
+            self.env_id,
+            self._metrics(info),
         )
 
     def send(self, action: np.ndarray, env_id: np.ndarray) -> None:
@@ -139,10 +148,25 @@ class GymnasiumEnv(HostEnv):
             truncated,
             first,
             self.env_id,
+            self._metrics(info),
         )
 
     def close(self) -> None:
         self.vec.close()
+
+    def _metrics(self, info: dict[str, Any]) -> dict[str, np.ndarray]:
+        """The step's `info["metrics"]`, float32 [B] per name, 0 where absent.
+
+        A vector environment gathers its environments' info dicts into arrays,
+        with a `_<name>` mask of the environments whose dict held the name.
+        """
+        reported = info.get("metrics", {})
+        out = {}
+        for name in self.spec.metrics:
+            values = np.asarray(reported.get(name, 0.0), np.float32)
+            mask = np.asarray(reported.get(f"_{name}", True), bool)
+            out[name] = np.broadcast_to(np.where(mask, values, 0.0), (self.num_envs,))
+        return out
 
     def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         return with_mask(obs, info) if self.masks else obs
