@@ -231,9 +231,13 @@ def check_types(config: Any) -> None:
       ConfigError: naming the field, its value and the type it takes.
 
     """
+    _check_sections(config)
     for path, hint, value in flat_fields(config):
-        # Arrays and types of a user's own (not `_convertible`) are left alone.
-        if hasattr(value, "dtype") or not _convertible(hint):
+        # Arrays and traced values (a sweep's hyper-parameters), and types of
+        # a user's own (not `_convertible`), are left alone; a numpy or JAX
+        # scalar is checked, as YAML and JSON cannot write one.
+        batched = getattr(value, "ndim", 0) > 0 or isinstance(value, jax.core.Tracer)
+        if batched or not _convertible(hint):
             continue
         coerced = _coerce(value, hint, path)  # ConfigError where it cannot be
         mismatch = _mismatch(value, coerced)
@@ -241,10 +245,38 @@ def check_types(config: Any) -> None:
             got, wanted = mismatch
             inner = "" if got is value else f" holds {got!r}, which"
             raise ConfigError(
-                f"{path}={value!r}{inner} is a {type(got).__name__}, not the "
+                f"{path}={value!r}{inner} is {_a(got)}, not the "
                 f"{type(wanted).__name__} it takes; pass {coerced!r} (or set it "
                 "with apply_overrides, which converts)."
             )
+
+
+def _a(value: Any) -> str:
+    """`value`'s type with its article: "a str", "a numpy.float64", "a jax.Array"."""
+    kind = type(value)
+    if isinstance(value, jax.Array):
+        name = "jax.Array"
+    elif kind.__module__ == "numpy":
+        name = f"numpy.{kind.__name__}"
+    else:
+        name = kind.__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _check_sections(config: Any, prefix: str = "") -> None:
+    """That every section of `config` is an instance of its declared class."""
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):
+        hint, value = hints[field.name], getattr(config, field.name)
+        if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+            continue
+        if not isinstance(value, hint):
+            raise ConfigError(
+                f"{prefix}{field.name} is {_a(value)}, not the "
+                f"{hint.__name__} it takes; pass one, or set its "
+                f"fields with apply_overrides (e.g. {{{field.name!r}: {{...}}}})."
+            )
+        _check_sections(value, f"{prefix}{field.name}.")
 
 
 def _mismatch(value: Any, coerced: Any) -> tuple[Any, Any] | None:

@@ -23,6 +23,8 @@ import jax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.config import ConfigError
+
 DATA_AXIS = "data"
 SWEEP_AXIS = "sweep"
 PyTree = Any
@@ -192,13 +194,13 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
         None for all of them.
 
     Raises:
-      ValueError: when N is not in [1, local device count].
+      ConfigError: when N is not in [1, local device count].
 
     """
     local = jax.local_device_count()
     n = local if devices_per_process is None else devices_per_process
     if not 1 <= n <= local:
-        raise ValueError(
+        raise ConfigError(
             f"devices={n} must be between 1 and the {local} local "
             f"{jax.default_backend()} devices of this process; pass --devices "
             f"{local} or fewer."

@@ -1,6 +1,8 @@
 import dataclasses
 import re
 
+import jax.numpy as jnp
+import numpy as np
 import pytest
 import yaml
 
@@ -238,5 +240,24 @@ def test_a_config_changed_without_apply_overrides_is_type_checked():
         r"it takes; pass \(64, 64\)",
     ):
         pjd.validate(dataclasses.replace(config, network=network))
+    # A numpy or JAX scalar (a notebook's `for lr in np.logspace(...)`): YAML
+    # cannot write it, so the run would fail at its config.yaml.
+    ppo = dataclasses.replace(config.ppo, learning_rate=np.float64(1e-4))
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"learning_rate=np.float64\(0.0001\) is a numpy.float64, not the float "
+        r"it takes; pass 0.0001",
+    ):
+        pjd.validate(dataclasses.replace(config, ppo=ppo))
+    with pytest.raises(pjd.ConfigError, match=r"seed=.* is a jax.Array, not the int"):
+        pjd.validate(dataclasses.replace(config, seed=jnp.int32(1)))
+    # A section of another class, or a dict, where a section is taken.
+    for section in ({"learning_rate": 1e-3}, pjd.agents.DQNConfig()):
+        with pytest.raises(
+            pjd.ConfigError, match=r"^ppo is an? \w+, not the PPOConfig"
+        ):
+            pjd.validate(dataclasses.replace(config, ppo=section))
+    with pytest.raises(pjd.ConfigError, match=r"^env is a str, not the EnvConfig"):
+        pjd.validate(dataclasses.replace(config, env="CartPole-v1"))
     ppo = dataclasses.replace(config.ppo, learning_rate=1)  # an int is a float
     assert pjd.validate(dataclasses.replace(config, ppo=ppo)).ppo.learning_rate == 1

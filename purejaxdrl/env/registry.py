@@ -12,8 +12,8 @@ _FACTORIES: dict[str, Callable[..., Env]] = {}
 _USERS: set[str] = set()  # names registered through `register`: users' code
 
 
-class UnknownEnvironmentError(KeyError):
-    """Raised by `make` for a name nobody registered."""
+class UnknownEnvironmentError(ConfigError, KeyError):
+    """Raised by `make` for a name nobody registered (a ConfigError and a KeyError)."""
 
     def __str__(self) -> str:
         return str(self.args[0])

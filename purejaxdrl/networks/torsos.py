@@ -14,6 +14,7 @@ import flax.linen as nn
 import jax
 import numpy as np
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks.base import (
     ACTIVATIONS,
@@ -104,14 +105,14 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """(the policy's, the critic's) observation spaces, for array or dict ones.
 
     Raises:
-      ValueError: (one line) an entry key on array observations, none or one
+      ConfigError: (one line) an entry key on array observations, none or one
         the dict lacks on dict observations, or a shared torso over two.
 
     """
     keys = {"policy_obs_key": config.policy_obs_key, "value_obs_key": value_key(config)}
     if not isinstance(obs_spec, dict):
         if keys["policy_obs_key"] or keys["value_obs_key"]:
-            raise ValueError(
+            raise ConfigError(
                 f"network.policy_obs_key={config.policy_obs_key!r} and "
                 f"value_obs_key={config.value_obs_key!r} pick entries of dict "
                 "observations, but the environment's are an array of shape "
@@ -122,19 +123,19 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     if config.policy_obs_key is None:
         first = "state" if "state" in obs_spec else sorted(obs_spec)[0]
         second = "privileged_state" if "privileged_state" in obs_spec else first
-        raise ValueError(
+        raise ConfigError(
             f"network.policy_obs_key=None, but the environment observes a dict "
             f"({names}); pick the policy's entry and the critic's, e.g. "
             f"--network.policy-obs-key {first} --network.value-obs-key {second}."
         )
     for field, key in keys.items():
         if key not in obs_spec:
-            raise ValueError(
+            raise ConfigError(
                 f"network.{field}={key!r} is not an entry of the environment's "
                 f"observations ({names}); pick one of them."
             )
     if config.shared_torso and len(set(keys.values())) > 1:
-        raise ValueError(
+        raise ConfigError(
             f"network.shared_torso=True needs one observation for both towers, "
             f"got {keys}; pass --network.shared-torso false."
         )
@@ -142,7 +143,7 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
 
 
 def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
-    """Raises ValueError (one line: value, rule, fix) for a torso that cannot be.
+    """Raises ConfigError (one line: value, rule, fix) for a torso that cannot be.
 
     An unknown torso, activation or norm, a conv torso on observations that are not
     images, frames too small for the Nature CNN, or the `obs_specs` errors.
@@ -153,18 +154,18 @@ def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """
     specs = obs_specs(config, obs_spec)
     if config.torso not in torso_names():
-        raise ValueError(
+        raise ConfigError(
             f"network.torso={config.torso!r} is not one of {torso_names()}; pick "
             "one of them, or register your own (networks.register_torso) in a "
             "module of env.imports."
         )
     if config.activation not in ACTIVATIONS:
-        raise ValueError(
+        raise ConfigError(
             f"network.activation={config.activation!r} is not one of "
             f"{tuple(ACTIVATIONS)}; pick one of them."
         )
     if config.norm not in NORMS:
-        raise ValueError(
+        raise ConfigError(
             f"network.norm={config.norm!r} is not one of {NORMS}; pick one of them."
         )
     for obs_spec in dict.fromkeys(specs):

@@ -141,8 +141,10 @@ def pbt_curve(path: pathlib.Path) -> Curve:
     return Curve(f"PBT population ({population} members)", histories)
 
 
-def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
-    """The curves of run, sweep and PBT directories, in the given order.
+def load_curves(
+    paths: str | pathlib.Path | Sequence[str | pathlib.Path],
+) -> list[Curve]:
+    """The curves of run, sweep and PBT directories (or one), in the given order.
 
     A sweep directory gives one curve per setting (`sweep_curves`), a PBT
     directory one of its population (`pbt_curve`); run directories whose
@@ -153,6 +155,8 @@ def load_curves(paths: Sequence[str | pathlib.Path]) -> list[Curve]:
         run, or a run without metrics.
 
     """
+    if isinstance(paths, str | pathlib.PurePath):  # one folder, not its letters
+        paths = [paths]
     items: list[Curve | str] = []  # curves, or keys of groups of runs
     runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
     for raw in paths:

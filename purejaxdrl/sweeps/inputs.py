@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, require_config
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
@@ -110,6 +110,7 @@ def base_and_target(
         base, algo = preset.config, None
         if target_return is None:
             target_return = preset.target_return
+    require_config(base, "a sweep (or PBT run)")
     if algo is not None and algo != base.algo:
         raise ConfigError(
             f"algo={algo!r} differs from the config's algo={base.algo!r}; set "

@@ -260,7 +260,8 @@ def _bare(plan: SweepPlan) -> set[str]:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         try:
-            return math.isclose(float(a), float(b), rel_tol=1e-9)
+            # Runs train with float32 values: np.float32(1e-3) names 1e-3's run.
+            return math.isclose(float(a), float(b), rel_tol=1e-6)
         except (TypeError, ValueError):
             return False
     if isinstance(a, tuple | list) and isinstance(b, tuple | list):

@@ -170,7 +170,9 @@ def grid_axis(
     field = resolve_field(base, name)
     if field.path in {f.path for f in taken}:
         raise ConfigError(f"sweep field {field.path!r} is given twice; merge them.")
-    if isinstance(values, str) or not isinstance(values, Sequence):
+    if getattr(values, "ndim", 0) == 1:  # a numpy or JAX array: its items
+        values = [v.item() for v in values]
+    elif isinstance(values, str) or not isinstance(values, Sequence):
         values = [values]
     if not values:
         raise ConfigError(

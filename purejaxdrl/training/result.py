@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.loggers import (
     LOGGERS,
     JsonlLogger,
@@ -112,21 +113,21 @@ def _check_sinks(
     for i, logger in enumerate(loggers):
         missing = [m for m in ("write", "close") if not callable(getattr(logger, m, 0))]
         if missing:
-            raise ValueError(
+            raise ConfigError(
                 f"loggers[{i}]={logger!r} has no {'() or '.join(missing)}(); a logger "
                 "is an object with write(record) and close() "
                 "(purejaxdrl.observe.loggers.Logger)"
             )
     if isinstance(log_to, str):
-        raise ValueError(
+        raise ConfigError(
             f"log_to={log_to!r} is one string; pass a list of sink names, e.g. "
             f"log_to=[{log_to!r}]"
         )
     unknown = sorted(set(log_to) - set(LOGGERS))
     if unknown:
-        raise ValueError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
+        raise ConfigError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
     if log_to and not has_run_dir:
-        raise ValueError(
+        raise ConfigError(
             f"log_to={list(log_to)} writes into the run directory; pass "
             "write_files=True"
         )

@@ -47,11 +47,14 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
 
 def make_run_dir(config: TrainConfig) -> pathlib.Path:
     """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
+    # Written out before the folder is made: a config YAML cannot hold leaves
+    # no folder behind.
+    text = yaml.safe_dump(to_dict(config), sort_keys=False)
     path = new_dir(
         config.run_dir,
         f"{config.env.id.replace('/', '-').replace(':', '-')}_{config.algo}",
     )
-    (path / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    (path / "config.yaml").write_text(text)
     return path
 
 

@@ -169,6 +169,7 @@ def test_sweep_directory_curves_by_hand(tmp_path):
         line = json.dumps({"env_steps": 100, "episode/mean_return": value})
         (tmp_path / "runs" / f"run-{run:04d}.jsonl").write_text(line + "\n")
     first, second = load_curves([tmp_path])
+    assert [c.label for c in load_curves(tmp_path)] == [first.label, second.label]
     assert first.label == "clip_rho=1" and second.label == "clip_rho=0.5"
     assert first.series("env_steps")[1].tolist() == [[1], [2]]
     missing = read_history(tmp_path / "runs" / "run-0002.jsonl")

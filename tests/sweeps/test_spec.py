@@ -37,6 +37,9 @@ def test_grid_axis_resolves_the_field_and_checks_each_value():
     assert values == [0.001, 0.00025]
     # A lone value (not a sequence) is a grid of one.
     assert grid_axis(BASE, "num_epochs", 2, []) == (Field("ppo.num_epochs", False), [2])
+    # A numpy array (np.logspace in a notebook) is its values.
+    _, values = grid_axis(BASE, "learning_rate", np.array([1e-4, 1e-3]), [])
+    assert values == [1e-4, 1e-3] and all(type(v) is float for v in values)
 
 
 @pytest.mark.parametrize(
@@ -110,6 +113,12 @@ def test_make_plan_checks_the_grid_before_the_random_search():
          "sample/explore learning_rate='loguniform:1e-4:1e-3' is not (distribution"),
         (lambda: pjd.pbt("cartpole", explore={"learning_rate": (1e-5, 1e-3)},
                          population=4), "learning_rate=(1e-05, 0.001) is not ("),
+        (lambda: pjd.sweep(pjd.load_preset("cartpole")),
+         "a sweep (or PBT run) takes a config, not a Preset; pass its .config"),
+        (lambda: pjd.pbt(pjd.load_preset("cartpole"),
+                         explore={"learning_rate": ("loguniform", 1e-5, 1e-3)},
+                         population=4),
+         "a sweep (or PBT run) takes a config, not a Preset; pass its .config"),
     ],
 )  # fmt: skip
 def test_python_arguments_in_the_wrong_form_name_the_right_one(call, message):

@@ -186,6 +186,8 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
     loaded = load_sweep(d)
     index = loaded.run_index(learning_rate=2.5e-4, seed=1)
     assert index == 4 == result.run_index(seed=1, **{"ppo.learning_rate": 2.5e-4})
+    # The float32 the run trained with names it too.
+    assert result.run_index(learning_rate=np.float32(2.5e-4), seed=1) == 4
     _assert_trees_close(loaded.params(index), result.params(4), atol=0)
     np.testing.assert_allclose(loaded.final_return, final)
     assert loaded.table() == result.table()
