@@ -133,7 +133,15 @@ def test_a_member_never_ready_is_the_sweep_run_of_its_draw():
 
 
 def test_a_population_that_does_not_fit_is_refused():
-    with pytest.raises(pjd.ConfigError, match=r"population=4 needs .* or fewer"):
+    # Two of the four members fit (~0.2 MiB each): the line says how many.
+    with pytest.raises(
+        pjd.ConfigError, match=r"population=4 needs .* lower --population to 2 or fewer"
+    ):
+        pbt(_base(2, devices=1), explore=SPACE, population=4, device_memory=500_000)
+    # None fits: no "--population to 0", the other ways only.
+    with pytest.raises(
+        pjd.ConfigError, match=r"ready step: lower num_envs or the replay size, or use"
+    ):
         pbt(_base(2, devices=1), explore=SPACE, population=4, device_memory=10_000)
 
 
