@@ -29,9 +29,7 @@ def check_user_env(env: Any, env_id: str) -> None:
 
     """
     if not isinstance(env, Env):
-        gymnax = type(env).__module__.startswith("gymnax") or any(
-            k.__module__.startswith("gymnax") for k in type(env).__mro__
-        )
+        gymnax = any(k.__module__.startswith("gymnax") for k in type(env).__mro__)
         hint = (
             f"; or, for a gymnax Environment, register({env_id!r}, lambda: "
             f"purejaxdrl.env.GymnaxEnv.wrap({type(env).__name__}()))"

@@ -165,18 +165,6 @@ def check_known(
     )
 
 
-def check_options(env_id: str, options: dict[str, Any], known: list[str]) -> None:
-    """Raises a one-line ConfigError for an option a library does not take."""
-    for name in options:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=3)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            raise ConfigError(
-                f"env.options {name!r} is not an option of env.id={env_id!r}; "
-                f"{hint}it takes {', '.join(sorted(set(known)))}."
-            )
-
-
 def space_spec(space: Any, env_id: str) -> Discrete | Box:
     """A Gymnasium-style action space of `env_id` as our spec (Discrete or Box).
 

@@ -14,14 +14,13 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Box
+from purejaxdrl.env.base import Box, check_options
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,
     HostStep,
     check_known,
-    check_options,
     import_optional,
     rescale_actions,
     space_spec,
@@ -73,7 +72,7 @@ class EnvPoolEnv(HostEnv):
         names = envpool.list_all_envs()
         check_known(f"envpool:{task}", task, names, "envpool.list_all_envs()")
         defaults = envpool.make_spec(task).config._asdict()
-        check_options(f"envpool:{task}", options, [*defaults, "num_threads"])
+        check_options(f"env.id='envpool:{task}'", options, {*defaults, "num_threads"})
         if not 0 <= batch_size <= num_envs:
             raise ConfigError(
                 f"env.options batch_size={batch_size} must be in [0, {num_envs}] "
