@@ -36,6 +36,7 @@ from purejaxdrl.agents.q_learning import (
     target_network_step,
 )
 from purejaxdrl.agents.replay_sizes import (
+    learning_updates,
     merge_steps,
     replay_shard_sizes,
     stored_items,
@@ -243,9 +244,13 @@ def make_dqn(
         )
     else:
         buffer = make_uniform_buffer(capacity, batch, min_size)
-    # Adam's ε as Rainbow's (Hessel et al., 2018).
+    # Adam's ε as Rainbow's (Hessel et al., 2018). The optimiser steps only
+    # once learning starts: a decaying rate decays over those updates.
+    learning = learning_updates(
+        config.min_replay, num_envs * run.unroll_length, run.num_updates
+    )
     _, optimizer = learner_optimizer(
-        config, run.num_updates, steps_per_update=config.updates_per_step, eps=1.5e-4
+        config, learning, steps_per_update=config.updates_per_step, eps=1.5e-4
     )
 
     def q_values(params: Params, obs: jax.Array) -> jax.Array:

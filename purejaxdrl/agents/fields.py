@@ -42,7 +42,8 @@ class OptimizerFields(LearnerFields):
 
     Attributes:
       anneal_lr: decay the learning rate linearly to 0 over training (A3C's
-        and IMPALA's schedule).
+        and IMPALA's schedule; a replay learner's over the updates from the
+        one that fills min_replay).
       max_grad_norm: gradients are rescaled to at most this global norm before
         each optimiser step.
 

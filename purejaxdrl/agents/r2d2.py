@@ -47,6 +47,7 @@ from purejaxdrl.agents.r2d2_sequences import (
     time_major,
     with_burn_in,
 )
+from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -181,7 +182,9 @@ def make_r2d2(
     objective = functools.partial(loss, network=network, config=config)
     _, optimizer = learner_optimizer(
         config,
-        run.num_updates,
+        # One sequence per environment per update; the optimiser steps only
+        # once learning starts, so a decaying rate decays over those updates.
+        learning_updates(config.min_replay, num_envs, run.num_updates),
         steps_per_update=config.updates_per_step,
         eps=config.adam_eps,
     )

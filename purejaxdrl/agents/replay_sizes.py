@@ -90,6 +90,18 @@ def merge_steps(x: jax.Array) -> jax.Array:
     return x.reshape((-1, *x.shape[2:]))
 
 
+def learning_updates(min_replay: int, per_update: int, num_updates: int) -> int:
+    """How many of a run's `num_updates` take gradient steps (at least 1).
+
+    Learning starts at the update whose add fills `min_replay` (`stored_items`),
+    so `anneal_lr` decays over these updates and reaches 0 at the run's end,
+    not `learning_rate * warm-up / num_updates`. `per_update` is the items
+    each update stores over all devices (`Algorithm.replay_items`).
+    """
+    first = -(-min_replay // per_update) - 1  # the first update that learns
+    return max(num_updates - first, 1)
+
+
 def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
     """Items in a replay shard after the add of update `step` (counted from 0).
 

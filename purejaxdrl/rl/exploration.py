@@ -67,7 +67,7 @@ def annealed_epsilon(
     Args:
       start: ε at update 0.
       end: ε from update `fraction * num_updates` on.
-      fraction: the part of training the decay takes.
+      fraction: the part of training the decay takes (0: `end` throughout).
       step: the update, int32 [].
       num_updates: updates in the whole run.
 
@@ -75,5 +75,8 @@ def annealed_epsilon(
       ε, float32 [].
 
     """
-    frac = jnp.minimum(step / (fraction * num_updates), 1.0)
+    span = fraction * num_updates
+    # A zero span (fraction 0) means no decay: `end` from update 0, not 0 / 0.
+    frac = jnp.where(span > 0, step / jnp.where(span > 0, span, 1.0), 1.0)
+    frac = jnp.minimum(frac, 1.0)
     return jnp.asarray(start + frac * (end - start), jnp.float32)

@@ -33,6 +33,8 @@ class Run:
       notify: called with each message on process 0.
       checkpointer: its checkpoints, with a run directory; else None.
       state_index: how a checkpoint's arrays map to the state (`describe`).
+      allow_changes: a resume may continue with a config that changes the
+        run's updates (`--override`).
 
     """
 
@@ -43,6 +45,7 @@ class Run:
     notify: Callable[[str], None] | None = None
     checkpointer: Checkpointer | None = None
     state_index: Any = None
+    allow_changes: bool = False
 
     def say(self, line: str) -> None:
         """Records a message and passes it to `notify` on process 0."""
@@ -57,6 +60,7 @@ def open_run(
     resume: str | pathlib.Path | None,
     write_files: bool,
     notify: Callable[[str], None] | None,
+    allow_changes: bool = False,
 ) -> Run:
     """A run's context and directory: the resumed one, a new one, or none.
 
@@ -72,7 +76,13 @@ def open_run(
         run_dir = pathlib.Path(resume)
     elif write_files:
         run_dir = agreed_run_dir(make_run_dir(config) if main else None)
-    run = Run(config=config, run_dir=run_dir, main=main, notify=notify)
+    run = Run(
+        config=config,
+        run_dir=run_dir,
+        main=main,
+        notify=notify,
+        allow_changes=allow_changes,
+    )
     for note in (budget_note(config), eval_note(config)):
         if note is not None and resume is None:  # a resumed run said it at start
             run.say(note)
@@ -149,6 +159,7 @@ def restore(run: Run, exp: Experiment) -> Start:
     start, meta = start_from_latest(run)
     if start.state is None:
         return start
+    _check_saved_config(run, meta, start.done)
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
     return start
@@ -180,3 +191,38 @@ def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
         seconds_before=float(restored.meta["train_seconds"]),
     )
     return start, restored.meta
+
+
+def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
+    """Refuses a config.yaml edited by hand to change the run since `step`.
+
+    The resume check compares the command's config with config.yaml; the
+    checkpoint's own record of its config catches an edit of the file itself,
+    which would otherwise change the updates of a "resumed" run silently.
+
+    Raises:
+      ConfigError: run-changing differences, without `run.allow_changes`.
+
+    """
+    from purejaxdrl.training.resume import (
+        changes_the_run,
+        config_changes,
+        config_from_dict,
+    )
+
+    if run.allow_changes or not isinstance(meta.get("config"), dict):
+        return
+    try:
+        saved = config_from_dict(meta["config"], f"checkpoint {step}")
+    except ConfigError:  # another version's fields: the layout check decides
+        return
+    binding = [c for c in config_changes(saved, run.config) if changes_the_run(c)]
+    if binding:
+        raise ConfigError(
+            f"--resume {run.run_dir}: its checkpoint at update {step:,} was saved "
+            "with another config than its config.yaml now holds ("
+            + "; ".join(binding)
+            + "); put config.yaml back to continue the same run, or add "
+            "--override to continue with the changes (in Python, "
+            "allow_changes=True)."
+        )

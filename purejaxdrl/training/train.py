@@ -112,7 +112,13 @@ def train(
         check_resume(resume, config, allow_changes)
     exp = make_experiment(config)  # the Anakin or the Sebulba runner
     with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
-        run = open_run(config, resume=resume, write_files=write_files, notify=notify)
+        run = open_run(
+            config,
+            resume=resume,
+            write_files=write_files,
+            notify=notify,
+            allow_changes=allow_changes,
+        )
         if exp.device_note:
             run.say(exp.device_note)
         wandb = keep(start_wandb(run, log_to))

@@ -9,6 +9,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents import RunShape
 from purejaxdrl.agents.dqn import make_dqn
 from purejaxdrl.agents.q_learning import exploration
+from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
 from purejaxdrl.training.policy import _sampler
@@ -123,6 +124,8 @@ def test_replay_shards_on_two_devices(algo):
     np.testing.assert_array_equal(
         metrics["learner/grad_steps"], [0, 0, 0, 4, 8, 12, 16, 20]
     )
+    # `anneal_lr` decays over the 5 updates that learn, to 0 at the run's end.
+    assert learning_updates(256, 64, 8) == 5
     assert np.all(np.isfinite(metrics["loss/total"]))
 
 

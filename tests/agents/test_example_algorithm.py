@@ -142,8 +142,8 @@ def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(tmp_path
     )  # fmt: skip
     assert train.returncode == 0, train.stderr
     (run,) = (tmp_path / "runs").iterdir()
-    evaluated = subprocess.run(
-        [sys.executable, "-m", "purejaxdrl.cli", "eval", str(run), "--episodes", "2"],
+    evaluated = subprocess.run(  # `python -m purejaxdrl` is the command too
+        [sys.executable, "-m", "purejaxdrl", "eval", str(run), "--episodes", "2"],
         cwd=tmp_path, capture_output=True, text=True, timeout=280,
     )  # fmt: skip
     assert evaluated.returncode == 0, evaluated.stderr

@@ -13,6 +13,7 @@ import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents.r2d2 import R2D2Config
 from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td
+from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.rl.value_rescaling import rescale, unscale
 from tests.helpers import flat, tiny_config, trained
@@ -201,6 +202,7 @@ def test_same_parameters_on_any_device_count(num_devices):
     _, many, _ = _trained(num_devices)
     # Learning from the second update on (2 sequences per shard): 5 x 2 steps.
     assert metrics["learner/grad_steps"][-1] == 10
+    assert learning_updates(16, 8, 6) == 5  # what `anneal_lr` decays over
     init = exp.runner.init(jax.random.key(0))
     assert np.abs(flat(one.agent.params) - flat(init.agent.params)).max() > 1e-4
     np.testing.assert_allclose(

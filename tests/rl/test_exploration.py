@@ -46,3 +46,17 @@ def test_epsilon_greedy_draws_legal_actions_uniformly_and_keeps_its_stream():
         keys[:200]
     )
     np.testing.assert_array_equal(got, np.asarray(want))
+
+
+def test_annealed_epsilon_by_hand_and_with_no_decay():
+    from purejaxdrl.rl.exploration import annealed_epsilon
+
+    # start 1, end 0.1 over half of 10 updates: 0.82 at update 1, end from 5 on.
+    got = [
+        float(annealed_epsilon(1.0, 0.1, 0.5, jnp.int32(s), 10)) for s in (0, 1, 5, 9)
+    ]
+    np.testing.assert_allclose(got, [1.0, 0.82, 0.1, 0.1], rtol=1e-6)
+    # fraction 0: no decay, `end` from update 0 (once 0 / 0, a NaN that
+    # stopped the run at its first update).
+    got = [float(annealed_epsilon(1.0, 0.05, 0.0, jnp.int32(s), 10)) for s in (0, 3)]
+    np.testing.assert_allclose(got, [0.05, 0.05], rtol=1e-6)

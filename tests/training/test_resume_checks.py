@@ -61,6 +61,29 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
 
 
+def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path):
+    # The resume checks compare with config.yaml; the checkpoint's own record
+    # catches an edit of the file, which would otherwise change the run.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {**TINY, "run_dir": str(tmp_path)}
+    )
+    run_dir = pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)
+    data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    data["ppo"]["learning_rate"] = 0.01
+    edited = yaml.safe_dump(data, sort_keys=False)
+    (run_dir / "config.yaml").write_text(edited)
+    config = pjd.resume_config(run_dir, {})[0]
+    with pytest.raises(
+        ConfigError,
+        match=r"update 2 was saved with another config "
+        r"than its config.yaml now holds \(ppo.learning_rate: ",
+    ):
+        pjd.train(config, resume=run_dir, console=False)
+    assert (run_dir / "config.yaml").read_text() == edited
+    result = pjd.train(config, resume=run_dir, console=False, allow_changes=True)
+    assert result.updates == 2
+
+
 def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training(
     tmp_path,
 ):
