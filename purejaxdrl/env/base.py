@@ -118,12 +118,16 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
 
 def check_option_types(
     env_id: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Refuses an option that is not a number where its default is one.
 
     `--env.option memory_length=abc` would otherwise fail deep inside the
     environment's first trace, with a traceback. Booleans must be booleans,
     integers integers (not 2.5), floats any number.
+
+    Returns:
+      `options`, with a whole float where the default is an integer made one
+      (1000.0: 1000), which a library's typed config (Playground's) refuses.
 
     Raises:
       ConfigError: naming the option, its value, the kind it must be and its
@@ -151,6 +155,15 @@ def check_option_types(
                 f" ({env_id}'s default: {default!r}); pass one, e.g. --env.option "
                 f"{name}={str(default).lower() if kind == 'b' else default}."
             )
+    return {
+        name: int(value)
+        if name in defaults
+        and np.ndim(defaults[name]) == 0
+        and np.asarray(defaults[name]).dtype.kind in "iu"
+        and isinstance(value, float | np.floating)
+        else value
+        for name, value in options.items()
+    }
 
 
 def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:

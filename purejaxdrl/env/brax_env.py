@@ -58,10 +58,11 @@ class BraxState(NamedTuple):
     steps: jax.Array
 
 
-def _check_options(env_id: str, options: dict) -> None:
+def _check_options(env_id: str, options: dict) -> dict:
     """Refuses options that brax's `env_id` (or its pipeline) does not take.
 
-    Checked before brax loads the model, which takes seconds.
+    Checked before brax loads the model, which takes seconds. Returns the
+    options as `check_option_types` makes them (whole floats of integers: ints).
     """
     brax_envs = import_brax_envs()
     from brax.envs.base import PipelineEnv
@@ -69,7 +70,7 @@ def _check_options(env_id: str, options: dict) -> None:
     # brax has no public listing of its environments; `_envs` is its registry.
     cls = brax_envs._envs.get(env_id)
     if cls is None:
-        return
+        return options
     valid, any_keyword = keyword_names(cls.__init__)
     if any_keyword and issubclass(cls, PipelineEnv):
         # Pipeline environments pass their **kwargs on to PipelineEnv.
@@ -80,7 +81,7 @@ def _check_options(env_id: str, options: dict) -> None:
     defaults = keyword_defaults(cls.__init__)
     if issubclass(cls, PipelineEnv):
         defaults = keyword_defaults(PipelineEnv.__init__) | defaults
-    check_option_types(f"brax/{env_id}", options, defaults)
+    return check_option_types(f"brax/{env_id}", options, defaults)
 
 
 class BraxEnv(Env):
@@ -111,12 +112,12 @@ class BraxEnv(Env):
                 "spring or mjx."
             )
         brax_envs = import_brax_envs()
-        _check_options(env_id, kwargs)
-        check_option_types(
+        kwargs = _check_options(env_id, kwargs)
+        episode_length = check_option_types(
             f"brax/{env_id}",
             {"episode_length": episode_length},
             {"episode_length": 1000},
-        )
+        )["episode_length"]
         if episode_length < 1:
             raise ValueError(
                 f"episode_length={episode_length} must be >= 1; pass a positive "

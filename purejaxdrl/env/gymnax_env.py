@@ -51,7 +51,7 @@ class GymnaxEnv(Env):
             check_options(env_id, kwargs, fields | arguments)
         defaults = keyword_defaults(type(probe).__init__)
         defaults |= {f: getattr(probe_params, f) for f in fields}
-        check_option_types(env_id, kwargs, defaults)
+        kwargs = check_option_types(env_id, kwargs, defaults)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         env, params = gymnax.make(env_id, **kwargs)
         if overrides:

@@ -30,6 +30,11 @@ from purejaxdrl.env.base import (
 )
 from purejaxdrl.env.menagerie import needs_menagerie, use_menagerie
 from purejaxdrl.env.playground_compat import patch_removed_keywords
+from purejaxdrl.env.playground_options import (
+    check_physics,
+    default_physics,
+    flat_items,
+)
 from purejaxdrl.env.randomize import choose_randomizer, draw, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
@@ -101,54 +106,6 @@ def import_registry() -> Any:
     return registry
 
 
-# The physics the adapter runs: MJX's JAX implementation. Playground's configs
-# name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
-# traced in one vmapped program (the adapter's auto-reset) fail JAX's tracer
-# checks (UnexpectedTracerError, on Playground's own environment too, with
-# warp-lang 1.19 on a CPU); and on a CPU Warp is tens of times slower.
-IMPLS = ("jax",)
-
-
-def default_physics(configured: str) -> str:
-    """The physics a task steps with when `env.options impl` is not given: `jax`.
-
-    Whatever the task config names (`configured`, mostly `warp`): see IMPLS.
-    """
-    del configured
-    return IMPLS[0]
-
-
-def check_physics(env_id: str, config: dict[str, Any]) -> None:
-    """Refuses options the adapter cannot run, in one line each.
-
-    `impl` other than MJX's JAX one (IMPLS), and `vision` (pixel observations,
-    which the adapter does not render).
-    """
-    impl = config.get("impl", IMPLS[0])
-    if impl not in IMPLS:
-        raise ConfigError(
-            f"env.options impl={impl!r}: the playground adapter steps MJX's JAX "
-            f"physics only (MuJoCo Warp's step and reset do not trace in one "
-            f"vmapped program); pass --env.option impl=jax or leave it out."
-        )
-    if config.get("vision"):
-        raise ConfigError(
-            f"env.options vision={config['vision']!r}: {env_id}'s pixel "
-            "observations are not supported by the playground adapter; leave "
-            "vision out (state observations)."
-        )
-
-
-def _flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
-    """The leaves (and sub-dicts) of a nested dict by their dotted names."""
-    items = {}
-    for key, value in tree.items():
-        items[prefix + key] = value
-        if isinstance(value, dict):
-            items |= _flat_items(value, prefix + key + ".")
-    return items
-
-
 def _raw_key(key: PRNGKey) -> jax.Array:
     # Playground's code is written for JAX's legacy uint32 [2] keys; one drawn
     # from ours works whatever key implementation the run uses.
@@ -210,9 +167,9 @@ class PlaygroundEnv(Env):
         registry = import_registry()
         name = env_id.removeprefix(PREFIX)
         default = registry.get_default_config(name)
-        defaults = _flat_items(default.to_dict())
+        defaults = flat_items(default.to_dict())
         check_options(PREFIX + name, config, set(defaults) | set(ADAPTER_OPTIONS))
-        check_option_types(PREFIX + name, config, defaults)
+        config = check_option_types(PREFIX + name, config, defaults)
         if auto_reset not in AUTO_RESETS:
             raise ConfigError(
                 f"env.options auto_reset={auto_reset!r} is not one of "
@@ -231,7 +188,7 @@ class PlaygroundEnv(Env):
                 "the playground adapter steps once per action; pass "
                 "--env.option action_repeat=1."
             )
-        check_physics(PREFIX + name, config)
+        check_physics(PREFIX + name, config, defaults)
         if "impl" in default and "impl" not in config:
             config["impl"] = default_physics(default.impl)
         if randomizer != "auto" and not randomize:
@@ -241,6 +198,11 @@ class PlaygroundEnv(Env):
             )
         if needs_menagerie(name):
             use_menagerie(PREFIX + name, menagerie_path)
+        elif menagerie_path is not None:
+            raise ConfigError(
+                f"env.options menagerie_path={menagerie_path!r}: {name} loads no "
+                "MuJoCo Menagerie models (its model ships with Playground); drop it."
+            )
         self.env_id = PREFIX + name
         self.auto_reset = auto_reset
         self.observation_key = observation_key

@@ -22,6 +22,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.types import PRNGKey
@@ -98,10 +99,36 @@ def draw_task_model(
 def draw(
     key: PRNGKey, model: Any, randomizer: TaskRandomizer | None = None
 ) -> dict[str, jax.Array]:
-    """One environment's fields: `randomizer`'s draw, or without one the generic."""
+    """One environment's fields: `randomizer`'s draw, or without one the generic.
+
+    Where the masses change, so does `body_subtreemass`: MuJoCo computes it
+    once, at compile time, and MJX divides by it for the `subtreelinvel`
+    sensor, which DM Control's runners and walkers reward their speed from.
+    """
     if randomizer is None:
-        return draw_model(key, model)
-    return draw_task_model(randomizer, key, model)
+        drawn = draw_model(key, model)
+    else:
+        drawn = draw_task_model(randomizer, key, model)
+    if "body_mass" in drawn:
+        drawn["body_subtreemass"] = subtree_masses(model, drawn["body_mass"])
+    return drawn
+
+
+def subtree_masses(model: Any, body_mass: jax.Array) -> jax.Array:
+    """Each body's mass plus its descendants', [nbody], as MuJoCo's `mj_setConst`.
+
+    Args:
+      model: the `mjx.Model` whose tree (`body_parentid`) the masses hang on.
+      body_mass: the bodies' masses, [nbody].
+
+    """
+    parent = np.asarray(model.body_parentid)
+    # below[j, i]: body i is j or one of j's descendants. Parents come before
+    # their children, so one backward pass over the bodies fills it.
+    below = np.eye(len(parent), dtype=np.float32)
+    for i in range(len(parent) - 1, 0, -1):
+        below[parent[i]] += below[i]
+    return jnp.asarray(below) @ body_mass
 
 
 def draw_model(key: PRNGKey, model: Any) -> dict[str, jax.Array]:
@@ -114,7 +141,8 @@ def draw_model(key: PRNGKey, model: Any) -> dict[str, jax.Array]:
     Returns:
       `body_mass` [nbody], `body_inertia` [nbody, 3], `geom_friction`
       [ngeom, 3], `actuator_gainprm` and `actuator_biasprm` [nu, 10]: the
-      model's own values, scaled by factors uniform in `RANGES`.
+      model's own values, scaled by factors uniform in `RANGES` (`draw`
+      adds the subtree masses that follow from the masses).
 
     """
     key_mass, key_friction, key_gain = jax.random.split(key, 3)
@@ -130,10 +158,11 @@ def draw_model(key: PRNGKey, model: Any) -> dict[str, jax.Array]:
         "body_mass": model.body_mass * mass,
         "body_inertia": model.body_inertia * mass[:, None],
         "geom_friction": model.geom_friction.at[:, 0].multiply(friction),
-        # force = gain * ctrl + bias[0] + bias[1] * q + ...: a position servo
-        # (gain kp, bias -kp) keeps its set point when both scale.
+        # force = gain * ctrl + bias[0] + bias[1] * q + bias[2] * qdot: a
+        # position servo (gain kp, bias -kp, -kv) keeps its set point, and a
+        # velocity servo (gain kv, bias -kv on qdot) its target, when all scale.
         "actuator_gainprm": model.actuator_gainprm.at[:, 0].multiply(gain),
-        "actuator_biasprm": model.actuator_biasprm.at[:, 1].multiply(gain),
+        "actuator_biasprm": model.actuator_biasprm.at[:, 1:3].multiply(gain[:, None]),
     }
 
 

@@ -98,6 +98,20 @@ class PBTResult:
                 out[i] = finite[-1]
         return out
 
+    def __repr__(self) -> str:
+        # What a notebook cell shows: its size and best member, not its arrays.
+        names = ", ".join(f.name for f in self.fields)
+        text = (
+            f"PBTResult({self.base.algo} on {self.base.env.id}, {self.population} "
+            f"members exploring {names}, {len(self.lineage) - 1} ready steps"
+        )
+        if any(self.histories):
+            best = self.best
+            text += f"; best: member {best}, return {self.final_return[best]:.1f}"
+        if self.run_dir is not None:
+            text += f", run_dir={str(self.run_dir)!r}"
+        return text + ")"
+
     @property
     def best(self) -> int:
         """The member with the highest final return (the first, on ties)."""

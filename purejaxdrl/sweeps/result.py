@@ -55,6 +55,25 @@ class SweepResult:
     run_dir: pathlib.Path | None = None
     final_stats: list[Any] = dataclasses.field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # What a notebook cell shows: its size and best setting, not its arrays.
+        base = self.plan.base
+        text = (
+            f"SweepResult({base.algo} on {base.env.id}, {len(self.plan.settings)} "
+            f"settings x {len(self.plan.seeds)} seeds, {self.env_steps:,} env "
+            "steps in all"
+        )
+        if any(self.histories):
+            best = self.best
+            varied = [f"{f.path}={short_value(best[f.path])}" for f in self.plan.fields]
+            text += (
+                f"; best: {', '.join(varied) or 'the one setting'}, return "
+                f"{best['mean_return']:.1f}"
+            )
+        if self.run_dir is not None:
+            text += f", run_dir={str(self.run_dir)!r}"
+        return text + ")"
+
     @property
     def final_return(self) -> np.ndarray:
         """Each run's mean return in its last chunk that ended episodes.

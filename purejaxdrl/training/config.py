@@ -148,6 +148,17 @@ class TrainConfig(AlgorithmConfigs, RunFields):
             )
         return getattr(self, self.algo)
 
+    def __repr__(self) -> str:
+        # The run's fields and its own algorithm's section: the other
+        # sections (every registered algorithm's) are there, but not this run's.
+        own = {f.name for f in dataclasses.fields(RunFields)} | {self.algo}
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if f.name in own
+        ]
+        return f"TrainConfig({', '.join(shown)})"
+
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         # The class made for user algorithms is no module attribute pickle can
         # find: a config pickles as its fields, remade by `config_class()` in
@@ -206,7 +217,12 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
         for name, kind, default in sections
     ]
     cls = dataclasses.make_dataclass(
-        "TrainConfig", fields, bases=(TrainConfig,), frozen=True, kw_only=True
+        "TrainConfig",
+        fields,
+        bases=(TrainConfig,),
+        frozen=True,
+        kw_only=True,
+        repr=False,  # TrainConfig's, which shows the run's own section
     )
     cls.__module__ = __name__
     cls.__doc__ = (

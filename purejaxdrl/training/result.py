@@ -81,6 +81,24 @@ class TrainResult:
     export: Callable[..., pathlib.Path] | None = dataclasses.field(
         default=None, repr=False
     )
+    config: Any = dataclasses.field(default=None, repr=False)  # the run's
+
+    def __repr__(self) -> str:
+        # What a notebook cell shows: the run's outcome, not its state arrays.
+        what = f"{self.config.algo} on {self.config.env.id}, " if self.config else ""
+        parts = [
+            f"{what}{self.updates:,} updates, {self.env_steps:,} env steps",
+            f"return {self.mean_return:.1f}",
+        ]
+        if not math.isnan(self.eval_return):
+            parts.append(f"eval {self.eval_return:.1f}")
+        if not math.isnan(self.steps_per_second):
+            parts.append(f"{self.steps_per_second:,.0f} steps/s")
+        if self.stopped_by is not None:
+            parts.append(f"stopped by {self.stopped_by}")
+        if self.run_dir is not None:
+            parts.append(f"run_dir={str(self.run_dir)!r}")
+        return f"TrainResult({', '.join(parts)})"
 
     def policy(
         self, out: str | pathlib.Path | None = None, *, overwrite: bool = False
@@ -263,6 +281,7 @@ def finish(
         messages=run.messages,
         eval_return=loop.eval_return,
         export=export,
+        config=run.config,
     )
     # A resumed run that trains nothing (it was complete) keeps the summary of
     # the session that trained, unless that one died before writing it.

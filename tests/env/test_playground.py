@@ -17,7 +17,7 @@ pytest.importorskip("mujoco_playground")
 
 from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
-from purejaxdrl.env import menagerie, playground_env  # noqa: E402
+from purejaxdrl.env import menagerie, playground_env, playground_options  # noqa: E402
 from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
 from tests.helpers import count_traces, trace_reset_and_steps  # noqa: E402
 
@@ -203,11 +203,13 @@ def test_physics_is_jax_wherever_the_run_is_even_where_warp_is_installed(
         "find_spec",
         lambda name, *a: object() if name == "warp" else None,
     )
-    assert playground_env.default_physics("warp") == "jax"
+    assert playground_options.default_physics("warp") == "jax"
 
 
 def test_physics_is_jax_on_cpu_and_config_overrides_reach_the_task():
-    env = envs.make("playground/CartpoleBalance", episode_length=50, ctrl_dt=0.02)
+    # 50.0: a whole float, as YAML or a sweep may give it; Playground's typed
+    # config refuses a float for an int field, so the adapter passes 50.
+    env = envs.make("playground/CartpoleBalance", episode_length=50.0, ctrl_dt=0.02)
     assert env.env.mjx_model.impl.value == "jax"
     assert env.episode_length == 50 and env.env._config.episode_length == 50
     assert env.env.dt == 0.02 and env.env.n_substeps == 2
@@ -238,6 +240,9 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"impl": "foo"}, "pass --env.option impl=jax or leave it out"),
         ({"vision": True}, "pixel observations are not supported"),
         ({"randomizer": "generic"}, "without randomize=true draws nothing"),
+        ({"sim_dt": 0.02}, "ctrl_dt / sim_dt = 0.5 times per action, which must"),
+        ({"ctrl_dt": 0.015}, "= 1.5 times per action, which must be a whole"),
+        ({"menagerie_path": "/x"}, "CartpoleBalance loads no MuJoCo Menagerie"),
     ],
 )
 def test_bad_options_are_one_line_errors(options, message):

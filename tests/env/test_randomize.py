@@ -11,7 +11,7 @@ import purejaxdrl as pjd  # noqa: E402
 from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
 from purejaxdrl.env.playground_env import PlaygroundState, import_registry  # noqa: E402
-from purejaxdrl.env.randomize import RANGES, draw_model  # noqa: E402
+from purejaxdrl.env.randomize import RANGES, draw, subtree_masses  # noqa: E402
 from purejaxdrl.parallel import make_mesh  # noqa: E402
 from purejaxdrl.rng import make_key  # noqa: E402
 from purejaxdrl.training.checkpoint import Checkpointer  # noqa: E402
@@ -69,10 +69,38 @@ def test_randomised_models_differ_per_environment_and_stay_with_it():
         np.testing.assert_array_equal(later[name], value)
         # Drawn from the environment's reset key: the run's seed.
         for i in range(B):
-            mine = draw_model(jax.random.split(keys[i])[1], base)[name]
+            mine = draw(jax.random.split(keys[i])[1], base)[name]
             np.testing.assert_allclose(value[i], mine, rtol=1e-6)
     # The physics steps with the environment's own model.
     assert not np.allclose(own, swapped, rtol=1e-7, atol=0)
+
+
+def test_subtree_masses_are_mujocos_and_follow_randomised_masses():
+    # MJX divides by `body_subtreemass` for the subtreelinvel sensor that
+    # CheetahRun rewards its speed from: a stale one scaled the reward.
+    model = import_registry().load("CheetahRun").mjx_model
+    mass = np.asarray(model.body_mass)
+    # Unscaled: MuJoCo's own, from its compiler.
+    np.testing.assert_allclose(
+        subtree_masses(model, jnp.asarray(mass)), model.body_subtreemass, rtol=1e-6
+    )
+    # Scaled: each body's own mass plus its children's subtrees, by recursion.
+    scaled = mass * np.linspace(0.8, 1.2, len(mass))
+    parent = np.asarray(model.body_parentid)
+
+    def subtree(j):
+        return scaled[j] + sum(
+            subtree(i) for i in range(1, len(parent)) if parent[i] == j
+        )
+
+    want = [subtree(j) for j in range(len(mass))]
+    got = subtree_masses(model, jnp.asarray(scaled, jnp.float32))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    fields = draw(jax.random.key(0), model)
+    np.testing.assert_allclose(
+        fields["body_subtreemass"], subtree_masses(model, fields["body_mass"])
+    )
+    assert not np.allclose(fields["body_subtreemass"], model.body_subtreemass)
 
 
 def _cartpole_randomize(model, rng):
@@ -115,12 +143,16 @@ def test_a_task_with_its_own_randomiser_draws_with_it(monkeypatch):
         return states.model, own, swapped
 
     models, own, swapped = jax.device_get(jax.jit(program)(keys))
-    assert set(models) == {"geom_friction", "body_mass"}
+    assert set(models) == {"geom_friction", "body_mass", "body_subtreemass"}
+    # The subtree masses follow the randomiser's masses (cart + pole: world's).
+    np.testing.assert_allclose(
+        models["body_subtreemass"][:, 0], models["body_mass"].sum(1), rtol=1e-6
+    )
     for i in range(B):
         # Each environment's fields: the randomiser's for its reset key.
         key = jax.random.split(keys[i])[1]
         mine, _ = _cartpole_randomize(base, key[None])
-        for name in models:
+        for name in ("geom_friction", "body_mass"):
             np.testing.assert_allclose(models[name][i], getattr(mine, name)[0])
     assert len({tuple(m) for m in models["body_mass"]}) == B
     assert not np.allclose(own, swapped, rtol=1e-7, atol=0)

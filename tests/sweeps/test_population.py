@@ -66,6 +66,12 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     # What was written reads back the same.
     loaded = load_pbt(result.run_dir)
     assert loaded.lineage == lineage
+    # A notebook cell shows the outcome, not the members' parameter arrays.
+    best = f"best: member {result.best}, return {result.final_return[result.best]:.1f}"
+    assert repr(loaded) == (
+        "PBTResult(ppo on CartPole-v1, 4 members exploring learning_rate, 5 ready "
+        f"steps; {best}, run_dir={str(result.run_dir)!r})"
+    )
     assert loaded.fields == result.fields and loaded.config == result.config
     np.testing.assert_array_equal(loaded.final_return, result.final_return)
     jax.tree.map(

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.observe.plots import short_value
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.fields import resolve_field
 from purejaxdrl.sweeps.program import sweep
@@ -191,6 +192,13 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
     _assert_trees_close(loaded.params(index), result.params(4), atol=0)
     np.testing.assert_allclose(loaded.final_return, final)
     assert loaded.table() == result.table()
+    # A notebook cell shows the outcome, not every run's history and arrays.
+    lr = result.best["ppo.learning_rate"]
+    assert repr(loaded) == (
+        "SweepResult(ppo on CartPole-v1, 2 settings x 3 seeds, 18,432 env steps "
+        f"in all; best: ppo.learning_rate={short_value(lr)}, return "
+        f"{result.best['mean_return']:.1f}, run_dir={str(d)!r})"
+    )
     with pytest.raises(KeyError, match="3 runs match"):
         loaded.run_index(learning_rate=1e-3)
     with pytest.raises(KeyError, match="2 runs match seed=1; name"):

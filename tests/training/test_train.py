@@ -142,8 +142,15 @@ def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 4 and "compiling…" in lines[0], lines
     assert "2,048/2,048" in lines[-1] and "return" in lines[-1]
-    pjd.train(config, console=False)
+    result = pjd.train(config, console=False)
     assert capsys.readouterr().err == ""
+    # A notebook cell ending in `result` shows the outcome, not the state.
+    assert repr(result).startswith(
+        "TrainResult(ppo on CartPole-v1, 4 updates, 2,048 env steps, return "
+    )
+    assert len(repr(result)) < 200
+    # A config shows the run's fields and its own algorithm's section only.
+    assert "ppo=PPOConfig(" in repr(config) and "dqn=" not in repr(config)
 
 
 def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):

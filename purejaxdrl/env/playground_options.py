@@ -1,0 +1,80 @@
+"""Which options of a Playground task's config the adapter runs, and which not.
+
+The adapter passes a task's config overrides (`--env.option`) to Playground;
+some of them Playground would take and then step wrongly or fail deep inside
+a trace. These checks say so in one line first.
+"""
+
+from typing import Any
+
+from purejaxdrl.config import ConfigError
+
+# The physics the adapter runs: MJX's JAX implementation. Playground's configs
+# name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
+# traced in one vmapped program (the adapter's auto-reset) fail JAX's tracer
+# checks (UnexpectedTracerError, on Playground's own environment too, with
+# warp-lang 1.19 on a CPU); and on a CPU Warp is tens of times slower.
+IMPLS = ("jax",)
+
+
+def default_physics(configured: str) -> str:
+    """The physics a task steps with when `env.options impl` is not given: `jax`.
+
+    Whatever the task config names (`configured`, mostly `warp`): see IMPLS.
+    """
+    del configured
+    return IMPLS[0]
+
+
+def check_physics(
+    env_id: str, config: dict[str, Any], defaults: dict[str, Any]
+) -> None:
+    """Refuses options the adapter cannot run, in one line each.
+
+    `impl` other than MJX's JAX one (IMPLS); `vision` (pixel observations,
+    which the adapter does not render); a `ctrl_dt` that is not a whole number
+    of `sim_dt`s, which Playground rounds to a number of physics steps per
+    control step (0: the physics never moves; 2 for 0.015 / 0.01: 0.02 s
+    simulated per 0.015 s step).
+
+    Args:
+      env_id: the environment, for messages.
+      config: the options given.
+      defaults: the task's config by dotted name (`flat_items`).
+
+    """
+    impl = config.get("impl", IMPLS[0])
+    if impl not in IMPLS:
+        raise ConfigError(
+            f"env.options impl={impl!r}: the playground adapter steps MJX's JAX "
+            f"physics only (MuJoCo Warp's step and reset do not trace in one "
+            f"vmapped program); pass --env.option impl=jax or leave it out."
+        )
+    if config.get("vision"):
+        raise ConfigError(
+            f"env.options vision={config['vision']!r}: {env_id}'s pixel "
+            "observations are not supported by the playground adapter; leave "
+            "vision out (state observations)."
+        )
+    if "ctrl_dt" in defaults and "sim_dt" in defaults:
+        ctrl = float(config.get("ctrl_dt", defaults["ctrl_dt"]))
+        sim = float(config.get("sim_dt", defaults["sim_dt"]))
+        steps = round(ctrl / sim) if sim > 0 else 0
+        if steps < 1 or abs(ctrl / sim - steps) > 1e-6 * steps:
+            raise ConfigError(
+                f"env.options ctrl_dt={ctrl:g}, sim_dt={sim:g}: {env_id} steps its "
+                f"physics ctrl_dt / sim_dt = {ctrl / sim:g} times per action, "
+                "which must be a whole number >= 1; pass a ctrl_dt that is "
+                f"a multiple of sim_dt (e.g. ctrl_dt={defaults['ctrl_dt']:g}, "
+                f"sim_dt={defaults['sim_dt']:g}, {env_id}'s own)."
+            )
+
+
+def flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
+    """The leaves (and sub-dicts) of a nested dict by their dotted names."""
+    items = {}
+    for key, value in tree.items():
+        items[prefix + key] = value
+        if isinstance(value, dict):
+            items |= flat_items(value, prefix + key + ".")
+    return items
