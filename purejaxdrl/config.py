@@ -80,16 +80,33 @@ def _coerce(value: Any, hint: Any, path: str) -> Any:
         return str(value)
     if typing.get_origin(hint) is tuple:
         (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
-        if isinstance(value, str):
-            value = [v for v in value.replace(",", " ").split() if v]
+        value = [value] if isinstance(value, str) else value
         if not isinstance(value, list | tuple):
             raise fail("a list", "64 64")
+        # "64,64" and "64 64", alone or as the command line's items.
+        value = [
+            piece
+            for v in value
+            for piece in (v.replace(",", " ").split() if isinstance(v, str) else [v])
+        ]
         return tuple(_coerce(v, item, path) for v in value)
     if typing.get_origin(hint) is dict:
         if not isinstance(value, Mapping):
             raise fail("a mapping", "key=value")
         return dict(value)
     raise ConfigError(f"{path}: unsupported field type {_type_name(hint)}.")
+
+
+def _section_of(config: Any, key: str) -> list[str]:
+    """`[section.key]` for a section with field `key`, the run's algorithm's first."""
+    sections = [
+        f.name
+        for f in dataclasses.fields(config)
+        if dataclasses.is_dataclass(inner := getattr(config, f.name))
+        and key in {g.name for g in dataclasses.fields(inner)}
+    ]
+    sections.sort(key=lambda name: name != getattr(config, "algo", None))
+    return [f"{name}.{key}" for name in sections[:1]]
 
 
 def require_config(config: Any, what: str) -> None:
@@ -139,7 +156,9 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
         key = _normalize_key(str(raw_key))
         path = f"{prefix}{key}"
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
+            close = difflib.get_close_matches(key, names, n=1) or _section_of(
+                config, key
+            )
             flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
             hint = f"did you mean {prefix}{close[0]} ({flag})? " if close else ""
             raise ConfigError(

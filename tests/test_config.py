@@ -85,6 +85,10 @@ def test_validation_names_value_rule_and_fix(overrides, message):
     [
         ({"nope": 1}, "Unknown config field 'nope'"),
         ({"ppo": {"learnin_rate": 1}}, "did you mean ppo.learning_rate (--ppo."),
+        # A section's field named at the top: the run's own section's, first.
+        ({"learning_rate": 1}, "did you mean ppo.learning_rate (--ppo."),
+        ({"algo": "dqn", "batch_size": 1}, "did you mean dqn.batch_size (--dqn."),
+        ({"episodes": 1}, "did you mean eval.episodes (--eval.episodes)?"),
         ({"num_envs": "many"}, "num_envs='many' is not an integer"),
         ({"num_envs": 2.5}, "is not an integer"),
         ({"ppo": {"learning_rate": "fast"}}, "is not a number"),
@@ -109,6 +113,10 @@ def test_overrides_coerce_strings_from_the_command_line():
     )
     assert config.num_envs == 8 and config.total_steps == 1_000_000
     assert config.ppo.anneal_lr is False and config.network.hidden_sizes == (32, 32)
+    # `--network.hidden-sizes 64,64` gives ["64,64"]: commas split as spaces.
+    for sizes in (["64,64"], "64,64", ["64, 64"], "64 64"):
+        config = pjd.apply_overrides(config, {"network": {"hidden_sizes": sizes}})
+        assert config.network.hidden_sizes == (64, 64), sizes
 
 
 def test_bad_preset_files(tmp_path):

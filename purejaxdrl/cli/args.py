@@ -23,7 +23,18 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage and exiting."""
+    """argparse that raises instead of printing usage and exiting.
+
+    `help_command`: the command that lists the options, which its errors name
+    (default `PROG --help`; `purejaxdrl sweep --resume DIR --help` where the
+    program's name ends in a flag that needs its value).
+    """
+
+    help_command: str | None = None
+
+    @property
+    def _help(self) -> str:
+        return self.help_command or f"{self.prog} --help"
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments"):
@@ -40,10 +51,10 @@ class Parser(argparse.ArgumentParser):
             if env_option and not close:
                 name = flag.removeprefix("--env.").replace("-", "_")
                 hint = f"an environment's own option? --env.option {name}=VALUE. "
-            message = f"{message}; {hint}`{self.prog} --help` lists every option."
+            message = f"{message}; {hint}`{self._help}` lists every option."
         elif "invalid float value" in message or "invalid int value" in message:
             kind = "a number" if "float" in message else "an integer"
-            message = f"{message}; pass {kind} (see `{self.prog} --help`)."
+            message = f"{message}; pass {kind} (see `{self._help}`)."
         raise UsageError(message)
 
 

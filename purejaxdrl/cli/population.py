@@ -159,6 +159,7 @@ def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
         "checkpoints.",
         allow_abbrev=False,
     )
+    parser.help_command = f"purejaxdrl {command.name} --resume DIR --help"
     parser.add_argument("--resume", metavar="DIR", required=True)
     parser.add_argument("--device-memory", metavar="SIZE")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")

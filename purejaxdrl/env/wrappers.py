@@ -134,11 +134,16 @@ def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
 
     They must index a vector observation, each once, and leave one entry.
     """
-    shape = getattr(obs_spec, "shape", "a dict")
+    shape = getattr(obs_spec, "shape", None)
     if not isinstance(shape, tuple) or len(shape) != 1:
+        what = (
+            f"observations of shape {shape}"
+            if isinstance(shape, tuple)
+            else "a dict of observations"
+        )
         raise ValueError(
             f"env.hide_observations={list(indices)} needs vector observations, "
-            f"but {env_id} has shape {shape}; leave it empty."
+            f"but {env_id} has {what}; leave it empty."
         )
     (size,) = obs_spec.shape
     if len(set(indices)) != len(indices) or not all(0 <= i < size for i in indices):

@@ -34,6 +34,11 @@ def running_meta(
                 f"--resume {path}: it is a {other} directory; continue it with "
                 f"`purejaxdrl {other} --resume {path}`."
             )
+        if (path / "config.yaml").exists():
+            raise ConfigError(
+                f"--resume {path}: it is a single run's directory, not a "
+                f"{command}'s; continue it with `purejaxdrl train --resume {path}`."
+            )
         raise ConfigError(
             f"--resume {path}: no {command}.yaml there; pass a directory that "
             f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."

@@ -33,6 +33,11 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
 
     """
     run_dir = pathlib.Path(run_dir)
+    if run_dir.is_file():
+        raise ConfigError(
+            f"{str(run_dir)!r} is a file, not a run directory; pass the folder "
+            f"that holds config.yaml and checkpoints/ (here {str(run_dir.parent)!r}?)."
+        )
     if not run_dir.is_dir():
         raise ConfigError(
             f"run directory {str(run_dir)!r} does not exist; pass a folder made by "

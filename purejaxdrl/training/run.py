@@ -160,6 +160,14 @@ def restore(run: Run, exp: Experiment) -> Start:
     if start.state is None:
         return start
     _check_saved_config(run, meta, start.done)
+    if start.done > config.num_updates:
+        # Its checkpoints and summary say more than config.yaml would.
+        raise ConfigError(
+            f"--resume {run.run_dir}: total_steps={config.total_steps:,} ends at "
+            f"update {config.num_updates:,}, before the {start.done:,} updates "
+            "this run has trained; pass --total-steps of at least "
+            f"{start.done * config.steps_per_update:,}."
+        )
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
     return start

@@ -178,7 +178,7 @@ CASES = [
     ),
     (
         ["sweep", "--resume", "{tmp}", "--seeds", "4"],
-        "`purejaxdrl sweep --resume --help`",
+        "`purejaxdrl sweep --resume DIR --help`",
     ),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),
     ([*TRAIN, "--num-envs", "2.5"], "is not an integer"),
@@ -281,6 +281,7 @@ CASES = [
     (["export", "{tmp}/absent", "--out", "{tmp}/p"], "does not exist"),
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
     (["eval", "{ok}"], "has no checkpoint to evaluate"),
+    (["eval", "{ok}/config.yaml"], "config.yaml' is a file, not a run directory"),
     (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be >= 1; e.g."),
     (
         ["eval", "{ok}", "--render", "{tmp}/no/such/folder/episode.gif"],
@@ -294,6 +295,7 @@ CASES = [
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),
     (["sweep", "--resume", "{tmp}"], "no sweep.yaml there"),
+    (["pbt", "--resume", "{ok}"], "single run's directory, not a pbt's; continue"),
     (
         [*SWEEP, "--eval.stop-at", "400", "--eval.episodes", "4", "--eval.every", "1"],
         "eval.episodes=4: sweeps do not play evaluation episodes",

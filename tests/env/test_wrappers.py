@@ -1,9 +1,12 @@
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from purejaxdrl import env as envs
+from purejaxdrl.env.base import Box
 from tests.probe import ProbeEnv, ProbeParams
 
 
@@ -116,3 +119,9 @@ def test_hide_observations_drops_the_velocities_of_cartpole():
     for bad in [(4,), (1, 1), (0, 1, 2, 3)]:
         with pytest.raises(ValueError, match="env.hide_observations"):
             check_hidden(bad, box, "CartPole-v1")
+    for spec, what in [
+        (Box((2, 2)), "has observations of shape (2, 2); leave it empty"),
+        ({"state": box}, "has a dict of observations; leave it empty"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(what)):
+            check_hidden((0,), spec, "X")

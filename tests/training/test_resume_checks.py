@@ -82,6 +82,13 @@ def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path
     assert (run_dir / "config.yaml").read_text() == edited
     result = pjd.train(config, resume=run_dir, console=False, allow_changes=True)
     assert result.updates == 2
+    # A budget below what the run trained would contradict its checkpoints.
+    fewer = pjd.apply_overrides(config, {"total_steps": 32})
+    with pytest.raises(
+        ConfigError, match="ends at update 1, before the 2 updates this run"
+    ):
+        pjd.train(fewer, resume=run_dir, console=False, allow_changes=True)
+    assert "total_steps: 64" in (run_dir / "config.yaml").read_text()
 
 
 def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training(
