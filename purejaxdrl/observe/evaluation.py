@@ -169,12 +169,15 @@ class HostEvalResult(NamedTuple):
       observations: with `record`, environment 0's observations before each
         step of its first episode ([lengths[0]] arrays, in the environment's
         dtype); else None.
+      metrics: the episode sums of the environment's own metrics (a
+        Gymnasium environment's `info["metrics"]`), float32 [E] by name.
 
     """
 
     returns: np.ndarray
     lengths: np.ndarray
     observations: list[np.ndarray] | None
+    metrics: dict[str, np.ndarray] = {}
 
 
 class HostModePolicy(NamedTuple):
@@ -240,6 +243,7 @@ def play_host(
     obs = np.empty((n, *ts.observation.shape[1:]), ts.observation.dtype)
     obs[ts.env_id] = ts.observation
     returns, lengths = np.zeros(n, np.float32), np.zeros(n, np.int32)
+    sums = {name: np.zeros(n, np.float32) for name in env.spec.metrics}
     running = np.ones(n, bool)
     state = policy.initial_state(n)
     observations = [] if record else None
@@ -255,10 +259,12 @@ def play_host(
         # episode counts nothing more.
         live = running[ids] & ~ts.first
         returns[ids] += np.where(live, ts.reward, 0.0).astype(np.float32)
+        for name, total in sums.items():
+            total[ids] += np.where(live, ts.metrics[name], 0.0).astype(np.float32)
         lengths[ids] += live
         running[ids] = running[ids] & ~(live & (ts.terminated | ts.truncated))
         obs[ids] = ts.observation
-    return HostEvalResult(returns, lengths, observations)
+    return HostEvalResult(returns, lengths, observations, sums)
 
 
 def make_host_evaluate(
@@ -335,8 +341,8 @@ def host_evaluation(
 ) -> Ready:
     """A host run's evaluation during training, as a program of its chunks.
 
-    `evaluate(state, chunk_index) -> EvalResult` (no metrics) plays a fresh
-    pool seeded from (seed, chunk index): never the training pools, keys or
+    `evaluate(state, chunk_index) -> EvalResult` plays a fresh pool seeded
+    from (seed, chunk index): never the training pools, keys or
     parameters, which it only reads. The learner's parameters are replicated;
     this process's copy is played. Every process of a multi-process run
     evaluates alike (same seeds, same parameters, so the same returns): they
@@ -362,6 +368,6 @@ def host_evaluation(
     def evaluate_chunk(state: Any, index: int) -> EvalResult:
         local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
         result = evaluate(local, eval_seed(config.seed, index))
-        return EvalResult(result.returns, result.lengths)
+        return EvalResult(result.returns, result.lengths, result.metrics)
 
     return Ready(evaluate_chunk)

@@ -106,10 +106,10 @@ class HostPlayer:
     def evaluate(
         self, state: Any, *, episodes: int, max_steps: int, seed: int
     ) -> EvalResult:
-        """`episodes` fresh environments seeded with `seed` (no metrics)."""
+        """`episodes` fresh environments seeded with `seed`."""
         args = self._play_args(state)
         result = evaluate_host(*args, episodes=episodes, seed=seed, max_steps=max_steps)
-        return EvalResult(result.returns, result.lengths)
+        return EvalResult(result.returns, result.lengths, result.metrics)
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_host_renderable`."""

@@ -49,6 +49,8 @@ def test_a_host_run_logs_them_as_env_metrics():
             "devices": 1,
             "num_envs": 4,
             "total_steps": 4 * 32 * 4,
+            "num_logs": 2,
+            "eval": {"episodes": 3, "every": 1},
         },
     )
     result = pjd.train(config, console=False)
@@ -56,3 +58,7 @@ def test_a_host_run_logs_them_as_env_metrics():
         # One "step" per transition: an episode's sum is its length.
         assert record["env/steps"] == pytest.approx(record["episode/mean_length"])
         assert 0.0 <= record["env/pushes"] <= record["env/steps"]
+        # The evaluation's too: each episode's sum is its length (3 to 5).
+        assert record["eval/env/steps"] == pytest.approx(record["eval/mean_length"])
+        assert 3 <= record["eval/env/steps"] <= 5
+        assert 0.0 <= record["eval/env/pushes"] <= record["eval/env/steps"]
