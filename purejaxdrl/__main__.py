@@ -4,4 +4,5 @@ import sys
 
 from purejaxdrl.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported (a walk over the package's modules): nothing
+    sys.exit(main())

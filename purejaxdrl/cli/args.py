@@ -58,12 +58,14 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def run_dir_parser(command: str, description: str) -> Parser:
+def run_dir_parser(
+    command: str, description: str, what: str = "a run directory"
+) -> Parser:
     """The parser of a command that reads one run directory (`eval`, `export`)."""
     parser = Parser(
         prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help=what)
     return parser
 
 

@@ -5,7 +5,9 @@ environments and, with `--render`, draws one episode: a GIF for gymnax
 environments, an HTML viewer for brax ones, a GIF or MP4 for MuJoCo
 Playground ones (MuJoCo's renderer, off screen). Runs on host environments
 (`envpool:`, `gymnasium:`) evaluate on fresh host environments and draw a GIF
-(`observe/render.py`, `observe/players.py`).
+(`observe/render.py`, `observe/players.py`). An exported policy folder (a
+sweep's or PBT's best `policy/` too) plays on its environment made again
+(`training/policy_eval.py`).
 """
 
 import pathlib
@@ -27,6 +29,8 @@ def eval_command(argv: Sequence[str]) -> int:
         "eval",
         "Play a run's trained policy (the mode of its distribution) for a few "
         "episodes on fresh environments; optionally draw one.",
+        "a run directory (its newest good checkpoint), or an exported policy "
+        "folder (`purejaxdrl export`, a sweep's or PBT's policy/)",
     )
     parser.add_argument("--episodes", type=int, default=5, help="(default: 5)")
     parser.add_argument(
@@ -56,29 +60,33 @@ def eval_command(argv: Sequence[str]) -> int:
             f"--render {args.render}: folder {str(folder)!r} does not exist; "
             "create it or draw elsewhere."
         )
+    from purejaxdrl.training.policy_eval import is_policy_folder, policy_player
     from purejaxdrl.training.restored import restore_run
 
-    config, exp, restored = restore_run(args.run_dir, "evaluate")
+    if is_policy_folder(args.run_dir):  # exported, or a sweep's best
+        config, player, state, step = policy_player(args.run_dir)
+        close = _nothing_open
+    else:
+        config, exp, restored = restore_run(args.run_dir, "evaluate")
+        player, state, step, close = (
+            exp.player,
+            restored.state,
+            restored.step,
+            exp.runner.close,
+        )
     max_steps = args.max_steps or config.eval.max_steps
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
-            exp.player.check_render(args.render)
-        result = exp.player.evaluate(
-            restored.state,
-            episodes=args.episodes,
-            max_steps=max_steps,
-            seed=args.seed,
+            player.check_render(args.render)
+        result = player.evaluate(
+            state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
         )
-        print(
-            summary_line(
-                config, restored.step, result.returns, result.lengths, max_steps
-            )
-        )
+        print(summary_line(config, step, result.returns, result.lengths, max_steps))
         if result.metrics:
             print(metrics_line(result.metrics))
         if args.render:
-            drawn = exp.player.render(
-                restored.state,
+            drawn = player.render(
+                state,
                 args.render,
                 max_steps=args.max_steps or RENDER_STEPS,
                 seed=args.seed,
@@ -89,8 +97,12 @@ def eval_command(argv: Sequence[str]) -> int:
                 f"{drawn.episode_return:.1f}) to {drawn.path}"
             )
     finally:
-        exp.runner.close()
+        close()
     return 0
+
+
+def _nothing_open() -> None:
+    """What closing a policy folder's player takes: nothing (it has no runner)."""
 
 
 def metrics_line(metrics: dict[str, np.ndarray]) -> str:

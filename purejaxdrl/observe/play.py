@@ -99,8 +99,13 @@ class ModePolicy(NamedTuple):
     act: Callable[..., tuple[PyTree, jax.Array]]
 
 
-def mode_policy(network: Network | RecurrentNetwork) -> ModePolicy:
-    """The mode of `network`'s policy, carrying the core state of recurrent ones."""
+def mode_policy(network: Network | RecurrentNetwork | ModePolicy) -> ModePolicy:
+    """The mode of `network`'s policy, carrying the core state of recurrent ones.
+
+    A ModePolicy is its own (an exported policy's, which holds its parameters).
+    """
+    if isinstance(network, ModePolicy):
+        return network
     dist = network.distribution
     if isinstance(network, RecurrentNetwork):
 

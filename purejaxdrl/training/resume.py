@@ -106,8 +106,9 @@ def _what_it_is(path: pathlib.Path) -> str:
     """What a folder that is not a run holds, and how to use it (the fix)."""
     if (path / "policy.json").is_file():
         return (
-            "it is an exported policy: load it with "
-            f"pjd.load_policy({str(path)!r}) and act with policy.act / policy.mode."
+            f"it is an exported policy: play it with `purejaxdrl eval {path}`, "
+            f"or load it with pjd.load_policy({str(path)!r}) and act with "
+            "policy.act / policy.mode."
         )
     for meta, what, best in (
         ("sweep.yaml", "sweep", "run"),
@@ -116,7 +117,8 @@ def _what_it_is(path: pathlib.Path) -> str:
         if (path / meta).is_file():
             return (
                 f"it is a {what} directory: its best {best}'s policy is in "
-                f"{str(path / 'policy')!r} when it finished (pjd.load_policy), "
+                f"{str(path / 'policy')!r} when it finished (`purejaxdrl eval "
+                f"{path / 'policy'}` plays it; pjd.load_policy), "
                 + (
                     "and any run's is pjd.sweeps.export_run(pjd.load_sweep(DIR), "
                     "RUN, OUT)."

@@ -34,6 +34,15 @@ def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
     progress = captured.err.splitlines()
     assert progress[0] == f"drawing cartpole.gif: {steps} frames…", progress
     assert progress[-1] == f"drawing cartpole.gif: {steps}/{steps} frames"
+    # Exported (as a sweep's best is), the policy plays and draws the same
+    # episodes on its environment made again from policy.json.
+    assert cli.main(["export", str(run), "--out", str(tmp_path / "policy")]) == 0
+    capsys.readouterr()
+    argv = ["eval", str(tmp_path / "policy"), "--episodes", "3", "--render",
+            str(tmp_path / "again.gif"), "--max-steps", "40"]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    again = capsys.readouterr().out
+    assert again.replace("again.gif", "cartpole.gif") == out
 
 
 def _episode(env_id, max_steps, **options):

@@ -207,7 +207,8 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
         seed=0,
         max_steps=50,
     )
-    assert f"mean return {np.mean(expected.returns):.1f} ±" in out
+    scored = f"mean return {np.mean(expected.returns):.1f} ±"
+    assert scored in out
     # EnvPool draws no CartPole: refused before evaluating, naming the fix.
     assert cli.main([*argv, "--render", str(tmp_path / "cp.gif")]) == 2
     captured = capsys.readouterr()
@@ -223,6 +224,12 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
     obs = np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)
     _, expected = host_mode_policy(exp.network).act(params, (), obs)
     np.testing.assert_array_equal(jax.jit(policy.mode)(obs), expected)
+    # `purejaxdrl eval POLICY_DIR` plays it on fresh pools as the run's eval.
+    capsys.readouterr()
+    assert cli.main(["eval", str(out), *argv[2:]]) == 0, capsys.readouterr().err
+    played = capsys.readouterr().out
+    assert played.startswith("impala on envpool:CartPole-v1, update 4: mean return ")
+    assert scored in played
 
 
 @pytest.mark.timeout(180)

@@ -170,7 +170,7 @@ def test_evaluation_asked_for_without_episodes_is_said_not_refused():
 @pytest.mark.parametrize(
     ("marker", "says"),
     [
-        ("policy.json", "it is an exported policy: load it with pjd.load_policy("),
+        ("policy.json", "it is an exported policy: play it with `purejaxdrl eval "),
         ("sweep.yaml", "pjd.sweeps.export_run(pjd.load_sweep(DIR), RUN, OUT)"),
         ("pbt.yaml", "it is a PBT directory: its best member's policy is in"),
     ],

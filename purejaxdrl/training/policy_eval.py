@@ -1,0 +1,79 @@
+"""Playing an exported policy (`purejaxdrl eval POLICY_DIR`) on its environment.
+
+An exported policy (`purejaxdrl export`, or a sweep's or PBT's best in its
+`policy/` folder) holds what it acts with: its network and parameters, its
+observation statistics and which entries it never saw. It plays the
+environment it was trained on, made again from the id, options and imports
+in its policy.json, with a run's players (`observe/players.py`): the mode of
+its distribution, the first episode of each of E fresh environments, and
+`--render` drawing the first of them.
+"""
+
+import pathlib
+import types
+from typing import Any
+
+from purejaxdrl import env as envs
+from purejaxdrl.config import apply_overrides
+from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
+from purejaxdrl.observe.play import ModePolicy, Player
+from purejaxdrl.observe.players import DevicePlayer, HostPlayer
+from purejaxdrl.training.config import TrainConfig, config_class
+from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
+
+
+def is_policy_folder(path: str | pathlib.Path) -> bool:
+    """Whether `path` holds an exported policy rather than a run."""
+    path = pathlib.Path(path)
+    return (path / SPEC_FILE).is_file() and not (path / "config.yaml").exists()
+
+
+def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, int]:
+    """The exported policy in `path`, ready to play as a run's checkpoint is.
+
+    Returns:
+      (config, player, state, updates): the config of its environment and
+      algorithm (the rest default), a Player of that environment, the state
+      it plays (`state.agent.params`: none, the policy holds its own) and the
+      updates the policy was trained for.
+
+    Raises:
+      ConfigError: `path` is no policy, or its environment cannot be made.
+
+    """
+    policy = load_policy(path)  # imports its env_imports
+    spec = policy.spec
+    config = apply_overrides(
+        config_class()(),
+        {
+            "algo": spec["algo"],
+            "env": {
+                "id": spec["env_id"],
+                "options": spec.get("env_options", {}),
+                "imports": spec.get("env_imports", []),
+            },
+        },
+    )
+    acting = _acting(policy)
+    state = types.SimpleNamespace(agent=types.SimpleNamespace(params=()))
+    options = dict(config.env.options)
+    if is_host_env(config.env.id):
+        pool = make_host_env(config.env.id, 1, config.seed, **synchronous(options))
+        try:
+            space = pool.spec
+        finally:
+            pool.close()
+        return config, HostPlayer(config, acting, space), state, spec["updates"]
+    env = envs.make(config.env.id, **options)
+    state.env_params = env.default_params
+    return config, DevicePlayer(env, acting, config.eval), state, spec["updates"]
+
+
+def _acting(policy: Policy) -> ModePolicy:
+    """`policy.step_mode` as a player's ModePolicy (its parameters are its own)."""
+
+    def act(params: Any, state: Any, obs: Any, reset: Any) -> tuple[Any, Any]:
+        del params
+        return policy.step_mode(state, obs, reset)
+
+    return ModePolicy(policy.initial_state, act)
