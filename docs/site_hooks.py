@@ -12,7 +12,8 @@ the repository; the site serves the same files:
 - `curves/index.md` and `notebooks/index.md` list those folders, which the
   pages link to as folders (GitHub lists a folder; a site needs a page);
 - a link that points out of `docs/` (`../README.md`, `docs/guide/x.md` from the
-  README) is rewritten to the page the site serves for that file.
+  README, `../docs/guide/x.md` from a notebook) is rewritten to the page the
+  site serves for that file.
 """
 
 import ast
@@ -69,9 +70,32 @@ def api_modules() -> dict[str, list[str]]:
     return modules
 
 
+def shadowed_names(module: str, names: list[str]) -> list[str]:
+    """Names of `module`'s `__all__` that are also its submodules' names.
+
+    `purejaxdrl.rl.vtrace` is the function `vtrace` at run time (the package
+    imports it over its module), but the module to a reader of the source as
+    mkdocstrings is: listed as a member, the function would not be rendered.
+    They get a block of their own, `::: module.name.name`.
+    """
+    folder = ROOT.joinpath(*module.split("."))
+    out = []
+    for name in names:
+        path = folder / f"{name}.py"
+        if path.exists() and any(
+            isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
+            for node in ast.parse(path.read_text()).body
+        ):
+            out.append(name)
+    return out
+
+
 def _api_page(module: str, names: list[str]) -> str:
     """A page of `::: module` listing `names` that are not modules themselves."""
-    members = [n for n in names if f"{module}.{n}" not in api_modules()]
+    shadowed = shadowed_names(module, names)
+    members = [
+        n for n in names if f"{module}.{n}" not in api_modules() and n not in shadowed
+    ]
     links = [
         f"- [`{module}.{n}`]({module}.{n}.md)"
         for n in names
@@ -80,6 +104,9 @@ def _api_page(module: str, names: list[str]) -> str:
     lines = [f"# `{module}`", "", f"::: {module}", "    options:"]
     lines += ["      show_root_heading: false", "      members:"]
     lines += [f"        - {n}" for n in members]
+    for name in shadowed:
+        lines += ["", f"::: {module}.{name}.{name}", "    options:"]
+        lines += ["      show_root_heading: true", "      heading_level: 2"]
     if links:
         lines += ["", "## Subpackages", "", *links]
     return "\n".join(lines) + "\n"
@@ -198,3 +225,33 @@ def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri.endswith(".md"):
         return _rewrite(markdown, page.file.src_uri)
     return markdown
+
+
+HREF = re.compile(r'(href=")([^"]+)(")')
+
+
+def on_page_content(html, page, config, files):
+    """Rewrites a notebook page's repository-relative links to the site's pages.
+
+    A notebook's Markdown reaches mkdocs as HTML already (mkdocs-jupyter), so
+    `on_page_markdown` never sees its links: `../docs/guide/sweeps.md` would
+    resolve under the notebook's own URL. Here they point at the page's URL.
+    """
+    if not page.file.src_uri.endswith(".ipynb"):
+        return html
+    here = posixpath.dirname(_repository_path(page.file.src_uri))
+
+    def link(match: re.Match) -> str:
+        target = match.group(2)
+        if re.match(r"[a-z][a-z0-9+.-]*:|#|/", target):
+            return match.group(0)
+        path, sep, anchor = target.partition("#")
+        site_path = _site_path(posixpath.normpath(posixpath.join(here, path)))
+        found = files.get_file_from_path(site_path) if site_path else None
+        if found is None:
+            return match.group(0)
+        relative = posixpath.relpath(found.url or ".", page.url or ".")
+        relative += "/" if found.url.endswith("/") and relative != "." else ""
+        return f"{match.group(1)}{relative}{sep}{anchor}{match.group(3)}"
+
+    return HREF.sub(link, html)

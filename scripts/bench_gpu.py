@@ -279,7 +279,13 @@ def row_cnn_learners(report: Report, args: argparse.Namespace, budget: Budget) -
     # runs them; this keeps the whole suite's --tiny within 2 minutes.
     for torso in ("nature",) if args.tiny else ("nature", "impala_resnet"):
         figures = bench_networks.measure(torso, lowering, batch, args.repeats)
-        report.add(f"{torso} torso, batch {batch}, {lowering}", torso, [figures])
+        # One figures dict, each the fastest of the repeats: no spread to show.
+        report.add(
+            f"{torso} torso, batch {batch}, {lowering}",
+            torso,
+            [figures],
+            f"best of {args.repeats}",
+        )
 
 
 def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> None:

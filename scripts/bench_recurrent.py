@@ -133,7 +133,7 @@ def part_peer(report: Report, peer_dir: str, seeds: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--preset", default="cartpole_masked")
     p.add_argument("--algo", default="ppo", help="the preset's algorithm")
     p.add_argument("--seeds", type=int, default=3)

@@ -28,7 +28,7 @@ import purejaxdrl as pjd
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--env", default="cartpole")
     p.add_argument("--algo", default="ppo")
     p.add_argument("--settings", type=int, default=8, help="learning rates")

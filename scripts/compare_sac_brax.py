@@ -275,7 +275,7 @@ def run_brax(
 
 def main(argv: list[str] | None = None) -> Report:
     """Parses the arguments, trains both, reports the table."""
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1")
     p.add_argument("--total-steps", type=int, default=199_680, help="env steps")
     p.add_argument("--eval-episodes", type=int, default=128)  # brax's num_eval_envs

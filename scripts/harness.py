@@ -152,26 +152,77 @@ def add_ceiling(report: Report, row: str, name: str, config: Any, sps: float) ->
 
 
 def describe_machine() -> dict[str, Any]:
-    """JAX's version, backend and devices, and the host's cores and load."""
+    """What ties a figure to a machine and a revision.
+
+    JAX's and jaxlib's versions, backend and devices; the CPU's model, the
+    cores this process may use (its affinity: a container's share, not the
+    host's count) and the load before the suite (`Report.write` adds the load
+    after); `XLA_FLAGS`; and the repository's commit (with `+` where the
+    work tree differs from it).
+    """
     device = jax.devices()[0]
     return {
         "jax": jax.__version__,
+        "jaxlib": getattr(getattr(jax, "lib", None), "__version__", "?"),
         "backend": jax.default_backend(),
         "device": device.device_kind,
         "devices": jax.device_count(),
-        "cpu_cores": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "cpu_cores": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
         "load_average": round(os.getloadavg()[0], 2),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "commit": _commit(),
         "python": platform.python_version(),
     }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _commit() -> str:
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        commit = subprocess.run(
+            ["git", "-C", here, "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return commit + ("+" if dirty else "")
 
 
 def machine_line(machine: Mapping[str, Any] | None = None) -> str:
     """`describe_machine()` as one line for the top of a table."""
     m = machine or describe_machine()
-    return (
+    after = m.get("load_average_after")
+    load = f"{m['load_average']}" + (f" -> {after}" if after is not None else "")
+    line = (
         f"jax {m['jax']} on {m['devices']} x {m['device']} ({m['backend']}); "
-        f"{m['cpu_cores']} CPU cores, load average {m['load_average']}"
+        f"{m['cpu_cores']} CPU cores"
+        + (f" ({m['cpu']})" if m.get("cpu") else "")
+        + f", load average {load}"
     )
+    if m.get("commit"):
+        line += f"; purejaxdrl {m['commit']}"
+    if m.get("xla_flags"):
+        line += f"; XLA_FLAGS={m['xla_flags']}"
+    return line
 
 
 def compile_ahead(fn: Callable[..., Any], *args: Any) -> tuple[float, Callable]:
@@ -216,7 +267,9 @@ def interleave(
     repeats: int,
     trace_dir: str | None = None,
 ) -> dict[str, list[Figures]]:
-    """Runs every contender `repeats` times, alternating, repeat index as seed.
+    """Runs every contender `repeats` times, interleaved, repeat index as seed.
+
+    The order reverses every repeat (A B, B A, A B...).
 
     Args:
       contenders: name -> a function of the repeat index (used as the seed)
@@ -231,8 +284,10 @@ def interleave(
 
     """
     runs: dict[str, list[Figures]] = {name: [] for name in contenders}
+    order = list(contenders.items())
     for repeat in range(repeats):
-        for name, run in contenders.items():
+        # A-B, then B-A: no contender always pays the first run's cold start.
+        for name, run in order if repeat % 2 == 0 else order[::-1]:
             runs[name].append(dict(run(repeat)))
     if trace_dir is not None:
         for name, run in contenders.items():
@@ -378,7 +433,12 @@ class Report:
         return self
 
     def write(self, json_path: str | None, markdown_path: str | None) -> None:
-        """Writes the report where asked (either path may be None)."""
+        """Writes the report where asked (either path may be None).
+
+        The load average is sampled again: a figure measured under load the
+        suite did not cause shows as a load before it.
+        """
+        self.machine["load_average_after"] = round(os.getloadavg()[0], 2)
         if json_path:
             with open(json_path, "w") as f:
                 json.dump(self.to_json(), f, indent=1)
@@ -412,21 +472,24 @@ def _fmt(x: float) -> str:
 class _Parser(argparse.ArgumentParser):
     def parse_args(self, *args: Any, **kwargs: Any) -> argparse.Namespace:  # type: ignore[override]
         out = super().parse_args(*args, **kwargs)
-        if out.tiny:  # toy sizes check a code path: one run of each is enough
+        if out.tiny and hasattr(out, "repeats"):  # a code path: one run of each
             out.repeats = 1
         return out
 
 
-def parser(doc: str | None) -> argparse.ArgumentParser:
+def parser(doc: str | None, repeats: bool = True) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark script takes.
 
-    With `--tiny`, `--repeats` is 1.
+    With `--tiny`, `--repeats` is 1. `repeats=False`: a script that trains
+    whole runs once each, its spread over seeds (`--seeds`), takes no
+    `--repeats` (rather than one it would ignore).
     """
     p = _Parser(
         description=(doc or "").splitlines()[0] if doc else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--repeats", type=int, default=3, help="runs per contender")
+    if repeats:
+        p.add_argument("--repeats", type=int, default=3, help="runs per contender")
     p.add_argument("--json", help="write the results as JSON to this path")
     p.add_argument("--markdown", help="write the results as a Markdown table")
     p.add_argument(

@@ -113,11 +113,17 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
     report = harness.Report("t", machine={**harness.describe_machine()})
+    order = []
     runs = harness.interleave(
-        {"a": lambda r: {"x": float(r)}, "b": lambda r: {"x": 10.0 + r}}, 3
+        {
+            "a": lambda r: order.append("a") or {"x": float(r)},
+            "b": lambda r: order.append("b") or {"x": 10.0 + r},
+        },
+        3,
     )
     assert runs == {"a": [{"x": 0.0}, {"x": 1.0}, {"x": 2.0}], "b": [
         {"x": 10.0}, {"x": 11.0}, {"x": 12.0}]}  # fmt: skip
+    assert order == ["a", "b", "b", "a", "a", "b"]  # no one always first
     row = report.add("r", "a", runs["a"])
     assert row.medians() == {"x": 1.0}
     assert harness.spread([3.0, 1.0, 2.0]) == {"median": 2.0, "min": 1.0, "max": 3.0}
@@ -126,6 +132,9 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["rows"][0]["median"] == {"x": 1.0}
     assert data["skipped"] == [{"row": "later", "why": "out of budget"}]
+    machine = data["machine"]
+    assert machine["cpu_cores"] >= 1 and "load_average_after" in machine
+    assert machine["commit"] != "?"  # the repository's, this file's checkout
     assert "| r | a | x 1 [0-2] |" in (tmp_path / "r.md").read_text()
     assert not harness.Budget(0.0).allows(1.0)
     assert harness.Budget(None).allows(1e9)

@@ -9,3 +9,21 @@ device and host `Player`s), `plots` (curves of run and sweep directories as
 a PNG). Imports `runners`,
 `agents`, `env`, `networks` and below; never `training`, `sweeps` or `cli`.
 """
+
+from purejaxdrl.observe.loggers import JsonlLogger, Logger, TensorBoardLogger
+from purejaxdrl.observe.plots import Curve, load_curves, plot_curves
+from purejaxdrl.observe.render import Episode, record_episode, render
+
+# What a user writes against: a logger of their own (`train(loggers=...)`),
+# curves from run and sweep directories, an episode played and drawn.
+__all__ = [
+    "Curve",
+    "Episode",
+    "JsonlLogger",
+    "Logger",
+    "TensorBoardLogger",
+    "load_curves",
+    "plot_curves",
+    "record_episode",
+    "render",
+]

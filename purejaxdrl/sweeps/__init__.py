@@ -14,6 +14,7 @@ its files, `load_pbt`). Builds on `training` (configs, experiments, the
 chunk schedule) and `observe`; never imports `cli`.
 """
 
+from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
 from purejaxdrl.sweeps.population import pbt, resume_pbt
@@ -23,6 +24,7 @@ from purejaxdrl.sweeps.report import SweepResult, load_sweep
 __all__ = [
     "PBTResult",
     "SweepResult",
+    "SweepStopped",
     "best_run",
     "export_run",
     "load_pbt",
