@@ -174,6 +174,9 @@ def test_a_gymnasium_env_of_the_users_module_trains_evaluates_exports_resumes(
     out = check(run_cli("eval", str(run), "--episodes", "2", cwd=tmp_path))
     assert out.startswith("impala on gymnasium:UserCorridor-v0, update 4: mean return")
     check(run_cli("export", str(run), "--out", "policy", cwd=tmp_path))
+    # The exported policy plays on the user's environment, imported again
+    # from its policy.json, as the run's checkpoint does.
+    assert check(run_cli("eval", "policy", "--episodes", "2", cwd=tmp_path)) == out
     policy = pjd.load_policy(tmp_path / "policy")
     assert policy.spec["env_imports"] == ["my_corridor"]
     assert policy.spec["observation_shape"] == [1]
