@@ -22,11 +22,23 @@ class UnknownEnvironmentError(ConfigError, KeyError):
 def register(name: str, factory: Callable[..., Env]) -> None:
     """Registers `factory(**options) -> Env` under `name` (replacing any).
 
+    A name of gymnax's registry is replaced too (yours wins); the libraries'
+    prefixed names are refused.
+
     Raises:
       ConfigError: `factory` is not callable (an instance, say, where its
-        class or a function that makes one is wanted).
+        class or a function that makes one is wanted), or `name` begins with
+        a prefix the library adapters own (`brax/`, `playground/`,
+        `Craftax-`) or that routes to the host path (`envpool:`, `gymnasium:`).
 
     """
+    for prefix, owner in RESERVED_PREFIXES.items():
+        if name.startswith(prefix):
+            raise ConfigError(
+                f"register({name!r}): names beginning {prefix!r} belong to "
+                f"{owner}, which make() builds itself; register yours under a "
+                f"name of your own, e.g. {('my-' + name.removeprefix(prefix))!r}."
+            )
     if not callable(factory):
         raise ConfigError(
             f"register({name!r}, {type(factory).__name__} instance): the factory "
@@ -61,6 +73,14 @@ def registered_by_user(name: str) -> bool:
 
 BRAX_PREFIX = "brax/"
 PLAYGROUND_PREFIX = "playground/"
+# What `register` refuses: names the adapters or the host path own.
+RESERVED_PREFIXES = {
+    BRAX_PREFIX: "the brax adapter",
+    PLAYGROUND_PREFIX: "the MuJoCo Playground adapter",
+    "envpool:": "EnvPool's host path",
+    "gymnasium:": "Gymnasium's host path",
+    "Craftax-": "the Craftax adapter",
+}
 
 
 @functools.cache

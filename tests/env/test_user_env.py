@@ -9,6 +9,7 @@ as the `purejaxdrl` console script starts): train, then `eval`, `export` and
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -329,6 +330,14 @@ def test_options_or_a_factory_that_do_not_fit_are_one_line(isolated):
         pjd.env.register("MyGrid-v0", Grid())
     pjd.env.register("MyGrid-v0", Grid)
     assert pjd.env.make("MyGrid-v0", size=3).size == 3
+    # The adapters' names and the host path's are not a user's to replace.
+    for name, owner in [
+        ("brax/ant", "belong to the brax adapter"),
+        ("gymnasium:MyGrid-v0", "belong to Gymnasium's host path"),
+        ("Craftax-Symbolic-v1", "belong to the Craftax adapter"),
+    ]:
+        with pytest.raises(pjd.ConfigError, match=re.escape(owner)):
+            pjd.env.register(name, Grid)
     with pytest.raises(pjd.ConfigError) as e:
         pjd.env.make("MyGrid-v0", sizee=7)
     assert str(e.value) == (
