@@ -24,10 +24,6 @@ class ConfigError(ValueError):
 # ---------------------------------------------------------------- type coercion
 
 
-def _type_name(hint: Any) -> str:
-    return getattr(hint, "__name__", str(hint))
-
-
 def _is_float_field(hint: Any) -> bool:
     # Dynamic hyper-parameters are annotated `float | jax.Array`.
     return hint is float or (
@@ -94,19 +90,23 @@ def _coerce(value: Any, hint: Any, path: str) -> Any:
         if not isinstance(value, Mapping):
             raise fail("a mapping", "key=value")
         return dict(value)
-    raise ConfigError(f"{path}: unsupported field type {_type_name(hint)}.")
+    name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(f"{path}: unsupported field type {name}.")
 
 
-def _section_of(config: Any, key: str) -> list[str]:
-    """`[section.key]` for a section with field `key`, the run's algorithm's first."""
+def _section_hint(config: Any, key: str, algo: Any) -> str:
+    """Where field `key` is, when a section has it: the run's algorithm's first."""
     sections = [
         f.name
         for f in dataclasses.fields(config)
         if dataclasses.is_dataclass(inner := getattr(config, f.name))
         and key in {g.name for g in dataclasses.fields(inner)}
     ]
-    sections.sort(key=lambda name: name != getattr(config, "algo", None))
-    return [f"{name}.{key}" for name in sections[:1]]
+    if len(sections) > 1 and algo not in sections:  # other algorithms' only
+        return f"it is a field of the {', '.join(sections)} sections, not {algo}'s. "
+    name = algo if algo in sections else (sections or [None])[0]
+    flag = f"--{name}.{key}".replace("_", "-")
+    return f"did you mean {name}.{key} ({flag})? " if name else ""
 
 
 def require_config(config: Any, what: str) -> None:
@@ -122,10 +122,6 @@ def require_config(config: Any, what: str) -> None:
             f"{what} takes a config (e.g. pjd.load_preset('cartpole').config), "
             f"not {config!r}."
         )
-
-
-def _normalize_key(key: str) -> str:
-    return key.replace("-", "_")
 
 
 def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "") -> Any:
@@ -153,14 +149,15 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     names = [f.name for f in dataclasses.fields(config)]
     changes = {}
     for raw_key, value in _nested(overrides).items():
-        key = _normalize_key(str(raw_key))
+        key = str(raw_key).replace("-", "_")
         path = f"{prefix}{key}"
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1) or _section_of(
-                config, key
-            )
+            close = difflib.get_close_matches(key, names, n=1)
             flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
             hint = f"did you mean {prefix}{close[0]} ({flag})? " if close else ""
+            if not close and not prefix:  # `learning_rate`: a section's field
+                algo = _nested(overrides).get("algo", getattr(config, "algo", None))
+                hint = _section_hint(config, key, algo)
             raise ConfigError(
                 f"Unknown config field {path!r}: {hint}"
                 "`purejaxdrl train --help` lists every field."

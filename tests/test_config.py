@@ -87,7 +87,8 @@ def test_validation_names_value_rule_and_fix(overrides, message):
         ({"ppo": {"learnin_rate": 1}}, "did you mean ppo.learning_rate (--ppo."),
         # A section's field named at the top: the run's own section's, first.
         ({"learning_rate": 1}, "did you mean ppo.learning_rate (--ppo."),
-        ({"algo": "dqn", "batch_size": 1}, "did you mean dqn.batch_size (--dqn."),
+        ({"algo": "sac", "batch_size": 1}, "did you mean sac.batch_size (--sac."),
+        ({"min_replay": 1}, "field of the dqn, apex, r2d2, sac sections, not ppo's"),
         ({"episodes": 1}, "did you mean eval.episodes (--eval.episodes)?"),
         ({"num_envs": "many"}, "num_envs='many' is not an integer"),
         ({"num_envs": 2.5}, "is not an integer"),

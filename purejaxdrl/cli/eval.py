@@ -46,7 +46,8 @@ def eval_command(argv: Sequence[str]) -> int:
         type=int,
         default=None,
         help="cut episodes after this many steps (default: the run's "
-        f"eval.max_steps for the returns, {RENDER_STEPS:,} for the drawing)",
+        "eval.max_steps for the returns, 100,000 for an exported policy's; "
+        f"{RENDER_STEPS:,} for the drawing)",
     )
     args = parser.parse_args(argv)
     from purejaxdrl.config import ConfigError

@@ -59,7 +59,13 @@ def check_physics(
     if "ctrl_dt" in defaults and "sim_dt" in defaults:
         ctrl = float(config.get("ctrl_dt", defaults["ctrl_dt"]))
         sim = float(config.get("sim_dt", defaults["sim_dt"]))
-        steps = round(ctrl / sim) if sim > 0 else 0
+        if sim <= 0 or ctrl <= 0:
+            raise ConfigError(
+                f"env.options ctrl_dt={ctrl:g}, sim_dt={sim:g}: both must be > 0 "
+                f"(seconds); {env_id}'s own are ctrl_dt={defaults['ctrl_dt']:g}, "
+                f"sim_dt={defaults['sim_dt']:g}."
+            )
+        steps = round(ctrl / sim)
         if steps < 1 or abs(ctrl / sim - steps) > 1e-6 * steps:
             raise ConfigError(
                 f"env.options ctrl_dt={ctrl:g}, sim_dt={sim:g}: {env_id} steps its "

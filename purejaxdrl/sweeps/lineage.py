@@ -105,8 +105,8 @@ class PBTResult:
             f"PBTResult({self.base.algo} on {self.base.env.id}, {self.population} "
             f"members exploring {names}, {len(self.lineage) - 1} ready steps"
         )
-        if any(self.histories):
-            best = self.best
+        best = self.best
+        if np.isfinite(self.final_return[best]):  # else no member has a return
             text += f"; best: member {best}, return {self.final_return[best]:.1f}"
         if self.run_dir is not None:
             text += f", run_dir={str(self.run_dir)!r}"

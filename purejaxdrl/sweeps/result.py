@@ -63,8 +63,8 @@ class SweepResult:
             f"settings x {len(self.plan.seeds)} seeds, {self.env_steps:,} env "
             "steps in all"
         )
-        if any(self.histories):
-            best = self.best
+        best = self.best if any(self.histories) else {"mean_return": math.nan}
+        if np.isfinite(best["mean_return"]):  # else no setting has a return
             varied = [f"{f.path}={short_value(best[f.path])}" for f in self.plan.fields]
             text += (
                 f"; best: {', '.join(varied) or 'the one setting'}, return "

@@ -36,7 +36,7 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
     if run_dir.is_file():
         raise ConfigError(
             f"{str(run_dir)!r} is a file, not a run directory; pass the folder "
-            f"that holds config.yaml and checkpoints/ (here {str(run_dir.parent)!r}?)."
+            f"that holds it, {str(run_dir.parent)!r}."
         )
     if not run_dir.is_dir():
         raise ConfigError(

@@ -1,6 +1,7 @@
 """A run's host-side context: its directory, checkpointer, messages; restoring it."""
 
 import dataclasses
+import json
 import pathlib
 from collections.abc import Callable
 from typing import Any
@@ -118,14 +119,34 @@ def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:
     run.state_index = describe(abstract)
 
 
-def save_resumed_config(run: Run) -> None:
+# A run's record of its --override resumes: one JSON line each, the update it
+# resumed from. A checkpoint at or before such an update holds the config from
+# before the override, which its config.yaml then differs from by right.
+OVERRIDES_FILE = "overrides.jsonl"
+
+
+def save_resumed_config(run: Run, resumed_at: int) -> None:
     """Rewrites a resumed run's config.yaml with the config it continues with.
 
-    Changed only with --override; called once the checkpoint restored.
+    Changed only with --override, which `OVERRIDES_FILE` records with the
+    update it resumed from (`resumed_at`); called once the checkpoint restored.
     """
     if run.main and run.run_dir is not None:
+        path = run.run_dir / "config.yaml"
         text = yaml.safe_dump(to_dict(run.config), sort_keys=False)
-        (run.run_dir / "config.yaml").write_text(text)
+        if run.allow_changes:  # whatever changed, file or command: accepted
+            with open(run.run_dir / OVERRIDES_FILE, "a") as f:
+                f.write(json.dumps({"resumed_at": resumed_at}) + "\n")
+        path.write_text(text)
+
+
+def _overridden_since(run_dir: pathlib.Path, step: int) -> bool:
+    """Whether an --override resume from update `step` or later changed the config."""
+    try:
+        lines = (run_dir / OVERRIDES_FILE).read_text().splitlines()
+    except OSError:
+        return False
+    return any(json.loads(line).get("resumed_at", -1) >= step for line in lines if line)
 
 
 @dataclasses.dataclass
@@ -166,7 +187,8 @@ def restore(run: Run, exp: Experiment) -> Start:
             f"--resume {run.run_dir}: total_steps={config.total_steps:,} ends at "
             f"update {config.num_updates:,}, before the {start.done:,} updates "
             "this run has trained; pass --total-steps of at least "
-            f"{start.done * config.steps_per_update:,}."
+            f"{start.done * config.steps_per_update:,} (with --override; in "
+            "Python, total_steps and allow_changes=True)."
         )
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
@@ -206,7 +228,9 @@ def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
 
     The resume check compares the command's config with config.yaml; the
     checkpoint's own record of its config catches an edit of the file itself,
-    which would otherwise change the updates of a "resumed" run silently.
+    which would otherwise change the updates of a "resumed" run silently. An
+    --override resume from `step` or later (`OVERRIDES_FILE`) explains them:
+    one that stopped before its first checkpoint continues with a plain resume.
 
     Raises:
       ConfigError: run-changing differences, without `run.allow_changes`.
@@ -220,6 +244,8 @@ def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
 
     if run.allow_changes or not isinstance(meta.get("config"), dict):
         return
+    if _overridden_since(run.run_dir, step):
+        return
     try:
         saved = config_from_dict(meta["config"], f"checkpoint {step}")
     except ConfigError:  # another version's fields: the layout check decides
@@ -230,7 +256,7 @@ def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
             f"--resume {run.run_dir}: its checkpoint at update {step:,} was saved "
             "with another config than its config.yaml now holds ("
             + "; ".join(binding)
-            + "); put config.yaml back to continue the same run, or add "
-            "--override to continue with the changes (in Python, "
-            "allow_changes=True)."
+            + "), changed by hand since; put config.yaml back to continue the "
+            "same run, or add --override to continue with the changes (in "
+            "Python, allow_changes=True)."
         )

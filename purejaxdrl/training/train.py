@@ -130,7 +130,8 @@ def train(
         keep(run.checkpointer)
         start = restore(run, exp) if resume is not None else Start()
         if resume is not None:
-            save_resumed_config(run)  # not before: a refused resume changes nothing
+            # Not before: a refused resume changes nothing.
+            save_resumed_config(run, start.done)
         schedule = chunk_schedule(config, start.done)
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None

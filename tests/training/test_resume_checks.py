@@ -82,6 +82,10 @@ def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path
     assert (run_dir / "config.yaml").read_text() == edited
     result = pjd.train(config, resume=run_dir, console=False, allow_changes=True)
     assert result.updates == 2
+    # That --override resume saved no checkpoint (the run was complete, as
+    # one killed before its first save): its record lets a plain resume go on.
+    assert (run_dir / "overrides.jsonl").read_text() == '{"resumed_at": 2}\n'
+    assert pjd.train(config, resume=run_dir, console=False).updates == 2
     # A budget below what the run trained would contradict its checkpoints.
     fewer = pjd.apply_overrides(config, {"total_steps": 32})
     with pytest.raises(

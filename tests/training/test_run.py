@@ -81,7 +81,7 @@ def test_a_resumed_runs_config_yaml_is_rewritten_only_once_it_restored(tmp_path)
     assert run.run_dir == tmp_path
     # Opening it changes nothing: a resume refused after this leaves the run.
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 4
-    save_resumed_config(run)
+    save_resumed_config(run, 0)
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 8
 
 
