@@ -22,6 +22,7 @@ import json
 import pathlib
 import posixpath
 import re
+from collections.abc import Callable
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
@@ -198,8 +199,15 @@ def _site_path(repository_path: str) -> str | None:
     return None
 
 
-def _rewrite(text: str, src_uri: str) -> str:
-    """`text` with links relative to the repository made relative to the site."""
+def _relinker(
+    src_uri: str, to_site: Callable[[str], str | None]
+) -> Callable[[re.Match], str]:
+    """A `re.sub` replacement for LINK or HREF matches on page `src_uri`.
+
+    A link relative to the repository (`../README.md#x`) becomes
+    `to_site(site path)` with its anchor; other links, and files the site
+    lacks (`to_site` None), stay as written.
+    """
     here = posixpath.dirname(_repository_path(src_uri))
 
     def link(match: re.Match) -> str:
@@ -208,11 +216,20 @@ def _rewrite(text: str, src_uri: str) -> str:
             return match.group(0)
         path, sep, anchor = target.partition("#")
         site_path = _site_path(posixpath.normpath(posixpath.join(here, path)))
-        if site_path is None:
+        relative = to_site(site_path) if site_path is not None else None
+        if relative is None:
             return match.group(0)
-        relative = posixpath.relpath(site_path, posixpath.dirname(src_uri) or ".")
         return f"{match.group(1)}{relative}{sep}{anchor}{match.group(3)}"
 
+    return link
+
+
+def _rewrite(text: str, src_uri: str) -> str:
+    """`text` with links relative to the repository made relative to the site."""
+    link = _relinker(
+        src_uri,
+        lambda site: posixpath.relpath(site, posixpath.dirname(src_uri) or "."),
+    )
     out, end = [], 0
     for fence in FENCE.finditer(text):  # code is left as written
         out += [LINK.sub(link, text[end : fence.start()]), fence.group(0)]
@@ -239,19 +256,12 @@ def on_page_content(html, page, config, files):
     """
     if not page.file.src_uri.endswith(".ipynb"):
         return html
-    here = posixpath.dirname(_repository_path(page.file.src_uri))
 
-    def link(match: re.Match) -> str:
-        target = match.group(2)
-        if re.match(r"[a-z][a-z0-9+.-]*:|#|/", target):
-            return match.group(0)
-        path, sep, anchor = target.partition("#")
-        site_path = _site_path(posixpath.normpath(posixpath.join(here, path)))
-        found = files.get_file_from_path(site_path) if site_path else None
+    def url(site_path: str) -> str | None:
+        found = files.get_file_from_path(site_path)
         if found is None:
-            return match.group(0)
+            return None
         relative = posixpath.relpath(found.url or ".", page.url or ".")
-        relative += "/" if found.url.endswith("/") and relative != "." else ""
-        return f"{match.group(1)}{relative}{sep}{anchor}{match.group(3)}"
+        return relative + ("/" if found.url.endswith("/") and relative != "." else "")
 
-    return HREF.sub(link, html)
+    return HREF.sub(_relinker(page.file.src_uri, url), html)
