@@ -279,12 +279,12 @@ def data_sharded(mesh: Mesh) -> NamedSharding:
 
 
 def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
-    """`total / devices`, or a ValueError that says how to make it divide."""
+    """`total / devices`, or a ConfigError (a ValueError) that says how to divide."""
     n = mesh.shape[DATA_AXIS]
     if total % n:
         lower, upper = total // n * n, (total // n + 1) * n
         options = f"{lower} or {upper}" if lower else f"{upper}"
-        raise ValueError(
+        raise ConfigError(
             f"{what}={total} must be divisible by the number of devices ({n}); "
             f"use {what}={options}, or --devices to use fewer devices."
         )

@@ -288,7 +288,15 @@ def plot_curves(
     Returns:
       The number of curves drawn on each panel.
 
+    Raises:
+      ConfigError: no curve's records hold `metric` at all (a misspelt name;
+        one logged without a value yet draws nothing, without an error).
+
     """
+    if isinstance(curves, Curve):
+        curves = [curves]
+    if curves and not any(metric in r for c in curves for h in c.histories for r in h):
+        check_metric(curves, metric)  # says which names they do hold
     import matplotlib
 
     matplotlib.use("Agg")  # files only; never opens a window

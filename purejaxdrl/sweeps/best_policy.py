@@ -5,6 +5,7 @@ import pathlib
 from typing import Any
 
 from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_env
 from purejaxdrl.training.policy import check_policy_folder, write_policy
@@ -46,6 +47,7 @@ def export_run(
     into the sweep directory's `policy/`. A policy already in `out` is
     replaced only with `overwrite`.
     """
+    run = checked_index(run, len(result.histories), "run")
     check_policy_folder(pathlib.Path(out), overwrite)
     config = result.plan.run_config(run)
     return write_run_policy(

@@ -15,6 +15,7 @@ import yaml
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import new_dir
@@ -134,11 +135,7 @@ class PBTResult:
           step and the start, oldest first.
 
         """
-        if not 0 <= member < self.population:
-            raise IndexError(
-                f"member={member}: the population has members 0 to "
-                f"{self.population - 1}."
-            )
+        member = checked_index(member, self.population, "member")
         out = []
         current = member
         for step in reversed(self.lineage):
@@ -179,6 +176,7 @@ class PBTResult:
 
     def params(self, member: int) -> Params:
         """`member`'s final network parameters (read from disk when loaded)."""
+        member = checked_index(member, self.population, "member")
         if self.final_params[member] is None and self.run_dir is not None:
             data = (
                 self.run_dir / "params" / f"member-{member:04d}.msgpack"

@@ -29,7 +29,7 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.spec import make_plan
+from purejaxdrl.sweeps.spec import is_integer, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.schedule import chunk_lengths
 
@@ -37,9 +37,12 @@ from purejaxdrl.training.schedule import chunk_lengths
 def check_pbt_config(config: PBTConfig, population: int) -> None:
     """Raises ConfigError, naming the value and the rule, for bad PBT settings."""
     rules = [
-        (population >= 1, f"population={population} must be >= 1; e.g. --population 8"),
         (
-            config.ready >= 1,
+            is_integer(population) and population >= 1,
+            f"population={population!r} must be an integer >= 1; e.g. --population 8",
+        ),
+        (
+            is_integer(config.ready) and config.ready >= 1,
             f"pbt.ready={config.ready} must be >= 1 chunk between ready steps; "
             "e.g. --pbt.ready 4",
         ),

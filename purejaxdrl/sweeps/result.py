@@ -11,7 +11,7 @@ import numpy as np
 from purejaxdrl.observe.plots import RETURN, short_value
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.run_files import read_run_stats
-from purejaxdrl.sweeps.spec import SweepPlan
+from purejaxdrl.sweeps.spec import SweepPlan, checked_index
 from purejaxdrl.types import Params
 
 
@@ -173,6 +173,12 @@ class SweepResult:
         """A run's final parameters, by index or by `seed=` and setting values."""
         if index is None:
             index = self.run_index(**setting)
+        elif setting:
+            raise TypeError(
+                f"params({index}, {', '.join(setting)}=...): name a run by its "
+                "index or by its seed and setting, not both."
+            )
+        index = checked_index(index, len(self.histories), "run")
         if self.final_params[index] is None and self.run_dir is not None:
             data = (self.run_dir / "params" / f"run-{index:04d}.msgpack").read_bytes()
             self.final_params[index] = flax.serialization.msgpack_restore(data)
@@ -180,6 +186,7 @@ class SweepResult:
 
     def stats(self, index: int) -> Any:
         """A run's observation statistics (RunningStatistics), or None."""
+        index = checked_index(index, len(self.histories), "run")
         if not self.final_stats:
             self.final_stats = [None] * len(self.histories)
         if self.final_stats[index] is None and self.run_dir is not None:

@@ -115,10 +115,13 @@ def random_draws(
     fields: list[Field] = []
     for name, spec in sample.items():
         fields.append(sampled_field(base, name, spec, [*taken, *fields]))
-    if num_samples < 1:
+    whole = isinstance(num_samples, numbers.Integral) and not isinstance(
+        num_samples, bool
+    )
+    if not whole or num_samples < 1:
         raise ConfigError(
-            f"num_samples={num_samples}: random search needs at least one draw; "
-            "pass --samples N with --sample."
+            f"num_samples={num_samples!r}: random search needs a whole number of "
+            "draws, at least one; pass --samples N with --sample."
         )
     if isinstance(search_seed, bool) or not isinstance(search_seed, numbers.Integral):
         raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")

@@ -6,6 +6,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
@@ -139,12 +140,35 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
         if seeds < 1:
             raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")
         seeds = [base.seed + i for i in range(seeds)]
+    for s in seeds:
+        if not is_integer(s):
+            raise ConfigError(
+                f"seeds={list(seeds)} holds {s!r}, which is not an integer; pass "
+                "integers, e.g. seeds=[0, 1, 2]."
+            )
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(
             f"seeds={seeds} must be one or more distinct integers; e.g. --seeds 8."
         )
     return seeds
+
+
+def is_integer(value: Any) -> bool:
+    """An int (Python's or numpy's), not a bool: what counts and indices take."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def checked_index(index: Any, count: int, name: str) -> int:
+    """`index` when it is an integer in [0, count); else an IndexError naming it.
+
+    `name` is the argument (`run`, `member`) and what `count` counts.
+    """
+    if not is_integer(index) or not 0 <= index < count:
+        raise IndexError(
+            f"{name}={index!r}: the {name}s are 0 to {count - 1}; pass one of them."
+        )
+    return int(index)
 
 
 def grid_axis(

@@ -183,7 +183,7 @@ class ChunkLoop:
             self.read_evaluation(rec, pending.evaluated)
         self.history.append(rec)
         for sink in self.sinks:
-            sink.write(rec)
+            sink.write(dict(rec))  # a copy each: a sink that edits it edits only its
         if pending.snapshot is not None:
             metric = summary.get("episode/mean_return")
             self.save(pending.snapshot[0], metric)

@@ -128,6 +128,11 @@ def _check_sinks(
     Checked before anything compiles: a logger without `close` would
     otherwise fail after the last chunk, and the run's outputs with it.
     """
+    if callable(getattr(loggers, "write", None)):
+        raise ConfigError(
+            f"loggers={loggers!r} is one logger; pass a list of them, e.g. "
+            f"loggers=[{type(loggers).__name__}(...)]"
+        )
     for i, logger in enumerate(loggers):
         missing = [m for m in ("write", "close") if not callable(getattr(logger, m, 0))]
         if missing:

@@ -7,6 +7,7 @@ import time
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.loggers import JsonlLogger, TensorBoardLogger
 
@@ -77,6 +78,31 @@ def test_train_with_the_tensorboard_logger(tmp_path, capsys):
     got = _scalars(run / "tensorboard", "episode/mean_return")
     assert [s for s, _ in got] == [s for s, _ in want]
     assert [v for _, v in got] == pytest.approx([v for _, v in want], rel=1e-6)
+
+
+def test_a_logger_that_edits_its_record_edits_only_its_own(tmp_path):
+    class Editing:
+        def write(self, record):
+            record.pop("env_steps")
+            record["injected"] = 1.0
+
+        def close(self):
+            pass
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 2,
+         "devices": 1, "run_dir": str(tmp_path)},
+    )  # fmt: skip
+    result = pjd.train(
+        config, console=False, write_files=True, loggers=[Editing()],
+        log_to=["tensorboard"],
+    )  # fmt: skip
+    history = _jsonl(result.run_dir / "metrics.jsonl")
+    assert [r["env_steps"] for r in history] == [32, 64]
+    assert all("injected" not in r for r in (*history, *result.history))
+    with pytest.raises(pjd.ConfigError, match="is one logger; pass a list of them"):
+        pjd.train(config, console=False, loggers=Editing())
 
 
 def test_train_with_the_wandb_logger_offline(tmp_path, capsys, monkeypatch):

@@ -11,6 +11,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.plots import (
+    RETURN,
     load_curves,
     plot_curves,
     read_history,
@@ -128,6 +129,11 @@ def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, c
     err = capsys.readouterr().err
     assert "--metric env/reward/uprigth: no run here logged it; did you mean " in err
     assert "env/reward/upright?" in err and err.count("\n") == 1
+    # From Python too: a misspelt metric is refused, not an empty figure.
+    with pytest.raises(pjd.ConfigError, match="did you mean env/reward/upright?"):
+        plot_curves(curves, tmp_path / "x.png", metric="env/reward/uprigth")
+    assert not (tmp_path / "x.png").exists()
+    assert plot_curves(curves[0], tmp_path / "one.png", metric=RETURN) == 1
     # Logged, but null in every record (no episode ended): one line too.
     records = read_history(runs[2] / "metrics.jsonl")
     text = "".join(json.dumps({**r, "env/rare": None}) + "\n" for r in records)

@@ -157,6 +157,8 @@ def test_a_population_that_does_not_fit_is_refused():
         ({"explore": {}}, "at least one explored field"),
         ({"quantile": 0.75}, r"pbt.quantile=0.75 must be in \(0, 0.5\]"),
         ({"ready": 0}, "pbt.ready=0 must be >= 1 chunk between ready steps; e.g."),
+        ({"ready": 2.5}, "pbt.ready=2.5 must be >= 1 chunk between ready steps"),
+        ({"population": 4.0}, "population=4.0 must be an integer >= 1; e.g."),
         ({"resample_probability": 1.5}, r"must be in \[0, 1\] \(the chance"),
         ({"explore": {"num_envs": ("uniform", 1, 2)}}, "--explore num_envs: .* static"),
     ],
@@ -215,5 +217,5 @@ def test_the_best_members_return_follows_its_ancestry_not_its_slot():
     assert [r[RETURN] for r in result.ancestral_history(0)] == [201, 202, 103, 104]
     assert result.schedule(0) == [(0, {"lr": 2.0}), (2, {"lr": 2.5})]
     assert result.ancestral_history(1) == histories[1]
-    with pytest.raises(IndexError, match="members 0 to 1"):
+    with pytest.raises(IndexError, match="the members are 0 to 1"):
         result.ancestry(2)

@@ -106,6 +106,8 @@ def test_make_plan_checks_the_grid_before_the_random_search():
     "call, message",
     [
         (lambda: pjd.sweep("cartpole", seeds=2.0), "seeds=2.0 is neither a count"),
+        (lambda: pjd.sweep(BASE, seeds=[0.5]), "seeds=[0.5] holds 0.5, which is not"),
+        (lambda: pjd.sweep(BASE, seeds=["3"]), "holds '3', which is not an integer"),
         (lambda: pjd.sweep("cartpole", device_memory="2GB"),
          "device_memory='2GB' is not a number of bytes; pass e.g."),
         (lambda: pjd.sweep("cartpole", sample={"learning_rate": "loguniform:1e-4:1e-3"},

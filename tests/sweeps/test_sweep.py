@@ -14,6 +14,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.observe.plots import short_value
 from purejaxdrl.sweeps import layout as sweep_layout
+from purejaxdrl.sweeps.best_policy import export_run
 from purejaxdrl.sweeps.fields import resolve_field
 from purejaxdrl.sweeps.program import sweep
 from purejaxdrl.sweeps.report import load_sweep, write_sweep
@@ -199,6 +200,14 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
         f"in all; best: ppo.learning_rate={short_value(lr)}, return "
         f"{result.best['mean_return']:.1f}, run_dir={str(d)!r})"
     )
+    # A run named twice, or out of range, is refused, not guessed.
+    with pytest.raises(TypeError, match="by its index or by its seed and setting"):
+        loaded.params(0, seed=1)
+    for bad in (6, -1, True):
+        with pytest.raises(IndexError, match="the runs are 0 to 5; pass one"):
+            loaded.params(bad)
+    with pytest.raises(IndexError, match="run=6: the runs are 0 to 5"):
+        export_run(result, 6, tmp_path / "p")
     with pytest.raises(KeyError, match="3 runs match"):
         loaded.run_index(learning_rate=1e-3)
     with pytest.raises(KeyError, match="2 runs match seed=1; name"):
