@@ -331,7 +331,7 @@ CASES = [
     ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
     (
         [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "-1"],
-        "num_samples=-1: random search needs at least one draw",
+        "num_samples=-1: random search needs a whole number of draws, at least one",
     ),
     (
         [
@@ -378,7 +378,10 @@ CASES = [
         "--explore 'learning_rate=loguniform:1e-4' is not FIELD=KIND:LOW:HIGH",
     ),
     ([*PBT, "--explore", "num_envs=uniform:1:8"], "--explore num_envs: num_envs is"),
-    ([*PBT, "--explore", LR, "--population", "0"], "population=0 must be >= 1"),
+    (
+        [*PBT, "--explore", LR, "--population", "0"],
+        "population=0 must be an integer >= 1",
+    ),
     ([*PBT, "--explore", LR, "--search-seed", "-1"], "search_seed=-1 must be >= 0"),
     (
         [*PBT, "--explore", LR, "--pbt.quantile", "0.75"],
