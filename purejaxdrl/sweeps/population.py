@@ -29,7 +29,8 @@ from purejaxdrl.sweeps.pbt_operators import (
 )
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.spec import is_integer, make_plan
+from purejaxdrl.sweeps.search import is_integer
+from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.schedule import chunk_lengths
 

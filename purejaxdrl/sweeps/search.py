@@ -77,6 +77,11 @@ def _draw(
     return rng.uniform(low, high, n)
 
 
+def is_integer(value: Any) -> bool:
+    """An integer (Python's or numpy's), not a bool: what counts and indices take."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def random_draws(
     base: TrainConfig,
     sample: Mapping[str, tuple[str, float, float]],
@@ -115,15 +120,12 @@ def random_draws(
     fields: list[Field] = []
     for name, spec in sample.items():
         fields.append(sampled_field(base, name, spec, [*taken, *fields]))
-    whole = isinstance(num_samples, numbers.Integral) and not isinstance(
-        num_samples, bool
-    )
-    if not whole or num_samples < 1:
+    if not is_integer(num_samples) or num_samples < 1:
         raise ConfigError(
             f"num_samples={num_samples!r}: random search needs a whole number of "
             "draws, at least one; pass --samples N with --sample."
         )
-    if isinstance(search_seed, bool) or not isinstance(search_seed, numbers.Integral):
+    if not is_integer(search_seed):
         raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")
     if search_seed < 0:
         raise ConfigError(

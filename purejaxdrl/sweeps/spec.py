@@ -2,11 +2,9 @@
 
 import dataclasses
 import itertools
-import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
@@ -17,7 +15,7 @@ from purejaxdrl.sweeps.fields import (
     setting_config,
     static_key,
 )
-from purejaxdrl.sweeps.search import random_draws
+from purejaxdrl.sweeps.search import is_integer, random_draws
 from purejaxdrl.training.config import TrainConfig, validate
 
 
@@ -129,7 +127,7 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
       ConfigError: a count below 1, an empty list, or a seed given twice.
 
     """
-    count = isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool)
+    count = is_integer(seeds)
     if not count and (isinstance(seeds, str) or not isinstance(seeds, Iterable)):
         raise ConfigError(
             f"seeds={seeds!r} is neither a count nor a list of seeds; e.g. seeds=8 "
@@ -152,11 +150,6 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
             f"seeds={seeds} must be one or more distinct integers; e.g. --seeds 8."
         )
     return seeds
-
-
-def is_integer(value: Any) -> bool:
-    """An int (Python's or numpy's), not a bool: what counts and indices take."""
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 def checked_index(index: Any, count: int, name: str) -> int:

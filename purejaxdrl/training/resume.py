@@ -139,6 +139,11 @@ def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
     ]
 
 
+def binding_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """The lines of `config_changes` that alter the sequence of updates."""
+    return [c for c in config_changes(saved, new) if changes_the_run(c)]
+
+
 def changes_the_run(change: str) -> bool:
     """Whether a line of `config_changes` alters the sequence of updates."""
     path = change.split(":", 1)[0]
@@ -216,7 +221,7 @@ def check_continues(
             "a run cannot continue on another environment; start a new run."
         )
     changes = config_changes(saved, config)
-    binding = [c for c in changes if changes_the_run(c)]
+    binding = binding_changes(saved, config)
     if binding and not allow_changes:
         raise ConfigError(
             f"resuming {str(run_dir)!r} with changes that alter the run ("

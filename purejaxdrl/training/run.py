@@ -236,11 +236,7 @@ def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
       ConfigError: run-changing differences, without `run.allow_changes`.
 
     """
-    from purejaxdrl.training.resume import (
-        changes_the_run,
-        config_changes,
-        config_from_dict,
-    )
+    from purejaxdrl.training.resume import binding_changes, config_from_dict
 
     if run.allow_changes or not isinstance(meta.get("config"), dict):
         return
@@ -250,7 +246,7 @@ def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
         saved = config_from_dict(meta["config"], f"checkpoint {step}")
     except ConfigError:  # another version's fields: the layout check decides
         return
-    binding = [c for c in config_changes(saved, run.config) if changes_the_run(c)]
+    binding = binding_changes(saved, run.config)
     if binding:
         raise ConfigError(
             f"--resume {run.run_dir}: its checkpoint at update {step:,} was saved "
