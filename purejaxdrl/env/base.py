@@ -134,6 +134,7 @@ def check_option_types(
         default.
 
     """
+    out = dict(options)
     for name, value in options.items():
         if name not in defaults:
             continue
@@ -155,15 +156,9 @@ def check_option_types(
                 f" ({env_id}'s default: {default!r}); pass one, e.g. --env.option "
                 f"{name}={str(default).lower() if kind == 'b' else default}."
             )
-    return {
-        name: int(value)
-        if name in defaults
-        and np.ndim(defaults[name]) == 0
-        and np.asarray(defaults[name]).dtype.kind in "iu"
-        and isinstance(value, float | np.floating)
-        else value
-        for name, value in options.items()
-    }
+        if kind in ("i", "u") and isinstance(value, float | np.floating):
+            out[name] = int(value)  # whole, as checked
+    return out
 
 
 def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:
