@@ -26,7 +26,16 @@ LAYERS = (
     ("runners",),
     ("agents",),
     ("rl", "replay", "env", "networks"),
-    ("config", "config_docs", "types", "parallel", "rng", "scans", "_platform"),
+    (
+        "config",
+        "config_types",
+        "config_docs",
+        "types",
+        "parallel",
+        "rng",
+        "scans",
+        "_platform",
+    ),
 )
 
 

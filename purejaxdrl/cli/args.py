@@ -11,8 +11,8 @@ import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names
-from purejaxdrl.config import flat_fields
 from purejaxdrl.config_docs import field_descriptions
+from purejaxdrl.config_types import flat_fields
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1

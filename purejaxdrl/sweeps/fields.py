@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from purejaxdrl.agents.registry import names
-from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
+from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config_types import flat_fields
 from purejaxdrl.training.config import TrainConfig, validate
 
 # Fields a sweep may not vary, and why.

@@ -20,12 +20,8 @@ from purejaxdrl.agents.registry import (
     without_replay,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
-from purejaxdrl.config import (
-    ConfigError,
-    check,
-    check_types,
-    require_config,
-)
+from purejaxdrl.config import ConfigError, check, require_config
+from purejaxdrl.config_types import check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES

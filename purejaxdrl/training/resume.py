@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from purejaxdrl.agents.registry import names
-from purejaxdrl.config import ConfigError, apply_overrides, flat_fields
+from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 

@@ -1,0 +1,190 @@
+"""Config values' types: conversion from YAML and the command line, and checks.
+
+`coerce` turns a value as YAML or a flag gives it ("64,64", "1e-3", "true")
+into its field's declared type, or raises a `ConfigError` naming the flag and an
+example; `check_types` finds a value set without conversion (e.g. by
+`dataclasses.replace`) that is not its field's type. `purejaxdrl.config` builds
+overrides and validation on these.
+"""
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+
+
+class ConfigError(ValueError):
+    """Bad configuration: the message names the value, the rule and the fix."""
+
+
+def _is_float_field(hint: Any) -> bool:
+    # Dynamic hyper-parameters are annotated `float | jax.Array`.
+    return hint is float or (
+        isinstance(hint, types.UnionType) and float in typing.get_args(hint)
+    )
+
+
+def coerce(value: Any, hint: Any, path: str) -> Any:
+    """Converts `value` (from YAML or the command line) to the field type `hint`."""
+
+    def fail(kind: str, example: str) -> ConfigError:
+        flag = "--" + path.replace("_", "-")
+        return ConfigError(
+            f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}."
+        )
+
+    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+        if value is None or str(value).strip().lower() in ("none", "null"):
+            return None
+        (hint,) = (a for a in typing.get_args(hint) if a is not type(None))
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise fail("a boolean", "true")
+    if hint is int:
+        if isinstance(value, bool):
+            raise fail("an integer", "4")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise fail("an integer", "4") from None
+        if not number.is_integer():
+            raise fail("an integer", str(int(number) or 1))
+        return int(number)
+    if _is_float_field(hint):
+        if isinstance(value, bool):
+            raise fail("a number", "0.001")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise fail("a number", "0.001") from None
+    if hint is str:
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise fail("a string", "name")
+        return str(value)
+    if typing.get_origin(hint) is tuple:
+        (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list | tuple):
+            raise fail("a list", "64 64")
+        # "64,64" and "64 64", alone or as the command line's items.
+        value = [
+            piece
+            for v in value
+            for piece in (v.replace(",", " ").split() if isinstance(v, str) else [v])
+        ]
+        return tuple(coerce(v, item, path) for v in value)
+    if typing.get_origin(hint) is dict:
+        if not isinstance(value, Mapping):
+            raise fail("a mapping", "key=value")
+        return dict(value)
+    name = getattr(hint, "__name__", str(hint))
+    raise ConfigError(f"{path}: unsupported field type {name}.")
+
+
+def _convertible(hint: Any) -> bool:
+    """Whether `coerce` knows the field type `hint` (Optional ones included)."""
+    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    return (
+        hint in (bool, int, str)
+        or _is_float_field(hint)
+        or typing.get_origin(hint) in (tuple, dict)
+    )
+
+
+def check_types(config: Any) -> None:
+    """That every leaf field of `config` holds a value of its declared type.
+
+    For a config changed without `apply_overrides` (which converts), e.g.
+    `dataclasses.replace(config, num_envs="4")`. An int is a float; arrays (a
+    sweep's stacked hyper-parameters) are left alone.
+
+    Raises:
+      ConfigError: naming the field, its value and the type it takes.
+
+    """
+    _check_sections(config)
+    for path, hint, value in flat_fields(config):
+        # Arrays and traced values (a sweep's hyper-parameters), and types of
+        # a user's own (not `_convertible`), are left alone; a numpy or JAX
+        # scalar is checked, as YAML and JSON cannot write one.
+        batched = getattr(value, "ndim", 0) > 0 or isinstance(value, jax.core.Tracer)
+        if batched or not _convertible(hint):
+            continue
+        coerced = coerce(value, hint, path)  # ConfigError where it cannot be
+        mismatch = _mismatch(value, coerced)
+        if mismatch is not None:
+            got, wanted = mismatch
+            inner = "" if got is value else f" holds {got!r}, which"
+            raise ConfigError(
+                f"{path}={value!r}{inner} is {_a(got)}, not the "
+                f"{type(wanted).__name__} it takes; pass {coerced!r} (or set it "
+                "with apply_overrides, which converts)."
+            )
+
+
+def _a(value: Any) -> str:
+    """`value`'s type with its article: "a str", "a numpy.float64", "a jax.Array"."""
+    kind = type(value)
+    if isinstance(value, jax.Array):
+        name = "jax.Array"
+    elif kind.__module__ == "numpy":
+        name = f"numpy.{kind.__name__}"
+    else:
+        name = kind.__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _check_sections(config: Any, prefix: str = "") -> None:
+    """That every section of `config` is an instance of its declared class."""
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):
+        hint, value = hints[field.name], getattr(config, field.name)
+        if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+            continue
+        if not isinstance(value, hint):
+            raise ConfigError(
+                f"{prefix}{field.name} is {_a(value)}, not the "
+                f"{hint.__name__} it takes; pass one, or set its "
+                f"fields with apply_overrides (e.g. {{{field.name!r}: {{...}}}})."
+            )
+        _check_sections(value, f"{prefix}{field.name}.")
+
+
+def _mismatch(value: Any, coerced: Any) -> tuple[Any, Any] | None:
+    """The first part of `value` not already what `coerce` made of it, if any.
+
+    Tuples are compared item by item, so `("64", 64)` for a `tuple[int, ...]`
+    is caught; an int where a float is taken is accepted.
+    """
+    if type(value) is tuple and type(coerced) is tuple:
+        pairs = map(_mismatch, value, coerced)
+        return next((pair for pair in pairs if pair is not None), None)
+    if type(value) is type(coerced) or (
+        type(value) is int and isinstance(coerced, float)
+    ):
+        return None
+    return value, coerced
+
+
+def flat_fields(config: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted path, type hint, current value) of every leaf field of `config`."""
+    hints = typing.get_type_hints(type(config))
+    out = []
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        path = f"{prefix}{field.name}"
+        if dataclasses.is_dataclass(value):
+            out.extend(flat_fields(value, f"{path}."))
+        else:
+            out.append((path, hints[field.name], value))
+    return out
