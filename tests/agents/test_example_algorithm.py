@@ -23,6 +23,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents import ppo, registry
+from purejaxdrl.config import check_ranges
 from purejaxdrl.config_docs import field_docs
 from purejaxdrl.training.config import config_class
 from purejaxdrl.training.resume import config_from_dict, load_run_config
@@ -186,6 +187,12 @@ def _kl_loss(params, batch, key, *, network, config):
     return total + penalty, {**metrics, "loss/kl_penalty": penalty}
 
 
+def _validate_kl(config, shape=None):
+    """PPO's rules under its name, and the new field's."""
+    ppo.validate(config, shape, name="ppo_kl")
+    check_ranges("ppo_kl", config, non_negative=("kl_cost",))
+
+
 def _register_ppo_kl() -> None:
     registry.register(
         dataclasses.replace(
@@ -193,7 +200,7 @@ def _register_ppo_kl() -> None:
             name="ppo_kl",
             config_type=_KLConfig,
             make_agent=functools.partial(ppo.make_ppo, loss_fn=_kl_loss),
-            validate=functools.partial(ppo.validate, name="ppo_kl"),
+            validate=_validate_kl,
         )
     )
 
@@ -218,6 +225,8 @@ def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(monkeypatch):
     assert not np.allclose(flat(heavy.state.agent.params), flat(a.state.agent.params))
     with pytest.raises(pjd.ConfigError, match=r"ppo_kl.clip_eps=-1.0 must be > 0"):
         pjd.validate(pjd.apply_overrides(without, {"ppo_kl.clip_eps": -1}))
+    with pytest.raises(pjd.ConfigError, match=r"ppo_kl.kl_cost=-1.0 must be >= 0"):
+        pjd.validate(pjd.apply_overrides(without, {"ppo_kl.kl_cost": -1}))
 
 
 def test_a_derived_record_keeps_its_own_config_and_registering_again_replaces(
