@@ -121,9 +121,7 @@ def train(
         )
         if exp.device_note:
             run.say(exp.device_note)
-        wandb = keep(start_wandb(run, log_to))
         key = make_key(config.seed, config.rng_impl)
-        progress = keep(open_progress(run, exp, console))  # says it compiles
         start_compile = time.perf_counter()
         abstract = exp.runner.abstract_state(key)
         attach_checkpointer(run, exp.runner, abstract)
@@ -132,6 +130,10 @@ def train(
         if resume is not None:
             # Not before: a refused resume changes nothing.
             save_resumed_config(run, start.done)
+        # After the resume's checks (a refused resume starts no W&B run),
+        # before compiling: W&B sets itself up while XLA compiles.
+        wandb = keep(start_wandb(run, log_to))
+        progress = keep(open_progress(run, exp, console))  # says it compiles
         schedule = chunk_schedule(config, start.done)
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None

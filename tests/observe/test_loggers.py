@@ -121,6 +121,14 @@ def test_train_with_the_wandb_logger_offline(tmp_path, capsys, monkeypatch):
     data = log.read_bytes()
     for name in (b"episode/mean_return", b"steps_per_second", b"CartPole-v1"):
         assert name in data
+    # A resume refused by the checkpoint's config starts no W&B run.
+    edited = (run / "config.yaml").read_text().replace("seed: 0", "seed: 5")
+    (run / "config.yaml").write_text(edited)
+    resume = ["train", "--no-compile-cache", "--quiet", "--logger", "wandb",
+              "--resume", str(run)]  # fmt: skip
+    assert cli.main(resume) == 2
+    assert "changed by hand since" in capsys.readouterr().err
+    assert list((run / "wandb").glob("offline-run-*")) == [offline]
 
 
 def test_logger_needs_a_run_directory(capsys):
