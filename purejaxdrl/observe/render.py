@@ -33,7 +33,7 @@ from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.env.host import HostSpec, make_host_env, synchronous
 from purejaxdrl.env.host.base import import_optional, rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
-from purejaxdrl.env.host.gymnasium import MASK_KEY, with_mask
+from purejaxdrl.env.host.gymnasium import MASK_KEY, flattened, with_mask
 from purejaxdrl.env.playground_env import PlaygroundEnv
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.evaluation import HostModePolicy, host_mode_policy, play_host
@@ -314,12 +314,18 @@ def _gymnasium_episode(
     seed: int,
     max_steps: int,
 ) -> HostEpisode:
-    env = _drawing_env(name, options)
+    env, flat = flattened(_drawing_env(name, options), f"gymnasium:{name}")
+
+    def observe(obs: Any, info: dict[str, Any]) -> np.ndarray:
+        # What the policy saw in training: flat float32 where the space is
+        # not a Box, the legal-action flags appended.
+        obs = np.asarray(obs, np.float32) if flat else np.asarray(obs)
+        return with_mask(obs, info) if masks else obs
+
     try:
         obs, info = env.reset(seed=env_seeds(seed, 1)[0])
-        # What the policy saw in training: the legal-action flags appended.
         masks = MASK_KEY in info
-        obs = with_mask(obs, info) if masks else obs
+        obs = observe(obs, info)
         frames, episode_return = [], 0.0
         state = policy.initial_state(1)
         for _ in range(max_steps):
@@ -327,7 +333,7 @@ def _gymnasium_episode(
             state, action = policy.act(params, state, np.asarray(obs)[None])
             step = env.step(rescale_actions(env.action_space, action)[0])
             obs, reward, terminated, truncated, info = step
-            obs = with_mask(obs, info) if masks else obs
+            obs = observe(obs, info)
             episode_return += float(reward)
             if terminated or truncated:
                 break
@@ -350,8 +356,10 @@ def _drawing_env(name: str, options: dict[str, Any]) -> Any:
     gym = import_optional("gymnasium", "gymnasium")
     with warnings.catch_warnings():  # an unknown render mode only warns
         warnings.simplefilter("ignore")
-        # One environment, not a vector: the vector's own option goes.
-        kwargs = {k: v for k, v in options.items() if k != "vectorization_mode"}
+        # One environment, not a vector: the vector's own option goes, and
+        # the run's render mode (if it set one) gives way to rgb_array.
+        drop = ("vectorization_mode", "render_mode")
+        kwargs = {k: v for k, v in options.items() if k not in drop}
         try:
             env = gym.make(name, render_mode="rgb_array", **kwargs)
         except TypeError as e:

@@ -55,7 +55,7 @@ gym.register("MaskedGrid-test", entry_point=MaskedCorridor, kwargs={"flat": Fals
 
 
 def test_the_mask_rides_on_the_observation_and_the_spec_reads_it():
-    env = make_host_env("gymnasium:MaskedCorridor-test", 2, seed=0)
+    env = make_host_env("gymnasium:MaskedCorridor-test", 2, 0)
     spec = env.spec
     assert spec.observation.shape == (LENGTH + 3,)
     assert spec.action.num_values == 3 and spec.action.legal is not None
@@ -73,7 +73,7 @@ def test_the_mask_rides_on_the_observation_and_the_spec_reads_it():
 
 def test_a_mask_on_observations_it_cannot_ride_on_is_one_clear_error():
     with pytest.raises(ConfigError, match=r"reports info\['action_mask'\].*flatten"):
-        make_host_env("gymnasium:MaskedGrid-test", 1, seed=0)
+        make_host_env("gymnasium:MaskedGrid-test", 1, 0)
 
 
 @pytest.mark.timeout(300)

@@ -31,7 +31,7 @@ gym.register("HostMetricsCounting-v0", entry_point=Counting)
 
 
 def test_the_adapter_reports_the_metrics_per_environment():
-    env = make_host_env("gymnasium:HostMetricsCounting-v0", 3, seed=0)
+    env = make_host_env("gymnasium:HostMetricsCounting-v0", 3, 0)
     assert env.spec.metrics == ("pushes", "steps")
     env.reset()
     step = env.step(np.array([1, 0, 1]))

@@ -216,7 +216,7 @@ def test_the_gymnasium_module_form_imports_the_module_from_the_current_folder(
     (package / "__init__.py").write_text("")
     (package / "envs.py").write_text(GYM_CORRIDOR.replace("{name}", "PkgCorridor-v0"))
     monkeypatch.chdir(tmp_path)
-    env = make_host_env("gymnasium:corridor_pkg.envs:PkgCorridor-v0", 2, seed=0)
+    env = make_host_env("gymnasium:corridor_pkg.envs:PkgCorridor-v0", 2, 0)
     try:
         assert env.spec.observation.shape == (1,)
         assert env.spec.action.num_values == 2
@@ -226,7 +226,7 @@ def test_the_gymnasium_module_form_imports_the_module_from_the_current_folder(
     finally:
         env.close()
     with pytest.raises(pjd.ConfigError, match="did you mean PkgCorridor-v0"):
-        make_host_env("gymnasium:corridor_pkg.envs:PkgCoridor-v0", 1, seed=0)
+        make_host_env("gymnasium:corridor_pkg.envs:PkgCoridor-v0", 1, 0)
 
 
 def test_an_unknown_id_says_how_to_import_the_users_module():
@@ -238,7 +238,7 @@ def test_an_unknown_id_says_how_to_import_the_users_module():
         match="import that first: --env.imports MODULE, or --env.id "
         "gymnasium:MODULE:Corridorr-v0",
     ):
-        make_host_env("gymnasium:Corridorr-v0", 1, seed=0)
+        make_host_env("gymnasium:Corridorr-v0", 1, 0)
     with pytest.raises(pjd.env.UnknownEnvironmentError, match="--env.imports MODULE"):
         pjd.env.make("Corridorr-v0")
 

@@ -23,12 +23,16 @@ __all__ = [
 ]
 
 
+# Arguments of the libraries' constructors that the run sets itself.
+RUN_OPTIONS = {"seed": "--seed", "env_seed": "--seed", "num_envs": "--num-envs"}
+
+
 def is_host_env(env_id: str) -> bool:
     """Whether `env_id` names a host environment (`envpool:...`, `gymnasium:...`)."""
     return env_id.startswith(PREFIXES)
 
 
-def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> HostEnv:
+def make_host_env(env_id: str, num_envs: int, seed: int, /, **options: Any) -> HostEnv:
     """Builds `num_envs` host environments named `env_id`, seeded from `seed`.
 
     Args:
@@ -40,10 +44,19 @@ def make_host_env(env_id: str, num_envs: int, seed: int, **options: Any) -> Host
         EnvPool.
 
     Raises:
-      ConfigError: an unknown id or prefix, or the library is not installed.
+      ConfigError: an unknown id or prefix, the library is not installed, or
+        an option the run sets itself (`seed`, `env_seed`, `num_envs`).
 
     """
     kind, _, name = env_id.partition(":")
+    for option, flag in RUN_OPTIONS.items():
+        if option in options:
+            raise ConfigError(
+                f"env.options {option}={options[option]!r}: a host environment's "
+                f"{option} comes from the run's {flag} (each environment's seed "
+                f"from the run's seed and its index); drop the option and pass "
+                f"{flag} instead."
+            )
     if kind == "envpool":
         from purejaxdrl.env.host.envpool import EnvPoolEnv
 

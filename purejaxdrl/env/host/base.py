@@ -165,16 +165,31 @@ def check_known(
     )
 
 
+def _is(space: Any, kind: str) -> bool:
+    # By class name: EnvPool and Gymnasium (and a user's subclass) alike.
+    return any(c.__name__ == kind for c in type(space).__mro__)
+
+
 def space_spec(space: Any, env_id: str) -> Discrete | Box:
     """A Gymnasium-style action space of `env_id` as our spec (Discrete or Box).
 
     Raises:
-      ConfigError: a Box without finite bounds, which `rescale_actions` cannot
-        scale the policy's actions to.
+      ConfigError: a space other than Discrete or a flat Box (MultiDiscrete,
+        MultiBinary, Tuple, Dict, a Box of 2 or more axes), or a Box without
+        finite bounds, which `rescale_actions` cannot scale the policy's
+        actions to.
 
     """
-    if hasattr(space, "n"):
+    if _is(space, "Discrete"):
         return Discrete(int(space.n))
+    if not _is(space, "Box") or len(space.shape) != 1:
+        what = f"a {type(space).__name__}" if not _is(space, "Box") else "not flat"
+        raise ConfigError(
+            f"env.id={env_id!r}: its action space {space} is {what}; "
+            "purejaxdrl's policies act in a Discrete space or a flat Box (one "
+            "axis), so map one of those to its actions in a "
+            "gymnasium.ActionWrapper (e.g. a Box of shape (n,) reshaped)."
+        )
     if not (np.isfinite(space.low).all() and np.isfinite(space.high).all()):
         raise ConfigError(
             f"env.id={env_id!r}: its action space {space} has bounds that are not "
@@ -186,9 +201,13 @@ def space_spec(space: Any, env_id: str) -> Discrete | Box:
 
 
 def rescale_actions(space: Any, action: np.ndarray) -> np.ndarray:
-    """Actions for `space`: Box actions from [-1, 1] to its bounds; ints as int32."""
-    if hasattr(space, "n"):
-        return np.asarray(action, np.int32)
+    """Actions for `space`: Box actions from [-1, 1] to its bounds; ints as int32.
+
+    A Discrete space's actions are offset by its `start` (`Discrete(3,
+    start=-1)` takes -1, 0, 1; the policy picks 0, 1, 2).
+    """
+    if _is(space, "Discrete"):
+        return np.asarray(action, np.int32) + np.int32(getattr(space, "start", 0))
     low, high = space.low, space.high
     return (low + (np.clip(action, -1.0, 1.0) + 1.0) * 0.5 * (high - low)).astype(
         space.dtype

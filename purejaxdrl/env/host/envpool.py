@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Box, check_options
+from purejaxdrl.env.base import Box, check_option_types, check_options
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
@@ -72,7 +72,10 @@ class EnvPoolEnv(HostEnv):
         names = envpool.list_all_envs()
         check_known(f"envpool:{task}", task, names, "envpool.list_all_envs()")
         defaults = envpool.make_spec(task).config._asdict()
-        check_options(f"env.id='envpool:{task}'", options, {*defaults, "num_threads"})
+        # What the run sets itself (`make_host_env` refuses it) or fixes.
+        valid = {*defaults, "num_threads"} - {"seed", "env_seed", "num_envs", "task"}
+        check_options(f"env.id='envpool:{task}'", options, valid)
+        options = check_option_types(f"env.id='envpool:{task}'", options, defaults)
         if not 0 <= batch_size <= num_envs:
             raise ConfigError(
                 f"env.options batch_size={batch_size} must be in [0, {num_envs}] "

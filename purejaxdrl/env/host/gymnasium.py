@@ -8,8 +8,12 @@ observation over in `info` instead; one form for both libraries keeps one
 trajectory builder, and the reset step's inference gives the value of the
 final observation that truncation bootstraps from, at no extra pass.)
 
+Observations that are not a Box are flattened (`flattened`): a Discrete one
+(FrozenLake, Taxi) to its one-hot vector, Dict and Tuple ones to their parts'
+flat concatenation, as float32.
+
 Illegal actions: an environment whose `info` reports `action_mask` (Gymnasium's
-convention, e.g. Taxi-v3: 1 where an action is legal) gets its A flags appended
+convention, e.g. Taxi-v4: 1 where an action is legal) gets its A flags appended
 to its (flat) observations, and an action spec whose `legal` reads them back
 (`env.base.Discrete`), so the networks mask as they do on device.
 """
@@ -78,8 +82,15 @@ class GymnasiumEnv(HostEnv):
             "gymnasium.registry",
             "" if module else _OWN_ENV_HINT.format(name=name),
         )
+        if vectorization_mode not in ("sync", "async"):
+            raise ConfigError(
+                f"env.options vectorization_mode={vectorization_mode!r}: "
+                "purejaxdrl steps Gymnasium's own vector environments, 'sync' (in "
+                "this process) or 'async' (subprocesses), which it makes reset "
+                "on the step after an episode ends; pass one of those."
+            )
         try:
-            self.vec = gym.make_vec(
+            vec = gym.make_vec(
                 env_id,
                 num_envs=num_envs,
                 vectorization_mode=vectorization_mode,
@@ -94,26 +105,36 @@ class GymnasiumEnv(HostEnv):
                 f"not take them ({error}); pass only keyword arguments its "
                 "environment takes."
             ) from None
+        except gym.error.DependencyNotInstalled as error:
+            raise ConfigError(
+                f"env.id='gymnasium:{env_id}' needs a package that is not "
+                f"installed: {error}"
+            ) from None
+        self.vec, self.flat = flattened(vec, f"gymnasium:{env_id}")
         self.num_envs = self.batch_size = num_envs
         self.seeds = env_seeds(seed, num_envs)
         space = self.vec.single_observation_space
         action = space_spec(self.vec.single_action_space, f"gymnasium:{env_id}")
         # Whether the environment reports legal actions shows in its reset's
-        # info; the reset is repeated with the same seeds in `reset`.
-        # So does whether it logs metrics of its own, and their names.
-        info = self.vec.reset(seed=self.seeds)[1]
+        # info, as does whether it logs metrics of its own, and their names;
+        # the first `reset` returns this one (a second would reach the
+        # environments: an episode counter of theirs would start at 1).
+        self.first = self.vec.reset(seed=self.seeds)
+        info = self.first[1]
         self.masks = MASK_KEY in info
         shape = tuple(space.shape)
         if self.masks:
             action, shape = _masked_spec(f"gymnasium:{env_id}", shape, action)
         names = tuple(sorted(k for k in info.get("metrics", {}) if k[0] != "_"))
-        self.spec = HostSpec(Box(shape), np.dtype(space.dtype), action, names)
+        dtype = np.dtype(np.float32 if self.flat else space.dtype)
+        self.spec = HostSpec(Box(shape), dtype, action, names)
         self.boundaries = BoundaryTracker(num_envs)
         self.env_id = np.arange(num_envs, dtype=np.int32)
         self.pending: np.ndarray | None = None
 
     def reset(self) -> HostStep:
-        obs, info = self.vec.reset(seed=self.seeds)
+        first, self.first = self.first, None
+        obs, info = first or self.vec.reset(seed=self.seeds)
         obs = self._observe(obs, info)
         zeros = np.zeros(self.num_envs, bool)
         first = self.boundaries.mark(self.env_id, zeros, zeros)
@@ -169,7 +190,37 @@ class GymnasiumEnv(HostEnv):
         return out
 
     def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+        obs = obs.astype(np.float32) if self.flat else obs
         return with_mask(obs, info) if self.masks else obs
+
+
+def flattened(env: Any, env_id: str) -> tuple[Any, bool]:
+    """`env` (one or a vector) with observations that are not a Box flattened.
+
+    Returns the environment, wrapped in Gymnasium's `FlattenObservation` where
+    its observation space is not a Box, and whether it was (the caller casts
+    those observations to float32: a one-hot vector is Gymnasium's int64).
+
+    Raises:
+      ConfigError: a space Gymnasium cannot flatten (Graph, Sequence, Text).
+
+    """
+    gym = import_optional("gymnasium", "gymnasium")
+    vector = isinstance(env, gym.vector.VectorEnv)
+    space = env.single_observation_space if vector else env.observation_space
+    if isinstance(space, gym.spaces.Box):
+        return env, False
+    try:
+        gym.spaces.flatten_space(space)
+    except (NotImplementedError, TypeError, ValueError) as error:
+        env.close()
+        raise ConfigError(
+            f"env.id={env_id!r}: its observation space {space} cannot be "
+            f"flattened ({error}); purejaxdrl's networks take arrays, so map it "
+            "to a Box in a gymnasium.ObservationWrapper."
+        ) from None
+    wrappers = gym.wrappers.vector if vector else gym.wrappers
+    return wrappers.FlattenObservation(env), True
 
 
 MASK_KEY = "action_mask"
