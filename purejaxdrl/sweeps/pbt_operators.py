@@ -90,7 +90,9 @@ def choose_parents(
     Members are ranked by `scores` (NaN, a member that ended no episode, ranks
     last; ties keep index order, the lower index ranking lower). Each of the
     k = int(quantile x num_members) lowest picks one of the k highest
-    uniformly at random (truncation selection, Jaderberg et al., 2017).
+    uniformly at random (truncation selection, Jaderberg et al., 2017), and
+    copies it only where the pick scored, and scored more than it: a window
+    without evidence (no episode ended, or equal returns) copies nothing.
 
     Args:
       key: typed key of this ready step.
@@ -111,8 +113,10 @@ def choose_parents(
     real = scores[:num_members]
     order = jnp.argsort(jnp.where(jnp.isnan(real), -jnp.inf, real), stable=True)
     bottom, top = order[:k], order[num_members - k :]
-    picks = jax.random.randint(key, (k,), 0, k)
-    return identity.at[bottom].set(top[picks].astype(jnp.int32))
+    picks = top[jax.random.randint(key, (k,), 0, k)]
+    own = jnp.where(jnp.isnan(real[bottom]), -jnp.inf, real[bottom])
+    better = ~jnp.isnan(real[picks]) & (real[picks] > own)
+    return identity.at[bottom].set(jnp.where(better, picks, bottom).astype(jnp.int32))
 
 
 def learner_mask(

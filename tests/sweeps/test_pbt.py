@@ -44,6 +44,23 @@ def test_parents_by_hand():
     assert set(picks[:, 4]) == set(picks[:, 1]) == {5, 6}
 
 
+def test_no_copy_without_evidence_that_the_parent_is_better():
+    keys = jax.random.split(jax.random.key(2), 40)
+
+    def parents(scores, quantile):
+        choose = lambda k: choose_parents(k, jnp.float32(scores), 4, quantile)  # noqa: E731
+        return np.asarray(jax.vmap(choose)(keys))
+
+    # No member scored, or all scored the same: nobody copies anybody.
+    assert (parents([np.nan] * 4, 0.5) == np.arange(4)).all()
+    assert (parents([500.0] * 4, 0.5) == np.arange(4)).all()
+    # Only member 3 scored: the bottom two (0, 1) copy it when they pick it,
+    # never member 2, which ended no episode either; 2 and 3 are the top.
+    picks = parents([np.nan, np.nan, np.nan, 5.0], 0.5)
+    assert set(picks[:, 0]) == {0, 3} and set(picks[:, 1]) == {1, 3}
+    np.testing.assert_array_equal(picks[:, 2:], [[2, 3]] * 40)
+
+
 def test_the_quantile_counts_members_without_float_shortfall():
     scores = jnp.arange(100, dtype=jnp.float32)
     parents = np.asarray(choose_parents(jax.random.key(0), scores, 100, 0.29))
