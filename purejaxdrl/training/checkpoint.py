@@ -32,7 +32,7 @@ from jax.sharding import Mesh
 from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.training.integrity import verify_once, write_manifest
+from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.types import PyTree
 
@@ -248,13 +248,24 @@ class Checkpointer:
     def restore_latest(self) -> Restored:
         """Restores the newest checkpoint whose files verify; see `Restored`.
 
-        Newer checkpoints that fail are moved to `skipped/` (kept for
+        Newer checkpoints that fail are then moved to `skipped/` (kept for
         inspection, never deleted), so the resumed run can save those steps
-        again.
+        again. A step orbax committed whose manifest the run had not written
+        yet (it stopped between the two: orbax may already have pruned the
+        older steps) is restored, and gets its manifest then.
+
+        Raises:
+          ConfigError: an intact checkpoint of another layout, or (unless
+            read-only) checkpoints of which none can be restored: starting
+            over from update 0 instead is for the user to choose, and
+            nothing is moved or deleted then.
+
         """
-        skipped = []
+        failed: list[tuple[int, str]] = []
+        skipped: list[str] = []
         for step in reversed(self.steps()):
             problem = verify_once(self.directory / str(step))
+            unhashed = problem == NO_MANIFEST
             if problem is None and (misfit := self.layout_problem(step)):
                 # An intact checkpoint of another build: never set aside.
                 line = f"checkpoint at update {step} skipped: {misfit}"
@@ -266,16 +277,40 @@ class Checkpointer:
                     )
                 skipped.append(line)
                 continue
-            if problem is None:
+            if problem is None or unhashed:
                 try:
-                    return self.restore(step, skipped)
+                    restored = self.restore(step)
                 except Exception as e:  # unreadable despite its manifest
                     problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+                else:
+                    return self._restored(restored, failed, skipped, unhashed)
+            failed.append((step, problem))
+        lines = [f"checkpoint at update {s} skipped: {p}" for s, p in failed]
+        if failed and not self._read_only:
+            raise ConfigError(
+                f"none of the checkpoints in {self.directory} can be restored ("
+                + "; ".join(lines)
+                + f"); nothing was moved or deleted: to train from update 0 "
+                f"instead, move {self.directory} elsewhere and resume again."
+            )
+        return Restored(None, None, None, skipped + lines)
+
+    def _restored(
+        self,
+        restored: Restored,
+        failed: list[tuple[int, str]],
+        skipped: list[str],
+        unhashed: bool,
+    ) -> Restored:
+        """`restored`, once the newer `failed` steps are set aside."""
+        for step, problem in failed:
             line = f"checkpoint at update {step} skipped: {problem}"
             if not self._read_only:
                 line += f"; moved to {self._set_aside(step)}"
             skipped.append(line)
-        return Restored(None, None, None, skipped)
+        if unhashed and not self._read_only and jax.process_index() == 0:
+            write_manifest(self.directory / str(restored.step))
+        return restored._replace(skipped=skipped)
 
     def layout_problem(self, step: int) -> str | None:
         """Why checkpoint `step`'s state cannot be this run's, or None.
@@ -319,9 +354,12 @@ class Checkpointer:
         return target
 
     def newest_meta(self) -> dict | None:
-        """The metadata of the newest checkpoint that verifies, without its state."""
+        """The metadata of the newest checkpoint that verifies, without its state.
+
+        A step without its manifest counts (see `restore_latest`).
+        """
         for step in reversed(self.steps()):
-            if verify_once(self.directory / str(step)) is None:
+            if verify_once(self.directory / str(step)) in (None, NO_MANIFEST):
                 restored = self._manager.restore(
                     step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
                 )

@@ -11,6 +11,10 @@ import os
 import pathlib
 
 MANIFEST = "purejaxdrl.sha256"
+# What `verify` says of a step without a manifest. orbax renames a step's
+# folder into place once its files are complete, so such a step is whole: the
+# run stopped after orbax committed it and before the manifest was written.
+NO_MANIFEST = "unhashed (the run stopped before writing its manifest)"
 
 
 def _digest(path: pathlib.Path) -> str:
@@ -43,7 +47,7 @@ def verify(step_dir: pathlib.Path) -> str | None:
     try:
         expected = json.loads(manifest.read_text())
     except FileNotFoundError:
-        return "incomplete (no manifest: the run stopped while saving it)"
+        return NO_MANIFEST
     except (OSError, ValueError):
         return "its manifest is unreadable"
     found = _files(step_dir)

@@ -13,7 +13,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.training import integrity
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.faults import first_non_finite
-from purejaxdrl.training.integrity import MANIFEST, verify
+from purejaxdrl.training.integrity import MANIFEST, NO_MANIFEST, verify
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.training.resume import config_changes, resume_config
 
@@ -137,10 +137,40 @@ def test_keeps_the_newest_and_detects_corruption(tmp_path, monkeypatch):
     assert len(restored.skipped) == 1 and "update 3 skipped" in restored.skipped[0]
     assert (tmp_path / "skipped" / "3").is_dir()  # set aside, not deleted
     assert ck.steps() == [2]
-    # A checkpoint without its manifest (killed while saving) is not trusted.
-    (tmp_path / "2" / MANIFEST).unlink()
-    assert "incomplete" in verify(tmp_path / "2")
     ck.close()
+
+
+def test_a_step_committed_before_its_manifest_restores_and_none_usable_refuses(
+    tmp_path,
+):
+    # keep=1: orbax prunes step 1 as it commits step 2, before the manifest of
+    # step 2 is written; a run killed between the two has only an unhashed 2.
+    config = _config("ppo")
+    exp, abstract, sh = _experiment(config, 1)
+    state = exp.runner.init(make_key(0, config.rng_impl))
+    ck = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, keep=1)
+    for step in (1, 2):
+        ck.save(step, ck.pack(state), {"updates": step})
+    ck.wait()
+    (tmp_path / "2" / MANIFEST).unlink()
+    assert verify(tmp_path / "2") == NO_MANIFEST and ck.steps() == [2]
+    assert ck.newest_meta() == {"updates": 2}
+    restored = ck.restore_latest()
+    assert restored.step == 2 and restored.skipped == []
+    assert verify(tmp_path / "2") is None  # hashed once restored
+    # None restorable: refused, nothing moved (a resume never silently
+    # starts over); a read-only reader (eval, export) just says why.
+    victim = max((tmp_path / "2").rglob("*"), key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[:-7])
+    with pytest.raises(ConfigError, match=r"none of the checkpoints .*update 2 "
+                       r"skipped: file .* corrupted.*move .* elsewhere"):  # fmt: skip
+        ck.restore_latest()
+    assert ck.steps() == [2] and not (tmp_path / "skipped").exists()
+    ck.close()
+    reader = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, read_only=True)
+    restored = reader.restore_latest()
+    reader.close()
+    assert restored.step is None and "update 2 skipped" in restored.skipped[0]
 
 
 def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
