@@ -32,6 +32,7 @@ from jax.sharding import Mesh
 from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.faults import failure_reason
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.types import PyTree
@@ -223,7 +224,8 @@ class Checkpointer:
             error, self._error = self._error, None
             raise CheckpointError(
                 f"saving a checkpoint in {self.directory} failed: "
-                + " ".join(str(error).split())[:300]
+                f"{failure_reason(error)}; the checkpoints before it are kept: "
+                "free space (or fix the folder) and resume the run (--resume)."
             ) from error
 
     def wait(self) -> None:

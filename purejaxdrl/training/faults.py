@@ -79,3 +79,24 @@ def first_non_finite(
         if bad.size and (worst is None or bad[0] < worst[1]):
             worst = (name, int(bad[0]), float(values[bad[0]]))
     return worst
+
+
+def failure_reason(error: BaseException) -> str:
+    """One line on why a write failed: the operating system's reason, if any.
+
+    orbax wraps the OSError of a full disk or a read-only folder in its own
+    errors, whose text (paths, tensorstore's context) can run to kilobytes.
+    """
+    chain = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    for e in chain:
+        if isinstance(e, OSError) and e.strerror:
+            return f"{e.strerror} ({e.filename})" if e.filename else e.strerror
+    text = " ".join(str(chain[0]).split())
+    for reason in ("No space left on device", "Read-only file system",
+                   "Permission denied", "Disk quota exceeded"):  # fmt: skip
+        if reason in text:
+            return reason
+    return text[:300]

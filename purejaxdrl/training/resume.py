@@ -19,6 +19,7 @@ from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
+from purejaxdrl.training.run_files import check_writable
 
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split
@@ -191,10 +192,12 @@ def check_resume(
     updates alone (or any changes, with `allow_changes`).
 
     Raises:
-      ConfigError: as `resume_config`.
+      ConfigError: as `resume_config`, or the folder is not writable.
 
     """
-    return check_continues(run_dir, load_run_config(run_dir), config, allow_changes)
+    changes = check_continues(run_dir, load_run_config(run_dir), config, allow_changes)
+    check_writable(pathlib.Path(run_dir))
+    return changes
 
 
 def check_continues(

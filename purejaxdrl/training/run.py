@@ -18,7 +18,12 @@ from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
-from purejaxdrl.training.run_files import agreed_run_dir, make_run_dir
+from purejaxdrl.training.run_files import (
+    RunLock,
+    agreed_run_dir,
+    make_run_dir,
+    write_atomically,
+)
 from purejaxdrl.training.schedule import budget_note, eval_note
 
 
@@ -36,6 +41,7 @@ class Run:
       state_index: how a checkpoint's arrays map to the state (`describe`).
       allow_changes: a resume may continue with a config that changes the
         run's updates (`--override`).
+      lock: process 0's hold on `run_dir` (`RunLock`) while it trains.
 
     """
 
@@ -47,6 +53,7 @@ class Run:
     checkpointer: Checkpointer | None = None
     state_index: Any = None
     allow_changes: bool = False
+    lock: RunLock | None = None
 
     def say(self, line: str) -> None:
         """Records a message and passes it to `notify` on process 0."""
@@ -83,6 +90,8 @@ def open_run(
         main=main,
         notify=notify,
         allow_changes=allow_changes,
+        # Held till train() returns (closed by it, or on an error).
+        lock=RunLock(run_dir) if run_dir is not None and main else None,
     )
     for note in (budget_note(config), eval_note(config)):
         if note is not None and resume is None:  # a resumed run said it at start
@@ -137,7 +146,7 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
         if run.allow_changes:  # whatever changed, file or command: accepted
             with open(run.run_dir / OVERRIDES_FILE, "a") as f:
                 f.write(json.dumps({"resumed_at": resumed_at}) + "\n")
-        path.write_text(text)
+        write_atomically(path, text)  # a kill mid-write keeps the old config
 
 
 def _overridden_since(run_dir: pathlib.Path, step: int) -> bool:

@@ -7,7 +7,9 @@ learns the folder's name, since every process writes its checkpoint shards.
 import datetime
 import json
 import math
+import os
 import pathlib
+import socket
 from typing import Any
 
 import flax.serialization
@@ -24,17 +26,28 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
     """Creates `parent/<prefix>_<time>` (`-2`, `-3`, ... if it exists).
 
     Raises:
-      ConfigError: `parent`, or a folder above it, is a file.
+      ConfigError: `parent`, or a folder above it, is a file; or the folder
+        cannot be made (read-only, no permission, a name too long).
 
     """
-    for folder in (pathlib.Path(parent), *pathlib.Path(parent).parents):
+    try:
+        return _new_dir(pathlib.Path(parent), prefix)
+    except OSError as e:
+        raise ConfigError(
+            f"run_dir={str(parent)!r}: cannot make a run folder there "
+            f"({e.strerror}); pass a folder you can write to (--run-dir)."
+        ) from None
+
+
+def _new_dir(parent: pathlib.Path, prefix: str) -> pathlib.Path:
+    for folder in (parent, *parent.parents):
         if folder.exists() and not folder.is_dir():
             raise ConfigError(
                 f"run_dir={str(parent)!r}: {str(folder)!r} is a file, not a "
                 "folder; pass a folder for the runs (--run-dir), made where missing."
             )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = pathlib.Path(parent) / f"{prefix}_{stamp}"
+    path = parent / f"{prefix}_{stamp}"
     suffix = 1
     while True:
         try:
@@ -42,7 +55,76 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
             return path
         except FileExistsError:
             suffix += 1
-            path = pathlib.Path(parent) / f"{prefix}_{stamp}-{suffix}"
+            path = parent / f"{prefix}_{stamp}-{suffix}"
+
+
+def check_writable(run_dir: pathlib.Path) -> None:
+    """That a resume can write in `run_dir` (checkpoints, config.yaml) at all.
+
+    Raises:
+      ConfigError: naming the folder and why not (read-only, permissions).
+
+    """
+    probe = run_dir / f".purejaxdrl-write-test-{jax.process_index()}"
+    try:
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(
+            f"--resume {run_dir}: cannot write there ({e.strerror}), and a resume "
+            "writes checkpoints and config.yaml; make the folder writable, or "
+            "copy the run somewhere you can write to and resume the copy."
+        ) from None
+
+
+class RunLock:
+    """Process 0's exclusive hold on a run directory while it trains the run.
+
+    Two processes training one run (a resume started twice) would delete each
+    other's checkpoints in progress; the second is refused instead. An
+    advisory `flock` on `LOCK_FILE`: the system releases it when the process
+    ends, however it ends.
+    """
+
+    def __init__(self, run_dir: pathlib.Path):
+        """Takes the lock, or raises ConfigError naming the process that holds it."""
+        import fcntl
+
+        self._file = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (held open)
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.seek(0)
+            holder = self._file.read().strip() or "another process"
+            self._file.close()
+            raise ConfigError(
+                f"{run_dir} is being trained by {holder} now; wait for it to "
+                "end (or stop it: it saves and exits on Ctrl-C), then resume."
+            ) from None
+        self._file.seek(0)
+        self._file.truncate()
+        self._file.write(f"process {os.getpid()} on {socket.gethostname()}")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Releases the lock."""
+        self._file.close()
+
+    def __enter__(self) -> "RunLock":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+LOCK_FILE = ".purejaxdrl.lock"
+
+
+def write_atomically(path: pathlib.Path, text: str) -> None:
+    """Writes `text` to `path` whole or not at all: a kill leaves the old file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def make_run_dir(config: TrainConfig) -> pathlib.Path:

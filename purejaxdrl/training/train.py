@@ -6,10 +6,12 @@ then finish. A run with a run directory checkpoints its whole state, resumes
 exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
+import contextlib
 import functools
 import pathlib
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 
@@ -101,8 +103,8 @@ def train(
       A TrainResult (compile time reported separately from steps/s).
 
     Raises:
-      ConfigError: `resume` is not a run that `config` may continue (nothing
-        is written then).
+      ConfigError: `resume` is not a run that `config` may continue, or
+        another process trains it now (nothing is written then).
       NonFiniteError: a loss, metric or parameter became NaN or infinite; the
         message names the update, the metric and the last good checkpoint.
 
@@ -119,6 +121,7 @@ def train(
             notify=notify,
             allow_changes=allow_changes,
         )
+        keep(run.lock)
         if exp.device_note:
             run.say(exp.device_note)
         key = make_key(config.seed, config.rng_impl)
@@ -160,18 +163,24 @@ def train(
         )
     if progress is not None:
         progress.phase("training")
-    try:
-        with exp.runner.session(state, key, start.done):
-            state, stopped_by = loop.run_schedule(state, schedule)
-    finally:
-        close(sinks, run.checkpointer)
-    export = functools.partial(
+    with run.lock or contextlib.nullcontext():  # released however train ends
+        try:
+            with exp.runner.session(state, key, start.done):
+                state, stopped_by = loop.run_schedule(state, schedule)
+        finally:
+            close(sinks, run.checkpointer)
+        export = _exporter(run, exp, state, loop.done)
+        return finish(run, loop, state, stopped_by, compile_seconds, export)
+
+
+def _exporter(run: Any, exp: Any, state: Any, updates: int) -> Callable[..., Any]:
+    """`export(out)`: writes the policy of the run's final `state` (`finish`)."""
+    return functools.partial(
         write_policy,
         config=run.config,
         params=state.agent.params,
         stats=getattr(getattr(state, "env_params", None), "obs_stats", None),
-        updates=loop.done,
+        updates=updates,
         specs=(exp.obs_spec, exp.action_spec),
         steps_per_update=exp.runner.steps_per_update,
     )
-    return finish(run, loop, state, stopped_by, compile_seconds, export)

@@ -194,3 +194,50 @@ def test_resuming_a_sweep_as_pbt_or_back_names_the_right_command(tmp_path):
     (tmp_path / "sweep.yaml").write_text("status: running\n")
     with pytest.raises(ConfigError, match="it is a sweep directory; continue it"):
         running_meta(tmp_path, "pbt", "PBT run", "writing DIR", "lineage.csv")
+
+
+def test_folders_that_cannot_be_written_are_one_line(run_dir, tmp_path):
+    # A resume writes checkpoints and config.yaml: a folder it cannot write in
+    # (here the write test's own file name taken by a folder) is refused first.
+    (run_dir / ".purejaxdrl-write-test-0").mkdir()
+    config = pjd.resume_config(run_dir, {})[0]
+    try:
+        with pytest.raises(ConfigError, match=r"cannot write there \(Is a directory"):
+            pjd.train(config, resume=run_dir, console=False)
+    finally:
+        (run_dir / ".purejaxdrl-write-test-0").rmdir()
+    # A new run's folder that cannot be made (a name over the system's limit).
+    config = pjd.apply_overrides(config, {"run_dir": str(tmp_path / ("x" * 300))})
+    with pytest.raises(ConfigError, match=r"cannot make a run folder there \(File"):
+        pjd.train(config, write_files=True, console=False)
+
+
+def test_a_failed_save_says_the_operating_systems_reason():
+    from purejaxdrl.training.faults import failure_reason
+
+    full = OSError(28, "No space left on device", "/runs/a/checkpoints/16.tmp")
+    try:
+        try:
+            raise full
+        except OSError as e:
+            raise ValueError("tensorstore: " + "context " * 500) from e
+    except ValueError as wrapped:
+        reason = failure_reason(wrapped)
+    assert reason == "No space left on device (/runs/a/checkpoints/16.tmp)"
+    text = ValueError('RESOURCE_EXHAUSTED: writing "shared" No space left on device')
+    assert failure_reason(text) == "No space left on device"
+
+
+def test_a_run_another_process_trains_is_refused_and_free_after(run_dir):
+    import os
+
+    from purejaxdrl.training.run_files import RunLock
+
+    config = pjd.resume_config(run_dir, {})[0]
+    held = rf"is being trained by process {os.getpid()} on "
+    with RunLock(run_dir), pytest.raises(ConfigError, match=held):
+        pjd.train(config, resume=run_dir, console=False)  # as a second process
+    # Each train() releases its hold, whether it ends well or not.
+    pjd.train(config, resume=run_dir, console=False)
+    with RunLock(run_dir):
+        pass
