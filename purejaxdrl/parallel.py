@@ -33,6 +33,10 @@ PyTree = Any
 # coordination service then stops every other process with an error instead of
 # letting it wait forever in a collective. JAX's default is 100 s.
 DEFAULT_HEARTBEAT_TIMEOUT = 20
+# How long a process waits for all the others to join before it gives up. Hosts
+# of a cluster rarely start the command within seconds of each other; JAX's
+# default is 300 s.
+DEFAULT_INIT_TIMEOUT = 120
 EXIT_PEER_FAILURE = 1
 
 
@@ -48,6 +52,8 @@ class DistributedConfig:
         Cloud TPU, Open MPI) instead of naming it.
       heartbeat_timeout: seconds of silence after which a process is declared
         dead and the run stops.
+      init_timeout: seconds this process waits for every process to join
+        before it stops with an error.
 
     """
 
@@ -56,50 +62,121 @@ class DistributedConfig:
     process_id: int | None = None
     auto: bool = False
     heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT
+    init_timeout: int = DEFAULT_INIT_TIMEOUT
 
     @property
     def enabled(self) -> bool:
-        """Whether this describes a multi-process run."""
-        return self.auto or self.coordinator is not None
+        """Whether this describes a multi-process run (any of its flags given)."""
+        named = (self.coordinator, self.num_processes, self.process_id)
+        return self.auto or any(x is not None for x in named)
 
 
-def initialize_distributed(config: DistributedConfig) -> None:
+def initialize_distributed(config: DistributedConfig) -> bool:
     """Starts `jax.distributed` for a multi-process run; a no-op for one process.
 
     Must run before anything touches a JAX backend. On CPU it selects gloo for
-    cross-process collectives.
+    cross-process collectives. A process that cannot join within
+    `config.init_timeout` seconds exits with one line (status 1).
+
+    Returns:
+      Whether this process joined a multi-process run.
 
     Raises:
       ValueError: when only some of coordinator / num_processes / process_id
-        are given, or they are out of range.
+        are given, or they are out of range or malformed.
 
     """
     if not config.enabled:
-        return
-    if not config.auto:
-        named = (config.coordinator, config.num_processes, config.process_id)
-        if None in named:
-            raise ValueError(
-                "--coordinator, --num-processes and --process-id go together: "
-                f"got coordinator={config.coordinator}, num_processes="
-                f"{config.num_processes}, process_id={config.process_id}; give "
-                "all three (or --distributed-auto on SLURM / Cloud TPU)."
-            )
-        if not 0 <= config.process_id < config.num_processes:
-            raise ValueError(
-                f"process_id={config.process_id} must be in [0, "
-                f"{config.num_processes}); number processes from 0."
-            )
+        return False
+    _check(config)
     # Only the CPU client reads this; asking for the backend here would start it
     # before `initialize`, which must come first.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # JAX aborts with a C++ stack dump when the join times out: this timer,
+    # set to fire first, ends the process with one line instead.
+    timer = threading.Timer(config.init_timeout, _exit_unjoined, (config,))
+    timer.daemon = True
+    timer.start()
     jax.distributed.initialize(
         coordinator_address=config.coordinator,
         num_processes=config.num_processes,
         process_id=config.process_id,
         heartbeat_timeout_seconds=config.heartbeat_timeout,
+        initialization_timeout=config.init_timeout + 30,
     )
+    timer.cancel()
     _start_watchdog(0.75 * config.heartbeat_timeout)
+    return True
+
+
+def _check(config: DistributedConfig) -> None:
+    """Raises a ValueError naming the flag when the flags cannot describe a run."""
+    if config.init_timeout < 1:
+        raise ValueError(
+            f"--init-timeout {config.init_timeout} must be >= 1 (seconds to "
+            f"wait for every process to join; default {DEFAULT_INIT_TIMEOUT})."
+        )
+    if config.auto:
+        return
+    named = (config.coordinator, config.num_processes, config.process_id)
+    if None in named:
+        raise ValueError(
+            "--coordinator, --num-processes and --process-id go together: "
+            f"got coordinator={config.coordinator}, num_processes="
+            f"{config.num_processes}, process_id={config.process_id}; give "
+            "all three (or --distributed-auto on SLURM / Cloud TPU)."
+        )
+    host, _, port = config.coordinator.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(
+            f"--coordinator {config.coordinator} must be HOST:PORT, a port "
+            "from 1 to 65535 on process 0's host; e.g. --coordinator "
+            f"{host or config.coordinator}:1234."
+        )
+    if not 0 <= config.process_id < config.num_processes:
+        raise ValueError(
+            f"process_id={config.process_id} must be in [0, "
+            f"{config.num_processes}); number processes from 0."
+        )
+
+
+def _exit_unjoined(config: DistributedConfig) -> NoReturn:
+    """Ends a process that the others did not join in time, with one line."""
+    if config.auto:
+        who, where = "this process", "the coordinator JAX detected"
+    else:
+        who = f"process {config.process_id} of {config.num_processes}"
+        where = f"coordinator {config.coordinator}"
+    sys.stderr.write(
+        f"purejaxdrl: error: {who} could not join the run at {where} within "
+        f"{config.init_timeout} s: check that every process was started with the "
+        "same --coordinator and --num-processes and its own --process-id, that "
+        "process 0 runs on that host and its port is reachable, or raise "
+        "--init-timeout if the processes start far apart.\n"
+    )
+    sys.stderr.flush()
+    os._exit(EXIT_PEER_FAILURE)
+
+
+def joined() -> bool:
+    """Whether this process has joined a multi-process run (`jax.distributed`)."""
+    from jax._src import distributed as jax_distributed  # the client is not public
+
+    return getattr(jax_distributed.global_state, "client", None) is not None
+
+
+def exit_if_joined(status: int) -> None:
+    """Ends a process of a multi-process run at once that stops with `status`.
+
+    A process that stops early (bad flags, a failed run) would otherwise wait
+    in jax.distributed's shutdown barrier for processes that are still
+    training, then abort with a C++ stack dump; its peers see it gone and stop
+    with one line of their own.
+    """
+    if status and joined():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
 
 def exit_on_peer_failure(detail: object) -> NoReturn:
@@ -280,13 +357,19 @@ def data_sharded(mesh: Mesh) -> NamedSharding:
 
 def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
     """`total / devices`, or a ConfigError (a ValueError) that says how to divide."""
-    n = mesh.shape[DATA_AXIS]
+    n, processes = mesh.shape[DATA_AXIS], jax.process_count()
     if total % n:
         lower, upper = total // n * n, (total // n + 1) * n
         options = f"{lower} or {upper}" if lower else f"{upper}"
+        over = (
+            f"the {n} devices of {processes} processes"
+            if processes > 1
+            else f"the number of devices ({n})"
+        )
+        # With one device per process, --devices cannot lower the count.
+        fewer = ", or --devices to use fewer devices" if n > processes else ""
         raise ConfigError(
-            f"{what}={total} must be divisible by the number of devices ({n}); "
-            f"use {what}={options}, or --devices to use fewer devices."
+            f"{what}={total} must be divisible by {over}; use {what}={options}{fewer}."
         )
     return total // n
 

@@ -1,5 +1,7 @@
 """Multi-device training on fake CPU devices: same seed, same run, any device count."""
 
+import types
+
 import jax
 import numpy as np
 import pytest
@@ -111,6 +113,21 @@ def test_num_envs_must_divide_over_devices():
         pjd.training.make_experiment(config, make_mesh(8))
     with pytest.raises(ValueError, match="num_envs=4 .* use num_envs=8"):
         per_device(4, make_mesh(8))
+
+
+def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps(
+    monkeypatch,
+):
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    one_each = types.SimpleNamespace(shape={DATA_AXIS: 2})  # 1 device per process
+    with pytest.raises(ValueError) as raised:
+        per_device(3, one_each)
+    message = str(raised.value)
+    assert "num_envs=3 must be divisible by the 2 devices of 2 processes" in message
+    assert "--devices" not in message
+    two_each = types.SimpleNamespace(shape={DATA_AXIS: 4})
+    with pytest.raises(ValueError, match="4 devices of 2 processes.*--devices"):
+        per_device(6, two_each)
 
 
 def test_devices_beyond_local_count_is_an_error():

@@ -49,6 +49,17 @@ USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `purejaxdrl` console script. Returns the exit status."""
+    status = _main(argv)
+    if status and "purejaxdrl.parallel" in sys.modules:
+        # A process of a multi-process run that stops early ends at once.
+        from purejaxdrl.parallel import exit_if_joined
+
+        exit_if_joined(status)
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """`main`, until its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)

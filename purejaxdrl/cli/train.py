@@ -83,10 +83,14 @@ def parser(defaults: Any, source: str, note: str = "") -> Parser:
 
 
 def _add_process_flags(parser: argparse.ArgumentParser) -> None:
+    from purejaxdrl.parallel import DEFAULT_INIT_TIMEOUT
+
     multi = parser.add_argument_group(
         "many hosts",
         "Run the same command on every host, each with its own --process-id; "
-        "only process 0 prints and writes files.",
+        "only process 0 prints and writes files, but every process must see the "
+        "same --run-dir (a shared filesystem: they all checkpoint) unless "
+        "--no-files.",
     )
     multi.add_argument(
         "--coordinator", metavar="HOST:PORT", help="process 0's address and a free port"
@@ -97,6 +101,14 @@ def _add_process_flags(parser: argparse.ArgumentParser) -> None:
         "--distributed-auto",
         action="store_true",
         help="detect the cluster (SLURM, Cloud TPU, Open MPI) instead",
+    )
+    multi.add_argument(
+        "--init-timeout",
+        type=int_flag,
+        metavar="SECONDS",
+        default=DEFAULT_INIT_TIMEOUT,
+        help="how long each process waits for all of them to join before it "
+        "stops with an error (default: %(default)s)",
     )
 
 
@@ -153,6 +165,7 @@ def _join_processes(argv: Sequence[str]) -> None:
             num_processes=known.num_processes,
             process_id=known.process_id,
             auto=known.distributed_auto,
+            init_timeout=known.init_timeout,
         )
     )
 
@@ -183,8 +196,9 @@ def train_command(argv: Sequence[str]) -> int:
     from purejaxdrl.training.faults import NonFiniteError
     from purejaxdrl.training.train import train
 
-    for change in changes:
-        print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
+    if is_main_process():  # only process 0 prints
+        for change in changes:
+            print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
     start = time.perf_counter()
     try:
         result = train(

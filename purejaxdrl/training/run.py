@@ -181,10 +181,20 @@ def restore(run: Run, exp: Experiment) -> Start:
         # FIFO position: it cannot be re-split like the environments.
         saved = (checkpointer.newest_meta() or {}).get("devices", devices)
         if saved != devices:
+            processes, local = jax.process_count(), jax.local_device_count()
+            if saved % processes == 0 and saved // processes <= local:
+                fix = f"pass --devices {saved // processes}"
+            else:
+                fix = (
+                    f"{'each process' if processes > 1 else 'this machine'} has "
+                    f"{local} {jax.default_backend()} device(s): resume it on a "
+                    f"machine with {saved} (on CPU, fake them with XLA_FLAGS="
+                    f"--xla_force_host_platform_device_count={saved})"
+                )
             raise ConfigError(
                 f"--resume {run.run_dir}: this {config.algo} run keeps a replay "
                 f"buffer in {saved} shards, one per device, and resumes only on "
-                f"{saved} devices, not {devices}; pass --devices {saved}."
+                f"{saved} devices, not {devices}; {fix}."
             )
     start, meta = start_from_latest(run)
     if start.state is None:

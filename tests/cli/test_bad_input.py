@@ -255,6 +255,48 @@ CASES = [
     ([*TRAIN, "--num-envs", "6", "--devices", "4"], "num_envs=6 must be divisible"),
     # Many hosts.
     ([*TRAIN, "--coordinator", "127.0.0.1:1"], "--process-id go together"),
+    (
+        [*TRAIN, "--num-processes", "2", "--process-id", "1"],
+        "got coordinator=None, num_processes=2, process_id=1",
+    ),
+    (
+        [
+            *TRAIN,
+            "--coordinator",
+            "localhost",
+            "--num-processes",
+            "2",
+            "--process-id",
+            "1",
+        ],
+        "--coordinator localhost must be HOST:PORT",
+    ),  # fmt: skip
+    (
+        [
+            *TRAIN,
+            "--coordinator",
+            "h:65536",
+            "--num-processes",
+            "2",
+            "--process-id",
+            "1",
+        ],
+        "a port from 1 to 65535",
+    ),  # fmt: skip
+    (
+        [
+            *TRAIN,
+            "--coordinator",
+            "h:1",
+            "--num-processes",
+            "2",
+            "--process-id",
+            "1",
+            "--init-timeout",
+            "0",
+        ],
+        "--init-timeout 0 must be >= 1",
+    ),  # fmt: skip
     ([*TRAIN, "--num-processes", "two"], "'two' is not an integer"),
     (
         [*TRAIN, "--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],

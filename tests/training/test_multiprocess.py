@@ -107,6 +107,18 @@ def test_two_processes_match_one_process_with_four_devices(tmp_path, cache):
         _params(tmp_path / "two"), _params(tmp_path / "one"), atol=1e-5, rtol=0
     )
 
+    # Resumed with a change (the run is complete: nothing to train), only
+    # process 0 says what changed, as it alone prints.
+    (run_dir,) = (tmp_path / "two").iterdir()
+    resume = ["train", "--resume", str(run_dir), "--checkpoint.keep", "2", *cache]
+    port = _free_port()
+    logs = [tmp_path / f"resume{i}.log" for i in range(2)]
+    procs = [_start([*resume, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
+    for log, p in zip(logs, procs, strict=True):
+        assert p.wait(timeout=300) == 0, log.read_text()[-3000:]
+    assert "resuming with checkpoint.keep" in logs[0].read_text()
+    assert "resuming with" not in logs[1].read_text()
+
 
 @pytest.mark.timeout(400)
 def test_killed_process_stops_the_other_within_60_seconds(tmp_path, cache):
@@ -206,3 +218,54 @@ def test_a_user_module_that_touches_jax_at_import_joins_first(tmp_path, cache):
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def _one_line_errors(log: str) -> list[str]:
+    lines = [line for line in log.splitlines() if not line.startswith("[Gloo]")]
+    assert len(lines) == 1 and "Traceback" not in log, log[-3000:]
+    return lines
+
+
+@pytest.mark.timeout(120)
+def test_a_process_whose_peers_never_come_says_so_within_its_init_timeout(tmp_path):
+    # Process 1 of 2, and no process 0: JAX would wait 300 s, then abort with
+    # a C++ stack dump (exit 134).
+    port = _free_port()
+    args = ["train", "--no-files", "--quiet", *_cluster(port, 1)]
+    args += ["--init-timeout", "2"]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *args],
+        capture_output=True, text=True, timeout=100,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert time.monotonic() - started < 60
+    (line,) = _one_line_errors(done.stderr)
+    assert line.startswith(
+        f"purejaxdrl: error: process 1 of 2 could not join the run at coordinator "
+        f"127.0.0.1:{port} within 2 s: check that"
+    ), line
+
+
+@pytest.mark.timeout(300)
+def test_a_flag_error_after_joining_exits_2_and_stops_the_peer(tmp_path, cache):
+    # The processes join before the flags are all read (a user's module may
+    # touch JAX): the bad one used to abort in JAX's shutdown barrier (134).
+    steps = str(4 * 8 * 10**6)
+    run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
+           steps, "--num-logs", str(10**6), "--no-files", "--quiet", "--devices",
+           "1", *cache]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    good = _start([*run, *_cluster(port, 0)], 1, logs[0])
+    bad = _start([*run, "--checkpoint.keep", "0", *_cluster(port, 1)], 1, logs[1])
+    try:
+        assert bad.wait(timeout=120) == 2, logs[1].read_text()[-3000:]
+        assert good.wait(timeout=120) == 1, logs[0].read_text()[-3000:]
+    finally:
+        for p in (good, bad):
+            p.kill()
+    (line,) = _one_line_errors(logs[1].read_text())
+    assert line.startswith("purejaxdrl: error: checkpoint.keep=0 must be >= 1"), line
+    assert "failed elsewhere" in logs[0].read_text()

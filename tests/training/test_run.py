@@ -125,6 +125,20 @@ def test_restore_refuses_a_replay_buffer_on_another_device_count(tmp_path):
     assert start.done == 4 and len(run.messages) == 1
 
 
+def test_restore_says_when_this_machine_has_too_few_devices_for_a_replay_run(
+    tmp_path,
+):
+    # Saved on 16 devices; this machine has 8: --devices cannot reach 16.
+    meta = {"devices": 16, "history": [], "train_seconds": 0.0}
+    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    message = (
+        "resumes only on 16 devices, not 4; this machine has 8 cpu device\\(s\\): "
+        "resume it on a machine with 16 .*device_count=16"
+    )
+    with pytest.raises(pjd.ConfigError, match=message):
+        restore(run, _experiment(4, replay=True))
+
+
 def test_a_new_run_says_how_its_budget_was_rounded_and_a_resumed_one_does_not(
     tmp_path,
 ):
