@@ -87,12 +87,18 @@ class PBTResult:
 
     @property
     def final_return(self) -> np.ndarray:
-        """Each member's mean return in its last chunk that ended episodes.
+        """Each member's last chunk return along its `ancestral_history`.
 
-        Float [population]; NaN for a member that diverged or ended none.
+        The mean return of the last chunk that ended episodes in the training
+        its final state went through. Its own `histories` entry would not do:
+        from a ready step it copied at, its state is its parent's, so the
+        returns it recorded before are those of weights it discarded. Float
+        [population]; NaN for a member that diverged or whose lineage ended
+        none.
         """
         out = np.full(self.population, np.nan)
-        for i, history in enumerate(self.histories):
+        for i in range(self.population):
+            history = self.ancestral_history(i) if self.lineage else self.histories[i]
             returns = [r.get(RETURN, math.nan) for r in history]
             finite = [x for x in returns if x is not None and not math.isnan(x)]
             if finite and self.diverged[i] is None:

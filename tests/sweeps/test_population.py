@@ -219,3 +219,39 @@ def test_the_best_members_return_follows_its_ancestry_not_its_slot():
     assert result.ancestral_history(1) == histories[1]
     with pytest.raises(IndexError, match="the members are 0 to 1"):
         result.ancestry(2)
+
+
+def test_final_return_counts_only_the_lineage_of_the_final_state():
+    from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
+    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+
+    # Member 0 copies member 1 at the last ready step (update 2) and ends no
+    # episode after it; member 1 keeps its own state and ends none either.
+    lineage = [
+        ReadyStep(0, (0, 1), (math.nan, math.nan), {"lr": (1.0, 2.0)}),
+        ReadyStep(2, (1, 1), (500.0, 9.0), {"lr": (2.5, 2.0)}),
+    ]
+    none = {RETURN: math.nan}
+    histories = [
+        [{"updates": 1, RETURN: 400.0}, {"updates": 2, RETURN: 500.0}]
+        + [{"updates": u, **none} for u in (3, 4)],
+        [{"updates": 1, RETURN: 8.0}, {"updates": 2, RETURN: 9.0}]
+        + [{"updates": u, **none} for u in (3, 4)],
+    ]
+    result = PBTResult(
+        base=pjd.TrainConfig(),
+        fields=(),
+        config=PBTConfig(),
+        population=2,
+        histories=histories,
+        diverged=[None, None],
+        lineage=lineage,
+        final_params=[None, None],
+    )
+    # Member 0's 500 was its discarded weights'; its state is member 1's,
+    # whose last return was 9. Both hold the same weights: the first is best.
+    np.testing.assert_array_equal(result.final_return, [9.0, 9.0])
+    assert result.best == 0
+    # Without episodes anywhere in its lineage, NaN (not the discarded 500).
+    histories[1][:2] = [{"updates": u, **none} for u in (1, 2)]
+    assert np.isnan(result.final_return).all()
