@@ -2,8 +2,10 @@
 
 import dataclasses
 import math
+import numbers
 import pathlib
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -58,14 +60,27 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
             "[0, 1] (the chance a copied field is drawn afresh); e.g. 0.25",
         ),
         (
-            len(config.perturb) == 2 and min(config.perturb) > 0,
-            f"pbt.perturb={config.perturb} must be two positive factors; e.g. "
-            "(0.8, 1.25)",
+            _positive_factors(config.perturb),
+            f"pbt.perturb={config.perturb!r} must be two finite positive factors; "
+            "e.g. (0.8, 1.25)",
         ),
     ]
     for ok, message in rules:
         if not ok:
             raise ConfigError(message + ".")
+
+
+def _positive_factors(perturb: Any) -> bool:
+    """Whether `perturb` is two finite numbers > 0 (NaN compares False)."""
+    if not isinstance(perturb, tuple | list) or len(perturb) != 2:
+        return False
+    return all(
+        isinstance(x, numbers.Real)
+        and not isinstance(x, bool)
+        and math.isfinite(x)
+        and x > 0
+        for x in perturb
+    )
 
 
 def no_exploit_note(config: PBTConfig, population: int, chunks: int) -> str | None:
@@ -194,7 +209,11 @@ def pbt(
     base, target_return = base_and_target(base, algo, target_return)
     check_device_memory(device_memory)
     config = PBTConfig(
-        ready, quantile, resample_probability, tuple(perturb), keep_buffer
+        ready,
+        quantile,
+        resample_probability,
+        tuple(perturb) if isinstance(perturb, tuple | list) else perturb,
+        keep_buffer,
     )
     check_pbt_config(config, population)
     configs, fields = member_configs(base, explore, population, search_seed)

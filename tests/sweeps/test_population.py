@@ -161,6 +161,11 @@ def test_a_population_that_does_not_fit_is_refused():
         ({"population": 4.0}, "population=4.0 must be an integer >= 1; e.g."),
         ({"resample_probability": 1.5}, r"must be in \[0, 1\] \(the chance"),
         ({"explore": {"num_envs": ("uniform", 1, 2)}}, "--explore num_envs: .* static"),
+        ({"perturb": (0.8, math.nan)}, r"perturb=\(0.8, nan\) must be two finite"),
+        ({"perturb": ("a", "b")}, r"perturb=\('a', 'b'\) must be two finite posit"),
+        ({"perturb": (0.8,)}, r"perturb=\(0.8,\) must be two finite positive"),
+        ({"perturb": 2}, r"perturb=2 must be two finite positive factors; e.g."),
+        ({"perturb": (0.0, 1.2)}, r"perturb=\(0.0, 1.2\) must be two finite"),
     ],
 )
 def test_bad_settings_fail_before_compiling(kwargs, match):
