@@ -15,6 +15,7 @@ import dataclasses
 import json
 import pathlib
 import shutil
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -23,9 +24,19 @@ from jax.sharding import Mesh
 from purejaxdrl.config import ConfigError
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.messages import relaid_line
 from purejaxdrl.sweeps.result import SweepResult
-from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
+from purejaxdrl.sweeps.run_files import (
+    read_run_files,
+    reading,
+    write_run_files,
+    write_whole,
+)
 from purejaxdrl.training.checkpoint import Checkpointer
+
+# The fix for a damaged record of checkpoints/: without it, resume redoes it.
+_REDO = "it is replaced whole, so something else changed it: delete it and "
+_REDO += "resume (what it recorded is then trained again)"
 
 
 class BatchCheckpoint:
@@ -49,13 +60,16 @@ class BatchCheckpoint:
         self._checkpointer.save(updates, packed, meta)
 
     def restore(
-        self, result: SweepResult, runs: list[int]
+        self, result: SweepResult, runs: list[int], say: Callable[[str], None]
     ) -> tuple[int, RunnerState] | None:
         """(updates done, state) of the newest good checkpoint, or None.
 
-        The runs' records and divergences in `result` are set to the saved ones.
+        The runs' records and divergences in `result` are set to the saved ones;
+        `say` is told of each newer checkpoint skipped (and where it was moved).
         """
         restored = self._checkpointer.restore_latest()
+        for line in restored.skipped:
+            say(f"sweep: {line}")
         if restored.step is None:
             return None
         for j, run in enumerate(runs):
@@ -98,16 +112,14 @@ class SweepStore:
         path = self._root / f"p{group}.layout.json"
         if not path.exists():
             self._root.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(dataclasses.asdict(layout)))
+            write_whole(path, json.dumps(dataclasses.asdict(layout)))
             return layout
-        saved = Layout(**json.loads(path.read_text()))
+        with reading(path, _REDO):
+            saved = Layout(**json.loads(path.read_text()))
         if (saved.sweep, saved.data) != (layout.sweep, layout.data):
+            now = (layout.sweep, layout.data)
             raise ConfigError(
-                f"{self.directory}: this sweep was laid out on {saved.sweep} x "
-                f"{saved.data} (sweep x data) devices and would now take "
-                f"{layout.sweep} x {layout.data}; resume it with "
-                f"{saved.sweep * saved.data} devices (--devices "
-                f"{saved.sweep * saved.data}, or as many local devices)."
+                relaid_line(self.directory, "sweep", (saved.sweep, saved.data), now)
             )
         return saved
 
@@ -122,8 +134,10 @@ class SweepStore:
         self, group: int, batch: int, result: SweepResult, runs: list[int]
     ) -> None:
         """Reads a finished batch's records, divergences and parameters."""
-        done = json.loads(self._done_path(group, batch).read_text())
-        for run, diverged in zip(runs, done["diverged"], strict=True):
+        path = self._done_path(group, batch)
+        with reading(path, _REDO):
+            diverged_at = json.loads(path.read_text())["diverged"]
+        for run, diverged in zip(runs, diverged_at, strict=True):
             history, params, stats = read_run_files(self.directory, run)
             result.histories[run], result.final_params[run] = history, params
             result.final_stats[run] = stats
@@ -155,7 +169,7 @@ class SweepStore:
                 result.final_stats[run],
             )
         done = {"runs": runs, "diverged": [result.diverged[r] for r in runs]}
-        self._done_path(group, batch).write_text(json.dumps(done))
+        write_whole(self._done_path(group, batch), json.dumps(done))
         if checkpoint is not None:
             checkpoint.close()
             shutil.rmtree(self._root / f"p{group}-b{batch}", ignore_errors=True)

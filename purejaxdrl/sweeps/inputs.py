@@ -14,6 +14,7 @@ import yaml
 
 from purejaxdrl.config import ConfigError, require_config
 from purejaxdrl.env.host import is_host_env
+from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import load_preset
@@ -43,8 +44,11 @@ def running_meta(
             f"--resume {path}: no {command}.yaml there; pass a directory that "
             f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."
         )
-    meta = yaml.safe_load((path / f"{command}.yaml").read_text())
-    if meta.get("status") != "running":
+    file = path / f"{command}.yaml"
+    with reading(file, restore_or_restart(what)):
+        meta = yaml.safe_load(file.read_text())
+        status = meta.get("status")
+    if status != "running":
         raise ConfigError(
             f"--resume {path}: this {what} finished (see its {record}); start "
             "a new one to train more."

@@ -15,6 +15,7 @@ import yaml
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.run_files import reading, restore_or_restart, write_whole
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.resume import config_from_dict
@@ -66,6 +67,8 @@ class PBTResult:
       train_seconds: training, compilation excluded.
       messages: what it reported.
       run_dir: its directory, when written.
+      mesh: (sweep, data) devices the population trains on (its checkpoints
+        hold that layout); None until it is laid out.
 
     """
 
@@ -84,6 +87,7 @@ class PBTResult:
     train_seconds: float = 0.0
     messages: list[str] = dataclasses.field(default_factory=list)
     run_dir: pathlib.Path | None = None
+    mesh: tuple[int, int] | None = None
 
     @property
     def final_return(self) -> np.ndarray:
@@ -234,6 +238,7 @@ def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
         "compile_seconds": result.compile_seconds,
         "train_seconds": result.train_seconds,
         "best_member": result.best if status == "finished" else None,
+        "mesh": None if result.mesh is None else list(result.mesh),
     }
 
 
@@ -243,7 +248,7 @@ def start_pbt_dir(result: PBTResult) -> pathlib.Path:
     path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
     result.run_dir = path
     meta = pbt_meta(result, "running")
-    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    write_whole(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
     return path
 
 
@@ -256,11 +261,30 @@ def write_pbt(result: PBTResult) -> pathlib.Path:
     records) and `params/member-NNNN.msgpack` (its final parameters); its
     checkpoints are removed. `load_pbt(dir)` reads it back.
     """
+    path = write_pbt_files(result)
+    finish_pbt(result)
+    return path
+
+
+def finish_pbt(result: PBTResult) -> None:
+    """Marks a PBT directory finished, then drops its checkpoints.
+
+    The last thing written: until `pbt.yaml` says finished (replaced whole),
+    `purejaxdrl pbt --resume` continues the run from its checkpoints and
+    writes every result again, so a process killed while writing them loses
+    nothing.
+    """
+    path = result.run_dir
+    meta = pbt_meta(result, "finished")
+    write_whole(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
+    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
+
+
+def write_pbt_files(result: PBTResult) -> pathlib.Path:
+    """Writes a PBT directory's results, but does not mark it finished."""
     path = result.run_dir or start_pbt_dir(result)
     (path / "members").mkdir(exist_ok=True)
     (path / "params").mkdir(exist_ok=True)
-    meta = pbt_meta(result, "finished")
-    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     rows = lineage_rows(result)
     (path / "lineage.json").write_text(json.dumps(rows, indent=1) + "\n")
     with (path / "lineage.csv").open("w", newline="") as f:
@@ -275,7 +299,6 @@ def write_pbt(result: PBTResult) -> pathlib.Path:
         (path / "params" / f"member-{i:04d}.msgpack").write_bytes(
             flax.serialization.msgpack_serialize(result.final_params[i])
         )
-    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
     return path
 
 
@@ -311,9 +334,7 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
             f"{str(path)!r} has no pbt.yaml; pass a directory that `purejaxdrl "
             "pbt` wrote (it prints `pbt: results in DIR`)."
         )
-    if not (path / "lineage.json").is_file():
-        raise ConfigError(unfinished(path, "pbt"))
-    result = read_pbt_meta(path)
+    result = read_pbt_meta(path, finished=True)
     rows = json.loads((path / "lineage.json").read_text())
     result.lineage = read_lineage(rows, [f.name for f in result.fields])
     result.histories = [
@@ -323,12 +344,28 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
     return result
 
 
-def read_pbt_meta(path: pathlib.Path) -> PBTResult:
-    """The PBTResult `pbt.yaml` describes, without records or lineage."""
-    meta = yaml.safe_load((path / "pbt.yaml").read_text())
+def read_pbt_meta(path: pathlib.Path, *, finished: bool = False) -> PBTResult:
+    """The PBTResult `pbt.yaml` describes, without records or lineage.
+
+    Raises:
+      ConfigError: `pbt.yaml` is damaged, or (with `finished`) says the run
+        has not finished writing its results.
+
+    """
+    file = path / "pbt.yaml"
+    with reading(file, restore_or_restart("PBT run")):
+        meta = yaml.safe_load(file.read_text())
+        if finished and meta["status"] != "finished":
+            raise ConfigError(unfinished(path, "pbt"))
+        result = _result_of_meta(meta, path)
+    return result
+
+
+def _result_of_meta(meta: dict[str, Any], path: pathlib.Path) -> PBTResult:
     fields = tuple(ExploredField(**f) for f in meta["fields"])
     settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
     population = meta["population"]
+    mesh = meta.get("mesh")  # None: written before it was recorded
     return PBTResult(
         base=config_from_dict(meta["base"], "pbt.yaml"),
         fields=fields,
@@ -343,4 +380,5 @@ def read_pbt_meta(path: pathlib.Path) -> PBTResult:
         compile_seconds=meta["compile_seconds"],
         train_seconds=meta["train_seconds"],
         run_dir=path,
+        mesh=None if mesh is None else tuple(mesh),
     )

@@ -2,11 +2,29 @@
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.spec import SweepPlan
+
+
+def relaid_line(
+    directory: Any, what: str, saved: tuple[int, int], now: tuple[int, int]
+) -> str:
+    """Why a sweep or PBT run laid out on `saved` devices cannot resume on `now`.
+
+    Both are (sweep, data) mesh shapes; its checkpoints hold the saved one.
+    """
+    devices = saved[0] * saved[1]
+    return (
+        f"{directory}: this {what} was laid out on {saved[0]} x {saved[1]} (sweep "
+        f"x data) devices and would now take {now[0]} x {now[1]}; its checkpoints "
+        f"hold that layout, so resume it where {devices} local devices are "
+        f"visible (on CPU: XLA_FLAGS=--xla_force_host_platform_device_count="
+        f"{devices}); nothing was changed."
+    )
 
 
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:

@@ -15,6 +15,7 @@ interruption (the ready steps' keys depend on the chunk only).
 
 import json
 import pathlib
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -66,14 +67,17 @@ class PBTCheckpoint:
         self._checkpointer.save(updates, packed, meta)
 
     def restore(
-        self, result: PBTResult
+        self, result: PBTResult, say: Callable[[str], None]
     ) -> tuple[int, Any, RunnerState, tuple[np.ndarray, np.ndarray]] | None:
         """(updates done, configs, states, window) of the newest good checkpoint.
 
         None where there is none. `result`'s records, divergences and lineage
-        are set to the saved ones.
+        are set to the saved ones; `say` is told of each newer checkpoint
+        skipped (and where it was moved).
         """
         restored = self._checkpointer.restore_latest()
+        for line in restored.skipped:
+            say(f"pbt: {line}")
         if restored.step is None:
             return None
         result.histories = [list(h) for h in restored.meta["histories"]]

@@ -15,14 +15,16 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.plots import RETURN
-from purejaxdrl.parallel import SWEEP_AXIS, make_sweep_mesh
+from purejaxdrl.parallel import SWEEP_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.batch import SweepStopped, record_chunk, seconds_trained
-from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
+from purejaxdrl.sweeps.compiled import Programs, stack_hps
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
-from purejaxdrl.sweeps.messages import gib, layout_lines, progress_line
+from purejaxdrl.sweeps.messages import (
+    progress_line,
+)
+from purejaxdrl.sweeps.pbt_layout import Fitted
 from purejaxdrl.sweeps.pbt_operators import (
     ExploredField,
     PBTConfig,
@@ -36,41 +38,6 @@ from purejaxdrl.training.loop import pipelined
 from purejaxdrl.training.schedule import chunk_lengths
 
 _RETURN_SUM, _COUNT = "episode/return_sum", "episode/count"
-
-
-def _fit_population(
-    result: PBTResult, cfg: TrainConfig, device_memory: int | None
-) -> tuple[Programs, jax.sharding.Mesh, int, list[str]]:
-    """The population's programs, mesh, padded size and layout lines.
-
-    Raises:
-      ConfigError: when the members do not fit in memory together. Sweeps
-        train such runs in batches one after another, but a ready step
-        compares and copies every member at the same update, so PBT would
-        have to swap members' states through the host at each one: refused.
-
-    """
-    n = result.population
-    shape = sweep_layout.group_mesh_shape(n, cfg)
-    mesh = make_sweep_mesh(*shape)
-    programs = make_programs(cfg, mesh)
-    layout, source = sweep_layout.group_layout(
-        n, shape, programs.state_shapes, cfg, device_memory, programs.specs
-    )
-    if layout.num_batches > 1:
-        fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
-        lower = f"lower --population to {fit} or fewer, or" if fit else "lower"
-        raise ConfigError(
-            f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "
-            f"per device, more than the {gib(layout.device_bytes)} of {source} "
-            "available, and PBT needs every member in memory at each ready "
-            f"step: {lower} num_envs or the replay size, or use more devices."
-        )
-    lines = layout_lines("", n, layout, source, jax.default_backend())
-    lines = [
-        line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
-    ]
-    return programs, mesh, layout.batch_size, lines
 
 
 def _ready_program(
@@ -144,19 +111,23 @@ def _compile(
 def train_population(
     result: PBTResult,
     configs: list[TrainConfig],
-    device_memory: int | None,
+    fitted: Fitted,
     say: Callable[[str], None],
     progress: Callable[[str], None] | None,
 ) -> None:
-    """Builds, compiles and trains the population; fills `result`.
+    """Compiles and trains the population (`fit_population`'s); fills `result`.
 
     With `result.run_dir` (and `checkpoint.every` > 0) the population is saved
     after every `checkpoint.every`-th ready step and restored from there, and
     SIGINT / SIGTERM stop it after the current chunk, saved (`SweepStopped`).
     """
-    start = time.perf_counter()
-    cfg, n = configs[0], result.population
-    programs, mesh, size, lines = _fit_population(result, cfg, device_memory)
+    start, (cfg, n) = fitted.started, (configs[0], result.population)
+    programs, mesh, size, lines = (
+        fitted.programs,
+        fitted.mesh,
+        fitted.size,
+        fitted.lines,
+    )
     for line in lines:
         say(line)
     schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
@@ -179,7 +150,7 @@ def train_population(
     checkpoint = None
     if result.run_dir is not None and cfg.checkpoint.every > 0:
         checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
-    if checkpoint is not None and (restored := checkpoint.restore(result)):
+    if checkpoint is not None and (restored := checkpoint.restore(result, say)):
         live.reached, live.hps, live.states, window = restored
         live.window = tuple(jax.device_put(w, members) for w in window)
         say(f"pbt: resumed at update {live.reached}")

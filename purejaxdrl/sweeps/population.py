@@ -21,10 +21,12 @@ from purejaxdrl.sweeps.inputs import (
 )
 from purejaxdrl.sweeps.lineage import (
     PBTResult,
+    finish_pbt,
     read_pbt_meta,
     start_pbt_dir,
-    write_pbt,
+    write_pbt_files,
 )
+from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
 from purejaxdrl.sweeps.pbt_operators import (
     ExploredField,
     PBTConfig,
@@ -236,13 +238,15 @@ def pbt(
         search_seed=search_seed,
         messages=messages,
     )
+    # Laid out before its directory exists: one that does not fit leaves none.
+    fitted = fit_population(result, configs[0], device_memory)
     if write_files:
         path = start_pbt_dir(result)
         say(
             f"pbt: writing {path} (if stopped, `purejaxdrl pbt --resume {path}` "
             "continues it)"
         )
-    return _train(result, configs, device_memory, say, notify)
+    return _train(result, configs, fitted, say, notify)
 
 
 def resume_pbt(
@@ -280,17 +284,21 @@ def resume_pbt(
         result.base, explore, result.population, result.search_seed
     )
     say(f"pbt: resuming {path}")
-    return _train(result, configs, device_memory, say, notify)
+    fitted = fit_population(result, configs[0], device_memory)
+    return _train(result, configs, fitted, say, notify)
 
 
 def _train(
     result: PBTResult,
     configs: list[TrainConfig],
-    device_memory: int | None,
+    fitted: Fitted,
     say: Callable[[str], None],
     progress: Callable[[str], None] | None,
 ) -> PBTResult:
     """Trains the population, then writes its directory (if it has one).
+
+    `pbt.yaml` is marked finished only once every result is written
+    (`finish_pbt`): a run killed before that resumes and writes them again.
 
     Raises:
       SweepStopped: a signal stopped it, saved; the message says how to
@@ -298,7 +306,7 @@ def _train(
 
     """
     try:
-        train_population(result, configs, device_memory, say, progress)
+        train_population(result, configs, fitted, say, progress)
     except SweepStopped as e:
         raise SweepStopped(
             f"{e}; continue with: purejaxdrl pbt --resume {result.run_dir}"
@@ -311,16 +319,19 @@ def _train(
                 "return is not counted"
             )
     if result.run_dir is not None:
-        path = write_pbt(result)
+        path = write_pbt_files(result)
         plot_pbt(result, path / "schedules.png")
-        if np.isnan(result.final_return).all():  # nothing worth acting with
-            say(f"pbt: results in {path}; no member ended with a finite return, so "
-                "no policy is written")  # fmt: skip
-        else:
+        policy = not np.isnan(result.final_return).all()  # else nothing to act
+        if policy:
             export_best(result, path / "policy")
+        finish_pbt(result)  # the last thing written
+        if policy:
             say(
                 f"pbt: results in {path}; the best member's policy in {path / 'policy'}"
             )
+        else:
+            say(f"pbt: results in {path}; no member ended with a finite return, so "
+                "no policy is written")  # fmt: skip
     return result
 
 

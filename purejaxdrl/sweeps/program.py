@@ -31,8 +31,14 @@ from purejaxdrl.sweeps.messages import (
     layout_lines,
     plan_lines,
 )
-from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
+from purejaxdrl.sweeps.report import (
+    finish_sweep,
+    read_plan,
+    start_dir,
+    write_sweep_files,
+)
 from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
@@ -169,14 +175,16 @@ def resume_sweep(
     meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
     notify = shown(notify, console)
     messages, say = messenger(notify)
-    plan = read_plan(meta)
+    with reading(path / "sweep.yaml", restore_or_restart("sweep")):
+        plan = read_plan(meta)
+        target_return = meta["target_return"]
     result = SweepResult(
         plan=plan,
         histories=[[] for _ in range(plan.num_runs)],
         diverged=[None] * plan.num_runs,
         final_params=[None] * plan.num_runs,
         final_stats=[None] * plan.num_runs,
-        target_return=meta["target_return"],
+        target_return=target_return,
         messages=messages,
         run_dir=path,
     )
@@ -218,11 +226,13 @@ def _train_plan(
         if at is not None:
             say(diverged_line(plan, run, at))
     if store is not None:
-        write_sweep(result)
-        say(f"sweep: results in {result.run_dir}")
+        write_sweep_files(result)
         if (best := best_run(result)) is not None:
             # Its own folder: a resumed sweep writes it again.
             policy = export_run(result, best, result.run_dir / "policy", overwrite=True)
+        finish_sweep(result, result.run_dir)  # the last thing written
+        say(f"sweep: results in {result.run_dir}")
+        if best is not None:
             say(f"sweep: the best run's policy (run {best}) in {policy}")
     return result
 
@@ -273,7 +283,9 @@ def _train_group(
         hps, states = _init_batch(programs, plan, batch, size)
         checkpoint = None if store is None else store.open(group, b, states, mesh)
         done = 0
-        if checkpoint is not None and (restored := checkpoint.restore(result, batch)):
+        if checkpoint is not None and (
+            restored := checkpoint.restore(result, batch, say)
+        ):
             done, states = restored
             say(f"sweep: batch {b + 1} resumed at update {done}")
         before = seconds_trained(result.histories[batch[0]])

@@ -20,7 +20,13 @@ from purejaxdrl.observe.plots import (
 )
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
-from purejaxdrl.sweeps.run_files import plain, write_run_files
+from purejaxdrl.sweeps.run_files import (
+    plain,
+    reading,
+    restore_or_restart,
+    write_run_files,
+    write_whole,
+)
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import last_values, new_dir
@@ -66,9 +72,30 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
       The directory's path.
 
     """
+    path = write_sweep_files(result)
+    finish_sweep(result, path)
+    return path
+
+
+def write_sweep_files(result: SweepResult) -> pathlib.Path:
+    """Writes a sweep directory's results (`write_sweep`), but not its end."""
     path = result.run_dir or start_dir(result)
-    plan = result.plan
+    for i in range(result.plan.num_runs):
+        write_run_files(path, i, result.histories[i], result.params(i), result.stats(i))
+    _write_tables(result, path)
+    plot_sweep(result, path / "curves.png")
+    return path
+
+
+def finish_sweep(result: SweepResult, path: pathlib.Path) -> None:
+    """Marks a sweep directory finished (`sweep.yaml`), then drops its checkpoints.
+
+    The last thing written: until `sweep.yaml` (replaced whole) says the sweep
+    finished, `purejaxdrl sweep --resume` writes every result again, so a
+    process killed while writing them loses nothing.
+    """
     meta = {
+        "status": "finished",
         **_plan_meta(result),
         "diverged": result.diverged,
         "compile_seconds": result.compile_seconds,
@@ -76,13 +103,8 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
         "programs_compiled": result.programs_compiled,
         "layouts": [dataclasses.asdict(x) for x in result.layouts],
     }
-    (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
-    for i in range(plan.num_runs):
-        write_run_files(path, i, result.histories[i], result.params(i), result.stats(i))
-    _write_tables(result, path)
-    plot_sweep(result, path / "curves.png")
+    write_whole(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished sweep's
-    return path
 
 
 def _plan_meta(result: SweepResult) -> dict[str, Any]:
@@ -105,8 +127,8 @@ def start_dir(result: SweepResult) -> pathlib.Path:
     path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
     (path / "runs").mkdir()
     (path / "params").mkdir()
-    meta = {**_plan_meta(result), "status": "running"}
-    (path / "sweep.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    meta = {"status": "running", **_plan_meta(result)}  # a cut file still says it
+    write_whole(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
     return path
 
 
@@ -177,10 +199,16 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
             f"{str(path)!r} has no sweep.yaml; pass a directory that "
             "`purejaxdrl sweep` wrote (it prints `sweep: results in DIR`)."
         )
-    meta = yaml.safe_load((path / "sweep.yaml").read_text())
-    if meta.get("status") == "running":
-        raise ConfigError(unfinished(path, "sweep"))
-    plan = read_plan(meta)
+    with reading(path / "sweep.yaml", restore_or_restart("sweep")):
+        meta = yaml.safe_load((path / "sweep.yaml").read_text())
+        if meta.get("status") == "running":
+            raise ConfigError(unfinished(path, "sweep"))
+        plan = read_plan(meta)
+        result = _loaded(meta, plan, path)
+    return result
+
+
+def _loaded(meta: dict[str, Any], plan: SweepPlan, path: pathlib.Path) -> SweepResult:
     histories = [
         read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in range(plan.num_runs)
     ]

@@ -4,16 +4,24 @@ Under a sweep directory, run i has `runs/run-NNNN.jsonl` (one record per
 chunk), `params/run-NNNN.msgpack` (its network parameters) and, where the
 environment normalises observations, `params/run-NNNN.obs-stats.msgpack`
 (the statistics its policy needs to act as it trained).
+
+And how a sweep or PBT directory's records are written and read back: whole
+(`write_whole`), and naming the file when one is damaged (`reading`).
 """
 
+import contextlib
 import json
 import math
+import os
 import pathlib
+from collections.abc import Iterator
 from typing import Any
 
 import flax.serialization
 import numpy as np
+import yaml
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.normalization import statistics_from_host, statistics_to_host
 from purejaxdrl.observe.plots import read_history
 
@@ -27,6 +35,40 @@ def plain(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     return x
+
+
+def write_whole(path: pathlib.Path, text: str) -> None:
+    """Writes `text` to `path` whole or not at all (a temporary file renamed).
+
+    A process killed mid-write leaves the old file (or none), never a
+    truncated one that a resume would stumble on.
+    """
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def reading(path: pathlib.Path, fix: str) -> Iterator[None]:
+    """Turns a damaged `path`'s parse or missing-key errors into one ConfigError.
+
+    The message names the file, what is wrong with it and `fix`.
+    """
+    try:
+        yield
+    except ConfigError:
+        raise
+    except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as e:
+        why = " ".join(f"{type(e).__name__}: {e}".split())[:160]
+        raise ConfigError(f"{path} is damaged or incomplete ({why}); {fix}.") from None
+
+
+def restore_or_restart(what: str) -> str:
+    """The fix for a damaged record that is only ever replaced whole."""
+    return (
+        "it is replaced whole, so something else changed it: restore it from a "
+        f"copy, or start a new {what}"
+    )
 
 
 def _stats_path(path: pathlib.Path, index: int) -> pathlib.Path:

@@ -138,17 +138,24 @@ def test_a_member_never_ready_is_the_sweep_run_of_its_draw():
     ] == (drop_time)
 
 
-def test_a_population_that_does_not_fit_is_refused():
-    # Two of the four members fit (~0.2 MiB each): the line says how many.
+def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path):
+    base = _base(2, devices=1, run_dir=str(tmp_path))
+    kwargs = {"explore": SPACE, "population": 4, "write_files": True}
+    # Two of the four members fit (~0.2 MiB each): at pbt.quantile 0.5 two
+    # exploit, so the line says how many.
     with pytest.raises(
-        pjd.ConfigError, match=r"population=4 needs .* lower --population to 2 or fewer"
+        pjd.ConfigError, match=r"population=4 needs .* lower --population to 2, or"
     ):
-        pbt(_base(2, devices=1), explore=SPACE, population=4, device_memory=500_000)
-    # None fits: no "--population to 0", the other ways only.
-    with pytest.raises(
-        pjd.ConfigError, match=r"ready step: lower num_envs or the replay size, or use"
-    ):
-        pbt(_base(2, devices=1), explore=SPACE, population=4, device_memory=10_000)
+        pbt(base, **kwargs, quantile=0.5, device_memory=500_000)
+    # At 0.25, two members never exploit: not suggested, the other ways only.
+    for memory in (500_000, 10_000):  # two fit, none fits
+        with pytest.raises(
+            pjd.ConfigError,
+            match=r"ready step: lower num_envs or the replay size, or use",
+        ):
+            pbt(base, **kwargs, device_memory=memory)
+    # Refused before anything was written: no directory saying "running".
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

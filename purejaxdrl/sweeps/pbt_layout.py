@@ -1,0 +1,69 @@
+"""Where a population goes: its mesh and programs, refused if it does not fit."""
+
+import math
+import time
+from typing import NamedTuple
+
+import jax
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.parallel import make_sweep_mesh
+from purejaxdrl.sweeps import layout as sweep_layout
+from purejaxdrl.sweeps.compiled import Programs, make_programs
+from purejaxdrl.sweeps.lineage import PBTResult
+from purejaxdrl.sweeps.messages import gib, layout_lines, relaid_line
+from purejaxdrl.training.config import TrainConfig
+
+
+class Fitted(NamedTuple):
+    """A population laid out: its programs, mesh, padded size, layout lines.
+
+    `started`: when building them began (`time.perf_counter`).
+    """
+
+    programs: Programs
+    mesh: jax.sharding.Mesh
+    size: int
+    lines: list[str]
+    started: float
+
+
+def fit_population(
+    result: PBTResult, cfg: TrainConfig, device_memory: int | None
+) -> Fitted:
+    """Lays the population out on the devices; records the mesh in `result`.
+
+    Raises:
+      ConfigError: the recorded mesh (a resumed run's) differs from this
+        one's, or the members do not fit in memory together. Sweeps train
+        such runs in batches one after another, but a ready step compares
+        and copies every member at the same update, so PBT would have to
+        swap members' states through the host at each one: refused.
+
+    """
+    started, n = time.perf_counter(), result.population
+    shape = sweep_layout.group_mesh_shape(n, cfg)
+    if result.mesh is not None and tuple(result.mesh) != shape:
+        raise ConfigError(relaid_line(result.run_dir, "PBT run", result.mesh, shape))
+    mesh = make_sweep_mesh(*shape)
+    programs = make_programs(cfg, mesh)
+    layout, source = sweep_layout.group_layout(
+        n, shape, programs.state_shapes, cfg, device_memory, programs.specs
+    )
+    if layout.num_batches > 1:
+        fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
+        # Fewer than one member per quantile never exploits: no PBT to suggest.
+        least = math.ceil(1 / result.config.quantile - 1e-9)
+        lower = f"lower --population to {fit}, or" if fit >= least else "lower"
+        raise ConfigError(
+            f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "
+            f"per device, more than the {gib(layout.device_bytes)} of {source} "
+            "available, and PBT needs every member in memory at each ready "
+            f"step: {lower} num_envs or the replay size, or use more devices."
+        )
+    lines = layout_lines("", n, layout, source, jax.default_backend())
+    lines = [
+        line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
+    ]
+    result.mesh = shape
+    return Fitted(programs, mesh, layout.batch_size, lines, started)

@@ -1,0 +1,142 @@
+"""A PBT directory: marked finished last, its mesh recorded, damage named."""
+
+import jax
+import numpy as np
+import pytest
+import yaml
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd
+from purejaxdrl.sweeps import population
+from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
+from purejaxdrl.sweeps.pbt_operators import PBTConfig
+from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
+from purejaxdrl.sweeps.population import pbt, resume_pbt
+
+pytestmark = pytest.mark.timeout(600)
+
+SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
+
+
+class Stop(Exception):
+    """Raised where the process would have been killed."""
+
+
+def _base(root, updates=2, devices=1):
+    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
+    return pjd.apply_overrides(
+        config,
+        {
+            "total_steps": config.steps_per_update * updates,
+            "num_logs": updates,
+            "devices": devices,
+            "run_dir": str(root),
+        },
+    )
+
+
+def _status(path) -> str:
+    return yaml.safe_load((path / "pbt.yaml").read_text())["status"]
+
+
+def test_a_run_killed_while_writing_its_results_resumes_and_writes_them(
+    tmp_path, monkeypatch
+):
+    def killed(*args):
+        raise Stop  # after members/, params/ and lineage, before the policy
+
+    with monkeypatch.context() as patch:
+        patch.setattr(population, "export_best", killed)
+        with pytest.raises(Stop):
+            pbt(_base(tmp_path), explore=SPACE, population=2, ready=1, write_files=True)
+    (path,) = tmp_path.iterdir()
+    # Not marked finished: its checkpoints are kept, and resume is allowed.
+    assert _status(path) == "running"
+    assert (path / "checkpoints").is_dir()
+    with pytest.raises(pjd.ConfigError, match="has not finished"):
+        load_pbt(path)
+    messages = []
+    resumed = resume_pbt(path, notify=messages.append)
+    assert "pbt: resumed at update 1" in messages
+    assert _status(path) == "finished"
+    assert not (path / "checkpoints").exists()
+    assert (path / "lineage.csv").is_file() and (path / "policy").is_dir()
+    assert load_pbt(path).lineage == resumed.lineage
+    with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
+        resume_pbt(path)
+
+
+def _started(tmp_path, devices=1):
+    """A PBT directory as a run killed right after it was made leaves it."""
+
+    def stop(line):
+        if line.startswith("pbt: writing"):
+            raise Stop
+
+    with pytest.raises(Stop):
+        pbt(
+            _base(tmp_path, devices=devices),
+            explore=SPACE,
+            population=2,
+            write_files=True,
+            notify=stop,
+        )
+    (path,) = tmp_path.iterdir()
+    return path
+
+
+def test_resume_on_another_mesh_is_refused_naming_both(tmp_path):
+    path = _started(tmp_path)
+    meta = yaml.safe_load((path / "pbt.yaml").read_text())
+    assert meta["mesh"] == [1, 1]  # sweep x data
+    meta["mesh"] = [2, 2]  # as a machine with 4 devices laid it out
+    (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"laid out on 2 x 2 \(sweep x data\) devices and would now take 1 x 1;"
+        r" .* resume it where 4 local devices are visible",
+    ):
+        resume_pbt(path)
+
+
+def test_a_damaged_pbt_yaml_is_named_in_one_line(tmp_path):
+    path = _started(tmp_path)
+    text = (path / "pbt.yaml").read_text()
+    for damaged in (text[: len(text) // 2], "status: running\n", ""):
+        (path / "pbt.yaml").write_text(damaged)
+        # Reading results, a file that still says running is unfinished.
+        for read in (resume_pbt, load_pbt) if damaged == "" else (resume_pbt,):
+            with pytest.raises(pjd.ConfigError) as e:
+                read(path)
+            message = str(e.value)
+            assert message.startswith(f"{path / 'pbt.yaml'} is damaged or incomplete")
+            assert message.endswith("restore it from a copy, or start a new PBT run.")
+            assert "\n" not in message
+
+
+def test_restore_says_which_checkpoints_it_skipped(tmp_path):
+    mesh = jax.make_mesh((1,), ("sweep",))
+    sharding = NamedSharding(mesh, P())
+    hps = jax.device_put(np.zeros(2, np.float32), sharding)
+    states = {"w": jax.device_put(np.arange(4.0, dtype=np.float32), sharding)}
+    result = PBTResult(
+        base=pjd.TrainConfig(), fields=(), config=PBTConfig(), population=2,
+        histories=[[], []], diverged=[None, None], lineage=[],
+        final_params=[None, None],
+    )  # fmt: skip
+    checkpoint = PBTCheckpoint(tmp_path, hps, states, mesh)
+    for step in (1, 2):
+        checkpoint.save(step, checkpoint.pack(hps, states), result)
+    checkpoint.close()
+    for file in (tmp_path / "checkpoints" / "2").rglob("*"):
+        if file.is_file() and file.stat().st_size > 0:
+            file.write_bytes(b"damaged")
+    checkpoint = PBTCheckpoint(tmp_path, hps, states, mesh)
+    said = []
+    restored = checkpoint.restore(result, said.append)
+    checkpoint.close()
+    assert restored[0] == 1
+    (line,) = said
+    assert line.startswith("pbt: checkpoint at update 2 skipped: ")
+    assert "moved to" in line
