@@ -67,7 +67,11 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
     # Dynamic.
     learning_rate: float | jax.Array = 3e-4
     tau: float | jax.Array = 0.005
-    init_alpha: float | jax.Array = 1.0
+    # Read only by `init` (the learner state holds log α after it): PBT's
+    # ready steps could not change it, so `pbt --explore` refuses it.
+    init_alpha: float | jax.Array = dataclasses.field(
+        default=1.0, metadata={"start_only": True}
+    )
     target_entropy_scale: float | jax.Array = 1.0
 
 

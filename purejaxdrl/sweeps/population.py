@@ -138,6 +138,8 @@ def member_configs(
         )
     except ConfigError as e:
         raise ConfigError(str(e).replace("--sample", "--explore")) from None
+    for field in plan.fields:
+        _check_not_start_only(base, field.path)
     fields = tuple(
         ExploredField(field.path.split(".", 1)[1], kind, float(low), float(high))
         for field, (kind, low, high) in zip(plan.fields, explore.values(), strict=True)
@@ -146,6 +148,23 @@ def member_configs(
         dataclasses.replace(c, seed=base.seed + i) for i, c in enumerate(plan.configs)
     ]
     return configs, fields
+
+
+def _check_not_start_only(base: TrainConfig, path: str) -> None:
+    """Refuses a field its algorithm reads only when the learner starts.
+
+    Such a field (`metadata["start_only"]`, e.g. SAC's init_alpha) seeds the
+    learner state; a ready step's copy or perturbation of it changes nothing.
+    """
+    algo, name = path.split(".", 1)
+    field = {f.name: f for f in dataclasses.fields(base.algo_config)}[name]
+    if field.metadata.get("start_only"):
+        raise ConfigError(
+            f"--explore {name}: {path} is read only when the learner starts (its "
+            "state holds what it became), so a ready step could not change it; "
+            f"explore another field, or sweep it (purejaxdrl sweep --sample "
+            f"{name}=...)."
+        )
 
 
 def pbt(

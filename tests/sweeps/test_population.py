@@ -267,3 +267,15 @@ def test_final_return_counts_only_the_lineage_of_the_final_state():
     # Without episodes anywhere in its lineage, NaN (not the discarded 500).
     histories[1][:2] = [{"updates": u, **none} for u in (1, 2)]
     assert np.isnan(result.final_return).all()
+
+
+def test_a_field_read_only_at_the_start_is_not_explored():
+    overrides = {"algo": "sac", "env.id": "Pendulum-v1", "sac.min_replay": 512}
+    base = pjd.apply_overrides(_base(2), overrides)
+    space = {"init_alpha": ("loguniform", 0.1, 1.0)}
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"^--explore init_alpha: sac.init_alpha is read only when the learner "
+        r"starts .* sweep --sample init_alpha=\.\.\.\)\.$",
+    ):
+        pbt(base, explore=space, population=2)
