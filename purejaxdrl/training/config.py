@@ -93,7 +93,9 @@ class RunFields:
         environment counts, where kernel launches dominate).
       devices: local devices per process to train on; 0 for all of them.
         `num_envs` is global and is split evenly over all devices.
-      run_dir: directory under which each run writes its own folder.
+      run_dir: directory under which each run writes its own folder; every
+        process of a multi-host run must see the same one (a shared
+        filesystem) unless --no-files.
 
     """
 
