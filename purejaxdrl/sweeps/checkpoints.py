@@ -30,9 +30,9 @@ from purejaxdrl.sweeps.run_files import (
     read_run_files,
     reading,
     write_run_files,
-    write_whole,
 )
 from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.run_files import write_atomically
 
 # The fix for a damaged record of checkpoints/: without it, resume redoes it.
 _REDO = "it is replaced whole, so something else changed it: delete it and "
@@ -112,7 +112,7 @@ class SweepStore:
         path = self._root / f"p{group}.layout.json"
         if not path.exists():
             self._root.mkdir(parents=True, exist_ok=True)
-            write_whole(path, json.dumps(dataclasses.asdict(layout)))
+            write_atomically(path, json.dumps(dataclasses.asdict(layout)))
             return layout
         with reading(path, _REDO):
             saved = Layout(**json.loads(path.read_text()))
@@ -169,7 +169,7 @@ class SweepStore:
                 result.final_stats[run],
             )
         done = {"runs": runs, "diverged": [result.diverged[r] for r in runs]}
-        write_whole(self._done_path(group, batch), json.dumps(done))
+        write_atomically(self._done_path(group, batch), json.dumps(done))
         if checkpoint is not None:
             checkpoint.close()
             shutil.rmtree(self._root / f"p{group}-b{batch}", ignore_errors=True)

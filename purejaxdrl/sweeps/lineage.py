@@ -15,11 +15,11 @@ import yaml
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.run_files import reading, restore_or_restart, write_whole
+from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.resume import config_from_dict
-from purejaxdrl.training.run_files import new_dir
+from purejaxdrl.training.run_files import new_dir, write_atomically
 from purejaxdrl.types import Params
 
 
@@ -248,7 +248,7 @@ def start_pbt_dir(result: PBTResult) -> pathlib.Path:
     path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
     result.run_dir = path
     meta = pbt_meta(result, "running")
-    write_whole(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
+    write_atomically(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
     return path
 
 
@@ -276,7 +276,7 @@ def finish_pbt(result: PBTResult) -> None:
     """
     path = result.run_dir
     meta = pbt_meta(result, "finished")
-    write_whole(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
+    write_atomically(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
 
 

@@ -25,11 +25,10 @@ from purejaxdrl.sweeps.run_files import (
     reading,
     restore_or_restart,
     write_run_files,
-    write_whole,
 )
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.resume import config_from_dict
-from purejaxdrl.training.run_files import last_values, new_dir
+from purejaxdrl.training.run_files import last_values, new_dir, write_atomically
 
 
 def _csv(x: Any) -> str:
@@ -103,7 +102,7 @@ def finish_sweep(result: SweepResult, path: pathlib.Path) -> None:
         "programs_compiled": result.programs_compiled,
         "layouts": [dataclasses.asdict(x) for x in result.layouts],
     }
-    write_whole(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
+    write_atomically(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished sweep's
 
 
@@ -128,7 +127,7 @@ def start_dir(result: SweepResult) -> pathlib.Path:
     (path / "runs").mkdir()
     (path / "params").mkdir()
     meta = {"status": "running", **_plan_meta(result)}  # a cut file still says it
-    write_whole(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
+    write_atomically(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
     return path
 
 

@@ -5,14 +5,14 @@ chunk), `params/run-NNNN.msgpack` (its network parameters) and, where the
 environment normalises observations, `params/run-NNNN.obs-stats.msgpack`
 (the statistics its policy needs to act as it trained).
 
-And how a sweep or PBT directory's records are written and read back: whole
-(`write_whole`), and naming the file when one is damaged (`reading`).
+And how a sweep or PBT directory's records are read back: naming the file
+when one is damaged (`reading`); they are written whole
+(`training.run_files.write_atomically`).
 """
 
 import contextlib
 import json
 import math
-import os
 import pathlib
 from collections.abc import Iterator
 from typing import Any
@@ -35,17 +35,6 @@ def plain(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     return x
-
-
-def write_whole(path: pathlib.Path, text: str) -> None:
-    """Writes `text` to `path` whole or not at all (a temporary file renamed).
-
-    A process killed mid-write leaves the old file (or none), never a
-    truncated one that a resume would stumble on.
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 @contextlib.contextmanager
