@@ -209,6 +209,13 @@ def restore(run: Run, exp: Experiment) -> Start:
             f"{start.done * config.steps_per_update:,} (with --override; in "
             "Python, total_steps and allow_changes=True)."
         )
+    # Said once the checks passed: a refused resume resumed nothing.
+    complete = start.done >= config.num_updates
+    run.say(
+        f"resumed at update {start.done:,} of {config.num_updates:,} from "
+        f"{checkpointer.directory / str(start.done)}"
+        + ("; the run is already complete, nothing to train" if complete else "")
+    )
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
     return start
@@ -217,8 +224,8 @@ def restore(run: Run, exp: Experiment) -> Start:
 def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
     """The newest checkpoint that verifies as a Start, and its meta record.
 
-    Says which checkpoints were skipped and where the run resumes, or that
-    it starts from update 0 (a fresh Start, {}).
+    Says which checkpoints were skipped, or that the run starts from update 0
+    (a fresh Start, {}); `restore` says where it resumes, once it may.
     """
     checkpointer = run.checkpointer
     restored = checkpointer.restore_latest()
@@ -227,12 +234,6 @@ def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
     if restored.step is None:
         run.say(f"no usable checkpoint in {run.run_dir}; starting from update 0")
         return Start(), {}
-    complete = restored.step >= run.config.num_updates
-    run.say(
-        f"resumed at update {restored.step:,} of {run.config.num_updates:,} from "
-        f"{checkpointer.directory / str(restored.step)}"
-        + ("; the run is already complete, nothing to train" if complete else "")
-    )
     start = Start(
         state=restored.state,
         done=restored.step,

@@ -73,13 +73,15 @@ def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path
     edited = yaml.safe_dump(data, sort_keys=False)
     (run_dir / "config.yaml").write_text(edited)
     config = pjd.resume_config(run_dir, {})[0]
+    heard = []
     with pytest.raises(
         ConfigError,
         match=r"update 2 was saved with another config "
         r"than its config.yaml now holds \(ppo.learning_rate: ",
     ):
-        pjd.train(config, resume=run_dir, console=False)
+        pjd.train(config, resume=run_dir, console=False, notify=heard.append)
     assert (run_dir / "config.yaml").read_text() == edited
+    assert not any("resumed at" in line for line in heard)  # it did not
     result = pjd.train(config, resume=run_dir, console=False, allow_changes=True)
     assert result.updates == 2
     # That --override resume saved no checkpoint (the run was complete, as
