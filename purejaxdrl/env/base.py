@@ -127,7 +127,8 @@ def check_option_types(
 
     Returns:
       `options`, with a whole float where the default is an integer made one
-      (1000.0: 1000), which a library's typed config (Playground's) refuses.
+      (1000.0: 1000), which a library's typed config (Playground's) refuses,
+      and an integer where the default is a float made a float (50: 50.0).
 
     Raises:
       ConfigError: naming the option, its value, the kind it must be and its
@@ -158,6 +159,10 @@ def check_option_types(
             )
         if kind in ("i", "u") and isinstance(value, float | np.floating):
             out[name] = int(value)  # whole, as checked
+        elif kind == "f" and not isinstance(value, float | np.floating):
+            # 50 for a float field: an int32 leaf where float32 is expected
+            # fails (or changes the parameters' types) deep in a trace.
+            out[name] = float(value)
     return out
 
 

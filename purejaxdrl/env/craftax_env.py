@@ -22,6 +22,7 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     EnvState,
+    check_option_types,
     check_options,
     metrics_info,
     restart,
@@ -62,7 +63,10 @@ class CraftaxEnv(Env):
         self._task_reset = jax.jit(self.env.reset)
         self._task_step = jax.jit(self.env.step)
         params = self.env.default_params
-        check_options(env_id, options, getattr(params, "__dataclass_fields__", {}))
+        fields = getattr(params, "__dataclass_fields__", {})
+        check_options(env_id, options, fields)
+        defaults = {f: getattr(params, f) for f in fields}
+        options = check_option_types(env_id, options, defaults)
         self._default_params = strong_types(params.replace(**options))
         shape = self.env.observation_space(params).shape
         self._obs_shape = tuple(int(d) for d in shape)

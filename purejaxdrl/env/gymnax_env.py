@@ -4,7 +4,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import (
     Box,
     Discrete,
@@ -83,16 +85,31 @@ class GymnaxEnv(Env):
         self._obs_categories = getattr(obs_space, "n", None)
         if self._obs_categories is not None:
             self._obs_shape = (int(self._obs_categories),)
-        else:
+        elif hasattr(obs_space, "shape"):
             self._obs_shape = tuple(int(d) for d in obs_space.shape)
+        else:
+            raise ConfigError(
+                f"{env_id}: its observation space is a {type(obs_space).__name__}; "
+                "the gymnax adapter takes a Box or a Discrete one: return an "
+                "array from its get_obs (e.g. the parts concatenated)."
+            )
         act_space = self.env.action_space(params)
         if hasattr(act_space, "n"):
             self._action_spec = Discrete(int(act_space.n))
             self._low = self._high = None
-        else:
-            self._action_spec = Box(tuple(int(d) for d in act_space.shape))
-            self._low = jnp.asarray(act_space.low, jnp.float32)
-            self._high = jnp.asarray(act_space.high, jnp.float32)
+            return
+        self._act_shape = tuple(int(d) for d in act_space.shape)
+        self._low = jnp.asarray(act_space.low, jnp.float32).reshape(-1)
+        self._high = jnp.asarray(act_space.high, jnp.float32).reshape(-1)
+        if not (jnp.isfinite(self._low).all() and jnp.isfinite(self._high).all()):
+            raise ConfigError(
+                f"{env_id}: its action space has bounds that are not finite "
+                f"({act_space.low}, {act_space.high}); the policy's actions in "
+                "[-1, 1] are scaled to the bounds, so give the space finite "
+                "ones, scaling the actions inside the environment if needed."
+            )
+        # A scalar action (shape ()) is a policy's vector of one.
+        self._action_spec = Box((int(np.prod(self._act_shape)),))
 
     @property
     def default_params(self) -> EnvParams:
@@ -117,7 +134,7 @@ class GymnaxEnv(Env):
         if self._low is None:
             return action.astype(jnp.int32)
         scaled = self._low + 0.5 * (action + 1.0) * (self._high - self._low)
-        return jnp.clip(scaled, self._low, self._high)
+        return jnp.clip(scaled, self._low, self._high).reshape(self._act_shape)
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[EnvState, TimeStep]:
         obs, state = self.env.reset(key, params)

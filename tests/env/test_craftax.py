@@ -35,6 +35,12 @@ def classic():
     return envs.make(CLASSIC, max_timesteps=6)
 
 
+def test_option_values_of_the_wrong_kind_are_one_line():
+    for value in ("abc", 2.5, True):
+        with pytest.raises(ConfigError, match="max_timesteps=.* not an integer"):
+            envs.make(CLASSIC, max_timesteps=value)
+
+
 def test_step_limit_truncates_and_keeps_the_final_observation(classic):
     params = classic.default_params
     step = jax.jit(classic.step)

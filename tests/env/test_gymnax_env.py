@@ -168,9 +168,11 @@ def test_option_values_of_the_wrong_kind_are_refused_naming_the_default():
     defaults = {"flag": False, "count": 5, "scale": 0.5, "name": "x", "arr": [1, 2]}
     # Values that fit: ints for floats, integral floats for ints, anything
     # where the default is not a number.
-    check_option_types(
+    coerced = check_option_types(
         "E", {"flag": True, "count": 3.0, "scale": 2, "name": 1}, defaults
     )
+    assert coerced == {"flag": True, "count": 3, "scale": 2.0, "name": 1}
+    assert type(coerced["count"]) is int and type(coerced["scale"]) is float
     check_option_types("E", {"arr": "anything", "unknown": "abc"}, defaults)
     for options, message in [
         ({"flag": 1}, "env.options flag=1 is not true or false (E's default: False); "
@@ -184,3 +186,13 @@ def test_option_values_of_the_wrong_kind_are_refused_naming_the_default():
         assert str(error.value).startswith(message)
     with pytest.raises(ConfigError, match="memory_length='abc' is not an integer"):
         envs.make("MemoryChain-bsuite", memory_length="abc")
+
+
+def test_an_integer_for_a_float_parameter_keeps_it_float():
+    # 50 from the command line: an int32 leaf where gymnax computes with
+    # float32 failed in its spaces (lax.select), or changed the params' types.
+    assert envs.make("Pendulum-v1", max_torque=3).default_params.max_torque.dtype == (
+        jnp.float32
+    )
+    env = envs.make("BernoulliBandit-misc", max_steps_in_episode=50)
+    assert env.observation_spec(env.default_params).shape

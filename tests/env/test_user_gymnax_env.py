@@ -125,3 +125,38 @@ def test_an_env_missing_its_methods_is_one_line_naming_them():
         r"define observation_spec, action_spec, as every",
     ):
         make_env(_config("Incomplete-v0"))
+
+
+class Spaced(Corridor):
+    """The corridor with an action or observation space given at construction."""
+
+    def __init__(self, action_space=None, observation_space=None):
+        super().__init__()
+        self._action, self._observation = action_space, observation_space
+
+    def action_space(self, params=None):
+        return self._action or super().action_space(params)
+
+    def observation_space(self, params):
+        return self._observation or super().observation_space(params)
+
+    def step_env(self, key, state, action, params):
+        # The reward is the action the environment got, as it got it.
+        obs, state, _, done, info = super().step_env(
+            key, state, jnp.int32(action > 0), params
+        )
+        return obs, state, action, done, info
+
+
+def test_a_scalar_box_action_is_a_vector_of_one_and_bounds_must_be_finite():
+    env = envs.GymnaxEnv.wrap(Spaced(spaces.Box(-2.0, 2.0, ())))
+    assert env.action_spec(env.default_params).shape == (1,)
+    params = env.default_params
+    state, _ = env.reset(jax.random.key(0), params)
+    _, ts = env.step(jax.random.key(1), state, jnp.float32([0.5]), params)
+    assert ts.reward.shape == () and float(ts.reward) == 1.0  # 0.5 of [-2, 2]
+    with pytest.raises(pjd.ConfigError, match="bounds that are not finite"):
+        envs.GymnaxEnv.wrap(Spaced(spaces.Box(-jnp.inf, jnp.inf, (1,))))
+    odd = spaces.Dict({"a": spaces.Box(0.0, 1.0, (2,))})
+    with pytest.raises(pjd.ConfigError, match="its observation space is a Dict"):
+        envs.GymnaxEnv.wrap(Spaced(observation_space=odd))
