@@ -20,6 +20,11 @@ class ConfigError(ValueError):
     """Bad configuration: the message names the value, the rule and the fix."""
 
 
+# Named where users import it from, in tracebacks and reprs (as numpy's
+# `set_module` does): `purejaxdrl.config.ConfigError`.
+ConfigError.__module__ = "purejaxdrl.config"
+
+
 def _is_float_field(hint: Any) -> bool:
     # Dynamic hyper-parameters are annotated `float | jax.Array`.
     return hint is float or (

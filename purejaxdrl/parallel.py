@@ -97,14 +97,16 @@ def initialize_distributed(config: DistributedConfig) -> bool:
     timer = threading.Timer(config.init_timeout, _exit_unjoined, (config,))
     timer.daemon = True
     timer.start()
-    jax.distributed.initialize(
-        coordinator_address=config.coordinator,
-        num_processes=config.num_processes,
-        process_id=config.process_id,
-        heartbeat_timeout_seconds=config.heartbeat_timeout,
-        initialization_timeout=config.init_timeout + 30,
-    )
-    timer.cancel()
+    try:
+        jax.distributed.initialize(
+            coordinator_address=config.coordinator,
+            num_processes=config.num_processes,
+            process_id=config.process_id,
+            heartbeat_timeout_seconds=config.heartbeat_timeout,
+            initialization_timeout=config.init_timeout + 30,
+        )
+    finally:  # joined, or raised: either way not stuck
+        timer.cancel()
     _start_watchdog(0.75 * config.heartbeat_timeout)
     return True
 

@@ -181,3 +181,27 @@ def test_ppo_rejects_env_counts_its_minibatches_cannot_group():
     config, shape = ppo.PPOConfig(num_minibatches=32), RunShape(4, unroll_length=20)
     with pytest.raises(ValueError, match="multiple of 8"):
         ppo.validate(config, shape)
+
+
+def test_a_join_that_raises_leaves_no_timer_to_end_the_process():
+    # jax.distributed refuses to start once JAX ran (a notebook's kernel):
+    # the caller catches that, and must not be ended by the join's timer.
+    import subprocess
+    import sys
+
+    script = (
+        "import time, jax.numpy as jnp\n"
+        "from purejaxdrl.parallel import DistributedConfig, initialize_distributed\n"
+        "jnp.zeros(1) + 1\n"
+        "try:\n"
+        "    initialize_distributed(DistributedConfig(coordinator='localhost:1',"
+        " num_processes=2, process_id=0, init_timeout=1))\n"
+        "except RuntimeError:\n"
+        "    pass\n"
+        "time.sleep(2.5)\n"
+        "print('alive')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "alive" in done.stdout, done.stderr

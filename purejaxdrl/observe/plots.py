@@ -58,8 +58,26 @@ def _value(x: Any) -> float:
 
 
 def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
-    """The records of a JSONL file, one dict per non-empty line."""
-    return [json.loads(line) for line in path.read_text().splitlines() if line]
+    """The records of a JSONL file, one dict per non-empty line.
+
+    Raises:
+      ConfigError: a line that is not JSON (a process killed while writing
+        it), naming the file and the line.
+
+    """
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line:
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ConfigError(
+                f"{path}: line {number} is not JSON ({e.msg}), as a process "
+                "stopped while writing it leaves it; delete that line (its "
+                "record is lost) and read it again."
+            ) from None
+    return records
 
 
 def read_history(path: pathlib.Path) -> list[dict[str, Any]]:

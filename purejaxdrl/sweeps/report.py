@@ -203,8 +203,7 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
         if meta.get("status") == "running":
             raise ConfigError(unfinished(path, "sweep"))
         plan = read_plan(meta)
-        result = _loaded(meta, plan, path)
-    return result
+    return _loaded(meta, plan, path)  # run files: their own errors, not sweep.yaml's
 
 
 def _loaded(meta: dict[str, Any], plan: SweepPlan, path: pathlib.Path) -> SweepResult:

@@ -84,6 +84,10 @@ def _layout(array: Any) -> str:
     return f"{np.dtype(array.dtype).name}{list(array.shape)}"
 
 
+def _skipped_line(step: int, problem: str) -> str:
+    return f"checkpoint at update {step} skipped: {problem}"
+
+
 # ----------------------------------------------------------- checkpointer
 
 
@@ -268,7 +272,7 @@ class Checkpointer:
         for step in reversed(self.steps()):
             problem = verify_once(self.directory / str(step))
             unhashed = problem == NO_MANIFEST
-            if problem is None and (misfit := self.layout_problem(step)):
+            if (problem is None or unhashed) and (misfit := self.layout_problem(step)):
                 # An intact checkpoint of another build: never set aside.
                 line = f"checkpoint at update {step} skipped: {misfit}"
                 if not self._read_only:
@@ -287,7 +291,7 @@ class Checkpointer:
                 else:
                     return self._restored(restored, failed, skipped, unhashed)
             failed.append((step, problem))
-        lines = [f"checkpoint at update {s} skipped: {p}" for s, p in failed]
+        lines = [_skipped_line(s, p) for s, p in failed]
         if failed and not self._read_only:
             raise ConfigError(
                 f"none of the checkpoints in {self.directory} can be restored ("
@@ -306,7 +310,7 @@ class Checkpointer:
     ) -> Restored:
         """`restored`, once the newer `failed` steps are set aside."""
         for step, problem in failed:
-            line = f"checkpoint at update {step} skipped: {problem}"
+            line = _skipped_line(step, problem)
             if not self._read_only:
                 line += f"; moved to {self._set_aside(step)}"
             skipped.append(line)

@@ -41,7 +41,7 @@ class Run:
       state_index: how a checkpoint's arrays map to the state (`describe`).
       allow_changes: a resume may continue with a config that changes the
         run's updates (`--override`).
-      lock: process 0's hold on `run_dir` (`RunLock`) while it trains.
+      lock: process 0's hold on `run_dir` while it trains (`lock_run`).
 
     """
 
@@ -90,13 +90,23 @@ def open_run(
         main=main,
         notify=notify,
         allow_changes=allow_changes,
-        # Held till train() returns (closed by it, or on an error).
-        lock=RunLock(run_dir) if run_dir is not None and main else None,
     )
     for note in (budget_note(config), eval_note(config)):
         if note is not None and resume is None:  # a resumed run said it at start
             run.say(note)
     return run
+
+
+def lock_run(run: Run) -> RunLock | None:
+    """Process 0's hold on the run's directory, kept in `run.lock` till it ends.
+
+    Raises:
+      ConfigError: another process trains the run now.
+
+    """
+    if run.run_dir is not None and run.main:
+        run.lock = RunLock(run.run_dir)
+    return run.lock
 
 
 def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | None:

@@ -35,6 +35,7 @@ from purejaxdrl.training.resume import check_resume
 from purejaxdrl.training.run import (
     Start,
     attach_checkpointer,
+    lock_run,
     open_run,
     restore,
     save_resumed_config,
@@ -121,7 +122,7 @@ def train(
             notify=notify,
             allow_changes=allow_changes,
         )
-        keep(run.lock)
+        keep(lock_run(run))  # before anything is read or written
         if exp.device_note:
             run.say(exp.device_note)
         key = make_key(config.seed, config.rng_impl)

@@ -182,3 +182,15 @@ def test_sweep_directory_curves_by_hand(tmp_path):
     assert missing[0]["env_steps"] == 100
     assert math.isnan(missing[0]["episode/mean_return"])  # null is NaN
     assert second.histories[0] == missing
+
+
+def test_a_line_cut_off_by_a_kill_is_one_line_naming_it(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"env_steps": 1}\n{"env_steps": 2, "ret')
+    from purejaxdrl.observe.plots import read_jsonl
+
+    with pytest.raises(pjd.ConfigError, match=r"metrics.jsonl: line 2 is not JSON"):
+        read_jsonl(run / "metrics.jsonl")
+    assert cli.main(["plot", str(run), "--out", str(tmp_path / "c.png")]) == 2
+    assert "line 2 is not JSON" in capsys.readouterr().err

@@ -195,6 +195,12 @@ def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
     writer = Checkpointer(tmp_path, abstract_w, sh_w, other.runner.mesh)
     with pytest.raises(ConfigError, match="nothing was moved or deleted"):
         writer.restore_latest()
+    # So is one the run stopped before hashing: its layout is read first too.
+    manifest = (tmp_path / "1" / MANIFEST).read_bytes()
+    (tmp_path / "1" / MANIFEST).unlink()
+    with pytest.raises(ConfigError, match="does not fit this run's.*nothing was"):
+        writer.restore_latest()
+    (tmp_path / "1" / MANIFEST).write_bytes(manifest)
     writer.close()
     assert (tmp_path / "1" / MANIFEST).is_file()  # not set aside
     assert not (tmp_path / "skipped").exists()

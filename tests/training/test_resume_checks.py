@@ -239,7 +239,24 @@ def test_a_run_another_process_trains_is_refused_and_free_after(run_dir):
     held = rf"is being trained by process {os.getpid()} on "
     with RunLock(run_dir), pytest.raises(ConfigError, match=held):
         pjd.train(config, resume=run_dir, console=False)  # as a second process
-    # Each train() releases its hold, whether it ends well or not.
-    pjd.train(config, resume=run_dir, console=False)
+
+    # Each train() releases its hold, whether it ends well or not: here a
+    # logger fails mid-run, its traceback kept (as a notebook keeps it).
+    class Failing:
+        def write(self, record):
+            raise RuntimeError("logger down")
+
+        def close(self):
+            pass
+
+    more = pjd.apply_overrides(config, {"total_steps": 4 * 64})
+    with pytest.raises(RuntimeError, match="logger down") as failed:
+        pjd.train(
+            more, resume=run_dir, console=False, loggers=[Failing()], allow_changes=True
+        )
+    with RunLock(run_dir):
+        pass
+    assert failed.value is not None  # the traceback was alive while locking
+    pjd.train(pjd.resume_config(run_dir, {})[0], resume=run_dir, console=False)
     with RunLock(run_dir):
         pass
