@@ -41,6 +41,8 @@ def plot_command(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
+    if out.is_dir():  # a folder: the default name inside it
+        out = out / "curves.png"
     if not out.suffix:  # what matplotlib would write, said as written
         out = out.with_suffix(".png")
     if not out.parent.is_dir():
@@ -59,9 +61,16 @@ def plot_command(argv: Sequence[str]) -> int:
 
     curves = load_curves(args.run_dirs)
     check_metric(curves, args.metric)
-    n = plot_curves(
-        curves, out, title=args.title, target=args.target, metric=args.metric
-    )
+    try:
+        n = plot_curves(
+            curves, out, title=args.title, target=args.target, metric=args.metric
+        )
+    except (OSError, RuntimeError) as e:  # a folder of that name; .pgf: no LaTeX
+        raise UsageError(
+            f"--out {args.out}: matplotlib could not write {out} ("
+            + " ".join(str(e).split())[:160]
+            + "); write a .png elsewhere."
+        ) from None
     print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
     without = [c.label for c in curves if not has_values(c, args.metric)]
     if without:

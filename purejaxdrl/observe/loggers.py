@@ -58,7 +58,8 @@ class TensorBoardLogger:
         """Writes into `logdir`; a resumed run's from `resumed_at` on.
 
         `resumed_at` is its env steps at the checkpoint: what a killed
-        session wrote past them is purged, so no step has two values.
+        session wrote past them is purged, so no step has two values (-1:
+        all of it, a resume from update 0).
         """
         from tensorboardX import SummaryWriter
 
@@ -84,7 +85,9 @@ class WandbLogger:
     files go to `directory/wandb/`; `WANDB_MODE=offline` keeps them local, for
     `wandb sync` later; `WANDB_PROJECT` names the project (default
     purejaxdrl). Every metric is plotted against `env_steps` (W&B's own step
-    counter would restart on a resume).
+    counter would restart on a resume). A resume continues the run's W&B run;
+    what a killed session logged past its last checkpoint stays there (W&B
+    cannot remove points; metrics.jsonl and TensorBoard's are replaced).
     """
 
     def __init__(self, directory: pathlib.Path, name: str, config: dict[str, Any]):
@@ -95,14 +98,20 @@ class WandbLogger:
                 "--logger wandb needs the wandb package: pip install "
                 '"purejaxdrl[wandb]"'
             ) from None
-        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "wandb").mkdir(parents=True, exist_ok=True)
+        # A resumed run goes on in the W&B run it started (its id kept here).
+        id_file = directory / "wandb" / "purejaxdrl-run-id"
+        run_id = id_file.read_text().strip() if id_file.is_file() else None
         self._run = wandb.init(
             project=os.environ.get("WANDB_PROJECT", "purejaxdrl"),
             name=name,
             dir=str(directory),
             config=config,
+            id=run_id,
+            resume="allow" if run_id else None,
             reinit="create_new",  # one W&B run per train() call, even in Jupyter
         )
+        id_file.write_text(self._run.id)
         self._run.define_metric("env_steps")
         self._run.define_metric("*", step_metric="env_steps")
 

@@ -39,7 +39,10 @@ class Curve:
     histories: tuple[list[dict[str, Any]], ...]
 
     def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
-        """(x values of the longest seed, metric [seeds, chunks]; NaN where absent).
+        """(x values, metric [seeds, chunks]; NaN where absent).
+
+        x is the longest seed's (env steps, the same for every seed), or for
+        `time` the mean over the seeds present at each chunk.
 
         A seed with fewer chunks (still training, or stopped) is NaN past its
         last: the mean and band are over the seeds present at each point, and
@@ -50,6 +53,13 @@ class Curve:
         ys = np.full((len(self.histories), len(longest)), np.nan)
         for i, history in enumerate(self.histories):
             ys[i, : len(history)] = [_value(r.get(metric)) for r in history]
+        if x == "time":  # each seed's own: the mean over the seeds at each chunk
+            times = np.full_like(ys, np.nan)
+            for i, history in enumerate(self.histories):
+                times[i, : len(history)] = [_value(r.get(x)) for r in history]
+            with warnings.catch_warnings():  # a chunk no seed timed stays NaN
+                warnings.simplefilter("ignore", RuntimeWarning)
+                xs = np.nanmean(times, axis=0)
         return xs, ys
 
 
@@ -177,8 +187,12 @@ def load_curves(
         paths = [paths]
     items: list[Curve | str] = []  # curves, or keys of groups of runs
     runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
+    seen: set[pathlib.Path] = set()
     for raw in paths:
         path = pathlib.Path(raw)
+        if path.resolve() in seen:  # `R R/`, overlapping globs: one run, once
+            continue
+        seen.add(path.resolve())
         if (path / "sweep.yaml").is_file():
             items.extend(sweep_curves(path))
             continue
@@ -279,14 +293,26 @@ def check_metric(curves: Sequence[Curve], metric: str) -> None:
         (k for k in logged if k not in ("env_steps", "updates", "time")),
         key=lambda k: (not k.startswith(("env/", "eval/")), k),
     )
+    unevaluated = metric.startswith("eval/") and not any(
+        k.startswith("eval/") for k in logged
+    )
+    if metric in logged or unevaluated:  # say why, not the name back
+        why = {
+            "episode/": "no episode ended in any chunk yet (train longer)",
+            "eval/": "no evaluation ran (--eval.episodes N turns it on)",
+        }
+        reason = next((w for k, w in why.items() if metric.startswith(k)), None)
+        raise ConfigError(
+            f"--metric {metric}: no run here has a value of it yet: "
+            f"{reason or 'every record holds null'}; plot another metric."
+        )
     close = difflib.get_close_matches(metric, numbers, n=1)
     if close:
         hint = f"did you mean {close[0]}?"
     else:
         more = f" and {len(numbers) - 12} more" if len(numbers) > 12 else ""
         hint = f"their records hold {', '.join(numbers[:12])}{more}."
-    what = "has a value of it yet" if metric in logged else "logged it"
-    raise ConfigError(f"--metric {metric}: no run here {what}; {hint}")
+    raise ConfigError(f"--metric {metric}: no run here logged it; {hint}")
 
 
 def plot_curves(

@@ -44,7 +44,8 @@ class TrainResult:
       train_seconds: training time, compilation excluded, up to the last
         chunk's record (not the final evaluation or checkpoint after it); a
         resumed run's counts its sessions before too.
-      steps_per_second: env_steps / train_seconds, all devices together (NaN
+      steps_per_second: this session's env steps per second of its training,
+        all devices together (a fresh run's env_steps / train_seconds; NaN
         when this session trained nothing).
       num_devices: how many devices trained (over all processes).
       history: one record per chunk, as written to metrics.jsonl (on a resumed
@@ -219,7 +220,9 @@ def open_sinks(
         jsonl.write_text("".join(json.dumps(clean_record(r)) + "\n" for r in history))
         sinks.append(JsonlLogger(jsonl))
         if "tensorboard" in log_to:
-            at = int(history[-1]["env_steps"]) if history else None
+            # Purged past the checkpoint, or whole: a resume with no usable
+            # checkpoint starts over (a new run's folder is empty anyway).
+            at = int(history[-1]["env_steps"]) if history else -1
             sinks.append(TensorBoardLogger(run.run_dir / "tensorboard", at))
         for name in ("tensorboard", "wandb"):  # a resume names its sinks again
             if history and name not in log_to and (run.run_dir / name).is_dir():
@@ -277,7 +280,11 @@ def finish(
         env_steps=total,
         compile_seconds=compile_seconds + loop.late_compile(),
         train_seconds=train_seconds,
-        steps_per_second=total / train_seconds if steps else math.nan,
+        # This session's, as its records and progress line have it (per
+        # device on this session's devices).
+        steps_per_second=(
+            loop.history[-1]["steps_per_second"] if steps and loop.history else math.nan
+        ),
         num_devices=loop.num_devices,
         history=loop.history,
         run_dir=run.run_dir,

@@ -61,6 +61,17 @@ def test_a_resumed_run_purges_what_a_killed_session_wrote_past_its_checkpoint(
     speed = _scalars(tmp_path / "tb", "steps_per_second")
     assert [step for step, _ in speed] == [512, 1024, 1536]
     assert speed[-1][1] == 7.0
+    # A resume without a usable checkpoint trains from update 0: all goes.
+    from purejaxdrl.training.result import close, open_sinks
+    from purejaxdrl.training.run import Run
+
+    time.sleep(1.1)
+    (tmp_path / "tb").rename(tmp_path / "tensorboard")
+    run = Run(config=pjd.TrainConfig(), run_dir=tmp_path, main=True)
+    sinks = open_sinks(run, [], [], None, ["tensorboard"], None)
+    sinks[1].write({**RECORDS[0], "steps_per_second": 9.0})
+    close(sinks, None)
+    assert _scalars(tmp_path / "tensorboard", "steps_per_second") == [(512, 9.0)]
 
 
 def test_train_with_the_tensorboard_logger(tmp_path, capsys):
@@ -129,6 +140,11 @@ def test_train_with_the_wandb_logger_offline(tmp_path, capsys, monkeypatch):
     assert cli.main(resume) == 2
     assert "changed by hand since" in capsys.readouterr().err
     assert list((run / "wandb").glob("offline-run-*")) == [offline]
+    # A resume goes on in the same W&B run (the id its first session saved).
+    (run / "config.yaml").write_text(edited.replace("seed: 5", "seed: 0"))
+    assert cli.main([*resume, "--override", "--total-steps", str(512 * 6)]) == 0
+    ids = {p.name.rsplit("-", 1)[1] for p in (run / "wandb").glob("offline-run-*")}
+    assert ids == {(run / "wandb" / "purejaxdrl-run-id").read_text()}
 
 
 def test_logger_needs_a_run_directory(capsys):

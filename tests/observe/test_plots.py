@@ -194,3 +194,49 @@ def test_a_line_cut_off_by_a_kill_is_one_line_naming_it(tmp_path, capsys):
         read_jsonl(run / "metrics.jsonl")
     assert cli.main(["plot", str(run), "--out", str(tmp_path / "c.png")]) == 2
     assert "line 2 is not JSON" in capsys.readouterr().err
+
+
+def test_a_folder_given_twice_is_one_seed_and_time_is_each_seeds_own(runs, tmp_path):
+    (curve,) = load_curves([runs[0], f"{runs[0]}/"])
+    assert len(curve.histories) == 1
+    # Seed b took twice as long per chunk: the time axis is the seeds' mean.
+    slow = _run_dir(tmp_path, "slow", 1, 1e-3, [12, 18, 40])
+    records = read_history(slow / "metrics.jsonl")
+    text = "".join(json.dumps({**r, "time": 2 * r["time"]}) + "\n" for r in records)
+    (slow / "metrics.jsonl").write_text(text)
+    (curve,) = load_curves([runs[0], slow])
+    xs, _ = curve.series("time")
+    np.testing.assert_allclose(xs, [0.75, 1.5, 2.25])  # (0.5k + 1.0k) / 2
+    np.testing.assert_allclose(curve.series("env_steps")[0], [1000, 2000, 3000])
+
+
+def test_metrics_without_values_say_why_and_odd_outs_are_one_line(
+    runs, tmp_path, capsys
+):
+    never = _run_dir(tmp_path, "never", 0, 1e-3, [None, None])
+    assert cli.main(["plot", str(never), "--out", str(tmp_path / "n.png")]) == 2
+    err = capsys.readouterr().err
+    assert "episode/mean_return: no run here has a value of it yet: no episode " in err
+    assert "did you mean" not in err
+    argv = ["plot", str(runs[0]), "--metric", "eval/mean_return"]
+    assert cli.main([*argv, "--out", str(tmp_path / "e.png")]) == 2
+    assert "no evaluation ran (--eval.episodes N" in capsys.readouterr().err
+    # A folder as --out: curves.png inside it.
+    assert cli.main(["plot", str(runs[0]), "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "curves.png").is_file()
+
+
+def test_a_file_matplotlib_cannot_write_is_one_line(
+    runs, tmp_path, capsys, monkeypatch
+):
+    from purejaxdrl.observe import plots
+
+    def no_latex(*args, **kwargs):  # what a .pgf without LaTeX raises
+        raise RuntimeError("Failed to process string with tex because xelatex")
+
+    monkeypatch.setattr(plots, "plot_curves", no_latex)
+    out = str(tmp_path / "c.pgf")
+    assert cli.main(["plot", str(runs[0]), "--out", out]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"purejaxdrl: error: --out {out}: matplotlib could not write"
+    )
