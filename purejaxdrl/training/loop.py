@@ -196,7 +196,10 @@ class ChunkLoop:
         """The chunk's record: progress, speed (compile time excluded), metrics."""
         done, per_update = self.done, self.steps_per_update
         elapsed = self.elapsed()
-        sps = (done - self.start_updates) * per_update / elapsed
+        # The run's speed so far (a resumed run's sessions together, as its
+        # result has it); the time left at this session's.
+        sps = done * per_update / (self.seconds_before + elapsed)
+        session = (done - self.start_updates) * per_update / elapsed
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
             self.mean_return = summary["episode/mean_return"]
         return {
@@ -206,7 +209,7 @@ class ChunkLoop:
             "steps_per_second": sps,
             "steps_per_second_per_device": sps / self.num_devices,
             "devices": self.num_devices,
-            "eta_seconds": (self.run.config.num_updates - done) * per_update / sps,
+            "eta_seconds": (self.run.config.num_updates - done) * per_update / session,
             **summary,
         }
 

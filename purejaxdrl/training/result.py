@@ -44,9 +44,8 @@ class TrainResult:
       train_seconds: training time, compilation excluded, up to the last
         chunk's record (not the final evaluation or checkpoint after it); a
         resumed run's counts its sessions before too.
-      steps_per_second: this session's env steps per second of its training,
-        all devices together (a fresh run's env_steps / train_seconds; NaN
-        when this session trained nothing).
+      steps_per_second: env_steps / train_seconds, all devices together (NaN
+        when this session trained nothing), as the last record has it.
       num_devices: how many devices trained (over all processes).
       history: one record per chunk, as written to metrics.jsonl (on a resumed
         run, the records before the checkpoint too).
@@ -280,11 +279,7 @@ def finish(
         env_steps=total,
         compile_seconds=compile_seconds + loop.late_compile(),
         train_seconds=train_seconds,
-        # This session's, as its records and progress line have it (per
-        # device on this session's devices).
-        steps_per_second=(
-            loop.history[-1]["steps_per_second"] if steps and loop.history else math.nan
-        ),
+        steps_per_second=total / train_seconds if steps else math.nan,
         num_devices=loop.num_devices,
         history=loop.history,
         run_dir=run.run_dir,

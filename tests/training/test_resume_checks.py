@@ -58,8 +58,10 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
     more = pjd.apply_overrides(config, {"total_steps": 128})  # one more update
     result = pjd.train(more, resume=run_dir, console=False, allow_changes=True)
     assert result.updates == 4
-    # Its speed is this session's, as its record and progress line say.
-    assert result.steps_per_second == result.history[-1]["steps_per_second"]
+    # Its speed is the run's, as its record and progress line say.
+    last = result.history[-1]
+    assert result.steps_per_second == last["steps_per_second"]
+    assert last["steps_per_second"] == last["env_steps"] / last["time"]
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
 
 
