@@ -42,6 +42,7 @@ from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
+from purejaxdrl.training.run_files import held
 from purejaxdrl.training.train import chunk_lengths
 
 
@@ -201,6 +202,17 @@ def _train_plan(
     store: SweepStore | None,
 ) -> SweepResult:
     """Trains every static group of `result.plan`, then reports."""
+    with held(result.run_dir if store is not None else None):  # one process
+        return _train_and_report(result, device_memory, say, progress, store)
+
+
+def _train_and_report(
+    result: SweepResult,
+    device_memory: int | None,
+    say: Callable[[str], None],
+    progress: Callable[[str], None] | None,
+    store: SweepStore | None,
+) -> SweepResult:
     plan = result.plan
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):

@@ -4,6 +4,7 @@ Host-side only. Process 0 writes files; every process of a multi-host run
 learns the folder's name, since every process writes its checkpoint shards.
 """
 
+import contextlib
 import datetime
 import json
 import math
@@ -118,6 +119,13 @@ class RunLock:
 
 
 LOCK_FILE = ".purejaxdrl.lock"
+
+
+def held(directory: pathlib.Path | None) -> contextlib.AbstractContextManager:
+    """`RunLock(directory)` on process 0 for a `with`; nothing without a folder."""
+    if directory is None or jax.process_index() != 0:
+        return contextlib.nullcontext()
+    return RunLock(directory)
 
 
 def write_atomically(path: pathlib.Path, text: str) -> None:

@@ -56,6 +56,10 @@ def test_a_run_killed_while_writing_its_results_resumes_and_writes_them(
     assert (path / "checkpoints").is_dir()
     with pytest.raises(pjd.ConfigError, match="has not finished"):
         load_pbt(path)
+    from purejaxdrl.training.run_files import RunLock
+
+    with RunLock(path), pytest.raises(pjd.ConfigError, match="is being trained by"):
+        resume_pbt(path)  # another process trains it: refused
     messages = []
     resumed = resume_pbt(path, notify=messages.append)
     assert "pbt: resumed at update 1" in messages

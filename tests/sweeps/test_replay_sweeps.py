@@ -73,6 +73,8 @@ def test_replay_memory_is_estimated_per_data_device():
 
 
 @pytest.mark.slow
+@pytest.mark.trains  # optimized compiles: at -O0 a vmapped program's rounding
+# differs from the run alone's, and brax's physics grows it to 1e-3 in 36 updates
 def test_sac_sweep_on_brax_members_equal_their_runs_alone():
     # 2048 items before learning (32 updates), then 8 gradient steps per update.
     config = _config("inverted_pendulum", "sac", 36, devices=1)

@@ -53,6 +53,12 @@ def test_a_sweep_killed_while_writing_its_results_resumes_and_writes_them(
     assert _status(path) == "running"
     with pytest.raises(pjd.ConfigError, match="has not finished"):
         load_sweep(path)
+    # While another process trains it, a resume is refused, changing nothing.
+    from purejaxdrl.training.run_files import RunLock
+
+    with RunLock(path), pytest.raises(pjd.ConfigError, match="is being trained by"):
+        resume_sweep(path)
+    assert _status(path) == "running"
     messages = []
     resume_sweep(path, notify=messages.append)
     assert "sweep: batch 1 of 1 already trained" in messages
