@@ -36,7 +36,7 @@ from purejaxdrl.sweeps.pbt_train import train_population
 from purejaxdrl.sweeps.search import is_integer
 from purejaxdrl.sweeps.spec import make_plan
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.run_files import held
+from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
 
 
@@ -308,6 +308,7 @@ def resume_pbt(
     return _train(result, configs, fitted, say, notify)
 
 
+@holding_run_dir  # one process trains a PBT directory at a time
 def _train(
     result: PBTResult,
     configs: list[TrainConfig],
@@ -325,17 +326,6 @@ def _train(
         continue.
 
     """
-    with held(result.run_dir):  # one process trains a PBT directory at a time
-        return _train_and_write(result, configs, fitted, say, progress)
-
-
-def _train_and_write(
-    result: PBTResult,
-    configs: list[TrainConfig],
-    fitted: Fitted,
-    say: Callable[[str], None],
-    progress: Callable[[str], None] | None,
-) -> PBTResult:
     try:
         train_population(result, configs, fitted, say, progress)
     except SweepStopped as e:

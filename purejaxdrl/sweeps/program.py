@@ -42,7 +42,7 @@ from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
-from purejaxdrl.training.run_files import held
+from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.train import chunk_lengths
 
 
@@ -194,6 +194,7 @@ def resume_sweep(
     return _train_plan(result, device_memory, say, notify, store)
 
 
+@holding_run_dir  # one process trains a sweep directory at a time
 def _train_plan(
     result: SweepResult,
     device_memory: int | None,
@@ -202,17 +203,6 @@ def _train_plan(
     store: SweepStore | None,
 ) -> SweepResult:
     """Trains every static group of `result.plan`, then reports."""
-    with held(result.run_dir if store is not None else None):  # one process
-        return _train_and_report(result, device_memory, say, progress, store)
-
-
-def _train_and_report(
-    result: SweepResult,
-    device_memory: int | None,
-    say: Callable[[str], None],
-    progress: Callable[[str], None] | None,
-    store: SweepStore | None,
-) -> SweepResult:
     plan = result.plan
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):

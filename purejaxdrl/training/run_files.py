@@ -6,11 +6,13 @@ learns the folder's name, since every process writes its checkpoint shards.
 
 import contextlib
 import datetime
+import functools
 import json
 import math
 import os
 import pathlib
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import flax.serialization
@@ -126,6 +128,20 @@ def held(directory: pathlib.Path | None) -> contextlib.AbstractContextManager:
     if directory is None or jax.process_index() != 0:
         return contextlib.nullcontext()
     return RunLock(directory)
+
+
+def holding_run_dir(train: Callable[..., Any]) -> Callable[..., Any]:
+    """`train(result, ...)`, holding `result.run_dir` (`held`) while it runs.
+
+    For a sweep's or PBT run's training: one process at a time per folder.
+    """
+
+    @functools.wraps(train)
+    def held_train(result: Any, *args: Any, **kwargs: Any) -> Any:
+        with held(result.run_dir):
+            return train(result, *args, **kwargs)
+
+    return held_train
 
 
 def write_atomically(path: pathlib.Path, text: str) -> None:
