@@ -272,9 +272,10 @@ class Checkpointer:
         for step in reversed(self.steps()):
             problem = verify_once(self.directory / str(step))
             unhashed = problem == NO_MANIFEST
-            if (problem is None or unhashed) and (misfit := self.layout_problem(step)):
+            whole = problem is None or unhashed
+            if whole and (misfit := self.layout_problem(step)):
                 # An intact checkpoint of another build: never set aside.
-                line = f"checkpoint at update {step} skipped: {misfit}"
+                line = _skipped_line(step, misfit)
                 if not self._read_only:
                     raise ConfigError(
                         f"{line}; resume it with the purejaxdrl version and "
@@ -283,7 +284,7 @@ class Checkpointer:
                     )
                 skipped.append(line)
                 continue
-            if problem is None or unhashed:
+            if whole:
                 try:
                     restored = self.restore(step)
                 except Exception as e:  # unreadable despite its manifest
