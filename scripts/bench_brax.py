@@ -90,6 +90,7 @@ API is reached by brax's PPO trainer.
 """
 
 import argparse
+import contextlib
 import functools
 import time
 import warnings
@@ -103,6 +104,7 @@ from brax import envs as brax_envs
 from brax.training import acting
 from brax.training.agents.ppo import networks as brax_networks
 from brax.training.agents.ppo import train as brax_ppo
+from device_time import TimedAfter
 from flax import linen
 from harness import Report, compile_ahead, interleave, parser, time_call
 from jax.sharding import Mesh, NamedSharding
@@ -275,16 +277,36 @@ def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, An
       The figures, brax's `make_policy`, and its final policy parameters.
 
     """
-    ppo = config.ppo
     clock = ChunkClock()
     first_epoch: list[float] = []
+    timed = TimedAfter(1)  # a trace's timed region: chunks 2..n, as the clock
 
     def progress(step: int, metrics: dict[str, Any]) -> None:
         del step
         clock.tick()
+        timed.tick()
         if not first_epoch:
             first_epoch.append(float(metrics["training/walltime"]))
 
+    with contextlib.closing(timed):
+        make_policy, params = _brax_train(config, chunks, progress)
+    if len(clock.stamps) != chunks:
+        raise RuntimeError(f"brax ran {len(clock.stamps)} epochs, not {chunks}.")
+    steps_per_epoch = config.total_steps // chunks
+    rates = clock.rates(config.total_steps)
+    figures = {
+        **rates,
+        # Its first epoch, timed by brax, less an epoch at the steady rate.
+        "compile_s": first_epoch[0] - steps_per_epoch / rates["steps_per_s"],
+    }
+    return figures, make_policy, params
+
+
+def _brax_train(
+    config: pjd.TrainConfig, chunks: int, progress: Callable
+) -> tuple[Callable, Any]:
+    """brax's `ppo.train` on `config`: (its make_policy, its parameters)."""
+    ppo = config.ppo
     make_policy, params, _ = brax_ppo.train(
         make_brax_env(config),
         num_timesteps=config.total_steps,
@@ -312,16 +334,7 @@ def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, An
         run_evals=False,
         progress_fn=progress,
     )
-    if len(clock.stamps) != chunks:
-        raise RuntimeError(f"brax ran {len(clock.stamps)} epochs, not {chunks}.")
-    steps_per_epoch = config.total_steps // chunks
-    rates = clock.rates(config.total_steps)
-    figures = {
-        **rates,
-        # Its first epoch, timed by brax, less an epoch at the steady rate.
-        "compile_s": first_epoch[0] - steps_per_epoch / rates["steps_per_s"],
-    }
-    return figures, make_policy, params
+    return make_policy, params
 
 
 def our_policy_fn(agent: pjd.agents.Agent) -> Callable:

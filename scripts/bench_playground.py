@@ -33,9 +33,11 @@ the episodes of the last tenth of training), whatever they show.
         --preset go1_joystick_flat_terrain --num-envs 8192 --updates 10
 """
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from device_time import TimedAfter
 from harness import (
     Report,
     ablation,
@@ -120,34 +122,45 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     )
     randomize = options.get("randomize", False)
     metrics: list[dict] = []
-    ppo_train.train(
-        environment=env,
-        wrap_env_fn=wrapper.wrap_for_brax_training,
-        randomization_fn=registry.get_domain_randomizer(name) if randomize else None,
-        num_timesteps=config.total_steps,
-        max_devices_per_host=1,
-        num_envs=config.num_envs,
-        episode_length=episode_length,
-        unroll_length=config.unroll_length,
-        batch_size=minibatch,
-        num_minibatches=p.num_minibatches,
-        num_updates_per_batch=p.num_epochs,
-        learning_rate=p.learning_rate,
-        entropy_cost=p.entropy_cost,
-        discounting=p.gamma,
-        gae_lambda=p.gae_lambda,
-        clipping_epsilon=p.clip_eps,
-        reward_scaling=p.reward_scale,
-        vf_loss_coefficient=p.value_cost,  # 0.5 x coefficient x error², as ours
-        max_grad_norm=p.max_grad_norm,
-        normalize_observations=True,
-        network_factory=factory,
-        num_evals=3,  # two training epochs: the second's steps/s is compile-free
-        num_eval_envs=128,
-        deterministic_eval=True,
-        seed=seed,
-        progress_fn=lambda step, m: metrics.append(dict(m)),
-    )
+    # A trace's timed region: the second epoch (the one whose steps/s is
+    # read), from the progress call after the first one's evaluation.
+    timed = TimedAfter(2)
+
+    def progress(step: int, m: dict) -> None:
+        metrics.append(dict(m))
+        timed.tick()
+
+    with contextlib.closing(timed):
+        ppo_train.train(
+            environment=env,
+            wrap_env_fn=wrapper.wrap_for_brax_training,
+            randomization_fn=registry.get_domain_randomizer(name)
+            if randomize
+            else None,
+            num_timesteps=config.total_steps,
+            max_devices_per_host=1,
+            num_envs=config.num_envs,
+            episode_length=episode_length,
+            unroll_length=config.unroll_length,
+            batch_size=minibatch,
+            num_minibatches=p.num_minibatches,
+            num_updates_per_batch=p.num_epochs,
+            learning_rate=p.learning_rate,
+            entropy_cost=p.entropy_cost,
+            discounting=p.gamma,
+            gae_lambda=p.gae_lambda,
+            clipping_epsilon=p.clip_eps,
+            reward_scaling=p.reward_scale,
+            vf_loss_coefficient=p.value_cost,  # 0.5 x coefficient x error², as ours
+            max_grad_norm=p.max_grad_norm,
+            normalize_observations=True,
+            network_factory=factory,
+            num_evals=3,  # two training epochs: the second's steps/s is compile-free
+            num_eval_envs=128,
+            deterministic_eval=True,
+            seed=seed,
+            progress_fn=progress,
+        )
     last = metrics[-1]
     return {
         "steps_per_s": float(last["training/sps"]),

@@ -15,6 +15,13 @@ device that ran the programs:
   must read back, or Python between calls);
 - the operations that took the most time.
 
+Only the timed region counts: the device's operations inside the trace's
+`timed` annotations (`harness.timed_region()`, which `time_call` and, while
+`traced`, the package's training loops enter), so a traced run's compile,
+cache loads and setup are not read as the device waiting on the host. The
+span and gaps are those within each annotation, summed. A trace without one
+is read whole, and its note says so.
+
 GPU traces name each device's streams ("/device:GPU:0", "Stream #...");
 XLA:CPU runs operations on host threads, recorded with their HLO name
 (`hlo_op`), and those are its device time. Derived lines of a GPU's plane
@@ -28,17 +35,18 @@ XLA:CPU runs operations on host threads, recorded with their HLO name
 from __future__ import annotations
 
 import collections
+import contextlib
 import gzip
 import json
 import pathlib
 import statistics
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import Report, parser, profile_options
+from harness import TIMED, Figures, Report, parser, timed_region
 
 # Idle stretches at least this long are counted as the device waiting on the host.
 GAP_US = 100.0
@@ -118,21 +126,31 @@ def busy_intervals(ops: list[Op]) -> Iterator[tuple[float, float]]:
 
 
 def summarize(
-    ops: list[tuple[float, float, str]], gap_us: float = GAP_US, top: int = 3
+    ops: list[Op], gap_us: float = GAP_US, top: int = 3, windows: list | None = None
 ) -> tuple[dict[str, float], str]:
     """Figures of the device's time, and its `top` operations as a note.
+
+    With `windows` ((start µs, end µs) each), only the operations that start
+    inside one count, and the span and gaps are each window's, summed: what
+    lies between two windows is not the timed program's.
 
     Returns:
       ({busy_pct, span_s, ops, op_us, gaps, gap_s, max_gap_ms}, "name 41%, ...":
       each top operation's share of the busy time, summed over its runs).
 
     """
+    groups = [ops] if windows is None else _within(ops, windows)
+    ops = [op for group in groups for op in group]
     if not ops:
-        raise ValueError("no device operations in the trace")
-    intervals = list(busy_intervals(ops))
-    span = intervals[-1][1] - intervals[0][0]
-    busy = sum(e - s for s, e in intervals)
-    idle = [s - e for (_, e), (s, _) in zip(intervals, intervals[1:], strict=False)]
+        raise ValueError("no device operations in the trace's timed region")
+    span = busy = 0.0
+    idle: list[float] = []
+    for group in groups:
+        intervals = list(busy_intervals(group))
+        span += intervals[-1][1] - intervals[0][0]
+        busy += sum(e - s for s, e in intervals)
+        pairs = zip(intervals, intervals[1:], strict=False)
+        idle += [s - e for (_, e), (s, _) in pairs]
     long = [g for g in idle if g >= gap_us]
     per_op: collections.Counter = collections.Counter()
     for s, e, name in ops:
@@ -142,13 +160,29 @@ def summarize(
     figures = {
         "busy_pct": 100.0 * busy / span if span > 0 else 100.0,
         "span_s": span / 1e6,
-        "ops": float(len(ops)),
+        "ops": len(ops),
         "op_us": statistics.median(e - s for s, e, _ in ops),
-        "gaps": float(len(long)),
+        "gaps": len(long),
         "gap_s": sum(long) / 1e6,
         "max_gap_ms": max(idle, default=0.0) / 1e3,
     }
     return figures, note
+
+
+def timed_windows(events: Iterable[dict[str, Any]]) -> list[tuple[float, float]]:
+    """The (start µs, end µs) of the trace's `timed` annotations, merged, in order."""
+    spans = sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+        for e in events
+        if e.get("ph") == "X" and e.get("name") == TIMED
+    )
+    return list(busy_intervals([(s, e, "") for s, e in spans]))
+
+
+def _within(ops: list[Op], windows: list[tuple[float, float]]) -> list[list[Op]]:
+    # Each window's operations (those that start inside it); empty ones dropped.
+    groups = [[op for op in ops if s <= op[0] <= e] for s, e in windows]
+    return [g for g in groups if g]
 
 
 def read(directory: str | pathlib.Path, gap_us: float = GAP_US) -> tuple[dict, str]:
@@ -158,10 +192,98 @@ def read(directory: str | pathlib.Path, gap_us: float = GAP_US) -> tuple[dict, s
         raise FileNotFoundError(f"no *.trace.json.gz under {directory}/plugins/profile")
     with gzip.open(files[-1], "rt") as f:
         events = json.load(f)["traceEvents"]
-    figures, note = summarize(device_events(events), gap_us)
+    windows = timed_windows(events) or None
+    figures, note = summarize(device_events(events), gap_us, windows=windows)
+    if windows is None:
+        note += " (whole trace: no timed annotation in it)"
     if len(events) >= TRACE_EVENTS_KEPT:
         note += f" (trace cut at {TRACE_EVENTS_KEPT:,} events: a part of the run)"
     return figures, note
+
+
+def profile_options() -> jax.profiler.ProfileOptions:
+    """What a trace records: XLA's operations, not every Python call.
+
+    The Python tracer's events (one per call, JAX's tracing included) would
+    fill the million events a trace file keeps before the programs run; host
+    level 1 keeps XLA:CPU's operations (GPU kernels are the device tracer's)
+    and the `timed` annotations.
+    """
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = 1
+    return options
+
+
+def traced(run: Callable[[int], Figures], repeat: int, directory: str) -> Figures:
+    """`run(repeat)` under `jax.profiler`, writing its trace into `directory`.
+
+    The package's training loops are marked timed meanwhile
+    (`training_timed`). Where the profiler cannot start (a GPU machine
+    without CUPTI, say), the run goes on untraced and says so: a trace
+    explains a figure, it is not one.
+    """
+    try:
+        jax.profiler.start_trace(directory, profiler_options=profile_options())
+    except Exception as e:  # the profiler's own errors have no common type
+        print(f"  (no trace: {type(e).__name__}: {e})", flush=True)
+        return run(repeat)
+    try:
+        with training_timed():
+            return run(repeat)
+    finally:
+        jax.profiler.stop_trace()
+
+
+@contextlib.contextmanager
+def training_timed() -> Iterator[None]:
+    """The package's timed loops inside `timed` annotations, while in the block.
+
+    A sweep's batch of chunks (`train_batch`, blocked on before the annotation
+    ends) and a run's chunk schedule (`ChunkLoop.run_schedule`): what their
+    steps/s time, without the init, compile and cache loads before them. A
+    patch of the package for the block only, as it offers no such hook.
+    """
+    from purejaxdrl.sweeps import program
+    from purejaxdrl.training.loop import ChunkLoop
+
+    train_batch, run_schedule = program.train_batch, ChunkLoop.run_schedule
+
+    def batch(*args: Any, **kwargs: Any) -> Any:
+        with timed_region():
+            return jax.block_until_ready(train_batch(*args, **kwargs))
+
+    def schedule(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with timed_region():
+            return run_schedule(self, *args, **kwargs)
+
+    program.train_batch, ChunkLoop.run_schedule = batch, schedule
+    try:
+        yield
+    finally:
+        program.train_batch, ChunkLoop.run_schedule = train_batch, run_schedule
+
+
+class TimedAfter:
+    """A `timed` annotation from a trainer's `calls`-th progress call to `close()`.
+
+    For a peer's trainer that times its own epochs (brax's): `tick()` from its
+    progress function, `close()` once it returns; what it times after its
+    first epoch (compile included) is what a trace should count.
+    """
+
+    def __init__(self, calls: int) -> None:
+        self.calls, self.seen = calls, 0
+        self.region = timed_region()
+
+    def tick(self) -> None:
+        self.seen += 1
+        if self.seen == self.calls:
+            self.region.__enter__()
+
+    def close(self) -> None:
+        if self.seen >= self.calls:
+            self.region.__exit__(None, None, None)
 
 
 def _toy_trace(directory: str) -> None:
@@ -175,8 +297,10 @@ def _toy_trace(directory: str) -> None:
     jax.block_until_ready(run(x))
     jax.profiler.start_trace(directory, profiler_options=profile_options())
     try:
-        for _ in range(4):
-            x = jax.block_until_ready(run(x))
+        x = jax.block_until_ready(run(x))  # before the timed region: not read
+        with timed_region():
+            for _ in range(4):
+                x = jax.block_until_ready(run(x))
     finally:
         jax.profiler.stop_trace()
 

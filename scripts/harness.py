@@ -11,7 +11,8 @@ What every side-by-side figure in this repository needs, written once:
   policy act alone, no learning), `add_ceiling` its rows beside training's.
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike; with
-  `trace_dir`, each runs once more, traced by `jax.profiler` (`traced`).
+  `trace_dir`, each runs once more, traced by `jax.profiler`
+  (`device_time.traced`); `timed_region()` marks what a trace should count.
 - `spread(values)`: median, min and max of repeats (what the tables print).
 - `ablation(config, seeds, patch)`: one sweep of seeds as built and one with
   a scratch patch applied (then undone): each seed's training return.
@@ -232,11 +233,23 @@ def compile_ahead(fn: Callable[..., Any], *args: Any) -> tuple[float, Callable]:
     return time.perf_counter() - start, program
 
 
+# The name of the trace annotation around a timed region: `device_time.read`
+# keeps only the device's operations inside it, so a traced run's compile,
+# cache loads and setup are not counted as the device waiting on the host.
+TIMED = "timed"
+
+
+def timed_region() -> jax.profiler.TraceAnnotation:
+    """A `with` block that a trace marks as timed (costs nothing untraced)."""
+    return jax.profiler.TraceAnnotation(TIMED)
+
+
 def time_call(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
     """(seconds, output) of one call of `fn(*args)`, until every output is ready."""
-    start = time.perf_counter()
-    out = jax.block_until_ready(fn(*args))
-    return time.perf_counter() - start, out
+    with timed_region():
+        start = time.perf_counter()
+        out = jax.block_until_ready(fn(*args))
+        return time.perf_counter() - start, out
 
 
 def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
@@ -276,8 +289,9 @@ def interleave(
         returning that run's figures.
       repeats: runs per contender.
       trace_dir: if given, each contender then runs once more, traced by
-        `jax.profiler` into `trace_dir/<name>` (`device_time.py` reads it).
-        That run's figures are dropped: tracing slows what it traces.
+        `jax.profiler` into `trace_dir/<name>` (`device_time.traced`; its
+        `read` keeps the timed region). That run's figures are dropped:
+        tracing slows what it traces.
 
     Returns:
       name -> one figures dict per repeat, in order.
@@ -290,39 +304,11 @@ def interleave(
         for name, run in order if repeat % 2 == 0 else order[::-1]:
             runs[name].append(dict(run(repeat)))
     if trace_dir is not None:
+        from device_time import traced  # a sibling script: only when tracing
+
         for name, run in contenders.items():
             traced(run, repeats, os.path.join(trace_dir, slug(name)))
     return runs
-
-
-def traced(run: Callable[[int], Figures], repeat: int, directory: str) -> Figures:
-    """`run(repeat)` under `jax.profiler`, writing its trace into `directory`.
-
-    Where the profiler cannot start (a GPU machine without CUPTI, say), the
-    run goes on untraced and says so: a trace explains a figure, it is not one.
-    """
-    try:
-        jax.profiler.start_trace(directory, profiler_options=profile_options())
-    except Exception as e:  # the profiler's own errors have no common type
-        print(f"  (no trace: {type(e).__name__}: {e})", flush=True)
-        return run(repeat)
-    try:
-        return run(repeat)
-    finally:
-        jax.profiler.stop_trace()
-
-
-def profile_options() -> jax.profiler.ProfileOptions:
-    """What a trace records: XLA's operations, not every Python call.
-
-    The Python tracer's events (one per call, JAX's tracing included) would
-    fill the million events a trace file keeps before the programs run; host
-    level 1 keeps XLA:CPU's operations (GPU kernels are the device tracer's).
-    """
-    options = jax.profiler.ProfileOptions()
-    options.python_tracer_level = 0
-    options.host_tracer_level = 1
-    return options
 
 
 def slug(name: str) -> str:

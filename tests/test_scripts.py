@@ -312,7 +312,10 @@ def test_device_time_reads_a_gpus_streams_and_a_cpus_operations(
             "max_gap_ms": 0.16,
         }  # fmt: skip
     )
-    assert note == "fusion.1 55%, MemcpyD2H 34%, fusion.2 11%"
+    assert note == (
+        "fusion.1 55%, MemcpyD2H 34%, fusion.2 11%"
+        " (whole trace: no timed annotation in it)"
+    )
 
     # XLA:CPU: operations are host events with an HLO name; a loop's event
     # holds its body's operations ([10, 20] and [30, 60]) and is left out, as
@@ -337,6 +340,70 @@ def test_device_time_reads_a_gpus_streams_and_a_cpus_operations(
             "max_gap_ms": 0.01,
         }  # fmt: skip
     )
-    assert note == "fusion.4 75%, fusion.3 25%"
+    assert note == "fusion.4 75%, fusion.3 25% (whole trace: no timed annotation in it)"
     with pytest.raises(FileNotFoundError, match="no .*trace.json.gz under"):
         device_time.read(tmp_path / "none")
+
+
+def test_device_time_counts_only_the_timed_annotations(on_scripts_path, tmp_path):
+    import device_time
+
+    # XLA:CPU's operations: one at [0, 10] µs before the timed region (the
+    # setup before a compile), then two `timed` annotations on the Python
+    # thread, [1000, 1100] and [5000, 5200], holding ops [1000, 1040],
+    # [1060, 1100] and [5000, 5200]. By hand, within the windows only: spans
+    # 100 + 200, busy 80 + 200 = 280 of 300, one 20 µs gap; the 990 µs
+    # before the first window and the 3900 µs between windows are not gaps.
+    events = _names(3, "/host:CPU", {30: "tf_XLAPjRtCpuClient", 31: "python"})
+    events += [
+        _op(3, 30, 0, 10, "fusion", "fusion.0"),
+        _op(3, 31, 1000, 1100, "timed", None),
+        _op(3, 30, 1000, 1040, "fusion", "fusion.1"),
+        _op(3, 30, 1060, 1100, "fusion", "fusion.1"),
+        _op(3, 31, 5000, 5200, "timed", None),
+        _op(3, 30, 5000, 5200, "fusion", "fusion.2"),
+    ]
+    _trace(tmp_path / "cpu", events)
+    figures, note = device_time.read(tmp_path / "cpu", gap_us=15.0)
+    assert figures == pytest.approx(
+        {
+            "busy_pct": 100 * 280 / 300,
+            "span_s": 300e-6,
+            "ops": 3,
+            "op_us": 40.0,
+            "gaps": 1,
+            "gap_s": 20e-6,
+            "max_gap_ms": 0.02,
+        }  # fmt: skip
+    )
+    assert note == "fusion.2 71%, fusion.1 29%"
+
+
+def test_traced_marks_the_packages_training_loops_timed(on_scripts_path, tmp_path):
+    # A traced sweep: its device time is that of the chunks (the timed
+    # annotation that training_timed puts around a batch), not the compile.
+    import device_time
+    import harness
+
+    import purejaxdrl as pjd
+    from purejaxdrl.sweeps import program
+
+    before = program.train_batch
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "ppo").config, harness.TINY
+    )
+    figures = device_time.traced(
+        lambda seed: {"return": float(pjd.sweep(config, seeds=1, console=False)
+                                      .final_return[0])},
+        0,
+        str(tmp_path),
+    )  # fmt: skip
+    assert program.train_batch is before  # the patch undone
+    with gzip.open(device_time.trace_files(tmp_path)[-1], "rt") as f:
+        events = json.load(f)["traceEvents"]
+    windows = device_time.timed_windows(events)
+    assert len(windows) == 1 and np.isfinite(figures["return"])
+    first_op = min(op[0] for op in device_time.device_events(events))
+    assert first_op < windows[0][0]  # init ran before it, outside the region
+    read, note = device_time.read(tmp_path)
+    assert "whole trace" not in note and read["ops"] > 0
