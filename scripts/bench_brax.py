@@ -70,7 +70,10 @@ How it is measured:
     compilation of init and the chunk programs); brax's is estimated as its
     first epoch's time ('training/walltime', timed by brax around the pmapped
     epoch) less one epoch at the steady rate. Our `TrainResult.steps_per_second`
-    (all chunks after compilation) is reported too (own_steps_per_s).
+    (all chunks after compilation) is reported too (own_steps_per_s), and
+    ours' note says CLOCK DISAGREES where the two differ by over 10% (a
+    chunk's record read by the host only after the next chunk would make
+    the clock count two chunks' steps over one chunk's time).
   - run_evals=False: brax evaluates nothing during training, so nothing but
     training is timed and no evaluation is compiled inside its run.
   - Return: after training, both final policies are evaluated the same way,
@@ -106,7 +109,7 @@ from brax.training.agents.ppo import networks as brax_networks
 from brax.training.agents.ppo import train as brax_ppo
 from device_time import TimedAfter
 from flax import linen
-from harness import Report, compile_ahead, interleave, parser, time_call
+from harness import Report, Row, compile_ahead, interleave, parser, time_call
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -268,6 +271,23 @@ def run_ours(config: pjd.TrainConfig) -> tuple[Result, Any]:
         "train_return": result.mean_return,
     }
     return figures, (state.agent.params, stats)
+
+
+# How far the chunk clock's steps/s may stray from TrainResult's before a row
+# says so: the clock stamps each chunk's record when the host reads it, and a
+# record read a chunk late would count two chunks' steps over one's time.
+CLOCK_TOLERANCE = 0.10
+
+
+def clock_note(medians: Result) -> str:
+    """A warning where ours' chunk clock and `own_steps_per_s` disagree."""
+    own = medians.get("own_steps_per_s")
+    if not own:
+        return ""
+    off = medians["steps_per_s"] / own - 1.0
+    if abs(off) <= CLOCK_TOLERANCE:
+        return ""
+    return f"CLOCK DISAGREES: chunk clock {off:+.0%} vs own_steps_per_s"
 
 
 def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, Any]:
@@ -705,7 +725,8 @@ def main(argv: list[str] | None = None) -> Report:
 
     runs = interleave({"ours": ours, "brax": theirs}, args.repeats)
     row = f"{args.eval_envs} evaluation episodes each"
-    a = report.add(row, "purejaxdrl", runs["ours"])
+    mine = Row(row, "", runs["ours"]).medians()
+    a = report.add(row, "purejaxdrl", runs["ours"], clock_note(mine))
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = {
         k: a.medians()[k] / b.medians()[k] for k in ("steps_per_s", "cpu_steps_per_s")

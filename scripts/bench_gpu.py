@@ -10,7 +10,9 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
   over all seeds, compile excluded, and the final return.
 - brax_ant: our `ant` preset beside brax's own `ppo.train` on the same
   configuration and budget (`scripts/bench_brax.py`'s mapping); steps/s over
-  chunks 2..n and the final policies' return under brax's evaluation protocol.
+  chunks 2..n and the final policies' return under brax's evaluation protocol;
+  ours' own steps/s (`own_steps_per_s`) beside it, and a note where the two
+  disagree by over 10%.
 - apex_dqn: Ape-X's and DQN's gradient steps/s on CartPole with a 1M replay
   (`scripts/bench_apex.py`).
 - breakout_minatar: the `breakout_minatar` PPO preset, seeds vmapped, at its
@@ -57,6 +59,7 @@ from harness import (
     TINY,
     Budget,
     Report,
+    Row,
     interleave,
     parser,
     slug,
@@ -188,6 +191,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
             policies["ours"] = bench_brax.our_policy_fn(agent)
         return {
             "steps_per_s": figures["steps_per_s"],
+            "own_steps_per_s": figures["own_steps_per_s"],  # the clock's check
             "compile_s": figures["compile_s"],
             "eval_return": evaluate(policies["ours"], params),
         }
@@ -205,7 +209,8 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
     row = f"{config.env.id} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
     contenders = {"ours": ours, "brax": brax}
     runs = interleave(contenders, args.brax_repeats, _trace_dir(args, row))
-    a = report.add(row, "purejaxdrl", runs["ours"])
+    note = bench_brax.clock_note(Row(row, "", runs["ours"]).medians())
+    a = report.add(row, "purejaxdrl", runs["ours"], note)
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
     report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])

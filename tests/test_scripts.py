@@ -94,6 +94,9 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
     # Peers' rows carry a ratio to ours (PureJaxRL is not installed here).
     if row in ("brax_ant", "apex_dqn"):
         assert any(r["name"].startswith("ratio") for r in rows)
+    if row == "brax_ant":  # ours' chunk clock beside TrainResult's own figure
+        ours = next(r for r in rows if r["name"] == "purejaxdrl")
+        assert ours["runs"][0]["own_steps_per_s"] > 0
     assert report["machine"]["backend"] == "cpu"
     assert md.read_text().startswith("### purejaxdrl GPU suite (tiny)")
     traced = {
@@ -107,6 +110,19 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
         assert all(0 < f["busy_pct"] <= 100 and f["ops"] > 0 for f in traced.values())
     else:
         assert not traced
+
+
+def test_brax_clock_note_flags_a_chunk_clock_off_by_over_a_tenth(on_scripts_path):
+    import bench_brax
+
+    # A record read a chunk late: 3 chunks' clock counts 2 chunks' steps over
+    # one chunk's time, twice TrainResult's figure.
+    note = bench_brax.clock_note({"steps_per_s": 200.0, "own_steps_per_s": 100.0})
+    assert note == "CLOCK DISAGREES: chunk clock +100% vs own_steps_per_s"
+    low = bench_brax.clock_note({"steps_per_s": 85.0, "own_steps_per_s": 100.0})
+    assert low == "CLOCK DISAGREES: chunk clock -15% vs own_steps_per_s"
+    assert bench_brax.clock_note({"steps_per_s": 95.0, "own_steps_per_s": 100.0}) == ""
+    assert bench_brax.clock_note({"steps_per_s": 95.0}) == ""  # brax's side
 
 
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
