@@ -26,7 +26,9 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
   `cartpole_balance` preset's settings with `--playground-envs` environments;
   then, where MuJoCo Menagerie's models are found (`MUJOCO_MENAGERIE_PATH`),
   Go1JoystickFlatTerrain the same way at its preset's settings (8192 envs,
-  Playground's randomiser on both sides) for `--go1-updates` updates.
+  Playground's randomiser on both sides) for `--go1-updates` updates. Both
+  budgets are rounded down to an even number of updates, as brax's trainer
+  runs two epochs of ceil(updates / 2): the two sides train equal steps.
 
 `--budget-seconds` stops before a row (or a size within a row) that would not
 fit, and the table says what did not run. `--profile DIR` runs each contender
@@ -400,7 +402,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ppo-envs", type=int, nargs="+", default=[64, 512, 2048, 8192])
     p.add_argument("--ant-steps", type=int, default=10_000_000)
     p.add_argument("--playground-envs", type=int, default=2048)
-    p.add_argument("--playground-steps", type=int, default=2048 * 30 * 25)
+    p.add_argument(
+        "--playground-steps",
+        type=int,
+        default=2048 * 30 * 24,
+        help="rounded down to an even number of updates (brax's two epochs)",
+    )
     p.add_argument("--go1-updates", type=int, default=10, help="of the preset's batch")
     p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
     p.add_argument(

@@ -18,7 +18,10 @@ Playground's locomotion settings, the policy reading `state` and the critic
 `privileged_state` on both sides, and both sides randomising each
 environment's physics with Playground's own Go1 randomiser (brax's
 `randomization_fn`, our `randomize=true`), as Playground's training script
-does with `--domain_randomization`.
+does with `--domain_randomization`. The budget (`--updates`, or the preset's)
+is rounded down to an even number of updates: brax's trainer runs two epochs
+of ceil(updates / 2), and the returns compared need equal budgets (a run
+where brax's step count differs from ours stops with an error).
 
 Part 2, the final observation (`--final-obs`): ours as built, and ours with the
 final observation of each time-limited episode replaced by the next episode's
@@ -58,6 +61,9 @@ OPTIONS = {
     "cartpole_balance": {},
     "go1_joystick_flat_terrain": {"randomize": True},
 }
+# brax's trainer here runs two training epochs (num_evals 3), each of
+# ceil(updates / 2) updates: ours' budget is rounded down to an even count.
+BRAX_EPOCHS = 2
 TINY = {
     "cartpole_balance": {"total_steps": 256 * 30 * 2},
     "go1_joystick_flat_terrain": {"num_envs": 64, "total_steps": 64 * 20 * 2},
@@ -85,7 +91,11 @@ def config_for(
     if tiny:
         small = {**TINY[preset], "num_logs": 1, "devices": 1}
         config = pjd.apply_overrides(config, small)
-    return config
+    # Equal budgets on both sides: an odd update count would give brax's
+    # trainer one more update than ours (its epochs round up).
+    per_epoch = BRAX_EPOCHS * config.steps_per_update
+    total = max(per_epoch, config.total_steps // per_epoch * per_epoch)
+    return pjd.apply_overrides(config, {"total_steps": total})
 
 
 def task_name(config: pjd.TrainConfig) -> str:
@@ -122,12 +132,14 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     )
     randomize = options.get("randomize", False)
     metrics: list[dict] = []
+    steps: list[int] = []
     # A trace's timed region: the second epoch (the one whose steps/s is
     # read), from the progress call after the first one's evaluation.
     timed = TimedAfter(2)
 
     def progress(step: int, m: dict) -> None:
         metrics.append(dict(m))
+        steps.append(step)
         timed.tick()
 
     with contextlib.closing(timed):
@@ -155,12 +167,15 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
             max_grad_norm=p.max_grad_norm,
             normalize_observations=True,
             network_factory=factory,
-            num_evals=3,  # two training epochs: the second's steps/s is compile-free
+            num_evals=BRAX_EPOCHS + 1,  # the second epoch's steps/s is compile-free
             num_eval_envs=128,
             deterministic_eval=True,
             seed=seed,
             progress_fn=progress,
         )
+    ours = config.num_updates * config.steps_per_update
+    if steps[-1] != ours:  # compared returns need equal budgets
+        raise RuntimeError(f"brax trained {steps[-1]:,} steps, ours {ours:,}")
     last = metrics[-1]
     return {
         "steps_per_s": float(last["training/sps"]),

@@ -125,6 +125,17 @@ def test_brax_clock_note_flags_a_chunk_clock_off_by_over_a_tenth(on_scripts_path
     assert bench_brax.clock_note({"steps_per_s": 95.0}) == ""  # brax's side
 
 
+def test_playground_budget_is_whole_brax_epochs(on_scripts_path):
+    import bench_playground
+
+    # brax's trainer runs its 2 epochs of ceil(updates / 2) updates: 25
+    # asked are 24 on both sides (brax would train 26 beside our 25).
+    one = bench_playground.config_for(False).steps_per_update
+    config = bench_playground.config_for(False, total_steps=25 * one)
+    assert config.total_steps == 24 * one and config.num_updates == 24
+    assert bench_playground.config_for(False, total_steps=one).num_updates == 2
+
+
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
