@@ -7,7 +7,8 @@ Rows (`--rows` picks a subset; they run in this order, most wanted first):
   each of `--ppo-envs` environment counts: ours as one `purejaxdrl.sweeps`,
   PureJaxRL's `ppo.py` as `jit(vmap(make_train))` (`--purejaxrl DIR`, a
   fetched checkout, never part of this repository). Aggregate env steps/s
-  over all seeds, compile excluded, and the final return.
+  over all seeds, compile excluded, and the final return (each seed's, then
+  their mean, on both sides).
 - brax_ant: our `ant` preset beside brax's own `ppo.train` on the same
   configuration and budget (`scripts/bench_brax.py`'s mapping); steps/s over
   chunks 2..n and the final policies' return under brax's evaluation protocol;

@@ -27,6 +27,7 @@ import types
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from harness import (
     TINY,
     Report,
@@ -108,13 +109,19 @@ def purejaxrl_return(metrics: dict, num_logs: int) -> float:
 
     `metrics` is its output's "metrics", [..., updates, steps, envs] (any
     leading axes are vmapped seeds): the same window as our final return.
+    With seeds, each seed's mean, then their mean (NaN ones left out), as a
+    sweep's final returns are averaged: pooling every seed's episodes would
+    weigh a seed by how many (shorter, worse) episodes it finished.
     """
-    done = metrics["returned_episode"]
+    done = np.asarray(metrics["returned_episode"])
     num_updates = done.shape[-3]
     last = num_updates - max(1, num_updates // num_logs)
     done = done[..., last:, :, :]
-    returns = metrics["returned_episode_returns"][..., last:, :, :]
-    return float((returns * done).sum() / done.sum())
+    returns = np.asarray(metrics["returned_episode_returns"])[..., last:, :, :]
+    axes = (-3, -2, -1)
+    with np.errstate(invalid="ignore"):  # a seed with no episode: NaN, left out
+        per_seed = (returns * done).sum(axes) / done.sum(axes)
+    return float(np.nanmean(per_seed))
 
 
 def purejaxrl(ppo: types.ModuleType, config: pjd.TrainConfig) -> dict[str, float]:

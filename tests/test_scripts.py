@@ -136,6 +136,26 @@ def test_playground_budget_is_whole_brax_epochs(on_scripts_path):
     assert bench_playground.config_for(False, total_steps=one).num_updates == 2
 
 
+def test_purejaxrl_return_is_each_seeds_mean_then_their_mean(on_scripts_path):
+    import bench_ppo
+
+    # [seeds 2, updates 2, steps 2, envs 2]; num_logs 2: the last update only.
+    # Seed 0 ends one episode of 10 there, seed 1 three of 1 (and one of 50
+    # in the first update, outside the window). By hand: (10 + 1) / 2 = 5.5
+    # (pooling the episodes would give 13 / 4 = 3.25).
+    done = np.zeros((2, 2, 2, 2))
+    returns = np.zeros((2, 2, 2, 2))
+    done[0, 1, 0, 0], returns[0, 1, 0, 0] = 1, 10
+    done[1, 1, :, 0], returns[1, 1, :, 0] = 1, 1
+    done[1, 1, 0, 1], returns[1, 1, 0, 1] = 1, 1
+    done[1, 0, 0, 0], returns[1, 0, 0, 0] = 1, 50
+    metrics = {"returned_episode": done, "returned_episode_returns": returns}
+    assert bench_ppo.purejaxrl_return(metrics, 2) == pytest.approx(5.5)
+    # One run (no seeds axis): its episodes' mean.
+    one = {k: v[1] for k, v in metrics.items()}
+    assert bench_ppo.purejaxrl_return(one, 2) == pytest.approx(1.0)
+
+
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
