@@ -6,8 +6,11 @@ step of that many environments) and samples of 256: items added per second,
 batches sampled per second and, for prioritised buffers, priority updates of a
 sampled batch per second. Each figure times one jitted `lax.scan` of `--ops`
 operations on a warm (compiled, half-full) buffer, donated; median of
-`--repeats`. The sequence buffer stores 32-step trajectories (capacity 1M steps)
-against flashbax's trajectory buffer sampling 32-step sequences with period 32.
+`--repeats`, ours' and flashbax's alternating (A B, B A, ...). Every leaf of a
+sample is kept live (summed into the carry): with only one, XLA would drop the
+other leaves' gathers. The sequence buffer stores 32-step trajectories
+(capacity 1M steps) against flashbax's trajectory buffer sampling 32-step
+sequences with period 32.
 
     python scripts/bench_replay.py  # flashbax's side needs: pip install flashbax
 """
@@ -34,17 +37,6 @@ def transition(n: int, shape: tuple = ()) -> dict:
     }
 
 
-def timed(fn, state, repeats: int) -> tuple[list[float], object]:
-    """Seconds of each of `repeats` calls of `fn(state) -> state`, after a warm-up."""
-    fn = jax.jit(fn, donate_argnums=0)
-    state = jax.block_until_ready(fn(state))  # compiles
-    times = []
-    for _ in range(repeats):
-        seconds, state = time_call(fn, state)
-        times.append(seconds)
-    return times, state
-
-
 def scan_adds(add, items, ops):
     def run(state):
         def one(state, i):
@@ -63,7 +55,9 @@ def scan_samples(sample, ops, update=None):
         def one(carry, key):
             state, acc = carry
             drawn = sample(state, key)
-            acc = acc + jax.tree.leaves(drawn)[0].sum().astype(jnp.float32)
+            # Every leaf kept live: with one, XLA drops the other leaves'
+            # gathers, and a "sample" is an index draw and one gather.
+            acc = acc + sum(x.sum().astype(jnp.float32) for x in jax.tree.leaves(drawn))
             if update is not None:
                 state = update(state, drawn)
             return (state, acc), None
@@ -96,13 +90,33 @@ class Pair:
         }
 
     def time(self, op: str, unit: str, count: float, make, carry: bool = False):
-        """Times `make(name, buffer, items)` on each side; `count` units per call."""
-        rows = {}
-        for name, state in list(self.states.items()):
-            run = make(name, self.buffers[name], self.items[name])
-            times, out = timed(run, (state, 0.0) if carry else state, self.reps)
+        """Times `make(name, buffer, items)` on each side; `count` units per call.
+
+        Both sides compile and warm up first, then their repeats alternate
+        (A B, B A, ...), so a drift in the machine's load hits both alike.
+        """
+        names = list(self.states)
+        runs = {
+            name: jax.jit(make(name, self.buffers[name], self.items[name]),
+                          donate_argnums=0)
+            for name in names
+        }  # fmt: skip
+        times: dict[str, list[float]] = {name: [] for name in names}
+
+        def call(name: str) -> float:
+            state = self.states[name]
+            seconds, out = time_call(runs[name], (state, 0.0) if carry else state)
             self.states[name] = out[0] if carry else out
-            figures = [{unit: count / t} for t in times]
+            return seconds
+
+        for name in names:
+            call(name)  # compiles: a warm-up, not timed
+        for repeat in range(self.reps):
+            for name in names if repeat % 2 == 0 else names[::-1]:
+                times[name].append(call(name))
+        rows = {}
+        for name in names:
+            figures = [{unit: count / t} for t in times[name]]
             rows[name] = self.report.add(f"{self.kind}: {op}", name, figures)
         if len(rows) == 2:
             a, b = (r.medians()[unit] for r in rows.values())

@@ -156,6 +156,28 @@ def test_purejaxrl_return_is_each_seeds_mean_then_their_mean(on_scripts_path):
     assert bench_ppo.purejaxrl_return(one, 2) == pytest.approx(1.0)
 
 
+def test_replay_sample_timing_keeps_every_gather(on_scripts_path):
+    # The timed program must gather every leaf of a batch: kept live only
+    # through one leaf, XLA compiled the others' gathers away.
+    import re
+
+    import bench_replay
+    import jax
+
+    import purejaxdrl as pjd
+
+    buffer = pjd.replay.make_uniform_buffer(64, 4, min_size=4)
+    items = bench_replay.transition(8)
+    first = jax.tree.map(lambda x: x[0], items)
+    state = bench_replay.fill(buffer.add, buffer.init(first), items, 2)
+    run = jax.jit(bench_replay.scan_samples(buffer.sample, 2))
+    hlo = run.lower((state, 0.0)).compile().as_text()
+    gathered = re.findall(r"= f32\[([\d,]*)\]\S* gather\(", hlo)
+    # obs and next_obs ([4, 8], with a unit axis or not as XLA lays them out),
+    # reward and discount: each leaf's gather (the action's is an s32 one).
+    assert sorted(shape.endswith(",8") for shape in gathered) == [0, 0, 1, 1]
+
+
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
