@@ -42,6 +42,9 @@ README = DOCS.parent / "README.md"
 # The compact table in README.md lies between these two lines.
 README_BEGIN = "<!-- scores: written by scripts/reproduce.py from docs/scores.json -->"
 README_END = "<!-- /scores -->"
+# What a score's steps/s is (`steps_per_s_of`): all seeds' env steps over
+# their training seconds; older alone rows recorded "mean of runs".
+ALL_SEEDS = "all seeds"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,13 +237,14 @@ def run_row(row: Row, seeds: int) -> dict:
     DOCS.joinpath("curves").mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     if row.alone:
-        final, steps_per_s, out = _runs_alone(preset, seeds, curves)
+        final, steps_per_s, trained, out = _runs_alone(preset, seeds, curves)
     else:
         result = pjd.sweep(
             row.preset, algo=row.algo, seeds=seeds, write_files=True, console=False
         )
         final = np.asarray(result.final_return, np.float64)
-        steps_per_s = result.env_steps / result.train_seconds
+        steps_per_s = result.env_steps / result.train_seconds  # seeds at once
+        trained = result.env_steps // seeds
         out = result.run_dir
         plot_sweep(result, curves)
     wall = time.perf_counter() - start
@@ -256,9 +260,11 @@ def run_row(row: Row, seeds: int) -> dict:
         "target": preset.target_return,
         "target_of": preset.target_of,
         "reached": reached,
-        "steps": preset.config.total_steps,
+        "steps": preset.config.total_steps,  # the budget (--retarget's check)
+        "steps_trained": trained,  # whole updates within it, per seed
         "wall_s": wall,
         "steps_per_s": steps_per_s,
+        "steps_per_s_of": ALL_SEEDS,
         "machine": machine(),
         "sweep_dir": str(out),
     }
@@ -269,7 +275,8 @@ def _runs_alone(preset, seeds: int, curves: pathlib.Path) -> tuple:
 
     Returns:
       (final returns [n]: the training's, or the greedy evaluation's at the
-      end where the target is of the evaluation; mean steps/s over the runs;
+      end where the target is of the evaluation; all runs' env steps over
+      their training seconds, as a sweep's steps/s; one run's env steps;
       the runs' parent folder); the runs' curves are drawn to `curves`.
 
     """
@@ -286,7 +293,9 @@ def _runs_alone(preset, seeds: int, curves: pathlib.Path) -> tuple:
     plot_curves(load_curves(dirs), curves, title=title, target=preset.target_return)
     final = [r.eval_return if evaluation else r.mean_return for r in results]
     final = np.asarray(final, np.float64)
-    return final, float(np.mean([r.steps_per_second for r in results])), dirs[0].parent
+    seconds = sum(r.train_seconds for r in results)
+    steps_per_s = sum(r.env_steps for r in results) / seconds
+    return final, steps_per_s, results[0].env_steps, dirs[0].parent
 
 
 def retarget(row: Row, score: dict) -> dict:
@@ -326,6 +335,17 @@ def table(rows: list[Row], scores: dict) -> str:
         "`python scripts/reproduce.py` (one row:",
         "`python scripts/reproduce.py --rows cartpole:ppo`).",
         "",
+        "steps/s: all seeds' env steps over the seconds spent training them",
+        "(compile and evaluation excluded). A sweep's seeds train at once, so",
+        "this is the machine's throughput with all of them vmapped; a row whose",
+        "seeds train one after another (those `reproduce.py` runs alone) gives",
+        "one run's throughput. Rows marked ¹ were recorded as the mean of",
+        "their runs' own steps/s, which the file's figures cannot convert",
+        "exactly: the all-seeds figure, the runs' harmonic mean, is at most it.",
+        "steps is the preset's budget per seed; a run trains the whole updates",
+        "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
+        "scores.json records for rows run since 2026-12-02.",
+        "",
         "| preset | algo | steps | seeds | final return | reached target "
         "| anchor | wall | steps/s | machine |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -342,9 +362,15 @@ def table(rows: list[Row], scores: dict) -> str:
             f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
             f"{return_text(s)} | {reached_text(s)} | {row.anchor} | "
             f"{s['wall_s']:.0f} s | "
-            f"{s['steps_per_s']:,.0f} | {s['machine']} |"
+            f"{steps_per_s_text(s)} | {s['machine']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def steps_per_s_text(score: dict) -> str:
+    """The steps/s cell: ¹ where it is a mean of runs, not all seeds' figure."""
+    mark = "" if score.get("steps_per_s_of", ALL_SEEDS) == ALL_SEEDS else " ¹"
+    return f"{score['steps_per_s']:,.0f}{mark}"
 
 
 def not_run_text(row: Row) -> str:

@@ -178,6 +178,37 @@ def test_replay_sample_timing_keeps_every_gather(on_scripts_path):
     assert sorted(shape.endswith(",8") for shape in gathered) == [0, 0, 1, 1]
 
 
+def test_reproduce_steps_per_s_is_all_seeds_steps_over_training_seconds(
+    on_scripts_path, monkeypatch, tmp_path
+):
+    import types
+
+    import reproduce
+
+    # Two runs alone: 100 steps in 1 s, 100 in 3 s. All seeds' figure: 200 / 4
+    # = 50 (the mean of the runs' own 100 and 33.3 would be 66.7).
+    runs = iter([(1.0, 10.0), (3.0, 20.0)])
+
+    def train(config, **kwargs):
+        seconds, ret = next(runs)
+        return types.SimpleNamespace(
+            env_steps=100, train_seconds=seconds, steps_per_second=100 / seconds,
+            mean_return=ret, eval_return=ret, run_dir=tmp_path / str(seconds),
+        )  # fmt: skip
+
+    monkeypatch.setattr(reproduce.pjd, "train", train)
+    monkeypatch.setattr(reproduce, "load_curves", lambda dirs: dirs)
+    monkeypatch.setattr(reproduce, "plot_curves", lambda *a, **k: None)
+    preset = reproduce.pjd.load_preset("cartpole", "ppo")
+    final, steps_per_s, trained, _ = reproduce._runs_alone(preset, 2, tmp_path)
+    assert list(final) == [10.0, 20.0] and trained == 100
+    assert steps_per_s == pytest.approx(50.0)
+    # The table marks the older rows recorded as a mean of runs.
+    old = {"steps_per_s": 66.7, "steps_per_s_of": "mean of runs"}
+    assert reproduce.steps_per_s_text(old) == "67 ¹"
+    assert reproduce.steps_per_s_text({"steps_per_s": 50.0}) == "50"
+
+
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
