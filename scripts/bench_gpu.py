@@ -65,6 +65,7 @@ from harness import (
     Row,
     interleave,
     parser,
+    positive_int,
     slug,
     time_program,
     train_seeded,
@@ -397,20 +398,21 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = parser(__doc__)
     p.set_defaults(repeats=2)
     p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    pos = positive_int
     p.add_argument("--budget-seconds", type=float, default=None)
     p.add_argument("--purejaxrl", help="a PureJaxRL checkout (ppo_cartpole's peer)")
-    p.add_argument("--seeds", type=int, default=8, help="vmapped seeds per sweep")
-    p.add_argument("--ppo-envs", type=int, nargs="+", default=[64, 512, 2048, 8192])
-    p.add_argument("--ant-steps", type=int, default=10_000_000)
-    p.add_argument("--playground-envs", type=int, default=2048)
+    p.add_argument("--seeds", type=pos, default=8, help="vmapped seeds per sweep")
+    p.add_argument("--ppo-envs", type=pos, nargs="+", default=[64, 512, 2048, 8192])
+    p.add_argument("--ant-steps", type=pos, default=10_000_000)
+    p.add_argument("--playground-envs", type=pos, default=2048)
     p.add_argument(
         "--playground-steps",
-        type=int,
+        type=pos,
         default=2048 * 30 * 24,
         help="rounded down to an even number of updates (brax's two epochs)",
     )
-    p.add_argument("--go1-updates", type=int, default=10, help="of the preset's batch")
-    p.add_argument("--brax-repeats", type=int, default=1, help="ant runs per side")
+    p.add_argument("--go1-updates", type=pos, default=10, help="of the preset's batch")
+    p.add_argument("--brax-repeats", type=pos, default=1, help="ant runs per side")
     p.add_argument(
         "--profile",
         metavar="DIR",

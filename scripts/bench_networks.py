@@ -16,6 +16,7 @@ import optax
 from harness import Report, best_time, parser
 
 import purejaxdrl as pjd
+from purejaxdrl.networks.base import PIXEL_TORSOS
 
 conv = pjd.networks.conv
 
@@ -64,13 +65,19 @@ def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, fl
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--torsos", default="nature,impala_resnet")
+    p.add_argument(
+        "--torsos",
+        nargs="+",
+        choices=PIXEL_TORSOS,
+        default=list(PIXEL_TORSOS),
+        help="the torsos to time (space-separated)",
+    )
     args = p.parse_args(argv)
     lowerings = list(LOWERINGS)
     if args.tiny:  # bench_gpu.py's cnn_learners row at --tiny: the same programs
         args.batch, lowerings = 8, ["im2col"]
     report = Report(f"Atari torsos, batch {args.batch}, 84x84x4 uint8 frames")
-    for torso in args.torsos.split(","):
+    for torso in args.torsos:
         for lowering in lowerings:
             figures = measure(torso, lowering, args.batch, args.repeats)
             report.add(torso, lowering, [figures], f"best of {args.repeats}")

@@ -306,7 +306,7 @@ def _toy_trace(directory: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("dirs", nargs="*", help="jax.profiler log directories")
     p.add_argument("--gap-us", type=float, default=GAP_US)
     args = p.parse_args(argv)

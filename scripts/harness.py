@@ -463,6 +463,17 @@ class _Parser(argparse.ArgumentParser):
         return out
 
 
+def positive_int(text: str) -> int:
+    """argparse's type for a count: an integer of at least 1 (else one line, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
 def parser(doc: str | None, repeats: bool = True) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark script takes.
 
@@ -475,7 +486,9 @@ def parser(doc: str | None, repeats: bool = True) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     if repeats:
-        p.add_argument("--repeats", type=int, default=3, help="runs per contender")
+        p.add_argument(
+            "--repeats", type=positive_int, default=3, help="runs per contender"
+        )
     p.add_argument("--json", help="write the results as JSON to this path")
     p.add_argument("--markdown", help="write the results as a Markdown table")
     p.add_argument(

@@ -332,7 +332,7 @@ def figures(
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("--target", choices=["cpu", "h200"], default="cpu")
     p.add_argument("--purejaxrl", help="a checkout of luchris429/purejaxrl")
     p.add_argument("--num-envs", type=int, default=64)

@@ -13,7 +13,7 @@ import purejaxdrl as pjd
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--algos", default="impala,ppo")
     p.add_argument("--envs", default="envpool:CartPole-v1,gymnasium:CartPole-v1")

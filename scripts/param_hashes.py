@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 
+from harness import positive_int
+
 _GRU = {"network": {"core": "gru", "core_size": 32}}
 _HOST = {"host": {"deterministic": True}}
 
@@ -111,8 +113,9 @@ def _child(devices: int, names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--devices", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--runs", nargs="+", default=[*RUNS, "sweep"])
+    parser.add_argument("--devices", type=positive_int, nargs="+", default=[1, 2])
+    names = [*RUNS, "sweep"]
+    parser.add_argument("--runs", nargs="+", choices=names, default=names)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -122,11 +125,12 @@ def main() -> None:
         env = dict(os.environ)
         flag = f"--xla_force_host_platform_device_count={devices}"
         env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {flag}".strip()
-        subprocess.run(
+        child = subprocess.run(
             [sys.executable, __file__, "--child", str(devices), "--runs", *args.runs],
             env=env,
-            check=True,
         )
+        if child.returncode:  # its traceback is above: one line here, not two
+            sys.exit(f"param_hashes: the {devices}-device run failed")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,32 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
     assert "usage:" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench_networks.py", "--tiny", "--torsos", "foo"],
+        ["param_hashes.py", "--runs", "foo"],
+        ["param_hashes.py", "--devices", "0"],
+        ["bench_gpu.py", "--repeats", "0"],
+        ["bench_gpu.py", "--brax-repeats", "0"],
+        ["bench_apex.py", "--repeats", "x"],
+        ["host_cartpole_scores.py", "--repeats", "2"],  # it has no repeats
+        ["device_time.py", "--repeats", "2"],
+        ["hlo_kernels.py", "--repeats", "2"],
+    ],
+)
+def test_a_bad_argument_is_one_line_and_exit_2(argv, on_scripts_path, monkeypatch,
+                                               capsys):  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(SCRIPTS / argv[0]), run_name="__main__")
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith(
+        f"{argv[0]}: error: "
+    )
+
+
 # Every script but these runs at --tiny size below (bench_gpu.py: its rows).
 NOT_BENCHMARKS = {"harness.py", "bench_gpu.py", "reproduce.py", "param_hashes.py"}
 # Minutes even at toy size, compiling MJX's or Craftax's step (which their own
