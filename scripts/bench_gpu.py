@@ -1,6 +1,7 @@
 """The GPU suite: every headline figure, ours beside its peer, in one process.
 
-Rows (`--rows` picks a subset; they run in this order, most wanted first):
+Rows (`--rows` picks a subset, run in the order given, each once; by default
+all of them, in this order, most wanted first):
 
 - ppo_cartpole: PPO on CartPole-v1 at PureJaxRL's settings (128 steps,
   4 epochs x 4 minibatches, lr 2.5e-4 annealed), `--seeds` seeds vmapped at
@@ -36,8 +37,10 @@ fit, and the table says what did not run. `--profile DIR` runs each contender
 of the rows beside a peer (and breakout_minatar) once more under
 `jax.profiler`, and adds a line per contender saying where its device's time
 went: busy share, operations, and the idle gaps where it waited on the host
-(`scripts/device_time.py`). `--tiny` runs every row at toy sizes
-on any machine (CI runs it on a CPU). Results: printed as they come, and
+(`scripts/device_time.py`; only the timed region of each run counts, not
+its compile or cache loads). `--tiny` runs every row but playground (MJX's
+step compiles for minutes on a CPU) at toy sizes on any machine (CI runs it
+on a CPU). Results: printed as they come, and
 written with `--json` / `--markdown`. Compile time is excluded from every rate.
 
     python scripts/bench_gpu.py --purejaxrl /tmp/purejaxrl --json out.json
@@ -427,6 +430,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "a repeat reloads its program instead of compiling it again)",
     )
     args = p.parse_args(argv)
+    args.rows = list(dict.fromkeys(args.rows))  # a row named twice runs once
     if args.tiny:
         args.seeds = min(args.seeds, 2)
         args.repeats = 1
@@ -448,7 +452,8 @@ def run_rows(args: argparse.Namespace) -> Report:
         if not args.tiny and not budget.allows(ESTIMATES[name]):
             report.skip(name, f"out of budget ({budget.left():.0f} s left)")
             continue
-        print(f"\n[{name}] {budget.left():.0f} s of budget left", flush=True)
+        left = f", {budget.left():.0f} s of budget left" if args.budget_seconds else ""
+        print(f"\n[{name}]{left}", flush=True)
         start = time.perf_counter()
         try:
             ROWS[name](report, args, budget)

@@ -24,9 +24,20 @@ LOWERINGS = {"im2col": conv.im2col_conv, "lax.conv": conv.xla_conv}
 
 
 def measure(torso: str, lowering: str, batch: int, repeats: int) -> dict[str, float]:
-    """obs/s forward, samples/s for one training step and for 4 in a scan."""
-    chosen = LOWERINGS[lowering]
+    """obs/s forward, samples/s for one training step and for 4 in a scan.
+
+    The package's convolution is `lowering`'s while this runs, then restored:
+    a later row (bench_gpu's) gets the platform's own again.
+    """
+    chosen, built = LOWERINGS[lowering], conv.conv_valid
     conv.conv_valid = lambda x, k, b, stride: chosen(x, k, b, stride)
+    try:
+        return _measure(torso, batch, repeats)
+    finally:
+        conv.conv_valid = built
+
+
+def _measure(torso: str, batch: int, repeats: int) -> dict[str, float]:
     hidden = (512,) if torso == "nature" else (256,)
     config = pjd.NetworkConfig(torso=torso, hidden_sizes=hidden, shared_torso=True)
     net = pjd.networks.make_actor_critic(

@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> Report:
             _toy_trace(toy)
         for directory in args.dirs or [toy]:
             figures, note = read(directory, args.gap_us)
-            name = "toy program (--tiny)" if args.tiny else str(directory)
+            name = "toy program (--tiny)" if directory == toy else str(directory)
             report.add(name, "device", [figures], note)
     return report.finish(args)
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import re
@@ -71,17 +70,14 @@ def train_seeded(config: Any, seed: int) -> Figures:
     """Trains `config` (a TrainConfig) with `seed`: its `train_figures`, and the
     return of its final evaluation as `eval_return` (NaN without one).
 
-    With an evaluation, steps/s is the last chunk's record, taken when its
-    training ended and before the final evaluation is dispatched: training
-    alone, as brax's `training/sps` (TrainResult's own counts the evaluation's
-    episodes too, which at a GPU benchmark's budgets can be a tenth of it).
+    Steps/s is TrainResult's: the last chunk's record, taken when its training
+    ended and before the final evaluation is dispatched (training alone, as
+    brax's `training/sps`).
     """
     import purejaxdrl as pjd
 
     result = pjd.train(pjd.apply_overrides(config, {"seed": seed}))
     figures = {**train_figures(result), "eval_return": result.eval_return}
-    if not math.isnan(result.eval_return) and result.history:
-        figures["steps_per_s"] = result.history[-1]["steps_per_second"]
     return figures
 
 
@@ -448,6 +444,8 @@ def _cells(row: Row) -> str:
 
 
 def _fmt(x: float) -> str:
+    if isinstance(x, int):  # a count: no decimals
+        return f"{x:,}"
     if abs(x) >= 1000:
         return f"{x:,.0f}"
     if abs(x) >= 10:

@@ -264,6 +264,19 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     assert "| r | a | x 1 [0-2] |" in (tmp_path / "r.md").read_text()
     assert not harness.Budget(0.0).allows(1.0)
     assert harness.Budget(None).allows(1e9)
+    # Counts (device_time's ops and gaps) print without decimals.
+    assert report.add("r", "c", [{"gaps": 14}]).runs == [{"gaps": 14}]
+    assert capsys.readouterr().out.endswith(" gaps 14\n")  # not "14.0"
+
+
+def test_bench_networks_restores_the_packages_convolution(on_scripts_path, monkeypatch):
+    import bench_networks
+
+    conv = bench_networks.conv
+    built = conv.conv_valid
+    monkeypatch.setattr(bench_networks, "_measure", lambda *a: {"x": 1.0})
+    assert bench_networks.measure("nature", "lax.conv", 8, 1) == {"x": 1.0}
+    assert conv.conv_valid is built
 
 
 def test_pqn_ablation_ends_the_return_at_time_limits_and_undoes_itself(
