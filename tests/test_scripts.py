@@ -10,6 +10,7 @@ world generation, brax's trainers the longest).
 import gzip
 import json
 import pathlib
+import re
 import runpy
 import sys
 
@@ -77,9 +78,14 @@ BENCHMARKS = [
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("script", BENCHMARKS)
-def test_script_runs_at_toy_size(script, on_scripts_path, monkeypatch, tmp_path):
+def test_script_runs_at_toy_size(
+    script, on_scripts_path, monkeypatch, tmp_path, purejaxrl_stub
+):
     out = tmp_path / "report.json"
-    monkeypatch.setattr(sys, "argv", [script, "--tiny", "--json", str(out)])
+    argv = [script, "--tiny", "--json", str(out)]
+    if script == "bench_ppo.py":  # its peer's path too, on the stub
+        argv += ["--purejaxrl", purejaxrl_stub]
+    monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(SCRIPTS / script), run_name="__main__")
     report = json.loads(out.read_text())
     assert not [s for s in report["skipped"] if s["why"].startswith("failed")]
@@ -89,6 +95,52 @@ def test_script_runs_at_toy_size(script, on_scripts_path, monkeypatch, tmp_path)
         for figures in row["runs"]:
             assert figures, row
             assert all(isinstance(v, float | int) for v in figures.values()), row
+    if script == "bench_ppo.py":
+        assert any(r["name"] == "PureJaxRL ppo.py" for r in report["rows"])
+
+
+@pytest.mark.timeout(300)
+def test_param_hashes_prints_a_hash_per_run(tmp_path):
+    # One short run on one device, in its own process as the script runs it.
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "param_hashes.py"), "--runs", "ppo",
+         "--devices", "1"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert re.search(r"^ppo devices=1 [0-9a-f]{16}$", out, re.M), out
+
+
+# A stand-in for a PureJaxRL checkout (`--purejaxrl DIR`): `purejaxrl/ppo.py`
+# with a `make_train` whose output has ppo.py's metrics' layout ([updates,
+# steps, envs]), so the peer's code path runs in CI without the real one.
+STUB_PPO = """\
+import jax
+
+
+def make_train(config):
+    steps, envs = config["NUM_STEPS"], config["NUM_ENVS"]
+    updates = config["TOTAL_TIMESTEPS"] // (steps * envs)
+
+    def train(key):
+        draw = jax.random.uniform(key, (updates, steps, envs))
+        return {"metrics": {"returned_episode": draw > 0.5,
+                            "returned_episode_returns": 100 * draw}}
+
+    return train
+"""
+
+
+@pytest.fixture
+def purejaxrl_stub(tmp_path, monkeypatch):
+    """A stub PureJaxRL checkout's path; its `ppo` module forgotten afterwards."""
+    (tmp_path / "peer" / "purejaxrl").mkdir(parents=True)
+    (tmp_path / "peer" / "purejaxrl" / "ppo.py").write_text(STUB_PPO)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_purejaxrl adds to it
+    monkeypatch.delitem(sys.modules, "ppo", raising=False)
+    yield str(tmp_path / "peer")
+    sys.modules.pop("ppo", None)
 
 
 ROWS = ["ppo_cartpole", "brax_ant", "apex_dqn", "breakout_minatar"]
@@ -97,17 +149,19 @@ ROWS += ["cnn_learners", "recurrent"]
 
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("row", ROWS)
-def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
+def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path, purejaxrl_stub):
     import bench_gpu
 
     out = tmp_path / "suite.json"
     md = tmp_path / "suite.md"
     argv = ["--tiny", "--rows", row, "--json", str(out), "--markdown", str(md)]
-    # The rows that run beside a peer trace their runs with --profile (the
-    # peer's side of ppo_cartpole needs PureJaxRL, not installed here).
+    # The rows that run beside a peer trace their runs with --profile
+    # (ppo_cartpole's peer: the stub PureJaxRL).
     profiled = row in ("ppo_cartpole", "brax_ant")
     if profiled:
         argv += ["--profile", str(tmp_path / "traces")]
+    if row == "ppo_cartpole":
+        argv += ["--purejaxrl", purejaxrl_stub]
     bench_gpu.main(argv)
     report = json.loads(out.read_text())
     failed = [s["why"] for s in report["skipped"] if s["why"].startswith("failed")]
@@ -117,8 +171,8 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
     for r in rows:
         for figures in r["runs"]:
             assert all(isinstance(v, float | int) for v in figures.values())
-    # Peers' rows carry a ratio to ours (PureJaxRL is not installed here).
-    if row in ("brax_ant", "apex_dqn"):
+    # Peers' rows carry a ratio to ours.
+    if row in ("ppo_cartpole", "brax_ant", "apex_dqn"):
         assert any(r["name"].startswith("ratio") for r in rows)
     if row == "brax_ant":  # ours' chunk clock beside TrainResult's own figure
         ours = next(r for r in rows if r["name"] == "purejaxdrl")
@@ -128,10 +182,9 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path):
     traced = {
         r["name"]: r["runs"][0] for r in rows if r["name"].endswith("device time")
     }
-    if profiled:  # ours (and brax's trainer) traced: XLA:CPU's operations read
-        expected = {"ours: device time"} | (
-            {"brax: device time"} if row == "brax_ant" else set()
-        )
+    if profiled:  # ours and the peer traced: XLA:CPU's operations read
+        peer = "brax" if row == "brax_ant" else "PureJaxRL"
+        expected = {"ours: device time", f"{peer}: device time"}
         assert set(traced) == expected
         assert all(0 < f["busy_pct"] <= 100 and f["ops"] > 0 for f in traced.values())
     else:
