@@ -288,6 +288,39 @@ def test_reproduce_steps_per_s_is_all_seeds_steps_over_training_seconds(
     assert reproduce.steps_per_s_text({"steps_per_s": 50.0}) == "50"
 
 
+def test_bench_devices_workers_train_together_and_record_their_windows(
+    on_scripts_path, monkeypatch, tmp_path
+):
+    # A worker of --per-core: compiled, it waits for its sibling's file at the
+    # barrier, and its training (steps/s) starts after the wait.
+    import threading
+    import time
+
+    import bench_devices
+    import harness
+
+    import purejaxdrl as pjd
+    from purejaxdrl.training.loop import ChunkLoop
+
+    monkeypatch.setenv(bench_devices.BARRIER, f"{tmp_path}:2")
+    fired = []
+
+    def sibling() -> None:
+        fired.append(time.monotonic())
+        (tmp_path / "sibling").touch()
+
+    threading.Timer(1.0, sibling).start()
+    before = ChunkLoop.run_schedule
+    config = pjd.apply_overrides(pjd.load_preset("cartpole", "ppo").config,
+                                 harness.TINY)  # fmt: skip
+    window: dict[str, float] = {}
+    with bench_devices.aligned_window(window):
+        result = pjd.train(config, console=False)
+    assert ChunkLoop.run_schedule is before
+    assert window["start"] >= fired[0] and window["end"] > window["start"]
+    assert result.train_seconds <= window["end"] - window["start"] + 0.05
+
+
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     import harness
 
