@@ -299,7 +299,7 @@ def run_brax(config: pjd.TrainConfig, chunks: int) -> tuple[Result, Callable, An
     """
     clock = ChunkClock()
     first_epoch: list[float] = []
-    timed = TimedAfter(1)  # a trace's timed region: chunks 2..n, as the clock
+    timed = TimedAfter(1, chunks)  # a trace's timed region: the clock's window
 
     def progress(step: int, metrics: dict[str, Any]) -> None:
         del step

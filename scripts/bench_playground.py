@@ -134,8 +134,8 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     metrics: list[dict] = []
     steps: list[int] = []
     # A trace's timed region: the second epoch (the one whose steps/s is
-    # read), from the progress call after the first one's evaluation.
-    timed = TimedAfter(2)
+    # read) and its evaluation, between the progress calls around them.
+    timed = TimedAfter(2, 3)
 
     def progress(step: int, m: dict) -> None:
         metrics.append(dict(m))

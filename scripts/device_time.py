@@ -265,25 +265,31 @@ def training_timed() -> Iterator[None]:
 
 
 class TimedAfter:
-    """A `timed` annotation from a trainer's `calls`-th progress call to `close()`.
+    """A `timed` annotation from a trainer's `first`-th progress call to its
+    `last`-th (or to `close()`, whichever comes first).
 
     For a peer's trainer that times its own epochs (brax's): `tick()` from its
     progress function, `close()` once it returns; what it times after its
-    first epoch (compile included) is what a trace should count.
+    first epoch (compile included) is what a trace should count, and what
+    follows its last epoch (brax compiles a replication check then) is not.
     """
 
-    def __init__(self, calls: int) -> None:
-        self.calls, self.seen = calls, 0
-        self.region = timed_region()
+    def __init__(self, first: int, last: int | None = None) -> None:
+        self.first, self.last, self.seen = first, last, 0
+        self.region, self.open = timed_region(), False
 
     def tick(self) -> None:
         self.seen += 1
-        if self.seen == self.calls:
+        if self.seen == self.first:
             self.region.__enter__()
+            self.open = True
+        if self.seen == self.last:
+            self.close()
 
     def close(self) -> None:
-        if self.seen >= self.calls:
+        if self.open:
             self.region.__exit__(None, None, None)
+            self.open = False
 
 
 def _toy_trace(directory: str) -> None:

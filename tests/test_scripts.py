@@ -604,6 +604,21 @@ def test_device_time_counts_only_the_timed_annotations(on_scripts_path, tmp_path
     assert note == "fusion.2 71%, fusion.1 29%"
 
 
+def test_timed_after_opens_at_the_first_call_and_closes_at_the_last(
+    on_scripts_path,
+):
+    import device_time
+
+    timed = device_time.TimedAfter(2, 3)  # brax's epochs: between calls 2 and 3
+    states = []
+    for _ in range(4):
+        timed.tick()
+        states.append(timed.open)
+    assert states == [False, True, False, False]
+    timed.close()  # after the trainer returns: nothing left open
+    assert not timed.open
+
+
 def test_traced_marks_the_packages_training_loops_timed(on_scripts_path, tmp_path):
     # A traced sweep: its device time is that of the chunks (the timed
     # annotation that training_timed puts around a batch), not the compile.
