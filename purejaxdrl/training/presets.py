@@ -14,6 +14,7 @@ from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 
 TARGET_KINDS = ("training", "evaluation")
+TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,7 +26,9 @@ class Preset:
     `TrainResult.mean_return` reports) or "evaluation" (the deterministic
     policy's, `TrainResult.eval_return`). `tuned` is False where the preset
     has no section for the algorithm (a user's): its settings are the
-    algorithm's own defaults.
+    algorithm's own defaults. `target_measured` is False where the target
+    is a published figure or a guess that no run here has checked yet
+    (`measured: false` in the preset's target).
     """
 
     name: str
@@ -35,6 +38,7 @@ class Preset:
     description: str = ""
     target_of: str = "training"
     tuned: bool = True
+    target_measured: bool = True
 
 
 class NoSectionError(ConfigError):
@@ -134,11 +138,18 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     if isinstance(imports, list):
         import_modules([str(m) for m in imports], f"{str(path)!r}'s env.imports")
     algorithm(algo)  # ConfigError for an unknown name
+    _check_top_level(path, data)  # after the imports: they may add algorithms
     config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     section = data.get(algo)
     tuned = section is not None
     if section is None and algo in {r.name for r in registered_by_user()}:
         section = {}  # no shipped preset tunes a user's algorithm: its defaults
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r}: its '{algo}' section is a "
+            f"{type(section).__name__}, not a mapping; write it as {algo}: "
+            "{num_envs: 4, ...}."
+        )
     if not isinstance(section, dict):
         others = ", ".join(presets_with(algo)) or "none yet"
         raise NoSectionError(
@@ -148,13 +159,8 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             untuned=config,
         )
     section = dict(section)
-    target = section.pop("target", None) or {}
+    target = _check_target(path, algo, section.pop("target", None))
     of = target.get("of", "training")
-    if of not in TARGET_KINDS:
-        raise ConfigError(
-            f"Preset {str(path)!r}: {algo}.target.of={of!r} is not one of "
-            f"{TARGET_KINDS}; say which return the target is, e.g. of: training."
-        )
     config = validate(apply_overrides(config, section))
     return Preset(
         name=path.stem,
@@ -164,4 +170,67 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         description=str(data.get("description", "")).strip(),
         target_of=of,
         tuned=tuned,
+        target_measured=target.get("measured", True),
     )
+
+
+def _check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:
+    """Refuses a top-level key that is neither env, description nor an algorithm."""
+    from purejaxdrl.agents.registry import names
+
+    allowed = ["env", "description", *names()]
+    for key in data:
+        if key in allowed:
+            continue
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(
+            f"Preset {str(path)!r}: unknown top-level key {key!r}; {hint}"
+            "top-level keys are env, description and algorithm names; run "
+            "fields go inside an algorithm's section (ppo: {num_envs: ...})."
+        )
+
+
+def _check_target(path: pathlib.Path, algo: str, target: Any) -> dict[str, Any]:
+    """The section's target block, checked: {} where it has none."""
+    where = f"Preset {str(path)!r}: {algo}.target"
+    example = "e.g. target: {mean_return: 475, env_steps: 500000, of: training}"
+    if target is None:
+        return {}
+    if not isinstance(target, dict):
+        raise ConfigError(f"{where}={target!r} is not a mapping; {example}.")
+    for key in target:
+        if key not in TARGET_KEYS:
+            close = difflib.get_close_matches(str(key), TARGET_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"{where} has unknown key {key!r}; {hint}its keys are "
+                f"{', '.join(TARGET_KEYS)}."
+            )
+    for key in ("mean_return", "env_steps"):
+        if key not in target:
+            raise ConfigError(f"{where} has no {key}; {example}.")
+    ret = target["mean_return"]
+    if isinstance(ret, bool) or not isinstance(ret, int | float) or ret != ret:
+        raise ConfigError(f"{where}.mean_return={ret!r} is not a number; {example}.")
+    if abs(ret) == float("inf"):
+        raise ConfigError(f"{where}.mean_return={ret!r} is not finite; {example}.")
+    steps = target["env_steps"]
+    if isinstance(steps, float) and steps.is_integer():
+        steps = target["env_steps"] = int(steps)
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps <= 0:
+        raise ConfigError(
+            f"{where}.env_steps={steps!r} is not a positive integer; {example}."
+        )
+    of = target.get("of", "training")
+    if of not in TARGET_KINDS:
+        raise ConfigError(
+            f"{where}.of={of!r} is not one of {TARGET_KINDS}; say which return "
+            "the target is, e.g. of: training."
+        )
+    if not isinstance(target.get("measured", True), bool):
+        raise ConfigError(
+            f"{where}.measured={target['measured']!r} is not true or false; "
+            "measured: false marks a target no run here has checked yet."
+        )
+    return target

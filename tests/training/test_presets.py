@@ -1,0 +1,89 @@
+"""A preset file's shape is checked: one line naming the key and the fix."""
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+
+ENV = "env: {id: CartPole-v1}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # The target block: a mapping of known keys with numbers in them.
+        ("dqn: {target: 5}\n", "dqn.target=5 is not a mapping"),
+        (
+            "dqn: {target: {mean_return: high, env_steps: 1000}}\n",
+            "dqn.target.mean_return='high' is not a number",
+        ),
+        (
+            "dqn: {target: {mean_return: .nan, env_steps: 1000}}\n",
+            "dqn.target.mean_return=nan is not a number",
+        ),
+        (
+            "dqn: {target: {mean_return: .inf, env_steps: 1000}}\n",
+            "dqn.target.mean_return=inf is not finite",
+        ),
+        (
+            "dqn: {target: {mean_retrun: 475, env_steps: 1000}}\n",
+            "unknown key 'mean_retrun'; did you mean 'mean_return'?",
+        ),
+        (
+            "dqn: {target: {mean_return: 475, env_steps: abc}}\n",
+            "dqn.target.env_steps='abc' is not a positive integer",
+        ),
+        (
+            "dqn: {target: {mean_return: 475, env_steps: 0}}\n",
+            "dqn.target.env_steps=0 is not a positive integer",
+        ),
+        ("dqn: {target: {mean_return: 475}}\n", "dqn.target has no env_steps"),
+        (
+            "dqn: {target: {mean_return: 1, env_steps: 10, of: best}}\n",
+            "dqn.target.of='best' is not one of",
+        ),
+        (
+            "dqn: {target: {mean_return: 1, env_steps: 10, measured: no_idea}}\n",
+            "dqn.target.measured='no_idea' is not true or false",
+        ),
+        # Top-level keys: env, description and algorithm names only.
+        (
+            "num_envs: 64\ndqn: {num_envs: 4}\n",
+            "unknown top-level key 'num_envs'; top-level keys are env, "
+            "description and algorithm names; run fields go inside",
+        ),
+        ("descripton: x\ndqn: {}\n", "did you mean 'description'?"),
+        ("dqnn: {}\n", "unknown top-level key 'dqnn'; did you mean 'dqn'?"),
+        # A section that is not a mapping says so, not that it is missing.
+        ("dqn: [1, 2]\n", "its 'dqn' section is a list, not a mapping"),
+    ],
+)
+def test_a_bad_preset_file_is_refused_in_one_line(tmp_path, text, message):
+    path = tmp_path / "p.yaml"
+    path.write_text(ENV + text)
+    with pytest.raises(ConfigError) as raised:
+        pjd.load_preset(str(path), "dqn")
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_good_target_loads_with_its_measured_flag(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        ENV + "description: ok\n"
+        "dqn: {target: {mean_return: 10, env_steps: 1.0e+6, measured: false}}\n"
+    )
+    preset = pjd.load_preset(str(path), "dqn")
+    assert (preset.target_return, preset.target_steps) == (10, 1_000_000)
+    assert preset.target_measured is False
+    assert pjd.load_preset("cartpole", "ppo").target_measured is True
+
+
+def test_a_bad_target_ends_the_train_command_with_exit_status_2(tmp_path, capsys):
+    from purejaxdrl import cli
+
+    path = tmp_path / "p.yaml"
+    path.write_text(ENV + "dqn: {target: {mean_return: high, env_steps: 10}}\n")
+    assert cli.main(["train", "--env", str(path), "--algo", "dqn", "--no-files"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "mean_return='high' is not a number" in err and "\n" not in err
