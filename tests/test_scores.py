@@ -81,3 +81,17 @@ def test_a_section_without_a_target_awaits_its_row_and_says_why(key):
     assert "  # No target:" in section, (
         f"envs/{name}.yaml says nothing of why {algo} has no target"
     )
+
+
+@pytest.mark.parametrize("key", SECTIONS)
+def test_a_target_without_figures_is_marked_unmeasured(key):
+    # `measured: false` exactly where the target has no figures behind it, so
+    # `list` and the training summary do not show it as a kept promise.
+    preset = load_preset(*key.split(":"))
+    if preset.target_return is None:
+        return
+    assert preset.target_measured == (key in SCORES), (
+        f"{key}: its target has {'no ' if key not in SCORES else ''}figures in "
+        f"docs/scores.json; its preset should say measured: "
+        f"{str(key in SCORES).lower()}"
+    )

@@ -13,9 +13,12 @@ def list_command(argv: Sequence[str]) -> int:
 
     Each line names the preset, its environment, the algorithm (the section
     `--algo` picks), the score that section must reach within how many steps,
-    and the steps it trains where that budget differs.
+    and the steps it trains where that budget differs; a target no run here
+    has measured (`measured: false`) says so, and an evaluation target of a
+    section that does not evaluate says how to check it.
     """
     from purejaxdrl.training.presets import (
+        UNMEASURED,
         load_preset,
         preset_algorithms,
         preset_names,
@@ -57,6 +60,10 @@ def list_command(argv: Sequence[str]) -> int:
                 )
                 if budget != p.target_steps:
                     target += f" (trains {budget:,})"
+                if not p.target_measured:
+                    target += f" {UNMEASURED}"
+                if p.target_of == "evaluation" and not p.config.eval.episodes:
+                    target += " (check it with --eval.episodes 32)"
             rows.append((name, p.config.env.id, algo, target))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for *columns, target in rows:

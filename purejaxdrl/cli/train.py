@@ -230,8 +230,10 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     difference only in how the run is kept, logged, seeded or laid out does
     not count: the fields a resume may change (`resume.FREE_TO_CHANGE`), and
     the seeding and chunking. The return compared is the one the target is
-    of: training's mean return, or the final evaluation's.
+    of: training's mean return, or the final evaluation's. A target no run
+    here has measured yet (`measured: false`) says so.
     """
+    from purejaxdrl.training.presets import UNMEASURED
     from purejaxdrl.training.resume import FREE_TO_CHANGE
 
     if not preset or preset.target_return is None:
@@ -243,13 +245,16 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
         return None
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return
-    if math.isnan(ret):
+    if math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
+        verdict = "no evaluation ran; run with --eval.episodes 32 to check"
+    elif math.isnan(ret):
         verdict = f"no {of} return to compare"
     else:
         verdict = "reached" if ret >= preset.target_return else "NOT reached"
+    unmeasured = "" if preset.target_measured else f" {UNMEASURED}"
     return (
         f"  preset target      {preset.target_return} ({of} return) within "
-        f"{preset.target_steps:,} steps: {verdict}"
+        f"{preset.target_steps:,} steps{unmeasured}: {verdict}"
     )
 
 

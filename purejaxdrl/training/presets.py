@@ -15,6 +15,8 @@ from purejaxdrl.training.config import TrainConfig, config_class, validate
 
 TARGET_KINDS = ("training", "evaluation")
 TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")
+# How `list` and the training summary mark a `measured: false` target.
+UNMEASURED = "(published figure or estimate, not yet measured here)"
 
 
 @dataclasses.dataclass(frozen=True)

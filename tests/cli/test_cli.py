@@ -285,6 +285,13 @@ def test_list_shows_every_preset_section_with_its_target():
         "cartpole", "CartPole-v1", "impala"]]  # fmt: skip
     trains = pjd.load_preset("cartpole", "impala").config.total_steps
     assert impala.endswith(f"in 1,000,000 steps (trains {trains:,})")
+    # A target no run here has measured, or that the section cannot check.
+    lines = {tuple(x.split()[:3:2]): x for x in result.stdout.splitlines()}
+    assert lines["pong", "impala"].endswith(
+        "(published figure or estimate, not yet measured here)"
+    )
+    assert "not yet measured" not in lines["cartpole", "ppo"]
+    assert lines["cartpole", "pqn"].endswith("(check it with --eval.episodes 32)")
 
 
 def test_list_envs_shows_every_id_env_id_takes(tmp_path, monkeypatch, capsys):
@@ -339,7 +346,18 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     # PQN's target is its evaluation return, not training's.
     pqn = pjd.load_preset("cartpole", "pqn")
     assert target_line(pqn.config, pqn, run(mean_return=480.0)).endswith(
-        "(evaluation return) within 500,000 steps: no evaluation return to compare"
+        "(evaluation return) within 500,000 steps: no evaluation ran; run with "
+        "--eval.episodes 32 to check"
+    )
+    evaluated = pjd.apply_overrides(pqn.config, {"eval": {"episodes": 32}})
+    no_return = "no evaluation return to compare"
+    assert target_line(evaluated, pqn, run()).endswith(no_return)
+    assert target_line(evaluated, pqn, run(eval_return=400.0)).endswith("NOT reached")
+    # A target no run here has measured says so.
+    pong = pjd.load_preset("pong", "impala")
+    assert target_line(pong.config, pong, run(mean_return=12.0)) == (
+        "  preset target      10 (training return) within 2,500,000 steps "
+        "(published figure or estimate, not yet measured here): reached"
     )
     assert target_line(pqn.config, pqn, run(eval_return=500.0)).endswith("reached")
 
