@@ -16,7 +16,14 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
-from purejaxdrl.parallel import DATA_AXIS, make_mesh, manual_axes, per_device, varying
+from purejaxdrl.parallel import (
+    DATA_AXIS,
+    make_mesh,
+    manual_axes,
+    per_device,
+    replicated,
+    varying,
+)
 from purejaxdrl.runners.base import ENV_METRIC, Lowered, no_session
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, Transition
@@ -262,6 +269,14 @@ def make_runner(
     )
 
     platform = mesh.devices.flat[0].platform
+    # Explicit, not inferred: jit gives a zero-size leaf (an MJX `Data` field
+    # such as `act` [B, 0]) a replicated sharding otherwise, which the chunks,
+    # compiled for `P("data")`, then refuse on 2+ devices.
+    out_shardings = jax.tree.map(
+        lambda spec: NamedSharding(mesh, spec),
+        specs,
+        is_leaf=lambda x: isinstance(x, P),
+    )
 
     @functools.cache  # the same length returns the same jitted function
     def train_chunk(length: int) -> Callable:
@@ -276,7 +291,10 @@ def make_runner(
             check_vma=env.vma_checked,
         )
         return jax.jit(
-            sharded, donate_argnums=0, compiler_options=compiler_options(platform)
+            sharded,
+            donate_argnums=0,
+            out_shardings=(out_shardings, replicated(mesh)),
+            compiler_options=compiler_options(platform),
         )
 
     # Jitted so that outputs are distinct buffers: eager code may alias two leaves
@@ -289,6 +307,7 @@ def make_runner(
             out_specs=specs,
             check_vma=env.vma_checked,
         ),
+        out_shardings=out_shardings,
         compiler_options=compiler_options(platform, runs_once=True),
     )
     return AnakinRunner(

@@ -307,6 +307,8 @@ class ChunkLoop:
             else contextlib.nullcontext()
         )
         last = schedule[-1][0] if schedule else -1
+        if schedule:
+            state = placed(state, self.programs.chunks[schedule[0][1]])
 
         def dispatched() -> Iterator[Pending]:
             nonlocal state
@@ -347,3 +349,20 @@ class ChunkLoop:
         packed, finite = self.run.checkpointer.pack(state), params_finite(state)
         self.check_finite({}, 1, self.done, finite)
         self.save(packed)
+
+
+def placed(state: Any, program: Any) -> Any:
+    """`state` on the shardings a compiled chunk takes (as it is, if none known).
+
+    A restored or freshly made state can hold a leaf laid out otherwise than
+    the chunk was compiled for (a zero-size array comes out of a program
+    replicated); a compiled program refuses it. Leaves already in place are
+    not copied.
+    """
+    shardings = getattr(program, "input_shardings", None)
+    if shardings is None:
+        return state
+    (expected,), _ = shardings
+    if jax.tree.structure(expected) != jax.tree.structure(state):
+        return state
+    return jax.device_put(state, expected)

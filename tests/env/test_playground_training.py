@@ -53,3 +53,21 @@ def test_ppo_on_playground_gives_the_same_parameters_on_2_devices():
     np.testing.assert_allclose(
         metrics_two["loss/total"], metrics_one["loss/total"], rtol=1e-5
     )
+
+
+# MJX's `Data` holds zero-size arrays (`act` [B, 0] on CartpoleBalance); jit
+# gave them a replicated sharding, which the chunks, compiled for the actors'
+# P("data"), refused on 2+ devices before the first update. Two chunks: the
+# second takes the first's output, the first init's.
+def test_ppo_on_playground_trains_on_2_devices_through_several_chunks():
+    config = _preset(
+        devices=2,
+        num_envs=8,
+        unroll_length=8,
+        total_steps=512,
+        num_logs=2,
+        ppo={"num_minibatches": 2, "num_epochs": 1},
+        eval={"episodes": 0},
+    )
+    result = pjd.train(config, console=False)
+    assert [r["updates"] for r in result.history] == [4, 8], result.history
