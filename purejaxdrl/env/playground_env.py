@@ -30,6 +30,7 @@ from purejaxdrl.env.base import (
 )
 from purejaxdrl.env.menagerie import needs_menagerie, use_menagerie
 from purejaxdrl.env.playground_compat import patch_removed_keywords
+from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
     check_physics,
     default_physics,
@@ -280,7 +281,7 @@ class PlaygroundEnv(Env):
             key, key_model = jax.random.split(key)
             model = draw(key_model, self.env.mjx_model, self.task_randomizer)
         state, obs = self._reset(key, params, model)
-        return state, restart(obs, state.inner.metrics)
+        return state, restart(obs, {**state.inner.metrics, PHYSICS_NAN: 0.0})
 
     def _step_no_reset(
         self, key: PRNGKey, state: PlaygroundState, action: jax.Array, params: EnvParams
@@ -289,17 +290,21 @@ class PlaygroundEnv(Env):
         del key  # Playground's tasks draw their own noise from their state
         inner = self._task_step(state.inner, jnp.clip(action, -1.0, 1.0), state.model)
         steps = state.steps + 1
-        terminated = jnp.asarray(inner.done) > 0.5
+        obs, reward, metrics, blew_up = finite_step(
+            self._observe(inner.obs), inner.reward, inner.metrics
+        )
+        # A blown-up physics state cannot go on: its episode ends (Playground's
+        # DM Control tasks end it too, on a NaN qpos / qvel).
+        terminated = (jnp.asarray(inner.done) > 0.5) | blew_up
         # A termination on the time limit's step is a termination.
         truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
-        obs = self._observe(inner.obs)
         return state._replace(inner=inner, steps=steps), TimeStep(
             observation=obs,
-            reward=jnp.asarray(inner.reward, jnp.float32),
+            reward=reward,
             discount=1.0 - terminated.astype(jnp.float32),
             truncated=truncated,
             final_observation=obs,
-            info=metrics_info(inner.metrics),
+            info=metrics_info({**metrics, PHYSICS_NAN: blew_up}),
         )
 
     def step(

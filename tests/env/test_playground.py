@@ -17,7 +17,12 @@ pytest.importorskip("mujoco_playground")
 
 from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
-from purejaxdrl.env import menagerie, playground_env, playground_options  # noqa: E402
+from purejaxdrl.env import (  # noqa: E402
+    menagerie,
+    playground_env,
+    playground_nan,
+    playground_options,
+)
 from purejaxdrl.rl.bootstrap import bootstrap_values  # noqa: E402
 from tests.helpers import count_traces, trace_reset_and_steps  # noqa: E402
 
@@ -96,8 +101,40 @@ def test_truncation_returns_the_true_final_observation(run):
 def test_termination_is_discount_zero_and_not_truncation(run):
     _, ts, _, reset_obs, _ = run
     assert float(ts.discount[3]) == 0.0 and not bool(ts.truncated[3])
-    assert np.isnan(ts.final_observation[3]).any()  # the state it died in
+    # The NaN action blew the physics up: the step ends its episode, zeroed
+    # and counted, so no NaN reaches the learner.
+    assert np.isfinite(ts.final_observation).all() and np.isfinite(ts.reward).all()
+    assert float(ts.reward[3]) == 0.0
+    blew_up = ts.info["metrics"][playground_nan.PHYSICS_NAN]
+    assert list(blew_up) == [0, 0, 0, 1, 0, 0, 1]
     np.testing.assert_allclose(ts.observation[3], reset_obs[2], rtol=1e-5, atol=1e-6)
+
+
+# One second per physics step: CartpoleBalance's state turns NaN within a few
+# steps of random actions. Each blow-up ends its episode with reward 0, a
+# zeroed observation and `physics_nan` 1; nothing non-finite comes out.
+def test_a_physics_blow_up_ends_the_episode_zeroed_and_counted():
+    env = envs.make(
+        "playground/CartpoleBalance", ctrl_dt=1.0, sim_dt=1.0, episode_length=50
+    )
+    B, T = 8, 40
+
+    def program(key):
+        keys = jax.random.split(key, B)
+        state, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, ())
+
+        def body(state, key):
+            actions = jax.random.uniform(key, (B, 1), minval=-1, maxval=1)
+            return env.step_batch(jax.random.split(key, B), state, actions, ())
+
+        return jax.lax.scan(body, state, jax.random.split(key, T))[1]
+
+    ts = jax.device_get(jax.jit(program)(jax.random.key(0)))
+    blew_up = ts.info["metrics"][playground_nan.PHYSICS_NAN] > 0
+    assert blew_up.sum() > 0
+    assert (ts.discount[blew_up] == 0).all() and (ts.reward[blew_up] == 0).all()
+    for leaf in jax.tree.leaves(ts):
+        assert np.isfinite(leaf).all()
 
 
 def test_termination_on_the_time_limit_step_is_a_termination(run):
