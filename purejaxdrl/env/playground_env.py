@@ -32,6 +32,7 @@ from purejaxdrl.env.menagerie import needs_menagerie, use_menagerie
 from purejaxdrl.env.playground_compat import patch_removed_keywords
 from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
+    check_groups,
     check_physics,
     default_physics,
     flat_items,
@@ -170,6 +171,7 @@ class PlaygroundEnv(Env):
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())
         check_options(PREFIX + name, config, set(defaults) | set(ADAPTER_OPTIONS))
+        config = check_groups(PREFIX + name, config, defaults)
         config = check_option_types(PREFIX + name, config, defaults)
         if auto_reset not in AUTO_RESETS:
             raise ConfigError(

@@ -5,9 +5,11 @@ some of them Playground would take and then step wrongly or fail deep inside
 a trace. These checks say so in one line first.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import check_option_types
 
 # The physics the adapter runs: MJX's JAX implementation. Playground's configs
 # name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
@@ -84,3 +86,54 @@ def flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
         if isinstance(value, dict):
             items |= flat_items(value, prefix + key + ".")
     return items
+
+
+def check_groups(
+    env_id: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Refuses an option that does not fit its dict or list / tuple default.
+
+    `check_option_types` checks scalars; Playground's ConfigDict would refuse
+    these with a traceback. A dict default is a group of options, set by their
+    own dotted names; a list or tuple takes one (YAML's `[64, 64]`) of entries
+    checked as scalars are, made the default's type.
+
+    Returns:
+      `options`, lists as their defaults' types.
+
+    Raises:
+      ConfigError: naming the option, its value and what it takes.
+
+    """
+    out = dict(options)
+    for name, value in options.items():
+        default = defaults.get(name)
+        if isinstance(default, Mapping) and not isinstance(value, Mapping):
+            first = next(iter(default), "NAME")
+            raise ConfigError(
+                f"env.options {name}={value!r}: {name} is a group of {env_id}'s "
+                f"options ({', '.join(default) or 'none'}), not one value; set "
+                f"them one by one, e.g. --env.option {name}.{first}="
+                f"{_example(default.get(first))}."
+            )
+        if not isinstance(default, list | tuple):
+            continue
+        if not isinstance(value, list | tuple):
+            raise ConfigError(
+                f"env.options {name}={value!r} is not a list ({env_id}'s default: "
+                f"{default!r}); pass one, e.g. --env.option {name}={_example(default)}."
+            )
+        names = [f"{name}[{i}]" for i in range(len(value))]
+        like = {n: default[min(i, len(default) - 1)] for i, n in enumerate(names)}
+        checked = check_option_types(
+            env_id, dict(zip(names, value, strict=True)), like if default else {}
+        )
+        out[name] = type(default)(checked[n] for n in names)
+    return out
+
+
+def _example(value: Any) -> str:
+    """`value` as `--env.option` reads it back (YAML): [64, 64], true."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_example(x) for x in value) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)

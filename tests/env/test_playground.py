@@ -281,12 +281,20 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"ctrl_dt": 0.015}, "= 1.5 times per action, which must be a whole"),
         ({"sim_dt": 0.0}, "ctrl_dt=0.01, sim_dt=0: both must be > 0 (seconds)"),
         ({"menagerie_path": "/x"}, "CartpoleBalance loads no MuJoCo Menagerie"),
+        ({"vision_config": 5}, "option vision_config.cam_active=[true, false]."),
+        ({"vision_config.cam_res": "abc"}, "cam_res='abc' is not a list"),
+        ({"vision_config.cam_res": ["a", 2]}, "cam_res[0]='a' is not an integer"),
     ],
 )
 def test_bad_options_are_one_line_errors(options, message):
     with pytest.raises(ConfigError) as error:
         envs.make("playground/CartpoleBalance", **options)
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_list_option_reaches_the_task_as_its_defaults_type():
+    env = envs.make("playground/CartpoleBalance", **{"vision_config.cam_res": [32, 32]})
+    assert env.env._config.vision_config.cam_res == (32, 32)
 
 
 def test_an_observation_key_on_array_observations_is_refused():
