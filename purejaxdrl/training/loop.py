@@ -362,7 +362,7 @@ def placed(state: Any, program: Any) -> Any:
     shardings = getattr(program, "input_shardings", None)
     if shardings is None:
         return state
-    (expected,), _ = shardings
-    if jax.tree.structure(expected) != jax.tree.structure(state):
+    args, _ = shardings
+    if len(args) != 1 or jax.tree.structure(args[0]) != jax.tree.structure(state):
         return state
-    return jax.device_put(state, expected)
+    return jax.device_put(state, args[0])

@@ -179,3 +179,29 @@ def test_the_quickstart_runs_on_8_devices_and_says_which_it_uses(preset, line):
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"purejaxdrl: {line}" in out.stderr, out.stderr[-2000:]
     assert "4 cpu device(s)" in out.stdout
+
+
+def test_a_state_is_placed_on_the_shardings_its_chunk_was_compiled_for():
+    # A zero-size leaf (MJX's `Data.act` [B, 0]) comes out of a program
+    # replicated, e.g. a restored checkpoint's or init's; a chunk compiled for
+    # P("data") refuses it until the loop places it.
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from purejaxdrl.training.loop import placed
+
+    mesh = make_mesh(2)
+    split = NamedSharding(mesh, P("data"))
+    state = {"a": jax.numpy.zeros((4, 3)), "act": jax.numpy.zeros((4, 0))}
+    state = jax.device_put(state, {"a": split, "act": NamedSharding(mesh, P())})
+    spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), state)
+    spec = jax.tree.map(
+        lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=split), spec
+    )
+    chunk = jax.jit(lambda s: jax.tree.map(lambda x: x + 1, s)).lower(spec).compile()
+    with pytest.raises(ValueError, match="compiled for input shardings"):
+        chunk(state)
+    moved = placed(state, chunk)
+    assert moved["act"].sharding == split and moved["a"] is state["a"]
+    chunk(moved)
+    assert placed(state, lambda s: s) is state  # no shardings known: as it is
