@@ -8,6 +8,7 @@ overrides and validation on these.
 """
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -61,6 +62,8 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             raise fail("an integer", "4") from None
+        if not math.isfinite(number):  # nan, inf: int() of them raises
+            raise fail("an integer", "4")
         if not number.is_integer():
             raise fail("an integer", str(int(number) or 1))
         return int(number)

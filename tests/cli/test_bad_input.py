@@ -182,6 +182,11 @@ CASES = [
     ),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),
     ([*TRAIN, "--num-envs", "2.5"], "is not an integer"),
+    ([*TRAIN, "--num-envs", "nan"], "num_envs='nan' is not an integer; pass e.g."),
+    (
+        [*TRAIN, "--algo", "dqn", "--dqn.batch-size", "inf"],
+        "dqn.batch_size='inf' is not an integer; pass e.g. --dqn.batch-size 4.",
+    ),
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),
     ([*TRAIN, "--network.activation", "swish9"], "network.activation='swish9'"),
