@@ -58,6 +58,10 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
     if hint is int:
         if isinstance(value, bool):
             raise fail("an integer", "4")
+        try:  # exact first: a float loses digits past 2**53
+            return int(value) if isinstance(value, int) else int(str(value))
+        except ValueError:
+            pass
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -96,6 +100,21 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
         return dict(value)
     name = getattr(hint, "__name__", str(hint))
     raise ConfigError(f"{path}: unsupported field type {name}.")
+
+
+def check_seed(seed: Any) -> None:
+    """That `seed` is a key's seed: in [0, 2**32), where no two give one key.
+
+    JAX keeps a seed's low 32 bits, so 2**32 is seed 0's run again (and -1 is
+    2**32 - 1's); far larger ones overflow when the key is made.
+    """
+    if isinstance(seed, jax.core.Tracer) or getattr(seed, "ndim", 0) > 0:
+        return
+    if not 0 <= seed < 2**32:
+        raise ConfigError(
+            f"seed={seed} must be in [0, 2**32) (JAX keeps a seed's low 32 "
+            "bits, so others repeat another seed's run); pass e.g. --seed 1."
+        )
 
 
 def _convertible(hint: Any) -> bool:

@@ -70,6 +70,8 @@ def test_required_presets_are_shipped():
         ({"num_envs": 0}, "num_envs=0 must be >= 1"),
         ({"num_envs": 3, "unroll_length": 5}, "needs num_envs divisible by 4"),
         ({"devices": -1}, "devices=-1 must be >= 0"),
+        ({"seed": 2**32}, "seed=4294967296 must be in [0, 2**32)"),
+        ({"seed": -1}, "seed=-1 must be in [0, 2**32)"),
         ({"ppo": {"gamma": 1.5}}, "gamma=1.5 must be in [0, 1]"),
         ({"total_steps": 10}, "less than one update"),
         ({"network": {"hidden_sizes": []}}, "hidden_sizes"),

@@ -21,7 +21,7 @@ from purejaxdrl.agents.registry import (
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import ConfigError, check, require_config
-from purejaxdrl.config_types import check_types
+from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import CORES
@@ -84,7 +84,7 @@ class RunFields:
       unroll_length: steps per environment between updates.
       total_steps: environment-step budget; training runs
         total_steps // (num_envs * unroll_length) updates.
-      seed: random seed.
+      seed: random seed, in [0, 2**32).
       rng_impl: key implementation: `fused_threefry` (Threefry-2x32 as one fused
         kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
       num_logs: about how many times progress is reported (and metrics
@@ -314,6 +314,7 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         "or a positive unroll factor.",
     )
     _check_checkpoint_and_eval(config)
+    check_seed(config.seed)
     check(
         config.devices >= 0,
         f"devices={config.devices} must be >= 0 (0 uses every local device).",

@@ -182,6 +182,10 @@ CASES = [
     ),
     ([*TRAIN, "--ppo.learning-rate", "fast"], "is not a number"),
     ([*TRAIN, "--num-envs", "2.5"], "is not an integer"),
+    (
+        [*TRAIN, "--seed", "9223372036854775807"],
+        "seed=9223372036854775807 must be in [0, 2**32)",
+    ),
     ([*TRAIN, "--num-envs", "nan"], "num_envs='nan' is not an integer; pass e.g."),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.batch-size", "inf"],
