@@ -9,6 +9,7 @@ own sections, `training.config` composes the run's config from them.
 
 import dataclasses
 import difflib
+import math
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -183,6 +184,7 @@ def check_ranges(
     positive: tuple[str, ...] = (),
     non_negative: tuple[str, ...] = (),
     unit: tuple[str, ...] = (),
+    off_at_inf: tuple[str, ...] = ("max_grad_norm",),
 ) -> None:
     """Checks the ranges of a config section's fields, one rule per group.
 
@@ -190,9 +192,11 @@ def check_ranges(
       name: the section's dotted path, for messages (`ppo`, `network`).
       section: a config dataclass instance.
       at_least_one: integer fields that must be >= 1.
-      positive: number fields that must be > 0.
-      non_negative: number fields that must be >= 0.
+      positive: number fields that must be > 0 (and finite).
+      non_negative: number fields that must be >= 0 (and finite).
       unit: number fields that must lie in [0, 1].
+      off_at_inf: fields of `positive` and `non_negative` whose inf is
+        documented as "off" (max_grad_norm: no clipping), so allowed.
 
     Raises:
       ConfigError: for the first field out of range, naming it and the fix.
@@ -212,10 +216,16 @@ def check_ranges(
         )
     for field, value in values(positive):
         value = float(value)
-        check(value > 0, f"{name}.{field}={value} must be > 0; pass a positive number.")
+        check(
+            value > 0 and (math.isfinite(value) or field in off_at_inf),
+            f"{name}.{field}={value} must be > 0 and finite; pass a positive number.",
+        )
     for field, value in values(non_negative):
         value = float(value)
-        check(value >= 0, f"{name}.{field}={value} must be >= 0.")
+        check(
+            value >= 0 and (math.isfinite(value) or field in off_at_inf),
+            f"{name}.{field}={value} must be >= 0 and finite.",
+        )
     for field, value in values(unit):
         value = float(value)
         flag = f"{name}.{field}".replace("_", "-")

@@ -168,6 +168,11 @@ def test_impala_and_a2c_presets_load_and_validate(name, algo):
         ({"impala": {"vtrace_lambda": 1.5}}, "impala.vtrace_lambda=1.5 must be in"),
         ({"a2c": {"gae_lambda": -0.1}}, "a2c.gae_lambda=-0.1 must be in [0, 1]"),
         ({"a2c": {"entropy_cost": -1.0}}, "a2c.entropy_cost=-1.0 must be >= 0"),
+        ({"a2c": {"entropy_cost": "inf"}}, "a2c.entropy_cost=inf must be >= 0 and f"),
+        ({"impala": {"clip_rho": "inf"}}, "impala.clip_rho=inf must be > 0 and fin"),
+        ({"ppo": {"learning_rate": "inf"}}, "ppo.learning_rate=inf must be > 0 and f"),
+        ({"dqn": {"priority_eps": "inf"}}, "dqn.priority_eps=inf must be > 0 and fi"),
+        ({"ppo": {"reward_clip": "inf"}}, "ppo.reward_clip=inf must be >= 0 and fi"),
     ],
 )
 def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
@@ -275,3 +280,9 @@ def test_a_config_changed_without_apply_overrides_is_type_checked():
         pjd.validate(dataclasses.replace(config, env="CartPole-v1"))
     ppo = dataclasses.replace(config.ppo, learning_rate=1)  # an int is a float
     assert pjd.validate(dataclasses.replace(config, ppo=ppo)).ppo.learning_rate == 1
+
+
+def test_inf_max_grad_norm_means_no_clipping_and_is_allowed():
+    for algo in ("ppo", "dqn", "impala"):
+        overrides = {"algo": algo, algo: {"max_grad_norm": "inf"}}
+        pjd.validate(pjd.apply_overrides(pjd.TrainConfig(), overrides))

@@ -45,7 +45,7 @@ class OptimizerFields(LearnerFields):
         and IMPALA's schedule; a replay learner's over the updates from the
         one that fills min_replay).
       max_grad_norm: gradients are rescaled to at most this global norm before
-        each optimiser step.
+        each optimiser step; inf: not clipped.
 
     """
 

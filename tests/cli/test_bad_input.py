@@ -235,6 +235,7 @@ CASES = [
         "impala.learning_rate=-0.1 must be > 0",
     ),
     ([*TRAIN, "--ppo.eps", "0"], "ppo.eps=0.0 must be > 0"),
+    ([*TRAIN, "--ppo.learning-rate", "inf"], "ppo.learning_rate=inf must be > 0 and"),
     ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
     (
