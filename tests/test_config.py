@@ -173,6 +173,8 @@ def test_impala_and_a2c_presets_load_and_validate(name, algo):
         ({"ppo": {"learning_rate": "inf"}}, "ppo.learning_rate=inf must be > 0 and f"),
         ({"dqn": {"priority_eps": "inf"}}, "dqn.priority_eps=inf must be > 0 and fi"),
         ({"ppo": {"reward_clip": "inf"}}, "ppo.reward_clip=inf must be >= 0 and fi"),
+        ({"sac": {"target_entropy_scale": "nan"}}, "sac.target_entropy_scale=nan"),
+        ({"sac": {"target_entropy_scale": "-inf"}}, "target_entropy_scale=-inf must"),
     ],
 )
 def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):

@@ -9,6 +9,7 @@ uniform replay shard per device, and gradients are all-reduced.
 """
 
 import dataclasses
+import math
 from typing import Any, NamedTuple
 
 import jax
@@ -346,6 +347,12 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         at_least_one=("buffer_size", "batch_size", "min_replay", "updates_per_step"),
         positive=("learning_rate", "init_alpha", "reward_scale"),
         unit=("gamma", "tau"),
+    )
+    scale = config.target_entropy_scale
+    check(
+        isinstance(scale, jax.core.Tracer) or math.isfinite(float(scale)),
+        f"sac.target_entropy_scale={scale} must be a finite number (a negative "
+        "one targets a positive entropy); e.g. --sac.target-entropy-scale 1.",
     )
     check(
         config.min_replay <= config.buffer_size,
