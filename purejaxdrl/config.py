@@ -191,7 +191,7 @@ def check_ranges(
     Args:
       name: the section's dotted path, for messages (`ppo`, `network`).
       section: a config dataclass instance.
-      at_least_one: integer fields that must be >= 1.
+      at_least_one: integer fields that must be >= 1 (and < 2**31).
       positive: number fields that must be > 0 (and finite).
       non_negative: number fields that must be >= 0 (and finite).
       unit: number fields that must lie in [0, 1].
@@ -211,8 +211,9 @@ def check_ranges(
 
     for field, value in values(at_least_one):
         check(
-            value >= 1,
-            f"{name}.{field}={value} must be >= 1; pass a positive integer.",
+            1 <= value < 2**31,  # sizes are int32 in the compiled programs
+            f"{name}.{field}={value} must be >= 1 and < 2**31; pass a positive "
+            "integer.",
         )
     for field, value in values(positive):
         value = float(value)

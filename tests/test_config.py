@@ -174,6 +174,17 @@ def test_impala_and_a2c_presets_load_and_validate(name, algo):
         ({"dqn": {"priority_eps": "inf"}}, "dqn.priority_eps=inf must be > 0 and fi"),
         ({"ppo": {"reward_clip": "inf"}}, "ppo.reward_clip=inf must be >= 0 and fi"),
         ({"sac": {"target_entropy_scale": "nan"}}, "sac.target_entropy_scale=nan"),
+        ({"dqn": {"batch_size": 10**30}}, "dqn.batch_size=1" + "0" * 30 + " must be"),
+        ({"dqn": {"buffer_size": 2**31}}, "dqn.buffer_size=2147483648 must be >= 1 an"),
+        ({"dqn": {"batch_size": 200000}}, "dqn.batch_size=200000 exceeds dqn.buffer_s"),
+        ({"apex": {"batch_size": 200000}}, "apex.batch_size=200000 exceeds apex.buffe"),
+        ({"r2d2": {"batch_size": 8192}}, "r2d2.batch_size=8192 exceeds r2d2.buffer_si"),
+        ({"sac": {"batch_size": 10**7}}, "sac.batch_size=10000000 exceeds sac.buffer_"),
+        ({"impala": {"policy_lag": 10**7}}, "impala.policy_lag=10000000 is not less t"),
+        (
+            {"impala": {"replay_ratio": 0.9999999, "replay_size": 32}},
+            "impala.replay_ratio=0.9999999 makes each learner batch",
+        ),
         ({"sac": {"target_entropy_scale": "-inf"}}, "target_entropy_scale=-inf must"),
     ],
 )

@@ -1,6 +1,7 @@
 """DQN's and Ape-X's hyper-parameters and their range rules."""
 
 import dataclasses
+from typing import Any
 
 import jax
 
@@ -70,3 +71,20 @@ def validate(
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_buffer_fits(name, config, shape)
+    check_batch_fits(name, config)
+
+
+def check_batch_fits(name: str, config: Any) -> None:
+    """That a replay learner's batch is no larger than its buffer.
+
+    Both are global and split evenly over the devices, so this holds on each
+    device too. A batch larger than the whole buffer is sampled from fewer
+    items than it holds: almost surely a mistake.
+    """
+    flag = name.replace("_", "-")
+    check(
+        config.batch_size <= config.buffer_size,
+        f"{name}.batch_size={config.batch_size} exceeds {name}.buffer_size="
+        f"{config.buffer_size}: a batch is sampled from the buffer; lower "
+        f"--{flag}.batch-size or raise --{flag}.buffer-size.",
+    )

@@ -285,9 +285,10 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
     """
     check_optimizer("impala", config.optimizer)
     check(
-        config.policy_lag >= 0,
-        f"impala.policy_lag={config.policy_lag} must be >= 0; pass 0 for none "
-        "(act with the learner's parameters) or a positive number of updates.",
+        0 <= config.policy_lag < 2**31,
+        f"impala.policy_lag={config.policy_lag} must be >= 0 (and < 2**31); pass "
+        "0 for none (act with the learner's parameters) or a positive number of "
+        "updates.",
     )
     check(
         0.0 <= config.replay_ratio < 1.0,
@@ -302,7 +303,10 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
         unit=("gamma", "vtrace_lambda", "rms_decay"),
     )
-    if shape is None or config.replay_ratio == 0:
+    if shape is None:
+        return
+    _check_against_run(config, shape)
+    if config.replay_ratio == 0:
         return
     size, devices = config.replay_size, shape.num_devices
     check(
@@ -310,6 +314,29 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         f"impala.replay_size={size} must hold one update's trajectories "
         f"(num_envs={shape.num_envs}) and split evenly over {devices} device(s); "
         f"raise it to a multiple of {devices} of at least {shape.num_envs}.",
+    )
+
+
+def _check_against_run(config: IMPALAConfig, shape: RunShape) -> None:
+    """That the policy lag is shorter than the run and a batch's steps fit int32."""
+    lag, updates = config.policy_lag, shape.num_updates
+    per_update = shape.num_envs * shape.unroll_length
+    check(
+        lag < updates or updates < 1,  # < 1: `check_agent_args` says so
+        f"impala.policy_lag={lag} is not less than the run's {updates} updates: "
+        "the actors would only ever act with the initial parameters; lower "
+        f"--impala.policy-lag or raise --total-steps to at least "
+        f"{(lag + 1) * per_update}.",
+    )
+    ratio = config.replay_ratio
+    replayed = shape.num_envs * ratio / (1 - ratio)  # as `_make_replay` sizes it
+    steps = round((shape.num_envs + replayed) * shape.unroll_length)
+    check(
+        steps < 2**31,
+        f"impala.replay_ratio={ratio} makes each learner batch {steps} steps "
+        f"(num_envs={shape.num_envs} fresh trajectories and {round(replayed)} "
+        "replayed, x unroll_length), over the 2**31 a batch may index; lower "
+        "it, e.g. --impala.replay-ratio 0.5.",
     )
 
 

@@ -34,6 +34,7 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
+from purejaxdrl.agents.dqn_config import check_batch_fits
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
@@ -293,6 +294,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         config.burn_in >= 0,
         f"r2d2.burn_in={config.burn_in} must be >= 0 (0: no burn-in).",
     )
+    check_batch_fits("r2d2", config)
     check(
         config.min_replay <= config.buffer_size,
         f"r2d2.min_replay={config.min_replay} exceeds r2d2.buffer_size="

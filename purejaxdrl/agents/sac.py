@@ -24,6 +24,7 @@ from purejaxdrl.agents.base import (
     check_agent_args,
     feed_forward,
 )
+from purejaxdrl.agents.dqn_config import check_batch_fits
 from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import (
@@ -354,6 +355,7 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         f"sac.target_entropy_scale={scale} must be a finite number (a negative "
         "one targets a positive entropy); e.g. --sac.target-entropy-scale 1.",
     )
+    check_batch_fits("sac", config)
     check(
         config.min_replay <= config.buffer_size,
         f"sac.min_replay={config.min_replay} exceeds sac.buffer_size="

@@ -235,6 +235,14 @@ CASES = [
         "impala.learning_rate=-0.1 must be > 0",
     ),
     ([*TRAIN, "--ppo.eps", "0"], "ppo.eps=0.0 must be > 0"),
+    (
+        [*TRAIN, "--algo", "dqn", "--dqn.batch-size", "60000"],
+        "dqn.batch_size=60000 exceeds dqn.buffer_size=50000",
+    ),
+    (
+        [*TRAIN, "--algo", "impala", "--impala.policy-lag", "1000"],
+        "impala.policy_lag=1000 is not less than the run's",
+    ),
     ([*TRAIN, "--ppo.learning-rate", "inf"], "ppo.learning_rate=inf must be > 0 and"),
     ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
