@@ -72,6 +72,14 @@ def validate(
     )
     check_buffer_fits(name, config, shape)
     check_batch_fits(name, config)
+    if shape is not None:
+        check(
+            config.n_step <= shape.unroll_length,
+            f"{name}.n_step={config.n_step} is longer than unroll_length="
+            f"{shape.unroll_length}: targets stop at the unroll's end; use "
+            f"--{name}.n-step {shape.unroll_length} or less, or raise "
+            "--unroll-length.",
+        )
 
 
 def check_batch_fits(name: str, config: Any) -> None:

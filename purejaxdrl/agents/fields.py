@@ -182,7 +182,9 @@ class QLearningFields(EpsilonFields, ReplayFields, OptimizerFields):
     """What the double Q-learners from replay (DQN, Ape-X, R2D2) share.
 
     Attributes:
-      n_step: n of the n-step double Q-learning targets.
+      n_step: n of the n-step double Q-learning targets, which stop at the
+        unroll's end (R2D2's: its sequence's), so DQN's and Ape-X's must be
+        at most unroll_length.
       dueling: a dueling Q head (Q = V + A - mean A; Wang et al., 2016).
       target_every: gradient steps between target-network updates.
       priority_alpha: prioritisation exponent α of the prioritised replay

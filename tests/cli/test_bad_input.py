@@ -240,6 +240,10 @@ CASES = [
         "dqn.batch_size=60000 exceeds dqn.buffer_size=50000",
     ),
     (
+        [*TRAIN, "--algo", "dqn", "--dqn.n-step", "100"],
+        "dqn.n_step=100 is longer than unroll_length=4: targets stop at the",
+    ),
+    (
         [*TRAIN, "--algo", "impala", "--impala.policy-lag", "1000"],
         "impala.policy_lag=1000 is not less than the run's",
     ),
