@@ -38,6 +38,31 @@ def _section_hint(config: Any, key: str, algo: Any) -> str:
     return f"did you mean {name}.{key} ({flag})? " if name else ""
 
 
+def _refuse_foreign_fields(config: Any, section: str, fields: Mapping) -> None:
+    """Refuses a field of other sections set in `section` (dqn.num_minibatches).
+
+    Said before any near-miss of `section`'s own fields, which would suggest a
+    field unlike the one meant (dqn.batch_size).
+    """
+    own = {f.name for f in dataclasses.fields(getattr(config, section))}
+    for raw_key in _nested(fields):
+        key = str(raw_key).replace("-", "_")
+        owners = [
+            f.name
+            for f in dataclasses.fields(config)
+            if f.name != section
+            and dataclasses.is_dataclass(inner := getattr(config, f.name))
+            and key in {g.name for g in dataclasses.fields(inner)}
+        ]
+        if key not in own and owners:
+            flag = f"--{owners[0]}.{key}".replace("_", "-")
+            raise ConfigError(
+                f"Unknown config field '{section}.{key}': {key} is a field of "
+                f"{', '.join(owners)}, not {section}'s (e.g. {flag}). "
+                "`purejaxdrl train --help` lists every field."
+            )
+
+
 def require_config(config: Any, what: str) -> None:
     """Refuses a preset, a preset's name or anything else in place of a config."""
     inner = getattr(config, "config", None)
@@ -98,6 +123,8 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
                     f"{path}={value!r} must be a mapping of its fields, e.g. "
                     f"{path}: {{...}}; set single fields with --{path}.<field>."
                 )
+            if not prefix:
+                _refuse_foreign_fields(config, key, value)
             changes[key] = apply_overrides(current, value, f"{path}.")
         else:
             changes[key] = coerce(value, hints[key], path)

@@ -92,6 +92,11 @@ def test_validation_names_value_rule_and_fix(overrides, message):
         ({"algo": "sac", "batch_size": 1}, "did you mean sac.batch_size (--sac."),
         ({"min_replay": 1}, "field of the dqn, apex, r2d2, sac sections, not ppo's"),
         ({"episodes": 1}, "did you mean eval.episodes (--eval.episodes)?"),
+        (
+            {"dqn": {"num_minibatches": 4}},
+            "'dqn.num_minibatches': num_minibatches is a field of ppo, pqn, not dqn's",
+        ),
+        ({"dqn.gae-lambda": 0.9}, "gae_lambda is a field of ppo, a2c, not dqn's"),
         ({"num_envs": "many"}, "num_envs='many' is not an integer"),
         ({"num_envs": 2.5}, "is not an integer"),
         ({"num_envs": "nan"}, "num_envs='nan' is not an integer; pass e.g. --num"),

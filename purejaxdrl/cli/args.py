@@ -1,6 +1,7 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
+import dataclasses
 import difflib
 import sys
 import types
@@ -48,6 +49,7 @@ class Parser(argparse.ArgumentParser):
             cutoff = 0.85 if env_option else 0.6
             close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
             hint = f"did you mean {close[0]}? " if close else ""
+            hint = _foreign_flag_hint(flag, flags) or hint
             if env_option and not close:
                 name = flag.removeprefix("--env.").replace("-", "_")
                 hint = f"an environment's own option? --env.option {name}=VALUE. "
@@ -56,6 +58,33 @@ class Parser(argparse.ArgumentParser):
             kind = "a number" if "float" in message else "an integer"
             message = f"{message}; pass {kind} (see `{self._help}`)."
         raise UsageError(message)
+
+
+def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
+    """For --dqn.num-minibatches: the sections whose field it is, if any."""
+    section, dot, leaf = flag.removeprefix("--").partition(".")
+    field = leaf.replace("-", "_")
+    # Every algorithm's section (a run's parser has only its own algorithm's
+    # flags), then the other sections the parser has (eval.episodes).
+    owners = [
+        record.name
+        for record in algorithms()
+        if field in {f.name for f in dataclasses.fields(record.config_type)}
+    ]
+    owners += [
+        owner
+        for f in flags
+        if f.endswith(f".{leaf}")
+        and f.count(".") == 1
+        and (owner := f.removeprefix("--").split(".")[0]) not in owners
+    ]
+    owners = [owner for owner in owners if owner != section]
+    if not dot or not leaf or not owners:
+        return ""
+    return (
+        f"{field} is a field of {', '.join(owners)}, not "
+        f"{section}'s (e.g. --{owners[0]}.{leaf}). "
+    )
 
 
 def run_dir_parser(

@@ -173,6 +173,14 @@ CASES = [
         "randomize=VALUE.",
     ),
     (
+        [*TRAIN, "--algo", "dqn", "--dqn.num-minibatches", "4"],
+        "num_minibatches is a field of ppo, pqn, not dqn's (e.g. --ppo.num-minibat",
+    ),
+    (
+        [*TRAIN, "--ppo.buffer-size", "4"],
+        "buffer_size is a field of dqn, apex, r2d2, sac, not ppo's",
+    ),
+    (
         [*TRAIN, "--ppo.learning-rat", "3e-4"],
         "did you mean --ppo.learning-rate? `purejaxdrl train --help` lists",
     ),
