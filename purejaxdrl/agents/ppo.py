@@ -219,6 +219,7 @@ def checked_split(
     batch: PyTree,
     traj: Transition,
     recurrent: bool,
+    devices: int = 1,
 ) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
     """Checks that this device's unroll splits into minibatches, and how it does.
 
@@ -226,9 +227,11 @@ def checked_split(
     `validate(config, shape)` with `traj`'s [T, B]; then, with a recurrent
     core, `batch` with the unroll's resets and start states and its whole
     sequences' split (`sequence_split`), else `batch` and `minibatch_split`.
+    `devices` (the run's `num_devices`) the batch is split over: the message
+    names the run's num_envs and each device's share.
     """
     t, b = traj.reward.shape
-    validate(config, RunShape(b, t, recurrent))
+    validate(config, RunShape(b * devices, t, recurrent, num_devices=devices))
     if recurrent:
         batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
         return batch, sequence_split(config.num_minibatches)
@@ -274,7 +277,9 @@ def make_ppo(
         batch = Batch(
             traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
-        batch, split = checked_split(validate, config, batch, traj, recurrent)
+        batch, split = checked_split(
+            validate, config, batch, traj, recurrent, run.num_devices
+        )
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
 
@@ -348,11 +353,26 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     else:
         why = f"unroll_length={shape.unroll_length}"
         fix = " or num_minibatches a divisor of unroll_length"
+    envs, devices = shape.num_envs, shape.num_devices
+    if devices == 1:
+        check(
+            envs % multiple == 0,
+            f"{name}.num_minibatches={config.num_minibatches} with {why} needs "
+            f"num_envs divisible by {multiple}, got num_envs={envs}; make "
+            f"num_envs a multiple of {multiple}{fix}.",
+        )
+        return
+    step = multiple * devices
+    fewer = [d for d in range(devices - 1, 0, -1) if envs % (d * multiple) == 0]
     check(
-        shape.num_envs % multiple == 0,
-        f"{name}.num_minibatches={config.num_minibatches} with {why} needs num_envs "
-        f"divisible by {multiple}, got num_envs={shape.num_envs}; make num_envs "
-        f"a multiple of {multiple}{fix}.",
+        (envs // devices) % multiple == 0,
+        f"{name}.num_minibatches={config.num_minibatches} with {why} needs each "
+        f"device's environments to be a multiple of {multiple}, got num_envs="
+        f"{envs} over {devices} devices = {envs // devices} each; pass "
+        f"--num-envs {-(-envs // step) * step}"
+        + (f" or --devices {fewer[0]}" if fewer else "")
+        + (", or make num_minibatches a divisor of unroll_length" if fix else "")
+        + ".",
     )
 
 

@@ -178,7 +178,9 @@ def make_pqn(
     ) -> tuple[AgentState, Metrics]:
         target = q_lambda_targets(traj, config)
         batch = Batch(traj.observation, traj.action, target)
-        batch, split = checked_split(validate, config, batch, traj, recurrent)
+        batch, split = checked_split(
+            validate, config, batch, traj, recurrent, run.num_devices
+        )
 
         def minibatches(key: PRNGKey) -> tuple[Batch]:
             return (split(batch, key),)

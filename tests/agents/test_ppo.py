@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from purejaxdrl.agents import PPOConfig
+from purejaxdrl.agents import PPOConfig, RunShape, ppo, pqn
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,
     batch,
@@ -143,3 +143,20 @@ def test_first_minibatch_policy_loss_is_minus_the_mean_advantage(normalize):
     assert abs(raw) > 0.1  # far from the standardised 0
     expected = 0.0 if normalize else raw
     np.testing.assert_allclose(metrics["loss/policy"], expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["ppo", "pqn"])
+def test_per_device_minibatch_message_names_the_run_and_each_device(name):
+    # A device's update checks its own environments (1 of 4 here), but says
+    # so with the run's num_envs and a fix that fits the devices.
+    module, kind = (ppo, ppo.PPOConfig) if name == "ppo" else (pqn, pqn.PQNConfig)
+    shape = RunShape(4, 16, num_devices=4)
+    with pytest.raises(ValueError) as error:
+        module.validate(kind(num_minibatches=32), shape)
+    assert str(error.value) == (
+        f"{name}.num_minibatches=32 with unroll_length=16 needs each device's "
+        "environments to be a multiple of 2, got num_envs=4 over 4 devices = 1 "
+        "each; pass --num-envs 8 or --devices 2, or make num_minibatches a "
+        "divisor of unroll_length."
+    )
+    module.validate(kind(num_minibatches=32), shape._replace(num_envs=8))
