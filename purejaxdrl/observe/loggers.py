@@ -11,6 +11,8 @@ import os
 import pathlib
 from typing import Any, Protocol
 
+from purejaxdrl.config_types import ConfigError
+
 LOGGERS = ("tensorboard", "wandb")  # sinks chosen by name (`--logger`)
 
 
@@ -102,15 +104,24 @@ class WandbLogger:
         # A resumed run goes on in the W&B run it started (its id kept here).
         id_file = directory / "wandb" / "purejaxdrl-run-id"
         run_id = id_file.read_text().strip() if id_file.is_file() else None
-        self._run = wandb.init(
-            project=os.environ.get("WANDB_PROJECT", "purejaxdrl"),
-            name=name,
-            dir=str(directory),
-            config=config,
-            id=run_id,
-            resume="allow" if run_id else None,
-            reinit="create_new",  # one W&B run per train() call, even in Jupyter
-        )
+        try:
+            self._run = wandb.init(
+                project=os.environ.get("WANDB_PROJECT", "purejaxdrl"),
+                name=name,
+                dir=str(directory),
+                config=config,
+                id=run_id,
+                resume="allow" if run_id else None,
+                reinit="create_new",  # one W&B run per train() call, in Jupyter too
+            )
+        except (wandb.errors.UsageError, wandb.errors.AuthenticationError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ConfigError(
+                f"--logger wandb: W&B did not start ({type(e).__name__}: {first}); "
+                "run `wandb login`, set WANDB_API_KEY, or set WANDB_MODE=offline "
+                f"to keep the run local; nothing was trained in {str(directory)!r} "
+                "(delete it, or --resume it once W&B starts)"
+            ) from None
         id_file.write_text(self._run.id)
         self._run.define_metric("env_steps")
         self._run.define_metric("*", step_metric="env_steps")

@@ -282,6 +282,9 @@ def _train_chunks(
             packed = checkpoint.pack(live.hps, live.states)
             window = jax.device_get(live.window)
             checkpoint.save(live.reached, packed, result, window=window)
+        # The clock stops before close() waits on the saves, as train's does:
+        # the summary's steps/s then agrees with the last progress line.
+        ended = time.perf_counter()
     finally:  # stopped or not, what was saved is complete on disk
         if checkpoint is not None:
             checkpoint.close()
@@ -290,7 +293,7 @@ def _train_chunks(
             f"stopped by {stopped[0]} after update {live.reached:,} of "
             f"{cfg.num_updates:,}"
         )
-    return before + time.perf_counter() - begin
+    return before + ended - begin
 
 
 def _accumulate(

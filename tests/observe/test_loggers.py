@@ -152,3 +152,22 @@ def test_logger_needs_a_run_directory(capsys):
     assert "drop --no-files" in capsys.readouterr().err
     assert cli.main(["train", "--logger", "wandb9"]) == 2
     assert "invalid choice: 'wandb9'" in capsys.readouterr().err
+
+
+def test_wandb_without_a_login_is_one_line(tmp_path, capsys, monkeypatch):
+    wandb = pytest.importorskip("wandb")
+
+    def refuse(**kwargs):
+        raise wandb.errors.UsageError("No API key configured. Use `wandb login`.")
+
+    monkeypatch.setattr(wandb, "init", refuse)
+    argv = ["train", "--no-compile-cache", "--quiet", "--logger", "wandb",
+            "--total-steps", str(512 * 4), "--num-logs", "2", "--devices", "1",
+            "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    (run,) = tmp_path.iterdir()
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    for part in ("wandb login", "WANDB_API_KEY", "WANDB_MODE=offline", str(run)):
+        assert part in err, (part, err)
