@@ -32,7 +32,13 @@ def eval_command(argv: Sequence[str]) -> int:
         "a run directory (its newest good checkpoint), or an exported policy "
         "folder (`purejaxdrl export`, a sweep's or PBT's policy/)",
     )
-    parser.add_argument("--episodes", type=int, default=5, help="(default: 5)")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=5,
+        help="how many episodes to play, one per fresh environment; their mean "
+        "return is reported (default: 5)",
+    )
     parser.add_argument(
         "--render",
         metavar="FILE",
@@ -40,7 +46,13 @@ def eval_command(argv: Sequence[str]) -> int:
         "environments), FILE.html (brax) or FILE.mp4 (MuJoCo Playground, with "
         "imageio-ffmpeg)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="(default: 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds the fresh environments (start states, any randomness in "
+        "their steps); the same seed plays the same episodes (default: 0)",
+    )
     parser.add_argument(
         "--max-steps",
         type=int,

@@ -25,12 +25,24 @@ def plot_command(argv: Sequence[str]) -> int:
         prog="purejaxdrl plot",
         description="Draw learning curves (return, or another metric, vs env "
         "steps and vs training time) of run, sweep and PBT directories into one "
-        "PNG. Runs that differ only in their seed, a sweep's seeds and a PBT "
-        "run's members are drawn as a mean with a band.",
+        "figure (a PNG unless --out names another format). Runs that differ "
+        "only in their seed, a sweep's seeds and a PBT run's members are drawn "
+        "as a mean with a band.",
         allow_abbrev=False,
     )
-    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
-    parser.add_argument("--out", default="curves.png", help="(default: %(default)s)")
+    parser.add_argument(
+        "run_dirs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run, sweep or PBT directories (one or more), as written by "
+        "purejaxdrl train, sweep or pbt",
+    )
+    parser.add_argument(
+        "--out",
+        default="curves.png",
+        help="the figure's file; its extension picks the format: .png, .pdf, "
+        ".svg, ... (default: %(default)s)",
+    )
     parser.add_argument("--title", default="", help="figure title")
     parser.add_argument("--target", type=float, help="draw this score as a line")
     parser.add_argument(
