@@ -21,6 +21,14 @@ from purejaxdrl.cli.args import run_dir_parser
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
 # frame per step, and a long one is a large file to watch in a notebook.
 RENDER_STEPS = 1000
+EPISODES_HELP = (
+    "how many episodes to play, one per fresh environment; their mean return "
+    "is reported (default: 5)"
+)
+SEED_HELP = (
+    "seeds the fresh environments (start states, any randomness in their "
+    "steps); the same seed plays the same episodes (default: 0)"
+)
 
 
 def eval_command(argv: Sequence[str]) -> int:
@@ -32,13 +40,7 @@ def eval_command(argv: Sequence[str]) -> int:
         "a run directory (its newest good checkpoint), or an exported policy "
         "folder (`purejaxdrl export`, a sweep's or PBT's policy/)",
     )
-    parser.add_argument(
-        "--episodes",
-        type=int,
-        default=5,
-        help="how many episodes to play, one per fresh environment; their mean "
-        "return is reported (default: 5)",
-    )
+    parser.add_argument("--episodes", type=int, default=5, help=EPISODES_HELP)
     parser.add_argument(
         "--render",
         metavar="FILE",
@@ -46,13 +48,7 @@ def eval_command(argv: Sequence[str]) -> int:
         "environments), FILE.html (brax) or FILE.mp4 (MuJoCo Playground, with "
         "imageio-ffmpeg)",
     )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seeds the fresh environments (start states, any randomness in "
-        "their steps); the same seed plays the same episodes (default: 0)",
-    )
+    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
         "--max-steps",
         type=int,
