@@ -1,5 +1,6 @@
 """Adapter from gymnax (>= 1.0, six-value `step`) environments to `Env`."""
 
+import warnings
 from typing import Any
 
 import jax
@@ -73,6 +74,7 @@ class GymnaxEnv(Env):
         """
         adapter = cls.__new__(cls)
         name = getattr(env, "name", type(env).__name__)
+        _warn_if_legacy(name, env)
         adapter._adopt(name, env, env.default_params if params is None else params)
         return adapter
 
@@ -155,4 +157,28 @@ class GymnaxEnv(Env):
             truncated=jnp.logical_and(jnp.asarray(truncated, jnp.bool_), ~terminated),
             final_observation=self._observation(info["final_observation"]),
             info={},
+        )
+
+
+def _warn_if_legacy(name: str, env: Any) -> None:
+    """Warns once at wrap if `env` is written the gymnax < 1.0 way.
+
+    Such a class overrides `is_terminal` (with the time limit in it) and
+    returns it as `step_env`'s done; gymnax >= 1.0 takes that as a natural
+    termination, so each time-out trains with discount 0, not bootstrapped.
+    Checked on the class, once: nothing is added to the compiled step.
+    """
+    from gymnax.environments.environment import Environment
+
+    kind = type(env)
+    legacy = getattr(kind, "is_terminal", None) is not Environment.is_terminal
+    if legacy and getattr(kind, "is_terminated", None) is Environment.is_terminated:
+        warnings.warn(
+            f"{name} overrides is_terminal, as gymnax < 1.0 environments did; "
+            "under gymnax >= 1.0 step_env must return natural termination "
+            "only (implement is_terminated), the time limit is "
+            "params.max_steps_in_episode, and self.discount is not called: a "
+            "done that includes the time limit trains each time-out as a "
+            "termination (see docs/guide/bring-your-own-env.md).",
+            stacklevel=3,
         )

@@ -160,3 +160,22 @@ def test_a_scalar_box_action_is_a_vector_of_one_and_bounds_must_be_finite():
     odd = spaces.Dict({"a": spaces.Box(0.0, 1.0, (2,))})
     with pytest.raises(pjd.ConfigError, match="its observation space is a Dict"):
         envs.GymnaxEnv.wrap(Spaced(observation_space=odd))
+
+
+class LegacyCorridor(Corridor):
+    """gymnax < 1.0's template: the time limit in is_terminal, returned as done."""
+
+    def is_terminal(self, state, params):
+        time_out = state.time >= params.max_steps_in_episode
+        return jnp.logical_or(state.position >= params.length, time_out)
+
+
+def test_a_gymnax_environment_written_the_pre_1_0_way_is_warned_of_once():
+    with pytest.warns(UserWarning, match="overrides is_terminal.*max_steps_in_episode"):
+        envs.GymnaxEnv.wrap(LegacyCorridor())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        envs.GymnaxEnv.wrap(Corridor())  # the gymnax >= 1.0 way: no warning
+        envs.make("CartPole-v1")  # gymnax's own: no warning
