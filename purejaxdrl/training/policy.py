@@ -35,9 +35,15 @@ from purejaxdrl.env.normalization import (
     statistics_from_host,
     statistics_to_host,
 )
-from purejaxdrl.networks import NetworkConfig, RecurrentNetwork
+from purejaxdrl.networks import RecurrentNetwork
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.rl.exploration import epsilon_greedy
+from purejaxdrl.training.policy_checks import (
+    check_params,
+    check_spec,
+    network_config,
+    write_together,
+)
 from purejaxdrl.training.policy_inputs import (
     as_acted_on,
     batched_step_inputs,
@@ -242,8 +248,10 @@ def write_policy(
         blob["obs_stats"] = statistics_to_host(stats)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / PARAMS_FILE).write_bytes(flax.serialization.msgpack_serialize(blob))
-    (out / SPEC_FILE).write_text(json.dumps(spec, indent=2) + "\n")
+    write_together(out, {
+        PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
+        SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
+    })  # fmt: skip
     return out
 
 
@@ -274,17 +282,8 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             f"{str(path / SPEC_FILE)!r} is not a {FORMAT} file; make one with "
             "`purejaxdrl export RUN_DIR --out DIR`."
         )
-    net = spec["network"]
-    config = NetworkConfig(
-        **{
-            **net,
-            "hidden_sizes": tuple(net["hidden_sizes"]),
-            "resnet_channels": tuple(
-                net.get("resnet_channels", NetworkConfig.resnet_channels)
-            ),
-            "head_sizes": tuple(net.get("head_sizes", ())),
-        }
-    )
+    check_spec(path, spec, SPEC_FILE, VERSION)
+    config = network_config(path / SPEC_FILE, spec["network"])
     obs_spec, action_spec = _spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
     # as the algorithm builds it; a user's algorithm is registered by one of
@@ -294,6 +293,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
     network, _ = record.make_networks(section, config, obs_spec, action_spec)
+    check_params(path, spec, blob, network, obs_spec)
     dist = network.distribution
     params = jax.tree.map(jnp.asarray, blob["params"])
     stats = blob.get("obs_stats")

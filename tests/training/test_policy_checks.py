@@ -1,0 +1,88 @@
+"""A policy folder that does not fit itself is refused in one line at load."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.env.normalization import RunningStatistics
+from purejaxdrl.training.policy import write_policy
+
+
+def _export(out, normalize=False, hidden=(16, 16)):
+    """A PPO CartPole policy folder, parameters fresh from the network's init."""
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"network": {"hidden_sizes": list(hidden)}, "devices": 1},
+    )
+    env = pjd.env.make("CartPole-v1")
+    specs = (env.observation_spec(env.default_params), env.action_spec(None))
+    record = algorithm("ppo")
+    network, _ = record.make_networks(config.algo_config, config.network, *specs)
+    params = network.init(jax.random.key(0), jnp.zeros(4))
+    stats = None
+    if normalize:
+        stats = RunningStatistics(jnp.float32(1), jnp.zeros(4), jnp.ones(4))
+    return write_policy(out, config, params, stats, updates=1, specs=specs)
+
+
+def _edit(folder, **changes):
+    spec = json.loads((folder / "policy.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            del spec[key]
+        else:
+            spec[key] = value
+    (folder / "policy.json").write_text(json.dumps(spec))
+
+
+def test_a_fitting_policy_loads_and_leaves_no_temporary_files(tmp_path):
+    folder = _export(tmp_path / "p", normalize=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["params.msgpack", "policy.json"]
+    policy = pjd.load_policy(folder)
+    assert policy.mode(jnp.zeros((3, 4))).shape == (3,)
+
+
+def test_params_of_another_network_are_refused(tmp_path):
+    folder = _export(tmp_path / "p")
+    other = _export(tmp_path / "q", hidden=(8,))
+    (folder / "params.msgpack").write_bytes((other / "params.msgpack").read_bytes())
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_policy(folder)
+    message = str(e.value)
+    assert "params.msgpack does not fit the network" in message
+    assert str(folder) in message and "re-export" in message
+    assert "\n" not in message
+
+
+def test_observation_statistics_must_match_normalize_observations(tmp_path):
+    plain = _export(tmp_path / "plain")
+    normalised = _export(tmp_path / "norm", normalize=True)
+    (normalised / "params.msgpack").write_bytes((plain / "params.msgpack").read_bytes())
+    with pytest.raises(pjd.ConfigError, match="says the policy normalises .* has no"):
+        pjd.load_policy(normalised)
+    _edit(plain, normalize_observations=True)
+    with pytest.raises(pjd.ConfigError, match="re-export"):
+        pjd.load_policy(plain)
+
+
+@pytest.mark.parametrize("key", ["network", "algo", "env_id", "action"])
+def test_a_missing_field_is_one_line(tmp_path, capsys, key):
+    folder = _export(tmp_path / "p")
+    _edit(folder, **{key: None})
+    with pytest.raises(pjd.ConfigError, match=f"has no '{key}' field; re-export"):
+        pjd.load_policy(folder)
+    assert cli.main(["eval", str(folder), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"'{key}'" in err, err
+
+
+def test_a_newer_format_version_is_refused(tmp_path):
+    folder = _export(tmp_path / "p")
+    _edit(folder, version=99)
+    with pytest.raises(pjd.ConfigError, match="version 99; this purejaxdrl reads"):
+        pjd.load_policy(folder)
