@@ -18,6 +18,7 @@ def list_command(argv: Sequence[str]) -> int:
     section that does not evaluate says how to check it.
     """
     from purejaxdrl.training.presets import (
+        CHECK_EVALUATION,
         UNMEASURED,
         load_preset,
         preset_algorithms,
@@ -63,7 +64,7 @@ def list_command(argv: Sequence[str]) -> int:
                 if not p.target_measured:
                     target += f" {UNMEASURED}"
                 if p.target_of == "evaluation" and not p.config.eval.episodes:
-                    target += " (check it with --eval.episodes 32)"
+                    target += f" (check it with {CHECK_EVALUATION})"
             rows.append((name, p.config.env.id, algo, target))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for *columns, target in rows:

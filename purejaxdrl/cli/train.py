@@ -233,7 +233,7 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     of: training's mean return, or the final evaluation's. A target no run
     here has measured yet (`measured: false`) says so.
     """
-    from purejaxdrl.training.presets import UNMEASURED
+    from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
     from purejaxdrl.training.resume import FREE_TO_CHANGE
 
     if not preset or preset.target_return is None:
@@ -246,7 +246,7 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return
     if math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
-        verdict = "no evaluation ran; run with --eval.episodes 32 to check"
+        verdict = f"no evaluation ran; run with {CHECK_EVALUATION} to check"
     elif math.isnan(ret):
         verdict = f"no {of} return to compare"
     else:

@@ -17,6 +17,9 @@ TARGET_KINDS = ("training", "evaluation")
 TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")
 # How `list` and the training summary mark a `measured: false` target.
 UNMEASURED = "(published figure or estimate, not yet measured here)"
+# How they say to check an evaluation target of a section that does not
+# evaluate (what scripts/reproduce.py's rows evaluate with).
+CHECK_EVALUATION = "--eval.episodes 32"
 
 
 @dataclasses.dataclass(frozen=True)
