@@ -58,6 +58,16 @@ def check_physics(
             "observations are not supported by the playground adapter; leave "
             "vision out (state observations)."
         )
+    for name, value in config.items():
+        default = defaults.get(name)
+        # Counts (njmax, nconmax, episode_length...): MJX would size an array
+        # by a negative number, or step on with a silently meaningless limit.
+        if _is_int(default) and default >= 0 and _is_int(value) and value < 0:
+            raise ConfigError(
+                f"env.options {name}={value}: {name} is a count ({env_id}'s "
+                f"default: {default}) and must be >= 0; pass a whole number >= 0 "
+                "or leave it out."
+            )
     if "ctrl_dt" in defaults and "sim_dt" in defaults:
         ctrl = float(config.get("ctrl_dt", defaults["ctrl_dt"]))
         sim = float(config.get("sim_dt", defaults["sim_dt"]))
@@ -76,6 +86,11 @@ def check_physics(
                 f"a multiple of sim_dt (e.g. ctrl_dt={defaults['ctrl_dt']:g}, "
                 f"sim_dt={defaults['sim_dt']:g}, {env_id}'s own)."
             )
+
+
+def _is_int(value: Any) -> bool:
+    """An int that is not a bool (YAML's `true` is an int to Python)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import pathlib
+import shutil
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -162,6 +163,33 @@ def make_run_dir(config: TrainConfig) -> pathlib.Path:
     )
     (path / "config.yaml").write_text(text)
     return path
+
+
+class UnstartedRun:
+    """Removes a new run's folder when its setup fails: Ctrl-C while compiling.
+
+    Given to `closed_on_error`, which closes it only when the setup raised.
+    The folder then holds what the setup made (config.yaml, the lock, an empty
+    checkpoints/) and no update: gone, `runs/` lists only runs that trained,
+    and the same command starts afresh. A folder holding anything else (a W&B
+    run's files, which the error names) is kept.
+    """
+
+    MADE = frozenset({"config.yaml", "checkpoints", LOCK_FILE})
+
+    def __init__(self, run_dir: pathlib.Path | None):
+        self.run_dir = run_dir
+
+    def close(self) -> None:
+        """Removes the folder if it holds only what the setup made."""
+        folder = self.run_dir
+        if folder is None or not folder.is_dir():
+            return
+        checkpoints = folder / "checkpoints"
+        if {p.name for p in folder.iterdir()} <= self.MADE and not (
+            checkpoints.is_dir() and any(checkpoints.iterdir())
+        ):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:

@@ -41,6 +41,7 @@ from purejaxdrl.training.run import (
     save_resumed_config,
     start_wandb,
 )
+from purejaxdrl.training.run_files import UnstartedRun
 from purejaxdrl.training.schedule import (
     chunk_lengths,
     chunk_schedule,
@@ -122,6 +123,8 @@ def train(
             notify=notify,
             allow_changes=allow_changes,
         )
+        # A new run interrupted before its first update leaves no folder.
+        keep(UnstartedRun(run.run_dir if resume is None and run.main else None))
         keep(lock_run(run))  # before anything is read or written
         if exp.device_note:
             run.say(exp.device_note)

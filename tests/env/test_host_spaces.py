@@ -146,3 +146,27 @@ def test_envpool_options_the_run_sets_or_of_the_wrong_type_are_one_line():
         make_host_env("envpool:CartPole-v1", 2, 0, env_seed=3)
     with pytest.raises(ConfigError, match=r"img_height='abc' is not an integer"):
         make_host_env("envpool:Pong-v5", 2, 0, img_height="abc")
+
+
+def test_a_missing_dependency_of_an_installed_library_is_named(monkeypatch):
+    import importlib
+
+    from purejaxdrl.env.host.base import import_optional
+
+    def fake_import(name):
+        # EnvPool installed, gymnasium (which it imports itself) missing.
+        raise ModuleNotFoundError("No module named 'gymnasium'", name="gymnasium")
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    with pytest.raises(
+        ConfigError,
+        match="envpool is installed but cannot import gymnasium.*install gymnasium$",
+    ):
+        import_optional("envpool", "envpool")
+
+    def absent(name):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    monkeypatch.setattr(importlib, "import_module", absent)
+    with pytest.raises(ConfigError, match=r"^envpool is not installed"):
+        import_optional("envpool", "envpool")

@@ -280,6 +280,7 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"sim_dt": 0.02}, "ctrl_dt / sim_dt = 0.5 times per action, which must"),
         ({"ctrl_dt": 0.015}, "= 1.5 times per action, which must be a whole"),
         ({"sim_dt": 0.0}, "ctrl_dt=0.01, sim_dt=0: both must be > 0 (seconds)"),
+        ({"njmax": -5}, "njmax=-5: njmax is a count (playground/CartpoleBalance's"),
         ({"menagerie_path": "/x"}, "CartpoleBalance loads no MuJoCo Menagerie"),
         ({"vision_config": 5}, "option vision_config.cam_active=[true, false]."),
         ({"vision_config.cam_res": "abc"}, "cam_res='abc' is not a list"),

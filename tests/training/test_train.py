@@ -253,3 +253,39 @@ def test_a_failed_setup_closes_what_it_opened_newest_first():
     with closed_on_error(Thing("runner")) as keep:
         keep(Thing("checkpointer"))
     assert closed == []  # on success training keeps them
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_while_compiling_leaves_no_folder_but_a_resumed_runs(
+    tmp_path, monkeypatch
+):
+    import sys
+
+    train_module = sys.modules["purejaxdrl.training.train"]  # the module's name
+    result = pjd.train(_tiny(tmp_path / "done"), write_files=True, console=False)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "compile_programs", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pjd.train(_tiny(tmp_path / "new"), write_files=True, console=False)
+    assert list((tmp_path / "new").iterdir()) == []  # no folder without an update
+    with pytest.raises(KeyboardInterrupt):
+        pjd.train(_tiny(tmp_path / "done"), resume=result.run_dir, console=False)
+    assert (result.run_dir / "summary.json").is_file()  # a resumed run's, kept
+    assert any(p.name.isdigit() for p in (result.run_dir / "checkpoints").iterdir())
+
+
+def test_a_new_folder_holding_more_than_the_setup_made_is_kept(tmp_path):
+    from purejaxdrl.training.run_files import LOCK_FILE, UnstartedRun
+
+    folder = tmp_path / "run"
+    (folder / "checkpoints").mkdir(parents=True)
+    (folder / LOCK_FILE).write_text("")
+    (folder / "wandb").mkdir()  # a W&B run started: its error names the folder
+    UnstartedRun(folder).close()
+    assert folder.is_dir()
+    (folder / "wandb").rmdir()
+    UnstartedRun(folder).close()
+    assert not folder.exists()

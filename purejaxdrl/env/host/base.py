@@ -136,9 +136,17 @@ def import_optional(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
+        # EnvPool imports gymnasium itself: a missing dependency of an installed
+        # library must not read as the library missing.
+        missing = (e.name or module).split(".")[0]
+        if missing != module.split(".")[0]:
+            raise ConfigError(
+                f"{module} is installed but cannot import {missing}, which it "
+                f"needs ({e}); pip install {missing}"
+            ) from None
         raise ConfigError(
-            f"{module} is not installed ({e}); host environments of this kind need "
-            f"it: pip install 'purejaxdrl[{extra}]'"
+            f"{module} is not installed ({e}); host environments of this kind "
+            f"need it: pip install 'purejaxdrl[{extra}]'"
         ) from None
 
 
