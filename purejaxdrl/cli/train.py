@@ -277,7 +277,8 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             (r["updates"] for r in reversed(result.history) if "eval/mean_return" in r),
             result.updates,
         )
-        when = f", at update {at:,}" if at != result.updates else ""
+        stopped = result.stopped_by is not None  # said with the stop's own
+        when = f", at update {at:,}" if at != result.updates or stopped else ""
         lines.append(
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "
             f"{config.eval.episodes} episodes{when})"

@@ -33,6 +33,9 @@ from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 # noise on every brax run, about a package brax does not need here.
 WARP_NOISE = ("Failed to import warp:", "Failed to import mujoco_warp:")
 
+# brax's pipelines that step inside shard_map (`generalized` does not: below).
+BACKENDS = ("positional", "spring", "mjx")
+
 
 def import_brax_envs() -> ModuleType:
     """`brax.envs`, imported without MJX's two lines about the optional `warp`.
@@ -110,6 +113,11 @@ class BraxEnv(Env):
                 "contact solver's lax.cond mixes per-device and replicated "
                 "values); use --env.option backend=positional (the presets'), "
                 "spring or mjx."
+            )
+        if backend not in BACKENDS:
+            raise ValueError(
+                f"env.options backend={backend!r} is not one of {', '.join(BACKENDS)}"
+                f"; pass --env.option backend=positional (the presets')."
             )
         brax_envs = import_brax_envs()
         kwargs = _check_options(env_id, kwargs)

@@ -58,7 +58,9 @@ class NetworkConfig:
         followed by a LayerNorm (Ba et al., 2016) before its activation, as
         PQN's Q-network has it (Gallici et al., 2025): what keeps its
         replay-free, target-free TD learning stable.
-      shared_torso: policy and value heads share one torso (else two towers).
+      shared_torso: policy and value heads share one torso (else two towers);
+        feed-forward networks only: with a `core`, policy and value always
+        share the torso and the core, and only their heads are apart.
       conv_features: output channels of the conv layer (`cnn` only).
       resnet_channels: channels of the IMPALA ResNet's stacks (`impala_resnet` only).
       core: `none` (feed-forward), or a recurrent core after the torso, `lstm`

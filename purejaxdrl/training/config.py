@@ -325,6 +325,7 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         f"(num_envs x unroll_length = {config.steps_per_update}); raise "
         "--total-steps or lower --num-envs / --unroll-length.",
     )
+    _check_core(config, record)  # first: whether the run can exist at all
     shape = run_shape(config)
     record.validate(config.algo_config, shape)
     if budget and record.replay_items is not None:
@@ -345,7 +346,6 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
         "positive widths, e.g. --network.hidden-sizes 64 64.",
     )
-    _check_core(config, record)
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "

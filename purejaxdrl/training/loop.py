@@ -225,7 +225,11 @@ class ChunkLoop:
             rec[f"eval/env/{name}"] = float(np.mean(sums))
         stop_at = self.run.config.eval.stop_at
         if stop_at is not None and self.eval_return >= stop_at and self.reached is None:
-            self.reached = f"eval.stop_at ({self.eval_return:.1f} >= {stop_at:g})"
+            # Said with its update: the chunk queued behind it is evaluated too.
+            self.reached = (
+                f"eval.stop_at ({self.eval_return:.1f} >= {stop_at:g} "
+                f"at update {rec['updates']:,})"
+            )
 
     def check_finite(
         self, host: dict[str, np.ndarray], length: int, ends_at: int, finite: Any

@@ -14,7 +14,7 @@ from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
-from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.checkpoint import MISFIT, Checkpointer
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
@@ -237,8 +237,7 @@ def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
     Says which checkpoints were skipped, or that the run starts from update 0
     (a fresh Start, {}); `restore` says where it resumes, once it may.
     """
-    checkpointer = run.checkpointer
-    restored = checkpointer.restore_latest()
+    restored = _restore_latest(run)
     for line in restored.skipped:
         run.say(line)
     if restored.step is None:
@@ -251,6 +250,30 @@ def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
         seconds_before=float(restored.meta["train_seconds"]),
     )
     return start, restored.meta
+
+
+def _restore_latest(run: Run) -> Any:
+    """`restore_latest`, saying which --override changed the state's shapes.
+
+    Without --override the run's shapes are the saved ones; with it, a change
+    such as network.core or num_envs makes every checkpoint a misfit, which
+    the checkpointer alone would blame on another version or config.
+    """
+    from purejaxdrl.training.resume import binding_changes, load_run_config
+
+    try:
+        return run.checkpointer.restore_latest()
+    except ConfigError as e:
+        changes = binding_changes(load_run_config(run.run_dir), run.config)
+        if not (run.allow_changes and changes and MISFIT in str(e)):
+            raise
+        detail = str(e).split(f"{MISFIT} (", 1)[1].split(")", 1)[0]
+        raise ConfigError(
+            f"--resume {run.run_dir} --override: the changes ({'; '.join(changes)}) "
+            f"change the shapes of the run's state ({detail}), which a checkpoint "
+            "cannot continue; drop the ones that set sizes (network, num_envs, "
+            "buffers), or start a new run with them (nothing was moved or deleted)."
+        ) from None
 
 
 def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:

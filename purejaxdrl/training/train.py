@@ -140,8 +140,9 @@ def train(
         # After the resume's checks (a refused resume starts no W&B run),
         # before compiling: W&B sets itself up while XLA compiles.
         wandb = keep(start_wandb(run, log_to))
-        progress = keep(open_progress(run, exp, console))  # says it compiles
         schedule = chunk_schedule(config, start.done)
+        # Says it compiles; a complete run resumed has no phases to show.
+        progress = keep(open_progress(run, exp, console and bool(schedule)))
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
         )

@@ -58,6 +58,8 @@ def test_the_generalized_backend_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(brax.envs, "get_environment", must_not_load)
     with pytest.raises(ValueError, match="backend=generalized fails inside shard_map"):
         envs.make("brax/inverted_pendulum", backend="generalized")
+    with pytest.raises(ValueError, match="backend='sprin' is not one of positional"):
+        envs.make("brax/inverted_pendulum", backend="sprin")  # not brax's list
 
 
 @pytest.mark.parametrize("name", BRAX_ENVS)

@@ -30,7 +30,11 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     # that reached it, the same run up to there.
     stop_at = result.history[4]["eval/mean_return"]
     stopped = pjd.train(pjd.apply_overrides(config, {"eval": {"stop_at": stop_at}}))
-    assert stopped.stopped_by == f"eval.stop_at ({stop_at:.1f} >= {stop_at:g})"
+    at = result.history[4]["updates"]
+    assert (
+        stopped.stopped_by
+        == f"eval.stop_at ({stop_at:.1f} >= {stop_at:g} at update {at})"
+    )
     assert len(stopped.history) == 6 and stopped.updates == result.history[5]["updates"]
     assert stopped.history[4]["eval/mean_return"] == stop_at
     for key in ("updates", "loss/total", "episode/mean_return"):

@@ -111,7 +111,7 @@ def test_eval_stop_at_stops_after_the_chunk_already_queued():
         "write 2",
         "write 4",
     ]
-    assert stopped_by == "eval.stop_at (500.0 >= 475)"
+    assert stopped_by == "eval.stop_at (500.0 >= 475 at update 2)"
     assert loop.eval_return == 500.0 and loop.done == 4
     assert loop.history[0]["eval/mean_return"] == 500.0
 

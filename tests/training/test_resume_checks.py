@@ -46,6 +46,20 @@ def test_a_resume_that_would_change_the_run_is_refused_and_writes_nothing(
     assert (run_dir / "config.yaml").read_text() == saved
 
 
+def test_an_override_that_changes_the_states_shapes_names_the_change(run_dir):
+    # Not "another purejaxdrl version or config saved it": this command did.
+    saved = (run_dir / "config.yaml").read_text()
+    config = pjd.resume_config(run_dir, {"network": {"hidden_sizes": [8]}},
+                               allow_changes=True)[0]  # fmt: skip
+    with pytest.raises(ConfigError) as error:
+        pjd.train(config, resume=run_dir, console=False, allow_changes=True)
+    message = str(error.value)
+    assert "the changes (network.hidden_sizes: " in message
+    assert "change the shapes of the run's state (" in message
+    assert "another purejaxdrl version" not in message and "\n" not in message
+    assert (run_dir / "config.yaml").read_text() == saved
+
+
 def test_a_folder_that_is_not_a_run_is_refused_and_left_empty(tmp_path):
     config = pjd.apply_overrides(pjd.load_preset("cartpole").config, TINY)
     with pytest.raises(ConfigError, match="has no config.yaml, so it is not"):

@@ -134,6 +134,16 @@ def test_train_says_it_compiles_before_the_first_record(capsys):
 
 
 @pytest.mark.timeout(300)
+def test_a_complete_run_resumed_shows_no_compile_or_training_phase(tmp_path, capsys):
+    result = pjd.train(_tiny(tmp_path), write_files=True, console=False)
+    again = pjd.train(_tiny(tmp_path), resume=result.run_dir, console=True)
+    assert again.updates == result.updates
+    assert any("already complete" in m for m in again.messages)
+    err = capsys.readouterr().err
+    assert "compiling" not in err and "training…" not in err, err
+
+
+@pytest.mark.timeout(300)
 def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
     # A script's pjd.train(config) is not silent for its whole run: stderr is
     # not a terminal here, so one plain line per phase and per chunk.
