@@ -45,7 +45,7 @@ def trained(
     key = (repr(config), num_devices, updates, host)
     if key not in _TRAINED:
         exp = pjd.training.make_experiment(config, make_mesh(num_devices))
-        chunk = exp.runner.train_chunk(updates)
+        chunk = exp.runner.chunk(updates)
         state, metrics = chunk(exp.runner.init(jax.random.key(0)))
         if host:
             state, metrics = jax.device_get((state, metrics))

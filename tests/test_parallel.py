@@ -89,7 +89,7 @@ def test_actors_are_split_over_devices_by_global_index():
 @pytest.mark.parametrize("algo", ["ppo", "impala"])
 def test_second_chunk_call_does_not_recompile(algo):
     exp, _, _, chunk = _trained(8, algo)  # traced and compiled here, once
-    assert exp.runner.train_chunk(UPDATES) is chunk
+    assert exp.runner.chunk(UPDATES) is chunk
     events = []
 
     def listen(event: str, duration: float, **_) -> None:

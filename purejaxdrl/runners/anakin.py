@@ -1,4 +1,4 @@
-"""Anakin runner: `train_chunk = jit(shard_map(scan(train_step)))` over many updates.
+"""Anakin runner: `chunk = jit(shard_map(scan(train_step)))` over many updates.
 
 Environments, rollouts and learner updates run in one compiled program; the host
 only dispatches chunks of updates and reads their metrics (see `train.py`).
@@ -41,7 +41,7 @@ class RunnerState(NamedTuple):
 class AnakinRunner(NamedTuple):
     """The Anakin runner: a `Runner` (`base.py`) whose chunks are XLA programs.
 
-    `init(key) -> RunnerState`; `train_chunk(length)` returns a jitted function
+    `init(key) -> RunnerState`; `chunk(length)` returns a jitted function
     that runs `length` updates, donates its input, and returns metrics `[length]`
     (replicated). `steps_per_update` counts all devices' environment steps.
     `specs` is a RunnerState of PartitionSpecs: learner state (but for a
@@ -50,7 +50,7 @@ class AnakinRunner(NamedTuple):
     """
 
     init: Callable[[PRNGKey], RunnerState]
-    train_chunk: Callable[[int], Callable[[RunnerState], tuple[RunnerState, Metrics]]]
+    chunk: Callable[[int], Callable[[RunnerState], tuple[RunnerState, Metrics]]]
     steps_per_update: int
     mesh: Mesh
     specs: RunnerState
@@ -90,7 +90,7 @@ class AnakinRunner(NamedTuple):
     ) -> dict[Any, Callable[[], Lowered]]:
         """The chunk programs of `lengths` (and `init`), lowered on demand."""
         lower: dict[Any, Callable[[], Lowered]] = {
-            n: functools.partial(self.train_chunk(n).lower, abstract)
+            n: functools.partial(self.chunk(n).lower, abstract)
             for n in dict.fromkeys(lengths)
         }
         if need_init:
@@ -144,7 +144,7 @@ class RunFunctions(NamedTuple):
     """One run's un-jitted functions, to be called inside `shard_map`.
 
     `init(key) -> RunnerState` for this device's environments; `step(state, None)
-    -> (state, metrics)` is one update, the body of `train_chunk`'s scan. Sweeps
+    -> (state, metrics)` is one update, the body of `chunk`'s scan. Sweeps
     vmap them over runs (`sweep.py`); `make_runner` wraps them for one run.
     """
 
@@ -279,12 +279,12 @@ def make_runner(
     )
 
     @functools.cache  # the same length returns the same jitted function
-    def train_chunk(length: int) -> Callable:
-        def chunk(state: RunnerState) -> tuple[RunnerState, Metrics]:
+    def chunk(length: int) -> Callable:
+        def updates(state: RunnerState) -> tuple[RunnerState, Metrics]:
             return jax.lax.scan(train_step, state, None, length=length)
 
         sharded = jax.shard_map(
-            chunk,
+            updates,
             mesh=mesh,
             in_specs=(specs,),
             out_specs=(specs, P()),
@@ -310,9 +310,7 @@ def make_runner(
         out_shardings=out_shardings,
         compiler_options=compiler_options(platform, runs_once=True),
     )
-    return AnakinRunner(
-        init, train_chunk, num_envs * unroll_length, mesh, specs, num_envs
-    )
+    return AnakinRunner(init, chunk, num_envs * unroll_length, mesh, specs, num_envs)
 
 
 def _strip_info(traj: Transition) -> Transition:

@@ -70,6 +70,17 @@ class Runner(Protocol):
     dispatch_ahead: bool
     late_compile_seconds: float
 
+    def init(self, key: PRNGKey) -> Any:
+        """A fresh state for a run seeded with `key`."""
+        ...
+
+    def chunk(self, length: int) -> Callable[[Any], tuple[Any, Any]]:
+        """`state -> (state, metrics [length])`: the next `length` updates.
+
+        The programs `lower` returns for a chunk length are this function's.
+        """
+        ...
+
     def abstract_state(self, key: PRNGKey) -> Any:
         """The state's shapes, dtypes and shardings, computing nothing."""
         ...

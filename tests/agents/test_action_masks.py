@@ -423,7 +423,7 @@ def test_learners_respect_the_mask_end_to_end(monkeypatch, algo, core):
         },
     )  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    state, metrics = exp.runner.train_chunk(60)(exp.runner.init(jax.random.key(0)))
+    state, metrics = exp.runner.chunk(60)(exp.runner.init(jax.random.key(0)))
     metrics = jax.device_get(metrics)
     returns = metrics["episode/return_sum"] / np.maximum(metrics["episode/count"], 1)
     assert np.all(returns <= 6.0 + 1e-5), returns
@@ -454,7 +454,7 @@ def test_a_training_run_of_the_library_respects_the_mask_end_to_end(monkeypatch)
         },
     )  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    state, metrics = exp.runner.train_chunk(40)(exp.runner.init(jax.random.key(0)))
+    state, metrics = exp.runner.chunk(40)(exp.runner.init(jax.random.key(0)))
     returns = metrics["episode/return_sum"] / metrics["episode/count"]
     assert np.all(np.asarray(returns) <= 6.0 + 1e-5), returns
     evaluate = make_evaluate(exp.env, exp.network, episodes=4, max_steps=16)

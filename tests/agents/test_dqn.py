@@ -111,7 +111,7 @@ def test_replay_shards_on_two_devices(algo):
     config = pjd.apply_overrides(config, {"devices": 2, "total_steps": 64 * 8})
     exp = pjd.training.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
-    state, metrics = exp.runner.train_chunk(8)(state)
+    state, metrics = exp.runner.chunk(8)(state)
     buffer = state.agent.buffer
     ring = buffer.ring if algo == "apex" else buffer
     # Each device holds its own shard of 512 slots, 8 x 32 of them written.

@@ -136,7 +136,7 @@ def test_runner_acts_with_the_lagged_params_cnn_torso():
         impala={"policy_lag": 2},
     )
     state = exp.runner.init(jax.random.key(0))
-    _, metrics = exp.runner.train_chunk(3)(state)
+    _, metrics = exp.runner.chunk(3)(state)
     assert np.isfinite(metrics["loss/total"]).all()
     kl = np.asarray(metrics["approx_kl"])
     assert abs(kl[0]) < 1e-8 and (kl[1:] > 1e-8).all(), kl
@@ -260,7 +260,7 @@ def test_replay_on_continuous_actions_trains_with_finite_metrics():
         network={"hidden_sizes": [16]},
         impala={"replay_ratio": 0.5, "replay_size": 16},
     )
-    state, metrics = exp.runner.train_chunk(2)(exp.runner.init(jax.random.key(0)))
+    state, metrics = exp.runner.chunk(2)(exp.runner.init(jax.random.key(0)))
     for name, value in metrics.items():
         assert np.isfinite(np.asarray(value)).all(), name
     steps = state.agent.buffer.items[0]

@@ -78,13 +78,13 @@ def test_recurrent_impala_replays_each_trajectory_from_its_own_start_state():
         {**SMALL, "algo": "impala", "impala": replay, "total_steps": 8 * 16 * 40},
     )
     exp = pjd.training.make_experiment(learn, make_mesh(1))
-    state, _ = exp.runner.train_chunk(30)(exp.runner.init(jax.random.key(0)))
+    state, _ = exp.runner.chunk(30)(exp.runner.init(jax.random.key(0)))
     # Then with a negligible learning rate, until every stored trajectory
     # (64 = 8 updates x 8 envs) was acted with the parameters the learner
     # now holds: replayed ones are then on-policy too.
     frozen = pjd.apply_overrides(learn, {"impala": {"learning_rate": 1e-10}})
     exp = pjd.training.make_experiment(frozen, make_mesh(1))
-    state, metrics = exp.runner.train_chunk(10)(state)
+    state, metrics = exp.runner.chunk(10)(state)
     state = jax.device_get(state)
     steps, starts = state.agent.buffer.items
     assert steps.observation.shape[:2] == (64, 16)

@@ -82,7 +82,7 @@ def test_replay_shards_on_two_devices_and_learning_starts():
                 "updates_per_step": 2},
     })  # fmt: skip
     exp = pjd.training.make_experiment(config)
-    state, metrics = exp.runner.train_chunk(6)(exp.runner.init(jax.random.key(0)))
+    state, metrics = exp.runner.chunk(6)(exp.runner.init(jax.random.key(0)))
     ring = state.agent.buffer
     np.testing.assert_array_equal(ring.size, [48, 48])
     obs = np.asarray(ring.items.observation).reshape(2, 64, -1)

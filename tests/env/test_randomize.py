@@ -193,7 +193,7 @@ def test_randomised_models_are_checkpointed_and_a_resume_is_exact(tmp_path):
     key = make_key(config.seed, config.rng_impl)
     abstract = jax.eval_shape(exp.runner.init, key)
     shardings = exp.runner.shardings(abstract)
-    chunk = exp.runner.train_chunk(2)
+    chunk = exp.runner.chunk(2)
     state, _ = chunk(exp.runner.init(key))
     ck = Checkpointer(tmp_path, abstract, shardings, exp.runner.mesh)
     ck.save(2, ck.pack(state), {"updates": 2})

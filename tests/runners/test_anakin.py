@@ -19,9 +19,9 @@ def _experiment(**overrides):
     return pjd.training.make_experiment(config)
 
 
-def test_train_chunk_does_not_retrace_or_recompile():
+def test_chunk_does_not_retrace_or_recompile():
     exp = _experiment()
-    chunk = exp.runner.train_chunk(2)
+    chunk = exp.runner.chunk(2)
     state = exp.runner.init(jax.random.key(0))
     state, m1 = chunk(state)
     state, m2 = chunk(state)
@@ -35,7 +35,7 @@ def test_same_seed_same_run_and_different_seed_different_run():
     def params_after(seed):
         exp = _experiment()
         state = exp.runner.init(jax.random.key(seed))
-        state, _ = exp.runner.train_chunk(3)(state)
+        state, _ = exp.runner.chunk(3)(state)
         return jax.flatten_util.ravel_pytree(state.agent.params)[0]
 
     a, b, c = params_after(0), params_after(0), params_after(1)
@@ -78,7 +78,7 @@ def test_first_ppo_epoch_starts_on_policy():
         ppo={"num_epochs": 1, "num_minibatches": 1, "learning_rate": 1e-9}
     )
     state = exp.runner.init(jax.random.key(0))
-    _, metrics = exp.runner.train_chunk(1)(state)
+    _, metrics = exp.runner.chunk(1)(state)
     assert float(metrics["clip_fraction"][0]) == 0.0
     assert abs(float(metrics["approx_kl"][0])) < 1e-6
 
@@ -86,7 +86,7 @@ def test_first_ppo_epoch_starts_on_policy():
 def test_episode_metrics_are_nan_free_sums():
     exp = _experiment(total_steps=4 * 16 * 40)
     state = exp.runner.init(jax.random.key(0))
-    _, metrics = exp.runner.train_chunk(40)(state)
+    _, metrics = exp.runner.chunk(40)(state)
     count = float(metrics["episode/count"].sum())
     assert count > 0
     mean = float(metrics["episode/return_sum"].sum()) / count
@@ -98,7 +98,7 @@ def test_episode_metrics_are_nan_free_sums():
 def test_continuous_actions_and_observation_normalisation_run():
     exp = _experiment(env={"id": "Pendulum-v1", "normalize_observations": True})
     state = exp.runner.init(jax.random.key(0))
-    state, metrics = exp.runner.train_chunk(2)(state)
+    state, metrics = exp.runner.chunk(2)(state)
     assert np.all(np.isfinite(metrics["loss/total"]))
     stats = state.env_params.obs_stats
     assert float(stats.count) > 4 * 16 * 2 - 1  # statistics saw every step
@@ -110,7 +110,7 @@ def test_cnn_torso_on_minatar():
         network={"torso": "cnn", "shared_torso": True, "hidden_sizes": [32]},
     )
     state = exp.runner.init(jax.random.key(0))
-    state, metrics = exp.runner.train_chunk(1)(state)
+    state, metrics = exp.runner.chunk(1)(state)
     assert np.all(np.isfinite(metrics["loss/total"]))
 
 
@@ -137,5 +137,5 @@ def test_env_with_constant_reward_trains_inside_shard_map():
     # invariant across devices, yet it must be carried as per-device data.
     exp = _experiment(env={"id": "MountainCar-v0"})
     state = exp.runner.init(jax.random.key(0))
-    _, metrics = exp.runner.train_chunk(1)(state)
+    _, metrics = exp.runner.chunk(1)(state)
     assert np.all(np.isfinite(metrics["loss/total"]))

@@ -58,7 +58,7 @@ def test_pack_unpack_is_exact_and_keeps_types():
     config = _config()
     exp, abstract, sh = _experiment(config, 1)
     state = exp.runner.init(make_key(0, config.rng_impl))
-    state, _ = exp.runner.train_chunk(3)(state)
+    state, _ = exp.runner.chunk(3)(state)
     pack, unpack, _ = make_packer(abstract, sh, exp.runner.mesh)
     packed = pack(state)
     # A few arrays, not one per leaf: per-env groups [B, K], shared groups [K].
@@ -74,11 +74,11 @@ def test_save_on_8_devices_restore_on_4_and_continue(tmp_path):
     config = _config()
     exp8, abstract8, sh8 = _experiment(config, 8)
     state = exp8.runner.init(make_key(0, config.rng_impl))
-    state, _ = exp8.runner.train_chunk(2)(state)
+    state, _ = exp8.runner.chunk(2)(state)
     saved = _host(state)
     ck = Checkpointer(tmp_path, abstract8, sh8, exp8.runner.mesh)
     ck.save(2, ck.pack(state), {"updates": 2, "devices": 8})
-    continued8, _ = exp8.runner.train_chunk(2)(state)  # donates `state`
+    continued8, _ = exp8.runner.chunk(2)(state)  # donates `state`
     ck.close()
     assert (tmp_path / "2" / MANIFEST).is_file()
 
@@ -94,7 +94,7 @@ def test_save_on_8_devices_restore_on_4_and_continue(tmp_path):
     assert len(env_ids.sharding.device_set) == 4
     assert len(env_ids.addressable_shards) == 4
     assert env_ids.addressable_shards[1].data.tolist() == [2, 3]
-    continued4, _ = exp4.runner.train_chunk(2)(restored.state)
+    continued4, _ = exp4.runner.chunk(2)(restored.state)
     # The same run, up to floating-point reduction order (as 1 vs 8 devices).
     for x, y in zip(
         jax.tree.leaves(continued4.agent.params),
@@ -110,7 +110,7 @@ def test_keeps_the_newest_and_detects_corruption(tmp_path, monkeypatch):
     state = exp.runner.init(make_key(0, config.rng_impl))
     ck = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, keep=2)
     for step in (1, 2, 3):
-        state, _ = exp.runner.train_chunk(1)(state)
+        state, _ = exp.runner.chunk(1)(state)
         ck.save(step, ck.pack(state), {"updates": step})
     ck.wait()
     assert ck.steps() == [2, 3]
