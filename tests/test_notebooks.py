@@ -6,7 +6,9 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-# Notebook 04 trains PPO and SAC on brax for minutes: it runs with `-m slow`.
+# 02 (a sweep, then one run alone), 03 (one run on 1 and on 8 devices) and 04
+# (PPO on brax, mostly compilation) take one to two minutes each on a 2-core
+# CPU: they run with `-m slow`.
 SLOW = {"02_sweeps", "03_multi_device", "04_continuous_control"}
 # Every notebook trains, in a kernel that inherits the `trains` compile setting.
 CASES = [
@@ -43,13 +45,13 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
         assert re.search(r"steps ([\d,]+)/\1 ", text), text  # all steps done
         assert "steps/s" in text and "eval" in text
     if path.stem == "04_continuous_control":
-        # The notebook trains PPO on brax inverted_pendulum for 200k steps: this
-        # is the foundation's brax learning test (>= 900 within 1M steps).
+        # The notebook says its seed keeps the pendulum up within 200k steps;
+        # the preset's own budget is 1M steps.
         printed = "".join(
             out.get("text", "")
             for cell in notebook.cells
             for out in cell.get("outputs", [])
         )
-        score = re.search(r"mean return ([\d.]+) .*evaluation ([\d.]+)", printed)
+        score = re.search(r"mean return ([\d.]+) ", printed)
         assert score is not None, printed
         assert float(score.group(1)) >= 900, printed
