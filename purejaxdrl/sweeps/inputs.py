@@ -101,7 +101,7 @@ def check_device_memory(device_memory: Any) -> None:
 
 def environments(plan: SweepPlan) -> int:
     """How many environments a plan's runs train on (a grid over env.id)."""
-    return len({plan.run_config(i).env.id for i in range(plan.num_runs)})
+    return len({c.env.id for c in plan.configs})  # per setting: seeds share it
 
 
 def base_and_target(

@@ -30,7 +30,7 @@ def relaid_line(
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
     """How many runs a sweep trains, and in how many compiled programs."""
     base = plan.base
-    envs = sorted({plan.run_config(i).env.id for i in range(plan.num_runs)})
+    envs = sorted({c.env.id for c in plan.configs})  # per setting: seeds share it
     where = envs[0] if len(envs) == 1 else f"{len(envs)} environments"
     lines = [
         f"sweep: {len(plan.settings)} setting(s) x {len(plan.seeds)} seed(s) = "

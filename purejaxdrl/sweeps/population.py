@@ -34,8 +34,8 @@ from purejaxdrl.sweeps.pbt_operators import (
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
 from purejaxdrl.sweeps.search import is_integer
-from purejaxdrl.sweeps.spec import make_plan
-from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.sweeps.spec import check_seed_count, make_plan
+from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
 
@@ -124,8 +124,9 @@ def member_configs(
     num_samples=population, search_seed=...)`'s setting i.
 
     Raises:
-      ConfigError: no explored field, or a field or range the sweep's
-        `--sample` would refuse (named as `--explore`).
+      ConfigError: no explored field, a member seed outside [0, 2**32), or a
+        field or range the sweep's `--sample` would refuse (named as
+        `--explore`).
 
     """
     if not explore:
@@ -133,12 +134,16 @@ def member_configs(
             "PBT needs at least one explored field; e.g. --explore "
             "learning_rate=loguniform:1e-5:1e-3."
         )
+    validate(base)  # its seed first: the members' seeds count from it
+    check_seed_count(base.seed, population, "--population")
     try:
         plan = make_plan(
             base, sample=explore, num_samples=population, search_seed=search_seed
         )
     except ConfigError as e:
-        raise ConfigError(str(e).replace("--sample", "--explore")) from None
+        # The sweep's wording, in PBT's flag.
+        message = str(e).replace("--sample", "--explore")
+        raise ConfigError(message.replace("sweep field", "--explore field")) from None
     for field in plan.fields:
         _check_not_start_only(base, field.path)
     fields = tuple(

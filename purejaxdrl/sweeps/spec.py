@@ -55,9 +55,14 @@ class SweepPlan:
 
     def static_groups(self) -> list[list[int]]:
         """Run indices grouped by their static fields: one program per group."""
+        # Per setting, not per run: a run's seed is no static field, and a
+        # setting's runs are consecutive (setting-major), so each group stays
+        # in run order; a large --seeds count costs nothing here.
         groups: dict[str, list[int]] = {}
-        for i in range(self.num_runs):
-            groups.setdefault(static_key(self.run_config(i)), []).append(i)
+        n = len(self.seeds)
+        for setting, config in enumerate(self.configs):
+            runs = range(setting * n, (setting + 1) * n)
+            groups.setdefault(static_key(config), []).extend(runs)
         return list(groups.values())
 
 
@@ -113,18 +118,41 @@ def parse_sample_arg(text: str) -> tuple[str, tuple[str, float, float]]:
     return name.strip(), (parts[0].strip(), low, high)
 
 
+SEED_LIMIT = 2**32  # config_types.check_seed's rule: seeds in [0, 2**32)
+# Far above a sweep's seed counts (the runs of a batch share each device), yet
+# listed and planned in a second: a larger count is most likely a --seed typo.
+MAX_SEED_COUNT = 2**20
+
+
+def check_seed_count(first: int, count: int, flag: str) -> None:
+    """Refuses a count whose seeds first ... first + count - 1 leave [0, 2**32).
+
+    Checked before the seeds are listed, so a huge count fails at once. `flag`
+    is the option that gave the count (`--seeds`, `--population`).
+    """
+    if first + count > SEED_LIMIT:
+        lower_seed = f" or --seed to {SEED_LIMIT - count}" if count < SEED_LIMIT else ""
+        raise ConfigError(
+            f"{flag} {count}: seed {SEED_LIMIT} (= --seed {first} + "
+            f"{SEED_LIMIT - first}) must be in [0, 2**32) (JAX keeps a seed's "
+            "low 32 bits, so it would repeat seed 0's run); lower "
+            f"{flag} to {SEED_LIMIT - first}{lower_seed}."
+        )
+
+
 def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
     """The seeds of a sweep: a count N is base.seed ... base.seed + N - 1.
 
     Args:
-      base: the config whose seed a count starts from.
-      seeds: a count, or the seeds themselves (any integers).
+      base: the config whose seed a count starts from (a valid seed).
+      seeds: a count, or the seeds themselves (integers in [0, 2**32)).
 
     Returns:
       The seeds as Python ints, in the given order.
 
     Raises:
-      ConfigError: a count below 1, an empty list, or a seed given twice.
+      ConfigError: a count below 1, an empty list, a seed given twice, or a
+        seed outside [0, 2**32) (which would repeat another seed's run).
 
     """
     count = is_integer(seeds)
@@ -137,7 +165,14 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
         seeds = int(seeds)
         if seeds < 1:
             raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")
-        seeds = [base.seed + i for i in range(seeds)]
+        if seeds > MAX_SEED_COUNT:
+            raise ConfigError(
+                f"--seeds {seeds}: a sweep trains at most {MAX_SEED_COUNT:,} seeds "
+                "per setting (--seeds is a count; --seed is the first seed); "
+                f"pass --seeds {MAX_SEED_COUNT} or fewer."
+            )
+        check_seed_count(base.seed, seeds, "--seeds")
+        return list(range(base.seed, base.seed + seeds))
     for s in seeds:
         if not is_integer(s):
             raise ConfigError(
@@ -149,6 +184,14 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
         raise ConfigError(
             f"seeds={seeds} must be one or more distinct integers; e.g. --seeds 8."
         )
+    for i, s in enumerate(seeds):
+        if not 0 <= s < SEED_LIMIT:
+            raise ConfigError(
+                f"--seeds: seed {s} (entry {i + 1} of the list) must be in "
+                "[0, 2**32) (JAX keeps a seed's low 32 bits, so it would repeat "
+                "another seed's run); list seeds in that range, e.g. "
+                "--seeds 0,1,2."
+            )
     return seeds
 
 

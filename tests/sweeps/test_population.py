@@ -173,11 +173,23 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"perturb": (0.8,)}, r"perturb=\(0.8,\) must be two finite positive"),
         ({"perturb": 2}, r"perturb=2 must be two finite positive factors; e.g."),
         ({"perturb": (0.0, 1.2)}, r"perturb=\(0.0, 1.2\) must be two finite"),
+        ({"explore": {"bogus": ("uniform", 0, 1)}}, "Unknown --explore field 'bogus'"),
     ],
 )
 def test_bad_settings_fail_before_compiling(kwargs, match):
     with pytest.raises(pjd.ConfigError, match=match):
         pbt(_base(2), **{"explore": SPACE, "population": 2, **kwargs})
+
+
+def test_member_seeds_stay_in_a_keys_range():
+    # Member i trains seed + i: 2**32 would be seed 0's run again.
+    base = _base(2, seed=2**32 - 2)
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"--population 4: seed 4294967296 \(= --seed 4294967294 \+ 2\) must "
+        r"be in \[0, 2\*\*32\) .*; lower --population to 2 or --seed to 4294967292",
+    ):
+        pbt(base, explore=SPACE, population=4)
 
 
 def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():

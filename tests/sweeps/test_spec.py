@@ -31,6 +31,34 @@ def test_seed_list_counts_from_the_base_seed_or_takes_a_list():
             seed_list(BASE, bad)
 
 
+def test_seed_list_refuses_seeds_outside_a_key_range_before_listing_them():
+    # 2**32 is seed 0's key again and -1 is 2**32 - 1's: two runs, one seed.
+    late = pjd.apply_overrides(BASE, {"seed": 2**32 - 6})
+    assert seed_list(late, 6)[-1] == 2**32 - 1
+    with pytest.raises(
+        ConfigError, match=re.escape("seed 4294967296 (= --seed 4294967290 + 6)")
+    ):
+        seed_list(late, 10)
+    # A huge count (a --seed typo, say) fails at once instead of listing them.
+    with pytest.raises(ConfigError, match=r"--seeds 4294967296: .* at most 1,048,576"):
+        seed_list(BASE, 2**32)
+    assert len(seed_list(BASE, 2**20)) == 2**20
+    for bad, entry in (([0, -1], 2), ([2**32, 0], 1)):
+        with pytest.raises(
+            ConfigError, match=rf"seed {bad[entry - 1]} \(entry {entry} "
+        ):
+            seed_list(BASE, bad)
+
+
+def test_static_groups_go_by_setting_not_by_run(monkeypatch):
+    # Per run, a large --seeds count would stall before the plan is printed.
+    plan = make_plan(
+        BASE, grid={"learning_rate": [1e-3, 2e-3], "num_envs": [4, 8]}, seeds=2
+    )
+    monkeypatch.setattr(type(plan), "run_config", None)  # not called per run
+    assert plan.static_groups() == [[0, 1, 4, 5], [2, 3, 6, 7]]
+
+
 def test_grid_axis_resolves_the_field_and_checks_each_value():
     field, values = grid_axis(BASE, "learning_rate", ["1e-3", "2.5e-4"], [])
     assert field == Field("ppo.learning_rate", dynamic=True)
