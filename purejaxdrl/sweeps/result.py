@@ -196,10 +196,11 @@ class SweepResult:
     def summary(self) -> list[dict[str, Any]]:
         """One row per setting: its values and its results over seeds.
 
-        Mean and standard deviation of the final return, how many seeds
-        diverged, how many reached the target (final return at least the
-        target; None without a target), and the median env steps at which the
-        runs that crossed it during training first did.
+        Mean and sample standard deviation (ddof=1; NaN for one seed) of the
+        final return, how many seeds diverged, how many reached the target
+        (final return at least the target; None without a target), and the
+        median env steps at which the runs that crossed it during training
+        first did.
         """
         final, steps = self.final_return, self.first_crossing_steps
         reached = self.reached_target
@@ -215,8 +216,9 @@ class SweepResult:
                     "setting": s,
                     **values,
                     "mean_return": float(ok.mean()) if ok.size else math.nan,
-                    # No spread from one run: NaN, not 0.
-                    "std_return": float(ok.std()) if ok.size > 1 else math.nan,
+                    # The sample std (ddof=1), as papers report: ddof=0
+                    # understates few seeds' spread. One run has none: NaN.
+                    "std_return": float(ok.std(ddof=1)) if ok.size > 1 else math.nan,
                     "seeds": n,
                     "diverged": sum(
                         self.diverged[i] is not None for i in range(s * n, s * n + n)
