@@ -35,14 +35,16 @@ def _is_float_field(hint: Any) -> bool:
 
 def coerce(value: Any, hint: Any, path: str) -> Any:
     """Converts `value` (from YAML or the command line) to the field type `hint`."""
+    optional = isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint)
 
     def fail(kind: str, example: str) -> ConfigError:
         flag = "--" + path.replace("_", "-")
+        unset = f", or {flag} none to leave it unset" if optional else ""
         return ConfigError(
-            f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}."
+            f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}{unset}."
         )
 
-    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+    if optional:
         if value is None or str(value).strip().lower() in ("none", "null"):
             return None
         (hint,) = (a for a in typing.get_args(hint) if a is not type(None))
