@@ -143,6 +143,10 @@ def member_configs(
     except ConfigError as e:
         # The sweep's wording, in PBT's flag.
         message = str(e).replace("--sample", "--explore")
+        message = message.replace(
+            "seeds are their own axis: pass seeds=N (--seeds N) or a list",
+            "member i trains with seed --seed + i",
+        )
         raise ConfigError(message.replace("sweep field", "--explore field")) from None
     for field in plan.fields:
         _check_not_start_only(base, field.path)

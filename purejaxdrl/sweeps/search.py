@@ -11,6 +11,10 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.fields import Field, checked_value, resolve_field
 from purejaxdrl.training.config import TrainConfig
 
+# As a sweep's seed count (spec.MAX_SEED_COUNT): far above a search's draws, yet
+# drawn and planned at once; a larger number is most likely a typo.
+MAX_SAMPLES = 2**20
+
 DISTRIBUTIONS = ("loguniform", "uniform")
 
 
@@ -124,6 +128,12 @@ def random_draws(
         raise ConfigError(
             f"num_samples={num_samples!r}: random search needs a whole number of "
             "draws, at least one; pass --samples N with --sample."
+        )
+    if num_samples > MAX_SAMPLES:
+        raise ConfigError(
+            f"--samples {num_samples}: a random search draws at most "
+            f"{MAX_SAMPLES:,} settings (each a run per seed, trained together); "
+            f"pass --samples {MAX_SAMPLES} or fewer."
         )
     if not is_integer(search_seed):
         raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")
