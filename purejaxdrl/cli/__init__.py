@@ -87,7 +87,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except (UsageError, ConfigError, UnknownEnvironmentError) as e:
         return fail(str(e))
     except ValueError as e:
-        if not _raised_here(e):  # a bug, in a user's environment say: show where
+        if not raised_here(e):  # a bug, in a user's environment say: show where
             raise
         return fail(str(e))  # factories validate eagerly with named values
     except KeyboardInterrupt:
@@ -100,19 +100,25 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
 
 
-def _raised_here(error: BaseException) -> bool:
+def raised_here(error: BaseException) -> bool:
     """Whether purejaxdrl's code, not a user's, is where `error` came from.
 
     purejaxdrl's checks raise ValueErrors that name the value and the fix,
     and those are shown as one line. Walking out from the innermost frame,
-    past the libraries' (JAX, numpy, the standard library), the first frame
-    is either purejaxdrl's, or the user's own code (their environment, say),
-    where the error is a bug whose traceback must say where.
+    past the standard library's, the first frame is either purejaxdrl's, or
+    the user's own code (their environment, say) or a library's (JAX,
+    numpy, Gymnasium), where the error is a bug or a broken contract whose
+    traceback must say where: a library's error, even when purejaxdrl called
+    the library, names no value of the user's and no fix (Gymnasium's "not
+    enough values to unpack" from a user's `step`, say).
     """
     package = pathlib.Path(__file__).resolve().parents[1]
-    libraries = {
+    stdlib = {
         pathlib.Path(sysconfig.get_paths()[k]).resolve()
-        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        for k in ("stdlib", "platstdlib")
+    }
+    installed = {
+        pathlib.Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")
     }
     frames = []
     tb = error.__traceback__
@@ -126,8 +132,12 @@ def _raised_here(error: BaseException) -> bool:
     for path in reversed(frames):
         if package in path.parents:
             return True
-        if not libraries.intersection(path.parents):
-            return False  # the user's code
+        # The standard library's folder holds site-packages: a library's
+        # frame is in site-packages, Python's own elsewhere in the stdlib.
+        if installed.intersection(path.parents) or not stdlib.intersection(
+            path.parents
+        ):
+            return False  # a library's, or the user's own code
     return False
 
 

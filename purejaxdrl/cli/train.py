@@ -5,6 +5,7 @@ import dataclasses
 import math
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -211,6 +212,8 @@ def train_command(argv: Sequence[str]) -> int:
             allow_changes=bool(args.resume and args.override),
         )
     except (NonFiniteError, CheckpointError, HostEnvError) as e:
+        if isinstance(e, HostEnvError):
+            show_users_error(e.__cause__)
         print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
         return EXIT_FAILURE
     except jax.errors.JaxRuntimeError as e:
@@ -221,6 +224,19 @@ def train_command(argv: Sequence[str]) -> int:
     if is_main_process():
         print(summary(config, preset, result, time.perf_counter() - start))
     return 0
+
+
+def show_users_error(error: BaseException | None) -> None:
+    """Prints the traceback of an actor's `error` where the user's code raised it.
+
+    A bug in a user's environment (its `step`, say) or network must say
+    where, as the same bug on a device environment does; purejaxdrl's own
+    checks name the value and the fix, and the one line that follows is all.
+    """
+    from purejaxdrl.cli import raised_here
+
+    if error is not None and not raised_here(error):
+        print("".join(traceback.format_exception(error)), end="", file=sys.stderr)
 
 
 def target_line(config: Any, preset: Any, result: Any) -> str | None:

@@ -3,6 +3,7 @@
 import difflib
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 
 from purejaxdrl.config import ConfigError
@@ -182,6 +183,13 @@ def make(name: str, **options) -> Env:
         import_registry()
     if name not in _FACTORIES:
         _register_builtins()  # every library's names, for the count and hint
+        host = _host_library(name)
+        if host:  # registered, but in a host library's registry, not ours
+            raise UnknownEnvironmentError(
+                f"Unknown environment {name!r}: {name} is a {_HOSTS[host]} id: "
+                f"pass --env.id {host}:{name} (a host environment; "
+                "purejaxdrl.env.registered() lists the device ones)."
+            )
         close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise UnknownEnvironmentError(
@@ -194,3 +202,22 @@ def make(name: str, **options) -> Env:
     if name in _USERS:
         _check_user_options(name, _FACTORIES[name], options)
     return _FACTORIES[name](**options)
+
+
+_HOSTS = {"gymnasium": "Gymnasium", "envpool": "EnvPool"}
+
+
+def _host_library(name: str) -> str:
+    """The host library ("gymnasium", "envpool") that registers `name`, or "".
+
+    Only a library already imported is asked: the module of `--env.imports`
+    that registered `name` there imported it, and a device run need not pay
+    for importing one.
+    """
+    gymnasium = sys.modules.get("gymnasium")
+    if gymnasium is not None and name in getattr(gymnasium, "registry", {}):
+        return "gymnasium"
+    envpool = sys.modules.get("envpool")
+    if envpool is not None and name in getattr(envpool, "list_all_envs", list)():
+        return "envpool"
+    return ""

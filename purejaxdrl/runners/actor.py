@@ -212,6 +212,10 @@ class Actor:
         )
         self.stats = ActorStats()
         self.error: BaseException | None = None
+        # What the loop is doing, so that an error says whether the user's
+        # environments or the policy raised it (an attribute write per part
+        # of a step: nothing next to the step).
+        self.doing = "environments"
         # Seconds of the first policy call, which compiles it (for these shapes).
         self.first_call_seconds = 0.0
 
@@ -236,6 +240,7 @@ class Actor:
             if self.stop.is_set():
                 return
             t = time.perf_counter()
+            self.doing = "policy"
             self.carry, out = self.policy(
                 params,
                 self.carry,
@@ -249,12 +254,14 @@ class Actor:
             stats.add("act_seconds", time.perf_counter() - t)
             if i == 0:
                 self.first_call_seconds = time.perf_counter() - t
+            self.doing = "trajectory builder"
             self.builder.add(step, out, version)
             if self.builder.ready():
                 self._put(self.builder.take())
                 batches += 1
                 version, params = self._params_for(batches)
             t = time.perf_counter()
+            self.doing = "environments"
             self.env.send(out.env_action, step.env_id)
             step = self.env.recv()
             stats.add("env_seconds", time.perf_counter() - t)

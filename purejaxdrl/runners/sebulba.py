@@ -42,7 +42,7 @@ from purejaxdrl.types import Metrics, PRNGKey, Transition
 
 
 class HostEnvError(EnvError):
-    """An actor's environments (or policy) raised; the run stopped."""
+    """An actor's environments or policy (its message says which) raised."""
 
 
 class HostRunState(NamedTuple):
@@ -335,7 +335,7 @@ class SebulbaRunner:
                 if actor.error is not None:
                     e = actor.error
                     raise HostEnvError(
-                        f"actor {i}'s environments raised {type(e).__name__}: {e}"
+                        f"actor {i}'s {actor.doing} raised {type(e).__name__}: {e}"
                     ) from e
             try:
                 return q.get(timeout=0.1)

@@ -7,6 +7,7 @@ test with its traceback); two cases also run as real processes.
 """
 
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -73,14 +74,35 @@ class MaskedGrid(NoRenderMode):
     observation_space = gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32)
 
     def reset(self, *, seed=None, options=None):
+        self.t = 0
         return np.zeros((2, 2), np.float32), {"action_mask": np.ones(2, np.int8)}
+
+    def step(self, action):
+        return np.zeros((2, 2), np.float32), *super().step(action)[1:]
 
 
 class Unbounded(NoRenderMode):
     action_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
 
 
+class RaisesInStep(NoRenderMode):
+    def step(self, action):
+        if self.t == 3:
+            raise IndexError("corridor cell 9 of 4")  # the user's bug
+        return super().step(action)
+
+
+class NaNInStep(NoRenderMode):
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.t == 3:
+            obs = np.full(2, np.nan, np.float32)
+        return obs, reward, terminated, truncated, info
+
+
 gym.register("BadInputNoRenderMode-v0", entry_point=NoRenderMode)
+gym.register("BadInputRaises-v0", entry_point=RaisesInStep)
+gym.register("BadInputNaN-v0", entry_point=NaNInStep)
 gym.register("BadInputUnbounded-v0", entry_point=Unbounded)
 gym.register("BadInputMaskedGrid-v0", entry_point=MaskedGrid)
 """
@@ -574,6 +596,11 @@ CASES = [
     (["plot", "{ok}", "--target", "abc"], "invalid float value: 'abc'; pass a number"),
     ([*SWEEP, "--eval.episodes", "2"], "sweeps do not play evaluation episodes"),
     (["plot", "{ok}"], "is a run directory without metrics yet"),
+    # A Gymnasium id without its prefix, once a module registered it there.
+    (
+        [*TRAIN, "--env.imports", "bad_input_envs", "--env.id", "BadInputNaN-v0"],
+        "BadInputNaN-v0 is a Gymnasium id: pass --env.id gymnasium:BadInputNaN-v0",
+    ),
     # A user's Gymnasium environment that cannot draw, or mask.
     (
         ["eval", "{no_render_mode}", "--render", "{tmp}/episode.gif"],
@@ -674,6 +701,40 @@ def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
         # The fix named is the config or version, not a resume (which refuses).
         assert "resume the run first" not in lines[-1], done.stderr
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == saved
+
+
+def _train_host(env_id: str, capsys) -> tuple[int, str]:
+    argv = [*TRAIN, "--env", "cartpole_envpool", "--env.imports", "bad_input_envs"]
+    argv += ["--env.id", env_id, "--devices", "1", "--total-steps", "2048"]
+    status = cli.main(argv)
+    return status, capsys.readouterr().err
+
+
+def test_a_bug_in_a_users_host_env_shows_its_traceback_then_one_line(runs, capsys):
+    # The actor thread's error from the user's step: where it went wrong
+    # (their file and line), then what stopped the run.
+    status, err = _train_host("gymnasium:BadInputRaises-v0", capsys)
+    lines = err.strip().splitlines()
+    assert status == 1, err
+    assert "Traceback (most recent call last):" in err
+    assert re.search(r'File ".*bad_input_envs.py", line \d+, in step', err), err
+    assert lines[-2] == "IndexError: corridor cell 9 of 4", err
+    assert lines[-1].startswith(
+        "purejaxdrl: error: actor 0's environments raised IndexError: corridor "
+        "cell 9 of 4; "
+    ), err
+
+
+def test_a_non_finite_host_observation_is_one_line_naming_the_env(runs, capsys):
+    status, err = _train_host("gymnasium:BadInputNaN-v0", capsys)
+    lines = err.strip().splitlines()
+    assert status == 1, err
+    assert "Traceback" not in err, err  # purejaxdrl's own check: one line
+    assert lines[-1].startswith(
+        "purejaxdrl: error: actor 0's environments raised NonFiniteStepError: "
+        "gymnasium:BadInputNaN-v0 returned a non-finite observation (nan) in "
+        "environment 0 "
+    ), err
 
 
 def _as_a_process(argv: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:

@@ -1,5 +1,6 @@
 """The actor-learner runner on host environments: learning, determinism, faults."""
 
+import itertools
 import re
 
 import jax
@@ -101,9 +102,31 @@ def test_an_environment_that_raises_stops_the_run_with_its_error(tmp_path):
         pjd.train(config, write_files=True)
     # Its step 100 is in the 7th batch: checkpoints of updates 1-5 or 6 exist.
     message = str(raised.value)
-    assert "RuntimeError: simulator lost its licence server" in message
+    assert "actor 0's environments raised RuntimeError: simulator lost its" in message
     assert re.search(r"the last good checkpoint is update [56] in \S+", message)
     assert "purejaxdrl train --resume" in message
+
+
+def test_a_policy_that_raises_is_named_as_the_policy(monkeypatch):
+    # Not blamed on the environments: a user's network, say, raised.
+    from purejaxdrl.runners import sebulba
+
+    real = sebulba.make_policy
+
+    def failing(agent, platform):
+        policy, calls = real(agent, platform), itertools.count()
+
+        def call(*args):
+            if next(calls) == 20:
+                raise FloatingPointError("a network of the user's")
+            return policy(*args)
+
+        return call
+
+    monkeypatch.setattr(sebulba, "make_policy", failing)
+    config = _config("gymnasium:CartPole-v1", total_steps=32 * 16 * 4)
+    with pytest.raises(HostEnvError, match="actor 0's policy raised FloatingPointE"):
+        pjd.train(config)
 
 
 def test_device_split_defaults_and_errors():

@@ -131,6 +131,36 @@ class BoundaryTracker:
         return first
 
 
+class NonFiniteStepError(ValueError):
+    """A host environment returned a NaN or infinite observation or reward."""
+
+
+def check_finite(name: str, step: HostStep) -> HostStep:
+    """`step`, or a one-line error naming `name` where a value is not finite.
+
+    Left unchecked, a NaN would surface updates later as a learner metric
+    (approx_kl is nan) that points nowhere near the environment. The check
+    costs a few microseconds on CartPole's batch of 32, next to a step's tens
+    to hundreds; integer observations (Atari's uint8 frames) hold no NaN and
+    are skipped.
+    """
+    obs, reward = step.observation, step.reward
+    obs_ok = obs.dtype.kind != "f" or np.isfinite(obs).all()
+    if obs_ok and np.isfinite(reward).all():
+        return step
+    what, values = ("observation", obs) if not obs_ok else ("reward", reward)
+    rows = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    row = int(np.argmax(rows))
+    value = values[row].ravel()[~np.isfinite(values[row].ravel())][0]
+    raise NonFiniteStepError(
+        f"{name} returned a non-finite {what} ({value}) in environment "
+        f"{int(step.env_id[row])} ({int(rows.sum())} of the batch's "
+        f"{len(values)}); purejaxdrl stops rather than train on it: find where "
+        f"the environment computes it (a division by zero, say) and return "
+        "finite values"
+    )
+
+
 def import_optional(module: str, extra: str) -> Any:
     """Imports an optional dependency, or says in one line how to install it."""
     try:

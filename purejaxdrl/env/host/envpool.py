@@ -20,6 +20,7 @@ from purejaxdrl.env.host.base import (
     HostEnv,
     HostSpec,
     HostStep,
+    check_finite,
     check_known,
     import_optional,
     rescale_actions,
@@ -84,7 +85,7 @@ class EnvPoolEnv(HostEnv):
             )
         if "repeat_action_probability" in defaults:  # an Atari game
             options = {**ATARI_PROTOCOL, **options}
-        self.num_envs = num_envs
+        self.name, self.num_envs = f"envpool:{task}", num_envs
         self.batch_size = batch_size or num_envs
         with warnings.catch_warnings():
             # EnvPool builds float32 Boxes from float64 bounds; gymnasium warns
@@ -147,7 +148,7 @@ class EnvPoolEnv(HostEnv):
         truncated = np.asarray(truncated, bool) & ~np.asarray(terminated, bool)
         terminated = np.asarray(terminated, bool)
         first = self.boundaries.mark(env_id, terminated, truncated)
-        return HostStep(
+        step = HostStep(
             observation=obs,
             reward=np.asarray(reward, np.float32),
             terminated=terminated,
@@ -155,6 +156,7 @@ class EnvPoolEnv(HostEnv):
             first=first,
             env_id=env_id,
         )
+        return check_finite(self.name, step)
 
     def close(self) -> None:
         self.pool.close()

@@ -25,11 +25,13 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.host.api_check import check_api
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
     HostSpec,
     HostStep,
+    check_finite,
     check_known,
     import_optional,
     rescale_actions,
@@ -115,6 +117,12 @@ class GymnasiumEnv(HostEnv):
         self.seeds = env_seeds(seed, num_envs)
         space = self.vec.single_observation_space
         action = space_spec(self.vec.single_action_space, f"gymnasium:{env_id}")
+        self.name = f"gymnasium:{env_id}"
+        try:
+            check_api(gym.make(env_id, **options), int(self.seeds[0]), self.name)
+        except ConfigError:
+            self.vec.close()
+            raise
         # Whether the environment reports legal actions shows in its reset's
         # info, as does whether it logs metrics of its own, and their names;
         # the first `reset` returns this one (a second would reach the
@@ -138,7 +146,7 @@ class GymnasiumEnv(HostEnv):
         obs = self._observe(obs, info)
         zeros = np.zeros(self.num_envs, bool)
         first = self.boundaries.mark(self.env_id, zeros, zeros)
-        return HostStep(
+        step = HostStep(
             obs,
             np.zeros(self.num_envs, np.float32),
             zeros,
@@ -147,6 +155,7 @@ class GymnasiumEnv(HostEnv):
             self.env_id,
             self._metrics(info),
         )
+        return check_finite(self.name, step)
 
     def send(self, action: np.ndarray, env_id: np.ndarray) -> None:
         if not np.array_equal(env_id, self.env_id):
@@ -162,7 +171,7 @@ class GymnasiumEnv(HostEnv):
         terminated = np.asarray(terminated, bool)
         truncated = np.asarray(truncated, bool) & ~terminated
         first = self.boundaries.mark(self.env_id, terminated, truncated)
-        return HostStep(
+        step = HostStep(
             obs,
             np.asarray(reward, np.float32),
             terminated,
@@ -171,6 +180,7 @@ class GymnasiumEnv(HostEnv):
             self.env_id,
             self._metrics(info),
         )
+        return check_finite(self.name, step)
 
     def close(self) -> None:
         self.vec.close()
