@@ -188,6 +188,7 @@ def test_impala_and_a2c_presets_load_and_validate(name, algo):
         ({"sac": {"batch_size": 10**7}}, "sac.batch_size=10000000 exceeds sac.buffer_"),
         ({"dqn": {"n_step": 129}}, "dqn.n_step=129 is longer than unroll_length="),
         ({"apex": {"n_step": 200}}, "apex.n_step=200 is longer than unroll_length"),
+        ({"r2d2": {"n_step": 200}}, "r2d2.n_step=200 is longer than unroll_length"),
         ({"impala": {"policy_lag": 10**7}}, "impala.policy_lag=10000000 is not less t"),
         (
             {"impala": {"replay_ratio": 0.9999999, "replay_size": 32}},

@@ -72,6 +72,14 @@ def validate(
     )
     check_buffer_fits(name, config, shape)
     check_batch_fits(name, config)
+    check_n_step_fits(name, config, shape)
+
+
+def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:
+    """That a replay learner's n-step targets fit in one unroll (or sequence).
+
+    Targets stop at the unroll's end: a longer n would silently be the unroll.
+    """
     if shape is not None:
         check(
             config.n_step <= shape.unroll_length,

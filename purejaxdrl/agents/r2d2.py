@@ -34,7 +34,7 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
-from purejaxdrl.agents.dqn_config import check_batch_fits
+from purejaxdrl.agents.dqn_config import check_batch_fits, check_n_step_fits
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
@@ -300,6 +300,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         f"r2d2.min_replay={config.min_replay} exceeds r2d2.buffer_size="
         f"{config.buffer_size}: learning would never start; lower it.",
     )
+    check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
     if shape is None:
         return
     check(
