@@ -74,6 +74,8 @@ def test_required_presets_are_shipped():
         ({"seed": -1}, "seed=-1 must be in [0, 2**32)"),
         ({"ppo": {"gamma": 1.5}}, "gamma=1.5 must be in [0, 1]"),
         ({"total_steps": 10}, "less than one update"),
+        ({"total_steps": 10**19}, "updates (total_steps / (num_envs x unroll_le"),
+        ({"num_envs": 2**25, "total_steps": 10**12}, "num_envs x unroll_length = 4,"),
         ({"network": {"hidden_sizes": []}}, "hidden_sizes"),
     ],
 )

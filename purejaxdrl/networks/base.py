@@ -8,6 +8,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import check
 from purejaxdrl.networks import matmul
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.types import Params, PRNGKey
@@ -97,6 +98,34 @@ class NetworkConfig:
     def recurrent(self) -> bool:
         """Whether the network has a recurrent core."""
         return self.core != "none"
+
+
+def check_network(net: NetworkConfig) -> None:
+    """Refuses sizes and cores no network is built with, in one line each.
+
+    Raises:
+      ConfigError: naming the field, its value and what it takes.
+
+    """
+    check(
+        len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
+        f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
+        "positive widths, e.g. --network.hidden-sizes 64 64.",
+    )
+    check(
+        net.core in CORES,
+        f"network.core={net.core!r} is not one of {CORES}; pick one of them.",
+    )
+    check(
+        net.core_size >= 1,
+        f"network.core_size={net.core_size} must be >= 1, e.g. "
+        "--network.core-size 128.",
+    )
+    check(
+        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes),
+        f"network.head_sizes={list(net.head_sizes)} must be positive widths, and "
+        "only a recurrent core has head layers (use hidden_sizes otherwise).",
+    )
 
 
 class Network(NamedTuple):

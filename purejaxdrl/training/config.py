@@ -24,7 +24,7 @@ from purejaxdrl.config import ConfigError, check, require_config
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
-from purejaxdrl.networks.base import CORES
+from purejaxdrl.networks.base import check_network
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
@@ -319,6 +319,15 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         config.devices >= 0,
         f"devices={config.devices} must be >= 0 (0 uses every local device).",
     )
+    for what, count in (
+        ("num_envs x unroll_length", config.steps_per_update),
+        ("updates (total_steps / (num_envs x unroll_length))", config.num_updates),
+    ):
+        check(
+            count < 2**31,
+            f"{what} = {count:,} must be < 2**31 (the run counts them in int32); "
+            "lower --total-steps, --num-envs or --unroll-length.",
+        )
     check(
         config.total_steps >= config.steps_per_update,
         f"total_steps={config.total_steps} is less than one update "
@@ -340,12 +349,6 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
             f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
             f"{', '.join(without_replay())}, or a device environment."
         )
-    net = config.network
-    check(
-        len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
-        f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
-        "positive widths, e.g. --network.hidden-sizes 64 64.",
-    )
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "
@@ -373,20 +376,7 @@ def run_shape(config: TrainConfig) -> RunShape:
 
 def _check_core(config: TrainConfig, record: Algorithm) -> None:
     net = config.network
-    check(
-        net.core in CORES,
-        f"network.core={net.core!r} is not one of {CORES}; pick one of them.",
-    )
-    check(
-        net.core_size >= 1,
-        f"network.core_size={net.core_size} must be >= 1, e.g. "
-        "--network.core-size 128.",
-    )
-    check(
-        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes),
-        f"network.head_sizes={list(net.head_sizes)} must be positive widths, and "
-        "only a recurrent core has head layers (use hidden_sizes otherwise).",
-    )
+    check_network(net)
     if not net.recurrent:
         return
     supported = tuple(r.name for r in algorithms() if r.recurrent)

@@ -46,6 +46,14 @@ def test_chunk_lengths_prefer_a_divisor_else_one_last_chunk_of_another_length():
         lengths = chunk_lengths(n, logs)
         assert sum(lengths) == n and len(set(lengths)) <= 2, (n, logs)
     assert chunk_lengths(3, 20) == [1, 1, 1]
+    # The divisor nearest the target (log scale), found by brute force.
+    for n in range(1, 400):
+        target = max(1, n // 7)
+        best = min(range(1, n + 1), key=lambda d: (n % d, abs(math.log(d / target))))
+        if 0.5 <= best / target <= 2.0:
+            assert chunk_lengths(n, 7) == [best] * (n // best), n
+    # A budget of 2**30 updates is split at once (divisors in pairs).
+    assert chunk_lengths(2**30, 100) == [2**23] * 128
 
 
 def test_a_resume_at_a_chunk_boundary_continues_the_same_schedule():
