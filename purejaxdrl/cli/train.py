@@ -293,7 +293,8 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             (r["updates"] for r in reversed(result.history) if "eval/mean_return" in r),
             result.updates,
         )
-        stopped = result.stopped_by is not None  # said with the stop's own
+        # Beside eval.stop_at's own update: the chunk queued behind it is evaluated too.
+        stopped = (result.stopped_by or "").startswith("eval.stop_at")
         when = f", at update {at:,}" if at != result.updates or stopped else ""
         lines.append(
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "

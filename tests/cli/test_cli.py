@@ -401,6 +401,10 @@ def test_an_eval_return_chunks_old_says_when_it_was_measured():
     assert "at update 90)" in text
     result.history = [{"updates": 120, "eval/mean_return": 500.0}]
     assert "at update" not in summary(config, None, result, wall=2.0)
+    # After eval.stop_at's line (reached at update 90), the last evaluation's
+    # update is said even where it is the run's last.
+    result.stopped_by = "eval.stop_at (480.0 >= 475 at update 90)"
+    assert "episodes, at update 120)" in summary(config, None, result, wall=2.0)
 
 
 def test_version_prints_the_packages(capsys):
