@@ -39,11 +39,16 @@ def gae(
     chex.assert_rank([r_t, discount_t, v_tm1, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_tm1, v_t])
     lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+    # `where`, not a product with 0: an inf or NaN bootstrap value at a
+    # terminated step must not reach the return (0 * inf is NaN).
+    v_t = jnp.where(discount_t == 0, 0.0, v_t)
     delta_t = r_t + discount_t * v_t - v_tm1
 
     def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         delta, discount, lambda_ = xs
-        acc = delta + discount * lambda_ * acc
+        trace = discount * lambda_
+        # Nor may a later episode's non-finite advantage cross an episode end.
+        acc = delta + jnp.where(trace == 0, 0.0, trace * acc)
         return acc, acc
 
     _, adv_tm1 = platform_scan(
@@ -72,7 +77,8 @@ def episode_aware_gae(
       discount_t: env discounts (0 on termination), float32 [T, B].
       truncated_t: time-limit truncation flags, bool [T, B].
       v_tm1: values of the observations acted on, float32 [T, B].
-      v_t: values of the final observations reached, float32 [T, B].
+      v_t: values of the final observations reached, float32 [T, B] (any
+        value where the step terminated, inf or NaN included: it is ignored).
       gamma: the agent's discount γ.
       lambda_: the GAE λ.
 
@@ -119,10 +125,14 @@ def lambda_returns(
     chex.assert_rank([r_t, discount_t, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_t])
     lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+    # `where`, not a product with 0, as in `gae`: inf or NaN at a terminated
+    # step, or in a later episode, must not reach this one's returns.
+    v_t = jnp.where(discount_t == 0, 0.0, v_t)
 
     def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         r, discount, lambda_, v = xs
-        acc = r + discount * ((1.0 - lambda_) * v + lambda_ * acc)
+        mixed = (1.0 - lambda_) * v + jnp.where(lambda_ == 0, 0.0, lambda_ * acc)
+        acc = r + jnp.where(discount == 0, 0.0, discount * mixed)
         return acc, acc
 
     # Starting from v_T makes the last step's return r_T + discount_T v_T
@@ -157,7 +167,8 @@ def episode_aware_q_lambda(
       discount_t: env discounts (0 on termination), float32 [T, B].
       truncated_t: time-limit truncation flags, bool [T, B].
       max_q_t: max_a Q(x, a) of each step's final observation, float32 [T, B]
-        (any value where the step terminated: it is multiplied by 0).
+        (any value where the step terminated, inf or NaN included: it is
+        ignored).
       gamma: the agent's discount γ.
       lambda_: the Q(λ) λ.
 

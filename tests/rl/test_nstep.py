@@ -33,10 +33,14 @@ def test_matches_the_definition_across_terminations_and_truncations(n):
     d = np.ones(length, np.float32)
     trunc = np.zeros(length, bool)
     d[[3, 9]] = 0.0  # terminations
-    trunc[[6, 10]] = True  # time limits
+    # Time limits; at step 3 it fires on the step that terminates, where the
+    # termination must win: no bootstrap.
+    trunc[[3, 6, 10]] = True
     got = jax.jit(n_step_targets, static_argnums=3)(r, d, trunc, n, 0.9)
-    for a, b in zip(got, reference(r, d, trunc, n, 0.9), strict=True):
+    want = reference(r, d, trunc, n, 0.9)
+    for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert want[1][3] == 0.0  # the reference's own check of the both-flags step
 
 
 def test_hand_values():

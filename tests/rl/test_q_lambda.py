@@ -7,7 +7,7 @@ import pytest
 
 from purejaxdrl import rl
 from tests.probe import ProbeParams
-from tests.rl.test_returns import _probe_unroll
+from tests.rl.test_returns import _episode_ends, _probe_unroll
 
 
 def numpy_q_lambda(r, disc, truncated, max_q, gamma, lam):
@@ -112,8 +112,32 @@ def test_a_rollouts_truncation_bootstraps_from_the_final_observation():
     np.testing.assert_allclose(_targets(traj, gamma, lam), [g0, g1, g2, g3], rtol=1e-6)
 
 
-def test_a_rollouts_termination_ends_the_return_even_at_the_time_limit():
-    traj = _probe_unroll(ProbeParams(jnp.int32(3), jnp.int32(3)), 4)
-    assert traj.discount[2] == 0.0
-    targets = _targets(traj, 0.9, 0.5)
-    assert float(targets[2]) == pytest.approx(1.0)
+def test_a_termination_ends_the_return_even_when_the_time_limit_fires_too():
+    # Both flags on one step (a user env may emit them): the target there is
+    # the reward alone, and earlier steps of its episode carry it back.
+    r, disc, truncated, _, max_q = _episode_ends()
+    gamma, lam = 0.9, 0.5
+    got = jax.jit(rl.episode_aware_q_lambda)(r, disc, truncated, max_q, gamma, lam)
+    want = numpy_q_lambda(r, disc, truncated, max_q, gamma, lam)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[2, 0], r[2, 0], rtol=1e-6)
+    np.testing.assert_allclose(got[3, 1], r[3, 1], rtol=1e-6)
+    # By hand, step 1 of env 0: r1 + γ ((1 - λ) maxQ1 + λ r2).
+    by_hand = r[1, 0] + gamma * ((1 - lam) * max_q[1, 0] + lam * r[2, 0])
+    np.testing.assert_allclose(got[1, 0], by_hand, rtol=1e-5)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_values_at_terminations_do_not_reach_the_targets(bad):
+    # The docstring lets a caller pass max-Q of every final observation: inf
+    # or NaN at a terminated step, or anywhere in a later episode, must not
+    # poison the earlier targets.
+    r, disc, truncated, _, max_q = _episode_ends()
+    clean = max_q.copy()
+    max_q[disc == 0] = bad
+    max_q[7, 0] = bad  # mid-episode in env 0's last episode: its own steps only
+    got = jax.jit(rl.episode_aware_q_lambda)(r, disc, truncated, max_q, 0.9, 0.65)
+    want = numpy_q_lambda(r, disc, truncated, clean, 0.9, 0.65)
+    ok = np.ones(r.shape, bool)
+    ok[6:, 0] = False  # the episode that holds the mid-episode value
+    np.testing.assert_allclose(np.asarray(got)[ok], want[ok], rtol=1e-5, atol=1e-5)

@@ -140,19 +140,78 @@ def test_termination_does_not_bootstrap():
     assert float(target[1, 0]) == pytest.approx(1.0)
 
 
-def test_termination_wins_when_time_limit_fires_on_the_same_step():
-    traj = _probe_unroll(ProbeParams(jnp.int32(3), jnp.int32(3)), 3)
-    assert traj.discount[2] == 0.0 and not traj.truncated[2]
-    adv, target = rl.episode_aware_gae(
-        jnp.asarray(traj.reward)[:, None],
-        jnp.asarray(traj.discount)[:, None],
-        jnp.asarray(traj.truncated)[:, None],
-        jnp.asarray(traj.value)[:, None],
-        jnp.asarray(traj.bootstrap_value)[:, None],
-        0.9,
-        1.0,
+def sum_gae(r, disc, truncated, v_tm1, v_t, gamma, lam):
+    """GAE [T, B] as the forward sum of its definition, episode by episode.
+
+    A_t = Σ_{j=t}^{e} (γλ)^{j-t} δ_j with δ_j = r_j + γ d_j V(x'_j) - V(x_j),
+    where e is the end of t's episode (a termination, a truncation or the
+    unroll's last step). A terminated step's V(x'_j) is never read, so it may
+    be anything; Schulman et al. (2016), eq. (16), cut at episode ends.
+    """
+    steps, batch = r.shape
+    adv = np.zeros((steps, batch))
+    for b in range(batch):
+        for t in range(steps):
+            total, weight = 0.0, 1.0
+            for j in range(t, steps):
+                boot = gamma * v_t[j, b] if disc[j, b] > 0 else 0.0
+                total += weight * (r[j, b] + boot - v_tm1[j, b])
+                if disc[j, b] == 0 or truncated[j, b]:
+                    break
+                weight *= gamma * lam
+            adv[t, b] = total
+    return adv
+
+
+def _episode_ends(steps=9, batch=3, seed=4):
+    """Inputs [T, B] with a termination, a truncation and both on one step."""
+    rng = np.random.default_rng(seed)
+    r, v_tm1, v_t = (
+        rng.normal(size=(steps, batch)).astype(np.float32) for _ in range(3)
     )
-    assert float(target[2, 0]) == pytest.approx(1.0)  # no bootstrap past the end
+    v_t += 5.0  # nonzero everywhere: a wrong bootstrap cannot hide as 0
+    disc = np.ones((steps, batch), np.float32)
+    truncated = np.zeros((steps, batch), bool)
+    disc[2, 0] = 0.0  # termination and time limit on the same step
+    truncated[2, 0] = True
+    disc[5, 0] = 0.0  # termination alone
+    truncated[6, 1] = True  # time limit alone
+    disc[3, 1] = 0.0  # both again, mid-unroll in another env
+    truncated[3, 1] = True
+    return r, disc, truncated, v_tm1, v_t
+
+
+def test_gae_ends_the_episode_without_bootstrap_when_both_flags_are_set():
+    # A user env may report a termination and a time limit on the same step:
+    # the termination wins, so the advantage there is r - V(x), with nothing
+    # bootstrapped and nothing carried back from the next episode.
+    r, disc, truncated, v_tm1, v_t = _episode_ends()
+    gamma, lam = 0.9, 0.8
+    adv, target = jax.jit(rl.episode_aware_gae)(
+        r, disc, truncated, v_tm1, v_t, gamma, lam
+    )
+    want = sum_gae(r, disc, truncated, v_tm1, v_t, gamma, lam)
+    np.testing.assert_allclose(adv, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(target, want + v_tm1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(target[2, 0], r[2, 0], rtol=1e-6)
+    np.testing.assert_allclose(target[3, 1], r[3, 1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_values_at_terminations_do_not_reach_advantages(bad):
+    # The docstrings let a caller pass any value of a terminated step's final
+    # observation (max-Q of every final observation, say): inf or NaN there,
+    # or anywhere in a later episode, must not poison earlier returns.
+    r, disc, truncated, v_tm1, v_t = _episode_ends()
+    gamma, lam = 0.9, 0.8
+    clean = v_t.copy()
+    v_t[disc == 0] = bad
+    v_t[7, 0] = bad  # mid-episode in env 0's last episode: its own steps only
+    adv, _ = jax.jit(rl.episode_aware_gae)(r, disc, truncated, v_tm1, v_t, gamma, lam)
+    want = sum_gae(r, disc, truncated, v_tm1, clean, gamma, lam)
+    ok = np.ones(r.shape, bool)
+    ok[6:, 0] = False  # the episode that holds the mid-episode value
+    np.testing.assert_allclose(np.asarray(adv)[ok], want[ok], rtol=1e-5, atol=1e-5)
 
 
 def test_recursions_unrolled_for_accelerators_give_the_cpus_numbers(monkeypatch):

@@ -8,7 +8,9 @@ import pytest
 from purejaxdrl import rl
 
 
-def paper_vtrace(v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar):
+def paper_vtrace(
+    v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar, rho_pg_bar=None
+):
     """The paper's definitions, episode by episode, in plain NumPy.
 
     Espeholt et al. (2018), section 4.1: within one episode x_s, ..., x_n (x_n
@@ -17,13 +19,15 @@ def paper_vtrace(v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar):
     (remark 1, the recursion), which must equal the sum of equation (1):
       v_s = V(x_s) + Σ_{t=s}^{n-1} (Π_{i=s}^{t-1} γ_i c_i) δ_t,
     and the policy-gradient advantage of section 4.2 is
-      A_s = ρ_s (r_s + γ_s v_{s+1} - V(x_s)).
+      A_s = ρ^pg_s (r_s + γ_s v_{s+1} - V(x_s)),  ρ^pg_s = min(ρ̄_pg, π/μ),
+    with ρ̄_pg = ρ̄ unless given (the paper uses one ρ̄ for both).
     The stream is cut into episodes at terminations and truncations first, so
     nothing here knows about auto-reset: each episode is a trajectory of its own.
     """
     T = len(r)
     rho = np.exp(log_rho.astype(np.float64))
     rho_c = np.minimum(rho_bar, rho)
+    rho_pg = np.minimum(rho_bar if rho_pg_bar is None else rho_pg_bar, rho)
     c = lam * np.minimum(c_bar, rho)
     ends = [t for t in range(T) if disc[t] == 0 or truncated[t] or t == T - 1]
     target = np.zeros(T)
@@ -55,7 +59,7 @@ def paper_vtrace(v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar):
             np.testing.assert_allclose(vs[k], total, rtol=1e-10, atol=1e-10)
         for k, t in enumerate(idx):
             target[t] = vs[k]
-            adv[t] = rho_c[t] * (r[t] + gammas[k] * vs[k + 1] - values[k])
+            adv[t] = rho_pg[t] * (r[t] + gammas[k] * vs[k + 1] - values[k])
         start = end + 1
     return target, adv
 
@@ -69,7 +73,10 @@ def random_stream(rng, T, gamma=0.9):
     """
     r = rng.normal(size=T)
     terminated = rng.random(T) < 0.15
-    truncated = (rng.random(T) < 0.15) & ~terminated
+    # Independent flags: some steps are both terminated and truncated (the
+    # time limit fires on the terminating step), one of them always.
+    truncated = rng.random(T) < 0.15
+    terminated[T // 2] = truncated[T // 2] = True
     disc = gamma * (1.0 - terminated)
     v_tm1 = rng.normal(size=T)
     v_t = rng.normal(size=T)
@@ -149,9 +156,19 @@ def test_on_policy_targets_are_n_step_and_lambda_returns(lam):
 
 
 @pytest.mark.parametrize(
-    "lam, rho_bar, c_bar", [(1.0, 1.0, 1.0), (0.9, 1.0, 1.0), (0.95, 2.0, 0.8)]
+    "lam, rho_bar, c_bar, rho_pg_bar",
+    [
+        (1.0, 1.0, 1.0, 1.0),
+        (0.9, 1.0, 1.0, 1.0),
+        (0.95, 2.0, 0.8, 2.0),
+        # A policy-gradient clip of its own, below and above ρ̄.
+        (0.95, 2.0, 0.8, 0.7),
+        (0.9, 1.0, 1.0, 1.5),
+    ],
 )
-def test_matches_numpy_paper_definition_on_random_streams(lam, rho_bar, c_bar):
+def test_matches_numpy_paper_definition_on_random_streams(
+    lam, rho_bar, c_bar, rho_pg_bar
+):
     rng = np.random.default_rng(0)
     fn = jax.jit(
         functools.partial(
@@ -159,14 +176,17 @@ def test_matches_numpy_paper_definition_on_random_streams(lam, rho_bar, c_bar):
             lambda_=lam,
             clip_rho_threshold=rho_bar,
             clip_c_threshold=c_bar,
-            clip_pg_rho_threshold=rho_bar,
+            clip_pg_rho_threshold=rho_pg_bar,
         )
     )
     for _ in range(5):
         v_tm1, v_t, r, disc, log_rho, truncated = random_stream(rng, 50)
         assert truncated.any() and (disc == 0).any()
+        assert (truncated & (disc == 0)).any() and (truncated & (disc > 0)).any()
+        # The bootstrap values of terminated steps are never read.
+        v_t = np.where(disc == 0, 1e3, v_t).astype(np.float32)
         target, adv = paper_vtrace(
-            v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar
+            v_tm1, v_t, r, disc, log_rho, truncated, lam, rho_bar, c_bar, rho_pg_bar
         )
         out = fn(v_tm1, v_t, r, disc, log_rho, truncated)
         np.testing.assert_allclose(out.target_tm1, target, rtol=1e-5, atol=1e-5)
@@ -210,3 +230,25 @@ def test_rejects_mismatched_shapes_and_ranks():
         rl.vtrace(*(jnp.ones((3, 2)),) * 5)
     with pytest.raises(AssertionError):
         rl.vtrace(*(jnp.ones(3),) * 5, truncated_t=jnp.zeros(2, bool))
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_values_at_terminations_do_not_reach_the_targets(bad):
+    # inf or NaN as V(x') of a terminated step, or anywhere in a later
+    # episode (after a termination, after a truncation), must not reach the
+    # targets or advantages of earlier episodes.
+    rng = np.random.default_rng(5)
+    v_tm1, v_t, r, disc, log_rho, truncated = random_stream(rng, 30)
+    ends = np.flatnonzero((disc == 0) | truncated)
+    assert len(ends) >= 3
+    fn = functools.partial(rl.vtrace, lambda_=0.9, clip_rho_threshold=2.0)
+    want = paper_vtrace(v_tm1, v_t, r, disc, log_rho, truncated, 0.9, 2.0, 1.0, 1.0)
+    v_t = np.where(disc == 0, bad, v_t).astype(np.float32)
+    for end in ends[:-1]:
+        poisoned = v_t.copy()
+        poisoned[end + 1] = bad  # the first step of the next episode
+        out = jax.jit(fn)(v_tm1, poisoned, r, disc, log_rho, truncated)
+        for got, ref in zip(out, want, strict=True):
+            np.testing.assert_allclose(
+                got[: end + 1], ref[: end + 1], rtol=1e-5, atol=1e-5
+            )
