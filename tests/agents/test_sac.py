@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents import RunShape
-from purejaxdrl.agents.sac import SACConfig, make_sac
+from purejaxdrl.agents import RunShape, sac
+from purejaxdrl.agents.sac import SACConfig, Stored, make_sac
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks
+from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
 from purejaxdrl.types import Transition
 
 NETS = make_sac_networks(NetworkConfig(hidden_sizes=(16,)), Box((3,)), Box((2,)))
@@ -90,3 +91,70 @@ def test_replay_shards_on_two_devices_and_learning_starts():
     # 8 transitions per device per update: min_replay's 24 per device are
     # stored after update 3, which takes the first 2 gradient steps.
     np.testing.assert_array_equal(metrics["learner/grad_steps"], [0, 0, 2, 4, 6, 8])
+
+
+def _numpy_policy_sample(actor, obs, key):
+    """a = tanh(u), u = mean + std * noise, and log π(a|s) in float64.
+
+    The density of a tanh-squashed Gaussian (Haarnoja et al., 2018, appendix
+    C): Σ_j log N(u_j; mean_j, std_j) - log(1 - tanh(u_j)^2). Only the
+    network's outputs and the key's noise come from JAX.
+    """
+    out = np.asarray(NETS.actor(actor, obs), np.float64)
+    mean, raw = np.split(out, 2, axis=-1)
+    log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (np.tanh(raw) + 1)
+    noise = np.asarray(jax.random.normal(key, mean.shape), np.float64)
+    u = mean + np.exp(log_std) * noise
+    gauss = -0.5 * noise**2 - log_std - 0.5 * np.log(2 * np.pi)
+    logp = np.sum(gauss - np.log(1.0 - np.tanh(u) ** 2), axis=-1)
+    return np.tanh(u), logp
+
+
+def test_losses_match_the_papers_soft_target_actor_and_temperature_losses():
+    # Haarnoja et al. (2018): y = s r + γ d (min_i Q'_i(s', a') - α log π(a'|s')),
+    # a' ~ π(.|s'), with d = 1 at a truncation (its s' is the final
+    # observation) and 0 at a termination; J_π = E[α log π(a|s) - min_i Q_i(s, a)];
+    # J(α) = -log α (log π + H̄). Distinct online and target critics.
+    obs = jax.random.normal(jax.random.key(0), (4, 3))
+    next_obs = jax.random.normal(jax.random.key(1), (4, 3))
+    actor = NETS.init_actor(jax.random.key(2), obs)
+    critic = NETS.init_critic(jax.random.key(3), obs, jnp.zeros((4, 2)))
+    target = NETS.init_critic(jax.random.key(4), obs, jnp.zeros((4, 2)))
+    # Items 0 and 3 end in a time limit (d = 1), item 1 terminates (d = 0).
+    reward, discount = jnp.array([1.0, -2.0, 0.5, 3.0]), jnp.array([1.0, 0, 1, 1])
+    item = Stored(obs, jnp.full((4, 2), 0.3), reward, discount, next_obs)
+    config = SACConfig(gamma=0.9, reward_scale=2.5)
+    alpha, key_next, key_new = 0.3, jax.random.key(5), jax.random.key(6)
+
+    a_next, logp_next = _numpy_policy_sample(actor, next_obs, key_next)
+    q_next = np.asarray(NETS.critic(target, next_obs, jnp.asarray(a_next, jnp.float32)))
+    assert (np.argmin(q_next, -1) != np.argmax(q_next, -1)).all()
+    soft = q_next.min(-1) - alpha * logp_next
+    y = 2.5 * np.asarray(item.reward) + 0.9 * np.asarray(item.discount) * soft
+    got_y = sac.soft_q_target(
+        NETS, actor, target, item, jnp.float32(alpha), key_next, config
+    )
+    np.testing.assert_allclose(got_y, y, rtol=1e-5, atol=1e-5)
+    assert float(got_y[1]) == pytest.approx(2.5 * -2.0)  # terminated: reward only
+
+    q = np.asarray(NETS.critic(critic, obs, item.action))
+    critic_want = 0.5 * np.mean(np.sum((q - y[:, None]) ** 2, axis=-1))
+    got_critic = sac.critic_loss(critic, item, got_y, network=NETS)
+    np.testing.assert_allclose(got_critic, critic_want, rtol=1e-5)
+
+    a_new, logp_new = _numpy_policy_sample(actor, obs, key_new)
+    q_new = np.asarray(NETS.critic(critic, obs, jnp.asarray(a_new, jnp.float32)))
+    actor_want = np.mean(alpha * logp_new - q_new.min(-1))
+    got_actor, got_logp = sac.actor_loss(
+        actor, critic, item, jnp.float32(alpha), key_new, network=NETS
+    )
+    np.testing.assert_allclose(got_logp, logp_new, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got_actor, actor_want, rtol=1e-5, atol=1e-5)
+
+    log_alpha, entropy_target = jnp.float32(np.log(alpha)), -2.0
+    alpha_want = -np.mean(np.log(alpha) * (logp_new + entropy_target))
+    got_alpha = sac.alpha_loss(log_alpha, got_logp, entropy_target)
+    np.testing.assert_allclose(got_alpha, alpha_want, rtol=1e-5)
+    # Its gradient raises α while the entropy -log π is below the target.
+    grad = jax.grad(sac.alpha_loss)(log_alpha, got_logp, entropy_target)
+    np.testing.assert_allclose(grad, -np.mean(logp_new + entropy_target), rtol=1e-5)
