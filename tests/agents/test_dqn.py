@@ -1,4 +1,6 @@
-"""DQN / Ape-X: the update's fixed point, Ape-X's ε_i, the runner's replay shards."""
+"""DQN / Ape-X: the loss, the fixed point, Ape-X's ε_i, the replay shards."""
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -6,8 +8,8 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents import RunShape
-from purejaxdrl.agents.dqn import make_dqn
+from purejaxdrl.agents import RunShape, dqn
+from purejaxdrl.agents.dqn import Replayed, make_dqn
 from purejaxdrl.agents.q_learning import exploration
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.replay import sum_tree
@@ -102,6 +104,44 @@ def test_apex_initial_priorities_are_the_online_networks_td_errors():
     want = (np.abs(td) + config.apex.priority_eps) ** config.apex.priority_alpha
     got = sum_tree.leaves(state.buffer.nodes, jnp.arange(t * b))
     np.testing.assert_allclose(got, want, rtol=2e-5)
+
+
+def test_loss_is_the_weighted_huber_of_double_q_td_errors():
+    # van Hasselt et al. (2016): the online network picks a' at s', the target
+    # network values it; Schaul et al. (2016) / Ape-X weight each item's loss
+    # by its importance weight w_i. Linear Q = s W, in NumPy.
+    rng = np.random.default_rng(0)
+    batch, dims, actions = 16, 4, 3
+    online, target = (rng.normal(size=(dims, actions)) for _ in range(2))
+    obs, next_obs = (rng.normal(size=(batch, dims)) for _ in range(2))
+    action = rng.integers(0, actions, batch)
+    reward = 2.0 * rng.normal(size=batch)
+    discount = 0.81 * (rng.random(batch) > 0.25)  # γ^2, 0 after a termination
+    weights = rng.uniform(0.1, 1.0, batch)
+
+    best = np.argmax(next_obs @ online, -1)
+    assert (best != np.argmax(next_obs @ target, -1)).sum() >= batch // 3
+    boot = (next_obs @ target)[np.arange(batch), best]
+    td = reward + discount * boot - (obs @ online)[np.arange(batch), action]
+    assert (np.abs(td) < 1).any() and (np.abs(td) > 1).any()  # both Huber sides
+    huber = np.where(np.abs(td) <= 1, 0.5 * td**2, np.abs(td) - 0.5)
+    # Only Q(s, a) is differentiated: dL/dW[:, a_i] = -w_i clip(δ_i) s_i / B.
+    grad = np.zeros_like(online)
+    np.add.at(grad.T, action, -(weights * np.clip(td, -1, 1))[:, None] * obs / batch)
+
+    def q_values(params, x):
+        return x @ params
+
+    f32 = functools.partial(jnp.asarray, dtype=jnp.float32)
+    item = Replayed(f32(obs), jnp.asarray(action, jnp.int32), f32(reward),
+                    f32(discount), f32(next_obs))  # fmt: skip
+    got_td = dqn.td_errors(q_values, f32(online), f32(target), item)
+    np.testing.assert_allclose(got_td, td, rtol=1e-5, atol=1e-5)
+    (got_loss, got_td), got_grad = jax.value_and_grad(dqn.loss, has_aux=True)(
+        f32(online), f32(target), item, f32(weights), q_values
+    )
+    np.testing.assert_allclose(got_loss, np.mean(weights * huber), rtol=1e-5)
+    np.testing.assert_allclose(got_grad, grad, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.timeout(300)
