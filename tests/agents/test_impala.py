@@ -37,8 +37,10 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
         **PLAIN_SGD,
         gamma=0.9,
         vtrace_lambda=0.95,
-        clip_rho=1.0,
+        # The policy gradient's clip apart from the value targets' one.
+        clip_rho=1.1,
         clip_c=0.9,
+        clip_pg_rho=0.95,
         entropy_cost=0.01,
         value_cost=0.5,
     )
@@ -48,8 +50,11 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
     # A time-limit truncation at step 5 of env 1: it bootstraps from V(x'5),
     # which a real time limit makes differ from the next observation acted on.
     assert traj.discount[5, 1] == 1.0
+    # And a time limit on a terminating step (a user env may emit both): the
+    # termination wins, no bootstrap.
+    t_end, b_end = np.argwhere(np.asarray(traj.discount) == 0)[0]
     traj = traj._replace(
-        truncated=traj.truncated.at[5, 1].set(True),
+        truncated=traj.truncated.at[5, 1].set(True).at[t_end, b_end].set(True),
         final_observation=traj.final_observation.at[5, 1].add(0.5),
     )
     new_state, metrics = update(config, state, traj, jax.random.key(2))
@@ -61,6 +66,8 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
     v_next = network.apply(state.params, traj.final_observation)[1]
     log_rho = np.asarray(dist.log_prob(policy, traj.action) - traj.log_prob)
     assert np.abs(log_rho).max() > 0.1
+    rho = np.exp(log_rho)
+    assert ((rho > 0.95) & (rho < 1.1)).any() and (rho > 1.1).any()
     columns = [
         paper_vtrace(
             *(np.asarray(x)[:, b] for x in (v, v_next, traj.reward)),
@@ -68,8 +75,9 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
             log_rho[:, b],
             np.asarray(traj.truncated[:, b]),
             0.95,
-            1.0,
+            1.1,
             0.9,
+            rho_pg_bar=0.95,
         )
         for b in range(traj.reward.shape[1])
     ]
