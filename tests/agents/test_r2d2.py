@@ -1,5 +1,6 @@
 """R2D2: value rescaling, sequence targets against a per-step NumPy reference,
-burn-in without gradient, per-environment replay shards on any device count."""
+the weighted loss, written priorities, burn-in without gradient,
+per-environment replay shards on any device count."""
 
 import functools
 
@@ -11,11 +12,14 @@ from jax.flatten_util import ravel_pytree
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
-from purejaxdrl.agents.r2d2 import R2D2Config
-from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td
+from purejaxdrl.agents import RunShape
+from purejaxdrl.agents.r2d2 import R2D2Config, loss, make_r2d2
+from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td, time_major
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.networks import make_q_network
+from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.value_rescaling import rescale, unscale
+from purejaxdrl.types import Transition
 from tests.helpers import flat, tiny_config, trained
 
 pytestmark = pytest.mark.timeout(300)
@@ -142,6 +146,65 @@ def test_sequence_td_errors_match_a_per_step_reference(core):
     td = _td(config, net, params, target_params, seq)
     expected = _reference_td(config, net, params, target_params, seq)
     np.testing.assert_allclose(td, expected, atol=2e-5, rtol=1e-5)
+
+
+def test_loss_weights_each_sequences_mean_squared_td_error():
+    # R2D2 with prioritised replay: L = mean_i w_i 0.5 mean_t δ_{t,i}^2 with
+    # the importance weights w_i; δ are `sequence_td`'s, which the test above
+    # checks against the per-step NumPy reference.
+    config = R2D2Config(burn_in=BURN, n_step=2, gamma=0.9)
+    net = _network()
+    params = net.init(jax.random.key(0), jnp.zeros(OBS))
+    target_params = net.init(jax.random.key(1), jnp.zeros(OBS))
+    seq = _sequences()
+    weights = np.array([0.2, 1.0, 0.55], np.float32)
+    objective = jax.jit(functools.partial(loss, network=net, config=config))
+    got, td = objective(params, target_params, seq, jnp.asarray(weights))
+    td = np.asarray(td, np.float64)
+    assert np.ptp(np.mean(td**2, axis=0)) > 0.1  # the weights matter
+    want = np.mean(weights * 0.5 * np.mean(td**2, axis=0))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_written_priorities_mix_the_max_and_mean_absolute_td_error():
+    # Kapturowski et al. (2019): p = η max_t |δ_t| + (1 - η) mean_t |δ_t| of
+    # each drawn sequence, computed with the parameters before the step, and
+    # stored as p^α. One update: every shard holds one sequence, all drawn.
+    num_envs, length, burn = 4, 5, 2
+    config = R2D2Config(burn_in=burn, n_step=2, gamma=0.9, priority_eta=0.6,
+                        buffer_size=4 * num_envs, batch_size=2 * num_envs,
+                        min_replay=num_envs, updates_per_step=1)  # fmt: skip
+    net = _network()
+    run = RunShape(num_envs=num_envs, unroll_length=length, num_updates=4)
+    agent = make_r2d2(config, net, np.zeros(OBS, np.float32), run)
+    state = agent.init(jax.random.key(0))
+    state = state._replace(target_params=net.init(jax.random.key(1), jnp.zeros(OBS)))
+    rng = np.random.default_rng(0)
+    shape = (length, num_envs)
+    discount = np.ones(shape, np.float32)
+    discount[2, 0] = 0.0
+    normal = functools.partial(rng.normal, size=(*shape, OBS))
+    traj = Transition(
+        normal().astype(np.float32), rng.integers(0, 2, shape).astype(np.int32),
+        rng.normal(size=shape).astype(np.float32), discount,
+        np.zeros(shape, bool), np.zeros(shape, np.float32),
+        np.zeros(shape, np.float32), np.zeros(shape, np.float32),
+        normal().astype(np.float32), {},
+        np.concatenate([np.zeros((1, num_envs), bool), discount[:-1] == 0]),
+        net.initial_state(num_envs),
+    )  # fmt: skip
+    new, metrics = jax.jit(agent.update)(state, traj, jax.random.key(2))
+    assert int(metrics["learner/grad_steps"]) == 1
+    # The stored sequences, [E, T, ...] in slot 0 of each shard, time-major.
+    stored = jax.tree.map(lambda x: x[:, 0], new.buffer.ring.items)
+    td = np.abs(_td(config, net, state.params, state.target_params, time_major(stored)))
+    assert td.shape == (length, num_envs)
+    p = 0.6 * td.max(axis=0) + 0.4 * td.mean(axis=0)
+    leaves = jax.vmap(sum_tree.leaves, (0, None))(new.buffer.nodes, jnp.arange(1))
+    np.testing.assert_allclose(leaves[:, 0], p**config.priority_alpha, rtol=1e-5)
+    np.testing.assert_allclose(
+        new.buffer.max_priority[:, 0], np.maximum(p, 1.0), rtol=1e-5
+    )
 
 
 def test_burn_in_steps_get_no_gradient():
