@@ -30,7 +30,8 @@ def gae(
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
       v_tm1: values of the source states at times [0, T-1], float32 [T].
-      v_t: bootstrap values of the destination states at times [1, T], float32 [T].
+      v_t: bootstrap values of the destination states at times [1, T], float32 [T]
+        (ignored where discount_t is 0, even inf or NaN).
 
     Returns:
       Advantages at times [0, T-1], float32 [T].
@@ -116,7 +117,8 @@ def lambda_returns(
       r_t: rewards at times [1, T], float32 [T].
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
-      v_t: bootstrap values of the destination states at times [1, T], float32 [T].
+      v_t: bootstrap values of the destination states at times [1, T], float32 [T]
+        (ignored where discount_t is 0, even inf or NaN).
 
     Returns:
       Returns at times [0, T-1], float32 [T].

@@ -62,7 +62,8 @@ def vtrace(
     Args:
       v_tm1: values V(x_s) of the source states at times [0, T-1], float32 [T].
       v_t: values V(x'_s) of the states reached at times [1, T], float32 [T]
-        (within an episode, V(x'_s) = V(x_{s+1}) = v_tm1[s + 1]).
+        (within an episode, V(x'_s) = V(x_{s+1}) = v_tm1[s + 1]; ignored where
+        discount_t is 0, even inf or NaN).
       r_t: rewards at times [1, T], float32 [T].
       discount_t: γ times the env discount (0 on termination), float32 [T].
       log_rho_tm1: log π(a_s|x_s) - log μ(a_s|x_s), learner minus behaviour
