@@ -47,9 +47,7 @@ def gae(
 
     def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         delta, discount, lambda_ = xs
-        trace = discount * lambda_
-        # Nor may a later episode's non-finite advantage cross an episode end.
-        acc = delta + jnp.where(trace == 0, 0.0, trace * acc)
+        acc = delta + discount * lambda_ * acc
         return acc, acc
 
     _, adv_tm1 = platform_scan(
@@ -128,13 +126,12 @@ def lambda_returns(
     chex.assert_equal_shape([r_t, discount_t, v_t])
     lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
     # `where`, not a product with 0, as in `gae`: inf or NaN at a terminated
-    # step, or in a later episode, must not reach this one's returns.
+    # step must not reach the returns.
     v_t = jnp.where(discount_t == 0, 0.0, v_t)
 
     def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         r, discount, lambda_, v = xs
-        mixed = (1.0 - lambda_) * v + jnp.where(lambda_ == 0, 0.0, lambda_ * acc)
-        acc = r + jnp.where(discount == 0, 0.0, discount * mixed)
+        acc = r + discount * ((1.0 - lambda_) * v + lambda_ * acc)
         return acc, acc
 
     # Starting from v_T makes the last step's return r_T + discount_T v_T

