@@ -62,7 +62,10 @@ def check_physics(
         default = defaults.get(name)
         # Counts (njmax, nconmax, episode_length...): MJX would size an array
         # by a negative number, or step on with a silently meaningless limit.
-        if _is_int(default) and default >= 0 and _is_int(value) and value < 0:
+        # Top-level options only: nested ones hold weights (reward scales of
+        # -4 as well as -4.0), not sizes.
+        count = "." not in name and _is_int(default) and default >= 0
+        if count and _is_int(value) and value < 0:
             raise ConfigError(
                 f"env.options {name}={value}: {name} is a count ({env_id}'s "
                 f"default: {default}) and must be >= 0; pass a whole number >= 0 "

@@ -269,10 +269,11 @@ def _restore_latest(run: Run) -> Any:
             raise
         detail = str(e).split(f"{MISFIT} (", 1)[1].split(")", 1)[0]
         raise ConfigError(
-            f"--resume {run.run_dir} --override: the changes ({'; '.join(changes)}) "
-            f"change the shapes of the run's state ({detail}), which a checkpoint "
-            "cannot continue; drop the ones that set sizes (network, num_envs, "
-            "buffers), or start a new run with them (nothing was moved or deleted)."
+            f"--resume {run.run_dir} --override: the checkpoint's state does not "
+            f"fit this run's ({detail}); of the changes ({'; '.join(changes)}), "
+            "one that sets a size (network, num_envs, buffers) changes the "
+            "state's shapes, which a checkpoint cannot continue: drop it, or "
+            "start a new run with it (nothing was moved or deleted)."
         ) from None
 
 

@@ -293,6 +293,17 @@ def test_bad_options_are_one_line_errors(options, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+def test_a_nested_integer_weight_may_be_negative():
+    # AlohaHandOver's reward_config.scales.box_handover=-4 is a weight, not a
+    # count (as -4.0 is); its models need Menagerie, so its check alone here.
+    from purejaxdrl.env.playground_options import check_physics
+
+    name = "reward_config.scales.box_handover"
+    check_physics("playground/AlohaHandOver", {name: -4}, {name: 4})
+    with pytest.raises(ConfigError, match="njmax=-4: njmax is a count"):
+        check_physics("playground/AlohaHandOver", {"njmax": -4}, {"njmax": 4})
+
+
 def test_a_list_option_reaches_the_task_as_its_defaults_type():
     env = envs.make("playground/CartpoleBalance", **{"vision_config.cam_res": [32, 32]})
     assert env.env._config.vision_config.cam_res == (32, 32)

@@ -54,8 +54,9 @@ def test_an_override_that_changes_the_states_shapes_names_the_change(run_dir):
     with pytest.raises(ConfigError) as error:
         pjd.train(config, resume=run_dir, console=False, allow_changes=True)
     message = str(error.value)
-    assert "the changes (network.hidden_sizes: " in message
-    assert "change the shapes of the run's state (" in message
+    assert "of the changes (network.hidden_sizes: " in message
+    assert "the checkpoint's state does not fit this run's (" in message
+    assert "changes the state's shapes" in message
     assert "another purejaxdrl version" not in message and "\n" not in message
     assert (run_dir / "config.yaml").read_text() == saved
 

@@ -1,107 +1,77 @@
-"""Gymnasium's API, checked on one environment of a pool when it is built.
+"""Gymnasium's API, said in one line where a user's environment breaks it.
 
 A user's environment that breaks the contract (a `reset` without its info, a
 `step` of Gym's old four values, an observation of another shape than its
-space's, a reward that is an array) would fail inside Gymnasium's vector code
-with a message that names neither the environment nor the method. One
-environment's first `reset` and `step`, checked here once, name both, the
-rule and the fix; nothing is checked per step.
+space's, a reward that is an array) fails inside Gymnasium's vector code, with
+a message that names neither the environment nor the method ("not enough
+values to unpack"). `api_errors` wraps the pool's own `reset` and `step`: an
+error raised by Gymnasium's code itself (its vector env, its wrappers' checks;
+numpy's frames under it aside) becomes one line naming the environment, the
+method and the rule.
+
+Nothing is stepped for the check (a second instance would take an action the
+environment may refuse, cost its start-up again, or be one too many), and an
+error raised in the environment's own code keeps its traceback: a bug there
+must show where.
 """
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
-
-import numpy as np
 
 from purejaxdrl.config import ConfigError
 
 STEP = "(obs, reward, terminated, truncated, info)"
+RULES = {
+    "reset": "Gymnasium's reset returns (obs, info), info a dict (`return obs, {}`)",
+    "step": f"Gymnasium's step returns the 5 values {STEP}, reward one number and "
+    "terminated / truncated bools (Gym's old 4-value step does not fit)",
+}
 
 
-def check_api(env: Any, seed: int, label: str) -> None:
-    """Resets and steps `env` (a made Gymnasium env) once; closes it.
+@contextlib.contextmanager
+def api_errors(label: str, method: str, space: Any) -> Iterator[None]:
+    """Turns Gymnasium's error on what `method` returned into one line.
 
-    The checks run on its unwrapped environment, the user's own class:
-    Gymnasium's wrappers (TimeLimit, the passive checker) would fail on a
-    broken result first, with their own message.
+    Args:
+      label: the environment, `gymnasium:<id>`.
+      method: `reset` or `step`.
+      space: the environment's observation space, named in the message.
 
     Raises:
-      ConfigError: a result that breaks Gymnasium's API, naming `label`
-        (`gymnasium:<id>`), the method, the rule and the fix.
+      ConfigError: the error came from Gymnasium's own code, naming
+        `label`, the method, its rule and the error.
 
     """
-    core = env.unwrapped
     try:
-        result = core.reset(seed=seed)
-        if not (isinstance(result, tuple) and len(result) == 2):
-            raise ConfigError(
-                f"{label}: reset returned {_what(result)}, not (obs, info); "
-                "Gymnasium's reset must return both: `return obs, {}` (an empty "
-                "info dict where there is nothing to report)."
-            )
-        _check_obs(label, "reset", core.observation_space, result[0])
-        _check_info(label, "reset", result[1])
-        core.action_space.seed(seed)
-        result = core.step(core.action_space.sample())
-        _check_step(label, core.observation_space, result)
-    finally:
-        env.close()
-
-
-def _check_step(label: str, space: Any, result: Any) -> None:
-    if isinstance(result, tuple) and len(result) == 4:
+        yield
+    except (ValueError, TypeError, IndexError, AssertionError) as error:
+        if not raised_by_gymnasium(error):
+            raise  # the environment's own code: its traceback says where
+        first = (str(error).strip().splitlines() or [""])[0]
         raise ConfigError(
-            f"{label}: step returned 4 values, Gym's old (obs, reward, done, "
-            f"info); Gymnasium's step returns 5, {STEP}: return `obs, reward, "
-            "terminated, truncated, info`, truncated True only where a time "
-            "limit ended the episode."
-        )
-    if not (isinstance(result, tuple) and len(result) == 5):
-        raise ConfigError(
-            f"{label}: step returned {_what(result)}, not the 5 values {STEP} "
-            "Gymnasium's step must return."
-        )
-    obs, reward, terminated, truncated, info = result
-    _check_obs(label, "step", space, obs)
-    kind = np.asarray(reward).dtype.kind
-    if np.ndim(reward) != 0 or kind not in "biuf":
-        raise ConfigError(
-            f"{label}: step's reward is {_what(reward)}, not a number; return "
-            "one number per step, e.g. `float(reward)`."
-        )
-    for name, flag in (("terminated", terminated), ("truncated", truncated)):
-        if np.ndim(flag) != 0 or np.asarray(flag).dtype.kind not in "biu":
-            raise ConfigError(
-                f"{label}: step's {name} is {_what(flag)}, not a bool; return "
-                f"one bool per step, e.g. `bool({name})`."
-            )
-    _check_info(label, "step", info)
+            f"{label}: Gymnasium could not take what its {method} "
+            f"returned ({type(error).__name__}: {first}); {RULES[method]}, and "
+            f"observations fit observation_space {space}: check what {method} "
+            "returns."
+        ) from None
 
 
-def _check_obs(label: str, method: str, space: Any, obs: Any) -> None:
-    # Only a Box's shape: other spaces are flattened, and values outside a
-    # Box's bounds are common and harmless to the networks.
-    shape = getattr(space, "shape", None)
-    if type(space).__name__ != "Box" or np.shape(obs) == shape:
-        return
-    raise ConfigError(
-        f"{label}: {method}'s observation has shape {np.shape(obs)}, but its "
-        f"observation_space {space} has shape {shape}; return observations of "
-        "the space's shape, or declare the space with the shape returned."
-    )
+def raised_by_gymnasium(error: BaseException) -> bool:
+    """Whether the innermost frame past numpy's is Gymnasium's own.
 
-
-def _check_info(label: str, method: str, info: Any) -> None:
-    if not isinstance(info, dict):
-        raise ConfigError(
-            f"{label}: {method}'s info is {_what(info)}, not a dict; return `{{}}` "
-            "where there is nothing to report."
-        )
-
-
-def _what(value: Any) -> str:
-    """`value` in a few words: its type, and its shape or length."""
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} ({value.dtype})"
-    if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)} values"
-    return f"{type(value).__name__} {value!r}"[:60]
+    Numpy's frames are skipped: Gymnasium's vector env writes each
+    environment's result into its batch arrays with numpy, which is where a
+    result of the wrong shape or type fails. A user's environment is never in
+    Gymnasium's package, so its own errors are never taken for these.
+    """
+    modules = []
+    tb = error.__traceback__
+    while tb is not None:
+        modules.append(str(tb.tb_frame.f_globals.get("__name__", "")))
+        tb = tb.tb_next
+    for module in reversed(modules):
+        if module == "numpy" or module.startswith("numpy."):
+            continue
+        return module.startswith("gymnasium.")
+    return False

@@ -18,6 +18,7 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 (`env.base.Discrete`), so the networks mask as they do on device.
 """
 
+import contextlib
 import functools
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.env.host.api_check import check_api
+from purejaxdrl.env.host.api_check import api_errors
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
@@ -118,16 +119,19 @@ class GymnasiumEnv(HostEnv):
         space = self.vec.single_observation_space
         action = space_spec(self.vec.single_action_space, f"gymnasium:{env_id}")
         self.name = f"gymnasium:{env_id}"
-        try:
-            check_api(gym.make(env_id, **options), int(self.seeds[0]), self.name)
-        except ConfigError:
-            self.vec.close()
-            raise
+        # In subprocesses (async), an environment's own error reaches here as
+        # Gymnasium's re-raise: only the sync pool's say which side broke.
+        self.sync = vectorization_mode == "sync"
         # Whether the environment reports legal actions shows in its reset's
         # info, as does whether it logs metrics of its own, and their names;
         # the first `reset` returns this one (a second would reach the
         # environments: an episode counter of theirs would start at 1).
-        self.first = self.vec.reset(seed=self.seeds)
+        try:
+            with self._api("reset"):
+                self.first = self.vec.reset(seed=self.seeds)
+        except ConfigError:
+            self.vec.close()
+            raise
         info = self.first[1]
         self.masks = MASK_KEY in info
         shape = tuple(space.shape)
@@ -142,7 +146,10 @@ class GymnasiumEnv(HostEnv):
 
     def reset(self) -> HostStep:
         first, self.first = self.first, None
-        obs, info = first or self.vec.reset(seed=self.seeds)
+        if first is None:
+            with self._api("reset"):
+                first = self.vec.reset(seed=self.seeds)
+        obs, info = first
         obs = self._observe(obs, info)
         zeros = np.zeros(self.num_envs, bool)
         first = self.boundaries.mark(self.env_id, zeros, zeros)
@@ -166,7 +173,8 @@ class GymnasiumEnv(HostEnv):
 
     def recv(self) -> HostStep:
         action, self.pending = self.pending, None
-        obs, reward, terminated, truncated, info = self.vec.step(action)
+        with self._api("step"):
+            obs, reward, terminated, truncated, info = self.vec.step(action)
         obs = self._observe(obs, info)
         terminated = np.asarray(terminated, bool)
         truncated = np.asarray(truncated, bool) & ~terminated
@@ -181,6 +189,12 @@ class GymnasiumEnv(HostEnv):
             self._metrics(info),
         )
         return check_finite(self.name, step)
+
+    def _api(self, method: str) -> Any:
+        """`api_errors` around the sync pool's `method`; nothing for async."""
+        if not self.sync:
+            return contextlib.nullcontext()
+        return api_errors(self.name, method, self.vec.single_observation_space)
 
     def close(self) -> None:
         self.vec.close()
