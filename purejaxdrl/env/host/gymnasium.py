@@ -126,12 +126,7 @@ class GymnasiumEnv(HostEnv):
         # info, as does whether it logs metrics of its own, and their names;
         # the first `reset` returns this one (a second would reach the
         # environments: an episode counter of theirs would start at 1).
-        try:
-            with self._api("reset"):
-                self.first = self.vec.reset(seed=self.seeds)
-        except ConfigError:
-            self.vec.close()
-            raise
+        self.first = self._reset_or_close()
         info = self.first[1]
         self.masks = MASK_KEY in info
         shape = tuple(space.shape)
@@ -189,6 +184,15 @@ class GymnasiumEnv(HostEnv):
             self._metrics(info),
         )
         return check_finite(self.name, step)
+
+    def _reset_or_close(self) -> tuple[Any, dict[str, Any]]:
+        """The pool's first reset; a broken API's error closes the pool first."""
+        try:
+            with self._api("reset"):
+                return self.vec.reset(seed=self.seeds)
+        except ConfigError:
+            self.vec.close()
+            raise
 
     def _api(self, method: str) -> Any:
         """`api_errors` around the sync pool's `method`; nothing for async."""
