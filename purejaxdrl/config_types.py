@@ -104,6 +104,9 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
     raise ConfigError(f"{path}: unsupported field type {name}.")
 
 
+SEED_LIMIT = 2**32  # seeds lie in [0, SEED_LIMIT): `check_seed`
+
+
 def check_seed(seed: Any) -> None:
     """That `seed` is a key's seed: in [0, 2**32), where no two give one key.
 
@@ -112,7 +115,7 @@ def check_seed(seed: Any) -> None:
     """
     if isinstance(seed, jax.core.Tracer) or getattr(seed, "ndim", 0) > 0:
         return
-    if not 0 <= seed < 2**32:
+    if not 0 <= seed < SEED_LIMIT:
         raise ConfigError(
             f"seed={seed} must be in [0, 2**32) (JAX keeps a seed's low 32 "
             "bits, so others repeat another seed's run); pass e.g. --seed 1."

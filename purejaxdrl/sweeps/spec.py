@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_types import SEED_LIMIT
 from purejaxdrl.sweeps.fields import (
     Field,
     checked_value,
@@ -118,7 +119,6 @@ def parse_sample_arg(text: str) -> tuple[str, tuple[str, float, float]]:
     return name.strip(), (parts[0].strip(), low, high)
 
 
-SEED_LIMIT = 2**32  # config_types.check_seed's rule: seeds in [0, 2**32)
 # Far above a sweep's seed counts (the runs of a batch share each device), yet
 # listed and planned in a second: a larger count is most likely a --seed typo.
 MAX_SEED_COUNT = 2**20

@@ -45,6 +45,14 @@ class CheckpointError(RuntimeError):
     """Saving a checkpoint failed (disk full, permissions, ...)."""
 
 
+class LayoutMisfit(ConfigError):
+    """An intact checkpoint of another layout; `detail`: `layout_difference`'s."""
+
+    def __init__(self, message: str, detail: str):
+        super().__init__(message)
+        self.detail = detail
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CheckpointConfig:
     """When to checkpoint a run that writes a run directory.
@@ -82,6 +90,11 @@ def _layout(array: Any) -> str:
     if array is None:
         return "none"
     return f"{np.dtype(array.dtype).name}{list(array.shape)}"
+
+
+def _misfit(detail: str) -> str:
+    """Why a checkpoint of `layout_difference`'s `detail` is skipped."""
+    return f"{MISFIT} ({detail}): another purejaxdrl version or config saved it"
 
 
 def _skipped_line(step: int, problem: str) -> str:
@@ -273,14 +286,15 @@ class Checkpointer:
             problem = verify_once(self.directory / str(step))
             unhashed = problem == NO_MANIFEST
             whole = problem is None or unhashed
-            if whole and (misfit := self.layout_problem(step)):
+            if whole and (detail := self.layout_difference(step)):
                 # An intact checkpoint of another build: never set aside.
-                line = _skipped_line(step, misfit)
+                line = _skipped_line(step, _misfit(detail))
                 if not self._read_only:
-                    raise ConfigError(
+                    raise LayoutMisfit(
                         f"{line}; resume it with the purejaxdrl version and "
                         "config that saved it, or start a new run (nothing was "
-                        "moved or deleted)."
+                        "moved or deleted).",
+                        detail,
                     )
                 skipped.append(line)
                 continue
@@ -319,8 +333,10 @@ class Checkpointer:
             write_manifest(self.directory / str(restored.step))
         return restored._replace(skipped=skipped)
 
-    def layout_problem(self, step: int) -> str | None:
-        """Why checkpoint `step`'s state cannot be this run's, or None.
+    def layout_difference(self, step: int) -> str | None:
+        """Checkpoint `step`'s first array unlike this run's, or None.
+
+        `name: float32[4] saved, float32[8] here`.
 
         Read from its metadata before any array: a restore that fails on a
         shape leaves orbax's reads of the other arrays pending, and they print
@@ -338,10 +354,7 @@ class Checkpointer:
             on_disk = _layout(saved.get(name))
             this_run = _layout(here.get(name))
             if on_disk != this_run:
-                return (
-                    f"{MISFIT} ({name}: {on_disk} saved, {this_run} here): "
-                    "another purejaxdrl version or config saved it"
-                )
+                return f"{name}: {on_disk} saved, {this_run} here"
         return None
 
     def _set_aside(self, step: int) -> pathlib.Path:

@@ -14,7 +14,7 @@ from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
-from purejaxdrl.training.checkpoint import MISFIT, Checkpointer
+from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
@@ -263,14 +263,13 @@ def _restore_latest(run: Run) -> Any:
 
     try:
         return run.checkpointer.restore_latest()
-    except ConfigError as e:
+    except LayoutMisfit as e:
         changes = binding_changes(load_run_config(run.run_dir), run.config)
-        if not (run.allow_changes and changes and MISFIT in str(e)):
+        if not (run.allow_changes and changes):
             raise
-        detail = str(e).split(f"{MISFIT} (", 1)[1].split(")", 1)[0]
         raise ConfigError(
             f"--resume {run.run_dir} --override: the checkpoint's state does not "
-            f"fit this run's ({detail}); of the changes ({'; '.join(changes)}), "
+            f"fit this run's ({e.detail}); of the changes ({'; '.join(changes)}), "
             "one that sets a size (network, num_envs, buffers) changes the "
             "state's shapes, which a checkpoint cannot continue: drop it, or "
             "start a new run with it (nothing was moved or deleted)."
