@@ -85,9 +85,9 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
     explore = {}
     for text in args.explore:
         try:
-            name, spec = parse_sample_arg(text)
+            name, spec = parse_sample_arg(text, "--explore")
         except ConfigError as e:
-            raise UsageError(str(e).replace("--sample", "--explore")) from None
+            raise UsageError(str(e)) from None
         if name in explore:
             raise UsageError(f"--explore {name} is given twice; give it once.")
         explore[name] = spec

@@ -56,12 +56,38 @@ def static_key(config: TrainConfig) -> str:
     return repr(dataclasses.replace(config, seed=0, **{config.algo: zeroed}))
 
 
-def resolve_field(base: TrainConfig, name: str) -> Field:
+@dataclasses.dataclass(frozen=True)
+class Wording:
+    """How errors name what the user wrote: a sweep's flags, or PBT's.
+
+    Attributes:
+      sample: the flag of random ranges (`--sample`, PBT's `--explore`).
+      field: what a field name is called (`sweep field`, `--explore field`).
+      seed: why `seed` is not a field to vary.
+      static: where a static field can be varied instead.
+
+    """
+
+    sample: str = "--sample"
+    field: str = "sweep field"
+    seed: str = _NOT_SWEPT["seed"]
+    static: str = "a sweep can --grid a static one"
+
+
+SWEEP = Wording()
+
+
+def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Field:
     """The field a sweep name refers to.
 
     Names of the algorithm's own fields may be given bare (`learning_rate` is
     `ppo.learning_rate` in a PPO sweep); others are dotted paths
     (`network.hidden_sizes`) or top-level names (`num_envs`).
+
+    Args:
+      base: the config the name is looked up in.
+      name: as the user wrote it.
+      wording: how errors name the field (a sweep's or PBT's).
 
     Raises:
       ConfigError: for an unknown field, another algorithm's field, or one a
@@ -75,16 +101,17 @@ def resolve_field(base: TrainConfig, name: str) -> Field:
     path = f"{algo}.{name}" if f"{algo}.{name}" in paths else name
     top = path.split(".")[0]
     if top in _NOT_SWEPT:
-        raise ConfigError(f"sweep field {name!r} cannot be swept: {_NOT_SWEPT[top]}.")
+        reason = wording.seed if top == "seed" else _NOT_SWEPT[top]
+        raise ConfigError(f"{wording.field} {name!r} cannot be swept: {reason}.")
     if top in names() and top != algo:
         raise ConfigError(
-            f"sweep field {name!r} belongs to {top}, and a sweep of {algo} does "
+            f"{wording.field} {name!r} belongs to {top}, and a sweep of {algo} does "
             f"not use it; sweep {algo}'s fields (e.g. learning_rate) or pass "
             f"--algo {top}."
         )
     if top == "checkpoint":
         raise ConfigError(
-            f"sweep field {name!r}: checkpoint settings apply to the whole "
+            f"{wording.field} {name!r}: checkpoint settings apply to the whole "
             "sweep; pass them once (e.g. --checkpoint.every 2)."
         )
     if path not in paths:
@@ -92,7 +119,7 @@ def resolve_field(base: TrainConfig, name: str) -> Field:
         close = difflib.get_close_matches(name, bare, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"Unknown sweep field {name!r}: {hint}`purejaxdrl train --help` lists "
+            f"Unknown {wording.field} {name!r}: {hint}`purejaxdrl train --help` lists "
             f"every field ({algo}'s may be given without '{algo}.')."
         )
     return Field(path, path in dynamic)

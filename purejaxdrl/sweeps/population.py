@@ -12,6 +12,7 @@ import numpy as np
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import write_run_policy
+from purejaxdrl.sweeps.fields import Wording
 from purejaxdrl.sweeps.inputs import (
     base_and_target,
     check_device_memory,
@@ -38,6 +39,15 @@ from purejaxdrl.sweeps.spec import check_seed_count, make_plan
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
+
+# The sweep's field and range errors, in PBT's flags: members are one
+# program (a static field cannot differ) and each has its own seed.
+_PBT_WORDING = Wording(
+    sample="--explore",
+    field="--explore field",
+    seed="member i trains with seed --seed + i",
+    static="PBT's members share one program; set a static field with --FIELD",
+)
 
 
 def check_pbt_config(config: PBTConfig, population: int) -> None:
@@ -125,8 +135,7 @@ def member_configs(
 
     Raises:
       ConfigError: no explored field, a member seed outside [0, 2**32), or a
-        field or range the sweep's `--sample` would refuse (named as
-        `--explore`).
+        field or range the sweep's `--sample` would refuse (in PBT's words).
 
     """
     if not explore:
@@ -136,18 +145,13 @@ def member_configs(
         )
     validate(base)  # its seed first: the members' seeds count from it
     check_seed_count(base.seed, population, "--population")
-    try:
-        plan = make_plan(
-            base, sample=explore, num_samples=population, search_seed=search_seed
-        )
-    except ConfigError as e:
-        # The sweep's wording, in PBT's flag.
-        message = str(e).replace("--sample", "--explore")
-        message = message.replace(
-            "seeds are their own axis: pass seeds=N (--seeds N) or a list",
-            "member i trains with seed --seed + i",
-        )
-        raise ConfigError(message.replace("sweep field", "--explore field")) from None
+    plan = make_plan(
+        base,
+        sample=explore,
+        num_samples=population,
+        search_seed=search_seed,
+        wording=_PBT_WORDING,
+    )
     for field in plan.fields:
         _check_not_start_only(base, field.path)
     fields = tuple(

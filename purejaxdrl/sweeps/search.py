@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.sweeps.fields import Field, checked_value, resolve_field
+from purejaxdrl.sweeps.fields import SWEEP, Field, Wording, checked_value, resolve_field
 from purejaxdrl.training.config import TrainConfig
 
 # As a sweep's seed count (spec.MAX_SEED_COUNT): far above a search's draws, yet
@@ -23,6 +23,7 @@ def sampled_field(
     name: str,
     spec: tuple[str, float, float],
     taken: Sequence[Field],
+    wording: Wording = SWEEP,
 ) -> Field:
     """A field of the random search, with its (kind, low, high) range checked.
 
@@ -31,6 +32,7 @@ def sampled_field(
       name: the field, bare (`learning_rate`) or dotted.
       spec: (kind in DISTRIBUTIONS, low, high).
       taken: the fields already varied (gridded, or sampled before this one).
+      wording: how errors name the flag and the field (a sweep's or PBT's).
 
     Raises:
       ConfigError: a field also gridded (or sampled twice), a static field, an
@@ -38,38 +40,41 @@ def sampled_field(
         `loguniform`, or whose ends the config rejects.
 
     """
-    field = resolve_field(base, name)
+    field = resolve_field(base, name, wording)
+    flag = wording.sample
     if field.path in {f.path for f in taken}:
         raise ConfigError(
-            f"sweep field {field.path!r} is both gridded and sampled; pick one."
+            f"{wording.field} {field.path!r} is given twice (gridded and sampled, "
+            "or under two names); pick one."
         )
     if not field.dynamic:
         raise ConfigError(
-            f"--sample {name}: {field.path} is static (it changes shapes or "
-            "loop counts, one program per value); draw only dynamic fields "
-            "(a sweep can --grid a static one)."
+            f"{flag} {name}: {field.path} is static (it changes shapes or "
+            f"loop counts, one program per value); draw only dynamic fields "
+            f"({wording.static})."
         )
     if not (isinstance(spec, tuple | list) and len(spec) == 3):
         raise ConfigError(
-            f"sample/explore {name}={spec!r} is not (distribution, low, high); "
+            # Python's keyword (sample=, explore=): only a call can pass this.
+            f"{flag.lstrip('-')} {name}={spec!r} is not (distribution, low, high); "
             f"pass e.g. {{{name!r}: ('loguniform', 1e-5, 1e-3)}} (on the command "
             f"line: {name}=loguniform:1e-5:1e-3)."
         )
     kind, low, high = spec
     if kind not in DISTRIBUTIONS:
         raise ConfigError(
-            f"--sample {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
+            f"{flag} {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
             f"{name}=loguniform:1e-5:1e-3."
         )
     finite = all(isinstance(x, numbers.Real) and math.isfinite(x) for x in spec[1:])
     if not (finite and low < high) or (kind == "loguniform" and low <= 0):
         raise ConfigError(
-            f"--sample {name}: range [{low}, {high}] must have finite ends and LOW "
+            f"{flag} {name}: range [{low}, {high}] must have finite ends and LOW "
             f"< HIGH{' and LOW > 0 for loguniform' if kind == 'loguniform' else ''}"
             f"; e.g. {name}={kind}:{1e-5 if kind == 'loguniform' else 0.0}:1e-3."
         )
     for end in (low, high):
-        checked_value(base, field, end, "--sample")
+        checked_value(base, field, end, flag)
     return field
 
 
@@ -92,6 +97,7 @@ def random_draws(
     num_samples: int,
     search_seed: int,
     taken: Sequence[Field],
+    wording: Wording = SWEEP,
 ) -> tuple[list[Field], list[dict[str, Any]]]:
     """The random search: its fields, and `num_samples` draws of all of them.
 
@@ -104,6 +110,7 @@ def random_draws(
       num_samples: draws.
       search_seed: seeds the generator.
       taken: the grid's fields (a field is gridded or sampled, not both).
+      wording: how errors name the flag and the field (a sweep's or PBT's).
 
     Returns:
       (the sampled fields, per draw {field path: float}); without `sample`, no
@@ -123,7 +130,7 @@ def random_draws(
         return [], [{}]
     fields: list[Field] = []
     for name, spec in sample.items():
-        fields.append(sampled_field(base, name, spec, [*taken, *fields]))
+        fields.append(sampled_field(base, name, spec, [*taken, *fields], wording))
     if not is_integer(num_samples) or num_samples < 1:
         raise ConfigError(
             f"num_samples={num_samples!r}: random search needs a whole number of "

@@ -10,7 +10,9 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_types import SEED_LIMIT
 from purejaxdrl.sweeps.fields import (
+    SWEEP,
     Field,
+    Wording,
     checked_value,
     resolve_field,
     setting_config,
@@ -98,8 +100,14 @@ def parse_grid_arg(text: str) -> tuple[str, list[Any]]:
     return name.strip(), [v.strip() for v in values.split(",") if v.strip()]
 
 
-def parse_sample_arg(text: str) -> tuple[str, tuple[str, float, float]]:
+def parse_sample_arg(
+    text: str, flag: str = "--sample"
+) -> tuple[str, tuple[str, float, float]]:
     """`learning_rate=loguniform:1e-5:1e-3` -> (name, ("loguniform", 1e-5, 1e-3)).
+
+    Args:
+      text: the flag's value.
+      flag: the flag errors name (`--sample`, PBT's `--explore`).
 
     Raises:
       ConfigError: for any other form.
@@ -107,14 +115,14 @@ def parse_sample_arg(text: str) -> tuple[str, tuple[str, float, float]]:
     """
     name, sep, spec = text.partition("=")
     parts = spec.split(":")
-    example = "e.g. --sample learning_rate=loguniform:1e-5:1e-3"
+    example = f"e.g. {flag} learning_rate=loguniform:1e-5:1e-3"
     if not sep or not name.strip() or len(parts) != 3:
-        raise ConfigError(f"--sample {text!r} is not FIELD=KIND:LOW:HIGH; {example}.")
+        raise ConfigError(f"{flag} {text!r} is not FIELD=KIND:LOW:HIGH; {example}.")
     try:
         low, high = float(parts[1]), float(parts[2])
     except ValueError:
         raise ConfigError(
-            f"--sample {text!r}: LOW and HIGH must be numbers; {example}."
+            f"{flag} {text!r}: LOW and HIGH must be numbers; {example}."
         ) from None
     return name.strip(), (parts[0].strip(), low, high)
 
@@ -292,6 +300,7 @@ def make_plan(
     num_samples: int = 0,
     seeds: int | Sequence[int] = 1,
     search_seed: int = 0,
+    wording: Wording = SWEEP,
 ) -> SweepPlan:
     """Expands grids, random ranges and seeds into validated settings.
 
@@ -307,6 +316,8 @@ def make_plan(
       num_samples: how many random draws (required with `sample`).
       seeds: a count N (seeds base.seed ... base.seed + N - 1) or a list.
       search_seed: seeds the random search (not the runs).
+      wording: how errors name the random ranges' flag and fields (PBT's
+        `--explore` reuses this plan).
 
     Returns:
       The SweepPlan: settings grid-major, draws innermost.
@@ -325,7 +336,7 @@ def make_plan(
         fields.append(field)
         grid_values.append(checked)
     sampled, draws = random_draws(
-        base, dict(sample or {}), num_samples, search_seed, fields
+        base, dict(sample or {}), num_samples, search_seed, fields, wording
     )
     settings = expand_settings([f.path for f in fields], grid_values, draws)
     configs = [validate(setting_config(base, s)) for s in settings]

@@ -167,7 +167,18 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"ready": 2.5}, "pbt.ready=2.5 must be >= 1 chunk between ready steps"),
         ({"population": 4.0}, "population=4.0 must be an integer >= 1; e.g."),
         ({"resample_probability": 1.5}, r"must be in \[0, 1\] \(the chance"),
-        ({"explore": {"num_envs": ("uniform", 1, 2)}}, "--explore num_envs: .* static"),
+        (
+            {"explore": {"num_envs": ("uniform", 1, 2)}},
+            "--explore num_envs: .* static .*members share one program",
+        ),
+        (
+            {"explore": {"seed": ("uniform", 1, 2)}},
+            "--explore field 'seed' cannot be swept: member i trains with seed",
+        ),
+        (
+            {"explore": {"gamma": ("normal", 0.9, 1)}},
+            "--explore gamma: 'normal' is not one of",
+        ),
         ({"perturb": (0.8, math.nan)}, r"perturb=\(0.8, nan\) must be two finite"),
         ({"perturb": ("a", "b")}, r"perturb=\('a', 'b'\) must be two finite posit"),
         ({"perturb": (0.8,)}, r"perturb=\(0.8,\) must be two finite positive"),

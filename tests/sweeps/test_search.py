@@ -32,7 +32,7 @@ def test_sampled_field_refusals(name, spec, message):
 
 def test_a_gridded_field_cannot_be_sampled():
     assert sampled_field(BASE, "gamma", ("uniform", 0.9, 0.99), []).dynamic
-    with pytest.raises(ConfigError, match="both gridded and sampled"):
+    with pytest.raises(ConfigError, match="'ppo.gamma' is given twice"):
         sampled_field(BASE, "gamma", ("uniform", 0.9, 0.99), [Field("ppo.gamma", True)])
 
 
