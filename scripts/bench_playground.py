@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> Report:
         a, b = (spread([r["steps_per_s"] for r in f])["median"] for f in runs.values())
         report.add("ratio", "purejaxdrl / brax steps/s", [{"x": a / b}])
         print(f"purejaxdrl / brax steps/s: {a / b:.2f}x")
-        add_ceiling(report, "this machine", "purejaxdrl ppo", config, a)
+        add_ceiling(report, "this machine", "purejaxdrl ppo", config, a, args.repeats)
     return report.finish(args)
 
 

@@ -15,7 +15,9 @@ gymnax >= 1.0.
 `--algo ppo impala a2c` runs the same two configurations (same num_envs and
 unroll_length) for each algorithm, interleaved in one run, with that algorithm's
 cartpole preset hyper-parameters (PPO: the standard ones above), and reports
-each one's steps/s relative to the first. PureJaxRL's side runs for PPO only.
+each one's steps/s relative to the first. PureJaxRL's side runs for PPO only;
+its ratio is printed as ours / PureJaxRL's. Every run trains on one device, as
+PureJaxRL's `make_train` does.
 
     python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
     python scripts/bench_ppo.py --algo ppo impala a2c --repeats 3
@@ -44,6 +46,7 @@ STANDARD = {
     "num_envs": 4,
     "unroll_length": 128,
     "total_steps": 500_000,
+    "devices": 1,  # PureJaxRL's make_train runs on one device, as the ceiling does
 }
 # PPO's own part of the standard configuration.
 STANDARD_PPO = {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4}
@@ -147,11 +150,16 @@ def algo_config(algo: str, overrides: dict) -> pjd.TrainConfig:
 
 
 def add_ceilings(
-    report: Report, row: str, configs: dict[str, pjd.TrainConfig], medians: dict
+    report: Report,
+    row: str,
+    configs: dict[str, pjd.TrainConfig],
+    medians: dict,
+    repeats: int,
 ) -> None:
     """Each algorithm's act+env ceiling and its training steps/s relative to it."""
     for algo, config in configs.items():
-        add_ceiling(report, row, algo, config, medians[algo]["steps_per_s"])
+        sps = medians[algo]["steps_per_s"]
+        add_ceiling(report, row, algo, config, sps, repeats)
 
 
 def run_config(
@@ -172,11 +180,14 @@ def run_config(
     for name, figures in runs.items():
         label = name if name.startswith("PureJaxRL") else f"purejaxdrl {name}"
         medians[name] = report.add(row, label, figures).medians()
+    # Ours over the other: the first algorithm over the peer (as bench_gpu
+    # and performance.md quote it), each later algorithm over the first.
     first = next(iter(medians))
-    for name, m in list(medians.items())[1:]:
-        ratio = m["steps_per_s"] / medians[first]["steps_per_s"]
-        report.add(row, f"ratio {name} / {first}", [{"steps_per_s": ratio}])
-    add_ceilings(report, row, configs, medians)
+    for name in list(medians)[1:]:
+        a, b = (first, name) if name.startswith("PureJaxRL") else (name, first)
+        ratio = medians[a]["steps_per_s"] / medians[b]["steps_per_s"]
+        report.add(row, f"ratio {a} / {b}", [{"steps_per_s": ratio}])
+    add_ceilings(report, row, configs, medians, repeats)
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -205,7 +216,7 @@ def main(argv: list[str] | None = None) -> Report:
     run_config(report, "tiny" if args.tiny else row, configs, peer, args.repeats)
     if args.tiny:  # the throughput configuration is the same code, larger
         return report.finish(args)
-    throughput = {
+    throughput = {  # on one device too: STANDARD's
         "num_envs": args.throughput_envs,
         "total_steps": args.throughput_steps,
         "num_logs": 4,
@@ -216,7 +227,7 @@ def main(argv: list[str] | None = None) -> Report:
         f"throughput: {args.throughput_envs} envs x 128 steps, "
         f"{args.throughput_steps:,} steps (PPO: 32 minibatches)"
     )
-    run_config(report, row, big, None, 1)
+    run_config(report, row, big, None, args.repeats)
     return report.finish(args)
 
 

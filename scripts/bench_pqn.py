@@ -59,6 +59,7 @@ from harness import (
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
 SETTINGS = {
+    "devices": 1,  # rejax trains on one device
     "num_envs": 32,
     "unroll_length": 64,
     "total_steps": 500_000,
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> Report:
         b = spread([r["steps_per_s"] for r in runs["rejax PQN"]])["median"]
         report.add("ratio", "purejaxdrl / rejax steps/s", [{"x": ours / b}])
         print(f"purejaxdrl / rejax steps/s: {ours / b:.2f}x")
-    add_ceiling(report, "this machine", "purejaxdrl pqn", config, ours)
+    add_ceiling(report, "this machine", "purejaxdrl pqn", config, ours, args.repeats)
     return report.finish(args)
 
 

@@ -7,8 +7,9 @@ What every side-by-side figure in this repository needs, written once:
 - `time_program(fn, *args)`: ahead-of-time compile, then one timed call that
   blocks until the result is ready, so compile time never reaches steps/s
   (`compile_ahead` and `time_call` are its two halves, for repeated calls).
-- `ceiling(config)`: the machine's own ceiling for a config (env step and
-  policy act alone, no learning), `add_ceiling` its rows beside training's.
+- `ceiling(config, repeats)`: the machine's own ceiling for a config (env
+  step and policy act alone, no learning; a warm-up, then `repeats` timed
+  runs), `add_ceiling` its rows beside training's.
 - `interleave(contenders, repeats)`: ours and the peer's runs alternated
   repeat by repeat, so a drift in the machine's load hits both alike; with
   `trace_dir`, each runs once more, traced by `jax.profiler`
@@ -81,12 +82,16 @@ def train_seeded(config: Any, seed: int) -> Figures:
     return figures
 
 
-def ceiling(config: Any) -> Figures:
+def ceiling(config: Any, repeats: int = 1) -> list[Figures]:
     """The machine's ceiling for `config`: env step + policy act, no learning.
 
     The same unrolls as training (`config.num_updates` of them, one compiled
     scan) without the learner: the steps/s no training of this config can
-    beat on this machine. Runs on device environments.
+    beat on this machine. Runs on device environments. Compiled ahead, run
+    once untimed (a warm-up), then timed `repeats` times: one figures dict
+    each. Every leaf of every trajectory (observations, actions, the policy's
+    outputs, info) is summed into the output, so XLA cannot drop what the
+    reward alone does not need.
     """
     import purejaxdrl as pjd
 
@@ -105,14 +110,20 @@ def ceiling(config: Any) -> Figures:
                 config.unroll_length,
                 config.scan_unroll,
             )
-            return actor, traj.reward.sum()
+            leaves = jax.tree.leaves(traj)
+            return actor, sum(x.sum().astype("float32") for x in leaves)
 
         keys = jax.random.split(state.key, config.num_updates)
         return jax.lax.scan(body, state.actor, keys)[1].sum()
 
-    compile_s, seconds, _ = time_program(run, state)
+    compile_s, program = compile_ahead(run, state)
+    jax.block_until_ready(program(state))  # warm-up: first-call costs
     steps = config.num_updates * config.steps_per_update
-    return {"steps_per_s": steps / seconds, "compile_s": compile_s}
+    runs = []
+    for _ in range(repeats):
+        seconds, _ = time_call(program, state)
+        runs.append({"steps_per_s": steps / seconds, "compile_s": compile_s})
+    return runs
 
 
 def ablation(
@@ -139,13 +150,14 @@ def ablation(
     return built, patched
 
 
-def add_ceiling(report: Report, row: str, name: str, config: Any, sps: float) -> None:
-    """Adds `config`'s act+env ceiling and `name`'s training steps/s against it."""
-    ceil = ceiling(config)
-    report.add(row, f"ceiling for {name} (act+env)", [ceil])
-    report.add(
-        row, f"{name} training / ceiling", [{"ratio": sps / ceil["steps_per_s"]}]
-    )
+def add_ceiling(
+    report: Report, row: str, name: str, config: Any, sps: float, repeats: int = 1
+) -> None:
+    """Adds `config`'s act+env ceiling (`repeats` timed runs after a warm-up)
+    and `name`'s training steps/s against the ceiling's median."""
+    ceil = report.add(row, f"ceiling for {name} (act+env)", ceiling(config, repeats))
+    ratio = sps / ceil.medians()["steps_per_s"]
+    report.add(row, f"{name} training / ceiling", [{"ratio": ratio}])
 
 
 def describe_machine() -> dict[str, Any]:
