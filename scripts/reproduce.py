@@ -32,6 +32,7 @@ import time
 
 import jax
 import numpy as np
+from scipy import stats  # installed with JAX (one of jax's dependencies)
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.plots import load_curves, plot_curves
@@ -226,8 +227,8 @@ def interval(values: np.ndarray) -> float:
     n = len(values)
     if n < 2:
         return math.nan
-    t = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31}
-    return t.get(n, 2.26 if n == 10 else 1.96) * values.std(ddof=1) / math.sqrt(n)
+    t = stats.t.ppf(0.975, n - 1)
+    return float(t * values.std(ddof=1) / math.sqrt(n))
 
 
 def run_row(row: Row, seeds: int) -> dict:
