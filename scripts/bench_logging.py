@@ -2,11 +2,15 @@
 
 "on": a run directory with metrics.jsonl, TensorBoard event files, a W&B run
 (offline mode: no network), the console progress line, and evaluation (16
-episodes of the deterministic policy every 5 chunks and at the end);
-checkpoints only at the end, so that their cost (see bench_checkpoint.py) is
-not counted here. "off": no files, no console, no evaluation. Runs alternate
-(off, on, off, on, ...) so that drift hits both. Compile time is excluded from
-steps/s.
+episodes of the deterministic policy every 5 chunks and at the end); no
+checkpoints but the one a run directory gets at the end (bench_checkpoint.py
+measures their cost). "off": no files, no console, no evaluation. Runs
+alternate (off, on, off, on, ...) so that drift hits both. Steps/s is timed
+from the call of `train` to its return, less its compile seconds
+(`harness.timed_train`): it counts the evaluation after the last chunk, the
+loggers' setup and closing, and the run directory's files (that one
+checkpoint among them). `loop_steps_per_s`, TrainResult's own, stops at the
+last chunk's record and misses all of these.
 
     python scripts/bench_logging.py --repeats 5
 """
@@ -14,7 +18,7 @@ steps/s.
 import os
 import tempfile
 
-from harness import TINY, Report, interleave, parser, train_figures
+from harness import TINY, Report, interleave, parser, timed_train
 
 import purejaxdrl as pjd
 
@@ -39,13 +43,13 @@ def main(argv: list[str] | None = None) -> Report:
         )
 
         def off_run(repeat: int) -> dict[str, float]:
-            return train_figures(pjd.train(base))
+            return timed_train(base, console=False)[1]
 
         def on_run(repeat: int) -> dict[str, float]:
-            r = pjd.train(
+            r, figures = timed_train(
                 on, write_files=True, console=True, log_to=("tensorboard", "wandb")
             )
-            return {**train_figures(r), "eval_return": r.eval_return}
+            return {**figures, "eval_return": r.eval_return}
 
         runs = interleave({"off": off_run, "on": on_run}, args.repeats)
     row = f"{base.num_envs} envs x {base.unroll_length} steps, {base.total_steps:,}"

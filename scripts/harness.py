@@ -24,7 +24,8 @@ What every side-by-side figure in this repository needs, written once:
   `--markdown`, `--tiny`); `Report.finish(args)` writes and prints the table.
 - `TINY`: the toy sizes `--tiny` trains at (one config for every script, so
   the tests' compilation cache serves them all); `train_figures(result)`: a
-  `TrainResult`'s steps/s, compile seconds and final return as figures.
+  `TrainResult`'s steps/s, compile seconds and final return as figures;
+  `timed_train(config)`: the same with steps/s timed up to train's return.
 
 Scripts import it as a sibling module (`from harness import ...`): they run
 as `python scripts/NAME.py`, which puts `scripts/` first on `sys.path`.
@@ -62,6 +63,28 @@ def train_figures(result: Any) -> Figures:
     """A `TrainResult`'s (or `SweepResult` run's) steps/s, compile s and return."""
     return {
         "steps_per_s": result.steps_per_second,
+        "compile_s": result.compile_seconds,
+        "return": result.mean_return,
+    }
+
+
+def timed_train(config: Any, **kwargs: Any) -> tuple[Any, Figures]:
+    """`pjd.train(config, **kwargs)` and its figures, timed to its return.
+
+    `steps_per_s` is env steps over train's wall-clock time less its compile
+    seconds: everything the host loop does besides compiling, up to the
+    return (setup, training, the evaluation and checkpoint after the last
+    chunk, the wait for that checkpoint's write, the run's summary files).
+    `loop_steps_per_s` is TrainResult's own (up to the last chunk's record).
+    """
+    import purejaxdrl as pjd
+
+    start = time.perf_counter()
+    result = pjd.train(config, **kwargs)
+    seconds = time.perf_counter() - start - result.compile_seconds
+    return result, {
+        "steps_per_s": result.env_steps / seconds,
+        "loop_steps_per_s": result.steps_per_second,
         "compile_s": result.compile_seconds,
         "return": result.mean_return,
     }
