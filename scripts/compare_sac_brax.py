@@ -55,7 +55,8 @@ Differences that remain (design, not configuration):
   - Replay is sampled once per brax training step for all its gradient steps
     (batch_size x grad_updates_per_step items, split); ours per gradient step.
 
-Timing:
+Timing (the two sides train their seeds differently: ours all N at once,
+vmapped in one program; brax one after another, as its trainer runs):
   - purejaxdrl: `SweepResult.compile_seconds` (build and compile) and
     `train_seconds` (all seeds together, vmapped in one program; compile
     excluded). Its evaluation is timed separately and not counted.
@@ -66,6 +67,14 @@ Timing:
     is estimated as prefill + first epoch less their steps at that rate;
     "train time" is the budget at that rate. Wall time is each `train()` call,
     compile and evaluations included, summed over seeds.
+  - Both sides report two steps/s figures. `steps_per_s`: the N seeds' env
+    steps over the training time of all N (ours: the one vmapped program;
+    brax: its N runs' summed), the time to train N seeds. `run_steps_per_s`:
+    one run's env steps over the time that run took (ours: the same program,
+    N seeds sharing it, so `steps_per_s` / N; brax: each run's own, so the
+    same as its `steps_per_s`). With N > 1 the first favours ours (it
+    vectorises over seeds) and the second brax (our N runs share the
+    machine); `--seeds 1` times one lone run on each side.
 
 brax >= 0.14 calls `jax.device_put_replicated`, which JAX >= 0.8 removed;
 scripts/bench_brax.py's shim is installed only if the attribute is missing
@@ -163,7 +172,9 @@ def run_ours(
         "wall_s": wall,
         "compile_s": result.compile_seconds,  # once, all seeds
         "train_s": result.train_seconds,
+        # All N seeds' steps over the one program's time; per run, N share it.
         "steps_per_s": steps * seeds / result.train_seconds,
+        "run_steps_per_s": steps / result.train_seconds,
     }
     return per_seed, cost
 
@@ -267,7 +278,10 @@ def run_brax(
         "wall_s": sum(r["wall_s"] for r in runs),
         "compile_s": sum(r["compile_s"] for r in runs),  # every train() compiles
         "train_s": train_s,
+        # All N seeds' steps over their summed time: run after run, that is
+        # also one run's rate.
         "steps_per_s": runs[0]["env_steps"] * seeds / train_s,
+        "run_steps_per_s": runs[0]["env_steps"] * seeds / train_s,
     }
     keys = ("eval_return", "reached_target")
     return [{k: r[k] for k in keys} for r in runs], cost
@@ -301,9 +315,22 @@ def main(argv: list[str] | None = None) -> Report:
     row = "returns per seed"
     report.add(row, "purejaxdrl SAC (sweep)", ours, "train: last chunk's episodes")
     report.add(row, "brax sac.train", theirs, "its last evaluation")
-    row = "all seeds (compile excluded from train_s and steps/s)"
-    report.add(row, "purejaxdrl SAC (sweep)", [our_cost], "compiles once")
-    report.add(row, "brax sac.train", [their_cost], "compile estimated, per seed")
+    row = (
+        f"all {args.seeds} seeds (steps/s: all seeds' steps over the time to "
+        "train them; run_steps/s: per run; compile excluded)"
+    )
+    report.add(
+        row,
+        "purejaxdrl SAC (sweep)",
+        [our_cost],
+        f"{args.seeds} seeds vmapped in one program, compiled once",
+    )
+    report.add(
+        row,
+        "brax sac.train",
+        [their_cost],
+        f"{args.seeds} runs one after another, compile estimated per run",
+    )
     return report.finish(args)
 
 
