@@ -52,7 +52,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import os
+import sys
 import tempfile
 import time
 import traceback
@@ -437,8 +439,21 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def stub_seaborn() -> None:
+    """An empty `seaborn` module where seaborn is not installed.
+
+    gymnax 1.0.1 imports seaborn at import time (`environments/misc/pong.py`,
+    for rendering, which no row does); seaborn needs pandas, and the two
+    would take the wheels of gpu_setup.sh past what a GPU allocation lets us
+    bring (docs/gpu.md). As bench_ppo stubs navix for PureJaxRL's wrappers.
+    """
+    if importlib.util.find_spec("seaborn") is None:
+        sys.modules.setdefault("seaborn", types.ModuleType("seaborn"))
+
+
 def main(argv: list[str] | None = None) -> Report:
     args = parse(argv)
+    stub_seaborn()  # before any row imports gymnax
     with tempfile.TemporaryDirectory(prefix="bench-gpu-cache-") as fresh:
         pjd.enable_compilation_cache(args.compile_cache or fresh)
         return run_rows(args)

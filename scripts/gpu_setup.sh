@@ -4,7 +4,9 @@
 # pyyaml and rich, but none of purejaxdrl's environment libraries: gymnax,
 # brax with MuJoCo, MuJoCo Playground, and distrax for PureJaxRL's side. They go to .whl/ (or $1),
 # for CPython 3.12 on x86-64 Linux unless PYTHON_VERSION says otherwise;
-# together about 55 MiB. On the GPU machine, from the repository's root:
+# together about 55 MiB. gymnax imports seaborn (and so pandas), which are
+# not carried: bench_gpu.py stubs seaborn where it is missing (docs/gpu.md).
+# On the GPU machine, from the repository's root:
 #
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 #   PYTHONPATH=/tmp/site:$PWD python3 scripts/bench_gpu.py --purejaxrl DIR
