@@ -7,7 +7,9 @@ chunk" writes a checkpoint after each of the run's `--num-logs` chunks
 directory at all. Steps/s is timed from the call of `train` to its return,
 less its compile seconds (`harness.timed_train`): the last checkpoint and the
 wait for its write are included, and so is the run directory's other output
-(summary.json, params.msgpack) on the "every chunk" side.
+(summary.json, params.msgpack) on the "every chunk" side; on both sides,
+so is the run's setup (the env and its first state, compile aside), a fixed
+cost that dominates at `--tiny` sizes.
 `loop_steps_per_s`, TrainResult's own, stops at the last chunk's record and
 misses the last save.
 

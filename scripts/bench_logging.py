@@ -9,8 +9,10 @@ alternate (off, on, off, on, ...) so that drift hits both. Steps/s is timed
 from the call of `train` to its return, less its compile seconds
 (`harness.timed_train`): it counts the evaluation after the last chunk, the
 loggers' setup and closing, and the run directory's files (that one
-checkpoint among them). `loop_steps_per_s`, TrainResult's own, stops at the
-last chunk's record and misses all of these.
+checkpoint among them); on both sides it also counts the run's setup (the
+env and its first state, compile aside), a fixed cost that dominates at
+`--tiny` sizes. `loop_steps_per_s`, TrainResult's own, stops at the last
+chunk's record and misses all of these.
 
     python scripts/bench_logging.py --repeats 5
 """
