@@ -12,6 +12,14 @@ other leaves' gathers. The sequence buffer stores 32-step trajectories
 (capacity 1M steps) against flashbax's trajectory buffer sampling 32-step
 sequences with period 32.
 
+The two uniform and prioritised layouts differ by design: our buffers store a
+whole transition (with `next_obs`, 19 floats) and a sample gathers one item;
+flashbax's flat buffers store what one step gives (no `next_obs`, 11 floats,
+its own convention) and a sample gathers a pair of consecutive items (its
+`first` and `second`, 22 floats, `second.obs` being the next observation).
+Figures before 2026-12-03 gave flashbax whole transitions too, so each of its
+samples gathered two 19-float items (38 floats) and each add wrote 19.
+
     python scripts/bench_replay.py  # flashbax's side needs: pip install flashbax
 """
 
@@ -68,6 +76,13 @@ def scan_samples(sample, ops, update=None):
     return run
 
 
+def first_item(items: dict) -> dict:
+    """One item of an add's `items` ([n] or, for sequences, [time, n] or [n, time]
+    leading axes: `obs` has one axis more than `action`), to init a buffer."""
+    lead = items["action"].ndim
+    return jax.tree.map(lambda x: x[(0,) * lead], items)
+
+
 def fill(add, state, items, times):
     step = jax.jit(add, donate_argnums=0)
     for _ in range(times):
@@ -82,9 +97,10 @@ class Pair:
         self.report, self.kind, self.reps = report, kind, reps
         self.buffers = {"purejaxdrl": ours, "flashbax": theirs}
         self.items = {"purejaxdrl": items, "flashbax": items_theirs}
-        example = jax.tree.map(lambda x: x[0, 0] if kind == "sequence" else x[0], items)
         self.states = {
-            name: fill(b.add, b.init(example), self.items[name], fills)
+            name: fill(
+                b.add, b.init(first_item(self.items[name])), self.items[name], fills
+            )
             for name, b in self.buffers.items()
             if b is not None
         }
@@ -144,6 +160,9 @@ def main(argv: list[str] | None = None) -> Report:
     else:
         import flashbax as fbx
     items = transition(n)
+    # flashbax's flat buffers take steps, not transitions: next_obs is the
+    # next item's obs (what its sample returns as `second`).
+    steps = {k: v for k, v in items.items() if k != "next_obs"}
     replay = pjd.replay
 
     def adds(name, buffer, items):
@@ -158,7 +177,7 @@ def main(argv: list[str] | None = None) -> Report:
         "uniform",
         replay.make_uniform_buffer(capacity, batch, min_size=batch),
         fbx and fbx.make_flat_buffer(capacity, batch, batch, add_batch_size=n),
-        items, items, half, reps,
+        items, steps, half, reps,
     )  # fmt: skip
     pair.time("add", "items/s", ops * n, adds)
     pair.time("sample", "batches/s", ops, samples, carry=True)
@@ -173,7 +192,7 @@ def main(argv: list[str] | None = None) -> Report:
             capacity, batch, batch, add_batch_size=n, priority_exponent=0.6,
             device="gpu" if platform == "cuda" else platform,
         ),
-        items, items, half, reps,
+        items, steps, half, reps,
     )  # fmt: skip
     pair.time("add", "items/s", ops * n, adds)
     pair.time("sample", "batches/s", ops, samples, carry=True)
