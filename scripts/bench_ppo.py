@@ -52,14 +52,19 @@ STANDARD = {
 STANDARD_PPO = {"num_epochs": 4, "num_minibatches": 4, "learning_rate": 2.5e-4}
 
 
-def load_purejaxrl(path: str) -> types.ModuleType:
-    """PureJaxRL's ppo.py from a checkout at `path`, on gymnax 1.0's step."""
-    import gymnax
-
+def load_purejaxrl(path: str, name: str = "ppo") -> types.ModuleType:
+    """PureJaxRL's `name`.py from a checkout at `path`, on gymnax 1.0's step."""
     sys.path.insert(0, f"{path}/purejaxrl")
     # Its wrappers module imports navix for a wrapper this benchmark never uses.
     sys.modules.setdefault("navix", types.ModuleType("navix"))
-    ppo = importlib.import_module("ppo")
+    module = importlib.import_module(name)
+    module.gymnax = five_value_gymnax()
+    return module
+
+
+def five_value_gymnax() -> types.SimpleNamespace:
+    """`gymnax.make` whose envs step as gymnax < 1.0's did, for PureJaxRL."""
+    import gymnax
 
     class FiveValueStep:
         """gymnax >= 1.0's six-value step, as the five values ppo.py unpacks."""
@@ -80,8 +85,7 @@ def load_purejaxrl(path: str) -> types.ModuleType:
         env, params = gymnax.make(name, **kwargs)
         return FiveValueStep(env), params
 
-    ppo.gymnax = types.SimpleNamespace(make=make)
-    return ppo
+    return types.SimpleNamespace(make=make)
 
 
 def purejaxrl_config(config: pjd.TrainConfig) -> dict:

@@ -12,26 +12,34 @@ one's steps/s (compile excluded), compile seconds and final return, and the
 recurrent/feed-forward ratios of steps/s (target >= 0.5x) and compile time
 (target < 10 s). `--algo r2d2` does the same for the preset's R2D2 config.
 
-Part 2 (`--peer DIR`) runs PureJaxRL's `ppo_rnn.py` (fetched, with a shim for
-current JAX; never part of this repository) at its CartPole-v1 defaults (4 envs
-x 128 steps, 4 epochs x 4 minibatches, lr 2.5e-4 annealed; dense 128, a GRU
-of 128, then a dense 128 in each head) and
-ours at the same settings, seed by seed, in this process: steps/s (compile
-excluded) and final return (episodes of the last 5% of training).
-`DIR/run_peer.py` must define `run(config: dict, seed: int) -> dict` with keys
-`steps_per_s`, `compile_s` and `final_return`.
+Part 2 (`--purejaxrl DIR`, a checkout of luchris429/purejaxrl, never part of
+this repository) runs PureJaxRL's `ppo_rnn.py` at its CartPole-v1 defaults
+(4 envs x 128 steps, 4 epochs x 4 minibatches, lr 2.5e-4 annealed; dense 128,
+a GRU of 128, then a dense 128 in each head) and ours at the same settings,
+seed by seed, in this process: steps/s (compile excluded) and final return
+(episodes of the last 1/num_logs of training, 5% at 20). `load_purejaxrl_rnn`
+loads it for current libraries without changing its file: gymnax 1.0's step
+as the five values it unpacks (bench_ppo's shim), an unused `navix` import
+stubbed, and its `ScannedRNN` given flax >= 0.8's GRUCell (which now needs its
+width; the carry is zeros, as before). Its `make_train` is timed by
+`harness.time_program` (compiled ahead, then one call until ready), as
+bench_ppo times `ppo.py`. With `--tiny` both train at `harness.TINY`'s sizes.
 
     python scripts/bench_recurrent.py --seeds 3
     python scripts/bench_recurrent.py --seeds 1 --num-envs 64 512
-    python scripts/bench_recurrent.py --seeds 3 --peer /path/to/purejaxrl_shim
+    python scripts/bench_recurrent.py --seeds 3 --skip-cores --purejaxrl ../purejaxrl
     python scripts/bench_recurrent.py --preset craftax_classic --total-steps 196608
     python scripts/bench_recurrent.py --algo r2d2 --seeds 3 --total-steps 200000
 """
 
+import functools
 import statistics
-import sys
+import types
 
-from harness import TINY, Report, parser, train_figures
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+from harness import TINY, Report, parser, time_program, train_figures
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -111,25 +119,71 @@ PEER_CONFIG = {
 }  # fmt: skip
 
 
-def part_peer(report: Report, peer_dir: str, seeds: int) -> None:
-    sys.path.insert(0, peer_dir)
-    from run_peer import run  # the fetched peer's shim, outside this repository
+class ScannedGRU(nn.Module):
+    """ppo_rnn.py's `ScannedRNN` on flax >= 0.8: a GRU scanned over time that
+    resets its carry to zeros where an episode began. Its GRUCell is given its
+    width (the input's, 128), which flax now requires; the rest is its code."""
 
+    @functools.partial(
+        nn.scan,
+        variable_broadcast="params",
+        in_axes=0,
+        out_axes=0,
+        split_rngs={"params": False},
+    )
+    @nn.compact
+    def __call__(self, carry, x):
+        ins, resets = x
+        zeros = self.initialize_carry(ins.shape[0], ins.shape[1])
+        carry = jnp.where(resets[:, None], zeros, carry)
+        return nn.GRUCell(features=ins.shape[1])(carry, ins)
+
+    @staticmethod
+    def initialize_carry(batch_size, hidden_size):
+        # flax's GRUCell carry is zeros (what the old static call returned).
+        return jnp.zeros((batch_size, hidden_size))
+
+
+def load_purejaxrl_rnn(path: str) -> types.ModuleType:
+    """PureJaxRL's ppo_rnn.py from a checkout at `path`, for current libraries."""
+    import bench_ppo
+
+    module = bench_ppo.load_purejaxrl(path, "ppo_rnn")
+    if hasattr(module, "ScannedRNN"):  # looked up at call time, by name
+        module.ScannedRNN = ScannedGRU
+    return module
+
+
+def purejaxrl_rnn(module: types.ModuleType, config: pjd.TrainConfig) -> dict:
+    """Runs ppo_rnn.py's `make_train` at `config`'s settings, timed as bench_ppo's."""
+    import bench_ppo
+
+    peer_config = bench_ppo.purejaxrl_config(config)
+    del peer_config["ACTIVATION"]  # ppo_rnn.py's network is relu throughout
+    train = module.make_train(peer_config)
+    compile_s, seconds, out = time_program(train, jax.random.PRNGKey(config.seed))
+    metric = jax.device_get(out["metric"])
+    steps = metric["returned_episode"].shape[0] * config.steps_per_update
+    return {
+        "steps_per_s": steps / seconds,
+        "compile_s": compile_s,
+        "return": bench_ppo.purejaxrl_return(metric, config.num_logs),
+    }
+
+
+def part_peer(report: Report, module: types.ModuleType, seeds: int, tiny: bool) -> None:
+    """PureJaxRL's ppo_rnn.py and ours at its defaults, seed by seed."""
     config = pjd.apply_overrides(pjd.TrainConfig(), PEER_CONFIG)
-    peer_config = {"NUM_ENVS": 4, "NUM_STEPS": 128, "TOTAL_TIMESTEPS": 500_000}
-    runs = {"PureJaxRL ppo_rnn.py": [], "purejaxdrl --network.core gru": []}
+    if tiny:
+        config = pjd.apply_overrides(config, TINY)
+    peer, mine = "PureJaxRL ppo_rnn.py", "purejaxdrl --network.core gru"
+    runs = {peer: [], mine: []}
     for seed in range(seeds):  # alternated, so drifts in machine load hit both
-        peer = run(peer_config, seed)
-        runs["PureJaxRL ppo_rnn.py"].append(
-            {
-                "steps_per_s": peer["steps_per_s"],
-                "compile_s": peer["compile_s"],
-                "return": peer["final_return"],
-            }
-        )
-        runs["purejaxdrl --network.core gru"].append(ours(config, seed))
+        seeded = pjd.apply_overrides(config, {"seed": seed})
+        runs[peer].append(purejaxrl_rnn(module, seeded))
+        runs[mine].append(ours(config, seed))
     row = "CartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides"
-    add_with_ratios(report, row, runs, ["PureJaxRL ppo_rnn.py"])
+    add_with_ratios(report, row, runs, [peer])
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -145,7 +199,7 @@ def main(argv: list[str] | None = None) -> Report:
         default=[0],
         help="environment counts to compare at (0: the preset's)",
     )
-    p.add_argument("--peer", default=None, help="folder with run_peer.py")
+    p.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
     p.add_argument("--skip-cores", action="store_true")
     args = p.parse_args(argv)
     report = Report(f"Recurrent cores vs feed-forward: {args.preset} {args.algo}")
@@ -163,8 +217,10 @@ def main(argv: list[str] | None = None) -> Report:
             runs = part_cores(args.preset, args.algo, args.seeds, overrides, only)
             row = f"{num_envs or 'preset'} envs, seeds 0..{args.seeds - 1}"
             add_with_ratios(report, row, runs, ["ff", "ff + core-size layer"])
-    if args.peer:
-        part_peer(report, args.peer, args.seeds)
+    if args.purejaxrl:
+        part_peer(report, load_purejaxrl_rnn(args.purejaxrl), args.seeds, args.tiny)
+    else:
+        report.skip("PureJaxRL ppo_rnn.py", "no --purejaxrl checkout given")
     return report.finish(args)
 
 

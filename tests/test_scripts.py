@@ -83,7 +83,7 @@ def test_script_runs_at_toy_size(
 ):
     out = tmp_path / "report.json"
     argv = [script, "--tiny", "--json", str(out)]
-    if script == "bench_ppo.py":  # its peer's path too, on the stub
+    if script in ("bench_ppo.py", "bench_recurrent.py"):  # the peer's path too
         argv += ["--purejaxrl", purejaxrl_stub]
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(SCRIPTS / script), run_name="__main__")
@@ -97,6 +97,10 @@ def test_script_runs_at_toy_size(
             assert all(isinstance(v, float | int) for v in figures.values()), row
     if script == "bench_ppo.py":
         assert any(r["name"] == "PureJaxRL ppo.py" for r in report["rows"])
+        # Ours over the peer, as the docs quote it.
+        assert any(r["name"] == "ratio ppo / PureJaxRL ppo.py" for r in report["rows"])
+    if script == "bench_recurrent.py":
+        assert any(r["name"] == "PureJaxRL ppo_rnn.py" for r in report["rows"])
 
 
 @pytest.mark.timeout(300)
@@ -132,15 +136,22 @@ def make_train(config):
 """
 
 
+# ppo_rnn.py's stand-in: its output's "metric" has the same layout.
+STUB_PPO_RNN = STUB_PPO.replace('{"metrics":', '{"metric":')
+
+
 @pytest.fixture
 def purejaxrl_stub(tmp_path, monkeypatch):
     """A stub PureJaxRL checkout's path; its `ppo` module forgotten afterwards."""
     (tmp_path / "peer" / "purejaxrl").mkdir(parents=True)
     (tmp_path / "peer" / "purejaxrl" / "ppo.py").write_text(STUB_PPO)
+    (tmp_path / "peer" / "purejaxrl" / "ppo_rnn.py").write_text(STUB_PPO_RNN)
     monkeypatch.setattr(sys, "path", list(sys.path))  # load_purejaxrl adds to it
-    monkeypatch.delitem(sys.modules, "ppo", raising=False)
+    for name in ("ppo", "ppo_rnn"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     yield str(tmp_path / "peer")
-    sys.modules.pop("ppo", None)
+    for name in ("ppo", "ppo_rnn"):
+        sys.modules.pop(name, None)
 
 
 ROWS = ["ppo_cartpole", "brax_ant", "apex_dqn", "breakout_minatar"]
@@ -255,6 +266,52 @@ def test_replay_sample_timing_keeps_every_gather(on_scripts_path):
     # obs and next_obs ([4, 8], with a unit axis or not as XLA lays them out),
     # reward and discount: each leaf's gather (the action's is an s32 one).
     assert sorted(shape.endswith(",8") for shape in gathered) == [0, 0, 1, 1]
+
+
+def test_ppo_rnn_scanned_gru_resets_its_carry_where_an_episode_began(
+    on_scripts_path,
+):
+    # ppo_rnn.py's ScannedRNN, rebuilt for flax >= 0.8: [time, batch] inputs,
+    # a zero carry wherever `resets` is set, as its own code does.
+    import bench_recurrent
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    gru = bench_recurrent.ScannedGRU()
+    ins = jax.random.normal(jax.random.key(0), (3, 2, 5))
+    carry = bench_recurrent.ScannedGRU.initialize_carry(2, 5)
+    assert carry.shape == (2, 5) and not carry.any()
+    params = gru.init(jax.random.key(1), carry, (ins, jnp.zeros((3, 2), bool)))
+    ones = jnp.ones((2, 5))
+    reset = jnp.array([[True, False], [False, False], [False, False]])
+    fresh, ys_fresh = gru.apply(params, carry, (ins, jnp.zeros((3, 2), bool)))
+    mixed, ys = gru.apply(params, ones, (ins, reset))
+    np.testing.assert_allclose(ys[:, 0], ys_fresh[:, 0], rtol=1e-6)  # reset: zeros
+    assert not np.allclose(ys[:, 1], ys_fresh[:, 1])  # no reset: the ones carried
+    assert fresh.shape == mixed.shape == (2, 5)
+
+
+def test_peer_benchmarks_train_on_one_device_as_their_peers(on_scripts_path):
+    # PureJaxRL's make_train and rejax run on one device; devices 0 would
+    # give ours every local device (the --tiny sizes set 1, so CI missed it).
+    import bench_ppo
+    import bench_pqn
+
+    sizes = {**bench_ppo.STANDARD, "num_envs": 2048}
+    assert bench_ppo.algo_config("ppo", sizes).devices == 1
+    assert bench_ppo.algo_config("ppo", bench_ppo.STANDARD).devices == 1
+    assert bench_pqn.config_for(False).devices == 1
+
+
+def test_reproduce_interval_uses_students_t(on_scripts_path):
+    import reproduce
+
+    values = np.arange(20, dtype=np.float64)
+    # t(0.975, 19) = 2.093 (tables); 1.96 would make the interval 7% narrower.
+    expected = 2.093 * values.std(ddof=1) / np.sqrt(20)
+    assert reproduce.interval(values) == pytest.approx(expected, rel=1e-3)
+    assert np.isnan(reproduce.interval(values[:1]))
 
 
 def test_reproduce_steps_per_s_is_all_seeds_steps_over_training_seconds(
