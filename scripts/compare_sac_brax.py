@@ -71,10 +71,11 @@ vmapped in one program; brax one after another, as its trainer runs):
     steps over the training time of all N (ours: the one vmapped program;
     brax: its N runs' summed), the time to train N seeds. `run_steps_per_s`:
     one run's env steps over the time that run took (ours: the same program,
-    N seeds sharing it, so `steps_per_s` / N; brax: each run's own, so the
-    same as its `steps_per_s`). With N > 1 the first favours ours (it
-    vectorises over seeds) and the second brax (our N runs share the
-    machine); `--seeds 1` times one lone run on each side.
+    N seeds sharing it, so `steps_per_s` / N; brax: its runs' steps over
+    their summed times, one run's rate pooled, so its `steps_per_s` again).
+    With N > 1 the first favours ours (it vectorises over seeds) and the
+    second brax (our N runs share the machine); `--seeds 1` times one lone
+    run on each side.
 
 brax >= 0.14 calls `jax.device_put_replicated`, which JAX >= 0.8 removed;
 scripts/bench_brax.py's shim is installed only if the attribute is missing
