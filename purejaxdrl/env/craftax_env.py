@@ -5,8 +5,8 @@ https://arxiv.org/abs/2402.16801. Craftax's environments are written in JAX
 with gymnax's older API (one `done`, no final observation), so the adapter
 steps them without their own reset and resets here, keeping the observation an
 episode ended on (`final_observation`) and telling the two ends apart: death
-terminates (discount 0), the step limit (`max_timesteps`, 10,000 by default)
-truncates (bootstrapped).
+terminates (discount 0), the step limit (`max_timesteps`: 10,000 by default
+for Craftax-Classic, 100,000 for Craftax) truncates (bootstrapped).
 """
 
 import functools

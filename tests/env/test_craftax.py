@@ -1,6 +1,7 @@
 """Craftax through the on-device adapter: episode ends told apart, exact final
 observations, and a one-line error without the optional package."""
 
+import pathlib
 import sys
 
 import jax
@@ -13,6 +14,7 @@ from purejaxdrl.config import ConfigError
 from tests.helpers import count_traces, trace_reset_and_steps
 
 CLASSIC = "Craftax-Classic-Symbolic-v1"
+GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "environments.md"
 
 
 def test_without_craftax_the_error_names_the_extra(monkeypatch):
@@ -182,3 +184,18 @@ def test_world_generation_is_traced_once_however_often_a_program_calls_it(
     traced = count_traces(monkeypatch, cls, ("reset", "step"))
     trace_reset_and_steps(envs.make(CLASSIC))
     assert traced == {"reset": 1, "step": 1}
+
+
+def test_the_documented_step_limits_are_the_defaults():
+    # The module and the environments guide state both limits; Craftax's is
+    # ten times Classic's, so one shared figure would be wrong for one of them.
+    from purejaxdrl.env import craftax_env
+
+    limits = {
+        name: envs.make(name).default_params.max_timesteps
+        for name in (CLASSIC, "Craftax-Symbolic-v1")
+    }
+    assert limits == {CLASSIC: 10_000, "Craftax-Symbolic-v1": 100_000}
+    guide = GUIDE.read_text().replace("\n", " ")
+    for text in (craftax_env.__doc__.replace("\n", " "), guide):
+        assert "10,000" in text and "100,000 for Craftax" in text

@@ -7,6 +7,8 @@ observation or reward names the environment when it is returned, not updates
 later as a learner metric.
 """
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from purejaxdrl.env.host import make_host_env
 from purejaxdrl.env.host.base import NonFiniteStepError
 
 gym = pytest.importorskip("gymnasium")
+GUIDE = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "environments.md"
 
 
 class Broken(gym.Env):
@@ -144,3 +147,23 @@ def test_a_non_finite_step_names_the_environment(mode, what):
     )
     assert raised_here(e.value)  # purejaxdrl's check: one line, no traceback
     env.close()
+
+
+def test_the_host_guide_names_the_algorithms_that_clip_rewards():
+    # The guide says which host-runner algorithms take `--<algo>.reward-clip`;
+    # naming one without the field sends users to an unknown-option error.
+    import dataclasses
+    import re
+
+    from purejaxdrl.agents import registry
+
+    clipping = sorted(
+        record.name.upper()
+        for record in registry.algorithms()
+        if record.name in registry.without_replay()
+        and "reward_clip" in {f.name for f in dataclasses.fields(record.config_type)}
+    )
+    guide = GUIDE.read_text().replace("\n", " ")
+    named = re.search(r"reward-clip 1` \(([^)]*) have it", guide)
+    assert named, "the guide no longer names the algorithms with reward_clip"
+    assert sorted(re.findall(r"[A-Z][A-Z0-9]+", named.group(1))) == clipping
