@@ -174,18 +174,37 @@ def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
 
 
 def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
-    if config.torso in ("cnn", *PIXEL_TORSOS) and len(obs_spec.shape) != 3:
-        raise ValueError(
+    if config.torso == "cnn" and len(obs_spec.shape) != 3:
+        raise ConfigError(
+            f"network.torso='cnn' needs image observations [H, W, C], got shape "
+            f"{obs_spec.shape}; use --network.torso mlp."
+        )
+    if config.torso in PIXEL_TORSOS and len(obs_spec.shape) != 3:
+        raise ConfigError(
             f"network.torso={config.torso!r} needs image observations [H, W, C] "
             f"(or [C, H, W]), got shape {obs_spec.shape}; use --network.torso mlp."
+        )
+    if config.torso == "cnn" and obs_spec.shape[0] < min(obs_spec.shape[1:]):
+        # `cnn` convolves over the first two axes as they come: on EnvPool's
+        # [C, H, W] stacks it would read the frames as rows and a column as a
+        # channel, silently.
+        raise ConfigError(
+            f"network.torso='cnn' reads observations as [H, W, C], but shape "
+            f"{obs_spec.shape} looks channels-first [C, H, W] (its first axis is "
+            "the smallest, as in EnvPool's frames); "
+            "use --network.torso nature or impala_resnet, which transpose raw "
+            "0..255 frames and scale them, or give the environment [H, W, C] "
+            "observations."
         )
     if config.torso in PIXEL_TORSOS:
         shape = sorted(obs_spec.shape)[1:]  # H and W, whichever end C is at
         if min(shape) < min_size(config.torso):
-            raise ValueError(
+            # Not impala_resnet: it too scales by 1/255, and small frames
+            # (MinAtar's 0/1 planes) are not raw 0..255 pixels.
+            raise ConfigError(
                 f"network.torso={config.torso!r} needs frames of at least "
                 f"{min_size(config.torso)}x{min_size(config.torso)}, got "
-                f"{obs_spec.shape}; use --network.torso impala_resnet or cnn."
+                f"{obs_spec.shape}; use --network.torso cnn."
             )
         if config.torso == "impala_resnet" and not config.resnet_channels:
             raise ValueError(

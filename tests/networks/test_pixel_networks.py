@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import NetworkConfig, make_actor_critic
 from purejaxdrl.networks.conv import im2col_conv, xla_conv
@@ -102,3 +103,20 @@ def test_im2col_matches_xla_convolution_and_its_gradients(k, stride, size):
 def test_bad_pixel_torsos_are_one_line_errors(config, shape, message):
     with pytest.raises(ValueError, match=message):
         make_actor_critic(config, Box(shape), Discrete(6))
+
+
+def test_the_cnn_torso_refuses_channels_first_frames():
+    # EnvPool's [4, 84, 84] stacks: `cnn` has no transpose, so it would read the
+    # 4 frames as image rows and the 84 columns as channels (a 3x3x84 kernel).
+    with pytest.raises(ConfigError, match=r"'cnn' reads observations as \[H, W, C\]"):
+        make_actor_critic(NetworkConfig(torso="cnn"), Box((4, 84, 84)), Discrete(6))
+    # Channels-last images, MinAtar's among them, still build.
+    for shape in ((10, 10, 4), (10, 10, 10), (84, 84, 4), (8, 8, 16)):
+        make_actor_critic(NetworkConfig(torso="cnn"), Box(shape), Discrete(6))
+
+
+def test_small_frames_are_pointed_at_the_cnn_torso_only():
+    # impala_resnet divides by 255 too: on MinAtar's 0/1 planes it would scale
+    # them to 1/255, so the fix the message names is `cnn` alone.
+    with pytest.raises(ConfigError, match=r"use --network.torso cnn\.$"):
+        make_actor_critic(NetworkConfig(torso="nature"), Box((10, 10, 4)), Discrete(6))
