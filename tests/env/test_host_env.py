@@ -6,6 +6,8 @@ down on CartPole with a 3-step limit (truncation) and a constant push
 (termination), so an upgrade that changes it fails here, not in a loss.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -102,3 +104,15 @@ def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
     monkeypatch.setattr(host_base.importlib, "import_module", missing)
     with pytest.raises(pjd.ConfigError, match=r"pip install 'purejaxdrl\[envpool\]'"):
         make_host_env("envpool:Pong-v5", 1, 0)
+
+
+def test_life_loss_episodes_and_clipped_rewards_warn_that_returns_are_not_the_games():
+    # With EnvPool's episodic_life each lost life is a `terminated`, and with
+    # reward_clip its rewards are signs: the logged returns follow both.
+    with pytest.warns(UserWarning, match=r"episodic_life=True: .* per life, not per"):
+        make_host_env("envpool:Breakout-v5", 1, 0, episodic_life=True).close()
+    with pytest.warns(UserWarning, match=r"reward_clip=True: .* clipped rewards"):
+        make_host_env("envpool:Breakout-v5", 1, 0, reward_clip=True).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the protocol's defaults: no notice
+        make_host_env("envpool:Breakout-v5", 1, 0).close()

@@ -6,6 +6,12 @@ options say otherwise: 84x84 grey frames, frame skip 4, 4 frames stacked,
 sticky actions with probability 0.25, the full action set of 18, no life-loss
 episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
 Rewards are not clipped here: a learner clips them where its algorithm says so.
+
+The options `episodic_life` and `reward_clip` change what the logs count:
+EnvPool then ends an episode at each lost life and returns clipped rewards, and
+episode returns and lengths (training's and evaluation's) are summed from what
+the pool returns. A pool built with either warns once that its logged returns
+are per life or clipped, not the game's (`returns_notice`).
 """
 
 import warnings
@@ -37,6 +43,37 @@ ATARI_PROTOCOL = {
     "use_fire_reset": False,
     "max_episode_steps": 27_000,
 }
+
+
+def returns_notice(name: str, options: dict[str, Any]) -> str | None:
+    """One line saying how `episodic_life` / `reward_clip` change logged returns.
+
+    None when neither is on. Both are EnvPool's own: the adapter passes its
+    `terminated` and rewards through, so the runners' episode counts (which end
+    an episode at any termination and sum its rewards) follow them.
+    """
+    life, clip = options.get("episodic_life"), options.get("reward_clip")
+    if not (life or clip):
+        return None
+    changes, on = [], []
+    if life:
+        on.append("episodic_life=True")
+        changes.append(
+            "each lost life ends an episode, so logged and evaluated episode "
+            "returns and lengths are per life, not per game (no change on games "
+            "without lives, e.g. Pong)"
+        )
+    if clip:
+        on.append("reward_clip=True")
+        changes.append(
+            "logged returns sum the pool's clipped rewards (their sign), not the "
+            "game's (no change where rewards are +-1, e.g. Pong)"
+        )
+    return (
+        f"{name} with {' and '.join(on)}: {'; '.join(changes)}. For the "
+        "game's own returns, drop the option and clip in the learner "
+        "(--<algo>.reward-clip 1: PPO, A2C, IMPALA)."
+    )
 
 
 def env_seeds(seed: int, num_envs: int) -> list[int]:
@@ -86,6 +123,9 @@ class EnvPoolEnv(HostEnv):
         if "repeat_action_probability" in defaults:  # an Atari game
             options = {**ATARI_PROTOCOL, **options}
         self.name, self.num_envs = f"envpool:{task}", num_envs
+        notice = returns_notice(self.name, options)
+        if notice:  # not on the presets' defaults (ATARI_PROTOCOL)
+            warnings.warn(notice, stacklevel=2)
         self.batch_size = batch_size or num_envs
         with warnings.catch_warnings():
             # EnvPool builds float32 Boxes from float64 bounds; gymnasium warns
