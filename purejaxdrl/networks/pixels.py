@@ -1,7 +1,10 @@
 """Conv stacks for Atari frames: the Nature DQN CNN and the IMPALA ResNet.
 
-Both take raw frames, 0..255 in any dtype (uint8 stays uint8 until here), and
-scale them by 1/255 themselves. Frames come channels-last [H, W, C] or, as
+Both take raw frames, 0..255 in any dtype (host runners cast uint8 to float32
+on the device), and scale them by 1/255 themselves, whatever the dtype: nothing
+tells them an observation is already in [0, 1], so on Craftax's `*-Pixels-*`
+ids and MinAtar's 0/1 planes they would scale twice (inputs in [0, 1/255]);
+use `cnn` or `mlp` there. Frames come channels-last [H, W, C] or, as
 EnvPool gives them, channels-first [C, H, W]: an observation whose first axis
 is smaller than its last is read as channels-first and transposed on the
 device. The dense layers after the stack are the torso's (`hidden_sizes`).
