@@ -7,6 +7,7 @@ resume reads; `messenger`, which keeps a run's messages and passes them on.
 import functools
 import numbers
 import pathlib
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -109,6 +110,11 @@ def base_and_target(
 ) -> tuple[TrainConfig, float | None]:
     """The base config (a preset's, given its name) and the target score.
 
+    A preset's target of its greedy evaluation (`of: evaluation`) is not
+    compared with a sweep's or a population's training returns, which are
+    the exploring policy's (PQN's ε-greedy actors score below the greedy
+    policy): without `target_return` it warns once and judges none.
+
     Raises:
       ConfigError: for a host environment (a sweep's or a population's runs
         are one program on device), or an `algo` the config does not have.
@@ -116,9 +122,11 @@ def base_and_target(
     """
     if isinstance(base, str):
         preset = load_preset(base, algo or "ppo")
-        base, algo = preset.config, None
-        if target_return is None:
+        if target_return is None and preset.target_of == "evaluation":
+            _warn_evaluation_target(base, algo or "ppo", preset.target_return)
+        elif target_return is None:
             target_return = preset.target_return
+        base, algo = preset.config, None
     require_config(base, "a sweep (or PBT run)")
     if algo is not None and algo != base.algo:
         raise ConfigError(
@@ -133,3 +141,15 @@ def base_and_target(
             "one at a time with `purejaxdrl train`."
         )
     return base, target_return
+
+
+def _warn_evaluation_target(name: str, algo: str, target: float | None) -> None:
+    """Says once that a preset's evaluation target is not judged here."""
+    if target is None:
+        return
+    warnings.warn(
+        f"{name}'s {algo} target ({target:g}) is its greedy evaluation's return, "
+        "and sweeps and PBT compare training returns: not judged; pass "
+        "--target (target_return=) to compare training returns with one.",
+        stacklevel=4,
+    )
