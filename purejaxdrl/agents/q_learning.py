@@ -28,6 +28,37 @@ def mean_actor_epsilon(config: Any, num_envs: int) -> jax.Array:
     return actor_epsilons(config.epsilon, config.epsilon_alpha, ids, num_envs).mean()
 
 
+def final_epsilon(config: Any, updates: int, num_updates: int, num_envs: int) -> float:
+    """The ε a Q-learner ended training with, for its exported policy's `act`.
+
+    The annealed ε after `updates` of its `num_updates` (what its acting
+    parameters held: `epsilon_end` once the anneal is over, more for a run
+    stopped earlier or with `epsilon_fraction` over 1). With
+    `per_actor_epsilon`, the mean of Ape-X's ε_i over its `num_envs`
+    environments: what it logs as `epsilon`, since an exported policy acts
+    without an environment index to pick one ε_i by.
+    """
+    if config.per_actor_epsilon:
+        return float(mean_actor_epsilon(config, num_envs))
+    start, end = config.epsilon_start, config.epsilon_end
+    step = jnp.asarray(updates, jnp.int32)
+    return float(
+        annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
+    )
+
+
+def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Array]:
+    """(Q-values [*batch, A], one key) -> ε-greedy actions [*batch], ε fixed."""
+
+    def sample(q: jax.Array, key: Any) -> jax.Array:
+        flat = q.reshape(-1, q.shape[-1])
+        keys = jax.random.split(key, flat.shape[0])
+        actions = jax.vmap(epsilon_greedy, (0, 0, None))(keys, flat, epsilon)
+        return actions.reshape(q.shape[:-1])
+
+    return sample
+
+
 def exploration(
     config: Any, num_updates: int, num_envs: int
 ) -> tuple[Callable[[jax.Array], jax.Array], Callable[..., jax.Array]]:

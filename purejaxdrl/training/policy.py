@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl import env as envs
+from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.fields import EpsilonFields
-from purejaxdrl.agents.q_learning import mean_actor_epsilon
 from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
@@ -37,7 +37,6 @@ from purejaxdrl.env.normalization import (
 )
 from purejaxdrl.networks import RecurrentNetwork
 from purejaxdrl.rl.distributions import Distribution
-from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.training.policy_checks import (
     check_params,
     check_spec,
@@ -64,7 +63,8 @@ class Policy(NamedTuple):
       act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
         sample from the policy, as the purejaxdrl environment takes it (Box
         actions in [-1, 1]); jittable and vmappable. A Q-learner's (DQN,
-        Ape-X, R2D2, PQN) is ε-greedy with its section's `epsilon_end`. For a
+        Ape-X, R2D2, PQN) is ε-greedy with the ε it ended training with
+        (policy.json's `epsilon`, `q_learning.final_epsilon`). For a
         run on dict observations `obs` is the policy's entry
         (`network.policy_obs_key`), or a dict holding it: the critic's
         entries are not needed.
@@ -243,6 +243,10 @@ def write_policy(
         "network": dataclasses.asdict(config.network),
         "normalize_observations": stats is not None,
     }
+    if isinstance(config.algo_config, EpsilonFields):  # what `act` explores with
+        spec["epsilon"] = q_learning.final_epsilon(
+            config.algo_config, updates, config.num_updates, config.num_envs
+        )
     blob: dict[str, Any] = {"params": jax.device_get(params)}
     if stats is not None:
         blob["obs_stats"] = statistics_to_host(stats)
@@ -308,7 +312,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 
-    sample = _sampler(dist, section, spec.get("num_envs"))
+    sample = _sampler(dist, section, spec)
     if isinstance(network, RecurrentNetwork):
         return _recurrent_policy(network, params, spec, observe, sample)
 
@@ -337,28 +341,24 @@ def _is_box(x: Any) -> bool:
 
 
 def _sampler(
-    dist: Distribution, section: Any, num_envs: int | None
+    dist: Distribution, section: Any, spec: dict[str, Any]
 ) -> Callable[[jax.Array, PRNGKey], jax.Array]:
     """How `act` samples a policy head's output [*batch, ...] with one key.
 
     A Q-learner's head holds action values, not logits: it acts ε-greedily
-    with the ε it ended training with, as logged (`epsilon_end`; with Ape-X's
-    per-actor rates, their mean over the run's `num_envs` environments), not
-    by a softmax over the values. Others sample their distribution.
+    with the ε it ended training with (`final_epsilon`, kept in policy.json;
+    with Ape-X's per-actor rates, their mean over the run's `num_envs`
+    environments), not by a softmax over the values. Others sample their
+    distribution.
     """
     if not isinstance(section, EpsilonFields):
         return dist.sample
-    epsilon = float(section.epsilon_end)
-    if section.per_actor_epsilon and num_envs:  # policy.json has num_envs
-        epsilon = float(mean_actor_epsilon(section, num_envs))
-
-    def epsilon_greedy_sample(q: jax.Array, key: PRNGKey) -> jax.Array:
-        flat = q.reshape(-1, q.shape[-1])
-        keys = jax.random.split(key, flat.shape[0])
-        actions = jax.vmap(epsilon_greedy, (0, 0, None))(keys, flat, epsilon)
-        return actions.reshape(q.shape[:-1])
-
-    return epsilon_greedy_sample
+    epsilon = spec.get("epsilon")
+    if epsilon is None:  # exported before policy.json kept it: as it acted then
+        epsilon = float(section.epsilon_end)
+        if section.per_actor_epsilon and spec.get("num_envs"):
+            epsilon = float(q_learning.mean_actor_epsilon(section, spec["num_envs"]))
+    return q_learning.epsilon_greedy_sampler(float(epsilon))
 
 
 def _recurrent_policy(

@@ -1,12 +1,17 @@
 """Exported policies of every kind of acting network load as the run acted."""
 
+import json
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.networks import make_q_network
+from purejaxdrl.training.policy import write_policy
 
 
 @pytest.mark.timeout(300)
@@ -92,3 +97,57 @@ def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(tmp_path)
                      "--overwrite"]) == 0  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"  # other files stay
     assert pjd.load_policy(out).spec["updates"] == policy.spec["updates"]
+
+
+def _q_policy(out, algo, overrides, updates):
+    """A Q-learner's CartPole policy folder, fresh parameters, `updates` done."""
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo).config, {"devices": 1, **overrides}
+    )
+    env = pjd.env.make("CartPole-v1")
+    specs = (env.observation_spec(env.default_params), env.action_spec(None))
+    record = algorithm(algo)
+    network, _ = record.make_networks(config.algo_config, config.network, *specs)
+    params = network.init(jax.random.key(0), jnp.zeros(4))
+    write_policy(out, config, params, None, updates=updates, specs=specs)
+    return config, pjd.load_policy(out)
+
+
+def _non_greedy(policy, draws=20_000):
+    obs = jnp.zeros((draws, 4))
+    acts = jax.jit(policy.act)(obs, jax.random.key(3))
+    return float(np.mean(np.asarray(acts) != np.asarray(policy.mode(obs))))
+
+
+def test_a_q_policy_acts_with_the_epsilon_its_run_ended_training_with(tmp_path):
+    # ε falls 1 -> 0 over 4x the run (epsilon_fraction 4), so after 10 of 40
+    # updates ε = 1 - 10 / (4 * 40) = 0.9375, nowhere near epsilon_end 0.
+    config, policy = _q_policy(
+        tmp_path / "p",
+        "pqn",
+        {
+            "total_steps": 40 * 32 * 64,
+            "pqn": {"epsilon_start": 1.0, "epsilon_end": 0.0, "epsilon_fraction": 4},
+        },
+        updates=10,
+    )
+    assert config.num_updates == 40
+    assert policy.spec["epsilon"] == pytest.approx(0.9375)
+    # Two actions: a uniform draw is the other action half the time.
+    assert abs(_non_greedy(policy) - 0.9375 / 2) < 0.025  # ~7 std
+    # A policy.json from before it kept its ε acts with epsilon_end, as then.
+    spec = json.loads((tmp_path / "p" / "policy.json").read_text())
+    del spec["epsilon"]
+    (tmp_path / "p" / "policy.json").write_text(json.dumps(spec))
+    assert _non_greedy(pjd.load_policy(tmp_path / "p")) == 0.0
+    # The anneal over: epsilon_end, as before.
+    _, done = _q_policy(tmp_path / "q", "pqn", {"total_steps": 40 * 32 * 64}, 40)
+    assert done.spec["epsilon"] == pytest.approx(0.2)
+
+
+def test_a_per_actor_policy_acts_with_the_mean_of_its_actors_epsilons(tmp_path):
+    # Ape-X's ε_i = ε^(1 + α i / (N - 1)) over the run's N = 16 environments.
+    config, policy = _q_policy(tmp_path / "p", "apex", {}, updates=3)
+    n, eps, alpha = config.num_envs, 0.1, 7.0
+    mean = np.mean([eps ** (1 + alpha * i / (n - 1)) for i in range(n)])
+    assert policy.spec["epsilon"] == pytest.approx(mean, rel=1e-5)
