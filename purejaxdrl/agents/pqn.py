@@ -18,6 +18,7 @@ termination ends the return (`rl.returns.episode_aware_q_lambda`).
 
 import dataclasses
 import functools
+import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -62,7 +63,8 @@ class PQNConfig(EpsilonFields, RewardFields, OptimizerFields):
     discount, gradient clipping, learning-rate decay, reward scale, the ε
     schedule or Ape-X's per-environment ε) are declared and described in
     `agents.fields`, and `purejaxdrl train --algo pqn --help` lists them all.
-    The network should have `norm: layer_norm` (the presets' PQN sections do).
+    The network should have `norm: layer_norm` (the presets' PQN sections do;
+    `pqn_networks` warns without it).
 
     Attributes:
       num_epochs: passes over each update's unroll.
@@ -135,10 +137,19 @@ def pqn_networks(
 ) -> tuple[AnyNetwork, AnyNetwork]:
     """A plain (not dueling) Q-network, twice: to act and to learn.
 
-    Recurrent when `network.core` is not `none` (PQN-RNN).
+    Recurrent when `network.core` is not `none` (PQN-RNN). Warns once when its
+    dense layers have no LayerNorm: a warning, not an error, as a run may
+    mean to test just that.
     """
     del config  # the architecture is the run's
     q = make_q_network(network, obs_spec, action_spec, dueling=False)
+    if network.norm != "layer_norm" and network.hidden_sizes:
+        warnings.warn(
+            f"pqn with network.norm={network.norm!r}: PQN has no target network "
+            "and its LayerNorm is what keeps it stable; without --network.norm "
+            "layer_norm it may diverge.",
+            stacklevel=2,
+        )
     return q, q
 
 

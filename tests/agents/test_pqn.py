@@ -1,6 +1,7 @@
 """PQN: one update against a reference written from the paper, and on 2 devices."""
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -148,6 +149,17 @@ def test_the_network_norm_option_adds_one_layer_norm_per_hidden_layer():
     }
     with pytest.raises(ValueError, match="network.norm='batch'"):
         _network(pjd.NetworkConfig(norm="batch"))
+
+
+def test_a_q_network_without_layer_norm_warns_and_builds():
+    env = envs.make("CartPole-v1")
+    specs = (env.observation_spec(env.default_params), env.action_spec(None))
+    plain = pjd.NetworkConfig(hidden_sizes=(8,), norm="none")
+    with pytest.warns(UserWarning, match="norm='none'.*--network.norm layer_norm"):
+        pqn_networks(PQNConfig(), plain, *specs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pqn_networks(PQNConfig(), NET, *specs)
 
 
 def test_update_is_the_same_on_one_and_two_devices():
