@@ -7,6 +7,7 @@ import jax
 
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
+from purejaxdrl.agents.q_learning import warn_unused_epsilons
 from purejaxdrl.agents.replay_sizes import check_buffer_fits
 from purejaxdrl.config import check, check_ranges
 
@@ -51,6 +52,8 @@ def validate(
 ) -> None:
     """The range rules of a DQN (or, `name` apex, Ape-X) config.
 
+    Warns about ε fields that its exploration mode does not use.
+
     Raises:
       ConfigError: naming the value, the rule and the fix.
 
@@ -73,6 +76,7 @@ def validate(
     check_buffer_fits(name, config, shape)
     check_batch_fits(name, config)
     check_n_step_fits(name, config, shape)
+    warn_unused_epsilons(name, config)
 
 
 def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:

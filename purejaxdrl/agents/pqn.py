@@ -18,7 +18,6 @@ termination ends the return (`rl.returns.episode_aware_q_lambda`).
 
 import dataclasses
 import functools
-import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -39,7 +38,12 @@ from purejaxdrl.agents.optim import (
     learner_optimizer,
 )
 from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
-from purejaxdrl.agents.q_learning import epsilon_greedy_acting, exploration
+from purejaxdrl.agents.q_learning import (
+    epsilon_greedy_acting,
+    exploration,
+    warn_once,
+    warn_unused_epsilons,
+)
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import (
@@ -144,11 +148,10 @@ def pqn_networks(
     del config  # the architecture is the run's
     q = make_q_network(network, obs_spec, action_spec, dueling=False)
     if network.norm != "layer_norm" and network.hidden_sizes:
-        warnings.warn(
+        warn_once(
             f"pqn with network.norm={network.norm!r}: PQN has no target network "
             "and its LayerNorm is what keeps it stable; without --network.norm "
-            "layer_norm it may diverge.",
-            stacklevel=2,
+            "layer_norm it may diverge."
         )
     return q, q
 
@@ -224,6 +227,8 @@ def make_pqn(
 def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
     """PQN's range rules, and with `shape` that its minibatches split the batch.
 
+    Warns about ε fields that its exploration mode does not use.
+
     Raises:
       ConfigError: naming the value, the rule and the fix.
 
@@ -237,6 +242,7 @@ def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
         unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
     )
     check_minibatches("pqn", config, shape)  # as PPO's
+    warn_unused_epsilons("pqn", config)
 
 
 ALGORITHM = Algorithm(

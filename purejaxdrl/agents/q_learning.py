@@ -1,10 +1,14 @@
 """What the Q-learners (DQN, Ape-X, R2D2, PQN) share: networks, actors, target step."""
 
+import dataclasses
+import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from purejaxdrl.agents.base import Acting, feed_forward
@@ -57,6 +61,54 @@ def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Arr
         return actions.reshape(q.shape[:-1])
 
     return sample
+
+
+@functools.cache
+def warn_once(message: str) -> None:
+    """A UserWarning of `message`, the first time this process is told it.
+
+    Not Python's own once-per-location: each of a config's checks (and each
+    run of a sweep) calls the check, and any change to the warning filters in
+    between (environment imports make some) would show it again.
+    """
+    warnings.warn(message, stacklevel=2)
+
+
+# The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.
+ANNEALED = ("epsilon_start", "epsilon_end", "epsilon_fraction")
+PER_ACTOR = ("epsilon", "epsilon_alpha")
+
+
+def warn_unused_epsilons(name: str, config: Any) -> None:
+    """Warns once when ε fields of the mode not in use are set.
+
+    Set means other than the config type's default (an override or a preset
+    set them: a field set to its default is not told apart). Those fields do
+    nothing: `per_actor_epsilon` picks one mode. Traced values (a sweep's,
+    under vmap) were checked one by one before they were stacked.
+    """
+    per_actor = config.per_actor_epsilon
+    defaults = {f.name: f.default for f in dataclasses.fields(config)}
+    unused = []
+    for field in ANNEALED if per_actor else PER_ACTOR:
+        value = getattr(config, field)
+        if isinstance(value, jax.core.Tracer):
+            continue
+        if np.any(np.asarray(value) != defaults[field]):
+            unused.append(f"{name}.{field}={value}")
+    if not unused:
+        return
+    flag = f"--{name}.per-actor-epsilon"
+    mode, fix = (
+        ("Ape-X's fixed per-actor ε_i", f"pass {flag} false to anneal one ε")
+        if per_actor
+        else ("one annealed ε", f"pass {flag} for Ape-X's per-actor ε_i")
+    )
+    warn_once(
+        f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect: "
+        f"{name} explores with {mode}; "
+        f"{fix}, or leave them out."
+    )
 
 
 def exploration(

@@ -37,7 +37,12 @@ from purejaxdrl.agents.base import (
 from purejaxdrl.agents.dqn_config import check_batch_fits, check_n_step_fits
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
-from purejaxdrl.agents.q_learning import exploration, q_networks, target_network_step
+from purejaxdrl.agents.q_learning import (
+    exploration,
+    q_networks,
+    target_network_step,
+    warn_unused_epsilons,
+)
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
     empty_tail,
@@ -276,6 +281,8 @@ def make_r2d2(
 def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     """R2D2's range rules, and with `shape` that its sequences fit the run.
 
+    Warns about ε fields that its exploration mode does not use.
+
     Raises:
       ConfigError: naming the value, the rule and the fix.
 
@@ -301,6 +308,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
+    warn_unused_epsilons("r2d2", config)
     if shape is None:
         return
     check(
