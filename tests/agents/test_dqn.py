@@ -10,7 +10,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import RunShape, dqn
 from purejaxdrl.agents.dqn import Replayed, make_dqn
-from purejaxdrl.agents.q_learning import exploration
+from purejaxdrl.agents.q_learning import exploration, final_epsilon
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
@@ -38,7 +38,10 @@ def test_apex_logs_and_exports_the_mean_of_its_actors_epsilons():
     logged, _ = exploration(apex, 100, 4)
     for step in (0, 50, 99):
         np.testing.assert_allclose(logged(jnp.int32(step)), want, rtol=1e-6)
-    sample = _sampler(None, apex, 4)
+    # What export keeps in policy.json (`epsilon`), at any update.
+    exported = final_epsilon(apex, 50, 100, 4)
+    np.testing.assert_allclose(exported, want, rtol=1e-6)
+    sample = _sampler(None, apex, {"epsilon": exported})
     q = jnp.array([1.0, 0.0])  # greedy: action 0; ε picks uniformly
     acts = jax.vmap(sample, (None, 0))(q, jax.random.split(jax.random.key(0), 40_000))
     assert abs(np.mean(np.asarray(acts) == 1) - want / 2) < 0.005  # 6 std devs
