@@ -124,7 +124,15 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
     own = preset.config.env.id
-    if args.target is None and target is not None and "env.id" in grid:
+    if args.target is None and target is not None and preset.target_of == "evaluation":
+        print(
+            f"{command.name}: the preset's {base.algo} target ({target:g}) is its "
+            "greedy evaluation's return, and these runs report training returns: "
+            "not judged (--target sets one)",
+            file=sys.stderr,
+        )
+        target = None
+    elif args.target is None and target is not None and "env.id" in grid:
         print(
             f"{command.name}: the preset's target ({target:g}) is "
             f"{own}'s, and these runs train on several environments: "

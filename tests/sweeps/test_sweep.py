@@ -431,6 +431,23 @@ def test_a_sweep_over_environments_judges_no_single_preset_target(capsys):
     assert "| 0 | CartPole-v1 |" in out.out and "| 0/1 |" not in out.out
 
 
+def test_a_sweep_judges_no_evaluation_target_by_training_returns(capsys):
+    # cartpole's pqn target is its greedy evaluation's; sweep runs report the
+    # epsilon-greedy training return, which would miss it by exploring.
+    from purejaxdrl import cli
+
+    status = cli.main(
+        ["sweep", "--env", "cartpole", "--algo", "pqn", "--seeds", "1",
+         "--num-envs", "8", "--unroll-length", "8", "--pqn.num-minibatches", "2",
+         "--total-steps", "512", "--num-logs", "1", "--devices", "1",
+         "--no-files", "--no-compile-cache"]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "the preset's pqn target (475) is its greedy evaluation's" in out.err
+    assert "| 0/1 |" not in out.out and "| — |" in out.out
+
+
 def test_a_sweep_on_another_environment_judges_not_by_the_presets_target(capsys):
     from purejaxdrl import cli
 
