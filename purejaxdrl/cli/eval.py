@@ -90,9 +90,7 @@ def eval_command(argv: Sequence[str]) -> int:
         result = player.evaluate(
             state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
         )
-        print(summary_line(config, step, result.returns, result.lengths, max_steps))
-        if result.metrics:
-            print(metrics_line(result.metrics))
+        _print_result(config, step, result, max_steps)
         if args.render:
             drawn = player.render(
                 state,
@@ -108,6 +106,22 @@ def eval_command(argv: Sequence[str]) -> int:
     finally:
         close()
     return 0
+
+
+def _print_result(config: Any, step: int, result: Any, max_steps: int) -> None:
+    """Prints an evaluation's summary line, and its metrics' line if any."""
+    print(
+        summary_line(
+            config,
+            step,
+            result.returns,
+            result.lengths,
+            max_steps,
+            ended=result.ended,
+        )
+    )
+    if result.metrics:
+        print(metrics_line(result.metrics))
 
 
 def _nothing_open() -> None:
@@ -126,11 +140,13 @@ def summary_line(
     returns: np.ndarray,
     lengths: np.ndarray,
     max_steps: int | None = None,
+    ended: np.ndarray | None = None,
 ) -> str:
     """The evaluation's one line: returns and lengths over the episodes.
 
-    Episodes that ran `max_steps` steps may have been cut short, their
-    returns partial: the line says how many.
+    Episodes cut short at `max_steps` have partial returns: the line says how
+    many. `ended` (bool [E]) says which episodes ended by themselves, on the
+    capped step too; without it, every episode that ran `max_steps` counts.
     """
     line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
@@ -138,7 +154,10 @@ def summary_line(
         f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )
-    cut = int(np.sum(lengths >= max_steps)) if max_steps else 0
+    if ended is not None:
+        cut = int(np.sum(~np.asarray(ended, bool)))
+    else:
+        cut = int(np.sum(lengths >= max_steps)) if max_steps else 0
     if cut:
         line += (
             f"; {cut} cut at --max-steps {max_steps:,} (their returns partial: "

@@ -72,7 +72,8 @@ def make_evaluate(
       max_steps: cap on the steps of the loop.
 
     Returns:
-      The jitted function: float32 [E] returns, int32 [E] lengths.
+      The jitted function: float32 [E] returns, int32 [E] lengths, bool [E]
+      whether each episode ended (not cut at `max_steps`).
 
     Raises:
       ValueError: for episodes < 1 or max_steps < 1.
@@ -115,8 +116,10 @@ def make_evaluate(
             obs = ts.observation
             return env_state, core, obs, ret, length, sums, running, t + 1
 
-        _, _, _, ret, length, sums, _, _ = jax.lax.while_loop(go_on, step, carry)
-        return EvalResult(ret, length, sums)
+        _, _, _, ret, length, sums, running, _ = jax.lax.while_loop(go_on, step, carry)
+        # An episode that ends on the capped step itself ended: only one still
+        # running was cut (CartPole-v1 truncates itself at 500 steps).
+        return EvalResult(ret, length, sums, ~running)
 
     return jax.jit(evaluate, compiler_options=compiler_options(jax.default_backend()))
 
@@ -171,6 +174,7 @@ class HostEvalResult(NamedTuple):
         dtype); else None.
       metrics: the episode sums of the environment's own metrics (a
         Gymnasium environment's `info["metrics"]`), float32 [E] by name.
+      ended: bool [E], whether it ended (False: cut at the step cap).
 
     """
 
@@ -178,6 +182,7 @@ class HostEvalResult(NamedTuple):
     lengths: np.ndarray
     observations: list[np.ndarray] | None
     metrics: dict[str, np.ndarray] = {}
+    ended: np.ndarray | None = None
 
 
 class HostModePolicy(NamedTuple):
@@ -235,7 +240,7 @@ def play_host(
       record: keep environment 0's observations (see `HostEvalResult`).
 
     Returns:
-      The first episodes' returns and lengths, [E].
+      The first episodes' returns, lengths and whether they ended, [E].
 
     """
     n = env.num_envs
@@ -264,7 +269,7 @@ def play_host(
         lengths[ids] += live
         running[ids] = running[ids] & ~(live & (ts.terminated | ts.truncated))
         obs[ids] = ts.observation
-    return HostEvalResult(returns, lengths, observations, sums)
+    return HostEvalResult(returns, lengths, observations, sums, ~running)
 
 
 def make_host_evaluate(
@@ -368,6 +373,6 @@ def host_evaluation(
     def evaluate_chunk(state: Any, index: int) -> EvalResult:
         local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
         result = evaluate(local, eval_seed(config.seed, index))
-        return EvalResult(result.returns, result.lengths, result.metrics)
+        return EvalResult(result.returns, result.lengths, result.metrics, result.ended)
 
     return Ready(evaluate_chunk)

@@ -29,13 +29,16 @@ class Drawn(NamedTuple):
 class EvalResult(NamedTuple):
     """Per evaluation environment, its first episode's totals, [E] each.
 
-    Its return and length, and the episode sums of the environment's own
-    metrics (name -> [E]; {} where it reports none, `env.base.METRICS`).
+    Its return and length, the episode sums of the environment's own
+    metrics (name -> [E]; {} where it reports none, `env.base.METRICS`), and
+    whether it ended (bool [E]; False: cut at the step cap, its return
+    partial; None where the player does not say).
     """
 
     returns: jax.Array
     lengths: jax.Array
     metrics: dict[str, jax.Array] = {}
+    ended: jax.Array | None = None
 
 
 class Player(Protocol):

@@ -109,7 +109,7 @@ class HostPlayer:
         """`episodes` fresh environments seeded with `seed`."""
         args = self._play_args(state)
         result = evaluate_host(*args, episodes=episodes, seed=seed, max_steps=max_steps)
-        return EvalResult(result.returns, result.lengths, result.metrics)
+        return EvalResult(result.returns, result.lengths, result.metrics, result.ended)
 
     def check_render(self, out: str | pathlib.Path) -> None:
         """See `render.check_host_renderable`."""

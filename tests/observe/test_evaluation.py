@@ -52,7 +52,8 @@ def test_only_the_first_episode_counts_and_long_ones_are_cut():
     exp, state = _cartpole()
     args = (state.agent.params, state.env_params, jax.random.key(3))
     evaluate = make_evaluate(exp.env, exp.network, episodes=8)
-    returns, lengths, metrics = jax.device_get(evaluate(*args))
+    returns, lengths, metrics, ended = jax.device_get(evaluate(*args))
+    assert ended.all()  # no cap reached
     assert metrics == {}  # CartPole reports none
     # CartPole pays 1 per step: a first episode's return is its length, in
     # [1, 500] (500: truncated at the time limit, and never counted on).
@@ -63,3 +64,16 @@ def test_only_the_first_episode_counts_and_long_ones_are_cut():
     short = jax.device_get(cut(*args))
     np.testing.assert_array_equal(short.lengths, np.minimum(lengths, 5))
     np.testing.assert_array_equal(short.returns, np.minimum(returns, 5))
+
+
+def test_an_episode_ending_on_the_capped_step_ended_and_only_longer_ones_were_cut():
+    exp, state = _cartpole()
+    args = (state.agent.params, state.env_params, jax.random.key(3))
+    whole = jax.device_get(make_evaluate(exp.env, exp.network, episodes=8)(*args))
+    # The cap is one episode's own length: that episode ends on the capped
+    # step itself (so it was not cut); only the episodes longer than it were.
+    cap = int(np.sort(whole.lengths)[len(whole.lengths) // 2])
+    capped = make_evaluate(exp.env, exp.network, episodes=8, max_steps=cap)
+    result = jax.device_get(capped(*args))
+    assert (result.lengths == cap).any() and (whole.lengths > cap).any(), whole
+    np.testing.assert_array_equal(result.ended, whole.lengths <= cap)

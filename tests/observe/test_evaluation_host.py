@@ -124,6 +124,21 @@ def test_max_steps_cuts_episodes_with_what_they_have_so_far():
     result = evaluate("gymnasium:CartPole-v1", max_steps=20)
     np.testing.assert_array_equal(result.lengths, lengths)
     np.testing.assert_array_equal(result.returns, returns)
+    # Cut: the episodes that had not ended by step 20 (stepped by hand with
+    # no cap), not every one that reached it.
+    whole = by_hand(seed=3, episodes=8)[1]
+    np.testing.assert_array_equal(result.ended, whole <= 20)
+
+
+def test_episodes_the_environment_ends_on_the_capped_step_are_not_cut():
+    # The environment truncates its own episodes at LIMIT: with the cap at
+    # LIMIT too, those episodes ended by themselves; none was cut.
+    _, lengths, _ = by_hand(seed=3, episodes=8)
+    result = evaluate("gymnasium:CartPole-v1", max_steps=LIMIT)
+    np.testing.assert_array_equal(result.lengths, lengths)
+    assert (lengths == LIMIT).any() and result.ended.all(), result
+    result = evaluate("envpool:CartPole-v1", max_steps=LIMIT)  # seeded otherwise
+    assert (result.lengths == LIMIT).any() and result.ended.all(), result
 
 
 def test_envpool_counts_first_episodes_only_and_repeats_with_its_seed():
