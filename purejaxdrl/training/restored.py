@@ -19,9 +19,12 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     """A run's config, its experiment and its newest good checkpoint.
 
     Device and host-env runs alike: the runner knows its state's layout. One
-    device, unless the run keeps a replay buffer: its shards (one per device
-    it trained on) restore only onto as many devices. A host run's
-    experiment owns pools of environments; `exp.runner.close()` closes them.
+    device, on any machine: a replay buffer kept in shards (one per device it
+    trained on) is restored whole onto this one device, in its saved shapes.
+    Only what acting reads (`state.agent.params`, `state.env_params`) is
+    meant for use: the rest of the state fits the saved run, not `exp`. A
+    host run's experiment owns pools of environments; `exp.runner.close()`
+    closes them.
 
     Args:
       run_dir: a run directory.
@@ -31,9 +34,9 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
       (TrainConfig, Experiment, checkpoint.Restored) with a state.
 
     Raises:
-      ConfigError: the run directory is missing or bad, has no checkpoint that
-        verifies, or keeps a replay buffer in more shards than this machine
-        has devices.
+      ConfigError: the run directory is missing or bad (naming the run inside
+        a folder of runs), or has no checkpoint that verifies (saying to wait
+        for the first of a run still training).
 
     """
     from purejaxdrl.parallel import make_mesh
@@ -41,6 +44,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
 
+    _check_not_parent(pathlib.Path(run_dir))
     config = load_run_config(run_dir)
     # One device: the policy, not the training, is wanted.
     one = dataclasses.replace(
@@ -49,32 +53,73 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
     )
     exp = make_experiment(one, make_mesh(1), budget=False)
-    key = make_key(config.seed, config.rng_impl)
-    abstract = exp.runner.abstract_state(key)
-    shardings = jax.tree.map(lambda a: a.sharding, abstract)
-    if exp.agent.state_spec != P():  # a replay buffer, split per device
-        shards = _saved_devices(run_dir, abstract, shardings, exp.runner.mesh)
-        if shards > 1:
-            exp.runner.close()
-            if shards > jax.device_count():
-                raise ConfigError(
-                    f"{str(run_dir)!r} keeps its {config.algo} replay buffer in "
-                    f"{shards} shards, one per device it trained on; to {purpose} "
-                    f"it needs {shards} devices, and this machine has "
-                    f"{jax.device_count()}."
-                )
-            one = dataclasses.replace(one, devices=shards)
-            exp = make_experiment(one, make_mesh(shards), budget=False)
-            abstract = exp.runner.abstract_state(key)
-            shardings = jax.tree.map(lambda a: a.sharding, abstract)
     try:
+        abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
+        if exp.agent.state_spec != P():  # a replay buffer, split per device
+            abstract = _as_saved(run_dir, abstract, exp.runner.mesh, purpose)
+        shardings = jax.tree.map(lambda a: a.sharding, abstract)
         restored = _restore_newest(
-            run_dir, abstract, shardings, exp.runner.mesh, purpose
+            run_dir, abstract, shardings, exp.runner.mesh, purpose, config
         )
     except BaseException:
         exp.runner.close()
         raise
     return config, exp, restored
+
+
+def _as_saved(
+    run_dir: str | pathlib.Path, abstract: Any, mesh: Any, purpose: str
+) -> Any:
+    """`abstract` with its split leaves in the shapes the newest checkpoint saved.
+
+    A buffer of N shards has leaves of N entries (each shard's position and
+    size): shaped so, the saved arrays restore onto this one device. Other
+    leaves keep this run's shapes, so a checkpoint whose parameters do not fit
+    is still refused.
+    """
+    shardings = jax.tree.map(lambda a: a.sharding, abstract)
+    with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
+        meta = checkpointer.newest_meta() or {}
+    if int(meta.get("devices", 1)) <= 1:
+        return abstract
+    if "state" not in meta:  # saved by a version that kept no index
+        raise ConfigError(
+            f"{str(run_dir)!r} keeps its replay buffer in {meta['devices']} "
+            f"shards and its checkpoint no index of their shapes; to {purpose} it "
+            f"on CPU, fake {meta['devices']} devices: JAX_PLATFORMS=cpu XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={meta['devices']}."
+        )
+    saved = {leaf["path"]: tuple(leaf["shape"]) for leaf in meta["state"]}
+
+    def shaped(path: Any, leaf: Any) -> Any:
+        shape = saved.get(jax.tree_util.keystr(path), leaf.shape)
+        if not tuple(leaf.sharding.spec) or len(shape) != len(leaf.shape):
+            return leaf  # replicated: must fit as it is
+        return jax.ShapeDtypeStruct(shape, leaf.dtype, sharding=leaf.sharding)
+
+    return jax.tree_util.tree_map_with_path(shaped, abstract)
+
+
+def _check_not_parent(path: pathlib.Path) -> None:
+    """Refuses a folder that holds runs (`train --run-dir`'s), naming them."""
+    if not path.is_dir() or (path / "config.yaml").exists():
+        return
+    runs = sorted(
+        (d for d in path.iterdir() if (d / "config.yaml").is_file()),
+        key=lambda d: d.stat().st_mtime,
+    )
+    if not runs:
+        return  # load_run_config says what the folder is
+    if len(runs) == 1:
+        which = f"it holds one run, {str(runs[0])!r}: pass that"
+    else:
+        which = (
+            f"it holds {len(runs)} runs, the newest {str(runs[-1])!r}: pass one of them"
+        )
+    raise ConfigError(
+        f"{str(path)!r} is a folder of runs (train --run-dir makes one run "
+        f"inside it), not a run; {which}."
+    )
 
 
 @contextlib.contextmanager
@@ -93,23 +138,32 @@ def _reader(
         checkpointer.close()
 
 
-def _saved_devices(
-    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any
-) -> int:
-    """The device count the newest good checkpoint was saved from (1: none)."""
-    with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
-        return int((checkpointer.newest_meta() or {}).get("devices", 1))
-
-
 def _restore_newest(
-    run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any, purpose: str
+    run_dir: str | pathlib.Path,
+    abstract: Any,
+    shardings: Any,
+    mesh: Any,
+    purpose: str,
+    config: Any,
 ) -> Any:
     from purejaxdrl.training.checkpoint import MISFIT
 
     with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
         restored = checkpointer.restore_latest()
     if restored.step is None:
-        reasons = "; ".join(restored.skipped) or "it has none"
+        if not restored.skipped and (holder := _trainer(run_dir)):
+            every = config.checkpoint.every
+            first = (
+                f"after {every} chunk(s) of updates (checkpoint.every)"
+                if every
+                else "when it ends (checkpoint.every 0)"
+            )
+            raise ConfigError(
+                f"{str(run_dir)!r} has no checkpoint to {purpose} yet: it is "
+                f"still training ({holder}) and saves its first {first}; wait "
+                "for it, then retry."
+            )
+        reasons = f" ({'; '.join(restored.skipped)})" if restored.skipped else ""
         fix = "train or resume the run first"
         if restored.skipped and all(MISFIT in r for r in restored.skipped):
             # A resume would refuse them too: the fix is the config or version.
@@ -118,6 +172,25 @@ def _restore_newest(
                 "purejaxdrl version that saved them"
             )
         raise ConfigError(
-            f"{str(run_dir)!r} has no checkpoint to {purpose} ({reasons}); {fix}."
+            f"{str(run_dir)!r} has no checkpoint to {purpose}{reasons}; {fix}."
         )
     return restored
+
+
+def _trainer(run_dir: str | pathlib.Path) -> str | None:
+    """Who trains the run now (its lock's holder, `RunLock`), or None."""
+    import fcntl
+
+    from purejaxdrl.training.run_files import LOCK_FILE
+
+    try:
+        lock = open(pathlib.Path(run_dir) / LOCK_FILE)  # noqa: SIM115
+    except OSError:
+        return None  # never trained here, or not readable: no one to wait for
+    with lock:
+        try:  # a shared hold, released at once: it never blocks the trainer
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return lock.read().strip() or "another process"
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return None

@@ -1,0 +1,96 @@
+"""Reading a run outside training (`restored.restore_run`): on any device count,
+from the right folder, and what to do before its first checkpoint."""
+
+import shutil
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.training.restored import restore_run
+from purejaxdrl.training.run_files import RunLock
+
+
+@pytest.fixture(scope="module")
+def dqn_on_two_devices(tmp_path_factory):
+    """A DQN run trained on 2 devices: its replay buffer is kept in 2 shards."""
+    tmp = tmp_path_factory.mktemp("runs")
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {
+            "total_steps": 16 * 4 * 20,
+            "num_envs": 16,
+            "num_logs": 1,
+            "devices": 2,
+            "run_dir": str(tmp / "runs"),
+            "dqn": {"min_replay": 256},
+        },
+    )
+    return pjd.train(config, write_files=True)
+
+
+@pytest.mark.timeout(600)
+def test_a_run_of_two_devices_exports_and_evaluates_on_one(dqn_on_two_devices):
+    result, out = dqn_on_two_devices, dqn_on_two_devices.run_dir.parent.parent / "pol"
+    # A fresh process: one CPU device (the 8 fake ones are this process's).
+    script = (
+        "import jax; from purejaxdrl import cli\n"
+        "assert jax.device_count() == 1, jax.devices()\n"
+        f"cli.main(['export', {str(result.run_dir)!r}, '--out', {str(out)!r}])\n"
+        f"cli.main(['eval', {str(result.run_dir)!r}, '--episodes', '2'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=500
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"dqn on CartPole-v1, update {result.updates}: mean return" in done.stdout
+    # The parameters the run ended with, as trained on two devices.
+    policy = pjd.load_policy(out)
+    for x, y in zip(
+        jax.tree.leaves(policy.params),
+        jax.tree.leaves(result.state.agent.params),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_a_folder_of_runs_names_the_run_inside(dqn_on_two_devices, tmp_path):
+    run = dqn_on_two_devices.run_dir
+    with pytest.raises(ConfigError) as e:
+        restore_run(run.parent, "export")
+    assert str(e.value) == (
+        f"{str(run.parent)!r} is a folder of runs (train --run-dir makes one run "
+        f"inside it), not a run; it holds one run, {str(run)!r}: pass that."
+    )
+    for name in ("a", "b"):  # b, made last, is the newest
+        (tmp_path / name).mkdir()
+        shutil.copy(run / "config.yaml", tmp_path / name)
+    with pytest.raises(ConfigError, match="it holds 2 runs, the newest '.*b'"):
+        restore_run(tmp_path, "evaluate")
+
+
+def test_a_run_still_training_before_its_first_checkpoint_says_to_wait(
+    dqn_on_two_devices, tmp_path
+):
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    shutil.copy(dqn_on_two_devices.run_dir / "config.yaml", run)
+    with pytest.raises(ConfigError) as e:
+        restore_run(run, "export")
+    assert str(e.value) == (
+        f"{str(run)!r} has no checkpoint to export; train or resume the run first."
+    )
+    # As `train` holds it while it runs.
+    with RunLock(run), pytest.raises(ConfigError) as e:
+        restore_run(run, "evaluate")
+    assert f"{str(run)!r} has no checkpoint to evaluate yet: it is still " in str(
+        e.value
+    )
+    assert str(e.value).endswith(
+        "saves its first after 1 chunk(s) of updates (checkpoint.every); wait for "
+        "it, then retry."
+    ), e.value
