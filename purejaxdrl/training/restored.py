@@ -160,8 +160,8 @@ def _restore_newest(
             )
             raise ConfigError(
                 f"{str(run_dir)!r} has no checkpoint to {purpose} yet: it is "
-                f"still training ({holder}) and saves its first {first}; wait "
-                "for it, then retry."
+                f"still training ({holder}) and saves its first checkpoint {first}; "
+                "wait for it, then retry."
             )
         reasons = f" ({'; '.join(restored.skipped)})" if restored.skipped else ""
         fix = "train or resume the run first"

@@ -91,6 +91,6 @@ def test_a_run_still_training_before_its_first_checkpoint_says_to_wait(
         e.value
     )
     assert str(e.value).endswith(
-        "saves its first after 1 chunk(s) of updates (checkpoint.every); wait for "
-        "it, then retry."
+        "saves its first checkpoint after 1 chunk(s) of updates (checkpoint.every); "
+        "wait for it, then retry."
     ), e.value
