@@ -102,8 +102,9 @@ def _as_saved(
 
 def _check_not_parent(path: pathlib.Path) -> None:
     """Refuses a folder that holds runs (`train --run-dir`'s), naming them."""
-    if not path.is_dir() or (path / "config.yaml").exists():
-        return
+    own = ("config.yaml", "policy.json", "sweep.yaml", "pbt.yaml")
+    if not path.is_dir() or any((path / name).exists() for name in own):
+        return  # a run, or what load_run_config names (policy, sweep, PBT)
     runs = sorted(
         (d for d in path.iterdir() if (d / "config.yaml").is_file()),
         key=lambda d: d.stat().st_mtime,
