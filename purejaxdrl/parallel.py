@@ -160,11 +160,16 @@ def _exit_unjoined(config: DistributedConfig) -> NoReturn:
     os._exit(EXIT_PEER_FAILURE)
 
 
-def joined() -> bool:
-    """Whether this process has joined a multi-process run (`jax.distributed`)."""
+def _client() -> Any:
+    """jax.distributed's coordination client, or None before it has started."""
     from jax._src import distributed as jax_distributed  # the client is not public
 
-    return getattr(jax_distributed.global_state, "client", None) is not None
+    return getattr(jax_distributed.global_state, "client", None)
+
+
+def joined() -> bool:
+    """Whether this process has joined a multi-process run (`jax.distributed`)."""
+    return _client() is not None
 
 
 def exit_if_joined(status: int) -> None:
@@ -179,6 +184,27 @@ def exit_if_joined(status: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
+
+
+def first_differing(text: str, name: str, timeout: float = 600) -> tuple[int, str, str]:
+    """(a process whose `text` differs from process 0's, 0's text, its text).
+
+    Each process publishes `text` under `name` in the coordination service's
+    store and reads the others': all get (0, text, text) if all agree.
+    """
+    client = _client()
+    if client is None:
+        return 0, text, text
+    me, ms = jax.process_index(), int(timeout * 1000)
+    client.key_value_set(f"purejaxdrl/{name}/{me}", text)
+    texts = [
+        text if p == me else client.blocking_key_value_get(f"purejaxdrl/{name}/{p}", ms)
+        for p in range(jax.process_count())
+    ]
+    # No process leaves (exits, on a mismatch) before all have read its text.
+    client.wait_at_barrier(f"purejaxdrl/{name}/read", ms)
+    p = next((p for p, t in enumerate(texts) if t != texts[0]), 0)
+    return p, texts[0], texts[p]
 
 
 def exit_on_peer_failure(detail: object) -> NoReturn:
@@ -200,22 +226,17 @@ def exit_on_peer_failure(detail: object) -> NoReturn:
 def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
     """Watches the other processes' heartbeats; exits with one line if one stops.
 
-    A dead peer otherwise surfaces in one of two ways: a collective fails (gloo
-    sees the closed connection; the CLI reports it), or, when no collective
-    notices, JAX's coordination service declares the peer dead after
-    `heartbeat_timeout` and aborts this process with a C++ stack dump. This
-    thread notices first (after `timeout`, 3/4 of that) and says so plainly.
-    Each process counts up a key in the coordination service's key-value store;
-    a count that stops moving, or a store that stops answering (process 0 hosts
-    it), means the run has failed.
+    A dead peer otherwise surfaces as a failed collective (the CLI reports
+    it) or, when none notices, as JAX's coordination service aborting this
+    process with a C++ stack dump after `heartbeat_timeout`; this thread
+    notices first (after `timeout`, 3/4 of that). Each process counts up a key
+    in the service's store: a count that stops, or a store that stops
+    answering (process 0 hosts it), means the run has failed.
 
-    The thread stops when the interpreter exits, before JAX's own exit handler
-    shuts the client down: a beat sent into that shutdown fails (CANCELLED) and
-    would otherwise be read as a dead peer, failing a run that finished well.
+    It stops at exit before JAX's handler shuts the client down: a beat sent
+    into that shutdown fails (CANCELLED), which would fail a finished run.
     """
-    from jax._src import distributed as jax_distributed  # the client is not public
-
-    client = getattr(jax_distributed.global_state, "client", None)
+    client = _client()
     if client is None:
         return
     me, count = jax.process_index(), jax.process_count()
@@ -291,9 +312,8 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
             (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
         )[:n]
     ]
-    # Auto, not Explicit: sharding is decided inside the runner's shard_map; the
-    # state it returns can go through any plain jitted or eager code (e.g. an
-    # unroll in a notebook) without sharding-in-types rules getting in the way.
+    # Auto, not Explicit: sharding is decided inside the runner's shard_map; its
+    # state then goes through any plain jitted or eager code (a notebook's).
     return jax.make_mesh(
         (len(devices),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=devices
     )
@@ -302,8 +322,7 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
 def make_sweep_mesh(sweep: int, data: int) -> Mesh:
     """A 2-D (`sweep`, `data`) mesh over the first sweep x data local devices.
 
-    Each row of `data` devices trains the same runs data-parallel; rows hold
-    different runs. One process only: sweeps do not span hosts yet.
+    Each row of `data` devices trains the same runs; rows hold different runs.
 
     Raises:
       ValueError: when sweep x data exceeds the local device count.

@@ -15,6 +15,7 @@ import os
 import pathlib
 import sys
 import sysconfig
+import traceback
 from collections.abc import Sequence
 
 from purejaxdrl.cli.args import EXIT_USAGE, UsageError
@@ -49,7 +50,20 @@ USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `purejaxdrl` console script. Returns the exit status."""
-    status = _main(argv)
+    try:
+        status = _main(argv)
+    except BaseException as e:
+        if "purejaxdrl.parallel" in sys.modules:
+            # Left to interpreter shutdown, a joined process would wait in
+            # JAX's shutdown barrier, then abort (C++ stack dump, status 134),
+            # and its peers would wait for its heartbeat to stop: end it now.
+            from purejaxdrl.parallel import exit_if_joined, joined
+
+            if joined() and not isinstance(e, SystemExit):
+                traceback.print_exc()
+            code = e.code if isinstance(e, SystemExit) else 1
+            exit_if_joined(code if isinstance(code, int) else 1)
+        raise
     if status and "purejaxdrl.parallel" in sys.modules:
         # A process of a multi-process run that stops early ends at once.
         from purejaxdrl.parallel import exit_if_joined

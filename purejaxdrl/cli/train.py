@@ -171,6 +171,41 @@ def _join_processes(argv: Sequence[str]) -> None:
     )
 
 
+def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
+    """Raises a UsageError on every process unless all resolved the same run.
+
+    Each process reads its own flags: one that differs would train its own
+    replica of the learner differently (silently) or compile other shapes
+    (a crash in a collective). `run_dir` may differ: process 0's is used.
+    """
+    import json
+
+    from purejaxdrl.config import to_dict
+    from purejaxdrl.parallel import first_differing
+
+    def flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            if isinstance(value, dict):
+                out |= flat(value, f"{prefix}{key}.")
+            else:
+                out[prefix + key] = value
+        return out
+
+    mine = flat(to_dict(config))
+    mine |= {"--no-files": args.no_files, "--override": args.override}
+    mine.pop("run_dir", None)
+    process, first, other = first_differing(json.dumps(mine, default=str), "config")
+    if process:
+        a, b = json.loads(first), json.loads(other)
+        key = next(k for k in [*a, *b] if a.get(k, "(none)") != b.get(k, "(none)"))
+        raise UsageError(
+            f"process {process}'s config differs from process 0's: {key} "
+            f"{b.get(key, '(none)')} vs {a.get(key, '(none)')}; run every "
+            "process with the same flags."
+        )
+
+
 def train_command(argv: Sequence[str]) -> int:
     """`purejaxdrl train ...`; returns the exit status."""
     known = pre_parse(argv, "--env", "--algo", "--resume")
@@ -188,6 +223,7 @@ def train_command(argv: Sequence[str]) -> int:
             argv, known.env or "cartpole", known.algo or "ppo"
         )
         changes = []
+    _agree_on_config(args, config)
     use_compile_cache(args)
     import jax
 

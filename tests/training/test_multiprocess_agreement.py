@@ -1,0 +1,150 @@
+"""Processes of one run agree on its config, and one that fails ends at once.
+
+Two processes on loopback, as in test_multiprocess.py, stopped before they
+compile anything.
+"""
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from purejaxdrl.config import to_dict
+from purejaxdrl.training.config import TrainConfig
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cluster(port: int, i: int) -> list[str]:
+    return ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+            "--process-id", str(i)]  # fmt: skip
+
+
+def _run_pair(args: list[list[str]], cwd: pathlib.Path) -> list[tuple[int, str]]:
+    """(status, output) of `python -m purejaxdrl.cli` with each process's args."""
+    port = _free_port()
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # fmt: skip
+    logs = [cwd / f"p{i}.log" for i in range(2)]
+    procs = []
+    for i, (extra, log) in enumerate(zip(args, logs, strict=True)):
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "purejaxdrl.cli",
+                        *extra,
+                        *_cluster(port, i),
+                    ],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=cwd,
+                )  # fmt: skip
+            )
+    try:
+        return [
+            (p.wait(timeout=150), log.read_text())
+            for p, log in zip(procs, logs, strict=True)
+        ]
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def _lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if not line.startswith("[Gloo]")]
+
+
+@pytest.mark.timeout(200)
+def test_processes_with_different_flags_both_stop_with_one_line(tmp_path):
+    # Without the check, each process trained its own replica of the learner
+    # with its own learning rate, silently; config.yaml had process 0's.
+    run = ["train", "--num-envs", "8", "--total-steps", "1024", "--quiet",
+           "--run-dir", str(tmp_path / "runs")]  # fmt: skip
+    done = _run_pair([run, [*run, "--ppo.learning-rate", "0.1"]], tmp_path)
+    expected = (
+        "purejaxdrl: error: process 1's config differs from process 0's: "
+        "ppo.learning_rate 0.1 vs 0.00025; run every process with the same flags."
+    )
+    for status, log in done:
+        assert status == 2, log[-3000:]
+        assert _lines(log) == [expected], log[-3000:]
+    assert not (tmp_path / "runs").exists()  # stopped before making the run
+
+
+@pytest.mark.timeout(200)
+def test_a_resume_with_different_checkpoint_flags_stops_both(tmp_path):
+    # Checkpoint flags may change on a resume; given to one process only, the
+    # processes used to save at different updates: an orbax assertion, then
+    # a C++ abort (134). config.yaml alone is all a resume reads this early.
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    text = yaml.safe_dump(to_dict(TrainConfig(num_envs=8)), sort_keys=False)
+    (run_dir / "config.yaml").write_text(text)
+    resume = ["train", "--resume", str(run_dir), "--quiet"]
+    done = _run_pair([resume, [*resume, "--checkpoint.every", "3"]], tmp_path)
+    for status, log in done:
+        assert status == 2, log[-3000:]
+        (line,) = _lines(log)
+        assert line.startswith(
+            "purejaxdrl: error: process 1's config differs from process 0's: "
+            "checkpoint.every 3 vs "
+        ), line
+    assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml"]
+
+
+# Process 1 raises an error no handler expects once joined; process 0 waits.
+_RAISES = """
+import sys, time
+from purejaxdrl import cli
+from purejaxdrl.cli import train
+
+def train_command(argv):
+    train._join_processes(argv)
+    if "--process-id" in argv and argv[argv.index("--process-id") + 1] == "1":
+        raise RuntimeError("a bug")
+    time.sleep(120)
+
+train.train_command = train_command
+sys.exit(cli.main(["train", *sys.argv[1:]]))
+"""
+
+
+@pytest.mark.timeout(200)
+def test_an_unexpected_error_in_a_joined_process_ends_it_at_once(tmp_path):
+    # Left to interpreter shutdown, the process waited in JAX's shutdown
+    # barrier for its peer, then aborted with a C++ stack dump (134).
+    port = _free_port()
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RAISES, *_cluster(port, i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+        )  # fmt: skip
+        for i in range(2)
+    ]
+    try:
+        started = time.monotonic()
+        out, _ = procs[1].communicate(timeout=100)
+        elapsed = time.monotonic() - started
+    finally:
+        for p in procs:
+            p.kill()
+    assert procs[1].returncode == 1, out[-3000:]
+    assert "Traceback" in out and "RuntimeError: a bug" in out, out[-3000:]
+    assert "Check failure" not in out and elapsed < 60, out[-3000:]
