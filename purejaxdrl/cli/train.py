@@ -223,7 +223,6 @@ def train_command(argv: Sequence[str]) -> int:
             argv, known.env or "cartpole", known.algo or "ppo"
         )
         changes = []
-    _agree_on_config(args, config)
     use_compile_cache(args)
     import jax
 
@@ -231,11 +230,16 @@ def train_command(argv: Sequence[str]) -> int:
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError
+    from purejaxdrl.training.run import replay_devices
     from purejaxdrl.training.train import train
 
+    note = None
+    if args.resume is not None:
+        config, note = replay_devices(config, args.resume)
+    _agree_on_config(args, config)
     if is_main_process():  # only process 0 prints
-        for change in changes:
-            print(f"purejaxdrl: resuming with {change}", file=sys.stderr)
+        for line in [f"resuming with {c}" for c in changes] + [note] * bool(note):
+            print(f"purejaxdrl: {line}", file=sys.stderr)
     start = time.perf_counter()
     try:
         result = train(

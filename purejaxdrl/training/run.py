@@ -231,6 +231,41 @@ def restore(run: Run, exp: Experiment) -> Start:
     return start
 
 
+def replay_devices(
+    config: TrainConfig, run_dir: str | pathlib.Path
+) -> tuple[TrainConfig, str | None]:
+    """`config` to resume `run_dir` on its replay's device count, and a note.
+
+    A replay buffer keeps one shard per device and resumes only on as many
+    devices (`restore`). A run that leaves the count to purejaxdrl
+    (`devices: 0`, its default) resumes on the saved count, where each
+    process has enough devices, instead of all of them; `config` is returned
+    as it is (note None) otherwise.
+    """
+    from purejaxdrl.agents.registry import algorithm
+
+    if config.devices or not algorithm(config.algo).keeps_replay(config.algo_config):
+        return config, None
+    saved = None
+    metas = pathlib.Path(run_dir, "checkpoints").glob("*/meta/metadata")
+    steps = [p for p in metas if p.parts[-3].isdigit()]  # not orbax's temporaries
+    for path in sorted(steps, key=lambda p: int(p.parts[-3]), reverse=True):
+        try:  # the newest readable; every checkpoint of one run has the count
+            saved = int(json.loads(path.read_text())["devices"])
+            break
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    processes, local = jax.process_count(), jax.local_device_count()
+    if saved is None or saved % processes or not saved // processes < local:
+        return config, None  # the same count, or one `restore` will refuse
+    each = saved // processes
+    return dataclasses.replace(config, devices=each), (
+        f"resuming on {each} of {local} {jax.default_backend()} devices: this "
+        f"{config.algo} run keeps its replay buffer in {saved} shards, one per "
+        "device, and resumes only on as many."
+    )
+
+
 def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
     """The newest checkpoint that verifies as a Start, and its meta record.
 
