@@ -32,9 +32,23 @@ def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
         )
         raise ValueError(
             f"{spec['env_id']}'s policy takes observations of shape "
-            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}."
+            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}"
+            f"{_mask_hint(obs, shape, spec)}."
         )
     return obs
+
+
+def _mask_hint(obs: jax.Array, shape: tuple[int, ...], spec: dict[str, Any]) -> str:
+    """Where a Gymnasium env's action mask is missing from `obs`: how to add it."""
+    actions = spec.get("action", {}).get("discrete")
+    short = bool(shape) and actions and obs.shape[-1:] == (shape[-1] - actions,)
+    if not (short and str(spec["env_id"]).startswith("gymnasium:")):
+        return ""
+    # The host adapter appends info["action_mask"] to the observation it acts on.
+    return (
+        f" ({actions} short: the run acted on info['action_mask'] appended, "
+        "np.concatenate([obs, info['action_mask']], -1))"
+    )
 
 
 def with_all_entries(
