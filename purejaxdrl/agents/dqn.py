@@ -47,6 +47,7 @@ from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import (
     Buffer,
     Sample,
+    device_key,
     importance_weights,
     make_prioritised_buffer,
     make_uniform_buffer,
@@ -201,7 +202,7 @@ def learn(
             carry = carry._replace(buffer=replay)
         return carry, metrics
 
-    keys = jax.random.split(key, config.updates_per_step)
+    keys = jax.random.split(device_key(key, axis_name), config.updates_per_step)
     if config.prioritised and not config.prefetch:
         state, metrics = jax.lax.scan(sample_and_step, state, keys)
         return state, jax.tree.map(jnp.mean, metrics)

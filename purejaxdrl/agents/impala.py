@@ -42,7 +42,7 @@ from purejaxdrl.agents.optim import (
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.replay import Buffer, make_sequence_buffer
+from purejaxdrl.replay import Buffer, device_key, make_sequence_buffer
 from purejaxdrl.rl.losses import actor_critic_loss
 from purejaxdrl.rl.vtrace import vtrace
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
@@ -218,6 +218,7 @@ def make_impala(
         buffer = state.buffer
         if replay is not None:
             key, key_replay = jax.random.split(key)
+            key_replay = device_key(key_replay, axis_name)
             traj, buffer = with_replayed(replay, buffer, traj, key_replay)
         new_state, metrics = flat_gradient_step(
             objective, optimizer, state, traj, key, axis_name=axis_name

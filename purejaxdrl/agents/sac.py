@@ -42,7 +42,7 @@ from purejaxdrl.networks import (
     make_sac_networks,
 )
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.replay import make_uniform_buffer
+from purejaxdrl.replay import device_key, make_uniform_buffer
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
@@ -266,7 +266,8 @@ def make_sac(
     def grad_step(
         carry: SACState, key: PRNGKey, ready: jax.Array
     ) -> tuple[SACState, Metrics]:
-        key_sample, key_next, key_new = jax.random.split(key, 3)
+        # This device's draws: its own slots, and its own noise for them.
+        key_sample, key_next, key_new = jax.random.split(device_key(key, axis_name), 3)
         item = buffer.sample(carry.buffer, key_sample).item
         alpha = jnp.exp(carry.log_alpha)
         actor, critic = carry.params["actor"], carry.params["critic"]

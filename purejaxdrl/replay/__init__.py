@@ -8,7 +8,7 @@ time-major trajectories. `env_shards` keeps a shard per environment, so what
 is drawn does not depend on the number of devices.
 """
 
-from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.base import Buffer, Sample, device_key
 from purejaxdrl.replay.prioritised import (
     PrioritisedState,
     importance_weights,
@@ -22,6 +22,7 @@ __all__ = [
     "PrioritisedState",
     "RingState",
     "Sample",
+    "device_key",
     "importance_weights",
     "make_prioritised_buffer",
     "make_sequence_buffer",

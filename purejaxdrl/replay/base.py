@@ -48,3 +48,16 @@ class Buffer(NamedTuple):
     capacity: int
     batch_size: int
     set_priorities: Callable[[Any, jax.Array, jax.Array], Any] | None = None
+
+
+def device_key(key: PRNGKey, axis_name: str | None) -> PRNGKey:
+    """`key` made this device's own, where a learner keeps a buffer per device.
+
+    The learner's key is replicated over the devices; sampling each shard with
+    it would draw the same slots on every device, so a global batch of B would
+    hold only B / devices distinct positions. One device (`axis_name` None)
+    keeps `key` as it is.
+    """
+    if axis_name is None:
+        return key
+    return jax.random.fold_in(key, jax.lax.axis_index(axis_name))
