@@ -8,10 +8,11 @@ measures their cost). "off": no files, no console, no evaluation. Runs
 alternate (off, on, off, on, ...) so that drift hits both. Steps/s is timed
 from the call of `train` to its return, less its compile seconds
 (`harness.timed_train`): it counts the evaluation after the last chunk, the
-loggers' setup and closing, and the run directory's files (that one
-checkpoint among them); on both sides it also counts the run's setup (the
-env and its first state, compile aside), a fixed cost that dominates at
-`--tiny` sizes. `loop_steps_per_s`, TrainResult's own, stops at the last
+loggers' writing and closing, and the run directory's files (that one
+checkpoint among them); on both sides it also counts the run's setup before
+compiling (the env, the config), a fixed cost that dominates at `--tiny`
+sizes. `train`'s compile seconds, subtracted, also hold W&B's start, the
+checkpointer's setup and the first state: those are not counted. `loop_steps_per_s`, TrainResult's own, stops at the last
 chunk's record and misses all of these.
 
     python scripts/bench_logging.py --repeats 5

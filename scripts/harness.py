@@ -72,9 +72,11 @@ def timed_train(config: Any, **kwargs: Any) -> tuple[Any, Figures]:
     """`pjd.train(config, **kwargs)` and its figures, timed to its return.
 
     `steps_per_s` is env steps over train's wall-clock time less its compile
-    seconds: everything the host loop does besides compiling, up to the
-    return (setup, training, the evaluation and checkpoint after the last
-    chunk, the wait for that checkpoint's write, the run's summary files).
+    seconds, up to the return: the setup before compiling, training, the
+    evaluation and checkpoint after the last chunk, the wait for that
+    checkpoint's write, the run's summary files. Train's compile seconds also
+    hold W&B's start, the checkpointer's setup and the first state, so those
+    are not counted.
     `loop_steps_per_s` is TrainResult's own (up to the last chunk's record).
     """
     import purejaxdrl as pjd
@@ -285,6 +287,11 @@ def time_call(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
 
 def time_program(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
     """Compiles `jax.jit(fn)` for `args` ahead of time, then runs it once.
+
+    The one call is a whole training run (a peer's `train`), so it is not
+    repeated warm: its first-call costs (buffers, transfers) are about 1% of
+    a full-size run, but dominate at `--tiny` sizes, whose ratios are checks
+    that the scripts run, not figures.
 
     Returns:
       (compile seconds, run seconds, output): the run is timed until every

@@ -199,12 +199,18 @@ def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
     if config.torso in PIXEL_TORSOS:
         shape = sorted(obs_spec.shape)[1:]  # H and W, whichever end C is at
         if min(shape) < min_size(config.torso):
-            # Not impala_resnet: it too scales by 1/255, and small frames
-            # (MinAtar's 0/1 planes) are not raw 0..255 pixels.
+            # Small [H, W, C] frames (MinAtar's 0/1 planes) are not raw 0..255
+            # pixels, which impala_resnet scales too: `cnn` fits them. `cnn`
+            # refuses channels-first frames, which impala_resnet transposes.
+            fits = (
+                "impala_resnet (it scales by 1/255: for raw 0..255 frames)"
+                if obs_spec.shape[0] < min(obs_spec.shape[1:])
+                else "cnn"
+            )
             raise ConfigError(
                 f"network.torso={config.torso!r} needs frames of at least "
                 f"{min_size(config.torso)}x{min_size(config.torso)}, got "
-                f"{obs_spec.shape}; use --network.torso cnn."
+                f"{obs_spec.shape}; use --network.torso {fits}."
             )
         if config.torso == "impala_resnet" and not config.resnet_channels:
             raise ValueError(

@@ -115,8 +115,13 @@ def test_the_cnn_torso_refuses_channels_first_frames():
         make_actor_critic(NetworkConfig(torso="cnn"), Box(shape), Discrete(6))
 
 
-def test_small_frames_are_pointed_at_the_cnn_torso_only():
+def test_small_frames_are_pointed_at_the_torso_that_fits_them():
     # impala_resnet divides by 255 too: on MinAtar's 0/1 planes it would scale
     # them to 1/255, so the fix the message names is `cnn` alone.
     with pytest.raises(ConfigError, match=r"use --network.torso cnn\.$"):
         make_actor_critic(NetworkConfig(torso="nature"), Box((10, 10, 4)), Discrete(6))
+    # Small channels-first frames: `cnn` refuses them, impala_resnet fits.
+    with pytest.raises(ConfigError, match=r"use --network.torso impala_resnet \("):
+        make_actor_critic(NetworkConfig(torso="nature"), Box((4, 10, 10)), Discrete(6))
+    resnet = NetworkConfig(torso="impala_resnet")
+    make_actor_critic(resnet, Box((4, 10, 10)), Discrete(6))

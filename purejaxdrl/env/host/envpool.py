@@ -71,8 +71,8 @@ def returns_notice(name: str, options: dict[str, Any]) -> str | None:
         )
     return (
         f"{name} with {' and '.join(on)}: {'; '.join(changes)}. For the "
-        "game's own returns, drop the option and clip in the learner "
-        "(--<algo>.reward-clip 1: PPO, A2C, IMPALA)."
+        "game's own returns, drop the option (PPO, A2C and IMPALA can clip in "
+        "the learner instead: --<algo>.reward-clip 1)."
     )
 
 
