@@ -12,8 +12,9 @@ loggers' writing and closing, and the run directory's files (that one
 checkpoint among them); on both sides it also counts the run's setup before
 compiling (the env, the config), a fixed cost that dominates at `--tiny`
 sizes. `train`'s compile seconds, subtracted, also hold W&B's start, the
-checkpointer's setup and the first state: those are not counted. `loop_steps_per_s`, TrainResult's own, stops at the last
-chunk's record and misses all of these.
+checkpointer's setup and the first state: those are not counted.
+`loop_steps_per_s`, TrainResult's own, stops at the last chunk's record and
+misses all of these.
 
     python scripts/bench_logging.py --repeats 5
 """
