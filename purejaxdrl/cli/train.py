@@ -180,19 +180,10 @@ def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
     """
     import json
 
-    from purejaxdrl.config import to_dict
+    from purejaxdrl.config_types import flat_fields
     from purejaxdrl.parallel import first_differing
 
-    def flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in tree.items():
-            if isinstance(value, dict):
-                out |= flat(value, f"{prefix}{key}.")
-            else:
-                out[prefix + key] = value
-        return out
-
-    mine = flat(to_dict(config))
+    mine = {path: value for path, _, value in flat_fields(config)}
     mine |= {"--no-files": args.no_files, "--override": args.override}
     mine.pop("run_dir", None)
     process, first, other = first_differing(json.dumps(mine, default=str), "config")
