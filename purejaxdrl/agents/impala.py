@@ -71,7 +71,10 @@ class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
         from a buffer of past trajectories (IMPALA's experience replay,
         Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
         stale data. With B fresh trajectories per device, B r / (1 - r) are
-        replayed (r = 0.5: as many as fresh). 0: no buffer.
+        replayed (r = 0.5: as many as fresh), rounded to a whole number of
+        at least 1; a ratio that this rounding moves by more than 10% (as
+        0.05 with 8 environments per device, which replays 1 of 9) is
+        refused, naming the one achievable. 0: no buffer.
       replay_size: trajectories the buffer holds, over all devices.
       vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
       clip_rho: ρ̄, truncation of the importance weights in the value targets.
@@ -269,8 +272,7 @@ def _make_replay(config: IMPALAConfig, shape: RunShape) -> Buffer | None:
     ratio = config.replay_ratio  # in [0, 1): `validate` checked it
     if ratio == 0:
         return None
-    local_envs = shape.num_envs // shape.num_devices
-    replayed = max(1, round(local_envs * ratio / (1 - ratio)))
+    replayed = _replayed(ratio, shape.num_envs // shape.num_devices)
     capacity = config.replay_size // shape.num_devices
     return make_sequence_buffer(
         capacity, shape.unroll_length, replayed, min_size=1, with_starts=True
@@ -315,6 +317,33 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         f"impala.replay_size={size} must hold one update's trajectories "
         f"(num_envs={shape.num_envs}) and split evenly over {devices} device(s); "
         f"raise it to a multiple of {devices} of at least {shape.num_envs}.",
+    )
+    _check_achieved_ratio(config.replay_ratio, shape)
+
+
+def _replayed(ratio: float, local_envs: int) -> int:
+    """Trajectories replayed per device beside `local_envs` fresh ones."""
+    return max(1, round(local_envs * ratio / (1 - ratio)))
+
+
+def _check_achieved_ratio(ratio: float, shape: RunShape) -> None:
+    """That whole replayed trajectories per device come near `ratio`.
+
+    The replayed count is rounded per device, so with few environments per
+    device the replayed fraction of a batch is not the one asked for, and it
+    changes with the device count; beyond 10% relative that is refused.
+    """
+    local = shape.num_envs // shape.num_devices
+    replayed = _replayed(ratio, local)
+    achieved = replayed / (local + replayed)
+    trajectories = "trajectory" if replayed == 1 else "trajectories"
+    check(
+        abs(achieved - ratio) <= 0.1 * ratio,
+        f"impala.replay_ratio={ratio} with {local} environments per device "
+        f"replays {replayed} {trajectories} beside the {local} fresh ones: a "
+        f"replayed fraction of {achieved:.3g}, more than 10% off; pass "
+        f"--impala.replay-ratio {achieved:.3g}, or give each device more "
+        "environments (--num-envs).",
     )
 
 

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from purejaxdrl.agents import IMPALAConfig, IMPALAState, RunShape, make_impala
+from purejaxdrl.agents.impala import validate
+from purejaxdrl.config import ConfigError
 from purejaxdrl.types import Transition
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,
@@ -256,6 +258,43 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
     np.testing.assert_allclose(
         flat(new_state.params), flat(expected.params), rtol=1e-6, atol=1e-6
     )
+
+
+@pytest.mark.parametrize(
+    ("ratio", "num_envs", "devices", "achieved"),
+    [
+        (0.05, 8, 1, "0.111"),  # round(0.42) -> 1 replayed of 9
+        (0.25, 8, 8, "0.5"),  # 0.27 on one device, 1 of 2 on eight
+        (0.2, 8, 4, "0.333"),  # round(0.5) = 0, raised to 1 of 3
+    ],
+)
+def test_replay_ratio_that_rounding_moves_is_refused(
+    ratio, num_envs, devices, achieved
+):
+    # The replayed count is rounded per device: the fraction replayed would be
+    # `achieved`, not `ratio`; the message names it as the fix.
+    config = IMPALAConfig(replay_ratio=ratio, replay_size=64)
+    run = RunShape(num_envs=num_envs, num_devices=devices, num_updates=4)
+    with pytest.raises(ConfigError) as error:
+        validate(config, run)
+    message = str(error.value)
+    assert f"impala.replay_ratio={ratio} with {num_envs // devices} " in message
+    assert f"--impala.replay-ratio {achieved}," in message
+    assert "\n" not in message
+    # The ratio it names is achievable on that run.
+    validate(IMPALAConfig(replay_ratio=float(achieved), replay_size=64), run)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "num_envs", "devices"),
+    [(0.5, 8, 8), (0.25, 8, 1), (0.05, 19, 1), (0.75, 2, 2), (0.9999999, 8, 1)],
+)
+def test_replay_ratio_within_ten_percent_after_rounding_is_accepted(
+    ratio, num_envs, devices
+):
+    # 8 envs at 0.25: 3 of 11 (0.273, 9% off); 19 at 0.05: 1 of 20 exactly.
+    run = RunShape(num_envs=num_envs, num_devices=devices, num_updates=4)
+    validate(IMPALAConfig(replay_ratio=ratio, replay_size=64), run)
 
 
 @pytest.mark.timeout(300)
