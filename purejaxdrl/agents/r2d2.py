@@ -80,8 +80,9 @@ class R2D2Config(QLearningFields):
     `purejaxdrl train --algo r2d2 --help` lists them all.
 
     Attributes:
-      burn_in: steps of the previous unroll at each sequence's start,
-        unrolled without gradient or loss from the stored state.
+      burn_in: steps of the previous unroll at each sequence's start (at
+        most `--unroll-length`: all of it), unrolled without gradient or
+        loss from the stored state.
       value_rescaling: learn h(Q), targets h(G + γ_boot h^-1(Q')), with the
         invertible h(x) = sign(x) (sqrt(|x| + 1) - 1) + ε x (Pohlen et al.,
         2018).
@@ -312,8 +313,8 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     if shape is None:
         return
     check(
-        config.burn_in < shape.unroll_length,
-        f"r2d2.burn_in={config.burn_in} must be less than unroll_length="
+        config.burn_in <= shape.unroll_length,
+        f"r2d2.burn_in={config.burn_in} must be at most unroll_length="
         f"{shape.unroll_length}: a sequence's burn-in is the last steps of the "
         "unroll before; lower it or raise --unroll-length.",
     )

@@ -145,9 +145,10 @@ def with_burn_in(
     leaves [E, burn_in, ...], with the core state its actor had before them)
     followed by this unroll (`traj`, [T, E]), so the burn-in warms the state
     up on steps already trained on and every step of the unroll is trained
-    on. The new tail is this unroll's last `burn_in` steps, with the state
-    the actors had before them: re-unrolled from the unroll's stored start
-    state with the acting `params`.
+    on. The new tail is this unroll's last `burn_in` steps (at most T), with
+    the state the actors had before them: re-unrolled from the unroll's
+    stored start state with the acting `params` (that start state itself
+    when the burn-in is the whole unroll).
 
     Args:
       network: the recurrent Q-network.
@@ -174,12 +175,17 @@ def with_burn_in(
         steps._replace(core_state=(), reset=reset),
     )
     length = traj.reward.shape[0]
-    before = network.unroll(
-        params,
-        traj.core_state,
-        traj.observation[: length - burn_in],
-        traj.reset[: length - burn_in],
-    )[0]
+    if burn_in == length:
+        # The whole unroll is the next burn-in: its state is the unroll's own
+        # start state, with nothing to re-unroll (a zero-length scan).
+        before = traj.core_state
+    else:
+        before = network.unroll(
+            params,
+            traj.core_state,
+            traj.observation[: length - burn_in],
+            traj.reset[: length - burn_in],
+        )[0]
     new_tail = jax.tree.map(
         lambda x: x[:, length - burn_in :], steps._replace(core_state=())
     )

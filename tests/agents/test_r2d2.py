@@ -17,6 +17,7 @@ from purejaxdrl.agents.r2d2 import R2D2Config, loss, make_r2d2
 from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td, time_major
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.networks import make_q_network
+from purejaxdrl.parallel import make_mesh
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.value_rescaling import rescale, unscale
 from purejaxdrl.types import Transition
@@ -337,3 +338,60 @@ def test_stored_sequences_overlap_by_the_burn_in_from_the_actors_state():
     # Mid-episode, that state matters (from a zero state they differ).
     zeroed = seq2._replace(core_state=jax.tree.map(jnp.zeros_like, seq2.core_state))
     assert np.abs(q_values(zeroed)[:, burn:] - actors_q(second)).max() > 1e-3
+
+
+def test_a_burn_in_of_the_whole_unroll_is_the_unroll_before_from_its_start():
+    # The paper's 40 + 40: burn_in == unroll_length. Each stored sequence is
+    # the whole unroll before, from the state the actors had at its start,
+    # then the unroll; as with a shorter burn-in (the test above), its
+    # Q-values after the burn-in are the actors'.
+    from purejaxdrl.agents.r2d2_sequences import empty_tail, with_burn_in
+    from purejaxdrl.runners.rollout import unroll
+
+    length = SMALL["unroll_length"]
+    config = tiny_config({**SMALL, "r2d2": {**SMALL["r2d2"], "burn_in": length}})
+    exp = pjd.training.make_experiment(config, make_mesh(1))
+    state = jax.device_get(exp.runner.init(jax.random.key(0)))
+    net, num_envs = exp.network, SMALL["num_envs"]
+    acting = exp.agent.acting_params(state.agent)
+    params = acting[0]
+
+    @jax.jit
+    def act(actor, key):
+        return unroll(exp.env, state.env_params, exp.agent, acting, actor, key, length)
+
+    actor, first = act(state.actor, jax.random.key(1))
+    actor, second = act(actor, jax.random.key(2))
+    _, third = act(actor, jax.random.key(3))
+    obs = np.zeros(exp.env.observation_spec(state.env_params).shape, np.float32)
+    tail = empty_tail(obs, length, net, num_envs)
+    _, tail = with_burn_in(net, params, tail, first, jnp.bool_(True))
+    seq, tail = with_burn_in(net, params, tail, second, jnp.bool_(False))
+    later, _ = with_burn_in(net, params, tail, third, jnp.bool_(False))
+    assert seq.reward.shape == (num_envs, 2 * length)
+    np.testing.assert_array_equal(
+        seq.observation, np.swapaxes(np.concatenate([first.observation,
+                                                     second.observation]), 0, 1)
+    )  # fmt: skip
+    # Mid-episode, the state the second unroll started from is not the zero one.
+    assert max(np.abs(x).max() for x in jax.tree.leaves(second.core_state)) > 1e-3
+    for stored, start in ((seq, first), (later, second)):
+        jax.tree.map(np.testing.assert_array_equal, stored.core_state, start.core_state)
+
+    def q_values(seq):  # the learner's unroll of stored sequences, [E, T]
+        steps = jax.tree.map(
+            lambda x: np.swapaxes(x, 0, 1), seq._replace(core_state=())
+        )
+        q = net.unroll(params, seq.core_state, steps.observation, steps.reset)[1][0]
+        return np.swapaxes(np.asarray(q), 0, 1)[:, length:]
+
+    def actors_q(traj):  # from the start state the actors had
+        q = net.unroll(params, traj.core_state, traj.observation, traj.reset)[1][0]
+        return np.swapaxes(np.asarray(q), 0, 1)
+
+    np.testing.assert_allclose(q_values(seq), actors_q(second), atol=1e-5)
+    np.testing.assert_allclose(q_values(later), actors_q(third), atol=1e-5)
+    # And the run trains: two updates, the second learning (16 sequences).
+    _, metrics = exp.runner.chunk(2)(exp.runner.init(jax.random.key(0)))
+    assert np.isfinite(np.asarray(metrics["loss/total"])).all()
+    assert np.asarray(metrics["learner/grad_steps"])[-1] == 2
