@@ -1,5 +1,7 @@
 """How a learner's replay splits over the devices, and what each update stores."""
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -109,3 +111,36 @@ def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
     them, and learning starts on all of them at once.
     """
     return jnp.minimum((step + 1) * per_update, capacity)
+
+
+def host_replay_refusal(
+    record: Any, section: Any, env_id: str, runs: Sequence[str]
+) -> str:
+    """Why the host-env runner refuses `section`, an algorithm's config, and the fix.
+
+    `record` is the algorithm's `Algorithm`; `runs` the algorithms that keep
+    no replay (`registry.without_replay`). Where one field set away from its
+    default turns the replay on (IMPALA's `replay_ratio`), the message names
+    that field and its default as the first fix, so a user of an algorithm
+    that otherwise runs there is not told to use it.
+    """
+    default = record.default_config()
+    for field in dataclasses.fields(section):
+        value, off = getattr(section, field.name), getattr(default, field.name)
+        if not field.init or record.keeps_replay(
+            dataclasses.replace(section, **{field.name: off})
+        ):
+            continue
+        others = ", ".join(name for name in runs if name != record.name)
+        flag = f"--{record.name}.{field.name}".replace("_", "-")
+        return (
+            f"{record.name}.{field.name}={value} keeps a replay buffer split over "
+            f"the devices, which the host-env runner (env.id={env_id!r}) does not "
+            f"run yet; pass {flag} {off} (the default: no replay), use {others}, "
+            "or a device environment."
+        )
+    return (
+        f"algo={record.name!r} keeps a replay buffer split over the devices, which "
+        f"the host-env runner (env.id={env_id!r}) does not run yet; use "
+        f"{', '.join(runs)}, or a device environment."
+    )

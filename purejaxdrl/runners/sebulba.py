@@ -30,7 +30,8 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
-from purejaxdrl.agents.registry import without_replay
+from purejaxdrl.agents.registry import algorithm, without_replay
+from purejaxdrl.agents.replay_sizes import host_replay_refusal
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
@@ -93,12 +94,9 @@ class SebulbaRunner:
         envs: list[HostEnv],
     ):
         if agent.state_spec != P():
-            raise ConfigError(
-                f"algo={config.algo!r} keeps state split over the devices (a "
-                f"replay buffer), which the host-env runner (env.id="
-                f"{config.env.id!r}) does not run yet; use "
-                f"{', '.join(without_replay())}, or a device environment."
-            )
+            record, section = algorithm(config.algo), config.algo_config
+            runs = without_replay()
+            raise ConfigError(host_replay_refusal(record, section, config.env.id, runs))
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host
         self.actor_devices, self.mesh = actor_devices, learner_mesh

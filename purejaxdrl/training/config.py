@@ -19,7 +19,7 @@ from purejaxdrl.agents.registry import (
     reserve_names,
     without_replay,
 )
-from purejaxdrl.agents.replay_sizes import check_learning_starts
+from purejaxdrl.agents.replay_sizes import check_learning_starts, host_replay_refusal
 from purejaxdrl.config import ConfigError, check, require_config
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
@@ -345,9 +345,9 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
     if is_host_env(config.env.id) and record.keeps_replay(config.algo_config):
         # The message lists the algorithms that run: made only when it is said.
         raise ConfigError(
-            f"algo={config.algo!r} keeps a replay buffer split over the devices, which "
-            f"the host-env runner (env.id={config.env.id!r}) does not run yet; use "
-            f"{', '.join(without_replay())}, or a device environment."
+            host_replay_refusal(
+                record, config.algo_config, config.env.id, without_replay()
+            )
         )
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),

@@ -538,6 +538,21 @@ CASES = [
         "impala, a2c, pqn",
     ),
     (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--algo",
+            "impala",
+            "--impala.replay-ratio",
+            "0.5",
+        ],
+        "impala.replay_ratio=0.5 keeps a replay buffer split over the devices, "
+        "which the host-env runner (env.id='envpool:CartPole-v1') does not run "
+        "yet; pass --impala.replay-ratio 0.0 (the default: no replay), use ppo, "
+        "a2c, pqn, or a device environment.",
+    ),
+    (
         [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.option", "foo=1"],
         "env.options ['foo']: gymnasium.make('CartPole-v1') did not take them",
     ),

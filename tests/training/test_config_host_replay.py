@@ -1,0 +1,48 @@
+"""The host-env runner's refusal of replay: the field that turns it on, if one does."""
+
+import types
+
+import pytest
+from jax.sharding import PartitionSpec as P
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.runners.sebulba import SebulbaRunner
+from purejaxdrl.training.config import validate
+
+
+def _host_config(algo: str, **section):
+    preset = pjd.load_preset("cartpole_envpool", "ppo").config
+    overrides = {"algo": algo, algo: section} if section else {"algo": algo}
+    return pjd.apply_overrides(preset, overrides)
+
+
+def test_impala_with_replay_is_told_to_set_the_ratio_to_zero():
+    config = _host_config("impala", replay_ratio=0.5)
+    with pytest.raises(ConfigError) as error:
+        validate(config)
+    message = str(error.value)
+    assert message.startswith("impala.replay_ratio=0.5 keeps a replay buffer")
+    # IMPALA itself runs there without replay: the fix is the field, and the
+    # list of algorithms to use instead leaves it out.
+    assert "pass --impala.replay-ratio 0.0 (the default: no replay)" in message
+    assert "use ppo, a2c, pqn, or a device environment." in message
+    validate(_host_config("impala", replay_ratio=0.0))
+
+
+def test_an_algorithm_that_always_replays_is_named():
+    with pytest.raises(ConfigError, match=r"^algo='dqn' keeps a replay buffer .*"
+                       r"use ppo, impala, a2c, pqn, or a device"):  # fmt: skip
+        validate(_host_config("dqn"))
+
+
+def test_the_runner_refuses_with_the_same_message():
+    # Built past `validate` (as a user's code might), the runner's own check
+    # says the same; it runs before anything else is read.
+    config = _host_config("impala", replay_ratio=0.5)
+    with pytest.raises(ConfigError) as expected:
+        validate(config)
+    agent = types.SimpleNamespace(state_spec=(P(), P("data")))
+    with pytest.raises(ConfigError) as error:
+        SebulbaRunner(None, agent, [], None, config, [])
+    assert str(error.value) == str(expected.value)
