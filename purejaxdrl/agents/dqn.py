@@ -13,6 +13,7 @@ all-reduces its gradients, and writes the new priorities back. Plain DQN is the
 same learner with one annealed ε and uniform replay.
 """
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -235,7 +236,9 @@ def make_dqn(
     `shape`'s devices (ValueError where a size does not split evenly); N, its
     environments, sets Ape-X's ε_i.
     """
-    check_agent_args(validate, config, run)
+    # Ape-X's agent too, whose section this factory cannot name: the run's
+    # check (its record's `validate`) has warned of the config, under its name.
+    check_agent_args(functools.partial(validate, warn=False), config, run)
     axis_name = run.axis_name
     num_envs, num_devices = run.num_envs, run.num_devices
     capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)

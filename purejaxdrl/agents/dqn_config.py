@@ -48,11 +48,16 @@ class DQNConfig(QLearningFields):
 
 
 def validate(
-    config: DQNConfig, shape: RunShape | None = None, name: str = "dqn"
+    config: DQNConfig,
+    shape: RunShape | None = None,
+    name: str = "dqn",
+    *,
+    warn: bool = True,
 ) -> None:
     """The range rules of a DQN (or, `name` apex, Ape-X) config.
 
-    Warns about ε fields that its exploration mode does not use.
+    With `warn`, warns about ε fields that its exploration mode does not use
+    (`make_dqn`, which builds both and is not told which, passes False).
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
@@ -76,7 +81,8 @@ def validate(
     check_buffer_fits(name, config, shape)
     check_batch_fits(name, config)
     check_n_step_fits(name, config, shape)
-    warn_unused_epsilons(name, config)
+    if warn:
+        warn_unused_epsilons(name, config)
 
 
 def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:

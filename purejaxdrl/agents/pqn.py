@@ -143,7 +143,8 @@ def pqn_networks(
 
     Recurrent when `network.core` is not `none` (PQN-RNN). Warns once when its
     dense layers have no LayerNorm: a warning, not an error, as a run may
-    mean to test just that.
+    mean to test just that (and none where a trained policy is read back:
+    `quiet_setup_warnings`).
     """
     del config  # the architecture is the run's
     q = make_q_network(network, obs_spec, action_spec, dueling=False)
@@ -151,7 +152,8 @@ def pqn_networks(
         warn_once(
             f"pqn with network.norm={network.norm!r}: PQN has no target network "
             "and its LayerNorm is what keeps it stable; without --network.norm "
-            "layer_norm it may diverge."
+            "layer_norm it may diverge.",
+            key=("pqn", "network.norm"),
         )
     return q, q
 

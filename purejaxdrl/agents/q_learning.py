@@ -1,9 +1,10 @@
 """What the Q-learners (DQN, Ape-X, R2D2, PQN) share: networks, actors, target step."""
 
+import contextlib
+import contextvars
 import dataclasses
-import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import jax
@@ -63,15 +64,47 @@ def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Arr
     return sample
 
 
-@functools.cache
-def warn_once(message: str) -> None:
-    """A UserWarning of `message`, the first time this process is told it.
+# What warn_once has shown this process (its keys), and whether it is quiet.
+_SHOWN: set[Hashable] = set()
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
 
-    Not Python's own once-per-location: each of a config's checks (and each
-    run of a sweep) calls the check, and any change to the warning filters in
-    between (environment imports make some) would show it again.
+
+def warn_once(message: str, key: Hashable | None = None) -> None:
+    """A UserWarning of `message`, the first time this process is told `key`.
+
+    `key` (by default the message) names what is warned of: give the
+    algorithm and the fields, not their values, so that a sweep over the
+    values warns once. Not Python's own once-per-location: each of a config's
+    checks (and each run of a sweep) calls the check, and any change to the
+    warning filters in between (environment imports make some) would show it
+    again. Inside `quiet_setup_warnings` nothing is shown or remembered.
     """
+    key = message if key is None else key
+    if _QUIET.get() or key in _SHOWN:
+        return
+    _SHOWN.add(key)
     warnings.warn(message, stacklevel=2)
+
+
+def forget_warnings() -> None:
+    """Lets warn_once show again what it has shown (for tests)."""
+    _SHOWN.clear()
+
+
+@contextlib.contextmanager
+def quiet_setup_warnings() -> Iterator[None]:
+    """Within it, warn_once shows nothing: for a finished run read back.
+
+    Its warnings are about how training is set up; exporting or loading a
+    trained policy builds the same config, agent and networks, but nothing it
+    could say can be acted on there. What is silenced here is still shown
+    the first time a run is set up afterwards.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
 
 
 # The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.
@@ -84,8 +117,11 @@ def warn_unused_epsilons(name: str, config: Any) -> None:
 
     Set means other than the config type's default (an override or a preset
     set them: a field set to its default is not told apart). Those fields do
-    nothing: `per_actor_epsilon` picks one mode. Traced values (a sweep's,
-    under vmap) were checked one by one before they were stacked.
+    nothing: `per_actor_epsilon` picks one mode. The warning says so, not
+    that they are wrong (a preset may set them for the other mode), and is
+    shown once per algorithm and fields, whatever their values: a sweep over
+    one of them warns once. Traced values (a sweep's, under vmap) were checked
+    one by one before they were stacked.
     """
     per_actor = config.per_actor_epsilon
     defaults = {f.name: f.default for f in dataclasses.fields(config)}
@@ -95,19 +131,27 @@ def warn_unused_epsilons(name: str, config: Any) -> None:
         if isinstance(value, jax.core.Tracer):
             continue
         if np.any(np.asarray(value) != defaults[field]):
-            unused.append(f"{name}.{field}={value}")
+            unused.append(f"{name}.{field}")
     if not unused:
         return
-    flag = f"--{name}.per-actor-epsilon"
+    flag = f"--{name.replace('_', '-')}.per-actor-epsilon"
     mode, fix = (
-        ("Ape-X's fixed per-actor ε_i", f"pass {flag} false to anneal one ε")
+        (
+            "each actor explores with Ape-X's fixed ε_i (epsilon, epsilon_alpha)",
+            f"pass {flag} false to anneal one ε instead",
+        )
         if per_actor
-        else ("one annealed ε", f"pass {flag} for Ape-X's per-actor ε_i")
+        else (
+            "one ε anneals from epsilon_start to epsilon_end",
+            f"pass {flag} true for Ape-X's per-actor ε_i instead",
+        )
     )
+    one = len(unused) == 1
     warn_once(
-        f"{', '.join(unused)} {'has' if len(unused) == 1 else 'have'} no effect: "
-        f"{name} explores with {mode}; "
-        f"{fix}, or leave them out."
+        f"{' and '.join(unused)} {'is' if one else 'are'} set (by a preset or by "
+        f"you) but unused: with {name}.per_actor_epsilon={str(per_actor).lower()}, "
+        f"{mode}; {fix}.",
+        key=("unused ε", name, *unused),
     )
 
 

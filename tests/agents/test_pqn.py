@@ -15,7 +15,7 @@ import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents import PQNConfig, RunShape, make_agent
 from purejaxdrl.agents.pqn import pqn_networks
-from purejaxdrl.agents.q_learning import warn_once
+from purejaxdrl.agents.q_learning import forget_warnings
 from purejaxdrl.types import Transition
 from tests.agents.helpers import flat
 from tests.helpers import tiny_config, trained
@@ -156,7 +156,7 @@ def test_a_q_network_without_layer_norm_warns_and_builds():
     env = envs.make("CartPole-v1")
     specs = (env.observation_spec(env.default_params), env.action_spec(None))
     plain = pjd.NetworkConfig(hidden_sizes=(8,), norm="none")
-    warn_once.cache_clear()  # another test may have built one already
+    forget_warnings()  # another test may have built one already
     with pytest.warns(UserWarning, match="norm='none'.*--network.norm layer_norm"):
         pqn_networks(PQNConfig(), plain, *specs)
     with warnings.catch_warnings():

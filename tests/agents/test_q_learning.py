@@ -4,14 +4,24 @@ import warnings
 
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl.agents import PQNConfig, dqn_config, pqn, r2d2
 from purejaxdrl.agents.apex import default_config as apex_config
-from purejaxdrl.agents.q_learning import warn_once
+from purejaxdrl.agents.q_learning import (
+    forget_warnings,
+    quiet_setup_warnings,
+    warn_once,
+)
 
 
 @pytest.fixture(autouse=True)
 def _fresh_warnings():
-    warn_once.cache_clear()  # each test sees its warnings, whatever ran before
+    forget_warnings()  # each test sees its warnings, whatever ran before
+
+
+def _unused(caught):
+    """The messages of the ε-mode warnings among `caught`."""
+    return [str(w.message) for w in caught if "but unused" in str(w.message)]
 
 
 def test_per_actor_fields_set_without_per_actor_epsilon_warn_once():
@@ -21,14 +31,15 @@ def test_per_actor_fields_set_without_per_actor_epsilon_warn_once():
         pqn.validate(config)  # each check of a run validates again: still once
     assert len(record) == 1
     message = str(record[0].message)
-    assert "pqn.epsilon=0.01, pqn.epsilon_alpha=3.0 have no effect" in message
-    assert "--pqn.per-actor-epsilon" in message
+    assert message.startswith("pqn.epsilon and pqn.epsilon_alpha are set")
+    assert "unused: with pqn.per_actor_epsilon=false" in message
+    assert "--pqn.per-actor-epsilon true" in message
 
 
 def test_annealed_fields_set_with_per_actor_epsilon_warn():
-    with pytest.warns(UserWarning, match=r"^r2d2.epsilon_fraction=0.3 has no effect"):
+    with pytest.warns(UserWarning, match=r"^r2d2.epsilon_fraction is set .* unused"):
         r2d2.validate(r2d2.R2D2Config(epsilon_fraction=0.3))  # per-actor by default
-    with pytest.warns(UserWarning, match=r"apex.epsilon_end=0.2 has no effect.*false"):
+    with pytest.warns(UserWarning, match=r"^apex.epsilon_end is set .*-epsilon false"):
         config = dqn_config.DQNConfig(per_actor_epsilon=True, epsilon_end=0.2)
         dqn_config.validate(config, name="apex")
 
@@ -40,3 +51,69 @@ def test_the_fields_of_the_mode_in_use_and_defaults_do_not_warn():
         pqn.validate(PQNConfig(per_actor_epsilon=True, epsilon=0.1))
         dqn_config.validate(apex_config(), name="apex")
         r2d2.validate(r2d2.R2D2Config(per_actor_epsilon=False, epsilon_end=0.01))
+
+
+def test_other_values_of_the_same_fields_do_not_warn_again():
+    # A sweep validates each value it tries (its range's ends, each draw):
+    # the warning is about the field, so it is shown once for all of them.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for value in (0.01, 0.1, 0.067, 0.034):
+            pqn.validate(PQNConfig(epsilon=value))
+        pqn.validate(PQNConfig(epsilon=0.01, epsilon_alpha=3.0))  # another field
+        r2d2.validate(r2d2.R2D2Config(per_actor_epsilon=False, epsilon=0.3))
+    assert [m.split(" is", 1)[0].split(" are", 1)[0] for m in _unused(caught)] == [
+        "pqn.epsilon",
+        "pqn.epsilon and pqn.epsilon_alpha",
+        "r2d2.epsilon",
+    ]
+    assert "0." not in "".join(_unused(caught))  # names no value
+
+
+def test_fields_a_preset_set_are_named_unused_not_to_be_left_out():
+    # The cartpole preset sets apex.epsilon (0.1) for per-actor ε; a user who
+    # switches the mode off did not set it, and nothing tells them to drop it.
+    config = pjd.load_preset("cartpole", "apex").config.apex
+    config = pjd.apply_overrides(config, {"per_actor_epsilon": False})
+    with pytest.warns(UserWarning) as record:
+        dqn_config.validate(config, name="apex")
+    (message,) = _unused(record)
+    assert message.startswith("apex.epsilon is set (by a preset or by you) but unused")
+    assert "--apex.per-actor-epsilon true" in message
+    assert "leave" not in message and "no effect" not in message
+
+
+@pytest.mark.timeout(600)
+def test_an_apex_run_warns_once_naming_apex():
+    # The run validates its config and its agent factory validates it again;
+    # the factory is DQN's and must name the section it was given: apex.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "apex").config,
+        {
+            "num_envs": 4,
+            "total_steps": 4 * 128 * 2,
+            "num_logs": 1,
+            "devices": 1,
+            "apex": {"min_replay": 256, "batch_size": 32, "epsilon_end": 0.02},
+        },
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pjd.train(config, console=False)
+    (message,) = _unused(caught)
+    assert message.startswith("apex.epsilon_end is set")
+    assert "--apex.per-actor-epsilon false" in message
+    assert not any("dqn" in str(w.message) for w in caught)
+
+
+def test_quiet_setup_warnings_neither_show_nor_use_up_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with quiet_setup_warnings():
+            warn_once("a", key="k")
+            pqn.validate(PQNConfig(epsilon=0.5))
+    # Outside, a run set up afterwards is still told.
+    with pytest.warns(UserWarning, match="^a$"):
+        warn_once("a", key="k")
+    with pytest.warns(UserWarning, match="pqn.epsilon is set"):
+        pqn.validate(PQNConfig(epsilon=0.5))
