@@ -146,7 +146,8 @@ def export_policy(
 
     """
     check_policy_folder(pathlib.Path(out), overwrite)
-    config, exp, restored = restore_run(run_dir, "export")
+    with q_learning.quiet_setup_warnings():  # training's advice: too late here
+        config, exp, restored = restore_run(run_dir, "export")
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
     return write_policy(
@@ -296,7 +297,8 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
-    network, _ = record.make_networks(section, config, obs_spec, action_spec)
+    with q_learning.quiet_setup_warnings():  # as export_policy's
+        network, _ = record.make_networks(section, config, obs_spec, action_spec)
     check_params(path, spec, blob, network, obs_spec)
     dist = network.distribution
     params = jax.tree.map(jnp.asarray, blob["params"])

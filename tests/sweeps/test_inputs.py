@@ -4,6 +4,8 @@ import warnings
 
 import pytest
 
+import purejaxdrl as pjd
+from purejaxdrl.agents.q_learning import forget_warnings
 from purejaxdrl.sweeps.inputs import base_and_target
 
 
@@ -28,3 +30,29 @@ def test_a_training_target_is_the_default():
         warnings.simplefilter("error")
         _, target = base_and_target("cartpole", "ppo", None)
     assert target == 475.0  # the preset's training target
+
+
+@pytest.mark.timeout(600)
+def test_a_sweep_over_an_unused_field_warns_once():
+    # Ape-X explores with its fixed ε_i, so epsilon_end is unused. The sweep
+    # checks its range's ends and each of 3 draws, and its agent factory
+    # (DQN's) checks a config again: one warning, naming apex, for them all.
+    forget_warnings()
+    base, _ = base_and_target("cartpole", "apex", None)
+    base = pjd.apply_overrides(
+        base,
+        {"num_envs": 4, "total_steps": 512, "num_logs": 1,
+         "apex": {"min_replay": 64, "batch_size": 32}},
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = pjd.sweep(
+            base,
+            sample={"epsilon_end": ("uniform", 0.01, 0.1)},
+            num_samples=3,
+            console=False,
+        )
+    assert result.plan.num_runs == 3
+    said = [str(w.message) for w in caught if "epsilon" in str(w.message)]
+    assert len(said) == 1, said
+    assert said[0].startswith("apex.epsilon_end is set")

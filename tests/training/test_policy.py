@@ -1,6 +1,7 @@
 """Exported policies of every kind of acting network load as the run acted."""
 
 import json
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +10,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.agents.q_learning import forget_warnings
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.training.policy import write_policy
@@ -151,3 +153,46 @@ def test_a_per_actor_policy_acts_with_the_mean_of_its_actors_epsilons(tmp_path):
     n, eps, alpha = config.num_envs, 0.1, 7.0
     mean = np.mean([eps ** (1 + alpha * i / (n - 1)) for i in range(n)])
     assert policy.spec["epsilon"] == pytest.approx(mean, rel=1e-5)
+
+
+def _training_advice(caught):
+    """The warnings among `caught` that advise on a run's setup (warn_once's)."""
+    said = [str(w.message) for w in caught]
+    return [m for m in said if "may diverge" in m or "but unused" in m]
+
+
+@pytest.mark.timeout(600)
+def test_exporting_and_loading_a_finished_run_repeat_no_training_advice(tmp_path):
+    # A PQN run without LayerNorm, with an ε field its mode does not use, is
+    # warned twice when it trains; exporting or loading its policy, where
+    # neither can be changed any more, is not (even in a fresh process).
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "pqn").config,
+        {"num_envs": 8, "unroll_length": 4, "total_steps": 8 * 4 * 2,
+         "num_logs": 1, "devices": 1, "run_dir": str(tmp_path / "runs"),
+         "network": {"norm": "none"}, "pqn": {"num_minibatches": 2,
+                                              "epsilon": 0.3}},
+    )  # fmt: skip
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = pjd.train(config, write_files=True, console=False)
+    assert len(_training_advice(caught)) == 2
+    forget_warnings()  # as a fresh process would
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = pjd.export_policy(result.run_dir, tmp_path / "policy")
+        policy = pjd.load_policy(out)
+    assert _training_advice(caught) == []
+    assert policy.spec["network"]["norm"] == "none"
+    # Loading alone (what a user of the exported policy does) says nothing.
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pjd.load_policy(out)
+    assert _training_advice(caught) == []
+    # Nor does it use up the warnings for a run set up afterwards.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pjd.training.make_experiment(config)
+    assert len(_training_advice(caught)) == 2
