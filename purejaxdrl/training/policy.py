@@ -146,8 +146,7 @@ def export_policy(
 
     """
     check_policy_folder(pathlib.Path(out), overwrite)
-    with q_learning.quiet_setup_warnings():  # training's advice: too late here
-        config, exp, restored = restore_run(run_dir, "export")
+    config, exp, restored = restore_run(run_dir, "export")  # quiet, as eval's
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
     return write_policy(

@@ -39,12 +39,20 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         for the first of a run still training).
 
     """
+    from purejaxdrl.agents.q_learning import quiet_setup_warnings
+
+    _check_not_parent(pathlib.Path(run_dir))
+    # Training's setup advice (a PQN without LayerNorm...) is too late here.
+    with quiet_setup_warnings():
+        return _restore(run_dir, purpose)
+
+
+def _restore(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
     from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
     from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
 
-    _check_not_parent(pathlib.Path(run_dir))
     config = load_run_config(run_dir)
     # One device: the policy, not the training, is wanted.
     one = dataclasses.replace(
