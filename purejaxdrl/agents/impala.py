@@ -39,6 +39,7 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     learner_optimizer,
 )
+from purejaxdrl.agents.q_learning import warn_once
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -73,8 +74,8 @@ class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
         stale data. With B fresh trajectories per device, B r / (1 - r) are
         replayed (r = 0.5: as many as fresh), rounded to a whole number of
         at least 1; a ratio that this rounding moves by more than 10% (as
-        0.05 with 8 environments per device, which replays 1 of 9) is
-        refused, naming the one achievable. 0: no buffer.
+        0.05 with 8 environments per device, which replays 1 of 9) warns
+        once, naming the one achieved. 0: no buffer.
       replay_size: trajectories the buffer holds, over all devices.
       vtrace_lambda: λ of the trace coefficients c = λ min(c̄, π/μ).
       clip_rho: ρ̄, truncation of the importance weights in the value targets.
@@ -327,23 +328,27 @@ def _replayed(ratio: float, local_envs: int) -> int:
 
 
 def _check_achieved_ratio(ratio: float, shape: RunShape) -> None:
-    """That whole replayed trajectories per device come near `ratio`.
+    """Warns where whole replayed trajectories per device miss `ratio`.
 
     The replayed count is rounded per device, so with few environments per
     device the replayed fraction of a batch is not the one asked for, and it
-    changes with the device count; beyond 10% relative that is refused.
+    changes with the device count; beyond 10% relative that is said, once.
+    A warning, not a refusal: eval, export and resume of a run trained so
+    read this config back.
     """
     local = shape.num_envs // shape.num_devices
     replayed = _replayed(ratio, local)
     achieved = replayed / (local + replayed)
+    if abs(achieved - ratio) <= 0.1 * ratio:
+        return
     trajectories = "trajectory" if replayed == 1 else "trajectories"
-    check(
-        abs(achieved - ratio) <= 0.1 * ratio,
+    warn_once(
         f"impala.replay_ratio={ratio} with {local} environments per device "
         f"replays {replayed} {trajectories} beside the {local} fresh ones: a "
-        f"replayed fraction of {achieved:.3g}, more than 10% off; pass "
-        f"--impala.replay-ratio {achieved:.3g}, or give each device more "
-        "environments (--num-envs).",
+        f"replayed fraction of {achieved:.3g}, more than 10% off; for {ratio} "
+        "give each device more environments (--num-envs), or pass "
+        f"--impala.replay-ratio {achieved:.3g} to train with what it is.",
+        key=("impala.replay_ratio", ratio, local),
     )
 
 

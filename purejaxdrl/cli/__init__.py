@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if joined() and not isinstance(e, SystemExit):
                 traceback.print_exc()
             code = e.code if isinstance(e, SystemExit) else 1
-            exit_if_joined(code if isinstance(code, int) else 1)
+            if joined() and code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # as Python's exit would
+            exit_if_joined(0 if code is None else code if isinstance(code, int) else 1)
         raise
     if status and "purejaxdrl.parallel" in sys.modules:
         # A process of a multi-process run that stops early ends at once.

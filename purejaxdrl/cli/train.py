@@ -186,7 +186,10 @@ def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
     mine = {path: value for path, _, value in flat_fields(config)}
     mine |= {"--no-files": args.no_files, "--override": args.override}
     mine.pop("run_dir", None)
-    process, first, other = first_differing(json.dumps(mine, default=str), "config")
+    # Sorted keys: equal dicts (env.options given in another order) are equal
+    # texts.
+    text = json.dumps(mine, default=str, sort_keys=True)
+    process, first, other = first_differing(text, "config")
     if process:
         a, b = json.loads(first), json.loads(other)
         key = next(k for k in [*a, *b] if a.get(k, "(none)") != b.get(k, "(none)"))

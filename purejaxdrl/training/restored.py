@@ -93,9 +93,9 @@ def _as_saved(
     if "state" not in meta:  # saved by a version that kept no index
         raise ConfigError(
             f"{str(run_dir)!r} keeps its replay buffer in {meta['devices']} "
-            f"shards and its checkpoint no index of their shapes; to {purpose} it "
-            f"on CPU, fake {meta['devices']} devices: JAX_PLATFORMS=cpu XLA_FLAGS="
-            f"--xla_force_host_platform_device_count={meta['devices']}."
+            f"shards and its checkpoint no index of their shapes: it was saved "
+            f"by a version before 2026-11-23, and this one cannot {purpose} it "
+            "on one device; train it again to export or evaluate it."
         )
     saved = {leaf["path"]: tuple(leaf["shape"]) for leaf in meta["state"]}
 

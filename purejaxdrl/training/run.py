@@ -256,10 +256,15 @@ def replay_devices(
         except (OSError, ValueError, KeyError, TypeError):
             continue
     processes, local = jax.process_count(), jax.local_device_count()
-    if saved is None or saved % processes or not saved // processes < local:
-        return config, None  # the same count, or one `restore` will refuse
+    if saved is None or saved % processes or saved // processes > local:
+        return config, None  # `restore` will refuse, naming the count
     each = saved // processes
-    return dataclasses.replace(config, devices=each), (
+    # Set where it is all of them too: every process of a run resolves the
+    # same `devices`, whatever its own device count (they agree on it).
+    config = dataclasses.replace(config, devices=each)
+    if each == local:
+        return config, None
+    return config, (
         f"resuming on {each} of {local} {jax.default_backend()} devices: this "
         f"{config.algo} run keeps its replay buffer in {saved} shards, one per "
         "device, and resumes only on as many."

@@ -412,19 +412,6 @@ CASES = [
         [*TRAIN, "--algo", "impala", "--impala.replay-ratio", "1"],
         "impala.replay_ratio=1.0 must be in [0, 1)",
     ),
-    (
-        [
-            *TRAIN,
-            "--algo",
-            "impala",
-            "--impala.replay-ratio",
-            "0.05",
-            "--num-envs",
-            "8",
-        ],
-        "impala.replay_ratio=0.05 with 8 environments per device replays 1 "
-        "trajectory beside the 8 fresh ones: a replayed fraction of 0.111",
-    ),
     ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),
     ([*SWEEP, "--grid", "num_envs=4,2.5"], "num_envs='2.5' is not an integer"),
     ([*SWEEP, "--grid", "learning_rate="], "learning_rate: the grid is empty"),

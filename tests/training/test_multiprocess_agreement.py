@@ -148,3 +148,32 @@ def test_an_unexpected_error_in_a_joined_process_ends_it_at_once(tmp_path):
     assert procs[1].returncode == 1, out[-3000:]
     assert "Traceback" in out and "RuntimeError: a bug" in out, out[-3000:]
     assert "Check failure" not in out and elapsed < 60, out[-3000:]
+
+
+def test_equal_configs_agree_whatever_their_options_order(monkeypatch):
+    # The processes' texts are compared as they are: equal dicts given in
+    # another order (--env.option a=1 --env.option b=2, and reversed) must
+    # make equal texts, and a real difference is named.
+    import types
+
+    from purejaxdrl import parallel
+    from purejaxdrl.cli import train
+    from purejaxdrl.cli.args import UsageError
+    from purejaxdrl.training.config import EnvConfig
+
+    def config(options: dict, seed: int = 0) -> TrainConfig:
+        return TrainConfig(env=EnvConfig(id="CartPole-v1", options=options), seed=seed)
+
+    texts = []
+
+    def exchange(text: str, name: str, timeout: float = 600):
+        texts.append(text)
+        first = texts[0]
+        return (0, first, text) if text == first else (1, first, text)
+
+    monkeypatch.setattr(parallel, "first_differing", exchange)
+    args = types.SimpleNamespace(no_files=False, override=False)
+    train._agree_on_config(args, config({"a": 1, "b": 2}))
+    train._agree_on_config(args, config({"b": 2, "a": 1}))
+    with pytest.raises(UsageError, match="process 1's config differs .*: seed 7 vs 0"):
+        train._agree_on_config(args, config({"a": 1, "b": 2}, seed=7))

@@ -39,9 +39,16 @@ def test_other_runs_keep_their_config(tmp_path):
         TrainConfig(algo="dqn", devices=4),  # chosen: `restore` says if it fits
     ):
         assert replay_devices(config, run_dir) == (config, None)
-    # All the devices (auto's choice anyway), more than there are, or none saved.
-    for saved in (8, 16):
-        other = _run_dir(tmp_path / str(saved), saved)
-        assert replay_devices(TrainConfig(algo="dqn"), other)[1] is None
+    # More than there are, or none saved: left to `restore`, which names them.
+    more = _run_dir(tmp_path / "16", 16)
+    auto = TrainConfig(algo="dqn")
+    assert replay_devices(auto, more) == (auto, None)
+    # All the devices: no note, but the count set, so that processes with
+    # other local counts resolve the same `devices` (they must agree).
+    every = _run_dir(tmp_path / "8", 8)
+    assert replay_devices(TrainConfig(algo="dqn"), every) == (
+        TrainConfig(algo="dqn", devices=8),
+        None,
+    )
     empty = TrainConfig(algo="dqn")
     assert replay_devices(empty, tmp_path / "none") == (empty, None)
