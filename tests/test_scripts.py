@@ -9,6 +9,7 @@ world generation, brax's trainers the longest).
 
 import gzip
 import json
+import os
 import pathlib
 import re
 import runpy
@@ -22,8 +23,14 @@ SCRIPTS = pathlib.Path(__file__).resolve().parents[1] / "scripts"
 
 @pytest.fixture
 def on_scripts_path(monkeypatch):
-    """`scripts/` first on sys.path, as `python scripts/NAME.py` has it."""
+    """`scripts/` first on sys.path, as `python scripts/NAME.py` has it.
+
+    XLA_FLAGS is restored after the test: a script may add to it for the
+    processes it starts (bench_devices' fake devices), and in this worker
+    it would leak into the processes later tests start.
+    """
     monkeypatch.syspath_prepend(str(SCRIPTS))
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 
 @pytest.mark.parametrize(

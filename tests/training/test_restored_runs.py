@@ -1,6 +1,7 @@
 """Reading a run outside training (`restored.restore_run`): on any device count,
 from the right folder, and what to do before its first checkpoint."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -43,8 +44,16 @@ def test_a_run_of_two_devices_exports_and_evaluates_on_one(dqn_on_two_devices):
         f"cli.main(['export', {str(result.run_dir)!r}, '--out', {str(out)!r}])\n"
         f"cli.main(['eval', {str(result.run_dir)!r}, '--episodes', '2'])\n"
     )
+    # Without any fake device count (a test in this worker may have left one).
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    flags = [f for f in flags if "device_count" not in f]
+    env = {**os.environ, "XLA_FLAGS": " ".join(flags), "JAX_PLATFORMS": "cpu"}
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=500
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=500,
+        env=env,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"dqn on CartPole-v1, update {result.updates}: mean return" in done.stdout
