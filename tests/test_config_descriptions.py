@@ -7,8 +7,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.cli.processes import DistributedConfig
 from purejaxdrl.config_docs import attribute_docs, field_descriptions, field_docs
-from purejaxdrl.parallel import DistributedConfig
 
 
 def _config_classes() -> set[type]:

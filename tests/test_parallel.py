@@ -191,10 +191,11 @@ def test_a_join_that_raises_leaves_no_timer_to_end_the_process():
 
     script = (
         "import time, jax.numpy as jnp\n"
-        "from purejaxdrl.parallel import DistributedConfig, initialize_distributed\n"
+        "from purejaxdrl.cli.processes import DistributedConfig as D\n"
+        "from purejaxdrl.cli.processes import initialize_distributed\n"
         "jnp.zeros(1) + 1\n"
         "try:\n"
-        "    initialize_distributed(DistributedConfig(coordinator='localhost:1',"
+        "    initialize_distributed(D(coordinator='localhost:1',"
         " num_processes=2, process_id=0, init_timeout=1))\n"
         "except RuntimeError:\n"
         "    pass\n"

@@ -4,8 +4,9 @@
 sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
 `listing`) turns its arguments into typed configs and calls the library; what
 several of them share (the parser that raises, config flags, compile-cache
-flags, exit codes) lives in `args`, and what `sweep` and `pbt` share in
-`population`. Sub-commands import those two, never each other. This is the
+flags, exit codes) lives in `args`, what `sweep` and `pbt` share in
+`population`, and how the processes of a multi-process run join, agree and
+stop in `processes`. Sub-commands import those two, never each other. This is the
 top layer: it may import every other part of the package, and nothing
 imports it.
 """
@@ -53,11 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = _main(argv)
     except BaseException as e:
-        if "purejaxdrl.parallel" in sys.modules:
+        if "purejaxdrl.cli.processes" in sys.modules:
             # Left to interpreter shutdown, a joined process would wait in
             # JAX's shutdown barrier, then abort (C++ stack dump, status 134),
             # and its peers would wait for its heartbeat to stop: end it now.
-            from purejaxdrl.parallel import exit_if_joined, joined
+            from purejaxdrl.cli.processes import exit_if_joined, joined
 
             if joined() and not isinstance(e, SystemExit):
                 traceback.print_exc()
@@ -66,9 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(code, file=sys.stderr)  # as Python's exit would
             exit_if_joined(0 if code is None else code if isinstance(code, int) else 1)
         raise
-    if status and "purejaxdrl.parallel" in sys.modules:
+    if status and "purejaxdrl.cli.processes" in sys.modules:
         # A process of a multi-process run that stops early ends at once.
-        from purejaxdrl.parallel import exit_if_joined
+        from purejaxdrl.cli.processes import exit_if_joined
 
         exit_if_joined(status)
     return status

@@ -84,7 +84,7 @@ def parser(defaults: Any, source: str, note: str = "") -> Parser:
 
 
 def _add_process_flags(parser: argparse.ArgumentParser) -> None:
-    from purejaxdrl.parallel import DEFAULT_INIT_TIMEOUT
+    from purejaxdrl.cli.processes import DEFAULT_INIT_TIMEOUT
 
     multi = parser.add_argument_group(
         "many hosts",
@@ -155,7 +155,7 @@ def _join_processes(argv: Sequence[str]) -> None:
     First of all: the user's modules of `--env.imports`, imported to read the
     preset, may touch JAX (a module-level `jnp` constant starts the backend).
     """
-    from purejaxdrl.parallel import DistributedConfig, initialize_distributed
+    from purejaxdrl.cli.processes import DistributedConfig, initialize_distributed
 
     pre = Parser(add_help=False, allow_abbrev=False)
     _add_process_flags(pre)  # the same flags the full parser reads later
@@ -180,8 +180,8 @@ def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
     """
     import json
 
+    from purejaxdrl.cli.processes import first_differing, leave_together
     from purejaxdrl.config_types import flat_fields
-    from purejaxdrl.parallel import first_differing
 
     mine = {path: value for path, _, value in flat_fields(config)}
     mine |= {"--no-files": args.no_files, "--override": args.override}
@@ -191,6 +191,7 @@ def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
     text = json.dumps(mine, default=str, sort_keys=True)
     process, first, other = first_differing(text, "config")
     if process:
+        leave_together()  # every process is here: none may exit before the rest
         a, b = json.loads(first), json.loads(other)
         key = next(k for k in [*a, *b] if a.get(k, "(none)") != b.get(k, "(none)"))
         raise UsageError(
@@ -220,7 +221,8 @@ def train_command(argv: Sequence[str]) -> int:
     use_compile_cache(args)
     import jax
 
-    from purejaxdrl.parallel import exit_on_peer_failure, is_main_process
+    from purejaxdrl.cli.processes import exit_on_peer_failure
+    from purejaxdrl.parallel import is_main_process
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError

@@ -162,7 +162,7 @@ _SHUTDOWN_RACE = """
 import atexit, time
 import jax
 from jax._src import distributed
-from purejaxdrl import parallel
+from purejaxdrl.cli import processes
 
 shut = False
 
@@ -182,7 +182,7 @@ def jax_shutdown():
 jax.devices()  # the backend starts before the stand-in client is set
 atexit.register(jax_shutdown)
 distributed.global_state.client = Client()
-parallel._start_watchdog(timeout=60, interval=0.01)
+processes._start_watchdog(timeout=60, interval=0.01)
 time.sleep(0.1)
 """
 
@@ -274,7 +274,7 @@ def test_a_flag_error_after_joining_exits_2_and_stops_the_peer(tmp_path, cache):
 # Joins a run of 2 and waits, as a training process would between chunks.
 _JOIN_AND_WAIT = """
 import sys, time
-from purejaxdrl.parallel import DistributedConfig, initialize_distributed
+from purejaxdrl.cli.processes import DistributedConfig, initialize_distributed
 
 port, process = sys.argv[1], int(sys.argv[2])
 initialize_distributed(DistributedConfig(f"127.0.0.1:{port}", 2, process))

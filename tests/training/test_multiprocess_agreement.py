@@ -156,8 +156,7 @@ def test_equal_configs_agree_whatever_their_options_order(monkeypatch):
     # make equal texts, and a real difference is named.
     import types
 
-    from purejaxdrl import parallel
-    from purejaxdrl.cli import train
+    from purejaxdrl.cli import processes, train
     from purejaxdrl.cli.args import UsageError
     from purejaxdrl.training.config import EnvConfig
 
@@ -171,9 +170,24 @@ def test_equal_configs_agree_whatever_their_options_order(monkeypatch):
         first = texts[0]
         return (0, first, text) if text == first else (1, first, text)
 
-    monkeypatch.setattr(parallel, "first_differing", exchange)
+    monkeypatch.setattr(processes, "first_differing", exchange)
     args = types.SimpleNamespace(no_files=False, override=False)
     train._agree_on_config(args, config({"a": 1, "b": 2}))
     train._agree_on_config(args, config({"b": 2, "a": 1}))
     with pytest.raises(UsageError, match="process 1's config differs .*: seed 7 vs 0"):
         train._agree_on_config(args, config({"a": 1, "b": 2}, seed=7))
+
+
+@pytest.mark.timeout(200)
+def test_the_same_bad_flag_on_every_process_ends_each_with_its_line(tmp_path):
+    # Process 0 hosts the coordination service: when it exited first, a peer
+    # still reading its flags was aborted by JAX (134, a C++ stack dump). Here
+    # process 1 is the slower one: its --env.imports module takes a second.
+    (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(1.5)\n")
+    run = ["train", "--num-envs", "8", "--checkpoint.keep", "0", "--quiet"]
+    slow = [*run, "--env.imports", "slow_module"]
+    done = _run_pair([run, slow], tmp_path)
+    for status, log in done:
+        assert status == 2, log[-3000:]
+        (line,) = _lines(log)
+        assert line.startswith("purejaxdrl: error: checkpoint.keep=0 must be >= 1")

@@ -1,0 +1,317 @@
+"""The processes of a multi-process run: joining, agreeing, stopping.
+
+`purejaxdrl train --coordinator ... --num-processes N --process-id I` starts
+one process per host; they join through `jax.distributed` before JAX starts a
+backend, check that they resolved the same run, and stop together, each with
+one line, when one fails: JAX's own coordination service would otherwise
+abort the survivors with a C++ stack dump.
+"""
+
+import atexit
+import dataclasses
+import os
+import sys
+import threading
+import time
+from typing import Any, NoReturn
+
+import jax
+
+# A process that stops answering is declared dead after this many seconds; the
+# coordination service then stops every other process with an error instead of
+# letting it wait forever in a collective. JAX's default is 100 s.
+DEFAULT_HEARTBEAT_TIMEOUT = 20
+# How long a process waits for all the others to join before it gives up. Hosts
+# of a cluster rarely start the command within seconds of each other; JAX's
+# default is 300 s.
+DEFAULT_INIT_TIMEOUT = 120
+EXIT_PEER_FAILURE = 1
+# Stops this process's heartbeat thread (set by `_start_watchdog`).
+_stop_watching: list = []
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedConfig:
+    """How this process joins a multi-process run (all None: a single process).
+
+    Attributes:
+      coordinator: "host:port" of process 0's coordination service.
+      num_processes: number of processes in the run.
+      process_id: this process's index in [0, num_processes).
+      auto: let `jax.distributed.initialize()` detect the cluster (SLURM,
+        Cloud TPU, Open MPI) instead of naming it.
+      heartbeat_timeout: seconds of silence after which a process is declared
+        dead and the run stops.
+      init_timeout: seconds this process waits for every process to join
+        before it stops with an error.
+
+    """
+
+    coordinator: str | None = None
+    num_processes: int | None = None
+    process_id: int | None = None
+    auto: bool = False
+    heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT
+    init_timeout: int = DEFAULT_INIT_TIMEOUT
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this describes a multi-process run (any of its flags given)."""
+        named = (self.coordinator, self.num_processes, self.process_id)
+        return self.auto or any(x is not None for x in named)
+
+
+def initialize_distributed(config: DistributedConfig) -> bool:
+    """Starts `jax.distributed` for a multi-process run; a no-op for one process.
+
+    Must run before anything touches a JAX backend. On CPU it selects gloo for
+    cross-process collectives. A process that cannot join within
+    `config.init_timeout` seconds exits with one line (status 1).
+
+    Returns:
+      Whether this process joined a multi-process run.
+
+    Raises:
+      ValueError: when only some of coordinator / num_processes / process_id
+        are given, or they are out of range or malformed.
+
+    """
+    if not config.enabled:
+        return False
+    _check(config)
+    # Only the CPU client reads this; asking for the backend here would start it
+    # before `initialize`, which must come first.
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # JAX aborts with a C++ stack dump when the join times out: this timer,
+    # set to fire first, ends the process with one line instead.
+    timer = threading.Timer(config.init_timeout, _exit_unjoined, (config,))
+    timer.daemon = True
+    timer.start()
+    try:
+        jax.distributed.initialize(
+            coordinator_address=config.coordinator,
+            num_processes=config.num_processes,
+            process_id=config.process_id,
+            heartbeat_timeout_seconds=config.heartbeat_timeout,
+            initialization_timeout=config.init_timeout + 30,
+        )
+    finally:  # joined, or raised: either way not stuck
+        timer.cancel()
+    _start_watchdog(0.75 * config.heartbeat_timeout)
+    return True
+
+
+def _check(config: DistributedConfig) -> None:
+    """Raises a ValueError naming the flag when the flags cannot describe a run."""
+    if config.init_timeout < 1:
+        raise ValueError(
+            f"--init-timeout {config.init_timeout} must be >= 1 (seconds to "
+            f"wait for every process to join; default {DEFAULT_INIT_TIMEOUT})."
+        )
+    if config.auto:
+        return
+    named = (config.coordinator, config.num_processes, config.process_id)
+    if None in named:
+        raise ValueError(
+            "--coordinator, --num-processes and --process-id go together: "
+            f"got coordinator={config.coordinator}, num_processes="
+            f"{config.num_processes}, process_id={config.process_id}; give "
+            "all three (or --distributed-auto on SLURM / Cloud TPU)."
+        )
+    host, _, port = config.coordinator.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(
+            f"--coordinator {config.coordinator} must be HOST:PORT, a port "
+            "from 1 to 65535 on process 0's host; e.g. --coordinator "
+            f"{host or config.coordinator}:1234."
+        )
+    if not 0 <= config.process_id < config.num_processes:
+        raise ValueError(
+            f"process_id={config.process_id} must be in [0, "
+            f"{config.num_processes}); number processes from 0."
+        )
+
+
+def _exit_unjoined(config: DistributedConfig) -> NoReturn:
+    """Ends a process that the others did not join in time, with one line."""
+    if config.auto:
+        who, where = "this process", "the coordinator JAX detected"
+    else:
+        who = f"process {config.process_id} of {config.num_processes}"
+        where = f"coordinator {config.coordinator}"
+    sys.stderr.write(
+        f"purejaxdrl: error: {who} could not join the run at {where} within "
+        f"{config.init_timeout} s: check that every process was started with the "
+        "same --coordinator and --num-processes and its own --process-id, that "
+        "process 0 runs on that host and its port is reachable, or raise "
+        "--init-timeout if the processes start far apart.\n"
+    )
+    sys.stderr.flush()
+    os._exit(EXIT_PEER_FAILURE)
+
+
+def _client() -> Any:
+    """jax.distributed's coordination client, or None before it has started."""
+    from jax._src import distributed as jax_distributed  # the client is not public
+
+    return getattr(jax_distributed.global_state, "client", None)
+
+
+def joined() -> bool:
+    """Whether this process has joined a multi-process run (`jax.distributed`)."""
+    return _client() is not None
+
+
+def exit_if_joined(status: int) -> None:
+    """Ends a process of a multi-process run at once that stops with `status`.
+
+    A process that stops early (bad flags, a failed run) would otherwise wait
+    in jax.distributed's shutdown barrier for processes that are still
+    training, then abort with a C++ stack dump; its peers see it gone and stop
+    with one line of their own.
+    """
+    if status and joined():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _leave_last()
+        os._exit(status)
+
+
+def _leave_last(wait: float = 3.0) -> None:
+    """Says this process is leaving; process 0 first waits for peers leaving too.
+
+    Process 0 hosts the coordination service: a peer still running when it
+    exits is aborted by JAX's error poller (a C++ stack dump, status 134). When
+    every process stops at once (the same bad flag on every host), 0 waits up
+    to `wait` seconds for the others to say they are leaving, so each ends
+    with its own one line; peers that are training are not waited for longer.
+    """
+    from jax._src import distributed as jax_distributed
+
+    state = jax_distributed.global_state  # no backend start: only the client
+    try:
+        state.client.key_value_set(f"purejaxdrl/left/{state.process_id}", "1")
+        if state.process_id != 0:
+            return
+        deadline = time.monotonic() + wait
+        for peer in range(1, state.num_processes):
+            left = max(1, int((deadline - time.monotonic()) * 1000))
+            state.client.blocking_key_value_get(f"purejaxdrl/left/{peer}", left)
+        time.sleep(0.2)  # from their key to their exit
+    except Exception:  # a peer that stays (or the store failing): leave now
+        return
+
+
+def first_differing(text: str, name: str, timeout: float = 600) -> tuple[int, str, str]:
+    """(a process whose `text` differs from process 0's, 0's text, its text).
+
+    Each process publishes `text` under `name` in the coordination service's
+    store and reads the others': all get (0, text, text) if all agree.
+    """
+    client = _client()
+    if client is None:
+        return 0, text, text
+    me, ms = jax.process_index(), int(timeout * 1000)
+    client.key_value_set(f"purejaxdrl/{name}/{me}", text)
+    texts = [
+        text if p == me else client.blocking_key_value_get(f"purejaxdrl/{name}/{p}", ms)
+        for p in range(jax.process_count())
+    ]
+    # No process leaves (exits, on a mismatch) before all have read its text.
+    client.wait_at_barrier(f"purejaxdrl/{name}/read", ms)
+    p = next((p for p, t in enumerate(texts) if t != texts[0]), 0)
+    return p, texts[0], texts[p]
+
+
+def leave_together() -> None:
+    """Leaves the run cleanly; every process must call it (all stop here).
+
+    For a stop that every process reaches at the same point (configs that
+    differ): each waits in jax.distributed's shutdown barrier for the others,
+    then disconnects. Exiting at once instead races process 0, which hosts the
+    coordination service: a peer still printing its line when 0 exited was
+    aborted by JAX's error poller (a C++ stack dump, status 134).
+    """
+    while _stop_watching:
+        _stop_watching.pop()()
+    jax.distributed.shutdown()
+
+
+def exit_on_peer_failure(detail: object) -> NoReturn:
+    """Ends this process with one line when the run has lost a process.
+
+    `os._exit`, not `sys.exit`: interpreter shutdown would wait on the dead peer
+    in jax.distributed's shutdown barrier, then abort with a C++ stack dump.
+    """
+    detail = " ".join(str(detail).split())[:300]
+    sys.stderr.write(
+        f"purejaxdrl: error: process {jax.process_index()} of "
+        f"{jax.process_count()} stopped because the run failed elsewhere (a "
+        f"process died or became unreachable): {detail}\n"
+    )
+    sys.stderr.flush()
+    os._exit(EXIT_PEER_FAILURE)
+
+
+def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
+    """Watches the other processes' heartbeats; exits with one line if one stops.
+
+    A dead peer otherwise surfaces as a failed collective (the CLI reports
+    it) or, when none notices, as JAX's coordination service aborting this
+    process with a C++ stack dump after `heartbeat_timeout`; this thread
+    notices first (after `timeout`, 3/4 of that). Each process counts up a key
+    in the service's store: a count that stops, or a store that stops
+    answering (process 0 hosts it), means the run has failed.
+
+    It stops at exit before JAX's handler shuts the client down: a beat sent
+    into that shutdown fails (CANCELLED), which would fail a finished run.
+    """
+    client = _client()
+    if client is None:
+        return
+    me, count = jax.process_index(), jax.process_count()
+    stop = threading.Event()
+
+    def watch() -> None:
+        seen: dict[int, tuple[str | None, float]] = {}
+        beat = 0
+        while not stop.is_set():
+            beat += 1
+            now = time.monotonic()
+            try:
+                client.key_value_set(
+                    f"purejaxdrl/alive/{me}", str(beat), allow_overwrite=True
+                )
+                for peer in range(count):
+                    if peer == me:
+                        continue
+                    try:
+                        value = client.key_value_try_get(f"purejaxdrl/alive/{peer}")
+                    except jax.errors.JaxRuntimeError as e:
+                        if "NOT_FOUND" not in str(e):
+                            raise
+                        value = None  # not started yet
+                    last, since = seen.get(peer, (None, now))
+                    if value != last:
+                        seen[peer] = (value, now)
+                    elif now - since > timeout:
+                        exit_on_peer_failure(
+                            f"process {peer} sent no heartbeat for {timeout:.0f} s"
+                        )
+            except Exception as e:  # the store itself is gone: process 0 died
+                if stop.is_set():  # no: this process is shutting down
+                    return
+                exit_on_peer_failure(f"coordination service unreachable: {e}")
+            stop.wait(interval)
+
+    thread = threading.Thread(target=watch, name="purejaxdrl-watchdog", daemon=True)
+
+    def stop_watching() -> None:
+        stop.set()
+        thread.join(timeout=10)
+
+    # atexit runs last-registered first, so this runs before the shutdown that
+    # JAX registered when it was imported.
+    atexit.register(stop_watching)
+    _stop_watching.append(stop_watching)
+    thread.start()
