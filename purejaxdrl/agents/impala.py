@@ -39,8 +39,7 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     learner_optimizer,
 )
-from purejaxdrl.agents.q_learning import warn_once
-from purejaxdrl.config import check, check_ranges
+from purejaxdrl.config import check, check_ranges, warn_once
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, device_key, make_sequence_buffer

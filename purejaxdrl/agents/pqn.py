@@ -41,11 +41,10 @@ from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
 from purejaxdrl.agents.q_learning import (
     epsilon_greedy_acting,
     exploration,
-    warn_once,
     warn_unused_epsilons,
 )
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
-from purejaxdrl.config import check_ranges
+from purejaxdrl.config import check_ranges, warn_once
 from purejaxdrl.networks import (
     AnyNetwork,
     NetworkConfig,

@@ -1,10 +1,7 @@
 """What the Q-learners (DQN, Ape-X, R2D2, PQN) share: networks, actors, target step."""
 
-import contextlib
-import contextvars
 import dataclasses
-import warnings
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -14,6 +11,7 @@ import optax
 
 from purejaxdrl.agents.base import Acting, feed_forward
 from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.config import warn_once
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.types import Params
@@ -62,49 +60,6 @@ def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Arr
         return actions.reshape(q.shape[:-1])
 
     return sample
-
-
-# What warn_once has shown this process (its keys), and whether it is quiet.
-_SHOWN: set[Hashable] = set()
-_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
-
-
-def warn_once(message: str, key: Hashable | None = None) -> None:
-    """A UserWarning of `message`, the first time this process is told `key`.
-
-    `key` (by default the message) names what is warned of: give the
-    algorithm and the fields, not their values, so that a sweep over the
-    values warns once. Not Python's own once-per-location: each of a config's
-    checks (and each run of a sweep) calls the check, and any change to the
-    warning filters in between (environment imports make some) would show it
-    again. Inside `quiet_setup_warnings` nothing is shown or remembered.
-    """
-    key = message if key is None else key
-    if _QUIET.get() or key in _SHOWN:
-        return
-    _SHOWN.add(key)
-    warnings.warn(message, stacklevel=2)
-
-
-def forget_warnings() -> None:
-    """Lets warn_once show again what it has shown (for tests)."""
-    _SHOWN.clear()
-
-
-@contextlib.contextmanager
-def quiet_setup_warnings() -> Iterator[None]:
-    """Within it, warn_once shows nothing: for a finished run read back.
-
-    Its warnings are about how training is set up; exporting or loading a
-    trained policy builds the same config, agent and networks, but nothing it
-    could say can be acted on there. What is silenced here is still shown
-    the first time a run is set up afterwards.
-    """
-    token = _QUIET.set(True)
-    try:
-        yield
-    finally:
-        _QUIET.reset(token)
 
 
 # The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from purejaxdrl import config as configs
 from purejaxdrl import env as envs
 from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.fields import EpsilonFields
@@ -296,7 +297,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
-    with q_learning.quiet_setup_warnings():  # as export_policy's
+    with configs.quiet_setup_warnings():  # as export_policy's
         network, _ = record.make_networks(section, config, obs_spec, action_spec)
     check_params(path, spec, blob, network, obs_spec)
     dist = network.distribution

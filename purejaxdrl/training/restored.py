@@ -39,7 +39,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
         for the first of a run still training).
 
     """
-    from purejaxdrl.agents.q_learning import quiet_setup_warnings
+    from purejaxdrl.config import quiet_setup_warnings
 
     _check_not_parent(pathlib.Path(run_dir))
     # Training's setup advice (a PQN without LayerNorm...) is too late here.

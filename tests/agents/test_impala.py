@@ -7,7 +7,7 @@ import pytest
 
 from purejaxdrl.agents import IMPALAConfig, IMPALAState, RunShape, make_impala
 from purejaxdrl.agents.impala import validate
-from purejaxdrl.agents.q_learning import forget_warnings
+from purejaxdrl.config import forget_warnings
 from purejaxdrl.types import Transition
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,

@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.q_learning import forget_warnings
+from purejaxdrl.config import forget_warnings
 from purejaxdrl.sweeps.inputs import base_and_target
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.agents.q_learning import forget_warnings
 from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.config import forget_warnings
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.training.policy import write_policy
 
