@@ -121,31 +121,13 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         argv, known.env or "cartpole", known.algo or "ppo", parser
     )
     kwargs = command.plan(args, base)
+    from purejaxdrl.sweeps.inputs import unjudged
+
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
-    own = preset.config.env.id
-    if args.target is None and target is not None and preset.target_of == "evaluation":
-        print(
-            f"{command.name}: the preset's {base.algo} target ({target:g}) is its "
-            "greedy evaluation's return, and these runs report training returns: "
-            "not judged (--target sets one)",
-            file=sys.stderr,
-        )
-        target = None
-    elif args.target is None and target is not None and "env.id" in grid:
-        print(
-            f"{command.name}: the preset's target ({target:g}) is "
-            f"{own}'s, and these runs train on several environments: "
-            "not judged (--target sets one for all)",
-            file=sys.stderr,
-        )
-        target = None
-    elif args.target is None and target is not None and base.env.id != own:
-        print(
-            f"{command.name}: the preset's target ({target:g}) is {own}'s, not "
-            f"{base.env.id}'s: not judged (--target sets one)",
-            file=sys.stderr,
-        )
+    why = unjudged(preset, base.env.id, several_envs="env.id" in grid)
+    if args.target is None and why:
+        print(f"{command.name}: {why}: not judged (--target sets one)", file=sys.stderr)
         target = None
 
     return _run(

@@ -18,7 +18,7 @@ from purejaxdrl.env.host import is_host_env
 from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.presets import load_preset
+from purejaxdrl.training.presets import Preset, load_preset
 
 
 def running_meta(
@@ -122,8 +122,13 @@ def base_and_target(
     """
     if isinstance(base, str):
         preset = load_preset(base, algo or "ppo")
-        if target_return is None and preset.target_of == "evaluation":
-            _warn_evaluation_target(base, algo or "ppo", preset.target_return)
+        why = unjudged(preset, preset.config.env.id, several_envs=False)
+        if target_return is None and why:
+            warnings.warn(
+                f"{why}: not judged; pass --target (target_return=) to compare "
+                "training returns with one.",
+                stacklevel=3,
+            )
         elif target_return is None:
             target_return = preset.target_return
         base, algo = preset.config, None
@@ -143,13 +148,27 @@ def base_and_target(
     return base, target_return
 
 
-def _warn_evaluation_target(name: str, algo: str, target: float | None) -> None:
-    """Says once that a preset's evaluation target is not judged here."""
+def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:
+    """Why `preset`'s target says nothing of these runs' returns; None if it does.
+
+    Sweeps and PBT report training returns: a target of the greedy
+    evaluation's (`of: evaluation`; PQN's ε-greedy actors score below their
+    greedy policy) is no bar for them, nor another environment's target, nor
+    one environment's for runs over several (`env_id` is what they train on).
+    """
+    target, own = preset.target_return, preset.config.env.id
     if target is None:
-        return
-    warnings.warn(
-        f"{name}'s {algo} target ({target:g}) is its greedy evaluation's return, "
-        "and sweeps and PBT compare training returns: not judged; pass "
-        "--target (target_return=) to compare training returns with one.",
-        stacklevel=4,
-    )
+        return None
+    if preset.target_of == "evaluation":
+        return (
+            f"{preset.name}'s {preset.config.algo} target ({target:g}) is its "
+            "greedy evaluation's return, and these runs report training returns"
+        )
+    if several_envs:
+        return (
+            f"the preset's target ({target:g}) is {own}'s, and these runs train "
+            "on several environments"
+        )
+    if env_id != own:
+        return f"the preset's target ({target:g}) is {own}'s, not {env_id}'s"
+    return None

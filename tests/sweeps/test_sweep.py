@@ -444,7 +444,7 @@ def test_a_sweep_judges_no_evaluation_target_by_training_returns(capsys):
     )  # fmt: skip
     out = capsys.readouterr()
     assert status == 0, out.err
-    assert "the preset's pqn target (475) is its greedy evaluation's" in out.err
+    assert "cartpole's pqn target (475) is its greedy evaluation's" in out.err
     assert "| 0/1 |" not in out.out and "| — |" in out.out
 
 
