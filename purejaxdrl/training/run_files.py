@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -92,19 +93,15 @@ class RunLock:
 
     def __init__(self, run_dir: pathlib.Path):
         """Takes the lock, or raises ConfigError naming the process that holds it."""
-        import fcntl
-
         self._file = open(run_dir / LOCK_FILE, "a+")  # noqa: SIM115 (held open)
-        try:
-            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _lock_exclusively(self._file):
             self._file.seek(0)
             holder = self._file.read().strip() or "another process"
             self._file.close()
             raise ConfigError(
                 f"{run_dir} is being trained by {holder} now; wait for it to "
                 "end (or stop it: it saves and exits on Ctrl-C), then resume."
-            ) from None
+            )
         self._file.seek(0)
         self._file.truncate()
         self._file.write(f"process {os.getpid()} on {socket.gethostname()}")
@@ -122,6 +119,23 @@ class RunLock:
 
 
 LOCK_FILE = ".purejaxdrl.lock"
+
+
+def _lock_exclusively(file: Any, tries: int = 20) -> bool:
+    """Whether this process took `file`'s exclusive `flock` (within a second).
+
+    An eval or export asking whether the run trains (`restored._trainer`)
+    holds the lock shared for an instant: a trainer starting then waits it out.
+    """
+    import fcntl
+
+    for _ in range(tries):
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            time.sleep(0.05)
+    return False
 
 
 def held(directory: pathlib.Path | None) -> contextlib.AbstractContextManager:

@@ -279,3 +279,18 @@ def test_a_run_another_process_trains_is_refused_and_free_after(run_dir):
     pjd.train(pjd.resume_config(run_dir, {})[0], resume=run_dir, console=False)
     with RunLock(run_dir):
         pass
+
+
+def test_a_trainer_waits_out_an_evals_instant_shared_hold(tmp_path):
+    # eval and export ask whether a run trains by holding its lock shared for
+    # an instant; a resume starting then was refused, naming a stale holder.
+    import fcntl
+    import threading
+
+    from purejaxdrl.training.run_files import LOCK_FILE, RunLock
+
+    with (tmp_path / LOCK_FILE).open("a+") as probe:
+        fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        threading.Timer(0.3, fcntl.flock, (probe, fcntl.LOCK_UN)).start()
+        with RunLock(tmp_path):
+            pass
