@@ -24,5 +24,6 @@ ALGORITHM = dataclasses.replace(
     name="apex",
     summary="Ape-X: DQN with prioritised replay and a fixed ε per actor",
     default_config=default_config,
+    make_agent=functools.partial(dqn.make_dqn, name="apex"),
     validate=functools.partial(dqn.validate, name="apex"),
 )

@@ -224,7 +224,11 @@ def learn(
 
 
 def make_dqn(
-    config: DQNConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
+    config: DQNConfig,
+    network: AnyNetwork,
+    obs_example: jax.Array,
+    run: RunShape,
+    name: str = "dqn",
 ) -> Agent:
     """Builds DQN (uniform replay, annealed ε) or Ape-X (prioritised, ε_i).
 
@@ -234,14 +238,13 @@ def make_dqn(
     (Huber loss, importance-weighted when prioritised), all-reduced over
     `axis_name`. Its state is a `DQNState` whose buffer is split over the
     `shape`'s devices (ValueError where a size does not split evenly); N, its
-    environments, sets Ape-X's ε_i.
+    environments, sets Ape-X's ε_i. `name` is the section its errors name.
     """
-    # Ape-X's agent too, whose section this factory cannot name: the run's
-    # check (its record's `validate`) has warned of the config, under its name.
-    check_agent_args(functools.partial(validate, warn=False), config, run)
+    # The run's check (its record's `validate`) has warned of the config.
+    check_agent_args(functools.partial(validate, name=name, warn=False), config, run)
     axis_name = run.axis_name
     num_envs, num_devices = run.num_envs, run.num_devices
-    capacity, batch, min_size = replay_shard_sizes("dqn", config, num_devices)
+    capacity, batch, min_size = replay_shard_sizes(name, config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
             capacity, batch, min_size, alpha=config.priority_alpha

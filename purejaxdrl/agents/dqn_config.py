@@ -57,7 +57,7 @@ def validate(
     """The range rules of a DQN (or, `name` apex, Ape-X) config.
 
     With `warn`, warns about ε fields that its exploration mode does not use
-    (`make_dqn`, which builds both and is not told which, passes False).
+    (`make_dqn` passes False: the run's check has warned already).
 
     Raises:
       ConfigError: naming the value, the rule and the fix.

@@ -239,3 +239,17 @@ def test_replay_run_resumes_only_on_its_device_count(tmp_path, capsys):
     # Evaluation and export restore its 2 shards onto 2 devices.
     assert cli.main(["eval", str(run), "--episodes", "1"]) == 0, capsys.readouterr()
     assert "apex on CartPole-v1, update 100: mean return" in capsys.readouterr().out
+
+
+def test_apex_replay_sizes_that_do_not_split_name_its_own_section():
+    # Ape-X's agent is DQN's factory: its errors named the dqn section, whose
+    # flags (--dqn.batch-size) do not change an Ape-X run.
+    from purejaxdrl.agents.registry import algorithm
+
+    config = _config("apex", batch_size=33, min_replay=128, buffer_size=256)
+    exp = pjd.training.make_experiment(config)
+    run = RunShape(num_envs=8, unroll_length=4, num_updates=10, num_devices=2)
+    with pytest.raises(ValueError, match=r"^apex\.batch_size=33 must be"):
+        algorithm("apex").make_agent(
+            config.apex, exp.network, np.zeros(4, np.float32), run
+        )
