@@ -37,6 +37,7 @@ from purejaxdrl.training.run import (
     attach_checkpointer,
     lock_run,
     open_run,
+    replay_devices,
     restore,
     save_resumed_config,
     start_wandb,
@@ -92,6 +93,8 @@ def train(
         verifies; `config` must be its config (`resume_config(run_dir, {})[0]`,
         with any overrides), checked before anything is written. The
         continued run is bitwise the uninterrupted one on the same devices.
+        A run with a replay buffer and `devices: 0` resumes on the device
+        count it was saved on (its buffer's shards), saying so.
       notify: called with each message (resume, skipped checkpoints, device
         changes) on process 0; they are also in `TrainResult.messages`.
       log_to: named sinks writing into the run directory (so they need one):
@@ -112,7 +115,10 @@ def train(
 
     """
     _check_sinks(log_to, write_files or resume is not None, loggers)
+    replay_note = None
     if resume is not None:
+        # A replay run left to choose its devices resumes on its saved count.
+        config, replay_note = replay_devices(config, resume)
         check_resume(resume, config, allow_changes)
     exp = make_experiment(config)  # the Anakin or the Sebulba runner
     with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
@@ -126,8 +132,9 @@ def train(
         # A new run interrupted before its first update leaves no folder.
         keep(UnstartedRun(run.run_dir if resume is None and run.main else None))
         keep(lock_run(run))  # before anything is read or written
-        if exp.device_note:
-            run.say(exp.device_note)
+        for note in (replay_note, exp.device_note):
+            if note:
+                run.say(note)
         key = make_key(config.seed, config.rng_impl)
         start_compile = time.perf_counter()
         abstract = exp.runner.abstract_state(key)

@@ -103,3 +103,22 @@ def test_a_run_still_training_before_its_first_checkpoint_says_to_wait(
         "saves its first checkpoint after 1 chunk(s) of updates (checkpoint.every); "
         "wait for it, then retry."
     ), e.value
+
+
+@pytest.mark.timeout(600)
+def test_python_resumes_a_replay_run_left_to_auto_on_its_saved_count(
+    dqn_on_two_devices, tmp_path
+):
+    # The command line did; train(resume=) asked for devices=2 instead.
+    run_dir = tmp_path / "run"
+    shutil.copytree(dqn_on_two_devices.run_dir, run_dir)
+    total = 16 * 4 * 22  # 2 updates more than the fixture's
+    changes = {"devices": 0, "total_steps": total}
+    config, _ = pjd.resume_config(run_dir, changes, allow_changes=True)
+    assert jax.local_device_count() == 8  # conftest's fake devices
+    result = pjd.train(config, resume=run_dir, console=False, allow_changes=True)
+    assert result.updates == dqn_on_two_devices.updates + 2
+    assert (
+        "resuming on 2 of 8 cpu devices: this dqn run keeps its replay buffer in "
+        "2 shards, one per device, and resumes only on as many."
+    ) in result.messages
