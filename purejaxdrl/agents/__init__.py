@@ -4,14 +4,15 @@ A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
 validation and state layout; `registry` lists the records, and `register`
 adds a user's, defined outside the package. Every algorithm's
-factory and config are exported here (Ape-X is DQN's factory and config with
-its own defaults). Nothing outside this
+factory and config are exported here (Ape-X's `make_apex` is DQN's factory
+under its own name, with DQN's config and its own defaults). Nothing outside this
 package branches on an algorithm's name. Agents import `rl`, `replay`,
 `networks`, `env` specs and the shared modules (`config`, `types`, `parallel`,
 `rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
 """
 
 from purejaxdrl.agents.a2c import A2CConfig, make_a2c
+from purejaxdrl.agents.apex import make_apex
 from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
 from purejaxdrl.agents.dqn import DQNConfig, DQNState, make_dqn
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
@@ -47,6 +48,7 @@ __all__ = [
     "algorithms",
     "make_a2c",
     "make_agent",
+    "make_apex",
     "make_dqn",
     "make_impala",
     "make_ppo",

@@ -10,12 +10,23 @@ config with `prioritised` replay (initial priorities from the actors' TD errors)
 import dataclasses
 import functools
 
+import jax
+
 from purejaxdrl.agents import dqn
+from purejaxdrl.agents.base import Agent, RunShape
+from purejaxdrl.networks import AnyNetwork
 
 
 def default_config() -> dqn.DQNConfig:
     """DQN's config with Ape-X's prioritised replay, per-actor ε, prefetch."""
     return dqn.DQNConfig(prioritised=True, per_actor_epsilon=True, prefetch=True)
+
+
+def make_apex(
+    config: dqn.DQNConfig, network: AnyNetwork, obs_example: jax.Array, run: RunShape
+) -> Agent:
+    """Ape-X's agent: `make_dqn`'s, whose errors then name the `apex` section."""
+    return dqn.make_dqn(config, network, obs_example, run, name="apex")
 
 
 # DQN's record, but for its name, its defaults and the section its checks name.
@@ -24,6 +35,6 @@ ALGORITHM = dataclasses.replace(
     name="apex",
     summary="Ape-X: DQN with prioritised replay and a fixed ε per actor",
     default_config=default_config,
-    make_agent=functools.partial(dqn.make_dqn, name="apex"),
+    make_agent=make_apex,
     validate=functools.partial(dqn.validate, name="apex"),
 )
