@@ -93,18 +93,21 @@ def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
 # Counts that only grow: a chunk reports where they ended, not their mean
 # (the mean of a counter over a chunk of n updates lags it by ~n/2 updates).
 COUNTERS = ("learner/grad_steps", "replay/size")
+# Per-update maxima: a chunk reports the largest (their mean would hide the one
+# update that lagged far behind among many that did not).
+MAXIMA = ("lag/max",)
 
 
 def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     """A chunk's per-update metrics in one record.
 
-    Means over the chunk, except `COUNTERS` (their last value) and episode
-    statistics (means over the episodes ended, from their sums): the return
-    and length as `episode/mean_return`, `episode/mean_length`, and each of
+    Means over the chunk, except `COUNTERS` (their last value), `MAXIMA`
+    (their largest value) and episode statistics (means over the episodes
+    ended, from their sums): the return and length as `episode/mean_return`, `episode/mean_length`, and each of
     the environment's own metrics' episode sums as `env/<name>`.
     """
     out = {
-        k: float(v[-1] if k in COUNTERS else np.mean(v))
+        k: float(_reduce(k, v))
         for k, v in metrics.items()
         if not k.startswith("episode/")
     }
@@ -116,6 +119,15 @@ def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
                 total = float(np.sum(sums))
                 out[_mean_name(key)] = total / count if count else math.nan
     return out
+
+
+def _reduce(key: str, values: np.ndarray) -> np.ndarray:
+    """A non-episode metric's value over a chunk: last, largest or mean."""
+    if key in COUNTERS:
+        return values[-1]
+    if key in MAXIMA:
+        return np.max(values)
+    return np.mean(values)
 
 
 def _mean_name(sum_key: str) -> str:

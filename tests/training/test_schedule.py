@@ -99,6 +99,16 @@ def test_summarize_chunk_reports_counters_where_they_ended():
     assert out == {"learner/grad_steps": 8.0, "replay/size": 192.0, "epsilon": 0.5}
 
 
+def test_summarize_chunk_reports_the_largest_lag_of_its_updates():
+    # One update 10 versions behind among three of 1: the chunk's maximum is
+    # 10 (a mean of the maxima would say 3.25); the mean lag stays a mean.
+    metrics = {
+        "lag/max": np.array([1.0, 10.0, 1.0, 1.0]),
+        "lag/mean": np.array([1.0, 4.0, 1.0, 1.0]),
+    }
+    assert summarize_chunk(metrics) == {"lag/max": 10.0, "lag/mean": 1.75}
+
+
 def test_summarize_chunk_with_no_episode_ended_reports_nan_not_zero():
     metrics = {
         "episode/count": np.zeros(3),
