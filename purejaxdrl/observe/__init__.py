@@ -5,8 +5,9 @@ line on a terminal or in a Jupyter cell), `play` (the `Player` interface
 every run is watched through, and the deterministic policy), `evaluation`
 (episodes of that policy, compiled on device or looped on the host), `render`
 (one episode played and drawn), `gif` (frames and GIFs), `players` (the
-device and host `Player`s), `plots` (curves of run and sweep directories as
-a PNG). Imports `runners`,
+device and host `Player`s), `curves` (learning curves read from run, sweep
+and PBT directories, seeds aligned by env steps), `plots` (those curves as a
+PNG). Imports `runners`,
 `agents`, `env`, `networks` and below; never `training`, `sweeps` or `cli`.
 """
 

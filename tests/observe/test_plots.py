@@ -240,3 +240,131 @@ def test_a_file_matplotlib_cannot_write_is_one_line(
     assert capsys.readouterr().err.startswith(
         f"purejaxdrl: error: --out {out}: matplotlib could not write"
     )
+
+
+def _write_records(run, records):
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_seeds_chunked_differently_are_matched_by_env_steps(tmp_path):
+    # Seed a logged every 640 steps; seed b every 320 up to 1,280 (then resumed
+    # with a larger budget: every 640). Each value belongs at its own steps.
+    a = _run_dir(tmp_path, "a", 0, 1e-3, [])
+    b = _run_dir(tmp_path, "b", 1, 1e-3, [])
+    _write_records(a, [
+        {"env_steps": s, "time": s / 640, "episode/mean_return": s / 10}
+        for s in (640, 1280, 1920, 2560)
+    ])  # fmt: skip
+    _write_records(b, [
+        {"env_steps": s, "time": s / 320, "episode/mean_return": s / 20}
+        for s in (320, 640, 960, 1280, 1920, 2560)
+    ])  # fmt: skip
+    (curve,) = load_curves([a, b])
+    steps, returns = curve.series("env_steps")
+    np.testing.assert_array_equal(steps, [320, 640, 960, 1280, 1920, 2560])
+    nan = np.nan
+    np.testing.assert_array_equal(returns, [
+        [nan, 64, nan, 128, 192, 256],
+        [16, 32, 48, 64, 96, 128],
+    ])  # fmt: skip
+    # Each seed's time at those steps, interpolated within its own records
+    # (a: s / 640 from 640 on, 1.5 at 960 between its records; b: s / 320),
+    # averaged over the seeds there: at 960, (1.5 + 3) / 2.
+    times, _ = curve.series("time")
+    np.testing.assert_allclose(times, [1.0, 1.5, 2.25, 3.0, 4.5, 6.0])
+    xs, mean, low, high = curve.points("env_steps")
+    np.testing.assert_allclose(mean, [16, 48, 48, 96, 144, 192])
+    np.testing.assert_allclose(low, [16, 32, 48, 64, 96, 128])
+    np.testing.assert_allclose(high, [16, 64, 48, 128, 192, 256])
+
+
+def test_a_sparse_metric_is_one_joined_line_with_its_seeds_spread(tmp_path):
+    # Evaluation every 3rd chunk (and at the end), two seeds: the chunks
+    # without one are left out of the drawn points, not gaps between dots.
+    runs = []
+    for seed, values in ((0, [276.0, 90.0, 300.0]), (1, [84.75, 110.0, 200.0])):
+        run = _run_dir(tmp_path, f"s{seed}", seed, 1e-3, [])
+        evals = dict(zip((3, 6, 8), values, strict=True))
+        _write_records(run, [
+            {"env_steps": 1280 * k, "time": 0.1 * k, "episode/mean_return": k,
+             "eval/mean_return": evals.get(k)}
+            for k in range(1, 9)
+        ])  # fmt: skip
+        runs.append(run)
+    (curve,) = load_curves(runs)
+    xs, mean, low, high = curve.points("env_steps", "eval/mean_return")
+    np.testing.assert_array_equal(xs, [3840, 7680, 10240])
+    np.testing.assert_allclose(mean, [180.375, 100.0, 250.0])
+    np.testing.assert_allclose(low, [84.75, 90.0, 200.0])
+    np.testing.assert_allclose(high, [276.0, 110.0, 300.0])
+    times, *_ = curve.points("time", "eval/mean_return")
+    np.testing.assert_allclose(times, [0.3, 0.6, 0.8])
+    # A metric with a value in every chunk keeps all its points.
+    assert len(curve.points("env_steps")[0]) == 8
+    # Drawn: one joined line and one band (not dots and no band).
+    import matplotlib.pyplot as plt
+
+    bands = []  # (x, low, high) of each panel
+    real = plt.Axes.fill_between
+
+    def fill_between(ax, x, y1, y2, **kwargs):
+        bands.append((np.asarray(x), np.asarray(y1), np.asarray(y2)))
+        return real(ax, x, y1, y2, **kwargs)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(plt.Axes, "fill_between", fill_between)
+        out = tmp_path / "eval.png"
+        assert plot_curves(curve, out, metric="eval/mean_return") == 1
+    (steps, *steps_band), (seconds, *time_band) = bands
+    np.testing.assert_array_equal(steps, xs)
+    np.testing.assert_allclose(seconds, [0.3, 0.6, 0.8])
+    for band in (steps_band, time_band):
+        np.testing.assert_allclose(band, [low, high])
+
+
+def test_plot_of_a_folder_of_runs_names_the_runs_inside(tmp_path, capsys):
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    _run_dir(parent, "cartpole_ppo_1", 0, 1e-3, [1, 2])
+    assert cli.main(["plot", str(parent), "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{str(parent)!r} is a folder of runs (train --run-dir makes one run" in err
+    assert f"it holds one run, {str(parent / 'cartpole_ppo_1')!r}: pass that." in err
+    for name in ("cartpole_ppo_2", "cartpole_ppo_3", "cartpole_ppo_4"):
+        _run_dir(parent, name, 0, 1e-3, [1, 2])
+    (parent / "notes").mkdir()  # not a run: not counted
+    with pytest.raises(
+        pjd.ConfigError, match="it holds 4 runs, .* and 1 more: pass"
+    ) as e:
+        load_curves(parent)
+    assert str(e.value).endswith(f"(`purejaxdrl plot {parent}/*`).")
+    # What it says to pass plots them.
+    assert len(load_curves(sorted(parent.glob("cartpole_ppo_*")))) == 1
+
+
+def test_runs_differing_only_in_what_cannot_change_training_are_seeds(tmp_path):
+    # Evaluation, logging, speed and placement settings: seeds of one curve.
+    def run(name, seed, **fields):
+        d = _run_dir(tmp_path, name, seed, 1e-3, [1, 2])
+        config = yaml.safe_load((d / "config.yaml").read_text())
+        for path, value in fields.items():
+            *parents, key = path.split("__")
+            section = config
+            for parent in parents:
+                section = section[parent]
+            section[key] = value
+        (d / "config.yaml").write_text(yaml.safe_dump(config))
+        return d
+
+    same = [
+        run("a", 0),
+        run("b", 1, eval__episodes=4, eval__every=3, eval__stop_at=400.0),
+        run("c", 2, scan_unroll=4, num_logs=7, host__env_threads=8),
+        run("d", 3, host__actor_devices=1, host__learner_devices=2),
+    ]
+    (curve,) = load_curves(same)
+    assert len(curve.histories) == 4
+    # A queue that changes the policy lag, or another budget, is a setting.
+    other = [run("e", 0, host__queue_size=4), run("f", 0, total_steps=1000)]
+    assert len(load_curves([*same, *other])) == 3

@@ -1,0 +1,362 @@
+"""Learning curves read from run, sweep and PBT directories, seeds aligned."""
+
+import dataclasses
+import json
+import math
+import pathlib
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import yaml
+
+from purejaxdrl.config import ConfigError
+
+RETURN = "episode/mean_return"
+# Axis labels of the metrics a reader plots most.
+LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
+# Config fields (dotted paths) that do not make runs different settings: the
+# seed, where files go and how often, and what only changes speed or what is
+# measured besides training (evaluation leaves training bitwise the same; its
+# stop_at only ends a run sooner). Seeds are aligned by env steps, so runs
+# logged at other chunks are seeds of one curve too.
+_NOT_SETTING = (
+    "seed",
+    "run_dir",
+    "devices",
+    "checkpoint",
+    "num_logs",
+    "scan_unroll",
+    "eval",
+    "host.actor_devices",
+    "host.learner_devices",
+    "host.env_threads",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Curve:
+    """One setting's learning curves: one run, or several seeds.
+
+    Drawn as the mean over seeds with a min-max band (`plot_curves`).
+
+    Attributes:
+      label: the legend entry.
+      histories: one list of per-chunk records per seed (as metrics.jsonl).
+
+    """
+
+    label: str
+    histories: tuple[list[dict[str, Any]], ...]
+
+    def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
+        """(x values [points], metric [seeds, points]; NaN where absent).
+
+        Seeds are matched by env steps, not by chunk number: the points are
+        every env-steps count some seed recorded (seeds split into other chunks,
+        by a resume with a larger budget or another --num-logs, interleave), and
+        each seed's value sits at its own count, NaN where it has no record (or
+        past its last: a seed still training, or stopped, cuts no other seed's
+        curve short).
+
+        Any other x (`time`) is per point the mean over the seeds of each seed's
+        own x at that env-steps count, interpolated between its records (NaN
+        outside them).
+        """
+        steps = [_column(h, "env_steps") for h in self.histories]
+        grid = np.unique(np.concatenate([s[np.isfinite(s)] for s in steps]))
+        ys = np.full((len(self.histories), len(grid)), np.nan)
+        xs = np.full_like(ys, np.nan)
+        for i, (history, at) in enumerate(zip(self.histories, steps, strict=True)):
+            ok = np.isfinite(at)
+            ys[i, np.searchsorted(grid, at[ok])] = _column(history, metric)[ok]
+            if x != "env_steps":
+                xs[i] = _interpolate(grid, at, _column(history, x))
+        if x == "env_steps":
+            return grid, ys
+        with warnings.catch_warnings():  # a point no seed timed stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(xs, axis=0), ys
+
+    def points(
+        self, x: str, metric: str = RETURN
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(x, mean, lowest, highest) over the seeds where some seed has a value.
+
+        What `plot_curves` draws: points where no seed has a value (a chunk
+        without an ended episode or an evaluation) are left out, so a sparse
+        metric (`eval/mean_return` every N chunks) is one joined line, and its
+        seeds' spread shows at each of its points.
+        """
+        xs, ys = self.series(x, metric)
+        keep = np.isfinite(ys).any(axis=0) & np.isfinite(xs)
+        ys = ys[:, keep]
+        with warnings.catch_warnings():  # a seed without a value there: NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return xs[keep], np.nanmean(ys, 0), np.nanmin(ys, 0), np.nanmax(ys, 0)
+
+
+def _column(history: list[dict[str, Any]], key: str) -> np.ndarray:
+    """`key`'s value in each record: float [len(history)], NaN where absent."""
+    return np.asarray([_value(r.get(key)) for r in history], float)
+
+
+def _interpolate(grid: np.ndarray, at: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`values` (recorded at env steps `at`) at env steps `grid`; NaN outside."""
+    ok = np.isfinite(at) & np.isfinite(values)
+    if not ok.any():
+        return np.full(len(grid), np.nan)
+    order = np.argsort(at[ok])
+    at, values = at[ok][order], values[ok][order]
+    out = np.interp(grid, at, values)
+    out[(grid < at[0]) | (grid > at[-1])] = np.nan
+    return out
+
+
+def _value(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
+    """The records of a JSONL file, one dict per non-empty line.
+
+    Raises:
+      ConfigError: a line that is not JSON (a process killed while writing
+        it), naming the file and the line.
+
+    """
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line:
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ConfigError(
+                f"{path}: line {number} is not JSON ({e.msg}), as a process "
+                "stopped while writing it leaves it; delete that line (its "
+                "record is lost) and read it again."
+            ) from None
+    return records
+
+
+def read_history(path: pathlib.Path) -> list[dict[str, Any]]:
+    """A run's metrics JSONL as per-chunk records, missing values (null) as NaN."""
+    return [
+        {k: math.nan if v is None else v for k, v in r.items()}
+        for r in read_jsonl(path)
+    ]
+
+
+def short_value(x: Any) -> str:
+    """A setting's value as a short text: `0.001`, `64x64`, `True`."""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    if isinstance(x, tuple | list):
+        return "x".join(map(str, x))
+    return str(x)
+
+
+def setting_label(values: Mapping[str, Any], algo: str) -> str:
+    """`learning_rate=0.001, entropy_cost=0`: a sweep setting for a legend.
+
+    Args:
+      values: the setting, {field path: value}.
+      algo: the sweep's algorithm, whose fields are named without `algo.`.
+
+    Returns:
+      The label; `base` for a setting that varies nothing.
+
+    """
+    text = ", ".join(
+        f"{k.removeprefix(algo + '.')}={short_value(v)}" for k, v in values.items()
+    )
+    return text or "base"
+
+
+def unfinished(path: pathlib.Path, command: str) -> str:
+    """Why a sweep or PBT directory still training (or stopped) can't be read."""
+    return (
+        f"{str(path)!r} is a {command} that has not finished (stopped, or still "
+        f"training): its records are in its checkpoints until then; "
+        f"`purejaxdrl {command} --resume {path}` finishes it."
+    )
+
+
+def sweep_curves(path: pathlib.Path) -> list[Curve]:
+    """One curve per setting of a sweep directory, its seeds the curve's runs.
+
+    Reads `sweep.yaml` (the base config's algorithm, the settings and the seeds)
+    and `runs/run-NNNN.jsonl`; runs go setting-major, as the sweep wrote them.
+    """
+    meta = yaml.safe_load((path / "sweep.yaml").read_text())
+    if meta.get("status") == "running":
+        raise ConfigError(unfinished(path, "sweep"))
+    algo, n = meta["base"]["algo"], len(meta["seeds"])
+    curves = []
+    for s, values in enumerate(meta["settings"]):
+        runs = range(s * n, (s + 1) * n)
+        histories = [read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in runs]
+        curves.append(Curve(setting_label(values, algo), tuple(histories)))
+    return curves
+
+
+def pbt_curve(path: pathlib.Path) -> Curve:
+    """A PBT directory's population as one curve: its members' mean and band.
+
+    Members are not seeds of one setting (each changes its values and copies
+    better members as it trains): the band is the population's spread, the
+    line what a member's slot returns on average. Reads `pbt.yaml` and
+    `members/member-NNNN.jsonl`.
+    """
+    if not (path / "lineage.json").is_file():
+        raise ConfigError(unfinished(path, "pbt"))
+    population = yaml.safe_load((path / "pbt.yaml").read_text())["population"]
+    histories = tuple(
+        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        for i in range(population)
+    )
+    return Curve(f"PBT population ({population} members)", histories)
+
+
+def load_curves(
+    paths: str | pathlib.Path | Sequence[str | pathlib.Path],
+) -> list[Curve]:
+    """The curves of run, sweep and PBT directories (or one), in the given order.
+
+    A sweep directory gives one curve per setting (`sweep_curves`), a PBT
+    directory one of its population (`pbt_curve`); run directories whose
+    configs differ only in the seed form one curve.
+
+    Raises:
+      ConfigError: a path that is none of these, an unfinished sweep or PBT
+        run, or a run without metrics.
+
+    """
+    if isinstance(paths, str | pathlib.PurePath):  # one folder, not its letters
+        paths = [paths]
+    items: list[Curve | str] = []  # curves, or keys of groups of runs
+    runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
+    seen: set[pathlib.Path] = set()
+    for raw in paths:
+        path = pathlib.Path(raw)
+        if path.resolve() in seen:  # `R R/`, overlapping globs: one run, once
+            continue
+        seen.add(path.resolve())
+        if (path / "sweep.yaml").is_file():
+            items.extend(sweep_curves(path))
+            continue
+        if (path / "pbt.yaml").is_file():
+            items.append(pbt_curve(path))
+            continue
+        metrics = path / "metrics.jsonl"
+        if not metrics.is_file() and (path / "config.yaml").is_file():
+            raise ConfigError(
+                f"{str(path)!r} is a run directory without metrics yet (no "
+                "metrics.jsonl: stopped before its first chunk); resume it "
+                "(purejaxdrl train --resume) or leave it out."
+            )
+        if not metrics.is_file():
+            raise ConfigError(_not_a_run(path))
+        history = read_jsonl(metrics)
+        if not history:
+            raise ConfigError(
+                f"{str(path)!r} has no metrics yet (empty metrics.jsonl); wait for "
+                "its first chunk or leave it out."
+            )
+        config = yaml.safe_load((path / "config.yaml").read_text()) or {}
+        # Runs that differ only in their seed (and folder) are seeds of one curve.
+        key = json.dumps(_setting(config), sort_keys=True)
+        if key not in runs:
+            runs[key] = []
+            items.append(key)
+        runs[key].append((path.name, history))
+    labels = _differences(list(runs))
+    return [
+        x if isinstance(x, Curve) else _runs_curve(runs[x], labels.get(x))
+        for x in items
+    ]
+
+
+def _not_a_run(path: pathlib.Path) -> str:
+    """Why `path` can't be plotted; for a folder of runs, the runs inside it."""
+    inside = []
+    if path.is_dir():
+        own = ("config.yaml", "sweep.yaml", "pbt.yaml")
+        inside = sorted(
+            d for d in path.iterdir() if any((d / n).is_file() for n in own)
+        )
+    if not inside:
+        return (
+            f"{str(path)!r} is not a run, sweep or PBT directory (no "
+            "metrics.jsonl, sweep.yaml or pbt.yaml); pass folders made by "
+            "`purejaxdrl train`, `sweep` or `pbt`."
+        )
+    if len(inside) == 1:
+        which = f"it holds one run, {str(inside[0])!r}: pass that"
+    else:
+        names = ", ".join(repr(str(d)) for d in inside[:3])
+        more = f" and {len(inside) - 3} more" if len(inside) > 3 else ""
+        which = (
+            f"it holds {len(inside)} runs, {names}{more}: pass them "
+            f"(`purejaxdrl plot {path / '*'}`)"
+        )
+    return (
+        f"{str(path)!r} is a folder of runs (train --run-dir makes one run "
+        f"inside it), not a run; {which}."
+    )
+
+
+def _setting(config: dict[str, Any]) -> dict[str, Any]:
+    """`config` without the fields of `_NOT_SETTING`: what makes runs seeds."""
+    same = json.loads(json.dumps(config))  # a copy to delete from
+    for field in _NOT_SETTING:
+        *parents, name = field.split(".")
+        section = same
+        for parent in parents:
+            section = section.get(parent, {}) if isinstance(section, dict) else {}
+        if isinstance(section, dict):
+            section.pop(name, None)
+    return same
+
+
+def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(tree, dict):
+        return {prefix.rstrip("."): tree}
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        out.update(_flat(v, f"{prefix}{k}."))
+    return out
+
+
+def _differences(keys: list[str], most: int = 3) -> dict[str, str]:
+    """Each group's label by the config fields that tell the groups apart.
+
+    `learning_rate=0.001` for runs that differ in it; none where the groups
+    differ in more than `most` fields, or there is one group (the folder's
+    name says it then).
+    """
+    if len(keys) < 2:
+        return {}
+    flats = [_flat(json.loads(k)) for k in keys]
+    fields = sorted({f for flat in flats for f in flat})
+    differ = [f for f in fields if len({json.dumps(x.get(f)) for x in flats}) > 1]
+    if not differ or len(differ) > most:
+        return {}
+    return {
+        k: ", ".join(
+            f"{f.rsplit('.', 1)[-1]}={short_value(flat.get(f))}" for f in differ
+        )
+        for k, flat in zip(keys, flats, strict=True)
+    }
+
+
+def _runs_curve(
+    members: list[tuple[str, list[dict[str, Any]]]], label: str | None = None
+) -> Curve:
+    """A group of runs' curve: labelled by `label` (else its first folder)."""
+    label = label or members[0][0]
+    if len(members) > 1:
+        label += f" ({len(members)} seeds)"
+    return Curve(label, tuple(h for _, h in members))
