@@ -103,8 +103,9 @@ def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
 
     Means over the chunk, except `COUNTERS` (their last value), `MAXIMA`
     (their largest value) and episode statistics (means over the episodes
-    ended, from their sums): the return and length as `episode/mean_return`, `episode/mean_length`, and each of
-    the environment's own metrics' episode sums as `env/<name>`.
+    ended, from their sums): the return and length as `episode/mean_return`,
+    `episode/mean_length`, and each of the environment's own metrics' episode
+    sums as `env/<name>`.
     """
     out = {
         k: float(_reduce(k, v))
