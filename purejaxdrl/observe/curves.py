@@ -87,11 +87,16 @@ class Curve:
         What `plot_curves` draws: points where no seed has a value (a chunk
         without an ended episode or an evaluation) are left out, so a sparse
         metric (`eval/mean_return` every N chunks) is one joined line, and its
-        seeds' spread shows at each of its points.
+        seeds' spread shows at each of its points. A seed without a record at
+        a point (seeds chunked differently) counts there with its value
+        interpolated between its own records, so the mean does not jump
+        between the seeds that happened to log; none outside its first and
+        last record.
         """
-        xs, ys = self.series(x, metric)
+        steps, ys = self.series("env_steps", metric)
+        xs = steps if x == "env_steps" else self.series(x, metric)[0]
         keep = np.isfinite(ys).any(axis=0) & np.isfinite(xs)
-        ys = ys[:, keep]
+        ys = np.stack([_interpolate(steps, steps, row) for row in ys])[:, keep]
         with warnings.catch_warnings():  # a seed without a value there: NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             return xs[keep], np.nanmean(ys, 0), np.nanmin(ys, 0), np.nanmax(ys, 0)

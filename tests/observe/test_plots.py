@@ -272,10 +272,12 @@ def test_seeds_chunked_differently_are_matched_by_env_steps(tmp_path):
     # averaged over the seeds there: at 960, (1.5 + 3) / 2.
     times, _ = curve.series("time")
     np.testing.assert_allclose(times, [1.0, 1.5, 2.25, 3.0, 4.5, 6.0])
+    # Drawn: at 960, a (no record there) counts with 96, between its 64 and
+    # 128; at 320, before a's first record, b alone.
     xs, mean, low, high = curve.points("env_steps")
-    np.testing.assert_allclose(mean, [16, 48, 48, 96, 144, 192])
+    np.testing.assert_allclose(mean, [16, 48, 72, 96, 144, 192])
     np.testing.assert_allclose(low, [16, 32, 48, 64, 96, 128])
-    np.testing.assert_allclose(high, [16, 64, 48, 128, 192, 256])
+    np.testing.assert_allclose(high, [16, 64, 96, 128, 192, 256])
 
 
 def test_a_sparse_metric_is_one_joined_line_with_its_seeds_spread(tmp_path):
