@@ -52,12 +52,15 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
     """SAC hyper-parameters (the paper's, but for the replay's sizes).
 
     Below are SAC's own fields; those it shares with other learners (Adam's
-    learning rate for actor, critics and temperature alike, discount, replay
-    sizes, reward scale) are declared and described in `agents.fields`
-    (`LearnerFields`, `ReplayFields`, `RewardFields`), and `purejaxdrl train
-    --algo sac --help` lists them all.
+    learning rate for actor, critics and, unless `alpha_learning_rate` is set,
+    temperature; discount, replay sizes, reward scale) are declared and
+    described in `agents.fields` (`LearnerFields`, `ReplayFields`,
+    `RewardFields`), and `purejaxdrl train --algo sac --help` lists them all.
 
     Attributes:
+      alpha_learning_rate: Adam's step size for the temperature (log α); none:
+        learning_rate, as for the actor and critics (brax's SAC, which
+        Playground's configs drive, fixes 3e-4). Static: a sweep grids it.
       tau: Polyak rate of the target critics.
       init_alpha: the temperature α at the start.
       target_entropy_scale: the target entropy is -scale x |A|.
@@ -66,6 +69,8 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
 
     # Static.
     min_replay: int = jax.tree.static(default=5_000)
+    # Static: None is no array leaf, so a sweep grids it (a program per value).
+    alpha_learning_rate: float | None = jax.tree.static(default=None)
     # Dynamic.
     learning_rate: float | jax.Array = 3e-4
     tau: float | jax.Array = 0.005
@@ -175,13 +180,13 @@ def apply_gradients(
     carry: SACState,
     grads: tuple[Params, Params, jax.Array],
     ready: jax.Array,
-    optimizer: optax.GradientTransformation,
+    optimizers: tuple[optax.GradientTransformation, ...],
     tau: float | jax.Array,
 ) -> SACState:
     """Adam steps on (actor, critic, log α) and a Polyak target; kept before `ready`."""
     old = (carry.params["actor"], carry.params["critic"], carry.log_alpha)
     new, opt_states = [], []
-    for g, s, p in zip(grads, carry.opt_state, old, strict=True):
+    for g, s, p, optimizer in zip(grads, carry.opt_state, old, optimizers, strict=True):
         updates, s = optimizer.update(g, s, p)
         new.append(optax.apply_updates(p, updates))
         opt_states.append(s)
@@ -226,6 +231,13 @@ def make_sac(
     dist = policy.distribution
     # Constant learning rates and no gradient clipping, as in the paper.
     optimizer = make_learner_optimizer(config.learning_rate, max_grad_norm=None)
+    alpha_rate = config.alpha_learning_rate
+    alpha_optimizer = (  # unset: the very optimiser of the actor and critics
+        optimizer
+        if alpha_rate is None
+        else make_learner_optimizer(alpha_rate, max_grad_norm=None)
+    )
+    optimizers = (optimizer, optimizer, alpha_optimizer)
     obs_example = _float32(obs_example)
 
     def init(key: PRNGKey) -> SACState:
@@ -245,7 +257,7 @@ def make_sac(
             (
                 optimizer.init(params["actor"]),
                 optimizer.init(params["critic"]),
-                optimizer.init(log_alpha),
+                alpha_optimizer.init(log_alpha),
             ),
             log_alpha,
             jnp.zeros((), jnp.int32),
@@ -295,7 +307,7 @@ def make_sac(
         }
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
-        carry = apply_gradients(carry, grads, ready, optimizer, config.tau)
+        carry = apply_gradients(carry, grads, ready, optimizers, config.tau)
         return carry, jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
 
     def update(
@@ -343,11 +355,12 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
+    alpha = () if config.alpha_learning_rate is None else ("alpha_learning_rate",)
     check_ranges(
         "sac",
         config,
         at_least_one=("buffer_size", "batch_size", "min_replay", "updates_per_step"),
-        positive=("learning_rate", "init_alpha", "reward_scale"),
+        positive=("learning_rate", *alpha, "init_alpha", "reward_scale"),
         unit=("gamma", "tau"),
     )
     scale = config.target_entropy_scale

@@ -3,11 +3,13 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import RunShape, sac
 from purejaxdrl.agents.sac import SACConfig, Stored, make_sac
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks
 from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
@@ -158,3 +160,73 @@ def test_losses_match_the_papers_soft_target_actor_and_temperature_losses():
     # Its gradient raises α while the entropy -log π is below the target.
     grad = jax.grad(sac.alpha_loss)(log_alpha, got_logp, entropy_target)
     np.testing.assert_allclose(grad, -np.mean(logp_new + entropy_target), rtol=1e-5)
+
+
+def _one_update(**config):
+    """Init's state, and one update's state and metrics (one gradient step)."""
+    agent = _agent(**config)
+    start = agent.init(jax.random.key(0))
+    state, metrics = jax.jit(agent.update)(start, _traj(), jax.random.key(1))
+    assert int(state.grad_steps) == 1
+    return start, state, metrics
+
+
+def test_alpha_learning_rate_is_the_temperatures_adam_step_alone():
+    # With log α₀ = 1 (α₀ = e), J(α) = -log α mean(log π + H̄) has the
+    # gradient g = -mean(log π + H̄) = J / log α₀. Adam's first step from
+    # zero moments (Kingma & Ba, 2015) has m̂ = g and v̂ = g², so it moves
+    # log α by -lr g / (|g| + ε), ε = 1e-8: here -0.05 sign(g), where the
+    # learning rate, 1e-3, would move it 50 times less.
+    lr, alpha_lr = 1e-3, 0.05
+    start, state, metrics = _one_update(
+        learning_rate=lr, alpha_learning_rate=alpha_lr, init_alpha=float(np.e)
+    )
+    log_alpha0 = float(start.log_alpha)
+    g = float(metrics["loss/alpha"]) / log_alpha0
+    want = log_alpha0 - alpha_lr * g / (abs(g) + 1e-8)
+    np.testing.assert_allclose(float(state.log_alpha), want, rtol=1e-6)
+    adam = optax.adam(alpha_lr)
+    step, _ = adam.update(jnp.float32(g), adam.init(start.log_alpha))
+    np.testing.assert_allclose(state.log_alpha, start.log_alpha + step, rtol=1e-6)
+    # The actor and critics keep learning_rate: the same bits as unset.
+    _, unset, _ = _one_update(learning_rate=lr, init_alpha=float(np.e))
+    for got, same in zip(
+        jax.tree.leaves((state.params, state.target_critic, state.opt_state[:2])),
+        jax.tree.leaves((unset.params, unset.target_critic, unset.opt_state[:2])),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, same)
+    moved = float(unset.log_alpha) - log_alpha0
+    assert moved == pytest.approx(-lr * np.sign(g), rel=1e-4)
+
+
+def test_unset_alpha_learning_rate_keeps_the_shared_optimiser_bitwise():
+    # Unset, log α steps with the actor's and critics' own optimiser, as
+    # before the field existed; the same rate set explicitly builds a second,
+    # equal Adam. Three updates of both agree to the bit, buffers and
+    # optimiser states included, in the same state structure (checkpoints).
+    states = []
+    for extra in ({}, {"alpha_learning_rate": 1e-2}):
+        agent = _agent(learning_rate=1e-2, **extra)
+        state = agent.init(jax.random.key(0))
+        update = jax.jit(agent.update)
+        for i in range(3):
+            state, _ = update(state, _traj(), jax.random.key(i))
+        states.append(state)
+    unset, explicit = states
+    assert jax.tree.structure(unset) == jax.tree.structure(explicit)
+    for got, want in zip(
+        jax.tree.leaves(unset), jax.tree.leaves(explicit), strict=True
+    ):
+        np.testing.assert_array_equal(got, want)
+    assert int(unset.grad_steps) == 3 and float(unset.log_alpha) != 0.0
+
+
+@pytest.mark.parametrize("rate", ["0", "-1e-3", "nan", "inf"])
+def test_alpha_learning_rate_must_be_positive_and_may_be_unset(rate):
+    config = pjd.TrainConfig(algo="sac")
+    with pytest.raises(ConfigError, match=r"^sac\.alpha_learning_rate=\S+ must be > 0"):
+        sac.validate(pjd.apply_overrides(config, {"sac.alpha_learning_rate": rate}).sac)
+    unset = pjd.apply_overrides(config, {"sac.alpha_learning_rate": "none"}).sac
+    assert unset.alpha_learning_rate is None
+    sac.validate(unset)
