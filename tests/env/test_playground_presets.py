@@ -31,10 +31,13 @@ PRESETS = {
 }
 MENAGERIE = ("go1_joystick_flat_terrain", "leap_cube_reorient")
 # brax's defaults where Playground sets none: PPO's policy network (its value
-# tower, 5 x 256, has no place: ours takes one hidden_sizes), PPO's clip,
-# SAC's networks, Polyak rate and target entropy (-|A| / 2).
-BRAX_PPO_POLICY, BRAX_PPO_CLIP = (32, 32, 32, 32), 0.3
+# tower, 5 x 256, has no place: ours takes one hidden_sizes), PPO's clip and
+# Adam ε (optax's default: brax passes none), SAC's networks, Polyak rate and
+# target entropy (-|A| / 2), and the temperature's Adam rate, which brax's SAC
+# fixes whatever learning_rate is (brax/training/agents/sac/train.py).
+BRAX_PPO_POLICY, BRAX_PPO_CLIP, BRAX_PPO_EPS = (32, 32, 32, 32), 0.3, 1e-8
 BRAX_SAC_HIDDEN, BRAX_SAC_TAU, BRAX_SAC_ENTROPY_SCALE = (256, 256), 0.005, 0.5
+BRAX_SAC_ALPHA_LR = 3e-4
 # cartpole_balance's PPO batch is scaled down for a CPU (its comment says how).
 SCALED = ("cartpole_balance",)
 
@@ -58,6 +61,26 @@ def test_every_playground_task_with_a_brax_config_has_its_sections():
         *((preset, "ppo") for preset in PRESETS),
         *((preset, "sac") for preset in PRESETS if preset not in MENAGERIE),
     }
+
+
+def test_brax_still_fixes_what_the_presets_copy_from_it():
+    # The optimiser settings brax hard-codes rather than takes from
+    # Playground's configs, read from its source so that a change shows.
+    import inspect
+    import re
+
+    import optax
+    from brax.training.agents.ppo import train as ppo_train
+    from brax.training.agents.sac import train as sac_train
+
+    sac_source = inspect.getsource(sac_train.train)
+    rate = re.search(
+        r"alpha_optimizer = optax\.adam\(learning_rate=([\d.e-]+)\)", sac_source
+    )
+    assert rate is not None and float(rate.group(1)) == BRAX_SAC_ALPHA_LR
+    ppo_source = inspect.getsource(ppo_train.train)
+    assert "base_optimizer = optax.adam(learning_rate=learning_rate)" in ppo_source
+    assert inspect.signature(optax.adam).parameters["eps"].default == BRAX_PPO_EPS
 
 
 @pytest.mark.parametrize(("preset", "algo"), [s for s in _sections() if s[1] == "ppo"])
@@ -103,6 +126,7 @@ def test_sac_sections_keep_playgrounds_published_settings(preset, algo):
     assert 0 <= rl.num_timesteps - config.total_steps < config.num_envs
     assert (sac.gamma, sac.learning_rate) == (rl.discounting, rl.learning_rate)
     assert sac.reward_scale == rl.reward_scaling
+    assert sac.alpha_learning_rate == BRAX_SAC_ALPHA_LR
     assert (sac.batch_size, sac.updates_per_step) == (
         rl.batch_size,
         rl.grad_updates_per_step,
