@@ -4,7 +4,8 @@
 sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
 `listing`) turns its arguments into typed configs and calls the library; what
 several of them share (the parser that raises, config flags, compile-cache
-flags, exit codes) lives in `args`, what `sweep` and `pbt` share in
+flags, exit codes) lives in `args` (its hints for unknown words in
+`hints`), what `sweep` and `pbt` share in
 `population`, and how the processes of a multi-process run join, agree and
 stop in `processes`. Sub-commands import those two, never each other. This is the
 top layer: it may import every other part of the package, and nothing

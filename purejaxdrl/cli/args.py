@@ -1,8 +1,6 @@
 """Argument helpers shared by the sub-commands: the parser, config flags, errors."""
 
 import argparse
-import dataclasses
-import difflib
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -12,6 +10,7 @@ import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names
+from purejaxdrl.cli.hints import flag_hint, word_hint
 from purejaxdrl.config_docs import field_descriptions
 from purejaxdrl.config_types import flat_fields
 
@@ -39,52 +38,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments"):
-            # The first unknown flag's nearest known one, if any is close.
-            unknown = [w for w in message.split()[2:] if w.startswith("--")]
+            words = message.split()[2:]
+            unknown = [w for w in words if w.startswith("--")]
             flag = unknown[0].split("=")[0] if unknown else ""
             flags = [o for o in self._option_string_actions if o.startswith("--")]
-            # An --env.X that is no typo of a flag (--env.randomize true) is an
-            # environment's own option, which --env.option KEY=VALUE sets.
-            env_option = flag.startswith("--env.") and "--env.option" in flags
-            cutoff = 0.85 if env_option else 0.6
-            close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
-            hint = f"did you mean {close[0]}? " if close else ""
-            hint = _foreign_flag_hint(flag, flags) or hint
-            if env_option and not close:
-                name = flag.removeprefix("--env.").replace("-", "_")
-                hint = f"an environment's own option? --env.option {name}=VALUE. "
+            hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
             message = f"{message}; {hint}`{self._help}` lists every option."
         elif "invalid float value" in message or "invalid int value" in message:
             kind = "a number" if "float" in message else "an integer"
             message = f"{message}; pass {kind} (see `{self._help}`)."
         raise UsageError(message)
-
-
-def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
-    """For --dqn.num-minibatches: the sections whose field it is, if any."""
-    section, dot, leaf = flag.removeprefix("--").partition(".")
-    field = leaf.replace("-", "_")
-    # Every algorithm's section (a run's parser has only its own algorithm's
-    # flags), then the other sections the parser has (eval.episodes).
-    owners = [
-        record.name
-        for record in algorithms()
-        if field in {f.name for f in dataclasses.fields(record.config_type)}
-    ]
-    owners += [
-        owner
-        for f in flags
-        if f.endswith(f".{leaf}")
-        and f.count(".") == 1
-        and (owner := f.removeprefix("--").split(".")[0]) not in owners
-    ]
-    owners = [owner for owner in owners if owner != section]
-    if not dot or not leaf or not owners:
-        return ""
-    return (
-        f"{field} is a field of {', '.join(owners)}, not "
-        f"{section}'s (e.g. --{owners[0]}.{leaf}). "
-    )
 
 
 def run_dir_parser(

@@ -1,0 +1,79 @@
+"""Hints for unknown command-line words: the flag or preset they likely mean."""
+
+import dataclasses
+import difflib
+
+from purejaxdrl.agents.registry import algorithms
+
+# Abbreviations newcomers bring from other libraries, as the field they mean.
+_ALIASES = {"lr": "learning-rate"}
+
+
+def flag_hint(flag: str, flags: list[str]) -> str:
+    """What to say of the unknown `flag`: the flag it likely means, if any."""
+    section, dot, leaf = flag.removeprefix("--").rpartition(".")
+    # Config files, --grid and the API spell fields with underscores.
+    dashed = "--" + flag.removeprefix("--").replace("_", "-")
+    if dashed in flags:
+        return f"did you mean {dashed}? (flags spell words with dashes) "
+    alias = _ALIASES.get(leaf.replace("_", "-"))
+    if alias:
+        meant = [f for f in flags if f.endswith(f".{alias}")]
+        meant = [f for f in meant if f.startswith(f"--{section}{dot}")] or meant
+        if len(meant) == 1:
+            return f"did you mean {meant[0]}? "
+    # `--tot` for --total-steps: a prefix of one flag only.
+    prefixed = [f for f in flags if f.startswith(dashed)]
+    if len(prefixed) == 1 and len(dashed) > 3:
+        return f"did you mean {prefixed[0]}? "
+    # An --env.X that is no typo of a flag (--env.randomize true) is an
+    # environment's own option, which --env.option KEY=VALUE sets.
+    env_option = flag.startswith("--env.") and "--env.option" in flags
+    cutoff = 0.85 if env_option else 0.6
+    close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
+    hint = f"did you mean {close[0]}? " if close else ""
+    hint = _foreign_flag_hint(flag, flags) or hint
+    if env_option and not close:
+        name = flag.removeprefix("--env.").replace("-", "_")
+        hint = f"an environment's own option? --env.option {name}=VALUE. "
+    return hint
+
+
+def word_hint(words: list[str], flags: list[str]) -> str:
+    """For `train cartpole`: a preset's name passed without its --env."""
+    from purejaxdrl.training.presets import preset_names
+
+    if "--env" in flags and words and words[0] in preset_names():
+        return f"a preset is named by a flag: did you mean --env {words[0]}? "
+    return ""
+
+
+def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
+    """For --dqn.num-minibatches: the sections whose field it is, if any."""
+    section, dot, leaf = flag.removeprefix("--").partition(".")
+    field = leaf.replace("-", "_")
+    leaf = field.replace("_", "-")  # how the flags spell it
+    # Every algorithm's section (a run's parser has only its own algorithm's
+    # flags), then the other sections the parser has (eval.episodes).
+    owners = [
+        record.name
+        for record in algorithms()
+        if field in {f.name for f in dataclasses.fields(record.config_type)}
+    ]
+    owners += [
+        owner
+        for f in flags
+        if f.endswith(f".{leaf}")
+        and f.count(".") == 1
+        and (owner := f.removeprefix("--").split(".")[0]) not in owners
+    ]
+    # Never claim a field is not the section's own when the section has it.
+    if section in owners and f"--{section}.{leaf}" in flags:
+        return ""
+    owners = [owner for owner in owners if owner != section]
+    if not dot or not leaf or not owners:
+        return ""
+    return (
+        f"{field} is a field of {', '.join(owners)}, not "
+        f"{section}'s (e.g. --{owners[0]}.{leaf}). "
+    )

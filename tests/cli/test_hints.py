@@ -1,0 +1,57 @@
+"""Hints for a newcomer's slips: each one line, exit status 2, naming the fix."""
+
+import pytest
+
+from purejaxdrl import cli
+
+TRAIN = ["train", "--no-files", "--no-compile-cache"]
+
+
+def _error(argv: list[str], capsys) -> str:
+    """The one error line of `purejaxdrl ARGV`, checked for exit status 2."""
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        # Underscores (as config files and --grid spell fields): the run's own
+        # algorithm's field, never another algorithm's.
+        (["--ppo.learning_rate", "1e-3"], "did you mean --ppo.learning-rate?"),
+        (["--ppo.num_epochs", "2"], "did you mean --ppo.num-epochs?"),
+        (["--ppo.gae_lambda", "0.9"], "did you mean --ppo.gae-lambda?"),
+        (["--ppo.entropy_cost", "0"], "did you mean --ppo.entropy-cost?"),
+        (
+            ["--algo", "dqn", "--dqn.learning_rate", "1e-3"],
+            "did you mean --dqn.learning-rate?",
+        ),
+        (["--total_steps", "1024"], "did you mean --total-steps?"),
+        # A field the section lacks: its owners, with a flag that parses.
+        (
+            ["--algo", "dqn", "--dqn.num_minibatches", "4"],
+            "not dqn's (e.g. --ppo.num-minibatches)",
+        ),
+        # Abbreviations: a unique prefix, and lr for learning rate.
+        (["--tot", "1024"], "did you mean --total-steps?"),
+        (["--lr", "1e-3"], "did you mean --ppo.learning-rate?"),
+        (["--ppo.lr", "1e-3"], "did you mean --ppo.learning-rate?"),
+        (["--algo", "dqn", "--lr", "1e-3"], "did you mean --dqn.learning-rate?"),
+        # A preset named without its flag.
+        (["cartpole"], "did you mean --env cartpole?"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_train_flag_hints(argv, hint, capsys):
+    line = _error([*TRAIN, *argv], capsys)
+    assert hint in line, line
+    assert "is a field of" not in line or "not dqn's" in hint, line
+
+
+def test_eval_abbreviation_names_the_flag(capsys):
+    line = _error(["eval", "--ep", "3", "runs/RUN"], capsys)
+    assert "did you mean --episodes?" in line, line
