@@ -10,6 +10,7 @@ learn of either from here.
 """
 
 import dataclasses
+import difflib
 import re
 from typing import Any
 
@@ -176,8 +177,13 @@ def algorithm(name: str) -> Algorithm:
 
     """
     if name not in _ALGORITHMS:
+        # --algo PPO, --algo ppp: the name meant, ahead of the list.
+        lower = str(name).lower()
+        close = [lower] if lower in _ALGORITHMS else []
+        close = close or difflib.get_close_matches(lower, names(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"algo={name!r} is not a known algorithm; use one of {names()}, or "
+            f"algo={name!r} is not a known algorithm; {hint}use one of {names()}, or "
             "import the module that registers yours (--env.imports MODULE)."
         )
     return _ALGORITHMS[name]

@@ -12,6 +12,7 @@ top layer: it may import every other part of the package, and nothing
 imports it.
 """
 
+import difflib
 import importlib
 import os
 import pathlib
@@ -89,8 +90,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
+        close = difflib.get_close_matches(command.lower(), COMMANDS, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
         return fail(
-            f"unknown command {command!r}; use one of {', '.join(COMMANDS)} "
+            f"unknown command {command!r}; {hint}use one of {', '.join(COMMANDS)} "
             "(see `purejaxdrl --help`)."
         )
     from purejaxdrl.config import ConfigError

@@ -1,11 +1,12 @@
 """`purejaxdrl list`: the shipped presets, their algorithms and targets.
 
-With `--envs`, the environment ids `--env.id` takes instead.
+With `--env PRESET`, that preset's lines only; with `--envs`, the environment
+ids `--env.id` takes instead.
 """
 
 from collections.abc import Sequence
 
-from purejaxdrl.cli.args import Parser
+from purejaxdrl.cli.args import Parser, UsageError
 
 
 def list_command(argv: Sequence[str]) -> int:
@@ -29,6 +30,7 @@ def list_command(argv: Sequence[str]) -> int:
         prog="purejaxdrl list",
         description="List presets: one line per algorithm section, with its "
         "target; or, with --envs, the environment ids --env.id takes.",
+        allow_abbrev=False,  # `--env` is no abbreviation of --envs: a hint
     )
     parser.add_argument(
         "--envs",
@@ -44,11 +46,20 @@ def list_command(argv: Sequence[str]) -> int:
         metavar="MODULE",
         help="with --envs: modules to import first (your own environments)",
     )
+    parser.add_argument(
+        "--env", metavar="PRESET", help="list only this preset's sections"
+    )
     args = parser.parse_args(argv)
     if args.envs:
         return _list_envs(args.imports)
+    if args.env and args.env not in preset_names():
+        load_preset(args.env)  # an unknown name's one-line error, with its hints
+        raise UsageError(
+            f"list --env {args.env!r}: list shows shipped presets only; pass one's "
+            "name (`purejaxdrl list` lists them) or read the file itself."
+        )
     rows = []
-    for name in preset_names():
+    for name in [args.env] if args.env else preset_names():
         for algo in preset_algorithms(name):
             p = load_preset(name, algo)
             budget = p.config.total_steps

@@ -55,3 +55,29 @@ def test_train_flag_hints(argv, hint, capsys):
 def test_eval_abbreviation_names_the_flag(capsys):
     line = _error(["eval", "--ep", "3", "runs/RUN"], capsys)
     assert "did you mean --episodes?" in line, line
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["trian"], "unknown command 'trian'; did you mean train?"),
+        (
+            ["train", "--algo", "PPO"],
+            "algo='PPO' is not a known algorithm; did you mean 'ppo'?",
+        ),
+        (["train", "--algo", "ppp"], "did you mean 'ppo'?"),
+        # `list` parses whole flags: --env is no abbreviation of --envs.
+        (["list", "--en"], "unrecognized arguments: --en; did you mean --env?"),
+        (["list", "--env", "nope"], "Unknown environment preset 'nope'"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
+def test_command_algo_and_list_hints(argv, hint, capsys):
+    assert hint in _error(argv, capsys)
+
+
+def test_list_env_lists_one_presets_sections(capsys):
+    assert cli.main(["list", "--env", "cartpole"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines and all(line.split()[0] == "cartpole" for line in lines), lines
+    assert any(line.split()[2] == "ppo" for line in lines), lines
