@@ -125,7 +125,8 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(
-                f"Unknown environment preset {name!r}: {hint}choose one of "
+                _env_id_hint(name)
+                or f"Unknown environment preset {name!r}: {hint}choose one of "
                 f"{', '.join(names)}, or pass a path to a preset .yaml file."
             )
     elif not path.is_file():
@@ -176,6 +177,40 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         target_of=of,
         tuned=tuned,
         target_measured=target.get("measured", True),
+    )
+
+
+def _env_id_hint(name: str) -> str:
+    """For `--env MountainCar-v0`: that it is an id, and how to train it; or ""."""
+    from purejaxdrl.env.registry import RESERVED_PREFIXES, registered
+
+    host = name.startswith(("envpool:", "gymnasium:"))
+    known = host or name in registered()
+    if not (known or name.startswith(tuple(RESERVED_PREFIXES))):
+        return ""
+    # brax/hoper: not an id this install knows, but spelt as one.
+    what = f"{name!r} {'is' if known else 'looks like'} an environment id"
+    ids = {
+        p: str((_read_yaml(presets_dir() / f"{p}.yaml").get("env") or {}).get("id"))
+        for p in preset_names()
+    }
+    own = [p for p, env_id in ids.items() if env_id == name]
+    if own:
+        return (
+            f"{what}, not a preset (a preset names an environment and its tuned "
+            f"settings); the {own[0]} preset trains it: "
+            f"--env {own[0]}."
+        )
+    # A preset of the same family (brax/, playground/), else cartpole's.
+    family = name.partition("/")[0] + "/" if "/" in name else None
+    kin = [
+        p for p, env_id in sorted(ids.items()) if family and env_id.startswith(family)
+    ]
+    base = "cartpole_envpool" if host else (kin or ["cartpole"])[0]
+    return (
+        f"{what}, not a preset (a preset names an environment and its tuned "
+        "settings); train it with a preset's settings, "
+        f"the id replaced: --env {base} --env.id {name}."
     )
 
 

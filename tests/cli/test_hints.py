@@ -81,3 +81,9 @@ def test_list_env_lists_one_presets_sections(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines and all(line.split()[0] == "cartpole" for line in lines), lines
     assert any(line.split()[2] == "ppo" for line in lines), lines
+
+
+def test_an_environment_id_passed_to_env_names_env_id(capsys):
+    line = _error([*TRAIN, "--env", "MountainCar-v0"], capsys)
+    assert "'MountainCar-v0' is an environment id, not a preset" in line, line
+    assert "--env cartpole --env.id MountainCar-v0" in line, line

@@ -87,3 +87,32 @@ def test_a_bad_target_ends_the_train_command_with_exit_status_2(tmp_path, capsys
     assert cli.main(["train", "--env", str(path), "--algo", "dqn", "--no-files"]) == 2
     err = capsys.readouterr().err.strip()
     assert "mean_return='high' is not a number" in err and "\n" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        # An id with no preset: a preset's settings, the id replaced.
+        ("MountainCar-v0", "--env cartpole --env.id MountainCar-v0."),
+        ("brax/hopper", "--env ant --env.id brax/hopper."),
+        # Host ids need a host preset (bring-your-own-env.md's command).
+        (
+            "gymnasium:CartPole-v1",
+            "--env cartpole_envpool --env.id gymnasium:CartPole-v1.",
+        ),
+        # An id a shipped preset trains: that preset.
+        ("brax/ant", "the ant preset trains it: --env ant."),
+        ("envpool:CartPole-v1", "the cartpole_envpool preset trains it"),
+        ("CartPole-v1", "the cartpole preset trains it: --env cartpole."),
+    ],
+)
+def test_an_environment_id_as_a_preset_names_env_id(name, hint):
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(name)
+    assert f"{name!r} is an environment id, not a preset" in str(e.value)
+    assert hint in str(e.value)
+
+
+def test_an_unknown_name_that_is_no_id_lists_the_presets():
+    with pytest.raises(ConfigError, match="did you mean 'cartpole'\\? choose one of"):
+        pjd.load_preset("cartpol")
