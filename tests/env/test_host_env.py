@@ -91,10 +91,13 @@ def test_atari_follows_machado_et_al_and_stays_uint8():
 
 
 def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
-    with pytest.raises(pjd.ConfigError, match="did you mean Pong-v5"):
+    # Whole ids: a bare Pong-v5 or CartPole-v1 would not name the host env.
+    with pytest.raises(pjd.ConfigError, match="did you mean envpool:Pong-v5"):
         make_host_env("envpool:Pongg-v5", 1, 0)
-    with pytest.raises(pjd.ConfigError, match="no such gymnasium environment"):
+    with pytest.raises(pjd.ConfigError, match="no such gymnasium environment") as e:
         make_host_env("gymnasium:CartPoleX-v1", 1, 0)
+    assert "did you mean gymnasium:CartPole-v1, " in str(e.value)
+    assert "?; " not in str(e.value) and "? If a module of your own" in str(e.value)
     with pytest.raises(pjd.ConfigError, match="host ids start with"):
         make_host_env("dmc:cheetah", 1, 0)
 

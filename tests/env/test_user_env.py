@@ -225,7 +225,9 @@ def test_the_gymnasium_module_form_imports_the_module_from_the_current_folder(
         np.testing.assert_array_equal(step.observation, [[1.0], [0.0]])
     finally:
         env.close()
-    with pytest.raises(pjd.ConfigError, match="did you mean PkgCorridor-v0"):
+    with pytest.raises(
+        pjd.ConfigError, match="did you mean gymnasium:corridor_pkg.envs:PkgCorridor-v0"
+    ):
         make_host_env("gymnasium:corridor_pkg.envs:PkgCoridor-v0", 1, 0)
 
 

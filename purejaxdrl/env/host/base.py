@@ -190,13 +190,19 @@ def check_known(
       name: the library's part of it.
       names: what the library knows.
       where: how to list them, e.g. "envpool.list_all_envs()".
-      other: a last clause for a name that is none of them (how to make it one).
+      other: a last clause for a name that is none of them (how to make it
+        one), starting "; ".
 
     """
     if name in names:
         return
-    close = difflib.get_close_matches(name, names, n=3)
+    # Suggest whole ids: a bare `CartPole-v1` would name gymnax's device env.
+    prefix = env_id.removesuffix(name)
+    close = [prefix + c for c in difflib.get_close_matches(name, names, n=3)]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
+    if close and other:  # "?; if ..." reads badly: a sentence of its own
+        clause = other.removeprefix("; ")
+        other = f" {clause[:1].upper()}{clause[1:]}"
     raise ConfigError(
         f"env.id={env_id!r}: no such {env_id.partition(':')[0]} environment "
         f"({len(names)} of them, listed by {where}){hint}{other}"
