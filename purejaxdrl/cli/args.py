@@ -269,12 +269,18 @@ def add_config_flags(
                 help=text(f"{shown}; the bare flag means true"),
             )
             continue
+        if getattr(hint, "__origin__", None) is tuple:
+            # The bare flag (or `[]`, `()`, `""`) empties it: `head_sizes: ()`.
+            group.add_argument(
+                _flag(path),
+                dest=path,
+                nargs="*",
+                metavar=metavar,
+                help=text(f"{shown}; the bare flag means none"),
+            )
+            continue
         group.add_argument(
-            _flag(path),
-            dest=path,
-            nargs="+" if getattr(hint, "__origin__", None) is tuple else None,
-            metavar=metavar,
-            help=text(str(shown)),
+            _flag(path), dest=path, metavar=metavar, help=text(str(shown))
         )
 
 
@@ -313,6 +319,8 @@ def config_overrides(
             continue
         if path == "env.options":
             value = {**({} if other_env else default), **_parse_options(value)}
+        elif isinstance(default, tuple) and isinstance(value, list):
+            value = [v for v in value if v not in ("[]", "()")]  # empty spellings
         node = out
         *parents, leaf = path.split(".")
         for p in parents:

@@ -2,6 +2,7 @@
 
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl import cli
 
 TRAIN = ["train", "--no-files", "--no-compile-cache"]
@@ -87,3 +88,22 @@ def test_an_environment_id_passed_to_env_names_env_id(capsys):
     line = _error([*TRAIN, "--env", "MountainCar-v0"], capsys)
     assert "'MountainCar-v0' is an environment id, not a preset" in line, line
     assert "--env cartpole --env.id MountainCar-v0" in line, line
+
+
+@pytest.mark.parametrize("empty", [[], ["[]"], ["()"], [""]], ids=repr)
+def test_a_tuple_flag_is_emptied_by_the_bare_flag_or_an_empty_list(empty):
+    from purejaxdrl.cli.args import config_overrides
+    from purejaxdrl.cli.train import parser
+    from purejaxdrl.config import apply_overrides
+
+    preset = pjd.load_preset("cartpole_masked")
+    assert preset.config.env.hide_observations  # what there is to empty
+    train = parser(preset.config, preset.name)
+    assert "the bare flag means none" in " ".join(train.format_help().split())
+    args = train.parse_args(["--env.hide-observations", *empty])
+    overrides = config_overrides(args, preset.config, "ppo")
+    assert apply_overrides(preset.config, overrides).env.hide_observations == ()
+    # A value is still a value.
+    args = train.parse_args(["--env.hide-observations", "2"])
+    overrides = config_overrides(args, preset.config, "ppo")
+    assert apply_overrides(preset.config, overrides).env.hide_observations == (2,)
