@@ -28,6 +28,15 @@ from purejaxdrl.types import PRNGKey, TimeStep
 # the carry's types differ. Found by training each MinAtar game on 2 devices.
 _UNCHECKED = frozenset({"Asterix-MinAtar"})
 
+# Lengths below which no episode ends (or its observation divides by zero):
+# the time limit almost every gymnax environment has, and bsuite's chain
+# lengths. Such a run trains in silence with no return ever logged.
+AT_LEAST = {
+    "max_steps_in_episode": (1, "its time limit"),
+    "memory_length": (1, "the steps to remember before the query"),
+    "chain_length": (1, "the chain's length"),
+}
+
 
 class GymnaxEnv(Env):
     """Adapts a gymnax environment: float32 observations, rewards and discounts.
@@ -55,6 +64,7 @@ class GymnaxEnv(Env):
         defaults = keyword_defaults(type(probe).__init__)
         defaults |= {f: getattr(probe_params, f) for f in fields}
         kwargs = check_option_types(env_id, kwargs, defaults)
+        check_lengths(env_id, kwargs, defaults)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         env, params = gymnax.make(env_id, **kwargs)
         if overrides:
@@ -157,6 +167,28 @@ class GymnaxEnv(Env):
             truncated=jnp.logical_and(jnp.asarray(truncated, jnp.bool_), ~terminated),
             final_observation=self._observation(info["final_observation"]),
             info={},
+        )
+
+
+def check_lengths(
+    env_id: str, options: dict[str, Any], defaults: dict[str, Any]
+) -> None:
+    """Refuses a length option (`AT_LEAST`) below its minimum.
+
+    Raises:
+      ConfigError: naming the option, its value, the minimum, what it is and
+        its default.
+
+    """
+    for name, (least, what) in AT_LEAST.items():
+        value = options.get(name)
+        if value is None or value >= least:
+            continue
+        default = np.asarray(defaults.get(name, least)).item()  # not Array(5)
+        raise ConfigError(
+            f"env.options {name}={value!r} must be >= {least} ({what}; "
+            f"{env_id}'s default: {default!r}): below it no episode ends; pass "
+            f"e.g. --env.option {name}={default!r}."
         )
 
 
