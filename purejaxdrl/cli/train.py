@@ -5,7 +5,6 @@ import dataclasses
 import math
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from purejaxdrl.cli.args import (
     reject_other_algorithms,
     use_compile_cache,
 )
+from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.observe.loggers import LOGGERS
 
 
@@ -248,10 +248,11 @@ def train_command(argv: Sequence[str]) -> int:
             allow_changes=bool(args.resume and args.override),
         )
     except (NonFiniteError, CheckpointError, HostEnvError) as e:
+        status, message = EXIT_FAILURE, str(e)
         if isinstance(e, HostEnvError):
-            show_users_error(e.__cause__)
-        print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
-        return EXIT_FAILURE
+            status, message = host_error(e)
+        print(f"purejaxdrl: error: {' '.join(message.split())}", file=sys.stderr)
+        return status
     except jax.errors.JaxRuntimeError as e:
         if jax.process_count() == 1:
             raise
@@ -260,19 +261,6 @@ def train_command(argv: Sequence[str]) -> int:
     if is_main_process():
         print(summary(config, preset, result, time.perf_counter() - start))
     return 0
-
-
-def show_users_error(error: BaseException | None) -> None:
-    """Prints the traceback of an actor's `error` where the user's code raised it.
-
-    A bug in a user's environment (its `step`, say) or network must say
-    where, as the same bug on a device environment does; purejaxdrl's own
-    checks name the value and the fix, and the one line that follows is all.
-    """
-    from purejaxdrl.cli import raised_here
-
-    if error is not None and not raised_here(error):
-        print("".join(traceback.format_exception(error)), end="", file=sys.stderr)
 
 
 def target_line(config: Any, preset: Any, result: Any) -> str | None:
@@ -310,6 +298,18 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     )
 
 
+def _mean_return(ret: float, env_steps: int) -> str:
+    """The summary's mean return, or why there is none (NaN: no episode ended)."""
+    if not math.isnan(ret):
+        return f"{ret:.1f}"
+    if not env_steps:
+        return "—"
+    return (
+        f"— (no episode ended in {env_steps:,} steps; train longer or check the "
+        "environment's time limit)"
+    )
+
+
 def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     """What a finished run prints: returns, target, steps, times, directory."""
     import jax
@@ -321,7 +321,7 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     lines = [
         f"done: {config.algo} on {config.env.id}, {result.num_devices} "
         f"{platform} device(s){processes}, seed {config.seed}",
-        f"  final mean return  {'—' if math.isnan(ret) else f'{ret:.1f}'}",
+        f"  final mean return  {_mean_return(ret, result.env_steps)}",
     ]
     if not math.isnan(result.eval_return):
         # The last evaluation may be chunks old (a run stopped by a signal).

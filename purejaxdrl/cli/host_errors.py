@@ -1,0 +1,52 @@
+"""What `train` says when an actor's host environments or policy raised.
+
+An actor thread's error reaches the command as a HostEnvError, its cause the
+actor's own error: a user's environment breaking Gymnasium's API (bad input,
+a ConfigError) or a bug in the user's code or purejaxdrl's (a failure).
+"""
+
+import sys
+import traceback
+
+from purejaxdrl.cli.args import EXIT_FAILURE, EXIT_USAGE
+
+
+def host_error(error: Exception) -> tuple[int, str]:
+    """The exit status and one-line message of an actor's error (HostEnvError).
+
+    Its message is "actor i's environments raised T: CAUSE; WHERE", WHERE the
+    last good checkpoint or that none was saved. A ConfigError as the cause is
+    a user's environment breaking Gymnasium's API in its `step`: bad input,
+    said in its own line with the usage status, as the same break in `reset`
+    (found before training starts) is; of WHERE only a checkpoint to resume
+    from, once the environment is fixed, is worth saying. Any other cause is a
+    failure, its traceback shown where the user's code raised it.
+    """
+    from purejaxdrl.config import ConfigError
+
+    cause, text = error.__cause__, str(error)
+    said = str(cause).strip()
+    if not said or said not in text:  # not an actor's error as sebulba words it
+        show_users_error(cause)
+        return EXIT_FAILURE, text
+    head, _, where = text.partition(said)
+    where = where.removeprefix("; ")
+    said = said.rstrip(".")  # its own full stop: not "returns.; no checkpoint"
+    if isinstance(cause, ConfigError):
+        resumable = where.startswith("the last good checkpoint")
+        return EXIT_USAGE, f"{said}; {where}" if resumable else f"{said}."
+    show_users_error(cause)
+    return EXIT_FAILURE, f"{head}{said}; {where}" if where else f"{head}{said}."
+
+
+def show_users_error(error: BaseException | None) -> None:
+    """Prints the traceback of an actor's `error` where the user's code raised it.
+
+    A bug in a user's environment (its `step`, say) or network must say
+    where, as the same bug on a device environment does; purejaxdrl's own
+    checks name the value and the fix, and the one line that follows is all.
+    """
+    from purejaxdrl.cli import raised_here
+
+    if error is not None and not raised_here(error):
+        print("".join(traceback.format_exception(error)), end="", file=sys.stderr)

@@ -1,0 +1,129 @@
+"""How `train` ends when what it was given turns out bad once training runs.
+
+A user's Gymnasium environment that breaks the API in its `step` is bad input,
+as the same break in `reset` is: one line and exit status 2, not an actor's
+wrapped failure (exit 1); a bug in the user's own `step` keeps its traceback. A
+run in which no episode ended says so in its summary.
+"""
+
+import types
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.cli.host_errors import host_error
+from purejaxdrl.runners.sebulba import HostEnvError
+
+gym = pytest.importorskip("gymnasium")
+
+# The smallest host run: one update of 4 environments x 8 steps.
+TINY = ["--env", "cartpole_envpool", "--total-steps", "32", "--num-envs", "4",
+        "--unroll-length", "8", "--num-logs", "1", "--devices", "1", "--quiet",
+        "--no-files", "--no-compile-cache"]  # fmt: skip
+
+
+class OldStep(gym.Env):
+    """Resets as Gymnasium's API says; steps with Gym's old 4 values, or a bug."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, bug=False):
+        self.bug = bug
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        if self.bug:
+            raise KeyError("a bug in the user's own step")
+        return np.zeros(1, np.float32), 1.0, False, {}
+
+
+gym.register("TrainErrors-OldStep-v0", entry_point=OldStep)
+gym.register("TrainErrors-Bug-v0", entry_point=OldStep, kwargs={"bug": True})
+
+
+def errors(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("purejaxdrl:")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Gymnasium's, on 4 values
+def test_a_step_that_breaks_gymnasiums_api_is_one_line_with_exit_2(capsys):
+    env_id = "gymnasium:TrainErrors-OldStep-v0"
+    assert cli.main(["train", *TINY, "--env.id", env_id]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (line,) = errors(err)
+    assert line.startswith(
+        f"purejaxdrl: error: {env_id}: Gymnasium could not take what its step "
+        "returned (ValueError: not enough values to unpack"
+    )
+    # Not the actor's wrapping, nor a checkpoint the run could not have.
+    assert line.endswith("check what step returns.")
+    assert "actor 0" not in line and "checkpoint" not in line
+
+
+@pytest.mark.timeout(300)
+def test_a_bug_in_the_users_step_keeps_its_traceback_and_exit_1(capsys):
+    env_id = "gymnasium:TrainErrors-Bug-v0"
+    assert cli.main(["train", *TINY, "--env.id", env_id]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and ", in step\n" in err
+    (line,) = errors(err)
+    assert line.startswith(
+        "purejaxdrl: error: actor 0's environments raised KeyError: "
+        '"a bug in the user\'s own step"; no checkpoint was saved'
+    )
+
+
+def actor_error(cause: Exception, where: str) -> HostEnvError:
+    """A HostEnvError as the training loop words it: the actor's, then WHERE."""
+    error = HostEnvError(
+        f"actor 0's environments raised {type(cause).__name__}: {cause}; {where}"
+    )
+    error.__cause__ = cause
+    return error
+
+
+def test_a_checkpoint_to_resume_from_is_kept_and_no_full_stop_comes_before_a_semicolon(
+    capsys,
+):
+    config_error = pjd.ConfigError("gymnasium:X-v0: its step broke the API.")
+    saved = "the last good checkpoint is update 4 in runs/r/checkpoints/4; resume "
+    saved += "it with `purejaxdrl train --resume runs/r`"
+    error = actor_error(config_error, saved)
+    assert host_error(error) == (
+        2,
+        f"gymnasium:X-v0: its step broke the API; {saved}",
+    )
+    value_error = ValueError("a bad value.")
+    error = actor_error(value_error, "no checkpoint was saved before it")
+    assert host_error(error) == (
+        1,
+        "actor 0's environments raised ValueError: a bad value; no checkpoint "
+        "was saved before it",
+    )
+    capsys.readouterr()  # the ValueError's traceback: a user's code raised it
+
+
+def test_a_run_in_which_no_episode_ended_says_why_its_return_is_missing():
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole").config
+    result = types.SimpleNamespace(
+        mean_return=float("nan"), eval_return=float("nan"), stopped_by=None,
+        run_dir=None, updates=8, num_devices=1, env_steps=4096,
+        compile_seconds=1.0, steps_per_second=1e4, history=[],
+    )  # fmt: skip
+    text = summary(config, None, result, wall=2.0)
+    assert (
+        "  final mean return  — (no episode ended in 4,096 steps; train longer or "
+        "check the environment's time limit)\n"
+    ) in text
+    result.mean_return = 21.5
+    assert "  final mean return  21.5\n" in summary(config, None, result, wall=2.0)
