@@ -41,6 +41,7 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     """
     from purejaxdrl.config import quiet_setup_warnings
 
+    _check_not_file(pathlib.Path(run_dir))
     _check_not_parent(pathlib.Path(run_dir))
     # Training's setup advice (a PQN without LayerNorm...) is too late here.
     with quiet_setup_warnings():
@@ -108,9 +109,38 @@ def _as_saved(
     return jax.tree_util.tree_map_with_path(shaped, abstract)
 
 
+# The files that make a folder a run, an exported policy, a sweep or a PBT.
+OWN_FILES = ("config.yaml", "policy.json", "sweep.yaml", "pbt.yaml")
+
+
+def _check_not_file(path: pathlib.Path) -> None:
+    """Refuses a file, pointing at its folder only where that is a run.
+
+    `eval runs/R/config.yaml` means `runs/R`; `eval my.yaml` names no run,
+    and its folder ('.') is none either.
+    """
+    if not path.is_file():
+        return
+    if any((path.parent / name).is_file() for name in OWN_FILES):
+        raise ConfigError(
+            f"{str(path)!r} is a file, not a run directory; pass the folder "
+            f"that holds it, {str(path.parent)!r}."
+        )
+    preset = (
+        f" (a preset file trains with `purejaxdrl train --env {path}`)"
+        if path.suffix in (".yaml", ".yml")
+        else ""
+    )
+    raise ConfigError(
+        f"{str(path)!r} is a file, not a run directory, and its folder is no "
+        f"run either{preset}; pass a folder made by `purejaxdrl train` (under "
+        "runs/ by default)."
+    )
+
+
 def _check_not_parent(path: pathlib.Path) -> None:
     """Refuses a folder that holds runs (`train --run-dir`'s), naming them."""
-    own = ("config.yaml", "policy.json", "sweep.yaml", "pbt.yaml")
+    own = OWN_FILES
     if not path.is_dir() or any((path / name).exists() for name in own):
         return  # a run, or what load_run_config names (policy, sweep, PBT)
     runs = sorted(

@@ -2,6 +2,7 @@
 from the right folder, and what to do before its first checkpoint."""
 
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,38 @@ def test_a_folder_of_runs_names_the_run_inside(dqn_on_two_devices, tmp_path):
         shutil.copy(run / "config.yaml", tmp_path / name)
     with pytest.raises(ConfigError, match="it holds 2 runs, the newest '.*b'"):
         restore_run(tmp_path, "evaluate")
+
+
+def test_a_file_points_at_its_folder_only_where_that_is_a_run(
+    tmp_path, monkeypatch, capsys
+):
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    for name in ("config.yaml", "summary.json", "metrics.jsonl"):
+        (run / name).write_text("{}")
+        with pytest.raises(ConfigError) as e:
+            restore_run(run / name, "evaluate")
+        assert str(e.value) == (
+            f"{str(run / name)!r} is a file, not a run directory; pass the folder "
+            f"that holds it, {str(run)!r}."
+        )
+    # A preset beside no run: its folder ('.') is no run either.
+    monkeypatch.chdir(tmp_path)
+    pathlib.Path("my.yaml").write_text("description: mine\n")
+    pathlib.Path("notes.txt").write_text("")
+    with pytest.raises(ConfigError) as e:
+        restore_run("my.yaml", "evaluate")
+    assert str(e.value) == (
+        "'my.yaml' is a file, not a run directory, and its folder is no run either "
+        "(a preset file trains with `purejaxdrl train --env my.yaml`); pass a "
+        "folder made by `purejaxdrl train` (under runs/ by default)."
+    )
+    with pytest.raises(ConfigError, match="^'notes.txt' is a file, not a run dire"):
+        restore_run("notes.txt", "export")
+    from purejaxdrl import cli
+
+    assert cli.main(["eval", "my.yaml"]) == 2
+    assert "pass the folder" not in capsys.readouterr().err
 
 
 def test_a_run_still_training_before_its_first_checkpoint_says_to_wait(
