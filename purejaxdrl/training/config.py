@@ -48,9 +48,12 @@ class EnvConfig:
         The current folder is searched first, as `python -m` does. Every
         command that builds the environment (train, sweep, eval, export, a
         resumed run) imports them, so a run directory records them here.
-      options: keyword arguments for the environment (brax: backend,
-        episode_length). They are `id`'s: overriding `id` without them
-        resets them (a preset's options are for its own environment).
+      options: keyword arguments for the environment, its library's own:
+        gymnax's parameters (e.g. memory_length=30, max_steps_in_episode=200),
+        brax's backend and episode_length, Playground's episode_length or a
+        field of the task's config (reward_config.scales.energy=0). They are
+        `id`'s: overriding `id` without them resets them (a preset's options
+        are for its own environment).
       normalize_observations: standardise observations with running statistics.
       hide_observations: indices of vector-observation entries the agent does
         not see (`env.wrappers.HideObservations`); CartPole-v1 with (1, 3) is

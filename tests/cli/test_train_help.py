@@ -1,0 +1,32 @@
+"""`train --help` and the docs' index say what the flags and guides are."""
+
+import pathlib
+import re
+
+import pytest
+import yaml
+
+from purejaxdrl import cli
+
+ROOT = pathlib.Path(__file__).parents[2]
+
+
+def test_env_option_help_names_each_librarys_options(capsys):
+    # It named brax's options alone; the guides set gymnax's and Playground's.
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    help_text = out.split("--env.option KEY=VALUE ", 1)[1][:600]
+    for wanted in ("gymnax", "max_steps_in_episode=200", "brax", "Playground"):
+        assert wanted in help_text, wanted
+
+
+def test_the_docs_index_links_every_guide_of_the_sites_navigation():
+    nav = yaml.safe_load(
+        re.sub(r"!!python/\S+", "", (ROOT / "mkdocs.yml").read_text())
+    )["nav"]
+    guides = next(item["Guides"] for item in nav if "Guides" in item)
+    pages = [page if isinstance(page, str) else next(iter(page.values()))
+             for page in guides]  # fmt: skip
+    index = (ROOT / "docs" / "index.md").read_text()
+    assert pages and [p for p in pages if f"]({p})" not in index] == []
