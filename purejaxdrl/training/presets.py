@@ -219,6 +219,8 @@ def _check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:
     from purejaxdrl.agents.registry import names
 
     allowed = ["env", "description", *names()]
+    if "algo" in data and {"seed", "total_steps"} <= set(data):
+        _refuse_run_config(path, data)
     for key in data:
         if key in allowed:
             continue
@@ -229,6 +231,19 @@ def _check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:
             "top-level keys are env, description and algorithm names; run "
             "fields go inside an algorithm's section (ppo: {num_envs: ...})."
         )
+
+
+def _refuse_run_config(path: pathlib.Path, data: dict[str, Any]) -> None:
+    """Refuses a run's config.yaml as a preset, saying how to rerun it."""
+    run = str(path.parent) if path.name == "config.yaml" else "RUN_DIR"
+    raise ConfigError(
+        f"Preset {str(path)!r} is a run's resolved config (algo: {data['algo']}, "
+        "seed, total_steps), not a preset; rerun it as a new run in Python "
+        f"(`config, _ = pjd.resume_config({run!r}, {{'seed': 1}}, "
+        "allow_changes=True); pjd.train(config)`), continue that run with "
+        f"`purejaxdrl train --resume {run}`, or copy its env and fields into a "
+        f"preset (env: {{id: ...}}, {data['algo']}: {{...}}) for --env."
+    )
 
 
 def _check_target(path: pathlib.Path, algo: str, target: Any) -> dict[str, Any]:

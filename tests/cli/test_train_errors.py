@@ -6,6 +6,7 @@ wrapped failure (exit 1); a bug in the user's own `step` keeps its traceback. A
 run in which no episode ended says so in its summary.
 """
 
+import dataclasses
 import types
 
 import numpy as np
@@ -127,3 +128,26 @@ def test_a_run_in_which_no_episode_ended_says_why_its_return_is_missing():
     ) in text
     result.mean_return = 21.5
     assert "  final mean return  21.5\n" in summary(config, None, result, wall=2.0)
+
+
+def test_a_runs_config_as_env_says_how_to_rerun_it(tmp_path, capsys):
+    import yaml
+
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    saved = pjd.load_preset("cartpole").config
+    (run / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(saved)))
+    argv = ["train", "--env", str(run / "config.yaml"), "--seed", "1", "--no-files"]
+    assert cli.main(argv) == 2
+    (line,) = errors(capsys.readouterr().err)
+    assert line == (
+        f"purejaxdrl: error: Preset {str(run / 'config.yaml')!r} is a run's resolved "
+        "config (algo: ppo, seed, total_steps), not a preset; rerun it as a new run "
+        f"in Python (`config, _ = pjd.resume_config({str(run)!r}, {{'seed': 1}}, "
+        "allow_changes=True); pjd.train(config)`), continue that run with "
+        f"`purejaxdrl train --resume {run}`, or copy its env and fields into a "
+        "preset (env: {id: ...}, ppo: {...}) for --env."
+    )
+    # The route it names gives the run's config with the change.
+    config, changes = pjd.resume_config(str(run), {"seed": 1}, allow_changes=True)
+    assert config == dataclasses.replace(saved, seed=1) and changes == ["seed: 0 -> 1"]
