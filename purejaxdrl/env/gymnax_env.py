@@ -28,13 +28,14 @@ from purejaxdrl.types import PRNGKey, TimeStep
 # the carry's types differ. Found by training each MinAtar game on 2 devices.
 _UNCHECKED = frozenset({"Asterix-MinAtar"})
 
-# Lengths below which no episode ends (or its observation divides by zero):
-# the time limit almost every gymnax environment has, and bsuite's chain
-# lengths. Such a run trains in silence with no return ever logged.
+# Lengths that must be at least 1: the time limit almost every gymnax
+# environment has (below it, each episode is cut at its first step, or never),
+# and bsuite's chains (below it no episode ends, or the observation divides
+# by zero). Such runs trained in silence, with a meaningless or no return.
 AT_LEAST = {
-    "max_steps_in_episode": (1, "its time limit"),
+    "max_steps_in_episode": (1, "its time limit, in steps"),
     "memory_length": (1, "the steps to remember before the query"),
-    "chain_length": (1, "the chain's length"),
+    "chain_length": (1, "the chain's length, in steps"),
 }
 
 
@@ -187,8 +188,8 @@ def check_lengths(
         default = np.asarray(defaults.get(name, least)).item()  # not Array(5)
         raise ConfigError(
             f"env.options {name}={value!r} must be >= {least} ({what}; "
-            f"{env_id}'s default: {default!r}): below it no episode ends; pass "
-            f"e.g. --env.option {name}={default!r}."
+            f"{env_id}'s default: {default!r}); pass e.g. --env.option "
+            f"{name}={default!r}."
         )
 
 

@@ -198,15 +198,15 @@ def test_an_integer_for_a_float_parameter_keeps_it_float():
     assert env.observation_spec(env.default_params).shape
 
 
-def test_lengths_below_which_no_episode_ends_are_refused_naming_the_default():
+def test_lengths_below_one_are_refused_naming_the_default():
     # Type-checked but not range-checked, these trained in silence with no
-    # episode ever ending (memory_length -3) or a return of 1 (a time limit 0).
+    # episode ever ending (memory_length -3) or each cut at once (a time limit 0).
     from purejaxdrl.config import ConfigError
 
     for env_id, option, value, default, what in [
-        ("CartPole-v1", "max_steps_in_episode", 0, 500, "its time limit"),
+        ("CartPole-v1", "max_steps_in_episode", 0, 500, "its time limit, in"),
         ("MemoryChain-bsuite", "memory_length", -3, 5, "the steps to remember"),
-        ("UmbrellaChain-bsuite", "chain_length", 0, 10, "the chain's length"),
+        ("UmbrellaChain-bsuite", "chain_length", 0, 10, "the chain's length, in"),
     ]:
         with pytest.raises(ConfigError) as error:
             envs.make(env_id, **{option: value})
@@ -214,7 +214,7 @@ def test_lengths_below_which_no_episode_ends_are_refused_naming_the_default():
             f"env.options {option}={value} must be >= 1 ({what}"
         )
         assert str(error.value).endswith(
-            f"; {env_id}'s default: {default}): below it no episode ends; pass e.g. "
+            f"; {env_id}'s default: {default}); pass e.g. "
             f"--env.option {option}={default}."
         )
     env = envs.make("MemoryChain-bsuite", memory_length=1, max_steps_in_episode=1)
