@@ -26,6 +26,9 @@ DEFAULT_HEARTBEAT_TIMEOUT = 20
 # default is 300 s.
 DEFAULT_INIT_TIMEOUT = 120
 EXIT_PEER_FAILURE = 1
+# Seconds a process gives its own error to surface after process 0 has said it
+# is leaving, before its watchdog ends it: within `_leave_last`'s wait.
+_PEER_GRACE = 3.0
 # Stops this process's heartbeat thread (set by `_start_watchdog`).
 _stop_watching: list = []
 
@@ -177,14 +180,14 @@ def exit_if_joined(status: int) -> None:
         os._exit(status)
 
 
-def _leave_last(wait: float = 3.0) -> None:
-    """Says this process is leaving; process 0 first waits for peers leaving too.
+def _leave_last(wait: float = 6.0) -> None:
+    """Says this process is leaving; process 0 first waits for its peers to leave.
 
     Process 0 hosts the coordination service: a peer still running when it
-    exits is aborted by JAX's error poller (a C++ stack dump, status 134). When
-    every process stops at once (the same bad flag on every host), 0 waits up
-    to `wait` seconds for the others to say they are leaving, so each ends
-    with its own one line; peers that are training are not waited for longer.
+    exits is aborted by JAX's error poller (a C++ stack dump, status 134). So
+    0 waits up to `wait` seconds for the others to say they are leaving: those
+    stopping too (the same bad flag on every host) with their own line, the
+    rest told by their watchdog, which sees 0's key (`_PEER_GRACE`).
     """
     from jax._src import distributed as jax_distributed
 
@@ -274,7 +277,7 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
 
     def watch() -> None:
         seen: dict[int, tuple[str | None, float]] = {}
-        beat = 0
+        beat, zero_left = 0, None
         while not stop.is_set():
             beat += 1
             now = time.monotonic()
@@ -282,15 +285,15 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
                 client.key_value_set(
                     f"purejaxdrl/alive/{me}", str(beat), allow_overwrite=True
                 )
+                if me and _found(client, "purejaxdrl/left/0"):
+                    zero_left = zero_left or now
+                    if now - zero_left >= _PEER_GRACE:  # 0 waits for this key
+                        client.key_value_set(f"purejaxdrl/left/{me}", "1")
+                        exit_on_peer_failure("process 0 stopped; its output says why")
                 for peer in range(count):
                     if peer == me:
                         continue
-                    try:
-                        value = client.key_value_try_get(f"purejaxdrl/alive/{peer}")
-                    except jax.errors.JaxRuntimeError as e:
-                        if "NOT_FOUND" not in str(e):
-                            raise
-                        value = None  # not started yet
+                    value = _found(client, f"purejaxdrl/alive/{peer}")  # None: not yet
                     last, since = seen.get(peer, (None, now))
                     if value != last:
                         seen[peer] = (value, now)
@@ -315,3 +318,13 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
     atexit.register(stop_watching)
     _stop_watching.append(stop_watching)
     thread.start()
+
+
+def _found(client: Any, key: str) -> str | None:
+    """`key`'s value in the coordination service's store; None if not set yet."""
+    try:
+        return client.key_value_try_get(key)
+    except jax.errors.JaxRuntimeError as e:
+        if "NOT_FOUND" not in str(e):
+            raise
+        return None

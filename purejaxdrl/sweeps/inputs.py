@@ -148,6 +148,14 @@ def base_and_target(
     return base, target_return
 
 
+def several_environments(target: float, env_id: str) -> str:
+    """Why one environment's target judges no runs over several."""
+    return (
+        f"the preset's target ({target:g}) is {env_id}'s, and these runs train "
+        "on several environments"
+    )
+
+
 def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:
     """Why `preset`'s target says nothing of these runs' returns; None if it does.
 
@@ -165,10 +173,7 @@ def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:
             "greedy evaluation's return, and these runs report training returns"
         )
     if several_envs:
-        return (
-            f"the preset's target ({target:g}) is {own}'s, and these runs train "
-            "on several environments"
-        )
+        return several_environments(target, own)
     if env_id != own:
         return f"the preset's target ({target:g}) is {own}'s, not {env_id}'s"
     return None

@@ -24,6 +24,7 @@ from purejaxdrl.sweeps.inputs import (
     environments,
     messenger,
     running_meta,
+    several_environments,
     shown,
 )
 from purejaxdrl.sweeps.messages import (
@@ -121,11 +122,8 @@ def sweep(
     notify = shown(notify, console)
     messages, say = messenger(notify)
     if given is None and target_return is not None and environments(plan) > 1:
-        say(
-            f"sweep: the preset's target ({target_return:g}) is {base.env.id}'s, "
-            "and these runs train on several environments: not judged (--target "
-            "sets one for all)"
-        )
+        why = several_environments(target_return, base.env.id)
+        say(f"sweep: {why}: not judged (--target sets one)")
         target_return = None
     result = SweepResult(
         plan=plan,

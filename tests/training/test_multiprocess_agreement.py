@@ -191,3 +191,23 @@ def test_the_same_bad_flag_on_every_process_ends_each_with_its_line(tmp_path):
         assert status == 2, log[-3000:]
         (line,) = _lines(log)
         assert line.startswith("purejaxdrl: error: checkpoint.keep=0 must be >= 1")
+
+
+@pytest.mark.timeout(200)
+def test_process_0_stopping_alone_stops_its_peer_with_one_line(tmp_path):
+    # Process 0 hosts the coordination service: exiting while a peer ran
+    # (waiting for 0's config here) aborted the peer with a C++ stack dump.
+    run = ["train", "--num-envs", "8", "--total-steps", "1024", "--quiet",
+           "--no-files"]  # fmt: skip
+    done = _run_pair([[*run, "--checkpoint.keep", "0"], run], tmp_path)
+    (status, log), (peer_status, peer_log) = done
+    assert status == 2, log[-3000:]
+    (line,) = _lines(log)
+    assert line.startswith("purejaxdrl: error: checkpoint.keep=0 must be >= 1")
+    assert peer_status == 1, peer_log[-3000:]
+    (line,) = _lines(peer_log)
+    assert line == (
+        "purejaxdrl: error: process 1 of 2 stopped because the run failed "
+        "elsewhere (a process died or became unreachable): process 0 stopped; "
+        "its output says why"
+    )
