@@ -7,10 +7,10 @@ metrics so far). It is written by orbax's `CheckpointManager`, which writes each
 step to a temporary folder and renames it when complete (atomic), on every
 process of a multi-host run.
 
-Two things make saving cheap enough to do after every chunk: the state is
-packed on device into a few arrays (`packing.py`), a new buffer, so the runner
-may donate its state to the next chunk while the copy is written; and saving
-runs on a low-priority background thread, so the host loop only enqueues.
+Two things make saving cheap: the state is packed on device into a few arrays
+(`packing.py`), a new buffer the runner need not wait for; and saving runs on a
+low-priority background thread, so the host loop only enqueues (and waits,
+`waited`, when a save takes longer than a chunk).
 
 After orbax commits a step, process 0 writes a SHA-256 manifest of its files
 (`purejaxdrl.sha256`). Restoring verifies it, so a truncated or corrupted
@@ -23,6 +23,7 @@ import os
 import pathlib
 import queue
 import threading
+import time
 from typing import Any, NamedTuple
 
 import jax
@@ -101,9 +102,6 @@ def _skipped_line(step: int, problem: str) -> str:
     return f"checkpoint at update {step} skipped: {problem}"
 
 
-# ----------------------------------------------------------- checkpointer
-
-
 class Checkpointer:
     """Saves and restores whole runner states under `directory`, one per step.
 
@@ -162,13 +160,13 @@ class Checkpointer:
         self._manager = ocp.CheckpointManager(self.directory, options=options)
         self._queue: queue.Queue = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
+        self.waited = 0.0  # seconds `save` held its caller: the run's cost
         self._thread = threading.Thread(
             target=self._work, name="purejaxdrl-checkpoint", daemon=True
         )
         self._thread.start()
 
-    # The queue holds at most one waiting save: if saves fall behind the
-    # training loop, it waits instead of keeping ever more copies in memory.
+    # At most one save waits in the queue: saves behind the loop hold it back.
     def save(
         self,
         step: int,
@@ -191,14 +189,15 @@ class Checkpointer:
 
         """
         self._raise_error()
+        start = time.perf_counter()
         if jax.process_count() > 1:
-            # orbax's multi-host barriers are device collectives: issued from
-            # another thread they interleave with the training program's
-            # collectives in a different order on each process, and the run
-            # deadlocks. So every process saves here, in program order.
+            # orbax's multi-host barriers are device collectives: from another
+            # thread they would interleave with the training program's in a
+            # different order on each process (a deadlock): saved in order.
             self._save_now(step, packed, meta, metric)
-            return
-        self._queue.put((step, packed, meta, metric))
+        else:
+            self._queue.put((step, packed, meta, metric))
+        self.waited += time.perf_counter() - start
 
     def _work(self) -> None:
         # Lowest CPU priority for this thread (and the threads orbax starts

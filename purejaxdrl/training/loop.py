@@ -336,7 +336,24 @@ class ChunkLoop:
             jax.block_until_ready(state)
             if checkpointer is not None:
                 checkpointer.wait()
+                self.say_if_saves_held(checkpointer.waited)
         return state, stopped_by
+
+    def say_if_saves_held(self, waited: float) -> None:
+        """Says when waiting for checkpoint saves was much of the training time.
+
+        A save that takes longer than a chunk trains holds the next one back
+        (small fast runs: CartPole's quickstart trained at a third of its
+        speed); the steps/s shown would otherwise blame the learner.
+        """
+        seconds, every = self.elapsed(), self.run.config.checkpoint.every
+        if waited < 1.0 or waited < 0.25 * seconds:
+            return
+        self.run.say(
+            f"checkpoint saves held training for {waited:.1f} s of its "
+            f"{seconds:.1f} s (a save every {every} chunk(s)); --checkpoint.every "
+            f"{10 * every} saves less often, 0 only at the end and on Ctrl-C."
+        )
 
     def stopped_by(self, signals: Any) -> str | None:
         """What stopped the run early: a signal, `eval.stop_at`, or None."""

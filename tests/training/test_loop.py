@@ -162,6 +162,7 @@ class FakeSignals:
 class SavingCheckpointer:
     def __init__(self, events):
         self.events = events
+        self.waited = 0.0
 
     def pack(self, state):
         return f"packed {state}"
@@ -240,3 +241,34 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
     assert [r["time"] for r in loop.history] == [2.0, 2.0]
     assert loop.history[-1]["steps_per_second"] == 4 * 512 / 2.0
     assert loop.history[-1]["eval/mean_return"] == 7.0 == loop.eval_return
+
+
+def test_saves_that_held_training_back_are_said_with_the_fix(monkeypatch):
+    # A save slower than a chunk holds the next one back: the quickstart's
+    # CartPole trained at a third of its speed, its steps/s blaming nothing.
+    import time
+
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "StopSignals", FakeSignals)
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
+
+    class SlowCheckpointer(SavingCheckpointer):
+        def save(self, step, packed, meta, metric):
+            time.sleep(0.3)  # the caller waits, as on a full queue
+            self.waited += 0.3
+
+    events = []
+    loop = _loop(events)
+    loop.run.checkpointer = SlowCheckpointer(events)
+    loop.run_schedule(0, [(i, 2) for i in range(4)])  # 4 saves: 1.2 s held
+    (line,) = loop.run.messages
+    assert line.startswith("checkpoint saves held training for 1.2 s of its ")
+    assert line.endswith(
+        "(a save every 1 chunk(s)); --checkpoint.every 10 saves less often, 0 "
+        "only at the end and on Ctrl-C."
+    )
+    fast = _loop([])
+    fast.run.checkpointer = SavingCheckpointer([])
+    fast.run_schedule(0, [(i, 2) for i in range(4)])
+    assert fast.run.messages == []
