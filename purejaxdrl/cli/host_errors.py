@@ -25,13 +25,16 @@ def host_error(error: Exception) -> tuple[int, str]:
     from purejaxdrl.config import ConfigError
 
     cause, text = error.__cause__, str(error)
-    said = str(cause).strip()
-    if not said or said not in text:  # not an actor's error as sebulba words it
-        show_users_error(cause)
+    # Split after the words sebulba puts before the cause, not at the cause's
+    # text, which may be in them too (a KeyError(0): "actor 0's ...").
+    marker = f" raised {type(cause).__name__}: "
+    head, found, rest = text.partition(marker)
+    if cause is None or not found or not rest.startswith(str(cause)):
+        show_users_error(cause)  # not an actor's error as sebulba words it
         return EXIT_FAILURE, text
-    head, _, where = text.partition(said)
-    where = where.removeprefix("; ")
-    said = said.rstrip(".")  # its own full stop: not "returns.; no checkpoint"
+    head += marker
+    where = rest[len(str(cause)) :].removeprefix("; ")
+    said = str(cause).strip().rstrip(".")  # not "returns.; no checkpoint"
     if isinstance(cause, ConfigError):
         resumable = where.startswith("the last good checkpoint")
         return EXIT_USAGE, f"{said}; {where}" if resumable else f"{said}."
