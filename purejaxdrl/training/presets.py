@@ -125,7 +125,7 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(
-                _env_id_hint(name)
+                _env_id_hint(name, algo)
                 or f"Unknown environment preset {name!r}: {hint}choose one of "
                 f"{', '.join(names)}, or pass a path to a preset .yaml file."
             )
@@ -180,38 +180,66 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     )
 
 
-def _env_id_hint(name: str) -> str:
+def _env_id_hint(name: str, algo: str) -> str:
     """For `--env MountainCar-v0`: that it is an id, and how to train it; or ""."""
     from purejaxdrl.env.registry import RESERVED_PREFIXES, registered
 
-    host = name.startswith(("envpool:", "gymnasium:"))
-    known = host or name in registered()
+    known = name in registered()
     if not (known or name.startswith(tuple(RESERVED_PREFIXES))):
         return ""
-    # brax/hoper: not an id this install knows, but spelt as one.
+    # brax/hoper or envpool:Seaquest-v5x: spelt as an id, not one this install
+    # has checked (host ids are only looked up when an actor starts).
     what = f"{name!r} {'is' if known else 'looks like'} an environment id"
+    what += ", not a preset (a preset names an environment and its tuned settings)"
     ids = {
         p: str((_read_yaml(presets_dir() / f"{p}.yaml").get("env") or {}).get("id"))
         for p in preset_names()
     }
+    # Only a preset with a section for `algo` makes a command that loads.
+    if algo not in {r.name for r in registered_by_user()}:
+        ids = {p: i for p, i in ids.items() if algo in preset_algorithms(p)}
     own = [p for p, env_id in ids.items() if env_id == name]
     if own:
+        return f"{what}; the {own[0]} preset trains it: --env {own[0]}."
+    base = _kin_presets(name, ids)
+    if not base:
         return (
-            f"{what}, not a preset (a preset names an environment and its tuned "
-            f"settings); the {own[0]} preset trains it: "
-            f"--env {own[0]}."
+            f"{what}; no shipped preset with a {algo} section trains such an "
+            f"environment: pick another --algo, or write a preset for it (see "
+            "envs/cartpole.yaml)."
         )
-    # A preset of the same family (brax/, playground/), else cartpole's.
-    family = name.partition("/")[0] + "/" if "/" in name else None
-    kin = [
-        p for p, env_id in sorted(ids.items()) if family and env_id.startswith(family)
-    ]
-    base = "cartpole_envpool" if host else (kin or ["cartpole"])[0]
     return (
-        f"{what}, not a preset (a preset names an environment and its tuned "
-        "settings); train it with a preset's settings, "
-        f"the id replaced: --env {base} --env.id {name}."
+        f"{what}; train it with a preset's settings, the id replaced: "
+        f"--env {base[0]} --env.id {name}."
     )
+
+
+def _kin_presets(name: str, ids: dict[str, str]) -> list[str]:
+    """Presets (of `ids`, preset -> id) for ids like `name`, closest first."""
+
+    def kind(env_id: str) -> str:
+        """The id's adapter: brax/, playground/, Craftax-, a host's, else gymnax."""
+        for prefix in ("brax/", "playground/", "Craftax-", "envpool:", "gymnasium:"):
+            if env_id.startswith(prefix):
+                return "host" if prefix.endswith(":") else prefix
+        return "-MinAtar" if env_id.endswith("-MinAtar") else ""
+
+    def atari(env_id: str) -> bool:
+        """EnvPool's Atari ids end in -v5 (Pong-v5); its others do not."""
+        return env_id.startswith("envpool:") and env_id.endswith("-v5")
+
+    ranked = sorted(ids, key=lambda p: (p != "cartpole", p))
+    same = [p for p in ranked if kind(ids[p]) == kind(name)]
+    if kind(name) == "host":
+        # An Atari id wants an Atari preset's CNN; others cartpole_envpool's MLP.
+        same.sort(key=lambda p: (atari(ids[p]) != atari(name), p))
+        return same
+    if kind(name) not in ("", "brax/", "playground/"):
+        return same  # MinAtar and Craftax ids want their own observations
+    # Else the physics presets, for continuous control (SAC has only those),
+    # after gymnax's for a gymnax id.
+    order = ["brax/", "playground/"] if kind(name) else ["", "brax/", "playground/"]
+    return same + [p for k in order for p in ranked if kind(ids[p]) == k]
 
 
 def _check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:

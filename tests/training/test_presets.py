@@ -1,5 +1,7 @@
 """A preset file's shape is checked: one line naming the key and the fix."""
 
+import re
+
 import pytest
 
 import purejaxdrl as pjd
@@ -95,14 +97,8 @@ def test_a_bad_target_ends_the_train_command_with_exit_status_2(tmp_path, capsys
         # An id with no preset: a preset's settings, the id replaced.
         ("MountainCar-v0", "--env cartpole --env.id MountainCar-v0."),
         ("brax/hopper", "--env ant --env.id brax/hopper."),
-        # Host ids need a host preset (bring-your-own-env.md's command).
-        (
-            "gymnasium:CartPole-v1",
-            "--env cartpole_envpool --env.id gymnasium:CartPole-v1.",
-        ),
         # An id a shipped preset trains: that preset.
         ("brax/ant", "the ant preset trains it: --env ant."),
-        ("envpool:CartPole-v1", "the cartpole_envpool preset trains it"),
         ("CartPole-v1", "the cartpole preset trains it: --env cartpole."),
     ],
 )
@@ -111,6 +107,73 @@ def test_an_environment_id_as_a_preset_names_env_id(name, hint):
         pjd.load_preset(name)
     assert f"{name!r} is an environment id, not a preset" in str(e.value)
     assert hint in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        # Host ids need a host preset (bring-your-own-env.md's command).
+        (
+            "gymnasium:CartPole-v1",
+            "--env cartpole_envpool --env.id gymnasium:CartPole-v1.",
+        ),
+        ("envpool:CartPole-v1", "the cartpole_envpool preset trains it"),
+        # Misspelt: nothing checks a host id before an actor starts.
+        ("envpool:Seaquest-v5x", "--env cartpole_envpool"),
+    ],
+)
+def test_a_host_id_as_a_preset_only_looks_like_an_id(name, hint):
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(name)
+    assert f"{name!r} looks like an environment id, not a preset" in str(e.value)
+    assert hint in str(e.value)
+
+
+def _suggested(name: str, algo: str) -> str:
+    """The preset that the hint for `--algo algo --env name` suggests."""
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(name, algo)
+    match = re.search(r"--env (\w+)(?: --env\.id (\S+))?\.$", str(e.value))
+    assert match, str(e.value)
+    if match.group(2):
+        assert match.group(2) == name, str(e.value)
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("name", "algo", "base"),
+    [
+        ("Pendulum-v1", "sac", "inverted_pendulum"),
+        ("brax/hopper", "sac", "inverted_pendulum"),
+        ("MountainCar-v0", "r2d2", "cartpole_masked"),
+        ("MountainCar-v0", "dqn", "cartpole"),
+        ("brax/ant", "ppo", "ant"),
+        ("playground/CheetahRun", "sac", "cheetah_run"),
+        # Kin by suffix or prefix, not only by family/.
+        ("Seaquest-MinAtar", "ppo", "asterix_minatar"),
+        ("Seaquest-MinAtar", "impala", "breakout_minatar"),
+        ("Craftax-Symbolic-v1", "pqn", "craftax_classic"),
+        ("envpool:Seaquest-v5", "ppo", "battle_zone"),
+        ("envpool:Seaquest-v5", "pqn", "pong"),
+        ("gymnasium:Acrobot-v1", "impala", "cartpole_envpool"),
+    ],
+)
+def test_an_environment_ids_hint_names_a_preset_with_the_algorithm(name, algo, base):
+    assert _suggested(name, algo) == base
+    # The suggested command loads: the preset has a section for the algorithm.
+    preset = pjd.load_preset(base, algo)
+    assert preset.config.algo == algo
+
+
+@pytest.mark.parametrize(
+    ("name", "algo"),
+    [("brax/ant", "dqn"), ("envpool:Pong-v5", "sac"), ("Seaquest-MinAtar", "r2d2")],
+)
+def test_an_environment_id_no_preset_of_the_algorithm_trains_says_so(name, algo):
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(name, algo)
+    assert f"no shipped preset with a {algo} section trains such an" in str(e.value)
+    assert "--env " not in str(e.value)
 
 
 def test_an_unknown_name_that_is_no_id_lists_the_presets():
