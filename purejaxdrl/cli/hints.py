@@ -5,8 +5,13 @@ import difflib
 
 from purejaxdrl.agents.registry import algorithms
 
-# Abbreviations newcomers bring from other libraries, as the field they mean.
-_ALIASES = {"lr": "learning-rate"}
+# Abbreviations newcomers bring from other libraries, as the field they mean
+# (CleanRL's and SB3's `alpha` is the temperature itself, not its rate).
+_ALIASES = {
+    "lr": "learning-rate",
+    "alpha": "init-alpha",
+    "alpha-lr": "alpha-learning-rate",
+}
 
 
 def flag_hint(flag: str, flags: list[str]) -> str:
@@ -16,6 +21,10 @@ def flag_hint(flag: str, flags: list[str]) -> str:
     dashed = "--" + flag.removeprefix("--").replace("_", "-")
     if dashed in flags:
         return f"did you mean {dashed}? (flags spell words with dashes) "
+    # `--eps` for --ppo.eps: the one section's field of that name.
+    owned = [f for f in flags if f.count(".") == 1 and f.endswith(f".{dashed[2:]}")]
+    if not dot and len(owned) == 1:
+        return f"did you mean {owned[0]}? "
     alias = _ALIASES.get(leaf.replace("_", "-"))
     if alias:
         meant = [f for f in flags if f.endswith(f".{alias}")]
@@ -23,8 +32,12 @@ def flag_hint(flag: str, flags: list[str]) -> str:
         if len(meant) == 1:
             return f"did you mean {meant[0]}? "
     # `--tot` for --total-steps: a prefix of one flag only.
+    # Not when the word is a whole word of another flag: --sac.alpha is no
+    # abbreviation of --sac.alpha-learning-rate but --sac.init-alpha's kin.
     prefixed = [f for f in flags if f.startswith(dashed)]
-    if len(prefixed) == 1 and len(dashed) > 3:
+    word = dashed.rpartition(".")[2].removeprefix("--")
+    whole = [f for f in flags if word in f.rpartition(".")[2].strip("-").split("-")]
+    if len(prefixed) == 1 and len(dashed) > 3 and set(whole) <= set(prefixed):
         return f"did you mean {prefixed[0]}? "
     # An --env.X that is no typo of a flag (--env.randomize true) is an
     # environment's own option, which --env.option KEY=VALUE sets.

@@ -42,6 +42,18 @@ def _error(argv: list[str], capsys) -> str:
         (["--lr", "1e-3"], "did you mean --ppo.learning-rate?"),
         (["--ppo.lr", "1e-3"], "did you mean --ppo.learning-rate?"),
         (["--algo", "dqn", "--lr", "1e-3"], "did you mean --dqn.learning-rate?"),
+        # alpha is the temperature itself (CleanRL, SB3), not its rate.
+        (
+            ["--env", "cheetah_run", "--algo", "sac", "--sac.alpha", "0.2"],
+            "did you mean --sac.init-alpha?",
+        ),
+        (
+            ["--env", "cheetah_run", "--algo", "sac", "--sac.alpha_lr", "1e-3"],
+            "did you mean --sac.alpha-learning-rate?",
+        ),
+        # A section-less field name: the one section's flag of that name.
+        (["--eps", "1e-8"], "did you mean --ppo.eps?"),
+        (["--clip-eps", "0.1"], "did you mean --ppo.clip-eps?"),
         # A preset named without its flag.
         (["cartpole"], "did you mean --env cartpole?"),
     ],
