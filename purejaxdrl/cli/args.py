@@ -103,8 +103,8 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
 
     # The user's modules may register `algo` (or the environment): first.
     pre = Parser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--env.imports", dest="imports", nargs="+", default=[])
-    import_modules(pre.parse_known_args(argv)[0].imports)
+    pre.add_argument("--env.imports", dest="imports", nargs="*", default=[])
+    import_modules(tuple_items(pre.parse_known_args(argv)[0].imports))
     try:
         preset = load_preset(env, algo)
         if preset.tuned:
@@ -182,6 +182,11 @@ def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:
         f"The config fields above are the common ones and {algo}'s. Other "
         f"algorithms: {'; '.join(others)}. `--algo NAME --help` shows NAME's."
     )
+
+
+# Tuple fields that may be empty (no masked features, modules or head layers):
+# only their help offers the bare flag, which the others refuse.
+_EMPTY_OK = {"env.hide_observations", "env.imports", "network.head_sizes"}
 
 
 def _flag(path: str) -> str:
@@ -270,13 +275,15 @@ def add_config_flags(
             )
             continue
         if getattr(hint, "__origin__", None) is tuple:
-            # The bare flag (or `[]`, `()`, `""`) empties it: `head_sizes: ()`.
+            # The bare flag (or `[]`, `()`, `""`) empties it: `head_sizes: ()`;
+            # the help says so only where none is valid.
+            bare = "; the bare flag means none" if path in _EMPTY_OK else ""
             group.add_argument(
                 _flag(path),
                 dest=path,
                 nargs="*",
                 metavar=metavar,
-                help=text(f"{shown}; the bare flag means none"),
+                help=text(f"{shown}{bare}"),
             )
             continue
         group.add_argument(
@@ -320,13 +327,25 @@ def config_overrides(
         if path == "env.options":
             value = {**({} if other_env else default), **_parse_options(value)}
         elif isinstance(default, tuple) and isinstance(value, list):
-            value = [v for v in value if v not in ("[]", "()")]  # empty spellings
+            value = tuple_items(value)
         node = out
         *parents, leaf = path.split(".")
         for p in parents:
             node = node.setdefault(p, {})
         node[leaf] = value
     return out
+
+
+def tuple_items(words: Sequence[str]) -> list[str]:
+    """A tuple flag's words as its items, in the spellings YAML and --grid use.
+
+    The bare flag, `[]`, `()` and `""` are none; `[1,3]`, `1,3` and `1 3` are
+    1 and 3.
+    """
+    text = " ".join(words).replace(",", " ").strip()
+    if text.startswith(("[", "(")) and text.endswith(("]", ")")):
+        text = text[1:-1]
+    return text.split()
 
 
 def _parse_options(items: Sequence[str]) -> dict[str, Any]:

@@ -119,3 +119,44 @@ def test_a_tuple_flag_is_emptied_by_the_bare_flag_or_an_empty_list(empty):
     args = train.parse_args(["--env.hide-observations", "2"])
     overrides = config_overrides(args, preset.config, "ppo")
     assert apply_overrides(preset.config, overrides).env.hide_observations == (2,)
+
+
+@pytest.mark.parametrize("empty", [[], ["[]"], ["()"], [""]], ids=repr)
+def test_env_imports_is_emptied_like_any_tuple_flag(empty):
+    from purejaxdrl.cli.args import preset_run
+    from purejaxdrl.cli.train import parser
+
+    # The pre-parser that imports the modules before the preset loads, too.
+    argv = ["--env.imports", *empty, "--no-files"]
+    _, _, config = preset_run(argv, "cartpole", "ppo", parser)
+    assert config.env.imports == ()
+
+
+@pytest.mark.parametrize(
+    "words", [["[1,3]"], ["[1,", "3]"], ["(1, 3)"], ["1,3"], ["1", "3"]], ids=repr
+)
+def test_a_tuple_flag_takes_the_yaml_list_spelling(words):
+    from purejaxdrl.cli.args import config_overrides
+    from purejaxdrl.cli.train import parser
+    from purejaxdrl.config import apply_overrides
+
+    preset = pjd.load_preset("cartpole_masked")
+    args = parser(preset.config, preset.name).parse_args(
+        ["--env.hide-observations", *words]
+    )
+    overrides = config_overrides(args, preset.config, "ppo")
+    assert apply_overrides(preset.config, overrides).env.hide_observations == (1, 3)
+
+
+def test_only_tuple_fields_that_may_be_empty_offer_the_bare_flag():
+    from purejaxdrl.cli.train import parser
+
+    preset = pjd.load_preset("cartpole")
+    helps = {
+        action.option_strings[0]: " ".join(str(action.help).split())
+        for action in parser(preset.config, preset.name)._actions
+        if action.option_strings
+    }
+    for flag in ("--env.hide-observations", "--env.imports", "--network.head-sizes"):
+        assert helps[flag].endswith("; the bare flag means none)"), helps[flag]
+    assert "bare flag" not in helps["--network.hidden-sizes"]
