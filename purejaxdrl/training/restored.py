@@ -121,6 +121,14 @@ def _check_not_file(path: pathlib.Path) -> None:
     """
     if not path.is_file():
         return
+    meta = [n for n in ("sweep.yaml", "pbt.yaml") if (path.parent / n).is_file()]
+    if meta:  # `eval SWEEP/runs.csv`: the folder is no run either; its policy
+        what = "sweep" if meta[0] == "sweep.yaml" else "PBT"
+        raise ConfigError(
+            f"{str(path)!r} is a file of a {what} directory, not a run; its "
+            f"best policy is in {str(path.parent / 'policy')!r} (`purejaxdrl "
+            f"eval {path.parent / 'policy'}` plays it)."
+        )
     if any((path.parent / name).is_file() for name in OWN_FILES):
         raise ConfigError(
             f"{str(path)!r} is a file, not a run directory; pass the folder "

@@ -83,6 +83,22 @@ def test_a_folder_of_runs_names_the_run_inside(dqn_on_two_devices, tmp_path):
         restore_run(tmp_path, "evaluate")
 
 
+@pytest.mark.parametrize(
+    ("meta", "what"), [("sweep.yaml", "sweep"), ("pbt.yaml", "PBT")]
+)
+def test_a_sweeps_file_points_at_its_policy_folder(tmp_path, meta, what):
+    (tmp_path / meta).write_text("{}")
+    (tmp_path / "runs.csv").write_text("")
+    with pytest.raises(ConfigError) as e:
+        restore_run(tmp_path / "runs.csv", "evaluate")
+    policy = tmp_path / "policy"
+    assert str(e.value) == (
+        f"{str(tmp_path / 'runs.csv')!r} is a file of a {what} directory, not a "
+        f"run; its best policy is in {str(policy)!r} (`purejaxdrl eval {policy}` "
+        "plays it)."
+    )
+
+
 def test_a_file_points_at_its_folder_only_where_that_is_a_run(
     tmp_path, monkeypatch, capsys
 ):
