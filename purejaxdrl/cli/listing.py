@@ -6,7 +6,7 @@ ids `--env.id` takes instead.
 
 from collections.abc import Sequence
 
-from purejaxdrl.cli.args import Parser, UsageError
+from purejaxdrl.cli.args import Parser, UsageError, tuple_items
 
 
 def list_command(argv: Sequence[str]) -> int:
@@ -41,7 +41,7 @@ def list_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--env.imports",
         dest="imports",
-        nargs="+",
+        nargs="*",
         default=[],
         metavar="MODULE",
         help="with --envs: modules to import first (your own environments)",
@@ -50,8 +50,18 @@ def list_command(argv: Sequence[str]) -> int:
         "--env", metavar="PRESET", help="list only this preset's sections"
     )
     args = parser.parse_args(argv)
+    if args.env is not None and not args.env.strip():
+        raise UsageError(
+            f"list --env {args.env!r}: an empty preset name; pass a preset's name "
+            "(`purejaxdrl list` lists them all), or drop --env."
+        )
     if args.envs:
-        return _list_envs(args.imports)
+        if args.env is not None:
+            raise UsageError(
+                f"list --envs lists environment ids, so --env {args.env} has no "
+                "effect; drop one of them (`list --env PRESET` lists its sections)."
+            )
+        return _list_envs(tuple_items(args.imports))
     if args.env and args.env not in preset_names():
         load_preset(args.env)  # an unknown name's one-line error, with its hints
         raise UsageError(
@@ -84,7 +94,7 @@ def list_command(argv: Sequence[str]) -> int:
     return 0
 
 
-def _list_envs(imports: list[str]) -> int:
+def _list_envs(imports: Sequence[str]) -> int:
     """Prints the device environment ids, then how host ids are spelt."""
     from purejaxdrl.env import import_modules, registered
 
