@@ -59,9 +59,10 @@ class GymnaxEnv(Env):
         # MemoryChain-bsuite's memory_length); the others go to its constructor.
         probe, probe_params = gymnax.make(env_id)
         fields = set(getattr(probe_params, "__dataclass_fields__", {}))
-        arguments, any_keyword = keyword_names(type(probe).__init__)
-        if not any_keyword:
-            check_options(env_id, kwargs, fields | arguments)
+        # Checked even where the constructor is `(*args, **kwargs)`: that is
+        # object's (MountainCar-v0, the bandits), which takes no argument.
+        arguments, _ = keyword_names(type(probe).__init__)
+        check_options(env_id, kwargs, fields | arguments)
         defaults = keyword_defaults(type(probe).__init__)
         defaults |= {f: getattr(probe_params, f) for f in fields}
         kwargs = check_option_types(env_id, kwargs, defaults)
@@ -183,9 +184,10 @@ def check_lengths(
     """
     for name, (least, what) in AT_LEAST.items():
         value = options.get(name)
-        if value is None or value >= least:
+        # Only the env's own lengths: another env's name has no default here.
+        if name not in defaults or value is None or value >= least:
             continue
-        default = np.asarray(defaults.get(name, least)).item()  # not Array(5)
+        default = np.asarray(defaults[name]).item()  # not Array(5)
         raise ConfigError(
             f"env.options {name}={value!r} must be >= {least} ({what}; "
             f"{env_id}'s default: {default!r}); pass e.g. --env.option "

@@ -219,3 +219,30 @@ def test_lengths_below_one_are_refused_naming_the_default():
         )
     env = envs.make("MemoryChain-bsuite", memory_length=1, max_steps_in_episode=1)
     assert int(env.default_params.memory_length) == 1
+
+
+@pytest.mark.parametrize("env_id", ["MountainCar-v0", "BernoulliBandit-misc"])
+def test_unknown_options_are_refused_where_the_constructor_is_objects(env_id):
+    # These envs inherit object's `(*args, **kwargs)` constructor, which takes
+    # nothing: an unknown option ended in a TypeError traceback, a wrong-typed
+    # one in a raw TypeError from the length check, and chain_length=0 in a
+    # made-up "default: 1".
+    from purejaxdrl.config import ConfigError
+
+    for value in (1, "abc", 0):
+        with pytest.raises(ConfigError) as error:
+            envs.make(env_id, chain_length=value)
+        message = str(error.value)
+        assert "\n" not in message
+        assert message.startswith(
+            f"env.options 'chain_length' is not an option of {env_id}: "
+        )
+        assert "max_steps_in_episode" in message
+    env = envs.make(env_id, max_steps_in_episode=7)
+    assert int(env.default_params.max_steps_in_episode) == 7
+
+
+def test_length_checks_skip_names_the_environment_does_not_have():
+    from purejaxdrl.env.gymnax_env import check_lengths
+
+    check_lengths("E", {"chain_length": 0}, {"max_steps_in_episode": 200})
