@@ -26,7 +26,7 @@ class LearnerFields:
     Attributes:
       learning_rate: the optimiser's step size (each optimiser's, where there
         are several: SAC's actor, critics and, unless its
-        `alpha_learning_rate` is set, temperature); the initial one
+        `alpha_learning_rate` is not 0, temperature); the initial one
         where `anneal_lr` decays it.
       gamma: discount γ of the returns the agent learns (the environment's own
         discount is 0 only at a termination).

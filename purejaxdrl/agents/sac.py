@@ -58,9 +58,9 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
     `RewardFields`), and `purejaxdrl train --algo sac --help` lists them all.
 
     Attributes:
-      alpha_learning_rate: Adam's step size for the temperature (log α); none:
-        learning_rate, as for the actor and critics (brax's SAC, which
-        Playground's configs drive, fixes 3e-4). Static: a sweep grids it.
+      alpha_learning_rate: Adam's step size for the temperature (log α); 0
+        (none reads as 0): learning_rate, as for the actor and critics
+        (brax's SAC, which Playground's configs drive, fixes 3e-4).
       tau: Polyak rate of the target critics.
       init_alpha: the temperature α at the start.
       target_entropy_scale: the target entropy is -scale x |A|.
@@ -69,10 +69,10 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
 
     # Static.
     min_replay: int = jax.tree.static(default=5_000)
-    # Static: None is no array leaf, so a sweep grids it (a program per value).
-    alpha_learning_rate: float | None = jax.tree.static(default=None)
     # Dynamic.
     learning_rate: float | jax.Array = 3e-4
+    # 0 follows learning_rate; a number, so a leaf that sweeps and PBT vary.
+    alpha_learning_rate: float | None = 0.0
     tau: float | jax.Array = 0.005
     # Read only by `init` (the learner state holds log α after it): PBT's
     # ready steps could not change it, so `pbt --explore` refuses it.
@@ -80,6 +80,10 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
         default=1.0, metadata={"start_only": True}
     )
     target_entropy_scale: float | jax.Array = 1.0
+
+    def __post_init__(self) -> None:
+        if self.alpha_learning_rate is None:  # older config.yaml files' null
+            object.__setattr__(self, "alpha_learning_rate", 0.0)
 
 
 class SACState(NamedTuple):
@@ -198,13 +202,7 @@ def apply_gradients(
         new[2],
         carry.grad_steps + 1,
     )
-    kept = (
-        carry.params,
-        carry.target_critic,
-        carry.opt_state,
-        carry.log_alpha,
-        carry.grad_steps,
-    )
+    kept = (*carry[:4], carry.grad_steps)  # the fields of `learned`
     # Before `ready` the learner state stays (a select of small trees).
     learned = jax.tree.map(lambda n, o: jnp.where(ready, n, o), learned, kept)
     return SACState(*learned[:4], carry.step, learned[4], carry.buffer)
@@ -231,11 +229,13 @@ def make_sac(
     dist = policy.distribution
     # Constant learning rates and no gradient clipping, as in the paper.
     optimizer = make_learner_optimizer(config.learning_rate, max_grad_norm=None)
-    alpha_rate = config.alpha_learning_rate
-    alpha_optimizer = (  # unset: the very optimiser of the actor and critics
+    rate = config.alpha_learning_rate
+    alpha_optimizer = (  # 0: the very optimiser of the actor and critics
         optimizer
-        if alpha_rate is None
-        else make_learner_optimizer(alpha_rate, max_grad_norm=None)
+        if isinstance(rate, int | float) and rate == 0
+        else make_learner_optimizer(
+            jnp.where(rate > 0, rate, config.learning_rate), max_grad_norm=None
+        )
     )
     optimizers = (optimizer, optimizer, alpha_optimizer)
     obs_example = _float32(obs_example)
@@ -355,12 +355,12 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
-    alpha = () if config.alpha_learning_rate is None else ("alpha_learning_rate",)
     check_ranges(
         "sac",
         config,
         at_least_one=("buffer_size", "batch_size", "min_replay", "updates_per_step"),
-        positive=("learning_rate", *alpha, "init_alpha", "reward_scale"),
+        positive=("learning_rate", "init_alpha", "reward_scale"),
+        non_negative=("alpha_learning_rate",),  # 0: learning_rate's
         unit=("gamma", "tau"),
     )
     scale = config.target_entropy_scale

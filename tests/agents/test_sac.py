@@ -222,11 +222,72 @@ def test_unset_alpha_learning_rate_keeps_the_shared_optimiser_bitwise():
     assert int(unset.grad_steps) == 3 and float(unset.log_alpha) != 0.0
 
 
-@pytest.mark.parametrize("rate", ["0", "-1e-3", "nan", "inf"])
-def test_alpha_learning_rate_must_be_positive_and_may_be_unset(rate):
+@pytest.mark.parametrize("rate", ["-1e-3", "nan", "inf"])
+def test_alpha_learning_rate_must_be_non_negative_and_zero_or_none_is_unset(rate):
     config = pjd.TrainConfig(algo="sac")
-    with pytest.raises(ConfigError, match=r"^sac\.alpha_learning_rate=\S+ must be > 0"):
+    with pytest.raises(
+        ConfigError, match=r"^sac\.alpha_learning_rate=\S+ must be >= 0"
+    ):
         sac.validate(pjd.apply_overrides(config, {"sac.alpha_learning_rate": rate}).sac)
-    unset = pjd.apply_overrides(config, {"sac.alpha_learning_rate": "none"}).sac
-    assert unset.alpha_learning_rate is None
-    sac.validate(unset)
+    # none: what older config.yaml files hold (null); it reads as 0, unset.
+    for unset in ("none", None, "0", 0.0):
+        section = pjd.apply_overrides(config, {"sac.alpha_learning_rate": unset}).sac
+        assert section.alpha_learning_rate == 0.0
+        assert type(section.alpha_learning_rate) is float
+        sac.validate(section)
+
+
+def test_an_older_run_config_with_a_null_alpha_learning_rate_loads(tmp_path):
+    import yaml
+
+    from purejaxdrl.config import to_dict
+    from purejaxdrl.training.resume import load_run_config
+
+    config = pjd.TrainConfig(algo="sac")
+    data = to_dict(config)
+    data["sac"]["alpha_learning_rate"] = None  # as the version before wrote it
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(data))
+    loaded = load_run_config(tmp_path)
+    assert loaded.sac.alpha_learning_rate == 0.0
+    assert loaded == config
+
+
+def _traced_updates(**config):
+    """Three updates with every config leaf a traced argument, as in sweeps."""
+    base = SACConfig(buffer_size=64, batch_size=8, min_replay=8, **config)
+    leaves, treedef = jax.tree.flatten(base)
+    leaves = [jnp.asarray(x, jnp.float32) for x in leaves]
+
+    def build(leaves):
+        return make_sac(
+            jax.tree.unflatten(treedef, leaves),
+            NETS,
+            np.zeros(3, np.float32),
+            RunShape(num_updates=10),
+        )
+
+    state = build(leaves).init(jax.random.key(0))
+    update = jax.jit(lambda lv, s, k: build(lv).update(s, _traj(), k))
+    for i in range(3):
+        state, _ = update(leaves, state, jax.random.key(i))
+    return state
+
+
+def test_a_traced_zero_alpha_learning_rate_steps_with_learning_rate_bitwise():
+    # In a sweep or PBT the rate is an array leaf, 0 in members that leave it
+    # unset: they must train as an explicit rate equal to learning_rate does
+    # (and as the shared optimiser did when the field was static, checked
+    # against that version's params when the field became a leaf).
+    zero = _traced_updates(learning_rate=1e-2, alpha_learning_rate=0.0)
+    same = _traced_updates(learning_rate=1e-2, alpha_learning_rate=1e-2)
+    other = _traced_updates(learning_rate=1e-2, alpha_learning_rate=1e-3)
+    assert jax.tree.structure(zero) == jax.tree.structure(same)
+    for got, want in zip(jax.tree.leaves(zero), jax.tree.leaves(same), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert float(zero.log_alpha) != float(other.log_alpha)
+
+
+def test_alpha_learning_rate_is_one_leaf_of_the_config():
+    # A leaf, so sweeps vmap it and PBT explores it (no program per value).
+    leaves = jax.tree.leaves(SACConfig(alpha_learning_rate=1.5e-4))
+    assert len(leaves) == len(jax.tree.leaves(SACConfig())) and 1.5e-4 in leaves
