@@ -113,8 +113,7 @@ def test_a_checkpoint_to_resume_from_is_kept_and_no_full_stop_comes_before_a_sem
     error = actor_error(KeyError(0), "no checkpoint was saved before it")
     assert host_error(error) == (
         1,
-        "actor 0's environments raised KeyError: 0; no checkpoint was saved "
-        "before it",
+        "actor 0's environments raised KeyError: 0; no checkpoint was saved before it",
     )
     capsys.readouterr()  # the ValueError's traceback: a user's code raised it
 
