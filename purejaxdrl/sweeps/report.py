@@ -176,14 +176,23 @@ def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
 
 
 def read_plan(meta: dict[str, Any]) -> SweepPlan:
-    """The SweepPlan recorded in a sweep directory's `sweep.yaml`."""
-    base = config_from_dict(meta["base"], "sweep.yaml")
-    fields = tuple(Field(f["path"], f["dynamic"]) for f in meta["fields"])
-    settings = tuple(
-        {k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}
-        for s in meta["settings"]
-    )
-    configs = tuple(setting_config(base, s) for s in settings)
+    """The SweepPlan recorded in a sweep directory's `sweep.yaml`.
+
+    Raises:
+      ValueError: the record holds no valid config (cut short or edited:
+        `reading` names the file as damaged, not a flag to pass).
+
+    """
+    try:
+        base = config_from_dict(meta["base"], "sweep.yaml")
+        fields = tuple(Field(f["path"], f["dynamic"]) for f in meta["fields"])
+        settings = tuple(
+            {k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}
+            for s in meta["settings"]
+        )
+        configs = tuple(setting_config(base, s) for s in settings)
+    except ConfigError as e:
+        raise ValueError(f"its config: {e}") from None
     return SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
 
 
