@@ -362,12 +362,18 @@ def read_pbt_meta(path: pathlib.Path, *, finished: bool = False) -> PBTResult:
 
 
 def _result_of_meta(meta: dict[str, Any], path: pathlib.Path) -> PBTResult:
+    try:
+        base = config_from_dict(meta["base"], "pbt.yaml")
+    except ConfigError as e:
+        # A record cut short can still parse, with a field left empty: it is
+        # damaged (`reading` says so), not a flag for the user to pass.
+        raise ValueError(f"its config: {e}") from None
     fields = tuple(ExploredField(**f) for f in meta["fields"])
     settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
     population = meta["population"]
     mesh = meta.get("mesh")  # None: written before it was recorded
     return PBTResult(
-        base=config_from_dict(meta["base"], "pbt.yaml"),
+        base=base,
         fields=fields,
         config=PBTConfig(**settings),
         population=population,
