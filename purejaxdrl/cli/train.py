@@ -310,6 +310,15 @@ def _mean_return(ret: float, env_steps: int) -> str:
     )
 
 
+def _return_chunk(result: Any) -> str:
+    """Where the mean return is older than the last chunk (no episode ended since)."""
+    returns = [(r["updates"], r.get("episode/mean_return")) for r in result.history]
+    ended = [at for at, value in returns if value is not None and not math.isnan(value)]
+    if math.isnan(result.mean_return) or not ended or ended[-1] == result.updates:
+        return ""
+    return f" (chunk ending at update {ended[-1]:,}: no episode ended after it)"
+
+
 def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     """What a finished run prints: returns, target, steps, times, directory."""
     import jax
@@ -321,7 +330,8 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     lines = [
         f"done: {config.algo} on {config.env.id}, {result.num_devices} "
         f"{platform} device(s){processes}, seed {config.seed}",
-        f"  final mean return  {_mean_return(ret, result.env_steps)}",
+        f"  final mean return  {_mean_return(ret, result.env_steps)}"
+        f"{_return_chunk(result)}",
     ]
     if not math.isnan(result.eval_return):
         # The last evaluation may be chunks old (a run stopped by a signal).

@@ -134,6 +134,19 @@ def test_a_run_in_which_no_episode_ended_says_why_its_return_is_missing():
     ) in text
     result.mean_return = 21.5
     assert "  final mean return  21.5\n" in summary(config, None, result, wall=2.0)
+    # The return of an earlier chunk says so: none ended in the last ones.
+    result.history = [
+        {"updates": 4, "episode/mean_return": 21.5},
+        {"updates": 6, "episode/mean_return": float("nan")},
+        {"updates": 8, "episode/mean_return": None},  # as metrics.jsonl reads back
+    ]
+    assert (
+        "  final mean return  21.5 (chunk ending at update 4: no episode ended "
+        "after it)\n"
+    ) in summary(config, None, result, wall=2.0)
+    result.history.append({"updates": 8, "episode/mean_return": 30.0})
+    result.mean_return = 30.0
+    assert "  final mean return  30.0\n" in summary(config, None, result, wall=2.0)
 
 
 def test_a_runs_config_as_env_says_how_to_rerun_it(tmp_path, capsys):
