@@ -57,6 +57,7 @@ class AnakinRunner(NamedTuple):
     num_envs: int
     dispatch_ahead: bool = True  # a chunk is queued; the host reads it later
     late_compile_seconds: float = 0.0  # every program compiles before training
+    compiles_late: bool = False
 
     def shardings(self, state: RunnerState) -> RunnerState:
         """A NamedSharding for every leaf of `state` (or of its `jax.eval_shape`)."""

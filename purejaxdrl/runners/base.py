@@ -62,6 +62,8 @@ class Runner(Protocol):
       late_compile_seconds: compile time spent inside chunks so far (a
         program whose shapes only its first input gives, compiled then):
         the loop counts it as compilation, not training. 0 for the rest.
+      compiles_late: whether a program compiles inside the first chunk (the
+        progress line says so, not "compiling took 0s").
 
     """
 
@@ -69,6 +71,7 @@ class Runner(Protocol):
     steps_per_update: int
     dispatch_ahead: bool
     late_compile_seconds: float
+    compiles_late: bool
 
     def init(self, key: PRNGKey) -> Any:
         """A fresh state for a run seeded with `key`."""

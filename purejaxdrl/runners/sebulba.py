@@ -83,6 +83,7 @@ class SebulbaRunner:
     """
 
     dispatch_ahead = False  # a chunk returns when its updates are done
+    compiles_late = True  # the learner's update, on its first batch
 
     def __init__(
         self,

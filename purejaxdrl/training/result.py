@@ -170,7 +170,9 @@ def open_progress(
     total_steps = config.num_updates * exp.runner.steps_per_update
     description = f"{config.algo} {config.env.id}"
     progress = progress_logger(total_steps, description, exp.runner.mesh.size)
-    progress.phase("compiling")
+    # A host runner compiles little before its first chunk: its learner's
+    # update compiles on the first batch the actors send.
+    progress.phase("preparing" if exp.runner.compiles_late else "compiling")
     return progress
 
 

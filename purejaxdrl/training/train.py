@@ -174,7 +174,8 @@ def train(
             last_saved=start.done if start.state is not None else None,
         )
     if progress is not None:
-        progress.phase("training")
+        late = ", the learner compiling on its first batch"
+        progress.phase(f"training{late if exp.runner.compiles_late else ''}")
     with run.lock or contextlib.nullcontext():  # released however train ends
         try:
             with exp.runner.session(state, key, start.done):

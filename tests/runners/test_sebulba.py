@@ -164,3 +164,16 @@ def test_the_learners_compile_counts_as_compilation_not_training():
     finally:
         exp.runner.close()
     assert first > 0 and exp.runner.late_compile_seconds == first
+
+
+def test_the_progress_line_says_the_learner_compiles_on_its_first_batch(capsys):
+    # Not "compiling… / training… (compiling took 0s)" before a first chunk
+    # that compiles the learner: the run's compile time is mostly there.
+    config = _config("envpool:CartPole-v1", total_steps=32 * 16 * 2, num_logs=2)
+    pjd.train(config, console=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "impala envpool:CartPole-v1: preparing…", lines
+    assert lines[1].startswith(
+        "impala envpool:CartPole-v1: training, the learner compiling on its "
+        "first batch… (preparing took "
+    ), lines
