@@ -23,6 +23,7 @@ from purejaxdrl.cli.args import (
     use_compile_cache,
 )
 from purejaxdrl.cli.host_errors import host_error
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS
 
 
@@ -327,9 +328,11 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     platform = jax.devices()[0].platform
     count = jax.process_count()
     processes = f" in {count} processes" if count > 1 else ""
+    # A host-env run counts its learner's devices (its actors may have others).
+    learner = " learner" if is_host_env(config.env.id) else ""
     lines = [
         f"done: {config.algo} on {config.env.id}, {result.num_devices} "
-        f"{platform} device(s){processes}, seed {config.seed}",
+        f"{platform}{learner} device(s){processes}, seed {config.seed}",
         f"  final mean return  {_mean_return(ret, result.env_steps)}"
         f"{_return_chunk(result)}",
     ]
@@ -384,8 +387,8 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     else:
         lines.append(
             f"  steps/s            {result.steps_per_second:,.0f} (compile "
-            f"excluded), {result.steps_per_second / result.num_devices:,.0f} per "
-            "device"
+            f"excluded), {result.steps_per_second / result.num_devices:,.0f} per"
+            f"{learner} device"
         )
     if result.run_dir is not None:
         lines.append(f"  run directory      {result.run_dir}")

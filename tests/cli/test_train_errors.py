@@ -170,3 +170,19 @@ def test_a_runs_config_as_env_says_how_to_rerun_it(tmp_path, capsys):
     # The route it names gives the run's config with the change.
     config, changes = pjd.resume_config(str(run), {"seed": 1}, allow_changes=True)
     assert config == dataclasses.replace(saved, seed=1) and changes == ["seed: 0 -> 1"]
+
+
+def test_a_host_env_runs_summary_counts_its_learners_devices_as_such():
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole_envpool", "ppo").config
+    result = types.SimpleNamespace(
+        mean_return=20.0, eval_return=float("nan"), stopped_by=None,
+        run_dir=None, updates=8, num_devices=1, env_steps=4096,
+        compile_seconds=1.0, steps_per_second=1e4, history=[],
+    )  # fmt: skip
+    text = summary(config, None, result, wall=2.0)
+    assert ", 1 cpu learner device(s), seed 0" in text
+    assert "10,000 (compile excluded), 10,000 per learner device" in text
+    device_run = summary(pjd.load_preset("cartpole").config, None, result, wall=2.0)
+    assert ", 1 cpu device(s), seed 0" in device_run

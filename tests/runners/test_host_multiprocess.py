@@ -37,7 +37,7 @@ def test_two_processes_learn_cartpole(algo, env_id, tmp_path):
     procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
     for p, log in zip(procs, logs, strict=True):
         assert p.wait(timeout=540) == 0, log.read_text()[-3000:]
-    assert "2 cpu device(s) in 2 processes" in logs[0].read_text()
+    assert "2 cpu learner device(s) in 2 processes" in logs[0].read_text()
     (run_dir,) = (tmp_path / "runs").iterdir()  # process 0's only
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["mean_return"] >= 475, summary
