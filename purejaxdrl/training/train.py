@@ -61,6 +61,13 @@ __all__ = [
 ]
 
 
+def _training_phase(runner: Any) -> str:
+    """The progress line's phase while the chunks run."""
+    if runner.compiles_late:  # a host runner: the learner's first batch compiles it
+        return "training, the learner compiling on its first batch"
+    return "training"
+
+
 def train(
     config: TrainConfig,
     *,
@@ -174,8 +181,7 @@ def train(
             last_saved=start.done if start.state is not None else None,
         )
     if progress is not None:
-        late = ", the learner compiling on its first batch"
-        progress.phase(f"training{late if exp.runner.compiles_late else ''}")
+        progress.phase(_training_phase(exp.runner))
     with run.lock or contextlib.nullcontext():  # released however train ends
         try:
             with exp.runner.session(state, key, start.done):
