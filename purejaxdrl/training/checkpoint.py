@@ -9,20 +9,19 @@ process of a multi-host run.
 
 Two things make saving cheap: the state is packed on device into a few arrays
 (`packing.py`), a new buffer the runner need not wait for; and saving runs on a
-low-priority background thread, so the host loop only enqueues (and waits,
-`waited`, when a save takes longer than a chunk).
+low-priority background thread, so the host loop only enqueues. A skippable save
+(the training loop's) that is still waiting when a newer one is asked for is
+replaced by it (`save_queue.py`): saves never hold training back, and the last
+one is always written. Other saves wait their turn (`waited`).
 
 After orbax commits a step, process 0 writes a SHA-256 manifest of its files
 (`purejaxdrl.sha256`). Restoring verifies it, so a truncated or corrupted
 checkpoint is reported and skipped in favour of the one before it.
 """
 
-import contextlib
 import dataclasses
 import os
 import pathlib
-import queue
-import threading
 import time
 from typing import Any, NamedTuple
 
@@ -36,6 +35,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.training.faults import failure_reason
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.packing import make_packer
+from purejaxdrl.training.save_queue import Save, SaveWriter
 from purejaxdrl.types import PyTree
 
 SKIPPED = "skipped"  # where checkpoints that fail verification are moved
@@ -59,8 +59,10 @@ class CheckpointConfig:
     """When to checkpoint a run that writes a run directory.
 
     Attributes:
-      every: save after every N chunks of updates (and always at the end, and
-        on SIGINT / SIGTERM); 0 saves only then.
+      every: a save is due every N chunks of updates (and always at the end,
+        and on SIGINT / SIGTERM); 0 saves only then. A due save that finds the
+        previous one still waiting for the writer replaces it, so saves never
+        hold training back; the save at the end and on a signal is written.
       keep: how many of the newest checkpoints to keep.
       keep_best: also keep the checkpoint with the best mean episode return
         of its chunk.
@@ -158,21 +160,20 @@ class Checkpointer:
             create=not read_only,
         )
         self._manager = ocp.CheckpointManager(self.directory, options=options)
-        self._queue: queue.Queue = queue.Queue(maxsize=1)
-        self._error: BaseException | None = None
-        self.waited = 0.0  # seconds `save` held its caller: the run's cost
-        self._thread = threading.Thread(
-            target=self._work, name="purejaxdrl-checkpoint", daemon=True
+        self._writer = SaveWriter(
+            lambda s: self._save_now(s.step, s.packed, s.meta, s.metric),
+            keep_best=keep_best,
         )
-        self._thread.start()
+        self.waited = 0.0  # seconds `save` held its caller: the run's cost
 
-    # At most one save waits in the queue: saves behind the loop hold it back.
     def save(
         self,
         step: int,
         packed: dict[str, jax.Array],
         meta: dict[str, Any],
         metric: float | None = None,
+        *,
+        skippable: bool = False,
     ) -> None:
         """Saves a packed state as `step`, in the background.
 
@@ -186,6 +187,10 @@ class Checkpointer:
           packed: `self.pack(state)`.
           meta: JSON-serialisable record of the run (config, metrics so far).
           metric: the value `keep_best` ranks by (None or NaN: not ranked).
+          skippable: a newer save may replace this one while it waits for the
+            writer (see `save_queue.py`), so this call never blocks; else it
+            waits while another such save waits. The newest save is always
+            written: after `wait()`, `step` of the last call is on disk.
 
         """
         self._raise_error()
@@ -196,26 +201,8 @@ class Checkpointer:
             # different order on each process (a deadlock): saved in order.
             self._save_now(step, packed, meta, metric)
         else:
-            self._queue.put((step, packed, meta, metric))
+            self._writer.put(Save(step, packed, meta, metric, skippable))
         self.waited += time.perf_counter() - start
-
-    def _work(self) -> None:
-        # Lowest CPU priority for this thread (and the threads orbax starts
-        # from it): on a CPU host the save then takes cores only when XLA's
-        # threads leave them idle. Linux sets nice values per thread.
-        with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        while True:
-            item = self._queue.get()
-            try:
-                if item is None:
-                    return
-                if self._error is None:
-                    self._save_now(*item)
-            except BaseException as e:  # reported on the next call from the loop
-                self._error = e
-            finally:
-                self._queue.task_done()
 
     def _save_now(
         self, step: int, packed: dict, meta: dict, metric: float | None
@@ -236,8 +223,7 @@ class Checkpointer:
             write_manifest(self.directory / str(step))
 
     def _raise_error(self) -> None:
-        if self._error is not None:
-            error, self._error = self._error, None
+        if (error := self._writer.take_error()) is not None:
             raise CheckpointError(
                 f"saving a checkpoint in {self.directory} failed: "
                 f"{failure_reason(error)}; the checkpoints before it are kept: "
@@ -245,16 +231,13 @@ class Checkpointer:
             ) from error
 
     def wait(self) -> None:
-        """Blocks until every queued save is committed (and raises its error)."""
-        self._queue.join()
+        """Blocks until the newest save is committed (and raises a save's error)."""
+        self._writer.join()
         self._raise_error()
 
     def close(self) -> None:
         """Waits for pending saves and stops the background thread."""
-        if self._thread.is_alive():
-            self._queue.join()
-            self._queue.put(None)
-            self._thread.join()
+        self._writer.close()
         self._manager.close()
         self._raise_error()
 

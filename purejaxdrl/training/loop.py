@@ -115,6 +115,9 @@ class ChunkLoop:
         runner's chunks are queued programs); else read each at once.
       late_compile: the runner's compile time inside chunks so far
         (`Runner.late_compile_seconds`), taken out of the training time.
+      last_saved: the update of the newest checkpoint asked for (or
+        restored). Saves in between may be replaced by newer ones, never
+        this one: after `checkpointer.wait()` it is on disk.
 
     """
 
@@ -273,8 +276,14 @@ class ChunkLoop:
         )
 
     def save(self, packed: Any, metric: float | None = None) -> None:
-        """Saves a packed state as update `done`'s checkpoint, in the background."""
-        self.run.checkpointer.save(self.done, packed, self.meta(), metric)
+        """Saves a packed state as update `done`'s checkpoint, in the background.
+
+        Skippable: should the previous save still wait for the writer, this one
+        replaces it rather than wait (the newest on disk would be no newer).
+        """
+        self.run.checkpointer.save(
+            self.done, packed, self.meta(), metric, skippable=True
+        )
         self.last_saved = self.done
 
     def meta(self) -> dict[str, Any]:
@@ -342,9 +351,11 @@ class ChunkLoop:
     def say_if_saves_held(self, waited: float) -> None:
         """Says when waiting for checkpoint saves was much of the training time.
 
-        A save that takes longer than a chunk trains holds the next one back
-        (small fast runs: CartPole's quickstart trained at a third of its
-        speed); the steps/s shown would otherwise blame the learner.
+        A single process's saves never wait (a newer save replaces one that
+        waits); a multi-process run saves in order on the loop's thread, each
+        save holding training back (small fast runs: CartPole's quickstart once
+        trained at a third of its speed); the steps/s shown would otherwise
+        blame the learner.
         """
         seconds, every = self.elapsed(), self.run.config.checkpoint.every
         if waited < 1.0 or waited < 0.25 * seconds:

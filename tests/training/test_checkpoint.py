@@ -1,10 +1,13 @@
 """Whole-state checkpoints: exact round trips, re-sharding, integrity, resume rules."""
 
 import dataclasses
+import threading
 
 import jax
 import numpy as np
 import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
@@ -207,6 +210,81 @@ def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
     again = Checkpointer(tmp_path, abstract, sh, exp.runner.mesh, read_only=True)
     assert again.restore_latest().step == 1  # the run's own build still reads it
     again.close()
+
+
+def _tiny_checkpointer(tmp_path, **kwargs):
+    """A Checkpointer of a state {"w": float32[4]} and the state of step i."""
+    mesh = jax.make_mesh((1,), ("data",))
+    sharding = NamedSharding(mesh, P())
+    abstract = {"w": jax.ShapeDtypeStruct((4,), np.float32)}
+    ck = Checkpointer(tmp_path, abstract, {"w": sharding}, mesh, **kwargs)
+
+    def state(i: int) -> dict:
+        return {"w": jax.device_put(np.full(4, i, np.float32), sharding)}
+
+    return ck, state
+
+
+def _slow_writer(monkeypatch) -> tuple[list[int], threading.Event, threading.Event]:
+    """Steps written, "first save started", and the event that lets it finish.
+
+    The first save holds the writer (up to 2 s) until the test releases it: the
+    saves asked for meanwhile find it busy, whatever the machine's load.
+    """
+    written, started, release = [], threading.Event(), threading.Event()
+    save_now = Checkpointer._save_now
+
+    def slow(self, step, packed, meta, metric):
+        if not started.is_set():
+            started.set()
+            release.wait(timeout=2.0)
+        save_now(self, step, packed, meta, metric)
+        written.append(step)
+
+    monkeypatch.setattr(Checkpointer, "_save_now", slow)
+    return written, started, release
+
+
+def test_a_save_that_finds_one_waiting_replaces_it_without_blocking(
+    tmp_path, monkeypatch
+):
+    written, started, release = _slow_writer(monkeypatch)
+    ck, state = _tiny_checkpointer(tmp_path)
+    packed = {i: ck.pack(state(i)) for i in range(1, 6)}
+    ck.save(1, packed[1], {"updates": 1}, skippable=True)
+    assert started.wait(timeout=60)  # the writer is busy with 1
+    for i in range(2, 6):  # 2 waits, 3 replaces it, 4 replaces 3, 5 replaces 4
+        ck.save(i, packed[i], {"updates": i}, skippable=True)
+    # Before, `save` 3 waited for the writer to finish 1 (2 s here).
+    assert ck.waited < 0.3
+    release.set()
+    ck.close()
+    assert written == [1, 5] and ck.steps() == [1, 5]
+    assert ck._writer.replaced == 3
+    reader, _ = _tiny_checkpointer(tmp_path, read_only=True)
+    restored = reader.restore_latest()
+    reader.close()
+    assert restored.step == 5 and restored.meta == {"updates": 5}
+    np.testing.assert_array_equal(restored.state["w"], np.full(4, 5, np.float32))
+
+
+def test_keep_best_writes_the_best_save_a_newer_one_would_replace(
+    tmp_path, monkeypatch
+):
+    written, started, release = _slow_writer(monkeypatch)
+    ck, state = _tiny_checkpointer(tmp_path, keep=1, keep_best=True)
+    metrics = {1: 1.0, 2: 10.0, 3: 5.0, 4: 20.0, 5: 6.0, 6: float("nan"), 7: 7.0}
+    ck.save(1, ck.pack(state(1)), {"updates": 1}, metrics[1], skippable=True)
+    assert started.wait(timeout=60)
+    for i in range(2, 8):
+        ck.save(i, ck.pack(state(i)), {"updates": i}, metrics[i], skippable=True)
+    # Waiting after each: [2*], [2*, 3], [4*] (a better one: 2 is no longer
+    # the best), [4*, 5], [4*, 6], [4*, 7]; * the best so far, kept.
+    assert ck.waited < 0.3
+    release.set()
+    ck.close()
+    assert written == [1, 4, 7]
+    assert ck.steps() == [4, 7]  # the newest (keep=1) and the best
 
 
 def test_first_non_finite_names_the_earliest_update():

@@ -167,7 +167,9 @@ class SavingCheckpointer:
     def pack(self, state):
         return f"packed {state}"
 
-    def save(self, step, packed, meta, metric):
+    def save(self, step, packed, meta, metric, *, skippable):
+        # Skippable: a newer save replaces it while it waits, never the loop.
+        assert skippable
         self.events.append(f"save {step} ({packed}, updates={meta['updates']})")
 
     def wait(self):
@@ -244,8 +246,9 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
 
 
 def test_saves_that_held_training_back_are_said_with_the_fix(monkeypatch):
-    # A save slower than a chunk holds the next one back: the quickstart's
-    # CartPole trained at a third of its speed, its steps/s blaming nothing.
+    # A multi-process run saves on the loop's thread, holding training back
+    # (a single process's queue once did too: the quickstart's CartPole
+    # trained at a third of its speed, its steps/s blaming nothing).
     import time
 
     import purejaxdrl.training.loop as loop_module
@@ -254,8 +257,8 @@ def test_saves_that_held_training_back_are_said_with_the_fix(monkeypatch):
     monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
 
     class SlowCheckpointer(SavingCheckpointer):
-        def save(self, step, packed, meta, metric):
-            time.sleep(0.3)  # the caller waits, as on a full queue
+        def save(self, step, packed, meta, metric, *, skippable):
+            time.sleep(0.3)  # the caller waits, as a multi-process run's does
             self.waited += 0.3
 
     events = []
