@@ -66,12 +66,15 @@ class CheckpointConfig:
       keep: how many of the newest checkpoints to keep.
       keep_best: also keep the checkpoint with the best mean episode return
         of its chunk.
+      wait: write every due save instead: training waits while one save is
+        written and the next waits (a run goes at the pace of its saves).
 
     """
 
     every: int = 1
     keep: int = 3
     keep_best: bool = False
+    wait: bool = False
 
 
 class Restored(NamedTuple):

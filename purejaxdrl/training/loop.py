@@ -278,12 +278,12 @@ class ChunkLoop:
     def save(self, packed: Any, metric: float | None = None) -> None:
         """Saves a packed state as update `done`'s checkpoint, in the background.
 
-        Skippable: should the previous save still wait for the writer, this one
-        replaces it rather than wait (the newest on disk would be no newer).
+        Should the previous save still wait for the writer, this one replaces
+        it (the newest on disk would be no newer), unless `checkpoint.wait`.
         """
-        self.run.checkpointer.save(
-            self.done, packed, self.meta(), metric, skippable=True
-        )
+        skippable = not self.run.config.checkpoint.wait
+        checkpointer = self.run.checkpointer
+        checkpointer.save(self.done, packed, self.meta(), metric, skippable=skippable)
         self.last_saved = self.done
 
     def meta(self) -> dict[str, Any]:
@@ -352,10 +352,10 @@ class ChunkLoop:
         """Says when waiting for checkpoint saves was much of the training time.
 
         A single process's saves never wait (a newer save replaces one that
-        waits); a multi-process run saves in order on the loop's thread, each
-        save holding training back (small fast runs: CartPole's quickstart once
-        trained at a third of its speed); the steps/s shown would otherwise
-        blame the learner.
+        waits) but with `checkpoint.wait`; a multi-process run saves in order
+        on the loop's thread, each save holding training back (CartPole's
+        quickstart once trained at a third of its speed); the steps/s shown
+        would otherwise blame the learner.
         """
         seconds, every = self.elapsed(), self.run.config.checkpoint.every
         if waited < 1.0 or waited < 0.25 * seconds:

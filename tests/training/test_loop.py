@@ -163,13 +163,13 @@ class SavingCheckpointer:
     def __init__(self, events):
         self.events = events
         self.waited = 0.0
+        self.skippable = []  # per save: may a newer save replace it?
 
     def pack(self, state):
         return f"packed {state}"
 
     def save(self, step, packed, meta, metric, *, skippable):
-        # Skippable: a newer save replaces it while it waits, never the loop.
-        assert skippable
+        self.skippable.append(skippable)
         self.events.append(f"save {step} ({packed}, updates={meta['updates']})")
 
     def wait(self):
@@ -205,6 +205,22 @@ def test_a_signal_stops_after_the_queued_chunk_with_a_checkpoint(monkeypatch):
     ]
     assert stopped_by == "SIGTERM" and state == 4
     assert loop.done == 4 and loop.last_saved == 4
+    # A newer save may replace it while it waits for the writer: never the loop.
+    assert loop.run.checkpointer.skippable == [True]
+
+
+def test_checkpoint_wait_writes_every_due_save(monkeypatch):
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "StopSignals", FakeSignals)
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
+    loop = _loop([])
+    loop.run.config = pjd.apply_overrides(
+        loop.run.config, {"checkpoint": {"wait": True}}
+    )
+    loop.run.checkpointer = SavingCheckpointer([])
+    loop.run_schedule(0, [(i, 2) for i in range(3)])
+    assert loop.run.checkpointer.skippable == [False, False, False]
 
 
 def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
