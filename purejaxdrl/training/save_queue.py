@@ -12,8 +12,12 @@ save on SIGINT / SIGTERM).
 With `keep_best`, a waiting save whose metric is higher than that of every save
 queued before it (the best so far) is kept until a better one arrives, so the
 best chunk's state is written and orbax's best-N policy can keep it. It waits
-beside the newest save instead of holding the loop back: at most two saves
-wait, and the loop never waits for a skippable save.
+beside the newest save rather than block the loop as before: while a run's
+return climbs, nearly every save is the best so far, and blocking on each
+would hold such runs back as much as before. A better save may replace it: the
+checkpointer keeps the one best (n=1), so it would be deleted once the better
+one is written anyway. At most two saves wait; the loop never waits for a
+skippable save.
 
 A save not marked `skippable` (sweeps, PBT) waits its turn, as in a queue of
 one: the caller blocks while another such save waits.
@@ -160,6 +164,7 @@ class SaveWriter:
             except BaseException as e:  # reported on the next call from the loop
                 self._error = e
             finally:
+                save = None  # its arrays, not held while the thread waits
                 self._queue.done()
 
     def take_error(self) -> BaseException | None:
