@@ -2,6 +2,7 @@
 
 import dataclasses
 import threading
+import weakref
 
 import jax
 import numpy as np
@@ -251,12 +252,15 @@ def test_a_save_that_finds_one_waiting_replaces_it_without_blocking(
     written, started, release = _slow_writer(monkeypatch)
     ck, state = _tiny_checkpointer(tmp_path)
     packed = {i: ck.pack(state(i)) for i in range(1, 6)}
-    ck.save(1, packed[1], {"updates": 1}, skippable=True)
+    ck.save(1, packed.pop(1), {"updates": 1}, skippable=True)
     assert started.wait(timeout=60)  # the writer is busy with 1
+    arrays = {i: weakref.ref(*packed[i].values()) for i in range(2, 6)}
     for i in range(2, 6):  # 2 waits, 3 replaces it, 4 replaces 3, 5 replaces 4
-        ck.save(i, packed[i], {"updates": i}, skippable=True)
+        ck.save(i, packed.pop(i), {"updates": i}, skippable=True)
     # Before, `save` 3 waited for the writer to finish 1 (2 s here).
     assert ck.waited < 0.3
+    # The replaced saves' arrays are freed (the waiting one is held).
+    assert [i for i, ref in arrays.items() if ref() is not None] == [5]
     release.set()
     ck.close()
     assert written == [1, 5] and ck.steps() == [1, 5]
