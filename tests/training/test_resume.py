@@ -22,9 +22,13 @@ from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
 
+# checkpoint.wait: every due save is written and training waits for them, so
+# a killed run has its checkpoints (a save would otherwise replace the one
+# still waiting, and this run trains its 20 chunks in about two saves' time).
 SMALL = [
     "--env", "cartpole", "--num-envs", "4", "--unroll-length", "8",
     "--total-steps", "64000", "--num-logs", "20", "--quiet",
+    "--checkpoint.wait", "true",
 ]  # fmt: skip
 ALGO = {
     "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"],
