@@ -87,7 +87,9 @@ class GymnaxEnv(Env):
         adapter = cls.__new__(cls)
         name = getattr(env, "name", type(env).__name__)
         _warn_if_legacy(name, env)
-        adapter._adopt(name, env, env.default_params if params is None else params)
+        params = env.default_params if params is None else params
+        _check_time_limit(name, params)
+        adapter._adopt(name, env, params)
         return adapter
 
     def _adopt(self, env_id: str, env: Any, params: Any) -> None:
@@ -193,6 +195,33 @@ def check_lengths(
             f"{env_id}'s default: {default!r}); pass e.g. --env.option "
             f"{name}={default!r}."
         )
+
+
+def _check_time_limit(name: str, params: Any) -> None:
+    """Refuses a user's params whose time limit cuts every episode at one step.
+
+    gymnax's base `EnvParams` declares `max_steps_in_episode: int = 1`, so a
+    params class that does not declare its own inherits 1, and gymnax's
+    `step` truncates each episode after its first step: such a run trained in
+    silence on one-step episodes, with a return of 0. Only `wrap` checks it:
+    gymnax's registry has a legitimate one-step task (MNISTBandit-bsuite).
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    limit = getattr(params, "max_steps_in_episode", None)
+    if limit is None or np.size(limit) == 0 or np.min(np.asarray(limit)) > 1:
+        return
+    value = np.asarray(limit).min().item()
+    raise ConfigError(
+        f"{name}: params.max_steps_in_episode is {value!r} (gymnax's EnvParams "
+        "default where a params class does not declare it): every episode "
+        "would be truncated after one step; declare `max_steps_in_episode: int "
+        f"= N` (the time limit, N > 1) in {type(params).__name__}, or pass a "
+        "larger one through your factory's options (--env.option); a one-step "
+        "task terminates in step_env."
+    )
 
 
 def _warn_if_legacy(name: str, env: Any) -> None:

@@ -179,3 +179,38 @@ def test_a_gymnax_environment_written_the_pre_1_0_way_is_warned_of_once():
         warnings.simplefilter("error")
         envs.GymnaxEnv.wrap(Corridor())  # the gymnax >= 1.0 way: no warning
         envs.make("CartPole-v1")  # gymnax's own: no warning
+
+
+@struct.dataclass
+class UnlimitedParams(environment.EnvParams):
+    """The corridor's params without `max_steps_in_episode`: gymnax's 1."""
+
+    length: int = 3
+
+
+class Unlimited(Corridor):
+    @property
+    def default_params(self):
+        return UnlimitedParams()
+
+
+def test_a_time_limit_left_at_gymnax_s_default_of_one_step_is_one_line():
+    # gymnax truncates when time >= max_steps_in_episode: with the base
+    # class's 1, every episode would end after its first step.
+    env, params = Unlimited(), UnlimitedParams()
+    _, state = env.reset(jax.random.key(0), params)
+    *_, truncated, _ = env.step(jax.random.key(1), state, 1, params)
+    assert bool(truncated)  # the silent failure the check prevents
+    with pytest.raises(pjd.ConfigError) as error:
+        envs.GymnaxEnv.wrap(env)
+    assert str(error.value) == (
+        "Unlimited: params.max_steps_in_episode is 1 (gymnax's EnvParams "
+        "default where a params class does not declare it): every episode "
+        "would be truncated after one step; declare `max_steps_in_episode: int "
+        "= N` (the time limit, N > 1) in UnlimitedParams, or pass a larger one "
+        "through your factory's options (--env.option); a one-step task "
+        "terminates in step_env."
+    )
+    with pytest.raises(pjd.ConfigError, match=r"max_steps_in_episode is 1 .*Corr"):
+        envs.GymnaxEnv.wrap(Corridor(), CorridorParams(max_steps_in_episode=1))
+    envs.GymnaxEnv.wrap(Corridor(), CorridorParams(max_steps_in_episode=2))
