@@ -24,7 +24,8 @@ def check_user_env(env: Any, env_id: str) -> None:
 
     Raises:
       ConfigError: `env` is not a `purejaxdrl.env.Env` (a gymnax `Environment`,
-        say), or lacks a method an `Env` must define.
+        say), lacks a method an `Env` must define, or its `default_params` is
+        a method, not a property.
       ValueError: as `check_contract`.
 
     """
@@ -47,6 +48,12 @@ def check_user_env(env: Any, env_id: str) -> None:
         raise ConfigError(
             f"{env_id}: {type(env).__name__} must define {', '.join(missing)}, as "
             "every purejaxdrl.env.Env does (docs: Bring your own environment)."
+        )
+    if callable(env.default_params):
+        raise ConfigError(
+            f"{env_id}: {type(env).__name__}.default_params is a method; make it "
+            "a @property returning the params pytree (put @property above its "
+            "def), as every purejaxdrl.env.Env does."
         )
     check_contract(env, env.default_params, env_id)
 

@@ -5,9 +5,15 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Env, keyword_names
+from purejaxdrl.env.base import (
+    Env,
+    check_option_types,
+    keyword_defaults,
+    keyword_names,
+)
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
 _USERS: set[str] = set()  # names registered through `register`: users' code
@@ -50,12 +56,24 @@ def register(name: str, factory: Callable[..., Env]) -> None:
     _USERS.add(name)
 
 
-def _check_user_options(name: str, factory: Callable[..., Env], options: dict) -> None:
-    """One line, not a TypeError from the call, for options `factory` can't take."""
+def _check_user_options(
+    name: str, factory: Callable[..., Env], options: dict
+) -> dict[str, Any]:
+    """One line, not a TypeError from the call, for options `factory` can't take.
+
+    Options whose keyword has a number or bool default are type-checked as
+    the adapters' are (`check_option_types`): `length=abc` would otherwise
+    fail inside the environment's first trace, and `length=2.5` train with
+    a length of 2.
+
+    Returns:
+      `options`, as `check_option_types` returns them.
+
+    """
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):  # a builtin or C callable: let the call say
-        return
+        return options
     try:
         signature.bind(**options)
     except TypeError as e:
@@ -65,6 +83,7 @@ def _check_user_options(name: str, factory: Callable[..., Env], options: dict) -
             f"env.options {options} do not fit {name!r} ({e}): it {accepted}; "
             "pass only those (--env.option KEY=VALUE, env.options in Python)."
         ) from None
+    return check_option_types(name, options, keyword_defaults(factory))
 
 
 def registered_by_user(name: str) -> bool:
@@ -173,6 +192,13 @@ def make(name: str, **options) -> Env:
 
     Examples: `make("CartPole-v1")`, `make("brax/ant", backend="positional",
     episode_length=1000)`.
+
+    Raises:
+      UnknownEnvironmentError: nobody registered `name`.
+      ConfigError: for a user's environment, options its factory does not
+        take, or of another type than its defaults, or a factory that
+        assigns `default_params` (a property).
+
     """
     _register_builtins(name)
     if name not in _FACTORIES and name.startswith(PLAYGROUND_PREFIX):
@@ -199,9 +225,23 @@ def make(name: str, **options) -> Env:
             "registers it (purejaxdrl.env.register), import that first: "
             "--env.imports MODULE."
         )
-    if name in _USERS:
-        _check_user_options(name, _FACTORIES[name], options)
-    return _FACTORIES[name](**options)
+    if name not in _USERS:
+        return _FACTORIES[name](**options)
+    options = _check_user_options(name, _FACTORIES[name], options)
+    try:
+        return _FACTORIES[name](**options)
+    except AttributeError as e:
+        # `self.default_params = ...` in `__init__` meets Env's read-only
+        # property: one line naming the rule, not the user's traceback.
+        message = str(e)
+        assigned = "setter" in message or "can't set" in message
+        if "'default_params'" in message and assigned:
+            raise ConfigError(
+                f"{name}: its factory assigns default_params ({message}); make it "
+                "a @property returning the params pytree (e.g. store them as "
+                "self._params and return those), as every purejaxdrl.env.Env does."
+            ) from None
+        raise
 
 
 _HOSTS = {"gymnasium": "Gymnasium", "envpool": "EnvPool"}

@@ -91,3 +91,40 @@ def test_a_users_env_that_breaks_its_specs_is_named_in_one_line(flaw, message):
     with pytest.raises(ValueError) as error:
         make_env(config)
     assert str(error.value).startswith(message)
+
+
+class MethodParams(Flawed):
+    """default_params written as a plain method, the @property forgotten."""
+
+    def default_params(self):
+        return ()
+
+
+class AssignedParams(Flawed):
+    """default_params assigned in __init__, over Env's read-only property."""
+
+    def __init__(self):
+        self.default_params = ()
+
+
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        (MethodParams, "Method-v0: MethodParams.default_params is a method; make "
+         "it a @property returning the params pytree (put @property above its "
+         "def), as every purejaxdrl.env.Env does."),
+        (AssignedParams, "Assigned-v0: its factory assigns default_params "
+         "(property 'default_params' of 'AssignedParams' object has no setter); "
+         "make it a @property returning the params pytree (e.g. store them as "
+         "self._params and return those), as every purejaxdrl.env.Env does."),
+    ],
+)  # fmt: skip
+def test_default_params_that_is_not_a_property_is_one_line(kind, message):
+    name = message.split(":")[0]
+    envs.register(name, kind)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": name}}
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(config)
+    assert str(error.value) == message

@@ -367,3 +367,24 @@ def test_a_value_error_from_the_users_code_keeps_its_traceback(isolated, capsys)
     bad = ["train", "--env", "cartpole", "--network.torso", "cnn", "--no-files"]
     assert main(bad) == 2  # purejaxdrl's own check (a ValueError): one line
     assert "network.torso='cnn' needs image observations" in capsys.readouterr().err
+
+
+def test_a_users_options_are_type_checked_against_its_defaults(isolated):
+    # As the adapters' options are: `length=abc` failed inside the first trace
+    # with a traceback, and `length=2.5` trained with a length of 2.
+    class Line(pjd.env.Env):
+        def __init__(self, length: int = 4, scale: float = 1.0, label: str = "a"):
+            self.length, self.scale, self.label = length, scale, label
+
+    pjd.env.register("MyLine-v0", Line)
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.env.make("MyLine-v0", length="abc")
+    assert str(e.value) == (
+        "env.options length='abc' is not an integer (MyLine-v0's default: 4); "
+        "pass one, e.g. --env.option length=4."
+    )
+    with pytest.raises(pjd.ConfigError, match=r"^env.options length=2.5 is not an"):
+        pjd.env.make("MyLine-v0", length=2.5)
+    made = pjd.env.make("MyLine-v0", length=6.0, scale=2, label="b")
+    assert (made.length, made.scale, made.label) == (6, 2.0, "b")
+    assert type(made.length) is int and type(made.scale) is float
