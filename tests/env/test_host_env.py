@@ -119,3 +119,18 @@ def test_life_loss_episodes_and_clipped_rewards_warn_that_returns_are_not_the_ga
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the protocol's defaults: no notice
         make_host_env("envpool:Breakout-v5", 1, 0).close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_second_reset_marks_every_row_first(env_id):
+    # `first` came from the previous step's ends: after a step that ended no
+    # episode, a second reset's rows were not `first`, and an evaluator
+    # reusing the pool would count the old episode's return across it.
+    env = make_host_env(env_id, 2, 0)
+    env.reset()
+    assert not env.step(np.zeros(2, np.int32)).first.any()
+    again = env.reset()
+    assert again.first.all() and again.reward.tolist() == [0.0, 0.0]
+    assert np.all(np.abs(again.observation) < 0.05)  # a fresh start
+    assert not env.step(np.zeros(2, np.int32)).first.any()
+    env.close()

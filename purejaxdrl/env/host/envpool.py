@@ -151,6 +151,9 @@ class EnvPoolEnv(HostEnv):
         self.boundaries = BoundaryTracker(num_envs)
 
     def reset(self) -> HostStep:
+        # Every row starts an episode, whatever the last step ended: a second
+        # reset marked only the rows that had just ended `first`.
+        self.boundaries.ended[:] = True
         if self.batch_size < self.num_envs:
             self.pool.async_reset()
             return self.recv()

@@ -147,6 +147,9 @@ class GymnasiumEnv(HostEnv):
         obs, info = first
         obs = self._observe(obs, info)
         zeros = np.zeros(self.num_envs, bool)
+        # Every row starts an episode, whatever the last step ended: a second
+        # reset marked only the rows that had just ended `first`.
+        self.boundaries.ended[:] = True
         first = self.boundaries.mark(self.env_id, zeros, zeros)
         step = HostStep(
             obs,
