@@ -288,8 +288,9 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
     With `budget`, also that a replay learner's budget stores its `min_replay`
-    (`Algorithm.replay_items`): a rule for training to come, not for reading a
-    saved run, whose budget a resume may raise.
+    (`Algorithm.replay_items`) and that it does not normalise observations:
+    rules for training to come, not for reading a saved run, whose budget a
+    resume may raise.
 
     Raises:
       ConfigError: naming the value, the rule and the fix; or `config` is not
@@ -363,6 +364,14 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         f"to env.id={config.env.id!r}, whose observations reach the agent as "
         "the environment makes them; pass --env.normalize-observations false "
         "(and normalise inside the environment where it needs it).",
+    )
+    # A rule for training to come (`budget`): a saved run still evaluates.
+    check(
+        not (budget and config.env.normalize_observations)
+        or not record.keeps_replay(config.algo_config),
+        f"env.normalize_observations=true with algo={config.algo!r}, which keeps "
+        "a replay buffer: stored observations would stay at the scale of their "
+        "time while the statistics move; pass --env.normalize-observations false.",
     )
     return config
 

@@ -1,0 +1,81 @@
+"""Replay learners refuse normalised observations: stored ones keep their scale."""
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.training.config import validate
+
+NORMALIZED = {"env": {"normalize_observations": True}}
+
+
+def _message(algo: str) -> str:
+    return (
+        f"env.normalize_observations=true with algo={algo!r}, which keeps a "
+        "replay buffer: stored observations would stay at the scale of their "
+        "time while the statistics move; pass --env.normalize-observations false."
+    )
+
+
+@pytest.mark.parametrize(
+    ("preset", "algo", "section"),
+    [
+        ("cartpole", "dqn", {}),
+        ("cartpole", "apex", {}),
+        ("cartpole_masked", "r2d2", {}),
+        ("inverted_pendulum", "sac", {}),
+        ("cartpole", "impala", {"replay_ratio": 0.5}),
+    ],
+)
+def test_a_replay_learner_with_normalised_observations_is_one_line(
+    preset, algo, section
+):
+    # The normaliser acts on observations before the agent stores them: an
+    # item stored early stays at the early statistics' scale, while the
+    # network, trained on it, acts on observations at the current one.
+    config = pjd.load_preset(preset, algo).config
+    overrides = {algo: section} if section else {}
+    config = pjd.apply_overrides(config, overrides)
+    validate(config)  # the preset as it is: no normalisation
+    normalized = pjd.apply_overrides(config, NORMALIZED)
+    with pytest.raises(ConfigError) as error:
+        validate(normalized)
+    assert str(error.value) == _message(algo)
+    # A saved run is still read (evaluated, exported); a resume trains, so
+    # it is refused where it validates for training.
+    validate(normalized, budget=False)
+
+
+def test_learners_without_replay_keep_normalising():
+    for algo in ("ppo", "impala", "pqn"):
+        validate(
+            pjd.apply_overrides(pjd.load_preset("cartpole", algo).config, NORMALIZED)
+        )
+
+
+def test_no_preset_trains_a_replay_learner_on_normalised_observations():
+    from purejaxdrl.agents.registry import algorithm
+    from purejaxdrl.training.presets import preset_algorithms, preset_names
+
+    checked = 0
+    for name in preset_names():
+        for algo in preset_algorithms(name):
+            config = pjd.load_preset(name, algo).config
+            if algorithm(algo).keeps_replay(config.algo_config):
+                assert not config.env.normalize_observations, (name, algo)
+                checked += 1
+    assert checked >= 10
+
+
+def test_a_sweep_over_normalisation_is_refused_alike():
+    # The plan validates every setting before anything compiles (pjd.sweep
+    # and PBT make it first), so no run of the sweep trains.
+    from purejaxdrl.sweeps.spec import make_plan
+
+    base = pjd.load_preset("cartpole", "dqn").config
+    with pytest.raises(ConfigError) as error:
+        make_plan(base, grid={"env.normalize_observations": [False, True]})
+    prefix = "--grid env.normalize_observations: "
+    assert str(error.value) == prefix + _message("dqn")
+    with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
+        make_plan(pjd.apply_overrides(base, NORMALIZED), seeds=2)
