@@ -7,6 +7,7 @@ dozens of frames deep. `check_contract` traces one `reset` and one `step`
 with `jax.eval_shape` (nothing runs) and names the first disagreement.
 """
 
+import inspect
 from typing import Any
 
 import jax
@@ -49,13 +50,16 @@ def check_user_env(env: Any, env_id: str) -> None:
             f"{env_id}: {type(env).__name__} must define {', '.join(missing)}, as "
             "every purejaxdrl.env.Env does (docs: Bring your own environment)."
         )
-    if callable(env.default_params):
+    params = env.default_params
+    # A params pytree may be callable (an equinox Module): only a function is
+    # the forgotten @property.
+    if inspect.ismethod(params) or inspect.isfunction(params):
         raise ConfigError(
             f"{env_id}: {type(env).__name__}.default_params is a method; make it "
             "a @property returning the params pytree (put @property above its "
             "def), as every purejaxdrl.env.Env does."
         )
-    check_contract(env, env.default_params, env_id)
+    check_contract(env, params, env_id)
 
 
 def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
