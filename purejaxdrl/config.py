@@ -14,16 +14,77 @@ import difflib
 import math
 import typing
 import warnings
-from collections.abc import Hashable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 import jax
+import numpy as np
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
-from purejaxdrl.config_types import ConfigError, coerce
+from purejaxdrl.config_types import ConfigError, coerce, flat_fields
 
 # -------------------------------------------------------------------- overrides
+
+
+class Selection(NamedTuple):
+    """Sections of a config of which one field selects the one that is read.
+
+    A config class declares it as `SELECTION: ClassVar[Selection]` (a run's
+    `algo` selects one algorithm's section of `training.TrainConfig`): this
+    module knows no algorithm, the class says which fields are such sections
+    and how to word what `apply_overrides` refuses about them.
+
+    Attributes:
+      by: the field whose value names the section read, e.g. "algo".
+      names: the names of the sections it may select (they grow as algorithms
+        are registered, so a function).
+      missing: the message for a name of `names` that is no field of the
+        config (made before that section was added).
+      unread: the message for a change to a section that `by` does not name,
+        from (what was set, the section, the selected one, the fix).
+
+    """
+
+    by: str
+    names: Callable[[], Collection[str]]
+    missing: Callable[[str], str]
+    unread: Callable[[str, str, str, str], str]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two field values are equal (NaN equals NaN, arrays item by item)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b) or (a != a and b != b)  # NaN != NaN
+    except (TypeError, ValueError):  # arrays of many values, tracers
+        try:
+            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        except (TypeError, ValueError):
+            return False
+
+
+def _refuse_unread_sections(
+    config: Any, changes: Mapping[str, Any], selection: Selection
+) -> None:
+    """Refuses a change to a section the resulting config does not read.
+
+    `{"ppo": {"learning_rate": 1e-2}}` on a run of ppo_kl would train with
+    ppo_kl's learning rate, and nothing would say so. A whole config's
+    sections given back unchanged (a saved run's, a preset's) are no change.
+    """
+    selected = changes.get(selection.by, getattr(config, selection.by))
+    sections = set(selection.names())
+    for key, new in changes.items():
+        if key == selected or key not in sections:
+            continue
+        old = getattr(config, key)
+        pairs = zip(flat_fields(old), flat_fields(new), strict=True)
+        changed = next((p for (p, _, a), (_, _, b) in pairs if not _same(a, b)), None)
+        if changed is not None:
+            fix = f"{selection.by}={key!r}"
+            raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))
 
 
 def _section_hint(config: Any, key: str, algo: Any) -> str:
@@ -91,8 +152,10 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
       prefix: dotted path of `config`, for error messages.
 
     Raises:
-      ConfigError: for an unknown field or a value of the wrong type, or a
-        `config` that is not a config (a preset: pass its `.config`).
+      ConfigError: for an unknown field or a value of the wrong type, a
+        change to a section the config does not read (`Selection`: another
+        algorithm's than its `algo`), or a `config` that is not a config (a
+        preset: pass its `.config`).
 
     """
     if not prefix:
@@ -104,10 +167,15 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             )
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
+    selection = None if prefix else getattr(type(config), "SELECTION", None)
     changes = {}
     for raw_key, value in _nested(overrides).items():
         key = str(raw_key).replace("-", "_")
         path = f"{prefix}{key}"
+        if key not in names and selection and key in selection.names():
+            raise ConfigError(
+                f"Unknown config field {path!r}: {selection.missing(key)}"
+            )
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1)
             flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
@@ -131,6 +199,8 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             changes[key] = apply_overrides(current, value, f"{path}.")
         else:
             changes[key] = coerce(value, hints[key], path)
+    if selection is not None:
+        _refuse_unread_sections(config, changes, selection)
     changes.update(_reset_tied(config, changes))
     return dataclasses.replace(config, **changes)
 

@@ -26,16 +26,57 @@ class ConfigError(ValueError):
 ConfigError.__module__ = "purejaxdrl.config"
 
 
+def _is_union(hint: Any) -> bool:
+    # `X | Y` and typing's `Union[X, Y]` / `Optional[X]`: two kinds on 3.11.
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
 def _is_float_field(hint: Any) -> bool:
     # Dynamic hyper-parameters are annotated `float | jax.Array`.
-    return hint is float or (
-        isinstance(hint, types.UnionType) and float in typing.get_args(hint)
+    return hint is float or (_is_union(hint) and float in typing.get_args(hint))
+
+
+def _without_none(hint: Any) -> tuple[bool, Any]:
+    """Whether `hint` admits None (`X | None`, `Optional[X]`), and `hint` without it."""
+    if not (_is_union(hint) and type(None) in typing.get_args(hint)):
+        return False, hint
+    rest = tuple(a for a in typing.get_args(hint) if a is not type(None))
+    return True, rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+
+
+def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
+    """The value of `allowed` (a `Literal[...]`'s) that `value` spells."""
+    for option in allowed:
+        if option is None:
+            if value is None or str(value).strip().lower() in ("none", "null"):
+                return None
+            continue
+        try:
+            converted = coerce(value, type(option), path)
+        except ConfigError:
+            continue
+        if type(converted) is type(option) and converted == option:
+            return option
+    flag = "--" + path.replace("_", "-")
+    listed = ", ".join(repr(a) for a in allowed)
+    raise ConfigError(
+        f"{path}={value!r} is not one of {listed}; pass one, e.g. {flag} {allowed[0]}."
     )
 
 
 def coerce(value: Any, hint: Any, path: str) -> Any:
-    """Converts `value` (from YAML or the command line) to the field type `hint`."""
-    optional = isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint)
+    """Converts `value` (from YAML or the command line) to the field type `hint`.
+
+    Types: bool, int, float (and `float | jax.Array`), str, `tuple[X, ...]`,
+    `dict[...]`, `typing.Literal[...]` of those, and any of them `| None`
+    (or `typing.Optional[...]`).
+
+    Raises:
+      ConfigError: naming the field, the value and an example of one it takes;
+        or the type, where it is none of those.
+
+    """
+    optional, hint = _without_none(hint)
 
     def fail(kind: str, example: str) -> ConfigError:
         flag = "--" + path.replace("_", "-")
@@ -44,10 +85,10 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
             f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}{unset}."
         )
 
-    if optional:
-        if value is None or str(value).strip().lower() in ("none", "null"):
-            return None
-        (hint,) = (a for a in typing.get_args(hint) if a is not type(None))
+    if optional and (value is None or str(value).strip().lower() in ("none", "null")):
+        return None
+    if typing.get_origin(hint) is typing.Literal:
+        return _literal(value, typing.get_args(hint), path)
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -122,10 +163,12 @@ def check_seed(seed: Any) -> None:
         )
 
 
-def _convertible(hint: Any) -> bool:
+def convertible(hint: Any) -> bool:
     """Whether `coerce` knows the field type `hint` (Optional ones included)."""
-    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    _, hint = _without_none(hint)
+    if typing.get_origin(hint) is typing.Literal:
+        kinds = (bool, int, float, str, type(None))
+        return all(type(a) in kinds for a in typing.get_args(hint))
     return (
         hint in (bool, int, str)
         or _is_float_field(hint)
@@ -133,12 +176,30 @@ def _convertible(hint: Any) -> bool:
     )
 
 
+def is_dynamic_type(hint: Any) -> bool:
+    """Whether `hint` types a dynamic field: `float` or `float | jax.Array`.
+
+    A config's dynamic (not `jax.tree.static`) fields are array leaves, which
+    sweeps stack and trace as float32: an int, bool or str is none. `| None`
+    is allowed where the config reads None as a number (SAC's unset rate).
+    """
+    if not _is_union(hint):
+        return hint is float
+    kinds = set(typing.get_args(hint))
+    return float in kinds and kinds <= {float, jax.Array, type(None)}
+
+
+def type_name(hint: Any) -> str:
+    """`hint` as its source spells it: `bool`, `Literal['a', 'b']`, `float | None`."""
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
 def check_types(config: Any) -> None:
     """That every leaf field of `config` holds a value of its declared type.
 
     For a config changed without `apply_overrides` (which converts), e.g.
-    `dataclasses.replace(config, num_envs="4")`. An int is a float; arrays (a
-    sweep's stacked hyper-parameters) are left alone.
+    `dataclasses.replace(config, num_envs="4")`. An int is a float; traced
+    values (a sweep's hyper-parameters in its program) are left alone.
 
     Raises:
       ConfigError: naming the field, its value and the type it takes.
@@ -146,12 +207,17 @@ def check_types(config: Any) -> None:
     """
     _check_sections(config)
     for path, hint, value in flat_fields(config):
-        # Arrays and traced values (a sweep's hyper-parameters), and types of
-        # a user's own (not `_convertible`), are left alone; a numpy or JAX
-        # scalar is checked, as YAML and JSON cannot write one.
-        batched = getattr(value, "ndim", 0) > 0 or isinstance(value, jax.core.Tracer)
-        if batched or not _convertible(hint):
+        # Traced values (a sweep's hyper-parameters), and types of a user's
+        # own (not `convertible`), are left alone; a numpy or JAX scalar is
+        # checked, as YAML and JSON cannot write one.
+        if isinstance(value, jax.core.Tracer) or not convertible(hint):
             continue
+        if getattr(value, "ndim", 0) > 0:  # a sweep's values, stacked
+            raise ConfigError(
+                f"{path} is an array of shape {tuple(value.shape)}, but a run "
+                "takes one value; a sweep's values go in pjd.sweep(config, "
+                f"grid={{{path!r}: [...]}})."
+            )
         coerced = coerce(value, hint, path)  # ConfigError where it cannot be
         mismatch = _mismatch(value, coerced)
         if mismatch is not None:

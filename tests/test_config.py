@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.agents.registry import algorithms, unread_section
 from purejaxdrl.config import ConfigError
 from purejaxdrl.training.presets import presets_dir
 
@@ -207,8 +207,11 @@ def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
 
 
 def test_a_run_validates_only_its_own_algorithm_section():
-    # Another algorithm's section is not used by the run, so not held against it.
-    config = pjd.apply_overrides(pjd.TrainConfig(), {"a2c": {"gae_lambda": -0.1}})
+    # Another algorithm's section is not used by the run, so not held against
+    # it (apply_overrides refuses to set one: made here as an older run's).
+    default = pjd.TrainConfig()
+    a2c = dataclasses.replace(default.a2c, gae_lambda=-0.1)
+    config = dataclasses.replace(default, a2c=a2c)
     assert pjd.validate(config) is config
     with pytest.raises(ConfigError, match="a2c.gae_lambda=-0.1"):
         pjd.validate(pjd.apply_overrides(config, {"algo": "a2c"}))
@@ -310,3 +313,43 @@ def test_inf_max_grad_norm_means_no_clipping_and_is_allowed():
     for algo in ("ppo", "dqn", "impala"):
         overrides = {"algo": algo, algo: {"max_grad_norm": "inf"}}
         pjd.validate(pjd.apply_overrides(pjd.TrainConfig(), overrides))
+
+
+def test_an_override_of_another_algorithms_section_is_refused_as_by_the_cli():
+    # The run would train with its own section's value, and nothing would say.
+    dqn = pjd.load_preset("cartpole", "dqn").config
+    message = (
+        "ppo.learning_rate sets ppo's hyper-parameters, but this run trains dqn; "
+        "pass algo='ppo', or drop it."
+    )
+    assert message == unread_section("ppo.learning_rate", "ppo", "dqn", "algo='ppo'")
+    for overrides in ({"ppo": {"learning_rate": 1e-2}}, {"ppo.learning_rate": 1e-2}):
+        with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+            pjd.apply_overrides(dqn, overrides)
+    # The algorithm the overrides select is the run's.
+    with pytest.raises(ConfigError, match="this run trains a2c; pass algo='ppo'"):
+        pjd.apply_overrides(dqn, {"algo": "a2c", "ppo.gamma": 0.9})
+    to_ppo = pjd.apply_overrides(dqn, {"algo": "ppo", "ppo.learning_rate": 1e-2})
+    assert to_ppo.algo_config.learning_rate == 1e-2
+    # A whole config's sections (a saved run's, a preset's) change nothing.
+    assert pjd.apply_overrides(pjd.TrainConfig(), pjd.config.to_dict(dqn)) == dqn
+    same = {"ppo": {"learning_rate": dqn.ppo.learning_rate}, "a2c": {}}
+    assert pjd.apply_overrides(dqn, same) == dqn
+    # A run saved with a NaN in another section (made before the refusal) reads
+    # back into itself: NaN is no change from NaN.
+    nan = dataclasses.replace(dqn, ppo=dataclasses.replace(dqn.ppo, gamma=np.nan))
+    assert pjd.apply_overrides(nan, pjd.config.to_dict(nan)).algo == "dqn"
+
+
+def test_a_batched_hyper_parameter_says_a_sweeps_values_go_in_its_grid():
+    config = pjd.load_preset("cartpole").config
+    ppo = dataclasses.replace(config.ppo, learning_rate=np.array([1e-3, 2e-3]))
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "ppo.learning_rate is an array of shape (2,), but a run takes one "
+            "value; a sweep's values go in pjd.sweep(config, grid="
+            "{'ppo.learning_rate': [...]})."
+        ),
+    ):
+        pjd.train(dataclasses.replace(config, ppo=ppo), console=False)

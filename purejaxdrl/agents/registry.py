@@ -12,7 +12,8 @@ learn of either from here.
 import dataclasses
 import difflib
 import re
-from typing import Any
+import typing
+from typing import Any, ClassVar
 
 import jax
 
@@ -25,7 +26,8 @@ from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.agents.pqn import PQNConfig
 from purejaxdrl.agents.r2d2 import R2D2Config
 from purejaxdrl.agents.sac import SACConfig
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, Selection
+from purejaxdrl.config_types import convertible, flat_fields, is_dynamic_type, type_name
 from purejaxdrl.networks import Network
 
 _ALGORITHMS: dict[str, Algorithm] = {
@@ -46,6 +48,32 @@ _RESERVED: set[str] = set()  # the run config's own names (`reserve_names`)
 
 # What a name must look like: a config section and a command-line flag prefix.
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def unread_section(what: str, section: str, algo: str, fix: str) -> str:
+    """The refusal of `what`, a setting of another algorithm's section than the run's.
+
+    One wording wherever a run's algorithm meets another's setting: from
+    Python (`apply_overrides`, fix `algo='ppo'`) and the command line
+    (`--ppo.learning-rate` in a run of dqn, fix `--algo ppo`).
+    """
+    return (
+        f"{what} sets {section}'s hyper-parameters, but this run trains "
+        f"{algo}; pass {fix}, or drop it."
+    )
+
+
+def no_section(name: str, what: str = "") -> str:
+    """Why a config has no section for the registered algorithm `name`, and the fix.
+
+    `what` names what asked for it (default: the name), e.g. "algo='mine'".
+    """
+    return (
+        f"{what or repr(name)} has no section in this config: it was made as a "
+        "TrainConfig, which holds the built-in algorithms' only. Make it after "
+        f"registering {name!r}: pjd.load_preset(..., algo={name!r}).config, or "
+        "pjd.training.config_class()(...)."
+    )
 
 
 def _section(name: str) -> Any:
@@ -75,6 +103,15 @@ class AlgorithmConfigs:
       pqn: PQN's hyper-parameters, read when algo is pqn.
 
     """
+
+    # How `config.apply_overrides` tells these sections from the run's own
+    # fields, and words a change to one the run's `algo` does not read.
+    SELECTION: ClassVar[Selection] = Selection(
+        by="algo",
+        names=lambda: names(),
+        missing=lambda name: no_section(name),
+        unread=unread_section,
+    )
 
     ppo: PPOConfig = _section("ppo")
     impala: IMPALAConfig = _section("impala")
@@ -109,9 +146,13 @@ def register(record: Algorithm) -> None:
 
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
-        built-in algorithm's, a run field's or not a lowercase identifier, or
-        a `default_config` that is not hashable or does not make a
-        `config_type`. Nothing is registered then.
+        built-in algorithm's, a run field's or not a lowercase identifier, a
+        `default_config` that is not hashable, takes arguments or does not
+        make a `config_type`, or a `config_type` that is not a dataclass
+        registered as a pytree, has a field of a type configs cannot read
+        (`config_types.convertible`) or a dynamic field that is not
+        `float | jax.Array` (mark it `jax.tree.static`). Nothing is
+        registered then.
 
     """
     if not isinstance(record, Algorithm):
@@ -139,14 +180,66 @@ def register(record: Algorithm) -> None:
             f"Algorithm {name!r}: default_config must be a function or a class "
             f"(hashable), not a {type(record.default_config).__name__} instance."
         ) from None
-    default = record.default_config()
-    if not isinstance(default, record.config_type):
+    _check_config(name, record)
+    _ALGORITHMS[name] = record
+
+
+_EXAMPLE = "as docs/examples/reinforce.py's ReinforceConfig"
+
+
+def _check_config(name: str, record: Algorithm) -> None:
+    """That `record`'s config can be a run's section: read, swept, saved, resumed.
+
+    Each of these would otherwise pass a first `train` and fail later: a
+    sweep traces every dynamic field as a float32 leaf of a pytree; a resume,
+    an override or the command line read each field from text.
+    """
+    kind = record.config_type
+    if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+        raise ConfigError(
+            f"Algorithm {name!r}: config_type {kind!r} is not a dataclass; "
+            f"declare it {_EXAMPLE} (@jax.tree_util.register_dataclass, "
+            "@dataclasses.dataclass(frozen=True, kw_only=True))."
+        )
+    try:
+        default = record.default_config()
+    except TypeError as e:  # a field without a default, say
+        raise ConfigError(
+            f"Algorithm {name!r}: default_config() must make its config without "
+            f"arguments, but raised TypeError: {e}; give every field of "
+            f"{kind.__name__} a default."
+        ) from None
+    if not isinstance(default, kind):
         raise ConfigError(
             f"Algorithm {name!r}: default_config() makes a "
             f"{type(default).__name__}, not its config_type "
-            f"{record.config_type.__name__}; make them agree."
+            f"{kind.__name__}; make them agree."
         )
-    _ALGORITHMS[name] = record
+    leaves = jax.tree.leaves(default)
+    if len(leaves) == 1 and leaves[0] is default:
+        raise ConfigError(
+            f"Algorithm {name!r}: {kind.__name__} is not registered as a pytree, "
+            f"whose dynamic fields sweeps trace; declare it {_EXAMPLE}, "
+            "decorated with @jax.tree_util.register_dataclass."
+        )
+    for path, hint, _ in flat_fields(default, f"{name}."):
+        if not convertible(hint):
+            raise ConfigError(
+                f"Algorithm {name!r}: field {path}: {type_name(hint)} is no type a "
+                "config reads from YAML or flags; use bool, int, float | jax.Array, "
+                "str, tuple[X, ...], dict, typing.Literal[...], or one of them | None."
+            )
+    hints = typing.get_type_hints(kind)
+    for field in dataclasses.fields(default):
+        hint, value = hints[field.name], getattr(default, field.name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not field.metadata.get("static") and not (is_dynamic_type(hint) and number):
+            raise ConfigError(
+                f"Algorithm {name!r}: field {name}.{field.name}: {type_name(hint)} "
+                "is dynamic, an array leaf that sweeps trace as float32, so it "
+                "must be float | jax.Array; or mark it static: "
+                f"{field.name}: {type_name(hint)} = jax.tree.static(default=...)."
+            )
 
 
 def registered_by_user() -> tuple[Algorithm, ...]:

@@ -10,9 +10,11 @@ import functools
 import importlib
 import pathlib
 import pickle
+import re
 import shutil
 import subprocess
 import sys
+import typing
 
 import jax
 import jax.numpy as jnp
@@ -165,6 +167,119 @@ def test_registering_refuses_what_cannot_be_a_section(monkeypatch):
         registry.register(wrong)
     with pytest.raises(pjd.ConfigError, match="'seed' must be .* no run field's"):
         registry.register(dataclasses.replace(ppo, name="seed"))
+
+
+def _config_class(fields, *, pytree=True):
+    """A config class of PPO's fields and `fields` (name -> (type, field))."""
+    kind = dataclasses.make_dataclass(
+        "MyConfig",
+        [(name, hint, field) for name, (hint, field) in fields.items()],
+        bases=(pjd.agents.PPOConfig,),
+        frozen=True,
+        kw_only=True,
+    )
+    return jax.tree_util.register_dataclass(kind) if pytree else kind
+
+
+def test_registering_refuses_a_config_that_would_fail_a_sweep_or_a_resume(
+    monkeypatch,
+):
+    # Each of these trained once, then failed in a sweep or a resume.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    ppo = registry.algorithm("ppo")
+
+    def refused(message, **changes):
+        with pytest.raises(pjd.ConfigError, match=f"^{re.escape(message)}"):
+            registry.register(dataclasses.replace(ppo, name="mine", **changes))
+
+    class NotADataclass:
+        pass
+
+    refused(
+        "Algorithm 'mine': config_type <class 'tests.agents.test_example_algorithm."
+        "test_registering_refuses_a_config_that_would_fail_a_sweep_or_a_resume."
+        "<locals>.NotADataclass'> is not a dataclass; declare it as",
+        config_type=NotADataclass,
+        default_config=NotADataclass,
+    )
+    required = _config_class({"kl": (float, dataclasses.field())})
+    refused(
+        "Algorithm 'mine': default_config() must make its config without "
+        "arguments, but raised TypeError: ",
+        config_type=required,
+    )
+    leaf = _config_class({}, pytree=False)
+    refused(
+        "Algorithm 'mine': MyConfig is not registered as a pytree, whose dynamic "
+        "fields sweeps trace;",
+        config_type=leaf,
+    )
+    dynamic_bool = _config_class({"use_kl": (bool, dataclasses.field(default=True))})
+    refused(
+        "Algorithm 'mine': field mine.use_kl: bool is dynamic, an array leaf that "
+        "sweeps trace as float32, so it must be float | jax.Array; or mark it "
+        "static: use_kl: bool = jax.tree.static(default=...).",
+        config_type=dynamic_bool,
+    )
+    a_list = _config_class({"sizes": (list[int], jax.tree.static(default=()))})
+    refused(
+        "Algorithm 'mine': field mine.sizes: list[int] is no type a config reads "
+        "from YAML or flags; use bool, int,",
+        config_type=a_list,
+    )
+    assert "mine" not in registry.names()
+
+
+def test_literal_and_optional_fields_train_override_and_resume(reinforce, tmp_path):
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class ModeConfig(reinforce.ReinforceConfig):
+        mode: typing.Literal["a", "b"] = jax.tree.static(default="a")
+        target_kl: typing.Optional[float] = jax.tree.static(default=None)  # noqa: UP045
+        limit: typing.Union[int, None] = jax.tree.static(default=None)  # noqa: UP007
+
+    record = dataclasses.replace(
+        reinforce.ALGORITHM, name="modes", config_type=ModeConfig
+    )
+    registry.register(record)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo="modes").config,
+        {**SMALL, "run_dir": str(tmp_path), "modes.mode": "b", "modes.limit": "3"},
+    )
+    assert (config.modes.mode, config.modes.target_kl, config.modes.limit) == (
+        "b",
+        None,
+        3,
+    )
+    result = pjd.train(config, write_files=True, console=False)
+    assert result.updates == 4
+    resumed, changes = pjd.resume_config(
+        result.run_dir,
+        {"modes": {"mode": "a", "target_kl": "0.02"}},
+        allow_changes=True,
+    )
+    assert (resumed.modes.mode, resumed.modes.target_kl) == ("a", 0.02)
+    assert sorted(changes) == [
+        "modes.mode: 'b' -> 'a'",
+        "modes.target_kl: None -> 0.02",
+    ]
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"^modes.mode='c' is not one of 'a', 'b'; pass one, e.g. "
+        r"--modes.mode a.$",
+    ):
+        pjd.apply_overrides(config, {"modes.mode": "c"})
+
+
+def test_a_users_section_on_a_plain_train_config_says_how_to_make_one(reinforce):
+    with pytest.raises(
+        pjd.ConfigError,
+        match=r"^Unknown config field 'reinforce': 'reinforce' has no section in "
+        r"this config: .*pjd.training.config_class\(\)\(...\).$",
+    ):
+        pjd.apply_overrides(
+            pjd.TrainConfig(), {"algo": "reinforce", "reinforce": {"gamma": 0.9}}
+        )
 
 
 @jax.tree_util.register_dataclass
