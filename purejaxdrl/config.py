@@ -18,11 +18,10 @@ from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import jax
-import numpy as np
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
-from purejaxdrl.config_types import ConfigError, coerce, flat_fields
+from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
 
 # -------------------------------------------------------------------- overrides
 
@@ -52,19 +51,6 @@ class Selection(NamedTuple):
     unread: Callable[[str, str, str, str], str]
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two field values are equal (NaN equals NaN, arrays item by item)."""
-    if a is b:
-        return True
-    try:
-        return bool(a == b) or (a != a and b != b)  # NaN != NaN
-    except (TypeError, ValueError):  # arrays of many values, tracers
-        try:
-            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
-        except (TypeError, ValueError):
-            return False
-
-
 def _refuse_unread_sections(
     config: Any, changes: Mapping[str, Any], selection: Selection
 ) -> None:
@@ -81,7 +67,9 @@ def _refuse_unread_sections(
             continue
         old = getattr(config, key)
         pairs = zip(flat_fields(old), flat_fields(new), strict=True)
-        changed = next((p for (p, _, a), (_, _, b) in pairs if not _same(a, b)), None)
+        changed = next(
+            (p for (p, _, a), (_, _, b) in pairs if not same_value(a, b)), None
+        )
         if changed is not None:
             fix = f"{selection.by}={key!r}"
             raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
+import numpy as np
 
 
 class ConfigError(ValueError):
@@ -256,6 +257,19 @@ def _check_sections(config: Any, prefix: str = "") -> None:
                 f"fields with apply_overrides (e.g. {{{field.name!r}: {{...}}}})."
             )
         _check_sections(value, f"{prefix}{field.name}.")
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two field values are equal (NaN equals NaN, arrays item by item)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b) or (a != a and b != b)  # NaN != NaN
+    except (TypeError, ValueError):  # arrays of many values
+        try:
+            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        except (TypeError, ValueError):
+            return False
 
 
 def _mismatch(value: Any, coerced: Any) -> tuple[Any, Any] | None:
