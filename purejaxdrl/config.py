@@ -324,13 +324,44 @@ def check_ranges(
         )
 
 
+class SetupWarning(UserWarning):
+    """purejaxdrl's advice on how a run is set up (`warn_once`'s warnings).
+
+    A warning as any other: filtered, recorded or made an error as Python's
+    `warnings` module does (`warnings.simplefilter("error", SetupWarning)`).
+    Shown as one line, `purejaxdrl: warning: <message>`, as the command line
+    shows its errors: where it was raised is the library's own check, of no
+    use to the reader, and its source line would look like a crash's.
+    """
+
+
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """`warnings.formatwarning`, with a SetupWarning as one line (only it)."""
+    if isinstance(category, type) and issubclass(category, SetupWarning):
+        return f"purejaxdrl: warning: {' '.join(str(message).split())}\n"
+    return _format_warning.others(message, category, filename, lineno, line)
+
+
+# Installed once, when the library is imported, over whatever formats the
+# others (kept, not replaced: a module reloaded does not wrap itself).
+_format_warning.others = getattr(  # type: ignore[attr-defined]
+    warnings.formatwarning, "others", warnings.formatwarning
+)
+warnings.formatwarning = _format_warning
+
 # What warn_once has shown this process (its keys), and whether it is quiet.
 _SHOWN: set[Hashable] = set()
 _QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
 
 
 def warn_once(message: str, key: Hashable | None = None) -> None:
-    """A UserWarning of `message`, the first time this process is told `key`.
+    """A `SetupWarning` of `message`, the first time this process is told `key`.
 
     `key` (by default the message) names what is warned of: give the
     algorithm and the fields, not their values, so that a sweep over the
@@ -343,7 +374,7 @@ def warn_once(message: str, key: Hashable | None = None) -> None:
     if _QUIET.get() or key in _SHOWN:
         return
     _SHOWN.add(key)
-    warnings.warn(message, stacklevel=2)
+    warnings.warn(message, SetupWarning, stacklevel=2)
 
 
 def forget_warnings() -> None:
