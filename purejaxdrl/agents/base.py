@@ -127,6 +127,10 @@ class RunShape(NamedTuple):
         it.
       unroll_length: steps per environment per update.
       recurrent: whether the network has a recurrent core.
+      dict_observations: whether observations are dicts (an asymmetric
+        actor-critic's, `Algorithm.dict_observations`). The library's own
+        runs leave it False: agents read the observation's structure from
+        `obs_example`.
       num_devices: devices the learner's batch is split over.
       num_updates: total number of `update` calls (>= 1), for the schedules.
       axis_name: the mesh axis `update` all-reduces gradients and metrics

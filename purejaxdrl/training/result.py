@@ -36,7 +36,12 @@ class TrainResult:
     """What a finished run reports.
 
     Attributes:
-      state: the final RunnerState (parameters, optimiser, envs, key).
+      state: the final RunnerState (parameters, optimiser, envs, key). A
+        runner's `chunk` donates the state it is given (its buffers are reused
+        for the next): to train on from it, pass a copy,
+        `jax.tree.map(jnp.copy, result.state)`; given this one, `policy()`
+        and `export` (which read its parameters) fail afterwards with "Array
+        has been deleted".
       mean_return: mean return of the episodes completed in the last chunk that
         completed any (NaN if none ever did).
       env_steps: environment steps taken.
@@ -57,6 +62,10 @@ class TrainResult:
         checkpoints, device changes).
       eval_return: mean return of the last evaluation (deterministic policy,
         `config.eval`), NaN without one.
+      export: `export(out)` writes the final policy to the folder `out` and
+        returns it (what `policy()` loads); None when not made by `train`.
+      config: the run's `TrainConfig`, the one it trained with; None when not
+        made by `train`.
 
     `result.policy()` is the final policy, as `pjd.load_policy` gives an
     exported one.
@@ -76,12 +85,11 @@ class TrainResult:
     stopped_by: str | None = None
     messages: list[str] = dataclasses.field(default_factory=list)
     eval_return: float = math.nan
-    # Writes the final policy to a folder (`write_policy` with this run's
-    # config, parameters and statistics): what `policy()` loads.
+    # `write_policy` with this run's config, parameters and statistics.
     export: Callable[..., pathlib.Path] | None = dataclasses.field(
         default=None, repr=False
     )
-    config: Any = dataclasses.field(default=None, repr=False)  # the run's
+    config: Any = dataclasses.field(default=None, repr=False)
 
     def __repr__(self) -> str:
         # What a notebook cell shows: the run's outcome, not its state arrays.
