@@ -57,11 +57,15 @@ def _refuse_unread_sections(
     """Refuses a change to a section the resulting config does not read.
 
     `{"ppo": {"learning_rate": 1e-2}}` on a run of ppo_kl would train with
-    ppo_kl's learning rate, and nothing would say so. A whole config's
-    sections given back unchanged (a saved run's, a preset's) are no change.
+    ppo_kl's learning rate, and nothing would say so. Sections given back
+    unchanged are no change; nor is a whole config read back (every field of
+    the run's own given: a saved run's config.yaml), whose other sections may
+    hold the defaults of the version that saved it.
     """
     selected = changes.get(selection.by, getattr(config, selection.by))
     sections = set(selection.names())
+    if {f.name for f in dataclasses.fields(config)} - sections <= set(changes):
+        return
     for key, new in changes.items():
         if key == selected or key not in sections:
             continue
@@ -327,29 +331,25 @@ def check_ranges(
 class SetupWarning(UserWarning):
     """purejaxdrl's advice on how a run is set up (`warn_once`'s warnings).
 
-    A warning as any other: filtered, recorded or made an error as Python's
-    `warnings` module does (`warnings.simplefilter("error", SetupWarning)`).
-    Shown as one line, `purejaxdrl: warning: <message>`, as the command line
-    shows its errors: where it was raised is the library's own check, of no
-    use to the reader, and its source line would look like a crash's.
+    Filtered, recorded or made an error as any warning is
+    (`warnings.simplefilter("error", SetupWarning)`). Shown as one line,
+    `purejaxdrl: warning: <message>`, as the command line shows its errors:
+    where it was raised is the library's own check, of no use to the reader,
+    and its source line would look like a crash's.
     """
 
 
-def _format_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    line: str | None = None,
-) -> str:
-    """`warnings.formatwarning`, with a SetupWarning as one line (only it)."""
+def _format_warning(message: Warning | str, category: type, *where: Any) -> str:
+    """`warnings.formatwarning`, with a SetupWarning as one line (only it).
+
+    `where`: the file, line number and source line, as Python gives them.
+    """
     if isinstance(category, type) and issubclass(category, SetupWarning):
         return f"purejaxdrl: warning: {' '.join(str(message).split())}\n"
-    return _format_warning.others(message, category, filename, lineno, line)
+    return _format_warning.others(message, category, *where)
 
 
-# Installed once, when the library is imported, over whatever formats the
-# others (kept, not replaced: a module reloaded does not wrap itself).
+# Installed when the library is imported, over what formats the others.
 _format_warning.others = getattr(  # type: ignore[attr-defined]
     warnings.formatwarning, "others", warnings.formatwarning
 )
