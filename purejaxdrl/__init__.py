@@ -30,7 +30,7 @@ from purejaxdrl import (  # noqa: E402
 )
 
 # The user tier: train, sweep, presets, policies.
-from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
+from purejaxdrl.config import ConfigError, SetupWarning, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
 from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
@@ -55,6 +55,7 @@ __all__ = [
     "PBTResult",
     "Policy",
     "Preset",
+    "SetupWarning",
     "SweepResult",
     "TrainConfig",
     "TrainResult",

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
-from purejaxdrl.agents.registry import algorithms, names
+from purejaxdrl.agents.registry import algorithms, names, unread_section
 from purejaxdrl.cli.hints import flag_hint, word_hint
 from purejaxdrl.config_docs import field_descriptions
 from purejaxdrl.config_types import flat_fields
@@ -304,10 +304,7 @@ def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
         section = arg[2:].split(".")[0].replace("-", "_") if dotted else ""
         if section in names() and section != algo:
             flag = arg.split("=")[0]
-            raise UsageError(
-                f"{flag} sets {section}'s hyper-parameters, but this run trains "
-                f"{algo}; pass --algo {section}, or drop it."
-            )
+            raise UsageError(unread_section(flag, section, algo, f"--algo {section}"))
 
 
 def config_overrides(

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, SetupWarning
 from purejaxdrl.env.base import (
     Box,
     Discrete,
@@ -244,5 +244,6 @@ def _warn_if_legacy(name: str, env: Any) -> None:
             "params.max_steps_in_episode, and self.discount is not called: a "
             "done that includes the time limit trains each time-out as a "
             "termination (see docs/guide/bring-your-own-env.md).",
+            SetupWarning,
             stacklevel=3,
         )

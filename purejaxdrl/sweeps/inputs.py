@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.config import ConfigError, require_config
+from purejaxdrl.config import ConfigError, SetupWarning, require_config
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
@@ -127,6 +127,7 @@ def base_and_target(
             warnings.warn(
                 f"{why}: not judged; pass --target (target_return=) to compare "
                 "training returns with one.",
+                SetupWarning,
                 stacklevel=3,
             )
         elif target_return is None:

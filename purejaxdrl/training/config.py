@@ -15,6 +15,7 @@ from purejaxdrl.agents.registry import (
     AlgorithmConfigs,
     algorithm,
     algorithms,
+    no_section,
     registered_by_user,
     reserve_names,
     without_replay,
@@ -141,13 +142,7 @@ class TrainConfig(AlgorithmConfigs, RunFields):
         """
         algorithm(self.algo)
         if not hasattr(self, self.algo):  # a user's, registered after this was made
-            raise ConfigError(
-                f"algo={self.algo!r} has no section in this config: it was made "
-                f"as a TrainConfig, which holds the built-in algorithms' only. "
-                f"Make it after registering {self.algo!r}: "
-                f"pjd.load_preset(..., algo={self.algo!r}).config, or "
-                "pjd.training.config_class()(...)."
-            )
+            raise ConfigError(no_section(self.algo, f"algo={self.algo!r}"))
         return getattr(self, self.algo)
 
     def __repr__(self) -> str:

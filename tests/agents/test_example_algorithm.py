@@ -299,7 +299,8 @@ def _kl_loss(params, batch, key, *, network, config):
     """PPO's objective plus kl_cost x its approximate KL (the k3 estimator)."""
     total, metrics = ppo.loss(params, batch, key, network=network, config=config)
     penalty = config.kl_cost * metrics["approx_kl"]
-    return total + penalty, {**metrics, "loss/kl_penalty": penalty}
+    total = total + penalty  # logged as loss/total too: the objective trained
+    return total, {**metrics, "loss/total": total, "loss/kl_penalty": penalty}
 
 
 def _validate_kl(config, shape=None):

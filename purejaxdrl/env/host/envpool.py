@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, SetupWarning
 from purejaxdrl.env.base import Box, check_option_types, check_options
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
@@ -125,7 +125,7 @@ class EnvPoolEnv(HostEnv):
         self.name, self.num_envs = f"envpool:{task}", num_envs
         notice = returns_notice(self.name, options)
         if notice:  # not on the presets' defaults (ATARI_PROTOCOL)
-            warnings.warn(notice, stacklevel=2)
+            warnings.warn(notice, SetupWarning, stacklevel=2)
         self.batch_size = batch_size or num_envs
         with warnings.catch_warnings():
             # EnvPool builds float32 Boxes from float64 bounds; gymnasium warns
