@@ -22,15 +22,20 @@ CONFIG = {
     "unroll_length": 8,
     "total_steps": 16 * 8 * 6,
     "ppo": {"num_minibatches": 16, "num_epochs": 2},
-    "impala": {"policy_lag": 2},  # the lagged parameters are replicated state too
     "env": {"normalize_observations": True},
+}
+SECTIONS = {
+    "ppo": CONFIG["ppo"],
+    "impala": {"policy_lag": 2},  # the lagged parameters are replicated state too
 }
 UPDATES = 3
 
 
 def _trained(num_devices: int, algo: str = "ppo"):
     """UPDATES updates on `num_devices` devices: (experiment, state, metrics, chunk)."""
-    config = tiny_config({**CONFIG, "algo": algo})
+    # Only the run's own section: another algorithm's settings are refused.
+    run = {k: v for k, v in CONFIG.items() if k != "ppo"}
+    config = tiny_config({**run, "algo": algo, algo: SECTIONS[algo]})
     return trained(config, num_devices, UPDATES, host=False)
 
 
