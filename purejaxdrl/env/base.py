@@ -117,13 +117,21 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
 
 
 def check_option_types(
-    env_id: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+    env_id: str,
+    options: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    *,
+    user: bool = False,
 ) -> dict[str, Any]:
     """Refuses an option that is not a number where its default is one.
 
     `--env.option memory_length=abc` would otherwise fail deep inside the
     environment's first trace, with a traceback. Booleans must be booleans,
     integers integers (not 2.5), floats any number.
+
+    With `user` (a factory the user registered), a fraction for an integer
+    default names the other fix too: the default itself may be what is wrong
+    (`noise=0` for a knob that takes 0.1), which a library's typed field is not.
 
     Returns:
       `options`, with a whole float where the default is an integer made one
@@ -150,6 +158,13 @@ def check_option_types(
             "u": number and float(value).is_integer() and value >= 0,
             "f": number,
         }.get(kind, True)
+        if not fits and user and number and kind in ("i", "u"):
+            raise ConfigError(
+                f"env.options {name}={value!r} is not a whole number, but "
+                f"{env_id}'s factory declares {name}={default!r}, an integer; "
+                f"declare the default as {float(default)!r} if it takes "
+                f"fractions, or pass a whole number."
+            )
         if not fits:
             what = {"b": "true or false", "i": "an integer", "u": "an integer >= 0"}
             raise ConfigError(

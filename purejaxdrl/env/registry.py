@@ -83,7 +83,7 @@ def _check_user_options(
             f"env.options {options} do not fit {name!r} ({e}): it {accepted}; "
             "pass only those (--env.option KEY=VALUE, env.options in Python)."
         ) from None
-    return check_option_types(name, options, keyword_defaults(factory))
+    return check_option_types(name, options, keyword_defaults(factory), user=True)
 
 
 def registered_by_user(name: str) -> bool:
