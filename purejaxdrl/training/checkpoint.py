@@ -68,6 +68,7 @@ class CheckpointConfig:
         of its chunk.
       wait: write every due save instead: training waits while one save is
         written and the next waits (a run goes at the pace of its saves).
+        Sweeps and PBT always write every save, so it changes nothing there.
 
     """
 
@@ -75,6 +76,19 @@ class CheckpointConfig:
     keep: int = 3
     keep_best: bool = False
     wait: bool = False
+
+    def check(self) -> None:
+        """Raises ConfigError for a bad `every` or `keep`, naming the fix."""
+        if self.every < 0:
+            raise ConfigError(
+                f"checkpoint.every={self.every} must be >= 0 (chunks between "
+                "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM)."
+            )
+        if self.keep < 1:
+            raise ConfigError(
+                f"checkpoint.keep={self.keep} must be >= 1 (how many of the "
+                "newest checkpoints to keep); e.g. --checkpoint.keep 3."
+            )
 
 
 class Restored(NamedTuple):

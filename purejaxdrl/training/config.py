@@ -2,8 +2,7 @@
 
 `TrainConfig` is the run's own fields (`RunFields`) and one section per
 registered algorithm (`agents.registry.AlgorithmConfigs`); `validate` checks
-the run's own rules and asks the selected algorithm's record to check its
-section.
+the run's own rules and asks the selected algorithm's record to check its own.
 """
 
 import dataclasses
@@ -21,7 +20,7 @@ from purejaxdrl.agents.registry import (
     without_replay,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts, host_replay_refusal
-from purejaxdrl.config import ConfigError, check, require_config
+from purejaxdrl.config import ConfigError, check, require_config, warn_once
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -231,16 +230,7 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
 
 def _check_checkpoint_and_eval(config: TrainConfig) -> None:
     """The rules of when a run checkpoints and evaluates."""
-    check(
-        config.checkpoint.every >= 0,
-        f"checkpoint.every={config.checkpoint.every} must be >= 0 (chunks between "
-        "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM).",
-    )
-    check(
-        config.checkpoint.keep >= 1,
-        f"checkpoint.keep={config.checkpoint.keep} must be >= 1 (how many of the "
-        "newest checkpoints to keep); e.g. --checkpoint.keep 3.",
-    )
+    config.checkpoint.check()
     zero = {"episodes": "turns evaluation off", "every": "evaluates only at the end"}
     for name, meaning in zero.items():
         value = getattr(config.eval, name)
@@ -279,13 +269,15 @@ def _check_host(host: HostConfig) -> None:
         check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
 
 
-def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
+def validate(
+    config: TrainConfig, *, budget: bool = True, resumed: bool = False
+) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
     With `budget`, also that a replay learner's budget stores its `min_replay`
     (`Algorithm.replay_items`) and that it does not normalise observations:
     rules for training to come, not for reading a saved run, whose budget a
-    resume may raise.
+    resume may raise; a `resumed` replay learner that normalises is warned of.
 
     Raises:
       ConfigError: naming the value, the rule and the fix; or `config` is not
@@ -341,13 +333,19 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         items, unit = record.replay_items(section, shape)
         check_learning_starts(config.algo, section.min_replay, items, shape, unit)
     _check_host(config.host)
-    if is_host_env(config.env.id) and record.keeps_replay(config.algo_config):
+    _check_observations(config, record, budget, resumed)
+    return config
+
+
+def _check_observations(
+    config: TrainConfig, record: Algorithm, budget: bool, resumed: bool
+) -> None:
+    """The rules of what reaches the agent: host envs, replay, normalising."""
+    keeps = record.keeps_replay(section := config.algo_config)
+    if is_host_env(config.env.id) and keeps:
         # The message lists the algorithms that run: made only when it is said.
-        raise ConfigError(
-            host_replay_refusal(
-                record, config.algo_config, config.env.id, without_replay()
-            )
-        )
+        runs = without_replay()
+        raise ConfigError(host_replay_refusal(record, section, config.env.id, runs))
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "
@@ -360,15 +358,22 @@ def validate(config: TrainConfig, *, budget: bool = True) -> TrainConfig:
         "the environment makes them; pass --env.normalize-observations false "
         "(and normalise inside the environment where it needs it).",
     )
-    # A rule for training to come (`budget`): a saved run still evaluates.
-    check(
-        not (budget and config.env.normalize_observations)
-        or not record.keeps_replay(config.algo_config),
-        f"env.normalize_observations=true with algo={config.algo!r}, which keeps "
-        "a replay buffer: stored observations would stay at the scale of their "
-        "time while the statistics move; pass --env.normalize-observations false.",
-    )
-    return config
+    # Training to come (`budget`), begun after the rule: a resumed run keeps
+    # its normaliser's state (a saved run still evaluates).
+    if budget and config.env.normalize_observations and keeps:
+        what = f"env.normalize_observations=true with algo={config.algo!r}"
+        check(
+            resumed,
+            f"{what}, which keeps a replay buffer: stored observations would "
+            "stay at the scale of their time while the statistics move; pass "
+            "--env.normalize-observations false.",
+        )
+        warn_once(
+            f"{what}: this resumed run normalises as it started, and its stored "
+            "observations keep the scale of their time's statistics (new runs "
+            "refuse this).",
+            ("resumed replay normalization", config.algo),
+        )
 
 
 def run_shape(config: TrainConfig) -> RunShape:

@@ -46,6 +46,28 @@ def test_a_replay_learner_with_normalised_observations_is_one_line(
     validate(normalized, budget=False)
 
 
+def test_a_resumed_replay_learner_that_normalises_goes_on_with_a_warning():
+    # A run begun before the rule holds its normaliser's statistics in its
+    # state: dropping the flag no longer fits its checkpoint, so refusing it
+    # would leave the run nothing to do. It goes on as it started, warned once.
+    from purejaxdrl.config import SetupWarning, forget_warnings
+
+    config = pjd.load_preset("cartpole", "dqn").config
+    normalized = pjd.apply_overrides(config, NORMALIZED)
+    forget_warnings()
+    with pytest.warns(SetupWarning) as caught:
+        assert validate(normalized, resumed=True) is normalized
+        validate(normalized, resumed=True)  # once, not per check
+    assert [str(w.message) for w in caught] == [
+        "env.normalize_observations=true with algo='dqn': this resumed run "
+        "normalises as it started, and its stored observations keep the scale "
+        "of their time's statistics (new runs refuse this)."
+    ]
+    forget_warnings()
+    with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
+        validate(normalized)  # a new run still refuses
+
+
 def test_learners_without_replay_keep_normalising():
     for algo in ("ppo", "impala", "pqn"):
         validate(
