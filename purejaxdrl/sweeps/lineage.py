@@ -15,10 +15,9 @@ import yaml
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.run_files import reading, restore_or_restart
+from purejaxdrl.sweeps.run_files import reading, restore_or_restart, saved_config
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import new_dir, write_atomically
 from purejaxdrl.types import Params
 
@@ -349,7 +348,8 @@ def read_pbt_meta(path: pathlib.Path, *, finished: bool = False) -> PBTResult:
 
     Raises:
       ConfigError: `pbt.yaml` is damaged, or (with `finished`) says the run
-        has not finished writing its results.
+        has not finished writing its results; or a module of its env.imports
+        or its algorithm is missing here (`run_files.saved_config`).
 
     """
     file = path / "pbt.yaml"
@@ -362,12 +362,9 @@ def read_pbt_meta(path: pathlib.Path, *, finished: bool = False) -> PBTResult:
 
 
 def _result_of_meta(meta: dict[str, Any], path: pathlib.Path) -> PBTResult:
-    try:
-        base = config_from_dict(meta["base"], "pbt.yaml")
-    except ConfigError as e:
-        # A record cut short can still parse, with a field left empty: it is
-        # damaged (`reading` says so), not a flag for the user to pass.
-        raise ValueError(f"its config: {e}") from None
+    # A record cut short can still parse, with a field left empty: it is
+    # damaged (`reading` says so), not a flag for the user to pass.
+    base = saved_config(meta["base"], "pbt.yaml")
     fields = tuple(ExploredField(**f) for f in meta["fields"])
     settings = dict(meta["pbt"], perturb=tuple(meta["pbt"]["perturb"]))
     population = meta["population"]

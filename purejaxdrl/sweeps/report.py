@@ -21,13 +21,14 @@ from purejaxdrl.observe.plots import (
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import (
+    RefusedValue,
     plain,
     reading,
     restore_or_restart,
+    saved_config,
     write_run_files,
 )
 from purejaxdrl.sweeps.spec import SweepPlan
-from purejaxdrl.training.resume import config_from_dict
 from purejaxdrl.training.run_files import last_values, new_dir, write_atomically
 
 
@@ -179,12 +180,14 @@ def read_plan(meta: dict[str, Any]) -> SweepPlan:
     """The SweepPlan recorded in a sweep directory's `sweep.yaml`.
 
     Raises:
+      ConfigError: a module of its env.imports that does not import here, or
+        its algorithm is not registered (`run_files.saved_config`).
       ValueError: the record holds no valid config (cut short or edited:
         `reading` names the file as damaged, not a flag to pass).
 
     """
+    base = saved_config(meta["base"], "sweep.yaml")
     try:
-        base = config_from_dict(meta["base"], "sweep.yaml")
         fields = tuple(Field(f["path"], f["dynamic"]) for f in meta["fields"])
         settings = tuple(
             {k: tuple(v) if isinstance(v, list) else v for k, v in s.items()}
@@ -192,7 +195,7 @@ def read_plan(meta: dict[str, Any]) -> SweepPlan:
         )
         configs = tuple(setting_config(base, s) for s in settings)
     except ConfigError as e:
-        raise ValueError(f"its config: {e}") from None
+        raise RefusedValue(f"its config: {e}") from None
     return SweepPlan(base, fields, settings, configs, tuple(meta["seeds"]))
 
 

@@ -14,16 +14,20 @@ import contextlib
 import json
 import math
 import pathlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import flax.serialization
 import numpy as np
 import yaml
 
+from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import statistics_from_host, statistics_to_host
 from purejaxdrl.observe.plots import read_history
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.resume import config_from_dict
 
 
 def plain(x: Any) -> Any:
@@ -48,8 +52,41 @@ def reading(path: pathlib.Path, fix: str) -> Iterator[None]:
     except ConfigError:
         raise
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as e:
-        why = " ".join(f"{type(e).__name__}: {e}".split())[:160]
+        why = " ".join(f"{type(e).__name__}: {e}".split())
+        # A parser's text can be long; a refused value's names the value whole.
+        why = (why if isinstance(e, RefusedValue) else why[:160]).rstrip(".")
         raise ConfigError(f"{path} is damaged or incomplete ({why}); {fix}.") from None
+
+
+class RefusedValue(ValueError):
+    """A record's own field value that the config refuses: the record is damaged."""
+
+
+def saved_config(data: Any, source: str) -> TrainConfig:
+    """The base config a sweep or PBT record (`source`) holds.
+
+    A module of its env.imports that does not import here, or an algorithm not
+    registered in this process, is this process's to fix: its ConfigError
+    passes as it is. A value the config refuses (in a record written whole)
+    means the record changed: RefusedValue, which `reading` calls damage.
+
+    Raises:
+      ConfigError: the record's modules or algorithm, as `config_from_dict`.
+      RefusedValue: any other field the config refuses.
+
+    """
+    data = data if isinstance(data, Mapping) else {}
+    env = data.get("env")
+    imports = env.get("imports") if isinstance(env, Mapping) else None
+    if isinstance(imports, list | tuple):
+        import_modules([str(name) for name in imports], f"{source}'s env.imports")
+    algo = data.get("algo")
+    if isinstance(algo, str) and algo in data and algo not in names():
+        return config_from_dict(data, source)  # refuses it: not registered here
+    try:
+        return config_from_dict(data, source)
+    except ConfigError as e:
+        raise RefusedValue(f"its config: {e}") from None
 
 
 def restore_or_restart(what: str) -> str:

@@ -121,6 +121,44 @@ def test_a_damaged_pbt_yaml_is_named_in_one_line(tmp_path):
             assert message.startswith(f"{path / 'pbt.yaml'} is damaged or incomplete")
             assert message.endswith("restore it from a copy, or start a new PBT run.")
             assert "\n" not in message
+    _check_not_damaged(path, "pbt.yaml", text, (resume_pbt, load_pbt))
+
+
+def _check_not_damaged(path, name, text, reads):
+    """A record this process cannot read is no damage; a refusal is whole.
+
+    `reads`: the resume (of a running record) and the load (a finished one).
+    """
+    base = yaml.safe_load(text)["base"]
+    host = {**base["env"], "id": "gymnasium:CartPole-v1"}
+    cases = [
+        # A module or an algorithm this process lacks: the record is whole,
+        # and restoring it from a copy would change nothing.
+        ({"env": {**base["env"], "imports": ["no_such_module_runs3"]}},
+         f"{name}'s env.imports: no module named 'no_such_module_runs3'"),
+        ({"algo": "my_algo_runs3", "my_algo_runs3": {}},
+         f"{name}: the run's algorithm 'my_algo_runs3' is not registered in this "
+         "process; import the module that registers it first"),
+        # Damage, with the config's refusal whole (it was cut at 160 characters).
+        ({"env": {**host, "normalize_observations": True}},
+         f"{path / name} is damaged or incomplete (RefusedValue: its config: "
+         "env.normalize_observations=true applies to device environments, not "
+         "to env.id='gymnasium:CartPole-v1', whose observations reach the agent "
+         "as the environment makes them; pass --env.normalize-observations "
+         "false (and normalise inside the environment where it needs it)); it is "
+         "replaced whole"),
+    ]  # fmt: skip
+    for change, start in cases:
+        for read, status in zip(reads, ("running", "finished"), strict=True):
+            meta = yaml.safe_load(text)
+            meta["base"].update(change)
+            meta["status"] = status  # what each read takes
+            (path / name).write_text(yaml.safe_dump(meta, sort_keys=False))
+            with pytest.raises(pjd.ConfigError) as e:
+                read(path)
+            assert str(e.value).startswith(start), str(e.value)
+            assert ("damaged" in str(e.value)) == ("damaged" in start)
+    (path / name).write_text(text)
 
 
 def test_restore_says_which_checkpoints_it_skipped(tmp_path):

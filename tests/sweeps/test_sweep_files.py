@@ -87,6 +87,9 @@ def test_damaged_sweep_records_are_named_in_one_line(tmp_path):
             resume_sweep(path)
         assert str(e.value).startswith(f"{path / 'sweep.yaml'} is damaged")
         assert str(e.value).endswith("restore it from a copy, or start a new sweep.")
+    from tests.sweeps.test_pbt_files import _check_not_damaged
+
+    _check_not_damaged(path, "sweep.yaml", text, (resume_sweep, load_sweep))
     store = SweepStore(tmp_path)
     layout = Layout(1, 1, 1, 1, 10, 100)
     store.layout(0, layout)
