@@ -181,6 +181,7 @@ class Checkpointer:
             lambda s: self._save_now(s.step, s.packed, s.meta, s.metric),
             keep_best=keep_best,
         )
+        self.drop_replaceable = self._writer.drop_replaceable  # before a `pack`
         self.waited = 0.0  # seconds `save` held its caller: the run's cost
 
     def save(

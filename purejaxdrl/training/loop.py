@@ -169,6 +169,9 @@ class ChunkLoop:
             # evaluation on an H200 delayed even the read of the chunk before
             # by its whole length.)
         if checkpointer is not None and is_due(index, last, config.checkpoint.every):
+            # Waiting saves this one replaces go first: their device copies of
+            # the state are not kept beside its copy.
+            self.last_saved = checkpointer.drop_replaceable(self.last_saved)
             # Device copies queued behind this chunk; `state` itself is donated
             # to the next one.
             snapshot = (checkpointer.pack(state), params_finite(state))
@@ -314,11 +317,8 @@ class ChunkLoop:
 
         """
         checkpointer = self.run.checkpointer
-        signals = (
-            StopSignals(announce=self.run.main)
-            if checkpointer
-            else contextlib.nullcontext()
-        )
+        unsignalled = contextlib.nullcontext()
+        signals = StopSignals(announce=self.run.main) if checkpointer else unsignalled
         last = schedule[-1][0] if schedule else -1
         if schedule:
             state = placed(state, self.programs.chunks[schedule[0][1]])

@@ -17,7 +17,9 @@ return climbs, nearly every save is the best so far, and blocking on each
 would hold such runs back as much as before. A better save may replace it: the
 checkpointer keeps the one best (n=1), so it would be deleted once the better
 one is written anyway. At most two saves wait; the loop never waits for a
-skippable save.
+skippable save. Before it packs its next save, the loop drops the waiting
+saves that one will replace in any case (`drop_replaceable`), so their device
+copies of the state are gone before the new copy is made.
 
 A save not marked `skippable` (sweeps, PBT) waits its turn, as in a queue of
 one: the caller blocks while another such save waits.
@@ -58,6 +60,7 @@ class SaveQueue:
         self._closed = False
         self._best = -math.inf  # the highest metric queued so far
         self._pinned: Save | None = None  # the save that holds it, while waiting
+        self._taken: int | None = None  # the step of the newest save `get` gave
         self.replaced = 0
 
     def put(self, save: Save) -> None:
@@ -76,6 +79,33 @@ class SaveQueue:
             if best:
                 self._pinned = save
             self._cond.notify_all()
+
+    def drop_replaceable(self, newest: int | None) -> int | None:
+        """Drops the waiting skippable saves a next `put` replaces in any case.
+
+        Those but the pinned best, and only while a save is being written (an
+        idle writer is about to take them). The next save's state may still
+        prove non-finite and never come, so the newest good save is then one
+        still kept.
+
+        Args:
+          newest: the step of the newest save asked for (or restored), or None.
+
+        Returns:
+          `newest`, or, if it was dropped, the newest step still kept (waiting
+          or being written).
+
+        """
+        with self._cond:
+            if not self._writing:
+                return newest
+            kept = [w for w in self._waiting if not w.skippable or w is self._pinned]
+            dropped = {w.step for w in self._waiting} - {w.step for w in kept}
+            self.replaced += len(self._waiting) - len(kept)
+            self._waiting = kept  # drops the others' packed arrays
+            if newest not in dropped:
+                return newest
+            return max([w.step for w in kept] + [self._taken])
 
     def _is_best(self, save: Save) -> bool:
         """Whether `save`'s metric beats every one queued before (and notes it)."""
@@ -100,7 +130,7 @@ class SaveQueue:
             save = self._waiting.pop(0)
             if save is self._pinned:
                 self._pinned = None
-            self._writing = True
+            self._writing, self._taken = True, save.step
             self._cond.notify_all()  # a save waiting its turn may be queued now
             return save
 
@@ -150,6 +180,10 @@ class SaveWriter:
     def put(self, save: Save) -> None:
         """Queues `save` (see `SaveQueue.put`)."""
         self._queue.put(save)
+
+    def drop_replaceable(self, newest: int | None) -> int | None:
+        """Drops the saves the next replaces anyway (`SaveQueue.drop_replaceable`)."""
+        return self._queue.drop_replaceable(newest)
 
     def _work(self) -> None:
         # Lowest CPU priority for this thread (and the threads orbax starts

@@ -291,6 +291,32 @@ def test_keep_best_writes_the_best_save_a_newer_one_would_replace(
     assert ck.steps() == [4, 7]  # the newest (keep=1) and the best
 
 
+def test_saves_a_next_one_replaces_are_freed_before_it_is_packed(tmp_path, monkeypatch):
+    # The loop drops them before it packs its next due save (`ChunkLoop.
+    # dispatch`): their device copies of the state are gone before that copy is
+    # made, so keep_best holds no more copies than blocking saves once did.
+    written, started, release = _slow_writer(monkeypatch)
+    ck, state = _tiny_checkpointer(tmp_path, keep=1, keep_best=True)
+    assert ck.drop_replaceable(None) is None  # nothing written, nothing waits
+    ck.save(1, ck.pack(state(1)), {"updates": 1}, 1.0, skippable=True)
+    assert started.wait(timeout=60)  # the writer is busy with 1
+    packed = {i: ck.pack(state(i)) for i in (2, 3)}
+    arrays = {i: weakref.ref(*packed[i].values()) for i in (2, 3)}
+    ck.save(2, packed.pop(2), {"updates": 2}, 10.0, skippable=True)  # the best
+    ck.save(3, packed.pop(3), {"updates": 3}, 5.0, skippable=True)
+    assert [i for i, ref in arrays.items() if ref() is not None] == [2, 3]
+    # 3 goes (any next save replaces it); 2, the best, waits; the newest
+    # save still to be written is then 2, should the next never come.
+    assert ck.drop_replaceable(3) == 2
+    assert [i for i, ref in arrays.items() if ref() is not None] == [2]
+    assert ck.drop_replaceable(2) == 2  # the pinned best is kept
+    ck.save(4, ck.pack(state(4)), {"updates": 4}, 6.0, skippable=True)
+    release.set()
+    ck.close()
+    assert written == [1, 2, 4]
+    assert ck._writer.replaced == 1
+
+
 def test_first_non_finite_names_the_earliest_update():
     metrics = {
         "episode/return_sum": np.array([np.nan, 1.0, 2.0]),  # never checked

@@ -168,6 +168,9 @@ class SavingCheckpointer:
     def pack(self, state):
         return f"packed {state}"
 
+    def drop_replaceable(self, newest):
+        return newest  # nothing waits here
+
     def save(self, step, packed, meta, metric, *, skippable):
         self.skippable.append(skippable)
         self.events.append(f"save {step} ({packed}, updates={meta['updates']})")
@@ -221,6 +224,44 @@ def test_checkpoint_wait_writes_every_due_save(monkeypatch):
     loop.run.checkpointer = SavingCheckpointer([])
     loop.run_schedule(0, [(i, 2) for i in range(3)])
     assert loop.run.checkpointer.skippable == [False, False, False]
+
+
+def test_waiting_saves_are_dropped_before_the_next_due_save_is_packed(monkeypatch):
+    # Else their device copies of the state sit beside the new one: with
+    # keep_best, four whole states (replay buffers too) at once.
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "StopSignals", FakeSignals)
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
+    events = []
+
+    class Dropping(SavingCheckpointer):
+        def pack(self, state):
+            self.events.append(f"pack {state}")
+            return super().pack(state)
+
+        def drop_replaceable(self, newest):
+            self.events.append(f"drop (newest {newest})")
+            return None if newest == 2 else newest  # as if 2 waited, dropped
+
+    loop = _loop(events)
+    loop.run.checkpointer = Dropping(events)
+    loop.run_schedule(0, [(i, 2) for i in range(3)])
+    assert [e for e in events if not e.startswith("write")] == [
+        "dispatch 0",
+        "drop (newest None)",
+        "pack 2",
+        "dispatch 2",
+        "drop (newest None)",
+        "pack 4",
+        "save 2 (packed 2, updates=2)",
+        "dispatch 4",
+        "drop (newest 2)",  # 2 dropped: the newest kept is returned
+        "pack 6",
+        "save 4 (packed 4, updates=4)",
+        "save 6 (packed 6, updates=6)",
+    ]
+    assert loop.last_saved == 6
 
 
 def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
