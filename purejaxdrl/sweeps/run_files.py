@@ -75,13 +75,14 @@ def saved_config(data: Any, source: str) -> TrainConfig:
       RefusedValue: any other field the config refuses.
 
     """
-    data = data if isinstance(data, Mapping) else {}
-    env = data.get("env")
+    # Not a mapping (a record cut short): config_from_dict calls it damage.
+    saved = data if isinstance(data, Mapping) else {}
+    env = saved.get("env")
     imports = env.get("imports") if isinstance(env, Mapping) else None
     if isinstance(imports, list | tuple):
         import_modules([str(name) for name in imports], f"{source}'s env.imports")
-    algo = data.get("algo")
-    if isinstance(algo, str) and algo in data and algo not in names():
+    algo = saved.get("algo")
+    if isinstance(algo, str) and algo in saved and algo not in names():
         return config_from_dict(data, source)  # refuses it: not registered here
     try:
         return config_from_dict(data, source)

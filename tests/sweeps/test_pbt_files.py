@@ -148,10 +148,11 @@ def _check_not_damaged(path, name, text, reads):
          "false (and normalise inside the environment where it needs it)); it is "
          "replaced whole"),
     ]  # fmt: skip
-    for change, start in cases:
+    cut = f"{path / name} is damaged or incomplete (AttributeError: 'NoneType'"
+    for change, start in [*cases, (None, cut)]:  # None: a base left empty
         for read, status in zip(reads, ("running", "finished"), strict=True):
             meta = yaml.safe_load(text)
-            meta["base"].update(change)
+            meta["base"] = None if change is None else {**meta["base"], **change}
             meta["status"] = status  # what each read takes
             (path / name).write_text(yaml.safe_dump(meta, sort_keys=False))
             with pytest.raises(pjd.ConfigError) as e:
