@@ -156,7 +156,11 @@ def build_agent(
 
 
 def make_experiment(
-    config: TrainConfig, mesh: Mesh | None = None, *, budget: bool = True
+    config: TrainConfig,
+    mesh: Mesh | None = None,
+    *,
+    budget: bool = True,
+    resumed: bool = False,
 ) -> Experiment:
     """Makes the environment, network, agent and runner for `config`.
 
@@ -166,12 +170,14 @@ def make_experiment(
         every process (all of them when it is 0).
       budget: check the budget's rules (`validate`); False for a saved run
         read back to evaluate or export.
+      resumed: the run continues a saved one (`validate`: rules made since it
+        began warn instead of refusing where it could not change now).
 
     Raises:
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
-    validate(config, budget=budget)
+    validate(config, budget=budget, resumed=resumed)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
         return make_host_experiment(config)
     env, env_params = make_env(config)

@@ -178,7 +178,7 @@ def resume_config(
 
     """
     saved = load_run_config(run_dir)
-    config = validate(apply_overrides(saved, overrides))
+    config = validate(apply_overrides(saved, overrides), resumed=True)
     return config, check_continues(run_dir, saved, config, allow_changes)
 
 

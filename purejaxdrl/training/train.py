@@ -127,7 +127,7 @@ def train(
         # A replay run left to choose its devices resumes on its saved count.
         config, replay_note = replay_devices(config, resume)
         check_resume(resume, config, allow_changes)
-    exp = make_experiment(config)  # the Anakin or the Sebulba runner
+    exp = make_experiment(config, resumed=resume is not None)  # Anakin or Sebulba
     with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
         run = open_run(
             config,

@@ -101,3 +101,28 @@ def test_a_sweep_over_normalisation_is_refused_alike():
     assert str(error.value) == prefix + _message("dqn")
     with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
         make_plan(pjd.apply_overrides(base, NORMALIZED), seeds=2)
+
+
+@pytest.mark.timeout(300)
+def test_a_run_begun_before_the_rule_resumes_through_train(tmp_path, monkeypatch):
+    # Written as an older version did (the rule switched off), then resumed by
+    # this one: Python's train(resume=) and the CLI's both pass `resumed`.
+    from purejaxdrl.config import SetupWarning, forget_warnings
+    from purejaxdrl.training import config as config_module
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {**NORMALIZED, "num_envs": 4, "unroll_length": 4, "total_steps": 256,
+         "num_logs": 2, "run_dir": str(tmp_path), "devices": 1,
+         "dqn": {"min_replay": 32, "batch_size": 16}},
+    )  # fmt: skip
+    with monkeypatch.context() as older:
+        older.setattr(config_module, "_check_observations", lambda *_: None)
+        first = pjd.train(config, write_files=True, console=False)
+    forget_warnings()
+    longer = pjd.apply_overrides(config, {"total_steps": 512, "num_logs": 4})
+    with pytest.warns(SetupWarning, match="this resumed run normalises"):
+        again = pjd.train(
+            longer, resume=first.run_dir, allow_changes=True, console=False
+        )
+    assert again.env_steps == 512
