@@ -213,7 +213,11 @@ def check_types(config: Any) -> None:
         # checked, as YAML and JSON cannot write one.
         if isinstance(value, jax.core.Tracer) or not convertible(hint):
             continue
-        if getattr(value, "ndim", 0) > 0:  # a sweep's values, stacked
+        if getattr(value, "ndim", 0) > 0:
+            # A tuple field may take an array (hidden_sizes=np.array([32, 32]))
+            # as it always has; in a scalar field it is a sweep's values.
+            if not _is_scalar_type(hint):
+                continue
             raise ConfigError(
                 f"{path} is an array of shape {tuple(value.shape)}, but a run "
                 "takes one value; a sweep's values go in pjd.sweep(config, "
@@ -229,6 +233,14 @@ def check_types(config: Any) -> None:
                 f"{type(wanted).__name__} it takes; pass {coerced!r} (or set it "
                 "with apply_overrides, which converts)."
             )
+
+
+def _is_scalar_type(hint: Any) -> bool:
+    """Whether `hint` takes one number: bool, int, float, `float | jax.Array`."""
+    _, hint = _without_none(hint)
+    return hint in (bool, int, float) or (
+        _is_union(hint) and set(typing.get_args(hint)) <= {float, int, jax.Array}
+    )
 
 
 def _a(value: Any) -> str:

@@ -362,3 +362,17 @@ def test_a_batched_hyper_parameter_says_a_sweeps_values_go_in_its_grid():
         ),
     ):
         pjd.train(dataclasses.replace(config, ppo=ppo), console=False)
+
+
+def test_a_tuple_field_takes_an_array_and_a_scalar_field_refuses_one():
+    from purejaxdrl.config_types import check_types
+
+    config = pjd.load_preset("cartpole").config
+    network = dataclasses.replace(config.network, hidden_sizes=np.array([32, 32]))
+    env = dataclasses.replace(config.env, hide_observations=np.flatnonzero([1, 0]))
+    check_types(dataclasses.replace(config, network=network, env=env))
+    # A scalar field still refuses one: bool, int and float alike.
+    for section, name in (("ppo", "num_epochs"), ("ppo", "gamma")):
+        part = dataclasses.replace(getattr(config, section), **{name: np.array([1, 2])})
+        with pytest.raises(ConfigError, match=f"{section}.{name} is an array"):
+            check_types(dataclasses.replace(config, **{section: part}))
