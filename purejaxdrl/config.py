@@ -58,14 +58,11 @@ def _refuse_unread_sections(
 
     `{"ppo": {"learning_rate": 1e-2}}` on a run of ppo_kl would train with
     ppo_kl's learning rate, and nothing would say so. Sections given back
-    unchanged are no change; nor is a whole config read back (every field of
-    the run's own given: a saved run's config.yaml), whose other sections may
-    hold the defaults of the version that saved it.
+    unchanged are no change. (A saved run's config.yaml holds every section:
+    `config_from_dict` leaves out those its algorithm does not read.)
     """
     selected = changes.get(selection.by, getattr(config, selection.by))
     sections = set(selection.names())
-    if {f.name for f in dataclasses.fields(config)} - sections <= set(changes):
-        return
     for key, new in changes.items():
         if key == selected or key not in sections:
             continue

@@ -71,6 +71,8 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
 
     Not pure: it first imports the modules of the saved `env.imports`, which
     register the run's environment and algorithm when they are the user's.
+    Only the run's own algorithm's section is read: the others keep this
+    version's defaults, as the run never reads them.
 
     Args:
       data: the nested mapping `to_dict` wrote.
@@ -92,13 +94,16 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
             f"before loading; for the command line, add it to env.imports in "
             f"{source})."
         )
-    # A run saved while other user algorithms were registered holds their
-    # sections too (every section is saved): not this run's, so not needed.
+    # Every algorithm's section is saved, but a run reads only its own: the
+    # others (another version's defaults, or user algorithms not registered
+    # now) are left out, so they are never taken for an override of them.
     fields = {f.name for f in dataclasses.fields(config_class())}
+    others = set(names()) - {algo} if isinstance(algo, str) else set()
     data = {
         key: value
         for key, value in data.items()
-        if key in fields or key == algo or not isinstance(value, Mapping)
+        if not isinstance(value, Mapping)
+        or (key not in others and (key in fields or key == algo))
     }
     # A saved budget that never fills the replay is for the resume to raise.
     return validate(apply_overrides(config_class()(), data), budget=False)

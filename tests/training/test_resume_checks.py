@@ -294,3 +294,20 @@ def test_a_trainer_waits_out_an_evals_instant_shared_hold(tmp_path):
         threading.Timer(0.3, fcntl.flock, (probe, fcntl.LOCK_UN)).start()
         with RunLock(tmp_path):
             pass
+
+
+def test_a_saved_config_reads_only_its_own_algorithms_section():
+    # config.yaml holds every section, with the saving version's defaults
+    # (or values set before other sections were refused); one written before
+    # a field was added lacks it. Neither may keep the run from being read.
+    from purejaxdrl.training.resume import config_from_dict
+
+    saved = to_dict(pjd.load_preset("cartpole").config)
+    saved["dqn"]["learning_rate"] = 0.5
+    saved["a2c"]["gamma"] = 0.5
+    del saved["scan_unroll"]
+    config = config_from_dict(saved, "config.yaml")
+    assert config.algo == "ppo"
+    assert config.dqn == pjd.TrainConfig().dqn
+    assert config.a2c == pjd.TrainConfig().a2c
+    assert config.ppo == pjd.load_preset("cartpole").config.ppo
