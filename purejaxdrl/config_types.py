@@ -182,7 +182,8 @@ def is_dynamic_type(hint: Any) -> bool:
 
     A config's dynamic (not `jax.tree.static`) fields are array leaves, which
     sweeps stack and trace as float32: an int, bool or str is none. `| None`
-    is allowed where the config reads None as a number (SAC's unset rate).
+    is allowed in the type, for older files' null that the config turns into
+    a number (SAC's unset rate); the default itself must be a number.
     """
     if not _is_union(hint):
         return hint is float
@@ -192,6 +193,12 @@ def is_dynamic_type(hint: Any) -> bool:
 
 def type_name(hint: Any) -> str:
     """`hint` as its source spells it: `bool`, `Literal['a', 'b']`, `float | None`."""
+    if hint is jax.Array:  # not its implementation's `jax.jaxlib._jax.Array`
+        return "jax.Array"
+    if hint is type(None):
+        return "None"
+    if _is_union(hint):
+        return " | ".join(type_name(a) for a in typing.get_args(hint))
     return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
 
 

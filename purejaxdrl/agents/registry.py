@@ -16,6 +16,7 @@ import typing
 from typing import Any, ClassVar
 
 import jax
+import numpy as np
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
@@ -227,19 +228,43 @@ def _check_config(name: str, record: Algorithm) -> None:
             raise ConfigError(
                 f"Algorithm {name!r}: field {path}: {type_name(hint)} is no type a "
                 "config reads from YAML or flags; use bool, int, float | jax.Array, "
-                "str, tuple[X, ...], dict, typing.Literal[...], or one of them | None."
+                "str, tuple[X, ...], dict, typing.Literal[...], or one of them | None "
+                "(typing.Optional); a Union of two of them (int | str) is none."
             )
     hints = typing.get_type_hints(kind)
     for field in dataclasses.fields(default):
-        hint, value = hints[field.name], getattr(default, field.name)
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not field.metadata.get("static") and not (is_dynamic_type(hint) and number):
-            raise ConfigError(
-                f"Algorithm {name!r}: field {name}.{field.name}: {type_name(hint)} "
-                "is dynamic, an array leaf that sweeps trace as float32, so it "
-                "must be float | jax.Array; or mark it static: "
-                f"{field.name}: {type_name(hint)} = jax.tree.static(default=...)."
+        if not field.metadata.get("static"):
+            _check_dynamic(
+                name, field.name, hints[field.name], getattr(default, field.name)
             )
+
+
+def _check_dynamic(name: str, field: str, hint: Any, value: Any) -> None:
+    """That the dynamic field `name.field` is a float leaf that sweeps can trace."""
+    static = f"{field}: {type_name(hint)} = jax.tree.static(default=...)"
+    if not is_dynamic_type(hint):
+        raise ConfigError(
+            f"Algorithm {name!r}: field {name}.{field}: {type_name(hint)} "
+            "is dynamic, an array leaf that sweeps trace as float32, so it "
+            f"must be float | jax.Array; or mark it static: {static}."
+        )
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return
+    if isinstance(value, np.generic):
+        # A run checks its fields' values are Python numbers (check_types),
+        # and config.yaml could not write a numpy one.
+        raise ConfigError(
+            f"Algorithm {name!r}: field {name}.{field}: its default {value!r} is "
+            f"a numpy.{type(value).__name__}, which a config does not hold; give "
+            f"it a Python float (e.g. {field}: {type_name(hint)} = {str(value)})."
+        )
+    # None is no leaf, which a sweep could not stack nor PBT perturb.
+    raise ConfigError(
+        f"Algorithm {name!r}: field {name}.{field}: its default {value!r} is not "
+        "a number, but a dynamic field is a float leaf that sweeps stack; give it "
+        "a float default (a number read as unset, as SAC's alpha_learning_rate "
+        f"reads 0.0), or mark it static: {static}."
+    )
 
 
 def registered_by_user() -> tuple[Algorithm, ...]:

@@ -230,6 +230,53 @@ def test_registering_refuses_a_config_that_would_fail_a_sweep_or_a_resume(
     assert "mine" not in registry.names()
 
 
+def test_registering_names_a_dynamic_fields_default_that_is_no_float(monkeypatch):
+    # The type is right: the message names the default, and spells jax.Array.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    ppo = registry.algorithm("ppo")
+    dyn = float | jax.Array
+    cases = [
+        (
+            {"kl": (dyn | None, dataclasses.field(default=None))},
+            "field mine.kl: its default None is not a number, but a dynamic field "
+            "is a float leaf that sweeps stack; give it a float default (a number "
+            "read as unset, as SAC's alpha_learning_rate reads 0.0), or mark it "
+            "static: kl: float | jax.Array | None = jax.tree.static(default=...).",
+        ),
+        (
+            {"kl": (dyn, dataclasses.field(default=np.float32(0.1)))},
+            "field mine.kl: its default np.float32(0.1) is a numpy.float32, which "
+            "a config does not hold; give it a Python float (e.g. kl: float | "
+            "jax.Array = 0.1).",
+        ),
+        (
+            {"kl": (typing.Union[int, str], jax.tree.static(default=3))},  # noqa: UP007
+            "field mine.kl: int | str is no type a config reads from YAML or "
+            "flags; use bool, int, float | jax.Array, str, tuple[X, ...], dict, "
+            "typing.Literal[...], or one of them | None (typing.Optional); a "
+            "Union of two of them (int | str) is none.",
+        ),
+    ]
+    for fields, message in cases:
+        full = "Algorithm 'mine': " + message
+        with pytest.raises(pjd.ConfigError, match=f"^{re.escape(full)}$"):
+            registry.register(
+                dataclasses.replace(ppo, name="mine", config_type=_config_class(fields))
+            )
+    # An int default, a float field, and Optional[float] with a number are fine.
+    for hint, default in ((dyn, 1), (typing.Optional[float], 0.5)):  # noqa: UP045
+        registry.register(
+            dataclasses.replace(
+                ppo,
+                name="mine",
+                config_type=_config_class(
+                    {"kl": (hint, dataclasses.field(default=default))}
+                ),
+            )
+        )
+        registry._ALGORITHMS.pop("mine")
+
+
 def test_literal_and_optional_fields_train_override_and_resume(reinforce, tmp_path):
     @jax.tree_util.register_dataclass
     @dataclasses.dataclass(frozen=True, kw_only=True)
