@@ -329,28 +329,12 @@ class SetupWarning(UserWarning):
     """purejaxdrl's advice on how a run is set up (`warn_once`'s warnings).
 
     Filtered, recorded or made an error as any warning is
-    (`warnings.simplefilter("error", SetupWarning)`). Shown as one line,
-    `purejaxdrl: warning: <message>`, as the command line shows its errors:
-    where it was raised is the library's own check, of no use to the reader,
-    and its source line would look like a crash's.
+    (`warnings.simplefilter("error", SetupWarning)`), and shown as Python
+    shows warnings. The `purejaxdrl` command shows it as one line,
+    `purejaxdrl: warning: <message>`, as it shows its errors: there, where it
+    was raised is the library's own check, of no use to the reader.
     """
 
-
-def _format_warning(message: Warning | str, category: type, *where: Any) -> str:
-    """`warnings.formatwarning`, with a SetupWarning as one line (only it).
-
-    `where`: the file, line number and source line, as Python gives them.
-    """
-    if isinstance(category, type) and issubclass(category, SetupWarning):
-        return f"purejaxdrl: warning: {' '.join(str(message).split())}\n"
-    return _format_warning.others(message, category, *where)
-
-
-# Installed when the library is imported, over what formats the others.
-_format_warning.others = getattr(  # type: ignore[attr-defined]
-    warnings.formatwarning, "others", warnings.formatwarning
-)
-warnings.formatwarning = _format_warning
 
 # What warn_once has shown this process (its keys), and whether it is quiet.
 _SHOWN: set[Hashable] = set()

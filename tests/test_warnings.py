@@ -1,4 +1,4 @@
-"""purejaxdrl's setup warnings: one line where they are shown, Python warnings still."""
+"""purejaxdrl's setup warnings: Python warnings, one line in the command's output."""
 
 import subprocess
 import sys
@@ -6,16 +6,58 @@ import warnings
 
 import pytest
 
+from purejaxdrl import cli
 from purejaxdrl.config import SetupWarning, forget_warnings, warn_once
 
 
-def test_a_setup_warning_shows_as_one_line_and_other_warnings_as_pythons():
-    shown = warnings.formatwarning(
-        SetupWarning("dqn.epsilon is set\n  but unused."), SetupWarning, "q.py", 105
-    )
-    assert shown == "purejaxdrl: warning: dqn.epsilon is set but unused.\n"
-    other = warnings.formatwarning("a user's", UserWarning, "mine.py", 3, "line")
-    assert other == "mine.py:3: UserWarning: a user's\n  line\n"
+def test_the_command_shows_a_setup_warning_as_one_line_and_others_as_pythons():
+    original = warnings.formatwarning
+    with cli._setup_warnings_as_one_line():
+        shown = warnings.formatwarning(
+            SetupWarning("dqn.epsilon is set\n  but unused."), SetupWarning, "q.py", 5
+        )
+        assert shown == "purejaxdrl: warning: dqn.epsilon is set but unused.\n"
+        other = warnings.formatwarning("a user's", UserWarning, "mine.py", 3, "line")
+        assert other == "mine.py:3: UserWarning: a user's\n  line\n"
+    assert warnings.formatwarning is original  # the command's process only
+
+
+_SCRIPT = """
+import gc, sys, warnings
+if sys.argv[1] == "import":
+    import purejaxdrl
+    from purejaxdrl.config import warn_once
+    warn_once("advice to a library user", key="test_warnings")
+def leak():
+    open(sys.executable, "rb")  # unclosed: a ResourceWarning, traced
+leak()
+gc.collect()
+warnings.warn("a user's own")
+"""
+
+
+@pytest.mark.timeout(300)
+def test_importing_the_library_leaves_other_warnings_as_python_shows_them(tmp_path):
+    # Python shows tracemalloc's "Object allocated at" only while
+    # warnings.formatwarning is its own: importing must not replace it.
+    (tmp_path / "w.py").write_text(_SCRIPT)
+
+    def stderr(argument):
+        command = [sys.executable, "-X", "tracemalloc=5", "-W", "always", "w.py"]
+        ran = subprocess.run(
+            [*command, argument], cwd=tmp_path, capture_output=True, text=True,
+            timeout=280,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        return ran.stderr
+
+    plain, imported = stderr("plain"), stderr("import")
+    assert "Object allocated at (most recent call last)" in plain
+    # A Python caller's SetupWarning is a normal one, with its place.
+    lines = imported.splitlines(keepends=True)
+    where = tmp_path / "w.py"
+    assert lines[0] == f"{where}:6: SetupWarning: advice to a library user\n"
+    assert "".join(lines[2:]) == plain  # after the warning's source line
 
 
 def test_a_setup_warning_is_a_user_warning_to_filter_record_or_raise():

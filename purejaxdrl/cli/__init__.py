@@ -12,6 +12,7 @@ top layer: it may import every other part of the package, and nothing
 imports it.
 """
 
+import contextlib
 import difflib
 import importlib
 import os
@@ -19,7 +20,9 @@ import pathlib
 import sys
 import sysconfig
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from purejaxdrl.cli.args import EXIT_USAGE, UsageError
 
@@ -54,7 +57,8 @@ USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `purejaxdrl` console script. Returns the exit status."""
     try:
-        status = _main(argv)
+        with _setup_warnings_as_one_line():
+            status = _main(argv)
     except BaseException as e:
         if "purejaxdrl.cli.processes" in sys.modules:
             # Left to interpreter shutdown, a joined process would wait in
@@ -75,6 +79,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         exit_if_joined(status)
     return status
+
+
+@contextlib.contextmanager
+def _setup_warnings_as_one_line() -> Iterator[None]:
+    """Shows a SetupWarning as `purejaxdrl: warning: <message>`, while it lasts.
+
+    Only the command's own process: a library user keeps Python's format,
+    and other warnings keep theirs here too (by the formatter it replaces).
+    """
+    from purejaxdrl.config import SetupWarning
+
+    others = warnings.formatwarning
+
+    def one_line(message: Warning | str, category: type, *where: Any) -> str:
+        if isinstance(category, type) and issubclass(category, SetupWarning):
+            return f"purejaxdrl: warning: {' '.join(str(message).split())}\n"
+        return others(message, category, *where)
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        if warnings.formatwarning is one_line:  # else another replaced it since
+            warnings.formatwarning = others
 
 
 def _main(argv: Sequence[str] | None) -> int:
