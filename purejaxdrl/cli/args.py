@@ -291,8 +291,12 @@ def add_config_flags(
         )
 
 
-def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
+def reject_other_algorithms(
+    argv: Sequence[str], algo: str, *, resumed: bool = False
+) -> None:
     """Refuses flags of another algorithm's section, naming the fix.
+
+    `resumed`: `algo` is a run's being resumed, which no flag can change.
 
     Raises:
       UsageError: for e.g. `--impala.policy-lag` in a run of ppo.
@@ -304,6 +308,13 @@ def reject_other_algorithms(argv: Sequence[str], algo: str) -> None:
         section = arg[2:].split(".")[0].replace("-", "_") if dotted else ""
         if section in names() and section != algo:
             flag = arg.split("=")[0]
+            if resumed:  # "--algo X" would be refused next: a checkpoint is algo's
+                raise UsageError(
+                    f"{flag} sets {section}'s hyper-parameters, but this run trains "
+                    f"{algo}, and a resume keeps the run's algorithm ({algo}); "
+                    "drop it (a new run of another algorithm is `purejaxdrl "
+                    f"train --algo {section} ...`)."
+                )
             raise UsageError(unread_section(flag, section, algo, f"--algo {section}"))
 
 

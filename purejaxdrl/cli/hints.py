@@ -80,9 +80,15 @@ def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
         and f.count(".") == 1
         and (owner := f.removeprefix("--").split(".")[0]) not in owners
     ]
-    # Never claim a field is not the section's own when the section has it.
-    if section in owners and f"--{section}.{leaf}" in flags:
-        return ""
+    # Never claim a field is not the section's own when the section has it:
+    # this command just takes no flags of that section (eval, export, or a
+    # resume of another algorithm's run).
+    if section in owners:
+        if f"--{section}.{leaf}" in flags:
+            return ""
+        return (
+            f"{field} is {section}'s, but this command takes no --{section}.* flags. "
+        )
     owners = [owner for owner in owners if owner != section]
     if not dot or not leaf or not owners:
         return ""

@@ -123,8 +123,7 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
     from purejaxdrl.training.resume import load_run_config, resume_config
 
     defaults = load_run_config(run_dir)
-    algo = pre_parse(argv, "--algo").algo or defaults.algo
-    reject_other_algorithms(argv, algo)
+    reject_other_algorithms(argv, defaults.algo, resumed=True)
     args = parser(defaults, f"{run_dir} run").parse_args(argv)
     overrides = config_overrides(args, defaults, defaults.algo)
     if args.algo is not None:

@@ -1,9 +1,11 @@
 """Hints for a newcomer's slips: each one line, exit status 2, naming the fix."""
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.config import to_dict
 
 TRAIN = ["train", "--no-files", "--no-compile-cache"]
 
@@ -63,6 +65,27 @@ def test_train_flag_hints(argv, hint, capsys):
     line = _error([*TRAIN, *argv], capsys)
     assert hint in line, line
     assert "is a field of" not in line or "not dqn's" in hint, line
+
+
+@pytest.mark.parametrize("extra", [[], ["--algo", "ppo"]])
+def test_a_resume_keeps_its_algorithm_and_says_so(extra, tmp_path, capsys):
+    # Only config.yaml is read before the flags are checked.
+    config = pjd.load_preset("cartpole", "dqn").config
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(config)))
+    argv = ["train", "--resume", str(tmp_path), *extra, "--ppo.learning-rate", "1e-3"]
+    line = _error([*argv, "--override"], capsys)
+    assert line == (
+        "purejaxdrl: error: --ppo.learning-rate sets ppo's hyper-parameters, but "
+        "this run trains dqn, and a resume keeps the run's algorithm (dqn); drop "
+        "it (a new run of another algorithm is `purejaxdrl train --algo ppo ...`)."
+    )
+
+
+@pytest.mark.parametrize("command", [["eval"], ["export", "--out", "out"]])
+def test_a_run_commands_hint_never_says_a_field_is_not_its_sections(command, capsys):
+    line = _error([*command, "runs/RUN", "--ppo.learning-rate", "1e-3"], capsys)
+    assert "not ppo's" not in line, line
+    assert "learning_rate is ppo's, but this command takes no --ppo.* flags." in line
 
 
 def test_eval_abbreviation_names_the_flag(capsys):
