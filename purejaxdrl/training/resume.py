@@ -137,12 +137,17 @@ def _what_it_is(path: pathlib.Path) -> str:
 
 
 def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """`field: old -> new` for every field that differs, in field order."""
+    """`field: old -> new` for every field that differs, in field order.
+
+    Other algorithms' sections are left out: neither run reads them, and a
+    saved config holds this version's defaults there (`config_from_dict`).
+    """
     old = {path: value for path, _, value in flat_fields(saved)}
+    unread = set(names()) - {saved.algo, new.algo}
     return [
         f"{path}: {old[path]!r} -> {value!r}"
         for path, _, value in flat_fields(new)
-        if old[path] != value
+        if old[path] != value and path.split(".")[0] not in unread
     ]
 
 

@@ -311,3 +311,16 @@ def test_a_saved_config_reads_only_its_own_algorithms_section():
     assert config.dqn == pjd.TrainConfig().dqn
     assert config.a2c == pjd.TrainConfig().a2c
     assert config.ppo == pjd.load_preset("cartpole").config.ppo
+
+
+def test_a_resume_compares_only_the_sections_its_run_reads():
+    import dataclasses
+
+    from purejaxdrl.training.resume import config_changes
+
+    saved = pjd.load_preset("cartpole").config
+    dqn = dataclasses.replace(saved.dqn, learning_rate=0.5)
+    assert config_changes(saved, dataclasses.replace(saved, dqn=dqn)) == []
+    ppo = dataclasses.replace(saved.ppo, learning_rate=0.5)
+    changed = config_changes(saved, dataclasses.replace(saved, ppo=ppo))
+    assert changed == [f"ppo.learning_rate: {saved.ppo.learning_rate!r} -> 0.5"]
