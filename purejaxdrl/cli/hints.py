@@ -84,7 +84,7 @@ def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
     # this command just takes no flags of that section (eval, export, or a
     # resume of another algorithm's run).
     if section in owners:
-        if f"--{section}.{leaf}" in flags:
+        if any(f.startswith(f"--{section}.") for f in flags):
             return ""
         return (
             f"{field} is {section}'s, but this command takes no --{section}.* flags. "
