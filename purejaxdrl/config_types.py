@@ -221,10 +221,21 @@ def check_types(config: Any) -> None:
         if isinstance(value, jax.core.Tracer) or not convertible(hint):
             continue
         if getattr(value, "ndim", 0) > 0:
-            # A tuple field may take an array (hidden_sizes=np.array([32, 32]))
-            # as it always has; in a scalar field it is a sweep's values.
+            # In a scalar field it is a sweep's values; in another, a tuple's
+            # (hidden_sizes=np.array([32, 32])): YAML cannot write it, and its
+            # items would go unchecked: the user converts it (tolist()).
+            shape = tuple(value.shape)
+            if typing.get_origin(_without_none(hint)[1]) is tuple:
+                items = tuple(np.asarray(value).tolist())
+                raise ConfigError(
+                    f"{path} is an array of shape {shape}; pass a tuple "
+                    f"instead, e.g. {items!r}."
+                )
             if not _is_scalar_type(hint):
-                continue
+                raise ConfigError(
+                    f"{path} is an array of shape {shape}, not the "
+                    f"{type_name(hint)} it takes."
+                )
             raise ConfigError(
                 f"{path} is an array of shape {tuple(value.shape)}, but a run "
                 "takes one value; a sweep's values go in pjd.sweep(config, "

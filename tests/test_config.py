@@ -360,13 +360,24 @@ def test_a_batched_hyper_parameter_says_a_sweeps_values_go_in_its_grid():
         pjd.train(dataclasses.replace(config, ppo=ppo), console=False)
 
 
-def test_a_tuple_field_takes_an_array_and_a_scalar_field_refuses_one():
+def test_an_array_in_a_tuple_or_a_scalar_field_is_one_line_naming_the_fix():
     from purejaxdrl.config_types import check_types
 
     config = pjd.load_preset("cartpole").config
-    network = dataclasses.replace(config.network, hidden_sizes=np.array([32, 32]))
-    env = dataclasses.replace(config.env, hide_observations=np.flatnonzero([1, 0]))
-    check_types(dataclasses.replace(config, network=network, env=env))
+    # A tuple field: YAML cannot write an array, and its items (32.5, a 2-D
+    # array's rows) would go unchecked into flax: one line, a tuple to pass.
+    for sizes, items in ((np.array([32, 32]), "(32, 32)"),
+                         (np.array([32.5, 16]), "(32.5, 16.0)"),
+                         (np.ones((2, 2), int), "([1, 1], [1, 1])")):  # fmt: skip
+        network = dataclasses.replace(config.network, hidden_sizes=sizes)
+        with pytest.raises(ConfigError) as e:
+            check_types(dataclasses.replace(config, network=network))
+        assert str(e.value) == (
+            f"network.hidden_sizes is an array of shape {sizes.shape}; pass a "
+            f"tuple instead, e.g. {items}."
+        )
+    network = dataclasses.replace(config.network, hidden_sizes=(32, 32))
+    check_types(dataclasses.replace(config, network=network))
     # A scalar field still refuses one: bool, int and float alike.
     for section, name in (("ppo", "num_epochs"), ("ppo", "gamma")):
         part = dataclasses.replace(getattr(config, section), **{name: np.array([1, 2])})

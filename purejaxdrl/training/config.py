@@ -270,14 +270,14 @@ def _check_host(host: HostConfig) -> None:
 
 
 def validate(
-    config: TrainConfig, *, budget: bool = True, resumed: bool = False
+    config: TrainConfig, *, budget: bool = True, normalised_before: bool = False
 ) -> TrainConfig:
     """Checks every range and divisibility rule; returns `config` unchanged.
 
     With `budget`, also that a replay learner's budget stores its `min_replay`
     (`Algorithm.replay_items`) and that it does not normalise observations:
     rules for training to come, not for reading a saved run, whose budget a
-    resume may raise; a `resumed` replay learner that normalises is warned of.
+    resume may raise; a run resumed that `normalised_before` is warned of.
 
     Raises:
       ConfigError: naming the value, the rule and the fix; or `config` is not
@@ -333,12 +333,12 @@ def validate(
         items, unit = record.replay_items(section, shape)
         check_learning_starts(config.algo, section.min_replay, items, shape, unit)
     _check_host(config.host)
-    _check_observations(config, record, budget, resumed)
+    _check_observations(config, record, budget, normalised_before)
     return config
 
 
 def _check_observations(
-    config: TrainConfig, record: Algorithm, budget: bool, resumed: bool
+    config: TrainConfig, record: Algorithm, budget: bool, normalised_before: bool
 ) -> None:
     """The rules of what reaches the agent: host envs, replay, normalising."""
     keeps = record.keeps_replay(section := config.algo_config)
@@ -358,12 +358,12 @@ def _check_observations(
         "the environment makes them; pass --env.normalize-observations false "
         "(and normalise inside the environment where it needs it).",
     )
-    # Training to come (`budget`), begun after the rule: a resumed run keeps
-    # its normaliser's state (a saved run still evaluates).
+    # Training to come (`budget`), begun after the rule: a run resumed that
+    # normalised before keeps its normaliser's state (a saved run evaluates).
     if budget and config.env.normalize_observations and keeps:
         what = f"env.normalize_observations=true with algo={config.algo!r}"
         check(
-            resumed,
+            normalised_before,
             f"{what}, which keeps a replay buffer: stored observations would "
             "stay at the scale of their time while the statistics move; pass "
             "--env.normalize-observations false.",

@@ -160,7 +160,7 @@ def make_experiment(
     mesh: Mesh | None = None,
     *,
     budget: bool = True,
-    resumed: bool = False,
+    normalised_before: bool = False,
 ) -> Experiment:
     """Makes the environment, network, agent and runner for `config`.
 
@@ -170,14 +170,14 @@ def make_experiment(
         every process (all of them when it is 0).
       budget: check the budget's rules (`validate`); False for a saved run
         read back to evaluate or export.
-      resumed: the run continues a saved one (`validate`: rules made since it
-        began warn instead of refusing where it could not change now).
+      normalised_before: the run continues one that normalised observations
+        (`validate`: a replay learner's, begun before that was refused).
 
     Raises:
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
-    validate(config, budget=budget, resumed=resumed)
+    validate(config, budget=budget, normalised_before=normalised_before)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
         return make_host_experiment(config)
     env, env_params = make_env(config)

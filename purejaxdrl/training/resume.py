@@ -188,8 +188,19 @@ def resume_config(
 
     """
     saved = load_run_config(run_dir)
-    config = validate(apply_overrides(saved, overrides), resumed=True)
+    # A replay run that normalised before that was refused goes on as it began.
+    before = saved.env.normalize_observations
+    config = validate(apply_overrides(saved, overrides), normalised_before=before)
     return config, check_continues(run_dir, saved, config, allow_changes)
+
+
+def began_normalising(run_dir: str | pathlib.Path | None) -> bool:
+    """Whether the run in `run_dir` (None: a new run) normalised observations.
+
+    A replay learner's run begun so before new runs were refused it resumes
+    as it began (`validate`'s `normalised_before`), warned.
+    """
+    return run_dir is not None and load_run_config(run_dir).env.normalize_observations
 
 
 def check_resume(

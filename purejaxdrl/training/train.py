@@ -31,7 +31,7 @@ from purejaxdrl.training.result import (
     open_progress,
     open_sinks,
 )
-from purejaxdrl.training.resume import check_resume
+from purejaxdrl.training.resume import began_normalising, check_resume
 from purejaxdrl.training.run import (
     Start,
     attach_checkpointer,
@@ -127,7 +127,7 @@ def train(
         # A replay run left to choose its devices resumes on its saved count.
         config, replay_note = replay_devices(config, resume)
         check_resume(resume, config, allow_changes)
-    exp = make_experiment(config, resumed=resume is not None)  # Anakin or Sebulba
+    exp = make_experiment(config, normalised_before=began_normalising(resume))
     with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
         run = open_run(
             config,

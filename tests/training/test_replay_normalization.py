@@ -56,8 +56,8 @@ def test_a_resumed_replay_learner_that_normalises_goes_on_with_a_warning():
     normalized = pjd.apply_overrides(config, NORMALIZED)
     forget_warnings()
     with pytest.warns(SetupWarning) as caught:
-        assert validate(normalized, resumed=True) is normalized
-        validate(normalized, resumed=True)  # once, not per check
+        assert validate(normalized, normalised_before=True) is normalized
+        validate(normalized, normalised_before=True)  # once, not per check
     assert [str(w.message) for w in caught] == [
         "env.normalize_observations=true with algo='dqn': this resumed run "
         "normalises as it started, and its stored observations keep the scale "
@@ -126,3 +126,21 @@ def test_a_run_begun_before_the_rule_resumes_through_train(tmp_path, monkeypatch
             longer, resume=first.run_dir, allow_changes=True, console=False
         )
     assert again.env_steps == 512
+
+
+@pytest.mark.timeout(300)
+def test_a_resume_cannot_switch_normalisation_on_for_a_replay_learner(tmp_path):
+    # Only a run that normalised before the rule goes on so: a resume turning
+    # it on (with no checkpoint to fit, it would start anew) is refused.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {"num_envs": 4, "unroll_length": 4, "total_steps": 256, "num_logs": 1,
+         "run_dir": str(tmp_path), "devices": 1,
+         "dqn": {"min_replay": 32, "batch_size": 16}},
+    )  # fmt: skip
+    first = pjd.train(config, write_files=True, console=False)
+    turned_on = pjd.apply_overrides(config, NORMALIZED)
+    with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
+        pjd.train(turned_on, resume=first.run_dir, allow_changes=True, console=False)
+    with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
+        pjd.resume_config(first.run_dir, NORMALIZED)
