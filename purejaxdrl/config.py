@@ -50,6 +50,10 @@ class Selection(NamedTuple):
     missing: Callable[[str], str]
     unread: Callable[[str, str, str, str], str]
 
+    def others(self, *selected: str) -> set[str]:
+        """The sections none of the `selected` names: a run of them reads none."""
+        return set(self.names()) - set(selected)
+
 
 def _refuse_unread_sections(
     config: Any, changes: Mapping[str, Any], selection: Selection
@@ -62,9 +66,9 @@ def _refuse_unread_sections(
     `config_from_dict` leaves out those its algorithm does not read.)
     """
     selected = changes.get(selection.by, getattr(config, selection.by))
-    sections = set(selection.names())
+    others = selection.others(selected)
     for key, new in changes.items():
-        if key == selected or key not in sections:
+        if key not in others:
             continue
         old = getattr(config, key)
         pairs = zip(flat_fields(old), flat_fields(new), strict=True)

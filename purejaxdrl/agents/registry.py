@@ -51,6 +51,11 @@ _RESERVED: set[str] = set()  # the run config's own names (`reserve_names`)
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
+def names() -> tuple[str, ...]:
+    """The registered algorithms' names (`--algo` values)."""
+    return tuple(_ALGORITHMS)
+
+
 def unread_section(what: str, section: str, algo: str, fix: str) -> str:
     """The refusal of `what`, a setting of another algorithm's section than the run's.
 
@@ -109,8 +114,8 @@ class AlgorithmConfigs:
     # fields, and words a change to one the run's `algo` does not read.
     SELECTION: ClassVar[Selection] = Selection(
         by="algo",
-        names=lambda: names(),
-        missing=lambda name: no_section(name),
+        names=names,
+        missing=no_section,
         unread=unread_section,
     )
 
@@ -280,11 +285,6 @@ def algorithms() -> tuple[Algorithm, ...]:
 def without_replay() -> tuple[str, ...]:
     """The algorithms whose default configs keep no replay: the host-env runner's."""
     return tuple(r.name for r in algorithms() if not r.keeps_replay(r.default_config()))
-
-
-def names() -> tuple[str, ...]:
-    """The registered algorithms' names (`--algo` values)."""
-    return tuple(_ALGORITHMS)
 
 
 def algorithm(name: str) -> Algorithm:

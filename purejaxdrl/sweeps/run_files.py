@@ -21,13 +21,11 @@ import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import statistics_from_host, statistics_to_host
 from purejaxdrl.observe.plots import read_history
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.resume import config_from_dict
+from purejaxdrl.training.resume import UnavailableHere, config_from_dict
 
 
 def plain(x: Any) -> Any:
@@ -66,26 +64,21 @@ def saved_config(data: Any, source: str) -> TrainConfig:
     """The base config a sweep or PBT record (`source`) holds.
 
     A module of its env.imports that does not import here, or an algorithm not
-    registered in this process, is this process's to fix: its ConfigError
+    registered in this process, is this process's to fix: its UnavailableHere
     passes as it is. A value the config refuses (in a record written whole)
     means the record changed: RefusedValue, which `reading` calls damage.
 
     Raises:
-      ConfigError: the record's modules or algorithm, as `config_from_dict`.
+      UnavailableHere: the record's modules or algorithm, as `config_from_dict`.
       RefusedValue: any other field the config refuses.
 
     """
-    # Not a mapping (a record cut short): config_from_dict calls it damage.
-    saved = data if isinstance(data, Mapping) else {}
-    env = saved.get("env")
-    imports = env.get("imports") if isinstance(env, Mapping) else None
-    if isinstance(imports, list | tuple):
-        import_modules([str(name) for name in imports], f"{source}'s env.imports")
-    algo = saved.get("algo")
-    if isinstance(algo, str) and algo in saved and algo not in names():
-        return config_from_dict(data, source)  # refuses it: not registered here
+    if not isinstance(data, Mapping):  # a record cut short
+        raise RefusedValue(f"its config is a {type(data).__name__}, not a mapping")
     try:
         return config_from_dict(data, source)
+    except UnavailableHere:
+        raise
     except ConfigError as e:
         raise RefusedValue(f"its config: {e}") from None
 

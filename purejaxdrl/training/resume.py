@@ -66,6 +66,14 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
     return config_from_dict(data, str(path))
 
 
+class UnavailableHere(ConfigError):
+    """A saved config needs what this process lacks: a module, or an algorithm.
+
+    The process's to fix (import or install it), not the record's: sweeps and
+    PBT call any other refused field of their records damage.
+    """
+
+
 def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
     """The validated config of a saved run's `data` (its config.yaml mapping).
 
@@ -79,16 +87,21 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
       source: the file `data` comes from, for errors.
 
     Raises:
-      ConfigError: a module that does not import, or a bad field.
+      UnavailableHere: a module of env.imports that does not import, or the
+        run's algorithm is not registered.
+      ConfigError: a bad field.
 
     """
     env = data.get("env")
     imports = env.get("imports") if isinstance(env, Mapping) else None
     if isinstance(imports, list | tuple):
-        import_modules([str(name) for name in imports], f"{source}'s env.imports")
+        try:
+            import_modules([str(n) for n in imports], f"{source}'s env.imports")
+        except ConfigError as e:
+            raise UnavailableHere(str(e)) from None
     algo = data.get("algo")
     if isinstance(algo, str) and algo not in names() and algo in data:
-        raise ConfigError(
+        raise UnavailableHere(
             f"{source}: the run's algorithm {algo!r} is not registered in this "
             "process; import the module that registers it first (in Python, "
             f"before loading; for the command line, add it to env.imports in "
@@ -98,7 +111,7 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
     # others (another version's defaults, or user algorithms not registered
     # now) are left out, so they are never taken for an override of them.
     fields = {f.name for f in dataclasses.fields(config_class())}
-    others = set(names()) - {algo} if isinstance(algo, str) else set()
+    others = TrainConfig.SELECTION.others(algo) if isinstance(algo, str) else set()
     data = {
         key: value
         for key, value in data.items()
@@ -143,7 +156,7 @@ def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
     saved config holds this version's defaults there (`config_from_dict`).
     """
     old = {path: value for path, _, value in flat_fields(saved)}
-    unread = set(names()) - {saved.algo, new.algo}
+    unread = TrainConfig.SELECTION.others(saved.algo, new.algo)
     return [
         f"{path}: {old[path]!r} -> {value!r}"
         for path, _, value in flat_fields(new)
@@ -194,19 +207,10 @@ def resume_config(
     return config, check_continues(run_dir, saved, config, allow_changes)
 
 
-def began_normalising(run_dir: str | pathlib.Path | None) -> bool:
-    """Whether the run in `run_dir` (None: a new run) normalised observations.
-
-    A replay learner's run begun so before new runs were refused it resumes
-    as it began (`validate`'s `normalised_before`), warned.
-    """
-    return run_dir is not None and load_run_config(run_dir).env.normalize_observations
-
-
 def check_resume(
     run_dir: str | pathlib.Path, config: TrainConfig, allow_changes: bool = False
-) -> list[str]:
-    """Checks that `config` may continue the run in `run_dir`; its changes.
+) -> TrainConfig:
+    """Checks that `config` may continue the run in `run_dir`; its saved config.
 
     What `train(config, resume=run_dir)` checks before it writes anything: the
     folder is a run, and `config` is its config but for changes that leave its
@@ -216,9 +220,10 @@ def check_resume(
       ConfigError: as `resume_config`, or the folder is not writable.
 
     """
-    changes = check_continues(run_dir, load_run_config(run_dir), config, allow_changes)
+    saved = load_run_config(run_dir)
+    check_continues(run_dir, saved, config, allow_changes)
     check_writable(pathlib.Path(run_dir))
-    return changes
+    return saved
 
 
 def check_continues(

@@ -31,7 +31,7 @@ from purejaxdrl.training.result import (
     open_progress,
     open_sinks,
 )
-from purejaxdrl.training.resume import began_normalising, check_resume
+from purejaxdrl.training.resume import check_resume
 from purejaxdrl.training.run import (
     Start,
     attach_checkpointer,
@@ -122,12 +122,10 @@ def train(
 
     """
     _check_sinks(log_to, write_files or resume is not None, loggers)
-    replay_note = None
-    if resume is not None:
-        # A replay run left to choose its devices resumes on its saved count.
-        config, replay_note = replay_devices(config, resume)
-        check_resume(resume, config, allow_changes)
-    exp = make_experiment(config, normalised_before=began_normalising(resume))
+    config, replay_note, normalised_before = _checked_resume(
+        config, resume, allow_changes
+    )
+    exp = make_experiment(config, normalised_before=normalised_before)
     with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
         run = open_run(
             config,
@@ -190,6 +188,22 @@ def train(
             close(sinks, run.checkpointer)
         export = _exporter(run, exp, state, loop.done)
         return finish(run, loop, state, stopped_by, compile_seconds, export)
+
+
+def _checked_resume(
+    config: TrainConfig, resume: str | pathlib.Path | None, allow_changes: bool
+) -> tuple[TrainConfig, str | None, bool]:
+    """(config, note, normalised before) of a resume checked before anything is written.
+
+    A replay run left to choose its devices resumes on its saved count (the
+    note says so); a replay run begun normalising before that was refused goes
+    on so (`validate`'s `normalised_before`).
+    """
+    if resume is None:
+        return config, None, False
+    config, replay_note = replay_devices(config, resume)
+    saved = check_resume(resume, config, allow_changes)
+    return config, replay_note, saved.env.normalize_observations
 
 
 def _exporter(run: Any, exp: Any, state: Any, updates: int) -> Callable[..., Any]:

@@ -148,7 +148,10 @@ def _check_not_damaged(path, name, text, reads):
          "false (and normalise inside the environment where it needs it)); it is "
          "replaced whole"),
     ]  # fmt: skip
-    cut = f"{path / name} is damaged or incomplete (AttributeError: 'NoneType'"
+    cut = (
+        f"{path / name} is damaged or incomplete (RefusedValue: its config is a "
+        "NoneType, not a mapping)"
+    )
     for change, start in [*cases, (None, cut)]:  # None: a base left empty
         for read, status in zip(reads, ("running", "finished"), strict=True):
             meta = yaml.safe_load(text)
