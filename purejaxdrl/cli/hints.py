@@ -92,7 +92,10 @@ def _foreign_flag_hint(flag: str, flags: list[str]) -> str:
     owners = [owner for owner in owners if owner != section]
     if not dot or not leaf or not owners:
         return ""
+    # The example is a flag this command takes where one is (a resume of dqn
+    # refuses --ppo.*), else the first owner's (a new run of it takes it).
+    example = next((o for o in owners if f"--{o}.{leaf}" in flags), owners[0])
     return (
         f"{field} is a field of {', '.join(owners)}, not "
-        f"{section}'s (e.g. --{owners[0]}.{leaf}). "
+        f"{section}'s (e.g. --{example}.{leaf}). "
     )

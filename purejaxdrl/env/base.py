@@ -125,9 +125,8 @@ def check_option_types(
 ) -> dict[str, Any]:
     """Refuses an option that is not a number where its default is one.
 
-    `--env.option memory_length=abc` would otherwise fail deep inside the
-    environment's first trace, with a traceback. Booleans must be booleans,
-    integers integers (not 2.5), floats any number.
+    `--env.option memory_length=abc` would otherwise fail deep in the first
+    trace. Booleans must be booleans, integers integers, floats any number.
 
     With `user` (a factory the user registered), a fraction for an integer
     default names the other fix too: the default itself may be what is wrong
@@ -139,8 +138,7 @@ def check_option_types(
       and an integer where the default is a float made a float (50: 50.0).
 
     Raises:
-      ConfigError: naming the option, its value, the kind it must be and its
-        default.
+      ConfigError: naming the option, its value, its kind and its default.
 
     """
     out = dict(options)
@@ -149,16 +147,18 @@ def check_option_types(
             continue
         default = defaults[name]
         kind = np.asarray(default).dtype.kind if np.ndim(default) == 0 else None
-        number = isinstance(value, int | float | np.number) and not isinstance(
-            value, bool
-        )
+        if isinstance(default, np.generic):  # shown as the user would write it
+            default = default.item()
+        is_bool = isinstance(value, bool)
+        number = isinstance(value, int | float | np.number) and not is_bool
+        fraction = number and not float(value).is_integer()
         fits = {
             "b": isinstance(value, bool | np.bool_),
-            "i": number and float(value).is_integer(),
-            "u": number and float(value).is_integer() and value >= 0,
+            "i": number and not fraction,
+            "u": number and not fraction and value >= 0,
             "f": number,
         }.get(kind, True)
-        if not fits and user and number and kind in ("i", "u"):
+        if not fits and user and fraction and kind in ("i", "u"):
             raise ConfigError(
                 f"env.options {name}={value!r} is not a whole number, but "
                 f"{env_id}'s factory declares {name}={default!r}, an integer; "

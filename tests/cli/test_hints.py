@@ -79,6 +79,10 @@ def test_a_resume_keeps_its_algorithm_and_says_so(extra, tmp_path, capsys):
         "this run trains dqn, and a resume keeps the run's algorithm (dqn); drop "
         "it (a new run of another algorithm is `purejaxdrl train --algo ppo ...`)."
     )
+    # A section no algorithm here has: the example is a flag the resume takes.
+    argv = ["train", "--resume", str(tmp_path), *extra, "--ppo-kl.learning-rate", "1"]
+    line = _error(argv, capsys)
+    assert "not ppo-kl's (e.g. --dqn.learning-rate)" in line, line
 
 
 @pytest.mark.parametrize("command", [["eval"], ["export", "--out", "out"]])

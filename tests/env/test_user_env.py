@@ -395,3 +395,12 @@ def test_a_users_options_are_type_checked_against_its_defaults(isolated):
     made = pjd.env.make("MyLine-v0", length=6.0, scale=2, label="b")
     assert (made.length, made.scale, made.label) == (6, 2.0, "b")
     assert type(made.length) is int and type(made.scale) is float
+    # A whole number below an unsigned default's 0 is no fraction.
+    three = np.uint8(3)
+    pjd.env.register("MyCount-v0", lambda count=three: Line(length=int(count)))
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.env.make("MyCount-v0", count=-3)
+    assert str(e.value) == (
+        "env.options count=-3 is not an integer >= 0 (MyCount-v0's default: 3); "
+        "pass one, e.g. --env.option count=3."
+    )
