@@ -109,6 +109,33 @@ def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
         make_host_env("envpool:Pong-v5", 1, 0)
 
 
+def test_gymnasium_options_are_type_checked_against_the_environments_defaults():
+    # Gymnasium passes them on unchecked: a string trained as a truthy flag, a
+    # fractional or negative time limit failed in a traceback or trained.
+    refusals = {
+        "sutton_barto_reward": ("maybe", "is not true or false"),
+        "max_episode_steps": (2.5, "is not an integer"),
+    }
+    for name, (value, why) in refusals.items():
+        with pytest.raises(pjd.ConfigError) as e:
+            make_host_env("gymnasium:CartPole-v1", 1, 0, **{name: value})
+        assert str(e.value).startswith(f"env.options {name}={value!r} {why}")
+        assert "gymnasium:CartPole-v1's default: " in str(e.value)
+    with pytest.raises(pjd.ConfigError) as e:
+        make_host_env("gymnasium:CartPole-v1", 1, 0, max_episode_steps=0)
+    assert str(e.value) == (
+        "env.options max_episode_steps=0 must be >= 1 (the time limit, in "
+        "steps); pass e.g. --env.option max_episode_steps=500."
+    )
+    env = make_host_env("gymnasium:CartPole-v1", 1, 0, max_episode_steps=2.0)
+    try:  # a whole float is the integer it means
+        env.reset()
+        ends = [env.step(np.zeros(1, np.int32)).truncated[0] for _ in range(2)]
+        assert ends == [False, True]
+    finally:
+        env.close()
+
+
 def test_life_loss_episodes_and_clipped_rewards_warn_that_returns_are_not_the_games():
     # With EnvPool's episodic_life each lost life is a `terminated`, and with
     # reward_clip its rewards are signs: the logged returns follow both.

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.base import Box, Discrete, check_option_types, keyword_defaults
 from purejaxdrl.env.host.api_check import api_errors
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
@@ -92,6 +92,7 @@ class GymnasiumEnv(HostEnv):
                 "this process) or 'async' (subprocesses), which it makes reset "
                 "on the step after an episode ends; pass one of those."
             )
+        options = _typed_options(gym, env_id, options)
         try:
             vec = gym.make_vec(
                 env_id,
@@ -281,3 +282,36 @@ def _masked_spec(
 def _legal(obs: Any, *, num: int) -> Any:
     # The flags are the observation's last `num` entries (`with_mask`).
     return obs[..., -num:] > 0.5
+
+
+def _typed_options(gym: Any, env_id: str, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` checked against the defaults of `env_id` and its time limit.
+
+    Gymnasium passes them on unchecked: `sutton_barto_reward=maybe` trained
+    with a truthy string, `max_episode_steps=2.5` failed in a traceback.
+
+    Raises:
+      ConfigError: an option whose value is not of its default's kind (as
+        `check_option_types`), or a time limit below 1.
+
+    """
+    spec = gym.spec(env_id)
+    defaults = dict(spec.kwargs)
+    try:
+        creator = spec.entry_point
+        if isinstance(creator, str):
+            creator = gym.envs.registration.load_env_creator(creator)
+        defaults = keyword_defaults(creator) | defaults
+    except Exception:  # `make_vec` below says why it cannot load
+        pass
+    if spec.max_episode_steps is not None:
+        defaults["max_episode_steps"] = spec.max_episode_steps
+    options = check_option_types(f"gymnasium:{env_id}", options, defaults)
+    steps = options.get("max_episode_steps")
+    if isinstance(steps, int | float) and steps < 1:
+        shown = defaults.get("max_episode_steps", 1000)
+        raise ConfigError(
+            f"env.options max_episode_steps={steps!r} must be >= 1 (the time "
+            f"limit, in steps); pass e.g. --env.option max_episode_steps={shown}."
+        )
+    return options
