@@ -92,7 +92,7 @@ class GymnasiumEnv(HostEnv):
                 "this process) or 'async' (subprocesses), which it makes reset "
                 "on the step after an episode ends; pass one of those."
             )
-        options = _typed_options(gym, env_id, options)
+        options = _typed_options(gym, env_id, gym.spec(name), options)
         try:
             vec = gym.make_vec(
                 env_id,
@@ -284,8 +284,10 @@ def _legal(obs: Any, *, num: int) -> Any:
     return obs[..., -num:] > 0.5
 
 
-def _typed_options(gym: Any, env_id: str, options: dict[str, Any]) -> dict[str, Any]:
-    """`options` checked against the defaults of `env_id` and its time limit.
+def _typed_options(
+    gym: Any, env_id: str, spec: Any, options: dict[str, Any]
+) -> dict[str, Any]:
+    """`options` checked against the defaults of `env_id` (`spec`) and its time limit.
 
     Gymnasium passes them on unchecked: `sutton_barto_reward=maybe` trained
     with a truthy string, `max_episode_steps=2.5` failed in a traceback.
@@ -295,7 +297,6 @@ def _typed_options(gym: Any, env_id: str, options: dict[str, Any]) -> dict[str, 
         `check_option_types`), or a time limit below 1.
 
     """
-    spec = gym.spec(env_id)
     defaults = dict(spec.kwargs)
     try:
         creator = spec.entry_point
