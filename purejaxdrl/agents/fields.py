@@ -24,10 +24,9 @@ class LearnerFields:
     """What every learner has.
 
     Attributes:
-      learning_rate: the optimiser's step size (each optimiser's, where there
-        are several: SAC's actor, critics and, unless its
-        `alpha_learning_rate` is not 0, temperature); the initial one
-        where `anneal_lr` decays it.
+      learning_rate: the optimiser's step size; the initial one where
+        `anneal_lr` decays it. (SAC's actor and critics take it, and so
+        does its temperature where `alpha_learning_rate` is 0.)
       gamma: discount γ of the returns the agent learns (the environment's own
         discount is 0 only at a termination).
 

@@ -95,8 +95,8 @@ class RunFields:
       scan_unroll: steps per iteration of the rollout loop; 0 (the default)
         picks by platform: 1 on CPU, 4 on accelerators (faster at small
         environment counts, where kernel launches dominate).
-      devices: local devices per process to train on; 0 for all of them.
-        `num_envs` is global and is split evenly over all devices.
+      devices: local devices per process to train on; 0 for as many as the
+        run splits over evenly (num_envs, minibatches, replay), said if fewer.
       run_dir: directory under which each run writes its own folder; every
         process of a multi-host run must see the same one (a shared
         filesystem) unless --no-files.
