@@ -323,8 +323,20 @@ def retarget(row: Row, score: dict) -> dict:
     return {**score, **target, "reached": reached}
 
 
+# Said only while a row is so marked (rows recorded before 2026-12-02).
+MEAN_OF_RUNS_NOTE = (
+    "Rows marked ¹ were recorded as the mean of",
+    "their runs' own steps/s, which the file's figures cannot convert",
+    "exactly: the all-seeds figure, the runs' harmonic mean, is at most it.",
+)
+
+
 def table(rows: list[Row], scores: dict) -> str:
     """docs/scores.md: one line per row, run or not."""
+    marked = any(
+        s.get("steps_per_s_of", ALL_SEEDS) != ALL_SEEDS for s in scores.values()
+    )
+    marked_note = MEAN_OF_RUNS_NOTE if marked else ()
     lines = [
         "# Scores",
         "",
@@ -340,9 +352,8 @@ def table(rows: list[Row], scores: dict) -> str:
         "(compile and evaluation excluded). A sweep's seeds train at once, so",
         "this is the machine's throughput with all of them vmapped; a row whose",
         "seeds train one after another (those `reproduce.py` runs alone) gives",
-        "one run's throughput. Rows marked ¹ were recorded as the mean of",
-        "their runs' own steps/s, which the file's figures cannot convert",
-        "exactly: the all-seeds figure, the runs' harmonic mean, is at most it.",
+        "one run's throughput.",
+        *marked_note,
         "steps is the preset's budget per seed; a run trains the whole updates",
         "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02.",
