@@ -6,10 +6,11 @@ environments act ε-greedily on the online Q-network; each update computes
 Peng's Q(λ) targets over the unroll from that network's own max-Q values (those
 the actors computed as they acted, `Transition.value` and `bootstrap_value`),
 then takes epochs x minibatches of RAdam steps on 0.5 (Q(s, a) - G)², with the
-gradients' global norm clipped. A LayerNorm in each hidden layer
-(`--network.norm layer_norm`) is what keeps this stable without a target
-network. With `--network.core`, PQN-RNN: the learner re-unrolls each sequence
-from the core state its actor started it with.
+gradients' global norm clipped. A LayerNorm before each dense hidden
+activation (`--network.norm layer_norm`; conv layers take none, unlike
+purejaxql's) is what keeps this stable without a target network. With
+`--network.core`, PQN-RNN: the learner re-unrolls each sequence from the core
+state its actor started it with.
 
 Unlike the peers' implementations (purejaxql, Stoix, rejax), a time-limit
 truncation bootstraps from max_a Q of the true final observation; only a
@@ -123,7 +124,9 @@ def q_lambda_targets(traj: Transition, config: PQNConfig) -> jax.Array:
     """Q(λ) targets [T, B] from the actors' own max-Q values, rewards scaled.
 
     `traj.bootstrap_value` is max_a Q of each step's final observation under
-    the acting (= learner) parameters, 0 where the step terminated.
+    the acting parameters, 0 where the step terminated: the learner's own on
+    device environments, one or two versions behind on host environments
+    (whose actors run beside the learner).
     """
     return episode_aware_q_lambda(
         traj.reward * config.reward_scale,

@@ -67,7 +67,8 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
 class R2D2Config(QLearningFields):
     """R2D2 hyper-parameters (the paper's values where they make sense here).
 
-    A stored sequence is `burn_in` steps (the paper's 40) of an environment's
+    A stored sequence is `burn_in` steps (default 0: none, the paper's
+    "stored state" variant; the paper's R2D2 uses 40) of an environment's
     previous unroll followed by its unroll of `--unroll-length` steps (40:
     sequences of 80 overlapping by 40); the burn-in only warms up the core
     state, every step of the unroll is trained on. Replay sizes count
