@@ -3,6 +3,7 @@
 import types
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
@@ -12,6 +13,7 @@ from purejaxdrl.agents import ppo
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.ppo import minibatch_split
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
+from purejaxdrl.rng import permutation
 from tests.helpers import flat, tiny_config, trained
 
 # PPO: 16 envs x 8 steps in 16 minibatches, 8 time blocks x 2 environment groups,
@@ -156,30 +158,68 @@ def test_agent_without_axis_name_is_refused_on_many_devices():
         )
 
 
+def _global_minibatches(split, labels, key, devices: int) -> list[set[int]]:
+    """`split` of `labels` [T, B] on `devices` devices, each holding a contiguous
+    slice of the environments: the union of the devices' shares of each minibatch."""
+    mesh = make_mesh(devices)
+    out = jax.shard_map(
+        split,
+        mesh=mesh,
+        in_specs=(P(None, DATA_AXIS), P()),
+        out_specs=P(None, DATA_AXIS),
+    )(labels, key)
+    return [set(np.asarray(mb).tolist()) for mb in out]
+
+
 @pytest.mark.parametrize(
     ("t", "b", "m"), [(8, 16, 4), (8, 16, 16), (20, 16, 32), (6, 8, 4)]
 )
 def test_minibatch_split_is_the_same_globally_on_any_device_count(t, b, m):
     # Each sample is labelled by its (time, global env) index; the global
     # minibatches are the union of the devices' minibatches.
-    labels = np.arange(t * b).reshape(t, b)
+    labels = jnp.arange(t * b).reshape(t, b)
     key = jax.random.key(3)
 
-    def global_minibatches(devices: int) -> list[set[int]]:
-        local = b // devices
-        split = minibatch_split((t, local), m)
-        parts = [
-            np.asarray(split(labels[:, d * local : (d + 1) * local], key))
-            for d in range(devices)
-        ]
-        return [set(np.concatenate([p[k] for p in parts])) for k in range(m)]
+    def minibatches(devices: int) -> list[set[int]]:
+        split = minibatch_split((t, b // devices), m, axis_name=DATA_AXIS)
+        return _global_minibatches(split, labels, key, devices)
 
-    reference = global_minibatches(1)
+    reference = minibatches(1)
     assert sorted(x for mb in reference for x in mb) == list(range(t * b))
     assert len({len(mb) for mb in reference}) == 1
     for devices in (2, 4, 8):
         if (b // devices) % (m // np.gcd(m, t)) == 0:
-            assert global_minibatches(devices) == reference
+            assert minibatches(devices) == reference
+
+
+def test_minibatch_split_deals_environment_groups_anew_for_each_key():
+    # 4 time blocks x Me = 2 environment groups: each block of 2 consecutive
+    # environments gives one to each group, but which one changes with the key
+    # (and with the time block), where env j was always in group j % 2.
+    t, b, m = 4, 8, 8
+    labels = jnp.arange(t * b).reshape(t, b)
+    partitions = set()
+    for seed in range(4):
+        split = minibatch_split((t, b), m)
+        for mb in _global_minibatches(split, labels, jax.random.key(seed), 1):
+            steps, envs = np.divmod(sorted(mb), b)
+            assert len(set(steps)) == 1  # one (shuffled) time step: T / Mt = 1
+            assert sorted(envs // 2) == list(range(b // 2))  # one env per block
+            partitions.add(tuple(envs))
+    assert len(partitions) > 2  # fixed groups would give only {0, 2, 4, 6}, {1, ...}
+    fixed = minibatch_split((t, b), m, shuffle_groups=False)
+    for mb in _global_minibatches(fixed, labels, jax.random.key(0), 1):
+        assert len({e % 2 for e in np.asarray(sorted(mb)) % b}) == 1
+
+
+def test_minibatch_split_without_environment_groups_is_the_time_permutation():
+    # M divides T (Me = 1): no environment is dealt and the key is used as it
+    # always was, so PPO's common configs train exactly as before.
+    t, b, m = 8, 4, 4
+    x = jnp.arange(t * b, dtype=jnp.float32).reshape(t, b)
+    key = jax.random.key(7)
+    expected = x[permutation(key, t)].reshape(m, -1)
+    np.testing.assert_array_equal(minibatch_split((t, b), m)(x, key), expected)
 
 
 def test_ppo_rejects_env_counts_its_minibatches_cannot_group():

@@ -2,7 +2,6 @@
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -28,6 +27,11 @@ from purejaxdrl.agents.optim import (
     flat_learner_init,
     learner_optimizer,
 )
+from purejaxdrl.agents.ppo_minibatches import (
+    env_groups,
+    minibatch_split,
+    sequence_split,
+)
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
 from purejaxdrl.rl.losses import (
@@ -35,7 +39,6 @@ from purejaxdrl.rl.losses import (
     normalize_advantages,
     value_loss,
 )
-from purejaxdrl.rng import permutation
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
@@ -121,11 +124,6 @@ def loss(
     }
 
 
-def env_groups(num_minibatches: int, unroll_length: int) -> int:
-    """Me: groups of environments each time block is split into (see below)."""
-    return num_minibatches // math.gcd(num_minibatches, unroll_length)
-
-
 def env_multiple(config: Any, shape: RunShape) -> int:
     """What each device's environment count must be a multiple of.
 
@@ -139,80 +137,6 @@ def env_multiple(config: Any, shape: RunShape) -> int:
     return env_groups(config.num_minibatches, shape.unroll_length)
 
 
-def minibatch_split(
-    shape: tuple[int, int], num_minibatches: int
-) -> Callable[[PyTree, PRNGKey], PyTree]:
-    """Splits `[T, B, ...]` data into minibatches whatever the device count.
-
-    Time steps are shuffled with one permutation shared by all environments (the
-    key is the same on every device), then cut into `Mt = gcd(M, T)` blocks; when
-    M > Mt, each block is further split into `Me = M / Mt` groups of
-    environments by global index modulo Me. A device holding a contiguous slice
-    of environments whose size Me divides therefore takes exactly its own share
-    of every global minibatch: the global minibatches are the same on 1 or 8
-    devices, so the same seed trains the same run.
-
-    Args:
-      shape: (T, B), the unroll length and this device's number of environments,
-        a multiple of Me (`env_multiple`).
-      num_minibatches: M.
-
-    Returns:
-      `split(batch, key)`, mapping leaves `[T, B, ...]` to `[M, T*B/M, ...]`.
-
-    """
-    t, b = shape
-    num_env_groups = env_groups(num_minibatches, t)
-    num_time_blocks = num_minibatches // num_env_groups
-
-    def split_leaf(x: jax.Array, perm: jax.Array) -> jax.Array:
-        rest = x.shape[2:]
-        x = x[perm].reshape(
-            num_time_blocks, t // num_time_blocks, b // num_env_groups,
-            num_env_groups, *rest,
-        )  # fmt: skip
-        # (time block, env group) index the minibatch; env j is in group j % Me.
-        x = jnp.moveaxis(x, 3, 1)
-        return x.reshape(num_minibatches, -1, *rest)
-
-    def split(batch: PyTree, key: PRNGKey) -> PyTree:
-        perm = permutation(key, t)
-        return jax.tree.map(lambda x: split_leaf(x, perm), batch)
-
-    return split
-
-
-def sequence_split(num_minibatches: int) -> Callable[[Batch, PRNGKey], Batch]:
-    """Splits `[T, B]` sequences into M minibatches of whole sequences.
-
-    A recurrent learner re-unrolls each sequence from the core state stored at
-    its start, so its minibatches take environments, never shuffled time steps
-    (which would break the stored states). Environment j is in minibatch
-    j % M: the same minibatches whatever the device count, when each device
-    holds a contiguous slice of a multiple of M environments.
-
-    Returns:
-      `split(batch, key)`: leaves `[T, B, ...]` become `[M, T, B/M, ...]` and
-      the start states `[B, ...]` become `[M, B/M, ...]`, the minibatches in
-      an order shuffled with `key` (the same key, so order, on every device).
-
-    """
-    m = num_minibatches
-
-    def split(batch: Batch, key: PRNGKey) -> Batch:
-        order = permutation(key, m)
-
-        def group(x: jax.Array, axis: int) -> jax.Array:
-            x = x.reshape(*x.shape[:axis], x.shape[axis] // m, m, *x.shape[axis + 1 :])
-            return jnp.moveaxis(x, axis + 1, 0)[order]
-
-        steps = jax.tree.map(lambda x: group(x, 1), batch._replace(core_state=()))
-        starts = jax.tree.map(lambda x: group(x, 0), batch.core_state)
-        return steps._replace(core_state=starts)
-
-    return split
-
-
 def checked_split(
     validate: Callable[[Any, RunShape], None],
     config: Any,
@@ -220,6 +144,9 @@ def checked_split(
     traj: Transition,
     recurrent: bool,
     devices: int = 1,
+    *,
+    axis_name: str | None = None,
+    shuffle_groups: bool = False,
 ) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
     """Checks that this device's unroll splits into minibatches, and how it does.
 
@@ -228,14 +155,18 @@ def checked_split(
     core, `batch` with the unroll's resets and start states and its whole
     sequences' split (`sequence_split`), else `batch` and `minibatch_split`.
     `devices` (the run's `num_devices`) the batch is split over: the message
-    names the run's num_envs and each device's share.
+    names the run's num_envs and each device's share. `shuffle_groups` deals
+    the environments into new groups for each key, which needs the learner's
+    `axis_name` (the device's place among the environments); without it
+    (PQN) environment j is always in group j mod the group count.
     """
     t, b = traj.reward.shape
     validate(config, RunShape(b * devices, t, recurrent, num_devices=devices))
+    groups = {"shuffle_groups": shuffle_groups, "axis_name": axis_name}
     if recurrent:
         batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-        return batch, sequence_split(config.num_minibatches)
-    return batch, minibatch_split((t, b), config.num_minibatches)
+        return batch, sequence_split(config.num_minibatches, **groups)
+    return batch, minibatch_split((t, b), config.num_minibatches, **groups)
 
 
 def make_ppo(
@@ -278,8 +209,9 @@ def make_ppo(
             traj.observation, traj.action, traj.log_prob, traj.value, adv, target
         )
         batch, split = checked_split(
-            validate, config, batch, traj, recurrent, run.num_devices
-        )
+            validate, config, batch, traj, recurrent, run.num_devices,
+            axis_name=axis_name, shuffle_groups=True,
+        )  # fmt: skip
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1
 

@@ -1,3 +1,5 @@
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -120,6 +122,19 @@ def test_advantages_are_standardised_within_each_global_minibatch():
     traj = batch(state.params, length=2, num_envs=16, seed=3)
     assert_update_is_the_same_on_two_devices(
         "ppo", CONFIG, state, traj, jax.random.key(2)
+    )
+
+
+def test_dealt_environment_groups_are_the_same_on_two_devices():
+    # Four minibatches over two steps: each time step's environments are
+    # dealt into Me = 2 groups, block by global block, so each device (8
+    # environments) holds its share of the same global minibatches.
+    config = dataclasses.replace(CONFIG, num_minibatches=4, num_epochs=2)
+    _, init, _ = learner("ppo")
+    state = init(config, jax.random.key(0))
+    traj = batch(state.params, length=2, num_envs=16, seed=3)
+    assert_update_is_the_same_on_two_devices(
+        "ppo", config, state, traj, jax.random.key(2)
     )
 
 

@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo
@@ -80,20 +82,55 @@ class _Steps(NamedTuple):
     core_state: jax.Array  # [B]
 
 
-def test_sequence_split_keeps_whole_sequences_by_global_index():
-    t, b, m = 3, 8, 4
+def _sequence_minibatches(b, m, key, devices=1, **options):
+    """`sequence_split` of 3 steps of `b` labelled environments on `devices`
+    devices (each a contiguous slice): per global minibatch, its environments
+    (from the start states) and their steps."""
+    t = 3
     times, envs = np.meshgrid(np.arange(t), np.arange(b), indexing="ij")
     batch = _Steps(jnp.asarray(100 * times + envs), jnp.arange(b))
-    out = ppo.sequence_split(m)(batch, jax.random.key(0))
+    split = ppo.sequence_split(m, axis_name="data", **options)
+    out = jax.shard_map(
+        split,
+        mesh=Mesh(np.array(jax.devices()[:devices]), ("data",)),
+        in_specs=(_Steps(P(None, "data"), P("data")), P()),
+        out_specs=_Steps(P(None, None, "data"), P(None, "data")),
+    )(batch, key)
     assert out.x.shape == (m, t, b // m)
-    for group in range(m):
-        envs_in = np.asarray(out.core_state[group])
-        assert set(envs_in % m) == {envs_in[0] % m}  # one group: j % M
-        np.testing.assert_array_equal(out.x[group], 100 * times[:, :2] + envs_in)
-    assert sorted(np.concatenate(np.asarray(out.core_state))) == list(range(b))
+    # Whole sequences: each minibatch's steps are its environments' steps.
+    np.testing.assert_array_equal(
+        out.x, 100 * np.arange(t)[None, :, None] + np.asarray(out.core_state)[:, None]
+    )
+    return [tuple(np.asarray(envs_in).tolist()) for envs_in in out.core_state]
+
+
+def test_sequence_split_deals_each_block_of_m_environments_anew_for_each_key():
+    b, m = 16, 4
+    partitions = set()
+    for seed in range(4):
+        minibatches = _sequence_minibatches(b, m, jax.random.key(seed))
+        assert sorted(sum(minibatches, ())) == list(range(b))
+        for envs_in in minibatches:  # one environment of each block of M
+            assert sorted(e // m for e in envs_in) == list(range(b // m))
+        partitions.add(frozenset(minibatches))
+    # Which environments share a minibatch changes with the key: environment
+    # j is no longer always in minibatch j % M.
+    assert len(partitions) == 4
+    fixed = _sequence_minibatches(b, m, jax.random.key(0), shuffle_groups=False)
+    assert {frozenset(e % m for e in envs_in) for envs_in in fixed} == {
+        frozenset([g]) for g in range(m)
+    }
     # Each device's environments a multiple of M: PPO's rule.
     with pytest.raises(ValueError, match="divisible by 4, got num_envs=6"):
         ppo.validate(ppo.PPOConfig(num_minibatches=4), RunShape(6, recurrent=True))
+
+
+def test_sequence_split_is_the_same_globally_on_any_device_count():
+    # The same minibatches, in the same order, on 1, 2 or 4 devices.
+    key = jax.random.key(5)
+    reference = _sequence_minibatches(16, 4, key)
+    for devices in (2, 4):
+        assert _sequence_minibatches(16, 4, key, devices) == reference
 
 
 @pytest.mark.parametrize(
