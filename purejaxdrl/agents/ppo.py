@@ -158,7 +158,7 @@ def checked_split(
     names the run's num_envs and each device's share. `shuffle_groups` deals
     the environments into new groups for each key, which needs the learner's
     `axis_name` (the device's place among the environments); without it
-    (PQN) environment j is always in group j mod the group count.
+    environment j is always in group j mod the group count.
     """
     t, b = traj.reward.shape
     validate(config, RunShape(b * devices, t, recurrent, num_devices=devices))

@@ -81,7 +81,7 @@ def minibatch_split(
         a multiple of Me (`env_multiple`).
       num_minibatches: M.
       shuffle_groups: deal the environments afresh for each key; False puts
-        environment j in group j % Me in every split (PQN's groups).
+        environment j in group j % Me in every split.
       axis_name: the mesh axis the environments are split over (the agent's),
         or None on one device.
 
@@ -140,7 +140,7 @@ def sequence_split(
     Args:
       num_minibatches: M.
       shuffle_groups: deal the environments afresh for each key; False puts
-        environment j in minibatch j % M in every split (PQN's minibatches).
+        environment j in minibatch j % M in every split.
       axis_name: the mesh axis the environments are split over (the agent's),
         or None on one device.
 

@@ -197,8 +197,9 @@ def make_pqn(
         target = q_lambda_targets(traj, config)
         batch = Batch(traj.observation, traj.action, target)
         batch, split = checked_split(
-            validate, config, batch, traj, recurrent, run.num_devices
-        )
+            validate, config, batch, traj, recurrent, run.num_devices,
+            axis_name=axis_name, shuffle_groups=True,
+        )  # fmt: skip
 
         def minibatches(key: PRNGKey) -> tuple[Batch]:
             return (split(batch, key),)
