@@ -31,10 +31,12 @@ def test_ppo_balances_playground_cartpole_within_its_preset_budget():
 # averages gradients and observation statistics over devices, so both see
 # the same data and take the same steps, up to float summation order. Adam
 # makes that order show: its 128 steps per update (16 epochs x 8 minibatches)
-# normalise near-zero gradients, so rounding grows to 1.4e-4 in one update
-# (measured; 7.5e-6 with 1 epoch, the statistics 4.8e-7) and 2e-2 in three,
-# while one update moves the parameters by 0.19: different data (e.g.
-# environments keyed by device) would part them by about that much.
+# normalise near-zero gradients, so rounding grows to 1.1e-3 in one update
+# (measured, the environment groups dealt anew each epoch; 1.4e-5 with 1
+# epoch, where one update moves them by 8e-3) and 2e-2 in three, while one
+# update moves the parameters by 0.19: different data (e.g. environments
+# keyed by device, or minibatches dealt per device) would part them by about
+# that much.
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_ppo_on_playground_gives_the_same_parameters_on_2_devices():
@@ -46,7 +48,7 @@ def test_ppo_on_playground_gives_the_same_parameters_on_2_devices():
     moved = np.abs(one_params - init).max()
     apart = np.abs(two_params - one_params).max()
     print(f"moved {moved:.3g}, apart {apart:.3g}")
-    assert moved > 5e-2 and apart < 1e-3, (moved, apart)
+    assert moved > 5e-2 and apart < 5e-3, (moved, apart)
     np.testing.assert_allclose(
         flat(two.env_params), flat(one.env_params), atol=1e-5, rtol=1e-5
     )
