@@ -6,13 +6,14 @@ Device and host-env runs alike: the runner knows its state's layout.
 import contextlib
 import dataclasses
 import pathlib
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import jax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, SetupWarning
 
 
 def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
@@ -37,6 +38,11 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
       ConfigError: the run directory is missing or bad (naming the run inside
         a folder of runs), or has no checkpoint that verifies (saying to wait
         for the first of a run still training).
+
+    Warns:
+      SetupWarning: once per newer checkpoint that failed verification, as
+        `train --resume` says it (`checkpoint at update 11 skipped: ...`),
+        with the update used instead (`...; evaluating update 2`).
 
     """
     from purejaxdrl.config import quiet_setup_warnings
@@ -221,7 +227,19 @@ def _restore_newest(
         raise ConfigError(
             f"{str(run_dir)!r} has no checkpoint to {purpose}{reasons}; {fix}."
         )
+    _say_skipped(restored.skipped, purpose, restored.step)
     return restored
+
+
+def _say_skipped(skipped: list[str], purpose: str, step: int) -> None:
+    """Warns of each newer checkpoint skipped: an older policy is played.
+
+    Not `warn_once` (silenced while a run is read back, and once per process):
+    each export or evaluation of an older update than the run reached is news.
+    """
+    doing = {"evaluate": "evaluating", "export": "exporting"}.get(purpose, "using")
+    for line in skipped:
+        warnings.warn(f"{line}; {doing} update {step}", SetupWarning, stacklevel=5)
 
 
 def _trainer(run_dir: str | pathlib.Path) -> str | None:

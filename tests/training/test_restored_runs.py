@@ -1,11 +1,13 @@
 """Reading a run outside training (`restored.restore_run`): on any device count,
 from the right folder, and what to do before its first checkpoint."""
 
+import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import warnings
 
 import jax
 import numpy as np
@@ -171,3 +173,45 @@ def test_python_resumes_a_replay_run_left_to_auto_on_its_saved_count(
         "resuming on 2 of 8 cpu devices: this dqn run keeps its replay buffer in "
         "2 shards, one per device, and resumes only on as many."
     ) in result.messages
+
+
+@pytest.fixture(scope="module")
+def ppo_with_two_checkpoints(tmp_path_factory):
+    """A tiny PPO run of 4 updates in 2 chunks: checkpoints at updates 2 and 4."""
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "ppo").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 4,
+         "num_logs": 2, "devices": 1, "ppo": {"num_minibatches": 2},
+         "run_dir": str(tmp_path_factory.mktemp("runs"))},
+    )  # fmt: skip
+    return pjd.train(config, write_files=True, console=False)
+
+
+@pytest.mark.timeout(600)
+def test_eval_and_export_say_which_newer_checkpoint_they_skipped(
+    ppo_with_two_checkpoints, tmp_path, capsys
+):
+    run = tmp_path / "run"
+    shutil.copytree(ppo_with_two_checkpoints.run_dir, run)
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["2", "4"]
+    (run / "checkpoints" / "4" / "purejaxdrl.sha256").write_text("not json")
+    line = "checkpoint at update 4 skipped: its manifest is unreadable"
+    with pytest.warns(pjd.SetupWarning) as caught:
+        out = pjd.export_policy(run, tmp_path / "policy")
+    assert [str(w.message) for w in caught] == [f"{line}; exporting update 2"]
+    assert json.loads((out / "policy.json").read_text())["updates"] == 2
+    # The command says it on stderr, one line, as it shows any SetupWarning.
+    from purejaxdrl import cli
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _to_stderr  # as Python shows it, not pytest
+        assert cli.main(["eval", str(run), "--episodes", "1"]) == 0
+    said = capsys.readouterr()
+    assert said.err == f"purejaxdrl: warning: {line}; evaluating update 2\n"
+    assert "update 2: mean return" in said.out
+
+
+def _to_stderr(message, category, filename, lineno, file=None, line=None):
+    """Python's own showwarning: the formatted warning on stderr."""
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
