@@ -58,17 +58,7 @@ def eval_command(argv: Sequence[str]) -> int:
         f"{RENDER_STEPS:,} for the drawing)",
     )
     args = parser.parse_args(argv)
-    from purejaxdrl.config import ConfigError
-
-    for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
-    folder = pathlib.Path(args.render).parent if args.render else None
-    if folder is not None and not folder.is_dir():  # before a minute of drawing
-        raise ConfigError(
-            f"--render {args.render}: folder {str(folder)!r} does not exist; "
-            "create it or draw elsewhere."
-        )
+    _check_args(args)
     from purejaxdrl.training.policy_eval import is_policy_folder, policy_player
     from purejaxdrl.training.restored import restore_run
 
@@ -106,6 +96,28 @@ def eval_command(argv: Sequence[str]) -> int:
     finally:
         close()
     return 0
+
+
+def _check_args(args: Any) -> None:
+    """Refuses counts, seeds and files eval cannot use, in one line each."""
+    from purejaxdrl.config import ConfigError
+    from purejaxdrl.config_types import check_seed
+
+    for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
+    if args.max_steps is not None and args.max_steps >= 2**31:
+        raise ConfigError(
+            f"--max-steps {args.max_steps} must be <= 2**31-1 (the compiled "
+            "loop counts steps in int32); e.g. --max-steps 100000."
+        )
+    check_seed(args.seed)  # as train's: -1 and 2**32 would replay other seeds
+    folder = pathlib.Path(args.render).parent if args.render else None
+    if folder is not None and not folder.is_dir():  # before a minute of drawing
+        raise ConfigError(
+            f"--render {args.render}: folder {str(folder)!r} does not exist; "
+            "create it or draw elsewhere."
+        )
 
 
 def _print_result(config: Any, step: int, result: Any, max_steps: int) -> None:

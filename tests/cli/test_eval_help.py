@@ -40,3 +40,30 @@ def test_evals_line_counts_only_episodes_that_did_not_end_as_cut():
         "; 1 cut at --max-steps 500 (their returns partial: raise it for whole "
         "episodes)"
     ), line
+
+
+@pytest.mark.parametrize(
+    ("flags", "wanted"),
+    [
+        (["--seed", "-1"], "seed=-1 must be in [0, 2**32) (JAX keeps a seed's low 32"),
+        (["--seed", str(2**32)], f"seed={2**32} must be in [0, 2**32)"),
+        (["--seed", "9" * 20], f"seed={'9' * 20} must be in [0, 2**32)"),
+        (
+            ["--max-steps", "3000000000"],
+            "--max-steps 3000000000 must be <= 2**31-1 (the compiled loop counts "
+            "steps in int32); e.g. --max-steps 100000.",
+        ),
+    ],
+)
+def test_eval_refuses_seeds_and_step_caps_that_alias_or_overflow(
+    capsys, tmp_path, flags, wanted
+):
+    # Checked before the run is read: no run is needed to be refused.
+    assert cli.main(["eval", str(tmp_path / "run"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and wanted in err, err
+    # The largest allowed values pass these checks (and fail later, on the run).
+    edge = ["--seed", str(2**32 - 1), "--max-steps", str(2**31 - 1)]
+    assert cli.main(["eval", str(tmp_path / "run"), *edge]) == 2
+    err = capsys.readouterr().err
+    assert "run directory" in err and "does not exist" in err, err
