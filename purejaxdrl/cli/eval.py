@@ -77,9 +77,7 @@ def eval_command(argv: Sequence[str]) -> int:
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             player.check_render(args.render)
-        result = player.evaluate(
-            state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
-        )
+        result = _evaluate(player, state, args, max_steps)
         _print_result(config, step, result, max_steps)
         if args.render:
             drawn = player.render(
@@ -96,6 +94,37 @@ def eval_command(argv: Sequence[str]) -> int:
     finally:
         close()
     return 0
+
+
+def _evaluate(player: Any, state: Any, args: Any, max_steps: int) -> Any:
+    """`player.evaluate`, with running out of memory said in one line.
+
+    Every episode plays at once, one environment each: memory grows with
+    --episodes, and a count far beyond the device ends in XLA's
+    RESOURCE_EXHAUSTED (or Python's MemoryError on the host) after a long
+    traceback, which names neither the flag nor the fix.
+    """
+    import jax
+
+    from purejaxdrl.config import ConfigError
+
+    try:
+        return player.evaluate(
+            state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
+        )
+    except (jax.errors.JaxRuntimeError, MemoryError) as e:
+        said = " ".join(str(e).split())[:200] or type(e).__name__
+        if (
+            isinstance(e, jax.errors.JaxRuntimeError)
+            and "RESOURCE_EXHAUSTED" not in said
+        ):
+            raise
+        fewer = max(1, args.episodes // 10)
+        raise ConfigError(
+            f"--episodes {args.episodes}: out of memory ({said})"
+            "; eval plays every episode at once, one environment each; pass "
+            f"fewer, e.g. --episodes {fewer}, and other --seed values for more."
+        ) from None
 
 
 def _check_args(args: Any) -> None:

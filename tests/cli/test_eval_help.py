@@ -67,3 +67,57 @@ def test_eval_refuses_seeds_and_step_caps_that_alias_or_overflow(
     assert cli.main(["eval", str(tmp_path / "run"), *edge]) == 2
     err = capsys.readouterr().err
     assert "run directory" in err and "does not exist" in err, err
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "RESOURCE_EXHAUSTED: Out of memory allocating 57200001352 bytes",
+        MemoryError(),
+    ],
+)
+def test_eval_out_of_memory_names_episodes_and_the_fix(monkeypatch, capsys, error):
+    import types
+
+    import jax
+
+    from purejaxdrl.training import policy_eval
+
+    def evaluate(state, *, episodes, max_steps, seed):
+        # What a device with too little memory for the episodes does.
+        raise jax.errors.JaxRuntimeError(error) if isinstance(error, str) else error
+
+    player = types.SimpleNamespace(evaluate=evaluate)
+    config = types.SimpleNamespace(eval=types.SimpleNamespace(max_steps=10))
+    monkeypatch.setattr(policy_eval, "is_policy_folder", lambda path: True)
+    monkeypatch.setattr(
+        policy_eval, "policy_player", lambda path: (config, player, None, 1)
+    )
+    assert cli.main(["eval", "pol", "--episodes", "100000000"]) == 2
+    err = capsys.readouterr().err
+    said = error if isinstance(error, str) else "MemoryError"
+    assert err == (
+        f"purejaxdrl: error: --episodes 100000000: out of memory ({said}); eval "
+        "plays every episode at once, one environment each; pass fewer, e.g. "
+        "--episodes 10000000, and other --seed values for more.\n"
+    )
+
+
+def test_eval_lets_other_runtime_errors_through(monkeypatch):
+    import types
+
+    import jax
+
+    from purejaxdrl.training import policy_eval
+
+    def evaluate(state, *, episodes, max_steps, seed):
+        raise jax.errors.JaxRuntimeError("INTERNAL: something else")
+
+    player = types.SimpleNamespace(evaluate=evaluate)
+    config = types.SimpleNamespace(eval=types.SimpleNamespace(max_steps=10))
+    monkeypatch.setattr(policy_eval, "is_policy_folder", lambda path: True)
+    monkeypatch.setattr(
+        policy_eval, "policy_player", lambda path: (config, player, None, 1)
+    )
+    with pytest.raises(jax.errors.JaxRuntimeError, match="INTERNAL"):
+        cli.main(["eval", "pol"])
