@@ -215,3 +215,21 @@ def test_eval_and_export_say_which_newer_checkpoint_they_skipped(
 def _to_stderr(message, category, filename, lineno, file=None, line=None):
     """Python's own showwarning: the formatted warning on stderr."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def test_logging_guide_names_every_key_a_ppo_run_logs_besides_its_losses(
+    ppo_with_two_checkpoints,
+):
+    # The run's own keys (not the algorithm's losses), each described there.
+    run = ppo_with_two_checkpoints.run_dir
+    records = [json.loads(line) for line in (run / "metrics.jsonl").open()]
+    own = {
+        "env_steps", "updates", "time", "steps_per_second", "devices",
+        "steps_per_second_per_device", "eta_seconds", "episode/count",
+        "episode/mean_length", "episode/mean_return",
+    }  # fmt: skip
+    assert all(own <= set(r) for r in records), records
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "logging.md"
+    text = guide.read_text()
+    for key in [*own, "eval/mean_return", "eval/mean_length"]:
+        assert f"`{key}`" in text, key
