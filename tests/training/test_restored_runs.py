@@ -182,6 +182,7 @@ def ppo_with_two_checkpoints(tmp_path_factory):
         pjd.load_preset("cartpole", "ppo").config,
         {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 4,
          "num_logs": 2, "devices": 1, "ppo": {"num_minibatches": 2},
+         "checkpoint": {"wait": True},  # both saves written, however slow
          "run_dir": str(tmp_path_factory.mktemp("runs"))},
     )  # fmt: skip
     return pjd.train(config, write_files=True, console=False)
