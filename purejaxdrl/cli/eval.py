@@ -1,13 +1,13 @@
 """`purejaxdrl eval RUN_DIR --episodes 5 --render out.gif`: watch a trained policy.
 
-Evaluates the newest good checkpoint's deterministic policy on fresh
-environments and, with `--render`, draws one episode: a GIF for gymnax
-environments, an HTML viewer for brax ones, a GIF or MP4 for MuJoCo
-Playground ones (MuJoCo's renderer, off screen). Runs on host environments
-(`envpool:`, `gymnasium:`) evaluate on fresh host environments and draw a GIF
-(`observe/render.py`, `observe/players.py`). An exported policy folder (a
-sweep's or PBT's best `policy/` too) plays on its environment made again
-(`training/policy_eval.py`).
+Evaluates the newest good checkpoint's (or `--checkpoint best|N`'s)
+deterministic policy on fresh environments and, with `--render`, draws one
+episode: a GIF for gymnax environments, an HTML viewer for brax ones, a GIF
+or MP4 for MuJoCo Playground ones (MuJoCo's renderer, off screen). Runs on
+host environments (`envpool:`, `gymnasium:`) evaluate on fresh host
+environments and draw a GIF (`observe/render.py`, `observe/players.py`). An
+exported policy folder (a sweep's or PBT's best `policy/` too) plays on its
+environment made again (`training/policy_eval.py`).
 """
 
 import pathlib
@@ -24,6 +24,12 @@ RENDER_STEPS = 1000
 EPISODES_HELP = (
     "how many episodes to play, one per fresh environment; their mean return "
     "is reported (default: 5)"
+)
+CHECKPOINT_HELP = (
+    "which checkpoint of a run directory to play: latest (the newest that "
+    "verifies), best (the one --checkpoint.keep-best kept: the best training "
+    "return of those saved) or N (the one saved after update N) (default: "
+    "latest)"
 )
 SEED_HELP = (
     "seeds the fresh environments (start states, any randomness in their "
@@ -50,6 +56,9 @@ def eval_command(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
+        "--checkpoint", default="latest", metavar="latest|best|N", help=CHECKPOINT_HELP
+    )
+    parser.add_argument(
         "--max-steps",
         type=int,
         default=None,
@@ -63,10 +72,11 @@ def eval_command(argv: Sequence[str]) -> int:
     from purejaxdrl.training.restored import restore_run
 
     if is_policy_folder(args.run_dir):  # exported, or a sweep's best
+        _check_one_policy(args)
         config, player, state, step = policy_player(args.run_dir)
         close = _nothing_open
     else:
-        config, exp, restored = restore_run(args.run_dir, "evaluate")
+        config, exp, restored = restore_run(args.run_dir, "evaluate", args.checkpoint)
         player, state, step, close = (
             exp.player,
             restored.state,
@@ -131,6 +141,7 @@ def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
     from purejaxdrl.config import ConfigError
     from purejaxdrl.config_types import check_seed
+    from purejaxdrl.training.restored import checkpoint_choice
 
     for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
         if value is not None and value < 1:
@@ -141,11 +152,24 @@ def _check_args(args: Any) -> None:
             "loop counts steps in int32); e.g. --max-steps 100000."
         )
     check_seed(args.seed)  # as train's: -1 and 2**32 would replay other seeds
+    args.checkpoint = checkpoint_choice(args.checkpoint)
     folder = pathlib.Path(args.render).parent if args.render else None
     if folder is not None and not folder.is_dir():  # before a minute of drawing
         raise ConfigError(
             f"--render {args.render}: folder {str(folder)!r} does not exist; "
             "create it or draw elsewhere."
+        )
+
+
+def _check_one_policy(args: Any) -> None:
+    """Refuses --checkpoint other than latest for a policy folder: it holds one."""
+    from purejaxdrl.config import ConfigError
+
+    if args.checkpoint != "latest":
+        raise ConfigError(
+            f"--checkpoint {args.checkpoint}: {str(args.run_dir)!r} is an "
+            "exported policy, which holds one update; --checkpoint chooses "
+            "among a run directory's checkpoints: pass the run's own folder."
         )
 
 

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 from purejaxdrl.cli.args import run_dir_parser
+from purejaxdrl.cli.eval import CHECKPOINT_HELP
 
 
 def export_command(argv: Sequence[str]) -> int:
@@ -18,10 +19,15 @@ def export_command(argv: Sequence[str]) -> int:
         action="store_true",
         help="replace a policy already exported to --out (refused otherwise)",
     )
+    parser.add_argument(
+        "--checkpoint", default="latest", metavar="latest|best|N", help=CHECKPOINT_HELP
+    )
     args = parser.parse_args(argv)
     from purejaxdrl.training.policy import export_policy
 
-    out = export_policy(args.run_dir, args.out, overwrite=args.overwrite)
+    out = export_policy(
+        args.run_dir, args.out, overwrite=args.overwrite, step=args.checkpoint
+    )
     print(
         f"exported the policy of {args.run_dir} to {out}; load it with "
         f"purejaxdrl.load_policy({str(out)!r})"

@@ -44,6 +44,11 @@ from purejaxdrl.training.policy_checks import (
     network_config,
     write_together,
 )
+from purejaxdrl.training.policy_folder import (
+    PARAMS_FILE,
+    SPEC_FILE,
+    check_policy_folder,
+)
 from purejaxdrl.training.policy_inputs import (
     as_acted_on,
     batched_step_inputs,
@@ -54,7 +59,6 @@ from purejaxdrl.types import Params, PRNGKey
 
 FORMAT = "purejaxdrl-policy"
 VERSION = 1
-SPEC_FILE, PARAMS_FILE = "policy.json", "params.msgpack"
 
 
 class Policy(NamedTuple):
@@ -130,7 +134,11 @@ def _environment_legal(spec: dict[str, Any]) -> Callable[[jax.Array], jax.Array]
 
 
 def export_policy(
-    run_dir: str | pathlib.Path, out: str | pathlib.Path, *, overwrite: bool = False
+    run_dir: str | pathlib.Path,
+    out: str | pathlib.Path,
+    *,
+    overwrite: bool = False,
+    step: int | str = "latest",
 ) -> pathlib.Path:
     """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
 
@@ -140,14 +148,17 @@ def export_policy(
       run_dir: the run directory.
       out: the folder to write (made if missing; other files in it stay).
       overwrite: replace a policy already exported to `out`.
+      step: which checkpoint: "latest", "best" (`checkpoint.keep_best`'s) or
+        an update count whose checkpoint is saved (`restore_run`).
 
     Raises:
       ConfigError: the run directory is missing or bad, or has no checkpoint
-        that verifies; or `out` holds a policy already and `overwrite` is False.
+        that verifies (or none `step` names); or `out` holds a policy already
+        and `overwrite` is False.
 
     """
     check_policy_folder(pathlib.Path(out), overwrite)
-    config, exp, restored = restore_run(run_dir, "export")  # quiet, as eval's
+    config, exp, restored = restore_run(run_dir, "export", step)  # quiet, as eval's
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
     return write_policy(
@@ -159,31 +170,6 @@ def export_policy(
         specs=(exp.obs_spec, exp.action_spec),
         steps_per_update=exp.runner.steps_per_update,
     )
-
-
-def check_policy_folder(out: pathlib.Path, overwrite: bool) -> None:
-    """Refuses to write a policy over an earlier one in `out`, unless `overwrite`.
-
-    An earlier export is a saved result: replacing it takes a word.
-    """
-    if out.exists() and not out.is_dir():
-        raise ConfigError(
-            f"--out {str(out)!r} is a file; pass a folder for the policy (it is "
-            "made where missing)."
-        )
-    if (out / "config.yaml").is_file():
-        raise ConfigError(
-            f"--out {str(out)!r} is a run directory, whose params.msgpack is the "
-            "run's own; export to a folder of its own, e.g. --out "
-            f"{str(out / 'policy')!r}."
-        )
-    taken = [name for name in (SPEC_FILE, PARAMS_FILE) if (out / name).exists()]
-    if taken and not overwrite:
-        raise ConfigError(
-            f"--out {str(out)!r} already holds an exported policy "
-            f"({', '.join(taken)}); choose another folder, or pass --overwrite "
-            "(overwrite=True) to replace it"
-        )
 
 
 def write_policy(

@@ -15,9 +15,15 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError, SetupWarning
 
+# Which checkpoint eval and export read: the newest good one, the one kept
+# by `checkpoint.keep_best`, or the one saved after a given update.
+LATEST, BEST = "latest", "best"
 
-def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
-    """A run's config, its experiment and its newest good checkpoint.
+
+def restore_run(
+    run_dir: str | pathlib.Path, purpose: str, checkpoint: int | str = LATEST
+) -> tuple[Any, Any, Any]:
+    """A run's config, its experiment and its newest good (or chosen) checkpoint.
 
     Device and host-env runs alike: the runner knows its state's layout. One
     device, on any machine: a replay buffer kept in shards (one per device it
@@ -30,6 +36,9 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     Args:
       run_dir: a run directory.
       purpose: what the state is for, e.g. "export", for the error message.
+      checkpoint: "latest" (the newest that verifies), "best" (the one
+        `checkpoint.keep_best` kept: the best training return of those
+        saved), or an update count whose checkpoint is saved.
 
     Returns:
       (TrainConfig, Experiment, checkpoint.Restored) with a state.
@@ -37,7 +46,8 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     Raises:
       ConfigError: the run directory is missing or bad (naming the run inside
         a folder of runs), or has no checkpoint that verifies (saying to wait
-        for the first of a run still training).
+        for the first of a run still training); or `checkpoint` names none
+        that is saved and verifies (naming those that are).
 
     Warns:
       SetupWarning: once per newer checkpoint that failed verification, as
@@ -47,14 +57,39 @@ def restore_run(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, An
     """
     from purejaxdrl.config import quiet_setup_warnings
 
+    checkpoint = checkpoint_choice(checkpoint)
     _check_not_file(pathlib.Path(run_dir))
     _check_not_parent(pathlib.Path(run_dir))
     # Training's setup advice (a PQN without LayerNorm...) is too late here.
     with quiet_setup_warnings():
-        return _restore(run_dir, purpose)
+        return _restore(run_dir, purpose, checkpoint)
 
 
-def _restore(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
+def checkpoint_choice(value: int | str) -> int | str:
+    """`value` as "latest", "best" or an update count (from text too).
+
+    Raises:
+      ConfigError: anything else, naming the choices.
+
+    """
+    text = str(value).strip().lower()
+    if text in (LATEST, BEST):
+        return text
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        try:
+            if int(text) >= 0:
+                return int(text)
+        except ValueError:
+            pass
+    raise ConfigError(
+        f"checkpoint {value!r} is not 'latest', 'best' or an update count; "
+        "pass e.g. --checkpoint best (step='best' in Python)."
+    )
+
+
+def _restore(
+    run_dir: str | pathlib.Path, purpose: str, checkpoint: int | str
+) -> tuple[Any, Any, Any]:
     from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
     from purejaxdrl.training.experiment import make_experiment
@@ -73,9 +108,11 @@ def _restore(run_dir: str | pathlib.Path, purpose: str) -> tuple[Any, Any, Any]:
         if exp.agent.state_spec != P():  # a replay buffer, split per device
             abstract = _as_saved(run_dir, abstract, exp.runner.mesh, purpose)
         shardings = jax.tree.map(lambda a: a.sharding, abstract)
-        restored = _restore_newest(
-            run_dir, abstract, shardings, exp.runner.mesh, purpose, config
-        )
+        args = (run_dir, abstract, shardings, exp.runner.mesh, purpose, config)
+        if checkpoint == LATEST:
+            restored = _restore_newest(*args)
+        else:
+            restored = _restore_chosen(*args, checkpoint)
     except BaseException:
         exp.runner.close()
         raise
@@ -240,6 +277,89 @@ def _say_skipped(skipped: list[str], purpose: str, step: int) -> None:
     doing = {"evaluate": "evaluating", "export": "exporting"}.get(purpose, "using")
     for line in skipped:
         warnings.warn(f"{line}; {doing} update {step}", SetupWarning, stacklevel=5)
+
+
+def _restore_chosen(
+    run_dir: str | pathlib.Path,
+    abstract: Any,
+    shardings: Any,
+    mesh: Any,
+    purpose: str,
+    config: Any,
+    checkpoint: int | str,
+) -> Any:
+    """The checkpoint `checkpoint` ("best" or an update count) names, verified.
+
+    Never another in its place: one that fails is an error, not a fallback.
+    """
+    from purejaxdrl.training.checkpoint import _misfit
+    from purejaxdrl.training.integrity import NO_MANIFEST, verify_once
+
+    with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
+        steps = checkpointer.steps()
+        if not steps:  # the newest's own errors: train first, or wait
+            return _restore_newest(run_dir, abstract, shardings, mesh, purpose, config)
+        step = _chosen_step(run_dir, checkpointer, steps, config, checkpoint)
+        problem = verify_once(checkpointer.directory / str(step))
+        if problem in (None, NO_MANIFEST) and (
+            detail := checkpointer.layout_difference(step)
+        ):
+            problem = _misfit(detail)
+        if problem in (None, NO_MANIFEST):
+            try:
+                return checkpointer.restore(step)
+            except Exception as e:  # unreadable despite its manifest
+                problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+        raise ConfigError(
+            f"{str(run_dir)!r}'s checkpoint at update {step} cannot be read to "
+            f"{purpose}: {problem}; pass another of its checkpoints (updates "
+            f"{_listed(steps)}) or 'latest'."
+        )
+
+
+def _chosen_step(
+    run_dir: str | pathlib.Path,
+    checkpointer: Any,
+    steps: list[int],
+    config: Any,
+    checkpoint: int | str,
+) -> int:
+    """The saved step of "best" or an update count, or a ConfigError naming why not."""
+    where = f"{str(run_dir)!r} has checkpoints at updates {_listed(steps)}"
+    if checkpoint != BEST:
+        if checkpoint not in steps:
+            best = ", 'best'" if config.checkpoint.keep_best else ""
+            raise ConfigError(
+                f"{where}, none at update {checkpoint} (checkpoint.keep keeps "
+                f"the newest {config.checkpoint.keep}); pass one of those"
+                f"{best} or 'latest'."
+            )
+        return int(checkpoint)
+    if not config.checkpoint.keep_best:
+        raise ConfigError(
+            f"{where} and kept no best one (it trained with checkpoint.keep_best "
+            "false); pass one of those or 'latest', or train with "
+            "--checkpoint.keep-best true."
+        )
+    history = (checkpointer.newest_meta() or {}).get("history", [])
+    returns = {r["updates"]: r.get("episode/mean_return") for r in history}
+    # The one kept for its return is the saved step of the highest, as ranked
+    # at its save (the chunk's mean training return; NaN or none: unranked).
+    ranked = [s for s in steps if _finite(returns.get(s))]
+    if not ranked:
+        raise ConfigError(
+            f"{where}, none with a training return to rank (no episode ended "
+            "in their chunks); pass one of those or 'latest'."
+        )
+    return max(ranked, key=lambda s: (returns[s], s))
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and value == value and abs(value) != float("inf")
+
+
+def _listed(steps: list[int]) -> str:
+    return ", ".join(str(s) for s in steps)
 
 
 def _trainer(run_dir: str | pathlib.Path) -> str | None:

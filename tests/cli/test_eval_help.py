@@ -8,7 +8,15 @@ from purejaxdrl import cli
 @pytest.mark.parametrize(
     ("command", "wanted"),
     [
-        ("eval", ["how many episodes to play", "seeds the fresh environments"]),
+        (
+            "eval",
+            [
+                "how many episodes to play",
+                "seeds the fresh environments",
+                "best (the one --checkpoint.keep-best kept",
+            ],
+        ),
+        ("export", ["best (the one --checkpoint.keep-best kept"]),
         ("plot", ["run, sweep or PBT directories", "its extension picks the format"]),
     ],
 )

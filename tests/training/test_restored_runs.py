@@ -234,3 +234,93 @@ def test_logging_guide_names_every_key_a_ppo_run_logs_besides_its_losses(
     text = guide.read_text()
     for key in [*own, "eval/mean_return", "eval/mean_length"]:
         assert f"`{key}`" in text, key
+
+
+@pytest.fixture(scope="module")
+def ppo_keeping_its_best(tmp_path_factory):
+    """8 chunks of one update, keeping the newest checkpoint and the best."""
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "ppo").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 8,
+         "num_logs": 8, "devices": 1, "ppo": {"num_minibatches": 2},
+         "checkpoint": {"keep": 1, "keep_best": True, "wait": True},
+         "run_dir": str(tmp_path_factory.mktemp("runs"))},
+    )  # fmt: skip
+    return pjd.train(config, write_files=True, console=False)
+
+
+@pytest.mark.timeout(600)
+def test_eval_and_export_play_the_best_checkpoint_or_a_given_update(
+    ppo_keeping_its_best, tmp_path, capsys
+):
+    from purejaxdrl import cli
+
+    result, run = ppo_keeping_its_best, ppo_keeping_its_best.run_dir
+    # The best training return of the chunks (every save was written).
+    ranked = [
+        (r["episode/mean_return"], r["updates"])
+        for r in result.history
+        if np.isfinite(r.get("episode/mean_return", np.nan))
+    ]
+    best = max(ranked)[1]
+    saved = sorted(int(p.name) for p in (run / "checkpoints").iterdir())
+    assert saved == sorted({best, result.updates}), (saved, ranked)
+    assert best != result.updates, ranked  # else this run shows nothing
+    out = pjd.export_policy(run, tmp_path / "best", step="best")
+    assert json.loads((out / "policy.json").read_text())["updates"] == best
+    latest = pjd.load_policy(pjd.export_policy(run, tmp_path / "latest"))
+    assert latest.spec["updates"] == result.updates
+    kernels = [
+        jax.tree.leaves(pjd.load_policy(out).params),
+        jax.tree.leaves(latest.params),
+    ]
+    assert any(not np.array_equal(x, y) for x, y in zip(*kernels, strict=True))
+    for choice, update in (("best", best), (str(result.updates), result.updates)):
+        assert (
+            cli.main(["eval", str(run), "--episodes", "1", "--checkpoint", choice]) == 0
+        )
+        assert f"update {update}: mean return" in capsys.readouterr().out
+    assert cli.main(["export", str(run), "--out", str(tmp_path / "b2"),
+                     "--checkpoint", "best"]) == 0  # fmt: skip
+    assert pjd.load_policy(tmp_path / "b2").spec["updates"] == best
+    # An update with no checkpoint, and a word that is no choice: one line each.
+    gone = next(u for u in range(1, result.updates) if u not in saved)
+    assert cli.main(["eval", str(run), "--checkpoint", str(gone)]) == 2
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: error: {str(run)!r} has checkpoints at updates "
+        f"{', '.join(map(str, saved))}, none at update {gone} (checkpoint.keep "
+        "keeps the newest 1); pass one of those, 'best' or 'latest'.\n"
+    )
+    assert cli.main(["eval", str(run), "--checkpoint", "newest"]) == 2
+    assert "checkpoint 'newest' is not 'latest', 'best' or an update count" in (
+        capsys.readouterr().err
+    )
+    # An exported policy holds one update: it has no checkpoint to choose.
+    assert cli.main(["eval", str(out), "--checkpoint", "best"]) == 2
+    assert "is an exported policy, which holds one update" in capsys.readouterr().err
+    # A damaged best checkpoint is refused, not swapped for another.
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    (copy / "checkpoints" / str(best) / "purejaxdrl.sha256").write_text("no")
+    with pytest.raises(ConfigError) as e:
+        restore_run(copy, "evaluate", "best")
+    assert str(e.value) == (
+        f"{str(copy)!r}'s checkpoint at update {best} cannot be read to "
+        "evaluate: its manifest is unreadable; pass another of its checkpoints "
+        f"(updates {', '.join(map(str, saved))}) or 'latest'."
+    )
+
+
+def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
+    run = ppo_with_two_checkpoints.run_dir
+    with pytest.raises(ConfigError) as e:
+        restore_run(run, "export", "best")
+    assert str(e.value) == (
+        f"{str(run)!r} has checkpoints at updates 2, 4 and kept no best one (it "
+        "trained with checkpoint.keep_best false); pass one of those or "
+        "'latest', or train with --checkpoint.keep-best true."
+    )
+    _, _, restored = restore_run(run, "export", 2)
+    assert restored.step == 2 and restored.skipped == []
+    with pytest.raises(ConfigError, match="none at update 3 .*those or 'latest'.$"):
+        restore_run(run, "export", "3")
