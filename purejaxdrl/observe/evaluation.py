@@ -132,7 +132,7 @@ def _check_counts(episodes: int, max_steps: int) -> None:
 
 
 class _ChunkEvaluation:
-    """A run's evaluation, lowered; compiled, it takes (state, chunk index)."""
+    """A run's evaluation, lowered; compiled, it takes (state, updates done)."""
 
     def __init__(self, lowered: Lowered, key: PRNGKey):
         self.lowered, self.key = lowered, key
@@ -140,9 +140,9 @@ class _ChunkEvaluation:
     def compile(self) -> Callable[[Any, int], EvalResult]:
         compiled, key = self.lowered.compile(), self.key
 
-        def evaluate(state: Any, index: int) -> EvalResult:
+        def evaluate(state: Any, updates: int) -> EvalResult:
             # A key of its own per chunk: training is the same with or without it.
-            key_index = jax.random.fold_in(key, index)
+            key_index = jax.random.fold_in(key, updates)
             return compiled(state.agent.params, state.env_params, key_index)
 
         return evaluate
@@ -153,8 +153,9 @@ def device_evaluation(
 ) -> Lowered:
     """A device run's evaluation program, lowered against its `abstract` state.
 
-    Compiled, it is `evaluate(state, chunk_index) -> EvalResult`: `config`'s
-    (`EvalConfig`) episodes, each call with `fold_in(key, chunk_index)`.
+    Compiled, it is `evaluate(state, updates) -> EvalResult`: `config`'s
+    (`EvalConfig`) episodes, each call with `fold_in(key, updates)` (the
+    updates done when it is called).
     """
     evaluate = make_evaluate(
         env, network, episodes=config.episodes, max_steps=config.max_steps
@@ -332,12 +333,12 @@ def evaluate_host(
     return evaluate(params, seed, record)
 
 
-def eval_seed(seed: int, index: int) -> int:
-    """The seed of the evaluation pool after chunk `index` of a run seeded `seed`.
+def eval_seed(seed: int, updates: int) -> int:
+    """The seed of the evaluation pool after `updates` updates of a run seeded `seed`.
 
     30 bits, as the training pools' (`host_env_seed`), from a stream of its own.
     """
-    entropy = [seed, index, _EVAL_STREAM]
+    entropy = [seed, updates, _EVAL_STREAM]
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] >> 2)
 
 
@@ -346,8 +347,8 @@ def host_evaluation(
 ) -> Ready:
     """A host run's evaluation during training, as a program of its chunks.
 
-    `evaluate(state, chunk_index) -> EvalResult` plays a fresh pool seeded
-    from (seed, chunk index): never the training pools, keys or
+    `evaluate(state, updates) -> EvalResult` plays a fresh pool seeded
+    from (seed, updates done): never the training pools, keys or
     parameters, which it only reads. The learner's parameters are replicated;
     this process's copy is played. Every process of a multi-process run
     evaluates alike (same seeds, same parameters, so the same returns): they
@@ -370,9 +371,9 @@ def host_evaluation(
         max_steps=config.eval.max_steps,
     )
 
-    def evaluate_chunk(state: Any, index: int) -> EvalResult:
+    def evaluate_chunk(state: Any, updates: int) -> EvalResult:
         local = jax.tree.map(lambda x: x.addressable_data(0), state.agent.params)
-        result = evaluate(local, eval_seed(config.seed, index))
+        result = evaluate(local, eval_seed(config.seed, updates))
         return EvalResult(result.returns, result.lengths, result.metrics, result.ended)
 
     return Ready(evaluate_chunk)

@@ -47,7 +47,7 @@ class Player(Protocol):
     def training_evaluation(self, abstract: Any, key: PRNGKey) -> Lowered:
         """The run's evaluation (`config.eval`) as a program to compile.
 
-        Compiled: `(state, chunk index) -> EvalResult` ([E] each), each
+        Compiled: `(state, updates done) -> EvalResult` ([E] each), each
         chunk's episodes drawn from a stream of `key` (device) or the run's
         seed (host) of their own, never the training's.
         """

@@ -150,9 +150,7 @@ class ChunkLoop:
     ) -> tuple[Any, Pending]:
         """Queues chunk `index` and, when due, its evaluation and snapshot.
 
-        Returns:
-          The state the chunk will end with, and the chunk as Pending.
-
+        Returns the state the chunk will end with, and the chunk as Pending.
         """
         config, checkpointer = self.run.config, self.run.checkpointer
         state, metrics = self.programs.chunks[length](state)  # queued, not awaited
@@ -160,7 +158,8 @@ class ChunkLoop:
         if self.programs.evaluate is not None and is_due(
             index, last, config.eval.every
         ):
-            evaluated = functools.partial(self.programs.evaluate, state, index)
+            # Keyed by updates done, which a resume's new schedule keeps.
+            evaluated = functools.partial(self.programs.evaluate, state, ends_at)
             if index != last:
                 evaluated = evaluated()
             # After the last chunk nothing is left to overlap: its evaluation

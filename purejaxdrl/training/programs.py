@@ -20,7 +20,7 @@ class Programs(NamedTuple):
     Attributes:
       chunks: chunk length -> `state -> (state, metrics)`, `length` updates.
       init: `key -> state`, or None when the state is restored.
-      evaluate: `(state, chunk index) -> EvalResult`, or None
+      evaluate: `(state, updates done) -> EvalResult`, or None
         without evaluation episodes.
 
     """

@@ -180,7 +180,7 @@ def test_host_runs_evaluate_during_training_and_stop_at_works():
         assert record["eval/mean_length"] == record["eval/mean_return"]
     assert result.eval_return == result.history[-1]["eval/mean_return"]
     # The last evaluation played the final learner parameters on a pool
-    # seeded from (seed, chunk index).
+    # seeded from (seed, updates done).
     params = result.state.agent.params
     network, _ = algorithm("impala").make_networks(
         config.impala, config.network, Box((4,)), Discrete(2)
@@ -191,7 +191,7 @@ def test_host_runs_evaluate_during_training_and_stop_at_works():
         network,
         jax.tree.map(np.asarray, params),
         episodes=4,
-        seed=eval_seed(config.seed, 3),
+        seed=eval_seed(config.seed, result.updates),
         max_steps=config.eval.max_steps,
     )
     assert np.mean(final.returns) == result.eval_return

@@ -95,8 +95,8 @@ def test_a_runner_whose_chunks_block_has_each_read_at_once():
 def test_eval_stop_at_stops_after_the_chunk_already_queued():
     events = []
 
-    def evaluate(state, index):
-        events.append(f"evaluate {state} after chunk {index}")
+    def evaluate(state, updates):
+        events.append(f"evaluate {state} after {updates} updates")
         return EvalResult(np.array([500.0]), np.array([500]))
 
     loop = _loop(events, stop_at=475.0, evaluate=evaluate)
@@ -105,9 +105,9 @@ def test_eval_stop_at_stops_after_the_chunk_already_queued():
     # dispatched; chunk 1 is read, nothing more is dispatched.
     assert events == [
         "dispatch 0",
-        "evaluate 2 after chunk 0",
+        "evaluate 2 after 2 updates",
         "dispatch 2",
-        "evaluate 4 after chunk 1",
+        "evaluate 4 after 4 updates",
         "write 2",
         "write 4",
     ]
@@ -264,6 +264,24 @@ def test_waiting_saves_are_dropped_before_the_next_due_save_is_packed(monkeypatc
     assert loop.last_saved == 6
 
 
+def test_evaluations_are_keyed_by_the_updates_done_not_the_chunks_index():
+    # A resume with another budget renumbers the chunks from 0: keyed by
+    # their index, its evaluations replayed the episodes of earlier ones.
+    keys = []
+
+    def evaluate(state, updates):
+        keys.append(updates)
+        return EvalResult(np.array([1.0]), np.array([1]))
+
+    loop = _loop([], evaluate=evaluate, num_updates=12)
+    loop.run.config = pjd.apply_overrides(
+        loop.run.config, {"eval": {"episodes": 1, "every": 1}}
+    )
+    loop.done = loop.start_updates = 6  # resumed after update 6
+    loop.run_schedule(6, [(0, 2), (1, 2), (2, 2)])
+    assert keys == [8, 10, 12]
+
+
 def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
     monkeypatch,
 ):
@@ -274,8 +292,8 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
     monkeypatch.setattr("purejaxdrl.training.loop.time", clock)
     events = []
 
-    def evaluate(state, index):
-        events.append(f"evaluate {state} after chunk {index}")
+    def evaluate(state, updates):
+        events.append(f"evaluate {state} after {updates} updates")
         now[0] += 100.0  # a long evaluation
         return EvalResult(np.array([7.0]), np.array([9]))
 
@@ -294,7 +312,7 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
         "dispatch 0",
         "dispatch 2",
         "write 2",
-        "evaluate 4 after chunk 1",
+        "evaluate 4 after 4 updates",
         "write 4",
     ]
     assert [r["time"] for r in loop.history] == [2.0, 2.0]
