@@ -111,7 +111,7 @@ def test_recurrent_ppo_solves_masked_cartpole_where_feed_forward_cannot():
     from purejaxdrl.sweeps.program import sweep
 
     preset = pjd.load_preset("cartpole_masked")
-    assert preset.target_return >= 450 and preset.target_steps <= 1_000_000
+    assert preset.target_return >= 400 and preset.target_steps <= 1_000_000
     config = pjd.apply_overrides(preset.config, {"devices": 1})
     assert config.network.core == "gru" and config.total_steps <= 1_000_000
     gru = sweep(config, seeds=[0, 1])
