@@ -26,7 +26,7 @@ EPISODES_HELP = (
     "is reported (default: 5)"
 )
 CHECKPOINT_HELP = (
-    "which checkpoint of a run directory to play: latest (the newest that "
+    "which checkpoint of a run directory to {verb}: latest (the newest that "
     "verifies), best (the one --checkpoint.keep-best kept: the best training "
     "return of those saved) or N (the one saved after update N) (default: "
     "latest)"
@@ -56,7 +56,10 @@ def eval_command(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(
-        "--checkpoint", default="latest", metavar="latest|best|N", help=CHECKPOINT_HELP
+        "--checkpoint",
+        default="latest",
+        metavar="latest|best|N",
+        help=CHECKPOINT_HELP.format(verb="play"),
     )
     parser.add_argument(
         "--max-steps",

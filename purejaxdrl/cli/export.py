@@ -20,7 +20,10 @@ def export_command(argv: Sequence[str]) -> int:
         help="replace a policy already exported to --out (refused otherwise)",
     )
     parser.add_argument(
-        "--checkpoint", default="latest", metavar="latest|best|N", help=CHECKPOINT_HELP
+        "--checkpoint",
+        default="latest",
+        metavar="latest|best|N",
+        help=CHECKPOINT_HELP.format(verb="export"),
     )
     args = parser.parse_args(argv)
     from purejaxdrl.training.policy import export_policy

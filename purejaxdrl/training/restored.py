@@ -310,10 +310,11 @@ def _restore_chosen(
                 return checkpointer.restore(step)
             except Exception as e:  # unreadable despite its manifest
                 problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+        others = [s for s in steps if s != step]
+        another = f"another of its checkpoints (updates {_listed(others)}) or "
         raise ConfigError(
             f"{str(run_dir)!r}'s checkpoint at update {step} cannot be read to "
-            f"{purpose}: {problem}; pass another of its checkpoints (updates "
-            f"{_listed(steps)}) or 'latest'."
+            f"{purpose}: {problem}; pass {another if others else ''}'latest'."
         )
 
 

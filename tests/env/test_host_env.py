@@ -127,6 +127,9 @@ def test_gymnasium_options_are_type_checked_against_the_environments_defaults():
         "env.options max_episode_steps=0 must be >= 1 (the time limit, in "
         "steps); pass e.g. --env.option max_episode_steps=500."
     )
+    # A float parameter written with an integer default (goal_velocity=0),
+    # unannotated: any number.
+    make_host_env("gymnasium:MountainCar-v0", 1, 0, goal_velocity=0.05).close()
     env = make_host_env("gymnasium:CartPole-v1", 1, 0, max_episode_steps=2.0)
     try:  # a whole float is the integer it means
         env.reset()

@@ -307,7 +307,7 @@ def test_eval_and_export_play_the_best_checkpoint_or_a_given_update(
     assert str(e.value) == (
         f"{str(copy)!r}'s checkpoint at update {best} cannot be read to "
         "evaluate: its manifest is unreadable; pass another of its checkpoints "
-        f"(updates {', '.join(map(str, saved))}) or 'latest'."
+        f"(updates {', '.join(str(s) for s in saved if s != best)}) or 'latest'."
     )
 
 

@@ -20,6 +20,7 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 
 import contextlib
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -291,20 +292,32 @@ def _typed_options(
 
     Gymnasium passes them on unchecked: `sutton_barto_reward=maybe` trained
     with a truthy string, `max_episode_steps=2.5` failed in a traceback.
+    Environments write float parameters with integer defaults
+    (MountainCar's `goal_velocity=0`), so an integer default is checked only
+    where the parameter is annotated `int`; booleans and floats always.
 
     Raises:
       ConfigError: an option whose value is not of its default's kind (as
         `check_option_types`), or a time limit below 1.
 
     """
-    defaults = dict(spec.kwargs)
+    defaults, annotations = dict(spec.kwargs), {}
     try:
         creator = spec.entry_point
         if isinstance(creator, str):
             creator = gym.envs.registration.load_env_creator(creator)
         defaults = keyword_defaults(creator) | defaults
+        parameters = inspect.signature(creator).parameters.values()
+        annotations = {p.name: p.annotation for p in parameters}
     except Exception:  # `make_vec` below says why it cannot load
         pass
+    defaults = {
+        name: value
+        for name, value in defaults.items()
+        if not isinstance(value, int | np.integer)
+        or isinstance(value, bool)
+        or annotations.get(name) in (int, "int")
+    }
     if spec.max_episode_steps is not None:
         defaults["max_episode_steps"] = spec.max_episode_steps
     options = check_option_types(f"gymnasium:{env_id}", options, defaults)
