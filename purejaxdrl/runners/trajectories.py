@@ -210,7 +210,10 @@ class TrajectoryBuilder:
         t = self.length
         out = {name: buffer[:t].copy() for name, buffer in self.buffers.items()}
         # Rows after T: finished transitions of columns ahead, and open ones.
-        keep = int(self.count.max()) + 1 - t
+        # A column whose last transition ended an episode has no open row, so
+        # the one furthest ahead may have filled the buffer (count == rows).
+        rows = len(self.buffers["reward"])
+        keep = min(int(self.count.max()) + 1, rows) - t
         for buffer in self.buffers.values():
             buffer[:keep] = buffer[t : t + keep]
         self.count -= t

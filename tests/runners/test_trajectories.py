@@ -206,3 +206,70 @@ def test_termination_bootstraps_zero_even_from_a_non_finite_value():
     batch = builder.take().transitions
     np.testing.assert_array_equal(batch.discount[:, 0], [1.0, 0.0])
     np.testing.assert_array_equal(batch.bootstrap_value[:, 0], [2.0, 0.0])
+
+
+def _synchronous_pool(num_envs, length, steps, seed):
+    """Batches from a synchronous pool with random episode lengths 1-11.
+
+    An observation is (env, t, episode); the policy's action, value and core
+    state are functions of it, so every field of a transition can be checked
+    against the observation it came from.
+    """
+    rng = np.random.default_rng(seed)
+    core = np.zeros(3, np.float32)
+    builder = TrajectoryBuilder(num_envs, length, (3,), np.float32, (), np.int32, core)
+    env_t, episode = np.zeros(num_envs, int), np.zeros(num_envs, int)
+    end = rng.integers(1, 12, num_envs)
+    first, ended = np.ones(num_envs, bool), np.zeros(num_envs, bool)
+    reward = np.zeros(num_envs, np.float32)
+    terminated = truncated = np.zeros(num_envs, bool)
+    ids = np.arange(num_envs, dtype=np.int32)
+    batches = []
+    for _ in range(steps):
+        obs = np.stack([ids, env_t, episode], 1).astype(np.float32)
+        step = HostStep(obs, reward, terminated, truncated, first, ids)
+        action = (obs @ np.array([7, 3, 1]) % 5).astype(np.int32)
+        value = (obs @ np.array([100, 1, 0.01])).astype(np.float32)
+        out = PolicyOut(action, action, -action.astype(np.float32), value, obs)
+        builder.add(step, out, 0)
+        while builder.ready():
+            batches.append(builder.take())
+        # The pool steps: an ended episode resets (reward 0, action ignored).
+        first = ended.copy()
+        env_t = np.where(first, 0, env_t + 1)
+        episode += first
+        end = np.where(first, rng.integers(1, 12, num_envs), end)
+        reward = np.where(first, 0, 1000 * ids + env_t + action).astype(np.float32)
+        ended = ~first & (env_t == end)
+        terminated = ended & (episode % 2 == 0)
+        truncated = ended & ~terminated
+    return batches
+
+
+def test_a_column_ending_an_episode_in_the_last_row_is_kept_whole():
+    # Reset steps cost a column a transition, so columns drift apart; when the
+    # one furthest ahead ended an episode in the buffer's last row, `take` once
+    # tried to keep one row more than the buffer holds (ValueError).
+    for length in (1, 4):
+        for seed in range(3):
+            batches = _synchronous_pool(8, length, 1000, seed)
+            assert len(batches) > 1000 // (length + 11)
+            for batch in batches:
+                tr = batch.transitions
+                obs, final = tr.observation, tr.final_observation
+                cols = np.arange(8)[None, :]
+                assert (obs[..., 0] == cols).all() and (final[..., 0] == cols).all()
+                # Each transition stays within one episode, one step further.
+                assert (final[..., 2] == obs[..., 2]).all()
+                assert (final[..., 1] == obs[..., 1] + 1).all()
+                want = obs @ np.array([7, 3, 1]) % 5
+                assert (tr.action == want).all()
+                want = 1000 * obs[..., 0] + final[..., 1] + tr.action
+                assert (tr.reward == want).all()
+                # Consecutive rows chain unless an episode ended between them.
+                ended = (tr.discount[:-1] == 0) | tr.truncated[:-1]
+                chained = (obs[1:] == final[:-1]).all(-1)
+                assert (chained | ended).all()
+                assert (tr.reset == (obs[..., 1] == 0)).all()
+                # The start state is the one the first transition was acted from.
+                np.testing.assert_array_equal(tr.core_state, obs[0])
