@@ -42,6 +42,9 @@ from purejaxdrl.env.host.base import (
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.imports import import_modules
 
+# Seconds an async pool's workers get to finish a step and close.
+CLOSE_TIMEOUT_S = 5.0
+
 _OWN_ENV_HINT = (
     "; if a module of your own registers it, import that first: --env.imports "
     "MODULE, or --env.id gymnasium:MODULE:{name}"
@@ -206,7 +209,27 @@ class GymnasiumEnv(HostEnv):
         return api_errors(self.name, method, self.vec.single_observation_space)
 
     def close(self) -> None:
-        self.vec.close()
+        if self.sync:
+            self.vec.close()
+            return
+        # A worker that raised or died can leave the pool mid-step, and a
+        # plain close then waits for that step forever, or raises EOFError
+        # (also with terminate=True, reading the dead worker's pipe): workers
+        # silent past the timeout are terminated, and where Gymnasium's close
+        # fails we terminate them, so it never hangs nor hides the error the
+        # run stops with.
+        try:
+            self.vec.close(timeout=CLOSE_TIMEOUT_S)
+        except Exception:
+            pool = self.vec.unwrapped
+            for process in pool.processes:
+                if process.is_alive():
+                    process.terminate()
+                process.join(CLOSE_TIMEOUT_S)
+            for pipe in pool.parent_pipes:
+                if pipe is not None:
+                    pipe.close()
+            pool.closed = True  # else its __del__ retries the failing close
 
     def _metrics(self, info: dict[str, Any]) -> dict[str, np.ndarray]:
         """The step's `info["metrics"]`, float32 [B] per name, 0 where absent.
