@@ -21,6 +21,9 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 import contextlib
 import functools
 import inspect
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -97,27 +100,7 @@ class GymnasiumEnv(HostEnv):
                 "on the step after an episode ends; pass one of those."
             )
         options = _typed_options(gym, env_id, gym.spec(name), options)
-        try:
-            vec = gym.make_vec(
-                env_id,
-                num_envs=num_envs,
-                vectorization_mode=vectorization_mode,
-                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
-                **options,
-            )
-        except TypeError as error:
-            if not options or "argument" not in str(error):
-                raise  # the environment's own error, not the options'
-            raise ConfigError(
-                f"env.options {sorted(options)}: gymnasium.make({env_id!r}) did "
-                f"not take them ({error}); pass only keyword arguments its "
-                "environment takes."
-            ) from None
-        except gym.error.DependencyNotInstalled as error:
-            raise ConfigError(
-                f"env.id='gymnasium:{env_id}' needs a package that is not "
-                f"installed: {error}"
-            ) from None
+        vec = _make_vec(gym, env_id, num_envs, vectorization_mode, options)
         self.vec, self.flat = flattened(vec, f"gymnasium:{env_id}")
         self.num_envs = self.batch_size = num_envs
         self.seeds = env_seeds(seed, num_envs)
@@ -248,6 +231,64 @@ class GymnasiumEnv(HostEnv):
     def _observe(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         obs = obs.astype(np.float32) if self.flat else obs
         return with_mask(obs, info) if self.masks else obs
+
+
+def _make_vec(
+    gym: Any, env_id: str, num_envs: int, mode: str, options: dict[str, Any]
+) -> Any:
+    """Gymnasium's vector env of `num_envs` copies of `env_id`, in NEXT_STEP mode.
+
+    Raises:
+      ConfigError: options its environment does not take, or a missing package.
+
+    """
+    async_pool = mode == "async"
+    try:
+        with _ignoring_stop_signals() if async_pool else contextlib.nullcontext():
+            return gym.make_vec(
+                env_id,
+                num_envs=num_envs,
+                vectorization_mode=mode,
+                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
+                **options,
+            )
+    except TypeError as error:
+        if not options or "argument" not in str(error):
+            raise  # the environment's own error, not the options'
+        raise ConfigError(
+            f"env.options {sorted(options)}: gymnasium.make({env_id!r}) did "
+            f"not take them ({error}); pass only keyword arguments its "
+            "environment takes."
+        ) from None
+    except gym.error.DependencyNotInstalled as error:
+        raise ConfigError(
+            f"env.id='gymnasium:{env_id}' needs a package that is not "
+            f"installed: {error}"
+        ) from None
+
+
+@contextlib.contextmanager
+def _ignoring_stop_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM ignored while an async pool starts its workers.
+
+    A terminal's Ctrl-C, `timeout`, `kill -- -PGID` and SLURM signal the whole
+    process group: workers that died of it broke the run's step (a traceback,
+    and no final checkpoint). The workers inherit the ignored signals; this
+    process restores its handlers, stops on the signal, and closes them.
+    Signal handlers can only be set in the main thread: elsewhere, nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def flattened(env: Any, env_id: str) -> tuple[Any, bool]:
