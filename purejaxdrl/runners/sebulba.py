@@ -10,8 +10,8 @@ the actors without stalling them. Every update takes one batch from each actor
 thread, in thread order, so B is the run's `num_envs`.
 
 Policy lag (how many versions the acting parameters are behind the learner's)
-is measured per update. In deterministic mode the actors act batch k with
-exactly version k - 1, so a run is the same for the same seed, run after run.
+is measured per update. In deterministic mode the actors act batch k's new
+steps with exactly version k - 1: a run is the same for a seed, run after run.
 """
 
 import contextlib

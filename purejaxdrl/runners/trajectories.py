@@ -1,6 +1,6 @@
 """Host-env steps in, the project's time-major Transitions `[T, B]` out.
 
-Host environments reset on the step after an episode ends (`env/host.py`):
+Host environments reset on the step after an episode ends (`env/host/base.py`):
 that reset step ignores its action and belongs to no episode. The builder keeps
 one column of transitions per environment and never writes a reset step into
 it, so a learner sees exactly what the Anakin runner gives it: discount 0 only
@@ -16,7 +16,9 @@ value is (even inf or NaN).
 
 Columns advance at their own pace (a reset step adds nothing; an asynchronous
 pool returns some environments more often than others), so a batch is
-complete when every column holds `T` finished transitions.
+complete when every column holds `T` finished transitions. The transitions
+columns ahead carry into later batches were acted with older parameters: the
+policy lag the runner logs (docs/guide/environments.md, "Policy lag").
 """
 
 from typing import Any, NamedTuple

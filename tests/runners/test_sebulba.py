@@ -60,9 +60,9 @@ def test_deterministic_mode_repeats_exactly_and_on_a_separate_learner_device():
     for a, b, c in zip(_params(one), _params(again), _params(two), strict=True):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
-    # Batch k acted with version k - 1; only the transitions carried over
-    # from the batch before (acted before the boundary, while environments that
-    # had reset steps caught up) are one older.
+    # Batch k's new steps acted with version k - 1; the transitions columns
+    # carried over (acted while environments that had reset steps caught up)
+    # are older: with T=16, over 12 updates, by one batch at most.
     for record in one.history[1:]:
         assert 1.0 < record["lag/mean"] < 1.5 and record["lag/max"] == 2.0
     assert one.num_devices == 1 and two.num_devices == 1  # the learner's
