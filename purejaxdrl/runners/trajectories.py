@@ -30,6 +30,9 @@ from purejaxdrl.env.host.base import HostStep
 from purejaxdrl.runners.base import ENV_METRIC
 from purejaxdrl.types import Transition
 
+# Transitions dropped from columns more than a batch ahead (`_drop_surplus`).
+DROPPED = "actor/dropped"
+
 
 class PolicyOut(NamedTuple):
     """The policy's output for a batch of observations, on the host.
@@ -192,6 +195,7 @@ class TrajectoryBuilder:
     def _no_episodes(self) -> dict[str, float]:
         # Every name from the start: processes sum them in one fixed order.
         names = ["episode/count", "episode/return_sum", "episode/length_sum"]
+        names += [DROPPED]
         names += [f"{ENV_METRIC}{name}_sum" for name in self.episode_metrics]
         return dict.fromkeys(names, 0.0)
 
@@ -202,6 +206,28 @@ class TrajectoryBuilder:
         for name, buffer in self.buffers.items():
             bigger[name][:rows] = buffer
         self.buffers = bigger
+
+    def _drop_surplus(self) -> int:
+        """Drops the oldest transitions of columns more than a batch ahead.
+
+        Columns drift apart without bound (a reset step costs its column a
+        transition), and what a column carries ahead reaches the learner a
+        batch later for every batch it is ahead. Keeping at most one batch
+        bounds that: what remains was acted while this batch was built. The
+        rest of a column stays one contiguous stream, each row with its own
+        reset flag and start core state, so the next batch starts correctly.
+        Returns the number of transitions dropped.
+        """
+        rows = len(self.buffers["reward"])
+        dropped = 0
+        for col in np.flatnonzero(self.count > self.length):
+            drop = int(self.count[col]) - self.length
+            used = min(int(self.count[col]) + 1, rows)  # with its open row
+            for buffer in self.buffers.values():
+                buffer[: used - drop, col] = buffer[drop:used, col]
+            self.count[col] -= drop
+            dropped += drop
+        return dropped
 
     def ready(self) -> bool:
         """Whether every column holds a batch's `length` finished transitions."""
@@ -219,6 +245,7 @@ class TrajectoryBuilder:
         for buffer in self.buffers.values():
             buffer[:keep] = buffer[t : t + keep]
         self.count -= t
+        self.episodes[DROPPED] += self._drop_surplus()
         episodes, self.episodes = self.episodes, self._no_episodes()
         versions = out.pop("version")
         core = {}

@@ -67,6 +67,7 @@ def test_one_environment_by_hand():
         "episode/count": 1.0,
         "episode/return_sum": 3.0,
         "episode/length_sum": 2.0,
+        "actor/dropped": 0.0,
     }
     assert batches[1].episodes["episode/length_sum"] == 1.0
 
@@ -101,10 +102,23 @@ def test_an_environments_own_metrics_are_summed_per_episode():
 
 
 def _reference(events, num_envs, length):
-    """Per-environment lists, the definition written out step by step."""
+    """Per-environment lists, the definition written out step by step.
+
+    A batch takes `length` transitions of every column once each holds them;
+    a column then more than a batch ahead loses its oldest transitions.
+    """
     columns = {i: [] for i in range(num_envs)}
+    taken = {i: [] for i in range(num_envs)}
     last = {}
+
+    def take():
+        while min(len(c) for c in columns.values()) >= length:
+            for env, column in columns.items():
+                taken[env] += column[:length]
+                columns[env] = column[length:][-length:]
+
     for step, action, value in events:
+        take()
         for row, env in enumerate(step.env_id.tolist()):
             if not step.first[row]:
                 obs, act, v = last[env]
@@ -126,15 +140,15 @@ def _reference(events, num_envs, length):
                 if ended:
                     continue
             last[env] = (step.observation[row, 0], action[row], value[row])
-    count = min(len(c) for c in columns.values()) // length * length
-    return {i: c[:count] for i, c in columns.items()}
+    take()
+    return taken
 
 
 def test_random_streams_with_asynchronous_rows_match_the_reference():
     rng = np.random.default_rng(0)
     num_envs, length = 3, 4
     builder = TrajectoryBuilder(num_envs, length, (1,), np.float32, (), np.int32)
-    events, batches, ended = [], [], np.ones(num_envs, bool)
+    events, batches, ended, dropped = [], [], np.ones(num_envs, bool), 0
     obs = 0.0
     for _ in range(200):
         ids = np.sort(rng.choice(num_envs, size=2, replace=False))  # async subset
@@ -158,7 +172,10 @@ def test_random_streams_with_asynchronous_rows_match_the_reference():
         events.append((step, action, value))
         builder.add(step, PolicyOut(None, action, np.zeros(2, np.float32), value), 0)
         while builder.ready():
-            batches.append(builder.take().transitions)
+            batch = builder.take()
+            batches.append(batch.transitions)
+            dropped += batch.episodes["actor/dropped"]
+    assert dropped > 0  # the reference's drops are exercised
     reference = _reference(events, num_envs, length)
     assert batches and len(reference[0]) == len(batches) * length
     for env in range(num_envs):
@@ -225,15 +242,15 @@ def _synchronous_pool(num_envs, length, steps, seed):
     terminated = truncated = np.zeros(num_envs, bool)
     ids = np.arange(num_envs, dtype=np.int32)
     batches = []
-    for _ in range(steps):
+    for it in range(steps):
         obs = np.stack([ids, env_t, episode], 1).astype(np.float32)
         step = HostStep(obs, reward, terminated, truncated, first, ids)
         action = (obs @ np.array([7, 3, 1]) % 5).astype(np.int32)
         value = (obs @ np.array([100, 1, 0.01])).astype(np.float32)
         out = PolicyOut(action, action, -action.astype(np.float32), value, obs)
-        builder.add(step, out, 0)
+        builder.add(step, out, it)
         while builder.ready():
-            batches.append(builder.take())
+            batches.append((it, builder.take()))
         # The pool steps: an ended episode resets (reward 0, action ignored).
         first = ended.copy()
         env_t = np.where(first, 0, env_t + 1)
@@ -254,7 +271,7 @@ def test_a_column_ending_an_episode_in_the_last_row_is_kept_whole():
         for seed in range(3):
             batches = _synchronous_pool(8, length, 1000, seed)
             assert len(batches) > 1000 // (length + 11)
-            for batch in batches:
+            for _, batch in batches:
                 tr = batch.transitions
                 obs, final = tr.observation, tr.final_observation
                 cols = np.arange(8)[None, :]
@@ -273,3 +290,15 @@ def test_a_column_ending_an_episode_in_the_last_row_is_kept_whole():
                 assert (tr.reset == (obs[..., 1] == 0)).all()
                 # The start state is the one the first transition was acted from.
                 np.testing.assert_array_equal(tr.core_state, obs[0])
+
+
+def test_columns_more_than_a_batch_ahead_drop_their_oldest_transitions():
+    # Without the drop a column runs ever further ahead (reset steps), and its
+    # transitions reach the learner ever more batches late. With it, batch j
+    # holds only transitions acted after batch j - 2 was taken.
+    for length in (1, 4):
+        batches = _synchronous_pool(8, length, 1000, seed=0)
+        taken_at = [it for it, _ in batches]
+        for j, (_, batch) in enumerate(batches[2:], start=2):
+            assert batch.versions.min() >= taken_at[j - 2]
+        assert sum(b.episodes["actor/dropped"] for _, b in batches) > 0
