@@ -56,7 +56,8 @@ class Batch(NamedTuple):
       transitions: a Transition of numpy arrays, time-major, `info` empty.
       versions: int32 [T, B], the parameter version each action was taken with.
       episodes: sums over the episodes that ended while the batch was built:
-        `episode/count`, `episode/return_sum`, `episode/length_sum`.
+        `episode/count`, `episode/return_sum`, `episode/length_sum`; and
+        `actor/dropped`, the transitions `take` dropped (`_drop_surplus`).
 
     """
 
