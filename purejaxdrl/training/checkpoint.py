@@ -112,8 +112,8 @@ def _layout(array: Any) -> str:
     return f"{np.dtype(array.dtype).name}{list(array.shape)}"
 
 
-def _misfit(detail: str) -> str:
-    """Why a checkpoint of `layout_difference`'s `detail` is skipped."""
+def misfit_problem(detail: str) -> str:
+    """Why a checkpoint whose `layout_difference` is `detail` cannot be restored."""
     return f"{MISFIT} ({detail}): another purejaxdrl version or config saved it"
 
 
@@ -288,7 +288,7 @@ class Checkpointer:
             whole = problem is None or unhashed
             if whole and (detail := self.layout_difference(step)):
                 # An intact checkpoint of another build: never set aside.
-                line = _skipped_line(step, _misfit(detail))
+                line = _skipped_line(step, misfit_problem(detail))
                 if not self._read_only:
                     raise LayoutMisfit(
                         f"{line}; resume it with the purejaxdrl version and "

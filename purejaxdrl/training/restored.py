@@ -6,6 +6,7 @@ Device and host-env runs alike: the runner knows its state's layout.
 import contextlib
 import dataclasses
 import pathlib
+import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -276,7 +277,22 @@ def _say_skipped(skipped: list[str], purpose: str, step: int) -> None:
     """
     doing = {"evaluate": "evaluating", "export": "exporting"}.get(purpose, "using")
     for line in skipped:
-        warnings.warn(f"{line}; {doing} update {step}", SetupWarning, stacklevel=5)
+        warnings.warn(
+            f"{line}; {doing} update {step}", SetupWarning, stacklevel=_callers_level()
+        )
+
+
+def _callers_level() -> int:
+    """The `stacklevel` of the first frame outside purejaxdrl: the user's line.
+
+    `export_policy`, `restore_run` and the CLI reach the warning through
+    different depths; a fixed level would point inside the library for some.
+    """
+    package = str(pathlib.Path(__file__).parents[1]) + "/"
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _restore_chosen(
@@ -292,7 +308,7 @@ def _restore_chosen(
 
     Never another in its place: one that fails is an error, not a fallback.
     """
-    from purejaxdrl.training.checkpoint import _misfit
+    from purejaxdrl.training.checkpoint import misfit_problem
     from purejaxdrl.training.integrity import NO_MANIFEST, verify_once
 
     with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
@@ -304,7 +320,7 @@ def _restore_chosen(
         if problem in (None, NO_MANIFEST) and (
             detail := checkpointer.layout_difference(step)
         ):
-            problem = _misfit(detail)
+            problem = misfit_problem(detail)
         if problem in (None, NO_MANIFEST):
             try:
                 return checkpointer.restore(step)

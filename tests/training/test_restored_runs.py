@@ -200,6 +200,7 @@ def test_eval_and_export_say_which_newer_checkpoint_they_skipped(
     with pytest.warns(pjd.SetupWarning) as caught:
         out = pjd.export_policy(run, tmp_path / "policy")
     assert [str(w.message) for w in caught] == [f"{line}; exporting update 2"]
+    assert caught[0].filename == __file__  # the caller's line, not the library's
     assert json.loads((out / "policy.json").read_text())["updates"] == 2
     # The command says it on stderr, one line, as it shows any SetupWarning.
     from purejaxdrl import cli
