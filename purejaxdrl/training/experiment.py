@@ -190,6 +190,10 @@ def make_experiment(
             lambda n: fits(config, learner_network, observation, n),
         )
         mesh = make_mesh(devices)
+    # The rules on each device's share (PPO's minibatches), now that the
+    # device count is known: before "compiling…", not when the update traces.
+    shape = run_shape(config)._replace(num_devices=mesh.size)
+    algorithm(config.algo).validate(config.algo_config, shape)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = make_runner(
         env,

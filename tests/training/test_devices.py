@@ -126,6 +126,18 @@ def test_the_device_choice_keeps_ppos_minibatches_whole_per_device():
     assert "1 environments per device over 8 devices is not a multiple of 2" in note
 
 
+def test_a_chosen_device_count_is_checked_before_compiling():
+    # --devices 8 with the run above: the per-device rule used to be met
+    # only when the update traced, after "compiling…" was said.
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"num_envs": 8, "unroll_length": 4, "devices": 8,
+         "ppo": {"num_minibatches": 8}},
+    )  # fmt: skip
+    with pytest.raises(pjd.ConfigError, match="1 each; pass --num-envs 16"):
+        make_experiment(config, make_mesh(8))
+
+
 # Each case starts the preset's EnvPool pool and builds its agent (5-20 s for
 # Atari). CI places every preset on 8 devices (one acts, and 7 learners rarely
 # split the batch: the fallback) and one preset on 1 (actors and learner share
