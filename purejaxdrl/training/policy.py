@@ -25,7 +25,7 @@ from purejaxdrl import config as configs
 from purejaxdrl import env as envs
 from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.fields import EpsilonFields
-from purejaxdrl.agents.registry import algorithm, names
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
@@ -249,8 +249,13 @@ def write_policy(
 def load_policy(path: str | pathlib.Path) -> Policy:
     """Loads a policy written by `export_policy` (`purejaxdrl export`).
 
+    Not pure: it first imports the modules of policy.json's `env_imports`
+    (searching the current folder first), which register the run's own
+    torso, algorithm or environment.
+
     Raises:
-      ConfigError: `path` is not an exported policy folder.
+      ConfigError: `path` is not an exported policy folder, or a module of
+        its env_imports does not import.
 
     """
     path = pathlib.Path(path)
@@ -274,13 +279,14 @@ def load_policy(path: str | pathlib.Path) -> Policy:
             "`purejaxdrl export RUN_DIR --out DIR`."
         )
     check_spec(path, spec, SPEC_FILE, VERSION)
+    # The run's env.imports register what is the user's own: its algorithm,
+    # its torso (for any algorithm), its environment. Imported first, as a
+    # resume does, so a fresh process builds the network the run acted with.
+    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     config = network_config(path / SPEC_FILE, spec["network"])
     obs_spec, action_spec = _spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
-    # as the algorithm builds it; a user's algorithm is registered by one of
-    # the run's env.imports.
-    if spec["algo"] not in names():
-        import_modules(spec.get("env_imports", []), "policy.json's env_imports")
+    # as the algorithm builds it.
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
     with configs.quiet_setup_warnings():  # as export_policy's

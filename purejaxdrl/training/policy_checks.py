@@ -17,7 +17,7 @@ import numpy as np
 
 from purejaxdrl.config_types import ConfigError
 from purejaxdrl.env.base import Box
-from purejaxdrl.networks import NetworkConfig
+from purejaxdrl.networks import TORSOS, NetworkConfig
 
 # The fields `load_policy` reads without a default.
 REQUIRED = ("algo", "env_id", "observation_shape", "action", "network")
@@ -96,6 +96,17 @@ def check_params(
             if first in saved and first in expected
             else f"{first} is " + ("missing" if first in expected else "extra")
         )
+        torso = spec["network"].get("torso", "mlp")
+        if torso not in TORSOS:
+            # The user's torso as registered in this process, not the files,
+            # is what differs: exporting again would write the same shapes.
+            raise ConfigError(
+                f"{str(path)!r}: the torso {torso!r} registered in this process "
+                f"builds other parameters than the run's ({detail}; {len(wrong)} "
+                "parameter(s) differ); register it as the run did: import "
+                "policy.json's env_imports "
+                f"{spec.get('env_imports', [])} and no other {torso!r}."
+            )
         raise ConfigError(
             f"{str(path)!r}: params.msgpack does not fit the network policy.json "
             f"describes ({detail}; {len(wrong)} parameter(s) differ); "

@@ -16,7 +16,6 @@ from typing import Any
 from purejaxdrl import env as envs
 from purejaxdrl.config import apply_overrides
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
-from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.play import ModePolicy, Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.training.config import TrainConfig, config_class
@@ -42,10 +41,10 @@ def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, i
       ConfigError: `path` is no policy, or its environment cannot be made.
 
     """
+    # `load_policy` imports policy.json's env_imports (they register the
+    # run's own torso, algorithm and environment) before it builds anything.
     policy = load_policy(path)
     spec = policy.spec
-    # The modules that register its environment (a user's), as a resume does.
-    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     config = apply_overrides(
         config_class()(),
         {

@@ -1,5 +1,11 @@
 """A torso of the user's own: registered by name, trained, exported and loaded."""
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -7,7 +13,25 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
 from purejaxdrl.networks import torsos
+
+# The guide's "Your own torso", as a module of the user's next to the command.
+_MODULE = """
+import flax.linen as nn
+import purejaxdrl as pjd
+
+
+class Residual(nn.Module):
+    width: int
+
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(x.shape[-1])(nn.relu(nn.Dense(self.width)(x)))
+
+
+pjd.networks.register_torso("fresh_residual", lambda config: Residual(width=8))
+"""
 
 
 class _Residual(nn.Module):
@@ -60,3 +84,73 @@ def test_torso_names_are_checked(residual):
     )
     with pytest.raises(ValueError, match=r"or register your own"):
         pjd.training.make_experiment(config)
+
+
+def _fresh_process(args: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    """`python ARGS` in a new interpreter, where nothing is registered yet."""
+    root = pathlib.Path(pjd.__file__).parent.parent
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "JAX_PLATFORMS": "cpu"}
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env=env,
+    )
+
+
+@pytest.mark.timeout(900)
+def test_a_policy_with_a_registered_torso_loads_in_a_fresh_process(
+    residual, tmp_path, monkeypatch
+):
+    # The user's module lives in the folder the commands run from; its name
+    # is the run's env.imports, which policy.json records.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "pjd_fresh_torso.py").write_text(_MODULE)
+    monkeypatch.chdir(home)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # import_modules adds cwd
+    monkeypatch.delitem(sys.modules, "pjd_fresh_torso", raising=False)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"num_envs": 8, "unroll_length": 16, "total_steps": 8 * 16 * 2,
+         "devices": 1, "num_logs": 1, "run_dir": str(tmp_path / "runs"),
+         "env": {"imports": ["pjd_fresh_torso"]},
+         "network": {"torso": "fresh_residual", "hidden_sizes": [16]}},
+    )  # fmt: skip
+    try:
+        result = pjd.train(config, write_files=True, console=False)
+        out = pjd.export_policy(result.run_dir, tmp_path / "policy")
+        obs = np.asarray(jax.random.normal(jax.random.key(0), (5, 4)))
+        expected = np.asarray(pjd.load_policy(out).mode(obs)).tolist()
+        # A process without the torso registered: load_policy imports the
+        # policy's env_imports before it builds the network.
+        script = (
+            "import json, sys, numpy as np, purejaxdrl as pjd; "
+            f"policy = pjd.load_policy({str(out)!r}); "
+            f"print(json.dumps(np.asarray(policy.mode(np.array({obs.tolist()!r}, "
+            "np.float32))).tolist()))"
+        )
+        done = _fresh_process(["-c", script], home)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == expected
+        done = _fresh_process(
+            ["-m", "purejaxdrl", "eval", str(out), "--episodes", "1"], home
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        # The same torso name registered at another width in this process:
+        # the message says so, rather than "re-export the run".
+        pjd.networks.register_torso("fresh_residual", lambda c: _Residual(width=4))
+        with pytest.raises(ConfigError, match=r"registered in this process.*"
+                           r"env_imports \['pjd_fresh_torso'\]"):  # fmt: skip
+            pjd.load_policy(out)
+        # From a folder without the module: one line naming it and the fix.
+        sys.modules.pop("pjd_fresh_torso")
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != str(home)]
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(ConfigError, match="no module named 'pjd_fresh_torso'"):
+            pjd.load_policy(out)
+    finally:
+        sys.modules.pop("pjd_fresh_torso", None)
