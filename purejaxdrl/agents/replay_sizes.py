@@ -108,9 +108,13 @@ def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
     """Items in a replay shard after the add of update `step` (counted from 0).
 
     Every device adds the same count each update, so this is the same on all of
-    them, and learning starts on all of them at once.
+    them, and learning starts on all of them at once. The update count is
+    clamped before it is multiplied: `step` is int32, and (step + 1) x
+    per_update passes 2^31 in a long run (2^31 items on one device), where
+    a wrapped negative count would stop learning silently.
     """
-    return jnp.minimum((step + 1) * per_update, capacity)
+    full = -(-capacity // per_update)  # the updates that fill the shard
+    return jnp.minimum(jnp.minimum(step + 1, full) * per_update, capacity)
 
 
 def host_replay_refusal(

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.agents.replay_sizes import stored_items
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.replay import (
     importance_weights,
@@ -19,6 +20,23 @@ from purejaxdrl.replay import (
 def _items(start, n):
     ids = jnp.arange(start, start + n, dtype=jnp.int32)
     return {"id": ids, "obs": jnp.stack([ids, -ids], axis=1).astype(jnp.float32)}
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_stored_items_counts_adds_up_to_capacity_without_overflow(jit):
+    count = jax.jit(stored_items, static_argnums=(1, 2)) if jit else stored_items
+    per_update, capacity = 4096, 1_000_000
+    # By hand: (step + 1) * 4096 items until the 1e6 capacity; 244 adds hold
+    # 999,424, the 245th fills it. At step 2^31 // 4096 = 524,288 the product
+    # (step + 1) * 4096 is 2^31 + 4096, past int32: it must still be 1e6.
+    cases = {0: 4096, 243: 999_424, 244: 1_000_000, 10_000: 1_000_000,
+             2**31 // per_update: 1_000_000, 2**31 - 2: 1_000_000}  # fmt: skip
+    for step, items in cases.items():
+        stored = count(jnp.int32(step), per_update, capacity)
+        assert stored.dtype == jnp.int32 and int(stored) == items, (step, stored)
+    # A capacity that is not a multiple of the items per update.
+    assert int(count(jnp.int32(2**30), 3, 10)) == 10
+    assert int(count(jnp.int32(2), 3, 10)) == 9
 
 
 def test_fifo_overwrites_the_oldest_first():
