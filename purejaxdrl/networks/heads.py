@@ -250,11 +250,18 @@ class _TwinQ(nn.Module):
     def __call__(self, obs: PyTree, action: jax.Array) -> jax.Array:
         obs = pick(obs, value_key(self.config))
         batch = obs.shape[: obs.ndim - self.obs_ndim]
-        x = jnp.concatenate([obs.reshape((*batch, -1)), action], axis=-1)
-        qs = [
-            dense(1, 1.0)(_Torso(self.config, 1, name=f"q{i}")(x))[..., 0]
-            for i in range(2)
-        ]
+        # The dense layers of `hidden_sizes` read [features, action]; with the
+        # mlp torso the features are the flat observation itself.
+        mlp = dataclasses.replace(self.config, torso="mlp")
+        qs = []
+        for i in range(2):
+            if self.config.torso == "mlp":
+                features = obs.reshape((*batch, -1))
+            else:  # each critic its own torso, as each its own dense layers
+                torso = _Torso(self.config, self.obs_ndim, False, name=f"q{i}_obs")
+                features = torso(obs)
+            x = jnp.concatenate([features, action], axis=-1)
+            qs.append(dense(1, 1.0)(_Torso(mlp, 1, name=f"q{i}")(x))[..., 0])
         return jnp.stack(qs, axis=-1)
 
 
@@ -279,8 +286,11 @@ def make_sac_networks(
 ) -> SACNetworks:
     """An actor (tanh-Gaussian head) and twin Q critics of (obs, action).
 
-    On dict observations the actor reads `config.policy_obs_key` and the
-    critics `value_obs_key` (an asymmetric actor-critic).
+    Each critic reads the observation through a torso of its own (the
+    configured one; with `mlp`, the flat observation), then the dense layers
+    of `hidden_sizes` over [features, action]. On dict observations the actor
+    reads `config.policy_obs_key` and the critics `value_obs_key` (an
+    asymmetric actor-critic).
 
     Raises:
       ValueError: for discrete actions (use PPO, PQN, DQN, Ape-X, IMPALA or A2C), or the
@@ -296,9 +306,9 @@ def make_sac_networks(
     (num_dims,) = action_spec.shape
     obs_ndim = len(policy_spec.shape)
     actor = _Actor(config, obs_ndim, num_dims)
-    # The critics take flat inputs: an MLP over [obs, action]; on dict
-    # observations, over the critic's entry.
-    critic = _TwinQ(dataclasses.replace(config, torso="mlp"), len(value_spec.shape))
+    # The critics: the torso over the observation (on dict observations, the
+    # critic's entry), then dense layers over [features, action].
+    critic = _TwinQ(config, len(value_spec.shape))
 
     def init(key: PRNGKey, obs: PyTree) -> Params:
         key_actor, key_critic = jax.random.split(key)

@@ -63,6 +63,9 @@ def torso_names() -> tuple[str, ...]:
 class _Torso(nn.Module):
     config: NetworkConfig
     obs_ndim: int
+    # False: the torso's own layers alone, flattened (SAC's critics add the
+    # action before their dense layers).
+    dense_layers: bool = True
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
@@ -81,7 +84,7 @@ class _Torso(nn.Module):
         elif torso != "mlp":
             x = _USER_TORSOS[torso](self.config)(x)
         x = x.reshape((*batch_shape, -1))
-        for width in self.config.hidden_sizes:
+        for width in self.config.hidden_sizes if self.dense_layers else ():
             x = dense(width, np.sqrt(2.0))(x)
             if self.config.norm == "layer_norm":
                 # Only when asked: a LayerNorm's parameters would change every

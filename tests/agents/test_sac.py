@@ -1,5 +1,6 @@
 """SAC: stored transitions, the temperature's direction, replay shards, a step."""
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,7 +12,7 @@ from purejaxdrl.agents import RunShape, sac
 from purejaxdrl.agents.sac import SACConfig, Stored, make_sac
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
-from purejaxdrl.networks import NetworkConfig, make_sac_networks
+from purejaxdrl.networks import NetworkConfig, make_sac_networks, torsos
 from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
 from purejaxdrl.types import Transition
 
@@ -291,3 +292,54 @@ def test_alpha_learning_rate_is_one_leaf_of_the_config():
     # A leaf, so sweeps vmap it and PBT explores it (no program per value).
     leaves = jax.tree.leaves(SACConfig(alpha_learning_rate=1.5e-4))
     assert len(leaves) == len(jax.tree.leaves(SACConfig())) and 1.5e-4 in leaves
+
+
+def _q_by_hand(critic, i, features, action):
+    """W_out relu(W [features, action] + b) + b_out: critic i's dense layers."""
+    hidden = critic[f"q{i}"]["Dense_0"]
+    out = critic[f"Dense_{i}"]
+    x = np.concatenate([features, action], axis=-1) @ hidden["kernel"]
+    x = np.maximum(x + hidden["bias"], 0.0)
+    return (x @ out["kernel"] + out["bias"])[..., 0]
+
+
+@pytest.mark.parametrize("torso", ["mlp", "mine"])
+def test_critics_read_the_observation_through_the_configured_torso(torso, monkeypatch):
+    class _Mine(nn.Module):
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            return nn.Dense(3, name="mine")(x)
+
+    monkeypatch.setattr(torsos, "_USER_TORSOS", {})
+    pjd.networks.register_torso("mine", lambda config: _Mine())
+    config = NetworkConfig(torso=torso, hidden_sizes=(4,), activation="relu")
+    nets = make_sac_networks(config, Box((5,)), Box((2,)))
+    obs = jax.random.normal(jax.random.key(1), (6, 5))
+    action = jax.random.normal(jax.random.key(2), (6, 2))
+    params = nets.policy.init(jax.random.key(0), obs)
+    critic = jax.tree.map(np.asarray, params["critic"]["params"])
+    q = np.asarray(nets.critic(params["critic"], obs, action))
+    for i in range(2):
+        if torso == "mlp":  # an MLP over [obs, action], as SAC always had it
+            assert set(critic) == {"q0", "q1", "Dense_0", "Dense_1"}
+            features = np.asarray(obs)
+        else:  # each critic its own torso: obs W + b, then the action
+            mine = critic[f"q{i}_obs"]["_Mine_0"]["mine"]
+            features = np.asarray(obs) @ mine["kernel"] + mine["bias"]
+        np.testing.assert_allclose(
+            q[:, i], _q_by_hand(critic, i, features, np.asarray(action)), rtol=1e-5
+        )
+    if torso == "mine":  # two torsos, initialised apart
+        kernels = [critic[f"q{i}_obs"]["_Mine_0"]["mine"]["kernel"] for i in (0, 1)]
+        assert not np.array_equal(*kernels)
+
+
+def test_critics_of_a_conv_torso_convolve_the_frames():
+    config = NetworkConfig(torso="cnn", hidden_sizes=(4,))
+    nets = make_sac_networks(config, Box((5, 5, 2)), Box((2,)))
+    params = nets.policy.init(jax.random.key(0), jnp.zeros((3, 5, 5, 2)))
+    shapes = jax.tree.map(np.shape, params["critic"]["params"])
+    for i in range(2):
+        assert shapes[f"q{i}_obs"]["_Conv_0"]["kernel"] == (3, 3, 2, 16)
+        # 5x5x16 conv features and the 2 action dimensions.
+        assert shapes[f"q{i}"]["Dense_0"]["kernel"] == (5 * 5 * 16 + 2, 4)
