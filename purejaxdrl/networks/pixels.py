@@ -5,21 +5,48 @@ on the device), and scale them by 1/255 themselves, whatever the dtype: nothing
 tells them an observation is already in [0, 1], so on Craftax's `*-Pixels-*`
 ids and MinAtar's 0/1 planes they would scale twice (inputs in [0, 1/255]);
 use `cnn` or `mlp` there. Frames come channels-last [H, W, C] or, as
-EnvPool gives them, channels-first [C, H, W]: an observation whose first axis
-is smaller than its last is read as channels-first and transposed on the
-device. The dense layers after the stack are the torso's (`hidden_sizes`).
+EnvPool gives them, channels-first [C, H, W]: the channels are the smallest
+axis, the first one strictly (then the frames are transposed on the device)
+or else the last one; a shape whose smallest axis is neither, as [8, 8, 16],
+reads both ways and is refused (`channels_first`). The dense layers after the
+stack are the torso's (`hidden_sizes`).
 """
+
+from collections.abc import Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.networks.conv import Conv
+
+
+def channels_first(shape: Sequence[int], torso: str = "nature") -> bool:
+    """Whether a frame of `shape` [C, H, W] is channels-first, not [H, W, C].
+
+    Raises:
+      ConfigError: (one line) a shape that is not 3-D, or whose smallest axis
+        is neither its first alone nor its last: it reads as [C, H, W] and as
+        [H, W, C] (e.g. [8, 8, 16]: 8 channels of 8x16 or 16 of 8x8).
+
+    """
+    shape = tuple(shape)
+    if len(shape) == 3 and shape[0] < min(shape[1:]):
+        return True  # EnvPool's [4, 84, 84]
+    if len(shape) == 3 and shape[2] <= min(shape[:2]):
+        return False  # [84, 84, 4], MinAtar's [10, 10, C], Craftax's [H, W, 3]
+    raise ConfigError(
+        f"network.torso={torso!r} cannot tell the channels of frames of shape "
+        f"{shape}: it reads [C, H, W] when the first axis is the smallest, "
+        "[H, W, C] when the last is; give the environment [H, W, C] "
+        "observations with fewer channels than rows and columns."
+    )
 
 
 def frames(obs: jax.Array) -> jax.Array:
     """[N, *frame] raw frames -> [N, H, W, C] float32 in [0, 1]."""
-    if obs.shape[1] < obs.shape[-1]:  # [N, C, H, W]
+    if channels_first(obs.shape[1:]):  # [N, C, H, W]
         obs = jnp.transpose(obs, (0, 2, 3, 1))
     return obs.astype(jnp.float32) / 255.0
 

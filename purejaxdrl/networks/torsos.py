@@ -14,7 +14,7 @@ import flax.linen as nn
 import jax
 import numpy as np
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, warn_once
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks.base import (
     ACTIVATIONS,
@@ -25,7 +25,13 @@ from purejaxdrl.networks.base import (
     dense,
 )
 from purejaxdrl.networks.conv import _Conv
-from purejaxdrl.networks.pixels import ImpalaResNet, NatureCNN, frames, min_size
+from purejaxdrl.networks.pixels import (
+    ImpalaResNet,
+    NatureCNN,
+    channels_first,
+    frames,
+    min_size,
+)
 from purejaxdrl.types import PyTree
 
 # The torsos of the user's own, by name (`register_torso`).
@@ -214,6 +220,16 @@ def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
                 f"network.torso={config.torso!r} needs frames of at least "
                 f"{min_size(config.torso)}x{min_size(config.torso)}, got "
                 f"{obs_spec.shape}; use --network.torso {fits}."
+            )
+        first = channels_first(obs_spec.shape, config.torso)  # or refuses
+        if not first and shape[0] < min_size("nature"):
+            # Only impala_resnet gets here (`nature` refused them above).
+            warn_once(
+                f"network.torso={config.torso!r} on [H, W, C] frames of shape "
+                f"{obs_spec.shape}, smaller than Atari's: if they are in [0, 1] "
+                "(MinAtar's 0/1 planes) it scales them again, to [0, 1/255]; "
+                "use --network.torso cnn there.",
+                key=("small frames", config.torso),
             )
         if config.torso == "impala_resnet" and not config.resnet_channels:
             raise ValueError(

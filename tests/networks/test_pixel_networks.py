@@ -5,15 +5,23 @@ and a matmul) against `lax.conv_general_dilated`, values and gradients; frames
 read channels-first or channels-last, uint8 or float, scaled by 1/255.
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import (
+    ConfigError,
+    SetupWarning,
+    forget_warnings,
+    quiet_setup_warnings,
+)
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import NetworkConfig, make_actor_critic
 from purejaxdrl.networks.conv import im2col_conv, xla_conv
+from purejaxdrl.networks.pixels import channels_first, frames
 
 
 def _count(tree) -> int:
@@ -125,3 +133,49 @@ def test_small_frames_are_pointed_at_the_torso_that_fits_them():
         make_actor_critic(NetworkConfig(torso="nature"), Box((4, 10, 10)), Discrete(6))
     resnet = NetworkConfig(torso="impala_resnet")
     make_actor_critic(resnet, Box((4, 10, 10)), Discrete(6))
+
+
+@pytest.mark.parametrize(
+    "shape, first",
+    [((4, 84, 84), True), ((4, 10, 10), True), ((3, 210, 160), True),
+     ((84, 84, 4), False), ((10, 10, 4), False), ((10, 10, 10), False),
+     ((63, 63, 3), False), ((130, 110, 3), False), ((210, 160, 3), False)],
+)  # fmt: skip
+def test_frames_keep_the_layouts_of_atari_minatar_and_craftax(shape, first):
+    # EnvPool's [C, H, W] stacks, MinAtar's [10, 10, C] planes and Craftax's
+    # [H, W, 3] pixels: the channels are the smallest axis, first or last.
+    assert channels_first(shape) is first
+    x = jax.random.uniform(jax.random.key(0), (2, *shape), maxval=255.0)
+    hwc = np.transpose(x, (0, 2, 3, 1)) if first else x
+    np.testing.assert_allclose(frames(x), np.asarray(hwc) / 255.0, rtol=1e-6)
+    with quiet_setup_warnings():  # MinAtar's: the warning is tested below
+        make_actor_critic(NetworkConfig(torso="impala_resnet"), Box(shape), Discrete(3))
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 16), (8, 4, 16), (10, 4, 10), (16, 8, 16)])
+def test_frames_that_read_both_ways_are_refused(shape):
+    # [8, 8, 16] is 16 channels of 8x8 or 8 channels of 8x16: the rule "the
+    # first axis is smaller than the last" read it channels-first, silently.
+    resnet = NetworkConfig(torso="impala_resnet")
+    with pytest.raises(ConfigError, match=r"cannot tell the channels") as error:
+        make_actor_critic(resnet, Box(shape), Discrete(3))
+    assert "\n" not in str(error.value) and str(shape) in str(error.value)
+    with pytest.raises(ConfigError, match=r"cannot tell the channels"):
+        frames(jnp.zeros((1, *shape)))
+
+
+def test_impala_resnet_on_small_channels_last_frames_warns_once_of_cnn():
+    # MinAtar's 0/1 planes would reach the convolutions as [0, 1/255].
+    forget_warnings()
+    resnet = NetworkConfig(torso="impala_resnet")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_actor_critic(resnet, Box((84, 84, 4)), Discrete(3))
+        make_actor_critic(resnet, Box((4, 10, 10)), Discrete(3))  # [C, H, W]
+        assert not [w for w in caught if issubclass(w.category, SetupWarning)]
+        make_actor_critic(resnet, Box((10, 10, 4)), Discrete(3))
+        make_actor_critic(resnet, Box((10, 10, 7)), Discrete(3))
+    (warning,) = [w for w in caught if issubclass(w.category, SetupWarning)]
+    assert "use --network.torso cnn" in str(warning.message)
+    assert "[0, 1/255]" in str(warning.message)
+    forget_warnings()
