@@ -141,7 +141,8 @@ def make_recurrent_actor_critic(
     """An actor-critic with the recurrent core `config.core` between torso and heads.
 
     Args:
-      config: the architecture; `core` is `lstm` or `gru`, of `core_size` units.
+      config: the architecture; `core` is `lstm`, `gru` or `mingru`, of
+        `core_size` units.
       obs_ndim: the number of observation dimensions.
       policy_size: the policy head's width (logits, or Gaussian parameters).
       distribution: the policy head's distribution.
