@@ -7,7 +7,8 @@ An exported policy is a folder with `policy.json` (the network description,
 the observation and action spaces, the environment it was trained on) and
 `params.msgpack` (network parameters and, if the run normalised observations,
 the normaliser's statistics). Loading it needs no run directory, no optimiser,
-no environment: only this package.
+no environment: only this package, and the modules of the run's env.imports
+(policy.json's `env_imports`: the user's torso, algorithm or environment).
 """
 
 import dataclasses
