@@ -8,7 +8,7 @@ the observation and action spaces, the environment it was trained on) and
 `params.msgpack` (network parameters and, if the run normalised observations,
 the normaliser's statistics). Loading it needs no run directory, no optimiser,
 no environment: only this package, and the modules of the run's env.imports
-(policy.json's `env_imports`: the user's torso, algorithm or environment).
+(policy.json's `env_imports`) where they register its torso or algorithm.
 """
 
 import dataclasses
@@ -26,7 +26,7 @@ from purejaxdrl import config as configs
 from purejaxdrl import env as envs
 from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.fields import EpsilonFields
-from purejaxdrl.agents.registry import algorithm
+from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
@@ -37,7 +37,7 @@ from purejaxdrl.env.normalization import (
     statistics_from_host,
     statistics_to_host,
 )
-from purejaxdrl.networks import RecurrentNetwork
+from purejaxdrl.networks import RecurrentNetwork, torso_names
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.training.policy_checks import (
     check_params,
@@ -250,9 +250,9 @@ def write_policy(
 def load_policy(path: str | pathlib.Path) -> Policy:
     """Loads a policy written by `export_policy` (`purejaxdrl export`).
 
-    Not pure: it first imports the modules of policy.json's `env_imports`
-    (searching the current folder first), which register the run's own
-    torso, algorithm or environment.
+    Not pure: when the run's algorithm or torso is not registered in this
+    process, it first imports the modules of policy.json's `env_imports`
+    (searching the current folder first), which register them.
 
     Raises:
       ConfigError: `path` is not an exported policy folder, or a module of
@@ -282,8 +282,10 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     check_spec(path, spec, SPEC_FILE, VERSION)
     # The run's env.imports register what is the user's own: its algorithm,
     # its torso (for any algorithm), its environment. Imported first, as a
-    # resume does, so a fresh process builds the network the run acted with.
-    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
+    # resume does, so a fresh process builds the network the run acted with;
+    # a policy of the user's environment alone still loads without them.
+    if spec["algo"] not in names() or _user_torso(spec["network"]):
+        import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     config = network_config(path / SPEC_FILE, spec["network"])
     obs_spec, action_spec = _spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
@@ -329,6 +331,11 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         return state, mode(obs)
 
     return Policy(act, mode, params, spec, lambda batch: (), step, step_mode)
+
+
+def _user_torso(network: dict[str, Any]) -> bool:
+    """Whether policy.json's network names a torso not registered here yet."""
+    return network.get("torso", "mlp") not in torso_names()
 
 
 def _is_box(x: Any) -> bool:

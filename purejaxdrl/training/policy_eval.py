@@ -9,6 +9,7 @@ its distribution, the first episode of each of E fresh environments, and
 `--render` drawing the first of them.
 """
 
+import json
 import pathlib
 import types
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from purejaxdrl import env as envs
 from purejaxdrl.config import apply_overrides
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
+from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.play import ModePolicy, Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.training.config import TrainConfig, config_class
@@ -41,8 +43,9 @@ def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, i
       ConfigError: `path` is no policy, or its environment cannot be made.
 
     """
-    # `load_policy` imports policy.json's env_imports (they register the
-    # run's own torso, algorithm and environment) before it builds anything.
+    # The modules that register its environment, torso and algorithm (a
+    # user's), as a resume does: before `load_policy` builds the network.
+    import_modules(_env_imports(path), "policy.json's env_imports")
     policy = load_policy(path)
     spec = policy.spec
     config = apply_overrides(
@@ -69,6 +72,16 @@ def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, i
     env = envs.make(config.env.id, **options)
     state.env_params = env.default_params
     return config, DevicePlayer(env, acting, config.eval), state, spec["updates"]
+
+
+def _env_imports(path: str | pathlib.Path) -> list[str]:
+    """policy.json's env_imports; none where unreadable (`load_policy` says why)."""
+    try:
+        spec = json.loads((pathlib.Path(path) / SPEC_FILE).read_text())
+        imports = spec["env_imports"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return []
+    return [str(name) for name in imports] if isinstance(imports, list) else []
 
 
 def _acting(policy: Policy) -> ModePolicy:

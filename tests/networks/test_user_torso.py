@@ -146,8 +146,10 @@ def test_a_policy_with_a_registered_torso_loads_in_a_fresh_process(
         with pytest.raises(ConfigError, match=r"registered in this process.*"
                            r"env_imports \['pjd_fresh_torso'\]"):  # fmt: skip
             pjd.load_policy(out)
-        # From a folder without the module: one line naming it and the fix.
+        # A fresh process (no torso registered) in a folder without the
+        # module: one line naming it and the fix.
         sys.modules.pop("pjd_fresh_torso")
+        torsos._USER_TORSOS.clear()
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != str(home)]
         monkeypatch.chdir(tmp_path)
         with pytest.raises(ConfigError, match="no module named 'pjd_fresh_torso'"):
