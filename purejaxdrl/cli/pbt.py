@@ -78,8 +78,8 @@ def _add_population_flags(parser: Parser) -> None:
 def _plan(args: Any, base: Any) -> dict[str, Any]:
     """PBT's keyword arguments from its flags, checked with the members' configs."""
     from purejaxdrl.config import ConfigError
+    from purejaxdrl.sweeps.pbt_inputs import check_pbt_config, member_configs
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
-    from purejaxdrl.sweeps.population import check_pbt_config, member_configs
     from purejaxdrl.sweeps.spec import parse_sample_arg
 
     explore = {}

@@ -9,7 +9,8 @@ batch by batch), `messages` (what it reports), `result` (per-run records,
 per-setting summary), `report` and `run_files` (the sweep directory's files),
 `best_policy` (a run's policy, `export_run`); population-based training on
 the same batches: `pbt_operators` (its jitted rank / exploit / explore),
-`population` (`pbt()`: ready steps between chunks), `lineage` (PBTResult,
+`pbt_inputs` (its settings and members, checked), `population` (`pbt()`:
+ready steps between chunks), `lineage` (PBTResult,
 its files, `load_pbt`). Builds on `training` (configs, experiments, the
 chunk schedule) and `observe`; never imports `cli`.
 """

@@ -1,18 +1,13 @@
 """`pbt()`: population-based training, a sweep batch with ready steps between chunks."""
 
 import dataclasses
-import math
-import numbers
 import pathlib
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 
-from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import write_run_policy
-from purejaxdrl.sweeps.fields import Wording
 from purejaxdrl.sweeps.inputs import (
     base_and_target,
     check_device_memory,
@@ -27,158 +22,18 @@ from purejaxdrl.sweeps.lineage import (
     start_pbt_dir,
     write_pbt_files,
 )
-from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
-from purejaxdrl.sweeps.pbt_operators import (
-    ExploredField,
-    PBTConfig,
+from purejaxdrl.sweeps.pbt_inputs import (
+    check_pbt_config,
+    member_configs,
+    no_exploit_note,
 )
+from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
+from purejaxdrl.sweeps.pbt_operators import PBTConfig
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.search import is_integer
-from purejaxdrl.sweeps.spec import check_seed_count, make_plan
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
-
-# The sweep's field and range errors, in PBT's flags: members are one
-# program (a static field cannot differ) and each has its own seed.
-_PBT_WORDING = Wording(
-    sample="--explore",
-    field="--explore field",
-    seed="member i trains with seed --seed + i",
-    static="PBT's members share one program; set a static field with --FIELD",
-)
-
-
-def check_pbt_config(config: PBTConfig, population: int) -> None:
-    """Raises ConfigError, naming the value and the rule, for bad PBT settings."""
-    rules = [
-        (
-            is_integer(population) and population >= 1,
-            f"population={population!r} must be an integer >= 1; e.g. --population 8",
-        ),
-        (
-            is_integer(config.ready) and config.ready >= 1,
-            f"pbt.ready={config.ready} must be >= 1 chunk between ready steps; "
-            "e.g. --pbt.ready 4",
-        ),
-        (
-            0 < config.quantile <= 0.5,
-            f"pbt.quantile={config.quantile} must be in (0, 0.5] (the bottom "
-            "and top quantiles may not overlap); e.g. 0.25",
-        ),
-        (
-            0 <= config.resample_probability <= 1,
-            f"pbt.resample_probability={config.resample_probability} must be in "
-            "[0, 1] (the chance a copied field is drawn afresh); e.g. 0.25",
-        ),
-        (
-            _positive_factors(config.perturb),
-            f"pbt.perturb={config.perturb!r} must be two finite positive factors; "
-            "e.g. (0.8, 1.25)",
-        ),
-    ]
-    for ok, message in rules:
-        if not ok:
-            raise ConfigError(message + ".")
-
-
-def _positive_factors(perturb: Any) -> bool:
-    """Whether `perturb` is two finite numbers > 0 (NaN compares False)."""
-    if not isinstance(perturb, tuple | list) or len(perturb) != 2:
-        return False
-    return all(
-        isinstance(x, numbers.Real)
-        and not isinstance(x, bool)
-        and math.isfinite(x)
-        and x > 0
-        for x in perturb
-    )
-
-
-def no_exploit_note(config: PBTConfig, population: int, chunks: int) -> str | None:
-    """Why no member of this population will ever copy another, or None.
-
-    Valid (a population of 1 is the sweep run of its draw, a member never
-    ready one too), but rarely meant. `chunks`: the run's chunk count; ready
-    steps come after every `ready` of them but the last.
-    """
-    if int(config.quantile * population + 1e-9) < 1:  # exploit's k
-        least = math.ceil(1 / config.quantile - 1e-9)
-        return (
-            f"pbt: population={population} with pbt.quantile={config.quantile} "
-            "puts no member in the bottom quantile, so none will ever copy another "
-            f"(the members train as a sweep would); --population {least} or more "
-            "exploits"
-        )
-    if (chunks - 1) // config.ready < 1:
-        return (
-            f"pbt: pbt.ready={config.ready} chunks between ready steps, but the run "
-            f"has {chunks} chunks (num_logs), so no ready step comes (the members "
-            f"train as a sweep would); lower --pbt.ready below {chunks} or raise "
-            "--num-logs"
-        )
-    return None
-
-
-def member_configs(
-    base: TrainConfig,
-    explore: Mapping[str, tuple[str, float, float]],
-    population: int,
-    search_seed: int,
-) -> tuple[list[TrainConfig], tuple[ExploredField, ...]]:
-    """Each member's starting config, and the explored fields with their spaces.
-
-    Member i is draw i of the random search (`make_plan`'s, with
-    `search_seed`) with seed base.seed + i: `sweep(base, sample=explore,
-    num_samples=population, search_seed=...)`'s setting i.
-
-    Raises:
-      ConfigError: no explored field, a member seed outside [0, 2**32), or a
-        field or range the sweep's `--sample` would refuse (in PBT's words).
-
-    """
-    if not explore:
-        raise ConfigError(
-            "PBT needs at least one explored field; e.g. --explore "
-            "learning_rate=loguniform:1e-5:1e-3."
-        )
-    validate(base)  # its seed first: the members' seeds count from it
-    check_seed_count(base.seed, population, "--population")
-    plan = make_plan(
-        base,
-        sample=explore,
-        num_samples=population,
-        search_seed=search_seed,
-        wording=_PBT_WORDING,
-    )
-    for field in plan.fields:
-        _check_not_start_only(base, field.path)
-    fields = tuple(
-        ExploredField(field.path.split(".", 1)[1], kind, float(low), float(high))
-        for field, (kind, low, high) in zip(plan.fields, explore.values(), strict=True)
-    )
-    configs = [
-        dataclasses.replace(c, seed=base.seed + i) for i, c in enumerate(plan.configs)
-    ]
-    return configs, fields
-
-
-def _check_not_start_only(base: TrainConfig, path: str) -> None:
-    """Refuses a field its algorithm reads only when the learner starts.
-
-    Such a field (`metadata["start_only"]`, e.g. SAC's init_alpha) seeds the
-    learner state; a ready step's copy or perturbation of it changes nothing.
-    """
-    algo, name = path.split(".", 1)
-    field = {f.name: f for f in dataclasses.fields(base.algo_config)}[name]
-    if field.metadata.get("start_only"):
-        raise ConfigError(
-            f"--explore {name}: {path} is read only when the learner starts (its "
-            "state holds what it became), so a ready step could not change it; "
-            f"explore another field, or sweep it (purejaxdrl sweep --sample "
-            f"{name}=...)."
-        )
 
 
 def pbt(

@@ -204,8 +204,8 @@ def test_member_seeds_stay_in_a_keys_range():
 
 
 def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
+    from purejaxdrl.sweeps.pbt_inputs import no_exploit_note
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
-    from purejaxdrl.sweeps.population import no_exploit_note
 
     # exploit's k = int(quantile x population): 0 members copy another below 4
     # at the default 0.25, below 2 at 0.5.
