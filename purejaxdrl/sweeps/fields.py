@@ -17,6 +17,12 @@ _NOT_SWEPT = {
     "devices": "it does not change what a run learns; pass --devices once",
     "run_dir": "it does not change what a run learns",
     "num_logs": "it does not change what a run learns; pass --num-logs once",
+    # Only the rollout loop's speed: the runs would be the same run, compiled
+    # once per value (time values with `purejaxdrl train --scan-unroll N`).
+    "scan_unroll": "it changes only speed, not what a run learns; pass "
+    "--scan-unroll once",
+    "eval": "sweeps and PBT play no evaluation episodes; drop it",
+    "host": "sweeps and PBT train device environments only; drop it",
 }
 
 
@@ -65,6 +71,7 @@ class Wording:
       field: what a field name is called (`sweep field`, `--explore field`).
       seed: why `seed` is not a field to vary.
       static: where a static field can be varied instead.
+      twice: how a field can come to be given twice.
 
     """
 
@@ -72,6 +79,7 @@ class Wording:
     field: str = "sweep field"
     seed: str = _NOT_SWEPT["seed"]
     static: str = "a sweep can --grid a static one"
+    twice: str = "gridded and sampled, or under two names"
 
 
 SWEEP = Wording()

@@ -25,6 +25,8 @@ _PBT_WORDING = Wording(
     field="--explore field",
     seed="member i trains with seed --seed + i",
     static="PBT's members share one program; set a static field with --FIELD",
+    # PBT has no grid, and the command line refuses a name given twice.
+    twice="under two names",
 )
 
 

@@ -44,8 +44,8 @@ def sampled_field(
     flag = wording.sample
     if field.path in {f.path for f in taken}:
         raise ConfigError(
-            f"{wording.field} {field.path!r} is given twice (gridded and sampled, "
-            "or under two names); pick one."
+            f"{wording.field} {field.path!r} is given twice ({wording.twice}); "
+            "pick one."
         )
     if not field.dynamic:
         raise ConfigError(

@@ -24,6 +24,13 @@ BASE = pjd.load_preset("cartpole").config  # PPO
         ("impala.learning_rate", "belongs to impala, and a sweep of ppo"),
         ("checkpoint.every", "apply to the whole sweep"),
         ("learning_rat", "did you mean 'learning_rate'?"),
+        # Each value would be the same run, compiled again.
+        ("eval.every", "'eval.every' cannot be swept: sweeps and PBT play no eval"),
+        ("eval.episodes", "play no evaluation episodes; drop it"),
+        ("host.queue_size", "'host.queue_size' cannot be swept: sweeps and PBT "),
+        ("host.queue_size", "train device environments only; drop it"),
+        ("scan_unroll", "'scan_unroll' cannot be swept: it changes only speed"),
+        ("scan-unroll", "changes only speed, not what a run learns; pass --scan-un"),
     ],
 )
 def test_fields_a_sweep_may_not_vary_are_refused_by_name(name, message):
@@ -55,3 +62,14 @@ def test_static_key_ignores_dynamic_fields_and_the_seed():
     assert static_key(dataclasses.replace(other, seed=7)) == static_key(BASE)
     epochs = setting_config(BASE, {"ppo.num_epochs": BASE.ppo.num_epochs + 1})
     assert static_key(epochs) != static_key(BASE)
+
+
+def test_pbt_names_its_own_flag_for_fields_it_cannot_explore():
+    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+
+    with pytest.raises(
+        ConfigError,
+        match=r"^--explore field 'eval\.every' cannot be swept: sweeps and PBT "
+        r"play no evaluation episodes; drop it\.$",
+    ):
+        resolve_field(BASE, "eval.every", _PBT_WORDING)

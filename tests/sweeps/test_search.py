@@ -36,6 +36,22 @@ def test_a_gridded_field_cannot_be_sampled():
         sampled_field(BASE, "gamma", ("uniform", 0.9, 0.99), [Field("ppo.gamma", True)])
 
 
+def test_pbt_says_a_field_twice_is_under_two_names_not_gridded():
+    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+
+    taken = [Field("ppo.learning_rate", True)]
+    spec = ("uniform", 1e-4, 1e-2)
+    # PBT has no grid: the only way twice is a bare and a dotted name.
+    with pytest.raises(
+        ConfigError,
+        match=r"^--explore field 'ppo\.learning_rate' is given twice \(under two "
+        r"names\); pick one\.$",
+    ):
+        sampled_field(BASE, "ppo.learning_rate", spec, taken, _PBT_WORDING)
+    with pytest.raises(ConfigError, match=r"twice \(gridded and sampled, or under"):
+        sampled_field(BASE, "ppo.learning_rate", spec, taken)
+
+
 def test_draws_take_each_fields_column_from_one_generator():
     sample = {
         "learning_rate": ("loguniform", 1e-4, 1e-2),

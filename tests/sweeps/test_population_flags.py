@@ -1,0 +1,63 @@
+"""`purejaxdrl sweep` and `pbt`: their flags reach the library, or fail in one line."""
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.sweeps import program
+
+SMALL = ["--num-envs", "8", "--total-steps", "2048", "--num-logs", "2"]
+SWEEP = ["sweep", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
+PBT = ["pbt", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
+LR = "learning_rate=loguniform:1e-4:1e-2"
+
+
+def _one_line_error(argv: list[str], capsys) -> str:
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
+    return lines[0].removeprefix("purejaxdrl: error: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            [*SWEEP, "--grid", "eval.every=1,2"],
+            "sweep field 'eval.every' cannot be swept: sweeps and PBT play no "
+            "evaluation episodes; drop it.",
+        ),
+        (
+            [*SWEEP, "--grid", "host.queue_size=1,2"],
+            "sweep field 'host.queue_size' cannot be swept: sweeps and PBT train "
+            "device environments only; drop it.",
+        ),
+        (
+            [*SWEEP, "--sample", "eval.stop_at=uniform:1:2", "--samples", "2"],
+            "sweep field 'eval.stop_at' cannot be swept: sweeps and PBT play no",
+        ),
+        (
+            [*SWEEP, "--grid", "scan_unroll=1,4"],
+            "sweep field 'scan_unroll' cannot be swept: it changes only speed, not "
+            "what a run learns; pass --scan-unroll once.",
+        ),
+        (
+            [*PBT, "--explore", "eval.stop_at=uniform:1:2"],
+            "--explore field 'eval.stop_at' cannot be swept: sweeps and PBT play no",
+        ),
+        (
+            [*PBT, "--explore", LR, "--explore", "ppo." + LR],
+            "--explore field 'ppo.learning_rate' is given twice (under two names); "
+            "pick one.",
+        ),
+    ],
+)
+def test_input_that_would_change_nothing_is_one_line(argv, message, capsys):
+    assert message in _one_line_error(argv, capsys)
+
+
+def test_a_sweeps_fields_are_refused_from_python_too():
+    with pytest.raises(pjd.ConfigError, match="'eval.every' cannot be swept"):
+        program.sweep("cartpole", grid={"eval.every": [1, 2]}, console=False)
