@@ -8,6 +8,7 @@ and the rule, exit 2). `PopulationCommand` is what each command says of itself.
 import argparse
 import functools
 import importlib
+import math
 import re
 import sys
 import time
@@ -120,6 +121,11 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     preset, args, base = preset_run(
         argv, known.env or "cartpole", known.algo or "ppo", parser
     )
+    if args.target is not None and not math.isfinite(args.target):
+        # NaN would judge every run short of it, -inf every run past it.
+        raise UsageError(
+            f"--target {args.target} must be a finite return; e.g. --target 475."
+        )
     kwargs = command.plan(args, base)
     from purejaxdrl.sweeps.inputs import unjudged
 

@@ -5,6 +5,7 @@ resume reads; `messenger`, which keeps a run's messages and passes them on.
 """
 
 import functools
+import math
 import numbers
 import pathlib
 import warnings
@@ -105,6 +106,26 @@ def environments(plan: SweepPlan) -> int:
     return len({c.env.id for c in plan.configs})  # per setting: seeds share it
 
 
+def check_target(target_return: Any) -> None:
+    """`target_return` is None or a finite number.
+
+    Raises:
+      ConfigError: naming the value; NaN would judge every run short of it,
+        and -inf every run past it.
+
+    """
+    if target_return is None:
+        return
+    number = isinstance(target_return, numbers.Real) and not isinstance(
+        target_return, bool
+    )
+    if not (number and math.isfinite(target_return)):
+        raise ConfigError(
+            f"target_return={target_return!r} must be a finite return; e.g. "
+            "target_return=475 (the command line's --target 475)."
+        )
+
+
 def base_and_target(
     base: TrainConfig | str, algo: str | None, target_return: float | None
 ) -> tuple[TrainConfig, float | None]:
@@ -117,9 +138,11 @@ def base_and_target(
 
     Raises:
       ConfigError: for a host environment (a sweep's or a population's runs
-        are one program on device), or an `algo` the config does not have.
+        are one program on device), an `algo` the config does not have, or a
+        `target_return` that is not a finite number.
 
     """
+    check_target(target_return)
     if isinstance(base, str):
         preset = load_preset(base, algo or "ppo")
         why = unjudged(preset, preset.config.env.id, several_envs=False)

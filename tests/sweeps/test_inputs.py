@@ -1,5 +1,7 @@
 """What a sweep or population is given: the base config and its target."""
 
+import math
+import re
 import warnings
 
 import pytest
@@ -30,6 +32,20 @@ def test_a_training_target_is_the_default():
         warnings.simplefilter("error")
         _, target = base_and_target("cartpole", "ppo", None)
     assert target == 475.0  # the preset's training target
+
+
+@pytest.mark.parametrize("target", [math.nan, math.inf, -math.inf, "475", True])
+def test_a_target_must_be_a_finite_number(target):
+    # NaN would judge every run short of it, -inf every run past it.
+    with pytest.raises(
+        pjd.ConfigError,
+        match=rf"^target_return={re.escape(repr(target))} must be a finite return; "
+        r"e\.g\. target_return=475",
+    ):
+        base_and_target("cartpole", "ppo", target)
+    config = pjd.load_preset("cartpole").config
+    with pytest.raises(pjd.ConfigError, match="must be a finite return"):
+        base_and_target(config, None, target)
 
 
 @pytest.mark.timeout(600)

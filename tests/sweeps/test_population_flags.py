@@ -21,6 +21,16 @@ def _one_line_error(argv: list[str], capsys) -> str:
     return lines[0].removeprefix("purejaxdrl: error: ")
 
 
+@pytest.mark.parametrize("target", ["nan", "-inf", "inf"])
+@pytest.mark.parametrize("command", [SWEEP, [*PBT, "--explore", LR]])
+def test_a_target_that_is_not_finite_is_one_line(command, target, capsys):
+    # NaN judged every run short of it (0/1), -inf every run past it (1/1).
+    error = _one_line_error([*command, f"--target={target}"], capsys)
+    assert (
+        error == f"--target {float(target)} must be a finite return; e.g. --target 475."
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
