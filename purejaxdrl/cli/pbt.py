@@ -20,8 +20,21 @@ from purejaxdrl.cli.population import (
 )
 
 
+def _factors(text: str) -> tuple[float, float]:
+    """`0.8,1.2` -> (0.8, 1.2): --pbt.perturb's two factors (checked later)."""
+    parts = text.split(",")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:  # not two parts, or one is not a number
+        raise UsageError(
+            f"--pbt.perturb {text!r} is not two factors LOW,HIGH; e.g. "
+            "--pbt.perturb 0.8,1.2."
+        ) from None
+    return low, high
+
+
 def _add_pbt_flags(parser: Parser) -> None:
-    """The ready step's flags: interval, quantile, resampling, replay."""
+    """The ready step's flags: interval, quantile, resampling, factors, replay."""
     pbt = parser.add_argument_group("PBT")
     pbt.add_argument(
         "--pbt.ready",
@@ -43,7 +56,16 @@ def _add_pbt_flags(parser: Parser) -> None:
         default=0.25,
         metavar="P",
         help="chance a copied field is drawn afresh instead of multiplied by "
-        "0.8 or 1.25 (default: 0.25)",
+        "one of the --pbt.perturb factors (default: 0.25)",
+    )
+    pbt.add_argument(
+        "--pbt.perturb",
+        type=_factors,
+        default=(0.8, 1.25),
+        metavar="LOW,HIGH",
+        help="the two factors a copied field is otherwise multiplied by, one "
+        "at random (default: 0.8,1.25; Jaderberg et al. 2017 use 0.8,1.2 "
+        "with --pbt.quantile 0.2)",
     )
     pbt.add_argument(
         "--pbt.keep-buffer",
@@ -95,6 +117,7 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
         "ready": getattr(args, "pbt.ready"),
         "quantile": getattr(args, "pbt.quantile"),
         "resample_probability": getattr(args, "pbt.resample_probability"),
+        "perturb": getattr(args, "pbt.perturb"),
         "keep_buffer": getattr(args, "pbt.keep_buffer"),
     }
     check_pbt_config(PBTConfig(**settings), args.population)

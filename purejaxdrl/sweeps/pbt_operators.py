@@ -7,6 +7,12 @@ selection) and perturbs the copied hyper-parameters (*explore*). Members are the
 leading axis of a sweep's batched state and configs, so exploit is a gather over
 that axis and explore an elementwise perturbation of the dynamic leaves: both
 run on the device, inside one jitted program.
+
+The defaults differ from the paper's: it perturbs by 0.8 or 1.2 and truncates
+at 20%; here `PBTConfig` perturbs by 0.8 or 1.25 (1.25 = 1/0.8, so the two
+moves cancel in log space and a value does not drift down) and truncates at
+25%. `PBTConfig(quantile=0.2, perturb=(0.8, 1.2))` (`--pbt.quantile 0.2
+--pbt.perturb 0.8,1.2`) is the paper's setting.
 """
 
 import dataclasses
@@ -51,11 +57,12 @@ class PBTConfig:
       ready: chunks between ready steps (a member is ranked on the episodes
         that ended since the last one).
       quantile: the share of the population in the bottom (and in the top)
-        quantile: int(quantile x population) members copy as many others.
+        quantile: int(quantile x population) members copy as many others
+        (the paper's is 0.2).
       resample_probability: chance that a copied field is drawn afresh from
         its space instead of perturbed.
       perturb: the factors a copied field is multiplied by, one of the two at
-        random (then clipped to its space).
+        random (then clipped to its space); the paper's are (0.8, 1.2).
       keep_buffer: members keep their own replay data (every agent-state leaf
         split over the `data` axis) instead of copying their parent's.
 

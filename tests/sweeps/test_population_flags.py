@@ -4,7 +4,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.sweeps import program
+from purejaxdrl.sweeps import population, program
+from purejaxdrl.sweeps.pbt_operators import PBTConfig
 
 SMALL = ["--num-envs", "8", "--total-steps", "2048", "--num-logs", "2"]
 SWEEP = ["sweep", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
@@ -19,6 +20,57 @@ def _one_line_error(argv: list[str], capsys) -> str:
     assert status == 2, err
     assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
     return lines[0].removeprefix("purejaxdrl: error: ")
+
+
+class _Called(Exception):
+    """Raised by a stand-in for the library's function: the kwargs it got."""
+
+
+def _capture(monkeypatch, module, name: str) -> dict:
+    """Replaces `module.name` with a function that keeps its kwargs and stops."""
+    seen: dict = {}
+
+    def stand_in(*args, **kwargs):
+        seen.update(kwargs)
+        raise _Called
+
+    monkeypatch.setattr(module, name, stand_in)
+    return seen
+
+
+def _one_line_error(argv: list[str], capsys) -> str:
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
+    return lines[0].removeprefix("purejaxdrl: error: ")
+
+
+def test_pbt_perturb_reaches_pbt_and_the_paper_setting_is_two_flags(monkeypatch):
+    seen = _capture(monkeypatch, population, "pbt")
+    argv = [*PBT, "--explore", LR, "--pbt.perturb", "0.8,1.2", "--pbt.quantile", "0.2"]
+    with pytest.raises(_Called):
+        cli.main(argv)
+    assert seen["perturb"] == (0.8, 1.2) and seen["quantile"] == 0.2
+    with pytest.raises(_Called):  # the default: 1.25 = 1 / 0.8
+        cli.main([*PBT, "--explore", LR])
+    assert seen["perturb"] == (0.8, 1.25) == PBTConfig().perturb
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1.2", "--pbt.perturb '1.2' is not two factors LOW,HIGH; e.g. --pbt.pe"),
+        ("0.8,1.2,1.5", "--pbt.perturb '0.8,1.2,1.5' is not two factors LOW,HIGH"),
+        ("0.8,up", "--pbt.perturb '0.8,up' is not two factors LOW,HIGH"),
+        ("0.8,nan", "pbt.perturb=(0.8, nan) must be two finite positive factors"),
+        ("0,1.2", "pbt.perturb=(0.0, 1.2) must be two finite positive factors"),
+    ],
+)
+def test_a_bad_pbt_perturb_is_one_line(value, message, capsys):
+    argv = [*PBT, "--explore", LR, "--pbt.perturb", value]
+    assert message in _one_line_error(argv, capsys)
 
 
 @pytest.mark.parametrize("target", ["nan", "-inf", "inf"])
