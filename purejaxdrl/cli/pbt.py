@@ -100,7 +100,11 @@ def _add_population_flags(parser: Parser) -> None:
 def _plan(args: Any, base: Any) -> dict[str, Any]:
     """PBT's keyword arguments from its flags, checked with the members' configs."""
     from purejaxdrl.config import ConfigError
-    from purejaxdrl.sweeps.pbt_inputs import check_pbt_config, member_configs
+    from purejaxdrl.sweeps.pbt_inputs import (
+        check_keep_buffer,
+        check_pbt_config,
+        member_configs,
+    )
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
     from purejaxdrl.sweeps.spec import parse_sample_arg
 
@@ -120,7 +124,9 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
         "perturb": getattr(args, "pbt.perturb"),
         "keep_buffer": getattr(args, "pbt.keep_buffer"),
     }
-    check_pbt_config(PBTConfig(**settings), args.population)
+    config = PBTConfig(**settings)
+    check_pbt_config(config, args.population)
+    check_keep_buffer(config, base)
     member_configs(base, explore, args.population, args.search_seed)
     return {
         "explore": explore,

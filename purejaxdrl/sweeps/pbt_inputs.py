@@ -1,8 +1,8 @@
 """What a PBT run is given, checked: its settings, members and explored fields.
 
 PBT's flags in the sweep's field and range errors, the ready steps' settings
-(`check_pbt_config`), the note for a population that will never exploit,
-and each member's starting config (`member_configs`).
+(`check_pbt_config`, `check_keep_buffer`), the note for a population that
+will never exploit, and each member's starting config (`member_configs`).
 """
 
 import dataclasses
@@ -11,6 +11,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.fields import Wording
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
@@ -61,6 +62,20 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
     for ok, message in rules:
         if not ok:
             raise ConfigError(message + ".")
+
+
+def check_keep_buffer(config: PBTConfig, base: TrainConfig) -> None:
+    """Refuses keep_buffer for a learner that keeps no replay buffer.
+
+    It would change nothing (`learner_mask` keeps only replay shards), and a
+    flag that silently does nothing reads as if it worked.
+    """
+    if config.keep_buffer and not algorithm(base.algo).keeps_replay(base.algo_config):
+        raise ConfigError(
+            f"pbt.keep_buffer=True: {base.algo} keeps no replay buffer in this "
+            "config, so there is none to keep (members copy their parent's whole "
+            "learner state); drop --pbt.keep-buffer."
+        )
 
 
 def _positive_factors(perturb: Any) -> bool:

@@ -23,6 +23,7 @@ from purejaxdrl.sweeps.lineage import (
     write_pbt_files,
 )
 from purejaxdrl.sweeps.pbt_inputs import (
+    check_keep_buffer,
     check_pbt_config,
     member_configs,
     no_exploit_note,
@@ -106,6 +107,7 @@ def pbt(
         keep_buffer,
     )
     check_pbt_config(config, population)
+    check_keep_buffer(config, base)
     configs, fields = member_configs(base, explore, population, search_seed)
     notify = shown(notify, console)
     messages, say = messenger(notify)

@@ -185,6 +185,7 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"perturb": 2}, r"perturb=2 must be two finite positive factors; e.g."),
         ({"perturb": (0.0, 1.2)}, r"perturb=\(0.0, 1.2\) must be two finite"),
         ({"explore": {"bogus": ("uniform", 0, 1)}}, "Unknown --explore field 'bogus'"),
+        ({"keep_buffer": True}, "pbt.keep_buffer=True: ppo keeps no replay buffer"),
         ({"target_return": math.nan}, "target_return=nan must be a finite return"),
         (
             {"explore": {"eval.every": ("uniform", 1, 2)}},

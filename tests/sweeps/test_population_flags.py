@@ -5,21 +5,13 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.sweeps import population, program
+from purejaxdrl.sweeps.pbt_inputs import check_keep_buffer
 from purejaxdrl.sweeps.pbt_operators import PBTConfig
 
 SMALL = ["--num-envs", "8", "--total-steps", "2048", "--num-logs", "2"]
 SWEEP = ["sweep", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
 PBT = ["pbt", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
 LR = "learning_rate=loguniform:1e-4:1e-2"
-
-
-def _one_line_error(argv: list[str], capsys) -> str:
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
-    return lines[0].removeprefix("purejaxdrl: error: ")
 
 
 class _Called(Exception):
@@ -114,6 +106,11 @@ def test_a_target_that_is_not_finite_is_one_line(command, target, capsys):
             "--explore field 'ppo.learning_rate' is given twice (under two names); "
             "pick one.",
         ),
+        (
+            [*PBT, "--explore", LR, "--pbt.keep-buffer"],
+            "pbt.keep_buffer=True: ppo keeps no replay buffer in this config, so "
+            "there is none to keep",
+        ),
     ],
 )
 def test_input_that_would_change_nothing_is_one_line(argv, message, capsys):
@@ -123,3 +120,25 @@ def test_input_that_would_change_nothing_is_one_line(argv, message, capsys):
 def test_a_sweeps_fields_are_refused_from_python_too():
     with pytest.raises(pjd.ConfigError, match="'eval.every' cannot be swept"):
         program.sweep("cartpole", grid={"eval.every": [1, 2]}, console=False)
+
+
+def test_keep_buffer_is_for_learners_that_keep_replay(monkeypatch):
+    config = pjd.load_preset("cartpole").config
+    keep = PBTConfig(keep_buffer=True)
+    for algo, overrides in [("ppo", {}), ("pqn", {}), ("impala", {})]:
+        base = pjd.apply_overrides(config, {"algo": algo, **overrides})
+        with pytest.raises(pjd.ConfigError, match=f"{algo} keeps no replay buffer"):
+            check_keep_buffer(keep, base)
+        check_keep_buffer(PBTConfig(), base)  # without the flag: nothing to say
+    for algo, overrides in [("dqn", {}), ("impala", {"impala": {"replay_ratio": 0.5}})]:
+        check_keep_buffer(
+            keep, pjd.apply_overrides(config, {"algo": algo, **overrides})
+        )
+    # The command line passes it on for a replay learner.
+    seen = _capture(monkeypatch, population, "pbt")
+    with pytest.raises(_Called):
+        cli.main(
+            [*PBT, "--algo", "dqn", "--dqn.min-replay", "64"]
+            + ["--explore", LR, "--pbt.keep-buffer"]
+        )
+    assert seen["keep_buffer"] is True
