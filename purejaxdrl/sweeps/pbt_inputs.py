@@ -18,6 +18,7 @@ from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.search import is_integer
 from purejaxdrl.sweeps.spec import check_seed_count, make_plan
 from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training.schedule import chunk_lengths
 
 # The sweep's field and range errors, in PBT's flags: members are one
 # program (a static field cannot differ) and each has its own seed.
@@ -91,12 +92,15 @@ def _positive_factors(perturb: Any) -> bool:
     )
 
 
-def no_exploit_note(config: PBTConfig, population: int, chunks: int) -> str | None:
+def no_exploit_note(
+    config: PBTConfig, population: int, num_updates: int, num_logs: int
+) -> str | None:
     """Why no member of this population will ever copy another, or None.
 
     Valid (a population of 1 is the sweep run of its draw, a member never
-    ready one too), but rarely meant. `chunks`: the run's chunk count; ready
-    steps come after every `ready` of them but the last.
+    ready one too), but rarely meant. The run's chunks are
+    `chunk_lengths(num_updates, num_logs)`; ready steps come after every
+    `ready` of them but the last.
     """
     if int(config.quantile * population + 1e-9) < 1:  # exploit's k
         least = math.ceil(1 / config.quantile - 1e-9)
@@ -106,14 +110,46 @@ def no_exploit_note(config: PBTConfig, population: int, chunks: int) -> str | No
             f"(the members train as a sweep would); --population {least} or more "
             "exploits"
         )
-    if (chunks - 1) // config.ready < 1:
-        return (
-            f"pbt: pbt.ready={config.ready} chunks between ready steps, but the run "
-            f"has {chunks} chunks (num_logs), so no ready step comes (the members "
-            f"train as a sweep would); lower --pbt.ready below {chunks} or raise "
-            "--num-logs"
+    ready = config.ready
+    chunks = len(chunk_lengths(num_updates, num_logs))
+    if (chunks - 1) // ready >= 1:
+        return None
+    fixes = [f"lower --pbt.ready to {chunks - 1} or less"] if chunks > 1 else []
+    logs = _num_logs_for(ready, num_updates)
+    if logs is not None:  # (fewer logs can make more chunks: then not "raise")
+        verb = "raise --num-logs to" if logs > num_logs else "pass --num-logs"
+        fixes.append(f"{verb} {logs}")
+    elif num_updates == 1:
+        fixes = ["raise --total-steps (the run is one update)"]
+    elif chunks < num_updates:  # one chunk per update is the most there can be
+        fixes.append(
+            f"pass --num-logs {num_updates} with --pbt.ready {num_updates - 1} or less"
         )
-    return None
+    return (
+        f"pbt: pbt.ready={ready} {_chunks(ready)} between ready steps, but the "
+        f"run has {chunks} {_chunks(chunks)} (num_logs={num_logs}), so no ready "
+        f"step comes (the members train as a sweep would); {' or '.join(fixes)}"
+    )
+
+
+def _chunks(n: int) -> str:
+    return "chunk" if n == 1 else "chunks"
+
+
+def _num_logs_for(ready: int, num_updates: int) -> int | None:
+    """A --num-logs whose schedule has more than `ready` chunks; None if none has.
+
+    The least one, unless it is far off: `2 (ready + 1)` always has enough
+    (`chunk_lengths` makes at least num_logs / 2 chunks, up to one per
+    update), so that is the answer past a short search.
+    """
+    if num_updates <= ready:
+        return None
+    enough = min(2 * (ready + 1), num_updates)
+    for logs in range(ready + 1, min(enough, ready + 64)):
+        if len(chunk_lengths(num_updates, logs)) > ready:
+            return logs
+    return enough
 
 
 def member_configs(

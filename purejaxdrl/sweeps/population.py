@@ -34,7 +34,6 @@ from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run_files import holding_run_dir
-from purejaxdrl.training.schedule import chunk_lengths
 
 
 def pbt(
@@ -111,8 +110,7 @@ def pbt(
     configs, fields = member_configs(base, explore, population, search_seed)
     notify = shown(notify, console)
     messages, say = messenger(notify)
-    chunks = len(chunk_lengths(base.num_updates, base.num_logs))
-    note = no_exploit_note(config, population, chunks)
+    note = no_exploit_note(config, population, base.num_updates, base.num_logs)
     if note is not None:
         say(note)
     result = PBTResult(

@@ -215,19 +215,56 @@ def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
 
     # exploit's k = int(quantile x population): 0 members copy another below 4
     # at the default 0.25, below 2 at 0.5.
-    note = no_exploit_note(PBTConfig(quantile=0.25), 3, chunks=10)
+    # (10 updates, num_logs 10: 10 chunks of one update.)
+    note = no_exploit_note(PBTConfig(quantile=0.25), 3, 10, 10)
     assert note.startswith("pbt: population=3 with pbt.quantile=0.25 puts no member")
     assert note.endswith("--population 4 or more exploits")
-    assert no_exploit_note(PBTConfig(quantile=0.25), 4, chunks=10) is None
-    assert no_exploit_note(PBTConfig(quantile=0.5), 2, chunks=10) is None
-    assert no_exploit_note(PBTConfig(quantile=0.5), 1, chunks=10).endswith(
+    assert no_exploit_note(PBTConfig(quantile=0.25), 4, 10, 10) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 2, 10, 10) is None
+    assert no_exploit_note(PBTConfig(quantile=0.5), 1, 10, 10).endswith(
         "--population 2 or more exploits"
     )
     # Ready steps after chunks ready, 2 ready, ... but never after the last.
-    assert no_exploit_note(PBTConfig(ready=4), 8, chunks=5) is None
-    assert no_exploit_note(PBTConfig(ready=4), 8, chunks=4).startswith(
-        "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks"
+    assert no_exploit_note(PBTConfig(ready=4), 8, 5, 5) is None
+    assert no_exploit_note(PBTConfig(ready=4), 8, 4, 4) == (
+        "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks "
+        "(num_logs=4), so no ready step comes (the members train as a sweep "
+        "would); lower --pbt.ready to 3 or less"
     )
+
+
+def test_the_never_ready_note_gives_only_advice_that_works():
+    from purejaxdrl.sweeps.pbt_inputs import no_exploit_note
+    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.training.schedule import chunk_lengths
+
+    # One chunk: no ready interval below it (ready >= 1), so only more chunks.
+    note = no_exploit_note(PBTConfig(ready=1), 4, 8, 1)
+    assert "pbt.ready=1 chunk between ready steps, but the run has 1 chunk " in note
+    assert note.endswith("would); raise --num-logs to 2")
+    assert "lower --pbt.ready" not in note
+    # 100 updates: num_logs 6 makes 5 chunks of 20 (20 divides 100, near
+    # 100 // 6 = 16), 7 makes 10 of 10 (near 14): 7 is the least with > 5.
+    assert len(chunk_lengths(100, 6)) == 5 and len(chunk_lengths(100, 7)) == 10
+    assert no_exploit_note(PBTConfig(ready=5), 4, 100, 5).endswith(
+        "lower --pbt.ready to 4 or less or raise --num-logs to 7"
+    )
+    # Fewer updates than ready: no --num-logs alone makes a ready step.
+    assert no_exploit_note(PBTConfig(ready=8), 4, 6, 2).endswith(
+        "lower --pbt.ready to 1 or less or pass --num-logs 6 with --pbt.ready 5 or less"
+    )
+    assert no_exploit_note(PBTConfig(ready=2), 4, 1, 1).endswith(
+        "raise --total-steps (the run is one update)"
+    )
+    # The advised --num-logs always brings a ready step.
+    for updates in range(2, 50):
+        for num_logs in range(1, updates + 1):
+            for ready in range(1, updates):
+                note = no_exploit_note(PBTConfig(ready=ready), 4, updates, num_logs)
+                if note is None:
+                    continue
+                logs = int(note.rsplit("--num-logs ", 1)[1].removeprefix("to "))
+                assert len(chunk_lengths(updates, logs)) > ready, (updates, ready)
 
 
 def _two_members(lineage, histories):
