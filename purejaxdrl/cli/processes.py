@@ -8,6 +8,7 @@ abort the survivors with a C++ stack dump.
 """
 
 import atexit
+import contextlib
 import dataclasses
 import os
 import sys
@@ -85,6 +86,10 @@ def initialize_distributed(config: DistributedConfig) -> bool:
     # Only the CPU client reads this; asking for the backend here would start it
     # before `initialize`, which must come first.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # JAX's pre-emption notifier would take SIGTERM for itself and tell
+    # purejaxdrl nothing: a run signalled before its loop trained its whole
+    # budget. `train` holds SIGINT / SIGTERM itself from here on.
+    jax.config.update("jax_enable_preemption_service", False)
     # JAX aborts with a C++ stack dump when the join times out: this timer,
     # set to fire first, ends the process with one line instead.
     timer = threading.Timer(config.init_timeout, _exit_unjoined, (config,))
@@ -98,10 +103,67 @@ def initialize_distributed(config: DistributedConfig) -> bool:
             heartbeat_timeout_seconds=config.heartbeat_timeout,
             initialization_timeout=config.init_timeout + 30,
         )
+    except (ValueError, RuntimeError) as e:
+        if not config.auto:
+            raise
+        raise ValueError(
+            "--distributed-auto found no cluster (SLURM, Cloud TPU or Open MPI; "
+            f"JAX: {' '.join(str(e).split())[:200]}); run under srun / on a TPU VM, or "
+            "pass --coordinator HOST:PORT --num-processes N --process-id I."
+        ) from None
     finally:  # joined, or raised: either way not stuck
         timer.cancel()
     _start_watchdog(0.75 * config.heartbeat_timeout)
+    if not config.auto:
+        _check_process_count(config.num_processes, config.init_timeout)
     return True
+
+
+def _check_process_count(count: int, timeout: float) -> None:
+    """Raises a ValueError on every process whose --num-processes is not 0's.
+
+    JAX joins a process whose id is below process 0's count whatever its own
+    count says (it then trained, its flag never reported). Each process
+    publishes its count; process 0 reads every peer's, the others read 0's.
+    """
+    state, ms = _state(), int(timeout * 1000)
+    me = state.process_id
+    state.client.key_value_set(f"purejaxdrl/num_processes/{me}", str(count))
+    peers = range(1, count) if me == 0 else [0]
+    for peer in peers:
+        theirs = state.client.blocking_key_value_get(
+            f"purejaxdrl/num_processes/{peer}", ms
+        )
+        if int(theirs) != count:
+            other, zeros = (peer, count) if me == 0 else (me, int(theirs))
+            raise ValueError(
+                f"process {other} was given --num-processes "
+                f"{count if me else theirs} but process 0 --num-processes "
+                f"{zeros}; give every process the same --num-processes."
+            )
+
+
+def held_stop_signals(hold: bool) -> Any:
+    """SIGINT / SIGTERM as a request to stop, from joining on, if `hold`.
+
+    JAX's pre-emption notifier is off (`initialize_distributed`): a signal
+    while the run restores or compiles (minutes on an accelerator) would kill
+    this process alone. The chunk loop's handler takes the request over and
+    every process stops before the first chunk, with a checkpoint.
+    """
+    if not hold:
+        return contextlib.nullcontext()
+    from purejaxdrl.training.faults import StopSignals
+
+    main = _state().process_id == 0  # only process 0 prints
+    return StopSignals(announce=main, before_training=True)
+
+
+def _state() -> Any:
+    """jax.distributed's state (no backend start: only the client's)."""
+    from jax._src import distributed as jax_distributed  # not public
+
+    return jax_distributed.global_state
 
 
 def _check(config: DistributedConfig) -> None:
@@ -127,6 +189,11 @@ def _check(config: DistributedConfig) -> None:
             f"--coordinator {config.coordinator} must be HOST:PORT, a port "
             "from 1 to 65535 on process 0's host; e.g. --coordinator "
             f"{host or config.coordinator}:1234."
+        )
+    if config.num_processes < 1:
+        raise ValueError(
+            f"--num-processes {config.num_processes} must be >= 1 (the number "
+            "of processes of the run, one per host)."
         )
     if not 0 <= config.process_id < config.num_processes:
         raise ValueError(

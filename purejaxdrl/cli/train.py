@@ -149,26 +149,24 @@ def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
     return args, config, preset
 
 
-def _join_processes(argv: Sequence[str]) -> None:
+def _join_processes(argv: Sequence[str]) -> Any:
     """Joins the other processes (when asked) before JAX starts a backend.
 
     First of all: the user's modules of `--env.imports`, imported to read the
     preset, may touch JAX (a module-level `jnp` constant starts the backend).
+    Returns what holds SIGINT / SIGTERM until the chunk loop's handler takes
+    them over (`held_stop_signals`).
     """
-    from purejaxdrl.cli.processes import DistributedConfig, initialize_distributed
+    from purejaxdrl.cli import processes
 
     pre = Parser(add_help=False, allow_abbrev=False)
     _add_process_flags(pre)  # the same flags the full parser reads later
-    known, _ = pre.parse_known_args(argv)
-    initialize_distributed(
-        DistributedConfig(
-            coordinator=known.coordinator,
-            num_processes=known.num_processes,
-            process_id=known.process_id,
-            auto=known.distributed_auto,
-            init_timeout=known.init_timeout,
-        )
-    )
+    k, _ = pre.parse_known_args(argv)
+    named = (k.coordinator, k.num_processes, k.process_id, k.distributed_auto)
+    config = processes.DistributedConfig(*named, init_timeout=k.init_timeout)
+    running = {"-h", "--help"}.isdisjoint(argv)  # not only asking for help
+    joined = running and processes.initialize_distributed(config)
+    return processes.held_stop_signals(joined and "--no-files" not in argv)
 
 
 def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
@@ -203,9 +201,13 @@ def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
 
 def train_command(argv: Sequence[str]) -> int:
     """`purejaxdrl train ...`; returns the exit status."""
+    with _join_processes(argv):
+        return _train(argv)
+
+
+def _train(argv: Sequence[str]) -> int:
+    """`train_command`, once the processes have joined."""
     known = pre_parse(argv, "--env", "--algo", "--resume")
-    if {"-h", "--help"}.isdisjoint(argv):
-        _join_processes(argv)
     if known.resume is not None:
         if known.env is not None:
             raise UsageError(

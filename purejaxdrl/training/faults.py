@@ -22,12 +22,15 @@ class StopSignals:
     A cluster pre-empts a job with SIGTERM; Ctrl-C sends SIGINT. Either sets
     `requested` (the host loop saves a checkpoint and returns); a second SIGINT
     aborts at once. Handlers are installed only from the main thread (Python's
-    rule) and the previous ones are restored on exit.
+    rule) and the previous ones are restored on exit. One entered inside
+    another takes over its request: a signal that came while the run was
+    still compiling (`before_training`) stops it before its first chunk.
     """
 
-    def __init__(self, announce: bool = True):
+    def __init__(self, announce: bool = True, before_training: bool = False):
         self.requested: str | None = None
         self._announce = announce
+        self._before = before_training
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum: int, frame: types.FrameType | None) -> None:
@@ -37,9 +40,14 @@ class StopSignals:
             raise KeyboardInterrupt
         self.requested = name
         if self._announce:
+            when = (
+                "before the first chunk"
+                if self._before
+                else "once the chunks under way finish (one, or two where the "
+                "next is queued)"
+            )
             print(
-                f"purejaxdrl: {name} received: saving a checkpoint once the "
-                "chunks under way finish (one, or two where the next is queued), "
+                f"purejaxdrl: {name} received: saving a checkpoint {when}, "
                 "then stopping"
                 + (" (Ctrl-C again aborts without saving)" if name == "SIGINT" else ""),
                 file=sys.stderr,
@@ -49,7 +57,11 @@ class StopSignals:
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._handle)
+                previous = signal.signal(signum, self._handle)
+                self._previous[signum] = previous
+                outer = getattr(previous, "__self__", None)
+                if isinstance(outer, StopSignals) and self.requested is None:
+                    self.requested = outer.requested
         return self
 
     def __exit__(self, *exc: object) -> None:

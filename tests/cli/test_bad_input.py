@@ -6,6 +6,7 @@ The table runs `cli.main` in this process (an uncaught exception would fail the
 test with its traceback); two cases also run as real processes.
 """
 
+import os
 import pathlib
 import re
 import subprocess
@@ -353,6 +354,10 @@ CASES = [
     (
         [*TRAIN, "--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
         "process_id=2 must be in [0, 2)",
+    ),
+    (
+        [*TRAIN, "--coordinator", "h:1", "--num-processes", "0", "--process-id", "0"],
+        "--num-processes 0 must be >= 1",
     ),
     # Resume and export.
     (["train", "--resume", "{tmp}/absent", *NO_CACHE], "does not exist"),
@@ -779,3 +784,19 @@ def test_evals_line_says_how_many_episodes_were_cut_short():
         "(their returns partial: raise it for whole episodes)"
     )
     assert "cut" not in summary_line(config, 5, returns, lengths, max_steps=1001)
+
+
+def test_distributed_auto_outside_a_cluster_is_one_line_and_exit_2(tmp_path):
+    # JAX's ValueError ("coordinator_address should be defined") came out as a
+    # traceback, status 1.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM", "OMPI"))}
+    argv = [*TRAIN, "--distributed-auto", "--init-timeout", "10"]
+    result = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", *argv],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        env={**env, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-3000:]
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("purejaxdrl: error: --distributed-auto found no cluster")
+    assert line.endswith("--num-processes N --process-id I."), line

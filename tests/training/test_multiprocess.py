@@ -322,3 +322,60 @@ def test_when_process_0_dies_jax_stops_the_others_at_once(tmp_path):
     ours = "stopped because the run failed elsewhere" in log
     jaxs = "This most likely indicates that another task died" in log
     assert ours or jaxs, log[-3000:]
+
+
+# Imported by `--env.imports` after the processes have joined, before anything
+# is compiled: SIGTERM to process 1 alone, as a cluster pre-empting one host.
+_SIGTERM_AT_IMPORT = """
+import os, signal
+if os.environ.get("PREEMPT_ME"):
+    os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
+    tmp_path, cache
+):
+    # JAX's pre-emption notifier used to take the SIGTERM and tell no one:
+    # both processes trained their whole budget and exited 0.
+    (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
+    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
+           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
+           "--devices", "1", "--run-dir", str(tmp_path / "runs"), *cache]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = []
+    for i, log in enumerate(logs):
+        env = {**os.environ, "JAX_PLATFORMS": "cpu", "PREEMPT_ME": "1" * i}
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=tmp_path,
+                )  # fmt: skip
+            )
+    try:
+        for log, p in zip(logs, procs, strict=True):
+            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
+    finally:
+        for p in procs:
+            p.kill()
+    log0 = logs[0].read_text()
+    assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
+    assert "stopped" not in logs[1].read_text()  # only process 0 prints
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert (run_dir / "checkpoints" / "0").is_dir(), log0[-3000:]
+    assert f"purejaxdrl train --resume {run_dir}" in log0
+    # The checkpoint resumes (here as one process) and trains the budget.
+    done = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", "train", "--resume", str(run_dir),
+         "--quiet", *cache],
+        capture_output=True, text=True, timeout=200, cwd=tmp_path,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "env steps          1,600" in done.stdout, done.stdout

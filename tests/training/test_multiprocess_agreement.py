@@ -24,13 +24,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _cluster(port: int, i: int) -> list[str]:
-    return ["--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+def _cluster(port: int, i: int, count: int = 2) -> list[str]:
+    return ["--coordinator", f"127.0.0.1:{port}", "--num-processes", str(count),
             "--process-id", str(i)]  # fmt: skip
 
 
-def _run_pair(args: list[list[str]], cwd: pathlib.Path) -> list[tuple[int, str]]:
-    """(status, output) of `python -m purejaxdrl.cli` with each process's args."""
+def _run_pair(
+    args: list[list[str]], cwd: pathlib.Path, counts: tuple[int, int] = (2, 2)
+) -> list[tuple[int, str]]:
+    """(status, output) of `python -m purejaxdrl.cli` with each process's args.
+
+    `counts`: each process's --num-processes.
+    """
     port = _free_port()
     env = {**os.environ, "JAX_PLATFORMS": "cpu",
            "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}  # fmt: skip
@@ -45,7 +50,7 @@ def _run_pair(args: list[list[str]], cwd: pathlib.Path) -> list[tuple[int, str]]
                         "-m",
                         "purejaxdrl.cli",
                         *extra,
-                        *_cluster(port, i),
+                        *_cluster(port, i, counts[i]),
                     ],
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -211,3 +216,19 @@ def test_process_0_stopping_alone_stops_its_peer_with_one_line(tmp_path):
         "elsewhere (a process died or became unreachable): process 0 stopped; "
         "its output says why"
     )
+
+
+@pytest.mark.timeout(200)
+def test_a_process_given_another_num_processes_stops_every_process(tmp_path):
+    # JAX joins process 1 of "3" into process 0's run of 2: it trained, its
+    # wrong flag never reported.
+    run = ["train", "--num-envs", "8", "--total-steps", "1024", "--quiet",
+           "--no-files"]  # fmt: skip
+    done = _run_pair([run, run], tmp_path, counts=(2, 3))
+    expected = (
+        "purejaxdrl: error: process 1 was given --num-processes 3 but process 0 "
+        "--num-processes 2; give every process the same --num-processes."
+    )
+    for status, log in done:
+        assert status == 2, log[-3000:]
+        assert _lines(log) == [expected], log[-3000:]
