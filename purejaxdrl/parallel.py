@@ -12,13 +12,14 @@ carries the collectives (gloo on CPU, NCCL on GPU, ICI on TPU). How the
 command line's processes join, agree and stop is `purejaxdrl.cli.processes`.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 import jax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, warn_once
 
 DATA_AXIS = "data"
 SWEEP_AXIS = "sweep"
@@ -28,33 +29,63 @@ PyTree = Any
 def make_mesh(devices_per_process: int | None = None) -> Mesh:
     """A one-axis (`data`) mesh over the first N local devices of every process.
 
+    Every process builds it from the global device list, so all build the same
+    mesh even when their hosts have different device counts.
+
     Args:
       devices_per_process: how many of each process's local devices to use;
-        None for all of them.
+        None for as many as the process with the fewest has.
 
     Raises:
-      ConfigError: when N is not in [1, local device count].
+      ConfigError: when N is not in [1, the fewest devices of a process].
 
     """
-    local = jax.local_device_count()
-    n = local if devices_per_process is None else devices_per_process
-    if not 1 <= n <= local:
-        raise ConfigError(
-            f"devices={n} must be between 1 and the {local} local "
-            f"{jax.default_backend()} devices of this process; pass --devices "
-            f"{local} or fewer."
-        )
-    devices = [
-        d
-        for p in range(jax.process_count())
-        for d in sorted(
-            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
-        )[:n]
-    ]
+    by_process: dict[int, list[Any]] = {}
+    for d in sorted(jax.devices(), key=lambda d: d.id):
+        by_process.setdefault(d.process_index, []).append(d)
+    counts = [len(by_process.get(p, [])) for p in range(jax.process_count())]
+    n = devices_to_use(devices_per_process, counts, jax.default_backend())
+    devices = [d for p in range(len(counts)) for d in by_process[p][:n]]
     # Auto, not Explicit: sharding is decided inside the runner's shard_map; its
     # state then goes through any plain jitted or eager code (a notebook's).
     return jax.make_mesh(
         (len(devices),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=devices
+    )
+
+
+def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) -> int:
+    """How many devices each process trains on: `requested`, or the fewest any has.
+
+    Args:
+      requested: the devices per process asked for (`--devices`); None: all
+        that every process has.
+      counts: each process's number of local devices, by process index.
+      platform: their platform, for messages ("cpu", "gpu", "tpu").
+
+    Raises:
+      ConfigError: when `requested` is not in [1, min(counts)], naming the
+        process with the fewest devices.
+
+    """
+    fewest = min(counts)
+    if requested is not None and 1 <= requested <= fewest:
+        return requested
+    if requested is None:
+        if fewest != max(counts) and jax.process_index() == 0:
+            warn_once(
+                f"the processes have {', '.join(map(str, counts))} {platform} "
+                f"devices: each trains on {fewest}, the fewest, so that all build "
+                "one mesh."
+            )
+        return fewest
+    if len(counts) == 1:
+        where = "this process"
+    else:
+        poorest = counts.index(fewest)
+        where = f"process {poorest} (the processes have {', '.join(map(str, counts))})"
+    raise ConfigError(
+        f"devices={requested} must be between 1 and the {fewest} local {platform} "
+        f"devices of {where}; pass --devices {fewest} or fewer."
     )
 
 

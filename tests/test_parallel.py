@@ -1,5 +1,6 @@
 """Multi-device training on fake CPU devices: same seed, same run, any device count."""
 
+import re
 import types
 
 import jax
@@ -12,7 +13,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents import ppo
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.ppo import minibatch_split
-from purejaxdrl.parallel import DATA_AXIS, make_mesh, per_device
+from purejaxdrl.parallel import DATA_AXIS, devices_to_use, make_mesh, per_device
 from purejaxdrl.rng import permutation
 from tests.helpers import flat, tiny_config, trained
 
@@ -140,6 +141,21 @@ def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps
 def test_devices_beyond_local_count_is_an_error():
     with pytest.raises(ValueError, match="devices=9 must be between 1 and the 8"):
         make_mesh(9)
+
+
+def test_processes_with_different_device_counts_all_use_the_fewest():
+    # Each process used its own count: a 2-device and a 1-device host built a
+    # 3-device and a 2-device mesh, and hung in their first collective.
+    with pytest.warns(pjd.SetupWarning, match="have 2, 1 cpu devices: each trains"):
+        assert devices_to_use(None, [2, 1], "cpu") == 1
+    assert devices_to_use(None, [4, 4], "cpu") == 4
+    assert devices_to_use(1, [2, 1], "cpu") == 1
+    message = (
+        "devices=2 must be between 1 and the 1 local cpu devices of process 1 "
+        "(the processes have 2, 1); pass --devices 1 or fewer."
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        devices_to_use(2, [2, 1], "cpu")
 
 
 def test_agent_without_axis_name_is_refused_on_many_devices():

@@ -379,3 +379,23 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "env steps          1,600" in done.stdout, done.stdout
+
+
+@pytest.mark.timeout(300)
+def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache):
+    # A 2-device and a 1-device host built a 3-device and a 2-device mesh:
+    # both stopped after 40 s saying a process had died (none had).
+    run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
+           "64", "--no-files", "--quiet", *cache]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = [_start([*run, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)]
+    try:
+        for log, p in zip(logs, procs, strict=True):
+            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
+    finally:
+        for p in procs:
+            p.kill()
+    log0 = logs[0].read_text()
+    assert "the processes have 2, 1 cpu devices: each trains on 1" in log0
+    assert "2 cpu device(s) in 2 processes" in log0, log0[-3000:]
