@@ -157,8 +157,11 @@ def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
             if processes > 1
             else f"the number of devices ({n})"
         )
-        # With one device per process, --devices cannot lower the count.
-        fewer = ", or --devices to use fewer devices" if n > processes else ""
+        # Only a count per process that the total divides over helps: with 2
+        # processes, 7 environments fit no mesh at all.
+        per = n // processes
+        fits = [d for d in range(per - 1, 0, -1) if total % (d * processes) == 0]
+        fewer = f", or --devices {fits[0]}" if fits else ""
         raise ConfigError(
             f"{what}={total} must be divisible by {over}; use {what}={options}{fewer}."
         )

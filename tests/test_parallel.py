@@ -134,8 +134,15 @@ def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps
     assert "num_envs=3 must be divisible by the 2 devices of 2 processes" in message
     assert "--devices" not in message
     two_each = types.SimpleNamespace(shape={DATA_AXIS: 4})
-    with pytest.raises(ValueError, match="4 devices of 2 processes.*--devices"):
+    with pytest.raises(ValueError, match="4 devices of 2 processes.*--devices 1."):
         per_device(6, two_each)
+    # No count of devices per process splits 7 environments over 2 processes.
+    with pytest.raises(ValueError) as raised:
+        per_device(7, two_each)
+    assert "use num_envs=4 or 8." in str(raised.value)
+    four_each = types.SimpleNamespace(shape={DATA_AXIS: 8})
+    with pytest.raises(ValueError, match=r"num_envs=8 or 16, or --devices 3\.$"):
+        per_device(12, four_each)
 
 
 def test_devices_beyond_local_count_is_an_error():
