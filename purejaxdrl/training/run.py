@@ -191,20 +191,12 @@ def restore(run: Run, exp: Experiment) -> Start:
         # FIFO position: it cannot be re-split like the environments.
         saved = (checkpointer.newest_meta() or {}).get("devices", devices)
         if saved != devices:
-            processes, local = jax.process_count(), jax.local_device_count()
-            if saved % processes == 0 and saved // processes <= local:
-                fix = f"pass --devices {saved // processes}"
-            else:
-                fix = (
-                    f"{'each process' if processes > 1 else 'this machine'} has "
-                    f"{local} {jax.default_backend()} device(s): resume it on a "
-                    f"machine with {saved} (on CPU, fake them with XLA_FLAGS="
-                    f"--xla_force_host_platform_device_count={saved})"
-                )
+            shards = f"{saved} shard{'s' * (saved != 1)}"
             raise ConfigError(
                 f"--resume {run.run_dir}: this {config.algo} run keeps a replay "
-                f"buffer in {saved} shards, one per device, and resumes only on "
-                f"{saved} devices, not {devices}; {fix}."
+                f"buffer in {shards}, one per device, and resumes only on "
+                f"{saved} device{'s' * (saved != 1)}, not {devices}; "
+                f"{_replay_fix(saved)}."
             )
     start, meta = start_from_latest(run)
     if start.state is None:
@@ -229,6 +221,28 @@ def restore(run: Run, exp: Experiment) -> Start:
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
     return start
+
+
+def _replay_fix(saved: int) -> str:
+    """How to resume a replay buffer of `saved` shards on `saved` devices."""
+    processes, local = jax.process_count(), jax.local_device_count()
+    if saved % processes:  # no --devices splits it over these processes
+        one = "as one process: drop --coordinator, --num-processes and --process-id"
+        if saved == 1:
+            return f"resume it {one}"
+        fit = [str(n) for n in range(1, saved + 1) if saved % n == 0]
+        return (
+            f"resume it on a number of processes that divides {saved} "
+            f"({', '.join(fit[:-1])} or {fit[-1]}); {one}"
+        )
+    if saved // processes <= local:
+        return f"pass --devices {saved // processes}"
+    return (
+        f"{'each process' if processes > 1 else 'this machine'} has "
+        f"{local} {jax.default_backend()} device(s): resume it on a "
+        f"machine with {saved} (on CPU, fake them with XLA_FLAGS="
+        f"--xla_force_host_platform_device_count={saved})"
+    )
 
 
 def replay_devices(
