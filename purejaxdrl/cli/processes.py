@@ -222,9 +222,7 @@ def _exit_unjoined(config: DistributedConfig) -> NoReturn:
 
 def _client() -> Any:
     """jax.distributed's coordination client, or None before it has started."""
-    from jax._src import distributed as jax_distributed  # the client is not public
-
-    return getattr(jax_distributed.global_state, "client", None)
+    return getattr(_state(), "client", None)
 
 
 def joined() -> bool:
@@ -256,9 +254,7 @@ def _leave_last(wait: float = 6.0) -> None:
     stopping too (the same bad flag on every host) with their own line, the
     rest told by their watchdog, which sees 0's key (`_PEER_GRACE`).
     """
-    from jax._src import distributed as jax_distributed
-
-    state = jax_distributed.global_state  # no backend start: only the client
+    state = _state()
     try:
         state.client.key_value_set(f"purejaxdrl/left/{state.process_id}", "1")
         if state.process_id != 0:
@@ -314,10 +310,12 @@ def exit_on_peer_failure(detail: object) -> NoReturn:
     in jax.distributed's shutdown barrier, then abort with a C++ stack dump.
     """
     detail = " ".join(str(detail).split())[:300]
+    me, run = jax.process_index(), sys.modules.get("purejaxdrl.training.run")
+    resume = run.resume_after_failure() if run and me == 0 else ""  # no run: ""
     sys.stderr.write(
-        f"purejaxdrl: error: process {jax.process_index()} of "
-        f"{jax.process_count()} stopped because the run failed elsewhere (a "
-        f"process died or became unreachable): {detail}\n"
+        f"purejaxdrl: error: process {me} of {jax.process_count()} stopped "
+        "because the run failed elsewhere (a process died or became "
+        f"unreachable): {detail}{resume}\n"
     )
     sys.stderr.flush()
     os._exit(EXIT_PEER_FAILURE)

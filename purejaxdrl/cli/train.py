@@ -362,9 +362,11 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
                 if result.stopped_by.startswith("eval.stop_at")
                 else ""
             )
+            # Resumed as one process, a replay learner's run is refused.
+            hosts = " (on every host, with its process flags)" if count > 1 else ""
             lines.append(
                 f"  checkpoint saved; continue with: purejaxdrl train --resume "
-                f"{result.run_dir}{lift}"
+                f"{result.run_dir}{lift}{hosts}"
             )
     elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
         lines[0] = (

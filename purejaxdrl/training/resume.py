@@ -260,4 +260,6 @@ def check_continues(
             "to continue with them (in Python, allow_changes=True to both "
             "resume_config and train)."
         )
-    return changes
+    # A resumed run writes into its own folder, whatever run_dir says.
+    ignored = f" (ignored: a resumed run writes into {run_dir})"
+    return [c + ignored * c.startswith("run_dir:") for c in changes]

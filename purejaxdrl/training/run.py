@@ -94,7 +94,32 @@ def open_run(
     for note in (budget_note(config), eval_note(config)):
         if note is not None and resume is None:  # a resumed run said it at start
             run.say(note)
+    if run_dir is not None:
+        _OPENED[:] = [run_dir]
     return run
+
+
+# The directory of the run this process opened last: named by a process that
+# must end at once, from another thread, when a peer fails (`cli.processes`).
+_OPENED: list[pathlib.Path] = []
+
+
+def resume_after_failure() -> str:
+    """Where a run that lost a process continues from; "" without a checkpoint.
+
+    For the run this process opened last, as a clause of the error line. Only
+    finished saves count: orbax writes each under a temporary name, renamed to
+    its update once complete.
+    """
+    saved = (_OPENED[0] / "checkpoints").glob("*") if _OPENED else []
+    done = [p for p in saved if p.name.isdigit() and p.is_dir()]
+    if not done:
+        return ""
+    newest = max(done, key=lambda p: int(p.name))
+    return (
+        f"; its newest checkpoint is {newest}: rerun every process with --resume "
+        f"{_OPENED[0]} (and its --coordinator, --num-processes, --process-id)"
+    )
 
 
 def lock_run(run: Run) -> RunLock | None:

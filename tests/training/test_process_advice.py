@@ -4,9 +4,16 @@ Checked without processes: `jax.process_count` is faked where the advice
 depends on it.
 """
 
+import os
+import subprocess
+import sys
+import types
+
 import jax
 import pytest
+import yaml
 
+import purejaxdrl as pjd
 from purejaxdrl.training import run
 
 
@@ -27,3 +34,76 @@ def test_a_refused_replay_resume_says_what_fits(
     monkeypatch.setattr(jax, "process_count", lambda: processes)
     monkeypatch.setattr(jax, "local_device_count", lambda: local)
     assert fix in run._replay_fix(saved)
+
+
+def test_a_stopped_multi_process_run_says_to_resume_every_process(monkeypatch):
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole").config
+    result = types.SimpleNamespace(
+        mean_return=20.0, eval_return=float("nan"), stopped_by="SIGTERM",
+        run_dir="runs/r", updates=8, num_devices=2, env_steps=4096,
+        compile_seconds=1.0, steps_per_second=1e4, history=[],
+    )  # fmt: skip
+    one = "  checkpoint saved; continue with: purejaxdrl train --resume runs/r\n"
+    assert one in summary(config, None, result, wall=2.0)
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    # As printed before, it resumed as one process: a replay learner is refused.
+    assert (
+        "continue with: purejaxdrl train --resume runs/r (on every host, with its "
+        "process flags)\n"
+    ) in summary(config, None, result, wall=2.0)
+
+
+def test_run_dir_given_to_a_resume_is_said_to_be_ignored(tmp_path):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    saved = pjd.load_preset("cartpole").config
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(saved)))
+    _, changes = pjd.resume_config(str(run_dir), {"run_dir": "elsewhere"})
+    assert changes == [
+        f"run_dir: {saved.run_dir!r} -> 'elsewhere' (ignored: a resumed run writes "
+        f"into {run_dir})"
+    ]
+
+
+def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
+    monkeypatch, tmp_path
+):
+    for name in ("10", "20", "30.orbax-checkpoint-tmp-1"):  # 30 is unfinished
+        (tmp_path / "checkpoints" / name).mkdir(parents=True)
+    monkeypatch.setattr(run, "_OPENED", [tmp_path])
+    assert run.resume_after_failure() == (
+        f"; its newest checkpoint is {tmp_path}/checkpoints/20: rerun every process "
+        f"with --resume {tmp_path} (and its --coordinator, --num-processes, "
+        "--process-id)"
+    )
+    monkeypatch.setattr(run, "_OPENED", [])
+    assert run.resume_after_failure() == ""
+
+
+# The line process 0 ends with, in a process of its own (it exits at once).
+_PEER_FAILED = """
+import pathlib, sys
+from purejaxdrl.cli.processes import exit_on_peer_failure
+from purejaxdrl.training import run
+run._OPENED[:] = [pathlib.Path(sys.argv[1])]
+exit_on_peer_failure("Gloo AllGather failed: Connection reset by peer")
+"""
+
+
+def test_the_peer_failure_line_says_how_to_resume(tmp_path):
+    (tmp_path / "checkpoints" / "180").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _PEER_FAILED, str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stderr == (
+        "purejaxdrl: error: process 0 of 1 stopped because the run failed elsewhere "
+        "(a process died or became unreachable): Gloo AllGather failed: Connection "
+        f"reset by peer; its newest checkpoint is {tmp_path}/checkpoints/180: rerun "
+        f"every process with --resume {tmp_path} (and its --coordinator, "
+        "--num-processes, --process-id)\n"
+    )
