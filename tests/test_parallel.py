@@ -116,7 +116,11 @@ def test_second_chunk_call_does_not_recompile(algo):
 
 
 def test_num_envs_must_divide_over_devices():
-    config = pjd.apply_overrides(pjd.TrainConfig(), {**CONFIG, "num_envs": 12})
+    # 4 minibatches split the 8 steps alone: PPO's per-device rule is met.
+    ppo = {"num_minibatches": 4, "num_epochs": 2}
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(), {**CONFIG, "num_envs": 12, "ppo": ppo}
+    )
     with pytest.raises(ValueError, match=r"num_envs=12 must be divisible.*use"):
         pjd.training.make_experiment(config, make_mesh(8))
     with pytest.raises(ValueError, match="num_envs=4 .* use num_envs=8"):
