@@ -79,9 +79,21 @@ def replay_shard_sizes(
     names = ("buffer_size", "batch_size", "min_replay")
     for field, value in zip(names, sizes, strict=True):
         if value < num_devices or value % num_devices:
+            below = value // num_devices * num_devices
+            near = [v for v in (below, below + num_devices) if v >= num_devices]
+            # A device count all three sizes split over.
+            fewer = [
+                d
+                for d in range(num_devices - 1, 0, -1)
+                if all(v % d == 0 for v in sizes)
+            ]
+            fewer = fewer if jax.process_count() == 1 else []  # --devices: per host
             raise ValueError(
                 f"{name}.{field}={value} must be a positive multiple of the "
-                f"{num_devices} devices it is split over."
+                f"{num_devices} devices it is split over; use {name}.{field}="
+                + " or ".join(map(str, near))
+                + (f", or --devices {fewer[0]}" if fewer else "")
+                + "."
             )
     capacity, batch, min_size = (value // num_devices for value in sizes)
     return capacity, batch, min_size

@@ -1,12 +1,14 @@
 """Uniform, prioritised and sequence buffers: order, frequencies, weights, shards."""
 
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.agents.replay_sizes import stored_items
+from purejaxdrl.agents.replay_sizes import replay_shard_sizes, stored_items
 from purejaxdrl.parallel import DATA_AXIS, make_mesh
 from purejaxdrl.replay import (
     importance_weights,
@@ -37,6 +39,20 @@ def test_stored_items_counts_adds_up_to_capacity_without_overflow(jit):
     # A capacity that is not a multiple of the items per update.
     assert int(count(jnp.int32(2**30), 3, 10)) == 10
     assert int(count(jnp.int32(2), 3, 10)) == 9
+
+
+def test_replay_sizes_that_do_not_split_name_the_values_that_do():
+    sizes = types.SimpleNamespace(buffer_size=256, batch_size=30, min_replay=64)
+    assert replay_shard_sizes("dqn", sizes, 2) == (128, 15, 32)
+    with pytest.raises(ValueError) as error:
+        replay_shard_sizes("dqn", sizes, 4)
+    assert str(error.value) == (
+        "dqn.batch_size=30 must be a positive multiple of the 4 devices it is "
+        "split over; use dqn.batch_size=28 or 32, or --devices 2."
+    )
+    with pytest.raises(ValueError, match=r"min_replay=3 .*=4, or --devices 1\.$"):
+        replay_shard_sizes("dqn", types.SimpleNamespace(**{**vars(sizes),
+                           "batch_size": 32, "min_replay": 3}), 4)  # fmt: skip
 
 
 def test_fifo_overwrites_the_oldest_first():
