@@ -40,9 +40,7 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
       ConfigError: when N is not in [1, the fewest devices of a process].
 
     """
-    by_process: dict[int, list[Any]] = {}
-    for d in sorted(jax.devices(), key=lambda d: d.id):
-        by_process.setdefault(d.process_index, []).append(d)
+    by_process = _devices_by_process()
     counts = [len(by_process.get(p, [])) for p in range(jax.process_count())]
     n = devices_to_use(devices_per_process, counts, jax.default_backend())
     devices = [d for p in range(len(counts)) for d in by_process[p][:n]]
@@ -51,6 +49,37 @@ def make_mesh(devices_per_process: int | None = None) -> Mesh:
     return jax.make_mesh(
         (len(devices),), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=devices
     )
+
+
+def _devices_by_process() -> dict[int, list[Any]]:
+    """Every process's devices (from the global list), each sorted by id."""
+    by_process: dict[int, list[Any]] = {}
+    for d in sorted(jax.devices(), key=lambda d: d.id):
+        by_process.setdefault(d.process_index, []).append(d)
+    return by_process
+
+
+def fewest_local_devices() -> int:
+    """The local device count of the process that has the fewest.
+
+    Each process builds the mesh with this many (`make_mesh`), so automatic
+    device choices start from it, not from this process's own count.
+    """
+    by_process = _devices_by_process()
+    counts = [len(by_process.get(p, [])) for p in range(jax.process_count())]
+    return _fewest(counts, jax.default_backend())
+
+
+def _fewest(counts: Sequence[int], platform: str) -> int:
+    """min(counts); process 0 says so once where the hosts differ."""
+    fewest = min(counts)
+    if fewest != max(counts) and jax.process_index() == 0:
+        warn_once(
+            f"the processes have {', '.join(map(str, counts))} {platform} "
+            f"devices: each trains on {fewest}, the fewest, so that all build "
+            "one mesh."
+        )
+    return fewest
 
 
 def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) -> int:
@@ -71,13 +100,7 @@ def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) 
     if requested is not None and 1 <= requested <= fewest:
         return requested
     if requested is None:
-        if fewest != max(counts) and jax.process_index() == 0:
-            warn_once(
-                f"the processes have {', '.join(map(str, counts))} {platform} "
-                f"devices: each trains on {fewest}, the fewest, so that all build "
-                "one mesh."
-            )
-        return fewest
+        return _fewest(counts, platform)
     if len(counts) == 1:
         where = "this process"
     else:

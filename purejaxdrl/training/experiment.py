@@ -20,7 +20,7 @@ from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.observe.play import Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
-from purejaxdrl.parallel import DATA_AXIS, make_mesh
+from purejaxdrl.parallel import DATA_AXIS, fewest_local_devices, make_mesh
 from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
@@ -315,7 +315,7 @@ def choose_devices(
     """
     if requested:
         return requested, None
-    local = available or jax.local_device_count()
+    local = available or fewest_local_devices()  # what every process has
     reason = None
     for n in range(local, 0, -1):
         try:
