@@ -254,7 +254,7 @@ class ChunkLoop:
         if bad is None:
             return
         name, index, value = bad
-        where = self.last_good("--override` and a lower learning rate")
+        where = self.last_good(" --override` and a lower learning rate")
         raise NonFiniteError(
             f"update {ends_at - length + index + 1:,}: {name} is {value}; the run "
             f"stopped instead of training on non-finite values; {where}."

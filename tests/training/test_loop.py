@@ -2,6 +2,8 @@
 
 import math
 import pathlib
+import re
+import shlex
 import types
 
 import numpy as np
@@ -141,6 +143,37 @@ def test_a_non_finite_metric_names_the_update_and_the_last_checkpoint(tmp_path):
         loop.check_finite(finite, 4, 20, np.bool_(False))
     loop.check_finite(finite, 4, 20, np.bool_(True))  # all finite: no error
     assert math.isnan(loop.mean_return)
+
+
+def _saving(loop, tmp_path, last_saved=12):
+    class Saved:
+        directory = pathlib.Path(tmp_path)
+
+        def wait(self):
+            pass
+
+    run_dir = pathlib.Path(tmp_path) / "cartpole_ppo_20261203-180522"
+    loop.run.checkpointer, loop.run.run_dir, loop.last_saved = (
+        Saved(),
+        run_dir,
+        last_saved,
+    )
+    return run_dir
+
+
+def _resume_command(message):
+    # The command between the backquotes, split as a shell splits it.
+    return shlex.split(re.search(r"resume it with `([^`]*)`", message).group(1))
+
+
+def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):
+    loop = _loop([])
+    run_dir = _saving(loop, tmp_path)
+    with pytest.raises(pjd.NonFiniteError) as raised:
+        loop.check_finite({"loss/total": np.array([np.nan])}, 1, 20, None)
+    words = _resume_command(str(raised.value))
+    assert words == ["purejaxdrl", "train", "--resume", str(run_dir), "--override"]
+    assert "a lower learning rate" in str(raised.value)
 
 
 class FakeSignals:
