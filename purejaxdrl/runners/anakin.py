@@ -26,7 +26,7 @@ from purejaxdrl.parallel import (
 )
 from purejaxdrl.runners.base import ENV_METRIC, Lowered, no_session
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
-from purejaxdrl.types import Metrics, PRNGKey, Transition
+from purejaxdrl.types import Metrics, PRNGKey, PyTree, Transition
 
 
 class RunnerState(NamedTuple):
@@ -141,6 +141,52 @@ def episode_metrics(info: dict[str, jax.Array]) -> Metrics:
     return out
 
 
+NON_FINITE = "non_finite/"
+"""Prefix of the per-update counts of non-finite entries the environments
+returned: `non_finite/observation`, `non_finite/reward` and
+`non_finite/final_observation` (0 in a healthy run)."""
+
+
+def non_finite_counts(traj: Transition, actor: ActorState) -> Metrics:
+    """How many entries of what the environments returned in an unroll are not finite.
+
+    Counted before observation normalisation (`info["raw_observation"]`
+    where a `NormalizeObservation` keeps it; normalising clips an infinite
+    observation to a finite one and would hide it), so a NaN or inf from the
+    environment is named at the update it happened, not later as a learner
+    metric (`approx_kl is nan`). Observations are those acted on and the one
+    after the last step (its value bootstraps the unroll); integer
+    observations hold none and are skipped. A side output: nothing trains on it.
+
+    Args:
+      traj: the unroll's Transitions [T, B].
+      actor: the actor state after it (its observations [B, ...]).
+
+    Returns:
+      Counts, float32 [] each, keyed `NON_FINITE + output`, this device's.
+
+    """
+    observations = traj.info.get("raw_observation")
+    if observations is None:
+        observations = (traj.observation, actor.timestep.observation)
+    outputs = {
+        "observation": observations,
+        "reward": traj.reward,
+        "final_observation": traj.final_observation,
+    }
+    return {NON_FINITE + name: _count(tree) for name, tree in outputs.items()}
+
+
+def _count(tree: PyTree) -> jax.Array:
+    # Non-finite entries of a pytree's floating-point leaves, float32 [].
+    counts = [
+        (~jnp.isfinite(x)).sum(dtype=jnp.float32)
+        for x in jax.tree.leaves(tree)
+        if jnp.issubdtype(x.dtype, jnp.inexact)
+    ]
+    return sum(counts, jnp.zeros((), jnp.float32))
+
+
 class RunFunctions(NamedTuple):
     """One run's un-jitted functions, to be called inside `shard_map`.
 
@@ -205,7 +251,8 @@ def run_functions(
         if agent.axis_name is None:  # one device: mark its metrics as replicated
             metrics = jax.lax.pmean(metrics, DATA_AXIS)
         episodes = jax.lax.psum(episode_metrics(traj.info), DATA_AXIS)
-        metrics = {**metrics, **episodes}
+        non_finite = jax.lax.psum(non_finite_counts(traj, actor), DATA_AXIS)
+        metrics = {**metrics, **episodes, **non_finite}
         return RunnerState(agent_state, actor, env_params, key), metrics
 
     return RunFunctions(init, step)

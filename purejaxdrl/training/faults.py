@@ -7,9 +7,11 @@ import signal
 import sys
 import threading
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
+
+from purejaxdrl.runners.anakin import NON_FINITE
 
 
 class NonFiniteError(RuntimeError):
@@ -69,10 +71,18 @@ class StopSignals:
             signal.signal(signum, handler)
 
 
+_ENV_OUTPUTS = ("observation", "reward", "final_observation")
+
+
 def first_non_finite(
     metrics: Mapping[str, np.ndarray],
 ) -> tuple[str, int, float] | None:
     """The first metric (by update) that is NaN or infinite, if any.
+
+    A device runner's count of what its environments returned non-finite
+    (`non_finite/<output>`, `runners.anakin.NON_FINITE`) is bad when
+    positive, and comes first at its update: the environment's NaN is why the
+    learner's metrics went NaN there too.
 
     Args:
       metrics: a chunk's metrics, each float [length] (one value per update);
@@ -82,15 +92,55 @@ def first_non_finite(
       (name, index of the update within the chunk, value), or None.
 
     """
-    worst = None
+    worst, first = None, None
     for name, values in metrics.items():
         if name.startswith("episode/"):
             continue
         values = np.atleast_1d(np.asarray(values))
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size and (worst is None or bad[0] < worst[1]):
+        output = name.removeprefix(NON_FINITE) if name.startswith(NON_FINITE) else ""
+        bad = np.flatnonzero(values > 0 if output else ~np.isfinite(values))
+        # At one update: the environment's outputs first, in the order it
+        # makes them (a NaN observation is its final observation too).
+        rank = _ENV_OUTPUTS.index(output) if output in _ENV_OUTPUTS else 3
+        if bad.size and (first is None or (bad[0], rank) < first):
+            first = (bad[0], rank)
             worst = (name, int(bad[0]), float(values[bad[0]]))
     return worst
+
+
+def non_finite_message(
+    bad: tuple[str, int, float], update: int, env_id: str, last_good: Callable
+) -> str:
+    """The one line a run stops with on `first_non_finite`'s finding `bad`.
+
+    An environment's non-finite output is said to be the environment's, with
+    how to find it (as host environments' `env.host.base.check_finite` says);
+    a learner's value is said to be the learner's.
+
+    Args:
+      bad: (name, index, value) from `first_non_finite`.
+      update: the update it happened at (counted from the run's start).
+      env_id: the run's `env.id`.
+      last_good: `ChunkLoop.last_good`: given the end of the resume command,
+        where the last good checkpoint is and how to resume it.
+
+    """
+    name, _, value = bad
+    if not name.startswith(NON_FINITE):
+        where = last_good(" --override` and a lower learning rate")
+        return (
+            f"update {update:,}: {name} is {value}; the run stopped instead "
+            f"of training on non-finite values; {where}."
+        )
+    output = name.removeprefix(NON_FINITE).replace("_", " ")
+    entries = f"{value:,.0f} {'entry' if value == 1 else 'entries'}"
+    return (
+        f"update {update:,}: environment {env_id} returned a non-finite "
+        f"{output} ({entries} in the update's unroll); the environment, not the "
+        f"learner, went non-finite: find where it computes its {output} (a "
+        "division by zero, say) and return finite values; the run stopped "
+        f"rather than train on it; {last_good('` once it is fixed')}."
+    )
 
 
 def failure_reason(error: BaseException) -> str:

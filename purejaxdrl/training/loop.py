@@ -21,7 +21,8 @@ import numpy as np
 from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger
 from purejaxdrl.runners.base import EnvError
-from purejaxdrl.training.faults import NonFiniteError, StopSignals, first_non_finite
+from purejaxdrl.training import faults
+from purejaxdrl.training.faults import NonFiniteError, StopSignals
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
 from purejaxdrl.training.schedule import summarize_chunk
@@ -248,17 +249,14 @@ class ChunkLoop:
             checkpoint.
 
         """
-        bad = first_non_finite(host)
+        bad = faults.first_non_finite(host)
         if bad is None and finite is not None and not bool(finite):
             bad = ("a parameter", length - 1, math.nan)
         if bad is None:
             return
-        name, index, value = bad
-        where = self.last_good(" --override` and a lower learning rate")
-        raise NonFiniteError(
-            f"update {ends_at - length + index + 1:,}: {name} is {value}; the run "
-            f"stopped instead of training on non-finite values; {where}."
-        )
+        update, env_id = ends_at - length + bad[1] + 1, self.run.config.env.id
+        message = faults.non_finite_message(bad, update, env_id, self.last_good)
+        raise NonFiniteError(message)
 
     def last_good(self, resume_with: str = "`") -> str:
         """Where the run's last good checkpoint is, and how to resume it.

@@ -139,3 +139,58 @@ def test_env_with_constant_reward_trains_inside_shard_map():
     state = exp.runner.init(jax.random.key(0))
     _, metrics = exp.runner.chunk(1)(state)
     assert np.all(np.isfinite(metrics["loss/total"]))
+
+
+class _BadAtStep20(pjd.env.Env):
+    """Counts its steps; its observation is `bad` after exactly 20 of them."""
+
+    def __init__(self, bad=float("nan")):
+        self.bad = bad
+
+    @property
+    def default_params(self):
+        return None
+
+    def observation_spec(self, params):
+        return pjd.env.Box((1,))
+
+    def action_spec(self, params):
+        return pjd.env.Discrete(2)
+
+    def reset(self, key, params):
+        return jnp.int32(0), pjd.env.restart(jnp.zeros(1, jnp.float32))
+
+    def step(self, key, state, action, params):
+        n = state + 1  # never ends: no episode boundary to think about
+        obs = jnp.where(n == 20, self.bad, n.astype(jnp.float32)) * jnp.ones(1)
+        ts = pjd.types.TimeStep(
+            obs, jnp.float32(1.0), jnp.float32(1.0), jnp.bool_(False), obs, {}
+        )
+        return n, ts
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_a_non_finite_observation_is_counted_at_the_update_it_came(normalize):
+    # 4 envs x 16 steps per update: step 20 is the 4th step of update 2 (index
+    # 1), so each env's observation there is counted once (4 entries), and its
+    # final observation (the same array where no episode ended). Normalised,
+    # an inf observation is clipped to 10 for the learner: counted before that.
+    bad = float("inf") if normalize else float("nan")
+    pjd.env.register("BadAtStep20-v0", lambda: _BadAtStep20(bad))
+    exp = _experiment(env={"id": "BadAtStep20-v0", "normalize_observations": normalize})
+    state = exp.runner.init(jax.random.key(0))
+    _, metrics = exp.runner.chunk(3)(state)
+    np.testing.assert_array_equal(metrics["non_finite/observation"], [0, 4, 0])
+    np.testing.assert_array_equal(metrics["non_finite/reward"], [0, 0, 0])
+    # Normalised, the inf is clipped for the learner at update 2, but it made
+    # the statistics inf: from update 3 every normalised observation is NaN
+    # (64 = 4 envs x 16 steps), which is why the run must stop at update 2.
+    final = [0, 0, 64] if normalize else [0, 4, 0]
+    np.testing.assert_array_equal(metrics["non_finite/final_observation"], final)
+
+
+def test_a_healthy_environment_counts_nothing_non_finite():
+    exp = _experiment()
+    _, metrics = exp.runner.chunk(2)(exp.runner.init(jax.random.key(0)))
+    for output in ("observation", "reward", "final_observation"):
+        np.testing.assert_array_equal(metrics[f"non_finite/{output}"], [0, 0])

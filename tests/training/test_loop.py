@@ -176,6 +176,40 @@ def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):
     assert "a lower learning rate" in str(raised.value)
 
 
+def test_an_environment_s_non_finite_output_is_named_before_the_learner(tmp_path):
+    # Update 19's NaN observation made the learner's loss NaN at the same
+    # update: the message names the environment, its output and the update,
+    # and does not send the user to the learning rate.
+    loop = _loop([])
+    run_dir = _saving(loop, tmp_path)
+    host = {
+        "loss/total": np.array([0.0, 1.0, np.nan, np.nan]),
+        "non_finite/final_observation": np.array([0.0, 0.0, 3.0, 64.0]),
+        "non_finite/observation": np.array([0.0, 0.0, 3.0, 0.0]),
+        "non_finite/reward": np.zeros(4),
+    }
+    with pytest.raises(pjd.NonFiniteError) as raised:
+        loop.check_finite(host, 4, 20, None)
+    message = str(raised.value)
+    assert message.startswith(
+        f"update 19: environment {loop.run.config.env.id} returned a non-finite "
+        "observation (3 entries in the update's unroll); the environment, not "
+        "the learner, went non-finite"
+    )
+    assert "learning rate" not in message and "\n" not in message
+    assert f"the last good checkpoint is update 12 in {tmp_path / '12'}" in message
+    words = _resume_command(message)
+    assert words == ["purejaxdrl", "train", "--resume", str(run_dir)]
+    # A learner's NaN before the environment's is the learner's.
+    host["loss/total"] = np.array([np.nan, 1.0, 1.0, 1.0])
+    with pytest.raises(pjd.NonFiniteError, match="update 17: loss/total is nan"):
+        loop.check_finite(host, 4, 20, None)
+    # A reward alone, one entry.
+    host = {"non_finite/reward": np.array([0.0, 1.0]), "loss/total": np.zeros(2)}
+    with pytest.raises(pjd.NonFiniteError, match="reward \\(1 entry in"):
+        loop.check_finite(host, 2, 20, None)
+
+
 class FakeSignals:
     """Stands in for StopSignals: a sink "receives" SIGTERM while logging."""
 
