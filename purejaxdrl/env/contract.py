@@ -8,6 +8,7 @@ with `jax.eval_shape` (nothing runs) and names the first disagreement.
 """
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -80,15 +81,44 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
     spec = env.observation_spec(params)
     _check_specs(env_id, spec, env.action_spec(params))
     key = jax.random.key(0)
-    state, first = jax.eval_shape(env.reset, key, params)
+    state, first = traced(env_id, "reset", env.reset, key, params)
     _check_timestep(env_id, "reset", first, spec)
-    next_state, next_ = jax.eval_shape(
-        env.step, key, state, _action(env, params), params
+    next_state, next_ = traced(
+        env_id, "step", env.step, key, state, _action(env, params), params
     )
     _check_timestep(env_id, "step", next_, spec)
     _same_metrics(env_id, first.info, next_.info)
     _same(env_id, "TimeStep", first, next_)
     _same(env_id, "state", state, next_state)
+
+
+def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:
+    """`jax.eval_shape(function, *args)`, or one line where tracing it failed.
+
+    The user's code, traced before training: an attribute its state lacks or
+    two shapes that do not broadcast would otherwise end the run in a
+    traceback dozens of frames deep, through JAX's and the adapter's. The
+    line names the environment, the method and the error; the traceback is
+    kept as the ConfigError's cause.
+
+    Raises:
+      ConfigError: chained from the error tracing raised (but a ConfigError,
+        passed on as it is).
+
+    """
+    try:
+        return jax.eval_shape(function, *args)
+    except ConfigError:
+        raise
+    except Exception as e:
+        text = " ".join(str(e).split())
+        text = f"{text[:300]}..." if len(text) > 300 else text
+        raise ConfigError(
+            f"{env_id}: tracing its {where} (jax.eval_shape, nothing run) raised "
+            f"{type(e).__name__}{': ' + text if text else ''}; fix that in the "
+            f"environment's {where} (in Python, this error's __cause__ holds "
+            "the traceback)."
+        ) from e
 
 
 def _check_specs(env_id: str, observation: Any, action: Any) -> None:

@@ -21,6 +21,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
+from purejaxdrl.env.contract import traced
 from purejaxdrl.types import PRNGKey, TimeStep
 
 # Environments whose `step` runs a loop from a constant carry that picks up
@@ -86,11 +87,65 @@ class GymnaxEnv(Env):
         """
         adapter = cls.__new__(cls)
         name = getattr(env, "name", type(env).__name__)
-        _warn_if_legacy(name, env)
         params = env.default_params if params is None else params
         _check_time_limit(name, params)
         adapter._adopt(name, env, params)
+        adapter._check_traced(params)
+        _warn_if_legacy(name, env)
         return adapter
+
+    def _check_traced(self, params: Any) -> None:
+        """Traces a user's class (nothing runs) against gymnax >= 1.0's rules.
+
+        Its state must have gymnax's `time` (gymnax's `step` reads it for the
+        time limit); its observations must have its observation space's shape
+        (the adapter's reshape would fail on another size, and hide another
+        shape of the same size); and a class that calls `self.discount`
+        must define `is_terminated`. Each is one line, not a traceback.
+
+        Raises:
+          ConfigError: naming the class, the rule and the fix.
+
+        """
+        from gymnax.environments.environment import Environment
+
+        env, key = self.env, jax.random.key(0)
+        obs, state = traced(self.env_id, "reset_env", env.reset_env, key, params)
+        if not hasattr(state, "time"):
+            raise ConfigError(
+                f"{self.env_id}: its state ({type(state).__name__}) has no `time`, "
+                "which gymnax >= 1.0's step reads for the time limit "
+                "(params.max_steps_in_episode); subclass gymnax's EnvState "
+                "(gymnax.environments.environment.EnvState) or add a `time` "
+                "field, and count it up in step_env."
+            )
+        self._check_shape("reset_env", obs)
+
+        def step(key: PRNGKey, state: EnvState, action: jax.Array) -> Any:
+            return env.step(key, state, self._env_action(action), params)
+
+        action = _action_struct(self._action_spec)
+        try:
+            obs = traced(self.env_id, "step_env", step, key, state, action)[0]
+        except ConfigError as e:
+            cause = e.__cause__
+            undefined = type(env).is_terminated is Environment.is_terminated
+            if isinstance(cause, NotImplementedError) and undefined:
+                raise ConfigError(_no_is_terminated(self.env_id, env, cause)) from cause
+            raise
+        self._check_shape("step_env", obs)
+
+    def _check_shape(self, where: str, obs: Any) -> None:
+        """Refuses `where`'s observation when its shape is not the space's."""
+        shape = getattr(obs, "shape", None)
+        if self._obs_categories is not None or shape == self._obs_shape:
+            return
+        got = f"{jnp.dtype(obs.dtype).name}{list(shape)}" if shape is not None else obs
+        raise ConfigError(
+            f"{self.env_id}: {where}'s observation is {got}, but its "
+            f"observation_space is a Box of shape {self._obs_shape}; make them "
+            "agree (get_obs's array, or the space's shape)."
+        )
 
     def _adopt(self, env_id: str, env: Any, params: Any) -> None:
         """Takes `env` and `params` as the adapted environment and its defaults."""
@@ -247,3 +302,34 @@ def _warn_if_legacy(name: str, env: Any) -> None:
             SetupWarning,
             stacklevel=3,
         )
+
+
+def _action_struct(spec: Discrete | Box) -> jax.ShapeDtypeStruct:
+    """A policy's action of `spec`, abstract: int32 [] or float32 [n]."""
+    if isinstance(spec, Discrete):
+        return jax.ShapeDtypeStruct((), jnp.int32)
+    return jax.ShapeDtypeStruct(tuple(spec.shape), jnp.float32)
+
+
+def _no_is_terminated(name: str, env: Any, error: BaseException) -> str:
+    """Why a class without `is_terminated` raised NotImplementedError tracing.
+
+    The gymnax < 1.0 template returns `{"discount": self.discount(state,
+    params)}` from step_env; gymnax >= 1.0's `discount` calls
+    `is_terminated`, which its base class leaves unimplemented.
+    """
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    via = (
+        "self.discount, which under gymnax >= 1.0 calls "
+        if "discount" in frames
+        else ""
+    )
+    return (
+        f"{name}: step_env calls {via}is_terminated, which {type(env).__name__} "
+        "does not define (gymnax's Environment raises NotImplementedError); "
+        "implement is_terminated(state, params), returning natural termination "
+        'only (not the time limit), or drop "discount" from step_env\'s info.'
+    )

@@ -128,3 +128,27 @@ def test_default_params_that_is_not_a_property_is_one_line(kind, message):
     with pytest.raises(pjd.ConfigError) as error:
         make_env(config)
     assert str(error.value) == message
+
+
+class RaisesTracing(Flawed):
+    """Its step reads an attribute its state lacks; its reset traces."""
+
+    def step(self, key, state, action, params):
+        return super().step(key, state, action, params)[0].position, None
+
+
+def test_an_error_tracing_reset_or_step_is_one_line_naming_env_and_where():
+    envs.register("Raises-v0", RaisesTracing)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "Raises-v0"}}
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(config)
+    message = str(error.value)
+    assert message.startswith(
+        "Raises-v0: tracing its step (jax.eval_shape, nothing run) raised "
+        "AttributeError: 'tuple' object has no attribute 'position'; fix that in "
+        "the environment's step"
+    )
+    assert "\n" not in message
+    assert isinstance(error.value.__cause__, AttributeError)  # its traceback

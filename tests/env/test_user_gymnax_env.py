@@ -214,3 +214,103 @@ def test_a_time_limit_left_at_gymnax_s_default_of_one_step_is_one_line():
     with pytest.raises(pjd.ConfigError, match=r"max_steps_in_episode is 1 .*Corr"):
         envs.GymnaxEnv.wrap(Corridor(), CorridorParams(max_steps_in_episode=1))
     envs.GymnaxEnv.wrap(Corridor(), CorridorParams(max_steps_in_episode=2))
+
+
+class DiscountingCorridor(LegacyCorridor):
+    """gymnax < 1.0's template whole: step_env's info has self.discount."""
+
+    def step_env(self, key, state, action, params):
+        obs, state, reward, _, info = super().step_env(key, state, action, params)
+        done = self.is_terminal(state, params)
+        return obs, state, reward, done, {"discount": self.discount(state, params)}
+
+
+def test_a_pre_1_0_class_calling_self_discount_is_one_line_naming_the_fix():
+    # gymnax >= 1.0's discount calls is_terminated, which the class lacks: a
+    # bare NotImplementedError from deep in gymnax without this check.
+    with pytest.raises(pjd.ConfigError) as error:
+        envs.GymnaxEnv.wrap(DiscountingCorridor())
+    assert str(error.value) == (
+        "DiscountingCorridor: step_env calls self.discount, which under gymnax "
+        ">= 1.0 calls is_terminated, which DiscountingCorridor does not define "
+        "(gymnax's Environment raises NotImplementedError); implement "
+        "is_terminated(state, params), returning natural termination only (not "
+        'the time limit), or drop "discount" from step_env\'s info.'
+    )
+    assert isinstance(error.value.__cause__, NotImplementedError)
+
+    class Fixed(DiscountingCorridor):
+        def is_terminated(self, state, params):
+            return state.position >= params.length
+
+    envs.GymnaxEnv.wrap(Fixed())  # defined: it traces
+
+
+@struct.dataclass
+class TimelessState:
+    position: jax.Array
+
+
+class Timeless(Corridor):
+    """A state of its own, without gymnax's `time`."""
+
+    def step_env(self, key, state, action, params):
+        state = TimelessState(state.position + action)
+        return self._obs(state), state, jnp.float32(0), state.position > 3, {}
+
+    def reset_env(self, key, params):
+        state = TimelessState(jnp.int32(0))
+        return self._obs(state), state
+
+    def _obs(self, state):
+        return jnp.stack([state.position, state.position]).astype(jnp.float32)
+
+
+class Reshaped(Corridor):
+    """Observations of another shape than the space's: (1, 2) or (3,), not (2,)."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def _obs(self, state):
+        return jnp.zeros(self.shape, jnp.float32) + state.position
+
+
+def test_a_state_without_time_or_an_observation_of_another_shape_is_one_line():
+    with pytest.raises(pjd.ConfigError) as error:
+        envs.GymnaxEnv.wrap(Timeless())
+    assert str(error.value).startswith(
+        "Timeless: its state (TimelessState) has no `time`, which gymnax >= "
+        "1.0's step reads for the time limit (params.max_steps_in_episode); "
+        "subclass gymnax's EnvState"
+    )
+    # (3,): the adapter's reshape to (2,) would fail; (1, 2): it would pass,
+    # silently, on observations laid out otherwise than the space says.
+    for shape in [(3,), (1, 2)]:
+        with pytest.raises(pjd.ConfigError) as error:
+            envs.GymnaxEnv.wrap(Reshaped(shape))
+        assert str(error.value) == (
+            f"Reshaped: reset_env's observation is float32{list(shape)}, but its "
+            "observation_space is a Box of shape (2,); make them agree (get_obs's "
+            "array, or the space's shape)."
+        )
+    envs.GymnaxEnv.wrap(Reshaped((2,)))  # the space's shape
+
+
+class OtherStepShape(Corridor):
+    """reset_env's observation has the space's shape, step_env's does not."""
+
+    def step_env(self, key, state, action, params):
+        obs, state, reward, done, info = super().step_env(key, state, action, params)
+        return obs[:1], state, reward, done, info
+
+
+def test_an_error_tracing_a_wrapped_class_is_one_line_naming_where():
+    with pytest.raises(pjd.ConfigError) as error:
+        envs.GymnaxEnv.wrap(OtherStepShape())
+    message = str(error.value)
+    assert message.startswith(
+        "OtherStepShape: tracing its step_env (jax.eval_shape, nothing run) raised "
+    )
+    assert "\n" not in message and error.value.__cause__ is not None
