@@ -27,7 +27,7 @@ from purejaxdrl.env.base import (
     metrics_info,
     restart,
 )
-from purejaxdrl.env.gymnax_env import strong_types
+from purejaxdrl.env.gymnax_env import check_lengths, strong_types
 from purejaxdrl.env.resets import reset_ended, step_resetting_few
 from purejaxdrl.types import PRNGKey, TimeStep
 
@@ -67,6 +67,7 @@ class CraftaxEnv(Env):
         check_options(env_id, options, fields)
         defaults = {f: getattr(params, f) for f in fields}
         options = check_option_types(env_id, options, defaults)
+        check_lengths(env_id, options, defaults)
         self._default_params = strong_types(params.replace(**options))
         shape = self.env.observation_space(params).shape
         self._obs_shape = tuple(int(d) for d in shape)

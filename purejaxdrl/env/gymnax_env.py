@@ -37,6 +37,8 @@ AT_LEAST = {
     "max_steps_in_episode": (1, "its time limit, in steps"),
     "memory_length": (1, "the steps to remember before the query"),
     "chain_length": (1, "the chain's length, in steps"),
+    # Craftax's (`craftax_env.py`): below 1, every episode is cut at one step.
+    "max_timesteps": (1, "its time limit, in steps"),
 }
 
 

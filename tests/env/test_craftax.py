@@ -43,6 +43,19 @@ def test_option_values_of_the_wrong_kind_are_one_line():
             envs.make(CLASSIC, max_timesteps=value)
 
 
+@pytest.mark.parametrize("value", [0, -5])
+def test_a_step_limit_below_one_is_one_line(value):
+    # Else every episode is truncated after one step, in silence (return 0).
+    with pytest.raises(ConfigError) as error:
+        envs.make(CLASSIC, max_timesteps=value)
+    assert str(error.value) == (
+        f"env.options max_timesteps={value} must be >= 1 (its time limit, in "
+        f"steps; {CLASSIC}'s default: 10000); pass e.g. --env.option "
+        "max_timesteps=10000."
+    )
+    envs.make(CLASSIC, max_timesteps=1)  # one step: a legitimate limit
+
+
 def test_step_limit_truncates_and_keeps_the_final_observation(classic):
     params = classic.default_params
     step = jax.jit(classic.step)
