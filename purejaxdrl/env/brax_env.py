@@ -90,6 +90,9 @@ def _check_options(env_id: str, options: dict) -> dict:
 class BraxEnv(Env):
     """Adapts a brax `PipelineEnv`: time limit, auto-reset, float32 outputs.
 
+    Actions are clipped to [-1, 1] and passed on, not rescaled to each
+    actuator's `ctrlrange`: what brax's own trainers do, so results compare.
+
     Args:
       env_id: a name from `brax.envs` (`ant`, `halfcheetah`, `inverted_pendulum`...).
       backend: brax physics pipeline: `positional`, `spring` or `mjx`. Not
