@@ -40,7 +40,9 @@ def channels_first(shape: Sequence[int], torso: str = "nature") -> bool:
         f"network.torso={torso!r} cannot tell the channels of frames of shape "
         f"{shape}: it reads [C, H, W] when the first axis is the smallest, "
         "[H, W, C] when the last is; give the environment [H, W, C] "
-        "observations with fewer channels than rows and columns."
+        "observations with fewer channels than rows and columns, or, for more "
+        "planes than that (board games' [8, 8, 119]), pass --network.torso cnn, "
+        "which reads [H, W, C] as given and does not rescale."
     )
 
 

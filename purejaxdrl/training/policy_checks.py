@@ -9,6 +9,7 @@ or fail deep in flax at the first action. Each check raises a one-line
 
 import os
 import pathlib
+import re
 from typing import Any
 
 import jax
@@ -21,6 +22,10 @@ from purejaxdrl.networks import TORSOS, NetworkConfig
 
 # The fields `load_policy` reads without a default.
 REQUIRED = ("algo", "env_id", "observation_shape", "action", "network")
+
+
+# A SAC critic's own torso scope (`networks.heads._TwinQ`): q0_obs, q1_obs.
+_CRITIC_TORSO = re.compile(r"\['q\d+_obs'\]")
 
 
 def _again(path: pathlib.Path) -> str:
@@ -97,6 +102,15 @@ def check_params(
             else f"{first} is " + ("missing" if first in expected else "extra")
         )
         torso = spec["network"].get("torso", "mlp")
+        if all(k not in saved and _CRITIC_TORSO.search(k) for k in wrong):
+            # Only the critics' torsos missing: SAC's critics read the raw
+            # observation before 0.1.0 (policy.json's format stayed the same).
+            raise ConfigError(
+                f"{str(path)!r}: params.msgpack has no parameters for the "
+                f"critics' {torso!r} torsos ({detail}): an earlier purejaxdrl "
+                "exported it, whose SAC critics read the raw observation; play "
+                "it with that version, or train and export it again."
+            )
         if torso not in TORSOS:
             # The user's torso as registered in this process, not the files,
             # is what differs: exporting again would write the same shapes.

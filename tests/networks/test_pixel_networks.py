@@ -160,6 +160,8 @@ def test_frames_that_read_both_ways_are_refused(shape):
     with pytest.raises(ConfigError, match=r"cannot tell the channels") as error:
         make_actor_critic(resnet, Box(shape), Discrete(3))
     assert "\n" not in str(error.value) and str(shape) in str(error.value)
+    # More planes than rows (board games) cannot follow "[H, W, C]": cnn can.
+    assert "pass --network.torso cnn" in str(error.value)
     with pytest.raises(ConfigError, match=r"cannot tell the channels"):
         frames(jnp.zeros((1, *shape)))
 

@@ -86,3 +86,32 @@ def test_a_newer_format_version_is_refused(tmp_path):
     _edit(folder, version=99)
     with pytest.raises(pjd.ConfigError, match="version 99; this purejaxdrl reads"):
         pjd.load_policy(folder)
+
+
+def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
+    # SAC's critics read the observation through the torso since 0.1.0: a
+    # policy exported earlier with a cnn torso lacks their conv parameters.
+    from purejaxdrl.env.base import Box
+    from purejaxdrl.networks.heads import make_sac_networks
+
+    config = pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"algo": "sac", "env": {"id": "Pendulum-v1"}, "devices": 1,
+         "network": {"torso": "cnn", "hidden_sizes": [4]}},
+    )  # fmt: skip
+    specs = (Box((5, 5, 2)), Box((2,)))
+    nets = make_sac_networks(config.network, *specs)
+    params = nets.policy.init(jax.random.key(0), jnp.zeros((1, 5, 5, 2)))
+    critic = params["critic"]["params"]
+    assert {"q0_obs", "q1_obs"} <= set(critic)
+    write_policy(tmp_path / "now", config, params, None, updates=1, specs=specs)
+    pjd.load_policy(tmp_path / "now")  # today's export loads
+    old = {k: v for k, v in critic.items() if not k.endswith("_obs")}
+    params = {**params, "critic": {"params": old}}
+    write_policy(tmp_path / "old", config, params, None, updates=1, specs=specs)
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_policy(tmp_path / "old")
+    assert "an earlier purejaxdrl exported it, whose SAC critics read the raw" in str(
+        e.value
+    )
+    assert "q0_obs" in str(e.value) and "\n" not in str(e.value)
