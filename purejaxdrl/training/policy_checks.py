@@ -18,7 +18,7 @@ import numpy as np
 
 from purejaxdrl.config_types import ConfigError
 from purejaxdrl.env.base import Box
-from purejaxdrl.networks import TORSOS, NetworkConfig
+from purejaxdrl.networks import TORSOS, NetworkConfig, torso_names
 
 # The fields `load_policy` reads without a default.
 REQUIRED = ("algo", "env_id", "observation_shape", "action", "network")
@@ -138,6 +138,16 @@ def check_params(
 
 def network_config(where: pathlib.Path, net: dict[str, Any]) -> NetworkConfig:
     """policy.json's `network` field as the NetworkConfig it was written from."""
+    torso = net.get("torso", "mlp") if isinstance(net, dict) else "mlp"
+    if isinstance(torso, str) and torso not in torso_names():
+        # Registered in the training script itself, not in an env.imports
+        # module that load_policy would have imported.
+        raise ConfigError(
+            f"{str(where.parent)!r} was trained with the torso {torso!r}, which "
+            "is not registered in this process; register it before loading "
+            f"(pjd.networks.register_torso({torso!r}, ...)), or train with the "
+            "module that registers it in --env.imports, which loading imports."
+        )
     try:
         return NetworkConfig(
             **{

@@ -73,6 +73,17 @@ def test_a_registered_torso_trains_exports_and_loads(residual, tmp_path):
     logits = network.apply(params, obs)[0]
     np.testing.assert_array_equal(policy.mode(obs), np.argmax(logits, axis=-1))
     assert policy.act(jnp.zeros(4), jax.random.key(1)).shape == ()
+    # Registered in the script, not an env.imports module: a process without
+    # it is told to register it, not to "pick" a built-in torso.
+    torsos._USER_TORSOS.clear()
+    with pytest.raises(ConfigError) as error:
+        pjd.load_policy(tmp_path / "policy")
+    assert str(error.value) == (
+        f"{str(tmp_path / 'policy')!r} was trained with the torso 'residual', "
+        "which is not registered in this process; register it before loading "
+        "(pjd.networks.register_torso('residual', ...)), or train with the "
+        "module that registers it in --env.imports, which loading imports."
+    )
 
 
 def test_torso_names_are_checked(residual):
