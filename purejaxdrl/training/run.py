@@ -260,13 +260,22 @@ def _replay_fix(saved: int) -> str:
             f"resume it on a number of processes that divides {saved} "
             f"({', '.join(fit[:-1])} or {fit[-1]}); {one}"
         )
-    if saved // processes <= local:
-        return f"pass --devices {saved // processes}"
+    each, backend = saved // processes, jax.default_backend()
+    if each <= local:
+        return f"pass --devices {each}"
+    fake = "(on CPU, fake them with XLA_FLAGS={})".format
+    fake_n = "--xla_force_host_platform_device_count={}".format
+    if processes == 1:
+        return (
+            f"this machine has {local} {backend} device(s): resume it on a "
+            f"machine with {saved} {fake(fake_n(saved))}"
+        )
+    # Either layout holds the saved shards; the first keeps the process flags.
     return (
-        f"{'each process' if processes > 1 else 'this machine'} has "
-        f"{local} {jax.default_backend()} device(s): resume it on a "
-        f"machine with {saved} (on CPU, fake them with XLA_FLAGS="
-        f"--xla_force_host_platform_device_count={saved})"
+        f"each process has {local} {backend} device(s): resume it as {processes} "
+        f"processes with {each} devices each (--devices {each}) {fake(fake_n(each))}, "
+        f"or as one process on a machine with {saved} devices (drop --coordinator, "
+        "--num-processes and --process-id)"
     )
 
 

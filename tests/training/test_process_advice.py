@@ -26,6 +26,17 @@ from purejaxdrl.training import run
         (6, 4, 2, "a number of processes that divides 6 (1, 2, 3 or 6); as one"),
         (4, 2, 4, "pass --devices 2"),
         (16, 1, 8, "this machine has 8 cpu device(s): resume it on a machine with 16"),
+        # Two processes of 1 device each saved 4 shards: 2 per process.
+        (
+            4,
+            2,
+            1,
+            "each process has 1 cpu device(s): resume it as 2 processes with 2 "
+            "devices each (--devices 2) (on CPU, fake them with XLA_FLAGS="
+            "--xla_force_host_platform_device_count=2), or as one process on a "
+            "machine with 4 devices (drop --coordinator, --num-processes and "
+            "--process-id)",
+        ),
     ],
 )
 def test_a_refused_replay_resume_says_what_fits(
