@@ -176,12 +176,14 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
     update it resumed from (`resumed_at`); called once the checkpoint restored.
     """
     if run.main and run.run_dir is not None:
-        path = run.run_dir / "config.yaml"
-        text = yaml.safe_dump(to_dict(run.config), sort_keys=False)
+        path, data = run.run_dir / "config.yaml", to_dict(run.config)
+        saved = yaml.safe_load(path.read_text())  # its run_dir: a resume's is ignored
+        data["run_dir"] = saved.get("run_dir", data["run_dir"])
         if run.allow_changes:  # whatever changed, file or command: accepted
             with open(run.run_dir / OVERRIDES_FILE, "a") as f:
                 f.write(json.dumps({"resumed_at": resumed_at}) + "\n")
-        write_atomically(path, text)  # a kill mid-write keeps the old config
+        # A kill mid-write keeps the old config.
+        write_atomically(path, yaml.safe_dump(data, sort_keys=False))
 
 
 def _overridden_since(run_dir: pathlib.Path, step: int) -> bool:
@@ -270,7 +272,6 @@ def _replay_fix(saved: int) -> str:
             f"this machine has {local} {backend} device(s): resume it on a "
             f"machine with {saved} {fake(fake_n(saved))}"
         )
-    # Either layout holds the saved shards; the first keeps the process flags.
     return (
         f"each process has {local} {backend} device(s): resume it as {processes} "
         f"processes with {each} devices each (--devices {each}) {fake(fake_n(each))}, "

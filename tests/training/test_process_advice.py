@@ -78,6 +78,19 @@ def test_run_dir_given_to_a_resume_is_said_to_be_ignored(tmp_path):
     ]
 
 
+def test_run_dir_given_to_a_resume_is_not_written_to_its_config_yaml(tmp_path):
+    from purejaxdrl.training.run import open_run, save_resumed_config
+
+    saved = pjd.load_preset("cartpole").config
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(saved)))
+    config, _ = pjd.resume_config(str(tmp_path), {"run_dir": "elsewhere"})
+    assert config.run_dir == "elsewhere"
+    run = open_run(config, resume=str(tmp_path), write_files=False, notify=None)
+    save_resumed_config(run, 0)
+    written = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert written["run_dir"] == saved.run_dir != "elsewhere"
+
+
 def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
     monkeypatch, tmp_path
 ):
