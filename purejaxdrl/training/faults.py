@@ -3,6 +3,7 @@
 Host-side only: signal handlers and checks of the metrics a chunk returned.
 """
 
+import os
 import signal
 import sys
 import threading
@@ -26,7 +27,9 @@ class StopSignals:
     aborts at once. Handlers are installed only from the main thread (Python's
     rule) and the previous ones are restored on exit. One entered inside
     another takes over its request: a signal that came while the run was
-    still compiling (`before_training`) stops it before its first chunk.
+    still compiling (`before_training`) stops it before its first chunk;
+    handed over, the outer one no longer holds signals: after the inner one
+    exits (the final save, export, summary) they act as before it entered.
     """
 
     def __init__(self, announce: bool = True, before_training: bool = False):
@@ -34,9 +37,12 @@ class StopSignals:
         self._announce = announce
         self._before = before_training
         self._previous: dict[int, object] = {}
+        self._handed_over = False
 
     def _handle(self, signum: int, frame: types.FrameType | None) -> None:
-        del frame
+        if self._handed_over:  # the loop that would have stopped has ended
+            _pass_on(signum, frame, self._previous.get(signum))
+            return
         name = signal.Signals(signum).name
         if self.requested is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
@@ -62,13 +68,25 @@ class StopSignals:
                 previous = signal.signal(signum, self._handle)
                 self._previous[signum] = previous
                 outer = getattr(previous, "__self__", None)
-                if isinstance(outer, StopSignals) and self.requested is None:
-                    self.requested = outer.requested
+                if isinstance(outer, StopSignals):
+                    self.requested = self.requested or outer.requested
+                    outer._handed_over = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
+
+
+def _pass_on(signum: int, frame: types.FrameType | None, handler: object) -> None:
+    """Handles signal `signum` as `handler` (what a StopSignals replaced) would."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL or handler is None:  # None: not set by Python
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)  # the default action: end the process
+        os.kill(os.getpid(), signum)
 
 
 _ENV_OUTPUTS = ("observation", "reward", "final_observation")
