@@ -143,20 +143,21 @@ def _check_process_count(count: int, timeout: float) -> None:
             )
 
 
-def held_stop_signals(hold: bool) -> Any:
+def held_stop_signals(hold: bool, saves: bool = True) -> Any:
     """SIGINT / SIGTERM as a request to stop, from joining on, if `hold`.
 
     JAX's pre-emption notifier is off (`initialize_distributed`): a signal
     while the run restores or compiles (minutes on an accelerator) would kill
     this process alone. The chunk loop's handler takes the request over and
-    every process stops before the first chunk, with a checkpoint.
+    every process stops before the first chunk, with a checkpoint if `saves`
+    (a run without files stops unsaved).
     """
     if not hold:
         return contextlib.nullcontext()
     from purejaxdrl.training.faults import StopSignals
 
     main = _state().process_id == 0  # only process 0 prints
-    return StopSignals(announce=main, before_training=True)
+    return StopSignals(announce=main, before_training=True, saves=saves)
 
 
 def _state() -> Any:

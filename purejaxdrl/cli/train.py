@@ -166,7 +166,7 @@ def _join_processes(argv: Sequence[str]) -> Any:
     config = processes.DistributedConfig(*named, init_timeout=k.init_timeout)
     running = {"-h", "--help"}.isdisjoint(argv)  # not only asking for help
     joined = running and processes.initialize_distributed(config)
-    return processes.held_stop_signals(joined and "--no-files" not in argv)
+    return processes.held_stop_signals(joined, saves="--no-files" not in argv)
 
 
 def _agree_on_config(args: argparse.Namespace, config: Any) -> None:

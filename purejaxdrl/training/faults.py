@@ -23,18 +23,22 @@ class StopSignals:
     """Turns SIGINT and SIGTERM into a request to stop after the current chunk.
 
     A cluster pre-empts a job with SIGTERM; Ctrl-C sends SIGINT. Either sets
-    `requested` (the host loop saves a checkpoint and returns); a second SIGINT
-    aborts at once. Handlers are installed only from the main thread (Python's
-    rule) and the previous ones are restored on exit. One entered inside
-    another takes over its request: a signal that came while the run was
-    still compiling (`before_training`) stops it before its first chunk;
-    handed over, the outer one no longer holds signals: after the inner one
-    exits (the final save, export, summary) they act as before it entered.
+    `requested` (the host loop saves a checkpoint, unless not `saves`, and
+    returns); a second SIGINT aborts at once. Handlers are installed only
+    from the main thread (Python's rule) and the previous ones are restored
+    on exit. One entered inside another takes over its request: a signal
+    that came while the run was still compiling (`before_training`) stops it
+    before its first chunk; handed over, the outer one no longer holds
+    signals: after the inner one exits (the final save, export, summary) they
+    act as before it entered.
     """
 
-    def __init__(self, announce: bool = True, before_training: bool = False):
+    def __init__(
+        self, announce: bool = True, before_training: bool = False, saves: bool = True
+    ):
         self.requested: str | None = None
         self._announce = announce
+        self._saves = saves  # False: a run without files stops unsaved
         self._before = before_training
         self._previous: dict[int, object] = {}
         self._handed_over = False
@@ -54,10 +58,12 @@ class StopSignals:
                 else "once the chunks under way finish (one, or two where the "
                 "next is queued)"
             )
+            what = "saving a checkpoint " if self._saves else "stopping "
+            then = ", then stopping" if self._saves else ""
+            again = " without saving" if self._saves else ""
             print(
-                f"purejaxdrl: {name} received: saving a checkpoint {when}, "
-                "then stopping"
-                + (" (Ctrl-C again aborts without saving)" if name == "SIGINT" else ""),
+                f"purejaxdrl: {name} received: {what}{when}{then}"
+                + (f" (Ctrl-C again aborts{again})" if name == "SIGINT" else ""),
                 file=sys.stderr,
                 flush=True,
             )

@@ -306,16 +306,18 @@ class ChunkLoop:
         """Trains `schedule`'s chunks, each dispatched before the last is read.
 
         With a checkpointer, SIGINT / SIGTERM stop the run after the current
-        chunk with a checkpoint; `eval.stop_at` stops it after the evaluation
-        that reaches it.
+        chunk with a checkpoint (a run of many processes without one: unsaved);
+        `eval.stop_at` stops it after the evaluation that reaches it.
 
         Returns:
           The final state, and what stopped the run early (None: the end).
 
         """
-        checkpointer = self.run.checkpointer
-        unsignalled = contextlib.nullcontext()
-        signals = StopSignals(announce=self.run.main) if checkpointer else unsignalled
+        checkpointer, signals = self.run.checkpointer, contextlib.nullcontext()
+        if checkpointer is not None:
+            signals = StopSignals(announce=self.run.main)
+        elif jax.process_count() > 1:  # no files: all stop together, unsaved
+            signals = StopSignals(announce=self.run.main, saves=False)
         last = schedule[-1][0] if schedule else -1
         if schedule:
             state = placed(state, self.programs.chunks[schedule[0][1]])
@@ -324,7 +326,7 @@ class ChunkLoop:
             nonlocal state
             done = self.done
             for index, length in schedule:
-                stop = checkpointer is not None and agreed_stop(signals)
+                stop = hasattr(signals, "requested") and agreed_stop(signals)
                 if stop or self.reached is not None:
                     return  # after the chunk already queued
                 done += length
@@ -366,7 +368,7 @@ class ChunkLoop:
     def stopped_by(self, signals: Any) -> str | None:
         """What stopped the run early: a signal, `eval.stop_at`, or None."""
         finished = self.done >= self.run.config.num_updates
-        if self.run.checkpointer is not None and signals.requested is not None:
+        if getattr(signals, "requested", None) is not None:  # held: StopSignals
             # A signal during the last chunk stopped nothing: the run ended.
             return None if finished else signals.requested
         if self.reached is not None and self.done < self.run.config.num_updates:

@@ -382,6 +382,46 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
 
 
 @pytest.mark.timeout(300)
+def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
+    # Without files nothing was held: the signalled process died at once
+    # (status 143) and its peer stopped saying "a process died" (status 1).
+    (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
+    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
+           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
+           "--devices", "1", "--no-files", *cache]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = []
+    for i, log in enumerate(logs):
+        env = {**os.environ, "JAX_PLATFORMS": "cpu", "PREEMPT_ME": "1" * i}
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=tmp_path,
+                )  # fmt: skip
+            )
+    try:
+        for log, p in zip(logs, procs, strict=True):
+            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
+    finally:
+        for p in procs:
+            p.kill()
+    log0 = logs[0].read_text()
+    assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
+    assert "checkpoint saved" not in log0 and "resume" not in log0
+    assert "stopped" not in logs[1].read_text()  # only process 0 prints
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "p0.log",
+        "p1.log",
+        "preempt.py",
+    ]
+
+
+@pytest.mark.timeout(300)
 def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache):
     # A 2-device and a 1-device host built a 3-device and a 2-device mesh:
     # wrong advice (num_envs=4 "over the 3 devices of 2 processes"), or both

@@ -47,3 +47,13 @@ def test_a_sigterm_after_the_loop_ended_reaches_the_handler_held_before():
         assert heard == [signal.SIGTERM] and held.requested is None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_run_without_files_says_it_stops_without_saving(capsys):
+    with StopSignals(before_training=True, saves=False) as held:
+        _send(signal.SIGINT)
+    assert held.requested == "SIGINT"
+    assert capsys.readouterr().err == (
+        "purejaxdrl: SIGINT received: stopping before the first chunk (Ctrl-C "
+        "again aborts)\n"
+    )
