@@ -22,7 +22,7 @@ from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
-from purejaxdrl.training.faults import NonFiniteError, StopSignals
+from purejaxdrl.training.faults import NonFiniteError, StopSignals, agreed_stop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
 from purejaxdrl.training.schedule import summarize_chunk
@@ -77,18 +77,6 @@ def pipelined(
             pending = None
     if pending is not None:
         read(pending)
-
-
-def agreed_stop(stop: StopSignals) -> bool:
-    """Whether any process was asked to stop (all must stop at the same chunk)."""
-    if jax.process_count() == 1:
-        return stop.requested is not None
-    from jax.experimental import multihost_utils
-
-    flags = multihost_utils.process_allgather(np.int32(stop.requested is not None))
-    if np.any(flags) and stop.requested is None:
-        stop.requested = "a peer's signal"
-    return bool(np.any(flags))
 
 
 def is_due(index: int, last_index: int, every: int) -> bool:
