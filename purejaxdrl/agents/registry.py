@@ -11,6 +11,7 @@ learn of either from here.
 
 import dataclasses
 import difflib
+import keyword
 import re
 import typing
 from typing import Any, ClassVar
@@ -152,13 +153,13 @@ def register(record: Algorithm) -> None:
 
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
-        built-in algorithm's, a run field's or not a lowercase identifier, a
-        `default_config` that is not hashable, takes arguments or does not
-        make a `config_type`, or a `config_type` that is not a dataclass
-        registered as a pytree, has a field of a type configs cannot read
-        (`config_types.convertible`) or a dynamic field that is not
-        `float | jax.Array` (mark it `jax.tree.static`). Nothing is
-        registered then.
+        built-in algorithm's, a run field's, a Python keyword or not a
+        lowercase identifier, a `default_config` that is not hashable, takes
+        arguments or does not make a `config_type`, or a `config_type` that
+        is not a dataclass registered as a pytree, has a field of a type
+        configs cannot read (`config_types.convertible`) or a dynamic field
+        that is not `float | jax.Array` (mark it `jax.tree.static`); or a
+        section the run config class cannot take. Nothing is registered then.
 
     """
     if not isinstance(record, Algorithm):
@@ -179,6 +180,12 @@ def register(record: Algorithm) -> None:
             "run field's or TrainConfig attribute's (seed, env, eval, ...): it "
             "names a config section and its flags, e.g. 'reinforce'."
         )
+    if keyword.iskeyword(name):
+        # A config section is a dataclass field, which a keyword cannot name.
+        raise ConfigError(
+            f"Algorithm name {name!r} is a Python keyword, which cannot name its "
+            f"config section; give it another name, e.g. {name + '_ac'!r}."
+        )
     try:
         hash(record.default_config)
     except TypeError:
@@ -187,7 +194,34 @@ def register(record: Algorithm) -> None:
             f"(hashable), not a {type(record.default_config).__name__} instance."
         ) from None
     _check_config(name, record)
-    _ALGORITHMS[name] = record
+    _trial(record)
+
+
+def _trial(record: Algorithm) -> None:
+    """Stores `record`, and takes it back out if the run config cannot be built.
+
+    The config class with every user's section is built when a config is
+    next made (any algorithm's, a built-in one's too): a record it cannot
+    take would break every later config of the process, and there is no
+    unregistering, so that class is built here first.
+    """
+    # Imported here: training.config builds its sections from this module.
+    from purejaxdrl.training.config import config_class
+
+    previous = _ALGORITHMS.get(record.name)
+    _ALGORITHMS[record.name] = record
+    try:
+        config_class()
+    except Exception as e:
+        if previous is None:
+            del _ALGORITHMS[record.name]
+        else:
+            _ALGORITHMS[record.name] = previous
+        raise ConfigError(
+            f"Algorithm {record.name!r}: the run config cannot take its section "
+            f"({type(e).__name__}: {e}); nothing is registered. Check its name and "
+            "config_type."
+        ) from None
 
 
 _EXAMPLE = "as docs/examples/reinforce.py's ReinforceConfig"

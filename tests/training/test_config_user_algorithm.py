@@ -5,6 +5,7 @@ registry) and its loss is called on a stand-in for PPO's; the run settings a
 preset gives a user's algorithm are the guide's numbers.
 """
 
+import dataclasses
 import pathlib
 import re
 
@@ -14,6 +15,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo, registry
+from purejaxdrl.training import config as training_config
 
 GUIDE = (
     pathlib.Path(__file__).resolve().parents[2] / "docs/guide/adding-an-algorithm.md"
@@ -63,3 +65,44 @@ def test_a_preset_gives_a_users_algorithm_the_default_run_settings(ppo_kl):
         f"{default.network.torso.upper()}"
     )
     assert said in " ".join(GUIDE.read_text().split())
+
+
+@pytest.mark.parametrize("name", ["lambda", "class", "with"])
+def test_a_keyword_name_is_refused_and_later_configs_still_load(name, monkeypatch):
+    # A section named `lambda` is no dataclass field: every config made
+    # afterwards, a built-in algorithm's too, would fail, and there is no
+    # unregistering.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    record = dataclasses.replace(registry.algorithm("ppo"), name=name)
+    with pytest.raises(
+        pjd.ConfigError, match=f"'{name}' is a Python keyword.*e.g. '{name}_"
+    ):
+        registry.register(record)
+    assert name not in registry.names()
+    assert pjd.load_preset("cartpole").config.algo == "ppo"
+
+
+def test_a_registration_the_run_config_cannot_take_is_rolled_back(monkeypatch):
+    # Whatever else would break the config class built from the records, it
+    # is built on trial by `register`, which then takes the record back out.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    before = dict(registry._ALGORITHMS)
+
+    def broken():
+        if "mine" in registry.names():
+            raise TypeError("no such field")
+        return pjd.TrainConfig
+
+    monkeypatch.setattr(training_config, "config_class", broken)
+    record = dataclasses.replace(registry.algorithm("ppo"), name="mine")
+    with pytest.raises(pjd.ConfigError, match="'mine'.*no such field.*nothing is reg"):
+        registry.register(record)
+    assert before == registry._ALGORITHMS
+    # Registering a name again that fails keeps the record it had.
+    monkeypatch.setattr(training_config, "config_class", lambda: pjd.TrainConfig)
+    registry.register(record)
+    monkeypatch.setattr(training_config, "config_class", broken)
+    with pytest.raises(pjd.ConfigError, match="nothing is registered"):
+        registry.register(dataclasses.replace(record, summary="again"))
+    assert registry.algorithm("mine") is record
+
