@@ -42,6 +42,9 @@ class Selection(NamedTuple):
         config (made before that section was added).
       unread: the message for a change to a section that `by` does not name,
         from (what was set, the section, the selected one, the fix).
+      stale: from (a name, the config's section of that name), why that
+        section is out of date (made of the class a name registered again
+        has replaced), or "".
 
     """
 
@@ -49,6 +52,7 @@ class Selection(NamedTuple):
     names: Callable[[], Collection[str]]
     missing: Callable[[str], str]
     unread: Callable[[str, str, str, str], str]
+    stale: Callable[[str, Any], str]
 
     def others(self, *selected: str) -> set[str]:
         """The sections none of the `selected` names: a run of them reads none."""
@@ -78,6 +82,25 @@ def _refuse_unread_sections(
         if changed is not None:
             fix = f"{selection.by}={key!r}"
             raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))
+
+
+def _refuse_stale_sections(
+    config: Any, changes: Mapping[str, Any], selection: Selection
+) -> None:
+    """Refuses to change or select a section older than its algorithm's record.
+
+    A section made before its algorithm was registered again is of the old
+    class, so a field the new one added would be called unknown, though
+    `--help` lists it: say what a run of it would say.
+    """
+    selected = changes.get(selection.by, getattr(config, selection.by, None))
+    fields = {f.name for f in dataclasses.fields(config)}
+    registered = set(selection.names())
+    for key in [*changes, selected]:
+        if isinstance(key, str) and key in fields and key in registered:
+            stale = selection.stale(key, getattr(config, key))
+            if stale:
+                raise ConfigError(stale)
 
 
 def _section_hint(config: Any, key: str, algo: Any) -> str:
@@ -147,8 +170,9 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     Raises:
       ConfigError: for an unknown field or a value of the wrong type, a
         change to a section the config does not read (`Selection`: another
-        algorithm's than its `algo`), or a `config` that is not a config (a
-        preset: pass its `.config`).
+        algorithm's than its `algo`), a change to or selection of a section
+        made before its algorithm was registered again, or a `config` that
+        is not a config (a preset: pass its `.config`).
 
     """
     if not prefix:
@@ -161,8 +185,11 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     selection = None if prefix else getattr(type(config), "SELECTION", None)
+    nested = _nested(overrides)
+    if selection is not None:
+        _refuse_stale_sections(config, nested, selection)
     changes = {}
-    for raw_key, value in _nested(overrides).items():
+    for raw_key, value in nested.items():
         key = str(raw_key).replace("-", "_")
         path = f"{prefix}{key}"
         if key not in names and selection and key in selection.names():
@@ -174,7 +201,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
             hint = f"did you mean {prefix}{close[0]} ({flag})? " if close else ""
             if not close and not prefix:  # `learning_rate`: a section's field
-                algo = _nested(overrides).get("algo", getattr(config, "algo", None))
+                algo = nested.get("algo", getattr(config, "algo", None))
                 hint = _section_hint(config, key, algo)
             raise ConfigError(
                 f"Unknown config field {path!r}: {hint}"

@@ -83,6 +83,24 @@ def no_section(name: str, what: str = "") -> str:
     )
 
 
+def stale_section(name: str, section: Any) -> str:
+    """Why `section`, a config's section for algorithm `name`, is out of date; or "".
+
+    Registering `name` again (a notebook cell or a reloaded module run again)
+    makes a new config class; a section made before is of the old one, of
+    the same name, whose fields may no longer be the algorithm's. One wording
+    for a run (`make_agent`) and an override (`config.apply_overrides`).
+    """
+    kind = algorithm(name).config_type
+    if type(section).__qualname__ != kind.__qualname__ or isinstance(section, kind):
+        return ""
+    return (
+        f"algo={name!r}: this config's section was made before {name!r} was "
+        "registered again (a reloaded module makes a new config class); make "
+        "the config again, e.g. from pjd.load_preset."
+    )
+
+
 def _section(name: str) -> Any:
     """A field whose default is algorithm `name`'s `default_config()`."""
     return dataclasses.field(default_factory=_ALGORITHMS[name].default_config)
@@ -118,6 +136,7 @@ class AlgorithmConfigs:
         names=names,
         missing=no_section,
         unread=unread_section,
+        stale=stale_section,
     )
 
     ppo: PPOConfig = _section("ppo")
@@ -358,14 +377,9 @@ def make_agent(
 
     """
     record = algorithm(algo)
-    if type(algo_config).__qualname__ == record.config_type.__qualname__ and not (
-        isinstance(algo_config, record.config_type)
-    ):
-        raise ConfigError(
-            f"algo={algo!r}: this config's section was made before {algo!r} was "
-            "registered again (a reloaded module makes a new config class); make "
-            "the config again, e.g. from pjd.load_preset."
-        )
+    stale = stale_section(algo, algo_config)
+    if stale:
+        raise ConfigError(stale)
     if not isinstance(algo_config, record.config_type):
         raise ConfigError(
             f"algo={algo!r} takes a config of type {record.config_type.__name__}, "

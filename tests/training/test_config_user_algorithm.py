@@ -9,6 +9,7 @@ import dataclasses
 import pathlib
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -106,3 +107,36 @@ def test_a_registration_the_run_config_cannot_take_is_rolled_back(monkeypatch):
         registry.register(dataclasses.replace(record, summary="again"))
     assert registry.algorithm("mine") is record
 
+
+def test_overriding_a_section_made_before_its_algorithm_was_registered_again(
+    ppo_kl,
+):
+    # A notebook cell run again, with one more field: a config made before
+    # holds the old class's section, which has no such field.
+    old = pjd.load_preset("cartpole", algo="ppo_kl").config
+    old_ppo = pjd.load_preset("cartpole").config
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class PPOKLConfig(ppo_kl["PPOKLConfig"]):
+        extra: float | jax.Array = 2.0
+
+    PPOKLConfig.__qualname__ = ppo_kl["PPOKLConfig"].__qualname__
+    registry.register(
+        dataclasses.replace(registry.algorithm("ppo_kl"), config_type=PPOKLConfig)
+    )
+    said = "made before 'ppo_kl' was registered again"
+    with pytest.raises(pjd.ConfigError, match=said) as overriding:
+        pjd.apply_overrides(old, {"ppo_kl.extra": 3.0})
+    with pytest.raises(pjd.ConfigError, match=said) as running:
+        pjd.training.make_experiment(old)
+    assert str(overriding.value) == str(running.value)  # one wording
+    # Selecting the section, or changing another field of a run of it.
+    with pytest.raises(pjd.ConfigError, match=said):
+        pjd.apply_overrides(old, {"seed": 3})
+    with pytest.raises(pjd.ConfigError, match=said):
+        pjd.apply_overrides(old_ppo, {"algo": "ppo_kl"})
+    assert pjd.apply_overrides(old_ppo, {"seed": 3}).seed == 3  # not read: no matter
+    # A config made afterwards takes the new field.
+    new = pjd.load_preset("cartpole", algo="ppo_kl").config
+    assert pjd.apply_overrides(new, {"ppo_kl.extra": 3.0}).ppo_kl.extra == 3.0
