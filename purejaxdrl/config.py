@@ -125,7 +125,7 @@ def _refuse_foreign_fields(config: Any, section: str, fields: Mapping) -> None:
     field unlike the one meant (dqn.batch_size).
     """
     own = {f.name for f in dataclasses.fields(getattr(config, section))}
-    for raw_key in _nested(fields):
+    for raw_key in _nested(fields, f"{section}."):
         key = str(raw_key).replace("-", "_")
         owners = [
             f.name
@@ -169,10 +169,11 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 
     Raises:
       ConfigError: for an unknown field or a value of the wrong type, a
-        change to a section the config does not read (`Selection`: another
-        algorithm's than its `algo`), a change to or selection of a section
-        made before its algorithm was registered again, or a `config` that
-        is not a config (a preset: pass its `.config`).
+        field set twice (dotted and nested, or with - and _), a change to a
+        section the config does not read (`Selection`: another algorithm's
+        than its `algo`), a change to or selection of a section made before
+        its algorithm was registered again, or a `config` that is not a
+        config (a preset: pass its `.config`).
 
     """
     if not prefix:
@@ -185,7 +186,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     selection = None if prefix else getattr(type(config), "SELECTION", None)
-    nested = _nested(overrides)
+    nested = _nested(overrides, prefix)
     if selection is not None:
         _refuse_stale_sections(config, nested, selection)
     changes = {}
@@ -225,29 +226,43 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     return dataclasses.replace(config, **changes)
 
 
-def _nested(overrides: Mapping[str, Any]) -> dict[str, Any]:
+def _nested(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """`overrides` with dotted keys nested: {"ppo.gamma": x} is {"ppo": {"gamma": x}}.
 
-    A dotted key and a mapping of the same section merge (neither is changed).
+    Dashes in names are read as underscores. A dotted key and a mapping of
+    the same section merge (neither is changed); a field set twice, in two
+    spellings (`ppo.gamma` and `ppo: {gamma: ...}`, `total-steps` and
+    `total_steps`), is refused: which of two values wins would be the dict's
+    order, which a merge of several sources leaves to chance. `prefix` is
+    the dotted path of the config they are for, for the message.
     """
     out: dict[str, Any] = {}
     for raw_key, value in overrides.items():
         head, dot, rest = str(raw_key).partition(".")
-        key, value = (head, {rest: value}) if dot else (raw_key, value)
-        current = out.get(key)
-        if isinstance(current, Mapping) and isinstance(value, Mapping):
-            value = _merged(current, value)
+        key, value = (head, {rest: value}) if dot else (str(raw_key), value)
+        key = key.replace("-", "_")
+        if key in out:
+            value = _merged(out[key], value, f"{prefix}{key}")
         out[key] = value
     return out
 
 
-def _merged(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """`a` updated by `b`, mappings within them merged too (neither changed)."""
+def _merged(a: Any, b: Any, path: str) -> dict[str, Any]:
+    """Mappings `a` and `b` merged at every depth (neither changed), at `path`.
+
+    Raises:
+      ConfigError: where both set the same key, and the values are not
+        both mappings to merge.
+
+    """
+    if not (isinstance(a, Mapping) and isinstance(b, Mapping)):
+        raise ConfigError(
+            f"{path} is set twice in these overrides ({a!r} and {b!r}), in two "
+            "spellings (dotted and nested, or with - and _); keep one."
+        )
     out = dict(a)
     for key, value in b.items():
-        if isinstance(out.get(key), Mapping) and isinstance(value, Mapping):
-            value = _merged(out[key], value)
-        out[key] = value
+        out[key] = _merged(out[key], value, f"{path}.{key}") if key in out else value
     return out
 
 

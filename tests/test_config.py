@@ -383,3 +383,58 @@ def test_an_array_in_a_tuple_or_a_scalar_field_is_one_line_naming_the_fix():
         part = dataclasses.replace(getattr(config, section), **{name: np.array([1, 2])})
         with pytest.raises(ConfigError, match=f"{section}.{name} is an array"):
             check_types(dataclasses.replace(config, **{section: part}))
+
+
+@pytest.mark.parametrize(
+    "overrides, said",
+    [
+        (
+            {"ppo": {"learning_rate": 1e-3}, "ppo.learning_rate": 2e-3},
+            "ppo.learning_rate is set twice in these overrides (0.001 and 0.002)",
+        ),
+        (
+            {"ppo.learning_rate": 2e-3, "ppo": {"learning_rate": 1e-3}},
+            "ppo.learning_rate is set twice in these overrides (0.002 and 0.001)",
+        ),
+        (
+            {"ppo.learning_rate": 1e-3, "ppo.learning-rate": 2e-3},
+            "ppo.learning_rate is set twice in these overrides (0.001 and 0.002)",
+        ),
+        (
+            {"ppo": {"learning_rate": 1e-3, "learning-rate": 1e-3}},
+            "ppo.learning_rate is set twice in these overrides (0.001 and 0.001)",
+        ),
+        (
+            {"total_steps": 1024, "total-steps": 2048},
+            "total_steps is set twice in these overrides (1024 and 2048)",
+        ),
+        (
+            {"env": {"options": {"a": 1}}, "env.options": {"a": 2}},
+            "env.options.a is set twice in these overrides (1 and 2)",
+        ),
+        (
+            {"network.hidden_sizes": [8], "network": {"hidden_sizes": [16]}},
+            "network.hidden_sizes is set twice in these overrides ([8] and [16])",
+        ),
+    ],
+)
+def test_a_field_set_twice_in_two_spellings_is_refused(overrides, said):
+    # Which value won was the dict's order: a merge of several sources (a
+    # base and a sweep's cell) would train with one of them, unsaid.
+    config = pjd.load_preset("cartpole").config
+    with pytest.raises(ConfigError) as refused:
+        pjd.apply_overrides(config, overrides)
+    assert str(refused.value).startswith(said) and "keep one" in str(refused.value)
+
+
+def test_dotted_and_nested_spellings_of_different_fields_still_merge():
+    config = pjd.load_preset("cartpole").config
+    overrides = {
+        "ppo": {"learning_rate": 1e-3},
+        "ppo.clip-eps": 0.1,
+        "env": {"options": {"a": 1}},
+        "env.options": {"b": 2},
+    }
+    changed = pjd.apply_overrides(config, overrides)
+    assert (changed.ppo.learning_rate, changed.ppo.clip_eps) == (1e-3, 0.1)
+    assert changed.env.options == {"a": 1, "b": 2}
