@@ -122,7 +122,7 @@ class TrainResult:
         if self.export is None:
             raise ValueError("this TrainResult was not made by train(): no policy")
         if out is not None:
-            check_policy_folder(pathlib.Path(out), overwrite)
+            check_policy_folder(pathlib.Path(out), overwrite, "out")
             return load_policy(self.export(out))
         with tempfile.TemporaryDirectory() as folder:
             return load_policy(self.export(folder))
