@@ -113,8 +113,12 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     preset has one, and otherwise its own defaults, with no target.
 
     Raises:
-      ConfigError: for an unknown name, a missing file, bad YAML, a preset
-        without a section for `algo`, or a bad field in it.
+      NoSectionError: (a ConfigError) for a built-in `algo` the preset has
+        no section for; its `.untuned` is the preset's environment with
+        `algo`'s own, untuned defaults (what `--help` then shows): a config
+        to train, e.g. `except NoSectionError as e: config = e.untuned`.
+      ConfigError: for an unknown name, a missing file, bad YAML, or a bad
+        field in the preset.
 
     """
     path = pathlib.Path(name)
@@ -158,10 +162,13 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         )
     if not isinstance(section, dict):
         others = ", ".join(presets_with(algo)) or "none yet"
+        # One message for the command line (which re-raises it) and Python.
         raise NoSectionError(
             f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
             f"{algo} settings; add one, pick another --algo, or an --env with "
-            f"one ({others}).",
+            f"one ({others}). From Python: pass another algo= or preset, or "
+            f"take {algo}'s untuned defaults on this environment: except "
+            "pjd.training.presets.NoSectionError as e: config = e.untuned.",
             untuned=config,
         )
     section = dict(section)

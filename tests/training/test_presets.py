@@ -6,6 +6,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.presets import NoSectionError
 
 ENV = "env: {id: CartPole-v1}\n"
 
@@ -179,3 +180,21 @@ def test_an_environment_id_no_preset_of_the_algorithm_trains_says_so(name, algo)
 def test_an_unknown_name_that_is_no_id_lists_the_presets():
     with pytest.raises(ConfigError, match="did you mean 'cartpole'\\? choose one of"):
         pjd.load_preset("cartpol")
+
+
+def test_a_missing_section_says_how_to_train_its_untuned_defaults_from_python():
+    # From Python there is no --algo or --env: the message says what to pass,
+    # and the error holds the environment with A2C's own defaults to train.
+    with pytest.raises(NoSectionError) as missing:
+        pjd.load_preset("acrobot", algo="a2c")
+    said = str(missing.value)
+    assert "add one, pick another --algo, or an --env with one" in said
+    assert "From Python: pass another algo= or preset, or take a2c's untuned" in said
+    assert "except pjd.training.presets.NoSectionError as e: config = e.untuned" in (
+        said
+    )
+    untuned = missing.value.untuned
+    assert untuned.algo == "a2c" and untuned.a2c == pjd.agents.A2CConfig()
+    assert untuned.env == pjd.load_preset("acrobot").config.env
+    pjd.validate(untuned)  # a config to train as it is
+    assert ".untuned" in pjd.load_preset.__doc__
