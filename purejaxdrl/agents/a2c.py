@@ -53,6 +53,10 @@ class A2CConfig(OptimizerChoiceFields, AdvantageFields, ActorCriticFields):
     `AdvantageFields`, `OptimizerChoiceFields`), and `purejaxdrl train --algo
     a2c --help` lists them all; below are A2C's defaults where they differ
     from the groups' (λ = 1: A3C's n-step returns).
+
+    `value_cost` weighs 0.5 mean((G - V)²), as CleanRL's vf_coef does; OpenAI
+    baselines' vf_coef c weighs mean((G - V)²), so porting its settings takes
+    value_cost = 2c (its default 0.5 is value_cost 1.0 here).
     """
 
     # Static.

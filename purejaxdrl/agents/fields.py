@@ -76,7 +76,10 @@ class ActorCriticFields(RewardFields, OptimizerFields):
       reward_clip: rewards (after scaling) are clipped to [-c, c] before
         learning; 0: not clipped (Atari: 1, as DQN and IMPALA do).
       entropy_cost: weight of the entropy bonus in the loss.
-      value_cost: weight of the value (baseline) loss 0.5 (G - V(s))².
+      value_cost: weight of the value (baseline) loss 0.5 (G - V(s))²,
+        CleanRL's convention (and OpenAI baselines' ppo2's). Baselines' A2C
+        weighs (G - V(s))² itself, without the 0.5: its vf_coef c is
+        value_cost 2c here (its default 0.5 is value_cost 1.0).
       eps: ε of the optimiser's denominator (Adam's, or RMSProp's where the
         algorithm can choose it); PureJaxRL and CleanRL use 1e-5 with Adam,
         optax's default is 1e-8.

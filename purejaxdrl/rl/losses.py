@@ -124,13 +124,17 @@ def actor_critic_loss(
     `policy_gradient_loss` and L_v = 0.5 mean((v - target)²) from `value_loss`
     (Mnih et al., 2016, arXiv:1602.01783; Espeholt et al., 2018, section 4.2).
 
+    The arrays share one shape, any (A2C passes [T, B]): each part is a mean
+    over all their elements.
+
     Args:
-      log_prob_t: learner log-probabilities of the actions taken, float32 [N].
-      adv_t: advantages (held constant), float32 [N].
-      v_t: learner values of the states acted in, float32 [N].
-      target_t: value targets (held constant), float32 [N].
-      entropy_t: policy entropies at those states, float32 [N].
-      value_cost: weight of the baseline loss.
+      log_prob_t: learner log-probabilities of the actions taken, float32.
+      adv_t: advantages (held constant), float32.
+      v_t: learner values of the states acted in, float32.
+      target_t: value targets (held constant), float32.
+      entropy_t: policy entropies at those states, float32.
+      value_cost: weight of the baseline loss L_v (0.5 mean((v - target)²):
+        OpenAI baselines' vf_coef c is value_cost 2c).
       entropy_cost: weight of the entropy bonus.
 
     Returns:

@@ -100,3 +100,27 @@ def test_factory_validates_eagerly():
         make_a2c(A2CConfig(optimizer="lamb"), network, obs, RunShape())
     with pytest.raises(ValueError, match="num_updates=0"):
         make_a2c(A2CConfig(), network, obs, RunShape(num_updates=0))
+
+
+def test_value_cost_is_twice_openai_baselines_vf_coef_on_any_shape():
+    # OpenAI baselines' A2C minimises pg - ent_coef H + vf_coef mean((V - R)²);
+    # value_cost weighs 0.5 mean((V - R)²), so vf_coef c is value_cost 2c (the
+    # docstrings say so). [T, B] inputs, as A2C's: means over every element.
+    from purejaxdrl.rl.losses import actor_critic_loss
+
+    rng = np.random.default_rng(0)
+    logp, adv, v, ret, ent = rng.normal(size=(5, 6, 4))
+    vf_coef, ent_coef = 0.5, 0.01
+    baselines = (
+        -np.mean(logp * adv)
+        - ent_coef * np.mean(ent)
+        + vf_coef * np.mean((v - ret) ** 2)
+    )
+    total, _ = actor_critic_loss(
+        *(jnp.asarray(x, jnp.float32) for x in (logp, adv, v, ret, ent)),
+        value_cost=2 * vf_coef,
+        entropy_cost=ent_coef,
+    )
+    np.testing.assert_allclose(total, baselines, rtol=1e-5)
+    for doc in (A2CConfig.__doc__, actor_critic_loss.__doc__):
+        assert "vf_coef c" in doc and "value_cost" in doc and "2c" in doc
