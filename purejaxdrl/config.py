@@ -42,9 +42,8 @@ class Selection(NamedTuple):
         config (made before that section was added).
       unread: the message for a change to a section that `by` does not name,
         from (what was set, the section, the selected one, the fix).
-      stale: from (a name, the config's section of that name), why that
-        section is out of date (made of the class a name registered again
-        has replaced), or "".
+      stale: from (a name, the config's section of it), why that section is
+        out of date (of a class its name registered again replaced), or "".
 
     """
 
@@ -82,25 +81,6 @@ def _refuse_unread_sections(
         if changed is not None:
             fix = f"{selection.by}={key!r}"
             raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))
-
-
-def _refuse_stale_sections(
-    config: Any, changes: Mapping[str, Any], selection: Selection
-) -> None:
-    """Refuses to change or select a section older than its algorithm's record.
-
-    A section made before its algorithm was registered again is of the old
-    class, so a field the new one added would be called unknown, though
-    `--help` lists it: say what a run of it would say.
-    """
-    selected = changes.get(selection.by, getattr(config, selection.by, None))
-    fields = {f.name for f in dataclasses.fields(config)}
-    registered = set(selection.names())
-    for key in [*changes, selected]:
-        if isinstance(key, str) and key in fields and key in registered:
-            stale = selection.stale(key, getattr(config, key))
-            if stale:
-                raise ConfigError(stale)
 
 
 def _section_hint(config: Any, key: str, algo: Any) -> str:
@@ -187,8 +167,11 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     names = [f.name for f in dataclasses.fields(config)]
     selection = None if prefix else getattr(type(config), "SELECTION", None)
     nested = _nested(overrides, prefix)
-    if selection is not None:
-        _refuse_stale_sections(config, nested, selection)
+    if selection is not None:  # sections set or selected: of the current class?
+        selected = nested.get(selection.by, getattr(config, selection.by, None))
+        for key in {*nested, str(selected)} & set(names) & set(selection.names()):
+            if stale := selection.stale(key, getattr(config, key)):
+                raise ConfigError(stale)
     changes = {}
     for raw_key, value in nested.items():
         key = str(raw_key).replace("-", "_")
@@ -229,12 +212,10 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 def _nested(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """`overrides` with dotted keys nested: {"ppo.gamma": x} is {"ppo": {"gamma": x}}.
 
-    Dashes in names are read as underscores. A dotted key and a mapping of
-    the same section merge (neither is changed); a field set twice, in two
-    spellings (`ppo.gamma` and `ppo: {gamma: ...}`, `total-steps` and
-    `total_steps`), is refused: which of two values wins would be the dict's
-    order, which a merge of several sources leaves to chance. `prefix` is
-    the dotted path of the config they are for, for the message.
+    Dashes read as underscores. A dotted key and a mapping of one section
+    merge (neither is changed); a field set twice (`ppo.gamma` and `ppo:
+    {gamma: ...}`) is refused, not left to the dict's order. `prefix`: the
+    config's dotted path, for the message.
     """
     out: dict[str, Any] = {}
     for raw_key, value in overrides.items():
@@ -248,13 +229,7 @@ def _nested(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _merged(a: Any, b: Any, path: str) -> dict[str, Any]:
-    """Mappings `a` and `b` merged at every depth (neither changed), at `path`.
-
-    Raises:
-      ConfigError: where both set the same key, and the values are not
-        both mappings to merge.
-
-    """
+    """Mappings `a` and `b` at `path` merged at every depth; ConfigError if not both."""
     if not (isinstance(a, Mapping) and isinstance(b, Mapping)):
         raise ConfigError(
             f"{path} is set twice in these overrides ({a!r} and {b!r}), in two "

@@ -217,20 +217,29 @@ def register(record: Algorithm) -> None:
 
 
 def _trial(record: Algorithm) -> None:
-    """Stores `record`, and takes it back out if the run config cannot be built.
+    """Stores `record`, and takes it back out if the sections cannot be a class.
 
-    The config class with every user's section is built when a config is
+    The run config class with every user's section is built when a config is
     next made (any algorithm's, a built-in one's too): a record it cannot
     take would break every later config of the process, and there is no
-    unregistering, so that class is built here first.
+    unregistering. So its sections are built here first, on its base
+    `AlgorithmConfigs`, as `training.config.config_class` builds them on
+    `TrainConfig` (whose other fields `reserve_names` keeps from users).
     """
-    # Imported here: training.config builds its sections from this module.
-    from purejaxdrl.training.config import config_class
-
     previous = _ALGORITHMS.get(record.name)
     _ALGORITHMS[record.name] = record
+    sections = [
+        (r.name, r.config_type, dataclasses.field(default_factory=r.default_config))
+        for r in registered_by_user()
+    ]
     try:
-        config_class()
+        dataclasses.make_dataclass(
+            "TrainConfig",
+            sections,
+            bases=(AlgorithmConfigs,),
+            frozen=True,
+            kw_only=True,
+        )
     except Exception as e:
         if previous is None:
             del _ALGORITHMS[record.name]

@@ -16,7 +16,6 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo, registry
-from purejaxdrl.training import config as training_config
 
 GUIDE = (
     pathlib.Path(__file__).resolve().parents[2] / "docs/guide/adding-an-algorithm.md"
@@ -88,24 +87,28 @@ def test_a_registration_the_run_config_cannot_take_is_rolled_back(monkeypatch):
     # is built on trial by `register`, which then takes the record back out.
     monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     before = dict(registry._ALGORITHMS)
+    make_dataclass = dataclasses.make_dataclass
 
-    def broken():
-        if "mine" in registry.names():
+    def broken(name, fields, **kwargs):
+        if any(field[0] == "mine" for field in fields):
             raise TypeError("no such field")
-        return pjd.TrainConfig
+        return make_dataclass(name, fields, **kwargs)
 
-    monkeypatch.setattr(training_config, "config_class", broken)
     record = dataclasses.replace(registry.algorithm("ppo"), name="mine")
-    with pytest.raises(pjd.ConfigError, match="'mine'.*no such field.*nothing is reg"):
-        registry.register(record)
+    with monkeypatch.context() as patched:
+        patched.setattr(dataclasses, "make_dataclass", broken)
+        with pytest.raises(pjd.ConfigError, match="'mine'.*no such field.*nothing is"):
+            registry.register(record)
     assert before == registry._ALGORITHMS
+    assert pjd.load_preset("cartpole").config.algo == "ppo"
     # Registering a name again that fails keeps the record it had.
-    monkeypatch.setattr(training_config, "config_class", lambda: pjd.TrainConfig)
     registry.register(record)
-    monkeypatch.setattr(training_config, "config_class", broken)
-    with pytest.raises(pjd.ConfigError, match="nothing is registered"):
-        registry.register(dataclasses.replace(record, summary="again"))
+    with monkeypatch.context() as patched:
+        patched.setattr(dataclasses, "make_dataclass", broken)
+        with pytest.raises(pjd.ConfigError, match="nothing is registered"):
+            registry.register(dataclasses.replace(record, summary="again"))
     assert registry.algorithm("mine") is record
+    assert pjd.load_preset("cartpole", algo="mine").config.algo == "mine"
 
 
 def test_overriding_a_section_made_before_its_algorithm_was_registered_again(
