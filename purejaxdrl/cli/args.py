@@ -12,7 +12,7 @@ from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names, unread_section
 from purejaxdrl.cli.hints import flag_hint, word_hint
 from purejaxdrl.config_docs import field_descriptions
-from purejaxdrl.config_types import flat_fields
+from purejaxdrl.config_types import ConfigError, flat_fields
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -115,7 +115,7 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
         )
     except NoSectionError as e:
         if not {"-h", "--help"} & set(argv):
-            raise
+            raise ConfigError(e.command_line) from None
         tuned = ", ".join(presets_with(algo)) or "none yet"
         note = (
             f"the {env!r} preset has no {algo} section, so the defaults shown are "

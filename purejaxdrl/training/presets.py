@@ -53,9 +53,10 @@ class NoSectionError(ConfigError):
     defaults: not a tuned run, but what `--algo NAME --help` shows.
     """
 
-    def __init__(self, message: str, untuned: TrainConfig):
-        super().__init__(message)
+    def __init__(self, message: str, untuned: TrainConfig, python: str = ""):
+        super().__init__(f"{message} {python}".strip())
         self.untuned = untuned
+        self.command_line = message  # without the advice for Python
 
 
 def presets_dir() -> pathlib.Path:
@@ -162,14 +163,14 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         )
     if not isinstance(section, dict):
         others = ", ".join(presets_with(algo)) or "none yet"
-        # One message for the command line (which re-raises it) and Python.
         raise NoSectionError(
             f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
             f"{algo} settings; add one, pick another --algo, or an --env with "
-            f"one ({others}). From Python: pass another algo= or preset, or "
-            f"take {algo}'s untuned defaults on this environment: except "
-            "pjd.training.presets.NoSectionError as e: config = e.untuned.",
+            f"one ({others}).",
             untuned=config,
+            python=f"From Python: pass another algo= or preset, or take {algo}'s "
+            "untuned defaults on this environment: except "
+            "pjd.training.presets.NoSectionError as e: config = e.untuned.",
         )
     section = dict(section)
     target = _check_target(path, algo, section.pop("target", None))

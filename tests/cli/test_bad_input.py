@@ -663,6 +663,13 @@ def test_an_environment_that_cannot_draw_is_refused_before_evaluating(
     assert "takes no render_mode" in err and "mean return" not in out
 
 
+def test_a_missing_preset_section_gives_the_command_lines_fix_only(capsys):
+    # Python's fix (`e.untuned`) is for load_preset's callers, not the shell's.
+    assert cli.main(["train", "--algo", "sac"]) == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("walker_walk).") and "From Python" not in err
+
+
 def test_the_table_covers_at_least_25_cases():
     assert len(CASES) >= 25
 
