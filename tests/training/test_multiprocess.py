@@ -333,16 +333,11 @@ if os.environ.get("PREEMPT_ME"):
 """
 
 
-@pytest.mark.timeout(300)
-def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
-    tmp_path, cache
-):
-    # JAX's pre-emption notifier used to take the SIGTERM and tell no one:
-    # both processes trained their whole budget and exited 0.
-    (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
-    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
-           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
-           "--devices", "1", "--run-dir", str(tmp_path / "runs"), *cache]  # fmt: skip
+def _both_exit_0_after_process_1s_sigterm(
+    run: list[str], tmp_path: pathlib.Path
+) -> list[pathlib.Path]:
+    """Runs `run` as 2 processes in `tmp_path`, process 1 signalled at import
+    (`_SIGTERM_AT_IMPORT`); asserts both exit 0 and returns their logs."""
     port = _free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
@@ -364,6 +359,20 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
     finally:
         for p in procs:
             p.kill()
+    return logs
+
+
+@pytest.mark.timeout(300)
+def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
+    tmp_path, cache
+):
+    # JAX's pre-emption notifier used to take the SIGTERM and tell no one:
+    # both processes trained their whole budget and exited 0.
+    (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
+    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
+           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
+           "--devices", "1", "--run-dir", str(tmp_path / "runs"), *cache]  # fmt: skip
+    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
     log0 = logs[0].read_text()
     assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
     assert "stopped" not in logs[1].read_text()  # only process 0 prints
@@ -389,27 +398,7 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
     run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
            "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
            "--devices", "1", "--no-files", *cache]  # fmt: skip
-    port = _free_port()
-    logs = [tmp_path / f"p{i}.log" for i in range(2)]
-    procs = []
-    for i, log in enumerate(logs):
-        env = {**os.environ, "JAX_PLATFORMS": "cpu", "PREEMPT_ME": "1" * i}
-        with log.open("w") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=tmp_path,
-                )  # fmt: skip
-            )
-    try:
-        for log, p in zip(logs, procs, strict=True):
-            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
-    finally:
-        for p in procs:
-            p.kill()
+    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
     log0 = logs[0].read_text()
     assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
     assert "checkpoint saved" not in log0 and "resume" not in log0
