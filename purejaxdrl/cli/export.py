@@ -26,8 +26,13 @@ def export_command(argv: Sequence[str]) -> int:
         help=CHECKPOINT_HELP.format(verb="export"),
     )
     args = parser.parse_args(argv)
-    from purejaxdrl.training.policy import export_policy
+    import pathlib
 
+    from purejaxdrl.training.policy import check_policy_folder, export_policy
+
+    # Checked here first so that a refusal names the flag, not export_policy's
+    # Python parameter.
+    check_policy_folder(pathlib.Path(args.out), args.overwrite)
     out = export_policy(
         args.run_dir, args.out, overwrite=args.overwrite, step=args.checkpoint
     )

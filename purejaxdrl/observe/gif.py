@@ -70,12 +70,16 @@ def headless() -> None:
 def newest_frame(obs: np.ndarray) -> np.ndarray:
     """The newest frame of a pixel observation, uint8 [H, W] or [H, W, 3].
 
-    A stack's frames lie along its shorter end axis, oldest first (EnvPool's
-    [4, 84, 84]; also [84, 84, 4]); [H, W, 3] is taken for one RGB image.
+    A stack's frames lie along its channel axis, oldest first, read as the
+    pixel torsos read it (`networks.pixels.channels_first`): first where that
+    axis is the smallest (EnvPool's [4, 84, 84]), last otherwise ([84, 84, 4],
+    and [8, 8, 16] as the `cnn` torso takes it); [H, W, 3] is one RGB image.
     """
-    if obs.ndim == 2 or (obs.ndim == 3 and obs.shape[-1] == 3 < obs.shape[0]):
+    if obs.ndim == 2:
         return obs
-    return obs[-1] if obs.shape[0] <= obs.shape[-1] else obs[..., -1]
+    if obs.shape[0] < min(obs.shape[1:]):
+        return obs[-1]
+    return obs if obs.shape[-1] == 3 else obs[..., -1]
 
 
 def upscale(frame: np.ndarray, scale: int = SCALE) -> np.ndarray:

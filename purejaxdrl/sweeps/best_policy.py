@@ -48,7 +48,7 @@ def export_run(
     replaced only with `overwrite`.
     """
     run = checked_index(run, len(result.histories), "run")
-    check_policy_folder(pathlib.Path(out), overwrite)
+    check_policy_folder(pathlib.Path(out), overwrite, "out")
     config = result.plan.run_config(run)
     return write_run_policy(
         config, result.params(run), result.stats(run), pathlib.Path(out)

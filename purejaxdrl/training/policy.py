@@ -158,7 +158,7 @@ def export_policy(
         and `overwrite` is False.
 
     """
-    check_policy_folder(pathlib.Path(out), overwrite)
+    check_policy_folder(pathlib.Path(out), overwrite, "out")
     config, exp, restored = restore_run(run_dir, "export", step)  # quiet, as eval's
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)

@@ -78,6 +78,10 @@ def test_newest_frame_of_either_stack_layout():
     assert newest_frame(rgb) is rgb
     grey = np.zeros((84, 84), np.uint8)
     assert newest_frame(grey) is grey
+    # Planes that are not the smallest axis are read last, as the cnn torso
+    # reads them: 16 planes of 8x8, not 8 of 8x16.
+    planes = rng.integers(0, 256, (8, 8, 16), dtype=np.uint8)
+    np.testing.assert_array_equal(newest_frame(planes), planes[..., -1])
 
 
 def test_gymnasium_cartpole_gif_replays_the_first_evaluation_episode(tmp_path):

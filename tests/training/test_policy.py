@@ -63,7 +63,9 @@ def test_a_dqn_run_exports_its_q_network_and_acts_greedily(tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(tmp_path):
+def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(
+    tmp_path, capsys
+):
     # The run acted on CartPole's position and angle (velocities hidden): its
     # policy takes those two, or the environment's four and drops the two.
     config = pjd.apply_overrides(
@@ -85,16 +87,21 @@ def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(tmp_path)
                        r"\[4\], before hiding \[1, 3\]\) after any batch axes; got "
                        r"\[64, 3\]"):  # fmt: skip
         policy.mode(full[:, :3])
-    # An earlier export is not replaced without a word (the CLI's --overwrite).
+    # An earlier export is not replaced without a word, named as the caller
+    # spells it: overwrite=True from Python, --overwrite on the command line.
     before = (tmp_path / "policy" / "params.msgpack").read_bytes()
     (tmp_path / "policy" / "notes.txt").write_text("mine")
-    with pytest.raises(pjd.ConfigError, match=r"already holds an exported policy "
-                       r"\(policy.json, params.msgpack\); choose another folder, "
-                       r"or pass --overwrite"):  # fmt: skip
+    with pytest.raises(pjd.ConfigError, match=r"^out='.*' already holds an exported "
+                       r"policy \(policy.json, params.msgpack\); choose another "
+                       r"folder, or pass overwrite=True to replace it$"):  # fmt: skip
         pjd.export_policy(result.run_dir, tmp_path / "policy")
     assert (tmp_path / "policy" / "params.msgpack").read_bytes() == before
     out = tmp_path / "policy"
+    capsys.readouterr()
     assert cli.main(["export", str(result.run_dir), "--out", str(out)]) == 2
+    said = capsys.readouterr().err
+    assert f"--out {str(out)!r} already holds" in said
+    assert "pass --overwrite (overwrite=True) to replace it" in said
     assert cli.main(["export", str(result.run_dir), "--out", str(out),
                      "--overwrite"]) == 0  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"  # other files stay
