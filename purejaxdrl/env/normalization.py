@@ -74,6 +74,17 @@ def normalize(stats: RunningStatistics, x: jax.Array, clip: float = 10.0) -> jax
     return jnp.clip(z, -clip, clip)
 
 
+RAW_FINAL_NON_FINITE = "raw_final_observation_non_finite"
+"""`info` key: per environment, how many entries of the final observation the
+environment returned were not finite, before normalising clipped them."""
+
+
+def _non_finite_per_env(stats: RunningStatistics, x: jax.Array) -> jax.Array:
+    # Over the entry's own axes (the statistics' shape), leaving batch axes.
+    axes = tuple(range(x.ndim - stats.mean.ndim, x.ndim))
+    return (~jnp.isfinite(x)).sum(axis=axes, dtype=jnp.float32)
+
+
 class NormalizedParams(NamedTuple):
     """The wrapped env's params plus the observation statistics.
 
@@ -141,10 +152,18 @@ class NormalizeObservation(Wrapper):
 
     def _normalize(self, ts: TimeStep, params: NormalizedParams) -> TimeStep:
         stats = params.obs_stats
+        # Normalising clips an inf to a finite value: what the environment
+        # returned is kept for the runner's non-finite counts, the final
+        # observation as a count per environment (not a second copy of it).
+        bad_final = per_entry(_non_finite_per_env, stats, ts.final_observation)
         return ts._replace(
             observation=per_entry(normalize, stats, ts.observation),
             final_observation=per_entry(normalize, stats, ts.final_observation),
-            info={**ts.info, "raw_observation": ts.observation},
+            info={
+                **ts.info,
+                "raw_observation": ts.observation,
+                RAW_FINAL_NON_FINITE: sum(jax.tree.leaves(bad_final)),
+            },
         )
 
     def reset(self, key: PRNGKey, params: NormalizedParams) -> tuple[PyTree, TimeStep]:

@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
 from purejaxdrl.env.base import Env, EnvParams
+from purejaxdrl.env.normalization import RAW_FINAL_NON_FINITE
 from purejaxdrl.parallel import (
     DATA_AXIS,
     make_mesh,
@@ -151,8 +152,9 @@ def non_finite_counts(traj: Transition, actor: ActorState) -> Metrics:
     """How many entries of what the environments returned in an unroll are not finite.
 
     Counted before observation normalisation (`info["raw_observation"]`
-    where a `NormalizeObservation` keeps it; normalising clips an infinite
-    observation to a finite one and would hide it), so a NaN or inf from the
+    and `info[RAW_FINAL_NON_FINITE]` where a `NormalizeObservation` keeps
+    them; normalising clips an infinite observation to a finite one and
+    would hide it), so a NaN or inf from the
     environment is named at the update it happened, not later as a learner
     metric (`approx_kl is nan`). Observations are those acted on and the one
     after the last step (its value bootstraps the unroll); integer
@@ -169,12 +171,13 @@ def non_finite_counts(traj: Transition, actor: ActorState) -> Metrics:
     observations = traj.info.get("raw_observation")
     if observations is None:
         observations = (traj.observation, actor.timestep.observation)
-    outputs = {
-        "observation": observations,
-        "reward": traj.reward,
-        "final_observation": traj.final_observation,
-    }
-    return {NON_FINITE + name: _count(tree) for name, tree in outputs.items()}
+    outputs = {"observation": observations, "reward": traj.reward}
+    counts = {NON_FINITE + name: _count(tree) for name, tree in outputs.items()}
+    final = traj.info.get(RAW_FINAL_NON_FINITE)  # normalised: counted before
+    counts[NON_FINITE + "final_observation"] = (
+        _count(traj.final_observation) if final is None else final.sum()
+    )
+    return counts
 
 
 def _count(tree: PyTree) -> jax.Array:
