@@ -78,10 +78,10 @@ def learner(algo, env_id="CartPole-v1", torso="mlp"):
 
 
 @functools.cache
-def data_parallel_update(algo, num_devices):
+def data_parallel_update(algo, num_devices, env_id="CartPole-v1"):
     """`update(config, state, traj, key)` on a `data` mesh of `num_devices`:
     the learner state replicated, transitions [T, B] split over B."""
-    build, _, _ = learner(algo)
+    build, _, _ = learner(algo, env_id)
     mesh = Mesh(np.array(jax.devices()[:num_devices]), ("data",))
 
     def update(config, state, traj, key):
@@ -96,13 +96,13 @@ def data_parallel_update(algo, num_devices):
 
 
 def assert_update_is_the_same_on_two_devices(
-    algo, config, state, traj, key, *, metrics_atol=1e-6
+    algo, config, state, traj, key, *, metrics_atol=1e-6, env_id="CartPole-v1"
 ):
     """`update` on one device and data-parallel on two give the same parameters
     (to 1e-6) and metrics (rtol 1e-5): gradients and statistics are global."""
-    _, _, update = learner(algo)
+    _, _, update = learner(algo, env_id)
     one, m_one = update(config, state, traj, key)
-    two, m_two = data_parallel_update(algo, 2)(config, state, traj, key)
+    two, m_two = data_parallel_update(algo, 2, env_id)(config, state, traj, key)
     np.testing.assert_allclose(flat(two.params), flat(one.params), atol=1e-6)
     for name, value in m_one.items():
         np.testing.assert_allclose(m_two[name], value, rtol=1e-5, atol=metrics_atol)

@@ -125,6 +125,18 @@ def test_advantages_are_standardised_within_each_global_minibatch():
     )
 
 
+def test_continuous_update_is_the_same_on_two_devices():
+    # Pendulum's tanh-Gaussian entropy is a quadrature, not a draw over the
+    # local batch: its bonus and metric are the same however B is split.
+    config = dataclasses.replace(CONFIG, num_minibatches=1)
+    _, init, _ = learner("ppo", "Pendulum-v1")
+    state = init(config, jax.random.key(0))
+    traj = batch(state.params, env_id="Pendulum-v1")
+    assert_update_is_the_same_on_two_devices(
+        "ppo", config, state, traj, jax.random.key(1), env_id="Pendulum-v1"
+    )
+
+
 def test_dealt_environment_groups_are_the_same_on_two_devices():
     # Four minibatches over two steps: each time step's environments are
     # dealt into Me = 2 groups, block by global block, so each device (8

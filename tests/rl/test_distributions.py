@@ -128,3 +128,65 @@ def test_tanh_gaussian_log_std_is_bounded():
         lp = dist.log_prob(params, u)
         assert np.isfinite(lp)
     assert np.all(np.abs(dist.to_env(jnp.array([100.0, -100.0]))) <= 1.0)
+
+
+def _raw_log_std(log_std):
+    # Inverse of the head's squash of the raw log-std into [LOG_STD_MIN, LOG_STD_MAX].
+    half_range = 0.5 * (LOG_STD_MAX - LOG_STD_MIN)
+    return np.arctanh((log_std - LOG_STD_MIN) / half_range - 1.0)
+
+
+def _numpy_squashed_entropy(mean, log_std, num=2_000_000):
+    # -∫ p(a) log p(a) da over a in (-1, 1) by the midpoint rule in float64, with
+    # p(a) = N(atanh(a); μ, σ²) / (1 - a²), the density of a = tanh(u). For
+    # σ <= 1 only: wider, p piles up at |a| -> 1, finer than the grid.
+    h = 2.0 / num
+    a = -1.0 + h * (np.arange(num) + 0.5)
+    u = np.arctanh(a)
+    std = np.exp(log_std)
+    p = np.exp(-0.5 * ((u - mean) / std) ** 2) / (std * np.sqrt(2 * np.pi))
+    p = p / (1.0 - a**2)
+    assert abs(p.sum() * h - 1.0) < 1e-6
+    plogp = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+    return -plogp.sum() * h
+
+
+def test_tanh_gaussian_entropy_matches_a_numerical_integral():
+    dist = rl.tanh_gaussian()
+    means, log_stds = np.array([0.3, -1.2, 0.0]), np.array([-0.5, -2.0, 0.0])
+    params = jnp.asarray(np.concatenate([means, _raw_log_std(log_stds)]), jnp.float32)
+    references = [
+        _numpy_squashed_entropy(m, s) for m, s in zip(means, log_stds, strict=True)
+    ]
+    # One action dimension, then three: the entropy of independent dimensions adds.
+    one = jnp.asarray([means[0], _raw_log_std(log_stds[0])], jnp.float32)
+    np.testing.assert_allclose(dist.entropy(one, None), references[0], atol=1e-4)
+    np.testing.assert_allclose(dist.entropy(params, None), sum(references), atol=3e-4)
+    # Deterministic: the key changes nothing, so no device split can either.
+    keys = jax.random.split(jax.random.key(0), 3)
+    values = [dist.entropy(params, k) for k in keys]
+    assert values[0] == values[1] == values[2]
+
+
+def test_tanh_gaussian_entropy_gradient_matches_the_integral():
+    dist = rl.tanh_gaussian()
+    mean, log_std = 0.3, -0.5
+    params = jnp.asarray([mean, _raw_log_std(log_std)], jnp.float32)
+    grad = jax.grad(lambda p: dist.entropy(p, None))(params)
+    # dH/dμ by central differences of the float64 integral.
+    eps = 1e-3
+    d_mean = (
+        _numpy_squashed_entropy(mean + eps, log_std)
+        - _numpy_squashed_entropy(mean - eps, log_std)
+    ) / (2 * eps)
+    np.testing.assert_allclose(grad[0], d_mean, atol=1e-4)
+
+
+def test_tanh_gaussian_mode_is_the_mean_and_acts_with_its_tanh():
+    dist = rl.tanh_gaussian()
+    mean = np.array([[0.3, -2.0], [1.5, 0.0]], np.float32)
+    raw = np.array([[0.4, -1.0], [2.0, 0.0]], np.float32)
+    params = jnp.asarray(np.concatenate([mean, raw], axis=-1))
+    mode = dist.mode(params)
+    np.testing.assert_array_equal(mode, mean)
+    np.testing.assert_allclose(dist.to_env(mode), np.tanh(mean), rtol=1e-6)
