@@ -26,7 +26,8 @@ def gae(
     advantages do not leak backwards.
 
     Args:
-      r_t: rewards at times [1, T], float32 [T].
+      r_t: rewards at times [1, T], float32 [T] (integer or low-precision
+        rewards are promoted, with every input, to at least float32).
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
       v_tm1: values of the source states at times [0, T-1], float32 [T].
@@ -34,12 +35,19 @@ def gae(
         (ignored where discount_t is 0, even inf or NaN).
 
     Returns:
-      Advantages at times [0, T-1], float32 [T].
+      Advantages at times [0, T-1], float32 [T] (the inputs' common float
+      dtype, at least float32).
 
     """
     chex.assert_rank([r_t, discount_t, v_tm1, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_tm1, v_t])
-    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+    # One float dtype, at least float32, for every input and the scan's carry:
+    # integer rewards would truncate λ to 0 and bf16 ones mismatch the carry.
+    dtype = jnp.result_type(r_t, discount_t, lambda_t, v_tm1, v_t, jnp.float32)
+    r_t, discount_t, v_tm1, v_t = (
+        x.astype(dtype) for x in (r_t, discount_t, v_tm1, v_t)
+    )
+    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, dtype), r_t.shape)
     # `where`, not a product with 0: an inf or NaN bootstrap value at a
     # terminated step must not reach the return (0 * inf is NaN).
     v_t = jnp.where(discount_t == 0, 0.0, v_t)
@@ -112,19 +120,24 @@ def lambda_returns(
     the next episode's return does not leak backwards.
 
     Args:
-      r_t: rewards at times [1, T], float32 [T].
+      r_t: rewards at times [1, T], float32 [T] (integer or low-precision
+        rewards are promoted, with every input, to at least float32).
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
       v_t: bootstrap values of the destination states at times [1, T], float32 [T]
         (ignored where discount_t is 0, even inf or NaN).
 
     Returns:
-      Returns at times [0, T-1], float32 [T].
+      Returns at times [0, T-1], float32 [T] (the inputs' common float dtype,
+      at least float32).
 
     """
     chex.assert_rank([r_t, discount_t, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_t])
-    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, r_t.dtype), r_t.shape)
+    # One float dtype, at least float32, as in `gae`.
+    dtype = jnp.result_type(r_t, discount_t, lambda_t, v_t, jnp.float32)
+    r_t, discount_t, v_t = (x.astype(dtype) for x in (r_t, discount_t, v_t))
+    lambda_t = jnp.broadcast_to(jnp.asarray(lambda_t, dtype), r_t.shape)
     # `where`, not a product with 0, as in `gae`: inf or NaN at a terminated
     # step must not reach the returns.
     v_t = jnp.where(discount_t == 0, 0.0, v_t)

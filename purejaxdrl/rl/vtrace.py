@@ -64,7 +64,8 @@ def vtrace(
       v_t: values V(x'_s) of the states reached at times [1, T], float32 [T]
         (within an episode, V(x'_s) = V(x_{s+1}) = v_tm1[s + 1]; ignored where
         discount_t is 0, even inf or NaN).
-      r_t: rewards at times [1, T], float32 [T].
+      r_t: rewards at times [1, T], float32 [T] (integer or low-precision
+        rewards are promoted, with every input, to at least float32).
       discount_t: γ times the env discount (0 on termination), float32 [T].
       log_rho_tm1: log π(a_s|x_s) - log μ(a_s|x_s), learner minus behaviour
         log-probabilities of the actions taken, float32 [T].
@@ -78,7 +79,8 @@ def vtrace(
       clip_pg_rho_threshold: truncation level of ρ in the policy gradient.
 
     Returns:
-      VTraceOutput(target_tm1, pg_advantage_tm1), each float32 [T].
+      VTraceOutput(target_tm1, pg_advantage_tm1), each float32 [T] (the
+      inputs' common float dtype, at least float32).
 
     """
     chex.assert_rank([v_tm1, v_t, r_t, discount_t, log_rho_tm1], 1)
@@ -86,6 +88,12 @@ def vtrace(
     if truncated_t is None:
         truncated_t = jnp.zeros(r_t.shape, jnp.bool_)
     chex.assert_equal_shape([r_t, truncated_t])
+    # One float dtype, at least float32, for every input and the scan's carry:
+    # integer or bf16 rewards would otherwise mismatch the carry.
+    dtype = jnp.result_type(v_tm1, v_t, r_t, discount_t, log_rho_tm1, jnp.float32)
+    v_tm1, v_t, r_t, discount_t, log_rho_tm1 = (
+        x.astype(dtype) for x in (v_tm1, v_t, r_t, discount_t, log_rho_tm1)
+    )
     rho_tm1 = jnp.exp(log_rho_tm1)
     clipped_rho_tm1 = jnp.minimum(clip_rho_threshold, rho_tm1)
     c_tm1 = lambda_ * jnp.minimum(clip_c_threshold, rho_tm1)

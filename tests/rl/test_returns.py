@@ -53,6 +53,23 @@ def test_gae_rejects_mismatched_shapes():
         rl.gae(jnp.ones(3), jnp.ones(4), 1.0, jnp.ones(3), jnp.ones(3))
 
 
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.bfloat16, jnp.float16])
+def test_integer_and_low_precision_rewards_give_the_float32_numbers(dtype):
+    # Integer rewards once cast λ to 0 in `lambda_returns` (one-step targets)
+    # and gave `gae`'s scan an int carry; both now promote to float32.
+    r, disc, v = jnp.array([1, 0, 1]), jnp.full(3, 0.9), jnp.array([0.5, 1.0, 2.0])
+    r_low, r_f32 = r.astype(dtype), r.astype(jnp.float32)
+    # λ = 0.95 by hand: G_2 = 1 + 0.9 * 2 = 2.8; G_1 = 0 + 0.9 (0.05 * 1 + 0.95 *
+    # 2.8) = 2.439; G_0 = 1 + 0.9 (0.05 * 0.5 + 0.95 * 2.439) = 3.1078...
+    got = rl.lambda_returns(r_low, disc, 0.95, v)
+    assert got.dtype == jnp.float32
+    np.testing.assert_allclose(got, [3.107845, 2.439, 2.8], rtol=1e-6)
+    np.testing.assert_allclose(got, rl.lambda_returns(r_f32, disc, 0.95, v))
+    got = rl.gae(r_low, disc, 0.95, v, v)
+    assert got.dtype == jnp.float32
+    np.testing.assert_allclose(got, rl.gae(r_f32, disc, 0.95, v, v))
+
+
 def _act_zero(params, obs, key):
     return jnp.int32(0), {"log_prob": jnp.float32(0), "env_action": jnp.int32(0)}
 

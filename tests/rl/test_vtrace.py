@@ -232,6 +232,19 @@ def test_rejects_mismatched_shapes_and_ranks():
         rl.vtrace(*(jnp.ones(3),) * 5, truncated_t=jnp.zeros(2, bool))
 
 
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.bfloat16])
+def test_integer_and_low_precision_rewards_give_the_float32_numbers(dtype):
+    # An int or bf16 reward once made the scan's carry int / bf16 (TypeError).
+    rng = np.random.default_rng(3)
+    v_tm1, v_t, r, disc, log_rho, truncated = random_stream(rng, 12)
+    r = np.round(3 * r)  # small integers: exact in every dtype
+    expected = rl.vtrace(v_tm1, v_t, r.astype(np.float32), disc, log_rho, truncated)
+    got = rl.vtrace(v_tm1, v_t, jnp.asarray(r).astype(dtype), disc, log_rho, truncated)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == jnp.float32
+        np.testing.assert_allclose(g, e)
+
+
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_non_finite_values_at_terminations_do_not_reach_the_targets(bad):
     # inf or NaN as V(x') of a terminated step must not reach any target or
