@@ -105,6 +105,9 @@ def td_errors(
     next_target = q_values(target, item.next_observation)
     best = jnp.argmax(next_online, axis=-1)[:, None]
     bootstrap = jnp.take_along_axis(next_target, best, axis=-1)[:, 0]
+    # `where`, not a product with γ_boot = 0: after a termination the next
+    # observation may be anything, inf included, and 0 * inf is NaN.
+    bootstrap = jnp.where(item.discount == 0, 0.0, bootstrap)
     target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
     return target_q - q_taken
 
@@ -130,7 +133,9 @@ def initial_td_errors(q_values: QValues, params: Params, item: Replayed) -> jax.
     both = jnp.concatenate([item.observation, item.next_observation])
     q, q_next = jnp.split(q_values(params, both), 2)
     q_taken = jnp.take_along_axis(q, item.action[:, None], axis=-1)[:, 0]
-    return item.reward + item.discount * q_next.max(axis=-1) - q_taken
+    # Masked, not multiplied by γ_boot = 0, as in `td_errors`.
+    bootstrap = jnp.where(item.discount == 0, 0.0, q_next.max(axis=-1))
+    return item.reward + item.discount * bootstrap - q_taken
 
 
 def to_replay(traj: Transition, n_step: int, gamma: jax.Array) -> Replayed:

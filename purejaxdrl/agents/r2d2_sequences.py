@@ -107,6 +107,9 @@ def sequence_td(
     nstep = jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)
     ret, boot, index = nstep(tail.reward, tail.discount, tail.truncated, n_step, gamma)
     bootstrap = jnp.take_along_axis(q_next, index, axis=0)
+    # `where`, not a product with γ_boot = 0: a terminated step's final
+    # observation may be anything, inf included, and 0 * inf is NaN.
+    bootstrap = jnp.where(boot == 0, 0.0, bootstrap)
     if rescale_eps is not None:
         eps = rescale_eps
         target_q = rescale(ret + boot * unscale(bootstrap, eps), eps)

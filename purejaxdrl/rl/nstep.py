@@ -22,6 +22,12 @@ def n_step_targets(
     Transitions in the last n - 1 steps of the unroll use the shorter horizon
     they have, so no step waits for the next unroll.
 
+    γ_boot is exactly 0 where the target must not bootstrap. Callers mask the
+    bootstrap value there, `jnp.where(γ_boot == 0, 0, Q(x'))`, rather than
+    multiply by γ_boot: the final observation of a terminated step may be
+    anything, inf or NaN included, and 0 * inf is NaN (as `gae`,
+    `lambda_returns` and `vtrace` ignore such values).
+
     Args:
       r_t: rewards of the transitions leaving steps [0, T), float32 [T].
       discount_t: the environment's discounts (0 on termination), float32 [T].
