@@ -1,5 +1,6 @@
 """n-step Q-learning targets within one time-major stream `[T]`."""
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -29,7 +30,8 @@ def n_step_targets(
     `lambda_returns` and `vtrace` ignore such values).
 
     Args:
-      r_t: rewards of the transitions leaving steps [0, T), float32 [T].
+      r_t: rewards of the transitions leaving steps [0, T), float32 [T] (one
+        stream: vmap over a batch axis; T = 0 gives empty outputs).
       discount_t: the environment's discounts (0 on termination), float32 [T].
       truncated_t: time-limit truncation flags, bool [T].
       n: the horizon (static, >= 1).
@@ -39,7 +41,14 @@ def n_step_targets(
       (G [T], γ_boot [T], bootstrap index [T] into the unroll's final
       observations), float32, float32, int32.
 
+    Raises:
+      ValueError: for a horizon n < 1.
+
     """
+    chex.assert_rank([r_t, discount_t, truncated_t], 1)
+    chex.assert_equal_shape([r_t, discount_t, truncated_t])
+    if n < 1:
+        raise ValueError(f"n_step_targets needs a horizon n >= 1, got n={n}.")
     length = r_t.shape[0]
     t = jnp.arange(length)
     ret = jnp.zeros_like(r_t)

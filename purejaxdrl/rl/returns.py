@@ -38,9 +38,18 @@ def gae(
       Advantages at times [0, T-1], float32 [T] (the inputs' common float
       dtype, at least float32).
 
+    Raises:
+      ValueError: for an empty stream (T = 0).
+
     """
     chex.assert_rank([r_t, discount_t, v_tm1, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_tm1, v_t])
+    if r_t.shape[0] == 0:
+        # Else a bare IndexError from deep inside: the scan's start reads a step.
+        raise ValueError(
+            f"gae needs a stream of T >= 1 steps, got r_t of shape "
+            f"{r_t.shape}; pass at least one step."
+        )
     # One float dtype, at least float32, for every input and the scan's carry:
     # integer rewards would truncate λ to 0 and bf16 ones mismatch the carry.
     dtype = jnp.result_type(r_t, discount_t, lambda_t, v_tm1, v_t, jnp.float32)
@@ -131,9 +140,18 @@ def lambda_returns(
       Returns at times [0, T-1], float32 [T] (the inputs' common float dtype,
       at least float32).
 
+    Raises:
+      ValueError: for an empty stream (T = 0).
+
     """
     chex.assert_rank([r_t, discount_t, v_t], 1)
     chex.assert_equal_shape([r_t, discount_t, v_t])
+    if r_t.shape[0] == 0:
+        # Else a bare IndexError from deep inside: the scan's start reads a step.
+        raise ValueError(
+            f"lambda_returns needs a stream of T >= 1 steps, got r_t of shape "
+            f"{r_t.shape}; pass at least one step."
+        )
     # One float dtype, at least float32, as in `gae`.
     dtype = jnp.result_type(r_t, discount_t, lambda_t, v_t, jnp.float32)
     r_t, discount_t, v_t = (x.astype(dtype) for x in (r_t, discount_t, v_t))

@@ -82,9 +82,18 @@ def vtrace(
       VTraceOutput(target_tm1, pg_advantage_tm1), each float32 [T] (the
       inputs' common float dtype, at least float32).
 
+    Raises:
+      ValueError: for an empty stream (T = 0).
+
     """
     chex.assert_rank([v_tm1, v_t, r_t, discount_t, log_rho_tm1], 1)
     chex.assert_equal_shape([v_tm1, v_t, r_t, discount_t, log_rho_tm1])
+    if r_t.shape[0] == 0:
+        # Else a bare IndexError from deep inside: the scan's start reads a step.
+        raise ValueError(
+            f"vtrace needs a stream of T >= 1 steps, got r_t of shape "
+            f"{r_t.shape}; pass at least one step."
+        )
     if truncated_t is None:
         truncated_t = jnp.zeros(r_t.shape, jnp.bool_)
     chex.assert_equal_shape([r_t, truncated_t])

@@ -54,3 +54,15 @@ def test_hand_values():
     # to the truncation, bootstrap with 0.25 from step 4's final observation.
     np.testing.assert_allclose(boot, [0.0, 0.0, 0.0, 0.25, 0.5, 0.5])
     np.testing.assert_array_equal(index, [2, 2, 2, 4, 4, 5])
+
+
+def test_rejects_mismatched_shapes_ranks_and_horizons():
+    ones, no = jax.numpy.ones, jax.numpy.zeros
+    # Rewards for 4 steps, discounts for 3: once clamped gathers, no error.
+    with pytest.raises(AssertionError):
+        n_step_targets(ones(4), ones(3), no(3, bool), 2, 0.5)
+    # A [T, B] batch without vmap: once meaningless rows when T == B.
+    with pytest.raises(AssertionError):
+        n_step_targets(ones((3, 3)), ones((3, 3)), no((3, 3), bool), 2, 0.5)
+    with pytest.raises(ValueError, match="horizon n >= 1, got n=0"):
+        n_step_targets(ones(3), ones(3), no(3, bool), 0, 0.5)

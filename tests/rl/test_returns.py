@@ -265,3 +265,11 @@ def test_recursions_unrolled_for_accelerators_give_the_cpus_numbers(monkeypatch)
     np.testing.assert_allclose(
         unrolled[0], numpy_gae(r, disc, lam, v_tm1, v_t), rtol=1e-5, atol=1e-6
     )
+
+
+def test_empty_streams_are_refused_with_the_rule():
+    empty = jnp.zeros(0)
+    with pytest.raises(ValueError, match=r"gae needs a stream of T >= 1 steps"):
+        rl.gae(empty, empty, 0.95, empty, empty)
+    with pytest.raises(ValueError, match=r"lambda_returns needs a stream of T >= 1"):
+        rl.lambda_returns(empty, empty, 0.95, empty)

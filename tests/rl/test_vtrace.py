@@ -258,3 +258,8 @@ def test_non_finite_values_at_terminations_do_not_reach_the_targets(bad):
     out = jax.jit(fn)(v_tm1, v_t, r, disc, log_rho, truncated)
     for got, ref in zip(out, want, strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_an_empty_stream_is_refused_with_the_rule():
+    with pytest.raises(ValueError, match=r"vtrace needs a stream of T >= 1 steps"):
+        rl.vtrace(*(jnp.zeros(0),) * 5)
