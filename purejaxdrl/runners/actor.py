@@ -107,12 +107,17 @@ Policy = Callable[..., tuple[Any, PolicyOut]]
 
 
 def make_policy(agent: Agent, platform: str) -> Policy:
-    """A jitted `(params, carry, obs, first, env_id, key, step) -> (carry, out)`.
+    """A jitted `(params, carry, obs, first, env_id, key, step, first_env) -> ...`.
 
-    `carry` is the core state of every environment of a pool, leaves
-    `[num_envs, ...]`, from `initial_carry` (() for a feed-forward agent); the
-    call steps the rows `env_id` (int32 [B], an asynchronous pool returns a
-    subset), zeroing the state where `first` (bool [B]) starts an episode.
+    Returns `(carry, out)`. `carry` is the core state of every environment of
+    a pool, leaves `[num_envs, ...]`, from `initial_carry` (() for a
+    feed-forward agent); the call steps the rows `env_id` (int32 [B], the
+    pool's own indices; an asynchronous pool returns a subset), zeroing the
+    state where `first` (bool [B]) starts an episode. The agent sees
+    `first_env + env_id` (int32 []: the pool's first environment in the run):
+    per-environment behaviour (Ape-X's ε_i) takes the run's global indices,
+    numbered pool after pool as the device runner numbers them device after
+    device, so a run's `num_envs` covers the same ε_i either way.
     `out` is a PolicyOut of device arrays.
 
     Step `step` acts with `fold_in(key, step)`, folded inside the jitted call:
@@ -131,11 +136,14 @@ def make_policy(agent: Agent, platform: str) -> Policy:
         env_id: jax.Array,
         key: PRNGKey,
         step: jax.Array,
+        first_env: jax.Array,
     ) -> tuple[Any, PolicyOut]:
         obs = obs.astype(jnp.float32)
         keys = jax.random.split(jax.random.fold_in(key, step), obs.shape[0])
         start = jax.tree.map(lambda s: s[env_id], carry)
-        state, action, extras = acting.step(params, start, obs, first, keys, env_id)
+        # The carry is the pool's (local rows); the agent gets global indices.
+        global_ids = first_env + env_id
+        state, action, extras = acting.step(params, start, obs, first, keys, global_ids)
         carry = jax.tree.map(lambda c, s: c.at[env_id].set(s), carry, state)
         value = extras.get("value")
         if value is None:  # a feed-forward agent's act leaves the critic out
@@ -170,6 +178,8 @@ class Actor:
       length: the unroll length T.
       key: this actor's key; step i acts with `fold_in(key, i)`.
       device: the index of its device in the published parameters' list.
+      first_env: the run-wide index of its pool's first environment (the
+        policy's `first_env`).
       first_batch: the number of the first batch it makes (a resumed run's
         first update).
       deterministic: act batch k with exactly version k - 1 (`first_batch`
@@ -189,6 +199,7 @@ class Actor:
         key: PRNGKey,
         *,
         device: int,
+        first_env: int,
         first_batch: int,
         deterministic: bool,
         stop: threading.Event,
@@ -196,6 +207,7 @@ class Actor:
         self.env, self.policy, self.params, self.out = env, policy, params, out
         self.carry = carry
         self.device, self.first_batch = device, first_batch
+        self.first_env = np.int32(first_env)
         self.key, self.deterministic, self.stop = key, deterministic, stop
         spec = env.spec
         action_shape = getattr(spec.action, "shape", ())
@@ -249,6 +261,7 @@ class Actor:
                 step.env_id,
                 self.key,
                 np.uint32(i),
+                self.first_env,
             )
             out = jax.device_get(out)
             stats.add("act_seconds", time.perf_counter() - t)

@@ -37,6 +37,7 @@ from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
 from purejaxdrl.runners.base import EnvError, Ready
+from purejaxdrl.runners.host_batches import host_metrics, join, transition_specs
 from purejaxdrl.runners.placement import HostConfig, make_host_envs
 from purejaxdrl.runners.trajectories import Batch
 from purejaxdrl.types import Metrics, PRNGKey, Transition
@@ -217,7 +218,7 @@ class SebulbaRunner:
     def _to_learner(self, batches: list[Batch]) -> Transition:
         # This process's batches side by side along B; with the other
         # processes' they make the global batch, split over `data`.
-        joined = _join([b.transitions for b in batches])
+        joined = join([b.transitions for b in batches])
         sharding = NamedSharding(self.mesh, P(None, DATA_AXIS))
         shardings = jax.tree.map(lambda _: sharding, joined._replace(core_state=()))
         by_env = NamedSharding(self.mesh, P(DATA_AXIS))
@@ -243,6 +244,9 @@ class SebulbaRunner:
         exhausted; an actor's error (an environment that raised) is raised
         here. `key`: the run's key; actor i of process p acts with
         `fold_in(key, (start, p, i))`, update u uses `fold_in(key_learner, u)`.
+        Its environments are the run's `(p * len(envs) + i) * per_pool`
+        onward for the agent (`make_policy`'s `first_env`): the order of the
+        learner's batch, and the device runner's numbering.
         """
         stop = threading.Event()
         box = ParamsBox(stop)
@@ -250,6 +254,7 @@ class SebulbaRunner:
         key_actors = jax.random.fold_in(key_actors, start)
         key_actors = jax.random.fold_in(key_actors, jax.process_index())
         queues = [queue.Queue(self.host.queue_size) for _ in envs]
+        first_pool = jax.process_index() * len(envs)
         actors = [
             Actor(
                 env,
@@ -263,6 +268,7 @@ class SebulbaRunner:
                 self.unroll_length,
                 jax.random.fold_in(key_actors, i),
                 device=i % len(self.actor_devices),
+                first_env=(first_pool + i) * env.num_envs,
                 first_batch=start,
                 deterministic=self.host.deterministic,
                 stop=stop,
@@ -340,59 +346,3 @@ class SebulbaRunner:
                 return q.get(timeout=0.1)
             except queue.Empty:
                 continue
-
-
-def _join(transitions: list[Transition]) -> Transition:
-    # Batches side by side along B: the time-major fields' second axis, the
-    # start states' (`core_state`, [B, ...]) first.
-    if len(transitions) == 1:
-        return transitions[0]
-    joined = jax.tree.map(
-        lambda *x: np.concatenate(x, axis=1),
-        *[t._replace(core_state=()) for t in transitions],
-    )
-    return joined._replace(
-        core_state=jax.tree.map(
-            lambda *x: np.concatenate(x), *[t.core_state for t in transitions]
-        )
-    )
-
-
-def transition_specs() -> Transition:
-    """How a batch's Transition is split over the learner's `data` axis.
-
-    A prefix of any batch's Transition: time-major fields along their second
-    axis, a recurrent core's start states (`core_state`, [B, ...]) along
-    their first.
-    """
-    batch = P(None, DATA_AXIS)
-    return Transition(*[batch] * 10, reset=batch, core_state=P(DATA_AXIS))
-
-
-def host_metrics(
-    update: int, batches: list[Batch], actors: list[Actor]
-) -> dict[str, float]:
-    """An update's host-side figures, summed over every process's actors.
-
-    Policy lag (versions behind `update`, mean and max), the episodes that
-    ended in the batches, and the actors' time split since the last update.
-    """
-    lag = update - np.concatenate([b.versions for b in batches], axis=1)
-    sums = {
-        name: sum(b.episodes[name] for b in batches) for name in batches[0].episodes
-    }
-    for actor in actors:
-        for name, amount in actor.stats.take().items():
-            metric = f"actor/{name}"
-            sums[metric] = sums.get(metric, 0.0) + amount
-    names = sorted(sums)
-    values = np.array([sums[n] for n in names] + [lag.sum(), lag.size, lag.max()])
-    if jax.process_count() > 1:
-        from jax.experimental import multihost_utils
-
-        gathered = multihost_utils.process_allgather(values)
-        values = np.concatenate([gathered[:, :-1].sum(0), gathered[:, -1:].max(0)])
-    out = {n: float(v) for n, v in zip(names, values, strict=False)}
-    out["lag/mean"] = float(values[-3] / values[-2])
-    out["lag/max"] = float(values[-1])
-    return out

@@ -46,6 +46,7 @@ def _batches(exp, params, count):
         exp.config.unroll_length,
         jax.random.key(1),
         device=0,
+        first_env=0,
         first_batch=0,
         deterministic=False,
         stop=stop,

@@ -1,0 +1,74 @@
+"""What the learner of a host-env run makes of its actors' batches.
+
+Each update joins one batch per actor thread along B (`join`), splits the
+Transition over the learner's `data` axis (`transition_specs`), and sums the
+actors' host-side figures over every process (`host_metrics`).
+"""
+
+import jax
+import numpy as np
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.runners.actor import Actor
+from purejaxdrl.runners.trajectories import Batch
+from purejaxdrl.types import Transition
+
+
+def join(transitions: list[Transition]) -> Transition:
+    """Batches side by side along B.
+
+    The time-major fields along their second axis, the start states
+    (`core_state`, [B, ...]) along their first.
+    """
+    if len(transitions) == 1:
+        return transitions[0]
+    joined = jax.tree.map(
+        lambda *x: np.concatenate(x, axis=1),
+        *[t._replace(core_state=()) for t in transitions],
+    )
+    return joined._replace(
+        core_state=jax.tree.map(
+            lambda *x: np.concatenate(x), *[t.core_state for t in transitions]
+        )
+    )
+
+
+def transition_specs() -> Transition:
+    """How a batch's Transition is split over the learner's `data` axis.
+
+    A prefix of any batch's Transition: time-major fields along their second
+    axis, a recurrent core's start states (`core_state`, [B, ...]) along
+    their first.
+    """
+    batch = P(None, DATA_AXIS)
+    return Transition(*[batch] * 10, reset=batch, core_state=P(DATA_AXIS))
+
+
+def host_metrics(
+    update: int, batches: list[Batch], actors: list[Actor]
+) -> dict[str, float]:
+    """An update's host-side figures, summed over every process's actors.
+
+    Policy lag (versions behind `update`, mean and max), the episodes that
+    ended in the batches, and the actors' time split since the last update.
+    """
+    lag = update - np.concatenate([b.versions for b in batches], axis=1)
+    sums = {
+        name: sum(b.episodes[name] for b in batches) for name in batches[0].episodes
+    }
+    for actor in actors:
+        for name, amount in actor.stats.take().items():
+            metric = f"actor/{name}"
+            sums[metric] = sums.get(metric, 0.0) + amount
+    names = sorted(sums)
+    values = np.array([sums[n] for n in names] + [lag.sum(), lag.size, lag.max()])
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        gathered = multihost_utils.process_allgather(values)
+        values = np.concatenate([gathered[:, :-1].sum(0), gathered[:, -1:].max(0)])
+    out = {n: float(v) for n, v in zip(names, values, strict=False)}
+    out["lag/mean"] = float(values[-3] / values[-2])
+    out["lag/max"] = float(values[-1])
+    return out
