@@ -58,7 +58,9 @@ class Runner(Protocol):
       steps_per_update: environment steps per update, all devices.
       dispatch_ahead: whether a chunk returns before its updates finish
         (a queued XLA program), so the loop dispatches the next before reading
-        it; a host-driven chunk returns when its updates are done.
+        it; a host-driven chunk returns when its updates are done, and takes
+        `stop=` (() -> bool, polled after each update) to end early, all
+        processes after the same update, with the metrics of those done.
       late_compile_seconds: compile time spent inside chunks so far (a
         program whose shapes only its first input gives, compiled then):
         the loop counts it as compilation, not training. 0 for the rest.

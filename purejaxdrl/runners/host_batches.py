@@ -2,7 +2,8 @@
 
 Each update joins one batch per actor thread along B (`join`), splits the
 Transition over the learner's `data` axis (`transition_specs`), and sums the
-actors' host-side figures over every process (`host_metrics`).
+actors' host-side figures over every process (`host_metrics`), which is also
+where the processes agree to stop a chunk early.
 """
 
 import jax
@@ -46,12 +47,24 @@ def transition_specs() -> Transition:
 
 
 def host_metrics(
-    update: int, batches: list[Batch], actors: list[Actor]
-) -> dict[str, float]:
+    update: int, batches: list[Batch], actors: list[Actor], stopping: bool = False
+) -> tuple[dict[str, float], bool]:
     """An update's host-side figures, summed over every process's actors.
 
     Policy lag (versions behind `update`, mean and max), the episodes that
     ended in the batches, and the actors' time split since the last update.
+
+    Args:
+      update: the update the batches are for.
+      batches: this process's batches of the update, one per actor.
+      actors: this process's actors.
+      stopping: whether this process was asked to stop.
+
+    Returns:
+      The figures, and whether any process was asked to stop: gathered with
+      the figures, so every process reads the same answer after the same
+      update (their learners must stop together) at no extra collective.
+
     """
     lag = update - np.concatenate([b.versions for b in batches], axis=1)
     sums = {
@@ -62,13 +75,16 @@ def host_metrics(
             metric = f"actor/{name}"
             sums[metric] = sums.get(metric, 0.0) + amount
     names = sorted(sums)
-    values = np.array([sums[n] for n in names] + [lag.sum(), lag.size, lag.max()])
+    # Summed over processes: the sums, then the lag's sum and count; the
+    # largest over them: the stop flag and the lag's max.
+    extra = [lag.sum(), lag.size, float(stopping), lag.max()]
+    values = np.array([sums[n] for n in names] + extra)
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
 
         gathered = multihost_utils.process_allgather(values)
-        values = np.concatenate([gathered[:, :-1].sum(0), gathered[:, -1:].max(0)])
+        values = np.concatenate([gathered[:, :-2].sum(0), gathered[:, -2:].max(0)])
     out = {n: float(v) for n, v in zip(names, values, strict=False)}
-    out["lag/mean"] = float(values[-3] / values[-2])
+    out["lag/mean"] = float(values[-4] / values[-3])
     out["lag/max"] = float(values[-1])
-    return out
+    return out, bool(values[-2])

@@ -54,10 +54,15 @@ class HostRunState(NamedTuple):
 
 
 class Update(NamedTuple):
-    """What the learner yields after an update: its new state and its metrics."""
+    """What the learner yields after an update.
+
+    Its new state, its metrics, and whether a process was asked to stop
+    (every process reads the same answer after the same update).
+    """
 
     state: AgentState
     metrics: dict[str, float]
+    stop: bool = False
 
 
 class SebulbaRunner:
@@ -110,6 +115,8 @@ class SebulbaRunner:
         self.late_compile_seconds = 0.0
         self.policy = make_policy(agent, actor_devices[0].platform)
         self._updates: Iterator[Update] | None = None
+        # The running chunk's stop request (`chunk`), polled after each update.
+        self._stop: Callable[[], bool] | None = None
 
     def _make_update(self) -> Callable:
         agent = self.agent
@@ -165,20 +172,31 @@ class SebulbaRunner:
             lower["init"] = functools.partial(Ready, self.init)
         return lower
 
-    def chunk(
-        self, length: int
-    ) -> Callable[[HostRunState], tuple[HostRunState, Metrics]]:
-        """`state -> (state, metrics [length])`: the session's next `length` updates.
+    def chunk(self, length: int) -> Callable[..., tuple[HostRunState, Metrics]]:
+        """`(state, stop=None) -> (state, metrics [n])`: the next n <= `length` updates.
 
         The session's pipeline carries the state from the one it started
-        with, so the argument only stands for it.
+        with, so the argument only stands for it. `stop` (() -> bool, this
+        process asked to stop) is polled after each update: once it holds in
+        any process, every process's chunk ends after that same update (n is
+        at least 1), so a stop never waits for the rest of a chunk that host
+        environments may take minutes to step.
         """
 
-        def pull(state: HostRunState) -> tuple[HostRunState, Metrics]:
+        def pull(
+            state: HostRunState, stop: Callable[[], bool] | None = None
+        ) -> tuple[HostRunState, Metrics]:
             del state
             if self._updates is None:
                 raise RuntimeError("SebulbaRunner.chunk runs inside its session()")
-            chunk = [next(self._updates) for _ in range(length)]
+            chunk, self._stop = [], stop
+            try:
+                while len(chunk) < length:
+                    chunk.append(next(self._updates))
+                    if chunk[-1].stop:
+                        break
+            finally:
+                self._stop = None
             metrics = {
                 k: np.array([u.metrics[k] for u in chunk]) for k in chunk[0].metrics
             }
@@ -320,9 +338,10 @@ class SebulbaRunner:
                 self.late_compile_seconds += max(a.first_call_seconds for a in actors)
             state, metrics = self._compiled_update(state, traj, step_key)
             self._publish(box, u + 1, state)
-            host = host_metrics(u, batches, actors)
+            stopping = self._stop is not None and self._stop()
+            host, stop = host_metrics(u, batches, actors, stopping)
             host["time/learner_wait"] = wait
-            yield Update(state, {**jax.device_get(metrics), **host})
+            yield Update(state, {**jax.device_get(metrics), **host}, stop)
 
     def _publish(self, box: ParamsBox, version: int, state: AgentState) -> None:
         params = self.agent.acting_params(state)

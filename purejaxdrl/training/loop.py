@@ -107,6 +107,8 @@ class ChunkLoop:
       last_saved: the update of the newest checkpoint asked for (or
         restored). Saves in between may be replaced by newer ones, never
         this one: after `checkpointer.wait()` it is on disk.
+      poll_stop: () -> whether this process was asked to stop, polled after
+        each update by a chunk that blocks to end early (`run_schedule`).
 
     """
 
@@ -124,6 +126,7 @@ class ChunkLoop:
     eval_return: float = math.nan
     last_saved: int | None = None
     reached: str | None = None
+    poll_stop: Callable[[], bool] | None = None
     start_updates: int = 0
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
@@ -142,7 +145,12 @@ class ChunkLoop:
         Returns the state the chunk will end with, and the chunk as Pending.
         """
         config, checkpointer = self.run.config, self.run.checkpointer
-        state, metrics = self.programs.chunks[length](state)  # queued, not awaited
+        if self.poll_stop is None:
+            state, metrics = self.programs.chunks[length](state)  # queued, not awaited
+        else:  # blocks; one that stops early is saved by `save_stopped` alone
+            state, metrics = self.programs.chunks[length](state, stop=self.poll_stop)
+            if (ran := len(next(iter(metrics.values())))) < length:
+                return state, Pending(metrics, ran, ends_at - length + ran, None, None)
         evaluated = snapshot = None
         if self.programs.evaluate is not None and is_due(
             index, last, config.eval.every
@@ -293,9 +301,9 @@ class ChunkLoop:
     ) -> tuple[Any, str | None]:
         """Trains `schedule`'s chunks, each dispatched before the last is read.
 
-        With a checkpointer, SIGINT / SIGTERM stop the run after the current
-        chunk with a checkpoint (a run of many processes without one: unsaved);
-        `eval.stop_at` stops it after the evaluation that reaches it.
+        With a checkpointer, SIGINT / SIGTERM stop the run with a checkpoint
+        after the current chunk (a blocking one's update; many processes without
+        one: unsaved); `eval.stop_at` after the evaluation that reaches it.
 
         Returns:
           The final state, and what stopped the run early (None: the end).
@@ -306,6 +314,8 @@ class ChunkLoop:
             signals = StopSignals(announce=self.run.main)
         elif jax.process_count() > 1:  # no files: all stop together, unsaved
             signals = StopSignals(announce=self.run.main, saves=False)
+        if not self.dispatch_ahead and hasattr(signals, "requested"):
+            self.poll_stop = lambda: signals.requested is not None
         last = schedule[-1][0] if schedule else -1
         if schedule:
             state = placed(state, self.programs.chunks[schedule[0][1]])
@@ -317,9 +327,12 @@ class ChunkLoop:
                 stop = hasattr(signals, "requested") and agreed_stop(signals)
                 if stop or self.reached is not None:
                     return  # after the chunk already queued
-                done += length
-                state, queued = self.dispatch(state, index, length, done, last)
+                state, queued = self.dispatch(state, index, length, done + length, last)
+                done = queued.ends_at  # a chunk that stopped early ended before
                 yield queued
+                if queued.length < length:  # so did every process's: say why
+                    agreed_stop(signals)  # (a peer's signal), even after the last
+                    return
 
         with signals:
             try:

@@ -6,6 +6,10 @@ the environments and feeds its own learner slice; gradients meet in `pmean`.
 """
 
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -41,3 +45,81 @@ def test_two_processes_learn_cartpole(algo, env_id, tmp_path):
     (run_dir,) = (tmp_path / "runs").iterdir()  # process 0's only
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["mean_return"] >= 475, summary
+
+
+# Imported by `--env.imports`: a CartPole whose 300th step (of any of the
+# process's environments) sends SIGTERM to process 1 alone, mid-chunk, as a
+# cluster pre-empting one host.
+_PREEMPTED_CARTPOLE = """
+import os, signal, threading
+import gymnasium as gym
+
+_steps, _lock = [0], threading.Lock()
+
+
+class Preempted(gym.Env):
+    def __init__(self):
+        self.env = gym.make("CartPole-v1")
+        self.observation_space = self.env.observation_space
+        self.action_space = self.env.action_space
+
+    def reset(self, *, seed=None, options=None):
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        with _lock:
+            _steps[0] += 1
+            if _steps[0] == 300 and os.environ.get("PREEMPT_ME"):
+                os.kill(os.getpid(), signal.SIGTERM)
+        return self.env.step(action)
+
+
+gym.register("purejaxdrl-test/Preempted-v0", entry_point=Preempted)
+"""
+
+
+@pytest.mark.timeout(600)
+def test_a_signal_mid_chunk_stops_every_process_after_the_same_update(tmp_path):
+    # One chunk of 1,000 updates: the stop came only after all of them, or
+    # (the stop agreed in the learner, the loop not told) process 0 finished
+    # "done" while process 1 saved alone and found no peer.
+    (tmp_path / "preempted.py").write_text(_PREEMPTED_CARTPOLE)
+    run = ["train", "--env", "cartpole_envpool", "--algo", "impala",
+           "--env.id", "gymnasium:purejaxdrl-test/Preempted-v0",
+           "--env.imports", "preempted", "--num-envs", "8",
+           "--total-steps", str(8 * 16 * 1000), "--num-logs", "1", "--quiet",
+           "--host.deterministic", "true",
+           "--run-dir", str(tmp_path / "runs")]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = []
+    for i, log in enumerate(logs):
+        env = {
+            **os.environ,
+            "JAX_PLATFORMS": "cpu",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+            "PREEMPT_ME": "1" * i,
+        }
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=tmp_path,
+                )  # fmt: skip
+            )
+    try:
+        for log, p in zip(logs, procs, strict=True):
+            assert p.wait(timeout=540) == 0, log.read_text()[-3000:]
+    finally:
+        for p in procs:
+            p.kill()
+    log0 = logs[0].read_text()
+    # Process 1's 4 environments step 300 times in its first 5 batches of 16.
+    stopped = re.search(r"stopped by a peer's signal after update (\d+) of 1,000", log0)
+    assert stopped and int(stopped[1]) <= 10, log0[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    saved = [p.name for p in (run_dir / "checkpoints").iterdir() if p.name.isdigit()]
+    assert saved == [stopped[1]], log0[-3000:]
