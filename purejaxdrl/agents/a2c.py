@@ -140,13 +140,13 @@ def validate(config: A2CConfig, shape: RunShape | None = None) -> None:
 
     """
     del shape
-    check_optimizer("a2c", config.optimizer)
+    check_optimizer("a2c", config)
     check_ranges(
         "a2c",
         config,
         positive=("learning_rate", "max_grad_norm", "reward_scale", "eps"),
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
-        unit=("gamma", "gae_lambda", "rms_decay"),
+        unit=("gamma", "gae_lambda"),
     )
 
 

@@ -118,7 +118,7 @@ class OptimizerChoiceFields:
     Attributes:
       optimizer: rmsprop (A3C's and IMPALA's: no momentum, ε inside the square
         root), adam, radam (Rectified Adam) or sgd.
-      rms_decay: RMSProp's decay of its squared-gradient average.
+      rms_decay: RMSProp's decay of its squared-gradient average, in [0, 1).
 
     """
 

@@ -286,7 +286,7 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
-    check_optimizer("impala", config.optimizer)
+    check_optimizer("impala", config)
     check(
         0 <= config.policy_lag < 2**31,
         f"impala.policy_lag={config.policy_lag} must be >= 0 (and < 2**31); pass "
@@ -304,7 +304,7 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
         positive=("learning_rate", "max_grad_norm", "reward_scale", "eps")
         + ("clip_rho", "clip_c", "clip_pg_rho"),
         non_negative=("entropy_cost", "value_cost", "reward_clip"),
-        unit=("gamma", "vtrace_lambda", "rms_decay"),
+        unit=("gamma", "vtrace_lambda"),
     )
     if shape is None:
         return

@@ -130,12 +130,34 @@ def learner_optimizer(
     return learning_rate, optimizer
 
 
-def check_optimizer(name: str, optimizer: str) -> None:
-    """Raises ConfigError unless `optimizer` is one the builder builds."""
+def check_optimizer(name: str, config: OptimizerChoiceFields) -> None:
+    """That `config` names an optimiser the builder builds, with a usable decay.
+
+    `rms_decay` must lie in [0, 1): at 1 RMSProp's squared-gradient average
+    stays at its initial 0, so each step is lr g / sqrt(eps), SGD with a step
+    1 / sqrt(eps) times larger (316x at eps 1e-5). 0 keeps only the last
+    squared gradient, a sign-like step, which is still RMSProp. Checked
+    whatever the optimiser, as the other ranges are.
+
+    Raises:
+      ConfigError: naming the section's value, the rule and the fix.
+
+    """
+    optimizer = config.optimizer
     check(
         optimizer in OPTIMIZERS,
         f"{name}.optimizer={optimizer!r} is not one of {OPTIMIZERS}; "
         f"e.g. --{name}.optimizer rmsprop.",
+    )
+    decay = config.rms_decay
+    if isinstance(decay, jax.core.Tracer):
+        return  # a sweep's values were checked one by one before stacking
+    decay = float(decay)
+    check(
+        0.0 <= decay < 1.0,
+        f"{name}.rms_decay={decay} must be in [0, 1): at 1 RMSProp's "
+        "squared-gradient average never moves from 0 and each step is "
+        f"lr g / sqrt(eps); e.g. --{name.replace('_', '-')}.rms-decay 0.99.",
     )
 
 

@@ -112,6 +112,12 @@ def test_factory_validates_eagerly():
     _, network, obs = setup()
     with pytest.raises(ValueError, match="a2c.optimizer='lamb' is not one of"):
         make_a2c(A2CConfig(optimizer="lamb"), network, obs, RunShape())
+    # At decay 1 RMSProp's squared-gradient average stays 0: SGD, 1/sqrt(eps)
+    # times the step.
+    for decay in (1.0, 1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match=r"a2c.rms_decay=.* must be in \[0, 1\)"):
+            make_a2c(A2CConfig(rms_decay=decay), network, obs, RunShape())
+    make_a2c(A2CConfig(rms_decay=0.0), network, obs, RunShape())  # no memory: fine
     with pytest.raises(ValueError, match="num_updates=0"):
         make_a2c(A2CConfig(), network, obs, RunShape(num_updates=0))
 

@@ -225,6 +225,8 @@ def test_factory_validates_eagerly():
         make_impala(IMPALAConfig(policy_lag=-1), network, obs, RunShape())
     with pytest.raises(ValueError, match="impala.optimizer='lamb' is not one of"):
         make_impala(IMPALAConfig(optimizer="lamb"), network, obs, RunShape())
+    with pytest.raises(ValueError, match=r"impala.rms_decay=1.0 must be in \[0, 1\)"):
+        make_impala(IMPALAConfig(rms_decay=1.0), network, obs, RunShape())
     with pytest.raises(ValueError, match="num_updates=0"):
         make_impala(IMPALAConfig(), network, obs, RunShape(num_updates=0))
 
