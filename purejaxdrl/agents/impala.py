@@ -51,7 +51,13 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
-    """IMPALA hyper-parameters; defaults follow the paper's Atari settings.
+    """IMPALA hyper-parameters; defaults follow the paper's Atari optimiser and loss.
+
+    Those are RMSProp (decay 0.99, ε 0.01, no momentum), learning rate 6e-4
+    annealed to 0, gradients clipped at norm 40, entropy cost 0.01 and
+    baseline cost 0.5, V-trace with λ = ρ̄ = c̄ = 1. Rewards are not clipped
+    unless `reward_clip` is set: the paper clips Atari rewards to [-1, 1],
+    and the library's Atari presets set `reward_clip: 1.0` themselves.
 
     Static fields change shapes or program structure (changing them recompiles);
     the others are array leaves that can be traced, vmapped and swept. Below
