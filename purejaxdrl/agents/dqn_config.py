@@ -7,7 +7,7 @@ import jax
 
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
-from purejaxdrl.agents.q_learning import warn_unused_epsilons
+from purejaxdrl.agents.q_learning import warn_unused_epsilons, warn_unused_priorities
 from purejaxdrl.agents.replay_sizes import check_buffer_fits
 from purejaxdrl.config import check, check_ranges
 
@@ -34,7 +34,8 @@ class DQNConfig(QLearningFields):
         batches, so draws see priorities up to an update old); else each step
         draws from the priorities the previous step wrote. Uniform replay
         always draws ahead: its draws do not depend on the steps.
-      beta_start: importance-sampling exponent β at the start, annealed to 1.
+      beta_start: importance-sampling exponent β at the start, annealed to 1
+        (prioritised replay only, as are `priority_alpha` and `priority_eps`).
       priority_eps: added to |TD| so that no priority is 0.
 
     """
@@ -56,8 +57,9 @@ def validate(
 ) -> None:
     """The range rules of a DQN (or, `name` apex, Ape-X) config.
 
-    With `warn`, warns about ε fields that its exploration mode does not use
-    (`make_dqn` passes False: the run's check has warned already).
+    With `warn`, warns about ε fields that its exploration mode does not use,
+    and prioritised-replay fields set under uniform replay (`make_dqn`
+    passes False: the run's check has warned already).
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
@@ -83,6 +85,7 @@ def validate(
     check_n_step_fits(name, config, shape)
     if warn:
         warn_unused_epsilons(name, config)
+        warn_unused_priorities(name, config)
 
 
 def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:

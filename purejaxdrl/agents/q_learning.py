@@ -65,28 +65,38 @@ def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Arr
 # The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.
 ANNEALED = ("epsilon_start", "epsilon_end", "epsilon_fraction")
 PER_ACTOR = ("epsilon", "epsilon_alpha")
+# The fields only prioritised replay reads (DQN's `prioritised`).
+PRIORITISED = ("priority_alpha", "beta_start", "priority_eps")
+
+
+def set_fields(name: str, config: Any, fields: tuple[str, ...]) -> list[str]:
+    """`name.field` of each of `fields` whose value is not the config type's default.
+
+    Set means an override or a preset set it: a field set to its default is
+    not told apart. Traced values (a sweep's, under vmap) are skipped: they
+    were checked one by one before they were stacked.
+    """
+    defaults = {f.name: f.default for f in dataclasses.fields(config)}
+    named = []
+    for field in fields:
+        value = getattr(config, field)
+        if isinstance(value, jax.core.Tracer):
+            continue
+        if np.any(np.asarray(value) != defaults[field]):
+            named.append(f"{name}.{field}")
+    return named
 
 
 def warn_unused_epsilons(name: str, config: Any) -> None:
     """Warns once when ε fields of the mode not in use are set.
 
-    Set means other than the config type's default (an override or a preset
-    set them: a field set to its default is not told apart). Those fields do
-    nothing: `per_actor_epsilon` picks one mode. The warning says so, not
-    that they are wrong (a preset may set them for the other mode), and is
-    shown once per algorithm and fields, whatever their values: a sweep over
-    one of them warns once. Traced values (a sweep's, under vmap) were checked
-    one by one before they were stacked.
+    Set as `set_fields` says. Those fields do nothing: `per_actor_epsilon`
+    picks one mode. The warning says so, not that they are wrong (a preset
+    may set them for the other mode), and is shown once per algorithm and
+    fields, whatever their values: a sweep over one of them warns once.
     """
     per_actor = config.per_actor_epsilon
-    defaults = {f.name: f.default for f in dataclasses.fields(config)}
-    unused = []
-    for field in ANNEALED if per_actor else PER_ACTOR:
-        value = getattr(config, field)
-        if isinstance(value, jax.core.Tracer):
-            continue
-        if np.any(np.asarray(value) != defaults[field]):
-            unused.append(f"{name}.{field}")
+    unused = set_fields(name, config, ANNEALED if per_actor else PER_ACTOR)
     if not unused:
         return
     flag = f"--{name.replace('_', '-')}.per-actor-epsilon"
@@ -107,6 +117,28 @@ def warn_unused_epsilons(name: str, config: Any) -> None:
         f"you) but unused: with {name}.per_actor_epsilon={str(per_actor).lower()}, "
         f"{mode}; {fix}.",
         key=("unused ε", name, *unused),
+    )
+
+
+def warn_unused_priorities(name: str, config: Any) -> None:
+    """Warns once when prioritised-replay fields are set under uniform replay.
+
+    As `warn_unused_epsilons`: `priority_alpha`, `beta_start` and
+    `priority_eps` set away from their defaults do nothing while
+    `prioritised` is false, and the warning names them, once per algorithm
+    and fields.
+    """
+    if config.prioritised:
+        return
+    unused = set_fields(name, config, PRIORITISED)
+    if not unused:
+        return
+    one = len(unused) == 1
+    warn_once(
+        f"{' and '.join(unused)} {'is' if one else 'are'} set (by a preset or by "
+        f"you) but unused: with {name}.prioritised=false, replay is uniform; "
+        f"pass --{name.replace('_', '-')}.prioritised true for prioritised replay.",
+        key=("unused priorities", name, *unused),
     )
 
 

@@ -1,5 +1,6 @@
 """What the Q-learners share: warnings about ε fields that do nothing."""
 
+import dataclasses
 import warnings
 
 import pytest
@@ -113,3 +114,33 @@ def test_quiet_setup_warnings_neither_show_nor_use_up_a_warning():
         warn_once("a", key="k")
     with pytest.warns(UserWarning, match="pqn.epsilon is set"):
         pqn.validate(PQNConfig(epsilon=0.5))
+
+
+def test_prioritised_fields_set_under_uniform_replay_warn_once():
+    # DQN's replay is uniform by default: β, α and the priority ε do nothing
+    # there, and a run that sets them is told so, as for the ε fields.
+    config = dqn_config.DQNConfig(beta_start=0.7, priority_alpha=0.9)
+    with pytest.warns(UserWarning) as record:
+        dqn_config.validate(config)
+        dqn_config.validate(dataclasses.replace(config, beta_start=0.5))  # once
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert message.startswith(
+        "dqn.priority_alpha and dqn.beta_start are set (by a preset or by you) "
+        "but unused: with dqn.prioritised=false, replay is uniform"
+    )
+    assert message.endswith("pass --dqn.prioritised true for prioritised replay.")
+    with pytest.warns(UserWarning, match=r"^apex.priority_eps is set .* uniform"):
+        config = dqn_config.DQNConfig(prioritised=False, priority_eps=0.01)
+        dqn_config.validate(config, name="apex")
+
+
+def test_prioritised_fields_under_prioritised_replay_or_at_defaults_are_quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dqn_config.validate(dqn_config.DQNConfig())  # defaults: not set
+        prioritised = dqn_config.DQNConfig(prioritised=True, beta_start=0.7)
+        dqn_config.validate(prioritised)
+        dqn_config.validate(
+            pjd.load_preset("cartpole", "apex").config.apex, name="apex"
+        )
