@@ -1,0 +1,144 @@
+"""DQN's schedules: the target network's cadence, and β's annealing.
+
+Each is checked against values derived here by hand: the target network moves
+τ of the way to the online one every `target_every` gradient steps (Mnih et
+al., 2015, copies: τ = 1; Polyak averaging: τ < 1), and prioritised replay's
+importance weights use β annealed linearly from `beta_start` to 1 over the
+run (Schaul et al., 2016).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from purejaxdrl.agents import RunShape, dqn, dqn_config
+from purejaxdrl.agents.dqn import DQNState, Learner, Replayed, make_dqn
+from purejaxdrl.config import forget_warnings
+from purejaxdrl.networks import Network
+from purejaxdrl.replay import make_prioritised_buffer
+from purejaxdrl.types import Transition
+
+DIMS, ACTIONS = 3, 2
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings():
+    forget_warnings()  # each test sees its warnings, whatever ran before
+
+
+def _linear() -> Network:
+    """Q(s) = s W + b: small enough to follow every parameter."""
+
+    def init(key, obs):
+        del obs
+        return {"w": jax.random.normal(key, (DIMS, ACTIONS)), "b": jnp.zeros(ACTIONS)}
+
+    def apply(params, obs):
+        q = obs @ params["w"] + params["b"]
+        return q, q.max(axis=-1)
+
+    return Network(init, apply, None)
+
+
+def _unroll(key, t, b):
+    keys = jax.random.split(key, 4)
+    obs = jax.random.normal(keys[0], (t, b, DIMS))
+    final = jax.random.normal(keys[1], (t, b, DIMS))
+    action = jax.random.randint(keys[2], (t, b), 0, ACTIONS)
+    reward = jax.random.normal(keys[3], (t, b))
+    ones, zeros = jnp.ones((t, b)), jnp.zeros((t, b))
+    return Transition(obs, action, reward, ones, jnp.zeros((t, b), bool),
+                      zeros, zeros, zeros, final, {})  # fmt: skip
+
+
+@pytest.mark.parametrize(("every", "tau"), [(3, 1.0), (2, 0.25), (1, 0.1)])
+def test_target_moves_tau_of_the_way_every_target_every_gradient_steps(every, tau):
+    # One gradient step per update once 32 transitions are stored (the second
+    # update on): after gradient step g the target is
+    # τ params_g + (1 - τ) target_{g-1} where g % target_every == 0, and
+    # target_{g-1} otherwise; nothing moves before learning starts. (A copy,
+    # τ = 1, is params + 0 target in float32, which fused arithmetic may
+    # round by an ulp: close, not bit-equal.)
+    t, b = 4, 4
+    config = dqn_config.DQNConfig(
+        n_step=1, buffer_size=64, batch_size=8, min_replay=32, updates_per_step=1,
+        target_every=every, target_tau=tau, learning_rate=0.05,
+    )  # fmt: skip
+    run = RunShape(num_envs=b, unroll_length=t, num_updates=20)
+    agent = make_dqn(config, _linear(), np.zeros(DIMS, np.float32), run)
+    update = jax.jit(agent.update)
+    state = agent.init(jax.random.key(0))
+    initial = jax.tree.map(np.asarray, state.params)
+    state, _ = update(state, _unroll(jax.random.key(1), t, b), jax.random.key(2))
+    assert int(state.grad_steps) == 0
+    for name in ("w", "b"):
+        np.testing.assert_array_equal(state.params[name], initial[name])
+        np.testing.assert_array_equal(state.target_params[name], initial[name])
+    moved = 0
+    for g in range(1, 10):
+        before = jax.tree.map(np.asarray, state)
+        key = jax.random.key(10 + g)
+        state, _ = update(state, _unroll(key, t, b), jax.random.fold_in(key, 1))
+        assert int(state.grad_steps) == g
+        for name in ("w", "b"):
+            params, old = np.asarray(state.params[name]), before.target_params[name]
+            assert not np.array_equal(params, before.params[name])  # it learns
+            if g % every == 0:
+                want = tau * params + (1 - tau) * old
+                moved += 1
+            else:
+                want = old
+            np.testing.assert_allclose(
+                state.target_params[name], want, rtol=1e-6, atol=1e-7
+            )
+    assert moved == 2 * (9 // every)
+
+
+@pytest.mark.parametrize(
+    ("step", "beta"), [(0, 0.4), (4, 0.4 + 0.6 * 4 / 10), (10, 1.0), (15, 1.0)]
+)
+def test_importance_weights_use_beta_annealed_from_beta_start_to_one(step, beta):
+    # The loss at update u is mean_i w_i huber(δ_i) over the drawn items, with
+    # w_i = (N P(i))^-β / max_j w_j, P(i) = p_i^α / Σ_k p_k^α and
+    # β = β0 + (1 - β0) min(u / num_updates, 1). Linear Q, in NumPy.
+    n, batch, alpha = 8, 4, 0.6
+    config = dqn_config.DQNConfig(
+        prioritised=True, beta_start=0.4, priority_alpha=alpha, updates_per_step=1,
+        batch_size=batch, buffer_size=n, min_replay=1, n_step=1,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    online, target = (rng.normal(size=(DIMS, ACTIONS)) for _ in range(2))
+    obs, next_obs = (rng.normal(size=(n, DIMS)) for _ in range(2))
+    action = rng.integers(0, ACTIONS, n)
+    reward = 3.0 * rng.normal(size=n)
+    discount = np.full(n, 0.9)
+    priority = np.array([0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0])
+
+    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+    item = Replayed(f32(obs), jnp.asarray(action, jnp.int32), f32(reward),
+                    f32(discount), f32(next_obs))  # fmt: skip
+    buffer = make_prioritised_buffer(n, batch, 1, alpha=alpha)
+    replay = buffer.add(buffer.init(jax.tree.map(lambda x: x[0], item)), item,
+                        f32(priority))  # fmt: skip
+    state = DQNState(f32(online), f32(target), (), jnp.int32(step), jnp.int32(0),
+                     replay)  # fmt: skip
+    sgd = optax.sgd(0.0)
+    state = state._replace(opt_state=sgd.init(state.params))
+    learner = Learner(config, buffer, sgd, lambda p, x: x @ p, 10, None)
+    key = jax.random.key(3)
+    _, metrics = dqn.learn(state, key, jnp.bool_(True), learner)
+
+    # The items drawn with the same key (which items is the buffer's business;
+    # their weights are this test's).
+    drawn = np.asarray(buffer.sample(replay, jax.random.split(key, 1)[0]).index)
+    prob = priority**alpha / np.sum(priority**alpha)
+    w = (n * prob[drawn]) ** -beta
+    w = w / w.max()
+    best = np.argmax(next_obs @ online, -1)
+    boot = (next_obs @ target)[np.arange(n), best]
+    td = (reward + discount * boot - (obs @ online)[np.arange(n), action])[drawn]
+    huber = np.where(np.abs(td) <= 1, 0.5 * td**2, np.abs(td) - 0.5)
+    assert len(set(drawn.tolist())) > 1 and np.ptp(w) > 0.1  # weights matter
+    np.testing.assert_allclose(metrics["loss/total"], np.mean(w * huber), rtol=1e-5)
