@@ -189,12 +189,14 @@ class QLearningFields(EpsilonFields, ReplayFields, OptimizerFields):
         unroll's end (R2D2's: its sequence's), so DQN's and Ape-X's must be
         at most unroll_length.
       dueling: a dueling Q head (Q = V + A - mean A; Wang et al., 2016).
-      target_every: gradient steps between target-network updates.
+      target_every: gradient steps between target-network updates; one at
+        least the run's gradient steps warns (the target would stay the
+        initial network).
       priority_alpha: prioritisation exponent α of the prioritised replay
         (P(i) ∝ p_i^α).
-      target_tau: each target update moves the target network this fraction
-        of the way to the online one (1: a copy, DQN's; 0.005 with
-        target_every 1: Polyak averaging).
+      target_tau: in (0, 1]: each target update moves the target network
+        this fraction of the way to the online one (1: a copy, DQN's; 0.005
+        with target_every 1: Polyak averaging).
 
     """
 

@@ -34,7 +34,12 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
-from purejaxdrl.agents.dqn_config import check_batch_fits, check_n_step_fits
+from purejaxdrl.agents.dqn_config import (
+    check_batch_fits,
+    check_n_step_fits,
+    check_target_tau,
+    warn_target_never_used,
+)
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
@@ -297,7 +302,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         positive=("learning_rate", "adam_eps", "max_grad_norm", "rescale_eps"),
         non_negative=("epsilon_fraction", "epsilon_alpha", "priority_alpha"),
         unit=("gamma", "epsilon", "epsilon_start", "epsilon_end")
-        + ("priority_eta", "importance_exponent", "target_tau"),
+        + ("priority_eta", "importance_exponent"),
     )
     check(
         config.burn_in >= 0,
@@ -310,9 +315,11 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         f"{config.buffer_size}: learning would never start; lower it.",
     )
     check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
+    check_target_tau("r2d2", config)
     warn_unused_epsilons("r2d2", config)
     if shape is None:
         return
+    warn_target_never_used("r2d2", config, shape, shape.num_envs)  # sequences
     check(
         config.burn_in <= shape.unroll_length,
         f"r2d2.burn_in={config.burn_in} must be at most unroll_length="

@@ -1,4 +1,4 @@
-"""DQN's schedules: the target network's cadence, and β's annealing.
+"""DQN's schedules: the target network's cadence and rules, and β's annealing.
 
 Each is checked against values derived here by hand: the target network moves
 τ of the way to the online one every `target_every` gradient steps (Mnih et
@@ -7,15 +7,17 @@ importance weights use β annealed linearly from `beta_start` to 1 over the
 run (Schaul et al., 2016).
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
 
-from purejaxdrl.agents import RunShape, dqn, dqn_config
+from purejaxdrl.agents import RunShape, dqn, dqn_config, r2d2
 from purejaxdrl.agents.dqn import DQNState, Learner, Replayed, make_dqn
-from purejaxdrl.config import forget_warnings
+from purejaxdrl.config import ConfigError, forget_warnings
 from purejaxdrl.networks import Network
 from purejaxdrl.replay import make_prioritised_buffer
 from purejaxdrl.types import Transition
@@ -142,3 +144,67 @@ def test_importance_weights_use_beta_annealed_from_beta_start_to_one(step, beta)
     huber = np.where(np.abs(td) <= 1, 0.5 * td**2, np.abs(td) - 0.5)
     assert len(set(drawn.tolist())) > 1 and np.ptp(w) > 0.1  # weights matter
     np.testing.assert_allclose(metrics["loss/total"], np.mean(w * huber), rtol=1e-5)
+
+
+def test_target_tau_zero_is_refused_by_dqn_apex_and_r2d2():
+    # τ = 0 keeps the initial, random target network for the whole run.
+    for name in ("dqn", "apex"):
+        with pytest.raises(ConfigError) as info:
+            dqn_config.validate(dqn_config.DQNConfig(target_tau=0.0), name=name)
+        assert str(info.value) == (
+            f"{name}.target_tau=0.0 must be in (0, 1]: 0 never updates the target "
+            f"network; e.g. --{name}.target-tau 0.005 with --{name}.target-every 1, "
+            "or 1 for copies."
+        )
+    with pytest.raises(ConfigError, match=r"^r2d2.target_tau=0.0 must be in \(0, 1\]"):
+        r2d2.validate(r2d2.R2D2Config(target_tau=0.0))
+    for tau in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ConfigError, match=r"dqn.target_tau=.* must be in \(0, 1\]"):
+            dqn_config.validate(dqn_config.DQNConfig(target_tau=tau))
+    dqn_config.validate(dqn_config.DQNConfig(target_tau=1e-4))
+
+
+def test_target_every_beyond_the_runs_gradient_steps_warns_once():
+    # 16 environments x 4 steps = 64 transitions an update; min_replay 256 is
+    # stored by update 3 (counted from 0), so 32 updates learn in 29, at 4
+    # gradient steps each: 116 steps. The target first moves after step
+    # target_every: at 116 or more, no TD target ever uses a moved target.
+    shape = RunShape(num_envs=16, unroll_length=4, num_updates=32)
+    base = {"min_replay": 256, "buffer_size": 50_000, "batch_size": 32}
+    config = dqn_config.DQNConfig(updates_per_step=4, target_every=116, **base)
+    with pytest.warns(UserWarning) as record:
+        dqn_config.validate(config, shape)
+        dqn_config.validate(config, shape)  # each check of a run: still once
+    (message,) = [str(w.message) for w in record]
+    # The budget that makes 117 steps: 3 + 116 // 4 + 1 = 33 updates of 64.
+    assert message == (
+        "dqn.target_every=116 is not less than the run's 116 gradient steps: no "
+        "TD target would use an updated target network, all would bootstrap from "
+        "the initial one; lower --dqn.target-every below 116, or raise "
+        "--total-steps to at least 2112."
+    )
+    # 33 updates take 30 x 4 = 120 > 116 steps, so that budget is quiet.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dqn_config.validate(config, shape._replace(num_updates=33), name="apex")
+        dqn_config.validate(
+            dqn_config.DQNConfig(updates_per_step=4, target_every=115, **base), shape
+        )
+        dqn_config.validate(config)  # without a run shape nothing is known
+        # The agent factory's check: the run's own has warned already.
+        dqn_config.validate(config, shape, warn=False)
+
+
+def test_r2d2_target_every_counts_its_sequences():
+    # R2D2 stores one sequence per environment and update: 8 a update, 16
+    # by update 1, so 10 updates learn in 9, at 1 gradient step each.
+    shape = RunShape(num_envs=8, unroll_length=10, recurrent=True, num_updates=10)
+    sizes = {"min_replay": 16, "buffer_size": 64, "batch_size": 8}
+    config = r2d2.R2D2Config(target_every=9, updates_per_step=1, **sizes)
+    with pytest.warns(
+        UserWarning, match=r"^r2d2.target_every=9 is not less than .* 9 "
+    ):
+        r2d2.validate(config, shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r2d2.validate(r2d2.R2D2Config(target_every=8, **sizes), shape)
