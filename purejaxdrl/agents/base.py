@@ -207,6 +207,10 @@ class Algorithm:
       env_multiple: (config, RunShape) -> the number that each device's
         environment count must be a multiple of (PPO's minibatches may split
         environments into groups); 1 for most.
+      host_refusal: (config, env.id) -> why the host-env runner refuses
+        this config, one line naming the field and the fix, or None where it
+        runs it (a training run on a host environment is refused with it).
+        IMPALA's refuses a policy lag: the host runner lags by itself.
       recurrent: whether its agents take a network with a recurrent core
         (`--network.core lstm|gru|mingru`).
       dict_observations: whether its agents take dict observations (an
@@ -224,6 +228,7 @@ class Algorithm:
     keeps_replay: Callable[[Any], bool] = lambda config: False
     replay_items: Callable[[Any, RunShape], tuple[int, str]] | None = None
     env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
+    host_refusal: Callable[[Any, str], str | None] = lambda config, env_id: None
     recurrent: bool = False
     dict_observations: bool = False
 

@@ -26,12 +26,7 @@ from purejaxdrl.agents.actor_critic import (
     learning_rewards,
     replay_example,
 )
-from purejaxdrl.agents.base import (
-    Agent,
-    Algorithm,
-    RunShape,
-    check_agent_args,
-)
+from purejaxdrl.agents.base import Agent, Algorithm, RunShape, check_agent_args
 from purejaxdrl.agents.fields import ActorCriticFields, OptimizerChoiceFields
 from purejaxdrl.agents.optim import (
     check_optimizer,
@@ -51,13 +46,10 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
-    """IMPALA hyper-parameters; defaults follow the paper's Atari optimiser and loss.
+    """IMPALA hyper-parameters; defaults are the paper's Atari optimiser and loss.
 
-    Those are RMSProp (decay 0.99, ε 0.01, no momentum), learning rate 6e-4
-    annealed to 0, gradients clipped at norm 40, entropy cost 0.01 and
-    baseline cost 0.5, V-trace with λ = ρ̄ = c̄ = 1. Rewards are not clipped
-    unless `reward_clip` is set: the paper clips Atari rewards to [-1, 1],
-    and the library's Atari presets set `reward_clip: 1.0` themselves.
+    Rewards are not clipped unless `reward_clip` is set (the paper clips
+    Atari's to [-1, 1]; the Atari presets set 1).
 
     Static fields change shapes or program structure (changing them recompiles);
     the others are array leaves that can be traced, vmapped and swept. Below
@@ -69,7 +61,7 @@ class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
 
     Attributes:
       policy_lag: K >= 0; actors act with the learner's parameters from K updates
-        earlier (0: synchronous, on-policy up to the update itself).
+        earlier (0: none; device environments only: host ones lag by themselves).
       vtrace_correction: weight by the importance ratios π/μ. False ignores them
         (ρ = c = 1): plain on-policy actor-critic targets on stale data, for
         ablations of the correction.
@@ -380,6 +372,21 @@ def _check_against_run(config: IMPALAConfig, shape: RunShape) -> None:
     )
 
 
+def host_refusal(config: IMPALAConfig, env_id: str) -> str | None:
+    """Why the host-env runner refuses `config`, or None: a policy lag K.
+
+    Its actors lag by themselves, which its `lag/*` metrics measure; K more
+    updates would go unseen there (they count the versions it publishes).
+    """
+    if (lag := config.policy_lag) == 0:
+        return None
+    return (
+        f"impala.policy_lag={lag} is for device environments: the host-env runner "
+        f"(env.id={env_id!r}) lags by itself, and its lag/mean and lag/max would "
+        f"not count these {lag} updates; pass --impala.policy-lag 0."
+    )
+
+
 ALGORITHM = Algorithm(
     name="impala",
     summary="IMPALA: V-trace actor-critic, policy lag, optional replay",
@@ -388,5 +395,6 @@ ALGORITHM = Algorithm(
     make_networks=actor_critic_networks,
     validate=validate,
     keeps_replay=lambda config: config.replay_ratio > 0,
+    host_refusal=host_refusal,
     recurrent=True,
 )

@@ -10,6 +10,7 @@ import functools
 from typing import Any, ClassVar
 
 from purejaxdrl.agents.base import Algorithm, RunShape
+from purejaxdrl.agents.host_rules import host_refusal
 from purejaxdrl.agents.registry import (
     AlgorithmConfigs,
     algorithm,
@@ -17,9 +18,8 @@ from purejaxdrl.agents.registry import (
     no_section,
     registered_by_user,
     reserve_names,
-    without_replay,
 )
-from purejaxdrl.agents.replay_sizes import check_learning_starts, host_replay_refusal
+from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import ConfigError, check, require_config, warn_once
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
@@ -342,10 +342,9 @@ def _check_observations(
 ) -> None:
     """The rules of what reaches the agent: host envs, replay, normalising."""
     keeps = record.keeps_replay(section := config.algo_config)
-    if is_host_env(config.env.id) and keeps:
-        # The message lists the algorithms that run: made only when it is said.
-        runs = without_replay()
-        raise ConfigError(host_replay_refusal(record, section, config.env.id, runs))
+    if is_host_env(config.env.id):
+        refusal = host_refusal(record, section, config.env.id, training=budget)
+        check(refusal is None, str(refusal))
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "

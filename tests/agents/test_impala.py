@@ -5,9 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl.agents import IMPALAConfig, IMPALAState, RunShape, make_impala
 from purejaxdrl.agents.impala import validate
-from purejaxdrl.config import forget_warnings
+from purejaxdrl.config import ConfigError, forget_warnings
 from purejaxdrl.types import Transition
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,
@@ -326,3 +327,35 @@ def test_replay_on_continuous_actions_trains_with_finite_metrics():
     assert steps.action.shape[-2:] == (8, 1)  # [..., T, A]: one unroll each
     np.testing.assert_array_equal(np.asarray(state.agent.buffer.size).sum(), 16)
     assert np.abs(np.asarray(steps.action)).max() > 0  # sampled, not the zeros
+
+
+def test_policy_lag_on_a_host_environment_is_one_line_and_exit_2(capsys):
+    # The host-env runner's actors lag by themselves and its lag/mean and
+    # lag/max count the versions it publishes: K more updates of lag would
+    # act unseen there, so it takes no policy lag.
+    from purejaxdrl import cli
+
+    argv = ["train", "--no-files", "--algo", "impala", "--env", "cartpole"]
+    argv += ["--env.id", "gymnasium:CartPole-v1", "--impala.policy-lag", "4"]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == (
+        "purejaxdrl: error: impala.policy_lag=4 is for device environments: the "
+        "host-env runner (env.id='gymnasium:CartPole-v1') lags by itself, and its "
+        "lag/mean and lag/max would not count these 4 updates; pass "
+        "--impala.policy-lag 0.\n"
+    )
+
+
+def test_policy_lag_stays_for_device_runs_and_saved_host_runs():
+    from purejaxdrl.training.config import validate as validate_run
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "impala").config, {"impala": {"policy_lag": 4}}
+    )
+    validate_run(config)  # a device environment: the lag is simulated there
+    host = pjd.apply_overrides(config, {"env": {"id": "gymnasium:CartPole-v1"}})
+    with pytest.raises(ConfigError, match=r"^impala.policy_lag=4 is for device"):
+        validate_run(host)
+    # A run trained so before the rule still reads back (eval, export).
+    validate_run(host, budget=False)
+    validate_run(pjd.apply_overrides(host, {"impala": {"policy_lag": 0}}))
