@@ -29,12 +29,12 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 from jax.sharding import Mesh
-from orbax.checkpoint.checkpoint_managers import preservation_policy as retention
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.training.faults import failure_reason
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.packing import make_packer
+from purejaxdrl.training.retention import RETURN, backfill_returns, retention_options
 from purejaxdrl.training.save_queue import Save, SaveWriter
 from purejaxdrl.types import PyTree
 
@@ -147,7 +147,8 @@ class Checkpointer:
           shardings: a NamedSharding per leaf of the state.
           mesh: the mesh states are restored onto.
           keep: how many of the newest checkpoints to keep.
-          keep_best: also keep the one with the highest `metric`.
+          keep_best: also keep the one with the highest `metric`, saved with
+            each checkpoint so that a resume keeps it (`retention.py`).
           read_only: open an existing folder only to restore from it (creates
             nothing, deletes nothing).
 
@@ -159,20 +160,12 @@ class Checkpointer:
         self.pack, self.unpack, self._abstract_packed = make_packer(
             abstract, shardings, mesh
         )
-        policies = [retention.LatestN(keep)]
-        if keep_best:
-            policies.append(
-                retention.BestN(
-                    get_metric_fn=lambda m: m["return"],
-                    n=1,
-                    keep_checkpoints_without_metrics=False,
-                )
-            )
+        self._keep_best = keep_best
         options = ocp.CheckpointManagerOptions(
             # Saving is already off the host loop's thread (see `save`); a
             # synchronous orbax save there means "returned" == "committed".
             enable_async_checkpointing=False,
-            preservation_policy=retention.AnyPreservationPolicy(policies),
+            **retention_options(keep, keep_best),  # returns kept across resumes
             cleanup_tmp_directories=not read_only,
             create=not read_only,
         )
@@ -227,7 +220,7 @@ class Checkpointer:
     ) -> None:
         metrics = None
         if metric is not None and np.isfinite(metric):
-            metrics = {"return": float(metric)}
+            metrics = {RETURN: float(metric)}
         self._manager.save(
             step,
             args=ocp.args.Composite(
@@ -331,6 +324,9 @@ class Checkpointer:
             skipped.append(line)
         if unhashed and not self._read_only and jax.process_index() == 0:
             write_manifest(self.directory / str(restored.step))
+        if self._keep_best and not self._read_only:  # saved before 2026-12-04
+            history = (restored.meta or {}).get("history", [])
+            backfill_returns(self._manager, self.directory, history)
         return restored._replace(skipped=skipped)
 
     def layout_difference(self, step: int) -> str | None:

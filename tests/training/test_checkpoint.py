@@ -291,6 +291,43 @@ def test_keep_best_writes_the_best_save_a_newer_one_would_replace(
     assert ck.steps() == [4, 7]  # the newest (keep=1) and the best
 
 
+def test_keep_best_survives_a_reopen(tmp_path):
+    # A resume reopens the folder: the best's return must come back from disk,
+    # or the first save of the resumed run deletes it (only LatestN is left).
+    ck, state = _tiny_checkpointer(tmp_path, keep=1, keep_best=True)
+    for step, metric in [(1, 10.0), (2, 1.0)]:
+        ck.save(step, ck.pack(state(step)), {"updates": step}, metric)
+        ck.wait()
+    ck.close()
+    ck, state = _tiny_checkpointer(tmp_path, keep=1, keep_best=True)  # a resume
+    assert ck.restore_latest().step == 2
+    ck.save(3, ck.pack(state(3)), {"updates": 3}, 2.0)
+    ck.close()
+    assert ck.steps() == [1, 3]
+
+
+def test_keep_best_backfills_the_returns_of_checkpoints_saved_without(tmp_path):
+    # Saved before returns were written with each checkpoint (as keep_best
+    # false still saves): the restored run's history holds them, the same
+    # values the loop ranked its saves by.
+    history = [
+        {"updates": 1, "episode/mean_return": 10.0},
+        {"updates": 2, "episode/mean_return": float("nan")},  # no episode ended
+    ]
+    ck, state = _tiny_checkpointer(tmp_path, keep=2)
+    for step in (1, 2):
+        meta = {"updates": step, "history": history[:step]}
+        ck.save(
+            step, ck.pack(state(step)), meta, history[step - 1]["episode/mean_return"]
+        )
+    ck.close()
+    ck, state = _tiny_checkpointer(tmp_path, keep=1, keep_best=True)  # a resume
+    assert ck.restore_latest().step == 2
+    ck.save(3, ck.pack(state(3)), {"updates": 3}, 2.0)
+    ck.close()
+    assert ck.steps() == [1, 3]  # 1's return came from 2's history
+
+
 def test_saves_a_next_one_replaces_are_freed_before_it_is_packed(tmp_path, monkeypatch):
     # The loop drops them before it packs its next due save (`ChunkLoop.
     # dispatch`): their device copies of the state are gone before that copy is
