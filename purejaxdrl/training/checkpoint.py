@@ -31,8 +31,9 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.training.faults import failure_reason
+from purejaxdrl.training.faults import save_failure
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
+from purejaxdrl.training.orbax_logs import quiet_orbax
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.training.retention import RETURN, backfill_returns, retention_options
 from purejaxdrl.training.save_queue import Save, SaveWriter
@@ -203,14 +204,21 @@ class Checkpointer:
             waits while another such save waits. The newest save is always
             written: after `wait()`, `step` of the last call is on disk.
 
+        Raises:
+          CheckpointError: a save failed (an earlier one, or in a run of
+            several processes this one); once one has, nothing more is written.
+
         """
-        self._raise_error()
+        self._raise_error(again=True)  # after a failure nothing more is written
         start = time.perf_counter()
         if jax.process_count() > 1:
             # orbax's multi-host barriers are device collectives: from another
             # thread they would interleave with the training program's in a
             # different order on each process (a deadlock): saved in order.
-            self._save_now(step, packed, meta, metric)
+            try:
+                self._save_now(step, packed, meta, metric)
+            except Exception as e:
+                self._raise_error(error=e)
         else:
             self._writer.put(Save(step, packed, meta, metric, skippable))
         self.waited += time.perf_counter() - start
@@ -221,25 +229,22 @@ class Checkpointer:
         metrics = None
         if metric is not None and np.isfinite(metric):
             metrics = {RETURN: float(metric)}
-        self._manager.save(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardSave(packed), meta=ocp.args.JsonSave(meta)
-            ),
-            metrics=metrics,
-            force=True,
-        )
-        self._manager.wait_until_finished()
+        with quiet_orbax():  # a failure is raised, and then said in one line
+            self._manager.save(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(packed), meta=ocp.args.JsonSave(meta)
+                ),
+                metrics=metrics,
+                force=True,
+            )
+            self._manager.wait_until_finished()
         if jax.process_index() == 0:
             write_manifest(self.directory / str(step))
 
-    def _raise_error(self) -> None:
-        if (error := self._writer.take_error()) is not None:
-            raise CheckpointError(
-                f"saving a checkpoint in {self.directory} failed: "
-                f"{failure_reason(error)}; the checkpoints before it are kept: "
-                "free space (or fix the folder) and resume the run (--resume)."
-            ) from error
+    def _raise_error(self, again: bool = False, error: Exception | None = None) -> None:
+        if (error := error or self._writer.take_error(again)) is not None:
+            raise CheckpointError(save_failure(self.directory, error)) from error
 
     def wait(self) -> None:
         """Blocks until the newest save is committed (and raises a save's error)."""

@@ -5,6 +5,7 @@ Host-side only: signal handlers and checks of the metrics a chunk returned.
 
 import functools
 import os
+import re
 import signal
 import sys
 import threading
@@ -201,22 +202,50 @@ def non_finite_message(
     )
 
 
+def _chain(error: BaseException) -> list[BaseException]:
+    """`error` and the errors it was raised from or during, outermost first."""
+    chain: list[BaseException] = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def _os_reason(chain: list[BaseException]) -> str | None:
+    """The operating system's reason in `chain`: an OSError's, or TensorStore's code.
+
+    TensorStore raises ValueErrors whose text ends in `[os_error_code='28']`.
+    """
+    for e in chain:
+        if isinstance(e, OSError) and e.strerror:
+            return f"{e.strerror} ({e.filename})" if e.filename else e.strerror
+    for e in chain:
+        if code := re.search(r"os_error_code='(\d+)'", str(e)):
+            return os.strerror(int(code.group(1)))
+    return None
+
+
 def failure_reason(error: BaseException) -> str:
     """One line on why a write failed: the operating system's reason, if any.
 
     orbax wraps the OSError of a full disk or a read-only folder in its own
     errors, whose text (paths, tensorstore's context) can run to kilobytes.
     """
-    chain = []
-    while error is not None and error not in chain:
-        chain.append(error)
-        error = error.__cause__ or error.__context__
-    for e in chain:
-        if isinstance(e, OSError) and e.strerror:
-            return f"{e.strerror} ({e.filename})" if e.filename else e.strerror
+    chain = _chain(error)
+    if reason := _os_reason(chain):
+        return reason
     text = " ".join(str(chain[0]).split())
     for reason in ("No space left on device", "Read-only file system",
                    "Permission denied", "Disk quota exceeded"):  # fmt: skip
         if reason in text:
             return reason
     return text[:300]
+
+
+def save_failure(directory: os.PathLike, error: BaseException) -> str:
+    """The one line a run stops with when a save in `directory` failed."""
+    return (
+        f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
+        "the checkpoints before it are kept: free space (or fix the folder) and "
+        "resume the run (--resume)."
+    )

@@ -146,6 +146,12 @@ class SaveQueue:
             while self._waiting or self._writing:
                 self._cond.wait()
 
+    def drop_waiting(self) -> None:
+        """Drops every waiting save (after a failed one: none is written)."""
+        with self._cond:
+            self._waiting, self._pinned = [], None
+            self._cond.notify_all()
+
     def close(self) -> None:
         """Lets `get` return None once the queue is empty (the writer stops)."""
         with self._cond:
@@ -156,8 +162,10 @@ class SaveQueue:
 class SaveWriter:
     """A low-priority background thread writing the saves of a `SaveQueue`.
 
-    Not jittable: does I/O. After a save fails, the ones queued behind it are
-    not written until the error is taken (`take_error`).
+    Not jittable: does I/O. Once a save fails, no other is written: those
+    waiting are dropped, later ones skipped, so a folder that failed a write
+    (a full disk) is not tried again, nor left more of orbax's temporary
+    folders. `take_error` gives the failure once.
     """
 
     def __init__(
@@ -167,6 +175,7 @@ class SaveWriter:
         self._write = write
         self._queue = SaveQueue(keep_best=keep_best)
         self._error: BaseException | None = None
+        self._reported = False
         self._thread = threading.Thread(
             target=self._work, name="purejaxdrl-checkpoint", daemon=True
         )
@@ -197,14 +206,17 @@ class SaveWriter:
                     self._write(save)
             except BaseException as e:  # reported on the next call from the loop
                 self._error = e
+                self._queue.drop_waiting()
             finally:
                 save = None  # its arrays, not held while the thread waits
                 self._queue.done()
 
-    def take_error(self) -> BaseException | None:
-        """The error of a failed save (then cleared), or None."""
-        error, self._error = self._error, None
-        return error
+    def take_error(self, again: bool = False) -> BaseException | None:
+        """The error of a failed save, or None; None once given, unless `again`."""
+        if self._reported and not again:
+            return None
+        self._reported = self._error is not None
+        return self._error
 
     def join(self) -> None:
         """Blocks until the newest save is written (or failed)."""

@@ -1,0 +1,84 @@
+"""orbax's own error logs, kept quiet while a save purejaxdrl reports itself runs.
+
+A failed write (a full disk, a read-only folder) makes orbax's worker threads
+log the error with its traceback through absl, twice per save, before the
+save raises: some 100 lines ahead of the one line `Checkpointer` reports it
+with (`faults.failure_reason`). Its warning of a save without metrics (an
+unranked keep-best save: no episode ended in its chunk) is noise too.
+Records of other loggers, and orbax's outside a save, pass.
+
+After a failed save, TensorStore's writes still under way finish on its own
+threads and call back into the asyncio loop orbax has closed, which prints a
+`RuntimeError: Event loop is closed` traceback for each (an unraisable
+exception), even after the run's error line. Once a save has failed, those are
+dropped; any other unraisable exception is printed as before.
+"""
+
+import contextlib
+import logging
+import pathlib
+import sys
+import threading
+from collections.abc import Iterator
+
+import orbax.checkpoint
+
+_ORBAX = str(pathlib.Path(orbax.checkpoint.__file__).parent.parent)
+
+
+class _QuietWhileSaving(logging.Filter):
+    """Drops orbax's records while a save is under way, on any thread.
+
+    orbax logs from threads of its own, so the filter cannot ask whose save
+    a record belongs to; while no save runs it drops nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saving = 0
+        self.lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (self.saving and record.pathname.startswith(_ORBAX))
+
+
+_FILTER = _QuietWhileSaving()
+
+
+@contextlib.contextmanager
+def quiet_orbax() -> Iterator[None]:
+    """Drops orbax's absl log records while the block runs (re-entrant, threads)."""
+    absl = logging.getLogger("absl")  # the logger absl.logging writes to
+    with _FILTER.lock:
+        if _FILTER.saving == 0:
+            absl.addFilter(_FILTER)
+        _FILTER.saving += 1
+    try:
+        yield
+    except BaseException:
+        _drop_closed_loop_callbacks()
+        raise
+    finally:
+        with _FILTER.lock:
+            _FILTER.saving -= 1
+            if _FILTER.saving == 0:
+                absl.removeFilter(_FILTER)
+
+
+def _drop_closed_loop_callbacks() -> None:
+    """Installs (once) the unraisable-exception hook that drops the late callbacks."""
+    previous = sys.unraisablehook
+    if getattr(previous, "_purejaxdrl", False):
+        return
+
+    def hook(unraisable: "sys.UnraisableHookArgs") -> None:
+        late = (
+            unraisable.exc_type is RuntimeError
+            and str(unraisable.exc_value) == "Event loop is closed"
+            and unraisable.object is None
+        )
+        if not late:
+            previous(unraisable)
+
+    hook._purejaxdrl = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook

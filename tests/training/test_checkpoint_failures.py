@@ -1,0 +1,104 @@
+"""Checkpoints that cannot be written or read: one line each, and nothing more tried."""
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from purejaxdrl.training import checkpoint
+from purejaxdrl.training.checkpoint import Checkpointer, CheckpointError
+from purejaxdrl.training.save_queue import Save, SaveWriter
+
+from .test_checkpoint import _tiny_checkpointer
+
+pytestmark = pytest.mark.timeout(300)
+
+_LIMIT = 32 * 1024  # bytes per file: below a CartPole state, above the run's logs
+
+
+def _small_files() -> None:
+    """In the child: writes past `_LIMIT` fail with EFBIG instead of a signal."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (_LIMIT, _LIMIT))
+
+
+def test_a_save_that_cannot_be_written_is_one_line_and_the_last_tried(tmp_path):
+    # A full disk, as the command line meets it: orbax's worker threads log
+    # each failed write with its traceback (some 230 lines before the error),
+    # and the saves queued behind the failed one were tried too.
+    env = {**os.environ, "JAX_ENABLE_COMPILATION_CACHE": "false"}
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # its writes would fail too
+    out = subprocess.run(
+        [sys.executable, "-m", "purejaxdrl.cli", "train", "--env", "cartpole",
+         "--num-envs", "4", "--unroll-length", "8", "--num-logs", "10", "--quiet",
+         "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1",
+         "--total-steps", "3200", "--checkpoint.wait", "true",
+         "--no-compile-cache", "--run-dir", str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=240, preexec_fn=_small_files,
+    )  # fmt: skip
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert len(lines) == 1, out.stderr[-3000:]
+    assert lines[0].startswith("purejaxdrl: error: saving a checkpoint in ")
+    assert "failed: File too large; the checkpoints before it are kept" in lines[0]
+    (run,) = tmp_path.iterdir()
+    tried = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert tried == ["10.orbax-checkpoint-tmp"]  # the first due save, only
+
+
+def test_after_a_failed_save_the_waiting_ones_are_dropped_and_none_written():
+    written, started, release = [], threading.Event(), threading.Event()
+
+    def write(save: Save) -> None:
+        if save.step == 1:
+            started.set()
+            release.wait(timeout=10)
+            raise OSError(28, "No space left on device")
+        written.append(save.step)
+
+    writer = SaveWriter(write)
+    writer.put(Save(1, {}, {}, None, False))
+    assert started.wait(timeout=10)
+    writer.put(Save(2, {}, {}, None, False))  # waits behind the one failing
+    release.set()
+    writer.join()
+    assert writer.take_error() is not None
+    assert writer.take_error() is None  # given once ...
+    assert writer.take_error(again=True) is not None  # ... unless asked again
+    writer.put(Save(3, {}, {}, None, False))  # after the error was taken
+    writer.close()
+    assert written == []
+
+
+def test_a_failed_save_is_raised_by_every_later_save(tmp_path, monkeypatch):
+    def fail(self, step, packed, meta, metric):
+        raise OSError(28, "No space left on device", str(self.directory))
+
+    monkeypatch.setattr(Checkpointer, "_save_now", fail)
+    ck, state = _tiny_checkpointer(tmp_path)
+    ck.save(1, ck.pack(state(1)), {"updates": 1})
+    with pytest.raises(CheckpointError, match="No space left on device"):
+        ck.wait()
+    for _ in range(2):  # said by wait (once), then by each save
+        with pytest.raises(CheckpointError, match="No space left on device"):
+            ck.save(2, ck.pack(state(2)), {"updates": 2})
+    ck.close()  # said already: closes quietly
+
+
+def test_a_multi_process_save_that_fails_is_a_checkpoint_error(tmp_path, monkeypatch):
+    # Saved on the loop's thread there: orbax's own error was raised as it was.
+    def fail(self, step, packed, meta, metric):
+        raise ValueError("OUT_OF_RANGE: Error writing ... [os_error_code='28']")
+
+    ck, state = _tiny_checkpointer(tmp_path)
+    monkeypatch.setattr(Checkpointer, "_save_now", fail)
+    monkeypatch.setattr(checkpoint.jax, "process_count", lambda: 2)
+    packed = ck.pack(state(1))
+    with pytest.raises(CheckpointError, match="failed: No space left on device; "):
+        ck.save(1, packed, {"updates": 1})
+    monkeypatch.undo()
+    ck.close()
