@@ -31,7 +31,7 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.training.faults import save_failure
+from purejaxdrl.training.faults import read_failure, save_failure
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.orbax_logs import quiet_orbax
 from purejaxdrl.training.packing import make_packer
@@ -300,7 +300,7 @@ class Checkpointer:
                 try:
                     restored = self.restore(step)
                 except Exception as e:  # unreadable despite its manifest
-                    problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+                    problem = f"could not be read ({read_failure(e)})"
                 else:
                     return self._restored(restored, failed, skipped, unhashed)
             failed.append((step, problem))

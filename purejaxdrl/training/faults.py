@@ -249,3 +249,26 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
         "the checkpoints before it are kept: free space (or fix the folder) and "
         "resume the run (--resume)."
     )
+
+
+def read_failure(error: BaseException) -> str:
+    """One line on why a checkpoint that verified could not be read.
+
+    The operating system's reason if any; else the error's text, with the last
+    clause of the one it was raised from (TensorStore's: `Requested byte range
+    [0, 106525) is not valid for value of size 1000`, a truncated file), each
+    without TensorStore's `See full TensorStore details: <bound method ...>`
+    tail (a pybind11 repr, nothing a user can act on); 200 characters at most.
+    """
+    chain = _chain(error)
+    if reason := _os_reason(chain):
+        return reason
+    texts = [
+        " ".join(str(e).split()).split(" See full TensorStore details")[0].strip()
+        for e in chain
+    ]
+    text = texts[0].rstrip(".") or type(chain[0]).__name__
+    root = texts[-1].rsplit(": ", 1)[-1] if len(chain) > 1 else ""
+    if root and root not in text:
+        text = f"{text}: {root}"
+    return text[:200]

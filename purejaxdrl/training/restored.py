@@ -309,6 +309,7 @@ def _restore_chosen(
     Never another in its place: one that fails is an error, not a fallback.
     """
     from purejaxdrl.training.checkpoint import misfit_problem
+    from purejaxdrl.training.faults import read_failure
     from purejaxdrl.training.integrity import NO_MANIFEST, verify_once
 
     with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
@@ -325,7 +326,7 @@ def _restore_chosen(
             try:
                 return checkpointer.restore(step)
             except Exception as e:  # unreadable despite its manifest
-                problem = f"could not be read ({' '.join(str(e).split())[:200]})"
+                problem = f"could not be read ({read_failure(e)})"
         others = [s for s in steps if s != step]
         another = f"another of its checkpoints (updates {_listed(others)}) or "
         raise ConfigError(

@@ -11,6 +11,7 @@ import pytest
 
 from purejaxdrl.training import checkpoint
 from purejaxdrl.training.checkpoint import Checkpointer, CheckpointError
+from purejaxdrl.training.faults import read_failure
 from purejaxdrl.training.save_queue import Save, SaveWriter
 
 from .test_checkpoint import _tiny_checkpointer
@@ -102,3 +103,33 @@ def test_a_multi_process_save_that_fails_is_a_checkpoint_error(tmp_path, monkeyp
         ck.save(1, packed, {"updates": 1})
     monkeypatch.undo()
     ck.close()
+
+
+_TENSORSTORE_TAIL = (
+    " See full TensorStore details: <bound method pybind11_detail_function_record"
+    "_v1_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1.spec of TensorStore({\n"
+    "  'base': {\n    'driver': 'zarr',\n    'dtype': 'float32',"
+)
+
+
+def test_a_checkpoint_that_cannot_be_read_says_why_without_pybinds_repr():
+    # A step whose state file was truncated after orbax committed it, before
+    # its manifest: TensorStore's error, raised from its reader's.
+    outer = "Encountered error while reading array index: (slice(0, 27475, 1),)."
+    inner = ValueError(
+        'OUT_OF_RANGE: Error reading "shared_float32/0" in OCDBT database at local '
+        'file "/runs/R/checkpoints/200/state/": Requested byte range [0, 106525) '
+        "is not valid for value of size 1000"
+    )
+    try:
+        raise Exception(outer + _TENSORSTORE_TAIL) from inner
+    except Exception as e:
+        error = e
+    assert read_failure(error) == (
+        "Encountered error while reading array index: (slice(0, 27475, 1),): "
+        "Requested byte range [0, 106525) is not valid for value of size 1000"
+    )
+    assert read_failure(Exception(outer + _TENSORSTORE_TAIL)) == outer[:-1]
+    unreadable = PermissionError(13, "Permission denied", "/runs/R/checkpoints/2")
+    assert read_failure(RuntimeError("x")) == "x"
+    assert read_failure(unreadable) == "Permission denied (/runs/R/checkpoints/2)"
