@@ -15,6 +15,7 @@ import jax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError, SetupWarning
+from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 
 # Which checkpoint eval and export read: the newest good one, the one kept
 # by `checkpoint.keep_best`, or the one saved after a given update.
@@ -59,8 +60,8 @@ def restore_run(
     from purejaxdrl.config import quiet_setup_warnings
 
     checkpoint = checkpoint_choice(checkpoint)
-    _check_not_file(pathlib.Path(run_dir))
-    _check_not_parent(pathlib.Path(run_dir))
+    check_not_file(pathlib.Path(run_dir))
+    check_not_parent(pathlib.Path(run_dir))
     # Training's setup advice (a PQN without LayerNorm...) is too late here.
     with quiet_setup_warnings():
         return _restore(run_dir, purpose, checkpoint)
@@ -153,66 +154,6 @@ def _as_saved(
     return jax.tree_util.tree_map_with_path(shaped, abstract)
 
 
-# The files that make a folder a run, an exported policy, a sweep or a PBT.
-OWN_FILES = ("config.yaml", "policy.json", "sweep.yaml", "pbt.yaml")
-
-
-def _check_not_file(path: pathlib.Path) -> None:
-    """Refuses a file, pointing at its folder only where that is a run.
-
-    `eval runs/R/config.yaml` means `runs/R`; `eval my.yaml` names no run,
-    and its folder ('.') is none either.
-    """
-    if not path.is_file():
-        return
-    meta = [n for n in ("sweep.yaml", "pbt.yaml") if (path.parent / n).is_file()]
-    if meta:  # `eval SWEEP/runs.csv`: the folder is no run either; its policy
-        what = "sweep" if meta[0] == "sweep.yaml" else "PBT"
-        raise ConfigError(
-            f"{str(path)!r} is a file of a {what} directory, not a run; its "
-            f"best policy is in {str(path.parent / 'policy')!r} (`purejaxdrl "
-            f"eval {path.parent / 'policy'}` plays it)."
-        )
-    if any((path.parent / name).is_file() for name in OWN_FILES):
-        raise ConfigError(
-            f"{str(path)!r} is a file, not a run directory; pass the folder "
-            f"that holds it, {str(path.parent)!r}."
-        )
-    preset = (
-        f" (a preset file trains with `purejaxdrl train --env {path}`)"
-        if path.suffix in (".yaml", ".yml")
-        else ""
-    )
-    raise ConfigError(
-        f"{str(path)!r} is a file, not a run directory, and its folder is no "
-        f"run either{preset}; pass a folder made by `purejaxdrl train` (under "
-        "runs/ by default)."
-    )
-
-
-def _check_not_parent(path: pathlib.Path) -> None:
-    """Refuses a folder that holds runs (`train --run-dir`'s), naming them."""
-    own = OWN_FILES
-    if not path.is_dir() or any((path / name).exists() for name in own):
-        return  # a run, or what load_run_config names (policy, sweep, PBT)
-    runs = sorted(
-        (d for d in path.iterdir() if (d / "config.yaml").is_file()),
-        key=lambda d: d.stat().st_mtime,
-    )
-    if not runs:
-        return  # load_run_config says what the folder is
-    if len(runs) == 1:
-        which = f"it holds one run, {str(runs[0])!r}: pass that"
-    else:
-        which = (
-            f"it holds {len(runs)} runs, the newest {str(runs[-1])!r}: pass one of them"
-        )
-    raise ConfigError(
-        f"{str(path)!r} is a folder of runs (train --run-dir makes one run "
-        f"inside it), not a run; {which}."
-    )
-
-
 @contextlib.contextmanager
 def _reader(
     run_dir: str | pathlib.Path, abstract: Any, shardings: Any, mesh: Any
@@ -261,6 +202,12 @@ def _restore_newest(
             fix = (
                 "put back the config.yaml they were saved with, or use the "
                 "purejaxdrl version that saved them"
+            )
+        elif restored.skipped:  # damaged: a resume refuses them too
+            fix = (
+                "restore them from a backup, or, to train from update 0 instead, "
+                f"move {pathlib.Path(run_dir) / 'checkpoints'} elsewhere and "
+                f"resume the run (purejaxdrl train --resume {run_dir})"
             )
         raise ConfigError(
             f"{str(run_dir)!r} has no checkpoint to {purpose}{reasons}; {fix}."

@@ -325,3 +325,23 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
     assert restored.step == 2 and restored.skipped == []
     with pytest.raises(ConfigError, match="none at update 3 .*those or 'latest'.$"):
         restore_run(run, "export", "3")
+
+
+def test_a_run_whose_checkpoints_are_all_damaged_says_what_a_resume_would(
+    ppo_with_two_checkpoints, tmp_path
+):
+    # A resume refuses them too (it trains from update 0 only when told to):
+    # "resume the run first" would send the user in a circle.
+    run = tmp_path / "run"
+    shutil.copytree(ppo_with_two_checkpoints.run_dir, run)
+    for step in ("2", "4"):
+        (run / "checkpoints" / step / "purejaxdrl.sha256").write_text("not json")
+    with pytest.raises(ConfigError) as e:
+        restore_run(run, "evaluate")
+    assert str(e.value) == (
+        f"{str(run)!r} has no checkpoint to evaluate (checkpoint at update 4 "
+        "skipped: its manifest is unreadable; checkpoint at update 2 skipped: its "
+        "manifest is unreadable); restore them from a backup, or, to train from "
+        f"update 0 instead, move {run / 'checkpoints'} elsewhere and resume the "
+        f"run (purejaxdrl train --resume {run})."
+    )

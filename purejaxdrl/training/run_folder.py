@@ -1,0 +1,68 @@
+"""Which folder eval and export were given: a run, or a file or a folder of runs.
+
+Refusals that name the run meant: `eval runs/R/config.yaml` means `runs/R`,
+and `eval runs` (train's --run-dir) holds runs rather than being one.
+"""
+
+import pathlib
+
+from purejaxdrl.config import ConfigError
+
+# The files that make a folder a run, an exported policy, a sweep or a PBT.
+OWN_FILES = ("config.yaml", "policy.json", "sweep.yaml", "pbt.yaml")
+
+
+def check_not_file(path: pathlib.Path) -> None:
+    """Refuses a file, pointing at its folder only where that is a run.
+
+    `eval runs/R/config.yaml` means `runs/R`; `eval my.yaml` names no run,
+    and its folder ('.') is none either.
+    """
+    if not path.is_file():
+        return
+    meta = [n for n in ("sweep.yaml", "pbt.yaml") if (path.parent / n).is_file()]
+    if meta:  # `eval SWEEP/runs.csv`: the folder is no run either; its policy
+        what = "sweep" if meta[0] == "sweep.yaml" else "PBT"
+        raise ConfigError(
+            f"{str(path)!r} is a file of a {what} directory, not a run; its "
+            f"best policy is in {str(path.parent / 'policy')!r} (`purejaxdrl "
+            f"eval {path.parent / 'policy'}` plays it)."
+        )
+    if any((path.parent / name).is_file() for name in OWN_FILES):
+        raise ConfigError(
+            f"{str(path)!r} is a file, not a run directory; pass the folder "
+            f"that holds it, {str(path.parent)!r}."
+        )
+    preset = (
+        f" (a preset file trains with `purejaxdrl train --env {path}`)"
+        if path.suffix in (".yaml", ".yml")
+        else ""
+    )
+    raise ConfigError(
+        f"{str(path)!r} is a file, not a run directory, and its folder is no "
+        f"run either{preset}; pass a folder made by `purejaxdrl train` (under "
+        "runs/ by default)."
+    )
+
+
+def check_not_parent(path: pathlib.Path) -> None:
+    """Refuses a folder that holds runs (`train --run-dir`'s), naming them."""
+    own = OWN_FILES
+    if not path.is_dir() or any((path / name).exists() for name in own):
+        return  # a run, or what load_run_config names (policy, sweep, PBT)
+    runs = sorted(
+        (d for d in path.iterdir() if (d / "config.yaml").is_file()),
+        key=lambda d: d.stat().st_mtime,
+    )
+    if not runs:
+        return  # load_run_config says what the folder is
+    if len(runs) == 1:
+        which = f"it holds one run, {str(runs[0])!r}: pass that"
+    else:
+        which = (
+            f"it holds {len(runs)} runs, the newest {str(runs[-1])!r}: pass one of them"
+        )
+    raise ConfigError(
+        f"{str(path)!r} is a folder of runs (train --run-dir makes one run "
+        f"inside it), not a run; {which}."
+    )
