@@ -360,10 +360,17 @@ class ChunkLoop:
         seconds, every = self.elapsed(), self.run.config.checkpoint.every
         if waited < 1.0 or waited < 0.25 * seconds:
             return
+        fix = f"--checkpoint.every {10 * every} saves less often"
+        if self.run.config.checkpoint.wait and jax.process_count() == 1:
+            # The usual cause in one process: without it saves never wait.
+            fix = (
+                "drop --checkpoint.wait (a save that falls due while one waits "
+                f"then replaces it), or {fix}"
+            )
         self.run.say(
             f"checkpoint saves held training for {waited:.1f} s of its "
-            f"{seconds:.1f} s (a save every {every} chunk(s)); --checkpoint.every "
-            f"{10 * every} saves less often, 0 only at the end and on Ctrl-C."
+            f"{seconds:.1f} s (a save every {every} chunk(s)); {fix}, 0 only at "
+            "the end and on Ctrl-C."
         )
 
     def stopped_by(self, signals: Any) -> str | None:

@@ -1,0 +1,44 @@
+"""The advice when checkpoint saves held training back: its usual cause first."""
+
+import dataclasses
+
+from .test_loop import _loop
+
+
+def _held_with(wait: bool) -> str:
+    """What a run that waited 1.5 s of its 2 s on saves says."""
+    loop = _loop([])
+    config = loop.run.config
+    checkpoint = dataclasses.replace(config.checkpoint, wait=wait)
+    loop.run.config = dataclasses.replace(config, checkpoint=checkpoint)
+    loop.elapsed = lambda: 2.0
+    loop.say_if_saves_held(1.5)
+    (line,) = loop.run.messages
+    return line
+
+
+def test_saves_held_by_checkpoint_wait_say_to_drop_it():
+    # Without it a single process's saves never hold training (a save that
+    # falls due while one waits replaces it): the flag is the cause to name.
+    assert _held_with(wait=True) == (
+        "checkpoint saves held training for 1.5 s of its 2.0 s (a save every 1 "
+        "chunk(s)); drop --checkpoint.wait (a save that falls due while one "
+        "waits then replaces it), or --checkpoint.every 10 saves less often, 0 "
+        "only at the end and on Ctrl-C."
+    )
+
+
+def test_saves_held_in_several_processes_do_not_blame_checkpoint_wait(monkeypatch):
+    # There saves are written in order on the loop's thread, wait or not.
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module.jax, "process_count", lambda: 2)
+    line = _held_with(wait=True)
+    assert "--checkpoint.wait" not in line
+    assert line.endswith(
+        "--checkpoint.every 10 saves less often, 0 only at the end and on Ctrl-C."
+    )
+
+
+def test_saves_held_without_checkpoint_wait_name_checkpoint_every():
+    assert "--checkpoint.wait" not in _held_with(wait=False)
