@@ -56,7 +56,8 @@ def backfill_returns(
 ) -> list[int]:
     """Writes the return of each checkpoint saved without one, from `history`.
 
-    Every process calls it (process 0 writes), then `manager` reads them.
+    Every process of a run calls it (process 0 writes; they then meet at a
+    barrier), then `manager` reads them.
 
     Args:
       manager: the CheckpointManager of `directory`, tracking the best.
@@ -84,10 +85,13 @@ def backfill_returns(
             tmp = folder / f".{METRICS}.tmp"
             tmp.write_text(json.dumps({RETURN: float(value)}))
             os.replace(tmp, folder / METRICS)  # whole or absent when orbax reads
-    if filled and jax.process_count() > 1:
+    if jax.process_count() > 1:
+        # Every process, whatever it found: another may have read a step
+        # after process 0 gave it its return, and found nothing to fill.
         from jax.experimental import multihost_utils
 
         multihost_utils.sync_global_devices("purejaxdrl backfilled returns")
-    if filled:
+        manager.reload()
+    elif filled:
         manager.reload()  # orbax reads a step's metrics as it lists the steps
     return filled
