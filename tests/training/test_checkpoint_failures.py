@@ -1,8 +1,6 @@
 """Checkpoints that cannot be written or read: one line each, and nothing more tried."""
 
 import os
-import resource
-import signal
 import subprocess
 import sys
 import threading
@@ -19,12 +17,15 @@ from .test_checkpoint import _tiny_checkpointer
 pytestmark = pytest.mark.timeout(300)
 
 _LIMIT = 32 * 1024  # bytes per file: below a CartPole state, above the run's logs
-
-
-def _small_files() -> None:
-    """In the child: writes past `_LIMIT` fail with EFBIG instead of a signal."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (_LIMIT, _LIMIT))
+# The command, with writes past `_LIMIT` failing (EFBIG, the signal ignored)
+# as on a full disk; set in the child itself, not in a `preexec_fn` run
+# between fork and exec of this process full of JAX's threads.
+_SMALL_FILES = (
+    "import resource, runpy, signal\n"
+    "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+    f"resource.setrlimit(resource.RLIMIT_FSIZE, ({_LIMIT}, {_LIMIT}))\n"
+    "runpy.run_module('purejaxdrl.cli', run_name='__main__')\n"
+)
 
 
 def test_a_save_that_cannot_be_written_is_one_line_and_the_last_tried(tmp_path):
@@ -34,12 +35,12 @@ def test_a_save_that_cannot_be_written_is_one_line_and_the_last_tried(tmp_path):
     env = {**os.environ, "JAX_ENABLE_COMPILATION_CACHE": "false"}
     env.pop("JAX_COMPILATION_CACHE_DIR", None)  # its writes would fail too
     out = subprocess.run(
-        [sys.executable, "-m", "purejaxdrl.cli", "train", "--env", "cartpole",
+        [sys.executable, "-c", _SMALL_FILES, "train", "--env", "cartpole",
          "--num-envs", "4", "--unroll-length", "8", "--num-logs", "10", "--quiet",
          "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1",
          "--total-steps", "3200", "--checkpoint.wait", "true",
          "--no-compile-cache", "--run-dir", str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=240, preexec_fn=_small_files,
+        capture_output=True, text=True, env=env, timeout=240,
     )  # fmt: skip
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert out.returncode == 1, out.stderr[-3000:]
