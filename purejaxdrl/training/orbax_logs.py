@@ -16,6 +16,7 @@ dropped; any other unraisable exception is printed as before.
 
 import contextlib
 import logging
+import os
 import pathlib
 import sys
 import threading
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 
 import orbax.checkpoint
 
-_ORBAX = str(pathlib.Path(orbax.checkpoint.__file__).parent.parent)
+_ORBAX = str(pathlib.Path(orbax.checkpoint.__file__).parent.parent) + os.sep
 
 
 class _QuietWhileSaving(logging.Filter):
