@@ -9,10 +9,12 @@ checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`result`,
 `run_files`). The recipe is one for device and host environments: the
 experiment picks the Anakin or the Sebulba runner (`runners.base.Runner`)
 and the player of its episodes (`observe.play.Player`).
-`checkpoint` (with `integrity`, its SHA-256 manifests), `packing`, `resume`
-and `faults` hold the pieces those steps use;
-`restored` reads a run's newest good checkpoint outside training (eval,
-export), and `policy` turns it into a policy. Imports
+`checkpoint` (with `integrity`, its SHA-256 manifests; `retention`, which
+checkpoints stay; `save_queue`, the writer thread; `orbax_logs`, quiet
+orbax while it saves), `packing`, `resume` and `faults` hold the pieces
+those steps use; `restored` reads a run's newest good checkpoint outside
+training (eval, export; `run_folder` checks the folder given), and `policy`
+turns it into a policy. Imports
 `observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
 """
 

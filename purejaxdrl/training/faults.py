@@ -11,6 +11,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -62,7 +63,7 @@ class StopSignals:
                 "before the first chunk"
                 if self._before
                 else "once the chunks under way finish (one, or two where the "
-                "next is queued)"
+                "next is queued; on host environments, the update under way)"
             )
             what = "saving a checkpoint " if self._saves else "stopping "
             then = ", then stopping" if self._saves else ""
@@ -272,3 +273,32 @@ def read_failure(error: BaseException) -> str:
     if root and root not in text:
         text = f"{text}: {root}"
     return text[:200]
+
+
+def saves_held_advice(
+    waited: float, seconds: float, checkpoint: Any, processes: int
+) -> str | None:
+    """The line to say when waiting for checkpoint saves held training back.
+
+    None unless the wait was much of the `seconds` trained. A single
+    process's saves never wait (a newer save replaces one that waits) but
+    with `checkpoint.wait`; a multi-process run saves in order on the loop's
+    thread, each save holding training back (CartPole's quickstart once
+    trained at a third of its speed); the steps/s shown would otherwise
+    blame the learner.
+    """
+    if waited < 1.0 or waited < 0.25 * seconds:
+        return None
+    every = checkpoint.every
+    fix = f"--checkpoint.every {10 * every} saves less often"
+    if checkpoint.wait and processes == 1:
+        # The usual cause in one process: without it saves never wait.
+        fix = (
+            "drop --checkpoint.wait (a save that falls due while one waits "
+            f"then replaces it), or {fix}"
+        )
+    return (
+        f"checkpoint saves held training for {waited:.1f} s of its "
+        f"{seconds:.1f} s (a save every {every} chunk(s)); {fix}, 0 only at "
+        "the end and on Ctrl-C."
+    )

@@ -349,29 +349,13 @@ class ChunkLoop:
         return state, stopped_by
 
     def say_if_saves_held(self, waited: float) -> None:
-        """Says when waiting for checkpoint saves was much of the training time.
-
-        A single process's saves never wait (a newer save replaces one that
-        waits) but with `checkpoint.wait`; a multi-process run saves in order
-        on the loop's thread, each save holding training back (CartPole's
-        quickstart once trained at a third of its speed); the steps/s shown
-        would otherwise blame the learner.
-        """
-        seconds, every = self.elapsed(), self.run.config.checkpoint.every
-        if waited < 1.0 or waited < 0.25 * seconds:
-            return
-        fix = f"--checkpoint.every {10 * every} saves less often"
-        if self.run.config.checkpoint.wait and jax.process_count() == 1:
-            # The usual cause in one process: without it saves never wait.
-            fix = (
-                "drop --checkpoint.wait (a save that falls due while one waits "
-                f"then replaces it), or {fix}"
-            )
-        self.run.say(
-            f"checkpoint saves held training for {waited:.1f} s of its "
-            f"{seconds:.1f} s (a save every {every} chunk(s)); {fix}, 0 only at "
-            "the end and on Ctrl-C."
+        """Says when waiting for checkpoint saves was much of the training time."""
+        checkpoint = self.run.config.checkpoint
+        advice = faults.saves_held_advice(
+            waited, self.elapsed(), checkpoint, jax.process_count()
         )
+        if advice is not None:
+            self.run.say(advice)
 
     def stopped_by(self, signals: Any) -> str | None:
         """What stopped the run early: a signal, `eval.stop_at`, or None."""
