@@ -282,6 +282,20 @@ def _restore_chosen(
         )
 
 
+def _why_missing(update: int, steps: list[int], keep: int) -> str:
+    """Why a run has no checkpoint at `update`, as far as its folder tells."""
+    newest = sorted(steps)[-keep:]
+    if newest and update < newest[0]:
+        return f"checkpoint.keep keeps the newest {keep}"
+    # Not pruned: never saved. Saves fall at chunk ends, and one that fell due
+    # while the writer was busy was replaced by the next (checkpoint.every).
+    return (
+        "none was saved there: saves fall at chunks' ends, and one due while "
+        "the previous was still being written was replaced (--checkpoint.wait "
+        "true writes each)"
+    )
+
+
 def _chosen_step(
     run_dir: str | pathlib.Path,
     checkpointer: Any,
@@ -294,9 +308,9 @@ def _chosen_step(
     if checkpoint != BEST:
         if checkpoint not in steps:
             best = ", 'best'" if config.checkpoint.keep_best else ""
+            why = _why_missing(checkpoint, steps, config.checkpoint.keep)
             raise ConfigError(
-                f"{where}, none at update {checkpoint} (checkpoint.keep keeps "
-                f"the newest {config.checkpoint.keep}); pass one of those"
+                f"{where}, none at update {checkpoint} ({why}); pass one of those"
                 f"{best} or 'latest'."
             )
         return int(checkpoint)

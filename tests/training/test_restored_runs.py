@@ -323,8 +323,16 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
     )
     _, _, restored = restore_run(run, "export", 2)
     assert restored.step == 2 and restored.skipped == []
-    with pytest.raises(ConfigError, match="none at update 3 .*those or 'latest'.$"):
+    # Between two kept checkpoints: not pruned by checkpoint.keep but never
+    # saved (not a chunk's end, or replaced while the writer was busy).
+    with pytest.raises(ConfigError) as e:
         restore_run(run, "export", "3")
+    assert str(e.value) == (
+        f"{str(run)!r} has checkpoints at updates 2, 4, none at update 3 (none "
+        "was saved there: saves fall at chunks' ends, and one due while the "
+        "previous was still being written was replaced (--checkpoint.wait true "
+        "writes each)); pass one of those or 'latest'."
+    )
 
 
 def test_a_run_whose_checkpoints_are_all_damaged_says_what_a_resume_would(
