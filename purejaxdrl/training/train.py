@@ -19,7 +19,7 @@ from purejaxdrl.observe.loggers import Logger
 from purejaxdrl.rng import make_key
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
-from purejaxdrl.training.loop import ChunkLoop
+from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.result import (
@@ -160,7 +160,9 @@ def train(
         )
         state = programs.init(key) if start.state is None else start.state
         if run.checkpointer is not None:
-            jax.block_until_ready(run.checkpointer.pack(state))  # compiles the packer
+            # Compiles what the first save runs (packer, finiteness check) here,
+            # so that compile is not counted as training time (steps/s).
+            jax.block_until_ready((run.checkpointer.pack(state), params_finite(state)))
         jax.block_until_ready(state)
         compile_seconds = time.perf_counter() - start_compile
         sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)

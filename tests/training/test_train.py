@@ -299,3 +299,38 @@ def test_a_new_folder_holding_more_than_the_setup_made_is_kept(tmp_path):
     (folder / "wandb").rmdir()
     UnstartedRun(folder).close()
     assert not folder.exists()
+
+
+@pytest.mark.timeout(300)
+def test_nothing_compiles_inside_the_timed_chunk_loop(tmp_path, monkeypatch):
+    # steps/s exclude compile time: what the first save runs (the packer and
+    # the finiteness check) is compiled before the clock starts, not lazily
+    # at the first checkpoint inside `run_schedule`.
+    import jax
+
+    from purejaxdrl.training import loop as loop_module
+
+    loop_module.params_finite.clear_cache()  # compiled by an earlier test
+    compiled, timing = [], []
+
+    def listen(event, duration, **kwargs):
+        if timing and event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(kwargs.get("fun_name", event))
+
+    run_schedule = loop_module.ChunkLoop.run_schedule
+
+    def timed(self, *args, **kwargs):
+        timing.append(True)
+        try:
+            return run_schedule(self, *args, **kwargs)
+        finally:
+            timing.clear()
+
+    monkeypatch.setattr(loop_module.ChunkLoop, "run_schedule", timed)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        config = pjd.apply_overrides(_tiny(tmp_path), {"num_logs": 4})
+        pjd.train(config, write_files=True, console=False)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == []
