@@ -126,11 +126,17 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
 
 
 def preset_run(
-    argv: Sequence[str], env: str, algo: str, parser: Callable[[Any, str, str], Parser]
+    argv: Sequence[str],
+    env: str,
+    algo: str,
+    parser: Callable[[Any, str, str], Parser],
+    refuse: Callable[[argparse.Namespace], None] | None = None,
 ) -> tuple[Any, argparse.Namespace, Any]:
     """(preset, args, config): preset `env` for `algo`, changed by the flags.
 
-    `parser(defaults, preset name, note)` reads `argv`; the config is validated.
+    `parser(defaults, preset name, note)` reads `argv`; `refuse(args)`, if
+    given, raises UsageError for flags the command does not honour, before the
+    config is built and validated.
     """
     from purejaxdrl.config import apply_overrides
     from purejaxdrl.training.config import validate
@@ -138,6 +144,8 @@ def preset_run(
     preset, note = load_preset_or_help(argv, env, algo)
     reject_other_algorithms(argv, preset.config.algo)
     args = parser(preset.config, preset.name, note).parse_args(argv)
+    if refuse is not None:
+        refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
     config = validate(apply_overrides(preset.config, overrides))
     dropped = preset.config.env.options
@@ -238,14 +246,15 @@ def add_config_flags(
 
     Each flag's help is its field's description (the `Attributes:` entry of
     the config class that declares it) followed by the default. Flags of the
-    sections in `unused` (a sweep's `eval`, say) parse, so that the command can
-    refuse them in one line, but `--help` does not list them.
+    sections or fields in `unused` (a sweep's `eval`, `checkpoint.keep`) parse,
+    so that the command can refuse them in one line, but `--help` does not list
+    them.
     """
     group = parser.add_argument_group("config fields")
     descriptions = field_descriptions(defaults)
     for path, hint, value in _fields(defaults, algo):
         description = descriptions.get(path, "")
-        hidden = path.split(".")[0] in unused
+        hidden = path in unused or path.split(".")[0] in unused
 
         def text(
             default: str, description: str = description, hidden: bool = hidden

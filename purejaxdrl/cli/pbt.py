@@ -188,4 +188,10 @@ PBT = PopulationCommand(
     train="pbt",
     resume="resume_pbt",
     summary=_print_summary,
+    # PBT saves at ready steps (when the window of returns is empty), not chunks.
+    field_help={
+        "checkpoint.every": "the population is saved after every N-th ready "
+        "step (every N x --pbt.ready chunks) and when SIGINT / SIGTERM stops "
+        "it; 0 saves none."
+    },
 )

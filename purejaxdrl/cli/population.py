@@ -12,7 +12,8 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from purejaxdrl.cli.args import (
@@ -57,6 +58,8 @@ class PopulationCommand(NamedTuple):
       module: the library module, imported only once the arguments are
         checked (JAX starts with it); `train`, `resume`: its functions.
       summary: prints the result, given it and the wall time.
+      field_help: {config field path: its help here}, where the command
+        reads a field otherwise than a run does (PBT's `checkpoint.every`).
 
     """
 
@@ -71,6 +74,20 @@ class PopulationCommand(NamedTuple):
     train: str
     resume: str
     summary: Callable[[Any, float], None]
+    field_help: Mapping[str, str] = MappingProxyType({})
+
+
+# Config fields (or sections) a sweep or PBT run trains without, and why: given
+# as flags they are refused in one line, not silently ignored.
+_NOT_HONOURED = {
+    "eval": "sweeps do not play evaluation episodes (the table reports each "
+    "run's training return); drop it",
+    "host": "sweeps and PBT train device environments only; drop it",
+    "checkpoint.keep": "sweeps and PBT keep their newest 2 checkpoints (all "
+    "a resume needs); drop it",
+    "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (they "
+    "play no evaluation episodes); drop it",
+}
 
 
 def population_parser(
@@ -107,9 +124,22 @@ def population_parser(
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
-    # Sweeps and PBT refuse evaluation and host environments (one line each).
-    add_config_flags(parser, defaults, defaults.algo, unused=("eval", "host"))
+    # Flags sweeps and PBT do not honour parse (to be refused), unlisted.
+    add_config_flags(parser, defaults, defaults.algo, unused=tuple(_NOT_HONOURED))
+    for action in parser._actions:
+        if action.dest in command.field_help and action.help != argparse.SUPPRESS:
+            default = action.help[action.help.rfind("(default: ") :]
+            action.help = f"{command.field_help[action.dest]} {default}"
     return parser
+
+
+def refuse_not_honoured(args: argparse.Namespace) -> None:
+    """Raises UsageError for a config flag given that sweeps and PBT ignore."""
+    for path, value in vars(args).items():
+        why = _NOT_HONOURED.get(path) or _NOT_HONOURED.get(path.split(".")[0])
+        if why is not None and value is not None:
+            shown = " ".join(value) if isinstance(value, list) else value
+            raise UsageError(f"{path}={shown}: {why}.")
 
 
 def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
@@ -119,7 +149,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)
     preset, args, base = preset_run(
-        argv, known.env or "cartpole", known.algo or "ppo", parser
+        argv, known.env or "cartpole", known.algo or "ppo", parser, refuse_not_honoured
     )
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.

@@ -142,3 +142,35 @@ def test_keep_buffer_is_for_learners_that_keep_replay(monkeypatch):
             + ["--explore", LR, "--pbt.keep-buffer"]
         )
     assert seen["keep_buffer"] is True
+
+
+@pytest.mark.parametrize("command", [SWEEP, PBT])
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--checkpoint.keep-best"], "checkpoint.keep_best=true: sweeps and PBT keep"),
+        (["--checkpoint.keep", "5"], "checkpoint.keep=5: sweeps and PBT keep their"),
+        (["--host.actor-threads", "2"], "host.actor_threads=2: sweeps and PBT train"),
+        (["--eval.every", "2"], "eval.every=2: sweeps do not play evaluation"),
+    ],
+)
+def test_flags_a_population_ignores_are_refused_in_one_line(
+    command, flags, message, capsys, monkeypatch
+):
+    # Refused before anything trains (the stand-in would be reached otherwise).
+    _capture(monkeypatch, population, "pbt")
+    _capture(monkeypatch, program, "sweep")
+    argv = [*command, *flags] + (["--explore", LR] if command is PBT else [])
+    assert _one_line_error(argv, capsys).startswith(message)
+
+
+@pytest.mark.parametrize("name", ["sweep", "pbt"])
+def test_population_help_lists_no_flag_it_ignores(name, capsys):
+    with pytest.raises(SystemExit):
+        cli.main([name, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for flag in ("--checkpoint.keep ", "--checkpoint.keep-best", "--host.", "--eval."):
+        assert flag not in out
+    assert "--checkpoint.every" in out and "--checkpoint.wait" in out
+    ready = "saved after every N-th ready step (every N x --pbt.ready chunks)"
+    assert (ready in out) == (name == "pbt")
