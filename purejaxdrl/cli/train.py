@@ -16,36 +16,49 @@ from purejaxdrl.cli.args import (
     add_compile_cache_flags,
     add_config_flags,
     config_overrides,
-    int_flag,
     pre_parse,
     preset_run,
     reject_other_algorithms,
     use_compile_cache,
 )
 from purejaxdrl.cli.host_errors import host_error
+from purejaxdrl.cli.process_flags import add_process_flags
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS
 
 
-def parser(defaults: Any, source: str, note: str = "") -> Parser:
+def parser(
+    defaults: Any, source: str, note: str = "", *, resumed: bool = False
+) -> Parser:
     """The train parser, its config flags those of `defaults.algo`.
 
     Args:
       defaults: the config whose values the flags show (a preset's or a run's).
-      source: where the defaults come from, for the description.
+      source: where the defaults come from, for the description: a preset's
+        name, or with `resumed` the run directory being resumed.
       note: what the description says of the defaults instead.
+      resumed: the parser of `--resume RUN_DIR`, whose flags change a run's
+        saved config (most of them only with --override).
 
     """
     from purejaxdrl.training.presets import preset_names
+    from purejaxdrl.training.resume import FREE_TO_CHANGE
 
-    parser = Parser(
-        prog="purejaxdrl train",
-        description=(
+    free = ", ".join(f"{f}*" if f.endswith(".") else f for f in FREE_TO_CHANGE)
+    if resumed:
+        description = (
+            f"Continue the run in {source}. Defaults shown are its saved config; "
+            f"{free} may change, other fields only with --override; the "
+            "environment and algorithm never."
+        )
+    else:
+        description = (
             "Train an agent on one environment preset. Every config field below "
             "can be overridden; "
             + (note or f"defaults shown are the {source!r} preset's.")
-        ),
-        allow_abbrev=False,
+        )
+    parser = Parser(
+        prog="purejaxdrl train", description=description, allow_abbrev=False
     )
     parser.add_argument(
         "--env",
@@ -59,8 +72,8 @@ def parser(defaults: Any, source: str, note: str = "") -> Parser:
     parser.add_argument(
         "--resume",
         metavar="RUN_DIR",
-        help="continue this run from its newest good checkpoint (its config; "
-        "flags may change devices and checkpointing)",
+        help="continue this run from its newest good checkpoint with its saved "
+        f"config; flags may change {free}, other fields only with --override",
     )
     parser.add_argument(
         "--override",
@@ -79,39 +92,9 @@ def parser(defaults: Any, source: str, note: str = "") -> Parser:
         "(files in RUN_DIR/wandb/; WANDB_MODE=offline keeps them local)",
     )
     add_compile_cache_flags(parser)
-    _add_process_flags(parser)
+    add_process_flags(parser)
     add_config_flags(parser, defaults, defaults.algo)
     return parser
-
-
-def _add_process_flags(parser: argparse.ArgumentParser) -> None:
-    from purejaxdrl.cli.processes import DEFAULT_INIT_TIMEOUT
-
-    multi = parser.add_argument_group(
-        "many hosts",
-        "Run the same command on every host, each with its own --process-id; "
-        "only process 0 prints and writes files, but every process must see the "
-        "same --run-dir (a shared filesystem: they all checkpoint) unless "
-        "--no-files.",
-    )
-    multi.add_argument(
-        "--coordinator", metavar="HOST:PORT", help="process 0's address and a free port"
-    )
-    multi.add_argument("--num-processes", type=int_flag, metavar="INT")
-    multi.add_argument("--process-id", type=int_flag, metavar="INT")
-    multi.add_argument(
-        "--distributed-auto",
-        action="store_true",
-        help="detect the cluster (SLURM, Cloud TPU, Open MPI) instead",
-    )
-    multi.add_argument(
-        "--init-timeout",
-        type=int_flag,
-        metavar="SECONDS",
-        default=DEFAULT_INIT_TIMEOUT,
-        help="how long each process waits for all of them to join before it "
-        "stops with an error (default: %(default)s)",
-    )
 
 
 def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
@@ -124,7 +107,7 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
 
     defaults = load_run_config(run_dir)
     reject_other_algorithms(argv, defaults.algo, resumed=True)
-    args = parser(defaults, f"{run_dir} run").parse_args(argv)
+    args = parser(defaults, run_dir, resumed=True).parse_args(argv)
     overrides = config_overrides(args, defaults, defaults.algo)
     if args.algo is not None:
         overrides["algo"] = args.algo
@@ -160,7 +143,7 @@ def _join_processes(argv: Sequence[str]) -> Any:
     from purejaxdrl.cli import processes
 
     pre = Parser(add_help=False, allow_abbrev=False)
-    _add_process_flags(pre)  # the same flags the full parser reads later
+    add_process_flags(pre)  # the same flags the full parser reads later
     k, _ = pre.parse_known_args(argv)
     named = (k.coordinator, k.num_processes, k.process_id, k.distributed_auto)
     config = processes.DistributedConfig(*named, init_timeout=k.init_timeout)

@@ -30,3 +30,26 @@ def test_the_docs_index_links_every_guide_of_the_sites_navigation():
              for page in guides]  # fmt: skip
     index = (ROOT / "docs" / "index.md").read_text()
     assert pages and [p for p in pages if f"]({p})" not in index] == []
+
+
+def test_resume_help_says_what_a_resume_may_change(tmp_path, capsys):
+    # It called the run a preset and said every field could be overridden.
+    import purejaxdrl as pjd
+    from purejaxdrl.config import to_dict
+
+    run = tmp_path / "CartPole-v1_ppo_1"
+    run.mkdir()
+    (run / "config.yaml").write_text(yaml.safe_dump(to_dict(pjd.TrainConfig())))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", "--resume", str(run), "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "preset" not in out.split("options:")[0]
+    # (argparse may wrap the path at its hyphens)
+    assert "Continue the run in " in out and "CartPole-v1_ppo_1." in out
+    assert "Defaults shown are its saved config" in out
+    assert "devices, run_dir, checkpoint.*, eval.* may change, other fields " in out
+    assert "only with --override" in out
+    # --resume's own help names eval.* too, which the evaluation guide relies on.
+    resume_help = out.split("--resume RUN_DIR ", 1)[1][:300]
+    assert "checkpoint.*, eval.*" in resume_help
