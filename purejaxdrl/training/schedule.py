@@ -58,7 +58,10 @@ def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     divisors = sorted({d for i in root if num_updates % i == 0
                        for d in (i, num_updates // i)})  # fmt: skip
     best = min(divisors, key=lambda d: abs(math.log(d / target)))
-    if 0.5 <= best / target <= 2.0:
+    # `target` is floored: a small one (59 // 20 = 2) would accept a divisor
+    # (1) giving far more than twice num_logs chunks (59); the count keeps the
+    # N/2 to 2N promise of `--num-logs`.
+    if 0.5 <= best / target <= 2.0 and num_updates // best <= 2 * max(1, num_logs):
         return [best] * (num_updates // best)
     lengths = [target] * (num_updates // target)
     rest = num_updates % target

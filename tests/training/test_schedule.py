@@ -50,10 +50,24 @@ def test_chunk_lengths_prefer_a_divisor_else_one_last_chunk_of_another_length():
     for n in range(1, 400):
         target = max(1, n // 7)
         best = min(range(1, n + 1), key=lambda d: (n % d, abs(math.log(d / target))))
-        if 0.5 <= best / target <= 2.0:
+        if 0.5 <= best / target <= 2.0 and n // best <= 2 * 7:
             assert chunk_lengths(n, 7) == [best] * (n // best), n
     # A budget of 2**30 updates is split at once (divisors in pairs).
     assert chunk_lengths(2**30, 100) == [2**23] * 128
+
+
+def test_num_logs_gives_half_to_twice_as_many_chunks():
+    # `--num-logs N` promises N/2 to 2N chunks; a floored target of 2 or 3
+    # updates per chunk gave up to ~3N (59 updates at 20 logs: 59 chunks).
+    assert len(chunk_lengths(59, 20)) == 30  # 29 of 2 and one of 1
+    for num_logs in (4, 10, 20):
+        for num_updates in range(2 * num_logs, 3000):
+            lengths = chunk_lengths(num_updates, num_logs)
+            assert sum(lengths) == num_updates
+            assert num_logs / 2 <= len(lengths) <= 2 * num_logs, (
+                num_updates,
+                num_logs,
+            )
 
 
 def test_a_resume_at_a_chunk_boundary_continues_the_same_schedule():
