@@ -64,6 +64,15 @@ class Curve:
         own x at that env-steps count, interpolated between its records (NaN
         outside them).
         """
+        grid, xs, ys = self._seeds(x, metric)
+        if x == "env_steps":
+            return grid, ys
+        with warnings.catch_warnings():  # a point no seed timed stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(xs, axis=0), ys
+
+    def _seeds(self, x: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(env-steps grid [points], each seed's x and metric [seeds, points])."""
         steps = [_column(h, "env_steps") for h in self.histories]
         grid = np.unique(np.concatenate([s[np.isfinite(s)] for s in steps]))
         ys = np.full((len(self.histories), len(grid)), np.nan)
@@ -71,13 +80,12 @@ class Curve:
         for i, (history, at) in enumerate(zip(self.histories, steps, strict=True)):
             ok = np.isfinite(at)
             ys[i, np.searchsorted(grid, at[ok])] = _column(history, metric)[ok]
-            if x != "env_steps":
-                xs[i] = _interpolate(grid, at, _column(history, x))
-        if x == "env_steps":
-            return grid, ys
-        with warnings.catch_warnings():  # a point no seed timed stays NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(xs, axis=0), ys
+            xs[i] = (
+                grid
+                if x == "env_steps"
+                else _interpolate(grid, at, _column(history, x))
+            )
+        return grid, xs, ys
 
     def points(
         self, x: str, metric: str = RETURN
@@ -92,9 +100,17 @@ class Curve:
         interpolated between its own records, so the mean does not jump
         between the seeds that happened to log; none outside its first and
         last record.
+
+        Any other x (`time`) is drawn only where every seed has one (between
+        its own first and last records): where only some seeds did, the mean
+        of their x would jump as seeds come in or drop out, and the line
+        would run backwards.
         """
-        steps, ys = self.series("env_steps", metric)
-        xs = steps if x == "env_steps" else self.series(x, metric)[0]
+        steps, each_x, ys = self._seeds(x, metric)
+        everyone = np.isfinite(each_x).all(axis=0)
+        with warnings.catch_warnings():  # points no seed timed: left out below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            xs = np.where(everyone, np.nanmean(each_x, axis=0), np.nan)
         keep = np.isfinite(ys).any(axis=0) & np.isfinite(xs)
         ys = np.stack([_interpolate(steps, steps, row) for row in ys])[:, keep]
         with warnings.catch_warnings():  # a seed without a value there: NaN

@@ -370,3 +370,29 @@ def test_runs_differing_only_in_what_cannot_change_training_are_seeds(tmp_path):
     # A queue that changes the policy lag, or another budget, is a setting.
     other = [run("e", 0, host__queue_size=4), run("f", 0, total_steps=1000)]
     assert len(load_curves([*same, *other])) == 3
+
+
+def test_the_time_axis_never_runs_backwards_when_seeds_start_apart(tmp_path):
+    # Seed a's first record is at 2,560 steps, seed b's at 2,048 and slower
+    # (plot's run: --num-logs 4 and 5). At 2,048 only b had a time (0.321),
+    # at 2,560 both ((0.125 + 0.4) / 2): the mean went back. A time is drawn
+    # only where every seed has one.
+    a = _run_dir(tmp_path, "a", 0, 1e-3, [])
+    b = _run_dir(tmp_path, "b", 1, 1e-3, [])
+    _write_records(a, [
+        {"env_steps": s, "time": t, "episode/mean_return": 1.0}
+        for s, t in ((2560, 0.125), (5120, 0.147), (7680, 0.17), (10240, 0.19))
+    ])  # fmt: skip
+    _write_records(b, [
+        {"env_steps": s, "time": t, "episode/mean_return": 2.0}
+        for s, t in ((2048, 0.321), (4096, 0.595), (6144, 0.7), (8192, 0.8),
+                     (10240, 0.9))
+    ])  # fmt: skip
+    (curve,) = load_curves([a, b])
+    times, mean, *_ = curve.points("time")
+    assert np.all(np.diff(times) >= 0), times
+    # b at 2,560: 0.321 + (0.595 - 0.321) / 4; at 4,096 a is 0.125 + 0.022 * 0.6.
+    np.testing.assert_allclose(times[:2], [(0.125 + 0.3895) / 2, (0.1382 + 0.595) / 2])
+    assert len(times) == 7  # 2,560 up to 10,240 (both seeds' steps there)
+    # Against env steps every point stays (b alone at 2,048).
+    assert len(curve.points("env_steps")[0]) == 8
