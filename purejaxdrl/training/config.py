@@ -91,7 +91,8 @@ class RunFields:
       rng_impl: key implementation: `fused_threefry` (Threefry-2x32 as one fused
         kernel per call; fastest on CPU), or JAX's `threefry2x32` or `rbg`.
       num_logs: about how many times progress is reported (and metrics
-        written): N/2 to 2N chunks of equal whole updates, one per update at most.
+        written): N/2 to 2N chunks of whole updates, all of one length but
+        the last, at most one per update.
       scan_unroll: steps per iteration of the rollout loop; 0 (the default)
         picks by platform: 1 on CPU, 4 on accelerators (faster at small
         environment counts, where kernel launches dominate).
