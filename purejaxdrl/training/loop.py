@@ -371,7 +371,11 @@ class ChunkLoop:
         """Checkpoints a stopped run's state (if its parameters are finite)."""
         packed, finite = self.run.checkpointer.pack(state), params_finite(state)
         self.check_finite({}, 1, self.done, finite)
-        self.save(packed)
+        # Ranked by its record's return, as a resume's backfill and
+        # `--checkpoint best` rank it (a host run's partial chunk has one too).
+        last = self.history[-1] if self.history else {}
+        metric = last.get("episode/mean_return")
+        self.save(packed, metric if last.get("updates") == self.done else None)
 
 
 def placed(state: Any, program: Any) -> Any:

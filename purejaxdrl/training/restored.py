@@ -285,14 +285,15 @@ def _restore_chosen(
 def _why_missing(update: int, steps: list[int], keep: int) -> str:
     """Why a run has no checkpoint at `update`, as far as its folder tells."""
     newest = sorted(steps)[-keep:]
+    if newest and update > newest[-1]:
+        return "it is past the newest"
     if newest and update < newest[0]:
         return f"checkpoint.keep keeps the newest {keep}"
-    # Not pruned: never saved. Saves fall at chunk ends, and one that fell due
-    # while the writer was busy was replaced by the next (checkpoint.every).
+    # Not pruned: never saved there.
     return (
-        "none was saved there: saves fall at chunks' ends, and one due while "
-        "the previous was still being written was replaced (--checkpoint.wait "
-        "true writes each)"
+        "none was saved there: saves fall at the ends of chunks, every "
+        "checkpoint.every of them, and without --checkpoint.wait a due save "
+        "replaces one still waiting to be written"
     )
 
 

@@ -417,3 +417,34 @@ def test_saves_that_held_training_back_are_said_with_the_fix(monkeypatch):
     fast.run.checkpointer = SavingCheckpointer([])
     fast.run_schedule(0, [(i, 2) for i in range(4)])
     assert fast.run.messages == []
+
+
+class _Saves:
+    """A checkpointer that records what each save was ranked by."""
+
+    def __init__(self):
+        self.metrics = []
+
+    def pack(self, state):
+        return state
+
+    def save(self, step, packed, meta, metric, skippable):
+        self.metrics.append((step, metric))
+
+
+def test_a_stopped_run_ranks_its_save_by_its_last_records_return(monkeypatch):
+    # As a resume's backfill and `--checkpoint best` rank it: keep-best must
+    # not treat the save a signal made as one without a return.
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: True)
+    loop = _loop([])
+    loop.run.checkpointer = _Saves()
+    state = {"w": np.ones(3)}
+    loop.history = [{"updates": 4, "episode/mean_return": 7.5}]
+    loop.done = 4
+    loop.save_stopped(state)
+    loop.history = [{"updates": 4, "episode/mean_return": 7.5}]
+    loop.done = 5  # no record at the update it stopped after: unranked
+    loop.save_stopped(state)
+    assert loop.run.checkpointer.metrics == [(4, 7.5), (5, None)]

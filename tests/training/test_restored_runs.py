@@ -329,10 +329,15 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
         restore_run(run, "export", "3")
     assert str(e.value) == (
         f"{str(run)!r} has checkpoints at updates 2, 4, none at update 3 (none "
-        "was saved there: saves fall at chunks' ends, and one due while the "
-        "previous was still being written was replaced (--checkpoint.wait true "
-        "writes each)); pass one of those or 'latest'."
+        "was saved there: saves fall at the ends of chunks, every "
+        "checkpoint.every of them, and without --checkpoint.wait a due save "
+        "replaces one still waiting to be written); pass one of those or "
+        "'latest'."
     )
+    with pytest.raises(
+        ConfigError, match=r"none at update 5 \(it is past the newest\)"
+    ):
+        restore_run(run, "export", "5")
 
 
 def test_a_run_whose_checkpoints_are_all_damaged_says_what_a_resume_would(
