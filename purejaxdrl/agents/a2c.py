@@ -36,6 +36,7 @@ from purejaxdrl.agents.optim import (
     flat_learner_init,
     learner_optimizer,
 )
+from purejaxdrl.agents.ppo import check_normalised_batch
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.rl.losses import actor_critic_loss, normalize_advantages
@@ -133,14 +134,15 @@ def make_a2c(
 
 
 def validate(config: A2CConfig, shape: RunShape | None = None) -> None:
-    """A2C's range rules (any run shape fits it).
+    """A2C's range rules, and a batch its advantages' normalisation can use.
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
 
     """
-    del shape
     check_optimizer("a2c", config)
+    if shape is not None:
+        check_normalised_batch("a2c", config, shape)
     check_ranges(
         "a2c",
         config,

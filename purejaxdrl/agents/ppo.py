@@ -267,6 +267,30 @@ def validate(
     check_minibatches(name, config, shape)
 
 
+def check_normalised_batch(
+    name: str, config: Any, shape: RunShape, num_minibatches: int = 1
+) -> None:
+    """That advantages normalised over a (mini)batch have two samples to use.
+
+    Normalising one sample's advantage makes it 0: the policy would never
+    learn, silently (`approx_kl` 0 all run).
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    samples = shape.num_envs * shape.unroll_length // max(1, num_minibatches)
+    check(
+        not getattr(config, "normalize_advantages", False) or samples >= 2,
+        f"{name}.normalize_advantages=true over {samples} sample per "
+        f"{'minibatch' if num_minibatches > 1 else 'batch'} (num_envs x "
+        f"unroll_length / num_minibatches) makes every advantage 0: the policy "
+        "would not learn; raise --num-envs or --unroll-length"
+        + (f", lower --{name}.num-minibatches" if num_minibatches > 1 else "")
+        + f", or pass --{name}.normalize-advantages false.",
+    )
+
+
 def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     """That `config.num_minibatches` splits `shape`'s environments (`env_multiple`).
 
@@ -279,6 +303,7 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     """
     if shape is None:
         return
+    check_normalised_batch(name, config, shape, config.num_minibatches)
     multiple = env_multiple(config, shape)
     if shape.recurrent:
         why, fix = "a recurrent core (minibatches of whole sequences)", ""

@@ -251,7 +251,9 @@ def test_an_episode_of_dict_observations_is_recorded_for_drawing():
     from purejaxdrl.observe.render import record_episode
 
     config = _ppo_config(num_envs=1, unroll_length=1, total_steps=1)
-    config = pjd.apply_overrides(config, {"ppo": {"num_minibatches": 1}})
+    # One sample per update: nothing trains, so nothing to normalise.
+    ppo = {"num_minibatches": 1, "normalize_advantages": False}
+    config = pjd.apply_overrides(config, {"ppo": ppo})
     exp = pjd.training.make_experiment(config)
     state = exp.runner.init(jax.random.key(0))
     episode = record_episode(

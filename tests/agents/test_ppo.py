@@ -187,3 +187,27 @@ def test_per_device_minibatch_message_names_the_run_and_each_device(name):
         "divisor of unroll_length."
     )
     module.validate(kind(num_minibatches=32), shape._replace(num_envs=8))
+
+
+def test_advantages_normalised_over_one_sample_are_refused():
+    # One sample's standardised advantage is 0: the policy would never learn
+    # (approx_kl 0 all run), silently. 1 env x 4 steps in 4 minibatches.
+    from purejaxdrl.agents import a2c
+
+    with pytest.raises(ValueError) as error:
+        ppo.validate(PPOConfig(num_minibatches=4), RunShape(1, 4))
+    assert str(error.value) == (
+        "ppo.normalize_advantages=true over 1 sample per minibatch (num_envs x "
+        "unroll_length / num_minibatches) makes every advantage 0: the policy "
+        "would not learn; raise --num-envs or --unroll-length, lower "
+        "--ppo.num-minibatches, or pass --ppo.normalize-advantages false."
+    )
+    ppo.validate(PPOConfig(num_minibatches=2), RunShape(1, 4))  # 2 each: fine
+    ppo.validate(
+        PPOConfig(num_minibatches=4, normalize_advantages=False), RunShape(1, 4)
+    )
+    with pytest.raises(ValueError, match=r"^a2c.normalize_advantages=true over 1 "
+                       r"sample per batch .* or pass --a2c.normalize-advantages "
+                       r"false.$"):  # fmt: skip
+        a2c.validate(a2c.A2CConfig(normalize_advantages=True), RunShape(1, 1))
+    a2c.validate(a2c.A2CConfig(), RunShape(1, 1))  # not normalised: fine

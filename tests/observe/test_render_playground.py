@@ -71,7 +71,8 @@ def _episode(steps):
             "num_envs": 1,
             "unroll_length": 1,
             "total_steps": 1,
-            "ppo": {"num_minibatches": 1},
+            # One sample per update: nothing trains, so nothing to normalise.
+            "ppo": {"num_minibatches": 1, "normalize_advantages": False},
         },
     )
     exp = pjd.training.make_experiment(config)
