@@ -301,14 +301,14 @@ def make_sac(
             "loss/critic": loss_q,
             "loss/actor": loss_pi,
             "loss/alpha": loss_a,
-            "alpha": alpha,
             "entropy": -jnp.mean(logp),
-            "q/mean": jnp.mean(target),
+            "q/target_mean": jnp.mean(target),  # the soft target y, not Q
         }
         if axis_name is not None:
             grads, metrics = jax.lax.pmean((grads, metrics), axis_name)
         carry = apply_gradients(carry, grads, ready, optimizers, config.tau)
-        return carry, jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+        zeroed = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
+        return carry, {**zeroed, "alpha": alpha}  # α is never 0, learning or not
 
     def update(
         state: SACState, traj: Transition, key: PRNGKey

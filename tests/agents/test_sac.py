@@ -172,6 +172,29 @@ def _one_update(**config):
     return start, state, metrics
 
 
+def test_before_min_replay_alpha_is_the_temperature_and_learner_metrics_are_0():
+    # 8 transitions per update, min_replay 16: update 0 takes no gradient
+    # step. α is still the temperature in force (never 0); the losses, the
+    # entropy and the mean target read 0, which the logging guide says.
+    agent = make_sac(
+        SACConfig(buffer_size=64, batch_size=8, min_replay=16, init_alpha=0.5),
+        NETS,
+        np.zeros(3, np.float32),
+        RunShape(num_updates=10),
+    )
+    state = agent.init(jax.random.key(0))
+    update = jax.jit(agent.update)
+    state, before = update(state, _traj(), jax.random.key(0))
+    assert int(state.grad_steps) == 0
+    assert float(before["alpha"]) == pytest.approx(0.5)
+    for name in ("loss/critic", "loss/actor", "loss/alpha", "entropy", "q/target_mean"):
+        assert float(before[name]) == 0.0, name
+    state, after = update(state, _traj(), jax.random.key(1))
+    assert int(state.grad_steps) == 1
+    assert float(after["alpha"]) == pytest.approx(0.5)  # the step's, before it
+    assert float(after["entropy"]) != 0.0 and float(after["q/target_mean"]) != 0.0
+
+
 def test_alpha_learning_rate_is_the_temperatures_adam_step_alone():
     # With log α₀ = 1 (α₀ = e), J(α) = -log α mean(log π + H̄) has the
     # gradient g = -mean(log π + H̄) = J / log α₀. Adam's first step from
