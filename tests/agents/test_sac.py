@@ -1,5 +1,7 @@
 """SAC: stored transitions, the temperature's direction, replay shards, a step."""
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -13,6 +15,7 @@ from purejaxdrl.agents.sac import SACConfig, Stored, make_sac
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks, torsos
+from purejaxdrl.replay import make_uniform_buffer
 from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
 from purejaxdrl.types import Transition
 
@@ -170,6 +173,114 @@ def _one_update(**config):
     state, metrics = jax.jit(agent.update)(start, _traj(), jax.random.key(1))
     assert int(state.grad_steps) == 1
     return start, state, metrics
+
+
+def _jax_policy_sample(actor, obs, key):
+    """a = tanh(u), u = mean + std * noise, and log π(a|s): a JAX re-derivation.
+
+    Written apart from `rl.distributions` (the plain density
+    Σ_j log N(u_j; mean_j, std_j) - log(1 - tanh(u_j)^2), not its stable
+    form), and in JAX so that it differentiates through the reparameterised
+    sample.
+    """
+    mean, raw = jnp.split(NETS.actor(actor, obs), 2, axis=-1)
+    log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (jnp.tanh(raw) + 1)
+    noise = jax.random.normal(key, mean.shape)
+    u = mean + jnp.exp(log_std) * noise
+    gauss = -0.5 * noise**2 - log_std - 0.5 * np.log(2 * np.pi)
+    return jnp.tanh(u), jnp.sum(gauss - jnp.log(1.0 - jnp.tanh(u) ** 2), axis=-1)
+
+
+def _leaves_close(got, want, atol=1e-6):
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=0, atol=atol)
+
+
+def test_one_update_is_adams_first_step_on_the_papers_losses_and_a_polyak_target():
+    # One gradient step of the whole update, re-derived here without sac.py's
+    # losses (Haarnoja et al., 2018): the soft target
+    # y = s r + γ d (min_i Q'_i(s', a') - α log π(a'|s')) reads the *target*
+    # critics; J_Q = ½ mean Σ_i (Q_i(s, a) - y)²; J_π = mean(α log π(a|s) -
+    # min_i Q_i(s, a)) reads the *online* critics; J(α) = -log α mean(log π +
+    # H̄). Adam's first step from zero moments (Kingma & Ba, 2015) has m̂ = g,
+    # v̂ = g²: p - lr g / (|g| + 1e-8). Then the target moves τ of the way to
+    # the new critics: τ Q_new + (1 - τ) Q'_old, τ != 0.5 so a swap shows.
+    lr, tau, alpha, scale, gamma = 1e-2, 0.1, 0.5, 2.0, 0.9
+    agent = _agent(
+        learning_rate=lr, tau=tau, init_alpha=alpha, reward_scale=scale, gamma=gamma
+    )
+    start = agent.init(jax.random.key(0))
+    # Target critics apart from the online ones, as after any training, so
+    # that a loss reading the wrong critics gives other gradients.
+    obs0 = jnp.zeros((1, 3))
+    start = start._replace(
+        target_critic=NETS.init_critic(jax.random.key(7), obs0, jnp.zeros((1, 2)))
+    )
+    state, metrics = jax.jit(agent.update)(start, _traj(), jax.random.key(1))
+    assert int(state.grad_steps) == 1  # min_replay is one update's 8 items
+
+    # The draws of the one gradient step: one key per step, on one device
+    # split into (batch, next actions, new actions); the batch is sampled from
+    # the buffer as the update left it (the 8 stored transitions).
+    (key,) = jax.random.split(jax.random.key(1), 1)
+    key_sample, key_next, key_new = jax.random.split(key, 3)
+    item = make_uniform_buffer(64, 8, 8).sample(state.buffer, key_sample).item
+    hyper = {"lr": lr, "tau": tau, "alpha": alpha, "scale": scale, "gamma": gamma}
+    want_state, want_metrics = _sac_step_by_hand(
+        start.params, start.target_critic, item, key_next, key_new, **hyper
+    )
+    _leaves_close(state.params, want_state["params"])
+    _leaves_close(state.target_critic, want_state["target_critic"])
+    np.testing.assert_allclose(state.log_alpha, want_state["log_alpha"], rtol=1e-6)
+    for name, want in want_metrics.items():  # this step's, with α before it
+        np.testing.assert_allclose(metrics[name], want, rtol=1e-5, err_msg=name)
+
+
+@functools.partial(jax.jit, static_argnames=("lr", "tau", "alpha", "scale", "gamma"))
+def _sac_step_by_hand(params, target_critic, item, key_next, key_new, **hyper):
+    """SAC's gradient step on one batch, for the test above (one compile)."""
+    lr, tau, alpha = hyper["lr"], hyper["tau"], hyper["alpha"]
+    actor, critic = params["actor"], params["critic"]
+    a_next, logp_next = _jax_policy_sample(actor, item.next_observation, key_next)
+    q_next = NETS.critic(target_critic, item.next_observation, a_next)
+    soft = jnp.min(q_next, axis=-1) - alpha * logp_next
+    y = hyper["scale"] * item.reward + hyper["gamma"] * item.discount * soft
+
+    def critic_objective(critic):
+        q = NETS.critic(critic, item.observation, item.action)
+        return 0.5 * jnp.mean(jnp.sum((q - y[:, None]) ** 2, axis=-1))
+
+    def actor_objective(actor):
+        action, logp = _jax_policy_sample(actor, item.observation, key_new)
+        q = jnp.min(NETS.critic(critic, item.observation, action), axis=-1)
+        return jnp.mean(alpha * logp - q), logp
+
+    def adam_first_step(params, grads):
+        return jax.tree.map(
+            lambda p, g: p - lr * g / (jnp.abs(g) + 1e-8), params, grads
+        )
+
+    loss_q, grad_q = jax.value_and_grad(critic_objective)(critic)
+    (loss_pi, logp), grad_pi = jax.value_and_grad(actor_objective, has_aux=True)(actor)
+    # J(α) = -log α mean(log π + H̄), H̄ = -|A| = -2: linear in log α.
+    grad_log_alpha = -jnp.mean(logp - 2.0)
+    new_critic = adam_first_step(critic, grad_q)
+    state = {
+        "params": {"actor": adam_first_step(actor, grad_pi), "critic": new_critic},
+        "target_critic": jax.tree.map(
+            lambda new, old: tau * new + (1 - tau) * old, new_critic, target_critic
+        ),
+        "log_alpha": adam_first_step(jnp.log(alpha), grad_log_alpha),
+    }
+    metrics = {
+        "loss/critic": loss_q,
+        "loss/actor": loss_pi,
+        "loss/alpha": jnp.log(alpha) * grad_log_alpha,
+        "alpha": alpha,
+        "entropy": -jnp.mean(logp),
+        "q/target_mean": jnp.mean(y),
+    }
+    return state, metrics
 
 
 def test_before_min_replay_alpha_is_the_temperature_and_learner_metrics_are_0():
