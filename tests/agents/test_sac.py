@@ -1,6 +1,7 @@
 """SAC: stored transitions, the temperature's direction, replay shards, a step."""
 
 import functools
+import re
 
 import flax.linen as nn
 import jax
@@ -17,6 +18,7 @@ from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks, torsos
 from purejaxdrl.replay import make_uniform_buffer
 from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
+from purejaxdrl.training.presets import presets_dir
 from purejaxdrl.types import Transition
 
 NETS = make_sac_networks(NetworkConfig(hidden_sizes=(16,)), Box((3,)), Box((2,)))
@@ -97,6 +99,16 @@ def test_replay_shards_on_two_devices_and_learning_starts():
     # 8 transitions per device per update: min_replay's 24 per device are
     # stored after update 3, which takes the first 2 gradient steps.
     np.testing.assert_array_equal(metrics["learner/grad_steps"], [0, 0, 2, 4, 6, 8])
+
+
+def test_the_inverted_pendulum_presets_comment_states_its_replay_ratio():
+    # An update acts num_envs x unroll_length env steps, then takes
+    # updates_per_step gradient steps; the comment once said 4x as many.
+    config = pjd.load_preset("inverted_pendulum", "sac").config
+    text = (presets_dir() / "inverted_pendulum.yaml").read_text()
+    stated = re.findall(r"1 gradient step per (\d+) env steps", text)
+    per_update = config.num_envs * config.unroll_length
+    assert stated == [str(per_update // config.sac.updates_per_step)]
 
 
 def _numpy_policy_sample(actor, obs, key):
