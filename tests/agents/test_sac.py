@@ -111,6 +111,22 @@ def test_the_inverted_pendulum_presets_comment_states_its_replay_ratio():
     assert stated == [str(per_update // config.sac.updates_per_step)]
 
 
+def test_the_policys_std_is_bounded_and_starts_near_0_22_as_the_docs_say():
+    # docs/guide/replay.md and environments.md: σ = exp(log σ), log σ in
+    # [-5, 2], and a fresh actor (output layer at scale 0.01) starts every
+    # dimension near log σ = -1.5, σ ≈ 0.22 (brax's starts near 0.7).
+    np.testing.assert_allclose(np.exp([LOG_STD_MIN, LOG_STD_MAX]), [0.0067, 7.4], 0.01)
+    config = NetworkConfig(hidden_sizes=(256, 256), activation="relu")
+    nets = make_sac_networks(config, Box((17,)), Box((6,)))
+    obs = jax.random.normal(jax.random.key(1), (64, 17))
+    _, raw = np.split(
+        np.asarray(nets.actor(nets.init_actor(jax.random.key(0), obs), obs)), 2, -1
+    )
+    # The std the distribution uses (the loss test below checks its density).
+    std = np.exp(LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (np.tanh(raw) + 1))
+    assert std.min() > 0.21 and std.max() < 0.235
+
+
 def _numpy_policy_sample(actor, obs, key):
     """a = tanh(u), u = mean + std * noise, and log π(a|s) in float64.
 
