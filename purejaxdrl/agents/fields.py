@@ -24,9 +24,9 @@ class LearnerFields:
     """What every learner has.
 
     Attributes:
-      learning_rate: the optimiser's step size; the initial one where
-        `anneal_lr` decays it. (SAC's actor and critics take it, and so
-        does its temperature where `alpha_learning_rate` is 0.)
+      learning_rate: the optimiser's step size. SAC keeps it constant, for
+        its actor and critics, and for its temperature where
+        `alpha_learning_rate` is 0.
       gamma: discount γ of the returns the agent learns (the environment's own
         discount is 0 only at a termination).
 
@@ -43,7 +43,7 @@ class OptimizerFields(LearnerFields):
     Attributes:
       anneal_lr: decay the learning rate linearly to 0 over training (A3C's
         and IMPALA's schedule; a replay learner's over the updates from the
-        one that fills min_replay).
+        one that fills min_replay): `learning_rate` is then the initial one.
       max_grad_norm: gradients are rescaled to at most this global norm before
         each optimiser step; inf: not clipped.
 

@@ -127,6 +127,20 @@ def test_the_policys_std_is_bounded_and_starts_near_0_22_as_the_docs_say():
     assert std.min() > 0.21 and std.max() < 0.235
 
 
+def test_sac_learning_rate_help_does_not_mention_a_decay_sac_lacks(capsys):
+    # SAC's rate is constant and it has no anneal_lr (the flag is refused).
+    from purejaxdrl import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--algo", "sac", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    listing = out[out.index("config fields:") :]
+    entry = listing[listing.index("--sac.learning-rate ") :]
+    entry = entry[: entry.index("(default: ")]
+    assert "step size" in entry and "anneal" not in entry, entry
+    assert "--sac.anneal-lr" not in out
+
+
 def _numpy_policy_sample(actor, obs, key):
     """a = tanh(u), u = mean + std * noise, and log π(a|s) in float64.
 
