@@ -89,7 +89,7 @@ def bench_policy(exp, params, calls: int, warmup: int) -> float:
     def go(start: int, count: int) -> None:
         for i in range(start, start + count):
             carry[0], out = exp.runner.policy(
-                params, carry[0], obs, first, env_id, key, np.uint32(i)
+                params, carry[0], obs, first, env_id, key, np.uint32(i), 0
             )
             jax.device_get(out)
 
@@ -118,8 +118,9 @@ def actor_batch(exp, params):
     step = env.reset()
     for i in range(10**9):
         carry, out = exp.runner.policy(
-            params, carry, step.observation, step.first, step.env_id, key, np.uint32(i)
-        )
+            params, carry, step.observation, step.first, step.env_id, key,
+            np.uint32(i), 0,
+        )  # fmt: skip
         out = jax.device_get(out)
         builder.add(step, out, 0)
         if builder.ready():

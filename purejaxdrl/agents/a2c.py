@@ -109,7 +109,9 @@ def make_a2c(
     current parameters), so truncated episodes bootstrap from their final
     observations. Any run shape fits.
     """
-    check_agent_args(validate, config, run)
+    # The run's own shape is checked by training's validate; a factory's
+    # RunShape may be a placeholder (1 env x 1 step).
+    check_agent_args(validate, config, run, fits=False)
     axis_name = run.axis_name
     acting = actor_critic_acting(network)
     learning_rate, optimizer = learner_optimizer(

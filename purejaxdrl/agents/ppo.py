@@ -265,6 +265,8 @@ def validate(
         unit=("gamma", "gae_lambda"),
     )
     check_minibatches(name, config, shape)
+    if shape is not None:  # after: a minibatch that does not split says so
+        check_normalised_batch(name, config, shape, config.num_minibatches)
 
 
 def check_normalised_batch(
@@ -303,7 +305,6 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     """
     if shape is None:
         return
-    check_normalised_batch(name, config, shape, config.num_minibatches)
     multiple = env_multiple(config, shape)
     if shape.recurrent:
         why, fix = "a recurrent core (minibatches of whole sequences)", ""
