@@ -186,3 +186,35 @@ def test_a_host_env_runs_summary_counts_its_learners_devices_as_such():
     assert "10,000 (compile excluded), 10,000 per learner device" in text
     device_run = summary(pjd.load_preset("cartpole").config, None, result, wall=2.0)
     assert ", 1 cpu device(s), seed 0" in device_run
+
+
+@pytest.mark.parametrize(
+    "error, runtime",
+    [
+        # As one CI run's surviving process got it when its peer was killed.
+        (
+            ValueError(
+                "UNKNOWN: Gloo all-reduce failed: [pair.cc:538] Read error "
+                "[127.0.0.1]:28850: Connection reset by peer"
+            ),
+            True,
+        ),  # fmt: skip
+        (ValueError("  UNAVAILABLE: failed to connect to all addresses"), True),
+        (ValueError("ppo.num_minibatches=3 must divide 8 x 16 samples; pass 2"), False),
+        (ValueError("unknown field 'UNKNOWN: x'"), False),
+    ],
+)
+def test_a_failed_collective_reads_as_a_peers_failure_not_as_bad_input(error, runtime):
+    # In a run of several processes, train ends such an error as a peer's
+    # failure (one line, exit 1), not as bad input (exit 2).
+    from purejaxdrl.cli.train import runtime_failure
+
+    assert runtime_failure(error) is runtime
+
+
+def test_jaxs_runtime_errors_are_runtime_failures_whatever_they_say():
+    import jax
+
+    from purejaxdrl.cli.train import runtime_failure
+
+    assert runtime_failure(jax.errors.JaxRuntimeError("Gloo all-reduce failed"))
