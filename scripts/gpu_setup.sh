@@ -13,6 +13,14 @@
 #
 # docs/gpu.md has the whole recipe. The versions are the ones this
 # repository's CI installs, pinned because --no-deps resolves nothing.
+#
+# With ATARI_GAMES (say ATARI_GAMES="pong breakout"), it prepares instead what
+# a host-env Atari run needs and nothing else: EnvPool cut down to its Atari
+# module, with those games' ROMs only, and its pure-Python dependencies,
+# unpacked into $dest/atari-site (about 16 MiB for one game, against 115 MiB
+# for EnvPool's wheels with every asset). Then, on the GPU machine:
+#
+#   PYTHONPATH=$PWD/.whl/atari-site:$PWD python3 -m purejaxdrl train --env pong
 set -euo pipefail
 dest="${1:-.whl}"
 py="${PYTHON_VERSION:-3.12}"
@@ -36,6 +44,39 @@ for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 \
   manylinux_2_31_x86_64 manylinux_2_34_x86_64 manylinux_2_35_x86_64; do
   platforms+=(--platform "$p")
 done
+if [ -n "${ATARI_GAMES:-}" ]; then
+  wheels=(envpool==1.2.5 envpool-assets==0.3.0 dm-env==1.6 optree==0.20.0
+    gymnasium==1.3.0 farama-notifications==0.0.6)
+  tmp="$(mktemp -d)"
+  python3 -m pip download -q --no-deps --only-binary=:all: \
+    --python-version "$py" --implementation cp "${platforms[@]}" \
+    -d "$tmp" "${wheels[@]}"
+  site="$dest/atari-site"
+  rm -rf "$site" && mkdir -p "$site"
+  for w in "$tmp"/*.whl; do python3 -m zipfile -e "$w" "$site"; done
+  rm -rf "$tmp"
+  roms="$site/envpool_assets/atari/roms"
+  for game in $ATARI_GAMES; do  # EnvPool names a ROM file game.bin
+    [ -f "$roms/$game.bin" ] || { echo "no ROM $game.bin in envpool-assets" >&2; exit 2; }
+  done
+  # Every environment family but Atari goes, with its compiled module and
+  # assets; EnvPool's entry point imports each family's registration, so it
+  # keeps Atari's alone.
+  for family in "$site"/envpool/*/; do
+    case "$(basename "$family")" in atari|python) ;; *) rm -rf "$family" ;; esac
+  done
+  for family in "$site"/envpool_assets/*/; do
+    [ "$(basename "$family")" = atari ] || rm -rf "$family"
+  done
+  for rom in "$roms"/*.bin; do
+    case " $ATARI_GAMES " in *" $(basename "$rom" .bin) "*) ;; *) rm -f "$rom" ;; esac
+  done
+  grep -v '^import envpool\.' "$site/envpool/entry.py" > "$site/entry.tmp"
+  echo "import envpool.atari.registration  # noqa: F401" >> "$site/entry.tmp"
+  mv "$site/entry.tmp" "$site/envpool/entry.py"
+  du -sh "$site"
+  exit 0
+fi
 python3 -m pip download -q --no-deps --only-binary=:all: \
   --python-version "$py" --implementation cp "${platforms[@]}" \
   -d "$dest" "${wheels[@]}"

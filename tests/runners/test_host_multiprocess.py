@@ -6,14 +6,16 @@ the environments and feeds its own learner slice; gradients meet in `pmean`.
 """
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.training.test_multiprocess import _cluster, _free_port, _start
+from tests.training.test_multiprocess import (
+    _both_exit_0_after_process_1s_sigterm,
+    _cluster,
+    _free_port,
+    _start,
+)
 
 pytest.importorskip("envpool")
 pytest.importorskip("gymnasium")
@@ -90,32 +92,7 @@ def test_a_signal_mid_chunk_stops_every_process_after_the_same_update(tmp_path):
            "--total-steps", str(8 * 16 * 1000), "--num-logs", "1", "--quiet",
            "--host.deterministic", "true",
            "--run-dir", str(tmp_path / "runs")]  # fmt: skip
-    port = _free_port()
-    logs = [tmp_path / f"p{i}.log" for i in range(2)]
-    procs = []
-    for i, log in enumerate(logs):
-        env = {
-            **os.environ,
-            "JAX_PLATFORMS": "cpu",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-            "PREEMPT_ME": "1" * i,
-        }
-        with log.open("w") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=tmp_path,
-                )  # fmt: skip
-            )
-    try:
-        for log, p in zip(logs, procs, strict=True):
-            assert p.wait(timeout=540) == 0, log.read_text()[-3000:]
-    finally:
-        for p in procs:
-            p.kill()
+    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path, 2, timeout=540)
     log0 = logs[0].read_text()
     # Process 1's 4 environments step 300 times in its first 5 batches of 16.
     stopped = re.search(r"stopped by a peer's signal after update (\d+) of 1,000", log0)

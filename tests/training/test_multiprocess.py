@@ -334,15 +334,18 @@ if os.environ.get("PREEMPT_ME"):
 
 
 def _both_exit_0_after_process_1s_sigterm(
-    run: list[str], tmp_path: pathlib.Path
+    run: list[str], tmp_path: pathlib.Path, devices: int = 1, timeout: float = 240
 ) -> list[pathlib.Path]:
-    """Runs `run` as 2 processes in `tmp_path`, process 1 signalled at import
-    (`_SIGTERM_AT_IMPORT`); asserts both exit 0 and returns their logs."""
+    """Runs `run` as 2 processes of `devices` CPU devices each in `tmp_path`,
+    with PREEMPT_ME set in process 1 alone (`_SIGTERM_AT_IMPORT` reads it);
+    asserts both exit 0 within `timeout` seconds and returns their logs."""
     port = _free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
     for i, log in enumerate(logs):
         env = {**os.environ, "JAX_PLATFORMS": "cpu", "PREEMPT_ME": "1" * i}
+        if devices > 1:
+            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
         with log.open("w") as out:
             procs.append(
                 subprocess.Popen(
@@ -355,7 +358,7 @@ def _both_exit_0_after_process_1s_sigterm(
             )
     try:
         for log, p in zip(logs, procs, strict=True):
-            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
+            assert p.wait(timeout=timeout) == 0, log.read_text()[-3000:]
     finally:
         for p in procs:
             p.kill()
