@@ -111,13 +111,8 @@ def warn_unused_epsilons(name: str, config: Any) -> None:
             f"pass {flag} true for Ape-X's per-actor ε_i instead",
         )
     )
-    one = len(unused) == 1
-    warn_once(
-        f"{' and '.join(unused)} {'is' if one else 'are'} set (by a preset or by "
-        f"you) but unused: with {name}.per_actor_epsilon={str(per_actor).lower()}, "
-        f"{mode}; {fix}.",
-        key=("unused ε", name, *unused),
-    )
+    setting = f"{name}.per_actor_epsilon={str(per_actor).lower()}"
+    _warn_unused(unused, setting, f"{mode}; {fix}", key=("unused ε", name))
 
 
 def warn_unused_priorities(name: str, config: Any) -> None:
@@ -133,12 +128,20 @@ def warn_unused_priorities(name: str, config: Any) -> None:
     unused = set_fields(name, config, PRIORITISED)
     if not unused:
         return
-    one = len(unused) == 1
+    fix = f"pass --{name.replace('_', '-')}.prioritised true for prioritised replay"
+    why = f"replay is uniform; {fix}"
+    _warn_unused(unused, f"{name}.prioritised=false", why, ("unused priorities", name))
+
+
+def _warn_unused(
+    unused: list[str], setting: str, why_and_fix: str, key: tuple[str, ...]
+) -> None:
+    """Warns once per `key` and fields that `unused` do nothing with `setting`."""
+    verb = "is" if len(unused) == 1 else "are"
     warn_once(
-        f"{' and '.join(unused)} {'is' if one else 'are'} set (by a preset or by "
-        f"you) but unused: with {name}.prioritised=false, replay is uniform; "
-        f"pass --{name.replace('_', '-')}.prioritised true for prioritised replay.",
-        key=("unused priorities", name, *unused),
+        f"{' and '.join(unused)} {verb} set (by a preset or by you) but unused: "
+        f"with {setting}, {why_and_fix}.",
+        key=(*key, *unused),
     )
 
 
