@@ -7,7 +7,14 @@ over 1, 2, 4 or 8 of the fake devices.
 import atexit
 import os
 import shutil
+import signal
 import tempfile
+
+# A launcher that ignores SIGINT (a non-interactive shell's `pytest &`) passes
+# SIG_IGN on, and Python then installs no KeyboardInterrupt handler: the tests
+# of what Ctrl-C does need the handler a terminal's Python starts with.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The suite is bound by XLA compilation, not by running what it compiles: most
 # tests compile a few programs and run them a few times. Programs without options
