@@ -52,6 +52,10 @@ Differences that remain (design, not configuration):
   - Truncation: brax masks time-limit transitions out of the critic loss; ours
     bootstraps them from the final observation.
   - Initialisation: brax's lecun_uniform everywhere; ours the library's.
+  - The policy's standard deviation: brax's softplus(x) + 0.001, unbounded
+    above, starts near 0.7 per action dimension; ours is bounded (0.0067 to
+    7.4) and starts near 0.22, so ours begins with about a third of brax's
+    exploration noise (docs/guide/replay.md).
   - Replay is sampled once per brax training step for all its gradient steps
     (batch_size x grad_updates_per_step items, split); ours per gradient step.
 
