@@ -87,6 +87,8 @@ _NOT_HONOURED = {
     "a resume needs); drop it",
     "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (they "
     "play no evaluation episodes); drop it",
+    "checkpoint.wait": "sweeps and PBT always write every save (a due save "
+    "is never replaced), so it would change nothing; drop it",
 }
 
 

@@ -150,6 +150,7 @@ def test_keep_buffer_is_for_learners_that_keep_replay(monkeypatch):
     [
         (["--checkpoint.keep-best"], "checkpoint.keep_best=true: sweeps and PBT keep"),
         (["--checkpoint.keep", "5"], "checkpoint.keep=5: sweeps and PBT keep their"),
+        (["--checkpoint.wait"], "checkpoint.wait=true: sweeps and PBT always write"),
         (["--host.actor-threads", "2"], "host.actor_threads=2: sweeps and PBT train"),
         (["--eval.every", "2"], "eval.every=2: sweeps do not play evaluation"),
     ],
@@ -169,8 +170,9 @@ def test_population_help_lists_no_flag_it_ignores(name, capsys):
     with pytest.raises(SystemExit):
         cli.main([name, "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    for flag in ("--checkpoint.keep ", "--checkpoint.keep-best", "--host.", "--eval."):
+    ignored = ("--checkpoint.keep ", "--checkpoint.keep-best", "--checkpoint.wait")
+    for flag in (*ignored, "--host.", "--eval."):
         assert flag not in out
-    assert "--checkpoint.every" in out and "--checkpoint.wait" in out
+    assert "--checkpoint.every" in out
     ready = "saved after every N-th ready step (every N x --pbt.ready chunks)"
     assert (ready in out) == (name == "pbt")
