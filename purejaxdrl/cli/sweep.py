@@ -25,7 +25,7 @@ def _add_search_flags(parser: Parser) -> None:
         default="1",
         metavar="N",
         help="seeds per setting: a count N (--seed, --seed+1, ...) or a list "
-        "0,5,9 (default: 1)",
+        "0,5,9, which names every seed (then --seed is refused) (default: 1)",
     )
     parser.add_argument(
         "--grid",
@@ -91,11 +91,21 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
 
     grid = _once("--grid", args.grid, parse_grid_arg, "merge their values")
     sample = _once("--sample", args.sample, parse_sample_arg, "give it one range")
+    seeds = _seeds(args.seeds)
+    if isinstance(seeds, list) and args.seed is not None:
+        # A list never reads base.seed: refused, not silently ignored.
+        first = int(base.seed)
+        counted = ", ".join(str(first + i) for i in range(min(len(seeds), 3)))
+        raise UsageError(
+            f"--seed {args.seed} with --seeds {args.seeds}: a list names every "
+            "seed, so --seed is not used; drop --seed, or pass a count "
+            f"(--seeds {len(seeds)} trains {counted}{', ...' * (len(seeds) > 3)})."
+        )
     plan = {
         "grid": grid,
         "sample": sample,
         "num_samples": args.samples,
-        "seeds": _seeds(args.seeds),
+        "seeds": seeds,
         "search_seed": args.search_seed,
     }
     make_plan(base, **plan)

@@ -176,3 +176,22 @@ def test_population_help_lists_no_flag_it_ignores(name, capsys):
     assert "--checkpoint.every" in out
     ready = "saved after every N-th ready step (every N x --pbt.ready chunks)"
     assert (ready in out) == (name == "pbt")
+
+
+def test_seed_with_a_list_of_seeds_is_one_line_and_with_a_count_the_first(
+    capsys, monkeypatch
+):
+    # A list names every seed: --seed would be silently ignored (and recorded
+    # as the base's seed in sweep.yaml), so it is refused.
+    error = _one_line_error([*SWEEP, "--seed", "5", "--seeds", "0,1"], capsys)
+    assert error == (
+        "--seed 5 with --seeds 0,1: a list names every seed, so --seed is not "
+        "used; drop --seed, or pass a count (--seeds 2 trains 5, 6)."
+    )
+    seen = _capture(monkeypatch, program, "sweep")
+    with pytest.raises(_Called):  # a count starts at --seed
+        cli.main([*SWEEP, "--seed", "5", "--seeds", "2"])
+    assert seen["seeds"] == 2
+    with pytest.raises(_Called):  # a list alone
+        cli.main([*SWEEP, "--seeds", "0,1"])
+    assert seen["seeds"] == [0, 1]
