@@ -163,4 +163,11 @@ SWEEP = PopulationCommand(
     train="sweep",
     resume="resume_sweep",
     summary=_print_summary,
+    # A sweep writes every due save (none is replaced) and saves its runs'
+    # files as each batch ends, not a checkpoint.
+    field_help={
+        "checkpoint.every": "a batch's state is saved after every N-th chunk "
+        "and when SIGINT / SIGTERM stops the sweep (--resume continues it); "
+        "0 saves only on such a stop. A finished batch writes its runs' files."
+    },
 )

@@ -88,7 +88,8 @@ def train_batch(
                 return
             states, metrics = compiled[length](hps, states)  # queued, not awaited
             reached = ends_at
-            due = checkpoint is not None and (k + 1) % every == 0
+            # every 0: none falls due; a stop signal still saves (below).
+            due = checkpoint is not None and every > 0 and (k + 1) % every == 0
             # Copied now, before the next chunk takes `states` (donated).
             last = k + 1 == len(schedule)
             packed = checkpoint.pack(states) if due and not last else None

@@ -2,7 +2,8 @@
 
 A sweep that writes files keeps, under `checkpoints/` of its directory, each
 batch's stacked runner state (every run's learner, optimiser, replay shards,
-environments and keys) after every `checkpoint.every` chunks, with the metrics
+environments and keys) after every `checkpoint.every` chunks (0: none) and
+when SIGINT / SIGTERM stops the sweep, with the metrics
 its runs have logged, through the same orbax `Checkpointer` as single runs
 (atomic, verified). A batch that finishes writes its runs' metrics and final
 parameters (`runs/`, `params/`) and a `.done` record, and its checkpoints are
@@ -88,7 +89,8 @@ class SweepStore:
 
     Attributes:
       directory: the sweep directory.
-      every: save a batch's state after every N chunks (0: never).
+      every: save a batch's state after every N chunks (0: only when a
+        stop signal ends the sweep early).
 
     """
 
@@ -145,10 +147,12 @@ class SweepStore:
 
     def open(
         self, group: int, batch: int, states: RunnerState, mesh: Mesh
-    ) -> BatchCheckpoint | None:
-        """The batch's checkpoints (None when the sweep does not save any)."""
-        if self.every <= 0:
-            return None
+    ) -> BatchCheckpoint:
+        """The batch's checkpoints.
+
+        Also with `every` 0: none falls due then, but a stop signal still
+        saves the batch (`train_batch`), as a single run's does.
+        """
         return BatchCheckpoint(self._root / f"p{group}-b{batch}", states, mesh)
 
     def finish(

@@ -205,11 +205,10 @@ def _train_plan(
     groups = plan.static_groups()
     for line in plan_lines(plan, len(groups)):
         say(line)
-    # A sweep that saves checkpoints stops on SIGINT / SIGTERM after the
-    # current chunk, saved (SweepStopped); one that saves none (no files, or
-    # checkpoint.every 0) is interrupted, not told it will be saved.
-    saves = store is not None and store.every > 0
-    signals = StopSignals() if saves else None
+    # A sweep that writes files stops on SIGINT / SIGTERM after the current
+    # chunk, saved (SweepStopped), also with checkpoint.every 0 (no due saves,
+    # as `train`); one without files has nowhere to save, so is interrupted.
+    signals = StopSignals() if store is not None else None
     stop = None if signals is None else lambda: signals.requested
     with signals or contextlib.nullcontext():
         for g, runs in enumerate(groups):

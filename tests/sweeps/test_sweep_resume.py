@@ -147,23 +147,57 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
     assert meta["train_seconds"] >= times[-1]
 
 
-def test_a_sweep_that_saves_no_checkpoints_is_interrupted_not_promised_a_save(
-    tmp_path,
-):
-    # checkpoint.every 0: nothing to stop to. Ctrl-C interrupts it, rather
-    # than announcing a save after the current chunk and training on to the end.
+def _small_base(run_dir: pathlib.Path, every: int):
+    """CartPole PPO, 4 updates of 8 envs x 128 steps in 4 chunks, on 1 device."""
     import purejaxdrl as pjd
-    from purejaxdrl.sweeps.program import sweep
 
-    base = pjd.apply_overrides(
+    return pjd.apply_overrides(
         pjd.load_preset("cartpole").config,
-        {"total_steps": 512 * 4, "num_logs": 4, "devices": 1,
-         "run_dir": str(tmp_path), "checkpoint": {"every": 0}},
+        {"total_steps": 1024 * 4, "num_envs": 8, "num_logs": 4, "devices": 1,
+         "run_dir": str(run_dir), "checkpoint": {"every": every}},
     )  # fmt: skip
 
-    def interrupt(line: str) -> None:
-        if "update 1 of 4" in line:
-            signal.raise_signal(signal.SIGINT)
+
+def _interrupt(line: str) -> None:
+    if "update 1 of 4" in line:  # chunk 2 is dispatched by then
+        signal.raise_signal(signal.SIGINT)
+
+
+def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
+    tmp_path,
+):
+    # checkpoint.every 0 saves no due checkpoint, but a stop signal still saves
+    # the batch (as `train` does, and as the help and the start line promise).
+    from purejaxdrl.sweeps.batch import SweepStopped
+    from purejaxdrl.sweeps.program import sweep
+
+    straight = sweep(_small_base(tmp_path / "a", 0), seeds=2, write_files=True)
+    with pytest.raises(SweepStopped) as stopped:
+        sweep(_small_base(tmp_path / "b", 0), seeds=2, write_files=True,
+              notify=_interrupt)  # fmt: skip
+    path = _sweep_dir(tmp_path / "b")
+    assert str(stopped.value) == (
+        "stopped by SIGINT after update 2 of 4; continue with: "
+        f"purejaxdrl sweep --resume {path}"
+    )
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert [p.name for p in (path / "checkpoints" / "p0-b0").iterdir()] == ["2"]
+    messages: list[str] = []
+    resume_sweep(path, notify=messages.append)
+    assert "sweep: batch 1 resumed at update 2" in messages
+    for run in (0, 1):
+        assert _records(path, run) == _records(straight.run_dir, run)
+        for a, b in zip(
+            _params(path, run), _params(straight.run_dir, run), strict=True
+        ):
+            np.testing.assert_array_equal(a, b)  # bit for bit
+    assert not (path / "checkpoints").exists()
+
+
+def test_a_sweep_without_files_is_interrupted_not_promised_a_save(tmp_path):
+    # Nowhere to save: Ctrl-C interrupts it, rather than announcing a save
+    # after the current chunk and training on to the end.
+    from purejaxdrl.sweeps.program import sweep
 
     with pytest.raises(KeyboardInterrupt):
-        sweep(base, seeds=1, write_files=True, notify=interrupt)
+        sweep(_small_base(tmp_path, 1), seeds=1, notify=_interrupt)
