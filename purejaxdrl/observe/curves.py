@@ -12,6 +12,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.records import present, reading, restore_or_restart
 
 RETURN = "episode/mean_return"
 # Axis labels of the metrics a reader plots most.
@@ -211,15 +212,18 @@ def sweep_curves(path: pathlib.Path) -> list[Curve]:
     Reads `sweep.yaml` (the base config's algorithm, the settings and the seeds)
     and `runs/run-NNNN.jsonl`; runs go setting-major, as the sweep wrote them.
     """
-    meta = yaml.safe_load((path / "sweep.yaml").read_text())
-    if meta.get("status") == "running":
-        raise ConfigError(unfinished(path, "sweep"))
-    algo, n = meta["base"]["algo"], len(meta["seeds"])
+    file = path / "sweep.yaml"
+    with reading(file, restore_or_restart("sweep")):  # as load_sweep reads it
+        meta = yaml.safe_load(file.read_text())
+        if meta.get("status") == "running":
+            raise ConfigError(unfinished(path, "sweep"))
+        algo, n = meta["base"]["algo"], len(meta["seeds"])
+        labels = [setting_label(values, algo) for values in meta["settings"]]
     curves = []
-    for s, values in enumerate(meta["settings"]):
-        runs = range(s * n, (s + 1) * n)
-        histories = [read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in runs]
-        curves.append(Curve(setting_label(values, algo), tuple(histories)))
+    for s, label in enumerate(labels):
+        files = (path / "runs" / f"run-{i:04d}.jsonl" for i in range(s * n, s * n + n))
+        histories = [read_history(present(f, "sweep")) for f in files]
+        curves.append(Curve(label, tuple(histories)))
     return curves
 
 
@@ -231,11 +235,14 @@ def pbt_curve(path: pathlib.Path) -> Curve:
     line what a member's slot returns on average. Reads `pbt.yaml` and
     `members/member-NNNN.jsonl`.
     """
-    if not (path / "lineage.json").is_file():
-        raise ConfigError(unfinished(path, "pbt"))
-    population = yaml.safe_load((path / "pbt.yaml").read_text())["population"]
+    file = path / "pbt.yaml"
+    with reading(file, restore_or_restart("PBT run")):  # as load_pbt reads it
+        meta = yaml.safe_load(file.read_text())
+        if meta["status"] != "finished":
+            raise ConfigError(unfinished(path, "pbt"))
+        population = int(meta["population"])
     histories = tuple(
-        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        read_history(present(path / "members" / f"member-{i:04d}.jsonl", "PBT run"))
         for i in range(population)
     )
     return Curve(f"PBT population ({population} members)", histories)

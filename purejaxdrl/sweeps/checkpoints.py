@@ -23,15 +23,12 @@ import jax
 from jax.sharding import Mesh
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.records import reading
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.messages import relaid_line
 from purejaxdrl.sweeps.result import SweepResult
-from purejaxdrl.sweeps.run_files import (
-    read_run_files,
-    reading,
-    write_run_files,
-)
+from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.run_files import write_atomically
 

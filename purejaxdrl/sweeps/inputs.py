@@ -16,7 +16,7 @@ import yaml
 
 from purejaxdrl.config import ConfigError, SetupWarning, require_config
 from purejaxdrl.env.host import is_host_env
-from purejaxdrl.sweeps.run_files import reading, restore_or_restart
+from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import Preset, load_preset

@@ -14,8 +14,9 @@ import yaml
 
 from purejaxdrl.config import ConfigError, to_dict
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
+from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.run_files import reading, restore_or_restart, saved_config
+from purejaxdrl.sweeps.run_files import saved_config
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run_files import new_dir, write_atomically
@@ -334,10 +335,12 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
             "pbt` wrote (it prints `pbt: results in DIR`)."
         )
     result = read_pbt_meta(path, finished=True)
-    rows = json.loads((path / "lineage.json").read_text())
-    result.lineage = read_lineage(rows, [f.name for f in result.fields])
+    file = present(path / "lineage.json", "PBT run")
+    with reading(file, restore_or_restart("PBT run")):
+        rows = json.loads(file.read_text())
+        result.lineage = read_lineage(rows, [f.name for f in result.fields])
     result.histories = [
-        read_history(path / "members" / f"member-{i:04d}.jsonl")
+        read_history(present(path / "members" / f"member-{i:04d}.jsonl", "PBT run"))
         for i in range(result.population)
     ]
     return result

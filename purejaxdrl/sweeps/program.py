@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
@@ -39,7 +40,6 @@ from purejaxdrl.sweeps.report import (
     write_sweep_files,
 )
 from purejaxdrl.sweeps.result import SweepResult
-from purejaxdrl.sweeps.run_files import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals

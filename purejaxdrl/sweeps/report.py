@@ -18,13 +18,16 @@ from purejaxdrl.observe.plots import (
     setting_label,
     unfinished,
 )
+from purejaxdrl.observe.records import (
+    RefusedValue,
+    present,
+    reading,
+    restore_or_restart,
+)
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import (
-    RefusedValue,
     plain,
-    reading,
-    restore_or_restart,
     saved_config,
     write_run_files,
 )
@@ -220,7 +223,8 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
 
 def _loaded(meta: dict[str, Any], plan: SweepPlan, path: pathlib.Path) -> SweepResult:
     histories = [
-        read_history(path / "runs" / f"run-{i:04d}.jsonl") for i in range(plan.num_runs)
+        read_history(present(path / "runs" / f"run-{i:04d}.jsonl", "sweep"))
+        for i in range(plan.num_runs)
     ]
     return SweepResult(
         plan=plan,

@@ -5,25 +5,23 @@ chunk), `params/run-NNNN.msgpack` (its network parameters) and, where the
 environment normalises observations, `params/run-NNNN.obs-stats.msgpack`
 (the statistics its policy needs to act as it trained).
 
-And how a sweep or PBT directory's records are read back: naming the file
-when one is damaged (`reading`); they are written whole
-(`training.run_files.write_atomically`).
+And the base config a sweep or PBT record holds (`saved_config`); reading a
+damaged record is `observe.records`'.
 """
 
-import contextlib
 import json
 import math
 import pathlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import flax.serialization
 import numpy as np
-import yaml
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.normalization import statistics_from_host, statistics_to_host
 from purejaxdrl.observe.plots import read_history
+from purejaxdrl.observe.records import RefusedValue, present
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.resume import UnavailableHere, config_from_dict
 
@@ -37,27 +35,6 @@ def plain(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
     return x
-
-
-@contextlib.contextmanager
-def reading(path: pathlib.Path, fix: str) -> Iterator[None]:
-    """Turns a damaged `path`'s parse or missing-key errors into one ConfigError.
-
-    The message names the file, what is wrong with it and `fix`.
-    """
-    try:
-        yield
-    except ConfigError:
-        raise
-    except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as e:
-        why = " ".join(f"{type(e).__name__}: {e}".split())
-        # A parser's text can be long; a refused value's names the value whole.
-        why = (why if isinstance(e, RefusedValue) else why[:160]).rstrip(".")
-        raise ConfigError(f"{path} is damaged or incomplete ({why}); {fix}.") from None
-
-
-class RefusedValue(ValueError):
-    """A record's own field value that the config refuses: the record is damaged."""
 
 
 def saved_config(data: Any, source: str) -> TrainConfig:
@@ -81,14 +58,6 @@ def saved_config(data: Any, source: str) -> TrainConfig:
         raise
     except ConfigError as e:
         raise RefusedValue(f"its config: {e}") from None
-
-
-def restore_or_restart(what: str) -> str:
-    """The fix for a damaged record that is only ever replaced whole."""
-    return (
-        "it is replaced whole, so something else changed it: restore it from a "
-        f"copy, or start a new {what}"
-    )
 
 
 def _stats_path(path: pathlib.Path, index: int) -> pathlib.Path:
@@ -115,7 +84,7 @@ def write_run_files(
 
 def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any, Any]:
     """A run's records, final parameters and statistics, as written."""
-    history = read_history(path / "runs" / f"run-{index:04d}.jsonl")
+    history = read_history(present(path / "runs" / f"run-{index:04d}.jsonl", "sweep"))
     data = (path / "params" / f"run-{index:04d}.msgpack").read_bytes()
     params = flax.serialization.msgpack_restore(data)
     return history, params, read_run_stats(path, index)
