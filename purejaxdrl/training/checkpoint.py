@@ -69,7 +69,7 @@ class CheckpointConfig:
         of its chunk.
       wait: write every due save instead: training waits while one save is
         written and the next waits (a run goes at the pace of its saves).
-        Sweeps and PBT always write every save, so it changes nothing there.
+        Sweeps and PBT always write every save, and refuse it.
 
     """
 
