@@ -192,6 +192,6 @@ PBT = PopulationCommand(
     field_help={
         "checkpoint.every": "the population is saved after every N-th ready "
         "step (every N x --pbt.ready chunks) and when SIGINT / SIGTERM stops "
-        "it; 0 saves none."
+        "it; 0 saves only then."
     },
 )

@@ -117,9 +117,10 @@ def train_population(
 ) -> None:
     """Compiles and trains the population (`fit_population`'s); fills `result`.
 
-    With `result.run_dir` (and `checkpoint.every` > 0) the population is saved
-    after every `checkpoint.every`-th ready step and restored from there, and
-    SIGINT / SIGTERM stop it after the current chunk, saved (`SweepStopped`).
+    With `result.run_dir` the population is saved after every
+    `checkpoint.every`-th ready step (0: none) and restored from there, and
+    SIGINT / SIGTERM stop it after the current chunk, saved (`SweepStopped`),
+    as a sweep and a single run are.
     """
     start, (cfg, n) = fitted.started, (configs[0], result.population)
     programs, mesh, size, lines = (
@@ -148,7 +149,7 @@ def train_population(
     compiled = _compile(programs, result, hps, states, zeros, pbt_key, schedule)
     live = _Live(hps, states, (zeros, zeros), 0)
     checkpoint = None
-    if result.run_dir is not None and cfg.checkpoint.every > 0:
+    if result.run_dir is not None:
         checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
     if checkpoint is not None and (restored := checkpoint.restore(result, say)):
         live.reached, live.hps, live.states, window = restored
@@ -254,8 +255,8 @@ def _train_chunks(
                 )
                 live.window = (loop.zeros, loop.zeros)
                 step = (ends_at, parents, scores, _explored(result, live.hps))
-                readies = (k + 1) // result.config.ready
-                if checkpoint is not None and readies % cfg.checkpoint.every == 0:
+                readies, every = (k + 1) // result.config.ready, cfg.checkpoint.every
+                if checkpoint is not None and every and readies % every == 0:
                     # Copied now, before the next chunk takes the states (donated).
                     packed = checkpoint.pack(live.hps, live.states)
             yield metrics, length, ends_at, step, packed

@@ -83,11 +83,15 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
         resume_pbt(path)
 
 
-def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(tmp_path):
+@pytest.mark.parametrize(("every", "saved"), [(1, [4, 5]), (0, [5])])
+def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(
+    every, saved, tmp_path
+):
     # Ready steps at updates 2, 4 and 6 of 8. SIGINT arrives while update 4
     # is read (5 is dispatched by then), so the population stops after 5 and
     # is saved with the returns of update 5, which the ready step at 6 ranks
     # by beside those of 6: its scores and parents need the saved window.
+    # checkpoint.every 0 saves at no ready step, but still at the stop.
     kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
     straight = pbt(_base(tmp_path / "straight", updates=8), **kwargs)
 
@@ -95,8 +99,11 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(tmp_path):
         if "update 4 of 8" in line:
             signal.raise_signal(signal.SIGINT)
 
+    stopping = pjd.apply_overrides(
+        _base(tmp_path / "stopped", updates=8), {"checkpoint": {"every": every}}
+    )
     with pytest.raises(SweepStopped) as stopped:
-        pbt(_base(tmp_path / "stopped", updates=8), **kwargs, notify=interrupt)
+        pbt(stopping, **kwargs, notify=interrupt)
     (path,) = (tmp_path / "stopped").iterdir()
     assert str(stopped.value) == (
         "stopped by SIGINT after update 5 of 8; continue with: "
@@ -104,7 +111,7 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(tmp_path):
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     steps = sorted(int(p.name) for p in (path / "checkpoints").iterdir())
-    assert steps == [4, 5] and not list(path.rglob("*orbax-checkpoint-tmp*"))
+    assert steps == saved and not list(path.rglob("*orbax-checkpoint-tmp*"))
     messages = []
     resumed = resume_pbt(path, notify=messages.append)
     assert "pbt: resumed at update 5" in messages
