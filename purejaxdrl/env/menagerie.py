@@ -6,6 +6,7 @@ with a long traceback. These look for a local copy instead, and never clone.
 """
 
 import os
+import re
 
 from purejaxdrl.config import ConfigError
 
@@ -20,14 +21,17 @@ def needs_menagerie(name: str) -> bool:
 
 
 def menagerie_candidates(path: str | None = None) -> list[str]:
-    """The folders MuJoCo Menagerie is looked for in, in order.
+    """The folder MuJoCo Menagerie is looked for in, as a one-item list.
 
-    `path`, then `$MUJOCO_MENAGERIE_PATH`, then Playground's own folder.
+    `path` where one is given, else `$MUJOCO_MENAGERIE_PATH` where it is set,
+    else Playground's own folder. Only the first of these: a path the user
+    named that holds no Menagerie is an error, not a cue to read models from
+    another copy (an older checkout in the variable, say) without a word.
     """
     from mujoco_playground._src import mjx_env
 
-    candidates = [p for p in (path, os.environ.get(MENAGERIE_VARIABLE)) if p]
-    return [*candidates, str(mjx_env.MENAGERIE_PATH)]
+    named = path or os.environ.get(MENAGERIE_VARIABLE)
+    return [named or str(mjx_env.MENAGERIE_PATH)]
 
 
 # Robot folders of every Menagerie checkout Playground uses: a folder without
@@ -41,7 +45,7 @@ def is_menagerie(folder: str) -> bool:
 
 
 def find_menagerie(path: str | None = None) -> str | None:
-    """The first of `menagerie_candidates(path)` that holds Menagerie; or None."""
+    """`menagerie_candidates(path)`'s folder if it holds Menagerie; or None."""
     return next((c for c in menagerie_candidates(path) if is_menagerie(c)), None)
 
 
@@ -70,9 +74,36 @@ def use_menagerie(env_id: str, path: str | None) -> None:
         for c in menagerie_candidates(path)
     ]
     raise ConfigError(
-        f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, found in none "
-        f"of {', '.join(candidates)}; get them with `git clone "
-        "https://github.com/google-deepmind/mujoco_menagerie DIR && git -C DIR "
-        f"checkout {mjx_env.MENAGERIE_COMMIT_SHA}` and pass --env.option "
-        f"menagerie_path=DIR (or set {MENAGERIE_VARIABLE}=DIR)."
+        f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, not found in "
+        f"{', '.join(candidates)}; {_how_to_get_it()}"
+    )
+
+
+def missing_model_file(env_id: str, error: Exception) -> str | None:
+    """The one line for a Menagerie copy that lacks a file `env_id` loads.
+
+    None when `error` is not MuJoCo failing to open a file. A copy that holds
+    some robots but not the task's (a partial or older checkout) passes
+    `is_menagerie`, and MuJoCo then fails deep in Playground's model loading.
+    """
+    from mujoco_playground._src import mjx_env
+
+    opened = re.search(r"Error opening file '([^']*)'", str(error))
+    if opened is None:
+        return None
+    file = opened[1].split("mujoco_menagerie/")[-1]
+    return (
+        f"env.id={env_id!r}: MuJoCo Menagerie at {mjx_env.MENAGERIE_PATH} has no "
+        f"{file} (a partial or older copy?); {_how_to_get_it()}"
+    )
+
+
+def _how_to_get_it() -> str:
+    """How to get the Menagerie checkout Playground was written against."""
+    from mujoco_playground._src import mjx_env
+
+    return (
+        "get a full copy with `git clone https://github.com/google-deepmind/"
+        f"mujoco_menagerie DIR && git -C DIR checkout {mjx_env.MENAGERIE_COMMIT_SHA}` "
+        f"and pass --env.option menagerie_path=DIR (or set {MENAGERIE_VARIABLE}=DIR)."
     )

@@ -28,7 +28,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
-from purejaxdrl.env.menagerie import needs_menagerie, use_menagerie
+from purejaxdrl.env.menagerie import missing_model_file, needs_menagerie, use_menagerie
 from purejaxdrl.env.playground_compat import patch_removed_keywords
 from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
@@ -137,7 +137,8 @@ class PlaygroundEnv(Env):
         `BraxAutoResetWrapper` without `full_reset`): only the physics and
         observation, the env's `info` carries over.
       menagerie_path: a local MuJoCo Menagerie (locomotion and manipulation
-        tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder.
+        tasks); else `$MUJOCO_MENAGERIE_PATH`, else Playground's own folder
+        (only the first of these is looked in).
       randomize: domain randomisation: each environment steps its own model,
         drawn from its first reset's key (the run's seed) and kept in its
         state, so checkpoints save it.
@@ -217,7 +218,15 @@ class PlaygroundEnv(Env):
         self.randomize = randomize
         self.task_randomizer = choose_randomizer(registry, name, randomizer)
         self.episode_length = episode_length
-        self.env = registry.load(name, config_overrides=config or None)
+        try:
+            self.env = registry.load(name, config_overrides=config or None)
+        except ValueError as e:
+            missing = (
+                missing_model_file(self.env_id, e) if needs_menagerie(name) else None
+            )
+            if missing is None:
+                raise
+            raise ConfigError(missing) from None
         # Jitted, so JAX traces MJX's physics (seconds on a CPU) once per
         # shape and context, not at each call: a run's programs (init, the
         # chunk, evaluation) and each step's auto-reset call them, and XLA

@@ -436,3 +436,29 @@ def test_a_mujoco_gl_of_no_known_name_is_named_as_such():
         timeout=120,
     ).stdout
     assert out.startswith("MUJOCO_GL=bogus is not one of egl, osmesa, glfw"), out
+
+
+def test_a_named_menagerie_path_is_the_only_place_looked_in(
+    no_menagerie, monkeypatch, tmp_path
+):
+    # A wrong --env.option menagerie_path fell back to $MUJOCO_MENAGERIE_PATH
+    # (another copy) without a word.
+    (tmp_path / "elsewhere" / "unitree_go1").mkdir(parents=True)
+    monkeypatch.setenv(menagerie.MENAGERIE_VARIABLE, str(tmp_path / "elsewhere"))
+    with pytest.raises(ConfigError, match="not found in /no/such;"):
+        envs.make("playground/Go1JoystickFlatTerrain", menagerie_path="/no/such")
+
+
+def test_a_menagerie_without_the_tasks_robot_is_one_line_naming_the_file(
+    no_menagerie, tmp_path
+):
+    # A copy with Go1's folder alone passed the check for the LEAP hand's task,
+    # and MuJoCo's "Error opening file" came 43 lines deep.
+    (tmp_path / "unitree_go1").mkdir()
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/LeapCubeReorient", menagerie_path=str(tmp_path))
+    message = str(error.value)
+    assert (
+        "\n" not in message and f"Menagerie at {tmp_path} has no leap_hand/" in message
+    )
+    assert "a partial or older copy?" in message and "menagerie_path=DIR" in message
