@@ -10,8 +10,9 @@ Records of other loggers, and orbax's outside a save, pass.
 After a failed save, TensorStore's writes still under way finish on its own
 threads and call back into the asyncio loop orbax has closed, which prints a
 `RuntimeError: Event loop is closed` traceback for each (an unraisable
-exception), even after the run's error line. Once a save has failed, those are
-dropped; any other unraisable exception is printed as before.
+exception), before the save raises or after the run's error line. Those are
+dropped while a save runs and once one has failed; any other unraisable
+exception is printed as before.
 """
 
 import contextlib
@@ -37,6 +38,7 @@ class _QuietWhileSaving(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self.saving = 0
+        self.failed = False  # a save failed: its late callbacks may still come
         self.lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -50,6 +52,9 @@ _FILTER = _QuietWhileSaving()
 def quiet_orbax() -> Iterator[None]:
     """Drops orbax's absl log records while the block runs (re-entrant, threads)."""
     absl = logging.getLogger("absl")  # the logger absl.logging writes to
+    # From the start: a failing save's late callbacks can come before it
+    # raises (one CI run printed five tracebacks ahead of the error line).
+    _drop_closed_loop_callbacks()
     with _FILTER.lock:
         if _FILTER.saving == 0:
             absl.addFilter(_FILTER)
@@ -57,7 +62,7 @@ def quiet_orbax() -> Iterator[None]:
     try:
         yield
     except BaseException:
-        _drop_closed_loop_callbacks()
+        _FILTER.failed = True
         raise
     finally:
         with _FILTER.lock:
@@ -77,6 +82,7 @@ def _drop_closed_loop_callbacks() -> None:
             unraisable.exc_type is RuntimeError
             and str(unraisable.exc_value) == "Event loop is closed"
             and unraisable.object is None
+            and (_FILTER.saving > 0 or _FILTER.failed)
         )
         if not late:
             previous(unraisable)
