@@ -20,8 +20,8 @@ def needs_menagerie(name: str) -> bool:
     return name in locomotion.ALL_ENVS or name in manipulation.ALL_ENVS
 
 
-def menagerie_candidates(path: str | None = None) -> list[str]:
-    """The folder MuJoCo Menagerie is looked for in, as a one-item list.
+def menagerie_folder(path: str | None = None) -> str:
+    """The one folder MuJoCo Menagerie is looked for in.
 
     `path` where one is given, else `$MUJOCO_MENAGERIE_PATH` where it is set,
     else Playground's own folder. Only the first of these: a path the user
@@ -31,7 +31,7 @@ def menagerie_candidates(path: str | None = None) -> list[str]:
     from mujoco_playground._src import mjx_env
 
     named = path or os.environ.get(MENAGERIE_VARIABLE)
-    return [named or str(mjx_env.MENAGERIE_PATH)]
+    return named or str(mjx_env.MENAGERIE_PATH)
 
 
 # Robot folders of every Menagerie checkout Playground uses: a folder without
@@ -45,8 +45,9 @@ def is_menagerie(folder: str) -> bool:
 
 
 def find_menagerie(path: str | None = None) -> str | None:
-    """`menagerie_candidates(path)`'s folder if it holds Menagerie; or None."""
-    return next((c for c in menagerie_candidates(path) if is_menagerie(c)), None)
+    """`menagerie_folder(path)` if it holds Menagerie; or None."""
+    folder = menagerie_folder(path)
+    return folder if is_menagerie(folder) else None
 
 
 def use_menagerie(env_id: str, path: str | None) -> None:
@@ -57,7 +58,7 @@ def use_menagerie(env_id: str, path: str | None) -> None:
     `find_menagerie` does and never clones.
 
     Raises:
-      ConfigError: no copy in any of those places; one line naming them.
+      ConfigError: no copy there; one line naming the folder.
 
     """
     from etils import epath
@@ -69,13 +70,12 @@ def use_menagerie(env_id: str, path: str | None) -> None:
         # so a local copy is used without its clone.
         mjx_env.MENAGERIE_PATH = epath.Path(found)
         return
-    candidates = [
-        f"{c} (no robot folder such as {ROBOTS[0]}/ there)" if os.path.isdir(c) else c
-        for c in menagerie_candidates(path)
-    ]
+    folder = menagerie_folder(path)
+    if os.path.isdir(folder):
+        folder += f" (no robot folder such as {ROBOTS[0]}/ there)"
     raise ConfigError(
         f"env.id={env_id!r} needs MuJoCo Menagerie's robot models, not found in "
-        f"{', '.join(candidates)}; {_how_to_get_it()}"
+        f"{folder}; {_how_to_get_it()}"
     )
 
 
