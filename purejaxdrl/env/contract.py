@@ -16,13 +16,20 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams
+from purejaxdrl.rng import make_key
 
 # TimeStep's scalar fields: (shape, dtype) the runners carry.
 _SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
 
 
-def check_user_env(env: Any, env_id: str) -> None:
+def check_user_env(env: Any, env_id: str, key: jax.Array | None = None) -> None:
     """`check_contract` for an environment a user registered, once it is an `Env`.
+
+    Args:
+      env: what the user's factory made.
+      env_id: the name it was registered under.
+      key: a key of the run's implementation (`rng.make_key(seed,
+        config.rng_impl)`); default: `make_key(0)`, the runs' default.
 
     Raises:
       ConfigError: `env` is not a `purejaxdrl.env.Env` (a gymnax `Environment`,
@@ -60,10 +67,12 @@ def check_user_env(env: Any, env_id: str) -> None:
             "a @property returning the params pytree (put @property above its "
             "def), as every purejaxdrl.env.Env does."
         )
-    check_contract(env, params, env_id)
+    check_contract(env, params, env_id, key)
 
 
-def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
+def check_contract(
+    env: Env, params: EnvParams, env_id: str, key: jax.Array | None = None
+) -> None:
     """Raises ValueError where `env`'s `reset` and `step` break its contract.
 
     Checked: the observation and final observation against
@@ -73,6 +82,11 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
     `step`'s TimeStep and state of the same structures, shapes and dtypes as
     `reset`'s.
 
+    `reset` and `step` are traced with `key`, default `make_key(0)`: a key of
+    the implementation the run hands the environment, so that a key the
+    environment makes of another (JAX's default, say) and keeps in its state
+    is seen as the run's scan will see it.
+
     Raises:
       ValueError: naming the environment, the output, what it is, what the
         rule says, and where to fix it.
@@ -80,7 +94,7 @@ def check_contract(env: Env, params: EnvParams, env_id: str) -> None:
     """
     spec = env.observation_spec(params)
     _check_specs(env_id, spec, env.action_spec(params))
-    key = jax.random.key(0)
+    key = make_key(0) if key is None else key
     state, first = traced(env_id, "reset", env.reset, key, params)
     _check_timestep(env_id, "reset", first, spec)
     next_state, next_ = traced(
@@ -158,7 +172,7 @@ def _check_timestep(env_id: str, where: str, ts: Any, spec: Any) -> None:
     for field in ("observation", "final_observation"):
         _check_observation(env_id, f"{where}'s {field}", getattr(ts, field), spec)
     for field, dtype in _SCALARS.items():
-        value, name = getattr(ts, field), jnp.dtype(dtype).name
+        value, name = getattr(ts, field), _dtype_name(dtype)
         if value.shape != () or value.dtype != dtype:
             raise ValueError(
                 f"{env_id}: {where}'s {field} is {_typed(value)}, not {name}[]; "
@@ -237,11 +251,33 @@ def _same(env_id: str, what: str, a: Any, b: Any) -> None:
             raise ValueError(
                 f"{env_id}: {what}{where} is {_typed(x)} after reset and "
                 f"{_typed(y)} after step; return the same shapes and dtypes from "
-                "both."
+                f"both{_key_hint(x.dtype, y.dtype)}."
             )
+
+
+def _key_hint(a: Any, b: Any) -> str:
+    """How to keep one key implementation, where two keys' differ."""
+    if a == b or not (_is_key(a) and _is_key(b)):
+        return ""
+    return (
+        " (keys of one implementation: derive them from the key given with "
+        "jax.random.split or fold_in, or pass impl=jax.random.key_impl(key) to "
+        "jax.random.key and wrap_key_data)"
+    )
+
+
+def _is_key(dtype: Any) -> bool:
+    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+
+
+def _dtype_name(dtype: Any) -> str:
+    """`float32`, or a typed key's `key<fry>` (which `jnp.dtype` refuses)."""
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
+        return str(dtype)
+    return jnp.dtype(dtype).name
 
 
 def _typed(x: Any) -> str:
     if hasattr(x, "dtype") and hasattr(x, "shape"):
-        return f"{jnp.dtype(x.dtype).name}{list(x.shape)}"
+        return f"{_dtype_name(x.dtype)}{list(x.shape)}"
     return type(x).__name__

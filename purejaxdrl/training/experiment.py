@@ -21,6 +21,7 @@ from purejaxdrl.networks import Network
 from purejaxdrl.observe.play import Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.parallel import DATA_AXIS, fewest_local_devices, make_mesh
+from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
@@ -80,7 +81,8 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     import_modules(config.env.imports)
     env = envs.make(config.env.id, **config.env.options)
     if registered_by_user(config.env.id):
-        check_user_env(env, config.env.id)
+        # A key of the run's implementation, as the run's scan will carry.
+        check_user_env(env, config.env.id, make_key(0, config.rng_impl))
     if config.env.hide_observations:
         hidden = config.env.hide_observations
         check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)

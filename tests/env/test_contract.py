@@ -1,12 +1,15 @@
 """A user's environment is checked against its specs before it trains."""
 
 import dataclasses
+import re
 
+import jax
 import jax.numpy as jnp
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
+from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.training.experiment import make_env
 from purejaxdrl.types import TimeStep
 
@@ -152,3 +155,60 @@ def test_an_error_tracing_reset_or_step_is_one_line_naming_env_and_where():
     )
     assert "\n" not in message
     assert isinstance(error.value.__cause__, AttributeError)  # its traceback
+
+
+class KeyInState(Flawed):
+    """Keeps a typed key in its state; `step` keeps it wrongly one of two ways.
+
+    `split`: `jax.random.split(key)`, key[2] where reset kept key[].
+    `default_impl`: a key remade with `wrap_key_data` without `impl=`, of
+    JAX's default implementation where the run's key is of its own.
+    """
+
+    def __init__(self, flaw: str):
+        super().__init__()
+        self.flaw = flaw
+
+    def reset(self, key, params):
+        return (jnp.int32(0), key), envs.restart(jnp.zeros(2, jnp.float32))
+
+    def step(self, key, state, action, params):
+        t, kept = state
+        if self.flaw == "split":
+            kept = jax.random.split(key)
+        else:
+            data = jnp.where(t > 2, jax.random.key_data(key), jax.random.key_data(kept))
+            kept = jax.random.wrap_key_data(data)
+        _, ts = super().step(key, (), action, params)
+        return (t + 1, kept), ts
+
+
+def test_a_key_in_the_state_of_another_shape_after_step_is_one_line():
+    # The message's dtype was a TypeError of its own (jnp.dtype of a key).
+    with pytest.raises(ValueError) as error:
+        check_user_env(KeyInState("split"), "Split-v0")
+    assert re.match(
+        r"Split-v0: state\[1\] is key<\w+>\[\] after reset and key<\w+>\[2\] after "
+        r"step; return the same shapes and dtypes from both\.$",
+        str(error.value),
+    )
+
+
+def test_the_contract_traces_with_the_runs_key_implementation():
+    # The run's keys are fused_threefry's (the default rng_impl): a key the env
+    # remakes of JAX's default implementation passed the check, then failed
+    # in the run's scan with a carry type traceback.
+    envs.register("KeyImpl-v0", lambda: KeyInState("default_impl"))
+    preset = pjd.load_preset("cartpole").config
+    config = pjd.apply_overrides(preset, {"env": {"id": "KeyImpl-v0"}})
+    with pytest.raises(ValueError) as error:
+        make_env(config)
+    message = str(error.value)
+    assert message.startswith(
+        "KeyImpl-v0: state[1] is key<fthreefry>[] after reset and key<fry>[] "
+        "after step; return the same shapes and dtypes from both (keys of one "
+        "implementation: derive them from the key given"
+    )
+    assert "impl=jax.random.key_impl(key)" in message
+    # Of JAX's default implementation, the run's keys agree with the env's.
+    make_env(dataclasses.replace(config, rng_impl="threefry2x32"))
