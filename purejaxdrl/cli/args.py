@@ -11,6 +11,7 @@ import yaml
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names, unread_section
 from purejaxdrl.cli.hints import flag_hint, word_hint
+from purejaxdrl.cli.option_values import read_option
 from purejaxdrl.config_docs import field_descriptions
 from purejaxdrl.config_types import ConfigError, flat_fields
 
@@ -366,6 +367,7 @@ def tuple_items(words: Sequence[str]) -> list[str]:
 
 
 def _parse_options(items: Sequence[str]) -> dict[str, Any]:
+    """`--env.option KEY=VALUE` items as a dict (`read_option`'s values)."""
     options = {}
     for item in items:
         key, sep, text = item.partition("=")
@@ -374,5 +376,12 @@ def _parse_options(items: Sequence[str]) -> dict[str, Any]:
                 f"--env.option {item!r} is not KEY=VALUE; e.g. --env.option "
                 "backend=positional."
             )
-        options[key] = yaml.safe_load(text)
+        try:
+            options[key] = read_option(text)
+        except yaml.YAMLError as e:
+            reason = " ".join(str(e).split())
+            raise UsageError(
+                f"--env.option {item!r}: {text!r} is not a YAML value ({reason}); "
+                "quote it if it is a string, e.g. --env.option 'name=\"a: b\"'."
+            ) from None
     return options

@@ -1,0 +1,48 @@
+"""`--env.option KEY=VALUE`: values read as YAML, numbers as the rest of the CLI.
+
+Exponent notation (`tau=2e-2`) was a string, refused as "not a number"; a
+value that is no YAML ended in a traceback.
+"""
+
+import pytest
+
+from purejaxdrl import cli
+from purejaxdrl.cli.args import UsageError, _parse_options
+
+TRAIN = ["train", "--no-files", "--no-compile-cache"]
+
+
+def test_exponent_notation_is_a_float_and_quoted_a_string():
+    options = _parse_options(
+        ["tau=2e-2", "g=1.5E2", "n=1e3", "x=1.0e-3", "s='2e-2'", "l=[1e-1,2]"]
+    )
+    assert options == {
+        "tau": 0.02,
+        "g": 150.0,
+        "n": 1000.0,
+        "x": 0.001,
+        "s": "2e-2",
+        "l": [0.1, 2],
+    }
+    # What YAML 1.1 read before is read the same.
+    same = ["a=abc", "b=e5", "c=-e5", "d=1_000", "e=true", "f=.inf", "g=0x10"]
+    assert _parse_options(same) == {
+        "a": "abc",
+        "b": "e5",
+        "c": "-e5",
+        "d": 1000,
+        "e": True,
+        "f": float("inf"),
+        "g": 16,
+    }
+
+
+def test_a_value_that_is_no_yaml_is_one_line():
+    with pytest.raises(UsageError, match=r"--env.option 'a=\[1,': '\[1,' is not a "):
+        _parse_options(["a=[1,"])
+
+
+def test_a_run_takes_an_option_in_exponent_notation(capsys):
+    argv = ["--env.id", "CartPole-v1", "--env.option", "tau=2e-2"]
+    argv += ["--total-steps", "512", "--num-logs", "1", "--devices", "1"]
+    assert cli.main([*TRAIN, *argv]) == 0, capsys.readouterr().err
