@@ -11,6 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+
+# Re-exported: the adapters import it from here.
+from purejaxdrl.env.option_types import check_option_types as check_option_types
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 EnvState = Any
@@ -114,71 +117,6 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
         f"{', '.join(valid) or '(none)'}; fix the name in --env.option KEY=VALUE "
         "(or the preset's env.options), or drop it."
     )
-
-
-def check_option_types(
-    env_id: str,
-    options: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    *,
-    user: bool = False,
-) -> dict[str, Any]:
-    """Refuses an option that is not a number where its default is one.
-
-    `--env.option memory_length=abc` would otherwise fail deep in the first
-    trace. Booleans must be booleans, integers integers, floats any number.
-
-    With `user` (a factory the user registered), a fraction for an integer
-    default names the other fix too: the default itself may be what is wrong
-    (`noise=0` for a knob that takes 0.1), which a library's typed field is not.
-
-    Returns:
-      `options`, with a whole float where the default is an integer made one
-      (1000.0: 1000), which a library's typed config (Playground's) refuses,
-      and an integer where the default is a float made a float (50: 50.0).
-
-    Raises:
-      ConfigError: naming the option, its value, its kind and its default.
-
-    """
-    out = dict(options)
-    for name, value in options.items():
-        if name not in defaults:
-            continue
-        default = defaults[name]
-        kind = np.asarray(default).dtype.kind if np.ndim(default) == 0 else None
-        if isinstance(default, np.generic):  # shown as the user would write it
-            default = default.item()
-        is_bool = isinstance(value, bool)
-        number = isinstance(value, int | float | np.number) and not is_bool
-        fraction = number and not float(value).is_integer()
-        fits = {
-            "b": isinstance(value, bool | np.bool_),
-            "i": number and not fraction,
-            "u": number and not fraction and value >= 0,
-            "f": number,
-        }.get(kind, True)
-        if not fits and user and fraction and kind in ("i", "u"):
-            raise ConfigError(
-                f"env.options {name}={value!r} is not a whole number, but "
-                f"{env_id}'s factory declares {name}={default!r}, an integer; "
-                f"declare the default as {float(default)!r} if it takes "
-                f"fractions, or pass a whole number."
-            )
-        if not fits:
-            what = {"b": "true or false", "i": "an integer", "u": "an integer >= 0"}
-            raise ConfigError(
-                f"env.options {name}={value!r} is not {what.get(kind, 'a number')}"
-                f" ({env_id}'s default: {default!r}); pass one, e.g. --env.option "
-                f"{name}={str(default).lower() if kind == 'b' else default}."
-            )
-        if kind in ("i", "u") and isinstance(value, float | np.floating):
-            out[name] = int(value)  # whole, as checked
-        elif kind == "f" and not isinstance(value, float | np.floating):
-            # 50 for a float field: an int32 leaf where float32 is expected
-            # fails (or changes the parameters' types) deep in a trace.
-            out[name] = float(value)
-    return out
 
 
 def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:

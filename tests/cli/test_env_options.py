@@ -1,7 +1,8 @@
 """`--env.option KEY=VALUE`: values read as YAML, numbers as the rest of the CLI.
 
 Exponent notation (`tau=2e-2`) was a string, refused as "not a number"; a
-value that is no YAML ended in a traceback.
+value that is no YAML, an integer past int32 or a bad array parameter ended in
+a traceback.
 """
 
 import pytest
@@ -40,6 +41,27 @@ def test_exponent_notation_is_a_float_and_quoted_a_string():
 def test_a_value_that_is_no_yaml_is_one_line():
     with pytest.raises(UsageError, match=r"--env.option 'a=\[1,': '\[1,' is not a "):
         _parse_options(["a=[1,"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env.option", "a=[1,"], "is not a YAML value"),
+        (
+            ["--env.id", "CartPole-v1", "--env.option", "max_steps_in_episode=3e9"],
+            "env.options max_steps_in_episode=3000000000.0 must be in [-2**31, 2**31)",
+        ),
+        (
+            ["--env.id", "Acrobot-v1", "--env.option", "available_torque=abc"],
+            "env.options available_torque='abc' must be a list of 3 numbers",
+        ),
+    ],
+    ids=repr,
+)
+def test_bad_env_options_are_one_line_and_exit_2(argv, message, capsys):
+    assert cli.main([*TRAIN, *argv]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
 
 
 def test_a_run_takes_an_option_in_exponent_notation(capsys):

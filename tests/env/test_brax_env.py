@@ -168,3 +168,11 @@ def test_brax_reward_components_are_logged_and_summed_over_each_episode():
     for name, total in totals.items():
         np.testing.assert_allclose(ts.info["episode_metrics"][name], total, rtol=1e-6)
     assert float(state.metric_sums["reward_ctrl"]) == 0.0  # the next episode's
+
+
+def test_an_episode_length_past_int32_is_one_line():
+    # It overflowed while the first chunk was jitted, an OverflowError traceback.
+    from purejaxdrl.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"episode_length=2147483648 must be in "):
+        envs.make("brax/inverted_pendulum", episode_length=2**31)

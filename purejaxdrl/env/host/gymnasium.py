@@ -384,7 +384,8 @@ def _typed_options(
     }
     if spec.max_episode_steps is not None:
         defaults["max_episode_steps"] = spec.max_episode_steps
-    options = check_option_types(f"gymnasium:{env_id}", options, defaults)
+    # Python's ints to the end: no int32 range (device envs and EnvPool's have).
+    options = check_option_types(f"gymnasium:{env_id}", options, defaults, int32=False)
     steps = options.get("max_episode_steps")
     if isinstance(steps, int | float) and steps < 1:
         shown = defaults.get("max_episode_steps", 1000)
