@@ -36,7 +36,8 @@ def list_command(argv: Sequence[str]) -> int:
         "--envs",
         action="store_true",
         help="list environment ids instead: gymnax, brax/, playground/ (where "
-        "installed) and those your --env.imports modules register, one a line",
+        "installed), Craftax-* (installed or not) and those your --env.imports "
+        "modules register, one a line",
     )
     parser.add_argument(
         "--env.imports",

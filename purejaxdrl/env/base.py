@@ -24,6 +24,17 @@ InnerStep = Callable[[EnvState, EnvParams], tuple[EnvState, TimeStep]]
 """A wrapped env's `step` or `step_batch`, its keys and actions given."""
 
 
+class UnknownEnvironmentError(ConfigError, KeyError):
+    """An environment id nobody registered (a ConfigError and a KeyError).
+
+    Raised by `make`, and by an adapter given an id its library lacks
+    (`GymnaxEnv("CartPol-v1")`).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @dataclasses.dataclass(frozen=True)
 class Discrete:
     """A discrete action space with `num_values` actions, int32 [] actions.

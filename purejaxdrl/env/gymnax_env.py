@@ -1,5 +1,6 @@
 """Adapter from gymnax (>= 1.0, six-value `step`) environments to `Env`."""
 
+import difflib
 import warnings
 from typing import Any
 
@@ -14,6 +15,7 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     EnvState,
+    UnknownEnvironmentError,
     check_option_types,
     check_options,
     keyword_defaults,
@@ -57,10 +59,10 @@ class GymnaxEnv(Env):
         import gymnax  # local: importing gymnax costs ~1 s
 
         if env_id not in gymnax.registered_envs:
-            raise KeyError(env_id)
+            raise UnknownEnvironmentError(_unknown(env_id, gymnax.registered_envs))
         # Options naming a field of the environment's parameters set it (e.g.
         # MemoryChain-bsuite's memory_length); the others go to its constructor.
-        probe, probe_params = gymnax.make(env_id)
+        probe, probe_params = _make(env_id)
         fields = set(getattr(probe_params, "__dataclass_fields__", {}))
         # Checked even where the constructor is `(*args, **kwargs)`: that is
         # object's (MountainCar-v0, the bandits), which takes no argument.
@@ -71,7 +73,7 @@ class GymnaxEnv(Env):
         kwargs = check_option_types(env_id, kwargs, defaults)
         check_lengths(env_id, kwargs, defaults)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
-        env, params = gymnax.make(env_id, **kwargs)
+        env, params = _make(env_id, **kwargs)
         if overrides:
             params = params.replace(**overrides)
         self._adopt(env_id, env, params)
@@ -229,6 +231,44 @@ class GymnaxEnv(Env):
             final_observation=self._observation(info["final_observation"]),
             info={},
         )
+
+
+def _unknown(env_id: str, names: list[str]) -> str:
+    """Why `GymnaxEnv(env_id)` is refused, with the names spelt alike."""
+    close = difflib.get_close_matches(env_id, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (
+        f"{env_id!r} is not in gymnax's registry{hint}; pass one of "
+        "gymnax.registered_envs, or, for a gymnax Environment of your own, use "
+        "GymnaxEnv.wrap(env)."
+    )
+
+
+def _make(env_id: str, **kwargs: Any) -> tuple[Any, Any]:
+    """`gymnax.make`, with a failed download (MNISTBandit-bsuite's) one line.
+
+    gymnax downloads MNIST into /tmp/mnist when MNISTBandit-bsuite is made;
+    offline, urllib's URLError (an OSError) ended the run in a traceback (as
+    did a damaged file, gzip's BadGzipFile).
+
+    Raises:
+      ConfigError: naming the files, where they go and the error.
+
+    """
+    import gymnax
+
+    try:
+        return gymnax.make(env_id, **kwargs)
+    except OSError as e:
+        if env_id != "MNISTBandit-bsuite":
+            raise
+        raise ConfigError(
+            f"{env_id}: gymnax reads MNIST from /tmp/mnist when it is made, "
+            "downloading the files missing there, and that failed "
+            f"({type(e).__name__}: {e}); connect to the internet, or put "
+            "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+            "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz in /tmp/mnist."
+        ) from e
 
 
 def check_lengths(

@@ -10,6 +10,7 @@ from typing import Any
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import (
     Env,
+    UnknownEnvironmentError,
     check_option_types,
     keyword_defaults,
     keyword_names,
@@ -17,13 +18,6 @@ from purejaxdrl.env.base import (
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
 _USERS: set[str] = set()  # names registered through `register`: users' code
-
-
-class UnknownEnvironmentError(ConfigError, KeyError):
-    """Raised by `make` for a name nobody registered (a ConfigError and a KeyError)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 def register(name: str, factory: Callable[..., Env]) -> None:
@@ -179,9 +173,11 @@ def _close_names(name: str) -> list[str]:
 
 
 def registered() -> list[str]:
-    """All names `make` accepts: gymnax, brax/, playground/ and user names.
+    """All names `make` accepts: gymnax, brax/, playground/, Craftax and user names.
 
-    `playground/<Name>` names are listed where the playground extra is installed.
+    `playground/<Name>` names are listed where the playground extra is
+    installed; the four Craftax ids (`Craftax-Classic-Symbolic-v1`...) always,
+    and making one without the craftax extra says how to install it.
     """
     _register_builtins()
     return sorted(_FACTORIES)

@@ -68,3 +68,10 @@ def test_a_run_takes_an_option_in_exponent_notation(capsys):
     argv = ["--env.id", "CartPole-v1", "--env.option", "tau=2e-2"]
     argv += ["--total-steps", "512", "--num-logs", "1", "--devices", "1"]
     assert cli.main([*TRAIN, *argv]) == 0, capsys.readouterr().err
+
+
+def test_list_help_names_the_craftax_ids(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["list", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Craftax-* (installed or not)" in help_text

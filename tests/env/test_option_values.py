@@ -1,8 +1,11 @@
 """Environment options that reached gymnax, brax or JAX unchecked, one line now.
 
-Array parameters (Acrobot-v1's `available_torque`) and integers past int32
-each ended in a traceback.
+Array parameters (Acrobot-v1's `available_torque`), integers past int32, an id
+not in gymnax's registry given to `GymnaxEnv` itself, and MNISTBandit-bsuite's
+download offline: each ended in a traceback.
 """
+
+import urllib.error
 
 import gymnax
 import jax
@@ -90,3 +93,33 @@ def test_an_integer_option_past_int32_is_one_line(value):
     # Gymnasium's options stay Python ints: no range.
     wide = check_option_types("g", {"n": 2**40}, {"n": 5}, int32=False)
     assert wide == {"n": 2**40}
+
+
+def test_an_id_gymnax_lacks_given_to_gymnax_env_is_one_line():
+    with pytest.raises(envs.UnknownEnvironmentError) as error:
+        envs.GymnaxEnv("CartPol-v1")
+    assert isinstance(error.value, KeyError)  # as before, for who caught that
+    assert str(error.value) == (
+        "'CartPol-v1' is not in gymnax's registry (did you mean 'CartPole-v1'?); "
+        "pass one of gymnax.registered_envs, or, for a gymnax Environment of "
+        "your own, use GymnaxEnv.wrap(env)."
+    )
+
+
+def test_mnist_bandit_offline_is_one_line_naming_the_files(tmp_path, monkeypatch):
+    from gymnax.utils import load_mnist
+
+    def offline(url, filename):
+        raise urllib.error.URLError("[Errno -2] Name or service not known")
+
+    monkeypatch.setattr(load_mnist, "urlretrieve", offline)
+    monkeypatch.setattr(load_mnist.load_mnist, "__defaults__", (str(tmp_path),))
+    with pytest.raises(ConfigError) as error:
+        envs.make("MNISTBandit-bsuite")
+    message = str(error.value)
+    assert message.startswith(
+        "MNISTBandit-bsuite: gymnax reads MNIST from /tmp/mnist when it is made, "
+        "downloading the files missing there, and that failed (URLError: "
+    )
+    assert "t10k-labels-idx1-ubyte.gz in /tmp/mnist." in message
+    assert "\n" not in message
