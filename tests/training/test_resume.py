@@ -271,10 +271,15 @@ def test_export_and_load_policy(straight, tmp_path):
     assert total >= 50, total
 
 
-def test_export_and_load_a_recurrent_policy(straight, tmp_path):
+def test_export_and_load_a_recurrent_policy(cache, tmp_path):
     import purejaxdrl as pjd
 
-    policy = _export(straight["ppo_gru"], tmp_path)
+    # A short run: what is checked is that the export acts as the network does.
+    root = tmp_path / "runs"
+    short = ["--total-steps", "3200", "--num-logs", "1", "--run-dir", str(root)]
+    trained = _run("train", *SMALL, *ALGO["ppo_gru"], *short, cache=cache, cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    policy = _export(root, tmp_path)
     assert policy.spec["network"]["core"] == "gru"
     with pytest.raises(pjd.ConfigError, match="use policy.step"):
         policy.mode(np.zeros(4, np.float32))
