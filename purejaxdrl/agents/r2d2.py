@@ -43,8 +43,10 @@ from purejaxdrl.agents.dqn_config import (
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
+    _warn_unused,
     exploration,
     q_networks,
+    set_fields,
     target_network_step,
     warn_unused_epsilons,
 )
@@ -288,7 +290,8 @@ def make_r2d2(
 def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     """R2D2's range rules, and with `shape` that its sequences fit the run.
 
-    Warns about ε fields that its exploration mode does not use.
+    Warns about ε fields that its exploration mode does not use, and about
+    `rescale_eps` set while `value_rescaling` is off.
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
@@ -317,6 +320,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
     check_target_tau("r2d2", config)
     warn_unused_epsilons("r2d2", config)
+    warn_unused_rescaling(config)
     if shape is None:
         return
     warn_target_never_used("r2d2", config, shape, shape.num_envs)  # sequences
@@ -334,6 +338,25 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
             f"{shape.num_envs}: each environment keeps its own replay shard; "
             f"e.g. {max(1, value // shape.num_envs) * shape.num_envs}.",
         )
+
+
+def warn_unused_rescaling(config: R2D2Config) -> None:
+    """Warns once when `rescale_eps` is set but `value_rescaling` is off.
+
+    As `q_learning.warn_unused_epsilons`: set means away from its default (by
+    a preset or by you), and the warning names the field, not its value, so a
+    sweep over it warns once. Without rescaling the loss never reads ε of h.
+    """
+    if config.value_rescaling:
+        return
+    unused = set_fields("r2d2", config, ("rescale_eps",))
+    if not unused:
+        return
+    why = (
+        "Q and its targets are learnt unrescaled; pass "
+        "--r2d2.value-rescaling true to learn h(Q)"
+    )
+    _warn_unused(unused, "r2d2.value_rescaling=false", why, ("unused rescaling",))
 
 
 ALGORITHM = Algorithm(

@@ -1,4 +1,4 @@
-"""What the Q-learners share: warnings about ε fields that do nothing."""
+"""What the Q-learners share: warnings about fields that do nothing."""
 
 import dataclasses
 import warnings
@@ -144,3 +144,29 @@ def test_prioritised_fields_under_prioritised_replay_or_at_defaults_are_quiet():
         dqn_config.validate(
             pjd.load_preset("cartpole", "apex").config.apex, name="apex"
         )
+
+
+def test_rescale_eps_set_without_value_rescaling_warns_once():
+    # R2D2's loss reads ε of h only with value rescaling on; the cartpole_masked
+    # preset turns it off, and a run that sets or sweeps r2d2.rescale_eps there
+    # is told that it changes nothing, as for the ε and priority fields.
+    config = r2d2.R2D2Config(value_rescaling=False, rescale_eps=0.05)
+    with pytest.warns(UserWarning) as record:
+        r2d2.validate(config)
+        r2d2.validate(dataclasses.replace(config, rescale_eps=0.01))  # once
+    assert len(_unused(record)) == 1
+    message = str(record[0].message)
+    assert message.startswith(
+        "r2d2.rescale_eps is set (by a preset or by you) but unused: "
+        "with r2d2.value_rescaling=false"
+    )
+    assert message.endswith("pass --r2d2.value-rescaling true to learn h(Q).")
+    assert "0.05" not in message  # names the field, not its value
+
+
+def test_rescale_eps_with_value_rescaling_or_at_its_default_is_quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r2d2.validate(r2d2.R2D2Config(rescale_eps=0.05))  # rescaling on
+        r2d2.validate(r2d2.R2D2Config(value_rescaling=False))  # default ε
+        r2d2.validate(pjd.load_preset("cartpole_masked", "r2d2").config.r2d2)
