@@ -11,7 +11,8 @@ state up (no gradient, no loss), the T after them take n-step double
 Q-learning targets under
 the invertible value rescaling h (`rl.value_rescaling`), and the sequence's
 priority becomes η max|δ| + (1 - η) mean|δ| of its TD errors. Actors explore
-with Ape-X's per-environment ε_i.
+with Ape-X's per-environment ε_i by default, or with one annealed ε
+(`per_actor_epsilon` false).
 
 The replay keeps one prioritised shard per environment (`replay.env_shards`),
 so the same sequences are drawn on 1 or 8 devices. A network without a core

@@ -4,7 +4,8 @@
 al. (2018), "Distributed Prioritized Experience Replay" (Ape-X),
 https://arxiv.org/abs/1803.00933. Item i is drawn with probability
 P(i) = p_i^α / Σ_k p_k^α, and the learner corrects the bias with importance
-weights w_i = (N P(i))^-β / max_j w_j, β annealed towards 1.
+weights w_i = (N P(i))^-β / max_j w_j. The buffer takes β from its caller:
+DQN and Ape-X anneal it towards 1, R2D2 keeps it fixed (the paper's 0.6).
 """
 
 from typing import NamedTuple
@@ -128,7 +129,8 @@ def importance_weights(
       probability: P(i) of each sampled item, float32 [B].
       size: N, the number of items in the buffer the batch came from (int or
         int32 []).
-      beta: the correction's exponent (annealed from β0 to 1 over training).
+      beta: the correction's exponent, the caller's (DQN and Ape-X anneal it
+        from β0 to 1 over training; R2D2's is fixed).
       axis_name: when each device samples from its own shard, the mesh axis
         over which the maximum is taken, so every device scales alike. With
         equal shard sizes, N P(i) on a shard is the same as over the union of
