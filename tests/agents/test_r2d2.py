@@ -1,5 +1,6 @@
 """R2D2: value rescaling, sequence targets against a per-step NumPy reference,
-the weighted loss, written priorities, burn-in without gradient,
+the weighted loss, importance weights of the drawn sequences in a gradient
+step, written priorities, burn-in without gradient,
 per-environment replay shards on any device count."""
 
 import functools
@@ -18,7 +19,8 @@ from purejaxdrl.agents.r2d2_sequences import Sequence, sequence_td, time_major
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.parallel import make_mesh
-from purejaxdrl.replay import sum_tree
+from purejaxdrl.replay import make_prioritised_buffer, sum_tree
+from purejaxdrl.replay.env_shards import make_env_shards
 from purejaxdrl.rl.value_rescaling import rescale, unscale
 from purejaxdrl.types import Transition
 from tests.helpers import flat, tiny_config, trained
@@ -167,6 +169,24 @@ def test_loss_weights_each_sequences_mean_squared_td_error():
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+def _trajectory(net, length: int, num_envs: int, seed: int) -> Transition:
+    """An unroll [T, E] of random steps; environment 0 terminates at step 2."""
+    rng = np.random.default_rng(seed)
+    shape = (length, num_envs)
+    discount = np.ones(shape, np.float32)
+    discount[2, 0] = 0.0
+    normal = functools.partial(rng.normal, size=(*shape, OBS))
+    return Transition(
+        normal().astype(np.float32), rng.integers(0, 2, shape).astype(np.int32),
+        rng.normal(size=shape).astype(np.float32), discount,
+        np.zeros(shape, bool), np.zeros(shape, np.float32),
+        np.zeros(shape, np.float32), np.zeros(shape, np.float32),
+        normal().astype(np.float32), {},
+        np.concatenate([np.zeros((1, num_envs), bool), discount[:-1] == 0]),
+        net.initial_state(num_envs),
+    )  # fmt: skip
+
+
 def test_written_priorities_mix_the_max_and_mean_absolute_td_error():
     # Kapturowski et al. (2019): p = η max_t |δ_t| + (1 - η) mean_t |δ_t| of
     # each drawn sequence, computed with the parameters before the step, and
@@ -180,20 +200,7 @@ def test_written_priorities_mix_the_max_and_mean_absolute_td_error():
     agent = make_r2d2(config, net, np.zeros(OBS, np.float32), run)
     state = agent.init(jax.random.key(0))
     state = state._replace(target_params=net.init(jax.random.key(1), jnp.zeros(OBS)))
-    rng = np.random.default_rng(0)
-    shape = (length, num_envs)
-    discount = np.ones(shape, np.float32)
-    discount[2, 0] = 0.0
-    normal = functools.partial(rng.normal, size=(*shape, OBS))
-    traj = Transition(
-        normal().astype(np.float32), rng.integers(0, 2, shape).astype(np.int32),
-        rng.normal(size=shape).astype(np.float32), discount,
-        np.zeros(shape, bool), np.zeros(shape, np.float32),
-        np.zeros(shape, np.float32), np.zeros(shape, np.float32),
-        normal().astype(np.float32), {},
-        np.concatenate([np.zeros((1, num_envs), bool), discount[:-1] == 0]),
-        net.initial_state(num_envs),
-    )  # fmt: skip
+    traj = _trajectory(net, length, num_envs, seed=0)
     new, metrics = jax.jit(agent.update)(state, traj, jax.random.key(2))
     assert int(metrics["learner/grad_steps"]) == 1
     # The stored sequences, [E, T, ...] in slot 0 of each shard, time-major.
@@ -205,6 +212,104 @@ def test_written_priorities_mix_the_max_and_mean_absolute_td_error():
     np.testing.assert_allclose(leaves[:, 0], p**config.priority_alpha, rtol=1e-5)
     np.testing.assert_allclose(
         new.buffer.max_priority[:, 0], np.maximum(p, 1.0), rtol=1e-5
+    )
+
+
+def test_a_gradient_step_weights_each_drawn_sequence_by_its_importance_weight():
+    # Kapturowski et al. (2019), as Schaul et al. (2016): the loss of a drawn
+    # sequence i is weighted by w_i = (N P(i))^-β / max_j w_j, with P(i) its
+    # probability within its environment's shard of N sequences. Reference:
+    # P from the priorities set here, δ from `sequence_td` (checked against
+    # the per-step reference above), and Adam's first step, which (clipping
+    # out of reach) moves each parameter by -lr g / (|g| + ε): with a large ε
+    # nearly linear in g, so the step tells the weights apart, not only signs.
+    from purejaxdrl.agents.r2d2_sequences import with_burn_in
+
+    num_envs, length, per_env, per_batch = 2, 4, 4, 2
+    alpha, beta, lr, adam_eps = 1.0, 0.6, 1.0, 10.0
+    config = R2D2Config(
+        burn_in=1, n_step=2, gamma=0.9, priority_alpha=alpha,
+        importance_exponent=beta, buffer_size=per_env * num_envs,
+        batch_size=per_batch * num_envs, min_replay=num_envs, updates_per_step=1,
+        learning_rate=lr, adam_eps=adam_eps, max_grad_norm=1e6, target_every=4,
+    )  # fmt: skip
+    net = _network()
+    run = RunShape(num_envs=num_envs, unroll_length=length, num_updates=8)
+    agent = make_r2d2(config, net, np.zeros(OBS, np.float32), run)
+    state = jax.jit(agent.init)(jax.random.key(0))
+    # The agent's shards (pure functions of these sizes): three unrolls
+    # stored, then priorities far apart, different in each shard.
+    shards = make_env_shards(
+        make_prioritised_buffer(per_env, per_batch, 1, alpha=alpha), num_envs
+    )
+
+    @jax.jit
+    def store(buffer, tail, traj, first):  # what `update` stores
+        seqs, tail = with_burn_in(net, state.params, tail, traj, first)
+        return shards.add(buffer, seqs), tail
+
+    buffer, tail = state.buffer, state.tail
+    trajs = [_trajectory(net, length, num_envs, seed=k) for k in range(4)]
+    for k, traj in enumerate(trajs[:3]):
+        buffer, tail = store(buffer, tail, traj, jnp.bool_(k == 0))
+    priority = np.array([[0.2, 3.0, 1.0], [2.0, 0.1, 4.0]], np.float32)
+    slots = jnp.asarray(np.broadcast_to(np.arange(3), priority.shape), jnp.int32)
+    buffer = jax.jit(shards.set_priorities)(buffer, slots, jnp.asarray(priority))
+    state = state._replace(
+        buffer=buffer, tail=tail, step=jnp.int32(3),
+        target_params=jax.jit(net.init)(jax.random.key(1), jnp.zeros(OBS)),
+    )  # fmt: skip
+    # The update stores the fourth unroll in slot 3 with each shard's largest
+    # priority so far, then draws from the full shards. The key is the first
+    # whose draw holds a sequence of low probability (a weight far below 1).
+    priority = np.concatenate([priority, priority.max(1, keepdims=True)], axis=1)
+    probability = priority**alpha / (priority**alpha).sum(axis=1, keepdims=True)
+    full, _ = store(buffer, tail, trajs[3], jnp.bool_(False))
+    rows, sample = np.arange(num_envs)[:, None], jax.jit(shards.sample)
+    for seed in range(64):
+        key = jax.random.key(seed)
+        step_key = jax.random.split(key, 1)[0]
+        index = np.asarray(sample(full, step_key, jnp.arange(num_envs)).index)
+        if probability[rows, index].min() < 0.05:
+            break
+    new, metrics = jax.jit(agent.update)(state, trajs[3], key)
+    assert int(metrics["learner/grad_steps"]) == 1
+    jax.tree.map(np.testing.assert_array_equal, new.buffer.ring.items, full.ring.items)
+    # Those are the slots the step drew: their priorities, and only theirs,
+    # were rewritten.
+    leaves = jax.vmap(sum_tree.leaves, (0, None))
+    moved = ~np.isclose(
+        leaves(new.buffer.nodes, jnp.arange(per_env)),
+        leaves(full.nodes, jnp.arange(per_env)),
+    )
+    for env in range(num_envs):
+        assert set(np.flatnonzero(moved[env])) == set(index[env])
+    p_drawn = probability[rows, index].reshape(-1)  # environment-major
+    w = (per_env * p_drawn) ** -beta
+    w = w / w.max()
+    assert w.min() < 0.5  # the weights matter
+    drawn = jax.tree.map(
+        lambda x: x[rows, index].reshape(-1, *x.shape[2:]), full.ring.items
+    )
+    seq = time_major(drawn)
+
+    @jax.jit
+    def reference(params, weights):
+        td = _td(config, net, params, state.target_params, seq)
+        return jnp.mean(weights * 0.5 * jnp.mean(td**2, axis=0))
+
+    def adam_step(weights):  # Adam's first step: m = g, v = g² (bias-corrected)
+        g = flat(jax.grad(reference)(state.params, jnp.asarray(weights)))
+        return -lr * g / (np.abs(g) + adam_eps)
+
+    want = reference(state.params, jnp.asarray(w))
+    unweighted = reference(state.params, jnp.ones_like(w))
+    assert abs(unweighted - want) > 0.1 * abs(want)
+    np.testing.assert_allclose(metrics["loss/total"], want, rtol=1e-5)
+    step = adam_step(w)
+    assert np.abs(step - adam_step(np.ones_like(w))).max() > 1e-3
+    np.testing.assert_allclose(
+        flat(new.params), flat(state.params) + step, rtol=0, atol=2e-6
     )
 
 
