@@ -112,7 +112,7 @@ def warn_unused_epsilons(name: str, config: Any) -> None:
         )
     )
     setting = f"{name}.per_actor_epsilon={str(per_actor).lower()}"
-    _warn_unused(unused, setting, f"{mode}; {fix}", key=("unused ε", name))
+    warn_unused(unused, setting, f"{mode}; {fix}", key=("unused ε", name))
 
 
 def warn_unused_priorities(name: str, config: Any) -> None:
@@ -130,10 +130,10 @@ def warn_unused_priorities(name: str, config: Any) -> None:
         return
     fix = f"pass --{name.replace('_', '-')}.prioritised true for prioritised replay"
     why = f"replay is uniform; {fix}"
-    _warn_unused(unused, f"{name}.prioritised=false", why, ("unused priorities", name))
+    warn_unused(unused, f"{name}.prioritised=false", why, ("unused priorities", name))
 
 
-def _warn_unused(
+def warn_unused(
     unused: list[str], setting: str, why_and_fix: str, key: tuple[str, ...]
 ) -> None:
     """Warns once per `key` and fields that `unused` do nothing with `setting`."""

@@ -44,11 +44,11 @@ from purejaxdrl.agents.dqn_config import (
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
-    _warn_unused,
     exploration,
     q_networks,
     set_fields,
     target_network_step,
+    warn_unused,
     warn_unused_epsilons,
 )
 from purejaxdrl.agents.r2d2_sequences import (
@@ -357,7 +357,7 @@ def warn_unused_rescaling(config: R2D2Config) -> None:
         "Q and its targets are learnt unrescaled; pass "
         "--r2d2.value-rescaling true to learn h(Q)"
     )
-    _warn_unused(unused, "r2d2.value_rescaling=false", why, ("unused rescaling",))
+    warn_unused(unused, "r2d2.value_rescaling=false", why, ("unused rescaling",))
 
 
 ALGORITHM = Algorithm(
