@@ -2,20 +2,23 @@
 
 gymnax environments are drawn by gymnax's own drawings (gymnasium's pygame
 renderer for classic control, matplotlib figures for MinAtar, Catch, mazes);
-pixel observations of host environments by their newest frame, upscaled.
+`gymnasium:` environments by their own `rgb_array` drawing; pixel
+observations of host environments by their newest frame, upscaled.
 Pillow writes every GIF (matplotlib's PillowWriter uses it too), so there is
 no new dependency.
 """
 
 import os
 import pathlib
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.gymnax_env import GymnaxEnv
+from purejaxdrl.env.host.base import import_optional
 
 SCALE = 3
 # Atari runs at 60 frames/s and EnvPool skips 4: a step is 67 ms of play. GIF
@@ -56,8 +59,16 @@ def write_gif(
                 progress(done)
 
     out, stream = pathlib.Path(out), images()
-    first = next(stream)
-    first.save(out, save_all=True, append_images=stream, duration=frame_ms, loop=0)
+    try:
+        first = next(stream)
+        first.save(out, save_all=True, append_images=stream, duration=frame_ms, loop=0)
+    finally:
+        # A failed save leaves the frames half drawn; close their generator
+        # now (a gymnasium drawer's `finally`), not at interpreter shutdown,
+        # where closing it fails with a second traceback.
+        stream.close()
+        if isinstance(frames, Generator):
+            frames.close()
     return out
 
 
@@ -98,6 +109,18 @@ def gymnax_frames(
     """
     if env.env_id not in _PYGAME:
         return _figure_frames(env, states, rewards), _FIGURE_FRAME_MS
+    check_drawable(env)
+    return _classic_control_frames(env, states, rewards), _PYGAME_FRAME_MS
+
+
+def check_drawable(env: GymnaxEnv) -> None:
+    """Raises ConfigError when gymnax draws `env` with pygame and pygame is missing.
+
+    `render.check_renderable` asks before anything plays; `gymnax_frames`
+    again, for callers that draw without asking first.
+    """
+    if env.env_id not in _PYGAME:
+        return
     headless()
     try:
         import pygame  # noqa: F401
@@ -106,7 +129,61 @@ def gymnax_frames(
             f"--render: gymnax draws {env.env_id} with pygame, which is not "
             "installed; pip install 'purejaxdrl[render]'."
         ) from None
-    return _classic_control_frames(env, states, rewards), _PYGAME_FRAME_MS
+
+
+def gymnasium_drawer(name: str, options: dict[str, Any]) -> Any:
+    """One `gymnasium:<name>` environment that draws RGB frames.
+
+    Raises:
+      ConfigError: its constructor takes no `render_mode`, or it draws no
+        `rgb_array` frames.
+
+    """
+    headless()  # pygame draws classic control
+    gym = import_optional("gymnasium", "gymnasium")
+    with warnings.catch_warnings():  # an unknown render mode only warns
+        warnings.simplefilter("ignore")
+        # One environment, not a vector: the vector's own option goes, and
+        # the run's render mode (if it set one) gives way to rgb_array.
+        drop = ("vectorization_mode", "render_mode")
+        kwargs = {k: v for k, v in options.items() if k not in drop}
+        try:
+            env = gym.make(name, render_mode="rgb_array", **kwargs)
+        except TypeError as e:
+            if "render_mode" not in str(e):
+                raise
+            # Gymnasium passes render_mode to the constructor, which refused it.
+            raise ConfigError(
+                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
+                "so it cannot draw frames; give its __init__ a render_mode "
+                "argument (Gymnasium's API, with 'rgb_array' in "
+                "metadata['render_modes']) or evaluate without --render."
+            ) from None
+    if "rgb_array" not in env.metadata.get("render_modes", ()):
+        env.close()
+        raise ConfigError(
+            f"--render: gymnasium:{name} draws no frames (render modes "
+            f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
+            "or pixel observations); evaluate without --render."
+        )
+    return env
+
+
+def draw_frame(env: Any, name: str) -> np.ndarray:
+    """`env`'s drawing of its present state, uint8 [H, W, 3].
+
+    Raises:
+      ConfigError: the package it draws with is not installed.
+
+    """
+    gym = import_optional("gymnasium", "gymnasium")
+    try:
+        return np.asarray(env.render(), np.uint8)
+    except gym.error.DependencyNotInstalled as e:
+        raise ConfigError(
+            f"--render: gymnasium draws {name} with a package that is not "
+            f"installed ({e}); pip install 'purejaxdrl[render]'."
+        ) from None
 
 
 def _font(size: int) -> Any:

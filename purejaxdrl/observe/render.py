@@ -18,7 +18,6 @@
 """
 
 import pathlib
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -31,7 +30,7 @@ from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.env.host import HostSpec, make_host_env, synchronous
-from purejaxdrl.env.host.base import import_optional, rescale_actions
+from purejaxdrl.env.host.base import rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.host.gymnasium import MASK_KEY, flattened, with_mask
 from purejaxdrl.env.playground_env import PlaygroundEnv
@@ -39,8 +38,10 @@ from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.evaluation import HostModePolicy, host_mode_policy, play_host
 from purejaxdrl.observe.gif import (
     PIXEL_FRAME_MS,
+    check_drawable,
+    draw_frame,
+    gymnasium_drawer,
     gymnax_frames,
-    headless,
     newest_frame,
     upscale,
     write_gif,
@@ -54,6 +55,11 @@ from purejaxdrl.observe.mujoco_render import (
 )
 from purejaxdrl.observe.play import episode_ended, mode_policy
 from purejaxdrl.types import Params, PRNGKey
+
+# Steps `record_episode` plays in one compiled block: its states are kept on
+# the device until the block ends, so memory is bounded by the block, not by
+# the step cap (eval --max-steps may be 2**31-1).
+RECORD_BLOCK = 1000
 
 
 class Episode(NamedTuple):
@@ -100,38 +106,61 @@ def record_episode(
     The episode is the first of `episodes` that `evaluation.make_evaluate`
     plays with `key`: its reset and step keys are derived as there, so
     `purejaxdrl eval --render` draws an episode it scored.
-    Not jittable (returns host data); the episode itself is one compiled scan.
+    Not jittable (returns host data). The episode plays in compiled blocks of
+    `RECORD_BLOCK` steps (fewer if `max_steps` is), and stops after the block
+    it ends in: a large `max_steps` costs nothing once the episode is over,
+    and only the episode's states are kept.
     """
     policy = mode_policy(network)
+    block = min(max_steps, RECORD_BLOCK)
 
     @jax.jit
-    def play(params: Params, env_params: EnvParams, key: PRNGKey) -> tuple:
+    def start(env_params: EnvParams, key: PRNGKey) -> tuple:
         key_reset, key_steps = jax.random.split(key)
         state, ts = env.reset(jax.random.split(key_reset, episodes)[0], env_params)
+        running = jnp.ones((), bool)
+        return (state, policy.initial_state(1), ts.observation, running), key_steps
 
-        def step(carry: tuple, t: jax.Array) -> tuple:
-            key_t = jax.random.split(jax.random.fold_in(key_steps, t), episodes)[0]
+    @jax.jit
+    def play(
+        params: Params,
+        env_params: EnvParams,
+        key_steps: PRNGKey,
+        carry: tuple,
+        t0: jax.Array,
+        left: jax.Array,
+    ) -> tuple:
+        def step(carry: tuple, i: jax.Array) -> tuple:
+            # The step's key as evaluate derives it, from the step's number.
+            keys = jax.random.split(jax.random.fold_in(key_steps, t0 + i), episodes)
             state, core, obs, running = carry
+            running = running & (i < left)  # the cap falls inside this block
             # A batch of one for the policy (of each entry of a dict
             # observation); its core state goes on through the episode
             # (nothing after the episode is kept).
             batch = jax.tree.map(lambda x: x[None], obs)
             core, action = policy.act(params, core, batch, jnp.zeros(1, bool))
-            new, ts = env.step(key_t, state, action[0], env_params)
-            ended = episode_ended(ts)
+            new, ts = env.step(keys[0], state, action[0], env_params)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
-            return (new, core, ts.observation, running & ~ended), out
+            return (new, core, ts.observation, running & ~episode_ended(ts)), out
 
-        carry = (state, policy.initial_state(1), ts.observation, jnp.ones((), bool))
-        steps = jnp.arange(max_steps)
-        _, (states, rewards, running) = jax.lax.scan(step, carry, steps)
-        return states, rewards, running
+        return jax.lax.scan(step, carry, jnp.arange(block))
 
-    states, rewards, running = jax.device_get(play(params, env_params, key))
-    length = int(np.sum(running))
-    inner = _inner_state(states)
+    carry, key_steps = start(env_params, key)
+    kept = []
+    for t0 in range(0, max_steps, block):
+        left = np.int32(min(block, max_steps - t0))
+        carry, out = play(params, env_params, key_steps, carry, np.int32(t0), left)
+        states, rewards, running = jax.device_get(out)
+        length = int(np.sum(running))
+        inner = _inner_state(states)
+        kept.append(jax.tree.map(lambda x, n=length: x[:n], (inner, rewards)))
+        if not jax.device_get(carry[-1]):  # ended (or cut) in this block
+            break
+    inner, rewards = jax.tree.map(lambda *xs: np.concatenate(xs), *kept)
+    length = len(rewards)
     frames = [jax.tree.map(lambda x, t=t: x[t], inner) for t in range(length)]
-    return Episode(frames, np.asarray(rewards[:length]), length)
+    return Episode(frames, np.asarray(rewards), length)
 
 
 def render(
@@ -180,8 +209,8 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
     """`out` as a path, when an episode of `env` can be drawn there.
 
     Raises:
-      ConfigError: the file type does not suit the environment, or the
-        environment has no renderer.
+      ConfigError: the file type does not suit the environment, the
+        environment has no renderer, or its renderer is not installed.
 
     """
     out = pathlib.Path(out)
@@ -192,6 +221,7 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
             raise ConfigError(
                 f"--render {out}: {base.env_id} renders to a GIF; name the file *.gif."
             )
+        check_drawable(base)
     elif isinstance(base, BraxEnv):
         if suffix != ".html":
             raise ConfigError(
@@ -266,7 +296,7 @@ def check_host_renderable(
             f"--env.id gymnasium:{name} to render it, or leave out --render."
         )
     if kind == "gymnasium" and options is not None and not is_pixels(spec):
-        _drawing_env(name, options).close()
+        gymnasium_drawer(name, options).close()
     return out
 
 
@@ -314,7 +344,7 @@ def _gymnasium_episode(
     seed: int,
     max_steps: int,
 ) -> HostEpisode:
-    env, flat = flattened(_drawing_env(name, options), f"gymnasium:{name}")
+    env, flat = flattened(gymnasium_drawer(name, options), f"gymnasium:{name}")
 
     def observe(obs: Any, info: dict[str, Any]) -> np.ndarray:
         # What the policy saw in training: flat float32 where the space is
@@ -329,7 +359,7 @@ def _gymnasium_episode(
         frames, episode_return = [], 0.0
         state = policy.initial_state(1)
         for _ in range(max_steps):
-            frames.append(_draw(env, name))
+            frames.append(draw_frame(env, name))
             state, action = policy.act(params, state, np.asarray(obs)[None])
             step = env.step(rescale_actions(env.action_space, action)[0])
             obs, reward, terminated, truncated, info = step
@@ -342,52 +372,3 @@ def _gymnasium_episode(
     fps = env.metadata.get("render_fps") or 30
     frame_ms = max(20, int(round(100 / fps)) * 10)
     return HostEpisode(frames, len(frames), episode_return, frame_ms)
-
-
-def _drawing_env(name: str, options: dict[str, Any]) -> Any:
-    """One `gymnasium:<name>` environment that draws RGB frames.
-
-    Raises:
-      ConfigError: its constructor takes no `render_mode`, or it draws no
-        `rgb_array` frames.
-
-    """
-    headless()  # pygame draws classic control
-    gym = import_optional("gymnasium", "gymnasium")
-    with warnings.catch_warnings():  # an unknown render mode only warns
-        warnings.simplefilter("ignore")
-        # One environment, not a vector: the vector's own option goes, and
-        # the run's render mode (if it set one) gives way to rgb_array.
-        drop = ("vectorization_mode", "render_mode")
-        kwargs = {k: v for k, v in options.items() if k not in drop}
-        try:
-            env = gym.make(name, render_mode="rgb_array", **kwargs)
-        except TypeError as e:
-            if "render_mode" not in str(e):
-                raise
-            # Gymnasium passes render_mode to the constructor, which refused it.
-            raise ConfigError(
-                f"--render: gymnasium:{name}'s constructor takes no render_mode, "
-                "so it cannot draw frames; give its __init__ a render_mode "
-                "argument (Gymnasium's API, with 'rgb_array' in "
-                "metadata['render_modes']) or evaluate without --render."
-            ) from None
-    if "rgb_array" not in env.metadata.get("render_modes", ()):
-        env.close()
-        raise ConfigError(
-            f"--render: gymnasium:{name} draws no frames (render modes "
-            f"{env.metadata.get('render_modes', [])}; a GIF needs 'rgb_array', "
-            "or pixel observations); evaluate without --render."
-        )
-    return env
-
-
-def _draw(env: Any, name: str) -> np.ndarray:
-    gym = import_optional("gymnasium", "gymnasium")
-    try:
-        return np.asarray(env.render(), np.uint8)
-    except gym.error.DependencyNotInstalled as e:
-        raise ConfigError(
-            f"--render: gymnasium draws {name} with a package that is not "
-            f"installed ({e}); pip install 'purejaxdrl[render]'."
-        ) from None
