@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.cli.args import run_dir_parser
+from purejaxdrl.cli.plot import check_out_folder
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
 # frame per step, and a long one is a large file to watch in a notebook.
@@ -77,7 +78,7 @@ def eval_command(argv: Sequence[str]) -> int:
     if is_policy_folder(args.run_dir):  # exported, or a sweep's best
         _check_one_policy(args)
         config, player, state, step = policy_player(args.run_dir)
-        close = _nothing_open
+        close, cap = _nothing_open, "the default max_steps"  # no eval config
     else:
         config, exp, restored = restore_run(args.run_dir, "evaluate", args.checkpoint)
         player, state, step, close = (
@@ -86,24 +87,17 @@ def eval_command(argv: Sequence[str]) -> int:
             restored.step,
             exp.runner.close,
         )
+        cap = "the run's eval.max_steps"
     max_steps = args.max_steps or config.eval.max_steps
+    if args.max_steps:  # where the cap came from, said if it cut episodes
+        cap = "--max-steps"
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             player.check_render(args.render)
         result = _evaluate(player, state, args, max_steps)
-        _print_result(config, step, result, max_steps)
+        _print_result(config, step, result, max_steps, cap)
         if args.render:
-            drawn = player.render(
-                state,
-                args.render,
-                max_steps=args.max_steps or RENDER_STEPS,
-                seed=args.seed,
-                episodes=args.episodes,  # the first of those just scored
-            )
-            print(
-                f"rendered one episode ({drawn.length} steps, return "
-                f"{drawn.episode_return:.1f}) to {drawn.path}"
-            )
+            _render(player, state, args)
     finally:
         close()
     return 0
@@ -140,6 +134,33 @@ def _evaluate(player: Any, state: Any, args: Any, max_steps: int) -> Any:
         ) from None
 
 
+def _render(player: Any, state: Any, args: Any) -> None:
+    """`player.render` of the first episode just scored, and its line.
+
+    A file that cannot be written after all (a full disk, a folder that
+    refuses writes though it looked writable) is said in one line.
+    """
+    from purejaxdrl.config import ConfigError
+
+    try:
+        drawn = player.render(
+            state,
+            args.render,
+            max_steps=args.max_steps or RENDER_STEPS,
+            seed=args.seed,
+            episodes=args.episodes,  # the first of those just scored
+        )
+    except OSError as e:
+        said = " ".join(str(e).split())[:160] or type(e).__name__
+        raise ConfigError(
+            f"--render {args.render}: could not write it ({said}); draw elsewhere."
+        ) from None
+    print(
+        f"rendered one episode ({drawn.length} steps, return "
+        f"{drawn.episode_return:.1f}) to {drawn.path}"
+    )
+
+
 def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
     from purejaxdrl.config import ConfigError
@@ -156,12 +177,14 @@ def _check_args(args: Any) -> None:
         )
     check_seed(args.seed)  # as train's: -1 and 2**32 would replay other seeds
     args.checkpoint = checkpoint_choice(args.checkpoint)
-    folder = pathlib.Path(args.render).parent if args.render else None
-    if folder is not None and not folder.is_dir():  # before a minute of drawing
-        raise ConfigError(
-            f"--render {args.render}: folder {str(folder)!r} does not exist; "
-            "create it or draw elsewhere."
-        )
+    if args.render:  # before a minute of playing and drawing
+        out = pathlib.Path(args.render)
+        if out.is_dir():
+            raise ConfigError(
+                f"--render {args.render}: {args.render!r} is a folder; name a "
+                f"file, e.g. {out / 'episode.gif'}."
+            )
+        check_out_folder("--render", args.render, out)
 
 
 def _check_one_policy(args: Any) -> None:
@@ -176,18 +199,12 @@ def _check_one_policy(args: Any) -> None:
         )
 
 
-def _print_result(config: Any, step: int, result: Any, max_steps: int) -> None:
+def _print_result(
+    config: Any, step: int, result: Any, max_steps: int, cap: str
+) -> None:
     """Prints an evaluation's summary line, and its metrics' line if any."""
-    print(
-        summary_line(
-            config,
-            step,
-            result.returns,
-            result.lengths,
-            max_steps,
-            ended=result.ended,
-        )
-    )
+    returns, lengths = result.returns, result.lengths
+    print(summary_line(config, step, returns, lengths, max_steps, result.ended, cap))
     if result.metrics:
         print(metrics_line(result.metrics))
 
@@ -209,12 +226,15 @@ def summary_line(
     lengths: np.ndarray,
     max_steps: int | None = None,
     ended: np.ndarray | None = None,
+    cap: str = "--max-steps",
 ) -> str:
     """The evaluation's one line: returns and lengths over the episodes.
 
     Episodes cut short at `max_steps` have partial returns: the line says how
-    many. `ended` (bool [E]) says which episodes ended by themselves, on the
-    capped step too; without it, every episode that ran `max_steps` counts.
+    many, and where the cap came from (`cap`: "--max-steps", or e.g. "the
+    run's eval.max_steps" when the flag was not given). `ended` (bool [E])
+    says which episodes ended by themselves, on the capped step too; without
+    it, every episode that ran `max_steps` counts.
     """
     line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
@@ -227,8 +247,9 @@ def summary_line(
     else:
         cut = int(np.sum(lengths >= max_steps)) if max_steps else 0
     if cut:
+        fix = "raise it" if cap == "--max-steps" else "pass a larger --max-steps"
         line += (
-            f"; {cut} cut at --max-steps {max_steps:,} (their returns partial: "
-            "raise it for whole episodes)"
+            f"; {cut} cut at {cap} {max_steps:,} (their returns partial: "
+            f"{fix} for whole episodes)"
         )
     return line

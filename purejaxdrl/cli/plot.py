@@ -1,5 +1,6 @@
 """`purejaxdrl plot`: learning curves of run, sweep and PBT directories as a PNG."""
 
+import os
 import pathlib
 from collections.abc import Sequence
 
@@ -17,6 +18,30 @@ def _check_format(text: str, out: pathlib.Path) -> None:
             f"name with one of {', '.join('.' + f for f in sorted(formats))}, "
             "e.g. curves.png."
         )
+
+
+def check_out_folder(flag: str, text: str, out: pathlib.Path) -> None:
+    """A UsageError, before any work, when the folder of `out` cannot take it.
+
+    Shared by every flag naming a file to write (plot's --out, eval's
+    --render), so each says alike whether the folder is missing, is a file or
+    is not writable.
+
+    Args:
+      flag: the flag, e.g. "--out".
+      text: its value as given.
+      out: the file it names.
+
+    """
+    folder = out.parent
+    if not folder.is_dir():
+        what = "is a file" if folder.exists() else "does not exist"
+        fix = "write elsewhere" if folder.exists() else "create it or write elsewhere"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        what, fix = "is not writable", "write elsewhere"
+    else:
+        return
+    raise UsageError(f"{flag} {text}: folder {str(folder)!r} {what}; {fix}.")
 
 
 def plot_command(argv: Sequence[str]) -> int:
@@ -57,12 +82,7 @@ def plot_command(argv: Sequence[str]) -> int:
         out = out / "curves.png"
     if not out.suffix:  # what matplotlib would write, said as written
         out = out.with_suffix(".png")
-    if not out.parent.is_dir():
-        what = "is a file" if out.parent.exists() else "does not exist"
-        raise UsageError(
-            f"--out {args.out}: folder {str(out.parent)!r} {what}; create it or "
-            "write elsewhere."
-        )
+    check_out_folder("--out", args.out, out)
     _check_format(args.out, out)
     from purejaxdrl.observe.plots import (
         check_metric,

@@ -384,7 +384,14 @@ CASES = [
     (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be >= 1; e.g."),
     (
         ["eval", "{ok}", "--render", "{tmp}/no/such/folder/episode.gif"],
-        "/no/such/folder' does not exist; create it or draw elsewhere.",
+        "/no/such/folder' does not exist; create it or write elsewhere.",
+    ),
+    # A folder, or a file for a folder, is refused before anything plays (it
+    # failed after evaluating, in two tracebacks; "does not exist", falsely).
+    (["eval", "{ok}", "--render", "{tmp}"], "' is a folder; name a file, e.g. "),
+    (
+        ["eval", "{ok}", "--render", "{ok}/config.yaml/x.gif"],
+        "config.yaml' is a file; write elsewhere.",
     ),
     (["plot", "{tmp}"], "is not a run, sweep or PBT directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
@@ -652,6 +659,48 @@ def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys
     assert len(lines) == 1, err
     assert lines[0].startswith("purejaxdrl: error:"), err
     assert fragment in lines[0], err
+
+
+def test_a_folder_that_refuses_writes_is_refused_before_anything_plays(
+    runs, tmp_path, capsys, monkeypatch
+):
+    # eval --render and plot --out share the check (root may write anywhere,
+    # so the refusal is simulated).
+    from purejaxdrl.cli import plot
+
+    access = os.access
+    refuses = str(tmp_path / "ro")
+    monkeypatch.setattr(
+        plot.os, "access", lambda p, m: str(p) != refuses and access(p, m)
+    )
+    (tmp_path / "ro").mkdir()
+    argv = ["eval", str(runs["ok"]), "--render", str(tmp_path / "ro" / "e.gif")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ro' is not writable; write elsewhere." in err
+    argv = ["plot", str(runs["ok"]), "--out", str(tmp_path / "ro" / "c.png")]
+    assert cli.main(argv) == 2
+    assert "ro' is not writable; write elsewhere." in capsys.readouterr().err
+
+
+def test_a_drawing_that_cannot_be_written_after_all_is_one_line():
+    # A full disk shows only when the file is written, after the episodes
+    # played; it came out as a traceback, exit status 1.
+    import types
+
+    from purejaxdrl.cli.eval import _render
+
+    class Player:
+        def render(self, *args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+    args = types.SimpleNamespace(render="e.gif", max_steps=None, seed=0, episodes=1)
+    with pytest.raises(pjd.ConfigError) as e:
+        _render(Player(), None, args)
+    assert str(e.value) == (
+        "--render e.gif: could not write it ([Errno 28] No space left on "
+        "device); draw elsewhere."
+    )
 
 
 def test_an_environment_that_cannot_draw_is_refused_before_evaluating(

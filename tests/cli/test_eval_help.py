@@ -50,6 +50,23 @@ def test_evals_line_counts_only_episodes_that_did_not_end_as_cut():
     ), line
 
 
+def test_evals_line_names_where_the_cap_came_from():
+    import types
+
+    import numpy as np
+
+    from purejaxdrl.cli.eval import summary_line
+
+    config = types.SimpleNamespace(algo="ppo", env=types.SimpleNamespace(id="E"))
+    returns, lengths, ended = np.array([20.0]), np.array([20]), np.array([False])
+    cap = "the run's eval.max_steps"
+    line = summary_line(config, 5, returns, lengths, 20, ended, cap)
+    assert line.endswith(
+        "; 1 cut at the run's eval.max_steps 20 (their returns partial: pass a "
+        "larger --max-steps for whole episodes)"
+    ), line
+
+
 @pytest.mark.parametrize(
     ("flags", "wanted"),
     [

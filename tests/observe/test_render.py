@@ -14,9 +14,17 @@ from purejaxdrl.observe.render import record_episode, render
 
 def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
     argv = ["train", "--no-compile-cache", "--quiet", "--total-steps", "1024",
-            "--devices", "1", "--run-dir", str(tmp_path / "runs")]  # fmt: skip
+            "--devices", "1", "--run-dir", str(tmp_path / "runs"),
+            "--eval.max-steps", "5"]  # fmt: skip
     assert cli.main(argv) == 0
     (run,) = (tmp_path / "runs").iterdir()
+    # Without --max-steps, the run's eval.max_steps caps the episodes (no
+    # CartPole episode ends within 5 steps), and the line says so: it named
+    # --max-steps, a flag not given.
+    capsys.readouterr()
+    assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
+    cut = "; 2 cut at the run's eval.max_steps 5 (their returns partial: pass a "
+    assert cut + "larger --max-steps for whole episodes)" in capsys.readouterr().out
     gif = tmp_path / "cartpole.gif"
     argv = ["eval", str(run), "--episodes", "3", "--render", str(gif),
             "--max-steps", "40"]  # fmt: skip
