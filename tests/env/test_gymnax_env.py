@@ -146,10 +146,15 @@ def test_an_unknown_option_is_refused_listing_fields_and_constructor_arguments()
     "env_id",
     ["Asterix-MinAtar", "Breakout-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar"],
 )
-def test_minatar_games_train_split_over_two_devices(env_id):
+def test_minatar_games_trace_split_over_two_devices(env_id):
     # Inside shard_map each game's step must type-check, or say it does not
     # (`vma_checked`: Asterix's spawning loop starts from a constant carry).
+    # The check is shard_map's, at trace time: lowering the training programs
+    # makes it (compiling and running them is what the steps' own tests and
+    # the Breakout preset's runs do).
     import purejaxdrl as pjd
+    from purejaxdrl.parallel import make_mesh
+    from purejaxdrl.rng import make_key
 
     config = pjd.apply_overrides(
         pjd.TrainConfig(),
@@ -157,8 +162,13 @@ def test_minatar_games_train_split_over_two_devices(env_id):
          "total_steps": 32, "num_logs": 1, "devices": 2,
          "ppo": {"num_minibatches": 1}},
     )  # fmt: skip
-    result = pjd.train(config)
-    assert result.updates == 2
+    exp = pjd.training.make_experiment(config, make_mesh(2))
+    key = make_key(config.seed, config.rng_impl)
+    abstract = jax.eval_shape(exp.runner.init, key)
+    lowered = exp.runner.lower(abstract, key, [2], need_init=True)
+    assert set(lowered) == {2, "init"}
+    for lower in lowered.values():
+        assert "mhlo.num_partitions = 2" in lower().as_text()
 
 
 def test_option_values_of_the_wrong_kind_are_refused_naming_the_default():
