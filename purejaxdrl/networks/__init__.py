@@ -10,6 +10,12 @@
 - `cores`: the LSTM, GRU and minGRU cores; `core_scan` the LSTM's and GRU's
   step and the learner's scan over time, `mingru` minGRU's step and scan.
 - `heads`: actor-critic, Q-networks, SAC's actor and twin critics.
+
+Every network is differentiable in reverse mode only (`jax.grad`, `jax.vjp`,
+and reverse over reverse for Hessian-vector products): the dense layers'
+matmul and the LSTM's and GRU's scan are `jax.custom_vjp`s, for a faster
+backward pass on CPU (`matmul`, `core_scan`), and forward mode (`jax.jvp`,
+`jax.jacfwd`) raises on them.
 """
 
 from purejaxdrl.networks.base import CORES, TORSOS, Network, NetworkConfig

@@ -101,7 +101,10 @@ class NetworkConfig:
 
 
 def check_network(net: NetworkConfig) -> None:
-    """Refuses sizes and cores no network is built with, in one line each.
+    """Refuses sizes, cores and keys no network is built with, in one line each.
+
+    `torsos.check_torso` runs it too, so networks built without a training
+    config (`make_actor_critic`) are checked alike.
 
     Raises:
       ConfigError: naming the field, its value and what it takes.
@@ -112,6 +115,28 @@ def check_network(net: NetworkConfig) -> None:
         f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
         "positive widths, e.g. --network.hidden-sizes 64 64.",
     )
+    # Checked whatever the torso, as the other sizes are: a config that names
+    # one of them is wrong before it is used (a 0 reached JAX's initialisers
+    # as a division by zero).
+    check(
+        net.conv_features >= 1,
+        f"network.conv_features={net.conv_features} must be >= 1, e.g. "
+        "--network.conv-features 16.",
+    )
+    check(
+        len(net.resnet_channels) >= 1 and all(w >= 1 for w in net.resnet_channels),
+        f"network.resnet_channels={list(net.resnet_channels)} must be one or more "
+        "positive widths, e.g. --network.resnet-channels 16 32 32.",
+    )
+    for field in ("policy_obs_key", "value_obs_key"):
+        # "" would pass for "no key" where a test is truthiness and index a
+        # dict where it is `is None`: refused, not given a meaning.
+        check(
+            getattr(net, field) != "",
+            f"network.{field}='' names no entry; pass a dict observation's "
+            f"entry (e.g. --network.{field.replace('_', '-')} state), or leave "
+            "it unset (none) for array observations.",
+        )
     check(
         net.core in CORES,
         f"network.core={net.core!r} is not one of {CORES}; pick one of them.",
@@ -142,7 +167,9 @@ class Network(NamedTuple):
 def dense(features: int, scale: float) -> nn.Dense:
     """A dense layer with orthogonal(scale) weights and zero biases.
 
-    Its weight gradient runs as a packed dot on CPU (`matmul`).
+    Its weight gradient runs as a packed dot on CPU (`matmul`, a
+    `jax.custom_vjp`), so it is differentiable in reverse mode only: `jax.jvp`
+    and `jax.jacfwd` raise; use reverse over reverse for Hessian-vector products.
     """
     return nn.Dense(
         features,

@@ -7,7 +7,8 @@ learner's time. Here the backward scan carries only the state's cotangents
 and emits the gates' pre-activation cotangents dA_t; U's gradient is then one
 matmul over all T x B rows, sum_t h_t^T dA_t.
 `tests/networks/test_recurrent_networks.py` checks values and gradients
-against plain autodiff of `Core.step`.
+against plain autodiff of `Core.step`. Being a `jax.custom_vjp`, the scan is
+differentiable in reverse mode only: `jax.jvp` and `jax.jacfwd` raise on it.
 
 The scans (`scans.platform_scan`) unroll 4 steps on GPUs and TPUs, none on CPUs. Each
 step is a few small matmuls, far too little to fill a GPU, so there a step's

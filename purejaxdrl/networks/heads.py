@@ -8,8 +8,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks.base import Network, NetworkConfig, dense
+from purejaxdrl.networks.base import Network, NetworkConfig, check_network, dense
 from purejaxdrl.networks.recurrent import (
     RecurrentNetwork,
     make_recurrent_actor_critic,
@@ -111,6 +112,11 @@ def _masked_recurrent(
     )
 
 
+def _entry(obs_spec: dict) -> str:
+    """The entry a one-array network would read: `state` (the policy's), if any."""
+    return "state" if "state" in obs_spec else sorted(obs_spec)[0]
+
+
 def make_actor_critic(
     config: NetworkConfig, obs_spec: Box, action_spec: Discrete | Box
 ) -> Network | RecurrentNetwork:
@@ -124,17 +130,21 @@ def make_actor_critic(
     `config.policy_obs_key` and the critic's `value_obs_key`.
 
     Raises:
-      ValueError: for a torso that cannot be (`torsos.check_torso`), or a
-        recurrent core on dict observations.
+      ConfigError: (a ValueError) for a torso that cannot be
+        (`torsos.check_torso`), or a recurrent core on dict observations.
 
     """
-    policy_spec, value_spec = check_torso(config, obs_spec)
+    check_network(config)
+    # Before the torso's checks: on dict observations they would first ask for
+    # the entry keys, which a core cannot use, a second error later.
     if config.recurrent and isinstance(obs_spec, dict):
-        raise ValueError(
+        raise ConfigError(
             f"network.core={config.core!r} takes array observations, but the "
-            f"environment observes a dict ({', '.join(sorted(obs_spec))}); "
-            "pass --network.core none."
+            f"environment observes a dict ({', '.join(sorted(obs_spec))}); keep "
+            f"the core on one entry (MuJoCo Playground: --env.option "
+            f"observation_key={_entry(obs_spec)}), or pass --network.core none."
         )
+    policy_spec, value_spec = check_torso(config, obs_spec)
     masks = isinstance(action_spec, Discrete) and action_spec.legal
     if isinstance(action_spec, Discrete):
         distribution, policy_size = categorical(), action_spec.num_values
@@ -203,10 +213,11 @@ def make_q_network(
             "ppo, impala or a2c for continuous control."
         )
     if isinstance(obs_spec, dict):
-        raise ValueError(
+        raise ConfigError(
             "a Q-network reads one array observation, but the environment "
-            f"observes a dict ({', '.join(sorted(obs_spec))}); train an "
-            "actor-critic (ppo, sac) with --network.policy-obs-key."
+            f"observes a dict ({', '.join(sorted(obs_spec))}); give it one entry "
+            f"(MuJoCo Playground: --env.option observation_key={_entry(obs_spec)}), "
+            "or train an actor-critic (ppo, sac) with --network.policy-obs-key."
         )
     make_actor_critic(config, obs_spec, action_spec)  # the same checks
     if config.recurrent:

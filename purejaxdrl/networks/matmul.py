@@ -13,6 +13,15 @@ transposed operands natively, the gradient is autodiff's own
 (`lax.platform_dependent` picks per backend when the program is lowered).
 The forward pass and the input gradient are plain `x @ w` on every backend;
 only the order of the weight gradient's sums can differ.
+
+The cost: `matmul` is a `jax.custom_vjp`, which JAX differentiates in reverse
+mode only. `jax.grad`, `jax.vjp`, `jax.jacrev` and reverse over reverse
+(`jax.hessian`, grad of grad) work; forward mode (`jax.jvp`, `jax.jacfwd`,
+`jax.linearize`) raises "can't apply forward-mode autodiff (jvp) to a
+custom_vjp function". So does every network, since every dense layer uses
+it: take Hessian- or Fisher-vector products (TRPO's) by reverse over reverse,
+`jax.grad(lambda p: jnp.vdot(jax.grad(f)(p), v))`. A `custom_jvp` would allow
+both modes, but its transpose is autodiff's, which loses the packed dot.
 """
 
 from typing import Any

@@ -16,7 +16,7 @@ A reset (an episode's start) zeroes the state before the step: a_t = 0.
 
 That is for accelerators, where each dependent step is a kernel launch: on
 one H200, masked-CartPole PPO with minGRU trains at 0.64-0.80x of the
-feed-forward network's steps/s, the GRU at 0.32-0.35x (README). On a
+feed-forward network's steps/s, the GRU at 0.32-0.35x (docs/performance.md). On a
 CPU the plain loop is faster: a step is a few fused multiply-adds, while the
 parallel scan moves O(T log T) data through memory. Forward and backward on
 the 2-core CPU: T=32, B=4, H=64: 66 us parallel, 47 us loop; B=256: 3.3 ms,

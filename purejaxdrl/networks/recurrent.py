@@ -148,7 +148,9 @@ def make_recurrent_actor_critic(
       distribution: the policy head's distribution.
 
     Returns:
-      The RecurrentNetwork; parameters {torso, core, policy_head, value_head}.
+      The RecurrentNetwork; parameters {torso, core, policy_head, value_head},
+      and with `head_sizes` also policy_tower_0.. and value_tower_0.. (one per
+      width, before each head).
 
     Raises:
       ValueError: for a core that is not one of CORES.

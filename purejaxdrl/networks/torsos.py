@@ -22,6 +22,7 @@ from purejaxdrl.networks.base import (
     PIXEL_TORSOS,
     TORSOS,
     NetworkConfig,
+    check_network,
     dense,
 )
 from purejaxdrl.networks.conv import _Conv
@@ -107,7 +108,9 @@ def pick(obs: PyTree, key: str | None) -> jax.Array:
 
 def value_key(config: NetworkConfig) -> str | None:
     """The observation entry the critics read: `value_obs_key`, else the policy's."""
-    return config.value_obs_key or config.policy_obs_key
+    if config.value_obs_key is None:
+        return config.policy_obs_key
+    return config.value_obs_key
 
 
 def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
@@ -120,7 +123,7 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """
     keys = {"policy_obs_key": config.policy_obs_key, "value_obs_key": value_key(config)}
     if not isinstance(obs_spec, dict):
-        if keys["policy_obs_key"] or keys["value_obs_key"]:
+        if keys["policy_obs_key"] is not None or keys["value_obs_key"] is not None:
             raise ConfigError(
                 f"network.policy_obs_key={config.policy_obs_key!r} and "
                 f"value_obs_key={config.value_obs_key!r} pick entries of dict "
@@ -154,13 +157,15 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
 def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """Raises ConfigError (one line: value, rule, fix) for a torso that cannot be.
 
-    An unknown torso, activation or norm, a conv torso on observations that are not
-    images, frames too small for the Nature CNN, or the `obs_specs` errors.
+    Bad sizes, cores or keys (`base.check_network`), an unknown torso,
+    activation or norm, a conv torso on observations that are not images,
+    frames too small for the Nature CNN, or the `obs_specs` errors.
 
     Returns:
       `obs_specs`: the policy's and the critic's observation spaces.
 
     """
+    check_network(config)
     specs = obs_specs(config, obs_spec)
     if config.torso not in torso_names():
         raise ConfigError(
@@ -230,9 +235,4 @@ def _check_shape(config: NetworkConfig, obs_spec: Box) -> None:
                 "(MinAtar's 0/1 planes) it scales them again, to [0, 1/255]; "
                 "use --network.torso cnn there.",
                 key=("small frames", config.torso),
-            )
-        if config.torso == "impala_resnet" and not config.resnet_channels:
-            raise ValueError(
-                "network.resnet_channels=() needs at least one stack, e.g. "
-                "--network.resnet-channels 16 32 32."
             )

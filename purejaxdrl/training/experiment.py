@@ -113,7 +113,8 @@ def make_networks(
         raise ConfigError(
             f"algo={config.algo!r} takes array observations, but {config.env.id} "
             f"observes a dict ({', '.join(sorted(obs_spec))}); use --algo {able} "
-            "with --network.policy-obs-key and --network.value-obs-key."
+            "with --network.policy-obs-key and --network.value-obs-key, or give "
+            "it one entry (MuJoCo Playground: --env.option observation_key=state)."
         )
     return record.make_networks(
         config.algo_config, config.network, obs_spec, env.action_spec(env_params)

@@ -231,6 +231,20 @@ CASES = [
         "network.core_size=0 must be >= 1",
     ),
     (
+        [*TRAIN, "--env", "breakout_minatar", "--network.torso", "cnn"]
+        + ["--network.conv-features", "0"],
+        "network.conv_features=0 must be >= 1, e.g. --network.conv-features 16.",
+    ),
+    (
+        [*TRAIN, "--env", "breakout_minatar", "--network.torso", "impala_resnet"]
+        + ["--network.resnet-channels", "16", "-1"],
+        "network.resnet_channels=[16, -1] must be one or more positive widths",
+    ),
+    (
+        [*TRAIN, "--network.policy-obs-key", ""],
+        "network.policy_obs_key='' names no entry",
+    ),
+    (
         [*TRAIN, "--algo", "dqn", "--network.core", "lstm"],
         "network.core='lstm' needs an algorithm with recurrent learners",
     ),

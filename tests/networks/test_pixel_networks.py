@@ -103,7 +103,7 @@ def test_im2col_matches_xla_convolution_and_its_gradients(k, stride, size):
         (
             NetworkConfig(torso="impala_resnet", resnet_channels=()),
             (4, 84, 84),
-            "stack",
+            "must be one or more positive widths",
         ),
         (NetworkConfig(torso="resnet"), (4, 84, 84), "is not one of"),
     ],

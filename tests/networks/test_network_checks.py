@@ -1,0 +1,136 @@
+"""Network settings no network is built with: one line each, naming the fix.
+
+Sizes of the conv torsos, empty observation keys, and a recurrent core or a
+Q-network on dict observations (whose fix is the environment's
+`observation_key` option, as docs/guide/environments.md says).
+"""
+
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_q_network
+
+DICT_SPEC = {"state": Box((5,)), "privileged_state": Box((9,))}
+DOCS = pathlib.Path(__file__).parents[2] / "docs"
+
+
+@pytest.mark.parametrize(
+    ("fields", "start"),
+    [
+        ({"torso": "cnn", "conv_features": 0}, "network.conv_features=0 must be"),
+        ({"torso": "cnn", "conv_features": -2}, "network.conv_features=-2 must be"),
+        (
+            {"torso": "impala_resnet", "resnet_channels": (0, 8)},
+            "network.resnet_channels=[0, 8] must be",
+        ),
+        (
+            {"torso": "impala_resnet", "resnet_channels": (16, -1)},
+            "network.resnet_channels=[16, -1] must be",
+        ),
+        (
+            {"torso": "impala_resnet", "resnet_channels": ()},
+            "network.resnet_channels=[] must be",
+        ),
+    ],
+)
+def test_conv_sizes_below_one_are_one_line(fields, start):
+    # Before: ZeroDivisionError or TypeError from inside JAX's initialisers.
+    with pytest.raises(ConfigError) as error:
+        config = pjd.apply_overrides(
+            pjd.load_preset("breakout_minatar").config,
+            {"total_steps": 8192, "devices": 1, "network": fields},
+        )
+        pjd.training.make_experiment(config)
+    message = str(error.value)
+    assert message.startswith(start), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("channels", [(0, 8), (16, -1), ()])
+def test_the_network_builder_refuses_bad_channels_itself(channels):
+    # Networks built without a training config (the API) are checked too.
+    config = NetworkConfig(torso="impala_resnet", resnet_channels=channels)
+    with pytest.raises(ConfigError, match=r"^network\.resnet_channels="):
+        make_actor_critic(config, Box((64, 64, 3)), Discrete(4))
+
+
+@pytest.mark.parametrize("field", ["policy_obs_key", "value_obs_key"])
+def test_an_empty_observation_key_is_one_line(field):
+    # Before: policy_obs_key="" built a network whose init raised IndexError;
+    # value_obs_key="" was silently the policy's entry.
+    config = NetworkConfig(**{field: ""})
+    with pytest.raises(ConfigError, match=rf"^network\.{field}='' names no entry"):
+        make_actor_critic(config, Box((4,)), Discrete(2))
+    with pytest.raises(ConfigError, match=rf"^network\.{field}='' names no entry"):
+        make_actor_critic(config, DICT_SPEC, Discrete(2))
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [{}, {"policy_obs_key": "state", "value_obs_key": "privileged_state"}],
+)
+def test_a_core_on_dict_observations_names_the_observation_key_option(keys):
+    # Before: without keys, the error asked for them; with them, a second
+    # error said a core is impossible. Now the first error says both ways out.
+    config = NetworkConfig(core="gru", **keys)
+    with pytest.raises(ConfigError) as error:
+        make_actor_critic(config, DICT_SPEC, Discrete(3))
+    message = str(error.value)
+    assert message.startswith("network.core='gru' takes array observations"), message
+    assert "--env.option observation_key=state" in message, message
+    assert "--network.core none" in message, message
+
+
+def test_a_q_network_on_dict_observations_names_the_observation_key_option():
+    with pytest.raises(ConfigError) as error:
+        make_q_network(NetworkConfig(), DICT_SPEC, Discrete(3), dueling=False)
+    assert "--env.option observation_key=state" in str(error.value)
+
+
+def test_forward_mode_is_refused_and_documented_reverse_over_reverse_works():
+    net = make_actor_critic(NetworkConfig(hidden_sizes=(8,)), Box((3,)), Discrete(2))
+    x = jnp.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    params = net.init(jax.random.key(0), x)
+
+    def f(x):
+        return net.apply(params, x)[1].sum()
+
+    # custom_vjp (networks/matmul.py) has no forward-mode rule: what the
+    # docstrings and the guide say.
+    with pytest.raises(TypeError, match="forward-mode"):
+        jax.jvp(f, (x,), (x,))
+    # Their way around it: a Hessian-vector product by reverse over reverse
+    # equals a central difference of the gradient along the vector.
+    v = jnp.flip(x)
+    hvp = jax.grad(lambda x: jnp.vdot(jax.grad(f)(x), v))(x)
+    eps = 1e-2
+    diff = (jax.grad(f)(x + eps * v) - jax.grad(f)(x - eps * v)) / (2 * eps)
+    assert jnp.allclose(hvp, diff, atol=1e-3)
+    for text in (
+        pjd.networks.matmul.__doc__,
+        pjd.networks.__doc__,
+        pjd.networks.base.dense.__doc__,
+        (DOCS / "guide" / "adding-an-algorithm.md").read_text(),
+    ):
+        assert "jax.jvp" in text and "reverse" in text
+
+
+@pytest.mark.parametrize("argv", [["--algo", "dqn"], ["--network.core", "gru"]])
+def test_the_command_lines_dict_refusals_name_the_observation_key_option(argv, capsys):
+    # What a Q-learner or a core on dict observations is told from the command
+    # line: one line that names the one-entry option (the training check for
+    # the Q-learners, the network's for a core).
+    base = ["train", "--no-files", "--no-compile-cache", "--env.imports"]
+    base += ["tests.dict_env", "--env.id", "DictSignal-v0"]
+    status = cli.main([*base, "--network.policy-obs-key", "state", *argv])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert len(lines) == 1, lines
+    assert "--env.option observation_key=state" in lines[0], lines[0]
