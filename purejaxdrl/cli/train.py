@@ -340,16 +340,16 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
     ]
     if not math.isnan(result.eval_return):
         # The last evaluation may be chunks old (a run stopped by a signal).
-        at = next(
-            (r["updates"] for r in reversed(result.history) if "eval/mean_return" in r),
-            result.updates,
-        )
+        evals = [r for r in result.history if "eval/mean_return" in r]
+        last = evals[-1] if evals else {"updates": result.updates}
+        at, cut = last["updates"], last.get("eval/cut", 0)
         # Beside eval.stop_at's own update: the chunk queued behind it is evaluated too.
         stopped = (result.stopped_by or "").startswith("eval.stop_at")
         when = f", at update {at:,}" if at != result.updates or stopped else ""
+        cut = f", {cut} cut at eval.max_steps {config.eval.max_steps:,}" if cut else ""
         lines.append(
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "
-            f"{config.eval.episodes} episodes{when})"
+            f"{config.eval.episodes} episodes{cut}{when})"
         )
     if result.stopped_by is not None:
         lines[0] = (

@@ -223,6 +223,8 @@ class ChunkLoop:
         self.eval_return = float(np.mean(result.returns))
         rec["eval/mean_return"] = self.eval_return
         rec["eval/mean_length"] = float(np.mean(result.lengths))
+        if result.ended is not None:  # cut at eval.max_steps: partial returns
+            rec["eval/cut"] = int(np.sum(~np.asarray(result.ended)))
         for name, sums in result.metrics.items():
             rec[f"eval/env/{name}"] = float(np.mean(sums))
         stop_at = self.run.config.eval.stop_at

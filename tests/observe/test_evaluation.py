@@ -20,6 +20,7 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     last = len(result.history) - 1
     assert evaluated == sorted({*range(4, last + 1, 5), last})
     assert result.history[-1]["eval/mean_return"] == result.eval_return
+    assert all(result.history[i]["eval/cut"] == 0 for i in evaluated)
     # Evaluation has its own environments and keys: training is bit for bit the
     # run without it.
     plain = pjd.train(pjd.apply_overrides(config, {"eval": {"episodes": 0}}))
@@ -39,6 +40,21 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     assert stopped.history[4]["eval/mean_return"] == stop_at
     for key in ("updates", "loss/total", "episode/mean_return"):
         assert [r[key] for r in stopped.history] == [r[key] for r in result.history[:6]]
+
+
+def test_the_record_counts_the_evaluation_episodes_cut_at_max_steps():
+    # CartPole's pole falls after about 9 steps at the earliest: a cap of 5
+    # cuts all 4 episodes, one of 600 none (the environment ends them at 500).
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"devices": 1, "num_envs": 4, "unroll_length": 8, "total_steps": 64,
+         "num_logs": 1, "eval": {"episodes": 4, "max_steps": 5}},
+    )  # fmt: skip
+    (record,) = pjd.train(config).history
+    assert record["eval/cut"] == 4 and record["eval/mean_length"] == 5
+    whole = pjd.apply_overrides(config, {"eval": {"max_steps": 600}})
+    (record,) = pjd.train(whole).history
+    assert record["eval/cut"] == 0 and record["eval/mean_length"] > 5
 
 
 def _cartpole():

@@ -15,9 +15,13 @@ from purejaxdrl.observe.render import record_episode, render
 def test_eval_command_renders_one_gif_frame_per_step(tmp_path, capsys):
     argv = ["train", "--no-compile-cache", "--quiet", "--total-steps", "1024",
             "--devices", "1", "--run-dir", str(tmp_path / "runs"),
-            "--eval.max-steps", "5"]  # fmt: skip
+            "--eval.max-steps", "5", "--eval.episodes", "2"]  # fmt: skip
     assert cli.main(argv) == 0
     (run,) = (tmp_path / "runs").iterdir()
+    # Training's summary counts the evaluation episodes its cap cut too.
+    assert "(deterministic policy, 2 episodes, 2 cut at eval.max_steps 5)" in (
+        capsys.readouterr().out
+    )
     # Without --max-steps, the run's eval.max_steps caps the episodes (no
     # CartPole episode ends within 5 steps), and the line says so: it named
     # --max-steps, a flag not given.
