@@ -1,7 +1,6 @@
 """`purejaxdrl train`: one run from a preset (or a resumed run) and flags."""
 
 import argparse
-import dataclasses
 import math
 import re
 import sys
@@ -24,6 +23,7 @@ from purejaxdrl.cli.args import (
 )
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.process_flags import add_process_flags
+from purejaxdrl.cli.target import run_preset, target_line
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS
 
@@ -245,6 +245,8 @@ def _train(argv: Sequence[str]) -> int:
         # A peer died or the network failed: one line, not a C++ error dump.
         exit_on_peer_failure(str(e).strip().splitlines()[0])
     if is_main_process():
+        # A resumed run names no preset: the one with its settings judges it.
+        preset = preset or run_preset(config)
         print(summary(config, preset, result, time.perf_counter() - start))
     return 0
 
@@ -264,41 +266,6 @@ def runtime_failure(error: Exception) -> bool:
     if isinstance(error, jax.errors.JaxRuntimeError):
         return True
     return bool(_RUNTIME_STATUS.match(str(error).lstrip()))
-
-
-def target_line(config: Any, preset: Any, result: Any) -> str | None:
-    """The preset's target and whether the run reached it, or None.
-
-    None for a run without a target or trained otherwise than its preset. A
-    difference only in how the run is kept, logged, seeded or laid out does
-    not count: the fields a resume may change (`resume.FREE_TO_CHANGE`), and
-    the seeding and chunking. The return compared is the one the target is
-    of: training's mean return, or the final evaluation's. A target no run
-    here has measured yet (`measured: false`) says so.
-    """
-    from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
-    from purejaxdrl.training.resume import FREE_TO_CHANGE
-
-    if not preset or preset.target_return is None:
-        return None
-    bookkeeping = [f.rstrip(".") for f in FREE_TO_CHANGE]
-    bookkeeping += ["seed", "rng_impl", "num_logs", "scan_unroll"]
-    kept = {name: getattr(preset.config, name) for name in bookkeeping}
-    if dataclasses.replace(config, **kept) != preset.config:
-        return None
-    of = preset.target_of
-    ret = result.eval_return if of == "evaluation" else result.mean_return
-    if math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
-        verdict = f"no evaluation ran; run with {CHECK_EVALUATION} to check"
-    elif math.isnan(ret):
-        verdict = f"no {of} return to compare"
-    else:
-        verdict = "reached" if ret >= preset.target_return else "NOT reached"
-    unmeasured = "" if preset.target_measured else f" {UNMEASURED}"
-    return (
-        f"  preset target      {preset.target_return} ({of} return) within "
-        f"{preset.target_steps:,} steps{unmeasured}: {verdict}"
-    )
 
 
 def _mean_return(ret: float, env_steps: int) -> str:

@@ -1,9 +1,10 @@
 """Progress displays: the live training line on stderr, and in a Jupyter cell.
 
 On a terminal the line is redrawn in place and fitted to the terminal's width:
-the figures that matter (steps done of the total, return, steps/s, ETA) are
-never cut; the description, the bar and the optional figures (evaluation,
-speed per device) give way first. Elsewhere (CI logs, pipes) a plain line is
+the description, the bar and the optional figures (evaluation, speed per
+device) give way first, so the figures that matter (steps done of the total,
+return, steps/s, ETA) are whole down to about 50 columns (narrower, the
+terminal cuts them too). Elsewhere (CI logs, pipes) a plain line is
 printed per record, whatever its length. Before the first record a phase
 ("compiling", "training") says what the run is doing, with its seconds.
 `counting` shows the same kind of line for other long host work (frames drawn).

@@ -324,7 +324,7 @@ def test_list_piped_into_a_reader_that_stops_early_ends_quietly():
 def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     import types
 
-    from purejaxdrl.cli.train import target_line
+    from purejaxdrl.cli.target import run_preset, target_line
 
     def run(**returns):
         return types.SimpleNamespace(
@@ -335,11 +335,19 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     ppo = pjd.load_preset("cartpole", "ppo")
     line = "  preset target      475 (training return) within 500,000 steps: "
     assert target_line(ppo.config, ppo, run(mean_return=480.0)) == line + "reached"
-    # Another seed, run directory, device count or log count: the same target.
+    # Another seed, run directory or device count, or a budget of the same
+    # updates (the summary's env steps): the same target.
     moved = pjd.apply_overrides(
-        ppo.config, {"seed": 3, "run_dir": "/tmp/x", "devices": 2, "num_logs": 7}
+        ppo.config,
+        {"seed": 3, "run_dir": "/tmp/x", "devices": 2, "total_steps": 499_712},
     )
     assert target_line(moved, ppo, run(mean_return=400.0)) == line + "NOT reached"
+    # Another log count measures the training return over other chunks (one
+    # chunk: a mean over the whole run): no verdict. A resumed run (no preset
+    # named) is judged by the preset it trains as.
+    logged = pjd.apply_overrides(ppo.config, {"num_logs": 1})
+    assert target_line(logged, ppo, run(mean_return=325.8)) is None
+    assert run_preset(moved).config == ppo.config and run_preset(logged) is None
     # Another learning problem: no claim about the preset's target.
     tuned = pjd.apply_overrides(ppo.config, {"ppo": {"learning_rate": 1e-3}})
     assert target_line(tuned, ppo, run(mean_return=480.0)) is None
@@ -353,6 +361,11 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     no_return = "no evaluation return to compare"
     assert target_line(evaluated, pqn, run()).endswith(no_return)
     assert target_line(evaluated, pqn, run(eval_return=400.0)).endswith("NOT reached")
+    # Evaluation episodes capped below the target's length never reach it.
+    capped = pjd.apply_overrides(evaluated, {"eval": {"max_steps": 100}})
+    assert target_line(capped, pqn, run(eval_return=100.0)) is None
+    assert target_line(pjd.apply_overrides(evaluated, {"num_logs": 5}), pqn,
+                       run(eval_return=480.0)).endswith("reached")  # fmt: skip
     # A target no run here has measured says so.
     pong = pjd.load_preset("pong", "impala")
     assert target_line(pong.config, pong, run(mean_return=12.0)) == (

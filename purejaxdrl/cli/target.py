@@ -1,0 +1,79 @@
+"""The summary's preset-target verdict: which runs a preset's target judges."""
+
+import dataclasses
+import math
+from typing import Any
+
+
+def same_training(config: Any, preset: Any) -> bool:
+    """Whether `config` trains and measures as `preset`'s settings do.
+
+    A difference only in how the run is kept, seeded or laid out does not
+    count: the fields a resume may change (`resume.FREE_TO_CHANGE`), the
+    seeding, the scan's unrolling, and a `total_steps` that rounds to the same
+    updates. What the target's return is measured over does: `num_logs` for a
+    training target (the return compared is the last chunk's mean, and
+    `num_logs` sets the chunk: one chunk is a mean over the whole run), and
+    `eval.max_steps` for an evaluation one (a cap below the target's length
+    can never reach it).
+    """
+    from purejaxdrl.training.resume import FREE_TO_CHANGE
+
+    expected = preset.config
+    free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl", "scan_unroll"]
+    if config.num_updates == expected.num_updates:
+        free.append("total_steps")
+    if preset.target_of == "evaluation":
+        free.append("num_logs")
+        if config.eval.max_steps != expected.eval.max_steps:
+            return False
+    kept = {name: getattr(expected, name) for name in free}
+    return dataclasses.replace(config, **kept) == expected
+
+
+def run_preset(config: Any) -> Any:
+    """The preset with a target whose settings `config` trains on, or None.
+
+    A resumed run names no preset: this finds the one it was started from
+    (or any other with the same training settings), so its summary judges it.
+    """
+    from purejaxdrl.config import ConfigError
+    from purejaxdrl.training.presets import load_preset, preset_names
+
+    for name in preset_names():
+        try:
+            preset = load_preset(name, config.algo)
+        except ConfigError:  # no section for this algorithm
+            continue
+        if preset.target_return is not None and same_training(config, preset):
+            return preset
+    return None
+
+
+def target_line(config: Any, preset: Any, result: Any) -> str | None:
+    """The preset's target and whether the run reached it, or None.
+
+    None for a run without a target or trained or measured otherwise than its
+    preset (`same_training`). The return compared is the one the target is
+    of: training's mean return, or the final evaluation's. A target no run
+    here has measured yet (`measured: false`) says so.
+    """
+    from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
+
+    if not preset or preset.target_return is None:
+        return None
+    if not same_training(config, preset):
+        return None
+    of = preset.target_of
+    ret = result.eval_return if of == "evaluation" else result.mean_return
+    if math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
+        verdict = f"no evaluation ran; run with {CHECK_EVALUATION} to check"
+    elif math.isnan(ret):
+        verdict = f"no {of} return to compare"
+    else:
+        verdict = "reached" if ret >= preset.target_return else "NOT reached"
+    unmeasured = "" if preset.target_measured else f" {UNMEASURED}"
+    return (
+        f"  preset target      {preset.target_return} ({of} return) within "
+        f"{preset.target_steps:,} steps{unmeasured}: {verdict}"
+    )
