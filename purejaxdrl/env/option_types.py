@@ -127,14 +127,14 @@ def _array_option(env_id: str, name: str, value: Any, default: Any) -> np.ndarra
         numbers = np.asarray(value, dtype=object)
     except ValueError:  # ragged nested lists
         numbers = np.asarray(None, dtype=object)
-    fits = numbers.shape == shape and all(
-        isinstance(x, int | float | np.number) and not isinstance(x, bool | np.bool_)
-        for x in numbers.ravel()
-    )
-    if dtype.kind == "b":
-        fits = numbers.shape == shape and all(
-            isinstance(x, bool | np.bool_) for x in numbers.ravel()
-        )
+
+    def fits_kind(x: Any) -> bool:  # booleans for a bool array, else numbers
+        is_bool = isinstance(x, bool | np.bool_)
+        if dtype.kind == "b":
+            return is_bool
+        return isinstance(x, int | float | np.number) and not is_bool
+
+    fits = numbers.shape == shape and all(fits_kind(x) for x in numbers.ravel())
     if fits and dtype.kind in "iu":
         exact = numbers.astype(np.float64)
         fits = bool(np.all(exact == np.round(exact)))

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks.base import Network, NetworkConfig, check_network, dense
+from purejaxdrl.networks.base import Network, NetworkConfig, dense
 from purejaxdrl.networks.recurrent import (
     RecurrentNetwork,
     make_recurrent_actor_critic,
@@ -134,7 +134,6 @@ def make_actor_critic(
         (`torsos.check_torso`), or a recurrent core on dict observations.
 
     """
-    check_network(config)
     # Before the torso's checks: on dict observations they would first ask for
     # the entry keys, which a core cannot use, a second error later.
     if config.recurrent and isinstance(obs_spec, dict):
