@@ -74,12 +74,17 @@ def _committed(run_root: pathlib.Path) -> list[int]:
     )
 
 
-def _wait_for_checkpoints(proc: subprocess.Popen, root: pathlib.Path, n: int) -> None:
+def _wait_until(proc: subprocess.Popen, done, what: str) -> None:
+    """Poll `done()` while `proc` runs; fail if it ends or 240 s pass first."""
     deadline = time.monotonic() + 240
-    while len(_committed(root)) < n:
+    while not done():
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "no checkpoints appeared"
+        assert time.monotonic() < deadline, f"{what} did not appear"
         time.sleep(0.05)
+
+
+def _wait_for_checkpoints(proc: subprocess.Popen, root: pathlib.Path, n: int) -> None:
+    _wait_until(proc, lambda: len(_committed(root)) >= n, f"{n} checkpoints")
 
 
 def _params(root: pathlib.Path) -> list[np.ndarray]:
@@ -120,20 +125,12 @@ def straight(tmp_path_factory, cache) -> dict[str, pathlib.Path]:
     return _Straight(tmp_path_factory, cache)
 
 
-# R2D2 and Ape-X (replay in the state) run with `-m slow`, to keep CI short;
-# tests/sweeps/test_sweep_resume.py resumes a replay sweep in CI.
-@pytest.mark.parametrize(
-    "algo",
-    [
-        "ppo",
-        # The fast suite keeps PPO; the others resume through the same loop
-        # (84 s and 57 s of CI's 2-core test time).
-        pytest.param("impala", marks=pytest.mark.slow),
-        pytest.param("ppo_gru", marks=pytest.mark.slow),
-        pytest.param("r2d2", marks=pytest.mark.slow),
-        pytest.param("apex", marks=pytest.mark.slow),
-    ],
-)
+# The fast suite resumes PPO through all three interruptions in one sequence
+# below; the other algorithms resume through the same loop with `-m slow`
+# (R2D2 and Ape-X keep replay in the state; tests/sweeps/test_sweep_resume.py
+# resumes a replay sweep in CI).
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ["impala", "ppo_gru", "r2d2", "apex"])
 def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_path):
     root = tmp_path / "runs"
     proc = _start(
@@ -153,50 +150,59 @@ def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_pat
     assert len(lines) == 20
 
 
-def test_sigterm_saves_exits_0_and_resume_completes(straight, cache, tmp_path):
-    root = tmp_path / "runs"
-    proc = _start(
-        "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
-    )
-    _wait_for_checkpoints(proc, root, 1)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    assert "SIGTERM received" in err
-    assert "stopped by SIGTERM after update" in out
-    assert "purejaxdrl train --resume" in out
-    (run_dir,) = root.iterdir()
-    stopped_at = _committed(root)[-1]
-    assert stopped_at < 2000
-    resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed at update {stopped_at:,}" in resumed.stderr
-    _assert_same_params(straight["ppo"], root)
-
-
-def test_corrupted_newest_checkpoint_is_skipped(straight, cache, tmp_path):
-    root = tmp_path / "runs"
-    proc = _start(
-        "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
-    )
-    _wait_for_checkpoints(proc, root, 3)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    saved = _committed(root)
-    (run_dir,) = root.iterdir()
-    newest = run_dir / "checkpoints" / str(saved[-1])
-    for path in newest.rglob("*"):  # damage every data file of the newest
+def _damage(checkpoint: pathlib.Path) -> None:
+    """Overwrite bytes in every data file of one saved checkpoint."""
+    for path in checkpoint.rglob("*"):
         if path.is_file() and path.stat().st_size > 16 and "/d/" in str(path):
             with path.open("r+b") as f:
                 f.seek(8)
                 f.write(b"\0garbage\0")
+
+
+def test_killed_damaged_and_sigtermed_run_resumes_bitwise_identical(
+    straight, cache, tmp_path
+):
+    """One run through SIGKILL, a corrupted newest checkpoint and SIGTERM.
+
+    Each interruption is one process of the same run (one sequence, not three
+    runs, to keep CI short); the run must end with the parameters of the run
+    straight through, and each chunk in its metrics once.
+    """
+    root = tmp_path / "runs"
+    proc = _start(
+        "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
+    )
+    # 1. SIGKILL mid-run, then damage the newest checkpoint.
+    _wait_for_checkpoints(proc, root, 3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not list(root.glob("*/params.msgpack"))  # really killed mid-run
+    saved = _committed(root)
+    (run_dir,) = root.iterdir()
+    _damage(run_dir / "checkpoints" / str(saved[-1]))
+    # 2. The resume skips the damaged checkpoint; SIGTERM it once it has saved.
+    proc = _start("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
+    skipped = run_dir / "checkpoints" / "skipped" / str(saved[-1])
+    _wait_until(proc, skipped.is_dir, "the skipped checkpoint")
+    _wait_for_checkpoints(proc, root, len(saved))  # one past the skipped one
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"checkpoint at update {saved[-1]} skipped" in err
+    assert "corrupted" in err
+    assert f"resumed at update {saved[-2]:,}" in err
+    assert "SIGTERM received" in err
+    assert "stopped by SIGTERM after update" in out
+    assert "purejaxdrl train --resume" in out
+    stopped_at = _committed(root)[-1]
+    assert stopped_at < 2000
+    # 3. The last resume runs to the end.
     resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"checkpoint at update {saved[-1]} skipped" in resumed.stderr
-    assert "corrupted" in resumed.stderr
-    assert f"resumed at update {saved[-2]:,}" in resumed.stderr
-    assert (run_dir / "checkpoints" / "skipped" / str(saved[-1])).is_dir()
+    assert f"resumed at update {stopped_at:,}" in resumed.stderr
     _assert_same_params(straight["ppo"], root)
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 20
 
 
 def test_nan_stops_with_error_and_last_good_checkpoint_restores(cache, tmp_path):
