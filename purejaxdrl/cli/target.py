@@ -10,25 +10,37 @@ def same_training(config: Any, preset: Any) -> bool:
 
     A difference only in how the run is kept, seeded or laid out does not
     count: the fields a resume may change (`resume.FREE_TO_CHANGE`), the
-    seeding, the scan's unrolling, and a `total_steps` that rounds to the same
-    updates. What the target's return is measured over does: `num_logs` for a
+    seeding, the layout (`resume.LAYOUT_ONLY`: the scan's unrolling, the host
+    runner's devices and threads), and a `total_steps` that rounds to the
+    same updates. What the target's return is measured over does: `num_logs` for a
     training target (the return compared is the last chunk's mean, and
     `num_logs` sets the chunk: one chunk is a mean over the whole run), and
     `eval.max_steps` for an evaluation one (a cap below the target's length
     can never reach it).
     """
-    from purejaxdrl.training.resume import FREE_TO_CHANGE
+    from purejaxdrl.training.resume import FREE_TO_CHANGE, LAYOUT_ONLY
 
     expected = preset.config
-    free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl", "scan_unroll"]
+    free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl"]
+    free += LAYOUT_ONLY
     if config.num_updates == expected.num_updates:
         free.append("total_steps")
     if preset.target_of == "evaluation":
         free.append("num_logs")
         if config.eval.max_steps != expected.eval.max_steps:
             return False
-    kept = {name: getattr(expected, name) for name in free}
-    return dataclasses.replace(config, **kept) == expected
+    for name in free:
+        config = _keep(config, expected, name)
+    return config == expected
+
+
+def _keep(config: Any, expected: Any, field: str) -> Any:
+    """`config` with its dotted `field` set to `expected`'s."""
+    name, _, rest = field.partition(".")
+    value = getattr(expected, name)
+    if rest:
+        value = _keep(getattr(config, name), value, rest)
+    return dataclasses.replace(config, **{name: value})
 
 
 def run_preset(config: Any) -> Any:

@@ -17,23 +17,11 @@ from purejaxdrl.observe.records import present, reading, restore_or_restart
 RETURN = "episode/mean_return"
 # Axis labels of the metrics a reader plots most.
 LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
-# Config fields (dotted paths) that do not make runs different settings: the
-# seed, where files go and how often, and what only changes speed or what is
-# measured besides training (evaluation leaves training bitwise the same; its
-# stop_at only ends a run sooner). Seeds are aligned by env steps, so runs
-# logged at other chunks are seeds of one curve too.
-_NOT_SETTING = (
-    "seed",
-    "run_dir",
-    "devices",
-    "checkpoint",
-    "num_logs",
-    "scan_unroll",
-    "eval",
-    "host.actor_devices",
-    "host.learner_devices",
-    "host.env_threads",
-)
+# Config fields (dotted paths) that do not make runs different settings, as
+# well as those a resume may change and those that only lay training out
+# (`training.resume`): the seed, and how often to log. Seeds are aligned by
+# env steps, so runs logged at other chunks are seeds of one curve too.
+_NOT_SETTING = ("seed", "num_logs")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -338,8 +326,11 @@ def _not_a_run(path: pathlib.Path) -> str:
 
 def _setting(config: dict[str, Any]) -> dict[str, Any]:
     """`config` without the fields of `_NOT_SETTING`: what makes runs seeds."""
+    from purejaxdrl.training.resume import FREE_TO_CHANGE, LAYOUT_ONLY
+
     same = json.loads(json.dumps(config))  # a copy to delete from
-    for field in _NOT_SETTING:
+    free = [f.rstrip(".") for f in FREE_TO_CHANGE]
+    for field in (*_NOT_SETTING, *free, *LAYOUT_ONLY):
         *parents, name = field.split(".")
         section = same
         for parent in parents:

@@ -25,6 +25,16 @@ from purejaxdrl.training.run_files import check_writable
 # updates run, not which updates. Environments and the learner are re-split
 # over a new device count with the same global sizes (see README).
 FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.", "eval.")
+# Fields that lay the same updates out otherwise without changing them: the
+# scan's unrolling, and the host runner's device split and EnvPool threads.
+# A preset's target (cli/target.py) and a plot's seeds (observe/curves.py)
+# look past them as past FREE_TO_CHANGE.
+LAYOUT_ONLY = (
+    "scan_unroll",
+    "host.actor_devices",
+    "host.learner_devices",
+    "host.env_threads",
+)
 
 
 def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:

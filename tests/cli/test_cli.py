@@ -372,6 +372,11 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
         "  preset target      10 (training return) within 2,500,000 steps "
         "(published figure or estimate, not yet measured here): reached"
     )
+    # The host runner's layout (its devices and EnvPool threads) keeps it.
+    laid_out = pjd.apply_overrides(
+        pong.config, {"host": {"env_threads": 8, "learner_devices": 2}}
+    )
+    assert target_line(laid_out, pong, run(mean_return=12.0)).endswith("reached")
     assert target_line(pqn.config, pqn, run(eval_return=500.0)).endswith("reached")
 
 
