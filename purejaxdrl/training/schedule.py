@@ -99,22 +99,35 @@ COUNTERS = ("learner/grad_steps", "replay/size")
 # Per-update maxima: a chunk reports the largest (their mean would hide the one
 # update that lagged far behind among many that did not).
 MAXIMA = ("lag/max",)
+# A gradient step's metrics (prefixes), which a replay learner reads as 0
+# until its buffer holds `min_replay` items: a chunk means them over the
+# updates that learned (`learner/grad_steps` > 0 after them: once begun,
+# learning goes on), and a chunk in which none did leaves them out.
+LEARNED = ("loss/", "td/", "q/", "entropy")
 
 
 def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:
     """A chunk's per-update metrics in one record.
 
     Means over the chunk, except `COUNTERS` (their last value), `MAXIMA`
-    (their largest value) and episode statistics (means over the episodes
-    ended, from their sums): the return and length as `episode/mean_return`,
-    `episode/mean_length`, and each of the environment's own metrics' episode
-    sums as `env/<name>`.
+    (their largest value), a replay learner's `LEARNED` metrics (means over
+    the updates that learned; absent before any did) and episode statistics
+    (means over the episodes ended, from their sums): the return and length
+    as `episode/mean_return`, `episode/mean_length`, and each of the
+    environment's own metrics' episode sums as `env/<name>`.
     """
-    out = {
-        k: float(_reduce(k, v))
-        for k, v in metrics.items()
-        if not k.startswith("episode/")
-    }
+    learned = None
+    if "learner/grad_steps" in metrics:
+        learned = np.asarray(metrics["learner/grad_steps"]) > 0
+    out = {}
+    for k, v in metrics.items():
+        if k.startswith("episode/"):
+            continue
+        if learned is not None and k.startswith(LEARNED):
+            if not learned.any():
+                continue
+            v = np.asarray(v)[learned]
+        out[k] = float(_reduce(k, v))
     if "episode/count" in metrics:
         count = float(np.sum(metrics["episode/count"]))
         out["episode/count"] = count

@@ -113,6 +113,31 @@ def test_summarize_chunk_reports_counters_where_they_ended():
     assert out == {"learner/grad_steps": 8.0, "replay/size": 192.0, "epsilon": 0.5}
 
 
+def test_summarize_chunk_means_a_replay_learners_losses_over_updates_that_learned():
+    # Learning starts at the third of four updates: the losses before it read
+    # 0 and are not losses, so the chunk's is (2 + 4) / 2, not 6 / 4.
+    metrics = {
+        "learner/grad_steps": np.array([0.0, 0.0, 4.0, 8.0]),
+        "loss/total": np.array([0.0, 0.0, 2.0, 4.0]),
+        "td/abs_mean": np.array([0.0, 0.0, 1.0, 2.0]),
+        "entropy": np.array([0.0, 0.0, 3.0, 3.0]),
+        "epsilon": np.array([1.0, 0.8, 0.6, 0.4]),  # in force, learning or not
+    }
+    out = summarize_chunk(metrics)
+    assert out == {
+        "learner/grad_steps": 8.0,
+        "loss/total": 3.0,
+        "td/abs_mean": 1.5,
+        "entropy": 3.0,
+        "epsilon": 0.7,
+    }
+    # A chunk with no learning update has no losses to report.
+    early = {k: v[:2] for k, v in metrics.items()}
+    assert summarize_chunk(early) == {"learner/grad_steps": 0.0, "epsilon": 0.9}
+    # On-policy learners (no grad-step counter) mean every update.
+    assert summarize_chunk({"loss/total": np.array([0.0, 2.0])}) == {"loss/total": 1.0}
+
+
 def test_summarize_chunk_reports_the_largest_lag_of_its_updates():
     # One update 10 versions behind among three of 1: the chunk's maximum is
     # 10 (a mean of the maxima would say 3.25); the mean lag stays a mean.
