@@ -77,21 +77,6 @@ class PopulationCommand(NamedTuple):
     field_help: Mapping[str, str] = MappingProxyType({})
 
 
-# Config fields (or sections) a sweep or PBT run trains without, and why: given
-# as flags they are refused in one line, not silently ignored.
-_NOT_HONOURED = {
-    "eval": "sweeps do not play evaluation episodes (the table reports each "
-    "run's training return); drop it",
-    "host": "sweeps and PBT train device environments only; drop it",
-    "checkpoint.keep": "sweeps and PBT keep their newest 2 checkpoints (all "
-    "a resume needs); drop it",
-    "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (they "
-    "play no evaluation episodes); drop it",
-    "checkpoint.wait": "sweeps and PBT always write every save (a due save "
-    "is never replaced), so it would change nothing; drop it",
-}
-
-
 def population_parser(
     command: PopulationCommand, defaults: Any, preset_name: str, note: str = ""
 ) -> Parser:
@@ -99,6 +84,7 @@ def population_parser(
 
     The description names `preset_name` as their source, or says `note`.
     """
+    from purejaxdrl.sweeps.inputs import NOT_HONOURED
     from purejaxdrl.training.presets import preset_names
 
     parser = Parser(
@@ -127,7 +113,7 @@ def population_parser(
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     # Flags sweeps and PBT do not honour parse (to be refused), unlisted.
-    add_config_flags(parser, defaults, defaults.algo, unused=tuple(_NOT_HONOURED))
+    add_config_flags(parser, defaults, defaults.algo, unused=tuple(NOT_HONOURED))
     for action in parser._actions:
         if action.dest in command.field_help and action.help != argparse.SUPPRESS:
             default = action.help[action.help.rfind("(default: ") :]
@@ -137,8 +123,10 @@ def population_parser(
 
 def refuse_not_honoured(args: argparse.Namespace) -> None:
     """Raises UsageError for a config flag given that sweeps and PBT ignore."""
+    from purejaxdrl.sweeps.inputs import NOT_HONOURED
+
     for path, value in vars(args).items():
-        why = _NOT_HONOURED.get(path) or _NOT_HONOURED.get(path.split(".")[0])
+        why = NOT_HONOURED.get(path) or NOT_HONOURED.get(path.split(".")[0])
         if why is not None and value is not None:
             shown = " ".join(value) if isinstance(value, list) else value
             raise UsageError(f"{path}={shown}: {why}.")

@@ -4,6 +4,7 @@ The base config and its target score, the device memory, the directory a
 resume reads; `messenger`, which keeps a run's messages and passes them on.
 """
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError, SetupWarning, require_config
+from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
@@ -169,7 +171,46 @@ def base_and_target(
             "environments (gymnax, brax, Playground, Craftax); train host runs "
             "one at a time with `purejaxdrl train`."
         )
+    warn_not_honoured(base)
     return base, target_return
+
+
+# Config fields (or sections) a sweep or PBT run trains without, and why. The
+# command line refuses them as flags; from Python a base config that sets one
+# is warned of, so it is not silently ignored.
+NOT_HONOURED = {
+    "eval": "sweeps do not play evaluation episodes (the table reports each "
+    "run's training return); drop it",
+    "host": "sweeps and PBT train device environments only; drop it",
+    "checkpoint.keep": "sweeps and PBT keep their newest 2 checkpoints (all "
+    "a resume needs); drop it",
+    "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (they "
+    "play no evaluation episodes); drop it",
+    "checkpoint.wait": "sweeps and PBT always write every save (a due save "
+    "is never replaced), so it would change nothing; drop it",
+}
+
+
+def warn_not_honoured(base: TrainConfig) -> None:
+    """Warns of each field of `NOT_HONOURED` that `base` sets to a non-default.
+
+    The sweep or population trains without it; the warning says so, and why.
+    """
+    defaults = {
+        f.name: f.default_factory()  # type: ignore[misc]
+        for f in dataclasses.fields(TrainConfig)
+        if f.name in ("eval", "host", "checkpoint")
+    }
+    for name, default in defaults.items():
+        given = dict((p, v) for p, _, v in flat_fields(getattr(base, name)))
+        for path, _, value in flat_fields(default):
+            why = NOT_HONOURED.get(f"{name}.{path}") or NOT_HONOURED.get(name)
+            if why is not None and given[path] != value:
+                warnings.warn(
+                    f"{name}.{path}={given[path]!r}: {why}.",
+                    SetupWarning,
+                    stacklevel=4,
+                )
 
 
 def several_environments(target: float, env_id: str) -> str:

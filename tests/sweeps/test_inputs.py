@@ -88,3 +88,27 @@ def test_each_reason_a_preset_target_is_not_judged():
     )
     other = unjudged(ppo, "Acrobot-v1", several_envs=False)
     assert other == "the preset's target (475) is CartPole-v1's, not Acrobot-v1's"
+
+
+def test_a_base_config_setting_what_sweeps_do_without_is_warned_of():
+    # The command line refuses these flags; a config from Python that sets
+    # them must not be silently trained without them.
+    base = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"eval": {"episodes": 32}, "checkpoint": {"keep": 5, "wait": True}},
+    )
+    with pytest.warns(pjd.SetupWarning) as caught:
+        base_and_target(base, None, None)
+    said = [str(w.message) for w in caught]
+    assert said == [
+        "checkpoint.keep=5: sweeps and PBT keep their newest 2 checkpoints (all "
+        "a resume needs); drop it.",
+        "checkpoint.wait=True: sweeps and PBT always write every save (a due "
+        "save is never replaced), so it would change nothing; drop it.",
+        "eval.episodes=32: sweeps do not play evaluation episodes (the table "
+        "reports each run's training return); drop it.",
+    ]
+    # A preset's own config sets none of them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        base_and_target("cartpole", None, None)
