@@ -147,11 +147,13 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
             f"--target {args.target} must be a finite return; e.g. --target 475."
         )
     kwargs = command.plan(args, base)
-    from purejaxdrl.sweeps.inputs import unjudged
+    from purejaxdrl.sweeps.inputs import off_budget, unjudged
 
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
     why = unjudged(preset, base.env.id, several_envs="env.id" in grid)
+    if target is not None and not why:
+        why = off_budget(preset, [base], swept=grid)
     if args.target is None and why:
         print(f"{command.name}: {why}: not judged (--target sets one)", file=sys.stderr)
         target = None

@@ -10,7 +10,7 @@ import math
 import numbers
 import pathlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import yaml
@@ -219,6 +219,42 @@ def several_environments(target: float, env_id: str) -> str:
         f"the preset's target ({target:g}) is {env_id}'s, and these runs train "
         "on several environments"
     )
+
+
+def off_budget(
+    preset: Preset, configs: Iterable[TrainConfig], swept: Collection[str] = ()
+) -> str | None:
+    """Why `preset`'s training target is no bar for these runs; None if it is.
+
+    As `train` gives a run no verdict unless it is measured as its preset is:
+    the target is the last chunk's mean return within the preset's budget, so
+    runs of another budget (`total_steps`, unless it rounds to the same
+    updates), or logged in other chunks (`num_logs`: one chunk is a mean over
+    the whole run), are measured otherwise. `swept` names fields a grid varies
+    over `configs` (the command line's, before its plan is made).
+    """
+    expected, target = preset.config, preset.target_return
+    for config in configs:
+        budget = config.total_steps != expected.total_steps
+        if budget and config.num_updates != expected.num_updates:
+            return (
+                f"the preset's target ({target:g}) is its return within its "
+                f"{expected.total_steps:,} steps, and these runs train "
+                f"{config.total_steps:,}"
+            )
+        if config.num_logs != expected.num_logs:
+            return (
+                f"the preset's target ({target:g}) is its last chunk's mean "
+                f"return at num_logs={expected.num_logs}, and these runs' "
+                f"num_logs={config.num_logs} makes it another mean"
+            )
+    for field in ("total_steps", "num_logs"):
+        if field in swept:
+            return (
+                f"the preset's target ({target:g}) is its return at its own "
+                f"{field}, and these runs sweep {field}"
+            )
+    return None
 
 
 def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:

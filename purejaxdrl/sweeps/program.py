@@ -24,6 +24,7 @@ from purejaxdrl.sweeps.inputs import (
     check_device_memory,
     environments,
     messenger,
+    off_budget,
     running_meta,
     several_environments,
     shown,
@@ -43,6 +44,7 @@ from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
+from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.train import chunk_lengths
 
@@ -108,7 +110,7 @@ def sweep(
             f"sweeps run in one process (this is one of {jax.process_count()}); "
             "start the sweep on a single host."
         )
-    given = target_return
+    given, preset = target_return, base if isinstance(base, str) else None
     base, target_return = base_and_target(base, algo, target_return)
     check_device_memory(device_memory)
     plan = make_plan(
@@ -121,10 +123,13 @@ def sweep(
     )
     notify = shown(notify, console)
     messages, say = messenger(notify)
-    if given is None and target_return is not None and environments(plan) > 1:
+    if given is None and target_return is not None:
         why = several_environments(target_return, base.env.id)
-        say(f"sweep: {why}: not judged (--target sets one)")
-        target_return = None
+        if environments(plan) == 1:
+            why = off_budget(load_preset(preset, algo or "ppo"), plan.configs)
+        if why:
+            say(f"sweep: {why}: not judged (--target sets one)")
+            target_return = None
     result = SweepResult(
         plan=plan,
         histories=[[] for _ in range(plan.num_runs)],

@@ -112,3 +112,30 @@ def test_a_base_config_setting_what_sweeps_do_without_is_warned_of():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         base_and_target("cartpole", None, None)
+
+
+def test_a_training_target_judges_only_runs_measured_as_the_preset():
+    # As train gives no verdict: the target is the last chunk's mean return
+    # within the preset's budget; one chunk (num_logs 1) is a mean over the
+    # whole run, and another budget is another race.
+    from purejaxdrl.sweeps.inputs import off_budget
+
+    preset = pjd.load_preset("cartpole")
+    base = preset.config
+    assert off_budget(preset, [base]) is None
+    assert off_budget(preset, [base], swept={"ppo.learning_rate"}) is None
+    same_updates = pjd.apply_overrides(base, {"total_steps": base.total_steps - 1})
+    assert off_budget(preset, [base, same_updates]) is None
+    short = pjd.apply_overrides(base, {"total_steps": 20480})
+    assert off_budget(preset, [base, short]) == (
+        "the preset's target (475) is its return within its 500,000 steps, and "
+        "these runs train 20,480"
+    )
+    logged = pjd.apply_overrides(base, {"num_logs": 1})
+    assert off_budget(preset, [logged]) == (
+        "the preset's target (475) is its last chunk's mean return at "
+        "num_logs=20, and these runs' num_logs=1 makes it another mean"
+    )
+    assert "these runs sweep total_steps" in off_budget(
+        preset, [base], swept={"total_steps"}
+    )

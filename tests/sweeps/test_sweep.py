@@ -419,6 +419,12 @@ def test_command_line_sweep_prints_the_table_and_the_best(tmp_path, capsys):
     assert status == 0, out.err
     assert "| setting | ppo.learning_rate |" in out.out
     assert "best setting:" in out.out
+    # 2,048 steps are not the preset's 500,000: its target judges no run.
+    assert (
+        "the preset's target (475) is its return within its 500,000 steps, "
+        "and these runs train 2,048: not judged (--target sets one)" in out.err
+    )
+    assert "/4 |" not in out.out
     assert "4 runs on 1 x 1 (sweep x data)" in out.err
     (folder,) = tmp_path.iterdir()
     assert (folder / "curves.png").is_file()
