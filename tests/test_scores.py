@@ -95,3 +95,19 @@ def test_a_target_without_figures_is_marked_unmeasured(key):
         f"docs/scores.json; its preset should say measured: "
         f"{str(key in SCORES).lower()}"
     )
+
+
+@pytest.mark.parametrize("key", sorted(SCORES))
+def test_each_row_recorded_the_seeds_reproduce_trains_by_default(key):
+    # `python scripts/reproduce.py` without --seeds trains each row's own
+    # count: rerunning the table reproduces the rows as recorded (10 seeds for
+    # the 9-of-10 rows), not every row with one count.
+    assert SCORES[key]["seeds"] == ROWS[key].seeds, (
+        f"{key}: recorded with {SCORES[key]['seeds']} seeds, but reproduce.py "
+        f"trains {ROWS[key].seeds} by default; set Row(..., seeds=) to match"
+    )
+
+
+def test_rows_train_five_seeds_or_ten():
+    # The pages say "5 seeds, 10 for ..."; no row has another count.
+    assert {row.seeds for row in REPRODUCE.ROWS} == {5, 10}
