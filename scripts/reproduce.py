@@ -105,6 +105,16 @@ class Row:
 # steps/s); set gpu to False to run them there.
 PQN_MINATAR = "purejaxql PQN: no MinAtar score published"
 
+# Runs of a row's settings reported outside the table, too few seeds for a row
+# (its preset's target stays `measured: false`); named in its "not run" cell.
+# Their curves keep the row's file name in docs/curves/.
+ASIDES = {
+    "pong:ppo": (
+        "one CPU seed reached +19.3 at 10M frames "
+        "([results](results.md#pong-in-10m-frames))"
+    ),
+}
+
 # Episodes of a greedy evaluation at the end of a run that has none of its own.
 EVAL_EPISODES = 32
 # Playground publishes learning curves (Zakka et al., 2025, arXiv 2502.08844),
@@ -209,7 +219,7 @@ ROWS = [
     ),
     Row("cartpole_envpool", "impala", alone=True),
     *(
-        Row(game, algo, gpu=True, alone=True)
+        Row(game, algo, gpu=True, alone=True, aside=ASIDES.get(f"{game}:{algo}", ""))
         for game in (
             "pong",
             "breakout",
@@ -406,13 +416,18 @@ def not_run_text(row: Row) -> str:
     """A row's place in the table before it has figures.
 
     The same on every machine (the file is committed): a row on Menagerie's
-    robots says what it needs, not whether this machine has it.
+    robots says what it needs, not whether this machine has it. A row with an
+    aside says that it was not run as a row, and names the run that was.
     """
     if row.not_run:
-        return f"not run: {row.not_run}"
-    if row.menagerie:
-        return "not run: needs a GPU and MuJoCo Menagerie's robot models"
-    return "not run: needs a GPU" if row.gpu else "not run yet"
+        why = f"not run: {row.not_run}"
+    elif row.menagerie:
+        why = "not run: needs a GPU and MuJoCo Menagerie's robot models"
+    else:
+        why = "not run: needs a GPU" if row.gpu else "not run yet"
+    if row.aside:
+        return why.replace("not run", "not run as a row", 1) + f"; {row.aside}"
+    return why
 
 
 def return_text(score: dict) -> str:

@@ -111,3 +111,27 @@ def test_each_row_recorded_the_seeds_reproduce_trains_by_default(key):
 def test_rows_train_five_seeds_or_ten():
     # The pages say "5 seeds, 10 for ..."; no row has another count.
     assert {row.seeds for row in REPRODUCE.ROWS} == {5, 10}
+
+
+def test_every_curve_is_a_row_with_figures_or_an_aside():
+    # One PNG per score row; a row without figures keeps a curve only where
+    # its "not run" cell names the run drawn there (Row.aside: Pong PPO's
+    # one CPU seed). A curve of neither is a figure the tables do not explain.
+    allowed = {
+        f"{row.preset}_{row.algo}.png"
+        for row in REPRODUCE.ROWS
+        if row.key in SCORES or row.aside
+    }
+    curves = {p.name for p in (ROOT / "docs" / "curves").glob("*.png")}
+    assert sorted(curves - allowed) == []
+
+
+@pytest.mark.parametrize("key", [r.key for r in REPRODUCE.ROWS if r.aside])
+def test_a_row_with_an_aside_has_no_figures_and_an_unmeasured_target(key):
+    # The aside stands in for figures the row lacks: once the row runs, it
+    # and `measured: false` go. Its curve is drawn where the row's would be.
+    name, algo = key.split(":")
+    assert key not in SCORES, f"{key} has figures now; drop its Row.aside"
+    assert not load_preset(name, algo).target_measured
+    assert (ROOT / "docs" / "curves" / f"{name}_{algo}.png").exists()
+    assert "not run as a row" in REPRODUCE.not_run_text(ROWS[key])
