@@ -4,7 +4,8 @@ Writes the page's two modules (the Python blocks after "`jax_corridor.py`:"
 and "`my_corridor.py`:") into a fresh folder, runs each of the page's commands
 there in a fresh process and each of its Python runs in this one, as the page
 says, and checks that every run ends at the final mean return the page states
-for it. The JAX environment's Python run is in the fast suite; the four
+for it, and that the Gymnasium corridor refuses the option the page says it
+refuses. The JAX environment's Python run is in the fast suite; the four
 others (three fresh processes that each start JAX and compile, and the
 Gymnasium run, whose environments step in Python) take 20-40 s each on a
 2-core CPU and are marked slow.
@@ -143,3 +144,28 @@ def test_each_run_of_the_page_reaches_the_stated_return(run, folder, capsys):
         printed = capsys.readouterr().out.split()[-1:]
     assert printed, "no final mean return printed"
     assert float(printed[-1]) == stated
+
+
+def test_the_gymnasium_corridor_refuses_a_fractional_length(folder, capsys):
+    # The page's class annotates `length: int = 4`, and says that this makes
+    # `length=2.5` a one-line refusal; unannotated, the option trained towards
+    # a goal of 2.5 that the corridor never reaches (every return 0). Both
+    # checks stop before anything is built or compiled.
+    from purejaxdrl.cli import main
+    from purejaxdrl.env.host import make_host_env
+    from purejaxdrl.env.imports import import_modules
+
+    assert "length: int = 4" in MODULES["my_corridor.py"]
+    import_modules(["my_corridor"])
+    with pytest.raises(pjd.ConfigError, match=r"^env.options length=2.5 is not an"):
+        make_host_env("gymnasium:Corridor-v0", 1, 0, length=2.5)
+    argv = ["train", "--env", "cartpole_envpool", "--algo", "ppo",
+            "--env.imports", "my_corridor", "--env.id", "gymnasium:Corridor-v0",
+            "--env.option", "length=2.5", "--no-files"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "purejaxdrl: error: env.options length=2.5 is not an integer "
+        "(gymnasium:Corridor-v0's default: 4); pass one, e.g. --env.option "
+        "length=4.\n"
+    )

@@ -31,7 +31,7 @@ import numpy as np
 
 
 class Corridor(gym.Env):
-    def __init__(self, length=4):
+    def __init__(self, length: int = 4):
         self.length = length
         self.observation_space = gym.spaces.Box(0.0, float(length), (1,), np.float32)
         self.action_space = gym.spaces.Discrete(2)
