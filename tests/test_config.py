@@ -77,6 +77,12 @@ def test_required_presets_are_shipped():
         ({"total_steps": 10**19}, "updates (total_steps / (num_envs x unroll_le"),
         ({"num_envs": 2**25, "total_steps": 10**12}, "num_envs x unroll_length = 4,"),
         ({"network": {"hidden_sizes": []}}, "hidden_sizes"),
+        # The evaluation loop counts steps in int32: 2**31 overflowed in jit.
+        (
+            {"eval": {"max_steps": 2**31}},
+            "eval.max_steps=2147483648 must be >= 1 and < 2**31 (the evaluation loop",
+        ),
+        ({"eval": {"max_steps": 0}}, "eval.max_steps=0 must be >= 1"),
     ],
 )
 def test_validation_names_value_rule_and_fix(overrides, message):

@@ -29,6 +29,7 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig
+from purejaxdrl.training.run_rules import check_checkpoint_and_eval, check_host
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -229,47 +230,6 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
     return cls
 
 
-def _check_checkpoint_and_eval(config: TrainConfig) -> None:
-    """The rules of when a run checkpoints and evaluates."""
-    config.checkpoint.check()
-    zero = {"episodes": "turns evaluation off", "every": "evaluates only at the end"}
-    for name, meaning in zero.items():
-        value = getattr(config.eval, name)
-        check(
-            value >= 0,
-            f"eval.{name}={value} must be >= 0 (0 {meaning}); e.g. "
-            "--eval.episodes 16 --eval.every 5.",
-        )
-    stop_at = config.eval.stop_at
-    check(
-        stop_at is None or stop_at == stop_at,  # NaN stops nothing
-        f"eval.stop_at={stop_at} is no return to stop at; pass a number, e.g. "
-        "--eval.stop-at 475, or leave it unset.",
-    )
-    when = "only at the end" if config.eval.episodes else "never"
-    check(
-        config.eval.stop_at is None or (config.eval.episodes and config.eval.every),
-        f"eval.stop_at={config.eval.stop_at} stops at an evaluation during "
-        f"training, but eval.episodes={config.eval.episodes} and eval.every="
-        f"{config.eval.every} evaluate {when}; pass e.g. --eval.episodes 16 "
-        "--eval.every 1.",
-    )
-    check(
-        config.eval.max_steps >= 1,
-        f"eval.max_steps={config.eval.max_steps} must be >= 1; e.g. 100000.",
-    )
-
-
-def _check_host(host: HostConfig) -> None:
-    """The rules of the host-env runner's placement."""
-    for name in ("actor_devices", "learner_devices", "env_threads"):
-        value = getattr(host, name)
-        check(value >= 0, f"host.{name}={value} must be >= 0 (0: the default).")
-    for name in ("actor_threads", "queue_size"):
-        value = getattr(host, name)
-        check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
-
-
 def validate(
     config: TrainConfig, *, budget: bool = True, normalised_before: bool = False
 ) -> TrainConfig:
@@ -305,7 +265,7 @@ def validate(
         f"scan_unroll={config.scan_unroll} must be >= 0; pass 0 (by platform) "
         "or a positive unroll factor.",
     )
-    _check_checkpoint_and_eval(config)
+    check_checkpoint_and_eval(config)
     check_seed(config.seed)
     check(
         config.devices >= 0,
@@ -333,7 +293,7 @@ def validate(
         section = config.algo_config
         items, unit = record.replay_items(section, shape)
         check_learning_starts(config.algo, section.min_replay, items, shape, unit)
-    _check_host(config.host)
+    check_host(config.host)
     _check_observations(config, record, budget, normalised_before)
     return config
 
