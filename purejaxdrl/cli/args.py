@@ -149,16 +149,25 @@ def preset_run(
         refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
     config = validate(apply_overrides(preset.config, overrides))
-    dropped = preset.config.env.options
-    quiet = getattr(args, "quiet", False)
-    if dropped and config.env.id != preset.config.env.id and not quiet:
+    if not getattr(args, "quiet", False):
+        _note_untied(preset.config.env, config.env)
+    return preset, args, config
+
+
+def _note_untied(preset: Any, run: Any) -> None:
+    """Says which of the preset's id-tied env fields (`EnvConfig`) the run drops."""
+    if run.id == preset.id:
+        return
+    options = ", ".join(f"{k}={v}" for k, v in preset.options.items())
+    dropped = [f"env.options ({options})"] if options else []
+    if preset.hide_observations and run.hide_observations != preset.hide_observations:
+        dropped.append(f"env.hide_observations ({list(preset.hide_observations)})")
+    if dropped:
         print(
-            f"purejaxdrl: the preset's env.options "
-            f"({', '.join(f'{k}={v}' for k, v in dropped.items())}) are "
-            f"{preset.config.env.id}'s, so not passed to {config.env.id}",
+            f"purejaxdrl: the preset's {' and '.join(dropped)} are {preset.id}'s, "
+            f"so not passed to {run.id}",
             file=sys.stderr,
         )
-    return preset, args, config
 
 
 def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:

@@ -58,11 +58,14 @@ class EnvConfig:
       normalize_observations: standardise observations with running statistics.
       hide_observations: indices of vector-observation entries the agent does
         not see (`env.wrappers.HideObservations`); CartPole-v1 with (1, 3) is
-        the `cartpole_masked` memory task.
+        the `cartpole_masked` memory task. Like `options`, they are `id`'s:
+        overriding `id` without them resets them (another environment's
+        entries 1 and 3 are other quantities).
 
     """
 
-    TIED_FIELDS: ClassVar[dict[str, str]] = {"options": "id"}  # apply_overrides
+    # apply_overrides resets these where `id` changes without them.
+    TIED_FIELDS: ClassVar[dict[str, str]] = {"options": "id", "hide_observations": "id"}
 
     id: str = "CartPole-v1"
     imports: tuple[str, ...] = ()

@@ -7,6 +7,7 @@ a traceback.
 
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.cli.args import UsageError, _parse_options
 
@@ -75,3 +76,33 @@ def test_list_help_names_the_craftax_ids(capsys):
         cli.main(["list", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "Craftax-* (installed or not)" in help_text
+
+
+def test_hidden_observations_stay_with_their_environment(capsys):
+    # cartpole_masked hides CartPole's velocities (1, 3); on Acrobot-v1 those
+    # entries are sin θ1 and sin θ2, so another id resets them, as it does the
+    # options, and the command line says so.
+    from purejaxdrl.cli.args import preset_run
+    from purejaxdrl.cli.train import parser
+
+    base = pjd.load_preset("cartpole_masked").config
+    assert base.env.hide_observations == (1, 3)
+    other = pjd.apply_overrides(base, {"env": {"id": "Acrobot-v1"}})
+    assert other.env.hide_observations == ()
+    same = pjd.apply_overrides(base, {"env": {"id": "CartPole-v1"}})
+    assert same.env.hide_observations == (1, 3)
+    given = {"env": {"id": "Acrobot-v1", "hide_observations": [0]}}
+    assert pjd.apply_overrides(base, given).env.hide_observations == (0,)
+
+    _, _, config = preset_run(
+        ["--env.id", "Acrobot-v1"], "cartpole_masked", "ppo", parser
+    )
+    assert config.env.hide_observations == ()
+    assert capsys.readouterr().err == (
+        "purejaxdrl: the preset's env.hide_observations ([1, 3]) are CartPole-v1's, "
+        "so not passed to Acrobot-v1\n"
+    )
+    argv = ["--env.id", "Acrobot-v1", "--env.hide-observations", "1", "3"]
+    _, _, config = preset_run(argv, "cartpole_masked", "ppo", parser)
+    assert config.env.hide_observations == (1, 3)
+    assert capsys.readouterr().err == ""
