@@ -141,9 +141,37 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
     if typing.get_origin(hint) is dict:
         if not isinstance(value, Mapping):
             raise fail("a mapping", "key=value")
-        return dict(value)
+        return {key: yaml_value(v, f"{path}.{key}") for key, v in value.items()}
     name = getattr(hint, "__name__", str(hint))
     raise ConfigError(f"{path}: unsupported field type {name}.")
+
+
+def yaml_value(value: Any, path: str) -> Any:
+    """`value` (a mapping field's, e.g. an `env.options` value) as YAML writes it.
+
+    A run directory's config.yaml must reload equal to the config trained:
+    tuples become lists, NumPy and JAX scalars and arrays Python numbers and
+    lists (`.item()`, `.tolist()`), mappings dicts, at every depth.
+
+    Raises:
+      ConfigError: for a value YAML cannot write (an object), naming `path`.
+
+    """
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, np.generic | np.ndarray | jax.Array):
+        return np.asarray(value).tolist()
+    for kind in (bool, int, float, str):  # subclasses: an IntEnum, a str Enum
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, list | tuple):
+        return [yaml_value(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {k: yaml_value(v, f"{path}.{k}") for k, v in value.items()}
+    raise ConfigError(
+        f"{path}={value!r} is {_a(value)}, which a run's config.yaml cannot "
+        "hold; pass a number, string, boolean, list or mapping of those."
+    )
 
 
 SEED_LIMIT = 2**32  # seeds lie in [0, SEED_LIMIT): `check_seed`
@@ -305,11 +333,15 @@ def same_value(a: Any, b: Any) -> bool:
 def _mismatch(value: Any, coerced: Any) -> tuple[Any, Any] | None:
     """The first part of `value` not already what `coerce` made of it, if any.
 
-    Tuples are compared item by item, so `("64", 64)` for a `tuple[int, ...]`
-    is caught; an int where a float is taken is accepted.
+    Tuples, lists and dicts are compared item by item, so `("64", 64)` for a
+    `tuple[int, ...]`, or a tuple or NumPy value in `env.options`, is caught;
+    an int where a float is taken is accepted.
     """
-    if type(value) is tuple and type(coerced) is tuple:
+    if type(value) is type(coerced) and type(value) in (tuple, list):
         pairs = map(_mismatch, value, coerced)
+        return next((pair for pair in pairs if pair is not None), None)
+    if type(value) is dict and type(coerced) is dict:  # env.options: YAML's types
+        pairs = map(_mismatch, value.values(), coerced.values())
         return next((pair for pair in pairs if pair is not None), None)
     if type(value) is type(coerced) or (
         type(value) is int and isinstance(coerced, float)

@@ -444,3 +444,35 @@ def test_dotted_and_nested_spellings_of_different_fields_still_merge():
     changed = pjd.apply_overrides(config, overrides)
     assert (changed.ppo.learning_rate, changed.ppo.clip_eps) == (1e-3, 0.1)
     assert changed.env.options == {"a": 1, "b": 2}
+
+
+def test_env_options_are_stored_as_yaml_writes_them():
+    # A NumPy value crashed the run directory's YAML dump; a tuple came back a
+    # list, so a resume refused the run's own config as a change.
+    from purejaxdrl.training.resume import config_from_dict
+
+    options = {"x": np.int64(3), "t": (1.0, np.float32(2.0)), "a": np.arange(2)}
+    options["deep"] = {"y": jnp.asarray(0.5), "z": [np.bool_(True)]}
+    config = pjd.apply_overrides(pjd.TrainConfig(), {"env": {"options": options}})
+    got = config.env.options
+    assert got == {
+        "x": 3,
+        "t": [1.0, 2.0],
+        "a": [0, 1],
+        "deep": {"y": 0.5, "z": [True]},
+    }
+    assert type(got["x"]) is int and type(got["t"][1]) is float
+    assert type(got["a"][0]) is int and type(got["deep"]["y"]) is float
+    assert type(got["deep"]["z"][0]) is bool
+    text = yaml.safe_dump(pjd.config.to_dict(config))
+    assert config_from_dict(yaml.safe_load(text), "x") == config
+
+
+def test_env_options_refuse_what_yaml_cannot_write_and_replace_is_checked():
+    with pytest.raises(ConfigError, match=re.escape("env.options.f=<object")):
+        pjd.apply_overrides(pjd.TrainConfig(), {"env": {"options": {"f": object()}}})
+    base = pjd.TrainConfig()
+    for value, said in (((1.0, 2.0), "a tuple, not the list"), (np.int64(3), "numpy")):
+        env = dataclasses.replace(base.env, options={"t": value})
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            pjd.validate(dataclasses.replace(base, env=env))
