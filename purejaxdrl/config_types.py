@@ -9,6 +9,7 @@ overrides and validation on these.
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from typing import Any
 
 import jax
 import numpy as np
+import yaml
 
 
 class ConfigError(ValueError):
@@ -25,6 +27,35 @@ class ConfigError(ValueError):
 # Named where users import it from, in tracebacks and reprs (as numpy's
 # `set_module` does): `purejaxdrl.config.ConfigError`.
 ConfigError.__module__ = "purejaxdrl.config"
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, with numbers in exponent notation (`2e-2`) floats.
+
+    PyYAML reads YAML 1.1, whose floats need a dot and a signed exponent, so
+    `1e3` was the string '1e3': typed fields convert it, but not the values
+    of `env.options`, which reached the environment as strings.
+    """
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """`text` read as safe YAML, with `2e-2`, `1.5E2` and `1e3` floats.
+
+    How preset files and `--env.option KEY=VALUE` are read, so one spelling
+    means one value in both; quoted, they stay strings.
+
+    Raises:
+      yaml.YAMLError: `text` is no YAML (`[1,`).
+
+    """
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
 
 
 def _is_union(hint: Any) -> bool:

@@ -10,6 +10,7 @@ import yaml
 
 from purejaxdrl.agents.registry import algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 
@@ -91,7 +92,9 @@ def preset_algorithms(name: str) -> list[str]:
 
 def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text())
+        # Exponent notation (`1e3`) is a float, as on the command line:
+        # `env.options` values are not converted by a field's type.
+        data = load_yaml(path.read_text())
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""

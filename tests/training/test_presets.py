@@ -198,3 +198,18 @@ def test_a_missing_section_says_how_to_train_its_untuned_defaults_from_python():
     assert untuned.env == pjd.load_preset("acrobot").config.env
     pjd.validate(untuned)  # a config to train as it is
     assert ".untuned" in pjd.load_preset.__doc__
+
+
+def test_exponent_notation_in_a_preset_is_a_number_as_on_the_command_line(tmp_path):
+    # PyYAML read `1e3` as the string '1e3': typed fields converted it, but
+    # env.options reached the environment as a string (`--env.option
+    # max_steps_in_episode=1e3` was already a float).
+    path = tmp_path / "mc.yaml"
+    path.write_text(
+        "env: {id: CartPole-v1, options: {max_steps_in_episode: 1e3, name: '1e3'}}\n"
+        "ppo: {num_envs: 4, total_steps: 1024, ppo: {learning_rate: 1e-3}}\n"
+    )
+    config = pjd.load_preset(str(path)).config
+    assert config.env.options == {"max_steps_in_episode": 1000.0, "name": "1e3"}
+    assert type(config.env.options["max_steps_in_episode"]) is float
+    assert config.ppo.learning_rate == 1e-3
