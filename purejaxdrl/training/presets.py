@@ -175,7 +175,7 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
             "untuned defaults on this environment: except "
             "pjd.training.presets.NoSectionError as e: config = e.untuned.",
         )
-    section = dict(section)
+    section = _with_file_options(config.env, dict(section))
     target = _check_target(path, algo, section.pop("target", None))
     of = target.get("of", "training")
     config = validate(apply_overrides(config, section))
@@ -189,6 +189,23 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         tuned=tuned,
         target_measured=target.get("measured", True),
     )
+
+
+def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]:
+    """`section` with its `env.options` added to the file's (`file_env`'s).
+
+    As `--env.option` adds to a preset's options, so does a section's `env:`
+    block to its file's: a time limit of the file stays unless the section
+    sets it. A section that names another `id` keeps its options alone (the
+    file's are that id's: `EnvConfig`'s tied fields).
+    """
+    env = section.get("env")
+    if not (isinstance(env, dict) and isinstance(env.get("options"), dict)):
+        return section
+    if str(env.get("id", file_env.id)) != file_env.id:
+        return section
+    options = {**file_env.options, **env["options"]}
+    return {**section, "env": {**env, "options": options}}
 
 
 def _env_id_hint(name: str, algo: str) -> str:

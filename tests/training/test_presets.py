@@ -213,3 +213,22 @@ def test_exponent_notation_in_a_preset_is_a_number_as_on_the_command_line(tmp_pa
     assert config.env.options == {"max_steps_in_episode": 1000.0, "name": "1e3"}
     assert type(config.env.options["max_steps_in_episode"]) is float
     assert config.ppo.learning_rate == 1e-3
+
+
+def test_a_sections_env_options_add_to_the_files_as_the_command_lines_do(tmp_path):
+    # A section's options replaced the file's whole: the file's time limit was
+    # dropped, silently, where `--env.option` adds to a preset's.
+    path = tmp_path / "merge.yaml"
+    path.write_text(
+        "env: {id: CartPole-v1, options: {max_steps_in_episode: 200, gravity: 9.8}}\n"
+        "ppo:\n  env:  # merged into the file's env\n    options: {gravity: 12.0}\n"
+        "dqn:\n  env: {id: Acrobot-v1, options: {max_steps_in_episode: 100}}\n"
+        "a2c:\n  env: {normalize_observations: true}\n"
+    )
+    ppo = pjd.load_preset(str(path)).config.env
+    assert ppo.options == {"max_steps_in_episode": 200, "gravity": 12.0}
+    # Another id: the file's options are CartPole's, so not passed to Acrobot.
+    dqn = pjd.load_preset(str(path), "dqn").config.env
+    assert (dqn.id, dqn.options) == ("Acrobot-v1", {"max_steps_in_episode": 100})
+    a2c = pjd.load_preset(str(path), "a2c").config.env
+    assert a2c.options == {"max_steps_in_episode": 200, "gravity": 9.8}
