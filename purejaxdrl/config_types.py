@@ -76,6 +76,11 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
     return True, rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
 
 
+def admits_none(hint: Any) -> bool:
+    """Whether the field type `hint` takes None (`X | None`, `Optional[X]`)."""
+    return _without_none(hint)[0]
+
+
 def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
     """The value of `allowed` (a `Literal[...]`'s) that `value` spells."""
     for option in allowed:

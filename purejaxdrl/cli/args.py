@@ -1,54 +1,25 @@
-"""Argument helpers shared by the sub-commands: the parser, config flags, errors."""
+"""Argument helpers shared by the sub-commands: presets, config flags, errors.
+
+The parser itself (`Parser`, `UsageError`) is `cli.parser`'s, re-exported here.
+"""
 
 import argparse
 import sys
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names, unread_section
-from purejaxdrl.cli.hints import flag_hint, word_hint
 from purejaxdrl.cli.option_values import read_option
+from purejaxdrl.cli.parser import Parser, UsageError
 from purejaxdrl.config_docs import field_descriptions
-from purejaxdrl.config_types import ConfigError, flat_fields
+from purejaxdrl.config_types import ConfigError, admits_none, flat_fields
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message is the whole one-line error."""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage and exiting.
-
-    `help_command`: the command that lists the options, which its errors name
-    (default `PROG --help`; `purejaxdrl sweep --resume DIR --help` where the
-    program's name ends in a flag that needs its value).
-    """
-
-    help_command: str | None = None
-
-    @property
-    def _help(self) -> str:
-        return self.help_command or f"{self.prog} --help"
-
-    def error(self, message: str) -> NoReturn:
-        if message.startswith("unrecognized arguments"):
-            words = message.split()[2:]
-            unknown = [w for w in words if w.startswith("--")]
-            flag = unknown[0].split("=")[0] if unknown else ""
-            flags = [o for o in self._option_string_actions if o.startswith("--")]
-            hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
-            message = f"{message}; {hint}`{self._help}` lists every option."
-        elif "invalid float value" in message or "invalid int value" in message:
-            kind = "a number" if "float" in message else "an integer"
-            message = f"{message}; pass {kind} (see `{self._help}`)."
-        raise UsageError(message)
 
 
 def run_dir_parser(
@@ -305,9 +276,10 @@ def add_config_flags(
                 help=text(f"{shown}{bare}"),
             )
             continue
-        group.add_argument(
+        action = group.add_argument(
             _flag(path), dest=path, metavar=metavar, help=text(str(shown))
         )
+        action.takes_none = admits_none(hint)  # for Parser's errors
 
 
 def reject_other_algorithms(

@@ -632,6 +632,19 @@ CASES = [
         [*TRAIN, "--eval.episodes", "2", "--eval.every", "1", "--eval.stop-at", "nan"],
         "eval.stop_at=nan is no return to stop at",
     ),
+    # A flag without its value: where a value starting with '-' goes, and
+    # `none` for an optional field.
+    (
+        [*TRAIN, "--network.policy-obs-key"],
+        "expected one argument; give its value after it (one that starts with '-' "
+        "after '=', e.g. --network.policy-obs-key=-x); --network.policy-obs-key "
+        "none leaves it unset; `purejaxdrl train --help` lists every option.",
+    ),
+    (
+        [*TRAIN, "--eval.stop-at", "-x"],
+        "e.g. --eval.stop-at=-1e3); --eval.stop-at none",
+    ),
+    ([*SWEEP, "--target", "--seeds", "2"], "e.g. --target=-1e3); `purejaxdrl sweep"),
     # Commands.
     (["fly"], "unknown command 'fly'"),
     (["plot", "{ok}", "--target", "abc"], "invalid float value: 'abc'; pass a number"),
@@ -870,3 +883,28 @@ def test_distributed_auto_outside_a_cluster_is_one_line_and_exit_2(tmp_path):
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("purejaxdrl: error: --distributed-auto found no cluster")
     assert line.endswith("--num-processes N --process-id I."), line
+
+
+@pytest.mark.parametrize(
+    ("word", "value"),
+    [
+        ("-1e3", -1000.0),
+        ("-2.5E2", -250.0),
+        ("-inf", float("-inf")),
+        ("-1_000", -1000.0),
+    ],
+)
+def test_a_negative_number_in_any_spelling_is_a_value_not_a_flag(word, value):
+    # Python 3.11's argparse took only `-1` and `-.5` for numbers: `-1e3` and
+    # `-inf` (returns below zero: Acrobot's, Pendulum's) began an option.
+    from purejaxdrl.cli.args import Parser, preset_run
+    from purejaxdrl.cli.train import parser
+
+    argv = ["--eval.stop-at", word, "--eval.episodes", "2", "--eval.every", "1"]
+    _, _, config = preset_run(argv, "acrobot", "ppo", parser)
+    assert config.eval.stop_at == value
+    target = Parser(prog="purejaxdrl sweep")
+    target.add_argument("--target", type=float)
+    assert target.parse_args(["--target", word]).target == value
+    with pytest.raises(cli.args.UsageError, match="unrecognized arguments: -x"):
+        target.parse_args(["--target", "1", "-x"])

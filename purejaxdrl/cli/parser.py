@@ -1,0 +1,75 @@
+"""The command line's argparse parser: its errors are one line naming the fix."""
+
+import argparse
+import re
+from typing import Any, NoReturn
+
+from purejaxdrl.cli.hints import flag_hint, word_hint
+
+# A word argparse reads as a value, not an option: a negative number, in any
+# spelling `float` takes. Python 3.11's argparse takes only `-1` and `-.5`, so
+# `--eval.stop-at -1e3` (or `-inf`) read `-1e3` as an option and failed.
+NEGATIVE_NUMBER = re.compile(
+    r"^-(?:(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?"
+    r"|inf|infinity|nan)$",
+    re.IGNORECASE,
+)
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is the whole one-line error."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting.
+
+    Negative numbers in every spelling (`-1e3`, `-inf`) are values.
+    `help_command`: the command that lists the options, which its errors name
+    (default `PROG --help`; `purejaxdrl sweep --resume DIR --help` where the
+    program's name ends in a flag that needs its value). A flag's action with
+    `takes_none` set (an `X | None` config field) is said to take `none`.
+    """
+
+    help_command: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
+    @property
+    def _help(self) -> str:
+        return self.help_command or f"{self.prog} --help"
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            words = message.split()[2:]
+            unknown = [w for w in words if w.startswith("--")]
+            flag = unknown[0].split("=")[0] if unknown else ""
+            flags = [o for o in self._option_string_actions if o.startswith("--")]
+            hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
+            message = f"{message}; {hint}`{self._help}` lists every option."
+        elif "invalid float value" in message or "invalid int value" in message:
+            kind = "a number" if "float" in message else "an integer"
+            message = f"{message}; pass {kind} (see `{self._help}`)."
+        elif message.endswith("expected one argument"):
+            message = f"{message}; {self._one_argument(message)}"
+        raise UsageError(message)
+
+    def _one_argument(self, message: str) -> str:
+        """The fix for `argument --flag: expected one argument`."""
+        flags = message.removeprefix("argument ").partition(":")[0].split("/")
+        flag = flags[-1]
+        action = self._option_string_actions.get(flag)
+        unset = (
+            f"; {flag} none leaves it unset"
+            if getattr(action, "takes_none", False)
+            else ""
+        )
+        numeric = getattr(action, "type", None) in (int, float) or getattr(
+            action, "metavar", None
+        ) in ("INT", "FLOAT")
+        example = f"{flag}=-1e3" if numeric else f"{flag}=-x"
+        return (
+            f"give its value after it (one that starts with '-' after '=', e.g. "
+            f"{example}){unset}; `{self._help}` lists every option."
+        )
