@@ -56,21 +56,23 @@ def pre_parse(argv: Sequence[str], *names_: str) -> argparse.Namespace:
 def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, str]:
     """(preset, note): preset `env` for `algo`, and what the help says of it.
 
+    The preset is not validated alone: the flags may complete it (`preset_run`).
+
     The modules of `--env.imports` are imported first: they may register
     `algo`. `--help` lists every algorithm's flags: for a preset without a section for
     `algo`, the preset shown is its environment with `algo`'s library defaults
     (no target), and the note says so and names the presets that have one.
 
     Raises:
-      ConfigError: as `load_preset` does (without --help, a missing section too).
+      ConfigError: as `read_preset` does (without --help, a missing section too).
 
     """
     from purejaxdrl.env.imports import import_modules
     from purejaxdrl.training.presets import (
         NoSectionError,
         Preset,
-        load_preset,
         presets_with,
+        read_preset,
     )
 
     # The user's modules may register `algo` (or the environment): first.
@@ -78,7 +80,7 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
     pre.add_argument("--env.imports", dest="imports", nargs="*", default=[])
     import_modules(tuple_items(pre.parse_known_args(argv)[0].imports))
     try:
-        preset = load_preset(env, algo)
+        preset = read_preset(env, algo)  # validated with the flags: preset_run
         if preset.tuned:
             return preset, ""
         return preset, (
@@ -108,10 +110,11 @@ def preset_run(
 
     `parser(defaults, preset name, note)` reads `argv`; `refuse(args)`, if
     given, raises UsageError for flags the command does not honour, before the
-    config is built and validated.
+    config is built and validated. The run's config (preset and flags) is
+    validated, not the preset alone, so flags may complete a preset; an
+    error the flags do not change is the file's, and names it.
     """
     from purejaxdrl.config import apply_overrides
-    from purejaxdrl.training.config import validate
 
     preset, note = load_preset_or_help(argv, env, algo)
     reject_other_algorithms(argv, preset.config.algo)
@@ -119,10 +122,35 @@ def preset_run(
     if refuse is not None:
         refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
-    config = validate(apply_overrides(preset.config, overrides))
+    config = _validated(apply_overrides(preset.config, overrides), preset, env)
     if not getattr(args, "quiet", False):
         _note_untied(preset.config.env, config.env)
     return preset, args, config
+
+
+def _validated(config: Any, preset: Any, env: str) -> Any:
+    """`config` (`preset`'s, with the flags) validated; the file named if at fault.
+
+    Raises:
+      ConfigError: the run's first fault; prefixed with the preset file and
+        section where the preset alone has that same fault (no flag caused it).
+
+    """
+    from purejaxdrl.config import quiet_setup_warnings
+    from purejaxdrl.training.config import validate
+    from purejaxdrl.training.presets import preset_fault
+
+    try:
+        return validate(config)
+    except ConfigError as e:
+        try:
+            with quiet_setup_warnings():  # the preset alone is no run: no advice
+                validate(preset.config)
+        except ConfigError as alone:
+            if str(alone) == str(e):
+                fault = preset_fault(env, preset.config.algo)
+                raise ConfigError(f"{fault}{e}") from None
+        raise
 
 
 def _note_untied(preset: Any, run: Any) -> None:

@@ -112,7 +112,8 @@ def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
 def load_preset(name: str, algo: str = "ppo") -> Preset:
     """Loads the preset `name` (shipped, or a path to a YAML file) for `algo`.
 
-    A user's algorithm (`agents.registry.register`, perhaps by a module of the
+    The config is validated (`validate`); an error of it names the preset and
+    section. A user's algorithm (`agents.registry.register`, perhaps by a module of the
     preset's `env.imports`, imported first) takes its section where the
     preset has one, and otherwise its own defaults, with no target.
 
@@ -124,6 +125,27 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
       ConfigError: for an unknown name, a missing file, bad YAML, or a bad
         field in the preset.
 
+    """
+    preset = read_preset(name, algo)
+    try:
+        validate(preset.config)
+    except ConfigError as e:
+        raise ConfigError(f"{preset_fault(name, algo)}{e}") from None
+    return preset
+
+
+def preset_fault(name: str, algo: str) -> str:
+    """How an error of preset `name`'s `algo` section begins: it names the file."""
+    return f"Preset {name!r}, section {algo}: "
+
+
+def read_preset(name: str, algo: str = "ppo") -> Preset:
+    """`load_preset`'s preset, its config not yet validated.
+
+    For a command line, whose flags may complete a preset that is incomplete
+    alone (`--eval.episodes` for a section's `eval.stop_at`): it validates the
+    run's config, the preset with the flags, once. Its fields are converted
+    to their types and its shape checked; `load_preset` says what it raises.
     """
     path = pathlib.Path(name)
     if path.suffix not in (".yaml", ".yml"):
@@ -178,7 +200,7 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     section = _with_file_options(config.env, dict(section))
     target = _check_target(path, algo, section.pop("target", None))
     of = target.get("of", "training")
-    config = validate(apply_overrides(config, section))
+    config = apply_overrides(config, section)
     return Preset(
         name=path.stem,
         config=config,

@@ -1,0 +1,66 @@
+"""A preset of one's own is validated with the command line's flags, not alone.
+
+A preset whose section was incomplete alone (`eval.stop_at` without
+evaluation episodes, minibatches that divide only the flags' sizes) was
+refused before its flags applied, with the preset's values and a fix naming
+the flags already given, and `--help` was refused too. The run's config is what
+is checked; a fault of the file alone names it.
+"""
+
+import re
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.cli.args import preset_run
+from purejaxdrl.cli.train import parser
+from purejaxdrl.config import ConfigError
+
+QUIET = ["--no-files", "--quiet", "--no-compile-cache", "--devices", "1"]
+ENV = "env: {id: CartPole-v1}\n"
+STOP = ENV + "ppo: {total_steps: 1024, num_logs: 1, eval: {stop_at: 475}}\n"
+TYPO3 = ENV + "ppo: {num_envs: 4, total_steps: 1024, ppo: {num_minibatches: 3}}\n"
+
+
+@pytest.fixture
+def presets(tmp_path):
+    (tmp_path / "stop.yaml").write_text(STOP)
+    (tmp_path / "typo3.yaml").write_text(TYPO3)
+    return tmp_path
+
+
+def test_flags_complete_a_preset_that_is_incomplete_alone(presets, capsys):
+    argv = ["--env", str(presets / "stop.yaml"), "--eval.episodes", "2"]
+    argv += ["--eval.every", "1", "--eval.max-steps", "50", *QUIET]
+    assert cli.main(["train", *argv]) == 0, capsys.readouterr().err
+    argv = ["--num-envs", "6", "--unroll-length", "32"]
+    _, _, config = preset_run(argv, str(presets / "typo3.yaml"), "ppo", parser)
+    sizes = (config.num_envs, config.unroll_length, config.ppo.num_minibatches)
+    assert sizes == (6, 32, 3)
+
+
+def test_help_shows_a_preset_that_is_incomplete_alone(presets, capsys):
+    for name in ("stop.yaml", "typo3.yaml"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["train", "--env", str(presets / name), "--help"])
+        assert exit_.value.code == 0, capsys.readouterr().err
+        assert "--eval.stop-at" in capsys.readouterr().out
+
+
+def test_a_fault_of_the_file_alone_names_the_file(presets, capsys):
+    path = str(presets / "typo3.yaml")
+    assert cli.main(["train", "--env", path, *QUIET]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        f"purejaxdrl: error: Preset {path!r}, section ppo: ppo.num_minibatches=3 "
+        "with unroll_length=128 needs num_envs divisible by 3, got num_envs=4"
+    ), err
+    # A flag that causes the fault is the flags', not the file's.
+    assert cli.main(["train", "--env", path, "--num-envs", "5", *QUIET]) == 2
+    err = capsys.readouterr().err
+    assert "got num_envs=5" in err and "Preset" not in err, err
+    # From Python, load_preset validates the preset alone, and says whose it is.
+    with pytest.raises(ConfigError, match=re.escape(f"Preset {path!r}, section ppo:")):
+        pjd.load_preset(path)
