@@ -1,10 +1,10 @@
 """Config values' types: conversion from YAML and the command line, and checks.
 
-`coerce` turns a value as YAML or a flag gives it ("64,64", "1e-3", "true")
-into its field's declared type, or raises a `ConfigError` naming the flag and an
-example; `check_types` finds a value set without conversion (e.g. by
-`dataclasses.replace`) that is not its field's type. `purejaxdrl.config` builds
-overrides and validation on these.
+`load_yaml` reads YAML as presets and flags spell it (`1e3` a float); `coerce`
+turns a value ("64,64", "1e-3", "true") into its field's declared type (a
+mapping's values into what YAML writes: `yaml_value`), or raises a
+`ConfigError` naming the flag and an example; `check_types` finds a value set
+without conversion (`dataclasses.replace`) that is not its field's type.
 """
 
 import dataclasses
@@ -30,11 +30,9 @@ ConfigError.__module__ = "purejaxdrl.config"
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML's safe loader, with numbers in exponent notation (`2e-2`) floats.
+    """YAML's safe loader, reading exponent notation (`2e-2`, `1e3`) as floats.
 
-    PyYAML reads YAML 1.1, whose floats need a dot and a signed exponent, so
-    `1e3` was the string '1e3': typed fields convert it, but not the values
-    of `env.options`, which reached the environment as strings.
+    PyYAML's YAML 1.1 floats need a dot and a signed exponent (`1.0e+3`).
     """
 
 
@@ -46,10 +44,9 @@ _Loader.add_implicit_resolver(
 
 
 def load_yaml(text: str) -> Any:
-    """`text` read as safe YAML, with `2e-2`, `1.5E2` and `1e3` floats.
+    """`text` read as safe YAML, `2e-2` and `1e3` floats (quoted, strings).
 
-    How preset files and `--env.option KEY=VALUE` are read, so one spelling
-    means one value in both; quoted, they stay strings.
+    Preset files and `--env.option` values are read so: one spelling, one value.
 
     Raises:
       yaml.YAMLError: `text` is no YAML (`[1,`).
@@ -176,7 +173,11 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
         return tuple(coerce(v, item, path) for v in value)
     if typing.get_origin(hint) is dict:
         if not isinstance(value, Mapping):
-            raise fail("a mapping", "key=value")
+            flag = "--env.option KEY=VALUE, or " if path == "env.options" else ""
+            raise ConfigError(
+                f"{path}={value!r} is not a mapping; pass e.g. {flag}in a file or "
+                f"from Python {path.rpartition('.')[2]}: {{key: value}}."
+            )
         return {key: yaml_value(v, f"{path}.{key}") for key, v in value.items()}
     name = getattr(hint, "__name__", str(hint))
     raise ConfigError(f"{path}: unsupported field type {name}.")
@@ -185,9 +186,8 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
 def yaml_value(value: Any, path: str) -> Any:
     """`value` (a mapping field's, e.g. an `env.options` value) as YAML writes it.
 
-    A run directory's config.yaml must reload equal to the config trained:
-    tuples become lists, NumPy and JAX scalars and arrays Python numbers and
-    lists (`.item()`, `.tolist()`), mappings dicts, at every depth.
+    So a run's config.yaml reloads equal to the config trained: tuples as lists,
+    NumPy and JAX values as Python numbers and lists, at every depth.
 
     Raises:
       ConfigError: for a value YAML cannot write (an object), naming `path`.
@@ -197,7 +197,7 @@ def yaml_value(value: Any, path: str) -> Any:
         return value
     if isinstance(value, np.generic | np.ndarray | jax.Array):
         return np.asarray(value).tolist()
-    for kind in (bool, int, float, str):  # subclasses: an IntEnum, a str Enum
+    for kind in (bool, int, float, str):  # subclasses (an IntEnum) as their base
         if isinstance(value, kind):
             return kind(value)
     if isinstance(value, list | tuple):

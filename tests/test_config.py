@@ -114,6 +114,13 @@ def test_validation_names_value_rule_and_fix(overrides, message):
         ({"ppo": {"anneal_lr": "maybe"}}, "is not a boolean"),
         ({"eval": {"stop_at": "abc"}}, "or --eval.stop-at none to leave it unset."),
         ({"ppo": 3}, "must be a mapping"),
+        # The flag is --env.option (one KEY=VALUE each); --env.options is none.
+        (
+            {"env": {"options": "max_steps_in_episode=200"}},
+            "env.options='max_steps_in_episode=200' is not a mapping; pass e.g. "
+            "--env.option KEY=VALUE, or in a file or from Python options: {key: "
+            "value}.",
+        ),
     ],
 )
 def test_overrides_are_type_checked(overrides, message):

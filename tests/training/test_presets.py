@@ -232,3 +232,15 @@ def test_a_sections_env_options_add_to_the_files_as_the_command_lines_do(tmp_pat
     assert (dqn.id, dqn.options) == ("Acrobot-v1", {"max_steps_in_episode": 100})
     a2c = pjd.load_preset(str(path), "a2c").config.env
     assert a2c.options == {"max_steps_in_episode": 200, "gravity": 9.8}
+
+
+@pytest.mark.parametrize("name", ["ant", "halfcheetah"])
+def test_the_physics_presets_comments_say_their_towers_are_not_shared(name):
+    # They said "one shared 4x128 silu network for the policy and value
+    # towers", but set no network.shared_torso: two separate towers load.
+    from purejaxdrl.training.presets import presets_dir
+
+    text = (presets_dir() / f"{name}.yaml").read_text()
+    network = pjd.load_preset(name).config.network
+    assert network.shared_torso is False and network.hidden_sizes == (128,) * 4
+    assert "one shared" not in text and "separate, not shared" in text
