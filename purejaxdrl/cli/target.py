@@ -9,8 +9,8 @@ def same_training(config: Any, preset: Any) -> bool:
     """Whether `config` trains and measures as `preset`'s settings do.
 
     A difference only in how the run is kept, seeded or laid out does not
-    count: the fields a resume may change (`resume.FREE_TO_CHANGE`), the
-    seeding, the layout (`resume.LAYOUT_ONLY`: the scan's unrolling, the host
+    count: the fields a resume may change (`field_roles.FREE_TO_CHANGE`), the
+    seeding, the layout (`field_roles.LAYOUT_ONLY`: the scan's unrolling, the host
     runner's devices and threads), and a `total_steps` that rounds to the
     same updates. What the target's return is measured over does: `num_logs` for a
     training target (the return compared is the last chunk's mean, and
@@ -18,7 +18,7 @@ def same_training(config: Any, preset: Any) -> bool:
     `eval.max_steps` for an evaluation one (a cap below the target's length
     can never reach it).
     """
-    from purejaxdrl.training.resume import FREE_TO_CHANGE, LAYOUT_ONLY
+    from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
 
     expected = preset.config
     free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl"]

@@ -42,8 +42,8 @@ def parser(
         saved config (most of them only with --override).
 
     """
+    from purejaxdrl.field_roles import FREE_TO_CHANGE
     from purejaxdrl.training.presets import preset_names
-    from purejaxdrl.training.resume import FREE_TO_CHANGE
 
     free = ", ".join(f"{f}*" if f.endswith(".") else f for f in FREE_TO_CHANGE)
     if resumed:

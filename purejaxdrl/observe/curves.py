@@ -12,6 +12,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 
 RETURN = "episode/mean_return"
@@ -19,7 +20,7 @@ RETURN = "episode/mean_return"
 LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
 # Config fields (dotted paths) that do not make runs different settings, as
 # well as those a resume may change and those that only lay training out
-# (`training.resume`): the seed, and how often to log. Seeds are aligned by
+# (`field_roles`): the seed, and how often to log. Seeds are aligned by
 # env steps, so runs logged at other chunks are seeds of one curve too.
 _NOT_SETTING = ("seed", "num_logs")
 
@@ -326,8 +327,6 @@ def _not_a_run(path: pathlib.Path) -> str:
 
 def _setting(config: dict[str, Any]) -> dict[str, Any]:
     """`config` without the fields of `_NOT_SETTING`: what makes runs seeds."""
-    from purejaxdrl.training.resume import FREE_TO_CHANGE, LAYOUT_ONLY
-
     same = json.loads(json.dumps(config))  # a copy to delete from
     free = [f.rstrip(".") for f in FREE_TO_CHANGE]
     for field in (*_NOT_SETTING, *free, *LAYOUT_ONLY):

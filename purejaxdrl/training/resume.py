@@ -18,23 +18,9 @@ from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.imports import import_modules
+from purejaxdrl.field_roles import FREE_TO_CHANGE
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.run_files import check_writable
-
-# Fields a resume may change without `--override`: where and how the same
-# updates run, not which updates. Environments and the learner are re-split
-# over a new device count with the same global sizes (see README).
-FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.", "eval.")
-# Fields that lay the same updates out otherwise without changing them: the
-# scan's unrolling, and the host runner's device split and EnvPool threads.
-# A preset's target (cli/target.py) and a plot's seeds (observe/curves.py)
-# look past them as past FREE_TO_CHANGE.
-LAYOUT_ONLY = (
-    "scan_unroll",
-    "host.actor_devices",
-    "host.learner_devices",
-    "host.env_threads",
-)
 
 
 def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
