@@ -17,7 +17,7 @@ from purejaxdrl.training.config import TrainConfig, config_class, validate
 TARGET_KINDS = ("training", "evaluation")
 TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")
 # How `list` and the training summary mark a `measured: false` target.
-UNMEASURED = "(published figure or estimate, not yet measured here)"
+UNMEASURED = "(published figure or estimate, not yet measured over seeds here)"
 # How they say to check an evaluation target of a section that does not
 # evaluate (what scripts/reproduce.py's rows evaluate with).
 CHECK_EVALUATION = "--eval.episodes 32"

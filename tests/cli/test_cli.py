@@ -288,7 +288,7 @@ def test_list_shows_every_preset_section_with_its_target():
     # A target no run here has measured, or that the section cannot check.
     lines = {tuple(x.split()[:3:2]): x for x in result.stdout.splitlines()}
     assert lines["pong", "impala"].endswith(
-        "(published figure or estimate, not yet measured here)"
+        "(published figure or estimate, not yet measured over seeds here)"
     )
     assert "not yet measured" not in lines["cartpole", "ppo"]
     assert lines["cartpole", "pqn"].endswith("(check it with --eval.episodes 32)")
@@ -370,7 +370,7 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     pong = pjd.load_preset("pong", "impala")
     assert target_line(pong.config, pong, run(mean_return=12.0)) == (
         "  preset target      10 (training return) within 2,500,000 steps "
-        "(published figure or estimate, not yet measured here): reached"
+        "(published figure or estimate, not yet measured over seeds here): reached"
     )
     # The host runner's layout (its devices and EnvPool threads) keeps it.
     laid_out = pjd.apply_overrides(
