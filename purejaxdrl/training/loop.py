@@ -132,10 +132,13 @@ class ChunkLoop:
 
     def __post_init__(self) -> None:
         self.start_updates = self.done
+        # A resumed run's returns so far are its history's (else a session
+        # that evaluates nothing reports, and writes, no evaluation).
         for rec in self.history:
-            value = rec.get("episode/mean_return")
-            if value is not None and not math.isnan(value):
-                self.mean_return = value
+            for key, name in (("episode/", "mean_return"), ("eval/", "eval_return")):
+                value = rec.get(key + "mean_return")
+                if value is not None and not math.isnan(value):
+                    setattr(self, name, value)
 
     def dispatch(
         self, state: Any, index: int, length: int, ends_at: int, last: int

@@ -1,5 +1,6 @@
 """The chunk loop's steps, with stand-in programs (nothing compiles here)."""
 
+import json
 import math
 import pathlib
 import re
@@ -13,6 +14,7 @@ import purejaxdrl as pjd
 from purejaxdrl.observe.evaluation import EvalResult
 from purejaxdrl.training.loop import ChunkLoop, is_due
 from purejaxdrl.training.programs import Programs
+from purejaxdrl.training.result import finish
 from purejaxdrl.training.run import Run
 
 
@@ -27,7 +29,17 @@ class ListSink:
         pass
 
 
-def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2, ahead=True):
+def _loop(
+    events,
+    *,
+    num_updates=8,
+    stop_at=None,
+    evaluate=None,
+    length=2,
+    ahead=True,
+    history=(),
+    done=0,
+):
     overrides = {"total_steps": 512 * num_updates}
     if stop_at is not None:
         overrides["eval"] = {"episodes": 1, "every": 1, "stop_at": stop_at}
@@ -46,8 +58,8 @@ def _loop(events, *, num_updates=8, stop_at=None, evaluate=None, length=2, ahead
         sinks=[ListSink(events)],
         steps_per_update=512,
         num_devices=1,
-        done=0,
-        history=[],
+        done=done,
+        history=list(history),
         seconds_before=0.0,
         dispatch_ahead=ahead,
     )
@@ -448,3 +460,25 @@ def test_a_stopped_run_ranks_its_save_by_its_last_records_return(monkeypatch):
     loop.done = 5  # no record at the update it stopped after: unranked
     loop.save_stopped(state)
     assert loop.run.checkpointer.metrics == [(4, 7.5), (5, None)]
+
+
+def test_a_resumed_run_reports_its_history_s_last_evaluation(tmp_path):
+    # A session that evaluates nothing (stopped before its next due one, or a
+    # complete run resumed) reported no evaluation, and its summary.json
+    # overwrote the one before with null.
+    history = [
+        {"updates": 2, "episode/mean_return": 10.0, "eval/mean_return": 20.0},
+        {"updates": 4, "episode/mean_return": 11.0, "eval/mean_return": 25.0},
+        {"updates": 6, "episode/mean_return": math.nan},  # JSON: null
+        {"updates": 8, "episode/mean_return": None, "eval/mean_return": None},
+    ]
+    loop = _loop([], num_updates=12, history=history, done=8)
+    assert loop.eval_return == 25.0 and loop.mean_return == 11.0
+    loop.run.run_dir = tmp_path
+    loop.run_schedule(8, [(0, 2)])  # no evaluation in this session
+    assert loop.done == 10 and "eval/mean_return" not in loop.history[-1]
+    params = types.SimpleNamespace(params={"w": np.ones(2)})
+    result = finish(loop.run, loop, types.SimpleNamespace(agent=params), "SIGINT", 1.0)
+    assert result.eval_return == 25.0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["eval_return"] == 25.0 and summary["updates"] == 10
