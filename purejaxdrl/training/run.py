@@ -24,7 +24,11 @@ from purejaxdrl.training.run_files import (
     make_run_dir,
     write_atomically,
 )
-from purejaxdrl.training.schedule import budget_note, eval_note
+from purejaxdrl.training.saved_config import (
+    OVERRIDES_FILE,
+    check_saved_config,
+    setup_notes,
+)
 
 
 @dataclasses.dataclass
@@ -72,7 +76,8 @@ def open_run(
 ) -> Run:
     """A run's context and directory: the resumed one, a new one, or none.
 
-    A new run whose budget is not whole updates says what it was rounded to.
+    It says each setup note (`setup_notes`: budget rounded, evaluation asked
+    for without episodes) of a new run, or new at this resume.
 
     A new run's directory is made under `config.run_dir`; a resumed run's
     config.yaml is rewritten only once its checkpoint restored
@@ -91,9 +96,8 @@ def open_run(
         notify=notify,
         allow_changes=allow_changes,
     )
-    for note in (budget_note(config), eval_note(config)):
-        if note is not None and resume is None:  # a resumed run said it at start
-            run.say(note)
+    for note in setup_notes(config, resume):
+        run.say(note)
     if run_dir is not None:
         _OPENED[:] = [run_dir]
     return run
@@ -163,12 +167,6 @@ def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:
     run.state_index = describe(abstract)
 
 
-# A run's record of its --override resumes: one JSON line each, the update it
-# resumed from. A checkpoint at or before such an update holds the config from
-# before the override, which its config.yaml then differs from by right.
-OVERRIDES_FILE = "overrides.jsonl"
-
-
 def save_resumed_config(run: Run, resumed_at: int) -> None:
     """Rewrites a resumed run's config.yaml with the config it continues with.
 
@@ -184,15 +182,6 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
                 f.write(json.dumps({"resumed_at": resumed_at}) + "\n")
         # A kill mid-write keeps the old config.
         write_atomically(path, yaml.safe_dump(data, sort_keys=False))
-
-
-def _overridden_since(run_dir: pathlib.Path, step: int) -> bool:
-    """Whether an --override resume from update `step` or later changed the config."""
-    try:
-        lines = (run_dir / OVERRIDES_FILE).read_text().splitlines()
-    except OSError:
-        return False
-    return any(json.loads(line).get("resumed_at", -1) >= step for line in lines if line)
 
 
 @dataclasses.dataclass
@@ -228,7 +217,8 @@ def restore(run: Run, exp: Experiment) -> Start:
     start, meta = start_from_latest(run)
     if start.state is None:
         return start
-    _check_saved_config(run, meta, start.done)
+    if not run.allow_changes:
+        check_saved_config(run.run_dir, config, meta, start.done)
     if start.done > config.num_updates:
         # Its checkpoints and summary say more than config.yaml would.
         raise ConfigError(
@@ -363,38 +353,3 @@ def _restore_latest(run: Run) -> Any:
             "state's shapes, which a checkpoint cannot continue: drop it, or "
             "start a new run with it (nothing was moved or deleted)."
         ) from None
-
-
-def _check_saved_config(run: Run, meta: dict[str, Any], step: int) -> None:
-    """Refuses a config.yaml edited by hand to change the run since `step`.
-
-    The resume check compares the command's config with config.yaml; the
-    checkpoint's own record of its config catches an edit of the file itself,
-    which would otherwise change the updates of a "resumed" run silently. An
-    --override resume from `step` or later (`OVERRIDES_FILE`) explains them:
-    one that stopped before its first checkpoint continues with a plain resume.
-
-    Raises:
-      ConfigError: run-changing differences, without `run.allow_changes`.
-
-    """
-    from purejaxdrl.training.resume import binding_changes, config_from_dict
-
-    if run.allow_changes or not isinstance(meta.get("config"), dict):
-        return
-    if _overridden_since(run.run_dir, step):
-        return
-    try:
-        saved = config_from_dict(meta["config"], f"checkpoint {step}")
-    except ConfigError:  # another version's fields: the layout check decides
-        return
-    binding = binding_changes(saved, run.config)
-    if binding:
-        raise ConfigError(
-            f"--resume {run.run_dir}: its checkpoint at update {step:,} was saved "
-            "with another config than its config.yaml now holds ("
-            + "; ".join(binding)
-            + "), changed by hand since; put config.yaml back to continue the "
-            "same run, or add --override to continue with the changes (in "
-            "Python, allow_changes=True)."
-        )

@@ -8,7 +8,7 @@ import purejaxdrl as pjd
 
 
 @pytest.mark.timeout(600)
-def test_a_resume_without_evaluation_keeps_the_last_one(tmp_path):
+def test_a_resume_without_evaluation_keeps_the_last_one_and_says_why(tmp_path):
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "ppo").config,
         {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 2,
@@ -28,3 +28,8 @@ def test_a_resume_without_evaluation_keeps_the_last_one(tmp_path):
     assert resumed.updates == first.updates and resumed.eval_return == last
     summary = json.loads((first.run_dir / "summary.json").read_text())
     assert summary["eval_return"] == last
+    # eval.every without episodes is new at this resume: said, as to a new run.
+    assert (
+        "eval.every=2 with eval.episodes=0: no evaluation will run; pass e.g. "
+        "--eval.episodes 16 to evaluate"
+    ) in resumed.messages

@@ -139,7 +139,7 @@ def test_restore_says_when_this_machine_has_too_few_devices_for_a_replay_run(
         restore(run, _experiment(4, replay=True))
 
 
-def test_a_new_run_says_how_its_budget_was_rounded_and_a_resumed_one_does_not(
+def test_a_new_run_says_how_its_budget_was_rounded_and_a_resume_if_it_is_new(
     tmp_path,
 ):
     # 8 envs x 128 steps = 1,024 per update: 50,000 steps are 48 updates.
@@ -152,9 +152,42 @@ def test_a_new_run_says_how_its_budget_was_rounded_and_a_resumed_one_does_not(
     ]
     whole = pjd.apply_overrides(_config(), {"total_steps": 1024 * 488})
     assert open_run(whole, resume=None, write_files=False, notify=None).messages == []
-    (tmp_path / "config.yaml").write_text("num_envs: 8\n")
+    # Resumed with the budget it was saved with: it said so at its start.
+    (tmp_path / "config.yaml").write_text("num_envs: 8\ntotal_steps: 50000\n")
     resumed = open_run(small, resume=str(tmp_path), write_files=False, notify=None)
     assert resumed.messages == []
+    # A budget new at the resume (--override) is said, as to a new run.
+    (tmp_path / "config.yaml").write_text(f"num_envs: 8\ntotal_steps: {1024 * 488}\n")
+    resumed = open_run(small, resume=str(tmp_path), write_files=False, notify=None)
+    assert resumed.messages == run.messages
+
+
+def test_a_resume_says_the_evaluation_note_when_it_is_new(tmp_path):
+    # Resumed with --eval.every 2 on a run without evaluation episodes: no
+    # evaluation runs, which only a new run used to be told.
+    note = (
+        "eval.every=2 with eval.episodes=0: no evaluation will run; pass e.g. "
+        "--eval.episodes 16 to evaluate"
+    )
+    every = pjd.apply_overrides(_config(), {"eval": {"every": 2, "episodes": 0}})
+    run_dir = str(tmp_path)
+    (tmp_path / "config.yaml").write_text("num_envs: 8\neval: {episodes: 0}\n")
+    heard = []
+    resumed = open_run(every, resume=run_dir, write_files=False, notify=heard.append)
+    assert resumed.messages == heard == [note]
+    # Saved asking every 3 chunks: the note names another N, said again.
+    (tmp_path / "config.yaml").write_text(
+        "num_envs: 8\neval: {episodes: 0, every: 3}\n"
+    )
+    resumed = open_run(every, resume=run_dir, write_files=False, notify=None)
+    assert resumed.messages == [note]
+    # Saved with the same condition: said at its start, not again.
+    (tmp_path / "config.yaml").write_text(
+        "num_envs: 8\neval: {episodes: 0, every: 2}\n"
+    )
+    assert (
+        open_run(every, resume=run_dir, write_files=False, notify=None).messages == []
+    )
 
 
 def test_restore_of_a_complete_run_says_there_is_nothing_to_train(tmp_path):

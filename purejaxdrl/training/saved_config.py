@@ -1,0 +1,83 @@
+"""A resumed run's config beside the one it was saved with: checks and notes."""
+
+import json
+import pathlib
+from typing import Any
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.schedule import budget_note, eval_note
+
+# A run's record of its --override resumes: one JSON line each, the update it
+# resumed from. A checkpoint at or before such an update holds the config from
+# before the override, which its config.yaml then differs from by right.
+OVERRIDES_FILE = "overrides.jsonl"
+
+
+def setup_notes(config: TrainConfig, resume: str | pathlib.Path | None) -> list[str]:
+    """What a run says of `config` before it trains, once per condition.
+
+    The notes are the budget's rounding and evaluation asked for without
+    episodes. A new run says each; a resumed one each that its config.yaml
+    (the config it was saved with, read before the resume rewrites it) did
+    not bring: a changed `eval.*`, or `total_steps` with --override, can make
+    a note new at a resume.
+    """
+    from purejaxdrl.training.resume import load_run_config
+
+    notes = [budget_note(config), eval_note(config)]
+    said: list[str | None] = []
+    if resume is not None:
+        try:
+            saved = load_run_config(resume)
+            said = [budget_note(saved), eval_note(saved)]
+        except ConfigError:  # unreadable: the resume's checks say so
+            pass
+    return [note for note in notes if note is not None and note not in said]
+
+
+def overridden_since(run_dir: pathlib.Path, step: int) -> bool:
+    """Whether an --override resume from update `step` or later changed the config."""
+    try:
+        lines = (run_dir / OVERRIDES_FILE).read_text().splitlines()
+    except OSError:
+        return False
+    return any(json.loads(line).get("resumed_at", -1) >= step for line in lines if line)
+
+
+def check_saved_config(
+    run_dir: pathlib.Path, config: TrainConfig, meta: dict[str, Any], step: int
+) -> None:
+    """Refuses a config.yaml edited by hand to change the run since `step`.
+
+    The resume check compares the command's config with config.yaml; the
+    checkpoint's own record of its config (`meta["config"]`) catches an edit
+    of the file itself, which would otherwise change the updates of a
+    "resumed" run silently. An --override resume from `step` or later
+    (`OVERRIDES_FILE`) explains them: one that stopped before its first
+    checkpoint continues with a plain resume. A resume with --override
+    itself is not checked (its caller's choice).
+
+    Raises:
+      ConfigError: run-changing differences between `config` and the
+        checkpoint's.
+
+    """
+    from purejaxdrl.training.resume import binding_changes, config_from_dict
+
+    if not isinstance(meta.get("config"), dict) or overridden_since(run_dir, step):
+        return
+    try:
+        saved = config_from_dict(meta["config"], f"checkpoint {step}")
+    except ConfigError:  # another version's fields: the layout check decides
+        return
+    binding = binding_changes(saved, config)
+    if binding:
+        raise ConfigError(
+            f"--resume {run_dir}: its checkpoint at update {step:,} was saved "
+            "with another config than its config.yaml now holds ("
+            + "; ".join(binding)
+            + "), changed by hand since; put config.yaml back to continue the "
+            "same run, or add --override to continue with the changes (in "
+            "Python, allow_changes=True)."
+        )
