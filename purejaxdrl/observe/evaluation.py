@@ -139,10 +139,13 @@ class _ChunkEvaluation:
 
     def compile(self) -> Callable[[Any, int], EvalResult]:
         compiled, key = self.lowered.compile(), self.key
+        # Compiled too: on CPU the eager fold_in waited for the chunk queued
+        # before it, so the host stalled and its wait looked like training.
+        fold_in = jax.jit(jax.random.fold_in).lower(key, np.uint32(0)).compile()
 
         def evaluate(state: Any, updates: int) -> EvalResult:
             # A key of its own per chunk: training is the same with or without it.
-            key_index = jax.random.fold_in(key, updates)
+            key_index = fold_in(key, np.uint32(updates))
             return compiled(state.agent.params, state.env_params, key_index)
 
         return evaluate

@@ -5,10 +5,11 @@ validation), `presets` (tuned configs from envs/), `experiment` (the env,
 networks, agent and runner a config describes), and `train()` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
-checkpoint / stop per chunk, on `schedule`'s chunks), then finish (`result`,
-`run_files`). The recipe is one for device and host environments: the
-experiment picks the Anakin or the Sebulba runner (`runners.base.Runner`)
-and the player of its episodes (`observe.play.Player`).
+checkpoint / stop per chunk, on `schedule`'s chunks; `device_state` places
+and checks its state), then finish (`result`, `run_files`). The recipe is
+one for device and host environments: the experiment picks the Anakin or
+the Sebulba runner (`runners.base.Runner`) and the player of its episodes
+(`observe.play.Player`).
 `checkpoint` (with `integrity`, its SHA-256 manifests; `retention`, which
 checkpoints stay; `save_queue`, the writer thread; `orbax_logs`, quiet
 orbax while it saves), `packing`, `resume` (with `saved_config`, a resumed

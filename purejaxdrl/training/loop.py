@@ -3,7 +3,8 @@
 The host dispatches chunk k+1 before it reads chunk k's metrics, so the device
 never waits for logging, evaluation or checkpointing: each of those is queued
 behind its chunk and read one chunk later, but for the last chunk's
-evaluation, dispatched once that chunk's record is taken.
+evaluation, dispatched once that chunk's record is taken. The training time
+(`time`, steps/s) leaves compiles and evaluations out.
 """
 
 import contextlib
@@ -15,13 +16,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
+from purejaxdrl.training.device_state import params_finite, placed
 from purejaxdrl.training.faults import NonFiniteError, StopSignals, agreed_stop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
@@ -48,13 +49,6 @@ class Pending(NamedTuple):
     ends_at: int
     snapshot: tuple[Any, Any] | None
     evaluated: Any
-
-
-@jax.jit
-def params_finite(state: Any) -> jax.Array:
-    """Whether every learner parameter is finite, bool []."""
-    leaves = jax.tree.leaves(state.agent.params)
-    return jnp.all(jnp.stack([jnp.isfinite(x).all() for x in leaves]))
 
 
 def pipelined(
@@ -104,6 +98,8 @@ class ChunkLoop:
         runner's chunks are queued programs); else read each at once.
       late_compile: the runner's compile time inside chunks so far
         (`Runner.late_compile_seconds`), taken out of the training time.
+      eval_seconds: this session's evaluations' time so far, taken out of
+        the training time too (`read_evaluation`).
       last_saved: the update of the newest checkpoint asked for (or
         restored). Saves in between may be replaced by newer ones, never
         this one: after `checkpointer.wait()` it is on disk.
@@ -124,6 +120,7 @@ class ChunkLoop:
     late_compile: Callable[[], float] = lambda: 0.0
     mean_return: float = math.nan
     eval_return: float = math.nan
+    eval_seconds: float = 0.0
     last_saved: int | None = None
     reached: str | None = None
     poll_stop: Callable[[], bool] | None = None
@@ -160,13 +157,13 @@ class ChunkLoop:
         ):
             # Keyed by updates done, which a resume's new schedule keeps.
             evaluated = functools.partial(self.programs.evaluate, state, ends_at)
-            if index != last:
-                evaluated = evaluated()
-            # After the last chunk nothing is left to overlap: its evaluation
-            # is dispatched once the chunk's record is taken, so the run's
-            # steps/s is training alone. (Queued with the chunk, a Playground
+            if index != last and self.dispatch_ahead:
+                evaluated = evaluated()  # queued now: the next chunk donates `state`
+            # Else it runs once the chunk's record is taken: after the last
+            # chunk nothing is left to overlap (queued with it, a Playground
             # evaluation on an H200 delayed even the read of the chunk before
-            # by its whole length.)
+            # by its whole length), and a blocking runner's (host
+            # environments) is timed where it runs, not in its chunk's time.
         if checkpointer is not None and is_due(index, last, config.checkpoint.every):
             # Waiting saves this one replaces go first: their device copies of
             # the state are not kept beside its copy.
@@ -194,11 +191,12 @@ class ChunkLoop:
             self.save(pending.snapshot[0], metric)
 
     def elapsed(self) -> float:
-        """Training time of this session so far: since its start, compiles out."""
-        return time.perf_counter() - self.start - self.late_compile()
+        """Training time of this session so far: compiles and evaluations out."""
+        taken_out = self.late_compile() + self.eval_seconds
+        return time.perf_counter() - self.start - taken_out
 
     def record(self, summary: dict[str, float]) -> dict[str, Any]:
-        """The chunk's record: progress, speed (compile time excluded), metrics."""
+        """The chunk's record: progress, speed (`elapsed`), metrics."""
         done, per_update = self.done, self.steps_per_update
         elapsed = self.elapsed()
         # The run's speed so far (a resumed run's sessions together, as its
@@ -219,10 +217,19 @@ class ChunkLoop:
         }
 
     def read_evaluation(self, rec: dict[str, Any], evaluated: Any) -> None:
-        """Adds an evaluation to the record; notes when it reaches eval.stop_at."""
+        """Adds an evaluation to the record; notes when it reaches eval.stop_at.
+
+        The host's time on it is out of the training time (`eval/seconds`):
+        what it waits for a queued one's results (the device ran nothing else
+        meanwhile, so at most the evaluation's own time), or all of one that
+        runs here.
+        """
+        began = time.perf_counter()
         if callable(evaluated):
             evaluated = evaluated()
         result = jax.device_get(evaluated)
+        rec["eval/seconds"] = time.perf_counter() - began
+        self.eval_seconds += rec["eval/seconds"]
         self.eval_return = float(np.mean(result.returns))
         rec["eval/mean_return"] = self.eval_return
         rec["eval/mean_length"] = float(np.mean(result.lengths))
@@ -381,20 +388,3 @@ class ChunkLoop:
         last = self.history[-1] if self.history else {}
         metric = last.get("episode/mean_return")
         self.save(packed, metric if last.get("updates") == self.done else None)
-
-
-def placed(state: Any, program: Any) -> Any:
-    """`state` on the shardings a compiled chunk takes (as it is, if none known).
-
-    A restored or freshly made state can hold a leaf laid out otherwise than
-    the chunk was compiled for (a zero-size array comes out of a program
-    replicated); a compiled program refuses it. Leaves already in place are
-    not copied.
-    """
-    shardings = getattr(program, "input_shardings", None)
-    if shardings is None:
-        return state
-    args, _ = shardings
-    if len(args) != 1 or jax.tree.structure(args[0]) != jax.tree.structure(state):
-        return state
-    return jax.device_put(state, args[0])

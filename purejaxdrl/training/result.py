@@ -46,9 +46,11 @@ class TrainResult:
         completed any (NaN if none ever did).
       env_steps: environment steps taken.
       compile_seconds: time to compile the training programs.
-      train_seconds: training time, compilation excluded, up to the last
-        chunk's record (not the final evaluation or checkpoint after it); a
-        resumed run's counts its sessions before too.
+      train_seconds: training time up to the last chunk's record (not the
+        final evaluation or checkpoint after it), compilation and the
+        evaluations between chunks excluded (the records' `time`; the
+        logging guide says what it counts); a resumed run's counts its
+        sessions before too.
       steps_per_second: env_steps / train_seconds, all devices together (NaN
         when this session trained nothing), as the last record has it.
       num_devices: how many devices trained (over all processes).

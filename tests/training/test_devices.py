@@ -201,7 +201,7 @@ def test_a_state_is_placed_on_the_shardings_its_chunk_was_compiled_for():
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from purejaxdrl.training.loop import placed
+    from purejaxdrl.training.device_state import placed
 
     mesh = make_mesh(2)
     split = NamedSharding(mesh, P("data"))

@@ -482,3 +482,54 @@ def test_a_resumed_run_reports_its_history_s_last_evaluation(tmp_path):
     assert result.eval_return == 25.0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["eval_return"] == 25.0 and summary["updates"] == 10
+
+
+class _Arriving:
+    """An evaluation's returns that reach the host `seconds` after it asks."""
+
+    def __init__(self, clock, values, seconds):
+        self.clock, self.values, self.seconds = clock, np.asarray(values), seconds
+
+    def copy_to_host_async(self):  # what `jax.device_get` calls first
+        self.clock[0] += self.seconds
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_evaluations_between_chunks_are_not_training_time(monkeypatch, ahead):
+    # Evaluating after every chunk cut a CartPole run's steps/s by 28%: the
+    # evaluations' time was counted as training.
+    now = [0.0]
+    monkeypatch.setattr(
+        "purejaxdrl.training.loop.time",
+        types.SimpleNamespace(perf_counter=lambda: now[0]),
+    )
+
+    def queued(state, updates):  # a device evaluation: its results come later
+        return EvalResult(_Arriving(now, [5.0], 100.0), np.array([9]))
+
+    def played(state, updates):  # a host evaluation: played at the call
+        now[0] += 100.0
+        return EvalResult(np.array([5.0]), np.array([9]))
+
+    def chunk(state):
+        now[0] += 1.0  # each chunk's second of training
+        return state + 2, {"loss/total": np.ones(2, np.float32)}
+
+    evaluate = queued if ahead else played
+    loop = _loop([], evaluate=evaluate, num_updates=6, ahead=ahead)
+    loop.run.config = pjd.apply_overrides(
+        loop.run.config, {"eval": {"episodes": 1, "every": 1}}
+    )
+    loop.programs = Programs(chunks={2: chunk}, init=None, evaluate=evaluate)
+    loop.start = 0.0
+    loop.run_schedule(0, [(0, 2), (1, 2), (2, 2)])
+    # Dispatched ahead, chunk 1 is queued before chunk 0's record is taken:
+    # its second is in that record (as without evaluation).
+    times = [2.0, 3.0, 3.0] if ahead else [1.0, 2.0, 3.0]
+    assert [r["time"] for r in loop.history] == times
+    assert [r["eval/seconds"] for r in loop.history] == [100.0] * 3
+    assert loop.history[-1]["steps_per_second"] == 6 * 512 / 3.0
+    assert loop.eval_seconds == 300.0 and loop.eval_return == 5.0
