@@ -40,7 +40,8 @@ class Pending(NamedTuple):
       ends_at: updates done when it ends.
       snapshot: (packed state, parameters finite) queued behind it, or None.
       evaluated: the EvalResult of evaluation episodes after it, or, after
-        the last chunk, the call that dispatches them; or None.
+        the last chunk or a blocking runner's, the call that runs them; or
+        None.
 
     """
 
