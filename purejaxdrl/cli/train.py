@@ -310,13 +310,15 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
         evals = [r for r in result.history if "eval/mean_return" in r]
         last = evals[-1] if evals else {"updates": result.updates}
         at, cut = last["updates"], last.get("eval/cut", 0)
+        # Its own episode count: a resume may have changed eval.episodes since.
+        episodes = last.get("eval/episodes", config.eval.episodes)
         # Beside eval.stop_at's own update: the chunk queued behind it is evaluated too.
         stopped = (result.stopped_by or "").startswith("eval.stop_at")
         when = f", at update {at:,}" if at != result.updates or stopped else ""
         cut = f", {cut} cut at eval.max_steps {config.eval.max_steps:,}" if cut else ""
         lines.append(
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "
-            f"{config.eval.episodes} episodes{cut}{when})"
+            f"{episodes} episodes{cut}{when})"
         )
     if result.stopped_by is not None:
         lines[0] = (

@@ -234,6 +234,7 @@ class ChunkLoop:
         self.eval_return = float(np.mean(result.returns))
         rec["eval/mean_return"] = self.eval_return
         rec["eval/mean_length"] = float(np.mean(result.lengths))
+        rec["eval/episodes"] = int(np.size(result.returns))
         if result.ended is not None:  # cut at eval.max_steps: partial returns
             rec["eval/cut"] = int(np.sum(~np.asarray(result.ended)))
         for name, sums in result.metrics.items():

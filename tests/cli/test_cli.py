@@ -408,14 +408,16 @@ def test_an_eval_return_chunks_old_says_when_it_was_measured():
     from purejaxdrl.cli.train import summary
 
     config = pjd.load_preset("cartpole").config
-    history = [{"updates": 90, "eval/mean_return": 500.0}, {"updates": 120}]
+    # Its own episode count (this config, resumed, evaluates none).
+    evaluated = {"updates": 90, "eval/mean_return": 500.0, "eval/episodes": 16}
+    history = [evaluated, {"updates": 120}]
     result = types.SimpleNamespace(
         mean_return=480.0, eval_return=500.0, stopped_by="SIGTERM",
         run_dir="runs/r", updates=120, num_devices=1, env_steps=61440,
         compile_seconds=1.0, steps_per_second=1e4, history=history,
     )  # fmt: skip
     text = summary(config, None, result, wall=2.0)
-    assert "eval return        500.0 (deterministic policy, 0 episodes, at " in text
+    assert "eval return        500.0 (deterministic policy, 16 episodes, at " in text
     assert "at update 90)" in text
     result.history = [{"updates": 120, "eval/mean_return": 500.0}]
     assert "at update" not in summary(config, None, result, wall=2.0)

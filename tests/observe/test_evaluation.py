@@ -52,6 +52,7 @@ def test_the_record_counts_the_evaluation_episodes_cut_at_max_steps():
     )  # fmt: skip
     (record,) = pjd.train(config).history
     assert record["eval/cut"] == 4 and record["eval/mean_length"] == 5
+    assert record["eval/episodes"] == 4
     whole = pjd.apply_overrides(config, {"eval": {"max_steps": 600}})
     (record,) = pjd.train(whole).history
     assert record["eval/cut"] == 0 and record["eval/mean_length"] > 5

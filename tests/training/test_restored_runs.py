@@ -233,7 +233,10 @@ def test_logging_guide_names_every_key_a_ppo_run_logs_besides_its_losses(
     assert all(own <= set(r) for r in records), records
     guide = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "logging.md"
     text = guide.read_text()
-    evaluated = ["eval/mean_return", "eval/mean_length", "eval/cut", "eval/seconds"]
+    evaluated = [
+        "eval/mean_return", "eval/mean_length", "eval/episodes", "eval/cut",
+        "eval/seconds",
+    ]  # fmt: skip
     for key in [*own, *evaluated]:
         assert f"`{key}`" in text, key
 
