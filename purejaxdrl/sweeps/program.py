@@ -128,7 +128,7 @@ def sweep(
         if environments(plan) == 1:
             why = off_budget(load_preset(preset, algo or "ppo"), plan.configs)
         if why:
-            say(f"sweep: {why}: not judged (--target sets one)")
+            say(f"sweep: {why}: not judged (target_return= sets one)")
             target_return = None
     result = SweepResult(
         plan=plan,

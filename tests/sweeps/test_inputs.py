@@ -139,3 +139,16 @@ def test_a_training_target_judges_only_runs_measured_as_the_preset():
     assert "these runs sweep total_steps" in off_budget(
         preset, [base], swept={"total_steps"}
     )
+
+
+def test_a_python_sweep_off_the_presets_budget_drops_its_target(monkeypatch):
+    # Said before anything trains, in Python's spelling (target_return=).
+    from purejaxdrl.sweeps import program
+
+    monkeypatch.setattr(program, "_train_plan", lambda result, *_: result)
+    result = pjd.sweep("cartpole", grid={"total_steps": [4096]}, console=False)
+    assert result.target_return is None
+    assert result.messages[0] == (
+        "sweep: the preset's target (475) is its return within its 500,000 "
+        "steps, and these runs train 4,096: not judged (target_return= sets one)"
+    )
