@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import ConfigError
@@ -36,14 +37,19 @@ def check_option_types(
     With `user` (a factory the user registered), a fraction for an integer
     default names the other fix too: the default itself may be what is wrong
     (`noise=0` for a knob that takes 0.1), which a library's typed field is not.
-    Array defaults of a user's factory are not checked: it may take others.
+    Array defaults of a user's factory are not checked (it may take other
+    shapes), but a list for one (the YAML form a config stores an array in)
+    is made an array of the default's dtype, and a list for a tuple default
+    a tuple, so the factory gets back the kind it declared.
     `int32=False` (Gymnasium's options, Python's to the end) lifts the range.
 
     Returns:
       `options`, with a whole float where the default is an integer made one
       (1000.0: 1000), which a library's typed config (Playground's) refuses,
       an integer where the default is a float made a float (50: 50.0), and a
-      value for an array default made a NumPy array of its dtype.
+      value for an array default made a NumPy array of its dtype (for a
+      user's factory: a list made an array of its default's kind and dtype,
+      and a list for a tuple default a tuple).
 
     Raises:
       ConfigError: naming the option, its value, its kind and its default.
@@ -54,6 +60,9 @@ def check_option_types(
         if name not in defaults:
             continue
         default = defaults[name]
+        if user and (_is_array(default) or isinstance(default, tuple)):
+            out[name] = _as_default_kind(env_id, name, value, default)
+            continue
         if not user and _is_array(default):
             out[name] = _array_option(env_id, name, value, default)
             continue
@@ -114,6 +123,39 @@ def _is_array(default: Any) -> bool:
     """A numeric array of one or more dimensions (not a list or tuple)."""
     is_array = isinstance(default, np.ndarray | jax.Array) and np.ndim(default) > 0
     return is_array and np.dtype(default.dtype).kind in "biuf"
+
+
+def _as_default_kind(env_id: str, name: str, value: Any, default: Any) -> Any:
+    """A list for a user's tuple or numeric array default, as that kind.
+
+    A config keeps arrays and tuples as YAML writes them (lists), so its
+    config.yaml reloads equal; the factory's code multiplies by an array or
+    hashes a tuple, which a list broke in the first trace. Other values pass
+    as given: a user's factory may take them.
+    """
+    if not isinstance(value, list):
+        return value
+    if isinstance(default, tuple):
+        return tuple(value)
+    try:
+        numbers = np.asarray(value)
+    except ValueError:  # ragged nested lists: the factory's to judge
+        return value
+    dtype = np.dtype(default.dtype)
+    if numbers.dtype.kind not in "biuf":
+        return value
+    whole = numbers.dtype.kind != "f" or bool(np.all(numbers == np.round(numbers)))
+    if (dtype.kind == "b" and numbers.dtype.kind != "b") or (
+        dtype.kind in "iu" and not whole
+    ):
+        listed = np.asarray(default).tolist()
+        raise ConfigError(
+            f"env.options {name}={value!r} does not fit {env_id}'s default, an "
+            f"array of {dtype} ({listed}); pass values of that kind, or declare "
+            "the default with the dtype it takes."
+        )
+    array = numbers.astype(dtype)
+    return jnp.asarray(array) if isinstance(default, jax.Array) else array
 
 
 def _array_option(env_id: str, name: str, value: Any, default: Any) -> np.ndarray:

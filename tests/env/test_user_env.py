@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 import yaml
@@ -404,3 +405,77 @@ def test_a_users_options_are_type_checked_against_its_defaults(isolated):
         "env.options count=-3 is not an integer >= 0 (MyCount-v0's default: 3); "
         "pass one, e.g. --env.option count=3."
     )
+
+
+def test_a_users_array_and_tuple_options_reach_its_factory_as_their_defaults_kind(
+    isolated,
+):
+    # A config stores env.options as YAML writes them (lists), so config.yaml
+    # reloads equal; the factory must still get an array for its array default
+    # (the trace of `obs * self.scale` raised a TypeError with a list) and a
+    # tuple for its tuple default.
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    from purejaxdrl.config import apply_overrides, to_dict
+    from purejaxdrl.training.experiment import make_env
+
+    made, ones, zeros = [], jnp.ones(4), np.zeros(2, np.int32)
+
+    class Scaled(pjd.env.Env):
+        def __init__(self, scale=ones, shape=(2, 2)):
+            self.scale, self.shape = scale, shape
+            made.append(self)
+            self.inner = pjd.env.make("CartPole-v1")
+
+        @property
+        def default_params(self):
+            return self.inner.default_params
+
+        def observation_spec(self, params):
+            return self.inner.observation_spec(params)
+
+        def action_spec(self, params):
+            return self.inner.action_spec(params)
+
+        def reset(self, key, params):
+            state, step = self.inner.reset(key, params)
+            return state, step._replace(observation=step.observation * self.scale)
+
+        def step(self, key, state, action, params):
+            state, step = self.inner.step(key, state, action, params)
+            hash(self.shape)  # a static argument: a list is unhashable
+            return state, step._replace(
+                observation=step.observation * self.scale,
+                final_observation=step.final_observation * self.scale,
+            )
+
+    pjd.env.register("Scaled-v0", Scaled)
+    base = pjd.load_preset("cartpole").config
+    base = apply_overrides(base, {"env.id": "Scaled-v0"})
+    given = [
+        {"scale": jnp.array([1.0, 2.0, 1.0, 1.0]), "shape": (3, 1)},
+        {"scale": [1.0, 2.0, 1.0, 1.0], "shape": [3, 1]},
+    ]
+    for options in given:
+        config = apply_overrides(base, {"env.options": options})
+        assert config.env.options == {"scale": [1.0, 2.0, 1.0, 1.0], "shape": [3, 1]}
+        make_env(config)  # traces reset and step: the contract check
+        scale, shape = made[-1].scale, made[-1].shape
+        assert isinstance(scale, jax.Array) and scale.dtype == jnp.float32
+        assert scale.tolist() == [1.0, 2.0, 1.0, 1.0] and shape == (3, 1)
+        reloaded = apply_overrides(
+            base, yaml.safe_load(yaml.safe_dump(to_dict(config)))
+        )
+        assert reloaded == config
+    # The list check_types asks for in a config made with dataclasses.replace.
+    replaced = dataclasses.replace(
+        base, env=dataclasses.replace(base.env, options=given[1])
+    )
+    make_env(replaced)
+    # An integer array default takes no fractions (they would be cut silently).
+    pjd.env.register("Counts-v0", lambda counts=zeros: Scaled())
+    with pytest.raises(pjd.ConfigError, match=r"counts=\[1.5, 2\] does not fit"):
+        pjd.env.make("Counts-v0", counts=[1.5, 2])
+    assert pjd.env.make("Counts-v0", counts=[1.0, 2]) is not None
