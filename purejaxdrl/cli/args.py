@@ -41,12 +41,13 @@ def int_flag(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
-def pre_parse(argv: Sequence[str], *names_: str) -> argparse.Namespace:
+def pre_parse(argv: Sequence[str], *names_: str, command: str) -> argparse.Namespace:
     """The few flags that decide a command's defaults (`--env`, `--algo`, ...).
 
     They are read before the full parser exists; the rest is left for it.
+    Its errors name `purejaxdrl COMMAND --help`, which lists them.
     """
-    pre = Parser(add_help=False, allow_abbrev=False)
+    pre = Parser(prog=f"purejaxdrl {command}", add_help=False, allow_abbrev=False)
     for name in names_:
         pre.add_argument(name)
     known, _ = pre.parse_known_args(argv)

@@ -56,20 +56,25 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
     def _one_argument(self, message: str) -> str:
-        """The fix for `argument --flag: expected one argument`."""
+        """The fix for `argument --flag: expected one argument`.
+
+        Mostly the value was left out (the flag last, or before another flag);
+        where a negative value can be valid (a float's flag, `--target`), the
+        spelling that keeps one starting with '-' a value too.
+        """
         flags = message.removeprefix("argument ").partition(":")[0].split("/")
         flag = flags[-1]
         action = self._option_string_actions.get(flag)
+        floats = getattr(action, "type", None) is float or (
+            getattr(action, "metavar", None) == "FLOAT"
+        )
+        negative = f" (a negative one after '=': {flag}=-1e3)" if floats else ""
         unset = (
             f"; {flag} none leaves it unset"
             if getattr(action, "takes_none", False)
             else ""
         )
-        numeric = getattr(action, "type", None) in (int, float) or getattr(
-            action, "metavar", None
-        ) in ("INT", "FLOAT")
-        example = f"{flag}=-1e3" if numeric else f"{flag}=-x"
         return (
-            f"give its value after it (one that starts with '-' after '=', e.g. "
-            f"{example}){unset}; `{self._help}` lists every option."
+            f"{flag} needs a value after it{negative}{unset}; "
+            f"`{self._help}` lists every option."
         )

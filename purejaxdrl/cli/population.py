@@ -134,7 +134,7 @@ def refuse_not_honoured(args: argparse.Namespace) -> None:
 
 def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
-    known = pre_parse(argv, "--env", "--algo", "--resume")
+    known = pre_parse(argv, "--env", "--algo", "--resume", command=command.name)
     if known.resume is not None:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)

@@ -143,7 +143,7 @@ def _join_processes(argv: Sequence[str]) -> Any:
     """
     from purejaxdrl.cli import processes
 
-    pre = Parser(add_help=False, allow_abbrev=False)
+    pre = Parser(prog="purejaxdrl train", add_help=False, allow_abbrev=False)
     add_process_flags(pre)  # the same flags the full parser reads later
     k, _ = pre.parse_known_args(argv)
     named = (k.coordinator, k.num_processes, k.process_id, k.distributed_auto)
@@ -191,7 +191,7 @@ def train_command(argv: Sequence[str]) -> int:
 
 def _train(argv: Sequence[str]) -> int:
     """`train_command`, once the processes have joined."""
-    known = pre_parse(argv, "--env", "--algo", "--resume")
+    known = pre_parse(argv, "--env", "--algo", "--resume", command="train")
     if known.resume is not None:
         if known.env is not None:
             raise UsageError(

@@ -632,19 +632,23 @@ CASES = [
         [*TRAIN, "--eval.episodes", "2", "--eval.every", "1", "--eval.stop-at", "nan"],
         "eval.stop_at=nan is no return to stop at",
     ),
-    # A flag without its value: where a value starting with '-' goes, and
-    # `none` for an optional field.
+    # A flag without its value: that it needs one, where a negative float
+    # goes, and `none` for an optional field.
     (
         [*TRAIN, "--network.policy-obs-key"],
-        "expected one argument; give its value after it (one that starts with '-' "
-        "after '=', e.g. --network.policy-obs-key=-x); --network.policy-obs-key "
-        "none leaves it unset; `purejaxdrl train --help` lists every option.",
+        "expected one argument; --network.policy-obs-key needs a value after it; "
+        "--network.policy-obs-key none leaves it unset; `purejaxdrl train --help` "
+        "lists every option.",
     ),
     (
         [*TRAIN, "--eval.stop-at", "-x"],
-        "e.g. --eval.stop-at=-1e3); --eval.stop-at none",
+        "--eval.stop-at needs a value after it (a negative one after '=': "
+        "--eval.stop-at=-1e3); --eval.stop-at none",
     ),
-    ([*SWEEP, "--target", "--seeds", "2"], "e.g. --target=-1e3); `purejaxdrl sweep"),
+    (
+        [*SWEEP, "--target", "--seeds", "2"],
+        "(a negative one after '=': --target=-1e3); `purejaxdrl sweep --help`",
+    ),
     # Commands.
     (["fly"], "unknown command 'fly'"),
     (["plot", "{ok}", "--target", "abc"], "invalid float value: 'abc'; pass a number"),
@@ -686,6 +690,31 @@ def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys
     assert len(lines) == 1, err
     assert lines[0].startswith("purejaxdrl: error:"), err
     assert fragment in lines[0], err
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["train", "--env"], "--env needs a value after it; `purejaxdrl train --help`"),
+        (["train", "--env", "cartpole", "--algo"], "`purejaxdrl train --help`"),
+        (["train", "--resume"], "--resume needs a value after it; `purejaxdrl train"),
+        (["sweep", "--env"], "--env needs a value after it; `purejaxdrl sweep --help`"),
+        (["pbt", "--env"], "--env needs a value after it; `purejaxdrl pbt --help`"),
+        (["train", "--env", "cartpole", "--seed"], "--seed needs a value after it;"),
+        (["pbt", "--env", "cartpole", "--population"], "--population needs a value"),
+        (["train", "--coordinator"], "`purejaxdrl train --help` lists every option."),
+    ],
+)
+def test_a_flag_without_its_value_names_the_commands_help(argv, hint, capsys):
+    # The flags read before the command's parser exists (--env, --algo,
+    # --resume, the process flags) named `purejaxdrl --help` (or, under
+    # `python -m`, `__main__.py --help`), which lists none of them; and counts,
+    # seeds and names were offered `--flag=-1e3` / `--flag=-x`, always refused.
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err, err
+    assert "=-" not in err and "--help`" in err, err
+    assert "`purejaxdrl --help`" not in err and "__main__" not in err, err
 
 
 def test_a_folder_that_refuses_writes_is_refused_before_anything_plays(
