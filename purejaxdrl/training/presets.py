@@ -175,7 +175,10 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
         import_modules([str(m) for m in imports], f"{str(path)!r}'s env.imports")
     algorithm(algo)  # ConfigError for an unknown name
     _check_top_level(path, data)  # after the imports: they may add algorithms
-    config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
+    try:  # a value the file's env block cannot take: named with the file
+        config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
+    except ConfigError as e:
+        raise ConfigError(f"{preset_fault(name, 'env')}{e}") from None
     section = data.get(algo)
     tuned = section is not None
     if section is None and algo in {r.name for r in registered_by_user()}:
@@ -197,10 +200,14 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             "untuned defaults on this environment: except "
             "pjd.training.presets.NoSectionError as e: config = e.untuned.",
         )
-    section = _with_file_options(config.env, dict(section))
-    target = _check_target(path, algo, section.pop("target", None))
+    target = _check_target(path, algo, section.get("target"))
     of = target.get("of", "training")
-    config = apply_overrides(config, section)
+    try:  # a value the section cannot take (num_epochs: abc), as validate's
+        section = _with_file_options(config.env, dict(section))
+        section.pop("target", None)
+        config = apply_overrides(config, section)
+    except ConfigError as e:
+        raise ConfigError(f"{preset_fault(name, algo)}{e}") from None
     return Preset(
         name=path.stem,
         config=config,

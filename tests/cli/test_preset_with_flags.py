@@ -64,3 +64,24 @@ def test_a_fault_of_the_file_alone_names_the_file(presets, capsys):
     # From Python, load_preset validates the preset alone, and says whose it is.
     with pytest.raises(ConfigError, match=re.escape(f"Preset {path!r}, section ppo:")):
         pjd.load_preset(path)
+
+
+def test_a_value_of_the_file_that_does_not_convert_names_the_file(tmp_path, capsys):
+    # Only validate's errors named the file; a value its field cannot take
+    # (num_epochs: abc) came out bare, its fix naming a flag not given.
+    path = tmp_path / "abc.yaml"
+    path.write_text(
+        ENV + "ppo: {num_envs: 4, total_steps: 1024, ppo: {num_epochs: abc}}\n"
+    )
+    start = f"Preset {str(path)!r}, section ppo: ppo.num_epochs='abc' is not an integer"
+    assert cli.main(["train", "--env", str(path), *QUIET]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"purejaxdrl: error: {start}"), err
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(str(path))
+    assert str(e.value).startswith(start)
+    # The file's env block is named as its section env.
+    path.write_text("env: {id: CartPole-v1, normalize_observations: maybe}\nppo: {}\n")
+    with pytest.raises(ConfigError) as e:
+        pjd.load_preset(str(path))
+    assert str(e.value).startswith(f"Preset {str(path)!r}, section env: env.norm")
