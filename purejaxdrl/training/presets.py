@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.agents.registry import algorithm, registered_by_user
-from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config import ConfigError, _nested, apply_overrides
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
@@ -224,17 +224,23 @@ def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]
     """`section` with its `env.options` added to the file's (`file_env`'s).
 
     As `--env.option` adds to a preset's options, so does a section's `env:`
-    block to its file's: a time limit of the file stays unless the section
-    sets it. A section that names another `id` keeps its options alone (the
-    file's are that id's: `EnvConfig`'s tied fields).
+    block (or dotted `env.options:` key) to its file's: a time limit of the
+    file stays unless the section sets it. A section that names another `id`
+    keeps its options alone (the file's are that id's: `EnvConfig`'s tied
+    fields).
     """
-    env = section.get("env")
+    # Read as apply_overrides reads it: `env.options: {...}` and `env:
+    # {options.gravity: ...}` are `env: {options: {...}}` (a dotted key
+    # replaced the file's options whole); a field set twice is refused.
+    nested = _nested(section)
+    env = nested.get("env")
+    env = _nested(env, "env.") if isinstance(env, dict) else env
     if not (isinstance(env, dict) and isinstance(env.get("options"), dict)):
         return section
     if str(env.get("id", file_env.id)) != file_env.id:
         return section
     options = {**file_env.options, **env["options"]}
-    return {**section, "env": {**env, "options": options}}
+    return {**nested, "env": {**env, "options": options}}
 
 
 def _env_id_hint(name: str, algo: str) -> str:

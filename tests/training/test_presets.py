@@ -234,6 +234,29 @@ def test_a_sections_env_options_add_to_the_files_as_the_command_lines_do(tmp_pat
     assert a2c.options == {"max_steps_in_episode": 200, "gravity": 9.8}
 
 
+def test_a_sections_dotted_env_options_add_to_the_files_as_the_nested_do(tmp_path):
+    # `env.options: {...}` in a section (apply_overrides reads dotted keys)
+    # replaced the file's options whole, dropping its time limit silently.
+    path = tmp_path / "dot.yaml"
+    path.write_text(
+        "env: {id: CartPole-v1, options: {max_steps_in_episode: 200, gravity: 9.8}}\n"
+        "ppo: {env.options: {gravity: 12.0}}\n"
+        "a2c: {env.options.gravity: 12.0}\n"
+        "dqn: {env.id: Acrobot-v1, env.options: {max_steps_in_episode: 100}}\n"
+        "sac: {env.options: {gravity: 12.0}, env: {options: {gravity: 11.0}}}\n"
+    )
+    merged = {"max_steps_in_episode": 200, "gravity": 12.0}
+    assert pjd.load_preset(str(path)).config.env.options == merged
+    assert pjd.load_preset(str(path), "a2c").config.env.options == merged
+    dqn = pjd.load_preset(str(path), "dqn").config.env
+    assert (dqn.id, dqn.options) == ("Acrobot-v1", {"max_steps_in_episode": 100})
+    # Both spellings of one option: refused, as apply_overrides refuses them.
+    with pytest.raises(
+        pjd.ConfigError, match=r"section sac: env\.options\.gravity is set twice"
+    ):
+        pjd.load_preset(str(path), "sac")
+
+
 @pytest.mark.parametrize("name", ["ant", "halfcheetah"])
 def test_the_physics_presets_comments_say_their_towers_are_not_shared(name):
     # They said "one shared 4x128 silu network for the policy and value
