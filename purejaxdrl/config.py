@@ -105,7 +105,7 @@ def _refuse_foreign_fields(config: Any, section: str, fields: Mapping) -> None:
     field unlike the one meant (dqn.batch_size).
     """
     own = {f.name for f in dataclasses.fields(getattr(config, section))}
-    for raw_key in _nested(fields, f"{section}."):
+    for raw_key in nested_overrides(fields, f"{section}."):
         key = str(raw_key).replace("-", "_")
         owners = [
             f.name
@@ -166,7 +166,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     selection = None if prefix else getattr(type(config), "SELECTION", None)
-    nested = _nested(overrides, prefix)
+    nested = nested_overrides(overrides, prefix)
     if selection is not None:  # sections set or selected: of the current class?
         selected = nested.get(selection.by, getattr(config, selection.by, None))
         for key in {*nested, str(selected)} & set(names) & set(selection.names()):
@@ -209,7 +209,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     return dataclasses.replace(config, **changes)
 
 
-def _nested(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def nested_overrides(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """`overrides` with dotted keys nested: {"ppo.gamma": x} is {"ppo": {"gamma": x}}.
 
     Dashes read as underscores. A dotted key and a mapping of one section

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.agents.registry import algorithm, registered_by_user
-from purejaxdrl.config import ConfigError, _nested, apply_overrides
+from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
@@ -232,9 +232,9 @@ def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]
     # Read as apply_overrides reads it: `env.options: {...}` and `env:
     # {options.gravity: ...}` are `env: {options: {...}}` (a dotted key
     # replaced the file's options whole); a field set twice is refused.
-    nested = _nested(section)
+    nested = nested_overrides(section)
     env = nested.get("env")
-    env = _nested(env, "env.") if isinstance(env, dict) else env
+    env = nested_overrides(env, "env.") if isinstance(env, dict) else env
     if not (isinstance(env, dict) and isinstance(env.get("options"), dict)):
         return section
     if str(env.get("id", file_env.id)) != file_env.id:

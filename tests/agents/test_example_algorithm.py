@@ -465,10 +465,10 @@ def test_a_bad_registration_registers_nothing_and_a_reloaded_one_says_so(
 
 
 def test_dotted_and_nested_overrides_merge_at_every_depth():
-    from purejaxdrl.config import _nested
+    from purejaxdrl.config import nested_overrides
 
     # A user's section may nest configs: a dotted key merges into them.
-    assert _nested({"a": {"b": {"c": 1}}, "a.b": {"d": 2}}) == {
+    assert nested_overrides({"a": {"b": {"c": 1}}, "a.b": {"d": 2}}) == {
         "a": {"b": {"c": 1, "d": 2}}
     }
     overrides = {"ppo": {"gamma": 0.9}, "ppo.clip_eps": 0.1, "env.id": "Acrobot-v1"}
