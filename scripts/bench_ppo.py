@@ -16,7 +16,8 @@ gymnax >= 1.0.
 unroll_length) for each algorithm, interleaved in one run, with that algorithm's
 cartpole preset hyper-parameters (PPO: the standard ones above), and reports
 each one's steps/s relative to the first. PureJaxRL's side runs for PPO only;
-its ratio is printed as ours / PureJaxRL's. Every run trains on one device, as
+its ratio is our PPO's over PureJaxRL's ("ratio ppo / PureJaxRL ppo.py"),
+whatever the order of `--algo`. Every run trains on one device, as
 PureJaxRL's `make_train` does.
 
     python scripts/bench_ppo.py --purejaxrl /path/to/purejaxrl --repeats 3
@@ -166,6 +167,20 @@ def add_ceilings(
         add_ceiling(report, row, algo, config, sps, repeats)
 
 
+def ratio_pairs(names: list[str]) -> list[tuple[str, str]]:
+    """The (numerator, denominator) of each ratio row, given the contenders' names.
+
+    Each later algorithm of ours over the first one, then PureJaxRL's PPO
+    under our PPO (as bench_gpu and performance.md quote it): the peer only
+    ever runs PPO, so its ratio is `ppo / PureJaxRL ppo.py` whatever the
+    order of `--algo` (the first algorithm may be another one).
+    """
+    ours = [n for n in names if not n.startswith("PureJaxRL")]
+    pairs = [(name, ours[0]) for name in ours[1:]]
+    pairs += [("ppo", n) for n in names if n.startswith("PureJaxRL")]
+    return pairs
+
+
 def run_config(
     report: Report, row: str, configs: dict, peer: types.ModuleType | None, repeats: int
 ) -> None:
@@ -184,11 +199,7 @@ def run_config(
     for name, figures in runs.items():
         label = name if name.startswith("PureJaxRL") else f"purejaxdrl {name}"
         medians[name] = report.add(row, label, figures).medians()
-    # Ours over the other: the first algorithm over the peer (as bench_gpu
-    # and performance.md quote it), each later algorithm over the first.
-    first = next(iter(medians))
-    for name in list(medians)[1:]:
-        a, b = (first, name) if name.startswith("PureJaxRL") else (name, first)
+    for a, b in ratio_pairs(list(medians)):
         ratio = medians[a]["steps_per_s"] / medians[b]["steps_per_s"]
         report.add(row, f"ratio {a} / {b}", [{"steps_per_s": ratio}])
     add_ceilings(report, row, configs, medians, repeats)
@@ -203,7 +214,7 @@ def main(argv: list[str] | None = None) -> Report:
         default=["ppo"],
         choices=pjd.agents.names(),
         help="algorithms to time, side by side (their cartpole presets' "
-        "hyper-parameters); ratios are to the first",
+        "hyper-parameters); ratios are to the first (PureJaxRL's: ppo over it)",
     )
     p.add_argument("--throughput-envs", type=int, default=2048)
     p.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)

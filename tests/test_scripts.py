@@ -419,6 +419,32 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     assert capsys.readouterr().out.endswith(" gaps 14\n")  # not "14.0"
 
 
+def test_bench_ppo_peer_ratio_is_ppo_over_it_whatever_algo_order(
+    on_scripts_path, monkeypatch, purejaxrl_stub
+):
+    # --algo a2c ppo: the peer runs PPO, so its ratio is ppo's over it (it
+    # was a2c's). Canned figures stand in for the runs: no training here.
+    import bench_ppo
+    import harness
+
+    speeds = {"a2c": 1.0, "ppo": 2.0, "PureJaxRL ppo.py": 8.0}
+    monkeypatch.setattr(
+        bench_ppo,
+        "interleave",
+        lambda contenders, repeats: {
+            n: [{"steps_per_s": speeds[n]}] for n in contenders
+        },
+    )
+    monkeypatch.setattr(bench_ppo, "add_ceilings", lambda *args: None)
+    report = harness.Report("t", machine={**harness.describe_machine()})
+    peer = bench_ppo.load_purejaxrl(purejaxrl_stub)
+    bench_ppo.run_config(report, "tiny", {"a2c": None, "ppo": None}, peer, 1)
+    ratios = {
+        r.name: r.runs[0]["steps_per_s"] for r in report.rows if "ratio" in r.name
+    }
+    assert ratios == {"ratio ppo / a2c": 2.0, "ratio ppo / PureJaxRL ppo.py": 0.25}
+
+
 def test_bench_networks_restores_the_packages_convolution(on_scripts_path, monkeypatch):
     import bench_networks
 
