@@ -51,11 +51,21 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--per-core",
         action="store_true",
-        help="also run each device count pinned to as many cores (CPU only)",
+        help="also run each device count pinned to as many cores (CPU only; "
+        "--devices at most the usable cores)",
     )
     # The cores of a pinned subprocess, comma-separated: one device per core.
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    usable = len(os.sched_getaffinity(0))
+    if args.per_core and not args.worker and args.devices > usable:
+        # Each pinned device needs a core of its own: with fewer, the N-device
+        # run would train on fewer devices than its label says, and the N
+        # independent runs' barrier would wait for runs never started.
+        p.error(
+            f"--per-core --devices {args.devices}: only {usable} cores are usable "
+            f"here (sched_getaffinity); pass --devices {usable} or fewer"
+        )
     if args.tiny:
         args.cpu_devices = args.cpu_devices or args.devices
         args.num_envs, args.unroll_length = TINY["num_envs"], TINY["unroll_length"]
@@ -68,6 +78,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 BARRIER = "PJD_BENCH_BARRIER"
 # What a worker prints besides its figures: its training window and steps.
 WINDOW = ("start", "end", "env_steps")
+# How long a worker waits at the barrier for the others (compiled, each is
+# there within seconds): past it, one died, and waiting longer would hang.
+BARRIER_TIMEOUT_S = 600.0
+
+
+def wait_at_barrier(spec: str, timeout: float = BARRIER_TIMEOUT_S) -> None:
+    """Marks this process arrived at `spec` ("<folder>:<count>") and waits for
+    the `count` runs to be there.
+
+    Raises:
+      TimeoutError: the others had not all arrived after `timeout` seconds.
+    """
+    folder, count = spec.rsplit(":", 1)
+    pathlib.Path(folder, str(os.getpid())).touch()
+    deadline = time.monotonic() + timeout
+    while (arrived := len(os.listdir(folder))) < int(count):
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{arrived} of {count} pinned runs reached the barrier in "
+                f"{timeout:.0f} s; the others failed or were not started"
+            )
+        time.sleep(0.001)
 
 
 @contextlib.contextmanager
@@ -82,10 +114,7 @@ def aligned_window(window: dict[str, float]) -> Iterator[None]:
 
     def schedule(self: ChunkLoop, *args: object, **kwargs: object) -> object:
         if spec:
-            folder, count = spec.rsplit(":", 1)
-            pathlib.Path(folder, str(os.getpid())).touch()
-            while len(os.listdir(folder)) < int(count):
-                time.sleep(0.001)
+            wait_at_barrier(spec)
             self.start = time.perf_counter()  # the wait is not training
         window["start"] = time.monotonic()
         try:
@@ -179,8 +208,16 @@ def main(argv: list[str] | None = None) -> Report | None:
         all their steps over the joint window (first start to last end)."""
         with tempfile.TemporaryDirectory(prefix="bench-devices-") as folder:
             barrier = f"{folder}:{n}"
-            procs = [start_pinned(argv, [c], seed, barrier) for c in cores[:n]]
-            runs = [result(p) for p in procs]
+            procs: list[subprocess.Popen] = []
+            try:
+                for core in cores[:n]:
+                    procs.append(start_pinned(argv, [core], seed, barrier))
+                runs = [result(p) for p in procs]
+            finally:  # one failed (result exits): the others must not live on
+                for proc in procs:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
         span = max(r["end"] for r in runs) - min(r["start"] for r in runs)
         first = {k: v for k, v in runs[0].items() if k not in WINDOW}
         return {**first, "steps_per_s": sum(r["env_steps"] for r in runs) / span}

@@ -56,6 +56,9 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
         ["host_cartpole_scores.py", "--repeats", "2"],  # it has no repeats
         ["device_time.py", "--repeats", "2"],
         ["hlo_kernels.py", "--repeats", "2"],
+        # More pinned devices than usable cores: refused before any worker
+        # starts (it hung, waiting at the barrier for workers never started).
+        ["bench_devices.py", "--per-core", "--devices", str(os.cpu_count() + 1)],
     ],
 )
 def test_a_bad_argument_is_one_line_and_exit_2(argv, on_scripts_path, monkeypatch,
@@ -383,6 +386,16 @@ def test_bench_devices_workers_train_together_and_record_their_windows(
     assert ChunkLoop.run_schedule is before
     assert window["start"] >= fired[0] and window["end"] > window["start"]
     assert result.train_seconds <= window["end"] - window["start"] + 0.05
+
+
+def test_bench_devices_barrier_gives_up_when_a_run_never_arrives(
+    on_scripts_path, tmp_path
+):
+    import bench_devices
+
+    with pytest.raises(TimeoutError, match="1 of 2 pinned runs"):
+        bench_devices.wait_at_barrier(f"{tmp_path}:2", timeout=0.05)
+    bench_devices.wait_at_barrier(f"{tmp_path}:1", timeout=0.05)  # all there
 
 
 def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
