@@ -10,7 +10,7 @@ alternating, median of `--repeats`. Compile time is excluded and reported.
 
 import functools
 
-from harness import Report, interleave, parser
+from harness import Report, interleave, parser, positive_int
 
 import purejaxdrl as pjd
 
@@ -53,9 +53,9 @@ def measure(configs: dict, repeats: int) -> dict[str, list[dict[str, float]]]:
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
-    p.add_argument("--total-steps", type=int, default=400_000)
-    p.add_argument("--buffer-size", type=int, default=1_000_000)
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--total-steps", type=positive_int, default=400_000)
+    p.add_argument("--buffer-size", type=positive_int, default=1_000_000)
+    p.add_argument("--batch-size", type=positive_int, default=256)
     args = p.parse_args(argv)
     if args.tiny:
         vars(args).update(TINY_SIZES)

@@ -109,7 +109,15 @@ from brax.training.agents.ppo import networks as brax_networks
 from brax.training.agents.ppo import train as brax_ppo
 from device_time import TimedAfter
 from flax import linen
-from harness import Report, Row, compile_ahead, interleave, parser, time_call
+from harness import (
+    Report,
+    Row,
+    compile_ahead,
+    interleave,
+    parser,
+    positive_int,
+    time_call,
+)
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -667,18 +675,18 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.set_defaults(repeats=1)
     p.add_argument("--env", default="inverted_pendulum", help="a brax preset")
-    p.add_argument("--total-steps", type=int, default=500_000)
-    p.add_argument("--num-envs", type=int, help="default: the preset's")
-    p.add_argument("--unroll-length", type=int, help="default: the preset's")
+    p.add_argument("--total-steps", type=positive_int, default=500_000)
+    p.add_argument("--num-envs", type=positive_int, help="default: the preset's")
+    p.add_argument("--unroll-length", type=positive_int, help="default: the preset's")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument(
         "--chunks",
-        type=int,
+        type=positive_int,
         default=4,
         help="host round trips: our num_logs and brax's training epochs (>= 2; "
         "brax's first one compiles and is left out of its steps/s)",
     )
-    p.add_argument("--eval-envs", type=int, default=128)
+    p.add_argument("--eval-envs", type=positive_int, default=128)
     p.add_argument(
         "--profile", action="store_true", help="split an update: rollout vs learner"
     )

@@ -18,7 +18,7 @@ misses the last save.
 
 import tempfile
 
-from harness import TINY, Report, interleave, parser, timed_train
+from harness import TINY, Report, interleave, parser, positive_int, timed_train
 
 import purejaxdrl as pjd
 
@@ -27,9 +27,9 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--env", default="cartpole", help="preset name")
     p.add_argument("--algo", default="ppo")
-    p.add_argument("--num-logs", type=int, default=None, help="chunks per run")
-    p.add_argument("--num-envs", type=int, default=None)
-    p.add_argument("--total-steps", type=int, default=None)
+    p.add_argument("--num-logs", type=positive_int, default=None, help="chunks per run")
+    p.add_argument("--num-envs", type=positive_int, default=None)
+    p.add_argument("--total-steps", type=positive_int, default=None)
     args = p.parse_args(argv)
     sizes = {"num_logs": args.num_logs, "num_envs": args.num_envs}
     sizes = {"total_steps": args.total_steps, **sizes, "devices": 1}

@@ -12,7 +12,7 @@ ceiling, for each `--num-envs`.
 """
 
 import jax
-from harness import Report, compile_ahead, interleave, parser, time_call
+from harness import Report, compile_ahead, interleave, parser, positive_int, time_call
 
 import purejaxdrl as pjd
 
@@ -35,8 +35,8 @@ def rollout(step, num_envs: int, steps: int, num_actions: int):
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--env-id", default="Craftax-Classic-Symbolic-v1")
-    p.add_argument("--num-envs", type=int, nargs="+", default=[64, 256])
-    p.add_argument("--steps", type=int, default=16)
+    p.add_argument("--num-envs", type=positive_int, nargs="+", default=[64, 256])
+    p.add_argument("--steps", type=positive_int, default=16)
     args = p.parse_args(argv)
     if args.tiny:
         args.num_envs, args.steps = [2], 2

@@ -35,19 +35,23 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from harness import TINY, Report, interleave, parser, train_figures
+from harness import TINY, Report, interleave, parser, positive_int, train_figures
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     p = parser(__doc__)
     p.add_argument("--env", default="cartpole", help="preset name")
     p.add_argument("--algo", default="ppo")
-    p.add_argument("--devices", type=int, default=2, help="N to compare with 1")
-    p.add_argument("--cpu-devices", type=int, help="split the CPU into N devices")
-    p.add_argument("--num-envs", type=int, default=2048)
-    p.add_argument("--unroll-length", type=int, default=128)
-    p.add_argument("--num-minibatches", type=int, default=32)
-    p.add_argument("--total-steps", type=int, default=2048 * 128 * 8)
+    p.add_argument(
+        "--devices", type=positive_int, default=2, help="N to compare with 1"
+    )
+    p.add_argument(
+        "--cpu-devices", type=positive_int, help="split the CPU into N devices"
+    )
+    p.add_argument("--num-envs", type=positive_int, default=2048)
+    p.add_argument("--unroll-length", type=positive_int, default=128)
+    p.add_argument("--num-minibatches", type=positive_int, default=32)
+    p.add_argument("--total-steps", type=positive_int, default=2048 * 128 * 8)
     p.add_argument(
         "--per-core",
         action="store_true",

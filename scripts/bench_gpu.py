@@ -70,6 +70,7 @@ from harness import (
     Row,
     interleave,
     parser,
+    positive_float,
     positive_int,
     slug,
     time_program,
@@ -404,7 +405,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.set_defaults(repeats=2)
     p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
     pos = positive_int
-    p.add_argument("--budget-seconds", type=float, default=None)
+    p.add_argument("--budget-seconds", type=positive_float, default=None)
     p.add_argument("--purejaxrl", help="a PureJaxRL checkout (ppo_cartpole's peer)")
     p.add_argument("--seeds", type=pos, default=8, help="vmapped seeds per sweep")
     p.add_argument("--ppo-envs", type=pos, nargs="+", default=[64, 512, 2048, 8192])

@@ -45,7 +45,7 @@ import time
 
 import jax
 import numpy as np
-from harness import Report, parser
+from harness import Report, parser, positive_int
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -240,14 +240,16 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--preset", default="pong", help="a preset with host envs")
     p.add_argument("--algo", default="ppo", help="the preset's section")
-    p.add_argument("--num-envs", type=int, default=None, help="default: preset")
+    p.add_argument(
+        "--num-envs", type=positive_int, default=None, help="default: preset"
+    )
     p.add_argument(
         "--env-threads",
-        type=int,
+        type=positive_int,
         default=os.cpu_count(),
         help="EnvPool worker threads, ours and the peer's (default: the cores)",
     )
-    p.add_argument("--updates", type=int, default=20, help="timed updates")
+    p.add_argument("--updates", type=positive_int, default=20, help="timed updates")
     p.add_argument("--warmup", type=int, default=3, help="untimed updates first")
     p.add_argument("--peer", default=None, help="path of the peer's script")
     args = p.parse_args(argv)

@@ -22,7 +22,7 @@ misses all of these.
 import os
 import tempfile
 
-from harness import TINY, Report, interleave, parser, timed_train
+from harness import TINY, Report, interleave, parser, positive_int, timed_train
 
 import purejaxdrl as pjd
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--env", default="cartpole")
     p.add_argument("--algo", default="ppo")
-    p.add_argument("--total-steps", type=int, default=None)
+    p.add_argument("--total-steps", type=positive_int, default=None)
     args = p.parse_args(argv)
     os.environ.setdefault("WANDB_MODE", "offline")
     overrides = {"devices": 1, "checkpoint": {"every": 0}}

@@ -13,7 +13,7 @@ minibatches run), with convolutions as im2col + matmul (what CPUs get) and as
 import jax
 import jax.numpy as jnp
 import optax
-from harness import Report, best_time, parser
+from harness import Report, best_time, parser, positive_int
 
 import purejaxdrl as pjd
 from purejaxdrl.networks.base import PIXEL_TORSOS
@@ -75,7 +75,7 @@ def _measure(torso: str, batch: int, repeats: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
-    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--batch", type=positive_int, default=256)
     p.add_argument(
         "--torsos",
         nargs="+",

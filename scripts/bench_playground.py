@@ -47,6 +47,7 @@ from harness import (
     add_ceiling,
     interleave,
     parser,
+    positive_int,
     spread,
     train_seeded,
 )
@@ -221,10 +222,10 @@ def show(report: Report, row: str, runs: dict[str, list[dict]], key: str) -> Non
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--final-obs", action="store_true", help="run part 2 only")
-    p.add_argument("--episode-length", type=int, default=100)
+    p.add_argument("--episode-length", type=positive_int, default=100)
     p.add_argument("--preset", choices=PRESETS, default="cartpole_balance")
-    p.add_argument("--num-envs", type=int, help="default: the preset's")
-    p.add_argument("--updates", type=int, help="default: the preset's budget")
+    p.add_argument("--num-envs", type=positive_int, help="default: the preset's")
+    p.add_argument("--updates", type=positive_int, help="default: the preset's budget")
     args = p.parse_args(argv)
     size = {"num_envs": args.num_envs} if args.num_envs else {}
     if args.updates:

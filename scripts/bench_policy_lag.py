@@ -14,7 +14,7 @@ it learned).
 import math
 
 import numpy as np
-from harness import TINY, Report, parser
+from harness import TINY, Report, parser, positive_int
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -23,8 +23,10 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--env", default="cartpole", help="a preset with impala")
     p.add_argument("--lags", type=int, nargs="+", default=[0, 4, 16])
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--total-steps", type=int, help="override the preset's budget")
+    p.add_argument("--seeds", type=positive_int, default=3)
+    p.add_argument(
+        "--total-steps", type=positive_int, help="override the preset's budget"
+    )
     args = p.parse_args(argv)
     preset = pjd.load_preset(args.env, "impala")
     overrides = {"devices": 1}

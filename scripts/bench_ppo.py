@@ -37,6 +37,7 @@ from harness import (
     add_ceiling,
     interleave,
     parser,
+    positive_int,
     time_program,
     train_figures,
 )
@@ -216,8 +217,8 @@ def main(argv: list[str] | None = None) -> Report:
         help="algorithms to time, side by side (their cartpole presets' "
         "hyper-parameters); ratios are to the first (PureJaxRL's: ppo over it)",
     )
-    p.add_argument("--throughput-envs", type=int, default=2048)
-    p.add_argument("--throughput-steps", type=int, default=2048 * 128 * 8)
+    p.add_argument("--throughput-envs", type=positive_int, default=2048)
+    p.add_argument("--throughput-steps", type=positive_int, default=2048 * 128 * 8)
     args = p.parse_args(argv)
     if args.purejaxrl and "ppo" not in args.algo:
         p.error("--purejaxrl compares with PPO: add ppo to --algo")

@@ -39,7 +39,7 @@ import types
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
-from harness import TINY, Report, parser, time_program, train_figures
+from harness import TINY, Report, parser, positive_int, time_program, train_figures
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--preset", default="cartpole_masked")
     p.add_argument("--algo", default="ppo", help="the preset's algorithm")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--total-steps", type=int, default=None)
+    p.add_argument("--seeds", type=positive_int, default=3)
+    p.add_argument("--total-steps", type=positive_int, default=None)
     p.add_argument(
         "--num-envs",
         type=int,

@@ -27,7 +27,7 @@ import importlib.util
 
 import jax
 import jax.numpy as jnp
-from harness import Report, parser, time_call
+from harness import Report, parser, positive_int, time_call
 
 import purejaxdrl as pjd
 
@@ -142,9 +142,9 @@ class Pair:
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.set_defaults(repeats=5)
-    p.add_argument("--add-batch", type=int, default=256)
-    p.add_argument("--ops", type=int, default=200)
-    p.add_argument("--capacity", type=int, default=1_000_000)
+    p.add_argument("--add-batch", type=positive_int, default=256)
+    p.add_argument("--ops", type=positive_int, default=200)
+    p.add_argument("--capacity", type=positive_int, default=1_000_000)
     args = p.parse_args(argv)
     capacity, batch = args.capacity, BATCH
     if args.tiny:

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 import numpy as np
-from harness import TINY, Report, parser
+from harness import TINY, Report, parser, positive_int
 
 import purejaxdrl as pjd
 
@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # whole runs, once each
     p.add_argument("--env", default="cartpole")
     p.add_argument("--algo", default="ppo")
-    p.add_argument("--settings", type=int, default=8, help="learning rates")
-    p.add_argument("--seeds", type=int, default=8, help="seeds per setting")
-    p.add_argument("--total-steps", type=int, default=None, help="per run")
+    p.add_argument("--settings", type=positive_int, default=8, help="learning rates")
+    p.add_argument("--seeds", type=positive_int, default=8, help="seeds per setting")
+    p.add_argument("--total-steps", type=positive_int, default=None, help="per run")
     p.add_argument("--devices", type=int, default=0, help="0: all")
     args = p.parse_args(argv)
     cache = tempfile.TemporaryDirectory(prefix="bench-sweep-cache-")  # gone at exit

@@ -103,7 +103,7 @@ from brax import envs as brax_envs
 from brax.training.agents.sac import networks as brax_sac_networks
 from brax.training.agents.sac import train as brax_sac
 from flax import linen
-from harness import Report, parser
+from harness import Report, parser, positive_int
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate
@@ -295,9 +295,13 @@ def run_brax(
 def main(argv: list[str] | None = None) -> Report:
     """Parses the arguments, trains both, reports the table."""
     p = parser(__doc__, repeats=False)  # whole runs, once each
-    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1")
-    p.add_argument("--total-steps", type=int, default=199_680, help="env steps")
-    p.add_argument("--eval-episodes", type=int, default=128)  # brax's num_eval_envs
+    p.add_argument("--seeds", type=positive_int, default=5, help="seeds 0..N-1")
+    p.add_argument(
+        "--total-steps", type=positive_int, default=199_680, help="env steps"
+    )
+    p.add_argument(
+        "--eval-episodes", type=positive_int, default=128
+    )  # brax's num_eval_envs
     args = p.parse_args(argv)
     if args.tiny:
         args.seeds, args.total_steps, args.eval_episodes = 1, 512, 8

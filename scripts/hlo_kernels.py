@@ -51,7 +51,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from harness import TINY, Report, parser  # noqa: E402
+from harness import TINY, Report, parser, positive_int  # noqa: E402
 from jax.sharding import NamedSharding, SingleDeviceSharding  # noqa: E402
 
 import purejaxdrl as pjd  # noqa: E402
@@ -335,10 +335,13 @@ def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("--target", choices=["cpu", "h200"], default="cpu")
     p.add_argument("--purejaxrl", help="a checkout of luchris429/purejaxrl")
-    p.add_argument("--num-envs", type=int, default=64)
-    p.add_argument("--seeds", type=int, default=8, help="vmapped runs")
+    p.add_argument("--num-envs", type=positive_int, default=64)
+    p.add_argument("--seeds", type=positive_int, default=8, help="vmapped runs")
     p.add_argument(
-        "--scan-unroll", type=int, default=None, help="ours; default: by target"
+        "--scan-unroll",
+        type=positive_int,
+        default=None,
+        help="ours; default: by target",
     )
     p.add_argument(
         "--show-loops", action="store_true", help="print each loop's kernels"

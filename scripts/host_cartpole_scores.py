@@ -7,14 +7,14 @@ steps/s (compile excluded):
     python scripts/host_cartpole_scores.py --seeds 3
 """
 
-from harness import TINY, Report, parser, train_figures
+from harness import TINY, Report, parser, positive_int, train_figures
 
 import purejaxdrl as pjd
 
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # one run, nothing to repeat
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=positive_int, default=3)
     p.add_argument("--algos", default="impala,ppo")
     p.add_argument("--envs", default="envpool:CartPole-v1,gymnasium:CartPole-v1")
     args = p.parse_args(argv)

@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
-from harness import Report, parser
+from harness import Report, parser, positive_int
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -106,8 +106,8 @@ def experiment(config: pjd.TrainConfig, search_seed: int, members: int) -> dict:
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.add_argument("--preset", default="cartpole")
-    p.add_argument("--population", type=int, default=8)
-    p.add_argument("--steps", type=int, default=200_000, help="per member")
+    p.add_argument("--population", type=positive_int, default=8)
+    p.add_argument("--steps", type=positive_int, default=200_000, help="per member")
     p.add_argument(
         "--first", type=int, default=0, help="first experiment (search seed)"
     )

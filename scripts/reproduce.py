@@ -330,17 +330,18 @@ def retarget(row: Row, score: dict) -> dict:
     """`score` counted against the preset's current target; no training.
 
     Raises:
-      SystemExit: the preset's budget is no longer the one the row trained.
+      ValueError: the preset's budget is no longer the one the row trained, or
+        the preset has no target.
 
     """
     preset = pjd.load_preset(row.preset, row.algo)
     if score["steps"] != preset.config.total_steps:
-        raise SystemExit(
+        raise ValueError(
             f"{row.key}: its sweep trained {score['steps']:,} steps, the preset "
             f"now {preset.config.total_steps:,}; rerun the row instead."
         )
     if preset.target_return is None:
-        raise SystemExit(
+        raise ValueError(
             f"{row.key}: envs/{row.preset}.yaml has no {row.algo}.target yet; "
             "set one from this sweep's final returns first."
         )
@@ -514,14 +515,19 @@ def main() -> None:
     keys = {r.key for r in ROWS}
     unknown = [k for k in args.rows or [] if k not in keys]
     if unknown:
-        raise SystemExit(f"unknown rows {unknown}; --list shows them.")
+        parser.error(
+            f"--rows {' '.join(unknown)}: not a row (preset:algo); --list shows them"
+        )
     chosen = [r for r in ROWS if not args.rows or r.key in args.rows]
     path = DOCS / "scores.json"
     scores = json.loads(path.read_text()) if path.exists() else {}
     accelerator = jax.default_backend() != "cpu"
     if args.retarget:
         for row in (r for r in chosen if r.key in scores):
-            scores[row.key] = retarget(row, scores[row.key])
+            try:
+                scores[row.key] = retarget(row, scores[row.key])
+            except ValueError as e:  # before anything is written
+                parser.error(f"--retarget {e}")
             s = scores[row.key]
             print(f"{row.key}: {s['reached']}/{s['seeds']} reached {s['target']:g}")
         path.write_text(json.dumps(scores, indent=1) + "\n")

@@ -59,6 +59,18 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
         # More pinned devices than usable cores: refused before any worker
         # starts (it hung, waiting at the barrier for workers never started).
         ["bench_devices.py", "--per-core", "--devices", str(os.cpu_count() + 1)],
+        # Sizes and counts are positive, refused before any work (bench_ppo's
+        # was a traceback after its first row had trained).
+        ["bench_ppo.py", "--throughput-envs", "0"],
+        ["bench_apex.py", "--total-steps", "0"],
+        ["bench_sweep.py", "--settings", "0"],
+        ["pbt_vs_sweep.py", "--population", "0"],
+        ["bench_devices.py", "--cpu-devices", "-1"],
+        ["bench_replay.py", "--capacity", "0"],
+        # A NaN or negative budget skipped every row, exit status 0.
+        ["bench_gpu.py", "--budget-seconds", "-1"],
+        ["bench_gpu.py", "--budget-seconds", "nan"],
+        ["reproduce.py", "--rows", "foo:bar"],
     ],
 )
 def test_a_bad_argument_is_one_line_and_exit_2(argv, on_scripts_path, monkeypatch,
