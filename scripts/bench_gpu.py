@@ -32,16 +32,19 @@ all of them, in this order, most wanted first):
   budgets are rounded down to an even number of updates, as brax's trainer
   runs two epochs of ceil(updates / 2): the two sides train equal steps.
 
-`--budget-seconds` stops before a row (or a size within a row) that would not
-fit, and the table says what did not run. `--profile DIR` runs each contender
-of the rows beside a peer (and breakout_minatar) once more under
-`jax.profiler`, and adds a line per contender saying where its device's time
-went: busy share, operations, and the idle gaps where it waited on the host
-(`scripts/device_time.py`; only the timed region of each run counts, not
-its compile or cache loads). `--tiny` runs every row but playground (MJX's
-step compiles for minutes on a CPU) at toy sizes on any machine (CI runs it
-on a CPU). Results: printed as they come, and
-written with `--json` / `--markdown`. Compile time is excluded from every rate.
+`--budget-seconds` stops before a row that would not fit (`ESTIMATES`), or
+before an environment count of ppo_cartpole or breakout_minatar when under
+15 s are left, and the table says what did not run. `--json` and
+`--markdown` are rewritten after every line, so a killed run keeps them all.
+`--profile DIR` runs each contender of the rows beside a peer (and
+breakout_minatar) once more under `jax.profiler`, and adds a line per
+contender saying where its device's time went: busy share, operations, and
+the idle gaps where it waited on the host (`scripts/device_time.py`; only
+the timed region of each run counts, not its compile or cache loads).
+`--tiny` runs every row but playground (MJX's step compiles for minutes on a
+CPU) at toy sizes on any machine (CI runs it on a CPU). Results: printed as
+they come, and written with `--json` / `--markdown`. Compile time is
+excluded from every rate.
 
     python scripts/bench_gpu.py --purejaxrl /tmp/purejaxrl --json out.json
     python scripts/bench_gpu.py --tiny --rows ppo_cartpole apex_dqn
@@ -464,6 +467,7 @@ def run_rows(args: argparse.Namespace) -> Report:
     """Runs the chosen rows within the budget; each row's seconds are printed."""
     budget = Budget(args.budget_seconds)
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
+    report.save_as_it_goes(args.json, args.markdown)  # a kill keeps every line
     for name in args.rows:
         if not args.tiny and not budget.allows(ESTIMATES[name]):
             report.skip(name, f"out of budget ({budget.left():.0f} s left)")
@@ -477,7 +481,6 @@ def run_rows(args: argparse.Namespace) -> Report:
             traceback.print_exc()
             report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
         print(f"[{name}] took {time.perf_counter() - start:.0f} s", flush=True)
-        report.write(args.json, args.markdown)  # after every row: a kill keeps it
     return report.finish(args)
 
 

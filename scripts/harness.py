@@ -410,19 +410,34 @@ class Report:
         self.machine = dict(machine or describe_machine())
         self.rows: list[Row] = []
         self.skipped: list[tuple[str, str]] = []
+        self._save_to: tuple[str | None, str | None] = (None, None)
         print(f"{title}\n{machine_line(self.machine)}", flush=True)
 
+    def save_as_it_goes(self, json_path: str | None, markdown_path: str | None) -> None:
+        """From now on, every line added or skipped rewrites the files.
+
+        A suite killed mid-row (an allocation's end) then keeps every line
+        printed before the kill, not only the rows it finished.
+        """
+        self._save_to = (json_path, markdown_path)
+
     def add(self, row: str, name: str, runs: list[Figures], note: str = "") -> Row:
-        """Adds a line and prints it."""
+        """Adds a line and prints it (and saves it: `save_as_it_goes`)."""
         line = Row(row, name, runs, note)
         self.rows.append(line)
         print(f"  {name:<40} {_cells(line)}{'  ' + note if note else ''}", flush=True)
+        self._autosave()
         return line
 
     def skip(self, row: str, why: str) -> None:
-        """Records a row that did not run, and why (printed and kept)."""
+        """Records a row that did not run, and why (printed, kept, saved)."""
         self.skipped.append((row, why))
         print(f"  [{row}] not run: {why}", flush=True)
+        self._autosave()
+
+    def _autosave(self) -> None:
+        if any(self._save_to):
+            self.write(*self._save_to)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -465,11 +480,18 @@ class Report:
         """
         self.machine["load_average_after"] = round(os.getloadavg()[0], 2)
         if json_path:
-            with open(json_path, "w") as f:
-                json.dump(self.to_json(), f, indent=1)
+            _replace(json_path, json.dumps(self.to_json(), indent=1))
         if markdown_path:
-            with open(markdown_path, "w") as f:
-                f.write(self.to_markdown())
+            _replace(markdown_path, self.to_markdown())
+
+
+def _replace(path: str, text: str) -> None:
+    # Written beside, then renamed over: a kill mid-write (the suite saves
+    # while it runs) leaves the previous file whole, never half of one.
+    partial = f"{path}.partial"
+    with open(partial, "w") as f:
+        f.write(text)
+    os.replace(partial, path)
 
 
 def _cells(row: Row) -> str:

@@ -470,6 +470,33 @@ def test_bench_ppo_peer_ratio_is_ppo_over_it_whatever_algo_order(
     assert ratios == {"ratio ppo / a2c": 2.0, "ratio ppo / PureJaxRL ppo.py": 0.25}
 
 
+def test_gpu_suite_keeps_a_killed_rows_finished_lines(on_scripts_path, monkeypatch,
+                                                      tmp_path):  # fmt: skip
+    # A row killed after its first size: that size's line is on disk (it was
+    # written only at the row's end). No training: a stand-in row.
+    import argparse
+
+    import bench_gpu
+
+    def row(report, args, budget):
+        report.add("fake 64 envs", "purejaxdrl sweep", [{"steps_per_s": 1.0}])
+        report.skip("fake", "1024 envs: out of budget")
+        raise KeyboardInterrupt  # as a kill mid-row
+
+    monkeypatch.setitem(bench_gpu.ROWS, "fake", row)
+    out, md = tmp_path / "gpu.json", tmp_path / "gpu.md"
+    args = argparse.Namespace(
+        rows=["fake"], tiny=True, budget_seconds=None, json=str(out), markdown=str(md)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        bench_gpu.run_rows(args)
+    data = json.loads(out.read_text())
+    assert [r["row"] for r in data["rows"]] == ["fake 64 envs"]
+    assert data["skipped"] == [{"row": "fake", "why": "1024 envs: out of budget"}]
+    assert "| fake 64 envs | purejaxdrl sweep |" in md.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu.json", "gpu.md"]
+
+
 def test_bench_networks_restores_the_packages_convolution(on_scripts_path, monkeypatch):
     import bench_networks
 
