@@ -403,24 +403,63 @@ ROWS: dict[str, Callable[[Report, argparse.Namespace, Budget], None]] = {
 }
 
 
-def parse(argv: list[str] | None = None) -> argparse.Namespace:
+def make_parser() -> argparse.ArgumentParser:
+    """The suite's options; `--help` prints the module docstring (the rows)."""
     p = parser(__doc__)
     p.set_defaults(repeats=2)
-    p.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    p.add_argument(
+        "--rows",
+        nargs="+",
+        choices=list(ROWS),
+        default=list(ROWS),
+        metavar="ROW",
+        help=f"rows to run ({', '.join(ROWS)}: each described above), in the "
+        "order given (default: all, in that order)",
+    )
     pos = positive_int
-    p.add_argument("--budget-seconds", type=positive_float, default=None)
+    p.add_argument(
+        "--budget-seconds",
+        type=positive_float,
+        default=None,
+        help="wall-clock seconds for the suite: a row starts only if its "
+        "estimate fits what is left, an environment count of ppo_cartpole or "
+        "breakout_minatar only if 15 s do; the table lists what was skipped "
+        "(default: no limit)",
+    )
     p.add_argument("--purejaxrl", help="a PureJaxRL checkout (ppo_cartpole's peer)")
     p.add_argument("--seeds", type=pos, default=8, help="vmapped seeds per sweep")
-    p.add_argument("--ppo-envs", type=pos, nargs="+", default=[64, 512, 2048, 8192])
-    p.add_argument("--ant-steps", type=pos, default=10_000_000)
-    p.add_argument("--playground-envs", type=pos, default=2048)
+    p.add_argument(
+        "--ppo-envs",
+        type=pos,
+        nargs="+",
+        default=[64, 512, 2048, 8192],
+        help="ppo_cartpole's environment counts, a row of the table each",
+    )
+    p.add_argument(
+        "--ant-steps",
+        type=pos,
+        default=10_000_000,
+        help="env steps of each brax_ant run",
+    )
+    p.add_argument(
+        "--playground-envs",
+        type=pos,
+        default=2048,
+        help="environments of the playground row's CartpoleBalance runs",
+    )
     p.add_argument(
         "--playground-steps",
         type=pos,
         default=2048 * 30 * 24,
-        help="rounded down to an even number of updates (brax's two epochs)",
+        help="env steps of each CartpoleBalance run, rounded down to an even "
+        "number of updates (brax's two epochs)",
     )
-    p.add_argument("--go1-updates", type=pos, default=10, help="of the preset's batch")
+    p.add_argument(
+        "--go1-updates",
+        type=pos,
+        default=10,
+        help="Go1's updates (of its preset's batch)",
+    )
     p.add_argument("--brax-repeats", type=pos, default=1, help="ant runs per side")
     p.add_argument(
         "--profile",
@@ -435,7 +474,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="persistent compilation cache (default: a fresh temporary folder, so "
         "a repeat reloads its program instead of compiling it again)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    args = make_parser().parse_args(argv)
     args.rows = list(dict.fromkeys(args.rows))  # a row named twice runs once
     if args.tiny:
         args.seeds = min(args.seeds, 2)

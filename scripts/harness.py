@@ -554,14 +554,15 @@ def positive_float(text: str) -> float:
 def parser(doc: str | None, repeats: bool = True) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark script takes.
 
+    `--help` prints `doc` (the script's docstring) whole, as written.
+
     With `--tiny`, `--repeats` is 1. `repeats=False`: a script that trains
     whole runs once each, its spread over seeds (`--seeds`), takes no
     `--repeats` (rather than one it would ignore).
     """
-    p = _Parser(
-        description=(doc or "").splitlines()[0] if doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    # The whole docstring: `--help` is where the docs send readers for what
+    # a script measures (its first line alone said only what it is).
+    p = _Parser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if repeats:
         p.add_argument(
             "--repeats", type=positive_int, default=3, help="runs per contender"

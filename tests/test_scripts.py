@@ -44,6 +44,21 @@ def test_help(script, on_scripts_path, monkeypatch, capsys):
     assert "usage:" in capsys.readouterr().out
 
 
+def test_bench_gpu_help_says_what_each_row_measures(on_scripts_path, capsys):
+    # docs/gpu.md sends readers to --help for the rows: the docstring whole
+    # (it printed its first line only), and a sentence for every option.
+    import bench_gpu
+
+    p = bench_gpu.make_parser()
+    assert all(a.help for a in p._actions), [a.dest for a in p._actions if not a.help]
+    with pytest.raises(SystemExit):
+        p.parse_args(["--help"])
+    out = capsys.readouterr().out
+    for row in bench_gpu.ROWS:
+        assert f"- {row}:" in out
+    assert "a row starts only if" in " ".join(out.split())  # --budget-seconds'
+
+
 @pytest.mark.parametrize(
     "argv",
     [
