@@ -80,13 +80,16 @@ def main(argv: list[str] | None = None) -> Report:
         "--torsos",
         nargs="+",
         choices=PIXEL_TORSOS,
-        default=list(PIXEL_TORSOS),
-        help="the torsos to time (space-separated)",
+        help="the torsos to time (space-separated; default: all, or nature at --tiny)",
     )
     args = p.parse_args(argv)
     lowerings = list(LOWERINGS)
     if args.tiny:  # bench_gpu.py's cnn_learners row at --tiny: the same programs
+        # (the ResNet's take half a minute to compile on a CPU; the networks'
+        # own tests compile them).
         args.batch, lowerings = 8, ["im2col"]
+        args.torsos = args.torsos or ["nature"]
+    args.torsos = args.torsos or list(PIXEL_TORSOS)
     report = Report(f"Atari torsos, batch {args.batch}, 84x84x4 uint8 frames")
     for torso in args.torsos:
         for lowering in lowerings:

@@ -159,14 +159,14 @@ def _damage(checkpoint: pathlib.Path) -> None:
                 f.write(b"\0garbage\0")
 
 
-def test_killed_damaged_and_sigtermed_run_resumes_bitwise_identical(
-    straight, cache, tmp_path
-):
-    """One run through SIGKILL, a corrupted newest checkpoint and SIGTERM.
+def test_killed_damaged_sigtermed_and_diverged_run_resumes(straight, cache, tmp_path):
+    """One run through SIGKILL, a corrupted newest checkpoint, SIGTERM, then NaN.
 
-    Each interruption is one process of the same run (one sequence, not three
-    runs, to keep CI short); the run must end with the parameters of the run
-    straight through, and each chunk in its metrics once.
+    Each interruption is one process of the same run (one sequence, not four
+    runs, to keep CI short). The run must end with the parameters of the run
+    straight through, and each chunk in its metrics once; continued with an
+    absurd learning rate, it must stop at the first non-finite chunk with one
+    line, save nothing non-finite, and resume from its last good checkpoint.
     """
     root = tmp_path / "runs"
     proc = _start(
@@ -203,35 +203,27 @@ def test_killed_damaged_and_sigtermed_run_resumes_bitwise_identical(
     _assert_same_params(straight["ppo"], root)
     lines = (run_dir / "metrics.jsonl").read_text().splitlines()
     assert len(lines) == 20
-
-
-def test_nan_stops_with_error_and_last_good_checkpoint_restores(cache, tmp_path):
-    root = tmp_path / "runs"
-    short = ["--total-steps", "6400", "--run-dir", str(root)]
-    first = _run("train", *SMALL, *ALGO["ppo"], *short, cache=cache, cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
-    (run_dir,) = root.iterdir()
-    assert _committed(root)[-1] == 200
-    # Continue with an absurd learning rate: the parameters overflow.
+    # 4. One chunk more with an absurd learning rate: the parameters overflow.
+    more = ["--override", "--total-steps", "67200", "--num-logs", "21"]
     bad = _run(
-        "train", "--resume", str(run_dir), "--override", "--total-steps", "12800",
-        "--ppo.learning-rate", "1e38", cache=cache, cwd=tmp_path,
+        "train", "--resume", str(run_dir), *more, "--ppo.learning-rate", "1e38",
+        cache=cache, cwd=tmp_path,
     )  # fmt: skip
     assert bad.returncode == 1, bad.stderr
     line = bad.stderr.strip().splitlines()[-1]
-    assert line.startswith("purejaxdrl: error: update 20")
+    assert line.startswith("purejaxdrl: error: update 2,0"), line
     assert " is nan" in line or " is inf" in line
-    assert "last good checkpoint is update 200" in line
+    assert "last good checkpoint is update 2,000" in line
     assert "Traceback" not in bad.stderr
-    assert _committed(root)[-1] == 200  # nothing non-finite was saved
-    # The last good checkpoint restores and trains on with a sane rate.
+    assert _committed(root)[-1] == 2000  # nothing non-finite was saved
+    # 5. The last good checkpoint restores and trains on with a sane rate.
     good = _run(
         "train", "--resume", str(run_dir), "--override",
         "--ppo.learning-rate", "2.5e-4", cache=cache, cwd=tmp_path,
     )  # fmt: skip
     assert good.returncode == 0, good.stderr
-    assert "resumed at update 200" in good.stderr
-    assert _committed(root)[-1] == 400
+    assert "resumed at update 2,000" in good.stderr
+    assert _committed(root)[-1] == 2100
     assert all(np.isfinite(x).all() for x in _params(root))
 
 
