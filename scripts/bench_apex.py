@@ -10,7 +10,7 @@ alternating, median of `--repeats`. Compile time is excluded and reported.
 
 import functools
 
-from harness import Report, interleave, parser, positive_int
+from harness import Report, interleave, parser, positive_int, run_main
 
 import purejaxdrl as pjd
 
@@ -76,4 +76,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -116,6 +116,7 @@ from harness import (
     interleave,
     parser,
     positive_int,
+    run_main,
     time_call,
 )
 from jax.sharding import Mesh, NamedSharding
@@ -747,4 +748,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -12,7 +12,15 @@ ceiling, for each `--num-envs`.
 """
 
 import jax
-from harness import Report, compile_ahead, interleave, parser, positive_int, time_call
+from harness import (
+    Report,
+    compile_ahead,
+    interleave,
+    parser,
+    positive_int,
+    run_main,
+    time_call,
+)
 
 import purejaxdrl as pjd
 
@@ -86,4 +94,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

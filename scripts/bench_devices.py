@@ -35,7 +35,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from harness import TINY, Report, interleave, parser, positive_int, train_figures
+from harness import (
+    TINY,
+    Report,
+    interleave,
+    parser,
+    positive_int,
+    run_main,
+    train_figures,
+)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -250,4 +258,4 @@ def main(argv: list[str] | None = None) -> Report | None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

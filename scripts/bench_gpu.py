@@ -75,6 +75,7 @@ from harness import (
     parser,
     positive_float,
     positive_int,
+    run_main,
     slug,
     time_program,
     train_seeded,
@@ -528,4 +529,4 @@ def run_rows(args: argparse.Namespace) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -45,7 +45,7 @@ import time
 
 import jax
 import numpy as np
-from harness import Report, parser, positive_int
+from harness import Report, parser, positive_int, run_main
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -318,4 +318,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

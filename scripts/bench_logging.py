@@ -22,7 +22,15 @@ misses all of these.
 import os
 import tempfile
 
-from harness import TINY, Report, interleave, parser, positive_int, timed_train
+from harness import (
+    TINY,
+    Report,
+    interleave,
+    parser,
+    positive_int,
+    run_main,
+    timed_train,
+)
 
 import purejaxdrl as pjd
 
@@ -66,4 +74,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

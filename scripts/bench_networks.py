@@ -13,7 +13,7 @@ minibatches run), with convolutions as im2col + matmul (what CPUs get) and as
 import jax
 import jax.numpy as jnp
 import optax
-from harness import Report, best_time, parser, positive_int
+from harness import Report, best_time, parser, positive_int, run_main
 
 import purejaxdrl as pjd
 from purejaxdrl.networks.base import PIXEL_TORSOS
@@ -99,4 +99,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -48,6 +48,7 @@ from harness import (
     interleave,
     parser,
     positive_int,
+    run_main,
     spread,
     train_seeded,
 )
@@ -258,4 +259,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

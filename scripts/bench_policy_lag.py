@@ -14,7 +14,7 @@ it learned).
 import math
 
 import numpy as np
-from harness import TINY, Report, parser, positive_int
+from harness import TINY, Report, parser, positive_int, run_main
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -61,4 +61,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -38,6 +38,7 @@ from harness import (
     interleave,
     parser,
     positive_int,
+    run_main,
     time_program,
     train_figures,
 )
@@ -248,4 +249,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -52,6 +52,7 @@ from harness import (
     add_ceiling,
     interleave,
     parser,
+    run_main,
     spread,
     train_seeded,
 )
@@ -241,4 +242,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

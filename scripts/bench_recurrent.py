@@ -39,7 +39,15 @@ import types
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
-from harness import TINY, Report, parser, positive_int, time_program, train_figures
+from harness import (
+    TINY,
+    Report,
+    parser,
+    positive_int,
+    run_main,
+    time_program,
+    train_figures,
+)
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -225,4 +233,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -27,7 +27,7 @@ import importlib.util
 
 import jax
 import jax.numpy as jnp
-from harness import Report, parser, positive_int, time_call
+from harness import Report, parser, positive_int, run_main, time_call
 
 import purejaxdrl as pjd
 
@@ -227,4 +227,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

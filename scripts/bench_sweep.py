@@ -22,7 +22,7 @@ import tempfile
 import time
 
 import numpy as np
-from harness import TINY, Report, parser, positive_int
+from harness import TINY, Report, parser, positive_int, run_main
 
 import purejaxdrl as pjd
 
@@ -92,4 +92,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -103,7 +103,7 @@ from brax import envs as brax_envs
 from brax.training.agents.sac import networks as brax_sac_networks
 from brax.training.agents.sac import train as brax_sac
 from flax import linen
-from harness import Report, parser, positive_int
+from harness import Report, parser, positive_int, run_main
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate
@@ -344,4 +344,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -46,7 +46,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import TIMED, Figures, Report, parser, timed_region
+from harness import TIMED, Figures, Report, parser, run_main, timed_region
 
 # Idle stretches at least this long are counted as the device waiting on the host.
 GAP_US = 100.0
@@ -330,4 +330,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -21,7 +21,9 @@ What every side-by-side figure in this repository needs, written once:
 - `Budget`: a wall-clock allowance that a suite checks between rows, so it
   stops cleanly and still prints what finished.
 - `parser(doc)`: the options every script takes (`--repeats`, `--json`,
-  `--markdown`, `--tiny`); `Report.finish(args)` writes and prints the table.
+  `--markdown`, `--tiny`); `Report.finish(args)` writes and prints the table;
+  `run_main(main)` runs the script, a configuration the library refuses as
+  one line and exit status 2.
 - `TINY`: the toy sizes `--tiny` trains at (one config for every script, so
   the tests' compilation cache serves them all); `train_figures(result)`: a
   `TrainResult`'s steps/s, compile seconds and final return as figures;
@@ -40,6 +42,7 @@ import os
 import platform
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -549,6 +552,24 @@ def positive_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
     return value
+
+
+def run_main(main: Callable[[], Any]) -> None:
+    """Runs a script's `main()` as its command.
+
+    A configuration the library refuses (`purejaxdrl.ConfigError`, such as a
+    `--total-steps` below one update) is one line naming the value and the
+    fix, exit status 2, as argparse does for an option it refuses: the
+    values come from the command line, so a traceback would point at the
+    library instead of at them.
+    """
+    from purejaxdrl.config import ConfigError
+
+    try:
+        main()
+    except ConfigError as e:
+        print(f"{os.path.basename(sys.argv[0])}: error: {e}", file=sys.stderr)
+        sys.exit(2)
 
 
 def parser(doc: str | None, repeats: bool = True) -> argparse.ArgumentParser:

@@ -51,7 +51,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from harness import TINY, Report, parser, positive_int  # noqa: E402
+from harness import TINY, Report, parser, positive_int, run_main  # noqa: E402
 from jax.sharding import NamedSharding, SingleDeviceSharding  # noqa: E402
 
 import purejaxdrl as pjd  # noqa: E402
@@ -389,4 +389,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

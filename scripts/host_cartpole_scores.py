@@ -7,7 +7,7 @@ steps/s (compile excluded):
     python scripts/host_cartpole_scores.py --seeds 3
 """
 
-from harness import TINY, Report, parser, positive_int, train_figures
+from harness import TINY, Report, parser, positive_int, run_main, train_figures
 
 import purejaxdrl as pjd
 
@@ -36,4 +36,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-from harness import positive_int
+from harness import positive_int, run_main
 
 _GRU = {"network": {"core": "gru", "core_size": 32}}
 _HOST = {"host": {"deterministic": True}}
@@ -134,4 +134,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

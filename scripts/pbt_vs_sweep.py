@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
-from harness import Report, parser, positive_int
+from harness import Report, parser, positive_int, run_main
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
@@ -131,4 +131,4 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -82,6 +82,9 @@ def test_bench_gpu_help_says_what_each_row_measures(on_scripts_path, capsys):
         ["pbt_vs_sweep.py", "--population", "0"],
         ["bench_devices.py", "--cpu-devices", "-1"],
         ["bench_replay.py", "--capacity", "0"],
+        # Sizes the library refuses once combined (below one update): the
+        # library's one line, not a traceback from inside it.
+        ["bench_apex.py", "--total-steps", "10"],
         # A NaN or negative budget skipped every row, exit status 0.
         ["bench_gpu.py", "--budget-seconds", "-1"],
         ["bench_gpu.py", "--budget-seconds", "nan"],
