@@ -130,15 +130,7 @@ def sweep(
         if why:
             say(f"sweep: {why}: not judged (target_return= sets one)")
             target_return = None
-    result = SweepResult(
-        plan=plan,
-        histories=[[] for _ in range(plan.num_runs)],
-        diverged=[None] * plan.num_runs,
-        final_params=[None] * plan.num_runs,
-        final_stats=[None] * plan.num_runs,
-        target_return=target_return,
-        messages=messages,
-    )
+    result = SweepResult.before_training(plan, target_return, messages)
     store = None
     if write_files:
         result.run_dir = start_dir(result)
@@ -182,16 +174,7 @@ def resume_sweep(
     with reading(path / "sweep.yaml", restore_or_restart("sweep")):
         plan = read_plan(meta)
         target_return = meta["target_return"]
-    result = SweepResult(
-        plan=plan,
-        histories=[[] for _ in range(plan.num_runs)],
-        diverged=[None] * plan.num_runs,
-        final_params=[None] * plan.num_runs,
-        final_stats=[None] * plan.num_runs,
-        target_return=target_return,
-        messages=messages,
-        run_dir=path,
-    )
+    result = SweepResult.before_training(plan, target_return, messages, path)
     say(f"sweep: resuming {path}")
     store = SweepStore(path, plan.base.checkpoint.every)
     return _train_plan(result, device_memory, say, notify, store)

@@ -55,6 +55,26 @@ class SweepResult:
     run_dir: pathlib.Path | None = None
     final_stats: list[Any] = dataclasses.field(default_factory=list)
 
+    @classmethod
+    def before_training(
+        cls,
+        plan: SweepPlan,
+        target_return: float | None,
+        messages: list[str],
+        run_dir: pathlib.Path | None = None,
+    ) -> "SweepResult":
+        """A result with no run trained yet: what a sweep (or its resume) fills."""
+        return cls(
+            plan=plan,
+            histories=[[] for _ in range(plan.num_runs)],
+            diverged=[None] * plan.num_runs,
+            final_params=[None] * plan.num_runs,
+            final_stats=[None] * plan.num_runs,
+            target_return=target_return,
+            messages=messages,
+            run_dir=run_dir,
+        )
+
     def __repr__(self) -> str:
         # What a notebook cell shows: its size and best setting, not its arrays.
         base = self.plan.base
