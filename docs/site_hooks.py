@@ -6,9 +6,10 @@ the repository; the site serves the same files:
 - `README.md`, `CHANGELOG.md` and `notebooks/*.ipynb` join the site as
   `readme.md`, `changelog.md` and `notebooks/*.ipynb` (mkdocs-jupyter renders
   the notebooks without executing them);
-- `api/*.md` are generated: one page per public module (the top level and
-  every subpackage with an `__all__`), each listing that `__all__` for
-  mkdocstrings to render from the docstrings;
+- `api/*.md` are generated: one page per public module (the top level,
+  every subpackage with an `__all__`, the modules they export and the shared
+  records of `purejaxdrl.types`), each listing that `__all__` (or the
+  module's public names) for mkdocstrings to render from the docstrings;
 - `curves/index.md` and `notebooks/index.md` list those folders, which the
   pages link to as folders (GitHub lists a folder; a site needs a page);
 - a link that points out of `docs/` (`../README.md`, `docs/guide/x.md` from the
@@ -44,13 +45,50 @@ def _all_names(init: pathlib.Path) -> list[str] | None:
     return None
 
 
+# Modules no public package exports that builders import from all the same:
+# the records every layer passes (the env's TimeStep, the rollout's
+# Transition) and the aliases of the signatures.
+SHARED = ("purejaxdrl.types",)
+
+
+def _module_names(path: pathlib.Path) -> list[str]:
+    """A module's public functions, classes and type aliases, in source order."""
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and getattr(node.annotation, "id", None) == "TypeAlias"
+        ):
+            names.append(node.target.id)
+    return [n for n in names if not n.startswith("_")]
+
+
+def _submodule_imports(package: str) -> list[str]:
+    """The submodules `package`'s `__init__.py` imports as modules.
+
+    `from purejaxdrl.agents import ppo` binds the module; `from
+    purejaxdrl.rl.vtrace import vtrace` binds a function named as its module.
+    """
+    init = ROOT.joinpath(*package.split("."), "__init__.py")
+    return [
+        alias.name
+        for node in ast.parse(init.read_text()).body
+        if isinstance(node, ast.ImportFrom) and node.module == package
+        for alias in node.names
+        if alias.asname is None
+    ]
+
+
 @functools.cache
 def api_modules() -> dict[str, list[str]]:
     """Each public package's dotted name and its `__all__`, top level first.
 
     The top level and every package under it whose `__init__.py` defines
-    `__all__`; modules the top level exports (`purejaxdrl.config`) without an
-    `__all__` list their public functions and classes instead.
+    `__all__`; modules such a package exports (`purejaxdrl.config`,
+    `purejaxdrl.agents.ppo`) without an `__all__`, and the SHARED ones, list
+    their public functions, classes and type aliases instead.
     """
     modules = {}
     for init in sorted(PACKAGE.rglob("__init__.py")):
@@ -58,16 +96,16 @@ def api_modules() -> dict[str, list[str]]:
         names = _all_names(init)
         if names is not None and not any(p.startswith("_") for p in parts):
             modules[".".join(parts)] = names
-    for name in modules["purejaxdrl"]:
-        path = PACKAGE / f"{name}.py"
-        if path.exists() and f"purejaxdrl.{name}" not in modules:
-            tree = ast.parse(path.read_text())
-            modules[f"purejaxdrl.{name}"] = [
-                node.name
-                for node in tree.body
-                if isinstance(node, ast.FunctionDef | ast.ClassDef)
-                and not node.name.startswith("_")
-            ]
+    exported = [
+        f"{package}.{name}"
+        for package in list(modules)
+        for name in _submodule_imports(package)
+        if name in modules[package]
+    ]
+    for module in [*exported, *SHARED]:
+        path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+        if path.exists() and module not in modules:
+            modules[module] = _module_names(path)
     return modules
 
 
@@ -109,7 +147,7 @@ def _api_page(module: str, names: list[str]) -> str:
         lines += ["", f"::: {module}.{name}.{name}", "    options:"]
         lines += ["      show_root_heading: true", "      heading_level: 2"]
     if links:
-        lines += ["", "## Subpackages", "", *links]
+        lines += ["", "## Modules", "", *links]
     return "\n".join(lines) + "\n"
 
 

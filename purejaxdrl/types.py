@@ -7,10 +7,15 @@ import jax
 import jax.numpy as jnp
 
 Array: TypeAlias = jax.Array
-PRNGKey: TypeAlias = jax.Array  # a typed key from `jax.random.key`
+"""A JAX array."""
+PRNGKey: TypeAlias = jax.Array
+"""A typed random key, made by `jax.random.key` (not a raw `jax.random.PRNGKey`)."""
 PyTree: TypeAlias = Any
+"""A pytree: nested tuples, lists, dicts and NamedTuples of arrays."""
 Params: TypeAlias = PyTree
+"""A network's parameters, the pytree its `init` returns."""
 Metrics: TypeAlias = Mapping[str, jax.Array]
+"""Arrays by metric name (`loss/total`, ...): what a loss or an update reports."""
 
 
 class TimeStep(NamedTuple):

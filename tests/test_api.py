@@ -1,10 +1,13 @@
 """The public API: two tiers, every name documented, every algorithm reachable."""
 
+import ast
 import importlib
 import importlib.util
 import inspect
 import pathlib
 import pkgutil
+import re
+import textwrap
 
 import pytest
 
@@ -92,8 +95,9 @@ def test_the_api_reference_documents_every_public_package_and_name():
     assert set(PUBLIC) <= set(modules), "a public package has no API page"
     for module in PUBLIC:
         assert modules[module] == importlib.import_module(module).__all__, module
-    # The modules the top level exports without an `__all__` (config,
-    # parallel): their public functions and classes.
+    # The modules a package exports without an `__all__` (config, parallel,
+    # agents.ppo) and the shared records (types): their public functions,
+    # classes and type aliases.
     for module, names in modules.items():
         if module not in PUBLIC:
             loaded = importlib.import_module(module)
@@ -101,6 +105,74 @@ def test_the_api_reference_documents_every_public_package_and_name():
     nav = (ROOT / "mkdocs.yml").read_text()
     missing = [m for m in modules if f"api/{m}.md" not in nav]
     assert not missing, f"mkdocs.yml's nav lacks the API pages of {missing}"
+
+
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+IMPORT = re.compile(
+    r"^[ \t]*(?:from purejaxdrl[\w.]* import (?:\([^)]*\)|.*)|import purejaxdrl.*)$",
+    re.MULTILINE,
+)
+
+
+def _doc_imports() -> list[tuple[str, str, str | None]]:
+    """(file, module, name) for each purejaxdrl import the docs show a reader.
+
+    The examples (docs/examples/*.py) and the Python blocks of the pages
+    (docs/**/*.md, the README); `name` is None for `import module`.
+    """
+    sources = [(p, p.read_text()) for p in sorted(ROOT.glob("docs/examples/*.py"))]
+    for page in [ROOT / "README.md", *sorted(ROOT.glob("docs/**/*.md"))]:
+        blocks = PYTHON_BLOCK.findall(page.read_text())
+        sources.append((page, "\n".join(blocks)))
+    found = []
+    for path, text in sources:
+        for statement in IMPORT.findall(text):
+            node = ast.parse(textwrap.dedent(statement)).body[0]
+            where = str(path.relative_to(ROOT))
+            if isinstance(node, ast.ImportFrom):
+                found += [(where, node.module, a.name) for a in node.names]
+            else:
+                found += [(where, a.name, None) for a in node.names]
+    return found
+
+
+def test_every_name_the_docs_import_has_an_api_page():
+    # A builder follows the guides' imports: each name (a function, a record,
+    # a module) is on a page of the API reference, as the very object the
+    # import gives, whichever path the guide takes to it.
+    pytest.importorskip("mkdocs")
+    modules = _site_hooks().api_modules()
+    imports = _doc_imports()
+    # The parser sees the example's multi-line imports and the pages' blocks.
+    assert (
+        "docs/examples/reinforce.py",
+        "purejaxdrl.agents.base",
+        "RunShape",
+    ) in imports
+    assert (
+        "docs/guide/bring-your-own-env.md",
+        "purejaxdrl.types",
+        "TimeStep",
+    ) in imports
+    missing = []
+    for where, module, name in imports:
+        if name is None:
+            if module not in modules:
+                missing.append(f"{where}: import {module}")
+            continue
+        loaded = importlib.import_module(module)
+        value = (
+            getattr(loaded, name)
+            if hasattr(loaded, name)
+            else importlib.import_module(f"{module}.{name}")
+        )
+        if not any(
+            name in names
+            and getattr(importlib.import_module(page), name, None) is value
+            for page, names in modules.items()
+        ):
+            missing.append(f"{where}: {module}.{name}")
+    assert not missing, f"imported by the docs, on no API page: {sorted(set(missing))}"
 
 
 def test_every_name_the_api_reference_renders_has_a_docstring():

@@ -3,19 +3,57 @@
 A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
 validation and state layout; `registry` lists the records, and `register`
-adds a user's, defined outside the package. Every algorithm's
-factory and config are exported here (Ape-X's `make_apex` is DQN's factory
-under its own name, with DQN's config and its own defaults). Nothing outside this
-package branches on an algorithm's name. Agents import `rl`, `replay`,
-`networks`, `env` specs and the shared modules (`config`, `types`, `parallel`,
-`rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
+adds a user's, defined outside the package. Every algorithm's factory and
+config are exported here (Ape-X's `make_apex` is DQN's factory under its own
+name, with DQN's config and its own defaults), and so is each algorithm's
+module (`ppo`: its loss and validation, which a variant reuses). So are the
+pieces the guide "Adding an algorithm" builds one from: the agent's parts and
+signature (`base`), the config field groups (`fields`), the actor-critic
+helpers (`actor_critic`) and the shared gradient step (`optim`). Nothing
+outside this package branches on an algorithm's name. Agents import `rl`,
+`replay`, `networks`, `env` specs and the shared modules (`config`, `types`,
+`parallel`, `rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
 """
 
+from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig, make_a2c
+from purejaxdrl.agents.actor_critic import (
+    actor_critic_acting,
+    actor_critic_networks,
+    gae_targets,
+    learner_outputs,
+)
 from purejaxdrl.agents.apex import make_apex
-from purejaxdrl.agents.base import Agent, AgentState, Algorithm, RunShape
+from purejaxdrl.agents.base import (
+    Acting,
+    Agent,
+    AgentFactory,
+    AgentState,
+    Algorithm,
+    RunShape,
+    check_agent_args,
+    feed_forward,
+)
 from purejaxdrl.agents.dqn import DQNConfig, DQNState, make_dqn
+from purejaxdrl.agents.fields import (
+    ActorCriticFields,
+    AdvantageFields,
+    EpsilonFields,
+    LearnerFields,
+    OptimizerChoiceFields,
+    OptimizerFields,
+    QLearningFields,
+    ReplayFields,
+    RewardFields,
+)
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
+from purejaxdrl.agents.optim import (
+    annealed_learning_rate,
+    flat_gradient_step,
+    flat_optimizer_state,
+    local_copy,
+    make_learner_optimizer,
+)
 from purejaxdrl.agents.ppo import PPOConfig, make_ppo
 from purejaxdrl.agents.pqn import PQNConfig, make_pqn
 from purejaxdrl.agents.r2d2 import R2D2Config, R2D2State, make_r2d2
@@ -30,31 +68,61 @@ from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
 
 __all__ = [
     "A2CConfig",
+    "Acting",
+    "ActorCriticFields",
+    "AdvantageFields",
     "Agent",
+    "AgentFactory",
     "AgentState",
     "Algorithm",
     "DQNConfig",
     "DQNState",
+    "EpsilonFields",
     "IMPALAConfig",
     "IMPALAState",
+    "LearnerFields",
+    "OptimizerChoiceFields",
+    "OptimizerFields",
     "PPOConfig",
     "PQNConfig",
+    "QLearningFields",
     "R2D2Config",
     "R2D2State",
+    "ReplayFields",
+    "RewardFields",
     "RunShape",
     "SACConfig",
     "SACState",
+    "a2c",
+    "actor_critic_acting",
+    "actor_critic_networks",
     "algorithm",
     "algorithms",
+    "annealed_learning_rate",
+    "apex",
+    "check_agent_args",
+    "dqn",
+    "feed_forward",
+    "flat_gradient_step",
+    "flat_optimizer_state",
+    "gae_targets",
+    "impala",
+    "learner_outputs",
+    "local_copy",
     "make_a2c",
     "make_agent",
     "make_apex",
     "make_dqn",
     "make_impala",
+    "make_learner_optimizer",
     "make_ppo",
     "make_pqn",
     "make_r2d2",
     "make_sac",
     "names",
+    "ppo",
+    "pqn",
+    "r2d2",
     "register",
+    "sac",
 ]
