@@ -7,8 +7,8 @@ Two tiers. Users train, sweep, load presets and policies from the top level
 (`pjd.train`, `pjd.sweep`, `pjd.pbt`, `pjd.load_preset`, `pjd.load_policy`, ...).
 Builders reach the pieces through the subpackages, each with a complete
 `__all__`: `training` (experiments, checkpoints), `runners`, `agents` (every
-algorithm's factory and config), `networks`, `replay`, `env`, and the math in
-`rl`.
+algorithm's factory and config, and the pieces to build one), `networks`,
+`replay`, `env`, and the math in `rl`.
 """
 
 from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache
