@@ -184,7 +184,15 @@ def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
         # processes, 7 environments fit no mesh at all.
         per = n // processes
         fits = [d for d in range(per - 1, 0, -1) if total % (d * processes) == 0]
-        fewer = f", or --devices {fits[0]}" if fits else ""
+        # Reached from the command line (--devices) and from Python (a
+        # config's devices, or a mesh given to make_experiment / make_runner),
+        # with no way to tell which here: both spellings.
+        fewer = (
+            f", or --devices {fits[0]} (devices={fits[0]} or "
+            f"make_mesh({fits[0]}) in Python)"
+            if fits
+            else ""
+        )
         raise ConfigError(
             f"{what}={total} must be divisible by {over}; use {what}={options}{fewer}."
         )

@@ -4,9 +4,12 @@ The line before a block is an HTML comment, which neither GitHub nor the site
 shows: `<!-- not run: REASON -->`, or `<!-- run: tests/FILE.py[, how] -->`
 where FILE is the test that runs it. The blocks this file runs are the Python
 blocks of each page, in order and in one namespace (as a reader runs them in
-one session), in a fresh folder, with every preset shrunk to two updates of
-8 environments x 16 steps: each line runs as written, at a budget a test can
-afford. Another test file named by a marker must read that page.
+one session), in a fresh folder, with every preset's budget shrunk to two
+updates of 16 steps of its own environments: each line runs as written, on
+the suite's 8 fake devices, at a budget a test can afford. The presets keep
+their `num_envs`, so a block that does not fit them on 8 devices fails here
+as it would on the reader's 8 GPUs. Another test file named by a marker must
+read that page.
 """
 
 import dataclasses
@@ -29,8 +32,9 @@ PAGES = [
 HERE = f"tests/{pathlib.Path(__file__).name}"
 BLOCK = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARKER = re.compile(r"<!--\s*(not run|run):\s*(.*?)\s*-->\Z", re.DOTALL)
-# Two updates of 8 environments (one per fake device) x 16 steps, one log.
-SHRUNK = {"num_envs": 8, "unroll_length": 16, "total_steps": 256, "num_logs": 1}
+# Two updates of 16 steps, one log; `num_envs` is the preset's (cartpole's 4
+# do not split over 8 devices: a block must say how it copes with that).
+UNROLL, UPDATES = 16, 2
 
 
 def _name(page: pathlib.Path) -> str:
@@ -78,12 +82,16 @@ def test_every_block_is_run_by_a_test_or_says_why_not(page):
 
 
 def _shrunk_load_preset(monkeypatch):
-    """Every preset, wherever it is loaded from, shrunk to SHRUNK's budget."""
+    """Every preset, wherever it is loaded from, shrunk to UPDATES updates."""
     load = purejaxdrl.training.presets.load_preset
 
     def shrunk(name, algo="ppo"):
         preset = load(name, algo)
-        config = pjd.apply_overrides(preset.config, SHRUNK)
+        budget = UPDATES * preset.config.num_envs * UNROLL
+        config = pjd.apply_overrides(
+            preset.config,
+            {"unroll_length": UNROLL, "total_steps": budget, "num_logs": 1},
+        )
         return dataclasses.replace(preset, config=config)
 
     for module in (pjd, pjd.training, pjd.training.presets, pjd.sweeps.inputs):

@@ -123,8 +123,14 @@ def test_num_envs_must_divide_over_devices():
     )
     with pytest.raises(ValueError, match=r"num_envs=12 must be divisible.*use"):
         pjd.training.make_experiment(config, make_mesh(8))
-    with pytest.raises(ValueError, match="num_envs=4 .* use num_envs=8"):
+    with pytest.raises(ValueError) as raised:
         per_device(4, make_mesh(8))
+    # Each caller is told its own spelling: the CLI's flag, Python's config
+    # field or mesh (the guide's block gave make_mesh() a mesh of 8).
+    assert str(raised.value) == (
+        "num_envs=4 must be divisible by the number of devices (8); use "
+        "num_envs=8, or --devices 4 (devices=4 or make_mesh(4) in Python)."
+    )
 
 
 def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps(
@@ -138,14 +144,16 @@ def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps
     assert "num_envs=3 must be divisible by the 2 devices of 2 processes" in message
     assert "--devices" not in message
     two_each = types.SimpleNamespace(shape={DATA_AXIS: 4})
-    with pytest.raises(ValueError, match="4 devices of 2 processes.*--devices 1."):
+    with pytest.raises(ValueError, match=r"4 devices of 2 processes.*--devices 1 \("):
         per_device(6, two_each)
     # No count of devices per process splits 7 environments over 2 processes.
     with pytest.raises(ValueError) as raised:
         per_device(7, two_each)
     assert "use num_envs=4 or 8." in str(raised.value)
     four_each = types.SimpleNamespace(shape={DATA_AXIS: 8})
-    with pytest.raises(ValueError, match=r"num_envs=8 or 16, or --devices 3\.$"):
+    with pytest.raises(
+        ValueError, match=r"16, or --devices 3 \(devices=3 or make_mesh\(3\) in"
+    ):
         per_device(12, four_each)
 
 
