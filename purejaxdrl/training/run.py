@@ -172,11 +172,20 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
 
     Changed only with --override, which `OVERRIDES_FILE` records with the
     update it resumed from (`resumed_at`); called once the checkpoint restored.
+    A replay run left to choose its devices (`devices: 0`) keeps 0 when it
+    resumes on the count that 0 chooses (`replay_devices`), so that the next
+    resume chooses again on its own processes and devices; each checkpoint's
+    meta records the count it was saved on.
     """
     if run.main and run.run_dir is not None:
         path, data = run.run_dir / "config.yaml", to_dict(run.config)
         saved = yaml.safe_load(path.read_text())  # its run_dir: a resume's is ignored
         data["run_dir"] = saved.get("run_dir", data["run_dir"])
+        auto = dataclasses.replace(run.config, devices=0)
+        if saved.get("devices") == 0 and (
+            replay_devices(auto, run.run_dir)[0].devices == run.config.devices
+        ):
+            data["devices"] = 0
         if run.allow_changes:  # whatever changed, file or command: accepted
             with open(run.run_dir / OVERRIDES_FILE, "a") as f:
                 f.write(json.dumps({"resumed_at": resumed_at}) + "\n")

@@ -1,12 +1,18 @@
-"""A replay run saved with `devices: 0` resumes on its saved device count."""
+"""A replay run saved with `devices: 0` resumes on its saved device count,
+and keeps `devices: 0`, so that its next resume chooses again."""
 
 import json
 import pathlib
+import shutil
 
 import jax
+import pytest
+import yaml
 
+import purejaxdrl as pjd
+from purejaxdrl.config import to_dict
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.run import replay_devices
+from purejaxdrl.training.run import Run, replay_devices, save_resumed_config
 
 
 def _run_dir(tmp_path: pathlib.Path, devices: int) -> pathlib.Path:
@@ -52,3 +58,71 @@ def test_other_runs_keep_their_config(tmp_path):
     )
     empty = TrainConfig(algo="dqn")
     assert replay_devices(empty, tmp_path / "none") == (empty, None)
+
+
+def _devices_in_yaml(run_dir: pathlib.Path) -> int:
+    return yaml.safe_load((run_dir / "config.yaml").read_text())["devices"]
+
+
+@pytest.mark.timeout(300)
+def test_a_resume_keeps_devices_0_so_that_every_resume_chooses_again(
+    tmp_path, monkeypatch
+):
+    # A DQN run of 2 processes x 1 device left to choose (`devices: 0`): here
+    # one process trains it on 2 of its 8 devices, and its config.yaml is what
+    # such a run writes. It was stopped after its checkpoint at update 2 of 4.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {
+            "total_steps": 4 * 16 * 4,
+            "num_envs": 16,
+            "num_logs": 2,
+            "devices": 2,
+            "run_dir": str(tmp_path / "runs"),
+            "dqn": {"min_replay": 128, "batch_size": 32, "buffer_size": 512},
+            "checkpoint": {"wait": True},
+        },
+    )
+    run_dir = pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)
+    text = (run_dir / "config.yaml").read_text()
+    assert "\ndevices: 2\n" in text
+    (run_dir / "config.yaml").write_text(
+        text.replace("\ndevices: 2\n", "\ndevices: 0\n")
+    )
+    shutil.rmtree(run_dir / "checkpoints" / "4")
+    note = (
+        "resuming on 2 of 8 cpu devices: this dqn run keeps its replay buffer "
+        "in 2 shards, one per device, and resumes only on as many."
+    )
+
+    resumed = pjd.resume_config(run_dir, {})[0]
+    assert resumed.devices == 0
+    result = pjd.train(resumed, resume=run_dir, console=False)
+    assert result.updates == 4 and note in result.messages
+    meta = json.loads((run_dir / "checkpoints/4/meta/metadata").read_text())
+    assert meta["devices"] == 2  # the count used is in each checkpoint's meta
+    # Before, its first resume wrote `devices: 2`: every later one was pinned
+    # to 2 devices per process, and refused as 2 processes of 2 devices.
+    assert _devices_in_yaml(run_dir) == 0
+
+    # The next resume chooses again: here (nothing left to train) ...
+    again = pjd.train(pjd.resume_config(run_dir, {})[0], resume=run_dir, console=False)
+    assert note in again.messages and _devices_in_yaml(run_dir) == 0
+    # ... and as 2 processes, 1 device each of their own.
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    chosen, _ = replay_devices(pjd.resume_config(run_dir, {})[0], run_dir)
+    assert chosen.devices == 1
+
+
+def test_a_count_that_devices_0_would_not_choose_is_written(tmp_path):
+    # `--devices 2` given to a resume of a run without a replay buffer (its
+    # environments re-split), or of a replay run saved on another count (the
+    # resume is refused before this), is the user's choice: config.yaml says it.
+    run_dir = _run_dir(tmp_path, 4)
+    for config in (
+        TrainConfig(algo="ppo", devices=2),
+        TrainConfig(algo="dqn", devices=2),
+    ):
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(TrainConfig())))
+        save_resumed_config(Run(config=config, run_dir=run_dir, main=True), 3)
+        assert _devices_in_yaml(run_dir) == 2
