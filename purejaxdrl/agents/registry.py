@@ -27,6 +27,7 @@ from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.agents.pqn import PQNConfig
 from purejaxdrl.agents.r2d2 import R2D2Config
+from purejaxdrl.agents.record_checks import check_signatures
 from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.config import ConfigError, Selection
 from purejaxdrl.config_types import convertible, flat_fields, is_dynamic_type, type_name
@@ -173,11 +174,11 @@ def register(record: Algorithm) -> None:
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
         built-in algorithm's, a run field's, a Python keyword or not a
-        lowercase identifier, a `default_config` that is not hashable, takes
-        arguments or does not make a `config_type`, or a `config_type` that
-        is not a dataclass registered as a pytree, has a field of a type
-        configs cannot read (`config_types.convertible`) or a dynamic field
-        that is not `float | jax.Array` (mark it `jax.tree.static`); or a
+        lowercase identifier, a function (`make_agent`, ...) that cannot take
+        the library's arguments (`record_checks`), a bad `default_config`
+        (unhashable, taking arguments, not of `config_type`), a `config_type`
+        that is not a pytree dataclass, has a field configs cannot read or a
+        dynamic field that is not `float | jax.Array` (mark it static); or a
         section the run config class cannot take. Nothing is registered then.
 
     """
@@ -205,6 +206,7 @@ def register(record: Algorithm) -> None:
             f"Algorithm name {name!r} is a Python keyword, which cannot name its "
             f"config section; give it another name, e.g. {name + '_ac'!r}."
         )
+    check_signatures(record)
     try:
         hash(record.default_config)
     except TypeError:

@@ -8,7 +8,9 @@ activation when `norm` is `layer_norm`. On dict observations a torso reads
 one entry (`pick`): the policy's `policy_obs_key`, the critic's `value_obs_key`.
 """
 
+import inspect
 from collections.abc import Callable
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -52,6 +54,8 @@ def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> Non
 
     Raises:
       ValueError: a name that is a built-in torso's or not an identifier.
+      ConfigError: a `make` that is a module class (not a function making
+        one), or that cannot be called as make(config).
 
     """
     if not isinstance(name, str) or name in TORSOS or not name.isidentifier():
@@ -59,7 +63,39 @@ def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> Non
             f"torso name {name!r} must be an identifier that is no built-in "
             f"torso's {TORSOS}; e.g. 'my_torso'."
         )
+    _check_make(name, make)
     _USER_TORSOS[name] = make
+
+
+def _check_make(name: str, make: Any) -> None:
+    """That `make` is called as make(config) -> nn.Module, as `_Torso` calls it."""
+    said = f"register_torso({name!r}, {getattr(make, '__name__', type(make).__name__)})"
+    rule = "make is called as make(config), the run's NetworkConfig, for a module"
+    if isinstance(make, type) and issubclass(make, nn.Module):
+        # A class is callable with the config too: as its first field.
+        raise ConfigError(
+            f"{said}: {rule}, but {make.__name__} is the module class; pass "
+            f"lambda config: {make.__name__}(...)."
+        )
+    if isinstance(make, nn.Module):  # callable, but on observations
+        raise ConfigError(
+            f"{said}: {rule}, but it is a {type(make).__name__} module; pass "
+            f"lambda config: {type(make).__name__}(...)."
+        )
+    if not callable(make):
+        raise ConfigError(
+            f"{said}: {rule}, but it is a {type(make).__name__}; pass a "
+            "function, e.g. lambda config: MyTorso(...)."
+        )
+    try:
+        inspect.signature(make).bind(None)
+    except TypeError:
+        raise ConfigError(
+            f"{said}: {rule}, but it takes {inspect.signature(make)}; pass "
+            "lambda config: MyTorso(...)."
+        ) from None
+    except ValueError:
+        return  # no signature Python can read (a builtin): the call will tell
 
 
 def torso_names() -> tuple[str, ...]:

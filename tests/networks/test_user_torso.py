@@ -97,6 +97,33 @@ def test_torso_names_are_checked(residual):
         pjd.training.make_experiment(config)
 
 
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        # The module class itself: flax would take the config as its width.
+        (_Residual, r"but _Residual is the module class; pass lambda config: "),
+        (_Residual(width=8), r"but it is a _Residual module; pass lambda config: "),
+        (lambda: _Residual(width=8), r"but it takes \(\); pass lambda config: "),
+        ("residual", r"but it is a str; pass a function"),
+    ],
+)
+def test_a_make_that_is_not_make_config_is_refused_in_one_line(make, said, residual):
+    with pytest.raises(ConfigError, match=said) as e:
+        pjd.networks.register_torso("residual2", make)
+    message = str(e.value)
+    assert message.startswith("register_torso('residual2', ")
+    assert "make is called as make(config), the run's NetworkConfig" in message
+    assert "\n" not in message
+    assert "residual2" not in pjd.networks.torso_names()  # nothing registered
+
+
+def test_a_make_with_more_arguments_than_the_config_is_taken_when_they_default(
+    residual,
+):
+    pjd.networks.register_torso("residual2", lambda config, width=8: _Residual(width))
+    assert pjd.networks.torso_names()[-1] == "residual2"
+
+
 def _fresh_process(args: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
     """`python ARGS` in a new interpreter, where nothing is registered yet."""
     root = pathlib.Path(pjd.__file__).parent.parent

@@ -1,0 +1,125 @@
+"""Checks of an algorithm record's functions: their signatures, what `update` returns.
+
+A user's record (`registry.register`) is first called deep inside a run: a
+factory that takes other arguments, or an `update` that returns its state
+alone, would fail there with a traceback through the library that names
+neither the record's field nor the signature it must have. These say both,
+in one line, when the record is registered or when `update` first traces.
+"""
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.config import ConfigError
+
+# Each callable field of a record: its arguments as the library passes them
+# (all positionally), and where that signature is written down.
+SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "make_agent": (
+        ("config", "network", "obs_example", "run"),
+        " (agents.base.AgentFactory)",
+    ),
+    "make_networks": (
+        ("config", "network_config", "observation_spec", "action_spec"),
+        "",
+    ),
+    "validate": (("config", "shape"), " (shape: a RunShape or None)"),
+    "keeps_replay": (("config",), ""),
+    "replay_items": (("config", "shape"), ""),
+    "env_multiple": (("config", "shape"), ""),
+    "host_refusal": (("config", "env_id"), ""),
+}
+
+
+def takes(function: Callable[..., Any], count: int) -> bool | None:
+    """Whether `function` can be called with `count` positional arguments.
+
+    None where Python cannot say (a builtin without a signature): the call
+    itself will tell.
+    """
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
+def describe(function: Callable[..., Any]) -> str:
+    """`function`'s name and parameters, as a message shows them: `make(a, *, b)`."""
+    name = getattr(function, "__name__", type(function).__name__)
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return name
+    # The parameters alone: annotations would spell out module paths.
+    empty = inspect.Parameter.empty
+    bare = [p.replace(annotation=empty) for p in signature.parameters.values()]
+    return f"{name}{signature.replace(parameters=bare, return_annotation=empty)}"
+
+
+def check_signatures(record: Algorithm) -> None:
+    """That each of `record`'s functions takes the arguments the library passes.
+
+    Raises:
+      ConfigError: naming the algorithm, the field, the signature it must
+        have and the one it has.
+
+    """
+    for field, (arguments, where) in SIGNATURES.items():
+        function = getattr(record, field)
+        if function is None and field == "replay_items":
+            continue  # an algorithm that learns from the first update
+        required = f"({', '.join(arguments)}){where}"
+        if not callable(function):
+            raise ConfigError(
+                f"Algorithm {record.name!r}: {field} must be a function taking "
+                f"{required}, not a {type(function).__name__}."
+            )
+        if takes(function, len(arguments)) is False:
+            raise ConfigError(
+                f"Algorithm {record.name!r}: {field} is called as {field}"
+                f"{required}, but {describe(function)} cannot take those "
+                f"{len(arguments)} arguments, by position; give it that signature."
+            )
+
+
+def checked_update(agent: Agent, algo: str) -> Agent:
+    """`agent`, whose `update` says so when it returns other than (state, metrics).
+
+    The runners unpack what `update` returns; an `update` that returns its
+    state alone would fail there with Python's "too many values to unpack",
+    which names no function. The check runs where `update` traces, in Python:
+    nothing is added to the compiled program.
+    """
+    update = agent.update
+
+    def update_checked(state: Any, batch: Any, key: Any) -> Any:
+        out = update(state, batch, key)
+        # A NamedTuple is a state (AgentState), never the (state, metrics) pair.
+        if not (
+            type(out) in (tuple, list) and len(out) == 2 and isinstance(out[1], Mapping)
+        ):
+            raise ConfigError(
+                f"algo={algo!r}: its agent's update returned {_kind(out)}, but it "
+                "must return (state, metrics), metrics a dict of arrays "
+                "(agents.base.Agent.update); e.g. return state, {'loss': loss}."
+            )
+        return out
+
+    return agent._replace(update=update_checked)
+
+
+def _kind(value: Any) -> str:
+    """What `value` is, in a few words: "an AgentState", "a tuple of 3"."""
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    if type(value) in (tuple, list):
+        inner = ", ".join(type(v).__name__ for v in value)
+        return f"{article} {name} of {len(value)} ({inner})"
+    return f"{article} {name}"
