@@ -17,6 +17,7 @@ import difflib
 import importlib
 import os
 import pathlib
+import re
 import sys
 import sysconfig
 import traceback
@@ -149,6 +150,12 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
 
 
+# Python's messages when unpacking fails: no check of purejaxdrl's words them.
+_UNPACKING = re.compile(
+    r"(not enough|too many) values to unpack|cannot unpack non-iterable"
+)
+
+
 def raised_here(error: BaseException) -> bool:
     """Whether purejaxdrl's code, not a user's, is where `error` came from.
 
@@ -159,8 +166,14 @@ def raised_here(error: BaseException) -> bool:
     numpy, Gymnasium), where the error is a bug or a broken contract whose
     traceback must say where: a library's error, even when purejaxdrl called
     the library, names no value of the user's and no fix (Gymnasium's "not
-    enough values to unpack" from a user's `step`, say).
+    enough values to unpack" from a user's `step`, say). Python's own errors
+    of unpacking ("too many values to unpack") are never purejaxdrl's
+    checks: raised where purejaxdrl unpacks what a user's function returned
+    (an `update` that returns its state alone), their message names neither
+    the function nor the fix, so their traceback is shown.
     """
+    if _UNPACKING.match(str(error)):
+        return False
     package = pathlib.Path(__file__).resolve().parents[1]
     stdlib = {
         pathlib.Path(sysconfig.get_paths()[k]).resolve()

@@ -10,6 +10,7 @@ from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
+from purejaxdrl.agents.record_checks import checked_update
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.contract import check_user_env
@@ -141,9 +142,10 @@ def build_agent(
 
     `observation` is one (unbatched, float32) observation to initialise with;
     `section` the algorithm's config to build from instead of the config's own
-    (a sweep's, with traced array leaves).
+    (a sweep's, with traced array leaves). Its `update` says so in one line
+    when it returns other than (state, metrics) (`checked_update`).
     """
-    return make_agent(
+    agent = make_agent(
         config.algo,
         config.algo_config if section is None else section,
         learner_network,
@@ -156,6 +158,7 @@ def build_agent(
             axis_name=DATA_AXIS if devices > 1 else None,
         ),
     )
+    return checked_update(agent, config.algo)
 
 
 def make_experiment(
