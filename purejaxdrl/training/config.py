@@ -29,7 +29,11 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig
-from purejaxdrl.training.run_rules import check_checkpoint_and_eval, check_host
+from purejaxdrl.training.run_rules import (
+    check_checkpoint_and_eval,
+    check_env_multiple,
+    check_host,
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -292,6 +296,7 @@ def validate(
     _check_core(config, record)  # first: whether the run can exist at all
     shape = run_shape(config)
     record.validate(config.algo_config, shape)
+    check_env_multiple(config, record, shape)
     if budget and record.replay_items is not None:
         section = config.algo_config
         items, unit = record.replay_items(section, shape)

@@ -28,6 +28,7 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape, validate
+from purejaxdrl.training.run_rules import check_env_multiple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,6 +201,7 @@ def make_experiment(
     # device count is known: before "compiling…", not when the update traces.
     shape = run_shape(config)._replace(num_devices=mesh.size)
     algorithm(config.algo).validate(config.algo_config, shape)
+    check_env_multiple(config, algorithm(config.algo), shape)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = make_runner(
         env,
@@ -258,6 +260,8 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
     if learners != mesh.size // jax.process_count():
         host = dataclasses.replace(config.host, learner_devices=learners)
         actor_devices, mesh = place(host, config.devices)
+    shape = run_shape(config)._replace(num_devices=mesh.size)
+    check_env_multiple(config, algorithm(config.algo), shape)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = SebulbaRunner(spec, agent, actor_devices, mesh, config, pools)
     player = HostPlayer(config, network, spec)
@@ -288,16 +292,14 @@ def fits(
         raise ValueError(
             f"num_envs={config.num_envs} does not split over {total} devices"
         )
-    # PPO's and PQN's minibatches split each device's environments, checked
-    # only when their update traces: here, before a device count is chosen.
+    # Each device's environments must be a multiple of the algorithm's
+    # (PPO's minibatches split them): here, before a device count is chosen.
     record = algorithm(config.algo)
     multiple = record.env_multiple(config.algo_config, run_shape(config))
     if (config.num_envs // total) % multiple:
         raise ValueError(
             f"{config.num_envs // total} environments per device over {total} "
-            f"devices is not a multiple of {multiple}, which "
-            f"{config.algo}.num_minibatches={config.algo_config.num_minibatches} "
-            "needs"
+            f"devices is not a multiple of {multiple}, which {config.algo} needs"
         )
     build_agent(config, learner_network, observation, total)
 

@@ -1,11 +1,13 @@
-"""A run's rules of when it checkpoints and evaluates, and of host placement.
+"""A run's rules of when it checkpoints and evaluates, of host placement, of splits.
 
 Parts of `training.config.validate`, kept apart so that module stays one concept:
-the config's fields; these check sections of it.
+the config's fields; these check sections of it, and how its environments
+split over devices for its algorithm (also checked once devices are chosen).
 """
 
 from typing import Any
 
+from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.config import check
 from purejaxdrl.runners.placement import HostConfig
 
@@ -66,3 +68,38 @@ def check_host(host: HostConfig) -> None:
     for name in ("actor_threads", "queue_size"):
         value = getattr(host, name)
         check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
+
+
+def check_env_multiple(config: Any, record: Algorithm, shape: RunShape) -> None:
+    """That each device's environments are a multiple of `record.env_multiple`.
+
+    `config` is a `TrainConfig` of `record`'s algorithm, `shape` its run on
+    `shape.num_devices` devices (1 before devices are chosen: then the rule
+    is on `num_envs` itself, which every device count needs). An algorithm
+    whose own `validate` words the rule (PPO's minibatches) has refused the
+    config first; this holds it for every other record.
+
+    Raises:
+      ConfigError: naming the value, the multiple and a `num_envs` that fits.
+
+    """
+    multiple = record.env_multiple(config.algo_config, shape)
+    devices = shape.num_devices
+    each = config.num_envs // devices
+    if multiple <= 1 or each % multiple == 0:
+        return
+    step = multiple * devices
+    what = f"num_envs={config.num_envs} is"
+    if devices > 1:
+        what = f"num_envs={config.num_envs} over {devices} devices is {each} each,"
+    fewer = [
+        d for d in range(devices - 1, 0, -1) if not config.num_envs % (d * multiple)
+    ]
+    check(
+        False,
+        f"{what} not a multiple of {multiple}, which {config.algo} needs (its "
+        f"record's env_multiple, per device); pass --num-envs "
+        f"{-(-config.num_envs // step) * step}"
+        + (f" or --devices {fewer[0]}" if fewer else "")
+        + ".",
+    )

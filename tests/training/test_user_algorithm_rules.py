@@ -1,7 +1,8 @@
-"""What a user's agent returns, checked; Python's own errors keep their traceback.
+"""What a user's record asks of a run, held; what its agent returns, checked.
 
-A user's algorithm here is A2C's record under another name, with its
-`update` changed.
+A user's algorithm here is A2C's record under another name (A2C's config
+has no `num_minibatches`), with the record's fields changed; Python's own
+errors keep their traceback.
 """
 
 import dataclasses
@@ -12,13 +13,75 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents import registry
+from purejaxdrl.parallel import make_mesh
+from purejaxdrl.training.experiment import (
+    choose_devices,
+    fits,
+    make_env,
+    make_experiment,
+    make_networks,
+    zero_observation,
+)
 
 SMALL = {"unroll_length": 4, "total_steps": 4096, "num_logs": 1}
+
+
+@pytest.fixture
+def mine(monkeypatch):
+    """Registers `mine`, A2C whose environments come in multiples of 4."""
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("a2c"), name="mine", env_multiple=lambda c, s: 4
+        )
+    )
 
 
 def _config(**overrides):
     return pjd.apply_overrides(
         pjd.load_preset("cartpole", algo="mine").config, SMALL | overrides
+    )
+
+
+@pytest.mark.parametrize("devices", [0, 1])
+def test_a_num_envs_that_is_no_multiple_is_one_line_on_any_device_count(mine, devices):
+    # 6 environments, a multiple of 4: no device count splits them.
+    config = _config(num_envs=6, devices=devices)
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.train(config, console=False)
+    assert str(e.value) == (
+        "num_envs=6 is not a multiple of 4, which mine needs (its record's "
+        "env_multiple, per device); pass --num-envs 8."
+    )
+    with pytest.raises(pjd.ConfigError, match="num_envs=6 is not a multiple of 4"):
+        pjd.sweep(config, seeds=2, console=False)
+
+
+def test_a_device_count_is_chosen_by_the_records_multiple(mine):
+    # 8 environments split over 2 devices (4 each), not over 4 or 8.
+    config = _config(num_envs=8)
+    experiment = make_experiment(config)
+    assert experiment.runner is not None
+    env, env_params = make_env(config)
+    _, learner = make_networks(config, env, env_params)
+    observation = zero_observation(env, env_params)
+    _, note = choose_devices(
+        0, lambda n: fits(config, learner, observation, n), available=8
+    )
+    assert note == (
+        "using 2 of 8 cpu devices: 1 environments per device over 8 devices is "
+        "not a multiple of 4, which mine needs; pass --devices N to choose."
+    )
+
+
+def test_a_chosen_device_count_is_held_to_the_multiple_before_compiling(mine):
+    # 8 environments on 4 devices: 2 each.
+    with pytest.raises(pjd.ConfigError) as e:
+        make_experiment(_config(num_envs=8), make_mesh(4))
+    assert str(e.value) == (
+        "num_envs=8 over 4 devices is 2 each, not a multiple of 4, which mine "
+        "needs (its record's env_multiple, per device); pass --num-envs 16 or "
+        "--devices 2."
     )
 
 
