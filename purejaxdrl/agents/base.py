@@ -206,7 +206,9 @@ class Algorithm:
         first update.
       env_multiple: (config, RunShape) -> the number that each device's
         environment count must be a multiple of (PPO's minibatches may split
-        environments into groups); 1 for most.
+        environments into groups); 1 for most. The library holds every run
+        to it (`training.validate`, and again on the devices chosen) and
+        chooses device counts and sweep layouts that keep it.
       host_refusal: (config, env.id) -> why the host-env runner refuses
         this config, one line naming the field and the fix, or None where it
         runs it (a training run on a host environment is refused with it).
