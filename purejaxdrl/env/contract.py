@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams
 from purejaxdrl.rng import make_key
+from purejaxdrl.types import TimeStep
 
 # TimeStep's scalar fields: (shape, dtype) the runners carry.
 _SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
@@ -95,11 +96,12 @@ def check_contract(
     spec = env.observation_spec(params)
     _check_specs(env_id, spec, env.action_spec(params))
     key = make_key(0) if key is None else key
-    state, first = traced(env_id, "reset", env.reset, key, params)
-    _check_timestep(env_id, "reset", first, spec)
-    next_state, next_ = traced(
-        env_id, "step", env.step, key, state, _action(env, params), params
+    state, first = _pair(
+        env_id, "reset", traced(env_id, "reset", env.reset, key, params)
     )
+    _check_timestep(env_id, "reset", first, spec)
+    step = traced(env_id, "step", env.step, key, state, _action(env, params), params)
+    next_state, next_ = _pair(env_id, "step", step)
     _check_timestep(env_id, "step", next_, spec)
     _same_metrics(env_id, first.info, next_.info)
     _same(env_id, "TimeStep", first, next_)
@@ -133,6 +135,49 @@ def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:
             f"environment's {where} (in Python, this error's __cause__ holds "
             "the traceback)."
         ) from e
+
+
+def _pair(env_id: str, where: str, out: Any) -> tuple[Any, TimeStep]:
+    """`out`, where it is `(state, TimeStep)`; else one line saying what it is.
+
+    gymnax's `reset` returns `(obs, state)` and its `step` five values, and a
+    `(TimeStep, state)` pair is the contract swapped: each would otherwise fail
+    later as an attribute or unpacking error that names neither.
+    """
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], TimeStep):
+        return out
+    if isinstance(out, TimeStep):
+        what = "a TimeStep alone, without the state"
+    elif type(out) is tuple and len(out) == 2 and isinstance(out[0], TimeStep):
+        what = "(TimeStep, state), the pair swapped"
+    elif type(out) is tuple and len(out) == 2:
+        what = f"a pair of {_structure(out)}, with no TimeStep (gymnax's (obs, state)?)"
+    elif type(out) is tuple and len(out) == 5 and where == "step":
+        what = f"5 values {_structure(out)}, gymnax's (obs, state, reward, done, info)"
+    else:
+        what = _structure(out)
+    made = "envs.restart(obs)" if where == "reset" else "purejaxdrl.types.TimeStep(...)"
+    raise ConfigError(
+        f"{env_id}: {where} returned {what}; return (state, TimeStep), state "
+        f"first ({made} makes the TimeStep)."
+    )
+
+
+def _structure(tree: Any, limit: int = 120) -> str:
+    """`tree`'s types and shapes, as in `(float32[2], (int32[2], int32[]))`."""
+
+    def text(x: Any) -> str:
+        if isinstance(x, TimeStep):
+            return "TimeStep"
+        if isinstance(x, list | tuple):
+            inner = ", ".join(text(y) for y in x)
+            return f"({inner}{',' if len(x) == 1 else ''})"
+        if isinstance(x, dict):
+            return "{" + ", ".join(f"{k!r}: {text(v)}" for k, v in x.items()) + "}"
+        return _typed(x)
+
+    out = text(tree)
+    return f"{out[:limit]}..." if len(out) > limit else out
 
 
 def _check_specs(env_id: str, observation: Any, action: Any) -> None:

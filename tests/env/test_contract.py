@@ -212,3 +212,56 @@ def test_the_contract_traces_with_the_runs_key_implementation():
     assert "impl=jax.random.key_impl(key)" in message
     # Of JAX's default implementation, the run's keys agree with the env's.
     make_env(dataclasses.replace(config, rng_impl="threefry2x32"))
+
+
+class Returns(Flawed):
+    """reset and step returning what gymnax's, or a slip, would return."""
+
+    def __init__(self, flaw: str):
+        super().__init__()
+        self.flaw = flaw
+
+    def reset(self, key, params):
+        state, ts = super().reset(key, params)
+        if self.flaw == "reset (obs, state)":  # gymnax's order
+            return ts.observation, state
+        if self.flaw == "reset TimeStep":  # `return envs.restart(obs)`
+            return ts
+        return state, ts
+
+    def step(self, key, state, action, params):
+        state, ts = super().step(key, state, action, params)
+        if self.flaw == "step (TimeStep, state)":
+            return ts, state
+        if self.flaw == "step 5-tuple":  # gymnax's
+            return ts.observation, state, ts.reward, ts.discount == 0, {}
+        return state, ts
+
+
+@pytest.mark.parametrize(
+    "flaw, message",
+    [
+        ("reset (obs, state)", "Returns-v0: reset returned a pair of (float32[2], "
+         "(int32[],)), with no TimeStep (gymnax's (obs, state)?); return (state, "
+         "TimeStep), state first (envs.restart(obs) makes the TimeStep)."),
+        ("reset TimeStep", "Returns-v0: reset returned a TimeStep alone, without "
+         "the state; return (state, TimeStep), state first (envs.restart(obs) "
+         "makes the TimeStep)."),
+        ("step (TimeStep, state)", "Returns-v0: step returned (TimeStep, state), "
+         "the pair swapped; return (state, TimeStep), state first "
+         "(purejaxdrl.types.TimeStep(...) makes the TimeStep)."),
+        ("step 5-tuple", "Returns-v0: step returned 5 values (float32[2], "
+         "(int32[],), float32[], bool[], {}), gymnax's (obs, state, reward, done, "
+         "info); return (state, TimeStep), state first "
+         "(purejaxdrl.types.TimeStep(...) makes the TimeStep)."),
+    ],
+)  # fmt: skip
+def test_reset_or_step_not_returning_state_then_timestep_is_one_line(flaw, message):
+    # Each was an AttributeError traceback, or "too many values to unpack".
+    envs.register("Returns-v0", lambda: Returns(flaw))
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "Returns-v0"}}
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(config)
+    assert str(error.value) == message
