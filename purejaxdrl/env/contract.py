@@ -4,7 +4,8 @@ An environment registered with `env.register` is the user's code: an
 observation of another shape than its `observation_spec`, or an int32 reward,
 would otherwise surface as a flax shape error or a scan carry type error
 dozens of frames deep. `check_contract` traces one `reset` and one `step`
-with `jax.eval_shape` (nothing runs) and names the first disagreement.
+with `jax.eval_shape` (nothing runs) and names the first disagreement;
+`check_on_devices` traces them as 2+ devices' `shard_map` will.
 """
 
 import inspect
@@ -13,9 +14,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import AxisType
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams
+from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams, Wrapper
+from purejaxdrl.parallel import DATA_AXIS, varying
 from purejaxdrl.rng import make_key
 from purejaxdrl.types import TimeStep
 
@@ -76,9 +80,10 @@ def check_contract(
 ) -> None:
     """Raises ValueError where `env`'s `reset` and `step` break its contract.
 
-    Checked: the observation and final observation against
-    `observation_spec` (float32, its shape; per key for dict observations);
-    `reward` and `discount` float32 scalars, `truncated` a bool scalar;
+    Checked: `reset` and `step` return `(state, TimeStep)`; the observation
+    and final observation against `observation_spec` (float32, its shape;
+    per key for dict observations); `reward` and `discount` float32
+    scalars, `truncated` a bool scalar;
     `info["metrics"]`, where there is one, a dict of float32 scalars; and
     `step`'s TimeStep and state of the same structures, shapes and dtypes as
     `reset`'s.
@@ -106,6 +111,68 @@ def check_contract(
     _same_metrics(env_id, first.info, next_.info)
     _same(env_id, "TimeStep", first, next_)
     _same(env_id, "state", state, next_state)
+
+
+def check_on_devices(
+    env: Env, env_id: str, devices: int, key: jax.Array | None = None
+) -> None:
+    """One line, not a traceback, where `env` cannot step on `devices` devices.
+
+    On 2+ devices the runners step environments inside `shard_map`, whose
+    type check (unless `env.vma_checked` is False) tells per-device values
+    (varying) from replicated ones: a `lax.scan`/`fori_loop`/`while_loop`
+    whose carry starts from a constant but takes per-environment values, or
+    a `lax.cond` with one branch of each, is correct JAX elsewhere and a
+    TypeError there. On one device that check is off (`runners.anakin`), so
+    only runs on more are traced here: `reset` and `step` (of `env` inside
+    any wrappers, with its default params) on a one-device mesh, keys, state
+    and action varying and params replicated, as the runners hand them over.
+    Nothing runs; `check_user_env` should have passed first.
+
+    Raises:
+      ConfigError: naming the environment, the method and the fixes (the
+        TypeError, with its traceback, is its cause).
+
+    """
+    while isinstance(env, Wrapper):
+        env = env.env
+    if devices < 2 or not env.vma_checked:
+        return
+    key = make_key(0) if key is None else key
+    params = env.default_params
+    mesh = jax.make_mesh(
+        (1,), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=jax.local_devices()[:1]
+    )
+
+    def sharded(where: str, function: Callable, *args: Any) -> Any:
+        def body(*args: Any) -> tuple:
+            function(*jax.tree.map(lambda x: varying(x, DATA_AXIS), args), params)
+            return ()
+
+        per_device = jax.shard_map(
+            body, mesh=mesh, in_specs=P(), out_specs=(), check_vma=True
+        )
+        try:
+            jax.eval_shape(per_device, *args)
+        except TypeError as e:
+            raise ConfigError(_vma_message(env_id, type(env), where, e)) from e
+
+    sharded("reset", env.reset, key)
+    state, _ = jax.eval_shape(env.reset, key, params)
+    sharded("step", env.step, key, state, _action(env, params))
+
+
+def _vma_message(env_id: str, kind: type, where: str, error: TypeError) -> str:
+    first = str(error).strip().split("\n")[0].rstrip(":.")
+    return (
+        f"{env_id}: its {where} fails shard_map's check of varying types, which "
+        f"runs on 2+ devices ({first}): a lax.scan/fori_loop/while_loop carry "
+        "(or a lax.cond branch) starts from a constant but takes per-environment "
+        "values; start the carry from a value derived from the state or action "
+        "(e.g. jnp.zeros_like(state.x)), or set vma_checked = False on "
+        f"{kind.__name__} (docs: Bring your own environment), or train on one "
+        "device (--devices 1)."
+    )
 
 
 def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:

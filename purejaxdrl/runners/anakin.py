@@ -307,6 +307,11 @@ def make_runner(
             f"with axis_name={DATA_AXIS!r}."
         )
     local_envs = per_device(num_envs, mesh)
+    # shard_map's type check (varying vs replicated values) guards the
+    # all-reduces of 2+ devices. On one the agent is told it runs outside
+    # shard_map (axis_name None) and nothing is reduced: a user's loop whose
+    # carry starts from a constant is correct JAX there and must train.
+    check_vma = env.vma_checked and num_devices > 1
     specs = RunnerState(
         agent=agent.state_spec, actor=P(DATA_AXIS), env_params=P(), key=P()
     )
@@ -339,7 +344,7 @@ def make_runner(
             mesh=mesh,
             in_specs=(specs,),
             out_specs=(specs, P()),
-            check_vma=env.vma_checked,
+            check_vma=check_vma,
         )
         return jax.jit(
             sharded,
@@ -356,7 +361,7 @@ def make_runner(
             mesh=mesh,
             in_specs=P(),
             out_specs=specs,
-            check_vma=env.vma_checked,
+            check_vma=check_vma,
         ),
         out_shardings=out_shardings,
         compiler_options=compiler_options(platform, runs_once=True),

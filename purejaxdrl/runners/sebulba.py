@@ -136,6 +136,9 @@ class SebulbaRunner:
             mesh=self.mesh,
             in_specs=(P(), transition_specs(), P()),
             out_specs=(P(), P()),
+            # As `anakin`'s: on one learner device the agent runs as outside
+            # shard_map (axis_name None), and nothing is all-reduced.
+            check_vma=self.mesh.shape[DATA_AXIS] > 1,
         )
         platform = self.mesh.devices.flat[0].platform
         return jax.jit(

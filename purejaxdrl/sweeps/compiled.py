@@ -12,6 +12,8 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
+from purejaxdrl.env.contract import check_on_devices
+from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState, run_functions
@@ -78,6 +80,8 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
     _, learner_network = make_networks(config, env, env_params)
     obs_example = zero_observation(env, env_params)
     data = mesh.shape[DATA_AXIS]
+    if registered_by_user(config.env.id):
+        check_on_devices(env, config.env.id, data, make_key(0, config.rng_impl))
     local_envs = config.num_envs // data
     # As `make_experiment`'s agent: no all-reduce when a run is on one device.
     specs = state_specs(
@@ -106,6 +110,10 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
         # whose init compiles 1.5-2x slower). Initialisation runs once.
         return jax.lax.map(lambda run: functions(run[0]).init(run[1]), (hps, keys))
 
+    # As `runners.anakin`: the type check guards all-reduces over `data`;
+    # runs on one device each (axis_name None) have none, and runs never
+    # communicate over `sweep`.
+    check_vma = env.vma_checked and data > 1
     platform = mesh.devices.flat[0].platform
     init = jax.jit(
         jax.shard_map(
@@ -113,7 +121,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), P(SWEEP_AXIS)),
             out_specs=specs,
-            check_vma=env.vma_checked,
+            check_vma=check_vma,
         ),
         compiler_options=compiler_options(platform, runs_once=True),
     )
@@ -131,7 +139,7 @@ def make_programs(config: TrainConfig, mesh: Mesh) -> Programs:
             mesh=mesh,
             in_specs=(P(SWEEP_AXIS), specs),
             out_specs=(specs, P(SWEEP_AXIS)),
-            check_vma=env.vma_checked,
+            check_vma=check_vma,
         )
         return jax.jit(
             sharded, donate_argnums=1, compiler_options=compiler_options(platform)

@@ -13,7 +13,7 @@ from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.record_checks import checked_update
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.contract import check_user_env
+from purejaxdrl.env.contract import check_on_devices, check_user_env
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
@@ -197,6 +197,8 @@ def make_experiment(
             lambda n: fits(config, learner_network, observation, n),
         )
         mesh = make_mesh(devices)
+    if registered_by_user(config.env.id):  # now that the device count is known
+        check_on_devices(env, config.env.id, mesh.size, make_key(0, config.rng_impl))
     # The rules on each device's share (PPO's minibatches), now that the
     # device count is known: before "compiling…", not when the update traces.
     shape = run_shape(config)._replace(num_devices=mesh.size)

@@ -478,3 +478,43 @@ def test_dotted_and_nested_overrides_merge_at_every_depth():
         0.1,
         "Acrobot-v1",
     )
+
+
+def _scanned_targets(start):
+    """`gae_targets` at λ = 1 as a user writes it: a reverse scan from `start(traj)`.
+
+    No bootstrap at the unroll's end (the carry starts at `start`, zeros):
+    enough to train, and what the test is about is the carry's type.
+    """
+
+    def targets(traj, config):
+        def back(g, step):
+            reward, discount = step
+            g = reward + config.gamma * discount * g
+            return g, g
+
+        _, returns = jax.lax.scan(
+            back, start(traj), (traj.reward, traj.discount), reverse=True
+        )
+        return returns - traj.value, returns
+
+    return targets
+
+
+@pytest.mark.timeout(300)
+def test_a_users_update_whose_scan_starts_from_zeros_trains(reinforce, monkeypatch):
+    # jnp.zeros(B) is replicated and the scan's output per-device: correct JAX,
+    # and a TypeError under shard_map's check of varying types, which was on
+    # even on one device, where the agent is told it runs outside shard_map.
+    zeros = _scanned_targets(lambda traj: jnp.zeros(traj.reward.shape[1]))
+    monkeypatch.setattr(reinforce, "gae_targets", zeros)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo="reinforce").config, SMALL
+    )
+    assert pjd.train(config, console=False).updates == 4
+    # On two devices the check is on: the guide's rule, a carry derived from
+    # the trajectory (so per-device too), trains.
+    derived = _scanned_targets(lambda traj: jnp.zeros_like(traj.reward[0]))
+    monkeypatch.setattr(reinforce, "gae_targets", derived)
+    two = dataclasses.replace(config, devices=2)
+    assert pjd.train(two, console=False).updates == 4
