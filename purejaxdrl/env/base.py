@@ -276,8 +276,9 @@ class Env:
         Inside `shard_map` every value is typed as varying over the mesh's
         axes or not, and a `lax.scan` whose carry starts from a constant but
         picks up per-device state fails that check. Environments written that
-        way (Craftax) say False, and the runners turn the check off for them.
-        Nothing else changes: agents differentiate their own copy of the
+        way (Craftax) say False, and the runners turn the check off for them
+        (on one device it is off for every environment: nothing is varying
+        there). Nothing else changes: agents differentiate their own copy of the
         parameters (`agents.optim.local_copy`) and average gradients
         explicitly, which means the same with or without the check.
         """
