@@ -33,6 +33,7 @@ LAYERS = (
         "field_roles",
         "types",
         "parallel",
+        "coordination",
         "rng",
         "scans",
         "_platform",

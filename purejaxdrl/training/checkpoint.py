@@ -31,6 +31,7 @@ import orbax.checkpoint as ocp
 from jax.sharding import Mesh
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.coordination import barrier, orbax_barriers_without_devices
 from purejaxdrl.training.faults import read_failure, save_failure
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
 from purejaxdrl.training.orbax_logs import quiet_orbax
@@ -170,6 +171,7 @@ class Checkpointer:
             cleanup_tmp_directories=not read_only,
             create=not read_only,
         )
+        orbax_barriers_without_devices()  # hosts may differ in devices
         self._manager = ocp.CheckpointManager(self.directory, options=options)
         self._writer = SaveWriter(
             lambda s: self._save_now(s.step, s.packed, s.meta, s.metric),
@@ -367,10 +369,7 @@ class Checkpointer:
         if jax.process_index() == 0:
             target.parent.mkdir(exist_ok=True)
             os.replace(self.directory / str(step), target)
-        if jax.process_count() > 1:
-            from jax.experimental import multihost_utils
-
-            multihost_utils.sync_global_devices(f"purejaxdrl set aside {step}")
+        barrier(f"set_aside/{step}")  # (each process then reloads the list)
         self._manager.reload()
         return target
 

@@ -19,6 +19,8 @@ import jax
 import orbax.checkpoint as ocp
 from orbax.checkpoint.checkpoint_managers import preservation_policy as policy
 
+from purejaxdrl.coordination import barrier
+
 RETURN = "return"  # the key of a checkpoint's return in its metrics
 METRICS = "metrics"  # orbax's item (folder) and file name of a step's metrics
 
@@ -88,9 +90,7 @@ def backfill_returns(
     if jax.process_count() > 1:
         # Every process, whatever it found: another may have read a step
         # after process 0 gave it its return, and found nothing to fill.
-        from jax.experimental import multihost_utils
-
-        multihost_utils.sync_global_devices("purejaxdrl backfilled returns")
+        barrier("backfilled_returns")
         manager.reload()
     elif filled:
         manager.reload()  # orbax reads a step's metrics as it lists the steps

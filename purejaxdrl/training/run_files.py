@@ -19,10 +19,10 @@ from typing import Any
 
 import flax.serialization
 import jax
-import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.coordination import broadcast_text
 from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig
 
@@ -207,18 +207,12 @@ class UnstartedRun:
 
 
 def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:
-    """Process 0's run directory, known to every process (they all checkpoint)."""
-    if jax.process_count() == 1:
-        assert path is not None
-        return path
-    from jax.experimental import multihost_utils
+    """Process 0's run directory, known to every process (they all checkpoint).
 
-    buf = np.zeros(4096, np.uint8)
-    if path is not None:
-        raw = str(path).encode()
-        buf[: len(raw)] = np.frombuffer(raw, np.uint8)
-    buf = np.asarray(multihost_utils.broadcast_one_to_all(buf))
-    return pathlib.Path(bytes(buf).rstrip(b"\0").decode())
+    Through the coordination service, not a device broadcast: hosts may have
+    unequal device counts (`coordination`).
+    """
+    return pathlib.Path(broadcast_text("run_dir", None if path is None else str(path)))
 
 
 def last_values(history: list[dict[str, Any]], prefix: str) -> dict[str, float]:
