@@ -10,6 +10,7 @@ import jax
 import numpy as np
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.coordination import gather_rows
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor
 from purejaxdrl.runners.trajectories import Batch
@@ -80,9 +81,9 @@ def host_metrics(
     extra = [lag.sum(), lag.size, float(stopping), lag.max()]
     values = np.array([sums[n] for n in names] + extra)
     if jax.process_count() > 1:
-        from jax.experimental import multihost_utils
-
-        gathered = multihost_utils.process_allgather(values)
+        # One row per process, whatever devices each has (`process_allgather`
+        # needs as many in every process).
+        gathered = gather_rows(values)
         values = np.concatenate([gathered[:, :-2].sum(0), gathered[:, -2:].max(0)])
     out = {n: float(v) for n, v in zip(names, values, strict=False)}
     out["lag/mean"] = float(values[-4] / values[-3])

@@ -15,7 +15,7 @@ from jax.sharding import AxisType, Mesh
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.parallel import DATA_AXIS, devices_to_use
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -79,20 +79,23 @@ def place(
     Each process splits its first `devices_per_process` local devices alike
     (`split_devices`); the learner mesh's `data` axis spans the learner
     devices of every process, process by process, so each process holds its
-    slice of the learner and feeds it its own actors' batches.
+    slice of the learner and feeds it its own actors' batches. Every process
+    splits as many devices (None: as many as the process with the fewest
+    has), so each holds an equal slice.
 
     Raises:
+      ConfigError: `devices_per_process` above some process's device count.
       ValueError: the counts do not fit the devices.
 
     """
+    by_process: dict[int, list[jax.Device]] = {}
+    for device in sorted(jax.devices(), key=lambda d: d.id):
+        by_process.setdefault(device.process_index, []).append(device)
+    counts = [len(by_process[p]) for p in range(jax.process_count())]
+    n = devices_to_use(devices_per_process or None, counts, jax.default_backend())
     actors, learners = [], []
     for p in range(jax.process_count()):
-        local = sorted(
-            (d for d in jax.devices() if d.process_index == p), key=lambda d: d.id
-        )
-        own_actors, own_learners = split_devices(
-            local[: devices_per_process or None], config
-        )
+        own_actors, own_learners = split_devices(by_process[p][:n], config)
         learners += own_learners
         if p == jax.process_index():
             actors = own_actors

@@ -14,6 +14,7 @@ from tests.training.test_multiprocess import (
     _both_exit_0_after_process_1s_sigterm,
     _cluster,
     _free_port,
+    _one_line_errors,
     _start,
 )
 
@@ -100,3 +101,36 @@ def test_a_signal_mid_chunk_stops_every_process_after_the_same_update(tmp_path):
     (run_dir,) = (tmp_path / "runs").iterdir()
     saved = [p.name for p in (run_dir / "checkpoints").iterdir() if p.name.isdigit()]
     assert saved == [stopped[1]], log0[-3000:]
+
+
+@pytest.mark.timeout(600)
+def test_hosts_with_unequal_device_counts_train_on_the_fewest(tmp_path):
+    # Process 0 (3 devices) put its actors on one and its learner on two,
+    # process 1 (2 devices) its learner on one: a learner mesh of 2 + 1
+    # devices ("non-uniform sharding" at the first batch); and the metrics'
+    # process_allgather raised on any unequal counts ("cannot reshape"). Now
+    # both split the fewest alike, and a --devices above it is one line.
+    run = ["train", "--env", "cartpole_envpool", "--num-envs", "4",
+           "--unroll-length", "8", "--total-steps", "64", "--num-logs", "1",
+           "--no-files", "--quiet"]  # fmt: skip
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    for devices, status in ([], 0), (["--devices", "3"], 2):
+        port = _free_port()
+        procs = [
+            _start([*run, *devices, *_cluster(port, i)], 3 - i, logs[i])
+            for i in range(2)
+        ]
+        try:
+            statuses = [p.wait(timeout=240) for p in procs]
+        finally:
+            for p in procs:
+                p.kill()
+        assert statuses == [status] * 2, [log.read_text()[-3000:] for log in logs]
+        log0 = logs[0].read_text()
+        if not status:
+            assert "the processes have 3, 2 cpu devices: each trains on 2" in log0
+            assert "2 cpu learner device(s) in 2 processes" in log0, log0[-3000:]
+    assert _one_line_errors(log0) == [
+        "purejaxdrl: error: devices=3 must be between 1 and the 2 local cpu "
+        "devices of process 1 (the processes have 3, 2); pass --devices 2 or fewer."
+    ]
