@@ -6,6 +6,7 @@ with 2 fake CPU devices; CPU collectives go through gloo.
 
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -413,37 +414,56 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
     ]
 
 
-@pytest.mark.timeout(300)
-def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache):
-    # A 2-device and a 1-device host built a 3-device and a 2-device mesh:
-    # wrong advice (num_envs=4 "over the 3 devices of 2 processes"), or both
-    # stopped after 40 s saying a process had died (none had). Now both take
-    # the fewest, and process 0 says so; a --devices above it is refused.
-    run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
-           "64", "--no-files", "--quiet", *cache]  # fmt: skip
-    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+def _on_unequal_hosts(
+    args: list[str], tmp_path: pathlib.Path, tag: str
+) -> tuple[list[int], list[str]]:
+    """`args` as process 0 with 2 CPU devices and process 1 with one: each
+    process's exit status and output."""
+    logs = [tmp_path / f"{tag}{i}.log" for i in range(2)]
     port = _free_port()
-    procs = [_start([*run, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)]
-    try:
-        for log, p in zip(logs, procs, strict=True):
-            assert p.wait(timeout=240) == 0, log.read_text()[-3000:]
-    finally:
-        for p in procs:
-            p.kill()
-    log0 = logs[0].read_text()
-    assert "the processes have 2, 1 cpu devices: each trains on 1" in log0
-    assert "2 cpu device(s) in 2 processes" in log0, log0[-3000:]
-    port = _free_port()
-    run += ["--devices", "2"]
-    procs = [_start([*run, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)]
+    procs = [_start([*args, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)]
     try:
         statuses = [p.wait(timeout=240) for p in procs]
     finally:
         for p in procs:
             p.kill()
-    log0 = logs[0].read_text()
-    assert statuses[0] == 2, log0[-3000:] + logs[1].read_text()[-3000:]
-    assert _one_line_errors(log0) == [
+    return statuses, [log.read_text() for log in logs]
+
+
+@pytest.mark.timeout(600)
+def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache):
+    # A 2-device and a 1-device host built a 3-device and a 2-device mesh:
+    # wrong advice (num_envs=4 "over the 3 devices of 2 processes"), or both
+    # stopped after 40 s saying a process had died (none had). Now both take
+    # the fewest, and process 0 says so; a --devices above it is refused.
+    # With files, every step the processes took together counted devices
+    # (JAX's multihost_utils, and orbax's barriers on them): "cannot reshape
+    # array of size 3 into shape (2,1)", on a fresh run as on a resume.
+    run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
+           "64", "--num-logs", "2", "--quiet", *cache]  # fmt: skip
+    runs = tmp_path / "runs"
+    statuses, logs = _on_unequal_hosts([*run, "--run-dir", str(runs)], tmp_path, "p")
+    assert statuses == [0, 0], logs[0][-3000:] + logs[1][-3000:]
+    assert "the processes have 2, 1 cpu devices: each trains on 1" in logs[0]
+    assert "2 cpu device(s) in 2 processes" in logs[0], logs[0][-3000:]
+    (run_dir,) = runs.iterdir()
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["1", "2"]
+
+    # Resumed from its first checkpoint on the same hosts: the same run.
+    resumed = tmp_path / "resumed" / run_dir.name
+    shutil.copytree(run_dir, resumed)
+    shutil.rmtree(resumed / "checkpoints" / "2")
+    (resumed / "params.msgpack").unlink()
+    resume = ["train", "--resume", str(resumed), "--quiet", *cache]
+    statuses, logs = _on_unequal_hosts(resume, tmp_path, "r")
+    assert statuses == [0, 0], logs[0][-3000:] + logs[1][-3000:]
+    assert (resumed / "checkpoints" / "2").is_dir()
+    np.testing.assert_array_equal(_params(runs), _params(resumed.parent))
+
+    statuses, logs = _on_unequal_hosts([*run, "--no-files", "--devices", "2"],
+                                       tmp_path, "d")  # fmt: skip
+    assert statuses[0] == 2, logs[0][-3000:] + logs[1][-3000:]
+    assert _one_line_errors(logs[0]) == [
         "purejaxdrl: error: devices=2 must be between 1 and the 1 local cpu "
         "devices of process 1 (the processes have 2, 1); pass --devices 1 or fewer."
     ]
