@@ -7,7 +7,7 @@ from purejaxdrl.cli.args import int_flag
 
 def add_process_flags(parser: argparse.ArgumentParser) -> None:
     """The "many hosts" group: --coordinator, --num-processes, --process-id, ..."""
-    from purejaxdrl.cli.processes import DEFAULT_INIT_TIMEOUT
+    from purejaxdrl.cli.process_config import DEFAULT_INIT_TIMEOUT
 
     multi = parser.add_argument_group(
         "many hosts",

@@ -9,7 +9,6 @@ abort the survivors with a C++ stack dump.
 
 import atexit
 import contextlib
-import dataclasses
 import os
 import sys
 import threading
@@ -18,51 +17,14 @@ from typing import Any, NoReturn
 
 import jax
 
-# A process that stops answering is declared dead after this many seconds; the
-# coordination service then stops every other process with an error instead of
-# letting it wait forever in a collective. JAX's default is 100 s.
-DEFAULT_HEARTBEAT_TIMEOUT = 20
-# How long a process waits for all the others to join before it gives up. Hosts
-# of a cluster rarely start the command within seconds of each other; JAX's
-# default is 300 s.
-DEFAULT_INIT_TIMEOUT = 120
+from purejaxdrl.cli.process_config import DistributedConfig, check_before_joining
+
 EXIT_PEER_FAILURE = 1
 # Seconds a process gives its own error to surface after process 0 has said it
 # is leaving, before its watchdog ends it: within `_leave_last`'s wait.
 _PEER_GRACE = 3.0
 # Stops this process's heartbeat thread (set by `_start_watchdog`).
 _stop_watching: list = []
-
-
-@dataclasses.dataclass(frozen=True)
-class DistributedConfig:
-    """How this process joins a multi-process run (all None: a single process).
-
-    Attributes:
-      coordinator: "host:port" of process 0's coordination service.
-      num_processes: number of processes in the run.
-      process_id: this process's index in [0, num_processes).
-      auto: let `jax.distributed.initialize()` detect the cluster (SLURM,
-        Cloud TPU, Open MPI) instead of naming it.
-      heartbeat_timeout: seconds of silence after which a process is declared
-        dead and the run stops.
-      init_timeout: seconds this process waits for every process to join
-        before it stops with an error.
-
-    """
-
-    coordinator: str | None = None
-    num_processes: int | None = None
-    process_id: int | None = None
-    auto: bool = False
-    heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT
-    init_timeout: int = DEFAULT_INIT_TIMEOUT
-
-    @property
-    def enabled(self) -> bool:
-        """Whether this describes a multi-process run (any of its flags given)."""
-        named = (self.coordinator, self.num_processes, self.process_id)
-        return self.auto or any(x is not None for x in named)
 
 
 def initialize_distributed(config: DistributedConfig) -> bool:
@@ -77,12 +39,13 @@ def initialize_distributed(config: DistributedConfig) -> bool:
 
     Raises:
       ValueError: when only some of coordinator / num_processes / process_id
-        are given, or they are out of range or malformed.
+        are given, or they are out of range or malformed, or process 0's
+        port is in use on this host.
 
     """
     if not config.enabled:
         return False
-    _check(config)
+    check_before_joining(config)
     # Only the CPU client reads this; asking for the backend here would start it
     # before `initialize`, which must come first.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -167,42 +130,6 @@ def _state() -> Any:
     return jax_distributed.global_state
 
 
-def _check(config: DistributedConfig) -> None:
-    """Raises a ValueError naming the flag when the flags cannot describe a run."""
-    if config.init_timeout < 1:
-        raise ValueError(
-            f"--init-timeout {config.init_timeout} must be >= 1 (seconds to "
-            f"wait for every process to join; default {DEFAULT_INIT_TIMEOUT})."
-        )
-    if config.auto:
-        return
-    named = (config.coordinator, config.num_processes, config.process_id)
-    if None in named:
-        raise ValueError(
-            "--coordinator, --num-processes and --process-id go together: "
-            f"got coordinator={config.coordinator}, num_processes="
-            f"{config.num_processes}, process_id={config.process_id}; give "
-            "all three (or --distributed-auto on SLURM / Cloud TPU)."
-        )
-    host, _, port = config.coordinator.rpartition(":")
-    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValueError(
-            f"--coordinator {config.coordinator} must be HOST:PORT, a port "
-            "from 1 to 65535 on process 0's host; e.g. --coordinator "
-            f"{host or config.coordinator}:1234."
-        )
-    if config.num_processes < 1:
-        raise ValueError(
-            f"--num-processes {config.num_processes} must be >= 1 (the number "
-            "of processes of the run, one per host)."
-        )
-    if not 0 <= config.process_id < config.num_processes:
-        raise ValueError(
-            f"process_id={config.process_id} must be in [0, "
-            f"{config.num_processes}); number processes from 0."
-        )
-
-
 def _exit_unjoined(config: DistributedConfig) -> NoReturn:
     """Ends a process that the others did not join in time, with one line."""
     if config.auto:
@@ -275,9 +202,20 @@ def first_differing(text: str, name: str, timeout: float = 600) -> tuple[int, st
     Each process publishes `text` under `name` in the coordination service's
     store and reads the others': all get (0, text, text) if all agree.
     """
+    texts = exchange(text, name, timeout)
+    p = next((p for p, t in enumerate(texts) if t != texts[0]), 0)
+    return p, texts[0], texts[p]
+
+
+def exchange(text: str, name: str, timeout: float = 600) -> list[str]:
+    """Every process's `text`, by process index; [text] for a single process.
+
+    Each process publishes `text` under `name` in the coordination service's
+    store and reads the others': every process gets the same list.
+    """
     client = _client()
     if client is None:
-        return 0, text, text
+        return [text]
     me, ms = jax.process_index(), int(timeout * 1000)
     client.key_value_set(f"purejaxdrl/{name}/{me}", text)
     texts = [
@@ -286,8 +224,7 @@ def first_differing(text: str, name: str, timeout: float = 600) -> tuple[int, st
     ]
     # No process leaves (exits, on a mismatch) before all have read its text.
     client.wait_at_barrier(f"purejaxdrl/{name}/read", ms)
-    p = next((p for p, t in enumerate(texts) if t != texts[0]), 0)
-    return p, texts[0], texts[p]
+    return texts
 
 
 def leave_together() -> None:

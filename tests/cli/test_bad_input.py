@@ -336,7 +336,8 @@ CASES = [
             "--process-id",
             "1",
         ],
-        "--coordinator localhost must be HOST:PORT",
+        "--coordinator localhost must be HOST:PORT, a port from 1 to 65535 on "
+        "process 0's host; e.g. --coordinator localhost:1234.",
     ),  # fmt: skip
     (
         [
@@ -367,7 +368,12 @@ CASES = [
     ([*TRAIN, "--num-processes", "two"], "'two' is not an integer"),
     (
         [*TRAIN, "--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
-        "process_id=2 must be in [0, 2)",
+        "--process-id 2 must be in [0, 2) for --num-processes 2",
+    ),
+    (
+        [*TRAIN, "--coordinator", ":1234", "--num-processes", "2", "--process-id", "0"],
+        "must be HOST:PORT, a port from 1 to 65535 on process 0's host; e.g. "
+        "--coordinator HOSTNAME_OF_PROCESS_0:1234.",  # was :1234:1234
     ),
     (
         [*TRAIN, "--coordinator", "h:1", "--num-processes", "0", "--process-id", "0"],
@@ -912,6 +918,35 @@ def test_distributed_auto_outside_a_cluster_is_one_line_and_exit_2(tmp_path):
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("purejaxdrl: error: --distributed-auto found no cluster")
     assert line.endswith("--num-processes N --process-id I."), line
+
+
+@pytest.mark.parametrize("reuse_port", [False, True])
+def test_a_coordinator_port_in_use_is_one_line_and_exit_2(reuse_port, tmp_path):
+    # Another program's port: JAX's server failed to bind it and process 0
+    # crashed (a segfault, 139). Another run's coordinator, which binds with
+    # SO_REUSEPORT (`reuse_port`): process 0 joined that run, which aborted.
+    import socket
+
+    with socket.socket() as held:
+        if reuse_port:
+            held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        cluster = ["--num-processes", "2", "--process-id", "0", "--init-timeout", "10"]
+        argv = [*TRAIN, "--coordinator", f"127.0.0.1:{port}", *cluster]
+        result = subprocess.run(
+            [sys.executable, "-m", "purejaxdrl.cli", *argv],
+            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-3000:]
+    (line,) = result.stderr.strip().splitlines()
+    assert line == (
+        f"purejaxdrl: error: --coordinator 127.0.0.1:{port}: port {port} is in use "
+        "on this host (another run's coordinator, or another program); pick a free "
+        "port, the same --coordinator for every process."
+    )
 
 
 @pytest.mark.parametrize(
