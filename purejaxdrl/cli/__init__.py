@@ -7,7 +7,8 @@ several of them share (the parser that raises, config flags, compile-cache
 flags, exit codes) lives in `args` (its hints for unknown words in
 `hints`), what `sweep` and `pbt` share in
 `population`, and how the processes of a multi-process run join, agree and
-stop in `processes` (train's flags for them in `process_flags`). Sub-commands
+stop in `processes` (train's flags for them in `process_flags`, checked in
+`process_config`; what they agree on in `run_agreement`). Sub-commands
 import those, never each other. This is the top layer: it may import every
 other part of the package, and nothing imports it.
 """

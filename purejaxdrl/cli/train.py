@@ -1,6 +1,5 @@
 """`purejaxdrl train`: one run from a preset (or a resumed run) and flags."""
 
-import argparse
 import math
 import re
 import sys
@@ -153,36 +152,6 @@ def _join_processes(argv: Sequence[str]) -> Any:
     return processes.held_stop_signals(joined, saves="--no-files" not in argv)
 
 
-def _agree_on_config(args: argparse.Namespace, config: Any) -> None:
-    """Raises a UsageError on every process unless all resolved the same run.
-
-    Each process reads its own flags: one that differs would train its own
-    replica of the learner differently (silently) or compile other shapes
-    (a crash in a collective). `run_dir` may differ: process 0's is used.
-    """
-    import json
-
-    from purejaxdrl.cli.processes import first_differing, leave_together
-    from purejaxdrl.config_types import flat_fields
-
-    mine = {path: value for path, _, value in flat_fields(config)}
-    mine |= {"--no-files": args.no_files, "--override": args.override}
-    mine.pop("run_dir", None)
-    # Sorted keys: equal dicts (env.options given in another order) are equal
-    # texts.
-    text = json.dumps(mine, default=str, sort_keys=True)
-    process, first, other = first_differing(text, "config")
-    if process:
-        leave_together()  # every process is here: none may exit before the rest
-        a, b = json.loads(first), json.loads(other)
-        key = next(k for k in [*a, *b] if a.get(k, "(none)") != b.get(k, "(none)"))
-        raise UsageError(
-            f"process {process}'s config differs from process 0's: {key} "
-            f"{b.get(key, '(none)')} vs {a.get(key, '(none)')}; run every "
-            "process with the same flags."
-        )
-
-
 def train_command(argv: Sequence[str]) -> int:
     """`purejaxdrl train ...`; returns the exit status."""
     with _join_processes(argv):
@@ -208,6 +177,7 @@ def _train(argv: Sequence[str]) -> int:
     import jax
 
     from purejaxdrl.cli.processes import exit_on_peer_failure
+    from purejaxdrl.cli.run_agreement import agree_on_run
     from purejaxdrl.parallel import is_main_process
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
@@ -218,7 +188,7 @@ def _train(argv: Sequence[str]) -> int:
     note = None
     if args.resume is not None:
         config, note = replay_devices(config, args.resume)
-    _agree_on_config(args, config)
+    agree_on_run(args, config)
     if is_main_process():  # only process 0 prints
         for line in [f"resuming with {c}" for c in changes] + [note] * bool(note):
             print(f"purejaxdrl: {line}", file=sys.stderr)

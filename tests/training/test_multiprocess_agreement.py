@@ -155,32 +155,103 @@ def test_an_unexpected_error_in_a_joined_process_ends_it_at_once(tmp_path):
     assert "Check failure" not in out and elapsed < 60, out[-3000:]
 
 
+def _agreeing(monkeypatch):
+    """`agree_on_run` as process 1 of 2, its first call's text process 0's."""
+    from purejaxdrl.cli import run_agreement
+
+    texts = []
+
+    def exchange(text: str, name: str) -> list[str]:
+        texts.append(text)
+        return [texts[0], text]
+
+    monkeypatch.setattr(run_agreement, "exchange", exchange)
+    return run_agreement.agree_on_run
+
+
+def _args(resume=None):
+    import types
+
+    return types.SimpleNamespace(no_files=False, override=False, resume=resume)
+
+
 def test_equal_configs_agree_whatever_their_options_order(monkeypatch):
     # The processes' texts are compared as they are: equal dicts given in
     # another order (--env.option a=1 --env.option b=2, and reversed) must
     # make equal texts, and a real difference is named.
-    import types
-
-    from purejaxdrl.cli import processes, train
     from purejaxdrl.cli.args import UsageError
     from purejaxdrl.training.config import EnvConfig
 
     def config(options: dict, seed: int = 0) -> TrainConfig:
         return TrainConfig(env=EnvConfig(id="CartPole-v1", options=options), seed=seed)
 
-    texts = []
-
-    def exchange(text: str, name: str, timeout: float = 600):
-        texts.append(text)
-        first = texts[0]
-        return (0, first, text) if text == first else (1, first, text)
-
-    monkeypatch.setattr(processes, "first_differing", exchange)
-    args = types.SimpleNamespace(no_files=False, override=False)
-    train._agree_on_config(args, config({"a": 1, "b": 2}))
-    train._agree_on_config(args, config({"b": 2, "a": 1}))
+    agree = _agreeing(monkeypatch)
+    agree(_args(), config({"a": 1, "b": 2}))
+    agree(_args(), config({"b": 2, "a": 1}))
     with pytest.raises(UsageError, match="process 1's config differs .*: seed 7 vs 0"):
-        train._agree_on_config(args, config({"a": 1, "b": 2}, seed=7))
+        agree(_args(), config({"a": 1, "b": 2}, seed=7))
+
+
+def _run_with_checkpoints(path: pathlib.Path, steps: list[int]) -> pathlib.Path:
+    for step in steps:
+        (path / "checkpoints" / str(step)).mkdir(parents=True)
+    (path / "checkpoints" / "24.orbax-checkpoint-tmp-1").mkdir()  # not saved yet
+    return path
+
+
+def test_resumes_spelled_differently_agree_on_the_same_checkpoint(
+    monkeypatch, tmp_path
+):
+    # Each host may reach the shared folder by its own path.
+    a = _run_with_checkpoints(tmp_path / "a", [8, 16])
+    b = _run_with_checkpoints(tmp_path / "b", [8, 16])
+    agree = _agreeing(monkeypatch)
+    agree(_args(str(a)), TrainConfig())
+    agree(_args(f"{b}/"), TrainConfig())
+
+
+def test_resumes_from_different_checkpoints_stop_every_process(monkeypatch, tmp_path):
+    # Not a shared filesystem (or a copy on one host): process 0 restored
+    # update 16 and found the run complete, process 1 update 8 and waited in
+    # a collective; 0 aborted in JAX's shutdown barrier (134), nothing said why.
+    from purejaxdrl.cli.args import UsageError
+
+    a = _run_with_checkpoints(tmp_path / "a", [8, 16])
+    b = _run_with_checkpoints(tmp_path / "b", [8])
+    agree = _agreeing(monkeypatch)
+    agree(_args(str(a)), TrainConfig())
+    with pytest.raises(UsageError) as e:
+        agree(_args(str(b)), TrainConfig())
+    assert str(e.value) == (
+        f"process 1 resumes {b}, whose newest checkpoint is update 8 but process 0 "
+        f"{a}, whose newest checkpoint is update 16; give every process the same "
+        "--resume RUN_DIR (a shared filesystem)."
+    )
+    empty = tmp_path / "empty"
+    with pytest.raises(UsageError, match=f"{empty}, whose newest checkpoint is none"):
+        agree(_args(str(empty)), TrainConfig())
+
+
+@pytest.mark.timeout(200)
+def test_a_resumed_process_and_a_fresh_one_both_stop_with_one_line(tmp_path):
+    # The resumed config equals the fresh one (but run_dir): both passed the
+    # check, then the fresh process waited in the broadcast of its run
+    # directory and the resumed one in its restore, for ever (SIGTERM too).
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    text = yaml.safe_dump(to_dict(TrainConfig(num_envs=8)), sort_keys=False)
+    (run_dir / "config.yaml").write_text(text)
+    fresh = ["train", "--num-envs", "8", "--quiet", "--run-dir", str(tmp_path / "r")]
+    done = _run_pair([["train", "--resume", str(run_dir), "--quiet"], fresh], tmp_path)
+    expected = (
+        f"purejaxdrl: error: process 1 starts a new run but process 0 resumes "
+        f"{run_dir}; give every process the same --resume RUN_DIR (a shared "
+        "filesystem), or none to start a new run."
+    )
+    for status, log in done:
+        assert status == 2, log[-3000:]
+        assert _lines(log) == [expected], log[-3000:]
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.timeout(200)
