@@ -8,7 +8,8 @@ flags, exit codes) lives in `args` (its hints for unknown words in
 `hints`), what `sweep` and `pbt` share in
 `population`, and how the processes of a multi-process run join, agree and
 stop in `processes` (train's flags for them in `process_flags`, checked in
-`process_config`; what they agree on in `run_agreement`). Sub-commands
+`process_config`; what they agree on in `run_agreement`; a second signal
+ends one in `second_signal`). Sub-commands
 import those, never each other. This is the top layer: it may import every
 other part of the package, and nothing imports it.
 """

@@ -113,14 +113,20 @@ def held_stop_signals(hold: bool, saves: bool = True) -> Any:
     while the run restores or compiles (minutes on an accelerator) would kill
     this process alone. The chunk loop's handler takes the request over and
     every process stops before the first chunk, with a checkpoint if `saves`
-    (a run without files stops unsaved).
+    (a run without files stops unsaved). A second signal ends the process
+    even while it waits in a collective (`EndOnSecondSignal`), where no
+    Python handler runs.
     """
     if not hold:
         return contextlib.nullcontext()
+    from purejaxdrl.cli.second_signal import EndOnSecondSignal
     from purejaxdrl.training.faults import StopSignals
 
     main = _state().process_id == 0  # only process 0 prints
-    return StopSignals(announce=main, before_training=True, saves=saves)
+    held = contextlib.ExitStack()
+    held.enter_context(StopSignals(announce=main, before_training=True, saves=saves))
+    held.enter_context(EndOnSecondSignal())
+    return held
 
 
 def _state() -> Any:
