@@ -30,10 +30,13 @@ _uses: collections.Counter[str] = collections.Counter()
 
 
 def client() -> Any:
-    """`jax.distributed`'s coordination client; None outside a multi-process run."""
+    """`jax.distributed`'s coordination client; None outside a multi-process run.
+
+    Asking starts no backend (`jax.process_count()` would).
+    """
     from jax._src import distributed  # not public: as orbax reads it
 
-    return distributed.global_state.client
+    return getattr(distributed.global_state, "client", None)
 
 
 def _key(name: str) -> str:
@@ -58,6 +61,27 @@ def broadcast_text(name: str, text: str | None) -> str:
         client().key_value_set(key, text)
         return text
     return client().blocking_key_value_get(key, _TIMEOUT_S * 1000)
+
+
+def gather_text(name: str, text: str, timeout: float = 600) -> list[str]:
+    """Every process's `text`, by process index; [text] outside a multi-process run.
+
+    Each process publishes `text` under `name` in the store and reads the
+    others': every process gets the same list. None returns before all have
+    read its text: a process that exits on a mismatch would otherwise leave
+    a peer waiting for a key it never set.
+    """
+    store = client()
+    if store is None:
+        return [text]
+    key, me, ms = _key(name), jax.process_index(), int(timeout * 1000)
+    store.key_value_set(f"{key}/{me}", text)
+    texts = [
+        text if p == me else store.blocking_key_value_get(f"{key}/{p}", ms)
+        for p in range(jax.process_count())
+    ]
+    store.wait_at_barrier(f"{key}/read", ms)
+    return texts
 
 
 def barrier(name: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import jax
 
 from purejaxdrl.cli.process_config import DistributedConfig, check_before_joining
+from purejaxdrl.coordination import client as coordination_client
 
 EXIT_PEER_FAILURE = 1
 # Seconds a process gives its own error to surface after process 0 has said it
@@ -154,14 +155,9 @@ def _exit_unjoined(config: DistributedConfig) -> NoReturn:
     os._exit(EXIT_PEER_FAILURE)
 
 
-def _client() -> Any:
-    """jax.distributed's coordination client, or None before it has started."""
-    return getattr(_state(), "client", None)
-
-
 def joined() -> bool:
     """Whether this process has joined a multi-process run (`jax.distributed`)."""
-    return _client() is not None
+    return coordination_client() is not None
 
 
 def exit_if_joined(status: int) -> None:
@@ -200,37 +196,6 @@ def _leave_last(wait: float = 6.0) -> None:
         time.sleep(0.2)  # from their key to their exit
     except Exception:  # a peer that stays (or the store failing): leave now
         return
-
-
-def first_differing(text: str, name: str, timeout: float = 600) -> tuple[int, str, str]:
-    """(a process whose `text` differs from process 0's, 0's text, its text).
-
-    Each process publishes `text` under `name` in the coordination service's
-    store and reads the others': all get (0, text, text) if all agree.
-    """
-    texts = exchange(text, name, timeout)
-    p = next((p for p, t in enumerate(texts) if t != texts[0]), 0)
-    return p, texts[0], texts[p]
-
-
-def exchange(text: str, name: str, timeout: float = 600) -> list[str]:
-    """Every process's `text`, by process index; [text] for a single process.
-
-    Each process publishes `text` under `name` in the coordination service's
-    store and reads the others': every process gets the same list.
-    """
-    client = _client()
-    if client is None:
-        return [text]
-    me, ms = jax.process_index(), int(timeout * 1000)
-    client.key_value_set(f"purejaxdrl/{name}/{me}", text)
-    texts = [
-        text if p == me else client.blocking_key_value_get(f"purejaxdrl/{name}/{p}", ms)
-        for p in range(jax.process_count())
-    ]
-    # No process leaves (exits, on a mismatch) before all have read its text.
-    client.wait_at_barrier(f"purejaxdrl/{name}/read", ms)
-    return texts
 
 
 def leave_together() -> None:
@@ -278,7 +243,7 @@ def _start_watchdog(timeout: float, interval: float = 1.0) -> None:
     It stops at exit before JAX's handler shuts the client down: a beat sent
     into that shutdown fails (CANCELLED), which would fail a finished run.
     """
-    client = _client()
+    client = coordination_client()
     if client is None:
         return
     me, count = jax.process_index(), jax.process_count()

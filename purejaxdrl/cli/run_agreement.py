@@ -10,8 +10,9 @@ import pathlib
 from typing import Any
 
 from purejaxdrl.cli.args import UsageError
-from purejaxdrl.cli.processes import exchange, leave_together
+from purejaxdrl.cli.processes import leave_together
 from purejaxdrl.config_types import flat_fields
+from purejaxdrl.coordination import gather_text
 
 
 def agree_on_run(args: argparse.Namespace, config: Any) -> None:
@@ -34,7 +35,7 @@ def agree_on_run(args: argparse.Namespace, config: Any) -> None:
     # Sorted keys: equal dicts (env.options given in another order) are equal
     # texts.
     text = json.dumps({"config": mine, "resume": resume}, default=str, sort_keys=True)
-    problem = _disagreement([json.loads(t) for t in exchange(text, "config")])
+    problem = _disagreement([json.loads(t) for t in gather_text("config", text)])
     if problem:
         leave_together()  # every process is here: none may exit before the rest
         raise UsageError(problem)

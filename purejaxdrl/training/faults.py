@@ -3,7 +3,6 @@
 Host-side only: signal handlers and checks of the metrics a chunk returned.
 """
 
-import functools
 import os
 import re
 import signal
@@ -14,11 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.coordination import gather_rows
 from purejaxdrl.runners.anakin import NON_FINITE
 
 
@@ -94,30 +91,16 @@ class StopSignals:
 def agreed_stop(stop: StopSignals) -> bool:
     """Whether any process was asked to stop (all must stop at the same chunk).
 
-    Gathered over one device per process: `multihost_utils.process_allgather`
-    needs as many devices in every process, and hosts may have more or fewer
-    (each then trains on the fewest).
+    Gathered over one device per process (`coordination.gather_rows`):
+    `multihost_utils.process_allgather` needs as many devices in every
+    process, and hosts may have more or fewer (each then trains on the fewest).
     """
     if jax.process_count() == 1:
         return stop.requested is not None
-    firsts: dict[int, jax.Device] = {}
-    for device in jax.devices():  # the same order in every process
-        firsts.setdefault(device.process_index, device)
-    mesh = Mesh(np.array(list(firsts.values())), ("process",))
-    mine = np.int32([stop.requested is not None])
-    flags = jax.make_array_from_process_local_data(
-        NamedSharding(mesh, P("process")), mine
-    )
-    anyone = bool(_any_of(mesh)(flags))
+    anyone = bool(gather_rows(np.float32([stop.requested is not None])).max())
     if anyone and stop.requested is None:
         stop.requested = "a peer's signal"
     return anyone
-
-
-@functools.cache
-def _any_of(mesh: Mesh) -> Callable:
-    """The max over `mesh`'s processes' flags, replicated (compiled once per mesh)."""
-    return jax.jit(jnp.max, out_shardings=NamedSharding(mesh, P()))
 
 
 def _pass_on(signum: int, frame: types.FrameType | None, handler: object) -> None:

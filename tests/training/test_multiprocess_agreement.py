@@ -161,11 +161,11 @@ def _agreeing(monkeypatch):
 
     texts = []
 
-    def exchange(text: str, name: str) -> list[str]:
+    def gather_text(name: str, text: str) -> list[str]:
         texts.append(text)
         return [texts[0], text]
 
-    monkeypatch.setattr(run_agreement, "exchange", exchange)
+    monkeypatch.setattr(run_agreement, "gather_text", gather_text)
     return run_agreement.agree_on_run
 
 
