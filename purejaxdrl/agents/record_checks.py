@@ -11,6 +11,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jax.numpy as jnp
+
 from purejaxdrl.agents.base import Agent, Algorithm
 from purejaxdrl.config import ConfigError
 
@@ -109,6 +111,14 @@ def checked_update(agent: Agent, algo: str) -> Agent:
                 f"algo={algo!r}: its agent's update returned {_kind(out)}, but it "
                 "must return (state, metrics), metrics a dict of arrays "
                 "(agents.base.Agent.update); e.g. return state, {'loss': loss}."
+            )
+        shaped = {k: jnp.shape(v) for k, v in out[1].items() if jnp.shape(v) != ()}
+        if shaped:
+            name, shape = next(iter(shaped.items()))
+            raise ConfigError(
+                f"algo={algo!r}: its agent's update returned metric {name!r} of "
+                f"shape {shape}, but each metric must be a scalar (the runners "
+                "log one number per metric); return its mean, e.g. jnp.mean(x)."
             )
         return out
 

@@ -109,6 +109,28 @@ def test_an_update_that_returns_its_state_alone_is_named(state_only):
     )
 
 
+def test_an_update_whose_metric_is_not_a_scalar_is_named(monkeypatch):
+    # It failed inside the runner, stacking the chunk's metrics: "Cannot
+    # stack arrays with different numbers of dimensions", 56 lines.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    a2c = registry.algorithm("a2c")
+
+    def make_agent(config, network, obs_example, run):
+        agent = a2c.make_agent(config, network, obs_example, run)
+        update = agent.update
+
+        def with_vector(state, batch, key):
+            state, metrics = update(state, batch, key)
+            return state, {**metrics, "returns": batch.reward[0]}
+
+        return agent._replace(update=with_vector)
+
+    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    with pytest.raises(pjd.ConfigError, match="metric 'returns' of shape") as e:
+        pjd.train(_config(num_envs=4, devices=1), console=False)
+    assert "must be a scalar" in str(e.value) and "jnp.mean(x)" in str(e.value)
+
+
 def test_the_command_line_names_update_not_pythons_unpacking(state_only, capsys):
     flags = ["--num-envs", "4", "--unroll-length", "4", "--total-steps", "64"]
     status = cli.main(
