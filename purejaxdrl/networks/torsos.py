@@ -8,6 +8,7 @@ activation when `norm` is `layer_norm`. On dict observations a torso reads
 one entry (`pick`): the policy's `policy_obs_key`, the critic's `value_obs_key`.
 """
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -54,8 +55,9 @@ def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> Non
 
     Raises:
       ValueError: a name that is a built-in torso's or not an identifier.
-      ConfigError: a `make` that is a module class (not a function making
-        one), or that cannot be called as make(config).
+      ConfigError: a `make` that cannot be called as make(config): a
+        module class whose first field is not the config, a module
+        instance, or a function of other arguments.
 
     """
     if not isinstance(name, str) or name in TORSOS or not name.isidentifier():
@@ -72,7 +74,10 @@ def _check_make(name: str, make: Any) -> None:
     said = f"register_torso({name!r}, {getattr(make, '__name__', type(make).__name__)})"
     rule = "make is called as make(config), the run's NetworkConfig, for a module"
     if isinstance(make, type) and issubclass(make, nn.Module):
-        # A class is callable with the config too: as its first field.
+        # A class is called with the config as its first field: right for a
+        # module whose first field is the config, wrong for any other.
+        if _takes_config_first(make):
+            return
         raise ConfigError(
             f"{said}: {rule}, but {make.__name__} is the module class; pass "
             f"lambda config: {make.__name__}(...)."
@@ -96,6 +101,16 @@ def _check_make(name: str, make: Any) -> None:
         ) from None
     except ValueError:
         return  # no signature Python can read (a builtin): the call will tell
+
+
+def _takes_config_first(module: type) -> bool:
+    """Whether `module`'s first init field is the config (named or typed so)."""
+    fields = [f for f in dataclasses.fields(module) if f.init and f.name != "parent"]
+    if not fields:
+        return False
+    first = fields[0]
+    typed = first.type in (NetworkConfig, "NetworkConfig")
+    return first.name == "config" or typed
 
 
 def torso_names() -> tuple[str, ...]:

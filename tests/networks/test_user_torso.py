@@ -124,6 +124,26 @@ def test_a_make_with_more_arguments_than_the_config_is_taken_when_they_default(
     assert pjd.networks.torso_names()[-1] == "residual2"
 
 
+class _Widened(nn.Module):
+    """A torso whose width is the run's: the config is its first field."""
+
+    config: pjd.NetworkConfig
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return nn.relu(nn.Dense(self.config.hidden_sizes[0] // 2)(x))
+
+
+def test_a_module_class_whose_first_field_is_the_config_is_its_own_make(residual):
+    # make(config) is then _Widened(config): it trained, and was once refused.
+    pjd.networks.register_torso("widened", _Widened)
+    config = pjd.NetworkConfig(torso="widened", hidden_sizes=(16,))
+    net = pjd.networks.make_actor_critic(config, pjd.env.Box((4,)), pjd.env.Discrete(2))
+    params = net.init(jax.random.key(0), np.zeros((1, 4), np.float32))
+    widths = {x.shape for x in jax.tree.leaves(params)}
+    assert (4, 8) in widths  # the torso's Dense, half of hidden_sizes[0]
+
+
 def _fresh_process(args: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
     """`python ARGS` in a new interpreter, where nothing is registered yet."""
     root = pathlib.Path(pjd.__file__).parent.parent
