@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 
 from purejaxdrl.agents.base import Agent, Algorithm
@@ -112,7 +113,12 @@ def checked_update(agent: Agent, algo: str) -> Agent:
                 "must return (state, metrics), metrics a dict of arrays "
                 "(agents.base.Agent.update); e.g. return state, {'loss': loss}."
             )
-        shaped = {k: jnp.shape(v) for k, v in out[1].items() if jnp.shape(v) != ()}
+        leaves = jax.tree_util.tree_flatten_with_path(dict(out[1]))[0]
+        shaped = {
+            "/".join(str(getattr(k, "key", k)) for k in path): jnp.shape(leaf)
+            for path, leaf in leaves
+            if jnp.shape(leaf) != ()
+        }
         if shaped:
             name, shape = next(iter(shaped.items()))
             raise ConfigError(

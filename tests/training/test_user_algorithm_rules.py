@@ -74,6 +74,39 @@ def test_a_device_count_is_chosen_by_the_records_multiple(mine):
     )
 
 
+def test_the_device_note_keeps_an_algorithms_own_words():
+    # PPO's minibatches: the note named "ppo" alone (the record's generic
+    # rule answered before PPO's own check).
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        SMALL | {"num_envs": 16, "ppo.num_minibatches": 4},
+    )
+    config = pjd.apply_overrides(config, {"network.core": "gru"})
+    note = make_experiment(config).device_note
+    assert note.startswith(
+        "using 4 of 8 cpu devices: ppo.num_minibatches=4 with a recurrent core"
+    ), note
+
+
+def test_the_fix_names_the_flag_and_counts_per_process(mine, monkeypatch):
+    from purejaxdrl.training import run_rules
+
+    record, shape = registry.algorithm("mine"), pjd.training.config.run_shape
+    config = _config(num_envs=8)
+    with pytest.raises(pjd.ConfigError, match=r"or --host.learner-devices 2\.$"):
+        run_rules.check_env_multiple(
+            config, record, shape(config)._replace(num_devices=4),
+            "--host.learner-devices",
+        )  # fmt: skip
+    # 2 processes of 4 devices: 16 environments fit 2 devices per process.
+    monkeypatch.setattr(run_rules.jax, "process_count", lambda: 2)
+    config = _config(num_envs=16)
+    with pytest.raises(pjd.ConfigError, match=r"or --devices 2\.$"):
+        run_rules.check_env_multiple(
+            config, record, shape(config)._replace(num_devices=8)
+        )
+
+
 def test_a_chosen_device_count_is_held_to_the_multiple_before_compiling(mine):
     # 8 environments on 4 devices: 2 each.
     with pytest.raises(pjd.ConfigError) as e:
@@ -109,7 +142,11 @@ def test_an_update_that_returns_its_state_alone_is_named(state_only):
     )
 
 
-def test_an_update_whose_metric_is_not_a_scalar_is_named(monkeypatch):
+@pytest.mark.parametrize(
+    ("metric", "named"),
+    [(lambda x: x, "'returns'"), (lambda x: {"per_env": x}, "'returns/per_env'")],
+)
+def test_an_update_whose_metric_is_not_a_scalar_is_named(metric, named, monkeypatch):
     # It failed inside the runner, stacking the chunk's metrics: "Cannot
     # stack arrays with different numbers of dimensions", 56 lines.
     monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
@@ -121,12 +158,12 @@ def test_an_update_whose_metric_is_not_a_scalar_is_named(monkeypatch):
 
         def with_vector(state, batch, key):
             state, metrics = update(state, batch, key)
-            return state, {**metrics, "returns": batch.reward[0]}
+            return state, {**metrics, "returns": metric(batch.reward[0])}
 
         return agent._replace(update=with_vector)
 
     registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
-    with pytest.raises(pjd.ConfigError, match="metric 'returns' of shape") as e:
+    with pytest.raises(pjd.ConfigError, match=f"metric {named} of shape") as e:
         pjd.train(_config(num_envs=4, devices=1), console=False)
     assert "must be a scalar" in str(e.value) and "jnp.mean(x)" in str(e.value)
 
