@@ -263,7 +263,7 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
         host = dataclasses.replace(config.host, learner_devices=learners)
         actor_devices, mesh = place(host, config.devices)
     shape = run_shape(config)._replace(num_devices=mesh.size)
-    check_env_multiple(config, algorithm(config.algo), shape)
+    check_env_multiple(config, algorithm(config.algo), shape, "--host.learner-devices")
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = SebulbaRunner(spec, agent, actor_devices, mesh, config, pools)
     player = HostPlayer(config, network, spec)
@@ -297,7 +297,9 @@ def fits(
     # Each device's environments must be a multiple of the algorithm's
     # (PPO's minibatches split them): here, before a device count is chosen.
     record = algorithm(config.algo)
-    multiple = record.env_multiple(config.algo_config, run_shape(config))
+    shape = run_shape(config)._replace(num_devices=total)
+    record.validate(config.algo_config, shape)  # its own words first (PPO's)
+    multiple = record.env_multiple(config.algo_config, shape)
     if (config.num_envs // total) % multiple:
         raise ValueError(
             f"{config.num_envs // total} environments per device over {total} "

@@ -7,6 +7,8 @@ split over devices for its algorithm (also checked once devices are chosen).
 
 from typing import Any
 
+import jax
+
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.config import check
 from purejaxdrl.runners.placement import HostConfig
@@ -70,14 +72,18 @@ def check_host(host: HostConfig) -> None:
         check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
 
 
-def check_env_multiple(config: Any, record: Algorithm, shape: RunShape) -> None:
+def check_env_multiple(
+    config: Any, record: Algorithm, shape: RunShape, flag: str = "--devices"
+) -> None:
     """That each device's environments are a multiple of `record.env_multiple`.
 
     `config` is a `TrainConfig` of `record`'s algorithm, `shape` its run on
     `shape.num_devices` devices (1 before devices are chosen: then the rule
-    is on `num_envs` itself, which every device count needs). An algorithm
-    whose own `validate` words the rule (PPO's minibatches) has refused the
-    config first; this holds it for every other record.
+    is on `num_envs` itself, which every device count needs; all processes'
+    devices together). An algorithm whose own `validate` words the rule
+    (PPO's minibatches) has refused the config first; this holds it for
+    every other record. `flag` sets the devices per process (the host-env
+    runner's learner: `--host.learner-devices`).
 
     Raises:
       ConfigError: naming the value, the multiple and a `num_envs` that fits.
@@ -92,14 +98,18 @@ def check_env_multiple(config: Any, record: Algorithm, shape: RunShape) -> None:
     what = f"num_envs={config.num_envs} is"
     if devices > 1:
         what = f"num_envs={config.num_envs} over {devices} devices is {each} each,"
+    # The flag counts per process; a fit needs every process's share.
+    processes = jax.process_count()
     fewer = [
-        d for d in range(devices - 1, 0, -1) if not config.num_envs % (d * multiple)
+        d
+        for d in range(devices // processes - 1, 0, -1)
+        if not config.num_envs % (d * processes * multiple)
     ]
     check(
         False,
         f"{what} not a multiple of {multiple}, which {config.algo} needs (its "
         f"record's env_multiple, per device); pass --num-envs "
         f"{-(-config.num_envs // step) * step}"
-        + (f" or --devices {fewer[0]}" if fewer else "")
+        + (f" or {flag} {fewer[0]}" if fewer else "")
         + ".",
     )
