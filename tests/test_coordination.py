@@ -1,7 +1,7 @@
 """Steps the processes take together, seen from one process.
 
-Across processes with unequal device counts: tests/training/
-test_multiprocess_unequal.py and tests/runners/test_host_multiprocess.py.
+Across processes with unequal device counts: tests/training/test_multiprocess.py
+(its unequal-hosts test) and tests/runners/test_host_multiprocess.py.
 """
 
 import jax
