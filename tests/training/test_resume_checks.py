@@ -6,6 +6,7 @@ is rewritten: a refused resume leaves the run as it was.
 """
 
 import pathlib
+import shutil
 
 import pytest
 import yaml
@@ -25,6 +26,15 @@ def run_dir(tmp_path_factory) -> pathlib.Path:
     )
     result = pjd.train(config, write_files=True, console=False)
     return pathlib.Path(result.run_dir)
+
+
+def _own_copy(run_dir: pathlib.Path, tmp_path: pathlib.Path) -> pathlib.Path:
+    """A copy of the module's run, for a test that trains it on: a test that
+    resumes the module's run must find it as trained (2 updates), whichever
+    test its worker ran first (one once found 8, CI 2026-12-05)."""
+    copy = tmp_path / "runs" / run_dir.name
+    shutil.copytree(run_dir, copy)
+    return copy
 
 
 @pytest.mark.parametrize(
@@ -68,7 +78,8 @@ def test_a_folder_that_is_not_a_run_is_refused_and_left_empty(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir):
+def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir, tmp_path):
+    run_dir = _own_copy(run_dir, tmp_path)  # the module's run stays as trained
     config = pjd.resume_config(run_dir, {})[0]
     more = pjd.apply_overrides(config, {"total_steps": 128})  # one more update
     result = pjd.train(more, resume=run_dir, console=False, allow_changes=True)
@@ -249,11 +260,12 @@ def test_a_failed_save_says_the_operating_systems_reason():
     assert failure_reason(text) == "No space left on device"
 
 
-def test_a_run_another_process_trains_is_refused_and_free_after(run_dir):
+def test_a_run_another_process_trains_is_refused_and_free_after(run_dir, tmp_path):
     import os
 
     from purejaxdrl.training.run_files import RunLock
 
+    run_dir = _own_copy(run_dir, tmp_path)  # it trains on: not the module's run
     config = pjd.resume_config(run_dir, {})[0]
     held = rf"is being trained by process {os.getpid()} on "
     with RunLock(run_dir), pytest.raises(ConfigError, match=held):
