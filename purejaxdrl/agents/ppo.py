@@ -328,7 +328,7 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         f"device's environments to be a multiple of {multiple}, got num_envs="
         f"{envs} over {devices} devices = {envs // devices} each; pass "
         f"--num-envs {-(-envs // step) * step}"
-        + (f" or --devices {fewer[0]}" if fewer else "")
+        + (f" or --devices {fewer[0]} (devices={fewer[0]} in Python)" if fewer else "")
         + (", or make num_minibatches a divisor of unroll_length" if fix else "")
         + ".",
     )

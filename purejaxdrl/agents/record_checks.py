@@ -8,6 +8,7 @@ in one line, when the record is registered or when `update` first traces.
 """
 
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -92,6 +93,38 @@ def check_signatures(record: Algorithm) -> None:
             )
 
 
+def checked_agent(agent: Agent, algo: str) -> Agent:
+    """`agent`, whose `init` and `update` say so when they return the wrong kind.
+
+    See `checked_init` and `checked_update`; both checks run in Python where
+    the functions trace, adding nothing to the compiled program.
+    """
+    return checked_update(checked_init(agent, algo), algo)
+
+
+def checked_init(agent: Agent, algo: str) -> Agent:
+    """`agent`, whose `init` says so when its state has no `params` field.
+
+    The library reads the learner's parameters as `state.params` (to act,
+    evaluate, export and save them); an `init` that returns a dict or a tuple
+    would fail there with an AttributeError deep in a runner.
+    """
+    init = agent.init
+
+    def init_checked(key: Any) -> Any:
+        state = init(key)
+        if not hasattr(state, "params"):
+            raise ConfigError(
+                f"algo={algo!r}: its agent's init returned {_kind(state)}, but it "
+                "must return a state with a `params` field (agents.base.Agent."
+                "init); e.g. return AgentState(params, opt_state, "
+                "jnp.zeros((), jnp.int32))."
+            )
+        return state
+
+    return agent._replace(init=init_checked)
+
+
 def checked_update(agent: Agent, algo: str) -> Agent:
     """`agent`, whose `update` says so when it returns other than (state, metrics).
 
@@ -103,7 +136,11 @@ def checked_update(agent: Agent, algo: str) -> Agent:
     update = agent.update
 
     def update_checked(state: Any, batch: Any, key: Any) -> Any:
-        out = update(state, batch, key)
+        try:
+            out = update(state, batch, key)
+        except TypeError as error:
+            _raise_if_constant_carry(error, algo, agent.axis_name)
+            raise
         # A NamedTuple is a state (AgentState), never the (state, metrics) pair.
         if not (
             type(out) in (tuple, list) and len(out) == 2 and isinstance(out[1], Mapping)
@@ -129,6 +166,29 @@ def checked_update(agent: Agent, algo: str) -> Agent:
         return out
 
     return agent._replace(update=update_checked)
+
+
+def _raise_if_constant_carry(error: TypeError, algo: str, axis: str | None) -> None:
+    """A ConfigError for JAX's many-line varying-type error of a loop's carry.
+
+    On several devices the update traces inside `shard_map` with its check of
+    varying types: a loop whose carry starts from a constant but takes values
+    of the batch fails to trace, with a message of 8 lines under a traceback
+    through the runner. None of the library's agents hits it; a user's may.
+    """
+    text = str(error)
+    if "manual axis types do not match" not in text:
+        return
+    found = re.search(r"input carry component (\S+) has type", text)
+    component = f" ({found[1]})" if found else ""
+    raise ConfigError(
+        f"algo={algo!r}: its agent's update has a lax.scan / fori_loop / "
+        f"while_loop whose carry{component} starts from a constant but takes "
+        f"values that differ per device over axis {axis!r}; start that carry "
+        "from the batch (jnp.zeros_like(traj.reward[0]), not jnp.zeros(B)) or "
+        f"make it varying, jax.lax.pcast(x, {axis!r}, to='varying') (guide "
+        "'Adding an algorithm', 'The update on several devices')."
+    ) from None
 
 
 def _kind(value: Any) -> str:

@@ -92,7 +92,11 @@ def replay_shard_sizes(
                 f"{name}.{field}={value} must be a positive multiple of the "
                 f"{num_devices} devices it is split over; use {name}.{field}="
                 + " or ".join(map(str, near))
-                + (f", or --devices {fewer[0]}" if fewer else "")
+                + (
+                    f", or --devices {fewer[0]} (devices={fewer[0]} in Python)"
+                    if fewer
+                    else ""
+                )
                 + "."
             )
     capacity, batch, min_size = (value // num_devices for value in sizes)

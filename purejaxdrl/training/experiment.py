@@ -10,7 +10,7 @@ from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.record_checks import checked_update
+from purejaxdrl.agents.record_checks import checked_agent
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.contract import check_on_devices, check_user_env
@@ -143,8 +143,8 @@ def build_agent(
 
     `observation` is one (unbatched, float32) observation to initialise with;
     `section` the algorithm's config to build from instead of the config's own
-    (a sweep's, with traced array leaves). Its `update` says so in one line
-    when it returns other than (state, metrics) (`checked_update`).
+    (a sweep's, with traced array leaves). Its `init` and `update` say so in
+    one line when they return the wrong kind (`checked_agent`).
     """
     agent = make_agent(
         config.algo,
@@ -159,7 +159,7 @@ def build_agent(
             axis_name=DATA_AXIS if devices > 1 else None,
         ),
     )
-    return checked_update(agent, config.algo)
+    return checked_agent(agent, config.algo)
 
 
 def make_experiment(

@@ -48,9 +48,12 @@ def test_replay_sizes_that_do_not_split_name_the_values_that_do():
         replay_shard_sizes("dqn", sizes, 4)
     assert str(error.value) == (
         "dqn.batch_size=30 must be a positive multiple of the 4 devices it is "
-        "split over; use dqn.batch_size=28 or 32, or --devices 2."
+        "split over; use dqn.batch_size=28 or 32, or --devices 2 (devices=2 in Python)."
     )
-    with pytest.raises(ValueError, match=r"min_replay=3 .*=4, or --devices 1\.$"):
+    with pytest.raises(
+        ValueError,
+        match=r"min_replay=3 .*=4, or --devices 1 \(devices=1 in Python\)\.$",
+    ):
         replay_shard_sizes("dqn", types.SimpleNamespace(**{**vars(sizes),
                            "batch_size": 32, "min_replay": 3}), 4)  # fmt: skip
 

@@ -8,6 +8,8 @@ errors keep their traceback.
 import dataclasses
 import pathlib
 
+import jax
+import jax.numpy as jnp
 import pytest
 
 import purejaxdrl as pjd
@@ -139,6 +141,63 @@ def test_an_update_that_returns_its_state_alone_is_named(state_only):
         "algo='mine': its agent's update returned an AgentState, but it must "
         "return (state, metrics), metrics a dict of arrays "
         "(agents.base.Agent.update); e.g. return state, {'loss': loss}."
+    )
+
+
+def test_an_init_whose_state_has_no_params_is_named(monkeypatch):
+    # It failed in the runner's first step: "'dict' object has no attribute
+    # 'params'", an AttributeError through the library's frames.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    a2c = registry.algorithm("a2c")
+
+    def make_agent(config, network, obs_example, run):
+        agent = a2c.make_agent(config, network, obs_example, run)
+        init = agent.init
+        return agent._replace(init=lambda key: dict(init(key)._asdict()))
+
+    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.train(_config(num_envs=4, devices=1), console=False)
+    assert str(e.value) == (
+        "algo='mine': its agent's init returned a dict, but it must return a "
+        "state with a `params` field (agents.base.Agent.init); e.g. return "
+        "AgentState(params, opt_state, jnp.zeros((), jnp.int32))."
+    )
+
+
+def test_an_update_loop_from_a_constant_on_two_devices_is_named(monkeypatch):
+    # JAX's check of varying types refused it in 8 lines under a traceback
+    # through the runner; one device leaves the check off and trains it.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    a2c = registry.algorithm("a2c")
+
+    def make_agent(config, network, obs_example, run):
+        agent = a2c.make_agent(config, network, obs_example, run)
+        update = agent.update
+
+        def summing(state, batch, key):
+            state, metrics = update(state, batch, key)
+            total = jax.lax.fori_loop(
+                0, 2, lambda i, c: c + jnp.mean(batch.reward), jnp.zeros(())
+            )
+            return state, {**metrics, "total": total}
+
+        return agent._replace(update=summing)
+
+    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    assert (
+        pjd.train(_config(num_envs=4, devices=1, total_steps=64), console=False).updates
+        == 4
+    )
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.train(_config(num_envs=4, devices=2, total_steps=64), console=False)
+    assert str(e.value) == (
+        "algo='mine': its agent's update has a lax.scan / fori_loop / while_loop "
+        "whose carry (loop_carry[1]) starts from a constant but takes values that "
+        "differ per device over axis 'data'; start that carry from the batch "
+        "(jnp.zeros_like(traj.reward[0]), not jnp.zeros(B)) or make it varying, "
+        "jax.lax.pcast(x, 'data', to='varying') (guide 'Adding an algorithm', "
+        "'The update on several devices')."
     )
 
 
