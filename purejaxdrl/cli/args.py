@@ -4,6 +4,7 @@ The parser itself (`Parser`, `UsageError`) is `cli.parser`'s, re-exported here.
 """
 
 import argparse
+import os
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -174,10 +175,9 @@ def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
     """--compile-cache DIR and --no-compile-cache."""
     parser.add_argument(
         "--compile-cache",
-        default=DEFAULT_CACHE_DIR,
         metavar="DIR",
         help="keep compiled programs here so reruns skip compilation "
-        "(default: %(default)s)",
+        f"(default: $JAX_COMPILATION_CACHE_DIR if set, else {DEFAULT_CACHE_DIR})",
     )
     parser.add_argument(
         "--no-compile-cache", action="store_true", help="compile from scratch"
@@ -186,8 +186,10 @@ def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
 
 def use_compile_cache(args: argparse.Namespace) -> None:
     """Turns the compilation cache on unless --no-compile-cache was given."""
+    # The flag's folder, else JAX's own JAX_COMPILATION_CACHE_DIR, else ours.
     if not args.no_compile_cache:
-        enable_compilation_cache(args.compile_cache)
+        path = args.compile_cache or os.environ.get("JAX_COMPILATION_CACHE_DIR")
+        enable_compilation_cache(path or DEFAULT_CACHE_DIR)
 
 
 def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:

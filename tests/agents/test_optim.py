@@ -8,6 +8,7 @@ import pytest
 
 from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.optim import (
+    annealed_learning_rate,
     flat_gradient_epochs,
     flat_gradient_step,
     flat_optimizer_state,
@@ -97,3 +98,16 @@ def test_flat_gradient_epochs_are_the_steps_in_order():
             seen.append(step_metrics["loss/total"])
     jax.tree.map(np.testing.assert_allclose, state.params, expected.params)
     np.testing.assert_allclose(metrics["loss/total"], np.mean(seen), rtol=1e-6)
+
+
+def test_the_annealed_rate_falls_linearly_per_update_to_zero_and_stays():
+    # 4 updates of 3 optimiser steps: the rate of update k is 1 - k/4 at each
+    # of its steps, and 0 past the budget (a run continued beyond it).
+    schedule = annealed_learning_rate(
+        2.0, num_updates=4, anneal=True, steps_per_update=3
+    )
+    rates = [float(schedule(jnp.int32(count))) for count in range(15)]
+    want = [1, 1, 1, 0.75, 0.75, 0.75, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0, 0, 0]
+    np.testing.assert_allclose(rates, 2.0 * np.array(want))
+    constant = annealed_learning_rate(2.0, num_updates=4, anneal=False)
+    assert [float(constant(jnp.int32(c))) for c in (0, 7, 20)] == [2.0] * 3

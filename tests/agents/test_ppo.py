@@ -114,6 +114,54 @@ def test_update_is_adam_on_the_clipped_objective_of_each_minibatch():
     assert metrics["clip_fraction"] > 0.1
 
 
+def test_each_epoch_deals_its_minibatches_anew():
+    # Two epochs of the two one-step minibatches: Adam steps in one of four
+    # orders. Each epoch shuffles with a key of its own, so for this key the
+    # second epoch takes the steps in the other order; a split shared by the
+    # epochs (every order repeated) ends elsewhere.
+    _, network, _ = setup()
+    config = dataclasses.replace(CONFIG, num_epochs=2)
+    _, init, update = learner("ppo")
+    state = init(config, jax.random.key(0))
+    traj = batch(state.params, length=2, num_envs=16, seed=3)
+    new_state, _ = update(config, state, traj, jax.random.key(4))
+    got = flat(new_state.params)
+    errors = {
+        first + second: np.abs(
+            got - reference_update(network, state.params, traj, first + second)[0]
+        ).max()
+        for first in ((0, 1), (1, 0))
+        for second in ((0, 1), (1, 0))
+    }
+    order = min(errors, key=errors.get)
+    assert errors[order] < 1e-6, errors
+    assert order[:2] != order[2:], errors
+    assert min(errors[o] for o in errors if o[:2] == o[2:]) > 1e-4, errors
+
+
+def test_the_annealed_rate_of_the_second_update_is_nine_tenths_at_every_step():
+    # A run of 10 updates (the helper's RunShape) anneals linearly to 0. Its
+    # first update steps at the full rate, so it equals the constant-rate
+    # update; its second takes all 4 steps (2 epochs x 2 minibatches) at 0.9
+    # of it, as a constant-rate update at 0.9 does from the same state (Adam's
+    # moments do not depend on the rate). Steps per update miscounted, or a
+    # schedule ending elsewhere than 0, change the rate within the update.
+    _, init, update = learner("ppo")
+    on = dataclasses.replace(CONFIG, anneal_lr=True, num_epochs=2)
+    state = init(on, jax.random.key(0))
+    traj = batch(state.params, length=2, num_envs=16, seed=3)
+    first, metrics = update(on, state, traj, jax.random.key(1))
+    second, later = update(on, first, traj, jax.random.key(2))
+    rate = on.learning_rate
+    off = dataclasses.replace(on, anneal_lr=False, learning_rate=0.9 * rate)
+    constant, _ = update(off, first, traj, jax.random.key(2))
+    np.testing.assert_array_equal(flat(second.params), flat(constant.params))
+    assert np.abs(flat(second.params) - flat(first.params)).max() > 1e-3
+    np.testing.assert_allclose(
+        [metrics["learning_rate"], later["learning_rate"]], [rate, 0.9 * rate]
+    )
+
+
 def test_advantages_are_standardised_within_each_global_minibatch():
     # Data-parallel: each device holds half of every minibatch; standardising
     # over a device's half alone would change the update.

@@ -135,6 +135,47 @@ def test_one_update_matches_the_papers_algorithm_written_out():
     assert int(new.step) == 1
 
 
+def test_each_epoch_deals_its_minibatches_anew():
+    # Two epochs of two one-step minibatches (T = 2): RAdam steps in one of
+    # four orders. Each epoch shuffles with a key of its own, so for this key
+    # the second epoch takes the steps in the other order; a split shared by
+    # the epochs (every order repeated) ends elsewhere.
+    network, obs = _network()
+    gamma, lam, lr, max_norm = 0.9, 0.65, 1e-2, 0.5
+    config = PQNConfig(
+        num_epochs=2, num_minibatches=2, learning_rate=lr, anneal_lr=False,
+        max_grad_norm=max_norm, gamma=gamma, q_lambda=lam,
+    )  # fmt: skip
+    agent = make_agent("pqn", config, network, obs, RunShape(num_updates=10))
+    traj = _transitions(2, 8, seed=2)
+    state = agent.init(jax.random.key(0))
+    new, _ = jax.jit(agent.update)(state, traj, jax.random.key(1))
+    target = numpy_q_lambda(
+        traj.reward, traj.discount, traj.truncated, traj.bootstrap_value, gamma, lam
+    ).astype(np.float32)
+
+    def loss(params, t):
+        q = _q_reference(params["params"], traj.observation[t])
+        q_taken = jnp.take_along_axis(q, traj.action[t][..., None], -1)[..., 0]
+        return 0.5 * jnp.mean((q_taken - target[t]) ** 2)
+
+    def reference(order):
+        steps = iter(order)
+        grad = lambda p: jax.value_and_grad(loss)(p, next(steps))  # noqa: E731
+        start = jax.tree.map(np.asarray, state.params)
+        return _radam_steps(start, grad, len(order), lr, max_norm)[0]
+
+    errors = {
+        a + b: np.abs(flat(new.params) - reference(a + b)).max()
+        for a in ((0, 1), (1, 0))
+        for b in ((0, 1), (1, 0))
+    }
+    order = min(errors, key=errors.get)
+    assert errors[order] < 2e-5, errors
+    assert order[:2] != order[2:], errors
+    assert min(errors[o] for o in errors if o[:2] == o[2:]) > 1e-4, errors
+
+
 def test_the_network_norm_option_adds_one_layer_norm_per_hidden_layer():
     network, obs = _network()
     params = network.init(jax.random.key(0), obs)["params"]
