@@ -64,8 +64,12 @@ class TrainResult:
         checkpoints, device changes).
       eval_return: mean return of the last evaluation (deterministic policy,
         `config.eval`), NaN without one.
-      export: `export(out)` writes the final policy to the folder `out` and
-        returns it (what `policy()` loads); None when not made by `train`.
+      export: `export(out, *, overwrite=False)` writes the final policy to
+        the folder `out` (made where missing) and returns it as a path (what
+        `policy()` loads); it refuses the folders `policy(out)` and
+        `export_policy` refuse, with a ConfigError: one holding an exported
+        policy unless `overwrite`, and always a run directory (whose
+        params.msgpack is the run's own). None when not made by `train`.
       config: the run's `TrainConfig`, the one it trained with; None when not
         made by `train`.
 
@@ -87,7 +91,8 @@ class TrainResult:
     stopped_by: str | None = None
     messages: list[str] = dataclasses.field(default_factory=list)
     eval_return: float = math.nan
-    # `write_policy` with this run's config, parameters and statistics.
+    # `write_policy` with this run's config, parameters and statistics, after
+    # `check_policy_folder` (`train._exporter`).
     export: Callable[..., pathlib.Path] | None = dataclasses.field(
         default=None, repr=False
     )
@@ -115,17 +120,17 @@ class TrainResult:
     ) -> Any:
         """The run's final policy (a `Policy`), as `load_policy` gives one.
 
-        With `out`, it is also written there, as `purejaxdrl export` writes a
-        run's (a run without files has none to export otherwise); a policy
-        already in `out` is replaced only with `overwrite`.
+        With `out`, it is also written there (`export(out, overwrite=...)`),
+        as `purejaxdrl export` writes a run's (a run without files has none to
+        export otherwise); a policy already in `out` is replaced only with
+        `overwrite`, and a run directory is refused (ConfigError).
         """
-        from purejaxdrl.training.policy import check_policy_folder, load_policy
+        from purejaxdrl.training.policy import load_policy
 
         if self.export is None:
             raise ValueError("this TrainResult was not made by train(): no policy")
         if out is not None:
-            check_policy_folder(pathlib.Path(out), overwrite, "out")
-            return load_policy(self.export(out))
+            return load_policy(self.export(out, overwrite=overwrite))
         with tempfile.TemporaryDirectory() as folder:
             return load_policy(self.export(folder))
 

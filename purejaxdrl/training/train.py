@@ -7,7 +7,6 @@ exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
 import contextlib
-import functools
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.result import (
     TrainResult,
@@ -208,14 +208,33 @@ def _checked_resume(
     return config, replay_note, saved.env.normalize_observations
 
 
-def _exporter(run: Any, exp: Any, state: Any, updates: int) -> Callable[..., Any]:
-    """`export(out)`: writes the policy of the run's final `state` (`finish`)."""
-    return functools.partial(
-        write_policy,
-        config=run.config,
-        params=state.agent.params,
-        stats=getattr(getattr(state, "env_params", None), "obs_stats", None),
-        updates=updates,
-        specs=(exp.obs_spec, exp.action_spec),
-        steps_per_update=exp.runner.steps_per_update,
-    )
+def _exporter(
+    run: Any, exp: Any, state: Any, updates: int
+) -> Callable[..., pathlib.Path]:
+    """`TrainResult.export`: writes the policy of the run's final `state` (`finish`)."""
+    params = state.agent.params
+    stats = getattr(getattr(state, "env_params", None), "obs_stats", None)
+
+    def export(out: str | pathlib.Path, *, overwrite: bool = False) -> pathlib.Path:
+        """Writes the run's final policy to the folder `out`; returns it as a path.
+
+        `out` is refused as `result.policy(out)` and `export_policy` refuse
+        it: a folder holding an exported policy (unless `overwrite`), and
+        always a run directory, whose params.msgpack is the run's own.
+
+        Raises:
+          ConfigError: `out` is refused (nothing is written then).
+
+        """
+        check_policy_folder(pathlib.Path(out), overwrite, "out")
+        return write_policy(
+            out,
+            run.config,
+            params,
+            stats,
+            updates=updates,
+            specs=(exp.obs_spec, exp.action_spec),
+            steps_per_update=exp.runner.steps_per_update,
+        )
+
+    return export

@@ -1,6 +1,8 @@
 """A policy folder refused is named as its caller spells it: `out=` or `--out`."""
 
 import pathlib
+import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -8,9 +10,19 @@ import purejaxdrl as pjd
 from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.result import TrainResult
 
+train = sys.modules["purejaxdrl.training.train"]  # the module (`train` is its function)
 
-def _result(exported: list) -> TrainResult:
-    """A TrainResult whose export only records where it was asked to write."""
+
+def _result(exported: list, monkeypatch) -> TrainResult:
+    """A TrainResult whose export (`train`'s) only records where it would write."""
+    monkeypatch.setattr(
+        train, "write_policy", lambda out, *_, **__: exported.append(out)
+    )
+    run = SimpleNamespace(config=None)
+    exp = SimpleNamespace(
+        obs_spec=None, action_spec=None, runner=SimpleNamespace(steps_per_update=1)
+    )
+    state = SimpleNamespace(agent=SimpleNamespace(params=None))
     return TrainResult(
         state=None,
         mean_return=0.0,
@@ -21,13 +33,13 @@ def _result(exported: list) -> TrainResult:
         num_devices=1,
         history=[],
         run_dir=None,
-        export=exported.append,
+        export=train._exporter(run, exp, state, 0),
     )
 
 
-def test_train_result_policy_names_its_parameter_not_the_flag(tmp_path):
+def test_train_result_policy_names_its_parameter_not_the_flag(tmp_path, monkeypatch):
     exported: list = []
-    result = _result(exported)
+    result = _result(exported, monkeypatch)
     file = tmp_path / "afile"
     file.write_text("x")
     with pytest.raises(pjd.ConfigError, match=r"^out='.*afile' is a file; pass a"):
