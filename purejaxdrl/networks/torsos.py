@@ -54,14 +54,15 @@ def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> Non
     Not pure: it changes this process's registry.
 
     Raises:
-      ValueError: a name that is a built-in torso's or not an identifier.
-      ConfigError: a `make` that cannot be called as make(config): a
-        module class whose first field is not the config, a module
-        instance, or a function of other arguments.
+      ConfigError: a name that is a built-in torso's or not an identifier
+        (as `agents.register` and `env.register` refuse theirs; a
+        ConfigError is a ValueError); a `make` that cannot be called as
+        make(config): a module class whose first field is not the config, a
+        module instance, or a function of other arguments.
 
     """
     if not isinstance(name, str) or name in TORSOS or not name.isidentifier():
-        raise ValueError(
+        raise ConfigError(
             f"torso name {name!r} must be an identifier that is no built-in "
             f"torso's {TORSOS}; e.g. 'my_torso'."
         )

@@ -88,8 +88,13 @@ def test_a_registered_torso_trains_exports_and_loads(residual, tmp_path):
 
 def test_torso_names_are_checked(residual):
     assert pjd.networks.torso_names()[-1] == "residual"
-    with pytest.raises(ValueError, match="no built-in torso's"):
-        pjd.networks.register_torso("mlp", lambda config: _Residual(width=8))
+    # A ConfigError, as the other registries refuse names (and a ValueError).
+    for name in ("mlp", "my-torso", 3):
+        with pytest.raises(pjd.ConfigError, match="no built-in torso's") as refused:
+            pjd.networks.register_torso(name, lambda config: _Residual(width=8))
+        assert isinstance(refused.value, ValueError)
+        assert str(refused.value).startswith(f"torso name {name!r} must be an")
+    assert "my-torso" not in pjd.networks.torso_names()
     config = pjd.apply_overrides(
         pjd.TrainConfig(), {"network": {"torso": "residul"}, "devices": 1}
     )
