@@ -22,7 +22,11 @@ class SweepResult:
     Attributes:
       plan: settings and seeds; run i is setting `plan.run(i)[0]` with seed
         `plan.run(i)[1]` (runs go setting-major).
-      histories: per run, one record per chunk (as a run's metrics.jsonl).
+      histories: per run, one record per chunk: the keys of a run's
+        metrics.jsonl record (`train`'s) but `devices`, `steps_per_second`,
+        `steps_per_second_per_device` and `eta_seconds`, as the runs train
+        together in batches and no run's own throughput is measured; `time`
+        is its batch's training time.
       diverged: per run, the update at which a metric became non-finite, or None.
       final_params: per run, the final network parameters (host arrays), or
         None when loaded from disk (read on demand by `params`).

@@ -53,7 +53,9 @@ class TrainResult:
         sessions before too.
       steps_per_second: env_steps / train_seconds, all devices together (NaN
         when this session trained nothing), as the last record has it.
-      num_devices: how many devices trained (over all processes).
+      num_devices: how many devices trained, over all processes: what
+        summary.json and each metrics.jsonl record call `devices` (not
+        `config.devices`, the local devices per process asked for, 0 for all).
       history: one record per chunk, as written to metrics.jsonl (on a resumed
         run, the records before the checkpoint too).
       run_dir: the run's output folder, or None.
