@@ -120,18 +120,34 @@ def test_a_chosen_device_count_is_held_to_the_multiple_before_compiling(mine):
     )
 
 
-@pytest.fixture
-def state_only(monkeypatch):
-    """Registers `mine`, A2C whose update returns its state without metrics."""
+def _register_mine(monkeypatch, change):
+    """Registers `mine`: A2C whose agent is `change(agent)`."""
     monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     a2c = registry.algorithm("a2c")
 
     def make_agent(config, network, obs_example, run):
-        agent = a2c.make_agent(config, network, obs_example, run)
-        update = agent.update
-        return agent._replace(update=lambda *args: update(*args)[0])
+        return change(a2c.make_agent(config, network, obs_example, run))
 
     registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+
+
+def _update_then(then):
+    """An agent change: its update's (state, metrics) passed through `then`,
+    which also gets the batch."""
+
+    def change(agent):
+        def update(state, batch, key):
+            return then(*agent.update(state, batch, key), batch)
+
+        return agent._replace(update=update)
+
+    return change
+
+
+@pytest.fixture
+def state_only(monkeypatch):
+    """Registers `mine`, A2C whose update returns its state without metrics."""
+    _register_mine(monkeypatch, _update_then(lambda state, metrics, batch: state))
 
 
 def test_an_update_that_returns_its_state_alone_is_named(state_only):
@@ -147,15 +163,10 @@ def test_an_update_that_returns_its_state_alone_is_named(state_only):
 def test_an_init_whose_state_has_no_params_is_named(monkeypatch):
     # It failed in the runner's first step: "'dict' object has no attribute
     # 'params'", an AttributeError through the library's frames.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    a2c = registry.algorithm("a2c")
+    def change(agent):
+        return agent._replace(init=lambda key: dict(agent.init(key)._asdict()))
 
-    def make_agent(config, network, obs_example, run):
-        agent = a2c.make_agent(config, network, obs_example, run)
-        init = agent.init
-        return agent._replace(init=lambda key: dict(init(key)._asdict()))
-
-    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    _register_mine(monkeypatch, change)
     with pytest.raises(pjd.ConfigError) as e:
         pjd.train(_config(num_envs=4, devices=1), console=False)
     assert str(e.value) == (
@@ -168,23 +179,13 @@ def test_an_init_whose_state_has_no_params_is_named(monkeypatch):
 def test_an_update_loop_from_a_constant_on_two_devices_is_named(monkeypatch):
     # JAX's check of varying types refused it in 8 lines under a traceback
     # through the runner; one device leaves the check off and trains it.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    a2c = registry.algorithm("a2c")
+    def summing(state, metrics, batch):
+        total = jax.lax.fori_loop(
+            0, 2, lambda i, c: c + jnp.mean(batch.reward), jnp.zeros(())
+        )
+        return state, {**metrics, "total": total}
 
-    def make_agent(config, network, obs_example, run):
-        agent = a2c.make_agent(config, network, obs_example, run)
-        update = agent.update
-
-        def summing(state, batch, key):
-            state, metrics = update(state, batch, key)
-            total = jax.lax.fori_loop(
-                0, 2, lambda i, c: c + jnp.mean(batch.reward), jnp.zeros(())
-            )
-            return state, {**metrics, "total": total}
-
-        return agent._replace(update=summing)
-
-    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    _register_mine(monkeypatch, _update_then(summing))
     assert (
         pjd.train(_config(num_envs=4, devices=1, total_steps=64), console=False).updates
         == 4
@@ -208,20 +209,10 @@ def test_an_update_loop_from_a_constant_on_two_devices_is_named(monkeypatch):
 def test_an_update_whose_metric_is_not_a_scalar_is_named(metric, named, monkeypatch):
     # It failed inside the runner, stacking the chunk's metrics: "Cannot
     # stack arrays with different numbers of dimensions", 56 lines.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    a2c = registry.algorithm("a2c")
+    def with_vector(state, metrics, batch):
+        return state, {**metrics, "returns": metric(batch.reward[0])}
 
-    def make_agent(config, network, obs_example, run):
-        agent = a2c.make_agent(config, network, obs_example, run)
-        update = agent.update
-
-        def with_vector(state, batch, key):
-            state, metrics = update(state, batch, key)
-            return state, {**metrics, "returns": metric(batch.reward[0])}
-
-        return agent._replace(update=with_vector)
-
-    registry.register(dataclasses.replace(a2c, name="mine", make_agent=make_agent))
+    _register_mine(monkeypatch, _update_then(with_vector))
     with pytest.raises(pjd.ConfigError, match=f"metric {named} of shape") as e:
         pjd.train(_config(num_envs=4, devices=1), console=False)
     assert "must be a scalar" in str(e.value) and "jnp.mean(x)" in str(e.value)
