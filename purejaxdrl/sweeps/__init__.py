@@ -18,7 +18,7 @@ chunk schedule) and `observe`; never imports `cli`.
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
-from purejaxdrl.sweeps.population import pbt, resume_pbt
+from purejaxdrl.sweeps.population import export_member, pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
 
@@ -27,6 +27,7 @@ __all__ = [
     "SweepResult",
     "SweepStopped",
     "best_run",
+    "export_member",
     "export_run",
     "load_pbt",
     "load_sweep",

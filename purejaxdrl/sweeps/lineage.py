@@ -1,25 +1,22 @@
-"""A PBT run's results: members' records, the lineage, its files and reading them."""
+"""A PBT run's results: members' records, the lineage, and reading its files."""
 
-import csv
 import dataclasses
 import json
 import math
 import pathlib
-import shutil
 from typing import Any
 
 import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.run_files import saved_config
+from purejaxdrl.sweeps.run_files import read_run_stats, saved_config
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.run_files import new_dir, write_atomically
 from purejaxdrl.types import Params
 
 
@@ -60,7 +57,8 @@ class PBTResult:
       final_params: per member, its final network parameters (host arrays);
         None when loaded from disk (`params` reads them).
       final_stats: per member, its observation statistics where the
-        environment normalises them (host arrays), else None.
+        environment normalises them (host arrays; None when loaded from disk,
+        read on demand by `stats`), else None; empty before training.
       target_return: the score a member's final return is judged against.
       search_seed: seeded the initial draws and the ready steps' choices.
       compile_seconds: building and compiling the programs.
@@ -194,8 +192,22 @@ class PBTResult:
             self.final_params[member] = flax.serialization.msgpack_restore(data)
         return self.final_params[member]
 
+    def stats(self, member: int) -> Any:
+        """`member`'s observation statistics (RunningStatistics), or None.
 
-def _finite(x: float) -> float | None:
+        None where the environment does not normalise observations; read from
+        disk when loaded (`params/member-NNNN.obs-stats.msgpack`).
+        """
+        member = checked_index(member, self.population, "member")
+        if not self.final_stats:
+            self.final_stats = [None] * self.population
+        if self.final_stats[member] is None and self.run_dir is not None:
+            self.final_stats[member] = read_run_stats(self.run_dir, member, "member")
+        return self.final_stats[member]
+
+
+def finite_or_none(x: float) -> float | None:
+    """`x` as the PBT files hold it: a float, or None for NaN (JSON has none)."""
     return None if math.isnan(x) else float(x)
 
 
@@ -214,92 +226,11 @@ def lineage_rows(result: PBTResult) -> list[dict[str, Any]]:
                     "env_steps": step.updates * result.base.steps_per_update,
                     "member": i,
                     "parent": step.parents[i],
-                    "score": _finite(step.scores[i]),
+                    "score": finite_or_none(step.scores[i]),
                     **{name: v[i] for name, v in step.values.items()},
                 }
             )
     return rows
-
-
-def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
-    """`pbt.yaml`: what rebuilds the run (to resume or read it) and its figures."""
-    return {
-        "status": status,
-        "base": to_dict(result.base),
-        "fields": [dataclasses.asdict(f) for f in result.fields],
-        "pbt": {
-            **dataclasses.asdict(result.config),
-            "perturb": list(result.config.perturb),
-        },
-        "population": result.population,
-        "search_seed": result.search_seed,
-        "target_return": result.target_return,
-        "diverged": result.diverged,
-        "compile_seconds": result.compile_seconds,
-        "train_seconds": result.train_seconds,
-        "best_member": result.best if status == "finished" else None,
-        "mesh": None if result.mesh is None else list(result.mesh),
-    }
-
-
-def start_pbt_dir(result: PBTResult) -> pathlib.Path:
-    """A new PBT directory holding `pbt.yaml` (status running), before training."""
-    base = result.base
-    path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
-    result.run_dir = path
-    meta = pbt_meta(result, "running")
-    write_atomically(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
-    return path
-
-
-def write_pbt(result: PBTResult) -> pathlib.Path:
-    """Completes a PBT directory (`result.run_dir`, or a new one under base's).
-
-    It holds `pbt.yaml` (base config, explored fields, PBT settings, figures),
-    `lineage.json` and `lineage.csv` (per ready step and member: parent,
-    score, explored values), `members/member-NNNN.jsonl` (each member's
-    records) and `params/member-NNNN.msgpack` (its final parameters); its
-    checkpoints are removed. `load_pbt(dir)` reads it back.
-    """
-    path = write_pbt_files(result)
-    finish_pbt(result)
-    return path
-
-
-def finish_pbt(result: PBTResult) -> None:
-    """Marks a PBT directory finished, then drops its checkpoints.
-
-    The last thing written: until `pbt.yaml` says finished (replaced whole),
-    `purejaxdrl pbt --resume` continues the run from its checkpoints and
-    writes every result again, so a process killed while writing them loses
-    nothing.
-    """
-    path = result.run_dir
-    meta = pbt_meta(result, "finished")
-    write_atomically(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))
-    shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
-
-
-def write_pbt_files(result: PBTResult) -> pathlib.Path:
-    """Writes a PBT directory's results, but does not mark it finished."""
-    path = result.run_dir or start_pbt_dir(result)
-    (path / "members").mkdir(exist_ok=True)
-    (path / "params").mkdir(exist_ok=True)
-    rows = lineage_rows(result)
-    (path / "lineage.json").write_text(json.dumps(rows, indent=1) + "\n")
-    with (path / "lineage.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(
-            {k: "" if v is None else v for k, v in r.items()} for r in rows
-        )
-    for i, history in enumerate(result.histories):
-        lines = [json.dumps({k: _finite(v) for k, v in r.items()}) for r in history]
-        (path / "members" / f"member-{i:04d}.jsonl").write_text("\n".join(lines) + "\n")
-        (path / "params" / f"member-{i:04d}.msgpack").write_bytes(
-            flax.serialization.msgpack_serialize(result.final_params[i])
-        )
-    return path
 
 
 def read_lineage(rows: list[dict[str, Any]], fields: list[str]) -> list[ReadyStep]:
@@ -326,7 +257,8 @@ def read_lineage(rows: list[dict[str, Any]], fields: list[str]) -> list[ReadySte
 def load_pbt(path: str | pathlib.Path) -> PBTResult:
     """Reads a PBT directory written by `pbt(..., write_files=True)`.
 
-    Parameters are read from disk when first asked for (`result.params(i)`).
+    Parameters and observation statistics are read from disk when first asked
+    for (`result.params(i)`, `result.stats(i)`).
     """
     path = pathlib.Path(path)
     if not (path / "pbt.yaml").is_file():
@@ -381,6 +313,7 @@ def _result_of_meta(meta: dict[str, Any], path: pathlib.Path) -> PBTResult:
         diverged=list(meta["diverged"]),
         lineage=[],
         final_params=[None] * population,
+        final_stats=[None] * population,
         target_return=meta["target_return"],
         search_seed=meta["search_seed"],
         compile_seconds=meta["compile_seconds"],

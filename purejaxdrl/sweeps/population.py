@@ -15,13 +15,8 @@ from purejaxdrl.sweeps.inputs import (
     running_meta,
     shown,
 )
-from purejaxdrl.sweeps.lineage import (
-    PBTResult,
-    finish_pbt,
-    read_pbt_meta,
-    start_pbt_dir,
-    write_pbt_files,
-)
+from purejaxdrl.sweeps.lineage import PBTResult, read_pbt_meta
+from purejaxdrl.sweeps.pbt_files import finish_pbt, start_pbt_dir, write_pbt_files
 from purejaxdrl.sweeps.pbt_inputs import (
     check_keep_buffer,
     check_pbt_config,
@@ -32,7 +27,9 @@ from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
 from purejaxdrl.sweeps.pbt_operators import PBTConfig
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
+from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.policy import check_policy_folder
 from purejaxdrl.training.run_files import holding_run_dir
 
 
@@ -225,18 +222,41 @@ def _train(
 
 
 def export_best(result: PBTResult, out: pathlib.Path) -> pathlib.Path:
-    """Writes the best member's policy as `purejaxdrl export` writes a run's.
+    """Writes the best member's policy into its PBT directory (`export_member`)."""
+    # Replaced whole: a run resumed after it was killed while writing its
+    # results may have written this folder before.
+    return export_member(result, result.best, out, overwrite=True)
 
-    Its config is the base with the best member's seed and final explored
-    values; `pjd.load_policy(out)` loads it.
+
+def export_member(
+    result: PBTResult,
+    member: int,
+    out: str | pathlib.Path,
+    *,
+    overwrite: bool = False,
+) -> pathlib.Path:
+    """Writes PBT member `member`'s policy to `out`, with its observation statistics.
+
+    Its config is the base with the member's seed (`base.seed + member`) and
+    the explored values it trained with last; `pjd.load_policy(out)` loads
+    it. `pbt(..., write_files=True)` writes the best member's (`result.best`)
+    into the PBT directory's `policy/`. A policy already in `out` is replaced
+    only with `overwrite`, as `export_run` does for a sweep's run.
+
+    Raises:
+      IndexError: `member` is not one of the population.
+      ConfigError: `out` is a file or a run directory, or already holds a
+        policy and `overwrite` is False.
+
     """
-    best, final = result.best, result.lineage[-1]
+    member = checked_index(member, result.population, "member")
+    out = pathlib.Path(out)
+    check_policy_folder(out, overwrite, "out")
     section = dataclasses.replace(
         result.base.algo_config,
-        **{name: values[best] for name, values in final.values.items()},
+        **{name: v[member] for name, v in result.lineage[-1].values.items()},
     )
     config = dataclasses.replace(
-        result.base, seed=result.base.seed + best, **{result.base.algo: section}
+        result.base, seed=result.base.seed + member, **{result.base.algo: section}
     )
-    stats = result.final_stats[best] if result.final_stats else None
-    return write_run_policy(config, result.params(best), stats, out)
+    return write_run_policy(config, result.params(member), result.stats(member), out)

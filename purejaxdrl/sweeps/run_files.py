@@ -3,7 +3,8 @@
 Under a sweep directory, run i has `runs/run-NNNN.jsonl` (one record per
 chunk), `params/run-NNNN.msgpack` (its network parameters) and, where the
 environment normalises observations, `params/run-NNNN.obs-stats.msgpack`
-(the statistics its policy needs to act as it trained).
+(the statistics its policy needs to act as it trained). A PBT member's
+statistics are kept the same way, as `member-NNNN.obs-stats.msgpack`.
 
 And the base config a sweep or PBT record holds (`saved_config`); reading a
 damaged record is `observe.records`'.
@@ -60,8 +61,18 @@ def saved_config(data: Any, source: str) -> TrainConfig:
         raise RefusedValue(f"its config: {e}") from None
 
 
-def _stats_path(path: pathlib.Path, index: int) -> pathlib.Path:
-    return path / "params" / f"run-{index:04d}.obs-stats.msgpack"
+def stats_path(path: pathlib.Path, index: int, kind: str = "run") -> pathlib.Path:
+    """Where run (or PBT `kind="member"`) `index` keeps its observation statistics."""
+    return path / "params" / f"{kind}-{index:04d}.obs-stats.msgpack"
+
+
+def write_run_stats(
+    path: pathlib.Path, index: int, stats: Any, kind: str = "run"
+) -> None:
+    """Writes a run's (or member's) observation statistics; nothing for None."""
+    if stats is not None:
+        blob = flax.serialization.msgpack_serialize(statistics_to_host(stats))
+        stats_path(path, index, kind).write_bytes(blob)
 
 
 def write_run_files(
@@ -77,9 +88,7 @@ def write_run_files(
     (path / "params" / f"run-{index:04d}.msgpack").write_bytes(
         flax.serialization.msgpack_serialize(params)
     )
-    if stats is not None:
-        blob = flax.serialization.msgpack_serialize(statistics_to_host(stats))
-        _stats_path(path, index).write_bytes(blob)
+    write_run_stats(path, index, stats)
 
 
 def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any, Any]:
@@ -90,9 +99,9 @@ def read_run_files(path: pathlib.Path, index: int) -> tuple[list[dict], Any, Any
     return history, params, read_run_stats(path, index)
 
 
-def read_run_stats(path: pathlib.Path, index: int) -> Any:
-    """A run's observation statistics (RunningStatistics), or None if it has none."""
-    stats = _stats_path(path, index)
+def read_run_stats(path: pathlib.Path, index: int, kind: str = "run") -> Any:
+    """A run's (or member's) observation statistics (RunningStatistics), or None."""
+    stats = stats_path(path, index, kind)
     if not stats.exists():
         return None
     return statistics_from_host(flax.serialization.msgpack_restore(stats.read_bytes()))
