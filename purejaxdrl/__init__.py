@@ -32,6 +32,9 @@ from purejaxdrl import (  # noqa: E402
 # The user tier: train, sweep, presets, policies.
 from purejaxdrl.config import ConfigError, SetupWarning, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
+from purejaxdrl.observe.evaluation import EvalConfig  # noqa: E402
+from purejaxdrl.runners.placement import HostConfig  # noqa: E402
+from purejaxdrl.sweeps.batch import SweepStopped  # noqa: E402
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
 from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
@@ -50,6 +53,8 @@ __all__ = [
     "CheckpointConfig",
     "ConfigError",
     "EnvConfig",
+    "EvalConfig",
+    "HostConfig",
     "NetworkConfig",
     "NonFiniteError",
     "PBTResult",
@@ -57,6 +62,7 @@ __all__ = [
     "Preset",
     "SetupWarning",
     "SweepResult",
+    "SweepStopped",
     "TrainConfig",
     "TrainResult",
     "agents",

@@ -1,6 +1,8 @@
 """The public API: two tiers, every name documented, every algorithm reachable."""
 
 import ast
+import builtins
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -8,6 +10,7 @@ import pathlib
 import pkgutil
 import re
 import textwrap
+import typing
 
 import pytest
 
@@ -220,3 +223,56 @@ def test_a_notebooks_links_to_the_guides_point_at_the_site_pages():
         '<a href="../../guide/sweeps/#grids">x</a> <a href="#top">y</a> '
         '<a href="https://x.org/a.md">z</a> <a href="../docs/absent.md">w</a>'
     )
+
+
+def _purejaxdrl_classes(hint: object) -> set[type]:
+    """The classes defined in purejaxdrl that a type hint names, at any depth."""
+    if isinstance(hint, type) and hint.__module__.startswith("purejaxdrl"):
+        return {hint}
+    return set().union(*map(_purejaxdrl_classes, typing.get_args(hint)))
+
+
+def _exported() -> set[int]:
+    return {id(v) for m in PUBLIC for _, v in _public(importlib.import_module(m))}
+
+
+@pytest.mark.parametrize(
+    "record", [pjd.TrainConfig, pjd.TrainResult, pjd.SweepResult, pjd.PBTResult]
+)
+def test_the_types_of_a_configs_and_a_results_fields_are_public(record):
+    # `config.eval`, `result.plan`, `result.lineage[i]`: a reader looks their
+    # fields up in the API reference, which has pages for public names only.
+    hints = typing.get_type_hints(record)
+    used = set().union(
+        *(_purejaxdrl_classes(hints[f.name]) for f in dataclasses.fields(record))
+    )
+    exported = _exported()
+    missing = sorted(c.__qualname__ for c in used if id(c) not in exported)
+    assert not missing, f"{record.__name__}'s fields use unexported {missing}"
+
+
+def _raises(doc: str) -> set[str]:
+    """The exception names of a docstring's `Raises:` section."""
+    names, inside = set(), False
+    for line in inspect.cleandoc(doc).splitlines():
+        if line.strip() == "Raises:":
+            inside = True
+        elif inside and line and not line.startswith(" "):
+            inside = False  # the next section
+        elif inside and (entry := re.match(r"  (\w+):", line)):
+            names.add(entry[1])
+    return names
+
+
+def test_every_exception_a_public_function_raises_is_exported():
+    # `except pjd.SweepStopped` must be possible wherever a docstring says it
+    # comes: an exception named in a public function's `Raises:` is public.
+    exported = {name for m in PUBLIC for name in importlib.import_module(m).__all__}
+    named = set()
+    for module in PUBLIC:
+        for _, value in _public(importlib.import_module(module)):
+            if inspect.isfunction(value) and value.__doc__:
+                named |= _raises(value.__doc__)
+    assert {"ConfigError", "SweepStopped", "NoSectionError"} <= named
+    builtin = {n for n in named if isinstance(getattr(builtins, n, None), type)}
+    assert named - builtin <= exported, sorted(named - builtin - exported)

@@ -210,8 +210,12 @@ def _run(
             console=False,  # the command's own lines, or none with --quiet
             **kwargs,
         )
-    except SweepStopped as e:  # saved: says how to continue
-        print(f"purejaxdrl: {command.name} {e}", file=sys.stderr)
+    except SweepStopped as e:  # saved: says how to continue, as a command here
+        print(
+            f"purejaxdrl: {command.name} {e.reason}; continue with: "
+            f"purejaxdrl {command.name} --resume {e.path}",
+            file=sys.stderr,
+        )
         return 0
     command.summary(result, time.perf_counter() - start)
     return 0

@@ -191,7 +191,8 @@ def unfinished(path: pathlib.Path, command: str) -> str:
     return (
         f"{str(path)!r} is a {command} that has not finished (stopped, or still "
         f"training): its records are in its checkpoints until then; "
-        f"`purejaxdrl {command} --resume {path}` finishes it."
+        f"`purejaxdrl {command} --resume {path}` "
+        f"(pjd.resume_{command}({str(path)!r}) in Python) finishes it."
     )
 
 

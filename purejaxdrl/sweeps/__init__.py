@@ -10,20 +10,28 @@ per-setting summary), `report` and `run_files` (the sweep directory's files),
 `best_policy` (a run's policy, `export_run`); population-based training on
 the same batches: `pbt_operators` (its jitted rank / exploit / explore),
 `pbt_inputs` (its settings and members, checked), `population` (`pbt()`:
-ready steps between chunks), `lineage` (PBTResult,
-its files, `load_pbt`). Builds on `training` (configs, experiments, the
+ready steps between chunks), `lineage` (PBTResult, `load_pbt`),
+`pbt_files` (a PBT directory's files). Builds on `training` (configs, experiments, the
 chunk schedule) and `observe`; never imports `cli`.
 """
 
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import best_run, export_run
-from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
+from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, load_pbt
+from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.population import export_member, pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
+from purejaxdrl.sweeps.spec import SweepPlan
 
 __all__ = [
+    "ExploredField",
+    "Layout",
+    "PBTConfig",
     "PBTResult",
+    "ReadyStep",
+    "SweepPlan",
     "SweepResult",
     "SweepStopped",
     "best_run",

@@ -1,6 +1,7 @@
 """One batch of a sweep's runs: its chunks, their records and checkpoints."""
 
 import math
+import pathlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -20,7 +21,43 @@ from purejaxdrl.types import Metrics
 
 
 class SweepStopped(Exception):
-    """A sweep or PBT run stopped by a signal, saved: `--resume` continues it."""
+    """A sweep or PBT run stopped by a signal (SIGINT, SIGTERM) after saving.
+
+    `pjd.resume_sweep(e.path)` (`purejaxdrl sweep --resume DIR`) continues a
+    sweep, `pjd.resume_pbt(e.path)` (`purejaxdrl pbt --resume DIR`) a PBT run;
+    the message names both.
+
+    Attributes:
+      reason: what stopped it and when (`stopped by SIGINT after update 5 of 8`).
+      path: the directory to resume (None only inside a batch, before the
+        sweep or population that trains it adds it).
+      command: `sweep` or `pbt`, whichever wrote `path`.
+
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        path: str | pathlib.Path | None = None,
+        command: str = "sweep",
+    ) -> None:
+        self.reason = reason
+        self.path = None if path is None else pathlib.Path(path)
+        self.command = command
+        super().__init__(
+            reason
+            if self.path is None
+            else f"{reason}; continue with: {resume_call(command, self.path)}"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its parts (not its message) when pickled, path kept.
+        return type(self), (self.reason, self.path, self.command)
+
+
+def resume_call(command: str, path: pathlib.Path) -> str:
+    """How to continue `command`'s directory `path`: in Python, then the CLI."""
+    return f"pjd.resume_{command}({str(path)!r}) (purejaxdrl {command} --resume {path})"
 
 
 def train_batch(

@@ -1,6 +1,5 @@
 """The policy of a sweep's or a population's run, as `purejaxdrl export` writes one."""
 
-import math
 import pathlib
 from typing import Any
 
@@ -15,16 +14,10 @@ def best_run(result: SweepResult) -> int | None:
     """The run of the best setting (`result.best`) with the highest final return.
 
     None when none of its runs ended with a finite return (all diverged, or
-    none ended an episode): there is no policy worth writing.
+    none ended an episode): there is no policy worth writing. The same as
+    `result.best_run`.
     """
-    n = len(result.plan.seeds)
-    start = result.best["setting"] * n
-    final = result.final_return[start : start + n]
-    if all(math.isnan(x) for x in final):
-        return None
-    return start + max(
-        range(n), key=lambda j: -math.inf if math.isnan(final[j]) else final[j]
-    )
+    return result.best_run
 
 
 def write_run_policy(

@@ -9,6 +9,7 @@ import functools
 import math
 import numbers
 import pathlib
+import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
@@ -37,16 +38,20 @@ def running_meta(
         if (path / f"{other}.yaml").exists():
             raise ConfigError(
                 f"--resume {path}: it is a {other} directory; continue it with "
-                f"`purejaxdrl {other} --resume {path}`."
+                f"`purejaxdrl {other} --resume {path}` "
+                f"(pjd.resume_{other}({str(path)!r}) in Python)."
             )
         if (path / "config.yaml").exists():
             raise ConfigError(
                 f"--resume {path}: it is a single run's directory, not a "
-                f"{command}'s; continue it with `purejaxdrl train --resume {path}`."
+                f"{command}'s; continue it with `purejaxdrl train --resume {path}` "
+                f"(pjd.train(config, resume={str(path)!r}) in Python, config "
+                "from pjd.resume_config)."
             )
         raise ConfigError(
             f"--resume {path}: no {command}.yaml there; pass a directory that "
-            f"`purejaxdrl {command}` wrote (it prints `{command}: {prints}`)."
+            f"pjd.{command}(..., write_files=True) or `purejaxdrl {command}` "
+            f"wrote (it prints `{command}: {prints}`)."
         )
     file = path / f"{command}.yaml"
     with reading(file, restore_or_restart(what)):
@@ -63,9 +68,13 @@ def running_meta(
 def shown(
     notify: Callable[[str], None] | None, console: bool
 ) -> Callable[[str], None] | None:
-    """`notify`; without one, `print` when `console` is on (else silence)."""
+    """`notify`; without one, `print` to stderr when `console` is on (else silence).
+
+    Stderr, as `train`'s progress and the CLI's lines: a script's stdout
+    (`python sweep.py > results.txt`) stays its own.
+    """
     if notify is None and console:
-        return functools.partial(print, flush=True)
+        return functools.partial(print, file=sys.stderr, flush=True)
     return notify
 
 

@@ -123,7 +123,11 @@ class PBTResult:
 
     @property
     def best(self) -> int:
-        """The member with the highest final return (the first, on ties)."""
+        """The index of the member with the highest final return (first on ties).
+
+        An index, as a SweepResult's `best_run` is into its runs (a
+        SweepResult's `best` is its best setting's summary row instead).
+        """
         final = self.final_return
         return int(np.argmax(np.nan_to_num(final, nan=-np.inf)))
 
@@ -263,8 +267,9 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
     path = pathlib.Path(path)
     if not (path / "pbt.yaml").is_file():
         raise ConfigError(
-            f"{str(path)!r} has no pbt.yaml; pass a directory that `purejaxdrl "
-            "pbt` wrote (it prints `pbt: results in DIR`)."
+            f"{str(path)!r} has no pbt.yaml; pass a directory that "
+            "pjd.pbt(..., write_files=True) or `purejaxdrl pbt` wrote (it "
+            "prints `pbt: results in DIR`)."
         )
     result = read_pbt_meta(path, finished=True)
     file = present(path / "lineage.json", "PBT run")

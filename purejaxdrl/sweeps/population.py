@@ -81,9 +81,11 @@ def pbt(
       write_files: write a PBT directory under `base.run_dir` (`write_pbt`),
         with checkpoints while it trains.
       device_memory: bytes per device it may use (default: estimated).
-      notify: called with each message.
-      console: without `notify`, print the messages and progress lines (as
-        `pjd.train` shows its progress); False: silent.
+      notify: called with each message (and progress line), instead of the
+        console.
+      console: without `notify`, print the messages and one plain progress
+        line per chunk to stderr (where `pjd.train` draws its progress, so
+        stdout stays the script's own); False: silent.
 
     Returns:
       A PBTResult: members' records and final parameters, and the lineage.
@@ -91,6 +93,8 @@ def pbt(
     Raises:
       ConfigError: bad fields, ranges or settings, or a population that does
         not fit in memory (nothing has trained yet).
+      SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it
+        after the current chunk, saved; `resume_pbt(e.path)` continues it.
 
     """
     base, target_return = base_and_target(base, algo, target_return)
@@ -150,12 +154,16 @@ def resume_pbt(
     Args:
       path: the PBT directory (`pbt(..., write_files=True)`).
       device_memory: as `pbt`'s.
-      notify: called with each message.
-      console: without `notify`, print the messages and progress lines (as
-        `pjd.train` shows its progress); False: silent.
+      notify: called with each message (and progress line), instead of the
+        console.
+      console: without `notify`, print the messages and one plain progress
+        line per chunk to stderr (where `pjd.train` draws its progress, so
+        stdout stays the script's own); False: silent.
 
     Raises:
       ConfigError: not a PBT directory, or a finished one.
+      SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
+        chunk, saved; `resume_pbt(e.path)` continues it.
 
     """
     path = pathlib.Path(path)
@@ -187,16 +195,13 @@ def _train(
     (`finish_pbt`): a run killed before that resumes and writes them again.
 
     Raises:
-      SweepStopped: a signal stopped it, saved; the message says how to
-        continue.
+      SweepStopped: a signal stopped it, saved; with its directory as `path`.
 
     """
     try:
         train_population(result, configs, fitted, say, progress)
     except SweepStopped as e:
-        raise SweepStopped(
-            f"{e}; continue with: purejaxdrl pbt --resume {result.run_dir}"
-        ) from None
+        raise SweepStopped(e.reason, result.run_dir, "pbt") from None
     for member, at in enumerate(result.diverged):
         if at is not None:
             say(

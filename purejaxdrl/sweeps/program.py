@@ -93,9 +93,11 @@ def sweep(
         run's final parameters.
       device_memory: bytes per device the sweep may use, instead of the
         estimate from the device (or host) memory; smaller forces batches.
-      notify: called with each message (layout, batches, progress).
-      console: without `notify`, print the messages and progress lines (as
-        `pjd.train` shows its progress); False: silent.
+      notify: called with each message (layout, batches, progress), instead
+        of the console.
+      console: without `notify`, print the messages and one plain progress
+        line per chunk to stderr (where `pjd.train` draws its progress, so
+        stdout stays the script's own); False: silent.
 
     Returns:
       A SweepResult: per-run histories, final returns and parameters, and the
@@ -103,6 +105,8 @@ def sweep(
 
     Raises:
       ConfigError: bad fields or values (nothing has compiled yet).
+      SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it
+        after the current chunk, saved; `resume_sweep(e.path)` continues it.
 
     """
     if jax.process_count() > 1:
@@ -159,12 +163,16 @@ def resume_sweep(
     Args:
       path: the sweep directory (`sweep(..., write_files=True)`).
       device_memory: as `sweep`'s (the recorded batches are kept).
-      notify: called with each message.
-      console: without `notify`, print the messages and progress lines (as
-        `pjd.train` shows its progress); False: silent.
+      notify: called with each message (and progress line), instead of the
+        console.
+      console: without `notify`, print the messages and one plain progress
+        line per chunk to stderr (where `pjd.train` draws its progress, so
+        stdout stays the script's own); False: silent.
 
     Raises:
       ConfigError: not a sweep directory, a finished one, or other devices.
+      SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
+        chunk, saved; `resume_sweep(e.path)` continues it.
 
     """
     path = pathlib.Path(path)
@@ -206,9 +214,7 @@ def _train_plan(
                     result, g, runs, label, device_memory, say, progress, store, stop
                 )
             except SweepStopped as e:
-                raise SweepStopped(
-                    f"{e}; continue with: purejaxdrl sweep --resume {store.directory}"
-                ) from None
+                raise SweepStopped(e.reason, store.directory, "sweep") from None
     for run, at in enumerate(result.diverged):
         if at is not None:
             say(diverged_line(plan, run, at))

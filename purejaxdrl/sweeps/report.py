@@ -211,7 +211,8 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     if not (path / "sweep.yaml").is_file():
         raise ConfigError(
             f"{str(path)!r} has no sweep.yaml; pass a directory that "
-            "`purejaxdrl sweep` wrote (it prints `sweep: results in DIR`)."
+            "pjd.sweep(..., write_files=True) or `purejaxdrl sweep` wrote (it "
+            "prints `sweep: results in DIR`)."
         )
     with reading(path / "sweep.yaml", restore_or_restart("sweep")):
         meta = yaml.safe_load((path / "sweep.yaml").read_text())

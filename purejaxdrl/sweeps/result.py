@@ -262,13 +262,34 @@ class SweepResult:
 
     @property
     def best(self) -> dict[str, Any]:
-        """The summary row with the fewest diverged seeds, then the best mean.
+        """The best setting's summary row (a dict), not a run index.
 
-        A setting whose seeds diverged is not the best on the mean of those
-        that did not; ties go to fewer steps to the first crossing of the
-        target.
+        The row with the fewest diverged seeds, then the best mean: a setting
+        whose seeds diverged is not the best on the mean of those that did
+        not; ties go to fewer steps to the first crossing of the target.
+        `best_run` is the index of its best run, for `params(i)`,
+        `final_return[i]`, ...; a PBTResult's `best` is such an index (a
+        member's).
         """
         return max(self.summary(), key=_rank)
+
+    @property
+    def best_run(self) -> int | None:
+        """The run of the best setting (`best`) with the highest final return.
+
+        An index into the runs (`params(i)`, `stats(i)`, `final_return[i]`),
+        as a PBTResult's `best` is into its members. None when none of the
+        best setting's runs ended with a finite return (all diverged, or none
+        ended an episode): there is no policy worth writing.
+        """
+        n = len(self.plan.seeds)
+        start = self.best["setting"] * n
+        final = self.final_return[start : start + n]
+        if all(math.isnan(x) for x in final):
+            return None
+        return start + max(
+            range(n), key=lambda j: -math.inf if math.isnan(final[j]) else final[j]
+        )
 
     def table(self) -> str:
         """The summary as a Markdown table, best first."""

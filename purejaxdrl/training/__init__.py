@@ -18,14 +18,24 @@ config beside its saved one) and `faults` hold the pieces those steps use;
 export; `run_folder` checks the folder given), and `policy` turns it into a
 policy. Imports
 `observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
+`TrainConfig`'s sections are exported here: `EnvConfig`, `EvalConfig`
+(from `observe`), `HostConfig` (from `runners`), `CheckpointConfig`, and
+`NetworkConfig` from `networks`.
 """
 
+from purejaxdrl.observe.evaluation import EvalConfig
+from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer
 from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class, validate
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
 from purejaxdrl.training.policy import Policy, export_policy, load_policy
-from purejaxdrl.training.presets import Preset, load_preset, preset_names
+from purejaxdrl.training.presets import (
+    NoSectionError,
+    Preset,
+    load_preset,
+    preset_names,
+)
 from purejaxdrl.training.resume import resume_config
 from purejaxdrl.training.train import TrainResult, train
 
@@ -33,7 +43,10 @@ __all__ = [
     "CheckpointConfig",
     "Checkpointer",
     "EnvConfig",
+    "EvalConfig",
     "Experiment",
+    "HostConfig",
+    "NoSectionError",
     "NonFiniteError",
     "Policy",
     "Preset",

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.lineage import load_pbt
 from purejaxdrl.sweeps.population import pbt, resume_pbt
 from tests.helpers import cli_command
@@ -102,12 +101,13 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(
     stopping = pjd.apply_overrides(
         _base(tmp_path / "stopped", updates=8), {"checkpoint": {"every": every}}
     )
-    with pytest.raises(SweepStopped) as stopped:
+    with pytest.raises(pjd.SweepStopped) as stopped:
         pbt(stopping, **kwargs, notify=interrupt)
     (path,) = (tmp_path / "stopped").iterdir()
+    assert stopped.value.path == path
     assert str(stopped.value) == (
         "stopped by SIGINT after update 5 of 8; continue with: "
-        f"purejaxdrl pbt --resume {path}"
+        f"pjd.resume_pbt({str(path)!r}) (purejaxdrl pbt --resume {path})"
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     steps = sorted(int(p.name) for p in (path / "checkpoints").iterdir())

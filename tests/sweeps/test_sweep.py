@@ -236,10 +236,18 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
     )  # fmt: skip
     result = sweep(base, seeds=[0, 1], write_files=True)
     d = result.run_dir
-    # Without `notify`, it shows its lines as pjd.train shows its progress.
-    out = capsys.readouterr().out
-    assert "sweep: 1 setting(s) x 2 seed(s) = 2 runs of ppo on CartPole-v1" in out
-    assert f"sweep: the best run's policy (run {pjd.sweeps.best_run(result)})" in out
+    # Without `notify`, it prints its lines to stderr, where pjd.train draws
+    # its progress and `purejaxdrl sweep` prints them: stdout stays clean.
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "sweep: 1 setting(s) x 2 seed(s) = 2 runs of ppo on CartPole-v1" in err
+    assert "sweep: update 4 of 4: mean return over runs" in err
+    assert f"sweep: the best run's policy (run {result.best_run})" in err
+    # best_run: an index (best is the setting's summary row), that of the best
+    # setting's run with the highest final return, as pjd.sweeps.best_run's.
+    assert isinstance(result.best, dict) and result.best["setting"] == 0
+    assert result.best_run == int(np.nanargmax(result.final_return[:2]))
+    assert result.best_run == pjd.sweeps.best_run(result)
     counts = [float(result.stats(i).count) for i in range(2)]
     # Every observation acted on updated them: 4 updates of 4 envs x 128
     # steps (the 1e-4 they start at is below float32's step at 2048).

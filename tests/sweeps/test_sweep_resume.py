@@ -168,17 +168,21 @@ def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
 ):
     # checkpoint.every 0 saves no due checkpoint, but a stop signal still saves
     # the batch (as `train` does, and as the help and the start line promise).
-    from purejaxdrl.sweeps.batch import SweepStopped
+    import purejaxdrl as pjd
     from purejaxdrl.sweeps.program import sweep
 
     straight = sweep(_small_base(tmp_path / "a", 0), seeds=2, write_files=True)
-    with pytest.raises(SweepStopped) as stopped:
+    # Caught as pjd.SweepStopped (the class pjd.sweeps exports too), its
+    # directory in `path` and the Python call beside the command.
+    assert pjd.SweepStopped is pjd.sweeps.SweepStopped
+    with pytest.raises(pjd.SweepStopped) as stopped:
         sweep(_small_base(tmp_path / "b", 0), seeds=2, write_files=True,
               notify=_interrupt)  # fmt: skip
     path = _sweep_dir(tmp_path / "b")
+    assert stopped.value.path == path
     assert str(stopped.value) == (
         "stopped by SIGINT after update 2 of 4; continue with: "
-        f"purejaxdrl sweep --resume {path}"
+        f"pjd.resume_sweep({str(path)!r}) (purejaxdrl sweep --resume {path})"
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert [p.name for p in (path / "checkpoints" / "p0-b0").iterdir()] == ["2"]

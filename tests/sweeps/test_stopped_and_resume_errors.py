@@ -1,0 +1,87 @@
+"""How a stopped sweep or PBT run, and the resume / load errors, say to go on.
+
+A Python caller is told the Python call beside the command (as the policy
+functions' errors do); the command line, which alone reaches its own stop
+message, names only the command.
+"""
+
+import pickle
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.sweeps import population, program
+
+REASON = "stopped by SIGINT after update 2 of 4"
+
+
+def test_sweep_stopped_is_public_with_its_path_and_both_spellings(tmp_path):
+    assert "SweepStopped" in pjd.__all__ and pjd.SweepStopped is pjd.sweeps.SweepStopped
+    e = pjd.SweepStopped(REASON, tmp_path, "pbt")
+    assert e.path == tmp_path and e.reason == REASON and e.command == "pbt"
+    assert str(e) == (
+        f"{REASON}; continue with: pjd.resume_pbt({str(tmp_path)!r}) "
+        f"(purejaxdrl pbt --resume {tmp_path})"
+    )
+    again = pickle.loads(pickle.dumps(e))  # e.g. across processes: path kept
+    assert (str(again), again.path) == (str(e), e.path)
+    assert str(pjd.SweepStopped(REASON)) == REASON  # inside a batch: no path yet
+
+
+@pytest.mark.parametrize(("name", "module"), [("sweep", program), ("pbt", population)])
+def test_the_command_line_names_only_the_command_to_continue(
+    name, module, tmp_path, monkeypatch, capsys
+):
+    def stopped(*args, **kwargs):
+        raise pjd.SweepStopped(REASON, tmp_path, name)
+
+    monkeypatch.setattr(module, name, stopped)
+    argv = [name, "--no-files", "--quiet", "--no-compile-cache"]
+    argv += ["--explore", "learning_rate=loguniform:1e-4:1e-2"] if name == "pbt" else []
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: {name} {REASON}; continue with: "
+        f"purejaxdrl {name} --resume {tmp_path}\n"
+    )
+
+
+def _message(call, *args) -> str:
+    with pytest.raises(pjd.ConfigError) as e:
+        call(*args)
+    return str(e.value)
+
+
+def test_resume_and_load_errors_name_the_python_call_too(tmp_path):
+    empty, run, pbt_dir, sweep_dir = (tmp_path / n for n in ("e", "r", "p", "s"))
+    for folder in (empty, run, pbt_dir, sweep_dir):
+        folder.mkdir()
+    (run / "config.yaml").write_text("algo: ppo\n")
+    (pbt_dir / "pbt.yaml").write_text("status: running\n")
+    (sweep_dir / "sweep.yaml").write_text("status: running\n")
+    assert f"(pjd.resume_pbt({str(pbt_dir)!r}) in Python)" in _message(
+        pjd.resume_sweep, pbt_dir
+    )
+    assert f"(pjd.resume_sweep({str(sweep_dir)!r}) in Python)" in _message(
+        pjd.resume_pbt, sweep_dir
+    )
+    assert f"pjd.train(config, resume={str(run)!r}) in Python" in _message(
+        pjd.resume_sweep, run
+    )
+    assert "pjd.sweep(..., write_files=True) or `purejaxdrl sweep`" in _message(
+        pjd.resume_sweep, empty
+    )
+    assert "pjd.sweep(..., write_files=True) or `purejaxdrl sweep`" in _message(
+        pjd.load_sweep, empty
+    )
+    assert "pjd.pbt(..., write_files=True) or `purejaxdrl pbt`" in _message(
+        pjd.load_pbt, empty
+    )
+    # Stopped (or still training): the resume that finishes it, both ways.
+    assert (
+        f"`purejaxdrl sweep --resume {sweep_dir}` "
+        f"(pjd.resume_sweep({str(sweep_dir)!r}) in Python) finishes it."
+    ) in _message(pjd.load_sweep, sweep_dir)
+    assert f"(pjd.resume_pbt({str(pbt_dir)!r}) in Python) finishes it." in _message(
+        pjd.load_pbt, pbt_dir
+    )
