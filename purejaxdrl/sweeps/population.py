@@ -133,7 +133,7 @@ def pbt(
         path = start_pbt_dir(result)
         say(
             f"pbt: writing {path} (if stopped, `purejaxdrl pbt --resume {path}` "
-            "continues it)"
+            f"continues it, pjd.resume_pbt('{path}') in Python)"
         )
     return _train(result, configs, fitted, say, notify)
 

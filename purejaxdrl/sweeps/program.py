@@ -141,7 +141,8 @@ def sweep(
         store = SweepStore(result.run_dir, base.checkpoint.every)
         say(
             f"sweep: writing {result.run_dir} (if stopped, `purejaxdrl sweep "
-            f"--resume {result.run_dir}` continues it)"
+            f"--resume {result.run_dir}` continues it, "
+            f"pjd.resume_sweep('{result.run_dir}') in Python)"
         )
     return _train_plan(result, device_memory, say, notify, store)
 

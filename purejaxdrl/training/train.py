@@ -103,7 +103,8 @@ def train(
         A run with a replay buffer and `devices: 0` resumes on the device
         count it was saved on (its buffer's shards), saying so.
       notify: called with each message (resume, skipped checkpoints, device
-        changes) on process 0; they are also in `TrainResult.messages`.
+        changes) on process 0; they are also in `TrainResult.messages`. The
+        progress line is `console`'s alone (a sweep's `notify` replaces it).
       log_to: named sinks writing into the run directory (so they need one):
         "tensorboard" (event files in `tensorboard/`), "wandb" (a W&B run,
         files in `wandb/`; `WANDB_MODE=offline` keeps them local).
