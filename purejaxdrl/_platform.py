@@ -19,15 +19,18 @@ def configure_xla_flags() -> None:
 DEFAULT_CACHE_DIR = "~/.cache/purejaxdrl/xla"
 
 
-def enable_compilation_cache(path: str = DEFAULT_CACHE_DIR) -> None:
+def enable_compilation_cache(path: str | None = None) -> None:
     """Keeps compiled XLA programs on disk, so reruns skip XLA compilation.
 
     A rerun still traces and lowers its programs in Python, but skips XLA.
+    `path`: the folder; by default JAX's own `JAX_COMPILATION_CACHE_DIR`
+    where set, else `~/.cache/purejaxdrl/xla`.
 
     Process-wide (a JAX setting); the `purejaxdrl` command turns it on by default.
     """
     import jax
 
+    path = path or os.environ.get("JAX_COMPILATION_CACHE_DIR") or DEFAULT_CACHE_DIR
     jax.config.update("jax_compilation_cache_dir", os.path.expanduser(path))
     # Cache every program that took measurable time; tiny ones are not worth a file.
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)

@@ -4,7 +4,6 @@ The parser itself (`Parser`, `UsageError`) is `cli.parser`'s, re-exported here.
 """
 
 import argparse
-import os
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -186,10 +185,9 @@ def add_compile_cache_flags(parser: argparse.ArgumentParser) -> None:
 
 def use_compile_cache(args: argparse.Namespace) -> None:
     """Turns the compilation cache on unless --no-compile-cache was given."""
-    # The flag's folder, else JAX's own JAX_COMPILATION_CACHE_DIR, else ours.
     if not args.no_compile_cache:
-        path = args.compile_cache or os.environ.get("JAX_COMPILATION_CACHE_DIR")
-        enable_compilation_cache(path or DEFAULT_CACHE_DIR)
+        # The flag's folder, else JAX's JAX_COMPILATION_CACHE_DIR, else ours.
+        enable_compilation_cache(args.compile_cache)
 
 
 def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:

@@ -19,6 +19,7 @@ import yaml
 from purejaxdrl.config import ConfigError, SetupWarning, require_config
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
+from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
@@ -68,13 +69,15 @@ def running_meta(
 def shown(
     notify: Callable[[str], None] | None, console: bool
 ) -> Callable[[str], None] | None:
-    """`notify`; without one, `print` to stderr when `console` is on (else silence).
+    """`notify`; without one, `print` them when `console` is on (else silence).
 
-    Stderr, as `train`'s progress and the CLI's lines: a script's stdout
-    (`python sweep.py > results.txt`) stays its own.
+    To stderr, as `train`'s progress and the CLI's lines: a script's stdout
+    (`python sweep.py > results.txt`) stays its own. In a Jupyter cell to
+    stdout, as `train` draws there: a notebook shades stderr as errors.
     """
     if notify is None and console:
-        return functools.partial(print, file=sys.stderr, flush=True)
+        stream = sys.stdout if in_notebook() else sys.stderr
+        return functools.partial(print, file=stream, flush=True)
     return notify
 
 

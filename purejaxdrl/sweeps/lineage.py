@@ -201,12 +201,29 @@ class PBTResult:
 
         None where the environment does not normalise observations; read from
         disk when loaded (`params/member-NNNN.obs-stats.msgpack`).
+
+        Raises:
+          ConfigError: a loaded directory whose environment normalises holds
+            none for `member` (it was written before they were saved).
+
         """
         member = checked_index(member, self.population, "member")
         if not self.final_stats:
             self.final_stats = [None] * self.population
         if self.final_stats[member] is None and self.run_dir is not None:
             self.final_stats[member] = read_run_stats(self.run_dir, member, "member")
+            if (
+                self.final_stats[member] is None
+                and self.base.env.normalize_observations
+            ):
+                # Written before members' statistics were saved: a policy
+                # without them would act on raw observations, unsaid.
+                raise ConfigError(
+                    f"member {member}'s observation statistics are not in "
+                    f"{self.run_dir / 'params'} (a PBT directory written before "
+                    "they were saved); its best member's policy, with its own, "
+                    f"is {self.run_dir / 'policy'}."
+                )
         return self.final_stats[member]
 
 

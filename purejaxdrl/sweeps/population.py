@@ -84,8 +84,8 @@ def pbt(
       notify: called with each message (and progress line), instead of the
         console.
       console: without `notify`, print the messages and one plain progress
-        line per chunk to stderr (where `pjd.train` draws its progress, so
-        stdout stays the script's own); False: silent.
+        line per chunk to stderr, so stdout stays the script's own (in a
+        Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Returns:
       A PBTResult: members' records and final parameters, and the lineage.
@@ -133,7 +133,7 @@ def pbt(
         path = start_pbt_dir(result)
         say(
             f"pbt: writing {path} (if stopped, `purejaxdrl pbt --resume {path}` "
-            f"continues it, pjd.resume_pbt('{path}') in Python)"
+            f"continues it, pjd.resume_pbt({str(path)!r}) in Python)"
         )
     return _train(result, configs, fitted, say, notify)
 
@@ -157,8 +157,8 @@ def resume_pbt(
       notify: called with each message (and progress line), instead of the
         console.
       console: without `notify`, print the messages and one plain progress
-        line per chunk to stderr (where `pjd.train` draws its progress, so
-        stdout stays the script's own); False: silent.
+        line per chunk to stderr, so stdout stays the script's own (in a
+        Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Raises:
       ConfigError: not a PBT directory, or a finished one.
@@ -251,7 +251,8 @@ def export_member(
     Raises:
       IndexError: `member` is not one of the population.
       ConfigError: `out` is a file or a run directory, or already holds a
-        policy and `overwrite` is False.
+        policy and `overwrite` is False; a loaded directory has no
+        statistics for a member that normalised (`PBTResult.stats`).
 
     """
     member = checked_index(member, result.population, "member")

@@ -96,8 +96,8 @@ def sweep(
       notify: called with each message (layout, batches, progress), instead
         of the console.
       console: without `notify`, print the messages and one plain progress
-        line per chunk to stderr (where `pjd.train` draws its progress, so
-        stdout stays the script's own); False: silent.
+        line per chunk to stderr, so stdout stays the script's own (in a
+        Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Returns:
       A SweepResult: per-run histories, final returns and parameters, and the
@@ -142,7 +142,7 @@ def sweep(
         say(
             f"sweep: writing {result.run_dir} (if stopped, `purejaxdrl sweep "
             f"--resume {result.run_dir}` continues it, "
-            f"pjd.resume_sweep('{result.run_dir}') in Python)"
+            f"pjd.resume_sweep({str(result.run_dir)!r}) in Python)"
         )
     return _train_plan(result, device_memory, say, notify, store)
 
@@ -167,8 +167,8 @@ def resume_sweep(
       notify: called with each message (and progress line), instead of the
         console.
       console: without `notify`, print the messages and one plain progress
-        line per chunk to stderr (where `pjd.train` draws its progress, so
-        stdout stays the script's own); False: silent.
+        line per chunk to stderr, so stdout stays the script's own (in a
+        Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Raises:
       ConfigError: not a sweep directory, a finished one, or other devices.

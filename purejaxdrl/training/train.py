@@ -7,6 +7,7 @@ exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 """
 
 import contextlib
+import dataclasses
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -209,14 +210,36 @@ def _checked_resume(
     return config, replay_note, saved.env.normalize_observations
 
 
-def _exporter(
-    run: Any, exp: Any, state: Any, updates: int
-) -> Callable[..., pathlib.Path]:
+def _exporter(run: Any, exp: Any, state: Any, updates: int) -> "PolicyExport":
     """`TrainResult.export`: writes the policy of the run's final `state` (`finish`)."""
-    params = state.agent.params
-    stats = getattr(getattr(state, "env_params", None), "obs_stats", None)
+    return PolicyExport(
+        run.config,
+        state.agent.params,
+        getattr(getattr(state, "env_params", None), "obs_stats", None),
+        updates,
+        (exp.obs_spec, exp.action_spec),
+        exp.runner.steps_per_update,
+    )
 
-    def export(out: str | pathlib.Path, *, overwrite: bool = False) -> pathlib.Path:
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class PolicyExport:
+    """A finished run's `export(out, *, overwrite=False)`: its final policy.
+
+    A class, not a closure, so that a TrainResult pickles (to hand it to
+    another process) as it did.
+    """
+
+    config: Any
+    params: Any
+    stats: Any
+    updates: int
+    specs: tuple[Any, Any]
+    steps_per_update: int
+
+    def __call__(
+        self, out: str | pathlib.Path, *, overwrite: bool = False
+    ) -> pathlib.Path:
         """Writes the run's final policy to the folder `out`; returns it as a path.
 
         `out` is refused as `result.policy(out)` and `export_policy` refuse
@@ -230,12 +253,13 @@ def _exporter(
         check_policy_folder(pathlib.Path(out), overwrite, "out")
         return write_policy(
             out,
-            run.config,
-            params,
-            stats,
-            updates=updates,
-            specs=(exp.obs_spec, exp.action_spec),
-            steps_per_update=exp.runner.steps_per_update,
+            self.config,
+            self.params,
+            self.stats,
+            updates=self.updates,
+            specs=self.specs,
+            steps_per_update=self.steps_per_update,
         )
 
-    return export
+    def __repr__(self) -> str:
+        return f"<export of {self.config.algo} on {self.config.env.id}>"

@@ -8,6 +8,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import forget_warnings
+from purejaxdrl.sweeps import inputs
 from purejaxdrl.sweeps.inputs import base_and_target
 
 
@@ -152,3 +153,15 @@ def test_a_python_sweep_off_the_presets_budget_drops_its_target(monkeypatch):
         "sweep: the preset's target (475) is its return within its 500,000 "
         "steps, and these runs train 4,096: not judged (target_return= sets one)"
     )
+
+
+def test_console_lines_go_to_stderr_and_in_a_notebook_to_stdout(monkeypatch, capsys):
+    # stderr keeps a script's stdout its own; a notebook shades stderr as
+    # errors, and `pjd.train` draws in the cell.
+    inputs.shown(None, True)("a")
+    assert capsys.readouterr() == ("", "a\n")
+    monkeypatch.setattr(inputs, "in_notebook", lambda: True)
+    inputs.shown(None, True)("b")
+    assert capsys.readouterr() == ("b\n", "")
+    assert inputs.shown(None, False) is None
+    assert inputs.shown(print, False) is print

@@ -1,5 +1,7 @@
 """Every PBT member's policy outlives the process: its statistics and export."""
 
+import shutil
+
 import flax.serialization
 import jax
 import jax.numpy as jnp
@@ -89,3 +91,23 @@ def test_any_member_of_a_loaded_run_exports_a_policy_that_acts_as_it(trained, tm
         pjd.sweeps.export_member(loaded, 2, tmp_path / "none")
     with pytest.raises(pjd.ConfigError, match="is a file"):
         pjd.sweeps.export_member(loaded, 1, trained.run_dir / "pbt.yaml")
+
+
+def test_a_directory_written_before_members_statistics_refuses_them(trained, tmp_path):
+    # Such a directory holds no members' statistics: exported without them, a
+    # member's policy would act on raw observations, and nothing would say so.
+    old = tmp_path / "old"
+    shutil.copytree(trained.run_dir, old)
+    for stats in (old / "params").glob("member-*.obs-stats.msgpack"):
+        stats.unlink()
+    loaded = pjd.load_pbt(old)
+    with pytest.raises(pjd.ConfigError) as e:
+        loaded.stats(1)
+    assert str(e.value) == (
+        f"member 1's observation statistics are not in {old / 'params'} (a PBT "
+        "directory written before they were saved); its best member's policy, "
+        f"with its own, is {old / 'policy'}."
+    )
+    with pytest.raises(pjd.ConfigError, match="member 0's observation statistics"):
+        pjd.sweeps.export_member(loaded, 0, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -2,6 +2,7 @@
 
 import hashlib
 import inspect
+import pickle
 
 import numpy as np
 import pytest
@@ -53,7 +54,7 @@ def test_export_refuses_an_earlier_policy_and_a_run_directory(tmp_path):
     )
 
 
-def test_export_shows_only_its_own_parameters():
+def test_export_shows_only_its_own_parameters_and_the_result_pickles(tmp_path):
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "ppo").config,
         {"num_envs": 4, "unroll_length": 4, "total_steps": 4 * 4,
@@ -66,3 +67,10 @@ def test_export_shows_only_its_own_parameters():
     assert list(parameters) == ["out", "overwrite"]
     assert parameters["overwrite"].kind is inspect.Parameter.KEYWORD_ONLY
     assert parameters["overwrite"].default is False
+    # A TrainResult pickles (to hand to another process), its export with it.
+    again = pickle.loads(pickle.dumps(result))
+    assert again.export(tmp_path / "policy") == tmp_path / "policy"
+    obs = np.zeros((3, 4), np.float32)
+    np.testing.assert_array_equal(
+        pjd.load_policy(tmp_path / "policy").mode(obs), result.policy().mode(obs)
+    )
