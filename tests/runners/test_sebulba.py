@@ -22,9 +22,17 @@ def _config(env_id, algo="impala", **overrides):
     )
 
 
+def _assert_lag_bounded(record):
+    # Actors act behind the learner by at most what the queue allows: one
+    # batch queued, one being built, and its first step acted at the end of
+    # the batch before (with that batch's version).
+    assert 0 <= record["lag/mean"] <= record["lag/max"] <= 3, record
+
+
 # Each algorithm on each library; on 2 fake devices (actors on one, the
-# learner on the other) each algorithm once more, on the other library. Two
-# processes: tests/runners/test_host_multiprocess.py.
+# learner on the other) each algorithm once more, on the other library (IMPALA
+# on gymnasium learns there in two processes: test_host_multiprocess.py, and
+# its one-process placement is checked below on a short run).
 @pytest.mark.parametrize(
     ("algo", "env_id", "devices"),
     [
@@ -32,7 +40,7 @@ def _config(env_id, algo="impala", **overrides):
         pytest.param("impala", "gymnasium:CartPole-v1", 1, marks=pytest.mark.slow),
         pytest.param("ppo", "envpool:CartPole-v1", 1, marks=pytest.mark.slow),
         pytest.param("ppo", "gymnasium:CartPole-v1", 1, marks=pytest.mark.slow),
-        ("impala", "gymnasium:CartPole-v1", 2),
+        pytest.param("impala", "gymnasium:CartPole-v1", 2, marks=pytest.mark.slow),
         pytest.param("ppo", "envpool:CartPole-v1", 2, marks=pytest.mark.slow),
     ],
 )
@@ -40,11 +48,20 @@ def test_learns_cartpole_on_host_environments(algo, env_id, devices):
     result = pjd.train(_config(env_id, algo, devices=devices))
     assert result.mean_return >= 475, result.history[-1]
     assert result.num_devices == 1  # the learner's
-    record = result.history[-1]
-    # Actors act behind the learner by at most what the queue allows: one
-    # batch queued, one being built, and its first step acted at the end of
-    # the batch before (with that batch's version).
-    assert 0 <= record["lag/mean"] <= record["lag/max"] <= 3
+    _assert_lag_bounded(result.history[-1])
+
+
+def test_free_running_actors_on_their_own_device_stay_within_the_queue():
+    # Actors on device 0, the learner on device 1, in one process: parameters
+    # cross devices to the actors after every update, or the lag grows past
+    # the queue's bound. 40 updates in 5 chunks; learning is the cases above.
+    result = pjd.train(
+        _config("gymnasium:CartPole-v1", devices=2, total_steps=32 * 16 * 40)
+    )
+    assert result.num_devices == 1  # the learner's
+    assert result.updates == 40
+    for record in result.history:
+        _assert_lag_bounded(record)
 
 
 def _params(result):
