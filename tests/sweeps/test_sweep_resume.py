@@ -110,11 +110,11 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
     # the batch's state saved with its records (no half-written checkpoint,
     # no orbax traceback), exit 0 and the resume command; the resume ends it.
     cache, root = tmp_path / "xla", tmp_path / "runs"
-    # 400 updates of 512 steps in 40 chunks: the stop comes after the first
-    # chunk's checkpoint, with seconds of training still to go.
-    args = ["sweep", "--env", "cartpole", "--seeds", "2", "--total-steps",
-            "204800", "--num-logs", "40", "--devices", "1", "--quiet",
-            "--run-dir", str(root)]  # fmt: skip
+    # 400 updates of 4 envs x 32 steps in 40 chunks: the stop comes after the
+    # first chunk's checkpoint, with 39 chunks (each saved) still to go.
+    args = ["sweep", "--env", "cartpole", "--seeds", "2", "--num-envs", "4",
+            "--unroll-length", "32", "--total-steps", "51200", "--num-logs",
+            "40", "--devices", "1", "--quiet", "--run-dir", str(root)]  # fmt: skip
     proc = subprocess.Popen(
         cli_command(*args, cache=cache),
         stdout=subprocess.PIPE,
