@@ -269,15 +269,21 @@ def test_export_and_load_policy(straight, tmp_path):
     assert total >= 50, total
 
 
-def test_export_and_load_a_recurrent_policy(cache, tmp_path):
+def test_export_and_load_a_recurrent_policy(tmp_path):
     import purejaxdrl as pjd
 
-    # A short run: what is checked is that the export acts as the network does.
-    root = tmp_path / "runs"
-    short = ["--total-steps", "3200", "--num-logs", "1", "--run-dir", str(root)]
-    trained = _run("train", *SMALL, *ALGO["ppo_gru"], *short, cache=cache, cwd=tmp_path)
-    assert trained.returncode == 0, trained.stderr
-    policy = _export(root, tmp_path)
+    # A short run, in this process (the `export` command is test_export_and_
+    # load_policy's): what is checked is that the export acts as the network
+    # does. ALGO["ppo_gru"]'s network, 2 updates of SMALL's 4 envs x 8 steps.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 2,
+         "num_logs": 1, "devices": 1, "run_dir": str(tmp_path / "runs"),
+         "ppo": {"num_epochs": 1, "num_minibatches": 2},
+         "network": {"core": "gru", "core_size": 16}},
+    )  # fmt: skip
+    result = pjd.train(config, write_files=True, console=False)
+    policy = pjd.load_policy(pjd.export_policy(result.run_dir, tmp_path / "policy"))
     assert policy.spec["network"]["core"] == "gru"
     with pytest.raises(pjd.ConfigError, match="use policy.step"):
         policy.mode(np.zeros(4, np.float32))
