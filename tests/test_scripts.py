@@ -144,15 +144,14 @@ def test_script_runs_at_toy_size(
 
 
 @pytest.mark.timeout(300)
-def test_param_hashes_prints_a_hash_per_run(tmp_path):
-    # One short run on one device, in its own process as the script runs it.
-    import subprocess
-
-    out = subprocess.run(
-        [sys.executable, str(SCRIPTS / "param_hashes.py"), "--runs", "ppo",
-         "--devices", "1"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+def test_param_hashes_prints_a_hash_per_run(on_scripts_path, monkeypatch, capfd):
+    # One short run on one device, in its own process as the script runs it;
+    # the parent runs here (one launch fewer). The child writes to the file
+    # descriptor it inherits: capfd, not capsys. A failed child is SystemExit.
+    argv = ["param_hashes.py", "--runs", "ppo", "--devices", "1"]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(SCRIPTS / "param_hashes.py"), run_name="__main__")
+    out = capfd.readouterr().out
     assert re.search(r"^ppo devices=1 [0-9a-f]{16}$", out, re.M), out
 
 
