@@ -9,7 +9,9 @@ pytestmark = pytest.mark.trains
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# Seed 0 (the preset's) is asserted by tests/observe/test_evaluation.py's
+# trained_cartpole test, which trains that same run without evaluation.
+@pytest.mark.parametrize("seed", [1, 2])
 def test_ppo_solves_cartpole_within_500k_steps(seed):
     preset = pjd.load_preset("cartpole")
     config = pjd.apply_overrides(preset.config, {"seed": seed, "devices": 1})
