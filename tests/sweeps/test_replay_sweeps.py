@@ -33,7 +33,8 @@ def _assert_members_match(result, runs, atol: float = 1e-6, devices: int = 1) ->
         assert alone.history[-1]["learner/grad_steps"] > 0
 
 
-def test_dqn_sweep_members_equal_their_runs_alone():
+def test_dqn_sweeps_match_their_runs_alone_and_split_replay_over_data_devices():
+    # One test for both layouts: their two sweeps also give the memory check.
     # 16 envs x 4 steps per update; replay from 512 items: 12 updates of 2
     # gradient steps each after the first 8.
     config = _config(
@@ -43,12 +44,10 @@ def test_dqn_sweep_members_equal_their_runs_alone():
         devices=1,
         dqn={"min_replay": 512, "updates_per_step": 2},
     )
-    result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 3])
-    assert result.programs_compiled == 1 and len(result.layouts) == 1
-    _assert_members_match(result, [0, 3])  # each rate, each seed (2 compiles)
+    one = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 3])
+    assert one.programs_compiled == 1 and len(one.layouts) == 1
+    _assert_members_match(one, [0, 3])  # each rate, each seed (2 compiles)
 
-
-def test_replay_shards_split_over_data_devices_and_match():
     # 2 runs on 8 devices: each run's environments and replay over 4 of them,
     # as the run alone on 4 devices splits them (each device draws from its
     # own shard, so DQN's draws depend on the device count). 12 updates: two
@@ -56,19 +55,14 @@ def test_replay_shards_split_over_data_devices_and_match():
     config = _config(
         "cartpole", "dqn", 12, dqn={"min_replay": 512, "updates_per_step": 2}
     )
-    result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]})
-    (layout,) = result.layouts
+    split = sweep(config, grid={"learning_rate": [1e-3, 3e-4]})
+    (layout,) = split.layouts
     assert (layout.sweep, layout.data) == (2, 4)
-    _assert_members_match(result, range(2), atol=1e-5, devices=4)
+    _assert_members_match(split, range(2), atol=1e-5, devices=4)
 
-
-def test_replay_memory_is_estimated_per_data_device():
-    # 2 updates of 64 transitions: learning starts at the second.
-    config = _config("cartpole", "dqn", 2, dqn={"min_replay": 128})
-    one = sweep(pjd.apply_overrides(config, {"devices": 1}), seeds=2)
-    split = sweep(config, seeds=2)  # 2 runs on 8 devices: 4 data devices each
-    assert split.layouts[0].data == 4
-    # The buffer dominates: [50k transitions] per run, a quarter per device.
+    # Memory is estimated per data device. The buffer (the preset's 50k
+    # transitions per run, in both sweeps) dominates: a quarter per device.
+    assert one.layouts[0].data == 1
     assert one.layouts[0].run_bytes > 3 * split.layouts[0].run_bytes
 
 
