@@ -1,5 +1,6 @@
 """PQN: one update against a reference written from the paper, and on 2 devices."""
 
+import dataclasses
 import functools
 import warnings
 
@@ -174,6 +175,30 @@ def test_each_epoch_deals_its_minibatches_anew():
     assert errors[order] < 2e-5, errors
     assert order[:2] != order[2:], errors
     assert min(errors[o] for o in errors if o[:2] == o[2:]) > 1e-4, errors
+
+
+def test_the_annealed_rate_of_the_second_update_is_nine_tenths_at_every_step():
+    # As PPO's: 10 updates annealed to 0; the second update's 4 RAdam steps
+    # (2 epochs x 2 minibatches) all at 0.9 of the rate, as a constant-rate
+    # update at 0.9 takes them from the same state.
+    network, obs = _network()
+    on = PQNConfig(num_epochs=2, num_minibatches=2, learning_rate=1e-2)
+    assert on.anneal_lr  # the default
+
+    def update(config, state, key):
+        agent = make_agent("pqn", config, network, obs, RunShape(num_updates=10))
+        return jax.jit(agent.update)(state, _transitions(2, 8, seed=2), key)
+
+    agent = make_agent("pqn", on, network, obs, RunShape(num_updates=10))
+    first, metrics = update(on, agent.init(jax.random.key(0)), jax.random.key(1))
+    second, later = update(on, first, jax.random.key(2))
+    off = dataclasses.replace(on, anneal_lr=False, learning_rate=0.9 * 1e-2)
+    constant, _ = update(off, first, jax.random.key(2))
+    np.testing.assert_array_equal(flat(second.params), flat(constant.params))
+    assert np.abs(flat(second.params) - flat(first.params)).max() > 1e-4
+    np.testing.assert_allclose(
+        [metrics["learning_rate"], later["learning_rate"]], [1e-2, 0.9e-2]
+    )
 
 
 def test_the_network_norm_option_adds_one_layer_norm_per_hidden_layer():
