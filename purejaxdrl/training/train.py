@@ -88,7 +88,9 @@ def train(
     (`stopped_by`); a NaN or infinite loss or parameter stops the run.
 
     Args:
-      config: the run.
+      config: the run, a `TrainConfig`. A preset's is
+        `pjd.load_preset(name).config`; a name alone is refused with that
+        hint (unlike `sweep` and `pbt`, which read a preset's target too).
       loggers: extra sinks receiving one record per chunk.
       console: show the run's progress (default): in the Jupyter cell when run
         from a notebook, else on stderr: a line redrawn in place on a terminal,
