@@ -292,7 +292,7 @@ def test_an_annealed_rate_falls_per_learning_update_and_holds_over_its_steps():
     assert learning_updates(16, 2 * 4, 6) == 5
     on = DQNConfig(anneal_lr=True, learning_rate=1e-2, updates_per_step=2,
                    min_replay=16, buffer_size=64, batch_size=8, n_step=1,
-                   target_every=1000)  # fmt: skip
+                   target_every=8)  # fmt: skip
 
     def update(config):
         agent = make_dqn(config, network, np.zeros(4, np.float32), run)

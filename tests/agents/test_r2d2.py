@@ -500,3 +500,39 @@ def test_a_burn_in_of_the_whole_unroll_is_the_unroll_before_from_its_start():
     _, metrics = exp.runner.chunk(2)(exp.runner.init(jax.random.key(0)))
     assert np.isfinite(np.asarray(metrics["loss/total"])).all()
     assert np.asarray(metrics["learner/grad_steps"])[-1] == 2
+
+
+def test_an_annealed_rate_falls_per_learning_update_and_holds_over_its_steps():
+    # As DQN's: 6 updates of one sequence per environment, learning from the
+    # second (min_replay 4 of 2 environments): the rate decays over the 5
+    # learning updates, each taking its 2 gradient steps at one rate, so the
+    # third update steps at 0.8 of it, as a constant-rate learner at 0.8 does
+    # from the same state (5/6 if it decayed over every update; 0.6 then 0.4
+    # per gradient step).
+    import dataclasses
+
+    num_envs, length = 2, 4
+    on = R2D2Config(burn_in=1, n_step=2, gamma=0.9, buffer_size=4 * num_envs,
+                    batch_size=num_envs, min_replay=2 * num_envs,
+                    updates_per_step=2, anneal_lr=True, learning_rate=1e-2,
+                    target_every=8)  # fmt: skip
+    assert learning_updates(2 * num_envs, num_envs, 6) == 5
+    net = _network()
+    run = RunShape(num_envs=num_envs, unroll_length=length, num_updates=6)
+
+    def update(config):
+        agent = make_r2d2(config, net, np.zeros(OBS, np.float32), run)
+        return agent, jax.jit(agent.update)
+
+    agent, annealed = update(on)
+    state = agent.init(jax.random.key(0))
+    for t in range(3):  # updates 0 (filling the replay), 1 and 2 (learning)
+        before, traj = state, _trajectory(net, length, num_envs, seed=t)
+        state, metrics = annealed(before, traj, jax.random.key(t))
+    assert int(metrics["learner/grad_steps"]) == 4
+    _, constant = update(dataclasses.replace(on, anneal_lr=False, learning_rate=8e-3))
+    fixed, _ = constant(before, traj, jax.random.key(2))
+    step = flat(state.params) - flat(before.params)
+    want = flat(fixed.params) - flat(before.params)
+    assert np.abs(want).max() > 1e-4
+    np.testing.assert_allclose(step, want, rtol=1e-4, atol=1e-7)
