@@ -1,6 +1,5 @@
 """DQN / Ape-X: the loss, the fixed point, Ape-X's ε_i, the replay shards."""
 
-import dataclasses
 import functools
 
 import jax
@@ -17,7 +16,6 @@ from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
 from purejaxdrl.training.policy import _sampler
 from purejaxdrl.types import Transition
-from tests.helpers import flat
 
 
 def _config(algo, **dqn):
@@ -255,58 +253,3 @@ def test_apex_replay_sizes_that_do_not_split_name_its_own_section():
         algorithm("apex").make_agent(
             config.apex, exp.network, np.zeros(4, np.float32), run
         )
-
-
-def _random_unroll(length: int, num_envs: int, seed: int) -> Transition:
-    """Random [T, N] CartPole-shaped transitions, some of them ended."""
-    rng = np.random.default_rng(seed)
-    shape = (length, num_envs)
-    terminated = rng.random(shape) < 0.2
-    return Transition(
-        observation=rng.normal(size=(*shape, 4)).astype(np.float32),
-        action=rng.integers(0, 2, shape).astype(np.int32),
-        reward=rng.normal(size=shape).astype(np.float32),
-        discount=1.0 - terminated.astype(np.float32),
-        truncated=(rng.random(shape) < 0.2) & ~terminated,
-        log_prob=np.zeros(shape, np.float32),
-        value=np.zeros(shape, np.float32),
-        bootstrap_value=np.zeros(shape, np.float32),
-        final_observation=rng.normal(size=(*shape, 4)).astype(np.float32),
-        info={},
-    )
-
-
-def test_an_annealed_rate_falls_per_learning_update_and_holds_over_its_steps():
-    # 6 updates of 2 envs x 4 steps; learning starts at the second (min_replay
-    # 16), so the rate decays over the 5 learning updates, and each takes its
-    # 2 gradient steps at one rate: the third update (the second that learns)
-    # steps at 0.8 of it, as a constant-rate learner at 0.8 does from the same
-    # state. Decaying over all 6 updates would step at 5/6, counting gradient
-    # steps at 0.6 then 0.4, counting from the first update at 0.6.
-    from purejaxdrl.agents.dqn import DQNConfig
-    from purejaxdrl.env.base import Box, Discrete
-    from purejaxdrl.networks import NetworkConfig, make_q_network
-
-    network = make_q_network(NetworkConfig(), Box((4,)), Discrete(2), dueling=True)
-    run = RunShape(num_envs=2, unroll_length=4, num_updates=6)
-    assert learning_updates(16, 2 * 4, 6) == 5
-    on = DQNConfig(anneal_lr=True, learning_rate=1e-2, updates_per_step=2,
-                   min_replay=16, buffer_size=64, batch_size=8, n_step=1,
-                   target_every=8)  # fmt: skip
-
-    def update(config):
-        agent = make_dqn(config, network, np.zeros(4, np.float32), run)
-        return agent, jax.jit(agent.update)
-
-    agent, annealed = update(on)
-    state = agent.init(jax.random.key(0))
-    for t in range(3):  # updates 0 (filling the replay), 1 and 2 (learning)
-        before = state
-        state, metrics = annealed(before, _random_unroll(4, 2, t), jax.random.key(t))
-    np.testing.assert_array_equal(metrics["learner/grad_steps"], 4)
-    _, constant = update(dataclasses.replace(on, anneal_lr=False, learning_rate=8e-3))
-    fixed, _ = constant(before, _random_unroll(4, 2, 2), jax.random.key(2))
-    step, want = flat(state.params) - flat(before.params), flat(fixed.params)
-    want = want - flat(before.params)
-    assert np.abs(want).max() > 1e-4
-    np.testing.assert_allclose(step, want, rtol=1e-4, atol=1e-7)

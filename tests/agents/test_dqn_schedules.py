@@ -4,9 +4,11 @@ Each is checked against values derived here by hand: the target network moves
 τ of the way to the online one every `target_every` gradient steps (Mnih et
 al., 2015, copies: τ = 1; Polyak averaging: τ < 1), and prioritised replay's
 importance weights use β annealed linearly from `beta_start` to 1 over the
-run (Schaul et al., 2016).
+run (Schaul et al., 2016), and an annealed learning rate falls per learning
+update, every gradient step of an update at the same rate.
 """
 
+import dataclasses
 import warnings
 
 import jax
@@ -21,6 +23,7 @@ from purejaxdrl.config import ConfigError, forget_warnings
 from purejaxdrl.networks import Network
 from purejaxdrl.replay import make_prioritised_buffer
 from purejaxdrl.types import Transition
+from tests.helpers import flat
 
 DIMS, ACTIONS = 3, 2
 
@@ -208,3 +211,33 @@ def test_r2d2_target_every_counts_its_sequences():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r2d2.validate(r2d2.R2D2Config(target_every=8, **sizes), shape)
+
+
+def test_an_annealed_rate_falls_per_learning_update_and_holds_over_its_steps():
+    # 6 updates of 2 envs x 4 steps; learning starts at the second (min_replay
+    # 16), so the rate decays over the 5 learning updates, and each takes its
+    # 2 gradient steps at one rate: the third update (the second that learns)
+    # steps at 0.8 of it, as a constant-rate learner at 0.8 does from the same
+    # state. Decaying over all 6 updates would step at 5/6, counting gradient
+    # steps at 0.6 then 0.4 (tests/agents/test_r2d2.py checks R2D2's alike).
+    run = RunShape(num_envs=2, unroll_length=4, num_updates=6)
+    on = dqn_config.DQNConfig(anneal_lr=True, learning_rate=1e-2, n_step=1,
+                              updates_per_step=2, min_replay=16, buffer_size=64,
+                              batch_size=8, target_every=8)  # fmt: skip
+
+    def update(config):
+        agent = make_dqn(config, _linear(), jnp.zeros(DIMS), run)
+        return agent, jax.jit(agent.update)
+
+    agent, annealed = update(on)
+    state = agent.init(jax.random.key(0))
+    for t in range(3):  # updates 0 (filling the replay), 1 and 2 (learning)
+        before, traj = state, _unroll(jax.random.key(10 + t), 4, 2)
+        state, metrics = annealed(before, traj, jax.random.key(t))
+    np.testing.assert_array_equal(metrics["learner/grad_steps"], 4)
+    _, constant = update(dataclasses.replace(on, anneal_lr=False, learning_rate=8e-3))
+    fixed, _ = constant(before, traj, jax.random.key(2))
+    step = flat(state.params) - flat(before.params)
+    want = flat(fixed.params) - flat(before.params)
+    assert np.abs(want).max() > 1e-4
+    np.testing.assert_allclose(step, want, rtol=1e-4, atol=1e-7)
