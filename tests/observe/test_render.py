@@ -100,23 +100,19 @@ def test_classic_control_frames_come_from_one_environment(tmp_path, monkeypatch)
         assert image.size == (600, 428)  # gymnasium's 600 x 400, a title above
 
 
-def test_brax_html_names_the_system(tmp_path):
-    exp, episode = _episode("brax/inverted_pendulum", 8, episode_length=50)
-    page = render(exp.env, episode, tmp_path / "pendulum.html").read_text()
-    assert "<title>brax/inverted_pendulum:" in page
-    assert "viewer" in page  # brax's own viewer
-
-
 def test_render_needs_the_right_file_type(tmp_path):
     exp, episode = _episode("CartPole-v1", 3)
     with pytest.raises(pjd.ConfigError, match="renders to a GIF; name the file"):
         render(exp.env, episode, tmp_path / "x.html")
 
 
-def test_the_drawn_episode_is_the_first_one_evaluate_scored():
+def test_the_drawn_episode_is_the_first_one_evaluate_scored_and_brax_html_names_it(
+    tmp_path,
+):
     # `eval --render` draws the first of the episodes it scored: the same
     # reset and step keys, so the same length and return (brax's physics
     # starts from a random state, so another key plays another episode).
+    # Brax's episode is drawn as HTML (one brax experiment compiled, not two).
     from purejaxdrl.observe.evaluation import make_evaluate
 
     config = pjd.apply_overrides(
@@ -133,3 +129,6 @@ def test_the_drawn_episode_is_the_first_one_evaluate_scored():
     )
     assert episode.length == int(scored.lengths[0])
     np.testing.assert_allclose(episode.rewards.sum(), scored.returns[0], rtol=1e-5)
+    page = render(exp.env, episode, tmp_path / "pendulum.html").read_text()
+    assert "<title>brax/inverted_pendulum:" in page
+    assert "viewer" in page  # brax's own viewer
