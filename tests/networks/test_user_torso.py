@@ -189,20 +189,24 @@ def test_a_policy_with_a_registered_torso_loads_in_a_fresh_process(
         obs = np.asarray(jax.random.normal(jax.random.key(0), (5, 4)))
         expected = np.asarray(pjd.load_policy(out).mode(obs)).tolist()
         # A process without the torso registered: load_policy imports the
-        # policy's env_imports before it builds the network.
+        # policy's env_imports before it builds the network. Then, nothing
+        # registered again (module and torso forgotten, as a new process
+        # starts), `purejaxdrl eval` of the policy imports them itself: one
+        # launch for both (a launch costs ~3 s).
         script = (
             "import json, sys, numpy as np, purejaxdrl as pjd; "
+            "from purejaxdrl import cli; from purejaxdrl.networks import torsos; "
             f"policy = pjd.load_policy({str(out)!r}); "
             f"print(json.dumps(np.asarray(policy.mode(np.array({obs.tolist()!r}, "
-            "np.float32))).tolist()))"
+            "np.float32))).tolist()), flush=True); "
+            "sys.modules.pop('pjd_fresh_torso'); torsos._USER_TORSOS.clear(); "
+            f"sys.exit(cli.main(['eval', {str(out)!r}, '--episodes', '1']))"
         )
         done = _fresh_process(["-c", script], home)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout.strip().splitlines()[-1]) == expected
-        done = _fresh_process(
-            ["-m", "purejaxdrl", "eval", str(out), "--episodes", "1"], home
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+        lines = done.stdout.strip().splitlines()
+        assert json.loads(next(x for x in lines if x.startswith("["))) == expected
+        assert "over 1 episode(s)" in lines[-1], done.stdout[-3000:]
         # The same torso name registered at another width in this process:
         # the message says so, rather than "re-export the run".
         pjd.networks.register_torso("fresh_residual", lambda c: _Residual(width=4))
