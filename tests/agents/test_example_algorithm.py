@@ -29,7 +29,7 @@ from purejaxdrl.config import check_ranges
 from purejaxdrl.config_docs import field_docs
 from purejaxdrl.training.config import config_class
 from purejaxdrl.training.resume import config_from_dict, load_run_config
-from tests.helpers import cli_command, flat
+from tests.helpers import flat
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "reinforce.py"
@@ -131,19 +131,28 @@ def test_the_help_of_a_users_algorithm_says_its_defaults_are_its_own(reinforce, 
 
 
 @pytest.mark.timeout(300)
-def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(tmp_path):
+def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(
+    tmp_path, monkeypatch
+):
     shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
-    cache = tmp_path / "cache"
+    # `train` runs in this process (a launch costs ~3 s), importing the module
+    # only through --env.imports; what it imports and registers is undone
+    # after. `eval` runs in a fresh process: there the module is imported
+    # again from the run's config, as a user's next command does.
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # import_modules adds cwd
+    monkeypatch.delitem(sys.modules, "reinforce", raising=False)
+    monkeypatch.chdir(tmp_path)
     flags = ["--num-envs", "8", "--unroll-length", "16", "--total-steps", "512"]
-    train = subprocess.run(
-        cli_command(
-            "train", "--env", "cartpole", "--algo", "reinforce", "--env.imports",
-            "reinforce", "--reinforce.learning-rate", "0.003", "--devices", "1",
-            "--quiet", "--run-dir", "runs", *flags, cache=cache,
-        ),
-        cwd=tmp_path, capture_output=True, text=True, timeout=280,
-    )  # fmt: skip
-    assert train.returncode == 0, train.stderr
+    try:
+        status = cli.main(
+            ["train", "--env", "cartpole", "--algo", "reinforce", "--env.imports",
+             "reinforce", "--reinforce.learning-rate", "0.003", "--devices", "1",
+             "--quiet", "--run-dir", "runs", *flags]
+        )  # fmt: skip
+    finally:
+        sys.modules.pop("reinforce", None)
+    assert status == 0
     (run,) = (tmp_path / "runs").iterdir()
     evaluated = subprocess.run(  # `python -m purejaxdrl` is the command too
         [sys.executable, "-m", "purejaxdrl", "eval", str(run), "--episodes", "2"],
