@@ -1,10 +1,12 @@
 """The user's own environments: modules imported by `env.imports` (or named by a
 Gymnasium id, `gymnasium:module:Id`), from the folder the command runs in.
 
-The end-to-end tests run the command as a user does, in a fresh process in the
-folder that holds the module, with `python -P` (no current folder on the path,
-as the `purejaxdrl` console script starts): train, then `eval`, `export` and
-`--resume` of the run, each process importing the module by itself.
+The end-to-end tests run the command as a user does, in the folder that holds
+the module: `train` in this process (the folder is not on its path: only
+--env.imports brings the module in, and the `isolated` fixture undoes it), then
+`eval`, `export` and `--resume` of the run in fresh processes with `python -P`
+(no current folder on the path, as the `purejaxdrl` console script starts),
+each importing the module by itself from what the run saved.
 """
 
 import os
@@ -12,6 +14,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from typing import Any
 
 import jax
 import numpy as np
@@ -19,6 +22,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
+from purejaxdrl import cli
 from purejaxdrl.env.imports import import_modules
 
 # A 1-D corridor: position 0..4, actions left / right, reward 1 on reaching 4
@@ -128,9 +132,18 @@ def check(result: subprocess.CompletedProcess) -> str:
     return result.stdout
 
 
-def compile_cache() -> list[str]:
-    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    return ["--compile-cache", cache] if cache else ["--no-compile-cache"]
+def train_here(*args: str, capsys: Any) -> str:
+    """`purejaxdrl ARGS` in this process (in the folder the test chdir'd to).
+
+    Returns its standard output. A launch costs ~3 s; the fresh processes that
+    follow import the module again. The caller's `isolated` fixture forgets
+    the module and its registrations after the test.
+    """
+    capsys.readouterr()
+    status = cli.main(list(args))
+    out, err = capsys.readouterr()
+    assert status == 0, err[-3000:]
+    return out
 
 
 @pytest.fixture
@@ -157,7 +170,7 @@ def isolated(monkeypatch):
 
 @pytest.mark.timeout(300)
 def test_a_gymnasium_env_of_the_users_module_trains_evaluates_exports_resumes(
-    tmp_path,
+    tmp_path, monkeypatch, capsys, isolated
 ):
     pytest.importorskip("gymnasium")
     (tmp_path / "my_corridor.py").write_text(
@@ -165,9 +178,8 @@ def test_a_gymnasium_env_of_the_users_module_trains_evaluates_exports_resumes(
     )
     train = ["train", "--env", "cartpole", "--algo", "impala", *TINY]
     env = ["--env.imports", "my_corridor", "--env.id", "gymnasium:UserCorridor-v0"]
-    out = check(
-        run_cli(*train, *env, "--total-steps", "128", *compile_cache(), cwd=tmp_path)
-    )
+    monkeypatch.chdir(tmp_path)
+    out = train_here(*train, *env, "--total-steps", "128", capsys=capsys)
     assert out.startswith("done: impala on gymnasium:UserCorridor-v0")
     (run,) = (tmp_path / "runs").iterdir()
     saved = yaml.safe_load((run / "config.yaml").read_text())["env"]
@@ -188,16 +200,17 @@ def test_a_gymnasium_env_of_the_users_module_trains_evaluates_exports_resumes(
 
 
 @pytest.mark.timeout(300)
-def test_a_jax_env_of_the_users_module_trains_and_evaluates(tmp_path):
+def test_a_jax_env_of_the_users_module_trains_and_evaluates(
+    tmp_path, monkeypatch, capsys, isolated
+):
     (tmp_path / "jax_corridor.py").write_text(
         JAX_CORRIDOR.replace("{name}", "UserJaxCorridor-v0")
     )
     train = ["train", "--env", "cartpole", "--algo", "ppo", *TINY,
              "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"]  # fmt: skip
     env = ["--env.imports", "jax_corridor", "--env.id", "UserJaxCorridor-v0"]
-    out = check(
-        run_cli(*train, *env, "--total-steps", "64", *compile_cache(), cwd=tmp_path)
-    )
+    monkeypatch.chdir(tmp_path)
+    out = train_here(*train, *env, "--total-steps", "64", capsys=capsys)
     assert out.startswith("done: ppo on UserJaxCorridor-v0")
     (run,) = (tmp_path / "runs").iterdir()
     out = check(run_cli("eval", str(run), "--episodes", "2", cwd=tmp_path))
