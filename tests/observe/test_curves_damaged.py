@@ -23,11 +23,15 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """A finished 2-run sweep and 2-member PBT run: CartPole PPO, 8 envs, 2 updates."""
+    """A finished 2-run sweep and 2-member PBT run: CartPole PPO, 2 updates.
+
+    The preset's 4 environments, as tests/sweeps/test_pbt_files.py's runs: the
+    same chunk program, compiled once a session (the compile is most of this).
+    """
     root = tmp_path_factory.mktemp("finished")
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole").config,
-        {"num_envs": 8, "num_logs": 2, "devices": 1, "run_dir": str(root)},
+        {"num_logs": 2, "devices": 1, "run_dir": str(root)},
     )
     base = pjd.apply_overrides(config, {"total_steps": 2 * config.steps_per_update})
     kwargs = {"write_files": True, "console": False}
