@@ -143,7 +143,10 @@ def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(
     monkeypatch.setattr(sys, "path", list(sys.path))  # import_modules adds cwd
     monkeypatch.delitem(sys.modules, "reinforce", raising=False)
     monkeypatch.chdir(tmp_path)
-    flags = ["--num-envs", "8", "--unroll-length", "16", "--total-steps", "512"]
+    # SMALL's run at learning rate 3e-3, as test_a_users_run_resumes_...
+    # trains it: the same programs, compiled once a session.
+    flags = ["--num-envs", "8", "--unroll-length", "16", "--total-steps", "512",
+             "--num-logs", "2"]  # fmt: skip
     try:
         status = cli.main(
             ["train", "--env", "cartpole", "--algo", "reinforce", "--env.imports",
