@@ -1,6 +1,7 @@
 """What many tests share: small configs, a few trained updates, flat parameters."""
 
 import importlib.util
+import os
 import pathlib
 import sys
 from collections import Counter
@@ -112,3 +113,14 @@ def trace_reset_and_steps(env: Any, steps: int = 2) -> None:
         return state
 
     jax.make_jaxpr(program)(keys)
+
+
+def env_of_this_process_devices() -> dict[str, str]:
+    """`os.environ` for a process that sees this process's CPU devices (8).
+
+    JAX's compilation cache keys a program by the devices of the process that
+    compiles it: a CLI process started with this environment finds the
+    programs this process compiled into the session's cache (and the reverse)
+    instead of compiling its own.
+    """
+    return {**os.environ, "JAX_NUM_CPU_DEVICES": str(jax.local_device_count())}

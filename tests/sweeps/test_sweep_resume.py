@@ -1,6 +1,7 @@
 """A replay sweep killed mid-run and resumed ends as the sweep run straight through."""
 
 import json
+import os
 import pathlib
 import signal
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from purejaxdrl.sweeps.program import resume_sweep
-from tests.helpers import cli_command
+from tests.helpers import cli_command, env_of_this_process_devices
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -27,12 +28,6 @@ SWEEP = [
     "--dqn.updates-per-step", "1", "--devices", "1", "--device-memory", "400kB",
     "--quiet",
 ]  # fmt: skip
-
-
-def _run(*args: str, cache: pathlib.Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        cli_command(*args, cache=cache), capture_output=True, text=True, timeout=300
-    )
 
 
 def _sweep_dir(root: pathlib.Path) -> pathlib.Path:
@@ -58,10 +53,15 @@ def _params(path: pathlib.Path, run: int) -> list[np.ndarray]:
 
 
 def test_killed_replay_sweep_resumes_exactly(tmp_path, capsys):
-    cache = tmp_path / "xla"
+    # Only the killed sweep is a process of its own (a SIGKILL needs one): the
+    # run straight through and the resume run in this process, the first
+    # compiling into the session's cache, where the killed process finds its
+    # programs (same XLA flags, same programs: no compile there).
+    from purejaxdrl import cli
+
+    cache = pathlib.Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
     straight_root, killed_root = tmp_path / "straight", tmp_path / "killed"
-    done = _run(*SWEEP, "--run-dir", str(straight_root), cache=cache)
-    assert done.returncode == 0, done.stderr
+    assert cli.main([*SWEEP, "--run-dir", str(straight_root)]) == 0
     straight = _sweep_dir(straight_root)
     (layout,) = yaml.safe_load((straight / "sweep.yaml").read_text())["layouts"]
     assert (layout["batch_size"], layout["num_batches"]) == (2, 2)
@@ -71,6 +71,7 @@ def test_killed_replay_sweep_resumes_exactly(tmp_path, capsys):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env_of_this_process_devices(),
     )
     deadline = time.monotonic() + 240
     # Killed while the second batch trains: the first is read back, the
@@ -84,20 +85,18 @@ def test_killed_replay_sweep_resumes_exactly(tmp_path, capsys):
     killed = _sweep_dir(killed_root)
     assert not (killed / "summary.md").exists()  # really killed mid-sweep
 
-    resumed = _run("sweep", "--resume", str(killed), cache=cache)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "batch 1 of 2 already trained" in resumed.stderr
-    assert "batch 2 resumed at update" in resumed.stderr
+    capsys.readouterr()
+    assert cli.main(["sweep", "--resume", str(killed)]) == 0
+    err = capsys.readouterr().err
+    assert "batch 1 of 2 already trained" in err
+    assert "batch 2 resumed at update" in err
     for run in range(4):
         assert _records(killed, run) == _records(straight, run)
         for a, b in zip(_params(killed, run), _params(straight, run), strict=True):
             np.testing.assert_array_equal(a, b)  # bit for bit
     assert not (killed / "checkpoints").exists()
 
-    # Refused before anything compiles: in this process, a launch fewer.
-    from purejaxdrl import cli
-
-    capsys.readouterr()
+    # Refused before anything compiles.
     assert cli.main(["sweep", "--resume", str(killed), "--no-compile-cache"]) == 2
     assert "this sweep finished" in capsys.readouterr().err
 
@@ -109,11 +108,16 @@ def test_resume_of_a_directory_that_is_not_a_sweep_is_refused(tmp_path):
         resume_sweep(tmp_path)
 
 
-def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
+def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path, capsys):
     # Ctrl-C stops a sweep that writes its directory after the current chunk:
     # the batch's state saved with its records (no half-written checkpoint,
-    # no orbax traceback), exit 0 and the resume command; the resume ends it.
-    cache, root = tmp_path / "xla", tmp_path / "runs"
+    # no orbax traceback), exit 0 and the resume command; the resume ends it,
+    # in this process (a launch fewer), from the programs the stopped process
+    # compiled into the session's cache.
+    from purejaxdrl import cli
+
+    cache = pathlib.Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
+    root = tmp_path / "runs"
     # 400 updates of 4 envs x 32 steps in 40 chunks: the stop comes after the
     # first chunk's checkpoint, with 39 chunks (each saved) still to go.
     args = ["sweep", "--env", "cartpole", "--seeds", "2", "--num-envs", "4",
@@ -124,6 +128,7 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env_of_this_process_devices(),
     )
     deadline = time.monotonic() + 240
     while not _committed(root, "p0-b0"):
@@ -136,9 +141,9 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path):
     path = _sweep_dir(root)
     assert f"continue with: purejaxdrl sweep --resume {path}" in err
     assert "Traceback" not in err and not list(path.rglob("*orbax-checkpoint-tmp*"))
-    resumed = _run("sweep", "--resume", str(path), cache=cache)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "batch 1 resumed at update" in resumed.stderr
+    capsys.readouterr()
+    assert cli.main(["sweep", "--resume", str(path)]) == 0
+    assert "batch 1 resumed at update" in capsys.readouterr().err
     # Every chunk recorded once, through the stop, to the end of the budget.
     for run in (0, 1):
         updates = [r["updates"] for r in _records(path, run)]
