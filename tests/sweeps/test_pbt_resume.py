@@ -29,7 +29,7 @@ class Stop(Exception):
     """Raised by a progress callback: the run stops there, as if killed."""
 
 
-def _base(root, updates=6):
+def _base(root, updates=8):
     config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
     return pjd.apply_overrides(
         config,
@@ -43,8 +43,19 @@ def _base(root, updates=6):
 
 
 def _stop_at(line: str) -> None:
-    if "update 5 of 6" in line:  # after the checkpoint of the ready step at 4
+    if "update 5 of 8" in line:  # after the checkpoint of the ready step at 4
         raise Stop
+
+
+KWARGS = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """The PBT run of 8 updates straight through, which each stopped run
+    resumed must equal: trained once for the module's tests (each would
+    train the same run, with the same programs)."""
+    return pbt(_base(tmp_path_factory.mktemp("straight")), **KWARGS)
 
 
 def _assert_same_training(resumed, straight) -> None:
@@ -59,11 +70,9 @@ def _assert_same_training(resumed, straight) -> None:
         )
 
 
-def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
-    kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
-    straight = pbt(_base(tmp_path / "straight"), **kwargs)
+def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path, straight):
     with pytest.raises(Stop):
-        pbt(_base(tmp_path / "stopped"), **kwargs, notify=_stop_at)
+        pbt(_base(tmp_path / "stopped"), **KWARGS, notify=_stop_at)
     (path,) = (tmp_path / "stopped").iterdir()
     assert sorted(p.name for p in (path / "checkpoints").iterdir())[-1] == "4"
     with pytest.raises(pjd.ConfigError, match="no pbt.yaml there"):
@@ -84,25 +93,22 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path):
 
 @pytest.mark.parametrize(("every", "saved"), [(1, [4, 5]), (0, [5])])
 def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(
-    every, saved, tmp_path
+    every, saved, tmp_path, straight
 ):
     # Ready steps at updates 2, 4 and 6 of 8. SIGINT arrives while update 4
     # is read (5 is dispatched by then), so the population stops after 5 and
     # is saved with the returns of update 5, which the ready step at 6 ranks
     # by beside those of 6: its scores and parents need the saved window.
     # checkpoint.every 0 saves at no ready step, but still at the stop.
-    kwargs = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
-    straight = pbt(_base(tmp_path / "straight", updates=8), **kwargs)
-
     def interrupt(line: str) -> None:
         if "update 4 of 8" in line:
             signal.raise_signal(signal.SIGINT)
 
     stopping = pjd.apply_overrides(
-        _base(tmp_path / "stopped", updates=8), {"checkpoint": {"every": every}}
+        _base(tmp_path / "stopped"), {"checkpoint": {"every": every}}
     )
     with pytest.raises(pjd.SweepStopped) as stopped:
-        pbt(stopping, **kwargs, notify=interrupt)
+        pbt(stopping, **KWARGS, notify=interrupt)
     (path,) = (tmp_path / "stopped").iterdir()
     assert stopped.value.path == path
     assert str(stopped.value) == (
