@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl import cli
 
 RUN = [
     "train",
@@ -96,10 +97,18 @@ def test_two_processes_match_one_process_with_four_devices(tmp_path, cache):
         )
         for i in range(2)
     ]
-    for i, p in enumerate(procs):
-        assert p.wait(timeout=300) == 0, (tmp_path / f"two{i}.log").read_text()[-3000:]
-    one = _start([*run, "--run-dir", str(tmp_path / "one")], 4, tmp_path / "one.log")
-    assert one.wait(timeout=300) == 0, (tmp_path / "one.log").read_text()[-3000:]
+    # The one-process run trains in this process meanwhile (a launch fewer),
+    # on 4 of its 8 devices, into the session's cache (not the module's).
+    one = [*RUN, "--total-steps", str(steps), "--num-logs", str(UPDATES), "--quiet"]
+    one += ["--devices", "4", "--run-dir", str(tmp_path / "one")]
+    try:
+        assert cli.main(one) == 0
+        for i, p in enumerate(procs):
+            log = (tmp_path / f"two{i}.log").read_text
+            assert p.wait(timeout=300) == 0, log()[-3000:]
+    finally:
+        for p in procs:
+            p.kill()
 
     # Only process 0 wrote a run directory (and printed the summary).
     assert len(list((tmp_path / "two").iterdir())) == 1
