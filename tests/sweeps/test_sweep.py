@@ -421,22 +421,25 @@ def test_mesh_shape_and_batches_by_hand():
 def test_command_line_sweep_prints_the_table_and_the_best(tmp_path, capsys):
     from purejaxdrl import cli
 
+    # The sweep of test_files_summary_curves_and_params_by_index_or_setting
+    # (2 rates x 3 seeds, 6 updates in 3 chunks): its compiled program is in
+    # the session's cache when that test ran first.
     status = cli.main(
-        ["sweep", "--env", "cartpole", "--seeds", "2", "--no-compile-cache",
-         "--grid", "learning_rate=1e-3,2.5e-4", "--total-steps", str(512 * 4),
-         "--num-logs", "2", "--devices", "1", "--run-dir", str(tmp_path)]
+        ["sweep", "--env", "cartpole", "--seeds", "3", "--no-compile-cache",
+         "--grid", "learning_rate=1e-3,2.5e-4", "--total-steps", str(512 * 6),
+         "--num-logs", "3", "--devices", "1", "--run-dir", str(tmp_path)]
     )  # fmt: skip
     out = capsys.readouterr()
     assert status == 0, out.err
     assert "| setting | ppo.learning_rate |" in out.out
     assert "best setting:" in out.out
-    # 2,048 steps are not the preset's 500,000: its target judges no run.
+    # 3,072 steps are not the preset's 500,000: its target judges no run.
     assert (
         "the preset's target (475) is its return within its 500,000 steps, "
-        "and these runs train 2,048: not judged (--target sets one)" in out.err
+        "and these runs train 3,072: not judged (--target sets one)" in out.err
     )
-    assert "/4 |" not in out.out
-    assert "4 runs on 1 x 1 (sweep x data)" in out.err
+    assert "/3 |" not in out.out  # no "reached target" column (of 3 seeds)
+    assert "6 runs on 1 x 1 (sweep x data)" in out.err
     (folder,) = tmp_path.iterdir()
     assert (folder / "curves.png").is_file()
     assert str(folder) in out.out
