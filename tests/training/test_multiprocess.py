@@ -417,19 +417,32 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
 
 
 def _on_unequal_hosts(
-    args: list[str], tmp_path: pathlib.Path, tag: str
-) -> tuple[list[int], list[str]]:
-    """`args` as process 0 with 2 CPU devices and process 1 with one: each
-    process's exit status and output."""
-    logs = [tmp_path / f"{tag}{i}.log" for i in range(2)]
-    port = _free_port()
-    procs = [_start([*args, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)]
+    tmp_path: pathlib.Path, *launches: tuple[list[str], str]
+) -> list[tuple[list[int], list[str]]]:
+    """Each launch `(args, tag)` as process 0 with 2 CPU devices and process 1
+    with one, the launches side by side (each its own coordinator port): per
+    launch, each process's exit status and output (logs named by `tag`)."""
+    started: list[tuple[list[subprocess.Popen], list[pathlib.Path]]] = []
+    ports: set[int] = set()
     try:
-        statuses = [p.wait(timeout=240) for p in procs]
+        for args, tag in launches:
+            port = _free_port()
+            while port in ports:  # a port just freed can come back
+                port = _free_port()
+            ports.add(port)
+            logs = [tmp_path / f"{tag}{i}.log" for i in range(2)]
+            procs = [
+                _start([*args, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)
+            ]
+            started.append((procs, logs))
+        return [
+            ([p.wait(timeout=240) for p in procs], [x.read_text() for x in logs])
+            for procs, logs in started
+        ]
     finally:
-        for p in procs:
-            p.kill()
-    return statuses, [log.read_text() for log in logs]
+        for procs, _ in started:
+            for p in procs:
+                p.kill()
 
 
 @pytest.mark.timeout(600)
@@ -444,7 +457,13 @@ def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache)
     run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
            "64", "--num-logs", "2", "--quiet", *cache]  # fmt: skip
     runs = tmp_path / "runs"
-    statuses, logs = _on_unequal_hosts([*run, "--run-dir", str(runs)], tmp_path, "p")
+    # The refused launch (a --devices above the fewest) compiles nothing: it
+    # runs beside the first.
+    (statuses, logs), refused = _on_unequal_hosts(
+        tmp_path,
+        ([*run, "--run-dir", str(runs)], "p"),
+        ([*run, "--no-files", "--devices", "2"], "d"),
+    )
     assert statuses == [0, 0], logs[0][-3000:] + logs[1][-3000:]
     assert "the processes have 2, 1 cpu devices: each trains on 1" in logs[0]
     assert "2 cpu device(s) in 2 processes" in logs[0], logs[0][-3000:]
@@ -458,15 +477,14 @@ def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache)
     shutil.rmtree(resumed / "checkpoints" / "2")
     (resumed / "params.msgpack").unlink()
     resume = ["train", "--resume", str(resumed), "--checkpoint.keep", "4", *cache]
-    statuses, logs = _on_unequal_hosts(resume, tmp_path, "r")
+    ((statuses, logs),) = _on_unequal_hosts(tmp_path, (resume, "r"))
     assert statuses == [0, 0], logs[0][-3000:] + logs[1][-3000:]
     assert "resuming with checkpoint.keep" in logs[0]
     assert "resuming with" not in logs[1]
     assert (resumed / "checkpoints" / "2").is_dir()
     np.testing.assert_array_equal(_params(runs), _params(resumed.parent))
 
-    statuses, logs = _on_unequal_hosts([*run, "--no-files", "--devices", "2"],
-                                       tmp_path, "d")  # fmt: skip
+    statuses, logs = refused
     assert statuses[0] == 2, logs[0][-3000:] + logs[1][-3000:]
     assert _one_line_errors(logs[0]) == [
         "purejaxdrl: error: devices=2 must be between 1 and the 1 local cpu "
