@@ -14,6 +14,7 @@ from tests.training.test_multiprocess import (
     _both_exit_0_after_process_1s_sigterm,
     _cluster,
     _free_port,
+    _on_unequal_hosts,
     _one_line_errors,
     _start,
 )
@@ -113,24 +114,15 @@ def test_hosts_with_unequal_device_counts_train_on_the_fewest(tmp_path):
     run = ["train", "--env", "cartpole_envpool", "--num-envs", "4",
            "--unroll-length", "8", "--total-steps", "64", "--num-logs", "1",
            "--no-files", "--quiet"]  # fmt: skip
-    logs = [tmp_path / f"p{i}.log" for i in range(2)]
-    for devices, status in ([], 0), (["--devices", "3"], 2):
-        port = _free_port()
-        procs = [
-            _start([*run, *devices, *_cluster(port, i)], 3 - i, logs[i])
-            for i in range(2)
-        ]
-        try:
-            statuses = [p.wait(timeout=240) for p in procs]
-        finally:
-            for p in procs:
-                p.kill()
-        assert statuses == [status] * 2, [log.read_text()[-3000:] for log in logs]
-        log0 = logs[0].read_text()
-        if not status:
-            assert "the processes have 3, 2 cpu devices: each trains on 2" in log0
-            assert "2 cpu learner device(s) in 2 processes" in log0, log0[-3000:]
-    assert _one_line_errors(log0) == [
+    # The refused launch runs beside the one that trains (own ports).
+    (ok, logs), (refused, refused_logs) = _on_unequal_hosts(
+        tmp_path, (run, "p"), ([*run, "--devices", "3"], "d"), most=3
+    )
+    assert ok == [0, 0], [log[-3000:] for log in logs]
+    assert "the processes have 3, 2 cpu devices: each trains on 2" in logs[0]
+    assert "2 cpu learner device(s) in 2 processes" in logs[0], logs[0][-3000:]
+    assert refused == [2, 2], [log[-3000:] for log in refused_logs]
+    assert _one_line_errors(refused_logs[0]) == [
         "purejaxdrl: error: devices=3 must be between 1 and the 2 local cpu "
         "devices of process 1 (the processes have 3, 2); pass --devices 2 or fewer."
     ]

@@ -417,11 +417,12 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
 
 
 def _on_unequal_hosts(
-    tmp_path: pathlib.Path, *launches: tuple[list[str], str]
+    tmp_path: pathlib.Path, *launches: tuple[list[str], str], most: int = 2
 ) -> list[tuple[list[int], list[str]]]:
-    """Each launch `(args, tag)` as process 0 with 2 CPU devices and process 1
-    with one, the launches side by side (each its own coordinator port): per
-    launch, each process's exit status and output (logs named by `tag`)."""
+    """Each launch `(args, tag)` as process 0 with `most` CPU devices and
+    process 1 with one fewer, the launches side by side (each its own
+    coordinator port): per launch, each process's exit status and output
+    (logs named by `tag`)."""
     started: list[tuple[list[subprocess.Popen], list[pathlib.Path]]] = []
     ports: set[int] = set()
     try:
@@ -432,7 +433,7 @@ def _on_unequal_hosts(
             ports.add(port)
             logs = [tmp_path / f"{tag}{i}.log" for i in range(2)]
             procs = [
-                _start([*args, *_cluster(port, i)], 2 - i, logs[i]) for i in range(2)
+                _start([*args, *_cluster(port, i)], most - i, logs[i]) for i in range(2)
             ]
             started.append((procs, logs))
         return [
