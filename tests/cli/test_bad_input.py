@@ -819,7 +819,10 @@ def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
     # hundreds of lines at exit, and a resume set every checkpoint aside and
     # trained again from update 0.
     config = pjd.load_preset("cartpole").config
-    tiny = {"total_steps": 2 * 4 * 128, "num_logs": 2, "devices": 1}
+    # 4 updates in 2 chunks: the run tests/sweeps/test_sweep.py trains alone
+    # for the preset's setting, so one of the two finds its compiled programs
+    # in the session's cache.
+    tiny = {"total_steps": 4 * 4 * 128, "num_logs": 2, "devices": 1}
     tiny["run_dir"] = str(tmp_path)
     config = pjd.apply_overrides(config, tiny)
     result = pjd.train(config, write_files=True, console=False)
