@@ -177,11 +177,14 @@ def test_python_resumes_a_replay_run_left_to_auto_on_its_saved_count(
 
 @pytest.fixture(scope="module")
 def ppo_with_two_checkpoints(tmp_path_factory):
-    """A tiny PPO run of 4 updates in 2 chunks: checkpoints at updates 2 and 4."""
+    """A PPO run of 4 updates in 2 chunks: checkpoints at updates 2 and 4.
+
+    The preset's run that tests/sweeps/test_sweep.py trains alone (and
+    tests/cli/test_bad_input.py trains): its programs are compiled once in
+    the session's cache."""
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "ppo").config,
-        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 4,
-         "num_logs": 2, "devices": 1, "ppo": {"num_minibatches": 2},
+        {"total_steps": 4 * 512, "num_logs": 2, "devices": 1,
          "checkpoint": {"wait": True},  # both saves written, however slow
          "run_dir": str(tmp_path_factory.mktemp("runs"))},
     )  # fmt: skip
