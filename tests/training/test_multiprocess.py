@@ -372,12 +372,12 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
     # JAX's pre-emption notifier used to take the SIGTERM and tell no one:
     # both processes trained their whole budget and exited 0.
     (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
-    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
-           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
-           "--devices", "1", "--run-dir", str(tmp_path / "runs"), *cache]  # fmt: skip
+    run = ["train", "--env.imports", "preempt", "--total-steps", str(4 * 512),
+           "--num-logs", "2", "--quiet", "--devices", "1", "--run-dir",
+           str(tmp_path / "runs"), *cache]  # fmt: skip
     logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
     log0 = logs[0].read_text()
-    assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
+    assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
     assert "stopped" not in logs[1].read_text()  # only process 0 prints
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert (run_dir / "checkpoints" / "0").is_dir(), log0[-3000:]
@@ -385,6 +385,8 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
     # The checkpoint resumes (here as one process, this one: a launch fewer;
     # the CLI's "env steps" summary line is checked by test_cli) and trains
     # the budget. PREEMPT_ME is unset here, so importing preempt.py is harmless.
+    # The run is the preset's 4 updates in 2 chunks, which tests/sweeps/
+    # test_sweep.py trains alone: its programs are in the session's cache.
     monkeypatch.delenv("PREEMPT_ME", raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "preempt", raising=False)
@@ -393,7 +395,7 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
         result = pjd.train(config, resume=run_dir, console=False)
     finally:
         sys.modules.pop("preempt", None)
-    assert (result.updates, result.env_steps) == (50, 4 * 8 * 50)
+    assert (result.updates, result.env_steps) == (4, 4 * 512)
 
 
 @pytest.mark.timeout(300)
@@ -401,12 +403,12 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
     # Without files nothing was held: the signalled process died at once
     # (status 143) and its peer stopped saying "a process died" (status 1).
     (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
-    run = ["train", "--env.imports", "preempt", "--num-envs", "4", "--unroll-length",
-           "8", "--total-steps", str(4 * 8 * 50), "--num-logs", "50", "--quiet",
-           "--devices", "1", "--no-files", *cache]  # fmt: skip
+    run = ["train", "--env.imports", "preempt", "--total-steps", str(4 * 512),
+           "--num-logs", "2", "--quiet", "--devices", "1", "--no-files",
+           *cache]  # fmt: skip
     logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
     log0 = logs[0].read_text()
-    assert "stopped by a peer's signal after update 0 of 50" in log0, log0[-3000:]
+    assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
     assert "checkpoint saved" not in log0 and "resume" not in log0
     assert "stopped" not in logs[1].read_text()  # only process 0 prints
     assert sorted(p.name for p in tmp_path.iterdir()) == [
