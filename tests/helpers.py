@@ -1,10 +1,12 @@
 """What many tests share: small configs, a few trained updates, flat parameters."""
 
+import dataclasses
 import importlib.util
 import os
 import pathlib
 import sys
 from collections import Counter
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -57,6 +59,33 @@ def trained(
 def flat(tree: Any) -> np.ndarray:
     """A pytree's leaves as one float vector, on the host."""
     return np.asarray(ravel_pytree(jax.device_get(tree))[0])
+
+
+def third_update_steps_at_four_fifths(
+    update: Callable[[Any], tuple[Any, Callable]],
+    annealed: Any,
+    trajectory: Callable[[int], Any],
+) -> dict:
+    """Checks a replay learner's annealed rate: 3 updates of `annealed` (a config
+    with `anneal_lr` whose replay fills in the first and whose rate decays over
+    the 5 that learn), then the third's step against a constant-rate learner at
+    0.8 of the rate from the same state. `update(config)` makes `(agent, jitted
+    update)`; `trajectory(t)` is update t's data. Returns the third's metrics."""
+    agent, step_annealed = update(annealed)
+    state = agent.init(jax.random.key(0))
+    for t in range(3):  # updates 0 (filling the replay), 1 and 2 (learning)
+        before, traj = state, trajectory(t)
+        state, metrics = step_annealed(before, traj, jax.random.key(t))
+    rate = 0.8 * annealed.learning_rate
+    _, constant = update(
+        dataclasses.replace(annealed, anneal_lr=False, learning_rate=rate)
+    )
+    fixed, _ = constant(before, traj, jax.random.key(2))
+    step = flat(state.params) - flat(before.params)
+    want = flat(fixed.params) - flat(before.params)
+    assert np.abs(want).max() > 1e-4
+    np.testing.assert_allclose(step, want, rtol=1e-4, atol=1e-7)
+    return metrics
 
 
 def reproduce_script() -> ModuleType:
