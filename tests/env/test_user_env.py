@@ -152,7 +152,9 @@ def isolated(monkeypatch):
     # The built-in names first (brax, gymnax, craftax): their registration is
     # cached once per process, so it must not happen inside the snapshot.
     pjd.env.registered()
-    monkeypatch.setattr(sys, "path", list(sys.path))
+    # Without the current folder (a launcher may put '' on the path): adding
+    # it for `--env.imports` is the library's job, which the tests check.
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".")])
     modules = set(sys.modules)
     registered = set(pjd.env.registry._FACTORIES)
     gym = sys.modules.get("gymnasium")
