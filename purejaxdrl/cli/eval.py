@@ -2,8 +2,9 @@
 
 Evaluates the newest good checkpoint's (or `--checkpoint best|N`'s)
 deterministic policy on fresh environments and, with `--render`, draws one
-episode: a GIF for gymnax environments, an HTML viewer for brax ones, a GIF
-or MP4 for MuJoCo Playground ones (MuJoCo's renderer, off screen). Runs on
+episode: a GIF for the gymnax environments gymnax draws (`observe/gif.py`),
+an HTML viewer for brax ones, a GIF or MP4 for MuJoCo Playground ones
+(MuJoCo's renderer, off screen). Runs on
 host environments (`envpool:`, `gymnasium:`) evaluate on fresh host
 environments and draw a GIF (`observe/render.py`, `observe/players.py`). An
 exported policy folder (a sweep's or PBT's best `policy/` too) plays on its
@@ -51,9 +52,10 @@ def eval_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--render",
         metavar="FILE",
-        help="draw the first episode: FILE.gif (gymnax, MuJoCo Playground, host "
-        "environments), FILE.html (brax) or FILE.mp4 (MuJoCo Playground, with "
-        "imageio-ffmpeg)",
+        help="draw the first episode: FILE.gif (the gymnax environments gymnax "
+        "draws: classic control, Catch, MinAtar, Pong, PointRobot, MetaMaze, "
+        "FourRooms; MuJoCo Playground; host environments), FILE.html (brax) "
+        "or FILE.mp4 (MuJoCo Playground, with imageio-ffmpeg)",
     )
     parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     parser.add_argument(

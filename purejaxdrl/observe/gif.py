@@ -1,7 +1,8 @@
 """Frames of an episode and the GIF they make.
 
 gymnax environments are drawn by gymnax's own drawings (gymnasium's pygame
-renderer for classic control, matplotlib figures for MinAtar, Catch, mazes);
+renderer for classic control, matplotlib figures for MinAtar, Catch, mazes),
+where it has one (`_PYGAME`, `_FIGURE`: the others are refused);
 `gymnasium:` environments by their own `rgb_array` drawing; pixel
 observations of host environments by their newest frame, upscaled.
 Pillow writes every GIF (matplotlib's PillowWriter uses it too), so there is
@@ -24,9 +25,19 @@ SCALE = 3
 # Atari runs at 60 frames/s and EnvPool skips 4: a step is 67 ms of play. GIF
 # delays are in hundredths of a second.
 PIXEL_FRAME_MS = 70
-# gymnax draws these with gymnasium's pygame renderer.
+# What gymnax draws: its Visualizer (gymnax/visualize/visualizer.py, `init`
+# and `update`) picks a drawing by the environment's `name` and has these
+# alone; any other name (the bsuite chains and bandits, FrozenLake, Reacher,
+# a user's own class) falls through and leaves blank axes, so those are
+# refused (`check_drawable`). Classic control, by gymnasium's pygame renderer
+# (`_classic_control_frames`, one environment for every frame):
 _PYGAME = ("Acrobot-v1", "CartPole-v1", "Pendulum-v1", "MountainCar-v0",
            "MountainCarContinuous-v0")  # fmt: skip
+# and the others, in the Visualizer's matplotlib figure (`_figure_frames`):
+_FIGURE = ("Catch-bsuite", "Asterix-MinAtar", "Breakout-MinAtar",
+           "Freeway-MinAtar", "Seaquest-MinAtar", "SpaceInvaders-MinAtar",
+           "Pong-misc", "PointRobot-misc", "MetaMaze-misc",
+           "FourRooms-misc")  # fmt: skip
 # How long a frame shows (gymnax's Visualizer's intervals), milliseconds.
 _PYGAME_FRAME_MS, _FIGURE_FRAME_MS = 50, 100
 # The title band above a classic-control drawing, pixels.
@@ -104,22 +115,36 @@ def gymnax_frames(
     """Gymnax's drawing of each state, lazily, and how long a frame shows (ms).
 
     Raises:
-      ConfigError: the drawing needs pygame, which is not installed.
+      ConfigError: gymnax has no drawing of `env`, or draws it with pygame,
+        which is not installed.
 
     """
-    if env.env_id not in _PYGAME:
-        return _figure_frames(env, states, rewards), _FIGURE_FRAME_MS
     check_drawable(env)
-    return _classic_control_frames(env, states, rewards), _PYGAME_FRAME_MS
+    if env.env_id in _PYGAME:
+        return _classic_control_frames(env, states, rewards), _PYGAME_FRAME_MS
+    return _figure_frames(env, states, rewards), _FIGURE_FRAME_MS
 
 
 def check_drawable(env: GymnaxEnv) -> None:
-    """Raises ConfigError when gymnax draws `env` with pygame and pygame is missing.
+    """Raises ConfigError unless gymnax can draw `env` here.
 
-    `render.check_renderable` asks before anything plays; `gymnax_frames`
-    again, for callers that draw without asking first.
+    Classic control (`_PYGAME`, by its id) needs pygame; the Visualizer's
+    figures (`_FIGURE`) go by the gymnax environment's own `name`, as the
+    Visualizer does (a wrapped class's name, not the id it was registered
+    under). `render.check_renderable` asks before anything plays;
+    `gymnax_frames` again, for callers that draw without asking first.
+
+    Raises:
+      ConfigError: gymnax has no drawing of `env` (naming it and what gymnax
+        draws), or draws it with pygame, which is not installed.
+
     """
     if env.env_id not in _PYGAME:
+        if getattr(env.env, "name", None) not in _FIGURE:
+            raise ConfigError(
+                f"--render: gymnax has no drawing of {env.env_id} (its drawings "
+                f"are of {', '.join(_PYGAME + _FIGURE)}); evaluate without --render."
+            )
         return
     headless()
     try:

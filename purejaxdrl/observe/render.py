@@ -2,10 +2,11 @@
 
 - Device environments: `record_episode` plays the deterministic policy for
   one episode in one compiled scan and keeps the environment state before
-  every step; `render` draws them, a GIF for gymnax environments (gymnax's own
-  drawings, `gif.py`), an HTML viewer for brax environments (brax's own), a
-  GIF or MP4 for MuJoCo Playground ones (MuJoCo's renderer, off screen:
-  `mujoco_render.py`).
+  every step; `render` draws them, a GIF for the gymnax environments gymnax
+  draws (its own drawings, `gif.py`; the others, such as the bsuite chains or
+  a gymnax class of a user's own, are refused), an HTML viewer for brax
+  environments (brax's own), a GIF or MP4 for MuJoCo Playground ones
+  (MuJoCo's renderer, off screen: `mujoco_render.py`).
 - Host environments: `record_host_episode` plays one on the host and keeps
   its frames. Pixel observations (uint8 frames, e.g. EnvPool Atari's stacks of
   four 84x84 grey frames) give their newest frame of each stack, upscaled 3x:
@@ -210,7 +211,8 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
 
     Raises:
       ConfigError: the file type does not suit the environment, the
-        environment has no renderer, or its renderer is not installed.
+        environment has no renderer (a gymnax one gymnax has no drawing
+        of too), or its renderer is not installed.
 
     """
     out = pathlib.Path(out)
