@@ -24,7 +24,7 @@ from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.process_flags import add_process_flags
 from purejaxdrl.cli.target import run_preset, target_line
 from purejaxdrl.env.host import is_host_env
-from purejaxdrl.observe.loggers import LOGGERS
+from purejaxdrl.observe.loggers import LOGGERS, logger_flags
 
 
 def parser(
@@ -217,7 +217,8 @@ def _train(argv: Sequence[str]) -> int:
     if is_main_process():
         # A resumed run names no preset: the one with its settings judges it.
         preset = preset or run_preset(config)
-        print(summary(config, preset, result, time.perf_counter() - start))
+        wall = time.perf_counter() - start
+        print(summary(config, preset, result, wall, args.logger))
     return 0
 
 
@@ -259,8 +260,14 @@ def _return_chunk(result: Any) -> str:
     return f" (chunk ending at update {ended[-1]:,}: no episode ended after it)"
 
 
-def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
-    """What a finished run prints: returns, target, steps, times, directory."""
+def summary(
+    config: Any, preset: Any, result: Any, wall: float, log_to: Sequence[str] = ()
+) -> str:
+    """What a finished run prints: returns, target, steps, times, directory.
+
+    `log_to` is the session's `--logger` names, which its resume commands
+    repeat: loggers are not in the saved config.
+    """
     import jax
 
     ret = result.mean_return
@@ -290,6 +297,7 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             f"  eval return        {result.eval_return:.1f} (deterministic policy, "
             f"{episodes} episodes{cut}{when})"
         )
+    flags = logger_flags(log_to)  # run as printed, a resume logs there still
     if result.stopped_by is not None:
         lines[0] = (
             f"stopped by {result.stopped_by} after update {result.updates:,} of "
@@ -306,7 +314,7 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
             hosts = " (on every host, with its process flags)" if count > 1 else ""
             lines.append(
                 f"  checkpoint saved; continue with: purejaxdrl train --resume "
-                f"{result.run_dir}{lift}{hosts}"
+                f"{result.run_dir}{flags}{lift}{hosts}"
             )
     elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
         lines[0] = (
@@ -316,7 +324,7 @@ def summary(config: Any, preset: Any, result: Any, wall: float) -> str:
         if result.run_dir is not None:
             lines.append(
                 "  to train on, raise the budget: purejaxdrl train --resume "
-                f"{result.run_dir} --total-steps N --override"
+                f"{result.run_dir}{flags} --total-steps N --override"
             )
     elif (target := target_line(config, preset, result)) is not None:
         lines.append(target)

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import pathlib
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from purejaxdrl.config_types import ConfigError
@@ -32,6 +33,22 @@ def clean_record(record: dict[str, Any]) -> dict[str, Any]:
         k: None if isinstance(v, float) and not math.isfinite(v) else v
         for k, v in record.items()
     }
+
+
+def logger_flags(log_to: Iterable[str]) -> str:
+    """The `--logger NAME` flags of `log_to`, each once, to end a command with.
+
+    Loggers are not part of a run's saved config, so every resume command the
+    CLI prints carries the session's (`" --logger tensorboard"`; "" for none):
+    run as printed, it goes on logging where the session did.
+    """
+    return "".join(f" --logger {name}" for name in dict.fromkeys(log_to))
+
+
+def sink_names(sinks: Iterable[Any]) -> list[str]:
+    """The `--logger` names of the named sinks among `sinks` (a user's: none)."""
+    named = ((TensorBoardLogger, "tensorboard"), (WandbLogger, "wandb"))
+    return [name for sink in sinks for kind, name in named if isinstance(sink, kind)]
 
 
 class JsonlLogger:
@@ -92,7 +109,22 @@ class WandbLogger:
     cannot remove points; metrics.jsonl and TensorBoard's are replaced).
     """
 
-    def __init__(self, directory: pathlib.Path, name: str, config: dict[str, Any]):
+    def __init__(
+        self,
+        directory: pathlib.Path,
+        name: str,
+        config: dict[str, Any],
+        log_to: Sequence[str] = ("wandb",),
+    ):
+        """Starts (or, with the id saved in `directory/wandb/`, continues) it.
+
+        `log_to` is the session's named sinks, which the resume command of a
+        refusal repeats (a resume without them would not log there).
+
+        Raises:
+          ConfigError: W&B did not start (no login, say); nothing was trained.
+
+        """
         try:
             import wandb
         except ImportError:  # pragma: no cover - depends on the install
@@ -119,8 +151,9 @@ class WandbLogger:
             raise ConfigError(
                 f"--logger wandb: W&B did not start ({type(e).__name__}: {first}); "
                 "run `wandb login`, set WANDB_API_KEY, or set WANDB_MODE=offline "
-                f"to keep the run local; nothing was trained in {str(directory)!r} "
-                "(delete it, or --resume it once W&B starts)"
+                "to keep the run local; this session trained nothing in "
+                f"{str(directory)!r}: once W&B starts, continue it with `purejaxdrl "
+                f"train --resume {directory}{logger_flags((*log_to, 'wandb'))}`"
             ) from None
         id_file.write_text(self._run.id)
         self._run.define_metric("env_steps")

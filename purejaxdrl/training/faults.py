@@ -231,7 +231,7 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
     return (
         f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
         "the checkpoints before it are kept: free space (or fix the folder) and "
-        "resume the run (--resume)."
+        "resume the run (--resume, with its --logger flags)."
     )
 
 

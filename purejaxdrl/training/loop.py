@@ -19,7 +19,7 @@ import jax
 import numpy as np
 
 from purejaxdrl.config import to_dict
-from purejaxdrl.observe.loggers import Logger
+from purejaxdrl.observe.loggers import Logger, logger_flags, sink_names
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
 from purejaxdrl.training.device_state import params_finite, placed
@@ -279,10 +279,11 @@ class ChunkLoop:
         checkpointer.wait()  # the last good checkpoint is on disk
         if self.last_saved is None:
             return "no checkpoint was saved before it"
+        flags = logger_flags(sink_names(self.sinks))  # so it logs there still
         return (
             f"the last good checkpoint is update {self.last_saved:,} in "
             f"{checkpointer.directory / str(self.last_saved)}; resume it with "
-            f"`purejaxdrl train --resume {self.run.run_dir}{resume_with}"
+            f"`purejaxdrl train --resume {self.run.run_dir}{flags}{resume_with}"
         )
 
     def save(self, packed: Any, metric: float | None = None) -> None:

@@ -242,11 +242,13 @@ def open_sinks(
             # checkpoint starts over (a new run's folder is empty anyway).
             at = int(history[-1]["env_steps"]) if history else -1
             sinks.append(TensorBoardLogger(run.run_dir / "tensorboard", at))
-        for name in ("tensorboard", "wandb"):  # a resume names its sinks again
-            if history and name not in log_to and (run.run_dir / name).is_dir():
+        # Loggers are not in the saved config: a resume names them again. Its
+        # folder tells even a run with no history yet (W&B refused to start).
+        for name in LOGGERS:
+            if name not in log_to and (run.run_dir / name).is_dir():
                 run.say(
-                    f"this run logged to {name} before; it does not now: pass "
-                    f"--logger {name} with --resume to go on"
+                    f"this run used --logger {name} before (its {name}/ folder); "
+                    f"it does not now: pass --logger {name} with --resume to go on"
                 )
     if wandb is not None:
         sinks.append(wandb)

@@ -122,7 +122,8 @@ def resume_after_failure() -> str:
     newest = max(done, key=lambda p: int(p.name))
     return (
         f"; its newest checkpoint is {newest}: rerun every process with --resume "
-        f"{_OPENED[0]} (and its --coordinator, --num-processes, --process-id)"
+        f"{_OPENED[0]} (and its --coordinator, --num-processes, --process-id, "
+        "--logger flags)"
     )
 
 
@@ -146,7 +147,8 @@ def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | 
     """
     if "wandb" not in log_to or not run.main:
         return None
-    return WandbLogger(run.run_dir, run.run_dir.name, to_dict(run.config))
+    config = to_dict(run.config)
+    return WandbLogger(run.run_dir, run.run_dir.name, config, log_to=log_to)
 
 
 def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:

@@ -4,6 +4,7 @@ Bad-input cases are tabulated in test_bad_input.py.
 """
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -404,6 +405,28 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
             f"checkpoint saved; continue with: purejaxdrl train --resume runs/r{hint}\n"
         )
         assert expected in text + "\n"
+        # The session's loggers too: run as printed, it logs where it did.
+        text = summary(config, None, result, 2.0, ["tensorboard", "wandb"])
+        flags = " --logger tensorboard --logger wandb"
+        assert f"--resume runs/r{flags}{hint}\n" in text + "\n"
+
+
+def test_a_complete_runs_budget_hint_keeps_the_session_s_loggers():
+    import types
+
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole").config
+    result = types.SimpleNamespace(
+        mean_return=480.0, eval_return=math.nan, stopped_by=None,
+        run_dir="runs/r", updates=config.num_updates, num_devices=1,
+        env_steps=5120, compile_seconds=1.0, steps_per_second=math.nan, history=[],
+    )  # fmt: skip
+    text = summary(config, None, result, 2.0, ["tensorboard"])
+    assert (
+        "raise the budget: purejaxdrl train --resume runs/r --logger tensorboard "
+        "--total-steps N --override\n"
+    ) in text
 
 
 def test_an_eval_return_chunks_old_says_when_it_was_measured():

@@ -2,6 +2,9 @@
 
 import json
 import math
+import re
+import shlex
+import signal
 import time
 
 import pytest
@@ -171,3 +174,71 @@ def test_wandb_without_a_login_is_one_line(tmp_path, capsys, monkeypatch):
     assert "Traceback" not in err
     for part in ("wandb login", "WANDB_API_KEY", "WANDB_MODE=offline", str(run)):
         assert part in err, (part, err)
+
+
+# Four updates of 64 steps, one per chunk: compiled in seconds.
+_TINY = ["--total-steps", "256", "--num-envs", "4", "--unroll-length", "16",
+         "--num-logs", "4", "--devices", "1"]  # fmt: skip
+
+
+def _printed_command(text):
+    # The command between the backquotes after "continue it with".
+    return shlex.split(re.search(r"continue it with `([^`]*)`", text).group(1))
+
+
+def test_the_wandb_refusal_names_a_resume_that_logs_again(
+    tmp_path, capsys, monkeypatch
+):
+    # Loggers are not in the saved config: the printed resume carries every
+    # --logger of the session, and a resume without them says so.
+    wandb = pytest.importorskip("wandb")
+
+    def refuse(**kwargs):
+        raise wandb.errors.UsageError("No API key configured. Use `wandb login`.")
+
+    monkeypatch.setattr(wandb, "init", refuse)
+    argv = ["train", "--no-compile-cache", "--quiet", "--logger", "tensorboard",
+            "--logger", "wandb", *_TINY, "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    (run,) = tmp_path.iterdir()
+    assert _printed_command(err) == [
+        "purejaxdrl", "train", "--resume", str(run), "--logger", "tensorboard",
+        "--logger", "wandb",
+    ]  # fmt: skip
+    # Resumed without --logger wandb (no history yet), it warns in one line.
+    assert (
+        cli.main(["train", "--no-compile-cache", "--quiet", "--resume", str(run)]) == 0
+    )
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "--logger wandb" in line]
+    assert warned == [
+        "purejaxdrl: this run used --logger wandb before (its wandb/ folder); it "
+        "does not now: pass --logger wandb with --resume to go on"
+    ], err
+
+
+def test_a_stopped_runs_resume_command_keeps_its_logger(tmp_path, capsys, monkeypatch):
+    # Ctrl-C while the first chunk is logged: the printed command, run as
+    # printed, goes on writing TensorBoard to the run's end.
+    write = TensorBoardLogger.write
+
+    def interrupted(self, record):
+        write(self, record)
+        if record["updates"] == 1:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(TensorBoardLogger, "write", interrupted)
+    argv = ["train", "--no-compile-cache", "--quiet", "--logger", "tensorboard",
+            *_TINY, "--run-dir", str(tmp_path)]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    (run,) = tmp_path.iterdir()
+    hint = re.search(r"continue with: (.*)", out).group(1)
+    words = shlex.split(hint)
+    assert words == ["purejaxdrl", "train", "--resume", str(run), "--logger",
+                     "tensorboard"], out  # fmt: skip
+    monkeypatch.setattr(TensorBoardLogger, "write", write)
+    assert cli.main([*words[1:], "--no-compile-cache", "--quiet"]) == 0
+    steps = [step for step, _ in _scalars(run / "tensorboard", "steps_per_second")]
+    assert steps[-1] == 256, steps

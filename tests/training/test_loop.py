@@ -188,6 +188,24 @@ def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):
     assert "a lower learning rate" in str(raised.value)
 
 
+def test_the_resume_command_of_a_non_finite_error_keeps_the_run_s_loggers(tmp_path):
+    # Loggers are not in the saved config: the command, run as printed, must
+    # go on logging to TensorBoard (a user's own sink has no flag to repeat).
+    from purejaxdrl.observe.loggers import TensorBoardLogger
+
+    loop = _loop([])
+    run_dir = _saving(loop, tmp_path)
+    tensorboard = TensorBoardLogger(tmp_path / "tensorboard")
+    loop.sinks = [ListSink([]), tensorboard]
+    with pytest.raises(pjd.NonFiniteError) as raised:
+        loop.check_finite({"loss/total": np.array([np.nan])}, 1, 20, None)
+    tensorboard.close()
+    assert _resume_command(str(raised.value)) == [
+        "purejaxdrl", "train", "--resume", str(run_dir), "--logger", "tensorboard",
+        "--override",
+    ]  # fmt: skip
+
+
 def test_an_environment_s_non_finite_output_is_named_before_the_learner(tmp_path):
     # Update 19's NaN observation made the learner's loss NaN at the same
     # update: the message names the environment, its output and the update,

@@ -100,7 +100,7 @@ def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
     assert run.resume_after_failure() == (
         f"; its newest checkpoint is {tmp_path}/checkpoints/20: rerun every process "
         f"with --resume {tmp_path} (and its --coordinator, --num-processes, "
-        "--process-id)"
+        "--process-id, --logger flags)"
     )
     monkeypatch.setattr(run, "_OPENED", [])
     assert run.resume_after_failure() == ""
@@ -129,5 +129,5 @@ def test_the_peer_failure_line_says_how_to_resume(tmp_path):
         "(a process died or became unreachable): Gloo AllGather failed: Connection "
         f"reset by peer; its newest checkpoint is {tmp_path}/checkpoints/180: rerun "
         f"every process with --resume {tmp_path} (and its --coordinator, "
-        "--num-processes, --process-id)\n"
+        "--num-processes, --process-id, --logger flags)\n"
     )

@@ -163,6 +163,22 @@ def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
     assert "ppo=PPOConfig(" in repr(config) and "dqn=" not in repr(config)
 
 
+def test_a_resume_without_its_loggers_says_so_even_with_no_history(tmp_path):
+    # W&B refused the first session: no record, no checkpoint, but its
+    # folder. A resume that leaves out --logger wandb would log nowhere.
+    run = Run(config=_config(8), run_dir=tmp_path, main=True)
+    (tmp_path / "wandb").mkdir()
+    close(open_sinks(run, [], [], None, (), None), None)
+    assert run.messages == [
+        "this run used --logger wandb before (its wandb/ folder); it does not "
+        "now: pass --logger wandb with --resume to go on"
+    ]
+    # Passed again, nothing is said (W&B's sink is opened by `start_wandb`).
+    run.messages.clear()
+    close(open_sinks(run, [], [], None, ("wandb",), None), None)
+    assert run.messages == []
+
+
 def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):
     # A resume rewrites metrics.jsonl with the checkpoint's records; a chunk
     # that ended no episode has a NaN mean return, which JSON has no word for.
@@ -171,8 +187,8 @@ def test_a_resumed_runs_metrics_are_strict_json_nan_as_null(tmp_path):
     history = [{"updates": 1, "episode/mean_return": math.nan}, {"updates": 2}]
     sinks = open_sinks(run, history, [], None, (), None)
     assert run.messages == [
-        "this run logged to tensorboard before; it does not now: pass --logger "
-        "tensorboard with --resume to go on"
+        "this run used --logger tensorboard before (its tensorboard/ folder); it "
+        "does not now: pass --logger tensorboard with --resume to go on"
     ]
     sinks[0].write({"updates": 3, "episode/mean_return": math.inf})
     close(sinks, None)
