@@ -95,6 +95,38 @@ def test_normalize_observation_batches_with_the_inner_batched_step():
     np.testing.assert_allclose(ts.observation, expected, rtol=1e-6)
 
 
+def test_normalized_observations_are_clipped_to_ten_standard_deviations():
+    # CartPole's observations lie within ±0.05 after a reset and stay small
+    # for a few steps. Statistics with means ±1 and a standard deviation of
+    # 0.01 put entries 0 and 1 about 100 deviations out: the wrapper clips
+    # them to -10 and +10. Entries 2 and 3 (mean 0, variance 1) stay as
+    # they are. The reference is NumPy's z-score, clipped.
+    env = envs.NormalizeObservation(envs.make("CartPole-v1"))
+    variance = np.float32([1e-4, 1e-4, 1.0, 1.0])
+    stats = envs.RunningStatistics(
+        count=jnp.float32(10.0),
+        mean=jnp.float32([1.0, -1.0, 0.0, 0.0]),
+        m2=jnp.asarray(10.0 * variance),
+    )
+    params = env.default_params._replace(obs_stats=stats)
+
+    def want(raw):
+        z = (np.asarray(raw) - [1.0, -1.0, 0.0, 0.0]) / np.sqrt(variance + 1e-8)
+        assert (z[0] < -50) and (z[1] > 50) and np.all(np.abs(z[2:]) < 10), z
+        return np.clip(z, -10.0, 10.0)
+
+    state, ts = env.reset(jax.random.key(0), params)
+    np.testing.assert_allclose(
+        ts.observation, want(ts.info["raw_observation"]), rtol=1e-6
+    )
+    np.testing.assert_array_equal(ts.observation[:2], [-10.0, 10.0])
+    state, ts = env.step(jax.random.key(1), state, jnp.int32(0), params)
+    raw = ts.info["raw_observation"]
+    np.testing.assert_allclose(ts.observation, want(raw), rtol=1e-6)
+    # Not ended: the final observation is this observation, clipped alike.
+    np.testing.assert_allclose(ts.final_observation, want(raw), rtol=1e-6)
+
+
 def test_hide_observations_drops_the_velocities_of_cartpole():
     from purejaxdrl.env.wrappers import HideObservations, check_hidden
 
