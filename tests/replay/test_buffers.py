@@ -117,6 +117,25 @@ def test_new_items_get_the_largest_priority_and_updates_change_draws():
     np.testing.assert_array_equal(drawn.item["id"], np.zeros(8))
 
 
+def test_new_items_get_the_largest_priority_before_the_exponent():
+    # Schaul et al. (2016): a new item gets the largest priority p seen so
+    # far, and is drawn in proportion to p^α like any other. With α = 0.5
+    # and priorities 4 and 1, a third item added without one has p = 4, so
+    # the leaves are p^α = (2, 1, 2) and the draws P = (0.4, 0.2, 0.4); the
+    # maximum kept is 4, not 4^α (which would give the new item 4^(α²)).
+    alpha = 0.5
+    buffer = make_prioritised_buffer(4, batch_size=5, min_size=1, alpha=alpha)
+    state = buffer.init({"id": jnp.int32(0)})
+    state = buffer.add(state, {"id": jnp.arange(2)}, jnp.array([4.0, 1.0]))
+    state = buffer.add(state, {"id": jnp.array([2])})
+    np.testing.assert_allclose(state.max_priority, [4.0])
+    leaves = sum_tree.leaves(state.nodes, jnp.arange(4))
+    np.testing.assert_allclose(leaves, [4.0**alpha, 1.0, 4.0**alpha, 0.0])
+    drawn = buffer.sample(state, jax.random.key(0))
+    want = np.array([2.0, 1.0, 2.0]) / 5.0
+    np.testing.assert_allclose(drawn.probability, want[np.asarray(drawn.index)])
+
+
 def test_importance_weights_against_hand_computed_values():
     # N = 4, P = (0.1, 0.2, 0.3, 0.4), beta = 0.5:
     # w = (4 P)^-0.5 = (0.4, 0.8, 1.2, 1.6)^-0.5, divided by the largest, w_0.
@@ -127,6 +146,19 @@ def test_importance_weights_against_hand_computed_values():
     np.testing.assert_allclose(importance_weights(probability, jnp.int32(4), 0.0), 1)
     # beta = 1 with a uniform distribution: all ones.
     np.testing.assert_allclose(importance_weights(jnp.full(3, 0.25), 4, 1.0), 1.0)
+
+
+def test_importance_weights_share_one_maximum_across_devices():
+    # Each device samples from its own shard; all must divide by the largest
+    # weight of the whole batch, so that equal (N P(i)) weigh alike on every
+    # device. Two devices (vmap stands in for them), N = 4, β = 1:
+    # w = 1 / (4 P) = (2.5, 1.25) and (5, 0.625); the largest is 5.
+    probability = jnp.array([[0.1, 0.2], [0.05, 0.4]])
+    w = jax.vmap(
+        lambda p: importance_weights(p, jnp.int32(4), 1.0, axis_name="d"),
+        axis_name="d",
+    )(probability)
+    np.testing.assert_allclose(w, [[0.5, 0.25], [1.0, 0.125]], rtol=1e-6)
 
 
 def test_sequence_buffer_keeps_trajectories_time_major():
