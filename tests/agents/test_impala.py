@@ -265,6 +265,17 @@ def test_replay_ratio_half_adds_as_many_replayed_trajectories_as_fresh():
     )
 
 
+@pytest.mark.parametrize(("devices", "per_device"), [(1, 32), (2, 16), (4, 8)])
+def test_replay_size_counts_the_trajectories_of_all_devices(devices, per_device):
+    # `replay_size` is what the buffer holds over all devices: each device's
+    # shard holds replay_size / devices trajectories (of unroll_length steps).
+    _, network, obs = setup()
+    config = IMPALAConfig(replay_ratio=0.5, replay_size=32)
+    run = RunShape(num_envs=8, unroll_length=16, num_devices=devices, num_updates=10)
+    state = make_impala(config, network, obs, run).init(jax.random.key(0))
+    assert state.buffer.items[0].observation.shape == (per_device, 16, 4)
+
+
 @pytest.mark.parametrize(
     ("ratio", "num_envs", "devices", "achieved"),
     [
