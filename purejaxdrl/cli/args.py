@@ -61,20 +61,16 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
 
     The modules of `--env.imports` are imported first: they may register
     `algo`. `--help` lists every algorithm's flags: for a preset without a section for
-    `algo`, the preset shown is its environment with `algo`'s library defaults
-    (no target), and the note says so and names the presets that have one.
+    a built-in `algo`, the preset shown is its environment with `algo`'s library
+    defaults (no target), and the note says that the commands refuse to run it
+    and gives the refusal's fix (a copy of the preset with an `algo` section).
 
     Raises:
       ConfigError: as `read_preset` does (without --help, a missing section too).
 
     """
     from purejaxdrl.env.imports import import_modules
-    from purejaxdrl.training.presets import (
-        NoSectionError,
-        Preset,
-        presets_with,
-        read_preset,
-    )
+    from purejaxdrl.training.presets import NoSectionError, Preset, read_preset
 
     # The user's modules may register `algo` (or the environment): first.
     pre = Parser(add_help=False, allow_abbrev=False)
@@ -91,11 +87,11 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
     except NoSectionError as e:
         if not {"-h", "--help"} & set(argv):
             raise ConfigError(e.command_line) from None
-        tuned = ", ".join(presets_with(algo)) or "none yet"
+        # Shown, but no run: the help says so and gives the refusal's own fix.
         note = (
-            f"the {env!r} preset has no {algo} section, so the defaults shown are "
-            f"{algo}'s own, untuned, on its environment (presets tuned for {algo}: "
-            f"{tuned})."
+            f"the defaults shown are {algo}'s own, untuned, on the {env!r} "
+            f"preset's environment, which train, sweep and pbt refuse to run. "
+            f"{e.command_line}"
         )
         return Preset(env, e.untuned, None, None), note
 

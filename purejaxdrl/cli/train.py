@@ -52,10 +52,12 @@ def parser(
             "environment and algorithm never."
         )
     else:
-        description = (
-            "Train an agent on one environment preset. Every config field below "
-            "can be overridden; "
-            + (note or f"defaults shown are the {source!r} preset's.")
+        # A note (no section for the algorithm) says itself what can run.
+        description = "Train an agent on one environment preset" + (
+            f"; {note}"
+            if note
+            else ". Every config field below can be overridden; defaults shown "
+            f"are the {source!r} preset's."
         )
     parser = Parser(
         prog="purejaxdrl train", description=description, allow_abbrev=False

@@ -121,7 +121,8 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
       NoSectionError: (a ConfigError) for a built-in `algo` the preset has
         no section for; its `.untuned` is the preset's environment with
         `algo`'s own, untuned defaults (what `--help` then shows): a config
-        to train, e.g. `except NoSectionError as e: config = e.untuned`.
+        `train` takes, e.g. `except NoSectionError as e: config = e.untuned`
+        (the command line refuses it: its fix is a preset with the section).
       ConfigError: for an unknown name, a missing file, bad YAML, or a bad
         field in the preset.
 
@@ -191,10 +192,17 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
         )
     if not isinstance(section, dict):
         others = ", ".join(presets_with(algo)) or "none yet"
+        add = f"section '{algo}:' ('{algo}: {{}}' takes {algo}'s untuned defaults)"
+        # A shipped file is the installed package's: the user edits a copy.
+        if path.resolve().parent == presets_dir().resolve():
+            add = f"copy that file to a .yaml of your own, add a {add} and pass it"
+            add += " as --env my.yaml"
+        else:
+            add = f"add a {add} to it"
         raise NoSectionError(
             f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
-            f"{algo} settings; add one, pick another --algo, or an --env with "
-            f"one ({others}).",
+            f"{algo} settings; to train {algo} on {config.env.id}, {add}; or "
+            f"pick another --algo, or an --env with one ({others}).",
             untuned=config,
             python=f"From Python: pass another algo= or preset, or take {algo}'s "
             "untuned defaults on this environment: except "

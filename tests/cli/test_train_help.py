@@ -53,3 +53,27 @@ def test_resume_help_says_what_a_resume_may_change(tmp_path, capsys):
     # --resume's own help names eval.* too, which the evaluation guide relies on.
     resume_help = out.split("--resume RUN_DIR ", 1)[1][:300]
     assert "checkpoint.*, eval.*" in resume_help
+
+
+def test_help_of_a_preset_without_the_section_says_train_refuses_it(capsys):
+    # It said "every config field below can be overridden" of a2c's untuned
+    # defaults on acrobot, which `train` then refused without saying how to run.
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", "--env", "acrobot", "--algo", "a2c", "--help"])
+    assert exit_.value.code == 0
+    description = " ".join(capsys.readouterr().out.split()).split("options:")[0]
+    assert "can be overridden" not in description
+    assert "which train, sweep and pbt refuse to run" in description
+    fix = (
+        "to train a2c on Acrobot-v1, copy that file to a .yaml of your own, add "
+        "a section 'a2c:' ('a2c: {}' takes a2c's untuned defaults) and pass it "
+        "as --env my.yaml; or pick another --algo, or an --env with one ("
+    )
+    assert fix in description
+    # The refusal gives the same fix; the help of a trainable preset is as it was.
+    assert cli.main(["train", "--env", "acrobot", "--algo", "a2c"]) == 2
+    assert fix in " ".join(capsys.readouterr().err.split())
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--env", "acrobot", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Every config field below can be overridden; defaults shown are the " in out

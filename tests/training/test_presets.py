@@ -188,7 +188,8 @@ def test_a_missing_section_says_how_to_train_its_untuned_defaults_from_python():
     with pytest.raises(NoSectionError) as missing:
         pjd.load_preset("acrobot", algo="a2c")
     said = str(missing.value)
-    assert "add one, pick another --algo, or an --env with one" in said
+    assert "copy that file to a .yaml of your own, add a section 'a2c:'" in said
+    assert "; or pick another --algo, or an --env with one (" in said
     assert "From Python: pass another algo= or preset, or take a2c's untuned" in said
     assert "except pjd.training.presets.NoSectionError as e: config = e.untuned" in (
         said
@@ -267,3 +268,21 @@ def test_the_physics_presets_comments_say_their_towers_are_not_shared(name):
     network = pjd.load_preset(name).config.network
     assert network.shared_torso is False and network.hidden_sizes == (128,) * 4
     assert "one shared" not in text and "separate, not shared" in text
+
+
+def test_the_missing_sections_fix_trains_the_untuned_defaults(tmp_path):
+    # The fix it names: a copy of the shipped file with `a2c: {}` is a preset
+    # of a2c's untuned defaults on acrobot, the config `.untuned` holds.
+    with pytest.raises(NoSectionError) as missing:
+        pjd.load_preset("acrobot", algo="a2c")
+    shipped = pjd.training.presets.presets_dir() / "acrobot.yaml"
+    copy = tmp_path / "my.yaml"
+    copy.write_text(shipped.read_text() + "a2c: {}\n")
+    assert pjd.load_preset(str(copy), algo="a2c").config == missing.value.untuned
+    # A file of the user's own is not copied: the section goes into it.
+    with pytest.raises(NoSectionError) as own:
+        pjd.load_preset(str(copy), algo="dqn")
+    assert "copy" not in own.value.command_line
+    assert "add a section 'dqn:' ('dqn: {}' takes dqn's untuned defaults) to it" in (
+        own.value.command_line
+    )
