@@ -144,16 +144,17 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     Args:
       config: a config dataclass instance.
       overrides: field name -> value, or -> a mapping for a nested config.
-        Dashes in names are read as underscores.
+        Dashes in names are read as underscores. Changing `algo` keeps the
+        run settings (num_envs, unroll_length, ...) and gives the new algorithm's
+        untuned section; for its tuned one, `pjd.load_preset(name, algo)`.
       prefix: dotted path of `config`, for error messages.
 
     Raises:
-      ConfigError: for an unknown field or a value of the wrong type, a
-        field set twice (dotted and nested, or with - and _), a change to a
-        section the config does not read (`Selection`: another algorithm's
-        than its `algo`), a change to or selection of a section made before
-        its algorithm was registered again, or a `config` that is not a
-        config (a preset: pass its `.config`).
+      ConfigError: for an unknown field or a value of the wrong type, a field
+        set twice (dotted and nested, or with - and _), a change to a section
+        the config does not read (`Selection`: not its `algo`'s), a change to or
+        selection of a section made before its algorithm was registered again,
+        or a `config` that is no config (a preset: pass its `.config`).
 
     """
     if not prefix:
@@ -212,10 +213,9 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 def nested_overrides(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """`overrides` with dotted keys nested: {"ppo.gamma": x} is {"ppo": {"gamma": x}}.
 
-    Dashes read as underscores. A dotted key and a mapping of one section
-    merge (neither is changed); a field set twice (`ppo.gamma` and `ppo:
-    {gamma: ...}`) is refused, not left to the dict's order. `prefix`: the
-    config's dotted path, for the message.
+    Dashes read as underscores. A dotted key and a mapping of one section merge
+    (neither is changed); a field set twice (`ppo.gamma` and `ppo: {gamma: ...}`)
+    is refused, not left to the dict's order. `prefix`: the config's dotted path.
     """
     out: dict[str, Any] = {}
     for raw_key, value in overrides.items():
