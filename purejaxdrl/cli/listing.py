@@ -37,7 +37,7 @@ def list_command(argv: Sequence[str]) -> int:
         action="store_true",
         help="list environment ids instead: gymnax, brax/, playground/ (where "
         "installed), Craftax-* (installed or not) and those your --env.imports "
-        "modules register, one a line",
+        "modules register (Gymnasium's as gymnasium:<id>), one a line",
     )
     parser.add_argument(
         "--env.imports",
@@ -96,14 +96,32 @@ def list_command(argv: Sequence[str]) -> int:
 
 
 def _list_envs(imports: Sequence[str]) -> int:
-    """Prints the device environment ids, then how host ids are spelt."""
+    """Prints the device environment ids, then how host ids are spelt.
+
+    The Gymnasium ids the modules of `imports` register come between, as
+    `gymnasium:<id>` (what `--env.id` takes): the registry is compared before
+    and after they are imported.
+    """
     from purejaxdrl.env import import_modules, registered
 
+    before = _gymnasium_ids() if imports else set()
     import_modules(imports)
     for env_id in registered():
         print(env_id)
+    if imports:  # Gymnasium's own ids are too many to list: the modules' only
+        for env_id in sorted(_gymnasium_ids() - before):
+            print(f"gymnasium:{env_id}")
     print(
         "# and host environments: envpool:<task> (envpool.list_all_envs()), "
         "gymnasium:<id> (gymnasium.registry)"
     )
     return 0
+
+
+def _gymnasium_ids() -> set[str]:
+    """The ids in Gymnasium's registry now; none where it is not installed."""
+    try:
+        import gymnasium
+    except ImportError:  # then no module can register one either
+        return set()
+    return set(gymnasium.registry)

@@ -1,4 +1,6 @@
-"""`purejaxdrl list`: flags that would be ignored are refused in one line."""
+"""`purejaxdrl list`: what --envs lists; flags it would ignore refused in one line."""
+
+import sys
 
 import pytest
 
@@ -27,3 +29,29 @@ def test_list_refuses_an_env_it_would_ignore(argv, message, capsys):
 def test_list_envs_takes_the_empty_imports_spellings(empty, capsys):
     assert cli.main(["list", "--envs", "--env.imports", *empty]) == 0
     assert "CartPole-v1" in capsys.readouterr().out.split()
+
+
+def test_list_envs_names_the_gymnasium_ids_the_imports_register(
+    tmp_path, monkeypatch, capsys
+):
+    # `--env.id gymnasium:<id>` takes them, and list --envs left them out.
+    gymnasium = pytest.importorskip("gymnasium")
+    (tmp_path / "listed_gym_corridor.py").write_text(
+        "import gymnasium\n"
+        "from gymnasium.envs.classic_control import CartPoleEnv\n"
+        "gymnasium.register(id='ListedGymCorridor-v0', entry_point=CartPoleEnv)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # import_modules adds cwd
+    try:
+        argv = ["list", "--envs", "--env.imports", "listed_gym_corridor"]
+        assert cli.main(argv) == 0
+    finally:
+        sys.modules.pop("listed_gym_corridor", None)
+        gymnasium.registry.pop("ListedGymCorridor-v0", None)
+    *_, listed, host = capsys.readouterr().out.splitlines()
+    assert listed == "gymnasium:ListedGymCorridor-v0"  # the module's, not all
+    assert host.startswith("# and host environments")
+    # Without imports, no Gymnasium id is listed.
+    assert cli.main(["list", "--envs"]) == 0
+    assert "gymnasium:CartPole-v1" not in capsys.readouterr().out
