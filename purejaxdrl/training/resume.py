@@ -21,13 +21,15 @@ from purejaxdrl.env.imports import import_modules
 from purejaxdrl.field_roles import FREE_TO_CHANGE
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.run_files import check_writable
+from purejaxdrl.training.run_folder import check_not_parent
 
 
 def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
     """The config a run directory was made with (its `config.yaml`).
 
     Raises:
-      ConfigError: the folder or its config is missing, unreadable or invalid.
+      ConfigError: the folder or its config is missing, unreadable or invalid,
+        or the folder holds runs rather than being one (it names them).
 
     """
     run_dir = pathlib.Path(run_dir)
@@ -41,6 +43,7 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
             f"run directory {str(run_dir)!r} does not exist; pass a folder made by "
             "`purejaxdrl train` (under runs/ by default)."
         )
+    check_not_parent(run_dir)  # `--resume runs`: the runs inside, as eval names
     path = run_dir / "config.yaml"
     try:
         data = yaml.safe_load(path.read_text())
