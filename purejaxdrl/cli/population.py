@@ -178,8 +178,10 @@ def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
         allow_abbrev=False,
     )
     parser.help_command = f"purejaxdrl {command.name} --resume DIR --help"
-    parser.add_argument("--resume", metavar="DIR", required=True)
-    parser.add_argument("--device-memory", metavar="SIZE")
+    parser.add_argument(
+        "--resume", metavar="DIR", required=True, help=f"the {command.what}'s folder"
+    )
+    parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     args = parser.parse_args(argv)

@@ -77,3 +77,15 @@ def test_help_of_a_preset_without_the_section_says_train_refuses_it(capsys):
         cli.main(["train", "--env", "acrobot", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "Every config field below can be overridden; defaults shown are the " in out
+
+
+@pytest.mark.parametrize("command", ["sweep", "pbt"])
+def test_a_population_resume_help_says_what_each_flag_is(command, capsys):
+    # `--resume DIR --help` listed --resume and --device-memory with no text.
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--resume", "DIR", "--help"])
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    what = {"sweep": "sweep", "pbt": "PBT run"}[command]
+    assert f"--resume DIR the {what}'s folder " in out
+    assert "--device-memory SIZE memory per device " in out
