@@ -120,8 +120,7 @@ def preset_run(
         refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
     config = _validated(apply_overrides(preset.config, overrides), preset, env)
-    if not getattr(args, "quiet", False):
-        _note_untied(preset.config.env, config.env)
+    _note_untied(preset.config.env, config.env)  # a note, as --quiet leaves them
     return preset, args, config
 
 

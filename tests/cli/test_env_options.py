@@ -106,3 +106,6 @@ def test_hidden_observations_stay_with_their_environment(capsys):
     _, _, config = preset_run(argv, "cartpole_masked", "ppo", parser)
     assert config.env.hide_observations == (1, 3)
     assert capsys.readouterr().err == ""
+    # --quiet hides the progress line, not what the run drops (it hid this).
+    preset_run(["--env.id", "Acrobot-v1", "--quiet"], "cartpole_masked", "ppo", parser)
+    assert "so not passed to Acrobot-v1" in capsys.readouterr().err
