@@ -130,6 +130,28 @@ def test_eval_stop_at_stops_after_the_chunk_already_queued():
     assert loop.history[0]["eval/mean_return"] == 500.0
 
 
+def test_an_evaluation_record_means_its_episodes_and_stop_at_is_reached_at_equality():
+    # Three episodes, by hand: returns 1, 2, 6 (mean 3), lengths 2, 4, 9
+    # (mean 5), the second cut at the step cap, an environment metric 3, 0, 6
+    # (mean 3). `stop_at` is "reaches": a mean equal to it stops the run.
+    returns = np.array([1.0, 2.0, 6.0], np.float32)
+    lengths = np.array([2, 4, 9], np.int32)
+    ended = np.array([True, False, True])
+    metrics = {"t": np.array([3.0, 0.0, 6.0], np.float32)}
+
+    def evaluate(state, updates):
+        return EvalResult(returns, lengths, metrics, ended)
+
+    loop = _loop([], stop_at=3.0, evaluate=evaluate)
+    _, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
+    record = loop.history[0]
+    assert record["eval/mean_return"] == 3.0
+    assert record["eval/mean_length"] == 5.0
+    assert record["eval/episodes"] == 3 and record["eval/cut"] == 1
+    assert record["eval/env/t"] == 3.0
+    assert stopped_by == "eval.stop_at (3.0 >= 3 at update 2)"
+
+
 def test_a_non_finite_metric_names_the_update_and_the_last_checkpoint(tmp_path):
     loop = _loop([])
     host = {"loss/total": np.array([0.0, 1.0, np.nan, 2.0])}
