@@ -83,6 +83,12 @@ def test_a_resume_off_the_boundaries_splits_the_rest_afresh():
     # the divisor of 63 nearest 4 (in ratio) is 3 -> 21 chunks of 3, numbered
     # from 8 (the index of 40, the first chunk boundary after 37).
     assert chunk_schedule(config, 37) == [(8 + i, 3) for i in range(21)]
+    # The rest gets its share of the logs, not all of them: 87 done leaves 13
+    # in round(20 * 13 / 100) = 3 logs, target 13 // 3 = 4; 13's divisors (1,
+    # 13) are over 2x off it -> 3 chunks of 4, the remainder 1 (under half a
+    # chunk) joining the last; numbered from 18 (the index of 90). All 20 logs
+    # for the rest would give 13 chunks of 1.
+    assert chunk_schedule(config, 87) == [(18, 4), (19, 4), (20, 5)]
     assert chunk_schedule(_config(100, 20), 120) == []
 
 
