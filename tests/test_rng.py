@@ -83,3 +83,17 @@ def test_permutation_is_uniform_over_all_orders():
     for item in range(4):
         freq = (perms == item).mean(axis=0)
         np.testing.assert_allclose(freq, 0.25, atol=0.005)
+
+
+@pytest.mark.parametrize("impl", RNG_IMPLS)
+def test_permutation_ranks_the_keys_30_random_bits_highest_first(impl):
+    # The definition, in NumPy: each item draws 30 random bits (the top 30 of
+    # its 32), and the permutation lists the items by them, highest first, ties
+    # by index. With 4096 items, about 32 draw bits in the top 1/128 of the
+    # range: bits placed out of the normal float range there (inf, NaN or a
+    # negative sign) would rank out of order.
+    n = 4096
+    key = make_key(5, impl)
+    drawn = np.asarray(jax.random.bits(key, (n,), jnp.uint32)) >> 2
+    expected = np.argsort(-drawn.astype(np.int64), kind="stable")
+    np.testing.assert_array_equal(np.asarray(permutation(key, n)), expected)
