@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.agents.base import Agent, feed_forward
+from purejaxdrl.agents.base import Acting, Agent, feed_forward
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
@@ -99,3 +99,60 @@ def test_scan_unroll_by_platform_gives_the_same_trajectory(monkeypatch):
 
     monkeypatch.setattr(rollout, "platform_scan", accelerator_scan)
     assert_equal(run(0), rolled)
+
+
+def _phi(obs):
+    return obs[..., 0] + 10.0 * obs[..., 1] + 1.0
+
+
+def _core_step(params, carry, obs, reset, keys, env_ids):
+    # A core whose state sums the episode's observations so far: a value that
+    # depends on the carry, so a wrong or stale carry gives another number.
+    carry = jnp.where(reset, 0.0, carry) + _phi(obs)
+    zeros = jnp.zeros(obs.shape[:-1], jnp.int32)
+    extras = {"log_prob": jnp.zeros(zeros.shape), "env_action": zeros}
+    return carry, zeros, extras | {"value": params * carry}
+
+
+def _core_value(params, carry, obs):
+    return params * (carry + _phi(obs))
+
+
+CORE_AGENT = Agent(
+    init=None,
+    acting=Acting(lambda b: jnp.zeros(b), _core_step, _core_value),
+    update=None,
+)
+
+
+@pytest.mark.parametrize(("terminate_at", "time_limit"), [(0, 3), (4, 3), (3, 100)])
+def test_a_core_bootstraps_from_its_carried_state_and_the_next_observation(
+    terminate_at, time_limit
+):
+    # Reference by replaying the definition in NumPy: the core restarts where
+    # the previous step ended its episode (terminated or truncated); a step's
+    # bootstrap value is the core's value of its final observation (the one
+    # after the unroll for the last step), 0 where it terminated.
+    env = ProbeEnv()
+    env_params = ProbeParams(jnp.int32(terminate_at), jnp.int32(time_limit))
+    actor = reset_actors(env, env_params, jax.random.key(0), jnp.arange(2))
+    actor = actor._replace(core=jnp.zeros(2))
+    params, length = jnp.float32(0.5), 8
+    run = jax.jit(
+        lambda a: unroll(
+            env, env_params, CORE_AGENT, params, a, jax.random.key(1), length
+        )
+    )
+    _, traj = run(actor)
+    obs, final = np.asarray(traj.observation), np.asarray(traj.final_observation)
+    discount, truncated = np.asarray(traj.discount), np.asarray(traj.truncated)
+    carry = np.zeros(2, np.float32)
+    ended = np.zeros(2, bool)
+    for t in range(length):
+        carry = np.where(ended, 0.0, carry) + np.asarray(_phi(obs[t]))
+        np.testing.assert_allclose(traj.value[t], 0.5 * carry)
+        boot = 0.5 * (carry + np.asarray(_phi(final[t])))
+        boot = np.where(discount[t] == 0.0, 0.0, boot)
+        np.testing.assert_allclose(traj.bootstrap_value[t], boot, err_msg=f"t={t}")
+        ended = (discount[t] == 0.0) | truncated[t]
+    assert (discount == 0).any() or truncated.any()  # the case's point
