@@ -1,3 +1,4 @@
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -38,3 +39,28 @@ def test_normalize_advantages_per_row_of_axis():
     for row, got in zip(adv, out, strict=True):
         want = (row - row.mean()) / (row.std() + 1e-8)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_actor_critic_gradients_hold_advantages_and_targets_constant():
+    # By hand, for N samples: d/dlogp = -A/N, d/dv = c_v (v - G)/N,
+    # d/dH = -c_H/N, and nothing reaches the advantages or the targets, as
+    # the docstrings promise: a user's algorithm may compute them from the
+    # parameters it differentiates (the shipped ones stop gradients first).
+
+    logp = jnp.array([-0.5, -1.0, -2.0])
+    adv = jnp.array([1.0, -2.0, 0.5])
+    v = jnp.array([0.3, 1.0, -1.0])
+    target = jnp.array([1.0, 0.0, 2.0])
+    entropy = jnp.array([0.7, 0.2, 1.1])
+
+    def total(*args):
+        return rl.actor_critic_loss(*args, value_cost=0.5, entropy_cost=0.01)[0]
+
+    grads = jax.grad(total, argnums=(0, 1, 2, 3, 4))(logp, adv, v, target, entropy)
+    n = 3.0
+    want = (-adv / n, 0.0 * adv, 0.5 * (v - target) / n, 0.0 * v, -0.01 / n + 0 * v)
+    for got, expected in zip(grads, want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    pg_grads = jax.grad(rl.policy_gradient_loss, argnums=(0, 1))(logp, adv)
+    np.testing.assert_allclose(pg_grads[0], -adv / n, rtol=1e-6)
+    np.testing.assert_array_equal(pg_grads[1], np.zeros(3))
