@@ -213,10 +213,17 @@ def test_cached_first_state_reset_returns_to_the_first_state():
             state, ts = env.step(key, state, jnp.full(1, 0.4), ())
             return state, ts
 
-        return first, jax.lax.scan(body, state, keys[1:])[1]
+        # Reference: Playground's own episode from the first key's reset, two
+        # steps long; the obs after its second step ends each truncated one.
+        inner = env.env.reset(playground_env._raw_key(keys[0]))
+        ended = env.env.step(env.env.step(inner, jnp.full(1, 0.4)), jnp.full(1, 0.4))
+        return first, jax.lax.scan(body, state, keys[1:])[1], ended.obs
 
-    first, ts = jax.jit(program)(keys)
+    first, ts, final = jax.jit(program)(keys)
     assert list(ts.truncated) == [False, True, False, True]
+    # A truncated step keeps its true final observation, not the first state's.
+    np.testing.assert_allclose(ts.final_observation[1], final, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(final, first.observation)  # the check's point
     # Each episode restarts where the first started, and, the dynamics being
     # deterministic, repeats it.
     np.testing.assert_allclose(ts.observation[1], first.observation, rtol=1e-6)
