@@ -108,3 +108,30 @@ def test_resetting_if_any_equals_vmap_of_an_auto_resetting_step():
             np.testing.assert_array_equal(x, y)
         ended.append(int(ts_a.last().sum()))
     assert 0 in ended and any(e > 0 for e in ended), ended
+
+
+def test_reset_ended_keeps_the_final_observation_and_restarts_the_rest():
+    # By hand: where the step ended (terminated or truncated), the state and the
+    # observation are the new episode's and the final observation stays the
+    # step's; elsewhere nothing changes. The tests above compare against a
+    # reference built on reset_ended itself, so they cannot see this.
+    state = Toy(jnp.int32(2), jnp.int32(3), jnp.zeros(3, jnp.uint32))
+    world = (
+        Toy(jnp.int32(0), jnp.int32(5), jnp.ones(3, jnp.uint32)),
+        jnp.full(3, 9.0),
+    )
+    obs = jnp.array([1.0, 2.0, 3.0])
+
+    def ts(discount, truncated):
+        return TimeStep(obs, jnp.float32(1), discount, truncated, obs, {})
+
+    for discount, truncated in [(0.0, False), (1.0, True)]:
+        new_state, new = reset_ended(state, ts(discount, truncated), world)
+        np.testing.assert_array_equal(new.observation, [9.0, 9.0, 9.0])
+        np.testing.assert_array_equal(new.final_observation, [1.0, 2.0, 3.0])
+        assert float(new.discount) == discount and bool(new.truncated) == truncated
+        assert int(new_state.t) == 0 and int(new_state.limit) == 5
+    new_state, new = reset_ended(state, ts(1.0, False), world)
+    np.testing.assert_array_equal(new.observation, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(new.final_observation, [1.0, 2.0, 3.0])
+    assert int(new_state.t) == 2 and int(new_state.limit) == 3
