@@ -216,7 +216,11 @@ def test_cached_first_state_reset_returns_to_the_first_state():
         # Reference: Playground's own episode from the first key's reset, two
         # steps long; the obs after its second step ends each truncated one.
         inner = env.env.reset(playground_env._raw_key(keys[0]))
-        ended = env.env.step(env.env.step(inner, jnp.full(1, 0.4)), jnp.full(1, 0.4))
+        ended = jax.lax.scan(  # a loop: one copy of the physics to compile
+            lambda inner, _: (env.env.step(inner, jnp.full(1, 0.4)), None),
+            inner,
+            length=2,
+        )[0]
         return first, jax.lax.scan(body, state, keys[1:])[1], ended.obs
 
     first, ts, final = jax.jit(program)(keys)
