@@ -268,25 +268,34 @@ def _figure_frames(
 ) -> Iterator[Any]:
     """The matplotlib drawing of each state by gymnax: one figure, redrawn.
 
+    gymnax's Visualizer makes its figure with pyplot, so under the caller's
+    backend: switching it (`matplotlib.use`) would close the caller's open
+    figures and leave a notebook's later ones blank. The figure is drawn on
+    an Agg canvas of its own instead, the same pixels whatever the backend,
+    and closed when the frames end.
+
     Yields:
       PIL images, RGB, 400 x 333 pixels.
 
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from gymnax.visualize import Visualizer
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    vis = Visualizer(env.env, env.default_params, states, np.cumsum(rewards))
+    with plt.ioff():  # an interactive window backend would show the figure
+        vis = Visualizer(env.env, env.default_params, states, np.cumsum(rewards))
     try:
+        # Before `init`, whose tight layout measures text with the canvas's
+        # renderer. pyplot still lists the figure (PointRobot's drawing
+        # calls `plt.axis`, on the current figure) until it is closed.
+        canvas = FigureCanvasAgg(vis.fig)
         vis.fig.set_dpi(_FIGURE_DPI)
         vis.init()
         for t in range(len(states)):
             vis.update(t)
-            vis.fig.canvas.draw()
-            rgba = np.asarray(vis.fig.canvas.buffer_rgba())
+            canvas.draw()
+            rgba = np.asarray(canvas.buffer_rgba())
             yield Image.fromarray(rgba[..., :3].copy())
     finally:
         plt.close(vis.fig)

@@ -118,17 +118,20 @@ def plot_curves(
         curves = [curves]
     if curves and not any(metric in r for c in curves for h in c.histories for r in h):
         check_metric(curves, metric)  # says which names they do hold
+    # A Figure of its own, not pyplot's: no window, no backend switched (a
+    # notebook's figures show through its backend), nothing left in pyplot's
+    # list of figures; savefig picks a canvas by the file's type (Agg's: PNG).
     import matplotlib
-
-    matplotlib.use("Agg")  # files only; never opens a window
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     curves = [c for c in curves if has_values(c, metric)]
     # Ranked by the last point's mean: a curve's final value.
     finals = [c.points("env_steps", metric)[1][-1] for c in curves]
     order = np.argsort(finals)[::-1]
-    colors = plt.cm.viridis(np.linspace(0.0, 0.9, max(len(order), 1)))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=100, sharey=True)
+    viridis = matplotlib.colormaps["viridis"]
+    colors = viridis(np.linspace(0.0, 0.9, max(len(order), 1)))
+    fig = Figure(figsize=(12, 4.5), dpi=100)
+    axes = fig.subplots(1, 2, sharey=True)
     for rank, c in enumerate(order):
         curve = curves[c]
         for ax, x in zip(axes, ("env_steps", "time"), strict=True):
@@ -148,9 +151,7 @@ def plot_curves(
     fig.tight_layout()
     fig.savefig(out)
     # What was drawn, not what was asked for: the curves on the first panel.
-    drawn = sum(line.get_linestyle() == "-" for line in axes[0].get_lines())
-    plt.close(fig)
-    return drawn
+    return sum(line.get_linestyle() == "-" for line in axes[0].get_lines())
 
 
 def _draw(ax: Any, curve: Curve, x: str, metric: str, color: Any, legend: bool) -> None:

@@ -29,13 +29,14 @@ def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
     that ancestry (`PBTResult.ancestral_history`) are the thick ones. Log
     scales for log-uniform fields.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only; never opens a window
-    import matplotlib.pyplot as plt
+    # A Figure of its own, not pyplot's: no window, no backend switched (a
+    # notebook's figures show through its backend), nothing left in pyplot's
+    # list of figures; savefig draws the PNG on an Agg canvas.
+    from matplotlib.figure import Figure
 
     panels = len(result.fields) + 1
-    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.4), squeeze=False)
+    fig = Figure(figsize=(4.2 * panels, 3.4))
+    axes = fig.subplots(1, panels, squeeze=False)
     best = result.best
     schedule = result.schedule(best)
     spu = result.base.steps_per_update
@@ -63,7 +64,6 @@ def plot_pbt(result: PBTResult, out: str | pathlib.Path) -> pathlib.Path:
     fig.tight_layout()
     out = pathlib.Path(out)
     fig.savefig(out, dpi=90)
-    plt.close(fig)
     return out
 
 
