@@ -59,6 +59,9 @@ USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `purejaxdrl` console script. Returns the exit status."""
+    # The command draws files only (plots, GIFs): matplotlib's file backend
+    # unless the user chose one, so no GUI toolkit loads or fails headless.
+    os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         with _setup_warnings_as_one_line():
             status = _main(argv)

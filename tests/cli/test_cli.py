@@ -5,6 +5,7 @@ Bad-input cases are tabulated in test_bad_input.py.
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -463,3 +464,18 @@ def test_version_prints_the_packages(capsys):
 
     assert cli.main(["--version"]) == 0
     assert capsys.readouterr().out == f"purejaxdrl {__version__}\n"
+
+
+@pytest.mark.parametrize(("given", "kept"), [(None, "Agg"), ("svg", "svg")])
+def test_the_command_draws_with_matplotlibs_file_backend_unless_told(
+    given, kept, monkeypatch
+):
+    # The plots and GIFs leave a caller's backend alone (a notebook's); the
+    # command owns its process, so it picks the file backend itself.
+    from purejaxdrl import cli
+
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    if given is not None:
+        monkeypatch.setenv("MPLBACKEND", given)
+    assert cli.main(["--version"]) == 0
+    assert os.environ["MPLBACKEND"] == kept
