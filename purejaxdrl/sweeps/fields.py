@@ -2,12 +2,13 @@
 
 import dataclasses
 import difflib
+import typing
 from collections.abc import Mapping
 from typing import Any
 
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.config_types import flat_fields
+from purejaxdrl.config_types import admits_none, flat_fields
 from purejaxdrl.training.config import TrainConfig, validate
 
 # Fields a sweep may not vary, and why.
@@ -168,8 +169,41 @@ def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> A
     try:
         config = validate(apply_overrides(base, _nested(field.path, value)))
     except ConfigError as e:
+        # An item where a setting's list belongs ([64, 32] for hidden sizes).
+        one_item = not isinstance(value, list | tuple | str | None)
+        if source == "--grid" and one_item and _is_list_field(base, field.path):
+            raise _not_one_setting(base, field.path, value) from None
         raise ConfigError(f"{source} {field.path}: {e}") from None
     node: Any = config
     for part in field.path.split("."):
         node = getattr(node, part)
     return node
+
+
+def _is_list_field(base: TrainConfig, path: str) -> bool:
+    """Whether the field at `path` holds a list (`tuple[X, ...]`, or it | None)."""
+    hint = next(h for p, h, _ in flat_fields(base) if p == path)
+    kinds = typing.get_args(hint) if admits_none(hint) else (hint,)
+    return any(typing.get_origin(k) is tuple for k in kinds)
+
+
+def _not_one_setting(base: TrainConfig, path: str, value: Any) -> ConfigError:
+    """A grid value of a list-valued field that is one item, not one setting.
+
+    The type check's own fix is a `train` flag (`--network.hidden-sizes 64
+    64`), which is neither a grid nor Python: this names the grid's two forms,
+    with one list per setting.
+    """
+    node: Any = base
+    for part in path.split("."):
+        node = getattr(node, part)
+    mine = (value,)
+    current = tuple(node or ())
+    settings = [current, mine] if current != mine else [mine, ()]
+    yaml_list = ",".join("[" + ",".join(map(str, s)) + "]" for s in settings)
+    return ConfigError(
+        f"--grid {path}: {value!r} is not a list, and each value of a list-valued "
+        f"field's grid is one setting's list: grid={{{path!r}: {settings!r}}} in "
+        f"Python (one list per setting), --grid '{path}=[{yaml_list}]' on the "
+        "command line."
+    )

@@ -13,6 +13,7 @@ from purejaxdrl.sweeps.spec import (
     expand_settings,
     grid_axis,
     make_plan,
+    parse_grid_arg,
     seed_list,
 )
 
@@ -121,6 +122,33 @@ def test_make_plan_lists_grid_fields_then_sampled_ones():
     assert [s["ppo.clip_eps"] for s in plan.settings] == [0.1, 0.1, 0.2, 0.2]
     assert plan.seeds == (3,) and plan.num_runs == 4
     assert plan.configs[3].ppo.learning_rate == plan.settings[3]["ppo.learning_rate"]
+
+
+@pytest.mark.parametrize("grid", [[64, 32], (64, 64), 64])
+def test_a_list_fields_grid_of_items_names_the_grids_own_forms(grid):
+    # One value per setting: a list-valued field's settings are lists. The
+    # refusal names that form in Python and on the command line, not the
+    # `train` flag the type check names.
+    with pytest.raises(ConfigError) as e:
+        make_plan(BASE, grid={"network.hidden_sizes": grid})
+    said = str(e.value)
+    assert "--network.hidden-sizes" not in said
+    python = "grid={'network.hidden_sizes': [(64, 64), (64,)]} in Python"
+    assert python in said and "(one list per setting)" in said
+    # Both forms it names make the settings they show.
+    assert make_plan(BASE, grid={"network.hidden_sizes": [(64, 64), (64,)]}).settings
+    flag = re.search(r"--grid '([^']*)' on the command line\.$", said)
+    assert flag, said
+    name, values = parse_grid_arg(flag.group(1))
+    plan = make_plan(BASE, grid={name: values})
+    assert [s["network.hidden_sizes"] for s in plan.settings] == [(64, 64), (64,)]
+
+
+def test_a_grid_of_a_list_field_unset_in_the_base_shows_it_unset():
+    with pytest.raises(
+        ConfigError, match=re.escape("[(), (1,)]} in Python (one list per")
+    ):
+        make_plan(BASE, grid={"env.hide_observations": [1, 3]})
 
 
 def test_make_plan_checks_the_grid_before_the_random_search():
