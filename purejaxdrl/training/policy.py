@@ -48,6 +48,7 @@ from purejaxdrl.training.policy_checks import (
 from purejaxdrl.training.policy_folder import (
     PARAMS_FILE,
     SPEC_FILE,
+    check_loadable,
     check_policy_folder,
 )
 from purejaxdrl.training.policy_inputs import (
@@ -255,17 +256,13 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     (searching the current folder first), which register them.
 
     Raises:
-      ConfigError: `path` is not an exported policy folder, or a module of
-        its env_imports does not import.
+      ConfigError: `path` is not an exported policy folder (a run, sweep or
+        PBT directory: naming where its policy is), or a module of its
+        env_imports does not import.
 
     """
     path = pathlib.Path(path)
-    if (path / "config.yaml").is_file() and not (path / SPEC_FILE).exists():
-        raise ConfigError(
-            f"{str(path)!r} is a run directory, not an exported policy; export it "
-            f"first: pjd.export_policy({str(path)!r}, OUT) or `purejaxdrl export "
-            f"{path} --out OUT`, then load OUT."
-        )
+    check_loadable(path)
     try:
         spec = json.loads((path / SPEC_FILE).read_text())
         blob = flax.serialization.msgpack_restore((path / PARAMS_FILE).read_bytes())

@@ -1,4 +1,4 @@
-"""Where a policy is exported: its files, and refusing to write over one."""
+"""Where a policy is: its files, refusing to write over one, which folder holds one."""
 
 import pathlib
 
@@ -39,3 +39,53 @@ def check_policy_folder(
             f"{said(out)} already holds an exported policy ({', '.join(taken)}); "
             f"choose another folder, or pass {how} to replace it"
         )
+
+
+def what_it_is(path: pathlib.Path) -> str | None:
+    """What a folder that is not a run holds, and how to use it (the fix).
+
+    None where it is neither an exported policy nor a sweep or PBT directory.
+    """
+    if (path / SPEC_FILE).is_file():
+        return (
+            f"it is an exported policy: play it with `purejaxdrl eval {path}`, "
+            f"or load it with pjd.load_policy({str(path)!r}) and act with "
+            "policy.act / policy.mode."
+        )
+    for meta, what, best in (
+        ("sweep.yaml", "sweep", "run"),
+        ("pbt.yaml", "PBT", "member"),
+    ):
+        if (path / meta).is_file():
+            return (
+                f"it is a {what} directory: its best {best}'s policy is in "
+                f"{str(path / 'policy')!r} when it finished (`purejaxdrl eval "
+                f"{path / 'policy'}` plays it; pjd.load_policy), "
+                + (
+                    "and any run's is pjd.sweeps.export_run(pjd.load_sweep(DIR), "
+                    "RUN, OUT)."
+                    if what == "sweep"
+                    else "and `purejaxdrl pbt --resume DIR` finishes a stopped one."
+                )
+            )
+    return None
+
+
+def check_loadable(path: pathlib.Path) -> None:
+    """Refuses a run, sweep or PBT directory given for a policy, naming the fix.
+
+    Their folders hold no policy.json of their own: a run's is exported first;
+    a sweep's or PBT run's best is in its `policy/` (the advice to export
+    into the folder given, for any other, would write into the sweep's root).
+    """
+    if (path / SPEC_FILE).exists():
+        return
+    if (path / "config.yaml").is_file():
+        raise ConfigError(
+            f"{str(path)!r} is a run directory, not an exported policy; export it "
+            f"first: pjd.export_policy({str(path)!r}, OUT) or `purejaxdrl export "
+            f"{path} --out OUT`, then load OUT."
+        )
+    where = what_it_is(path)
+    if where is not None:
+        raise ConfigError(f"{str(path)!r} is not an exported policy; {where}")

@@ -20,6 +20,7 @@ from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.field_roles import FREE_TO_CHANGE
 from purejaxdrl.training.config import TrainConfig, config_class, validate
+from purejaxdrl.training.policy_folder import what_it_is
 from purejaxdrl.training.run_files import check_writable
 from purejaxdrl.training.run_folder import check_not_parent
 
@@ -48,9 +49,10 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
     try:
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
+        what = what_it_is(run_dir) or "pass a folder made by `purejaxdrl train`."
         raise ConfigError(
             f"{str(run_dir)!r} has no config.yaml, so it is not a purejaxdrl run "
-            f"directory; {_what_it_is(run_dir)}"
+            f"directory; {what}"
         ) from None
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(
@@ -119,33 +121,6 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
     }
     # A saved budget that never fills the replay is for the resume to raise.
     return validate(apply_overrides(config_class()(), data), budget=False)
-
-
-def _what_it_is(path: pathlib.Path) -> str:
-    """What a folder that is not a run holds, and how to use it (the fix)."""
-    if (path / "policy.json").is_file():
-        return (
-            f"it is an exported policy: play it with `purejaxdrl eval {path}`, "
-            f"or load it with pjd.load_policy({str(path)!r}) and act with "
-            "policy.act / policy.mode."
-        )
-    for meta, what, best in (
-        ("sweep.yaml", "sweep", "run"),
-        ("pbt.yaml", "PBT", "member"),
-    ):
-        if (path / meta).is_file():
-            return (
-                f"it is a {what} directory: its best {best}'s policy is in "
-                f"{str(path / 'policy')!r} when it finished (`purejaxdrl eval "
-                f"{path / 'policy'}` plays it; pjd.load_policy), "
-                + (
-                    "and any run's is pjd.sweeps.export_run(pjd.load_sweep(DIR), "
-                    "RUN, OUT)."
-                    if what == "sweep"
-                    else "and `purejaxdrl pbt --resume DIR` finishes a stopped one."
-                )
-            )
-    return "pass a folder made by `purejaxdrl train`."
 
 
 def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:

@@ -203,3 +203,23 @@ def test_exporting_and_loading_a_finished_run_repeat_no_training_advice(tmp_path
         warnings.simplefilter("always")
         pjd.training.make_experiment(config)
     assert len(_training_advice(caught)) == 2
+
+
+@pytest.mark.parametrize(
+    ("marker", "best"), [("sweep.yaml", "run"), ("pbt.yaml", "member")]
+)
+def test_loading_a_sweep_or_pbt_directory_points_at_its_policy_folder(
+    tmp_path, marker, best
+):
+    # Its best run's policy is already in DIR/policy: the advice to export
+    # a run into DIR itself would write a policy into the sweep's root.
+    (tmp_path / marker).write_text("status: done\n")
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_policy(tmp_path)
+    said = str(e.value)
+    assert said.startswith(f"{str(tmp_path)!r} is not an exported policy; it is a ")
+    assert f"its best {best}'s policy is in {str(tmp_path / 'policy')!r}" in said
+    assert f"--out {tmp_path}" not in said
+    # A folder of neither kind keeps the advice to export one there.
+    with pytest.raises(pjd.ConfigError, match=r"make one with `purejaxdrl export"):
+        pjd.load_policy(tmp_path / "policy")
