@@ -377,8 +377,8 @@ def _recurrent_policy(
         )
 
     def output(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
-        obs = observe(obs)
-        obs, reset = batched_step_inputs(obs, reset, state, spec)
+        given = jnp.shape(obs)  # as passed: `observe` drops any hidden entries
+        obs, reset = batched_step_inputs(observe(obs), reset, state, spec, given)
         state, (policy, _) = network.step(params, state, obs, reset)
         return state, policy
 

@@ -25,17 +25,26 @@ def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
         drop = {i % full for i in hidden}
         obs = obs[..., [i for i in range(full) if i not in drop]]
     if obs.shape[obs.ndim - len(shape) :] != shape:
-        also = (
-            f" (or {list(shape[:-1]) + [full]}, before hiding {hidden})"
-            if hidden
-            else ""
-        )
         raise ValueError(
             f"{spec['env_id']}'s policy takes observations of shape "
-            f"{list(shape)}{also} after any batch axes; got {list(obs.shape)}"
-            f"{_mask_hint(obs, shape, spec)}."
+            f"{list(shape)}{_before_hiding(spec)} after any batch axes; got "
+            f"{list(obs.shape)}{_mask_hint(obs, shape, spec)}."
         )
     return obs
+
+
+def _before_hiding(spec: dict[str, Any], lead: tuple[Any, ...] = ()) -> str:
+    """` (or [*lead, 4], before hiding [1, 3])`: the whole observation's layout.
+
+    Empty where the run hid no entries. A run with `env.hide_observations`
+    takes its environment's whole observation too (`as_acted_on` hides them).
+    """
+    shape = tuple(spec["observation_shape"])
+    hidden = spec.get("env_hide_observations") or []
+    if not (hidden and shape):
+        return ""
+    full = (*lead, *shape[:-1], shape[-1] + len(hidden))
+    return f" (or [{', '.join(map(str, full))}], before hiding {hidden})"
 
 
 def _mask_hint(obs: jax.Array, shape: tuple[int, ...], spec: dict[str, Any]) -> str:
@@ -85,20 +94,28 @@ def with_all_entries(
 
 
 def batched_step_inputs(
-    obs: jax.Array, reset: Any, state: Any, spec: dict[str, Any]
+    obs: jax.Array,
+    reset: Any,
+    state: Any,
+    spec: dict[str, Any],
+    given: tuple[int, ...] | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """A recurrent policy's step inputs: B observations, B resets, a state of B.
 
     `obs` [B, *shape] (after `as_acted_on`); `reset` a bool [B], or one bool
     for all B; `state` from `initial_state(B)`. Anything else is one
     ValueError naming the shapes, instead of a broadcasting error in the core.
+    `given` is the observation's shape as the caller passed it (default:
+    `obs`'s), which the error quotes: with hidden entries, the whole
+    observation's shape, not the one `as_acted_on` made of it.
     """
     shape = tuple(spec["observation_shape"])
     if obs.ndim != len(shape) + 1:
+        given = obs.shape if given is None else given
         raise ValueError(
             f"a recurrent policy steps a batch: obs [B, {', '.join(map(str, shape))}]"
-            f"; got {list(obs.shape)} (one observation: obs[None], with "
-            "initial_state(1))."
+            f"{_before_hiding(spec, ('B',))}; got {list(given)} (one observation: "
+            "obs[None], with initial_state(1))."
         )
     batch = obs.shape[0]
     reset = jnp.asarray(reset, bool)

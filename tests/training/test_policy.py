@@ -1,6 +1,7 @@
 """Exported policies of every kind of acting network load as the run acted."""
 
 import json
+import re
 import warnings
 
 import jax
@@ -223,3 +224,39 @@ def test_loading_a_sweep_or_pbt_directory_points_at_its_policy_folder(
     # A folder of neither kind keeps the advice to export one there.
     with pytest.raises(pjd.ConfigError, match=r"make one with `purejaxdrl export"):
         pjd.load_policy(tmp_path / "policy")
+
+
+def test_a_recurrent_policy_with_hidden_entries_quotes_the_shape_it_was_given(
+    tmp_path,
+):
+    # cartpole_masked's GRU acted on CartPole's position and angle: its policy
+    # steps [B, 2], or [B, 4] with the velocities still in. One whole
+    # observation [4] is refused as [4], not as the [2] made of it.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole_masked").config,
+        {"devices": 1, "network": {"core_size": 8, "hidden_sizes": [8]}},
+    )
+    seen, actions = pjd.env.Box((2,)), pjd.env.Discrete(2)
+    network, _ = algorithm("ppo").make_networks(
+        config.algo_config, config.network, seen, actions
+    )
+    params = network.init(jax.random.key(0), jnp.zeros(2))
+    out = tmp_path / "policy"
+    write_policy(out, config, params, None, updates=1, specs=(seen, actions))
+    policy = pjd.load_policy(out)
+    state, key = policy.initial_state(1), jax.random.key(1)
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "steps a batch: obs [B, 2] (or [B, 4], before hiding [1, 3]); got [4] "
+            "(one observation: obs[None], with initial_state(1))."
+        ),
+    ):
+        policy.step(state, np.zeros(4, np.float32), True, key)
+    with pytest.raises(ValueError, match=re.escape("[1, 3]); got [2] (one")):
+        policy.step(state, np.zeros(2, np.float32), True, key)
+    # Both layouts it names step, and alike.
+    whole = np.asarray([[0.1, 5.0, -0.2, 7.0]], np.float32)
+    _, a = policy.step_mode(state, whole, True)
+    _, b = policy.step_mode(state, whole[:, [0, 2]], True)
+    np.testing.assert_array_equal(a, b)
