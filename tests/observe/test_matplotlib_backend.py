@@ -13,14 +13,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-import purejaxdrl as pjd
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.observe import gif
 from purejaxdrl.observe.plots import RETURN, load_curves, plot_curves
-from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.lineage import ReadyStep
+from purejaxdrl.sweeps.pbt_operators import ExploredField
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from tests.observe.test_plots import _run_dir
+from tests.sweeps.test_population import two_members
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -64,16 +64,8 @@ def test_plot_pbt_keeps_the_callers_backend_and_figures(notebook, tmp_path):
         [{"updates": u, "env_steps": 10 * u, RETURN: base + u} for u in (1, 2, 3)]
         for base in (100, 200)
     ]
-    result = PBTResult(
-        base=pjd.TrainConfig(),
-        fields=(ExploredField("learning_rate", "loguniform", 1e-4, 1e-2),),
-        config=PBTConfig(),
-        population=2,
-        histories=histories,
-        diverged=[None, None],
-        lineage=lineage,
-        final_params=[None, None],
-    )
+    fields = (ExploredField("learning_rate", "loguniform", 1e-4, 1e-2),)
+    result = two_members(lineage, histories, fields)
     out = plot_pbt(result, tmp_path / "p.png")
     _untouched(notebook)
     assert out.read_bytes().startswith(PNG)

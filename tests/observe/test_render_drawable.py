@@ -4,19 +4,14 @@ import ast
 import inspect
 import textwrap
 
-import jax
-import jax.numpy as jnp
 import pytest
-from flax import struct
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl import env as envs
 from purejaxdrl.observe import gif
 from purejaxdrl.observe.render import check_renderable
-
-environment = pytest.importorskip("gymnax.environments.environment")
-spaces = pytest.importorskip("gymnax.environments.spaces")
+from tests.env.test_user_gymnax_env import Corridor
 
 
 def _refused(name: str) -> str:
@@ -72,45 +67,13 @@ def test_a_gymnax_id_gymnax_cannot_draw_is_refused_in_one_line(tmp_path, env_id)
     assert not out.exists()
 
 
-@struct.dataclass
-class _State(environment.EnvState):
-    position: jax.Array
-    time: jax.Array
-
-
-class _Walk(environment.Environment):
-    """One step right ends it: the smallest gymnax class of a user's own."""
-
-    @property
-    def default_params(self):
-        return environment.EnvParams(max_steps_in_episode=5)
-
-    def step_env(self, key, state, action, params):
-        state = _State(position=state.position + action, time=state.time + 1)
-        done = state.position > 0
-        return self._obs(state), state, done.astype(jnp.float32), done, {}
-
-    def reset_env(self, key, params):
-        state = _State(position=jnp.int32(0), time=jnp.int32(0))
-        return self._obs(state), state
-
-    def _obs(self, state):
-        return jnp.stack([state.position, state.time]).astype(jnp.float32)
-
-    def action_space(self, params=None):
-        return spaces.Discrete(2)
-
-    def observation_space(self, params):
-        return spaces.Box(0.0, 10.0, (2,), jnp.float32)
-
-
 def test_a_gymnax_class_of_the_users_own_is_refused(tmp_path):
     # gymnax's Visualizer picks a drawing by the class's `name` (its class
     # name unless it says otherwise), and has none for a class it never saw.
-    envs.register("RenderWalk-v0", lambda: envs.GymnaxEnv.wrap(_Walk()))
+    envs.register("RenderCorridor-v0", lambda: envs.GymnaxEnv.wrap(Corridor()))
     with pytest.raises(pjd.ConfigError) as error:
-        check_renderable(envs.make("RenderWalk-v0"), tmp_path / "walk.gif")
-    assert str(error.value) == _refused("_Walk")  # the class's name
+        check_renderable(envs.make("RenderCorridor-v0"), tmp_path / "walk.gif")
+    assert str(error.value) == _refused("Corridor")  # the class's name
     assert not (tmp_path / "walk.gif").exists()
 
 

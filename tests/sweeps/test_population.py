@@ -267,14 +267,14 @@ def test_the_never_ready_note_gives_only_advice_that_works():
                 assert len(chunk_lengths(updates, logs)) > ready, (updates, ready)
 
 
-def _two_members(lineage, histories):
+def two_members(lineage, histories, fields=()):
     """A PBTResult of two members with `lineage` and `histories`, by hand."""
     from purejaxdrl.sweeps.lineage import PBTResult
     from purejaxdrl.sweeps.pbt_operators import PBTConfig
 
     return PBTResult(
         base=pjd.TrainConfig(),
-        fields=(),
+        fields=fields,
         config=PBTConfig(),
         population=2,
         histories=histories,
@@ -296,7 +296,7 @@ def test_the_best_members_return_follows_its_ancestry_not_its_slot():
         [{"updates": u, "env_steps": 10 * u, RETURN: 100 + u} for u in (1, 2, 3, 4)],
         [{"updates": u, "env_steps": 10 * u, RETURN: 200 + u} for u in (1, 2, 3, 4)],
     ]
-    result = _two_members(lineage, histories)
+    result = two_members(lineage, histories)
     # By hand: member 0's final state trained as member 1 up to update 2.
     assert result.ancestry(0) == [(0, 1), (2, 0)]
     assert [r[RETURN] for r in result.ancestral_history(0)] == [201, 202, 103, 104]
@@ -322,7 +322,7 @@ def test_final_return_counts_only_the_lineage_of_the_final_state():
         [{"updates": 1, RETURN: 8.0}, {"updates": 2, RETURN: 9.0}]
         + [{"updates": u, **none} for u in (3, 4)],
     ]
-    result = _two_members(lineage, histories)
+    result = two_members(lineage, histories)
     # Member 0's 500 was its discarded weights'; its state is member 1's,
     # whose last return was 9. Both hold the same weights: the first is best.
     np.testing.assert_array_equal(result.final_return, [9.0, 9.0])
