@@ -2,6 +2,7 @@
 
 import dataclasses
 import difflib
+import functools
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -174,10 +175,12 @@ def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> A
         if source == "--grid" and one_item and _is_list_field(base, field.path):
             raise _not_one_setting(base, field.path, value) from None
         raise ConfigError(f"{source} {field.path}: {e}") from None
-    node: Any = config
-    for part in field.path.split("."):
-        node = getattr(node, part)
-    return node
+    return _value_at(config, field.path)
+
+
+def _value_at(config: TrainConfig, path: str) -> Any:
+    """The value of the dotted field `path` of `config`."""
+    return functools.reduce(getattr, path.split("."), config)
 
 
 def _is_list_field(base: TrainConfig, path: str) -> bool:
@@ -194,11 +197,8 @@ def _not_one_setting(base: TrainConfig, path: str, value: Any) -> ConfigError:
     64`), which is neither a grid nor Python: this names the grid's two forms,
     with one list per setting.
     """
-    node: Any = base
-    for part in path.split("."):
-        node = getattr(node, part)
     mine = (value,)
-    current = tuple(node or ())
+    current = tuple(_value_at(base, path) or ())
     settings = [current, mine] if current != mine else [mine, ()]
     yaml_list = ",".join("[" + ",".join(map(str, s)) + "]" for s in settings)
     return ConfigError(
