@@ -26,7 +26,7 @@ from purejaxdrl.training.device_state import params_finite, placed
 from purejaxdrl.training.faults import NonFiniteError, StopSignals, agreed_stop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
-from purejaxdrl.training.schedule import summarize_chunk
+from purejaxdrl.training.schedule import is_due, summarize_chunk
 
 T = TypeVar("T")
 
@@ -72,14 +72,6 @@ def pipelined(
             pending = None
     if pending is not None:
         read(pending)
-
-
-def is_due(index: int, last_index: int, every: int) -> bool:
-    """Whether chunk `index` is followed by an evaluation or a checkpoint.
-
-    They come every `every` chunks (never when 0) and after the last chunk.
-    """
-    return index == last_index or bool(every and (index + 1) % every == 0)
 
 
 @dataclasses.dataclass

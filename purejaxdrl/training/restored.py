@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError, SetupWarning
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
+from purejaxdrl.training.schedule import save_updates
 
 # Which checkpoint eval and export read: the newest good one, the one kept
 # by `checkpoint.keep_best`, or the one saved after a given update.
@@ -282,18 +283,20 @@ def _restore_chosen(
         )
 
 
-def _why_missing(update: int, steps: list[int], keep: int) -> str:
+def _why_missing(update: int, steps: list[int], config: Any) -> str:
     """Why a run has no checkpoint at `update`, as far as its folder tells."""
-    newest = sorted(steps)[-keep:]
-    if newest and update > newest[-1]:
+    newest, keep = max(steps, default=0), config.checkpoint.keep
+    if update > newest:
         return "it is past the newest"
-    if newest and update < newest[0]:
+    planned = save_updates(config)
+    if update not in planned:  # never due: not a pruned one
+        shown = planned if len(planned) <= 6 else [*planned[:3], "...", planned[-1]]
+        return f"saves were due at updates {_listed(shown)}"
+    if update not in [u for u in planned if u <= newest][-keep:]:
         return f"checkpoint.keep keeps the newest {keep}"
-    # Not pruned: never saved there.
     return (
-        "none was saved there: saves fall at the ends of chunks, every "
-        "checkpoint.every of them, and without --checkpoint.wait a due save "
-        "replaces one still waiting to be written"
+        "none was saved there: without --checkpoint.wait a due save replaces "
+        "one still waiting to be written"
     )
 
 
@@ -309,7 +312,7 @@ def _chosen_step(
     if checkpoint != BEST:
         if checkpoint not in steps:
             best = ", 'best'" if config.checkpoint.keep_best else ""
-            why = _why_missing(checkpoint, steps, config.checkpoint.keep)
+            why = _why_missing(checkpoint, steps, config)
             raise ConfigError(
                 f"{where}, none at update {checkpoint} ({why}); pass one of those"
                 f"{best} or 'latest'."
@@ -338,7 +341,7 @@ def _finite(value: Any) -> bool:
     return value is not None and value == value and abs(value) != float("inf")
 
 
-def _listed(steps: list[int]) -> str:
+def _listed(steps: list[Any]) -> str:
     return ", ".join(str(s) for s in steps)
 
 

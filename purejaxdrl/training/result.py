@@ -138,13 +138,15 @@ class TrainResult:
 
 
 def _check_sinks(
-    log_to: Sequence[str], has_run_dir: bool, loggers: Sequence[Any] = ()
-) -> None:
+    log_to: Sequence[str] | None, has_run_dir: bool, loggers: Sequence[Any] | None = ()
+) -> tuple[Sequence[Any], Sequence[str]]:
     """Named sinks exist and have a run directory; loggers are Loggers.
 
     Checked before anything compiles: a logger without `close` would
     otherwise fail after the last chunk, and the run's outputs with it.
+    Returns (loggers, log_to), None read as none.
     """
+    loggers, log_to = loggers or (), log_to or ()
     if callable(getattr(loggers, "write", None)):
         raise ConfigError(
             f"loggers={loggers!r} is one logger; pass a list of them, e.g. "
@@ -171,6 +173,7 @@ def _check_sinks(
             f"log_to={list(log_to)} writes into the run directory; pass "
             "write_files=True"
         )
+    return loggers, log_to
 
 
 def open_progress(

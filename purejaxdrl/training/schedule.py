@@ -72,6 +72,26 @@ def chunk_lengths(num_updates: int, num_logs: int) -> list[int]:
     return lengths
 
 
+def is_due(index: int, last_index: int, every: int) -> bool:
+    """Whether chunk `index` is followed by an evaluation or a checkpoint.
+
+    They come every `every` chunks (never when 0) and after the last chunk.
+    """
+    return index == last_index or bool(every and (index + 1) % every == 0)
+
+
+def save_updates(config: TrainConfig) -> list[int]:
+    """The update counts after which a run of `config` saves a checkpoint.
+
+    As planned from its start: a resume whose budget or logging changed
+    splits the rest afresh (`chunk_schedule`), and `checkpoint.keep_best`
+    keeps one more, among these.
+    """
+    ends = np.cumsum(chunk_lengths(config.num_updates, config.num_logs))
+    last, every = len(ends) - 1, config.checkpoint.every
+    return [int(end) for i, end in enumerate(ends) if is_due(i, last, every)]
+
+
 def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
     """(chunk index, length) of the chunks left after `done` updates.
 

@@ -72,12 +72,12 @@ def _training_phase(runner: Any) -> str:
 def train(
     config: TrainConfig,
     *,
-    loggers: Sequence[Logger] = (),
+    loggers: Sequence[Logger] | None = (),
     console: bool = True,
     write_files: bool = False,
     resume: str | pathlib.Path | None = None,
     notify: Callable[[str], None] | None = None,
-    log_to: Sequence[str] = (),
+    log_to: Sequence[str] | None = (),
     allow_changes: bool = False,
 ) -> TrainResult:
     """Trains `config.algo` on `config.env`. Not jittable: the host loop.
@@ -91,7 +91,7 @@ def train(
       config: the run, a `TrainConfig`. A preset's is
         `pjd.load_preset(name).config`; a name alone is refused with that
         hint (unlike `sweep` and `pbt`, which read a preset's target too).
-      loggers: extra sinks receiving one record per chunk.
+      loggers: extra sinks receiving one record per chunk (None: none).
       console: show the run's progress (default): in the Jupyter cell when run
         from a notebook, else on stderr: a line redrawn in place on a terminal,
         one plain line per chunk (`config.num_logs` of them) in a pipe or a
@@ -125,7 +125,7 @@ def train(
         message names the update, the metric and the last good checkpoint.
 
     """
-    _check_sinks(log_to, write_files or resume is not None, loggers)
+    loggers, log_to = _check_sinks(log_to, write_files or resume is not None, loggers)
     config, replay_note, normalised_before = _checked_resume(
         config, resume, allow_changes
     )

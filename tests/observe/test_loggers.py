@@ -117,6 +117,9 @@ def test_a_logger_that_edits_its_record_edits_only_its_own(tmp_path):
     assert all("injected" not in r for r in (*history, *result.history))
     with pytest.raises(pjd.ConfigError, match="is one logger; pass a list of them"):
         pjd.train(config, console=False, loggers=Editing())
+    # None reads as no loggers and no sinks, as a Python user writes it.
+    alone = pjd.train(config, console=False, loggers=None, log_to=None)
+    assert [r["env_steps"] for r in alone.history] == [32, 64]
 
 
 def test_train_with_the_wandb_logger_offline(tmp_path, capsys, monkeypatch):

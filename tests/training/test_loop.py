@@ -12,10 +12,11 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.evaluation import EvalResult
-from purejaxdrl.training.loop import ChunkLoop, is_due
+from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.result import finish
 from purejaxdrl.training.run import Run
+from purejaxdrl.training.schedule import is_due
 
 
 class ListSink:

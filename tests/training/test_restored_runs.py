@@ -330,17 +330,17 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
     )
     _, _, restored = restore_run(run, "export", 2)
     assert restored.step == 2 and restored.skipped == []
-    # Between two kept checkpoints: not pruned by checkpoint.keep but never
-    # saved (not a chunk's end, or replaced while the writer was busy).
-    with pytest.raises(ConfigError) as e:
-        restore_run(run, "export", "3")
-    assert str(e.value) == (
-        f"{str(run)!r} has checkpoints at updates 2, 4, none at update 3 (none "
-        "was saved there: saves fall at the ends of chunks, every "
-        "checkpoint.every of them, and without --checkpoint.wait a due save "
-        "replaces one still waiting to be written); pass one of those or "
-        "'latest'."
-    )
+    # Not a chunk's end with a save due (by its schedule, 2 chunks of 2
+    # updates each), before the oldest kept or between two: never saved, not
+    # pruned by checkpoint.keep.
+    for update in (1, 3):
+        with pytest.raises(ConfigError) as e:
+            restore_run(run, "export", str(update))
+        assert str(e.value) == (
+            f"{str(run)!r} has checkpoints at updates 2, 4, none at update "
+            f"{update} (saves were due at updates 2, 4); pass one of those or "
+            "'latest'."
+        )
     with pytest.raises(
         ConfigError, match=r"none at update 5 \(it is past the newest\)"
     ):
@@ -365,3 +365,22 @@ def test_a_run_whose_checkpoints_are_all_damaged_says_what_a_resume_would(
         f"update 0 instead, move {run / 'checkpoints'} elsewhere and resume the "
         f"run (purejaxdrl train --resume {run})."
     )
+
+
+def test_a_missing_update_is_named_pruned_never_due_or_replaced():
+    from purejaxdrl.training.restored import _why_missing
+
+    # 8 updates in 4 chunks of 2, a save due after every second chunk: at 4, 8.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "ppo").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 8,
+         "num_logs": 4, "checkpoint": {"every": 2, "keep": 1}},
+    )  # fmt: skip
+    assert config.num_updates == 8
+    assert _why_missing(4, [8], config) == "checkpoint.keep keeps the newest 1"
+    for never in (2, 6):
+        assert _why_missing(never, [8], config) == "saves were due at updates 4, 8"
+    assert _why_missing(9, [8], config) == "it is past the newest"
+    # Due and newer than checkpoint.keep's oldest, but not there: replaced.
+    kept = pjd.apply_overrides(config, {"checkpoint": {"keep": 2}})
+    assert "a due save replaces one still waiting" in _why_missing(4, [8], kept)
