@@ -8,8 +8,9 @@ path ending in "." is a whole section.
 
 # Fields a resume may change without `--override`: where and how the same
 # updates run, not which updates. Environments and the learner are re-split
-# over a new device count with the same global sizes (see README).
-FREE_TO_CHANGE = ("devices", "run_dir", "checkpoint.", "eval.")
+# over a new device count with the same global sizes (see README); the modules
+# imported first (`env.imports`) register names, which the run's own are.
+FREE_TO_CHANGE = ("devices", "run_dir", "env.imports", "checkpoint.", "eval.")
 
 # Fields that lay the same updates out otherwise without changing them: the
 # scan's unrolling, and the host runner's device split and EnvPool threads.

@@ -113,7 +113,8 @@ def train(
         files in `wandb/`; `WANDB_MODE=offline` keeps them local).
       allow_changes: with `resume`, continue with a config whose changes
         alter the run's updates (the command line's `--override`); without,
-        only changes that do not (devices, run_dir, checkpoint.*, eval.*).
+        only changes that do not (devices, run_dir, env.imports, checkpoint.*,
+        eval.*).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).

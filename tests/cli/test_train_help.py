@@ -48,7 +48,9 @@ def test_resume_help_says_what_a_resume_may_change(tmp_path, capsys):
     # (argparse may wrap the path at its hyphens)
     assert "Continue the run in " in out and "CartPole-v1_ppo_1." in out
     assert "Defaults shown are its saved config" in out
-    assert "devices, run_dir, checkpoint.*, eval.* may change, other fields " in out
+    assert (
+        "devices, run_dir, env.imports, checkpoint.*, eval.* may change, other " in out
+    )
     assert "only with --override" in out
     # --resume's own help names eval.* too, which the evaluation guide relies on.
     resume_help = out.split("--resume RUN_DIR ", 1)[1][:300]

@@ -99,6 +99,14 @@ def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path
     )
     run_dir = pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)
     data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    # A module to import first changes no update: free, as the guide of
+    # adding an algorithm tells a user to do for a run made from Python.
+    data["env"]["imports"] = ["json"]
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    config = pjd.resume_config(run_dir, {})[0]
+    assert config.env.imports == ("json",)
+    assert pjd.train(config, resume=run_dir, console=False).updates == 2
+    assert not (run_dir / "overrides.jsonl").exists()
     data["ppo"]["learning_rate"] = 0.01
     edited = yaml.safe_dump(data, sort_keys=False)
     (run_dir / "config.yaml").write_text(edited)
