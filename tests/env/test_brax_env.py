@@ -176,3 +176,5 @@ def test_an_episode_length_past_int32_is_one_line():
 
     with pytest.raises(ConfigError, match=r"episode_length=2147483648 must be in "):
         envs.make("brax/inverted_pendulum", episode_length=2**31)
+    with pytest.raises(ValueError, match=r"episode_length=0 must be >= 1"):
+        envs.make("brax/inverted_pendulum", episode_length=0)

@@ -134,6 +134,7 @@ def test_hide_observations_drops_the_velocities_of_cartpole():
     masked = HideObservations(full, (1, 3))
     params = full.default_params
     assert masked.observation_spec(params).shape == (2,)
+    assert HideObservations(full, (1,)).observation_spec(params).shape == (3,)
     _, ts_full = full.reset(jax.random.key(0), params)
     state, ts = masked.reset(jax.random.key(0), params)
     np.testing.assert_array_equal(ts.observation, ts_full.observation[np.array([0, 2])])
