@@ -1,10 +1,12 @@
 """A PBT run stopped mid-way and resumed ends as the run straight through."""
 
 import json
+import math
 import pathlib
 import signal
 import subprocess
 import time
+import types
 
 import flax.serialization
 import jax
@@ -12,7 +14,10 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.rng import make_key
+from purejaxdrl.sweeps import pbt_train
 from purejaxdrl.sweeps.lineage import load_pbt
+from purejaxdrl.sweeps.pbt_train import _ready_program
 from purejaxdrl.sweeps.population import pbt, resume_pbt
 from tests.helpers import cli_command
 
@@ -50,12 +55,74 @@ def _stop_at(line: str) -> None:
 KWARGS = {"explore": SPACE, "population": 4, "ready": 2, "write_files": True}
 
 
+# What the straight run's ready steps were given: (key data, return sums,
+# counts) per ready step, read by a spy around the compiled ready program.
+READY_CALLS: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+
+def _spied_ready_program(*args, **kwargs):
+    """`pbt_train._ready_program`, whose compiled program records its inputs."""
+    jitted = _ready_program(*args, **kwargs)
+
+    class Lowered:
+        def __init__(self, lowered):
+            self._lowered = lowered
+
+        def compile(self):
+            compiled = self._lowered.compile()
+
+            def call(key, hps, states, return_sum, count):
+                sums, counts = jax.device_get((return_sum, count))
+                READY_CALLS.append((np.asarray(jax.random.key_data(key)), sums, counts))
+                return compiled(key, hps, states, return_sum, count)
+
+            return call
+
+    return types.SimpleNamespace(lower=lambda *a: Lowered(jitted.lower(*a)))
+
+
 @pytest.fixture(scope="module")
 def straight(tmp_path_factory):
     """The PBT run of 8 updates straight through, which each stopped run
     resumed must equal: trained once for the module's tests (each would
     train the same run, with the same programs)."""
-    return pbt(_base(tmp_path_factory.mktemp("straight")), **KWARGS)
+    READY_CALLS.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pbt_train, "_ready_program", _spied_ready_program)
+        return pbt(_base(tmp_path_factory.mktemp("straight")), **KWARGS)
+
+
+def test_ready_steps_rank_the_returns_since_the_last_with_a_key_per_chunk(straight):
+    # Ready steps after chunks 1, 3 and 5 of 8 (ready=2; none after the last).
+    # Each ranks each member by the episodes ended in its window, the two
+    # chunks since the previous ready step, as the members' records count
+    # them (mean return x episodes, summed); its key folds the chunk's index
+    # into the search seed's key, so no two ready steps share one.
+    chunks = [1, 3, 5]
+    assert len(READY_CALLS) == len(chunks)
+    seed_key = make_key(straight.search_seed, straight.base.rng_impl)
+    n = straight.population
+    for (key, sums, counts), chunk, step in zip(
+        READY_CALLS, chunks, straight.lineage[1:], strict=True
+    ):
+        expected_key = jax.random.key_data(jax.random.fold_in(seed_key, chunk))
+        np.testing.assert_array_equal(key, expected_key)
+        window = (chunk - 1, chunk + 1)  # updates after the previous ready step
+        for i in range(n):
+            records = [r for r in straight.histories[i] if window[0] < r["updates"]]
+            records = [r for r in records if r["updates"] <= window[1]]
+            assert len(records) == 2
+            count = sum(r["episode/count"] for r in records)
+            total = sum(
+                r["episode/mean_return"] * r["episode/count"]
+                for r in records
+                if r["episode/count"]
+            )
+            assert counts[i] == count
+            np.testing.assert_allclose(sums[i], total, rtol=1e-5)
+            score = total / count if count else math.nan
+            np.testing.assert_allclose(step.scores[i], score, rtol=1e-5)
+        assert step.updates == chunk + 1
 
 
 def _assert_same_training(resumed, straight) -> None:
