@@ -1,0 +1,100 @@
+"""A sweep's checkpoints and records of batches, on small hand-made states.
+
+Details the end-to-end sweep resume tests leave open (found by mutation
+testing): a batch other than the first, a layout that changed, a finished
+batch's divergences.
+"""
+
+import dataclasses
+import json
+import types
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.sweeps import checkpoints as store_module
+from purejaxdrl.sweeps.checkpoints import SweepStore
+from purejaxdrl.sweeps.layout import Layout
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _result(runs: int) -> types.SimpleNamespace:
+    return types.SimpleNamespace(
+        histories=[[] for _ in range(runs)],
+        diverged=[None] * runs,
+        final_params=[None] * runs,
+        final_stats=[None] * runs,
+    )
+
+
+def _states():
+    mesh = jax.make_mesh((1,), ("sweep",), devices=jax.devices()[:1])
+    runs = NamedSharding(mesh, P("sweep"))
+    return mesh, {"w": jax.device_put(np.arange(4, dtype=np.float32), runs)}
+
+
+def test_the_second_batch_restores_its_own_runs_records(tmp_path, monkeypatch):
+    # Runs 2 and 3 form batch 1: the checkpoint's records are the batch's,
+    # in batch order, and go back to those runs only.
+    mesh, states = _states()
+    store = SweepStore(tmp_path)
+    saved = _result(4)
+    saved.histories[2] = [{"updates": 1, "loss": 2.0}]
+    saved.histories[3] = [{"updates": 1, "loss": 3.0}]
+    saved.diverged[3] = 1
+    checkpoint = store.open(0, 1, states, mesh)
+    checkpoint.save(1, checkpoint.pack(states), saved, [2, 3])
+    checkpoint.close()
+
+    result = _result(4)
+    result.histories[0] = [{"updates": 9}]  # another batch's, left alone
+    checkpoint = store.open(0, 1, states, mesh)
+    updates, back = checkpoint.restore(result, [2, 3], print)
+    assert updates == 1
+    np.testing.assert_array_equal(back["w"], states["w"])
+    assert result.histories == [[{"updates": 9}], [], *saved.histories[2:]]
+    assert result.diverged == [None, None, None, 1]
+    # Finished: its run files and `.done` are written, its checkpoints gone.
+    written = []
+    monkeypatch.setattr(
+        store_module, "write_run_files", lambda d, run, *a: written.append(run)
+    )
+    store.finish(0, 1, result, [2, 3], checkpoint)
+    assert written == [2, 3]
+    assert not (tmp_path / "checkpoints" / "p0-b1").exists()
+    assert store.finished(0, 1) and not store.finished(0, 0)
+
+
+def test_a_finished_batch_reads_back_its_runs_divergences(tmp_path, monkeypatch):
+    store = SweepStore(tmp_path)
+    (tmp_path / "checkpoints").mkdir()
+    done = {"runs": [2, 3], "diverged": [None, 7]}
+    (tmp_path / "checkpoints" / "p0-b1.done").write_text(json.dumps(done))
+    monkeypatch.setattr(
+        store_module, "read_run_files", lambda d, run: ([{"run": run}], run, None)
+    )
+    result = _result(4)
+    store.load_finished(0, 1, result, [2, 3])
+    assert result.diverged == [None, None, None, 7]
+    assert result.histories[2:] == [[{"run": 2}], [{"run": 3}]]
+    assert result.final_params[2:] == [2, 3]
+
+
+def test_a_resumed_sweep_keeps_its_batches_and_refuses_another_mesh(tmp_path):
+    store = SweepStore(tmp_path)
+    first = Layout(
+        sweep=2, data=2, batch_size=4, num_batches=3, run_bytes=10, device_bytes=99
+    )
+    assert store.layout(0, first) == first
+    # Another estimate on the same mesh: the recorded batches stand.
+    again = dataclasses.replace(first, batch_size=2, num_batches=6)
+    assert store.layout(0, again) == first
+    for sweep, data in [(2, 1), (1, 2), (4, 2)]:
+        other = dataclasses.replace(first, sweep=sweep, data=data)
+        with pytest.raises(ConfigError, match=r"laid out on 2 x 2 \(sweep x data\)"):
+            store.layout(0, other)
