@@ -1,0 +1,60 @@
+"""Which changes a resume may make, checked on configs alone (no training).
+
+Details the end-to-end resume tests leave open (found by mutation testing).
+"""
+
+import dataclasses
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.config import ConfigError
+from purejaxdrl.training.resume import changes_the_run, check_continues
+
+
+@pytest.fixture(scope="module")
+def saved() -> pjd.TrainConfig:
+    return pjd.load_preset("cartpole").config  # PPO
+
+
+def test_another_environment_or_algorithm_is_refused_even_with_override(saved):
+    other_env = dataclasses.replace(
+        saved, env=dataclasses.replace(saved.env, id="Acrobot-v1")
+    )
+    with pytest.raises(ConfigError, match=r"^env.id='Acrobot-v1' differs from the"):
+        check_continues("run", saved, other_env, allow_changes=True)
+    other_algo = pjd.apply_overrides(saved, {"algo": "dqn"})
+    with pytest.raises(ConfigError, match=r"^algo='dqn' differs from the run's"):
+        check_continues("run", saved, other_algo, allow_changes=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "binding"),
+    [
+        ("checkpoint.every: 1 -> 5", False),
+        ("checkpoint.keep_best: False -> True", False),
+        ("eval.episodes: 10 -> 20", False),
+        ("devices: 1 -> 4", False),
+        ("run_dir: 'a' -> 'b'", False),
+        ("total_steps: 100 -> 200", True),
+        ("ppo.learning_rate: 0.001 -> 0.01", True),
+        ("seed: 0 -> 1", True),
+    ],
+)
+def test_only_where_and_how_often_it_saves_evaluates_and_runs_are_free(change, binding):
+    assert changes_the_run(change) is binding
+
+
+def test_free_changes_resume_without_override_and_binding_ones_need_it(saved):
+    free = pjd.apply_overrides(saved, {"checkpoint": {"every": 7}, "run_dir": "x"})
+    changes = check_continues("here", saved, free, allow_changes=False)
+    assert sorted(changes) == [
+        f"checkpoint.every: {saved.checkpoint.every!r} -> 7",
+        f"run_dir: {saved.run_dir!r} -> 'x' (ignored: a resumed run writes into here)",
+    ]
+    binding = pjd.apply_overrides(saved, {"seed": saved.seed + 1})
+    with pytest.raises(ConfigError, match=r"with changes that alter the run \(seed"):
+        check_continues("here", saved, binding, allow_changes=False)
+    assert check_continues("here", saved, binding, allow_changes=True) == [
+        f"seed: {saved.seed!r} -> {saved.seed + 1!r}"
+    ]
