@@ -12,10 +12,10 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
+from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, lineage_rows, read_lineage
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
-from purejaxdrl.sweeps.pbt_train import _accumulate
+from purejaxdrl.sweeps.pbt_train import _accumulate, _record_ready
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -95,3 +95,25 @@ def test_a_pbt_checkpoint_saved_at_a_ready_step_restores_an_empty_window(tmp_pat
     store.close()
     np.testing.assert_array_equal(sums, np.zeros(4, np.float32))
     np.testing.assert_array_equal(counts, np.zeros(4, np.float32))
+
+
+def test_a_ready_step_of_a_padded_population_records_its_members_only():
+    # 3 members padded to 4 (a multiple of the devices): the padding's parent,
+    # score and value are not the lineage's. A NaN score (no episode ended)
+    # and a float32 value read back from lineage.json as recorded: 1e-3, not
+    # float32(1e-3)'s 0.0010000000474974513.
+    result = _result(population=3)
+    result.diverged = [None, 4, None]
+    step = (
+        6,
+        np.array([1, 1, 2, 0]),
+        np.array([np.nan, 2.5, 1.0, 7.0], np.float32),
+        {"learning_rate": np.array([1e-3, 2e-3, 5e-4, 0.1], np.float32)},
+    )
+    _record_ready(result, step, print)
+    (ready,) = result.lineage
+    assert ready.updates == 6 and ready.parents == (1, 1, 2)
+    assert ready.values == {"learning_rate": (1e-3, 2e-3, 5e-4)}
+    assert math.isnan(ready.scores[0]) and ready.scores[1:] == (2.5, 1.0)
+    assert read_lineage(lineage_rows(result), ["learning_rate"]) == [ready]
+    assert result.diverged == [4, 4, None]  # member 0 copied member 1
