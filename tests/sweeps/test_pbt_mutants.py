@@ -12,6 +12,8 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.sweeps import pbt_train
+from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, lineage_rows, read_lineage
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
@@ -117,3 +119,103 @@ def test_a_ready_step_of_a_padded_population_records_its_members_only():
     assert math.isnan(ready.scores[0]) and ready.scores[1:] == (2.5, 1.0)
     assert read_lineage(lineage_rows(result), ["learning_rate"]) == [ready]
     assert result.diverged == [4, 4, None]  # member 0 copied member 1
+
+
+class _Store:
+    """A stand-in PBTCheckpoint: what was saved, after which update."""
+
+    def __init__(self):
+        self.saved: list[tuple[int, bool]] = []  # (updates, with a window)
+
+    def pack(self, hps, states):
+        return states
+
+    def save(self, updates, packed, result, window=None):
+        assert packed == updates  # the states after that update
+        self.saved.append((updates, window is not None))
+
+    def close(self):
+        pass
+
+
+def _loop(stop_after: int | None, every: int, done: int = 0, store=None):
+    """`_train_chunks`' inputs for 2 members, 8 chunks of 1 update, ready=2.
+
+    The "states" are the updates trained; a chunk's members each end one
+    episode of return 1 (member 0) or 2 (member 1). `stop_after`: the update
+    whose record asks to stop (as SIGINT does), if any.
+    """
+    result = _result(population=2)
+    result.config = PBTConfig(ready=2)
+    hps = types.SimpleNamespace(learning_rate=np.array([1e-3, 2e-3], np.float32))
+    zeros = np.zeros(2, np.float32)
+    readies = []
+
+    def chunk(hps, states):
+        metrics = {
+            "episode/return_sum": np.array([[1.0], [2.0]], np.float32),
+            "episode/count": np.ones((2, 1), np.float32),
+        }
+        return states + 1, metrics
+
+    def ready(key, hps, states, return_sum, count):
+        readies.append((states, return_sum.tolist(), count.tolist(), key))
+        return hps, states, np.array([1, 1]), return_sum / count
+
+    compiled = pbt_train._Compiled({1: chunk}, ready, {1: _accumulate})
+
+    def stop():
+        if stop_after is None:
+            return None
+        asked = any(r["updates"] >= stop_after for r in result.histories[0])
+        return "SIGINT" if asked else None
+
+    cfg = types.SimpleNamespace(
+        num_updates=8, steps_per_update=4, checkpoint=types.SimpleNamespace(every=every)
+    )
+    loop = pbt_train._Loop(compiled, [1] * 8, jax.random.key(0), zeros, store, stop)
+    live = pbt_train._Live(hps, done, (zeros, zeros), done)
+    return result, cfg, live, loop, readies
+
+
+@pytest.mark.parametrize(
+    ("stop_after", "every", "saved"),
+    [
+        (None, 1, [(2, False), (4, False), (6, False)]),  # none after the last
+        (None, 2, [(4, False)]),  # every 2nd ready step
+        (None, 0, []),
+        (3, 1, [(2, False), (4, False)]),  # stopped after 4: its save holds it
+        (2, 1, [(2, False), (3, True)]),  # stopped after 3: saved with its window
+        (2, 0, [(3, True)]),
+    ],
+)
+def test_the_chunk_loop_saves_at_ready_steps_and_once_at_a_stop(
+    stop_after, every, saved
+):
+    store = _Store()
+    result, cfg, live, loop, readies = _loop(stop_after, every, store=store)
+    if stop_after is None:
+        pbt_train._train_chunks(result, cfg, live, loop, print, None)
+    else:
+        with pytest.raises(SweepStopped, match=r"^stopped by SIGINT after update"):
+            pbt_train._train_chunks(result, cfg, live, loop, print, None)
+    assert store.saved == saved
+    # Each ready step ranks the two chunks since the last one: 2 episodes each.
+    assert all(r[1:3] == ([2.0, 4.0], [2.0, 2.0]) for r in readies)
+    assert [r[0] for r in readies] == [2, 4, 6][: len(readies)]
+    # Its key: the search key folded with the index of the chunk it follows.
+    for updates, *_, key in readies:
+        expected = jax.random.fold_in(jax.random.key(0), updates - 1)
+        assert jax.random.key_data(key).tolist() == (
+            jax.random.key_data(expected).tolist()
+        )
+
+
+def test_a_restored_population_trains_the_chunks_after_it_and_keeps_its_time():
+    result, cfg, live, loop, readies = _loop(None, 0, done=4)
+    result.histories = [[{"updates": 4, "time": 100.0}] for _ in range(2)]
+    pbt_train._train_chunks(result, cfg, live, loop, print, None)
+    assert live.states == 8 and [r[0] for r in readies] == [6]
+    updates = [r["updates"] for r in result.histories[0]]
+    assert updates == [4, 5, 6, 7, 8]
+    assert all(r["time"] >= 100.0 for r in result.histories[0])
