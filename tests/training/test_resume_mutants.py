@@ -6,6 +6,7 @@ Details the end-to-end resume tests leave open (found by mutation testing).
 import dataclasses
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
@@ -58,3 +59,24 @@ def test_free_changes_resume_without_override_and_binding_ones_need_it(saved):
     assert check_continues("here", saved, binding, allow_changes=True) == [
         f"seed: {saved.seed!r} -> {saved.seed + 1!r}"
     ]
+
+
+def test_resume_config_goes_on_with_a_replay_run_that_normalised_before_the_rule(
+    tmp_path,
+):
+    # Saved by a version before replay learners refused normalised
+    # observations: its config reads back, and resumes as it began (warned).
+    from purejaxdrl.config import SetupWarning, forget_warnings, to_dict
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {"env": {"normalize_observations": True}},
+    )
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(config)))
+    forget_warnings()
+    with pytest.warns(SetupWarning, match="this resumed run normalises as it"):
+        resumed, changes = pjd.resume_config(tmp_path, {})
+    assert resumed == config and changes == []
+    # A new run so configured is still refused.
+    with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
+        pjd.training.validate(config)
