@@ -219,3 +219,19 @@ def test_a_restored_population_trains_the_chunks_after_it_and_keeps_its_time():
     updates = [r["updates"] for r in result.histories[0]]
     assert updates == [4, 5, 6, 7, 8]
     assert all(r["time"] >= 100.0 for r in result.histories[0])
+
+
+def test_a_damaged_newest_pbt_checkpoint_falls_back_to_the_one_before(tmp_path):
+    # Two are kept, so that one damaged on disk leaves the one before it.
+    mesh, hps, states = _population(2)
+    store = PBTCheckpoint(tmp_path, hps, states, mesh)
+    for updates in (2, 4):
+        store.save(updates, store.pack(hps, states), _result(2))
+    store.close()
+    (tmp_path / "checkpoints" / "4" / "_CHECKPOINT_METADATA").unlink()
+    said = []
+    store = PBTCheckpoint(tmp_path, hps, states, mesh)
+    restored = store.restore(_result(2), said.append)
+    store.close()
+    assert restored[0] == 2
+    assert len(said) == 1 and said[0].startswith("pbt: checkpoint at update 4 skip")
