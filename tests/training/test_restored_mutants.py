@@ -45,16 +45,22 @@ def test_checkpoint_choice_refuses_anything_else(value):
 
 
 def test_why_an_update_has_no_checkpoint():
-    # Saved at 2 (kept as the best), 6 and 8 (the newest two, keep=2).
-    steps = [2, 6, 8]
-    assert _why_missing(9, steps, keep=2) == "it is past the newest"
-    assert _why_missing(4, steps, keep=2) == "checkpoint.keep keeps the newest 2"
-    assert _why_missing(7, steps, keep=2).startswith("none was saved there")
+    # 8 chunks of 1 update, a save due every 2nd (at 2, 4, 6, 8), keep=2: 2
+    # kept as the best, 6 replaced by the save at 8 while it waited.
+    config = _config(keep=2, every=2, updates=8)
+    steps = [2, 4, 8]
+    assert _why_missing(9, steps, config) == "it is past the newest"
+    assert _why_missing(3, steps, config) == "saves were due at updates 2, 4, 6, 8"
+    assert _why_missing(4, [2, 6, 8], config) == "checkpoint.keep keeps the newest 2"
+    assert _why_missing(6, [2, 8], config).startswith("none was saved there")
 
 
-def _config(keep_best: bool = True, keep: int = 3, every: int = 1):
+def _config(keep_best: bool = True, keep: int = 3, every: int = 1, updates: int = 4):
+    """The fields of a run's config that choosing its checkpoint reads."""
     return types.SimpleNamespace(
-        checkpoint=types.SimpleNamespace(keep_best=keep_best, keep=keep, every=every)
+        num_updates=updates,
+        num_logs=updates,
+        checkpoint=types.SimpleNamespace(keep_best=keep_best, keep=keep, every=every),
     )
 
 
@@ -82,8 +88,8 @@ def test_an_update_count_picks_that_checkpoint_even_the_oldest():
     checkpointer = _with_returns({2: 1.0, 4: 3.0})
     assert _chosen_step("run", checkpointer, [2, 4], _config(), 2) == 2
     assert _chosen_step("run", checkpointer, [2, 4], _config(), 4) == 4
-    with pytest.raises(ConfigError, match=r"none at update 3 \(none was saved"):
-        _chosen_step("run", checkpointer, [2, 4], _config(), 3)
+    with pytest.raises(ConfigError, match=r"none at update 3 \(saves were due at"):
+        _chosen_step("run", checkpointer, [2, 4], _config(every=2), 3)
 
 
 def _fake_reader(monkeypatch, restored: Restored) -> None:
