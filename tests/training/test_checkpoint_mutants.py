@@ -155,7 +155,6 @@ def test_a_step_damaged_again_is_set_aside_beside_the_earlier_copies(tmp_path):
     [
         ([float("nan"), 1.0, float("nan")], [2, 3]),
         ([1.0, float("nan"), float("nan")], [1, 3]),
-        ([float("nan"), float("nan"), float("nan")], [3]),
     ],
 )
 def test_keep_best_never_keeps_a_save_without_a_finite_return(returns, kept, tmp_path):
