@@ -1,6 +1,7 @@
 """What many tests share: small configs, a few trained updates, flat parameters."""
 
 import dataclasses
+import functools
 import importlib.util
 import os
 import pathlib
@@ -11,10 +12,12 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
 import purejaxdrl as pjd
+from purejaxdrl.networks import Network
 from purejaxdrl.parallel import make_mesh
 
 
@@ -153,3 +156,31 @@ def env_of_this_process_devices() -> dict[str, str]:
     instead of compiling its own.
     """
     return {**os.environ, "JAX_NUM_CPU_DEVICES": str(jax.local_device_count())}
+
+
+@functools.cache
+def linear_q_network(dims: int, actions: int) -> Network:
+    """Q(s) = s W + b: small enough to follow every parameter (and no core,
+    which R2D2 runs with an empty state). One object per size, so the
+    programs built on it are traced once."""
+
+    def init(key, obs):
+        del obs
+        return {"w": jax.random.normal(key, (dims, actions)), "b": jnp.zeros(actions)}
+
+    def apply(params, obs):
+        q = obs @ params["w"] + params["b"]
+        return q, q.max(axis=-1)
+
+    return Network(init, apply, None)
+
+
+def randomised(params: Any, key: jax.Array) -> Any:
+    """`params` with every leaf drawn N(0, 0.7^2): biases (initialised to 0)
+    count too, so a dropped or misplaced term shows."""
+    leaves, tree = jax.tree.flatten(params)
+    keys = jax.random.split(key, len(leaves))
+    drawn = [
+        0.7 * jax.random.normal(k, x.shape) for k, x in zip(keys, leaves, strict=True)
+    ]
+    return jax.tree.unflatten(tree, drawn)

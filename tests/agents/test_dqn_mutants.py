@@ -15,25 +15,11 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents import RunShape, dqn, dqn_config
 from purejaxdrl.agents.dqn import DQNState, Learner, Replayed, make_dqn
-from purejaxdrl.networks import Network
 from purejaxdrl.replay import make_prioritised_buffer, sum_tree
 from purejaxdrl.types import Transition
+from tests.helpers import linear_q_network
 
 DIMS, ACTIONS = 3, 2
-
-
-def _linear() -> Network:
-    """Q(s) = s W + b: small enough to follow every parameter."""
-
-    def init(key, obs):
-        del obs
-        return {"w": jax.random.normal(key, (DIMS, ACTIONS)), "b": jnp.zeros(ACTIONS)}
-
-    def apply(params, obs):
-        q = obs @ params["w"] + params["b"]
-        return q, q.max(axis=-1)
-
-    return Network(init, apply, None)
 
 
 def _items(td: np.ndarray) -> tuple[jax.Array, Replayed]:
@@ -187,7 +173,9 @@ def test_nothing_moves_or_is_logged_before_learning_then_adam_steps_with_its_eps
         updates_per_step=1, learning_rate=lr, max_grad_norm=1e6, target_every=100,
     )  # fmt: skip
     run = RunShape(num_envs=b, unroll_length=t, num_updates=4)
-    agent = make_dqn(config, _linear(), np.zeros(DIMS, np.float32), run)
+    agent = make_dqn(
+        config, linear_q_network(DIMS, ACTIONS), np.zeros(DIMS, np.float32), run
+    )
     state = agent.init(jax.random.key(0))
     w = np.asarray(state.params["w"], np.float64)
     obs, next_obs = np.array([2e-2, 3e-3, -4e-4]), np.array([0.5, -1.0, 2.0])
@@ -220,7 +208,7 @@ def _non_greedy(acting, params, env_id: int, batch: int = 4000) -> float:
     carry = acting.initial_state(batch)
     step = jax.jit(acting.step)
     _, action, _ = step(params, carry, obs, jnp.zeros(batch, bool), keys, ids)
-    greedy = _linear().apply(params[0], obs)[0].argmax(-1)
+    greedy = linear_q_network(DIMS, ACTIONS).apply(params[0], obs)[0].argmax(-1)
     return float(jnp.mean(action != greedy))
 
 
@@ -232,7 +220,9 @@ def test_apex_actors_explore_each_with_its_own_epsilon():
         per_actor_epsilon=True, epsilon=0.4, epsilon_alpha=7.0, prioritised=True
     )
     run = RunShape(num_envs=4, unroll_length=4, num_updates=10)
-    agent = make_dqn(config, _linear(), np.zeros(DIMS, np.float32), run)
+    agent = make_dqn(
+        config, linear_q_network(DIMS, ACTIONS), np.zeros(DIMS, np.float32), run
+    )
     params = agent.acting_params(agent.init(jax.random.key(0)))
     assert abs(_non_greedy(agent.acting, params, 0) - 0.2) < 0.04  # ~6 std devs
     assert _non_greedy(agent.acting, params, 3) < 0.004
@@ -243,7 +233,9 @@ def test_q_actors_value_an_observation_at_its_greedy_q():
     # λ-returns bootstrap from it): V(s) = max_a Q(s, a), here of Q = s W + b.
     config = dqn_config.DQNConfig(n_step=1)
     run = RunShape(num_envs=2, unroll_length=4, num_updates=10)
-    agent = make_dqn(config, _linear(), np.zeros(DIMS, np.float32), run)
+    agent = make_dqn(
+        config, linear_q_network(DIMS, ACTIONS), np.zeros(DIMS, np.float32), run
+    )
     params = agent.acting_params(agent.init(jax.random.key(0)))
     obs = np.random.default_rng(1).normal(size=(5, 4, DIMS)).astype(np.float32)
     w, b = (np.asarray(params[0][k], np.float64) for k in ("w", "b"))

@@ -19,10 +19,9 @@ import pytest
 from purejaxdrl.agents import RunShape, dqn, dqn_config, r2d2
 from purejaxdrl.agents.dqn import DQNState, Learner, Replayed, make_dqn
 from purejaxdrl.config import ConfigError, forget_warnings
-from purejaxdrl.networks import Network
 from purejaxdrl.replay import make_prioritised_buffer
 from purejaxdrl.types import Transition
-from tests.helpers import third_update_steps_at_four_fifths
+from tests.helpers import linear_q_network, third_update_steps_at_four_fifths
 
 DIMS, ACTIONS = 3, 2
 
@@ -30,20 +29,6 @@ DIMS, ACTIONS = 3, 2
 @pytest.fixture(autouse=True)
 def _fresh_warnings():
     forget_warnings()  # each test sees its warnings, whatever ran before
-
-
-def _linear() -> Network:
-    """Q(s) = s W + b: small enough to follow every parameter."""
-
-    def init(key, obs):
-        del obs
-        return {"w": jax.random.normal(key, (DIMS, ACTIONS)), "b": jnp.zeros(ACTIONS)}
-
-    def apply(params, obs):
-        q = obs @ params["w"] + params["b"]
-        return q, q.max(axis=-1)
-
-    return Network(init, apply, None)
 
 
 def _unroll(key, t, b):
@@ -71,7 +56,9 @@ def test_target_moves_tau_of_the_way_every_target_every_gradient_steps(every, ta
         target_every=every, target_tau=tau, learning_rate=0.05,
     )  # fmt: skip
     run = RunShape(num_envs=b, unroll_length=t, num_updates=20)
-    agent = make_dqn(config, _linear(), np.zeros(DIMS, np.float32), run)
+    agent = make_dqn(
+        config, linear_q_network(DIMS, ACTIONS), np.zeros(DIMS, np.float32), run
+    )
     update = jax.jit(agent.update)
     state = agent.init(jax.random.key(0))
     initial = jax.tree.map(np.asarray, state.params)
@@ -225,7 +212,7 @@ def test_an_annealed_rate_falls_per_learning_update_and_holds_over_its_steps():
                               batch_size=8, target_every=8)  # fmt: skip
 
     def update(config):
-        agent = make_dqn(config, _linear(), jnp.zeros(DIMS), run)
+        agent = make_dqn(config, linear_q_network(DIMS, ACTIONS), jnp.zeros(DIMS), run)
         return agent, jax.jit(agent.update)
 
     metrics = third_update_steps_at_four_fifths(

@@ -13,27 +13,12 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.agents import RunShape
 from purejaxdrl.agents.r2d2 import R2D2Config, make_r2d2
 from purejaxdrl.agents.r2d2_sequences import sequence_td, stateless, time_major
-from purejaxdrl.networks import Network
 from purejaxdrl.replay import make_prioritised_buffer
 from purejaxdrl.replay.env_shards import make_env_shards
 from purejaxdrl.types import Transition
+from tests.helpers import linear_q_network
 
 OBS, ACTIONS = 3, 2
-
-
-@functools.cache
-def _linear() -> Network:
-    """Q(s) = s W + b, without a core (R2D2 runs it with an empty state)."""
-
-    def init(key, obs):
-        del obs
-        return {"w": jax.random.normal(key, (OBS, ACTIONS)), "b": jnp.zeros(ACTIONS)}
-
-    def apply(params, obs):
-        q = obs @ params["w"] + params["b"]
-        return q, q.max(axis=-1)
-
-    return Network(init, apply, None)
 
 
 def _trajectory(length: int, num_envs: int, seed: int) -> Transition:
@@ -52,7 +37,9 @@ def _trajectory(length: int, num_envs: int, seed: int) -> Transition:
 
 def _agent(config: R2D2Config, num_envs: int, length: int, num_updates: int = 100):
     run = RunShape(num_envs=num_envs, unroll_length=length, num_updates=num_updates)
-    return make_r2d2(config, _linear(), np.zeros(OBS, np.float32), run)
+    return make_r2d2(
+        config, linear_q_network(OBS, ACTIONS), np.zeros(OBS, np.float32), run
+    )
 
 
 def test_the_runs_first_sequences_reset_the_state_after_their_empty_burn_in():
@@ -99,7 +86,7 @@ def test_each_gradient_step_of_an_update_draws_with_its_own_key():
     assert int(metrics["learner/grad_steps"]) == steps
     shards = make_env_shards(make_prioritised_buffer(4, 1, 4, alpha=0.0), num_envs)
     env_ids = jnp.arange(num_envs)
-    network = stateless(_linear())
+    network = stateless(linear_q_network(OBS, ACTIONS))
 
     @jax.jit
     def step_loss(buffer, key):
@@ -123,7 +110,7 @@ def test_r2d2_actors_explore_each_with_its_own_epsilon():
     batch = 4000
     obs = jax.random.normal(jax.random.key(5), (batch, OBS))
     keys = jax.random.split(jax.random.key(6), batch)
-    greedy = _linear().apply(acting[0], obs)[0].argmax(-1)
+    greedy = linear_q_network(OBS, ACTIONS).apply(acting[0], obs)[0].argmax(-1)
     step = jax.jit(agent.acting.step)
 
     def non_greedy(env_id):
@@ -156,7 +143,9 @@ def test_two_devices_draw_the_sequences_of_the_environments_they_hold():
     one = _agent(config, num_envs, length)
     run = RunShape(num_envs=num_envs, unroll_length=length, num_updates=100,
                    num_devices=2, axis_name="data")  # fmt: skip
-    two = make_r2d2(config, _linear(), np.zeros(OBS, np.float32), run)
+    two = make_r2d2(
+        config, linear_q_network(OBS, ACTIONS), np.zeros(OBS, np.float32), run
+    )
     mesh = jax.make_mesh((2,), ("data",), devices=jax.devices()[:2])
     spec = two.state_spec
     traj_spec = jax.tree.map(lambda x: P(None, "data"), _trajectory(length, 1, 0))

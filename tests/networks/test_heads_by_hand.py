@@ -16,18 +16,7 @@ from purejaxdrl.networks import (
     make_q_network,
     make_sac_networks,
 )
-
-
-def _randomised(params, key):
-    leaves, tree = jax.tree.flatten(params)
-    keys = jax.random.split(key, len(leaves))
-    return jax.tree.unflatten(
-        tree,
-        [
-            0.7 * jax.random.normal(k, x.shape)
-            for k, x in zip(keys, leaves, strict=True)
-        ],
-    )
+from tests.helpers import randomised
 
 
 def _dense(p, x):
@@ -42,7 +31,7 @@ def _np(params):
 def test_q_network_is_dueling_by_its_definition(dueling):
     config = NetworkConfig(hidden_sizes=(6,))
     net = make_q_network(config, Box((3,)), Discrete(4), dueling=dueling)
-    params = _randomised(net.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1))
+    params = randomised(net.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1))
     obs = np.asarray(jax.random.normal(jax.random.key(2), (5, 3)))
     q, max_q = net.apply(params, jnp.asarray(obs))
 
@@ -63,7 +52,7 @@ def test_layer_norm_comes_before_each_dense_layers_activation():
     # PQN's torso (Gallici et al., 2025): dense -> LayerNorm -> relu, per layer.
     config = NetworkConfig(hidden_sizes=(6, 5), norm="layer_norm", activation="relu")
     net = make_actor_critic(config, Box((3,)), Discrete(3))
-    params = _randomised(net.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1))
+    params = randomised(net.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1))
     obs = np.asarray(jax.random.normal(jax.random.key(2), (4, 3)))
     policy, _ = net.apply(params, jnp.asarray(obs))
 
@@ -97,7 +86,7 @@ def _conv_same_relu(x, kernel, bias):
 def test_cnn_torso_is_a_relu_conv_then_the_dense_layers():
     config = NetworkConfig(hidden_sizes=(6,), torso="cnn", conv_features=3)
     net = make_actor_critic(config, Box((5, 5, 2)), Discrete(3))
-    params = _randomised(
+    params = randomised(
         net.init(jax.random.key(0), jnp.zeros((5, 5, 2))), jax.random.key(1)
     )
     obs = np.asarray(jax.random.normal(jax.random.key(2), (2, 5, 5, 2)))
@@ -116,7 +105,7 @@ def test_sac_critics_put_the_action_beside_the_torsos_features_before_dense_laye
     # dense layers of hidden_sizes over [conv features, action], then Q.
     config = NetworkConfig(hidden_sizes=(6,), torso="cnn", conv_features=3)
     nets = make_sac_networks(config, Box((5, 5, 2)), Box((2,)))
-    params = _randomised(
+    params = randomised(
         nets.policy.init(jax.random.key(0), jnp.zeros((5, 5, 2))), jax.random.key(1)
     )["critic"]
     obs = np.asarray(jax.random.normal(jax.random.key(2), (3, 5, 5, 2)))
@@ -152,7 +141,7 @@ def test_a_critic_entry_of_other_rank_than_the_policys_is_read_whole():
     spec = {"state": Box((3,)), "privileged_state": Box((2, 2))}
     net = make_actor_critic(config, spec, Discrete(2))
     one = {"state": jnp.zeros(3), "privileged_state": jnp.zeros((2, 2))}
-    params = _randomised(net.init(jax.random.key(0), one), jax.random.key(1))
+    params = randomised(net.init(jax.random.key(0), one), jax.random.key(1))
     privileged = np.asarray(jax.random.normal(jax.random.key(2), (5, 2, 2)))
     obs = {"state": jnp.ones((5, 3)), "privileged_state": jnp.asarray(privileged)}
     _, value = net.apply(params, obs)
@@ -174,9 +163,7 @@ def test_a_masked_q_networks_max_q_is_over_the_legal_actions(core):
     config = NetworkConfig(hidden_sizes=(6,), core=core, core_size=4)
     masked = make_q_network(config, Box((3,)), Discrete(3, _legal), dueling=False)
     plain = make_q_network(config, Box((3,)), Discrete(3), dueling=False)
-    params = _randomised(
-        masked.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1)
-    )
+    params = randomised(masked.init(jax.random.key(0), jnp.zeros(3)), jax.random.key(1))
     head = "Dense_0" if core == "none" else "advantage_head"
     bias = params["params"][head]["bias"].at[2].add(100.0)
     params["params"][head] = {**params["params"][head], "bias": bias}

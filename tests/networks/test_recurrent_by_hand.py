@@ -12,6 +12,7 @@ import pytest
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_q_network
 from purejaxdrl.networks.cores import zero_state
+from tests.helpers import randomised
 
 
 def _sigmoid(x):
@@ -78,18 +79,6 @@ def _reference(kind, q_net, p, state, obs, reset, final_obs):
     return stack(outs), stack(finals), state
 
 
-def _randomised(params, key):
-    leaves, tree = jax.tree.flatten(params)
-    keys = jax.random.split(key, len(leaves))
-    return jax.tree.unflatten(
-        tree,
-        [
-            0.7 * jax.random.normal(k, x.shape)
-            for k, x in zip(keys, leaves, strict=True)
-        ],
-    )
-
-
 @pytest.mark.parametrize("q_net", [False, True], ids=["actor_critic", "dueling_q"])
 @pytest.mark.parametrize("kind", ["gru", "lstm", "mingru"])
 def test_step_unroll_and_final_outputs_match_numpy(kind, q_net):
@@ -99,7 +88,7 @@ def test_step_unroll_and_final_outputs_match_numpy(kind, q_net):
     else:
         net = make_actor_critic(config, Box((3,)), Discrete(3))
     keys = jax.random.split(jax.random.key(0), 5)
-    params = _randomised(net.init(keys[0], jnp.zeros(3)), keys[1])
+    params = randomised(net.init(keys[0], jnp.zeros(3)), keys[1])
     t, b = 4, 2
     obs = jax.random.normal(keys[2], (t, b, 3))
     final_obs = jax.random.normal(keys[3], (t, b, 3))
