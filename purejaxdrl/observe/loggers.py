@@ -45,12 +45,6 @@ def logger_flags(log_to: Iterable[str]) -> str:
     return "".join(f" --logger {name}" for name in dict.fromkeys(log_to))
 
 
-def sink_names(sinks: Iterable[Any]) -> list[str]:
-    """The `--logger` names of the named sinks among `sinks` (a user's: none)."""
-    named = ((TensorBoardLogger, "tensorboard"), (WandbLogger, "wandb"))
-    return [name for sink in sinks for kind, name in named if isinstance(sink, kind)]
-
-
 class JsonlLogger:
     """Appends each record as one JSON line to `path` (NaN written as null)."""
 

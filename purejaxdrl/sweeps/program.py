@@ -114,8 +114,9 @@ def sweep(
             f"sweeps run in one process (this is one of {jax.process_count()}); "
             "start the sweep on a single host."
         )
-    given, preset = target_return, base if isinstance(base, str) else None
-    base, target_return = base_and_target(base, algo, target_return)
+    given = target_return
+    preset = load_preset(base, algo or "ppo") if isinstance(base, str) else None
+    base, target_return = base_and_target(preset or base, algo, target_return)
     check_device_memory(device_memory)
     plan = make_plan(
         base,
@@ -130,7 +131,7 @@ def sweep(
     if given is None and target_return is not None:
         why = several_environments(target_return, base.env.id)
         if environments(plan) == 1:
-            why = off_budget(load_preset(preset, algo or "ppo"), plan.configs)
+            why = off_budget(preset, plan.configs)
         if why:
             say(f"sweep: {why}: not judged (target_return= sets one)")
             target_return = None

@@ -19,7 +19,7 @@ import jax
 import numpy as np
 
 from purejaxdrl.config import to_dict
-from purejaxdrl.observe.loggers import Logger, logger_flags, sink_names
+from purejaxdrl.observe.loggers import Logger, logger_flags
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
 from purejaxdrl.training.device_state import params_finite, placed
@@ -82,6 +82,8 @@ class ChunkLoop:
       run: the run's context (checkpointer, messages).
       programs: the compiled programs.
       sinks: where each chunk's record goes.
+      log_to: the run's `--logger` names, every process's (only process 0
+        has sinks), for the resume commands its errors print.
       steps_per_update: environment steps per update, all devices.
       num_devices: devices training.
       done: updates whose results the host has read.
@@ -104,6 +106,7 @@ class ChunkLoop:
     run: Run
     programs: Programs
     sinks: Sequence[Logger]
+    log_to: Sequence[str]
     steps_per_update: int
     num_devices: int
     done: int
@@ -271,7 +274,7 @@ class ChunkLoop:
         checkpointer.wait()  # the last good checkpoint is on disk
         if self.last_saved is None:
             return "no checkpoint was saved before it"
-        flags = logger_flags(sink_names(self.sinks))  # so it logs there still
+        flags = logger_flags(self.log_to)  # so it logs there still
         return (
             f"the last good checkpoint is update {self.last_saved:,} in "
             f"{checkpointer.directory / str(self.last_saved)}; resume it with "

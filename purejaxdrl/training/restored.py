@@ -78,12 +78,11 @@ def checkpoint_choice(value: int | str) -> int | str:
     text = str(value).strip().lower()
     if text in (LATEST, BEST):
         return text
-    if isinstance(value, int | str) and not isinstance(value, bool):
-        try:
-            if int(text) >= 0:
-                return int(text)
-        except ValueError:
-            pass
+    try:  # text, so a bool ("true") and a float ("3.0") are refused too
+        if int(text) >= 0:
+            return int(text)
+    except ValueError:
+        pass
     raise ConfigError(
         f"checkpoint {value!r} is not 'latest', 'best' or an update count; "
         "pass e.g. --checkpoint best (step='best' in Python)."

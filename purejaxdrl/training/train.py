@@ -165,8 +165,7 @@ def train(
         )
         state = programs.init(key) if start.state is None else start.state
         if run.checkpointer is not None:
-            # Compiles what the first save runs (packer, finiteness check) here,
-            # so that compile is not counted as training time (steps/s).
+            # Compiles the first save's packer and finiteness check outside steps/s.
             jax.block_until_ready((run.checkpointer.pack(state), params_finite(state)))
         jax.block_until_ready(state)
         compile_seconds = time.perf_counter() - start_compile
@@ -175,6 +174,7 @@ def train(
             run=run,
             programs=programs,
             sinks=sinks,
+            log_to=log_to,
             steps_per_update=exp.runner.steps_per_update,
             num_devices=exp.runner.mesh.size,
             done=start.done,

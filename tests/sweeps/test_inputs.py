@@ -146,8 +146,17 @@ def test_a_python_sweep_off_the_presets_budget_drops_its_target(monkeypatch):
     # Said before anything trains, in Python's spelling (target_return=).
     from purejaxdrl.sweeps import program
 
+    loads = []
+
+    def load_preset(*args):
+        loads.append(args)
+        return pjd.load_preset(*args)
+
     monkeypatch.setattr(program, "_train_plan", lambda result, *_: result)
+    monkeypatch.setattr(program, "load_preset", load_preset)
+    monkeypatch.setattr(inputs, "load_preset", load_preset)
     result = pjd.sweep("cartpole", grid={"total_steps": [4096]}, console=False)
+    assert loads == [("cartpole", "ppo")]  # read once, not again for its budget
     assert result.target_return is None
     assert result.messages[0] == (
         "sweep: the preset's target (475) is its return within its 500,000 "

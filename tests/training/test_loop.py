@@ -57,6 +57,7 @@ def _loop(
         run=run,
         programs=programs,
         sinks=[ListSink(events)],
+        log_to=(),
         steps_per_update=512,
         num_devices=1,
         done=done,
@@ -213,19 +214,16 @@ def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):
 
 def test_the_resume_command_of_a_non_finite_error_keeps_the_run_s_loggers(tmp_path):
     # Loggers are not in the saved config: the command, run as printed, must
-    # go on logging to TensorBoard (a user's own sink has no flag to repeat).
-    from purejaxdrl.observe.loggers import TensorBoardLogger
-
+    # go on logging where the run did, from every process (only process 0
+    # has sinks; a user's own sink has no flag to repeat).
     loop = _loop([])
     run_dir = _saving(loop, tmp_path)
-    tensorboard = TensorBoardLogger(tmp_path / "tensorboard")
-    loop.sinks = [ListSink([]), tensorboard]
+    loop.sinks, loop.log_to = [], ("tensorboard", "wandb", "tensorboard")
     with pytest.raises(pjd.NonFiniteError) as raised:
         loop.check_finite({"loss/total": np.array([np.nan])}, 1, 20, None)
-    tensorboard.close()
     assert _resume_command(str(raised.value)) == [
         "purejaxdrl", "train", "--resume", str(run_dir), "--logger", "tensorboard",
-        "--override",
+        "--logger", "wandb", "--override",
     ]  # fmt: skip
 
 

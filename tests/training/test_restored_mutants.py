@@ -32,13 +32,20 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.mark.parametrize(
     ("value", "choice"),
-    [("latest", "latest"), (" Best ", "best"), (0, 0), ("7", 7), (12, 12)],
+    [
+        ("latest", "latest"),
+        (" Best ", "best"),
+        (0, 0),
+        ("7", 7),
+        (12, 12),
+        (np.int64(5), 5),
+    ],
 )
 def test_checkpoint_choice_reads_names_and_update_counts(value, choice):
     assert checkpoint_choice(value) == choice
 
 
-@pytest.mark.parametrize("value", [-1, "-3", True, False, 1.5, "newest", None])
+@pytest.mark.parametrize("value", [-1, "-3", True, False, 1.5, 3.0, "newest", None])
 def test_checkpoint_choice_refuses_anything_else(value):
     with pytest.raises(ConfigError, match="is not 'latest', 'best' or an update"):
         checkpoint_choice(value)
