@@ -74,7 +74,13 @@ def test_sac_sweep_on_brax_members_equal_their_runs_alone():
     config = _config("inverted_pendulum", "sac", 36, devices=1)
     result = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 2])
     assert result.programs_compiled == 1
-    _assert_members_match(result, [0, 3])
+    # Rounding, not a member's setting: after the first learning update (8
+    # gradient steps) a few of run 0's critic weights differ by 3e-5 (with
+    # mujoco 4.0.1; under 1e-6 on 2026-12-05's first install), where a last-bit
+    # difference flips a ReLU or meets Adam's first, sign-sized steps (about
+    # the learning rate, 1e-3). Another member's rate moves them by 1.3e-2,
+    # its seed by 1.
+    _assert_members_match(result, [0, 3], atol=2e-4)
 
 
 def test_apex_sweep_is_one_program_and_reports_each_setting():
