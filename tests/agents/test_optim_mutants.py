@@ -138,11 +138,12 @@ def test_learner_optimizer_builds_what_the_config_names():
 
 
 def test_learner_optimizer_anneals_per_update_as_the_config_says():
-    # 4 updates of 3 steps from 2.0: 2, 1.5, 1, 0.5 per update, then 0.
+    # 4 updates of 3 steps from 2.0: 2, 1.5, 1, 0.5 per update, then 0, also
+    # from the 6th update on (count 15), where 1 - 5/4 is below 0.
     config = OptimizerFields(learning_rate=2.0, anneal_lr=True)
     schedule, _ = learner_optimizer(config, 4, steps_per_update=3)
-    rates = [float(schedule(jnp.int32(c))) for c in range(14)]
-    want = [2.0] * 3 + [1.5] * 3 + [1.0] * 3 + [0.5] * 3 + [0.0] * 2
+    rates = [float(schedule(jnp.int32(c))) for c in range(20)]
+    want = [2.0] * 3 + [1.5] * 3 + [1.0] * 3 + [0.5] * 3 + [0.0] * 8
     np.testing.assert_allclose(rates, want)
     constant = dataclasses.replace(config, anneal_lr=False, learning_rate=0.1)
     schedule, _ = learner_optimizer(constant, 4, steps_per_update=3)
