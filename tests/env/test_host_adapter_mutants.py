@@ -148,3 +148,46 @@ def test_an_action_box_with_one_infinite_bound_is_refused():
     )
     with pytest.raises(ConfigError, match="bounds that are not finite"):
         space_spec(space, "gymnasium:X")
+
+
+class _Worker:
+    """A stand-in subprocess of an async pool: alive or not; records calls."""
+
+    def __init__(self, alive: bool):
+        self.alive, self.calls = alive, []
+
+    def is_alive(self):
+        return self.alive
+
+    def terminate(self):
+        self.calls.append("terminate")
+        self.alive = False
+
+    def join(self, timeout):
+        self.calls.append(("join", timeout))
+
+
+def test_an_async_pool_whose_close_fails_terminates_its_live_workers():
+    # Gymnasium's close raised (EOFError reading a dead worker's pipe): the
+    # live workers are terminated, every worker joined, pipes closed, and the
+    # pool marked closed so that its __del__ does not retry.
+    from purejaxdrl.env.host.gymnasium import CLOSE_TIMEOUT_S, GymnasiumEnv
+
+    live, dead = _Worker(alive=True), _Worker(alive=False)
+    pipe = types.SimpleNamespace(closed=False)
+    pipe.close = lambda: setattr(pipe, "closed", True)
+    pool = types.SimpleNamespace(
+        processes=[live, dead], parent_pipes=[pipe, None], closed=False
+    )
+
+    def close(timeout):
+        assert timeout == CLOSE_TIMEOUT_S
+        raise EOFError
+
+    env = object.__new__(GymnasiumEnv)
+    env.sync = False
+    env.vec = types.SimpleNamespace(close=close, unwrapped=pool)
+    env.close()
+    assert live.calls == ["terminate", ("join", CLOSE_TIMEOUT_S)]
+    assert dead.calls == [("join", CLOSE_TIMEOUT_S)]
+    assert pipe.closed and pool.closed
