@@ -4,6 +4,7 @@ import json
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import purejaxdrl as pjd
@@ -88,9 +89,8 @@ def test_a_newer_format_version_is_refused(tmp_path):
         pjd.load_policy(folder)
 
 
-def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
-    # SAC's critics read the observation through the torso since 0.1.0: a
-    # policy exported earlier with a cnn torso lacks their conv parameters.
+def _sac_cnn_policy():
+    """A SAC config with a cnn torso, its specs, fresh parameters and critic's."""
     from purejaxdrl.env.base import Box
     from purejaxdrl.networks.heads import make_sac_networks
 
@@ -102,7 +102,13 @@ def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
     specs = (Box((5, 5, 2)), Box((2,)))
     nets = make_sac_networks(config.network, *specs)
     params = nets.policy.init(jax.random.key(0), jnp.zeros((1, 5, 5, 2)))
-    critic = params["critic"]["params"]
+    return config, specs, params, params["critic"]["params"]
+
+
+def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
+    # SAC's critics read the observation through the torso since 0.1.0: a
+    # policy exported earlier with a cnn torso lacks their conv parameters.
+    config, specs, params, critic = _sac_cnn_policy()
     assert {"q0_obs", "q1_obs"} <= set(critic)
     write_policy(tmp_path / "now", config, params, None, updates=1, specs=specs)
     pjd.load_policy(tmp_path / "now")  # today's export loads
@@ -115,3 +121,17 @@ def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
         e.value
     )
     assert "q0_obs" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_missing_critic_torsos_with_other_differences_are_not_called_old(tmp_path):
+    # Only an export from before SAC's critics had torsos lacks just those;
+    # one that also differs elsewhere is a folder to export again.
+    config, specs, params, critic = _sac_cnn_policy()
+    old = {k: v for k, v in critic.items() if not k.endswith("_obs")}
+    old["extra"] = {"kernel": np.zeros((2, 2), np.float32)}
+    params = {**params, "critic": {"params": old}}
+    write_policy(tmp_path / "p", config, params, None, updates=1, specs=specs)
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_policy(tmp_path / "p")
+    assert "params.msgpack does not fit the network" in str(e.value)
+    assert "earlier purejaxdrl" not in str(e.value)

@@ -165,31 +165,6 @@ def test_a_policy_with_head_layers_loads_them_and_acts_through_them(tmp_path):
     np.testing.assert_array_equal(mode, np.argmax(np.asarray(logits), -1))
 
 
-def test_missing_critic_torsos_with_other_differences_are_not_called_old(tmp_path):
-    # Only an export from before SAC's critics had torsos lacks just those;
-    # one that also differs elsewhere is a folder to export again.
-    from purejaxdrl.env.base import Box
-    from purejaxdrl.networks.heads import make_sac_networks
-
-    config = pjd.apply_overrides(
-        pjd.TrainConfig(),
-        {"algo": "sac", "env": {"id": "Pendulum-v1"}, "devices": 1,
-         "network": {"torso": "cnn", "hidden_sizes": [4]}},
-    )  # fmt: skip
-    specs = (Box((5, 5, 2)), Box((2,)))
-    nets = make_sac_networks(config.network, *specs)
-    params = nets.policy.init(jax.random.key(0), jnp.zeros((1, 5, 5, 2)))
-    critic = params["critic"]["params"]
-    old = {k: v for k, v in critic.items() if not k.endswith("_obs")}
-    old["extra"] = {"kernel": np.zeros((2, 2), np.float32)}
-    params = {**params, "critic": {"params": old}}
-    write_policy(tmp_path / "p", config, params, None, updates=1, specs=specs)
-    with pytest.raises(pjd.ConfigError) as e:
-        pjd.load_policy(tmp_path / "p")
-    assert "params.msgpack does not fit the network" in str(e.value)
-    assert "earlier purejaxdrl" not in str(e.value)
-
-
 def test_a_finished_run_directory_is_named_as_a_run_not_a_broken_policy(tmp_path):
     # A finished run holds config.yaml and its own params.msgpack, no policy.json.
     (tmp_path / "config.yaml").write_text("algo: ppo\n")

@@ -174,36 +174,25 @@ def test_a_dropped_newest_save_leaves_the_one_being_written_the_newest():
     assert queue.replaced == 1
 
 
-def test_without_keep_best_a_high_return_waiting_save_is_replaced():
-    queue = SaveQueue()
-    queue.put(_save(1, 1.0))
-    queue.get()
-    queue.put(_save(2, 10.0))
-    queue.put(_save(3, 5.0))
-    queue.done()
-    assert queue.get().step == 3 and queue.replaced == 1
-
-
-def test_a_better_save_replaces_the_best_waiting_before_it():
-    # The checkpointer keeps one best: the old best would be written, then
-    # deleted once the better one is; meanwhile its state copy is held.
-    queue = SaveQueue(keep_best=True)
-    queue.put(_save(1, 1.0))
-    queue.get()
-    queue.put(_save(2, 10.0))
-    queue.put(_save(3, 20.0))
-    queue.done()
-    assert queue.get().step == 3 and queue.replaced == 1
-
-
-def test_a_save_that_ties_the_best_is_not_kept_beside_the_newest():
-    # CartPole's return stays at its cap, 500: a save that ties the best is
-    # no better, and keeping it beside the newest (400) writes it needlessly.
-    queue = SaveQueue(keep_best=True)
-    queue.put(_save(1, 500.0))
-    queue.get()
-    queue.put(_save(2, 500.0))
-    queue.put(_save(3, 400.0))
+@pytest.mark.parametrize(
+    ("keep_best", "returns"),
+    [
+        (False, (1.0, 10.0, 5.0)),  # without keep_best, a high return is no reason
+        # The checkpointer keeps one best: the old best would be written, then
+        # deleted once the better one is; meanwhile its state copy is held.
+        (True, (1.0, 10.0, 20.0)),
+        # CartPole's return stays at its cap, 500: a save that ties the best
+        # is no better, and keeping it beside the newest writes it needlessly.
+        (True, (500.0, 500.0, 400.0)),
+    ],
+    ids=["no-keep-best", "a-better-one-follows", "a-tie-with-the-best"],
+)
+def test_a_waiting_save_is_replaced_unless_it_is_the_best(keep_best, returns):
+    queue = SaveQueue(keep_best=keep_best)
+    queue.put(_save(1, returns[0]))
+    queue.get()  # 1 is being written
+    queue.put(_save(2, returns[1]))
+    queue.put(_save(3, returns[2]))
     queue.done()
     assert queue.get().step == 3 and queue.replaced == 1
 
