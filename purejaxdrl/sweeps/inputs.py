@@ -141,9 +141,14 @@ def check_target(target_return: Any) -> None:
 
 
 def base_and_target(
-    base: TrainConfig | str | Preset, algo: str | None, target_return: float | None
+    base: TrainConfig | str,
+    algo: str | None,
+    target_return: float | None,
+    preset: Preset | None = None,
 ) -> tuple[TrainConfig, float | None]:
-    """The base config (a preset's, given it or its name) and the target score.
+    """The base config (a preset's, given its name) and the target score.
+
+    `preset` is the preset `base` names, where the caller loaded it already.
 
     A preset's target of its greedy evaluation (`of: evaluation`) is not
     compared with a sweep's or a population's training returns, which are
@@ -158,9 +163,7 @@ def base_and_target(
     """
     check_target(target_return)
     if isinstance(base, str):
-        base = load_preset(base, algo or "ppo")
-    if isinstance(base, Preset):
-        preset = base
+        preset = preset or load_preset(base, algo or "ppo")
         why = unjudged(preset, preset.config.env.id, several_envs=False)
         if target_return is None and why:
             warnings.warn(

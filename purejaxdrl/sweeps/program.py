@@ -116,7 +116,7 @@ def sweep(
         )
     given = target_return
     preset = load_preset(base, algo or "ppo") if isinstance(base, str) else None
-    base, target_return = base_and_target(preset or base, algo, target_return)
+    base, target_return = base_and_target(base, algo, target_return, preset)
     check_device_memory(device_memory)
     plan = make_plan(
         base,
