@@ -271,7 +271,7 @@ def play_host(
         for name, total in sums.items():
             total[ids] += np.where(live, ts.metrics[name], 0.0).astype(np.float32)
         lengths[ids] += live
-        running[ids] = running[ids] & ~(live & (ts.terminated | ts.truncated))
+        running[ids] = running[ids] & ~(live & ts.game_over())
         obs[ids] = ts.observation
     return HostEvalResult(returns, lengths, observations, sums, ~running)
 

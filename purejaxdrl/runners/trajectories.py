@@ -181,7 +181,7 @@ class TrajectoryBuilder:
         ids = step.env_id[done]
         self.episode_return[ids] += step.reward[done]
         self.episode_length[ids] += 1
-        ended = ids[(step.terminated | step.truncated)[done]]
+        ended = ids[step.game_over()[done]]  # a lost life goes on counting
         self.episodes["episode/count"] += len(ended)
         self.episodes["episode/return_sum"] += self.episode_return[ended].sum()
         self.episodes["episode/length_sum"] += self.episode_length[ended].sum()

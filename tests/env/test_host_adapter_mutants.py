@@ -84,6 +84,7 @@ def _fake_pool_env(num_envs: int, action_space) -> EnvPoolEnv:
     """An EnvPoolEnv around a recording stand-in for EnvPool's pool."""
     env = object.__new__(EnvPoolEnv)
     env.name, env.num_envs, env.batch_size = "envpool:Fake", num_envs, 2
+    env.episodic_life = False
     env.boundaries = BoundaryTracker(num_envs)
     sent = []
     env.pool = types.SimpleNamespace(

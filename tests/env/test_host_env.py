@@ -139,16 +139,42 @@ def test_gymnasium_options_are_type_checked_against_the_environments_defaults():
         env.close()
 
 
-def test_life_loss_episodes_and_clipped_rewards_warn_that_returns_are_not_the_games():
-    # With EnvPool's episodic_life each lost life is a `terminated`, and with
-    # reward_clip its rewards are signs: the logged returns follow both.
-    with pytest.warns(UserWarning, match=r"episodic_life=True: .* per life, not per"):
-        make_host_env("envpool:Breakout-v5", 1, 0, episodic_life=True).close()
+def test_clipped_rewards_warn_that_returns_are_not_the_games():
+    # With EnvPool's reward_clip its rewards are signs: the logged returns
+    # follow them. Life-loss episodes do not change the logs (next test).
     with pytest.warns(UserWarning, match=r"reward_clip=True: .* clipped rewards"):
         make_host_env("envpool:Breakout-v5", 1, 0, reward_clip=True).close()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the protocol's defaults: no notice
+        warnings.simplefilter("error")  # the protocol's defaults, life loss: no notice
         make_host_env("envpool:Breakout-v5", 1, 0).close()
+        make_host_env("envpool:Breakout-v5", 1, 0, episodic_life=True).close()
+
+
+def test_a_lost_life_is_a_termination_whose_game_goes_on():
+    # Breakout has 5 lives. With episodic_life each loss is `terminated`
+    # (learning does not bootstrap across it) and `life_lost`, and a reset
+    # step follows; the fifth, the game's end, is no `life_lost`. Without the
+    # option no row is ever `life_lost`.
+    env = make_host_env("envpool:Breakout-v5", 1, 0, episodic_life=True)
+    try:
+        env.reset()
+        ends = []  # (terminated, first, life_lost) of every end and reset step
+        for t in range(3000):
+            step = env.step(np.array([1 if t % 2 else 3], np.int32))
+            if step.terminated[0] or step.first[0]:
+                ends.append((step.terminated[0], step.first[0], step.life_lost[0]))
+            if step.game_over()[0]:
+                break
+    finally:
+        env.close()
+    loss, reset, end = (True, False, True), (False, True, False), (True, False, False)
+    assert ends == [loss, reset] * 4 + [end]
+    plain = make_host_env("envpool:Breakout-v5", 1, 0)
+    try:
+        assert plain.reset().life_lost is None
+        assert plain.step(np.ones(1, np.int32)).life_lost is None
+    finally:
+        plain.close()
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -9,9 +9,15 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.host.base import HostStep
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.evaluation import eval_seed, evaluate_host
+from purejaxdrl.observe.evaluation import (
+    HostModePolicy,
+    eval_seed,
+    evaluate_host,
+    play_host,
+)
 from purejaxdrl.rl.distributions import categorical
 
 gym = pytest.importorskip("gymnasium")
@@ -205,3 +211,52 @@ def test_host_runs_evaluate_during_training_and_stop_at_works():
     _, stopped = _host_run(eval={"episodes": 4, "every": 1, "stop_at": 0.0})
     assert stopped.stopped_by.startswith("eval.stop_at (")
     assert len(stopped.history) == 1 and stopped.updates == 1
+
+
+class _LivesEnv:
+    """One scripted environment of 2 lives: rewards 1, 2 (life lost), the
+    reset step, 4 (game over), then 100 more: the first game returns 7."""
+
+    num_envs = 1
+
+    class spec:  # noqa: N801 - the attribute `play_host` reads
+        metrics = ()
+
+    def reset(self):
+        self.t = 0
+        return self._row(0.0, first=True)
+
+    def step(self, action):
+        self.t += 1
+        # (reward, terminated, life_lost, first) of step t; then rewards of 100.
+        script = {
+            1: (1.0, False, False, False),
+            2: (2.0, True, True, False),  # a life lost: learning's episode ends
+            3: (0.0, False, False, True),  # its reset step
+            4: (4.0, True, False, False),  # the game's end
+        }
+        return self._row(*script.get(self.t, (100.0, False, False, False)))
+
+    def _row(self, reward, terminated=False, lost=False, first=False):
+        one = lambda x, t=bool: np.array([x], t)  # noqa: E731
+        return HostStep(
+            one(float(self.t), np.float32)[:, None],
+            one(reward, np.float32),
+            one(terminated),
+            one(False),
+            one(first),
+            one(0, np.int32),
+            life_lost=one(lost),
+        )
+
+
+def test_an_evaluated_episode_runs_on_across_a_lost_life():
+    # EnvPool's episodic_life: the evaluation's episode is the game, so its
+    # return sums both lives (1 + 2 + 4) and its length counts their three
+    # transitions, not the reset step between them.
+    policy = HostModePolicy(
+        lambda n: (), lambda p, s, o: (s, np.zeros(len(o), np.int32))
+    )
+    result = play_host(_LivesEnv(), policy, None, max_steps=20)
+    assert result.returns.tolist() == [7.0] and result.lengths.tolist() == [3]
+    assert result.ended.tolist() == [True]

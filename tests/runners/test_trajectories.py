@@ -302,3 +302,30 @@ def test_columns_more_than_a_batch_ahead_drop_their_oldest_transitions():
         for j, (_, batch) in enumerate(batches[2:], start=2):
             assert batch.versions.min() >= taken_at[j - 2]
         assert sum(b.episodes["actor/dropped"] for _, b in batches) > 0
+
+
+def test_a_lost_life_ends_learning_s_episode_but_not_the_logged_one():
+    # EnvPool's episodic_life: a lost life is a termination (discount 0, a
+    # reset step next) but the game goes on; the logs count the whole game:
+    # rewards 1 + 2 (life lost) + 4 (game over) in 3 transitions, 1 episode.
+    builder = TrajectoryBuilder(1, 4, (1,), np.float32, (), np.int32)
+    lost = np.array([True])
+    stream = [
+        _step([0], first=True),
+        _step([1], reward=1.0),
+        _step([2], reward=2.0, terminated=True)._replace(life_lost=lost),
+        _step([3], first=True),  # the game's own reset step: its action ignored
+        _step([4], reward=4.0, terminated=True)._replace(life_lost=~lost),
+        _step([5], first=True),
+        _step([6], reward=8.0),
+    ]
+    for i, step in enumerate(stream):
+        _add(builder, step, 10 + i, version=i)
+    assert builder.ready()
+    batch = builder.take()
+    col = lambda x: np.asarray(x)[:, 0].tolist()  # noqa: E731
+    assert col(batch.transitions.discount) == [1, 0, 0, 1]
+    assert col(batch.transitions.action) == [10, 11, 13, 15]
+    assert batch.episodes["episode/count"] == 1.0
+    assert batch.episodes["episode/return_sum"] == 7.0
+    assert batch.episodes["episode/length_sum"] == 3.0

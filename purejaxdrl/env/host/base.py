@@ -46,6 +46,11 @@ class HostStep(NamedTuple):
       env_id: int32 [B], which environments of the pool these rows are.
       metrics: float32 [B] per name of the spec's `metrics`: the environment's
         own `info["metrics"]` of the transition (0 where a row reports none).
+      life_lost: bool [B] or None: a `terminated` that lost a life, the game
+        going on (EnvPool's `episodic_life`). Learning treats it as any
+        termination (no bootstrap, a reset step next); episode returns and
+        lengths in the logs and in evaluation run on to the game's end. None:
+        no row did.
 
     """
 
@@ -56,6 +61,12 @@ class HostStep(NamedTuple):
     first: np.ndarray
     env_id: np.ndarray
     metrics: Mapping[str, np.ndarray] = MappingProxyType({})
+    life_lost: np.ndarray | None = None
+
+    def game_over(self) -> np.ndarray:
+        """Where the episode the logs count ended (not only a life), bool [B]."""
+        ended = self.terminated | self.truncated
+        return ended if self.life_lost is None else ended & ~self.life_lost
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,11 +7,11 @@ sticky actions with probability 0.25, the full action set of 18, no life-loss
 episodes, no no-op or fire starts, and a cap of 108,000 frames (27,000 steps).
 Rewards are not clipped here: a learner clips them where its algorithm says so.
 
-The options `episodic_life` and `reward_clip` change what the logs count:
-EnvPool then ends an episode at each lost life and returns clipped rewards, and
-episode returns and lengths (training's and evaluation's) are summed from what
-the pool returns. A pool built with either warns once that its logged returns
-are per life or clipped, not the game's (`returns_notice`).
+With `episodic_life` EnvPool ends an episode at each lost life (the game goes
+on, no bootstrap across the loss, as CleanRL's Atari PPO learns): the adapter
+marks those rows `life_lost`, so logged and evaluated returns and lengths stay
+the whole game's. With `reward_clip` the pool returns clipped rewards, and the
+logs sum those: a pool built with it warns once (`returns_notice`).
 """
 
 import warnings
@@ -46,33 +46,19 @@ ATARI_PROTOCOL = {
 
 
 def returns_notice(name: str, options: dict[str, Any]) -> str | None:
-    """One line saying how `episodic_life` / `reward_clip` change logged returns.
+    """One line saying how `reward_clip` changes logged returns; None when off.
 
-    None when neither is on. Both are EnvPool's own: the adapter passes its
-    `terminated` and rewards through, so the runners' episode counts (which end
-    an episode at any termination and sum its rewards) follow them.
+    The option is EnvPool's own: the adapter passes its rewards through, so
+    the runners' episode returns sum the clipped rewards.
     """
-    life, clip = options.get("episodic_life"), options.get("reward_clip")
-    if not (life or clip):
+    if not options.get("reward_clip"):
         return None
-    changes, on = [], []
-    if life:
-        on.append("episodic_life=True")
-        changes.append(
-            "each lost life ends an episode, so logged and evaluated episode "
-            "returns and lengths are per life, not per game (no change on games "
-            "without lives, e.g. Pong)"
-        )
-    if clip:
-        on.append("reward_clip=True")
-        changes.append(
-            "logged returns sum the pool's clipped rewards (their sign), not the "
-            "game's (no change where rewards are +-1, e.g. Pong)"
-        )
     return (
-        f"{name} with {' and '.join(on)}: {'; '.join(changes)}. For the "
-        "game's own returns, drop the option (PPO, A2C and IMPALA can clip in "
-        "the learner instead: --<algo>.reward-clip 1)."
+        f"{name} with reward_clip=True: logged and evaluated returns sum the "
+        "pool's clipped rewards (their sign), not the game's (no change where "
+        "rewards are +-1, e.g. Pong). For the game's own returns, drop the "
+        "option (PPO, A2C and IMPALA can clip in the learner instead: "
+        "--<algo>.reward-clip 1)."
     )
 
 
@@ -123,6 +109,7 @@ class EnvPoolEnv(HostEnv):
         if "repeat_action_probability" in defaults:  # an Atari game
             options = {**ATARI_PROTOCOL, **options}
         self.name, self.num_envs = f"envpool:{task}", num_envs
+        self.episodic_life = bool(options.get("episodic_life"))
         notice = returns_notice(self.name, options)
         if notice:  # not on the presets' defaults (ATARI_PROTOCOL)
             warnings.warn(notice, SetupWarning, stacklevel=2)
@@ -188,9 +175,13 @@ class EnvPoolEnv(HostEnv):
         terminated = np.zeros(len(env_id), bool) if terminated is None else terminated
         truncated = np.zeros(len(env_id), bool) if truncated is None else truncated
         # EnvPool may flag both at the step limit of a terminal step: terminal wins.
-        truncated = np.asarray(truncated, bool) & ~np.asarray(terminated, bool)
-        terminated = np.asarray(terminated, bool)
+        terminated, limit = np.asarray(terminated, bool), np.asarray(truncated, bool)
+        truncated = limit & ~terminated
         first = self.boundaries.mark(env_id, terminated, truncated)
+        life_lost = None
+        if self.episodic_life:  # info["terminated"]: the game's own end
+            game_ended = np.asarray(info["terminated"], bool) | limit
+            life_lost = terminated & ~game_ended
         step = HostStep(
             observation=obs,
             reward=np.asarray(reward, np.float32),
@@ -198,6 +189,7 @@ class EnvPoolEnv(HostEnv):
             truncated=truncated,
             first=first,
             env_id=env_id,
+            life_lost=life_lost,
         )
         return check_finite(self.name, step)
 
