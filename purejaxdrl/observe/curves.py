@@ -1,132 +1,39 @@
 """Learning curves read from run, sweep and PBT directories, seeds aligned."""
 
-import dataclasses
 import json
 import math
 import pathlib
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
+from purejaxdrl.observe.curve import LABELS, RETURN, Curve, setting_label, short_value
 from purejaxdrl.observe.records import present, reading, restore_or_restart
+from purejaxdrl.observe.result_curves import is_result, result_curves
 
-RETURN = "episode/mean_return"
-# Axis labels of the metrics a reader plots most.
-LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
+# Re-exported: what readers of learning curves import from here.
+__all__ = [
+    "LABELS",
+    "RETURN",
+    "Curve",
+    "load_curves",
+    "pbt_curve",
+    "read_history",
+    "read_jsonl",
+    "setting_label",
+    "short_value",
+    "sweep_curves",
+    "unfinished",
+]
+
 # Config fields (dotted paths) that do not make runs different settings, as
 # well as those a resume may change and those that only lay training out
 # (`field_roles`): the seed, and how often to log. Seeds are aligned by
 # env steps, so runs logged at other chunks are seeds of one curve too.
 _NOT_SETTING = ("seed", "num_logs")
-
-
-@dataclasses.dataclass(frozen=True)
-class Curve:
-    """One setting's learning curves: one run, or several seeds.
-
-    Drawn as the mean over seeds with a min-max band (`plot_curves`).
-
-    Attributes:
-      label: the legend entry.
-      histories: one list of per-chunk records per seed (as metrics.jsonl).
-
-    """
-
-    label: str
-    histories: tuple[list[dict[str, Any]], ...]
-
-    def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
-        """(x values [points], metric [seeds, points]; NaN where absent).
-
-        Seeds are matched by env steps, not by chunk number: the points are
-        every env-steps count some seed recorded (seeds split into other chunks,
-        by a resume with a larger budget or another --num-logs, interleave), and
-        each seed's value sits at its own count, NaN where it has no record (or
-        past its last: a seed still training, or stopped, cuts no other seed's
-        curve short).
-
-        Any other x (`time`) is per point the mean over the seeds of each seed's
-        own x at that env-steps count, interpolated between its records (NaN
-        outside them).
-        """
-        grid, xs, ys = self._seeds(x, metric)
-        if x == "env_steps":
-            return grid, ys
-        with warnings.catch_warnings():  # a point no seed timed stays NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(xs, axis=0), ys
-
-    def _seeds(self, x: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(env-steps grid [points], each seed's x and metric [seeds, points])."""
-        steps = [_column(h, "env_steps") for h in self.histories]
-        grid = np.unique(np.concatenate([s[np.isfinite(s)] for s in steps]))
-        ys = np.full((len(self.histories), len(grid)), np.nan)
-        xs = np.full_like(ys, np.nan)
-        for i, (history, at) in enumerate(zip(self.histories, steps, strict=True)):
-            ok = np.isfinite(at)
-            ys[i, np.searchsorted(grid, at[ok])] = _column(history, metric)[ok]
-            xs[i] = (
-                grid
-                if x == "env_steps"
-                else _interpolate(grid, at, _column(history, x))
-            )
-        return grid, xs, ys
-
-    def points(
-        self, x: str, metric: str = RETURN
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(x, mean, lowest, highest) over the seeds where some seed has a value.
-
-        What `plot_curves` draws: points where no seed has a value (a chunk
-        without an ended episode or an evaluation) are left out, so a sparse
-        metric (`eval/mean_return` every N chunks) is one joined line, and its
-        seeds' spread shows at each of its points. A seed without a record at
-        a point (seeds chunked differently) counts there with its value
-        interpolated between its own records, so the mean does not jump
-        between the seeds that happened to log; none outside its first and
-        last record.
-
-        Any other x (`time`) is drawn only where every seed has one (between
-        its own first and last records): where only some seeds did, the mean
-        of their x would jump as seeds come in or drop out, and the line
-        would run backwards.
-        """
-        steps, each_x, ys = self._seeds(x, metric)
-        everyone = np.isfinite(each_x).all(axis=0)
-        with warnings.catch_warnings():  # points no seed timed: left out below
-            warnings.simplefilter("ignore", RuntimeWarning)
-            xs = np.where(everyone, np.nanmean(each_x, axis=0), np.nan)
-        keep = np.isfinite(ys).any(axis=0) & np.isfinite(xs)
-        ys = np.stack([_interpolate(steps, steps, row) for row in ys])[:, keep]
-        with warnings.catch_warnings():  # a seed without a value there: NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return xs[keep], np.nanmean(ys, 0), np.nanmin(ys, 0), np.nanmax(ys, 0)
-
-
-def _column(history: list[dict[str, Any]], key: str) -> np.ndarray:
-    """`key`'s value in each record: float [len(history)], NaN where absent."""
-    return np.asarray([_value(r.get(key)) for r in history], float)
-
-
-def _interpolate(grid: np.ndarray, at: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`values` (recorded at env steps `at`) at env steps `grid`; NaN outside."""
-    ok = np.isfinite(at) & np.isfinite(values)
-    if not ok.any():
-        return np.full(len(grid), np.nan)
-    order = np.argsort(at[ok])
-    at, values = at[ok][order], values[ok][order]
-    out = np.interp(grid, at, values)
-    out[(grid < at[0]) | (grid > at[-1])] = np.nan
-    return out
-
-
-def _value(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 def read_jsonl(path: pathlib.Path) -> list[dict[str, Any]]:
@@ -158,32 +65,6 @@ def read_history(path: pathlib.Path) -> list[dict[str, Any]]:
         {k: math.nan if v is None else v for k, v in r.items()}
         for r in read_jsonl(path)
     ]
-
-
-def short_value(x: Any) -> str:
-    """A setting's value as a short text: `0.001`, `64x64`, `True`."""
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    if isinstance(x, tuple | list):
-        return "x".join(map(str, x))
-    return str(x)
-
-
-def setting_label(values: Mapping[str, Any], algo: str) -> str:
-    """`learning_rate=0.001, entropy_cost=0`: a sweep setting for a legend.
-
-    Args:
-      values: the setting, {field path: value}.
-      algo: the sweep's algorithm, whose fields are named without `algo.`.
-
-    Returns:
-      The label; `base` for a setting that varies nothing.
-
-    """
-    text = ", ".join(
-        f"{k.removeprefix(algo + '.')}={short_value(v)}" for k, v in values.items()
-    )
-    return text or "base"
 
 
 def unfinished(path: pathlib.Path, command: str) -> str:
@@ -239,25 +120,35 @@ def pbt_curve(path: pathlib.Path) -> Curve:
 
 
 def load_curves(
-    paths: str | pathlib.Path | Sequence[str | pathlib.Path],
+    paths: str | pathlib.Path | Any | Sequence[str | pathlib.Path | Any],
 ) -> list[Curve]:
     """The curves of run, sweep and PBT directories (or one), in the given order.
 
     A sweep directory gives one curve per setting (`sweep_curves`), a PBT
     directory one of its population (`pbt_curve`); run directories whose
-    configs differ only in the seed form one curve.
+    configs differ only in the seed form one curve. A `pjd.train` or
+    `pjd.sweep` result may stand in for a directory: its records in memory
+    (`result_curves`), written to a directory or not.
 
     Raises:
       ConfigError: a path that is none of these, an unfinished sweep or PBT
         run, or a run without metrics.
 
     """
-    if isinstance(paths, str | pathlib.PurePath):  # one folder, not its letters
-        paths = [paths]
+    if isinstance(paths, str | pathlib.PurePath) or is_result(paths):
+        paths = [paths]  # one folder (not its letters), or one result
     items: list[Curve | str] = []  # curves, or keys of groups of runs
     runs: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
     seen: set[pathlib.Path] = set()
     for raw in paths:
+        if is_result(raw):
+            items.extend(result_curves(raw))
+            continue
+        if raw is None:
+            raise ConfigError(
+                "a path is None: pjd.train writes no run directory unless "
+                "asked (write_files=True); pass the result itself instead"
+            )
         path = pathlib.Path(raw)
         if path.resolve() in seen:  # `R R/`, overlapping globs: one run, once
             continue

@@ -2,6 +2,7 @@
 
 import json
 import math
+import types
 
 import matplotlib.image
 import numpy as np
@@ -89,6 +90,14 @@ def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
         (f"clip_eps={v}", tuple(loaded.histories[2 * s : 2 * s + 2]))
         for s, v in enumerate(["0.1", "0.2", "0.3"])
     ]
+    # The sweep's result in memory gives the curves its directory gives.
+    on_disk, in_memory = sweep_curves(sweep.run_dir), load_curves(sweep)
+    assert [c.label for c in in_memory] == [c.label for c in on_disk]
+    for mine, theirs in zip(in_memory, on_disk, strict=True):
+        for a, b in zip(
+            mine.series("env_steps"), theirs.series("env_steps"), strict=True
+        ):
+            np.testing.assert_array_equal(a, b)
     image = matplotlib.image.imread(out)
     assert image.shape[0] >= 400 and image.shape[1] >= 1000
     # Without a suffix it writes a PNG, and says the name it wrote.
@@ -396,3 +405,39 @@ def test_the_time_axis_never_runs_backwards_when_seeds_start_apart(tmp_path):
     assert len(times) == 7  # 2,560 up to 10,240 (both seeds' steps there)
     # Against env steps every point stays (b alone at 2,048).
     assert len(curve.points("env_steps")[0]) == 8
+
+
+def test_a_train_result_is_its_own_curve_and_a_missing_directory_one_line():
+    # pjd.train writes no directory unless asked: its result's records in
+    # memory are the curve, labelled by algorithm and environment.
+    history = [
+        {"env_steps": 1000 * (k + 1), "time": k + 1.0, RETURN: r}
+        for k, r in enumerate([5.0, 7.0])
+    ]
+    config = pjd.load_preset("cartpole").config
+    result = types.SimpleNamespace(history=history, config=config, run_dir=None)
+    (curve,) = load_curves(result)
+    assert curve.label == "ppo on CartPole-v1"
+    steps, returns = curve.series("env_steps")
+    assert steps.tolist() == [1000, 2000] and returns.tolist() == [[5.0, 7.0]]
+    assert len(load_curves([result, result])) == 2
+    with pytest.raises(pjd.ConfigError, match=r"no run directory .*write_files=True"):
+        load_curves([result.run_dir])
+    with pytest.raises(pjd.ConfigError, match="no records to plot"):
+        load_curves(types.SimpleNamespace(history=[], config=config))
+
+
+def test_a_sweep_result_s_runs_are_grouped_by_setting():
+    # Runs go setting-major (plan.run(i) = (setting, seed)): 2 settings x 2 seeds.
+    plan = types.SimpleNamespace(
+        settings=[{"ppo.clip_eps": 0.1}, {"ppo.clip_eps": 0.2}],
+        base=types.SimpleNamespace(algo="ppo"),
+        run=lambda i: (i // 2, i % 2),
+    )
+    histories = [[{"env_steps": 10, RETURN: float(i)}] for i in range(4)]
+    curves = load_curves(types.SimpleNamespace(plan=plan, histories=histories))
+    assert [c.label for c in curves] == ["clip_eps=0.1", "clip_eps=0.2"]
+    assert [c.series("env_steps")[1].ravel().tolist() for c in curves] == [
+        [0.0, 1.0],
+        [2.0, 3.0],
+    ]
