@@ -20,7 +20,7 @@ from purejaxdrl.agents.registry import (
     reserve_names,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
-from purejaxdrl.config import ConfigError, check, require_config, warn_once
+from purejaxdrl.config import ConfigError, check, require_config, to_dict, warn_once
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -181,6 +181,17 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     def num_updates(self) -> int:
         """Number of updates the budget allows."""
         return self.total_steps // self.steps_per_update
+
+
+def run_dict(config: TrainConfig) -> dict[str, Any]:
+    """`config` as a run's config.yaml holds it: the run's fields, its section.
+
+    Other algorithms' sections are left out: the run never reads them (nor
+    does `config_from_dict`), and their defaults, not a preset's, would read
+    as this run's settings.
+    """
+    unread = TrainConfig.SELECTION.others(config.algo)
+    return {k: v for k, v in to_dict(config).items() if k not in unread}
 
 
 # Names a user's algorithm may not take: the run's fields and TrainConfig's

@@ -108,9 +108,10 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
             f"before loading; for the command line, add it to env.imports in "
             f"{source})."
         )
-    # Every algorithm's section is saved, but a run reads only its own: the
-    # others (another version's defaults, or user algorithms not registered
-    # now) are left out, so they are never taken for an override of them.
+    # Checkpoints (and config.yaml before 0.1.0) save every algorithm's
+    # section, but a run reads only its own: the others (another version's
+    # defaults, or user algorithms not registered now) are left out, so they
+    # are never taken for an override of them.
     fields = {f.name for f in dataclasses.fields(config_class())}
     others = TrainConfig.SELECTION.others(algo) if isinstance(algo, str) else set()
     data = {

@@ -10,12 +10,12 @@ import jax
 import yaml
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
-from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.config import TrainConfig, run_dict
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
 from purejaxdrl.training.run_files import (
@@ -147,7 +147,7 @@ def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | 
     """
     if "wandb" not in log_to or not run.main:
         return None
-    config = to_dict(run.config)
+    config = run_dict(run.config)
     return WandbLogger(run.run_dir, run.run_dir.name, config, log_to=log_to)
 
 
@@ -180,7 +180,7 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
     meta records the count it was saved on.
     """
     if run.main and run.run_dir is not None:
-        path, data = run.run_dir / "config.yaml", to_dict(run.config)
+        path, data = run.run_dir / "config.yaml", run_dict(run.config)
         saved = yaml.safe_load(path.read_text())  # its run_dir: a resume's is ignored
         data["run_dir"] = saved.get("run_dir", data["run_dir"])
         auto = dataclasses.replace(run.config, devices=0)

@@ -21,10 +21,10 @@ import flax.serialization
 import jax
 import yaml
 
-from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.config import ConfigError
 from purejaxdrl.coordination import broadcast_text
 from purejaxdrl.observe.loggers import clean_record
-from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.config import TrainConfig, run_dict
 
 
 def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
@@ -170,7 +170,7 @@ def make_run_dir(config: TrainConfig) -> pathlib.Path:
     """Creates `run_dir/<env>_<algo>_<time>` and writes the resolved config there."""
     # Written out before the folder is made: a config YAML cannot hold leaves
     # no folder behind.
-    text = yaml.safe_dump(to_dict(config), sort_keys=False)
+    text = yaml.safe_dump(run_dict(config), sort_keys=False)
     path = new_dir(
         config.run_dir,
         f"{config.env.id.replace('/', '-').replace(':', '-')}_{config.algo}",

@@ -9,6 +9,7 @@ from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.runners.anakin import AnakinRunner
+from purejaxdrl.training import resume
 from purejaxdrl.training.run import (
     Run,
     Start,
@@ -83,6 +84,23 @@ def test_a_resumed_runs_config_yaml_is_rewritten_only_once_it_restored(tmp_path)
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 4
     save_resumed_config(run, 0)
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["num_envs"] == 8
+
+
+def test_config_yaml_holds_the_run_s_own_section_and_reloads_equal(tmp_path):
+    # Other algorithms' sections hold their defaults, not a preset's: a
+    # reader would take them for this run's. A new run's and a resumed run's
+    # config.yaml hold the run's fields and its algorithm's section only.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo="dqn").config, {"run_dir": str(tmp_path)}
+    )
+    run = open_run(config, resume=None, write_files=True, notify=None)
+    for _ in range(2):
+        saved = yaml.safe_load((run.run_dir / "config.yaml").read_text())
+        sections = {"ppo", "impala", "a2c", "dqn", "apex", "r2d2", "sac", "pqn"}
+        assert sections & set(saved) == {"dqn"}
+        assert saved["dqn"]["learning_rate"] == config.dqn.learning_rate
+        assert resume.config_changes(resume.load_run_config(run.run_dir), config) == []
+        save_resumed_config(run, 0)
 
 
 def test_restore_without_a_usable_checkpoint_starts_fresh_and_says_so(tmp_path):
