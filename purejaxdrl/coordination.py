@@ -24,8 +24,9 @@ from jax.sharding import PartitionSpec as P
 # watchdog (heartbeats), which ends the others with one line.
 _TIMEOUT_S = 3600
 
-# How often each name was used: a key or barrier is set once, so each call
-# takes the next (the processes call in the same order, so they agree).
+# How often each name was used: a key can be set only once (and a name per
+# call keeps barriers apart too), so each call takes the next (the processes
+# call in the same order, so they agree).
 _uses: collections.Counter[str] = collections.Counter()
 
 

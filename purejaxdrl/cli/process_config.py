@@ -82,6 +82,9 @@ def check_flags(config: DistributedConfig) -> None:
     if ":" not in config.coordinator:  # a host alone
         host, port = config.coordinator, ""
     valid_port = port.isdigit() and 1 <= int(port) <= 65535
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        # `::1` split as host ':' and port 1: an IPv6 host needs brackets.
+        host, valid_port = f"[{config.coordinator}]", False
     if not host or not valid_port:
         # Only a port given (`:1234`): the host is what is missing.
         example = f"{host or 'HOSTNAME_OF_PROCESS_0'}:{port if valid_port else 1234}"

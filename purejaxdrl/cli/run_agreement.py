@@ -32,8 +32,8 @@ def agree_on_run(args: argparse.Namespace, config: Any) -> None:
     resume = None
     if args.resume is not None:
         resume = {"dir": str(args.resume), "newest": _newest_checkpoint(args.resume)}
-    # Sorted keys: equal dicts (env.options given in another order) are equal
-    # texts.
+    # The texts are compared as dicts (`_disagreement`), so key order (env.options
+    # given in another order) never makes processes disagree.
     text = json.dumps({"config": mine, "resume": resume}, default=str, sort_keys=True)
     problem = _disagreement([json.loads(t) for t in gather_text("config", text)])
     if problem:

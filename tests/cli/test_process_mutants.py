@@ -60,6 +60,13 @@ def test_a_coordinator_without_its_host_keeps_its_port_in_the_example():
         check_flags(_config(":5678"))
 
 
+def test_an_ipv6_host_needs_brackets():
+    # `::1` split at its last colon read as host ':' and port 1.
+    with pytest.raises(ValueError, match=r"e\.g\. --coordinator \[::1\]:1234\.$"):
+        check_flags(_config("::1"))
+    check_flags(_config("[::1]:1234"))
+
+
 def test_an_init_timeout_below_one_second_is_refused():
     with pytest.raises(ValueError, match=r"--init-timeout 0 must be >= 1"):
         check_flags(DistributedConfig(auto=True, init_timeout=0))
