@@ -3,6 +3,7 @@
 import dataclasses
 import difflib
 import inspect
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -53,6 +54,23 @@ class Discrete:
 
     num_values: int
     legal: Callable[[jax.Array], jax.Array] | None = None
+
+    def __post_init__(self) -> None:
+        # A float or 0 here failed deep inside flax's initialisers. One action
+        # is allowed: every head and sampler handles A = 1.
+        n = self.num_values
+        try:
+            count = operator.index(n) if not isinstance(n, bool) else None
+        except TypeError:  # a float, a float array, a string, a tracer
+            count = None
+        if count is None or count < 1:
+            whole = isinstance(n, float | np.floating) and float(n).is_integer()
+            fix = f"Discrete({int(n)})" if whole and n >= 1 else "e.g. Discrete(2)"
+            raise ConfigError(
+                f"Discrete(num_values={n!r}): the number of actions must be an "
+                f"integer >= 1 (a Python or numpy int); pass an int: {fix}."
+            )
+        object.__setattr__(self, "num_values", count)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -99,7 +99,11 @@ def check_contract(
 
     """
     spec = env.observation_spec(params)
-    _check_specs(env_id, spec, env.action_spec(params))
+    try:
+        action = env.action_spec(params)
+    except ConfigError as e:  # Discrete(2.0), say: named with the env's id
+        raise ConfigError(f"{env_id}: its action_spec made {e}") from e
+    _check_specs(env_id, spec, action)
     key = make_key(0) if key is None else key
     state, first = _pair(
         env_id, "reset", traced(env_id, "reset", env.reset, key, params)

@@ -5,10 +5,12 @@ import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
+from purejaxdrl.cli import main
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.training.experiment import make_env
 from purejaxdrl.types import TimeStep
@@ -265,3 +267,52 @@ def test_reset_or_step_not_returning_state_then_timestep_is_one_line(flaw, messa
     with pytest.raises(pjd.ConfigError) as error:
         make_env(config)
     assert str(error.value) == message
+
+
+def test_a_discrete_keeps_its_count_as_an_int():
+    assert envs.Discrete(np.int64(3)) == envs.Discrete(3)
+    assert type(envs.Discrete(np.int32(3)).num_values) is int
+    assert envs.Discrete(1).num_values == 1  # one action: the heads handle A = 1
+    for bad in (2.5, "2", True, None):
+        with pytest.raises(pjd.ConfigError, match="must be an integer >= 1"):
+            envs.Discrete(bad)
+
+
+class CountedActions(Flawed):
+    """Its action_spec makes a Discrete of `count` actions."""
+
+    def __init__(self, count):
+        super().__init__()
+        self.count = count
+
+    def action_spec(self, params):
+        return envs.Discrete(self.count)
+
+
+@pytest.mark.parametrize(
+    "count, message",
+    [
+        (2.0, "Counted-v0: its action_spec made Discrete(num_values=2.0): the "
+         "number of actions must be an integer >= 1 (a Python or numpy int); pass "
+         "an int: Discrete(2)."),
+        (0, "Counted-v0: its action_spec made Discrete(num_values=0): the number "
+         "of actions must be an integer >= 1 (a Python or numpy int); pass an "
+         "int: e.g. Discrete(2)."),
+    ],
+)  # fmt: skip
+def test_a_discrete_of_a_float_or_no_actions_is_one_line(count, message, capsys):
+    # Each ended in ~40 frames through flax (a TypeError of jax.random's
+    # orthogonal, or an argmax of an empty sequence) and exit 1.
+    envs.register("Counted-v0", lambda: CountedActions(count))
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "Counted-v0"}}
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(config)
+    assert str(error.value) == message
+    argv = ["train", "--env", "cartpole", "--env.id", "Counted-v0", "--no-files"]
+    assert main([*argv, "--devices", "1", "--total-steps", "2048"]) == 2
+    assert capsys.readouterr().err == f"purejaxdrl: error: {message}\n"
+    envs.register("Counted-v0", lambda: CountedActions(np.int64(2)))
+    env, _ = make_env(config)  # a numpy count is taken, as an int
+    assert env.action_spec(()).num_values == 2
