@@ -8,6 +8,7 @@ later as a learner metric.
 """
 
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -78,6 +79,32 @@ for _mode in MODES:
     gym.register(f"ApiProbe-{_mode}-v0", entry_point=Broken, kwargs={"mode": _mode})
 
 
+class OldGymReset(Broken):
+    """reset written as old Gym tutorials write it: no seed=, no options=."""
+
+    def reset(self):
+        return np.zeros(1, np.float32), {}
+
+
+class SeededReset(Broken):
+    """reset whose seed defaults to 0, which Gymnasium's checker warns about."""
+
+    def reset(self, *, seed=0, options=None):
+        return super().reset(seed=seed, options=options)
+
+
+class NoActionStep(Broken):
+    """step written without its action."""
+
+    def step(self):
+        return super().step(0)
+
+
+gym.register("ApiProbe-old_reset-v0", entry_point=OldGymReset)
+gym.register("ApiProbe-no_action_step-v0", entry_point=NoActionStep)
+gym.register("ApiProbe-seeded_reset-v0", entry_point=SeededReset)
+
+
 RESET = r"Gymnasium's reset returns \(obs, info\), info a dict"
 STEP = r"Gymnasium's step returns the 5 values \(obs, reward, terminated, trunc"
 
@@ -106,6 +133,38 @@ def test_api_mistakes_are_one_line_naming_the_method_and_its_rule(
         f"{method} returned ("
     )
     assert e.match(error) and e.match(rule) and e.match("observation_space Box")
+
+
+def test_a_reset_gymnasium_cannot_call_names_the_signature_it_calls():
+    # It was the return-value rule ("check what reset returns"), after four
+    # lines of Gymnasium's warnings about reset's signature in ANSI colours.
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ConfigError) as e:
+            make_host_env("gymnasium:ApiProbe-old_reset-v0", 2, 0)
+    assert str(e.value) == (
+        "gymnasium:ApiProbe-old_reset-v0: Gymnasium could not call its reset "
+        "(TypeError: OldGymReset.reset() got an unexpected keyword argument "
+        "'seed'); Gymnasium calls reset(seed=..., options=...): define it as "
+        "def reset(self, *, seed=None, options=None) and call "
+        "super().reset(seed=seed) in it."
+    )
+    assert not [w for w in seen if "Env.reset` can be passed" in str(w.message)]
+    # Only those warnings are kept out: the checker's others still show.
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        make_host_env("gymnasium:ApiProbe-seeded_reset-v0", 1, 0).close()
+    assert [w for w in seen if "default seed argument" in str(w.message)]
+    env = make_host_env("gymnasium:ApiProbe-no_action_step-v0", 1, 0)
+    with pytest.raises(ConfigError) as e:
+        env.step(np.zeros(1, np.int32))
+    assert str(e.value) == (
+        "gymnasium:ApiProbe-no_action_step-v0: Gymnasium could not call its step "
+        "(TypeError: NoActionStep.step() takes 1 positional argument but 2 were "
+        "given); Gymnasium calls step(action): define it as def step(self, "
+        "action)."
+    )
+    env.close()
 
 
 def test_a_bug_in_the_environments_own_code_keeps_its_traceback():

@@ -16,6 +16,8 @@ must show where.
 """
 
 import contextlib
+import re
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +28,14 @@ RULES = {
     "reset": "Gymnasium's reset returns (obs, info), info a dict (`return obs, {}`)",
     "step": f"Gymnasium's step returns the 5 values {STEP}, reward one number and "
     "terminated / truncated bools (Gym's old 4-value step does not fit)",
+}
+# How Gymnasium calls each method, where the environment's cannot be called so
+# (old Gym's `def reset(self)`): the signature is the fault, not the return.
+SIGNATURES = {
+    "reset": "Gymnasium calls reset(seed=..., options=...): define it as def "
+    "reset(self, *, seed=None, options=None) and call super().reset(seed=seed) "
+    "in it",
+    "step": "Gymnasium calls step(action): define it as def step(self, action)",
 }
 
 
@@ -49,12 +59,38 @@ def api_errors(label: str, method: str, space: Any) -> Iterator[None]:
         if not raised_by_gymnasium(error):
             raise  # the environment's own code: its traceback says where
         first = (str(error).strip().splitlines() or [""])[0]
+        # Python's words where a call does not fit the signature called.
+        call = rf"\b{method}\(\) (got an unexpected keyword|takes|missing)"
+        if isinstance(error, TypeError) and re.search(call, first):
+            raise ConfigError(
+                f"{label}: Gymnasium could not call its {method} "
+                f"({type(error).__name__}: {first}); {SIGNATURES[method]}."
+            ) from None
         raise ConfigError(
             f"{label}: Gymnasium could not take what its {method} "
             f"returned ({type(error).__name__}: {first}); {RULES[method]}, and "
             f"observations fit observation_space {space}: check what {method} "
             "returns."
         ) from None
+
+
+@contextlib.contextmanager
+def quiet_reset_signature() -> Iterator[None]:
+    """Gymnasium's two warnings about `reset`'s signature, kept out.
+
+    Its passive checker warns (in ANSI colours) where `reset` takes no `seed`
+    or `options`, before the first reset fails to call it; `api_errors` then
+    says so in one line. Only those warnings are ignored, and only around the
+    pool's first reset, made where the pool is built: `catch_warnings` swaps
+    the process's filters, so it is not for the actor threads' calls.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message=r".*`Env\.reset` can be passed",
+            category=DeprecationWarning,
+        )
+        yield
 
 
 def raised_by_gymnasium(error: BaseException) -> bool:

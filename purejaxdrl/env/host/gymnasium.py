@@ -30,7 +30,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete, check_option_types, keyword_defaults
-from purejaxdrl.env.host.api_check import api_errors
+from purejaxdrl.env.host.api_check import api_errors, quiet_reset_signature
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
@@ -179,7 +179,7 @@ class GymnasiumEnv(HostEnv):
     def _reset_or_close(self) -> tuple[Any, dict[str, Any]]:
         """The pool's first reset; a broken API's error closes the pool first."""
         try:
-            with self._api("reset"):
+            with quiet_reset_signature(), self._api("reset"):
                 return self.vec.reset(seed=self.seeds)
         except ConfigError:
             self.vec.close()
