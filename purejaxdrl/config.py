@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 
 import jax
 
+from purejaxdrl.config_docs import did_you_mean
+
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
 from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
@@ -94,8 +96,7 @@ def _section_hint(config: Any, key: str, algo: Any) -> str:
     if len(sections) > 1 and algo not in sections:  # other algorithms' only
         return f"it is a field of the {', '.join(sections)} sections, not {algo}'s. "
     name = algo if algo in sections else (sections or [None])[0]
-    flag = f"--{name}.{key}".replace("_", "-")
-    return f"did you mean {name}.{key} ({flag})? " if name else ""
+    return did_you_mean(f"{name}.{key}") if name else ""
 
 
 def _refuse_foreign_fields(config: Any, section: str, fields: Mapping) -> None:
@@ -183,8 +184,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
             )
         if key not in names:
             close = difflib.get_close_matches(key, names, n=1)
-            flag = f"--{prefix}{close[0]}".replace("_", "-") if close else ""
-            hint = f"did you mean {prefix}{close[0]} ({flag})? " if close else ""
+            hint = did_you_mean(f"{prefix}{close[0]}") if close else ""
             if not close and not prefix:  # `learning_rate`: a section's field
                 algo = nested.get("algo", getattr(config, "algo", None))
                 hint = _section_hint(config, key, algo)

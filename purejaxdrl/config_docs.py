@@ -1,8 +1,10 @@
-"""Field descriptions read from the config classes' docstrings.
+"""Field descriptions read from the config classes' docstrings, and their flags.
 
 Every config dataclass documents its fields once, in the `Attributes:` section
 of the class that declares them; the command line's `--help` and the docs show
-those descriptions, so what a field means is written in one place.
+those descriptions, so what a field means is written in one place. `flag` is
+each field's command-line flag, for the command line and for every hint that
+names one.
 """
 
 import dataclasses
@@ -73,3 +75,28 @@ def field_descriptions(config: Any, prefix: str = "") -> dict[str, str]:
         if dataclasses.is_dataclass(value):
             out.update(field_descriptions(value, f"{path}."))
     return out
+
+
+# Fields whose flag is not their dotted path with dashes, and the value it
+# takes: env.options takes one KEY=VALUE per (repeated) flag, so it is singular.
+_RENAMED_FLAGS = {"env.options": ("--env.option", "KEY=VALUE")}
+
+
+def flag(path: str) -> str:
+    """The command-line flag of the field at dotted `path`.
+
+    `--ppo.learning-rate` for `ppo.learning_rate`; `--env.option` for
+    `env.options`.
+    """
+    renamed = _RENAMED_FLAGS.get(path)
+    return renamed[0] if renamed else "--" + path.replace("_", "-")
+
+
+def did_you_mean(path: str) -> str:
+    """The hint for a misspelt field: the field at `path` and its flag.
+
+    `did you mean env.options (--env.option KEY=VALUE)? `: the flag as it is
+    typed, with its value where the flag is not the field's name.
+    """
+    usage = " ".join(_RENAMED_FLAGS.get(path, (flag(path),)))
+    return f"did you mean {path} ({usage})? "

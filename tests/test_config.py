@@ -100,6 +100,12 @@ def test_validation_names_value_rule_and_fix(overrides, message):
         ({"algo": "sac", "batch_size": 1}, "did you mean sac.batch_size (--sac."),
         ({"min_replay": 1}, "field of the dqn, apex, r2d2, sac sections, not ppo's"),
         ({"episodes": 1}, "did you mean eval.episodes (--eval.episodes)?"),
+        # The command line's own flag: --env.options is none (it was named).
+        (
+            {"env": {"option": {"foo": 1}}},
+            "Unknown config field 'env.option': did you mean env.options "
+            "(--env.option KEY=VALUE)?",
+        ),
         (
             {"dqn": {"num_minibatches": 4}},
             "'dqn.num_minibatches': num_minibatches is a field of ppo, pqn, not dqn's",

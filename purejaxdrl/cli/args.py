@@ -15,7 +15,7 @@ from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
 from purejaxdrl.agents.registry import algorithms, names, unread_section
 from purejaxdrl.cli.option_values import read_option
 from purejaxdrl.cli.parser import Parser, UsageError
-from purejaxdrl.config_docs import field_descriptions
+from purejaxdrl.config_docs import field_descriptions, flag
 from purejaxdrl.config_types import ConfigError, admits_none, flat_fields
 
 EXIT_USAGE = 2
@@ -202,10 +202,6 @@ def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:
 _EMPTY_OK = {"env.hide_observations", "env.imports", "network.head_sizes"}
 
 
-def _flag(path: str) -> str:
-    return "--" + path.replace("_", "-")
-
-
 def _metavar(hint: Any) -> str:
     """The kind of value a flag takes, for its help: INT, STR, BOOL, FLOAT..."""
     origin = getattr(hint, "__origin__", None)
@@ -268,7 +264,7 @@ def add_config_flags(
 
         if path == "env.options":
             group.add_argument(
-                "--env.option",
+                flag(path),
                 dest="env.options",
                 action="append",
                 metavar="KEY=VALUE",
@@ -280,7 +276,7 @@ def add_config_flags(
         if metavar == "BOOL":
             # A bare `--ppo.anneal-lr` means true; `--ppo.anneal-lr false` still works.
             group.add_argument(
-                _flag(path),
+                flag(path),
                 dest=path,
                 nargs="?",
                 const="true",
@@ -293,7 +289,7 @@ def add_config_flags(
             # the help says so only where none is valid.
             bare = "; the bare flag means none" if path in _EMPTY_OK else ""
             group.add_argument(
-                _flag(path),
+                flag(path),
                 dest=path,
                 nargs="*",
                 metavar=metavar,
@@ -301,7 +297,7 @@ def add_config_flags(
             )
             continue
         action = group.add_argument(
-            _flag(path), dest=path, metavar=metavar, help=text(str(shown))
+            flag(path), dest=path, metavar=metavar, help=text(str(shown))
         )
         action.takes_none = admits_none(hint)  # for Parser's errors
 
