@@ -9,8 +9,9 @@ whose reset is costly; `randomize`, randomised MJX models per environment),
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
 normalisation), `registry` (`make(name)`), `contract` (a user's environment
-checked against its specs before training), `imports` (the user's modules that
-register environments, imported before an id is resolved). Imports only
+checked against its specs before training; `describe`, the words its messages
+name values with), `imports` (the user's modules that register environments,
+imported before an id is resolved). Imports only
 `types` and `config` (for ConfigError).
 """
 

@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams, Wrapper
+from purejaxdrl.env.describe import dtype_name, named, structure, typed
 from purejaxdrl.parallel import DATA_AXIS, varying
 from purejaxdrl.rng import make_key
 from purejaxdrl.types import TimeStep
@@ -52,7 +53,7 @@ def check_user_env(env: Any, env_id: str, key: jax.Array | None = None) -> None:
             else ""
         )
         raise ConfigError(
-            f"{env_id}: its factory made {_named(env)}, not a purejaxdrl.env.Env; "
+            f"{env_id}: its factory made {named(env)}, not a purejaxdrl.env.Env; "
             "subclass purejaxdrl.env.Env (docs: Bring your own environment)"
             f"{hint}."
         )
@@ -95,26 +96,32 @@ def check_contract(
 
     Raises:
       ValueError: naming the environment, the output, what it is, what the
-        rule says, and where to fix it.
+        rule says, and where to fix it; where `step` breaks the contract
+        (`reset` kept it), also the action it was traced with.
 
     """
     spec = env.observation_spec(params)
     try:
-        action = env.action_spec(params)
+        action_spec = env.action_spec(params)
     except ConfigError as e:  # Discrete(2.0), say: named with the env's id
         raise ConfigError(f"{env_id}: its action_spec made {e}") from e
-    _check_specs(env_id, spec, action)
+    _check_specs(env_id, spec, action_spec)
     key = make_key(0) if key is None else key
     state, first = _pair(
         env_id, "reset", traced(env_id, "reset", env.reset, key, params)
     )
     _check_timestep(env_id, "reset", first, spec)
-    step = traced(env_id, "step", env.step, key, state, _action(env, params), params)
-    next_state, next_ = _pair(env_id, "step", step)
-    _check_timestep(env_id, "step", next_, spec)
-    _same_metrics(env_id, first.info, next_.info)
-    _same(env_id, "TimeStep", first, next_)
-    _same(env_id, "state", state, next_state)
+    action = _action(env, params)
+    try:
+        step = traced(env_id, "step", env.step, key, state, action, params)
+        next_state, next_ = _pair(env_id, "step", step)
+        _check_timestep(env_id, "step", next_, spec)
+        _same_metrics(env_id, first.info, next_.info)
+        _same(env_id, "TimeStep", first, next_)
+        _same(env_id, "state", state, next_state)
+    except ValueError as e:  # reset kept the contract: the action may be why
+        e.args = (_traced_with(str(e), action, action_spec),)
+        raise
 
 
 def check_on_devices(
@@ -222,11 +229,11 @@ def _pair(env_id: str, where: str, out: Any) -> tuple[Any, TimeStep]:
     elif type(out) is tuple and len(out) == 2 and isinstance(out[0], TimeStep):
         what = "(TimeStep, state), the pair swapped"
     elif type(out) is tuple and len(out) == 2:
-        what = f"a pair of {_structure(out)}, with no TimeStep (gymnax's (obs, state)?)"
+        what = f"a pair of {structure(out)}, with no TimeStep (gymnax's (obs, state)?)"
     elif type(out) is tuple and len(out) == 5 and where == "step":
-        what = f"5 values {_structure(out)}, gymnax's (obs, state, reward, done, info)"
+        what = f"5 values {structure(out)}, gymnax's (obs, state, reward, done, info)"
     else:
-        what = _structure(out)
+        what = structure(out)
     made = "envs.restart(obs)" if where == "reset" else "purejaxdrl.types.TimeStep(...)"
     raise ConfigError(
         f"{env_id}: {where} returned {what}; return (state, TimeStep), state "
@@ -234,47 +241,36 @@ def _pair(env_id: str, where: str, out: Any) -> tuple[Any, TimeStep]:
     )
 
 
-def _structure(tree: Any, limit: int = 120) -> str:
-    """`tree`'s types and shapes, as in `(float32[2], (int32[2], int32[]))`."""
-
-    def text(x: Any) -> str:
-        if isinstance(x, TimeStep):
-            return "TimeStep"
-        if isinstance(x, list | tuple):
-            inner = ", ".join(text(y) for y in x)
-            return f"({inner}{',' if len(x) == 1 else ''})"
-        if isinstance(x, dict):
-            return "{" + ", ".join(f"{k!r}: {text(v)}" for k, v in x.items()) + "}"
-        return _typed(x)
-
-    out = text(tree)
-    return f"{out[:limit]}..." if len(out) > limit else out
-
-
 def _check_specs(env_id: str, observation: Any, action: Any) -> None:
     """The specs are purejaxdrl's: Box (or a dict of them), Discrete or 1-D Box."""
     boxes = observation.values() if isinstance(observation, dict) else [observation]
     if not observation or not all(isinstance(b, Box) for b in boxes):
         raise ValueError(
-            f"{env_id}: observation_spec returned {_named(observation)}; return "
+            f"{env_id}: observation_spec returned {named(observation)}; return "
             "a purejaxdrl.env.Box (or a dict of them, one per entry)."
         )
     one_d = isinstance(action, Box) and len(action.shape) == 1
     if not (isinstance(action, Discrete) or one_d):
         raise ValueError(
-            f"{env_id}: action_spec returned {_named(action)}; return "
+            f"{env_id}: action_spec returned {named(action)}; return "
             "purejaxdrl.env.Discrete(num_actions) or a 1-D purejaxdrl.env.Box"
             "((num_dims,)) of actions in [-1, 1] (not gymnax's or Gymnasium's "
             "spaces)."
         )
 
 
-def _named(spec: Any) -> str:
-    """`spec` and, where it is not purejaxdrl's, whose it is (gymnax's Discrete)."""
-    kind = type(spec)
-    if kind.__module__.startswith("purejaxdrl"):
-        return repr(spec)
-    return f"{spec!r} (a {kind.__module__}.{kind.__qualname__})"
+def _traced_with(message: str, action: Any, spec: Any) -> str:
+    """`message`, ending with the action `step` was traced with, and whence.
+
+    A `Box` spec's float action that `step` uses as an index broadcasts into
+    the observation: the check names the observation's shape, and the note
+    names the cause, so observation_spec is not bent to fit.
+    """
+    name = f"Discrete({spec.num_values})" if isinstance(spec, Discrete) else spec
+    note = f"step was traced with action {typed(action)}, from action_spec {name}"
+    if isinstance(spec, Box):
+        note += "; a Discrete action is int32[]"
+    return f"{message.removesuffix('.')} ({note})."
 
 
 def _action(env: Env, params: EnvParams) -> jax.ShapeDtypeStruct:
@@ -288,10 +284,10 @@ def _check_timestep(env_id: str, where: str, ts: Any, spec: Any) -> None:
     for field in ("observation", "final_observation"):
         _check_observation(env_id, f"{where}'s {field}", getattr(ts, field), spec)
     for field, dtype in _SCALARS.items():
-        value, name = getattr(ts, field), _dtype_name(dtype)
+        value, name = getattr(ts, field), dtype_name(dtype)
         if value.shape != () or value.dtype != dtype:
             raise ValueError(
-                f"{env_id}: {where}'s {field} is {_typed(value)}, not {name}[]; "
+                f"{env_id}: {where}'s {field} is {typed(value)}, not {name}[]; "
                 f"return one {name} scalar per environment (e.g. "
                 f"jnp.asarray(x, jnp.{name}))."
             )
@@ -303,14 +299,14 @@ def _check_metrics(env_id: str, where: str, info: Any) -> None:
     metrics = info.get(METRICS, {}) if isinstance(info, dict) else {}
     if not isinstance(metrics, dict):
         raise ValueError(
-            f"{env_id}: {where}'s info[{METRICS!r}] is {_typed(metrics)}; make it "
+            f"{env_id}: {where}'s info[{METRICS!r}] is {typed(metrics)}; make it "
             "a dict of name -> float32 scalar, the values a run logs."
         )
     for name, value in metrics.items():
         if getattr(value, "shape", None) != () or value.dtype != jnp.float32:
             raise ValueError(
                 f"{env_id}: {where}'s info[{METRICS!r}][{name!r}] is "
-                f"{_typed(value)}, not float32[]; log one float32 scalar per "
+                f"{typed(value)}, not float32[]; log one float32 scalar per "
                 "environment and step (a per-step value, which runs sum over each "
                 "episode), e.g. jnp.asarray(x, jnp.float32)."
             )
@@ -319,7 +315,7 @@ def _check_metrics(env_id: str, where: str, info: Any) -> None:
 def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
     if isinstance(spec, dict):
         if not isinstance(obs, dict) or set(obs) != set(spec):
-            got = sorted(obs) if isinstance(obs, dict) else _typed(obs)
+            got = sorted(obs) if isinstance(obs, dict) else typed(obs)
             raise ValueError(
                 f"{env_id}: {what} is {got}, but observation_spec is a dict of "
                 f"{sorted(spec)}; return the same keys."
@@ -332,7 +328,7 @@ def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
     shape = tuple(spec.shape)
     if not hasattr(obs, "shape") or obs.shape != shape or obs.dtype != jnp.float32:
         raise ValueError(
-            f"{env_id}: {what} is {_typed(obs)}, but observation_spec says "
+            f"{env_id}: {what} is {typed(obs)}, but observation_spec says "
             f"Box(shape={shape}) (float32{list(shape)}); make observation_spec "
             "and the observations agree."
         )
@@ -365,8 +361,8 @@ def _same(env_id: str, what: str, a: Any, b: Any) -> None:
         if (x.shape, x.dtype) != (y.shape, y.dtype):
             where = jax.tree_util.keystr(path)
             raise ValueError(
-                f"{env_id}: {what}{where} is {_typed(x)} after reset and "
-                f"{_typed(y)} after step; return the same shapes and dtypes from "
+                f"{env_id}: {what}{where} is {typed(x)} after reset and "
+                f"{typed(y)} after step; return the same shapes and dtypes from "
                 f"both{_key_hint(x.dtype, y.dtype)}."
             )
 
@@ -384,16 +380,3 @@ def _key_hint(a: Any, b: Any) -> str:
 
 def _is_key(dtype: Any) -> bool:
     return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
-
-
-def _dtype_name(dtype: Any) -> str:
-    """`float32`, or a typed key's `key<fry>` (which `jnp.dtype` refuses)."""
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):
-        return str(dtype)
-    return jnp.dtype(dtype).name
-
-
-def _typed(x: Any) -> str:
-    if hasattr(x, "dtype") and hasattr(x, "shape"):
-        return f"{_dtype_name(x.dtype)}{list(x.shape)}"
-    return type(x).__name__

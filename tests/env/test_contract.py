@@ -191,7 +191,8 @@ def test_a_key_in_the_state_of_another_shape_after_step_is_one_line():
         check_user_env(KeyInState("split"), "Split-v0")
     assert re.match(
         r"Split-v0: state\[1\] is key<\w+>\[\] after reset and key<\w+>\[2\] after "
-        r"step; return the same shapes and dtypes from both\.$",
+        r"step; return the same shapes and dtypes from both \(step was traced "
+        r"with action int32\[\], from action_spec Discrete\(2\)\)\.$",
         str(error.value),
     )
 
@@ -251,11 +252,13 @@ class Returns(Flawed):
          "makes the TimeStep)."),
         ("step (TimeStep, state)", "Returns-v0: step returned (TimeStep, state), "
          "the pair swapped; return (state, TimeStep), state first "
-         "(purejaxdrl.types.TimeStep(...) makes the TimeStep)."),
+         "(purejaxdrl.types.TimeStep(...) makes the TimeStep) (step was traced "
+         "with action int32[], from action_spec Discrete(2))."),
         ("step 5-tuple", "Returns-v0: step returned 5 values (float32[2], "
          "(int32[],), float32[], bool[], {}), gymnax's (obs, state, reward, done, "
          "info); return (state, TimeStep), state first "
-         "(purejaxdrl.types.TimeStep(...) makes the TimeStep)."),
+         "(purejaxdrl.types.TimeStep(...) makes the TimeStep) (step was traced "
+         "with action int32[], from action_spec Discrete(2))."),
     ],
 )  # fmt: skip
 def test_reset_or_step_not_returning_state_then_timestep_is_one_line(flaw, message):
@@ -316,3 +319,31 @@ def test_a_discrete_of_a_float_or_no_actions_is_one_line(count, message, capsys)
     envs.register("Counted-v0", lambda: CountedActions(np.int64(2)))
     env, _ = make_env(config)  # a numpy count is taken, as an int
     assert env.action_spec(()).num_values == 2
+
+
+class ActionInObservation(Flawed):
+    """Its step adds the action to the observation, as a position index would."""
+
+    def step(self, key, state, action, params):
+        state, ts = super().step(key, state, action, params)
+        obs = ts.observation + jnp.asarray(action, jnp.float32)[..., None]
+        return state, ts._replace(observation=obs, final_observation=obs)
+
+
+def test_a_step_that_breaks_the_contract_names_the_action_it_was_traced_with():
+    # A Box action used as an index broadcast into the observation: the line
+    # named only the observation's shape, and its fix pointed at the spec.
+    envs.register("BoxIndex-v0", lambda: ActionInObservation(action=envs.Box((1,))))
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "BoxIndex-v0"}}
+    )
+    with pytest.raises(ValueError) as error:
+        make_env(config)
+    assert str(error.value) == (
+        "BoxIndex-v0: step's observation is float32[1, 2], but observation_spec "
+        "says Box(shape=(2,)) (float32[2]); make observation_spec and the "
+        "observations agree (step was traced with action float32[1], from "
+        "action_spec Box(shape=(1,)); a Discrete action is int32[])."
+    )
+    envs.register("BoxIndex-v0", ActionInObservation)  # Discrete(2): it fits
+    make_env(config)
