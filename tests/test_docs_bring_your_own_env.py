@@ -146,6 +146,21 @@ def test_each_run_of_the_page_reaches_the_stated_return(run, folder, capsys):
     assert float(printed[-1]) == stated
 
 
+def test_the_jax_corridor_takes_its_length_as_an_option(folder):
+    # It kept the length in its params alone, so `--env.option length=6`, the
+    # flag that sets a gymnax id's params, was refused: "it takes no options".
+    from purejaxdrl.env.imports import import_modules
+
+    assert any("--env.option length=6" in what for _, _, what, _ in RUNS)
+    import_modules(["jax_corridor"])
+    assert pjd.env.make("JaxCorridor-v0").default_params.length == 4
+    assert pjd.env.make("JaxCorridor-v0", length=6).default_params.length == 6
+    with pytest.raises(
+        pjd.ConfigError, match=r"^env.options length=2.5 is not a whole number"
+    ):
+        pjd.env.make("JaxCorridor-v0", length=2.5)
+
+
 def test_the_gymnasium_corridor_refuses_a_fractional_length(folder, capsys):
     # The page's class annotates `length: int = 4`, and says that this makes
     # `length=2.5` a one-line refusal; unannotated, the option trained towards
