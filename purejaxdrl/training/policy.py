@@ -54,6 +54,7 @@ from purejaxdrl.training.policy_folder import (
 from purejaxdrl.training.policy_inputs import (
     as_acted_on,
     batched_step_inputs,
+    check_key,
     with_all_entries,
 )
 from purejaxdrl.training.restored import restore_run
@@ -314,6 +315,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         return network.apply(params, observe(obs))[0]
 
     def act(obs: jax.Array, key: PRNGKey) -> jax.Array:
+        check_key(key)
         return dist.to_env(sample(policy_output(obs), key))
 
     def mode(obs: jax.Array) -> jax.Array:
@@ -383,6 +385,7 @@ def _recurrent_policy(
         return state, policy
 
     def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
+        check_key(key)
         state, policy = output(state, obs, reset)
         keys = jax.random.split(key, policy.shape[0])
         return state, dist.to_env(jax.vmap(sample)(policy, keys))

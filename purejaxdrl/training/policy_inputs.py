@@ -1,7 +1,8 @@
 """What an exported policy takes: observations checked and put as its agent saw them.
 
-Both functions raise one ValueError naming the shapes a policy takes where an
-observation fits none of them, instead of an error from inside the network.
+The observations' functions raise one ValueError naming the shapes a policy
+takes where an observation fits none of them, instead of an error from inside
+the network; `check_key` one naming the key a seed was given for.
 """
 
 from typing import Any
@@ -10,6 +11,24 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.env.base import Box
+
+
+def check_key(key: Any) -> None:
+    """A ValueError where `act` or `step` is given a seed (`act(obs, 0)`), not a key.
+
+    Many RL libraries take an int seed there; JAX would refuse it from inside
+    the sampler ("invalid PRNG key data"). A check of the argument's type and
+    shape in Python: under `jit` it runs once, at tracing, and costs nothing.
+    """
+    dtype = getattr(key, "dtype", None)
+    typed = dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+    if jnp.ndim(key) == 0 and not typed:
+        given = f"key={key!r}" if dtype is None else f"a key of {dtype}[]"
+        raise ValueError(
+            f"policy.act and policy.step take a random key, not a seed; got "
+            f"{given}: pass jax.random.key(seed) (and a new one for each call, "
+            "from jax.random.split)."
+        )
 
 
 def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:

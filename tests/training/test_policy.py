@@ -260,3 +260,42 @@ def test_a_recurrent_policy_with_hidden_entries_quotes_the_shape_it_was_given(
     _, a = policy.step_mode(state, whole, True)
     _, b = policy.step_mode(state, whole[:, [0, 2]], True)
     np.testing.assert_array_equal(a, b)
+
+
+SEED_GIVEN = (
+    "policy.act and policy.step take a random key, not a seed; got {}: pass "
+    "jax.random.key(seed) (and a new one for each call, from jax.random.split)."
+)
+
+
+@pytest.mark.parametrize("preset", ["cartpole", "cartpole_masked"])
+def test_a_seed_given_for_the_key_is_one_line(preset, tmp_path):
+    # `policy.act(obs, 0)`, as many RL libraries take a seed, raised JAX's
+    # "invalid PRNG key data" from inside the sampler.
+    config = pjd.apply_overrides(pjd.load_preset(preset).config, {"devices": 1})
+    env = pjd.env.make(config.env.id)
+    seen = pjd.env.Box((2,)) if preset == "cartpole_masked" else pjd.env.Box((4,))
+    actions = env.action_spec(env.default_params)
+    network, _ = algorithm("ppo").make_networks(
+        config.algo_config, config.network, seen, actions
+    )
+    params = network.init(jax.random.key(0), jnp.zeros(seen.shape))
+    write_policy(tmp_path, config, params, None, updates=1, specs=(seen, actions))
+    policy = pjd.load_policy(tmp_path)
+    obs = np.zeros((3, *seen.shape), np.float32)
+    if preset == "cartpole_masked":  # a recurrent core: it acts by step
+        state = policy.initial_state(3)
+
+        def act(obs, key):
+            return policy.step(state, obs, np.ones(3, bool), key)[1]
+    else:
+        act = policy.act
+    for seed, given in [(0, "key=0"), (np.int64(7), "a key of int64[]")]:
+        with pytest.raises(ValueError) as e:
+            act(obs, seed)
+        assert str(e.value) == SEED_GIVEN.format(given)
+    with pytest.raises(ValueError) as e:  # under jit, at tracing
+        jax.jit(act)(obs, 0)
+    assert str(e.value) == SEED_GIVEN.format("a key of int32[]")
+    assert jax.jit(act)(obs, jax.random.key(0)).shape == (3,)
+    assert act(obs, jax.random.PRNGKey(0)).shape == (3,)  # a raw key, uint32[2]
