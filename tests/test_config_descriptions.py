@@ -1,12 +1,13 @@
 """Every config field explains itself: described once, shown by `--help`."""
 
 import dataclasses
+import re
 import typing
 
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.agents.registry import algorithms, names
 from purejaxdrl.cli.processes import DistributedConfig
 from purejaxdrl.config_docs import attribute_docs, field_descriptions, field_docs
 
@@ -106,3 +107,15 @@ def test_descriptions_follow_dotted_paths():
     assert docs["r2d2.buffer_size"] == docs["dqn.buffer_size"]
     assert docs["network.core_size"] == "the recurrent core's hidden size."
     assert all(docs.values())
+
+
+@pytest.mark.parametrize("record", algorithms(), ids=lambda r: r.name)
+def test_a_shared_fields_description_names_no_one_algorithm(record):
+    # `--algo dqn --help` read "--dqn.learning-rate: the optimiser's step size.
+    # SAC keeps it constant, for its actor and critics...": SAC's words, in
+    # the description every algorithm's learning rate shares.
+    docs = field_descriptions(record.default_config())
+    assert "the optimiser's step size" in docs["learning_rate"]
+    others = [n.upper() for n in names() if n != record.name]
+    named = [n for n in others if re.search(rf"\b{n}\b", docs["learning_rate"])]
+    assert not named, docs["learning_rate"]

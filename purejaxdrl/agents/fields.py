@@ -24,9 +24,7 @@ class LearnerFields:
     """What every learner has.
 
     Attributes:
-      learning_rate: the optimiser's step size. SAC keeps it constant, for
-        its actor and critics, and for its temperature where
-        `alpha_learning_rate` is 0.
+      learning_rate: the optimiser's step size.
       gamma: discount γ of the returns the agent learns (the environment's own
         discount is 0 only at a termination).
 
