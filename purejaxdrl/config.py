@@ -67,7 +67,7 @@ def _refuse_unread_sections(
 
     `{"ppo": {"learning_rate": 1e-2}}` on a run of ppo_kl would train with
     ppo_kl's learning rate, and nothing would say so. Sections given back
-    unchanged are no change. (A saved run's config.yaml holds every section:
+    unchanged are no change. (A checkpoint's saved config holds every section:
     `config_from_dict` leaves out those its algorithm does not read.)
     """
     selected = changes.get(selection.by, getattr(config, selection.by))
