@@ -9,8 +9,6 @@ from typing import Any
 import numpy as np
 
 RETURN = "episode/mean_return"
-# Axis labels of the metrics a reader plots most.
-LABELS = {RETURN: "mean episode return", "eval/mean_return": "evaluation return"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,24 +10,9 @@ import yaml
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
-from purejaxdrl.observe.curve import LABELS, RETURN, Curve, setting_label, short_value
+from purejaxdrl.observe.curve import Curve, setting_label, short_value
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.observe.result_curves import is_result, result_curves
-
-# Re-exported: what readers of learning curves import from here.
-__all__ = [
-    "LABELS",
-    "RETURN",
-    "Curve",
-    "load_curves",
-    "pbt_curve",
-    "read_history",
-    "read_jsonl",
-    "setting_label",
-    "short_value",
-    "sweep_curves",
-    "unfinished",
-]
 
 # Config fields (dotted paths) that do not make runs different settings, as
 # well as those a resume may change and those that only lay training out

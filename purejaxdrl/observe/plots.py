@@ -9,16 +9,14 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 
-# Reading and aligning runs lives in `curves`; its names are read from here too.
+# A curve lives in `curve`, reading and aligning runs in `curves`; their
+# names are read from here too.
+from purejaxdrl.observe.curve import RETURN, Curve, setting_label, short_value
 from purejaxdrl.observe.curves import (
-    RETURN,
-    Curve,
     load_curves,
     pbt_curve,
     read_history,
     read_jsonl,
-    setting_label,
-    short_value,
     sweep_curves,
     unfinished,
 )

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.observe.curves import RETURN, Curve, load_curves
+from purejaxdrl.observe.plots import RETURN, Curve, load_curves
 
 
 def _run(root, name, records, **config):
