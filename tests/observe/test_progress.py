@@ -17,6 +17,8 @@ from purejaxdrl.observe.progress import (
     counting,
     duration,
     figures,
+    in_notebook,
+    progress_text,
 )
 
 STYLE = re.compile(r"\x1b\[[0-9;]*m")
@@ -182,3 +184,95 @@ def test_the_notebook_display_says_the_phase_then_the_figures(monkeypatch):
     bar.write(RECORD)
     assert shown[:2] == ["ppo CartPole-v1: starting…", "ppo CartPole-v1: compiling…"]
     assert "99,840/99,840" in shown[2] and "return 265.8" in shown[2]
+
+
+# What the fast suite let change (mutants7_M7A): each figure read from its own
+# field, boundaries of the compact forms, which figure drops first.
+
+
+def test_boundaries_of_the_compact_counts_and_durations():
+    assert compact(10_000) == "10.0k"  # not "10,000", nor "10.00k"
+    assert compact(9_999) == "9,999"
+    assert [duration(s) for s in (59.6, 60, 3599, 3600)] == [
+        "1m00s",  # rounded, not floored
+        "1m00s",
+        "59m59s",
+        "1h00m",
+    ]
+
+
+def test_the_log_line_reads_each_figure_from_its_own_field():
+    record = {
+        "env_steps": 6_656,
+        "steps_per_second": 800_000.4,
+        "steps_per_second_per_device": 100_000.2,
+        "episode/mean_return": 21.26,
+        "eval/mean_return": 480.0,
+        "eta_seconds": 125.4,
+    }
+    assert progress_text(record, 99_840, 8) == (
+        "steps        6,656/99,840     800,000 steps/s (100,000/device x 8)  "
+        "return     21.3  eval 480.0  ETA 125 s"
+    )
+    # No evaluation in this chunk, no episode ended: no eval figure, a dash.
+    del record["eval/mean_return"]
+    text = progress_text({**record, "episode/mean_return": float("nan")}, 99_840, 8)
+    assert text.endswith("return        —  ETA 125 s"), text
+    live = dict(figures(record, 99_840, 8))
+    assert "(100k/device x 8)" in live and "800k steps/s" in live
+    assert "eval" not in " ".join(live)
+    nan = figures({"env_steps": 0, "episode/mean_return": float("nan")}, 10, 1)
+    assert ("return —", False) in nan
+    # One device: no per-device figure.
+    assert all("/device" not in text for text, _ in figures(record, 99_840, 1))
+
+
+def test_the_last_droppable_figure_drops_first():
+    parts = [("a", False), ("BBBB", True), ("c", False), ("DDDD", True)]
+    line = ProgressLine("d", 0, 1, parts)
+    # All 16 cells of figures fit beside 1 of description, the 2 gaps and the
+    # 8-cell minimum bar from 27 cells on; at 26 "DDDD" (the last droppable)
+    # goes and the bar takes the rest: 26 - 1 - 2 - 10 = 13.
+    assert line.fit(27) == ("d", 8, "a  BBBB  c  DDDD")
+    assert line.fit(26) == ("d", 13, "a  BBBB  c")
+    assert line.fit(12)[2] == "a  c"
+
+
+def test_the_live_bar_follows_the_steps_done():
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    logger = ConsoleLogger(99_840, "ppo CartPole-v1", console=console)
+    logger.write({**RECORD, "env_steps": 24_960})
+    (task,) = logger._progress.tasks
+    assert task.completed == 24_960 and task.percentage == 25.0
+    logger.close()
+
+
+def test_the_notebook_bar_is_the_steps_done_of_the_total(monkeypatch):
+    import IPython.display
+
+    shown = []
+
+    class Handle:
+        def update(self, bundle, raw):
+            shown.append(bundle["text/html"])
+
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: Handle())
+    bar = NotebookProgress(99_840, "ppo <CartPole>")
+    bar.write({**RECORD, "env_steps": 6_656})
+    assert '<progress value="6656" max="99840"' in shown[-1]
+    assert shown[-1].startswith("<b>ppo &lt;CartPole&gt;</b> ")
+
+
+def test_only_a_jupyter_kernel_is_a_notebook(monkeypatch):
+    import types
+
+    shell = types.SimpleNamespace(config={})
+    fake = types.SimpleNamespace(get_ipython=lambda: shell)
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert not in_notebook()  # a terminal IPython
+    shell.config = {"IPKernelApp": {"connection_file": "x.json"}}
+    assert in_notebook()
+    fake.get_ipython = lambda: None  # imported, but no shell running
+    assert not in_notebook()
+    monkeypatch.delitem(sys.modules, "IPython")
+    assert not in_notebook()
