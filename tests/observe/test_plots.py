@@ -13,6 +13,7 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.plots import (
     RETURN,
+    Curve,
     load_curves,
     plot_curves,
     read_history,
@@ -441,3 +442,78 @@ def test_a_sweep_result_s_runs_are_grouped_by_setting():
         [0.0, 1.0],
         [2.0, 3.0],
     ]
+
+
+# What the fast suite let change in the drawing (mutants7_M7A): the figure is
+# caught as it is saved and read back.
+
+
+def _drawn(monkeypatch, curves, **kwargs):
+    """plot_curves's figure, caught at savefig: (first panel, second panel)."""
+    from matplotlib.figure import Figure
+
+    caught = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, out: caught.append(fig))
+    plot_curves(curves, "unused.png", **kwargs)
+    (fig,) = caught
+    return fig.axes
+
+
+def _curve(label, *seeds, metric=RETURN):
+    histories = tuple(
+        [
+            {"env_steps": 100 * (k + 1), "time": k + 1.0, metric: v}
+            for k, v in enumerate(values)
+        ]
+        for values in seeds
+    )
+    return Curve(label, histories)
+
+
+def test_curves_are_coloured_and_listed_best_final_value_first(monkeypatch):
+    import matplotlib
+
+    curves = [_curve("B", [5, 5]), _curve("C", [9, 1]), _curve("A", [1, 9])]
+    steps, time = _drawn(monkeypatch, curves)
+    # Final values 5, 1, 9: A is best, then B, then C (C began highest).
+    viridis = matplotlib.colormaps["viridis"]([0.0, 0.45, 0.9])
+    for ax in (steps, time):
+        # Drawn best first: the first colour of the map is the best curve's.
+        colors = [line.get_color() for line in ax.get_lines()]
+        np.testing.assert_allclose(colors, viridis)
+    legend = [t.get_text() for t in steps.get_legend().get_texts()]
+    assert legend == ["A", "B", "C"]
+    assert steps.get_ylabel() == "mean episode return"
+
+
+def test_the_legend_names_the_ten_best_curves(monkeypatch):
+    curves = [_curve(f"c{i:02d}", [0, i]) for i in range(11)]
+    steps, _ = _drawn(monkeypatch, curves)
+    legend = [t.get_text() for t in steps.get_legend().get_texts()]
+    assert legend == [f"c{i:02d}" for i in range(10, 0, -1)]
+
+
+def test_one_point_of_three_seeds_draws_its_spread_and_a_target_of_zero(monkeypatch):
+    curve = _curve("eval", [1], [2], [6], metric="eval/mean_return")
+    steps, time = _drawn(monkeypatch, [curve], target=0.0, metric="eval/mean_return")
+    assert steps.get_ylabel() == "evaluation return"
+    for ax in (steps, time):
+        # The mean 3 as a marker, the seeds' 1..6 as an error bar.
+        (bar,) = [c for c in ax.collections if len(c.get_segments())]
+        (segment,) = bar.get_segments()
+        np.testing.assert_allclose(segment[:, 1], [1, 6])
+        (marker,) = [line for line in ax.get_lines() if line.get_marker() == "o"]
+        assert list(marker.get_ydata()) == [3]
+        # The target line, at 0 too.
+        targets = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+        assert [tuple(t.get_ydata()) for t in targets] == [(0, 0)]
+
+
+def test_a_misspelt_metric_names_twelve_logged_ones_and_how_many_more():
+    from purejaxdrl.observe.plots import check_metric
+
+    record = {"env_steps": 1, **{f"m{i:02d}": 1.0 for i in range(14)}}
+    names = ", ".join(f"m{i:02d}" for i in range(12))
+    with pytest.raises(pjd.ConfigError) as e:
+        check_metric([Curve("a", ([record],))], "zzz")
+    assert str(e.value).endswith(f"their records hold {names} and 2 more.")
