@@ -12,7 +12,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.observe.loggers import JsonlLogger, TensorBoardLogger
+from purejaxdrl.observe.loggers import JsonlLogger, TensorBoardLogger, logger_flags
 
 RECORDS = [
     # No episode ended in the first chunk: a gap, never a 0.
@@ -245,3 +245,114 @@ def test_a_stopped_runs_resume_command_keeps_its_logger(tmp_path, capsys, monkey
     assert cli.main([*words[1:], "--no-compile-cache", "--quiet"]) == 0
     steps = [step for step, _ in _scalars(run / "tensorboard", "steps_per_second")]
     assert steps[-1] == 256, steps
+
+
+# What the fast suite let change in the sinks (mutants7_M7A), without training.
+
+
+def test_sinks_leave_out_infinities_and_flags(tmp_path):
+    record = {"env_steps": 64, "loss": 0.5, "up": math.inf, "down": -math.inf,
+              "stopped": True, "updates": 2}  # fmt: skip
+    jsonl = tmp_path / "m.jsonl"
+    jsonl.write_text('{"env_steps": 32}\n')  # a resumed run's history
+    sink = JsonlLogger(jsonl)
+    sink.write(record)
+    sink.close()
+    lines = jsonl.read_text().splitlines()
+    assert lines[0] == '{"env_steps": 32}'  # appended after it, not replaced
+
+    def strict(name):
+        raise ValueError(f"not strict JSON: {name}")
+
+    back = json.loads(lines[1], parse_constant=strict)
+    assert back == {**record, "up": None, "down": None}
+    tb = TensorBoardLogger(tmp_path / "tb")
+    tb.write(record)
+    tb.close()
+    acc = EventAccumulator(str(tmp_path / "tb"))
+    acc.Reload()
+    assert sorted(acc.Tags()["scalars"]) == ["loss", "updates"]
+    assert _scalars(tmp_path / "tb", "updates") == [(64, 2.0)]
+
+
+def test_logger_flags_name_each_logger_once():
+    assert logger_flags(["tensorboard", "wandb", "tensorboard"]) == (
+        " --logger tensorboard --logger wandb"
+    )
+    assert logger_flags([]) == ""
+
+
+class _FakeWandb:
+    """The part of the wandb module WandbLogger uses, recording its calls."""
+
+    class errors:
+        class UsageError(Exception):
+            pass
+
+        class AuthenticationError(Exception):
+            pass
+
+    def __init__(self, refuse=None):
+        self.inits, self.logged, self.metrics, self.refuse = [], [], [], refuse
+
+    def init(self, **kwargs):
+        if self.refuse:
+            raise self.refuse
+        self.inits.append(kwargs)
+        fake = self
+
+        class Run:
+            id = "run1d"
+
+            def define_metric(self, name, **kwargs):
+                fake.metrics.append((name, kwargs))
+
+            def log(self, data):
+                fake.logged.append(data)
+
+            def finish(self):
+                pass
+
+        return Run()
+
+
+def test_wandb_logs_finite_numbers_against_env_steps_and_resumes_its_run(
+    tmp_path, monkeypatch
+):
+    import sys
+
+    from purejaxdrl.observe.loggers import WandbLogger
+
+    fake = _FakeWandb()
+    monkeypatch.setitem(sys.modules, "wandb", fake)
+    monkeypatch.setenv("WANDB_PROJECT", "mine")
+    logger = WandbLogger(tmp_path, "ppo", {"seed": 0})
+    assert fake.metrics == [("env_steps", {}), ("*", {"step_metric": "env_steps"})]
+    logger.write({"env_steps": 64, "updates": 2, "loss": 0.5, "ret": math.nan,
+                  "up": math.inf, "stopped": True, "env": "CartPole-v1"})  # fmt: skip
+    logger.close()
+    assert fake.logged == [{"env_steps": 64, "updates": 2, "loss": 0.5}]
+    (first,) = fake.inits
+    assert first["id"] is None and first["resume"] is None
+    assert first["project"] == "mine" and first["dir"] == str(tmp_path)
+    # A second session of the run goes on in the W&B run of the first.
+    assert (tmp_path / "wandb" / "purejaxdrl-run-id").read_text() == "run1d"
+    WandbLogger(tmp_path, "ppo", {"seed": 0}).close()
+    assert fake.inits[1]["id"] == "run1d" and fake.inits[1]["resume"] == "allow"
+
+
+def test_a_wandb_refusal_resumes_with_every_logger_and_wandb(tmp_path, monkeypatch):
+    import sys
+
+    from purejaxdrl.observe.loggers import WandbLogger
+
+    refusal = _FakeWandb.errors.UsageError("No API key configured.\nMore text.")
+    monkeypatch.setitem(sys.modules, "wandb", _FakeWandb(refusal))
+    with pytest.raises(pjd.ConfigError) as e:
+        WandbLogger(tmp_path, "ppo", {}, log_to=("tensorboard",))
+    message = str(e.value)
+    assert "(UsageError: No API key configured.);" in message
+    assert "More text" not in message
+    assert message.endswith(
+        f"`purejaxdrl train --resume {tmp_path} --logger tensorboard --logger wandb`"
+    )
