@@ -43,12 +43,15 @@ def compact(x: float | None) -> str:
     """A count in at most ~5 characters: 9,984, 12.3k, 500k, 1.50M, 2.05G."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    if abs(x) < 10_000:
+    if round(abs(x)) < 10_000:
         return f"{x:,.0f}"
     for unit, scale in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
         value = x / scale
         digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
         text = f"{value:.{digits}f}"
+        if digits and len(text.lstrip("-").replace(".", "")) > 3:
+            # Rounded up to the next power of ten (99.96 -> 100.0): 3 digits.
+            text = f"{value:.{digits - 1}f}"
         if abs(float(text)) < 1000:
             return text + unit
     return f"{x / 1e12:.0f}T"

@@ -193,6 +193,13 @@ def test_the_notebook_display_says_the_phase_then_the_figures(monkeypatch):
 def test_boundaries_of_the_compact_counts_and_durations():
     assert compact(10_000) == "10.0k"  # not "10,000", nor "10.00k"
     assert compact(9_999) == "9,999"
+    # Three digits also where rounding reaches the next power of ten.
+    assert [compact(x) for x in (9_999.6, 9_996_000, 99_960, 999_960)] == [
+        "10.0k",
+        "10.0M",
+        "100k",
+        "1.00M",
+    ]
     assert [duration(s) for s in (59.6, 60, 3599, 3600)] == [
         "1m00s",  # rounded, not floored
         "1m00s",
