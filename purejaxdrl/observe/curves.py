@@ -111,9 +111,9 @@ def load_curves(
 
     A sweep directory gives one curve per setting (`sweep_curves`), a PBT
     directory one of its population (`pbt_curve`); run directories whose
-    configs differ only in the seed form one curve. A `pjd.train` or
-    `pjd.sweep` result may stand in for a directory: its records in memory
-    (`result_curves`), written to a directory or not.
+    configs differ only in the seed form one curve. A `pjd.train`,
+    `pjd.sweep` or `pjd.pbt` result may stand in for a directory: its records
+    in memory (`result_curves`), written to a directory or not.
 
     Raises:
       ConfigError: a path that is none of these, an unfinished sweep or PBT

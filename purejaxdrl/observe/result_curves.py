@@ -12,38 +12,36 @@ from purejaxdrl.observe.curve import Curve, setting_label
 
 
 def is_result(item: Any) -> bool:
-    """Whether `item` is a train or sweep result rather than a path."""
+    """Whether `item` is a train, sweep or PBT result rather than a path."""
     return hasattr(item, "history") or hasattr(item, "histories")
 
 
 def result_curves(result: Any) -> list[Curve]:
-    """One curve for a `TrainResult`; one per setting for a `SweepResult`.
+    """The curves `load_curves` makes of `result`'s directory, from memory.
 
-    A sweep's settings are labelled as its directory's are (`setting_label`),
-    each curve's seeds the setting's runs; a run's curve is labelled by its
-    algorithm and environment.
+    A `TrainResult` gives one curve, labelled by its algorithm and
+    environment; a `SweepResult` one per setting, labelled as its directory's
+    are (`setting_label`), its seeds the setting's runs; a `PBTResult` one of
+    its population, as `pbt_curve` draws it.
     """
+    histories = [result.history] if hasattr(result, "history") else result.histories
+    if not any(histories):
+        raise ConfigError(
+            "this result has no records to plot: it stopped before its first "
+            "chunk ended; train it further (its resume) and plot that"
+        )
     if hasattr(result, "history"):
-        if not result.history:
-            raise_empty()
         config = result.config
         label = f"{config.algo} on {config.env.id}" if config is not None else "run"
         return [Curve(label, (list(result.history),))]
+    if hasattr(result, "lineage"):  # PBT: members are no seeds of one setting
+        label = f"PBT population ({result.population} members)"
+        return [Curve(label, tuple(list(h) for h in histories))]
     plan = result.plan
-    if not any(result.histories):
-        raise_empty()
     runs: list[list[list[dict[str, Any]]]] = [[] for _ in plan.settings]
-    for i, history in enumerate(result.histories):
+    for i, history in enumerate(histories):
         runs[plan.run(i)[0]].append(list(history))
     return [
-        Curve(setting_label(values, plan.base.algo), tuple(histories))
-        for values, histories in zip(plan.settings, runs, strict=True)
+        Curve(setting_label(values, plan.base.algo), tuple(seeds))
+        for values, seeds in zip(plan.settings, runs, strict=True)
     ]
-
-
-def raise_empty() -> None:
-    """A result without records: a one-line error."""
-    raise ConfigError(
-        "this result has no records to plot (its run logged no chunk); "
-        "train with num_logs >= 1"
-    )

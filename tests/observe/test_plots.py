@@ -442,6 +442,11 @@ def test_a_sweep_result_s_runs_are_grouped_by_setting():
         [0.0, 1.0],
         [2.0, 3.0],
     ]
+    # A PBT result: its population is one curve, as its directory's.
+    pbt = types.SimpleNamespace(histories=histories, lineage=[], population=4)
+    (curve,) = load_curves(pbt)
+    assert curve.label == "PBT population (4 members)"
+    assert curve.series("env_steps")[1].ravel().tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 # What the fast suite let change in the drawing (mutants7_M7A): the figure is
