@@ -100,11 +100,13 @@ def check_contract(
         (`reset` kept it), also the action it was traced with.
 
     """
-    spec = env.observation_spec(params)
-    try:
-        action_spec = env.action_spec(params)
-    except ConfigError as e:  # Discrete(2.0), say: named with the env's id
-        raise ConfigError(f"{env_id}: its action_spec made {e}") from e
+    specs = []
+    for name in ("observation_spec", "action_spec"):
+        try:
+            specs.append(getattr(env, name)(params))
+        except ConfigError as e:  # Discrete(2.0), say: named with the env's id
+            raise ConfigError(f"{env_id}: its {name} made {e}") from e
+    spec, action_spec = specs
     _check_specs(env_id, spec, action_spec)
     key = make_key(0) if key is None else key
     state, first = _pair(

@@ -321,6 +321,25 @@ def test_a_discrete_of_a_float_or_no_actions_is_one_line(count, message, capsys)
     assert env.action_spec(()).num_values == 2
 
 
+class WordShape(Flawed):
+    """Its observation_spec makes a Box of a word's shape."""
+
+    def observation_spec(self, params):
+        return envs.Box("four")
+
+
+def test_a_bad_observation_spec_is_named_with_the_environment():
+    envs.register("WordShape-v0", WordShape)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": "WordShape-v0"}}
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        make_env(config)
+    assert str(error.value).startswith(
+        "WordShape-v0: its observation_spec made Box('four'): the shape must be"
+    )
+
+
 class ActionInObservation(Flawed):
     """Its step adds the action to the observation, as a position index would."""
 
