@@ -30,10 +30,11 @@ from purejaxdrl import (  # noqa: E402
 )
 
 # The user tier: train, sweep, presets, policies.
-from purejaxdrl.config import ConfigError, SetupWarning, apply_overrides  # noqa: E402
+from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
 from purejaxdrl.observe.evaluation import EvalConfig  # noqa: E402
 from purejaxdrl.runners.placement import HostConfig  # noqa: E402
+from purejaxdrl.setup_warnings import SetupWarning  # noqa: E402
 from purejaxdrl.sweeps.batch import SweepStopped  # noqa: E402
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
 from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402

@@ -1,4 +1,4 @@
-"""Generic config machinery: typed overrides, range checks, setup warnings.
+"""Generic config machinery: typed overrides and range checks.
 
 Every way a config is made (defaults, a preset, a YAML file, the command line)
 goes through `apply_overrides` and then the config's validation, so bad input
@@ -7,14 +7,11 @@ module knows no algorithm, environment or run: `agents` use its checks for their
 own sections, `training.config` composes the run's config from them.
 """
 
-import contextlib
-import contextvars
 import dataclasses
 import difflib
 import math
 import typing
-import warnings
-from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
 import jax
@@ -344,57 +341,3 @@ def check_ranges(
             0.0 <= value <= 1.0,
             f"{name}.{field}={value} must be in [0, 1]; e.g. --{flag} 0.99.",
         )
-
-
-class SetupWarning(UserWarning):
-    """purejaxdrl's advice on how a run is set up (`warn_once`'s warnings).
-
-    Filtered, recorded or made an error as any warning is
-    (`warnings.simplefilter("error", SetupWarning)`), and shown as Python
-    shows warnings. The `purejaxdrl` command shows it as one line,
-    `purejaxdrl: warning: <message>`, as it shows its errors: there, where it
-    was raised is the library's own check, of no use to the reader.
-    """
-
-
-# What warn_once has shown this process (its keys), and whether it is quiet.
-_SHOWN: set[Hashable] = set()
-_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
-
-
-def warn_once(message: str, key: Hashable | None = None) -> None:
-    """A `SetupWarning` of `message`, the first time this process is told `key`.
-
-    `key` (by default the message) names what is warned of: give the
-    algorithm and the fields, not their values, so that a sweep over the
-    values warns once. Not Python's own once-per-location: each of a config's
-    checks (and each run of a sweep) calls the check, and any change to the
-    warning filters in between (environment imports make some) would show it
-    again. Inside `quiet_setup_warnings` nothing is shown or remembered.
-    """
-    key = message if key is None else key
-    if _QUIET.get() or key in _SHOWN:
-        return
-    _SHOWN.add(key)
-    warnings.warn(message, SetupWarning, stacklevel=2)
-
-
-def forget_warnings() -> None:
-    """Lets warn_once show again what it has shown (for tests)."""
-    _SHOWN.clear()
-
-
-@contextlib.contextmanager
-def quiet_setup_warnings() -> Iterator[None]:
-    """Within it, warn_once shows nothing: for a finished run read back.
-
-    Its warnings are about how training is set up; exporting or loading a
-    trained policy builds the same config, agent and networks, but nothing it
-    could say can be acted on there. What is silenced here is still shown
-    the first time a run is set up afterwards.
-    """
-    token = _QUIET.set(True)
-    try:
-        yield
-    finally:
-        _QUIET.reset(token)

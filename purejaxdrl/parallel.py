@@ -19,7 +19,8 @@ import jax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError, warn_once
+from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import warn_once
 
 DATA_AXIS = "data"
 SWEEP_AXIS = "sweep"

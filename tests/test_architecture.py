@@ -30,6 +30,7 @@ LAYERS = (
         "config",
         "config_types",
         "config_docs",
+        "setup_warnings",
         "field_roles",
         "types",
         "parallel",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError, SetupWarning, forget_warnings
+from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import (
     DATA_AXIS,
     SWEEP_AXIS,
@@ -27,6 +27,7 @@ from purejaxdrl.parallel import (
     replicated,
     varying,
 )
+from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 
 
 def _ids(mesh) -> list:

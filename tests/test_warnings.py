@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from purejaxdrl import cli
-from purejaxdrl.config import SetupWarning, forget_warnings, warn_once
+from purejaxdrl.setup_warnings import SetupWarning, forget_warnings, warn_once
 
 
 def test_the_command_shows_a_setup_warning_as_one_line_and_others_as_pythons():
@@ -26,7 +26,7 @@ _SCRIPT = """
 import gc, sys, warnings
 if sys.argv[1] == "import":
     import purejaxdrl
-    from purejaxdrl.config import warn_once
+    from purejaxdrl.setup_warnings import warn_once
     warn_once("advice to a library user", key="test_warnings")
 import tracemalloc
 tracemalloc.start(5)  # after the import: tracing it would take 30 s

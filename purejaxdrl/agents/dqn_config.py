@@ -9,7 +9,8 @@ from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.q_learning import warn_unused_epsilons, warn_unused_priorities
 from purejaxdrl.agents.replay_sizes import check_buffer_fits
-from purejaxdrl.config import check, check_ranges, warn_once
+from purejaxdrl.config import check, check_ranges
+from purejaxdrl.setup_warnings import warn_once
 
 
 @jax.tree_util.register_dataclass

@@ -34,12 +34,13 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     learner_optimizer,
 )
-from purejaxdrl.config import check, check_ranges, warn_once
+from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, device_key, make_sequence_buffer
 from purejaxdrl.rl.losses import actor_critic_loss
 from purejaxdrl.rl.vtrace import vtrace
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 
@@ -327,11 +328,10 @@ def _replayed(ratio: float, local_envs: int) -> int:
 def _check_achieved_ratio(ratio: float, shape: RunShape) -> None:
     """Warns where whole replayed trajectories per device miss `ratio`.
 
-    The replayed count is rounded per device, so with few environments per
-    device the replayed fraction of a batch is not the one asked for, and it
-    changes with the device count; beyond 10% relative that is said, once.
-    A warning, not a refusal: eval, export and resume of a run trained so
-    read this config back.
+    The replayed count is rounded per device, so with few environments per device
+    the replayed fraction of a batch is not the one asked for, and it changes with
+    the device count; beyond 10% relative that is said, once. A warning, not a
+    refusal: eval, export and resume of a run trained so read this config back.
     """
     local = shape.num_envs // shape.num_devices
     replayed = _replayed(ratio, local)

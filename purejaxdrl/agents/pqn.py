@@ -45,7 +45,7 @@ from purejaxdrl.agents.q_learning import (
     warn_unused_epsilons,
 )
 from purejaxdrl.agents.r2d2_sequences import make_q_acting
-from purejaxdrl.config import check_ranges, warn_once
+from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import (
     AnyNetwork,
     NetworkConfig,
@@ -53,6 +53,7 @@ from purejaxdrl.networks import (
     make_q_network,
 )
 from purejaxdrl.rl.returns import episode_aware_q_lambda
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 
 

@@ -11,9 +11,9 @@ import optax
 
 from purejaxdrl.agents.base import Acting, feed_forward
 from purejaxdrl.agents.optim import local_copy
-from purejaxdrl.config import warn_once
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.types import Params
 
 

@@ -94,7 +94,7 @@ def _setup_warnings_as_one_line() -> Iterator[None]:
     Only the command's own process: a library user keeps Python's format,
     and other warnings keep theirs here too (by the formatter it replaces).
     """
-    from purejaxdrl.config import SetupWarning
+    from purejaxdrl.setup_warnings import SetupWarning
 
     others = warnings.formatwarning
 

@@ -132,7 +132,7 @@ def _validated(config: Any, preset: Any, env: str) -> Any:
         section where the preset alone has that same fault (no flag caused it).
 
     """
-    from purejaxdrl.config import quiet_setup_warnings
+    from purejaxdrl.setup_warnings import quiet_setup_warnings
     from purejaxdrl.training.config import validate
     from purejaxdrl.training.presets import preset_fault
 

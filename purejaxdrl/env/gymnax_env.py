@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.config import ConfigError, SetupWarning
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import (
     Box,
     Discrete,
@@ -24,6 +24,7 @@ from purejaxdrl.env.base import (
     strong_types,
 )
 from purejaxdrl.env.contract import traced
+from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.types import PRNGKey, TimeStep
 
 # Environments whose `step` runs a loop from a constant carry that picks up

@@ -17,7 +17,7 @@ import flax.linen as nn
 import jax
 import numpy as np
 
-from purejaxdrl.config import ConfigError, warn_once
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks.base import (
     ACTIVATIONS,
@@ -36,6 +36,7 @@ from purejaxdrl.networks.pixels import (
     frames,
     min_size,
 )
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.types import PyTree
 
 # The torsos of the user's own, by name (`register_torso`).

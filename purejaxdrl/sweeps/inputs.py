@@ -16,11 +16,12 @@ from typing import Any
 
 import yaml
 
-from purejaxdrl.config import ConfigError, SetupWarning, require_config
+from purejaxdrl.config import ConfigError, require_config
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.observe.records import reading, restore_or_restart
+from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import Preset, load_preset

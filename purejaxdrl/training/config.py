@@ -20,7 +20,7 @@ from purejaxdrl.agents.registry import (
     reserve_names,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
-from purejaxdrl.config import ConfigError, check, require_config, to_dict, warn_once
+from purejaxdrl.config import ConfigError, check, require_config, to_dict
 from purejaxdrl.config_types import check_seed, check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -28,6 +28,7 @@ from purejaxdrl.networks.base import check_network
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint import CheckpointConfig
 from purejaxdrl.training.run_rules import (
     check_checkpoint_and_eval,

@@ -22,7 +22,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl import config as configs
 from purejaxdrl import env as envs
 from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.fields import EpsilonFields
@@ -39,6 +38,7 @@ from purejaxdrl.env.normalization import (
 )
 from purejaxdrl.networks import RecurrentNetwork, torso_names
 from purejaxdrl.rl.distributions import Distribution
+from purejaxdrl.setup_warnings import quiet_setup_warnings
 from purejaxdrl.training.policy_checks import (
     check_params,
     check_spec,
@@ -290,7 +290,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     # as the algorithm builds it.
     record = algorithm(spec["algo"])
     section = apply_overrides(record.default_config(), spec.get("algo_config", {}))
-    with configs.quiet_setup_warnings():  # as export_policy's
+    with quiet_setup_warnings():  # as export_policy's
         network, _ = record.make_networks(section, config, obs_spec, action_spec)
     check_params(path, spec, blob, network, obs_spec)
     dist = network.distribution

@@ -14,7 +14,8 @@ from typing import Any
 import jax
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.config import ConfigError, SetupWarning
+from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 from purejaxdrl.training.schedule import save_updates
 
@@ -58,7 +59,7 @@ def restore_run(
         with the update used instead (`...; evaluating update 2`).
 
     """
-    from purejaxdrl.config import quiet_setup_warnings
+    from purejaxdrl.setup_warnings import quiet_setup_warnings
 
     checkpoint = checkpoint_choice(checkpoint)
     check_not_file(pathlib.Path(run_dir))

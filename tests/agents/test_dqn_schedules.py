@@ -18,8 +18,9 @@ import pytest
 
 from purejaxdrl.agents import RunShape, dqn, dqn_config, r2d2
 from purejaxdrl.agents.dqn import DQNState, Learner, Replayed, make_dqn
-from purejaxdrl.config import ConfigError, forget_warnings
+from purejaxdrl.config import ConfigError
 from purejaxdrl.replay import make_prioritised_buffer
+from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.types import Transition
 from tests.helpers import linear_q_network, third_update_steps_at_four_fifths
 

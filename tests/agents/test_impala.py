@@ -8,7 +8,8 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import IMPALAConfig, IMPALAState, RunShape, make_impala
 from purejaxdrl.agents.impala import validate
-from purejaxdrl.config import ConfigError, forget_warnings
+from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.types import Transition
 from tests.agents.helpers import (
     assert_update_is_the_same_on_two_devices,

@@ -16,7 +16,7 @@ import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.agents import PQNConfig, RunShape, make_agent
 from purejaxdrl.agents.pqn import pqn_networks
-from purejaxdrl.config import forget_warnings
+from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.types import Transition
 from tests.agents.helpers import flat
 from tests.helpers import tiny_config, trained

@@ -8,7 +8,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import PQNConfig, dqn_config, pqn, r2d2
 from purejaxdrl.agents.apex import default_config as apex_config
-from purejaxdrl.config import forget_warnings, quiet_setup_warnings, warn_once
+from purejaxdrl.setup_warnings import forget_warnings, quiet_setup_warnings, warn_once
 
 
 @pytest.fixture(autouse=True)

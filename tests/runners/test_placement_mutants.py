@@ -14,9 +14,10 @@ import jax
 import numpy as np
 import pytest
 
-from purejaxdrl.config import ConfigError, SetupWarning
+from purejaxdrl.config import ConfigError
 from purejaxdrl.runners import placement
 from purejaxdrl.runners.placement import HostConfig, host_env_seed, place
+from purejaxdrl.setup_warnings import SetupWarning
 
 
 def _ids(devices) -> list[int]:

@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.config import forget_warnings
+from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.sweeps import inputs
 from purejaxdrl.sweeps.inputs import base_and_target
 

@@ -12,8 +12,8 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents.registry import algorithm
-from purejaxdrl.config import forget_warnings
 from purejaxdrl.networks import make_q_network
+from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.training.policy import write_policy
 
 

@@ -50,7 +50,7 @@ def test_a_resumed_replay_learner_that_normalises_goes_on_with_a_warning():
     # A run begun before the rule holds its normaliser's statistics in its
     # state: dropping the flag no longer fits its checkpoint, so refusing it
     # would leave the run nothing to do. It goes on as it started, warned once.
-    from purejaxdrl.config import SetupWarning, forget_warnings
+    from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 
     config = pjd.load_preset("cartpole", "dqn").config
     normalized = pjd.apply_overrides(config, NORMALIZED)
@@ -107,7 +107,7 @@ def test_a_sweep_over_normalisation_is_refused_alike():
 def test_a_run_begun_before_the_rule_resumes_through_train(tmp_path, monkeypatch):
     # Written as an older version did (the rule switched off), then resumed by
     # this one: Python's train(resume=) and the CLI's both pass `resumed`.
-    from purejaxdrl.config import SetupWarning, forget_warnings
+    from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
     from purejaxdrl.training import config as config_module
 
     config = pjd.apply_overrides(

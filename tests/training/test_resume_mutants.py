@@ -66,7 +66,8 @@ def test_resume_config_goes_on_with_a_replay_run_that_normalised_before_the_rule
 ):
     # Saved by a version before replay learners refused normalised
     # observations: its config reads back, and resumes as it began (warned).
-    from purejaxdrl.config import SetupWarning, forget_warnings, to_dict
+    from purejaxdrl.config import to_dict
+    from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "dqn").config,

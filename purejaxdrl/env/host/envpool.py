@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from purejaxdrl.config import ConfigError, SetupWarning
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, check_option_types, check_options
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
@@ -32,6 +32,7 @@ from purejaxdrl.env.host.base import (
     rescale_actions,
     space_spec,
 )
+from purejaxdrl.setup_warnings import SetupWarning
 
 # Machado et al. (2018), in EnvPool's option names; options override them.
 ATARI_PROTOCOL = {

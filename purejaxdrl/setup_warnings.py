@@ -1,0 +1,66 @@
+"""Setup warnings: purejaxdrl's advice on how a run is set up, each shown once.
+
+A config's checks run again for every run of a sweep and every chunk of a
+resumed run; `warn_once` keeps their advice to one line per process, and
+`quiet_setup_warnings` silences it where nothing could be acted on (a finished
+run read back for export or evaluation).
+"""
+
+import contextlib
+import contextvars
+import warnings
+from collections.abc import Hashable, Iterator
+
+
+class SetupWarning(UserWarning):
+    """purejaxdrl's advice on how a run is set up (`warn_once`'s warnings).
+
+    Filtered, recorded or made an error as any warning is
+    (`warnings.simplefilter("error", SetupWarning)`), and shown as Python
+    shows warnings. The `purejaxdrl` command shows it as one line,
+    `purejaxdrl: warning: <message>`, as it shows its errors: there, where it
+    was raised is the library's own check, of no use to the reader.
+    """
+
+
+# What warn_once has shown this process (its keys), and whether it is quiet.
+_SHOWN: set[Hashable] = set()
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
+
+
+def warn_once(message: str, key: Hashable | None = None) -> None:
+    """A `SetupWarning` of `message`, the first time this process is told `key`.
+
+    `key` (by default the message) names what is warned of: give the
+    algorithm and the fields, not their values, so that a sweep over the
+    values warns once. Not Python's own once-per-location: each of a config's
+    checks (and each run of a sweep) calls the check, and any change to the
+    warning filters in between (environment imports make some) would show it
+    again. Inside `quiet_setup_warnings` nothing is shown or remembered.
+    """
+    key = message if key is None else key
+    if _QUIET.get() or key in _SHOWN:
+        return
+    _SHOWN.add(key)
+    warnings.warn(message, SetupWarning, stacklevel=2)
+
+
+def forget_warnings() -> None:
+    """Lets warn_once show again what it has shown (for tests)."""
+    _SHOWN.clear()
+
+
+@contextlib.contextmanager
+def quiet_setup_warnings() -> Iterator[None]:
+    """Within it, warn_once shows nothing: for a finished run read back.
+
+    Its warnings are about how training is set up; exporting or loading a
+    trained policy builds the same config, agent and networks, but nothing it
+    could say can be acted on there. What is silenced here is still shown
+    the first time a run is set up afterwards.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
