@@ -147,7 +147,7 @@ def train_here(*args: str, capsys: Any) -> str:
 
 
 @pytest.fixture
-def isolated(monkeypatch):
+def isolated(monkeypatch, tmp_path):
     """Undoes what importing a user's module leaves: path, modules, registrations."""
     # The built-in names first (brax, gymnax, craftax): their registration is
     # cached once per process, so it must not happen inside the snapshot.
@@ -161,7 +161,12 @@ def isolated(monkeypatch):
     gym_ids = set(gym.registry) if gym else set()
     yield
     for name in set(sys.modules) - modules:
-        if not name.startswith(("gymnasium", "jax", "purejaxdrl")):
+        # The test's own modules by their folder: `jax_corridor` is no jax
+        # module, and left here it would stand for the docs' one of that name.
+        file = str(getattr(sys.modules[name], "__file__", None) or "")
+        if file.startswith(str(tmp_path)) or not name.startswith(
+            ("gymnasium", "jax", "purejaxdrl")
+        ):
             del sys.modules[name]
     for name in set(pjd.env.registry._FACTORIES) - registered:
         del pjd.env.registry._FACTORIES[name]
