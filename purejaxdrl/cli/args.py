@@ -346,7 +346,7 @@ def config_overrides(
         if path == "env.options":
             value = {**({} if other_env else default), **_parse_options(value)}
         elif isinstance(default, tuple) and isinstance(value, list):
-            value = tuple_items(value)
+            value = tuple_items(value, flag(path))
         node = out
         *parents, leaf = path.split(".")
         for p in parents:
@@ -355,15 +355,20 @@ def config_overrides(
     return out
 
 
-def tuple_items(words: Sequence[str]) -> list[str]:
+def tuple_items(words: Sequence[str], flag: str = "--env.imports") -> list[str]:
     """A tuple flag's words as its items, in the spellings YAML and --grid use.
 
     The bare flag, `[]`, `()` and `""` are none; `[1,3]`, `1,3` and `1 3` are
-    1 and 3.
+    1 and 3. Unmatched brackets (`[1 3)`) are refused, naming `flag`.
     """
     text = " ".join(words).replace(",", " ").strip()
-    if text.startswith(("[", "(")) and text.endswith(("]", ")")):
+    if text[:1] + text[-1:] in ("[]", "()"):
         text = text[1:-1]
+    if any(bracket in text for bracket in "[]()"):
+        raise UsageError(
+            f"{flag} {' '.join(words)!r} has unmatched brackets; write its "
+            "items as [a,b], a,b or a b."
+        )
     return text.split()
 
 

@@ -32,21 +32,36 @@ def flag_hint(flag: str, flags: list[str]) -> str:
         if len(meant) == 1:
             return f"did you mean {meant[0]}? "
     # `--tot` for --total-steps: a prefix of one flag only.
-    # Not when the word is a whole word of another flag: --sac.alpha is no
-    # abbreviation of --sac.alpha-learning-rate but --sac.init-alpha's kin.
+    # Not when the word is a whole word of another flag of its section:
+    # --sac.alpha is no abbreviation of --sac.alpha-learning-rate but
+    # --sac.init-alpha's kin (another section's --x.max-y says nothing of it).
     prefixed = [f for f in flags if f.startswith(dashed)]
-    word = dashed.rpartition(".")[2].removeprefix("--")
-    whole = [f for f in flags if word in f.rpartition(".")[2].strip("-").split("-")]
+    head, _, word = dashed.rpartition(".")
+    word = word.removeprefix("--")
+    whole = [
+        f
+        for f in flags
+        if f.rpartition(".")[0] == head
+        and word in f.rpartition(".")[2].strip("-").split("-")
+    ]
     if len(prefixed) == 1 and len(dashed) > 3 and set(whole) <= set(prefixed):
         return f"did you mean {prefixed[0]}? "
+    # `--num` for one of --num-envs, --num-logs, ...: none is likelier, unless
+    # one is the start of the others (`--en`: --env, not --envs).
+    shortest = min(prefixed, key=len, default="")
+    many = 1 < len(prefixed) <= 4 and len(dashed) > 3
+    many = many and not flag.startswith("--env.")  # the environment's options
+    if many and not all(f.startswith(shortest) for f in prefixed):
+        return f"did you mean one of {', '.join(sorted(prefixed))}? "
     # An --env.X that is no typo of a flag (--env.randomize true) is an
     # environment's own option, which --env.option KEY=VALUE sets.
     env_option = flag.startswith("--env.") and "--env.option" in flags
     cutoff = 0.85 if env_option else 0.6
     close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
     hint = f"did you mean {close[0]}? " if close else ""
-    hint = _foreign_flag_hint(flag, flags) or hint
-    if env_option and not close:
+    foreign = _foreign_flag_hint(flag, flags)  # --env.activation: network's
+    hint = foreign or hint
+    if env_option and not close and not foreign:
         name = flag.removeprefix("--env.").replace("-", "_")
         hint = f"an environment's own option? --env.option {name}=VALUE. "
     return hint

@@ -16,7 +16,6 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.cli.args import UsageError, preset_run
 from purejaxdrl.cli.train import parser
-from purejaxdrl.config import ConfigError
 
 # A preset file of one's own: its env block and a ppo section.
 PRESET = """\
@@ -78,9 +77,9 @@ def test_an_option_splits_at_its_first_equals_sign_and_needs_a_key(preset):
 
 
 def test_a_half_bracketed_list_is_refused_not_cut_short():
-    # "[1," "3" is no list: its words are "[1" and "3", and "[1" no integer.
-    # Stripping one bracket and the last character would leave (1,).
-    with pytest.raises(ConfigError, match=r"env.hide_observations='\[1' is not an"):
+    # "[1," "3" is no list: an unmatched bracket, named as such. Stripping
+    # one bracket and the last character would leave (1,).
+    with pytest.raises(UsageError, match=r"hide-observations '\[1, 3' has unmatched"):
         preset_run(["--env.hide-observations", "[1,", "3"], "cartpole", "ppo", parser)
     config = preset_run(["--env.hide-observations", "[1,", "3]"], "cartpole", "ppo",
                         parser)[2]  # fmt: skip

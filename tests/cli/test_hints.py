@@ -58,13 +58,26 @@ def _error(argv: list[str], capsys) -> str:
         (["--clip-eps", "0.1"], "did you mean --ppo.clip-eps?"),
         # A preset named without its flag.
         (["cartpole"], "did you mean --env cartpole?"),
+        # A start of one flag of its section, whatever other sections' flags
+        # hold the word (this was --ppo.gamma).
+        (["--ppo.max", "1"], "did you mean --ppo.max-grad-norm?"),
+        # A start of several flags: all of them, none likelier.
+        (
+            ["--num", "3"],
+            "did you mean one of --num-envs, --num-logs, --num-processes?",
+        ),
+        # Another section's field under --env: that section's, not an env option.
+        (
+            ["--env.activation", "relu"],
+            "activation is a field of network, not env's (e.g. --network.activation)",
+        ),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
 def test_train_flag_hints(argv, hint, capsys):
     line = _error([*TRAIN, *argv], capsys)
     assert hint in line, line
-    assert "is a field of" not in line or "not dqn's" in hint, line
+    assert "is a field of" not in line or "not " in hint, line
 
 
 @pytest.mark.parametrize("extra", [[], ["--algo", "ppo"]])
@@ -173,6 +186,18 @@ def test_a_tuple_flag_takes_the_yaml_list_spelling(words):
     )
     overrides = config_overrides(args, preset.config, "ppo")
     assert apply_overrides(preset.config, overrides).env.hide_observations == (1, 3)
+
+
+@pytest.mark.parametrize(
+    "words", [["[1", "3)"], ["(1,3]"], ["[1,3"], ["1,3]"]], ids=repr
+)
+def test_a_tuple_flags_unmatched_brackets_are_refused(words, capsys):
+    # They were read as (1, 3) when both ends had some bracket.
+    line = _error(
+        [*TRAIN, "--env", "cartpole_masked", "--env.hide-observations", *words], capsys
+    )
+    assert f"--env.hide-observations {' '.join(words)!r} has unmatched brackets" in line
+    assert "[a,b], a,b or a b" in line, line
 
 
 def test_only_tuple_fields_that_may_be_empty_offer_the_bare_flag():
