@@ -14,7 +14,7 @@ from jax.flatten_util import ravel_pytree
 
 from purejaxdrl.agents.base import AgentState
 from purejaxdrl.agents.fields import OptimizerChoiceFields, OptimizerFields
-from purejaxdrl.config import check
+from purejaxdrl.config import ConfigError, check
 from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree
 
 OPTIMIZERS = ("rmsprop", "adam", "radam", "sgd")
@@ -175,7 +175,19 @@ def local_copy(tree: PyTree, axis_name: str | None) -> PyTree:
 
 
 def stack_metrics(metrics: Metrics) -> jax.Array:
-    """Scalar metrics as one vector [M]: one all-reduce and scan output, not M."""
+    """Scalar metrics as one vector [M]: one all-reduce and scan output, not M.
+
+    Raises:
+      ConfigError: for a metric that is no scalar (a loss's), by its name.
+
+    """
+    for name, value in metrics.items():
+        if jnp.shape(value) != ():
+            raise ConfigError(
+                f"a loss returned metric {name!r} of shape {jnp.shape(value)}, but "
+                "each metric must be a scalar (the runners log one number per "
+                "metric); return its mean, e.g. jnp.mean(x)."
+            )
     return jnp.stack(list(metrics.values()))
 
 

@@ -97,13 +97,21 @@ def loss(
     *,
     network: AnyNetwork,
     config: PPOConfig,
+    axis_name: str | None = None,
+    step: jax.Array | int = 0,
 ) -> tuple[jax.Array, Metrics]:
     """PPO's objective on one minibatch (Schulman et al., 2017, eq. 9).
 
     The clipped surrogate of the probability ratios r = π(a|s) / π_old(a|s),
     plus `value_cost` x the value loss (clipped around the old values when
     `clip_value`), minus `entropy_cost` x the mean entropy.
+
+    `axis_name` and `step` are for a variant's loss (`make_ppo`'s `loss_fn`),
+    unused here: the mesh axis a statistic of the batch must be averaged over
+    to be the same on any device count (None on one device), and the index of
+    this update from 0 (for a schedule).
     """
+    del axis_name, step
     dist = network.distribution
     policy, value = learner_outputs(network, params, batch)
     log_ratio = dist.log_prob(policy, batch.action) - batch.log_prob
@@ -189,6 +197,11 @@ def make_ppo(
     `loss` and add to it): a variant of PPO is
     `functools.partial(make_ppo, loss_fn=my_loss)` in a record of its own, and
     `config` may be a subclass of `PPOConfig` with the variant's fields.
+
+    Minibatches are CleanRL's in size, not in how they are drawn: not an
+    i.i.d. draw of the T x B steps, each holds a shuffled share of the time
+    steps of every environment (or of a shuffled group of them, see
+    `minibatch_split`), so that each device's part of it is its own.
     """
     # `update` checks the shape of the batch it is given, not `run`'s.
     check_agent_args(validate, config, run, fits=False)
@@ -199,7 +212,7 @@ def make_ppo(
     )
     recurrent = isinstance(network, RecurrentNetwork)
     acting = actor_critic_acting(network)
-    objective = functools.partial(loss_fn, network=network, config=config)
+    context = {"network": network, "config": config, "axis_name": axis_name}
 
     def update(
         state: AgentState, traj: Transition, key: PRNGKey
@@ -229,7 +242,7 @@ def make_ppo(
             return minibatches, jax.random.split(key, config.num_minibatches)
 
         new_state, metrics = flat_gradient_epochs(
-            objective,
+            functools.partial(loss_fn, **context, step=state.step),
             optimizer,
             state,
             minibatches,

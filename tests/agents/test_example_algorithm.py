@@ -354,9 +354,9 @@ class _KLConfig(pjd.agents.PPOConfig):
     kl_cost: float | jax.Array = 0.1
 
 
-def _kl_loss(params, batch, key, *, network, config):
+def _kl_loss(params, batch, key, *, config, **context):
     """PPO's objective plus kl_cost x its approximate KL (the k3 estimator)."""
-    total, metrics = ppo.loss(params, batch, key, network=network, config=config)
+    total, metrics = ppo.loss(params, batch, key, config=config, **context)
     penalty = config.kl_cost * metrics["approx_kl"]
     total = total + penalty  # logged as loss/total too: the objective trained
     return total, {**metrics, "loss/total": total, "loss/kl_penalty": penalty}

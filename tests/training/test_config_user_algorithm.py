@@ -35,12 +35,14 @@ def ppo_kl(monkeypatch):
 
 def test_the_kl_penalty_is_in_the_logged_total(ppo_kl, monkeypatch):
     # PPO's loss stood in for: its total 2.0, its approximate KL 0.1.
-    def ppo_loss(params, batch, key, *, network, config):
+    def ppo_loss(params, batch, key, *, network, config, axis_name, step):
         return jnp.float32(2.0), {"loss/total": jnp.float32(2.0), "approx_kl": 0.1}
 
     monkeypatch.setattr(ppo, "loss", ppo_loss)
     config = ppo_kl["PPOKLConfig"](kl_cost=0.5)
-    total, metrics = ppo_kl["kl_loss"](None, None, None, network=None, config=config)
+    total, metrics = ppo_kl["kl_loss"](
+        None, None, None, network=None, config=config, axis_name=None, step=0
+    )
     # The objective minimised is 2.0 + 0.5 x 0.1; the total logged is the same.
     np.testing.assert_allclose(total, 2.05, rtol=1e-6)
     np.testing.assert_allclose(metrics["loss/total"], total, rtol=0)
