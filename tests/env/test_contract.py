@@ -1,6 +1,7 @@
 """A user's environment is checked against its specs before it trains."""
 
 import dataclasses
+import functools
 import re
 
 import jax
@@ -52,6 +53,21 @@ class Flawed(envs.Env):
         )
 
 
+def _config(env_id: str):
+    """The cartpole preset's run on the registered environment `env_id`."""
+    return pjd.apply_overrides(
+        pjd.load_preset("cartpole").config, {"env": {"id": env_id}}
+    )
+
+
+def _refusal(env_id: str, factory, error=pjd.ConfigError) -> Exception:
+    """What building `env_id`, registered from `factory`, raises: an `error`."""
+    envs.register(env_id, factory)
+    with pytest.raises(error) as caught:
+        make_env(_config(env_id))
+    return caught.value
+
+
 def gymnax_discrete(n):
     from gymnax.environments import spaces
 
@@ -85,17 +101,13 @@ def test_a_box_keeps_its_shape_as_a_tuple_of_ints():
     ],
 )  # fmt: skip
 def test_a_users_env_that_breaks_its_specs_is_named_in_one_line(flaw, message):
-    envs.register("Flawed-v0", lambda: Flawed(**flaw))
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "Flawed-v0"}}
-    )
     if message is None:  # the contract kept: the env is built
-        env, _ = make_env(config)
+        envs.register("Flawed-v0", lambda: Flawed(**flaw))
+        env, _ = make_env(_config("Flawed-v0"))
         assert env.observation_spec(()) == envs.Box((2,))
         return
-    with pytest.raises(ValueError) as error:
-        make_env(config)
-    assert str(error.value).startswith(message)
+    error = _refusal("Flawed-v0", lambda: Flawed(**flaw), ValueError)
+    assert str(error).startswith(message)
 
 
 class MethodParams(Flawed):
@@ -125,14 +137,7 @@ class AssignedParams(Flawed):
     ],
 )  # fmt: skip
 def test_default_params_that_is_not_a_property_is_one_line(kind, message):
-    name = message.split(":")[0]
-    envs.register(name, kind)
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": name}}
-    )
-    with pytest.raises(pjd.ConfigError) as error:
-        make_env(config)
-    assert str(error.value) == message
+    assert str(_refusal(message.split(":")[0], kind)) == message
 
 
 class RaisesTracing(Flawed):
@@ -143,20 +148,15 @@ class RaisesTracing(Flawed):
 
 
 def test_an_error_tracing_reset_or_step_is_one_line_naming_env_and_where():
-    envs.register("Raises-v0", RaisesTracing)
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "Raises-v0"}}
-    )
-    with pytest.raises(pjd.ConfigError) as error:
-        make_env(config)
-    message = str(error.value)
+    error = _refusal("Raises-v0", RaisesTracing)
+    message = str(error)
     assert message.startswith(
         "Raises-v0: tracing its step (jax.eval_shape, nothing run) raised "
         "AttributeError: 'tuple' object has no attribute 'position'; fix that in "
         "the environment's step"
     )
     assert "\n" not in message
-    assert isinstance(error.value.__cause__, AttributeError)  # its traceback
+    assert isinstance(error.__cause__, AttributeError)  # its traceback
 
 
 class KeyInState(Flawed):
@@ -201,12 +201,8 @@ def test_the_contract_traces_with_the_runs_key_implementation():
     # The run's keys are fused_threefry's (the default rng_impl): a key the env
     # remakes of JAX's default implementation passed the check, then failed
     # in the run's scan with a carry type traceback.
-    envs.register("KeyImpl-v0", lambda: KeyInState("default_impl"))
-    preset = pjd.load_preset("cartpole").config
-    config = pjd.apply_overrides(preset, {"env": {"id": "KeyImpl-v0"}})
-    with pytest.raises(ValueError) as error:
-        make_env(config)
-    message = str(error.value)
+    error = _refusal("KeyImpl-v0", lambda: KeyInState("default_impl"), ValueError)
+    message = str(error)
     assert message.startswith(
         "KeyImpl-v0: state[1] is key<fthreefry>[] after reset and key<fry>[] "
         "after step; return the same shapes and dtypes from both (keys of one "
@@ -214,7 +210,7 @@ def test_the_contract_traces_with_the_runs_key_implementation():
     )
     assert "impl=jax.random.key_impl(key)" in message
     # Of JAX's default implementation, the run's keys agree with the env's.
-    make_env(dataclasses.replace(config, rng_impl="threefry2x32"))
+    make_env(dataclasses.replace(_config("KeyImpl-v0"), rng_impl="threefry2x32"))
 
 
 class Returns(Flawed):
@@ -263,13 +259,7 @@ class Returns(Flawed):
 )  # fmt: skip
 def test_reset_or_step_not_returning_state_then_timestep_is_one_line(flaw, message):
     # Each was an AttributeError traceback, or "too many values to unpack".
-    envs.register("Returns-v0", lambda: Returns(flaw))
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "Returns-v0"}}
-    )
-    with pytest.raises(pjd.ConfigError) as error:
-        make_env(config)
-    assert str(error.value) == message
+    assert str(_refusal("Returns-v0", lambda: Returns(flaw))) == message
 
 
 def test_a_discrete_keeps_its_count_as_an_int():
@@ -306,18 +296,12 @@ class CountedActions(Flawed):
 def test_a_discrete_of_a_float_or_no_actions_is_one_line(count, message, capsys):
     # Each ended in ~40 frames through flax (a TypeError of jax.random's
     # orthogonal, or an argmax of an empty sequence) and exit 1.
-    envs.register("Counted-v0", lambda: CountedActions(count))
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "Counted-v0"}}
-    )
-    with pytest.raises(pjd.ConfigError) as error:
-        make_env(config)
-    assert str(error.value) == message
+    assert str(_refusal("Counted-v0", lambda: CountedActions(count))) == message
     argv = ["train", "--env", "cartpole", "--env.id", "Counted-v0", "--no-files"]
     assert main([*argv, "--devices", "1", "--total-steps", "2048"]) == 2
     assert capsys.readouterr().err == f"purejaxdrl: error: {message}\n"
     envs.register("Counted-v0", lambda: CountedActions(np.int64(2)))
-    env, _ = make_env(config)  # a numpy count is taken, as an int
+    env, _ = make_env(_config("Counted-v0"))  # a numpy count is taken, as an int
     assert env.action_spec(()).num_values == 2
 
 
@@ -329,13 +313,7 @@ class WordShape(Flawed):
 
 
 def test_a_bad_observation_spec_is_named_with_the_environment():
-    envs.register("WordShape-v0", WordShape)
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "WordShape-v0"}}
-    )
-    with pytest.raises(pjd.ConfigError) as error:
-        make_env(config)
-    assert str(error.value).startswith(
+    assert str(_refusal("WordShape-v0", WordShape)).startswith(
         "WordShape-v0: its observation_spec made Box('four'): the shape must be"
     )
 
@@ -352,17 +330,12 @@ class ActionInObservation(Flawed):
 def test_a_step_that_breaks_the_contract_names_the_action_it_was_traced_with():
     # A Box action used as an index broadcast into the observation: the line
     # named only the observation's shape, and its fix pointed at the spec.
-    envs.register("BoxIndex-v0", lambda: ActionInObservation(action=envs.Box((1,))))
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config, {"env": {"id": "BoxIndex-v0"}}
-    )
-    with pytest.raises(ValueError) as error:
-        make_env(config)
-    assert str(error.value) == (
+    box_action = functools.partial(ActionInObservation, action=envs.Box((1,)))
+    assert str(_refusal("BoxIndex-v0", box_action, ValueError)) == (
         "BoxIndex-v0: step's observation is float32[1, 2], but observation_spec "
         "says Box(shape=(2,)) (float32[2]); make observation_spec and the "
         "observations agree (step was traced with action float32[1], from "
         "action_spec Box(shape=(1,)); a Discrete action is int32[])."
     )
     envs.register("BoxIndex-v0", ActionInObservation)  # Discrete(2): it fits
-    make_env(config)
+    make_env(_config("BoxIndex-v0"))
