@@ -167,15 +167,34 @@ def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> A
       ConfigError: naming `source` and the field, when the config rejects it.
 
     """
+    # An item where a setting's list belongs ([64, 32] for hidden sizes). A
+    # string is one too: `--grid network.hidden_sizes=64,32` gives "64" and
+    # "32", which the config would read as the lists (64,) and (32,).
+    a_list = isinstance(value, list | tuple | None) or getattr(value, "ndim", 0)
+    if source == "--grid" and not a_list and _is_list_field(base, field.path):
+        mine = _as_setting(base, field.path, value)
+        if mine is not None:  # else the config's own refusal ("not an integer")
+            raise _not_one_setting(base, field.path, value, mine)
     try:
         config = validate(apply_overrides(base, _nested(field.path, value)))
     except ConfigError as e:
-        # An item where a setting's list belongs ([64, 32] for hidden sizes).
-        one_item = not isinstance(value, list | tuple | str | None)
-        if source == "--grid" and one_item and _is_list_field(base, field.path):
-            raise _not_one_setting(base, field.path, value) from None
         raise ConfigError(f"{source} {field.path}: {e}") from None
     return _value_at(config, field.path)
+
+
+def _as_setting(base: TrainConfig, path: str, item: Any) -> tuple | None:
+    """The list a grid's item would be as one setting: 64 -> (64,).
+
+    A string is read as the config reads it ("64" -> (64,), "64 32" ->
+    (64, 32)); None where the config cannot read it.
+    """
+    if not isinstance(item, str):
+        return (item,)
+    try:
+        read = _value_at(apply_overrides(base, _nested(path, item)), path)
+    except ConfigError:
+        return None
+    return read if isinstance(read, tuple) else None
 
 
 def _value_at(config: TrainConfig, path: str) -> Any:
@@ -190,14 +209,18 @@ def _is_list_field(base: TrainConfig, path: str) -> bool:
     return any(typing.get_origin(k) is tuple for k in kinds)
 
 
-def _not_one_setting(base: TrainConfig, path: str, value: Any) -> ConfigError:
+def _not_one_setting(
+    base: TrainConfig, path: str, value: Any, mine: tuple
+) -> ConfigError:
     """A grid value of a list-valued field that is one item, not one setting.
 
     The type check's own fix is a `train` flag (`--network.hidden-sizes 64
     64`), which is neither a grid nor Python: this names the grid's two forms,
-    with one list per setting.
+    with one list per setting; `mine` is `value` as one setting's list. A
+    command-line item is shown as Python's would be ("64" as 64).
     """
-    mine = (value,)
+    if isinstance(value, str) and len(mine) == 1:
+        value = mine[0]
     current = tuple(_value_at(base, path) or ())
     settings = [current, mine] if current != mine else [mine, ()]
     yaml_list = ",".join("[" + ",".join(map(str, s)) + "]" for s in settings)

@@ -449,6 +449,13 @@ CASES = [
     ([*SWEEP, "--grid", "learning_rate="], "learning_rate: the grid is empty"),
     ([*SWEEP, "--grid", "learning_rate=1e-3,-1"], "learning_rate=-1.0 must be > 0"),
     ([*SWEEP, "--grid", "gamma=0.99,1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
+    # A list field's comma list is refused as Python's grid of items is (it
+    # trained the one-layer networks (64,) and (32,)).
+    (
+        [*SWEEP, "--grid", "network.hidden_sizes=64,32"],
+        "--grid network.hidden_sizes: 64 is not a list, and each value of a "
+        "list-valued field's grid is one setting's list",
+    ),
     ([*SWEEP, "--grid", "lr"], "is not FIELD=V1,V2"),
     ([*SWEEP, "--grid", "seed=1,2"], "'seed' cannot be swept"),
     ([*SWEEP, "--grid", "impala.clip_rho=1,2"], "a sweep of ppo does not use it"),

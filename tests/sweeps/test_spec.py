@@ -144,6 +144,62 @@ def test_a_list_fields_grid_of_items_names_the_grids_own_forms(grid):
     assert [s["network.hidden_sizes"] for s in plan.settings] == [(64, 64), (64,)]
 
 
+@pytest.mark.parametrize("values", ["64,32", "64", "32"])
+def test_a_command_line_grid_of_items_is_refused_as_pythons_is(values):
+    # `--grid network.hidden_sizes=64,32` trained the one-layer networks (64,)
+    # and (32,) (the strings "64" and "32" read as lists), where Python's
+    # grid of the same items is refused: now both are, in the same words.
+    name, texts = parse_grid_arg(f"network.hidden_sizes={values}")
+    with pytest.raises(ConfigError) as cli:
+        make_plan(BASE, grid={name: texts})
+    with pytest.raises(ConfigError) as python:
+        make_plan(BASE, grid={name: [int(v) for v in texts]})
+    assert str(cli.value) == str(python.value)
+    assert f"{texts[0]} is not a list, and each value of a list-valued" in str(
+        cli.value
+    )
+
+
+def test_a_command_line_item_of_several_widths_shows_them_as_one_setting():
+    # "64 32" reads as (64, 32): refused too, its fix spelling that setting.
+    name, texts = parse_grid_arg("network.hidden_sizes=64 32")
+    with pytest.raises(ConfigError) as e:
+        make_plan(BASE, grid={name: texts})
+    assert "--grid 'network.hidden_sizes=[[64,64],[64,32]]' on the" in str(e.value)
+    # An item the field cannot read gets the config's own refusal.
+    with pytest.raises(ConfigError, match="'abc' is not an integer"):
+        make_plan(BASE, grid={"network.hidden_sizes": ["abc"]})
+
+
+def _grid_spellings() -> list[str]:
+    """The list-field grids `sweep --help` and the sweeps guide show."""
+    import io
+    import pathlib
+    from contextlib import redirect_stdout
+
+    from purejaxdrl import cli
+
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit):
+        cli.main(["sweep", "--help"])
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "sweeps.md"
+    shown = re.findall(r"network\.hidden_sizes=\[\[[^\s']*\]\]", out.getvalue())
+    shown += re.findall(r"--grid '(network\.hidden_sizes=[^']*)'", guide.read_text())
+    return shown
+
+
+def test_the_command_lines_grid_of_lists_makes_one_setting_per_list():
+    shown = _grid_spellings()
+    assert len(shown) == 2, shown  # --help's and the guide's
+    for text in [*shown, "network.hidden_sizes=[[64,32]]"]:
+        name, values = parse_grid_arg(text)
+        plan = make_plan(BASE, grid={name: values})
+        want = [tuple(v) for v in values]  # YAML's lists, one setting each
+        assert [s["network.hidden_sizes"] for s in plan.settings] == want, text
+    one = make_plan(BASE, grid=dict([parse_grid_arg("network.hidden_sizes=[[64,32]]")]))
+    assert one.settings == ({"network.hidden_sizes": (64, 32)},)
+
+
 def test_a_grid_of_a_list_field_unset_in_the_base_shows_it_unset():
     with pytest.raises(
         ConfigError, match=re.escape("[(), (1,)]} in Python (one list per")
