@@ -2,20 +2,24 @@
 
 Each row trains a preset's configuration for an algorithm at the preset's
 target budget with its own count of seeds (`Row.seeds`: 5, or 10 for the rows
-of the replay learners, R2D2 and masked-CartPole PPO; `--seeds` overrides it,
-for a quick look that `tests/test_scores.py` refuses as the table's figures)
-as one vmapped sweep, and records the final training return (mean and 95%
-interval over seeds), how many seeds reached the
-preset's target, steps, wall time, steps/s and the machine, beside the
-published figure it is measured against (the anchor). Results accumulate in
-`docs/scores.json` (one entry per row, so rows can be run one at a time) and
-`docs/scores.md` is written from all of them, with one learning-curve PNG per
-row in `docs/curves/`; so is the compact table in `README.md` (between its
-`scores` markers). Rows that need a GPU are run only on one; elsewhere they
-say "not run: needs a GPU", never a guess.
+of the replay learners, R2D2 and masked-CartPole PPO) as one vmapped sweep,
+and records the final training return (mean and 95% interval over seeds), how
+many seeds reached the preset's target, steps, wall time, steps/s and the
+machine, beside the published figure it is measured against (the anchor).
+Results accumulate in `docs/scores.json` (one entry per row, so rows can be
+run one at a time) and `docs/scores.md` is written from all of them, with one
+learning-curve PNG per row in `docs/curves/`; so is the compact table in
+`README.md` (between its `scores` markers). Rows that need a GPU are run only
+on one; elsewhere they say "not run: needs a GPU", never a guess.
+
+`--seeds N` other than a row's own count is a look, not a figure for the
+table: the row's line is printed, its curves drawn beside its runs (under the
+preset's run_dir, `runs/`), and nothing under docs/ or README.md changes.
+Recording a row is the command without `--seeds`.
 
     python scripts/reproduce.py            # every row this machine can run
-    python scripts/reproduce.py --rows cartpole:ppo acrobot:ppo --seeds 2
+    python scripts/reproduce.py --rows cartpole:ppo  # one row, recorded
+    python scripts/reproduce.py --rows cartpole:ppo acrobot:ppo --seeds 2  # a look
     python scripts/reproduce.py --list     # the rows, their seeds and anchors
     python scripts/reproduce.py --rows cartpole_masked:r2d2 --retarget
 
@@ -282,11 +286,26 @@ def interval(values: np.ndarray) -> float:
     return float(t * values.std(ddof=1) / math.sqrt(n))
 
 
-def run_row(row: Row, seeds: int) -> dict:
-    """Trains one row's seeds (a sweep, or runs); its figures as a JSON-able dict."""
+def curves_file(row: Row, seeds: int) -> pathlib.Path:
+    """Where a row's learning curves go: docs/curves/ with the row's own seeds.
+
+    A look (other seeds) draws them beside its runs, under the preset's
+    run_dir, so that docs/ keeps the recorded row's curves.
+    """
+    name = f"{row.preset}_{row.algo}.png"
+    if seeds == row.seeds:
+        return DOCS / "curves" / name
+    run_dir = pjd.load_preset(row.preset, row.algo).config.run_dir
+    return pathlib.Path(run_dir) / f"{seeds}_seeds_{name}"
+
+
+def run_row(row: Row, seeds: int, curves: pathlib.Path) -> dict:
+    """Trains one row's seeds (a sweep, or runs); its figures as a JSON-able dict.
+
+    The learning curves are drawn to `curves` (`curves_file`).
+    """
     preset = pjd.load_preset(row.preset, row.algo)
-    curves = DOCS / "curves" / f"{row.preset}_{row.algo}.png"
-    DOCS.joinpath("curves").mkdir(parents=True, exist_ok=True)
+    curves.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     if row.alone:
         final, steps_per_s, trained, out = _runs_alone(preset, seeds, curves)
@@ -410,9 +429,7 @@ def table(rows: list[Row], scores: dict) -> str:
         "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02.",
         "",
-        "| preset | algo | steps | seeds | final return | reached target "
-        "| anchor | wall | steps/s | machine |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        *TABLE_HEAD,
     ]
     for row in rows:
         s = scores.get(row.key)
@@ -422,13 +439,39 @@ def table(rows: list[Row], scores: dict) -> str:
                 f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | |"
             )
             continue
-        lines.append(
-            f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
-            f"{return_text(s)} | {reached_text(s)} | {row.anchor} | "
-            f"{s['wall_s']:.0f} s | "
-            f"{steps_per_s_text(s)} | {s['machine']} |"
-        )
+        lines.append(table_line(row, s))
     return "\n".join(lines) + "\n"
+
+
+TABLE_HEAD = (
+    "| preset | algo | steps | seeds | final return | reached target "
+    "| anchor | wall | steps/s | machine |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+)
+
+
+def table_line(row: Row, s: dict) -> str:
+    """A trained row's line of docs/scores.md."""
+    return (
+        f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
+        f"{return_text(s)} | {reached_text(s)} | {row.anchor} | "
+        f"{s['wall_s']:.0f} s | "
+        f"{steps_per_s_text(s)} | {s['machine']} |"
+    )
+
+
+def print_looks(looks: list[tuple[Row, dict, pathlib.Path]]) -> None:
+    """The lines of rows trained with other seeds than their own; not recorded."""
+    print("\n".join(TABLE_HEAD))
+    for row, s, _ in looks:
+        print(table_line(row, s))
+    for row, s, curves in looks:
+        print(
+            f"{row.key}: a look at {s['seeds']} seeds, not recorded (the row's "
+            f"own count is {row.seeds}): docs/ and README.md are unchanged; its "
+            f"curves are in {curves}. `python scripts/reproduce.py --rows "
+            f"{row.key}` trains its {row.seeds} seeds and records them."
+        )
 
 
 def steps_per_s_text(score: dict) -> str:
@@ -516,7 +559,8 @@ def main() -> None:
         "--seeds",
         type=int,
         default=None,
-        help="seeds per row (default: each row's own, 5 or 10; --list shows them)",
+        help="seeds per row (default: each row's own, 5 or 10; --list shows "
+        "them); another count is a look: printed, not recorded in docs/",
     )
     parser.add_argument("--list", action="store_true", help="print the rows")
     parser.add_argument(
@@ -557,6 +601,7 @@ def main() -> None:
         path.write_text(json.dumps(scores, indent=1) + "\n")
         write_tables(scores)
         return
+    looks = []  # rows trained with other seeds than their own: not recorded
     for row in chosen:
         if row.why_not_run():
             print(f"{row.key}: not run: {row.why_not_run()}")
@@ -566,14 +611,21 @@ def main() -> None:
             continue
         seeds = row.seeds if args.seeds is None else args.seeds
         print(f"{row.key}: training {seeds} seeds ...", flush=True)
-        scores[row.key] = run_row(row, seeds)
-        s = scores[row.key]
+        curves = curves_file(row, seeds)
+        s = run_row(row, seeds, curves)
         print(f"{row.key}: {s['mean']:.1f} ± {s['ci95']:.1f}, seeds "
               f"reaching the target: {reached_text(s)}")  # fmt: skip
+        if seeds != row.seeds:
+            looks.append((row, s, curves))
+            continue
+        scores[row.key] = s
         DOCS.mkdir(exist_ok=True)
         path.write_text(json.dumps(scores, indent=1) + "\n")
         write_tables(scores)
-    write_tables(scores)
+    if looks:
+        print_looks(looks)
+    else:
+        write_tables(scores)
 
 
 if __name__ == "__main__":

@@ -385,6 +385,71 @@ def test_reproduce_steps_per_s_is_all_seeds_steps_over_training_seconds(
     assert reproduce.steps_per_s_text({"steps_per_s": 50.0}) == "50"
 
 
+def test_reproduce_records_a_row_only_with_its_own_seeds(
+    on_scripts_path, monkeypatch, tmp_path, capsys
+):
+    # `--seeds 2` ("a look") rewrote README.md, docs/scores.* and the row's
+    # curves with its 2-seed figures. Now a look prints its line and writes
+    # nothing there; the row's own 5 seeds record it. No training: a stand-in
+    # sweep returns final returns 400 ... 500 in 2 s of training.
+    import shutil
+    import types
+
+    import reproduce
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("scores.json", "scores.md"):
+        shutil.copy(reproduce.DOCS / name, docs / name)
+    readme = tmp_path / "README.md"
+    shutil.copy(reproduce.README, readme)
+    monkeypatch.setattr(reproduce, "DOCS", docs)
+    monkeypatch.setattr(reproduce, "README", readme)
+    monkeypatch.chdir(tmp_path)  # the preset's run_dir, runs/, lands here
+    committed = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def sweep(preset, algo, seeds, **kwargs):
+        return types.SimpleNamespace(
+            final_return=np.linspace(400.0, 500.0, seeds), env_steps=1000 * seeds,
+            train_seconds=2.0, run_dir=tmp_path / "runs" / f"sweep-{seeds}",
+        )  # fmt: skip
+
+    monkeypatch.setattr(reproduce.pjd, "sweep", sweep)
+    monkeypatch.setattr(reproduce, "plot_sweep", lambda r, out: out.write_bytes(b"x"))
+    argv = ["reproduce.py", "--rows", "cartpole:ppo"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--seeds", "2"])
+    reproduce.main()
+    out = capsys.readouterr().out
+    kept = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert {p: b for p, b in kept.items() if "runs" not in p.parts} == committed
+    assert not (docs / "curves").exists()
+    assert (tmp_path / "runs" / "2_seeds_cartpole_ppo.png").exists()
+    # Its line, as scores.md would show it: mean 450, 95% interval
+    # t(0.975, 1) 12.706 x std 70.71 / sqrt(2) = 635.3, 500 >= 475 on 1 of 2,
+    # 2,000 steps in 2 s.
+    line = "| cartpole | ppo | 500,000 | 2 | 450.0 ± 635.3 | 1/2 (>= 475) |"
+    assert line in out and "| 1,000 |" in out, out
+    assert "not recorded" in out and "curves are in runs/2_seeds_cartpole_ppo" in out
+    assert "`python scripts/reproduce.py --rows cartpole:ppo` trains its 5" in out
+
+    monkeypatch.setattr(sys, "argv", argv)
+    reproduce.main()
+    scores = json.loads((docs / "scores.json").read_text())
+    before = json.loads(committed[docs / "scores.json"])
+    assert scores["cartpole:ppo"]["seeds"] == 5
+    assert scores["cartpole:ppo"]["final"] == [400.0, 425.0, 450.0, 475.0, 500.0]
+    assert {k: v for k, v in scores.items() if k != "cartpole:ppo"} == {
+        k: v for k, v in before.items() if k != "cartpole:ppo"
+    }
+    # 5 seeds: t(0.975, 4) 2.776 x std 39.53 / sqrt(5) = 49.1; 2 of 5 >= 475.
+    assert (
+        "| cartpole | ppo | 500,000 | 5 | 450.0 ± 49.1 | 2/5 (>= 475) |"
+        in (docs / "scores.md").read_text()
+    )
+    assert "| cartpole | ppo | 500k | 450.0 ± 49.1 | 475: 2/5 |" in readme.read_text()
+    assert (docs / "curves" / "cartpole_ppo.png").exists()
+
+
 def test_bench_devices_workers_train_together_and_record_their_windows(
     on_scripts_path, monkeypatch, tmp_path
 ):
