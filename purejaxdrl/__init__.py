@@ -8,7 +8,9 @@ Two tiers. Users train, sweep, load presets and policies from the top level
 Builders reach the pieces through the subpackages, each with a complete
 `__all__`: `training` (experiments, checkpoints), `runners`, `agents` (every
 algorithm's factory and config, and the pieces to build one), `networks`,
-`replay`, `env`, and the math in `rl`.
+`replay`, `env`, and the math in `rl`; the records they share (`TimeStep`,
+`Transition`, `Metrics`, `Params`, `PRNGKey`) are public too, in the module
+`purejaxdrl.types`.
 """
 
 from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache

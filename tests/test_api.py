@@ -82,6 +82,30 @@ def test_every_algorithm_is_reachable_from_agents():
         assert id(record.make_agent) in exported, record.name
 
 
+def test_the_optim_pieces_the_built_in_learners_use_are_exported_from_agents():
+    # A user's learner is built as the built-ins are (PPO's epochs of
+    # minibatch steps, A2C's one step): every name they import from
+    # agents.optim is public, as the very object.
+    used = set()
+    for module in ("ppo", "a2c"):
+        source = (ROOT / "purejaxdrl" / "agents" / f"{module}.py").read_text()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module.endswith(".optim"):
+                used |= {alias.name for alias in node.names}
+    assert {"flat_gradient_epochs", "flat_learner_init", "learner_optimizer"} <= used
+    optim = importlib.import_module("purejaxdrl.agents.optim")
+    for name in sorted(used):
+        assert name in pjd.agents.__all__, name
+        assert getattr(pjd.agents, name) is getattr(optim, name), name
+
+
+def test_the_top_level_docstring_names_every_public_module():
+    # The shared records (types) are imported by the guides' examples.
+    for name in ("training", "runners", "agents", "networks", "replay", "env"):
+        assert f"`{name}`" in pjd.__doc__, name
+    assert "`purejaxdrl.types`" in pjd.__doc__
+
+
 def _site_hooks():
     spec = importlib.util.spec_from_file_location(
         "site_hooks", ROOT / "docs" / "site_hooks.py"

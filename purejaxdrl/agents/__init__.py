@@ -9,10 +9,14 @@ name, with DQN's config and its own defaults), and so is each algorithm's
 module (`ppo`: its loss and validation, which a variant reuses). So are the
 pieces the guide "Adding an algorithm" builds one from: the agent's parts and
 signature (`base`), the config field groups (`fields`), the actor-critic
-helpers (`actor_critic`) and the shared gradient step (`optim`). Nothing
-outside this package branches on an algorithm's name. Agents import `rl`,
-`replay`, `networks`, `env` specs and the shared modules (`config`, `types`,
-`parallel`, `rng`); never `runners`, `training`, `sweeps`, `observe` or `cli`.
+helpers (`actor_critic`) and the shared optimiser and gradient steps
+(`optim`: `learner_optimizer`, `flat_learner_init`, one step per update with
+`flat_gradient_step`, or PPO's epochs of minibatch steps with
+`flat_gradient_epochs`, and `check_optimizer` for `OptimizerChoiceFields`).
+Nothing outside this package branches on an algorithm's name. Agents import
+`rl`, `replay`, `networks`, `env` specs and the shared modules (`config`,
+`types`, `parallel`, `rng`); never `runners`, `training`, `sweeps`, `observe`
+or `cli`.
 """
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
@@ -49,8 +53,12 @@ from purejaxdrl.agents.fields import (
 from purejaxdrl.agents.impala import IMPALAConfig, IMPALAState, make_impala
 from purejaxdrl.agents.optim import (
     annealed_learning_rate,
+    check_optimizer,
+    flat_gradient_epochs,
     flat_gradient_step,
+    flat_learner_init,
     flat_optimizer_state,
+    learner_optimizer,
     local_copy,
     make_learner_optimizer,
 )
@@ -101,12 +109,16 @@ __all__ = [
     "annealed_learning_rate",
     "apex",
     "check_agent_args",
+    "check_optimizer",
     "dqn",
     "feed_forward",
+    "flat_gradient_epochs",
     "flat_gradient_step",
+    "flat_learner_init",
     "flat_optimizer_state",
     "gae_targets",
     "impala",
+    "learner_optimizer",
     "learner_outputs",
     "local_copy",
     "make_a2c",
