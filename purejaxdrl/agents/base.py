@@ -142,6 +142,7 @@ class RunShape(NamedTuple):
     unroll_length: int = 1
     recurrent: bool = False
     dict_observations: bool = False
+    preset_section: str | None = None
     num_devices: int = 1
     num_updates: int = 1
     axis_name: str | None = None
@@ -217,6 +218,11 @@ class Algorithm:
         (`--network.core lstm|gru|mingru`).
       dict_observations: whether its agents take dict observations (an
         asymmetric actor-critic: `network.policy_obs_key`, `value_obs_key`).
+      preset_section: for a user's algorithm, the built-in algorithm whose
+        preset sections it reads where a preset has none of its own (a
+        variant of PPO: "ppo"), its run fields and hyper-parameters, not its
+        target; every hyper-parameter such a section sets must be a field of
+        `config_type`. None: such a preset gives the algorithm's defaults.
 
     """
 
@@ -233,6 +239,7 @@ class Algorithm:
     host_refusal: Callable[[Any, str], str | None] = lambda config, env_id: None
     recurrent: bool = False
     dict_observations: bool = False
+    preset_section: str | None = None
 
     def __post_init__(self) -> None:
         # `dataclasses.replace(record, config_type=New)` copies the filled-in

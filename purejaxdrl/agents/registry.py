@@ -13,11 +13,9 @@ import dataclasses
 import difflib
 import keyword
 import re
-import typing
 from typing import Any, ClassVar
 
 import jax
-import numpy as np
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
@@ -29,8 +27,8 @@ from purejaxdrl.agents.pqn import PQNConfig
 from purejaxdrl.agents.r2d2 import R2D2Config
 from purejaxdrl.agents.record_checks import check_signatures
 from purejaxdrl.agents.sac import SACConfig
+from purejaxdrl.agents.section_checks import check_config, check_preset_section
 from purejaxdrl.config import ConfigError, Selection
-from purejaxdrl.config_types import convertible, flat_fields, is_dynamic_type, type_name
 from purejaxdrl.networks import Network
 
 _ALGORITHMS: dict[str, Algorithm] = {
@@ -178,8 +176,10 @@ def register(record: Algorithm) -> None:
         the library's arguments (`record_checks`), a bad `default_config`
         (unhashable, taking arguments, not of `config_type`), a `config_type`
         that is not a pytree dataclass, has a field configs cannot read or a
-        dynamic field that is not `float | jax.Array` (mark it static); or a
-        section the run config class cannot take. Nothing is registered then.
+        dynamic field that is not `float | jax.Array` (mark it static)
+        (`section_checks`), a `preset_section` that is no built-in's name; or
+        a section the run config class cannot take. Nothing is registered
+        then.
 
     """
     if not isinstance(record, Algorithm):
@@ -214,7 +214,8 @@ def register(record: Algorithm) -> None:
             f"Algorithm {name!r}: default_config must be a function or a class "
             f"(hashable), not a {type(record.default_config).__name__} instance."
         ) from None
-    _check_config(name, record)
+    check_config(name, record)
+    check_preset_section(record, _BUILT_IN)
     _trial(record)
 
 
@@ -252,88 +253,6 @@ def _trial(record: Algorithm) -> None:
             f"({type(e).__name__}: {e}); nothing is registered. Check its name and "
             "config_type."
         ) from None
-
-
-_EXAMPLE = "as docs/examples/reinforce.py's ReinforceConfig"
-
-
-def _check_config(name: str, record: Algorithm) -> None:
-    """That `record`'s config can be a run's section: read, swept, saved, resumed.
-
-    Each of these would otherwise pass a first `train` and fail later: a
-    sweep traces every dynamic field as a float32 leaf of a pytree; a resume,
-    an override or the command line read each field from text.
-    """
-    kind = record.config_type
-    if not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
-        raise ConfigError(
-            f"Algorithm {name!r}: config_type {kind!r} is not a dataclass; "
-            f"declare it {_EXAMPLE} (@jax.tree_util.register_dataclass, "
-            "@dataclasses.dataclass(frozen=True, kw_only=True))."
-        )
-    try:
-        default = record.default_config()
-    except TypeError as e:  # a field without a default, say
-        raise ConfigError(
-            f"Algorithm {name!r}: default_config() must make its config without "
-            f"arguments, but raised TypeError: {e}; give every field of "
-            f"{kind.__name__} a default."
-        ) from None
-    if not isinstance(default, kind):
-        raise ConfigError(
-            f"Algorithm {name!r}: default_config() makes a "
-            f"{type(default).__name__}, not its config_type "
-            f"{kind.__name__}; make them agree."
-        )
-    leaves = jax.tree.leaves(default)
-    if len(leaves) == 1 and leaves[0] is default:
-        raise ConfigError(
-            f"Algorithm {name!r}: {kind.__name__} is not registered as a pytree, "
-            f"whose dynamic fields sweeps trace; declare it {_EXAMPLE}, "
-            "decorated with @jax.tree_util.register_dataclass."
-        )
-    for path, hint, _ in flat_fields(default, f"{name}."):
-        if not convertible(hint):
-            raise ConfigError(
-                f"Algorithm {name!r}: field {path}: {type_name(hint)} is no type a "
-                "config reads from YAML or flags; use bool, int, float | jax.Array, "
-                "str, tuple[X, ...], dict, typing.Literal[...], or one of them | None "
-                "(typing.Optional); a Union of two of them (int | str) is none."
-            )
-    hints = typing.get_type_hints(kind)
-    for field in dataclasses.fields(default):
-        if not field.metadata.get("static"):
-            _check_dynamic(
-                name, field.name, hints[field.name], getattr(default, field.name)
-            )
-
-
-def _check_dynamic(name: str, field: str, hint: Any, value: Any) -> None:
-    """That the dynamic field `name.field` is a float leaf that sweeps can trace."""
-    static = f"{field}: {type_name(hint)} = jax.tree.static(default=...)"
-    if not is_dynamic_type(hint):
-        raise ConfigError(
-            f"Algorithm {name!r}: field {name}.{field}: {type_name(hint)} "
-            "is dynamic, an array leaf that sweeps trace as float32, so it "
-            f"must be float | jax.Array; or mark it static: {static}."
-        )
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return
-    if isinstance(value, np.generic):
-        # A run checks its fields' values are Python numbers (check_types),
-        # and config.yaml could not write a numpy one.
-        raise ConfigError(
-            f"Algorithm {name!r}: field {name}.{field}: its default {value!r} is "
-            f"a numpy.{type(value).__name__}, which a config does not hold; give "
-            f"it a Python float (e.g. {field}: {type_name(hint)} = {str(value)})."
-        )
-    # None is no leaf, which a sweep could not stack nor PBT perturb.
-    raise ConfigError(
-        f"Algorithm {name!r}: field {name}.{field}: its default {value!r} is not "
-        "a number, but a dynamic field is a float leaf that sweeps stack; give it "
-        "a float default (a number read as unset, as SAC's alpha_learning_rate "
-        f"reads 0.0), or mark it static: {static}."
-    )
 
 
 def registered_by_user() -> tuple[Algorithm, ...]:

@@ -78,6 +78,11 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
     import_modules(tuple_items(pre.parse_known_args(argv)[0].imports))
     try:
         preset = read_preset(env, algo)  # validated with the flags: preset_run
+        if preset.section not in ("", algo):
+            return preset, (
+                f"the {env!r} preset has no {algo} section, so the settings shown "
+                f"are its {preset.section} section's ({algo}'s preset_section)."
+            )
         if preset.tuned:
             return preset, ""
         return preset, (

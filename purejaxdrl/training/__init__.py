@@ -1,7 +1,8 @@
 """The host side of one training run.
 
 `config` (TrainConfig: the run's fields and a section per registered algorithm;
-validation), `presets` (tuned configs from envs/), `experiment` (the env,
+validation), `presets` (tuned configs from envs/; `preset_sections`, the
+target of a section and a user's algorithm's section), `experiment` (the env,
 networks, agent and runner a config describes), and `train()` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /

@@ -13,9 +13,8 @@ from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
+from purejaxdrl.training.preset_sections import check_target, user_section
 
-TARGET_KINDS = ("training", "evaluation")
-TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")
 # How `list` and the training summary mark a `measured: false` target.
 UNMEASURED = "(published figure or estimate, not yet measured over seeds here)"
 # How they say to check an evaluation target of a section that does not
@@ -34,7 +33,10 @@ class Preset:
     has no section for the algorithm (a user's): its settings are the
     algorithm's own defaults. `target_measured` is False where the target
     is a published figure or a guess that no run here has checked yet
-    (`measured: false` in the preset's target).
+    (`measured: false` in the preset's target). `section` is the preset's
+    section the config was read from: the algorithm's own, the built-in's
+    its record's `preset_section` names (then `tuned`, with no target), or
+    "" (its defaults).
     """
 
     name: str
@@ -45,6 +47,7 @@ class Preset:
     target_of: str = "training"
     tuned: bool = True
     target_measured: bool = True
+    section: str = ""
 
 
 class NoSectionError(ConfigError):
@@ -115,7 +118,10 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
     The config is validated (`validate`); an error of it names the preset and
     section. A user's algorithm (`agents.registry.register`, perhaps by a module of the
     preset's `env.imports`, imported first) takes its section where the
-    preset has one, and otherwise its own defaults, with no target.
+    preset has one; else the section of the built-in its record's
+    `preset_section` names (`Preset.section`), with no target; else its own
+    defaults, with no target and a SetupWarning naming the tuned settings it
+    leaves (`training.preset_sections`).
 
     Raises:
       NoSectionError: (a ConfigError) for a built-in `algo` the preset has
@@ -124,7 +130,8 @@ def load_preset(name: str, algo: str = "ppo") -> Preset:
         `train` takes, e.g. `except NoSectionError as e: config = e.untuned`
         (the command line refuses it: its fix is a preset with the section).
       ConfigError: for an unknown name, a missing file, bad YAML, or a bad
-        field in the preset.
+        field in the preset (a hyper-parameter of a `preset_section` that
+        the user's config type lacks too).
 
     """
     preset = read_preset(name, algo)
@@ -180,10 +187,11 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
         config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     except ConfigError as e:
         raise ConfigError(f"{preset_fault(name, 'env')}{e}") from None
-    section = data.get(algo)
-    tuned = section is not None
+    section, read = data.get(algo), algo
     if section is None and algo in {r.name for r in registered_by_user()}:
-        section = {}  # no shipped preset tunes a user's algorithm: its defaults
+        # No shipped preset tunes a user's algorithm: a built-in's, or its defaults.
+        section, read = user_section(name, path, data, algo)
+    tuned = section is not None and read != ""
     if section is not None and not isinstance(section, dict):
         raise ConfigError(
             f"Preset {str(path)!r}: its '{algo}' section is a "
@@ -191,31 +199,16 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             "{num_envs: 4, ...}."
         )
     if not isinstance(section, dict):
-        others = ", ".join(presets_with(algo)) or "none yet"
-        add = f"section '{algo}:' ('{algo}: {{}}' takes {algo}'s untuned defaults)"
-        # A shipped file is the installed package's: the user edits a copy.
-        if path.resolve().parent == presets_dir().resolve():
-            add = f"copy that file to a .yaml of your own, add a {add} and pass it"
-            add += " as --env my.yaml"
-        else:
-            add = f"add a {add} to it"
-        raise NoSectionError(
-            f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
-            f"{algo} settings; to train {algo} on {config.env.id}, {add}; or "
-            f"pick another --algo, or an --env with one ({others}).",
-            untuned=config,
-            python=f"From Python: pass another algo= or preset, or take {algo}'s "
-            "untuned defaults on this environment: except "
-            "pjd.training.presets.NoSectionError as e: config = e.untuned.",
-        )
-    target = _check_target(path, algo, section.get("target"))
+        raise _no_section(path, algo, config)
+    target = check_target(path, algo, section.get("target"))
     of = target.get("of", "training")
     try:  # a value the section cannot take (num_epochs: abc), as validate's
         section = _with_file_options(config.env, dict(section))
         section.pop("target", None)
         config = apply_overrides(config, section)
     except ConfigError as e:
-        raise ConfigError(f"{preset_fault(name, algo)}{e}") from None
+        where = algo if read in ("", algo) else f"{read} (read by {algo})"
+        raise ConfigError(f"{preset_fault(name, where)}{e}") from None
     return Preset(
         name=path.stem,
         config=config,
@@ -225,6 +218,31 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
         target_of=of,
         tuned=tuned,
         target_measured=target.get("measured", True),
+        section=read,
+    )
+
+
+def _no_section(path: pathlib.Path, algo: str, config: TrainConfig) -> NoSectionError:
+    """The refusal of built-in `algo` on preset `path`, which has no section for it.
+
+    `config` is the preset's environment with `algo`'s defaults.
+    """
+    others = ", ".join(presets_with(algo)) or "none yet"
+    add = f"section '{algo}:' ('{algo}: {{}}' takes {algo}'s untuned defaults)"
+    # A shipped file is the installed package's: the user edits a copy.
+    if path.resolve().parent == presets_dir().resolve():
+        add = f"copy that file to a .yaml of your own, add a {add} and pass it"
+        add += " as --env my.yaml"
+    else:
+        add = f"add a {add} to it"
+    return NoSectionError(
+        f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
+        f"{algo} settings; to train {algo} on {config.env.id}, {add}; or "
+        f"pick another --algo, or an --env with one ({others}).",
+        untuned=config,
+        python=f"From Python: pass another algo= or preset, or take {algo}'s "
+        "untuned defaults on this environment: except "
+        "pjd.training.presets.NoSectionError as e: config = e.untuned.",
     )
 
 
@@ -343,48 +361,3 @@ def _refuse_run_config(path: pathlib.Path, data: dict[str, Any]) -> None:
         f"`purejaxdrl train --resume {run}`, or copy its env and fields into a "
         f"preset (env: {{id: ...}}, {data['algo']}: {{...}}) for --env."
     )
-
-
-def _check_target(path: pathlib.Path, algo: str, target: Any) -> dict[str, Any]:
-    """The section's target block, checked: {} where it has none."""
-    where = f"Preset {str(path)!r}: {algo}.target"
-    example = "e.g. target: {mean_return: 475, env_steps: 500000, of: training}"
-    if target is None:
-        return {}
-    if not isinstance(target, dict):
-        raise ConfigError(f"{where}={target!r} is not a mapping; {example}.")
-    for key in target:
-        if key not in TARGET_KEYS:
-            close = difflib.get_close_matches(str(key), TARGET_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(
-                f"{where} has unknown key {key!r}; {hint}its keys are "
-                f"{', '.join(TARGET_KEYS)}."
-            )
-    for key in ("mean_return", "env_steps"):
-        if key not in target:
-            raise ConfigError(f"{where} has no {key}; {example}.")
-    ret = target["mean_return"]
-    if isinstance(ret, bool) or not isinstance(ret, int | float) or ret != ret:
-        raise ConfigError(f"{where}.mean_return={ret!r} is not a number; {example}.")
-    if abs(ret) == float("inf"):
-        raise ConfigError(f"{where}.mean_return={ret!r} is not finite; {example}.")
-    steps = target["env_steps"]
-    if isinstance(steps, float) and steps.is_integer():
-        steps = target["env_steps"] = int(steps)
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps <= 0:
-        raise ConfigError(
-            f"{where}.env_steps={steps!r} is not a positive integer; {example}."
-        )
-    of = target.get("of", "training")
-    if of not in TARGET_KINDS:
-        raise ConfigError(
-            f"{where}.of={of!r} is not one of {TARGET_KINDS}; say which return "
-            "the target is, e.g. of: training."
-        )
-    if not isinstance(target.get("measured", True), bool):
-        raise ConfigError(
-            f"{where}.measured={target['measured']!r} is not true or false; "
-            "measured: false marks a target no run here has checked yet."
-        )
-    return target

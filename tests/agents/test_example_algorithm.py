@@ -373,9 +373,11 @@ def _register_ppo_kl() -> None:
         dataclasses.replace(
             registry.algorithm("ppo"),
             name="ppo_kl",
+            summary="PPO with a KL(old || new) penalty in its loss",
             config_type=_KLConfig,
             make_agent=functools.partial(ppo.make_ppo, loss_fn=_kl_loss),
             validate=_validate_kl,
+            preset_section="ppo",
         )
     )
 
@@ -384,7 +386,8 @@ def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(monkeypatch):
     monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     _register_ppo_kl()
     small = {**SMALL, "total_steps": 8 * 16 * 3, "num_logs": 3}
-    plain = pjd.apply_overrides(pjd.TrainConfig(), small)
+    # Both from the preset's ppo section (the variant's preset_section).
+    plain = pjd.apply_overrides(pjd.load_preset("cartpole").config, small)
     variant = pjd.load_preset("cartpole", algo="ppo_kl").config
     without = pjd.apply_overrides(variant, {**small, "ppo_kl": {"kl_cost": 0.0}})
     a = pjd.train(plain, console=False)

@@ -8,6 +8,8 @@ preset gives a user's algorithm are the guide's numbers.
 import dataclasses
 import pathlib
 import re
+import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +18,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo, registry
+from purejaxdrl.config import SetupWarning, forget_warnings
 
 GUIDE = (
     pathlib.Path(__file__).resolve().parents[2] / "docs/guide/adding-an-algorithm.md"
@@ -50,10 +53,40 @@ def test_the_kl_penalty_is_in_the_logged_total(ppo_kl, monkeypatch):
     assert registry.algorithm("ppo_kl").config_type is ppo_kl["PPOKLConfig"]
 
 
+# breakout_minatar.yaml's sections, and the run fields they set (read by
+# hand from the file): what a user's algorithm without a section leaves.
+BREAKOUT_SECTIONS = "ppo, impala, a2c, pqn"
+BREAKOUT_RUN_FIELDS = "num_envs, unroll_length, total_steps, network, num_logs"
+
+
+def _setup_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, SetupWarning)]
+
+
 def test_a_preset_gives_a_users_algorithm_the_default_run_settings(ppo_kl):
     # Run settings live in each algorithm's section of a preset: a user's
-    # algorithm, which has none, gets TrainConfig's, not the preset's PPO's.
-    user = pjd.load_preset("breakout_minatar", algo="ppo_kl").config
+    # algorithm, which has none, gets TrainConfig's, not the preset's PPO's,
+    # and a warning names what it leaves, once.
+    own = dataclasses.replace(
+        registry.algorithm("ppo_kl"), name="ppo_kl_own", preset_section=None
+    )
+    registry.register(own)
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        preset = pjd.load_preset("breakout_minatar", algo="ppo_kl_own")
+        again = pjd.load_preset("breakout_minatar", algo="ppo_kl_own")
+    (said,) = _setup_warnings(caught)
+    assert "\n" not in said
+    assert said.startswith(
+        "Preset 'breakout_minatar' has no ppo_kl_own section: ppo_kl_own trains "
+        "with its own defaults, and the preset's tuned run fields "
+        f"({BREAKOUT_RUN_FIELDS}) and sections ({BREAKOUT_SECTIONS}) are not "
+        "applied; to read its ppo section, register ppo_kl_own with "
+        "preset_section='ppo'"
+    )
+    assert not preset.tuned and preset.section == "" and again == preset
+    user = preset.config
     tuned = pjd.load_preset("breakout_minatar", algo="ppo").config
     default = pjd.TrainConfig()
     run = ("num_envs", "unroll_length", "total_steps", "network")
@@ -67,6 +100,95 @@ def test_a_preset_gives_a_users_algorithm_the_default_run_settings(ppo_kl):
         f"{default.network.torso.upper()}"
     )
     assert said in " ".join(GUIDE.read_text().split())
+
+
+def test_the_guides_variant_trains_with_the_presets_ppo_section(ppo_kl):
+    # preset_section="ppo": breakout_minatar's PPO run, its hyper-parameters
+    # as ppo_kl's (kl_cost at its default), without PPO's target; no warning.
+    forget_warnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SetupWarning)
+        preset = pjd.load_preset("breakout_minatar", algo="ppo_kl")
+    tuned = pjd.load_preset("breakout_minatar", algo="ppo")
+    config = preset.config
+    assert (preset.tuned, preset.section, preset.target_return) == (True, "ppo", None)
+    for field in ("num_envs", "unroll_length", "total_steps", "network", "env"):
+        assert getattr(config, field) == getattr(tuned.config, field), field
+    # The file's ppo values, by hand: lr 5e-4, entropy 0.05, 8 minibatches.
+    kl = config.ppo_kl
+    assert (kl.learning_rate, kl.entropy_cost, kl.num_minibatches) == (5e-4, 0.05, 8)
+    assert (config.num_envs, config.network.hidden_sizes) == (64, (256, 256))
+    for field in dataclasses.fields(tuned.config.ppo):
+        assert getattr(kl, field.name) == getattr(tuned.config.ppo, field.name)
+    assert kl.kl_cost == ppo_kl["PPOKLConfig"]().kl_cost
+    assert registry.algorithm("ppo_kl").summary != registry.algorithm("ppo").summary
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _LeanConfig:
+    """PPO's fields but two (clip_eps, num_minibatches), which presets set."""
+
+    learning_rate: float | jax.Array = 2.5e-4
+    gamma: float | jax.Array = 0.99
+
+
+def test_a_preset_section_field_the_config_lacks_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("ppo"),
+            name="ppo_lean",
+            config_type=_LeanConfig,
+            preset_section="ppo",
+        )
+    )
+    with pytest.raises(pjd.ConfigError) as error:
+        pjd.load_preset("breakout_minatar", algo="ppo_lean")
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "Preset 'breakout_minatar': ppo_lean reads its ppo section "
+        "(preset_section='ppo'), which sets ppo.num_epochs, ppo.num_minibatches, "
+    )
+    assert "ppo.learning_rate" not in message and "ppo.gamma," not in message
+    assert "none of them fields of _LeanConfig; give _LeanConfig those" in message
+    assert "register ppo_lean without preset_section" in message
+
+
+@pytest.mark.parametrize("section", ["ppx", "ppo_kl", 1])
+def test_a_preset_section_that_is_no_built_in_is_refused(section, ppo_kl):
+    record = dataclasses.replace(
+        registry.algorithm("ppo_kl"), name="ppo_kl2", preset_section=section
+    )
+    with pytest.raises(
+        pjd.ConfigError,
+        match=rf"'ppo_kl2': preset_section={section!r} is not a built-in algorithm;"
+        r".*\(one of a2c, apex, dqn, impala, ppo, pqn, r2d2, sac\)",
+    ):
+        registry.register(record)
+    assert "ppo_kl2" not in registry.names()
+
+
+def test_the_command_line_prints_the_warning_on_one_line(ppo_kl, capsys):
+    from purejaxdrl import cli
+
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("ppo_kl"), name="mine", preset_section=None
+        )
+    )
+    forget_warnings()
+    with warnings.catch_warnings(), pytest.raises(SystemExit):
+        warnings.simplefilter("always")
+        warnings.showwarning = _to_stderr  # as Python shows it, not pytest
+        cli.main(["train", "--env", "breakout_minatar", "--algo", "mine", "--help"])
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if "warning" in x]
+    assert line.startswith(
+        "purejaxdrl: warning: Preset 'breakout_minatar' has no mine section:"
+    )
+    assert f"({BREAKOUT_RUN_FIELDS})" in line
 
 
 @pytest.mark.parametrize("name", ["lambda", "class", "with"])
@@ -145,3 +267,8 @@ def test_overriding_a_section_made_before_its_algorithm_was_registered_again(
     # A config made afterwards takes the new field.
     new = pjd.load_preset("cartpole", algo="ppo_kl").config
     assert pjd.apply_overrides(new, {"ppo_kl.extra": 3.0}).ppo_kl.extra == 3.0
+
+
+def _to_stderr(message, category, filename, lineno, file=None, line=None):
+    """Python's own showwarning: the formatted warning on stderr."""
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
