@@ -13,7 +13,7 @@ import pathlib
 from typing import Any
 
 from purejaxdrl.agents.base import Algorithm
-from purejaxdrl.agents.registry import algorithm, names
+from purejaxdrl.agents.registry import algorithm, names, registered_by_user
 from purejaxdrl.config import ConfigError, nested_overrides, warn_once
 
 TARGET_KINDS = ("training", "evaluation")
@@ -49,11 +49,16 @@ def _read_as(
     name: str, section: dict[str, Any], base: str, record: Algorithm
 ) -> dict[str, Any]:
     """The built-in `base`'s `section`, its hyper-parameters `record`'s."""
-    nested = nested_overrides(section)
+    try:  # a field set twice (dotted and nested), named with the file
+        nested = nested_overrides(section)
+        params = nested.pop(base, None)
+        if isinstance(params, dict):
+            params = nested_overrides(params, f"{base}.")
+    except ConfigError as e:
+        where = f"section {base} (read by {record.name})"
+        raise ConfigError(f"Preset {name!r}, {where}: {e}") from None
     nested.pop("target", None)
-    params = nested.pop(base, None)
     if isinstance(params, dict):
-        params = nested_overrides(params, f"{base}.")
         fields = {f.name for f in dataclasses.fields(record.config_type)}
         missing = [f"{base}.{key}" for key in params if key not in fields]
         if missing:
@@ -86,12 +91,13 @@ def _warn_untuned(
             if field != "target" and field not in names() and field not in fields:
                 fields.append(field)
     algo, base = record.name, record.preset_section
+    built_in = set(names()) - {r.name for r in registered_by_user()}
     missing = f"no {algo} section"
     fix = "set them yourself (apply_overrides, or flags)"
     if base is not None:
         missing += f" nor a {base} section (its preset_section)"
         fix = f"pick a preset with a {base} section (purejaxdrl list), or {fix}"
-    elif kin := [s for s in sections if _derived(record, s)]:
+    elif kin := [s for s in sections if s in built_in and _derived(record, s)]:
         fix = (
             f"to read its {kin[0]} section, register {algo} with "
             f"preset_section={kin[0]!r}, or {fix}"
