@@ -14,7 +14,8 @@ from typing import Any
 
 from purejaxdrl.agents.base import Algorithm
 from purejaxdrl.agents.registry import algorithm, names, registered_by_user
-from purejaxdrl.config import ConfigError, nested_overrides, warn_once
+from purejaxdrl.config import ConfigError, nested_overrides
+from purejaxdrl.setup_warnings import warn_once
 
 TARGET_KINDS = ("training", "evaluation")
 TARGET_KEYS = ("mean_return", "env_steps", "of", "measured")

@@ -18,7 +18,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo, registry
-from purejaxdrl.config import SetupWarning, forget_warnings
+from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 
 GUIDE = (
     pathlib.Path(__file__).resolve().parents[2] / "docs/guide/adding-an-algorithm.md"
