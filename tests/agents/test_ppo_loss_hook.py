@@ -34,6 +34,7 @@ def _register(name: str, loss_fn) -> None:
             name=name,
             make_agent=functools.partial(ppo.make_ppo, loss_fn=loss_fn),
             validate=functools.partial(ppo.validate, name=name),
+            preset_section="ppo",
         )
     )
 
