@@ -263,8 +263,33 @@ def test_a_section_may_set_its_own_environment_options():
     ppo = pjd.load_preset("pong", "ppo").config.env
     impala = pjd.load_preset("pong", "impala").config.env
     assert ppo.id == impala.id == "envpool:Pong-v5"
-    assert ppo.options == {"repeat_action_probability": 0, "full_action_space": False}
+    assert ppo.options == {
+        "repeat_action_probability": 0,
+        "full_action_space": False,
+        "noop_max": 30,
+        "use_fire_reset": True,
+    }
     assert impala.options == {}
+
+
+def test_every_atari_ppo_section_plays_cleanrls_protocol():
+    # Their targets are CleanRL's figures under EnvPool's defaults; pong's
+    # section once lacked the no-op starts and fire reset the others had.
+    protocol = {
+        "repeat_action_probability": 0,
+        "full_action_space": False,
+        "noop_max": 30,
+        "use_fire_reset": True,
+    }
+    atari = [
+        name
+        for name in pjd.preset_names()
+        if pjd.load_preset(name).config.env.id.endswith("-v5")
+    ]
+    assert {"pong", "breakout", "qbert"} <= set(atari)
+    for name in atari:
+        options = pjd.load_preset(name, "ppo").config.env.options
+        assert protocol.items() <= options.items(), (name, options)
 
 
 def test_a_preset_or_its_name_in_place_of_a_config_names_the_fix():
