@@ -94,7 +94,8 @@ def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) 
 
     Raises:
       ConfigError: when `requested` is not in [1, min(counts)], naming the
-        process with the fewest devices.
+        process with the fewest devices (one CPU process: and how to fake
+        more, to test a multi-device run).
 
     """
     fewest = min(counts)
@@ -102,14 +103,21 @@ def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) 
         return requested
     if requested is None:
         return _fewest(counts, platform)
+    fake = ""
     if len(counts) == 1:
         where = "this process"
+        if platform == "cpu" and requested > fewest:  # to test a multi-device run
+            fake = (
+                f", or fake {requested} CPU devices to test with "
+                f"JAX_NUM_CPU_DEVICES={requested} (or XLA_FLAGS="
+                f"--xla_force_host_platform_device_count={requested})"
+            )
     else:
         poorest = counts.index(fewest)
         where = f"process {poorest} (the processes have {', '.join(map(str, counts))})"
     raise ConfigError(
         f"devices={requested} must be between 1 and the {fewest} local {platform} "
-        f"devices of {where}; pass --devices {fewest} or fewer."
+        f"devices of {where}; pass --devices {fewest} or fewer{fake}."
     )
 
 
