@@ -124,19 +124,25 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
     return validate(apply_overrides(config_class()(), data), budget=False)
 
 
-def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """`field: old -> new` for every field that differs, in field order.
+def changed_fields(saved: TrainConfig, new: TrainConfig) -> list[tuple[str, Any, Any]]:
+    """(dotted path, old value, new value) of every field that differs.
 
-    Other algorithms' sections are left out: neither run reads them, and a
-    saved config holds this version's defaults there (`config_from_dict`).
+    In field order. Other algorithms' sections are left out: neither run
+    reads them, and a saved config holds this version's defaults there
+    (`config_from_dict`).
     """
     old = {path: value for path, _, value in flat_fields(saved)}
     unread = TrainConfig.SELECTION.others(saved.algo, new.algo)
     return [
-        f"{path}: {old[path]!r} -> {value!r}"
+        (path, old[path], value)
         for path, _, value in flat_fields(new)
         if old[path] != value and path.split(".")[0] not in unread
     ]
+
+
+def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """`field: old -> new` for every field that differs (`changed_fields`)."""
+    return [f"{path}: {a!r} -> {b!r}" for path, a, b in changed_fields(saved, new)]
 
 
 def binding_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:

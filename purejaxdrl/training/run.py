@@ -27,6 +27,7 @@ from purejaxdrl.training.run_files import (
 from purejaxdrl.training.saved_config import (
     OVERRIDES_FILE,
     check_saved_config,
+    override_record,
     setup_notes,
 )
 
@@ -173,12 +174,15 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
     """Rewrites a resumed run's config.yaml with the config it continues with.
 
     Changed only with --override, which `OVERRIDES_FILE` records with the
-    update it resumed from (`resumed_at`); called once the checkpoint restored.
+    update it resumed from (`resumed_at`) and each field changed, with its old
+    and new value (`override_record`); called once the checkpoint restored.
     A replay run left to choose its devices (`devices: 0`) keeps 0 when it
     resumes on the count that 0 chooses (`replay_devices`), so that the next
     resume chooses again on its own processes and devices; each checkpoint's
     meta records the count it was saved on.
     """
+    from purejaxdrl.training.resume import load_run_config
+
     if run.main and run.run_dir is not None:
         path, data = run.run_dir / "config.yaml", run_dict(run.config)
         saved = yaml.safe_load(path.read_text())  # its run_dir: a resume's is ignored
@@ -189,8 +193,11 @@ def save_resumed_config(run: Run, resumed_at: int) -> None:
         ):
             data["devices"] = 0
         if run.allow_changes:  # whatever changed, file or command: accepted
+            before = load_run_config(run.run_dir)  # its config.yaml, not rewritten yet
+            kept = dataclasses.replace(run.config, devices=data["devices"])
+            record = override_record(resumed_at, before, kept)
             with open(run.run_dir / OVERRIDES_FILE, "a") as f:
-                f.write(json.dumps({"resumed_at": resumed_at}) + "\n")
+                f.write(record)
         # A kill mid-write keeps the old config.
         write_atomically(path, yaml.safe_dump(data, sort_keys=False))
 

@@ -9,9 +9,31 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.schedule import budget_note, eval_note
 
 # A run's record of its --override resumes: one JSON line each, the update it
-# resumed from. A checkpoint at or before such an update holds the config from
-# before the override, which its config.yaml then differs from by right.
+# resumed from and what it changed (`override_record`). A checkpoint at or
+# before such an update holds the config from before the override, which its
+# config.yaml then differs from by right.
 OVERRIDES_FILE = "overrides.jsonl"
+
+
+def override_record(resumed_at: int, saved: TrainConfig, config: TrainConfig) -> str:
+    """The `OVERRIDES_FILE` line of an --override resume from update `resumed_at`.
+
+    `{"resumed_at": N, "changes": [{"field": ..., "old": ..., "new": ...}]}`:
+    each field `config` changes from `saved` (the config.yaml it resumed),
+    those that leave the updates alone included; `run_dir` is left out (a
+    resumed run writes into its own folder). Changes an edit of config.yaml
+    made before the resume are in `saved` already: only the checkpoint's
+    meta record holds the values before them. Tuples are written as lists.
+    """
+    from purejaxdrl.training.resume import changed_fields
+
+    changes = [
+        {"field": path, "old": old, "new": new}
+        for path, old, new in changed_fields(saved, config)
+        if path != "run_dir"
+    ]
+    record = {"resumed_at": resumed_at, "changes": changes}
+    return json.dumps(record, default=repr) + "\n"
 
 
 def setup_notes(config: TrainConfig, resume: str | pathlib.Path | None) -> list[str]:

@@ -5,6 +5,7 @@ config of their own, which must get the same checks, and before `config.yaml`
 is rewritten: a refused resume leaves the run as it was.
 """
 
+import json
 import pathlib
 import shutil
 
@@ -89,6 +90,10 @@ def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir, tmp
     assert result.steps_per_second == last["steps_per_second"]
     assert last["steps_per_second"] == last["env_steps"] / last["time"]
     assert "total_steps: 128" in (run_dir / "config.yaml").read_text()
+    # The record says what the override changed, as a user auditing it reads it.
+    record = json.loads((run_dir / "overrides.jsonl").read_text())
+    changes = [{"field": "total_steps", "old": 64, "new": 128}]
+    assert record == {"resumed_at": 2, "changes": changes}
 
 
 def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path):
@@ -124,7 +129,9 @@ def test_a_config_yaml_edited_by_hand_is_refused_against_its_checkpoint(tmp_path
     assert result.updates == 2
     # That --override resume saved no checkpoint (the run was complete, as
     # one killed before its first save): its record lets a plain resume go on.
-    assert (run_dir / "overrides.jsonl").read_text() == '{"resumed_at": 2}\n'
+    # The edit is in config.yaml already: this resume changed nothing of it.
+    record = '{"resumed_at": 2, "changes": []}\n'
+    assert (run_dir / "overrides.jsonl").read_text() == record
     assert pjd.train(config, resume=run_dir, console=False).updates == 2
     # A budget below what the run trained would contradict its checkpoints.
     fewer = pjd.apply_overrides(config, {"total_steps": 32})
