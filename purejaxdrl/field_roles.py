@@ -1,15 +1,15 @@
 """Which config fields leave a run's updates as they are.
 
 One list each, read by every place that asks: a resume (which changes it may
-make without `--override`), the preset-target verdict (which runs its target
-judges) and the plots (which runs are seeds of one setting). Dotted paths; a
-path ending in "." is a whole section.
+make without `--override`: `FREE_ON_RESUME`), the preset-target verdict
+(which runs its target judges) and the plots (which runs are seeds of one
+setting). Dotted paths; a path ending in "." is a whole section.
 """
 
-# Fields a resume may change without `--override`: where and how the same
-# updates run, not which updates. Environments and the learner are re-split
-# over a new device count with the same global sizes (see README); the modules
-# imported first (`env.imports`) register names, which the run's own are.
+# Fields that say where and how the same updates run, not which updates, free
+# wherever asked. Environments and the learner are re-split over a new device
+# count with the same global sizes (see README); the modules imported first
+# (`env.imports`) register names, which the run's own are.
 FREE_TO_CHANGE = ("devices", "run_dir", "env.imports", "checkpoint.", "eval.")
 
 # Fields that lay the same updates out otherwise without changing them: the
@@ -22,3 +22,15 @@ LAYOUT_ONLY = (
     "host.learner_devices",
     "host.env_threads",
 )
+
+# Fields a resume may change without `--override`: FREE_TO_CHANGE, the chunks
+# the updates run in (`num_logs`: where they are logged, evaluated and
+# checkpointed; every update's keys come from the one before, not from its
+# chunk) and the rollout's unrolling. A device run resumed with other values
+# ends with the parameters of the run straight through, bit for bit on CPU
+# (tests/training/test_resume_free_fields.py). A preset's target still
+# counts `num_logs` (its return is the last chunk's mean: cli/target.py). The
+# host runner's fields of LAYOUT_ONLY stay bound: its actor devices set the
+# actor pools, whose keys sample other actions, and a host run resumed is
+# not the run straight through anyway, so nothing can show a change harmless.
+FREE_ON_RESUME = (*FREE_TO_CHANGE, "num_logs", "scan_unroll")

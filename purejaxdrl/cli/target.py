@@ -9,7 +9,7 @@ def same_training(config: Any, preset: Any) -> bool:
     """Whether `config` trains and measures as `preset`'s settings do.
 
     A difference only in how the run is kept, seeded or laid out does not
-    count: the fields a resume may change (`field_roles.FREE_TO_CHANGE`), the
+    count: where and how it runs (`field_roles.FREE_TO_CHANGE`), the
     seeding, the layout (`field_roles.LAYOUT_ONLY`: the scan's unrolling, the host
     runner's devices and threads), and a `total_steps` that rounds to the
     same updates. What the target's return is measured over does: `num_logs` for a

@@ -41,10 +41,10 @@ def parser(
         saved config (most of them only with --override).
 
     """
-    from purejaxdrl.field_roles import FREE_TO_CHANGE
+    from purejaxdrl.field_roles import FREE_ON_RESUME
     from purejaxdrl.training.presets import preset_names
 
-    free = ", ".join(f"{f}*" if f.endswith(".") else f for f in FREE_TO_CHANGE)
+    free = ", ".join(f"{f}*" if f.endswith(".") else f for f in FREE_ON_RESUME)
     if resumed:
         description = (
             f"Continue the run in {source}. Defaults shown are its saved config; "

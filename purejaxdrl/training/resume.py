@@ -4,7 +4,8 @@ A resumed run must be the run that was interrupted. Changing a field that the
 updates depend on (a learning rate, the budget, which algorithm) would make it
 another run under the same name, so such changes are refused unless the user
 says `--override`. Fields that do not change the updates (how many devices,
-how often to checkpoint) may change freely.
+how often to checkpoint or log: `field_roles.FREE_ON_RESUME`) may change
+freely.
 """
 
 import dataclasses
@@ -18,7 +19,7 @@ from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.field_roles import FREE_TO_CHANGE
+from purejaxdrl.field_roles import FREE_ON_RESUME
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.policy_folder import what_it_is
 from purejaxdrl.training.run_files import check_writable
@@ -155,7 +156,7 @@ def changes_the_run(change: str) -> bool:
     path = change.split(":", 1)[0]
     return not any(
         path == free or (free.endswith(".") and path.startswith(free))
-        for free in FREE_TO_CHANGE
+        for free in FREE_ON_RESUME
     )
 
 

@@ -97,7 +97,7 @@ def chunk_schedule(config: TrainConfig, done: int) -> list[tuple[int, int]]:
 
     A resumed run continues the same schedule (same chunk lengths, so the same
     compiled programs, so bitwise the same updates). If `done` is not a chunk
-    boundary of it (the budget or logging was changed with --override), the
+    boundary of it (`--num-logs` changed, or the budget with --override), the
     rest is split afresh.
     """
     lengths = chunk_lengths(config.num_updates, config.num_logs)

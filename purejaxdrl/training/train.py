@@ -114,7 +114,7 @@ def train(
       allow_changes: with `resume`, continue with a config whose changes
         alter the run's updates (the command line's `--override`); without,
         only changes that do not (devices, run_dir, env.imports, checkpoint.*,
-        eval.*).
+        eval.*, num_logs, scan_unroll).
 
     Returns:
       A TrainResult (compile time reported separately from steps/s).

@@ -49,7 +49,8 @@ def test_resume_help_says_what_a_resume_may_change(tmp_path, capsys):
     assert "Continue the run in " in out and "CartPole-v1_ppo_1." in out
     assert "Defaults shown are its saved config" in out
     assert (
-        "devices, run_dir, env.imports, checkpoint.*, eval.* may change, other " in out
+        "devices, run_dir, env.imports, checkpoint.*, eval.*, num_logs, "
+        "scan_unroll may change, other " in out
     )
     assert "only with --override" in out
     # --resume's own help names eval.* too, which the evaluation guide relies on.
