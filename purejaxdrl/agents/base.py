@@ -200,6 +200,10 @@ class Algorithm:
         the config fits the run's environments and unroll.
       keeps_replay: config -> whether its agent state holds a replay buffer
         split over the devices (`Agent.state_spec` is not P()).
+      replay_per_env: whether that replay is one shard per environment (its
+        first axis the run's environments, as R2D2's), so that a resume may
+        split it over another device count as it splits the environments;
+        False: one shard per device, resumed only on as many devices.
       replay_items: (config, RunShape) -> (items one update adds to its
         replay, what an item is: "transitions"), for the rule that a run
         stores its config's `min_replay` items before its budget ends
@@ -234,6 +238,7 @@ class Algorithm:
     make_networks: Callable[..., tuple[Any, Any]]
     validate: Callable[[Any, RunShape | None], None]
     keeps_replay: Callable[[Any], bool] = lambda config: False
+    replay_per_env: bool = False
     replay_items: Callable[[Any, RunShape], tuple[int, str]] | None = None
     env_multiple: Callable[[Any, RunShape], int] = lambda config, shape: 1
     host_refusal: Callable[[Any, str], str | None] = lambda config, env_id: None

@@ -368,6 +368,7 @@ ALGORITHM = Algorithm(
     make_networks=q_networks,
     validate=validate,
     keeps_replay=lambda config: True,
+    replay_per_env=True,  # `env_shards`: a resume re-splits it
     replay_items=lambda config, shape: (shape.num_envs, "sequences"),
     recurrent=True,
 )

@@ -114,8 +114,9 @@ class AnakinRunner(NamedTuple):
             return []
         return [
             f"saved on {saved_devices} device(s), resumed on {devices}: learner "
-            f"state replicated, the {self.num_envs} environments re-split to "
-            f"{self.num_envs // devices} per device"
+            f"state replicated, the {self.num_envs} environments (with any "
+            f"replay kept per environment) re-split to {self.num_envs // devices} "
+            "per device"
         ]
 
 

@@ -220,7 +220,7 @@ def restore(run: Run, exp: Experiment) -> Start:
 
     """
     config, checkpointer, devices = run.config, run.checkpointer, exp.runner.mesh.size
-    if exp.agent.state_spec != P():
+    if exp.agent.state_spec != P() and not _replay_per_env(config):
         # A replay buffer is split into one shard per device, with its own
         # FIFO position: it cannot be re-split like the environments.
         saved = (checkpointer.newest_meta() or {}).get("devices", devices)
@@ -256,6 +256,13 @@ def restore(run: Run, exp: Experiment) -> Start:
     for line in exp.runner.resume_notes(meta.get("devices")):
         run.say(line)
     return start
+
+
+def _replay_per_env(config: TrainConfig) -> bool:
+    """Whether the run's replay is per environment (R2D2's): any device count."""
+    from purejaxdrl.agents.registry import algorithm
+
+    return algorithm(config.algo).replay_per_env
 
 
 def _replay_fix(saved: int) -> str:
@@ -302,6 +309,8 @@ def replay_devices(
     from purejaxdrl.agents.registry import algorithm
 
     if config.devices or not algorithm(config.algo).keeps_replay(config.algo_config):
+        return config, None
+    if _replay_per_env(config):  # re-split as the environments: any count
         return config, None
     saved = None
     metas = pathlib.Path(run_dir, "checkpoints").glob("*/meta/metadata")

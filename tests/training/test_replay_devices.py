@@ -1,11 +1,13 @@
 """A replay run saved with `devices: 0` resumes on its saved device count,
 and keeps `devices: 0`, so that its next resume chooses again."""
 
+import dataclasses
 import json
 import pathlib
 import shutil
 
 import jax
+import numpy as np
 import pytest
 import yaml
 
@@ -13,6 +15,7 @@ import purejaxdrl as pjd
 from purejaxdrl.config import to_dict
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run import Run, replay_devices, save_resumed_config
+from tests.helpers import flat
 
 
 def _run_dir(tmp_path: pathlib.Path, devices: int) -> pathlib.Path:
@@ -126,3 +129,42 @@ def test_a_count_that_devices_0_would_not_choose_is_written(tmp_path):
         (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(TrainConfig())))
         save_resumed_config(Run(config=config, run_dir=run_dir, main=True), 3)
         assert _devices_in_yaml(run_dir) == 2
+
+
+def test_a_replay_kept_per_environment_resumes_on_any_count(tmp_path):
+    # R2D2 keeps one shard per environment: `devices: 0` chooses again, as a
+    # run without replay does, instead of taking the saved count.
+    config = TrainConfig(algo="r2d2")
+    assert replay_devices(config, _run_dir(tmp_path, 2)) == (config, None)
+
+
+@pytest.mark.slow  # three R2D2 runs, ~35 s on 2 cores
+@pytest.mark.timeout(600)
+def test_r2d2_saved_on_two_devices_resumes_on_one_as_it_trains_on_either(tmp_path):
+    small = {
+        "total_steps": 1280,
+        "num_logs": 2,
+        "checkpoint": {"wait": True},  # a checkpoint at update 2 of 4
+        "r2d2": {"min_replay": 32, "batch_size": 32},  # learns from update 3
+    }
+    base = pjd.apply_overrides(pjd.load_preset("cartpole_masked", "r2d2").config, small)
+    two = pjd.train(
+        dataclasses.replace(base, devices=2, run_dir=str(tmp_path)),
+        console=False,
+        write_files=True,
+    )
+    one = pjd.train(dataclasses.replace(base, devices=1), console=False)
+    shutil.rmtree(pathlib.Path(two.run_dir, "checkpoints", "4"))
+    resumed_config = dataclasses.replace(base, devices=1, run_dir=str(tmp_path))
+    heard = []
+    resumed = pjd.train(
+        resumed_config, console=False, resume=two.run_dir, notify=heard.append
+    )
+    assert any("resumed at update 2 of 4" in line for line in heard), heard
+    # Its replay, written on 2 devices, is read on 1: the parameters are the
+    # straight runs' up to the rounding by which those differ (~5e-8).
+    for straight in (two, one):
+        np.testing.assert_allclose(
+            flat(resumed.state.agent.params), flat(straight.state.agent.params),
+            rtol=0, atol=1e-6,
+        )  # fmt: skip

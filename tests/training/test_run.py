@@ -126,7 +126,8 @@ def test_restore_on_other_devices_resplits_the_environments(tmp_path):
         f"resumed at update 4 of {run.config.num_updates:,} from "
         f"{tmp_path / 'checkpoints' / '4'}",
         "saved on 2 device(s), resumed on 4: learner state replicated, the 8 "
-        "environments re-split to 2 per device",
+        "environments (with any replay kept per environment) re-split to 2 per "
+        "device",
     ]
     # The history is a copy: the loop appends to it, not to the checkpoint's.
     assert start.history is not meta["history"]
@@ -141,6 +142,18 @@ def test_restore_refuses_a_replay_buffer_on_another_device_count(tmp_path):
     # On the same device count it resumes, and says nothing about devices.
     start = restore(run, _experiment(2, replay=True))
     assert start.done == 4 and len(run.messages) == 1
+
+
+def test_restore_resplits_a_replay_kept_per_environment(tmp_path):
+    # R2D2's shards are one per environment: they split over another device
+    # count as the environments do (tests/training/test_replay_devices.py
+    # trains it); the refusal was for DQN's, one per device.
+    meta = {"devices": 2, "history": [], "train_seconds": 0.0}
+    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    run.config = pjd.apply_overrides(run.config, {"algo": "r2d2"})
+    start = restore(run, _experiment(4, replay=True))
+    assert start.done == 4
+    assert "re-split to 2 per device" in run.messages[-1]
 
 
 def test_restore_says_when_this_machine_has_too_few_devices_for_a_replay_run(
