@@ -4,8 +4,8 @@ import os
 
 # JAX 0.10.x on CPU can deadlock (0% CPU, forever) in `block_until_ready` of vmapped
 # training programs; disabling the concurrency-optimised scheduler avoids it at no
-# measurable cost (see DESIGN.md, "Traps"). XLA reads XLA_FLAGS once, when the first
-# backend starts, so this must run before any computation. Merge, don't overwrite.
+# measurable cost. XLA reads XLA_FLAGS once, when the first backend starts, so this
+# must run before any computation. Merge, don't overwrite.
 _CPU_SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler"
 
 

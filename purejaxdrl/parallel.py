@@ -1,10 +1,10 @@
 """Devices and meshes: where a run's arrays live.
 
 One named mesh axis, `data`, spans every device of every process. The learner
-state is replicated on it (`P()`); actors (and later replay shards) are split
-over it (`P("data")`). Algorithms only ever see the axis name (DESIGN.md,
-principle 5). Sweeps add a `sweep` axis beside `data`: the runs of a batched
-config are split over it, each run's environments over `data`.
+state is replicated on it (`P()`); actors and replay shards are split over it
+(`P("data")`). Algorithms see only the axis name. Sweeps add a `sweep` axis
+beside `data`: the runs of a batched config are split over it, each run's
+environments over `data`.
 
 Many hosts use JAX's own multi-controller runtime: every process runs the same
 program on a global mesh and steps its own environments; `jax.distributed`

@@ -11,8 +11,9 @@ the actor-learner runner; imported on use),
 normalisation), `registry` (`make(name)`), `contract` (a user's environment
 checked against its specs before training; `describe`, the words its messages
 name values with), `imports` (the user's modules that register environments,
-imported before an id is resolved). Imports only
-`types` and `config` (for ConfigError).
+imported before an id is resolved). Imports only `types`, `config` (for
+ConfigError), `parallel` and `rng` (`contract` traces a user's environment on
+a one-device mesh with a key of the run's kind) and `setup_warnings`.
 """
 
 from purejaxdrl.env.base import (

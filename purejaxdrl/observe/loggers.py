@@ -1,8 +1,8 @@
 """Host-side metric sinks: JSONL, TensorBoard, W&B (the progress line: `progress`).
 
-Each receives one record per chunk (principle 7: metrics leave the device once
-per chunk). Returns are only logged from completed episodes: a chunk in which
-no episode ended carries NaN, which every sink leaves out rather than log as 0.
+Each receives one record per chunk (metrics leave the device once per chunk).
+Returns are only logged from completed episodes: a chunk in which no episode
+ended carries NaN, which every sink leaves out rather than log as 0.
 """
 
 import json

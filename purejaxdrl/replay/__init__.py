@@ -2,10 +2,11 @@
 
 Each buffer's state is a pytree whose every leaf splits over devices along its
 first axis, so the runner keeps one shard per device on the `data` axis (see
-`ring.RingState`). `uniform` is a FIFO ring of transitions, `prioritised` adds
-proportional prioritisation over an exact sum-tree, `sequence` stores whole
-time-major trajectories. `env_shards` keeps a shard per environment, so what
-is drawn does not depend on the number of devices.
+`ring.RingState`). `ring` is the FIFO ring of transitions sampled uniformly
+(`make_uniform_buffer`), `prioritised` adds proportional prioritisation over an
+exact sum-tree, `sequence` stores whole time-major trajectories. `env_shards`
+keeps a shard per environment, so what is drawn does not depend on the number
+of devices.
 """
 
 from purejaxdrl.replay.base import Buffer, Sample, device_key
