@@ -142,26 +142,27 @@ class RunShape(NamedTuple):
     unroll_length: int = 1
     recurrent: bool = False
     dict_observations: bool = False
-    preset_section: str | None = None
     num_devices: int = 1
     num_updates: int = 1
     axis_name: str | None = None
 
 
 class AgentFactory(Protocol):
-    """The one signature of every agent factory (`make_ppo`, `make_dqn`, ...).
-
-    Args:
-      config: the algorithm's hyper-parameters (its record's `config_type`).
-      network: the learner network its record's `make_networks` returns.
-      obs_example: one observation (unbatched), to initialise parameters.
-      run: the run's shape, length and mesh axis (`RunShape`).
-
-    """
+    """The one signature of every agent factory (`make_ppo`, `make_dqn`, ...)."""
 
     def __call__(
         self, config: Any, network: Any, obs_example: jax.Array, run: RunShape
-    ) -> Agent: ...
+    ) -> Agent:
+        """The agent of `config` on `network` for the run `run`.
+
+        Args:
+          config: the algorithm's hyper-parameters (its record's `config_type`).
+          network: the learner network its record's `make_networks` returns.
+          obs_example: one observation (unbatched), to initialise parameters.
+          run: the run's shape, length and mesh axis (`RunShape`).
+
+        """
+        ...
 
 
 def check_agent_args(

@@ -122,7 +122,7 @@ class Stored(NamedTuple):
 def sample_action(
     network: SACNetworks, actor: Params, obs: jax.Array, key: PRNGKey
 ) -> tuple[jax.Array, jax.Array]:
-    """A reparameterised action in [-1, 1] [B, A] and its log-probability [B]."""
+    """A reparameterised action [B, A], in [-1, 1], and its log-probability [B]."""
     dist = network.policy.distribution
     out = network.actor(actor, obs)
     u = dist.sample(out, key)  # mean + std * noise
