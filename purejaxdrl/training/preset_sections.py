@@ -35,13 +35,21 @@ def user_section(
 
     Raises:
       ConfigError: for a hyper-parameter of the section read that `algo`'s
-        config type has no field for.
+        config type has no field for, or a `preset_section` section that is
+        no mapping (a list, say: the built-in's run refuses it too).
 
     """
     record = algorithm(algo)
     base = record.preset_section
-    if base is not None and isinstance(data.get(base), dict):
-        return _read_as(name, data[base], base, record), base
+    section = None if base is None else data.get(base)
+    if base is not None and isinstance(section, dict):
+        return _read_as(name, section, base, record), base
+    if section is not None:  # refused, as the built-in's own run refuses it
+        raise ConfigError(
+            f"Preset {str(path)!r}: its '{base}' section (which {algo} reads, its "
+            f"preset_section) is a {type(section).__name__}, not a mapping; write "
+            f"it as {base}: {{num_envs: 4, ...}}."
+        )
     _warn_untuned(name, path, data, record)
     return {}, ""
 

@@ -240,3 +240,21 @@ def test_a_section_that_is_no_mapping_is_no_tuned_section_to_warn_of(mine, tmp_p
     path = _preset(tmp_path, "dqn:\n" + PPO)
     (said,) = _load(path, "own")[1]
     assert "tuned run fields (num_envs) and sections (ppo) are not applied" in said
+
+
+def test_a_bases_section_that_is_no_mapping_is_refused_for_a_variant_too(
+    mine, tmp_path
+):
+    # It was read as no section at all: the variant trained its own defaults,
+    # with no warning, where PPO's run is refused.
+    mine("variant", preset_section="ppo")
+    path = _preset(tmp_path, "ppo: [num_envs, 4]\n")
+    with pytest.raises(pjd.ConfigError, match="its 'ppo' section is a list"):
+        pjd.load_preset(path, algo="ppo")
+    with pytest.raises(pjd.ConfigError) as error:
+        pjd.load_preset(path, algo="variant")
+    assert str(error.value) == (
+        f"Preset {path!r}: its 'ppo' section (which variant reads, its "
+        "preset_section) is a list, not a mapping; write it as ppo: "
+        "{num_envs: 4, ...}."
+    )
