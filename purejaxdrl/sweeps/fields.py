@@ -217,12 +217,14 @@ def _not_one_setting(
     The type check's own fix is a `train` flag (`--network.hidden-sizes 64
     64`), which is neither a grid nor Python: this names the grid's two forms,
     with one list per setting; `mine` is `value` as one setting's list. A
-    command-line item is shown as Python's would be ("64" as 64).
+    command-line item is shown as Python's would be ("64" as 64). An item
+    equal to `base`'s own list is shown as a grid of that one list (another
+    list, such as (), may be no setting the field takes).
     """
     if isinstance(value, str) and len(mine) == 1:
         value = mine[0]
     current = tuple(_value_at(base, path) or ())
-    settings = [current, mine] if current != mine else [mine, ()]
+    settings = [current, mine] if current != mine else [mine]
     yaml_list = ",".join("[" + ",".join(map(str, s)) + "]" for s in settings)
     return ConfigError(
         f"--grid {path}: {value!r} is not a list, and each value of a list-valued "
