@@ -231,3 +231,14 @@ def test_restore_of_a_complete_run_says_there_is_nothing_to_train(tmp_path):
         f"{tmp_path / 'checkpoints' / str(done)}; the run is already complete, "
         "nothing to train"
     ]
+
+
+def test_restore_of_a_replay_run_without_a_checkpoint_starts_fresh(tmp_path):
+    # Stopped before its first checkpoint: no saved count to hold it to, so
+    # a replay run resumed on 4 devices starts afresh on them (it was refused
+    # as "1 shard" when a missing count read as 1).
+    checkpoints = SavedCheckpoints(tmp_path, None, None)
+    run = _run(tmp_path, checkpoints)
+    run.config = pjd.apply_overrides(run.config, {"algo": "dqn"})
+    start = restore(run, _experiment(4, replay=True))
+    assert start.state is None and start.done == 0

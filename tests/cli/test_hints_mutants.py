@@ -1,0 +1,77 @@
+"""Hints the mutation run of cli/hints.py and tuple_items found untested.
+
+Each expected hint is what the rule in the hint's comment says, for a slip a
+user makes: a bare field two sections own, an alias under a section the run
+lacks, a word another flag of its section holds whole, an env option with
+dashes, a preset followed by another word, a tuple flag's lone parenthesis.
+"""
+
+import pytest
+
+from purejaxdrl import cli
+
+TRAIN = ["train", "--no-files", "--no-compile-cache"]
+
+
+def _error(argv: list[str], capsys) -> str:
+    """The one error line of `purejaxdrl ARGV`, checked for exit status 2."""
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
+    return lines[0]
+
+
+def test_a_bare_field_two_sections_own_is_not_pinned_on_the_first(capsys):
+    # --checkpoint.every and --eval.every: `--every` is neither "the one
+    # section's field"; the first section's flag is no likelier for it.
+    line = _error([*TRAIN, "--every", "2"], capsys)
+    assert "did you mean --checkpoint.every?" not in line, line
+
+
+def test_an_alias_under_a_section_the_run_lacks_names_the_runs_field(capsys):
+    # No section of this run has an lr alias under --optim (an optax user's
+    # section): lr is still the run's own learning rate.
+    line = _error([*TRAIN, "--optim.lr", "1e-3"], capsys)
+    assert "did you mean --ppo.learning-rate?" in line, line
+
+
+def test_a_word_another_flag_holds_whole_is_no_abbreviation(capsys):
+    # `norm` is network's field (--network.norm), not the start of
+    # --ppo.normalize-advantages.
+    line = _error([*TRAIN, "--ppo.norm", "layer"], capsys)
+    assert "norm is a field of network, not ppo's (e.g. --network.norm)" in line
+    assert "normalize-advantages" not in line, line
+
+
+def test_a_misspelt_flag_is_named_at_the_plain_cutoff(capsys):
+    # "--dir" and "--run-dir" match at 2*5/(5+9) = 0.71: over the 0.6 cutoff
+    # of any flag, under the 0.85 one of an --env.X (an environment's option).
+    line = _error([*TRAIN, "--dir", "runs/x"], capsys)
+    assert "did you mean --run-dir?" in line, line
+
+
+def test_an_environment_option_with_dashes_is_named_with_underscores(capsys):
+    line = _error([*TRAIN, "--env.frame-skip", "4"], capsys)
+    assert "an environment's own option? --env.option frame_skip=VALUE." in line
+
+
+def test_a_preset_named_first_of_several_words_is_hinted(capsys):
+    line = _error([*TRAIN, "cartpole", "ppo"], capsys)
+    assert "did you mean --env cartpole?" in line, line
+
+
+@pytest.mark.parametrize("words", [["(1,3"], ["1,", "3)"], ["(1", "3"]], ids=repr)
+def test_a_lone_parenthesis_is_an_unmatched_bracket(words, capsys):
+    line = _error(
+        [*TRAIN, "--env", "cartpole_masked", "--env.hide-observations", *words], capsys
+    )
+    assert f"--env.hide-observations {' '.join(words)!r} has unmatched brackets" in line
+
+
+def test_a_quoted_list_with_spaces_around_it_is_the_list():
+    from purejaxdrl.cli.args import tuple_items
+
+    assert tuple_items([" [1, 3] "]) == ["1", "3"]
+    assert tuple_items([" (a,b)", ""]) == ["a", "b"]
