@@ -12,16 +12,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from purejaxdrl.config import (
-    ConfigError,
-    SetupWarning,
-    forget_warnings,
-    quiet_setup_warnings,
-)
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import NetworkConfig, make_actor_critic
 from purejaxdrl.networks.conv import im2col_conv, xla_conv
 from purejaxdrl.networks.pixels import channels_first, frames
+from purejaxdrl.setup_warnings import (
+    SetupWarning,
+    forget_warnings,
+    quiet_setup_warnings,
+)
 
 
 def _count(tree) -> int:
