@@ -8,19 +8,7 @@ dashes, a preset followed by another word, a tuple flag's lone parenthesis.
 
 import pytest
 
-from purejaxdrl import cli
-
-TRAIN = ["train", "--no-files", "--no-compile-cache"]
-
-
-def _error(argv: list[str], capsys) -> str:
-    """The one error line of `purejaxdrl ARGV`, checked for exit status 2."""
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
-    return lines[0]
+from tests.cli.test_hints import TRAIN, _error
 
 
 def test_a_bare_field_two_sections_own_is_not_pinned_on_the_first(capsys):
