@@ -289,6 +289,11 @@ def _why_missing(update: int, steps: list[int], config: Any) -> str:
     if update > newest:
         return "it is past the newest"
     planned = save_updates(config)
+    if not set(steps) <= set(planned):  # a resume changed the cadence
+        return (
+            "its saves follow more than one schedule (--num-logs or the budget "
+            "changed on a resume)"
+        )
     if update not in planned:  # never due: not a pruned one
         shown = planned if len(planned) <= 6 else [*planned[:3], "...", planned[-1]]
         return f"saves were due at updates {_listed(shown)}"

@@ -384,3 +384,22 @@ def test_a_missing_update_is_named_pruned_never_due_or_replaced():
     # Due and newer than checkpoint.keep's oldest, but not there: replaced.
     kept = pjd.apply_overrides(config, {"checkpoint": {"keep": 2}})
     assert "a due save replaces one still waiting" in _why_missing(4, [8], kept)
+
+
+def test_a_missing_update_after_a_cadence_change_blames_the_change():
+    """After `--num-logs` changed on a resume, the planned saves are the new
+    schedule's: the hint must not list them as where saves were due."""
+    from purejaxdrl.training.restored import _why_missing
+
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "ppo").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 4 * 8 * 8,
+         "num_logs": 4, "checkpoint": {"every": 2, "keep": 3}},
+    )  # fmt: skip
+    # Saved at 3 under an earlier cadence, then at 4 and 8 under this one.
+    why = _why_missing(2, [3, 4, 8], config)
+    assert why == (
+        "its saves follow more than one schedule (--num-logs or the budget "
+        "changed on a resume)"
+    )
+    assert _why_missing(2, [4, 8], config) == "saves were due at updates 4, 8"
