@@ -211,7 +211,7 @@ def describe_machine() -> dict[str, Any]:
         else os.cpu_count(),
         "load_average": round(os.getloadavg()[0], 2),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "commit": _commit(),
+        "commit": source_commit(),
         "python": platform.python_version(),
     }
 
@@ -227,7 +227,8 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _commit() -> str:
+def source_commit() -> str:
+    """This checkout's short commit, `+` if tracked files differ, `?` outside git."""
     import subprocess
 
     here = os.path.dirname(os.path.abspath(__file__))

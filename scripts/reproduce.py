@@ -39,6 +39,7 @@ import time
 
 import jax
 import numpy as np
+from harness import source_commit
 from scipy import stats  # installed with JAX (one of jax's dependencies)
 
 import purejaxdrl as pjd
@@ -337,6 +338,8 @@ def run_row(row: Row, seeds: int, curves: pathlib.Path) -> dict:
         "steps_per_s": steps_per_s,
         "steps_per_s_of": ALL_SEEDS,
         "machine": machine(),
+        "commit": source_commit(),  # the code that trained it (+: uncommitted edits)
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "sweep_dir": str(out),
     }
 
@@ -433,7 +436,8 @@ def table(rows: list[Row], scores: dict) -> str:
         *marked_note,
         "steps is the preset's budget per seed; a run trains the whole updates",
         "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
-        "scores.json records for rows run since 2026-12-02.",
+        "scores.json records for rows run since 2026-12-02; rows run since",
+        "2026-12-06 record the `commit` and `date` that trained them too.",
         "",
         *TABLE_HEAD,
     ]

@@ -93,10 +93,14 @@ def third_update_steps_at_four_fifths(
 
 def reproduce_script() -> ModuleType:
     """`scripts/reproduce.py` as a module: the score rows and the tables it writes."""
-    path = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "reproduce.py"
-    spec = importlib.util.spec_from_file_location("reproduce", path)
+    scripts = pathlib.Path(__file__).resolve().parents[1] / "scripts"
+    spec = importlib.util.spec_from_file_location("reproduce", scripts / "reproduce.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(scripts))  # as when run: its sibling `harness` imports
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(scripts))
     return module
 
 

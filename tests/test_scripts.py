@@ -13,6 +13,7 @@ import os
 import pathlib
 import re
 import runpy
+import subprocess
 import sys
 
 import numpy as np
@@ -438,6 +439,13 @@ def test_reproduce_records_a_row_only_with_its_own_seeds(
     before = json.loads(committed[docs / "scores.json"])
     assert scores["cartpole:ppo"]["seeds"] == 5
     assert scores["cartpole:ppo"]["final"] == [400.0, 425.0, 450.0, 475.0, 500.0]
+    # The row names the code that trained it (this checkout's commit).
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        cwd=pathlib.Path(reproduce.__file__).parent,
+    ).stdout.strip()  # fmt: skip
+    assert scores["cartpole:ppo"]["commit"].rstrip("+") == head
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", scores["cartpole:ppo"]["date"])
     assert {k: v for k, v in scores.items() if k != "cartpole:ppo"} == {
         k: v for k, v in before.items() if k != "cartpole:ppo"
     }
