@@ -56,11 +56,24 @@ def flag_hint(flag: str, flags: list[str]) -> str:
     # An --env.X that is no typo of a flag (--env.randomize true) is an
     # environment's own option, which --env.option KEY=VALUE sets.
     env_option = flag.startswith("--env.") and "--env.option" in flags
-    cutoff = 0.85 if env_option else 0.6
-    close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
-    hint = f"did you mean {close[0]}? " if close else ""
+    # `--envs` for --num-envs, `--unroll` for --scan-unroll or --unroll-length:
+    # the flags of its section that have it as a whole word.
+    # Without a section (`--hidden`), any section's (--network.hidden-sizes).
+    whole = whole or [
+        f
+        for f in flags
+        if not dot and word in f.rpartition(".")[2].strip("-").split("-")
+    ]
     foreign = _foreign_flag_hint(flag, flags)  # --env.activation: network's
-    hint = foreign or hint
+    if not env_option and not foreign and len(word) > 2 and 1 <= len(whole) <= 3:
+        named = " or ".join(sorted(whole))
+        named = named if len(whole) < 3 else f"one of {', '.join(sorted(whole))}"
+        return f"did you mean {named}? "
+    cutoff = 0.85 if env_option else 0.6
+    # A one-letter word (`--t`) is close to too many flags to say.
+    close = difflib.get_close_matches(flag, flags, n=1, cutoff=cutoff)
+    close = close if len(word) > 1 else []
+    hint = foreign or (f"did you mean {close[0]}? " if close else "")
     if env_option and not close and not foreign:
         name = flag.removeprefix("--env.").replace("-", "_")
         hint = f"an environment's own option? --env.option {name}=VALUE. "

@@ -212,3 +212,26 @@ def test_only_tuple_fields_that_may_be_empty_offer_the_bare_flag():
     for flag in ("--env.hide-observations", "--env.imports", "--network.head-sizes"):
         assert helps[flag].endswith("; the bare flag means none)"), helps[flag]
     assert "bare flag" not in helps["--network.hidden-sizes"]
+
+
+@pytest.mark.parametrize(
+    "flag, hint",
+    [
+        # A whole word of a flag of its section: the flag, or the two.
+        ("--envs", "did you mean --num-envs? "),
+        ("--unroll", "did you mean --scan-unroll or --unroll-length? "),
+        # No section: any section's flag that has the word whole.
+        ("--hidden", "did you mean --network.hidden-sizes? "),
+        ("--clip", "did you mean one of --ppo.clip-eps, --ppo.clip-value, "),
+    ],
+)
+def test_a_whole_word_of_a_flag_names_that_flag(flag, hint, capsys):
+    # difflib named --env for --envs, --env for --hidden: close spellings,
+    # not what was meant.
+    assert hint in _error([*TRAIN, "--env", "cartpole", flag, "4"], capsys)
+
+
+def test_a_one_letter_flag_gets_no_guess(capsys):
+    # `--t` was hinted --quiet (difflib's ratio 0.6): any guess is a coin toss.
+    line = _error([*TRAIN, "--env", "cartpole", "--t", "5"], capsys)
+    assert "unrecognized arguments: --t 5; `purejaxdrl train --help`" in line
