@@ -134,13 +134,17 @@ def refuse_not_honoured(args: argparse.Namespace) -> None:
 
 def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
-    known = pre_parse(argv, "--env", "--algo", "--resume", command=command.name)
+    known = pre_parse(
+        argv, "--env", "--env.id", "--algo", "--resume", command=command.name
+    )
     if known.resume is not None:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)
-    preset, args, base = preset_run(
-        argv, known.env or "cartpole", known.algo or "ppo", parser, refuse_not_honoured
-    )
+    from purejaxdrl.training.presets import starting_preset
+
+    algo = known.algo or "ppo"
+    env = starting_preset(known.env, getattr(known, "env.id"), algo)
+    preset, args, base = preset_run(argv, env, algo, parser, refuse_not_honoured)
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.
         raise UsageError(

@@ -162,7 +162,7 @@ def train_command(argv: Sequence[str]) -> int:
 
 def _train(argv: Sequence[str]) -> int:
     """`train_command`, once the processes have joined."""
-    known = pre_parse(argv, "--env", "--algo", "--resume", command="train")
+    known = pre_parse(argv, "--env", "--env.id", "--algo", "--resume", command="train")
     if known.resume is not None:
         if known.env is not None:
             raise UsageError(
@@ -171,9 +171,11 @@ def _train(argv: Sequence[str]) -> int:
             )
         (args, config, changes), preset = _resumed(argv, known.resume), None
     else:
-        args, config, preset = _fresh(
-            argv, known.env or "cartpole", known.algo or "ppo"
-        )
+        from purejaxdrl.training.presets import starting_preset
+
+        algo = known.algo or "ppo"
+        env = starting_preset(known.env, getattr(known, "env.id"), algo)
+        args, config, preset = _fresh(argv, env, algo)
         changes = []
     use_compile_cache(args)
     import jax

@@ -269,6 +269,31 @@ def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]
     return {**nested, "env": {**env, "options": options}}
 
 
+def starting_preset(env: str | None, env_id: str | None, algo: str) -> str:
+    """The preset a command starts from (its `--env`, `--env.id`, `--algo`).
+
+    `env` if given; else the shipped preset that trains `env_id` with a
+    section for `algo`, so `--env.id playground/CartpoleBalance` takes
+    cartpole_balance's settings, not CartPole-v1's; else cartpole.
+    """
+    if env is not None:
+        return env
+    own = [p for p, i in _preset_ids(algo).items() if i == env_id]
+    return own[0] if own else "cartpole"  # (sorted: cartpole, not cartpole_masked)
+
+
+def _preset_ids(algo: str) -> dict[str, str]:
+    """Shipped preset -> its file's `env.id`, of those that can train `algo`."""
+    ids = {
+        p: str((_read_yaml(presets_dir() / f"{p}.yaml").get("env") or {}).get("id"))
+        for p in preset_names()
+    }
+    # Only a preset with a section for `algo` makes a command that loads.
+    if algo not in {r.name for r in registered_by_user()}:
+        ids = {p: i for p, i in ids.items() if algo in preset_algorithms(p)}
+    return ids
+
+
 def _env_id_hint(name: str, algo: str) -> str:
     """For `--env MountainCar-v0`: that it is an id, and how to train it; or ""."""
     from purejaxdrl.env.registry import RESERVED_PREFIXES, registered
@@ -280,13 +305,7 @@ def _env_id_hint(name: str, algo: str) -> str:
     # has checked (host ids are only looked up when an actor starts).
     what = f"{name!r} {'is' if known else 'looks like'} an environment id"
     what += ", not a preset (a preset names an environment and its tuned settings)"
-    ids = {
-        p: str((_read_yaml(presets_dir() / f"{p}.yaml").get("env") or {}).get("id"))
-        for p in preset_names()
-    }
-    # Only a preset with a section for `algo` makes a command that loads.
-    if algo not in {r.name for r in registered_by_user()}:
-        ids = {p: i for p, i in ids.items() if algo in preset_algorithms(p)}
+    ids = _preset_ids(algo)
     own = [p for p, env_id in ids.items() if env_id == name]
     if own:
         return f"{what}; the {own[0]} preset trains it: --env {own[0]}."

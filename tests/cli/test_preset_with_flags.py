@@ -85,3 +85,36 @@ def test_a_value_of_the_file_that_does_not_convert_names_the_file(tmp_path, caps
     with pytest.raises(ConfigError) as e:
         pjd.load_preset(str(path))
     assert str(e.value).startswith(f"Preset {str(path)!r}, section env: env.norm")
+
+
+def test_env_id_without_env_starts_from_the_preset_that_trains_it():
+    from purejaxdrl.training.presets import starting_preset
+
+    # `--env.id playground/CartpoleBalance` alone trained on cartpole's
+    # settings (64x64 tanh, no observation normalisation), tuned for another
+    # environment, although cartpole_balance's are Playground's for that id.
+    assert starting_preset(None, "playground/CartpoleBalance", "ppo") == (
+        "cartpole_balance"
+    )
+    assert starting_preset(None, "playground/PendulumSwingup", "sac") == (
+        "pendulum_swingup"
+    )
+    assert starting_preset(None, "Acrobot-v1", "ppo") == "acrobot"
+    # CartPole-v1 is cartpole's (not cartpole_masked's, which trains it too).
+    assert starting_preset(None, "CartPole-v1", "ppo") == "cartpole"
+    # No preset trains it with that algorithm (acrobot has no dqn), or it is
+    # the user's own: cartpole's, as before; --env always wins.
+    assert starting_preset(None, "Acrobot-v1", "dqn") == "cartpole"
+    assert starting_preset(None, "MyCorridor-v0", "ppo") == "cartpole"
+    assert starting_preset(None, None, "ppo") == "cartpole"
+    assert starting_preset("acrobot", "CartPole-v1", "ppo") == "acrobot"
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_help_with_env_id_shows_that_presets_defaults(command, capsys):
+    argv = [command, "--env.id=playground/PendulumSwingup", "--algo", "sac", "--help"]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "defaults shown are the 'pendulum_swingup' preset's" in out
