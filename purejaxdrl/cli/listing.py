@@ -98,9 +98,11 @@ def list_command(argv: Sequence[str]) -> int:
 def _list_envs(imports: Sequence[str]) -> int:
     """Prints the device environment ids, then how host ids are spelt.
 
-    The Gymnasium ids the modules of `imports` register come between, as
-    `gymnasium:<id>` (what `--env.id` takes): the registry is compared before
-    and after they are imported.
+    After them, a comment names the Playground ids that cannot load here (no
+    MuJoCo Menagerie found for their robot models). The Gymnasium ids the
+    modules of `imports` register come between, as `gymnasium:<id>` (what
+    `--env.id` takes): the registry is compared before and after they are
+    imported.
     """
     from purejaxdrl.env import import_modules, registered
 
@@ -108,6 +110,12 @@ def _list_envs(imports: Sequence[str]) -> int:
     import_modules(imports)
     for env_id in registered():
         print(env_id)
+    if unloadable := _without_menagerie(registered()):
+        print(
+            "# these need MuJoCo Menagerie's robot models, not found here (see "
+            "--env.option menagerie_path=DIR or $MUJOCO_MENAGERIE_PATH): "
+            + ", ".join(unloadable)
+        )
     if imports:  # Gymnasium's own ids are too many to list: the modules' only
         for env_id in sorted(_gymnasium_ids() - before):
             print(f"gymnasium:{env_id}")
@@ -116,6 +124,21 @@ def _list_envs(imports: Sequence[str]) -> int:
         "gymnasium:<id> (gymnasium.registry)"
     )
     return 0
+
+
+def _without_menagerie(ids: Sequence[str]) -> list[str]:
+    """The Playground ids of `ids` that need MuJoCo Menagerie, if none is found."""
+    from purejaxdrl.env.registry import PLAYGROUND_PREFIX
+
+    playground = [i for i in ids if i.startswith(PLAYGROUND_PREFIX)]
+    if not playground:  # the extra is not installed
+        return []
+    from purejaxdrl.env.menagerie import find_menagerie, needs_menagerie
+
+    if find_menagerie() is not None:
+        return []
+    names = [i.removeprefix(PLAYGROUND_PREFIX) for i in playground]
+    return [PLAYGROUND_PREFIX + n for n in names if needs_menagerie(n)]
 
 
 def _gymnasium_ids() -> set[str]:

@@ -315,6 +315,7 @@ def test_list_envs_shows_every_id_env_id_takes(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert cli.main(["list", "--envs", "--env.imports", "listed_corridor"]) == 0
     *ids, host = capsys.readouterr().out.splitlines()
+    ids = [i for i in ids if not i.startswith("# these need MuJoCo Menagerie")]
     assert ids == pjd.env.registered() and "ListedCorridor-v0" in ids
     assert {"CartPole-v1", "brax/ant"} <= set(ids)
     assert "envpool:<task>" in host and "gymnasium:<id>" in host
@@ -479,3 +480,30 @@ def test_the_command_draws_with_matplotlibs_file_backend_unless_told(
         monkeypatch.setenv("MPLBACKEND", given)
     assert cli.main(["--version"]) == 0
     assert os.environ["MPLBACKEND"] == kept
+
+
+@pytest.mark.parametrize("found", [False, True])
+def test_list_envs_names_the_playground_ids_that_need_menagerie(
+    found, tmp_path, monkeypatch, capsys
+):
+    # 29 of Playground's ids load robot models from MuJoCo Menagerie; without
+    # it they fail at their first run, and list --envs did not say which.
+    pytest.importorskip("mujoco_playground")
+    from purejaxdrl import cli
+
+    if found:  # a folder with one of Menagerie's robots is one
+        (tmp_path / "unitree_go1").mkdir()
+    monkeypatch.setenv("MUJOCO_MENAGERIE_PATH", str(tmp_path))
+    assert cli.main(["list", "--envs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    marked = [line for line in lines if line.startswith("# these need MuJoCo")]
+    if found:
+        assert not marked
+        return
+    (line,) = marked
+    named = line.partition("$MUJOCO_MENAGERIE_PATH): ")[2].split(", ")
+    assert {"playground/Go1JoystickFlatTerrain", "playground/LeapCubeReorient"} <= (
+        set(named)
+    )
+    assert "playground/CartpoleBalance" not in named  # its model is in the wheel
+    assert set(named) <= set(lines)  # each is listed as an id too
