@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> Report:
     pair = Pair(
         report,
         "uniform",
-        replay.make_uniform_buffer(capacity, batch, min_size=batch),
+        replay.make_uniform_buffer(capacity, batch),
         fbx and fbx.make_flat_buffer(capacity, batch, batch, add_batch_size=n),
         items, steps, half, reps,
     )  # fmt: skip
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> Report:
     pair = Pair(
         report,
         "prioritised",
-        replay.make_prioritised_buffer(capacity, batch, min_size=batch, alpha=0.6),
+        replay.make_prioritised_buffer(capacity, batch, alpha=0.6),
         fbx and fbx.make_prioritised_flat_buffer(
             capacity, batch, batch, add_batch_size=n, priority_exponent=0.6,
             device="gpu" if platform == "cuda" else platform,
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> Report:
     pair = Pair(
         report,
         "sequence",
-        replay.make_sequence_buffer(capacity // SEQ, SEQ, batch, min_size=batch),
+        replay.make_sequence_buffer(capacity // SEQ, SEQ, batch),
         fbx and fbx.make_trajectory_buffer(
             add_batch_size=n, sample_batch_size=batch, sample_sequence_length=SEQ,
             period=SEQ, min_length_time_axis=SEQ, max_size=capacity,

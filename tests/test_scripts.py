@@ -297,7 +297,7 @@ def test_replay_sample_timing_keeps_every_gather(on_scripts_path):
 
     import purejaxdrl as pjd
 
-    buffer = pjd.replay.make_uniform_buffer(64, 4, min_size=4)
+    buffer = pjd.replay.make_uniform_buffer(64, 4)
     items = bench_replay.transition(8)
     first = jax.tree.map(lambda x: x[0], items)
     state = bench_replay.fill(buffer.add, buffer.init(first), items, 2)

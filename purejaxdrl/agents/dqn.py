@@ -252,10 +252,10 @@ def make_dqn(
     capacity, batch, min_size = replay_shard_sizes(name, config, num_devices)
     if config.prioritised:
         buffer: Buffer = make_prioritised_buffer(
-            capacity, batch, min_size, alpha=config.priority_alpha
+            capacity, batch, alpha=config.priority_alpha
         )
     else:
-        buffer = make_uniform_buffer(capacity, batch, min_size)
+        buffer = make_uniform_buffer(capacity, batch)
     # Adam's ε as Rainbow's (Hessel et al., 2018). The optimiser steps only
     # once learning starts: a decaying rate decays over those updates.
     learning = learning_updates(

@@ -274,7 +274,7 @@ def _make_replay(config: IMPALAConfig, shape: RunShape) -> Buffer | None:
     replayed = _replayed(ratio, shape.num_envs // shape.num_devices)
     capacity = config.replay_size // shape.num_devices
     return make_sequence_buffer(
-        capacity, shape.unroll_length, replayed, min_size=1, with_starts=True
+        capacity, shape.unroll_length, replayed, with_starts=True
     )
 
 

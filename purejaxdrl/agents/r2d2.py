@@ -61,7 +61,7 @@ from purejaxdrl.agents.r2d2_sequences import (
     time_major,
     with_burn_in,
 )
-from purejaxdrl.agents.replay_sizes import learning_updates
+from purejaxdrl.agents.replay_sizes import learning_updates, stored_items
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -190,7 +190,6 @@ def make_r2d2(
         make_prioritised_buffer(
             config.buffer_size // num_envs,
             config.batch_size // num_envs,
-            config.min_replay // num_envs,
             alpha=config.priority_alpha,
         ),
         local_envs,
@@ -262,7 +261,8 @@ def make_r2d2(
         state = state._replace(buffer=shards.add(state.buffer, sequences), tail=tail)
         first = 0 if axis_name is None else jax.lax.axis_index(axis_name) * local_envs
         env_ids = first + jnp.arange(local_envs, dtype=jnp.int32)
-        stored = jnp.minimum(state.step + 1, config.buffer_size // num_envs)
+        # One sequence per environment and update: each shard's count.
+        stored = stored_items(state.step, 1, config.buffer_size // num_envs)
         ready = stored >= config.min_replay // num_envs
 
         def body(state: R2D2State, key: PRNGKey) -> tuple[R2D2State, Metrics]:

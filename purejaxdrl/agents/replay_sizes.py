@@ -123,8 +123,11 @@ def learning_updates(min_replay: int, per_update: int, num_updates: int) -> int:
 def stored_items(step: jax.Array, per_update: int, capacity: int) -> jax.Array:
     """Items in a replay shard after the add of update `step` (counted from 0).
 
-    Every device adds the same count each update, so this is the same on all of
-    them, and learning starts on all of them at once. The update count is
+    The one rule of when a replay learner starts: it learns once this reaches
+    its shard's `min_replay`. Every device adds the same count each update, so
+    this is the same on all of them, and learning starts on all of them at
+    once; the count in the buffer's state would differ in type per device
+    (`replay.Buffer` says why learners do not read it). The update count is
     clamped before it is multiplied: `step` is int32, and (step + 1) x
     per_update passes 2^31 in a long run (2^31 items on one device), where
     a wrapped negative count would stop learning silently.

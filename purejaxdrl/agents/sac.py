@@ -224,7 +224,7 @@ def make_sac(
     axis_name = run.axis_name
     num_devices = run.num_devices
     capacity, batch, min_size = replay_shard_sizes("sac", config, num_devices)
-    buffer = make_uniform_buffer(capacity, batch, min_size)
+    buffer = make_uniform_buffer(capacity, batch)
     policy = network.policy
     dist = policy.distribution
     # Constant learning rates and no gradient clipping, as in the paper.

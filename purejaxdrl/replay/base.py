@@ -31,20 +31,28 @@ class Buffer(NamedTuple):
       init: (example item, unbatched) -> state, empty, with room for `capacity`.
       add: (state, items [n, ...]) -> state; the oldest are overwritten first.
         A prioritised buffer takes optional priorities [n] as a third argument.
-      sample: (state, key) -> Sample of `batch_size` items; only meaningful
-        when `can_sample(state)`.
-      can_sample: state -> bool [], whether `min_size` items are stored.
+      sample: (state, key) -> Sample of `batch_size` items, drawn from those
+        stored (meaningless while none are).
       set_priorities: (state, index [batch], priority [batch]) -> state, for
         prioritised buffers; None otherwise.
       capacity: number of items held (on this device).
       batch_size: items per `sample`.
+
+    There is no `can_sample`: a learner starts sampling once its update
+    counter says `min_replay` items are stored (`agents.replay_sizes.
+    stored_items`), not from the count in the buffer's state. On several
+    devices that state is split, one shard each, and inside `shard_map` a
+    value read from it differs per device: parameters updated under a gate
+    on it would too, which the runner's check of varying types refuses,
+    unless the gate were all-reduced on every update. The counter is
+    replicated, and every shard stores the same number of items per update,
+    so it gives every device the same answer.
 
     """
 
     init: Callable[[PyTree], Any]
     add: Callable[..., Any]
     sample: Callable[[Any, PRNGKey], Sample]
-    can_sample: Callable[[Any], jax.Array]
     capacity: int
     batch_size: int
     set_priorities: Callable[[Any, jax.Array, jax.Array], Any] | None = None

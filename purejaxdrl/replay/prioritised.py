@@ -45,7 +45,6 @@ class PrioritisedState(NamedTuple):
 def make_prioritised_buffer(
     capacity: int,
     batch_size: int,
-    min_size: int,
     *,
     alpha: float = 0.6,
 ) -> Buffer:
@@ -58,7 +57,6 @@ def make_prioritised_buffer(
     Args:
       capacity: items held (per device).
       batch_size: items per `sample`.
-      min_size: `can_sample` is true once this many items are stored.
       alpha: the prioritisation exponent α (0: uniform; the paper's 0.6).
 
     Returns:
@@ -71,7 +69,7 @@ def make_prioritised_buffer(
       ValueError: for sizes out of range or alpha < 0.
 
     """
-    check_sizes(capacity, batch_size, min_size)
+    check_sizes(capacity, batch_size)
     if alpha < 0:
         raise ValueError(f"alpha={alpha} must be >= 0 (0 samples uniformly).")
 
@@ -110,7 +108,6 @@ def make_prioritised_buffer(
         init=init,
         add=add,
         sample=sample,
-        can_sample=lambda state: state.ring.size[0] >= min_size,
         capacity=capacity,
         batch_size=batch_size,
         set_priorities=set_priorities,

@@ -28,16 +28,11 @@ class RingState(NamedTuple):
     size: jax.Array
 
 
-def check_sizes(capacity: int, batch_size: int, min_size: int) -> None:
-    """Raises ValueError unless 1 <= batch_size and 1 <= min_size <= capacity."""
+def check_sizes(capacity: int, batch_size: int) -> None:
+    """Raises ValueError unless 1 <= capacity and 1 <= batch_size."""
     if capacity < 1 or batch_size < 1:
         raise ValueError(
             f"capacity={capacity} and batch_size={batch_size} must be >= 1."
-        )
-    if not 1 <= min_size <= capacity:
-        raise ValueError(
-            f"min_size={min_size} must be between 1 and capacity={capacity}: "
-            "sampling starts once min_size items are stored."
         )
 
 
@@ -90,13 +85,12 @@ def ring_sample(state: RingState, key: PRNGKey, batch_size: int) -> Sample:
     return Sample(item, index, probability)
 
 
-def make_uniform_buffer(capacity: int, batch_size: int, min_size: int) -> Buffer:
+def make_uniform_buffer(capacity: int, batch_size: int) -> Buffer:
     """A FIFO transition buffer sampled uniformly with replacement.
 
     Args:
       capacity: items held (per device); the oldest are overwritten first.
       batch_size: items per `sample`.
-      min_size: `can_sample` is true once this many items are stored.
 
     Returns:
       The Buffer; its state is a `RingState`.
@@ -105,12 +99,11 @@ def make_uniform_buffer(capacity: int, batch_size: int, min_size: int) -> Buffer
       ValueError: for sizes out of range.
 
     """
-    check_sizes(capacity, batch_size, min_size)
+    check_sizes(capacity, batch_size)
     return Buffer(
         init=lambda example: ring_init(example, capacity),
         add=ring_add,
         sample=lambda state, key: ring_sample(state, key, batch_size),
-        can_sample=lambda state: state.size[0] >= min_size,
         capacity=capacity,
         batch_size=batch_size,
     )

@@ -22,7 +22,6 @@ def make_sequence_buffer(
     capacity: int,
     sequence_length: int,
     batch_size: int,
-    min_size: int,
     *,
     with_starts: bool = False,
 ) -> Buffer:
@@ -37,7 +36,6 @@ def make_sequence_buffer(
       capacity: sequences held (per device).
       sequence_length: T, the steps in each sequence.
       batch_size: sequences per `sample`.
-      min_size: `can_sample` is true once this many sequences are stored.
       with_starts: each sequence also keeps a tree of its own (a recurrent
         actor's start state): `init(example, start_example)`, `add(state,
         trajectories, starts [B, ...])`, and `sample` items are pairs
@@ -52,7 +50,7 @@ def make_sequence_buffer(
       ValueError: for sizes out of range.
 
     """
-    check_sizes(capacity, batch_size, min_size)
+    check_sizes(capacity, batch_size)
     if sequence_length < 1:
         raise ValueError(f"sequence_length={sequence_length} must be >= 1.")
 
@@ -87,7 +85,6 @@ def make_sequence_buffer(
         init=init,
         add=add,
         sample=sample,
-        can_sample=lambda state: state.size[0] >= min_size,
         capacity=capacity,
         batch_size=batch_size,
     )

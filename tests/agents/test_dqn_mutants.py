@@ -45,7 +45,7 @@ EPS = 1e-3
 
 
 def _prioritised(batch: int):
-    buffer = make_prioritised_buffer(len(TD), batch, 1, alpha=1.0)
+    buffer = make_prioritised_buffer(len(TD), batch, alpha=1.0)
     w, item = _items(TD)
     example = jax.tree.map(lambda x: x[0], item)
     replay = buffer.add(buffer.init(example), item, jnp.ones(len(TD), jnp.float32))

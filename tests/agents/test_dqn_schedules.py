@@ -111,7 +111,7 @@ def test_importance_weights_use_beta_annealed_from_beta_start_to_one(step, beta)
     f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
     item = Replayed(f32(obs), jnp.asarray(action, jnp.int32), f32(reward),
                     f32(discount), f32(next_obs))  # fmt: skip
-    buffer = make_prioritised_buffer(n, batch, 1, alpha=alpha)
+    buffer = make_prioritised_buffer(n, batch, alpha=alpha)
     replay = buffer.add(buffer.init(jax.tree.map(lambda x: x[0], item)), item,
                         f32(priority))  # fmt: skip
     state = DQNState(f32(online), f32(target), (), jnp.int32(step), jnp.int32(0),

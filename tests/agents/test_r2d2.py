@@ -240,7 +240,7 @@ def test_a_gradient_step_weights_each_drawn_sequence_by_its_importance_weight():
     # The agent's shards (pure functions of these sizes): three unrolls
     # stored, then priorities far apart, different in each shard.
     shards = make_env_shards(
-        make_prioritised_buffer(per_env, per_batch, 1, alpha=alpha), num_envs
+        make_prioritised_buffer(per_env, per_batch, alpha=alpha), num_envs
     )
 
     @jax.jit

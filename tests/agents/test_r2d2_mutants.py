@@ -84,7 +84,7 @@ def test_each_gradient_step_of_an_update_draws_with_its_own_key():
     key = jax.random.key(3)
     new, metrics = update(state, _trajectory(length, num_envs, 3), key)
     assert int(metrics["learner/grad_steps"]) == steps
-    shards = make_env_shards(make_prioritised_buffer(4, 1, 4, alpha=0.0), num_envs)
+    shards = make_env_shards(make_prioritised_buffer(4, 1, alpha=0.0), num_envs)
     env_ids = jnp.arange(num_envs)
     network = stateless(linear_q_network(OBS, ACTIONS))
 

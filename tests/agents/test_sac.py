@@ -266,7 +266,7 @@ def test_one_update_is_adams_first_step_on_the_papers_losses_and_a_polyak_target
     # the buffer as the update left it (the 8 stored transitions).
     (key,) = jax.random.split(jax.random.key(1), 1)
     key_sample, key_next, key_new = jax.random.split(key, 3)
-    item = make_uniform_buffer(64, 8, 8).sample(state.buffer, key_sample).item
+    item = make_uniform_buffer(64, 8).sample(state.buffer, key_sample).item
     hyper = {"lr": lr, "tau": tau, "alpha": alpha, "scale": scale, "gamma": gamma}
     want_state, want_metrics = _sac_step_by_hand(
         start.params, start.target_critic, item, key_next, key_new, **hyper

@@ -59,12 +59,12 @@ def test_replay_sizes_that_do_not_split_name_the_values_that_do():
 
 
 def test_fifo_overwrites_the_oldest_first():
-    buffer = make_uniform_buffer(capacity=5, batch_size=4, min_size=3)
+    buffer = make_uniform_buffer(capacity=5, batch_size=4)
     state = buffer.init({"id": jnp.int32(0), "obs": jnp.zeros(2)})
     state = buffer.add(state, _items(0, 2))
-    assert not buffer.can_sample(state)
+    assert int(state.size[0]) == 2 and int(state.position[0]) == 2
     state = buffer.add(state, _items(2, 2))
-    assert buffer.can_sample(state)
+    assert int(state.size[0]) == 4
     np.testing.assert_array_equal(state.items["id"], [0, 1, 2, 3, 0])
     state = buffer.add(state, _items(4, 3))  # wraps: 5, 6 overwrite 0, 1
     np.testing.assert_array_equal(state.items["id"], [5, 6, 2, 3, 4])
@@ -73,7 +73,7 @@ def test_fifo_overwrites_the_oldest_first():
 
 
 def test_uniform_sample_draws_only_stored_items_equally():
-    buffer = make_uniform_buffer(capacity=10, batch_size=50_000, min_size=1)
+    buffer = make_uniform_buffer(capacity=10, batch_size=50_000)
     state = buffer.add(buffer.init({"id": jnp.int32(0)}), {"id": jnp.arange(4) + 7})
     drawn = buffer.sample(state, jax.random.key(0))
     counts = np.bincount(np.asarray(drawn.item["id"]), minlength=11)[7:]
@@ -84,7 +84,7 @@ def test_uniform_sample_draws_only_stored_items_equally():
 
 def test_prioritised_frequencies_match_priority_to_the_alpha():
     alpha, capacity, draws = 0.6, 50, 100_000
-    buffer = make_prioritised_buffer(capacity, batch_size=1000, min_size=1, alpha=alpha)
+    buffer = make_prioritised_buffer(capacity, batch_size=1000, alpha=alpha)
     priorities = np.random.default_rng(1).uniform(0.05, 5.0, capacity)
     state = buffer.add(
         buffer.init({"id": jnp.int32(0)}),
@@ -106,7 +106,7 @@ def test_prioritised_frequencies_match_priority_to_the_alpha():
 
 
 def test_new_items_get_the_largest_priority_and_updates_change_draws():
-    buffer = make_prioritised_buffer(4, batch_size=8, min_size=1, alpha=1.0)
+    buffer = make_prioritised_buffer(4, batch_size=8, alpha=1.0)
     state = buffer.init({"id": jnp.int32(0)})
     state = buffer.add(state, {"id": jnp.arange(2)}, jnp.array([1.0, 3.0]))
     state = buffer.add(state, {"id": jnp.arange(2, 4)})  # max so far: 3
@@ -124,7 +124,7 @@ def test_new_items_get_the_largest_priority_before_the_exponent():
     # the leaves are p^α = (2, 1, 2) and the draws P = (0.4, 0.2, 0.4); the
     # maximum kept is 4, not 4^α (which would give the new item 4^(α²)).
     alpha = 0.5
-    buffer = make_prioritised_buffer(4, batch_size=5, min_size=1, alpha=alpha)
+    buffer = make_prioritised_buffer(4, batch_size=5, alpha=alpha)
     state = buffer.init({"id": jnp.int32(0)})
     state = buffer.add(state, {"id": jnp.arange(2)}, jnp.array([4.0, 1.0]))
     state = buffer.add(state, {"id": jnp.array([2])})
@@ -162,9 +162,7 @@ def test_importance_weights_share_one_maximum_across_devices():
 
 
 def test_sequence_buffer_keeps_trajectories_time_major():
-    buffer = make_sequence_buffer(
-        capacity=3, sequence_length=4, batch_size=6, min_size=1
-    )
+    buffer = make_sequence_buffer(capacity=3, sequence_length=4, batch_size=6)
     t, b = 4, 2
     # step t of env b holds 10 b + t.
     traj = {"x": (10 * jnp.arange(b)[None, :] + jnp.arange(t)[:, None]).astype(float)}
@@ -181,7 +179,7 @@ def test_sequence_buffer_keeps_trajectories_time_major():
 
 def test_sequence_buffer_keeps_each_start_with_its_sequence():
     buffer = make_sequence_buffer(
-        capacity=5, sequence_length=3, batch_size=8, min_size=1, with_starts=True
+        capacity=5, sequence_length=3, batch_size=8, with_starts=True
     )
     state = buffer.init(jnp.float32(0), jnp.zeros(2))
     for u in range(3):  # 3 adds of 2 environments' sequences
@@ -198,8 +196,8 @@ def test_sequence_buffer_keeps_each_start_with_its_sequence():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: make_uniform_buffer(6, batch_size=2, min_size=1),
-        lambda: make_prioritised_buffer(6, batch_size=2, min_size=1),
+        lambda: make_uniform_buffer(6, batch_size=2),
+        lambda: make_prioritised_buffer(6, batch_size=2),
     ],
     ids=["uniform", "prioritised"],
 )
@@ -232,8 +230,8 @@ def test_buffers_sharded_on_8_devices_keep_per_shard_contents(make):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"capacity": 0, "batch_size": 1, "min_size": 1}, "capacity=0"),
-        ({"capacity": 4, "batch_size": 1, "min_size": 5}, "min_size=5"),
+        ({"capacity": 0, "batch_size": 1}, "capacity=0"),
+        ({"capacity": 4, "batch_size": 0}, "batch_size=0"),
     ],
 )
 def test_sizes_are_checked(kwargs, match):

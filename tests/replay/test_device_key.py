@@ -11,7 +11,7 @@ from purejaxdrl.replay import device_key, make_uniform_buffer
 def _drawn_slots(axis_name: str | None) -> np.ndarray:
     # Each device fills its shard, then samples with the learner's key, which
     # is replicated over the devices (as DQN's, SAC's and IMPALA's are).
-    buffer = make_uniform_buffer(1000, 8, 1)
+    buffer = make_uniform_buffer(1000, 8)
     mesh = jax.make_mesh((2,), ("data",), devices=jax.devices()[:2])
 
     def draw(key: jax.Array) -> jax.Array:

@@ -15,7 +15,7 @@ def _filled(num_envs: int, adds: int, first_env: int = 0, alpha: float = 1.0):
     """E prioritised shards after `adds` adds; environment e's k-th item is
     100 e + k, so an item names its environment and its slot."""
     shards = make_env_shards(
-        make_prioritised_buffer(CAPACITY, BATCH, 1, alpha=alpha), num_envs
+        make_prioritised_buffer(CAPACITY, BATCH, alpha=alpha), num_envs
     )
     state = shards.init(jnp.zeros((), jnp.int32))
     envs, add = first_env + np.arange(num_envs), jax.jit(shards.add)
@@ -116,7 +116,7 @@ def test_size_counts_the_items_of_each_shard():
         shards, state = _filled(4, adds)
         assert int(shards.size(state)) == expected
     # Uniform shards too (their state is the ring itself).
-    shards = make_env_shards(make_uniform_buffer(CAPACITY, BATCH, 1), 3)
+    shards = make_env_shards(make_uniform_buffer(CAPACITY, BATCH), 3)
     state = shards.init(jnp.zeros((), jnp.int32))
     for k in range(3):
         state = shards.add(state, jnp.full((3,), k, jnp.int32))
