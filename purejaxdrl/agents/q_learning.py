@@ -1,4 +1,4 @@
-"""What the Q-learners (DQN, Ape-X, R2D2, PQN) share: networks, actors, target step."""
+"""The Q-learners' (DQN, Ape-X, R2D2, PQN) networks, actors, target step and rules."""
 
 import dataclasses
 from collections.abc import Callable
@@ -9,8 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from purejaxdrl.agents.base import Acting, feed_forward
+from purejaxdrl.agents.base import Acting, RunShape, feed_forward
 from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.config import check
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.setup_warnings import warn_once
@@ -248,3 +249,70 @@ def target_network_step(
     )
     metrics = jax.tree.map(lambda m: jnp.where(ready, m, 0.0), metrics)
     return state, td, metrics
+
+
+def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:
+    """That a replay learner's n-step targets fit in one unroll (or sequence).
+
+    Targets stop at the unroll's end: a longer n would silently be the unroll.
+    """
+    if shape is not None:
+        check(
+            config.n_step <= shape.unroll_length,
+            f"{name}.n_step={config.n_step} is longer than unroll_length="
+            f"{shape.unroll_length}: targets stop at the unroll's end; use "
+            f"--{name}.n-step {shape.unroll_length} or less, or raise "
+            "--unroll-length.",
+        )
+
+
+def check_target_tau(name: str, config: Any) -> None:
+    """That each target update moves the target network: τ in (0, 1].
+
+    At τ = 0 `optax.incremental_update` keeps the initial, random network as
+    the target for the whole run, and every TD target bootstraps from it.
+    """
+    tau = config.target_tau
+    if isinstance(tau, jax.core.Tracer):
+        return  # a sweep's values were checked one by one before stacking
+    tau, flag = float(tau), name.replace("_", "-")
+    check(
+        0.0 < tau <= 1.0,
+        f"{name}.target_tau={tau} must be in (0, 1]: 0 never updates the target "
+        f"network; e.g. --{flag}.target-tau 0.005 with --{flag}.target-every 1, "
+        "or 1 for copies.",
+    )
+
+
+def warn_target_never_used(
+    name: str, config: Any, shape: RunShape, per_update: int
+) -> None:
+    """Warns once when the run ends before a target update is ever used.
+
+    `per_update` is the items each update stores over all devices
+    (`Algorithm.replay_items`: DQN's transitions, R2D2's sequences). The
+    target moves after gradient steps `target_every`, 2 `target_every`, ...;
+    with `target_every` at least the run's gradient steps, every TD target
+    bootstraps from the initial, random network. A warning, not a refusal:
+    a short smoke run at the default cadence (250, R2D2's 2500) is
+    legitimate, and a finished run read back (eval, export) must still load.
+    """
+    # Learning starts at the update whose add stores `min_replay` items
+    # (`replay_sizes.learning_updates`); each then takes updates_per_step steps.
+    first = -(-config.min_replay // per_update) - 1
+    steps = max(shape.num_updates - first, 0) * config.updates_per_step
+    every = config.target_every
+    if steps == 0 or every < steps:
+        return  # no learning at all is `check_learning_starts`'s to refuse
+    # The updates that take more than `every` steps.
+    updates = first + every // config.updates_per_step + 1
+    total = updates * shape.num_envs * shape.unroll_length
+    flag = name.replace("_", "-")
+    warn_once(
+        f"{name}.target_every={every} is not less than the run's {steps} gradient "
+        "steps: no TD target would use an updated target network, all would "
+        "bootstrap from the initial one; lower "
+        f"--{flag}.target-every below {steps}, or raise --total-steps to at "
+        f"least {total}.",
+        key=("target never used", name),
+    )

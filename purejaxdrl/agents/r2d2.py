@@ -35,19 +35,16 @@ from purejaxdrl.agents.base import (
     RunShape,
     check_agent_args,
 )
-from purejaxdrl.agents.dqn_config import (
-    check_batch_fits,
-    check_n_step_fits,
-    check_target_tau,
-    warn_target_never_used,
-)
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
+    check_n_step_fits,
+    check_target_tau,
     exploration,
     q_networks,
     set_fields,
     target_network_step,
+    warn_target_never_used,
     warn_unused,
     warn_unused_epsilons,
 )
@@ -61,7 +58,11 @@ from purejaxdrl.agents.r2d2_sequences import (
     time_major,
     with_burn_in,
 )
-from purejaxdrl.agents.replay_sizes import learning_updates, stored_items
+from purejaxdrl.agents.replay_sizes import (
+    check_replay_sizes,
+    learning_updates,
+    stored_items,
+)
 from purejaxdrl.config import check, check_ranges
 from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
@@ -312,12 +313,9 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         config.burn_in >= 0,
         f"r2d2.burn_in={config.burn_in} must be >= 0 (0: no burn-in).",
     )
-    check_batch_fits("r2d2", config)
-    check(
-        config.min_replay <= config.buffer_size,
-        f"r2d2.min_replay={config.min_replay} exceeds r2d2.buffer_size="
-        f"{config.buffer_size}: learning would never start; lower it.",
-    )
+    # Sequences, not transitions: the multiples of num_envs below give room
+    # for an update's (`check_replay_sizes`).
+    check_replay_sizes("r2d2", config, None)
     check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
     check_target_tau("r2d2", config)
     warn_unused_epsilons("r2d2", config)

@@ -1,4 +1,4 @@
-"""How a learner's replay splits over the devices, and what each update stores."""
+"""Every replay learner's size rules, its replay's split over devices, its adds."""
 
 import dataclasses
 from collections.abc import Sequence
@@ -7,11 +7,46 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, check
+
+
+def check_replay_sizes(name: str, config: Any, shape: Any) -> None:
+    """The size rules of every replay learner's config (its `validate`).
+
+    `config` has `buffer_size`, `batch_size` and `min_replay`, all over all
+    devices and split evenly over them, so what holds for the whole buffer
+    holds for each device's shard. `min_replay` at most `buffer_size`, or
+    learning never starts; the buffer holds one update's items (with `shape`,
+    `check_buffer_fits`); `batch_size` at most `buffer_size`: a batch larger
+    than the whole buffer is sampled from fewer items than it holds, almost
+    surely a mistake. `name` is the config's section, which the errors name.
+
+    `shape` is the run's `RunShape`, or None. A learner that stores
+    transitions (DQN, SAC) passes it; R2D2, whose buffer counts sequences,
+    passes None: it stores one per environment and update, and its own rule
+    that `buffer_size` is a multiple of `num_envs` makes room for them.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
+    """
+    check(
+        config.min_replay <= config.buffer_size,
+        f"{name}.min_replay={config.min_replay} exceeds {name}.buffer_size="
+        f"{config.buffer_size}: learning would never start; lower it.",
+    )
+    check_buffer_fits(name, config, shape)
+    flag = name.replace("_", "-")
+    check(
+        config.batch_size <= config.buffer_size,
+        f"{name}.batch_size={config.batch_size} exceeds {name}.buffer_size="
+        f"{config.buffer_size}: a batch is sampled from the buffer; lower "
+        f"--{flag}.batch-size or raise --{flag}.buffer-size.",
+    )
 
 
 def check_buffer_fits(name: str, config: Any, shape: Any) -> None:
-    """That the replay holds one update's transitions (a learner's `validate`).
+    """That the replay holds one update's transitions (`check_replay_sizes`).
 
     `config` has `buffer_size` over all devices; `shape` is the run's
     `RunShape` (or None: nothing to check), whose environments each add

@@ -24,11 +24,10 @@ from purejaxdrl.agents.base import (
     check_agent_args,
     feed_forward,
 )
-from purejaxdrl.agents.dqn_config import check_batch_fits
 from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import (
-    check_buffer_fits,
+    check_replay_sizes,
     merge_steps,
     replay_shard_sizes,
     stored_items,
@@ -369,13 +368,7 @@ def validate(config: SACConfig, shape: RunShape | None = None) -> None:
         f"sac.target_entropy_scale={scale} must be a finite number (a negative "
         "one targets a positive entropy); e.g. --sac.target-entropy-scale 1.",
     )
-    check_batch_fits("sac", config)
-    check(
-        config.min_replay <= config.buffer_size,
-        f"sac.min_replay={config.min_replay} exceeds sac.buffer_size="
-        f"{config.buffer_size}: learning would never start; lower it.",
-    )
-    check_buffer_fits("sac", config, shape)
+    check_replay_sizes("sac", config, shape)
 
 
 def _networks(

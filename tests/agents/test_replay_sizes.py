@@ -1,0 +1,66 @@
+"""Every replay learner's size rules: one rule book, the same words and order."""
+
+import dataclasses
+import re
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents import RunShape
+from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import quiet_setup_warnings
+
+REPLAY_LEARNERS = ["dqn", "apex", "sac", "r2d2"]
+
+
+def _validate(algo, shape=None, **sizes):
+    record = pjd.agents.algorithm(algo)
+    config = dataclasses.replace(record.default_config(), **sizes)
+    with quiet_setup_warnings():
+        record.validate(config, shape)
+
+
+def _refusal(algo, shape=None, **sizes):
+    with pytest.raises(ConfigError) as error:
+        _validate(algo, shape, **sizes)
+    return str(error.value)
+
+
+@pytest.mark.parametrize("algo", REPLAY_LEARNERS)
+def test_min_replay_over_the_buffer_is_refused_first_in_the_same_words(algo):
+    # The batch is too large as well: the rule that learning never starts is
+    # named first, by every learner alike.
+    got = _refusal(algo, buffer_size=256, min_replay=512, batch_size=1024)
+    assert got == (
+        f"{algo}.min_replay=512 exceeds {algo}.buffer_size=256: learning would "
+        "never start; lower it."
+    )
+
+
+@pytest.mark.parametrize("algo", REPLAY_LEARNERS)
+def test_a_batch_over_the_buffer_is_refused_in_the_same_words(algo):
+    got = _refusal(algo, buffer_size=256, min_replay=128, batch_size=512)
+    assert got == (
+        f"{algo}.batch_size=512 exceeds {algo}.buffer_size=256: a batch is "
+        f"sampled from the buffer; lower --{algo}.batch-size or raise "
+        f"--{algo}.buffer-size."
+    )
+
+
+@pytest.mark.parametrize("algo", ["dqn", "apex", "sac"])
+def test_a_transition_buffer_must_hold_one_update(algo):
+    # 8 environments x 32 steps = 256 transitions per update.
+    shape = RunShape(num_envs=8, unroll_length=32, num_updates=100)
+    got = _refusal(algo, shape, buffer_size=128, min_replay=64, batch_size=32)
+    assert re.match(
+        rf"{algo}\.buffer_size=128 holds fewer transitions than the 256 one "
+        r"update adds \(num_envs x unroll_length\)",
+        got,
+    )
+
+
+def test_r2d2s_buffer_counts_sequences_one_per_environment_and_update():
+    # 128 sequences hold an update's 8 (one per environment); 128 transitions
+    # would not hold 8 x 32, which is no rule of R2D2's.
+    shape = RunShape(num_envs=8, unroll_length=32, num_updates=100)
+    _validate("r2d2", shape, buffer_size=128, min_replay=64, batch_size=32)
