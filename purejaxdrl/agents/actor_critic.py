@@ -127,11 +127,25 @@ def recurrent_acting(network: RecurrentNetwork) -> Acting:
         }
         return state, action, extras
 
+    return Acting(network.initial_state, step, core_value(network))
+
+
+def core_value(
+    network: RecurrentNetwork,
+) -> Callable[[Params, PyTree, jax.Array], jax.Array]:
+    """`Acting.value` of a recurrent network whose outputs are (head, value).
+
+    (params, state, obs [B, ...]) -> value [B]: one step of the core from the
+    state after the last, without a reset, so a final observation is valued
+    in its episode's context. Actor-critics' and recurrent Q-learners' alike
+    (a Q-network's value output is its max Q).
+    """
+
     def value(params: Params, state: PyTree, obs: jax.Array) -> jax.Array:
         no_reset = jnp.zeros(obs.shape[:1], bool)
         return network.step(params, state, obs, no_reset)[1][1]
 
-    return Acting(network.initial_state, step, value)
+    return value
 
 
 def actor_critic_acting(network: AnyNetwork) -> Acting:

@@ -42,9 +42,9 @@ from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
 from purejaxdrl.agents.q_learning import (
     epsilon_greedy_acting,
     exploration,
+    make_q_acting,
     warn_unused_epsilons,
 )
-from purejaxdrl.agents.r2d2_sequences import make_q_acting
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import (
     AnyNetwork,

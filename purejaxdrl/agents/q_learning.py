@@ -9,13 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from purejaxdrl.agents.actor_critic import core_value
 from purejaxdrl.agents.base import Acting, RunShape, feed_forward
 from purejaxdrl.agents.optim import local_copy
 from purejaxdrl.config import check
-from purejaxdrl.networks import Network, NetworkConfig, make_q_network
+from purejaxdrl.networks import Network, NetworkConfig, RecurrentNetwork, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.setup_warnings import warn_once
-from purejaxdrl.types import Params
+from purejaxdrl.types import Params, PRNGKey, PyTree
 
 
 def q_networks(
@@ -35,20 +36,16 @@ def mean_actor_epsilon(config: Any, num_envs: int) -> jax.Array:
 def final_epsilon(config: Any, updates: int, num_updates: int, num_envs: int) -> float:
     """The ε a Q-learner ended training with, for its exported policy's `act`.
 
-    The annealed ε after `updates` of its `num_updates` (what its acting
-    parameters held: `epsilon_end` once the anneal is over, more for a run
-    stopped earlier or with `epsilon_fraction` over 1). With
-    `per_actor_epsilon`, the mean of Ape-X's ε_i over its `num_envs`
-    environments: what it logs as `epsilon`, since an exported policy acts
-    without an environment index to pick one ε_i by.
+    `exploration`'s ε of the run after `updates` of its `num_updates`: the
+    annealed ε (what its acting parameters held: `epsilon_end` once the
+    anneal is over, more for a run stopped earlier or with
+    `epsilon_fraction` over 1), or, with `per_actor_epsilon`, the mean of
+    Ape-X's ε_i over its `num_envs` environments: what it logs as
+    `epsilon`, since an exported policy acts without an environment index
+    to pick one ε_i by.
     """
-    if config.per_actor_epsilon:
-        return float(mean_actor_epsilon(config, num_envs))
-    start, end = config.epsilon_start, config.epsilon_end
-    step = jnp.asarray(updates, jnp.int32)
-    return float(
-        annealed_epsilon(start, end, config.epsilon_fraction, step, num_updates)
-    )
+    epsilon_now, _ = exploration(config, num_updates, num_envs)
+    return float(epsilon_now(jnp.asarray(updates, jnp.int32)))
 
 
 def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Array]:
@@ -182,7 +179,7 @@ def epsilon_greedy_acting(
       epsilons: (annealed ε, env_ids) -> each environment's ε (`exploration`).
 
     Each environment's value is its max Q (over the legal actions, with a
-    mask). The recurrent form is `r2d2_sequences.make_q_acting`.
+    mask). The recurrent form is `make_q_acting`.
 
     """
 
@@ -198,6 +195,44 @@ def epsilon_greedy_acting(
         return network.apply(acting[0], obs)[0].max(axis=-1)
 
     return feed_forward(act, value, per_env=True)
+
+
+def make_q_acting(
+    network: RecurrentNetwork, epsilons: Callable[[jax.Array, jax.Array], jax.Array]
+) -> Acting:
+    """ε-greedy actors on a recurrent Q-network, acting params (params, ε).
+
+    The recurrent form of `epsilon_greedy_acting` (R2D2's; PQN's with a core).
+
+    Args:
+      network: the Q-network (Q-values in the policy's place, max Q as value).
+      epsilons: (annealed ε, env_ids [B]) -> each environment's ε [B].
+
+    """
+
+    def step(
+        acting: tuple[Params, jax.Array],
+        state: PyTree,
+        obs: jax.Array,
+        reset: jax.Array,
+        keys: PRNGKey,
+        env_ids: jax.Array,
+    ) -> tuple[PyTree, jax.Array, dict[str, jax.Array]]:
+        params, epsilon = acting
+        state, (q, value) = network.step(params, state, obs, reset)
+        action = jax.vmap(epsilon_greedy)(keys, q, epsilons(epsilon, env_ids))
+        zeros = jnp.zeros(action.shape, jnp.float32)
+        extras = {"log_prob": zeros, "env_action": action, "value": value}
+        return state, action, extras
+
+    values = core_value(network)
+
+    def value(
+        acting: tuple[Params, jax.Array], state: PyTree, obs: jax.Array
+    ) -> jax.Array:
+        return values(acting[0], state, obs)
+
+    return Acting(network.initial_state, step, value)
 
 
 def target_network_step(

@@ -41,6 +41,7 @@ from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
     check_target_tau,
     exploration,
+    make_q_acting,
     q_networks,
     set_fields,
     target_network_step,
@@ -51,7 +52,6 @@ from purejaxdrl.agents.q_learning import (
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
     empty_tail,
-    make_q_acting,
     sequence_example,
     sequence_td,
     stateless,

@@ -1,17 +1,14 @@
-"""R2D2's parts: stored sequences, their TD errors, and ε-greedy recurrent actors."""
+"""R2D2's parts: stored sequences, their burn-in, and their TD errors."""
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.agents.base import Acting
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.rl.exploration import epsilon_greedy
 from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.rl.value_rescaling import rescale, unscale
-from purejaxdrl.types import Params, PRNGKey, PyTree, Transition
+from purejaxdrl.types import Params, PyTree, Transition
 
 
 class Sequence(NamedTuple):
@@ -232,38 +229,3 @@ def sequence_example(
         final_observation=jnp.zeros((length, *obs.shape), obs.dtype),
         core_state=jax.tree.map(lambda x: x[0], network.initial_state(1)),
     )
-
-
-def make_q_acting(
-    network: RecurrentNetwork, epsilons: Callable[[jax.Array, jax.Array], jax.Array]
-) -> Acting:
-    """ε-greedy actors on a recurrent Q-network, acting params (params, ε).
-
-    Args:
-      network: the Q-network (Q-values in the policy's place, max Q as value).
-      epsilons: (annealed ε, env_ids [B]) -> each environment's ε [B].
-
-    """
-
-    def step(
-        acting: tuple[Params, jax.Array],
-        state: PyTree,
-        obs: jax.Array,
-        reset: jax.Array,
-        keys: PRNGKey,
-        env_ids: jax.Array,
-    ) -> tuple[PyTree, jax.Array, dict[str, jax.Array]]:
-        params, epsilon = acting
-        state, (q, value) = network.step(params, state, obs, reset)
-        action = jax.vmap(epsilon_greedy)(keys, q, epsilons(epsilon, env_ids))
-        zeros = jnp.zeros(action.shape, jnp.float32)
-        extras = {"log_prob": zeros, "env_action": action, "value": value}
-        return state, action, extras
-
-    def value(
-        acting: tuple[Params, jax.Array], state: PyTree, obs: jax.Array
-    ) -> jax.Array:
-        no_reset = jnp.zeros(obs.shape[:1], bool)
-        return network.step(acting[0], state, obs, no_reset)[1][1]
-
-    return Acting(network.initial_state, step, value)
