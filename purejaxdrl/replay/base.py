@@ -39,14 +39,15 @@ class Buffer(NamedTuple):
       batch_size: items per `sample`.
 
     There is no `can_sample`: a learner starts sampling once its update
-    counter says `min_replay` items are stored (`agents.replay_sizes.
-    stored_items`), not from the count in the buffer's state. On several
-    devices that state is split, one shard each, and inside `shard_map` a
-    value read from it differs per device: parameters updated under a gate
-    on it would too, which the runner's check of varying types refuses,
-    unless the gate were all-reduced on every update. The counter is
-    replicated, and every shard stores the same number of items per update,
-    so it gives every device the same answer.
+    counter says that `min_replay` items are stored
+    (`agents/replay_sizes.py`, `stored_items`), not from the count in the
+    buffer's state. On several devices that state is split, one shard
+    each, and inside `shard_map` a value read from it differs per device:
+    parameters updated under a gate on it would too, which the runner's
+    check of varying types refuses, unless the gate were all-reduced on
+    every update. The counter is replicated, and every shard stores the
+    same number of items per update, so it gives every device the same
+    answer.
 
     """
 
