@@ -46,7 +46,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.run_files import holding_run_dir
-from purejaxdrl.training.train import chunk_lengths
+from purejaxdrl.training.schedule import chunk_lengths
 
 
 def sweep(

@@ -137,7 +137,7 @@ class TrainResult:
             return load_policy(self.export(folder))
 
 
-def _check_sinks(
+def check_sinks(
     log_to: Sequence[str] | None, has_run_dir: bool, loggers: Sequence[Any] | None = ()
 ) -> tuple[Sequence[Any], Sequence[str]]:
     """Named sinks exist and have a run directory; loggers are Loggers.

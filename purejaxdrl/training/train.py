@@ -25,7 +25,7 @@ from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.result import (
     TrainResult,
-    _check_sinks,
+    check_sinks,
     close,
     closed_on_error,
     finish,
@@ -44,22 +44,9 @@ from purejaxdrl.training.run import (
     start_wandb,
 )
 from purejaxdrl.training.run_files import UnstartedRun
-from purejaxdrl.training.schedule import (
-    chunk_lengths,
-    chunk_schedule,
-    summarize_chunk,
-)
+from purejaxdrl.training.schedule import chunk_schedule
 
-__all__ = [
-    "TrainResult",
-    "_check_sinks",
-    "chunk_lengths",
-    "close",
-    "finish",
-    "open_sinks",
-    "summarize_chunk",
-    "train",
-]
+__all__ = ["TrainResult", "train"]
 
 
 def _training_phase(runner: Any) -> str:
@@ -126,7 +113,7 @@ def train(
         message names the update, the metric and the last good checkpoint.
 
     """
-    loggers, log_to = _check_sinks(log_to, write_files or resume is not None, loggers)
+    loggers, log_to = check_sinks(log_to, write_files or resume is not None, loggers)
     config, replay_note, normalised_before = _checked_resume(
         config, resume, allow_changes
     )

@@ -115,7 +115,7 @@ def test_cnn_torso_on_minatar():
 
 
 def test_chunk_lengths_cover_all_updates():
-    from purejaxdrl.training.train import chunk_lengths
+    from purejaxdrl.training.schedule import chunk_lengths
 
     for n, logs in [(976, 20), (97, 20), (5, 20), (1000, 7), (1, 1)]:
         lengths = chunk_lengths(n, logs)

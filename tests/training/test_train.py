@@ -11,7 +11,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.observe.loggers import JsonlLogger
 from purejaxdrl.training.result import (
-    _check_sinks,
+    check_sinks,
     close,
     finish,
     open_progress,
@@ -32,13 +32,13 @@ def _experiment(devices: int = 1):
     )
 
 
-def test_check_sinks_names_unknown_sinks_and_needs_a_run_directory():
+def testcheck_sinks_names_unknown_sinks_and_needs_a_run_directory():
     with pytest.raises(ValueError, match=r"log_to=\['nope'\]: the sinks are"):
-        _check_sinks(["tensorboard", "nope"], True)
+        check_sinks(["tensorboard", "nope"], True)
     with pytest.raises(ValueError, match="pass write_files=True"):
-        _check_sinks(["tensorboard"], False)
-    _check_sinks(["tensorboard", "wandb"], True)
-    _check_sinks([], False)
+        check_sinks(["tensorboard"], False)
+    check_sinks(["tensorboard", "wandb"], True)
+    check_sinks([], False)
 
 
 def test_open_sinks_rewrites_metrics_jsonl_with_the_checkpoints_history(tmp_path):
