@@ -218,7 +218,7 @@ class SebulbaRunner:
             self.close()
             self.envs = make_host_envs(self.run_config, len(self.envs), start)
         stop_after = self.run_config.num_updates
-        self._updates = self.train(self.envs, state.agent, key, start, stop_after)
+        self._updates = self.updates(self.envs, state.agent, key, start, stop_after)
         try:
             yield
         finally:
@@ -250,7 +250,7 @@ class SebulbaRunner:
             return jax.device_put(joined, shardings)
         return jax.tree.map(jax.make_array_from_process_local_data, shardings, joined)
 
-    def train(
+    def updates(
         self,
         envs: list[HostEnv],
         state: AgentState,
@@ -258,7 +258,10 @@ class SebulbaRunner:
         start: int,
         stop_after: int,
     ) -> Iterator[Update]:
-        """Runs updates `start` .. `stop_after - 1` on `envs`, yielding after each.
+        """The learner's updates `start` .. `stop_after - 1` on `envs`, one by one.
+
+        The generator `session` starts and `chunk` pulls from (the run is
+        `training.train`'s).
 
         One actor thread per pool of `envs` (this process's share of
         `num_envs`); they start here and stop when the generator is closed or

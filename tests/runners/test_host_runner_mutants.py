@@ -140,7 +140,7 @@ def test_each_actor_and_update_draws_its_own_key_and_a_resume_new_ones(
     runner = _bare_runner(monkeypatch, made, published, learner_keys)
     envs = [types.SimpleNamespace(num_envs=2)] * 2
     key = jax.random.key(0)
-    assert len(list(runner.train(envs, 0, key, 0, 2))) == 2
+    assert len(list(runner.updates(envs, 0, key, 0, 2))) == 2
     # Versions: the start's, then one after each update.
     assert published == [0, 1, 2]
     assert [a.first_env for a in made] == [0, 2]  # pools of 2, numbered in order
@@ -149,7 +149,7 @@ def test_each_actor_and_update_draws_its_own_key_and_a_resume_new_ones(
     assert not np.array_equal(learner_keys[0], learner_keys[1])
     # Resumed at update 1: fresh actor keys; update 1's key is the same.
     made.clear()
-    assert len(list(runner.train(envs, 0, key, 1, 2))) == 1
+    assert len(list(runner.updates(envs, 0, key, 1, 2))) == 1
     resumed = [np.asarray(jax.random.key_data(a.key)) for a in made]
     assert not any(np.array_equal(r, k) for r in resumed for k in actor_keys)
     np.testing.assert_array_equal(learner_keys[2], learner_keys[1])
