@@ -42,7 +42,7 @@ from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
 from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
 from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
-from purejaxdrl.training.checkpoint import CheckpointConfig  # noqa: E402
+from purejaxdrl.training.checkpoint_config import CheckpointConfig  # noqa: E402
 from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
 from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402

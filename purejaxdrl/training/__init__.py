@@ -11,10 +11,11 @@ and checks its state), then finish (`result`, `run_files`). The recipe is
 one for device and host environments: the experiment picks the Anakin or
 the Sebulba runner (`runners.base.Runner`) and the player of its episodes
 (`observe.play.Player`).
-`checkpoint` (with `integrity`, its SHA-256 manifests; `retention`, which
-checkpoints stay; `save_queue`, the writer thread; `orbax_logs`, quiet
-orbax while it saves), `packing`, `resume` (with `saved_config`, a resumed
-config beside its saved one) and `faults` hold the pieces those steps use;
+`checkpoint` (with `checkpoint_config`, when a run saves; `integrity`, its
+SHA-256 manifests; `retention`, which checkpoints stay; `save_queue`, the
+writer thread; `orbax_logs`, quiet orbax while it saves), `packing`,
+`resume` (with `saved_config`, a resumed config beside its saved one) and
+`faults` hold the pieces those steps use;
 `restored` reads a run's newest good checkpoint outside training (eval,
 export; `run_folder` checks the folder given), and `policy` turns it into a
 policy. Imports
@@ -26,7 +27,8 @@ policy. Imports
 
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.runners.placement import HostConfig
-from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer
+from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class, validate
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError

@@ -19,7 +19,7 @@ After orbax commits a step, process 0 writes a SHA-256 manifest of its files
 checkpoint is reported and skipped in favour of the one before it.
 """
 
-import dataclasses
+import json
 import os
 import pathlib
 import time
@@ -56,43 +56,6 @@ class LayoutMisfit(ConfigError):
         self.detail = detail
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class CheckpointConfig:
-    """When to checkpoint a run that writes a run directory.
-
-    Attributes:
-      every: a save is due every N chunks of updates (and always at the end,
-        and on SIGINT / SIGTERM); 0 saves only then. A due save that finds the
-        previous one still waiting for the writer replaces it, so saves never
-        hold training back; the save at the end and on a signal is written.
-      keep: how many of the newest checkpoints to keep.
-      keep_best: also keep the checkpoint with the best mean episode return
-        of its chunk.
-      wait: write every due save instead: training waits while one save is
-        written and the next waits (a run goes at the pace of its saves).
-        Sweeps and PBT always write every save, and refuse it.
-
-    """
-
-    every: int = 1
-    keep: int = 3
-    keep_best: bool = False
-    wait: bool = False
-
-    def check(self) -> None:
-        """Raises ConfigError for a bad `every` or `keep`, naming the fix."""
-        if self.every < 0:
-            raise ConfigError(
-                f"checkpoint.every={self.every} must be >= 0 (chunks between "
-                "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM)."
-            )
-        if self.keep < 1:
-            raise ConfigError(
-                f"checkpoint.keep={self.keep} must be >= 1 (how many of the "
-                "newest checkpoints to keep); e.g. --checkpoint.keep 3."
-            )
-
-
 class Restored(NamedTuple):
     """The newest checkpoint that verified, and the ones skipped on the way.
 
@@ -121,6 +84,36 @@ def misfit_problem(detail: str) -> str:
 
 def _skipped_line(step: int, problem: str) -> str:
     return f"checkpoint at update {step} skipped: {problem}"
+
+
+def newest_whole(directory: pathlib.Path) -> pathlib.Path | None:
+    """The folder of the newest checkpoint in `directory` that verifies, or None.
+
+    A step without its manifest counts (see `Checkpointer.restore_latest`);
+    orbax's temporary folders, not yet renamed to their step, do not.
+    """
+    steps = [p for p in directory.glob("*") if p.name.isdigit() and p.is_dir()]
+    for path in sorted(steps, key=lambda p: int(p.name), reverse=True):
+        if verify_once(path) in (None, NO_MANIFEST):
+            return path
+    return None
+
+
+def saved_devices(run_dir: str | os.PathLike) -> int | None:
+    """The device count `run_dir`'s newest checkpoint that verifies was saved on.
+
+    That of `Checkpointer.newest_meta`, read without a checkpointer:
+    `run.replay_devices` chooses the devices one is made for, and
+    `run.restore` holds a replay to the count. None without such a checkpoint,
+    or where its meta records no count.
+    """
+    newest = newest_whole(pathlib.Path(run_dir, "checkpoints").absolute())
+    if newest is None:
+        return None
+    try:  # orbax's file of the JSON `meta` item
+        return int(json.loads((newest / "meta" / "metadata").read_text())["devices"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 class Checkpointer:
@@ -376,15 +369,16 @@ class Checkpointer:
     def newest_meta(self) -> dict | None:
         """The metadata of the newest checkpoint that verifies, without its state.
 
-        A step without its manifest counts (see `restore_latest`).
+        A step without its manifest counts (see `restore_latest`). The
+        checkpoint `saved_devices` reads, without a checkpointer.
         """
-        for step in reversed(self.steps()):
-            if verify_once(self.directory / str(step)) in (None, NO_MANIFEST):
-                restored = self._manager.restore(
-                    step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
-                )
-                return dict(restored["meta"])
-        return None
+        newest = newest_whole(self.directory)
+        if newest is None:
+            return None
+        restored = self._manager.restore(
+            int(newest.name), args=ocp.args.Composite(meta=ocp.args.JsonRestore())
+        )
+        return dict(restored["meta"])
 
     def restore(self, step: int, skipped: list[str] | None = None) -> Restored:
         """Restores the checkpoint of `step` onto this checkpointer's mesh."""

@@ -29,7 +29,7 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.setup_warnings import warn_once
-from purejaxdrl.training.checkpoint import CheckpointConfig
+from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.run_rules import (
     check_checkpoint_and_eval,
     check_env_multiple,

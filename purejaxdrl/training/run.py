@@ -1,20 +1,18 @@
 """A run's host-side context: its directory, checkpointer, messages; restoring it."""
 
 import dataclasses
-import json
 import pathlib
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import yaml
-from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
-from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
+from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit, saved_devices
 from purejaxdrl.training.config import TrainConfig, run_dict
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
@@ -220,10 +218,10 @@ def restore(run: Run, exp: Experiment) -> Start:
 
     """
     config, checkpointer, devices = run.config, run.checkpointer, exp.runner.mesh.size
-    if exp.agent.state_spec != P() and not _replay_per_env(config):
+    if _replay_per_device(config):
         # A replay buffer is split into one shard per device, with its own
         # FIFO position: it cannot be re-split like the environments.
-        saved = (checkpointer.newest_meta() or {}).get("devices", devices)
+        saved = saved_devices(run.run_dir) or devices
         if saved != devices:
             shards = f"{saved} shard{'s' * (saved != 1)}"
             raise ConfigError(
@@ -258,11 +256,17 @@ def restore(run: Run, exp: Experiment) -> Start:
     return start
 
 
-def _replay_per_env(config: TrainConfig) -> bool:
-    """Whether the run's replay is per environment (R2D2's): any device count."""
+def _replay_per_device(config: TrainConfig) -> bool:
+    """Whether the run keeps a replay buffer of one shard per device.
+
+    Such a run resumes only on its saved device count. R2D2's replay is one
+    shard per environment (`Algorithm.replay_per_env`): it re-splits as the
+    environments do, on any count.
+    """
     from purejaxdrl.agents.registry import algorithm
 
-    return algorithm(config.algo).replay_per_env
+    record = algorithm(config.algo)
+    return record.keeps_replay(config.algo_config) and not record.replay_per_env
 
 
 def _replay_fix(saved: int) -> str:
@@ -306,21 +310,9 @@ def replay_devices(
     process has enough devices, instead of all of them; `config` is returned
     as it is (note None) otherwise.
     """
-    from purejaxdrl.agents.registry import algorithm
-
-    if config.devices or not algorithm(config.algo).keeps_replay(config.algo_config):
+    if config.devices or not _replay_per_device(config):
         return config, None
-    if _replay_per_env(config):  # re-split as the environments: any count
-        return config, None
-    saved = None
-    metas = pathlib.Path(run_dir, "checkpoints").glob("*/meta/metadata")
-    steps = [p for p in metas if p.parts[-3].isdigit()]  # not orbax's temporaries
-    for path in sorted(steps, key=lambda p: int(p.parts[-3]), reverse=True):
-        try:  # the newest readable; every checkpoint of one run has the count
-            saved = int(json.loads(path.read_text())["devices"])
-            break
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+    saved = saved_devices(run_dir)
     processes, local = jax.process_count(), jax.local_device_count()
     if saved is None or saved % processes or saved // processes > local:
         return config, None  # `restore` will refuse, naming the count

@@ -13,7 +13,8 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.training import integrity
-from purejaxdrl.training.checkpoint import CheckpointConfig, Checkpointer, LayoutMisfit
+from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
+from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.integrity import MANIFEST, verify, verify_once
 from purejaxdrl.training.packing import make_packer
 

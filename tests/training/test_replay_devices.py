@@ -13,7 +13,9 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.config import to_dict
+from purejaxdrl.training.checkpoint import saved_devices
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.integrity import write_manifest
 from purejaxdrl.training.run import Run, replay_devices, save_resumed_config
 from tests.helpers import flat
 
@@ -39,6 +41,28 @@ def test_a_replay_run_left_to_auto_takes_its_saved_count_and_says_so(tmp_path):
         "resuming on 2 of 8 cpu devices: this dqn run keeps its replay buffer "
         "in 2 shards, one per device, and resumes only on as many."
     )
+
+
+def test_a_corrupted_newest_checkpoint_is_passed_over_as_restore_passes_it(tmp_path):
+    # Update 7's meta was damaged after its manifest was written, to read 4
+    # devices. `replay_devices` took the newest readable file's count (4, so
+    # --devices 4) while `restore` held the replay to the newest checkpoint
+    # that verifies (update 3's, 2 devices), and refused its own choice.
+    run_dir = _run_dir(tmp_path, 2)
+    newest = run_dir / "checkpoints" / "7"
+    write_manifest(newest)
+    write_manifest(run_dir / "checkpoints" / "3")
+    (newest / "meta" / "metadata").write_text(json.dumps({"devices": 4}))
+    assert saved_devices(run_dir) == 2
+    config, _ = replay_devices(TrainConfig(algo="dqn"), run_dir)
+    assert config.devices == 2
+    # A step orbax committed before its manifest was written counts (as it
+    # restores): here update 7's, saved on 8 devices.
+    unhashed = _run_dir(tmp_path / "unhashed", 2)
+    write_manifest(unhashed / "checkpoints" / "3")
+    (unhashed / "checkpoints/7/meta/metadata").write_text(json.dumps({"devices": 8}))
+    assert saved_devices(unhashed) == 8
+    assert saved_devices(tmp_path / "none") is None
 
 
 def test_other_runs_keep_their_config(tmp_path):

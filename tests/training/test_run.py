@@ -1,11 +1,11 @@
 """A run's host-side context and where it starts, with stand-in checkpoints."""
 
 import functools
+import json
 import types
 
 import pytest
 import yaml
-from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.runners.anakin import AnakinRunner
@@ -25,18 +25,25 @@ def _config() -> pjd.TrainConfig:
 
 
 class SavedCheckpoints:
-    """Stands in for a Checkpointer: what `restore` asks of one."""
+    """Stands in for a Checkpointer: what `restore` asks of one.
+
+    The meta of its checkpoint is on disk, where `checkpoint.saved_devices`
+    reads a replay's device count: as orbax writes it, without a manifest
+    (a step orbax committed counts as whole).
+    """
 
     directory = None
 
     def __init__(self, tmp_path, step, meta, skipped=()):
         self.directory = tmp_path / "checkpoints"
+        if step is not None:
+            (self.directory / str(step) / "meta").mkdir(parents=True)
+            (self.directory / str(step) / "meta" / "metadata").write_text(
+                json.dumps(meta)
+            )
         self.restored = types.SimpleNamespace(
             step=step, meta=meta, state="the state", skipped=list(skipped)
         )
-
-    def newest_meta(self):
-        return self.restored.meta
 
     def restore_latest(self):
         return self.restored
@@ -49,15 +56,18 @@ def _run(tmp_path, checkpointer, heard=None):
     return run
 
 
-def _experiment(devices, replay=False, num_envs=8):
+def _experiment(devices, num_envs=8):
     # The Anakin runner's own resume notes, on a stand-in of its fields.
     mesh = types.SimpleNamespace(size=devices)
     runner = types.SimpleNamespace(mesh=mesh, num_envs=num_envs)
     runner.resume_notes = functools.partial(AnakinRunner.resume_notes, runner)
-    return types.SimpleNamespace(
-        agent=types.SimpleNamespace(state_spec=P("data") if replay else P()),
-        runner=runner,
-    )
+    return types.SimpleNamespace(runner=runner)
+
+
+def _replay_run(run, algo="dqn"):
+    # Whether a run keeps a replay is its algorithm's (`keeps_replay`).
+    run.config = pjd.apply_overrides(run.config, {"algo": algo})
+    return run
 
 
 def test_say_records_every_message_and_notifies_only_process_0():
@@ -135,12 +145,12 @@ def test_restore_on_other_devices_resplits_the_environments(tmp_path):
 
 def test_restore_refuses_a_replay_buffer_on_another_device_count(tmp_path):
     meta = {"devices": 2, "history": [], "train_seconds": 0.0}
-    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    run = _replay_run(_run(tmp_path, SavedCheckpoints(tmp_path, 4, meta)))
     message = "keeps a replay buffer in 2 shards.*not 4; pass --devices 2"
     with pytest.raises(pjd.ConfigError, match=message):
-        restore(run, _experiment(4, replay=True))
+        restore(run, _experiment(4))
     # On the same device count it resumes, and says nothing about devices.
-    start = restore(run, _experiment(2, replay=True))
+    start = restore(run, _experiment(2))
     assert start.done == 4 and len(run.messages) == 1
 
 
@@ -149,9 +159,8 @@ def test_restore_resplits_a_replay_kept_per_environment(tmp_path):
     # count as the environments do (tests/training/test_replay_devices.py
     # trains it); the refusal was for DQN's, one per device.
     meta = {"devices": 2, "history": [], "train_seconds": 0.0}
-    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
-    run.config = pjd.apply_overrides(run.config, {"algo": "r2d2"})
-    start = restore(run, _experiment(4, replay=True))
+    run = _replay_run(_run(tmp_path, SavedCheckpoints(tmp_path, 4, meta)), "r2d2")
+    start = restore(run, _experiment(4))
     assert start.done == 4
     assert "re-split to 2 per device" in run.messages[-1]
 
@@ -161,13 +170,13 @@ def test_restore_says_when_this_machine_has_too_few_devices_for_a_replay_run(
 ):
     # Saved on 16 devices; this machine has 8: --devices cannot reach 16.
     meta = {"devices": 16, "history": [], "train_seconds": 0.0}
-    run = _run(tmp_path, SavedCheckpoints(tmp_path, 4, meta))
+    run = _replay_run(_run(tmp_path, SavedCheckpoints(tmp_path, 4, meta)))
     message = (
         "resumes only on 16 devices, not 4; this machine has 8 cpu device\\(s\\): "
         "resume it on a machine with 16 .*device_count=16"
     )
     with pytest.raises(pjd.ConfigError, match=message):
-        restore(run, _experiment(4, replay=True))
+        restore(run, _experiment(4))
 
 
 def test_a_new_run_says_how_its_budget_was_rounded_and_a_resume_if_it_is_new(
@@ -237,8 +246,6 @@ def test_restore_of_a_replay_run_without_a_checkpoint_starts_fresh(tmp_path):
     # Stopped before its first checkpoint: no saved count to hold it to, so
     # a replay run resumed on 4 devices starts afresh on them (it was refused
     # as "1 shard" when a missing count read as 1).
-    checkpoints = SavedCheckpoints(tmp_path, None, None)
-    run = _run(tmp_path, checkpoints)
-    run.config = pjd.apply_overrides(run.config, {"algo": "dqn"})
-    start = restore(run, _experiment(4, replay=True))
+    run = _replay_run(_run(tmp_path, SavedCheckpoints(tmp_path, None, None)))
+    start = restore(run, _experiment(4))
     assert start.state is None and start.done == 0
