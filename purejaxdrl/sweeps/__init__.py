@@ -19,8 +19,9 @@ from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, load_pbt
+from purejaxdrl.sweeps.pbt_files import export_member
 from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.population import export_member, pbt, resume_pbt
+from purejaxdrl.sweeps.population import pbt, resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
 from purejaxdrl.sweeps.spec import SweepPlan

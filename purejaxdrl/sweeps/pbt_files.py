@@ -1,7 +1,8 @@
-"""Writing a PBT directory: its pbt.yaml, lineage tables and members' files.
+"""Writing a PBT directory: its pbt.yaml, lineage tables, members' files, policy.
 
 `pbt.yaml` says running, then finished; each member has its records, final
-parameters and (where observations are normalised) observation statistics.
+parameters and (where observations are normalised) observation statistics;
+`export_member` writes any member's policy, `write_pbt` the best one's.
 
 `lineage` reads them back (`load_pbt`).
 """
@@ -14,11 +15,16 @@ import shutil
 from typing import Any
 
 import flax.serialization
+import numpy as np
 import yaml
 
 from purejaxdrl.config import to_dict
+from purejaxdrl.sweeps.best_policy import write_run_policy
 from purejaxdrl.sweeps.lineage import PBTResult, finite_or_none, lineage_rows
+from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.run_files import write_run_stats
+from purejaxdrl.sweeps.spec import checked_index
+from purejaxdrl.training.policy import check_policy_folder
 from purejaxdrl.training.run_files import new_dir, write_atomically
 
 
@@ -56,19 +62,42 @@ def start_pbt_dir(result: PBTResult) -> pathlib.Path:
 def write_pbt(result: PBTResult) -> pathlib.Path:
     """Completes a PBT directory (`result.run_dir`, or a new one under base's).
 
-    It holds `pbt.yaml` (base config, explored fields, PBT settings, figures),
-    `lineage.json` and `lineage.csv` (per ready step and member: parent,
-    score, explored values), `members/member-NNNN.jsonl` (each member's
-    records), `params/member-NNNN.msgpack` (its final parameters) and, where
-    the environment normalises observations, `params/member-NNNN.obs-stats.msgpack`
-    (its statistics); its checkpoints are removed. `load_pbt(dir)` reads it back.
+    `pbt(..., write_files=True)` calls it once the population trained. The
+    directory holds:
+
+    - `pbt.yaml`: the base config, explored fields, PBT settings and figures;
+      `status: finished`, written last (`_finish`);
+    - `lineage.json` and `lineage.csv`: per ready step and member, its
+      parent, score and explored values;
+    - `members/member-NNNN.jsonl`: each member's records, one per chunk;
+    - `params/member-NNNN.msgpack`: its final parameters and, where the
+      environment normalises observations, `params/member-NNNN.obs-stats.msgpack`
+      its statistics;
+    - `schedules.png`: each explored field's values and the members' returns
+      over the run, the best member's thick (`plot_pbt`);
+    - `policy/`: the best member's policy (`export_member`, read by
+      `pjd.load_policy`), unless no member ended with a finite return
+      (`has_policy`).
+
+    Its `checkpoints/` are removed once it is marked finished.
+    `load_pbt(dir)` reads it back.
     """
-    path = write_pbt_files(result)
-    finish_pbt(result)
+    path = _write_files(result)
+    plot_pbt(result, path / "schedules.png")
+    if has_policy(result):
+        # Replaced whole: a run resumed after it was killed while writing its
+        # results may have written this folder before.
+        export_member(result, result.best, path / "policy", overwrite=True)
+    _finish(result)  # the last thing written
     return path
 
 
-def finish_pbt(result: PBTResult) -> None:
+def has_policy(result: PBTResult) -> bool:
+    """Whether a member ended with a finite return: else no policy is written."""
+    return not np.isnan(result.final_return).all()
+
+
+def _finish(result: PBTResult) -> None:
     """Marks a PBT directory finished, then drops its checkpoints.
 
     The last thing written: until `pbt.yaml` says finished (replaced whole),
@@ -82,8 +111,8 @@ def finish_pbt(result: PBTResult) -> None:
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished run's
 
 
-def write_pbt_files(result: PBTResult) -> pathlib.Path:
-    """Writes a PBT directory's results, but does not mark it finished."""
+def _write_files(result: PBTResult) -> pathlib.Path:
+    """Writes a PBT directory's lineage and members' files (`write_pbt`)."""
     path = result.run_dir or start_pbt_dir(result)
     (path / "members").mkdir(exist_ok=True)
     (path / "params").mkdir(exist_ok=True)
@@ -108,3 +137,38 @@ def write_pbt_files(result: PBTResult) -> pathlib.Path:
         if result.final_stats:
             write_run_stats(path, i, result.final_stats[i], "member")
     return path
+
+
+def export_member(
+    result: PBTResult,
+    member: int,
+    out: str | pathlib.Path,
+    *,
+    overwrite: bool = False,
+) -> pathlib.Path:
+    """Writes PBT member `member`'s policy to `out`, with its observation statistics.
+
+    Its config is the base with the member's seed (`base.seed + member`) and
+    the explored values it trained with last; `pjd.load_policy(out)` loads
+    it. `pbt(..., write_files=True)` writes the best member's (`result.best`)
+    into the PBT directory's `policy/`. A policy already in `out` is replaced
+    only with `overwrite`, as `export_run` does for a sweep's run.
+
+    Raises:
+      IndexError: `member` is not one of the population.
+      ConfigError: `out` is a file or a run directory, or already holds a
+        policy and `overwrite` is False; a loaded directory has no
+        statistics for a member that normalised (`PBTResult.stats`).
+
+    """
+    member = checked_index(member, result.population, "member")
+    out = pathlib.Path(out)
+    check_policy_folder(out, overwrite, "out")
+    section = dataclasses.replace(
+        result.base.algo_config,
+        **{name: v[member] for name, v in result.lineage[-1].values.items()},
+    )
+    config = dataclasses.replace(
+        result.base, seed=result.base.seed + member, **{result.base.algo: section}
+    )
+    return write_run_policy(config, result.params(member), result.stats(member), out)

@@ -1,13 +1,9 @@
 """`pbt()`: population-based training, a sweep batch with ready steps between chunks."""
 
-import dataclasses
 import pathlib
 from collections.abc import Callable, Mapping
 
-import numpy as np
-
 from purejaxdrl.sweeps.batch import SweepStopped
-from purejaxdrl.sweeps.best_policy import write_run_policy
 from purejaxdrl.sweeps.inputs import (
     base_and_target,
     check_device_memory,
@@ -16,7 +12,7 @@ from purejaxdrl.sweeps.inputs import (
     shown,
 )
 from purejaxdrl.sweeps.lineage import PBTResult, read_pbt_meta
-from purejaxdrl.sweeps.pbt_files import finish_pbt, start_pbt_dir, write_pbt_files
+from purejaxdrl.sweeps.pbt_files import has_policy, start_pbt_dir, write_pbt
 from purejaxdrl.sweeps.pbt_inputs import (
     check_keep_buffer,
     check_pbt_config,
@@ -25,11 +21,8 @@ from purejaxdrl.sweeps.pbt_inputs import (
 )
 from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
 from purejaxdrl.sweeps.pbt_operators import PBTConfig
-from purejaxdrl.sweeps.pbt_plot import plot_pbt
 from purejaxdrl.sweeps.pbt_train import train_population
-from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.policy import check_policy_folder
 from purejaxdrl.training.run_files import holding_run_dir
 
 
@@ -192,7 +185,7 @@ def _train(
     """Trains the population, then writes its directory (if it has one).
 
     `pbt.yaml` is marked finished only once every result is written
-    (`finish_pbt`): a run killed before that resumes and writes them again.
+    (`write_pbt`): a run killed before that resumes and writes them again.
 
     Raises:
       SweepStopped: a signal stopped it, saved; with its directory as `path`.
@@ -210,13 +203,8 @@ def _train(
                 "return is not counted"
             )
     if result.run_dir is not None:
-        path = write_pbt_files(result)
-        plot_pbt(result, path / "schedules.png")
-        policy = not np.isnan(result.final_return).all()  # else nothing to act
-        if policy:
-            export_best(result, path / "policy")
-        finish_pbt(result)  # the last thing written
-        if policy:
+        path = write_pbt(result)  # with the best member's policy
+        if has_policy(result):
             say(
                 f"pbt: results in {path}; the best member's policy in {path / 'policy'}"
             )
@@ -224,45 +212,3 @@ def _train(
             say(f"pbt: results in {path}; no member ended with a finite return, so "
                 "no policy is written")  # fmt: skip
     return result
-
-
-def export_best(result: PBTResult, out: pathlib.Path) -> pathlib.Path:
-    """Writes the best member's policy into its PBT directory (`export_member`)."""
-    # Replaced whole: a run resumed after it was killed while writing its
-    # results may have written this folder before.
-    return export_member(result, result.best, out, overwrite=True)
-
-
-def export_member(
-    result: PBTResult,
-    member: int,
-    out: str | pathlib.Path,
-    *,
-    overwrite: bool = False,
-) -> pathlib.Path:
-    """Writes PBT member `member`'s policy to `out`, with its observation statistics.
-
-    Its config is the base with the member's seed (`base.seed + member`) and
-    the explored values it trained with last; `pjd.load_policy(out)` loads
-    it. `pbt(..., write_files=True)` writes the best member's (`result.best`)
-    into the PBT directory's `policy/`. A policy already in `out` is replaced
-    only with `overwrite`, as `export_run` does for a sweep's run.
-
-    Raises:
-      IndexError: `member` is not one of the population.
-      ConfigError: `out` is a file or a run directory, or already holds a
-        policy and `overwrite` is False; a loaded directory has no
-        statistics for a member that normalised (`PBTResult.stats`).
-
-    """
-    member = checked_index(member, result.population, "member")
-    out = pathlib.Path(out)
-    check_policy_folder(out, overwrite, "out")
-    section = dataclasses.replace(
-        result.base.algo_config,
-        **{name: v[member] for name, v in result.lineage[-1].values.items()},
-    )
-    config = dataclasses.replace(
-        result.base, seed=result.base.seed + member, **{result.base.algo: section}
-    )
-    return write_run_policy(config, result.params(member), result.stats(member), out)

@@ -16,7 +16,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.batch import SweepStopped, seconds_trained, train_batch
-from purejaxdrl.sweeps.best_policy import best_run, export_run
+from purejaxdrl.sweeps.best_policy import best_run
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.inputs import (
@@ -34,12 +34,7 @@ from purejaxdrl.sweeps.messages import (
     layout_lines,
     plan_lines,
 )
-from purejaxdrl.sweeps.report import (
-    finish_sweep,
-    read_plan,
-    start_dir,
-    write_sweep_files,
-)
+from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
@@ -221,14 +216,10 @@ def _train_plan(
         if at is not None:
             say(diverged_line(plan, run, at))
     if store is not None:
-        write_sweep_files(result)
+        path = write_sweep(result)  # with the best run's policy
+        say(f"sweep: results in {path}")
         if (best := best_run(result)) is not None:
-            # Its own folder: a resumed sweep writes it again.
-            policy = export_run(result, best, result.run_dir / "policy", overwrite=True)
-        finish_sweep(result, result.run_dir)  # the last thing written
-        say(f"sweep: results in {result.run_dir}")
-        if best is not None:
-            say(f"sweep: the best run's policy (run {best}) in {policy}")
+            say(f"sweep: the best run's policy (run {best}) in {path / 'policy'}")
     return result
 
 

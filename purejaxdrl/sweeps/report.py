@@ -24,6 +24,7 @@ from purejaxdrl.observe.records import (
     reading,
     restore_or_restart,
 )
+from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.fields import Field, setting_config
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import (
@@ -52,11 +53,12 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     """Completes a sweep's directory, or writes one.
 
     The directory is `result.run_dir` (made by `start_dir` when the sweep
-    began), or a new one under the base config's `run_dir`. Host-side only.
+    began), or a new one under the base config's `run_dir`. Host-side only;
+    `sweep(..., write_files=True)` calls it once every run trained.
     The directory holds:
 
     - `sweep.yaml`: the base config, the varied fields, every setting and the
-      seeds;
+      seeds; `status: finished`, written last (`_finish`);
     - `runs.csv`: one row per run (setting, seed, final return, whether it
       reached the target, env steps at its first crossing of the target, and
       the last value of each of the environment's own metrics, `env/<name>`);
@@ -67,21 +69,28 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     - `summary.csv` and `summary.md`: per setting, mean and standard deviation
       over seeds of the final return, how many seeds reached the target (final
       return at least the target), and the median first crossing;
-    - `curves.png`: learning curves per setting, mean with a band over seeds.
+    - `curves.png`: learning curves per setting, mean with a band over seeds;
+    - `policy/`: the best run's policy (`best_run`, written by `export_run`,
+      read by `pjd.load_policy`), unless no run ended with a finite return.
 
+    Its `checkpoints/` are removed once it is marked finished.
     `load_sweep(dir)` reads it back into a SweepResult.
 
     Returns:
       The directory's path.
 
     """
-    path = write_sweep_files(result)
-    finish_sweep(result, path)
+    path = _write_files(result)
+    if (best := best_run(result)) is not None:
+        # Replaced whole: a sweep resumed after it was killed while writing
+        # its results may have written this folder before.
+        export_run(result, best, path / "policy", overwrite=True)
+    _finish(result, path)  # the last thing written
     return path
 
 
-def write_sweep_files(result: SweepResult) -> pathlib.Path:
-    """Writes a sweep directory's results (`write_sweep`), but not its end."""
+def _write_files(result: SweepResult) -> pathlib.Path:
+    """Writes a sweep directory's records, tables and curves (`write_sweep`)."""
     path = result.run_dir or start_dir(result)
     for i in range(result.plan.num_runs):
         write_run_files(path, i, result.histories[i], result.params(i), result.stats(i))
@@ -90,7 +99,7 @@ def write_sweep_files(result: SweepResult) -> pathlib.Path:
     return path
 
 
-def finish_sweep(result: SweepResult, path: pathlib.Path) -> None:
+def _finish(result: SweepResult, path: pathlib.Path) -> None:
     """Marks a sweep directory finished (`sweep.yaml`), then drops its checkpoints.
 
     The last thing written: until `sweep.yaml` (replaced whole) says the sweep

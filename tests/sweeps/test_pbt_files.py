@@ -8,7 +8,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps import population
+from purejaxdrl.sweeps import pbt_files
 from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
 from purejaxdrl.sweeps.pbt_operators import PBTConfig
 from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
@@ -43,11 +43,11 @@ def _status(path) -> str:
 def test_a_run_killed_while_writing_its_results_resumes_and_writes_them(
     tmp_path, monkeypatch
 ):
-    def killed(*args):
+    def killed(*args, **kwargs):
         raise Stop  # after members/, params/ and lineage, before the policy
 
     with monkeypatch.context() as patch:
-        patch.setattr(population, "export_best", killed)
+        patch.setattr(pbt_files, "export_member", killed)
         with pytest.raises(Stop):
             pbt(_base(tmp_path), explore=SPACE, population=2, ready=1, write_files=True)
     (path,) = tmp_path.iterdir()

@@ -9,6 +9,7 @@ import csv
 import dataclasses
 import math
 
+import flax.serialization
 import numpy as np
 import pytest
 
@@ -74,6 +75,25 @@ def test_a_sweep_directory_reads_back_what_it_recorded(tmp_path):
     # Run i's records are run i's (its last return is 11 + i).
     assert [h[-1][RETURN] for h in loaded.histories] == [11.0, 12.0, 13.0, 14.0]
     np.testing.assert_array_equal(loaded.params(3)["w"], [3.0, 3.0])
+
+
+def _policy_params(path):
+    blob = flax.serialization.msgpack_restore((path / "params.msgpack").read_bytes())
+    return blob["params"]["w"]
+
+
+def test_write_sweep_writes_the_best_runs_policy_as_sweep_does(tmp_path):
+    # `sweep(..., write_files=True)` writes its directory with `write_sweep`:
+    # setting 1 (runs 2 and 3, final 13 and 14) beats setting 0 (11; run 1
+    # diverged), and run 3 is its best: its parameters are the policy's.
+    path = write_sweep(_sweep(tmp_path))
+    np.testing.assert_array_equal(_policy_params(path / "policy"), [3.0, 3.0])
+    assert (path / "curves.png").is_file() and not (path / "checkpoints").exists()
+    # Every run diverged: no final return, so no policy, and a finished sweep.
+    none = dataclasses.replace(_sweep(tmp_path / "none"), diverged=[1, 1, 1, 1])
+    path = write_sweep(none)
+    assert not (path / "policy").exists()
+    assert load_sweep(path).diverged == [1, 1, 1, 1]
 
 
 def test_runs_csv_by_hand_without_a_target(tmp_path):
@@ -186,6 +206,19 @@ def test_lineage_rows_read_back_in_member_order(tmp_path):
     assert steps[0].parents == (0, 0) and steps[0].scores[1] == 4.0
     assert steps[0].values == {"learning_rate": (1e-3, 8e-4)}
     assert math.isnan(steps[0].scores[0]) and math.isnan(steps[1].scores[1])
+
+
+def test_write_pbt_writes_the_schedules_and_the_best_members_policy(tmp_path):
+    # Member 1 ended higher (8) but diverged: member 0 is the best, and its
+    # parameters are the policy's, beside `schedules.png`.
+    path = write_pbt(_pbt(tmp_path))
+    np.testing.assert_array_equal(_policy_params(path / "policy"), [0.0, 0.0])
+    assert (path / "schedules.png").is_file() and not (path / "checkpoints").exists()
+    # No member with a finite return: no policy, and the run is finished.
+    none = dataclasses.replace(_pbt(tmp_path / "none"), diverged=[1, 3])
+    path = write_pbt(none)
+    assert not (path / "policy").exists()
+    assert load_pbt(path).diverged == [1, 3]
 
 
 def test_a_pbt_directory_reads_back_what_it_recorded(tmp_path):

@@ -8,7 +8,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps import program
+from purejaxdrl.sweeps import report
 from purejaxdrl.sweeps.checkpoints import BatchCheckpoint, SweepStore
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.program import resume_sweep, sweep
@@ -46,7 +46,7 @@ def test_a_sweep_killed_while_writing_its_results_resumes_and_writes_them(
         raise Stop  # after runs/, params/ and the tables, before the policy
 
     with monkeypatch.context() as patch:
-        patch.setattr(program, "export_run", killed)
+        patch.setattr(report, "export_run", killed)
         with pytest.raises(Stop):
             sweep(_base(tmp_path), grid={"learning_rate": [1e-3]}, write_files=True)
     (path,) = tmp_path.iterdir()
