@@ -86,7 +86,7 @@ def _skipped_line(step: int, problem: str) -> str:
     return f"checkpoint at update {step} skipped: {problem}"
 
 
-def newest_whole(directory: pathlib.Path) -> pathlib.Path | None:
+def _newest_whole(directory: pathlib.Path) -> pathlib.Path | None:
     """The folder of the newest checkpoint in `directory` that verifies, or None.
 
     A step without its manifest counts (see `Checkpointer.restore_latest`);
@@ -107,7 +107,7 @@ def saved_devices(run_dir: str | os.PathLike) -> int | None:
     `run.restore` holds a replay to the count. None without such a checkpoint,
     or where its meta records no count.
     """
-    newest = newest_whole(pathlib.Path(run_dir, "checkpoints").absolute())
+    newest = _newest_whole(pathlib.Path(run_dir, "checkpoints").absolute())
     if newest is None:
         return None
     try:  # orbax's file of the JSON `meta` item
@@ -372,7 +372,7 @@ class Checkpointer:
         A step without its manifest counts (see `restore_latest`). The
         checkpoint `saved_devices` reads, without a checkpointer.
         """
-        newest = newest_whole(self.directory)
+        newest = _newest_whole(self.directory)
         if newest is None:
             return None
         restored = self._manager.restore(
