@@ -1,7 +1,6 @@
 """`purejaxdrl train`: one run from a preset (or a resumed run) and flags."""
 
 import math
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -185,7 +184,7 @@ def _train(argv: Sequence[str]) -> int:
     from purejaxdrl.parallel import is_main_process
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
-    from purejaxdrl.training.faults import NonFiniteError
+    from purejaxdrl.training.faults import NonFiniteError, lost_process
     from purejaxdrl.training.run import replay_devices
     from purejaxdrl.training.train import train
 
@@ -208,6 +207,10 @@ def _train(argv: Sequence[str]) -> int:
             allow_changes=bool(args.resume and args.override),
         )
     except (NonFiniteError, CheckpointError, HostEnvError) as e:
+        if isinstance(e, CheckpointError) and (lost := lost_process(e)) is not None:
+            # A process died while the run saved: the peer-failure line, at
+            # once, before JAX's error poller aborts this one (status 134).
+            exit_on_peer_failure(str(lost).strip().splitlines()[0])
         status, message = EXIT_FAILURE, str(e)
         if isinstance(e, HostEnvError):
             status, message = host_error(e)
@@ -226,21 +229,11 @@ def _train(argv: Sequence[str]) -> int:
     return 0
 
 
-# XLA's status codes. A collective that lost its peer once reached Python as a
-# ValueError ("UNKNOWN: Gloo all-reduce failed: ...", in CI); ours never start so.
-_RUNTIME_STATUS = re.compile(
-    r"(UNKNOWN|INTERNAL|UNAVAILABLE|ABORTED|CANCELLED|DEADLINE_EXCEEDED"
-    r"|FAILED_PRECONDITION|DATA_LOSS|RESOURCE_EXHAUSTED): "
-)
-
-
 def runtime_failure(error: Exception) -> bool:
     """Whether `error` is the runtime's (a failed computation), not a check's."""
-    import jax
+    from purejaxdrl.training.faults import runtime_failure as failed
 
-    if isinstance(error, jax.errors.JaxRuntimeError):
-        return True
-    return bool(_RUNTIME_STATUS.match(str(error).lstrip()))
+    return failed(error)
 
 
 def _mean_return(ret: float, env_steps: int) -> str:

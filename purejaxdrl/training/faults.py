@@ -226,8 +226,43 @@ def failure_reason(error: BaseException) -> str:
     return text[:300]
 
 
+# XLA's status codes. A collective that lost its peer once reached Python as a
+# ValueError ("UNKNOWN: Gloo all-reduce failed: ...", in CI); ours never start so.
+_RUNTIME_STATUS = re.compile(
+    r"(UNKNOWN|INTERNAL|UNAVAILABLE|ABORTED|CANCELLED|DEADLINE_EXCEEDED"
+    r"|FAILED_PRECONDITION|DATA_LOSS|RESOURCE_EXHAUSTED): "
+)
+
+
+def runtime_failure(error: BaseException) -> bool:
+    """Whether `error` is the runtime's (a failed computation), not a check's."""
+    if isinstance(error, jax.errors.JaxRuntimeError):
+        return True
+    return bool(_RUNTIME_STATUS.match(str(error).lstrip()))
+
+
+def lost_process(error: BaseException) -> BaseException | None:
+    """The runtime's failure that `error` was raised from, in a run of processes.
+
+    A save's barrier (orbax's, through JAX's coordination service) fails
+    with `INTERNAL: Barrier failed because: ... Task 1 heartbeat timeout`
+    when a process died while the run saved; its text is no disk's fault.
+    None in a run of one process, or for any other error.
+    """
+    if jax.process_count() == 1:
+        return None
+    return next((e for e in _chain(error) if runtime_failure(e)), None)
+
+
 def save_failure(directory: os.PathLike, error: BaseException) -> str:
     """The one line a run stops with when a save in `directory` failed."""
+    if (lost := lost_process(error)) is not None:
+        return (
+            f"saving a checkpoint in {directory} failed because the run lost a "
+            f"process: {' '.join(str(lost).split())[:300]}; the checkpoints "
+            "before it are kept: rerun every process with --resume (and its "
+            "--coordinator, --num-processes, --process-id, --logger flags)."
+        )
     return (
         f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
         "the checkpoints before it are kept: free space (or fix the folder) and "

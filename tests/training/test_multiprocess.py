@@ -493,3 +493,74 @@ def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache)
         "purejaxdrl: error: devices=2 must be between 1 and the 1 local cpu "
         "devices of process 1 (the processes have 2, 1); pass --devices 1 or fewer."
     ]
+
+
+# Imported by `--env.imports` in both processes: the run's second save is where
+# process 1 dies (DIE_AT_SAVE set) and where process 0's save fails as orbax's
+# barrier did when a process died while the run saved. No timing:
+# the save itself sees the failure.
+_DIE_AT_SECOND_SAVE = """
+import os
+import jax
+from purejaxdrl.training import checkpoint
+
+_save_now, _saves = checkpoint.Checkpointer._save_now, []
+
+def _save_now_or_fail(self, *args, **kwargs):
+    _saves.append(None)
+    if len(_saves) < 2:
+        return _save_now(self, *args, **kwargs)
+    if os.environ.get("DIE_AT_SAVE"):
+        os._exit(9)
+    raise jax.errors.JaxRuntimeError(
+        "INTERNAL: Barrier failed because: task is set to ERROR: UNAVAILABLE: "
+        "Task 1 heartbeat timeout. This indicates that the remote task has failed"
+    )
+
+checkpoint.Checkpointer._save_now = _save_now_or_fail
+"""
+
+
+@pytest.mark.slow  # ~40 s: two processes compile and save
+@pytest.mark.timeout(300)
+def test_a_process_that_dies_while_the_run_saves_is_a_peers_failure(tmp_path, cache):
+    # The save's barrier failure was said as a full disk ("free space ... and
+    # resume the run"), then JAX's error poller aborted process 0 (status 134).
+    (tmp_path / "diesave.py").write_text(_DIE_AT_SECOND_SAVE)
+    runs = tmp_path / "runs"
+    run = ["train", "--env.imports", "diesave", "--total-steps", str(4 * 512),
+           "--num-logs", "2", "--checkpoint.every", "1", "--quiet", "--devices",
+           "1", "--run-dir", str(runs), *cache]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = []
+    for i, log in enumerate(logs):
+        env = {**os.environ, "JAX_PLATFORMS": "cpu", "DIE_AT_SAVE": "1" * i}
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=tmp_path,
+                )  # fmt: skip
+            )
+    try:
+        statuses = [p.wait(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    log0 = logs[0].read_text()
+    assert statuses == [1, 9], log0[-3000:]
+    (run_dir,) = runs.iterdir()
+    (saved,) = (run_dir / "checkpoints").iterdir()  # the first save's
+    (line,) = _one_line_errors(log0)
+    assert line == (
+        "purejaxdrl: error: process 0 of 2 stopped because the run failed "
+        "elsewhere (a process died or became unreachable): INTERNAL: Barrier "
+        "failed because: task is set to ERROR: UNAVAILABLE: Task 1 heartbeat "
+        "timeout. This indicates that the remote task has failed; its newest "
+        f"checkpoint is {saved}: rerun every process with --resume {run_dir} "
+        "(and its --coordinator, --num-processes, --process-id, --logger flags)"
+    )
