@@ -208,6 +208,70 @@ def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
     return total // n
 
 
+def split_share(num_envs: int, devices: int, multiple: int = 1) -> int | None:
+    """Each device's environments, or None where they do not split as a run needs.
+
+    `num_envs` over `devices` (every process's together) must split evenly,
+    each device's share a multiple of `multiple` (an algorithm's
+    `Algorithm.env_multiple`: PPO's minibatches take whole groups of them).
+    The one statement of the rule: runs, device choices and sweeps ask it.
+    """
+    each, rest = divmod(num_envs, devices)
+    return None if rest or each % multiple else each
+
+
+def env_multiple_message(
+    needs: str,
+    num_envs: int,
+    devices: int,
+    multiple: int,
+    *,
+    flag: str = "--devices",
+    python: str = "devices",
+    also: str = "",
+) -> str:
+    """The one line that refuses a run whose devices' shares miss `multiple`.
+
+    Args:
+      needs: what asks for the multiple, and why: "ppo.num_minibatches=4
+        with unroll_length=8", or a record's name.
+      num_envs: the run's environments, over all `devices` (every process's).
+      devices: the devices of every process together.
+      multiple: what each device's environments must be a multiple of.
+      flag: the option that sets devices per process (the host-env
+        learner's: `--host.learner-devices`).
+      python: `flag`'s config field (`host.learner_devices`).
+      also: a further fix, ", or ..." (PPO's: a divisor of unroll_length).
+
+    The fewer devices it offers are counted per process, as `flag` counts
+    them, and fit every process's share.
+
+    """
+    step = multiple * devices
+    more = -(-num_envs // step) * step
+    if devices == 1:
+        return (
+            f"{needs} needs num_envs divisible by {multiple}, got num_envs="
+            f"{num_envs}; make num_envs a multiple of {multiple} (--num-envs "
+            f"{more}){also}."
+        )
+    processes = jax.process_count()
+    fewer = [
+        d
+        for d in range(devices // processes - 1, 0, -1)
+        if split_share(num_envs, d * processes, multiple) is not None
+    ]
+    fewer_fix = f" or {flag} {fewer[0]} ({python}={fewer[0]} in Python)"
+    got = f"= {num_envs // devices} each"
+    if num_envs % devices:
+        got = "(an uneven split)"
+    return (
+        f"{needs} needs each device's environments to be a multiple of "
+        f"{multiple}, got num_envs={num_envs} over {devices} devices {got}; "
+        f"pass --num-envs {more}" + (fewer_fix if fewer else "") + f"{also}."
+    )
+
+
 def is_main_process() -> bool:
     """Whether this is process 0, the one that prints, logs and writes files."""
     return jax.process_index() == 0

@@ -32,8 +32,9 @@ from purejaxdrl.agents.ppo_minibatches import (
     minibatch_split,
     sequence_split,
 )
-from purejaxdrl.config import check, check_ranges
+from purejaxdrl.config import ConfigError, check, check_ranges
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
+from purejaxdrl.parallel import env_multiple_message, split_share
 from purejaxdrl.rl.losses import (
     clipped_surrogate_loss,
     normalize_advantages,
@@ -311,6 +312,8 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
 
     For PPO and any learner that takes its minibatches as PPO does (PQN);
     `name` is the config section the message names. Nothing without a shape.
+    The rule and its line are `parallel`'s (`split_share`,
+    `env_multiple_message`), as for every algorithm; this says PPO's why.
 
     Raises:
       ConfigError: naming the value, the rule and the fix.
@@ -318,33 +321,18 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     """
     if shape is None:
         return
+    envs, devices = shape.num_envs, shape.num_devices
     multiple = env_multiple(config, shape)
+    # With no multiple, an uneven split alone is `parallel.per_device`'s.
+    if multiple <= 1 or split_share(envs, devices, multiple) is not None:
+        return
     if shape.recurrent:
-        why, fix = "a recurrent core (minibatches of whole sequences)", ""
+        why, also = "a recurrent core (minibatches of whole sequences)", ""
     else:
         why = f"unroll_length={shape.unroll_length}"
-        fix = " or num_minibatches a divisor of unroll_length"
-    envs, devices = shape.num_envs, shape.num_devices
-    if devices == 1:
-        check(
-            envs % multiple == 0,
-            f"{name}.num_minibatches={config.num_minibatches} with {why} needs "
-            f"num_envs divisible by {multiple}, got num_envs={envs}; make "
-            f"num_envs a multiple of {multiple}{fix}.",
-        )
-        return
-    step = multiple * devices
-    fewer = [d for d in range(devices - 1, 0, -1) if envs % (d * multiple) == 0]
-    check(
-        (envs // devices) % multiple == 0,
-        f"{name}.num_minibatches={config.num_minibatches} with {why} needs each "
-        f"device's environments to be a multiple of {multiple}, got num_envs="
-        f"{envs} over {devices} devices = {envs // devices} each; pass "
-        f"--num-envs {-(-envs // step) * step}"
-        + (f" or --devices {fewer[0]} (devices={fewer[0]} in Python)" if fewer else "")
-        + (", or make num_minibatches a divisor of unroll_length" if fix else "")
-        + ".",
-    )
+        also = ", or make num_minibatches a divisor of unroll_length"
+    needs = f"{name}.num_minibatches={config.num_minibatches} with {why}"
+    raise ConfigError(env_multiple_message(needs, envs, devices, multiple, also=also))
 
 
 ALGORITHM = Algorithm(

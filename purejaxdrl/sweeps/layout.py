@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
-from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.parallel import DATA_AXIS, split_share
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
 from purejaxdrl.training.experiment import (
@@ -86,7 +86,7 @@ def mesh_shape(
     data = devices // sweep
 
     def fits(n: int) -> bool:
-        even = not num_envs % n and not (num_envs // n) % env_multiple
+        even = split_share(num_envs, n, env_multiple) is not None
         return even and (splits is None or splits(n))
 
     while data > 1 and not fits(data):

@@ -1,7 +1,6 @@
 """The objects a TrainConfig describes: environment, network, agent, runner."""
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -21,14 +20,18 @@ from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.observe.play import Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
-from purejaxdrl.parallel import DATA_AXIS, fewest_local_devices, make_mesh
+from purejaxdrl.parallel import DATA_AXIS, make_mesh, split_share
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape, validate
-from purejaxdrl.training.run_rules import check_env_multiple
+from purejaxdrl.training.run_rules import (
+    check_env_multiple,
+    check_requested,
+    choose_devices,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,9 +204,7 @@ def make_experiment(
         check_on_devices(env, config.env.id, mesh.size, make_key(0, config.rng_impl))
     # The rules on each device's share (PPO's minibatches), now that the
     # device count is known: before "compiling…", not when the update traces.
-    shape = run_shape(config)._replace(num_devices=mesh.size)
-    algorithm(config.algo).validate(config.algo_config, shape)
-    check_env_multiple(config, algorithm(config.algo), shape)
+    check_split(config, mesh.size)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = make_runner(
         env,
@@ -246,24 +247,46 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
             f"e.g. --num-envs {everywhere * max(1, config.num_envs // everywhere)}"
         )
     pools = make_host_envs(config, threads, 0)
+    try:
+        return _host_experiment(config, pools, actor_devices, mesh)
+    except BaseException:
+        for pool in pools:  # a refused run leaves no pool running
+            pool.close()
+        raise
+
+
+def _host_experiment(
+    config: TrainConfig, pools: list, actor_devices: list, mesh: Mesh
+) -> Experiment:
+    """`make_host_experiment` once its pools are made."""
     spec = pools[0].spec
     network, learner_network = algorithm(config.algo).make_networks(
         config.algo_config, config.network, spec.observation, spec.action
     )
     observation = np.zeros(spec.observation.shape, np.float32)
+    host, processes = config.host, jax.process_count()
+    flags = ("--host.learner-devices", "host.learner_devices")
     # The learner takes the most of its default devices the batch splits over.
+    default = place(dataclasses.replace(host, learner_devices=0), config.devices)
+    most = default[1].size // processes
+    if host.learner_devices:  # one line now, not a JAX error on the first batch
+        check_requested(
+            host.learner_devices,
+            lambda n: fits(config, learner_network, observation, n),
+            most,
+            flags,
+        )
     learners, note = choose_devices(
-        config.host.learner_devices,
+        host.learner_devices,
         lambda n: fits(config, learner_network, observation, n),
-        available=mesh.size // jax.process_count(),
+        available=most,
         what="learner on",
-        flag="--host.learner-devices",
+        flags=flags,
     )
-    if learners != mesh.size // jax.process_count():
-        host = dataclasses.replace(config.host, learner_devices=learners)
+    if learners != mesh.size // processes:
+        host = dataclasses.replace(host, learner_devices=learners)
         actor_devices, mesh = place(host, config.devices)
-    shape = run_shape(config)._replace(num_devices=mesh.size)
-    check_env_multiple(config, algorithm(config.algo), shape, "--host.learner-devices")
+    check_split(config, mesh.size, flags)
     agent = build_agent(config, learner_network, observation, mesh.size)
     runner = SebulbaRunner(spec, agent, actor_devices, mesh, config, pools)
     player = HostPlayer(config, network, spec)
@@ -290,55 +313,34 @@ def fits(
     evenly over them (all processes' devices together).
     """
     total = devices * jax.process_count()
-    if config.num_envs % total:
+    if split_share(config.num_envs, total) is None:
         raise ValueError(
             f"num_envs={config.num_envs} does not split over {total} devices"
         )
-    # Each device's environments must be a multiple of the algorithm's
-    # (PPO's minibatches split them): here, before a device count is chosen.
-    record = algorithm(config.algo)
-    shape = run_shape(config)._replace(num_devices=total)
-    record.validate(config.algo_config, shape)  # its own words first (PPO's)
-    multiple = record.env_multiple(config.algo_config, shape)
-    if (config.num_envs // total) % multiple:
-        raise ValueError(
-            f"{config.num_envs // total} environments per device over {total} "
-            f"devices is not a multiple of {multiple}, which {config.algo} needs"
-        )
+    check_split(config, total)
     build_agent(config, learner_network, observation, total)
 
 
-def choose_devices(
-    requested: int,
-    fits: Callable[[int], None],
-    available: int | None = None,
-    what: str = "using",
-    flag: str = "--devices",
-) -> tuple[int, str | None]:
-    """The devices per process to train on, and a line saying why, if fewer.
+def check_split(
+    config: TrainConfig,
+    devices: int,
+    flags: tuple[str, str] = ("--devices", "devices"),
+) -> None:
+    """The rules on each device's share of `config`'s run on `devices` devices.
 
-    `requested` (`config.devices`) when set: it keeps its own clear error
-    if the run does not fit it. Else the most of the `available` devices
-    (default: every local one) that the run fits (`fits(n)` raises
-    ValueError or ConfigError when it does not), with a note naming what
-    kept the others idle; all of them when none fits (the error then comes
-    where the run is built). `what` starts the note, `flag` is the option
-    it names.
+    `devices` counts every process's. The algorithm's own rules first (PPO's
+    minibatches say why they need their multiple), then its record's
+    multiple (`run_rules.check_env_multiple`), whose fix names `flags` (the
+    option setting devices per process, and its config field). PPO's own line
+    names `--devices`; on the host path it is not met here (`fits` holds the
+    learner's count to it first, and a count that fails at one device per
+    process offers no fewer).
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix.
+
     """
-    if requested:
-        return requested, None
-    local = available or fewest_local_devices()  # what every process has
-    reason = None
-    for n in range(local, 0, -1):
-        try:
-            fits(n)
-        except (ValueError, ConfigError) as e:
-            reason = reason or str(e).split(";")[0].rstrip(".")
-            continue
-        if n == local:
-            return n, None
-        return n, (
-            f"{what} {n} of {local} {jax.default_backend()} devices: {reason}; "
-            f"pass {flag} N to choose."
-        )
-    return local, None
+    record = algorithm(config.algo)
+    shape = run_shape(config)._replace(num_devices=devices)
+    record.validate(config.algo_config, shape)
+    check_env_multiple(config, record, shape, *flags)

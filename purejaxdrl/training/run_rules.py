@@ -2,15 +2,18 @@
 
 Parts of `training.config.validate`, kept apart so that module stays one concept:
 the config's fields; these check sections of it, and how its environments
-split over devices for its algorithm (also checked once devices are chosen).
+split over devices for its algorithm (also checked once devices are chosen),
+and how many devices a run takes by those rules (`choose_devices`).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 
 from purejaxdrl.agents.base import Algorithm, RunShape
-from purejaxdrl.config import check
+from purejaxdrl.config import ConfigError, check
+from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
 
 # The evaluation loop counts an episode's steps in int32 (observe.evaluation).
@@ -73,43 +76,110 @@ def check_host(host: HostConfig) -> None:
 
 
 def check_env_multiple(
-    config: Any, record: Algorithm, shape: RunShape, flag: str = "--devices"
+    config: Any,
+    record: Algorithm,
+    shape: RunShape,
+    flag: str = "--devices",
+    python: str = "devices",
 ) -> None:
     """That each device's environments are a multiple of `record.env_multiple`.
 
     `config` is a `TrainConfig` of `record`'s algorithm, `shape` its run on
     `shape.num_devices` devices (1 before devices are chosen: then the rule
     is on `num_envs` itself, which every device count needs; all processes'
-    devices together). An algorithm whose own `validate` words the rule
-    (PPO's minibatches) has refused the config first; this holds it for
-    every other record. `flag` sets the devices per process (the host-env
-    runner's learner: `--host.learner-devices`).
+    devices together). An algorithm whose own `validate` says why it needs
+    the multiple (PPO's minibatches) has refused the config first, with the
+    same rule and line (`parallel.split_share`, `parallel.env_multiple_message`);
+    this holds it for every other record.
+    `flag` sets the devices per process, `python` is its config field (the
+    host-env runner's learner: `--host.learner-devices`,
+    `host.learner_devices`).
 
     Raises:
       ConfigError: naming the value, the multiple and a `num_envs` that fits.
 
     """
     multiple = record.env_multiple(config.algo_config, shape)
-    devices = shape.num_devices
-    each = config.num_envs // devices
-    if multiple <= 1 or each % multiple == 0:
+    envs, devices = config.num_envs, shape.num_devices
+    # With no multiple, an uneven split alone is `parallel.per_device`'s.
+    if multiple <= 1 or split_share(envs, devices, multiple) is not None:
         return
-    step = multiple * devices
-    what = f"num_envs={config.num_envs} is"
-    if devices > 1:
-        what = f"num_envs={config.num_envs} over {devices} devices is {each} each,"
-    # The flag counts per process; a fit needs every process's share.
-    processes = jax.process_count()
-    fewer = [
-        d
-        for d in range(devices // processes - 1, 0, -1)
-        if not config.num_envs % (d * processes * multiple)
-    ]
-    check(
-        False,
-        f"{what} not a multiple of {multiple}, which {config.algo} needs (its "
-        f"record's env_multiple, per device); pass --num-envs "
-        f"{-(-config.num_envs // step) * step}"
-        + (f" or {flag} {fewer[0]}" if fewer else "")
-        + ".",
+    needs = f"{config.algo} (its record's env_multiple)"
+    raise ConfigError(
+        env_multiple_message(needs, envs, devices, multiple, flag=flag, python=python)
     )
+
+
+def choose_devices(
+    requested: int,
+    fits: Callable[[int], None],
+    available: int | None = None,
+    what: str = "using",
+    flags: tuple[str, str] = ("--devices", "devices"),
+) -> tuple[int, str | None]:
+    """The devices per process to train on, and a line saying why, if fewer.
+
+    `requested` (`config.devices`) when set: it keeps its own clear error
+    if the run does not fit it (`parallel.per_device`; the host-env
+    learner's count is held to `fits` first, by `check_requested`). Else
+    the most of the `available` devices (default: every local one) that the
+    run fits (`fits(n)` raises ValueError or ConfigError when it does not),
+    with a note naming what kept the others idle; all of them when none
+    fits (the error then comes where the run is built). `what` starts the
+    note; `flags` are the option it names and its config field.
+    """
+    if requested:
+        return requested, None
+    local = available or fewest_local_devices()  # what every process has
+    reason = None
+    for n in range(local, 0, -1):
+        if (refused := _refusal(fits, n)) is not None:
+            reason = reason or refused
+            continue
+        if n == local:
+            return n, None
+        flag, python = flags
+        return n, (
+            f"{what} {n} of {local} {jax.default_backend()} devices: {reason}; "
+            f"pass {flag} N to choose ({python}=N in Python)."
+        )
+    return local, None
+
+
+def check_requested(
+    requested: int,
+    fits: Callable[[int], None],
+    available: int,
+    flags: tuple[str, str],
+) -> None:
+    """That the run fits `requested` devices per process, as `fits` judges.
+
+    Raises:
+      ConfigError: naming the rule it breaks and the counts up to
+        `available` that fit (`flags`: the option and its config field).
+
+    """
+    if (reason := _refusal(fits, requested)) is None:
+        return
+    counts = [
+        n
+        for n in range(available, 0, -1)
+        if n != requested and _refusal(fits, n) is None
+    ]
+    flag, python = flags
+    fix = f"no count of 1 to {available} fits either: change what it names"
+    if counts:
+        fix = (
+            f"pass {flag} {' or '.join(map(str, counts))} ({python}={counts[0]} "
+            "in Python), or 0 to let the run choose"
+        )
+    raise ConfigError(f"{python}={requested} does not fit the run: {reason}; {fix}.")
+
+
+def _refusal(fits: Callable[[int], None], n: int) -> str | None:
+    """Why the run does not fit `n` devices per process (its rule); None if it does."""
+    try:
+        fits(n)
+    except (ValueError, ConfigError) as e:
+        return str(e).split(";")[0].rstrip(".")
+    return None

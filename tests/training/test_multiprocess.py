@@ -564,3 +564,29 @@ def test_a_process_that_dies_while_the_run_saves_is_a_peers_failure(tmp_path, ca
         f"checkpoint is {saved}: rerun every process with --resume {run_dir} "
         "(and its --coordinator, --num-processes, --process-id, --logger flags)"
     )
+
+
+@pytest.mark.timeout(300)
+def test_ppos_device_hint_counts_per_process_in_a_run_of_processes(tmp_path):
+    # 16 minibatches of unroll_length=8 take environments 2 at a time; 4 over
+    # the 4 devices of 2 processes x --devices 2 is 1 each. --devices counts
+    # per process: 1 (2 devices, 2 each) fits. The hint once came from the
+    # global count and could name --devices 2, the count that failed.
+    run = ["train", "--num-envs", "4", "--unroll-length", "8",
+           "--ppo.num-minibatches", "16", "--devices", "2", "--no-files",
+           "--quiet"]  # fmt: skip
+    port = _free_port()
+    logs = [tmp_path / f"p{i}.log" for i in range(2)]
+    procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
+    try:
+        statuses = [p.wait(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert statuses[0] == 2, logs[0].read_text()[-3000:]
+    assert _one_line_errors(logs[0].read_text()) == [
+        "purejaxdrl: error: ppo.num_minibatches=16 with unroll_length=8 needs "
+        "each device's environments to be a multiple of 2, got num_envs=4 over 4 "
+        "devices = 1 each; pass --num-envs 8 or --devices 1 (devices=1 in "
+        "Python), or make num_minibatches a divisor of unroll_length."
+    ]

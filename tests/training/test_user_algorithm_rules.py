@@ -52,10 +52,10 @@ def test_a_num_envs_that_is_no_multiple_is_one_line_on_any_device_count(mine, de
     with pytest.raises(pjd.ConfigError) as e:
         pjd.train(config, console=False)
     assert str(e.value) == (
-        "num_envs=6 is not a multiple of 4, which mine needs (its record's "
-        "env_multiple, per device); pass --num-envs 8."
+        "mine (its record's env_multiple) needs num_envs divisible by 4, got "
+        "num_envs=6; make num_envs a multiple of 4 (--num-envs 8)."
     )
-    with pytest.raises(pjd.ConfigError, match="num_envs=6 is not a multiple of 4"):
+    with pytest.raises(pjd.ConfigError, match="divisible by 4, got num_envs=6"):
         pjd.sweep(config, seeds=2, console=False)
 
 
@@ -71,8 +71,9 @@ def test_a_device_count_is_chosen_by_the_records_multiple(mine):
         0, lambda n: fits(config, learner, observation, n), available=8
     )
     assert note == (
-        "using 2 of 8 cpu devices: 1 environments per device over 8 devices is "
-        "not a multiple of 4, which mine needs; pass --devices N to choose."
+        "using 2 of 8 cpu devices: mine (its record's env_multiple) needs each "
+        "device's environments to be a multiple of 4, got num_envs=8 over 8 "
+        "devices = 1 each; pass --devices N to choose (devices=N in Python)."
     )
 
 
@@ -95,15 +96,18 @@ def test_the_fix_names_the_flag_and_counts_per_process(mine, monkeypatch):
 
     record, shape = registry.algorithm("mine"), pjd.training.config.run_shape
     config = _config(num_envs=8)
-    with pytest.raises(pjd.ConfigError, match=r"or --host.learner-devices 2\.$"):
+    learner = r"or --host.learner-devices 2 \(host.learner_devices=2 in Python\)\.$"
+    with pytest.raises(pjd.ConfigError, match=learner):
         run_rules.check_env_multiple(
             config, record, shape(config)._replace(num_devices=4),
-            "--host.learner-devices",
+            "--host.learner-devices", "host.learner_devices",
         )  # fmt: skip
     # 2 processes of 4 devices: 16 environments fit 2 devices per process.
     monkeypatch.setattr(run_rules.jax, "process_count", lambda: 2)
     config = _config(num_envs=16)
-    with pytest.raises(pjd.ConfigError, match=r"or --devices 2\.$"):
+    with pytest.raises(
+        pjd.ConfigError, match=r"or --devices 2 \(devices=2 in Python\)\.$"
+    ):
         run_rules.check_env_multiple(
             config, record, shape(config)._replace(num_devices=8)
         )
@@ -114,9 +118,9 @@ def test_a_chosen_device_count_is_held_to_the_multiple_before_compiling(mine):
     with pytest.raises(pjd.ConfigError) as e:
         make_experiment(_config(num_envs=8), make_mesh(4))
     assert str(e.value) == (
-        "num_envs=8 over 4 devices is 2 each, not a multiple of 4, which mine "
-        "needs (its record's env_multiple, per device); pass --num-envs 16 or "
-        "--devices 2."
+        "mine (its record's env_multiple) needs each device's environments to "
+        "be a multiple of 4, got num_envs=8 over 4 devices = 2 each; pass "
+        "--num-envs 16 or --devices 2 (devices=2 in Python)."
     )
 
 
