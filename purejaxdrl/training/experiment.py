@@ -177,7 +177,9 @@ def make_experiment(
     Args:
       config: the run.
       mesh: the devices to train on; None for `config.devices` local devices of
-        every process (all of them when it is 0).
+        every process (all of them when it is 0). Host environments take
+        none: their actors' and learner's devices are `config.host`'s
+        (`host.actor_devices`, `host.learner_devices`), and a mesh is refused.
       budget: check the budget's rules (`validate`); False for a saved run
         read back to evaluate or export.
       normalised_before: the run continues one that normalised observations
@@ -189,6 +191,14 @@ def make_experiment(
     """
     validate(config, budget=budget, normalised_before=normalised_before)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
+        if mesh is not None:
+            raise ConfigError(
+                f"make_experiment was given a mesh, but {config.env.id} steps "
+                "on the host, whose actors and learner take their devices from "
+                "config.host; pass no mesh, and set "
+                "host.actor_devices / host.learner_devices (--host.actor-devices "
+                "/ --host.learner-devices)."
+            )
         return make_host_experiment(config)
     env, env_params = make_env(config)
     network, learner_network = make_networks(config, env, env_params)

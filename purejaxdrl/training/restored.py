@@ -93,7 +93,6 @@ def checkpoint_choice(value: int | str) -> int | str:
 def _restore(
     run_dir: str | pathlib.Path, purpose: str, checkpoint: int | str
 ) -> tuple[Any, Any, Any]:
-    from purejaxdrl.parallel import make_mesh
     from purejaxdrl.rng import make_key
     from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
@@ -105,7 +104,7 @@ def _restore(
         devices=1,
         host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
     )
-    exp = make_experiment(one, make_mesh(1), budget=False)
+    exp = make_experiment(one, budget=False)  # devices=1: make_mesh(1)
     try:
         abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
         if exp.agent.state_spec != P():  # a replay buffer, split per device

@@ -11,7 +11,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import ppo
 from purejaxdrl.agents.base import RunShape
-from purejaxdrl.parallel import split_share
+from purejaxdrl.parallel import make_mesh, split_share
 from purejaxdrl.training.experiment import make_experiment
 
 
@@ -96,3 +96,16 @@ def test_the_host_learners_note_names_the_python_form():
         )
     finally:
         exp.runner.close()
+
+
+def test_a_mesh_for_host_environments_is_refused():
+    # It was ignored: the learner went on 4 devices, not on the 1 asked for.
+    config = _envpool_config()
+    with pytest.raises(pjd.ConfigError) as e:
+        make_experiment(config, make_mesh(1))
+    assert str(e.value) == (
+        "make_experiment was given a mesh, but envpool:CartPole-v1 steps on the "
+        "host, whose actors and learner take their devices from config.host; "
+        "pass no mesh, and set host.actor_devices / host.learner_devices "
+        "(--host.actor-devices / --host.learner-devices)."
+    )
