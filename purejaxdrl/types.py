@@ -68,11 +68,12 @@ class Transition(NamedTuple):
         fields cost nothing: the whole update is one compiled program.
       info: per-step info from the environment (e.g. episode statistics).
       reset: bool [T, B], True where `observation` starts an episode (the step
-        before ended one): a recurrent core's state is zeroed there. Only
-        agents with a recurrent core fill it (else None).
-      core_state: the recurrent core's state before the first step, leaves
-        [B, ...] (not time-major): the learner re-unrolls the trajectory from
-        it. () for feed-forward agents.
+        before ended one): a recurrent core's state is zeroed there. Filled
+        where the policy gives values as it acts (a recurrent core's, or
+        R2D2's: `Acting.values_while_acting`); else None.
+      core_state: the policy's carry before the first step, leaves [B, ...]
+        (not time-major): the learner re-unrolls the trajectory from it. ()
+        without a core (feed-forward agents, R2D2 on a feed-forward network).
 
     """
 

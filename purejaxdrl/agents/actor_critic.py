@@ -127,7 +127,9 @@ def recurrent_acting(network: RecurrentNetwork) -> Acting:
         }
         return state, action, extras
 
-    return Acting(network.initial_state, step, core_value(network))
+    return Acting(
+        network.initial_state, step, core_value(network), values_while_acting=True
+    )
 
 
 def core_value(

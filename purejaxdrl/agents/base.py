@@ -39,17 +39,25 @@ class Acting(NamedTuple):
         carry is zeroed for them first); one key per environment; `env_ids`
         are their global indices (Ape-X's and R2D2's per-actor ε). Extras
         hold `log_prob` [B] and `env_action` (what the environment receives),
-        and `value` [B] where the same pass gives it (a recurrent core's).
+        and `value` [B] where `values_while_acting`.
       value: (acting params, carry, obs) -> values of observations that
         continue the carry's episodes (final observations), without stepping
         it. Without a core the carry is () and `obs` may have any leading
         axes [..., *obs_shape]: the rollout values a whole unroll in one pass.
+      values_while_acting: whether `step` also gives the values (`value` in
+        its extras), from the same pass. True for a policy that carries a
+        core (a recurrent actor-critic's, R2D2's even around a feed-forward
+        Q-network): the rollout then stores the reset flags and the start
+        carry, and values final observations from the carry. False: `step`
+        leaves the critic out, and the rollout values the whole unroll after
+        it, in one batched pass. Static: fixed when the Acting is built.
 
     """
 
     initial_state: Callable[[int], Any]
     step: Callable[..., tuple[Any, jax.Array, dict[str, jax.Array]]]
     value: Callable[[Params, Any, jax.Array], jax.Array]
+    values_while_acting: bool
 
 
 OneAct = Callable[..., tuple[jax.Array, dict[str, jax.Array]]]
@@ -85,7 +93,12 @@ def feed_forward(
             action, extras = jax.vmap(act, in_axes=(None, 0, 0))(params, obs, keys)
         return carry, action, extras
 
-    return Acting(lambda batch: (), step, lambda params, _, obs: value(params, obs))
+    return Acting(
+        lambda batch: (),
+        step,
+        lambda params, _, obs: value(params, obs),
+        values_while_acting=False,
+    )
 
 
 class Agent(NamedTuple):

@@ -232,7 +232,7 @@ def make_q_acting(
     ) -> jax.Array:
         return values(acting[0], state, obs)
 
-    return Acting(network.initial_state, step, value)
+    return Acting(network.initial_state, step, value, values_while_acting=True)
 
 
 def target_network_step(

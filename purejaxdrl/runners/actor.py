@@ -145,8 +145,9 @@ def make_policy(agent: Agent, platform: str) -> Policy:
         global_ids = first_env + env_id
         state, action, extras = acting.step(params, start, obs, first, keys, global_ids)
         carry = jax.tree.map(lambda c, s: c.at[env_id].set(s), carry, state)
-        value = extras.get("value")
-        if value is None:  # a feed-forward agent's act leaves the critic out
+        if acting.values_while_acting:
+            value = extras["value"]
+        else:  # a feed-forward agent's act leaves the critic out
             value = acting.value(params, start, obs)
         out = PolicyOut(extras["env_action"], action, extras["log_prob"], value, start)
         return carry, out

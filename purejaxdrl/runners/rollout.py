@@ -57,10 +57,12 @@ def unroll(
 ) -> tuple[ActorState, Transition]:
     """Steps every environment `length` times with the agent's policy.
 
-    One scan body for every agent (`Agent.acting`). Without a core, values
-    are computed after the scan, in batched calls (`step_values`): inside the
-    scan only the policy runs. With one, the carry is stored as each
-    trajectory's start, and the pass that acts gives the values.
+    One scan body for every agent (`Agent.acting`). Where the policy gives
+    values as it acts (`Acting.values_while_acting`: a recurrent core's, or
+    R2D2's), the pass that acts gives them, and the Transitions carry the
+    reset flags and the start carry (each trajectory's start). Otherwise
+    only the policy runs inside the scan, and the values are computed after
+    it, in batched calls (`step_values`).
 
     Args:
       env: the (unbatched) environment.
@@ -79,10 +81,7 @@ def unroll(
 
     """
     acting = agent.acting
-    # A core's pass gives the values as it acts (and R2D2 wants its reset
-    # flags and start states even from a feed-forward Q-network as a core);
-    # known when the scan traces its body, before the values are needed.
-    with_core = []
+    values_while_acting = acting.values_while_acting
 
     def step(actor: ActorState, key_t: PRNGKey) -> tuple[ActorState, tuple]:
         keys = jax.vmap(jax.random.split)(env_keys(key_t, actor.env_ids))
@@ -95,8 +94,7 @@ def unroll(
             keys[:, 1], actor.env_state, extras["env_action"], env_params
         )
         out = (obs, action, extras["log_prob"], ts)
-        with_core.append("value" in extras)
-        if with_core[-1]:  # `carry`: the state a final observation continues from
+        if values_while_acting:  # `carry`: what a final observation continues
             out = (*out, reset, extras["value"], carry)
         new = ActorState(env_state, ts, actor.env_ids, carry)
         if axis_name is not None:
@@ -109,7 +107,7 @@ def unroll(
     start = actor.core
     actor, out = _scan(step, actor, jax.random.split(key, length), scan_unroll)
     obs, action, log_prob, ts = out[:4]
-    if not with_core[-1]:
+    if not values_while_acting:
         value, bootstrap = step_values(
             lambda p, x: acting.value(p, (), x),
             params,

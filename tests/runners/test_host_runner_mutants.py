@@ -31,7 +31,8 @@ def _counting_agent():
     def value(params, carry, obs):
         return params * obs[:, 0]
 
-    return types.SimpleNamespace(acting=Acting(lambda n: jnp.zeros(n), step, value))
+    acting = Acting(lambda n: jnp.zeros(n), step, value, values_while_acting=False)
+    return types.SimpleNamespace(acting=acting)
 
 
 def test_the_policy_steps_its_rows_with_global_ids_and_a_key_per_step():

@@ -120,7 +120,9 @@ def _core_value(params, carry, obs):
 
 CORE_AGENT = Agent(
     init=None,
-    acting=Acting(lambda b: jnp.zeros(b), _core_step, _core_value),
+    acting=Acting(
+        lambda b: jnp.zeros(b), _core_step, _core_value, values_while_acting=True
+    ),
     update=None,
 )
 
@@ -156,3 +158,46 @@ def test_a_core_bootstraps_from_its_carried_state_and_the_next_observation(
         np.testing.assert_allclose(traj.bootstrap_value[t], boot, err_msg=f"t={t}")
         ended = (discount[t] == 0.0) | truncated[t]
     assert (discount == 0).any() or truncated.any()  # the case's point
+
+
+def _acting_with_a_value_extra(values_while_acting: bool) -> Acting:
+    # A feed-forward policy whose step also returns a "value" extra (-1, a
+    # number no real value here has): only the static flag says whether the
+    # rollout takes it as the values, not the extra being there.
+    def step(params, carry, obs, reset, keys, env_ids):
+        zeros = jnp.zeros(obs.shape[:-1], jnp.int32)
+        extras = {"log_prob": jnp.zeros(zeros.shape), "env_action": zeros}
+        return carry, zeros, extras | {"value": -jnp.ones(zeros.shape)}
+
+    return Acting(
+        lambda b: (),
+        step,
+        lambda params, _, obs: _value(params, obs),
+        values_while_acting=values_while_acting,
+    )
+
+
+@pytest.mark.parametrize("values_while_acting", [False, True])
+def test_the_rollout_takes_values_from_the_step_only_where_the_policy_says_so(
+    values_while_acting,
+):
+    env = ProbeEnv()
+    env_params = ProbeParams(jnp.int32(100), jnp.int32(2))  # truncates at 2
+    agent = Agent(None, _acting_with_a_value_extra(values_while_acting), None)
+    actor = reset_actors(env, env_params, jax.random.key(0), jnp.arange(2))
+    _, traj = unroll(
+        env, env_params, agent, jnp.float32(0.5), actor, jax.random.key(1), 4
+    )
+    obs = np.asarray(traj.observation)
+    if values_while_acting:  # the step's values, its reset flags and carry
+        np.testing.assert_array_equal(traj.value, -np.ones((4, 2)))
+        # Where the step before ended its episode: the time limit, at t = 1.
+        np.testing.assert_array_equal(
+            traj.reset, [[False] * 2, [False] * 2, [True] * 2, [False] * 2]
+        )
+    else:  # valued after the scan; nothing a core would need is stored
+        np.testing.assert_allclose(
+            traj.value, 0.5 * (obs[..., 0] + 10.0 * obs[..., 1] + 1.0)
+        )
+        assert traj.reset is None
+    assert traj.core_state == ()
