@@ -74,10 +74,12 @@ def make_act_value(network: Network) -> tuple[ActFn, ValueFn]:
       network: the actor-critic network; its distribution samples the actions.
 
     Returns:
-      (act, value): `act(params, obs [B, ...], key) -> (action [B, ...], extras)`
-      with extras `log_prob` [B] (behaviour log-probabilities, stored for
-      importance weighting) and `env_action` (what the environment receives);
-      `value(params, obs [..., *obs_shape]) -> values [...]`.
+      (act, value): `act(params, obs [*obs_shape], key []) -> (action
+      [*action_shape], extras)` for one environment (`feed_forward` vmaps it
+      over environments), with extras `log_prob` [] (the behaviour
+      log-probability, stored for importance weighting) and `env_action`
+      (what the environment receives); `value(params, obs [...,
+      *obs_shape]) -> values [...]`, for any leading axes.
 
     """
     dist = network.distribution
