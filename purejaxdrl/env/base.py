@@ -148,6 +148,35 @@ def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> 
     )
 
 
+def check_lengths(
+    env_id: str,
+    options: dict[str, Any],
+    defaults: dict[str, Any],
+    at_least: Mapping[str, tuple[int, str]],
+) -> None:
+    """Refuses a length option of `env_id` below its minimum in `at_least`.
+
+    `at_least`: option name -> (minimum, what it is), the adapter's own table
+    (`gymnax_env.AT_LEAST`, `craftax_env.AT_LEAST`).
+
+    Raises:
+      ConfigError: naming the option, its value, the minimum, what it is and
+        its default.
+
+    """
+    for name, (least, what) in at_least.items():
+        value = options.get(name)
+        # Only the env's own lengths: another env's name has no default here.
+        if name not in defaults or value is None or value >= least:
+            continue
+        default = np.asarray(defaults[name]).item()  # not Array(5)
+        raise ConfigError(
+            f"env.options {name}={value!r} must be >= {least} ({what}; "
+            f"{env_id}'s default: {default!r}); pass e.g. --env.option "
+            f"{name}={default!r}."
+        )
+
+
 def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:
     """`spec`, unless it has a `legal` mask that `wrapper` would break.
 

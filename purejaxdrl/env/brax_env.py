@@ -1,7 +1,9 @@
 """Adapter from brax environments to `Env`, with our own time limit and auto-reset.
 
 Brax's `AutoResetWrapper` replaces the final observation with the reset one, which
-makes truncated episodes bootstrap from the wrong state. This adapter keeps it.
+makes truncated episodes bootstrap from the wrong state. This adapter keeps it,
+ending and restarting episodes as Playground's and Craftax's do
+(`env.resets`: `time_limit`, `reset_ended`).
 """
 
 import contextlib
@@ -26,6 +28,7 @@ from purejaxdrl.env.base import (
     metrics_info,
     restart,
 )
+from purejaxdrl.env.resets import reset_ended, time_limit
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 # MuJoCo's MJX, which brax imports, prints these two lines (print() to stdout,
@@ -173,26 +176,38 @@ class BraxEnv(Env):
         return Box((int(self.env.action_size),))
 
     def reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, TimeStep]:
-        inner = self._task_reset(key)
-        obs = inner.obs.astype(jnp.float32)
-        return BraxState(inner, jnp.zeros((), jnp.int32)), restart(obs, inner.metrics)
+        state, obs = self._reset(key, params)
+        return state, restart(obs, state.inner.metrics)
 
     def step(
         self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams
     ) -> tuple[BraxState, TimeStep]:
-        nxt = self._task_step(state.inner, jnp.clip(action, -1.0, 1.0))
+        state, ts = self._step_no_reset(key, state, action, params)
+        # The reset takes the whole key, unsplit (brax's step draws no
+        # randomness). Splitting it, as Playground and Craftax do, would
+        # change every episode after the first: brax runs would no longer
+        # repeat those of earlier versions, nor resume their checkpoints alike.
+        return reset_ended(state, ts, self._reset(key, params))
+
+    def _reset(self, key: PRNGKey, params: EnvParams) -> tuple[BraxState, jax.Array]:
+        """A new episode's state (step count 0) and float32 first observation."""
+        inner = self._task_reset(key)
+        return BraxState(inner, jnp.zeros((), jnp.int32)), inner.obs.astype(jnp.float32)
+
+    def _step_no_reset(
+        self, key: PRNGKey, state: BraxState, action: jax.Array, params: EnvParams
+    ) -> tuple[BraxState, TimeStep]:
+        """One step, ending the episode (without restarting it) when due."""
+        del key  # brax's physics step is deterministic
+        inner = self._task_step(state.inner, jnp.clip(action, -1.0, 1.0))
         steps = state.steps + 1
-        terminated = jnp.asarray(nxt.done) > 0.5
-        truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
-        done = jnp.logical_or(terminated, truncated)
-        fresh = self._task_reset(key)
-        inner = jax.tree.map(lambda r, s: jnp.where(done, r, s), fresh, nxt)
-        final_obs = nxt.obs.astype(jnp.float32)
-        return BraxState(inner, jnp.where(done, 0, steps)), TimeStep(
-            observation=inner.obs.astype(jnp.float32),
-            reward=jnp.asarray(nxt.reward, jnp.float32),
+        terminated = jnp.asarray(inner.done) > 0.5
+        obs = inner.obs.astype(jnp.float32)
+        return BraxState(inner, steps), TimeStep(
+            observation=obs,
+            reward=jnp.asarray(inner.reward, jnp.float32),
             discount=1.0 - terminated.astype(jnp.float32),
-            truncated=truncated,
-            final_observation=final_obs,
-            info=metrics_info(nxt.metrics),
+            truncated=time_limit(steps, self.episode_length, terminated),
+            final_observation=obs,
+            info=metrics_info(inner.metrics),
         )

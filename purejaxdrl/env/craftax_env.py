@@ -22,12 +22,13 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     EnvState,
+    check_lengths,
     check_option_types,
     check_options,
     metrics_info,
     restart,
+    strong_types,
 )
-from purejaxdrl.env.gymnax_env import check_lengths, strong_types
 from purejaxdrl.env.resets import reset_ended, step_resetting_few
 from purejaxdrl.types import PRNGKey, TimeStep
 
@@ -37,6 +38,9 @@ CRAFTAX_IDS = (
     "Craftax-Symbolic-v1",
     "Craftax-Pixels-v1",
 )
+
+# `check_lengths`' table: below 1, every episode is cut at its first step.
+AT_LEAST = {"max_timesteps": (1, "its time limit, in steps")}
 
 
 class CraftaxEnv(Env):
@@ -67,7 +71,7 @@ class CraftaxEnv(Env):
         check_options(env_id, options, fields)
         defaults = {f: getattr(params, f) for f in fields}
         options = check_option_types(env_id, options, defaults)
-        check_lengths(env_id, options, defaults)
+        check_lengths(env_id, options, defaults, AT_LEAST)
         self._default_params = strong_types(params.replace(**options))
         shape = self.env.observation_space(params).shape
         self._obs_shape = tuple(int(d) for d in shape)

@@ -16,6 +16,7 @@ from purejaxdrl.env.base import (
     EnvParams,
     EnvState,
     UnknownEnvironmentError,
+    check_lengths,
     check_option_types,
     check_options,
     keyword_defaults,
@@ -40,8 +41,6 @@ AT_LEAST = {
     "max_steps_in_episode": (1, "its time limit, in steps"),
     "memory_length": (1, "the steps to remember before the query"),
     "chain_length": (1, "the chain's length, in steps"),
-    # Craftax's (`craftax_env.py`): below 1, every episode is cut at one step.
-    "max_timesteps": (1, "its time limit, in steps"),
 }
 
 
@@ -72,7 +71,7 @@ class GymnaxEnv(Env):
         defaults = keyword_defaults(type(probe).__init__)
         defaults |= {f: getattr(probe_params, f) for f in fields}
         kwargs = check_option_types(env_id, kwargs, defaults)
-        check_lengths(env_id, kwargs, defaults)
+        check_lengths(env_id, kwargs, defaults, AT_LEAST)
         overrides = {k: kwargs.pop(k) for k in list(kwargs) if k in fields}
         env, params = _make(env_id, **kwargs)
         if overrides:
@@ -270,29 +269,6 @@ def _make(env_id: str, **kwargs: Any) -> tuple[Any, Any]:
             "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
             "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz in /tmp/mnist."
         ) from e
-
-
-def check_lengths(
-    env_id: str, options: dict[str, Any], defaults: dict[str, Any]
-) -> None:
-    """Refuses a length option (`AT_LEAST`) below its minimum.
-
-    Raises:
-      ConfigError: naming the option, its value, the minimum, what it is and
-        its default.
-
-    """
-    for name, (least, what) in AT_LEAST.items():
-        value = options.get(name)
-        # Only the env's own lengths: another env's name has no default here.
-        if name not in defaults or value is None or value >= least:
-            continue
-        default = np.asarray(defaults[name]).item()  # not Array(5)
-        raise ConfigError(
-            f"env.options {name}={value!r} must be >= {least} ({what}; "
-            f"{env_id}'s default: {default!r}); pass e.g. --env.option "
-            f"{name}={default!r}."
-        )
 
 
 def _check_time_limit(name: str, params: Any) -> None:

@@ -38,7 +38,7 @@ from purejaxdrl.env.playground_options import (
     flat_items,
 )
 from purejaxdrl.env.randomize import choose_randomizer, draw, using
-from purejaxdrl.env.resets import reset_ended, step_resetting_if_any
+from purejaxdrl.env.resets import reset_ended, step_resetting_if_any, time_limit
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
 PREFIX = "playground/"
@@ -307,8 +307,7 @@ class PlaygroundEnv(Env):
         # A blown-up physics state cannot go on: its episode ends (Playground's
         # DM Control tasks end it too, on a NaN qpos / qvel).
         terminated = (jnp.asarray(inner.done) > 0.5) | blew_up
-        # A termination on the time limit's step is a termination.
-        truncated = jnp.logical_and(steps >= self.episode_length, ~terminated)
+        truncated = time_limit(steps, self.episode_length, terminated)
         return state._replace(inner=inner, steps=steps), TimeStep(
             observation=obs,
             reward=reward,

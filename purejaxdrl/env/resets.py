@@ -1,5 +1,8 @@
-"""Auto-resets for environments whose reset costs far more than their step.
+"""Episode ends the adapters share: the time limit, and auto-resets.
 
+Adapters that end and restart episodes themselves share these: the time
+limit they count (`time_limit`: brax, Playground) and the auto-reset that
+keeps the final observation (`reset_ended`: brax, Playground, Craftax).
 Under `vmap`, an auto-resetting step computes a reset for every environment at
 every step (both sides of a `where`). `step_resetting_few` steps a batch and
 computes resets for the few environments that ended only, with the same keys,
@@ -91,6 +94,17 @@ def step_resetting_if_any(
 
     worlds = jax.lax.cond(ts.last().any(), every, none)
     return jax.vmap(reset_ended)(states, ts, worlds)
+
+
+def time_limit(
+    steps: jax.Array, limit: int | jax.Array, terminated: jax.Array
+) -> jax.Array:
+    """`truncated`, bool []: the episode reached `limit` steps, not terminating.
+
+    `steps` counts the episode's steps, this one included. A termination on
+    the limit's step is a termination (discount 0, not bootstrapped).
+    """
+    return jnp.logical_and(steps >= limit, ~terminated)
 
 
 def reset_ended(

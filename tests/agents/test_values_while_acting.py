@@ -8,7 +8,6 @@ import purejaxdrl as pjd
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.runners.rollout import reset_actors, unroll
 
-
 # (preset, algo, network.core) -> whether the policy values while it acts: a
 # recurrent actor-critic's core does; R2D2's acting steps its Q-network as a
 # core even without one (`stateless`), so it does too; feed-forward

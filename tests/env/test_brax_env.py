@@ -178,3 +178,48 @@ def test_an_episode_length_past_int32_is_one_line():
         envs.make("brax/inverted_pendulum", episode_length=2**31)
     with pytest.raises(ValueError, match=r"episode_length=0 must be >= 1"):
         envs.make("brax/inverted_pendulum", episode_length=0)
+
+
+def test_brax_step_is_the_raw_step_with_a_time_limit_and_a_reset_from_its_key():
+    # Reference written on brax's raw environment, by the rule: step the
+    # physics; truncate at the time limit unless the step terminated; where
+    # either ended the episode, restart from `raw.reset(key)` with the step's
+    # own (unsplit) key, keeping the final observation. The unsplit key is
+    # what runs of earlier versions used: the same episodes, bit for bit.
+    env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=8)
+    raw, params = env.env, env.default_params
+
+    def reference(key, state, action):
+        nxt = raw.step(state.inner, jnp.clip(action, -1.0, 1.0))
+        steps = state.steps + 1
+        terminated = nxt.done > 0.5
+        truncated = (steps >= 8) & ~terminated
+        done = terminated | truncated
+        inner = jax.tree.map(lambda r, s: jnp.where(done, r, s), raw.reset(key), nxt)
+        obs = inner.obs.astype(jnp.float32)
+        return (inner, jnp.where(done, 0, steps)), (
+            obs,
+            nxt.obs.astype(jnp.float32),
+            1.0 - terminated,
+            truncated,
+        )
+
+    state, _ = env.reset(jax.random.key(0), params)
+    step, reference = jax.jit(env.step), jax.jit(reference)
+    ends = []
+    # Full force drops the pole at t = 6, before the limit; no force then keeps
+    # the next episode's pole up until the limit, at t = 14.
+    for t in range(15):
+        key, action = jax.random.key(t + 1), jnp.full(1, 1.0 if t < 7 else 0.0)
+        (inner, steps), (obs, final, discount, truncated) = reference(
+            key, state, action
+        )
+        state, ts = step(key, state, action, params)
+        assert jax.tree.all(jax.tree.map(np.array_equal, state.inner, inner))
+        assert int(state.steps) == int(steps)
+        np.testing.assert_array_equal(ts.observation, obs)
+        np.testing.assert_array_equal(ts.final_observation, final)
+        assert float(ts.discount) == float(discount)
+        assert bool(ts.truncated) == bool(truncated)
+        ends.append((float(ts.discount) == 0.0, bool(ts.truncated)))
+    assert (True, False) in ends and (False, True) in ends  # both ends happen

@@ -135,3 +135,13 @@ def test_reset_ended_keeps_the_final_observation_and_restarts_the_rest():
     np.testing.assert_array_equal(new.observation, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(new.final_observation, [1.0, 2.0, 3.0])
     assert int(new_state.t) == 2 and int(new_state.limit) == 3
+
+
+def test_time_limit_truncates_at_the_limit_unless_the_step_terminated():
+    from purejaxdrl.env.resets import time_limit
+
+    # (steps this episode, terminated) -> truncated, by the rule, limit 3.
+    cases = {(2, False): False, (3, False): True, (4, False): True, (3, True): False}
+    for (steps, terminated), truncated in cases.items():
+        got = time_limit(jnp.int32(steps), 3, jnp.bool_(terminated))
+        assert got.dtype == jnp.bool_ and bool(got) == truncated, (steps, terminated)
