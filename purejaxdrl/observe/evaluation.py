@@ -28,7 +28,7 @@ from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import METRICS, Env, EnvParams
 from purejaxdrl.env.host import HostEnv, make_host_env, synchronous
 from purejaxdrl.networks import Network, RecurrentNetwork
-from purejaxdrl.observe.play import EvalResult, episode_ended, mode_policy
+from purejaxdrl.observe.play import EvalResult, mode_policy
 from purejaxdrl.runners.base import Lowered, Ready
 from purejaxdrl.types import Params, PRNGKey
 
@@ -112,7 +112,7 @@ def make_evaluate(
                 k: v + jnp.where(running, ts.info[METRICS][k], 0.0)
                 for k, v in sums.items()
             }
-            running = running & ~episode_ended(ts)
+            running = running & ~ts.last()
             obs = ts.observation
             return env_state, core, obs, ret, length, sums, running, t + 1
 

@@ -15,7 +15,7 @@ import jax
 
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.runners.base import Lowered
-from purejaxdrl.types import Params, PRNGKey, PyTree, TimeStep
+from purejaxdrl.types import Params, PRNGKey, PyTree
 
 
 class Drawn(NamedTuple):
@@ -128,8 +128,3 @@ def mode_policy(network: Network | RecurrentNetwork | ModePolicy) -> ModePolicy:
         return state, act(params, obs)
 
     return ModePolicy(lambda batch: (), act_stateless)
-
-
-def episode_ended(ts: TimeStep) -> jax.Array:
-    """Whether the step that produced `ts` ended an episode (either way)."""
-    return (ts.discount == 0.0) | ts.truncated

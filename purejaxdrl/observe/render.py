@@ -54,7 +54,7 @@ from purejaxdrl.observe.mujoco_render import (
     playground_frames,
     write_video,
 )
-from purejaxdrl.observe.play import episode_ended, mode_policy
+from purejaxdrl.observe.play import mode_policy
 from purejaxdrl.types import Params, PRNGKey
 
 # Steps `record_episode` plays in one compiled block: its states are kept on
@@ -143,7 +143,7 @@ def record_episode(
             core, action = policy.act(params, core, batch, jnp.zeros(1, bool))
             new, ts = env.step(keys[0], state, action[0], env_params)
             out = (state, jnp.where(running, ts.reward, 0.0), running)
-            return (new, core, ts.observation, running & ~episode_ended(ts)), out
+            return (new, core, ts.observation, running & ~ts.last()), out
 
         return jax.lax.scan(step, carry, jnp.arange(block))
 
