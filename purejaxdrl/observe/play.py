@@ -41,8 +41,32 @@ class EvalResult(NamedTuple):
     ended: jax.Array | None = None
 
 
+class AgentParams(NamedTuple):
+    """An agent's state as a Player reads it: its `params`, nothing else."""
+
+    params: Params
+
+
+class PlayState(NamedTuple):
+    """What a Player's `evaluate` and `render` read of the `state` they play.
+
+    A run's state has both fields (its agent's state, its environments'
+    parameters); a PlayState holds only them, for a policy played without a
+    run: an exported one (`training.policy_eval`), whose parameters are its
+    own, so `agent.params` is (). Host players read `agent.params` only.
+    """
+
+    agent: AgentParams
+    env_params: PyTree = ()
+
+
 class Player(Protocol):
-    """Plays the policy of a run's state (its `.agent.params`) in fresh environments."""
+    """Plays the policy of a run's state in fresh environments.
+
+    `evaluate` and `render` take a run's state or a `PlayState`: they read
+    its `agent.params` (the parameters acted with) and, on device
+    environments, its `env_params`.
+    """
 
     def training_evaluation(self, abstract: Any, key: PRNGKey) -> Lowered:
         """The run's evaluation (`config.eval`) as a program to compile.

@@ -11,14 +11,13 @@ its distribution, the first episode of each of E fresh environments, and
 
 import json
 import pathlib
-import types
 from typing import Any
 
 from purejaxdrl import env as envs
 from purejaxdrl.config import apply_overrides
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.observe.play import ModePolicy, Player
+from purejaxdrl.observe.play import AgentParams, ModePolicy, Player, PlayState
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
@@ -30,14 +29,17 @@ def is_policy_folder(path: str | pathlib.Path) -> bool:
     return (path / SPEC_FILE).is_file() and not (path / "config.yaml").exists()
 
 
-def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, int]:
+def policy_player(
+    path: str | pathlib.Path,
+) -> tuple[TrainConfig, Player, PlayState, int]:
     """The exported policy in `path`, ready to play as a run's checkpoint is.
 
     Returns:
       (config, player, state, updates): the config of its environment and
-      algorithm (the rest default), a Player of that environment, the state
-      it plays (`state.agent.params`: none, the policy holds its own) and the
-      updates the policy was trained for.
+      algorithm (the rest default), a Player of that environment, the
+      `PlayState` it plays (no parameters: the policy holds its own; the
+      environment's default parameters) and the updates the policy was
+      trained for.
 
     Raises:
       ConfigError: `path` is no policy, or its environment cannot be made.
@@ -60,7 +62,6 @@ def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, i
         },
     )
     acting = _acting(policy)
-    state = types.SimpleNamespace(agent=types.SimpleNamespace(params=()))
     options = dict(config.env.options)
     if is_host_env(config.env.id):
         pool = make_host_env(config.env.id, 1, config.seed, **synchronous(options))
@@ -68,9 +69,10 @@ def policy_player(path: str | pathlib.Path) -> tuple[TrainConfig, Player, Any, i
             space = pool.spec
         finally:
             pool.close()
+        state = PlayState(AgentParams(()))
         return config, HostPlayer(config, acting, space), state, spec["updates"]
     env = envs.make(config.env.id, **options)
-    state.env_params = env.default_params
+    state = PlayState(AgentParams(()), env.default_params)
     return config, DevicePlayer(env, acting, config.eval), state, spec["updates"]
 
 

@@ -11,6 +11,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.normalization import RunningStatistics
+from purejaxdrl.observe.play import PlayState
 from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.policy_eval import policy_player
 
@@ -128,6 +129,9 @@ def test_eval_of_a_policy_plays_its_environment_options_and_its_mode(tmp_path):
     )
     config, player, state, updates = policy_player(folder)
     assert updates == 7
+    # A run-less state: no parameters (the policy holds its own), the env's.
+    assert isinstance(state, PlayState) and state.agent.params == ()
+    assert int(state.env_params.max_steps_in_episode) == 5
     assert config.env.options == {"max_steps_in_episode": 5}
     result = player.evaluate(state, episodes=3, max_steps=100, seed=0)
     np.testing.assert_array_equal(result.lengths, [5, 5, 5])
