@@ -241,8 +241,8 @@ def make_dqn(
     this device's replay shard, then, once `min_replay` transitions are
     stored, takes `updates_per_step` gradient steps of double Q-learning
     (Huber loss, importance-weighted when prioritised), all-reduced over
-    `axis_name`. Its state is a `DQNState` whose buffer is split over the
-    `shape`'s devices (ValueError where a size does not split evenly); N, its
+    `axis_name`. Its state is a `DQNState` whose buffer is split over
+    `run.num_devices` (ValueError where a size does not split evenly); N, its
     environments, sets Ape-X's ε_i. `name` is the section its errors name.
     """
     # The run's check (its record's `validate`) has warned of the config.

@@ -21,7 +21,10 @@ from purejaxdrl.types import PRNGKey, PyTree
 
 
 def env_groups(num_minibatches: int, unroll_length: int) -> int:
-    """Me: groups of environments each time block is split into (see below)."""
+    """Me = M / gcd(M, T): the groups of environments each time block is split into.
+
+    M is `num_minibatches`, T `unroll_length` (`minibatch_split`).
+    """
     return num_minibatches // math.gcd(num_minibatches, unroll_length)
 
 

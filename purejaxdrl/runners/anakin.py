@@ -196,7 +196,9 @@ class RunFunctions(NamedTuple):
 
     `init(key) -> RunnerState` for this device's environments; `step(state, None)
     -> (state, metrics)` is one update, the body of `chunk`'s scan. Sweeps
-    vmap them over runs (`sweep.py`); `make_runner` wraps them for one run.
+    build them per run (`sweeps/compiled.py`: `step` vmapped over a group's
+    runs, `init` mapped one run after another); `make_runner` wraps them for
+    one run.
     """
 
     init: Callable[[PRNGKey], RunnerState]
