@@ -63,3 +63,23 @@ def test_a_quoted_list_with_spaces_around_it_is_the_list():
 
     assert tuple_items([" [1, 3] "]) == ["1", "3"]
     assert tuple_items([" (a,b)", ""]) == ["a", "b"]
+
+
+def test_a_two_letter_word_is_too_short_to_name_a_flag_it_is_a_word_of(capsys):
+    # `at` is a whole word of --eval.stop-at, but a two-letter word is part of
+    # too many spellings to be taken as meaning the flag that holds it.
+    line = _error([*TRAIN, "--at", "5"], capsys)
+    assert "--eval.stop-at" not in line, line
+
+
+def test_a_word_of_four_flags_names_none_of_them():
+    from purejaxdrl.cli.hints import flag_hint
+
+    # Up to three flags that hold the word whole are named; four are too many
+    # to be a hint (one of them may still be the closest spelling).
+    flags = ["--net.fast-gain", "--net.slow-gain", "--net.mid-gain", "--net.top-gain"]
+    assert "one of" not in flag_hint("--net.gain", flags)
+    three = flag_hint("--net.gain", flags[:3])
+    assert three == (
+        "did you mean one of --net.fast-gain, --net.mid-gain, --net.slow-gain? "
+    )
