@@ -118,3 +118,21 @@ def test_help_with_env_id_shows_that_presets_defaults(command, capsys):
     assert exit_.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "defaults shown are the 'pendulum_swingup' preset's" in out
+
+
+@pytest.mark.parametrize(
+    ("env", "env_id", "algo", "want"),
+    [
+        ("acrobot", "CartPole-v1", "ppo", "acrobot"),  # --env wins
+        (None, "envpool:Pong-v5", "ppo", "pong"),  # the preset with that id
+        # Part of a preset's id is not its id: no preset trains it.
+        (None, "Pong-v5", "ppo", "cartpole"),
+        (None, "playground/Cartpole", "ppo", "cartpole"),
+        (None, "Acrobot-v1", "dqn", "cartpole"),  # acrobot has no dqn section
+        (None, None, "ppo", "cartpole"),
+    ],
+)
+def test_the_starting_preset_is_the_one_whose_id_is_env_id(env, env_id, algo, want):
+    from purejaxdrl.training.presets import starting_preset
+
+    assert starting_preset(env, env_id, algo) == want
