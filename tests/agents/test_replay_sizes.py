@@ -64,3 +64,17 @@ def test_r2d2s_buffer_counts_sequences_one_per_environment_and_update():
     # would not hold 8 x 32, which is no rule of R2D2's.
     shape = RunShape(num_envs=8, unroll_length=32, num_updates=100)
     _validate("r2d2", shape, buffer_size=128, min_replay=64, batch_size=32)
+
+
+@pytest.mark.parametrize("algo", REPLAY_LEARNERS)
+def test_sizes_equal_to_the_buffer_are_taken(algo):
+    # The rules are "at most buffer_size": a batch of the whole buffer, and
+    # learning once it is full, are legal.
+    _validate(algo, buffer_size=256, min_replay=256, batch_size=256)
+
+
+@pytest.mark.parametrize("algo", ["dqn", "apex", "sac"])
+def test_a_transition_buffer_of_exactly_one_update_is_taken(algo):
+    # 8 environments x 32 steps = 256 transitions: a 256 buffer holds them.
+    shape = RunShape(num_envs=8, unroll_length=32, num_updates=100)
+    _validate(algo, shape, buffer_size=256, min_replay=64, batch_size=32)
