@@ -178,3 +178,11 @@ def test_a_chosen_checkpoint_without_its_manifest_is_read_and_a_damaged_one_name
         "file _CHECKPOINT_METADATA is missing; pass another of its checkpoints "
         "(updates 1) or 'latest'."
     )
+
+
+def test_up_to_six_due_saves_are_listed_whole_more_cut_to_first_three_and_last():
+    # A save every 2nd update: due at 2, 4, ..., 12 (six) or ..., 14 (seven).
+    six = _why_missing(3, [10, 12], _config(keep=2, every=2, updates=12))
+    assert six == "saves were due at updates 2, 4, 6, 8, 10, 12"
+    seven = _why_missing(3, [12, 14], _config(keep=2, every=2, updates=14))
+    assert seven == "saves were due at updates 2, 4, 6, ..., 14"
