@@ -15,6 +15,7 @@ import re
 import runpy
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -434,6 +435,7 @@ def test_reproduce_records_a_row_only_with_its_own_seeds(
     assert "`python scripts/reproduce.py --rows cartpole:ppo` trains its 5" in out
 
     monkeypatch.setattr(sys, "argv", argv)
+    started = time.time()
     reproduce.main()
     scores = json.loads((docs / "scores.json").read_text())
     before = json.loads(committed[docs / "scores.json"])
@@ -445,7 +447,9 @@ def test_reproduce_records_a_row_only_with_its_own_seeds(
         cwd=pathlib.Path(reproduce.__file__).parent,
     ).stdout.strip()  # fmt: skip
     assert scores["cartpole:ppo"]["commit"].rstrip("+") == head
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", scores["cartpole:ppo"]["date"])
+    # The UTC day it was recorded on, year-month-day (by the clock around it).
+    days = {time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (started, time.time())}
+    assert scores["cartpole:ppo"]["date"] in days
     assert {k: v for k, v in scores.items() if k != "cartpole:ppo"} == {
         k: v for k, v in before.items() if k != "cartpole:ppo"
     }
@@ -880,3 +884,35 @@ def test_traced_marks_the_packages_training_loops_timed(on_scripts_path, tmp_pat
     assert first_op < windows[0][0]  # init ran before it, outside the region
     read, note = device_time.read(tmp_path)
     assert "whole trace" not in note and read["ops"] > 0
+
+
+def test_source_commit_is_the_short_head_plus_for_tracked_edits_only(
+    on_scripts_path, monkeypatch, tmp_path
+):
+    import harness
+
+    # A throwaway repository holding a stand-in harness.py: its commit is
+    # what `git rev-parse --short` names; `+` for an edited tracked file, not
+    # for an untracked one; `?` outside any repository.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.setattr(harness, "__file__", str(outside / "harness.py"))
+    assert harness.source_commit() == "?"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / "harness.py").write_text("x = 1\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "harness.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    full = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    monkeypatch.setattr(harness, "__file__", str(repo / "harness.py"))
+    clean = harness.source_commit()
+    assert 7 <= len(clean) < len(full) and full.startswith(clean), (clean, full)
+    (repo / "notes.txt").write_text("untracked\n")
+    assert harness.source_commit() == clean
+    (repo / "harness.py").write_text("x = 2\n")
+    assert harness.source_commit() == clean + "+"
