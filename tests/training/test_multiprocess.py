@@ -46,11 +46,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(args: list[str], devices: int, log: pathlib.Path) -> subprocess.Popen:
+def _start(
+    args: list[str],
+    devices: int,
+    log: pathlib.Path,
+    extra_env: dict[str, str] | None = None,
+    cwd: pathlib.Path | None = None,
+) -> subprocess.Popen:
     env = {
         **os.environ,
         "JAX_PLATFORMS": "cpu",
         "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        **(extra_env or {}),
     }
     with log.open("w") as out:
         return subprocess.Popen(
@@ -58,6 +65,7 @@ def _start(args: list[str], devices: int, log: pathlib.Path) -> subprocess.Popen
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=cwd,
         )
 
 
@@ -343,19 +351,9 @@ def _both_exit_0_after_process_1s_sigterm(
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
     for i, log in enumerate(logs):
-        env = {**os.environ, "JAX_PLATFORMS": "cpu", "PREEMPT_ME": "1" * i}
-        if devices > 1:
-            env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-        with log.open("w") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=tmp_path,
-                )  # fmt: skip
-            )
+        preempt = {"PREEMPT_ME": "1" * i}
+        run_i = [*run, *_cluster(port, i)]
+        procs.append(_start(run_i, devices, log, preempt, cwd=tmp_path))
     try:
         for log, p in zip(logs, procs, strict=True):
             assert p.wait(timeout=timeout) == 0, log.read_text()[-3000:]
@@ -535,17 +533,8 @@ def test_a_process_that_dies_while_the_run_saves_is_a_peers_failure(tmp_path, ca
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
     for i, log in enumerate(logs):
-        env = {**os.environ, "JAX_PLATFORMS": "cpu", "DIE_AT_SAVE": "1" * i}
-        with log.open("w") as out:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "purejaxdrl.cli", *run, *_cluster(port, i)],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=tmp_path,
-                )  # fmt: skip
-            )
+        die = {"DIE_AT_SAVE": "1" * i}
+        procs.append(_start([*run, *_cluster(port, i)], 1, log, die, cwd=tmp_path))
     try:
         statuses = [p.wait(timeout=240) for p in procs]
     finally:
