@@ -22,25 +22,6 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 
-def run_dir_parser(
-    command: str, description: str, what: str = "a run directory"
-) -> Parser:
-    """The parser of a command that reads one run directory (`eval`, `export`)."""
-    parser = Parser(
-        prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
-    )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help=what)
-    return parser
-
-
-def int_flag(text: str) -> int:
-    """An argparse type: an integer, or a message naming the text."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-
-
 def pre_parse(argv: Sequence[str], *names_: str, command: str) -> argparse.Namespace:
     """The few flags that decide a command's defaults (`--env`, `--algo`, ...).
 
@@ -75,7 +56,10 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
     # The user's modules may register `algo` (or the environment): first.
     pre = Parser(add_help=False, allow_abbrev=False)
     pre.add_argument("--env.imports", dest="imports", nargs="*", default=[])
-    import_modules(tuple_items(pre.parse_known_args(argv)[0].imports))
+    pre.add_argument("--env")
+    pre.add_argument("--env.id", dest="env_id")
+    known = pre.parse_known_args(argv)[0]
+    import_modules(tuple_items(known.imports))
     try:
         preset = read_preset(env, algo)  # validated with the flags: preset_run
         if preset.section not in ("", algo):
@@ -90,13 +74,14 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
             f"{algo}'s own, on its environment."
         )
     except NoSectionError as e:
+        line = e.for_flags(known.env, known.env_id)  # names the id trained
         if not {"-h", "--help"} & set(argv):
-            raise ConfigError(e.command_line) from None
+            raise ConfigError(line) from None
         # Shown, but no run: the help says so and gives the refusal's own fix.
         note = (
             f"the defaults shown are {algo}'s own, untuned, on the {env!r} "
             f"preset's environment, which train, sweep and pbt refuse to run. "
-            f"{e.command_line}"
+            f"{line}"
         )
         return Preset(env, e.untuned, None, None), note
 

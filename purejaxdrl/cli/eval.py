@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from purejaxdrl.cli.args import run_dir_parser
+from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a

@@ -2,8 +2,8 @@
 
 from collections.abc import Sequence
 
-from purejaxdrl.cli.args import run_dir_parser
 from purejaxdrl.cli.eval import CHECKPOINT_HELP
+from purejaxdrl.cli.parser import run_dir_parser
 
 
 def export_command(argv: Sequence[str]) -> int:

@@ -1,4 +1,7 @@
-"""The command line's argparse parser: its errors are one line naming the fix."""
+"""The command line's argparse parser: its errors are one line naming the fix.
+
+With the small parsers and flag types the sub-commands share.
+"""
 
 import argparse
 import re
@@ -78,3 +81,22 @@ class Parser(argparse.ArgumentParser):
             f"{flag} needs a value after it{negative}{unset}; "
             f"`{self._help}` lists every option."
         )
+
+
+def run_dir_parser(
+    command: str, description: str, what: str = "a run directory"
+) -> Parser:
+    """The parser of a command that reads one run directory (`eval`, `export`)."""
+    parser = Parser(
+        prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help=what)
+    return parser
+
+
+def int_flag(text: str) -> int:
+    """An argparse type: an integer, or a message naming the text."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None

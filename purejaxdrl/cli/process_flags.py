@@ -2,7 +2,7 @@
 
 import argparse
 
-from purejaxdrl.cli.args import int_flag
+from purejaxdrl.cli.parser import int_flag
 
 
 def add_process_flags(parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
+from purejaxdrl.training.preset_file import check_top_level
 from purejaxdrl.training.preset_sections import check_target, user_section
 
 # How `list` and the training summary mark a `measured: false` target.
@@ -61,6 +62,27 @@ class NoSectionError(ConfigError):
         super().__init__(f"{message} {python}".strip())
         self.untuned = untuned
         self.command_line = message  # without the advice for Python
+
+    def for_flags(self, env: str | None, env_id: str | None) -> str:
+        """`command_line` for a command's `--env` and `--env.id` (None: not given).
+
+        The id trained is the flag's, not the preset's; and without `--env`
+        the user never named the preset refused (`starting_preset`'s cartpole).
+        """
+        own = self.untuned.env.id
+        if env_id is None or env_id == own:
+            return self.command_line
+        algo, others = self.untuned.algo, ", ".join(presets_with(self.untuned.algo))
+        if env is not None:
+            return self.command_line.replace(f" on {own}, ", f" on {env_id}, ", 1)
+        return (
+            f"no shipped preset trains {algo} on {env_id} (--env.id), and "
+            f"cartpole's, where a command without --env starts, has no '{algo}' "
+            f"section; to train {algo} on {env_id} with its untuned defaults, "
+            f"write a my.yaml holding 'env: {{id: {env_id}}}' and '{algo}: {{}}' "
+            f"and pass --env my.yaml; or pick another --algo, or an --env with "
+            f"one ({others or 'none yet'})."
+        )
 
 
 def presets_dir() -> pathlib.Path:
@@ -182,7 +204,7 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
     if isinstance(imports, list):
         import_modules([str(m) for m in imports], f"{str(path)!r}'s env.imports")
     algorithm(algo)  # ConfigError for an unknown name
-    _check_top_level(path, data)  # after the imports: they may add algorithms
+    check_top_level(path, data)  # after the imports: they may add algorithms
     try:  # a value the file's env block cannot take: named with the file
         config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     except ConfigError as e:
@@ -348,35 +370,3 @@ def _kin_presets(name: str, ids: dict[str, str]) -> list[str]:
     # after gymnax's for a gymnax id.
     order = ["brax/", "playground/"] if kind(name) else ["", "brax/", "playground/"]
     return same + [p for k in order for p in ranked if kind(ids[p]) == k]
-
-
-def _check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:
-    """Refuses a top-level key that is neither env, description nor an algorithm."""
-    from purejaxdrl.agents.registry import names
-
-    allowed = ["env", "description", *names()]
-    if "algo" in data and {"seed", "total_steps"} <= set(data):
-        _refuse_run_config(path, data)
-    for key in data:
-        if key in allowed:
-            continue
-        close = difflib.get_close_matches(str(key), allowed, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"Preset {str(path)!r}: unknown top-level key {key!r}; {hint}"
-            "top-level keys are env, description and algorithm names; run "
-            "fields go inside an algorithm's section (ppo: {num_envs: ...})."
-        )
-
-
-def _refuse_run_config(path: pathlib.Path, data: dict[str, Any]) -> None:
-    """Refuses a run's config.yaml as a preset, saying how to rerun it."""
-    run = str(path.parent) if path.name == "config.yaml" else "RUN_DIR"
-    raise ConfigError(
-        f"Preset {str(path)!r} is a run's resolved config (algo: {data['algo']}, "
-        "seed, total_steps), not a preset; rerun it as a new run in Python "
-        f"(`config, _ = pjd.resume_config({run!r}, {{'seed': 1}}, "
-        "allow_changes=True); pjd.train(config)`), continue that run with "
-        f"`purejaxdrl train --resume {run}`, or copy its env and fields into a "
-        f"preset (env: {{id: ...}}, {data['algo']}: {{...}}) for --env."
-    )

@@ -136,3 +136,31 @@ def test_the_starting_preset_is_the_one_whose_id_is_env_id(env, env_id, algo, wa
     from purejaxdrl.training.presets import starting_preset
 
     assert starting_preset(env, env_id, algo) == want
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_env_id_with_an_algorithm_cartpole_lacks_names_that_id(
+    command, tmp_path, capsys
+):
+    # `--env.id Acrobot-v1 --algo r2d2` started from cartpole (no preset
+    # trains Acrobot-v1 with r2d2), and its refusal told the user how to
+    # train r2d2 "on CartPole-v1", a preset they never named.
+    argv = [command, "--env.id", "Acrobot-v1", "--algo", "r2d2", *QUIET]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "CartPole" not in err
+    assert (
+        "no shipped preset trains r2d2 on Acrobot-v1 (--env.id), and cartpole's, "
+        "where a command without --env starts, has no 'r2d2' section; to train "
+        "r2d2 on Acrobot-v1 with its untuned defaults, write a my.yaml holding "
+        "'env: {id: Acrobot-v1}' and 'r2d2: {}' and pass --env my.yaml; or pick "
+        "another --algo, or an --env with one (cartpole_masked)." in err
+    )
+    # Its fix is a preset of r2d2's untuned defaults on that id.
+    (tmp_path / "my.yaml").write_text("env: {id: Acrobot-v1}\nr2d2: {}\n")
+    config = pjd.load_preset(str(tmp_path / "my.yaml"), algo="r2d2").config
+    assert (config.env.id, config.algo) == ("Acrobot-v1", "r2d2")
+    # Named, the preset is refused for the id the flags train, not its own.
+    assert cli.main([command, "--env", "cartpole", *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "has no 'r2d2' section" in err and "to train r2d2 on Acrobot-v1," in err
