@@ -240,7 +240,7 @@ def summary_line(
     """
     line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
-        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} over {len(returns)} "
+        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} (std) over {len(returns)} "
         f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )

@@ -335,7 +335,7 @@ def summary(
     else:
         lines.append(
             f"  steps/s            {result.steps_per_second:,.0f} (compile "
-            f"excluded), {result.steps_per_second / result.num_devices:,.0f} per"
+            f"excluded), {result.steps_per_second_per_device:,.0f} per"
             f"{learner} device"
         )
     if result.run_dir is not None:

@@ -219,7 +219,12 @@ def _train_plan(
         path = write_sweep(result)  # with the best run's policy
         say(f"sweep: results in {path}")
         if (best := best_run(result)) is not None:
-            say(f"sweep: the best run's policy (run {best}) in {path / 'policy'}")
+            setting, seed = result.plan.run(best)
+            say(
+                f"sweep: the best setting's best run's policy (run {best}: "
+                f"setting {setting}, seed {seed}, final return "
+                f"{result.final_return[best]:.1f}) in {path / 'policy'}"
+            )
     return result
 
 

@@ -70,8 +70,9 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
       over seeds of the final return, how many seeds reached the target (final
       return at least the target), and the median first crossing;
     - `curves.png`: learning curves per setting, mean with a band over seeds;
-    - `policy/`: the best run's policy (`best_run`, written by `export_run`,
-      read by `pjd.load_policy`), unless no run ended with a finite return.
+    - `policy/`: the best setting's best run's policy (`best_run`, written
+      by `export_run`, read by `pjd.load_policy`), unless no run ended with a
+      finite return.
 
     Its `checkpoints/` are removed once it is marked finished.
     `load_sweep(dir)` reads it back into a SweepResult.

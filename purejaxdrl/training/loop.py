@@ -89,6 +89,9 @@ class ChunkLoop:
       done: updates whose results the host has read.
       history: one record per chunk read (a resumed run's earlier ones too).
       seconds_before: training time before a resume.
+      device_seconds_before: its seconds times its devices, summed over
+        sessions: the per-device speed of a run resumed on another count.
+        None (a checkpoint that kept no count): as if on this session's.
       dispatch_ahead: dispatch chunk k+1 before reading chunk k (the
         runner's chunks are queued programs); else read each at once.
       late_compile: the runner's compile time inside chunks so far
@@ -112,6 +115,7 @@ class ChunkLoop:
     done: int
     history: list[dict[str, Any]]
     seconds_before: float
+    device_seconds_before: float | None = None
     dispatch_ahead: bool = True
     late_compile: Callable[[], float] = lambda: 0.0
     mean_return: float = math.nan
@@ -125,6 +129,8 @@ class ChunkLoop:
 
     def __post_init__(self) -> None:
         self.start_updates = self.done
+        if self.device_seconds_before is None:
+            self.device_seconds_before = self.seconds_before * self.num_devices
         # A resumed run's returns so far are its history's (else a session
         # that evaluates nothing reports, and writes, no evaluation).
         for rec in self.history:
@@ -199,6 +205,7 @@ class ChunkLoop:
         # result has it); the time left at this session's.
         sps = done * per_update / (self.seconds_before + elapsed)
         session = (done - self.start_updates) * per_update / elapsed
+        device_seconds = self.device_seconds_before + elapsed * self.num_devices
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
             self.mean_return = summary["episode/mean_return"]
         return {
@@ -206,7 +213,9 @@ class ChunkLoop:
             "updates": done,
             "time": self.seconds_before + elapsed,
             "steps_per_second": sps,
-            "steps_per_second_per_device": sps / self.num_devices,
+            # Per device-second: sessions on other device counts weigh in
+            # by their devices (one session: sps / devices).
+            "steps_per_second_per_device": done * per_update / device_seconds,
             "devices": self.num_devices,
             "eta_seconds": (self.run.config.num_updates - done) * per_update / session,
             **summary,
@@ -299,7 +308,8 @@ class ChunkLoop:
             "updates": done,
             "env_steps": done * self.steps_per_update,
             "num_updates": config.num_updates,
-            "train_seconds": self.seconds_before + self.elapsed(),
+            "train_seconds": self.seconds_before + (elapsed := self.elapsed()),
+            "device_seconds": self.device_seconds_before + elapsed * self.num_devices,
             "devices": self.num_devices,
             "config": to_dict(config),
             "history": list(self.history),

@@ -100,6 +100,18 @@ class TrainResult:
     )
     config: Any = dataclasses.field(default=None, repr=False)
 
+    @property
+    def steps_per_second_per_device(self) -> float:
+        """Steps per device-second, as the last record has it (NaN: no updates).
+
+        `steps_per_second / num_devices` for a run of one session; a run
+        resumed on another device count weighs each session by its devices.
+        """
+        if math.isnan(self.steps_per_second) or not self.history:
+            return math.nan
+        last = self.history[-1]
+        return float(last.get("steps_per_second_per_device", math.nan))
+
     def __repr__(self) -> str:
         # What a notebook cell shows: the run's outcome, not its state arrays.
         what = f"{self.config.algo} on {self.config.env.id}, " if self.config else ""

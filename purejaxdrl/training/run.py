@@ -208,6 +208,17 @@ class Start:
     done: int = 0
     history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     seconds_before: float = 0.0
+    # None: saved before 2026-12-06, which kept no count (`ChunkLoop`'s).
+    device_seconds_before: float | None = None
+
+    def progress(self) -> dict[str, Any]:
+        """The `ChunkLoop` fields a session continues: updates, records, time."""
+        return {
+            "done": self.done,
+            "history": self.history,
+            "seconds_before": self.seconds_before,
+            "device_seconds_before": self.device_seconds_before,
+        }
 
 
 def restore(run: Run, exp: Experiment) -> Start:
@@ -346,6 +357,7 @@ def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:
         done=restored.step,
         history=list(restored.meta["history"]),
         seconds_before=float(restored.meta["train_seconds"]),
+        device_seconds_before=restored.meta.get("device_seconds"),
     )
     return start, restored.meta
 

@@ -252,7 +252,7 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         "train_seconds": result.train_seconds,
         "steps_per_second": result.steps_per_second,
         "devices": result.num_devices,
-        "steps_per_second_per_device": result.steps_per_second / result.num_devices,
+        "steps_per_second_per_device": result.steps_per_second_per_device,
         # The last evaluation's (deterministic policy), NaN -> null without one.
         "eval_return": result.eval_return,
         # The environment's own metrics (`env/<name>`), as `mean_return`: their

@@ -164,9 +164,7 @@ def train(
             log_to=log_to,
             steps_per_update=exp.runner.steps_per_update,
             num_devices=exp.runner.mesh.size,
-            done=start.done,
-            history=start.history,
-            seconds_before=start.seconds_before,
+            **start.progress(),
             dispatch_ahead=exp.runner.dispatch_ahead,
             late_compile=lambda: exp.runner.late_compile_seconds,
             # None where the resume found no checkpoint it could use.

@@ -149,7 +149,7 @@ def test_eval_plays_the_chosen_checkpoint_with_the_runs_cap_and_closes(
     # Returns 1, 2, 3, 6: mean 3.0, population std sqrt(14/4) = 1.87;
     # lengths 5 to 321, one episode (the 4th) did not end: cut at the cap.
     assert capsys.readouterr().out == (
-        "ppo on CartPole-v1, update 1,234: mean return 3.0 ± 1.9 over 4 "
+        "ppo on CartPole-v1, update 1,234: mean return 3.0 ± 1.9 (std) over 4 "
         "episode(s) (deterministic policy), lengths 5-321; 1 cut at the run's "
         "eval.max_steps 321 (their returns partial: pass a larger --max-steps for "
         "whole episodes)\n"

@@ -245,7 +245,12 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
     assert out == ""
     assert "sweep: 1 setting(s) x 2 seed(s) = 2 runs of ppo on CartPole-v1" in err
     assert "sweep: update 4 of 4: mean return over runs" in err
-    assert f"sweep: the best run's policy (run {result.best_run})" in err
+    setting, seed = result.plan.run(result.best_run)
+    assert (
+        f"sweep: the best setting's best run's policy (run {result.best_run}: "
+        f"setting {setting}, seed {seed}, final return "
+        f"{result.final_return[result.best_run]:.1f}) in {d / 'policy'}" in err
+    )
     # best_run: an index (best is the setting's summary row), that of the best
     # setting's run with the highest final return, as pjd.sweeps.best_run's.
     assert isinstance(result.best, dict) and result.best["setting"] == 0

@@ -572,3 +572,36 @@ def test_evaluations_between_chunks_are_not_training_time(monkeypatch, ahead):
     assert [r["eval/seconds"] for r in loop.history] == [100.0] * 3
     assert loop.history[-1]["steps_per_second"] == 6 * 512 / 3.0
     assert loop.eval_seconds == 300.0 and loop.eval_return == 5.0
+
+
+@pytest.mark.parametrize(
+    ("device_seconds_before", "want_device_seconds"),
+    [
+        (10.0, 10.0 + 5.0 * 2),  # 10 s on 1 device, then 5 s on 2
+        (None, (10.0 + 5.0) * 2),  # a checkpoint that kept no count: as if on 2
+    ],
+)
+def test_speed_per_device_weighs_each_session_by_its_devices(
+    device_seconds_before, want_device_seconds
+):
+    # A run of 10 s on 1 device resumed for 5 s on 2 showed the run's steps/s
+    # over 2 (29,751 "per device" where its sessions ran 112,974 and 20,194).
+    base = _loop([], num_updates=8, done=6)
+    loop = ChunkLoop(
+        **{
+            **{f: getattr(base, f) for f in ("run", "programs", "sinks", "log_to")},
+            "steps_per_update": 512,
+            "num_devices": 2,
+            "done": 6,
+            "history": [],
+            "seconds_before": 10.0,
+            "device_seconds_before": device_seconds_before,
+        }
+    )
+    loop.done, loop.elapsed = 8, lambda: 5.0  # 2 updates in this session
+    rec = loop.record({})
+    assert rec["steps_per_second"] == pytest.approx(8 * 512 / 15.0)
+    assert rec["steps_per_second_per_device"] == pytest.approx(
+        8 * 512 / want_device_seconds
+    )
+    assert loop.meta()["device_seconds"] == pytest.approx(want_device_seconds)
