@@ -7,11 +7,14 @@ from purejaxdrl import rl
 
 
 def test_clipped_surrogate_hand_computed():
-    ratio = jnp.array([0.5, 1.5, 1.1, 0.9])
-    adv = jnp.array([1.0, 1.0, -1.0, -1.0])
-    # eps = 0.2: min(rA, clip(r)A) = [0.5, 1.2, -1.1, -0.9]; mean = -0.075
+    # One sample per case of min(rA, clip(r, 0.8, 1.2) A), eps = 0.2. The last
+    # (r = 0.5 < 1 - eps, A < 0) is the only case the lower clip changes:
+    # min(-0.5, -0.8) = -0.8 (without the lower clip, -0.5 and a mean of -0.16).
+    ratio = jnp.array([0.5, 1.5, 1.1, 0.9, 0.5])
+    adv = jnp.array([1.0, 1.0, -1.0, -1.0, -1.0])
+    # min(rA, clip(r)A) = [0.5, 1.2, -1.1, -0.9, -0.8]; mean = -1.1 / 5 = -0.22
     loss = rl.clipped_surrogate_loss(ratio, adv, 0.2)
-    assert float(loss) == pytest.approx(0.075)
+    assert float(loss) == pytest.approx(0.22)
 
 
 def test_value_loss_plain_and_clipped():
