@@ -145,6 +145,9 @@ def soft_q_target(
     next_action, next_logp = sample_action(network, actor, item.next_observation, key)
     next_q = network.critic(target_critic, item.next_observation, next_action)
     soft = next_q.min(axis=-1) - alpha * next_logp
+    # Masked, not only multiplied: a termination's final observation may hold
+    # inf or NaN (a diverged simulation), and 0 * inf is NaN.
+    soft = jnp.where(item.discount == 0, 0.0, soft)
     reward = item.reward * config.reward_scale
     return jax.lax.stop_gradient(reward + config.gamma * item.discount * soft)
 

@@ -1,6 +1,7 @@
 """n-step Q targets never bootstrap past a termination, whatever the final
 observation there holds: DQN / Ape-X and R2D2 mask the bootstrap value where
-`rl.n_step_targets` gives γ_boot = 0 (0 * inf is NaN)."""
+`rl.n_step_targets` gives γ_boot = 0 (0 * inf is NaN), and SAC its soft
+target where the discount is 0."""
 
 import jax
 import jax.numpy as jnp
@@ -83,3 +84,32 @@ def test_r2d2_td_errors_ignore_non_finite_final_observations_at_terminations(
     np.testing.assert_allclose(td, _td(config, net, params, target_params, seq))
     grad = flat(jax.grad(sum_sq)(params, bad_seq))
     np.testing.assert_allclose(grad, flat(jax.grad(sum_sq)(params, seq)))
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_sac_soft_target_ignores_a_non_finite_final_observation_at_a_termination(
+    bad,
+):
+    # Item 1 terminates (d = 0): its next observation (here inf or NaN) must not
+    # reach its soft target, which is the scaled reward alone (0 * inf is NaN).
+    from purejaxdrl.agents import sac
+    from purejaxdrl.env.base import Box
+    from purejaxdrl.networks import NetworkConfig, make_sac_networks
+
+    nets = make_sac_networks(NetworkConfig(hidden_sizes=(8,)), Box((3,)), Box((2,)))
+    obs = jax.random.normal(jax.random.key(0), (3, 3))
+    actor = nets.init_actor(jax.random.key(1), obs)
+    target = nets.init_critic(jax.random.key(2), obs, jnp.zeros((3, 2)))
+    reward, discount = jnp.array([1.0, -2.0, 0.5]), jnp.array([1.0, 0.0, 1.0])
+
+    def soft_target(next_1):
+        next_obs = obs.at[1].set(next_1)
+        item = sac.Stored(obs, jnp.zeros((3, 2)), reward, discount, next_obs)
+        config = sac.SACConfig(gamma=0.9, reward_scale=2.5)
+        return sac.soft_q_target(
+            nets, actor, target, item, jnp.float32(0.2), jax.random.key(3), config
+        )
+
+    bad_target, finite_target = soft_target(bad), soft_target(5.0)
+    assert float(bad_target[1]) == 2.5 * -2.0
+    np.testing.assert_array_equal(bad_target, finite_target)
