@@ -14,7 +14,12 @@ from typing import Any
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.fields import Wording
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt_operators import (
+    ExploredField,
+    PBTConfig,
+    bottom_count,
+    least_population,
+)
 from purejaxdrl.sweeps.search import is_integer
 from purejaxdrl.sweeps.spec import check_seed_count, make_plan
 from purejaxdrl.training.config import TrainConfig, validate
@@ -102,8 +107,8 @@ def no_exploit_note(
     `chunk_lengths(num_updates, num_logs)`; ready steps come after every
     `ready` of them but the last.
     """
-    if int(config.quantile * population + 1e-9) < 1:  # exploit's k
-        least = math.ceil(1 / config.quantile - 1e-9)
+    if bottom_count(config.quantile, population) < 1:
+        least = least_population(config.quantile)
         return (
             f"pbt: population={population} with pbt.quantile={config.quantile} "
             "puts no member in the bottom quantile, so none will ever copy another "

@@ -1,6 +1,5 @@
 """Where a population goes: its mesh and programs, refused if it does not fit."""
 
-import math
 import time
 from typing import NamedTuple
 
@@ -12,6 +11,7 @@ from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.compiled import Programs, make_programs
 from purejaxdrl.sweeps.lineage import PBTResult
 from purejaxdrl.sweeps.messages import gib, layout_lines, relaid_line
+from purejaxdrl.sweeps.pbt_operators import least_population
 from purejaxdrl.training.config import TrainConfig
 
 
@@ -53,7 +53,7 @@ def fit_population(
     if layout.num_batches > 1:
         fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
         # Fewer than one member per quantile never exploits: no PBT to suggest.
-        least = math.ceil(1 / result.config.quantile - 1e-9)
+        least = least_population(result.config.quantile)
         lower = f"lower --population to {fit}, or" if fit >= least else "lower"
         raise ConfigError(
             f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "

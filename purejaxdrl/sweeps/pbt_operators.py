@@ -89,6 +89,22 @@ def recent_return(return_sum: jax.Array, count: jax.Array) -> jax.Array:
     return jnp.where(count > 0, return_sum / jnp.maximum(count, 1.0), jnp.nan)
 
 
+def bottom_count(quantile: float, num_members: int) -> int:
+    """The members in the bottom (and in the top) quantile: int(quantile x n).
+
+    The epsilon keeps 0.29 x 100 at 29, not 28 (float products fall short).
+    """
+    return int(quantile * num_members + 1e-9)
+
+
+def least_population(quantile: float) -> int:
+    """The smallest population whose bottom quantile holds a member."""
+    n = max(1, math.floor(1 / quantile))
+    while bottom_count(quantile, n) < 1:
+        n += 1
+    return n
+
+
 def choose_parents(
     key: PRNGKey, scores: jax.Array, num_members: int, quantile: float
 ) -> jax.Array:
@@ -96,7 +112,7 @@ def choose_parents(
 
     Members are ranked by `scores` (NaN, a member that ended no episode, ranks
     last; ties keep index order, the lower index ranking lower). Each of the
-    k = int(quantile x num_members) lowest picks one of the k highest
+    k = `bottom_count(quantile, num_members)` lowest picks one of the k highest
     uniformly at random (truncation selection, Jaderberg et al., 2017), and
     copies it only where the pick scored, and scored more than it: a window
     without evidence (no episode ended, or equal returns) copies nothing.
@@ -113,8 +129,7 @@ def choose_parents(
 
     """
     identity = jnp.arange(scores.shape[0], dtype=jnp.int32)
-    # The epsilon keeps 0.29 x 100 at 29, not 28 (float products fall short).
-    k = int(quantile * num_members + 1e-9)
+    k = bottom_count(quantile, num_members)
     if k == 0:
         return identity
     real = scores[:num_members]

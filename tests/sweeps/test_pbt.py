@@ -13,10 +13,12 @@ from purejaxdrl.sweeps.compiled import make_programs, stack_hps
 from purejaxdrl.sweeps.pbt_operators import (
     ExploredField,
     PBTConfig,
+    bottom_count,
     choose_parents,
     exploit,
     explore,
     learner_mask,
+    least_population,
     ready_step,
     recent_return,
 )
@@ -67,6 +69,17 @@ def test_the_quantile_counts_members_without_float_shortfall():
     moved = np.flatnonzero(parents != np.arange(100))
     np.testing.assert_array_equal(moved, np.arange(29))  # 0.29 x 100 = 29
     assert parents[moved].min() >= 71
+
+
+@pytest.mark.parametrize(
+    ("quantile", "least"), [(0.25, 4), (0.2, 5), (0.3, 4), (0.5, 2), (1 / 3, 3)]
+)
+def test_the_least_population_that_exploits_by_hand(quantile, least):
+    # By hand: 0.3 x 3 = 0.9 holds no member, 0.3 x 4 = 1.2 holds one; 1/3 x 3
+    # falls short of 1 in floats and still counts one.
+    assert least_population(quantile) == least
+    assert bottom_count(quantile, least) == 1
+    assert bottom_count(quantile, least - 1) == 0
 
 
 def test_no_exploit_below_one_member_per_quantile():
