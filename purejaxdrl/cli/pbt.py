@@ -55,7 +55,7 @@ def _add_pbt_flags(parser: Parser) -> None:
         type=float,
         default=0.25,
         metavar="P",
-        help="chance a copied field is drawn afresh instead of multiplied by "
+        help="chance a copied field is drawn afresh instead of moved by "
         "one of the --pbt.perturb factors (default: 0.25)",
     )
     pbt.add_argument(
@@ -63,9 +63,10 @@ def _add_pbt_flags(parser: Parser) -> None:
         type=_factors,
         default=(0.8, 1.25),
         metavar="LOW,HIGH",
-        help="the two factors a copied field is otherwise multiplied by, one "
-        "at random (default: 0.8,1.25; Jaderberg et al. 2017 use 0.8,1.2 "
-        "with --pbt.quantile 0.2)",
+        help="the two factors a copied field is otherwise moved by, one at "
+        "random: a loguniform field is multiplied by F, a uniform one moves "
+        "(F-1)/max(F,1) of its space (default: 0.8,1.25; Jaderberg et al. "
+        "2017 use 0.8,1.2 with --pbt.quantile 0.2)",
     )
     pbt.add_argument(
         "--pbt.keep-buffer",

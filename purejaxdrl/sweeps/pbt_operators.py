@@ -13,6 +13,12 @@ at 20%; here `PBTConfig` perturbs by 0.8 or 1.25 (1.25 = 1/0.8, so the two
 moves cancel in log space and a value does not drift down) and truncates at
 25%. `PBTConfig(quantile=0.2, perturb=(0.8, 1.2))` (`--pbt.quantile 0.2
 --pbt.perturb 0.8,1.2`) is the paper's setting.
+
+The paper multiplies every perturbed value, which suits a scale such as a
+learning rate (here a `loguniform` field). A `uniform` field moves in its own,
+linear coordinate instead (`perturbed`): a factor's relative move, taken of
+the space's width. Multiplying gamma in [0.9, 0.999] by 0.8 or 1.25 always
+left the space, so every move clipped to a bound.
 """
 
 import dataclasses
@@ -61,8 +67,10 @@ class PBTConfig:
         (the paper's is 0.2).
       resample_probability: chance that a copied field is drawn afresh from
         its space instead of perturbed.
-      perturb: the factors a copied field is multiplied by, one of the two at
-        random (then clipped to its space); the paper's are (0.8, 1.2).
+      perturb: the factors a copied field is moved by, one of the two at
+        random (then clipped to its space): a `loguniform` field is multiplied
+        by it, a `uniform` one moved by a share of its space (`perturbed`);
+        the paper's are (0.8, 1.2).
       keep_buffer: members keep their own replay data (every agent-state leaf
         split over the `data` axis) instead of copying their parent's.
 
@@ -218,6 +226,43 @@ def _draw(key: PRNGKey, field: ExploredField, n: int) -> jax.Array:
     return jax.random.uniform(key, (n,), jnp.float32, field.low, field.high)
 
 
+def perturbed(
+    value: jax.Array,
+    second: jax.Array,
+    field: ExploredField,
+    perturb: tuple[float, float],
+) -> jax.Array:
+    """A field's values moved by one of the two factors, clipped to its space.
+
+    A `loguniform` field is multiplied by the factor f (a move of log f in the
+    log space it is drawn in), as Jaderberg et al. (2017) perturb every value.
+    A `uniform` field moves by (f - 1) / max(f, 1) of its space's width,
+    high - low: the relative change f makes, measured against the larger of
+    the value before and after, so that f and 1/f (0.8 and 1.25) move it
+    equal and opposite distances, as they do a loguniform field in log space.
+    The paper's 20% move is thus 20% of the space, not of the value: a value
+    near 1 (a discount, a GAE lambda) multiplied by 0.8 or 1.25 would leave a
+    space such as [0.9, 0.999] at every move and land on a bound.
+
+    Args:
+      value: float32 [R].
+      second: bool [R], where the second factor applies (else the first).
+      field: the field and its space.
+      perturb: the two factors.
+
+    Returns:
+      float32 [R] in [field.low, field.high].
+
+    """
+    if field.kind == "loguniform":
+        moved = value * jnp.where(second, perturb[1], perturb[0])
+    else:
+        width = field.high - field.low
+        first, other = ((f - 1) / max(f, 1) * width for f in perturb)
+        moved = value + jnp.where(second, other, first)
+    return jnp.clip(moved, field.low, field.high)
+
+
 def explore(
     key: PRNGKey,
     hps: Any,
@@ -229,8 +274,10 @@ def explore(
 
     For each copied member and field, independently: with probability
     `config.resample_probability` a fresh draw from the field's space, else
-    the value times one of `config.perturb` (each with probability 1/2),
-    clipped to [low, high]. Other members and fields are untouched.
+    the value moved by one of `config.perturb` (each with probability 1/2;
+    `perturbed`: multiplied for a loguniform field, a share of the space
+    added for a uniform one), clipped to [low, high]. Other members and
+    fields are untouched.
 
     Args:
       key: typed key of this ready step.
@@ -251,10 +298,9 @@ def explore(
         key_resample, key_factor, key_draw = jax.random.split(key_field, 3)
         value = getattr(hps, field.name)
         resample = jax.random.uniform(key_resample, (n,)) < config.resample_probability
-        up = jax.random.bernoulli(key_factor, 0.5, (n,))
-        factor = jnp.where(up, config.perturb[1], config.perturb[0])
-        perturbed = jnp.clip(value * factor, field.low, field.high)
-        new = jnp.where(resample, _draw(key_draw, field, n), perturbed)
+        second = jax.random.bernoulli(key_factor, 0.5, (n,))
+        moved = perturbed(value, second, field, config.perturb)
+        new = jnp.where(resample, _draw(key_draw, field, n), moved)
         changes[field.name] = jnp.where(copied, new, value).astype(value.dtype)
     return dataclasses.replace(hps, **changes)
 

@@ -66,7 +66,9 @@ def pbt(
       ready: chunks (of `num_logs`' schedule) between ready steps.
       quantile: share of members exploited, and of those they copy.
       resample_probability: chance a copied field is drawn afresh.
-      perturb: the two factors a copied field is multiplied by otherwise.
+      perturb: the two factors a copied field is moved by otherwise
+        (`pbt_operators.perturbed`: a loguniform field multiplied, a uniform
+        one moved by a share of its space).
       keep_buffer: replay learners keep their own replay data.
       search_seed: seeds the initial draws and the ready steps' choices.
       target_return: the score final returns are judged against (a preset's

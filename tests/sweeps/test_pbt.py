@@ -19,6 +19,7 @@ from purejaxdrl.sweeps.pbt_operators import (
     explore,
     learner_mask,
     least_population,
+    perturbed,
     ready_step,
     recent_return,
 )
@@ -178,7 +179,7 @@ def _hps(n: int):
     )
 
 
-def test_explore_without_resampling_multiplies_by_a_factor_and_clips():
+def test_explore_without_resampling_moves_by_a_factor_and_clips():
     n = 4000
     hps = _hps(n)
     copied = np.arange(n) % 2 == 0
@@ -190,8 +191,13 @@ def test_explore_without_resampling_multiplies_by_a_factor_and_clips():
         old = np.asarray(getattr(hps, field.name), np.float32)
         got = np.asarray(getattr(new, field.name))
         np.testing.assert_array_equal(got[~copied], old[~copied])
-        down = np.clip(old * np.float32(0.8), field.low, field.high)
-        up = np.clip(old * np.float32(1.25), field.low, field.high)
+        if field.kind == "loguniform":
+            down, up = old * np.float32(0.8), old * np.float32(1.25)
+        else:  # 0.8 and 1.25 move it 20% of the space, down or up
+            step = 0.2 * (field.high - field.low)
+            down, up = old - step, old + step
+        down = np.clip(down, field.low, field.high)
+        up = np.clip(up, field.low, field.high)
         is_down = np.isclose(got, down, rtol=1e-6, atol=0)
         is_up = np.isclose(got, up, rtol=1e-6, atol=0)
         assert np.all((is_down | is_up)[copied]), field.name
@@ -199,8 +205,59 @@ def test_explore_without_resampling_multiplies_by_a_factor_and_clips():
         # Each factor about half of the time (n/2 copied: 3 sigma is ~4%).
         share_up = np.mean(is_up[copied] & ~is_down[copied])
         assert 0.45 < share_up < 0.55, (field.name, share_up)
-    # 0.045 x 1.25 is past the upper bound 0.05: clipped to it.
+    # 0.045 + 0.2 x 0.05 is past the upper bound 0.05: clipped to it.
     assert np.asarray(new.entropy_cost).max() == np.float32(0.05)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "perturb", "expected"),
+    [
+        # By hand: a loguniform field is multiplied.
+        (ExploredField("learning_rate", "loguniform", 1e-5, 1e-2), 1e-3,
+         (0.8, 1.25), (8e-4, 1.25e-3)),
+        # A uniform one moves (f - 1) / max(f, 1) of its width 0.099:
+        # 0.8 -> -0.2 x 0.099 = -0.0198, 1.25 -> +0.2 x 0.099 = +0.0198.
+        (ExploredField("gamma", "uniform", 0.9, 0.999), 0.95,
+         (0.8, 1.25), (0.9302, 0.9698)),
+        # The paper's 1.2 -> +(0.2 / 1.2) x 0.099 = +0.0165.
+        (ExploredField("gamma", "uniform", 0.9, 0.999), 0.95,
+         (0.8, 1.2), (0.9302, 0.9665)),
+        # Clipped to the space: 0.99 + 0.0198 and 0.91 - 0.0198.
+        (ExploredField("gamma", "uniform", 0.9, 0.999), 0.99,
+         (0.8, 1.25), (0.9702, 0.999)),
+        (ExploredField("gamma", "uniform", 0.9, 0.999), 0.91,
+         (0.8, 1.25), (0.9, 0.9298)),
+    ],
+)  # fmt: skip
+def test_perturbed_by_hand(field, value, perturb, expected):
+    values = jnp.full(2, value, jnp.float32)
+    got = perturbed(values, jnp.asarray([False, True]), field, perturb)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+
+
+def test_a_discount_near_one_no_longer_always_lands_on_a_bound():
+    # Multiplying any gamma in [0.9, 0.999] by 0.8 or 1.25 leaves the space,
+    # so every perturb move used to clip to 0.9 or 0.999.
+    field = ExploredField("gamma", "uniform", 0.9, 0.999)
+    n = 1000
+    old = np.linspace(0.9, 0.999, n).astype(np.float32)
+    hps = dataclasses.replace(_hps(n), gamma=old)
+    config = PBTConfig(resample_probability=0.0)
+    new = explore(jax.random.key(4), hps, jnp.ones(n, bool), (field,), config)
+    got = np.asarray(new.gamma)
+    # The reference, in float64: old -/+ 0.2 x 0.099, clipped.
+    down = np.clip(old.astype(np.float64) - 0.0198, 0.9, 0.999)
+    up = np.clip(old.astype(np.float64) + 0.0198, 0.9, 0.999)
+    on_down = np.isclose(got, down, rtol=0, atol=1e-6)
+    on_up = np.isclose(got, up, rtol=0, atol=1e-6)
+    assert np.all(on_down | on_up)
+    assert 0.45 < np.mean(on_up) < 0.55
+    # Only values within one step of a bound reach it: 0.0198 / 0.099 = 20%
+    # of the space at each end, and half of those move towards it.
+    on_bound = np.isclose(got, 0.9, atol=1e-7) | np.isclose(got, 0.999, atol=1e-7)
+    assert 0.15 < np.mean(on_bound) < 0.25
+    inner = (old > 0.9 + 0.0199) & (old < 0.999 - 0.0199)
+    assert not on_bound[inner].any()
 
 
 def test_explore_resamples_from_the_space_with_its_probability():
