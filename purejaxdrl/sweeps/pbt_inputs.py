@@ -13,6 +13,7 @@ from typing import Any
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import flag
 from purejaxdrl.sweeps.fields import Wording
 from purejaxdrl.sweeps.pbt_operators import (
     ExploredField,
@@ -135,6 +136,48 @@ def no_exploit_note(
         f"run has {chunks} {_chunks(chunks)} (num_logs={num_logs}), so no ready "
         f"step comes (the members train as a sweep would); {' or '.join(fixes)}"
     )
+
+
+def decay_notes(base: TrainConfig, fields: tuple[ExploredField, ...]) -> list[str]:
+    """A note for each explored field the config decays over training.
+
+    Such a field is the start of a schedule (learning_rate with `anneal_lr`,
+    the annealed ε's epsilon_start, prioritised replay's beta_start): a value
+    a ready step picks is scaled down by the part of the decay already gone,
+    so a late one hardly matters, though the lineage reads as if it did.
+    Valid, so a note, not an error; it names the flag that stops the decay
+    where there is one.
+    """
+    config, algo = base.algo_config, base.algo
+    notes = []
+    for field in fields:
+        path = f"{algo}.{field.name}"
+        if field.name == "learning_rate" and getattr(config, "anneal_lr", False):
+            notes.append(
+                f"pbt: {algo}.anneal_lr is on, so the explored {path} is the peak "
+                "of a linear decay to 0 over training, and a value a late ready "
+                "step picks trains at a fraction of itself; "
+                f"{flag(f'{algo}.anneal_lr')} false makes PBT's schedule the only one"
+            )
+        elif field.name == "epsilon_start" and _annealed_epsilon(config):
+            notes.append(
+                f"pbt: the explored {path} is where ε starts a linear decay to "
+                "epsilon_end over the first epsilon_fraction of training, so a "
+                "ready step's value acts less the later it comes, and not at all "
+                "after that; explore epsilon_end for the ε of the rest"
+            )
+        elif field.name == "beta_start" and getattr(config, "prioritised", False):
+            notes.append(
+                f"pbt: the explored {path} is where β starts a linear rise to 1 "
+                "over training, so a ready step's value acts less the later it "
+                "comes"
+            )
+    return notes
+
+
+def _annealed_epsilon(config: Any) -> bool:
+    """Whether the config anneals one ε (not Ape-X's fixed per-actor ε_i)."""
+    return hasattr(config, "epsilon_fraction") and not config.per_actor_epsilon
 
 
 def _chunks(n: int) -> str:

@@ -16,6 +16,7 @@ from purejaxdrl.sweeps.pbt_files import has_policy, start_pbt_dir, write_pbt
 from purejaxdrl.sweeps.pbt_inputs import (
     check_keep_buffer,
     check_pbt_config,
+    decay_notes,
     member_configs,
     no_exploit_note,
 )
@@ -107,8 +108,8 @@ def pbt(
     notify = shown(notify, console)
     messages, say = messenger(notify)
     note = no_exploit_note(config, population, base.num_updates, base.num_logs)
-    if note is not None:
-        say(note)
+    for line in [*([note] if note else []), *decay_notes(base, fields)]:
+        say(line)
     result = PBTResult(
         base=base,
         fields=fields,

@@ -112,6 +112,8 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
         "pbt: 6 updates in 6 chunks; a ready step after every 1 of them but the "
         "last: 5 ready steps"
     ) in result.messages
+    # Cartpole's PPO anneals its learning rate: said as it starts.
+    assert any(m.startswith("pbt: ppo.anneal_lr is on") for m in result.messages)
     # --target is judged in the summary: every member's final return >= 0.
     from purejaxdrl.cli.pbt import _print_summary
 
@@ -342,3 +344,46 @@ def test_a_field_read_only_at_the_start_is_not_explored():
         r"starts .* sweep --sample init_alpha=\.\.\.\)\.$",
     ):
         pbt(base, explore=space, population=2)
+
+
+def _explored(*names):
+    from purejaxdrl.sweeps.pbt_operators import ExploredField
+
+    return tuple(ExploredField(n, "uniform", 0.1, 0.9) for n in names)
+
+
+def test_an_annealed_learning_rate_is_noted_with_the_flag_that_stops_it():
+    from purejaxdrl.sweeps.pbt_inputs import decay_notes
+
+    base = _base(2)  # cartpole's PPO section: anneal_lr true
+    assert base.algo_config.anneal_lr
+    (note,) = decay_notes(base, _explored("learning_rate", "gamma"))
+    assert note == (
+        "pbt: ppo.anneal_lr is on, so the explored ppo.learning_rate is the peak "
+        "of a linear decay to 0 over training, and a value a late ready step "
+        "picks trains at a fraction of itself; --ppo.anneal-lr false makes PBT's "
+        "schedule the only one"
+    )
+    off = pjd.apply_overrides(base, {"ppo.anneal_lr": False})
+    assert decay_notes(off, _explored("learning_rate")) == []
+    # Another algorithm's section: the note names its own flag.
+    a2c = pjd.load_preset("cartpole", algo="a2c").config
+    (note,) = decay_notes(a2c, _explored("learning_rate"))
+    assert note.endswith("; --a2c.anneal-lr false makes PBT's schedule the only one")
+
+
+def test_an_annealed_epsilon_and_beta_are_noted():
+    from purejaxdrl.sweeps.pbt_inputs import decay_notes
+
+    dqn = pjd.load_preset("cartpole", algo="dqn").config
+    assert not dqn.algo_config.per_actor_epsilon and not dqn.algo_config.anneal_lr
+    fields = _explored("learning_rate", "epsilon_start", "beta_start")
+    (eps,) = decay_notes(dqn, fields)  # uniform replay: β is not used
+    assert eps.startswith("pbt: the explored dqn.epsilon_start is where ε starts")
+    prioritised = pjd.apply_overrides(dqn, {"dqn.prioritised": True})
+    assert [n.split(" is ")[0] for n in decay_notes(prioritised, fields)] == [
+        "pbt: the explored dqn.epsilon_start",
+        "pbt: the explored dqn.beta_start",
+    ]
+    per_actor = pjd.apply_overrides(dqn, {"dqn.per_actor_epsilon": True})
+    assert decay_notes(per_actor, fields) == []
