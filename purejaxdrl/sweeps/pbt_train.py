@@ -119,17 +119,14 @@ def train_population(
 
     With `result.run_dir` the population is saved after every
     `checkpoint.every`-th ready step (0: none) and restored from there, and
-    SIGINT / SIGTERM stop it after the current chunk, saved (`SweepStopped`),
-    as a sweep and a single run are.
+    SIGINT / SIGTERM stop it once the chunks under way finish (the current one
+    and, where it was already queued, the next: `_train_chunks`), saved
+    (`SweepStopped`), as a sweep and a single run are.
     """
-    start, (cfg, n) = fitted.started, (configs[0], result.population)
-    programs, mesh, size, lines = (
-        fitted.programs,
-        fitted.mesh,
-        fitted.size,
-        fitted.lines,
-    )
-    for line in lines:
+    cfg = configs[0]
+    n = result.population
+    programs, mesh, size = fitted.programs, fitted.mesh, fitted.size
+    for line in fitted.lines:
         say(line)
     schedule = chunk_lengths(cfg.num_updates, cfg.num_logs)
     if (readies := (len(schedule) - 1) // result.config.ready) >= 1:
@@ -158,7 +155,7 @@ def train_population(
     else:
         result.lineage.append(_start_step(result, hps))
     jax.block_until_ready(live.states)
-    result.compile_seconds = time.perf_counter() - start
+    result.compile_seconds = time.perf_counter() - fitted.started
     # Only a population that writes its directory has somewhere to stop to.
     signals = StopSignals() if checkpoint is not None else None
     with signals or contextlib.nullcontext():
@@ -190,6 +187,19 @@ class _Live:
     states: RunnerState
     window: tuple[jax.Array, jax.Array]
     reached: int
+
+
+@dataclasses.dataclass
+class _Marks:
+    """What the chunk loop leaves for the code after it.
+
+    `saved`: the updates the newest checkpoint holds (a stopped population
+    saves again only past them); `stopped`: the signal that stopped the
+    loop, None while none did.
+    """
+
+    saved: int
+    stopped: str | None = None
 
 
 class _Loop(NamedTuple):
@@ -224,12 +234,20 @@ def _train_chunks(
     recorded, the population after them is saved with its records and
     window, and `SweepStopped` is raised.
     """
-    begin, done, n = time.perf_counter(), live.reached, result.population
+    begin = time.perf_counter()
+    done = live.reached
+    n = result.population
     # Records' time counts training before a resume too, as a single run's.
     before = seconds_trained(result.histories[0])
     compiled, checkpoint, stop = loop.compiled, loop.checkpoint, loop.stop
-    saved, stopped = [done], []  # updates saved; the signal that stopped it
+    marks = _Marks(saved=done)
 
+    # The generator dispatches each chunk and its ready step as `pipelined`
+    # asks for the next item, so the device runs chunk k+1 while `finish`
+    # reads chunk k's metrics. It therefore advances `live` (the population
+    # on the device) and sets `marks.stopped` as a side effect: what the code
+    # after the loop reads to save and stop. Each item carries what `finish`
+    # needs of its chunk, because `live` has moved on by then.
     def dispatched() -> Iterator[tuple[Any, int, int, Any, Any]]:
         ends_at = 0
         for k, length in enumerate(loop.schedule):
@@ -237,7 +255,7 @@ def _train_chunks(
             if ends_at <= done:  # restored: trained (and ready-stepped) before
                 continue
             if stop is not None and (why := stop()):
-                stopped.append(why)
+                marks.stopped = why
                 return
             live.states, metrics = compiled.chunks[length](live.hps, live.states)
             if _RETURN_SUM not in metrics:
@@ -247,7 +265,8 @@ def _train_chunks(
                 )
             sums = metrics[_RETURN_SUM], metrics[_COUNT]
             live.window = compiled.accumulate[length](live.window, *sums)
-            live.reached, step, packed = ends_at, None, None
+            live.reached = ends_at
+            step = packed = None
             if (k + 1) % result.config.ready == 0 and k + 1 < len(loop.schedule):
                 key = jax.random.fold_in(loop.pbt_key, k)
                 live.hps, live.states, parents, scores = compiled.ready(
@@ -255,7 +274,8 @@ def _train_chunks(
                 )
                 live.window = (loop.zeros, loop.zeros)
                 step = (ends_at, parents, scores, _explored(result, live.hps))
-                readies, every = (k + 1) // result.config.ready, cfg.checkpoint.every
+                readies = (k + 1) // result.config.ready
+                every = cfg.checkpoint.every
                 if checkpoint is not None and every and readies % every == 0:
                     # Copied now, before the next chunk takes the states (donated).
                     packed = checkpoint.pack(live.hps, live.states)
@@ -270,7 +290,7 @@ def _train_chunks(
             _record_ready(result, jax.device_get(step), say)
         if packed is not None:
             checkpoint.save(ends_at, packed, result)
-            saved.append(ends_at)
+            marks.saved = ends_at
         if progress is not None:
             returns = [result.histories[i][-1].get(RETURN, math.nan) for i in range(n)]
             sps = (ends_at - done) * cfg.steps_per_update * n / elapsed
@@ -279,7 +299,7 @@ def _train_chunks(
 
     try:
         pipelined(dispatched(), finish)
-        if stopped and live.reached > saved[-1]:  # else the newest holds it
+        if marks.stopped and live.reached > marks.saved:  # else the newest has it
             packed = checkpoint.pack(live.hps, live.states)
             window = jax.device_get(live.window)
             checkpoint.save(live.reached, packed, result, window=window)
@@ -289,9 +309,9 @@ def _train_chunks(
     finally:  # stopped or not, what was saved is complete on disk
         if checkpoint is not None:
             checkpoint.close()
-    if stopped:
+    if marks.stopped:
         raise SweepStopped(
-            f"stopped by {stopped[0]} after update {live.reached:,} of "
+            f"stopped by {marks.stopped} after update {live.reached:,} of "
             f"{cfg.num_updates:,}"
         )
     return before + ended - begin

@@ -90,7 +90,8 @@ def pbt(
       ConfigError: bad fields, ranges or settings, or a population that does
         not fit in memory (nothing has trained yet).
       SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it
-        after the current chunk, saved; `resume_pbt(e.path)` continues it.
+        once the chunks under way finished (the current one and, where it
+        was queued, the next), saved; `resume_pbt(e.path)` continues it.
 
     """
     base, target_return = base_and_target(base, algo, target_return)
@@ -158,8 +159,8 @@ def resume_pbt(
 
     Raises:
       ConfigError: not a PBT directory, or a finished one.
-      SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
-        chunk, saved; `resume_pbt(e.path)` continues it.
+      SweepStopped: a signal (SIGINT, SIGTERM) stopped it once the chunks
+        under way finished, saved; `resume_pbt(e.path)` continues it.
 
     """
     path = pathlib.Path(path)
