@@ -20,9 +20,9 @@ import yaml
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.sweeps.best_policy import write_run_policy
-from purejaxdrl.sweeps.lineage import PBTResult, finite_or_none, lineage_rows
+from purejaxdrl.sweeps.lineage import PBTResult, lineage_rows
 from purejaxdrl.sweeps.pbt_plot import plot_pbt
-from purejaxdrl.sweeps.run_files import write_run_stats
+from purejaxdrl.sweeps.run_files import write_records, write_run_stats
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.policy import check_policy_folder
 from purejaxdrl.training.run_files import new_dir, write_atomically
@@ -125,10 +125,7 @@ def _write_files(result: PBTResult) -> pathlib.Path:
             {k: "" if v is None else v for k, v in r.items()} for r in rows
         )
     for i, history in enumerate(result.histories):
-        lines = [
-            json.dumps({k: finite_or_none(v) for k, v in r.items()}) for r in history
-        ]
-        (path / "members" / f"member-{i:04d}.jsonl").write_text("\n".join(lines) + "\n")
+        write_records(path / "members" / f"member-{i:04d}.jsonl", history)
         (path / "params" / f"member-{i:04d}.msgpack").write_bytes(
             flax.serialization.msgpack_serialize(result.final_params[i])
         )

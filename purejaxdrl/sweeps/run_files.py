@@ -28,14 +28,29 @@ from purejaxdrl.training.resume import UnavailableHere, config_from_dict
 
 
 def plain(x: Any) -> Any:
-    """`x` as YAML and JSON take it: lists, Python numbers, None for inf/NaN."""
+    """`x` as YAML and JSON take it: lists, Python numbers, None for inf/NaN.
+
+    Integers stay integers (`updates: 4`, not 4.0); numpy scalars become
+    Python's, a float32 NaN None as a float's.
+    """
     if isinstance(x, tuple | list):
         return [plain(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
     if isinstance(x, float) and not math.isfinite(x):
         return None
-    if isinstance(x, np.generic):
-        return x.item()
     return x
+
+
+def write_records(file: pathlib.Path, history: list[dict[str, Any]]) -> None:
+    """Writes a sweep run's or PBT member's records, one JSON line per chunk.
+
+    The one writer of both (`run-NNNN.jsonl`, `member-NNNN.jsonl`): values
+    through `plain`, so counts stay integers and NaN is null; `read_history`
+    reads them back.
+    """
+    lines = (json.dumps({k: plain(v) for k, v in r.items()}) + "\n" for r in history)
+    file.write_text("".join(lines))
 
 
 def saved_config(data: Any, source: str) -> TrainConfig:
@@ -83,8 +98,7 @@ def write_run_files(
     stats: Any = None,
 ) -> None:
     """A run's records, final parameters and (if any) observation statistics."""
-    lines = (json.dumps({k: plain(v) for k, v in r.items()}) for r in history)
-    (path / "runs" / f"run-{index:04d}.jsonl").write_text("\n".join(lines) + "\n")
+    write_records(path / "runs" / f"run-{index:04d}.jsonl", history)
     (path / "params" / f"run-{index:04d}.msgpack").write_bytes(
         flax.serialization.msgpack_serialize(params)
     )

@@ -67,6 +67,9 @@ def test_a_run_killed_while_writing_its_results_resumes_and_writes_them(
     assert not (path / "checkpoints").exists()
     assert (path / "lineage.csv").is_file() and (path / "policy").is_dir()
     assert load_pbt(path).lineage == resumed.lineage
+    # Written as a sweep's runs are (`write_records`): counts stay integers.
+    line = (path / "members" / "member-0000.jsonl").read_text().splitlines()[0]
+    assert line.startswith('{"env_steps": 512, "updates": 1, "time": ')
     with pytest.raises(pjd.ConfigError, match="this PBT run finished"):
         resume_pbt(path)
 
