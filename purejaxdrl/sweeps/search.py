@@ -1,5 +1,6 @@
 """Random search: ranges over dynamic fields, checked, then drawn reproducibly."""
 
+import functools
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -64,18 +65,99 @@ def sampled_field(
     if kind not in DISTRIBUTIONS:
         raise ConfigError(
             f"{flag} {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
-            f"{name}=loguniform:1e-5:1e-3."
+            f"{name}=loguniform:{_example(base, field, 'loguniform')}."
         )
-    finite = all(isinstance(x, numbers.Real) and math.isfinite(x) for x in spec[1:])
-    if not (finite and low < high) or (kind == "loguniform" and low <= 0):
-        raise ConfigError(
-            f"{flag} {name}: range [{low}, {high}] must have finite ends and LOW "
-            f"< HIGH{' and LOW > 0 for loguniform' if kind == 'loguniform' else ''}"
-            f"; e.g. {name}={kind}:{1e-5 if kind == 'loguniform' else 0.0}:1e-3."
-        )
+    _check_range(base, field, name, spec, flag)
     for end in (low, high):
         checked_value(base, field, end, flag)
     return field
+
+
+def _check_range(
+    base: TrainConfig, field: Field, name: str, spec: Sequence[Any], flag: str
+) -> None:
+    """Refuses ends that are no numbers or not finite, or an empty range.
+
+    Each in one line naming the value, the rule and a range to pass instead:
+    one whose ends the config takes (`_example`), or the range reversed
+    where it was given HIGH first.
+    """
+    kind, low, high = spec
+    for end, value in (("LOW", low), ("HIGH", high)):
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            # Only Python can pass one: the command line reads numbers.
+            ends = [_as_written(v) for v in (low, high)]
+            ends = ends if all(ends) else _example(base, field, kind).split(":")
+            raise ConfigError(
+                f"{flag} {name}: {end} {value!r} is a {type(value).__name__}, not "
+                f"a number; pass numbers, e.g. {{{name!r}: ({kind!r}, "
+                f"{ends[0]}, {ends[1]})}}."
+            )
+        if not math.isfinite(value):
+            raise ConfigError(
+                f"{flag} {name}: {end} {value} is not finite, and a range needs "
+                f"finite ends; e.g. {name}={kind}:{_example(base, field, kind)}."
+            )
+    given = f"[{written(low)}, {written(high)}]"
+    if not low < high:
+        swapped = f"{written(high)}:{written(low)}"
+        fix = swapped if _valid(base, field, kind, high, low) else None
+        raise ConfigError(
+            f"{flag} {name}: range {given} is empty (LOW must be < HIGH); e.g. "
+            f"{name}={kind}:{fix or _example(base, field, kind)}."
+        )
+    if kind == "loguniform" and low <= 0:
+        raise ConfigError(
+            f"{flag} {name}: range {given} must have LOW > 0 for loguniform (it "
+            f"draws in log space); e.g. {name}={kind}:{_example(base, field, kind)}."
+        )
+
+
+def written(x: float) -> str:
+    """`x` as one writes it: `1e-5` (not Python's `1e-05`), `0.001`, `3`."""
+    text = str(x) if is_integer(x) else repr(float(x))
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else text
+
+
+def _as_written(x: Any) -> str | None:
+    """A number, or a string that reads as one (`"1e-4"`), as written; else None."""
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return written(x)
+    try:
+        return x.strip() if isinstance(x, str) and math.isfinite(float(x)) else None
+    except ValueError:
+        return None
+
+
+def _valid(base: TrainConfig, field: Field, kind: str, low: float, high: float) -> bool:
+    """Whether (kind, low, high) is a range `sampled_field` takes."""
+    if not low < high or (kind == "loguniform" and low <= 0):
+        return False
+    try:
+        for end in (low, high):
+            checked_value(base, field, end, "")
+    except ConfigError:
+        return False
+    return True
+
+
+def _example(base: TrainConfig, field: Field, kind: str) -> str:
+    """`LOW:HIGH` of a range of `field` the config takes, around its value.
+
+    A tenth to ten times the base's value where both ends are valid (a
+    learning rate's), else half to whole (gamma's 0.99: `0.49:0.99`) or whole
+    to double; for a value of 0, 0 to 0.01 or 1; rounded to two digits.
+    """
+    value = functools.reduce(getattr, field.path.split("."), base)
+    value = float(value) if isinstance(value, numbers.Real) else 0.0  # None: unset
+    ranges = [(value / 10, value * 10), (value / 2, value), (value, value * 2)]
+    ranges += [(0.0, 0.01), (0.0, 1.0), (1e-5, 1e-3)]
+    for low, high in ranges:
+        low, high = float(f"{low:.2g}"), float(f"{high:.2g}")
+        if _valid(base, field, kind, low, high):
+            return f"{written(low)}:{written(high)}"
+    return "LOW:HIGH"  # no range of these: the config's own rule says why
 
 
 def _draw(

@@ -461,7 +461,11 @@ CASES = [
     ([*SWEEP, "--grid", "impala.clip_rho=1,2"], "a sweep of ppo does not use it"),
     ([*SWEEP, "--sample", "num_epochs=uniform:1:4", "--samples", "2"], "is static"),
     ([*SWEEP, "--sample", "gamma=normal:0:1", "--samples", "2"], "is not one of"),
-    ([*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"], "LOW < HIGH"),
+    (
+        [*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"],
+        "range [0.001, 1e-5] is empty (LOW must be < HIGH); e.g. "
+        "learning_rate=loguniform:1e-5:0.001.",
+    ),
     (
         [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "-1"],
         "num_samples=-1: random search needs a whole number of draws, at least one",
@@ -498,7 +502,8 @@ CASES = [
     ),
     (
         [*SWEEP, "--samples", "2", "--sample", "entropy_cost=uniform:0:inf"],
-        "range [0.0, inf] must have finite ends and LOW < HIGH",
+        "--sample entropy_cost: HIGH inf is not finite, and a range needs finite "
+        "ends; e.g. entropy_cost=uniform:0.001:0.1.",
     ),
     (["sweep", "--run-dir", "{ok}/config.yaml"], "config.yaml' is a file, not a"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),

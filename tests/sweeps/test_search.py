@@ -1,5 +1,6 @@
 """Random search: ranges checked, draws reproducible and in range."""
 
+import ast
 import math
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.fields import Field
-from purejaxdrl.sweeps.search import random_draws, sampled_field
+from purejaxdrl.sweeps.search import random_draws, sampled_field, written
 
 BASE = pjd.load_preset("cartpole").config  # PPO
 
@@ -18,16 +19,93 @@ BASE = pjd.load_preset("cartpole").config  # PPO
     [
         ("num_epochs", ("uniform", 1, 4), "is static"),
         ("gamma", ("normal", 0.9, 0.99), r"'normal' is not one of"),
-        ("gamma", ("uniform", 0.99, 0.9), r"must have finite ends and LOW < HIGH;"),
-        ("entropy_cost", ("uniform", 0.0, float("inf")), "must have finite ends"),
-        ("learning_rate", ("loguniform", 1e-5, "1"), "must have finite ends"),
-        ("learning_rate", ("loguniform", 0.0, 1e-3), "and LOW > 0 for loguniform"),
+        ("gamma", ("uniform", 0.99, 0.9), r"is empty \(LOW must be < HIGH\);"),
+        ("entropy_cost", ("uniform", 0.0, float("inf")), "needs finite ends"),
+        ("learning_rate", ("loguniform", 1e-5, "1"), "is a str, not a number"),
+        ("learning_rate", ("loguniform", 0.0, 1e-3), "LOW > 0 for loguniform"),
         ("gamma", ("uniform", 0.5, 1.5), r"^--sample ppo\.gamma: .*in \[0, 1\]"),
     ],
 )
 def test_sampled_field_refusals(name, spec, message):
     with pytest.raises(ConfigError, match=message):
         sampled_field(BASE, name, spec, [])
+
+
+# The exact lines: the value, the rule, and a range to pass that is itself
+# taken (cartpole's PPO: learning rate 2.5e-4 > 0, gamma 0.99 in [0, 1]).
+@pytest.mark.parametrize(
+    ("name", "spec", "message"),
+    [
+        # Reversed: the example is the range the right way round.
+        (
+            "learning_rate",
+            ("uniform", 1e-3, 1e-4),
+            "--explore learning_rate: range [0.001, 0.0001] is empty (LOW must "
+            "be < HIGH); e.g. learning_rate=uniform:0.0001:0.001.",
+        ),
+        # Reversed past the field's rule, or one value: a tenth to ten times
+        # the base's value, else half to whole, is the example.
+        (
+            "learning_rate",
+            ("uniform", 1e-3, -1.0),
+            "--explore learning_rate: range [0.001, -1.0] is empty (LOW must be "
+            "< HIGH); e.g. learning_rate=uniform:2.5e-5:0.0025.",
+        ),
+        (
+            "gamma",
+            ("uniform", 0.99, 0.99),
+            "--explore gamma: range [0.99, 0.99] is empty (LOW must be < HIGH); "
+            "e.g. gamma=uniform:0.49:0.99.",
+        ),
+        (
+            "learning_rate",
+            ("loguniform", 0.0, 1e-3),
+            "--explore learning_rate: range [0.0, 0.001] must have LOW > 0 for "
+            "loguniform (it draws in log space); e.g. "
+            "learning_rate=loguniform:2.5e-5:0.0025.",
+        ),
+        # A string end is named as one (only Python passes it), written back
+        # as a number where it reads as one.
+        (
+            "learning_rate",
+            ("loguniform", "1e-4", 1e-2),
+            "--explore learning_rate: LOW '1e-4' is a str, not a number; pass "
+            "numbers, e.g. {'learning_rate': ('loguniform', 1e-4, 0.01)}.",
+        ),
+        (
+            "learning_rate",
+            ("loguniform", 1e-4, "high"),
+            "--explore learning_rate: HIGH 'high' is a str, not a number; pass "
+            "numbers, e.g. {'learning_rate': ('loguniform', 2.5e-5, 0.0025)}.",
+        ),
+        (
+            "entropy_cost",
+            ("uniform", 0.0, float("inf")),
+            "--explore entropy_cost: HIGH inf is not finite, and a range needs "
+            "finite ends; e.g. entropy_cost=uniform:0.001:0.1.",
+        ),
+    ],
+)
+def test_range_refusals_name_the_value_the_rule_and_a_range_taken(name, spec, message):
+    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+
+    with pytest.raises(ConfigError) as e:
+        sampled_field(BASE, name, spec, [], _PBT_WORDING)
+    assert str(e.value) == message
+    # The range suggested is one the search takes.
+    example = message.rpartition("e.g. ")[2].rstrip(".")
+    if example.startswith("{"):
+        suggested = ast.literal_eval(example)[name]
+    else:
+        kind, low, high = example.partition("=")[2].split(":")
+        suggested = (kind, float(low), float(high))
+    assert sampled_field(BASE, name, suggested, [], _PBT_WORDING).dynamic
+
+
+def test_numbers_are_written_as_on_the_command_line():
+    assert [written(x) for x in (1e-5, 0.001, 3, 2.5e-05, 1e20, -0.5)] == [
+        "1e-5", "0.001", "3", "2.5e-5", "1e20", "-0.5"
+    ]  # fmt: skip
 
 
 def test_a_gridded_field_cannot_be_sampled():
