@@ -7,7 +7,8 @@ mesh and batches that fit in memory), `compiled` (the vmapped, sharded init
 and chunk programs), `program` (`sweep()`: trains the plan group by group,
 batch by batch), `messages` (what it reports), `result` (per-run records,
 per-setting summary), `report` and `run_files` (the sweep directory's files),
-`best_policy` (a run's policy, `export_run`); population-based training on
+`best_policy` (a run's policy, `export_run`), `rerun` (how to train a run
+alone: `sweep.yaml`'s `best_run`); population-based training on
 the same batches: `pbt_operators` (its jitted rank / exploit / explore),
 `pbt_inputs` (its settings and members, checked), `population` (`pbt()`:
 ready steps between chunks), `lineage` (PBTResult, `load_pbt`),

@@ -26,6 +26,7 @@ from purejaxdrl.observe.records import (
 )
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.fields import Field, setting_config
+from purejaxdrl.sweeps.rerun import best_run_record, best_run_text
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import (
     plain,
@@ -58,7 +59,9 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
     The directory holds:
 
     - `sweep.yaml`: the base config, the varied fields, every setting and the
-      seeds; `status: finished`, written last (`_finish`);
+      seeds; `status: finished`, written last (`_finish`), with `best_run`:
+      the best run's index, setting, seed, values and final return, and how
+      to train it alone (`rerun.best_run_record`);
     - `runs.csv`: one row per run (setting, seed, final return, whether it
       reached the target, env steps at its first crossing of the target, and
       the last value of each of the environment's own metrics, `env/<name>`);
@@ -68,7 +71,8 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
       the environment normalises them;
     - `summary.csv` and `summary.md`: per setting, mean and standard deviation
       over seeds of the final return, how many seeds reached the target (final
-      return at least the target), and the median first crossing;
+      return at least the target), and the median first crossing; `summary.md`
+      then names the best run and how to train it alone;
     - `curves.png`: learning curves per setting, mean with a band over seeds;
     - `policy/`: the best setting's best run's policy (`best_run`, written
       by `export_run`, read by `pjd.load_policy`), unless no run ended with a
@@ -81,26 +85,32 @@ def write_sweep(result: SweepResult) -> pathlib.Path:
       The directory's path.
 
     """
-    path = _write_files(result)
+    path, record = _write_files(result)
     if (best := best_run(result)) is not None:
         # Replaced whole: a sweep resumed after it was killed while writing
         # its results may have written this folder before.
         export_run(result, best, path / "policy", overwrite=True)
-    _finish(result, path)  # the last thing written
+    _finish(result, path, record)  # the last thing written
     return path
 
 
-def _write_files(result: SweepResult) -> pathlib.Path:
-    """Writes a sweep directory's records, tables and curves (`write_sweep`)."""
+def _write_files(result: SweepResult) -> tuple[pathlib.Path, dict[str, Any] | None]:
+    """Writes a sweep directory's records, tables and curves (`write_sweep`).
+
+    Returns its path and what it says of the best run (`best_run_record`).
+    """
     path = result.run_dir or start_dir(result)
     for i in range(result.plan.num_runs):
         write_run_files(path, i, result.histories[i], result.params(i), result.stats(i))
-    _write_tables(result, path)
+    record = best_run_record(result, path)
+    _write_tables(result, path, best_run_text(record))
     plot_sweep(result, path / "curves.png")
-    return path
+    return path, record
 
 
-def _finish(result: SweepResult, path: pathlib.Path) -> None:
+def _finish(
+    result: SweepResult, path: pathlib.Path, best: dict[str, Any] | None
+) -> None:
     """Marks a sweep directory finished (`sweep.yaml`), then drops its checkpoints.
 
     The last thing written: until `sweep.yaml` (replaced whole) says the sweep
@@ -115,8 +125,11 @@ def _finish(result: SweepResult, path: pathlib.Path) -> None:
         "train_seconds": result.train_seconds,
         "programs_compiled": result.programs_compiled,
         "layouts": [dataclasses.asdict(x) for x in result.layouts],
+        "best_run": best,  # which run it is, and how to train it alone
     }
-    write_atomically(path / "sweep.yaml", yaml.safe_dump(meta, sort_keys=False))
+    # Wide lines: best_run's command stays one line, to copy.
+    text = yaml.safe_dump(meta, sort_keys=False, width=10_000)
+    write_atomically(path / "sweep.yaml", text)
     shutil.rmtree(path / "checkpoints", ignore_errors=True)  # a finished sweep's
 
 
@@ -145,8 +158,8 @@ def start_dir(result: SweepResult) -> pathlib.Path:
     return path
 
 
-def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
-    """`runs.csv`, `summary.csv` and `summary.md` of a sweep directory."""
+def _write_tables(result: SweepResult, path: pathlib.Path, best: str) -> None:
+    """`runs.csv`, `summary.csv` and `summary.md` (the table, then `best`)."""
     plan = result.plan
     paths = [f.path for f in plan.fields]
     final, steps = result.final_return, result.first_crossing_steps
@@ -172,7 +185,7 @@ def _write_tables(result: SweepResult, path: pathlib.Path) -> None:
         out.writeheader()
         for row in rows:
             out.writerow({k: _csv(v) for k, v in row.items()})
-    (path / "summary.md").write_text(result.table() + "\n")
+    (path / "summary.md").write_text(result.table() + "\n" + (best and "\n" + best))
 
 
 def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:

@@ -223,6 +223,7 @@ def write_policy(
         "algo_config": to_dict(config.algo_config),
         "updates": updates,
         "env_steps": updates * steps_per_update,
+        "seed": config.seed,  # with algo_config, which of a sweep's runs it is
         # Ape-X's per-actor ε_i are spread over the run's environments.
         "num_envs": config.num_envs,
         # A list, or {entry: list} for dict observations.

@@ -1,0 +1,133 @@
+"""How to train one of a sweep's runs alone: in Python, and on the command line.
+
+Run i of a sweep is `plan.run_config(i)` trained by `train`, to float rounding
+(docs/guide/sweeps.md, "The same runs"). `best_run_record` is what
+`sweep.yaml` says of the best run (`best_run:`), `best_run_text` what
+`summary.md` says; `train_command` is the `purejaxdrl train` line of a config
+whose environment a shipped preset trains.
+"""
+
+import pathlib
+import shlex
+from typing import Any
+
+from purejaxdrl.agents.registry import names
+from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import flag
+from purejaxdrl.config_types import flat_fields
+from purejaxdrl.sweeps.result import SweepResult
+from purejaxdrl.sweeps.run_files import plain
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.presets import load_preset, presets_with
+
+
+def train_command(config: TrainConfig) -> str | None:
+    """The `purejaxdrl train` command line that trains `config`, or None.
+
+    It starts from the shipped preset with `config`'s environment (the whole
+    `env` section) and a section for its algorithm that needs the fewest
+    flags: `--seed`, then one flag per other field whose value differs
+    (other algorithms' sections, which the run never reads, are left out).
+    None where no shipped preset has that environment and algorithm (a base
+    from the user's own preset file, or made in Python) or a value has no
+    flag form: then only Python (`pjd.train(config)`) trains it.
+    """
+    best: tuple[str, list[str]] | None = None
+    for name in presets_with(config.algo):
+        try:
+            preset = load_preset(name, config.algo).config
+        except ConfigError:  # e.g. its environment's package is missing here
+            continue
+        flags = _flags(preset, config) if preset.env == config.env else None
+        if flags is not None and (best is None or len(flags) < len(best[1])):
+            best = name, flags
+    if best is None:
+        return None
+    name, flags = best
+    words = ["--env", name, "--algo", config.algo, "--seed", str(config.seed)]
+    return shlex.join(["purejaxdrl", "train", *words, *flags])
+
+
+def _flags(preset: TrainConfig, config: TrainConfig) -> list[str] | None:
+    """The flags that make `preset`'s config `config` (its seed aside), or None."""
+    others = set(names()) - {config.algo}
+    mine = {path: value for path, _, value in flat_fields(config)}
+    out: list[str] = []
+    for path, _, value in flat_fields(preset):
+        if path == "seed" or path.split(".")[0] in others:
+            continue
+        if _python(value) == _python(mine[path]):
+            continue
+        words = _words(_python(mine[path]))
+        if words is None:
+            return None
+        if len(words) == 1 and words[0].startswith("-"):
+            out.append(f"{flag(path)}={words[0]}")  # else read as a flag
+        else:
+            out.extend([flag(path), *words])
+    return out
+
+
+def _python(value: Any) -> Any:
+    """A config value as Python's own (an array leaf's item, a tuple's list)."""
+    if hasattr(value, "tolist"):  # numpy or JAX
+        return value.tolist()
+    return plain(value)
+
+
+def _words(value: Any) -> list[str] | None:
+    """A value as `train`'s flag reads it, or None where no flag takes it."""
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    if value is None:
+        return ["none"]
+    if isinstance(value, int | str):
+        return [str(value)]
+    if isinstance(value, float):
+        return [repr(value)]
+    if isinstance(value, list) and all(isinstance(v, int | str) for v in value):
+        return [str(v) for v in value]  # [] is the bare flag: empty
+    return None  # a mapping (env.options), or a list of lists
+
+
+def best_run_record(result: SweepResult, path: pathlib.Path) -> dict[str, Any] | None:
+    """What `sweep.yaml` (in `path`) says of the best setting's best run.
+
+    Its index, setting, seed, the setting's values, its final return, its
+    policy's folder, and how to train it alone: `python` (always) and
+    `command` (`train_command`, None where no command line gives it). None
+    where no run of the best setting ended with a finite return.
+    """
+    run = result.best_run
+    if run is None:
+        return None
+    setting, seed = result.plan.run(run)
+    where = str(path)
+    return {
+        "run": run,
+        "setting": setting,
+        "seed": seed,
+        "values": {k: plain(v) for k, v in result.plan.settings[setting].items()},
+        "final_return": float(result.final_return[run]),
+        "policy": "policy",
+        "python": f"pjd.train(pjd.load_sweep({where!r}).plan.run_config({run}))",
+        "command": train_command(result.plan.run_config(run)),
+    }
+
+
+def best_run_text(record: dict[str, Any] | None) -> str:
+    """`summary.md`'s lines on the best run (`best_run_record`'s); "" for None."""
+    if record is None:
+        return ""
+    text = (
+        f"The best setting's best run: run {record['run']} (setting "
+        f"{record['setting']}, seed {record['seed']}, final return "
+        f"{record['final_return']:.1f}); its policy is in policy/.\n"
+    )
+    python = f"`{record['python']}`"
+    if record["command"] is None:
+        return text + (
+            f"Train it alone in Python: {python} (its environment is no shipped "
+            "preset's, so no `purejaxdrl train` line gives it).\n"
+        )
+    return text + (f"Train it alone: `{record['command']}`, or in Python: {python}.\n")

@@ -1,0 +1,107 @@
+"""A sweep's best run, trained alone from what the sweep wrote."""
+
+import json
+import shlex
+
+import pytest
+import yaml
+
+import purejaxdrl as pjd
+from purejaxdrl.cli.args import preset_run
+from purejaxdrl.cli.train import parser
+from purejaxdrl.sweeps.rerun import train_command
+
+pytestmark = pytest.mark.timeout(600)
+
+CARTPOLE = pjd.load_preset("cartpole").config  # PPO
+
+
+def _parsed(command: str) -> pjd.TrainConfig:
+    """The config `purejaxdrl train` builds from `command` (it trains nothing)."""
+    words = shlex.split(command)
+    assert words[:4] == ["purejaxdrl", "train", "--env", words[3]]
+    argv = words[2:]
+    algo = argv[argv.index("--algo") + 1]
+    return preset_run(argv, words[3], algo, parser)[2]
+
+
+def test_the_command_gives_the_config_flag_by_flag():
+    config = pjd.apply_overrides(
+        CARTPOLE,
+        {
+            "seed": 7,
+            "total_steps": 4096,
+            "network": {"hidden_sizes": (32,), "head_sizes": ()},
+            "ppo": {"learning_rate": 3e-3, "anneal_lr": False, "gamma": 0.9},
+            "eval": {"stop_at": None},
+        },
+    )
+    command = train_command(config)
+    # Only what differs from cartpole's preset, in its field order; the
+    # other algorithms' sections are no flags of a ppo run.
+    assert command == (
+        "purejaxdrl train --env cartpole --algo ppo --seed 7 "
+        "--network.hidden-sizes 32 --total-steps 4096 "
+        "--ppo.learning-rate 0.003 --ppo.gamma 0.9 --ppo.anneal-lr false"
+    )
+    assert _parsed(command) == config
+    # A negative value goes after '=', or it would read as a flag.
+    clipped = pjd.apply_overrides(CARTPOLE, {"eval": {"stop_at": -5.0}})
+    assert "--eval.stop-at=-5.0" in train_command(clipped)
+
+
+def test_no_command_where_no_shipped_preset_has_the_environment():
+    # cartpole's hides nothing, cartpole_masked's entries 1 and 3.
+    hidden = pjd.apply_overrides(CARTPOLE, {"env": {"hide_observations": (0,)}})
+    assert train_command(hidden) is None
+    masked = pjd.apply_overrides(pjd.load_preset("cartpole_masked").config, {"seed": 3})
+    assert train_command(masked).startswith(
+        "purejaxdrl train --env cartpole_masked --algo ppo --seed 3"
+    )
+
+
+def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monkeypatch):
+    base = pjd.apply_overrides(
+        CARTPOLE,
+        {
+            "total_steps": CARTPOLE.steps_per_update * 2,
+            "num_logs": 2,
+            "devices": 1,
+            "run_dir": str(tmp_path),
+        },
+    )
+    result = pjd.sweep(
+        base,
+        grid={"learning_rate": [1e-3, 3e-3]},
+        seeds=[4, 9],
+        write_files=True,
+        console=False,
+    )
+    path = result.run_dir
+    best = yaml.safe_load((path / "sweep.yaml").read_text())["best_run"]
+    run = result.best_run
+    setting, seed = result.plan.run(run)
+    assert {k: best[k] for k in ("run", "setting", "seed")} == {
+        "run": run,
+        "setting": setting,
+        "seed": seed,
+    }
+    assert best["values"] == result.plan.settings[setting]
+    assert best["final_return"] == pytest.approx(result.final_return[run])
+    # The policy folder says which seed (and, in algo_config, which values).
+    spec = json.loads((path / best["policy"] / "policy.json").read_text())
+    assert spec["seed"] == seed
+    lr = best["values"]["ppo.learning_rate"]
+    assert spec["algo_config"]["learning_rate"] == lr
+    # Python: the line written trains the run's config.
+    trained = []
+    monkeypatch.setattr(pjd, "train", trained.append)
+    exec(best["python"], {"pjd": pjd})  # noqa: S102 (the sweep's own line)
+    (config,) = trained
+    assert config == result.plan.run_config(run)
+    assert (config.seed, config.ppo.learning_rate) == (seed, lr)
+    # The command line builds that same config.
+    assert _parsed(best["command"]) == config
+    text = (path / "summary.md").read_text()
+    assert f"The best setting's best run: run {run} (setting {setting}, seed " in text
+    assert f"Train it alone: `{best['command']}`, or in Python: " in text
