@@ -75,7 +75,7 @@ def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monke
         grid={"learning_rate": [1e-3, 3e-3]},
         seeds=[4, 9],
         write_files=True,
-        console=False,
+        notify=(said := []).append,
     )
     path = result.run_dir
     best = yaml.safe_load((path / "sweep.yaml").read_text())["best_run"]
@@ -105,3 +105,4 @@ def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monke
     text = (path / "summary.md").read_text()
     assert f"The best setting's best run: run {run} (setting {setting}, seed " in text
     assert f"Train it alone: `{best['command']}`, or in Python: " in text
+    assert f"sweep: train it alone with: {best['command']}" in said  # and says it

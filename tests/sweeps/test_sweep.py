@@ -10,6 +10,7 @@ import jax
 import matplotlib.image
 import numpy as np
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.plots import short_value
@@ -251,6 +252,10 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
         f"setting {setting}, seed {seed}, final return "
         f"{result.final_return[result.best_run]:.1f}) in {d / 'policy'}" in err
     )
+    # No command line trains it alone (no shipped preset normalises
+    # cartpole's observations): only Python, which sweep.yaml gives.
+    assert yaml.safe_load((d / "sweep.yaml").read_text())["best_run"]["command"] is None
+    assert "train it alone" not in err
     # best_run: an index (best is the setting's summary row), that of the best
     # setting's run with the highest final return, as pjd.sweeps.best_run's.
     assert isinstance(result.best, dict) and result.best["setting"] == 0
