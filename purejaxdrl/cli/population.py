@@ -26,6 +26,7 @@ from purejaxdrl.cli.args import (
     preset_run,
     use_compile_cache,
 )
+from purejaxdrl.cli.start import command_start
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
@@ -140,10 +141,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     if known.resume is not None:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)
-    from purejaxdrl.training.presets import starting_preset
-
-    algo = known.algo or "ppo"
-    env = starting_preset(known.env, getattr(known, "env.id"), algo)
+    env, algo = command_start(known, argv)
     preset, args, base = preset_run(argv, env, algo, parser, refuse_not_honoured)
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.

@@ -21,6 +21,7 @@ from purejaxdrl.cli.args import (
 )
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.process_flags import add_process_flags
+from purejaxdrl.cli.start import command_start
 from purejaxdrl.cli.target import run_preset, target_line
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS, logger_flags
@@ -170,10 +171,7 @@ def _train(argv: Sequence[str]) -> int:
             )
         (args, config, changes), preset = _resumed(argv, known.resume), None
     else:
-        from purejaxdrl.training.presets import starting_preset
-
-        algo = known.algo or "ppo"
-        env = starting_preset(known.env, getattr(known, "env.id"), algo)
+        env, algo = command_start(known, argv)
         args, config, preset = _fresh(argv, env, algo)
         changes = []
     use_compile_cache(args)

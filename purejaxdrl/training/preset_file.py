@@ -1,14 +1,75 @@
-"""What a preset file may hold at its top level: the checks `read_preset` runs.
+"""The preset files: where the shipped ones are, reading one, its top level.
 
-Apart from presets.py, which reads the file's sections: a misplaced key or a
-run's config.yaml passed as a preset is refused here, before any section.
+Below presets.py, which reads a file's sections into a config, and
+preset_choice.py, which picks the preset a command starts from: a misplaced
+key or a run's config.yaml passed as a preset is refused here.
 """
 
 import difflib
+import importlib.resources
 import pathlib
 from typing import Any
 
+import yaml
+
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_types import load_yaml
+
+
+def presets_dir() -> pathlib.Path:
+    """Where presets live: inside the installed package, else the checkout."""
+    packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
+    if packaged.is_dir():
+        return packaged
+    return pathlib.Path(__file__).resolve().parents[2] / "envs"
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets (file names without `.yaml`)."""
+    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
+
+
+def presets_with(algo: str) -> list[str]:
+    """Names of the shipped presets that have a section for `algo`."""
+    return [
+        name
+        for name in preset_names()
+        if isinstance(read_yaml(presets_dir() / f"{name}.yaml").get(algo), dict)
+    ]
+
+
+def preset_algorithms(name: str) -> list[str]:
+    """The built-in algorithms preset `name` has sections for, in file order.
+
+    `name` is a shipped preset's, or a path to a .yaml file.
+    """
+    from purejaxdrl.agents.registry import names
+
+    path = pathlib.Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = presets_dir() / f"{name}.yaml"
+    data = read_yaml(path)
+    return [key for key in data if key in names() and isinstance(data[key], dict)]
+
+
+def read_yaml(path: pathlib.Path) -> dict[str, Any]:
+    """A preset file's mapping, or a ConfigError naming the file and the fault."""
+    try:
+        # Exponent notation (`1e3`) is a float, as on the command line:
+        # `env.options` values are not converted by a field's type.
+        data = load_yaml(path.read_text())
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(
+            f"Preset {str(path)!r} is not valid YAML{line}; fix the file's syntax."
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"Preset {str(path)!r} must be a YAML mapping with 'env' and per-"
+            "algorithm sections; see envs/cartpole.yaml."
+        )
+    return data
 
 
 def check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:

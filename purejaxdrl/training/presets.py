@@ -2,18 +2,22 @@
 
 import dataclasses
 import difflib
-import importlib.resources
 import pathlib
 from typing import Any
 
-import yaml
-
 from purejaxdrl.agents.registry import algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
-from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
-from purejaxdrl.training.preset_file import check_top_level
+from purejaxdrl.training.preset_choice import env_id_hint
+from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
+    check_top_level,
+    preset_algorithms,
+    preset_names,
+    presets_dir,
+    presets_with,
+    read_yaml,
+)
 from purejaxdrl.training.preset_sections import check_target, user_section
 
 # How `list` and the training summary mark a `measured: false` target.
@@ -70,68 +74,20 @@ class NoSectionError(ConfigError):
         the user never named the preset refused (`starting_preset`'s cartpole).
         """
         own = self.untuned.env.id
-        if env_id is None or env_id == own:
+        if env_id is None or (env is not None and env_id == own):
             return self.command_line
         algo, others = self.untuned.algo, ", ".join(presets_with(self.untuned.algo))
         if env is not None:
             return self.command_line.replace(f" on {own}, ", f" on {env_id}, ", 1)
         return (
-            f"no shipped preset trains {algo} on {env_id} (--env.id), and "
+            f"no shipped preset trains {algo} on {env_id} or an environment like "
+            f"it (--env.id), and "
             f"cartpole's, where a command without --env starts, has no '{algo}' "
             f"section; to train {algo} on {env_id} with its untuned defaults, "
             f"write a my.yaml holding 'env: {{id: {env_id}}}' and '{algo}: {{}}' "
             f"and pass --env my.yaml; or pick another --algo, or an --env with "
             f"one ({others or 'none yet'})."
         )
-
-
-def presets_dir() -> pathlib.Path:
-    """Where presets live: inside the installed package, else the checkout."""
-    packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
-    if packaged.is_dir():
-        return packaged
-    return pathlib.Path(__file__).resolve().parents[2] / "envs"
-
-
-def preset_names() -> list[str]:
-    """Names of the shipped presets (file names without `.yaml`)."""
-    return sorted(p.stem for p in presets_dir().glob("*.yaml"))
-
-
-def presets_with(algo: str) -> list[str]:
-    """Names of the shipped presets that have a section for `algo`."""
-    return [
-        name
-        for name in preset_names()
-        if isinstance(_read_yaml(presets_dir() / f"{name}.yaml").get(algo), dict)
-    ]
-
-
-def preset_algorithms(name: str) -> list[str]:
-    """The algorithms the shipped preset `name` has sections for, in file order."""
-    from purejaxdrl.agents.registry import names
-
-    data = _read_yaml(presets_dir() / f"{name}.yaml")
-    return [key for key in data if key in names() and isinstance(data[key], dict)]
-
-
-def _read_yaml(path: pathlib.Path) -> dict[str, Any]:
-    try:
-        # Exponent notation (`1e3`) is a float, as on the command line:
-        # `env.options` values are not converted by a field's type.
-        data = load_yaml(path.read_text())
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where else ""
-        raise ConfigError(
-            f"Preset {str(path)!r} is not valid YAML{line}; fix the file's syntax."
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"Preset {str(path)!r} must be a YAML mapping with 'env' and per-"
-            "algorithm sections; see envs/cartpole.yaml."
-        )
-    return data
 
 
 def load_preset(name: str, algo: str = "ppo") -> Preset:
@@ -185,7 +141,7 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(
-                _env_id_hint(name, algo)
+                env_id_hint(name, algo)
                 or f"Unknown environment preset {name!r}: {hint}choose one of "
                 f"{', '.join(names)}, or pass a path to a preset .yaml file."
             )
@@ -194,7 +150,7 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             f"Preset file {str(path)!r} does not exist; check the path or use a "
             f"shipped preset ({', '.join(preset_names())})."
         )
-    data = _read_yaml(path)
+    data = read_yaml(path)
     if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
         raise ConfigError(
             f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
@@ -289,84 +245,3 @@ def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]
         return section
     options = {**file_env.options, **env["options"]}
     return {**nested, "env": {**env, "options": options}}
-
-
-def starting_preset(env: str | None, env_id: str | None, algo: str) -> str:
-    """The preset a command starts from (its `--env`, `--env.id`, `--algo`).
-
-    `env` if given; else the shipped preset that trains `env_id` with a
-    section for `algo`, so `--env.id playground/CartpoleBalance` takes
-    cartpole_balance's settings, not CartPole-v1's; else cartpole.
-    """
-    if env is not None:
-        return env
-    own = [p for p, i in _preset_ids(algo).items() if i == env_id]
-    return own[0] if own else "cartpole"  # (sorted: cartpole, not cartpole_masked)
-
-
-def _preset_ids(algo: str) -> dict[str, str]:
-    """Shipped preset -> its file's `env.id`, of those that can train `algo`."""
-    ids = {
-        p: str((_read_yaml(presets_dir() / f"{p}.yaml").get("env") or {}).get("id"))
-        for p in preset_names()
-    }
-    # Only a preset with a section for `algo` makes a command that loads.
-    if algo not in {r.name for r in registered_by_user()}:
-        ids = {p: i for p, i in ids.items() if algo in preset_algorithms(p)}
-    return ids
-
-
-def _env_id_hint(name: str, algo: str) -> str:
-    """For `--env MountainCar-v0`: that it is an id, and how to train it; or ""."""
-    from purejaxdrl.env.registry import RESERVED_PREFIXES, registered
-
-    known = name in registered()
-    if not (known or name.startswith(tuple(RESERVED_PREFIXES))):
-        return ""
-    # brax/hoper or envpool:Seaquest-v5x: spelt as an id, not one this install
-    # has checked (host ids are only looked up when an actor starts).
-    what = f"{name!r} {'is' if known else 'looks like'} an environment id"
-    what += ", not a preset (a preset names an environment and its tuned settings)"
-    ids = _preset_ids(algo)
-    own = [p for p, env_id in ids.items() if env_id == name]
-    if own:
-        return f"{what}; the {own[0]} preset trains it: --env {own[0]}."
-    base = _kin_presets(name, ids)
-    if not base:
-        return (
-            f"{what}; no shipped preset with a {algo} section trains such an "
-            f"environment: pick another --algo, or write a preset for it (see "
-            "envs/cartpole.yaml)."
-        )
-    return (
-        f"{what}; train it with a preset's settings, the id replaced: "
-        f"--env {base[0]} --env.id {name}."
-    )
-
-
-def _kin_presets(name: str, ids: dict[str, str]) -> list[str]:
-    """Presets (of `ids`, preset -> id) for ids like `name`, closest first."""
-
-    def kind(env_id: str) -> str:
-        """The id's adapter: brax/, playground/, Craftax-, a host's, else gymnax."""
-        for prefix in ("brax/", "playground/", "Craftax-", "envpool:", "gymnasium:"):
-            if env_id.startswith(prefix):
-                return "host" if prefix.endswith(":") else prefix
-        return "-MinAtar" if env_id.endswith("-MinAtar") else ""
-
-    def atari(env_id: str) -> bool:
-        """EnvPool's Atari ids end in -v5 (Pong-v5); its others do not."""
-        return env_id.startswith("envpool:") and env_id.endswith("-v5")
-
-    ranked = sorted(ids, key=lambda p: (p != "cartpole", p))
-    same = [p for p in ranked if kind(ids[p]) == kind(name)]
-    if kind(name) == "host":
-        # An Atari id wants an Atari preset's CNN; others cartpole_envpool's MLP.
-        same.sort(key=lambda p: (atari(ids[p]) != atari(name), p))
-        return same
-    if kind(name) not in ("", "brax/", "playground/"):
-        return same  # MinAtar and Craftax ids want their own observations
-    # Else the physics presets, for continuous control (SAC has only those),
-    # after gymnax's for a gymnax id.
-    order = ["brax/", "playground/"] if kind(name) else ["", "brax/", "playground/"]
-    return same + [p for k in order for p in ranked if kind(ids[p]) == k]

@@ -88,7 +88,7 @@ def test_a_value_of_the_file_that_does_not_convert_names_the_file(tmp_path, caps
 
 
 def test_env_id_without_env_starts_from_the_preset_that_trains_it():
-    from purejaxdrl.training.presets import starting_preset
+    from purejaxdrl.training.preset_choice import starting_preset
 
     # `--env.id playground/CartpoleBalance` alone trained on cartpole's
     # settings (64x64 tanh, no observation normalisation), tuned for another
@@ -125,15 +125,24 @@ def test_help_with_env_id_shows_that_presets_defaults(command, capsys):
     [
         ("acrobot", "CartPole-v1", "ppo", "acrobot"),  # --env wins
         (None, "envpool:Pong-v5", "ppo", "pong"),  # the preset with that id
-        # Part of a preset's id is not its id: no preset trains it.
+        # Part of a preset's id is not its id: no preset trains it, so the
+        # closest for ids like it does (a gymnax id: cartpole first).
         (None, "Pong-v5", "ppo", "cartpole"),
-        (None, "playground/Cartpole", "ppo", "cartpole"),
+        (None, "playground/Cartpole", "ppo", "cartpole_balance"),
         (None, "Acrobot-v1", "dqn", "cartpole"),  # acrobot has no dqn section
         (None, None, "ppo", "cartpole"),
+        # Not cartpole_masked, the only r2d2 preset of CartPole-v1: it hides
+        # the velocities, another task under the same id (refused: no section).
+        (None, "CartPole-v1", "r2d2", "cartpole"),
+        # Cartpole's MLP on Atari frames was the fallback: pong's CNN now.
+        (None, "envpool:Breakout-v5", "pqn", "pong"),
+        (None, "gymnasium:MyEnv-v0", "ppo", "cartpole_envpool"),  # a host env's
+        (None, "MyCorridor-v0", "sac", "inverted_pendulum"),  # SAC: physics'
+        (None, "Breakout-MinAtar", "dqn", "cartpole"),  # no MinAtar dqn preset
     ],
 )
 def test_the_starting_preset_is_the_one_whose_id_is_env_id(env, env_id, algo, want):
-    from purejaxdrl.training.presets import starting_preset
+    from purejaxdrl.training.preset_choice import starting_preset
 
     assert starting_preset(env, env_id, algo) == want
 
@@ -150,7 +159,8 @@ def test_env_id_with_an_algorithm_cartpole_lacks_names_that_id(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "CartPole" not in err
     assert (
-        "no shipped preset trains r2d2 on Acrobot-v1 (--env.id), and cartpole's, "
+        "no shipped preset trains r2d2 on Acrobot-v1 or an environment like it "
+        "(--env.id), and cartpole's, "
         "where a command without --env starts, has no 'r2d2' section; to train "
         "r2d2 on Acrobot-v1 with its untuned defaults, write a my.yaml holding "
         "'env: {id: Acrobot-v1}' and 'r2d2: {}' and pass --env my.yaml; or pick "
@@ -164,3 +174,42 @@ def test_env_id_with_an_algorithm_cartpole_lacks_names_that_id(
     assert cli.main([command, "--env", "cartpole", *argv[1:]]) == 2
     err = capsys.readouterr().err
     assert "has no 'r2d2' section" in err and "to train r2d2 on Acrobot-v1," in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["--env.id", "brax/ant"],
+            "purejaxdrl: starting from the ant preset's ppo settings (env.options "
+            "{backend: positional, episode_length: 1000}, "
+            "env.normalize_observations true)",
+        ),
+        (
+            ["--env.id", "Acrobot-v1", "--algo", "dqn"],
+            "purejaxdrl: no shipped preset trains dqn on Acrobot-v1; starting from "
+            "the cartpole preset's dqn settings, tuned for CartPole-v1, the id "
+            "replaced (--env cartpole --env.id Acrobot-v1)",
+        ),
+    ],
+)
+def test_a_command_without_env_names_the_preset_it_started_from(argv, said, capsys):
+    # `--env.id X` alone chose a preset without a word (only --help said which).
+    assert cli.main(["train", *argv, "--total-steps", "1", *QUIET]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == said and err[1].startswith("purejaxdrl: error: total_steps=1")
+    assert cli.main(["train", "--env", "cartpole", "--total-steps", "1", *QUIET]) == 2
+    assert len(capsys.readouterr().err.splitlines()) == 1  # named: nothing said
+
+
+def test_a_preset_with_one_section_trains_its_algorithm_without_algo(tmp_path, capsys):
+    # A file with only a sac section was refused for having no ppo section.
+    path = tmp_path / "one.yaml"
+    path.write_text("env: {id: Pendulum-v1}\nsac: {total_steps: 100}\n")
+    assert cli.main(["train", "--env", str(path), *QUIET]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"purejaxdrl: error: Preset {str(path)!r}, section sac: ")
+    # Two sections: ppo unless --algo says otherwise, as before.
+    path.write_text("env: {id: Pendulum-v1}\nsac: {}\ndqn: {}\n")
+    assert cli.main(["train", "--env", str(path), *QUIET]) == 2
+    assert "has no 'ppo' section" in capsys.readouterr().err

@@ -1,0 +1,32 @@
+"""What a fresh command starts from: its preset and algorithm, said where chosen."""
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from purejaxdrl.config_types import ConfigError
+
+
+def command_start(known: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str]:
+    """(preset, algorithm) a fresh command starts from (`pre_parse`'s flags).
+
+    `--algo`, else the one algorithm a preset with a single section (`--env`)
+    trains, else ppo. `--env`, else `starting_preset`'s for `--env.id`, which
+    it names on stderr (as `--help` does: a note, as --quiet leaves them).
+    """
+    from purejaxdrl.training.preset_choice import starting_note, starting_preset
+    from purejaxdrl.training.preset_file import preset_algorithms
+
+    algo = known.algo
+    if algo is None and known.env is not None:
+        try:
+            sections = preset_algorithms(known.env)
+        except (ConfigError, OSError):  # refused, naming why, when it loads
+            sections = []
+        algo = sections[0] if len(sections) == 1 else None
+    algo, env_id = algo or "ppo", getattr(known, "env.id")
+    env = starting_preset(known.env, env_id, algo)
+    note = None if known.env else starting_note(env_id, algo, env)
+    if note and not {"-h", "--help"} & set(argv):
+        print(f"purejaxdrl: {note}", file=sys.stderr)
+    return env, algo
