@@ -141,7 +141,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     if known.resume is not None:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)
-    env, algo = command_start(known, argv)
+    env, algo, started = command_start(known)
     preset, args, base = preset_run(argv, env, algo, parser, refuse_not_honoured)
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.
@@ -167,6 +167,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         base,
         target_return=target,
         write_files=not args.no_files,
+        settings=started,
         **kwargs,
     )
 
@@ -196,9 +197,14 @@ def _run(
     command: PopulationCommand,
     function: str,
     *positional: Any,
+    settings: str | None = None,
     **kwargs: Any,
 ) -> int:
-    """Calls `function` of the command's module, timed, and prints its summary."""
+    """Calls `function` of the command's module, timed, and prints its summary.
+
+    `settings`: whose settings it trained, where the command chose the preset
+    (`preset_choice.starting_note`), the summary's last line.
+    """
     memory = None if args.device_memory is None else bytes_flag(args.device_memory)
     use_compile_cache(args)
     # Imported only now: JAX starts with it, after the cache is on.
@@ -222,6 +228,8 @@ def _run(
         )
         return 0
     command.summary(result, time.perf_counter() - start)
+    if settings:  # here, not first: a refusal stays one line
+        print(f"  settings           {settings}")
     return 0
 
 

@@ -1,18 +1,17 @@
 """What a fresh command starts from: its preset and algorithm, said where chosen."""
 
 import argparse
-import sys
-from collections.abc import Sequence
 
 from purejaxdrl.config_types import ConfigError
 
 
-def command_start(known: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str]:
-    """(preset, algorithm) a fresh command starts from (`pre_parse`'s flags).
+def command_start(known: argparse.Namespace) -> tuple[str, str, str | None]:
+    """(preset, algorithm, note) a fresh command starts from (`pre_parse`'s flags).
 
     `--algo`, else the one algorithm a preset with a single section (`--env`)
     trains, else ppo. `--env`, else `starting_preset`'s for `--env.id`, which
-    it names on stderr (as `--help` does: a note, as --quiet leaves them).
+    the note names, for the command to say once its flags are checked (as
+    `--help` does; a note, as --quiet leaves them); None with `--env`.
     """
     from purejaxdrl.training.preset_choice import starting_note, starting_preset
     from purejaxdrl.training.preset_file import preset_algorithms
@@ -26,7 +25,4 @@ def command_start(known: argparse.Namespace, argv: Sequence[str]) -> tuple[str, 
         algo = sections[0] if len(sections) == 1 else None
     algo, env_id = algo or "ppo", getattr(known, "env.id")
     env = starting_preset(known.env, env_id, algo)
-    note = None if known.env else starting_note(env_id, algo, env)
-    if note and not {"-h", "--help"} & set(argv):
-        print(f"purejaxdrl: {note}", file=sys.stderr)
-    return env, algo
+    return env, algo, None if known.env else starting_note(env_id, algo, env)

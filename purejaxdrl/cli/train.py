@@ -170,8 +170,9 @@ def _train(argv: Sequence[str]) -> int:
                 "environment (see its config.yaml); drop --env."
             )
         (args, config, changes), preset = _resumed(argv, known.resume), None
+        started = None
     else:
-        env, algo = command_start(known, argv)
+        env, algo, started = command_start(known)
         args, config, preset = _fresh(argv, env, algo)
         changes = []
     use_compile_cache(args)
@@ -224,6 +225,8 @@ def _train(argv: Sequence[str]) -> int:
         preset = preset or run_preset(config)
         wall = time.perf_counter() - start
         print(summary(config, preset, result, wall, args.logger))
+        if started:  # here, not first: a refusal stays one line
+            print(f"  settings           {started}")
     return 0
 
 

@@ -108,9 +108,6 @@ def pbt(
     configs, fields = member_configs(base, explore, population, search_seed)
     notify = shown(notify, console)
     messages, say = messenger(notify)
-    note = no_exploit_note(config, population, base.num_updates, base.num_logs)
-    for line in [*([note] if note else []), *decay_notes(base, fields)]:
-        say(line)
     result = PBTResult(
         base=base,
         fields=fields,
@@ -126,6 +123,10 @@ def pbt(
     )
     # Laid out before its directory exists: one that does not fit leaves none.
     fitted = fit_population(result, configs[0], device_memory)
+    # After every check: a refusal stays one line.
+    note = no_exploit_note(config, population, base.num_updates, base.num_logs)
+    for line in [*([note] if note else []), *decay_notes(base, fields)]:
+        say(line)
     if write_files:
         path = start_pbt_dir(result)
         say(

@@ -34,23 +34,24 @@ def starting_preset(env: str | None, env_id: str | None, algo: str) -> str:
 
 
 def starting_note(env_id: str | None, algo: str, preset: str) -> str | None:
-    """What a command without `--env` says of `starting_preset`'s choice.
+    """Whose settings a command without `--env` trained (`starting_preset`'s).
 
-    None without `--env.id` (cartpole, as documented) or where `preset` has
-    no section for `algo` (the command refuses it, saying so).
+    For its summary's `settings` line. None without `--env.id` (cartpole, as
+    documented) or where `preset` has no section for `algo` (the command
+    refuses it, saying so).
     """
     if env_id is None or preset not in _preset_ids(algo):
         return None
     file_env = read_yaml(presets_dir() / f"{preset}.yaml").get("env") or {}
     if file_env.get("id") != env_id:
         return (
-            f"no shipped preset trains {algo} on {env_id}; starting from the "
-            f"{preset} preset's {algo} settings, tuned for {file_env.get('id')}, "
-            f"the id replaced (--env {preset} --env.id {env_id})"
+            f"the {preset} preset's {algo} settings, tuned for "
+            f"{file_env.get('id')}, the id replaced (no shipped preset trains "
+            f"{algo} on {env_id}; --env {preset} --env.id {env_id})"
         )
     settings = [f"env.{k} {_shown(v)}" for k, v in file_env.items() if k != "id"]
     with_ = f" ({', '.join(settings)})" if settings else ""
-    return f"starting from the {preset} preset's {algo} settings{with_}"
+    return f"the {preset} preset's {algo} settings{with_} (--env {preset})"
 
 
 def _shown(value: Any) -> str:

@@ -405,6 +405,7 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
             mean_return=480.0, eval_return=480.0, stopped_by=stopped_by,
             run_dir="runs/r", updates=10, num_devices=1, env_steps=5120,
             compile_seconds=1.0, steps_per_second=1e4, history=[],
+            steps_per_second_per_device=1e4,
         )  # fmt: skip
         text = summary(config, None, result, wall=2.0)
         expected = (
@@ -448,6 +449,7 @@ def test_an_eval_return_chunks_old_says_when_it_was_measured():
         mean_return=480.0, eval_return=500.0, stopped_by="SIGTERM",
         run_dir="runs/r", updates=120, num_devices=1, env_steps=61440,
         compile_seconds=1.0, steps_per_second=1e4, history=history,
+        steps_per_second_per_device=1e4,
     )  # fmt: skip
     text = summary(config, None, result, wall=2.0)
     assert "eval return        500.0 (deterministic policy, 16 episodes, at " in text

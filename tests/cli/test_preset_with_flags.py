@@ -180,26 +180,48 @@ def test_env_id_with_an_algorithm_cartpole_lacks_names_that_id(
     ("argv", "said"),
     [
         (
-            ["--env.id", "brax/ant"],
-            "purejaxdrl: starting from the ant preset's ppo settings (env.options "
-            "{backend: positional, episode_length: 1000}, "
-            "env.normalize_observations true)",
+            ["--env.id", "brax/inverted_pendulum", "--algo", "sac"],
+            "the inverted_pendulum preset's sac settings (env.options {backend: "
+            "positional, episode_length: 1000}, env.normalize_observations true) "
+            "(--env inverted_pendulum)",
         ),
         (
             ["--env.id", "Acrobot-v1", "--algo", "dqn"],
-            "purejaxdrl: no shipped preset trains dqn on Acrobot-v1; starting from "
             "the cartpole preset's dqn settings, tuned for CartPole-v1, the id "
-            "replaced (--env cartpole --env.id Acrobot-v1)",
+            "replaced (no shipped preset trains dqn on Acrobot-v1; --env cartpole "
+            "--env.id Acrobot-v1)",
         ),
     ],
 )
-def test_a_command_without_env_names_the_preset_it_started_from(argv, said, capsys):
-    # `--env.id X` alone chose a preset without a word (only --help said which).
-    assert cli.main(["train", *argv, "--total-steps", "1", *QUIET]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err[0] == said and err[1].startswith("purejaxdrl: error: total_steps=1")
+def test_a_command_without_env_names_the_preset_it_started_from(argv, said):
+    # `--env.id X` alone chose a preset without a word (only --help said which):
+    # the summary names it (last, so that a refusal stays one line).
+    from purejaxdrl.training.preset_choice import starting_note, starting_preset
+
+    algo = argv[argv.index("--algo") + 1]
+    assert starting_note(argv[1], algo, starting_preset(None, argv[1], algo)) == said
+    assert starting_note(None, "ppo", "cartpole") is None  # no --env.id: cartpole
+
+
+def test_the_train_summary_says_whose_settings_it_trained(capsys):
+    argv = [
+        "train",
+        "--env.id",
+        "Acrobot-v1",
+        "--algo",
+        "dqn",
+        "--dqn.min-replay",
+        "64",
+    ]
+    assert cli.main([*argv, "--num-envs", "4", "--total-steps", "512", *QUIET]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (
+        "  settings           the cartpole preset's dqn settings, tuned for "
+        "CartPole-v1, the id replaced (no shipped preset trains dqn on "
+        "Acrobot-v1; --env cartpole --env.id Acrobot-v1)"
+    )
     assert cli.main(["train", "--env", "cartpole", "--total-steps", "1", *QUIET]) == 2
-    assert len(capsys.readouterr().err.splitlines()) == 1  # named: nothing said
+    assert len(capsys.readouterr().err.splitlines()) == 1  # a refusal: one line
 
 
 def test_a_preset_with_one_section_trains_its_algorithm_without_algo(tmp_path, capsys):

@@ -126,6 +126,7 @@ def test_a_run_in_which_no_episode_ended_says_why_its_return_is_missing():
         mean_return=float("nan"), eval_return=float("nan"), stopped_by=None,
         run_dir=None, updates=8, num_devices=1, env_steps=4096,
         compile_seconds=1.0, steps_per_second=1e4, history=[],
+        steps_per_second_per_device=1e4,
     )  # fmt: skip
     text = summary(config, None, result, wall=2.0)
     assert (
@@ -180,6 +181,7 @@ def test_a_host_env_runs_summary_counts_its_learners_devices_as_such():
         mean_return=20.0, eval_return=float("nan"), stopped_by=None,
         run_dir=None, updates=8, num_devices=1, env_steps=4096,
         compile_seconds=1.0, steps_per_second=1e4, history=[],
+        steps_per_second_per_device=1e4,
     )  # fmt: skip
     text = summary(config, None, result, wall=2.0)
     assert ", 1 cpu learner device(s), seed 0" in text

@@ -55,6 +55,7 @@ def test_a_stopped_multi_process_run_says_to_resume_every_process(monkeypatch):
         mean_return=20.0, eval_return=float("nan"), stopped_by="SIGTERM",
         run_dir="runs/r", updates=8, num_devices=2, env_steps=4096,
         compile_seconds=1.0, steps_per_second=1e4, history=[],
+        steps_per_second_per_device=1e4 / 2,
     )  # fmt: skip
     one = "  checkpoint saved; continue with: purejaxdrl train --resume runs/r\n"
     assert one in summary(config, None, result, wall=2.0)
