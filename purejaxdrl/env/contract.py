@@ -20,6 +20,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams, Wrapper
 from purejaxdrl.env.describe import dtype_name, named, structure, typed
+from purejaxdrl.env.user_frames import SIGNATURES, arity_error, user_frame
 from purejaxdrl.parallel import DATA_AXIS, varying
 from purejaxdrl.rng import make_key
 from purejaxdrl.types import TimeStep
@@ -122,6 +123,8 @@ def check_contract(
         _same(env_id, "TimeStep", first, next_)
         _same(env_id, "state", state, next_state)
     except ValueError as e:  # reset kept the contract: the action may be why
+        if arity_error(e.__cause__, "step"):  # the action played no part
+            raise
         e.args = (_traced_with(str(e), action, action_spec),)
         raise
 
@@ -194,8 +197,11 @@ def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:
     The user's code, traced before training: an attribute its state lacks or
     two shapes that do not broadcast would otherwise end the run in a
     traceback dozens of frames deep, through JAX's and the adapter's. The
-    line names the environment, the method and the error; the traceback is
-    kept as the ConfigError's cause.
+    line names the environment, the method, the error and the innermost
+    line of the user's own code it came from (`where.where_in_user_code`);
+    where the method was called with the wrong number of arguments, the
+    signature purejaxdrl calls it with. The traceback is kept as the
+    ConfigError's cause.
 
     Raises:
       ConfigError: chained from the error tracing raised (but a ConfigError,
@@ -209,11 +215,18 @@ def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:
     except Exception as e:
         text = " ".join(str(e).split())
         text = f"{text[:300]}..." if len(text) > 300 else text
+        if arity_error(e, where):
+            fix = (
+                f"purejaxdrl calls {SIGNATURES[where]}; give the method that signature"
+            )
+        else:
+            fix = f"fix that in the environment's {where}"
+        at = user_frame(e)
         raise ConfigError(
             f"{env_id}: tracing its {where} (jax.eval_shape, nothing run) raised "
-            f"{type(e).__name__}{': ' + text if text else ''}; fix that in the "
-            f"environment's {where} (in Python, this error's __cause__ holds "
-            "the traceback)."
+            f"{type(e).__name__}{': ' + text if text else ''}"
+            f"{f' (at {at})' if at else ''}; {fix} (in Python, this error's "
+            "__cause__ holds the traceback)."
         ) from e
 
 

@@ -152,9 +152,14 @@ def test_an_error_tracing_reset_or_step_is_one_line_naming_env_and_where():
     message = str(error)
     assert message.startswith(
         "Raises-v0: tracing its step (jax.eval_shape, nothing run) raised "
-        "AttributeError: 'tuple' object has no attribute 'position'; fix that in "
-        "the environment's step"
+        "AttributeError: 'tuple' object has no attribute 'position' (at "
     )
+    assert "test_contract.py:" in message
+    # The line of the user's code (here, this file's) it came from.
+    assert (
+        "return super().step(key, state, action, params)[0].position, None); "
+        "fix that in the environment's step"
+    ) in message
     assert "\n" not in message
     assert isinstance(error.__cause__, AttributeError)  # its traceback
 

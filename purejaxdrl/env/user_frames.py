@@ -1,0 +1,89 @@
+"""Where in a user's own code an error raised while purejaxdrl traced it.
+
+An error inside a user's environment, raised while JAX traces it, ends in a
+one-line refusal on the command line; these helpers find the line of the
+user's code to name in it (outside purejaxdrl, JAX and installed packages),
+and tell a call with the wrong number of arguments from an error inside.
+"""
+
+import linecache
+import os
+import sysconfig
+import types
+from pathlib import Path
+
+import jax
+
+# The signatures purejaxdrl calls a user's methods with, by method name:
+# an `Env`'s (env/base.py) and a gymnax Environment's (gymnax_env.py).
+SIGNATURES = {
+    "reset": "reset(key, params)",
+    "step": "step(key, state, action, params)",
+    "reset_env": "reset_env(key, params)",
+    "step_env": "step_env(key, state, action, params)",
+}
+
+
+def _not_users() -> tuple[str, ...]:
+    """Folders whose files are no user's own code."""
+    # This package (env/ is one of its folders) and JAX's.
+    roots = [Path(__file__).resolve().parents[1], Path(jax.__file__).parent]
+    roots += [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")]
+    return tuple(str(root.resolve()) + os.sep for root in roots)
+
+
+def _users(filename: str, not_users: tuple[str, ...]) -> bool:
+    if filename.startswith("<"):  # <frozen ...>, <string>
+        return False
+    path = str(Path(filename).resolve())
+    parts = Path(path).parts
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    return not path.startswith(not_users)
+
+
+def user_frame(error: BaseException) -> str | None:
+    """`file:line: source` of the innermost frame of the user's own code.
+
+    Args:
+      error: an exception, with its traceback.
+
+    Returns:
+      The frame's file (relative to the working folder where it is inside
+      it), line number and stripped source line; None where no frame of
+      `error.__traceback__` is the user's.
+
+    """
+    not_users, found = _not_users(), None
+    tb: types.TracebackType | None = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if _users(code.co_filename, not_users):
+            found = (code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    filename, line = found
+    relative = os.path.relpath(filename)
+    shown = filename if relative.startswith("..") else relative
+    source = linecache.getline(filename, line).strip()
+    return f"{shown}:{line}: {source}" if source else f"{shown}:{line}"
+
+
+def arity_error(error: BaseException | None, where: str) -> bool:
+    """Whether `error` is the method `where` called with too many or few arguments.
+
+    Python names the method in such a TypeError ("Corridor.step() takes 4
+    positional arguments but 5 were given"), and the method never ran: a
+    TypeError raised inside it (a helper's `step` called wrongly) has the
+    method's frame in its traceback.
+    """
+    if not isinstance(error, TypeError) or where not in SIGNATURES:
+        return False
+    text = str(error)
+    named = text.startswith(f"{where}()") or f".{where}()" in text.split(" ")[0]
+    tb, ran = error.__traceback__, False
+    while tb is not None:
+        ran = ran or tb.tb_frame.f_code.co_name == where
+        tb = tb.tb_next
+    return named and not ran and "positional argument" in text
