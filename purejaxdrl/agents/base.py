@@ -241,6 +241,8 @@ class Algorithm:
         variant of PPO: "ppo"), its run fields and hyper-parameters, not its
         target; every hyper-parameter such a section sets must be a field of
         `config_type`. None: such a preset gives the algorithm's defaults.
+      action_kinds: the action spaces its agents act in: "discrete"
+        (`Discrete`), "continuous" (`Box`), or both.
 
     """
 
@@ -259,6 +261,7 @@ class Algorithm:
     recurrent: bool = False
     dict_observations: bool = False
     preset_section: str | None = None
+    action_kinds: tuple[str, ...] = ("discrete", "continuous")
 
     def __post_init__(self) -> None:
         # `dataclasses.replace(record, config_type=New)` copies the filled-in

@@ -332,4 +332,5 @@ ALGORITHM = Algorithm(
     validate=validate,
     keeps_replay=lambda config: True,
     replay_items=transitions_per_update,
+    action_kinds=("discrete",),
 )

@@ -260,4 +260,5 @@ ALGORITHM = Algorithm(
     make_networks=pqn_networks,
     validate=validate,
     env_multiple=env_multiple,
+    action_kinds=("discrete",),
 )

@@ -369,4 +369,5 @@ ALGORITHM = Algorithm(
     replay_per_env=True,  # `env_shards`: a resume re-splits it
     replay_items=lambda config, shape: (shape.num_envs, "sequences"),
     recurrent=True,
+    action_kinds=("discrete",),
 )

@@ -82,6 +82,27 @@ def no_section(name: str, what: str = "") -> str:
     )
 
 
+def action_refusal(name: str, sections: Any, env_id: str) -> str | None:
+    """Why algorithm `name` cannot act in the actions of a preset's environment.
+
+    The environment's action space is read off the algorithms a preset file
+    has sections for (`sections`: its top-level keys), without making it:
+    where they all act in one kind (a dqn section: discrete), that is its
+    kind. None where `name` acts in it, or the kind is not known.
+    """
+    taken = [_ALGORITHMS[s] for s in sections if s in _ALGORITHMS and s != name]
+    kinds = set.intersection(*(set(r.action_kinds) for r in taken)) if taken else set()
+    if len(kinds) != 1 or (kind := kinds.pop()) in algorithm(name).action_kinds:
+        return None
+    fits = [r.name for r in taken if kind in r.action_kinds]
+    wanted = " or ".join(algorithm(name).action_kinds)
+    more = f" or another of its ({', '.join(fits[1:])})" if fits[1:] else ""
+    return (
+        f"{name} needs {wanted} actions, {env_id}'s are {kind}; pick --algo "
+        f"{fits[0]}{more}, or an --env with {wanted} actions"
+    )
+
+
 def stale_section(name: str, section: Any) -> str:
     """Why `section`, a config's section for algorithm `name`, is out of date; or "".
 

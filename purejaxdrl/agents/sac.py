@@ -393,4 +393,5 @@ ALGORITHM = Algorithm(
     keeps_replay=lambda config: True,
     replay_items=transitions_per_update,
     dict_observations=True,
+    action_kinds=("continuous",),
 )

@@ -132,7 +132,7 @@ CASES = [
     # Which environment, algorithm, preset.
     (["train", "--env", "nope"], "Unknown environment preset 'nope'"),
     (["train", "--algo", "muzero"], "algo='muzero' is not a known algorithm"),
-    (["train", "--algo", "sac"], "has no 'sac' section, so it has no tuned sac"),
+    (["train", "--algo", "sac"], "sac needs continuous actions, CartPole-v1's are"),
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     # A Playground task without its prefix, or as a preset spells it.

@@ -1,0 +1,56 @@
+"""A preset without the algorithm's section, where the algorithm cannot act there."""
+
+import pytest
+
+from purejaxdrl import cli
+from purejaxdrl.training.presets import NoSectionError, presets_dir, read_preset
+
+SAC_PRESETS = (
+    "cartpole_balance, cheetah_run, hopper_hop, humanoid_walk, inverted_pendulum, "
+    "pendulum_swingup, walker_walk"
+)
+
+
+def test_sac_on_cartpoles_id_says_its_actions_are_discrete(capsys):
+    status = cli.main(["train", "--env.id", "CartPole-v1", "--algo", "sac"])
+    assert status == 2
+    path = presets_dir() / "cartpole.yaml"
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: error: Preset {str(path)!r} has no 'sac' section, nor "
+        "could one train its environment: sac needs continuous actions, "
+        "CartPole-v1's are discrete; pick --algo ppo or another of its (impala, "
+        "a2c, dqn, apex, pqn), or an --env with continuous actions and a sac "
+        f"section ({SAC_PRESETS}).\n"
+    )
+
+
+def test_a_users_file_whose_sections_tell_the_kind(tmp_path):
+    dqn_only = tmp_path / "mine.yaml"
+    dqn_only.write_text("env: {id: Acrobot-v1}\ndqn: {}\n")
+    with pytest.raises(NoSectionError) as error:
+        read_preset(str(dqn_only), "sac")
+    assert error.value.command_line == (
+        f"Preset {str(dqn_only)!r} has no 'sac' section, nor could one train its "
+        "environment: sac needs continuous actions, Acrobot-v1's are discrete; "
+        "pick --algo dqn, or an --env with continuous actions and a sac section "
+        f"({SAC_PRESETS})."
+    )
+
+
+def test_where_the_sections_do_not_tell_the_kind_it_says_how_to_add_one(tmp_path):
+    ppo_only = tmp_path / "mine.yaml"
+    ppo_only.write_text("env: {id: Acrobot-v1}\nppo: {}\n")
+    with pytest.raises(NoSectionError) as error:
+        read_preset(str(ppo_only), "sac")
+    assert error.value.command_line.startswith(
+        f"Preset {str(ppo_only)!r} has no 'sac' section, so it has no tuned sac "
+        "settings; to train sac on Acrobot-v1, add a section 'sac:'"
+    )
+
+
+def test_another_id_than_the_presets_gets_the_generic_refusal():
+    with pytest.raises(NoSectionError) as error:
+        read_preset("cartpole", "sac")
+    line = error.value.for_flags("cartpole", "Pendulum-v1")
+    assert "to train sac on Pendulum-v1, copy that file" in line
+    assert "discrete" not in line
