@@ -240,8 +240,10 @@ def check_renderable(env: Env, out: str | pathlib.Path) -> pathlib.Path:
         check_gl()
     else:
         raise ConfigError(
-            f"--render: no renderer for {type(base).__name__}; gymnax, brax and "
-            "MuJoCo Playground environments render."
+            f"--render: no renderer for {type(base).__name__} (a JAX Env of "
+            "your own has none); gymnax, brax, MuJoCo Playground and host "
+            "(envpool:, gymnasium:) environments render; evaluate this run "
+            "without --render."
         )
     return out
 

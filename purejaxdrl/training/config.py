@@ -57,7 +57,9 @@ class EnvConfig:
       options: keyword arguments for the environment, its library's own:
         gymnax's parameters (e.g. memory_length=30, max_steps_in_episode=200),
         brax's backend and episode_length, Playground's episode_length or a
-        field of the task's config (reward_config.scales.energy=0). They are
+        field of the task's config (reward_config.scales.energy=0); for your
+        own environment (a registered Env or Gymnasium class), its
+        constructor's keywords (e.g. length=6). They are
         `id`'s: overriding `id` without them resets them (a preset's options
         are for its own environment).
       normalize_observations: standardise observations with running statistics.
