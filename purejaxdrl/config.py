@@ -200,7 +200,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
                 _refuse_foreign_fields(config, key, value)
             changes[key] = apply_overrides(current, value, f"{path}.")
         else:
-            changes[key] = coerce(value, hints[key], path)
+            changes[key] = coerce(value, hints[key], path, current)
     if selection is not None:
         _refuse_unread_sections(config, changes, selection)
     changes.update(_reset_tied(config, changes))

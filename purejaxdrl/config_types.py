@@ -98,12 +98,13 @@ def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
     )
 
 
-def coerce(value: Any, hint: Any, path: str) -> Any:
+def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
     """Converts `value` (from YAML or the command line) to the field type `hint`.
 
     Types: bool, int, float (and `float | jax.Array`), str, `tuple[X, ...]`,
     `dict[...]`, `typing.Literal[...]` of those, and any of them `| None`
-    (or `typing.Optional[...]`).
+    (or `typing.Optional[...]`). `current`: the field's value now, the
+    refusal's example for an int field (else 4).
 
     Raises:
       ConfigError: naming the field, the value and an example of one it takes;
@@ -133,8 +134,11 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
             return False
         raise fail("a boolean", "true")
     if hint is int:
+        # The field's own value: a fixed 4 would be less than one update.
+        whole = type(current) is int and current > 0
+        example = str(current) if whole else "4"
         if isinstance(value, bool):
-            raise fail("an integer", "4")
+            raise fail("an integer", example)
         try:  # exact first: a float loses digits past 2**53
             return int(value) if isinstance(value, int) else int(str(value))
         except ValueError:
@@ -142,9 +146,9 @@ def coerce(value: Any, hint: Any, path: str) -> Any:
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise fail("an integer", "4") from None
+            raise fail("an integer", example) from None
         if not math.isfinite(number):  # nan, inf: int() of them raises
-            raise fail("an integer", "4")
+            raise fail("an integer", example)
         if not number.is_integer():
             raise fail("an integer", str(int(number) or 1))
         return int(number)
@@ -208,24 +212,6 @@ def yaml_value(value: Any, path: str) -> Any:
         f"{path}={value!r} is {_a(value)}, which a run's config.yaml cannot "
         "hold; pass a number, string, boolean, list or mapping of those."
     )
-
-
-SEED_LIMIT = 2**32  # seeds lie in [0, SEED_LIMIT): `check_seed`
-
-
-def check_seed(seed: Any) -> None:
-    """That `seed` is a key's seed: in [0, 2**32), where no two give one key.
-
-    JAX keeps a seed's low 32 bits, so 2**32 is seed 0's run again (and -1 is
-    2**32 - 1's); far larger ones overflow when the key is made.
-    """
-    if isinstance(seed, jax.core.Tracer) or getattr(seed, "ndim", 0) > 0:
-        return
-    if not 0 <= seed < SEED_LIMIT:
-        raise ConfigError(
-            f"seed={seed} must be in [0, 2**32) (JAX keeps a seed's low 32 "
-            "bits, so others repeat another seed's run); pass e.g. --seed 1."
-        )
 
 
 def convertible(hint: Any) -> bool:

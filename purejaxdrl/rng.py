@@ -8,16 +8,20 @@ per-key choice (`jax.random.key(seed, impl=...)`), not a change to JAX.
 
 Counters are domain-separated by the first input word: 0 for `split`, 1 for
 `fold_in`, 2 for `random_bits`. Threefry-2x32-20 is from Salmon et al. (2011),
-"Parallel random numbers: as easy as 1, 2, 3" (Random123).
+"Parallel random numbers: as easy as 1, 2, 3" (Random123). `check_seed` refuses
+a seed that would repeat another seed's keys.
 """
 
 import math
 from collections.abc import Hashable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.extend import random as jex_random
+
+from purejaxdrl.config_types import ConfigError
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _KEY_PARITY = np.uint32(0x1BD11BDA)
@@ -135,3 +139,21 @@ def make_key(seed: int, impl: str = "fused_threefry") -> jax.Array:
     if impl in ("threefry2x32", "rbg"):
         return jax.random.key(seed, impl=impl)
     raise ValueError(f"rng_impl={impl!r} is not one of {RNG_IMPLS}; pick one of them.")
+
+
+SEED_LIMIT = 2**32  # seeds lie in [0, SEED_LIMIT): `check_seed`
+
+
+def check_seed(seed: Any) -> None:
+    """That `seed` is a key's seed: in [0, 2**32), where no two give one key.
+
+    JAX keeps a seed's low 32 bits, so 2**32 is seed 0's run again (and -1 is
+    2**32 - 1's); far larger ones overflow when the key is made.
+    """
+    if isinstance(seed, jax.core.Tracer) or getattr(seed, "ndim", 0) > 0:
+        return
+    if not 0 <= seed < SEED_LIMIT:
+        raise ConfigError(
+            f"seed={seed} must be in [0, 2**32) (JAX keeps a seed's low 32 "
+            "bits, so others repeat another seed's run); pass e.g. --seed 1."
+        )

@@ -166,7 +166,7 @@ def _render(player: Any, state: Any, args: Any) -> None:
 def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
     from purejaxdrl.config import ConfigError
-    from purejaxdrl.config_types import check_seed
+    from purejaxdrl.rng import check_seed
     from purejaxdrl.training.restored import checkpoint_choice
 
     for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_types import SEED_LIMIT
+from purejaxdrl.rng import SEED_LIMIT
 from purejaxdrl.sweeps.fields import (
     SWEEP,
     Field,

@@ -21,12 +21,12 @@ from purejaxdrl.agents.registry import (
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import ConfigError, check, require_config, to_dict
-from purejaxdrl.config_types import check_seed, check_types
+from purejaxdrl.config_types import check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
 from purejaxdrl.networks.base import check_network
 from purejaxdrl.observe.evaluation import EvalConfig
-from purejaxdrl.rng import RNG_IMPLS
+from purejaxdrl.rng import RNG_IMPLS, check_seed
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint_config import CheckpointConfig

@@ -220,7 +220,8 @@ CASES = [
     ([*TRAIN, "--num-envs", "nan"], "num_envs='nan' is not an integer; pass e.g."),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.batch-size", "inf"],
-        "dqn.batch_size='inf' is not an integer; pass e.g. --dqn.batch-size 4.",
+        # The example is the field's value now (the preset's), not a fixed 4.
+        "dqn.batch_size='inf' is not an integer; pass e.g. --dqn.batch-size 128.",
     ),
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),

@@ -1,0 +1,38 @@
+"""Refusals a newcomer meets first: each names the value, the rule and a fix."""
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.config_types import coerce
+
+
+def _refusal(argv: list[str], capsys) -> str:
+    """`purejaxdrl ARGV`'s one stderr line; it exits with status 2."""
+    capsys.readouterr()
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    return err
+
+
+def test_an_int_fields_example_is_its_current_value(capsys):
+    # cartpole's ppo section trains 500,000 steps: the example, not a fixed 4
+    # (4 steps would be less than one update, the next refusal).
+    total = pjd.load_preset("cartpole").config.total_steps
+    assert total == 500_000
+    assert _refusal(["train", "--total-steps", "10k"], capsys) == (
+        "purejaxdrl: error: total_steps='10k' is not an integer; pass e.g. "
+        "--total-steps 500000.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "current, example", [(None, "4"), (0, "4"), (True, "4"), (256, "256")]
+)
+def test_without_a_positive_current_value_the_example_is_4(current, example):
+    with pytest.raises(pjd.ConfigError) as error:
+        coerce("abc", int, "num_envs", current)
+    assert str(error.value) == (
+        f"num_envs='abc' is not an integer; pass e.g. --num-envs {example}."
+    )
