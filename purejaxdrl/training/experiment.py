@@ -12,6 +12,7 @@ from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.record_checks import checked_agent
 from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.contract import check_on_devices, check_user_env
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
@@ -27,6 +28,7 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape, validate
+from purejaxdrl.training.presets import preset_names, presets_dir
 from purejaxdrl.training.run_rules import (
     check_env_multiple,
     check_requested,
@@ -84,7 +86,10 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
 
     """
     import_modules(config.env.imports)
-    env = envs.make(config.env.id, **config.env.options)
+    try:
+        env = envs.make(config.env.id, **config.env.options)
+    except envs.UnknownEnvironmentError as e:
+        raise _preset_as_id(config.env.id) or e from None
     if registered_by_user(config.env.id):
         # A key of the run's implementation, as the run's scan will carry.
         check_user_env(env, config.env.id, make_key(0, config.rng_impl))
@@ -96,6 +101,18 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     if config.env.normalize_observations:
         env = envs.NormalizeObservation(env)
     return env, env.default_params
+
+
+def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
+    """For `--env.id cartpole`: that a preset was named as an id; or None."""
+    if env_id not in preset_names():
+        return None
+    data = load_yaml((presets_dir() / f"{env_id}.yaml").read_text())
+    return envs.UnknownEnvironmentError(
+        f"Unknown environment {env_id!r}: {env_id} is a preset, not an "
+        f"environment id; pass --env {env_id} (pjd.load_preset({env_id!r}) in "
+        f"Python), or its environment's id: --env.id {data['env']['id']}."
+    )
 
 
 def make_networks(

@@ -102,3 +102,13 @@ def _refuse_run_config(path: pathlib.Path, data: dict[str, Any]) -> None:
         f"`purejaxdrl train --resume {run}`, or copy its env and fields into a "
         f"preset (env: {{id: ...}}, {data['algo']}: {{...}}) for --env."
     )
+
+
+def file_here(name: str) -> str:
+    """For `--env my4`, with my4.yaml in the working folder: the flag meant; or ""."""
+    for suffix in (".yaml", ".yml"):
+        if pathlib.Path(f"{name}{suffix}").is_file():
+            return (
+                f"{name}{suffix} is here: --env {name}{suffix} (a file with its suffix)"
+            )
+    return ""

@@ -12,6 +12,7 @@ from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.preset_choice import env_id_hint
 from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
     check_top_level,
+    file_here,
     preset_algorithms,
     preset_names,
     presets_dir,
@@ -144,10 +145,11 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             names = preset_names()
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
+            choose = f"choose one of {', '.join(names)}, or pass a path to a preset"
             raise ConfigError(
                 env_id_hint(name, algo)
-                or f"Unknown environment preset {name!r}: {hint}choose one of "
-                f"{', '.join(names)}, or pass a path to a preset .yaml file."
+                or f"Unknown environment preset {name!r}: "
+                f"{file_here(name) or hint + choose + ' .yaml file'}."
             )
     elif not path.is_file():
         raise ConfigError(

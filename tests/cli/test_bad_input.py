@@ -136,7 +136,8 @@ CASES = [
     (["train", "--env", "missing.yaml"], "does not exist"),
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     # A Playground task without its prefix, or as a preset spells it.
-    ([*TRAIN, "--env.id", "cheetah_run"], "Did you mean playground/CheetahRun?"),
+    ([*TRAIN, "--env.id", "CheetahRun"], "Did you mean playground/CheetahRun?"),
+    ([*TRAIN, "--env.id", "cheetah_run"], "cheetah_run is a preset, not an env"),
     ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
     # The user's modules that register environments (env.imports).
     (

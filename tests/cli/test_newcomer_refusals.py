@@ -36,3 +36,29 @@ def test_without_a_positive_current_value_the_example_is_4(current, example):
     assert str(error.value) == (
         f"num_envs='abc' is not an integer; pass e.g. --num-envs {example}."
     )
+
+
+def test_a_preset_file_in_the_working_folder_named_without_its_suffix(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "my4.yaml").write_text("env: {id: CartPole-v1}\nppo: {}\n")
+    monkeypatch.chdir(tmp_path)
+    assert _refusal(["train", "--env", "my4"], capsys) == (
+        "purejaxdrl: error: Unknown environment preset 'my4': my4.yaml is here: "
+        "--env my4.yaml (a file with its suffix).\n"
+    )
+    # Without the file: the presets, as before.
+    assert "choose one of acrobot, " in _refusal(["train", "--env", "my5"], capsys)
+
+
+def test_a_preset_passed_as_an_environment_id(capsys):
+    argv = ["train", "--env.id", "cartpole", "--devices", "1", "--no-files"]
+    assert _refusal(argv, capsys) == (
+        "purejaxdrl: error: Unknown environment 'cartpole': cartpole is a "
+        "preset, not an environment id; pass --env cartpole "
+        "(pjd.load_preset('cartpole') in Python), or its environment's id: "
+        "--env.id CartPole-v1.\n"
+    )
+    with pytest.raises(pjd.env.UnknownEnvironmentError):  # still that error
+        config = pjd.load_preset("cartpole").config
+        pjd.train(pjd.apply_overrides(config, {"env": {"id": "pong"}}))
