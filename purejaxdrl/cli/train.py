@@ -296,6 +296,7 @@ def summary(
             f"{episodes} episodes{cut}{when})"
         )
     flags = logger_flags(log_to)  # run as printed, a resume logs there still
+    after: list[str] = []  # lines below the block
     if result.stopped_by is not None:
         lines[0] = (
             f"stopped by {result.stopped_by} after update {result.updates:,} of "
@@ -319,9 +320,9 @@ def summary(
             f"nothing to train: {config.algo} on {config.env.id} was already "
             f"complete ({result.updates:,} of {config.num_updates:,} updates)"
         )
-        if result.run_dir is not None:
-            lines.append(
-                "  to train on, raise the budget: purejaxdrl train --resume "
+        if result.run_dir is not None:  # after the block, not lost inside it
+            after.append(
+                "to train on, raise the budget: purejaxdrl train --resume "
                 f"{result.run_dir}{flags} --total-steps N --override"
             )
     elif (target := target_line(config, preset, result)) is not None:
@@ -341,4 +342,4 @@ def summary(
         )
     if result.run_dir is not None:
         lines.append(f"  run directory      {result.run_dir}")
-    return "\n".join(lines)
+    return "\n".join(lines + after)

@@ -430,10 +430,12 @@ def test_a_complete_runs_budget_hint_keeps_the_session_s_loggers():
         env_steps=5120, compile_seconds=1.0, steps_per_second=math.nan, history=[],
     )  # fmt: skip
     text = summary(config, None, result, 2.0, ["tensorboard"])
-    assert (
-        "raise the budget: purejaxdrl train --resume runs/r --logger tensorboard "
-        "--total-steps N --override\n"
-    ) in text
+    # After the summary block (its last line the run directory), not inside it.
+    assert text.endswith(
+        "  run directory      runs/r\n"
+        "to train on, raise the budget: purejaxdrl train --resume runs/r --logger "
+        "tensorboard --total-steps N --override"
+    )
 
 
 def test_an_eval_return_chunks_old_says_when_it_was_measured():
