@@ -135,6 +135,19 @@ def test_api_mistakes_are_one_line_naming_the_method_and_its_rule(
     assert e.match(error) and e.match(rule) and e.match("observation_space Box")
 
 
+@pytest.mark.parametrize(
+    "mode", ["reset_obs_only", "shape", "reward_array", "four_values"]
+)
+def test_a_refused_reset_or_step_shows_no_passive_checker_warnings(mode):
+    # Gymnasium's checker warned 2-4 lines (raw ANSI escapes) before the line.
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ConfigError):
+            env = make_host_env(f"gymnasium:ApiProbe-{mode}-v0", 2, 0)
+            env.step(np.zeros(2, np.int32))
+    assert [str(w.message) for w in seen if "WARN" in str(w.message)] == []
+
+
 def test_a_reset_gymnasium_cannot_call_names_the_signature_it_calls():
     # It was the return-value rule ("check what reset returns"), after four
     # lines of Gymnasium's warnings about reset's signature in ANSI colours.

@@ -17,6 +17,7 @@ must show where.
 
 import contextlib
 import re
+import threading
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -91,6 +92,36 @@ def quiet_reset_signature() -> Iterator[None]:
             category=DeprecationWarning,
         )
         yield
+
+
+# `catch_warnings` swaps the process's warning state: one thread at a time.
+_HELD = threading.Lock()
+
+
+@contextlib.contextmanager
+def warnings_unless_refused() -> Iterator[None]:
+    """Warnings raised inside, shown after it; dropped where it ends in a ConfigError.
+
+    Gymnasium's passive checker warns (2-4 lines, in raw ANSI colours) about
+    a reset or step of the wrong shape before `api_errors`' one line says
+    what is wrong; for an environment that works, its warnings are worth
+    seeing. Scope: the pool's first reset and its first sync step only (the
+    checker's own calls), one thread at a time; another thread's warning in
+    that window is held with them.
+    """
+    shown: list[warnings.WarningMessage] = []
+    try:
+        with _HELD, warnings.catch_warnings(record=True) as held:
+            try:
+                yield
+            except ConfigError:
+                held.clear()  # the one line says it all
+                raise
+            finally:
+                shown = list(held)
+    finally:  # after catch_warnings has put the process's display back
+        for w in shown:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file)
 
 
 def raised_by_gymnasium(error: BaseException) -> bool:

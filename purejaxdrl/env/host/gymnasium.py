@@ -20,7 +20,6 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 
 import contextlib
 import functools
-import inspect
 import signal
 import threading
 from collections.abc import Iterator
@@ -29,8 +28,12 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import Box, Discrete, check_option_types, keyword_defaults
-from purejaxdrl.env.host.api_check import api_errors, quiet_reset_signature
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.host.api_check import (
+    api_errors,
+    quiet_reset_signature,
+    warnings_unless_refused,
+)
 from purejaxdrl.env.host.base import (
     BoundaryTracker,
     HostEnv,
@@ -43,6 +46,7 @@ from purejaxdrl.env.host.base import (
     space_spec,
 )
 from purejaxdrl.env.host.envpool import env_seeds
+from purejaxdrl.env.host.gymnasium_options import typed_options
 from purejaxdrl.env.imports import import_modules
 
 # Seconds an async pool's workers get to finish a step and close.
@@ -99,7 +103,7 @@ class GymnasiumEnv(HostEnv):
                 "this process) or 'async' (subprocesses), which it makes reset "
                 "on the step after an episode ends; pass one of those."
             )
-        options = _typed_options(gym, env_id, gym.spec(name), options)
+        options = typed_options(gym, env_id, gym.spec(name), options)
         vec = _make_vec(gym, env_id, num_envs, vectorization_mode, options)
         self.vec, self.flat = flattened(vec, f"gymnasium:{env_id}")
         self.num_envs = self.batch_size = num_envs
@@ -110,6 +114,7 @@ class GymnasiumEnv(HostEnv):
         # In subprocesses (async), an environment's own error reaches here as
         # Gymnasium's re-raise: only the sync pool's say which side broke.
         self.sync = vectorization_mode == "sync"
+        self.unchecked = self.sync  # async: the checker warns in the workers
         # Whether the environment reports legal actions shows in its reset's
         # info, as does whether it logs metrics of its own, and their names;
         # the first `reset` returns this one (a second would reach the
@@ -159,8 +164,11 @@ class GymnasiumEnv(HostEnv):
 
     def recv(self) -> HostStep:
         action, self.pending = self.pending, None
-        with self._api("step"):
+        # The first step is Gymnasium's checked one (its passive checker's).
+        held = warnings_unless_refused() if self.unchecked else contextlib.nullcontext()
+        with held, self._api("step"):
             obs, reward, terminated, truncated, info = self.vec.step(action)
+        self.unchecked = False
         obs = self._observe(obs, info)
         terminated = np.asarray(terminated, bool)
         truncated = np.asarray(truncated, bool) & ~terminated
@@ -179,7 +187,7 @@ class GymnasiumEnv(HostEnv):
     def _reset_or_close(self) -> tuple[Any, dict[str, Any]]:
         """The pool's first reset; a broken API's error closes the pool first."""
         try:
-            with quiet_reset_signature(), self._api("reset"):
+            with warnings_unless_refused(), quiet_reset_signature(), self._api("reset"):
                 return self.vec.reset(seed=self.seeds)
         except ConfigError:
             self.vec.close()
@@ -347,50 +355,3 @@ def _masked_spec(
 def _legal(obs: Any, *, num: int) -> Any:
     # The flags are the observation's last `num` entries (`with_mask`).
     return obs[..., -num:] > 0.5
-
-
-def _typed_options(
-    gym: Any, env_id: str, spec: Any, options: dict[str, Any]
-) -> dict[str, Any]:
-    """`options` checked against the defaults of `env_id` (`spec`) and its time limit.
-
-    Gymnasium passes them on unchecked: `sutton_barto_reward=maybe` trained
-    with a truthy string, `max_episode_steps=2.5` failed in a traceback.
-    Environments write float parameters with integer defaults
-    (MountainCar's `goal_velocity=0`), so an integer default is checked only
-    where the parameter is annotated `int`; booleans and floats always.
-
-    Raises:
-      ConfigError: an option whose value is not of its default's kind (as
-        `check_option_types`), or a time limit below 1.
-
-    """
-    defaults, annotations = dict(spec.kwargs), {}
-    try:
-        creator = spec.entry_point
-        if isinstance(creator, str):
-            creator = gym.envs.registration.load_env_creator(creator)
-        defaults = keyword_defaults(creator) | defaults
-        parameters = inspect.signature(creator).parameters.values()
-        annotations = {p.name: p.annotation for p in parameters}
-    except Exception:  # `make_vec` below says why it cannot load
-        pass
-    defaults = {
-        name: value
-        for name, value in defaults.items()
-        if not isinstance(value, int | np.integer)
-        or isinstance(value, bool)
-        or annotations.get(name) in (int, "int")
-    }
-    if spec.max_episode_steps is not None:
-        defaults["max_episode_steps"] = spec.max_episode_steps
-    # Python's ints to the end: no int32 range (device envs and EnvPool's have).
-    options = check_option_types(f"gymnasium:{env_id}", options, defaults, int32=False)
-    steps = options.get("max_episode_steps")
-    if isinstance(steps, int | float) and steps < 1:
-        shown = defaults.get("max_episode_steps", 1000)
-        raise ConfigError(
-            f"env.options max_episode_steps={steps!r} must be >= 1 (the time "
-            f"limit, in steps); pass e.g. --env.option max_episode_steps={shown}."
-        )
-    return options

@@ -1,0 +1,56 @@
+"""A Gymnasium environment's `env.options`, checked before `gymnasium.make_vec`."""
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import check_option_types, keyword_defaults
+
+
+def typed_options(
+    gym: Any, env_id: str, spec: Any, options: dict[str, Any]
+) -> dict[str, Any]:
+    """`options` checked against the defaults of `env_id` (`spec`) and its time limit.
+
+    Gymnasium passes them on unchecked: `sutton_barto_reward=maybe` trained
+    with a truthy string, `max_episode_steps=2.5` failed in a traceback.
+    Environments write float parameters with integer defaults
+    (MountainCar's `goal_velocity=0`), so an integer default is checked only
+    where the parameter is annotated `int`; booleans and floats always.
+
+    Raises:
+      ConfigError: an option whose value is not of its default's kind (as
+        `check_option_types`), or a time limit below 1.
+
+    """
+    defaults, annotations = dict(spec.kwargs), {}
+    try:
+        creator = spec.entry_point
+        if isinstance(creator, str):
+            creator = gym.envs.registration.load_env_creator(creator)
+        defaults = keyword_defaults(creator) | defaults
+        parameters = inspect.signature(creator).parameters.values()
+        annotations = {p.name: p.annotation for p in parameters}
+    except Exception:  # `make_vec` below says why it cannot load
+        pass
+    defaults = {
+        name: value
+        for name, value in defaults.items()
+        if not isinstance(value, int | np.integer)
+        or isinstance(value, bool)
+        or annotations.get(name) in (int, "int")
+    }
+    if spec.max_episode_steps is not None:
+        defaults["max_episode_steps"] = spec.max_episode_steps
+    # Python's ints to the end: no int32 range (device envs and EnvPool's have).
+    options = check_option_types(f"gymnasium:{env_id}", options, defaults, int32=False)
+    steps = options.get("max_episode_steps")
+    if isinstance(steps, int | float) and steps < 1:
+        shown = defaults.get("max_episode_steps", 1000)
+        raise ConfigError(
+            f"env.options max_episode_steps={steps!r} must be >= 1 (the time "
+            f"limit, in steps); pass e.g. --env.option max_episode_steps={shown}."
+        )
+    return options
