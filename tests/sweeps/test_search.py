@@ -84,6 +84,21 @@ def test_sampled_field_refusals(name, spec, message):
             "--explore entropy_cost: HIGH inf is not finite, and a range needs "
             "finite ends; e.g. entropy_cost=uniform:0.001:0.1.",
         ),
+        # A bool is no number, though Python counts it one (True == 1).
+        (
+            "learning_rate",
+            ("uniform", True, 2.0),
+            "--explore learning_rate: LOW True is a bool, not a number; pass "
+            "numbers, e.g. {'learning_rate': ('uniform', 2.5e-5, 0.0025)}.",
+        ),
+        # Reversed, but swapped it starts at 0, which loguniform refuses; the
+        # base's value is 0 too, so the example is the fixed 1e-5 to 1e-3.
+        (
+            "reward_clip",
+            ("loguniform", 0.01, 0.0),
+            "--explore reward_clip: range [0.01, 0.0] is empty (LOW must be < "
+            "HIGH); e.g. reward_clip=loguniform:1e-5:0.001.",
+        ),
     ],
 )
 def test_range_refusals_name_the_value_the_rule_and_a_range_taken(name, spec, message):
@@ -100,6 +115,16 @@ def test_range_refusals_name_the_value_the_rule_and_a_range_taken(name, spec, me
         kind, low, high = example.partition("=")[2].split(":")
         suggested = (kind, float(low), float(high))
     assert sampled_field(BASE, name, suggested, [], _PBT_WORDING).dynamic
+
+
+def test_an_example_range_is_half_to_whole_before_whole_to_double():
+    import dataclasses
+
+    # gamma 0.4: a tenth to ten times (0.04 to 4) leaves [0, 1]; half to
+    # whole (0.2 to 0.4) comes before whole to double (0.4 to 0.8).
+    base = dataclasses.replace(BASE, ppo=dataclasses.replace(BASE.ppo, gamma=0.4))
+    with pytest.raises(ConfigError, match=r"e\.g\. gamma=uniform:0\.2:0\.4\.$"):
+        sampled_field(base, "gamma", ("uniform", 0.5, 0.5), [])
 
 
 def test_numbers_are_written_as_on_the_command_line():
