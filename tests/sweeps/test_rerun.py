@@ -106,3 +106,37 @@ def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monke
     assert f"The best setting's best run: run {run} (setting {setting}, seed " in text
     assert f"Train it alone: `{best['command']}`, or in Python: " in text
     assert f"sweep: train it alone with: {best['command']}" in said  # and says it
+
+
+def test_other_algorithms_sections_give_no_flags():
+    import dataclasses
+
+    # A ppo run never reads its dqn section (a base from a user's copy of
+    # cartpole.yaml may hold another one), so a change there is no flag.
+    dqn = dataclasses.replace(CARTPOLE.dqn, learning_rate=0.01)
+    config = dataclasses.replace(CARTPOLE, seed=2, dqn=dqn)
+    config = pjd.apply_overrides(config, {"ppo": {"gamma": 0.9}})
+    assert train_command(config) == (
+        "purejaxdrl train --env cartpole --algo ppo --seed 2 --ppo.gamma 0.9"
+    )
+
+
+def test_of_presets_with_the_environment_the_one_needing_fewest_flags_is_named(
+    monkeypatch,
+):
+    from types import SimpleNamespace
+
+    from purejaxdrl.sweeps import rerun
+
+    # Two presets of cartpole's environment: "far" differs from the run in
+    # two fields (gamma, learning rate), "near" in one (learning rate).
+    near = pjd.apply_overrides(CARTPOLE, {"ppo": {"gamma": 0.9}})
+    presets = {"far": CARTPOLE, "near": near}
+    monkeypatch.setattr(rerun, "presets_with", lambda algo: list(presets))
+    monkeypatch.setattr(
+        rerun, "load_preset", lambda name, algo: SimpleNamespace(config=presets[name])
+    )
+    config = pjd.apply_overrides(near, {"ppo": {"learning_rate": 1e-3}})
+    assert train_command(config) == (
+        "purejaxdrl train --env near --algo ppo --seed 0 --ppo.learning-rate 0.001"
+    )
