@@ -519,3 +519,24 @@ def test_critics_of_a_conv_torso_convolve_the_frames():
         assert shapes[f"q{i}_obs"]["_Conv_0"]["kernel"] == (3, 3, 2, 16)
         # 5x5x16 conv features and the 2 action dimensions.
         assert shapes[f"q{i}"]["Dense_0"]["kernel"] == (5 * 5 * 16 + 2, 4)
+
+
+def test_soft_target_scales_its_bootstrap_by_a_fractional_discount():
+    # An environment may discount by less than 1 without terminating (0.5
+    # here): y = r s + γ d soft(s'), so the bootstrap part y - r s at d = 0.5
+    # is half that at d = 1 (same next observations, actions and key).
+    obs = jax.random.normal(jax.random.key(0), (3, 3))
+    actor = NETS.init_actor(jax.random.key(1), obs)
+    target = NETS.init_critic(jax.random.key(2), obs, jnp.zeros((3, 2)))
+    reward, config = jnp.array([1.0, -2.0, 0.5]), SACConfig(gamma=0.9, reward_scale=2.0)
+
+    def bootstrap(discount):
+        item = Stored(obs, jnp.zeros((3, 2)), reward, jnp.full(3, discount), obs + 1)
+        y = sac.soft_q_target(
+            NETS, actor, target, item, jnp.float32(0.2), jax.random.key(3), config
+        )
+        return np.asarray(y - 2.0 * reward)
+
+    full = bootstrap(1.0)
+    assert np.all(np.abs(full) > 1e-3)  # a bootstrap that halving shows
+    np.testing.assert_allclose(bootstrap(0.5), 0.5 * full, rtol=1e-5, atol=1e-6)
