@@ -235,3 +235,29 @@ def test_a_preset_with_one_section_trains_its_algorithm_without_algo(tmp_path, c
     path.write_text("env: {id: Pendulum-v1}\nsac: {}\ndqn: {}\n")
     assert cli.main(["train", "--env", str(path), *QUIET]) == 2
     assert "has no 'ppo' section" in capsys.readouterr().err
+
+
+def test_no_starting_note_for_a_preset_without_the_algorithms_section():
+    from purejaxdrl.training.preset_choice import starting_note
+
+    # cartpole (where --env.id Acrobot-v1 --algo r2d2 starts) has no r2d2
+    # section: the command refuses it, and no summary names its settings.
+    assert starting_note("Acrobot-v1", "r2d2", "cartpole") is None
+    assert starting_note("Acrobot-v1", "dqn", "cartpole") is not None
+
+
+def test_command_start_gives_no_starting_note_where_env_names_the_preset():
+    import argparse
+
+    from purejaxdrl.cli.start import command_start
+
+    # --env cartpole --env.id Acrobot-v1: the user chose the settings, so the
+    # summary says nothing of a choice; --env.id alone: the note names it.
+    named = argparse.Namespace(algo=None, env="cartpole", **{"env.id": "Acrobot-v1"})
+    assert command_start(named) == ("cartpole", "ppo", None)
+    alone = argparse.Namespace(algo="ppo", env=None, **{"env.id": "Acrobot-v1"})
+    assert command_start(alone) == (
+        "acrobot",
+        "ppo",
+        "the acrobot preset's ppo settings (--env acrobot)",
+    )
