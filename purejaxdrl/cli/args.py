@@ -92,6 +92,7 @@ def preset_run(
     algo: str,
     parser: Callable[[Any, str, str], Parser],
     refuse: Callable[[argparse.Namespace], None] | None = None,
+    named: bool = True,
 ) -> tuple[Any, argparse.Namespace, Any]:
     """(preset, args, config): preset `env` for `algo`, changed by the flags.
 
@@ -99,7 +100,9 @@ def preset_run(
     given, raises UsageError for flags the command does not honour, before the
     config is built and validated. The run's config (preset and flags) is
     validated, not the preset alone, so flags may complete a preset; an
-    error the flags do not change is the file's, and names it.
+    error the flags do not change is the file's, and names it. `named`: the
+    user named the preset (`--env`), so its id-tied fields a changed id drops
+    are said (`_note_untied`).
     """
     from purejaxdrl.config import apply_overrides
 
@@ -110,7 +113,8 @@ def preset_run(
         refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
     config = _validated(apply_overrides(preset.config, overrides), preset, env)
-    _note_untied(preset.config.env, config.env)  # a note, as --quiet leaves them
+    if named:  # a preset the command chose: its summary says the id was replaced
+        _note_untied(preset.config.env, config.env)  # a note, as --quiet leaves them
     return preset, args, config
 
 

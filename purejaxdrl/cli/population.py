@@ -142,7 +142,8 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         return _resume(argv, command)
     parser = functools.partial(population_parser, command)
     env, algo, started = command_start(known)
-    preset, args, base = preset_run(argv, env, algo, parser, refuse_not_honoured)
+    named = known.env is not None
+    preset, args, base = preset_run(argv, env, algo, parser, refuse_not_honoured, named)
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.
         raise UsageError(

@@ -122,9 +122,11 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
     return args, config, changes
 
 
-def _fresh(argv: Sequence[str], env: str, algo: str) -> tuple[Any, Any, Any]:
-    """(args, config, preset) of a new run of preset `env` with `algo`."""
-    preset, args, config = preset_run(argv, env, algo, parser)
+def _fresh(
+    argv: Sequence[str], env: str, algo: str, named: bool
+) -> tuple[Any, Any, Any]:
+    """(args, config, preset) of a new run of preset `env` (`named`: by --env)."""
+    preset, args, config = preset_run(argv, env, algo, parser, named=named)
     if args.override:
         raise UsageError("--override only goes with --resume RUN_DIR.")
     if args.logger and args.no_files:
@@ -173,7 +175,7 @@ def _train(argv: Sequence[str]) -> int:
         started = None
     else:
         env, algo, started = command_start(known)
-        args, config, preset = _fresh(argv, env, algo)
+        args, config, preset = _fresh(argv, env, algo, known.env is not None)
         changes = []
     use_compile_cache(args)
     import jax

@@ -12,7 +12,7 @@ SAC_PRESETS = (
 
 
 def test_sac_on_cartpoles_id_says_its_actions_are_discrete(capsys):
-    status = cli.main(["train", "--env.id", "CartPole-v1", "--algo", "sac"])
+    status = cli.main(["train", "--algo", "sac"])
     assert status == 2
     path = presets_dir() / "cartpole.yaml"
     assert capsys.readouterr().err == (
@@ -22,6 +22,13 @@ def test_sac_on_cartpoles_id_says_its_actions_are_discrete(capsys):
         "a2c, dqn, apex, pqn), or an --env with continuous actions and a sac "
         f"section ({SAC_PRESETS}).\n"
     )
+    # With the id alone, a continuous-control preset is the closest start
+    # (`preset_choice`), and the first refusal is the one that matters.
+    status = cli.main(["train", "--env.id", "CartPole-v1", "--algo", "sac"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("purejaxdrl: error: SAC needs continuous actions, got ")
+    assert len(err.splitlines()) == 1
 
 
 def test_a_users_file_whose_sections_tell_the_kind(tmp_path):
