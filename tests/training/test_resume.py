@@ -5,6 +5,7 @@ one minibatch), checkpointing every chunk of 100 updates. A resumed run must
 end with the same parameters, bit for bit, as one that ran straight through.
 """
 
+import os
 import pathlib
 import re
 import signal
@@ -22,16 +23,20 @@ from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
 
+# --devices 1: the same programs in a process of its own (one CPU device) and
+# in pytest's (eight), which resumes in-process (a launch fewer each).
 # checkpoint.wait: every due save is written and training waits for them, so
 # a killed run has its checkpoints (a save would otherwise replace the one
 # still waiting, and this run trains its 20 chunks in about two saves' time).
 SMALL = [
     "--env", "cartpole", "--num-envs", "4", "--unroll-length", "8",
     "--total-steps", "64000", "--num-logs", "20", "--quiet",
-    "--checkpoint.wait", "true",
+    "--checkpoint.wait", "true", "--devices", "1",
 ]  # fmt: skip
 ALGO = {
-    "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1"],
+    # A network of one layer of 32: cheaper compiles.
+    "ppo": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches", "1",
+            "--network.hidden-sizes", "32"],
     "impala": ["--algo", "impala", "--impala.policy-lag", "2"],
     # A recurrent core: its state is in every actor and every trajectory.
     "ppo_gru": ["--algo", "ppo", "--ppo.num-epochs", "1", "--ppo.num-minibatches",
@@ -67,6 +72,19 @@ def _start(*args: str, cache: pathlib.Path, cwd: pathlib.Path) -> subprocess.Pop
     )
 
 
+def _main(capsys, *args: str) -> tuple[int, str, str]:
+    """`purejaxdrl ARGS` in this process: its exit status, stdout and stderr.
+
+    It finds the programs the processes compiled in the session's cache.
+    """
+    from purejaxdrl import cli
+
+    capsys.readouterr()
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _committed(run_root: pathlib.Path) -> list[int]:
     """Checkpoints whose manifest is written (fully saved)."""
     return sorted(
@@ -99,8 +117,9 @@ def _assert_same_params(a: pathlib.Path, b: pathlib.Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> pathlib.Path:
-    return tmp_path_factory.mktemp("xla")
+def cache() -> pathlib.Path:
+    """The session's compilation cache, shared with the in-process resumes."""
+    return pathlib.Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
 
 
 class _Straight(dict):
@@ -112,9 +131,11 @@ class _Straight(dict):
 
     def __missing__(self, algo: str) -> pathlib.Path:
         root = self.tmp_path_factory.mktemp(f"straight-{algo}")
-        result = _run("train", *SMALL, *ALGO[algo], "--run-dir", str(root),
-                      cache=self.cache, cwd=root)  # fmt: skip
-        assert result.returncode == 0, result.stderr
+        from purejaxdrl import cli
+
+        # In this process (a launch fewer), compiling into the session's cache,
+        # where the processes the tests start find its programs.
+        assert cli.main(["train", *SMALL, *ALGO[algo], "--run-dir", str(root)]) == 0
         self[algo] = root
         return root
 
@@ -159,7 +180,9 @@ def _damage(checkpoint: pathlib.Path) -> None:
                 f.write(b"\0garbage\0")
 
 
-def test_killed_damaged_sigtermed_and_diverged_run_resumes(straight, cache, tmp_path):
+def test_killed_damaged_sigtermed_and_diverged_run_resumes(
+    straight, cache, tmp_path, capsys, monkeypatch
+):
     """One run through SIGKILL, a corrupted newest checkpoint, SIGTERM, then NaN.
 
     Each interruption is one process of the same run (one sequence, not four
@@ -167,7 +190,9 @@ def test_killed_damaged_sigtermed_and_diverged_run_resumes(straight, cache, tmp_
     straight through, and each chunk in its metrics once; continued with an
     absurd learning rate, it must stop at the first non-finite chunk with one
     line, save nothing non-finite, and resume from its last good checkpoint.
+    The last three steps run in this process (three launches fewer).
     """
+    monkeypatch.chdir(tmp_path)
     root = tmp_path / "runs"
     proc = _start(
         "train", *SMALL, *ALGO["ppo"], "--run-dir", str(root), cache=cache, cwd=tmp_path
@@ -197,32 +222,31 @@ def test_killed_damaged_sigtermed_and_diverged_run_resumes(straight, cache, tmp_
     stopped_at = _committed(root)[-1]
     assert stopped_at < 2000
     # 3. The last resume runs to the end.
-    resumed = _run("train", "--resume", str(run_dir), cache=cache, cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed at update {stopped_at:,}" in resumed.stderr
+    code, _, err = _main(capsys, "train", "--resume", str(run_dir))
+    assert code == 0, err
+    assert f"resumed at update {stopped_at:,}" in err
     _assert_same_params(straight["ppo"], root)
     lines = (run_dir / "metrics.jsonl").read_text().splitlines()
     assert len(lines) == 20
     # 4. One chunk more with an absurd learning rate: the parameters overflow.
     more = ["--override", "--total-steps", "67200", "--num-logs", "21"]
-    bad = _run(
-        "train", "--resume", str(run_dir), *more, "--ppo.learning-rate", "1e38",
-        cache=cache, cwd=tmp_path,
-    )  # fmt: skip
-    assert bad.returncode == 1, bad.stderr
-    line = bad.stderr.strip().splitlines()[-1]
+    code, _, bad = _main(
+        capsys, "train", "--resume", str(run_dir), *more, "--ppo.learning-rate", "1e38"
+    )
+    assert code == 1, bad
+    line = bad.strip().splitlines()[-1]
     assert line.startswith("purejaxdrl: error: update 2,0"), line
     assert " is nan" in line or " is inf" in line
     assert "last good checkpoint is update 2,000" in line
-    assert "Traceback" not in bad.stderr
+    assert "Traceback" not in bad
     assert _committed(root)[-1] == 2000  # nothing non-finite was saved
     # 5. The last good checkpoint restores and trains on with a sane rate.
-    good = _run(
-        "train", "--resume", str(run_dir), "--override",
-        "--ppo.learning-rate", "2.5e-4", cache=cache, cwd=tmp_path,
+    code, _, good = _main(
+        capsys, "train", "--resume", str(run_dir), "--override",
+        "--ppo.learning-rate", "2.5e-4",
     )  # fmt: skip
-    assert good.returncode == 0, good.stderr
-    assert "resumed at update 2,000" in good.stderr
+    assert code == 0, good
+    assert "resumed at update 2,000" in good
     assert _committed(root)[-1] == 2100
     assert all(np.isfinite(x).all() for x in _params(root))
 
