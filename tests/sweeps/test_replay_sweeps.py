@@ -33,16 +33,24 @@ def _assert_members_match(result, runs, atol: float = 1e-6, devices: int = 1) ->
         assert alone.history[-1]["learner/grad_steps"] > 0
 
 
+SMALL_NET = {"hidden_sizes": (32,)}
+SMALL_DQN = {"min_replay": 512, "updates_per_step": 2, "dueling": False,
+             "batch_size": 32}  # fmt: skip
+
+
 def test_dqn_sweeps_match_their_runs_alone_and_split_replay_over_data_devices():
     # One test for both layouts: their two sweeps also give the memory check.
     # 16 envs x 4 steps per update; replay from 512 items: 12 updates of 2
-    # gradient steps each after the first 8.
+    # gradient steps each after the first 8. A small network (one layer of 32,
+    # no dueling head, batches of 32): fewer ops to compile for each of the six
+    # programs, the same check.
     config = _config(
         "cartpole",
         "dqn",
         20,
         devices=1,
-        dqn={"min_replay": 512, "updates_per_step": 2},
+        network=SMALL_NET,
+        dqn=SMALL_DQN,
     )
     one = sweep(config, grid={"learning_rate": [1e-3, 3e-4]}, seeds=[0, 3])
     assert one.programs_compiled == 1 and len(one.layouts) == 1
@@ -52,9 +60,7 @@ def test_dqn_sweeps_match_their_runs_alone_and_split_replay_over_data_devices():
     # as the run alone on 4 devices splits them (each device draws from its
     # own shard, so DQN's draws depend on the device count). 12 updates: two
     # chunks of 6, one compiled program per run.
-    config = _config(
-        "cartpole", "dqn", 12, dqn={"min_replay": 512, "updates_per_step": 2}
-    )
+    config = _config("cartpole", "dqn", 12, network=SMALL_NET, dqn=SMALL_DQN)
     split = sweep(config, grid={"learning_rate": [1e-3, 3e-4]})
     (layout,) = split.layouts
     assert (layout.sweep, layout.data) == (2, 4)
@@ -94,7 +100,11 @@ def test_apex_sweep_is_one_program_and_reports_each_setting():
 
 
 def test_impala_with_replay_sweeps_and_matches_alone():
-    config = _config("cartpole", "impala", 6, devices=1, impala={"replay_ratio": 0.5})
+    # A small network (one layer of 32): three cheaper compiles, the same check.
+    config = _config(
+        "cartpole", "impala", 6, devices=1, network=SMALL_NET,
+        impala={"replay_ratio": 0.5},
+    )  # fmt: skip
     result = sweep(config, grid={"learning_rate": [8e-3, 3e-3]}, seeds=[1])
     assert result.programs_compiled == 1
     for i in range(2):
