@@ -19,13 +19,15 @@ from tests.helpers import cli_command, env_of_this_process_devices
 pytestmark = pytest.mark.timeout(600)
 
 # DQN on CartPole: 2 settings x 2 seeds, 300 updates of 16 envs x 4 steps in 15
-# chunks, a replay of 2,048 transitions (overwritten ~9 times). Memory for two
+# chunks, a replay of 2,048 transitions (overwritten ~9 times), a network of
+# one layer of 32 without a dueling head (cheaper compiles). Memory for two
 # runs at a time: 2 batches of 2, one after the other.
 SWEEP = [
     "sweep", "--env", "cartpole", "--algo", "dqn", "--seeds", "2",
     "--grid", "learning_rate=1e-3,3e-4", "--total-steps", "19200",
     "--num-logs", "15", "--dqn.buffer-size", "2048", "--dqn.min-replay", "512",
-    "--dqn.updates-per-step", "1", "--devices", "1", "--device-memory", "400kB",
+    "--dqn.updates-per-step", "1", "--network.hidden-sizes", "32",
+    "--dqn.dueling", "false", "--devices", "1", "--device-memory", "400kB",
     "--quiet",
 ]  # fmt: skip
 
@@ -119,10 +121,12 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path, capsys)
     cache = pathlib.Path(os.environ["JAX_COMPILATION_CACHE_DIR"])
     root = tmp_path / "runs"
     # 400 updates of 4 envs x 32 steps in 40 chunks: the stop comes after the
-    # first chunk's checkpoint, with 39 chunks (each saved) still to go.
+    # first chunk's checkpoint, with 39 chunks (each saved) still to go. A
+    # network of one layer of 32: cheaper compiles.
     args = ["sweep", "--env", "cartpole", "--seeds", "2", "--num-envs", "4",
             "--unroll-length", "32", "--total-steps", "51200", "--num-logs",
-            "40", "--devices", "1", "--quiet", "--run-dir", str(root)]  # fmt: skip
+            "40", "--network.hidden-sizes", "32", "--devices", "1", "--quiet",
+            "--run-dir", str(root)]  # fmt: skip
     proc = subprocess.Popen(
         cli_command(*args, cache=cache),
         stdout=subprocess.PIPE,
