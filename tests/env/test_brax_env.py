@@ -73,7 +73,8 @@ def test_brax_adapter_jit_vmap_and_identical_structures(name):
     (act_dim,) = env.action_spec(params).shape
     actions = jnp.zeros((n, act_dim))
 
-    @jax.jit  # one program for both: brax programs take long to compile
+    # Traced as jit traces it, compiled never (brax programs take long to
+    # compile): the structures, shapes and dtypes are the trace's.
     def reset_and_step(keys):
         state, ts0 = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
         state1, ts1 = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
@@ -81,7 +82,7 @@ def test_brax_adapter_jit_vmap_and_identical_structures(name):
         )
         return state, ts0, state1, ts1
 
-    state, ts0, state1, ts1 = reset_and_step(keys)
+    state, ts0, state1, ts1 = jax.eval_shape(reset_and_step, keys)
     assert _structure(ts0) == _structure(ts1)
     assert jax.tree.structure(state) == jax.tree.structure(state1)
     assert ts1.reward.dtype == jnp.float32 and ts1.truncated.dtype == jnp.bool_
