@@ -38,6 +38,7 @@ LAYERS = (
         "rng",
         "scans",
         "_platform",
+        "frames",
     ),
 )
 

@@ -18,16 +18,15 @@ import contextlib
 import difflib
 import importlib
 import os
-import pathlib
 import re
 import sys
-import sysconfig
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from purejaxdrl.cli.args import EXIT_USAGE, UsageError
+from purejaxdrl.frames import owner
 
 # Sub-command -> (module, function); modules load when their command runs.
 COMMANDS = {
@@ -179,33 +178,13 @@ def raised_here(error: BaseException) -> bool:
     """
     if _UNPACKING.match(str(error)):
         return False
-    package = pathlib.Path(__file__).resolve().parents[1]
-    stdlib = {
-        pathlib.Path(sysconfig.get_paths()[k]).resolve()
-        for k in ("stdlib", "platstdlib")
-    }
-    installed = {
-        pathlib.Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")
-    }
-    frames = []
+    owners = []
     tb = error.__traceback__
     while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        # Only files: not `<frozen ...>` or `<string>` (Python's), nor a
-        # compiled extension's relative `numpy/random/_generator.pyx`.
-        if os.path.isabs(name):
-            frames.append(pathlib.Path(name).resolve())
+        owners.append(owner(tb.tb_frame.f_code.co_filename))
         tb = tb.tb_next
-    for path in reversed(frames):
-        if package in path.parents:
-            return True
-        # The standard library's folder holds site-packages: a library's
-        # frame is in site-packages, Python's own elsewhere in the stdlib.
-        if installed.intersection(path.parents) or not stdlib.intersection(
-            path.parents
-        ):
-            return False  # a library's, or the user's own code
-    return False
+    # Python's own frames (a `contextlib` wrapper, say) are passed over.
+    return next((o for o in reversed(owners) if o != "python"), None) == "purejaxdrl"
 
 
 def fail(message: str) -> int:

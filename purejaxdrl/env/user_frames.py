@@ -2,17 +2,15 @@
 
 An error inside a user's environment, raised while JAX traces it, ends in a
 one-line refusal on the command line; these helpers find the line of the
-user's code to name in it (outside purejaxdrl, JAX and installed packages),
+user's code to name in it (purejaxdrl.frames tells whose a file is),
 and tell a call with the wrong number of arguments from an error inside.
 """
 
 import linecache
 import os
-import sysconfig
 import types
-from pathlib import Path
 
-import jax
+from purejaxdrl.frames import owner
 
 # The signatures purejaxdrl calls a user's methods with, by method name:
 # an `Env`'s (env/base.py) and a gymnax Environment's (gymnax_env.py).
@@ -22,24 +20,6 @@ SIGNATURES = {
     "reset_env": "reset_env(key, params)",
     "step_env": "step_env(key, state, action, params)",
 }
-
-
-def _not_users() -> tuple[str, ...]:
-    """Folders whose files are no user's own code."""
-    # This package (env/ is one of its folders) and JAX's.
-    roots = [Path(__file__).resolve().parents[1], Path(jax.__file__).parent]
-    roots += [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")]
-    return tuple(str(root.resolve()) + os.sep for root in roots)
-
-
-def _users(filename: str, not_users: tuple[str, ...]) -> bool:
-    if filename.startswith("<"):  # <frozen ...>, <string>
-        return False
-    path = str(Path(filename).resolve())
-    parts = Path(path).parts
-    if "site-packages" in parts or "dist-packages" in parts:
-        return False
-    return not path.startswith(not_users)
 
 
 def user_frame(error: BaseException) -> str | None:
@@ -54,11 +34,11 @@ def user_frame(error: BaseException) -> str | None:
       `error.__traceback__` is the user's.
 
     """
-    not_users, found = _not_users(), None
+    found = None
     tb: types.TracebackType | None = error.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if _users(code.co_filename, not_users):
+        if owner(code.co_filename) == "user":
             found = (code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
     if found is None:

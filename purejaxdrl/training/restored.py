@@ -15,6 +15,7 @@ import jax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.frames import owner
 from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 from purejaxdrl.training.schedule import save_updates
@@ -235,9 +236,8 @@ def _callers_level() -> int:
     `export_policy`, `restore_run` and the CLI reach the warning through
     different depths; a fixed level would point inside the library for some.
     """
-    package = str(pathlib.Path(__file__).parents[1]) + "/"
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    while frame is not None and owner(frame.f_code.co_filename) == "purejaxdrl":
         frame, level = frame.f_back, level + 1
     return level
 
