@@ -5,6 +5,7 @@ preset_choice.py, which picks the preset a command starts from: a misplaced
 key or a run's config.yaml passed as a preset is refused here.
 """
 
+import copy
 import difflib
 import importlib.resources
 import pathlib
@@ -53,7 +54,28 @@ def preset_algorithms(name: str) -> list[str]:
 
 
 def read_yaml(path: pathlib.Path) -> dict[str, Any]:
-    """A preset file's mapping, or a ConfigError naming the file and the fault."""
+    """A preset file's mapping, or a ConfigError naming the file and the fault.
+
+    Each file is parsed once while it is unchanged: choosing a preset for
+    `--env.id X` reads every shipped preset, and YAML parsing is slow enough
+    (141 parses took a second) for a newcomer to wait on. A copy is returned,
+    so a caller may change it.
+    """
+    stat = path.stat() if path.is_file() else None
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size) if stat else None
+    if key not in _PARSED:
+        data = _parse(path)
+        if key is None:
+            return data
+        _PARSED[key] = data
+    return copy.deepcopy(_PARSED[key])
+
+
+# Parsed preset files by (resolved path, modification time, size).
+_PARSED: dict[tuple[str, int, int], dict[str, Any]] = {}
+
+
+def _parse(path: pathlib.Path) -> dict[str, Any]:
     try:
         # Exponent notation (`1e3`) is a float, as on the command line:
         # `env.options` values are not converted by a field's type.

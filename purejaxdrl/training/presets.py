@@ -5,10 +5,14 @@ import difflib
 import pathlib
 from typing import Any
 
-from purejaxdrl.agents.registry import action_refusal, algorithm, registered_by_user
+from purejaxdrl.agents.registry import algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
+from purejaxdrl.training.no_section import (  # noqa: F401 (public here too)
+    NoSectionError,
+    no_section,
+)
 from purejaxdrl.training.preset_choice import env_id_hint
 from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
     check_top_level,
@@ -54,45 +58,6 @@ class Preset:
     tuned: bool = True
     target_measured: bool = True
     section: str = ""
-
-
-class NoSectionError(ConfigError):
-    """A preset has no section for the algorithm asked for.
-
-    `untuned` is the preset's environment with the algorithm's library
-    defaults: not a tuned run, but what `--algo NAME --help` shows.
-    """
-
-    def __init__(
-        self, message: str, untuned: TrainConfig, python: str = "", generic: str = ""
-    ):
-        super().__init__(f"{message} {python}".strip())
-        self.untuned = untuned
-        self.command_line = message  # without the advice for Python
-        # Without what the preset's id tells (its actions): for another id.
-        self.generic = generic or message
-
-    def for_flags(self, env: str | None, env_id: str | None) -> str:
-        """`command_line` for a command's `--env` and `--env.id` (None: not given).
-
-        The id trained is the flag's, not the preset's; and without `--env`
-        the user never named the preset refused (`starting_preset`'s cartpole).
-        """
-        own = self.untuned.env.id
-        if env_id is None or (env is not None and env_id == own):
-            return self.command_line
-        algo, others = self.untuned.algo, ", ".join(presets_with(self.untuned.algo))
-        if env is not None:
-            return self.generic.replace(f" on {own}, ", f" on {env_id}, ", 1)
-        return (
-            f"no shipped preset trains {algo} on {env_id} or an environment like "
-            f"it (--env.id), and "
-            f"cartpole's, where a command without --env starts, has no '{algo}' "
-            f"section; to train {algo} on {env_id} with its untuned defaults, "
-            f"write a my.yaml holding 'env: {{id: {env_id}}}' and '{algo}: {{}}' "
-            f"and pass --env my.yaml; or pick another --algo, or an --env with "
-            f"one ({others or 'none yet'})."
-        )
 
 
 def load_preset(name: str, algo: str = "ppo") -> Preset:
@@ -183,7 +148,7 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
             "{num_envs: 4, ...}."
         )
     if not isinstance(section, dict):
-        raise _no_section(path, algo, config, data)
+        raise no_section(path, algo, config, data)
     target = check_target(path, algo, section.get("target"))
     of = target.get("of", "training")
     try:  # a value the section cannot take (num_epochs: abc), as validate's
@@ -203,46 +168,6 @@ def read_preset(name: str, algo: str = "ppo") -> Preset:
         tuned=tuned,
         target_measured=target.get("measured", True),
         section=read,
-    )
-
-
-def _no_section(
-    path: pathlib.Path, algo: str, config: TrainConfig, data: dict[str, Any]
-) -> NoSectionError:
-    """The refusal of built-in `algo` on preset `path`, which has no section for it.
-
-    `config` is the preset's environment with `algo`'s defaults; `data` the
-    file. Where `algo` cannot act in that environment's actions (sac on a
-    discrete id), the refusal says so, not how to add a section.
-    """
-    others = ", ".join(presets_with(algo)) or "none yet"
-    add = f"section '{algo}:' ('{algo}: {{}}' takes {algo}'s untuned defaults)"
-    # A shipped file is the installed package's: the user edits a copy.
-    if path.resolve().parent == presets_dir().resolve():
-        add = f"copy that file to a .yaml of your own, add a {add} and pass it"
-        add += " as --env my.yaml"
-    else:
-        add = f"add a {add} to it"
-    generic = (
-        f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
-        f"{algo} settings; to train {algo} on {config.env.id}, {add}; or "
-        f"pick another --algo, or an --env with one ({others})."
-    )
-    acts = action_refusal(algo, data, config.env.id)
-    if acts is None:
-        return NoSectionError(
-            generic,
-            untuned=config,
-            python=f"From Python: pass another algo= or preset, or take {algo}'s "
-            "untuned defaults on this environment: except "
-            "pjd.training.presets.NoSectionError as e: config = e.untuned.",
-        )
-    return NoSectionError(
-        f"Preset {str(path)!r} has no '{algo}' section, nor could one train its "
-        f"environment: {acts} and a {algo} section ({others}).",
-        untuned=config,
-        python="From Python: pass another algo= or preset.",
-        generic=generic,
     )
 
 

@@ -36,7 +36,7 @@ def test_a_users_file_whose_sections_tell_the_kind(tmp_path):
     dqn_only.write_text("env: {id: Acrobot-v1}\ndqn: {}\n")
     with pytest.raises(NoSectionError) as error:
         read_preset(str(dqn_only), "sac")
-    assert error.value.command_line == (
+    assert error.value.for_flags(None, None) == (
         f"Preset {str(dqn_only)!r} has no 'sac' section, nor could one train its "
         "environment: sac needs continuous actions, Acrobot-v1's are discrete; "
         "pick --algo dqn, or an --env with continuous actions and a sac section "
@@ -49,7 +49,7 @@ def test_where_the_sections_do_not_tell_the_kind_it_says_how_to_add_one(tmp_path
     ppo_only.write_text("env: {id: Acrobot-v1}\nppo: {}\n")
     with pytest.raises(NoSectionError) as error:
         read_preset(str(ppo_only), "sac")
-    assert error.value.command_line.startswith(
+    assert error.value.for_flags(None, None).startswith(
         f"Preset {str(ppo_only)!r} has no 'sac' section, so it has no tuned sac "
         "settings; to train sac on Acrobot-v1, add a section 'sac:'"
     )

@@ -282,7 +282,7 @@ def test_the_missing_sections_fix_trains_the_untuned_defaults(tmp_path):
     # A file of the user's own is not copied: the section goes into it.
     with pytest.raises(NoSectionError) as own:
         pjd.load_preset(str(copy), algo="dqn")
-    assert "copy" not in own.value.command_line
+    assert "copy" not in own.value.for_flags(None, None)
     assert "add a section 'dqn:' ('dqn: {}' takes dqn's untuned defaults) to it" in (
-        own.value.command_line
+        own.value.for_flags(None, None)
     )
