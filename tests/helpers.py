@@ -188,3 +188,19 @@ def randomised(params: Any, key: jax.Array) -> Any:
         0.7 * jax.random.normal(k, x.shape) for k, x in zip(keys, leaves, strict=True)
     ]
     return jax.tree.unflatten(tree, drawn)
+
+
+def bare_result(**fields: Any) -> pjd.TrainResult:
+    """A TrainResult of no training: zeros and empties but for `fields`."""
+    blank = dict(
+        state=None,
+        mean_return=0.0,
+        env_steps=0,
+        compile_seconds=0.0,
+        train_seconds=0.0,
+        steps_per_second=0.0,
+        num_devices=1,
+        history=[],
+        run_dir=None,
+    )
+    return pjd.TrainResult(**{**blank, **fields})

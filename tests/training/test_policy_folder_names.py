@@ -9,6 +9,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.result import TrainResult
+from tests.helpers import bare_result
 
 train = sys.modules["purejaxdrl.training.train"]  # the module (`train` is its function)
 
@@ -23,18 +24,7 @@ def _result(exported: list, monkeypatch) -> TrainResult:
         obs_spec=None, action_spec=None, runner=SimpleNamespace(steps_per_update=1)
     )
     state = SimpleNamespace(agent=SimpleNamespace(params=None))
-    return TrainResult(
-        state=None,
-        mean_return=0.0,
-        env_steps=0,
-        compile_seconds=0.0,
-        train_seconds=0.0,
-        steps_per_second=0.0,
-        num_devices=1,
-        history=[],
-        run_dir=None,
-        export=train._exporter(run, exp, state, 0),
-    )
+    return bare_result(export=train._exporter(run, exp, state, 0))
 
 
 def test_train_result_policy_names_its_parameter_not_the_flag(tmp_path, monkeypatch):

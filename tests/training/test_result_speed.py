@@ -3,19 +3,12 @@
 import math
 
 from purejaxdrl.training.result import TrainResult
+from tests.helpers import bare_result
 
 
 def _result(steps_per_second: float, history: list) -> TrainResult:
-    return TrainResult(
-        state=None,
-        mean_return=0.0,
-        env_steps=0,
-        compile_seconds=0.0,
-        train_seconds=0.0,
-        steps_per_second=steps_per_second,
-        num_devices=2,
-        history=history,
-        run_dir=None,
+    return bare_result(
+        steps_per_second=steps_per_second, num_devices=2, history=history
     )
 
 
