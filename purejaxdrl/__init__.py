@@ -38,8 +38,8 @@ from purejaxdrl.observe.evaluation import EvalConfig  # noqa: E402
 from purejaxdrl.runners.placement import HostConfig  # noqa: E402
 from purejaxdrl.setup_warnings import SetupWarning  # noqa: E402
 from purejaxdrl.sweeps.batch import SweepStopped  # noqa: E402
-from purejaxdrl.sweeps.lineage import PBTResult, load_pbt  # noqa: E402
-from purejaxdrl.sweeps.population import pbt, resume_pbt  # noqa: E402
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, load_pbt  # noqa: E402
+from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
 from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint_config import CheckpointConfig  # noqa: E402

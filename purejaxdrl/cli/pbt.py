@@ -101,12 +101,12 @@ def _add_population_flags(parser: Parser) -> None:
 def _plan(args: Any, base: Any) -> dict[str, Any]:
     """PBT's keyword arguments from its flags, checked with the members' configs."""
     from purejaxdrl.config import ConfigError
-    from purejaxdrl.sweeps.pbt_inputs import (
+    from purejaxdrl.sweeps.pbt.inputs import (
         check_keep_buffer,
         check_pbt_config,
         member_configs,
     )
-    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.sweeps.pbt.operators import PBTConfig
     from purejaxdrl.sweeps.spec import parse_sample_arg
 
     explore = {}
@@ -185,7 +185,7 @@ PBT = PopulationCommand(
     "it (default: the preset's target)",
     memory_help="memory per device it may use, e.g. 2GB (default: an estimate)",
     plan=_plan,
-    module="purejaxdrl.sweeps.population",
+    module="purejaxdrl.sweeps.pbt.population",
     train="pbt",
     resume="resume_pbt",
     summary=_print_summary,

@@ -8,21 +8,20 @@ and chunk programs), `program` (`sweep()`: trains the plan group by group,
 batch by batch), `messages` (what it reports), `result` (per-run records,
 per-setting summary), `report` and `run_files` (the sweep directory's files),
 `best_policy` (a run's policy, `export_run`), `rerun` (how to train a run
-alone: `sweep.yaml`'s `best_run`); population-based training on
-the same batches: `pbt_operators` (its jitted rank / exploit / explore),
-`pbt_inputs` (its settings and members, checked), `population` (`pbt()`:
-ready steps between chunks), `lineage` (PBTResult, `load_pbt`),
-`pbt_files` (a PBT directory's files). Builds on `training` (configs, experiments, the
-chunk schedule) and `observe`; never imports `cli`.
+alone: `sweep.yaml`'s `best_run`). Population-based training on the same
+batches is the subpackage `pbt`; its records are re-exported here (`pbt()`
+itself is the top level's, `purejaxdrl.pbt`: here `pbt` names the
+subpackage). Builds on `training` (configs, experiments, the chunk schedule)
+and `observe`; never imports `cli`.
 """
 
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.layout import Layout
-from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, load_pbt
-from purejaxdrl.sweeps.pbt_files import export_member
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.population import pbt, resume_pbt
+from purejaxdrl.sweeps.pbt.files import export_member
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, ReadyStep, load_pbt
+from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt.population import resume_pbt
 from purejaxdrl.sweeps.program import resume_sweep, sweep
 from purejaxdrl.sweeps.report import SweepResult, load_sweep
 from purejaxdrl.sweeps.spec import SweepPlan
@@ -41,7 +40,6 @@ __all__ = [
     "export_run",
     "load_pbt",
     "load_sweep",
-    "pbt",
     "resume_pbt",
     "resume_sweep",
     "sweep",

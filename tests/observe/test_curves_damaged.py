@@ -13,8 +13,8 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.sweeps.lineage import load_pbt
-from purejaxdrl.sweeps.population import pbt
+from purejaxdrl.sweeps.pbt.lineage import load_pbt
+from purejaxdrl.sweeps.pbt.population import pbt
 from purejaxdrl.sweeps.program import sweep
 from purejaxdrl.sweeps.report import load_sweep
 

@@ -16,9 +16,9 @@ import pytest
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.observe import gif
 from purejaxdrl.observe.plots import RETURN, load_curves, plot_curves
-from purejaxdrl.sweeps.lineage import ReadyStep
-from purejaxdrl.sweeps.pbt_operators import ExploredField
-from purejaxdrl.sweeps.pbt_plot import plot_pbt
+from purejaxdrl.sweeps.pbt.lineage import ReadyStep
+from purejaxdrl.sweeps.pbt.operators import ExploredField
+from purejaxdrl.sweeps.pbt.plot import plot_pbt
 from tests.observe.test_plots import _run_dir
 from tests.sweeps.test_population import two_members
 

@@ -65,7 +65,7 @@ def test_static_key_ignores_dynamic_fields_and_the_seed():
 
 
 def test_pbt_names_its_own_flag_for_fields_it_cannot_explore():
-    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
 
     with pytest.raises(
         ConfigError,

@@ -10,7 +10,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.sweeps.compiled import make_programs, stack_hps
-from purejaxdrl.sweeps.pbt_operators import (
+from purejaxdrl.sweeps.pbt.operators import (
     ExploredField,
     PBTConfig,
     bottom_count,
@@ -312,8 +312,8 @@ def test_a_member_that_copies_a_healthy_one_is_no_longer_diverged():
     # Member 0 diverged at update 3 and copies member 3's learner at the
     # ready step of update 8: it goes on from a healthy state. Member 1
     # copies member 2, which diverged at 5: it has diverged since 5.
-    from purejaxdrl.sweeps.lineage import PBTResult
-    from purejaxdrl.sweeps.pbt_train import _record_ready
+    from purejaxdrl.sweeps.pbt.lineage import PBTResult
+    from purejaxdrl.sweeps.pbt.train import _record_ready
 
     result = PBTResult(
         base=pjd.TrainConfig(), fields=(), config=PBTConfig(), population=4,

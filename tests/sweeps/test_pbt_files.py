@@ -8,11 +8,11 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps import pbt_files
-from purejaxdrl.sweeps.lineage import PBTResult, load_pbt
-from purejaxdrl.sweeps.pbt_operators import PBTConfig
-from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
-from purejaxdrl.sweeps.population import pbt, resume_pbt
+from purejaxdrl.sweeps.pbt import files as pbt_files
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, load_pbt
+from purejaxdrl.sweeps.pbt.operators import PBTConfig
+from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt
+from purejaxdrl.sweeps.pbt.store import PBTCheckpoint
 
 pytestmark = pytest.mark.timeout(600)
 

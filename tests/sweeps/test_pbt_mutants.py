@@ -12,12 +12,17 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from purejaxdrl.sweeps import pbt_train
 from purejaxdrl.sweeps.batch import SweepStopped
-from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep, lineage_rows, read_lineage
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
-from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
-from purejaxdrl.sweeps.pbt_train import _accumulate, _record_ready
+from purejaxdrl.sweeps.pbt import train as pbt_train
+from purejaxdrl.sweeps.pbt.lineage import (
+    PBTResult,
+    ReadyStep,
+    lineage_rows,
+    read_lineage,
+)
+from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt.store import PBTCheckpoint
+from purejaxdrl.sweeps.pbt.train import _accumulate, _record_ready
 
 pytestmark = pytest.mark.timeout(120)
 

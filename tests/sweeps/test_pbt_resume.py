@@ -15,10 +15,10 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.rng import make_key
-from purejaxdrl.sweeps import pbt_train
-from purejaxdrl.sweeps.lineage import load_pbt
-from purejaxdrl.sweeps.pbt_train import _ready_program
-from purejaxdrl.sweeps.population import pbt, resume_pbt
+from purejaxdrl.sweeps.pbt import train as pbt_train
+from purejaxdrl.sweeps.pbt.lineage import load_pbt
+from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt
+from purejaxdrl.sweeps.pbt.train import _ready_program
 from tests.helpers import cli_command
 
 pytestmark = pytest.mark.timeout(600)
@@ -61,7 +61,7 @@ READY_CALLS: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
 
 def _spied_ready_program(*args, **kwargs):
-    """`pbt_train._ready_program`, whose compiled program records its inputs."""
+    """`sweeps.pbt.train._ready_program`, whose compiled program records its inputs."""
     jitted = _ready_program(*args, **kwargs)
 
     class Lowered:

@@ -11,8 +11,8 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.plots import RETURN, load_curves
-from purejaxdrl.sweeps.lineage import load_pbt
-from purejaxdrl.sweeps.population import pbt
+from purejaxdrl.sweeps.pbt.lineage import load_pbt
+from purejaxdrl.sweeps.pbt.population import pbt
 from purejaxdrl.sweeps.program import sweep
 
 SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
@@ -212,8 +212,8 @@ def test_member_seeds_stay_in_a_keys_range():
 
 
 def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
-    from purejaxdrl.sweeps.pbt_inputs import no_exploit_note
-    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.sweeps.pbt.inputs import no_exploit_note
+    from purejaxdrl.sweeps.pbt.operators import PBTConfig
 
     # exploit's k = int(quantile x population): 0 members copy another below 4
     # at the default 0.25, below 2 at 0.5.
@@ -236,8 +236,8 @@ def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
 
 
 def test_the_never_ready_note_gives_only_advice_that_works():
-    from purejaxdrl.sweeps.pbt_inputs import no_exploit_note
-    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.sweeps.pbt.inputs import no_exploit_note
+    from purejaxdrl.sweeps.pbt.operators import PBTConfig
     from purejaxdrl.training.schedule import chunk_lengths
 
     # One chunk: no ready interval below it (ready >= 1), so only more chunks.
@@ -271,8 +271,8 @@ def test_the_never_ready_note_gives_only_advice_that_works():
 
 def two_members(lineage, histories, fields=()):
     """A PBTResult of two members with `lineage` and `histories`, by hand."""
-    from purejaxdrl.sweeps.lineage import PBTResult
-    from purejaxdrl.sweeps.pbt_operators import PBTConfig
+    from purejaxdrl.sweeps.pbt.lineage import PBTResult
+    from purejaxdrl.sweeps.pbt.operators import PBTConfig
 
     return PBTResult(
         base=pjd.TrainConfig(),
@@ -287,7 +287,7 @@ def two_members(lineage, histories, fields=()):
 
 
 def test_the_best_members_return_follows_its_ancestry_not_its_slot():
-    from purejaxdrl.sweeps.lineage import ReadyStep
+    from purejaxdrl.sweeps.pbt.lineage import ReadyStep
 
     # Two members, a ready step at update 2 where member 0 copies member 1.
     lineage = [
@@ -309,7 +309,7 @@ def test_the_best_members_return_follows_its_ancestry_not_its_slot():
 
 
 def test_final_return_counts_only_the_lineage_of_the_final_state():
-    from purejaxdrl.sweeps.lineage import ReadyStep
+    from purejaxdrl.sweeps.pbt.lineage import ReadyStep
 
     # Member 0 copies member 1 at the last ready step (update 2) and ends no
     # episode after it; member 1 keeps its own state and ends none either.
@@ -347,13 +347,13 @@ def test_a_field_read_only_at_the_start_is_not_explored():
 
 
 def _explored(*names):
-    from purejaxdrl.sweeps.pbt_operators import ExploredField
+    from purejaxdrl.sweeps.pbt.operators import ExploredField
 
     return tuple(ExploredField(n, "uniform", 0.1, 0.9) for n in names)
 
 
 def test_an_annealed_learning_rate_is_noted_with_the_flag_that_stops_it():
-    from purejaxdrl.sweeps.pbt_inputs import decay_notes
+    from purejaxdrl.sweeps.pbt.inputs import decay_notes
 
     base = _base(2)  # cartpole's PPO section: anneal_lr true
     assert base.algo_config.anneal_lr
@@ -373,7 +373,7 @@ def test_an_annealed_learning_rate_is_noted_with_the_flag_that_stops_it():
 
 
 def test_an_annealed_epsilon_and_beta_are_noted():
-    from purejaxdrl.sweeps.pbt_inputs import decay_notes
+    from purejaxdrl.sweeps.pbt.inputs import decay_notes
 
     dqn = pjd.load_preset("cartpole", algo="dqn").config
     assert not dqn.algo_config.per_actor_epsilon and not dqn.algo_config.anneal_lr

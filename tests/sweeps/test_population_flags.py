@@ -4,9 +4,10 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.sweeps import population, program
-from purejaxdrl.sweeps.pbt_inputs import check_keep_buffer
-from purejaxdrl.sweeps.pbt_operators import PBTConfig
+from purejaxdrl.sweeps import program
+from purejaxdrl.sweeps.pbt import population
+from purejaxdrl.sweeps.pbt.inputs import check_keep_buffer
+from purejaxdrl.sweeps.pbt.operators import PBTConfig
 
 SMALL = ["--num-envs", "8", "--total-steps", "2048", "--num-logs", "2"]
 SWEEP = ["sweep", "--no-files", "--quiet", "--no-compile-cache", *SMALL]

@@ -16,15 +16,15 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.observe.plots import RETURN
 from purejaxdrl.sweeps import report
-from purejaxdrl.sweeps.lineage import (
+from purejaxdrl.sweeps.pbt.files import write_pbt
+from purejaxdrl.sweeps.pbt.lineage import (
     PBTResult,
     ReadyStep,
     lineage_rows,
     load_pbt,
     read_lineage,
 )
-from purejaxdrl.sweeps.pbt_files import write_pbt
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.report import load_sweep, write_sweep
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import make_plan

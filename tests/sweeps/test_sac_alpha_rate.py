@@ -1,7 +1,7 @@
 """SAC's temperature learning rate is dynamic: one program per grid, PBT explores it."""
 
 import purejaxdrl as pjd
-from purejaxdrl.sweeps.pbt_inputs import member_configs
+from purejaxdrl.sweeps.pbt.inputs import member_configs
 from purejaxdrl.sweeps.search import sampled_field
 from purejaxdrl.sweeps.spec import make_plan
 

@@ -102,7 +102,7 @@ def test_sampled_field_refusals(name, spec, message):
     ],
 )
 def test_range_refusals_name_the_value_the_rule_and_a_range_taken(name, spec, message):
-    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
 
     with pytest.raises(ConfigError) as e:
         sampled_field(BASE, name, spec, [], _PBT_WORDING)
@@ -140,7 +140,7 @@ def test_a_gridded_field_cannot_be_sampled():
 
 
 def test_pbt_says_a_field_twice_is_under_two_names_not_gridded():
-    from purejaxdrl.sweeps.pbt_inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
 
     taken = [Field("ppo.learning_rate", True)]
     spec = ("uniform", 1e-4, 1e-2)

@@ -11,7 +11,8 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.sweeps import population, program
+from purejaxdrl.sweeps import program
+from purejaxdrl.sweeps.pbt import population
 
 REASON = "stopped by SIGINT after update 2 of 4"
 

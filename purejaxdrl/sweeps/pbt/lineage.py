@@ -13,7 +13,7 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.observe.records import present, reading, restore_or_restart
-from purejaxdrl.sweeps.pbt_operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig
 from purejaxdrl.sweeps.run_files import read_run_stats, saved_config
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig

@@ -9,9 +9,9 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.compiled import Programs, make_programs
-from purejaxdrl.sweeps.lineage import PBTResult
 from purejaxdrl.sweeps.messages import gib, layout_lines, relaid_line
-from purejaxdrl.sweeps.pbt_operators import least_population
+from purejaxdrl.sweeps.pbt.lineage import PBTResult
+from purejaxdrl.sweeps.pbt.operators import least_population
 from purejaxdrl.training.config import TrainConfig
 
 

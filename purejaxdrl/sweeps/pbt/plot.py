@@ -6,7 +6,7 @@ import pathlib
 import numpy as np
 
 from purejaxdrl.observe.plots import RETURN
-from purejaxdrl.sweeps.lineage import PBTResult
+from purejaxdrl.sweeps.pbt.lineage import PBTResult
 
 
 def member_values(result: PBTResult, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import flag
 from purejaxdrl.sweeps.fields import Wording
-from purejaxdrl.sweeps.pbt_operators import (
+from purejaxdrl.sweeps.pbt.operators import (
     ExploredField,
     PBTConfig,
     bottom_count,

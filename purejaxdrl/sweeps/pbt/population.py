@@ -11,18 +11,18 @@ from purejaxdrl.sweeps.inputs import (
     running_meta,
     shown,
 )
-from purejaxdrl.sweeps.lineage import PBTResult, read_pbt_meta
-from purejaxdrl.sweeps.pbt_files import has_policy, start_pbt_dir, write_pbt
-from purejaxdrl.sweeps.pbt_inputs import (
+from purejaxdrl.sweeps.pbt.files import has_policy, start_pbt_dir, write_pbt
+from purejaxdrl.sweeps.pbt.inputs import (
     check_keep_buffer,
     check_pbt_config,
     decay_notes,
     member_configs,
     no_exploit_note,
 )
-from purejaxdrl.sweeps.pbt_layout import Fitted, fit_population
-from purejaxdrl.sweeps.pbt_operators import PBTConfig
-from purejaxdrl.sweeps.pbt_train import train_population
+from purejaxdrl.sweeps.pbt.layout import Fitted, fit_population
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, read_pbt_meta
+from purejaxdrl.sweeps.pbt.operators import PBTConfig
+from purejaxdrl.sweeps.pbt.train import train_population
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run_files import holding_run_dir
 
@@ -52,8 +52,8 @@ def pbt(
     step ranks the members by the mean return of the episodes that ended since
     the last one; each of the bottom `quantile` copies the learner state and
     configs of a random member of the top `quantile`
-    (`pbt_operators.learner_mask`: its environments and key stay its own) and
-    perturbs the explored fields (`pbt_operators.explore`). Nothing leaves the
+    (`operators.learner_mask`: its environments and key stay its own) and
+    perturbs the explored fields (`operators.explore`). Nothing leaves the
     device but metrics and the lineage. With files, the population is
     checkpointed after ready steps (`checkpoint.every` of them) and
     `resume_pbt` continues a stopped run exactly.
@@ -68,7 +68,7 @@ def pbt(
       quantile: share of members exploited, and of those they copy.
       resample_probability: chance a copied field is drawn afresh.
       perturb: the two factors a copied field is moved by otherwise
-        (`pbt_operators.perturbed`: a loguniform field multiplied, a uniform
+        (`operators.perturbed`: a loguniform field multiplied, a uniform
         one moved by a share of its space).
       keep_buffer: replay learners keep their own replay data.
       search_seed: seeds the initial draws and the ready steps' choices.

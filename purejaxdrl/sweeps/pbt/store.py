@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweeps.lineage import PBTResult, lineage_rows, read_lineage
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, lineage_rows, read_lineage
 from purejaxdrl.training.checkpoint import Checkpointer
 
 

@@ -20,8 +20,8 @@ import yaml
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.sweeps.best_policy import write_run_policy
-from purejaxdrl.sweeps.lineage import PBTResult, lineage_rows
-from purejaxdrl.sweeps.pbt_plot import plot_pbt
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, lineage_rows
+from purejaxdrl.sweeps.pbt.plot import plot_pbt
 from purejaxdrl.sweeps.run_files import write_records, write_run_stats
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.policy import check_policy_folder

@@ -20,18 +20,18 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.batch import SweepStopped, record_chunk, seconds_trained
 from purejaxdrl.sweeps.compiled import Programs, stack_hps
-from purejaxdrl.sweeps.lineage import PBTResult, ReadyStep
 from purejaxdrl.sweeps.messages import (
     progress_line,
 )
-from purejaxdrl.sweeps.pbt_layout import Fitted
-from purejaxdrl.sweeps.pbt_operators import (
+from purejaxdrl.sweeps.pbt.layout import Fitted
+from purejaxdrl.sweeps.pbt.lineage import PBTResult, ReadyStep
+from purejaxdrl.sweeps.pbt.operators import (
     ExploredField,
     PBTConfig,
     ready_step,
     recent_return,
 )
-from purejaxdrl.sweeps.pbt_store import PBTCheckpoint
+from purejaxdrl.sweeps.pbt.store import PBTCheckpoint
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.loop import pipelined
