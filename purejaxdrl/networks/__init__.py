@@ -27,13 +27,14 @@ from purejaxdrl.networks.heads import (
     make_sac_networks,
 )
 from purejaxdrl.networks.recurrent import AnyNetwork, RecurrentNetwork
-from purejaxdrl.networks.torsos import register_torso, torso_names
+from purejaxdrl.networks.torsos import Torso, register_torso, torso_names
 
 __all__ = [
     "AnyNetwork",
     "CORES",
     "RecurrentNetwork",
     "TORSOS",
+    "Torso",
     "Network",
     "NetworkConfig",
     "SACNetworks",

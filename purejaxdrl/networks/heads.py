@@ -16,7 +16,7 @@ from purejaxdrl.networks.recurrent import (
     make_recurrent_actor_critic,
     make_recurrent_q_network,
 )
-from purejaxdrl.networks.torsos import _Torso, check_torso, pick, value_key
+from purejaxdrl.networks.torsos import Torso, check_torso, pick, value_key
 from purejaxdrl.rl.distributions import categorical, mask_logits, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey, PyTree
 
@@ -29,7 +29,7 @@ class _ActorCritic(nn.Module):
 
     @nn.compact
     def __call__(self, obs: PyTree) -> tuple[jax.Array, jax.Array]:
-        actor = _Torso(self.config, self.obs_ndim, name="actor_torso")(
+        actor = Torso(self.config, self.obs_ndim, name="actor_torso")(
             pick(obs, self.config.policy_obs_key)
         )
         if self.config.shared_torso:
@@ -39,7 +39,7 @@ class _ActorCritic(nn.Module):
             # XNNPACK (24 vs 6.5 us per matmul) and a masked block-diagonal
             # fusion of both was slower still.
             ndim = self.obs_ndim if self.value_ndim is None else self.value_ndim
-            critic = _Torso(self.config, ndim, name="critic_torso")(
+            critic = Torso(self.config, ndim, name="critic_torso")(
                 pick(obs, value_key(self.config))
             )
         policy = dense(self.policy_size, 0.01)(actor)
@@ -178,7 +178,7 @@ class _QNetwork(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+        x = Torso(self.config, self.obs_ndim, name="torso")(obs)
         if not self.dueling:
             q = dense(self.num_actions, 1.0)(x)
         else:
@@ -248,7 +248,7 @@ class _Actor(nn.Module):
     @nn.compact
     def __call__(self, obs: PyTree) -> jax.Array:
         obs = pick(obs, self.config.policy_obs_key)
-        x = _Torso(self.config, self.obs_ndim, name="torso")(obs)
+        x = Torso(self.config, self.obs_ndim, name="torso")(obs)
         return dense(2 * self.num_dims, 0.01)(x)
 
 
@@ -268,10 +268,10 @@ class _TwinQ(nn.Module):
             if self.config.torso == "mlp":
                 features = obs.reshape((*batch, -1))
             else:  # each critic its own torso, as each its own dense layers
-                torso = _Torso(self.config, self.obs_ndim, False, name=f"q{i}_obs")
+                torso = Torso(self.config, self.obs_ndim, False, name=f"q{i}_obs")
                 features = torso(obs)
             x = jnp.concatenate([features, action], axis=-1)
-            qs.append(dense(1, 1.0)(_Torso(mlp, 1, name=f"q{i}")(x))[..., 0])
+            qs.append(dense(1, 1.0)(Torso(mlp, 1, name=f"q{i}")(x))[..., 0])
         return jnp.stack(qs, axis=-1)
 
 

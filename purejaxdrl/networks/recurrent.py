@@ -21,7 +21,7 @@ from purejaxdrl.networks.base import ACTIVATIONS, CORES, Network, NetworkConfig,
 from purejaxdrl.networks.core_scan import core_scan, core_step
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.mingru import mingru_scan, mingru_step
-from purejaxdrl.networks.torsos import _Torso
+from purejaxdrl.networks.torsos import Torso
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.scans import platform_scan
 from purejaxdrl.types import Params, PRNGKey, PyTree
@@ -75,7 +75,7 @@ class _RecurrentActorCritic(nn.Module):
     policy_size: int
 
     def setup(self) -> None:
-        self.torso = _Torso(self.config, self.obs_ndim)
+        self.torso = Torso(self.config, self.obs_ndim)
         self.core = Core(self.config.core, self.config.core_size)
         widths = self.config.head_sizes
         self.policy_tower = [dense(w, np.sqrt(2.0)) for w in widths]
@@ -114,7 +114,7 @@ class _RecurrentQ(_RecurrentActorCritic):
     dueling: bool = True
 
     def setup(self) -> None:
-        self.torso = _Torso(self.config, self.obs_ndim)
+        self.torso = Torso(self.config, self.obs_ndim)
         self.core = Core(self.config.core, self.config.core_size)
         self.tower = [dense(w, np.sqrt(2.0)) for w in self.config.head_sizes]
         self.advantage_head = dense(self.policy_size, 1.0)

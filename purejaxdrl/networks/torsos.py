@@ -72,7 +72,7 @@ def register_torso(name: str, make: Callable[[NetworkConfig], nn.Module]) -> Non
 
 
 def _check_make(name: str, make: Any) -> None:
-    """That `make` is called as make(config) -> nn.Module, as `_Torso` calls it."""
+    """That `make` is called as make(config) -> nn.Module, as `Torso` calls it."""
     said = f"register_torso({name!r}, {getattr(make, '__name__', type(make).__name__)})"
     rule = "make is called as make(config), the run's NetworkConfig, for a module"
     if isinstance(make, type) and issubclass(make, nn.Module):
@@ -120,11 +120,27 @@ def torso_names() -> tuple[str, ...]:
     return (*TORSOS, *_USER_TORSOS)
 
 
-class _Torso(nn.Module):
+class Torso(nn.Module):
+    """The network config's torso and dense layers: the body every head stands on.
+
+    `network.torso` (a built-in or a registered one) over the observation's
+    last `obs_ndim` axes, then `network.hidden_sizes` dense layers with
+    `network.activation` (and LayerNorm where `network.norm` asks). Heads of
+    one's own (a quantile head, a twin critic) put their output layer on it:
+    `x = Torso(config, obs_ndim, name="torso")(obs)`; naming it keeps the
+    parameter tree the same whatever module holds it.
+
+    Attributes:
+      config: the run's `NetworkConfig`.
+      obs_ndim: how many trailing axes of an observation are one
+        observation (1 for vectors, 3 for frames); leading ones are batch.
+      dense_layers: False: the torso's own layers alone, flattened (SAC's
+        critics add the action before their dense layers).
+
+    """
+
     config: NetworkConfig
     obs_ndim: int
-    # False: the torso's own layers alone, flattened (SAC's critics add the
-    # action before their dense layers).
     dense_layers: bool = True
 
     @nn.compact
