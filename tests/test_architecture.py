@@ -148,6 +148,13 @@ def test_layers_import_only_downward():
     assert not upward, upward
 
 
+def test_the_architecture_page_draws_these_layers():
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    line = next(x for x in page.splitlines() if x.startswith("cli  ->"))
+    drawn = [{m.strip() for m in layer.split(",")} for layer in line.split("->")]
+    assert drawn == [set(layer) for layer in LAYERS]
+
+
 def test_no_algorithm_name_is_named_outside_agents():
     alternatives = "|".join(names())
     patterns = [
