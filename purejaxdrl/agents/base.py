@@ -160,6 +160,24 @@ class RunShape(NamedTuple):
     axis_name: str | None = None
 
 
+def distribution_sample(
+    config: Any, spec: dict[str, Any], distribution: Any
+) -> Callable[[jax.Array, PRNGKey], jax.Array]:
+    """The default `Algorithm.exported_sampler`: a sample of the network's distribution.
+
+    What an actor-critic's exported policy does: sample its logits (or its
+    Gaussian), as its actors did.
+    """
+    del config, spec
+    return distribution.sample
+
+
+def no_policy_extras(config: Any, shape: RunShape, updates: int) -> dict[str, Any]:
+    """The default `Algorithm.policy_extras`: nothing beyond the network."""
+    del config, shape, updates
+    return {}
+
+
 class AgentFactory(Protocol):
     """The one signature of every agent factory (`make_ppo`, `make_dqn`, ...)."""
 
@@ -243,6 +261,20 @@ class Algorithm:
         `config_type`. None: such a preset gives the algorithm's defaults.
       action_kinds: the action spaces its agents act in: "discrete"
         (`Discrete`), "continuous" (`Box`), or both.
+      policy_extras: (config, RunShape, updates done) -> what its exported
+        policy keeps in policy.json beyond the network, for its
+        `exported_sampler` (a dict of JSON values whose keys policy.json does
+        not use otherwise). A Q-learner's (`q_learning.exported_epsilon`):
+        {"epsilon": the ε it ended training with}. Default: {}.
+      exported_sampler: (config, policy.json's contents, the acting network's
+        `Distribution`) -> `sample(output [*batch, ...], key) -> action
+        [*batch, ...]`: how an exported policy's `act` (and `step`) samples
+        the acting network's first output, one key for the batch. Default
+        (`distribution_sample`): the distribution's own sample, as an
+        actor-critic acts. A Q-learner's head holds action values, not
+        logits: it sets `q_learning.exported_epsilon_greedy` (ε-greedy with
+        policy.json's `epsilon`), or its exports sample a softmax over Q.
+        Evaluation acts with the distribution's mode (argmax Q) either way.
 
     """
 
@@ -262,6 +294,10 @@ class Algorithm:
     dict_observations: bool = False
     preset_section: str | None = None
     action_kinds: tuple[str, ...] = ("discrete", "continuous")
+    policy_extras: Callable[[Any, RunShape, int], dict[str, Any]] = no_policy_extras
+    exported_sampler: Callable[..., Callable[[jax.Array, PRNGKey], jax.Array]] = (
+        distribution_sample
+    )
 
     def __post_init__(self) -> None:
         # `dataclasses.replace(record, config_type=New)` copies the filled-in

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
 
+from purejaxdrl.agents import q_learning
 from purejaxdrl.agents.base import (
     Agent,
     Algorithm,
@@ -333,4 +334,7 @@ ALGORITHM = Algorithm(
     keeps_replay=lambda config: True,
     replay_items=transitions_per_update,
     action_kinds=("discrete",),
+    # Its exported policy explores as its actors ended training: ε-greedy.
+    policy_extras=q_learning.exported_epsilon,
+    exported_sampler=q_learning.exported_epsilon_greedy,
 )

@@ -42,6 +42,8 @@ from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
 from purejaxdrl.agents.q_learning import (
     epsilon_greedy_acting,
     exploration,
+    exported_epsilon,
+    exported_epsilon_greedy,
     make_q_acting,
     warn_unused_epsilons,
 )
@@ -261,4 +263,6 @@ ALGORITHM = Algorithm(
     validate=validate,
     env_multiple=env_multiple,
     action_kinds=("discrete",),
+    policy_extras=exported_epsilon,  # an exported policy is ε-greedy
+    exported_sampler=exported_epsilon_greedy,
 )

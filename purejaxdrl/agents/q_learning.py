@@ -60,6 +60,35 @@ def epsilon_greedy_sampler(epsilon: float) -> Callable[[jax.Array, Any], jax.Arr
     return sample
 
 
+def exported_epsilon(config: Any, shape: RunShape, updates: int) -> dict[str, float]:
+    """A Q-learner's `Algorithm.policy_extras`: policy.json's `epsilon`.
+
+    `final_epsilon` after `updates` of the run's `shape.num_updates`, over
+    its `shape.num_envs` environments.
+    """
+    num_updates, num_envs = shape.num_updates, shape.num_envs
+    return {"epsilon": final_epsilon(config, updates, num_updates, num_envs)}
+
+
+def exported_epsilon_greedy(
+    config: Any, spec: dict[str, Any], distribution: Any
+) -> Callable[[jax.Array, Any], jax.Array]:
+    """A Q-learner's `Algorithm.exported_sampler`: ε-greedy on its Q-values.
+
+    With the ε it ended training with (policy.json's `epsilon`), not a
+    softmax over the values. A policy.json from before it kept its ε acts
+    as it did then: with `epsilon_end`, or with Ape-X's per-actor rates,
+    their mean over the run's `num_envs` environments.
+    """
+    del distribution  # a Q-network's head: values, not logits
+    epsilon = spec.get("epsilon")
+    if epsilon is None:
+        epsilon = float(config.epsilon_end)
+        if config.per_actor_epsilon and spec.get("num_envs"):
+            epsilon = float(mean_actor_epsilon(config, spec["num_envs"]))
+    return epsilon_greedy_sampler(float(epsilon))
+
+
 # The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.
 ANNEALED = ("epsilon_start", "epsilon_end", "epsilon_fraction")
 PER_ACTOR = ("epsilon", "epsilon_alpha")

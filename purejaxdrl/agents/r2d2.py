@@ -41,6 +41,8 @@ from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
     check_target_tau,
     exploration,
+    exported_epsilon,
+    exported_epsilon_greedy,
     make_q_acting,
     q_networks,
     set_fields,
@@ -370,4 +372,6 @@ ALGORITHM = Algorithm(
     replay_items=lambda config, shape: (shape.num_envs, "sequences"),
     recurrent=True,
     action_kinds=("discrete",),
+    policy_extras=exported_epsilon,  # an exported policy is ε-greedy
+    exported_sampler=exported_epsilon_greedy,
 )

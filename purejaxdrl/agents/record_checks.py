@@ -15,8 +15,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.agents.base import Agent, Algorithm, distribution_sample
+from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import warn_once
 
 # Each callable field of a record: its arguments as the library passes them
 # (all positionally), and where that signature is written down.
@@ -34,6 +36,8 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "replay_items": (("config", "shape"), ""),
     "env_multiple": (("config", "shape"), ""),
     "host_refusal": (("config", "env_id"), ""),
+    "policy_extras": (("config", "shape", "updates"), " (shape: a RunShape)"),
+    "exported_sampler": (("config", "spec", "distribution"), ""),
 }
 
 
@@ -91,6 +95,31 @@ def check_signatures(record: Algorithm) -> None:
                 f"{required}, but {describe(function)} cannot take those "
                 f"{len(arguments)} arguments, by position; give it that signature."
             )
+
+
+def warn_softmax_export(record: Algorithm) -> None:
+    """Warns once when a record with ε fields would export a softmax over Q.
+
+    A config with `EpsilonFields` is a Q-learner's that explores ε-greedily;
+    a record that leaves `exported_sampler` at its default (the network's
+    distribution's sample) exports a policy that samples a softmax over its
+    Q-values: another policy than the one it trained with.
+    """
+    if not (
+        isinstance(record.config_type, type)
+        and issubclass(record.config_type, EpsilonFields)
+        and record.exported_sampler is distribution_sample
+    ):
+        return
+    warn_once(
+        f"Algorithm {record.name!r}: its config has ε fields (EpsilonFields) "
+        "but its record leaves exported_sampler at the default, so its "
+        "exported policy samples a softmax over the acting network's output, "
+        "not ε-greedy; set exported_sampler=exported_epsilon_greedy and "
+        "policy_extras=exported_epsilon (purejaxdrl.agents.q_learning) as "
+        "DQN's record does.",
+        key=("softmax export", record.name),
+    )
 
 
 def checked_agent(agent: Agent, algo: str) -> Agent:

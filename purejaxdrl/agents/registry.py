@@ -25,7 +25,7 @@ from purejaxdrl.agents.impala import IMPALAConfig
 from purejaxdrl.agents.ppo import PPOConfig
 from purejaxdrl.agents.pqn import PQNConfig
 from purejaxdrl.agents.r2d2 import R2D2Config
-from purejaxdrl.agents.record_checks import check_signatures
+from purejaxdrl.agents.record_checks import check_signatures, warn_softmax_export
 from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.agents.section_checks import check_config, check_preset_section
 from purejaxdrl.config import ConfigError, Selection
@@ -188,7 +188,9 @@ def register(record: Algorithm) -> None:
     (`training.config.config_class`). Registering a name again replaces the
     record (a notebook cell run twice).
 
-    Not pure: it changes this process's registry.
+    Not pure: it changes this process's registry. Warns (`SetupWarning`)
+    where a config with ε fields leaves `exported_sampler` at its default
+    (`record_checks.warn_softmax_export`).
 
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
@@ -238,6 +240,7 @@ def register(record: Algorithm) -> None:
     check_config(name, record)
     check_preset_section(record, _BUILT_IN)
     _trial(record)
+    warn_softmax_export(record)
 
 
 def _trial(record: Algorithm) -> None:

@@ -5,6 +5,13 @@ Training's evaluations, `purejaxdrl eval` and `eval --render` play through a
 (gymnax, brax) are played in compiled programs, host ones (EnvPool, Gymnasium)
 in a loop on the host. The experiment picks one where it picks the runner.
 Both act with `mode_policy`, the mode of the policy's distribution.
+
+Not through `Agent.acting`: that is the behaviour policy (a sample, ε-greedy
+for a Q-learner, with policy lag or Ape-X's per-environment ε_i), of acting
+parameters taken from a whole agent state, and it has no deterministic form.
+The mode is of the same acting network (`Algorithm.make_networks`' first) the
+agent acts with: argmax Q for a Q-learner, the most likely action otherwise.
+Exported policies sample as their record says (`Algorithm.exported_sampler`).
 """
 
 import pathlib

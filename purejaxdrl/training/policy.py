@@ -23,8 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl import env as envs
-from purejaxdrl.agents import q_learning
-from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
@@ -37,7 +35,6 @@ from purejaxdrl.env.normalization import (
     statistics_to_host,
 )
 from purejaxdrl.networks import RecurrentNetwork, torso_names
-from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.setup_warnings import quiet_setup_warnings
 from purejaxdrl.training.policy_checks import (
     check_params,
@@ -57,6 +54,7 @@ from purejaxdrl.training.policy_inputs import (
     check_key,
     with_all_entries,
 )
+from purejaxdrl.training.policy_sampling import exported_sampler, policy_extras
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 
@@ -70,9 +68,11 @@ class Policy(NamedTuple):
     Attributes:
       act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
         sample from the policy, as the purejaxdrl environment takes it (Box
-        actions in [-1, 1]); jittable and vmappable. A Q-learner's (DQN,
-        Ape-X, R2D2, PQN) is ε-greedy with the ε it ended training with
-        (policy.json's `epsilon`, `q_learning.final_epsilon`). For a
+        actions in [-1, 1]); jittable and vmappable. It samples as the
+        algorithm's record says (`Algorithm.exported_sampler`): a
+        Q-learner's (DQN, Ape-X, R2D2, PQN) is ε-greedy with the ε it ended
+        training with (policy.json's `epsilon`), others sample their
+        distribution. For a
         run on dict observations `obs` is the policy's entry
         (`network.policy_obs_key`), or a dict holding it: the critic's
         entries are not needed.
@@ -234,10 +234,8 @@ def write_policy(
         "network": dataclasses.asdict(config.network),
         "normalize_observations": stats is not None,
     }
-    if isinstance(config.algo_config, EpsilonFields):  # what `act` explores with
-        spec["epsilon"] = q_learning.final_epsilon(
-            config.algo_config, updates, config.num_updates, config.num_envs
-        )
+    # What the record's `exported_sampler` reads: a Q-learner's ε.
+    spec.update(policy_extras(algorithm(config.algo), config, updates, spec))
     blob: dict[str, Any] = {"params": jax.device_get(params)}
     if stats is not None:
         blob["obs_stats"] = statistics_to_host(stats)
@@ -308,7 +306,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 
-    sample = _sampler(dist, section, spec)
+    sample = exported_sampler(record, section, spec, dist)
     if isinstance(network, RecurrentNetwork):
         return _recurrent_policy(network, params, spec, observe, sample)
 
@@ -340,27 +338,6 @@ def _user_torso(network: dict[str, Any]) -> bool:
 
 def _is_box(x: Any) -> bool:
     return isinstance(x, Box)
-
-
-def _sampler(
-    dist: Distribution, section: Any, spec: dict[str, Any]
-) -> Callable[[jax.Array, PRNGKey], jax.Array]:
-    """How `act` samples a policy head's output [*batch, ...] with one key.
-
-    A Q-learner's head holds action values, not logits: it acts ε-greedily
-    with the ε it ended training with (`final_epsilon`, kept in policy.json;
-    with Ape-X's per-actor rates, their mean over the run's `num_envs`
-    environments), not by a softmax over the values. Others sample their
-    distribution.
-    """
-    if not isinstance(section, EpsilonFields):
-        return dist.sample
-    epsilon = spec.get("epsilon")
-    if epsilon is None:  # exported before policy.json kept it: as it acted then
-        epsilon = float(section.epsilon_end)
-        if section.per_actor_epsilon and spec.get("num_envs"):
-            epsilon = float(q_learning.mean_actor_epsilon(section, spec["num_envs"]))
-    return q_learning.epsilon_greedy_sampler(float(epsilon))
 
 
 def _recurrent_policy(

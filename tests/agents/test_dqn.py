@@ -10,11 +10,15 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import RunShape, dqn
 from purejaxdrl.agents.dqn import Replayed, make_dqn
-from purejaxdrl.agents.q_learning import exploration, final_epsilon
+from purejaxdrl.agents.q_learning import (
+    exploration,
+    exported_epsilon,
+    exported_epsilon_greedy,
+    final_epsilon,
+)
 from purejaxdrl.agents.replay_sizes import learning_updates
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.rl.exploration import actor_epsilons
-from purejaxdrl.training.policy import _sampler
 from purejaxdrl.types import Transition
 
 
@@ -41,7 +45,9 @@ def test_apex_logs_and_exports_the_mean_of_its_actors_epsilons():
     # What export keeps in policy.json (`epsilon`), at any update.
     exported = final_epsilon(apex, 50, 100, 4)
     np.testing.assert_allclose(exported, want, rtol=1e-6)
-    sample = _sampler(None, apex, {"epsilon": exported})
+    shape = RunShape(num_envs=4, num_updates=100)
+    assert exported_epsilon(apex, shape, 50) == {"epsilon": exported}
+    sample = exported_epsilon_greedy(apex, {"epsilon": exported}, None)
     q = jnp.array([1.0, 0.0])  # greedy: action 0; ε picks uniformly
     acts = jax.vmap(sample, (None, 0))(q, jax.random.split(jax.random.key(0), 40_000))
     assert abs(np.mean(np.asarray(acts) == 1) - want / 2) < 0.005  # 6 std devs

@@ -56,6 +56,18 @@ def registry_copy(monkeypatch):
         ("env_multiple", lambda config: 4, "env_multiple is called as env_multiple"),
         ("host_refusal", lambda c, env_id, x: None, "host_refusal is called as"),
         ("validate", None, "validate must be a function taking (config, shape)"),
+        (
+            "policy_extras",
+            lambda config, shape: {},
+            "policy_extras is called as policy_extras(config, shape, updates) "
+            "(shape: a RunShape), but <lambda>(config, shape) cannot",
+        ),
+        (
+            "exported_sampler",
+            lambda config, dist: None,
+            "exported_sampler is called as exported_sampler(config, spec, "
+            "distribution), but",
+        ),
     ],
 )
 def test_a_function_of_the_wrong_signature_is_one_line_naming_the_field(
