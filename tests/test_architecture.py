@@ -3,8 +3,8 @@
 These read the source (no JAX runs), so they are the cheapest tests to keep the
 house readable: a module past 400 lines or a function past 80 lines of its own
 code holds two concepts; an import circle or an upward import breaks the layers
-of DESIGN.md; a branch on an algorithm's name outside `agents/` means adding an
-algorithm touches more than its own module.
+of DESIGN.md; a branch on an algorithm's name (or a test of its config's type)
+outside `agents/` means adding an algorithm touches more than its own module.
 """
 
 import ast
@@ -174,6 +174,51 @@ def test_no_algorithm_name_is_named_outside_agents():
                 line = text[: match.start()].count("\n") + 1
                 found.append(f"{path.name}:{line}: {match.group(0)}")
     assert not found, f"ask agents.registry instead: {found}"
+
+
+def _config_types() -> set[str]:
+    """The names of the algorithms' config types and of the field groups in them."""
+    return {
+        base.__name__
+        for record in algorithms()
+        for base in record.config_type.__mro__
+        if base is not object
+    }
+
+
+def config_type_tests(text: str, types: set[str]) -> list[tuple[int, str]]:
+    """(line, type) of each isinstance / issubclass in `text` against one of `types`."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+        ):
+            continue
+        for name in ast.walk(node.args[1]):
+            named = getattr(name, "id", None) or getattr(name, "attr", None)
+            if named in types:
+                found.append((node.lineno, named))
+    return found
+
+
+def test_no_algorithm_config_type_is_tested_outside_agents():
+    # `isinstance(section, EpsilonFields)` outside agents/ is a branch on an
+    # algorithm's kind, as a branch on its name is: ask its record instead
+    # (as export asks `Algorithm.exported_sampler`).
+    types = _config_types()
+    assert {"EpsilonFields", "DQNConfig", "PPOConfig"} <= types
+    said = "if isinstance(config.algo_config, fields.EpsilonFields):\n    pass\n"
+    assert config_type_tests(said, types) == [(1, "EpsilonFields")]
+    found = [
+        f"{path.name}:{line}: {name}"
+        for module, path in MODULES.items()
+        if not module.startswith("purejaxdrl.agents")
+        for line, name in config_type_tests(path.read_text(), types)
+    ]
+    assert not found, f"ask the algorithm's record instead: {found}"
 
 
 def test_every_algorithm_module_registers_one_record():
