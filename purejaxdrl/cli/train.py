@@ -113,7 +113,9 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
     overrides = config_overrides(args, defaults, defaults.algo)
     if args.algo is not None:
         overrides["algo"] = args.algo
-    config, changes = resume_config(args.resume, overrides, allow_changes=args.override)
+    config, changes = resume_config(
+        args.resume, overrides, allow_changes=args.override, resuming=True
+    )
     if args.no_files:
         raise UsageError(
             "--no-files with --resume: a resumed run writes to its run "

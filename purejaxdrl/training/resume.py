@@ -5,7 +5,8 @@ updates depend on (a learning rate, the budget, which algorithm) would make it
 another run under the same name, so such changes are refused unless the user
 says `--override`. Fields that do not change the updates (how many devices,
 how often to checkpoint or log: `field_roles.FREE_ON_RESUME`) may change
-freely.
+freely. What no checkpoint can continue is refused even with `--override`
+(`cannot_continue`: the steps per update; a device run's seed and keys).
 """
 
 import dataclasses
@@ -18,6 +19,7 @@ import yaml
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_types import flat_fields
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.field_roles import FREE_ON_RESUME
 from purejaxdrl.training.config import TrainConfig, config_class, validate
@@ -165,6 +167,7 @@ def resume_config(
     overrides: Mapping[str, Any],
     *,
     allow_changes: bool = False,
+    resuming: bool = False,
 ) -> tuple[TrainConfig, list[str]]:
     """The config to resume `run_dir` with, after checking `overrides`.
 
@@ -172,6 +175,11 @@ def resume_config(
       run_dir: a folder made by `train(..., write_files=True)`.
       overrides: nested field overrides, as for `apply_overrides`.
       allow_changes: accept overrides that change the run (`--override`).
+      resuming: the config is for `train(config, resume=run_dir)` at once
+        (the command line's): refuse here, not there, what no resume can
+        change (`cannot_continue`). Without it, with `allow_changes`, the
+        config may be for a new run (`pjd.train(config)`), and train(resume=)
+        refuses that.
 
     Returns:
       (config, changes): the validated config and the list of changed fields.
@@ -186,7 +194,8 @@ def resume_config(
     # A replay run that normalised before that was refused goes on as it began.
     before = saved.env.normalize_observations
     config = validate(apply_overrides(saved, overrides), normalised_before=before)
-    return config, check_continues(run_dir, saved, config, allow_changes)
+    kept = resuming or not allow_changes  # see `resuming`
+    return config, check_continues(run_dir, saved, config, allow_changes, kept=kept)
 
 
 def check_resume(
@@ -203,7 +212,7 @@ def check_resume(
 
     """
     saved = load_run_config(run_dir)
-    check_continues(run_dir, saved, config, allow_changes)
+    check_continues(run_dir, saved, config, allow_changes, kept=True)
     check_writable(pathlib.Path(run_dir))
     return saved
 
@@ -213,12 +222,18 @@ def check_continues(
     saved: TrainConfig,
     config: TrainConfig,
     allow_changes: bool,
+    *,
+    kept: bool = True,
 ) -> list[str]:
     """The changes from `saved` to `config`, if `config` may continue the run.
 
+    `kept`: refuse too what no checkpoint can continue (`cannot_continue`),
+    even with `allow_changes`.
+
     Raises:
-      ConfigError: for another algorithm or environment, or changes to the run
-        without `allow_changes`, listing them.
+      ConfigError: for another algorithm or environment, a change that
+        `cannot_continue`, or changes to the run without `allow_changes`,
+        listing them.
 
     """
     if config.algo != saved.algo:
@@ -231,6 +246,12 @@ def check_continues(
         raise ConfigError(
             f"env.id={config.env.id!r} differs from the run's {saved.env.id!r}; "
             "a run cannot continue on another environment; start a new run."
+        )
+    if kept and (why := cannot_continue(saved, config)):
+        raise ConfigError(
+            f"--resume {run_dir}: {why}; refused even with --override: drop "
+            "the change to continue the run, or start a new run with it "
+            "(nothing was moved or deleted)."
         )
     changes = config_changes(saved, config)
     binding = binding_changes(saved, config)
@@ -245,3 +266,49 @@ def check_continues(
     # A resumed run writes into its own folder, whatever run_dir says.
     ignored = f" (ignored: a resumed run writes into {run_dir})"
     return [c + ignored * c.startswith("run_dir:") for c in changes]
+
+
+def cannot_continue(saved: TrainConfig, config: TrainConfig) -> str | None:
+    """Why a checkpoint of `saved` cannot go on as `config`'s run; None if it can.
+
+    Beyond the state's shapes (the checkpointer's layout check): a run counts
+    its progress and budget in updates, so the environment steps per update
+    must stay; and a device run's checkpoint holds its random keys, which it
+    continues, so another seed would change nothing but the record, and
+    another key implementation would reread the saved keys. A
+    host-environment run draws its keys and environment seeds afresh from
+    (seed, update) at each resume (`runners.placement.host_env_seed`): there
+    they change the run, as any field does with --override.
+    """
+    if config.steps_per_update != saved.steps_per_update:
+        sizes = ("num_envs", "unroll_length")
+        names = [
+            f"{n}={getattr(config, n)!r}" for n in sizes if _differs(n, saved, config)
+        ]
+        return (
+            f"{' and '.join(names)} change{'s' * (len(names) == 1)} the "
+            "environment steps per update "
+            f"(num_envs x unroll_length: {saved.steps_per_update:,} -> "
+            f"{config.steps_per_update:,}), and a run counts its progress and "
+            "budget in updates of its own size, which a resume cannot change"
+        )
+    if is_host_env(saved.env.id):
+        return None
+    keys = [
+        f"{n}={getattr(config, n)!r}"
+        for n in ("seed", "rng_impl")
+        if _differs(n, saved, config)
+    ]
+    if keys:
+        return (
+            f"{' and '.join(keys)} differ{'s' * (len(keys) == 1)} from the "
+            "checkpoint's, and a "
+            "resumed device run continues the random keys its checkpoint "
+            f"saved (seed={saved.seed!r}, rng_impl={saved.rng_impl!r}), not "
+            "new ones: another seed or key implementation is another run"
+        )
+    return None
+
+
+def _differs(name: str, saved: TrainConfig, config: TrainConfig) -> bool:
+    return getattr(saved, name) != getattr(config, name)

@@ -65,7 +65,7 @@ def test_a_resume_with_other_chunks_and_unrolling_is_the_run_straight_through(
     "overrides, field",
     [
         ({"host": {"actor_devices": 2}}, "host.actor_devices"),
-        ({"unroll_length": 16}, "unroll_length"),
+        ({"ppo": {"learning_rate": 1e-3}}, "ppo.learning_rate"),
     ],
 )
 def test_fields_that_change_the_updates_still_need_override(stopped, overrides, field):

@@ -53,10 +53,22 @@ def test_free_changes_resume_without_override_and_binding_ones_need_it(saved):
         f"checkpoint.every: {saved.checkpoint.every!r} -> 7",
         f"run_dir: {saved.run_dir!r} -> 'x' (ignored: a resumed run writes into here)",
     ]
-    binding = pjd.apply_overrides(saved, {"seed": saved.seed + 1})
-    with pytest.raises(ConfigError, match=r"with changes that alter the run \(seed"):
+    rate = saved.ppo.learning_rate
+    binding = pjd.apply_overrides(saved, {"ppo": {"learning_rate": rate * 2}})
+    with pytest.raises(
+        ConfigError, match=r"with changes that alter the run \(ppo.learning_rate"
+    ):
         check_continues("here", saved, binding, allow_changes=False)
     assert check_continues("here", saved, binding, allow_changes=True) == [
+        f"ppo.learning_rate: {rate!r} -> {rate * 2!r}"
+    ]
+    # A device run's seed: refused even with allow_changes (its keys are
+    # saved), unless the config may be for a new run (kept=False).
+    seed = pjd.apply_overrides(saved, {"seed": saved.seed + 1})
+    for allow in (False, True):
+        with pytest.raises(ConfigError, match=r"refused even with --override"):
+            check_continues("here", saved, seed, allow_changes=allow)
+    assert check_continues("here", saved, seed, True, kept=False) == [
         f"seed: {saved.seed!r} -> {saved.seed + 1!r}"
     ]
 
