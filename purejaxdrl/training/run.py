@@ -24,6 +24,7 @@ from purejaxdrl.training.run_files import (
 )
 from purejaxdrl.training.saved_config import (
     OVERRIDES_FILE,
+    check_newest_config,
     check_saved_config,
     override_record,
     setup_notes,
@@ -241,11 +242,12 @@ def restore(run: Run, exp: Experiment) -> Start:
                 f"{saved} device{'s' * (saved != 1)}, not {devices}; "
                 f"{_replay_fix(saved)}."
             )
+    # A config.yaml edited by hand is named before the layout check meets it.
+    check_newest_config(run.run_dir, checkpointer, config, run.allow_changes)
     start, meta = start_from_latest(run)
     if start.state is None:
         return start
-    if not run.allow_changes:
-        check_saved_config(run.run_dir, config, meta, start.done)
+    check_saved_config(run.run_dir, config, meta, start.done, run.allow_changes)
     if start.done > config.num_updates:
         # Its checkpoints and summary say more than config.yaml would.
         raise ConfigError(

@@ -67,8 +67,33 @@ def overridden_since(run_dir: pathlib.Path, step: int) -> bool:
     return any(json.loads(line).get("resumed_at", -1) >= step for line in lines if line)
 
 
+def check_newest_config(
+    run_dir: pathlib.Path, checkpointer: Any, config: TrainConfig, allow_changes: bool
+) -> None:
+    """`check_saved_config` on the newest checkpoint's meta, before any state.
+
+    Read without the state (`Checkpointer.newest_meta`): a config.yaml edited
+    by hand to change a size (num_envs, the network, the algorithm) would
+    otherwise meet the checkpointer's layout check first, which can only
+    blame another version or config. A checkpoint that cannot be read is
+    left to the restore, which says so.
+    """
+    try:
+        meta = checkpointer.newest_meta()
+        step = int(meta["updates"])
+    except Exception:  # none, or unreadable: the restore decides
+        return
+    misfit = checkpointer.layout_difference(step)
+    check_saved_config(run_dir, config, meta, step, allow_changes, misfit)
+
+
 def check_saved_config(
-    run_dir: pathlib.Path, config: TrainConfig, meta: dict[str, Any], step: int
+    run_dir: pathlib.Path,
+    config: TrainConfig,
+    meta: dict[str, Any],
+    step: int,
+    allow_changes: bool = False,
+    misfit: str | None = None,
 ) -> None:
     """Refuses a config.yaml edited by hand to change the run since `step`.
 
@@ -77,15 +102,22 @@ def check_saved_config(
     of the file itself, which would otherwise change the updates of a
     "resumed" run silently. An --override resume from `step` or later
     (`OVERRIDES_FILE`) explains them: one that stopped before its first
-    checkpoint continues with a plain resume. A resume with --override
-    itself is not checked (its caller's choice).
+    checkpoint continues with a plain resume. With --override
+    (`allow_changes`) only what no resume can change is refused (another
+    algorithm or environment, `cannot_continue`); the other changes are the
+    caller's choice. `misfit`: the checkpoint's `layout_difference` with
+    this run, said with the changes that cause it.
 
     Raises:
       ConfigError: run-changing differences between `config` and the
         checkpoint's.
 
     """
-    from purejaxdrl.training.resume import binding_changes, config_from_dict
+    from purejaxdrl.training.resume import (
+        binding_changes,
+        cannot_continue,
+        config_from_dict,
+    )
 
     if not isinstance(meta.get("config"), dict) or overridden_since(run_dir, step):
         return
@@ -93,11 +125,37 @@ def check_saved_config(
         saved = config_from_dict(meta["config"], f"checkpoint {step}")
     except ConfigError:  # another version's fields: the layout check decides
         return
-    binding = binding_changes(saved, config)
-    if binding:
+    where = f"--resume {run_dir}: its checkpoint at update {step:,} was saved"
+    back = "put config.yaml back to continue the run, or start a new run"
+    for field, old, new in (
+        ("algo", saved.algo, config.algo),
+        ("env.id", saved.env.id, config.env.id),
+    ):
+        if old != new:
+            raise ConfigError(
+                f"{where} with {field}: {old}, and config.yaml now says {field}: "
+                f"{new}, changed by hand since; a {saved.algo} checkpoint of "
+                f"{saved.env.id} cannot continue as {config.algo} on "
+                f"{config.env.id}: {back} (nothing was moved or deleted)."
+            )
+    if why := cannot_continue(saved, config):
         raise ConfigError(
-            f"--resume {run_dir}: its checkpoint at update {step:,} was saved "
-            "with another config than its config.yaml now holds ("
+            f"{where} with another config than its config.yaml now holds, "
+            f"changed by hand since: {why}; {back} with the change (nothing "
+            "was moved or deleted)."
+        )
+    binding = binding_changes(saved, config)
+    if binding and misfit and not allow_changes:
+        raise ConfigError(
+            f"{where} with another config than its config.yaml now holds ("
+            + "; ".join(binding)
+            + f"), changed by hand since, and its state does not fit this "
+            f"run's ({misfit}); {back} with the changes (nothing was moved or "
+            "deleted)."
+        )
+    if binding and not allow_changes:
+        raise ConfigError(
+            f"{where} with another config than its config.yaml now holds ("
             + "; ".join(binding)
             + "), changed by hand since; put config.yaml back to continue the "
             "same run, or add --override to continue with the changes (in "

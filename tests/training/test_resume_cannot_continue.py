@@ -105,3 +105,44 @@ def test_a_host_env_run_takes_another_seed_but_not_another_update_size():
     device = pjd.load_preset("cartpole").config
     assert cannot_continue(device, device) is None
     assert cannot_continue(device, pjd.apply_overrides(device, {"seed": 1}))
+
+
+def _edit(run: pathlib.Path, **fields) -> None:
+    data = yaml.safe_load((run / "config.yaml").read_text())
+    data.update(fields)
+    (run / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"num_envs": 8}, "was saved with another config than its config.yaml "
+         "now holds, changed by hand since: num_envs=8 changes the environment "
+         "steps per update"),
+        ({"num_envs": 8, "unroll_length": 4}, "was saved with another config "
+         "than its config.yaml now holds (num_envs: 4 -> 8; unroll_length: 8 "
+         "-> 4), changed by hand since, and its state does not fit this run's "
+         "("),
+        ({"algo": "a2c"}, "was saved with algo: ppo, and config.yaml now says "
+         "algo: a2c, changed by hand since; a ppo checkpoint of CartPole-v1 "
+         "cannot continue as a2c on CartPole-v1: put config.yaml back"),
+    ],
+)  # fmt: skip
+def test_a_size_edited_by_hand_is_named_before_the_layout_check(
+    run, capsys, fields, says
+):
+    _edit(run, **fields)
+    config_yaml = (run / "config.yaml").read_text()
+    for override in ([], ["--override"]):
+        assert cli.main(["train", "--resume", str(run), "--quiet", *override]) == 2
+        line = _one_line(capsys)
+        if override and "algo" not in fields and "unroll_length" in fields:
+            # Only what no resume can take is refused with --override; the
+            # state's layout check then names the misfit.
+            assert "does not fit" in line, line
+            continue
+        where = f"purejaxdrl: error: --resume {run}: its checkpoint at update 2 "
+        assert line.startswith(where + says), line
+        assert "skipped" not in line and "another purejaxdrl version" not in line
+        assert (run / "config.yaml").read_text() == config_yaml
+        assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["2"]
