@@ -25,14 +25,19 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.coordination import broadcast_text
 from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig, run_dict
+from purejaxdrl.training.run_folder import OWN_FILES
 
 
 def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
     """Creates `parent/<prefix>_<time>` (`-2`, `-3`, ... if it exists).
 
+    `parent` holds runs (train's `--run-dir`); one that is itself a run, an
+    exported policy, a sweep or a PBT is refused rather than nested into.
+
     Raises:
-      ConfigError: `parent`, or a folder above it, is a file; or the folder
-        cannot be made (read-only, no permission, a name too long).
+      ConfigError: `parent` is itself a run (or policy, sweep, PBT); it, or a
+        folder above it, is a file; or the folder cannot be made (read-only,
+        no permission, a name too long).
 
     """
     try:
@@ -44,7 +49,28 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
         ) from None
 
 
+_WHAT = {
+    "config.yaml": "a run",
+    "policy.json": "an exported policy",
+    "sweep.yaml": "a sweep directory",
+    "pbt.yaml": "a PBT directory",
+}
+
+
+def _check_not_a_run(parent: pathlib.Path) -> None:
+    """Refuses a `run_dir` that is a run itself (`OWN_FILES`), naming its parent."""
+    own = [name for name in OWN_FILES if (parent / name).is_file()]
+    if own:
+        up = parent.parent if parent.name not in ("", "..") else parent.resolve().parent
+        raise ConfigError(
+            f"run_dir={str(parent)!r} is itself {_WHAT[own[0]]} (it holds "
+            f"{own[0]}), and new runs are made inside run_dir, beside the others; "
+            f"pass the folder that holds it, --run-dir {str(up)!r}."
+        )
+
+
 def _new_dir(parent: pathlib.Path, prefix: str) -> pathlib.Path:
+    _check_not_a_run(parent)  # (a name too long is new_dir's OSError)
     for folder in (parent, *parent.parents):
         if folder.exists() and not folder.is_dir():
             raise ConfigError(
