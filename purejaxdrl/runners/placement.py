@@ -124,10 +124,17 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
 
     Not pure: it first imports `config.env.imports` (the user's modules that
     register environments).
+
+    Raises:
+      ConfigError: a knob this run's environments do not have
+        (`check_host_knobs`), or a `batch_size` that makes a deterministic
+        run's pools asynchronous.
+
     """
+    check_host_knobs(config)
     import_modules(config.env.imports)
     options = dict(config.env.options)
-    if config.host.env_threads and config.env.id.startswith("envpool:"):
+    if config.host.env_threads:
         options["num_threads"] = config.host.env_threads
     per_thread = config.num_envs // (threads * jax.process_count())
     batch = options.get("batch_size") or per_thread
@@ -145,3 +152,34 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
         )
         for i in range(threads)
     ]
+
+
+def check_host_knobs(config: Any) -> None:
+    """That `config` (a host run's TrainConfig) sets no knob its run lacks.
+
+    `host.env_threads` sets EnvPool's worker threads: a Gymnasium pool has
+    none (its workers are processes, `vectorization_mode=async`), and
+    `scan_unroll` unrolls the compiled rollout loop of device environments,
+    which a host run steps from Python instead. Checked where a run's pools
+    are made, not in `validate`: a run saved with them still evaluates.
+
+    Raises:
+      ConfigError: naming the value, why it does nothing here, and the fix.
+
+    """
+    env_id, threads = config.env.id, config.host.env_threads
+    if threads and not env_id.startswith("envpool:"):
+        raise ConfigError(
+            f"host.env_threads={threads} sets EnvPool's worker threads, and "
+            f"env.id={env_id!r} is no EnvPool id: Gymnasium steps its "
+            "environments in this process, or each in a worker process of its "
+            "own with --env.option vectorization_mode=async; drop "
+            "--host.env-threads (or pass 0)."
+        )
+    if config.scan_unroll:
+        raise ConfigError(
+            f"scan_unroll={config.scan_unroll} unrolls the compiled rollout "
+            f"loop of device environments, and env.id={env_id!r} is stepped "
+            "from Python by the host-env runner, which has no such loop; drop "
+            "--scan-unroll (or pass 0)."
+        )

@@ -90,7 +90,9 @@ def test_pool_seeds_differ_by_process_thread_and_restart(monkeypatch):
     assert min(drawn) >= 0 and max(drawn) < 2**30
 
 
-def _pools(monkeypatch, env_id: str, start: int = 0, options=None, **host):
+def _pools(
+    monkeypatch, env_id: str, start: int = 0, options=None, scan_unroll=0, **host
+):
     """What `make_host_envs` makes for 2 actor threads of process 0 of 2."""
     made = []
 
@@ -105,6 +107,7 @@ def _pools(monkeypatch, env_id: str, start: int = 0, options=None, **host):
         host=HostConfig(**host),
         seed=3,
         num_envs=16,
+        scan_unroll=scan_unroll,
     )
     assert placement.make_host_envs(config, 2, start) == [env_id] * 2
     return made
@@ -114,8 +117,8 @@ def test_each_pool_has_its_share_of_the_runs_environments(monkeypatch):
     # 16 environments over 2 processes of 2 actor threads: 4 per pool.
     made = _pools(monkeypatch, "envpool:CartPole-v1", env_threads=3)
     assert [(n, o) for n, _, o in made] == [(4, {"num_threads": 3})] * 2
-    made = _pools(monkeypatch, "gymnasium:CartPole-v1", env_threads=3)
-    assert [(n, o) for n, _, o in made] == [(4, {})] * 2  # EnvPool's option only
+    made = _pools(monkeypatch, "gymnasium:CartPole-v1")
+    assert [(n, o) for n, _, o in made] == [(4, {})] * 2
     seeds = [s for start in (0, 1) for _, s, _ in _pools(monkeypatch, "e", start)]
     assert len(set(seeds)) == 4  # restarts draw new seeds for every thread
 
@@ -126,3 +129,45 @@ def test_a_deterministic_run_takes_whole_synchronous_pools(monkeypatch):
     assert [o for _, _, o in made] == [whole] * 2
     with pytest.raises(ConfigError, match="batch_size=3 makes each actor's pool of 4"):
         _pools(monkeypatch, "e", options={"batch_size": 3}, deterministic=True)
+
+
+@pytest.mark.parametrize("env_id", ["gymnasium:CartPole-v1", "gymnasium:m:Corridor-v0"])
+def test_env_threads_on_a_gymnasium_id_is_refused_naming_its_async_mode(
+    monkeypatch, env_id
+):
+    # It sets EnvPool's threads only: silently ignored, it read as Gymnasium's.
+    with pytest.raises(ConfigError) as refused:
+        _pools(monkeypatch, env_id, env_threads=4)
+    line = str(refused.value)
+    assert "\n" not in line
+    assert (
+        f"host.env_threads=4 sets EnvPool's worker threads, and env.id={env_id!r}"
+        in line
+    )
+    assert "--env.option vectorization_mode=async" in line
+    assert "drop --host.env-threads (or pass 0)" in line
+    assert _pools(monkeypatch, env_id, env_threads=0)  # the default makes pools
+
+
+def test_scan_unroll_on_a_host_run_is_refused(monkeypatch):
+    # The host-env runner steps from Python: no compiled rollout loop to unroll.
+    for env_id in ("envpool:CartPole-v1", "gymnasium:CartPole-v1"):
+        with pytest.raises(ConfigError, match="scan_unroll=4 unrolls") as refused:
+            _pools(monkeypatch, env_id, scan_unroll=4)
+        assert f"env.id={env_id!r} is stepped from Python" in str(refused.value)
+        assert "drop --scan-unroll (or pass 0)" in str(refused.value)
+
+
+def test_a_refused_knob_makes_no_pool(monkeypatch):
+    made = []
+    monkeypatch.setattr(placement, "make_host_env", lambda *a, **k: made.append(a))
+    config = types.SimpleNamespace(
+        env=types.SimpleNamespace(id="gymnasium:CartPole-v1", imports=(), options={}),
+        host=HostConfig(env_threads=2),
+        seed=0,
+        num_envs=4,
+        scan_unroll=0,
+    )
+    with pytest.raises(ConfigError):
+        placement.make_host_envs(config, 1, 0)
+    assert made == []
