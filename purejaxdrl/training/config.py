@@ -274,6 +274,11 @@ def validate(
         )
     record = algorithm(config.algo)  # ConfigError for an unknown name
     check_types(config)
+    if is_host_env(config.env.id):  # whether it runs, before advice on its sizes
+        refusal = host_refusal(
+            record, config.algo_config, config.env.id, training=budget
+        )
+        check(refusal is None, str(refusal))
     check(
         config.rng_impl in RNG_IMPLS,
         f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
@@ -324,10 +329,7 @@ def _check_observations(
     config: TrainConfig, record: Algorithm, budget: bool, normalised_before: bool
 ) -> None:
     """The rules of what reaches the agent: host envs, replay, normalising."""
-    keeps = record.keeps_replay(section := config.algo_config)
-    if is_host_env(config.env.id):
-        refusal = host_refusal(record, section, config.env.id, training=budget)
-        check(refusal is None, str(refusal))
+    keeps = record.keeps_replay(config.algo_config)
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "
