@@ -104,7 +104,8 @@ class RunFields:
       num_logs: about how many times progress is reported (and metrics
         written): N/2 to 2N chunks of whole updates, all of one length but
         the last, at most one per update.
-      scan_unroll: steps per iteration of the rollout loop; 0 (the default)
+      scan_unroll: steps per iteration of the compiled rollout loop (device
+        environments; a host run has none and refuses it); 0 (the default)
         picks by platform: 1 on CPU, 4 on accelerators (faster at small
         environment counts, where kernel launches dominate).
       devices: local devices per process to train on; 0 for as many as the
