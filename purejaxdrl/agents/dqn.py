@@ -79,7 +79,8 @@ class DQNState(NamedTuple):
     buffer: object
 
 
-QValues = Callable[[Params, jax.Array], jax.Array]  # Q-values [..., A]
+# (params, obs [B, ...]) -> the network's first output: DQN's Q-values [B, A].
+Head = Callable[[Params, jax.Array], jax.Array]
 
 
 class Replayed(NamedTuple):
@@ -93,7 +94,7 @@ class Replayed(NamedTuple):
 
 
 def td_errors(
-    q_values: QValues, params: Params, target: Params, item: Replayed
+    q_values: Head, params: Params, target: Params, item: Replayed
 ) -> jax.Array:
     """Double Q-learning's TD errors (van Hasselt et al., 2016), float32 [B].
 
@@ -115,17 +116,32 @@ def td_errors(
 
 def loss(
     params: Params,
-    target: Params,
+    target_params: Params,
     item: Replayed,
     weights: jax.Array,
-    q_values: QValues,
+    *,
+    apply: Head,
+    config: DQNConfig,
 ) -> tuple[jax.Array, jax.Array]:
-    """The importance-weighted Huber loss of the TD errors, and the errors [B]."""
-    td = td_errors(q_values, params, target, item)
+    """DQN's objective on a batch: the weighted Huber loss of `td_errors`.
+
+    `make_dqn`'s `loss_fn` has this signature. `item` holds the drawn
+    transitions [B, ...], `weights` their importance weights [B] (ones under
+    uniform replay), `apply` gives the network's first output (`Head`), and
+    `config` (a variant's fields too) is unused here. Returns (scalar loss,
+    TD errors float32 [B]): |δ| + ε are the items' new priorities under
+    prioritised replay, and mean |δ| is logged as `td/abs_mean`.
+    """
+    del config
+    td = td_errors(apply, params, target_params, item)
     return jnp.mean(weights * optax.huber_loss(td, delta=1.0)), td
 
 
-def initial_td_errors(q_values: QValues, params: Params, item: Replayed) -> jax.Array:
+# (params, target_params, item, weights, *, apply, config) -> (loss, td [B]).
+DQNLoss = Callable[..., tuple[jax.Array, jax.Array]]
+
+
+def initial_td_errors(q_values: Head, params: Params, item: Replayed) -> jax.Array:
     """Ape-X's initial priorities' TD errors, float32 [B].
 
     Ape-X's actors hold the online network only: they bootstrap from its own
@@ -161,72 +177,102 @@ class Learner(NamedTuple):
     config: DQNConfig
     buffer: Buffer
     optimizer: optax.GradientTransformation
-    q_values: QValues
+    apply: Head
     num_updates: int
     axis_name: str | None
+    loss_fn: DQNLoss = loss
 
 
 def learn(
     state: DQNState, key: PRNGKey, ready: jax.Array, learner: Learner
 ) -> tuple[DQNState, Metrics]:
-    """`updates_per_step` gradient steps; before `ready`, parameters stay."""
-    config, buffer, axis_name = learner.config, learner.buffer, learner.axis_name
-    beta_start = config.beta_start
-    beta = beta_start + (1.0 - beta_start) * jnp.minimum(
-        state.step / learner.num_updates, 1.0
-    )
+    """`updates_per_step` gradient steps, their mean metrics; before `ready`, none."""
+    config = learner.config
+    keys = jax.random.split(device_key(key, learner.axis_name), config.updates_per_step)
+    if config.prioritised:
+        state, metrics = learn_prioritised(state, keys, ready, learner)
+    else:
+        state, metrics = learn_uniform(state, keys, ready, learner)
+    return state, jax.tree.map(jnp.mean, metrics)
 
-    def weights_of(drawn: Sample) -> jax.Array:
-        if not config.prioritised:
-            return jnp.ones_like(drawn.probability)
-        size = state.buffer.ring.size[0]
-        return importance_weights(drawn.probability, size, beta, axis_name)
 
-    def grad_step(
-        carry: DQNState, drawn: Sample
-    ) -> tuple[DQNState, tuple[jax.Array, Metrics]]:
-        weights = weights_of(drawn)
+def gradient_step(
+    state: DQNState,
+    item: Replayed,
+    weights: jax.Array,
+    ready: jax.Array,
+    learner: Learner,
+) -> tuple[DQNState, jax.Array, Metrics]:
+    """One step of `learner.loss_fn` on a drawn batch: (state, TD errors, metrics)."""
+    config = learner.config
 
-        def loss_fn(params: Params) -> tuple[jax.Array, jax.Array]:
-            target = carry.target_params
-            return loss(params, target, drawn.item, weights, learner.q_values)
+    def objective(params: Params) -> tuple[jax.Array, jax.Array]:
+        target, apply = state.target_params, learner.apply
+        return learner.loss_fn(
+            params, target, item, weights, apply=apply, config=config
+        )
 
-        carry, td, metrics = target_network_step(
-            carry, loss_fn, learner.optimizer, ready,
-            target_every=config.target_every,
-            target_tau=config.target_tau, axis_name=axis_name,
-        )  # fmt: skip
+    return target_network_step(
+        state, objective, learner.optimizer, ready, target_every=config.target_every,
+        target_tau=config.target_tau, axis_name=learner.axis_name,
+    )  # fmt: skip
+
+
+def learn_uniform(
+    state: DQNState, keys: PRNGKey, ready: jax.Array, learner: Learner
+) -> tuple[DQNState, Metrics]:
+    """A step on a uniform draw per key [S]; the steps' metrics, leaves [S].
+
+    The draws do not depend on the steps: all are drawn first, vmapped.
+    """
+    drawn = jax.vmap(lambda k: learner.buffer.sample(state.buffer, k))(keys)
+
+    def step(carry: DQNState, drawn: Sample) -> tuple[DQNState, Metrics]:
+        weights = jnp.ones_like(drawn.probability)
+        carry, _, metrics = gradient_step(carry, drawn.item, weights, ready, learner)
+        return carry, metrics
+
+    return jax.lax.scan(step, state, drawn)
+
+
+def learn_prioritised(
+    state: DQNState, keys: PRNGKey, ready: jax.Array, learner: Learner
+) -> tuple[DQNState, Metrics]:
+    """A step on a prioritised draw per key [S], writing the items' priorities.
+
+    Importance weights with β annealed from `beta_start` to 1 over the run.
+    Without `prefetch` each step draws from the priorities the step before
+    wrote. With it every batch is drawn first (Ape-X's learner prefetches
+    likewise), in one vmapped walk down the sum-tree, and the steps'
+    priorities are written together after the last step. Before learning
+    starts they are still the current network's TD errors, as Ape-X's
+    initial ones are. Returns the steps' metrics, leaves [S].
+    """
+    config, buffer = learner.config, learner.buffer
+    start = config.beta_start
+    beta = start + (1.0 - start) * jnp.minimum(state.step / learner.num_updates, 1.0)
+    size = state.buffer.ring.size[0]
+
+    def step(carry: DQNState, drawn: Sample) -> tuple[DQNState, tuple]:
+        weights = importance_weights(drawn.probability, size, beta, learner.axis_name)
+        carry, td, metrics = gradient_step(carry, drawn.item, weights, ready, learner)
         return carry, (td, metrics)
 
     def sample_and_step(carry: DQNState, key: PRNGKey) -> tuple[DQNState, Metrics]:
         drawn = buffer.sample(carry.buffer, key)
-        carry, (td, metrics) = grad_step(carry, drawn)
-        if config.prioritised:
-            # Before learning starts these are still the current network's
-            # TD errors, as Ape-X's initial priorities are.
-            priority = jnp.abs(td) + config.priority_eps
-            replay = buffer.set_priorities(carry.buffer, drawn.index, priority)
-            carry = carry._replace(buffer=replay)
-        return carry, metrics
-
-    keys = jax.random.split(device_key(key, axis_name), config.updates_per_step)
-    if config.prioritised and not config.prefetch:
-        state, metrics = jax.lax.scan(sample_and_step, state, keys)
-        return state, jax.tree.map(jnp.mean, metrics)
-    # Every batch of the update is drawn before its first step. Uniform
-    # draws do not depend on the steps, so this changes nothing but speed;
-    # prioritised ones see the priorities the update's steps write from the
-    # next update on (Ape-X's learner prefetches its batches likewise), and
-    # those are written together after the last step. Vmapped, not mapped:
-    # one walk down the sum-tree for all batches instead of a loop of them.
-    drawn = jax.vmap(lambda k: buffer.sample(state.buffer, k))(keys)
-    state, (td, metrics) = jax.lax.scan(grad_step, state, drawn)
-    if config.prioritised:
+        carry, (td, metrics) = step(carry, drawn)
         priority = jnp.abs(td) + config.priority_eps
-        index = drawn.index.reshape(-1)
-        replay = buffer.set_priorities(state.buffer, index, priority.reshape(-1))
-        state = state._replace(buffer=replay)
-    return state, jax.tree.map(jnp.mean, metrics)
+        replay = buffer.set_priorities(carry.buffer, drawn.index, priority)
+        return carry._replace(buffer=replay), metrics
+
+    if not config.prefetch:
+        return jax.lax.scan(sample_and_step, state, keys)
+    drawn = jax.vmap(lambda k: buffer.sample(state.buffer, k))(keys)
+    state, (td, metrics) = jax.lax.scan(step, state, drawn)
+    priority = jnp.abs(td) + config.priority_eps
+    index = drawn.index.reshape(-1)
+    replay = buffer.set_priorities(state.buffer, index, priority.reshape(-1))
+    return state._replace(buffer=replay), metrics
 
 
 def make_dqn(
@@ -235,6 +281,8 @@ def make_dqn(
     obs_example: jax.Array,
     run: RunShape,
     name: str = "dqn",
+    *,
+    loss_fn: DQNLoss = loss,
 ) -> Agent:
     """Builds DQN (uniform replay, annealed ε) or Ape-X (prioritised, ε_i).
 
@@ -245,6 +293,14 @@ def make_dqn(
     `axis_name`. Its state is a `DQNState` whose buffer is split over
     `run.num_devices` (ValueError where a size does not split evenly); N, its
     environments, sets Ape-X's ε_i. `name` is the section its errors name.
+
+    `loss_fn` replaces the objective, with `loss`'s signature `(params,
+    target_params, item, weights, *, apply, config) -> (loss, TD errors
+    [B])` (it may call `td_errors` or `loss`): a variant of DQN is
+    `functools.partial(make_dqn, loss_fn=my_loss)` in a record of its own,
+    and `config` may be a subclass of `DQNConfig` with the variant's fields.
+    The actors stay ε-greedy on the network's first output, and Ape-X's
+    initial priorities are double Q-learning's TD errors (`initial_td_errors`).
     """
     # The run's check (its record's `validate`) has warned of the config.
     check_agent_args(functools.partial(validate, name=name, warn=False), config, run)
@@ -266,10 +322,12 @@ def make_dqn(
         config, learning, steps_per_update=config.updates_per_step, eps=1.5e-4
     )
 
-    def q_values(params: Params, obs: jax.Array) -> jax.Array:
+    def head(params: Params, obs: jax.Array) -> jax.Array:
         return network.apply(params, obs)[0]
 
-    learner = Learner(config, buffer, optimizer, q_values, run.num_updates, axis_name)
+    learner = Learner(
+        config, buffer, optimizer, head, run.num_updates, axis_name, loss_fn
+    )
     epsilon_now, epsilons = exploration(config, run.num_updates, num_envs)
 
     def init(key: PRNGKey) -> DQNState:
@@ -298,7 +356,7 @@ def make_dqn(
     ) -> tuple[DQNState, Metrics]:
         items = to_replay(traj, config.n_step, config.gamma)
         if config.prioritised:
-            td = initial_td_errors(q_values, state.params, items)
+            td = initial_td_errors(head, state.params, items)
             replay = buffer.add(state.buffer, items, jnp.abs(td) + config.priority_eps)
         else:
             replay = buffer.add(state.buffer, items)

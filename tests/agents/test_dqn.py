@@ -146,8 +146,9 @@ def test_loss_is_the_weighted_huber_of_double_q_td_errors():
                     f32(discount), f32(next_obs))  # fmt: skip
     got_td = dqn.td_errors(q_values, f32(online), f32(target), item)
     np.testing.assert_allclose(got_td, td, rtol=1e-5, atol=1e-5)
-    (got_loss, got_td), got_grad = jax.value_and_grad(dqn.loss, has_aux=True)(
-        f32(online), f32(target), item, f32(weights), q_values
+    objective = functools.partial(dqn.loss, apply=q_values, config=dqn.DQNConfig())
+    (got_loss, got_td), got_grad = jax.value_and_grad(objective, has_aux=True)(
+        f32(online), f32(target), item, f32(weights)
     )
     np.testing.assert_allclose(got_loss, np.mean(weights * huber), rtol=1e-5)
     np.testing.assert_allclose(got_grad, grad, rtol=1e-5, atol=1e-6)

@@ -49,14 +49,15 @@ def test_dqn_td_errors_ignore_non_finite_final_observations_at_terminations(bad)
     np.testing.assert_allclose(
         initial, dqn.initial_td_errors(q_values, online, finite_item)
     )
-    weights = jnp.ones(T)
-    grad = jax.grad(lambda p: dqn.loss(p, target, bad_item, weights, q_values)[0])
-    np.testing.assert_allclose(
-        grad(online),
-        jax.grad(lambda p: dqn.loss(p, target, finite_item, weights, q_values)[0])(
-            online
-        ),
-    )
+    weights, config = jnp.ones(T), dqn.DQNConfig()
+
+    def grad(item):
+        def objective(p):
+            return dqn.loss(p, target, item, weights, apply=q_values, config=config)[0]
+
+        return jax.grad(objective)(online)
+
+    np.testing.assert_allclose(grad(bad_item), grad(finite_item))
 
 
 @pytest.mark.parametrize("rescaled", [True, False])
