@@ -191,6 +191,22 @@ def stack_metrics(metrics: Metrics) -> jax.Array:
     return jnp.stack(list(metrics.values()))
 
 
+def check_scalar_loss(total: jax.Array) -> None:
+    """That a loss's total, which is differentiated, is a scalar (as it traces).
+
+    Raises:
+      ConfigError: for another shape, which JAX's "Gradient only defined for
+        scalar-output functions" would name no loss for.
+
+    """
+    if jnp.ndim(total) != 0:
+        raise ConfigError(
+            f"a loss returned a total of shape {jnp.shape(total)}, but the loss "
+            "differentiated must be a scalar (a gradient is of one number); "
+            "return its mean, e.g. jnp.mean(x)."
+        )
+
+
 def unstack_metrics(names: Sequence[str], stacked: jax.Array) -> Metrics:
     """`stack_metrics` undone: the vector [M] as metrics by name."""
     return dict(zip(names, stacked, strict=True))
@@ -233,6 +249,7 @@ def _flat_step(
 
         def flat_loss(flat: jax.Array, *args: Any) -> tuple[jax.Array, jax.Array]:
             total, metrics = loss(unravel(flat), *args)
+            check_scalar_loss(total)
             names[:] = metrics  # Python strings, known once traced
             return total, stack_metrics(metrics)
 
@@ -256,7 +273,8 @@ def flat_gradient_step(
 ) -> tuple[LearnerState, Metrics]:
     """An update of one optimiser step on `loss(params, *args)`, over `axis_name`.
 
-    `loss` returns (scalar loss, scalar metrics by name); `args` are this
+    `loss` returns (scalar loss, scalar metrics by name: another shape is
+    refused as it traces, `check_scalar_loss`); `args` are this
     device's data; gradients and metrics are averaged over `axis_name` (None:
     one device). The optimiser sees one vector (`ravel_pytree`), its state
     too (`flat_optimizer_state`): on CPU each small kernel costs more than its

@@ -11,7 +11,7 @@ import optax
 
 from purejaxdrl.agents.actor_critic import core_value
 from purejaxdrl.agents.base import Acting, RunShape, feed_forward
-from purejaxdrl.agents.optim import local_copy
+from purejaxdrl.agents.optim import check_scalar_loss, local_copy
 from purejaxdrl.config import check
 from purejaxdrl.networks import Network, NetworkConfig, RecurrentNetwork, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
@@ -278,7 +278,8 @@ def target_network_step(
 
     Args:
       state: has `params`, `target_params`, `opt_state` and `grad_steps`.
-      loss_fn: params -> (loss, TD errors) on this device's batch.
+      loss_fn: params -> (scalar loss, TD errors) on this device's batch (a
+        loss of another shape is refused as it traces, `check_scalar_loss`).
       optimizer: the optax transformation.
       ready: bool []; before learning starts the four fields stay as they were.
       target_every: gradient steps between target updates.
@@ -290,8 +291,14 @@ def target_network_step(
       `td/abs_mean`, 0 before `ready`).
 
     """
+
+    def checked(params: Params) -> tuple[jax.Array, jax.Array]:
+        loss, td = loss_fn(params)
+        check_scalar_loss(loss)  # before JAX's error, which names no loss
+        return loss, td
+
     own = local_copy(state.params, axis_name)
-    (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(own)
+    (loss, td), grads = jax.value_and_grad(checked, has_aux=True)(own)
     metrics = {"loss/total": loss, "td/abs_mean": jnp.abs(td).mean()}
     if axis_name is not None:
         grads, metrics = jax.lax.pmean((grads, metrics), axis_name)

@@ -14,6 +14,7 @@ from purejaxdrl.agents.optim import (
     flat_optimizer_state,
     make_learner_optimizer,
 )
+from purejaxdrl.config import ConfigError
 
 PARAMS = {"a": jnp.array([1.0, 2.0]), "b": jnp.array(3.0)}
 
@@ -111,3 +112,22 @@ def test_the_annealed_rate_falls_linearly_per_update_to_zero_and_stays():
     np.testing.assert_allclose(rates, 2.0 * np.array(want))
     constant = annealed_learning_rate(2.0, num_updates=4, anneal=False)
     assert [float(constant(jnp.int32(c))) for c in (0, 7, 20)] == [2.0] * 3
+
+
+def test_a_loss_that_is_no_scalar_is_refused_in_one_line_as_it_traces():
+    # JAX's own "Gradient only defined for scalar-output functions" names no
+    # loss; the step says which value is wrong and how to fix it.
+    sgd = make_learner_optimizer(0.5, name="sgd", max_grad_norm=None)
+    state = AgentState(PARAMS, flat_optimizer_state(sgd, PARAMS), 0)
+
+    def per_sample(params, target):
+        d = params["a"] - target
+        return 0.5 * d * d, {"b": params["b"]}  # [2], no sum
+
+    with pytest.raises(ConfigError) as error:
+        flat_gradient_step(per_sample, sgd, state, jnp.zeros(2), axis_name=None)
+    assert str(error.value) == (
+        "a loss returned a total of shape (2,), but the loss differentiated must "
+        "be a scalar (a gradient is of one number); return its mean, e.g. "
+        "jnp.mean(x)."
+    )
