@@ -125,12 +125,11 @@ def loss(
 ) -> tuple[jax.Array, jax.Array]:
     """DQN's objective on a batch: the weighted Huber loss of `td_errors`.
 
-    `make_dqn`'s `loss_fn` has this signature. `item` holds the drawn
-    transitions [B, ...], `weights` their importance weights [B] (ones under
-    uniform replay), `apply` gives the network's first output (`Head`), and
-    `config` (a variant's fields too) is unused here. Returns (scalar loss,
-    TD errors float32 [B]): |δ| + ε are the items' new priorities under
-    prioritised replay, and mean |δ| is logged as `td/abs_mean`.
+    `make_dqn`'s `loss_fn` has this signature: `item` the drawn transitions
+    [B, ...], `weights` their importance weights [B] (ones under uniform
+    replay), `apply` the network's first output (`Head`), `config` the run's
+    section (unused here). Returns (scalar loss, TD errors float32 [B]), whose
+    |δ| + ε are the items' new priorities under prioritised replay.
     """
     del config
     td = td_errors(apply, params, target_params, item)
@@ -294,13 +293,10 @@ def make_dqn(
     `run.num_devices` (ValueError where a size does not split evenly); N, its
     environments, sets Ape-X's ε_i. `name` is the section its errors name.
 
-    `loss_fn` replaces the objective, with `loss`'s signature `(params,
-    target_params, item, weights, *, apply, config) -> (loss, TD errors
-    [B])` (it may call `td_errors` or `loss`): a variant of DQN is
+    `loss_fn` replaces the objective, with `loss`'s signature: a variant is
     `functools.partial(make_dqn, loss_fn=my_loss)` in a record of its own,
-    and `config` may be a subclass of `DQNConfig` with the variant's fields.
-    The actors stay ε-greedy on the network's first output, and Ape-X's
-    initial priorities are double Q-learning's TD errors (`initial_td_errors`).
+    its config maybe a subclass of `DQNConfig`. The actors stay ε-greedy on
+    the network's first output; Ape-X's initial priorities stay DQN's.
     """
     # The run's check (its record's `validate`) has warned of the config.
     check_agent_args(functools.partial(validate, name=name, warn=False), config, run)
