@@ -204,3 +204,13 @@ def bare_result(**fields: Any) -> pjd.TrainResult:
         run_dir=None,
     )
     return pjd.TrainResult(**{**blank, **fields})
+
+
+def cartpole_run(root: pathlib.Path, total_steps: int) -> pathlib.Path:
+    """The folder of a tiny cartpole run written under `root` (one device)."""
+    tiny = {"num_envs": 4, "unroll_length": 8, "total_steps": total_steps}
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {**tiny, "num_logs": 1, "devices": 1, "run_dir": str(root)},
+    )
+    return pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)

@@ -12,18 +12,14 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
+from tests.helpers import cartpole_run
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 32, "num_logs": 1}
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> pathlib.Path:
-    root = tmp_path_factory.mktemp("runs")
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole").config,
-        {**TINY, "devices": 1, "run_dir": str(root)},
-    )
-    return pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)
+    return cartpole_run(tmp_path_factory.mktemp("runs"), total_steps=32)
 
 
 def _one_line(capsys) -> str:
