@@ -3,7 +3,8 @@
 A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
 validation and state layout; `registry` lists the records, and `register`
-adds a user's, defined outside the package. Every algorithm's factory and
+adds a user's, defined outside the package (`registered`: for a test, and
+taken out again after). Every algorithm's factory and
 config are exported here (Ape-X's `make_apex` is DQN's factory under its own
 name, with DQN's config and its own defaults), and so is each algorithm's
 module (`ppo`: its loss and validation, which a variant reuses). So are the
@@ -71,6 +72,7 @@ from purejaxdrl.agents.registry import (
     make_agent,
     names,
     register,
+    registered,
 )
 from purejaxdrl.agents.sac import SACConfig, SACState, make_sac
 
@@ -136,5 +138,6 @@ __all__ = [
     "pqn",
     "r2d2",
     "register",
+    "registered",
     "sac",
 ]

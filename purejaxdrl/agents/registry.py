@@ -9,10 +9,12 @@ A user's algorithm, defined outside the package, is registered with
 learn of either from here.
 """
 
+import contextlib
 import dataclasses
 import difflib
 import keyword
 import re
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import jax
@@ -241,6 +243,30 @@ def register(record: Algorithm) -> None:
     check_preset_section(record, _BUILT_IN)
     _trial(record)
     warn_softmax_export(record)
+
+
+@contextlib.contextmanager
+def registered(*records: Algorithm) -> Iterator[None]:
+    """Within it, `records` are registered (`register`, in order); after, none is.
+
+    For a test of your own algorithm that leaves no trace in the process:
+    on leaving, the registry is as it was on entering, so what was
+    registered within (by `records`, or by a module imported there) is gone
+    and a name registered before is back to its earlier record.
+
+        with pjd.agents.registered(ALGORITHM):
+            pjd.train(pjd.load_preset("cartpole", algo=ALGORITHM.name).config)
+
+    Not pure: it changes this process's registry while it lasts.
+    """
+    before = dict(_ALGORITHMS)
+    try:
+        for record in records:
+            register(record)
+        yield
+    finally:
+        _ALGORITHMS.clear()
+        _ALGORITHMS.update(before)
 
 
 def _trial(record: Algorithm) -> None:

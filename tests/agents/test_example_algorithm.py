@@ -49,13 +49,19 @@ def reinforce(tmp_path, monkeypatch):
 
     The registry and the module are this test's: both are put back after it.
     """
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "reinforce", raising=False)
-    module = importlib.import_module("reinforce")
-    yield module
+    with registry.registered():  # what importing it registers is gone after
+        yield importlib.import_module("reinforce")
     sys.modules.pop("reinforce", None)
+
+
+@pytest.fixture
+def own_registry():
+    """What the test registers is gone after it (`registry.registered`)."""
+    with registry.registered():
+        yield
 
 
 def test_the_guide_shows_the_module_the_tests_train():
@@ -132,14 +138,13 @@ def test_the_help_of_a_users_algorithm_says_its_defaults_are_its_own(reinforce, 
 
 @pytest.mark.timeout(300)
 def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, own_registry
 ):
     shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
     # `train` runs in this process (a launch costs ~3 s), importing the module
     # only through --env.imports; what it imports and registers is undone
     # after. `eval` runs in a fresh process: there the module is imported
     # again from the run's config, as a user's next command does.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     monkeypatch.setattr(sys, "path", list(sys.path))  # import_modules adds cwd
     monkeypatch.delitem(sys.modules, "reinforce", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -165,8 +170,7 @@ def test_the_command_line_trains_a_users_algorithm_named_by_env_imports(
     assert evaluated.stdout.startswith("reinforce on CartPole-v1, update 4")
 
 
-def test_registering_refuses_what_cannot_be_a_section(monkeypatch):
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+def test_registering_refuses_what_cannot_be_a_section(own_registry):
     ppo = registry.algorithm("ppo")
     with pytest.raises(pjd.ConfigError, match="'ppo' is a built-in algorithm's"):
         registry.register(ppo)
@@ -194,10 +198,9 @@ def _config_class(fields, *, pytree=True):
 
 
 def test_registering_refuses_a_config_that_would_fail_a_sweep_or_a_resume(
-    monkeypatch,
+    own_registry,
 ):
     # Each of these trained once, then failed in a sweep or a resume.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     ppo = registry.algorithm("ppo")
 
     def refused(message, **changes):
@@ -242,9 +245,8 @@ def test_registering_refuses_a_config_that_would_fail_a_sweep_or_a_resume(
     assert "mine" not in registry.names()
 
 
-def test_registering_names_a_dynamic_fields_default_that_is_no_float(monkeypatch):
+def test_registering_names_a_dynamic_fields_default_that_is_no_float(own_registry):
     # The type is right: the message names the default, and spells jax.Array.
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     ppo = registry.algorithm("ppo")
     dyn = float | jax.Array
     cases = [
@@ -382,8 +384,7 @@ def _register_ppo_kl() -> None:
     )
 
 
-def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(monkeypatch):
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(own_registry):
     _register_ppo_kl()
     small = {**SMALL, "total_steps": 8 * 16 * 3, "num_logs": 3}
     # Both from the preset's ppo section (the variant's preset_section).
@@ -408,9 +409,8 @@ def test_a_ppo_variant_with_its_own_loss_is_ppo_without_its_term(monkeypatch):
 
 
 def test_a_derived_record_keeps_its_own_config_and_registering_again_replaces(
-    monkeypatch,
+    own_registry,
 ):
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     ppo = registry.algorithm("ppo")
     # dataclasses.replace copies the filled-in default: it follows the new type.
     derived = dataclasses.replace(ppo, name="ppo_kl", config_type=_KLConfig)
@@ -422,8 +422,7 @@ def test_a_derived_record_keeps_its_own_config_and_registering_again_replaces(
     assert [r.name for r in registry.registered_by_user()] == ["ppo_kl"]
 
 
-def test_a_config_without_the_users_section_says_how_to_make_one(monkeypatch):
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
+def test_a_config_without_the_users_section_says_how_to_make_one(own_registry):
     before = pjd.TrainConfig(algo="ppo_kl")  # made before it is registered
     registry.register(
         dataclasses.replace(
@@ -432,8 +431,7 @@ def test_a_config_without_the_users_section_says_how_to_make_one(monkeypatch):
     )
     with pytest.raises(pjd.ConfigError, match="has no section in this config"):
         _ = before.algo_config
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    del registry._ALGORITHMS["ppo_kl"]
+    del registry._ALGORITHMS["ppo_kl"]  # as a process that never registered it
     saved = pjd.config.to_dict(config_class()(algo="ppo"))
     saved.update(algo="ppo_kl", ppo_kl={"kl_cost": 0.2})
     with pytest.raises(pjd.ConfigError, match="'ppo_kl' is not registered in this"):

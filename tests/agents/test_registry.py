@@ -39,3 +39,40 @@ def test_algo_config_of_an_unknown_algorithm_names_the_known_ones():
     config = dataclasses.replace(pjd.TrainConfig(), algo="ppo2")
     with pytest.raises(pjd.ConfigError, match="algo='ppo2' is not a known algorithm"):
         _ = config.algo_config
+
+
+def test_registered_takes_out_what_was_registered_within_it():
+    from purejaxdrl.agents import registry
+    from purejaxdrl.training.config import config_class
+
+    ppo = registry.algorithm("ppo")
+    mine = dataclasses.replace(ppo, name="mine")
+    before = registry.names()
+    with registry.registered(mine):
+        assert registry.algorithm("mine") is mine
+        assert config_class()().mine == ppo.default_config()
+        # Registered within by `register` itself (a module imported there).
+        registry.register(dataclasses.replace(ppo, name="other"))
+        assert registry.names() == (*before, "mine", "other")
+    assert registry.names() == before and config_class() is pjd.TrainConfig
+
+
+def test_registered_puts_back_a_replaced_record_even_after_an_error():
+    from purejaxdrl.agents import registry
+
+    ppo = registry.algorithm("ppo")
+    first = dataclasses.replace(ppo, name="mine", summary="first")
+    with registry.registered(first):
+        with (
+            pytest.raises(RuntimeError),
+            registry.registered(dataclasses.replace(first, summary="second")),
+        ):
+            assert registry.algorithm("mine").summary == "second"
+            raise RuntimeError
+        assert registry.algorithm("mine") is first
+        # A record register refuses registers nothing, and leaves as it came.
+        refused = pytest.raises(pjd.ConfigError, match="is a built-in algorithm's")
+        with refused, registry.registered(ppo):
+            pass
+        assert registry.algorithm("ppo") is ppo
+    assert "mine" not in registry.names()

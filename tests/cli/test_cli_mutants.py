@@ -269,20 +269,18 @@ def test_list_refuses_a_preset_file_it_does_not_ship(preset, capsys):
     )
 
 
-def test_a_registered_algorithm_with_an_underscore_has_its_flags_refused_too(
-    monkeypatch,
-):
+def test_a_registered_algorithm_with_an_underscore_has_its_flags_refused_too():
     # Flags spell `ppo_mine` as --ppo-mine: the section is found all the same.
     import dataclasses
 
     from purejaxdrl.agents import registry
     from purejaxdrl.cli.args import reject_other_algorithms
 
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    registry.register(dataclasses.replace(registry.algorithm("ppo"), name="ppo_mine"))
-    with pytest.raises(UsageError, match=r"^--ppo-mine.learning-rate sets ppo_mine's"):
-        reject_other_algorithms(["--ppo-mine.learning-rate=1e-3"], "ppo")
-    reject_other_algorithms(["--ppo-mine.learning-rate", "1e-3"], "ppo_mine")
+    mine = dataclasses.replace(registry.algorithm("ppo"), name="ppo_mine")
+    with registry.registered(mine):
+        with pytest.raises(UsageError, match=r"^--ppo-mine.learning-rate sets ppo_m"):
+            reject_other_algorithms(["--ppo-mine.learning-rate=1e-3"], "ppo")
+        reject_other_algorithms(["--ppo-mine.learning-rate", "1e-3"], "ppo_mine")
 
 
 def test_help_says_which_tuple_flags_take_integers_and_which_strings():

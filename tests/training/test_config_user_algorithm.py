@@ -27,13 +27,13 @@ BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 @pytest.fixture
-def ppo_kl(monkeypatch):
+def ppo_kl():
     """The guide's PPO-KL block run, its registration undone after the test."""
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     (code,) = [b for b in BLOCK.findall(GUIDE.read_text()) if "PPOKLConfig" in b]
     namespace: dict = {}
-    exec(compile(code, str(GUIDE), "exec"), namespace)
-    return namespace
+    with registry.registered():
+        exec(compile(code, str(GUIDE), "exec"), namespace)
+        yield namespace
 
 
 def test_the_kl_penalty_is_in_the_logged_total(ppo_kl, monkeypatch):

@@ -32,9 +32,8 @@ DQN = (
 
 
 @pytest.fixture
-def mine(monkeypatch):
+def mine():
     """register(name, preset_section=None, config_type=PPOConfig): PPO renamed."""
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
     forget_warnings()
 
     def register(name, preset_section=None, config_type=PPOConfig):
@@ -47,7 +46,8 @@ def mine(monkeypatch):
             )
         )
 
-    return register
+    with registry.registered():  # what a test registers is gone after it
+        yield register
 
 
 def _preset(tmp_path, text, name="p"):

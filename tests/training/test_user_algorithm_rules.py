@@ -29,14 +29,13 @@ SMALL = {"unroll_length": 4, "total_steps": 4096, "num_logs": 1}
 
 
 @pytest.fixture
-def mine(monkeypatch):
+def mine():
     """Registers `mine`, A2C whose environments come in multiples of 4."""
-    monkeypatch.setattr(registry, "_ALGORITHMS", dict(registry._ALGORITHMS))
-    registry.register(
-        dataclasses.replace(
-            registry.algorithm("a2c"), name="mine", env_multiple=lambda c, s: 4
-        )
-    )
+    a2c = registry.algorithm("a2c")
+    with registry.registered(
+        dataclasses.replace(a2c, name="mine", env_multiple=lambda c, s: 4)
+    ):
+        yield
 
 
 def _config(**overrides):
