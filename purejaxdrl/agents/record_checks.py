@@ -1,10 +1,11 @@
 """Checks of an algorithm record's functions: their signatures, what `update` returns.
 
 A user's record (`registry.register`) is first called deep inside a run: a
-factory that takes other arguments, or an `update` that returns its state
-alone, would fail there with a traceback through the library that names
-neither the record's field nor the signature it must have. These say both,
-in one line, when the record is registered or when `update` first traces.
+factory that takes other arguments, an `update` that returns its state
+alone, or an acting network of the wrong output shape would fail there with
+a traceback through the library that names neither the record's field nor
+what it must be. These say both, in one line, when the record is
+registered, when its networks are built, or when `update` first traces.
 """
 
 import inspect
@@ -18,6 +19,9 @@ import jax.numpy as jnp
 from purejaxdrl.agents.base import Agent, Algorithm, distribution_sample
 from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.networks import RecurrentNetwork
+from purejaxdrl.rl.distributions import tanh_gaussian
 from purejaxdrl.setup_warnings import warn_once
 
 # Each callable field of a record: its arguments as the library passes them
@@ -120,6 +124,71 @@ def warn_softmax_export(record: Algorithm) -> None:
         "DQN's record does.",
         key=("softmax export", record.name),
     )
+
+
+def check_acting_network(
+    algo: str, network: Any, obs_spec: Any, action_spec: Discrete | Box
+) -> None:
+    """That `make_networks`' acting network gives what acting reads, per observation.
+
+    Its first output is what ε-greedy acting, evaluation and exported
+    policies read: a Q-value or logit per action, [A], for `Discrete(A)`;
+    for `Box((d,))` its distribution's parameters, [2d] for the library's
+    tanh-Gaussian (mean and raw log-std per dimension), and for a
+    distribution of the user's, an output whose `mode` is an action [d].
+    Traced with `jax.eval_shape` on one observation: nothing is computed.
+
+    Raises:
+      ConfigError: naming the algorithm, make_networks, the shape given and
+        the shape expected.
+
+    """
+    given = _first_output(network, obs_spec)
+    if isinstance(action_spec, Discrete):
+        space = f"Discrete({action_spec.num_values})"
+        expected, what = (action_spec.num_values,), "a Q-value or logit per action"
+    elif not isinstance(action_spec, Box) or not action_spec.shape:
+        return
+    elif network.distribution.sample is tanh_gaussian().sample:
+        space, (*lead, dims) = f"Box({action_spec.shape})", action_spec.shape
+        expected = (*lead, 2 * dims)
+        what = "the tanh-Gaussian's mean and log-std per action dimension"
+    else:
+        space = f"Box({action_spec.shape})"
+        as_output = jax.ShapeDtypeStruct(given, jnp.float32)
+        mode = jax.eval_shape(network.distribution.mode, as_output).shape
+        if tuple(mode) == action_spec.shape:
+            return
+        expected = "an output whose distribution's mode is an action of shape "
+        expected += f"{action_spec.shape} (its mode is {tuple(mode)})"
+        what = "an action's distribution"
+    if given != expected:
+        raise ConfigError(
+            f"Algorithm {algo!r}: make_networks' acting network gives {given} per "
+            f"observation; it must give {expected} for {space} ({what}), what "
+            "acting, evaluation and exported policies read as its first output."
+        )
+
+
+def _first_output(network: Any, obs_spec: Any) -> tuple[int, ...]:
+    """The shape of `network`'s first output for one observation, traced only."""
+    obs = jax.tree.map(
+        lambda box: jax.ShapeDtypeStruct(box.shape, jnp.float32),
+        obs_spec,
+        is_leaf=lambda x: isinstance(x, Box),
+    )
+    batch = jax.tree.map(lambda o: jax.ShapeDtypeStruct((1, *o.shape), o.dtype), obs)
+    params = jax.eval_shape(network.init, jax.random.key(0), obs)
+    if isinstance(network, RecurrentNetwork):
+        reset = jax.ShapeDtypeStruct((1,), jnp.bool_)
+
+        def first(params: Any, obs: Any, reset: Any) -> jax.Array:
+            start = network.initial_state(1)
+            return network.step(params, start, obs, reset)[1][0]
+
+        return tuple(jax.eval_shape(first, params, batch, reset).shape[1:])
+    first_ff = lambda params, obs: network.apply(params, obs)[0]  # noqa: E731
+    return tuple(jax.eval_shape(first_ff, params, batch).shape[1:])
 
 
 def checked_agent(agent: Agent, algo: str) -> Agent:

@@ -21,6 +21,7 @@ import jax
 
 from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
 from purejaxdrl.agents.a2c import A2CConfig
+from purejaxdrl.agents.action_kinds import action_kind, kind_refusal
 from purejaxdrl.agents.base import Agent, Algorithm, RunShape
 from purejaxdrl.agents.dqn_config import DQNConfig
 from purejaxdrl.agents.impala import IMPALAConfig
@@ -97,12 +98,22 @@ def action_refusal(name: str, sections: Any, env_id: str) -> str | None:
     if len(kinds) != 1 or (kind := kinds.pop()) in algorithm(name).action_kinds:
         return None
     fits = [r.name for r in taken if kind in r.action_kinds]
-    wanted = " or ".join(algorithm(name).action_kinds)
-    more = f" or another of its ({', '.join(fits[1:])})" if fits[1:] else ""
-    return (
-        f"{name} needs {wanted} actions, {env_id}'s are {kind}; pick --algo "
-        f"{fits[0]}{more}, or an --env with {wanted} actions"
-    )
+    wanted = algorithm(name).action_kinds
+    return kind_refusal(name, wanted, kind, env_id, fits, "another of its")
+
+
+def acting_refusal(name: str, action_spec: Any, env_id: str) -> str | None:
+    """Why algorithm `name` cannot act in `action_spec`, an environment's actions.
+
+    Read off its record's `action_kinds` before its networks are made, for
+    every algorithm alike (a user's too), in `action_refusal`'s words; None
+    where it acts in them.
+    """
+    kind, wanted = action_kind(action_spec), algorithm(name).action_kinds
+    if kind is None or kind in wanted:
+        return None
+    fits = [r.name for r in algorithms() if kind in r.action_kinds]
+    return kind_refusal(name, wanted, kind, env_id, fits, "another that acts in them")
 
 
 def stale_section(name: str, section: Any) -> str:

@@ -9,8 +9,8 @@ from jax.sharding import Mesh
 
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
-from purejaxdrl.agents.record_checks import checked_agent
-from purejaxdrl.agents.registry import algorithm, algorithms, make_agent
+from purejaxdrl.agents.record_checks import check_acting_network, checked_agent
+from purejaxdrl.agents.registry import acting_refusal, algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.contract import check_on_devices, check_user_env
@@ -126,10 +126,30 @@ def make_networks(
       SACNetworks (policy and critics).
 
     Raises:
-      ConfigError: dict observations for an algorithm that takes arrays.
+      ConfigError: as `spec_networks`.
 
     """
-    obs_spec, record = env.observation_spec(env_params), algorithm(config.algo)
+    return spec_networks(
+        config, env.observation_spec(env_params), env.action_spec(env_params)
+    )
+
+
+def spec_networks(
+    config: TrainConfig, obs_spec: Any, action_spec: Any
+) -> tuple[Network, Any]:
+    """`make_networks` for an environment's observation and action specs.
+
+    The record's `action_kinds` are checked before its `make_networks` is
+    called, and the acting network it returns after (`check_acting_network`),
+    for every algorithm alike: a user's record needs no check of its own.
+
+    Raises:
+      ConfigError: dict observations for an algorithm that takes arrays,
+        actions of a kind it does not act in, or an acting network whose
+        output does not fit the actions.
+
+    """
+    record = algorithm(config.algo)
     if isinstance(obs_spec, dict) and not record.dict_observations:
         able = " or ".join(r.name for r in algorithms() if r.dict_observations)
         raise ConfigError(
@@ -138,9 +158,14 @@ def make_networks(
             "with --network.policy-obs-key and --network.value-obs-key, or give "
             "it one entry (MuJoCo Playground: --env.option observation_key=state)."
         )
-    return record.make_networks(
-        config.algo_config, config.network, obs_spec, env.action_spec(env_params)
+    refusal = acting_refusal(config.algo, action_spec, config.env.id)
+    if refusal is not None:
+        raise ConfigError(f"{refusal}.")
+    network, learner_network = record.make_networks(
+        config.algo_config, config.network, obs_spec, action_spec
     )
+    check_acting_network(config.algo, network, obs_spec, action_spec)
+    return network, learner_network
 
 
 def zero_observation(env: envs.Env, env_params: Any) -> Any:
@@ -287,9 +312,7 @@ def _host_experiment(
 ) -> Experiment:
     """`make_host_experiment` once its pools are made."""
     spec = pools[0].spec
-    network, learner_network = algorithm(config.algo).make_networks(
-        config.algo_config, config.network, spec.observation, spec.action
-    )
+    network, learner_network = spec_networks(config, spec.observation, spec.action)
     observation = np.zeros(spec.observation.shape, np.float32)
     host, processes = config.host, jax.process_count()
     flags = ("--host.learner-devices", "host.learner_devices")

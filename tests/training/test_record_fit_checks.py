@@ -1,0 +1,129 @@
+"""A record's networks, actions and state layout are checked where they are built.
+
+Each mistake here failed deep in a run (in the environment, in JAX's carry
+types) or not at all; each is now one line naming the algorithm and the fix.
+"""
+
+import dataclasses
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.agents import registry
+from purejaxdrl.agents.base import Algorithm
+from purejaxdrl.agents.record_checks import check_acting_network
+from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.networks import Network, NetworkConfig, make_q_network
+from purejaxdrl.rl.distributions import Distribution, categorical
+from purejaxdrl.training.config import config_class
+from purejaxdrl.training.experiment import spec_networks
+
+NET = NetworkConfig(hidden_sizes=(8,))
+OBS = Box((4,))
+
+
+def _quantiles(action_spec: Discrete, n: int = 3) -> Network:
+    """QR-DQN's mistake: a network of [A, N] quantiles where [A] is acted on."""
+    flat = make_q_network(NET, OBS, Discrete(action_spec.num_values * n), dueling=False)
+
+    def apply(params, obs):
+        z, v = flat.apply(params, obs)
+        return z.reshape(*z.shape[:-1], action_spec.num_values, n), v
+
+    return flat._replace(apply=apply)
+
+
+def _config(algo: str, **changes) -> pjd.TrainConfig:
+    net = {"network": {"hidden_sizes": [8]}}
+    return pjd.apply_overrides(config_class()(algo=algo), {**net, **changes})
+
+
+@pytest.mark.parametrize(
+    ("algo", "action_spec"),
+    [
+        ("ppo", Discrete(3)),
+        ("ppo", Box((2,))),
+        ("dqn", Discrete(3)),
+        ("pqn", Discrete(3)),
+        ("sac", Box((2,))),
+        ("impala", Box((3,))),
+    ],
+)
+def test_every_built_in_acting_network_passes(algo, action_spec):
+    # The rule follows the head: [A] Q-values or logits, [2d] tanh-Gaussian.
+    norm = {"network": {"hidden_sizes": [8], "norm": "layer_norm"}}  # PQN's
+    network, _ = spec_networks(_config(algo, **norm), OBS, action_spec)
+    check_acting_network(algo, network, OBS, action_spec)
+
+
+def test_recurrent_acting_networks_are_traced_a_step_at_a_time():
+    for algo in ("r2d2", "ppo"):
+        config = _config(algo, network={"core": "gru", "core_size": 8})
+        network, _ = spec_networks(config, OBS, Discrete(5))
+        assert type(network).__name__ == "RecurrentNetwork"
+        check_acting_network(algo, network, OBS, Discrete(5))
+
+
+def test_an_acting_network_of_quantiles_is_refused_naming_both_shapes():
+    with pytest.raises(pjd.ConfigError) as error:
+        check_acting_network("qrdqn", _quantiles(Discrete(2)), OBS, Discrete(2))
+    assert str(error.value) == (
+        "Algorithm 'qrdqn': make_networks' acting network gives (2, 3) per "
+        "observation; it must give (2,) for Discrete(2) (a Q-value or logit per "
+        "action), what acting, evaluation and exported policies read as its "
+        "first output."
+    )
+
+
+def test_a_continuous_head_of_means_alone_is_refused():
+    # tanh_gaussian splits its output in two halves (mean, log-std): for
+    # Box((6,)) it takes [12]; a head of [6] would act in 3 dimensions.
+    means_alone, _ = spec_networks(_config("ppo"), OBS, Box((3,)))
+    with pytest.raises(pjd.ConfigError) as error:
+        check_acting_network("mine", means_alone, OBS, Box((6,)))
+    assert "acting network gives (6,) per observation; it must give (12,) for " in (
+        str(error.value)
+    )
+    assert "Box((6,)) (the tanh-Gaussian's mean and log-std per action" in (
+        str(error.value)
+    )
+
+
+def test_a_users_own_distribution_is_held_to_its_mode_being_an_action():
+    # A plain Gaussian with a fixed scale: its head is the mean alone, [d].
+    ppo, _ = spec_networks(_config("ppo"), OBS, Box((3,)))  # gives [6]
+    gaussian = Distribution(*categorical())._replace(mode=lambda mean: mean)
+    fixed = ppo._replace(distribution=gaussian)
+    check_acting_network("mine", fixed, OBS, Box((6,)))
+    with pytest.raises(pjd.ConfigError) as error:
+        check_acting_network("mine", fixed, OBS, Box((3,)))
+    assert "an action of shape (3,) (its mode is (6,))" in str(error.value)
+
+
+def _refused_before_its_networks(record: Algorithm) -> Algorithm:
+    def networks(*args):
+        raise AssertionError("make_networks was called")
+
+    return dataclasses.replace(record, make_networks=networks)
+
+
+def test_a_users_action_kinds_refuse_before_its_networks_are_made():
+    dqn = registry.algorithm("dqn")
+    mine = dataclasses.replace(dqn, name="mine", action_kinds=("discrete",))
+    record = _refused_before_its_networks(mine)
+    with registry.registered(record), pytest.raises(pjd.ConfigError) as error:
+        spec_networks(_config("mine"), OBS, Box((1,)))
+    assert "mine" not in registry.names()
+    assert str(error.value) == (
+        "mine needs discrete actions, CartPole-v1's are continuous; pick --algo "
+        "ppo or another that acts in them (impala, a2c, sac), or an --env with "
+        "discrete actions."
+    )
+
+
+def test_a_built_ins_action_kinds_refuse_before_its_networks_too():
+    with pytest.raises(pjd.ConfigError, match="^sac needs continuous actions, "):
+        spec_networks(_config("sac"), OBS, Discrete(2))
+    # An algorithm of both kinds acts in either.
+    for spec in (Discrete(2), Box((2,))):
+        spec_networks(_config("ppo"), OBS, spec)
