@@ -2,10 +2,12 @@
 
 A user's record (`registry.register`) is first called deep inside a run: a
 factory that takes other arguments, an `update` that returns its state
-alone, or an acting network of the wrong output shape would fail there with
-a traceback through the library that names neither the record's field nor
-what it must be. These say both, in one line, when the record is
-registered, when its networks are built, or when `update` first traces.
+alone, an acting network of the wrong output shape or a replay buffer the
+state's layout does not split would fail there with a traceback through the
+library that names neither the record's field nor what it must be (or,
+for a layout the record does not own up to, not at all). These say both, in
+one line, when the record is registered, when its networks and agent are
+built, or when `update` first traces.
 """
 
 import inspect
@@ -15,6 +17,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.base import Agent, Algorithm, distribution_sample
 from purejaxdrl.agents.fields import EpsilonFields
@@ -191,12 +194,60 @@ def _first_output(network: Any, obs_spec: Any) -> tuple[int, ...]:
     return tuple(jax.eval_shape(first_ff, params, batch).shape[1:])
 
 
-def checked_agent(agent: Agent, algo: str) -> Agent:
+def check_state_spec(agent: Agent, algo: str, keeps_replay: bool) -> None:
+    """That `agent.state_spec` splits its state exactly where the record keeps replay.
+
+    A replay buffer in the agent's state is one shard per device, which the
+    state's layout (`Agent.state_spec`) says; the record's `keeps_replay`
+    says it to the rules that read it without building an agent (resumes,
+    observation normalisation, sweeps' layouts). A buffer left replicated
+    fails on several devices with JAX's many-line carry-type error; a layout
+    the record does not own up to trains, with those rules misled.
+
+    Raises:
+      ConfigError: naming the algorithm, Agent.state_spec and DQN's as the model.
+
+    """
+    split = [
+        "state" + "".join(map(str, path))
+        for path, spec in jax.tree_util.tree_flatten_with_path(
+            agent.state_spec, is_leaf=lambda x: isinstance(x, P)
+        )[0]
+        if isinstance(spec, P) and any(axis is not None for axis in spec)
+    ]
+    model = "DQN's DQNState(P(), P(), P(), P(), P(), P('data')), its buffer last"
+    if keeps_replay and not split:
+        raise ConfigError(
+            f"algo={algo!r}: its record's keeps_replay(config) is True, but its "
+            "agent's Agent.state_spec splits nothing over the devices (P(): "
+            "the whole state replicated); give state_spec the state's layout "
+            "with the replay buffer's field P('data'), one shard per device, "
+            f"as {model}."
+        )
+    if split and not keeps_replay:
+        raise ConfigError(
+            f"algo={algo!r}: its agent's Agent.state_spec splits {', '.join(split)} "
+            "over the devices (a replay buffer), but its record's "
+            "keeps_replay(config) is False, which resumes, normalisation and "
+            "sweeps read; set the record's keeps_replay to say True for this "
+            "config (as DQN's record: keeps_replay=lambda config: True, with "
+            f"{model}), or give Agent.state_spec P() if it keeps no replay."
+        )
+
+
+def checked_agent(agent: Agent, algo: str, keeps_replay: bool) -> Agent:
     """`agent`, whose `init` and `update` say so when they return the wrong kind.
 
     See `checked_init` and `checked_update`; both checks run in Python where
-    the functions trace, adding nothing to the compiled program.
+    the functions trace, adding nothing to the compiled program. First its
+    `state_spec` is checked against `keeps_replay`, its record's
+    `keeps_replay(config)` (`check_state_spec`).
+
+    Raises:
+      ConfigError: from `check_state_spec`.
+
     """
+    check_state_spec(agent, algo, keeps_replay)
     return checked_update(checked_init(agent, algo), algo)
 
 

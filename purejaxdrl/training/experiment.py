@@ -189,7 +189,8 @@ def build_agent(
     `observation` is one (unbatched, float32) observation to initialise with;
     `section` the algorithm's config to build from instead of the config's own
     (a sweep's, with traced array leaves). Its `init` and `update` say so in
-    one line when they return the wrong kind (`checked_agent`).
+    one line when they return the wrong kind, and its `state_spec` must split
+    a replay buffer where its record `keeps_replay` (`checked_agent`).
     """
     agent = make_agent(
         config.algo,
@@ -204,7 +205,9 @@ def build_agent(
             axis_name=DATA_AXIS if devices > 1 else None,
         ),
     )
-    return checked_agent(agent, config.algo)
+    # The record's word on replay is the config's, never a sweep's traced one.
+    keeps = algorithm(config.algo).keeps_replay(config.algo_config)
+    return checked_agent(agent, config.algo, keeps)
 
 
 def make_experiment(

@@ -7,16 +7,24 @@ types) or not at all; each is now one line naming the algorithm and the fix.
 import dataclasses
 
 import pytest
+from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import registry
-from purejaxdrl.agents.base import Algorithm
-from purejaxdrl.agents.record_checks import check_acting_network
+from purejaxdrl.agents.base import Agent, Algorithm
+from purejaxdrl.agents.dqn import DQNState
+from purejaxdrl.agents.record_checks import check_acting_network, check_state_spec
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import Network, NetworkConfig, make_q_network
 from purejaxdrl.rl.distributions import Distribution, categorical
 from purejaxdrl.training.config import config_class
-from purejaxdrl.training.experiment import spec_networks
+from purejaxdrl.training.experiment import (
+    build_agent,
+    make_env,
+    make_networks,
+    spec_networks,
+    zero_observation,
+)
 
 NET = NetworkConfig(hidden_sizes=(8,))
 OBS = Box((4,))
@@ -98,6 +106,54 @@ def test_a_users_own_distribution_is_held_to_its_mode_being_an_action():
     with pytest.raises(pjd.ConfigError) as error:
         check_acting_network("mine", fixed, OBS, Box((3,)))
     assert "an action of shape (3,) (its mode is (6,))" in str(error.value)
+
+
+def _agent(spec) -> Agent:
+    return Agent(init=None, acting=None, update=None, state_spec=spec)
+
+
+def test_keeps_replay_and_the_state_spec_must_agree_both_ways():
+    sharded = DQNState(P(), P(), P(), P(), P(), P("data"))
+    check_state_spec(_agent(sharded), "mine", True)
+    check_state_spec(_agent(P()), "mine", False)
+    check_state_spec(_agent(DQNState(*[P()] * 6)), "mine", False)  # all replicated
+    with pytest.raises(pjd.ConfigError) as error:
+        check_state_spec(_agent(P()), "mine", True)
+    said = str(error.value)
+    assert said.startswith("algo='mine': its record's keeps_replay(config) is True")
+    assert "Agent.state_spec" in said
+    assert "DQNState(P(), P(), P(), P(), P(), P('data'))" in said
+    with pytest.raises(pjd.ConfigError) as error:
+        check_state_spec(_agent(sharded), "mine", False)
+    said = str(error.value)
+    assert said.startswith(
+        "algo='mine': its agent's Agent.state_spec splits state.buffer over the "
+        "devices (a replay buffer), but its record's keeps_replay(config) is False"
+    )
+    assert "keeps_replay=lambda config: True" in said and "\n" not in said
+
+
+@pytest.mark.parametrize(
+    ("algo", "changes"),
+    [
+        ("ppo", {}),
+        ("dqn", {}),
+        ("apex", {}),
+        ("pqn", {"network": {"hidden_sizes": [8], "norm": "layer_norm"}}),
+        ("impala", {}),
+        ("impala", {"impala": {"replay_ratio": 0.5}}),
+        ("sac", {"env": {"id": "Pendulum-v1"}}),
+        ("r2d2", {"network": {"core": "lstm", "core_size": 8}}),
+    ],
+)
+def test_no_built_in_agent_is_refused_by_its_own_record(algo, changes):
+    # Built only (nothing compiles): the checks run in build_agent.
+    config = _config(algo, num_envs=4, unroll_length=8, **changes)
+    env, env_params = make_env(config)
+    _, learner = make_networks(config, env, env_params)
+    agent = build_agent(config, learner, zero_observation(env, env_params), 1)
+    keeps = registry.algorithm(algo).keeps_replay(config.algo_config)
+    assert (agent.state_spec != P()) == keeps
 
 
 def _refused_before_its_networks(record: Algorithm) -> Algorithm:
