@@ -194,8 +194,9 @@ def base_and_target(
 
 
 # Config fields (or sections) a sweep or PBT run trains without, and why. The
-# command line refuses them as flags; from Python a base config that sets one
-# is warned of, so it is not silently ignored.
+# command line refuses them as flags; a base config that sets one (from
+# Python, or a preset file's) is warned of, so it is not silently ignored, and
+# trained without it: warned, never refused after (evaluation episodes too).
 NOT_HONOURED = {
     "eval": "sweeps do not play evaluation episodes (the table reports each "
     "run's training return); drop it",

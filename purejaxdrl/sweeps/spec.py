@@ -278,20 +278,6 @@ def expand_settings(
     ]
 
 
-def check_sweepable(config: TrainConfig) -> None:
-    """Raises ConfigError for a setting a sweep cannot train.
-
-    Evaluation episodes (the sweep loop plays none) are refused.
-    """
-    if config.eval.episodes:
-        # Said, not silently ignored: the sweep loop has no evaluation.
-        raise ConfigError(
-            f"eval.episodes={config.eval.episodes}: sweeps do not play "
-            "evaluation episodes (the table reports each run's training "
-            "return); drop eval.episodes."
-        )
-
-
 def make_plan(
     base: TrainConfig,
     *,
@@ -340,8 +326,6 @@ def make_plan(
     )
     settings = expand_settings([f.path for f in fields], grid_values, draws)
     configs = [validate(setting_config(base, s)) for s in settings]
-    for config in configs:
-        check_sweepable(config)
     return SweepPlan(
         base, (*fields, *sampled), tuple(settings), tuple(configs), tuple(seeds)
     )

@@ -10,6 +10,7 @@ import purejaxdrl as pjd
 from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.sweeps import inputs
 from purejaxdrl.sweeps.inputs import base_and_target
+from purejaxdrl.sweeps.spec import make_plan
 
 
 def test_an_evaluation_target_is_not_judged_on_training_returns():
@@ -109,6 +110,8 @@ def test_a_base_config_setting_what_sweeps_do_without_is_warned_of():
         "eval.episodes=32: sweeps do not play evaluation episodes (the table "
         "reports each run's training return); drop it.",
     ]
+    # Warned of, and trained without: the plan refuses none of them after.
+    make_plan(base)
     # A preset's own config sets none of them.
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -9,7 +9,6 @@ import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
 from purejaxdrl.sweeps.fields import Field
 from purejaxdrl.sweeps.spec import (
-    check_sweepable,
     expand_settings,
     grid_axis,
     make_plan,
@@ -97,14 +96,18 @@ def test_settings_are_grid_major_with_draws_innermost():
     assert expand_settings([], [], [{}]) == [{}]
 
 
-def test_check_sweepable_refuses_evaluation_only():
-    check_sweepable(BASE)  # the preset sweeps
-    with pytest.raises(ConfigError, match="sweeps do not play evaluation"):
-        check_sweepable(pjd.apply_overrides(BASE, {"eval": {"episodes": 2}}))
-    impala = pjd.load_preset("cartpole", "impala").config
-    check_sweepable(impala)
+def test_a_plan_takes_a_base_that_sets_evaluation_and_trains_without_it():
+    # base_and_target warns of it ("drop it", test_inputs.py): a plan that
+    # then refused the same field said two things. Nothing sweeps read plays
+    # evaluation episodes, so the runs are the same.
+    evaluated = pjd.apply_overrides(BASE, {"eval": {"episodes": 2, "every": 1}})
+    plan = make_plan(evaluated, grid={"learning_rate": [1e-3, 2e-3]})
+    assert [c.eval.episodes for c in plan.configs] == [2, 2]
+    plain = make_plan(BASE, grid={"learning_rate": [1e-3, 2e-3]})
+    assert [c.ppo for c in plan.configs] == [c.ppo for c in plain.configs]
     # Replay learners sweep too (`test_replay_sweeps.py`).
-    check_sweepable(pjd.apply_overrides(impala, {"impala": {"replay_ratio": 0.5}}))
+    impala = pjd.load_preset("cartpole", "impala").config
+    make_plan(pjd.apply_overrides(impala, {"impala": {"replay_ratio": 0.5}}))
 
 
 def test_make_plan_lists_grid_fields_then_sampled_ones():
