@@ -217,6 +217,9 @@ def register(record: Algorithm) -> None:
         a section the run config class cannot take. Nothing is registered
         then.
 
+    Warns (a SetupWarning, once) of config fields that no `Attributes:`
+    entry describes (`section_checks`): `--help` lists them bare.
+
     """
     if not isinstance(record, Algorithm):
         raise ConfigError(

@@ -16,7 +16,9 @@ import numpy as np
 
 from purejaxdrl.agents.base import Algorithm
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import field_docs
 from purejaxdrl.config_types import convertible, flat_fields, is_dynamic_type, type_name
+from purejaxdrl.setup_warnings import warn_once
 
 _EXAMPLE = "as docs/examples/reinforce.py's ReinforceConfig"
 
@@ -70,6 +72,26 @@ def check_config(name: str, record: Algorithm) -> None:
             _check_dynamic(
                 name, field.name, hints[field.name], getattr(default, field.name)
             )
+    _warn_undocumented(name, kind)
+
+
+def _warn_undocumented(name: str, kind: type) -> None:
+    """Warns once of the fields of `kind` that no `Attributes:` entry describes.
+
+    `--help` shows each field's flag with its entry (`config_docs`); a field
+    without one is listed bare. The built-in configs are held to it by the
+    tests; a user's is told once, when registered.
+    """
+    bare = [f.name for f in dataclasses.fields(kind) if f.name not in field_docs(kind)]
+    if bare:
+        fields = ", ".join(f"{name}.{field}" for field in bare)
+        warn_once(
+            f"Algorithm {name!r}: {kind.__name__} describes no {fields} in its "
+            "docstring's Attributes: section, so --help lists "
+            f"{'them' if bare[1:] else 'it'} without a description; add an "
+            f"entry per field, {_EXAMPLE} does.",
+            key=("undocumented", name, kind.__qualname__, tuple(bare)),
+        )
 
 
 def _check_dynamic(name: str, field: str, hint: Any, value: Any) -> None:
