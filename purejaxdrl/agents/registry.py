@@ -48,6 +48,8 @@ _ALGORITHMS: dict[str, Algorithm] = {
     )
 }
 _BUILT_IN = frozenset(_ALGORITHMS)
+DEFAULT_ALGO = "ppo"
+"""The algorithm a config, preset, command or sweep trains unless told another."""
 _RESERVED: set[str] = set()  # the run config's own names (`reserve_names`)
 
 # What a name must look like: a config section and a command-line flag prefix.

@@ -13,6 +13,7 @@ def command_start(known: argparse.Namespace) -> tuple[str, str, str | None]:
     the note names, for the command to say once its flags are checked (as
     `--help` does; a note, as --quiet leaves them); None with `--env`.
     """
+    from purejaxdrl.agents.registry import DEFAULT_ALGO
     from purejaxdrl.training.preset_choice import starting_note, starting_preset
     from purejaxdrl.training.preset_file import preset_algorithms
 
@@ -23,6 +24,6 @@ def command_start(known: argparse.Namespace) -> tuple[str, str, str | None]:
         except (ConfigError, OSError):  # refused, naming why, when it loads
             sections = []
         algo = sections[0] if len(sections) == 1 else None
-    algo, env_id = algo or "ppo", getattr(known, "env.id")
+    algo, env_id = algo or DEFAULT_ALGO, getattr(known, "env.id")
     env = starting_preset(known.env, env_id, algo)
     return env, algo, None if known.env else starting_note(env_id, algo, env)

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from purejaxdrl.agents.registry import DEFAULT_ALGO
 from purejaxdrl.config import ConfigError, require_config
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
@@ -164,7 +165,7 @@ def base_and_target(
     """
     check_target(target_return)
     if isinstance(base, str):
-        preset = preset or load_preset(base, algo or "ppo")
+        preset = preset or load_preset(base, algo or DEFAULT_ALGO)
         why = unjudged(preset, preset.config.env.id, several_envs=False)
         if target_return is None and why:
             warnings.warn(

@@ -9,6 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.agents.registry import DEFAULT_ALGO
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.parallel import make_sweep_mesh
@@ -111,7 +112,7 @@ def sweep(
             "start the sweep on a single host."
         )
     given = target_return
-    preset = load_preset(base, algo or "ppo") if isinstance(base, str) else None
+    preset = load_preset(base, algo or DEFAULT_ALGO) if isinstance(base, str) else None
     base, target_return = base_and_target(base, algo, target_return, preset)
     check_device_memory(device_memory)
     plan = make_plan(

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.agents.host_rules import host_refusal
 from purejaxdrl.agents.registry import (
+    DEFAULT_ALGO,
     AlgorithmConfigs,
     algorithm,
     algorithms,
@@ -117,7 +118,7 @@ class RunFields:
     """
 
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
-    algo: str = "ppo"
+    algo: str = DEFAULT_ALGO
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     checkpoint: CheckpointConfig = dataclasses.field(default_factory=CheckpointConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)

@@ -5,7 +5,7 @@ import difflib
 import pathlib
 from typing import Any
 
-from purejaxdrl.agents.registry import algorithm, registered_by_user
+from purejaxdrl.agents.registry import DEFAULT_ALGO, algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
@@ -60,7 +60,7 @@ class Preset:
     section: str = ""
 
 
-def load_preset(name: str, algo: str = "ppo") -> Preset:
+def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     """Loads the preset `name` (shipped, or a path to a YAML file) for `algo`.
 
     The config is validated (`validate`); an error of it names the preset and
@@ -95,7 +95,7 @@ def preset_fault(name: str, algo: str) -> str:
     return f"Preset {name!r}, section {algo}: "
 
 
-def read_preset(name: str, algo: str = "ppo") -> Preset:
+def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     """`load_preset`'s preset, its config not yet validated.
 
     For a command line, whose flags may complete a preset that is incomplete
