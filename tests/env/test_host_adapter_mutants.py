@@ -160,19 +160,21 @@ class _Worker:
     def is_alive(self):
         return self.alive
 
-    def terminate(self):
-        self.calls.append("terminate")
+    def kill(self):
+        self.calls.append("kill")
         self.alive = False
 
     def join(self, timeout):
         self.calls.append(("join", timeout))
 
 
-def test_an_async_pool_whose_close_fails_terminates_its_live_workers():
+def test_an_async_pool_whose_close_fails_kills_its_live_workers():
     # Gymnasium's close raised (EOFError reading a dead worker's pipe): the
-    # live workers are terminated, every worker joined, pipes closed, and the
-    # pool marked closed so that its __del__ does not retry.
-    from purejaxdrl.env.host.gymnasium import CLOSE_TIMEOUT_S, GymnasiumEnv
+    # live workers are killed (SIGKILL: a worker may ignore SIGTERM), every
+    # worker joined, pipes closed, and the pool marked closed so that its
+    # __del__ does not retry.
+    from purejaxdrl.env.host.gymnasium import GymnasiumEnv
+    from purejaxdrl.env.host.gymnasium_workers import CLOSE_TIMEOUT_S
 
     live, dead = _Worker(alive=True), _Worker(alive=False)
     pipe = types.SimpleNamespace(closed=False)
@@ -189,6 +191,6 @@ def test_an_async_pool_whose_close_fails_terminates_its_live_workers():
     env.sync = False
     env.vec = types.SimpleNamespace(close=close, unwrapped=pool)
     env.close()
-    assert live.calls == ["terminate", ("join", CLOSE_TIMEOUT_S)]
+    assert live.calls == ["kill", ("join", CLOSE_TIMEOUT_S)]
     assert dead.calls == [("join", CLOSE_TIMEOUT_S)]
     assert pipe.closed and pool.closed

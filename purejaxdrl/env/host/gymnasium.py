@@ -1,12 +1,13 @@
 """Adapter from Gymnasium's vector API (`gymnasium:<id>`) to `HostEnv`.
 
 Gymnasium's vector environments run in this process (`sync`, default) or in
-subprocesses (`vectorization_mode="async"`); both are stepped synchronously
-here. They are made in NEXT_STEP auto-reset mode, EnvPool's: the step after an
-episode ends resets it (`base.py`). (SAME_STEP mode would hand the final
-observation over in `info` instead; one form for both libraries keeps one
-trajectory builder, and the reset step's inference gives the value of the
-final observation that truncation bootstraps from, at no extra pass.)
+subprocesses (`vectorization_mode="async"`, whose workers end with the run:
+`gymnasium_workers`); both are stepped synchronously here. They are made in
+NEXT_STEP auto-reset mode, EnvPool's: the step after an episode ends resets it
+(`base.py`). (SAME_STEP mode would hand the final observation over in `info`
+instead; one form for both libraries keeps one trajectory builder, and the
+reset step's inference gives the value of the final observation that
+truncation bootstraps from, at no extra pass.)
 
 Observations that are not a Box are flattened (`flattened`): a Discrete one
 (FrozenLake, Taxi) to its one-hot vector, Dict and Tuple ones to their parts'
@@ -20,9 +21,7 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 
 import contextlib
 import functools
-import signal
-import threading
-from collections.abc import Iterator
+import os
 from typing import Any
 
 import numpy as np
@@ -47,10 +46,13 @@ from purejaxdrl.env.host.base import (
 )
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.host.gymnasium_options import typed_options
+from purejaxdrl.env.host.gymnasium_workers import (
+    close_pool,
+    ignoring_stop_signals,
+    worker_deaths,
+    worker_for,
+)
 from purejaxdrl.env.imports import import_modules
-
-# Seconds an async pool's workers get to finish a step and close.
-CLOSE_TIMEOUT_S = 5.0
 
 _OWN_ENV_HINT = (
     "; if a module of your own registers it, import that first: --env.imports "
@@ -194,33 +196,18 @@ class GymnasiumEnv(HostEnv):
             raise
 
     def _api(self, method: str) -> Any:
-        """`api_errors` around the sync pool's `method`; nothing for async."""
+        """`api_errors` around the sync pool's `method`; a worker's death for async."""
         if not self.sync:
-            return contextlib.nullcontext()
+            return worker_deaths(self.vec.unwrapped, self.name, method)
         return api_errors(self.name, method, self.vec.single_observation_space)
 
     def close(self) -> None:
         if self.sync:
             self.vec.close()
             return
-        # A worker that raised or died can leave the pool mid-step, and a
-        # plain close then waits for that step forever, or raises EOFError
-        # (also with terminate=True, reading the dead worker's pipe): workers
-        # silent past the timeout are terminated, and where Gymnasium's close
-        # fails we terminate them, so it never hangs nor hides the error the
-        # run stops with.
-        try:
-            self.vec.close(timeout=CLOSE_TIMEOUT_S)
-        except Exception:
-            pool = self.vec.unwrapped
-            for process in pool.processes:
-                if process.is_alive():
-                    process.terminate()
-                process.join(CLOSE_TIMEOUT_S)
-            for pipe in pool.parent_pipes:
-                if pipe is not None:
-                    pipe.close()
-            pool.closed = True  # else its __del__ retries the failing close
+        # A worker that raised, died or hangs can leave the pool mid-step: the
+        # close is bounded, and kills what it cannot close (`gymnasium_workers`).
+        close_pool(self.vec)
 
     def _metrics(self, info: dict[str, Any]) -> dict[str, np.ndarray]:
         """The step's `info["metrics"]`, float32 [B] per name, 0 where absent.
@@ -250,14 +237,17 @@ def _make_vec(
       ConfigError: options its environment does not take, or a missing package.
 
     """
+    vector_kwargs = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
     async_pool = mode == "async"
+    if async_pool:  # workers that end with the run (`gymnasium_workers`)
+        vector_kwargs["worker"] = worker_for(os.getpid())
     try:
-        with _ignoring_stop_signals() if async_pool else contextlib.nullcontext():
+        with ignoring_stop_signals() if async_pool else contextlib.nullcontext():
             return gym.make_vec(
                 env_id,
                 num_envs=num_envs,
                 vectorization_mode=mode,
-                vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP},
+                vector_kwargs=vector_kwargs,
                 **options,
             )
     except TypeError as error:
@@ -273,30 +263,6 @@ def _make_vec(
             f"env.id='gymnasium:{env_id}' needs a package that is not "
             f"installed: {error}"
         ) from None
-
-
-@contextlib.contextmanager
-def _ignoring_stop_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored while an async pool starts its workers.
-
-    A terminal's Ctrl-C, `timeout`, `kill -- -PGID` and SLURM signal the whole
-    process group: workers that died of it broke the run's step (a traceback,
-    and no final checkpoint). The workers inherit the ignored signals; this
-    process restores its handlers, stops on the signal, and closes them.
-    Signal handlers can only be set in the main thread: elsewhere, nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def flattened(env: Any, env_id: str) -> tuple[Any, bool]:

@@ -1,0 +1,204 @@
+"""An async Gymnasium pool's workers end with the run (HE11 findings 1 and 6).
+
+They end on SIGTERM (Gymnasium's `terminate()`), die with the process that
+made them even when it is SIGKILLed while they are stuck in a step, are
+killed by the close when they ignore SIGTERM, and a worker that died is named
+with its exit code or signal.
+"""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from purejaxdrl.env.host import gymnasium_workers, make_host_env
+from purejaxdrl.env.host.gymnasium_workers import WorkerDied, alive, exit_status
+
+pytest.importorskip("gymnasium")
+pytestmark = pytest.mark.timeout(120)
+
+# Environments that misbehave in their first `step`.
+MODULE = """
+import os, pathlib, signal, time
+import gymnasium as gym
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+HERE = pathlib.Path(__file__).parent
+
+
+class Base(CartPoleEnv):
+    def step(self, action):
+        self.misbehave()
+        return super().step(action)
+
+
+class Blocking(Base):
+    def misbehave(self):
+        (HERE / f"blocked.{os.getpid()}").touch()
+        time.sleep(600)
+
+
+class Stubborn(Blocking):
+    def misbehave(self):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        super().misbehave()
+
+
+class Exiting(Base):
+    def misbehave(self):
+        os._exit(3)
+
+
+class Killed(Base):
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+for name in ("Blocking", "Stubborn", "Exiting", "Killed"):
+    gym.register(f"Workers{name}-v0", entry_point=globals()[name])
+"""
+
+
+@pytest.fixture
+def module(tmp_path, monkeypatch):
+    # A name per test: an imported module (its HERE) stays in sys.modules.
+    name = f"worker_envs_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    return name
+
+
+def _pool(module, name, num_envs=2):
+    env = make_host_env(
+        f"gymnasium:{module}:Workers{name}-v0", num_envs, 0, vectorization_mode="async"
+    )
+    env.reset()
+    return env
+
+
+def _step(env):
+    env.send(np.zeros(env.num_envs, np.int32), env.env_id)
+    return env.recv()
+
+
+def _signals_ignored(pid):
+    status = pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
+    line = next(x for x in status if x.startswith("SigIgn:"))
+    mask = int(line.split()[1], 16)
+    return {s for s in (signal.SIGINT, signal.SIGTERM) if mask >> (s - 1) & 1}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_ignore_sigint_but_end_on_sigterm(module):
+    env = _pool(module, "Blocking")
+    try:
+        pids = [p.pid for p in env.vec.unwrapped.processes]
+        # Ctrl-C reaches the whole process group: it is the run's to handle.
+        assert all(_signals_ignored(pid) == {signal.SIGINT} for pid in pids)
+        os.kill(pids[0], signal.SIGTERM)
+        env.vec.unwrapped.processes[0].join(10)
+        assert exit_status(env.vec.unwrapped.processes[0].exitcode) == (
+            "killed by SIGTERM"
+        )
+    finally:
+        env.close()
+
+
+def test_a_close_kills_workers_stuck_in_a_step_that_ignore_sigterm(
+    module, monkeypatch, tmp_path
+):
+    monkeypatch.setattr(gymnasium_workers, "CLOSE_TIMEOUT_S", 1.0)
+    env = _pool(module, "Stubborn")
+    env.send(np.zeros(2, np.int32), env.env_id)
+    # Blocked (and SIGTERM ignored) in every worker; the step is under way.
+    env.vec.step_async(env.pending)
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("blocked.*"))) < 2:
+        assert time.monotonic() < deadline, "the workers never blocked"
+        time.sleep(0.05)
+    start = time.monotonic()
+    env.close()
+    assert time.monotonic() - start < 10  # Gymnasium's own close: for ever
+    processes = env.vec.unwrapped.processes
+    assert [exit_status(p.exitcode) for p in processes] == ["killed by SIGKILL"] * 2
+
+
+OWNER = """
+import sys, threading, time
+import numpy as np
+from purejaxdrl.env.host import make_host_env
+
+env = make_host_env("gymnasium:{module}:WorkersBlocking-v0", 2, 0,
+                    vectorization_mode="async")
+env.reset()
+env.send(np.zeros(2, np.int32), env.env_id)
+threading.Thread(target=env.recv, daemon=True).start()
+print(*[p.pid for p in env.vec.unwrapped.processes], flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid):
+    if not alive(pid):
+        return True
+    # Dead, not yet reaped by whoever adopted it.
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0] == "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_stuck_in_a_step_die_with_a_sigkilled_owner(module, tmp_path):
+    (tmp_path / "owner.py").write_text(OWNER.format(module=module))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    owner = subprocess.Popen(
+        [sys.executable, "owner.py"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        pids = [int(x) for x in owner.stdout.readline().split()]
+        assert len(pids) == 2, "the owner printed no worker ids"
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("blocked.*"))) < 2:
+            assert time.monotonic() < deadline, "the workers never blocked"
+            time.sleep(0.05)
+        owner.kill()  # SIGKILL: nothing of the owner's runs
+        owner.wait(10)
+        deadline = time.monotonic() + 10
+        while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [_gone(pid) for pid in pids] == [True, True]
+    finally:
+        owner.kill()
+        for pid in pids if "pids" in locals() else []:
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)  # the owner's workers, ours to end
+
+
+@pytest.mark.parametrize(
+    ("name", "how"), [("Exiting", "exit code 3"), ("Killed", "killed by SIGKILL")]
+)
+def test_a_worker_that_dies_is_named_with_its_exit(module, name, how):
+    env = _pool(module, name, num_envs=1)
+    try:
+        with pytest.raises(WorkerDied) as raised:
+            _step(env)
+        pid = env.vec.unwrapped.processes[0].pid
+        assert str(raised.value).startswith(
+            f"gymnasium:{module}:Workers{name}-v0's worker process 0 (pid {pid}, "
+            f"{how}) died during step"
+        )
+    finally:
+        env.close()
+    assert not env.vec.unwrapped.processes[0].is_alive()
+
+
+def test_exit_status_words_codes_and_signals():
+    assert exit_status(0) == "exit code 0"
+    assert exit_status(3) == "exit code 3"
+    assert exit_status(-9) == "killed by SIGKILL"
+    assert exit_status(-15) == "killed by SIGTERM"
