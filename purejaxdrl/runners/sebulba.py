@@ -36,15 +36,13 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
-from purejaxdrl.runners.base import EnvError, Ready
+from purejaxdrl.runners.base import Ready
 from purejaxdrl.runners.host_batches import host_metrics, join, transition_specs
+from purejaxdrl.runners.host_waits import ABORT_JOIN_S, JOIN_S, Abandoned, next_batch
+from purejaxdrl.runners.host_waits import HostEnvError as HostEnvError
 from purejaxdrl.runners.placement import HostConfig, make_host_envs
 from purejaxdrl.runners.trajectories import Batch
 from purejaxdrl.types import Metrics, PRNGKey, Transition
-
-
-class HostEnvError(EnvError):
-    """An actor's environments or policy (its message says which) raised."""
 
 
 class HostRunState(NamedTuple):
@@ -183,13 +181,15 @@ class SebulbaRunner:
         process asked to stop) is polled after each update: once it holds in
         any process, every process's chunk ends after that same update (n is
         at least 1), so a stop never waits for the rest of a chunk that host
-        environments may take minutes to step.
+        environments may take minutes to step. In a one-process run a stop
+        waits `STOP_WAIT_S` for the update under way's batches, then ends the
+        chunk without it: n is 0 where it was the chunk's first
+        (`host_waits.next_batch`).
         """
 
         def pull(
             state: HostRunState, stop: Callable[[], bool] | None = None
         ) -> tuple[HostRunState, Metrics]:
-            del state
             if self._updates is None:
                 raise RuntimeError("SebulbaRunner.chunk runs inside its session()")
             chunk, self._stop = [], stop
@@ -198,6 +198,9 @@ class SebulbaRunner:
                     chunk.append(next(self._updates))
                     if chunk[-1].stop:
                         break
+            except Abandoned:
+                if not chunk:  # `state` is the last update's, not yet donated
+                    return state, {}
             finally:
                 self._stop = None
             metrics = {
@@ -274,9 +277,7 @@ class SebulbaRunner:
         """
         stop = threading.Event()
         box = ParamsBox(stop)
-        key_actors, key_learner = jax.random.split(key)
-        key_actors = jax.random.fold_in(key_actors, start)
-        key_actors = jax.random.fold_in(key_actors, jax.process_index())
+        key_actors, key_learner = self._keys(key, start, len(envs))
         queues = [queue.Queue(self.host.queue_size) for _ in envs]
         first_pool = jax.process_index() * len(envs)
         actors = [
@@ -290,7 +291,7 @@ class SebulbaRunner:
                 box,
                 q,
                 self.unroll_length,
-                jax.random.fold_in(key_actors, i),
+                key_actors[i],
                 device=i % len(self.actor_devices),
                 first_env=(first_pool + i) * env.num_envs,
                 first_batch=start,
@@ -303,18 +304,33 @@ class SebulbaRunner:
         threads = [threading.Thread(target=a.run, daemon=True) for a in actors]
         for thread in threads:
             thread.start()
+        ended = False  # by `session` (its close) or at the last update
         try:
             yield from self._learn(
                 state, key_learner, range(start, stop_after), actors, queues, box
             )
+            ended = True
+        except GeneratorExit:
+            ended = True
+            raise
         finally:
             stop.set()
             box.wake()
-            # One minute for all of them, not each: an actor stuck in its env
-            # step must not hold a stopping run for a minute per thread.
-            deadline = time.monotonic() + 60
+            # For all of them, not each; after an error, a second Ctrl-C or a
+            # stop that gave up on a batch, only a moment: an actor stuck in
+            # its environments' step never holds a stopping run.
+            deadline = time.monotonic() + (JOIN_S if ended else ABORT_JOIN_S)
             for thread in threads:
                 thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    def _keys(
+        self, key: PRNGKey, start: int, pools: int
+    ) -> tuple[list[PRNGKey], PRNGKey]:
+        """The actors' keys for a session starting at `start`, and the learner's."""
+        key_actors, key_learner = jax.random.split(key)
+        key_actors = jax.random.fold_in(key_actors, start)
+        key_actors = jax.random.fold_in(key_actors, jax.process_index())
+        return [jax.random.fold_in(key_actors, i) for i in range(pools)], key_learner
 
     def _learn(
         self,
@@ -327,7 +343,9 @@ class SebulbaRunner:
     ) -> Iterator[Update]:
         for u in updates:
             t = time.perf_counter()
-            batches = [self._get(q, actors) for q in queues]
+            batches = [
+                next_batch(i, q, actors, u, self._stop) for i, q in enumerate(queues)
+            ]
             wait = time.perf_counter() - t
             traj = self._to_learner(batches)
             step_key = jax.random.fold_in(key, u)
@@ -358,16 +376,3 @@ class SebulbaRunner:
             version,
             [jax.device_put(local, d, may_alias=False) for d in self.actor_devices],
         )
-
-    def _get(self, q: queue.Queue, actors: list[Actor]) -> Batch:
-        while True:
-            for i, actor in enumerate(actors):
-                if actor.error is not None:
-                    e = actor.error
-                    raise HostEnvError(
-                        f"actor {i}'s {actor.doing} raised {type(e).__name__}: {e}"
-                    ) from e
-            try:
-                return q.get(timeout=0.1)
-            except queue.Empty:
-                continue

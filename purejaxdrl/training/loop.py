@@ -151,7 +151,8 @@ class ChunkLoop:
             state, metrics = self.programs.chunks[length](state)  # queued, not awaited
         else:  # blocks; one that stops early is saved by `save_stopped` alone
             state, metrics = self.programs.chunks[length](state, stop=self.poll_stop)
-            if (ran := len(next(iter(metrics.values())))) < length:
+            # ran 0: a host run stopped waiting on its environments (`{}`).
+            if (ran := len(next(iter(metrics.values()), ()))) < length:
                 return state, Pending(metrics, ran, ends_at - length + ran, None, None)
         evaluated = snapshot = None
         if self.programs.evaluate is not None and is_due(
@@ -349,7 +350,8 @@ class ChunkLoop:
                     return  # after the chunk already queued
                 state, queued = self.dispatch(state, index, length, done + length, last)
                 done = queued.ends_at  # a chunk that stopped early ended before
-                yield queued
+                if queued.length:  # else no update to read
+                    yield queued
                 if queued.length < length:  # so did every process's: say why
                     agreed_stop(signals)  # (a peer's signal), even after the last
                     return

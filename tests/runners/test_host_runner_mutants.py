@@ -128,7 +128,11 @@ def _bare_runner(monkeypatch, made, published, learner_keys):
     runner.policy, runner.agent = None, _counting_agent()
     runner.actor_devices, runner.unroll_length = jax.devices()[:1], 2
     runner._publish = lambda box, version, state: published.append(version)
-    runner._get = lambda q, actors: Batch(None, np.zeros((2, 2), np.int32), {})
+    monkeypatch.setattr(
+        sebulba,
+        "next_batch",
+        lambda i, q, actors, update, stop: Batch(None, np.zeros((2, 2), np.int32), {}),
+    )
     runner._to_learner = lambda batches: None
     runner._compiled_update, runner._stop = update, None
     return runner

@@ -1,0 +1,180 @@
+"""A host environment that blocks: said in one line, and a stop still stops.
+
+HE11 findings 1 and 2: the learner waited for a batch without looking at the
+stop request (SIGINT / SIGTERM printed their line and nothing followed), and
+a second Ctrl-C on an async pool waited for ever on Gymnasium's close.
+"""
+
+import importlib
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import types
+
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.runners import host_waits
+
+pytest.importorskip("gymnasium")
+pytestmark = pytest.mark.timeout(300)
+
+UPDATES, ENVS, T = 8, 4, 8
+
+# CartPole that blocks in `step` once its process has taken AT steps (every
+# environment of a pool counts), touching "blocked.PID" beside this file.
+MODULE = """
+import os, pathlib, time
+import gymnasium as gym
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+AT = {at}
+STEPS = [0]
+HERE = pathlib.Path(__file__).parent
+
+
+class Blocking(CartPoleEnv):
+    def step(self, action):
+        STEPS[0] += 1
+        if STEPS[0] >= AT:
+            (HERE / f"blocked.{{os.getpid()}}").touch()
+            time.sleep(600)
+        return super().step(action)
+
+
+gym.register("{name}", entry_point=Blocking)
+"""
+
+
+def _config(tmp_path, monkeypatch, at, mode, num_logs):
+    module = f"blocking_{tmp_path.name.replace('-', '_')}"
+    name = f"Blocking{abs(hash(module))}-v0"
+    (tmp_path / f"{module}.py").write_text(MODULE.format(at=at, name=name))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    config = pjd.load_preset("cartpole_envpool", "ppo").config
+    return pjd.apply_overrides(
+        config,
+        {
+            "devices": 1,
+            "env": {
+                "id": f"gymnasium:{module}:{name}",
+                "options": {"vectorization_mode": mode},
+            },
+            "num_envs": ENVS,
+            "unroll_length": T,
+            "total_steps": ENVS * T * UPDATES,
+            "num_logs": num_logs,
+            "eval": {"episodes": 0},
+            "run_dir": str(tmp_path / "runs"),
+        },
+    )
+
+
+def _signal_when_blocked(tmp_path, monkeypatch, signals):
+    """SIGINT once the stall notice is said while an environment blocks.
+
+    Then again `signals - 1` times, half a second apart. Returns the lines
+    said, and the times the signals were sent.
+    """
+    said, sent = [], []
+    monkeypatch.setattr(host_waits, "STALL_NOTICE_S", 1.0)
+
+    def send(left):
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+        if left > 1:
+            threading.Timer(0.5, send, (left - 1,)).start()
+
+    def say(line):
+        said.append(line)
+        blocked = list(tmp_path.glob("blocked.*"))
+        if line.startswith("no batch from actor") and blocked and not sent:
+            send(signals)
+
+    monkeypatch.setattr(host_waits, "say", say)
+    return said, sent
+
+
+# Chunks of one update: the stall is the first update of a chunk, which ends
+# with none; one chunk: it ends with the updates it finished.
+@pytest.mark.parametrize("num_logs", [UPDATES, 1])
+def test_a_stop_while_an_environment_blocks_saves_the_updates_done(
+    num_logs, tmp_path, monkeypatch
+):
+    # Blocks in batch 3 (the first two and resets take fewer steps).
+    config = _config(tmp_path, monkeypatch, 2 * ENVS * T + 2, "sync", num_logs)
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 1.0)
+    said, _ = _signal_when_blocked(tmp_path, monkeypatch, 1)
+    result = pjd.train(config, write_files=True, console=False)
+    assert result.stopped_by == "SIGINT"
+    assert 0 < result.updates < UPDATES
+    done = result.updates
+    name = config.env.id
+    # (A notice may come first, while the actor's policy compiles.)
+    notice, stopping = said[-2:]
+    assert notice == (
+        f"no batch from actor 0 for 1 s: it is in {name}'s step; {name} may be "
+        f"blocked (Ctrl-C stops the run with the {done:,} updates done)"
+    )
+    assert stopping.startswith(f"stopping: {name} has not returned a batch for ")
+    assert stopping.endswith(
+        f"(actor 0 is in {name}'s step); the run ends with the {done:,} updates done"
+    )
+    records = [json.loads(x) for x in (result.run_dir / "metrics.jsonl").open()]
+    assert records[-1]["updates"] == done
+    assert len({r["updates"] for r in records}) == len(records)  # no repeats
+    assert (result.run_dir / "checkpoints" / str(done) / "purejaxdrl.sha256").exists()
+
+
+def test_a_second_sigint_ends_an_async_run_whose_worker_blocks(tmp_path, monkeypatch):
+    # Each worker process counts its own steps: blocks in its third batch.
+    config = _config(tmp_path, monkeypatch, 2 * T + 2, "async", UPDATES)
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 600.0)  # only the 2nd ends it
+    said, sent = _signal_when_blocked(tmp_path, monkeypatch, 2)
+    workers = []
+    real = importlib.import_module("purejaxdrl.training.train").make_experiment
+
+    def keeping_workers(*args, **kwargs):
+        exp = real(*args, **kwargs)
+        for env in exp.runner.envs:
+            workers.extend(env.vec.unwrapped.processes)
+        return exp
+
+    recipe = importlib.import_module("purejaxdrl.training.train")
+    monkeypatch.setattr(recipe, "make_experiment", keeping_workers)
+    with pytest.raises(KeyboardInterrupt):
+        pjd.train(config, write_files=True, console=False)
+    ended = time.monotonic()
+    assert len(sent) == 2, said
+    # Before: for ever, in Gymnasium's join of a worker that ignored SIGTERM.
+    assert ended - sent[1] < 30
+    assert workers and not any(p.is_alive() for p in workers)
+
+
+class _Actor(types.SimpleNamespace):
+    pass
+
+
+def test_next_batch_raises_an_actors_error_and_gives_up_only_on_a_stop(monkeypatch):
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 0.2)
+    said = []
+    monkeypatch.setattr(host_waits, "say", said.append)
+    env = types.SimpleNamespace(name="gymnasium:Stuck-v0")
+    idle = _Actor(error=None, doing="environments", env=env, first_call_seconds=1.0)
+    q = queue.Queue()
+    q.put("batch")
+    assert host_waits.next_batch(0, q, [idle], 3, lambda: True) == "batch"
+    with pytest.raises(host_waits.Abandoned):
+        host_waits.next_batch(0, q, [idle], 3, lambda: True)
+    assert said == [
+        "stopping: gymnasium:Stuck-v0 has not returned a batch for 0 s (actor 0 "
+        "is in gymnasium:Stuck-v0's step); the run ends with the 3 updates done"
+    ]
+    broken = _Actor(error=KeyError("x"), doing="policy", env=env, first_call_seconds=0)
+    with pytest.raises(host_waits.HostEnvError, match="actor 1's policy raised KeyE"):
+        host_waits.next_batch(0, q, [idle, broken], 3, None)
