@@ -220,7 +220,11 @@ class Actor:
             spec.observation_dtype,
             action_shape,
             action_dtype,
-            core_state=jax.tree.map(lambda s: s[0], carry),
+            # One environment's shapes, read without indexing (an eager op that
+            # compiles inside the timed run).
+            core_state=jax.tree.map(
+                lambda s: jax.ShapeDtypeStruct(s.shape[1:], s.dtype), carry
+            ),
             metrics=spec.metrics,
         )
         self.stats = ActorStats()

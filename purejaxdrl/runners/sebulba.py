@@ -165,13 +165,25 @@ class SebulbaRunner:
         need_init: bool,
     ) -> dict[Any, Callable[[], Ready]]:
         """Host-side chunks (the learner's update compiles on its first call)."""
-        del abstract, key  # the update's shapes come from the actors' batches
+        del abstract  # the update's shapes come from the actors' batches
+        self._warm_up(key)
         lower: dict[Any, Callable[[], Ready]] = {
             n: functools.partial(Ready, self.chunk(n)) for n in dict.fromkeys(lengths)
         }
         if need_init:
             lower["init"] = functools.partial(Ready, self.init)
         return lower
+
+    def _warm_up(self, key: PRNGKey) -> None:
+        """Runs the session's eager ops once: they compile here, not in a chunk.
+
+        The first chunk is timed as training (steps/s): its keys' split and
+        fold_in, and the actors' first carries, must be compiled before it.
+        """
+        _, key_learner = self._keys(key, 0, len(self.envs))
+        jax.random.fold_in(key_learner, 0)
+        for num_envs in {env.num_envs for env in self.envs}:
+            initial_carry(self.agent, num_envs)
 
     def chunk(self, length: int) -> Callable[..., tuple[HostRunState, Metrics]]:
         """`(state, stop=None) -> (state, metrics [n])`: the next n <= `length` updates.
@@ -218,8 +230,12 @@ class SebulbaRunner:
         ones seeded for `start`; the pools are closed at the end.
         """
         if start:
+            # Setup inside the timed chunks, not training: taken out of
+            # steps/s with the late compiles.
+            t = time.perf_counter()
             self.close()
             self.envs = make_host_envs(self.run_config, len(self.envs), start)
+            self.late_compile_seconds += time.perf_counter() - t
         stop_after = self.run_config.num_updates
         self._updates = self.updates(self.envs, state.agent, key, start, stop_after)
         try:
