@@ -260,7 +260,8 @@ class Algorithm:
         target; every hyper-parameter such a section sets must be a field of
         `config_type`. None: such a preset gives the algorithm's defaults.
       action_kinds: the action spaces its agents act in: "discrete"
-        (`Discrete`), "continuous" (`Box`), or both.
+        (`Discrete`), "continuous" (`Box`), or both; another environment is
+        refused before `make_networks` is called.
       policy_extras: (config, RunShape, updates done) -> what its exported
         policy keeps in policy.json beyond the network, for its
         `exported_sampler` (a dict of JSON values whose keys policy.json does

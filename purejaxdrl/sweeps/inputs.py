@@ -204,8 +204,8 @@ NOT_HONOURED = {
     "host": "sweeps and PBT train device environments only; drop it",
     "checkpoint.keep": "sweeps and PBT keep their newest 2 checkpoints (all "
     "a resume needs); drop it",
-    "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (they "
-    "play no evaluation episodes); drop it",
+    "checkpoint.keep_best": "sweeps and PBT keep no best checkpoint (their "
+    "checkpoints only resume them; each run keeps its final policy); drop it",
     "checkpoint.wait": "sweeps and PBT always write every save (a due save "
     "is never replaced), so it would change nothing; drop it",
 }

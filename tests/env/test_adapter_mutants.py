@@ -101,6 +101,30 @@ def test_a_non_finite_row_is_named_by_its_env_id():
     )
 
 
+def test_a_nan_reward_may_be_a_none_an_observation_not():
+    def refusal(obs: np.ndarray, reward: np.ndarray) -> str:
+        step = HostStep(
+            observation=obs,
+            reward=reward,
+            terminated=np.zeros(2, bool),
+            truncated=np.zeros(2, bool),
+            first=np.zeros(2, bool),
+            env_id=np.array([0, 1], np.int32),
+        )
+        with pytest.raises(NonFiniteStepError) as e:
+            check_finite("pool", step)
+        return str(e.value)
+
+    # Gymnasium's vector env stores a step's reward of None as nan.
+    rewards = np.array([0.0, None], np.float64)
+    assert np.isnan(rewards[1])
+    said = refusal(np.zeros((2, 2), np.float32), rewards)
+    assert "(a division by zero, say, or a reward of None, which a vector env " in said
+    obs = np.array([[0.0, np.nan], [0.0, 0.0]], np.float32)
+    said = refusal(obs, np.zeros(2, np.float32))
+    assert "(a division by zero, say) and return finite values" in said
+
+
 class FakeBrax(NamedTuple):
     """The fields of a brax State the adapter reads."""
 

@@ -167,9 +167,17 @@ def check_finite(name: str, step: HostStep) -> HostStep:
         f"{name} returned a non-finite {what} ({value}) in environment "
         f"{int(step.env_id[row])} ({int(rows.sum())} of the batch's "
         f"{len(values)}); purejaxdrl stops rather than train on it: find where "
-        f"the environment computes it (a division by zero, say) and return "
-        "finite values"
+        f"the environment computes it (a division by zero, say{_NONE[what]}) "
+        "and return finite values"
     )
+
+
+# A reward of None reaches the batch as nan: Gymnasium's vector env stores
+# rewards in a float array.
+_NONE = {
+    "reward": ", or a reward of None, which a vector env stores as nan",
+    "observation": "",
+}
 
 
 def import_optional(module: str, extra: str) -> Any:
