@@ -130,7 +130,12 @@ def test_built_in_exports_act_as_before_the_record_said_how(case, tmp_path):
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ExploringQConfig:
-    """A user's Q-learner: its own exploration rate, no EpsilonFields."""
+    """A user's Q-learner: its own exploration rate, no EpsilonFields.
+
+    Attributes:
+      explore: the chance of a uniformly random action.
+
+    """
 
     explore: float | jax.Array = 0.3
 
