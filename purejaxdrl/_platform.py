@@ -5,8 +5,12 @@ import os
 # JAX 0.10.x on CPU can deadlock (0% CPU, forever) in `block_until_ready` of vmapped
 # training programs; disabling the concurrency-optimised scheduler avoids it at no
 # measurable cost. XLA reads XLA_FLAGS once, when the first backend starts, so this
-# must run before any computation. Merge, don't overwrite.
-_CPU_SCHEDULER_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler"
+# must run before any computation. Merge, don't overwrite. A notebook that ran JAX
+# before importing purejaxdrl started the backend without it: the library's own
+# CPU programs set it again in their compiler options (`compiler_options`), which
+# XLA reads per program.
+_SCHEDULER = "xla_cpu_enable_concurrency_optimized_scheduler"
+_CPU_SCHEDULER_FLAG = f"--{_SCHEDULER}"
 
 
 def configure_xla_flags() -> None:
@@ -42,24 +46,38 @@ def enable_compilation_cache(path: str | None = None) -> None:
 # CartPole PPO's chunk 15% faster at the same speed, but trained brax
 # inverted_pendulum at 21k steps/s instead of 34k (scripts/bench_brax.py); -O0
 # trains 3.5x slower.
-_REPEATED = {"xla_backend_optimization_level": 3, "xla_cpu_use_fusion_emitters": True}
+_REPEATED = {
+    "xla_backend_optimization_level": 3,
+    "xla_cpu_use_fusion_emitters": True,
+    _SCHEDULER: False,
+}
 # Programs that run once (initialisation) compile for compile time alone: -O0, and
 # XLA:CPU's older loop emitters instead of its MLIR fusion emitters, which take a
 # third longer to compile (CartPole PPO's init: 1.0 s instead of 1.5 s).
-_ONCE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+_ONCE = {
+    "xla_backend_optimization_level": 0,
+    "xla_cpu_use_fusion_emitters": False,
+    _SCHEDULER: False,
+}
 # PUREJAXDRL_COMPILE=fast, for test suites and smoke runs of a few updates: -O1
 # without the fusion emitters compiled CartPole PPO's chunk in 4.0-4.4 s instead
 # of 5.5-5.7 s and trained at 48k steps/s instead of 79k. -O0 (2.4 s, 21k) ran
 # the suite's sweep tests faster and its host runners' learning tests slower: the
 # whole suite no faster (pytest 1,894 s against 1,904 s in fresh-clone CI runs).
-_FAST = {"xla_backend_optimization_level": 1, "xla_cpu_use_fusion_emitters": False}
+_FAST = {
+    "xla_backend_optimization_level": 1,
+    "xla_cpu_use_fusion_emitters": False,
+    _SCHEDULER: False,
+}
 COMPILE_ENV = "PUREJAXDRL_COMPILE"
 
 
 def compiler_options(platform: str, *, runs_once: bool = False) -> dict | None:
     """`jax.jit` compiler options for a program on `platform` ("cpu", "gpu", ...).
 
-    They take precedence over XLA_FLAGS. With the environment variable
+    They take precedence over XLA_FLAGS, and keep the CPU scheduler workaround
+    (`configure_xla_flags`) where JAX started before purejaxdrl was imported.
+    With the environment variable
     `PUREJAXDRL_COMPILE=fast`, CPU programs that run repeatedly compile about
     a quarter faster and run about 1.7x slower: for tests and short smoke runs.
 

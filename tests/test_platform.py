@@ -39,3 +39,14 @@ def test_modes_set_cpu_options_only(monkeypatch):
     assert (
         compiler_options("cpu", runs_once=True)["xla_backend_optimization_level"] == 0
     )
+
+
+def test_every_cpu_program_keeps_the_scheduler_workaround(monkeypatch):
+    # XLA reads XLA_FLAGS when JAX starts; a notebook that ran JAX before
+    # importing purejaxdrl has a backend without the workaround, so the
+    # library's programs carry it in their own options, in every mode.
+    for mode in ("fast", "optimized"):
+        monkeypatch.setenv("PUREJAXDRL_COMPILE", mode)
+        for once in (False, True):
+            options = compiler_options("cpu", runs_once=once)
+            assert options["xla_cpu_enable_concurrency_optimized_scheduler"] is False
