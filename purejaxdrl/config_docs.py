@@ -11,7 +11,10 @@ import dataclasses
 import functools
 import inspect
 import re
-from typing import Any
+import textwrap
+from typing import Any, TypeVar
+
+_Class = TypeVar("_Class", bound=type)
 
 # An entry of an `Attributes:` section: `name: text` or `a, b: text`.
 _ENTRY = re.compile(r"(\w+(?:, \w+)*):(?: (.*))?")
@@ -23,9 +26,10 @@ def attribute_docs(cls: type) -> dict[str, str]:
     Google style, as every config class writes them: one `name: text` entry
     per field (or `a, b: text` for several), continued on more-indented lines,
     up to the first blank line. Whitespace is collapsed; inherited docstrings
-    are not read (see `field_docs`).
+    are not read (see `field_docs`), nor the entries `document_fields` adds
+    to it: the docstring read is the one `cls` was written with.
     """
-    lines = inspect.cleandoc(cls.__dict__.get("__doc__") or "").splitlines()
+    lines = inspect.cleandoc(_declared_doc(cls)).splitlines()
     if "Attributes:" not in lines:
         return {}
     entries: dict[str, list[str]] = {}
@@ -59,6 +63,52 @@ def field_docs(cls: type) -> dict[str, str]:
     for klass in reversed(cls.__mro__):
         docs.update(attribute_docs(klass))
     return {f.name: docs[f.name] for f in dataclasses.fields(cls) if f.name in docs}
+
+
+def document_fields(cls: _Class) -> _Class:
+    """Makes `cls`'s docstring describe every field, inherited ones too.
+
+    `help()` and `inspect.getdoc` show a class's own docstring only, and a
+    config's fields are described where they are declared, often on a base
+    (`agents.fields`, `training.config.RunFields`). This rewrites the
+    `Attributes:` section of dataclass `cls`'s own docstring with every
+    entry `field_docs` finds, in field order, from the same texts the
+    command line's `--help` shows; the rest of the docstring is kept.
+    Applied to the run config and each registered algorithm's config (the
+    API reference renders the result: docs/griffe_fields.py). The docstring
+    `cls` was written with is kept for `attribute_docs`, so a field is still
+    described by the class that declares it alone. Returns `cls`.
+    """
+    declared = _declared_doc(cls)
+    lines = inspect.cleandoc(declared).splitlines()
+    if "Attributes:" in lines:
+        # The section runs to its first blank line (as `attribute_docs` reads it).
+        start = lines.index("Attributes:")
+        blank = [i for i in range(start, len(lines)) if not lines[i].strip()]
+        lines = lines[:start] + lines[blank[0] + 1 if blank else len(lines) :]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    entries = [
+        line
+        for name, text in field_docs(cls).items()
+        for line in textwrap.wrap(
+            f"{name}: {text}",
+            width=76,
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    ]
+    if entries:
+        cls._declared_doc = declared
+        cls.__doc__ = "\n".join([*lines, "", "Attributes:", *entries, ""])
+    return cls
+
+
+def _declared_doc(cls: type) -> str:
+    """`cls`'s own docstring as written, before `document_fields` (or "")."""
+    return cls.__dict__.get("_declared_doc", cls.__dict__.get("__doc__")) or ""
 
 
 def field_descriptions(config: Any, prefix: str = "") -> dict[str, str]:

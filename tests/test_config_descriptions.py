@@ -1,9 +1,12 @@
 """Every config field explains itself: described once, shown by `--help`."""
 
 import dataclasses
+import inspect
+import pathlib
 import re
 import typing
 
+import jax
 import pytest
 
 import purejaxdrl as pjd
@@ -119,3 +122,66 @@ def test_a_shared_fields_description_names_no_one_algorithm(record):
     others = [n.upper() for n in names() if n != record.name]
     named = [n for n in others if re.search(rf"\b{n}\b", docs["learning_rate"])]
     assert not named, docs["learning_rate"]
+
+
+def _described(doc: str) -> dict[str, str]:
+    """The `Attributes:` entries of `doc`, read as a class's own docstring."""
+    return attribute_docs(type("Read", (), {"__doc__": doc}))
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [pjd.TrainConfig, *dict.fromkeys(r.config_type for r in algorithms())],
+    ids=lambda cls: cls.__name__,
+)
+def test_help_describes_every_field_inherited_ones_too(cls):
+    # help(pjd.TrainConfig) showed none of the run's fields (num_envs,
+    # num_logs, ...: RunFields'), help(PPOConfig) 4 of its 15: the others
+    # are described on the bases, whose docstrings help() does not show.
+    described = _described(inspect.getdoc(cls))
+    assert list(described) == [f.name for f in dataclasses.fields(cls)]
+    assert described == field_docs(cls)  # the texts --help shows
+
+
+def test_a_users_algorithm_config_and_run_config_describe_every_field():
+    from purejaxdrl.agents import ppo, registry
+    from purejaxdrl.training.config import config_class
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class MineConfig(pjd.agents.PPOConfig):
+        """Mine.
+
+        Attributes:
+          extra: a field of its own.
+
+        """
+
+        extra: float | jax.Array = 1.0
+
+    record = dataclasses.replace(
+        ppo.ALGORITHM, name="mine", config_type=MineConfig, default_config=MineConfig
+    )
+    with registry.registered(record):
+        run = config_class()
+        assert run is not pjd.TrainConfig
+        for cls in (MineConfig, run):
+            described = _described(inspect.getdoc(cls))
+            assert list(described) == [f.name for f in dataclasses.fields(cls)]
+        assert described["mine"] == "mine's hyper-parameters, read when algo is mine."
+        assert _described(inspect.getdoc(MineConfig))["extra"] == "a field of its own."
+
+
+def test_the_api_reference_renders_every_field_of_the_configs():
+    # mkdocstrings renders griffe's reading of the source, which holds a
+    # class's own `Attributes:` only; mkdocs.yml's extension hands it the
+    # docstring help() shows.
+    griffe = pytest.importorskip("griffe")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    assert "docs/griffe_fields.py:FieldDocs" in (root / "mkdocs.yml").read_text()
+    extensions = griffe.load_extensions(f"{root}/docs/griffe_fields.py:FieldDocs")
+    package = griffe.load("purejaxdrl", search_paths=[str(root)], extensions=extensions)
+    for cls in [pjd.TrainConfig, *(r.config_type for r in algorithms())]:
+        path = f"{cls.__module__}.{cls.__name__}".removeprefix("purejaxdrl.")
+        rendered = _described(package[path].docstring.value)
+        assert rendered == field_docs(cls), cls.__name__

@@ -51,9 +51,9 @@ class A2CConfig(OptimizerChoiceFields, AdvantageFields, ActorCriticFields):
     Static fields change program structure (changing them recompiles); the
     others are array leaves that can be traced, vmapped and swept. Each is
     declared and described in `agents.fields` (`ActorCriticFields`,
-    `AdvantageFields`, `OptimizerChoiceFields`), and `purejaxdrl train --algo
-    a2c --help` lists them all; below are A2C's defaults where they differ
-    from the groups' (λ = 1: A3C's n-step returns).
+    `AdvantageFields`, `OptimizerChoiceFields`), and `help(A2CConfig)` and
+    `purejaxdrl train --algo a2c --help` describe them all; A2C redeclares
+    the defaults where they differ from the groups' (λ = 1: A3C's n-step returns).
 
     `value_cost` weighs 0.5 mean((G - V)²), as CleanRL's vf_coef does; OpenAI
     baselines' vf_coef c weighs mean((G - V)²), so porting its settings takes

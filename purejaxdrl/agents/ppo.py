@@ -49,11 +49,11 @@ class PPOConfig(AdvantageFields, ActorCriticFields):
     """PPO hyper-parameters; the defaults are PureJaxRL's and CleanRL's.
 
     Static fields change shapes or loop counts (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept. Below are
-    PPO's own fields; those it shares with other learners (learning rate,
+    others are array leaves that can be traced, vmapped and swept. PPO
+    declares the last four; those it shares with other learners (learning rate,
     discount, rewards, loss weights, Adam's ε, GAE) are declared and described
     in `agents.fields` (`ActorCriticFields`, `AdvantageFields`), and
-    `purejaxdrl train --help` lists them all.
+    `help(PPOConfig)` and `purejaxdrl train --help` describe them all.
 
     Attributes:
       num_epochs: passes over each update's batch.

@@ -86,10 +86,10 @@ class R2D2Config(QLearningFields):
     sequences, over all environments, and split evenly over them (each
     environment has its own shard).
 
-    Below are R2D2's own fields, then its defaults of those it shares with
+    R2D2 declares its own fields and its defaults of those it shares with
     DQN (optimiser, n-step targets, target network, replay sizes, ε schedule),
     which are declared and described in `agents.fields` (`QLearningFields`);
-    `purejaxdrl train --algo r2d2 --help` lists them all.
+    `help(R2D2Config)` and `purejaxdrl train --algo r2d2 --help` describe all.
 
     Attributes:
       burn_in: steps of the previous unroll at each sequence's start (at

@@ -32,6 +32,7 @@ from purejaxdrl.agents.record_checks import check_signatures, warn_softmax_expor
 from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.agents.section_checks import check_config, check_preset_section
 from purejaxdrl.config import ConfigError, Selection
+from purejaxdrl.config_docs import document_fields
 from purejaxdrl.networks import Network
 
 _ALGORITHMS: dict[str, Algorithm] = {
@@ -48,6 +49,9 @@ _ALGORITHMS: dict[str, Algorithm] = {
     )
 }
 _BUILT_IN = frozenset(_ALGORITHMS)
+# help() and the API reference describe every field of a config, its bases' too.
+for _config in {r.config_type for r in _ALGORITHMS.values()}:
+    document_fields(_config)
 DEFAULT_ALGO = "ppo"
 """The algorithm a config, preset, command or sweep trains unless told another."""
 _RESERVED: set[str] = set()  # the run config's own names (`reserve_names`)
@@ -220,7 +224,9 @@ def register(record: Algorithm) -> None:
         then.
 
     Warns (a SetupWarning, once) of config fields that no `Attributes:`
-    entry describes (`section_checks`): `--help` lists them bare.
+    entry describes (`section_checks`): `--help` lists them bare. Rewrites
+    the config class's docstring to describe its inherited fields too
+    (`config_docs.document_fields`), as the built-in ones' are.
 
     """
     if not isinstance(record, Algorithm):
@@ -258,6 +264,7 @@ def register(record: Algorithm) -> None:
     check_config(name, record)
     check_preset_section(record, _BUILT_IN)
     _trial(record)
+    document_fields(record.config_type)
     warn_softmax_export(record)
 
 

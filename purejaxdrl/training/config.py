@@ -22,6 +22,7 @@ from purejaxdrl.agents.registry import (
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import ConfigError, check, require_config, to_dict
+from purejaxdrl.config_docs import document_fields
 from purejaxdrl.config_types import check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -134,6 +135,7 @@ class RunFields:
     run_dir: str = "runs"
 
 
+@document_fields
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TrainConfig(AlgorithmConfigs, RunFields):
     """A whole training run: its own fields and a section per algorithm.
@@ -142,7 +144,8 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     algorithm, network, budget, ...), `agents.registry.AlgorithmConfigs` one
     hyper-parameter section per registered algorithm, named after it; the run
     reads the one `algo` names, `algo_config`. The fields come in that order:
-    the run's, then the sections.
+    the run's, then the sections; `help(TrainConfig)` describes them all
+    (`config_docs.document_fields`).
     """
 
     @property
@@ -246,11 +249,15 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
         repr=False,  # TrainConfig's, which shows the run's own section
     )
     cls.__module__ = __name__
+    names = [name for name, _, _ in sections]
     cls.__doc__ = (
         "A whole training run, with a section per registered algorithm "
-        f"({', '.join(name for name, _, _ in sections)} registered by the user)."
+        f"({', '.join(names)} registered by the user).\n\nAttributes:\n"
+        + "".join(
+            f"  {n}: {n}'s hyper-parameters, read when algo is {n}.\n" for n in names
+        )
     )
-    return cls
+    return document_fields(cls)
 
 
 def validate(
