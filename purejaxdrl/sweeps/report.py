@@ -175,7 +175,7 @@ def _write_tables(result: SweepResult, path: pathlib.Path, best: str) -> None:
         for i in range(plan.num_runs):
             s, seed = plan.run(i)
             values = [_csv(plan.settings[s][p]) for p in paths]
-            judged = None if result.target_return is None else bool(reached[i])
+            judged = None if reached is None else bool(reached[i])
             out.writerow([i, s, seed, *values, _csv(final[i]), _csv(judged),
                           _csv(steps[i]), _csv(result.diverged[i]),
                           *[_csv(env[i].get(k)) for k in metrics]])  # fmt: skip

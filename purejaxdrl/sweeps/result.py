@@ -115,15 +115,17 @@ class SweepResult:
         return out
 
     @property
-    def reached_target(self) -> np.ndarray:
+    def reached_target(self) -> np.ndarray | None:
         """Whether each run's final return is at least the target.
 
-        Bool [runs]; False for runs that diverged or never ended an episode,
-        and for all without a `target_return`. A run that crossed the target
-        during training and ended below it did not reach it.
+        Bool [runs]; False for runs that diverged or never ended an episode.
+        None without a `target_return`: nothing was judged (as `summary()`'s
+        and the table's "reached target" say), not "none reached it". A run
+        that crossed the target during training and ended below it did not
+        reach it.
         """
         if self.target_return is None:
-            return np.zeros(len(self.histories), bool)
+            return None
         final = self.final_return
         return ~np.isnan(final) & (np.nan_to_num(final) >= self.target_return)
 
@@ -250,7 +252,7 @@ class SweepResult:
                     # None without a target: nothing was judged.
                     "reached_target": (
                         None
-                        if self.target_return is None
+                        if reached is None
                         else int(reached[s * n : (s + 1) * n].sum())
                     ),
                     "median_first_crossing_steps": (

@@ -338,8 +338,12 @@ def test_summary_figures_by_hand():
     assert lucky.best["setting"] == 0
     assert lucky.table().index("| 0 |") < lucky.table().index("| 1 |")
     untargeted = dataclasses.replace(result, target_return=None)
-    assert not untargeted.reached_target.any()
-    assert untargeted.summary()[0]["reached_target"] is None  # not judged
+    # Not judged, in the attribute as in the summary and the table (it was
+    # all False: `reached_target.sum()` read "0 reached" in a sweep with no
+    # target).
+    assert untargeted.reached_target is None
+    assert untargeted.summary()[0]["reached_target"] is None
+    assert "| — |" in untargeted.table()
 
 
 def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
