@@ -36,9 +36,9 @@ FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 
 
-def _all_names(init: pathlib.Path) -> list[str] | None:
+def _all_names(path: pathlib.Path) -> list[str] | None:
     """The literal `__all__` of a module's source, or None where it has none."""
-    for node in ast.parse(init.read_text()).body:
+    for node in ast.parse(path.read_text()).body:
         targets = node.targets if isinstance(node, ast.Assign) else []
         if any(getattr(t, "id", None) == "__all__" for t in targets):
             return list(ast.literal_eval(node.value))
@@ -87,8 +87,9 @@ def api_modules() -> dict[str, list[str]]:
 
     The top level and every package under it whose `__init__.py` defines
     `__all__`; modules such a package exports (`purejaxdrl.config`,
-    `purejaxdrl.agents.ppo`) without an `__all__`, and the SHARED ones, list
-    their public functions, classes and type aliases instead.
+    `purejaxdrl.agents.ppo`) and the SHARED ones list their own `__all__`
+    (config, parallel, types), or without one their public functions,
+    classes and type aliases.
     """
     modules = {}
     for init in sorted(PACKAGE.rglob("__init__.py")):
@@ -105,7 +106,7 @@ def api_modules() -> dict[str, list[str]]:
     for module in [*exported, *SHARED]:
         path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
         if path.exists() and module not in modules:
-            modules[module] = _module_names(path)
+            modules[module] = _all_names(path) or _module_names(path)
     return modules
 
 

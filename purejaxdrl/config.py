@@ -22,6 +22,17 @@ from purejaxdrl.config_docs import did_you_mean
 # imported from here throughout the package.
 from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
 
+__all__ = [
+    "ConfigError",
+    "Selection",
+    "require_config",
+    "apply_overrides",
+    "nested_overrides",
+    "to_dict",
+    "check",
+    "check_ranges",
+]
+
 # -------------------------------------------------------------------- overrides
 
 

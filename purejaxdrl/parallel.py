@@ -22,6 +22,21 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.config import ConfigError
 from purejaxdrl.setup_warnings import warn_once
 
+__all__ = [
+    "make_mesh",
+    "fewest_local_devices",
+    "devices_to_use",
+    "make_sweep_mesh",
+    "varying",
+    "manual_axes",
+    "replicated",
+    "data_sharded",
+    "per_device",
+    "split_share",
+    "env_multiple_message",
+    "is_main_process",
+]
+
 DATA_AXIS = "data"
 SWEEP_AXIS = "sweep"
 PyTree = Any

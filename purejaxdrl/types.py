@@ -6,6 +6,16 @@ from typing import Any, NamedTuple, TypeAlias
 import jax
 import jax.numpy as jnp
 
+__all__ = [
+    "Array",
+    "PRNGKey",
+    "PyTree",
+    "Params",
+    "Metrics",
+    "TimeStep",
+    "Transition",
+]
+
 Array: TypeAlias = jax.Array
 """A JAX array."""
 PRNGKey: TypeAlias = jax.Array

@@ -122,16 +122,37 @@ def test_the_api_reference_documents_every_public_package_and_name():
     assert set(PUBLIC) <= set(modules), "a public package has no API page"
     for module in PUBLIC:
         assert modules[module] == importlib.import_module(module).__all__, module
-    # The modules a package exports without an `__all__` (config, parallel,
-    # agents.ppo) and the shared records (types): their public functions,
-    # classes and type aliases.
+    # The modules a package exports (config, parallel, agents.ppo) and the
+    # shared records (types): their `__all__`, or without one their public
+    # functions, classes and type aliases.
     for module, names in modules.items():
         if module not in PUBLIC:
             loaded = importlib.import_module(module)
+            assert names == getattr(loaded, "__all__", names), module
             assert names and all(callable(getattr(loaded, n)) for n in names)
     nav = (ROOT / "mkdocs.yml").read_text()
     missing = [m for m in modules if f"api/{m}.md" not in nav]
     assert not missing, f"mkdocs.yml's nav lacks the API pages of {missing}"
+
+
+@pytest.mark.parametrize(
+    "module", ["purejaxdrl.config", "purejaxdrl.parallel", "purejaxdrl.types"]
+)
+def test_the_public_modules_name_their_public_names(module):
+    # `pjd.config` and `pjd.parallel` are exported, `purejaxdrl.types` named
+    # by the package docstring: `dir()` mixed their names with `jax`, `Any`.
+    loaded = importlib.import_module(module)
+    assert loaded.__all__, module
+    own = [
+        name
+        for name, value in vars(loaded).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or inspect.isclass(value))
+        and value.__module__ == module
+    ]
+    assert set(own) <= set(loaded.__all__), module
+    assert all(hasattr(loaded, name) for name in loaded.__all__), module
+    assert not {"jax", "Any", "Mesh", "P"} & set(loaded.__all__)
 
 
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
