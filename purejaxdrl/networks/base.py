@@ -157,11 +157,29 @@ class Network(NamedTuple):
     """A pure network: `apply(params, obs)` -> (policy head output, value).
 
     `obs` has shape `[*batch, *obs_shape]`; outputs have `[*batch, ...]`.
+    `label` says what it is in its repr (`network_label`), e.g.
+    `Network(mlp 64x64 -> categorical[2])`; "" for one built by hand.
     """
 
     init: Callable[[PRNGKey, jax.Array], Params]
     apply: Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
     distribution: Distribution
+    label: str = ""
+
+    def __repr__(self) -> str:
+        # The fields' own reprs print the whole flax module (~900 characters).
+        return f"Network({self.label or 'init, apply, distribution'})"
+
+
+def network_label(config: NetworkConfig, head: str) -> str:
+    """What a network of `config` is, for its repr: `mlp 64x64 -> categorical[2]`.
+
+    `head` is the output head, e.g. `categorical[2]`, `q[4]`; a recurrent
+    core follows the torso's layers (`mlp 64 + lstm 128 -> ...`).
+    """
+    hidden = "x".join(map(str, config.hidden_sizes)) or "no hidden layers"
+    core = f" + {config.core} {config.core_size}" if config.recurrent else ""
+    return f"{config.torso} {hidden}{core} -> {head}"
 
 
 def dense(features: int, scale: float) -> nn.Dense:

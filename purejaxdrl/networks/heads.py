@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks.base import Network, NetworkConfig, dense
+from purejaxdrl.networks.base import Network, NetworkConfig, dense, network_label
 from purejaxdrl.networks.recurrent import (
     RecurrentNetwork,
     make_recurrent_actor_critic,
@@ -147,13 +147,16 @@ def make_actor_critic(
     masks = isinstance(action_spec, Discrete) and action_spec.legal
     if isinstance(action_spec, Discrete):
         distribution, policy_size = categorical(), action_spec.num_values
+        head = f"categorical[{policy_size}]"
     else:
         (num_dims,) = action_spec.shape
         distribution, policy_size = tanh_gaussian(), 2 * num_dims
+        head = f"tanh-gaussian[{num_dims}]"
+    label = network_label(config, f"{head} + value")
     if config.recurrent:
         net = make_recurrent_actor_critic(
             config, len(obs_spec.shape), policy_size, distribution
-        )
+        )._replace(label=label)
         return (
             _masked_recurrent(net, action_spec.legal, q_values=False) if masks else net
         )
@@ -167,7 +170,7 @@ def make_actor_critic(
     apply = module.apply
     if masks:
         apply = _masked(apply, action_spec.legal, q_values=False)
-    return Network(init=init, apply=apply, distribution=distribution)
+    return Network(init=init, apply=apply, distribution=distribution, label=label)
 
 
 class _QNetwork(nn.Module):
@@ -219,6 +222,7 @@ def make_q_network(
             "or train an actor-critic (ppo, sac) with --network.policy-obs-key."
         )
     make_actor_critic(config, obs_spec, action_spec)  # the same checks
+    q = f"{'dueling ' * dueling}q[{action_spec.num_values}]"
     if config.recurrent:
         net = make_recurrent_q_network(
             config,
@@ -226,7 +230,7 @@ def make_q_network(
             action_spec.num_values,
             categorical(),
             dueling=dueling,
-        )
+        )._replace(label=network_label(config, q))
         legal = action_spec.legal
         return _masked_recurrent(net, legal, q_values=True) if legal else net
     module = _QNetwork(config, len(obs_spec.shape), action_spec.num_values, dueling)
@@ -237,7 +241,12 @@ def make_q_network(
     apply = module.apply
     if action_spec.legal:
         apply = _masked(apply, action_spec.legal, q_values=True)
-    return Network(init=init, apply=apply, distribution=categorical())
+    return Network(
+        init=init,
+        apply=apply,
+        distribution=categorical(),
+        label=network_label(config, q),
+    )
 
 
 class _Actor(nn.Module):
@@ -335,7 +344,12 @@ def make_sac_networks(
         return policy, jnp.zeros(policy.shape[:-1], policy.dtype)
 
     return SACNetworks(
-        policy=Network(init=init, apply=apply, distribution=tanh_gaussian()),
+        policy=Network(
+            init=init,
+            apply=apply,
+            distribution=tanh_gaussian(),
+            label=network_label(config, f"tanh-gaussian[{num_dims}]"),
+        ),
         init_critic=critic.init,
         critic=critic.apply,
         init_actor=actor.init,

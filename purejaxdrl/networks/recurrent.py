@@ -53,6 +53,8 @@ class RecurrentNetwork(NamedTuple):
         `final_outputs`' (without: stopped parameters) from one unroll, for a
         learner that needs both from the same parameters (IMPALA, R2D2's
         online network): the states after each step are the unroll's.
+      label: what it is, for its repr (`networks.base.network_label`); ""
+        for one built by hand.
 
     """
 
@@ -63,6 +65,11 @@ class RecurrentNetwork(NamedTuple):
     distribution: Distribution
     final_outputs: Callable[..., Outputs] | None = None
     unroll_final: Callable[..., tuple[Outputs, Outputs]] | None = None
+    label: str = ""
+
+    def __repr__(self) -> str:
+        # As `Network`'s: the functions' reprs print the whole flax module.
+        return f"RecurrentNetwork({self.label or 'init, step, unroll, ...'})"
 
 
 AnyNetwork = Network | RecurrentNetwork

@@ -28,6 +28,7 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape, validate
+from purejaxdrl.training.experiment_repr import experiment_repr
 from purejaxdrl.training.presets import preset_names, presets_dir
 from purejaxdrl.training.run_rules import (
     check_env_multiple,
@@ -42,8 +43,7 @@ class Experiment:
 
     Attributes:
       config: the run.
-      env: the (unbatched) device environment; None on host environments,
-        which the runner owns.
+      env: the (unbatched) device environment; None on host ones (the runner's).
       env_params: its parameters; None on host environments.
       agent: the algorithm.
       runner: the Anakin runner (device environments) or the Sebulba one
@@ -67,6 +67,7 @@ class Experiment:
     action_spec: Any
     device_note: str | None = None
     player: Player | None = None
+    __repr__ = experiment_repr  # one line, not every field's (a flax module's)
 
 
 def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
