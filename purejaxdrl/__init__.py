@@ -46,6 +46,7 @@ from purejaxdrl.training.checkpoint_config import CheckpointConfig  # noqa: E402
 from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
 from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402
+from purejaxdrl.training.policy_eval import evaluate_policy  # noqa: E402
 from purejaxdrl.training.presets import Preset, load_preset, preset_names  # noqa: E402
 from purejaxdrl.training.resume import resume_config  # noqa: E402
 from purejaxdrl.training.train import TrainResult, train  # noqa: E402
@@ -73,6 +74,7 @@ __all__ = [
     "config",
     "enable_compilation_cache",
     "env",
+    "evaluate_policy",
     "export_policy",
     "load_policy",
     "load_pbt",

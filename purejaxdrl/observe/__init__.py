@@ -13,14 +13,17 @@ PBT run's records read back, a damaged or missing one named in one line),
 """
 
 from purejaxdrl.observe.loggers import JsonlLogger, Logger, TensorBoardLogger
+from purejaxdrl.observe.play import EvalResult
 from purejaxdrl.observe.plots import Curve, load_curves, plot_curves
 from purejaxdrl.observe.render import Episode, record_episode, render
 
 # What a user writes against: a logger of their own (`train(loggers=...)`),
-# curves from run and sweep directories, an episode played and drawn.
+# curves from run and sweep directories, an episode played and drawn, the
+# episodes a player (`Experiment.player.evaluate`, `evaluate_policy`) scores.
 __all__ = [
     "Curve",
     "Episode",
+    "EvalResult",
     "JsonlLogger",
     "Logger",
     "TensorBoardLogger",

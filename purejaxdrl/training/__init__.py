@@ -33,6 +33,7 @@ from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class, val
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
 from purejaxdrl.training.policy import Policy, export_policy, load_policy
+from purejaxdrl.training.policy_eval import evaluate_policy
 from purejaxdrl.training.presets import (
     NoSectionError,
     Preset,
@@ -56,6 +57,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "config_class",
+    "evaluate_policy",
     "export_policy",
     "load_policy",
     "load_preset",

@@ -14,11 +14,18 @@ import pathlib
 from typing import Any
 
 from purejaxdrl import env as envs
-from purejaxdrl.config import apply_overrides
+from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.observe.play import AgentParams, ModePolicy, Player, PlayState
+from purejaxdrl.observe.play import (
+    AgentParams,
+    EvalResult,
+    ModePolicy,
+    Player,
+    PlayState,
+)
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
+from purejaxdrl.rng import check_seed
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
 
@@ -74,6 +81,47 @@ def policy_player(
     env = envs.make(config.env.id, **options)
     state = PlayState(AgentParams(()), env.default_params)
     return config, DevicePlayer(env, acting, config.eval), state, spec["updates"]
+
+
+def evaluate_policy(
+    path: str | pathlib.Path,
+    *,
+    episodes: int = 16,
+    max_steps: int | None = None,
+    seed: int = 0,
+) -> EvalResult:
+    """Plays the exported policy in `path` as `purejaxdrl eval POLICY_DIR` does.
+
+    The mode of its distribution, the first episode of each of `episodes`
+    fresh environments, all at once (memory grows with `episodes`), on the
+    environment it was trained on, made again from its policy.json. A run's
+    own state plays the same way through its experiment's player:
+    `make_experiment(config).player.evaluate(result.state, ...)`.
+
+    Args:
+      path: a folder `export_policy` (or `TrainResult.export`) wrote, or the
+        `policy/` of a sweep's best run or a PBT's best member.
+      episodes: how many episodes, one environment each.
+      max_steps: steps after which an episode is cut (its return partial,
+        `ended` False); None for `eval.max_steps`' default, 100,000.
+      seed: the environments' seed, in [0, 2**32).
+
+    Returns:
+      `observe.EvalResult`: each episode's return, length, the environment's
+      own metrics and whether it ended, host arrays [episodes].
+
+    Raises:
+      ConfigError: `path` is no policy, its environment cannot be made, or a
+        count below 1 or a seed out of range.
+
+    """
+    for name, value in (("episodes", episodes), ("max_steps", max_steps)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ConfigError(f"{name}={value!r} must be an integer >= 1; e.g. 10.")
+    check_seed(seed)
+    config, player, state, _ = policy_player(path)
+    steps = config.eval.max_steps if max_steps is None else max_steps
+    return player.evaluate(state, episodes=episodes, max_steps=steps, seed=seed)
 
 
 def _env_imports(path: str | pathlib.Path) -> list[str]:
