@@ -6,7 +6,8 @@ first axis, so the runner keeps one shard per device on the `data` axis (see
 (`make_uniform_buffer`), `prioritised` adds proportional prioritisation over an
 exact sum-tree, `sequence` stores whole time-major trajectories. `env_shards`
 keeps a shard per environment, so what is drawn does not depend on the number
-of devices.
+of devices. `item_shapes` checks, at trace time, that `add` is given `init`'s
+example with a batch axis.
 """
 
 from purejaxdrl.replay.base import Buffer, Sample, device_key

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.item_shapes import check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
@@ -66,7 +67,8 @@ def make_prioritised_buffer(
       learner step; priorities must be > 0.
 
     Raises:
-      ValueError: for sizes out of range or alpha < 0.
+      ValueError: for sizes out of range or alpha < 0; from `add`, at trace
+        time, for items that are not `init`'s example with a batch axis.
 
     """
     check_sizes(capacity, batch_size)
@@ -91,7 +93,7 @@ def make_prioritised_buffer(
     def add(
         state: PrioritisedState, items: PyTree, priorities: jax.Array | None = None
     ) -> PrioritisedState:
-        n = jax.tree.leaves(items)[0].shape[0]
+        n = check_items(state.ring.items, items)
         slots = ring_slots(state.ring, n)
         if priorities is None:
             priorities = jnp.broadcast_to(state.max_priority, (n,))

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.item_shapes import check_items
 from purejaxdrl.types import PRNGKey, PyTree
 
 
@@ -55,11 +56,12 @@ def ring_add(state: RingState, batch: PyTree) -> RingState:
     """Writes `batch` (leaves [n, ...]) after the newest item, overwriting the oldest.
 
     Raises:
-      ValueError: (at trace time) when n exceeds the capacity.
+      ValueError: (at trace time) when n exceeds the capacity, or `batch` is
+        not the stored items with a batch axis (`item_shapes.check_items`).
 
     """
     capacity = jax.tree.leaves(state.items)[0].shape[0]
-    n = jax.tree.leaves(batch)[0].shape[0]
+    n = check_items(state.items, batch)
     if n > capacity:
         raise ValueError(
             f"adding {n} items to a buffer of capacity {capacity} per device "
@@ -96,7 +98,8 @@ def make_uniform_buffer(capacity: int, batch_size: int) -> Buffer:
       The Buffer; its state is a `RingState`.
 
     Raises:
-      ValueError: for sizes out of range.
+      ValueError: for sizes out of range; from `add`, at trace time, for items
+        that are not `init`'s example with a batch axis (`ring_add`).
 
     """
     check_sizes(capacity, batch_size)

@@ -2,8 +2,10 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.item_shapes import check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
@@ -47,7 +49,9 @@ def make_sequence_buffer(
       [T, batch_size, ...].
 
     Raises:
-      ValueError: for sizes out of range.
+      ValueError: for sizes out of range; from `add`, at trace time, for
+        trajectories that are not `init`'s example [T, ...] with a batch axis
+        after the time axis, or starts not `start_example` with one first.
 
     """
     check_sizes(capacity, batch_size)
@@ -64,13 +68,17 @@ def make_sequence_buffer(
         return ring_init(seq, capacity)
 
     def add(state: RingState, trajectories: PyTree, starts: PyTree = ()) -> RingState:
-        length = jax.tree.leaves(trajectories)[0].shape[0]
-        if length != sequence_length:
-            raise ValueError(
-                f"trajectories of {length} steps added to a buffer of "
-                f"sequence_length={sequence_length}; make them equal."
-            )
+        for length in (np.shape(x)[:1] for x in jax.tree.leaves(trajectories)):
+            if length and length[0] != sequence_length:
+                raise ValueError(
+                    f"trajectories of {length[0]} steps added to a buffer of "
+                    f"sequence_length={sequence_length}; make them equal."
+                )
+        # Checked here, time-major as given: the ring checks them batch-first.
+        stored = state.items[0] if with_starts else state.items
+        check_items(stored, trajectories, axis=1, what="trajectories", batch="B")
         if with_starts:
+            check_items(state.items[1], starts, what="starts", batch="B")
             return ring_add(state, (_batch_first(trajectories), starts))
         return ring_add(state, _batch_first(trajectories))
 
