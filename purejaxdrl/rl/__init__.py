@@ -2,7 +2,8 @@
 
 Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
 `vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`, `nstep`,
-`bootstrap`, `losses`, `distributions`, `exploration`. Pure functions of arrays;
+`bootstrap`, `losses`, `distributions`, `exploration`; `streams` converts the
+estimators' inputs and checks their layout. Pure functions of arrays;
 imports only `types` and `scans` (the recursions' loops, unrolled off CPU).
 """
 

@@ -1,8 +1,9 @@
 """n-step Q-learning targets within one time-major stream `[T]`."""
 
-import chex
 import jax
 import jax.numpy as jnp
+
+from purejaxdrl.rl.streams import as_streams
 
 
 def n_step_targets(
@@ -42,11 +43,18 @@ def n_step_targets(
       observations), float32, float32, int32.
 
     Raises:
-      ValueError: for a horizon n < 1.
+      ValueError: for a horizon n < 1, or inputs that are not [T] of one shape
+        (naming their shapes; for a batch [T, B], `jax.vmap(n_step_targets,
+        in_axes=(1, 1, 1, None, None), out_axes=1)`).
 
     """
-    chex.assert_rank([r_t, discount_t, truncated_t], 1)
-    chex.assert_equal_shape([r_t, discount_t, truncated_t])
+    r_t, discount_t, truncated_t = as_streams(
+        "n_step_targets",
+        {"r_t": r_t, "discount_t": discount_t, "truncated_t": truncated_t},
+        rank=1,
+        batch_fix="for a batch [T, B], vmap it: jax.vmap(n_step_targets, "
+        "in_axes=(1, 1, 1, None, None), out_axes=1)",
+    )
     if n < 1:
         raise ValueError(f"n_step_targets needs a horizon n >= 1, got n={n}.")
     length = r_t.shape[0]

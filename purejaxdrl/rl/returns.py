@@ -1,10 +1,20 @@
 """Return and advantage estimators. Each acts on ONE time-major stream `[T]`."""
 
-import chex
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.rl.streams import as_streams
 from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
+
+_GAE_VMAP = (
+    "for a batch [T, B], use episode_aware_gae, or vmap it: "
+    "jax.vmap(gae, in_axes=(1, 1, None, 1, 1), out_axes=1) (None: a scalar λ)"
+)
+_LAMBDA_RETURNS_VMAP = (
+    "for a batch [T, B], use episode_aware_q_lambda, or vmap it: "
+    "jax.vmap(lambda_returns, in_axes=(1, 1, None, 1), out_axes=1) (None: a "
+    "scalar λ)"
+)
 
 
 def gae(
@@ -25,9 +35,14 @@ def gae(
     observation (bootstrap) but sets `lambda_t = 0` so the next episode's
     advantages do not leak backwards.
 
+    Write for one stream; batch with
+    `jax.vmap(gae, in_axes=(1, 1, None, 1, 1), out_axes=1)` (`None` for a
+    scalar λ, 1 for λ [T, B]), or call `episode_aware_gae`.
+
     Args:
       r_t: rewards at times [1, T], float32 [T] (integer or low-precision
-        rewards are promoted, with every input, to at least float32).
+        rewards are promoted, with every input, to at least float32; lists
+        are converted).
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
       v_tm1: values of the source states at times [0, T-1], float32 [T].
@@ -39,11 +54,16 @@ def gae(
       dtype, at least float32).
 
     Raises:
-      ValueError: for an empty stream (T = 0).
+      ValueError: for an empty stream (T = 0), or inputs that are not [T] of
+        one shape (naming their shapes, and the vmap above for a batch).
 
     """
-    chex.assert_rank([r_t, discount_t, v_tm1, v_t], 1)
-    chex.assert_equal_shape([r_t, discount_t, v_tm1, v_t])
+    r_t, discount_t, v_tm1, v_t = as_streams(
+        "gae",
+        {"r_t": r_t, "discount_t": discount_t, "v_tm1": v_tm1, "v_t": v_t},
+        rank=1,
+        batch_fix=_GAE_VMAP,
+    )
     if r_t.shape[0] == 0:
         # Else a bare IndexError from deep inside: the scan's start reads a step.
         raise ValueError(
@@ -101,7 +121,23 @@ def episode_aware_gae(
     Returns:
       (advantages, value targets = advantages + v_tm1), each float32 [T, B].
 
+    Raises:
+      ValueError: for inputs that are not [T, B] of one shape (naming their
+        shapes; one stream [T] goes to `gae`), or an empty stream (T = 0).
+
     """
+    r_t, discount_t, truncated_t, v_tm1, v_t = as_streams(
+        "episode_aware_gae",
+        {
+            "r_t": r_t,
+            "discount_t": discount_t,
+            "truncated_t": truncated_t,
+            "v_tm1": v_tm1,
+            "v_t": v_t,
+        },  # fmt: skip
+        rank=2,
+        batch_fix="for one stream [T], call gae (or pass each as x[:, None])",
+    )
     lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
     adv = jax.vmap(gae, in_axes=1, out_axes=1)(
         r_t, gamma * discount_t, lambda_t, v_tm1, v_t
@@ -130,7 +166,8 @@ def lambda_returns(
 
     Args:
       r_t: rewards at times [1, T], float32 [T] (integer or low-precision
-        rewards are promoted, with every input, to at least float32).
+        rewards are promoted, with every input, to at least float32; lists
+        are converted).
       discount_t: γ times the env discount at times [1, T], float32 [T].
       lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
       v_t: bootstrap values of the destination states at times [1, T], float32 [T]
@@ -141,11 +178,18 @@ def lambda_returns(
       at least float32).
 
     Raises:
-      ValueError: for an empty stream (T = 0).
+      ValueError: for an empty stream (T = 0), or inputs that are not [T] of
+        one shape (naming their shapes, and how to batch them: `jax.vmap(
+        lambda_returns, in_axes=(1, 1, None, 1), out_axes=1)` with a scalar
+        λ, or `episode_aware_q_lambda`).
 
     """
-    chex.assert_rank([r_t, discount_t, v_t], 1)
-    chex.assert_equal_shape([r_t, discount_t, v_t])
+    r_t, discount_t, v_t = as_streams(
+        "lambda_returns",
+        {"r_t": r_t, "discount_t": discount_t, "v_t": v_t},
+        rank=1,
+        batch_fix=_LAMBDA_RETURNS_VMAP,
+    )
     if r_t.shape[0] == 0:
         # Else a bare IndexError from deep inside: the scan's start reads a step.
         raise ValueError(
@@ -205,7 +249,23 @@ def episode_aware_q_lambda(
     Returns:
       Q(λ) targets of the actions taken, float32 [T, B].
 
+    Raises:
+      ValueError: for inputs that are not [T, B] of one shape (naming their
+        shapes; one stream [T] goes to `lambda_returns`), or an empty stream.
+
     """
+    r_t, discount_t, truncated_t, max_q_t = as_streams(
+        "episode_aware_q_lambda",
+        {
+            "r_t": r_t,
+            "discount_t": discount_t,
+            "truncated_t": truncated_t,
+            "max_q_t": max_q_t,
+        },  # fmt: skip
+        rank=2,
+        batch_fix="for one stream [T], call lambda_returns (or pass each as "
+        "x[:, None])",
+    )
     lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
     return jax.vmap(lambda_returns, in_axes=1, out_axes=1)(
         r_t, gamma * discount_t, lambda_t, max_q_t

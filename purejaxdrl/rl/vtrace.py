@@ -2,10 +2,10 @@
 
 from typing import NamedTuple
 
-import chex
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.rl.streams import as_streams
 from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
 
 
@@ -65,7 +65,8 @@ def vtrace(
         (within an episode, V(x'_s) = V(x_{s+1}) = v_tm1[s + 1]; ignored where
         discount_t is 0, even inf or NaN).
       r_t: rewards at times [1, T], float32 [T] (integer or low-precision
-        rewards are promoted, with every input, to at least float32).
+        rewards are promoted, with every input, to at least float32; lists
+        are converted).
       discount_t: γ times the env discount (0 on termination), float32 [T].
       log_rho_tm1: log π(a_s|x_s) - log μ(a_s|x_s), learner minus behaviour
         log-probabilities of the actions taken, float32 [T].
@@ -83,20 +84,29 @@ def vtrace(
       inputs' common float dtype, at least float32).
 
     Raises:
-      ValueError: for an empty stream (T = 0).
+      ValueError: for an empty stream (T = 0), or stream inputs (truncated_t
+        included) that are not [T] of one shape: naming their shapes, and
+        for a batch [T, B] the vmap above.
 
     """
-    chex.assert_rank([v_tm1, v_t, r_t, discount_t, log_rho_tm1], 1)
-    chex.assert_equal_shape([v_tm1, v_t, r_t, discount_t, log_rho_tm1])
+    streams = {"v_tm1": v_tm1, "v_t": v_t, "r_t": r_t, "discount_t": discount_t,
+               "log_rho_tm1": log_rho_tm1}  # fmt: skip
+    if truncated_t is not None:
+        streams["truncated_t"] = truncated_t
+    v_tm1, v_t, r_t, discount_t, log_rho_tm1, *truncated = as_streams(
+        "vtrace",
+        streams,
+        rank=1,
+        batch_fix="for a batch [T, B], vmap it: jax.vmap(vtrace, in_axes=1, "
+        "out_axes=1)",
+    )
     if r_t.shape[0] == 0:
         # Else a bare IndexError from deep inside: the scan's start reads a step.
         raise ValueError(
             f"vtrace needs a stream of T >= 1 steps, got r_t of shape "
             f"{r_t.shape}; pass at least one step."
         )
-    if truncated_t is None:
-        truncated_t = jnp.zeros(r_t.shape, jnp.bool_)
-    chex.assert_equal_shape([r_t, truncated_t])
+    truncated_t = truncated[0] if truncated else jnp.zeros(r_t.shape, jnp.bool_)
     # One float dtype, at least float32, for every input and the scan's carry:
     # integer or bf16 rewards would otherwise mismatch the carry.
     dtype = jnp.result_type(v_tm1, v_t, r_t, discount_t, log_rho_tm1, jnp.float32)

@@ -59,10 +59,10 @@ def test_hand_values():
 def test_rejects_mismatched_shapes_ranks_and_horizons():
     ones, no = jax.numpy.ones, jax.numpy.zeros
     # Rewards for 4 steps, discounts for 3: once clamped gathers, no error.
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match=r"r_t \[4\], discount_t \[3\]"):
         n_step_targets(ones(4), ones(3), no(3, bool), 2, 0.5)
     # A [T, B] batch without vmap: once meaningless rows when T == B.
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match=r"in_axes=\(1, 1, 1, None, None\)"):
         n_step_targets(ones((3, 3)), ones((3, 3)), no((3, 3), bool), 2, 0.5)
     with pytest.raises(ValueError, match="horizon n >= 1, got n=0"):
         n_step_targets(ones(3), ones(3), no(3, bool), 0, 0.5)

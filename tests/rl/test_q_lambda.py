@@ -84,7 +84,7 @@ def test_lambda_0_is_one_step_q_learning_and_1_the_discounted_sum():
 
 
 def test_lambda_returns_rejects_mismatched_shapes():
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match=r"discount_t \[4\].*same length\.$"):
         rl.lambda_returns(jnp.ones(3), jnp.ones(4), 0.5, jnp.ones(3))
 
 

@@ -49,7 +49,7 @@ def test_gae_matches_numpy_definition_and_vmap_equals_loop():
 
 
 def test_gae_rejects_mismatched_shapes():
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match=r"discount_t \[4\].*same length\.$"):
         rl.gae(jnp.ones(3), jnp.ones(4), 1.0, jnp.ones(3), jnp.ones(3))
 
 

@@ -1,0 +1,55 @@
+"""The arrays a return estimator reads: converted, and their layout checked.
+
+The estimators act on one time-major stream [T] (`gae`, `lambda_returns`,
+`vtrace`, `n_step_targets`) or on a batch of them [T, B] (the `episode_aware_`
+ones). chex's rank checks walked a list as a tree of scalars (a list of 6
+rewards was "rank 0") and raised AssertionErrors that did not say how to
+batch. Here lists become arrays first and a wrong layout is one ValueError
+naming the shapes and the fix. Shapes are static: nothing is added to a
+compiled program.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+_LAYOUTS = {1: "one stream [T]", 2: "a time-major batch [T, B]"}
+
+
+def as_streams(
+    function: str, arrays: dict[str, Any], *, rank: int, batch_fix: str
+) -> tuple[jax.Array, ...]:
+    """`arrays`' values as JAX arrays, once each has `rank` axes and all one shape.
+
+    Args:
+      function: the estimator's name, for the message.
+      arrays: its stream arguments by name, arrays or (nested) lists.
+      rank: 1 for one stream [T], 2 for a batch [T, B].
+      batch_fix: what to do instead, said where every array has one axis too
+        many (one stream's function given a batch: its `jax.vmap` recipe) or
+        one too few (a batch's function given one stream).
+
+    Returns:
+      The arrays, in the order given (JAX arrays and tracers unchanged).
+
+    Raises:
+      ValueError: (one line) naming every array's shape and the fix.
+
+    """
+    arrays = {name: jnp.asarray(x) for name, x in arrays.items()}
+    shapes = {name: x.shape for name, x in arrays.items()}
+    ranks = {len(shape) for shape in shapes.values()}
+    if ranks == {rank} and len(set(shapes.values())) == 1:
+        return tuple(arrays.values())
+    got = ", ".join(f"{name} {list(shape)}" for name, shape in shapes.items())
+    if ranks == {rank}:
+        fix = "give every one the same length"
+    elif len(ranks) == 1 and abs(ranks.pop() - rank) == 1:
+        fix = batch_fix
+    else:
+        fix = f"pass each as {_LAYOUTS[rank]}"
+    raise ValueError(
+        f"{function} takes {_LAYOUTS[rank]} in each of {', '.join(shapes)}, all "
+        f"of one shape; got {got}; {fix}."
+    )

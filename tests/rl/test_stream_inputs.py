@@ -1,0 +1,95 @@
+"""The estimators take lists, and a batch given unbatched names the vmap that fits.
+
+chex walked a list as a tree of scalars ("input 0 has rank 0" for 6 rewards)
+and raised AssertionErrors that did not say how to batch. The recipe each
+message names is run here, and must give each column's own result.
+"""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from purejaxdrl import rl
+from tests.rl.test_returns import numpy_gae
+
+T, B = 6, 3
+
+
+def _streams(rng, n):
+    return [rng.normal(size=(T, B)).astype(np.float32) for _ in range(n)]
+
+
+def test_lists_are_one_stream_and_match_the_numpy_definition():
+    rng = np.random.default_rng(0)
+    r, v_tm1, v_t = (x[:, 0] for x in _streams(rng, 3))
+    disc = np.array([0.9, 0.9, 0.0, 0.9, 0.9, 0.9], np.float32)
+    want = numpy_gae(r, disc, np.full(T, 0.95, np.float32), v_tm1, v_t)
+    lists = [x.tolist() for x in (r, disc)]
+    got = rl.gae(*lists, 0.95, v_tm1.tolist(), v_t.tolist())
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    args = [x.tolist() for x in (v_tm1, v_t, r, disc, np.zeros(T))]
+    out = rl.vtrace(*args, truncated_t=[False] * T, lambda_=0.95)
+    # On-policy (log ρ = 0), V-trace's targets are GAE's (same λ) plus v_tm1.
+    np.testing.assert_allclose(out.target_tm1, want + v_tm1, rtol=1e-5, atol=1e-5)
+    adv, _ = rl.episode_aware_gae(
+        r[:, None].tolist(), disc[:, None].tolist(), [[False]] * T,
+        v_tm1[:, None].tolist(), v_t[:, None].tolist(), 1.0, 0.95,
+    )  # fmt: skip
+    np.testing.assert_allclose(adv[:, 0], want, rtol=1e-5, atol=1e-6)
+
+
+def _recipe(message: str) -> str:
+    """The `jax.vmap(...)` call a message names."""
+    return re.search(r"jax\.vmap\(\w+, in_axes=(\(.*?\)|1), out_axes=1\)", message)[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("gae", lambda s: (s[0], s[1], 0.95, s[2], s[3])),
+        ("lambda_returns", lambda s: (s[0], s[1], 0.5, s[2])),
+        ("vtrace", lambda s: (s[0], s[1], s[2], s[3], 0.1 * s[0])),
+    ],
+)
+def test_a_batch_given_to_a_one_stream_function_names_a_vmap_that_works(name, args):
+    function = getattr(rl, name)
+    streams = args([np.abs(x) for x in _streams(np.random.default_rng(1), 4)])
+    with pytest.raises(ValueError) as error:
+        function(*streams)
+    message = str(error.value)
+    assert "\n" not in message and f"r_t [{T}, {B}]" in message
+    assert message.startswith(f"{name} takes one stream [T] in each of ")
+    batched = eval(_recipe(message), {"jax": jax, name: function})(*streams)
+    for b in range(B):
+        column = [x[:, b] if np.ndim(x) == 2 else x for x in streams]
+        for got, one in zip(
+            jax.tree.leaves(batched), jax.tree.leaves(function(*column)), strict=True
+        ):
+            np.testing.assert_allclose(got[:, b], one, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "fix"),
+    [
+        ("episode_aware_gae", lambda s: (*s[:5], 0.99, 0.95), "call gae"),
+        ("episode_aware_q_lambda", lambda s: (*s[:4], 0.99, 0.5), "lambda_returns"),
+    ],
+)
+def test_one_stream_given_to_a_batch_function_names_the_one_stream_one(name, args, fix):
+    streams = [jnp.ones(T)] * 5
+    with pytest.raises(ValueError) as error:
+        getattr(rl, name)(*args(streams))
+    message = str(error.value)
+    assert message.startswith(f"{name} takes a time-major batch [T, B] in each of ")
+    assert f"got r_t [{T}]" in message and fix in message and "\n" not in message
+
+
+def test_a_scalar_where_a_stream_goes_is_named():
+    with pytest.raises(ValueError) as error:
+        rl.gae(jnp.ones(3), 0.9, 1.0, jnp.ones(3), jnp.ones(3))
+    assert str(error.value).endswith(
+        "got r_t [3], discount_t [], v_tm1 [3], v_t [3]; pass each as one stream [T]."
+    )
