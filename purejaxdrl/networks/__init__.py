@@ -10,6 +10,7 @@
 - `cores`: the LSTM, GRU and minGRU cores; `core_scan` the LSTM's and GRU's
   step and the learner's scan over time, `mingru` minGRU's step and scan.
 - `heads`: actor-critic, Q-networks, SAC's actor and twin critics.
+- `specs`: the factories' check that their specs are `env.Box`/`env.Discrete`.
 
 Every network is differentiable in reverse mode only (`jax.grad`, `jax.vjp`,
 and reverse over reverse for Hessian-vector products): the dense layers'

@@ -16,6 +16,7 @@ from purejaxdrl.networks.recurrent import (
     make_recurrent_actor_critic,
     make_recurrent_q_network,
 )
+from purejaxdrl.networks.specs import check_specs
 from purejaxdrl.networks.torsos import Torso, check_torso, pick, value_key
 from purejaxdrl.rl.distributions import categorical, mask_logits, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey, PyTree
@@ -130,10 +131,13 @@ def make_actor_critic(
     `config.policy_obs_key` and the critic's `value_obs_key`.
 
     Raises:
-      ConfigError: (a ValueError) for a torso that cannot be
-        (`torsos.check_torso`), or a recurrent core on dict observations.
+      ConfigError: (a ValueError) for specs that are not purejaxdrl.env's
+        (a tuple for a `Box`, an int for a `Discrete`: `specs.check_specs`),
+        a torso that cannot be (`torsos.check_torso`), or a recurrent core on
+        dict observations.
 
     """
+    check_specs("make_actor_critic", obs_spec, action_spec)
     # Before the torso's checks: on dict observations they would first ask for
     # the entry keys, which a core cannot use, a second error later.
     if config.recurrent and isinstance(obs_spec, dict):
@@ -206,9 +210,10 @@ def make_q_network(
 
     Raises:
       ValueError: for continuous actions (use SAC, PPO, IMPALA or A2C), or the
-        torso errors of `make_actor_critic`.
+        spec and torso errors of `make_actor_critic`.
 
     """
+    check_specs("make_q_network", obs_spec, action_spec)
     if not isinstance(action_spec, Discrete):
         raise ValueError(
             f"Q-learning needs discrete actions, got {action_spec}; use sac, "
@@ -313,9 +318,10 @@ def make_sac_networks(
 
     Raises:
       ValueError: for discrete actions (use PPO, PQN, DQN, Ape-X, IMPALA or A2C), or the
-        torso errors of `check_torso`.
+        spec errors of `make_actor_critic` and the torso errors of `check_torso`.
 
     """
+    check_specs("make_sac_networks", obs_spec, action_spec)
     if not isinstance(action_spec, Box):
         raise ValueError(
             f"SAC needs continuous actions, got {action_spec}; use ppo, pqn, "

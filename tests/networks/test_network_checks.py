@@ -5,6 +5,7 @@ Q-network on dict observations (whose fix is the environment's
 `observation_key` option, as docs/guide/environments.md says).
 """
 
+import functools
 import pathlib
 
 import jax
@@ -134,3 +135,36 @@ def test_the_command_lines_dict_refusals_name_the_observation_key_option(argv, c
     assert status == 2
     assert len(lines) == 1, lines
     assert "--env.option observation_key=state" in lines[0], lines[0]
+
+
+FACTORIES = {
+    "make_actor_critic": make_actor_critic,
+    "make_q_network": functools.partial(make_q_network, dueling=False),
+    "make_sac_networks": pjd.networks.make_sac_networks,
+}
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+@pytest.mark.parametrize(
+    ("obs_spec", "action_spec", "message"),
+    [
+        ((4,), Discrete(2), "obs_spec=(4,) is not a purejaxdrl.env.Box (or a dict "
+         "of them); pass purejaxdrl.env.Box((4,)), the shape of one observation."),
+        (3, Box((2,)), "obs_spec=3 is not a purejaxdrl.env.Box (or a dict of "
+         "them); pass purejaxdrl.env.Box((3,)), the shape of one observation."),
+        (Box((4,)), 2, "action_spec=2 is not a purejaxdrl.env spec; pass "
+         "purejaxdrl.env.Discrete(2) for 2 actions, or purejaxdrl.env.Box((2,)) "
+         "for 2 continuous dimensions."),
+        (Box((4,)), (3,), "action_spec=(3,) is not a purejaxdrl.env spec; pass "
+         "purejaxdrl.env.Discrete(3) for 3 actions, or purejaxdrl.env.Box((3,)) "
+         "for 3 continuous dimensions."),
+    ],
+)  # fmt: skip
+def test_a_plain_shape_or_count_as_a_spec_names_the_spec_to_pass(
+    factory, obs_spec, action_spec, message
+):
+    # Before: AttributeError: 'int' object has no attribute 'shape' (and from
+    # make_q_network, "Q-learning needs discrete actions, got 2").
+    with pytest.raises(ConfigError) as error:
+        FACTORIES[factory](NetworkConfig(), obs_spec, action_spec)
+    assert str(error.value) == f"{factory}: {message}"
