@@ -39,10 +39,9 @@ def check_user_env(env: Any, env_id: str, key: jax.Array | None = None) -> None:
         config.rng_impl)`); default: `make_key(0)`, the runs' default.
 
     Raises:
-      ConfigError: `env` is not a `purejaxdrl.env.Env` (a gymnax `Environment`,
-        say), lacks a method an `Env` must define, or its `default_params` is
-        a method, not a property.
-      ValueError: as `check_contract`.
+      ConfigError: (a ValueError) `env` is not a `purejaxdrl.env.Env` (a
+        gymnax `Environment`, say), lacks a method an `Env` must define, its
+        `default_params` is a method, not a property, or as `check_contract`.
 
     """
     if not isinstance(env, Env):
@@ -80,7 +79,7 @@ def check_user_env(env: Any, env_id: str, key: jax.Array | None = None) -> None:
 def check_contract(
     env: Env, params: EnvParams, env_id: str, key: jax.Array | None = None
 ) -> None:
-    """Raises ValueError where `env`'s `reset` and `step` break its contract.
+    """Raises ConfigError where `env`'s `reset` and `step` break its contract.
 
     Checked: `reset` and `step` return `(state, TimeStep)`; the observation
     and final observation against `observation_spec` (float32, its shape;
@@ -96,9 +95,10 @@ def check_contract(
     is seen as the run's scan will see it.
 
     Raises:
-      ValueError: naming the environment, the output, what it is, what the
-        rule says, and where to fix it; where `step` breaks the contract
-        (`reset` kept it), also the action it was traced with.
+      ConfigError: (a ValueError, so `except ValueError` still catches it;
+        every break alike) naming the environment, the output, what it is,
+        what the rule says, and where to fix it; where `step` breaks the
+        contract (`reset` kept it), also the action it was traced with.
 
     """
     specs = []
@@ -260,13 +260,13 @@ def _check_specs(env_id: str, observation: Any, action: Any) -> None:
     """The specs are purejaxdrl's: Box (or a dict of them), Discrete or 1-D Box."""
     boxes = observation.values() if isinstance(observation, dict) else [observation]
     if not observation or not all(isinstance(b, Box) for b in boxes):
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: observation_spec returned {named(observation)}; return "
             "a purejaxdrl.env.Box (or a dict of them, one per entry)."
         )
     one_d = isinstance(action, Box) and len(action.shape) == 1
     if not (isinstance(action, Discrete) or one_d):
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: action_spec returned {named(action)}; return "
             "purejaxdrl.env.Discrete(num_actions) or a 1-D purejaxdrl.env.Box"
             "((num_dims,)) of actions in [-1, 1] (not gymnax's or Gymnasium's "
@@ -301,7 +301,7 @@ def _check_timestep(env_id: str, where: str, ts: Any, spec: Any) -> None:
     for field, dtype in _SCALARS.items():
         value, name = getattr(ts, field), dtype_name(dtype)
         if value.shape != () or value.dtype != dtype:
-            raise ValueError(
+            raise ConfigError(
                 f"{env_id}: {where}'s {field} is {typed(value)}, not {name}[]; "
                 f"return one {name} scalar per environment (e.g. "
                 f"jnp.asarray(x, jnp.{name}))."
@@ -313,13 +313,13 @@ def _check_metrics(env_id: str, where: str, info: Any) -> None:
     """`info[METRICS]`, the values a run logs, a dict of float32 scalars."""
     metrics = info.get(METRICS, {}) if isinstance(info, dict) else {}
     if not isinstance(metrics, dict):
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: {where}'s info[{METRICS!r}] is {typed(metrics)}; make it "
             "a dict of name -> float32 scalar, the values a run logs."
         )
     for name, value in metrics.items():
         if getattr(value, "shape", None) != () or value.dtype != jnp.float32:
-            raise ValueError(
+            raise ConfigError(
                 f"{env_id}: {where}'s info[{METRICS!r}][{name!r}] is "
                 f"{typed(value)}, not float32[]; log one float32 scalar per "
                 "environment and step (a per-step value, which runs sum over each "
@@ -331,7 +331,7 @@ def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
     if isinstance(spec, dict):
         if not isinstance(obs, dict) or set(obs) != set(spec):
             got = sorted(obs) if isinstance(obs, dict) else typed(obs)
-            raise ValueError(
+            raise ConfigError(
                 f"{env_id}: {what} is {got}, but observation_spec is a dict of "
                 f"{sorted(spec)}; return the same keys."
             )
@@ -342,7 +342,7 @@ def _check_observation(env_id: str, what: str, obs: Any, spec: Any) -> None:
         return  # categorical observations (built-in gymnax envs) have their own
     shape = tuple(spec.shape)
     if not hasattr(obs, "shape") or obs.shape != shape or obs.dtype != jnp.float32:
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: {what} is {typed(obs)}, but observation_spec says "
             f"Box(shape={shape}) (float32{list(shape)}); make observation_spec "
             "and the observations agree."
@@ -356,7 +356,7 @@ def _same_metrics(env_id: str, first: Any, next_: Any) -> None:
         for info in (first, next_)
     ]
     if names[0] != names[1]:
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: reset's info[{METRICS!r}] has {names[0]}, step's "
             f"{names[1]}; log the same names from both: reset's at 0, e.g. "
             "envs.restart(obs, metrics) with the names step logs."
@@ -368,14 +368,14 @@ def _same(env_id: str, what: str, a: Any, b: Any) -> None:
     a_leaves, a_tree = jax.tree.flatten_with_path(a)
     b_leaves, b_tree = jax.tree.flatten_with_path(b)
     if a_tree != b_tree:
-        raise ValueError(
+        raise ConfigError(
             f"{env_id}: step's {what} has another structure than reset's "
             f"({b_tree} against {a_tree}); return the same structures from both."
         )
     for (path, x), (_, y) in zip(a_leaves, b_leaves, strict=True):
         if (x.shape, x.dtype) != (y.shape, y.dtype):
             where = jax.tree_util.keystr(path)
-            raise ValueError(
+            raise ConfigError(
                 f"{env_id}: {what}{where} is {typed(x)} after reset and "
                 f"{typed(y)} after step; return the same shapes and dtypes from "
                 f"both{_key_hint(x.dtype, y.dtype)}."
