@@ -185,11 +185,11 @@ def keep_unmasked(spec: Discrete | Box, wrapper: str) -> Discrete | Box:
     rather than let its networks mask the wrong actions.
 
     Raises:
-      ValueError: naming the wrapper and the fix.
+      ConfigError: (a ValueError) naming the wrapper and the fix.
 
     """
     if isinstance(spec, Discrete) and spec.legal is not None:
-        raise ValueError(
+        raise ConfigError(
             f"{wrapper} changes the observations this environment's legal-action "
             "mask (action_spec().legal) reads; turn it off for this environment."
         )

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import (
     Box,
     Env,
@@ -114,14 +115,14 @@ class BraxEnv(Env):
         **kwargs,
     ):
         if backend == "generalized":
-            raise ValueError(
+            raise ConfigError(
                 f"brax/{env_id}: backend=generalized fails inside shard_map (its "
                 "contact solver's lax.cond mixes per-device and replicated "
                 "values); use --env.option backend=positional (the presets'), "
                 "spring or mjx."
             )
         if backend not in BACKENDS:
-            raise ValueError(
+            raise ConfigError(
                 f"env.options backend={backend!r} is not one of {', '.join(BACKENDS)}"
                 f"; pass --env.option backend=positional (the presets')."
             )
@@ -133,7 +134,7 @@ class BraxEnv(Env):
             {"episode_length": 1000},
         )["episode_length"]
         if episode_length < 1:
-            raise ValueError(
+            raise ConfigError(
                 f"episode_length={episode_length} must be >= 1; pass a positive "
                 "number of steps."
             )

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import (
     METRICS,
     Box,
@@ -141,18 +142,18 @@ def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
             if isinstance(shape, tuple)
             else "a dict of observations"
         )
-        raise ValueError(
+        raise ConfigError(
             f"env.hide_observations={list(indices)} needs vector observations, "
             f"but {env_id} has {what}; leave it empty."
         )
     (size,) = obs_spec.shape
     if len(set(indices)) != len(indices) or not all(0 <= i < size for i in indices):
-        raise ValueError(
+        raise ConfigError(
             f"env.hide_observations={list(indices)} must be distinct indices in "
             f"[0, {size}) of {env_id}'s observation; fix the list."
         )
     if len(indices) >= size:
-        raise ValueError(
+        raise ConfigError(
             f"env.hide_observations={list(indices)} hides all {size} entries of "
             f"{env_id}'s observation; leave at least one."
         )

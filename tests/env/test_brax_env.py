@@ -56,9 +56,13 @@ def test_the_generalized_backend_is_refused_in_one_line(monkeypatch):
         raise AssertionError("brax built the environment")
 
     monkeypatch.setattr(brax.envs, "get_environment", must_not_load)
-    with pytest.raises(ValueError, match="backend=generalized fails inside shard_map"):
+    with pytest.raises(
+        pjd.ConfigError, match="backend=generalized fails inside shard_map"
+    ):
         envs.make("brax/inverted_pendulum", backend="generalized")
-    with pytest.raises(ValueError, match="backend='sprin' is not one of positional"):
+    with pytest.raises(
+        pjd.ConfigError, match="backend='sprin' is not one of positional"
+    ):
         envs.make("brax/inverted_pendulum", backend="sprin")  # not brax's list
 
 
@@ -177,7 +181,7 @@ def test_an_episode_length_past_int32_is_one_line():
 
     with pytest.raises(ConfigError, match=r"episode_length=2147483648 must be in "):
         envs.make("brax/inverted_pendulum", episode_length=2**31)
-    with pytest.raises(ValueError, match=r"episode_length=0 must be >= 1"):
+    with pytest.raises(pjd.ConfigError, match=r"episode_length=0 must be >= 1"):
         envs.make("brax/inverted_pendulum", episode_length=0)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import env as envs
+from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box
 from tests.probe import ProbeEnv, ProbeParams
 
@@ -150,11 +151,11 @@ def test_hide_observations_drops_the_velocities_of_cartpole():
         )
     box = full.observation_spec(params)
     for bad in [(4,), (1, 1), (0, 1, 2, 3)]:
-        with pytest.raises(ValueError, match="env.hide_observations"):
+        with pytest.raises(ConfigError, match="env.hide_observations"):
             check_hidden(bad, box, "CartPole-v1")
     for spec, what in [
         (Box((2, 2)), "has observations of shape (2, 2); leave it empty"),
         ({"state": box}, "has a dict of observations; leave it empty"),
     ]:
-        with pytest.raises(ValueError, match=re.escape(what)):
+        with pytest.raises(ConfigError, match=re.escape(what)):
             check_hidden((0,), spec, "X")
