@@ -120,14 +120,9 @@ def held_stop_signals(hold: bool, saves: bool = True) -> Any:
     """
     if not hold:
         return contextlib.nullcontext()
-    from purejaxdrl.cli.second_signal import EndOnSecondSignal
-    from purejaxdrl.training.faults import StopSignals
+    from purejaxdrl.cli.second_signal import held_signals
 
-    main = _state().process_id == 0  # only process 0 prints
-    held = contextlib.ExitStack()
-    held.enter_context(StopSignals(announce=main, before_training=True, saves=saves))
-    held.enter_context(EndOnSecondSignal())
-    return held
+    return held_signals(main=_state().process_id == 0, saves=saves)
 
 
 def _state() -> Any:

@@ -8,6 +8,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -17,6 +18,8 @@ import numpy as np
 
 from purejaxdrl.coordination import gather_rows
 from purejaxdrl.runners.anakin import NON_FINITE
+from purejaxdrl.training import stop_words
+from purejaxdrl.training.stop_words import SAME_SIGNAL
 
 
 class NonFiniteError(RuntimeError):
@@ -28,22 +31,48 @@ class StopSignals:
 
     A cluster pre-empts a job with SIGTERM; Ctrl-C sends SIGINT. Either sets
     `requested` (the host loop saves a checkpoint, unless not `saves`, and
-    returns); a second SIGINT aborts at once. Handlers are installed only
-    from the main thread (Python's rule) and the previous ones are restored
-    on exit. One entered inside another takes over its request: a signal
-    that came while the run was still compiling (`before_training`) stops it
+    returns) and says so in one line on stderr, if `announce`. A repeat of
+    this process's signal says one line of its own (or nothing: the same
+    SIGTERM sent twice within `SAME_SIGNAL` s); a repeated SIGINT aborts at
+    once. Where `second_ends`, a repeat is left to
+    `cli.second_signal.EndOnSecondSignal`, which says what it does and ends
+    the process. Handlers are installed only from the main thread (Python's
+    rule) and the previous ones are restored on exit. One entered inside
+    another takes over its request (and its `second_ends`): a signal that
+    came while the run was still compiling (`before_training`) stops it
     before its first chunk; handed over, the outer one no longer holds
-    signals: after the inner one exits (the final save, export, summary) they
-    act as before it entered.
+    signals: after the inner one exits (the final save, export, summary)
+    they act as before it entered.
+
+    Args:
+      announce: say each signal's line on stderr.
+      before_training: entered before the chunk loop (its line says the run
+        stops before the first chunk).
+      saves: a stop saves a checkpoint (False: a run without files).
+      peer: this is a process other than 0 of a run of many: its line says
+        it stops with the others, and that process 0 reports.
+      second_ends: a second signal is `EndOnSecondSignal`'s (a run of many
+        processes, from the CLI): a repeat neither prints nor aborts here.
+
     """
 
     def __init__(
-        self, announce: bool = True, before_training: bool = False, saves: bool = True
+        self,
+        announce: bool = True,
+        before_training: bool = False,
+        saves: bool = True,
+        peer: bool = False,
+        second_ends: bool = False,
     ):
         self.requested: str | None = None
         self._announce = announce
         self._saves = saves  # False: a run without files stops unsaved
         self._before = before_training
+        self._peer = peer
+        self._second_ends = second_ends
+        # When this process got its first signal (time.monotonic()); None:
+        # none yet (`requested` may be a peer's signal, agreed).
+        self._first_at: float | None = None
         self._previous: dict[int, object] = {}
         self._handed_over = False
 
@@ -52,25 +81,27 @@ class StopSignals:
             _pass_on(signum, frame, self._previous.get(signum))
             return
         name = signal.Signals(signum).name
-        if self.requested is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+        if self._first_at is not None:
+            self._repeat(signum, name)
+            return
+        self._first_at = time.monotonic()
         self.requested = name
         if self._announce:
-            when = (
-                "before the first chunk"
-                if self._before
-                else "once the chunks under way finish (one, or two where the "
-                "next is queued; on host environments, the update under way)"
-            )
-            what = "saving a checkpoint " if self._saves else "stopping "
-            then = ", then stopping" if self._saves else ""
-            again = " without saving" if self._saves else ""
-            print(
-                f"purejaxdrl: {name} received: {what}{when}{then}"
-                + (f" (Ctrl-C again aborts{again})" if name == "SIGINT" else ""),
-                file=sys.stderr,
-                flush=True,
-            )
+            said = stop_words.first(name, self._before, self._saves, self._peer)
+            _say(said + stop_words.ctrl_c(name, self._saves, self._second_ends))
+
+    def _repeat(self, signum: int, name: str) -> None:
+        """A signal after this process's first: one line, or an abort."""
+        if self._second_ends:
+            return  # EndOnSecondSignal says what it does, and does it
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if time.monotonic() - self._first_at < SAME_SIGNAL:
+            return  # one SIGTERM sent twice (`timeout`): said already
+        if self._announce:
+            # Nothing changes: the stop asked for goes on (the first line
+            # again would read as a second request, or a second save).
+            _say(stop_words.again(name, self._before, self._saves))
 
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
@@ -80,6 +111,8 @@ class StopSignals:
                 outer = getattr(previous, "__self__", None)
                 if isinstance(outer, StopSignals):
                     self.requested = self.requested or outer.requested
+                    self._first_at = self._first_at or outer._first_at
+                    self._second_ends = self._second_ends or outer._second_ends
                     outer._handed_over = True
         return self
 
@@ -101,6 +134,11 @@ def agreed_stop(stop: StopSignals) -> bool:
     if anyone and stop.requested is None:
         stop.requested = "a peer's signal"
     return anyone
+
+
+def _say(line: str) -> None:
+    """Writes `line` on stderr at once (a handler's: the run may end soon)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _pass_on(signum: int, frame: types.FrameType | None, handler: object) -> None:

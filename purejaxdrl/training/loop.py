@@ -332,9 +332,9 @@ class ChunkLoop:
         """
         checkpointer, signals = self.run.checkpointer, contextlib.nullcontext()
         if checkpointer is not None:
-            signals = StopSignals(announce=self.run.main)
+            signals = StopSignals(peer=not self.run.main)
         elif jax.process_count() > 1:  # no files: all stop together, unsaved
-            signals = StopSignals(announce=self.run.main, saves=False)
+            signals = StopSignals(peer=not self.run.main, saves=False)
         if not self.dispatch_ahead and hasattr(signals, "requested"):
             self.poll_stop = lambda: signals.requested is not None
         last = schedule[-1][0] if schedule else -1

@@ -142,11 +142,11 @@ def _watched(monkeypatch, signals: list[tuple[float, int]]) -> list[int]:
     monkeypatch.setattr(
         second_signal, "time", types.SimpleNamespace(monotonic=lambda: next(clock))
     )
-    monkeypatch.setattr(second_signal, "_end", ended.append)
+    monkeypatch.setattr(second_signal, "_end", lambda s, saves: ended.append(s))
     read, write = os.pipe()
     os.write(write, bytes(s for _, s in signals))
     os.close(write)
-    second_signal._watch(read)
+    second_signal._watch(read, True)
     return ended
 
 
@@ -157,7 +157,9 @@ def test_only_a_second_sigint_or_sigterm_ends_the_process(monkeypatch):
     assert _watched(monkeypatch, [(0.0, term), (0.5, term), (5.0, sigint)]) == [sigint]
 
 
-def test_the_end_gives_the_main_thread_its_grace_first(monkeypatch, capsys):
+def test_the_end_says_so_at_once_then_gives_the_main_thread_its_grace(monkeypatch):
+    # Said before the grace, once: a stuck main thread never speaks, and one
+    # whose stop ends the process first leaves the line that said it might.
     done = []
     monkeypatch.setattr(
         second_signal,
@@ -167,10 +169,21 @@ def test_the_end_gives_the_main_thread_its_grace_first(monkeypatch, capsys):
     monkeypatch.setattr(
         second_signal, "os", types.SimpleNamespace(_exit=lambda s: done.append(s))
     )
-    second_signal._end(signal.SIGTERM)
-    assert done == [("sleep", second_signal.GRACE), 128 + signal.SIGTERM]
-    assert second_signal.GRACE > 0
-    assert "SIGTERM received again" in capsys.readouterr().err
+    stderr = types.SimpleNamespace(write=done.append, flush=lambda: None)
+    monkeypatch.setattr(second_signal, "sys", types.SimpleNamespace(stderr=stderr))
+    second_signal._end(signal.SIGTERM, True)
+    line = (
+        "purejaxdrl: SIGTERM received again: ending this process in 2 s, without "
+        "saving, unless the stop under way has saved its checkpoint by then\n"
+    )
+    assert done == [line, ("sleep", second_signal.GRACE), 128 + signal.SIGTERM]
+    assert second_signal.GRACE == 2
+    done.clear()
+    second_signal._end(signal.SIGINT, False)  # a run without files saves nothing
+    assert done[0] == (
+        "purejaxdrl: SIGINT received again: ending this process in 2 s, unless "
+        "the stop under way has ended it by then\n"
+    )
 
 
 def _wakeup_pipe() -> tuple[int, int]:

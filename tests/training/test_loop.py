@@ -266,7 +266,7 @@ class FakeSignals:
 
     latest = None
 
-    def __init__(self, announce):
+    def __init__(self, peer):
         self.requested = None
         FakeSignals.latest = self
 

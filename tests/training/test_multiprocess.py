@@ -341,6 +341,11 @@ if os.environ.get("PREEMPT_ME"):
 """
 
 
+def _said_received(log: str) -> list[str]:
+    """A process's lines that say it received a signal."""
+    return [line for line in log.splitlines() if " received" in line]
+
+
 def _both_exit_0_after_process_1s_sigterm(
     run: list[str], tmp_path: pathlib.Path, devices: int = 1, timeout: float = 240
 ) -> list[pathlib.Path]:
@@ -376,7 +381,15 @@ def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
     logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
     log0 = logs[0].read_text()
     assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
-    assert "stopped" not in logs[1].read_text()  # only process 0 prints
+    log1 = logs[1].read_text()
+    assert "stopped by" not in log1  # only process 0 prints the stop ...
+    # ... but the process signalled says so (it said nothing and exited 0).
+    assert _said_received(log1) == [
+        "purejaxdrl: SIGTERM received: stopping with the other processes before "
+        "the first chunk; process 0 says when the checkpoint is saved and prints "
+        "the resume command"
+    ]
+    assert _said_received(log0) == []
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert (run_dir / "checkpoints" / "0").is_dir(), log0[-3000:]
     assert f"purejaxdrl train --resume {run_dir}" in log0
@@ -408,7 +421,12 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
     log0 = logs[0].read_text()
     assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
     assert "checkpoint saved" not in log0 and "resume" not in log0
-    assert "stopped" not in logs[1].read_text()  # only process 0 prints
+    log1 = logs[1].read_text()
+    assert "stopped by" not in log1  # only process 0 prints
+    assert _said_received(log1) == [
+        "purejaxdrl: SIGTERM received: stopping with the other processes before "
+        "the first chunk; nothing is saved; process 0 says where they stopped"
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "p0.log",
         "p1.log",

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from purejaxdrl.training.faults import StopSignals
+from purejaxdrl.training.stop_words import SAME_SIGNAL
 
 
 def _send(signum: int) -> None:
@@ -55,5 +56,53 @@ def test_a_run_without_files_says_it_stops_without_saving(capsys):
     assert held.requested == "SIGINT"
     assert capsys.readouterr().err == (
         "purejaxdrl: SIGINT received: stopping before the first chunk (Ctrl-C "
+        "again aborts)\n"
+    )
+
+
+_WHEN = (
+    "once the chunks under way finish (one, or two where the next is queued; on "
+    "host environments, the update under way)"
+)
+
+
+def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(capsys):
+    # It repeated the first line word for word: a second request, a second save?
+    with StopSignals() as stop:
+        _send(signal.SIGTERM)
+        _send(signal.SIGTERM)  # the same signal sent twice (`timeout`): said once
+        time.sleep(SAME_SIGNAL)
+        _send(signal.SIGTERM)
+    assert stop.requested == "SIGTERM"
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: SIGTERM received: saving a checkpoint {_WHEN}, then stopping\n"
+        f"purejaxdrl: SIGTERM received again: already stopping ({_WHEN}); Ctrl-C "
+        "aborts without saving\n"
+    )
+
+
+def test_a_second_signal_left_to_end_on_second_signal_is_not_said_here(capsys):
+    # A process of many: EndOnSecondSignal says the repeat and ends the process.
+    with StopSignals(second_ends=True) as stop:
+        _send(signal.SIGINT)
+        time.sleep(SAME_SIGNAL)
+        _send(signal.SIGINT)  # no KeyboardInterrupt
+        _send(signal.SIGTERM)
+    assert stop.requested == "SIGINT"
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: SIGINT received: saving a checkpoint {_WHEN}, then stopping "
+        "(Ctrl-C again, a second or more later, ends this process within 2 s)\n"
+    )
+
+
+def test_a_signal_after_a_peers_agreed_stop_is_this_process_s_first(capsys):
+    # The request a peer's signal set (agreed_stop) is no signal of this one's.
+    with StopSignals(peer=True, saves=False) as stop:
+        stop.requested = "a peer's signal"
+        _send(signal.SIGINT)  # no KeyboardInterrupt: its first
+    assert stop.requested == "SIGINT"
+    assert capsys.readouterr().err == (
+        "purejaxdrl: SIGINT received: stopping with the other processes "
+        f"{_WHEN}; nothing is saved; process 0 says where they stopped (Ctrl-C "
         "again aborts)\n"
     )

@@ -1,0 +1,98 @@
+"""What a process says when SIGINT / SIGTERM asks it to stop, and when again.
+
+`faults.StopSignals` says one line per signal it acts on; these build them,
+each true to what the process then does.
+"""
+
+# A repeat this soon is the same signal sent twice: coreutils' `timeout` sends
+# it to the process and then to its process group.
+SAME_SIGNAL = 1.0
+# Seconds a process of many has, after a second signal, to end itself (its
+# stop under way finishing) before `cli.second_signal` ends it.
+GRACE = 2.0
+
+
+def when(before_training: bool) -> str:
+    """When a stop asked for now takes effect."""
+    if before_training:
+        return "before the first chunk"
+    return (
+        "once the chunks under way finish (one, or two where the next is "
+        "queued; on host environments, the update under way)"
+    )
+
+
+def first(name: str, before_training: bool, saves: bool, peer: bool) -> str:
+    """The line for a first signal `name` (SIGINT, SIGTERM), without its tail.
+
+    Args:
+      name: the signal's name.
+      before_training: the run has not started its first chunk.
+      saves: the stop saves a checkpoint (False: a run without files).
+      peer: a process other than 0 of a run of many, which stops with the
+        others and prints nothing else: process 0 reports the stop.
+
+    """
+    head = f"purejaxdrl: {name} received: "
+    if peer:
+        report = (
+            "process 0 says when the checkpoint is saved and prints the resume command"
+            if saves
+            else "nothing is saved; process 0 says where they stopped"
+        )
+        return (
+            f"{head}stopping with the other processes {when(before_training)}; {report}"
+        )
+    if saves:
+        return f"{head}saving a checkpoint {when(before_training)}, then stopping"
+    return f"{head}stopping {when(before_training)}"
+
+
+def ctrl_c(name: str, saves: bool, second_ends: bool) -> str:
+    """The first SIGINT line's tail: what Ctrl-C again does ("" for SIGTERM).
+
+    Args:
+      name: the signal's name.
+      saves: the stop saves a checkpoint.
+      second_ends: a second signal ends the process after `GRACE` s
+        (`cli.second_signal`); else a second SIGINT aborts at once.
+
+    """
+    if name != "SIGINT":
+        return ""
+    if second_ends:
+        return (
+            f" (Ctrl-C again, a second or more later, ends this process within "
+            f"{GRACE:g} s)"
+        )
+    return (
+        " (Ctrl-C again aborts without saving)" if saves else " (Ctrl-C again aborts)"
+    )
+
+
+def again(name: str, before_training: bool, saves: bool) -> str:
+    """The line for a repeated SIGTERM, which changes nothing: the stop goes on.
+
+    The first line again would read as a second request (or a second save).
+    """
+    unsaved = " without saving" if saves else ""
+    return (
+        f"purejaxdrl: {name} received again: already stopping "
+        f"({when(before_training)}); Ctrl-C aborts{unsaved}"
+    )
+
+
+def ending(name: str, saves: bool) -> str:
+    """The line for a second signal that ends a process of many in `GRACE` s.
+
+    The stop under way may still finish first (its save, then the process's
+    own exit): the line says so rather than promise or deny a checkpoint.
+    """
+    if saves:
+        unless = "without saving, unless the stop under way has saved its checkpoint"
+    else:
+        unless = "unless the stop under way has ended it"
+    return (
+        f"purejaxdrl: {name} received again: ending this process in {GRACE:g} s, "
+        f"{unless} by then"
+    )
