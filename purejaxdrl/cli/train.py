@@ -262,6 +262,23 @@ def _return_chunk(result: Any) -> str:
     return f" (chunk ending at update {ended[-1]:,}: no episode ended after it)"
 
 
+def _per_device(result: Any, learner: str) -> str:
+    """The summary's per-device speed, named as what it is.
+
+    It is steps per device-second over every session: where a resume changed
+    the device count (the records' `devices` differ), "per device" would read
+    as this session's devices' share, which it is not.
+    """
+    figure = f"{result.steps_per_second_per_device:,.0f} per{learner} device"
+    counts = {r.get("devices", result.num_devices) for r in result.history}
+    if counts <= {result.num_devices}:
+        return figure
+    *most, last = (str(n) for n in sorted(counts | {result.num_devices}))
+    return (
+        f"{figure}-second over all sessions (on {', '.join(most)} and {last} devices)"
+    )
+
+
 def summary(
     config: Any, preset: Any, result: Any, wall: float, log_to: Sequence[str] = ()
 ) -> str:
@@ -341,8 +358,7 @@ def summary(
     else:
         lines.append(
             f"  steps/s            {result.steps_per_second:,.0f} (compile "
-            f"excluded), {result.steps_per_second_per_device:,.0f} per"
-            f"{learner} device"
+            f"excluded), {_per_device(result, learner)}"
         )
     if result.run_dir is not None:
         lines.append(f"  run directory      {result.run_dir}")
