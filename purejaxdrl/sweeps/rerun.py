@@ -115,6 +115,13 @@ def best_run_record(result: SweepResult, path: pathlib.Path) -> dict[str, Any] |
     }
 
 
+# How a run trained alone compares with its sweep member: vmapped and
+# unbatched kernels round differently, and the batching layout (device count,
+# `--device-memory`) picks which rounding a member gets; once a rounding flips
+# a sampled action the two runs part (docs/guide/sweeps.md, "The same runs").
+ALONE = "the same run in distribution, not bit for bit"
+
+
 def best_run_text(record: dict[str, Any] | None) -> str:
     """`summary.md`'s lines on the best run (`best_run_record`'s); "" for None."""
     if record is None:
@@ -127,7 +134,8 @@ def best_run_text(record: dict[str, Any] | None) -> str:
     python = f"`{record['python']}`"
     if record["command"] is None:
         return text + (
-            f"Train it alone in Python: {python} (its environment is no shipped "
-            "preset's, so no `purejaxdrl train` line gives it).\n"
+            f"Train it alone ({ALONE}) in Python: {python} (its environment is "
+            "no shipped preset's, so no `purejaxdrl train` line gives it).\n"
         )
-    return text + (f"Train it alone: `{record['command']}`, or in Python: {python}.\n")
+    command = f"`{record['command']}`"
+    return text + f"Train it alone ({ALONE}): {command}, or in Python: {python}.\n"

@@ -104,8 +104,10 @@ def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monke
     assert _parsed(best["command"]) == config
     text = (path / "summary.md").read_text()
     assert f"The best setting's best run: run {run} (setting {setting}, seed " in text
-    assert f"Train it alone: `{best['command']}`, or in Python: " in text
-    assert f"sweep: train it alone with: {best['command']}" in said  # and says it
+    # Not "the same run": a member and its run alone part after some updates.
+    alone = "alone (the same run in distribution, not bit for bit)"
+    assert f"Train it {alone}: `{best['command']}`, or in Python: " in text
+    assert f"sweep: train it {alone} with: {best['command']}" in said  # and says it
 
 
 def test_other_algorithms_sections_give_no_flags():
