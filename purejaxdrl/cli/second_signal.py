@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from purejaxdrl.training.faults import StopSignals
+from purejaxdrl.training.faults import SECOND_SIGNAL_SAID, StopSignals
 from purejaxdrl.training.stop_words import GRACE, SAME_SIGNAL, ending
 
 _WATCHED = (signal.SIGINT, signal.SIGTERM)
@@ -110,8 +110,11 @@ def _end(signum: int, saves: bool) -> None:
 
     Said at once: a stuck main thread never prints, and one that ends the
     process first (its stop done) leaves no line behind that promised more.
+    The first signal's line, where its handler has not run yet, is not said
+    after it (`SECOND_SIGNAL_SAID`).
     """
     name = signal.Signals(signum).name
+    SECOND_SIGNAL_SAID.set()  # before the first's own line, if not said yet
     sys.stderr.write(ending(name, saves) + "\n")
     sys.stderr.flush()
     time.sleep(GRACE)

@@ -26,6 +26,13 @@ class NonFiniteError(RuntimeError):
     """A loss, metric or parameter became NaN or infinite; the run stopped."""
 
 
+# Set by `cli.second_signal` once it has said that a second signal ends this
+# process. A main thread stuck in C++ for a while runs the first signal's
+# handler only after that line: its own line, said then, would follow the
+# "received again" one and promise a checkpoint the end may cut off.
+SECOND_SIGNAL_SAID = threading.Event()
+
+
 class StopSignals:
     """Turns SIGINT and SIGTERM into a request to stop after the current chunk.
 
@@ -86,7 +93,7 @@ class StopSignals:
             return
         self._first_at = time.monotonic()
         self.requested = name
-        if self._announce:
+        if self._announce and not SECOND_SIGNAL_SAID.is_set():
             said = stop_words.first(name, self._before, self._saves, self._peer)
             _say(said + stop_words.ctrl_c(name, self._saves, self._second_ends))
 

@@ -171,6 +171,8 @@ def test_the_end_says_so_at_once_then_gives_the_main_thread_its_grace(monkeypatc
     )
     stderr = types.SimpleNamespace(write=done.append, flush=lambda: None)
     monkeypatch.setattr(second_signal, "sys", types.SimpleNamespace(stderr=stderr))
+    said = threading.Event()  # not this test process's own
+    monkeypatch.setattr(second_signal, "SECOND_SIGNAL_SAID", said)
     second_signal._end(signal.SIGTERM, True)
     line = (
         "purejaxdrl: SIGTERM received again: ending this process in 2 s, without "
@@ -178,6 +180,7 @@ def test_the_end_says_so_at_once_then_gives_the_main_thread_its_grace(monkeypatc
     )
     assert done == [line, ("sleep", second_signal.GRACE), 128 + signal.SIGTERM]
     assert second_signal.GRACE == 2
+    assert said.is_set()  # the first signal's handler says nothing after it
     done.clear()
     second_signal._end(signal.SIGINT, False)  # a run without files saves nothing
     assert done[0] == (

@@ -94,6 +94,23 @@ def test_a_second_sigterm_ends_a_process_stuck_in_c():
 
 
 @pytest.mark.timeout(60)
+def test_a_first_signal_handled_after_the_second_was_said_says_nothing():
+    # The main thread leaves C (3 s) after the second signal was said (1.8 s)
+    # and before the end (3.8 s): the first's handler ran then and said
+    # "received: saving a checkpoint ..." after "received again: ending ...".
+    proc = _stuck(3)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode in (0, 128 + signal.SIGTERM), err
+    assert err == _AGAIN
+
+
+@pytest.mark.timeout(60)
 def test_one_sigterm_sent_twice_at_once_is_held_as_one():
     # coreutils' `timeout` sends its signal to the process, then to its group.
     proc = _stuck(4)
