@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from purejaxdrl.config_docs import did_you_mean
+from purejaxdrl.config_docs import did_you_mean, field_example
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
@@ -347,8 +347,8 @@ def check_ranges(
         )
     for field, value in values(unit):
         value = float(value)
-        flag = f"{name}.{field}".replace("_", "-")
         check(
             0.0 <= value <= 1.0,
-            f"{name}.{field}={value} must be in [0, 1]; e.g. --{flag} 0.99.",
+            f"{name}.{field}={value} must be in [0, 1]; e.g. "
+            f"{field_example(f'{name}.{field}', 0.99)}.",
         )

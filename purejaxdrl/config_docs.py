@@ -150,3 +150,31 @@ def did_you_mean(path: str) -> str:
     """
     usage = " ".join(_RENAMED_FLAGS.get(path, (flag(path),)))
     return f"did you mean {path} ({usage})? "
+
+
+def both_ways(flag_name: str, python: str, value: Any, py_value: Any = None) -> str:
+    """A setting spelled for both audiences: `--seeds 8 (seeds=8 in Python)`.
+
+    A rule is checked once, whether the command line or a Python call gave the
+    value, and the check cannot tell which: its fix names the flag first and
+    the keyword argument or config field after it, as every such message does.
+
+    Args:
+      flag_name: the option (`--seeds`), or a flag with its leading words.
+      python: the keyword argument or dotted config field (`seeds`,
+        `ppo.learning_rate`).
+      value: the value as typed after the flag (`8`, `64 64`, `N`).
+      py_value: the value as Python writes it, where it differs (`(64, 64)`).
+
+    """
+    shown = value if py_value is None else py_value
+    return f"{flag_name} {value} ({python}={shown} in Python)"
+
+
+def field_example(path: str, value: Any, py_value: Any = None) -> str:
+    """`both_ways` for the config field at dotted `path`, with its own flag.
+
+    `--num-envs 4 (num_envs=4 in Python)`: the field's name is its
+    `apply_overrides` key.
+    """
+    return both_ways(flag(path), path, value, py_value)

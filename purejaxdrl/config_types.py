@@ -19,6 +19,8 @@ import jax
 import numpy as np
 import yaml
 
+from purejaxdrl.config_docs import field_example
+
 
 class ConfigError(ValueError):
     """Bad configuration: the message names the value, the rule and the fix."""
@@ -91,10 +93,10 @@ def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
             continue
         if type(converted) is type(option) and converted == option:
             return option
-    flag = "--" + path.replace("_", "-")
     listed = ", ".join(repr(a) for a in allowed)
+    example = field_example(path, allowed[0], repr(allowed[0]))
     raise ConfigError(
-        f"{path}={value!r} is not one of {listed}; pass one, e.g. {flag} {allowed[0]}."
+        f"{path}={value!r} is not one of {listed}; pass one, e.g. {example}."
     )
 
 
@@ -113,11 +115,12 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
     """
     optional, hint = _without_none(hint)
 
-    def fail(kind: str, example: str) -> ConfigError:
-        flag = "--" + path.replace("_", "-")
-        unset = f", or {flag} none to leave it unset" if optional else ""
+    def fail(kind: str, example: str, py_example: Any = None) -> ConfigError:
+        none = field_example(path, "none", "None")
+        unset = f", or {none} to leave it unset" if optional else ""
+        example = field_example(path, example, py_example)
         return ConfigError(
-            f"{path}={value!r} is not {kind}; pass e.g. {flag} {example}{unset}."
+            f"{path}={value!r} is not {kind}; pass e.g. {example}{unset}."
         )
 
     if optional and (value is None or str(value).strip().lower() in ("none", "null")):
@@ -132,7 +135,7 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
             return True
         if text in ("false", "0", "no", "off"):
             return False
-        raise fail("a boolean", "true")
+        raise fail("a boolean", "true", True)
     if hint is int:
         # The field's own value: a fixed 4 would be less than one update.
         whole = type(current) is int and current > 0
@@ -161,13 +164,13 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
             raise fail("a number", "0.001") from None
     if hint is str:
         if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise fail("a string", "name")
+            raise fail("a string", "name", "'name'")
         return str(value)
     if typing.get_origin(hint) is tuple:
         (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
         value = [value] if isinstance(value, str) else value
         if not isinstance(value, list | tuple):
-            raise fail("a list", "64 64")
+            raise fail("a list", "64 64", (64, 64))
         # "64,64" and "64 64", alone or as the command line's items.
         value = [
             piece

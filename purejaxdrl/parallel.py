@@ -20,6 +20,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.setup_warnings import warn_once
 
 __all__ = [
@@ -132,8 +133,17 @@ def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) 
         where = f"process {poorest} (the processes have {', '.join(map(str, counts))})"
     raise ConfigError(
         f"devices={requested} must be between 1 and the {fewest} local {platform} "
-        f"devices of {where}; pass --devices {fewest} or fewer{fake}."
+        f"devices of {where}; pass {_mesh_example(fewest)} or fewer{fake}."
     )
+
+
+def _mesh_example(n: int) -> str:
+    """`--devices n (devices=n or make_mesh(n) in Python)`: both ways to ask.
+
+    A device count reaches a run from the command line, from a config's
+    `devices`, or as a mesh given to `make_experiment`.
+    """
+    return both_ways("--devices", "devices", n, f"{n} or make_mesh({n})")
 
 
 def make_sweep_mesh(sweep: int, data: int) -> Mesh:
@@ -211,12 +221,7 @@ def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
         # Reached from the command line (--devices) and from Python (a
         # config's devices, or a mesh given to make_experiment / make_runner),
         # with no way to tell which here: both spellings.
-        fewer = (
-            f", or --devices {fits[0]} (devices={fits[0]} or "
-            f"make_mesh({fits[0]}) in Python)"
-            if fits
-            else ""
-        )
+        fewer = f", or {_mesh_example(fits[0])}" if fits else ""
         raise ConfigError(
             f"{what}={total} must be divisible by {over}; use {what}={options}{fewer}."
         )
@@ -244,6 +249,7 @@ def env_multiple_message(
     flag: str = "--devices",
     python: str = "devices",
     also: str = "",
+    requested: int = 1,
 ) -> str:
     """The one line that refuses a run whose devices' shares miss `multiple`.
 
@@ -257,6 +263,9 @@ def env_multiple_message(
         learner's: `--host.learner-devices`).
       python: `flag`'s config field (`host.learner_devices`).
       also: a further fix, ", or ..." (PPO's: a divisor of unroll_length).
+      requested: the devices per process the run asks for, where `devices`
+        is 1 before they are chosen (`RunShape.requested_devices`): the
+        `num_envs` offered splits over them too, so following it trains.
 
     The fewer devices it offers are counted per process, as `flag` counts
     them, and fit every process's share.
@@ -265,10 +274,13 @@ def env_multiple_message(
     step = multiple * devices
     more = -(-num_envs // step) * step
     if devices == 1:
+        # Each of the devices asked for takes a multiple of its own.
+        fit = -(-num_envs // (step * requested)) * step * requested
+        each = f" on each of {flag} {requested}" if requested > 1 else ""
         return (
             f"{needs} needs num_envs divisible by {multiple}, got num_envs="
-            f"{num_envs}; make num_envs a multiple of {multiple} (--num-envs "
-            f"{more}){also}."
+            f"{num_envs}; make num_envs a multiple of {multiple}{each}, e.g. "
+            f"{both_ways('--num-envs', 'num_envs', fit)}{also}."
         )
     processes = jax.process_count()
     fewer = [

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import random as jex_random
 
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.config_types import ConfigError
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -155,5 +156,6 @@ def check_seed(seed: Any) -> None:
     if not 0 <= seed < SEED_LIMIT:
         raise ConfigError(
             f"seed={seed} must be in [0, 2**32) (JAX keeps a seed's low 32 "
-            "bits, so others repeat another seed's run); pass e.g. --seed 1."
+            "bits, so others repeat another seed's run); pass e.g. "
+            f"{field_example('seed', 1)}."
         )

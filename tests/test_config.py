@@ -118,7 +118,10 @@ def test_validation_names_value_rule_and_fix(overrides, message):
         ({"total_steps": "-inf"}, "total_steps='-inf' is not an integer; pass"),
         ({"ppo": {"learning_rate": "fast"}}, "is not a number"),
         ({"ppo": {"anneal_lr": "maybe"}}, "is not a boolean"),
-        ({"eval": {"stop_at": "abc"}}, "or --eval.stop-at none to leave it unset."),
+        (
+            {"eval": {"stop_at": "abc"}},
+            "or --eval.stop-at none (eval.stop_at=None in Python) to leave it unset.",
+        ),
         ({"ppo": 3}, "must be a mapping"),
         # The flag is --env.option (one KEY=VALUE each); --env.options is none.
         (

@@ -20,7 +20,8 @@ from purejaxdrl.parallel import devices_to_use
 def test_too_many_devices_on_one_cpu_process_names_how_to_fake_them():
     message = (
         "devices=2 must be between 1 and the 1 local cpu devices of this "
-        "process; pass --devices 1 or fewer, or fake 2 CPU devices to test with "
+        "process; pass --devices 1 (devices=1 or make_mesh(1) in Python) or fewer, "
+        "or fake 2 CPU devices to test with "
         "JAX_NUM_CPU_DEVICES=2 (or XLA_FLAGS="
         "--xla_force_host_platform_device_count=2)."
     )

@@ -171,7 +171,8 @@ def test_processes_with_different_device_counts_all_use_the_fewest():
     assert devices_to_use(1, [2, 1], "cpu") == 1
     message = (
         "devices=2 must be between 1 and the 1 local cpu devices of process 1 "
-        "(the processes have 2, 1); pass --devices 1 or fewer."
+        "(the processes have 2, 1); pass --devices 1 (devices=1 or make_mesh(1) in "
+        "Python) or fewer."
     )
     with pytest.raises(ValueError, match=re.escape(message)):
         devices_to_use(2, [2, 1], "cpu")

@@ -148,6 +148,9 @@ class RunShape(NamedTuple):
       num_updates: total number of `update` calls (>= 1), for the schedules.
       axis_name: the mesh axis `update` all-reduces gradients and metrics
         over, or None on one device.
+      requested_devices: the devices per process the run asks for (its
+        config's `devices`; 1 where it leaves them to the run), known while
+        `num_devices` is still 1: a refusal's fix fits them too.
 
     """
 
@@ -158,6 +161,7 @@ class RunShape(NamedTuple):
     num_devices: int = 1
     num_updates: int = 1
     axis_name: str | None = None
+    requested_devices: int = 1
 
 
 def distribution_sample(

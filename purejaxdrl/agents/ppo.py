@@ -332,7 +332,10 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         why = f"unroll_length={shape.unroll_length}"
         also = ", or make num_minibatches a divisor of unroll_length"
     needs = f"{name}.num_minibatches={config.num_minibatches} with {why}"
-    raise ConfigError(env_multiple_message(needs, envs, devices, multiple, also=also))
+    message = env_multiple_message(
+        needs, envs, devices, multiple, also=also, requested=shape.requested_devices
+    )
+    raise ConfigError(message)
 
 
 ALGORITHM = Algorithm(

@@ -9,13 +9,14 @@ from typing import Any
 
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.config_types import admits_none, flat_fields
 from purejaxdrl.training.config import TrainConfig, validate
 
 # Fields a sweep may not vary, and why.
 _NOT_SWEPT = {
     "algo": "a sweep trains one algorithm; run one sweep per --algo",
-    "seed": "seeds are their own axis: pass seeds=N (--seeds N) or a list",
+    "seed": "seeds are their own axis: pass --seeds N (seeds=N in Python) or a list",
     "devices": "it does not change what a run learns; pass --devices once",
     "run_dir": "it does not change what a run learns",
     "num_logs": "it does not change what a run learns; pass --num-logs once",
@@ -117,12 +118,12 @@ def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Fie
         raise ConfigError(
             f"{wording.field} {name!r} belongs to {top}, and a sweep of {algo} does "
             f"not use it; sweep {algo}'s fields (e.g. learning_rate) or pass "
-            f"--algo {top}."
+            f"{both_ways('--algo', 'algo', top, repr(top))}."
         )
     if top == "checkpoint":
         raise ConfigError(
             f"{wording.field} {name!r}: checkpoint settings apply to the whole "
-            "sweep; pass them once (e.g. --checkpoint.every 2)."
+            f"sweep; pass them once (e.g. {field_example('checkpoint.every', 2)})."
         )
     if path not in paths:
         bare = [p.removeprefix(f"{algo}.") for p in paths]
@@ -171,7 +172,7 @@ def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> A
     # string is one too: `--grid network.hidden_sizes=64,32` gives "64" and
     # "32", which the config would read as the lists (64,) and (32,).
     a_list = isinstance(value, list | tuple | None) or getattr(value, "ndim", 0)
-    if source == "--grid" and not a_list and _is_list_field(base, field.path):
+    if source == "--grid" and not a_list and is_list_field(base, field.path):
         mine = _as_setting(base, field.path, value)
         if mine is not None:  # else the config's own refusal ("not an integer")
             raise _not_one_setting(base, field.path, value, mine)
@@ -202,7 +203,7 @@ def _value_at(config: TrainConfig, path: str) -> Any:
     return functools.reduce(getattr, path.split("."), config)
 
 
-def _is_list_field(base: TrainConfig, path: str) -> bool:
+def is_list_field(base: TrainConfig, path: str) -> bool:
     """Whether the field at `path` holds a list (`tuple[X, ...]`, or it | None)."""
     hint = next(h for p, h, _ in flat_fields(base) if p == path)
     kinds = typing.get_args(hint) if admits_none(hint) else (hint,)

@@ -9,12 +9,18 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.sweeps.fields import SWEEP, Field, Wording, checked_value, resolve_field
 from purejaxdrl.training.config import TrainConfig
 
 # As a sweep's seed count (spec.MAX_SEED_COUNT): far above a search's draws, yet
 # drawn and planned at once; a larger number is most likely a typo.
 MAX_SAMPLES = 2**20
+
+# A random search's ranges, as the command line and `sweep(sample=...)` take them.
+_SAMPLE_EXAMPLE = both_ways(
+    "--sample", "sample", "FIELD=KIND:LOW:HIGH", "{FIELD: (KIND, LOW, HIGH)}"
+)
 
 DISTRIBUTIONS = ("loguniform", "uniform")
 
@@ -207,7 +213,7 @@ def random_draws(
         if num_samples:
             raise ConfigError(
                 f"num_samples={num_samples} without a range to sample; pass "
-                "--sample FIELD=KIND:LOW:HIGH, or drop --samples."
+                f"{_SAMPLE_EXAMPLE}, or drop --samples (num_samples=0 in Python)."
             )
         return [], [{}]
     fields: list[Field] = []
@@ -216,20 +222,21 @@ def random_draws(
     if not is_integer(num_samples) or num_samples < 1:
         raise ConfigError(
             f"num_samples={num_samples!r}: random search needs a whole number of "
-            "draws, at least one; pass --samples N with --sample."
+            f"draws, at least one; pass {both_ways('--samples', 'num_samples', 'N')} "
+            "with the ranges to sample."
         )
     if num_samples > MAX_SAMPLES:
         raise ConfigError(
-            f"--samples {num_samples}: a random search draws at most "
+            f"num_samples={num_samples}: a random search draws at most "
             f"{MAX_SAMPLES:,} settings (each a run per seed, trained together); "
-            f"pass --samples {MAX_SAMPLES} or fewer."
+            f"pass {both_ways('--samples', 'num_samples', MAX_SAMPLES)} or fewer."
         )
     if not is_integer(search_seed):
         raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")
     if search_seed < 0:
         raise ConfigError(
             f"search_seed={search_seed} must be >= 0 (it seeds NumPy's "
-            "generator); pass e.g. --search-seed 0."
+            f"generator); pass e.g. {both_ways('--search-seed', 'search_seed', 0)}."
         )
     rng = np.random.default_rng(search_seed)
     columns: dict[str, np.ndarray] = {}

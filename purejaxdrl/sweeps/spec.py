@@ -8,12 +8,14 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.rng import SEED_LIMIT
 from purejaxdrl.sweeps.fields import (
     SWEEP,
     Field,
     Wording,
     checked_value,
+    is_list_field,
     resolve_field,
     setting_config,
     static_key,
@@ -131,20 +133,28 @@ def parse_sample_arg(
 # listed and planned in a second: a larger count is most likely a --seed typo.
 MAX_SEED_COUNT = 2**20
 
+# How many seeds a sweep trains, as the command line and `sweep(seeds=...)` take it.
+_SEEDS_EXAMPLE = both_ways("--seeds", "seeds", 8)
 
-def check_seed_count(first: int, count: int, flag: str) -> None:
+
+def check_seed_count(first: int, count: int, flag: str, python: str) -> None:
     """Refuses a count whose seeds first ... first + count - 1 leave [0, 2**32).
 
     Checked before the seeds are listed, so a huge count fails at once. `flag`
-    is the option that gave the count (`--seeds`, `--population`).
+    is the option that gave the count (`--seeds`, `--population`), `python`
+    its keyword argument (`seeds`, `population`).
     """
     if first + count > SEED_LIMIT:
-        lower_seed = f" or --seed to {SEED_LIMIT - count}" if count < SEED_LIMIT else ""
+        lower_seed = (
+            f", or {field_example('seed', SEED_LIMIT - count)} or lower"
+            if count < SEED_LIMIT
+            else ""
+        )
         raise ConfigError(
-            f"{flag} {count}: seed {SEED_LIMIT} (= --seed {first} + "
+            f"{python}={count}: seed {SEED_LIMIT} (= seed {first} + "
             f"{SEED_LIMIT - first}) must be in [0, 2**32) (JAX keeps a seed's "
-            "low 32 bits, so it would repeat seed 0's run); lower "
-            f"{flag} to {SEED_LIMIT - first}{lower_seed}."
+            "low 32 bits, so it would repeat seed 0's run); pass "
+            f"{both_ways(flag, python, SEED_LIMIT - first)} or fewer{lower_seed}."
         )
 
 
@@ -172,14 +182,15 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
     if count:
         seeds = int(seeds)
         if seeds < 1:
-            raise ConfigError(f"seeds={seeds} must be >= 1; e.g. --seeds 8.")
+            raise ConfigError(f"seeds={seeds} must be >= 1; e.g. {_SEEDS_EXAMPLE}.")
         if seeds > MAX_SEED_COUNT:
             raise ConfigError(
-                f"--seeds {seeds}: a sweep trains at most {MAX_SEED_COUNT:,} seeds "
-                "per setting (--seeds is a count; --seed is the first seed); "
-                f"pass --seeds {MAX_SEED_COUNT} or fewer."
+                f"seeds={seeds}: a sweep trains at most {MAX_SEED_COUNT:,} seeds "
+                "per setting (a count of seeds from the config's seed, not a "
+                f"seed); pass {both_ways('--seeds', 'seeds', MAX_SEED_COUNT)} or "
+                "fewer."
             )
-        check_seed_count(base.seed, seeds, "--seeds")
+        check_seed_count(base.seed, seeds, "--seeds", "seeds")
         return list(range(base.seed, base.seed + seeds))
     for s in seeds:
         if not is_integer(s):
@@ -190,15 +201,16 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(
-            f"seeds={seeds} must be one or more distinct integers; e.g. --seeds 8."
+            f"seeds={seeds} must be one or more distinct integers; e.g. "
+            f"{_SEEDS_EXAMPLE}."
         )
     for i, s in enumerate(seeds):
         if not 0 <= s < SEED_LIMIT:
             raise ConfigError(
-                f"--seeds: seed {s} (entry {i + 1} of the list) must be in "
+                f"seeds: seed {s} (entry {i + 1} of the list) must be in "
                 "[0, 2**32) (JAX keeps a seed's low 32 bits, so it would repeat "
                 "another seed's run); list seeds in that range, e.g. "
-                "--seeds 0,1,2."
+                f"{both_ways('--seeds', 'seeds', '0,1,2', [0, 1, 2])}."
             )
     return seeds
 
@@ -240,19 +252,61 @@ def grid_axis(
         raise ConfigError(f"sweep field {field.path!r} is given twice; merge them.")
     if getattr(values, "ndim", 0) == 1:  # a numpy or JAX array: its items
         values = [v.item() for v in values]
+    elif (
+        isinstance(values, str)
+        and "," in values
+        and not is_list_field(base, field.path)
+    ):
+        _check_not_joined(base, field, name, values)
+        values = [values]
     elif isinstance(values, str) or not isinstance(values, Sequence):
         values = [values]
     if not values:
+        example = both_ways(
+            "--grid", "grid", f"{name}=V1,V2", f"{{{name!r}: [V1, V2]}}"
+        )
         raise ConfigError(
-            f"--grid {name}: the grid is empty; give one or more values, e.g. "
-            f"--grid {name}=V1,V2."
+            f"{name}: the grid is empty; give one or more values, e.g. {example}."
         )
     checked = [checked_value(base, field, v, "--grid") for v in values]
     if len(set(map(repr, checked))) != len(checked):
         raise ConfigError(
-            f"--grid {name}: values {checked} repeat; list each value once."
+            f"{name}: the grid's values {checked} repeat; list each value once."
         )
     return field, checked
+
+
+def _check_not_joined(base: TrainConfig, field: Field, name: str, text: str) -> None:
+    """Refuses a grid given as one string of values, `"1e-3,1e-4"`, in Python.
+
+    The command line's spelling, which Python reads as one value; the field's
+    own refusal of it ("not a number") would hide that. A string the field
+    takes as one value is one setting; a list-valued field's refusal names
+    its own grid form (`fields.checked_value`).
+    """
+    try:
+        checked_value(base, field, text, "--grid")
+    except ConfigError:
+        items = [_number_or_text(v) for v in text.split(",") if v.strip()]
+        raise ConfigError(
+            f"grid={{{name!r}: {text!r}}} gives the values as one string; pass "
+            f"a list, grid={{{name!r}: {items!r}}} (--grid {name}={text} on the "
+            "command line)."
+        ) from None
+
+
+def _number_or_text(text: str) -> Any:
+    """`"1e-3"` -> 0.001, as a list of the values would hold it; else `text`."""
+    text = text.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return (
+        int(number)
+        if number.is_integer() and "." not in text and "e" not in text.lower()
+        else number
+    )
 
 
 def expand_settings(

@@ -376,6 +376,8 @@ def run_shape(config: TrainConfig) -> RunShape:
         unroll_length=config.unroll_length,
         recurrent=config.network.recurrent,
         num_updates=config.num_updates,
+        # A host-env run's devices are its learner's (`host.learner_devices`).
+        requested_devices=1 if is_host_env(config.env.id) else max(1, config.devices),
     )
 
 

@@ -106,7 +106,15 @@ def check_env_multiple(
         return
     needs = f"{config.algo} (its record's env_multiple)"
     raise ConfigError(
-        env_multiple_message(needs, envs, devices, multiple, flag=flag, python=python)
+        env_multiple_message(
+            needs,
+            envs,
+            devices,
+            multiple,
+            flag=flag,
+            python=python,
+            requested=shape.requested_devices,
+        )
     )
 
 

@@ -327,7 +327,7 @@ def test_literal_and_optional_fields_train_override_and_resume(reinforce, tmp_pa
     with pytest.raises(
         pjd.ConfigError,
         match=r"^modes.mode='c' is not one of 'a', 'b'; pass one, e.g. "
-        r"--modes.mode a.$",
+        r"--modes.mode a \(modes.mode='a' in Python\).$",
     ):
         pjd.apply_overrides(config, {"modes.mode": "c"})
 

@@ -222,7 +222,8 @@ CASES = [
     (
         [*TRAIN, "--algo", "dqn", "--dqn.batch-size", "inf"],
         # The example is the field's value now (the preset's), not a fixed 4.
-        "dqn.batch_size='inf' is not an integer; pass e.g. --dqn.batch-size 128.",
+        "dqn.batch_size='inf' is not an integer; pass e.g. --dqn.batch-size 128 "
+        "(dqn.batch_size=128 in Python).",
     ),
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),

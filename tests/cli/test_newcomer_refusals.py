@@ -23,7 +23,7 @@ def test_an_int_fields_example_is_its_current_value(capsys):
     assert total == 500_000
     assert _refusal(["train", "--total-steps", "10k"], capsys) == (
         "purejaxdrl: error: total_steps='10k' is not an integer; pass e.g. "
-        "--total-steps 500000.\n"
+        "--total-steps 500000 (total_steps=500000 in Python).\n"
     )
 
 
@@ -34,7 +34,8 @@ def test_without_a_positive_current_value_the_example_is_4(current, example):
     with pytest.raises(pjd.ConfigError) as error:
         coerce("abc", int, "num_envs", current)
     assert str(error.value) == (
-        f"num_envs='abc' is not an integer; pass e.g. --num-envs {example}."
+        f"num_envs='abc' is not an integer; pass e.g. --num-envs {example} "
+        f"(num_envs={example} in Python)."
     )
 
 

@@ -205,8 +205,9 @@ def test_member_seeds_stay_in_a_keys_range():
     base = _base(2, seed=2**32 - 2)
     with pytest.raises(
         pjd.ConfigError,
-        match=r"--population 4: seed 4294967296 \(= --seed 4294967294 \+ 2\) must "
-        r"be in \[0, 2\*\*32\) .*; lower --population to 2 or --seed to 4294967292",
+        match=r"population=4: seed 4294967296 \(= seed 4294967294 \+ 2\) must "
+        r"be in \[0, 2\*\*32\) .*; pass --population 2 \(population=2 in Python\) "
+        r"or fewer, or --seed 4294967292 \(seed=4294967292 in Python\) or lower",
     ):
         pbt(base, explore=SPACE, population=4)
 
@@ -220,18 +221,18 @@ def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
     # (10 updates, num_logs 10: 10 chunks of one update.)
     note = no_exploit_note(PBTConfig(quantile=0.25), 3, 10, 10)
     assert note.startswith("pbt: population=3 with pbt.quantile=0.25 puts no member")
-    assert note.endswith("--population 4 or more exploits")
+    assert note.endswith("--population 4 (population=4 in Python) or more exploits")
     assert no_exploit_note(PBTConfig(quantile=0.25), 4, 10, 10) is None
     assert no_exploit_note(PBTConfig(quantile=0.5), 2, 10, 10) is None
     assert no_exploit_note(PBTConfig(quantile=0.5), 1, 10, 10).endswith(
-        "--population 2 or more exploits"
+        "--population 2 (population=2 in Python) or more exploits"
     )
     # Ready steps after chunks ready, 2 ready, ... but never after the last.
     assert no_exploit_note(PBTConfig(ready=4), 8, 5, 5) is None
     assert no_exploit_note(PBTConfig(ready=4), 8, 4, 4) == (
         "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks "
         "(num_logs=4), so no ready step comes (the members train as a sweep "
-        "would); lower --pbt.ready to 3 or less"
+        "would); pass --pbt.ready 3 (ready=3 in Python) or less"
     )
 
 
@@ -243,20 +244,22 @@ def test_the_never_ready_note_gives_only_advice_that_works():
     # One chunk: no ready interval below it (ready >= 1), so only more chunks.
     note = no_exploit_note(PBTConfig(ready=1), 4, 8, 1)
     assert "pbt.ready=1 chunk between ready steps, but the run has 1 chunk " in note
-    assert note.endswith("would); raise --num-logs to 2")
-    assert "lower --pbt.ready" not in note
+    assert note.endswith("would); pass --num-logs 2 (num_logs=2 in Python)")
+    assert "--pbt.ready" not in note
     # 100 updates: num_logs 6 makes 5 chunks of 20 (20 divides 100, near
     # 100 // 6 = 16), 7 makes 10 of 10 (near 14): 7 is the least with > 5.
     assert len(chunk_lengths(100, 6)) == 5 and len(chunk_lengths(100, 7)) == 10
     assert no_exploit_note(PBTConfig(ready=5), 4, 100, 5).endswith(
-        "lower --pbt.ready to 4 or less or raise --num-logs to 7"
+        "pass --pbt.ready 4 (ready=4 in Python) or less or pass --num-logs 7 "
+        "(num_logs=7 in Python)"
     )
     # Fewer updates than ready: no --num-logs alone makes a ready step.
     assert no_exploit_note(PBTConfig(ready=8), 4, 6, 2).endswith(
-        "lower --pbt.ready to 1 or less or pass --num-logs 6 with --pbt.ready 5 or less"
+        "pass --pbt.ready 1 (ready=1 in Python) or less or pass --num-logs 6 "
+        "(num_logs=6 in Python) with --pbt.ready 5 (ready=5 in Python) or less"
     )
     assert no_exploit_note(PBTConfig(ready=2), 4, 1, 1).endswith(
-        "raise --total-steps (the run is one update)"
+        "raise --total-steps (total_steps in Python): the run is one update"
     )
     # The advised --num-logs always brings a ready step.
     for updates in range(2, 50):
@@ -265,7 +268,7 @@ def test_the_never_ready_note_gives_only_advice_that_works():
                 note = no_exploit_note(PBTConfig(ready=ready), 4, updates, num_logs)
                 if note is None:
                     continue
-                logs = int(note.rsplit("--num-logs ", 1)[1].removeprefix("to "))
+                logs = int(note.rsplit("--num-logs ", 1)[1].split()[0])
                 assert len(chunk_lengths(updates, logs)) > ready, (updates, ready)
 
 

@@ -183,5 +183,7 @@ def test_without_ranges_there_is_one_empty_draw():
         with pytest.raises(ConfigError, match="needs a whole number of draws, at"):
             random_draws(BASE, {"gamma": ("uniform", 0.9, 1.0)}, bad, 0, taken=[])
     # A typo'd count fails at once, before a billion draws are made.
-    with pytest.raises(ConfigError, match="--samples 100000000: a random search draws"):
+    with pytest.raises(
+        ConfigError, match="num_samples=100000000: a random search draws"
+    ):
         random_draws(BASE, {"gamma": ("uniform", 0.9, 1.0)}, 10**8, 0, taken=[])

@@ -52,7 +52,8 @@ def test_a_num_envs_that_is_no_multiple_is_one_line_on_any_device_count(mine, de
         pjd.train(config, console=False)
     assert str(e.value) == (
         "mine (its record's env_multiple) needs num_envs divisible by 4, got "
-        "num_envs=6; make num_envs a multiple of 4 (--num-envs 8)."
+        "num_envs=6; make num_envs a multiple of 4, e.g. --num-envs 8 (num_envs=8 in "
+        "Python)."
     )
     with pytest.raises(pjd.ConfigError, match="divisible by 4, got num_envs=6"):
         pjd.sweep(config, seeds=2, console=False)

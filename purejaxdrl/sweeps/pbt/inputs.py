@@ -13,7 +13,7 @@ from typing import Any
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_docs import flag
+from purejaxdrl.config_docs import both_ways, field_example, flag
 from purejaxdrl.sweeps.fields import Wording
 from purejaxdrl.sweeps.pbt.operators import (
     ExploredField,
@@ -43,12 +43,13 @@ def check_pbt_config(config: PBTConfig, population: int) -> None:
     rules = [
         (
             is_integer(population) and population >= 1,
-            f"population={population!r} must be an integer >= 1; e.g. --population 8",
+            f"population={population!r} must be an integer >= 1; e.g. "
+            f"{both_ways('--population', 'population', 8)}",
         ),
         (
             is_integer(config.ready) and config.ready >= 1,
             f"pbt.ready={config.ready} must be >= 1 chunk between ready steps; "
-            "e.g. --pbt.ready 4",
+            f"e.g. {_ready(4)}",
         ),
         (
             0 < config.quantile <= 0.5,
@@ -113,23 +114,23 @@ def no_exploit_note(
         return (
             f"pbt: population={population} with pbt.quantile={config.quantile} "
             "puts no member in the bottom quantile, so none will ever copy another "
-            f"(the members train as a sweep would); --population {least} or more "
-            "exploits"
+            "(the members train as a sweep would); "
+            f"{both_ways('--population', 'population', least)} or more exploits"
         )
     ready = config.ready
     chunks = len(chunk_lengths(num_updates, num_logs))
     if (chunks - 1) // ready >= 1:
         return None
-    fixes = [f"lower --pbt.ready to {chunks - 1} or less"] if chunks > 1 else []
+    fixes = [f"pass {_ready(chunks - 1)} or less"] if chunks > 1 else []
     logs = _num_logs_for(ready, num_updates)
-    if logs is not None:  # (fewer logs can make more chunks: then not "raise")
-        verb = "raise --num-logs to" if logs > num_logs else "pass --num-logs"
-        fixes.append(f"{verb} {logs}")
+    if logs is not None:  # (fewer logs can make more chunks: "pass", not "raise")
+        fixes.append(f"pass {field_example('num_logs', logs)}")
     elif num_updates == 1:
-        fixes = ["raise --total-steps (the run is one update)"]
+        fixes = ["raise --total-steps (total_steps in Python): the run is one update"]
     elif chunks < num_updates:  # one chunk per update is the most there can be
         fixes.append(
-            f"pass --num-logs {num_updates} with --pbt.ready {num_updates - 1} or less"
+            f"pass {field_example('num_logs', num_updates)} with "
+            f"{_ready(num_updates - 1)} or less"
         )
     return (
         f"pbt: pbt.ready={ready} {_chunks(ready)} between ready steps, but the "
@@ -180,6 +181,11 @@ def _annealed_epsilon(config: Any) -> bool:
     return hasattr(config, "epsilon_fraction") and not config.per_actor_epsilon
 
 
+def _ready(n: int) -> str:
+    """`--pbt.ready n (ready=n in Python)`: the flag and `pbt`'s argument."""
+    return both_ways("--pbt.ready", "ready", n)
+
+
 def _chunks(n: int) -> str:
     return "chunk" if n == 1 else "chunks"
 
@@ -223,7 +229,7 @@ def member_configs(
             "learning_rate=loguniform:1e-5:1e-3."
         )
     validate(base)  # its seed first: the members' seeds count from it
-    check_seed_count(base.seed, population, "--population")
+    check_seed_count(base.seed, population, "--population", "population")
     plan = make_plan(
         base,
         sample=explore,
