@@ -302,3 +302,30 @@ def env_multiple_message(
 def is_main_process() -> bool:
     """Whether this is process 0, the one that prints, logs and writes files."""
     return jax.process_index() == 0
+
+
+def fake_devices_setting() -> str:
+    """`JAX_NUM_CPU_DEVICES=N ` where this process runs on N > 1 CPU devices; else "".
+
+    CPU devices past the first are faked (`JAX_NUM_CPU_DEVICES`, or XLA_FLAGS'
+    `--xla_force_host_platform_device_count`): a command run again without
+    the setting sees one device, and a resume of the run is refused.
+    """
+    if jax.default_backend() != "cpu" or (n := jax.local_device_count()) < 2:
+        return ""
+    return f"JAX_NUM_CPU_DEVICES={n} "
+
+
+def resume_command(command: str, path: Any, flags: str = "") -> str:
+    """`purejaxdrl COMMAND --resume PATH FLAGS`, as this process's run resumes.
+
+    Every printed resume command is this one, so that on fake CPU devices it
+    starts with their setting (`fake_devices_setting`) and works as printed.
+
+    Args:
+      command: `train`, `sweep` or `pbt`.
+      path: the run's directory.
+      flags: what follows, with its leading space (` --logger wandb`).
+
+    """
+    return f"{fake_devices_setting()}purejaxdrl {command} --resume {path}{flags}"

@@ -222,9 +222,11 @@ def _run(
             **kwargs,
         )
     except SweepStopped as e:  # saved: says how to continue, as a command here
+        from purejaxdrl.parallel import resume_command
+
         print(
             f"purejaxdrl: {command.name} {e.reason}; continue with: "
-            f"purejaxdrl {command.name} --resume {e.path}",
+            f"{resume_command(command.name, e.path)}",
             file=sys.stderr,
         )
         return 0

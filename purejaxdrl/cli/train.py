@@ -25,6 +25,7 @@ from purejaxdrl.cli.start import command_start
 from purejaxdrl.cli.target import run_preset, target_line
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS, logger_flags
+from purejaxdrl.parallel import resume_command
 
 
 def parser(
@@ -333,8 +334,8 @@ def summary(
             # Resumed as one process, a replay learner's run is refused.
             hosts = " (on every host, with its process flags)" if count > 1 else ""
             lines.append(
-                f"  checkpoint saved; continue with: purejaxdrl train --resume "
-                f"{result.run_dir}{flags}{lift}{hosts}"
+                "  checkpoint saved; continue with: "
+                f"{resume_command('train', result.run_dir, flags + lift)}{hosts}"
             )
     elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
         lines[0] = (
@@ -342,10 +343,9 @@ def summary(
             f"complete ({result.updates:,} of {config.num_updates:,} updates)"
         )
         if result.run_dir is not None:  # after the block, not lost inside it
-            after.append(
-                "to train on, raise the budget: purejaxdrl train --resume "
-                f"{result.run_dir}{flags} --total-steps N --override"
-            )
+            more = f"{flags} --total-steps N --override"
+            resume = resume_command("train", result.run_dir, more)
+            after.append(f"to train on, raise the budget: {resume}")
     elif (target := target_line(config, preset, result)) is not None:
         lines.append(target)
     lines += [

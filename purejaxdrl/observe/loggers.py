@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from purejaxdrl.config_types import ConfigError
+from purejaxdrl.parallel import resume_command
 
 LOGGERS = ("tensorboard", "wandb")  # sinks chosen by name (`--logger`)
 
@@ -142,12 +143,13 @@ class WandbLogger:
             )
         except (wandb.errors.UsageError, wandb.errors.AuthenticationError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            flags = logger_flags((*log_to, "wandb"))
             raise ConfigError(
                 f"--logger wandb: W&B did not start ({type(e).__name__}: {first}); "
                 "run `wandb login`, set WANDB_API_KEY, or set WANDB_MODE=offline "
                 "to keep the run local; this session trained nothing in "
-                f"{str(directory)!r}: once W&B starts, continue it with `purejaxdrl "
-                f"train --resume {directory}{logger_flags((*log_to, 'wandb'))}`"
+                f"{str(directory)!r}: once W&B starts, continue it with "
+                f"`{resume_command('train', directory, flags)}`"
             ) from None
         id_file.write_text(self._run.id)
         self._run.define_metric("env_steps")

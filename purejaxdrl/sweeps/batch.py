@@ -9,6 +9,7 @@ from typing import Any
 import jax
 
 from purejaxdrl.observe.plots import RETURN
+from purejaxdrl.parallel import resume_command
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.checkpoints import BatchCheckpoint
 from purejaxdrl.sweeps.messages import progress_line
@@ -57,7 +58,7 @@ class SweepStopped(Exception):
 
 def resume_call(command: str, path: pathlib.Path) -> str:
     """How to continue `command`'s directory `path`: in Python, then the CLI."""
-    return f"pjd.resume_{command}({str(path)!r}) (purejaxdrl {command} --resume {path})"
+    return f"pjd.resume_{command}({str(path)!r}) ({resume_command(command, path)})"
 
 
 def train_batch(

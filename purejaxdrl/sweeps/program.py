@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from purejaxdrl.agents.registry import DEFAULT_ALGO
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading, restore_or_restart
-from purejaxdrl.parallel import make_sweep_mesh
+from purejaxdrl.parallel import make_sweep_mesh, resume_command
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
@@ -138,8 +138,8 @@ def sweep(
         result.run_dir = start_dir(result)
         store = SweepStore(result.run_dir, base.checkpoint.every)
         say(
-            f"sweep: writing {result.run_dir} (if stopped, `purejaxdrl sweep "
-            f"--resume {result.run_dir}` continues it, "
+            f"sweep: writing {result.run_dir} (if stopped, "
+            f"`{resume_command('sweep', result.run_dir)}` continues it, "
             f"pjd.resume_sweep({str(result.run_dir)!r}) in Python)"
         )
     return _train_plan(result, device_memory, say, notify, store)

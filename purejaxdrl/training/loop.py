@@ -20,6 +20,7 @@ import numpy as np
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger, logger_flags
+from purejaxdrl.parallel import resume_command
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
 from purejaxdrl.training.device_state import params_finite, placed
@@ -274,10 +275,7 @@ class ChunkLoop:
         raise NonFiniteError(message)
 
     def last_good(self, resume_with: str = "`") -> str:
-        """Where the run's last good checkpoint is, and how to resume it.
-
-        `resume_with` ends the resume command (closing its backquote).
-        """
+        """The last good checkpoint, and its resume command: `resume_with` ends it."""
         checkpointer = self.run.checkpointer
         if checkpointer is None:
             return "no checkpoint was saved before it (the run has no directory)"
@@ -288,7 +286,7 @@ class ChunkLoop:
         return (
             f"the last good checkpoint is update {self.last_saved:,} in "
             f"{checkpointer.directory / str(self.last_saved)}; resume it with "
-            f"`purejaxdrl train --resume {self.run.run_dir}{flags}{resume_with}"
+            f"`{resume_command('train', self.run.run_dir, flags)}{resume_with}"
         )
 
     def save(self, packed: Any, metric: float | None = None) -> None:

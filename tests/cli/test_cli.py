@@ -14,6 +14,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.parallel import fake_devices_setting
 
 
 def run_cli(*args, cwd=None, timeout=600):
@@ -409,7 +410,8 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
         )  # fmt: skip
         text = summary(config, None, result, wall=2.0)
         expected = (
-            f"checkpoint saved; continue with: purejaxdrl train --resume runs/r{hint}\n"
+            "checkpoint saved; continue with: "
+            f"{fake_devices_setting()}purejaxdrl train --resume runs/r{hint}\n"
         )
         assert expected in text + "\n"
         # The session's loggers too: run as printed, it logs where it did.
@@ -433,8 +435,8 @@ def test_a_complete_runs_budget_hint_keeps_the_session_s_loggers():
     # After the summary block (its last line the run directory), not inside it.
     assert text.endswith(
         "  run directory      runs/r\n"
-        "to train on, raise the budget: purejaxdrl train --resume runs/r --logger "
-        "tensorboard --total-steps N --override"
+        f"to train on, raise the budget: {fake_devices_setting()}purejaxdrl train "
+        "--resume runs/r --logger tensorboard --total-steps N --override"
     )
 
 

@@ -13,6 +13,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.loggers import JsonlLogger, TensorBoardLogger, logger_flags
+from purejaxdrl.parallel import fake_devices_setting
 
 RECORDS = [
     # No episode ended in the first chunk: a gap, never a 0.
@@ -186,7 +187,16 @@ _TINY = ["--total-steps", "256", "--num-envs", "4", "--unroll-length", "16",
 
 def _printed_command(text):
     # The command between the backquotes after "continue it with".
-    return shlex.split(re.search(r"continue it with `([^`]*)`", text).group(1))
+    return _without_fake_devices(
+        shlex.split(re.search(r"continue it with `([^`]*)`", text).group(1))
+    )
+
+
+def _without_fake_devices(words):
+    # On the tests' fake CPU devices a resume command starts with their setting.
+    fake = fake_devices_setting().split()
+    assert words[: len(fake)] == fake, words
+    return words[len(fake) :]
 
 
 def test_the_wandb_refusal_names_a_resume_that_logs_again(
@@ -238,7 +248,7 @@ def test_a_stopped_runs_resume_command_keeps_its_logger(tmp_path, capsys, monkey
     out = capsys.readouterr().out
     (run,) = tmp_path.iterdir()
     hint = re.search(r"continue with: (.*)", out).group(1)
-    words = shlex.split(hint)
+    words = _without_fake_devices(shlex.split(hint))
     assert words == ["purejaxdrl", "train", "--resume", str(run), "--logger",
                      "tensorboard"], out  # fmt: skip
     monkeypatch.setattr(TensorBoardLogger, "write", write)
@@ -354,5 +364,6 @@ def test_a_wandb_refusal_resumes_with_every_logger_and_wandb(tmp_path, monkeypat
     assert "(UsageError: No API key configured.);" in message
     assert "More text" not in message
     assert message.endswith(
-        f"`purejaxdrl train --resume {tmp_path} --logger tensorboard --logger wandb`"
+        f"`{fake_devices_setting()}purejaxdrl train --resume {tmp_path} --logger "
+        "tensorboard --logger wandb`"
     )

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.rng import make_key
 from purejaxdrl.sweeps.pbt import train as pbt_train
 from purejaxdrl.sweeps.pbt.lineage import load_pbt
@@ -180,7 +181,8 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(
     assert stopped.value.path == path
     assert str(stopped.value) == (
         "stopped by SIGINT after update 5 of 8; continue with: "
-        f"pjd.resume_pbt({str(path)!r}) (purejaxdrl pbt --resume {path})"
+        f"pjd.resume_pbt({str(path)!r}) ({fake_devices_setting()}purejaxdrl pbt "
+        f"--resume {path})"
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     steps = sorted(int(p.name) for p in (path / "checkpoints").iterdir())

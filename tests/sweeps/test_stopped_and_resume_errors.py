@@ -7,10 +7,12 @@ message, names only the command.
 
 import pickle
 
+import jax
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps import program
 from purejaxdrl.sweeps.pbt import population
 
@@ -23,7 +25,7 @@ def test_sweep_stopped_is_public_with_its_path_and_both_spellings(tmp_path):
     assert e.path == tmp_path and e.reason == REASON and e.command == "pbt"
     assert str(e) == (
         f"{REASON}; continue with: pjd.resume_pbt({str(tmp_path)!r}) "
-        f"(purejaxdrl pbt --resume {tmp_path})"
+        f"({fake_devices_setting()}purejaxdrl pbt --resume {tmp_path})"
     )
     again = pickle.loads(pickle.dumps(e))  # e.g. across processes: path kept
     assert (str(again), again.path) == (str(e), e.path)
@@ -43,7 +45,26 @@ def test_the_command_line_names_only_the_command_to_continue(
     assert cli.main(argv) == 0
     assert capsys.readouterr().err == (
         f"purejaxdrl: {name} {REASON}; continue with: "
-        f"purejaxdrl {name} --resume {tmp_path}\n"
+        f"{fake_devices_setting()}purejaxdrl {name} --resume {tmp_path}\n"
+    )
+
+
+def test_a_population_on_fake_cpu_devices_resumes_with_their_setting(
+    tmp_path, monkeypatch, capsys
+):
+    def stopped(*args, **kwargs):
+        raise pjd.SweepStopped(REASON, tmp_path, "sweep")
+
+    monkeypatch.setattr(program, "sweep", stopped)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    monkeypatch.setattr(jax, "local_device_count", lambda: 2)
+    assert cli.main(["sweep", "--no-files", "--quiet", "--no-compile-cache"]) == 0
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: sweep {REASON}; continue with: "
+        f"JAX_NUM_CPU_DEVICES=2 purejaxdrl sweep --resume {tmp_path}\n"
+    )
+    assert str(pjd.SweepStopped(REASON, tmp_path, "pbt")).endswith(
+        f"(JAX_NUM_CPU_DEVICES=2 purejaxdrl pbt --resume {tmp_path})"
     )
 
 

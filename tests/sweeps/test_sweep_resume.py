@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps.program import resume_sweep
 from tests.helpers import cli_command, env_of_this_process_devices
 
@@ -143,7 +144,9 @@ def test_sigint_saves_the_batch_exits_0_and_resume_finishes_it(tmp_path, capsys)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
     path = _sweep_dir(root)
-    assert f"continue with: purejaxdrl sweep --resume {path}" in err
+    # The child sees this process's fake devices: its resume names them.
+    resume = f"{fake_devices_setting()}purejaxdrl sweep --resume {path}"
+    assert f"continue with: {resume}" in err
     assert "Traceback" not in err and not list(path.rglob("*orbax-checkpoint-tmp*"))
     capsys.readouterr()
     assert cli.main(["sweep", "--resume", str(path)]) == 0
@@ -195,7 +198,8 @@ def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
     assert stopped.value.path == path
     assert str(stopped.value) == (
         "stopped by SIGINT after update 2 of 4; continue with: "
-        f"pjd.resume_sweep({str(path)!r}) (purejaxdrl sweep --resume {path})"
+        f"pjd.resume_sweep({str(path)!r}) ({fake_devices_setting()}purejaxdrl "
+        f"sweep --resume {path})"
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert [p.name for p in (path / "checkpoints" / "p0-b0").iterdir()] == ["2"]

@@ -12,6 +12,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.evaluation import EvalResult
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.result import finish
@@ -199,7 +200,11 @@ def _saving(loop, tmp_path, last_saved=12):
 
 def _resume_command(message):
     # The command between the backquotes, split as a shell splits it.
-    return shlex.split(re.search(r"resume it with `([^`]*)`", message).group(1))
+    words = shlex.split(re.search(r"resume it with `([^`]*)`", message).group(1))
+    # On the tests' fake CPU devices it starts with their setting.
+    fake = fake_devices_setting().split()
+    assert words[: len(fake)] == fake
+    return words[len(fake) :]
 
 
 def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):

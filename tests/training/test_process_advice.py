@@ -4,6 +4,7 @@ Checked without processes: `jax.process_count` is faked where the advice
 depends on it.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.training import run
 
 
@@ -57,13 +59,14 @@ def test_a_stopped_multi_process_run_says_to_resume_every_process(monkeypatch):
         compile_seconds=1.0, steps_per_second=1e4, history=[],
         steps_per_second_per_device=1e4 / 2,
     )  # fmt: skip
-    one = "  checkpoint saved; continue with: purejaxdrl train --resume runs/r\n"
+    fake = fake_devices_setting()  # the tests' own fake CPU devices
+    one = f"  checkpoint saved; continue with: {fake}purejaxdrl train --resume runs/r\n"
     assert one in summary(config, None, result, wall=2.0)
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     # As printed before, it resumed as one process: a replay learner is refused.
     assert (
-        "continue with: purejaxdrl train --resume runs/r (on every host, with its "
-        "process flags)\n"
+        f"continue with: {fake}purejaxdrl train --resume runs/r (on every host, "
+        "with its process flags)\n"
     ) in summary(config, None, result, wall=2.0)
 
 
@@ -131,4 +134,37 @@ def test_the_peer_failure_line_says_how_to_resume(tmp_path):
         f"reset by peer; its newest checkpoint is {tmp_path}/checkpoints/180: rerun "
         f"every process with --resume {tmp_path} (and its --coordinator, "
         "--num-processes, --process-id, --logger flags)\n"
+    )
+
+
+def test_a_run_on_fake_cpu_devices_resumes_with_their_setting(monkeypatch):
+    # Run as printed without it, the resume would see one device and stop.
+    from purejaxdrl.cli.train import summary
+
+    config = pjd.load_preset("cartpole").config
+    result = types.SimpleNamespace(
+        mean_return=20.0, eval_return=float("nan"), stopped_by="SIGTERM",
+        run_dir="runs/r", updates=8, num_devices=4, env_steps=4096,
+        compile_seconds=1.0, steps_per_second=1e4, history=[],
+        steps_per_second_per_device=1e4 / 4,
+    )  # fmt: skip
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    monkeypatch.setattr(jax, "local_device_count", lambda: 4)
+    assert (
+        "  checkpoint saved; continue with: JAX_NUM_CPU_DEVICES=4 purejaxdrl train "
+        "--resume runs/r\n"
+    ) in summary(config, None, result, wall=2.0)
+    done = types.SimpleNamespace(
+        **vars(result)
+        | {"stopped_by": None, "steps_per_second": math.nan}
+        | {"updates": config.num_updates}  # already complete
+    )
+    assert (
+        "to train on, raise the budget: JAX_NUM_CPU_DEVICES=4 purejaxdrl train "
+        "--resume runs/r --total-steps N --override"
+    ) in summary(config, None, done, wall=2.0)
+    # On a GPU, or one CPU device, the command alone.
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert "continue with: purejaxdrl train --resume runs/r\n" in summary(
+        config, None, result, wall=2.0
     )

@@ -3,6 +3,7 @@
 import pathlib
 from collections.abc import Callable, Mapping
 
+from purejaxdrl.parallel import resume_command
 from purejaxdrl.sweeps.batch import SweepStopped
 from purejaxdrl.sweeps.inputs import (
     base_and_target,
@@ -130,7 +131,7 @@ def pbt(
     if write_files:
         path = start_pbt_dir(result)
         say(
-            f"pbt: writing {path} (if stopped, `purejaxdrl pbt --resume {path}` "
+            f"pbt: writing {path} (if stopped, `{resume_command('pbt', path)}` "
             f"continues it, pjd.resume_pbt({str(path)!r}) in Python)"
         )
     return _train(result, configs, fitted, say, notify)
