@@ -102,11 +102,14 @@ class Player(Protocol):
         max_steps: int,
         seed: int,
         episodes: int = 1,
+        console: bool = True,
     ) -> Drawn:
         """Draws to `out` (GIF, MP4 or HTML) the first episode `evaluate` scores.
 
         `evaluate(episodes=episodes, seed=seed)`'s first: `eval --render`
-        draws an episode it just scored.
+        draws an episode it just scored. `console`: show the frames drawn so
+        far (on stderr, or in place in a Jupyter cell), as `pjd.train` shows
+        its progress; False shows nothing.
         """
         ...
 

@@ -73,13 +73,21 @@ class DevicePlayer:
         max_steps: int,
         seed: int,
         episodes: int = 1,
+        console: bool = True,
     ) -> Drawn:
-        """The first episode of `evaluate(episodes=episodes, seed=seed)`, drawn."""
+        """The first episode of `evaluate(episodes=episodes, seed=seed)`, drawn.
+
+        With `console`, a count of the frames drawn (`progress.counting`: on
+        stderr, or one display in a Jupyter cell); without it, nothing.
+        """
         params, env_params = state.agent.params, state.env_params
         key = jax.random.key(seed)
         episode = record_episode(
             self.env, self.network, params, env_params, key, max_steps, episodes
         )
+        if not console:
+            path = render(self.env, episode, out)
+            return Drawn(path, episode.length, float(episode.rewards.sum()))
         drawing = f"drawing {pathlib.Path(out).name}"
         with counting(drawing, episode.length, "frames") as update:
             path = render(self.env, episode, out, progress=update)
@@ -124,12 +132,15 @@ class HostPlayer:
         max_steps: int,
         seed: int,
         episodes: int = 1,
+        console: bool = True,
     ) -> Drawn:
         """One episode seeded as the first of `evaluate(seed=seed)`'s, drawn.
 
-        (Host environments are seeded one by one: `episodes` changes nothing.)
+        (Host environments are seeded one by one: `episodes` changes nothing.
+        Nothing counts their frames as they are drawn, so neither does
+        `console`.)
         """
-        del episodes
+        del episodes, console
         args = self._play_args(state)
         episode = record_host_episode(*args, seed=seed, max_steps=max_steps)
         path = write_gif(episode.frames, out, episode.frame_ms)

@@ -25,6 +25,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from purejaxdrl.observe.notebook_count import notebook_count
+
 # The bar's width on the live line: at least, and at most.
 MIN_BAR, MAX_BAR = 8, 40
 # The description keeps this many cells (or all of it) before figures drop.
@@ -341,7 +343,8 @@ def counting(
     """Shows a count towards `total` while the block runs; yields `update(done)`.
 
     On a terminal (stderr by default) a line redrawn in place and removed at
-    the end, `drawing out.gif ━━━━ 120/500 frames  ETA 3s`; elsewhere a line
+    the end, `drawing out.gif ━━━━ 120/500 frames  ETA 3s`; in a Jupyter
+    kernel one display updated in place (`notebook_count`); elsewhere a line
     at the start and one at each quarter done.
 
     Args:
@@ -351,6 +354,10 @@ def counting(
       console: where to draw (default: stderr).
 
     """
+    if console is None and in_notebook():
+        with notebook_count(description, total, unit) as update:
+            yield update
+        return
     console = console or Console(file=sys.stderr)
     if not console.is_terminal:
         marks = {math.ceil(total * q / 4) for q in (1, 2, 3, 4)}

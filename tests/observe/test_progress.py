@@ -165,6 +165,32 @@ def test_counting_in_a_log_is_a_line_per_quarter(capsys):
     ]
 
 
+def test_counting_in_a_notebook_is_one_display_updated_in_place(monkeypatch):
+    # Not a line per quarter, each a new output stacked in the cell.
+    import IPython.display
+
+    from purejaxdrl.observe import progress
+
+    displays, updates = [], []
+
+    class Handle:
+        def update(self, bundle, raw):
+            updates.append(bundle["text/plain"])
+
+    def display(bundle, raw, display_id):
+        displays.append(bundle["text/plain"])
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    with counting("drawing x.gif", 10, "frames") as update:
+        for done in range(1, 11):
+            update(done)
+    assert displays == ["drawing x.gif: 10 frames…"]
+    assert updates[-1] == "drawing x.gif: 10/10 frames"
+    assert len(updates) <= 10
+
+
 def test_the_notebook_display_says_the_phase_then_the_figures(monkeypatch):
     import IPython.display
 

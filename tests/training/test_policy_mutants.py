@@ -248,3 +248,23 @@ def test_a_host_player_draws_the_first_episode_of_its_seed(tmp_path):
     drawn = player.render(state, tmp_path / "x.gif", max_steps=100, seed=2)
     assert drawn.length == scored[0].lengths[0]
     assert drawn.episode_return == scored[0].returns[0]
+
+
+def test_a_drawing_without_console_is_silent_and_counts_by_default(tmp_path, capfd):
+    # As pjd.train's console=False: nothing on stderr or stdout, nor a display.
+    _cartpole(tmp_path / "p")
+    _, player, state, _ = policy_player(tmp_path / "p")
+    capfd.readouterr()
+    quiet = player.render(
+        state, tmp_path / "q.gif", max_steps=20, seed=0, console=False
+    )
+    assert capfd.readouterr() == ("", "")
+    assert quiet.path.is_file()
+    counted = player.render(state, tmp_path / "c.gif", max_steps=20, seed=0)
+    assert f"drawing c.gif: {counted.length}/{counted.length} frames" in (
+        capfd.readouterr().err
+    )
+    assert (quiet.length, quiet.episode_return) == (
+        counted.length,
+        counted.episode_return,
+    )
