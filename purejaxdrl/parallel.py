@@ -36,6 +36,8 @@ __all__ = [
     "split_share",
     "env_multiple_message",
     "is_main_process",
+    "fake_devices_setting",
+    "resume_command",
 ]
 
 DATA_AXIS = "data"
