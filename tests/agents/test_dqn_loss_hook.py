@@ -31,7 +31,10 @@ def test_the_loss_is_given_the_batch_and_its_td_errors_are_the_priorities():
         updates_per_step=1, batch_size=batch, buffer_size=len(TD), min_replay=1,
         n_step=1,
     )  # fmt: skip
-    buffer, w, replay = _prioritised(batch)
+    # Added with unequal priorities |δ| + ε, so the drawn items' importance
+    # weights are not all 1 (a loss given ones would show).
+    added = np.abs(TD) + EPS
+    buffer, w, replay = _prioritised(batch, added)
     seen = {}
 
     def spy(params, target_params, item, weights, *, apply, config):
@@ -40,7 +43,7 @@ def test_the_loss_is_given_the_batch_and_its_td_errors_are_the_priorities():
         total, td = dqn.loss(
             params, target_params, item, weights, apply=apply, config=config
         )
-        return total, jnp.full_like(td, 2.0)  # the priorities: |2| + ε
+        return total, jnp.full_like(td, -2.0)  # the priorities: |-2| + ε
 
     sgd = optax.sgd(0.0)
     state = DQNState(w, w + 1.0, sgd.init(w), jnp.int32(0), jnp.int32(0), replay)
@@ -56,18 +59,31 @@ def test_the_loss_is_given_the_batch_and_its_td_errors_are_the_priorities():
     obs = drawn.item.observation
     np.testing.assert_allclose(seen["apply"](w, obs), obs @ w, rtol=1e-6)
     np.testing.assert_array_equal(seen["target"], w + 1.0)
-    w_i = (len(TD) * np.asarray(drawn.probability)) ** -config.beta_start
+    probability = added[np.asarray(drawn.index)] / added.sum()  # α = 1
+    np.testing.assert_allclose(drawn.probability, probability, rtol=1e-5)
+    w_i = (len(TD) * probability) ** -config.beta_start
+    assert not np.allclose(w_i / w_i.max(), 1.0)
     np.testing.assert_allclose(seen["weights"], w_i / w_i.max(), rtol=1e-5)
     # What it returned: its total is the logged loss, its TD errors the
-    # drawn items' priorities (the others keep theirs, 1).
-    expected, _ = dqn.loss(
-        w, w + 1.0, drawn.item, seen["weights"], apply=lambda p, x: x @ p,
-        config=config,
-    )  # fmt: skip
-    np.testing.assert_allclose(metrics["loss/total"], expected, rtol=1e-6)
-    priority = np.ones(len(TD))
+    # drawn items' priorities (the others keep theirs, |δ| + ε).
+    np.testing.assert_allclose(metrics["loss/total"], _weighted_huber(
+        np.asarray(w), drawn.item, w_i / w_i.max()), rtol=1e-5)  # fmt: skip
+    priority = added.copy()
     priority[np.asarray(drawn.index)] = 2.0 + EPS
     np.testing.assert_allclose(_leaves(new.buffer), priority, rtol=1e-6)  # α = 1
+
+
+def _weighted_huber(w: np.ndarray, item, weights: np.ndarray) -> float:
+    """DQN's loss by hand in NumPy: mean_i weights_i huber(δ_i), Q = s W,
+    target W + 1, double Q's bootstrap (a' by the online network)."""
+    obs, next_obs = np.asarray(item.observation), np.asarray(item.next_observation)
+    rows, action = np.arange(len(obs)), np.asarray(item.action)
+    best = (next_obs @ w).argmax(-1)
+    bootstrap = (next_obs @ (w + 1.0))[rows, best]
+    td = np.asarray(item.reward) + np.asarray(item.discount) * bootstrap
+    td = td - (obs @ w)[rows, action]
+    huber = np.where(np.abs(td) <= 1.0, 0.5 * td**2, np.abs(td) - 0.5)
+    return float(np.mean(weights * huber))
 
 
 @pytest.fixture

@@ -38,17 +38,21 @@ def _items(td: np.ndarray) -> tuple[jax.Array, Replayed]:
     return f32(w), item
 
 
-# |δ| of 8 items: after a step draws one of the last four, the first four are
-# nearly never drawn again, so the schedule of draws and writes shows.
-TD = np.array([0.01, 0.02, 0.03, 0.04, 5.0, 6.0, 7.0, 8.0])
+# δ of 8 items: after a step draws one of the last four, the first four are
+# nearly never drawn again, so the schedule of draws and writes shows. Half
+# are negative, so a priority written as δ + ε, not |δ| + ε, shows too.
+TD = np.array([0.01, -0.02, 0.03, -0.04, 5.0, -6.0, 7.0, -8.0])
 EPS = 1e-3
 
 
-def _prioritised(batch: int):
+def _prioritised(batch: int, priority: np.ndarray | None = None):
+    """A prioritised buffer of `_items(TD)`, each added with `priority`
+    (default 1: a uniform draw until priorities are written)."""
     buffer = make_prioritised_buffer(len(TD), batch, alpha=1.0)
     w, item = _items(TD)
     example = jax.tree.map(lambda x: x[0], item)
-    replay = buffer.add(buffer.init(example), item, jnp.ones(len(TD), jnp.float32))
+    given = np.ones(len(TD)) if priority is None else priority
+    replay = buffer.add(buffer.init(example), item, jnp.asarray(given, jnp.float32))
     return buffer, w, replay
 
 
