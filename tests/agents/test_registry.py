@@ -76,3 +76,18 @@ def test_registered_puts_back_a_replaced_record_even_after_an_error():
             pass
         assert registry.algorithm("ppo") is ppo
     assert "mine" not in registry.names()
+
+
+def test_registered_takes_back_the_records_before_one_register_refuses():
+    from purejaxdrl.agents import registry
+    from purejaxdrl.training.config import config_class
+
+    ppo = registry.algorithm("ppo")
+    good = dataclasses.replace(ppo, name="good")
+    before = registry.names()
+    # `good` is registered, then `ppo` (a built-in's name) is refused: the
+    # with-block never runs, and `good` must not stay in the process.
+    refused = pytest.raises(pjd.ConfigError, match="is a built-in algorithm's")
+    with refused, registry.registered(good, ppo):
+        pytest.fail("the block of a refused registration ran")
+    assert registry.names() == before and config_class() is pjd.TrainConfig
