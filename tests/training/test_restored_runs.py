@@ -217,6 +217,18 @@ def test_eval_and_export_say_which_newer_checkpoint_they_skipped(
     assert "update 2: mean return" in said.out
 
 
+def test_the_skipped_checkpoint_warning_names_the_first_frame_outside_purejaxdrl():
+    # Called from no user's file (`python -c`, code exec'd by a tool): the
+    # warning is the calling "<string>"'s, not a frame further out.
+    from purejaxdrl.training import restored
+
+    code = compile("say(['checkpoint 4 skipped'], 'export', 2)", "<string>", "exec")
+    with pytest.warns(pjd.SetupWarning) as caught:
+        exec(code, {"say": restored._say_skipped})
+    assert str(caught[0].message) == "checkpoint 4 skipped; exporting update 2"
+    assert caught[0].filename == "<string>"
+
+
 def _to_stderr(message, category, filename, lineno, file=None, line=None):
     """Python's own showwarning: the formatted warning on stderr."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
