@@ -5,7 +5,9 @@ types) or not at all; each is now one line naming the algorithm and the fix.
 """
 
 import dataclasses
+import functools
 
+import jax.numpy as jnp
 import pytest
 from jax.sharding import PartitionSpec as P
 
@@ -70,6 +72,23 @@ def test_recurrent_acting_networks_are_traced_a_step_at_a_time():
         network, _ = spec_networks(config, OBS, Discrete(5))
         assert type(network).__name__ == "RecurrentNetwork"
         check_acting_network(algo, network, OBS, Discrete(5))
+        # A step whose head gives [A, 2] (an R2D2 of two quantiles, say) is
+        # refused as a feed-forward one is.
+        tiled = network._replace(step=functools.partial(_two_per_action, network.step))
+        with pytest.raises(pjd.ConfigError) as error:
+            check_acting_network(algo, tiled, OBS, Discrete(5))
+        assert str(error.value) == (
+            f"Algorithm {algo!r}: make_networks' acting network gives (5, 2) per "
+            "observation; it must give (5,) for Discrete(5) (a Q-value or logit "
+            "per action), what acting, evaluation and exported policies read as "
+            "its first output."
+        )
+
+
+def _two_per_action(step, params, state, obs, reset):
+    """`step` with its first output repeated on a new last axis: [B, A, 2]."""
+    state, (policy, value) = step(params, state, obs, reset)
+    return state, (jnp.stack([policy, policy], axis=-1), value)
 
 
 def test_an_acting_network_of_quantiles_is_refused_naming_both_shapes():
