@@ -18,7 +18,7 @@ import types
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.runners import host_waits
+from purejaxdrl.runners import host_waits, sebulba
 
 pytest.importorskip("gymnasium")
 pytestmark = pytest.mark.timeout(300)
@@ -135,6 +135,8 @@ def test_a_second_sigint_ends_an_async_run_whose_worker_blocks(tmp_path, monkeyp
     # Each worker process counts its own steps: blocks in its third batch.
     config = _config(tmp_path, monkeypatch, 2 * T + 2, "async", UPDATES)
     monkeypatch.setattr(host_waits, "STOP_WAIT_S", 600.0)  # only the 2nd ends it
+    # A normal end's join, made long: an aborted run's actors get ABORT_JOIN_S.
+    monkeypatch.setattr(sebulba, "JOIN_S", 60.0)
     said, sent = _signal_when_blocked(tmp_path, monkeypatch, 2)
     workers = []
     real = importlib.import_module("purejaxdrl.training.train").make_experiment
@@ -151,7 +153,8 @@ def test_a_second_sigint_ends_an_async_run_whose_worker_blocks(tmp_path, monkeyp
         pjd.train(config, write_files=True, console=False)
     ended = time.monotonic()
     assert len(sent) == 2, said
-    # Before: for ever, in Gymnasium's join of a worker that ignored SIGTERM.
+    # Before: for ever, in Gymnasium's join of a worker that ignored SIGTERM;
+    # the actor blocked in its step is waited for ABORT_JOIN_S, not JOIN_S.
     assert ended - sent[1] < 30
     assert workers and not any(p.is_alive() for p in workers)
 
@@ -178,3 +181,48 @@ def test_next_batch_raises_an_actors_error_and_gives_up_only_on_a_stop(monkeypat
     broken = _Actor(error=KeyError("x"), doing="policy", env=env, first_call_seconds=0)
     with pytest.raises(host_waits.HostEnvError, match="actor 1's policy raised KeyE"):
         host_waits.next_batch(0, q, [idle, broken], 3, None)
+
+
+def test_the_stall_notice_says_whether_the_environment_or_the_policy_holds_it():
+    env = types.SimpleNamespace(name="gymnasium:Stuck-v0")
+
+    def notice(doing, first_call_seconds):
+        actor = _Actor(error=None, doing=doing, env=env,
+                       first_call_seconds=first_call_seconds)  # fmt: skip
+        return host_waits.stall_notice(1, actor, 61.2, 1234)
+
+    then = "(Ctrl-C stops the run with the 1,234 updates done)"
+    head = "no batch from actor 1 for 61 s: it is in"
+    assert notice("environments", 1.0) == (
+        f"{head} gymnasium:Stuck-v0's step; gymnasium:Stuck-v0 may be blocked {then}"
+    )
+    # In its policy, the environment is not blamed: before the first call
+    # returns, the policy compiles; after it, the policy is only named.
+    assert notice("policy", 0.0) == (
+        f"{head} its policy's first call, which compiles it {then}"
+    )
+    assert notice("policy", 1.0) == f"{head} its policy {then}"
+
+
+def test_a_learner_of_several_processes_keeps_waiting_after_a_stop(monkeypatch):
+    # Its learner giving up alone would hang the others in their collectives.
+    monkeypatch.setattr(host_waits.jax, "process_count", lambda: 2)
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 0.2)
+    monkeypatch.setattr(host_waits, "STALL_NOTICE_S", 0.2)
+    said = []
+    monkeypatch.setattr(host_waits, "say", said.append)
+    env = types.SimpleNamespace(name="gymnasium:Stuck-v0")
+    idle = _Actor(error=None, doing="environments", env=env, first_call_seconds=1.0)
+    q = queue.Queue()
+    timer = threading.Timer(1.0, q.put, ("batch",))  # 5 x STOP_WAIT_S later
+    timer.start()
+    try:
+        assert host_waits.next_batch(0, q, [idle], 3, lambda: True) == "batch"
+    finally:
+        timer.cancel()
+    [notice] = said  # the notice only: no "stopping: ..." line
+    assert notice.startswith("no batch from actor 0 for ")
+    assert notice.endswith(
+        "s: it is in gymnasium:Stuck-v0's step; gymnasium:Stuck-v0 may be blocked "
+        "(a run of several processes waits for it; Ctrl-C twice aborts it)"
+    )
