@@ -2,8 +2,9 @@
 
 They end on SIGTERM (Gymnasium's `terminate()`), die with the process that
 made them even when it is SIGKILLed while they are stuck in a step, are
-killed by the close when they ignore SIGTERM, and a worker that died is named
-with its exit code or signal.
+killed by the close when they ignore SIGTERM (and exit at once if their owner
+is gone before they start), and a worker that died, during a step or between
+two, is named with its exit code or signal.
 """
 
 import os
@@ -195,6 +196,50 @@ def test_a_worker_that_dies_is_named_with_its_exit(module, name, how):
     finally:
         env.close()
     assert not env.vec.unwrapped.processes[0].is_alive()
+
+
+def test_a_worker_that_died_between_steps_is_named_at_the_next_step():
+    # OOM-killed while the learner updates, say: the next step's send, not a
+    # recv, meets the dead worker, as a broken pipe.
+    env = make_host_env("gymnasium:CartPole-v1", 1, 0, vectorization_mode="async")
+    try:
+        env.reset()
+        _step(env)
+        process = env.vec.unwrapped.processes[0]
+        process.kill()
+        process.join(10)
+        with pytest.raises(WorkerDied) as raised:
+            _step(env)
+        assert str(raised.value).startswith(
+            f"gymnasium:CartPole-v1's worker process 0 (pid {process.pid}, "
+            "killed by SIGKILL) died during step"
+        )
+    finally:
+        env.close()
+
+
+DIE_WITH = """
+import subprocess, sys
+from purejaxdrl.env.host.gymnasium_workers import die_with
+
+owner = subprocess.Popen([sys.executable, "-c", ""])
+owner.wait()  # reaped: its pid is no process's
+print("imported", flush=True)
+die_with(owner.pid)
+sys.exit(0)
+"""
+
+
+def test_a_worker_whose_owner_is_already_gone_exits_at_once():
+    # The owner died between the fork and the kernel's death signal being
+    # asked for: no signal will come, so die_with itself must end the worker.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", DIE_WITH], env=env, timeout=60, capture_output=True
+    )
+    # Its os._exit(1), not a traceback's exit status 1.
+    assert (done.returncode, done.stdout) == (1, b"imported\n"), done.stderr
+    assert b"Traceback" not in done.stderr
 
 
 def test_exit_status_words_codes_and_signals():
