@@ -133,7 +133,11 @@ def test_a_size_edited_by_hand_is_named_before_the_layout_check(
         if override and "algo" not in fields and "unroll_length" in fields:
             # Only what no resume can take is refused with --override; the
             # state's layout check then names the misfit.
-            assert "does not fit" in line, line
+            # The layout check's own words (checkpoint.MISFIT's line), not
+            # the hand-edit refusal's, which says "does not fit" too.
+            assert "its state does not fit this run's (" in line, line
+            assert "another purejaxdrl version or config saved it" in line, line
+            assert "changed by hand" not in line, line
             continue
         where = f"purejaxdrl: error: --resume {run}: its checkpoint at update 2 "
         assert line.startswith(where + says), line
