@@ -15,6 +15,8 @@ from purejaxdrl.config import ConfigError
 from tests.helpers import cartpole_run
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 32, "num_logs": 1}
+ARGV = ["train", "--env", "cartpole", "--num-envs", "4", "--unroll-length", "8",
+        "--total-steps", "32", "--quiet", "--devices", "1"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +32,8 @@ def _one_line(capsys) -> str:
 def test_a_run_dir_that_is_itself_a_run_is_refused(trained, tmp_path, capsys):
     # A folder of runs (train's --run-dir) takes a new run beside the others;
     # a run, an exported policy or a sweep is not nested into.
-    argv = ["train", "--env", "cartpole", "--num-envs", "4", "--unroll-length",
-            "8", "--total-steps", "32", "--quiet", "--devices", "1"]  # fmt: skip
     before = sorted(p.name for p in trained.iterdir())
-    assert cli.main([*argv, "--run-dir", str(trained)]) == 2
+    assert cli.main([*ARGV, "--run-dir", str(trained)]) == 2
     assert _one_line(capsys) == (
         f"purejaxdrl: error: run_dir={str(trained)!r} is itself a run (it holds "
         "config.yaml), and new runs are made inside run_dir, beside the others; "
@@ -51,5 +51,17 @@ def test_a_run_dir_that_is_itself_a_run_is_refused(trained, tmp_path, capsys):
         with pytest.raises(ConfigError, match=f"is itself {what} \\(it holds {own}"):
             pjd.train(config, write_files=True, console=False)
         assert [p.name for p in folder.iterdir()] == [own]
-    assert cli.main([*argv, "--run-dir", str(trained.parent)]) == 0
+    assert cli.main([*ARGV, "--run-dir", str(trained.parent)]) == 0
     assert len([p for p in trained.parent.iterdir() if p.is_dir()]) == 2
+
+
+def test_run_dir_dot_inside_a_run_is_told_the_runs_parent(trained, monkeypatch, capsys):
+    # `--run-dir .` typed inside a run: ".".parent is "." again, so the
+    # advice must name the resolved parent, not the same folder.
+    monkeypatch.chdir(trained)
+    before = sorted(p.name for p in trained.iterdir())
+    assert cli.main([*ARGV, "--run-dir", "."]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("purejaxdrl: error: run_dir='.' is itself a run "), line
+    assert line.endswith(f"--run-dir {str(trained.resolve().parent)!r}."), line
+    assert sorted(p.name for p in trained.iterdir()) == before
