@@ -309,7 +309,9 @@ def run_row(row: Row, seeds: int, curves: pathlib.Path) -> dict:
     curves.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     if row.alone:
-        final, steps_per_s, trained, out = _runs_alone(preset, seeds, curves)
+        final, steps_per_s, trained, dirs = _runs_alone(preset, seeds, curves)
+        # Each run's own folder: runs alone share only the preset's run_dir.
+        where = {"run_dirs": [str(d) for d in dirs]}
     else:
         result = pjd.sweep(
             row.preset, algo=row.algo, seeds=seeds, write_files=True, console=False
@@ -317,7 +319,7 @@ def run_row(row: Row, seeds: int, curves: pathlib.Path) -> dict:
         final = np.asarray(result.final_return, np.float64)
         steps_per_s = result.env_steps / result.train_seconds  # seeds at once
         trained = result.env_steps // seeds
-        out = result.run_dir
+        where = {"sweep_dir": str(result.run_dir)}
         plot_sweep(result, curves)
     wall = time.perf_counter() - start
     # A preset awaiting its first sweep has no target (set it from this one,
@@ -340,7 +342,7 @@ def run_row(row: Row, seeds: int, curves: pathlib.Path) -> dict:
         "machine": machine(),
         "commit": source_commit(),  # the code that trained it (+: uncommitted edits)
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "sweep_dir": str(out),
+        **where,  # the sweep's folder, or each run's own
     }
 
 
@@ -351,7 +353,8 @@ def _runs_alone(preset, seeds: int, curves: pathlib.Path) -> tuple:
       (final returns [n]: the training's, or the greedy evaluation's at the
       end where the target is of the evaluation; all runs' env steps over
       their training seconds, as a sweep's steps/s; one run's env steps;
-      the runs' parent folder); the runs' curves are drawn to `curves`.
+      the runs' own folders, seed 0 first); the runs' curves are drawn to
+      `curves`.
 
     """
     evaluation = preset.target_of == "evaluation"
@@ -369,7 +372,7 @@ def _runs_alone(preset, seeds: int, curves: pathlib.Path) -> tuple:
     final = np.asarray(final, np.float64)
     seconds = sum(r.train_seconds for r in results)
     steps_per_s = sum(r.env_steps for r in results) / seconds
-    return final, steps_per_s, results[0].env_steps, dirs[0].parent
+    return final, steps_per_s, results[0].env_steps, dirs
 
 
 def retarget(row: Row, score: dict) -> dict:
@@ -437,7 +440,9 @@ def table(rows: list[Row], scores: dict) -> str:
         "steps is the preset's budget per seed; a run trains the whole updates",
         "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02; rows run since",
-        "2026-12-06 record the `commit` and `date` that trained them too.",
+        "2026-12-06 record the `commit` and `date` that trained them too, and",
+        "a row whose seeds train alone each run's folder (`run_dirs`; before,",
+        "`sweep_dir` named only the `runs` folder they share).",
         "",
         *TABLE_HEAD,
     ]
