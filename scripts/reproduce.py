@@ -437,6 +437,7 @@ def table(rows: list[Row], scores: dict) -> str:
         "seeds train one after another (those `reproduce.py` runs alone) gives",
         "one run's throughput.",
         *marked_note,
+        *predates_note(scores),
         "steps is the preset's budget per seed; a run trains the whole updates",
         "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02; rows run since",
@@ -514,10 +515,40 @@ def not_run_text(row: Row) -> str:
 
 
 def return_text(score: dict) -> str:
-    """ "500.0 ± 0.0", marked "*eval*" where it is the evaluation's return."""
+    """ "500.0 ± 0.0", marked "*eval*" where it is the evaluation's return.
+
+    Marked ² where the row predates a change to how its preset trains
+    (`predates_note`).
+    """
     ci = "" if math.isnan(score["ci95"]) else f" ± {score['ci95']:.1f}"
     of = " *eval*" if score.get("target_of") == "evaluation" else ""
-    return f"{score['mean']:.1f}{ci}{of}"
+    old = " ²" if score.get("predates") else ""
+    return f"{score['mean']:.1f}{ci}{of}{old}"
+
+
+def predated_changes(scores: dict) -> str:
+    """The changes that rows marked ² predate, "; "-joined ("" for none).
+
+    A row's `predates` in scores.json names a later change that trains its
+    preset differently (set by hand when the change lands); recording the row
+    again writes a fresh entry without it, so the mark and its note go.
+    """
+    return "; ".join(
+        sorted({s["predates"] for s in scores.values() if s.get("predates")})
+    )
+
+
+def predates_note(scores: dict) -> tuple[str, ...]:
+    """docs/scores.md's ² note, while a row is so marked."""
+    changes = predated_changes(scores)
+    if not changes:
+        return ()
+    return (
+        "Rows marked ² were recorded before a change that trains them",
+        f"differently, {changes}: their figures are the older",
+        "code's until the row runs again ([results](results.md) gives",
+        "later runs' figures where there are any).",
+    )
 
 
 def reached_text(score: dict) -> str:
@@ -555,6 +586,10 @@ def readme_table(rows: list[Row], scores: dict) -> str:
             f"| {row.preset} | {row.algo} | {short_steps(s['steps'])} | "
             f"{return_text(s)} | {short_target(s)} |"
         )
+    changes = predated_changes(scores)
+    if changes:  # after a blank line, or Markdown reads it as a table row
+        # Short: test_docs holds README.md to 10,000 characters.
+        lines += ["", f"² Predates {changes} ([results](docs/results.md))."]
     return "\n".join(lines) + "\n"
 
 

@@ -57,3 +57,52 @@ def test_a_row_of_runs_alone_records_each_run_s_folder(
     assert score["commit"] and score["commit"] != "?"
     days = {time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (started, time.time())}
     assert score["date"] in days
+
+
+def test_a_row_that_predates_a_change_is_marked_until_it_runs_again(
+    reproduce, monkeypatch, tmp_path
+):
+    # cartpole_balance PPO was recorded (2026-11-27) before PPO's minibatch
+    # dealing (2026-12-03); only results.md said so. Both tables mark it, with
+    # the change named once under each; recording the row again drops both.
+    scores = json.loads((reproduce.DOCS / "scores.json").read_text())
+    assert scores["cartpole_balance:ppo"]["predates"]
+    line = "| cartpole_balance | ppo | 1,536,000 | 5 | 997.5 ± 3.8 ² | 5/5 (>= 950) |"
+    assert line in reproduce.table(reproduce.ROWS, scores)
+    readme = reproduce.readme_table(reproduce.ROWS, scores)
+    assert "| cartpole_balance | ppo | 1536k | 997.5 ± 3.8 ² | 950: 5/5 |" in readme
+    # The note follows a blank line: Markdown would read it as a table row.
+    note = (
+        "\n\n² Predates PPO's minibatch dealing of 2026-12-03 "
+        "([results](docs/results.md)).\n"
+    )
+    assert readme.endswith(note)
+    shown = reproduce.table(reproduce.ROWS, scores)
+    assert "Rows marked ² were recorded before a change that trains them" in shown
+    assert "differently, PPO's minibatch dealing of 2026-12-03: their" in shown
+
+    def sweep(preset, algo, seeds, **kwargs):
+        return types.SimpleNamespace(
+            final_return=[999.0] * seeds, env_steps=1000 * seeds,
+            train_seconds=2.0, run_dir=tmp_path / "runs" / "sweep",
+        )  # fmt: skip
+
+    monkeypatch.setattr(reproduce.pjd, "sweep", sweep)
+    monkeypatch.setattr(reproduce, "plot_sweep", lambda r, out: None)
+    monkeypatch.setattr(sys, "argv", ["reproduce.py", "--rows", "cartpole_balance:ppo"])
+    reproduce.main()
+    scores = json.loads((reproduce.DOCS / "scores.json").read_text())
+    assert "predates" not in scores["cartpole_balance:ppo"]
+    shown = (reproduce.DOCS / "scores.md").read_text()
+    assert "| 999.0 ± 0.0 | 5/5 (>= 950) |" in shown
+    # The other marked rows (memory_chain, ant, halfcheetah) keep theirs.
+    assert "| memory_chain | ppo | 500k | 1.0 ± 0.0 ² |" in reproduce.README.read_text()
+
+
+def test_no_marked_row_no_note():
+    reproduce = reproduce_script()
+    score = {"mean": 1.0, "ci95": 0.0, "target": 1, "reached": 5, "seeds": 5}
+    assert reproduce.return_text(score) == "1.0 ± 0.0"
+    assert reproduce.predates_note({"a:b": score}) == ()
+    assert reproduce.predated_changes({"a:b": score}) == ""
+    assert reproduce.return_text({**score, "predates": "x"}) == "1.0 ± 0.0 ²"
