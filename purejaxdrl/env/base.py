@@ -1,10 +1,9 @@
 """The Env interface every adapter and wrapper implements, and its specs."""
 
 import dataclasses
-import difflib
 import inspect
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -13,7 +12,8 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 
-# Re-exported: the adapters import it from here.
+# Re-exported: the adapters import them from here.
+from purejaxdrl.env.option_names import check_options as check_options
 from purejaxdrl.env.option_types import check_option_types as check_option_types
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -124,28 +124,6 @@ def keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
     """The default values of `function`'s keyword arguments that have one."""
     params = inspect.signature(function).parameters.values()
     return {p.name: p.default for p in params if p.default is not p.empty}
-
-
-def check_options(env_id: str, options: Iterable[str], valid: Iterable[str]) -> None:
-    """Refuses environment options that `env_id` does not take, before building it.
-
-    Raises:
-      ConfigError: naming the unknown options and listing the valid ones.
-
-    """
-    valid = sorted(valid)
-    unknown = sorted(set(options) - set(valid))
-    if not unknown:
-        return
-    close = difflib.get_close_matches(unknown[0], valid, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    names = ", ".join(repr(k) for k in unknown)
-    what = "is not an option" if len(unknown) == 1 else "are not options"
-    raise ConfigError(
-        f"env.options {names} {what} of {env_id}: {hint}its options are "
-        f"{', '.join(valid) or '(none)'}; fix the name in --env.option KEY=VALUE "
-        "(or the preset's env.options), or drop it."
-    )
 
 
 def check_lengths(

@@ -36,6 +36,7 @@ from purejaxdrl.env.playground_options import (
     check_physics,
     default_physics,
     flat_items,
+    listed_options,
 )
 from purejaxdrl.env.randomize import choose_randomizer, draw, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any, time_limit
@@ -171,7 +172,9 @@ class PlaygroundEnv(Env):
         name = env_id.removeprefix(PREFIX)
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())
-        check_options(PREFIX + name, config, set(defaults) | set(ADAPTER_OPTIONS))
+        valid = set(defaults) | set(ADAPTER_OPTIONS)
+        listed = listed_options(valid, needs_menagerie(name))
+        check_options(PREFIX + name, config, valid, listed)
         config = check_groups(PREFIX + name, config, defaults)
         config = check_option_types(PREFIX + name, config, defaults)
         if auto_reset not in AUTO_RESETS:
@@ -187,8 +190,10 @@ class PlaygroundEnv(Env):
             )
         repeat = config.get("action_repeat", default.get("action_repeat", 1))
         if repeat != 1:
+            # The value is the task config's only where the options give none.
+            whose = "" if "action_repeat" in config else f" (the {name} config's)"
             raise ConfigError(
-                f"env.options action_repeat={repeat!r} (the {name} config's): "
+                f"env.options action_repeat={repeat!r}{whose}: "
                 "the playground adapter steps once per action; pass "
                 "--env.option action_repeat=1."
             )

@@ -19,6 +19,40 @@ from purejaxdrl.env.base import check_option_types
 IMPLS = ("jax",)
 
 
+# Options a task's config has that the adapter runs at one value only: the
+# unknown-option error lists them with it.
+ONE_VALUE = {"impl": IMPLS[0], "action_repeat": 1}
+
+
+def listed_options(valid: set[str], menagerie: bool) -> str:
+    """The options an unknown-option error offers for a task, as one line.
+
+    Those the adapter takes at one value only say it ("impl (jax only)").
+    Pixel observations (`vision`, refused, and the `vision_config.*` group,
+    of no use without it) and, for a task that loads no Menagerie model
+    (`menagerie`: it does), `menagerie_path` (refused) are named briefly
+    after the list ("; not usable here: ..."), not offered as choices.
+
+    Args:
+      valid: every option name the task takes (its config's and the adapter's).
+      menagerie: the task loads MuJoCo Menagerie models.
+
+    """
+    pixels = {k for k in valid if k == "vision" or k.startswith("vision_config")}
+    unused = pixels | ({"menagerie_path"} & valid if not menagerie else set())
+    shown = [
+        f"{k} ({ONE_VALUE[k]} only)" if k in ONE_VALUE else k
+        for k in sorted(valid - unused)
+    ]
+    names = [n for n in ("vision",) if n in pixels]
+    names += ["vision_config.*"] if pixels - {"vision"} else []
+    notes = [f"{' and '.join(names)} (pixel observations)"] if names else []
+    if not menagerie and "menagerie_path" in valid:
+        notes.append("menagerie_path (the task loads no Menagerie model)")
+    not_usable = f"; not usable here: {', '.join(notes)}" if notes else ""
+    return ", ".join(shown) + not_usable
+
+
 def default_physics(configured: str) -> str:
     """The physics a task steps with when `env.options impl` is not given: `jax`.
 

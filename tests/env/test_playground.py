@@ -304,6 +304,49 @@ def test_bad_options_are_one_line_errors(options, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+def test_an_action_repeat_is_credited_to_where_it_came_from(monkeypatch):
+    # A value the user passed was credited to "the CartpoleBalance config's".
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/CartpoleBalance", action_repeat=2)
+    assert str(error.value) == (
+        "env.options action_repeat=2: the playground adapter steps once per "
+        "action; pass --env.option action_repeat=1."
+    )
+    # A task config's own value other than 1 is still named as the config's.
+    registry = playground_env.import_registry()
+
+    class Registry:
+        @staticmethod
+        def get_default_config(name):
+            config = registry.get_default_config(name)
+            config.action_repeat = 3
+            return config
+
+    monkeypatch.setattr(playground_env, "import_registry", lambda: Registry)
+    with pytest.raises(ConfigError, match=r"action_repeat=3 \(the CartpoleBalance "):
+        envs.make("playground/CartpoleBalance")
+
+
+def test_an_unknown_option_lists_the_usable_ones_and_names_the_refused():
+    # The list held vision, 8 vision_config.* entries and menagerie_path, all
+    # refused or of no use on CartpoleBalance, and impl / action_repeat as if
+    # any value ran.
+    with pytest.raises(ConfigError) as error:
+        envs.make("playground/CartpoleBalance", foo=1)
+    message = str(error.value)
+    assert "\n" not in message
+    assert (
+        "its options are action_repeat (1 only), auto_reset, ctrl_dt, "
+        "episode_length, impl (jax only), naconmax, njmax, observation_key, "
+        "randomize, randomizer, sim_dt; not usable here: vision and "
+        "vision_config.* (pixel observations), menagerie_path (the task loads "
+        "no Menagerie model); fix the name"
+    ) in message
+    # A task on Menagerie's models takes menagerie_path; no pixels, no note.
+    listed = playground_options.listed_options({"menagerie_path", "impl"}, True)
+    assert listed == "impl (jax only), menagerie_path"
+
+
 def test_a_nested_integer_weight_may_be_negative():
     # AlohaHandOver's reward_config.scales.box_handover=-4 is a weight, not a
     # count (as -4.0 is); its models need Menagerie, so its check alone here.

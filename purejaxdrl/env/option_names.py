@@ -1,0 +1,48 @@
+"""Environment option names checked against those an env takes, before building.
+
+A misspelt `--env.option` would otherwise reach the environment's constructor
+(a TypeError deep in a trace) or, where an adapter passes options on as a
+config, be silently ignored; here it is one line naming it, the closest valid
+name and the options to choose from.
+"""
+
+import difflib
+from collections.abc import Iterable
+
+from purejaxdrl.config import ConfigError
+
+
+def check_options(
+    env_id: str,
+    options: Iterable[str],
+    valid: Iterable[str],
+    listed: str | None = None,
+) -> None:
+    """Refuses environment options that `env_id` does not take, before building it.
+
+    Args:
+      env_id: the environment, for the message.
+      options: the option names given.
+      valid: every name `env_id` takes (the "did you mean" is drawn from them).
+      listed: the options the message offers, where not all of `valid`: an
+        adapter leaves out those it takes only to refuse (and says so briefly).
+
+    Raises:
+      ConfigError: naming the unknown options and listing the valid ones.
+
+    """
+    valid = sorted(valid)
+    unknown = sorted(set(options) - set(valid))
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], valid, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    names = ", ".join(repr(k) for k in unknown)
+    what = "is not an option" if len(unknown) == 1 else "are not options"
+    if listed is None:
+        listed = ", ".join(valid) or "(none)"
+    raise ConfigError(
+        f"env.options {names} {what} of {env_id}: {hint}its options are "
+        f"{listed}; fix the name in --env.option KEY=VALUE "
+        "(or the preset's env.options), or drop it."
+    )
