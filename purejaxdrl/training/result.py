@@ -45,7 +45,11 @@ class TrainResult:
       mean_return: mean return of the episodes completed in the last chunk that
         completed any (NaN if none ever did).
       env_steps: environment steps taken.
-      compile_seconds: time to compile the training programs.
+      compile_seconds: time to compile the training programs (or load them
+        from the persistent cache) and build the first state: the progress
+        line's `compiling` phase, plus a host runner's compiles inside chunks.
+        A resume's checkpoint restore, before it, is in neither this nor
+        train_seconds.
       train_seconds: training time up to the last chunk's record (not the
         final evaluation or checkpoint after it), compilation and the
         evaluations between chunks excluded (the records' `time`; the

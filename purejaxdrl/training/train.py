@@ -133,7 +133,6 @@ def train(
             if note:
                 run.say(note)
         key = make_key(config.seed, config.rng_impl)
-        start_compile = time.perf_counter()
         abstract = exp.runner.abstract_state(key)
         attach_checkpointer(run, exp.runner, abstract)
         keep(run.checkpointer)
@@ -147,6 +146,9 @@ def train(
         schedule = chunk_schedule(config, start.done)
         # Says it compiles; a complete run resumed has no phases to show.
         progress = keep(open_progress(run, exp, console and bool(schedule)))
+        # Compile time is the progress line's `compiling` phase, no more: a
+        # resume's restore (before it) counts in the wall time only.
+        start_compile = time.perf_counter()
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
         )
@@ -156,6 +158,8 @@ def train(
             jax.block_until_ready((run.checkpointer.pack(state), params_finite(state)))
         jax.block_until_ready(state)
         compile_seconds = time.perf_counter() - start_compile
+        if progress is not None:
+            progress.phase(_training_phase(exp.runner))
         sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
         loop = ChunkLoop(
             run=run,
@@ -170,8 +174,6 @@ def train(
             # None where the resume found no checkpoint it could use.
             last_saved=start.done if start.state is not None else None,
         )
-    if progress is not None:
-        progress.phase(_training_phase(exp.runner))
     with run.lock or contextlib.nullcontext():  # released however train ends
         try:
             with exp.runner.session(state, key, start.done):

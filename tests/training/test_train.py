@@ -144,6 +144,32 @@ def test_a_complete_run_resumed_shows_no_compile_or_training_phase(tmp_path, cap
 
 
 @pytest.mark.timeout(300)
+def test_a_resume_s_compile_time_is_its_compiling_phase(tmp_path, monkeypatch, capsys):
+    # A resumed run printed "compiling took 3s", then "compile time 6.7 s" in
+    # its summary: the summary's clock started before the checkpoint's
+    # restore, the progress line's after it. One definition now: the phase.
+    import importlib
+
+    recipe = importlib.import_module("purejaxdrl.training.train")
+
+    result = pjd.train(_tiny(tmp_path), write_files=True, console=False)
+    capsys.readouterr()
+
+    def slow_restore(*args, **kwargs):
+        time.sleep(3.0)  # a large checkpoint on a slow disk
+        return restore(*args, **kwargs)
+
+    restore = recipe.restore
+    monkeypatch.setattr(recipe, "restore", slow_restore)
+    more = pjd.apply_overrides(_tiny(tmp_path), {"total_steps": 4 * 16 * 8})
+    again = pjd.train(more, resume=result.run_dir, console=True, allow_changes=True)
+    line = next(x for x in capsys.readouterr().err.splitlines() if "took" in x)
+    took = float(line.split("(compiling took ")[1].split("s)")[0])
+    # The phase's seconds are rounded to whole ones.
+    assert abs(again.compile_seconds - took) < 1.0, (again.compile_seconds, line)
+
+
+@pytest.mark.timeout(300)
 def test_train_from_python_shows_progress_unless_asked_not_to(capsys):
     # A script's pjd.train(config) is not silent for its whole run: stderr is
     # not a terminal here, so one plain line per phase and per chunk.
