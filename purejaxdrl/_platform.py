@@ -13,10 +13,19 @@ _SCHEDULER = "xla_cpu_enable_concurrency_optimized_scheduler"
 _CPU_SCHEDULER_FLAG = f"--{_SCHEDULER}"
 
 
+_user_chose_scheduler = False  # XLA_FLAGS named it before purejaxdrl was imported
+
+
 def configure_xla_flags() -> None:
-    """Add the CPU scheduler workaround to XLA_FLAGS unless the user set it."""
+    """Add the CPU scheduler workaround to XLA_FLAGS unless the user set it.
+
+    A user's own setting is kept, in XLA_FLAGS and in `compiler_options`.
+    """
+    global _user_chose_scheduler
     flags = os.environ.get("XLA_FLAGS", "")
-    if _CPU_SCHEDULER_FLAG not in flags:
+    if _CPU_SCHEDULER_FLAG in flags:
+        _user_chose_scheduler = True
+    else:
         os.environ["XLA_FLAGS"] = f"{flags} {_CPU_SCHEDULER_FLAG}=false".strip()
 
 
@@ -76,7 +85,8 @@ def compiler_options(platform: str, *, runs_once: bool = False) -> dict | None:
     """`jax.jit` compiler options for a program on `platform` ("cpu", "gpu", ...).
 
     They take precedence over XLA_FLAGS, and keep the CPU scheduler workaround
-    (`configure_xla_flags`) where JAX started before purejaxdrl was imported.
+    (`configure_xla_flags`) where JAX started before purejaxdrl was imported,
+    unless XLA_FLAGS named the scheduler's flag then (the user's choice).
     With the environment variable
     `PUREJAXDRL_COMPILE=fast`, CPU programs that run repeatedly compile about
     a quarter faster and run about 1.7x slower: for tests and short smoke runs.
@@ -97,9 +107,10 @@ def compiler_options(platform: str, *, runs_once: bool = False) -> dict | None:
     if platform != "cpu":
         return None
     mode = _compile_mode()  # read for init too: a bad value stops before compiling
-    if runs_once:
-        return dict(_ONCE)
-    return dict(_FAST if mode == "fast" else _REPEATED)
+    options = dict(_ONCE if runs_once else _FAST if mode == "fast" else _REPEATED)
+    if _user_chose_scheduler:  # theirs, from XLA_FLAGS
+        del options[_SCHEDULER]
+    return options
 
 
 def _compile_mode() -> str:

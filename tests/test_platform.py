@@ -1,8 +1,11 @@
 """Compile modes: PUREJAXDRL_COMPILE=fast changes compile and run time, not results."""
 
+import os
+
 import numpy as np
 
 import purejaxdrl as pjd
+from purejaxdrl import _platform
 from purejaxdrl._platform import compiler_options
 from tests.helpers import flat
 
@@ -45,8 +48,20 @@ def test_every_cpu_program_keeps_the_scheduler_workaround(monkeypatch):
     # XLA reads XLA_FLAGS when JAX starts; a notebook that ran JAX before
     # importing purejaxdrl has a backend without the workaround, so the
     # library's programs carry it in their own options, in every mode.
+    monkeypatch.setattr(_platform, "_user_chose_scheduler", False)
     for mode in ("fast", "optimized"):
         monkeypatch.setenv("PUREJAXDRL_COMPILE", mode)
         for once in (False, True):
             options = compiler_options("cpu", runs_once=once)
             assert options["xla_cpu_enable_concurrency_optimized_scheduler"] is False
+
+
+def test_a_users_own_scheduler_setting_is_kept(monkeypatch):
+    # XLA_FLAGS naming the flag when purejaxdrl is imported is the user's
+    # choice: neither XLA_FLAGS nor the programs' options override it.
+    monkeypatch.setattr(_platform, "_user_chose_scheduler", False)
+    monkeypatch.setenv("XLA_FLAGS", f"{_platform._CPU_SCHEDULER_FLAG}=true")
+    _platform.configure_xla_flags()
+    assert os.environ["XLA_FLAGS"] == f"{_platform._CPU_SCHEDULER_FLAG}=true"
+    assert _platform._SCHEDULER not in compiler_options("cpu")
+    assert _platform._SCHEDULER not in compiler_options("cpu", runs_once=True)
