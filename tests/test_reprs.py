@@ -6,7 +6,10 @@ Their default reprs printed the flax module and the distribution's functions
 
 import dataclasses
 
+import jax
+
 import purejaxdrl as pjd
+from purejaxdrl.agents.r2d2_sequences import stateless
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.networks import make_actor_critic, make_q_network
 
@@ -33,6 +36,31 @@ def test_a_networks_repr_says_its_torso_core_and_head():
     )
     by_hand = pjd.networks.Network(init=len, apply=len, distribution=None)
     assert repr(by_hand) == "Network(init, apply, distribution)"
+
+
+def test_a_network_stays_its_three_fields_and_rebuilt_ones_keep_their_label():
+    # The label is carried by `init`, not by a field: a network unpacks into
+    # its three fields as before, and its pytree holds no string leaf.
+    config = pjd.NetworkConfig()
+    net = make_actor_critic(config, Box((4,)), Discrete(2))
+    init, apply, distribution = net
+    assert (init, apply, distribution) == (net.init, net.apply, net.distribution)
+    assert not any(isinstance(x, str) for x in jax.tree.leaves(net))
+    recurrent = make_actor_critic(
+        dataclasses.replace(config, core="gru", core_size=8), Box((4,)), Discrete(2)
+    )
+    assert len(recurrent) == len(pjd.networks.RecurrentNetwork._fields) == 7
+    # R2D2 runs a feed-forward Q-network as a stateless recurrent one; a
+    # legal-action mask rebuilds the recurrent record around the same init.
+    q = make_q_network(config, Box((4,)), Discrete(5), dueling=False)
+    assert repr(stateless(q)) == "RecurrentNetwork(mlp 64x64 -> q[5])"
+    legal = Discrete(3, legal=lambda obs: obs[..., :3] > 0)
+    masked = make_actor_critic(
+        dataclasses.replace(config, core="lstm", core_size=8), Box((4,)), legal
+    )
+    assert (
+        repr(masked) == "RecurrentNetwork(mlp 64x64 + lstm 8 -> categorical[3] + value)"
+    )
 
 
 def test_an_experiments_repr_says_algo_env_runner_devices_and_budget():

@@ -157,18 +157,18 @@ class Network(NamedTuple):
     """A pure network: `apply(params, obs)` -> (policy head output, value).
 
     `obs` has shape `[*batch, *obs_shape]`; outputs have `[*batch, ...]`.
-    `label` says what it is in its repr (`network_label`), e.g.
-    `Network(mlp 64x64 -> categorical[2])`; "" for one built by hand.
+    Its repr says what it is where the builder said so on `init`
+    (`labelled`), e.g. `Network(mlp 64x64 -> categorical[2] + value)`, and
+    names its fields for one built by hand.
     """
 
     init: Callable[[PRNGKey, jax.Array], Params]
     apply: Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
     distribution: Distribution
-    label: str = ""
 
     def __repr__(self) -> str:
         # The fields' own reprs print the whole flax module (~900 characters).
-        return f"Network({self.label or 'init, apply, distribution'})"
+        return f"Network({label_of(self.init) or 'init, apply, distribution'})"
 
 
 def network_label(config: NetworkConfig, head: str) -> str:
@@ -180,6 +180,28 @@ def network_label(config: NetworkConfig, head: str) -> str:
     hidden = "x".join(map(str, config.hidden_sizes)) or "no hidden layers"
     core = f" + {config.core} {config.core_size}" if config.recurrent else ""
     return f"{config.torso} {hidden}{core} -> {head}"
+
+
+_LABEL = "network_label"
+
+
+def labelled(init: Callable, label: str) -> Callable:
+    """`init`, marked as the init function of a network that `label` describes.
+
+    The label lives on the function, not in a field of the record: a field
+    would change `Network`'s arity (`init, apply, distribution = net`) and add
+    a string leaf to its pytree. A network rebuilt from `init` (R2D2's
+    `stateless`, a masked one's `_replace`) keeps it. Returns `init`, which
+    must be a function the builder made for this network alone.
+    """
+    setattr(init, _LABEL, label)
+    return init
+
+
+def label_of(init: Callable) -> str:
+    """The label `labelled` put on `init`; "" where none (a hand-built network)."""
+    label = getattr(init, _LABEL, "")
+    return label if isinstance(label, str) else ""
 
 
 def dense(features: int, scale: float) -> nn.Dense:

@@ -10,7 +10,13 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.networks.base import Network, NetworkConfig, dense, network_label
+from purejaxdrl.networks.base import (
+    Network,
+    NetworkConfig,
+    dense,
+    labelled,
+    network_label,
+)
 from purejaxdrl.networks.recurrent import (
     RecurrentNetwork,
     make_recurrent_actor_critic,
@@ -160,7 +166,8 @@ def make_actor_critic(
     if config.recurrent:
         net = make_recurrent_actor_critic(
             config, len(obs_spec.shape), policy_size, distribution
-        )._replace(label=label)
+        )
+        labelled(net.init, label)
         return (
             _masked_recurrent(net, action_spec.legal, q_values=False) if masks else net
         )
@@ -174,7 +181,7 @@ def make_actor_critic(
     apply = module.apply
     if masks:
         apply = _masked(apply, action_spec.legal, q_values=False)
-    return Network(init=init, apply=apply, distribution=distribution, label=label)
+    return Network(init=labelled(init, label), apply=apply, distribution=distribution)
 
 
 class _QNetwork(nn.Module):
@@ -235,7 +242,8 @@ def make_q_network(
             action_spec.num_values,
             categorical(),
             dueling=dueling,
-        )._replace(label=network_label(config, q))
+        )
+        labelled(net.init, network_label(config, q))
         legal = action_spec.legal
         return _masked_recurrent(net, legal, q_values=True) if legal else net
     module = _QNetwork(config, len(obs_spec.shape), action_spec.num_values, dueling)
@@ -247,10 +255,9 @@ def make_q_network(
     if action_spec.legal:
         apply = _masked(apply, action_spec.legal, q_values=True)
     return Network(
-        init=init,
+        init=labelled(init, network_label(config, q)),
         apply=apply,
         distribution=categorical(),
-        label=network_label(config, q),
     )
 
 
@@ -351,10 +358,9 @@ def make_sac_networks(
 
     return SACNetworks(
         policy=Network(
-            init=init,
+            init=labelled(init, network_label(config, f"tanh-gaussian[{num_dims}]")),
             apply=apply,
             distribution=tanh_gaussian(),
-            label=network_label(config, f"tanh-gaussian[{num_dims}]"),
         ),
         init_critic=critic.init,
         critic=critic.apply,

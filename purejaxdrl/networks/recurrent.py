@@ -17,7 +17,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl.networks.base import ACTIVATIONS, CORES, Network, NetworkConfig, dense
+from purejaxdrl.networks.base import (
+    ACTIVATIONS,
+    CORES,
+    Network,
+    NetworkConfig,
+    dense,
+    label_of,
+)
 from purejaxdrl.networks.core_scan import core_scan, core_step
 from purejaxdrl.networks.cores import Core, zero_state
 from purejaxdrl.networks.mingru import mingru_scan, mingru_step
@@ -53,8 +60,6 @@ class RecurrentNetwork(NamedTuple):
         `final_outputs`' (without: stopped parameters) from one unroll, for a
         learner that needs both from the same parameters (IMPALA, R2D2's
         online network): the states after each step are the unroll's.
-      label: what it is, for its repr (`networks.base.network_label`); ""
-        for one built by hand.
 
     """
 
@@ -65,11 +70,12 @@ class RecurrentNetwork(NamedTuple):
     distribution: Distribution
     final_outputs: Callable[..., Outputs] | None = None
     unroll_final: Callable[..., tuple[Outputs, Outputs]] | None = None
-    label: str = ""
 
     def __repr__(self) -> str:
-        # As `Network`'s: the functions' reprs print the whole flax module.
-        return f"RecurrentNetwork({self.label or 'init, step, unroll, ...'})"
+        # As `Network`'s (`base.labelled`, on `init`): the functions' reprs
+        # print the whole flax module.
+        said = label_of(self.init) or "init, step, unroll, ..."
+        return f"RecurrentNetwork({said})"
 
 
 AnyNetwork = Network | RecurrentNetwork
