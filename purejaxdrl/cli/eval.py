@@ -19,13 +19,14 @@ import numpy as np
 
 from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
+from purejaxdrl.training.policy_eval import EPISODES, check_play_args
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
 # frame per step, and a long one is a large file to watch in a notebook.
 RENDER_STEPS = 1000
 EPISODES_HELP = (
     "how many episodes to play, one per fresh environment; their mean return "
-    "is reported (default: 5)"
+    f"is reported (default: {EPISODES})"
 )
 CHECKPOINT_HELP = (
     "which checkpoint of a run directory to {verb}: latest (the newest that "
@@ -48,7 +49,7 @@ def eval_command(argv: Sequence[str]) -> int:
         "a run directory (its newest good checkpoint), or an exported policy "
         "folder (`purejaxdrl export`, a sweep's or PBT's policy/)",
     )
-    parser.add_argument("--episodes", type=int, default=5, help=EPISODES_HELP)
+    parser.add_argument("--episodes", type=int, default=EPISODES, help=EPISODES_HELP)
     parser.add_argument(
         "--render",
         metavar="FILE",
@@ -166,18 +167,10 @@ def _render(player: Any, state: Any, args: Any) -> None:
 def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
     from purejaxdrl.config import ConfigError
-    from purejaxdrl.rng import check_seed
     from purejaxdrl.training.restored import checkpoint_choice
 
-    for flag, value in (("--episodes", args.episodes), ("--max-steps", args.max_steps)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{flag} {value} must be >= 1; e.g. {flag} 10.")
-    if args.max_steps is not None and args.max_steps >= 2**31:
-        raise ConfigError(
-            f"--max-steps {args.max_steps} must be <= 2**31-1 (the compiled "
-            "loop counts steps in int32); e.g. --max-steps 100000."
-        )
-    check_seed(args.seed)  # as train's: -1 and 2**32 would replay other seeds
+    # evaluate_policy's checks, in flags: one rule for both.
+    check_play_args(args.episodes, args.max_steps, args.seed, flags=True)
     args.checkpoint = checkpoint_choice(args.checkpoint)
     if args.render:  # before a minute of playing and drawing
         out = pathlib.Path(args.render)

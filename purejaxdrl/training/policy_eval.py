@@ -10,6 +10,7 @@ its distribution, the first episode of each of E fresh environments, and
 """
 
 import json
+import numbers
 import pathlib
 from typing import Any
 
@@ -29,6 +30,11 @@ from purejaxdrl.rng import check_seed
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
 
+# `purejaxdrl eval`'s --episodes default, and `evaluate_policy`'s.
+EPISODES = 5
+# The compiled episode loop counts steps in int32.
+STEP_LIMIT = 2**31
+
 
 def is_policy_folder(path: str | pathlib.Path) -> bool:
     """Whether `path` holds an exported policy rather than a run."""
@@ -37,9 +43,12 @@ def is_policy_folder(path: str | pathlib.Path) -> bool:
 
 
 def policy_player(
-    path: str | pathlib.Path,
+    policy: Policy | str | pathlib.Path,
 ) -> tuple[TrainConfig, Player, PlayState, int]:
-    """The exported policy in `path`, ready to play as a run's checkpoint is.
+    """An exported policy, ready to play as a run's checkpoint is.
+
+    Args:
+      policy: a `load_policy` result, or the folder to load it from.
 
     Returns:
       (config, player, state, updates): the config of its environment and
@@ -49,13 +58,17 @@ def policy_player(
       trained for.
 
     Raises:
-      ConfigError: `path` is no policy, or its environment cannot be made.
+      ConfigError: `policy` names no policy folder, or its environment cannot
+        be made.
 
     """
-    # The modules that register its environment, torso and algorithm (a
-    # user's), as a resume does: before `load_policy` builds the network.
-    import_modules(_env_imports(path), "policy.json's env_imports")
-    policy = load_policy(path)
+    if not isinstance(policy, Policy):
+        # The modules that register its environment, torso and algorithm (a
+        # user's), as a resume does: before `load_policy` builds the network.
+        import_modules(_env_imports(policy), "policy.json's env_imports")
+        policy = load_policy(policy)
+    else:  # loaded already; its environment may be a user's, registered there
+        import_modules(policy.spec.get("env_imports", []), "the policy's env_imports")
     spec = policy.spec
     config = apply_overrides(
         config_class()(),
@@ -84,13 +97,13 @@ def policy_player(
 
 
 def evaluate_policy(
-    path: str | pathlib.Path,
+    policy: Policy | str | pathlib.Path,
     *,
-    episodes: int = 16,
+    episodes: int = EPISODES,
     max_steps: int | None = None,
     seed: int = 0,
 ) -> EvalResult:
-    """Plays the exported policy in `path` as `purejaxdrl eval POLICY_DIR` does.
+    """Plays an exported policy as `purejaxdrl eval POLICY_DIR` does, with its defaults.
 
     The mode of its distribution, the first episode of each of `episodes`
     fresh environments, all at once (memory grows with `episodes`), on the
@@ -99,11 +112,14 @@ def evaluate_policy(
     `make_experiment(config).player.evaluate(result.state, ...)`.
 
     Args:
-      path: a folder `export_policy` (or `TrainResult.export`) wrote, or the
-        `policy/` of a sweep's best run or a PBT's best member.
-      episodes: how many episodes, one environment each.
+      policy: a folder `export_policy` (or `TrainResult.export`) wrote, or the
+        `policy/` of a sweep's best run or a PBT's best member; or the
+        `Policy` `load_policy` read from one (it carries policy.json's
+        environment id, options and imports).
+      episodes: how many episodes, one environment each (eval's --episodes).
       max_steps: steps after which an episode is cut (its return partial,
-        `ended` False); None for `eval.max_steps`' default, 100,000.
+        `ended` False), below 2**31; None for `eval.max_steps`' default,
+        100,000.
       seed: the environments' seed, in [0, 2**32).
 
     Returns:
@@ -111,17 +127,61 @@ def evaluate_policy(
       own metrics and whether it ended, host arrays [episodes].
 
     Raises:
-      ConfigError: `path` is no policy, its environment cannot be made, or a
-        count below 1 or a seed out of range.
+      ConfigError: `policy` is no policy, its environment cannot be made, or
+        a value `check_play_args` refuses.
 
     """
+    check_play_args(episodes, max_steps, seed, flags=False)
+    config, player, state, _ = policy_player(policy)
+    steps = config.eval.max_steps if max_steps is None else int(max_steps)
+    return player.evaluate(state, episodes=int(episodes), max_steps=steps, seed=seed)
+
+
+def check_play_args(episodes: Any, max_steps: Any, seed: Any, *, flags: bool) -> None:
+    """Refuses what `purejaxdrl eval` and `evaluate_policy` cannot play, in one line.
+
+    Counts are integers (numpy's too; not a bool) >= 1, `max_steps` below
+    2**31 (the compiled loop counts steps in int32) or None, and `seed` an
+    integer key seed (`rng.check_seed`).
+
+    Args:
+      episodes: how many episodes.
+      max_steps: the cap on an episode's steps, or None for the default.
+      seed: the environments' seed.
+      flags: name the values as the command line's flags (`--episodes 0`),
+        for `eval`; else as the keyword arguments (`episodes=0`).
+
+    Raises:
+      ConfigError: naming the value, the rule and a value that passes.
+
+    """
+
+    def said(name: str, value: Any) -> str:
+        return f"--{name.replace('_', '-')} {value}" if flags else f"{name}={value!r}"
+
     for name, value in (("episodes", episodes), ("max_steps", max_steps)):
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ConfigError(f"{name}={value!r} must be an integer >= 1; e.g. 10.")
+        if value is None and name == "max_steps":
+            continue
+        if not _integer(value) or value < 1:
+            raise ConfigError(
+                f"{said(name, value)} must be an integer >= 1; e.g. {said(name, 10)}."
+            )
+    if max_steps is not None and max_steps >= STEP_LIMIT:
+        raise ConfigError(
+            f"{said('max_steps', max_steps)} must be <= 2**31-1 (the compiled "
+            f"loop counts steps in int32); e.g. {said('max_steps', 100000)}."
+        )
+    if not _integer(seed):
+        raise ConfigError(
+            f"{said('seed', seed)} must be an integer in [0, 2**32); e.g. "
+            f"{said('seed', 1)}."
+        )
     check_seed(seed)
-    config, player, state, _ = policy_player(path)
-    steps = config.eval.max_steps if max_steps is None else max_steps
-    return player.evaluate(state, episodes=episodes, max_steps=steps, seed=seed)
+
+
+def _integer(value: Any) -> bool:
+    """An integer, numpy's too, but not a bool (True would count one)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _env_imports(path: str | pathlib.Path) -> list[str]:

@@ -404,7 +404,7 @@ CASES = [
     (["export", "{ok}", "--out", "{tmp}/p"], "has no checkpoint to export"),
     (["eval", "{ok}"], "has no checkpoint to evaluate"),
     (["eval", "{ok}/config.yaml"], "config.yaml' is a file, not a run directory"),
-    (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be >= 1; e.g."),
+    (["eval", "{ok}", "--episodes", "0"], "--episodes 0 must be an integer >= 1; e.g."),
     (
         ["eval", "{ok}", "--render", "{tmp}/no/such/folder/episode.gif"],
         "/no/such/folder' does not exist; create it or write elsewhere.",

@@ -32,6 +32,13 @@ def test_an_exported_policy_scores_as_its_run_does(tmp_path):
     np.testing.assert_array_equal(exported.lengths, run.lengths)
     assert exported.lengths.max() <= 40
     np.testing.assert_array_equal(exported.ended, exported.lengths < 40)
+    # A loaded Policy plays as its folder does; numpy's integers are counts,
+    # and the count left out is eval's (5).
+    loaded = pjd.evaluate_policy(
+        pjd.load_policy(folder), episodes=np.int64(6), max_steps=40, seed=3
+    )
+    np.testing.assert_array_equal(loaded.returns, exported.returns)
+    assert pjd.evaluate_policy(folder, max_steps=40).returns.shape == (5,)
     with pytest.raises(pjd.ConfigError, match=r"^episodes=0 must be an integer >= 1"):
         pjd.evaluate_policy(folder, episodes=0)
     with pytest.raises(
