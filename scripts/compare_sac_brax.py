@@ -107,7 +107,8 @@ from harness import Report, parser, positive_int, run_main
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate
-from purejaxdrl.training.experiment import make_env, make_networks
+from purejaxdrl.training.experiment import make_networks
+from purejaxdrl.training.run_env import make_env
 
 # brax warns, at every env it builds, that its pipelines are not maintained.
 warnings.filterwarnings("ignore", category=UserWarning, module="brax")

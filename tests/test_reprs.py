@@ -79,3 +79,11 @@ def test_an_experiments_repr_says_algo_env_runner_devices_and_budget():
         "Experiment(dqn on CartPole-v1, AnakinRunner, 1 device, 4,000 steps)"
     )
     assert repr(experiment.network).startswith("Network(mlp 64x64 -> ")
+
+
+def test_an_experiments_repr_is_its_own_method():
+    # Not a function of a module split off to keep experiment.py short.
+    from purejaxdrl.training.experiment import Experiment
+
+    method = vars(Experiment)["__repr__"]
+    assert method.__qualname__ == "Experiment.__repr__"

@@ -6,8 +6,8 @@ from typing import Any
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import make_env
 from purejaxdrl.training.policy import check_policy_folder, write_policy
+from purejaxdrl.training.run_env import make_env
 
 
 def best_run(result: SweepResult) -> int | None:

@@ -18,12 +18,8 @@ from purejaxdrl.parallel import DATA_AXIS, SWEEP_AXIS
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState, run_functions
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import (
-    build_agent,
-    make_env,
-    make_networks,
-    zero_observation,
-)
+from purejaxdrl.training.experiment import build_agent, make_networks, zero_observation
+from purejaxdrl.training.run_env import make_env
 from purejaxdrl.types import Metrics
 
 

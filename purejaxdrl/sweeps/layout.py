@@ -14,12 +14,8 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import DATA_AXIS, split_share
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
-from purejaxdrl.training.experiment import (
-    fits,
-    make_env,
-    make_networks,
-    zero_observation,
-)
+from purejaxdrl.training.experiment import fits, make_networks, zero_observation
+from purejaxdrl.training.run_env import make_env
 
 # Rollout buffers live alongside their copies in the update (PPO's shuffled
 # minibatches, activations kept for the backward pass, gradients): budget three.

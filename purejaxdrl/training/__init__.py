@@ -3,7 +3,8 @@
 `config` (TrainConfig: the run's fields and a section per registered algorithm;
 validation), `presets` (tuned configs from envs/; `preset_sections`, the
 target of a section and a user's algorithm's section), `experiment` (the env,
-networks, agent and runner a config describes), and `train()` as a recipe of
+networks, agent and runner a config describes; `run_env` makes its
+environment), and `train()` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
 checkpoint / stop per chunk, on `schedule`'s chunks; `device_state` places

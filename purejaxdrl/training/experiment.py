@@ -12,12 +12,9 @@ from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.record_checks import check_acting_network, checked_agent
 from purejaxdrl.agents.registry import acting_refusal, algorithm, algorithms, make_agent
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_types import load_yaml
-from purejaxdrl.env.contract import check_on_devices, check_user_env
+from purejaxdrl.env.contract import check_on_devices
 from purejaxdrl.env.host import is_host_env
-from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
-from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.networks import Network
 from purejaxdrl.observe.play import Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
@@ -28,8 +25,7 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape, validate
-from purejaxdrl.training.experiment_repr import experiment_repr
-from purejaxdrl.training.presets import preset_names, presets_dir
+from purejaxdrl.training.run_env import make_env
 from purejaxdrl.training.run_rules import (
     check_env_multiple,
     check_requested,
@@ -43,7 +39,8 @@ class Experiment:
 
     Attributes:
       config: the run.
-      env: the (unbatched) device environment; None on host ones (the runner's).
+      env: the (unbatched) device environment; None on host environments,
+        which the runner owns.
       env_params: its parameters; None on host environments.
       agent: the algorithm.
       runner: the Anakin runner (device environments) or the Sebulba one
@@ -67,53 +64,19 @@ class Experiment:
     action_spec: Any
     device_note: str | None = None
     player: Player | None = None
-    __repr__ = experiment_repr  # one line, not every field's (a flax module's)
 
+    def __repr__(self) -> str:
+        """`Experiment(ppo on CartPole-v1, AnakinRunner, 1 device, 500,000 steps)`.
 
-def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
-    """The environment of `config` and its default parameters.
-
-    The environment is wrapped in episode statistics, and in observation
-    hiding and normalisation when the config asks for them.
-
-    Not pure: it first imports `config.env.imports`, the modules that
-    register the user's environments.
-
-    Raises:
-      ConfigError: a module of `env.imports` does not import.
-      UnknownEnvironmentError: nobody registered `config.env.id`.
-      ValueError: for hidden entries that do not fit the observation, or a
-        user's environment whose outputs break its specs (`env.contract`).
-
-    """
-    import_modules(config.env.imports)
-    try:
-        env = envs.make(config.env.id, **config.env.options)
-    except envs.UnknownEnvironmentError as e:
-        raise _preset_as_id(config.env.id) or e from None
-    if registered_by_user(config.env.id):
-        # A key of the run's implementation, as the run's scan will carry.
-        check_user_env(env, config.env.id, make_key(0, config.rng_impl))
-    if config.env.hide_observations:
-        hidden = config.env.hide_observations
-        check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)
-        env = HideObservations(env, hidden)
-    env = envs.EpisodeStatistics(env)
-    if config.env.normalize_observations:
-        env = envs.NormalizeObservation(env)
-    return env, env.default_params
-
-
-def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
-    """For `--env.id cartpole`: that a preset was named as an id; or None."""
-    if env_id not in preset_names():
-        return None
-    data = load_yaml((presets_dir() / f"{env_id}.yaml").read_text())
-    return envs.UnknownEnvironmentError(
-        f"Unknown environment {env_id!r}: {env_id} is a preset, not an "
-        f"environment id; pass --env {env_id} (pjd.load_preset({env_id!r}) in "
-        f"Python), or its environment's id: --env.id {data['env']['id']}."
-    )
+        The dataclass's own repr printed every field, the networks' flax
+        modules and the runner's functions among them (~3,500 characters).
+        """
+        config, devices = self.config, self.runner.mesh.size
+        return (
+            f"Experiment({config.algo} on {config.env.id}, "
+            f"{type(self.runner).__name__}, "
+            f"{devices} device{'s' * (devices != 1)}, {config.total_steps:,} steps)"
+        )
 
 
 def make_networks(

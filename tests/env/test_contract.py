@@ -13,7 +13,7 @@ import purejaxdrl as pjd
 from purejaxdrl import env as envs
 from purejaxdrl.cli import main
 from purejaxdrl.env.contract import check_user_env
-from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.run_env import make_env
 from purejaxdrl.types import TimeStep
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.run_env import make_env
 
 # A user's module: a corridor whose step, and whose signatures, go wrong.
 SOURCE = """\

@@ -16,7 +16,7 @@ pytest.importorskip("mujoco_playground")
 import purejaxdrl as pjd  # noqa: E402
 from purejaxdrl import cli  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
-from purejaxdrl.training.experiment import make_env  # noqa: E402
+from purejaxdrl.training.run_env import make_env  # noqa: E402
 
 # preset: (Playground's task, its params module)
 PRESETS = {

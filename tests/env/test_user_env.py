@@ -439,7 +439,7 @@ def test_a_users_array_and_tuple_options_reach_its_factory_as_their_defaults_kin
     import jax.numpy as jnp
 
     from purejaxdrl.config import apply_overrides, to_dict
-    from purejaxdrl.training.experiment import make_env
+    from purejaxdrl.training.run_env import make_env
 
     made, ones, zeros = [], jnp.ones(4), np.zeros(2, np.int32)
 

@@ -8,7 +8,7 @@ from flax import struct
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
-from purejaxdrl.training.experiment import make_env
+from purejaxdrl.training.run_env import make_env
 
 environment = pytest.importorskip("gymnax.environments.environment")
 spaces = pytest.importorskip("gymnax.environments.spaces")

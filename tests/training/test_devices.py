@@ -17,12 +17,12 @@ from purejaxdrl.training.config import run_shape
 from purejaxdrl.training.experiment import (
     choose_devices,
     fits,
-    make_env,
     make_experiment,
     make_networks,
     zero_observation,
 )
 from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.run_env import make_env
 
 COUNTS = (1, 2, 3, 4, 8)
 

@@ -22,11 +22,11 @@ from purejaxdrl.rl.distributions import Distribution, categorical
 from purejaxdrl.training.config import config_class
 from purejaxdrl.training.experiment import (
     build_agent,
-    make_env,
     make_networks,
     spec_networks,
     zero_observation,
 )
+from purejaxdrl.training.run_env import make_env
 
 NET = NetworkConfig(hidden_sizes=(8,))
 OBS = Box((4,))

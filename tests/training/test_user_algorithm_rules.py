@@ -19,11 +19,11 @@ from purejaxdrl.parallel import make_mesh
 from purejaxdrl.training.experiment import (
     choose_devices,
     fits,
-    make_env,
     make_experiment,
     make_networks,
     zero_observation,
 )
+from purejaxdrl.training.run_env import make_env
 
 SMALL = {"unroll_length": 4, "total_steps": 4096, "num_logs": 1}
 

@@ -1,0 +1,66 @@
+"""The environment a TrainConfig describes: made, checked and wrapped.
+
+`make_env` is where a run's environment id becomes an environment: the
+modules of `env.imports` imported first, a preset's name given as an id
+named as that mistake, a user's environment checked against its specs, and
+the wrappers the config asks for around it. The experiment, a sweep's
+programs and an exported policy's environment all start here.
+"""
+
+from typing import Any
+
+from purejaxdrl import env as envs
+from purejaxdrl.config_types import load_yaml
+from purejaxdrl.env.contract import check_user_env
+from purejaxdrl.env.imports import import_modules
+from purejaxdrl.env.registry import registered_by_user
+from purejaxdrl.env.wrappers import HideObservations, check_hidden
+from purejaxdrl.rng import make_key
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.presets import preset_names, presets_dir
+
+
+def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
+    """The environment of `config` and its default parameters.
+
+    The environment is wrapped in episode statistics, and in observation
+    hiding and normalisation when the config asks for them.
+
+    Not pure: it first imports `config.env.imports`, the modules that
+    register the user's environments.
+
+    Raises:
+      ConfigError: a module of `env.imports` does not import.
+      UnknownEnvironmentError: nobody registered `config.env.id`.
+      ValueError: for hidden entries that do not fit the observation, or a
+        user's environment whose outputs break its specs (`env.contract`).
+
+    """
+    import_modules(config.env.imports)
+    try:
+        env = envs.make(config.env.id, **config.env.options)
+    except envs.UnknownEnvironmentError as e:
+        raise _preset_as_id(config.env.id) or e from None
+    if registered_by_user(config.env.id):
+        # A key of the run's implementation, as the run's scan will carry.
+        check_user_env(env, config.env.id, make_key(0, config.rng_impl))
+    if config.env.hide_observations:
+        hidden = config.env.hide_observations
+        check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)
+        env = HideObservations(env, hidden)
+    env = envs.EpisodeStatistics(env)
+    if config.env.normalize_observations:
+        env = envs.NormalizeObservation(env)
+    return env, env.default_params
+
+
+def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
+    """For `--env.id cartpole`: that a preset was named as an id; or None."""
+    if env_id not in preset_names():
+        return None
+    data = load_yaml((presets_dir() / f"{env_id}.yaml").read_text())
+    return envs.UnknownEnvironmentError(
+        f"Unknown environment {env_id!r}: {env_id} is a preset, not an "
+        f"environment id; pass --env {env_id} (pjd.load_preset({env_id!r}) in "
+        f"Python), or its environment's id: --env.id {data['env']['id']}."
+    )
