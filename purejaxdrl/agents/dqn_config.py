@@ -23,11 +23,12 @@ class DQNConfig(QLearningFields):
     """DQN / Ape-X hyper-parameters.
 
     Static fields change shapes or program structure (changing them recompiles);
-    the others are array leaves that can be traced. DQN declares the last
-    four; those it shares with R2D2 (optimiser, n-step targets, target
-    network, replay sizes, ε schedule) are declared and described in
-    `agents.fields` (`QLearningFields`), and `help(DQNConfig)` and
-    `purejaxdrl train --algo dqn --help` describe them all. Ape-X is this
+    the others are array leaves that can be traced. DQN's own
+    fields are described below. Those it shares with R2D2 (optimiser, n-step
+    targets, target network, replay sizes, ε schedule) are declared and
+    described in `agents.fields` (`QLearningFields`); `help(DQNConfig)` and
+    `purejaxdrl train --algo dqn --help` describe every field, the shared
+    ones too. Ape-X is this
     config with prioritised, per_actor_epsilon and prefetch.
 
     Attributes:

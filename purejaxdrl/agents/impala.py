@@ -53,12 +53,12 @@ class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
     Atari's to [-1, 1]; the Atari presets set 1).
 
     Static fields change shapes or program structure (changing them recompiles);
-    the others are array leaves that can be traced, vmapped and swept. IMPALA
-    declares the last eight; those it shares with other learners (learning
-    rate, discount, rewards, loss weights, optimiser) are declared and
-    described in `agents.fields` (`ActorCriticFields`,
+    the others are array leaves that can be traced, vmapped and swept. IMPALA's
+    own fields are described below. Those it shares with other learners
+    (learning rate, discount, rewards, loss weights, optimiser) are declared
+    and described in `agents.fields` (`ActorCriticFields`,
     `OptimizerChoiceFields`); `help(IMPALAConfig)` and `--algo impala
-    --help` describe them all.
+    --help` describe every field, the shared ones too.
 
     Attributes:
       policy_lag: K >= 0; actors act with the learner's parameters from K updates

@@ -49,11 +49,12 @@ class PPOConfig(AdvantageFields, ActorCriticFields):
     """PPO hyper-parameters; the defaults are PureJaxRL's and CleanRL's.
 
     Static fields change shapes or loop counts (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept. PPO
-    declares the last four; those it shares with other learners (learning rate,
-    discount, rewards, loss weights, Adam's ε, GAE) are declared and described
-    in `agents.fields` (`ActorCriticFields`, `AdvantageFields`), and
-    `help(PPOConfig)` and `purejaxdrl train --help` describe them all.
+    others are array leaves that can be traced, vmapped and swept. PPO's
+    own fields are described below. Those it shares with other learners
+    (learning rate, discount, rewards, loss weights, Adam's ε, GAE) are
+    declared and described in `agents.fields` (`ActorCriticFields`,
+    `AdvantageFields`); `help(PPOConfig)` and `purejaxdrl train --help`
+    describe every field, the shared ones too.
 
     Attributes:
       num_epochs: passes over each update's batch.

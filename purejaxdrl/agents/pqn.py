@@ -65,11 +65,12 @@ class PQNConfig(EpsilonFields, RewardFields, OptimizerFields):
     """PQN hyper-parameters; the defaults are purejaxql's MinAtar settings.
 
     Static fields change shapes or loop counts (changing them recompiles); the
-    others are array leaves that can be traced, vmapped and swept. PQN
-    declares the last four; those it shares with other learners (learning rate,
-    discount, gradient clipping, learning-rate decay, reward scale, the ε
-    schedule or Ape-X's per-environment ε) are declared and described in
-    `agents.fields`; `help(PQNConfig)` and `--algo pqn --help` describe them all.
+    others are array leaves that can be traced, vmapped and swept. PQN's
+    own fields are described below. Those it shares with other learners
+    (learning rate, discount, gradient clipping, learning-rate decay, reward
+    scale, the ε schedule or Ape-X's per-environment ε) are declared and
+    described in `agents.fields`; `help(PQNConfig)` and `--algo pqn --help`
+    describe every field, the shared ones too.
     The network should have `norm: layer_norm` (the presets' PQN sections do;
     `pqn_networks` warns without it).
 

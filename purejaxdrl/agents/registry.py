@@ -207,9 +207,12 @@ def register(record: Algorithm) -> None:
     (`training.config.config_class`). Registering a name again replaces the
     record (a notebook cell run twice).
 
-    Not pure: it changes this process's registry. Warns (`SetupWarning`)
-    where a config with ε fields leaves `exported_sampler` at its default
-    (`record_checks.warn_softmax_export`).
+    Not pure: it changes this process's registry, and the caller's own config
+    class: `record.config_type.__doc__` is rewritten to describe the fields
+    it inherits too (`config_docs.document_fields`, as the built-in configs'
+    are; the docstring as written is kept in its `_declared_doc`). Warns
+    (`SetupWarning`) where a config with ε fields leaves `exported_sampler`
+    at its default (`record_checks.warn_softmax_export`).
 
     Raises:
       ConfigError: for a record that is not an `Algorithm`, a name that is a
@@ -224,9 +227,7 @@ def register(record: Algorithm) -> None:
         then.
 
     Warns (a SetupWarning, once) of config fields that no `Attributes:`
-    entry describes (`section_checks`): `--help` lists them bare. Rewrites
-    the config class's docstring to describe its inherited fields too
-    (`config_docs.document_fields`), as the built-in ones' are.
+    entry describes (`section_checks`): `--help` lists them bare.
 
     """
     if not isinstance(record, Algorithm):

@@ -50,11 +50,12 @@ from purejaxdrl.types import Metrics, Params, PRNGKey, PyTree, Transition
 class SACConfig(RewardFields, ReplayFields, LearnerFields):
     """SAC hyper-parameters (the paper's, but for the replay's sizes).
 
-    SAC declares the last four; those it shares with other learners (Adam's
-    learning rate for actor, critics and, unless `alpha_learning_rate` is set,
-    temperature; discount, replay sizes, reward scale) are declared and
-    described in `agents.fields` (`LearnerFields`, `ReplayFields`,
-    `RewardFields`); `help(SACConfig)` and `--algo sac --help` describe all.
+    SAC's own fields are described below. Those it shares with other learners
+    (Adam's learning rate for actor, critics and, unless `alpha_learning_rate`
+    is set, temperature; discount, replay sizes, reward scale) are declared
+    and described in `agents.fields` (`LearnerFields`, `ReplayFields`,
+    `RewardFields`); `help(SACConfig)` and `--algo sac --help` describe every
+    field, the shared ones too.
 
     Attributes:
       alpha_learning_rate: Adam's step size for the temperature (log α); 0
