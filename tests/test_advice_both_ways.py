@@ -117,3 +117,25 @@ def test_the_first_minibatch_refusal_offers_a_count_the_devices_take():
     assert "e.g. --num-envs 9 (num_envs=9 in Python)" in _refusal(
         pjd.training.validate, free
     )
+
+
+def test_a_host_run_s_minibatch_refusal_counts_its_learner_devices():
+    # A host-env run's devices are its learner's: 3 minibatches over
+    # --host.learner-devices 2 need 12 environments (6 each), not 9.
+    host = pjd.load_preset("cartpole_envpool", "ppo").config
+    bad = pjd.apply_overrides(
+        host, {"num_envs": 8, "ppo.num_minibatches": 3, "host.learner_devices": 2}
+    )
+    text = _refusal(pjd.training.validate, bad)
+    assert (
+        "make num_envs a multiple of 3 on each of --host.learner-devices 2, e.g. "
+        "--num-envs 12 (num_envs=12 in Python)" in text
+    )
+    fixed = pjd.apply_overrides(bad, {"num_envs": 12})
+    pjd.training.validate(fixed)
+    assert pjd.parallel.split_share(12, 2, 3) is not None  # the per-device rule
+    # The run's own devices do not count on a host run.
+    devices = pjd.apply_overrides(bad, {"host.learner_devices": 0, "devices": 4})
+    assert "e.g. --num-envs 9 (num_envs=9 in Python)" in _refusal(
+        pjd.training.validate, devices
+    )

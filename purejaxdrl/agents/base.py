@@ -151,6 +151,9 @@ class RunShape(NamedTuple):
       requested_devices: the devices per process the run asks for (its
         config's `devices`; 1 where it leaves them to the run), known while
         `num_devices` is still 1: a refusal's fix fits them too.
+      devices_field: the config field that sets `requested_devices`
+        (`devices`; a host-env run's learner's, `host.learner_devices`),
+        which a refusal's fix names, with its flag.
 
     """
 
@@ -162,6 +165,7 @@ class RunShape(NamedTuple):
     num_updates: int = 1
     axis_name: str | None = None
     requested_devices: int = 1
+    devices_field: str = "devices"
 
 
 def distribution_sample(

@@ -33,6 +33,7 @@ from purejaxdrl.agents.ppo_minibatches import (
     sequence_split,
 )
 from purejaxdrl.config import ConfigError, check, check_ranges
+from purejaxdrl.config_docs import flag
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
 from purejaxdrl.parallel import env_multiple_message, split_share
 from purejaxdrl.rl.losses import (
@@ -334,7 +335,14 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         also = ", or make num_minibatches a divisor of unroll_length"
     needs = f"{name}.num_minibatches={config.num_minibatches} with {why}"
     message = env_multiple_message(
-        needs, envs, devices, multiple, also=also, requested=shape.requested_devices
+        needs,
+        envs,
+        devices,
+        multiple,
+        flag=flag(shape.devices_field),
+        python=shape.devices_field,
+        also=also,
+        requested=shape.requested_devices,
     )
     raise ConfigError(message)
 

@@ -371,13 +371,16 @@ def _check_observations(
 
 def run_shape(config: TrainConfig) -> RunShape:
     """The shape of `config`'s run that its algorithm's config must fit."""
+    # A host-env run's devices are its learner's (`host.learner_devices`).
+    host = is_host_env(config.env.id)
+    requested = config.host.learner_devices if host else config.devices
     return RunShape(
         num_envs=config.num_envs,
         unroll_length=config.unroll_length,
         recurrent=config.network.recurrent,
         num_updates=config.num_updates,
-        # A host-env run's devices are its learner's (`host.learner_devices`).
-        requested_devices=1 if is_host_env(config.env.id) else max(1, config.devices),
+        requested_devices=max(1, requested),
+        devices_field="host.learner_devices" if host else "devices",
     )
 
 

@@ -13,6 +13,7 @@ import jax
 
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.config import ConfigError, check
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
 
@@ -177,10 +178,8 @@ def check_requested(
     flag, python = flags
     fix = f"no count of 1 to {available} fits either: change what it names"
     if counts:
-        fix = (
-            f"pass {flag} {' or '.join(map(str, counts))} ({python}={counts[0]} "
-            "in Python), or 0 to let the run choose"
-        )
+        listed = " or ".join(map(str, counts))
+        fix = f"pass {both_ways(flag, python, listed)}, or 0 to let the run choose"
     raise ConfigError(f"{python}={requested} does not fit the run: {reason}; {fix}.")
 
 

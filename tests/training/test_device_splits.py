@@ -75,7 +75,7 @@ def test_an_explicit_learner_count_that_does_not_split_is_refused_up_front():
     assert str(e.value) == (
         "host.learner_devices=3 does not fit the run: num_envs=8 does not split "
         "over 3 devices; pass --host.learner-devices 4 or 2 or 1 "
-        "(host.learner_devices=4 in Python), or 0 to let the run choose."
+        "(host.learner_devices=4 or 2 or 1 in Python), or 0 to let the run choose."
     )
     exp = make_experiment(_envpool_config(learner_devices=2))
     try:
