@@ -100,6 +100,10 @@ def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
     )
 
 
+# How a refusal names a list field's items, by the items' type.
+_ITEM_KINDS = {int: "integers", float: "numbers", str: "strings", bool: "booleans"}
+
+
 def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
     """Converts `value` (from YAML or the command line) to the field type `hint`.
 
@@ -168,16 +172,22 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
         return str(value)
     if typing.get_origin(hint) is tuple:
         (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
-        value = [value] if isinstance(value, str) else value
-        if not isinstance(value, list | tuple):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
             raise fail("a list", "64 64", (64, 64))
         # "64,64" and "64 64", alone or as the command line's items.
-        value = [
+        items = [
             piece
-            for v in value
+            for v in items
             for piece in (v.replace(",", " ").split() if isinstance(v, str) else [v])
         ]
-        return tuple(coerce(v, item, path) for v in value)
+        try:
+            return tuple(coerce(v, item, path) for v in items)
+        except ConfigError:
+            # The item's own refusal would offer one item as the whole field,
+            # which is itself refused: the example is the list's.
+            kind = _ITEM_KINDS.get(item, "values")
+            raise fail(f"a list of {kind}", "64 64", (64, 64)) from None
     if typing.get_origin(hint) is dict:
         if not isinstance(value, Mapping):
             flag = "--env.option KEY=VALUE, or " if path == "env.options" else ""

@@ -139,3 +139,17 @@ def test_a_host_run_s_minibatch_refusal_counts_its_learner_devices():
     assert "e.g. --num-envs 9 (num_envs=9 in Python)" in _refusal(
         pjd.training.validate, devices
     )
+
+
+@pytest.mark.parametrize("bad", ["abc", ["64", "abc"], (64.5, 3)])
+def test_a_bad_item_of_a_list_field_gets_the_list_s_example(bad):
+    text = _refusal(pjd.apply_overrides, BASE, {"network.hidden_sizes": bad})
+    assert text == (
+        f"network.hidden_sizes={bad!r} is not a list of integers; pass e.g. "
+        "--network.hidden-sizes 64 64 (network.hidden_sizes=(64, 64) in Python)."
+    )
+    # Followed, both spellings take: Python's tuple, and the command line's
+    # items as its parser gives them.
+    for example in [(64, 64), ["64", "64"]]:
+        fixed = pjd.apply_overrides(BASE, {"network.hidden_sizes": example})
+        assert fixed.network.hidden_sizes == (64, 64)

@@ -170,7 +170,7 @@ def test_a_command_line_item_of_several_widths_shows_them_as_one_setting():
         make_plan(BASE, grid={name: texts})
     assert "--grid 'network.hidden_sizes=[[64,64],[64,32]]' on the" in str(e.value)
     # An item the field cannot read gets the config's own refusal.
-    with pytest.raises(ConfigError, match="'abc' is not an integer"):
+    with pytest.raises(ConfigError, match="'abc' is not a list of integers"):
         make_plan(BASE, grid={"network.hidden_sizes": ["abc"]})
 
 
