@@ -126,16 +126,18 @@ def devices_to_use(requested: int | None, counts: Sequence[int], platform: str) 
         where = "this process"
         if platform == "cpu" and requested > fewest:  # to test a multi-device run
             fake = (
-                f", or fake {requested} CPU devices to test with "
+                f"; or fake {requested} CPU devices to test with "
                 f"JAX_NUM_CPU_DEVICES={requested} (or XLA_FLAGS="
                 f"--xla_force_host_platform_device_count={requested})"
             )
     else:
         poorest = counts.index(fewest)
         where = f"process {poorest} (the processes have {', '.join(map(str, counts))})"
+    # "1 or fewer" would offer 0: one device is the only count left then.
+    bound = f"at most {_mesh_example(fewest)}" if fewest > 1 else _mesh_example(1)
     raise ConfigError(
         f"devices={requested} must be between 1 and the {fewest} local {platform} "
-        f"devices of {where}; pass {_mesh_example(fewest)} or fewer{fake}."
+        f"devices of {where}; pass {bound}{fake}."
     )
 
 
@@ -278,7 +280,8 @@ def env_multiple_message(
     if devices == 1:
         # Each of the devices asked for takes a multiple of its own.
         fit = -(-num_envs // (step * requested)) * step * requested
-        each = f" on each of {flag} {requested}" if requested > 1 else ""
+        each = f" on each of {both_ways(flag, python, requested)}"
+        each = each if requested > 1 else ""
         return (
             f"{needs} needs num_envs divisible by {multiple}, got num_envs="
             f"{num_envs}; make num_envs a multiple of {multiple}{each}, e.g. "

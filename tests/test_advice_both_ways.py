@@ -51,7 +51,7 @@ def test_config_field_checks_name_the_flag_and_the_field():
 
 def test_a_mesh_too_large_names_make_mesh_too():
     n = jax.local_device_count()
-    assert f"pass --devices {n} (devices={n} or make_mesh({n}) in Python) or " in (
+    assert f"pass at most --devices {n} (devices={n} or make_mesh({n}) in Python)" in (
         _refusal(pjd.parallel.make_mesh, n + 8)
     )
 
@@ -64,7 +64,7 @@ def test_sweep_arguments_name_the_keyword_argument():
     assert "--samples N (num_samples=N in Python)" in _refusal(
         random_draws, BASE, sample, 0, 0, []
     )
-    assert "{FIELD: (KIND, LOW, HIGH)} in Python), or drop --samples" in _refusal(
+    assert "{FIELD: (KIND, LOW, HIGH)} in Python); or pass --samples 0" in _refusal(
         random_draws, BASE, {}, 3, 0, []
     )
     empty = _refusal(grid_axis, BASE, "learning_rate", [], [])
@@ -79,8 +79,8 @@ def test_a_grid_given_as_one_string_is_named_as_that_mistake():
     text = _refusal(grid_axis, BASE, "learning_rate", "1e-3,1e-4", [])
     assert text == (
         "grid={'learning_rate': '1e-3,1e-4'} gives the values as one string; "
-        "pass a list, grid={'learning_rate': [0.001, 0.0001]} (--grid "
-        "learning_rate=1e-3,1e-4 on the command line)."
+        "pass a list, e.g. --grid learning_rate=1e-3,1e-4 (grid={'learning_rate': "
+        "[0.001, 0.0001]} in Python)."
     )
     # A list-valued field keeps its own refusal, which names its grid form.
     listed = _refusal(grid_axis, BASE, "network.hidden_sizes", "64,64", [])
@@ -91,10 +91,10 @@ def test_a_grid_given_as_one_string_is_named_as_that_mistake():
 
 def test_pbt_notes_name_the_ready_argument():
     note = no_exploit_note(PBTConfig(ready=4), 8, 4, 4)
-    assert note.endswith("pass --pbt.ready 3 (ready=3 in Python) or less")
+    assert note.endswith("pass at most --pbt.ready 3 (ready=3 in Python)")
     note = no_exploit_note(PBTConfig(ready=5), 4, 100, 5)
     assert note.endswith(
-        "pass --pbt.ready 4 (ready=4 in Python) or less or pass --num-logs 7 "
+        "pass at most --pbt.ready 4 (ready=4 in Python); or pass --num-logs 7 "
         "(num_logs=7 in Python)"
     )
 
@@ -106,7 +106,8 @@ def test_the_first_minibatch_refusal_offers_a_count_the_devices_take():
     )
     text = _refusal(pjd.training.validate, bad)
     assert (
-        "make num_envs a multiple of 3 on each of --devices 4, e.g. --num-envs 12 "
+        "make num_envs a multiple of 3 on each of --devices 4 (devices=4 in Python), "
+        "e.g. --num-envs 12 "
         "(num_envs=12 in Python)" in text
     )
     fixed = pjd.apply_overrides(bad, {"num_envs": 12})
@@ -128,8 +129,9 @@ def test_a_host_run_s_minibatch_refusal_counts_its_learner_devices():
     )
     text = _refusal(pjd.training.validate, bad)
     assert (
-        "make num_envs a multiple of 3 on each of --host.learner-devices 2, e.g. "
-        "--num-envs 12 (num_envs=12 in Python)" in text
+        "make num_envs a multiple of 3 on each of --host.learner-devices 2 "
+        "(host.learner_devices=2 in Python), e.g. --num-envs 12 (num_envs=12 in Python)"
+        in text
     )
     fixed = pjd.apply_overrides(bad, {"num_envs": 12})
     pjd.training.validate(fixed)

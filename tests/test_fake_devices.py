@@ -20,7 +20,7 @@ from purejaxdrl.parallel import devices_to_use
 def test_too_many_devices_on_one_cpu_process_names_how_to_fake_them():
     message = (
         "devices=2 must be between 1 and the 1 local cpu devices of this "
-        "process; pass --devices 1 (devices=1 or make_mesh(1) in Python) or fewer, "
+        "process; pass --devices 1 (devices=1 or make_mesh(1) in Python); "
         "or fake 2 CPU devices to test with "
         "JAX_NUM_CPU_DEVICES=2 (or XLA_FLAGS="
         "--xla_force_host_platform_device_count=2)."
@@ -34,7 +34,7 @@ def test_no_fake_devices_where_they_would_not_help(requested, platform):
     # A GPU's devices are real; 0 devices is no count to fake.
     with pytest.raises(ConfigError) as error:
         devices_to_use(requested, [1], platform)
-    assert "or fewer." in str(error.value)
+    assert "(devices=1 or make_mesh(1) in Python)." in str(error.value)
     assert "JAX_NUM_CPU_DEVICES" not in str(error.value)
 
 

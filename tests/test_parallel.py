@@ -172,7 +172,7 @@ def test_processes_with_different_device_counts_all_use_the_fewest():
     message = (
         "devices=2 must be between 1 and the 1 local cpu devices of process 1 "
         "(the processes have 2, 1); pass --devices 1 (devices=1 or make_mesh(1) in "
-        "Python) or fewer."
+        "Python)."
     )
     with pytest.raises(ValueError, match=re.escape(message)):
         devices_to_use(2, [2, 1], "cpu")

@@ -16,14 +16,17 @@ from purejaxdrl.training.config import TrainConfig, validate
 # Fields a sweep may not vary, and why.
 _NOT_SWEPT = {
     "algo": "a sweep trains one algorithm; run one sweep per --algo",
-    "seed": "seeds are their own axis: pass --seeds N (seeds=N in Python) or a list",
-    "devices": "it does not change what a run learns; pass --devices once",
+    "seed": "seeds are their own axis: pass "
+    f"{both_ways('--seeds', 'seeds', 'N')} or a list",
+    "devices": "it does not change what a run learns; pass "
+    f"{field_example('devices', 'N')} once",
     "run_dir": "it does not change what a run learns",
-    "num_logs": "it does not change what a run learns; pass --num-logs once",
+    "num_logs": "it does not change what a run learns; pass "
+    f"{field_example('num_logs', 'N')} once",
     # Only the rollout loop's speed: the runs would be the same run, compiled
     # once per value (time values with `purejaxdrl train --scan-unroll N`).
     "scan_unroll": "it changes only speed, not what a run learns; pass "
-    "--scan-unroll once",
+    f"{field_example('scan_unroll', 'N')} once",
     "eval": "sweeps and PBT play no evaluation episodes; drop it",
     "host": "sweeps and PBT train device environments only; drop it",
 }

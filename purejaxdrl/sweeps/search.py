@@ -213,7 +213,8 @@ def random_draws(
         if num_samples:
             raise ConfigError(
                 f"num_samples={num_samples} without a range to sample; pass "
-                f"{_SAMPLE_EXAMPLE}, or drop --samples (num_samples=0 in Python)."
+                f"{_SAMPLE_EXAMPLE}; or pass "
+                f"{both_ways('--samples', 'num_samples', 0)}."
             )
         return [], [{}]
     fields: list[Field] = []
@@ -229,7 +230,7 @@ def random_draws(
         raise ConfigError(
             f"num_samples={num_samples}: a random search draws at most "
             f"{MAX_SAMPLES:,} settings (each a run per seed, trained together); "
-            f"pass {both_ways('--samples', 'num_samples', MAX_SAMPLES)} or fewer."
+            f"pass at most {both_ways('--samples', 'num_samples', MAX_SAMPLES)}."
         )
     if not is_integer(search_seed):
         raise ConfigError(f"search_seed={search_seed!r} must be an integer >= 0.")

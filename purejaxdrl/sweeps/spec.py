@@ -146,7 +146,7 @@ def check_seed_count(first: int, count: int, flag: str, python: str) -> None:
     """
     if first + count > SEED_LIMIT:
         lower_seed = (
-            f", or {field_example('seed', SEED_LIMIT - count)} or lower"
+            f"; or at most {field_example('seed', SEED_LIMIT - count)}"
             if count < SEED_LIMIT
             else ""
         )
@@ -154,7 +154,7 @@ def check_seed_count(first: int, count: int, flag: str, python: str) -> None:
             f"{python}={count}: seed {SEED_LIMIT} (= seed {first} + "
             f"{SEED_LIMIT - first}) must be in [0, 2**32) (JAX keeps a seed's "
             "low 32 bits, so it would repeat seed 0's run); pass "
-            f"{both_ways(flag, python, SEED_LIMIT - first)} or fewer{lower_seed}."
+            f"at most {both_ways(flag, python, SEED_LIMIT - first)}{lower_seed}."
         )
 
 
@@ -187,8 +187,7 @@ def seed_list(base: TrainConfig, seeds: int | Sequence[int]) -> list[int]:
             raise ConfigError(
                 f"seeds={seeds}: a sweep trains at most {MAX_SEED_COUNT:,} seeds "
                 "per setting (a count of seeds from the config's seed, not a "
-                f"seed); pass {both_ways('--seeds', 'seeds', MAX_SEED_COUNT)} or "
-                "fewer."
+                f"seed); pass at most {both_ways('--seeds', 'seeds', MAX_SEED_COUNT)}."
             )
         check_seed_count(base.seed, seeds, "--seeds", "seeds")
         return list(range(base.seed, base.seed + seeds))
@@ -288,10 +287,10 @@ def _check_not_joined(base: TrainConfig, field: Field, name: str, text: str) -> 
         checked_value(base, field, text, "--grid")
     except ConfigError:
         items = [_number_or_text(v) for v in text.split(",") if v.strip()]
+        example = both_ways("--grid", "grid", f"{name}={text}", {name: items})
         raise ConfigError(
             f"grid={{{name!r}: {text!r}}} gives the values as one string; pass "
-            f"a list, grid={{{name!r}: {items!r}}} (--grid {name}={text} on the "
-            "command line)."
+            f"a list, e.g. {example}."
         ) from None
 
 

@@ -124,6 +124,6 @@ def test_hosts_with_unequal_device_counts_train_on_the_fewest(tmp_path):
     assert refused == [2, 2], [log[-3000:] for log in refused_logs]
     assert _one_line_errors(refused_logs[0]) == [
         "purejaxdrl: error: devices=3 must be between 1 and the 2 local cpu "
-        "devices of process 1 (the processes have 3, 2); pass --devices 2 "
-        "(devices=2 or make_mesh(2) in Python) or fewer."
+        "devices of process 1 (the processes have 3, 2); pass at most --devices 2 "
+        "(devices=2 or make_mesh(2) in Python)."
     ]

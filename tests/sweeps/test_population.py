@@ -206,8 +206,8 @@ def test_member_seeds_stay_in_a_keys_range():
     with pytest.raises(
         pjd.ConfigError,
         match=r"population=4: seed 4294967296 \(= seed 4294967294 \+ 2\) must "
-        r"be in \[0, 2\*\*32\) .*; pass --population 2 \(population=2 in Python\) "
-        r"or fewer, or --seed 4294967292 \(seed=4294967292 in Python\) or lower",
+        r"be in \[0, 2\*\*32\) .*; pass at most --population 2 \(population=2 in "
+        r"Python\); or at most --seed 4294967292 \(seed=4294967292 in Python\)",
     ):
         pbt(base, explore=SPACE, population=4)
 
@@ -232,7 +232,7 @@ def test_a_population_too_small_or_never_ready_is_told_it_will_not_exploit():
     assert no_exploit_note(PBTConfig(ready=4), 8, 4, 4) == (
         "pbt: pbt.ready=4 chunks between ready steps, but the run has 4 chunks "
         "(num_logs=4), so no ready step comes (the members train as a sweep "
-        "would); pass --pbt.ready 3 (ready=3 in Python) or less"
+        "would); pass at most --pbt.ready 3 (ready=3 in Python)"
     )
 
 
@@ -250,16 +250,16 @@ def test_the_never_ready_note_gives_only_advice_that_works():
     # 100 // 6 = 16), 7 makes 10 of 10 (near 14): 7 is the least with > 5.
     assert len(chunk_lengths(100, 6)) == 5 and len(chunk_lengths(100, 7)) == 10
     assert no_exploit_note(PBTConfig(ready=5), 4, 100, 5).endswith(
-        "pass --pbt.ready 4 (ready=4 in Python) or less or pass --num-logs 7 "
+        "pass at most --pbt.ready 4 (ready=4 in Python); or pass --num-logs 7 "
         "(num_logs=7 in Python)"
     )
     # Fewer updates than ready: no --num-logs alone makes a ready step.
     assert no_exploit_note(PBTConfig(ready=8), 4, 6, 2).endswith(
-        "pass --pbt.ready 1 (ready=1 in Python) or less or pass --num-logs 6 "
-        "(num_logs=6 in Python) with --pbt.ready 5 (ready=5 in Python) or less"
+        "pass at most --pbt.ready 1 (ready=1 in Python); or pass --num-logs 6 "
+        "(num_logs=6 in Python) with at most --pbt.ready 5 (ready=5 in Python)"
     )
     assert no_exploit_note(PBTConfig(ready=2), 4, 1, 1).endswith(
-        "raise --total-steps (total_steps in Python): the run is one update"
+        "raise --total-steps N (total_steps=N in Python): the run is one update"
     )
     # The advised --num-logs always brings a ready step.
     for updates in range(2, 50):

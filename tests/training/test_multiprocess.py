@@ -508,7 +508,7 @@ def test_hosts_with_different_device_counts_train_on_the_fewest(tmp_path, cache)
     assert _one_line_errors(logs[0]) == [
         "purejaxdrl: error: devices=2 must be between 1 and the 1 local cpu "
         "devices of process 1 (the processes have 2, 1); pass --devices 1 "
-        "(devices=1 or make_mesh(1) in Python) or fewer."
+        "(devices=1 or make_mesh(1) in Python)."
     ]
 
 

@@ -121,21 +121,21 @@ def no_exploit_note(
     chunks = len(chunk_lengths(num_updates, num_logs))
     if (chunks - 1) // ready >= 1:
         return None
-    fixes = [f"pass {_ready(chunks - 1)} or less"] if chunks > 1 else []
+    fixes = [f"pass at most {_ready(chunks - 1)}"] if chunks > 1 else []
     logs = _num_logs_for(ready, num_updates)
     if logs is not None:  # (fewer logs can make more chunks: "pass", not "raise")
         fixes.append(f"pass {field_example('num_logs', logs)}")
     elif num_updates == 1:
-        fixes = ["raise --total-steps (total_steps in Python): the run is one update"]
+        fixes = [f"raise {field_example('total_steps', 'N')}: the run is one update"]
     elif chunks < num_updates:  # one chunk per update is the most there can be
         fixes.append(
             f"pass {field_example('num_logs', num_updates)} with "
-            f"{_ready(num_updates - 1)} or less"
+            f"at most {_ready(num_updates - 1)}"
         )
     return (
         f"pbt: pbt.ready={ready} {_chunks(ready)} between ready steps, but the "
         f"run has {chunks} {_chunks(chunks)} (num_logs={num_logs}), so no ready "
-        f"step comes (the members train as a sweep would); {' or '.join(fixes)}"
+        f"step comes (the members train as a sweep would); {'; or '.join(fixes)}"
     )
 
 
