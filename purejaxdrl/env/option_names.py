@@ -17,6 +17,7 @@ def check_options(
     options: Iterable[str],
     valid: Iterable[str],
     listed: str | None = None,
+    unusable: Iterable[str] = (),
 ) -> None:
     """Refuses environment options that `env_id` does not take, before building it.
 
@@ -26,6 +27,10 @@ def check_options(
       valid: every name `env_id` takes (the "did you mean" is drawn from them).
       listed: the options the message offers, where not all of `valid`: an
         adapter leaves out those it takes only to refuse (and says so briefly).
+      unusable: names in `valid` that `listed` calls not usable: never offered
+        as "did you mean"; where one is the closest name, the message says it
+        is not usable here instead (a suggestion the same line refuses would
+        send the user round in a circle).
 
     Raises:
       ConfigError: naming the unknown options and listing the valid ones.
@@ -35,8 +40,7 @@ def check_options(
     unknown = sorted(set(options) - set(valid))
     if not unknown:
         return
-    close = difflib.get_close_matches(unknown[0], valid, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = _hint(unknown[0], valid, set(unusable))
     names = ", ".join(repr(k) for k in unknown)
     what = "is not an option" if len(unknown) == 1 else "are not options"
     if listed is None:
@@ -46,3 +50,18 @@ def check_options(
         f"{listed}; fix the name in --env.option KEY=VALUE "
         "(or the preset's env.options), or drop it."
     )
+
+
+def _hint(name: str, valid: list[str], unusable: set[str]) -> str:
+    """The "did you mean X? " for the closest usable name; "" where none is close.
+
+    Where the closest of all the names is an unusable one, that is what the
+    user meant most likely: the hint says it is not usable here, rather than
+    offering a usable name further off.
+    """
+    closest = difflib.get_close_matches(name, valid, n=1)
+    if closest and closest[0] in unusable:
+        return f"{closest[0]!r} (the closest name) is not usable here; "
+    usable = [k for k in valid if k not in unusable]
+    close = difflib.get_close_matches(name, usable, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""

@@ -23,7 +23,6 @@ from purejaxdrl.env.base import (
     Env,
     EnvParams,
     check_option_types,
-    check_options,
     metrics_info,
     restart,
     strong_types,
@@ -33,10 +32,10 @@ from purejaxdrl.env.playground_compat import patch_removed_keywords
 from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
     check_groups,
+    check_names,
     check_physics,
     default_physics,
     flat_items,
-    listed_options,
 )
 from purejaxdrl.env.randomize import choose_randomizer, draw, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any, time_limit
@@ -173,8 +172,7 @@ class PlaygroundEnv(Env):
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())
         valid = set(defaults) | set(ADAPTER_OPTIONS)
-        listed = listed_options(valid, needs_menagerie(name))
-        check_options(PREFIX + name, config, valid, listed)
+        check_names(PREFIX + name, config, valid, needs_menagerie(name))
         config = check_groups(PREFIX + name, config, defaults)
         config = check_option_types(PREFIX + name, config, defaults)
         if auto_reset not in AUTO_RESETS:

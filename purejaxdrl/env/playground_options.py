@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import check_option_types
+from purejaxdrl.env.base import check_option_types, check_options
 
 # The physics the adapter runs: MJX's JAX implementation. Playground's configs
 # name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
@@ -22,6 +22,19 @@ IMPLS = ("jax",)
 # Options a task's config has that the adapter runs at one value only: the
 # unknown-option error lists them with it.
 ONE_VALUE = {"impl": IMPLS[0], "action_repeat": 1}
+
+
+def unusable_options(valid: set[str], menagerie: bool) -> set[str]:
+    """The options of `valid` that `listed_options` names as not usable here.
+
+    Args:
+      valid: every option name the task takes (its config's and the adapter's).
+      menagerie: the task loads MuJoCo Menagerie models (then `menagerie_path`
+        is usable).
+
+    """
+    pixels = {k for k in valid if k == "vision" or k.startswith("vision_config")}
+    return pixels | ({"menagerie_path"} & valid if not menagerie else set())
 
 
 def listed_options(valid: set[str], menagerie: bool) -> str:
@@ -39,7 +52,7 @@ def listed_options(valid: set[str], menagerie: bool) -> str:
 
     """
     pixels = {k for k in valid if k == "vision" or k.startswith("vision_config")}
-    unused = pixels | ({"menagerie_path"} & valid if not menagerie else set())
+    unused = unusable_options(valid, menagerie)
     shown = [
         f"{k} ({ONE_VALUE[k]} only)" if k in ONE_VALUE else k
         for k in sorted(valid - unused)
@@ -51,6 +64,24 @@ def listed_options(valid: set[str], menagerie: bool) -> str:
         notes.append("menagerie_path (the task loads no Menagerie model)")
     not_usable = f"; not usable here: {', '.join(notes)}" if notes else ""
     return ", ".join(shown) + not_usable
+
+
+def check_names(env_id: str, options: Any, valid: set[str], menagerie: bool) -> None:
+    """Refuses option names a task does not take, offering only the usable ones.
+
+    Args:
+      env_id: the task, for the message.
+      options: the option names given.
+      valid: every option name the task takes (its config's and the adapter's).
+      menagerie: the task loads MuJoCo Menagerie models.
+
+    Raises:
+      ConfigError: naming the unknown options (see `check_options`).
+
+    """
+    listed = listed_options(valid, menagerie)
+    unusable = unusable_options(valid, menagerie)
+    check_options(env_id, options, valid, listed, unusable)
 
 
 def default_physics(configured: str) -> str:

@@ -1,0 +1,45 @@
+"""The "did you mean" of an unknown environment option offers only usable names."""
+
+import pytest
+
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.option_names import check_options
+from purejaxdrl.env.playground_options import listed_options, unusable_options
+
+# A Playground task's option names (CartpoleBalance's, shortened): it loads no
+# Menagerie model, so menagerie_path and the pixel options are not usable.
+VALID = {
+    "action_repeat",
+    "ctrl_dt",
+    "episode_length",
+    "impl",
+    "menagerie_path",
+    "vision",
+    "vision_config.cam_res",
+}
+
+
+def _message(option: str) -> str:
+    unusable = unusable_options(VALID, menagerie=False)
+    listed = listed_options(VALID, menagerie=False)
+    with pytest.raises(ConfigError) as error:
+        check_options("playground:X", [option], VALID, listed, unusable)
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("option", "closest"), [("menagerie_pth", "menagerie_path"), ("visoin", "vision")]
+)
+def test_an_unusable_closest_name_is_said_to_be_unusable_not_suggested(option, closest):
+    message = _message(option)
+    assert "did you mean" not in message
+    assert f"{closest!r} (the closest name) is not usable here; its options" in message
+
+
+def test_a_usable_closest_name_is_suggested():
+    assert "did you mean 'episode_length'? its options" in _message("episode_lenght")
+
+
+def test_without_unusable_names_every_name_may_be_suggested():
+    with pytest.raises(ConfigError, match="did you mean 'vision'"):
+        check_options("env", ["visio"], VALID)
