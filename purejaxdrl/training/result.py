@@ -49,7 +49,10 @@ class TrainResult:
         from the persistent cache) and build the first state: the progress
         line's `compiling` phase, plus a host runner's compiles inside chunks.
         A resume's checkpoint restore, before it, is in neither this nor
-        train_seconds.
+        train_seconds; nor is opening the loggers after it (metrics.jsonl
+        rewritten, TensorBoard's writer: the first seconds of the progress
+        line's `training` phase), which waits for compiling so that a run
+        stopped while it compiles writes none of their files.
       train_seconds: training time up to the last chunk's record (not the
         final evaluation or checkpoint after it), compilation and the
         evaluations between chunks excluded (the records' `time`; the

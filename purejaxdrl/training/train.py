@@ -146,8 +146,7 @@ def train(
         schedule = chunk_schedule(config, start.done)
         # Says it compiles; a complete run resumed has no phases to show.
         progress = keep(open_progress(run, exp, console and bool(schedule)))
-        # Compile time is the progress line's `compiling` phase, no more: a
-        # resume's restore (before it) counts in the wall time only.
+        # compile_seconds is the progress line's `compiling` phase (TrainResult).
         start_compile = time.perf_counter()
         programs = compile_programs(
             exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
@@ -160,6 +159,7 @@ def train(
         compile_seconds = time.perf_counter() - start_compile
         if progress is not None:
             progress.phase(_training_phase(exp.runner))
+        # After compiling: a run stopped compiling writes no logger files.
         sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
         loop = ChunkLoop(
             run=run,
