@@ -309,28 +309,39 @@ def is_main_process() -> bool:
     return jax.process_index() == 0
 
 
-def fake_devices_setting() -> str:
-    """`JAX_NUM_CPU_DEVICES=N ` where this process runs on N > 1 CPU devices; else "".
+def fake_devices_setting(devices: int) -> str:
+    """`JAX_NUM_CPU_DEVICES=N ` where a run trained on N > 1 CPU devices; else "".
 
     CPU devices past the first are faked (`JAX_NUM_CPU_DEVICES`, or XLA_FLAGS'
     `--xla_force_host_platform_device_count`): a command run again without
-    the setting sees one device, and a resume of the run is refused.
+    the setting sees one device, and a resume of a run on more is refused. A
+    run on one device needs no setting, however many this process fakes.
+
+    Args:
+      devices: the run's devices over all processes (its mesh's size), or 0
+        for all of this process's (a sweep's default, `devices=0`).
+
     """
-    if jax.default_backend() != "cpu" or (n := jax.local_device_count()) < 2:
+    n = devices // jax.process_count() if devices else jax.local_device_count()
+    if jax.default_backend() != "cpu" or n < 2:
         return ""
     return f"JAX_NUM_CPU_DEVICES={n} "
 
 
-def resume_command(command: str, path: Any, flags: str = "") -> str:
-    """`purejaxdrl COMMAND --resume PATH FLAGS`, as this process's run resumes.
+def resume_command(command: str, path: Any, flags: str = "", devices: int = 1) -> str:
+    """`purejaxdrl COMMAND --resume PATH FLAGS`, as the run in `path` resumes.
 
-    Every printed resume command is this one, so that on fake CPU devices it
-    starts with their setting (`fake_devices_setting`) and works as printed.
+    Every printed resume command is this one, so that a run on fake CPU
+    devices starts with their setting (`fake_devices_setting`) and works as
+    printed.
 
     Args:
       command: `train`, `sweep` or `pbt`.
       path: the run's directory.
       flags: what follows, with its leading space (` --logger wandb`).
+      devices: the run's devices over all processes (its mesh's size), or 0
+        for all of this process's (a sweep's or PBT run's `devices=0`).
 
     """
-    return f"{fake_devices_setting()}purejaxdrl {command} --resume {path}{flags}"
+    setting = fake_devices_setting(devices)
+    return f"{setting}purejaxdrl {command} --resume {path}{flags}"

@@ -226,7 +226,7 @@ def _run(
 
         print(
             f"purejaxdrl: {command.name} {e.reason}; continue with: "
-            f"{resume_command(command.name, e.path)}",
+            f"{resume_command(command.name, e.path, devices=e.devices)}",
             file=sys.stderr,
         )
         return 0

@@ -333,10 +333,10 @@ def summary(
             )
             # Resumed as one process, a replay learner's run is refused.
             hosts = " (on every host, with its process flags)" if count > 1 else ""
-            lines.append(
-                "  checkpoint saved; continue with: "
-                f"{resume_command('train', result.run_dir, flags + lift)}{hosts}"
+            again = resume_command(
+                "train", result.run_dir, flags + lift, result.num_devices
             )
+            lines.append(f"  checkpoint saved; continue with: {again}{hosts}")
     elif math.isnan(result.steps_per_second) and result.updates >= config.num_updates:
         lines[0] = (
             f"nothing to train: {config.algo} on {config.env.id} was already "
@@ -344,7 +344,7 @@ def summary(
         )
         if result.run_dir is not None:  # after the block, not lost inside it
             more = f"{flags} --total-steps N --override"
-            resume = resume_command("train", result.run_dir, more)
+            resume = resume_command("train", result.run_dir, more, result.num_devices)
             after.append(f"to train on, raise the budget: {resume}")
     elif (target := target_line(config, preset, result)) is not None:
         lines.append(target)

@@ -110,11 +110,14 @@ class WandbLogger:
         name: str,
         config: dict[str, Any],
         log_to: Sequence[str] = ("wandb",),
+        devices: int = 1,
     ):
         """Starts (or, with the id saved in `directory/wandb/`, continues) it.
 
         `log_to` is the session's named sinks, which the resume command of a
-        refusal repeats (a resume without them would not log there).
+        refusal repeats (a resume without them would not log there), and
+        `devices` the run's (its mesh's size), whose fake CPU device setting
+        that command starts with.
 
         Raises:
           ConfigError: W&B did not start (no login, say); nothing was trained.
@@ -149,7 +152,7 @@ class WandbLogger:
                 "run `wandb login`, set WANDB_API_KEY, or set WANDB_MODE=offline "
                 "to keep the run local; this session trained nothing in "
                 f"{str(directory)!r}: once W&B starts, continue it with "
-                f"`{resume_command('train', directory, flags)}`"
+                f"`{resume_command('train', directory, flags, devices)}`"
             ) from None
         id_file.write_text(self._run.id)
         self._run.define_metric("env_steps")

@@ -33,6 +33,8 @@ class SweepStopped(Exception):
       path: the directory to resume (None only inside a batch, before the
         sweep or population that trains it adds it).
       command: `sweep` or `pbt`, whichever wrote `path`.
+      devices: its `devices` setting (0: all of this process's), which the
+        printed resume command's fake CPU device setting follows.
 
     """
 
@@ -41,24 +43,30 @@ class SweepStopped(Exception):
         reason: str,
         path: str | pathlib.Path | None = None,
         command: str = "sweep",
+        devices: int = 0,
     ) -> None:
         self.reason = reason
         self.path = None if path is None else pathlib.Path(path)
         self.command = command
+        self.devices = devices
         super().__init__(
             reason
             if self.path is None
-            else f"{reason}; continue with: {resume_call(command, self.path)}"
+            else f"{reason}; continue with: {resume_call(command, self.path, devices)}"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuilt from its parts (not its message) when pickled, path kept.
-        return type(self), (self.reason, self.path, self.command)
+        return type(self), (self.reason, self.path, self.command, self.devices)
 
 
-def resume_call(command: str, path: pathlib.Path) -> str:
-    """How to continue `command`'s directory `path`: in Python, then the CLI."""
-    return f"pjd.resume_{command}({str(path)!r}) ({resume_command(command, path)})"
+def resume_call(command: str, path: pathlib.Path, devices: int = 0) -> str:
+    """How to continue `command`'s directory `path`: in Python, then the CLI.
+
+    `devices` is the sweep's or PBT run's `devices` setting (0: all local).
+    """
+    cli = resume_command(command, path, devices=devices)
+    return f"pjd.resume_{command}({str(path)!r}) ({cli})"
 
 
 def train_batch(

@@ -137,9 +137,9 @@ def sweep(
     if write_files:
         result.run_dir = start_dir(result)
         store = SweepStore(result.run_dir, base.checkpoint.every)
+        again = resume_command("sweep", result.run_dir, devices=plan.base.devices)
         say(
-            f"sweep: writing {result.run_dir} (if stopped, "
-            f"`{resume_command('sweep', result.run_dir)}` continues it, "
+            f"sweep: writing {result.run_dir} (if stopped, `{again}` continues it, "
             f"pjd.resume_sweep({str(result.run_dir)!r}) in Python)"
         )
     return _train_plan(result, device_memory, say, notify, store)
@@ -213,7 +213,9 @@ def _train_plan(
                     result, g, runs, label, device_memory, say, progress, store, stop
                 )
             except SweepStopped as e:
-                raise SweepStopped(e.reason, store.directory, "sweep") from None
+                raise SweepStopped(
+                    e.reason, store.directory, "sweep", plan.base.devices
+                ) from None
     for run, at in enumerate(result.diverged):
         if at is not None:
             say(diverged_line(plan, run, at))

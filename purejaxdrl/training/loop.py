@@ -283,10 +283,11 @@ class ChunkLoop:
         if self.last_saved is None:
             return "no checkpoint was saved before it"
         flags = logger_flags(self.log_to)  # so it logs there still
+        again = resume_command("train", self.run.run_dir, flags, self.num_devices)
         return (
             f"the last good checkpoint is update {self.last_saved:,} in "
             f"{checkpointer.directory / str(self.last_saved)}; resume it with "
-            f"`{resume_command('train', self.run.run_dir, flags)}{resume_with}"
+            f"`{again}{resume_with}"
         )
 
     def save(self, packed: Any, metric: float | None = None) -> None:

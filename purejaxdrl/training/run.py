@@ -139,8 +139,12 @@ def lock_run(run: Run) -> RunLock | None:
     return run.lock
 
 
-def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | None:
+def start_wandb(
+    run: Run, log_to: tuple[str, ...] | list[str], devices: int = 1
+) -> WandbLogger | None:
     """A W&B run when `log_to` asks for one, on process 0.
+
+    `devices` is the run's (its mesh's size), for a refusal's resume command.
 
     Started before compiling: W&B's service sets itself up (a process, system
     metadata) while XLA compiles, not while the run trains.
@@ -148,7 +152,9 @@ def start_wandb(run: Run, log_to: tuple[str, ...] | list[str]) -> WandbLogger | 
     if "wandb" not in log_to or not run.main:
         return None
     config = run_dict(run.config)
-    return WandbLogger(run.run_dir, run.run_dir.name, config, log_to=log_to)
+    return WandbLogger(
+        run.run_dir, run.run_dir.name, config, log_to=log_to, devices=devices
+    )
 
 
 def attach_checkpointer(run: Run, runner: Runner, abstract: Any) -> None:

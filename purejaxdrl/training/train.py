@@ -142,7 +142,7 @@ def train(
             save_resumed_config(run, start.done)
         # After the resume's checks (a refused resume starts no W&B run),
         # before compiling: W&B sets itself up while XLA compiles.
-        wandb = keep(start_wandb(run, log_to))
+        wandb = keep(start_wandb(run, log_to, exp.runner.mesh.size))
         schedule = chunk_schedule(config, start.done)
         # Says it compiles; a complete run resumed has no phases to show.
         progress = keep(open_progress(run, exp, console and bool(schedule)))

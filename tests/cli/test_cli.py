@@ -14,7 +14,6 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
-from purejaxdrl.parallel import fake_devices_setting
 
 
 def run_cli(*args, cwd=None, timeout=600):
@@ -411,7 +410,7 @@ def test_a_stopped_runs_resume_hint_lifts_the_stop_that_ended_it():
         text = summary(config, None, result, wall=2.0)
         expected = (
             "checkpoint saved; continue with: "
-            f"{fake_devices_setting()}purejaxdrl train --resume runs/r{hint}\n"
+            f"purejaxdrl train --resume runs/r{hint}\n"  # one device: no setting
         )
         assert expected in text + "\n"
         # The session's loggers too: run as printed, it logs where it did.
@@ -435,7 +434,7 @@ def test_a_complete_runs_budget_hint_keeps_the_session_s_loggers():
     # After the summary block (its last line the run directory), not inside it.
     assert text.endswith(
         "  run directory      runs/r\n"
-        f"to train on, raise the budget: {fake_devices_setting()}purejaxdrl train "
+        "to train on, raise the budget: purejaxdrl train "
         "--resume runs/r --logger tensorboard --total-steps N --override"
     )
 

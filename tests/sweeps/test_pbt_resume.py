@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.rng import make_key
 from purejaxdrl.sweeps.pbt import train as pbt_train
 from purejaxdrl.sweeps.pbt.lineage import load_pbt
@@ -181,7 +180,8 @@ def test_a_signal_mid_window_saves_the_window_and_resume_is_exact(
     assert stopped.value.path == path
     assert str(stopped.value) == (
         "stopped by SIGINT after update 5 of 8; continue with: "
-        f"pjd.resume_pbt({str(path)!r}) ({fake_devices_setting()}purejaxdrl pbt "
+        # The population's 4 (fake CPU) devices, not all the tests fake.
+        f"pjd.resume_pbt({str(path)!r}) (JAX_NUM_CPU_DEVICES=4 purejaxdrl pbt "
         f"--resume {path})"
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

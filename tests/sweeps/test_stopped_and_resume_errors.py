@@ -25,8 +25,11 @@ def test_sweep_stopped_is_public_with_its_path_and_both_spellings(tmp_path):
     assert e.path == tmp_path and e.reason == REASON and e.command == "pbt"
     assert str(e) == (
         f"{REASON}; continue with: pjd.resume_pbt({str(tmp_path)!r}) "
-        f"({fake_devices_setting()}purejaxdrl pbt --resume {tmp_path})"
-    )
+        f"({fake_devices_setting(0)}purejaxdrl pbt --resume {tmp_path})"
+    )  # devices=0 (its default): all the process's, as a sweep's default
+    one = pjd.SweepStopped(REASON, tmp_path, "pbt", devices=1)
+    assert str(one).endswith(f"(purejaxdrl pbt --resume {tmp_path})")
+    assert str(pickle.loads(pickle.dumps(one))) == str(one)
     again = pickle.loads(pickle.dumps(e))  # e.g. across processes: path kept
     assert (str(again), again.path) == (str(e), e.path)
     assert str(pjd.SweepStopped(REASON)) == REASON  # inside a batch: no path yet
@@ -45,7 +48,7 @@ def test_the_command_line_names_only_the_command_to_continue(
     assert cli.main(argv) == 0
     assert capsys.readouterr().err == (
         f"purejaxdrl: {name} {REASON}; continue with: "
-        f"{fake_devices_setting()}purejaxdrl {name} --resume {tmp_path}\n"
+        f"{fake_devices_setting(0)}purejaxdrl {name} --resume {tmp_path}\n"
     )
 
 

@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.training import run
 
 
@@ -59,13 +58,15 @@ def test_a_stopped_multi_process_run_says_to_resume_every_process(monkeypatch):
         compile_seconds=1.0, steps_per_second=1e4, history=[],
         steps_per_second_per_device=1e4 / 2,
     )  # fmt: skip
-    fake = fake_devices_setting()  # the tests' own fake CPU devices
+    # The run's 2 (fake CPU) devices, not the tests' 8: its resume needs 2.
+    fake = "JAX_NUM_CPU_DEVICES=2 "
     one = f"  checkpoint saved; continue with: {fake}purejaxdrl train --resume runs/r\n"
     assert one in summary(config, None, result, wall=2.0)
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     # As printed before, it resumed as one process: a replay learner is refused.
+    # Two processes of one device each: no setting.
     assert (
-        f"continue with: {fake}purejaxdrl train --resume runs/r (on every host, "
+        "continue with: purejaxdrl train --resume runs/r (on every host, "
         "with its process flags)\n"
     ) in summary(config, None, result, wall=2.0)
 
@@ -168,3 +169,14 @@ def test_a_run_on_fake_cpu_devices_resumes_with_their_setting(monkeypatch):
     assert "continue with: purejaxdrl train --resume runs/r\n" in summary(
         config, None, result, wall=2.0
     )
+
+
+def test_a_resume_command_names_the_run_s_fake_devices_not_the_process_s():
+    from purejaxdrl.parallel import resume_command
+
+    # The tests fake 8 CPU devices; a run on 1 needs no setting to resume.
+    assert jax.local_device_count() > 2
+    assert resume_command("train", "r") == "purejaxdrl train --resume r"
+    assert resume_command("train", "r", " --x", 2).startswith("JAX_NUM_CPU_DEVICES=2 ")
+    everything = f"JAX_NUM_CPU_DEVICES={jax.local_device_count()} purejaxdrl sweep"
+    assert resume_command("sweep", "r", devices=0).startswith(everything)

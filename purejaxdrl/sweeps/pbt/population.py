@@ -130,8 +130,9 @@ def pbt(
         say(line)
     if write_files:
         path = start_pbt_dir(result)
+        again = resume_command("pbt", path, devices=base.devices)
         say(
-            f"pbt: writing {path} (if stopped, `{resume_command('pbt', path)}` "
+            f"pbt: writing {path} (if stopped, `{again}` "
             f"continues it, pjd.resume_pbt({str(path)!r}) in Python)"
         )
     return _train(result, configs, fitted, say, notify)
@@ -200,7 +201,9 @@ def _train(
     try:
         train_population(result, configs, fitted, say, progress)
     except SweepStopped as e:
-        raise SweepStopped(e.reason, result.run_dir, "pbt") from None
+        raise SweepStopped(
+            e.reason, result.run_dir, "pbt", configs[0].devices
+        ) from None
     for member, at in enumerate(result.diverged):
         if at is not None:
             say(
