@@ -15,6 +15,9 @@ import jax
 import jax.numpy as jnp
 
 _LAYOUTS = {1: "one stream [T]", 2: "a time-major batch [T, B]"}
+# The rank each layout is mistaken for: a one-stream function given a batch, or
+# a batch function given one stream. Only that mistake has the batch fix.
+_OTHER = {1: 2, 2: 1}
 
 
 def as_streams(
@@ -26,9 +29,12 @@ def as_streams(
       function: the estimator's name, for the message.
       arrays: its stream arguments by name, arrays or (nested) lists.
       rank: 1 for one stream [T], 2 for a batch [T, B].
-      batch_fix: what to do instead, said where every array has one axis too
-        many (one stream's function given a batch: its `jax.vmap` recipe) or
-        one too few (a batch's function given one stream).
+      batch_fix: what to do instead, said where every array has the other
+        layout's rank: for `rank=1`, one axis too many (a batch given to one
+        stream's function: its `jax.vmap` recipe); for `rank=2`, one too few
+        (one stream given to a batch's function). Any other rank (scalars
+        given to `gae`, [T, B, K] to `episode_aware_gae`) is told the layout
+        itself, as that fix would not hold.
 
     Returns:
       The arrays, in the order given (JAX arrays and tracers unchanged).
@@ -45,7 +51,7 @@ def as_streams(
     got = ", ".join(f"{name} {list(shape)}" for name, shape in shapes.items())
     if ranks == {rank}:
         fix = "give every one the same length"
-    elif len(ranks) == 1 and abs(ranks.pop() - rank) == 1:
+    elif ranks == {_OTHER[rank]}:
         fix = batch_fix
     else:
         fix = f"pass each as {_LAYOUTS[rank]}"

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl import rl
+from purejaxdrl.rl.nstep import n_step_targets
 from tests.rl.test_returns import numpy_gae
 
 T, B = 6, 3
@@ -93,3 +94,31 @@ def test_a_scalar_where_a_stream_goes_is_named():
     assert str(error.value).endswith(
         "got r_t [3], discount_t [], v_tm1 [3], v_t [3]; pass each as one stream [T]."
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "got", "layout"),
+    [
+        # One axis too few for a one-stream function: scalars, not a batch.
+        ("gae", lambda x: (x, x, 0.95, x, x), "r_t [], discount_t [], v_tm1 [], "
+         "v_t []", "one stream [T]"),
+        ("n_step_targets", lambda x: (x, x, x, 3, 0.99), "r_t [], discount_t [], "
+         "truncated_t []", "one stream [T]"),
+        # One axis too many for a batch function: [T, B, K], not one stream.
+        ("episode_aware_gae", lambda x: (x, x, x > 1, x, x, 0.99, 0.95), "r_t "
+         "[6, 3, 2], discount_t [6, 3, 2], truncated_t [6, 3, 2], v_tm1 [6, 3, "
+         "2], v_t [6, 3, 2]", "a time-major batch [T, B]"),
+        ("episode_aware_q_lambda", lambda x: (x, x, x > 1, x, 0.99, 0.5), "r_t "
+         "[6, 3, 2], discount_t [6, 3, 2], truncated_t [6, 3, 2], max_q_t [6, 3, "
+         "2]", "a time-major batch [T, B]"),
+    ],
+)  # fmt: skip
+def test_an_axis_off_the_other_way_is_told_the_layout_not_the_batch_fix(
+    name, args, got, layout
+):
+    # Before: scalars given to gae were told to vmap a batch, and [T, B, K]
+    # given to episode_aware_gae to call gae: fixes for the opposite mistake.
+    x = jnp.ones((T, B, 2)) if name.startswith("episode_aware") else jnp.float32(1)
+    with pytest.raises(ValueError) as error:
+        {**vars(rl), "n_step_targets": n_step_targets}[name](*args(x))
+    assert str(error.value).endswith(f"got {got}; pass each as {layout}.")
