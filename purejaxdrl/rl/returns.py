@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.rl.streams import as_streams
+from purejaxdrl.rl.streams import as_streams, lambda_stream
 from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
 
 _GAE_VMAP = (
@@ -44,7 +44,8 @@ def gae(
         rewards are promoted, with every input, to at least float32; lists
         are converted).
       discount_t: γ times the env discount at times [1, T], float32 [T].
-      lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
+      lambda_t: λ, a scalar or float32 [T] (0 where the episode was
+        truncated; a list is converted).
       v_tm1: values of the source states at times [0, T-1], float32 [T].
       v_t: bootstrap values of the destination states at times [1, T], float32 [T]
         (ignored where discount_t is 0, even inf or NaN).
@@ -54,8 +55,9 @@ def gae(
       dtype, at least float32).
 
     Raises:
-      ValueError: for an empty stream (T = 0), or inputs that are not [T] of
-        one shape (naming their shapes, and the vmap above for a batch).
+      ValueError: for an empty stream (T = 0), inputs that are not [T] of
+        one shape (naming their shapes, and the vmap above for a batch), or a
+        λ that is neither a scalar nor [T].
 
     """
     r_t, discount_t, v_tm1, v_t = as_streams(
@@ -70,6 +72,7 @@ def gae(
             f"gae needs a stream of T >= 1 steps, got r_t of shape "
             f"{r_t.shape}; pass at least one step."
         )
+    lambda_t = lambda_stream("gae", lambda_t, r_t)
     # One float dtype, at least float32, for every input and the scan's carry:
     # integer rewards would truncate λ to 0 and bf16 ones mismatch the carry.
     dtype = jnp.result_type(r_t, discount_t, lambda_t, v_tm1, v_t, jnp.float32)
@@ -169,7 +172,8 @@ def lambda_returns(
         rewards are promoted, with every input, to at least float32; lists
         are converted).
       discount_t: γ times the env discount at times [1, T], float32 [T].
-      lambda_t: λ, a scalar or float32 [T] (0 where the episode was truncated).
+      lambda_t: λ, a scalar or float32 [T] (0 where the episode was
+        truncated; a list is converted).
       v_t: bootstrap values of the destination states at times [1, T], float32 [T]
         (ignored where discount_t is 0, even inf or NaN).
 
@@ -181,7 +185,8 @@ def lambda_returns(
       ValueError: for an empty stream (T = 0), or inputs that are not [T] of
         one shape (naming their shapes, and how to batch them: `jax.vmap(
         lambda_returns, in_axes=(1, 1, None, 1), out_axes=1)` with a scalar
-        λ, or `episode_aware_q_lambda`).
+        λ, or `episode_aware_q_lambda`), or a λ that is neither a scalar nor
+        [T].
 
     """
     r_t, discount_t, v_t = as_streams(
@@ -196,6 +201,7 @@ def lambda_returns(
             f"lambda_returns needs a stream of T >= 1 steps, got r_t of shape "
             f"{r_t.shape}; pass at least one step."
         )
+    lambda_t = lambda_stream("lambda_returns", lambda_t, r_t)
     # One float dtype, at least float32, as in `gae`.
     dtype = jnp.result_type(r_t, discount_t, lambda_t, v_t, jnp.float32)
     r_t, discount_t, v_t = (x.astype(dtype) for x in (r_t, discount_t, v_t))

@@ -59,3 +59,34 @@ def as_streams(
         f"{function} takes {_LAYOUTS[rank]} in each of {', '.join(shapes)}, all "
         f"of one shape; got {got}; {fix}."
     )
+
+
+def lambda_stream(function: str, lambda_t: Any, r_t: jax.Array) -> Any:
+    """`lambda_t`, once it is a scalar or one λ per step of `r_t` [T].
+
+    Else a λ of another shape failed inside `jnp.broadcast_to` ("Cannot
+    broadcast to shape with fewer dimensions") naming neither argument.
+
+    Args:
+      function: the estimator's name, for the message.
+      lambda_t: its λ argument: a scalar, an array or a (nested) list.
+      r_t: its rewards, already checked as one stream [T].
+
+    Returns:
+      `lambda_t`, a list converted to an array (as the streams are; the
+      dtype promotion could not read a list), anything else unchanged.
+
+    Raises:
+      ValueError: (one line) naming both shapes and the fix.
+
+    """
+    if isinstance(lambda_t, list | tuple):
+        lambda_t = jnp.asarray(lambda_t)
+    shape = jnp.shape(lambda_t)
+    if shape in ((), r_t.shape):
+        return lambda_t
+    raise ValueError(
+        f"{function} takes lambda_t as a scalar or one stream [T] like r_t; got "
+        f"lambda_t {list(shape)}, r_t {list(r_t.shape)}; pass a scalar λ or "
+        f"one per step, of shape {list(r_t.shape)}."
+    )

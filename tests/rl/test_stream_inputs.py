@@ -122,3 +122,33 @@ def test_an_axis_off_the_other_way_is_told_the_layout_not_the_batch_fix(
     with pytest.raises(ValueError) as error:
         {**vars(rl), "n_step_targets": n_step_targets}[name](*args(x))
     assert str(error.value).endswith(f"got {got}; pass each as {layout}.")
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("gae", lambda x, lam: rl.gae(x, x, lam, x, x)),
+        ("lambda_returns", lambda x, lam: rl.lambda_returns(x, x, lam, x)),
+    ],
+)
+@pytest.mark.parametrize("shape", [(T, B), (T - 1,), (1,)])
+def test_a_lambda_neither_scalar_nor_one_per_step_is_named(name, call, shape):
+    # Before: "Cannot broadcast to shape with fewer dimensions" from inside
+    # jnp.broadcast_to (or, for [T - 1], an incompatible-shapes error).
+    x = jnp.ones(T)
+    with pytest.raises(ValueError) as error:
+        call(x, jnp.full(shape, 0.9))
+    assert str(error.value) == (
+        f"{name} takes lambda_t as a scalar or one stream [T] like r_t; got "
+        f"lambda_t {list(shape)}, r_t [{T}]; pass a scalar λ or one per step, "
+        f"of shape [{T}]."
+    )
+
+
+@pytest.mark.parametrize("lam", [0.9, jnp.float32(0.9), [0.9] * T, jnp.full(T, 0.9)])
+def test_a_scalar_or_one_lambda_per_step_is_taken_alike(lam):
+    x = jnp.linspace(0.1, 1.0, T)
+    want = rl.gae(x, x, 0.9, x, x)
+    np.testing.assert_allclose(rl.gae(x, x, lam, x, x), want, rtol=1e-6)
+    want = rl.lambda_returns(x, x, 0.9, x)
+    np.testing.assert_allclose(rl.lambda_returns(x, x, lam, x), want, rtol=1e-6)
