@@ -20,6 +20,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams, Wrapper
 from purejaxdrl.env.describe import dtype_name, named, structure, typed
+from purejaxdrl.env.specs import specs_error
 from purejaxdrl.env.user_frames import SIGNATURES, arity_error, user_frame
 from purejaxdrl.parallel import DATA_AXIS, varying
 from purejaxdrl.rng import make_key
@@ -27,6 +28,8 @@ from purejaxdrl.types import TimeStep
 
 # TimeStep's scalar fields: (shape, dtype) the runners carry.
 _SCALARS = {"reward": jnp.float32, "discount": jnp.float32, "truncated": jnp.bool_}
+# How the spec rule's message names the specs: the methods that made them.
+_SPEC_NAMES = ("observation_spec(params)", "action_spec(params)")
 
 
 def check_user_env(env: Any, env_id: str, key: jax.Array | None = None) -> None:
@@ -108,7 +111,9 @@ def check_contract(
         except ConfigError as e:  # Discrete(2.0), say: named with the env's id
             raise ConfigError(f"{env_id}: its {name} made {e}") from e
     spec, action_spec = specs
-    _check_specs(env_id, spec, action_spec)
+    problem = specs_error(spec, action_spec, names=_SPEC_NAMES)
+    if problem is not None:
+        raise ConfigError(f"{env_id}: {problem}")
     key = make_key(0) if key is None else key
     state, first = _pair(
         env_id, "reset", traced(env_id, "reset", env.reset, key, params)
@@ -254,24 +259,6 @@ def _pair(env_id: str, where: str, out: Any) -> tuple[Any, TimeStep]:
         f"{env_id}: {where} returned {what}; return (state, TimeStep), state "
         f"first ({made} makes the TimeStep)."
     )
-
-
-def _check_specs(env_id: str, observation: Any, action: Any) -> None:
-    """The specs are purejaxdrl's: Box (or a dict of them), Discrete or 1-D Box."""
-    boxes = observation.values() if isinstance(observation, dict) else [observation]
-    if not observation or not all(isinstance(b, Box) for b in boxes):
-        raise ConfigError(
-            f"{env_id}: observation_spec returned {named(observation)}; return "
-            "a purejaxdrl.env.Box (or a dict of them, one per entry)."
-        )
-    one_d = isinstance(action, Box) and len(action.shape) == 1
-    if not (isinstance(action, Discrete) or one_d):
-        raise ConfigError(
-            f"{env_id}: action_spec returned {named(action)}; return "
-            "purejaxdrl.env.Discrete(num_actions) or a 1-D purejaxdrl.env.Box"
-            "((num_dims,)) of actions in [-1, 1] (not gymnax's or Gymnasium's "
-            "spaces)."
-        )
 
 
 def _traced_with(message: str, action: Any, spec: Any) -> str:

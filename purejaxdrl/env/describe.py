@@ -31,9 +31,12 @@ def structure(tree: Any, limit: int = 120) -> str:
 
 
 def named(spec: Any) -> str:
-    """`spec` and, where it is not purejaxdrl's, whose it is (gymnax's Discrete)."""
+    """`spec` and, where a library's not purejaxdrl's, whose (gymnax's Discrete).
+
+    A builtin (a tuple, an int, None) is its repr alone: `(4,)`.
+    """
     kind = type(spec)
-    if kind.__module__.startswith("purejaxdrl"):
+    if kind.__module__.startswith(("purejaxdrl", "builtins")):
         return repr(spec)
     return f"{spec!r} (a {kind.__module__}.{kind.__qualname__})"
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.specs import specs_error
 from purejaxdrl.networks.base import (
     Network,
     NetworkConfig,
@@ -22,7 +23,6 @@ from purejaxdrl.networks.recurrent import (
     make_recurrent_actor_critic,
     make_recurrent_q_network,
 )
-from purejaxdrl.networks.specs import check_specs
 from purejaxdrl.networks.torsos import Torso, check_torso, pick, value_key
 from purejaxdrl.rl.distributions import categorical, mask_logits, tanh_gaussian
 from purejaxdrl.types import Params, PRNGKey, PyTree
@@ -119,6 +119,18 @@ def _masked_recurrent(
     )
 
 
+def _check_specs(factory: str, obs_spec: Any, action_spec: Any) -> None:
+    """Raises ConfigError, one line after `factory: `, unless the specs keep the rule.
+
+    Used alone, a factory is often tried with a plain shape and count
+    (`make_actor_critic(config, (4,), 2)`), which failed as an AttributeError
+    on `int.shape`, and a 2-D action Box as an unpacking error.
+    """
+    problem = specs_error(obs_spec, action_spec)
+    if problem is not None:
+        raise ConfigError(f"{factory}: {problem}")
+
+
 def _entry(obs_spec: dict) -> str:
     """The entry a one-array network would read: `state` (the policy's), if any."""
     return "state" if "state" in obs_spec else sorted(obs_spec)[0]
@@ -138,12 +150,13 @@ def make_actor_critic(
 
     Raises:
       ConfigError: (a ValueError) for specs that are not purejaxdrl.env's
-        (a tuple for a `Box`, an int for a `Discrete`: `specs.check_specs`),
+        (a tuple for a `Box`, an int for a `Discrete`, a 2-D action `Box`:
+        `env.specs.specs_error`),
         a torso that cannot be (`torsos.check_torso`), or a recurrent core on
         dict observations.
 
     """
-    check_specs("make_actor_critic", obs_spec, action_spec)
+    _check_specs("make_actor_critic", obs_spec, action_spec)
     # Before the torso's checks: on dict observations they would first ask for
     # the entry keys, which a core cannot use, a second error later.
     if config.recurrent and isinstance(obs_spec, dict):
@@ -220,7 +233,7 @@ def make_q_network(
         spec and torso errors of `make_actor_critic`.
 
     """
-    check_specs("make_q_network", obs_spec, action_spec)
+    _check_specs("make_q_network", obs_spec, action_spec)
     if not isinstance(action_spec, Discrete):
         raise ValueError(
             f"Q-learning needs discrete actions, got {action_spec}; use sac, "
@@ -328,7 +341,7 @@ def make_sac_networks(
         spec errors of `make_actor_critic` and the torso errors of `check_torso`.
 
     """
-    check_specs("make_sac_networks", obs_spec, action_spec)
+    _check_specs("make_sac_networks", obs_spec, action_spec)
     if not isinstance(action_spec, Box):
         raise ValueError(
             f"SAC needs continuous actions, got {action_spec}; use ppo, pqn, "

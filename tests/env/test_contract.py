@@ -94,10 +94,13 @@ def test_a_box_keeps_its_shape_as_a_tuple_of_ints():
          "float32[], not bool[]"),
         ({"extra_state": True}, "Flawed-v0: step's state has another structure "
          "than reset's"),
-        ({"action": envs.Box((2, 3))}, "Flawed-v0: action_spec returned "
-         "Box(shape=(2, 3)); return purejaxdrl.env.Discrete(num_actions) or a 1-D"),
-        ({"action": gymnax_discrete(2)}, "Flawed-v0: action_spec returned "
-         "Discrete(2, dtype=int32) (a gymnax.environments.spaces.Discrete); "),
+        ({"action": envs.Box((2, 3))}, "Flawed-v0: action_spec(params)=Box(shape="
+         "(2, 3)) is not a purejaxdrl.env.Discrete or a 1-D purejaxdrl.env.Box; "
+         "use purejaxdrl.env.Discrete(num_actions), or a 1-D"),
+        ({"action": gymnax_discrete(2)}, "Flawed-v0: action_spec(params)=Discrete"
+         "(2, dtype=int32) (a gymnax.environments.spaces.Discrete) is not a "
+         "purejaxdrl.env.Discrete or a 1-D purejaxdrl.env.Box; use "
+         "purejaxdrl.env.Discrete(2)."),
     ],
 )  # fmt: skip
 def test_a_users_env_that_breaks_its_specs_is_named_in_one_line(flaw, message):

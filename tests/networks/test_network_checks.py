@@ -10,13 +10,16 @@ import pathlib
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_q_network
+from tests.env.test_contract import Flawed
 
 DICT_SPEC = {"state": Box((5,)), "privileged_state": Box((9,))}
 DOCS = pathlib.Path(__file__).parents[2] / "docs"
@@ -144,23 +147,70 @@ FACTORIES = {
 }
 
 
+OBS_RULE = "is not a purejaxdrl.env.Box or a non-empty dict of them; use "
+ACTION_RULE = "is not a purejaxdrl.env.Discrete or a 1-D purejaxdrl.env.Box; use "
+SIZELESS = (
+    "purejaxdrl.env.Discrete(num_actions), or a 1-D purejaxdrl.env.Box("
+    "(num_dims,)) of actions in [-1, 1]."
+)
+
+
+class ForeignDiscrete:
+    """A gymnax- or Gymnasium-style Discrete: `.n` (a numpy int) and `.shape` ()."""
+
+    n = np.int64(6)
+    shape = ()
+
+    def __repr__(self):
+        return "Discrete(6)"
+
+
+class ForeignBox:
+    """A gymnax- or Gymnasium-style Box: its `.shape`."""
+
+    def __init__(self, *shape):
+        self.shape = shape
+
+    def __repr__(self):
+        return f"Box{self.shape}"
+
+
+FOREIGN = "(a tests.networks.test_network_checks."
+
+
 @pytest.mark.parametrize("factory", FACTORIES)
 @pytest.mark.parametrize(
     ("obs_spec", "action_spec", "message"),
     [
-        ((4,), Discrete(2), "obs_spec=(4,) is not a purejaxdrl.env.Box (or a dict "
-         "of them); pass purejaxdrl.env.Box((4,)), the shape of one observation."),
-        (3, Box((2,)), "obs_spec=3 is not a purejaxdrl.env.Box (or a dict of "
-         "them); pass purejaxdrl.env.Box((3,)), the shape of one observation."),
-        (Box((4,)), 2, "action_spec=2 is not a purejaxdrl.env spec; pass "
-         "purejaxdrl.env.Discrete(2) for 2 actions, or purejaxdrl.env.Box((2,)) "
-         "for 2 continuous dimensions."),
-        (Box((4,)), (3,), "action_spec=(3,) is not a purejaxdrl.env spec; pass "
-         "purejaxdrl.env.Discrete(3) for 3 actions, or purejaxdrl.env.Box((3,)) "
-         "for 3 continuous dimensions."),
+        ((4,), Discrete(2), f"obs_spec=(4,) {OBS_RULE}purejaxdrl.env.Box((4,)), "
+         "the shape of one observation."),
+        (3, Box((2,)), f"obs_spec=3 {OBS_RULE}purejaxdrl.env.Box((3,)), the "
+         "shape of one observation."),
+        (Box((4,)), 2, f"action_spec=2 {ACTION_RULE}purejaxdrl.env.Discrete(2) "
+         "for 2 actions, or purejaxdrl.env.Box((2,)) for 2 dimensions of actions "
+         "in [-1, 1]."),
+        (Box((4,)), (3,), f"action_spec=(3,) {ACTION_RULE}purejaxdrl.env.Discrete"
+         "(3) for 3 actions, or purejaxdrl.env.Box((3,)) for 3 dimensions of "
+         "actions in [-1, 1]."),
+        # Sizes read from numpy ints and foreign spaces, not made up (cr12 #6).
+        (np.int64(8), Discrete(2), f"obs_spec=np.int64(8) (a numpy.int64) "
+         f"{OBS_RULE}purejaxdrl.env.Box((8,)), the shape of one observation."),
+        (ForeignBox(5, 2), Discrete(2), f"obs_spec=Box(5, 2) {FOREIGN}ForeignBox)"
+         f" {OBS_RULE}purejaxdrl.env.Box((5, 2)), the shape of one observation."),
+        (Box((4,)), ForeignDiscrete(), f"action_spec=Discrete(6) {FOREIGN}"
+         f"ForeignDiscrete) {ACTION_RULE}purejaxdrl.env.Discrete(6)."),
+        (Box((4,)), ForeignBox(3), f"action_spec=Box(3,) {FOREIGN}ForeignBox) "
+         f"{ACTION_RULE}purejaxdrl.env.Box((3,)) of actions in [-1, 1]."),
+        # Nothing to read: no numbers.
+        ("four", Discrete(2), f"obs_spec='four' {OBS_RULE}purejaxdrl.env.Box("
+         "shape), the shape of one observation."),
+        (Box((4,)), "two", f"action_spec='two' {ACTION_RULE}{SIZELESS}"),
+        # The contract's 1-D rule: before, this failed as a bare unpack (cr12 #7).
+        (Box((4,)), Box((2, 3)), f"action_spec=Box(shape=(2, 3)) {ACTION_RULE}"
+         f"{SIZELESS}"),
     ],
 )  # fmt: skip
-def test_a_plain_shape_or_count_as_a_spec_names_the_spec_to_pass(
+def test_a_spec_not_purejaxdrls_names_the_spec_to_pass(
     factory, obs_spec, action_spec, message
 ):
     # Before: AttributeError: 'int' object has no attribute 'shape' (and from
@@ -168,3 +218,25 @@ def test_a_plain_shape_or_count_as_a_spec_names_the_spec_to_pass(
     with pytest.raises(ConfigError) as error:
         FACTORIES[factory](NetworkConfig(), obs_spec, action_spec)
     assert str(error.value) == f"{factory}: {message}"
+
+
+def test_a_two_d_action_box_is_the_clis_one_line():
+    # Before: the unpacking ValueError in the head, which the CLI shows with a
+    # traceback (`cli.raised_here` is False for "too many values to unpack").
+    with pytest.raises(ConfigError) as error:
+        make_actor_critic(NetworkConfig(), Box((4,)), Box((2, 3)))
+    assert cli.raised_here(error.value)
+
+
+@pytest.mark.parametrize(
+    "action", [Box((2, 3)), Box(()), ForeignDiscrete(), ForeignBox(3), 2, "two"]
+)
+def test_the_contract_and_the_networks_refuse_a_spec_alike(action):
+    # One rule: the two refusals differ only in their prefix and the names.
+    with pytest.raises(ConfigError) as by_networks:
+        make_actor_critic(NetworkConfig(), Box((2,)), action)
+    with pytest.raises(ConfigError) as by_contract:
+        check_user_env(Flawed(action=action), "Flawed-v0")
+    want = str(by_networks.value).replace("make_actor_critic: action_spec=", "")
+    got = str(by_contract.value).replace("Flawed-v0: action_spec(params)=", "")
+    assert got == want
