@@ -65,9 +65,17 @@ def ctrl_c(name: str, saves: bool, second_ends: bool) -> str:
             f" (Ctrl-C again, a second or more later, ends this process within "
             f"{GRACE:g} s)"
         )
-    return (
-        " (Ctrl-C again aborts without saving)" if saves else " (Ctrl-C again aborts)"
-    )
+    return f" (Ctrl-C again aborts{_skipped(saves)})"
+
+
+def _skipped(saves: bool) -> str:
+    """What an abort leaves: the stop's own save, never the saved checkpoints.
+
+    "Without saving" alone read as if the run had no checkpoint at all.
+    """
+    if not saves:
+        return ""
+    return " without the stop's save; checkpoints already written are kept"
 
 
 def again(name: str, before_training: bool, saves: bool) -> str:
@@ -75,10 +83,10 @@ def again(name: str, before_training: bool, saves: bool) -> str:
 
     The first line again would read as a second request (or a second save).
     """
-    unsaved = " without saving" if saves else ""
+    # `when` brackets its own aside: bracketing it again nested them.
     return (
         f"purejaxdrl: {name} received again: already stopping "
-        f"({when(before_training)}); Ctrl-C aborts{unsaved}"
+        f"{when(before_training)}; Ctrl-C aborts{_skipped(saves)}"
     )
 
 

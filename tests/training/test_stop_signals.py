@@ -7,7 +7,7 @@ import time
 import pytest
 
 from purejaxdrl.training.faults import StopSignals
-from purejaxdrl.training.stop_words import SAME_SIGNAL
+from purejaxdrl.training.stop_words import SAME_SIGNAL, again, ctrl_c
 
 
 def _send(signum: int) -> None:
@@ -76,8 +76,25 @@ def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(capsys):
     assert stop.requested == "SIGTERM"
     assert capsys.readouterr().err == (
         f"purejaxdrl: SIGTERM received: saving a checkpoint {_WHEN}, then stopping\n"
-        f"purejaxdrl: SIGTERM received again: already stopping ({_WHEN}); Ctrl-C "
-        "aborts without saving\n"
+        f"purejaxdrl: SIGTERM received again: already stopping {_WHEN}; Ctrl-C "
+        "aborts without the stop's save; checkpoints already written are kept\n"
+    )
+
+
+def test_an_abort_is_said_to_skip_only_the_stop_s_save():
+    # "aborts without saving" read as if no checkpoint existed; the periodic
+    # ones already written are kept, and the line nests no brackets.
+    kept = "without the stop's save; checkpoints already written are kept"
+    assert ctrl_c("SIGINT", saves=True, second_ends=False) == (
+        f" (Ctrl-C again aborts {kept})"
+    )
+    assert ctrl_c("SIGINT", saves=False, second_ends=False) == " (Ctrl-C again aborts)"
+    assert again("SIGTERM", before_training=True, saves=True) == (
+        "purejaxdrl: SIGTERM received again: already stopping before the first "
+        f"chunk; Ctrl-C aborts {kept}"
+    )
+    assert again("SIGTERM", before_training=True, saves=False).endswith(
+        "chunk; Ctrl-C aborts"
     )
 
 
