@@ -18,20 +18,46 @@ def same_training(config: Any, preset: Any) -> bool:
     `eval.max_steps` for an evaluation one (a cap below the target's length
     can never reach it).
     """
+    return not changed_settings(config, preset)
+
+
+def changed_settings(config: Any, preset: Any) -> list[str]:
+    """The dotted fields where `config` trains or measures otherwise than `preset`.
+
+    Empty where `same_training` holds; the summary names them so a run on
+    another budget or setting is told why its target is not judged.
+    """
     from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
 
     expected = preset.config
     free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl"]
     free += LAYOUT_ONLY
+    changed = []
     if config.num_updates == expected.num_updates:
         free.append("total_steps")
     if preset.target_of == "evaluation":
         free.append("num_logs")
         if config.eval.max_steps != expected.eval.max_steps:
-            return False
+            changed.append("eval.max_steps")
     for name in free:
         config = _keep(config, expected, name)
-    return config == expected
+    return changed + _differences(config, expected, "")
+
+
+def _differences(value: Any, expected: Any, prefix: str) -> list[str]:
+    """The dotted names under `prefix` where `value` is not `expected`."""
+    if value == expected:
+        return []
+    found = []
+    if dataclasses.is_dataclass(value) and type(value) is type(expected):
+        for field in dataclasses.fields(value):
+            found += _differences(
+                getattr(value, field.name),
+                getattr(expected, field.name),
+                f"{prefix}{field.name}.",
+            )
+    # Unequal with no field to name (a NaN, say): name the whole.
+    return found or [prefix.rstrip(".") or "the settings"]
 
 
 def _keep(config: Any, expected: Any, field: str) -> Any:
@@ -65,20 +91,23 @@ def run_preset(config: Any) -> Any:
 def target_line(config: Any, preset: Any, result: Any) -> str | None:
     """The preset's target and whether the run reached it, or None.
 
-    None for a run without a target or trained or measured otherwise than its
-    preset (`same_training`). The return compared is the one the target is
-    of: training's mean return, or the final evaluation's. A target no run
+    None for a run without a target. A run trained or measured otherwise than
+    its preset (`same_training`) is not judged, and told which settings
+    changed, rather than the line vanishing unexplained. The return compared
+    is the one the target is of: training's mean return, or the final
+    evaluation's. A target no run
     here has measured yet (`measured: false`) says so.
     """
     from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
 
     if not preset or preset.target_return is None:
         return None
-    if not same_training(config, preset):
-        return None
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return
-    if math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
+    if changed := changed_settings(config, preset):
+        shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
+        verdict = f"not judged ({shown} changed)"
+    elif math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
         verdict = f"no evaluation ran; run with {CHECK_EVALUATION} to check"
     elif math.isnan(ret):
         verdict = f"no {of} return to compare"

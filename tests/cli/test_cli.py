@@ -354,14 +354,24 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     )
     assert target_line(moved, ppo, run(mean_return=400.0)) == line + "NOT reached"
     # Another log count measures the training return over other chunks (one
-    # chunk: a mean over the whole run): no verdict. A resumed run (no preset
-    # named) is judged by the preset it trains as.
+    # chunk: a mean over the whole run): no verdict, and the line says why
+    # rather than vanish. A resumed run (no preset named) is judged by the
+    # preset it trains as.
     logged = pjd.apply_overrides(ppo.config, {"num_logs": 1})
-    assert target_line(logged, ppo, run(mean_return=325.8)) is None
+    unjudged = line + "not judged ({} changed)"
+    assert target_line(logged, ppo, run(mean_return=325.8)) == unjudged.format(
+        "num_logs"
+    )
+    longer = pjd.apply_overrides(ppo.config, {"total_steps": 4_000_000})
+    assert target_line(longer, ppo, run(mean_return=500.0)) == unjudged.format(
+        "total_steps"
+    )
     assert run_preset(moved).config == ppo.config and run_preset(logged) is None
     # Another learning problem: no claim about the preset's target.
     tuned = pjd.apply_overrides(ppo.config, {"ppo": {"learning_rate": 1e-3}})
-    assert target_line(tuned, ppo, run(mean_return=480.0)) is None
+    assert target_line(tuned, ppo, run(mean_return=480.0)) == unjudged.format(
+        "ppo.learning_rate"
+    )
     # PQN's target is its evaluation return, not training's.
     pqn = pjd.load_preset("cartpole", "pqn")
     assert target_line(pqn.config, pqn, run(mean_return=480.0)).endswith(
@@ -374,7 +384,9 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     assert target_line(evaluated, pqn, run(eval_return=400.0)).endswith("NOT reached")
     # Evaluation episodes capped below the target's length never reach it.
     capped = pjd.apply_overrides(evaluated, {"eval": {"max_steps": 100}})
-    assert target_line(capped, pqn, run(eval_return=100.0)) is None
+    assert target_line(capped, pqn, run(eval_return=100.0)).endswith(
+        "not judged (eval.max_steps changed)"
+    )
     assert target_line(pjd.apply_overrides(evaluated, {"num_logs": 5}), pqn,
                        run(eval_return=480.0)).endswith("reached")  # fmt: skip
     # A target no run here has measured says so.
