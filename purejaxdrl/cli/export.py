@@ -13,7 +13,10 @@ def export_command(argv: Sequence[str]) -> int:
         "Write a run's trained policy (network description and parameters) to a "
         "folder; load it with purejaxdrl.load_policy(DIR).",
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    out = parser.add_argument(
+        "--out", required=True, metavar="DIR", help="output folder"
+    )
+    out.example = "policy/"  # for Parser's error when it is missing
     parser.add_argument(
         "--overwrite",
         action="store_true",

@@ -4,6 +4,7 @@ With the small parsers and flag types the sub-commands share.
 """
 
 import argparse
+import difflib
 import re
 from typing import Any, NoReturn
 
@@ -56,7 +57,48 @@ class Parser(argparse.ArgumentParser):
             message = f"{message}; pass {kind} (see `{self._help}`)."
         elif message.endswith("expected one argument"):
             message = f"{message}; {self._one_argument(message)}"
+        elif ": invalid choice: " in message:
+            message = f"{message}; {self._choice(message)}"
+        elif message.startswith("the following arguments are required"):
+            message = (
+                f"{message}; e.g. `{self._example()}` (`{self._help}` lists "
+                "every option)."
+            )
         raise UsageError(message)
+
+    def _action(self, name: str) -> argparse.Action | None:
+        """The action argparse names `name` in its errors (a flag or metavar)."""
+        for action in self._actions:
+            if name in action.option_strings or name in (action.metavar, action.dest):
+                return action
+        return None
+
+    def _choice(self, message: str) -> str:
+        """The fix for `argument --flag: invalid choice: 'x' (choose from ...)`."""
+        name = message.removeprefix("argument ").partition(":")[0].split("/")[-1]
+        given = re.search(r"invalid choice: '(.*?)'", message)
+        action = self._action(name)
+        choices = [str(c) for c in getattr(action, "choices", None) or ()]
+        close = difflib.get_close_matches(given[1] if given else "", choices, n=1)
+        flag = f"{name} " if name.startswith("-") else ""
+        if close:
+            return f"did you mean {flag}{close[0]}? `{self._help}` lists every option."
+        return f"pass one of those (see `{self._help}`)."
+
+    def _example(self) -> str:
+        """The command with each argument it requires, for a missing one.
+
+        A required flag's action may carry an `example` value (`--out
+        policy/`); else its metavar stands in.
+        """
+        words = [self.prog]
+        for action in self._actions:
+            if not action.option_strings:
+                words.append(action.metavar or action.dest.upper())
+            elif action.required:
+                value = getattr(action, "example", None) or action.metavar
+                words.append(f"{action.option_strings[-1]} {value}")
+        return " ".join(words)
 
     def _one_argument(self, message: str) -> str:
         """The fix for `argument --flag: expected one argument`.

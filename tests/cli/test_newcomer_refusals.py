@@ -63,3 +63,23 @@ def test_a_preset_passed_as_an_environment_id(capsys):
     with pytest.raises(pjd.env.UnknownEnvironmentError):  # still that error
         config = pjd.load_preset("cartpole").config
         pjd.train(pjd.apply_overrides(config, {"env": {"id": "pong"}}))
+
+
+def test_a_mistyped_choice_gets_a_did_you_mean(capsys):
+    # argparse's own "invalid choice" line had no fix, unlike every other typo.
+    assert _refusal(["train", "--logger", "tensorbord"], capsys) == (
+        "purejaxdrl: error: argument --logger: invalid choice: 'tensorbord' "
+        "(choose from 'tensorboard', 'wandb'); did you mean --logger tensorboard? "
+        "`purejaxdrl train --help` lists every option.\n"
+    )
+    assert _refusal(["train", "--logger", "zzz"], capsys).endswith(
+        "; pass one of those (see `purejaxdrl train --help`).\n"
+    )
+
+
+def test_a_missing_required_flag_gets_an_example(capsys):
+    assert _refusal(["export", "RUN"], capsys) == (
+        "purejaxdrl: error: the following arguments are required: --out; e.g. "
+        "`purejaxdrl export RUN_DIR --out policy/` (`purejaxdrl export --help` "
+        "lists every option).\n"
+    )
