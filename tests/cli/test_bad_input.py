@@ -588,7 +588,9 @@ CASES = [
     ),
     (
         [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.option", "foo=1"],
-        "env.options ['foo']: gymnasium.make('CartPole-v1') did not take them",
+        "env.options 'foo' is not an option of gymnasium:CartPole-v1: its options "
+        "are disable_env_checker, max_episode_steps, render_mode, "
+        "sutton_barto_reward;",
     ),
     (
         [*TRAIN, "--env", "cartpole_envpool", "--env.option", "foo=1"],

@@ -75,9 +75,15 @@ def test_an_int_annotated_gymnasium_option_refuses_a_fraction():
 def test_an_option_the_environment_does_not_take_is_one_line():
     with pytest.raises(ConfigError) as e:
         make_host_env("gymnasium:M6BEnds-test", 1, 0, colour=1)
-    assert str(e.value).startswith(
-        "env.options ['colour']: gymnasium.make('M6BEnds-test') did not take them"
+    # Gymnasium's nested TypeError named no keyword the class takes.
+    assert str(e.value) == (
+        "env.options 'colour' is not an option of gymnasium:M6BEnds-test: its "
+        "options are disable_env_checker, length, max_episode_steps, size; fix "
+        "the name in --env.option KEY=VALUE (or the preset's env.options), or "
+        "drop it."
     )
+    with pytest.raises(ConfigError, match="did you mean 'length'[?] its options"):
+        make_host_env("gymnasium:M6BEnds-test", 1, 0, lenght=6)
 
 
 def _fake_pool_env(num_envs: int, action_space) -> EnvPoolEnv:

@@ -6,7 +6,8 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.base import check_option_types, keyword_defaults
+from purejaxdrl.env.base import check_option_types, keyword_defaults, keyword_names
+from purejaxdrl.env.option_names import check_options
 
 
 def typed_options(
@@ -21,7 +22,8 @@ def typed_options(
     where the parameter is annotated `int`; booleans and floats always.
 
     Raises:
-      ConfigError: an option whose value is not of its default's kind (as
+      ConfigError: an option the environment does not take (`check_names`),
+        one whose value is not of its default's kind (as
         `check_option_types`), or a time limit below 1.
 
     """
@@ -31,8 +33,11 @@ def typed_options(
         if isinstance(creator, str):
             creator = gym.envs.registration.load_env_creator(creator)
         defaults = keyword_defaults(creator) | defaults
+        check_names(gym, env_id, creator, spec, options)
         parameters = inspect.signature(creator).parameters.values()
         annotations = {p.name: p.annotation for p in parameters}
+    except ConfigError:
+        raise
     except Exception:  # `make_vec` below says why it cannot load
         pass
     defaults = {
@@ -54,3 +59,25 @@ def typed_options(
             f"limit, in steps); pass e.g. --env.option max_episode_steps={shown}."
         )
     return options
+
+
+def check_names(
+    gym: Any, env_id: str, creator: Any, spec: Any, options: dict[str, Any]
+) -> None:
+    """Refuses an option neither `creator` nor `gymnasium.make` takes, by name.
+
+    Gymnasium's own TypeError, nested in its creator's message, named the
+    typo but not the keywords the class takes; this lists them and the
+    closest, as a JAX environment's options are checked. A creator that
+    takes **kwargs accepts any name: `make_vec` is left to judge.
+
+    Raises:
+      ConfigError: naming the unknown option and those the environment takes.
+
+    """
+    named, any_name = keyword_names(creator)
+    if any_name:
+        return
+    made, _ = keyword_names(gym.make)  # max_episode_steps, disable_env_checker
+    valid = named | (made - {"id"}) | set(spec.kwargs)
+    check_options(f"gymnasium:{env_id}", options, valid)
