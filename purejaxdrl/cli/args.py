@@ -374,7 +374,7 @@ def _parse_options(items: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise UsageError(
                 f"--env.option {item!r} is not KEY=VALUE; e.g. --env.option "
-                "backend=positional."
+                f"{key or 'length'}=VALUE."
             )
         try:
             options[key] = read_option(text)

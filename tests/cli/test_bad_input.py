@@ -138,7 +138,7 @@ CASES = [
     # A Playground task without its prefix, or as a preset spells it.
     ([*TRAIN, "--env.id", "CheetahRun"], "Did you mean playground/CheetahRun?"),
     ([*TRAIN, "--env.id", "cheetah_run"], "cheetah_run is a preset, not an env"),
-    ([*TRAIN, "--env.option", "novalue"], "is not KEY=VALUE"),
+    ([*TRAIN, "--env.option", "novalue"], "e.g. --env.option novalue=VALUE."),
     # The user's modules that register environments (env.imports).
     (
         [*TRAIN, "--env.imports", "lost_corridor"],
