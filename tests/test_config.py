@@ -73,7 +73,11 @@ def test_required_presets_are_shipped():
         ({"seed": 2**32}, "seed=4294967296 must be in [0, 2**32)"),
         ({"seed": -1}, "seed=-1 must be in [0, 2**32)"),
         ({"ppo": {"gamma": 1.5}}, "gamma=1.5 must be in [0, 1]"),
-        ({"total_steps": 10}, "less than one update"),
+        ({"total_steps": 10}, "e.g. --total-steps 512 (total_steps=512 in Python)"),
+        (
+            {"eval": {"stop_at": 475}},
+            "--eval.every 1 (eval.episodes=16, eval.every=1 in Python).",
+        ),
         ({"total_steps": 10**19}, "updates (total_steps / (num_envs x unroll_le"),
         ({"num_envs": 2**25, "total_steps": 10**12}, "num_envs x unroll_length = 4,"),
         ({"network": {"hidden_sizes": []}}, "hidden_sizes"),

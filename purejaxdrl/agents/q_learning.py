@@ -13,6 +13,7 @@ from purejaxdrl.agents.actor_critic import core_value
 from purejaxdrl.agents.base import Acting, RunShape, feed_forward
 from purejaxdrl.agents.optim import check_scalar_loss, local_copy
 from purejaxdrl.config import check
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.networks import Network, NetworkConfig, RecurrentNetwork, make_q_network
 from purejaxdrl.rl.exploration import actor_epsilons, annealed_epsilon, epsilon_greedy
 from purejaxdrl.setup_warnings import warn_once
@@ -378,12 +379,12 @@ def warn_target_never_used(
     # The updates that take more than `every` steps.
     updates = first + every // config.updates_per_step + 1
     total = updates * shape.num_envs * shape.unroll_length
-    flag = name.replace("_", "-")
+    # target_every is at least 1: a run of one gradient step has only the budget.
+    lower = f"lower it, e.g. {field_example(f'{name}.target_every', steps - 1)}, or "
     warn_once(
         f"{name}.target_every={every} is not less than the run's {steps} gradient "
         "steps: no TD target would use an updated target network, all would "
-        "bootstrap from the initial one; lower "
-        f"--{flag}.target-every below {steps}, or raise --total-steps to at "
-        f"least {total}.",
+        f"bootstrap from the initial one; {lower if steps > 1 else ''}raise the "
+        f"budget to at least {field_example('total_steps', total)}.",
         key=("target never used", name),
     )

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 
 
 def _is_module_name(name: str) -> bool:
@@ -71,8 +72,9 @@ def import_modules(names: Sequence[str], source: str = "env.imports") -> None:
             example = stem if _is_module_name(stem) else "my_envs"
             raise ConfigError(
                 f"{source}: {name!r} is not a module name; pass a dotted Python "
-                f"module name, e.g. --env.imports {example} (for "
-                f"{example.replace('.', '/')}.py in the current folder)."
+                "module name, e.g. "
+                f"{both_ways('--env.imports', 'env.imports', example, [example])} "
+                f"for {example.replace('.', '/')}.py in the current folder."
             )
         _search_current_folder()
         importlib.invalidate_caches()  # a file written since the last import

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.base import (
     Env,
     UnknownEnvironmentError,
@@ -219,7 +220,7 @@ def make(name: str, **options) -> Env:
             f"purejaxdrl.env.registered() ({len(_FACTORIES)} names, e.g. "
             f"'CartPole-v1', 'brax/ant').{hint} If a module of your own "
             "registers it (purejaxdrl.env.register), import that first: "
-            "--env.imports MODULE."
+            f"{both_ways('--env.imports', 'env.imports', 'MODULE', ['MODULE'])}."
         )
     if name not in _USERS:
         return _FACTORIES[name](**options)

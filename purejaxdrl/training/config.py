@@ -22,7 +22,7 @@ from purejaxdrl.agents.registry import (
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
 from purejaxdrl.config import ConfigError, check, require_config, to_dict
-from purejaxdrl.config_docs import document_fields
+from purejaxdrl.config_docs import document_fields, field_example
 from purejaxdrl.config_types import check_types
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import NetworkConfig
@@ -318,8 +318,9 @@ def validate(
     check(
         config.total_steps >= config.steps_per_update,
         f"total_steps={config.total_steps} is less than one update "
-        f"(num_envs x unroll_length = {config.steps_per_update}); raise "
-        "--total-steps or lower --num-envs / --unroll-length.",
+        f"(num_envs x unroll_length = {config.steps_per_update}); raise it, e.g. "
+        f"{field_example('total_steps', config.steps_per_update)}, or lower "
+        "--num-envs / --unroll-length.",
     )
     _check_core(config, record)  # first: whether the run can exist at all
     shape = run_shape(config)

@@ -13,12 +13,19 @@ import jax
 
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.config import ConfigError, check
-from purejaxdrl.config_docs import both_ways
+from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
 
 # The evaluation loop counts an episode's steps in int32 (observe.evaluation).
 EVAL_STEPS_LIMIT = 2**31
+
+
+def _evaluating(every: int) -> str:
+    """The fix that turns evaluation on, for both front ends."""
+    return both_ways(
+        "--eval.episodes 16 --eval.every", "eval.episodes=16, eval.every", every
+    )
 
 
 def check_checkpoint_and_eval(config: Any) -> None:
@@ -34,22 +41,21 @@ def check_checkpoint_and_eval(config: Any) -> None:
         value = getattr(config.eval, name)
         check(
             value >= 0,
-            f"eval.{name}={value} must be >= 0 (0 {meaning}); e.g. "
-            "--eval.episodes 16 --eval.every 5.",
+            f"eval.{name}={value} must be >= 0 (0 {meaning}); e.g. {_evaluating(5)}.",
         )
     stop_at = config.eval.stop_at
     check(
         stop_at is None or stop_at == stop_at,  # NaN stops nothing
         f"eval.stop_at={stop_at} is no return to stop at; pass a number, e.g. "
-        "--eval.stop-at 475, or leave it unset.",
+        f"{field_example('eval.stop_at', 475)}, or leave it unset.",
     )
     when = "only at the end" if config.eval.episodes else "never"
     check(
         config.eval.stop_at is None or (config.eval.episodes and config.eval.every),
         f"eval.stop_at={config.eval.stop_at} stops at an evaluation during "
         f"training, but eval.episodes={config.eval.episodes} and eval.every="
-        f"{config.eval.every} evaluate {when}; pass e.g. --eval.episodes 16 "
-        "--eval.every 1.",
+        f"{config.eval.every} evaluate {when}; pass e.g. "
+        f"{_evaluating(1)}.",
     )
     # A larger one (a way to say "never cut an episode") would overflow the
     # compiled loop's counter in `train`, and again in `eval` of the saved run.

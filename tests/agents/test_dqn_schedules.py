@@ -170,8 +170,9 @@ def test_target_every_beyond_the_runs_gradient_steps_warns_once():
     assert message == (
         "dqn.target_every=116 is not less than the run's 116 gradient steps: no "
         "TD target would use an updated target network, all would bootstrap from "
-        "the initial one; lower --dqn.target-every below 116, or raise "
-        "--total-steps to at least 2112."
+        "the initial one; lower it, e.g. --dqn.target-every 115 "
+        "(dqn.target_every=115 in Python), or raise the budget to at least "
+        "--total-steps 2112 (total_steps=2112 in Python)."
     )
     # 33 updates take 30 x 4 = 120 > 116 steps, so that budget is quiet.
     with warnings.catch_warnings():

@@ -147,7 +147,8 @@ CASES = [
     (
         [*TRAIN, "--env.imports", "corridor.py"],
         "env.imports: 'corridor.py' is not a module name; pass a dotted Python "
-        "module name, e.g. --env.imports corridor",
+        "module name, e.g. --env.imports corridor (env.imports=['corridor'] in "
+        "Python) for corridor.py in the current folder.",
     ),
     (
         [

@@ -258,11 +258,16 @@ def test_an_unknown_id_says_how_to_import_the_users_module():
 
     with pytest.raises(
         pjd.ConfigError,
-        match="import that first: --env.imports MODULE, or --env.id "
-        "gymnasium:MODULE:Corridorr-v0",
+        match=re.escape(
+            "import that first: --env.imports MODULE (env.imports=['MODULE'] in "
+            "Python), or --env.id gymnasium:MODULE:Corridorr-v0"
+        ),
     ):
         make_host_env("gymnasium:Corridorr-v0", 1, 0)
-    with pytest.raises(pjd.env.UnknownEnvironmentError, match="--env.imports MODULE"):
+    with pytest.raises(
+        pjd.env.UnknownEnvironmentError,
+        match=re.escape("--env.imports MODULE (env.imports=['MODULE'] in Python)."),
+    ):
         pjd.env.make("Corridorr-v0")
 
 
@@ -289,8 +294,10 @@ def test_a_module_registering_a_jax_env_is_imported_once(
     ("source", "name", "message"),
     [
         ("", "my_envs.py", "'my_envs.py' is not a module name; pass a dotted "
-         "Python module name, e.g. --env.imports my_envs (for my_envs.py in"),
-        ("", "envs/corr.py", "e.g. --env.imports envs.corr (for envs/corr.py in"),
+         "Python module name, e.g. --env.imports my_envs (env.imports=['my_envs'] in "
+         "Python) for my_envs.py in"),
+        ("", "envs/corr.py", "--env.imports envs.corr (env.imports=['envs.corr'] "
+         "in Python) for envs/corr.py"),
         ("", "lost_envs", "no module named 'lost_envs' (looked in the current"),
         ("import no_such_dependency_xyz\n", "needs_dep",
          "importing 'needs_dep' failed: it imports 'no_such_dependency_xyz', "

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host.api_check import (
     api_errors,
@@ -55,8 +56,9 @@ from purejaxdrl.env.host.gymnasium_workers import (
 from purejaxdrl.env.imports import import_modules
 
 _OWN_ENV_HINT = (
-    "; if a module of your own registers it, import that first: --env.imports "
-    "MODULE, or --env.id gymnasium:MODULE:{name}"
+    "; if a module of your own registers it, import that first: "
+    f"{both_ways('--env.imports', 'env.imports', 'MODULE', ['MODULE'])}, or "
+    "--env.id gymnasium:MODULE:{name}"
 )
 
 
