@@ -96,7 +96,7 @@ def test_a_target_that_is_not_finite_is_one_line(command, target, capsys):
         (
             [*SWEEP, "--grid", "scan_unroll=1,4"],
             "sweep field 'scan_unroll' cannot be swept: it changes only speed, not "
-            "what a run learns; pass --scan-unroll once.",
+            "what a run learns; pass --scan-unroll N (scan_unroll=N in Python) once.",
         ),
         (
             [*PBT, "--explore", "eval.stop_at=uniform:1:2"],
