@@ -54,6 +54,8 @@ class Selection(NamedTuple):
         from (what was set, the section, the selected one, the fix).
       stale: from (a name, the config's section of it), why that section is
         out of date (of a class its name registered again replaced), or "".
+      fix: from (the config, a section `by` does not name), the fix `unread`
+        names for Python; None: `by='<section>'`.
 
     """
 
@@ -62,6 +64,7 @@ class Selection(NamedTuple):
     missing: Callable[[str], str]
     unread: Callable[[str, str, str, str], str]
     stale: Callable[[str, Any], str]
+    fix: Callable[[Any, str], str] | None = None
 
     def others(self, *selected: str) -> set[str]:
         """The sections none of the `selected` names: a run of them reads none."""
@@ -89,7 +92,8 @@ def _refuse_unread_sections(
             (p for (p, _, a), (_, _, b) in pairs if not same_value(a, b)), None
         )
         if changed is not None:
-            fix = f"{selection.by}={key!r}"
+            own = f"{selection.by}={key!r}"
+            fix = selection.fix(config, key) if selection.fix else own
             raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))
 
 

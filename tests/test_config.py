@@ -369,14 +369,26 @@ def test_inf_max_grad_norm_means_no_clipping_and_is_allowed():
 def test_an_override_of_another_algorithms_section_is_refused_as_by_the_cli():
     # The run would train with its own section's value, and nothing would say.
     dqn = pjd.load_preset("cartpole", "dqn").config
+    # algo='ppo' alone would train PPO with DQN's sizes and the untuned ppo
+    # section a dqn preset config holds: the preset's tuned PPO run is named.
     message = (
         "ppo.learning_rate sets ppo's hyper-parameters, but this run trains dqn; "
-        "pass algo='ppo', or drop it."
+        "pass algo='ppo' (this config's sizes and ppo section), start from the "
+        "cartpole preset's tuned ppo run, pjd.load_preset('cartpole', "
+        "algo='ppo').config, or drop it."
     )
-    assert message == unread_section("ppo.learning_rate", "ppo", "dqn", "algo='ppo'")
     for overrides in ({"ppo": {"learning_rate": 1e-2}}, {"ppo.learning_rate": 1e-2}):
         with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
             pjd.apply_overrides(dqn, overrides)
+    # Where no shipped preset trains the env id, algo= alone is the fix.
+    plain = (
+        "ppo.learning_rate sets ppo's hyper-parameters, but this run trains dqn; "
+        "pass algo='ppo', or drop it."
+    )
+    assert plain == unread_section("ppo.learning_rate", "ppo", "dqn", "algo='ppo'")
+    other = pjd.apply_overrides(dqn, {"env": {"id": "MountainCar-v0"}})
+    with pytest.raises(ConfigError, match=f"^{re.escape(plain)}$"):
+        pjd.apply_overrides(other, {"ppo.learning_rate": 1e-2})
     # The algorithm the overrides select is the run's.
     with pytest.raises(ConfigError, match="this run trains a2c; pass algo='ppo'"):
         pjd.apply_overrides(dqn, {"algo": "a2c", "ppo.gamma": 0.9})

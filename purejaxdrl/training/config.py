@@ -21,7 +21,13 @@ from purejaxdrl.agents.registry import (
     reserve_names,
 )
 from purejaxdrl.agents.replay_sizes import check_learning_starts
-from purejaxdrl.config import ConfigError, check, require_config, to_dict
+from purejaxdrl.config import (
+    ConfigError,
+    Selection,
+    check,
+    require_config,
+    to_dict,
+)
 from purejaxdrl.config_docs import document_fields, field_example
 from purejaxdrl.config_types import check_types
 from purejaxdrl.env.host import is_host_env
@@ -30,12 +36,13 @@ from purejaxdrl.networks.base import check_network
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS, check_seed
 from purejaxdrl.runners.placement import HostConfig
-from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
+from purejaxdrl.training.preset_choice import section_fix
 from purejaxdrl.training.run_rules import (
     check_checkpoint_and_eval,
     check_env_multiple,
     check_host,
+    check_observations,
 )
 
 
@@ -147,6 +154,12 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     the run's, then the sections; `help(TrainConfig)` describes them all
     (`config_docs.document_fields`).
     """
+
+    # Python's fix for a change to a section the run does not read names the
+    # shipped preset's tuned run of it (`preset_choice.section_fix`).
+    SELECTION: ClassVar[Selection] = AlgorithmConfigs.SELECTION._replace(
+        fix=section_fix
+    )
 
     @property
     def algo_config(self) -> Any:
@@ -331,43 +344,8 @@ def validate(
         items, unit = record.replay_items(section, shape)
         check_learning_starts(config.algo, section.min_replay, items, shape, unit)
     check_host(config.host)
-    _check_observations(config, record, budget, normalised_before)
+    check_observations(config, record, budget, normalised_before)
     return config
-
-
-def _check_observations(
-    config: TrainConfig, record: Algorithm, budget: bool, normalised_before: bool
-) -> None:
-    """The rules of what reaches the agent: host envs, replay, normalising."""
-    keeps = record.keeps_replay(config.algo_config)
-    check(
-        not (config.env.hide_observations and is_host_env(config.env.id)),
-        f"env.hide_observations={list(config.env.hide_observations)} applies to "
-        f"device environments, not to env.id={config.env.id!r}; leave it empty.",
-    )
-    check(
-        not (config.env.normalize_observations and is_host_env(config.env.id)),
-        "env.normalize_observations=true applies to device environments, not "
-        f"to env.id={config.env.id!r}, whose observations reach the agent as "
-        "the environment makes them; pass --env.normalize-observations false "
-        "(and normalise inside the environment where it needs it).",
-    )
-    # Training to come (`budget`), begun after the rule: a run resumed that
-    # normalised before keeps its normaliser's state (a saved run evaluates).
-    if budget and config.env.normalize_observations and keeps:
-        what = f"env.normalize_observations=true with algo={config.algo!r}"
-        check(
-            normalised_before,
-            f"{what}, which keeps a replay buffer: stored observations would "
-            "stay at the scale of their time while the statistics move; pass "
-            "--env.normalize-observations false.",
-        )
-        warn_once(
-            f"{what}: this resumed run normalises as it started, and its stored "
-            "observations keep the scale of their time's statistics (new runs "
-            "refuse this).",
-            ("resumed replay normalization", config.algo),
-        )
 
 
 def run_shape(config: TrainConfig) -> RunShape:

@@ -54,6 +54,26 @@ def starting_note(env_id: str | None, algo: str, preset: str) -> str | None:
     return f"the {preset} preset's {algo} settings{with_} (--env {preset})"
 
 
+def section_fix(config: Any, algo: str) -> str:
+    """Python's fix for a change to `algo`'s section of `config`, a run of another.
+
+    `algo='dqn'` alone trains dqn with `config`'s run sizes and network and
+    its dqn section as made (a preset's ppo config holds dqn's defaults);
+    where a shipped preset trains `algo` on `config.env.id`, its tuned run is
+    named too (`apply_overrides`' refusal; the command line's `--algo dqn`
+    reads the preset's own section).
+    """
+    ids = {p: i for p, i in _preset_ids(algo).items() if not _hides(p)}
+    own = [p for p, i in ids.items() if i == config.env.id]
+    if not own or algo not in preset_algorithms(own[0]):
+        return f"algo={algo!r}"
+    return (
+        f"algo={algo!r} (this config's sizes and {algo} section), start from "
+        f"the {own[0]} preset's tuned {algo} run, pjd.load_preset({own[0]!r}, "
+        f"algo={algo!r}).config"
+    )
+
+
 def _shown(value: Any) -> str:
     """A preset's value as its YAML reads: true, [1, 3], {episode_length: 1000}."""
     if isinstance(value, bool):

@@ -1,9 +1,10 @@
-"""A run's rules of when it checkpoints and evaluates, of host placement, of splits.
+"""A run's rules of checkpoints and evaluation, host placement, splits, observations.
 
 Parts of `training.config.validate`, kept apart so that module stays one concept:
 the config's fields; these check sections of it, and how its environments
 split over devices for its algorithm (also checked once devices are chosen),
-and how many devices a run takes by those rules (`choose_devices`).
+and how many devices a run takes by those rules (`choose_devices`); what
+reaches the agent (`check_observations`: host envs, replay, normalising).
 """
 
 from collections.abc import Callable
@@ -14,8 +15,10 @@ import jax
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.config import ConfigError, check
 from purejaxdrl.config_docs import both_ways, field_example
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
+from purejaxdrl.setup_warnings import warn_once
 
 # The evaluation loop counts an episode's steps in int32 (observe.evaluation).
 EVAL_STEPS_LIMIT = 2**31
@@ -196,3 +199,38 @@ def _refusal(fits: Callable[[int], None], n: int) -> str | None:
     except (ValueError, ConfigError) as e:
         return str(e).split(";")[0].rstrip(".")
     return None
+
+
+def check_observations(
+    config: Any, record: Algorithm, budget: bool, normalised_before: bool
+) -> None:
+    """The rules of what reaches the agent: host envs, replay, normalising."""
+    keeps = record.keeps_replay(config.algo_config)
+    check(
+        not (config.env.hide_observations and is_host_env(config.env.id)),
+        f"env.hide_observations={list(config.env.hide_observations)} applies to "
+        f"device environments, not to env.id={config.env.id!r}; leave it empty.",
+    )
+    check(
+        not (config.env.normalize_observations and is_host_env(config.env.id)),
+        "env.normalize_observations=true applies to device environments, not "
+        f"to env.id={config.env.id!r}, whose observations reach the agent as "
+        "the environment makes them; pass --env.normalize-observations false "
+        "(and normalise inside the environment where it needs it).",
+    )
+    # Training to come (`budget`), begun after the rule: a run resumed that
+    # normalised before keeps its normaliser's state (a saved run evaluates).
+    if budget and config.env.normalize_observations and keeps:
+        what = f"env.normalize_observations=true with algo={config.algo!r}"
+        check(
+            normalised_before,
+            f"{what}, which keeps a replay buffer: stored observations would "
+            "stay at the scale of their time while the statistics move; pass "
+            "--env.normalize-observations false.",
+        )
+        warn_once(
+            f"{what}: this resumed run normalises as it started, and its stored "
+            "observations keep the scale of their time's statistics (new runs "
+            "refuse this).",
+            ("resumed replay normalization", config.algo),
+        )

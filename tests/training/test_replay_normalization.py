@@ -117,7 +117,7 @@ def test_a_run_begun_before_the_rule_resumes_through_train(tmp_path, monkeypatch
          "dqn": {"min_replay": 32, "batch_size": 16}},
     )  # fmt: skip
     with monkeypatch.context() as older:
-        older.setattr(config_module, "_check_observations", lambda *_: None)
+        older.setattr(config_module, "check_observations", lambda *_: None)
         first = pjd.train(config, write_files=True, console=False)
     forget_warnings()
     longer = pjd.apply_overrides(config, {"total_steps": 512, "num_logs": 4})
