@@ -24,8 +24,8 @@ from purejaxdrl.runners.anakin import make_runner
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
-from purejaxdrl.training.config import TrainConfig, run_shape, validate
-from purejaxdrl.training.run_env import make_env
+from purejaxdrl.training.config import TrainConfig, run_shape
+from purejaxdrl.training.run_env import make_env, validate_acting
 from purejaxdrl.training.run_rules import (
     check_env_multiple,
     check_requested,
@@ -198,7 +198,7 @@ def make_experiment(
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
-    validate(config, budget=budget, normalised_before=normalised_before)
+    validate_acting(config, budget=budget, normalised_before=normalised_before)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
         if mesh is not None:
             raise ConfigError(

@@ -5,18 +5,23 @@ modules of `env.imports` imported first, a preset's name given as an id
 named as that mistake, a user's environment checked against its specs, and
 the wrappers the config asks for around it. The experiment, a sweep's
 programs and an exported policy's environment all start here.
+`validate_acting` is `validate` that, on a fault, first asks whether the
+run's algorithm can act in this environment at all.
 """
 
 from typing import Any
 
 from purejaxdrl import env as envs
+from purejaxdrl.agents.registry import acting_refusal
+from purejaxdrl.config import ConfigError
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.contract import check_user_env
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
-from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.presets import preset_names, presets_dir
 
 
@@ -64,3 +69,38 @@ def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
         f"environment id; pass --env {env_id} (pjd.load_preset({env_id!r}) in "
         f"Python), or its environment's id: --env.id {data['env']['id']}."
     )
+
+
+def validate_acting(config: TrainConfig, **kwargs: Any) -> TrainConfig:
+    """`validate(config, **kwargs)`; where it refuses, the actions first.
+
+    A run whose algorithm cannot act in its environment's actions is refused
+    that before any advice on its sizes: no flag of that advice fixes it (DQN
+    on continuous actions was told to lower `min_replay`, then, after that,
+    that it needs discrete actions). The device environment is made only on
+    this failing path (`validate` needs none); a host environment's actions
+    are checked when its actors start.
+
+    Raises:
+      ConfigError: the actions' refusal, else `validate`'s.
+
+    """
+    try:
+        return validate(config, **kwargs)
+    except ConfigError:
+        refusal = None if is_host_env(config.env.id) else _acting(config)
+        if refusal is None:
+            raise
+        raise ConfigError(f"{refusal}.") from None
+
+
+def _acting(config: TrainConfig) -> str | None:
+    """`acting_refusal` for `config`'s device environment; None if it cannot tell."""
+    try:
+        import_modules(config.env.imports)
+        env = envs.make(config.env.id, **config.env.options)
+        return acting_refusal(
+            config.algo, env.action_spec(env.default_params), config.env.id
+        )
+    except Exception:  # an env that cannot be made: validate's fault is the one to show
+        return None

@@ -313,6 +313,12 @@ CASES = [
         "--dqn.n-step sets dqn's hyper-parameters, but this run trains ppo",
     ),
     ([*TRAIN, "--total-steps", "100"], "total_steps=100 is less than one update"),
+    (
+        # No flag makes DQN act in Pendulum's continuous actions: that comes
+        # before the (also broken) min_replay rule whose fix would not help.
+        [*TRAIN, "--env.id", "Pendulum-v1", "--algo", "dqn", "--total-steps", "2048"],
+        "dqn needs discrete actions, Pendulum-v1's are continuous; pick --algo ppo",
+    ),
     ([*TRAIN, "--checkpoint.keep", "0"], "checkpoint.keep=0 must be >= 1"),
     ([*TRAIN, "--checkpoint.every", "-1"], "checkpoint.every=-1 must be >= 0"),
     ([*TRAIN, "--eval.stop-at", "high"], "eval.stop_at='high' is not a number"),

@@ -202,3 +202,21 @@ def test_a_built_ins_action_kinds_refuse_before_its_networks_too():
     # An algorithm of both kinds acts in either.
     for spec in (Discrete(2), Box((2,))):
         spec_networks(_config("ppo"), OBS, spec)
+
+
+def test_actions_no_algorithm_acts_in_come_before_advice_on_sizes():
+    # DQN on Pendulum with too small a budget for its min_replay: following
+    # that advice would only meet the refusal of its actions; train says the
+    # actions first (make_experiment's validate_acting).
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", "dqn").config,
+        {"env": {"id": "Pendulum-v1"}, "total_steps": 2048},
+    )
+    with pytest.raises(pjd.ConfigError, match="^dqn.min_replay=5000 transitions"):
+        pjd.validate(config)  # the config alone: its own rules
+    with pytest.raises(pjd.ConfigError, match="^dqn needs discrete actions, Pendulum"):
+        pjd.train(config, write_files=False, console=False)
+    # Where the algorithm acts in them, validate's fault is the one shown.
+    cartpole = pjd.apply_overrides(config, {"env": {"id": "CartPole-v1"}})
+    with pytest.raises(pjd.ConfigError, match="^dqn.min_replay=5000 transitions"):
+        pjd.train(cartpole, write_files=False, console=False)
