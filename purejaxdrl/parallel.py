@@ -163,7 +163,8 @@ def make_sweep_mesh(sweep: int, data: int) -> Mesh:
     if sweep < 1 or data < 1 or sweep * data > len(local):
         raise ValueError(
             f"a sweep mesh of {sweep} x {data} devices does not fit the "
-            f"{len(local)} local devices; use --devices {len(local)} or fewer."
+            f"{len(local)} local devices; pass sizes of at least 1 whose product "
+            f"is at most {len(local)}."
         )
     devices = sorted(local, key=lambda d: d.id)[: sweep * data]
     return jax.make_mesh(

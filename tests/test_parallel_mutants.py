@@ -70,7 +70,11 @@ def test_sweep_meshes_are_rows_of_data_devices():
     assert _ids(mesh) == [[0, 1, 2], [3, 4, 5]]
     assert _ids(make_sweep_mesh(2, 4)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     for shape in ((0, 2), (2, 0), (3, 3)):
-        with pytest.raises(ValueError, match=r"does not fit the 8 local devices"):
+        with pytest.raises(
+            ValueError,
+            match=r"does not fit the 8 local devices; pass "
+            r"sizes of at least 1 whose product is at most 8\.$",
+        ):
             make_sweep_mesh(*shape)
 
 

@@ -332,9 +332,9 @@ def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:
         check(
             config.n_step <= shape.unroll_length,
             f"{name}.n_step={config.n_step} is longer than unroll_length="
-            f"{shape.unroll_length}: targets stop at the unroll's end; use "
-            f"--{name}.n-step {shape.unroll_length} or less, or raise "
-            "--unroll-length.",
+            f"{shape.unroll_length}: targets stop at the unroll's end; pass at "
+            f"most {field_example(f'{name}.n_step', shape.unroll_length)}, or "
+            f"raise {field_example('unroll_length', config.n_step)}.",
         )
 
 

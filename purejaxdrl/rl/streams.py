@@ -61,7 +61,9 @@ def as_streams(
     )
 
 
-def lambda_stream(function: str, lambda_t: Any, r_t: jax.Array) -> Any:
+def lambda_stream(
+    function: str, lambda_t: Any, r_t: jax.Array, *, name: str = "lambda_t"
+) -> Any:
     """`lambda_t`, once it is a scalar or one λ per step of `r_t` [T].
 
     Else a λ of another shape failed inside `jnp.broadcast_to` ("Cannot
@@ -71,6 +73,7 @@ def lambda_stream(function: str, lambda_t: Any, r_t: jax.Array) -> Any:
       function: the estimator's name, for the message.
       lambda_t: its λ argument: a scalar, an array or a (nested) list.
       r_t: its rewards, already checked as one stream [T].
+      name: the λ argument's name in `function` (`vtrace`'s is `lambda_`).
 
     Returns:
       `lambda_t`, a list converted to an array (as the streams are; the
@@ -86,7 +89,7 @@ def lambda_stream(function: str, lambda_t: Any, r_t: jax.Array) -> Any:
     if shape in ((), r_t.shape):
         return lambda_t
     raise ValueError(
-        f"{function} takes lambda_t as a scalar or one stream [T] like r_t; got "
-        f"lambda_t {list(shape)}, r_t {list(r_t.shape)}; pass a scalar λ or "
+        f"{function} takes {name} as a scalar or one stream [T] like r_t; got "
+        f"{name} {list(shape)}, r_t {list(r_t.shape)}; pass a scalar λ or "
         f"one per step, of shape {list(r_t.shape)}."
     )

@@ -5,7 +5,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.rl.streams import as_streams
+from purejaxdrl.rl.streams import as_streams, lambda_stream
 from purejaxdrl.scans import RECURSION_UNROLL, platform_scan
 
 
@@ -72,7 +72,8 @@ def vtrace(
         log-probabilities of the actions taken, float32 [T].
       truncated_t: time-limit truncation at times [1, T], bool [T]; None when no
         episode in the stream was truncated.
-      lambda_: λ of the trace coefficients, scalar or float32 [T].
+      lambda_: λ of the trace coefficients, scalar or float32 [T] (a list is
+        converted).
       clip_rho_threshold: ρ̄, the truncation level of the importance weights in
         the value targets (it sets the fixed point, the value of π_ρ̄).
       clip_c_threshold: c̄, the truncation level of the trace coefficients (it
@@ -86,7 +87,7 @@ def vtrace(
     Raises:
       ValueError: for an empty stream (T = 0), or stream inputs (truncated_t
         included) that are not [T] of one shape: naming their shapes, and
-        for a batch [T, B] the vmap above.
+        for a batch [T, B] the vmap above; a `lambda_` neither scalar nor [T].
 
     """
     streams = {"v_tm1": v_tm1, "v_t": v_t, "r_t": r_t, "discount_t": discount_t,
@@ -107,6 +108,7 @@ def vtrace(
             f"{r_t.shape}; pass at least one step."
         )
     truncated_t = truncated[0] if truncated else jnp.zeros(r_t.shape, jnp.bool_)
+    lambda_ = lambda_stream("vtrace", lambda_, r_t, name="lambda_")
     # One float dtype, at least float32, for every input and the scan's carry:
     # integer or bf16 rewards would otherwise mismatch the carry.
     dtype = jnp.result_type(v_tm1, v_t, r_t, discount_t, log_rho_tm1, jnp.float32)

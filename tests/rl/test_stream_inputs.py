@@ -125,22 +125,24 @@ def test_an_axis_off_the_other_way_is_told_the_layout_not_the_batch_fix(
 
 
 @pytest.mark.parametrize(
-    ("name", "call"),
+    ("name", "arg", "call"),
     [
-        ("gae", lambda x, lam: rl.gae(x, x, lam, x, x)),
-        ("lambda_returns", lambda x, lam: rl.lambda_returns(x, x, lam, x)),
+        ("gae", "lambda_t", lambda x, lam: rl.gae(x, x, lam, x, x)),
+        ("lambda_returns", "lambda_t", lambda x, lam: rl.lambda_returns(x, x, lam, x)),
+        ("vtrace", "lambda_", lambda x, lam: rl.vtrace(x, x, x, x, x, lambda_=lam)),
     ],
 )
 @pytest.mark.parametrize("shape", [(T, B), (T - 1,), (1,)])
-def test_a_lambda_neither_scalar_nor_one_per_step_is_named(name, call, shape):
+def test_a_lambda_neither_scalar_nor_one_per_step_is_named(name, arg, call, shape):
     # Before: "Cannot broadcast to shape with fewer dimensions" from inside
-    # jnp.broadcast_to (or, for [T - 1], an incompatible-shapes error).
+    # jnp.broadcast_to (or, for [T - 1], an incompatible-shapes error); vtrace
+    # broadcast a [T, B] λ into [T, B] targets silently.
     x = jnp.ones(T)
     with pytest.raises(ValueError) as error:
         call(x, jnp.full(shape, 0.9))
     assert str(error.value) == (
-        f"{name} takes lambda_t as a scalar or one stream [T] like r_t; got "
-        f"lambda_t {list(shape)}, r_t [{T}]; pass a scalar λ or one per step, "
+        f"{name} takes {arg} as a scalar or one stream [T] like r_t; got "
+        f"{arg} {list(shape)}, r_t [{T}]; pass a scalar λ or one per step, "
         f"of shape [{T}]."
     )
 
@@ -152,3 +154,6 @@ def test_a_scalar_or_one_lambda_per_step_is_taken_alike(lam):
     np.testing.assert_allclose(rl.gae(x, x, lam, x, x), want, rtol=1e-6)
     want = rl.lambda_returns(x, x, 0.9, x)
     np.testing.assert_allclose(rl.lambda_returns(x, x, lam, x), want, rtol=1e-6)
+    want = rl.vtrace(x, x, x, x, -x, lambda_=0.9).target_tm1
+    got = rl.vtrace(x, x, x, x, -x, lambda_=lam).target_tm1
+    np.testing.assert_allclose(got, want, rtol=1e-6)
