@@ -439,7 +439,7 @@ def table(rows: list[Row], scores: dict) -> str:
         *marked_note,
         *predates_note(scores),
         "steps is the preset's budget per seed; a run trains the whole updates",
-        "within it (cartpole:ppo 499,712 of 500,000), as `steps_trained` in",
+        "within it (cartpole:pqn 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02; rows run since",
         "2026-12-06 record the `commit` and `date` that trained them too, and",
         "a row whose seeds train alone each run's folder (`run_dirs`; before,",

@@ -76,11 +76,13 @@ def run_preset(config: Any) -> Any:
     (or any other with the same training settings), so its summary judges it.
     """
     from purejaxdrl.config import ConfigError
+    from purejaxdrl.setup_warnings import quiet_setup_warnings
     from purejaxdrl.training.presets import load_preset, preset_names
 
     for name in preset_names():
-        try:
-            preset = load_preset(name, config.algo)
+        try:  # a user's algorithm is warned of each preset lacking its section
+            with quiet_setup_warnings():
+                preset = load_preset(name, config.algo)
         except ConfigError:  # no section for this algorithm
             continue
         if preset.target_return is not None and same_training(config, preset):
@@ -91,16 +93,19 @@ def run_preset(config: Any) -> Any:
 def target_line(config: Any, preset: Any, result: Any) -> str | None:
     """The preset's target and whether the run reached it, or None.
 
-    None for a run without a target. A run trained or measured otherwise than
-    its preset (`same_training`) is not judged, and told which settings
-    changed, rather than the line vanishing unexplained. The return compared
-    is the one the target is of: training's mean return, or the final
-    evaluation's. A target no run
-    here has measured yet (`measured: false`) says so.
+    None for a run without a target, or on another environment than the
+    preset's (its `--env.id`: the target is another task's). A run trained or
+    measured otherwise than its preset (`same_training`) is not judged, and
+    told which settings changed, rather than the line vanishing unexplained.
+    The return compared is the one the target is of: training's mean return,
+    or the final evaluation's. A target no run here has measured yet
+    (`measured: false`) says so.
     """
     from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
 
     if not preset or preset.target_return is None:
+        return None
+    if config.env.id != preset.config.env.id:
         return None
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return

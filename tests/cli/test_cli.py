@@ -367,6 +367,10 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
         "total_steps"
     )
     assert run_preset(moved).config == ppo.config and run_preset(logged) is None
+    # Another environment (the preset's settings, the id replaced): its
+    # target is another task's, so no line at all.
+    other = pjd.apply_overrides(ppo.config, {"env": {"id": "Acrobot-v1"}})
+    assert target_line(other, ppo, run(mean_return=480.0)) is None
     # Another learning problem: no claim about the preset's target.
     tuned = pjd.apply_overrides(ppo.config, {"ppo": {"learning_rate": 1e-3}})
     assert target_line(tuned, ppo, run(mean_return=480.0)) == unjudged.format(

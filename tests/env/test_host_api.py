@@ -100,7 +100,18 @@ class NoActionStep(Broken):
         return super().step(0)
 
 
+class PairResetObsOnly(Broken):
+    """reset returning a 2-entry observation alone: it unpacks as (obs, info)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32)
+
+
 gym.register("ApiProbe-old_reset-v0", entry_point=OldGymReset)
+gym.register("ApiProbe-pair_reset_obs_only-v0", entry_point=PairResetObsOnly)
 gym.register("ApiProbe-no_action_step-v0", entry_point=NoActionStep)
 gym.register("ApiProbe-seeded_reset-v0", entry_point=SeededReset)
 
@@ -114,6 +125,9 @@ STEP = r"Gymnasium's step returns the 5 values \(obs, reward, terminated, trunc"
     [
         ("reset_obs_only", "reset", "ValueError: not enough values to unpack", RESET),
         ("reset_info_list", "reset", "AssertionError: The second element", RESET),
+        # Its 2 entries unpack as (obs, info): an info without .items (was a
+        # 51-line traceback from Gymnasium's vector code).
+        ("pair_reset_obs_only", "reset", "AttributeError: 'numpy.float32'", RESET),
         ("shape", "step", "ValueError: Output array is the wrong shape", STEP),
         ("late_shape", "step", "ValueError: Output array is the wrong shape", STEP),
         ("reward_array", "step", "ValueError: setting an array element", STEP),

@@ -272,3 +272,22 @@ def test_overriding_a_section_made_before_its_algorithm_was_registered_again(
 def _to_stderr(message, category, filename, lineno, file=None, line=None):
     """Python's own showwarning: the formatted warning on stderr."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def test_a_resumed_runs_preset_search_warns_of_no_preset(ppo_kl):
+    # A resumed run names no preset: the summary looks for the one it trains
+    # as among all of them; a user's algorithm was warned, once per preset,
+    # that each has no section for it (28 lines after `train --resume`).
+    from purejaxdrl.cli.target import run_preset
+
+    registry.register(
+        dataclasses.replace(
+            registry.algorithm("ppo_kl"), name="mine", preset_section=None
+        )
+    )
+    config = pjd.load_preset("cartpole", "mine").config
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        run_preset(config)
+    assert [str(w.message) for w in seen] == []

@@ -56,7 +56,7 @@ def api_errors(label: str, method: str, space: Any) -> Iterator[None]:
     """
     try:
         yield
-    except (ValueError, TypeError, IndexError, AssertionError) as error:
+    except (ValueError, TypeError, IndexError, AssertionError, AttributeError) as error:
         if not raised_by_gymnasium(error):
             raise  # the environment's own code: its traceback says where
         first = (str(error).strip().splitlines() or [""])[0]
