@@ -4,6 +4,7 @@ The parser itself (`Parser`, `UsageError`) is `cli.parser`'s, re-exported here.
 """
 
 import argparse
+import dataclasses
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -78,12 +79,17 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
         if not {"-h", "--help"} & set(argv):
             raise ConfigError(line) from None
         # Shown, but no run: the help says so and gives the refusal's own fix.
+        # An --env.id given is the environment shown (the preset's id replaced).
+        shown, where = e.untuned, f"the {env!r} preset's environment"
+        if known.env_id is not None and known.env is None:
+            env_ = dataclasses.replace(shown.env, id=known.env_id)
+            shown = dataclasses.replace(shown, env=env_)
+            where = f"{known.env_id} (the {env!r} preset's other settings)"
         note = (
-            f"the defaults shown are {algo}'s own, untuned, on the {env!r} "
-            f"preset's environment, which train, sweep and pbt refuse to run. "
-            f"{line}"
+            f"the defaults shown are {algo}'s own, untuned, on {where}, which "
+            f"train, sweep and pbt refuse to run. {line[:1].upper()}{line[1:]}"
         )
-        return Preset(env, e.untuned, None, None), note
+        return Preset(env, shown, None, None), note
 
 
 def preset_run(

@@ -143,6 +143,22 @@ def test_help_of_every_algorithm_exits_0_even_without_a_preset_section(
         assert "has no '" + algo + "' section" in out  # and the refusal's fix
 
 
+def test_help_for_an_id_no_preset_trains_shows_that_id(capsys):
+    # It showed cartpole's CartPole-v1 as --env.id's default, and the
+    # refusal's sentence began in lower case inside the description.
+    from purejaxdrl import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--env.id", "Acrobot-v1", "--algo", "r2d2", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "the defaults shown are r2d2's own, untuned, on Acrobot-v1 (the "
+        "'cartpole' preset's other settings), which train, sweep and pbt refuse "
+        "to run. No shipped preset trains r2d2 on Acrobot-v1" in out
+    )
+    assert "then makes `MyCorridor-v0`. (default: Acrobot-v1)" in out
+
+
 @pytest.mark.parametrize(
     ("flags", "anneal_lr", "normalize"),
     [
