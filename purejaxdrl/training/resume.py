@@ -164,7 +164,7 @@ def changes_the_run(change: str) -> bool:
 
 def resume_config(
     run_dir: str | pathlib.Path,
-    overrides: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
     *,
     allow_changes: bool = False,
     resuming: bool = False,
@@ -173,7 +173,8 @@ def resume_config(
 
     Args:
       run_dir: a folder made by `train(..., write_files=True)`.
-      overrides: nested field overrides, as for `apply_overrides`.
+      overrides: nested field overrides, as for `apply_overrides`; None (the
+        default) resumes the saved config as it is.
       allow_changes: accept overrides that change the run (`--override`).
       resuming: the config is for `train(config, resume=run_dir)` at once
         (the command line's): refuse here, not there, what no resume can
@@ -193,7 +194,8 @@ def resume_config(
     saved = load_run_config(run_dir)
     # A replay run that normalised before that was refused goes on as it began.
     before = saved.env.normalize_observations
-    config = validate(apply_overrides(saved, overrides), normalised_before=before)
+    changed = apply_overrides(saved, overrides or {})
+    config = validate(changed, normalised_before=before)
     kept = resuming or not allow_changes  # see `resuming`
     return config, check_continues(run_dir, saved, config, allow_changes, kept=kept)
 

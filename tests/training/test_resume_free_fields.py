@@ -71,3 +71,9 @@ def test_a_resume_with_other_chunks_and_unrolling_is_the_run_straight_through(
 def test_fields_that_change_the_updates_still_need_override(stopped, overrides, field):
     with pytest.raises(ConfigError, match=f"changes that alter the run \\({field}: "):
         pjd.resume_config(stopped, overrides)
+
+
+def test_resume_config_without_overrides_resumes_the_saved_config(stopped):
+    # A plain resume needed an empty overrides mapping (a TypeError without).
+    config, said = pjd.resume_config(stopped)
+    assert said == [] and config == pjd.resume_config(stopped, {})[0]
