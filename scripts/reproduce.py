@@ -35,6 +35,7 @@ import math
 import os
 import pathlib
 import platform
+import re
 import time
 
 import jax
@@ -438,6 +439,8 @@ def table(rows: list[Row], scores: dict) -> str:
         "one run's throughput.",
         *marked_note,
         *predates_note(scores),
+        "date is the day the row was trained (before 2026-12-06, its sweep",
+        "folder's start; rows of runs alone, their recording commit's day).",
         "steps is the preset's budget per seed; a run trains the whole updates",
         "within it (cartpole:pqn 499,712 of 500,000), as `steps_trained` in",
         "scores.json records for rows run since 2026-12-02; rows run since",
@@ -452,7 +455,7 @@ def table(rows: list[Row], scores: dict) -> str:
         if s is None:
             why = not_run_text(row)
             lines.append(
-                f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | |"
+                f"| {row.preset} | {row.algo} | | | {why} | | {row.anchor} | | | | |"
             )
             continue
         lines.append(table_line(row, s))
@@ -461,9 +464,23 @@ def table(rows: list[Row], scores: dict) -> str:
 
 TABLE_HEAD = (
     "| preset | algo | steps | seeds | final return | reached target "
-    "| anchor | wall | steps/s | machine |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| anchor | wall | steps/s | machine | date |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
 )
+# A sweep's folder ends in the time it started: runs/sweep_<id>_<algo>_20261126-024623.
+SWEEP_STAMP = re.compile(r"_(\d{4})(\d{2})(\d{2})-\d{6}$")
+
+
+def row_date(score: dict) -> str:
+    """The day a row was trained: its `date`, else its sweep folder's stamp.
+
+    Rows recorded before `date` was (2026-12-06) read it off `sweep_dir`,
+    whose name ends in the sweep's start time; "" where neither says.
+    """
+    if score.get("date"):
+        return score["date"]
+    stamp = SWEEP_STAMP.search(str(score.get("sweep_dir", "")))
+    return "-".join(stamp.groups()) if stamp else ""
 
 
 def table_line(row: Row, s: dict) -> str:
@@ -472,7 +489,7 @@ def table_line(row: Row, s: dict) -> str:
         f"| {row.preset} | {row.algo} | {s['steps']:,} | {s['seeds']} | "
         f"{return_text(s)} | {reached_text(s)} | {row.anchor} | "
         f"{s['wall_s']:.0f} s | "
-        f"{steps_per_s_text(s)} | {s['machine']} |"
+        f"{steps_per_s_text(s)} | {s['machine']} | {row_date(s)} |"
     )
 
 

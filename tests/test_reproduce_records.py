@@ -5,6 +5,7 @@ writes into a copy of docs/ and README.md under the test's folder.
 """
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -106,3 +107,19 @@ def test_no_marked_row_no_note():
     assert reproduce.predates_note({"a:b": score}) == ()
     assert reproduce.predated_changes({"a:b": score}) == ""
     assert reproduce.return_text({**score, "predates": "x"}) == "1.0 ± 0.0 ²"
+
+
+def test_every_trained_row_states_the_day_it_was_trained(reproduce):
+    # A row's date: its own `date`, else its sweep folder's start time.
+    assert reproduce.row_date({"date": "2026-12-06"}) == "2026-12-06"
+    stamped = {"sweep_dir": "runs/sweep_brax-ant_ppo_20261126-024623"}
+    assert reproduce.row_date(stamped) == "2026-11-26"
+    assert reproduce.row_date({"sweep_dir": "runs"}) == ""
+    # The committed file: every row with figures, GPU rows included, has one
+    # in scores.md's date column.
+    scores = json.loads((reproduce.DOCS / "scores.json").read_text())
+    assert all(reproduce.row_date(s) for s in scores.values())
+    lines = (reproduce.DOCS / "scores.md").read_text().splitlines()
+    gpu = [line for line in lines if "NVIDIA H200" in line]
+    assert len(gpu) == 6
+    assert all(re.search(r"\| 2026-11-2[67] \|$", line) for line in gpu)
