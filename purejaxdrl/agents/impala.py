@@ -35,6 +35,7 @@ from purejaxdrl.agents.optim import (
     learner_optimizer,
 )
 from purejaxdrl.config import check, check_ranges
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.networks import AnyNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import Buffer, device_key, make_sequence_buffer
@@ -353,12 +354,12 @@ def _check_against_run(config: IMPALAConfig, shape: RunShape) -> None:
     """That the policy lag is shorter than the run and a batch's steps fit int32."""
     lag, updates = config.policy_lag, shape.num_updates
     per_update = shape.num_envs * shape.unroll_length
+    fix = f"{field_example('impala.policy_lag', max(updates - 1, 0))}, or at least "
     check(
         lag < updates or updates < 1,  # < 1: `check_agent_args` says so
         f"impala.policy_lag={lag} is not less than the run's {updates} updates: "
-        "the actors would only ever act with the initial parameters; lower "
-        f"--impala.policy-lag or raise --total-steps to at least "
-        f"{(lag + 1) * per_update}.",
+        "the actors would only ever act with the initial parameters; pass at most "
+        f"{fix}{field_example('total_steps', (lag + 1) * per_update)}.",
     )
     ratio = config.replay_ratio
     replayed = shape.num_envs * ratio / (1 - ratio)  # as `_make_replay` sizes it
@@ -375,15 +376,14 @@ def _check_against_run(config: IMPALAConfig, shape: RunShape) -> None:
 def host_refusal(config: IMPALAConfig, env_id: str) -> str | None:
     """Why the host-env runner refuses `config`, or None: a policy lag K.
 
-    Its actors lag by themselves, which its `lag/*` metrics measure; K more
-    updates would go unseen there (they count the versions it publishes).
+    Its actors lag by themselves (its `lag/*` metrics): K more would go unseen.
     """
     if (lag := config.policy_lag) == 0:
         return None
     return (
         f"impala.policy_lag={lag} is for device environments: the host-env runner "
         f"(env.id={env_id!r}) lags by itself, and its lag/mean and lag/max would "
-        f"not count these {lag} updates; pass --impala.policy-lag 0."
+        f"not count these {lag} updates; pass {field_example('impala.policy_lag', 0)}."
     )
 
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError, check
+from purejaxdrl.config_docs import field_example
 
 
 def check_replay_sizes(name: str, config: Any, shape: Any) -> None:
@@ -94,8 +95,9 @@ def check_learning_starts(
         raise ConfigError(
             f"{name}.min_replay={min_replay} {unit} is more than the run ever "
             f"stores ({shape.num_updates} updates x {per_update} = {stored}): "
-            f"learning would never start; lower --{name.replace('_', '-')}"
-            f".min-replay, or raise --total-steps to at least {needed}."
+            f"learning would never start; pass at most "
+            f"{field_example(f'{name}.min_replay', stored)}, or at least "
+            f"{field_example('total_steps', needed)}."
         )
 
 

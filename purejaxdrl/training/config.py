@@ -326,7 +326,8 @@ def validate(
         check(
             count < 2**31,
             f"{what} = {count:,} must be < 2**31 (the run counts them in int32); "
-            "lower --total-steps, --num-envs or --unroll-length.",
+            "lower --total-steps, --num-envs or --unroll-length (total_steps, "
+            "num_envs or unroll_length in Python).",
         )
     check(
         config.total_steps >= config.steps_per_update,

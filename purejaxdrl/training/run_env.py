@@ -88,7 +88,7 @@ def validate_acting(config: TrainConfig, **kwargs: Any) -> TrainConfig:
     try:
         return validate(config, **kwargs)
     except ConfigError:
-        refusal = None if is_host_env(config.env.id) else _acting(config)
+        refusal = _acting(config)
         if refusal is None:
             raise
         raise ConfigError(f"{refusal}.") from None
@@ -96,6 +96,8 @@ def validate_acting(config: TrainConfig, **kwargs: Any) -> TrainConfig:
 
 def _acting(config: TrainConfig) -> str | None:
     """`acting_refusal` for `config`'s device environment; None if it cannot tell."""
+    if not isinstance(config, TrainConfig) or is_host_env(config.env.id):
+        return None  # no config (validate says so), or actions checked later
     try:
         import_modules(config.env.imports)
         env = envs.make(config.env.id, **config.env.options)

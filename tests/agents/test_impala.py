@@ -354,7 +354,7 @@ def test_policy_lag_on_a_host_environment_is_one_line_and_exit_2(capsys):
         "purejaxdrl: error: impala.policy_lag=4 is for device environments: the "
         "host-env runner (env.id='gymnasium:CartPole-v1') lags by itself, and its "
         "lag/mean and lag/max would not count these 4 updates; pass "
-        "--impala.policy-lag 0.\n"
+        "--impala.policy-lag 0 (impala.policy_lag=0 in Python).\n"
     )
 
 

@@ -157,15 +157,16 @@ def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training(
         pjd.train(pjd.apply_overrides(config, {"dqn": {"min_replay": 129}}))
     assert str(refused.value) == (
         "dqn.min_replay=129 transitions is more than the run ever stores (4 updates "
-        "x 32 = 128): learning would never start; lower --dqn.min-replay, or raise "
-        "--total-steps to at least 160."
+        "x 32 = 128): learning would never start; pass at most --dqn.min-replay "
+        "128 (dqn.min_replay=128 in Python), or at least --total-steps 160 "
+        "(total_steps=160 in Python)."
     )
     # A run saved with such a budget (before the rule) still reads back, and
     # resumes once its budget is raised; not without.
     never = pjd.apply_overrides(config, {"dqn": {"min_replay": 129}})
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(never)))
     assert load_run_config(tmp_path) == never
-    with pytest.raises(pjd.ConfigError, match="at least 160"):
+    with pytest.raises(pjd.ConfigError, match="at least --total-steps 160 "):
         pjd.resume_config(tmp_path, {})
     raised, changes = pjd.resume_config(
         tmp_path, {"total_steps": 160}, allow_changes=True
@@ -179,15 +180,17 @@ def test_a_replay_that_would_never_reach_min_replay_is_refused_before_training(
     )  # fmt: skip
     with pytest.raises(pjd.ConfigError, match=r"r2d2.min_replay=12 sequences is "
                        r"more than the run ever stores \(2 updates x 4 = 8\).*"
-                       r"at least 192\.$"):  # fmt: skip
+                       r"at least --total-steps 192 \(total_steps=192 in "
+                       r"Python\)\.$"):  # fmt: skip
         pjd.training.validate(r2d2)
     pjd.training.validate(pjd.apply_overrides(r2d2, {"r2d2": {"min_replay": 8}}))
     sac = pjd.apply_overrides(
         pjd.load_preset("cartpole_balance", "sac").config,
         {**TINY, "total_steps": 128, "sac": {"min_replay": 200}},
     )
-    with pytest.raises(pjd.ConfigError, match=r"--sac.min-replay, or raise "
-                       r"--total-steps to at least 224\.$"):  # fmt: skip
+    with pytest.raises(pjd.ConfigError, match=r"--sac.min-replay 128 \(sac.min_"
+                       r"replay=128 in Python\), or at least --total-steps 224 "
+                       r"\(total_steps=224 in Python\)\.$"):  # fmt: skip
         pjd.training.validate(sac)
 
 
