@@ -4,7 +4,7 @@ The actor-critic learners' steps take a loss of the parameters and hide two
 CPU tricks: one flat parameter vector and one vector of metrics.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import jax
@@ -207,6 +207,59 @@ def check_scalar_loss(total: jax.Array) -> None:
         )
 
 
+def loss_pair(
+    out: Any, second: str, example: str, fits: Callable[[Any], bool]
+) -> tuple[Any, Any]:
+    """A loss's output `out` as its pair (total, `second`), checked as it traces.
+
+    `second` names what the pair's second item is ("metrics dict", "TD errors
+    [B]"), `fits` says whether an item is one, and `example` is a return of
+    that contract to show. A loss that returns its total alone would
+    otherwise fail with JAX's "iteration over a 0-d array", naming no loss.
+
+    Raises:
+      ConfigError: for another output: the contract, what was returned, and
+        a return statement of the contract.
+
+    """
+    if isinstance(out, tuple | list) and len(out) == 2 and fits(out[1]):
+        return out[0], out[1]
+    if isinstance(out, tuple | list):
+        got = f"({', '.join(map(_described, out))})"
+    else:
+        got = f"{_described(out)} alone"
+    raise ConfigError(
+        f"a loss returns (total, {second}); got {got}; e.g. return {example}."
+    )
+
+
+def total_and_metrics(out: Any) -> tuple[jax.Array, Metrics]:
+    """A learner's loss's output as (total, metrics), else one line (`loss_pair`)."""
+    return loss_pair(
+        out,
+        "metrics dict",
+        "total, {'loss': total}",
+        lambda metrics: isinstance(metrics, Mapping),
+    )
+
+
+def total_and_td(out: Any) -> tuple[jax.Array, jax.Array]:
+    """A Q-learner's loss's output as (total, TD errors), else one line (`loss_pair`).
+
+    TD errors are an array (traced or not), not a metrics dict.
+    """
+    return loss_pair(
+        out, "TD errors [B]", "jnp.mean(td**2), td", lambda td: hasattr(td, "shape")
+    )
+
+
+def _described(value: Any) -> str:
+    """What a loss returned, in a few characters: "float32[]", "dict", "None"."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"{jnp.dtype(value.dtype).name}{list(jnp.shape(value))}"
+    return "None" if value is None else type(value).__name__
+
+
 def unstack_metrics(names: Sequence[str], stacked: jax.Array) -> Metrics:
     """`stack_metrics` undone: the vector [M] as metrics by name."""
     return dict(zip(names, stacked, strict=True))
@@ -248,7 +301,7 @@ def _flat_step(
         flat, opt_state = carry
 
         def flat_loss(flat: jax.Array, *args: Any) -> tuple[jax.Array, jax.Array]:
-            total, metrics = loss(unravel(flat), *args)
+            total, metrics = total_and_metrics(loss(unravel(flat), *args))
             check_scalar_loss(total)
             names[:] = metrics  # Python strings, known once traced
             return total, stack_metrics(metrics)

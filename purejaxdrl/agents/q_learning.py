@@ -11,7 +11,7 @@ import optax
 
 from purejaxdrl.agents.actor_critic import core_value
 from purejaxdrl.agents.base import Acting, RunShape, feed_forward
-from purejaxdrl.agents.optim import check_scalar_loss, local_copy
+from purejaxdrl.agents.optim import check_scalar_loss, local_copy, total_and_td
 from purejaxdrl.config import check
 from purejaxdrl.config_docs import field_example
 from purejaxdrl.networks import Network, NetworkConfig, RecurrentNetwork, make_q_network
@@ -279,8 +279,9 @@ def target_network_step(
 
     Args:
       state: has `params`, `target_params`, `opt_state` and `grad_steps`.
-      loss_fn: params -> (scalar loss, TD errors) on this device's batch (a
-        loss of another shape is refused as it traces, `check_scalar_loss`).
+      loss_fn: params -> (scalar loss, TD errors) on this device's batch
+        (another output, or a loss of another shape, is refused as it
+        traces: `total_and_td`, `check_scalar_loss`).
       optimizer: the optax transformation.
       ready: bool []; before learning starts the four fields stay as they were.
       target_every: gradient steps between target updates.
@@ -294,7 +295,7 @@ def target_network_step(
     """
 
     def checked(params: Params) -> tuple[jax.Array, jax.Array]:
-        loss, td = loss_fn(params)
+        loss, td = total_and_td(loss_fn(params))
         check_scalar_loss(loss)  # before JAX's error, which names no loss
         return loss, td
 

@@ -131,3 +131,36 @@ def test_a_loss_that_is_no_scalar_is_refused_in_one_line_as_it_traces():
         "be a scalar (a gradient is of one number); return its mean, e.g. "
         "jnp.mean(x)."
     )
+
+
+@pytest.mark.parametrize(
+    ("returned", "got"),
+    [
+        (lambda total, b: total, "float32[] alone"),  # forgot ", metrics"
+        (lambda total, b: (total, b), "(float32[], float32[])"),
+        (lambda total, b: (total, {}, b), "(float32[], dict, float32[])"),
+        (lambda total, b: None, "None alone"),
+    ],
+)
+def test_a_loss_that_returns_no_total_and_metrics_pair_is_refused_in_one_line(
+    returned, got
+):
+    # Unpacked as it was, a total alone failed with JAX's "iteration over a
+    # 0-d array", naming no loss and no contract.
+    sgd = make_learner_optimizer(0.5, name="sgd", max_grad_norm=None)
+    state = AgentState(PARAMS, flat_optimizer_state(sgd, PARAMS), 0)
+
+    def slip(params, target):
+        return returned(loss(params, target)[0], params["b"])
+
+    with pytest.raises(ConfigError) as error:
+        flat_gradient_step(slip, sgd, state, jnp.zeros(2), axis_name=None)
+    assert str(error.value) == (
+        f"a loss returns (total, metrics dict); got {got}; e.g. return total, "
+        "{'loss': total}."
+    )
+    with pytest.raises(ConfigError, match=r"^a loss returns \(total, metrics dict\)"):
+        minibatches = lambda key: (jnp.zeros((1, 2)),)  # noqa: E731
+        flat_gradient_epochs(
+            slip, sgd, state, minibatches, jnp.arange(1), axis_name=None
+        )

@@ -1,13 +1,19 @@
-"""What the Q-learners share: warnings about fields that do nothing."""
+"""What the Q-learners share: warnings about fields that do nothing, their step."""
 
 import dataclasses
 import warnings
+from typing import NamedTuple
 
+import jax
+import jax.numpy as jnp
+import optax
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents import PQNConfig, dqn_config, pqn, r2d2
 from purejaxdrl.agents.apex import default_config as apex_config
+from purejaxdrl.agents.q_learning import target_network_step
+from purejaxdrl.config import ConfigError
 from purejaxdrl.setup_warnings import forget_warnings, quiet_setup_warnings, warn_once
 
 
@@ -170,3 +176,42 @@ def test_rescale_eps_with_value_rescaling_or_at_its_default_is_quiet():
         r2d2.validate(r2d2.R2D2Config(rescale_eps=0.05))  # rescaling on
         r2d2.validate(r2d2.R2D2Config(value_rescaling=False))  # default ε
         r2d2.validate(pjd.load_preset("cartpole_masked", "r2d2").config.r2d2)
+
+
+class _Learner(NamedTuple):
+    params: dict
+    target_params: dict
+    opt_state: tuple
+    grad_steps: jax.Array
+
+
+@pytest.mark.parametrize(
+    ("returned", "got"),
+    [
+        (lambda loss, td: loss, "float32[] alone"),  # forgot ", td"
+        (lambda loss, td: (loss, {"loss": loss}), "(float32[], dict)"),
+        (lambda loss, td: (loss, td, {}), "(float32[], float32[3], dict)"),
+    ],
+)
+def test_a_q_loss_that_returns_no_total_and_td_pair_is_refused_in_one_line(
+    returned, got
+):
+    # Unpacked as it was, a loss alone failed with JAX's "iteration over a
+    # 0-d array", naming neither the loss nor what it must return.
+    params = {"w": jnp.ones(3)}
+    sgd = optax.sgd(0.1)
+    state = _Learner(params, params, sgd.init(params), jnp.int32(0))
+
+    def loss_fn(params):
+        td = params["w"] - 0.5
+        return returned(jnp.mean(td**2), td)
+
+    with pytest.raises(ConfigError) as error:
+        target_network_step(
+            state, loss_fn, sgd, jnp.bool_(True), target_every=1, target_tau=1.0,
+            axis_name=None,
+        )  # fmt: skip
+    assert str(error.value) == (
+        f"a loss returns (total, TD errors [B]); got {got}; e.g. return "
+        "jnp.mean(td**2), td."
+    )
