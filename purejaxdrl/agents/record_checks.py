@@ -239,14 +239,23 @@ def checked_agent(agent: Agent, algo: str, keeps_replay: bool) -> Agent:
     """`agent`, whose `init` and `update` say so when they return the wrong kind.
 
     See `checked_init` and `checked_update`; both checks run in Python where
-    the functions trace, adding nothing to the compiled program. First its
-    `state_spec` is checked against `keeps_replay`, its record's
+    the functions trace, adding nothing to the compiled program. First that
+    `agent` is an `Agent` at all (a factory that forgets its `return` gives
+    None), then its `state_spec` against `keeps_replay`, its record's
     `keeps_replay(config)` (`check_state_spec`).
 
     Raises:
-      ConfigError: from `check_state_spec`.
+      ConfigError: for another value than an `Agent`, naming the algorithm
+        and what its factory returned, and from `check_state_spec`.
 
     """
+    if not isinstance(agent, Agent):
+        got = "None" if agent is None else _kind(agent)
+        raise ConfigError(
+            f"algo={algo!r}: its record's make_agent returned {got}, not an "
+            "agents.base.Agent (agents.base.AgentFactory); e.g. return "
+            "Agent(init=init, acting=acting, update=update)."
+        )
     check_state_spec(agent, algo, keeps_replay)
     return checked_update(checked_init(agent, algo), algo)
 

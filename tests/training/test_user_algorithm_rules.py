@@ -251,3 +251,23 @@ def test_pythons_unpacking_errors_in_purejaxdrl_keep_their_traceback(message):
     with pytest.raises(ValueError) as e:
         exec(compile("raise ValueError('num_envs=3 must be >= 4')", where, "exec"))
     assert cli.raised_here(e.value)  # purejaxdrl's own check: one line
+
+
+@pytest.mark.parametrize(
+    ("change", "got"),
+    [
+        (lambda agent: None, "None"),  # a factory that forgot its `return`
+        (lambda agent: (agent.init, agent.update), "a tuple of 2 (function, function)"),
+    ],
+)
+def test_a_factory_that_returns_no_agent_is_named(change, got, monkeypatch):
+    # It failed where the agent was first read: "'NoneType' object has no
+    # attribute 'state_spec'", an AttributeError through the library's frames.
+    _register_mine(monkeypatch, change)
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.train(_config(num_envs=4, devices=1), console=False)
+    assert str(e.value) == (
+        f"algo='mine': its record's make_agent returned {got}, not an "
+        "agents.base.Agent (agents.base.AgentFactory); e.g. return "
+        "Agent(init=init, acting=acting, update=update)."
+    )
