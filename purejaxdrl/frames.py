@@ -3,7 +3,7 @@
 Three places tell a user's code from the rest by a frame's file, and must
 agree: the CLI shows a ValueError as one line only where purejaxdrl's own
 check raised it (`cli.raised_here`), a warning points at the user's line
-(`training/restored.py`), and an error inside a user's environment names
+(`setup_warnings.user_stacklevel`), and an error inside a user's environment names
 their file and line (`env/user_frames.py`).
 """
 

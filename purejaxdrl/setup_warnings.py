@@ -8,8 +8,11 @@ run read back for export or evaluation).
 
 import contextlib
 import contextvars
+import sys
 import warnings
 from collections.abc import Hashable, Iterator
+
+from purejaxdrl.frames import owner
 
 
 class SetupWarning(UserWarning):
@@ -37,12 +40,29 @@ def warn_once(message: str, key: Hashable | None = None) -> None:
     checks (and each run of a sweep) calls the check, and any change to the
     warning filters in between (environment imports make some) would show it
     again. Inside `quiet_setup_warnings` nothing is shown or remembered.
+    Python shows it at the caller's line: the first outside purejaxdrl
+    (`user_stacklevel`).
     """
     key = message if key is None else key
     if _QUIET.get() or key in _SHOWN:
         return
     _SHOWN.add(key)
-    warnings.warn(message, SetupWarning, stacklevel=2)
+    warnings.warn(message, SetupWarning, stacklevel=user_stacklevel())
+
+
+def user_stacklevel() -> int:
+    """The `stacklevel` of the first frame outside purejaxdrl: the user's line.
+
+    For `warnings.warn` in the function that calls this. The library reaches
+    a warning through different depths (`load_preset`, `apply_overrides`,
+    `train`, `export_policy`), so a fixed level would point inside the
+    library, at the `warn_once(` of a check, for most; Python 3.11 has no
+    `skip_file_prefixes`. Where every frame is purejaxdrl's, the outermost.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and owner(frame.f_code.co_filename) == "purejaxdrl":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def forget_warnings() -> None:

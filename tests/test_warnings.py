@@ -1,13 +1,21 @@
 """purejaxdrl's setup warnings: Python warnings, one line in the command's output."""
 
+import dataclasses
+import inspect
 import subprocess
 import sys
 import warnings
 
 import pytest
 
+import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.setup_warnings import SetupWarning, forget_warnings, warn_once
+from purejaxdrl.agents import registry
+from purejaxdrl.setup_warnings import (
+    SetupWarning,
+    forget_warnings,
+    warn_once,
+)
 
 
 def test_the_command_shows_a_setup_warning_as_one_line_and_others_as_pythons():
@@ -90,3 +98,23 @@ def test_the_command_line_shows_a_setup_warning_as_one_line(tmp_path):
     assert warning.startswith("purejaxdrl: warning: dqn.epsilon is set (by a preset")
     assert warning.endswith("for Ape-X's per-actor ε_i instead.")
     assert error == "purejaxdrl: error: host.queue_size=0 must be >= 1; e.g. 1."
+
+
+def test_a_setup_warning_from_python_names_the_callers_line_not_the_librarys():
+    # Python showed "purejaxdrl/training/preset_sections.py:114: ... warn_once("
+    # and ".../q_learning.py:...": a check's line, of no use to the caller.
+    a2c = registry.algorithm("a2c")
+    forget_warnings()
+    mine = registry.registered(dataclasses.replace(a2c, name="mine"))
+    with mine, pytest.warns(SetupWarning, match="^Preset 'cartpole' has no mine") as w:
+        pjd.load_preset("cartpole", algo="mine")
+        line = inspect.currentframe().f_lineno - 1
+    assert (w[0].filename, w[0].lineno) == (__file__, line)
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole", algo="dqn").config, {"dqn": {"epsilon": 0.2}}
+    )
+    with pytest.warns(SetupWarning, match=r"^dqn.epsilon is set") as w:
+        pjd.validate(config)  # as train checks it
+        line = inspect.currentframe().f_lineno - 1
+    assert (w[0].filename, w[0].lineno) == (__file__, line)
+    forget_warnings()

@@ -6,7 +6,6 @@ Device and host-env runs alike: the runner knows its state's layout.
 import contextlib
 import dataclasses
 import pathlib
-import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +14,7 @@ import jax
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.frames import owner
-from purejaxdrl.setup_warnings import SetupWarning
+from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 from purejaxdrl.training.schedule import save_updates
 
@@ -226,20 +224,8 @@ def _say_skipped(skipped: list[str], purpose: str, step: int) -> None:
     doing = {"evaluate": "evaluating", "export": "exporting"}.get(purpose, "using")
     for line in skipped:
         warnings.warn(
-            f"{line}; {doing} update {step}", SetupWarning, stacklevel=_callers_level()
+            f"{line}; {doing} update {step}", SetupWarning, stacklevel=user_stacklevel()
         )
-
-
-def _callers_level() -> int:
-    """The `stacklevel` of the first frame outside purejaxdrl: the user's line.
-
-    `export_policy`, `restore_run` and the CLI reach the warning through
-    different depths; a fixed level would point inside the library for some.
-    """
-    frame, level = sys._getframe(1), 1
-    while frame is not None and owner(frame.f_code.co_filename) == "purejaxdrl":
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _restore_chosen(
