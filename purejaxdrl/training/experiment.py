@@ -10,7 +10,7 @@ from jax.sharding import Mesh
 from purejaxdrl import env as envs
 from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.record_checks import check_acting_network, checked_agent
-from purejaxdrl.agents.registry import acting_refusal, algorithm, algorithms, make_agent
+from purejaxdrl.agents.registry import acting_refusal, algorithm, make_agent
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.contract import check_on_devices
 from purejaxdrl.env.host import is_host_env
@@ -27,6 +27,7 @@ from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape
 from purejaxdrl.training.run_env import make_env, validate_acting
 from purejaxdrl.training.run_rules import (
+    check_dict_observations,
     check_env_multiple,
     check_requested,
     choose_devices,
@@ -114,14 +115,7 @@ def spec_networks(
 
     """
     record = algorithm(config.algo)
-    if isinstance(obs_spec, dict) and not record.dict_observations:
-        able = " or ".join(r.name for r in algorithms() if r.dict_observations)
-        raise ConfigError(
-            f"algo={config.algo!r} takes array observations, but {config.env.id} "
-            f"observes a dict ({', '.join(sorted(obs_spec))}); use --algo {able} "
-            "with --network.policy-obs-key and --network.value-obs-key, or give "
-            "it one entry (MuJoCo Playground: --env.option observation_key=state)."
-        )
+    check_dict_observations(config, record, obs_spec)
     refusal = acting_refusal(config.algo, action_spec, config.env.id)
     if refusal is not None:
         raise ConfigError(f"{refusal}.")

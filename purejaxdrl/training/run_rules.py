@@ -4,7 +4,8 @@ Parts of `training.config.validate`, kept apart so that module stays one concept
 the config's fields; these check sections of it, and how its environments
 split over devices for its algorithm (also checked once devices are chosen),
 and how many devices a run takes by those rules (`choose_devices`); what
-reaches the agent (`check_observations`: host envs, replay, normalising).
+reaches the agent (`check_observations`: host envs, replay, normalising;
+`check_dict_observations`: a dict of them).
 """
 
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 import jax
 
 from purejaxdrl.agents.base import Algorithm, RunShape
+from purejaxdrl.agents.registry import algorithms, registered_by_user
 from purejaxdrl.config import ConfigError, check
 from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.env.host import is_host_env
@@ -234,3 +236,40 @@ def check_observations(
             "refuse this).",
             ("resumed replay normalization", config.algo),
         )
+
+
+def check_dict_observations(config: Any, record: Algorithm, obs_spec: Any) -> None:
+    """That `record`'s agents take the dict observations `obs_spec` says, if a dict.
+
+    A built-in that takes arrays is refused with the algorithms that take
+    dicts. A user's record may just not say it does: one built on
+    `actor_critic_networks` reads `network.policy_obs_key` and
+    `value_obs_key` as PPO does, so the refusal names its record's field.
+
+    Raises:
+      ConfigError: dict observations for an algorithm that takes arrays.
+
+    """
+    if not isinstance(obs_spec, dict) or record.dict_observations:
+        return
+    entries = ", ".join(sorted(obs_spec))
+    said = (
+        f"algo={config.algo!r} takes array observations, but {config.env.id} "
+        f"observes a dict ({entries}); "
+    )
+    one_entry = (
+        "give it one entry (MuJoCo Playground: --env.option observation_key=state)"
+    )
+    if record.name in {r.name for r in registered_by_user()}:
+        raise ConfigError(
+            f"{said}if its networks read network.policy_obs_key / "
+            "value_obs_key (as actor_critic_networks does), set "
+            "dict_observations=True on its record (dataclasses.replace(record, "
+            "dict_observations=True)) and pass --network.policy-obs-key and "
+            f"--network.value-obs-key; or {one_entry}."
+        )
+    able = " or ".join(r.name for r in algorithms() if r.dict_observations)
+    raise ConfigError(
+        f"{said}use --algo {able} with --network.policy-obs-key and "
+        f"--network.value-obs-key, or {one_entry}."
+    )

@@ -10,7 +10,9 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl import env as envs
+from purejaxdrl.agents import registry
 from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_sac_networks
+from purejaxdrl.training.experiment import spec_networks
 from tests import dict_env
 from tests.helpers import tiny_config, trained
 
@@ -261,3 +263,32 @@ def test_an_episode_of_dict_observations_is_recorded_for_drawing():
         jax.random.key(1), max_steps=12,
     )  # fmt: skip
     assert episode.length == dict_env.LENGTH == len(episode.states)
+
+
+def test_a_users_algorithm_on_dict_observations_is_told_its_records_field(capsys):
+    # A built-in is pointed at PPO or SAC; a user's record may only lack
+    # dict_observations=True, which the refusal now names. A2C's networks
+    # read the observation keys, so under another name the fix works.
+    a2c = dataclasses.replace(registry.algorithm("a2c"), preset_section="a2c")
+    argv = ["train", "--no-files", "--no-compile-cache", "--env.imports"]
+    argv += ["tests.dict_env", "--env.id", dict_env.ENV_ID, "--algo", "mine"]
+    argv += ["--network.policy-obs-key", "state"]
+    with registry.registered(dataclasses.replace(a2c, name="mine")):
+        status = cli.main(argv)
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err == (
+        "purejaxdrl: error: algo='mine' takes array observations, but "
+        "DictSignal-v0 observes a dict (privileged_state, state); if its networks "
+        "read network.policy_obs_key / value_obs_key (as actor_critic_networks "
+        "does), set dict_observations=True on its record "
+        "(dataclasses.replace(record, dict_observations=True)) and pass "
+        "--network.policy-obs-key and --network.value-obs-key; or give it one "
+        "entry (MuJoCo Playground: --env.option observation_key=state).\n"
+    )
+    mine = dataclasses.replace(a2c, name="mine", dict_observations=True)
+    with registry.registered(mine):
+        config = pjd.load_preset("cartpole", algo="mine").config
+        config = pjd.apply_overrides(config, {"network": ASYMMETRIC})
+        # Built, and its acting network checked on one dict observation.
+        spec_networks(config, SPEC, envs.Discrete(2))
