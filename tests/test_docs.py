@@ -5,6 +5,7 @@ score figures in `docs/scores.json` and the tables `scripts/reproduce.py`
 writes from them.
 """
 
+import dataclasses
 import json
 import pathlib
 import re
@@ -13,6 +14,7 @@ import subprocess
 
 import pytest
 
+from purejaxdrl.agents.base import Algorithm
 from tests.helpers import reproduce_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -123,3 +125,17 @@ def test_the_committed_results_are_tracked_and_not_ignored():
     assert not ignored, f"ignored by .gitignore: {ignored}"
     tracked = git("ls-files", "--", *results).stdout.split()
     assert sorted(tracked) == sorted(results)
+
+
+def test_the_algorithm_guide_gives_each_optional_record_field_its_type():
+    # The guide listed keeps_replay as a yes/no (it is a function of the
+    # config, and `keeps_replay=True` is refused) and left out
+    # dict_observations, default_config and replay_per_env.
+    guide = (ROOT / "docs" / "guide" / "adding-an-algorithm.md").read_text()
+    for field in dataclasses.fields(Algorithm):
+        if field.default is dataclasses.MISSING:
+            continue  # a required field: the guide's example record sets it
+        entry = re.search(rf"`{field.name}: ([^`]+)`", guide)
+        assert entry, f"the guide gives no `{field.name}: <type>`"
+        function = "Callable" in str(field.type)
+        assert ("->" in entry[1]) == function, (field.name, entry[1], field.type)
