@@ -102,6 +102,7 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
     """PBT's keyword arguments from its flags, checked with the members' configs."""
     from purejaxdrl.config import ConfigError
     from purejaxdrl.sweeps.pbt.inputs import (
+        PBT_FLAGS,
         check_keep_buffer,
         check_pbt_config,
         member_configs,
@@ -126,9 +127,10 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
         "keep_buffer": getattr(args, "pbt.keep_buffer"),
     }
     config = PBTConfig(**settings)
-    check_pbt_config(config, args.population)
-    check_keep_buffer(config, base)
-    member_configs(base, explore, args.population, args.search_seed)
+    # Checked here, where their errors name the flags; `pbt` checks them again.
+    check_pbt_config(config, args.population, PBT_FLAGS)
+    check_keep_buffer(config, base, PBT_FLAGS)
+    member_configs(base, explore, args.population, args.search_seed, PBT_FLAGS)
     return {
         "explore": explore,
         "population": args.population,

@@ -87,6 +87,7 @@ def _once(flag: str, texts: list[str], parse: Any, fix: str) -> dict[str, Any]:
 
 def _plan(args: Any, base: Any) -> dict[str, Any]:
     """The sweep's keyword arguments from its flags; the whole plan validated."""
+    from purejaxdrl.sweeps.fields import SWEEP_FLAGS
     from purejaxdrl.sweeps.spec import make_plan, parse_grid_arg, parse_sample_arg
 
     grid = _once("--grid", args.grid, parse_grid_arg, "merge their values")
@@ -108,7 +109,7 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
         "seeds": seeds,
         "search_seed": args.search_seed,
     }
-    make_plan(base, **plan)
+    make_plan(base, **plan, wording=SWEEP_FLAGS)  # its errors name the flags
     return plan
 
 

@@ -3,13 +3,14 @@
 import dataclasses
 import difflib
 import functools
+import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.config_docs import both_ways, field_example
+from purejaxdrl.config_docs import both_ways, field_example, flag
 from purejaxdrl.config_types import admits_none, flat_fields
 from purejaxdrl.training.config import TrainConfig, validate
 
@@ -70,25 +71,45 @@ def static_key(config: TrainConfig) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Wording:
-    """How errors name what the user wrote: a sweep's flags, or PBT's.
+    """How errors name what the user wrote: a sweep's inputs, or PBT's.
+
+    In the caller's spelling: the command line's flags (`--grid lr`), or a
+    Python call's keyword arguments (`grid['lr']`).
 
     Attributes:
-      sample: the flag of random ranges (`--sample`, PBT's `--explore`).
-      field: what a field name is called (`sweep field`, `--explore field`).
+      sample: the flag of random ranges (`--sample`, PBT's `--explore`); its
+        keyword argument is the flag without dashes.
+      field: what a field name is called (`sweep field`, `explore field`).
       seed: why `seed` is not a field to vary.
       static: where a static field can be varied instead.
       twice: how a field can come to be given twice.
+      command_line: the values came from flags, not from a Python call.
 
     """
 
     sample: str = "--sample"
     field: str = "sweep field"
     seed: str = _NOT_SWEPT["seed"]
-    static: str = "a sweep can --grid a static one"
+    static: str = "a sweep's grid can vary a static one"
     twice: str = "gridded and sampled, or under two names"
+    command_line: bool = False
+
+    def given(self, option: str, name: str) -> str:
+        """Where a value of field `name` came from: `--grid lr`, or `grid['lr']`.
+
+        `option` is the input's flag (`--grid`, `--sample`); a Python call's
+        keyword argument is its name without dashes.
+        """
+        if self.command_line:
+            return f"{option} {name}"
+        return f"{option.lstrip('-')}[{name!r}]"
 
 
 SWEEP = Wording()
+# `purejaxdrl sweep`'s: the same inputs, named as its flags.
+SWEEP_FLAGS = dataclasses.replace(
+    SWEEP, static="a sweep can --grid a static one", command_line=True
+)
 
 
 def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Field:
@@ -155,14 +176,27 @@ def setting_config(base: TrainConfig, setting: Mapping[str, Any]) -> TrainConfig
     return config
 
 
-def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> Any:
+def checked_value(
+    base: TrainConfig,
+    field: Field,
+    value: Any,
+    source: str,
+    *,
+    grid: bool = False,
+    fix: Callable[[], str] | None = None,
+) -> Any:
     """`value` coerced to the field's type and validated in `base`.
 
     Args:
       base: the config the value is set in.
       field: the field it is a value of.
       value: as given (a string from the command line, or a Python value).
-      source: the flag named in errors (`--grid`, `--sample`).
+      source: where it came from, as errors name it (`--grid learning_rate`,
+        `grid['learning_rate']`: `Wording.given`).
+      grid: a grid's value, one setting: a list-valued field's item is none.
+      fix: called on a refusal: an example written as the input the value came
+        from (a grid, a range), for the config's own `--FIELD VALUE` example,
+        which would set the base config instead of varying the field.
 
     Returns:
       The value as the validated config holds it (`"1e-3"` -> 0.001).
@@ -175,15 +209,27 @@ def checked_value(base: TrainConfig, field: Field, value: Any, source: str) -> A
     # string is one too: `--grid network.hidden_sizes=64,32` gives "64" and
     # "32", which the config would read as the lists (64,) and (32,).
     a_list = isinstance(value, list | tuple | None) or getattr(value, "ndim", 0)
-    if source == "--grid" and not a_list and is_list_field(base, field.path):
+    if grid and not a_list and is_list_field(base, field.path):
         mine = _as_setting(base, field.path, value)
         if mine is not None:  # else the config's own refusal ("not an integer")
-            raise _not_one_setting(base, field.path, value, mine)
+            raise _not_one_setting(base, field.path, value, mine, source)
     try:
         config = validate(apply_overrides(base, _nested(field.path, value)))
     except ConfigError as e:
-        raise ConfigError(f"{source} {field.path}: {e}") from None
+        said = str(e) if fix is None else _as_input(str(e), field.path, fix())
+        raise ConfigError(f"{source}: {said}") from None
     return _value_at(config, field.path)
+
+
+def _as_input(message: str, path: str, fix: str) -> str:
+    """`message` with the field's own flag example replaced by `fix`.
+
+    The example as `field_example` writes it: `--ppo.gamma 0.99 (ppo.gamma=0.99
+    in Python)`. The rule's words stay; a message without one is kept whole.
+    """
+    own = re.escape(flag(path)), re.escape(path)
+    example = rf"{own[0]} .+? \({own[1]}=.+? in Python\)"
+    return re.sub(example, lambda _: fix, message, count=1)
 
 
 def _as_setting(base: TrainConfig, path: str, item: Any) -> tuple | None:
@@ -214,7 +260,7 @@ def is_list_field(base: TrainConfig, path: str) -> bool:
 
 
 def _not_one_setting(
-    base: TrainConfig, path: str, value: Any, mine: tuple
+    base: TrainConfig, path: str, value: Any, mine: tuple, source: str
 ) -> ConfigError:
     """A grid value of a list-valued field that is one item, not one setting.
 
@@ -223,7 +269,8 @@ def _not_one_setting(
     with one list per setting; `mine` is `value` as one setting's list. A
     command-line item is shown as Python's would be ("64" as 64). An item
     equal to `base`'s own list is shown as a grid of that one list (another
-    list, such as (), may be no setting the field takes).
+    list, such as (), may be no setting the field takes). `source` names
+    the grid's value as the caller wrote it.
     """
     if isinstance(value, str) and len(mine) == 1:
         value = mine[0]
@@ -231,7 +278,7 @@ def _not_one_setting(
     settings = [current, mine] if current != mine else [mine]
     yaml_list = ",".join("[" + ",".join(map(str, s)) + "]" for s in settings)
     return ConfigError(
-        f"--grid {path}: {value!r} is not a list, and each value of a list-valued "
+        f"{source}: {value!r} is not a list, and each value of a list-valued "
         f"field's grid is one setting's list: grid={{{path!r}: {settings!r}}} in "
         f"Python (one list per setting), --grid '{path}=[{yaml_list}]' on the "
         "command line."

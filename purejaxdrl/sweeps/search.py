@@ -48,7 +48,7 @@ def sampled_field(
 
     """
     field = resolve_field(base, name, wording)
-    flag = wording.sample
+    flag, source = wording.sample, wording.given(wording.sample, name)
     if field.path in {f.path for f in taken}:
         raise ConfigError(
             f"{wording.field} {field.path!r} is given twice ({wording.twice}); "
@@ -56,7 +56,7 @@ def sampled_field(
         )
     if not field.dynamic:
         raise ConfigError(
-            f"{flag} {name}: {field.path} is static (it changes shapes or "
+            f"{source}: {field.path} is static (it changes shapes or "
             f"loop counts, one program per value); draw only dynamic fields "
             f"({wording.static})."
         )
@@ -70,52 +70,83 @@ def sampled_field(
     kind, low, high = spec
     if kind not in DISTRIBUTIONS:
         raise ConfigError(
-            f"{flag} {name}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
-            f"{name}=loguniform:{_example(base, field, 'loguniform')}."
+            f"{source}: {kind!r} is not one of {DISTRIBUTIONS}; e.g. "
+            f"{_range_example(base, field, name, 'loguniform', flag)}."
         )
-    _check_range(base, field, name, spec, flag)
+    _check_range(base, field, name, spec, (source, flag))
+    fix = functools.partial(_range_example, base, field, name, kind, flag)
     for end in (low, high):
-        checked_value(base, field, end, flag)
+        checked_value(base, field, end, source, fix=fix)
     return field
 
 
+def _range_example(
+    base: TrainConfig, field: Field, name: str, kind: str, flag: str
+) -> str:
+    """A range of `field` the config takes, as `flag` and its keyword take it."""
+    return ranged(flag, name, kind, range_example(base, field, kind))
+
+
+def ranged(flag: str, name: str, kind: str, ends: str) -> str:
+    """The range `ends` (`LOW:HIGH`) of field `name`, both ways.
+
+    `--sample gamma=uniform:0.49:0.99 (sample={'gamma': ('uniform', 0.49,
+    0.99)} in Python)`; `flag`'s keyword argument is its name without dashes.
+    """
+    low, high = ends.split(":")
+    return both_ways(
+        flag,
+        flag.lstrip("-"),
+        f"{name}={kind}:{low}:{high}",
+        f"{{{name!r}: ({kind!r}, {low}, {high})}}",
+    )
+
+
 def _check_range(
-    base: TrainConfig, field: Field, name: str, spec: Sequence[Any], flag: str
+    base: TrainConfig,
+    field: Field,
+    name: str,
+    spec: Sequence[Any],
+    named: tuple[str, str],
 ) -> None:
     """Refuses ends that are no numbers or not finite, or an empty range.
 
-    Each in one line naming the value, the rule and a range to pass instead:
-    one whose ends the config takes (`_example`), or the range reversed
-    where it was given HIGH first.
+    Each in one line naming the range as the caller gave it (`named`'s
+    source: `--sample lr`, `sample['lr']`), the rule and a range to pass
+    instead, both ways (`named`'s flag and its keyword): one whose ends the
+    config takes (`range_example`), or the range reversed where it was given
+    HIGH first.
     """
+    source, flag = named
     kind, low, high = spec
+    example = functools.partial(_range_example, base, field, name, kind, flag)
     for end, value in (("LOW", low), ("HIGH", high)):
         if not isinstance(value, numbers.Real) or isinstance(value, bool):
             # Only Python can pass one: the command line reads numbers.
             ends = [_as_written(v) for v in (low, high)]
-            ends = ends if all(ends) else _example(base, field, kind).split(":")
+            ends = ends if all(ends) else range_example(base, field, kind).split(":")
             raise ConfigError(
-                f"{flag} {name}: {end} {value!r} is a {type(value).__name__}, not "
+                f"{source}: {end} {value!r} is a {type(value).__name__}, not "
                 f"a number; pass numbers, e.g. {{{name!r}: ({kind!r}, "
                 f"{ends[0]}, {ends[1]})}}."
             )
         if not math.isfinite(value):
             raise ConfigError(
-                f"{flag} {name}: {end} {value} is not finite, and a range needs "
-                f"finite ends; e.g. {name}={kind}:{_example(base, field, kind)}."
+                f"{source}: {end} {value} is not finite, and a range needs "
+                f"finite ends; e.g. {example()}."
             )
     given = f"[{written(low)}, {written(high)}]"
     if not low < high:
         swapped = f"{written(high)}:{written(low)}"
         fix = swapped if _valid(base, field, kind, high, low) else None
         raise ConfigError(
-            f"{flag} {name}: range {given} is empty (LOW must be < HIGH); e.g. "
-            f"{name}={kind}:{fix or _example(base, field, kind)}."
+            f"{source}: range {given} is empty (LOW must be < HIGH); e.g. "
+            f"{ranged(flag, name, kind, fix) if fix else example()}."
         )
     if kind == "loguniform" and low <= 0:
         raise ConfigError(
-            f"{flag} {name}: range {given} must have LOW > 0 for loguniform (it "
-            f"draws in log space); e.g. {name}={kind}:{_example(base, field, kind)}."
+            f"{source}: range {given} must have LOW > 0 for loguniform (it "
+            f"draws in log space); e.g. {example()}."
         )
 
 
@@ -148,7 +179,7 @@ def _valid(base: TrainConfig, field: Field, kind: str, low: float, high: float) 
     return True
 
 
-def _example(base: TrainConfig, field: Field, kind: str) -> str:
+def range_example(base: TrainConfig, field: Field, kind: str) -> str:
     """`LOW:HIGH` of a range of `field` the config takes, around its value.
 
     A tenth to ten times the base's value where both ends are valid (a
@@ -177,6 +208,25 @@ def _draw(
 def is_integer(value: Any) -> bool:
     """An integer (Python's or numpy's), not a bool: what counts and indices take."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _no_draws(num_samples: Any, wording: Wording) -> str:
+    """Why `num_samples` draws are none, in the caller's words.
+
+    The command line's --samples defaults to 0: there, the flag was left out.
+    """
+    if not wording.command_line:
+        return (
+            f"num_samples={num_samples!r}: random search needs a whole number of "
+            f"draws, at least one; pass {both_ways('--samples', 'num_samples', 'N')} "
+            "with the ranges to sample."
+        )
+    if num_samples == 0:
+        return f"{wording.sample} needs --samples N (how many draws); e.g. --samples 8."
+    return (
+        f"--samples {num_samples}: random search needs at least one draw; pass "
+        f"--samples N (how many draws), e.g. --samples 8."
+    )
 
 
 def random_draws(
@@ -221,11 +271,7 @@ def random_draws(
     for name, spec in sample.items():
         fields.append(sampled_field(base, name, spec, [*taken, *fields], wording))
     if not is_integer(num_samples) or num_samples < 1:
-        raise ConfigError(
-            f"num_samples={num_samples!r}: random search needs a whole number of "
-            f"draws, at least one; pass {both_ways('--samples', 'num_samples', 'N')} "
-            "with the ranges to sample."
-        )
+        raise ConfigError(_no_draws(num_samples, wording))
     if num_samples > MAX_SAMPLES:
         raise ConfigError(
             f"num_samples={num_samples}: a random search draws at most "

@@ -1,6 +1,7 @@
 """What a sweep runs: grids and random ranges over config fields, times seeds."""
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -10,6 +11,7 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.rng import SEED_LIMIT
+from purejaxdrl.sweeps.advice import grid_example
 from purejaxdrl.sweeps.fields import (
     SWEEP,
     Field,
@@ -227,7 +229,11 @@ def checked_index(index: Any, count: int, name: str) -> int:
 
 
 def grid_axis(
-    base: TrainConfig, name: str, values: Any, taken: Sequence[Field]
+    base: TrainConfig,
+    name: str,
+    values: Any,
+    taken: Sequence[Field],
+    wording: Wording = SWEEP,
 ) -> tuple[Field, list[Any]]:
     """One grid field and its checked values.
 
@@ -237,6 +243,7 @@ def grid_axis(
       values: its values; one that is not a sequence (or is a string) is a grid
         of one.
       taken: the fields already varied.
+      wording: how errors name the grid (the command line's or Python's).
 
     Returns:
       (the field, its values as the validated config holds them).
@@ -246,7 +253,7 @@ def grid_axis(
         or a value listed twice.
 
     """
-    field = resolve_field(base, name)
+    field = resolve_field(base, name, wording)
     if field.path in {f.path for f in taken}:
         raise ConfigError(f"sweep field {field.path!r} is given twice; merge them.")
     if getattr(values, "ndim", 0) == 1:  # a numpy or JAX array: its items
@@ -267,7 +274,11 @@ def grid_axis(
         raise ConfigError(
             f"{name}: the grid is empty; give one or more values, e.g. {example}."
         )
-    checked = [checked_value(base, field, v, "--grid") for v in values]
+    source = wording.given("--grid", name)
+    fix = functools.partial(grid_example, base, field, name)
+    checked = [
+        checked_value(base, field, v, source, grid=True, fix=fix) for v in values
+    ]
     if len(set(map(repr, checked))) != len(checked):
         raise ConfigError(
             f"{name}: the grid's values {checked} repeat; list each value once."
@@ -284,7 +295,7 @@ def _check_not_joined(base: TrainConfig, field: Field, name: str, text: str) -> 
     its own grid form (`fields.checked_value`).
     """
     try:
-        checked_value(base, field, text, "--grid")
+        checked_value(base, field, text, "", grid=True)
     except ConfigError:
         items = [_number_or_text(v) for v in text.split(",") if v.strip()]
         example = both_ways("--grid", "grid", f"{name}={text}", {name: items})
@@ -355,8 +366,8 @@ def make_plan(
       num_samples: how many random draws (required with `sample`).
       seeds: a count N (seeds base.seed ... base.seed + N - 1) or a list.
       search_seed: seeds the random search (not the runs).
-      wording: how errors name the random ranges' flag and fields (PBT's
-        `--explore` reuses this plan).
+      wording: how errors name the inputs: Python's keyword arguments, the
+        command line's flags (`SWEEP_FLAGS`), or PBT's (which reuses this plan).
 
     Returns:
       The SweepPlan: settings grid-major, draws innermost.
@@ -371,7 +382,7 @@ def make_plan(
     fields: list[Field] = []
     grid_values: list[list[Any]] = []
     for name, values in (grid or {}).items():
-        field, checked = grid_axis(base, name, values, fields)
+        field, checked = grid_axis(base, name, values, fields, wording)
         fields.append(field)
         grid_values.append(checked)
     sampled, draws = random_draws(

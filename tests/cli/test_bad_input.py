@@ -473,12 +473,13 @@ CASES = [
     ([*SWEEP, "--sample", "gamma=normal:0:1", "--samples", "2"], "is not one of"),
     (
         [*SWEEP, "--sample", "learning_rate=loguniform:1e-3:1e-5"],
-        "range [0.001, 1e-5] is empty (LOW must be < HIGH); e.g. "
-        "learning_rate=loguniform:1e-5:0.001.",
+        "--sample learning_rate: range [0.001, 1e-5] is empty (LOW must be < "
+        "HIGH); e.g. --sample learning_rate=loguniform:1e-5:0.001 (sample="
+        "{'learning_rate': ('loguniform', 1e-5, 0.001)} in Python).",
     ),
     (
         [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "-1"],
-        "num_samples=-1: random search needs a whole number of draws, at least one",
+        "--samples -1: random search needs at least one draw; pass --samples N",
     ),
     (
         [
@@ -513,7 +514,8 @@ CASES = [
     (
         [*SWEEP, "--samples", "2", "--sample", "entropy_cost=uniform:0:inf"],
         "--sample entropy_cost: HIGH inf is not finite, and a range needs finite "
-        "ends; e.g. entropy_cost=uniform:0.001:0.1.",
+        "ends; e.g. --sample entropy_cost=uniform:0.001:0.1 (sample="
+        "{'entropy_cost': ('uniform', 0.001, 0.1)} in Python).",
     ),
     (["sweep", "--run-dir", "{ok}/config.yaml"], "config.yaml' is a file, not a"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
@@ -528,12 +530,12 @@ CASES = [
     ([*PBT, "--explore", "num_envs=uniform:1:8"], "--explore num_envs: num_envs is"),
     (
         [*PBT, "--explore", LR, "--population", "0"],
-        "population=0 must be an integer >= 1",
+        "--population 0 must be an integer >= 1",
     ),
     ([*PBT, "--explore", LR, "--search-seed", "-1"], "search_seed=-1 must be >= 0"),
     (
         [*PBT, "--explore", LR, "--pbt.quantile", "0.75"],
-        "pbt.quantile=0.75 must be in (0, 0.5]",
+        "--pbt.quantile 0.75 must be in (0, 0.5]",
     ),
     (
         [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"],

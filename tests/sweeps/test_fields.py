@@ -43,8 +43,8 @@ def test_checked_values_are_the_validated_configs_values():
     assert checked_value(BASE, lr, "3e-4", "--grid") == 3e-4
     sizes = Field("network.hidden_sizes", dynamic=False)
     assert checked_value(BASE, sizes, [32, 32], "--grid") == (32, 32)
-    with pytest.raises(ConfigError, match=r"^--sample ppo\.learning_rate: .*> 0"):
-        checked_value(BASE, lr, -1.0, "--sample")
+    with pytest.raises(ConfigError, match=r"^--sample learning_rate: .*> 0"):
+        checked_value(BASE, lr, -1.0, "--sample learning_rate")
 
 
 def test_a_setting_is_applied_path_by_path():
@@ -65,11 +65,14 @@ def test_static_key_ignores_dynamic_fields_and_the_seed():
 
 
 def test_pbt_names_its_own_flag_for_fields_it_cannot_explore():
-    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import PBT_FLAGS, PBT_WORDING
 
     with pytest.raises(
         ConfigError,
         match=r"^--explore field 'eval\.every' cannot be swept: sweeps and PBT "
         r"play no evaluation episodes; drop it\.$",
     ):
-        resolve_field(BASE, "eval.every", _PBT_WORDING)
+        resolve_field(BASE, "eval.every", PBT_FLAGS)
+    # From Python, the keyword argument: `pbt(explore={...})`.
+    with pytest.raises(ConfigError, match=r"^explore field 'eval\.every' cannot"):
+        resolve_field(BASE, "eval.every", PBT_WORDING)

@@ -35,7 +35,7 @@ def test_an_item_equal_to_the_base_setting_offers_a_grid_that_plans():
 def test_an_item_of_several_widths_is_shown_as_written():
     # "64 32" is the one setting (64, 32): shown whole, not as its first width.
     said = _refusal("network.hidden_sizes=64 32")
-    assert "--grid network.hidden_sizes: '64 32' is not a list" in said, said
+    assert "grid['network.hidden_sizes']: '64 32' is not a list" in said, said
 
 
 def test_none_in_a_list_fields_grid_gets_the_configs_refusal():

@@ -57,8 +57,8 @@ def test_pbt_perturb_reaches_pbt_and_the_paper_setting_is_two_flags(monkeypatch)
         ("1.2", "--pbt.perturb '1.2' is not two factors LOW,HIGH; e.g. --pbt.pe"),
         ("0.8,1.2,1.5", "--pbt.perturb '0.8,1.2,1.5' is not two factors LOW,HIGH"),
         ("0.8,up", "--pbt.perturb '0.8,up' is not two factors LOW,HIGH"),
-        ("0.8,nan", "pbt.perturb=(0.8, nan) must be two finite positive factors"),
-        ("0,1.2", "pbt.perturb=(0.0, 1.2) must be two finite positive factors"),
+        ("0.8,nan", "--pbt.perturb 0.8,nan must be two finite positive factors"),
+        ("0,1.2", "--pbt.perturb 0.0,1.2 must be two finite positive factors"),
     ],
 )
 def test_a_bad_pbt_perturb_is_one_line(value, message, capsys):
@@ -109,8 +109,9 @@ def test_a_target_that_is_not_finite_is_one_line(command, target, capsys):
         ),
         (
             [*PBT, "--explore", LR, "--pbt.keep-buffer"],
-            "pbt.keep_buffer=True: ppo keeps no replay buffer in this config, so "
-            "there is none to keep",
+            "--pbt.keep-buffer: ppo keeps no replay buffer in this config, so "
+            "there is none to keep (members copy their parent's whole learner "
+            "state); drop --pbt.keep-buffer.",
         ),
     ],
 )

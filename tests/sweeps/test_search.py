@@ -23,7 +23,7 @@ BASE = pjd.load_preset("cartpole").config  # PPO
         ("entropy_cost", ("uniform", 0.0, float("inf")), "needs finite ends"),
         ("learning_rate", ("loguniform", 1e-5, "1"), "is a str, not a number"),
         ("learning_rate", ("loguniform", 0.0, 1e-3), "LOW > 0 for loguniform"),
-        ("gamma", ("uniform", 0.5, 1.5), r"^--sample ppo\.gamma: .*in \[0, 1\]"),
+        ("gamma", ("uniform", 0.5, 1.5), r"^sample\['gamma'\]: .*in \[0, 1\]"),
     ],
 )
 def test_sampled_field_refusals(name, spec, message):
@@ -41,7 +41,8 @@ def test_sampled_field_refusals(name, spec, message):
             "learning_rate",
             ("uniform", 1e-3, 1e-4),
             "--explore learning_rate: range [0.001, 0.0001] is empty (LOW must "
-            "be < HIGH); e.g. learning_rate=uniform:0.0001:0.001.",
+            "be < HIGH); e.g. --explore learning_rate=uniform:0.0001:0.001 (explore="
+            "{'learning_rate': ('uniform', 0.0001, 0.001)} in Python).",
         ),
         # Reversed past the field's rule, or one value: a tenth to ten times
         # the base's value, else half to whole, is the example.
@@ -49,20 +50,23 @@ def test_sampled_field_refusals(name, spec, message):
             "learning_rate",
             ("uniform", 1e-3, -1.0),
             "--explore learning_rate: range [0.001, -1.0] is empty (LOW must be "
-            "< HIGH); e.g. learning_rate=uniform:2.5e-5:0.0025.",
+            "< HIGH); e.g. --explore learning_rate=uniform:2.5e-5:0.0025 (explore="
+            "{'learning_rate': ('uniform', 2.5e-5, 0.0025)} in Python).",
         ),
         (
             "gamma",
             ("uniform", 0.99, 0.99),
             "--explore gamma: range [0.99, 0.99] is empty (LOW must be < HIGH); "
-            "e.g. gamma=uniform:0.49:0.99.",
+            "e.g. --explore gamma=uniform:0.49:0.99 (explore={'gamma': ('uniform', "
+            "0.49, 0.99)} in Python).",
         ),
         (
             "learning_rate",
             ("loguniform", 0.0, 1e-3),
             "--explore learning_rate: range [0.0, 0.001] must have LOW > 0 for "
             "loguniform (it draws in log space); e.g. "
-            "learning_rate=loguniform:2.5e-5:0.0025.",
+            "--explore learning_rate=loguniform:2.5e-5:0.0025 (explore="
+            "{'learning_rate': ('loguniform', 2.5e-5, 0.0025)} in Python).",
         ),
         # A string end is named as one (only Python passes it), written back
         # as a number where it reads as one.
@@ -82,7 +86,8 @@ def test_sampled_field_refusals(name, spec, message):
             "entropy_cost",
             ("uniform", 0.0, float("inf")),
             "--explore entropy_cost: HIGH inf is not finite, and a range needs "
-            "finite ends; e.g. entropy_cost=uniform:0.001:0.1.",
+            "finite ends; e.g. --explore entropy_cost=uniform:0.001:0.1 (explore="
+            "{'entropy_cost': ('uniform', 0.001, 0.1)} in Python).",
         ),
         # A bool is no number, though Python counts it one (True == 1).
         (
@@ -97,24 +102,29 @@ def test_sampled_field_refusals(name, spec, message):
             "reward_clip",
             ("loguniform", 0.01, 0.0),
             "--explore reward_clip: range [0.01, 0.0] is empty (LOW must be < "
-            "HIGH); e.g. reward_clip=loguniform:1e-5:0.001.",
+            "HIGH); e.g. --explore reward_clip=loguniform:1e-5:0.001 (explore="
+            "{'reward_clip': ('loguniform', 1e-5, 0.001)} in Python).",
         ),
     ],
 )
 def test_range_refusals_name_the_value_the_rule_and_a_range_taken(name, spec, message):
-    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import PBT_FLAGS
 
     with pytest.raises(ConfigError) as e:
-        sampled_field(BASE, name, spec, [], _PBT_WORDING)
+        sampled_field(BASE, name, spec, [], PBT_FLAGS)
     assert str(e.value) == message
-    # The range suggested is one the search takes.
+    # The range suggested is one the search takes, in each of its spellings.
     example = message.rpartition("e.g. ")[2].rstrip(".")
-    if example.startswith("{"):
-        suggested = ast.literal_eval(example)[name]
+    if example.startswith("{"):  # Python's alone: only Python passes the value
+        suggested = [ast.literal_eval(example)[name]]
     else:
-        kind, low, high = example.partition("=")[2].split(":")
-        suggested = (kind, float(low), float(high))
-    assert sampled_field(BASE, name, suggested, [], _PBT_WORDING).dynamic
+        flag, _, python = example.partition(" (explore=")
+        kind, low, high = flag.partition("=")[2].split(":")
+        python = ast.literal_eval(python.removesuffix(" in Python)"))[name]
+        suggested = [(kind, float(low), float(high)), python]
+        assert suggested[0] == python
+    for each in suggested:
+        assert sampled_field(BASE, name, each, [], PBT_FLAGS).dynamic
 
 
 def test_an_example_range_is_half_to_whole_before_whole_to_double():
@@ -123,7 +133,7 @@ def test_an_example_range_is_half_to_whole_before_whole_to_double():
     # gamma 0.4: a tenth to ten times (0.04 to 4) leaves [0, 1]; half to
     # whole (0.2 to 0.4) comes before whole to double (0.4 to 0.8).
     base = dataclasses.replace(BASE, ppo=dataclasses.replace(BASE.ppo, gamma=0.4))
-    with pytest.raises(ConfigError, match=r"e\.g\. gamma=uniform:0\.2:0\.4\.$"):
+    with pytest.raises(ConfigError, match=r"e\.g\. --sample gamma=uniform:0\.2:0\.4 "):
         sampled_field(base, "gamma", ("uniform", 0.5, 0.5), [])
 
 
@@ -140,7 +150,7 @@ def test_a_gridded_field_cannot_be_sampled():
 
 
 def test_pbt_says_a_field_twice_is_under_two_names_not_gridded():
-    from purejaxdrl.sweeps.pbt.inputs import _PBT_WORDING
+    from purejaxdrl.sweeps.pbt.inputs import PBT_FLAGS
 
     taken = [Field("ppo.learning_rate", True)]
     spec = ("uniform", 1e-4, 1e-2)
@@ -150,7 +160,7 @@ def test_pbt_says_a_field_twice_is_under_two_names_not_gridded():
         match=r"^--explore field 'ppo\.learning_rate' is given twice \(under two "
         r"names\); pick one\.$",
     ):
-        sampled_field(BASE, "ppo.learning_rate", spec, taken, _PBT_WORDING)
+        sampled_field(BASE, "ppo.learning_rate", spec, taken, PBT_FLAGS)
     with pytest.raises(ConfigError, match=r"twice \(gridded and sampled, or under"):
         sampled_field(BASE, "ppo.learning_rate", spec, taken)
 

@@ -76,7 +76,7 @@ def test_grid_axis_resolves_the_field_and_checks_each_value():
         ("ppo.learning_rate", [1e-3], [Field("ppo.learning_rate", True)], "twice"),
         ("learning_rate", [], [], "the grid is empty"),
         ("learning_rate", ["1e-3", "0.001"], [], r"values \[0.001, 0.001\] repeat"),
-        ("learning_rate", ["-1"], [], r"^--grid ppo\.learning_rate: .*> 0"),
+        ("learning_rate", ["-1"], [], r"^grid\['learning_rate'\]: .*> 0"),
     ],
 )
 def test_grid_axis_refusals(name, values, taken, message):

@@ -97,7 +97,7 @@ def test_a_sweep_over_normalisation_is_refused_alike():
     base = pjd.load_preset("cartpole", "dqn").config
     with pytest.raises(ConfigError) as error:
         make_plan(base, grid={"env.normalize_observations": [False, True]})
-    prefix = "--grid env.normalize_observations: "
+    prefix = "grid['env.normalize_observations']: "
     assert str(error.value) == prefix + _message("dqn")
     with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
         make_plan(pjd.apply_overrides(base, NORMALIZED), seeds=2)

@@ -26,63 +26,100 @@ from purejaxdrl.sweeps.spec import check_seed_count, make_plan
 from purejaxdrl.training.config import TrainConfig, validate
 from purejaxdrl.training.schedule import chunk_lengths
 
-# The sweep's field and range errors, in PBT's flags: members are one
+# The sweep's field and range errors, in PBT's inputs: members are one
 # program (a static field cannot differ) and each has its own seed.
-_PBT_WORDING = Wording(
+PBT_WORDING = Wording(
     sample="--explore",
-    field="--explore field",
-    seed="member i trains with seed --seed + i",
-    static="PBT's members share one program; set a static field with --FIELD",
+    field="explore field",
+    seed="member i trains with seed base.seed + i",
+    static="PBT's members share one program; set a static field in the base config",
     # PBT has no grid, and the command line refuses a name given twice.
     twice="under two names",
 )
+# `purejaxdrl pbt`'s: the same inputs, named as its flags.
+PBT_FLAGS = dataclasses.replace(
+    PBT_WORDING,
+    field="--explore field",
+    seed="member i trains with seed --seed + i",
+    static="PBT's members share one program; set a static field with --FIELD",
+    command_line=True,
+)
 
 
-def check_pbt_config(config: PBTConfig, population: int) -> None:
-    """Raises ConfigError, naming the value and the rule, for bad PBT settings."""
+def _given(name: str, value: Any, wording: Wording) -> str:
+    """A PBT setting as the caller gave it: `--pbt.quantile 0.7`, `quantile=0.7`."""
+    if not wording.command_line:
+        return f"{name}={value!r}"
+    if isinstance(value, tuple | list):
+        value = ",".join(map(str, value))
+    option = "--population" if name == "population" else flag(f"pbt.{name}")
+    return f"{option} {value}"
+
+
+def check_pbt_config(
+    config: PBTConfig, population: int, wording: Wording = PBT_WORDING
+) -> None:
+    """Raises ConfigError, naming the value and the rule, for bad PBT settings.
+
+    The value is named as `wording`'s caller gave it (a flag or a keyword
+    argument), the fix both ways.
+    """
     rules = [
         (
             is_integer(population) and population >= 1,
-            f"population={population!r} must be an integer >= 1; e.g. "
+            "population",
+            population,
+            "must be an integer >= 1; e.g. "
             f"{both_ways('--population', 'population', 8)}",
         ),
         (
             is_integer(config.ready) and config.ready >= 1,
-            f"pbt.ready={config.ready} must be >= 1 chunk between ready steps; "
-            f"e.g. {_ready(4)}",
+            "ready",
+            config.ready,
+            f"must be >= 1 chunk between ready steps; e.g. {_ready(4)}",
         ),
         (
             0 < config.quantile <= 0.5,
-            f"pbt.quantile={config.quantile} must be in (0, 0.5] (the bottom "
-            "and top quantiles may not overlap); e.g. 0.25",
+            "quantile",
+            config.quantile,
+            "must be in (0, 0.5] (the bottom and top quantiles may not overlap); "
+            f"e.g. {both_ways('--pbt.quantile', 'quantile', 0.25)}",
         ),
         (
             0 <= config.resample_probability <= 1,
-            f"pbt.resample_probability={config.resample_probability} must be in "
-            "[0, 1] (the chance a copied field is drawn afresh); e.g. 0.25",
+            "resample_probability",
+            config.resample_probability,
+            "must be in [0, 1] (the chance a copied field is drawn afresh); e.g. "
+            f"{both_ways('--pbt.resample-probability', 'resample_probability', 0.25)}",
         ),
         (
             _positive_factors(config.perturb),
-            f"pbt.perturb={config.perturb!r} must be two finite positive factors; "
-            "e.g. (0.8, 1.25)",
+            "perturb",
+            config.perturb,
+            "must be two finite positive factors; e.g. "
+            f"{both_ways('--pbt.perturb', 'perturb', '0.8,1.25', (0.8, 1.25))}",
         ),
     ]
-    for ok, message in rules:
+    for ok, name, value, rule in rules:
         if not ok:
-            raise ConfigError(message + ".")
+            raise ConfigError(f"{_given(name, value, wording)} {rule}.")
 
 
-def check_keep_buffer(config: PBTConfig, base: TrainConfig) -> None:
+def check_keep_buffer(
+    config: PBTConfig, base: TrainConfig, wording: Wording = PBT_WORDING
+) -> None:
     """Refuses keep_buffer for a learner that keeps no replay buffer.
 
     It would change nothing (`learner_mask` keeps only replay shards), and a
-    flag that silently does nothing reads as if it worked.
+    flag that silently does nothing reads as if it worked. Named as
+    `wording`'s caller gave it.
     """
     if config.keep_buffer and not algorithm(base.algo).keeps_replay(base.algo_config):
+        given = "--pbt.keep-buffer" if wording.command_line else "keep_buffer=True"
         raise ConfigError(
-            f"pbt.keep_buffer=True: {base.algo} keeps no replay buffer in this "
-            "config, so there is none to keep (members copy their parent's whole "
-            "learner state); drop --pbt.keep-buffer."
+            f"{given}: {base.algo} keeps no replay buffer in this config, so "
+            "there is none to keep (members copy their parent's whole learner "
+            f"state); drop {given}."
         )
 
 
@@ -211,12 +248,14 @@ def member_configs(
     explore: Mapping[str, tuple[str, float, float]],
     population: int,
     search_seed: int,
+    wording: Wording = PBT_WORDING,
 ) -> tuple[list[TrainConfig], tuple[ExploredField, ...]]:
     """Each member's starting config, and the explored fields with their spaces.
 
     Member i is draw i of the random search (`make_plan`'s, with
     `search_seed`) with seed base.seed + i: `sweep(base, sample=explore,
-    num_samples=population, search_seed=...)`'s setting i.
+    num_samples=population, search_seed=...)`'s setting i. Errors name
+    `explore` as `wording`'s caller gave it (`PBT_FLAGS`: the command line's).
 
     Raises:
       ConfigError: no explored field, a member seed outside [0, 2**32), or a
@@ -224,10 +263,13 @@ def member_configs(
 
     """
     if not explore:
-        raise ConfigError(
-            "PBT needs at least one explored field; e.g. --explore "
-            "learning_rate=loguniform:1e-5:1e-3."
+        example = both_ways(
+            "--explore",
+            "explore",
+            "learning_rate=loguniform:1e-5:1e-3",
+            "{'learning_rate': ('loguniform', 1e-5, 1e-3)}",
         )
+        raise ConfigError(f"PBT needs at least one explored field; e.g. {example}.")
     validate(base)  # its seed first: the members' seeds count from it
     check_seed_count(base.seed, population, "--population", "population")
     plan = make_plan(
@@ -235,10 +277,10 @@ def member_configs(
         sample=explore,
         num_samples=population,
         search_seed=search_seed,
-        wording=_PBT_WORDING,
+        wording=wording,
     )
-    for field in plan.fields:
-        _check_not_start_only(base, field.path)
+    for field, name in zip(plan.fields, explore, strict=True):
+        _check_not_start_only(base, field.path, wording.given("--explore", name))
     fields = tuple(
         ExploredField(field.path.split(".", 1)[1], kind, float(low), float(high))
         for field, (kind, low, high) in zip(plan.fields, explore.values(), strict=True)
@@ -249,17 +291,18 @@ def member_configs(
     return configs, fields
 
 
-def _check_not_start_only(base: TrainConfig, path: str) -> None:
+def _check_not_start_only(base: TrainConfig, path: str, source: str) -> None:
     """Refuses a field its algorithm reads only when the learner starts.
 
     Such a field (`metadata["start_only"]`, e.g. SAC's init_alpha) seeds the
     learner state; a ready step's copy or perturbation of it changes nothing.
+    `source` names it as the caller gave it (`--explore init_alpha`).
     """
     algo, name = path.split(".", 1)
     field = {f.name: f for f in dataclasses.fields(base.algo_config)}[name]
     if field.metadata.get("start_only"):
         raise ConfigError(
-            f"--explore {name}: {path} is read only when the learner starts (its "
+            f"{source}: {path} is read only when the learner starts (its "
             "state holds what it became), so a ready step could not change it; "
             f"explore another field, or sweep it (purejaxdrl sweep --sample "
             f"{name}=...)."
