@@ -14,7 +14,12 @@ from purejaxdrl.config_docs import both_ways, field_example, flag
 from purejaxdrl.config_types import admits_none, flat_fields
 from purejaxdrl.training.config import TrainConfig, validate
 
-# Fields a sweep may not vary, and why.
+# Why a sweep refuses the fields that make the environment another task.
+_ONE_TASK = (
+    "a sweep trains one environment, and returns of different tasks do not "
+    "rank against each other; run one sweep per --env / --env.id"
+)
+# Fields (top-level names or dotted paths) a sweep may not vary, and why.
 _NOT_SWEPT = {
     "algo": "a sweep trains one algorithm; run one sweep per --algo",
     "seed": "seeds are their own axis: pass "
@@ -30,6 +35,16 @@ _NOT_SWEPT = {
     f"{field_example('scan_unroll', 'N')} once",
     "eval": "sweeps and PBT play no evaluation episodes; drop it",
     "host": "sweeps and PBT train device environments only; drop it",
+    # What the task is: returns of different environments (or of one seen
+    # differently) are on scales of their own, so ranking them, picking a
+    # best setting and judging --target across them would be meaningless.
+    # `env.options` and `env.hide_observations` can change the dynamics,
+    # episode length and observation shape; only `env.normalize_observations`
+    # (the agent's own preprocessing of the same task) may be swept.
+    "env.id": _ONE_TASK,
+    "env.imports": _ONE_TASK,
+    "env.options": _ONE_TASK,
+    "env.hide_observations": _ONE_TASK,
 }
 
 
@@ -135,8 +150,9 @@ def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Fie
     dynamic = {f"{algo}.{n}" for n in _dynamic_names(base)}
     path = f"{algo}.{name}" if f"{algo}.{name}" in paths else name
     top = path.split(".")[0]
-    if top in _NOT_SWEPT:
-        reason = wording.seed if top == "seed" else _NOT_SWEPT[top]
+    refused = next((k for k in (path, top) if k in _NOT_SWEPT), None)
+    if refused is not None:
+        reason = wording.seed if refused == "seed" else _NOT_SWEPT[refused]
         raise ConfigError(f"{wording.field} {name!r} cannot be swept: {reason}.")
     if top in names() and top != algo:
         raise ConfigError(

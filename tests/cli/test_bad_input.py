@@ -468,6 +468,10 @@ CASES = [
     ),
     ([*SWEEP, "--grid", "lr"], "is not FIELD=V1,V2"),
     ([*SWEEP, "--grid", "seed=1,2"], "'seed' cannot be swept"),
+    (
+        [*SWEEP, "--grid", "env.id=Acrobot-v1,CartPole-v1"],
+        "'env.id' cannot be swept: a sweep trains one environment",
+    ),
     ([*SWEEP, "--grid", "impala.clip_rho=1,2"], "a sweep of ppo does not use it"),
     ([*SWEEP, "--sample", "num_epochs=uniform:1:4", "--samples", "2"], "is static"),
     ([*SWEEP, "--sample", "gamma=normal:0:1", "--samples", "2"], "is not one of"),

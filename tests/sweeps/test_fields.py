@@ -31,11 +31,26 @@ BASE = pjd.load_preset("cartpole").config  # PPO
         ("host.queue_size", "train device environments only; drop it"),
         ("scan_unroll", "'scan_unroll' cannot be swept: it changes only speed"),
         ("scan-unroll", "changes only speed, not what a run learns; pass --scan-un"),
+        # Another task: its returns would be ranked against this one's.
+        ("env.id", "'env.id' cannot be swept: a sweep trains one environment, "),
+        (
+            "env.id",
+            "do not rank against each other; run one sweep per --env / --env.id",
+        ),
+        ("env.imports", "'env.imports' cannot be swept: a sweep trains one env"),
+        ("env.options", "'env.options' cannot be swept: a sweep trains one env"),
+        ("env.hide_observations", "'env.hide_observations' cannot be swept: a s"),
     ],
 )
 def test_fields_a_sweep_may_not_vary_are_refused_by_name(name, message):
     with pytest.raises(ConfigError, match=message):
         resolve_field(BASE, name)
+
+
+def test_normalising_observations_is_the_agents_and_may_be_swept():
+    # The same task seen through running statistics: not another environment.
+    field = resolve_field(BASE, "env.normalize_observations")
+    assert field == Field("env.normalize_observations", dynamic=False)
 
 
 def test_checked_values_are_the_validated_configs_values():
