@@ -36,7 +36,7 @@ from purejaxdrl.sweeps.messages import (
     plan_lines,
 )
 from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
-from purejaxdrl.sweeps.rerun import ALONE, train_command
+from purejaxdrl.sweeps.rerun import ALONE, run_command
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training.config import TrainConfig
@@ -229,7 +229,7 @@ def _train_plan(
                 f"setting {setting}, seed {seed}, final return "
                 f"{result.final_return[best]:.1f}) in {path / 'policy'}"
             )
-            if (command := train_command(result.plan.run_config(best))) is not None:
+            if (command := run_command(result, best)) is not None:
                 say(f"sweep: train it alone ({ALONE}) with: {command}")
     return result
 

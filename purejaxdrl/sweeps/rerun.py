@@ -4,24 +4,29 @@ Run i of a sweep is `plan.run_config(i)` trained by `train`, to float rounding
 (docs/guide/sweeps.md, "The same runs"). `best_run_record` is what
 `sweep.yaml` says of the best run (`best_run:`), `best_run_text` what
 `summary.md` says; `train_command` is the `purejaxdrl train` line of a config
-whose environment a shipped preset trains.
+whose environment a shipped preset trains, and `run_command` a sweep run's,
+on the data devices it trained on.
 """
 
+import dataclasses
 import pathlib
 import shlex
 from typing import Any
+
+import jax
 
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import flag
 from purejaxdrl.config_types import flat_fields
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import load_preset, presets_with
 
 
-def train_command(config: TrainConfig) -> str | None:
+def train_command(config: TrainConfig, data: int | None = None) -> str | None:
     """The `purejaxdrl train` command line that trains `config`, or None.
 
     It starts from the shipped preset with `config`'s environment (the whole
@@ -31,7 +36,19 @@ def train_command(config: TrainConfig) -> str | None:
     None where no shipped preset has that environment and algorithm (a base
     from the user's own preset file, or made in Python) or a value has no
     flag form: then only Python (`pjd.train(config)`) trains it.
+
+    With `data`, the devices the run's environments were split over (a sweep
+    member's `data` axis), the command trains on that many (`--devices N`,
+    after the fake CPU devices' setting the resume line names too): a replay
+    learner keeps one shard per device, so on another count it draws other
+    batches and is another run.
     """
+    setting = ""
+    if data is not None:
+        # A single device is named only where the command would see more.
+        if data > 1 or jax.local_device_count() > 1:
+            config = dataclasses.replace(config, devices=data)
+        setting = fake_devices_setting(data)
     best: tuple[str, list[str]] | None = None
     for name in presets_with(config.algo):
         try:
@@ -45,7 +62,20 @@ def train_command(config: TrainConfig) -> str | None:
         return None
     name, flags = best
     words = ["--env", name, "--algo", config.algo, "--seed", str(config.seed)]
-    return shlex.join(["purejaxdrl", "train", *words, *flags])
+    return setting + shlex.join(["purejaxdrl", "train", *words, *flags])
+
+
+def run_command(result: SweepResult, run: int) -> str | None:
+    """`train_command` of the sweep's run `run`, on the data devices it had.
+
+    Its group's layout (`result.layouts`, one per static group, in order)
+    says how many; a result without them (read back by `load_sweep`) gives
+    the config's command alone.
+    """
+    groups = result.plan.static_groups()
+    group = next(g for g, runs in enumerate(groups) if run in runs)
+    data = result.layouts[group].data if group < len(result.layouts) else None
+    return train_command(result.plan.run_config(run), data)
 
 
 def _flags(preset: TrainConfig, config: TrainConfig) -> list[str] | None:
@@ -111,7 +141,7 @@ def best_run_record(result: SweepResult, path: pathlib.Path) -> dict[str, Any] |
         "final_return": float(result.final_return[run]),
         "policy": "policy",
         "python": f"pjd.train(pjd.load_sweep({where!r}).plan.run_config({run}))",
-        "command": train_command(result.plan.run_config(run)),
+        "command": run_command(result, run),
     }
 
 

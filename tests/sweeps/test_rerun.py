@@ -108,6 +108,49 @@ def test_the_best_run_is_trained_alone_from_what_the_sweep_wrote(tmp_path, monke
     alone = "alone (the same run in distribution, not bit for bit)"
     assert f"Train it {alone}: `{best['command']}`, or in Python: " in text
     assert f"sweep: train it {alone} with: {best['command']}" in said  # and says it
+    # One data device: no fake devices' setting before the command.
+    assert best["command"].startswith("purejaxdrl train ")
+    assert _parsed(best["command"]).devices == 1
+
+
+def test_a_member_on_two_data_devices_is_trained_alone_on_two(tmp_path):
+    # One DQN run on 2 devices: its environments and replay shards split over
+    # both (data axis 2), and a replay learner draws per shard, so the run
+    # alone is the same run only on 2 devices; the command names them as the
+    # resume line does.
+    dqn = pjd.load_preset("cartpole", "dqn").config
+    base = pjd.apply_overrides(
+        dqn,
+        {
+            "total_steps": dqn.steps_per_update * 4,
+            "num_logs": 1,
+            "devices": 2,
+            "run_dir": str(tmp_path),
+            "network": {"hidden_sizes": (16,)},
+            "dqn": {"min_replay": 128, "batch_size": 16, "dueling": False},
+        },
+    )
+    result = pjd.sweep(base, seeds=[5], write_files=True, console=False)
+    assert [(x.sweep, x.data) for x in result.layouts] == [(1, 2)]
+    best = yaml.safe_load((result.run_dir / "sweep.yaml").read_text())["best_run"]
+    setting, command = best["command"].split(" ", 1)
+    assert setting == "JAX_NUM_CPU_DEVICES=2"
+    assert "--devices 2" in command
+    assert _parsed(command) == result.plan.run_config(0)
+    assert f"`{best['command']}`" in (result.run_dir / "summary.md").read_text()
+
+
+def test_a_single_data_device_is_named_where_the_command_would_see_more():
+    dqn = pjd.apply_overrides(pjd.load_preset("cartpole", "dqn").config, {"seed": 1})
+    assert train_command(dqn) == "purejaxdrl train --env cartpole --algo dqn --seed 1"
+    # The tests fake 8 CPU devices: a plain `train` would use all of them.
+    assert train_command(dqn, data=1) == (
+        "purejaxdrl train --env cartpole --algo dqn --seed 1 --devices 1"
+    )
+    assert train_command(dqn, data=4) == (
+        "JAX_NUM_CPU_DEVICES=4 purejaxdrl train --env cartpole --algo dqn "
+        "--seed 1 --devices 4"
+    )
 
 
 def test_other_algorithms_sections_give_no_flags():
