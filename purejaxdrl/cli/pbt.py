@@ -158,7 +158,7 @@ def _print_summary(result: Any, wall: float) -> None:
         previous = values
     lines += [
         f"  members            {result.population}",
-        f"  ready steps        {len(result.lineage) - 1}",
+        f"  ready steps        {result.ready_steps_text}",
     ]
     if result.target_return is not None:
         reached = int(np.sum(np.nan_to_num(final, nan=-np.inf) >= result.target_return))

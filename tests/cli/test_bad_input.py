@@ -536,6 +536,13 @@ CASES = [
         [*PBT, "--explore", LR, "--population", "0"],
         "--population 0 must be an integer >= 1",
     ),
+    (
+        [*PBT, "--explore", LR, "--population", "1"],
+        "population=1 is no population: a lone member has no other to copy, so "
+        "it trains as one sweep run; train a drawn setting with `purejaxdrl "
+        "sweep --sample FIELD=... --samples 1` (pjd.sweep in Python), or pass "
+        "--population 4 (population=4 in Python) or more.",
+    ),
     ([*PBT, "--explore", LR, "--search-seed", "-1"], "search_seed=-1 must be >= 0"),
     (
         [*PBT, "--explore", LR, "--pbt.quantile", "0.75"],

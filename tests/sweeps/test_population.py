@@ -1,4 +1,4 @@
-"""`pbt()`: the lineage records the ready steps; a lone member is a sweep run."""
+"""`pbt()`: the lineage records the ready steps; members never ready are sweep runs."""
 
 import dataclasses
 import math
@@ -7,10 +7,12 @@ import jax
 import matplotlib.image
 import numpy as np
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.observe.plots import RETURN, load_curves
+from purejaxdrl.sweeps.pbt.files import pbt_meta
 from purejaxdrl.sweeps.pbt.lineage import load_pbt
 from purejaxdrl.sweeps.pbt.population import pbt
 from purejaxdrl.sweeps.program import sweep
@@ -120,16 +122,37 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     _print_summary(dataclasses.replace(result, target_return=0.0), 1.0)
     out = capsys.readouterr().out
     assert "  reached target     4/4 members (final return >= 0)" in out
+    assert "  ready steps        5\n" in out
+    meta = yaml.safe_load((result.run_dir / "pbt.yaml").read_text())
+    assert (meta["ready_steps"], meta["ready_steps_note"]) == (5, None)
+    # At a quantile that puts none of the 4 in the bottom, the ready steps
+    # rank the members and copy nothing: the summary and pbt.yaml say so.
+    none_copy = dataclasses.replace(
+        result, config=dataclasses.replace(result.config, quantile=0.2)
+    )
+    _print_summary(none_copy, 1.0)
+    assert (
+        "  ready steps        5 (none could copy: no bottom member at this quantile)\n"
+    ) in capsys.readouterr().out
+    assert pbt_meta(none_copy, "finished")["ready_steps_note"] == (
+        "none could copy: no bottom member at this quantile"
+    )
+    assert repr(none_copy).startswith(
+        "PBTResult(ppo on CartPole-v1, 4 members exploring learning_rate, 5 ready "
+        "steps (none could copy: no bottom member at this quantile); best: "
+    )
 
 
 @pytest.mark.timeout(300)
-def test_a_member_never_ready_is_the_sweep_run_of_its_draw():
+def test_members_never_ready_are_the_sweep_runs_of_their_draws():
     base = _base(3, devices=1)
-    alone = pbt(base, explore=SPACE, population=1, ready=10, search_seed=5)
-    swept = sweep(base, sample=SPACE, num_samples=1, search_seed=5)
+    alone = pbt(base, explore=SPACE, population=2, ready=10, search_seed=5)
+    swept = sweep(base, sample=SPACE, num_samples=2, search_seed=5)
     assert [s.updates for s in alone.lineage] == [0]
-    (lr,) = alone.lineage[0].values["learning_rate"]  # as the config holds it
-    assert lr == np.float32(swept.plan.settings[0]["ppo.learning_rate"])
+    for i in range(2):  # as the config holds it
+        lr = alone.lineage[0].values["learning_rate"][i]
+        assert lr == np.float32(swept.plan.settings[i]["ppo.learning_rate"])
+    # Member 0 trains seed 0 as every sweep run does (member i: seed + i).
     # The same program on the same inputs: equal bit for bit.
     jax.tree.map(np.testing.assert_array_equal, alone.final_params[0], swept.params(0))
     drop_time = [
@@ -168,6 +191,13 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"ready": 0}, "^ready=0 must be >= 1 chunk between ready steps; e.g."),
         ({"ready": 2.5}, "^ready=2.5 must be >= 1 chunk between ready steps"),
         ({"population": 4.0}, "population=4.0 must be an integer >= 1; e.g."),
+        # No population at all: the sweep's job, or a population that exploits.
+        (
+            {"population": 1, "quantile": 0.5},
+            r"population=1 is no population: .* `purejaxdrl sweep --sample "
+            r"FIELD=\.\.\. --samples 1` \(pjd.sweep in Python\), or pass "
+            r"--population 2 \(population=2 in Python\) or more\.$",
+        ),
         ({"resample_probability": 1.5}, r"must be in \[0, 1\] \(the chance"),
         (
             {"explore": {"num_envs": ("uniform", 1, 2)}},

@@ -45,6 +45,9 @@ def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
         "compile_seconds": result.compile_seconds,
         "train_seconds": result.train_seconds,
         "best_member": result.best if status == "finished" else None,
+        # The count, and why those steps copied nothing where none could.
+        "ready_steps": max(0, len(result.lineage) - 1),
+        "ready_steps_note": result.ready_steps_note,
         "mesh": None if result.mesh is None else list(result.mesh),
     }
 

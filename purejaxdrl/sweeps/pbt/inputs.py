@@ -103,6 +103,20 @@ def check_pbt_config(
     for ok, name, value, rule in rules:
         if not ok:
             raise ConfigError(f"{_given(name, value, wording)} {rule}.")
+    if population == 1:
+        # No population at all, at any quantile: always a mistake, and a run
+        # that exits 0 would hide it from a script (the note of a population
+        # too small for its quantile is only a warning: a larger quantile
+        # would exploit).
+        least = least_population(config.quantile)
+        raise ConfigError(
+            f"{_given('population', 1, wording)} is no population: a lone member "
+            "has no other to copy, "
+            "so it trains as one sweep run; train a drawn setting with "
+            "`purejaxdrl sweep --sample FIELD=... --samples 1` (pjd.sweep in "
+            f"Python), or pass {both_ways('--population', 'population', least)} "
+            "or more."
+        )
 
 
 def check_keep_buffer(

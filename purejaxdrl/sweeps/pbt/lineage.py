@@ -13,7 +13,7 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.observe.records import present, reading, restore_or_restart
-from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig
+from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig, bottom_count
 from purejaxdrl.sweeps.run_files import read_run_stats, saved_config
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
@@ -107,6 +107,25 @@ class PBTResult:
                 out[i] = finite[-1]
         return out
 
+    @property
+    def ready_steps_note(self) -> str | None:
+        """Why the ready steps copied nothing, where none could; else None.
+
+        A population smaller than `1 / quantile` has no bottom member, so its
+        ready steps rank the members and copy none: a bare count would read
+        as exploits that happened.
+        """
+        if len(self.lineage) < 2 or bottom_count(self.config.quantile, self.population):
+            return None
+        return "none could copy: no bottom member at this quantile"
+
+    @property
+    def ready_steps_text(self) -> str:
+        """The ready steps taken, with `ready_steps_note` where it applies."""
+        count = str(max(0, len(self.lineage) - 1))
+        note = self.ready_steps_note
+        return count if note is None else f"{count} ({note})"
+
     def __repr__(self) -> str:
         # What a notebook cell shows: its size and best member, not its arrays.
         names = ", ".join(f.name for f in self.fields)
@@ -114,6 +133,8 @@ class PBTResult:
             f"PBTResult({self.base.algo} on {self.base.env.id}, {self.population} "
             f"members exploring {names}, {len(self.lineage) - 1} ready steps"
         )
+        if (note := self.ready_steps_note) is not None:
+            text += f" ({note})"
         best = self.best
         if np.isfinite(self.final_return[best]):  # else no member has a return
             text += f"; best: member {best}, return {self.final_return[best]:.1f}"
