@@ -67,12 +67,28 @@ def layout_lines(
         f"sweep: {label}{num_runs} run{plural} on {layout.sweep} x {layout.data} "
         f"(sweep x data) {backend} device(s), {layout.runs_per_device} per device"
     ]
-    if layout.num_batches > 1:
+    budget = f"the {gib(layout.device_bytes)} of {source} a sweep may use"
+    if layout.run_bytes > layout.device_bytes:
+        # Trained anyway, unlike PBT's population that does not fit: PBT
+        # refuses because it cannot split what must share memory, while a
+        # sweep's smallest batch is one run, what `purejaxdrl train` trains
+        # with no budget at all (and the estimate counts its rollout thrice).
+        batches = (
+            f", in {layout.num_batches} batches of {layout.batch_size}, one "
+            "after another"
+            if layout.num_batches > 1
+            else ""
+        )
+        lines.append(
+            f"sweep: one run needs ~{gib(layout.run_bytes)} per device, more "
+            f"than {budget}; training one run per device at a time anyway (no "
+            f"batch is smaller){batches}"
+        )
+    elif layout.num_batches > 1:
         need = gib(layout.run_bytes * num_runs / layout.sweep)
         lines.append(
             f"sweep: {num_runs} runs need ~{need} per device "
-            f"({gib(layout.run_bytes)} each), more than the "
-            f"{gib(layout.device_bytes)} of {source} a sweep may use; training "
+            f"({gib(layout.run_bytes)} each), more than {budget}; training "
             f"them in {layout.num_batches} batches of {layout.batch_size}, one "
             "after another"
         )
@@ -116,5 +132,12 @@ def diverged_line(plan: SweepPlan, run: int, at: int) -> str:
 
 
 def gib(n: float) -> str:
-    """Bytes as `1.50 GiB`, or `12.0 MiB` below one GiB."""
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+    """Bytes as `1.50 GiB`, `12.0 MiB` below one GiB, `1 KiB` below 0.1 MiB.
+
+    A small `--device-memory` budget (1KB) reads as itself, not "0.0 MiB".
+    """
+    if n >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
+    if n >= 0.1 * 2**20:
+        return f"{n / 2**20:.1f} MiB"
+    return f"{n / 2**10:.3g} KiB" if n >= 2**10 else f"{n:.0f} bytes"

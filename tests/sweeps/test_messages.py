@@ -44,6 +44,21 @@ def test_layout_lines_say_the_batches_when_runs_do_not_fit():
     ]
 
 
+def test_a_run_larger_than_the_budget_is_said_and_trained_one_at_a_time():
+    # 4 runs of 0.2 MiB on one device, a budget of 1 KiB (--device-memory 1KB).
+    layout = Layout(1, 1, 1, 4, 2 * 2**20 // 10, 2**10)
+    assert layout_lines("", 4, layout, "device_memory", "cpu")[1] == (
+        "sweep: one run needs ~0.2 MiB per device, more than the 1 KiB of "
+        "device_memory a sweep may use; training one run per device at a time "
+        "anyway (no batch is smaller), in 4 batches of 1, one after another"
+    )
+    # One run on its own: no batches to count, the budget still said.
+    one = Layout(1, 1, 1, 1, 2 * 2**20 // 10, 2**10)
+    assert layout_lines("", 1, one, "device_memory", "cpu")[1].endswith(
+        "training one run per device at a time anyway (no batch is smaller)"
+    )
+
+
 def test_progress_line_leaves_out_runs_without_episodes():
     line = progress_line([10.0, math.nan, 30.0], 1200, 5000, 12345.6)
     assert line == (
@@ -66,3 +81,8 @@ def test_diverged_line_names_the_setting_and_seed():
 def test_gib():
     assert gib(2**30) == "1.00 GiB"
     assert gib(1.5 * 2**20) == "1.5 MiB"
+    assert gib(0.2 * 2**20) == "0.2 MiB"
+    # A budget of 1KB reads as itself, not "0.0 MiB".
+    assert gib(2**10) == "1 KiB"
+    assert gib(1.5 * 2**10) == "1.5 KiB"
+    assert gib(100) == "100 bytes"
