@@ -245,12 +245,17 @@ def figure_lines(
     `members` what the steps count (`runs`), `compiled` a note on compiling.
     """
     steps = result.env_steps
+    # A resumed run's env steps and training time are every session's, its
+    # wall time this command's: each line says which, and steps/s is the
+    # steps over the training time shown beside it, so the figures agree.
     lines = [
-        f"  env steps          {steps:,} (all {members})",
-        f"  wall time          {wall:.1f} s",
+        f"  env steps          {steps:,} (all {members}, every session)",
+        f"  wall time          {wall:.1f} s (this command)",
         f"  compile time       {result.compile_seconds:.1f} s{compiled}",
+        f"  training time      {result.train_seconds:.1f} s (every session, "
+        "compile excluded)",
         f"  steps/s            {steps / max(result.train_seconds, 1e-9):,.0f} "
-        f"(compile excluded, all {members} together)",
+        f"(env steps / training time, all {members} together)",
     ]
     if result.run_dir is not None:
         lines.append(f"  {command + ' directory':<19}{result.run_dir}")

@@ -86,3 +86,22 @@ def test_gib():
     assert gib(2**10) == "1 KiB"
     assert gib(1.5 * 2**10) == "1.5 KiB"
     assert gib(100) == "100 bytes"
+
+
+def test_a_resumed_sweeps_summary_says_whose_time_each_figure_is():
+    from types import SimpleNamespace
+
+    from purejaxdrl.cli.population import figure_lines
+
+    # Resumed: 29 s of training in both sessions, 24.2 s of wall time in this
+    # one. steps/s is the steps over the training time shown beside it.
+    result = SimpleNamespace(
+        env_steps=4_096_000, compile_seconds=1.5, train_seconds=29.25, run_dir=None
+    )
+    assert figure_lines(result, 24.2, "sweep", "runs") == [
+        "  env steps          4,096,000 (all runs, every session)",
+        "  wall time          24.2 s (this command)",
+        "  compile time       1.5 s",
+        "  training time      29.2 s (every session, compile excluded)",
+        "  steps/s            140,034 (env steps / training time, all runs together)",
+    ]
