@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.plots import (
     Curve,
     plot_curves,
@@ -34,6 +34,7 @@ from purejaxdrl.sweeps.run_files import (
     write_run_files,
 )
 from purejaxdrl.sweeps.spec import SweepPlan
+from purejaxdrl.training.config import run_dict
 from purejaxdrl.training.run_files import last_values, new_dir, write_atomically
 
 
@@ -136,7 +137,9 @@ def _finish(
 def _plan_meta(result: SweepResult) -> dict[str, Any]:
     plan = result.plan
     return {
-        "base": to_dict(plan.base),
+        # As a run's config.yaml: the swept algorithm's section only (the
+        # runs never read the others; `saved_config` gives them defaults).
+        "base": run_dict(plan.base),
         "fields": [{"path": f.path, "dynamic": f.dynamic} for f in plan.fields],
         "settings": [{k: plain(v) for k, v in s.items()} for s in plan.settings],
         "seeds": list(plan.seeds),

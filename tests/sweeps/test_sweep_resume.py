@@ -202,6 +202,11 @@ def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
     )
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert [p.name for p in (path / "checkpoints" / "p0-b0").iterdir()] == ["2"]
+    # sweep.yaml's base holds the swept algorithm's section only (as a run's
+    # config.yaml), and the resume reads the sweep back from it.
+    base = yaml.safe_load((path / "sweep.yaml").read_text())["base"]
+    assert base["algo"] == "ppo" and "ppo" in base
+    assert not {"dqn", "impala", "sac"} & set(base)
     messages: list[str] = []
     resume_sweep(path, notify=messages.append)
     assert "sweep: batch 1 resumed at update 2" in messages
