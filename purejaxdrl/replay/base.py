@@ -32,9 +32,13 @@ class Buffer(NamedTuple):
       add: (state, items [n, ...]) -> state; the oldest are overwritten first.
         A prioritised buffer takes optional priorities [n] as a third argument.
       sample: (state, key) -> Sample of `batch_size` items, drawn from those
-        stored (meaningless while none are).
+        stored. From an empty buffer it raises nothing and returns slot 0 (the
+        zeros `init` stored) every time, with probability inf (uniform and
+        sequence buffers) or NaN (prioritised): sample only once items are
+        stored (a learner's `min_replay`).
       set_priorities: (state, index [batch], priority [batch]) -> state, for
-        prioritised buffers; None otherwise.
+        prioritised buffers; None otherwise. Priorities must be finite; a
+        negative one (a signed TD error) counts as its magnitude.
       capacity: number of items held (on this device).
       batch_size: items per `sample`.
 

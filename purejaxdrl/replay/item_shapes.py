@@ -5,14 +5,39 @@ axis was forgotten (`{"obs": [3]}` into a buffer of `[3]` observations) was
 stored as 3 copies of itself, and other mistakes failed deep inside JAX. The
 check reads only static shapes and tree structures, at trace time, so it adds
 nothing to a compiled program.
+
+`ring.py` wrote with `x.astype(buf.dtype)`, so a float action added to a
+buffer made from an int example was truncated (0.7 stored as 0) in silence:
+a leaf whose cast loses its kind (float or complex to int or bool, int to
+bool) is refused here as a shape is. Lists are arrays here, as in `rl`'s
+estimators: a list leaf was walked as a tree of scalars and refused as
+another structure.
 """
 
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.types import PyTree
+
+
+def as_items(stored: PyTree, items: PyTree) -> PyTree:
+    """`items` with each list (or tuple) where `stored` has a leaf made an array.
+
+    A container the stored items have (an example given to `init` as a list
+    of arrays) stays a container; where the trees differ above the leaves, or
+    a list is ragged, `items` is returned as given, for `check_items` to name
+    the difference.
+    """
+    tree = jax.tree.structure(stored)
+    try:
+        parts = tree.flatten_up_to(items)
+        parts = [jnp.asarray(x) if type(x) in (list, tuple) else x for x in parts]
+    except (ValueError, TypeError):
+        return items
+    return jax.tree.unflatten(tree, parts)
 
 
 def check_items(
@@ -43,16 +68,19 @@ def check_items(
     Raises:
       ValueError: (one line, at trace time) naming the leaf, the shape given,
         the shape wanted and the fix, for another tree structure than the
-        stored one, a leaf of another shape, or leaves of different batch
-        sizes.
+        stored one, a leaf of another shape (`init` given a batch, where
+        every leaf looks like it), leaves of different batch sizes, or a
+        leaf whose dtype would lose its kind when stored (`check_dtype`).
 
     """
     _check_structure(stored, items, what)
+    _check_batched_init(stored, items, axis, what)
     count, first = None, None
     flat = jax.tree_util.tree_flatten_with_path(items)[0]
     for (path, x), buf in zip(flat, jax.tree.leaves(stored), strict=True):
         name = f"{what}{jax.tree_util.keystr(path)}"
         n = _leaf_count(name, np.shape(x), buf.shape[1:], axis, batch)
+        check_dtype(name, _dtype(x), buf.dtype)
         if count is not None and n != count:
             raise ValueError(
                 f"add takes the same number of items in every leaf; {first} "
@@ -61,6 +89,79 @@ def check_items(
             )
         count, first = n, name
     return 0 if count is None else count
+
+
+# Kinds in the order a cast keeps: bool -> int -> float -> complex. Signed and
+# unsigned ints are one kind (an int32 action into a uint8 slot is a range
+# matter, as float64 -> float32 is a precision one; numpy's "same_kind"
+# would refuse it). Other dtypes (PRNG keys) are not checked.
+_KINDS = (jnp.bool_, jnp.integer, jnp.floating, jnp.complexfloating)
+
+
+def _kind(dtype: Any) -> int | None:
+    return next((i for i, k in enumerate(_KINDS) if jnp.issubdtype(dtype, k)), None)
+
+
+def _dtype(x: Any) -> Any:
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
+def check_dtype(name: str, given: Any, stored: Any) -> None:
+    """Raises ValueError (one line) where storing `given` as `stored` loses its kind.
+
+    The rule is explicit, not numpy's casting table: a float (or complex)
+    given for an int or bool slot, an int for a bool slot, a complex for a
+    float slot are refused; widenings (bool -> int, int -> float) and casts
+    within a kind (float16 -> float32, float64 -> float32, int -> uint8) are
+    allowed.
+    """
+    got, want = _kind(given), _kind(stored)
+    if got is None or want is None or got <= want:
+        return
+    given, stored = np.dtype(given).name, np.dtype(stored).name
+    raise ValueError(
+        f"add takes {name} of dtype {stored}, as init's example; got {given}, "
+        f"which storing as {stored} would lose information; give init an "
+        f"example of dtype {given} to keep it, or convert the items first: "
+        f"x.astype({stored})."
+    )
+
+
+def _check_batched_init(stored: PyTree, items: PyTree, axis: int, what: str) -> None:
+    """One line where `init`, not `add`, was given a batch: every leaf says so.
+
+    Such a buffer stores items [capacity, B, ...], so correct items [n, ...]
+    lack an axis in every leaf, and every stored item has the same size B
+    where the batch axis goes (`axis`). A leaf of another layout, or a stored
+    scalar item, rules it out. So does a single leaf: one observation [3]
+    added without its batch axis is the likelier slip there, and its message
+    stays `_leaf_count`'s.
+    """
+    if len(jax.tree.leaves(stored)) < 2:
+        return
+    sizes, unbatched = set(), True
+    for x, buf in zip(jax.tree.leaves(items), jax.tree.leaves(stored), strict=True):
+        shape, item = np.shape(x), buf.shape[1:]
+        if len(shape) != len(item) or len(item) <= axis:
+            return
+        if shape[:axis] + shape[axis + 1 :] != item[:axis] + item[axis + 1 :]:
+            return
+        sizes.add(item[axis])
+        unbatched = unbatched and shape == item
+    if len(sizes) != 1:
+        return
+    (size,) = sizes
+    path, x = jax.tree_util.tree_leaves_with_path(items)[0]
+    index = ":, " * axis + "None"
+    # Items equal to the stored ones may be one item without its batch axis.
+    given = _shape_text(np.shape(x))
+    other = f"; if each item really is {given}, add a batch axis: x[{index}]"
+    raise ValueError(
+        f"add takes {what}{jax.tree_util.keystr(path)} with one axis more; got "
+        f"{given}: init was likely given a batch of {size} "
+        f"(every leaf it stores has an extra axis of {size}); give init one item "
+        f"(x[0] of each leaf){other if unbatched else ''}."
+    )
 
 
 def _check_structure(stored: PyTree, items: PyTree, what: str) -> None:

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.replay.base import Buffer, Sample
-from purejaxdrl.replay.item_shapes import check_items
+from purejaxdrl.replay.item_shapes import as_items, check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
@@ -64,11 +64,15 @@ def make_prioritised_buffer(
       The Buffer. `add(state, items [n, ...], priorities [n] | None)`: new items
       get the given priorities (Ape-X: the actors' TD errors), or the largest
       priority seen so far. `set_priorities(state, index, priority)` after each
-      learner step; priorities must be > 0.
+      learner step: priorities must be finite; a signed TD error is taken as
+      its magnitude |δ| (a priority of 0 is never drawn). A NaN or an infinite
+      priority makes every later draw's probability NaN.
 
     Raises:
       ValueError: for sizes out of range or alpha < 0; from `add`, at trace
-        time, for items that are not `init`'s example with a batch axis.
+        time, for items that are not `init`'s example with a batch axis; from
+        `set_priorities` (and `add`), for priorities of another shape than
+        their index.
 
     """
     check_sizes(capacity, batch_size)
@@ -85,7 +89,11 @@ def make_prioritised_buffer(
     def set_priorities(
         state: PrioritisedState, index: jax.Array, priority: jax.Array
     ) -> PrioritisedState:
-        priority = priority.astype(jnp.float32)
+        index, priority = jnp.asarray(index), jnp.asarray(priority, jnp.float32)
+        check_priority_shape(index, priority)
+        # |δ|: a signed TD error's p**α is NaN below 0 and poisoned the whole
+        # tree. The identity on the built-in learners' |δ| + ε.
+        priority = jnp.abs(priority)
         nodes = sum_tree.set_leaves(state.nodes, index, priority**alpha)
         largest = jnp.maximum(state.max_priority, jnp.max(priority))
         return PrioritisedState(state.ring, nodes, largest)
@@ -93,6 +101,7 @@ def make_prioritised_buffer(
     def add(
         state: PrioritisedState, items: PyTree, priorities: jax.Array | None = None
     ) -> PrioritisedState:
+        items = as_items(state.ring.items, items)
         n = check_items(state.ring.items, items)
         slots = ring_slots(state.ring, n)
         if priorities is None:
@@ -114,6 +123,19 @@ def make_prioritised_buffer(
         batch_size=batch_size,
         set_priorities=set_priorities,
     )
+
+
+def check_priority_shape(index: jax.Array, priority: jax.Array) -> None:
+    """Raises ValueError (one line) unless `priority` has `index`'s shape.
+
+    A priority [3] for 4 slots failed in JAX's broadcasting, naming neither.
+    """
+    if priority.shape != index.shape:
+        raise ValueError(
+            f"set_priorities takes one priority per index: index has shape "
+            f"{list(index.shape)}, priority {list(priority.shape)}; give "
+            "priorities of index's shape (one per sampled item)."
+        )
 
 
 def importance_weights(

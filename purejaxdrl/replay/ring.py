@@ -4,9 +4,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.replay.base import Buffer, Sample
-from purejaxdrl.replay.item_shapes import check_items
+from purejaxdrl.replay.item_shapes import as_items, check_items
 from purejaxdrl.types import PRNGKey, PyTree
 
 
@@ -29,12 +30,25 @@ class RingState(NamedTuple):
     size: jax.Array
 
 
-def check_sizes(capacity: int, batch_size: int) -> None:
-    """Raises ValueError unless 1 <= capacity and 1 <= batch_size."""
-    if capacity < 1 or batch_size < 1:
-        raise ValueError(
-            f"capacity={capacity} and batch_size={batch_size} must be >= 1."
-        )
+def check_sizes(capacity: int, batch_size: int, **more: int) -> None:
+    """Raises ValueError (one line) unless each size is an int >= 1.
+
+    A float capacity (100.0) was accepted here and failed in `init`, inside
+    JAX ("Shapes must be 1D sequences of concrete values of integer type").
+
+    Args:
+      capacity: items held.
+      batch_size: items per `sample`.
+      **more: other sizes by name (a sequence buffer's `sequence_length`).
+
+    """
+    for name, size in {"capacity": capacity, "batch_size": batch_size, **more}.items():
+        if isinstance(size, bool) or not isinstance(size, int | np.integer):
+            whole = isinstance(size, float) and size.is_integer()
+            fix = f"pass {name}={int(size)}" if whole else "pass a whole number"
+            raise ValueError(f"{name}={size!r} must be an int (a count); {fix}.")
+        if size < 1:
+            raise ValueError(f"{name}={size} must be >= 1.")
 
 
 def ring_init(example: PyTree, capacity: int) -> RingState:
@@ -57,10 +71,12 @@ def ring_add(state: RingState, batch: PyTree) -> RingState:
 
     Raises:
       ValueError: (at trace time) when n exceeds the capacity, or `batch` is
-        not the stored items with a batch axis (`item_shapes.check_items`).
+        not the stored items with a batch axis, or of a dtype that storing
+        would truncate (`item_shapes.check_items`; list leaves are arrays).
 
     """
     capacity = jax.tree.leaves(state.items)[0].shape[0]
+    batch = as_items(state.items, batch)
     n = check_items(state.items, batch)
     if n > capacity:
         raise ValueError(

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.replay.base import Buffer, Sample
-from purejaxdrl.replay.item_shapes import check_items
+from purejaxdrl.replay.item_shapes import as_items, check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
@@ -54,9 +54,7 @@ def make_sequence_buffer(
         after the time axis, or starts not `start_example` with one first.
 
     """
-    check_sizes(capacity, batch_size)
-    if sequence_length < 1:
-        raise ValueError(f"sequence_length={sequence_length} must be >= 1.")
+    check_sizes(capacity, batch_size, sequence_length=sequence_length)
 
     def init(example: PyTree, start_example: PyTree = ()) -> RingState:
         step = jax.tree.map(jnp.asarray, example)
@@ -68,6 +66,10 @@ def make_sequence_buffer(
         return ring_init(seq, capacity)
 
     def add(state: RingState, trajectories: PyTree, starts: PyTree = ()) -> RingState:
+        stored = state.items[0] if with_starts else state.items
+        trajectories = as_items(stored, trajectories)
+        if with_starts:
+            starts = as_items(state.items[1], starts)
         for length in (np.shape(x)[:1] for x in jax.tree.leaves(trajectories)):
             if length and length[0] != sequence_length:
                 raise ValueError(
@@ -75,7 +77,6 @@ def make_sequence_buffer(
                     f"sequence_length={sequence_length}; make them equal."
                 )
         # Checked here, time-major as given: the ring checks them batch-first.
-        stored = state.items[0] if with_starts else state.items
         check_items(stored, trajectories, axis=1, what="trajectories", batch="B")
         if with_starts:
             check_items(state.items[1], starts, what="starts", batch="B")
