@@ -1,5 +1,7 @@
 """n-step Q-learning targets within one time-major stream `[T]`."""
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 
@@ -34,8 +36,9 @@ def n_step_targets(
       r_t: rewards of the transitions leaving steps [0, T), float32 [T] (one
         stream: vmap over a batch axis; T = 0 gives empty outputs).
       discount_t: the environment's discounts (0 on termination), float32 [T].
-      truncated_t: time-limit truncation flags, bool [T].
-      n: the horizon (static, >= 1).
+      truncated_t: time-limit truncation flags, bool [T] (0./1. floats are
+        taken as flags, as `episode_aware_gae` takes them).
+      n: the horizon, a Python int >= 1 (static: it unrolls the sum).
       gamma: the discount γ.
 
     Returns:
@@ -43,20 +46,23 @@ def n_step_targets(
       observations), float32, float32, int32.
 
     Raises:
-      ValueError: for a horizon n < 1, or inputs that are not [T] of one shape
-        (naming their shapes; for a batch [T, B], `jax.vmap(n_step_targets,
-        in_axes=(1, 1, 1, None, None), out_axes=1)`).
+      ValueError: for a horizon n that is not an int >= 1, a bool
+        discount_t (done flags: pass 1.0 - done), or inputs that are not [T]
+        of one shape (naming their shapes; for a batch [T, B],
+        `jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)`).
 
     """
+    _check_horizon(n)
     r_t, discount_t, truncated_t = as_streams(
         "n_step_targets",
         {"r_t": r_t, "discount_t": discount_t, "truncated_t": truncated_t},
         rank=1,
         batch_fix="for a batch [T, B], vmap it: jax.vmap(n_step_targets, "
         "in_axes=(1, 1, 1, None, None), out_axes=1)",
+        gamma_apart=True,
     )
-    if n < 1:
-        raise ValueError(f"n_step_targets needs a horizon n >= 1, got n={n}.")
+    # Flags as bool: `~` of 0./1. floats failed naming neither argument nor fix.
+    truncated_t = truncated_t.astype(bool)
     length = r_t.shape[0]
     t = jnp.arange(length)
     ret = jnp.zeros_like(r_t)
@@ -71,3 +77,25 @@ def n_step_targets(
         index = jnp.where(valid, k, index)
         alive = valid & (discount_t[k] > 0) & ~truncated_t[k]
     return ret, boot, index.astype(jnp.int32)
+
+
+def _check_horizon(n: object) -> None:
+    """Refuse a horizon that is not an int >= 1, in one line naming n.
+
+    Else a float n failed in `range` ("'float' object cannot be interpreted as
+    an integer") and a traced one in the comparison, naming neither.
+    """
+    number = isinstance(n, numbers.Real) and not isinstance(n, bool)
+    if number and isinstance(n, numbers.Integral) and n >= 1:
+        return
+    if number and n >= 1:  # a float
+        fix = f"n={int(n)}" if float(n).is_integer() else "a whole number of steps"
+    elif number or isinstance(n, bool):
+        fix = "n=1 for one-step targets, or more"
+    else:  # an array or a tracer: n sets the unrolled loop's length
+        fix = "a Python int (mark it static under jit: static_argnums=3)"
+    got = " ".join(repr(n).split())  # one line whatever the repr
+    raise ValueError(
+        f"n_step_targets takes the horizon n as a Python int >= 1; got "
+        f"n={got} ({type(n).__name__}); pass {fix}."
+    )

@@ -56,8 +56,9 @@ def gae(
 
     Raises:
       ValueError: for an empty stream (T = 0), inputs that are not [T] of
-        one shape (naming their shapes, and the vmap above for a batch), or a
-        λ that is neither a scalar nor [T].
+        one shape (naming their shapes, and the vmap above for a batch), a
+        λ that is neither a scalar nor [T], or a bool discount_t (done flags:
+        pass gamma * (1 - done)).
 
     """
     r_t, discount_t, v_tm1, v_t = as_streams(
@@ -126,7 +127,8 @@ def episode_aware_gae(
 
     Raises:
       ValueError: for inputs that are not [T, B] of one shape (naming their
-        shapes; one stream [T] goes to `gae`), or an empty stream (T = 0).
+        shapes; one stream [T] goes to `gae`), an empty stream (T = 0), or a
+        bool discount_t (done flags: pass 1.0 - done).
 
     """
     r_t, discount_t, truncated_t, v_tm1, v_t = as_streams(
@@ -140,6 +142,7 @@ def episode_aware_gae(
         },  # fmt: skip
         rank=2,
         batch_fix="for one stream [T], call gae (or pass each as x[:, None])",
+        gamma_apart=True,
     )
     lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
     adv = jax.vmap(gae, in_axes=1, out_axes=1)(
@@ -185,8 +188,8 @@ def lambda_returns(
       ValueError: for an empty stream (T = 0), or inputs that are not [T] of
         one shape (naming their shapes, and how to batch them: `jax.vmap(
         lambda_returns, in_axes=(1, 1, None, 1), out_axes=1)` with a scalar
-        λ, or `episode_aware_q_lambda`), or a λ that is neither a scalar nor
-        [T].
+        λ, or `episode_aware_q_lambda`), a λ that is neither a scalar nor
+        [T], or a bool discount_t (done flags: pass gamma * (1 - done)).
 
     """
     r_t, discount_t, v_t = as_streams(
@@ -257,7 +260,8 @@ def episode_aware_q_lambda(
 
     Raises:
       ValueError: for inputs that are not [T, B] of one shape (naming their
-        shapes; one stream [T] goes to `lambda_returns`), or an empty stream.
+        shapes; one stream [T] goes to `lambda_returns`), an empty stream, or
+        a bool discount_t (done flags: pass 1.0 - done).
 
     """
     r_t, discount_t, truncated_t, max_q_t = as_streams(
@@ -271,6 +275,7 @@ def episode_aware_q_lambda(
         rank=2,
         batch_fix="for one stream [T], call lambda_returns (or pass each as "
         "x[:, None])",
+        gamma_apart=True,
     )
     lambda_t = lambda_ * (1.0 - truncated_t.astype(r_t.dtype))
     return jax.vmap(lambda_returns, in_axes=1, out_axes=1)(

@@ -5,8 +5,10 @@ The estimators act on one time-major stream [T] (`gae`, `lambda_returns`,
 ones). chex's rank checks walked a list as a tree of scalars (a list of 6
 rewards was "rank 0") and raised AssertionErrors that did not say how to
 batch. Here lists become arrays first and a wrong layout is one ValueError
-naming the shapes and the fix. Shapes are static: nothing is added to a
-compiled program.
+naming the shapes and the fix. A bool `discount_t` is refused too: it is the
+done flags passed where discounts belong, which the promotion to float turned
+into inverted episode ends (done -> 1, not done -> 0) without a word. Shapes
+and dtypes are static: nothing is added to a compiled program.
 """
 
 from typing import Any
@@ -21,7 +23,12 @@ _OTHER = {1: 2, 2: 1}
 
 
 def as_streams(
-    function: str, arrays: dict[str, Any], *, rank: int, batch_fix: str
+    function: str,
+    arrays: dict[str, Any],
+    *,
+    rank: int,
+    batch_fix: str,
+    gamma_apart: bool = False,
 ) -> tuple[jax.Array, ...]:
     """`arrays`' values as JAX arrays, once each has `rank` axes and all one shape.
 
@@ -35,15 +42,21 @@ def as_streams(
         (one stream given to a batch's function). Any other rank (scalars
         given to `gae`, [T, B, K] to `episode_aware_gae`) is told the layout
         itself, as that fix would not hold.
+      gamma_apart: whether `function` takes γ as an argument of its own, its
+        `discount_t` being the environment's (0 on termination) rather than
+        γ times it: what the fix for a bool `discount_t` says to pass.
 
     Returns:
       The arrays, in the order given (JAX arrays and tracers unchanged).
 
     Raises:
-      ValueError: (one line) naming every array's shape and the fix.
+      ValueError: (one line) for a bool `discount_t`, or naming every array's
+        shape and the fix.
 
     """
     arrays = {name: jnp.asarray(x) for name, x in arrays.items()}
+    if "discount_t" in arrays:
+        refuse_done_flags(function, arrays["discount_t"], gamma_apart=gamma_apart)
     shapes = {name: x.shape for name, x in arrays.items()}
     ranks = {len(shape) for shape in shapes.values()}
     if ranks == {rank} and len(set(shapes.values())) == 1:
@@ -58,6 +71,39 @@ def as_streams(
     raise ValueError(
         f"{function} takes {_LAYOUTS[rank]} in each of {', '.join(shapes)}, all "
         f"of one shape; got {got}; {fix}."
+    )
+
+
+def refuse_done_flags(
+    function: str, discount_t: jax.Array, *, gamma_apart: bool = False
+) -> None:
+    """Refuse a bool `discount_t`: done flags where discounts belong.
+
+    No bool array is a discount, and `done` is the likely one: promoted to
+    float it bootstraps across every episode end and nowhere else.
+
+    Args:
+      function: the estimator's name, for the message.
+      discount_t: its discounts, converted to an array.
+      gamma_apart: whether `function` takes γ apart (then `discount_t` is the
+        environment's discount, 1 - done; else γ times it).
+
+    Raises:
+      ValueError: (one line) naming discount_t and the fix.
+
+    """
+    if discount_t.dtype != jnp.bool_:
+        return
+    if gamma_apart:
+        want, fix = "the env discount (0 on termination; gamma apart)", "1.0 - done"
+    else:
+        want, fix = (
+            "gamma times the env discount (0 on termination)",
+            ("gamma * (1 - done)"),
+        )
+    raise ValueError(
+        f"{function} takes discount_t as floats, {want}; got a bool discount_t "
+        f"{list(discount_t.shape)} (done flags?); pass {fix}."
     )
 
 

@@ -87,7 +87,8 @@ def vtrace(
     Raises:
       ValueError: for an empty stream (T = 0), or stream inputs (truncated_t
         included) that are not [T] of one shape: naming their shapes, and
-        for a batch [T, B] the vmap above; a `lambda_` neither scalar nor [T].
+        for a batch [T, B] the vmap above; a `lambda_` neither scalar nor [T];
+        a bool discount_t (done flags: pass gamma * (1 - done)).
 
     """
     streams = {"v_tm1": v_tm1, "v_t": v_t, "r_t": r_t, "discount_t": discount_t,

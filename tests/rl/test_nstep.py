@@ -56,7 +56,7 @@ def test_hand_values():
     np.testing.assert_array_equal(index, [2, 2, 2, 4, 4, 5])
 
 
-def test_rejects_mismatched_shapes_ranks_and_horizons():
+def test_rejects_mismatched_shapes_and_ranks():
     ones, no = jax.numpy.ones, jax.numpy.zeros
     # Rewards for 4 steps, discounts for 3: once clamped gathers, no error.
     with pytest.raises(ValueError, match=r"r_t \[4\], discount_t \[3\]"):
@@ -64,5 +64,61 @@ def test_rejects_mismatched_shapes_ranks_and_horizons():
     # A [T, B] batch without vmap: once meaningless rows when T == B.
     with pytest.raises(ValueError, match=r"in_axes=\(1, 1, 1, None, None\)"):
         n_step_targets(ones((3, 3)), ones((3, 3)), no((3, 3), bool), 2, 0.5)
-    with pytest.raises(ValueError, match="horizon n >= 1, got n=0"):
-        n_step_targets(ones(3), ones(3), no(3, bool), 0, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("n", "got", "fix"),
+    [
+        (0, "n=0 (int)", "n=1 for one-step targets, or more"),
+        (3.0, "n=3.0 (float)", "n=3"),
+        (2.5, "n=2.5 (float)", "a whole number of steps"),
+        (True, "n=True (bool)", "n=1 for one-step targets, or more"),
+        (np.float32(2), "n=np.float32(2.0) (float32)", "n=2"),
+    ],
+)
+def test_a_horizon_that_is_not_an_int_of_one_or_more_is_one_line(n, got, fix):
+    # Before: 3.0 failed in `range` ("'float' object cannot be interpreted as
+    # an integer"), naming neither n nor the fix.
+    ones, no = jax.numpy.ones, jax.numpy.zeros
+    with pytest.raises(ValueError) as error:
+        n_step_targets(ones(3), ones(3), no(3, bool), n, 0.5)
+    assert str(error.value) == (
+        f"n_step_targets takes the horizon n as a Python int >= 1; got {got}; "
+        f"pass {fix}."
+    )
+
+
+def test_a_traced_horizon_is_told_to_be_static():
+    with pytest.raises(ValueError) as error:
+        jax.jit(n_step_targets)(np.ones(3), np.ones(3), np.zeros(3, bool), 2, 0.5)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(
+        "n_step_targets takes the horizon"
+    )
+    assert message.endswith(
+        "pass a Python int (mark it static under jit: static_argnums=3)."
+    )
+
+
+def test_an_integer_horizon_of_numpy_is_taken_as_an_int():
+    r, d, trunc = np.ones(5, np.float32), np.ones(5, np.float32), np.zeros(5, bool)
+    for got, want in zip(
+        n_step_targets(r, d, trunc, np.int64(2), 0.9),
+        n_step_targets(r, d, trunc, 2, 0.9),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_truncation_flags_as_numbers_are_taken_as_flags(dtype):
+    # episode_aware_gae takes 0./1. truncation flags; this failed on them with
+    # "not does not accept dtype float32", naming neither argument nor fix.
+    rng = np.random.default_rng(7)
+    r = rng.normal(size=8).astype(np.float32)
+    d = np.array([1, 1, 0, 1, 1, 1, 1, 1], np.float32)
+    trunc = np.array([0, 0, 0, 0, 1, 0, 0, 0], bool)
+    got = n_step_targets(r, d, trunc.astype(dtype), 3, 0.9)
+    want = reference(r, d, trunc, 3, 0.9)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

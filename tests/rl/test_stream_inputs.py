@@ -157,3 +157,43 @@ def test_a_scalar_or_one_lambda_per_step_is_taken_alike(lam):
     want = rl.vtrace(x, x, x, x, -x, lambda_=0.9).target_tm1
     got = rl.vtrace(x, x, x, x, -x, lambda_=lam).target_tm1
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+_ONE = "gamma times the env discount (0 on termination)"
+_APART = "the env discount (0 on termination; gamma apart)"
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "want", "fix"),
+    [
+        ("gae", lambda x, d: rl.gae(x, d, 0.95, x, x), _ONE, "gamma * (1 - done)"),
+        ("lambda_returns", lambda x, d: rl.lambda_returns(x, d, 0.9, x), _ONE,
+         "gamma * (1 - done)"),
+        ("vtrace", lambda x, d: rl.vtrace(x, x, x, d, x), _ONE, "gamma * (1 - done)"),
+        ("n_step_targets", lambda x, d: n_step_targets(x, d, d, 3, 0.99), _APART,
+         "1.0 - done"),
+        ("episode_aware_gae", lambda x, d: rl.episode_aware_gae(
+            x[:, None], d[:, None], d[:, None], x[:, None], x[:, None], 0.99, 0.95
+        ), _APART, "1.0 - done"),
+        ("episode_aware_q_lambda", lambda x, d: rl.episode_aware_q_lambda(
+            x[:, None], d[:, None], d[:, None], x[:, None], 0.99, 0.9
+        ), _APART, "1.0 - done"),
+    ],
+)  # fmt: skip
+def test_done_flags_given_as_discounts_are_refused(name, call, want, fix):
+    # Before: promoted to float, done=True became discount 1 and done=False 0,
+    # so every estimator bootstrapped across episode ends only, silently.
+    done = jnp.array([False] * (T - 1) + [True])
+    x = jnp.linspace(0.1, 1.0, T)
+    with pytest.raises(ValueError) as error:
+        call(x, done)
+    shape = (
+        [T] if name in ("gae", "lambda_returns", "vtrace", "n_step_targets") else [T, 1]
+    )
+    assert str(error.value) == (
+        f"{name} takes discount_t as floats, {want}; got a bool discount_t "
+        f"{shape} (done flags?); pass {fix}."
+    )
+    # The fix it names is taken: gamma * (1 - done) for the one-stream
+    # functions, where the others take gamma apart.
+    call(x, 0.99 * (1 - done) if fix.startswith("gamma") else 1.0 - done)
