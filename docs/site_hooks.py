@@ -145,6 +145,10 @@ def _api_page(module: str, names: list[str]) -> str:
     lines += ["      show_root_heading: false", "      members:"]
     lines += [f"        - {n}" for n in members]
     for name in shadowed:
+        # The heading's own id is griffe's path of the function, `rl.vtrace.
+        # vtrace` (mkdocstrings-python takes it from the object, with no
+        # option): an anchor before it gives the `module.name` the others have.
+        lines += ["", f"[](){{#{module}.{name}}}"]
         lines += ["", f"::: {module}.{name}.{name}", "    options:"]
         lines += ["      show_root_heading: true", "      heading_level: 2"]
     if links:

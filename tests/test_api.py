@@ -321,3 +321,42 @@ def test_every_exception_a_public_function_raises_is_exported():
     assert {"ConfigError", "SweepStopped", "NoSectionError"} <= named
     builtin = {n for n in named if isinstance(getattr(builtins, n, None), type)}
     assert named - builtin <= exported, sorted(named - builtin - exported)
+
+
+def test_the_pieces_the_adding_an_algorithm_guide_calls_have_api_entries():
+    # The guide tells a contributor to call these; they had no API page (the
+    # replay learner's) or no entry (`rl.n_step_targets`, not exported).
+    pytest.importorskip("mkdocs")
+    guide = (ROOT / "docs" / "guide" / "adding-an-algorithm.md").read_text()
+    pieces = {
+        "purejaxdrl.rl": ["n_step_targets"],
+        "purejaxdrl.agents.q_learning": [
+            "target_network_step", "exported_epsilon_greedy", "exported_epsilon"
+        ],
+        "purejaxdrl.agents.replay_sizes": [
+            "replay_shard_sizes", "stored_items", "learning_updates",
+            "check_replay_sizes",
+        ],
+    }  # fmt: skip
+    modules = _site_hooks().api_modules()
+    for module, names in pieces.items():
+        for name in names:
+            assert name in guide, name
+            assert name in modules.get(module, []), f"{module}.{name}"
+            assert getattr(importlib.import_module(module), name), name
+    assert (
+        pjd.rl.n_step_targets
+        is importlib.import_module("purejaxdrl.rl.nstep").n_step_targets
+    )
+
+
+def test_a_function_named_as_its_module_has_the_anchor_the_others_have():
+    # `rl.vtrace` is rendered from `::: purejaxdrl.rl.vtrace.vtrace`, whose
+    # heading id is that path; every other entry's is `purejaxdrl.rl.<name>`.
+    pytest.importorskip("mkdocs")
+    hooks = _site_hooks()
+    page = hooks._api_page("purejaxdrl.rl", hooks.api_modules()["purejaxdrl.rl"])
+    assert "[](){#purejaxdrl.rl.vtrace}" in page.splitlines()
+    assert page.index("{#purejaxdrl.rl.vtrace}") < page.index(
+        "::: purejaxdrl.rl.vtrace.vtrace"
+    )

@@ -13,14 +13,28 @@ signature (`base`), the config field groups (`fields`), the actor-critic
 helpers (`actor_critic`) and the shared optimiser and gradient steps
 (`optim`: `learner_optimizer`, `flat_learner_init`, one step per update with
 `flat_gradient_step`, or PPO's epochs of minibatch steps with
-`flat_gradient_epochs`, and `check_optimizer` for `OptimizerChoiceFields`).
+`flat_gradient_epochs`, and `check_optimizer` for `OptimizerChoiceFields`),
+and a replay learner's Q-learning pieces (`q_learning`: the target-network
+step, ε-greedy acting and export) and size rules (`replay_sizes`: each
+device's shard sizes, when learning starts).
 Nothing outside this package branches on an algorithm's name. Agents import
 `rl`, `replay`, `networks`, `env` specs and the shared modules (`config`,
 `types`, `parallel`, `rng`); never `runners`, `training`, `sweeps`, `observe`
 or `cli`.
 """
 
-from purejaxdrl.agents import a2c, apex, dqn, impala, ppo, pqn, r2d2, sac
+from purejaxdrl.agents import (
+    a2c,
+    apex,
+    dqn,
+    impala,
+    ppo,
+    pqn,
+    q_learning,
+    r2d2,
+    replay_sizes,
+    sac,
+)
 from purejaxdrl.agents.a2c import A2CConfig, make_a2c
 from purejaxdrl.agents.actor_critic import (
     actor_critic_acting,
@@ -136,8 +150,10 @@ __all__ = [
     "names",
     "ppo",
     "pqn",
+    "q_learning",
     "r2d2",
     "register",
     "registered",
+    "replay_sizes",
     "sac",
 ]

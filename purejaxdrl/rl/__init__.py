@@ -1,9 +1,10 @@
 """RL math on ONE stream of experience: returns, V-trace, losses, exploration.
 
 Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
-`vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`, `nstep`,
-`bootstrap`, `losses`, `distributions`, `exploration`; `streams` converts the
-estimators' inputs and checks their layout. Pure functions of arrays;
+`vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`,
+`nstep` (`n_step_targets`), `bootstrap`, `losses`, `distributions`,
+`exploration`; `streams` converts the estimators' inputs and checks their
+layout and discounts. Pure functions of arrays;
 imports only `types` and `scans` (the recursions' loops, unrolled off CPU).
 """
 
@@ -22,6 +23,7 @@ from purejaxdrl.rl.losses import (
     policy_gradient_loss,
     value_loss,
 )
+from purejaxdrl.rl.nstep import n_step_targets
 from purejaxdrl.rl.returns import (
     episode_aware_gae,
     episode_aware_q_lambda,
@@ -44,6 +46,7 @@ __all__ = [
     "gae",
     "lambda_returns",
     "mask_logits",
+    "n_step_targets",
     "normalize_advantages",
     "policy_gradient_loss",
     "tanh_gaussian",
