@@ -365,3 +365,22 @@ def test_a_wandb_refusal_resumes_with_every_logger_and_wandb(tmp_path, monkeypat
     assert message.endswith(
         f"`purejaxdrl train --resume {tmp_path} --logger tensorboard --logger wandb`"
     )
+
+
+def test_a_wandb_refusal_resumes_on_the_run_s_devices(tmp_path, monkeypatch):
+    # A run on 2 faked CPU devices: the command starts with their setting
+    # (run as printed without it, the process sees 1 and the resume is refused).
+    import sys
+
+    import jax
+
+    from purejaxdrl.observe.loggers import WandbLogger
+
+    refusal = _FakeWandb.errors.AuthenticationError("bad key")
+    monkeypatch.setitem(sys.modules, "wandb", _FakeWandb(refusal))
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    with pytest.raises(pjd.ConfigError) as e:
+        WandbLogger(tmp_path, "ppo", {}, devices=2)
+    assert str(e.value).endswith(
+        f"`JAX_NUM_CPU_DEVICES=2 purejaxdrl train --resume {tmp_path} --logger wandb`"
+    )

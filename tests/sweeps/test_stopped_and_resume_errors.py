@@ -110,3 +110,25 @@ def test_resume_and_load_errors_name_the_python_call_too(tmp_path):
     assert f"(pjd.resume_pbt({str(pbt_dir)!r}) in Python) finishes it." in _message(
         pjd.load_pbt, pbt_dir
     )
+
+
+def test_the_writing_line_of_a_sweep_on_fake_cpu_devices_keeps_their_setting(
+    tmp_path, monkeypatch
+):
+    # `sweep: writing DIR (if stopped, `CMD` continues it...)`: the command of
+    # a sweep on 2 faked CPU devices starts with their setting, or, run as
+    # printed, it sees 1 device and its resume is refused. Training is
+    # replaced: the line is said before the first program compiles.
+    def trained(result, *args):
+        return result
+
+    monkeypatch.setattr(program, "_train_plan", trained)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    said = []
+    base = pjd.apply_overrides(
+        pjd.TrainConfig(), {"run_dir": str(tmp_path), "devices": 2}
+    )
+    result = pjd.sweep(base, write_files=True, notify=said.append)
+    (line,) = [m for m in said if m.startswith("sweep: writing")]
+    again = f"JAX_NUM_CPU_DEVICES=2 purejaxdrl sweep --resume {result.run_dir}"
+    assert f"(if stopped, `{again}` continues it" in line

@@ -7,6 +7,7 @@ import re
 import shlex
 import types
 
+import jax
 import numpy as np
 import pytest
 
@@ -40,6 +41,7 @@ def _loop(
     ahead=True,
     history=(),
     done=0,
+    num_devices=1,
 ):
     overrides = {"total_steps": 512 * num_updates}
     if stop_at is not None:
@@ -59,7 +61,7 @@ def _loop(
         sinks=[ListSink(events)],
         log_to=(),
         steps_per_update=512,
-        num_devices=1,
+        num_devices=num_devices,
         done=done,
         history=list(history),
         seconds_before=0.0,
@@ -213,6 +215,22 @@ def test_the_resume_command_of_a_non_finite_error_is_well_formed(tmp_path):
     words = _resume_command(str(raised.value))
     assert words == ["purejaxdrl", "train", "--resume", str(run_dir), "--override"]
     assert "a lower learning rate" in str(raised.value)
+
+
+def test_the_resume_command_of_a_non_finite_error_keeps_the_run_s_devices(
+    tmp_path, monkeypatch
+):
+    # A run on 2 faked CPU devices resumes only where 2 are faked again: its
+    # command starts with their setting, or, run as printed, it is refused.
+    loop = _loop([], num_devices=2)
+    run_dir = _saving(loop, tmp_path)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    with pytest.raises(pjd.NonFiniteError) as raised:
+        loop.check_finite({"loss/total": np.array([np.nan])}, 1, 20, None)
+    again = re.search(r"resume it with `([^`]*)`", str(raised.value)).group(1)
+    assert (
+        again == f"JAX_NUM_CPU_DEVICES=2 purejaxdrl train --resume {run_dir} --override"
+    )
 
 
 def test_the_resume_command_of_a_non_finite_error_keeps_the_run_s_loggers(tmp_path):
