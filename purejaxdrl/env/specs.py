@@ -59,7 +59,9 @@ def specs_error(
 def _box_fix(value: Any) -> str:
     """The Box (or dict of them) that `value` reads as, sized where it shows."""
     if isinstance(value, dict) and value:
-        return "a dict of purejaxdrl.env.Box, one per entry"
+        # Named, so that a large dict's odd entry need not be searched for.
+        odd = next(key for key, box in value.items() if not isinstance(box, Box))
+        return f"a dict of purejaxdrl.env.Box, one per entry ({odd!r} is not one)"
     shape = _shape(value)
     if shape is None:
         return "purejaxdrl.env.Box(shape), the shape of one observation"

@@ -201,10 +201,25 @@ FOREIGN = "(a tests.networks.test_network_checks."
          f"ForeignDiscrete) {ACTION_RULE}purejaxdrl.env.Discrete(6)."),
         (Box((4,)), ForeignBox(3), f"action_spec=Box(3,) {FOREIGN}ForeignBox) "
          f"{ACTION_RULE}purejaxdrl.env.Box((3,)) of actions in [-1, 1]."),
+        # A dict must be non-empty, and of Boxes only (its odd entry named).
+        ({}, Discrete(2), f"obs_spec={{}} {OBS_RULE}purejaxdrl.env.Box(shape), "
+         "the shape of one observation."),
+        ({"a": Box((2,)), "b": (3,)}, Discrete(2), "obs_spec={'a': Box(shape="
+         f"(2,)), 'b': (3,)}} {OBS_RULE}a dict of purejaxdrl.env.Box, one per "
+         "entry ('b' is not one)."),
         # Nothing to read: no numbers.
         ("four", Discrete(2), f"obs_spec='four' {OBS_RULE}purejaxdrl.env.Box("
          "shape), the shape of one observation."),
         (Box((4,)), "two", f"action_spec='two' {ACTION_RULE}{SIZELESS}"),
+        # No size to read: not >= 1, a bool, a foreign Box not 1-D, several
+        # sizes, no sizes (before, made-up sizes would pass unnoticed).
+        (Box((4,)), 0, f"action_spec=0 {ACTION_RULE}{SIZELESS}"),
+        (Box((4,)), True, f"action_spec=True {ACTION_RULE}{SIZELESS}"),
+        (Box((4,)), ForeignBox(2, 3), f"action_spec=Box(2, 3) {FOREIGN}ForeignBox)"
+         f" {ACTION_RULE}{SIZELESS}"),
+        (Box((4,)), (3, 4), f"action_spec=(3, 4) {ACTION_RULE}{SIZELESS}"),
+        ((), Discrete(2), f"obs_spec=() {OBS_RULE}purejaxdrl.env.Box(shape), the "
+         "shape of one observation."),
         # The contract's 1-D rule: before, this failed as a bare unpack (cr12 #7).
         (Box((4,)), Box((2, 3)), f"action_spec=Box(shape=(2, 3)) {ACTION_RULE}"
          f"{SIZELESS}"),
