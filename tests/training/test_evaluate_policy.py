@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl.training import policy_eval
 
 
 @pytest.mark.timeout(300)
-def test_an_exported_policy_scores_as_its_run_does(tmp_path):
+def test_an_exported_policy_scores_as_its_run_does(tmp_path, monkeypatch):
     # The run's own state through its experiment's player and the exported
     # folder through evaluate_policy: the same parameters, environments and
     # seed, so the same episodes.
@@ -39,6 +40,16 @@ def test_an_exported_policy_scores_as_its_run_does(tmp_path):
     )
     np.testing.assert_array_equal(loaded.returns, exported.returns)
     assert pjd.evaluate_policy(folder, max_steps=40).returns.shape == (5,)
+    # max_steps left out: the config's eval.max_steps (documented as 100,000;
+    # policy.json has no eval section) cuts the episodes. Made 5 here, below
+    # any CartPole episode's length, so that another cap would show.
+    assert pjd.TrainConfig().eval.max_steps == 100_000
+    short = pjd.apply_overrides(pjd.TrainConfig(), {"eval": {"max_steps": 5}})
+    monkeypatch.setattr(policy_eval, "config_class", lambda: lambda: short)
+    capped = pjd.evaluate_policy(folder)
+    np.testing.assert_array_equal(capped.lengths, [5] * 5)
+    assert not capped.ended.any()
+    monkeypatch.undo()
     with pytest.raises(pjd.ConfigError, match=r"^episodes=0 must be an integer >= 1"):
         pjd.evaluate_policy(folder, episodes=0)
     with pytest.raises(

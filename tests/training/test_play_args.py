@@ -28,6 +28,13 @@ from purejaxdrl.training.policy_eval import EPISODES, check_play_args
         ({"episodes": 2.0}, "episodes=2.0 must be an integer >= 1; e.g. episodes=10."),
         ({"max_steps": 0}, "max_steps=0 must be an integer >= 1; e.g. max_steps=10."),
         ({"seed": 1.5}, "seed=1.5 must be an integer in [0, 2**32); e.g. seed=1."),
+        # As episodes=True: True would have played seed 1.
+        ({"seed": True}, "seed=True must be an integer in [0, 2**32); e.g. seed=1."),
+        # None means the default for max_steps only: not a raw TypeError.
+        (
+            {"episodes": None},
+            "episodes=None must be an integer >= 1; e.g. episodes=10.",
+        ),
         ({"seed": -1}, "seed=-1 must be in [0, 2**32) (JAX keeps a seed's low 32"),
     ],
 )
