@@ -191,6 +191,38 @@ def test_counting_in_a_notebook_is_one_display_updated_in_place(monkeypatch):
     assert len(updates) <= 10
 
 
+def test_a_notebook_count_is_throttled_ends_at_its_total_and_escapes_its_name(
+    monkeypatch,
+):
+    # 21 frames: one update per 2 (20 at most, each a message to the notebook),
+    # and the last frame shown although 21 is not a multiple of 2; the file
+    # name goes into HTML escaped.
+    import IPython.display
+
+    from purejaxdrl.observe import progress
+
+    updates = []
+
+    class Handle:
+        def update(self, bundle, raw):
+            updates.append((bundle["text/plain"], bundle["text/html"]))
+
+    monkeypatch.setattr(
+        IPython.display, "display", lambda bundle, raw, display_id: Handle()
+    )
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    with counting("drawing <x>&.gif", 21, "frames") as update:
+        for done in range(1, 22):
+            update(done)
+    shown = [*range(2, 21, 2), 21]
+    assert [text for text, _ in updates] == [
+        f"drawing <x>&.gif: {n}/21 frames" for n in shown
+    ]
+    assert all(
+        page.startswith("<b>drawing &lt;x&gt;&amp;.gif</b> ") for _, page in updates
+    )
+
+
 def test_the_notebook_display_says_the_phase_then_the_figures(monkeypatch):
     import IPython.display
 
