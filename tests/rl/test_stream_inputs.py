@@ -88,6 +88,37 @@ def test_one_stream_given_to_a_batch_function_names_the_one_stream_one(name, arg
     assert f"got r_t [{T}]" in message and fix in message and "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("name", "one_stream"),
+    [
+        ("episode_aware_gae", lambda r, d, v, w: rl.gae(r, 0.99 * d, 0.95, v, w)),
+        (
+            "episode_aware_q_lambda",
+            lambda r, d, q, _: rl.lambda_returns(r, 0.99 * d, 0.5, q),
+        ),
+    ],
+)
+def test_the_pass_through_fix_of_a_batch_function_is_one_stream_s_result(
+    name, one_stream
+):
+    # The message's `x[...]` is run on each stream: it must make the B axis
+    # ([T, 1]), not [1, T] (a batch of T one-step streams, taken silently).
+    rng = np.random.default_rng(2)
+    r, v, w = (rng.normal(size=T).astype(np.float32) for _ in range(3))
+    d = rng.uniform(size=T).astype(np.float32)
+    streams = (r, d, np.zeros(T, bool), v, w)[: 5 if name.endswith("gae") else 4]
+    scalars = (0.99, 0.95) if name.endswith("gae") else (0.99, 0.5)
+    with pytest.raises(ValueError) as error:
+        getattr(rl, name)(*streams, *scalars)
+    recipe = re.search(r"pass each as (x\[[^\]]*\])\)", str(error.value))[1]
+    batched = [eval(recipe, {"x": x}) for x in streams]
+    got = getattr(rl, name)(*batched, *scalars)
+    got = got[0] if isinstance(got, tuple) else got  # gae's advantages
+    assert got.shape == (T, 1)
+    want = one_stream(r, d, v, w)  # max_q_t is v for episode_aware_q_lambda
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-5, atol=1e-6)
+
+
 def test_a_scalar_where_a_stream_goes_is_named():
     with pytest.raises(ValueError) as error:
         rl.gae(jnp.ones(3), 0.9, 1.0, jnp.ones(3), jnp.ones(3))
@@ -147,7 +178,9 @@ def test_a_lambda_neither_scalar_nor_one_per_step_is_named(name, arg, call, shap
     )
 
 
-@pytest.mark.parametrize("lam", [0.9, jnp.float32(0.9), [0.9] * T, jnp.full(T, 0.9)])
+@pytest.mark.parametrize(
+    "lam", [0.9, jnp.float32(0.9), [0.9] * T, (0.9,) * T, jnp.full(T, 0.9)]
+)
 def test_a_scalar_or_one_lambda_per_step_is_taken_alike(lam):
     x = jnp.linspace(0.1, 1.0, T)
     want = rl.gae(x, x, 0.9, x, x)
