@@ -3,6 +3,7 @@
 import os
 
 import numpy as np
+import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import _platform
@@ -32,7 +33,8 @@ def test_fast_compiles_train_the_same_parameters(monkeypatch):
 
 def test_modes_set_cpu_options_only(monkeypatch):
     monkeypatch.setenv("PUREJAXDRL_COMPILE", "fast")
-    assert compiler_options("gpu") is None
+    for platform in ("gpu", "tpu", "cuda", "rocm"):  # XLA:CPU's options only
+        assert compiler_options(platform) is None
     fast = compiler_options("cpu")
     monkeypatch.setenv("PUREJAXDRL_COMPILE", "optimized")
     optimized = compiler_options("cpu")
@@ -65,3 +67,19 @@ def test_a_users_own_scheduler_setting_is_kept(monkeypatch):
     assert os.environ["XLA_FLAGS"] == f"{_platform._CPU_SCHEDULER_FLAG}=true"
     assert _platform._SCHEDULER not in compiler_options("cpu")
     assert _platform._SCHEDULER not in compiler_options("cpu", runs_once=True)
+
+
+@pytest.mark.parametrize("given", [None, "--xla_foo=1"])
+def test_the_scheduler_is_turned_off_where_the_user_chose_nothing(monkeypatch, given):
+    # The workaround for the JAX 0.10.x CPU deadlock reaches every jax.jit of
+    # the process (the user's own, JAX's) through XLA_FLAGS: off, after the
+    # user's other flags, kept as they were.
+    monkeypatch.setattr(_platform, "_user_chose_scheduler", False)
+    if given is None:
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+    else:
+        monkeypatch.setenv("XLA_FLAGS", given)
+    _platform.configure_xla_flags()
+    off = f"{_platform._CPU_SCHEDULER_FLAG}=false"
+    assert os.environ["XLA_FLAGS"] == (off if given is None else f"{given} {off}")
+    assert _platform._user_chose_scheduler is False
