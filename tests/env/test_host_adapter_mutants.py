@@ -86,6 +86,24 @@ def test_an_option_the_environment_does_not_take_is_one_line():
         make_host_env("gymnasium:M6BEnds-test", 1, 0, lenght=6)
 
 
+class TakesAny(Ends):
+    """Takes any keyword (**kwargs), as wrappers and generic creators do."""
+
+    def __init__(self, **kwargs):
+        super().__init__(size=kwargs.pop("difficulty", 3))
+
+
+gym.register("M6BTakesAny-test", entry_point=TakesAny)
+
+
+def test_a_creator_taking_any_keyword_gets_an_option_no_signature_names():
+    # No name to check against: make_vec judges, and the option arrives.
+    env = make_host_env("gymnasium:M6BTakesAny-test", 1, 0, difficulty=7)
+    env.reset()
+    assert env.step(np.zeros(1, np.int32)).observation[0, 1] == np.float32(0.7)
+    env.close()
+
+
 def _fake_pool_env(num_envs: int, action_space) -> EnvPoolEnv:
     """An EnvPoolEnv around a recording stand-in for EnvPool's pool."""
     env = object.__new__(EnvPoolEnv)
