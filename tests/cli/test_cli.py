@@ -392,6 +392,15 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     assert target_line(tuned, ppo, run(mean_return=480.0)) == unjudged.format(
         "ppo.learning_rate"
     )
+    # Three changed settings are named; a fourth is "...", not a long list.
+    three = {"num_logs": 1, "ppo": {"learning_rate": 1e-3, "gamma": 0.9}}
+    assert target_line(
+        pjd.apply_overrides(ppo.config, three), ppo, run(mean_return=480.0)
+    ) == unjudged.format("num_logs, ppo.learning_rate, ppo.gamma")
+    four = pjd.apply_overrides(ppo.config, {**three, "total_steps": 4_000_000})
+    assert target_line(four, ppo, run(mean_return=480.0)) == unjudged.format(
+        "total_steps, num_logs, ppo.learning_rate, ..."
+    )
     # PQN's target is its evaluation return, not training's.
     pqn = pjd.load_preset("cartpole", "pqn")
     assert target_line(pqn.config, pqn, run(mean_return=480.0)).endswith(
