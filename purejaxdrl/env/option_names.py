@@ -40,7 +40,8 @@ def check_options(
     unknown = sorted(set(options) - set(valid))
     if not unknown:
         return
-    hint = _hint(unknown[0], valid, set(unusable))
+    # With several unknown names, the hint says which one it is for.
+    hint = _hint(unknown[0], valid, set(unusable), named=len(unknown) > 1)
     names = ", ".join(repr(k) for k in unknown)
     what = "is not an option" if len(unknown) == 1 else "are not options"
     if listed is None:
@@ -52,16 +53,18 @@ def check_options(
     )
 
 
-def _hint(name: str, valid: list[str], unusable: set[str]) -> str:
+def _hint(name: str, valid: list[str], unusable: set[str], *, named: bool) -> str:
     """The "did you mean X? " for the closest usable name; "" where none is close.
 
     Where the closest of all the names is an unusable one, that is what the
     user meant most likely: the hint says it is not usable here, rather than
-    offering a usable name further off.
+    offering a usable name further off. `named`: the hint says it is `name`'s.
     """
     closest = difflib.get_close_matches(name, valid, n=1)
     if closest and closest[0] in unusable:
-        return f"{closest[0]!r} (the closest name) is not usable here; "
+        to = f" to {name!r}" if named else ""
+        return f"{closest[0]!r} (the closest name{to}) is not usable here; "
     usable = [k for k in valid if k not in unusable]
     close = difflib.get_close_matches(name, usable, n=1)
-    return f"did you mean {close[0]!r}? " if close else ""
+    about = f" for {name!r}" if named else ""
+    return f"did you mean {close[0]!r}{about}? " if close else ""

@@ -40,6 +40,23 @@ def test_a_usable_closest_name_is_suggested():
     assert "did you mean 'episode_length'? its options" in _message("episode_lenght")
 
 
+def test_with_several_unknown_names_the_hint_says_which_it_is_for():
+    # Sorted, the first is the one hinted at; the hint names it, so that it
+    # is not read as the other's.
+    unusable = unusable_options(VALID, menagerie=False)
+    with pytest.raises(ConfigError) as error:
+        check_options("playground:X", ["zzz", "episode_lenght"], VALID, None, unusable)
+    assert str(error.value).startswith(
+        "env.options 'episode_lenght', 'zzz' are not options of playground:X: "
+        "did you mean 'episode_length' for 'episode_lenght'? its options are "
+    )
+    with pytest.raises(ConfigError) as error:
+        check_options("playground:X", ["visoin", "zzz"], VALID, None, unusable)
+    assert "'vision' (the closest name to 'visoin') is not usable here; " in str(
+        error.value
+    )
+
+
 def test_without_unusable_names_every_name_may_be_suggested():
     with pytest.raises(ConfigError, match="did you mean 'vision'"):
         check_options("env", ["visio"], VALID)
