@@ -154,7 +154,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
 
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
-    why = unjudged(preset, base.env.id, several_envs="env.id" in grid)
+    why = unjudged(preset, base.env.id)
     if target is not None and not why:
         why = off_budget(preset, [base], swept=grid)
     if args.target is None and why:

@@ -181,7 +181,7 @@ def _check_structure(stored: PyTree, items: PyTree, what: str) -> None:
             )
             if part
         )
-    else:  # the same paths in other containers (a tuple for a NamedTuple, say)
+    else:  # the same paths in other containers (a list for a tuple, say)
         detail = f"{got} against {want}"
     raise ValueError(
         f"add takes {what} of the structure init's example had; got another "

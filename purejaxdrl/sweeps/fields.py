@@ -35,16 +35,13 @@ _NOT_SWEPT = {
     f"{field_example('scan_unroll', 'N')} once",
     "eval": "sweeps and PBT play no evaluation episodes; drop it",
     "host": "sweeps and PBT train device environments only; drop it",
-    # What the task is: returns of different environments (or of one seen
-    # differently) are on scales of their own, so ranking them, picking a
-    # best setting and judging --target across them would be meaningless.
-    # `env.options` and `env.hide_observations` can change the dynamics,
-    # episode length and observation shape; only `env.normalize_observations`
-    # (the agent's own preprocessing of the same task) may be swept.
+    # Which task: returns of different environments are on scales of their
+    # own, so ranking them, picking a best setting (and its policy) and
+    # judging --target across them would be meaningless. The same
+    # environment seen or limited otherwise (`env.hide_observations`,
+    # `env.options`, `env.normalize_observations`) is one study's settings.
     "env.id": _ONE_TASK,
     "env.imports": _ONE_TASK,
-    "env.options": _ONE_TASK,
-    "env.hide_observations": _ONE_TASK,
 }
 
 

@@ -23,7 +23,6 @@ from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.setup_warnings import SetupWarning
-from purejaxdrl.sweeps.spec import SweepPlan
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import Preset, load_preset
 
@@ -117,11 +116,6 @@ def check_device_memory(device_memory: Any) -> None:
         raise ConfigError(f"device_memory={device_memory} must be >= 1 byte.")
 
 
-def environments(plan: SweepPlan) -> int:
-    """How many environments a plan's runs train on (a grid over env.id)."""
-    return len({c.env.id for c in plan.configs})  # per setting: seeds share it
-
-
 def check_target(target_return: Any) -> None:
     """`target_return` is None or a finite number.
 
@@ -166,7 +160,7 @@ def base_and_target(
     check_target(target_return)
     if isinstance(base, str):
         preset = preset or load_preset(base, algo or DEFAULT_ALGO)
-        why = unjudged(preset, preset.config.env.id, several_envs=False)
+        why = unjudged(preset, preset.config.env.id)
         if target_return is None and why:
             warnings.warn(
                 f"{why}: not judged; pass --target (target_return=) to compare "
@@ -233,14 +227,6 @@ def warn_not_honoured(base: TrainConfig) -> None:
                 )
 
 
-def several_environments(target: float, env_id: str) -> str:
-    """Why one environment's target judges no runs over several."""
-    return (
-        f"the preset's target ({target:g}) is {env_id}'s, and these runs train "
-        "on several environments"
-    )
-
-
 def off_budget(
     preset: Preset, configs: Iterable[TrainConfig], swept: Collection[str] = ()
 ) -> str | None:
@@ -277,13 +263,13 @@ def off_budget(
     return None
 
 
-def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:
+def unjudged(preset: Preset, env_id: str) -> str | None:
     """Why `preset`'s target says nothing of these runs' returns; None if it does.
 
     Sweeps and PBT report training returns: a target of the greedy
     evaluation's (`of: evaluation`; PQN's ε-greedy actors score below their
-    greedy policy) is no bar for them, nor another environment's target, nor
-    one environment's for runs over several (`env_id` is what they train on).
+    greedy policy) is no bar for them, nor another environment's target
+    (`env_id` is what they train on).
     """
     target, own = preset.target_return, preset.config.env.id
     if target is None:
@@ -293,8 +279,6 @@ def unjudged(preset: Preset, env_id: str, several_envs: bool) -> str | None:
             f"{preset.name}'s {preset.config.algo} target ({target:g}) is its "
             "greedy evaluation's return, and these runs report training returns"
         )
-    if several_envs:
-        return several_environments(target, own)
     if env_id != own:
         return f"the preset's target ({target:g}) is {own}'s, not {env_id}'s"
     return None

@@ -30,11 +30,9 @@ def relaid_line(
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
     """How many runs a sweep trains, and in how many compiled programs."""
     base = plan.base
-    envs = sorted({c.env.id for c in plan.configs})  # per setting: seeds share it
-    where = envs[0] if len(envs) == 1 else f"{len(envs)} environments"
     lines = [
         f"sweep: {len(plan.settings)} setting(s) x {len(plan.seeds)} seed(s) = "
-        f"{plan.num_runs} runs of {base.algo} on {where}"
+        f"{plan.num_runs} runs of {base.algo} on {base.env.id}"
     ]
     if num_programs > 1:
         static = [f.path for f in plan.fields if not f.dynamic]

@@ -23,11 +23,9 @@ from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
 from purejaxdrl.sweeps.inputs import (
     base_and_target,
     check_device_memory,
-    environments,
     messenger,
     off_budget,
     running_meta,
-    several_environments,
     shown,
 )
 from purejaxdrl.sweeps.messages import (
@@ -126,9 +124,7 @@ def sweep(
     notify = shown(notify, console)
     messages, say = messenger(notify)
     if given is None and target_return is not None:
-        why = several_environments(target_return, base.env.id)
-        if environments(plan) == 1:
-            why = off_budget(preset, plan.configs)
+        why = off_budget(preset, plan.configs)
         if why:
             say(f"sweep: {why}: not judged (target_return= sets one)")
             target_return = None

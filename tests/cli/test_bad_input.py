@@ -538,7 +538,7 @@ CASES = [
     ),
     (
         [*PBT, "--explore", LR, "--population", "1"],
-        "population=1 is no population: a lone member has no other to copy, so "
+        "--population 1 is no population: a lone member has no other to copy, so "
         "it trains as one sweep run; train a drawn setting with `purejaxdrl "
         "sweep --sample FIELD=... --samples 1` (pjd.sweep in Python), or pass "
         "--population 4 (population=4 in Python) or more.",

@@ -38,8 +38,6 @@ BASE = pjd.load_preset("cartpole").config  # PPO
             "do not rank against each other; run one sweep per --env / --env.id",
         ),
         ("env.imports", "'env.imports' cannot be swept: a sweep trains one env"),
-        ("env.options", "'env.options' cannot be swept: a sweep trains one env"),
-        ("env.hide_observations", "'env.hide_observations' cannot be swept: a s"),
     ],
 )
 def test_fields_a_sweep_may_not_vary_are_refused_by_name(name, message):
@@ -47,10 +45,13 @@ def test_fields_a_sweep_may_not_vary_are_refused_by_name(name, message):
         resolve_field(BASE, name)
 
 
-def test_normalising_observations_is_the_agents_and_may_be_swept():
-    # The same task seen through running statistics: not another environment.
+def test_the_same_environment_seen_or_limited_otherwise_may_be_swept():
+    # The same task seen through running statistics, with entries hidden, or
+    # with its own options (a time limit): one study, not another environment.
     field = resolve_field(BASE, "env.normalize_observations")
     assert field == Field("env.normalize_observations", dynamic=False)
+    for name in ("env.hide_observations", "env.options"):
+        assert resolve_field(BASE, name) == Field(name, dynamic=False)
 
 
 def test_checked_values_are_the_validated_configs_values():

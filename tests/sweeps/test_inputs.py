@@ -81,14 +81,9 @@ def test_each_reason_a_preset_target_is_not_judged():
     from purejaxdrl.training.presets import load_preset
 
     ppo, pqn = load_preset("cartpole", "ppo"), load_preset("cartpole", "pqn")
-    assert unjudged(ppo, "CartPole-v1", several_envs=False) is None
-    assert "greedy evaluation's" in unjudged(pqn, "CartPole-v1", several_envs=False)
-    several = unjudged(ppo, "CartPole-v1", several_envs=True)
-    assert several == (
-        "the preset's target (475) is CartPole-v1's, and these runs train on "
-        "several environments"
-    )
-    other = unjudged(ppo, "Acrobot-v1", several_envs=False)
+    assert unjudged(ppo, "CartPole-v1") is None
+    assert "greedy evaluation's" in unjudged(pqn, "CartPole-v1")
+    other = unjudged(ppo, "Acrobot-v1")
     assert other == "the preset's target (475) is CartPole-v1's, not Acrobot-v1's"
 
 

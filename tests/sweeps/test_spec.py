@@ -207,7 +207,7 @@ def test_a_grid_of_a_list_field_unset_in_the_base_shows_it_unset():
     with pytest.raises(
         ConfigError, match=re.escape("[(), (1,)]} in Python (one list per")
     ):
-        make_plan(BASE, grid={"env.hide_observations": [1, 3]})
+        make_plan(BASE, grid={"network.head_sizes": [1, 3]})
 
 
 def test_make_plan_checks_the_grid_before_the_random_search():

@@ -459,22 +459,6 @@ def test_command_line_sweep_prints_the_table_and_the_best(tmp_path, capsys):
     assert str(folder) in out.out
 
 
-def test_a_sweep_over_environments_judges_no_single_preset_target(capsys):
-    # CartPole's 475 says nothing of Acrobot's returns: not judged, said so.
-    from purejaxdrl import cli
-
-    status = cli.main(
-        ["sweep", "--env", "cartpole", "--grid", "env.id=CartPole-v1,Acrobot-v1",
-         "--seeds", "1", "--total-steps", "512", "--num-logs", "1", "--devices",
-         "1", "--no-files", "--no-compile-cache"]
-    )  # fmt: skip
-    out = capsys.readouterr()
-    assert status == 0, out.err
-    assert "the preset's target (475) is CartPole-v1's" in out.err
-    assert "2 runs of ppo on 2 environments" in out.err
-    assert "| 0 | CartPole-v1 |" in out.out and "| 0/1 |" not in out.out
-
-
 def test_a_sweep_judges_no_evaluation_target_by_training_returns(capsys):
     # cartpole's pqn target is its greedy evaluation's; sweep runs report the
     # epsilon-greedy training return, which would miss it by exploring.
