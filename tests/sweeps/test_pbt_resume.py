@@ -12,6 +12,7 @@ import flax.serialization
 import jax
 import numpy as np
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.rng import make_key
@@ -144,6 +145,11 @@ def test_resume_gives_the_run_straight_through_bit_for_bit(tmp_path, straight):
     assert sorted(p.name for p in (path / "checkpoints").iterdir())[-1] == "4"
     with pytest.raises(pjd.ConfigError, match="no pbt.yaml there"):
         resume_pbt(tmp_path)
+    # pbt.yaml's base holds the explored algorithm's section only (as a
+    # run's config.yaml), and the resume reads the population back from it.
+    base = yaml.safe_load((path / "pbt.yaml").read_text())["base"]
+    assert base["algo"] == "ppo" and "ppo" in base
+    assert not {"dqn", "impala", "sac"} & set(base)
     messages = []
     resumed = resume_pbt(path, notify=messages.append)
     assert "pbt: resumed at update 4" in messages

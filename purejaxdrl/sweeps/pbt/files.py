@@ -18,12 +18,12 @@ import flax.serialization
 import numpy as np
 import yaml
 
-from purejaxdrl.config import to_dict
 from purejaxdrl.sweeps.best_policy import write_run_policy
 from purejaxdrl.sweeps.pbt.lineage import PBTResult, lineage_rows
 from purejaxdrl.sweeps.pbt.plot import plot_pbt
 from purejaxdrl.sweeps.run_files import write_records, write_run_stats
 from purejaxdrl.sweeps.spec import checked_index
+from purejaxdrl.training.config import run_dict
 from purejaxdrl.training.policy import check_policy_folder
 from purejaxdrl.training.run_files import new_dir, write_atomically
 
@@ -32,7 +32,7 @@ def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
     """`pbt.yaml`: what rebuilds the run (to resume or read it) and its figures."""
     return {
         "status": status,
-        "base": to_dict(result.base),
+        "base": run_dict(result.base),  # its algorithm's section, as a run's
         "fields": [dataclasses.asdict(f) for f in result.fields],
         "pbt": {
             **dataclasses.asdict(result.config),
