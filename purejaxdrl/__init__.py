@@ -43,12 +43,13 @@ from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt  # noqa: E402
 from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
 from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
 from purejaxdrl.training.checkpoint_config import CheckpointConfig  # noqa: E402
-from purejaxdrl.training.config import EnvConfig, TrainConfig, validate  # noqa: E402
+from purejaxdrl.training.config import EnvConfig, TrainConfig  # noqa: E402
 from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
 from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402
 from purejaxdrl.training.policy_eval import evaluate_policy  # noqa: E402
 from purejaxdrl.training.presets import Preset, load_preset, preset_names  # noqa: E402
 from purejaxdrl.training.resume import resume_config  # noqa: E402
+from purejaxdrl.training.run_env import validate  # noqa: E402
 from purejaxdrl.training.train import TrainResult, train  # noqa: E402
 
 __version__ = "0.1.0"

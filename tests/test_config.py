@@ -9,6 +9,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms, unread_section
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training import config as config_rules
 from purejaxdrl.training.presets import presets_dir
 
 
@@ -229,7 +230,7 @@ def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
     (algo,) = overrides  # the run's algorithm is the section's
     config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": algo, **overrides})
     with pytest.raises(ConfigError, match=re.escape(message)):
-        pjd.validate(config)
+        config_rules.validate(config)  # its own rules: sac on CartPole's id
 
 
 def test_a_run_validates_only_its_own_algorithm_section():

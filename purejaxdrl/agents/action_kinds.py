@@ -10,6 +10,7 @@ environment's action spec, before the algorithm's networks are made
 from collections.abc import Sequence
 from typing import Any
 
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.base import Box, Discrete
 
 
@@ -37,7 +38,8 @@ def kind_refusal(
     """
     needs = " or ".join(wanted)
     more = f" or {others} ({', '.join(fits[1:])})" if fits[1:] else ""
-    pick = f"pick --algo {fits[0]}{more}, or" if fits else "pick"
+    algo = both_ways("--algo", "algo", fits[0], repr(fits[0])) if fits else ""
+    pick = f"pick {algo}{more}, or" if fits else "pick"
     return (
         f"{name} needs {needs} actions, {env_id}'s are {kind}; {pick} an --env "
         f"with {needs} actions"

@@ -135,10 +135,10 @@ def _validated(config: Any, preset: Any, env: str) -> Any:
     from purejaxdrl.setup_warnings import quiet_setup_warnings
     from purejaxdrl.training.config import validate
     from purejaxdrl.training.presets import preset_fault
-    from purejaxdrl.training.run_env import validate_acting
+    from purejaxdrl.training.run_env import validate as validate_run
 
     try:
-        return validate_acting(config)
+        return validate_run(config)
     except ConfigError as e:
         try:
             with quiet_setup_warnings():  # the preset alone is no run: no advice

@@ -31,7 +31,7 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
-from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class, validate
+from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
 from purejaxdrl.training.policy import Policy, export_policy, load_policy
@@ -43,6 +43,7 @@ from purejaxdrl.training.presets import (
     preset_names,
 )
 from purejaxdrl.training.resume import resume_config
+from purejaxdrl.training.run_env import validate
 from purejaxdrl.training.train import TrainResult, train
 
 __all__ = [

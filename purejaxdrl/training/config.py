@@ -276,7 +276,11 @@ def _extended(sections: tuple[tuple[str, type, Any], ...]) -> type[TrainConfig]:
 def validate(
     config: TrainConfig, *, budget: bool = True, normalised_before: bool = False
 ) -> TrainConfig:
-    """Checks every range and divisibility rule; returns `config` unchanged.
+    """Checks the config's own rules; returns `config` unchanged.
+
+    Every range and divisibility rule, without making its environment:
+    `pjd.validate` (`run_env.validate`) also asks, where one refuses, whether
+    the algorithm can act in the environment's actions.
 
     With `budget`, also that a replay learner's budget stores its `min_replay`
     (`Algorithm.replay_items`) and that it does not normalise observations:

@@ -25,7 +25,7 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape
-from purejaxdrl.training.run_env import make_env, validate_acting
+from purejaxdrl.training.run_env import make_env, validate
 from purejaxdrl.training.run_rules import (
     check_dict_observations,
     check_env_multiple,
@@ -192,7 +192,7 @@ def make_experiment(
       ConfigError, UnknownEnvironmentError, ValueError: for bad configuration.
 
     """
-    validate_acting(config, budget=budget, normalised_before=normalised_before)
+    validate(config, budget=budget, normalised_before=normalised_before)
     if is_host_env(config.env.id):  # the one place a run's path is chosen
         if mesh is not None:
             raise ConfigError(

@@ -5,14 +5,14 @@ modules of `env.imports` imported first, a preset's name given as an id
 named as that mistake, a user's environment checked against its specs, and
 the wrappers the config asks for around it. The experiment, a sweep's
 programs and an exported policy's environment all start here.
-`validate_acting` is `validate` that, on a fault, first asks whether the
-run's algorithm can act in this environment at all.
+`validate` (`pjd.validate`) is the config's own rules that, on a fault,
+first ask whether the run's algorithm can act in this environment at all.
 """
 
 from typing import Any
 
 from purejaxdrl import env as envs
-from purejaxdrl.agents.registry import acting_refusal
+from purejaxdrl.agents.registry import acting_refusal, algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.contract import check_user_env
@@ -21,7 +21,8 @@ from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
-from purejaxdrl.training.config import TrainConfig, validate
+from purejaxdrl.training import config as config_rules
+from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import preset_names, presets_dir
 
 
@@ -71,22 +72,25 @@ def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
     )
 
 
-def validate_acting(config: TrainConfig, **kwargs: Any) -> TrainConfig:
-    """`validate(config, **kwargs)`; where it refuses, the actions first.
+def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:
+    """Checks every rule of a run; returns `config` unchanged (`pjd.validate`).
 
-    A run whose algorithm cannot act in its environment's actions is refused
-    that before any advice on its sizes: no flag of that advice fixes it (DQN
-    on continuous actions was told to lower `min_replay`, then, after that,
-    that it needs discrete actions). The device environment is made only on
-    this failing path (`validate` needs none); a host environment's actions
-    are checked when its actors start.
+    The config's own rules (`training.config.validate`, with its `budget` and
+    `normalised_before` keywords), and where they refuse, first whether the
+    run's algorithm can act in its environment's actions: no flag of their
+    advice fixes that (DQN on continuous actions was told to lower
+    `min_replay`, then, after that, that it needs discrete actions). The
+    device environment is made for it only on that failing path and only for
+    an algorithm that acts in one kind; a host environment's actions are
+    checked when its actors start. `make_experiment` and the command line
+    check a run so.
 
     Raises:
-      ConfigError: the actions' refusal, else `validate`'s.
+      ConfigError: the actions' refusal, else the config's own.
 
     """
     try:
-        return validate(config, **kwargs)
+        return config_rules.validate(config, **kwargs)
     except ConfigError:
         refusal = _acting(config)
         if refusal is None:
@@ -96,13 +100,15 @@ def validate_acting(config: TrainConfig, **kwargs: Any) -> TrainConfig:
 
 def _acting(config: TrainConfig) -> str | None:
     """`acting_refusal` for `config`'s device environment; None if it cannot tell."""
-    if not isinstance(config, TrainConfig) or is_host_env(config.env.id):
-        return None  # no config (validate says so), or actions checked later
     try:
+        if is_host_env(config.env.id):
+            return None  # its actions are checked when its actors start
+        if len(algorithm(config.algo).action_kinds) > 1:
+            return None  # an algorithm of both kinds acts in any
         import_modules(config.env.imports)
         env = envs.make(config.env.id, **config.env.options)
         return acting_refusal(
             config.algo, env.action_spec(env.default_params), config.env.id
         )
-    except Exception:  # an env that cannot be made: validate's fault is the one to show
+    except Exception:  # no config, algo or env to ask: the config's fault stands
         return None

@@ -317,7 +317,8 @@ CASES = [
         # No flag makes DQN act in Pendulum's continuous actions: that comes
         # before the (also broken) min_replay rule whose fix would not help.
         [*TRAIN, "--env.id", "Pendulum-v1", "--algo", "dqn", "--total-steps", "2048"],
-        "dqn needs discrete actions, Pendulum-v1's are continuous; pick --algo ppo",
+        "dqn needs discrete actions, Pendulum-v1's are continuous; pick --algo ppo "
+        "(algo='ppo' in Python)",
     ),
     ([*TRAIN, "--checkpoint.keep", "0"], "checkpoint.keep=0 must be >= 1"),
     ([*TRAIN, "--checkpoint.every", "-1"], "checkpoint.every=-1 must be >= 0"),

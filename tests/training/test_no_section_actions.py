@@ -18,8 +18,9 @@ def test_sac_on_cartpoles_id_says_its_actions_are_discrete(capsys):
     assert capsys.readouterr().err == (
         f"purejaxdrl: error: Preset {str(path)!r} has no 'sac' section, nor "
         "could one train its environment: sac needs continuous actions, "
-        "CartPole-v1's are discrete; pick --algo ppo or another of its (impala, "
-        "a2c, dqn, apex, pqn), or an --env with continuous actions and a sac "
+        "CartPole-v1's are discrete; pick --algo ppo (algo='ppo' in Python) or "
+        "another of its (impala, a2c, dqn, apex, pqn), or an --env with "
+        "continuous actions and a sac "
         f"section ({SAC_PRESETS}).\n"
     )
     # With the id alone, a continuous-control preset is the closest start
@@ -29,8 +30,9 @@ def test_sac_on_cartpoles_id_says_its_actions_are_discrete(capsys):
     # Its record's action_kinds refuse it before its networks are made.
     assert capsys.readouterr().err == (
         "purejaxdrl: error: sac needs continuous actions, CartPole-v1's are "
-        "discrete; pick --algo ppo or another that acts in them (impala, a2c, "
-        "dqn, apex, r2d2, pqn), or an --env with continuous actions.\n"
+        "discrete; pick --algo ppo (algo='ppo' in Python) or another that acts "
+        "in them (impala, a2c, dqn, apex, r2d2, pqn), or an --env with "
+        "continuous actions.\n"
     )
 
 
@@ -42,7 +44,8 @@ def test_a_users_file_whose_sections_tell_the_kind(tmp_path):
     assert error.value.for_flags(None, None) == (
         f"Preset {str(dqn_only)!r} has no 'sac' section, nor could one train its "
         "environment: sac needs continuous actions, Acrobot-v1's are discrete; "
-        "pick --algo dqn, or an --env with continuous actions and a sac section "
+        "pick --algo dqn (algo='dqn' in Python), or an --env with continuous "
+        "actions and a sac section "
         f"({SAC_PRESETS})."
     )
 

@@ -191,8 +191,8 @@ def test_a_users_action_kinds_refuse_before_its_networks_are_made():
     assert "mine" not in registry.names()
     assert str(error.value) == (
         "mine needs discrete actions, CartPole-v1's are continuous; pick --algo "
-        "ppo or another that acts in them (impala, a2c, sac), or an --env with "
-        "discrete actions."
+        "ppo (algo='ppo' in Python) or another that acts in them (impala, a2c, "
+        "sac), or an --env with discrete actions."
     )
 
 
@@ -204,19 +204,32 @@ def test_a_built_ins_action_kinds_refuse_before_its_networks_too():
         spec_networks(_config("ppo"), OBS, spec)
 
 
-def test_actions_no_algorithm_acts_in_come_before_advice_on_sizes():
+def test_actions_no_algorithm_acts_in_come_before_advice_on_sizes(monkeypatch):
     # DQN on Pendulum with too small a budget for its min_replay: following
-    # that advice would only meet the refusal of its actions; train says the
-    # actions first (make_experiment's validate_acting).
+    # that advice would only meet the refusal of its actions; pjd.validate and
+    # train (run_env.validate) say the actions first.
+    from purejaxdrl.training import config as config_rules
+    from purejaxdrl.training import run_env
+
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole", "dqn").config,
         {"env": {"id": "Pendulum-v1"}, "total_steps": 2048},
     )
     with pytest.raises(pjd.ConfigError, match="^dqn.min_replay=5000 transitions"):
-        pjd.validate(config)  # the config alone: its own rules
-    with pytest.raises(pjd.ConfigError, match="^dqn needs discrete actions, Pendulum"):
+        config_rules.validate(config)  # the config's own rules
+    acting = "^dqn needs discrete actions, Pendulum-v1's are continuous; pick --algo"
+    with pytest.raises(pjd.ConfigError, match=acting):
+        pjd.validate(config)
+    with pytest.raises(pjd.ConfigError, match=acting):
         pjd.train(config, write_files=False, console=False)
-    # Where the algorithm acts in them, validate's fault is the one shown.
+    # Where the algorithm acts in them, the config's fault is the one shown.
     cartpole = pjd.apply_overrides(config, {"env": {"id": "CartPole-v1"}})
     with pytest.raises(pjd.ConfigError, match="^dqn.min_replay=5000 transitions"):
         pjd.train(cartpole, write_files=False, console=False)
+    # An algorithm of both kinds acts in any environment: none is made for it.
+    made = []
+    monkeypatch.setattr(run_env.envs, "make", lambda *a, **k: made.append(a))
+    ppo = pjd.apply_overrides(pjd.load_preset("cartpole").config, {"num_envs": 0})
+    with pytest.raises(pjd.ConfigError, match="^num_envs=0 must be >= 1"):
+        pjd.validate(ppo)
+    assert made == []
