@@ -1,9 +1,13 @@
 """n-step Q-learning targets within one time-major stream `[T]`."""
 
+import contextlib
+import math
 import numbers
+import operator
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.rl.streams import as_streams
 
@@ -38,7 +42,9 @@ def n_step_targets(
       discount_t: the environment's discounts (0 on termination), float32 [T].
       truncated_t: time-limit truncation flags, bool [T] (0./1. floats are
         taken as flags, as `episode_aware_gae` takes them).
-      n: the horizon, a Python int >= 1 (static: it unrolls the sum).
+      n: the horizon, an int >= 1: a Python int, a numpy integer or a
+        concrete 0-d integer array, never a traced one (static: it unrolls
+        the sum).
       gamma: the discount γ.
 
     Returns:
@@ -52,7 +58,7 @@ def n_step_targets(
         `jax.vmap(n_step_targets, in_axes=(1, 1, 1, None, None), out_axes=1)`).
 
     """
-    _check_horizon(n)
+    n = _check_horizon(n)
     r_t, discount_t, truncated_t = as_streams(
         "n_step_targets",
         {"r_t": r_t, "discount_t": discount_t, "truncated_t": truncated_t},
@@ -79,23 +85,60 @@ def n_step_targets(
     return ret, boot, index.astype(jnp.int32)
 
 
-def _check_horizon(n: object) -> None:
-    """Refuse a horizon that is not an int >= 1, in one line naming n.
+def _check_horizon(n: object) -> int:
+    """The horizon as a Python int: one concrete integer >= 1, else a one-line error.
 
+    Any concrete integer passes, as `range` takes it (`operator.index`): a
+    Python int, a numpy integer or a 0-d integer array (numpy's or JAX's).
     Else a float n failed in `range` ("'float' object cannot be interpreted as
     an integer") and a traced one in the comparison, naming neither.
     """
-    number = isinstance(n, numbers.Real) and not isinstance(n, bool)
-    if number and isinstance(n, numbers.Integral) and n >= 1:
-        return
-    if number and n >= 1:  # a float
-        fix = f"n={int(n)}" if float(n).is_integer() else "a whole number of steps"
-    elif number or isinstance(n, bool):
-        fix = "n=1 for one-step targets, or more"
-    else:  # an array or a tracer: n sets the unrolled loop's length
+    if not isinstance(n, bool | jax.core.Tracer):  # True is 1 to operator.index
+        with contextlib.suppress(TypeError):
+            value = operator.index(n)
+            if value >= 1:
+                return value
+    scalar = _one_number(n)
+    if isinstance(n, jax.core.Tracer):  # n sets the unrolled loop's length
         fix = "a Python int (mark it static under jit: static_argnums=3)"
-    got = " ".join(repr(n).split())  # one line whatever the repr
+    elif (
+        isinstance(scalar, numbers.Real)
+        and not isinstance(scalar, bool)
+        and scalar >= 1
+    ):
+        fix = (
+            f"n={int(scalar)}"
+            if float(scalar).is_integer()
+            else "a whole number of steps"
+        )
+    elif isinstance(scalar, numbers.Real):  # 0 or less, or a bool
+        fix = "n=1 for one-step targets, or more"
+    else:
+        fix = "one Python int, the number of steps"
     raise ValueError(
         f"n_step_targets takes the horizon n as a Python int >= 1; got "
-        f"n={got} ({type(n).__name__}); pass {fix}."
+        f"n={_shown(n)} ({type(n).__name__}); pass {fix}."
     )
+
+
+def _one_number(n: object) -> object:
+    """The value of n where it is one concrete real number, else None."""
+    if isinstance(n, numbers.Real):
+        return n
+    if isinstance(n, jax.core.Tracer) or getattr(n, "shape", None) != ():
+        return None
+    dtype = getattr(n, "dtype", None)
+    return n.item() if dtype is not None and np.dtype(dtype).kind in "biuf" else None
+
+
+def _shown(n: object) -> str:
+    """How a message shows n: an array's shape and dtype, never its whole repr."""
+    shape = getattr(n, "shape", None)
+    if (
+        isinstance(shape, tuple)
+        and not isinstance(n, numbers.Number)
+        and (isinstance(n, jax.core.Tracer) or math.prod(shape) != 1)
+    ):
+        traced = "a traced" if isinstance(n, jax.core.Tracer) else "an"
+        return f"{traced} array of shape {shape} and dtype {getattr(n, 'dtype', '?')}"
+    return " ".join(repr(n).split())[:80]  # one short line whatever the repr

@@ -74,6 +74,12 @@ def test_rejects_mismatched_shapes_and_ranks():
         (2.5, "n=2.5 (float)", "a whole number of steps"),
         (True, "n=True (bool)", "n=1 for one-step targets, or more"),
         (np.float32(2), "n=np.float32(2.0) (float32)", "n=2"),
+        (np.int64(0), "n=np.int64(0) (int64)", "n=1 for one-step targets, or more"),
+        (
+            jax.numpy.float32(2.5),
+            "n=Array(2.5, dtype=float32) (ArrayImpl)",
+            "a whole number of steps",
+        ),
     ],
 )
 def test_a_horizon_that_is_not_an_int_of_one_or_more_is_one_line(n, got, fix):
@@ -108,6 +114,30 @@ def test_an_integer_horizon_of_numpy_is_taken_as_an_int():
         strict=True,
     ):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_concrete_jax_integer_horizon_is_taken_as_an_int():
+    # Before: refused ("pass a Python int (mark it static under jit...)"),
+    # though nothing was traced and `range` took it.
+    r, d, trunc = np.ones(5, np.float32), np.ones(5, np.float32), np.zeros(5, bool)
+    for got, want in zip(
+        n_step_targets(r, d, trunc, jax.numpy.int32(3), 0.9),
+        n_step_targets(r, d, trunc, 3, 0.9),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_array_horizon_is_shown_by_shape_and_dtype_not_whole():
+    # Before: the message held the array's whole repr, thousands of characters.
+    ones, no = jax.numpy.ones, jax.numpy.zeros
+    with pytest.raises(ValueError) as error:
+        n_step_targets(ones(3), ones(3), no(3, bool), jax.numpy.arange(1000), 0.5)
+    assert str(error.value) == (
+        "n_step_targets takes the horizon n as a Python int >= 1; got n=an array "
+        "of shape (1000,) and dtype int32 (ArrayImpl); pass one Python int, the "
+        "number of steps."
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
