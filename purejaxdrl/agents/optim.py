@@ -213,9 +213,10 @@ def loss_pair(
     """A loss's output `out` as its pair (total, `second`), checked as it traces.
 
     `second` names what the pair's second item is ("metrics dict", "TD errors
-    [B]"), `fits` says whether an item is one, and `example` is a return of
-    that contract to show. A loss that returns its total alone would
-    otherwise fail with JAX's "iteration over a 0-d array", naming no loss.
+    ([B], or [T, B] for sequences)"), `fits` says whether an item is one, and
+    `example` is a return of that contract to show. A loss that returns its
+    total alone would otherwise fail with JAX's "iteration over a 0-d array",
+    naming no loss.
 
     Raises:
       ConfigError: for another output: the contract, what was returned, and
@@ -246,10 +247,14 @@ def total_and_metrics(out: Any) -> tuple[jax.Array, Metrics]:
 def total_and_td(out: Any) -> tuple[jax.Array, jax.Array]:
     """A Q-learner's loss's output as (total, TD errors), else one line (`loss_pair`).
 
-    TD errors are an array (traced or not), not a metrics dict.
+    TD errors are an array (traced or not), not a metrics dict: one per item,
+    [B], or per step of each sequence, [T, B] (R2D2's learner).
     """
     return loss_pair(
-        out, "TD errors [B]", "jnp.mean(td**2), td", lambda td: hasattr(td, "shape")
+        out,
+        "TD errors ([B], or [T, B] for sequences)",
+        "jnp.mean(td**2), td",
+        lambda td: hasattr(td, "shape"),
     )
 
 

@@ -279,7 +279,8 @@ def target_network_step(
 
     Args:
       state: has `params`, `target_params`, `opt_state` and `grad_steps`.
-      loss_fn: params -> (scalar loss, TD errors) on this device's batch
+      loss_fn: params -> (scalar loss, TD errors: [B], or [T, B] for
+        sequences) on this device's batch
         (another output, or a loss of another shape, is refused as it
         traces: `total_and_td`, `check_scalar_loss`).
       optimizer: the optax transformation.
@@ -289,8 +290,8 @@ def target_network_step(
       axis_name: the mesh axis gradients and metrics are averaged over.
 
     Returns:
-      (state with the four fields updated, TD errors, metrics `loss/total` and
-      `td/abs_mean`, 0 before `ready`).
+      (state with the four fields updated, TD errors as loss_fn gave them,
+      metrics `loss/total` and `td/abs_mean`, 0 before `ready`).
 
     """
 

@@ -212,6 +212,7 @@ def test_a_q_loss_that_returns_no_total_and_td_pair_is_refused_in_one_line(
             axis_name=None,
         )  # fmt: skip
     assert str(error.value) == (
-        f"a loss returns (total, TD errors [B]); got {got}; e.g. return "
+        f"a loss returns (total, TD errors ([B], or [T, B] for sequences)); got "
+        f"{got}; e.g. return "
         "jnp.mean(td**2), td."
     )
