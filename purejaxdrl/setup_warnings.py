@@ -11,6 +11,7 @@ import contextvars
 import sys
 import warnings
 from collections.abc import Hashable, Iterator
+from types import FrameType
 
 from purejaxdrl.frames import owner
 
@@ -40,8 +41,8 @@ def warn_once(message: str, key: Hashable | None = None) -> None:
     checks (and each run of a sweep) calls the check, and any change to the
     warning filters in between (environment imports make some) would show it
     again. Inside `quiet_setup_warnings` nothing is shown or remembered.
-    Python shows it at the caller's line: the first outside purejaxdrl
-    (`user_stacklevel`).
+    Python shows it at the caller's line: the innermost of the user's own
+    code, past Python's and other libraries' frames (`user_stacklevel`).
     """
     key = message if key is None else key
     if _QUIET.get() or key in _SHOWN:
@@ -51,18 +52,44 @@ def warn_once(message: str, key: Hashable | None = None) -> None:
 
 
 def user_stacklevel() -> int:
-    """The `stacklevel` of the first frame outside purejaxdrl: the user's line.
+    """The `stacklevel` of the innermost frame of the user's code: their line.
 
     For `warnings.warn` in the function that calls this. The library reaches
     a warning through different depths (`load_preset`, `apply_overrides`,
     `train`, `export_policy`), so a fixed level would point inside the
     library, at the `warn_once(` of a check, for most; Python 3.11 has no
-    `skip_file_prefixes`. Where every frame is purejaxdrl's, the outermost.
+    `skip_file_prefixes`. The walk passes Python's and other libraries'
+    frames too (`frames.owner`): a `contextlib` or `functools` wrapper, or
+    JAX tracing a function, can sit between two of purejaxdrl's. Where no
+    frame is the user's (`python -m purejaxdrl`), the outermost.
     """
     frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and owner(frame.f_code.co_filename) == "purejaxdrl":
-        frame, level = frame.f_back, level + 1
+    while frame.f_back is not None and not _users(frame):
+        frame = frame.f_back
+        # warnings.warn counts no frame of importlib's bootstrap past the first.
+        level += not _import_machinery(frame.f_code.co_filename)
     return level
+
+
+def _users(frame: FrameType) -> bool:
+    """Whether `frame` runs the user's code: a file of theirs, or code of no file.
+
+    Code of no file is the user's where they typed or exec'd it (`python -c`,
+    `<stdin>`, a tool's `exec`): its module is theirs or none. Code that
+    Python generates for a module (a dataclass's `__init__`, "<string>" too)
+    is that module's; a frozen module (`<frozen runpy>`) is Python's.
+    """
+    filename = frame.f_code.co_filename
+    if not filename.startswith("<") or filename.startswith("<frozen"):
+        return owner(filename) == "user"
+    module = sys.modules.get(frame.f_globals.get("__name__", ""))
+    file = getattr(module, "__file__", None)
+    return file is None or owner(file) == "user"
+
+
+def _import_machinery(filename: str) -> bool:
+    """Whether `warnings.warn` skips a frame of `filename` as it counts levels."""
+    return "importlib" in filename and "_bootstrap" in filename
 
 
 def forget_warnings() -> None:

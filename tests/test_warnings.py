@@ -4,7 +4,9 @@ import dataclasses
 import inspect
 import subprocess
 import sys
+import types
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -115,6 +117,59 @@ def test_a_setup_warning_from_python_names_the_callers_line_not_the_librarys():
     )
     with pytest.warns(SetupWarning, match=r"^dqn.epsilon is set") as w:
         pjd.validate(config)  # as train checks it
+        line = inspect.currentframe().f_lineno - 1
+    assert (w[0].filename, w[0].lineno) == (__file__, line)
+    forget_warnings()
+
+
+# Library code that warns through frames of Python's and JAX's, compiled under
+# a file name inside the package so that `frames.owner` takes it for
+# purejaxdrl's (no check of the library warns there yet).
+_WRAPPED = """
+import contextlib
+import dataclasses
+import jax
+from purejaxdrl.setup_warnings import warn_once
+
+@contextlib.contextmanager
+def _warned():
+    warn_once("warned inside contextlib", key=("test", "contextlib"))
+    yield
+
+def through_contextlib():
+    with _warned():
+        pass
+
+def _traced(x):
+    warn_once("warned inside jax.jit", key=("test", "jit"))
+    return x
+
+def through_jit():
+    return jax.jit(_traced)(1)
+
+@dataclasses.dataclass
+class Checked:
+    x: int = 1
+
+    def __post_init__(self):
+        warn_once("warned inside a dataclass", key=("test", "dataclass"))
+"""
+
+
+@pytest.mark.parametrize("through", ["through_contextlib", "through_jit", "Checked"])
+def test_a_setup_warning_through_other_libraries_frames_names_the_callers_line(
+    through, monkeypatch
+):
+    # The walk stopped at the first frame outside purejaxdrl: contextlib.py's
+    # __enter__, a frame of JAX's tracing, or the "<string>" __init__ that
+    # dataclasses generates, not the caller's line.
+    library = types.ModuleType("purejaxdrl._wrapped_in_a_test")
+    library.__file__ = str(Path(pjd.__file__).parent / "_wrapped_in_a_test.py")
+    monkeypatch.setitem(sys.modules, library.__name__, library)
+    exec(compile(_WRAPPED, library.__file__, "exec"), vars(library))
+    forget_warnings()
+    with pytest.warns(SetupWarning, match="^warned inside") as w:
+        getattr(library, through)()
         line = inspect.currentframe().f_lineno - 1
     assert (w[0].filename, w[0].lineno) == (__file__, line)
     forget_warnings()
