@@ -26,6 +26,7 @@ from purejaxdrl.observe.records import (
 )
 from purejaxdrl.sweeps.best_policy import best_run, export_run
 from purejaxdrl.sweeps.fields import Field, setting_config
+from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.rerun import best_run_record, best_run_text
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import (
@@ -232,6 +233,8 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     """Reads a sweep directory written by `sweep(..., write_files=True)`.
 
     Parameters are read from disk when first asked for (`result.params(i)`).
+    Its `layouts` are each static group's, as the sweep placed them (none for
+    a sweep.yaml written before they were recorded).
     """
     path = pathlib.Path(path)
     if not (path / "sweep.yaml").is_file():
@@ -245,10 +248,17 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
         if meta.get("status") == "running":
             raise ConfigError(unfinished(path, "sweep"))
         plan = read_plan(meta)
-    return _loaded(meta, plan, path)  # run files: their own errors, not sweep.yaml's
+        # Each static group's layout: the data devices its runs trained on,
+        # which `rerun.run_command` names as the sweep did. A sweep.yaml
+        # written before they were recorded has none: the command alone.
+        layouts = [Layout(**x) for x in meta.get("layouts") or []]
+    # Run files: their own errors, not sweep.yaml's.
+    return _loaded(meta, plan, layouts, path)
 
 
-def _loaded(meta: dict[str, Any], plan: SweepPlan, path: pathlib.Path) -> SweepResult:
+def _loaded(
+    meta: dict[str, Any], plan: SweepPlan, layouts: list[Layout], path: pathlib.Path
+) -> SweepResult:
     histories = [
         read_history(present(path / "runs" / f"run-{i:04d}.jsonl", "sweep"))
         for i in range(plan.num_runs)
@@ -263,5 +273,6 @@ def _loaded(meta: dict[str, Any], plan: SweepPlan, path: pathlib.Path) -> SweepR
         compile_seconds=meta["compile_seconds"],
         train_seconds=meta["train_seconds"],
         programs_compiled=meta["programs_compiled"],
+        layouts=layouts,
         run_dir=path,
     )

@@ -68,9 +68,11 @@ def train_command(config: TrainConfig, data: int | None = None) -> str | None:
 def run_command(result: SweepResult, run: int) -> str | None:
     """`train_command` of the sweep's run `run`, on the data devices it had.
 
-    Its group's layout (`result.layouts`, one per static group, in order)
-    says how many; a result without them (read back by `load_sweep`) gives
-    the config's command alone.
+    Its group's layout (`result.layouts`, one per static group, in order,
+    recorded in sweep.yaml and read back by `load_sweep`) says how many, so a
+    loaded sweep gives the command the sweep printed; a result without them
+    (a sweep.yaml written before they were recorded) gives the config's
+    command alone.
     """
     groups = result.plan.static_groups()
     group = next(g for g, runs in enumerate(groups) if run in runs)

@@ -9,7 +9,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl.cli.args import preset_run
 from purejaxdrl.cli.train import parser
-from purejaxdrl.sweeps.rerun import train_command
+from purejaxdrl.sweeps.rerun import run_command, train_command
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -138,6 +138,18 @@ def test_a_member_on_two_data_devices_is_trained_alone_on_two(tmp_path):
     assert "--devices 2" in command
     assert _parsed(command) == result.plan.run_config(0)
     assert f"`{best['command']}`" in (result.run_dir / "summary.md").read_text()
+    # Read back, the same command: once load_sweep kept no layout, and gave
+    # the command without the fake devices' setting and --devices 2.
+    assert run_command(pjd.load_sweep(result.run_dir), 0) == best["command"]
+    # A sweep.yaml without layouts (written before they were recorded) loads;
+    # with none it gives the config's command alone, as it did.
+    file = result.run_dir / "sweep.yaml"
+    meta = yaml.safe_load(file.read_text())
+    del meta["layouts"]
+    file.write_text(yaml.safe_dump(meta, sort_keys=False, width=10_000))
+    assert run_command(pjd.load_sweep(result.run_dir), 0) == train_command(
+        result.plan.run_config(0)
+    )
 
 
 def test_a_single_data_device_is_named_where_the_command_would_see_more():
