@@ -9,9 +9,9 @@ nothing to a compiled program.
 `ring.py` wrote with `x.astype(buf.dtype)`, so a float action added to a
 buffer made from an int example was truncated (0.7 stored as 0) in silence:
 a leaf whose cast loses its kind (float or complex to int or bool, int to
-bool) is refused here as a shape is. Lists are arrays here, as in `rl`'s
-estimators: a list leaf was walked as a tree of scalars and refused as
-another structure.
+bool) or wraps an int (int32 to uint8) is refused here as a shape is. Lists
+are arrays here, as in `rl`'s estimators: a list leaf was walked as a tree of
+scalars and refused as another structure.
 """
 
 from typing import Any
@@ -23,21 +23,73 @@ import numpy as np
 from purejaxdrl.types import PyTree
 
 
-def as_items(stored: PyTree, items: PyTree) -> PyTree:
+def as_items(stored: PyTree, items: PyTree, what: str = "items") -> PyTree:
     """`items` with each list (or tuple) where `stored` has a leaf made an array.
 
     A container the stored items have (an example given to `init` as a list
-    of arrays) stays a container; where the trees differ above the leaves, or
-    a list is ragged, `items` is returned as given, for `check_items` to name
-    the difference.
+    of arrays) stays a container; where the trees differ above the leaves,
+    `items` is returned as given, for `check_items` to name the difference.
+
+    Raises:
+      ValueError: (one line) for a list leaf that is not an array's rows: a
+        ragged list is named with its rows' lengths (it was reported as
+        another structure, with one leaf path per number).
+
     """
     tree = jax.tree.structure(stored)
     try:
         parts = tree.flatten_up_to(items)
-        parts = [jnp.asarray(x) if type(x) in (list, tuple) else x for x in parts]
     except (ValueError, TypeError):
         return items
+    paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(stored)[0]]
+    parts = [
+        _list_array(f"{what}{jax.tree_util.keystr(path)}", x)
+        if type(x) in (list, tuple)
+        else x
+        for path, x in zip(paths, parts, strict=True)
+    ]
     return jax.tree.unflatten(tree, parts)
+
+
+def _list_array(name: str, rows: list | tuple) -> jax.Array:
+    """`rows` as an array, or one line naming the leaf and what is wrong."""
+    try:
+        return jnp.asarray(rows)
+    except (ValueError, TypeError) as error:
+        lengths = _ragged_lengths(list(rows))
+        if lengths is None:
+            reason = str(error).splitlines()[0][:120] if str(error) else ""
+            raise ValueError(
+                f"{name} is a list JAX makes no array of ({reason}); give a list "
+                "of numbers of one shape, or an array."
+            ) from None
+        shown = list(dict.fromkeys(lengths))
+        text = ", ".join(shown[:4]) + (", ..." if len(shown) > 4 else "")
+        raise ValueError(
+            f"{name} is a ragged list (rows of lengths {text}); give rows of one "
+            "length."
+        ) from None
+
+
+def _ragged_lengths(rows: list) -> list[str] | None:
+    """The rows' lengths at the first depth where they differ (None if none do).
+
+    Stops after 100,000 rows at one depth: this runs only to word a refusal.
+    """
+    while rows and len(rows) <= 100_000:
+        lengths = [_length(row) for row in rows]
+        if len(set(lengths)) > 1:
+            return lengths
+        if lengths[0] == "scalar":
+            return None
+        rows = [x for row in rows for x in row]
+    return None
+
+
+def _length(row: Any) -> str:
+    if type(row) in (list, tuple):
+        return str(len(row))
+    return str(np.shape(row)[0]) if np.ndim(row) else "scalar"
 
 
 def check_items(
@@ -70,11 +122,11 @@ def check_items(
         the shape wanted and the fix, for another tree structure than the
         stored one, a leaf of another shape (`init` given a batch, where
         every leaf looks like it), leaves of different batch sizes, or a
-        leaf whose dtype would lose its kind when stored (`check_dtype`).
+        leaf whose dtype would lose values when stored (`check_dtype`).
 
     """
     _check_structure(stored, items, what)
-    _check_batched_init(stored, items, axis, what)
+    _check_batched_init(stored, items, axis, what, batch)
     count, first = None, None
     flat = jax.tree_util.tree_flatten_with_path(items)[0]
     for (path, x), buf in zip(flat, jax.tree.leaves(stored), strict=True):
@@ -91,11 +143,12 @@ def check_items(
     return 0 if count is None else count
 
 
-# Kinds in the order a cast keeps: bool -> int -> float -> complex. Signed and
-# unsigned ints are one kind (an int32 action into a uint8 slot is a range
-# matter, as float64 -> float32 is a precision one; numpy's "same_kind"
-# would refuse it). Other dtypes (PRNG keys) are not checked.
+# Kinds in the order a cast keeps: bool -> int -> float -> complex. Within the
+# int kind a cast must keep every value (`_check_int_range`): an int wraps
+# (300 stored as 44 in a uint8 slot), which is worse than a float's rounding.
+# Other dtypes (PRNG keys) are not checked.
 _KINDS = (jnp.bool_, jnp.integer, jnp.floating, jnp.complexfloating)
+_INT = _KINDS.index(jnp.integer)
 
 
 def _kind(dtype: Any) -> int | None:
@@ -107,16 +160,22 @@ def _dtype(x: Any) -> Any:
 
 
 def check_dtype(name: str, given: Any, stored: Any) -> None:
-    """Raises ValueError (one line) where storing `given` as `stored` loses its kind.
+    """Raises ValueError (one line) where storing `given` as `stored` loses values.
 
     The rule is explicit, not numpy's casting table: a float (or complex)
     given for an int or bool slot, an int for a bool slot, a complex for a
-    float slot are refused; widenings (bool -> int, int -> float) and casts
-    within a kind (float16 -> float32, float64 -> float32, int -> uint8) are
-    allowed.
+    float slot are refused, and so is an int for an int slot that cannot
+    hold all its values (int32 into uint8 or int16, int8 into uint8), which
+    would wrap. Widenings (bool -> int, int -> float, uint8 -> int32) and
+    float casts (float16 -> float32, float64 -> float32) are allowed. An int64
+    array counts as int32 where JAX does (64-bit types off), as it stores it.
     """
     got, want = _kind(given), _kind(stored)
-    if got is None or want is None or got <= want:
+    if got is None or want is None or got < want:
+        return
+    if got == want:
+        if got == _INT:
+            _check_int_range(name, given, stored)
         return
     given, stored = np.dtype(given).name, np.dtype(stored).name
     raise ValueError(
@@ -127,15 +186,36 @@ def check_dtype(name: str, given: Any, stored: Any) -> None:
     )
 
 
-def _check_batched_init(stored: PyTree, items: PyTree, axis: int, what: str) -> None:
-    """One line where `init`, not `add`, was given a batch: every leaf says so.
+def _check_int_range(name: str, given: Any, stored: Any) -> None:
+    """Raises ValueError (one line) where `stored` cannot hold every `given` int."""
+    given = np.dtype(jax.dtypes.canonicalize_dtype(given))
+    stored = np.dtype(stored)
+    if np.can_cast(given, stored, "safe"):
+        return
+    low, high = np.iinfo(stored).min, np.iinfo(stored).max
+    raise ValueError(
+        f"add takes {name} of dtype {stored.name}, as init's example; got "
+        f"{given.name}, whose values outside [{low}, {high}] would wrap when "
+        f"stored as {stored.name} (not clip); give init an example of dtype "
+        f"{given.name} to keep them, or convert the items first, clipped if "
+        f"need be: jnp.clip(x, {low}, {high}).astype({stored.name})."
+    )
+
+
+def _check_batched_init(
+    stored: PyTree, items: PyTree, axis: int, what: str, batch: str
+) -> None:
+    """One line where `init`, not `add`, may have been given a batch.
 
     Such a buffer stores items [capacity, B, ...], so correct items [n, ...]
     lack an axis in every leaf, and every stored item has the same size B
     where the batch axis goes (`axis`). A leaf of another layout, or a stored
     scalar item, rules it out. So does a single leaf: one observation [3]
     added without its batch axis is the likelier slip there, and its message
-    stays `_leaf_count`'s.
+    stays `_leaf_count`'s. Where every leaf is exactly its stored item (the
+    usual {obs, next_obs} of one shape, added without the batch axis), that
+    slip is again the likelier one: the message leads with the batch axis and
+    names `init` only as the other possibility.
     """
     if len(jax.tree.leaves(stored)) < 2:
         return
@@ -152,15 +232,20 @@ def _check_batched_init(stored: PyTree, items: PyTree, axis: int, what: str) -> 
         return
     (size,) = sizes
     path, x = jax.tree_util.tree_leaves_with_path(items)[0]
-    index = ":, " * axis + "None"
-    # Items equal to the stored ones may be one item without its batch axis.
-    given = _shape_text(np.shape(x))
-    other = f"; if each item really is {given}, add a batch axis: x[{index}]"
+    name, given = f"{what}{jax.tree_util.keystr(path)}", _shape_text(np.shape(x))
+    if unbatched:
+        item = np.shape(x)
+        want = _shape_text([*item[:axis], batch, *item[axis:]])
+        index = ":, " * axis + "None"
+        raise ValueError(
+            f"add takes {name} of shape {want}; got {given} (add a batch axis: "
+            f"x[{index}]; or, if init was given a batch of {size}, give init "
+            "one item: x[0] of each leaf)."
+        )
     raise ValueError(
-        f"add takes {what}{jax.tree_util.keystr(path)} with one axis more; got "
-        f"{given}: init was likely given a batch of {size} "
-        f"(every leaf it stores has an extra axis of {size}); give init one item "
-        f"(x[0] of each leaf){other if unbatched else ''}."
+        f"add takes {name} with one axis more; got {given}: init was likely "
+        f"given a batch of {size} (every leaf it stores has an extra axis of "
+        f"{size}); give init one item (x[0] of each leaf)."
     )
 
 

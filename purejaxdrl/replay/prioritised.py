@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from purejaxdrl.replay import sum_tree
 from purejaxdrl.replay.base import Buffer, Sample
@@ -19,9 +20,9 @@ from purejaxdrl.replay.item_shapes import as_items, check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
-    ring_add,
     ring_init,
     ring_slots,
+    ring_write,
 )
 from purejaxdrl.types import PRNGKey, PyTree
 
@@ -71,8 +72,8 @@ def make_prioritised_buffer(
     Raises:
       ValueError: for sizes out of range or alpha < 0; from `add`, at trace
         time, for items that are not `init`'s example with a batch axis; from
-        `set_priorities` (and `add`), for priorities of another shape than
-        their index.
+        `set_priorities`, for priorities of another shape than their index;
+        from `add`, for priorities other than one per item ([n]).
 
     """
     check_sizes(capacity, batch_size)
@@ -106,7 +107,8 @@ def make_prioritised_buffer(
         slots = ring_slots(state.ring, n)
         if priorities is None:
             priorities = jnp.broadcast_to(state.max_priority, (n,))
-        state = state._replace(ring=ring_add(state.ring, items))
+        check_add_priorities(n, priorities)
+        state = state._replace(ring=ring_write(state.ring, items, n))
         return set_priorities(state, slots, priorities)
 
     def sample(state: PrioritisedState, key: PRNGKey) -> Sample:
@@ -135,6 +137,22 @@ def check_priority_shape(index: jax.Array, priority: jax.Array) -> None:
             f"set_priorities takes one priority per index: index has shape "
             f"{list(index.shape)}, priority {list(priority.shape)}; give "
             "priorities of index's shape (one per sampled item)."
+        )
+
+
+def check_add_priorities(n: int, priorities: jax.Array) -> None:
+    """Raises ValueError (one line) unless `priorities` is [n], one per added item.
+
+    Checked in `add`'s words: `set_priorities` named an index the caller of
+    `add` never passed.
+    """
+    listed = type(priorities) in (list, tuple)  # of tracers, under jit
+    shape = jnp.shape(jnp.asarray(priorities)) if listed else np.shape(priorities)
+    if shape != (n,):
+        raise ValueError(
+            f"add takes one priority per item: {n} items, priorities "
+            f"{list(shape)}; give priorities [{n}], or none for the largest "
+            "seen so far."
         )
 
 

@@ -67,17 +67,31 @@ def ring_slots(state: RingState, n: int) -> jax.Array:
 
 
 def ring_add(state: RingState, batch: PyTree) -> RingState:
-    """Writes `batch` (leaves [n, ...]) after the newest item, overwriting the oldest.
+    """The uniform buffer's `add`: checks `batch` (leaves [n, ...]), then writes it.
 
     Raises:
-      ValueError: (at trace time) when n exceeds the capacity, or `batch` is
-        not the stored items with a batch axis, or of a dtype that storing
-        would truncate (`item_shapes.check_items`; list leaves are arrays).
+      ValueError: (at trace time) when `batch` is not the stored items with a
+        batch axis, or of a dtype that storing would lose values of
+        (`item_shapes.check_items`; list leaves are arrays), or n exceeds the
+        capacity (`ring_write`).
+
+    """
+    batch = as_items(state.items, batch)
+    return ring_write(state, batch, check_items(state.items, batch))
+
+
+def ring_write(state: RingState, batch: PyTree, n: int) -> RingState:
+    """Writes `n` checked items (leaves [n, ...]) over the oldest, after the newest.
+
+    Each public `add` checks its own arguments once (`check_items`, in its own
+    words) and writes through here, so the item rule has one call site per
+    add path.
+
+    Raises:
+      ValueError: (at trace time) when n exceeds the capacity.
 
     """
     capacity = jax.tree.leaves(state.items)[0].shape[0]
-    batch = as_items(state.items, batch)
-    n = check_items(state.items, batch)
     if n > capacity:
         raise ValueError(
             f"adding {n} items to a buffer of capacity {capacity} per device "

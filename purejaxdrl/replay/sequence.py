@@ -9,9 +9,9 @@ from purejaxdrl.replay.item_shapes import as_items, check_items
 from purejaxdrl.replay.ring import (
     RingState,
     check_sizes,
-    ring_add,
     ring_init,
     ring_sample,
+    ring_write,
 )
 from purejaxdrl.types import PRNGKey, PyTree
 
@@ -67,21 +67,26 @@ def make_sequence_buffer(
 
     def add(state: RingState, trajectories: PyTree, starts: PyTree = ()) -> RingState:
         stored = state.items[0] if with_starts else state.items
-        trajectories = as_items(stored, trajectories)
+        trajectories = as_items(stored, trajectories, "trajectories")
         if with_starts:
-            starts = as_items(state.items[1], starts)
+            starts = as_items(state.items[1], starts, "starts")
         for length in (np.shape(x)[:1] for x in jax.tree.leaves(trajectories)):
             if length and length[0] != sequence_length:
                 raise ValueError(
                     f"trajectories of {length[0]} steps added to a buffer of "
                     f"sequence_length={sequence_length}; make them equal."
                 )
-        # Checked here, time-major as given: the ring checks them batch-first.
-        check_items(stored, trajectories, axis=1, what="trajectories", batch="B")
-        if with_starts:
-            check_items(state.items[1], starts, what="starts", batch="B")
-            return ring_add(state, (_batch_first(trajectories), starts))
-        return ring_add(state, _batch_first(trajectories))
+        # Checked once, here, time-major as given; the ring only writes.
+        n = check_items(stored, trajectories, axis=1, what="trajectories", batch="B")
+        if not with_starts:
+            return ring_write(state, _batch_first(trajectories), n)
+        count = check_items(state.items[1], starts, what="starts", batch="B")
+        if jax.tree.leaves(state.items[1]) and count != n:
+            raise ValueError(
+                f"add takes one start per trajectory: trajectories hold B={n}, "
+                f"starts {count}; give starts [B, ...]."
+            )
+        return ring_write(state, (_batch_first(trajectories), starts), n)
 
     def sample(state: RingState, key: PRNGKey) -> Sample:
         drawn = ring_sample(state, key, batch_size)

@@ -57,7 +57,7 @@ def test_set_priorities_converts_lists_and_checks_the_shape():
         "priority [3]; give priorities of index's shape (one per sampled item)."
     )
     add = _refusal(buffer.add, state, {"o": jnp.ones((2, 2))}, jnp.ones(3))
-    assert add.startswith("set_priorities takes one priority per index")
+    assert add.startswith("add takes one priority per item")  # not an index
 
 
 @pytest.mark.parametrize(
