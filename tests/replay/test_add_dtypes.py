@@ -16,12 +16,8 @@ from purejaxdrl.replay import (
     make_uniform_buffer,
 )
 from purejaxdrl.replay.env_shards import make_env_shards
+from tests.replay.refusals import BUFFERS, refusal
 
-BUFFERS = pytest.mark.parametrize(
-    "make",
-    [lambda: make_uniform_buffer(8, 4), lambda: make_prioritised_buffer(8, 4)],
-    ids=["uniform", "prioritised"],
-)
 EXAMPLE = {"obs": jnp.zeros(4), "a": jnp.int32(0), "done": jnp.bool_(False)}
 
 
@@ -34,21 +30,13 @@ def _items(n, **leaves):
     return {**items, **leaves}
 
 
-def _refusal(add, *args) -> str:
-    with pytest.raises(ValueError) as error:
-        add(*args)
-    message = str(error.value)
-    assert "\n" not in message
-    return message
-
-
 @BUFFERS
 @pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 def test_a_float_for_an_int_slot_is_refused_not_truncated(make, jit):
     buffer = make()
     state = buffer.init(EXAMPLE)
     add = jax.jit(buffer.add) if jit else buffer.add
-    assert _refusal(add, state, _items(2, a=jnp.array([0.7, 1.9]))) == (
+    assert refusal(add, state, _items(2, a=jnp.array([0.7, 1.9]))) == (
         "add takes items['a'] of dtype int32, as init's example; got float32, "
         "which storing as int32 would lose information; give init an example "
         "of dtype float32 to keep it, or convert the items first: "
@@ -68,7 +56,7 @@ def test_a_float_for_an_int_slot_is_refused_not_truncated(make, jit):
 )
 def test_every_narrowing_of_kind_is_refused(make, leaf, given, stored):
     buffer = make()
-    message = _refusal(buffer.add, buffer.init(EXAMPLE), _items(2, **{leaf: given}))
+    message = refusal(buffer.add, buffer.init(EXAMPLE), _items(2, **{leaf: given}))
     assert message.startswith(f"add takes items['{leaf}'] of dtype {stored}")
 
 
@@ -97,10 +85,10 @@ def test_sequence_buffers_and_their_starts_check_dtypes():
     buffer = make_sequence_buffer(3, 2, 1, with_starts=True)
     state = buffer.init({"a": jnp.int32(0)}, jnp.zeros(2, bool))
     trajectories = {"a": jnp.zeros((2, 1), jnp.int32)}
-    assert _refusal(
+    assert refusal(
         buffer.add, state, {"a": jnp.zeros((2, 1))}, jnp.zeros((1, 2), bool)
     ).startswith("add takes trajectories['a'] of dtype int32, as init's example")
-    assert _refusal(
+    assert refusal(
         buffer.add, state, trajectories, jnp.zeros((1, 2), jnp.int32)
     ).startswith("add takes starts of dtype bool, as init's example; got int32")
 
@@ -108,7 +96,7 @@ def test_sequence_buffers_and_their_starts_check_dtypes():
 def test_env_shards_check_dtypes_in_each_shard():
     shards = make_env_shards(make_prioritised_buffer(4, 1), 2)
     state = shards.init({"a": jnp.int32(0)})
-    message = _refusal(shards.add, state, {"a": jnp.array([0.5, 1.5])})
+    message = refusal(shards.add, state, {"a": jnp.array([0.5, 1.5])})
     assert message.startswith("add takes items['a'] of dtype int32")
 
 
@@ -124,7 +112,7 @@ def test_list_leaves_are_arrays(make):
     assert int(ring.items["a"][0]) == 1 and bool(ring.items["done"][0])
     assert int(ring.size[0]) == 1
     # A list of floats for the int slot is refused like an array of them.
-    assert _refusal(buffer.add, state, {**items, "a": [1.5]}).startswith(
+    assert refusal(buffer.add, state, {**items, "a": [1.5]}).startswith(
         "add takes items['a'] of dtype int32"
     )
 
@@ -141,7 +129,7 @@ def test_a_batched_init_is_named_not_fixed_by_another_axis(make):
     # Items [8] cannot be one stored item [5]: init was given the batch.
     buffer = make()
     state = buffer.init({"obs": jnp.zeros((5, 4)), "a": jnp.zeros(5, jnp.int32)})
-    message = _refusal(
+    message = refusal(
         buffer.add, state, {"obs": jnp.ones((8, 4)), "a": jnp.ones(8, jnp.int32)}
     )
     assert message == (
@@ -155,7 +143,7 @@ def test_a_batched_init_of_a_sequence_buffer_is_named():
     buffer = make_sequence_buffer(4, 3, 2)
     state = buffer.init({"o": jnp.zeros((5, 2)), "a": jnp.zeros(5, jnp.int32)})
     items = {"o": jnp.zeros((3, 6, 2)), "a": jnp.zeros((3, 6), jnp.int32)}
-    assert "init was likely given a batch of 5" in _refusal(buffer.add, state, items)
+    assert "init was likely given a batch of 5" in refusal(buffer.add, state, items)
 
 
 def test_items_with_a_scalar_leaf_keep_the_batch_axis_advice():
@@ -163,6 +151,6 @@ def test_items_with_a_scalar_leaf_keep_the_batch_axis_advice():
     buffer = make_uniform_buffer(8, 4)
     state = buffer.init(EXAMPLE)
     unbatched = {"obs": jnp.ones(4), "a": jnp.int32(1), "done": jnp.bool_(True)}
-    assert _refusal(buffer.add, state, unbatched) == (
+    assert refusal(buffer.add, state, unbatched) == (
         "add takes items['a'] of shape [n]; got [] (add a batch axis: x[None])."
     )

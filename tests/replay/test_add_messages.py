@@ -21,20 +21,7 @@ from purejaxdrl.replay import (
     make_sequence_buffer,
     make_uniform_buffer,
 )
-
-BUFFERS = pytest.mark.parametrize(
-    "make",
-    [lambda: make_uniform_buffer(8, 4), lambda: make_prioritised_buffer(8, 4)],
-    ids=["uniform", "prioritised"],
-)
-
-
-def _refusal(add, *args) -> str:
-    with pytest.raises(ValueError) as error:
-        add(*args)
-    message = str(error.value)
-    assert "\n" not in message
-    return message
+from tests.replay.refusals import BUFFERS, refusal
 
 
 @BUFFERS
@@ -42,7 +29,7 @@ def test_one_unbatched_item_leads_with_the_batch_axis(make):
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(4), "next_obs": jnp.zeros(4)})
     one = {"obs": jnp.ones(4), "next_obs": jnp.ones(4)}
-    assert _refusal(buffer.add, state, one) == (
+    assert refusal(buffer.add, state, one) == (
         "add takes items['next_obs'] of shape [n, 4]; got [4] (add a batch "
         "axis: x[None]; or, if init was given a batch of 4, give init one "
         "item: x[0] of each leaf)."
@@ -53,7 +40,7 @@ def test_one_unbatched_trajectory_leads_with_its_batch_axis():
     buffer = make_sequence_buffer(4, 3, 2)
     state = buffer.init({"o": jnp.zeros((5, 2)), "a": jnp.zeros(5, jnp.int32)})
     items = {"o": jnp.zeros((3, 5, 2)), "a": jnp.zeros((3, 5), jnp.int32)}
-    assert _refusal(buffer.add, state, items).startswith(
+    assert refusal(buffer.add, state, items).startswith(
         "add takes trajectories['a'] of shape [3, B, 5]; got [3, 5] (add a "
         "batch axis: x[:, None]; or, if init was given a batch of 5"
     )
@@ -66,7 +53,7 @@ def test_prioritised_add_names_its_own_priorities(jit, priorities):
     state = buffer.init({"o": jnp.zeros(3)})
     add = jax.jit(buffer.add) if jit else buffer.add
     shape = list(priorities.shape)
-    assert _refusal(add, state, {"o": jnp.ones((2, 3))}, priorities) == (
+    assert refusal(add, state, {"o": jnp.ones((2, 3))}, priorities) == (
         f"add takes one priority per item: 2 items, priorities {shape}; give "
         "priorities [2], or none for the largest seen so far."
     )
@@ -89,7 +76,7 @@ def test_an_int_that_would_wrap_is_refused(make, given, stored, low, high):
     state = buffer.init({"o": jnp.zeros(3, stored)})
     frames = jnp.full((2, 3), 100, given)
     given, stored = np.dtype(given).name, np.dtype(stored).name
-    assert _refusal(buffer.add, state, {"o": frames}) == (
+    assert refusal(buffer.add, state, {"o": frames}) == (
         f"add takes items['o'] of dtype {stored}, as init's example; got "
         f"{given}, whose values outside [{low}, {high}] would wrap when stored "
         f"as {stored} (not clip); give init an example of dtype {given} to "
@@ -121,12 +108,12 @@ def test_a_ragged_list_is_named_with_its_row_lengths(make):
     buffer = make()
     state = buffer.init({"o": jnp.zeros(3), "a": jnp.int32(0)})
     ragged = {"o": [[1.0, 2.0, 3.0], [1.0, 2.0]], "a": jnp.zeros(2, jnp.int32)}
-    assert _refusal(buffer.add, state, ragged) == (
+    assert refusal(buffer.add, state, ragged) == (
         "items['o'] is a ragged list (rows of lengths 3, 2); give rows of one length."
     )
     # Thousands of rows of many lengths: the line stays short.
     rows = [[1.0] * (i % 50) for i in range(5000)]
-    long = _refusal(buffer.add, state, {"o": rows, "a": jnp.zeros(5000, jnp.int32)})
+    long = refusal(buffer.add, state, {"o": rows, "a": jnp.zeros(5000, jnp.int32)})
     assert long == (
         "items['o'] is a ragged list (rows of lengths 0, 1, 2, 3, ...); give rows "
         "of one length."
@@ -137,12 +124,12 @@ def test_ragged_trajectories_and_starts_are_named_as_such():
     buffer = make_sequence_buffer(4, 2, 2, with_starts=True)
     state = buffer.init({"a": jnp.zeros(2)}, jnp.zeros(2))
     deep = [[[1.0, 2.0]], [[1.0]]]  # [T=2, B=1, 2] with a short last row
-    assert _refusal(buffer.add, state, {"a": deep}, jnp.zeros((1, 2))) == (
+    assert refusal(buffer.add, state, {"a": deep}, jnp.zeros((1, 2))) == (
         "trajectories['a'] is a ragged list (rows of lengths 2, 1); give rows "
         "of one length."
     )
     trajectories = {"a": jnp.zeros((2, 2, 2))}
-    assert _refusal(buffer.add, state, trajectories, [[1.0, 2.0], [3.0]]) == (
+    assert refusal(buffer.add, state, trajectories, [[1.0, 2.0], [3.0]]) == (
         "starts is a ragged list (rows of lengths 2, 1); give rows of one length."
     )
 
@@ -151,7 +138,7 @@ def test_sequence_starts_hold_one_per_trajectory():
     buffer = make_sequence_buffer(4, 2, 2, with_starts=True)
     state = buffer.init({"a": jnp.int32(0)}, jnp.zeros(2))
     trajectories = {"a": jnp.zeros((2, 3), jnp.int32)}
-    assert _refusal(buffer.add, state, trajectories, jnp.zeros((2, 2))) == (
+    assert refusal(buffer.add, state, trajectories, jnp.zeros((2, 2))) == (
         "add takes one start per trajectory: trajectories hold B=3, starts 2; "
         "give starts [B, ...]."
     )

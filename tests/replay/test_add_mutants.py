@@ -10,24 +10,9 @@ import numpy as np
 import pytest
 
 from purejaxdrl.replay import (
-    make_prioritised_buffer,
     make_sequence_buffer,
-    make_uniform_buffer,
 )
-
-BUFFERS = pytest.mark.parametrize(
-    "make",
-    [lambda: make_uniform_buffer(8, 4), lambda: make_prioritised_buffer(8, 4)],
-    ids=["uniform", "prioritised"],
-)
-
-
-def _refusal(add, *args) -> str:
-    with pytest.raises(ValueError) as error:
-        add(*args)
-    message = str(error.value)
-    assert "\n" not in message
-    return message
+from tests.replay.refusals import BUFFERS, refusal
 
 
 @BUFFERS
@@ -36,7 +21,7 @@ def test_one_item_of_another_size_but_the_same_rank_is_told_the_item_shape(make)
     # again; the fix is the item's shape.
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(3)})
-    assert _refusal(buffer.add, state, {"obs": jnp.zeros(4)}) == (
+    assert refusal(buffer.add, state, {"obs": jnp.zeros(4)}) == (
         "add takes items['obs'] of shape [n, 3]; got [4] (each item is [3], as "
         "init's example)."
     )
@@ -49,7 +34,7 @@ def test_items_in_other_containers_with_the_same_leaves_are_refused(make):
     buffer = make()
     state = buffer.init((jnp.zeros(3), jnp.int32(0)))
     items = [jnp.zeros((2, 3)), jnp.zeros(2, jnp.int32)]
-    assert _refusal(buffer.add, state, items) == (
+    assert refusal(buffer.add, state, items) == (
         "add takes items of the structure init's example had; got another "
         "(PyTreeDef([*, *]) against PyTreeDef((*, *))); pass the same keys and "
         "containers as init's example."
@@ -64,7 +49,7 @@ def test_trajectories_of_another_length_name_both_lengths(steps):
     # Shorter as well as longer: the length is said before the shapes.
     buffer = make_sequence_buffer(3, 4, 2)
     state = buffer.init({"x": jnp.zeros(3)})
-    assert _refusal(buffer.add, state, {"x": jnp.zeros((steps, 2, 3))}) == (
+    assert refusal(buffer.add, state, {"x": jnp.zeros((steps, 2, 3))}) == (
         f"trajectories of {steps} steps added to a buffer of sequence_length=4; "
         "make them equal."
     )
@@ -75,7 +60,7 @@ def test_more_items_than_the_capacity_in_one_add_are_refused(make):
     # capacity + 1 items would overwrite the first with the last, silently.
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(3)})
-    assert _refusal(buffer.add, state, {"obs": jnp.zeros((9, 3))}) == (
+    assert refusal(buffer.add, state, {"obs": jnp.zeros((9, 3))}) == (
         "adding 9 items to a buffer of capacity 8 per device would overwrite "
         "part of the batch itself; raise the capacity."
     )

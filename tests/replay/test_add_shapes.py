@@ -12,24 +12,9 @@ import numpy as np
 import pytest
 
 from purejaxdrl.replay import (
-    make_prioritised_buffer,
     make_sequence_buffer,
-    make_uniform_buffer,
 )
-
-BUFFERS = pytest.mark.parametrize(
-    "make",
-    [lambda: make_uniform_buffer(8, 4), lambda: make_prioritised_buffer(8, 4)],
-    ids=["uniform", "prioritised"],
-)
-
-
-def _refusal(add, *args) -> str:
-    with pytest.raises(ValueError) as error:
-        add(*args)
-    message = str(error.value)
-    assert "\n" not in message
-    return message
+from tests.replay.refusals import BUFFERS, refusal
 
 
 @BUFFERS
@@ -38,7 +23,7 @@ def test_an_item_without_its_batch_axis_is_refused_not_broadcast(make, jit):
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(3)})
     add = jax.jit(buffer.add) if jit else buffer.add
-    assert _refusal(add, state, {"obs": jnp.array([1.0, 2.0, 3.0])}) == (
+    assert refusal(add, state, {"obs": jnp.array([1.0, 2.0, 3.0])}) == (
         "add takes items['obs'] of shape [n, 3]; got [3] (add a batch axis: x[None])."
     )
     # The fix the message names stores one item, once.
@@ -53,7 +38,7 @@ def test_an_unbatched_scalar_leaf_is_refused(make):
     # Was an IndexError: the batch size was read from the first leaf's shape[0].
     buffer = make()
     state = buffer.init({"a": jnp.int32(0), "b": jnp.zeros(2)})
-    message = _refusal(buffer.add, state, {"a": jnp.int32(1), "b": jnp.ones((1, 2))})
+    message = refusal(buffer.add, state, {"a": jnp.int32(1), "b": jnp.ones((1, 2))})
     assert message == (
         "add takes items['a'] of shape [n]; got [] (add a batch axis: x[None])."
     )
@@ -64,7 +49,7 @@ def test_items_of_another_shape_name_the_leaf_and_both_shapes(make):
     # Was "Incompatible types for broadcasting", 12 frames deep.
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(3)})
-    assert _refusal(buffer.add, state, {"obs": jnp.zeros((2, 4))}) == (
+    assert refusal(buffer.add, state, {"obs": jnp.zeros((2, 4))}) == (
         "add takes items['obs'] of shape [n, 3]; got [2, 4] (each item is [3], "
         "as init's example)."
     )
@@ -75,7 +60,7 @@ def test_items_of_another_structure_name_the_keys(make):
     # Was a raw "pytree structure error: different pytree metadata".
     buffer = make()
     state = buffer.init({"obs": jnp.zeros(3)})
-    assert _refusal(buffer.add, state, {"ob": jnp.zeros((2, 3))}) == (
+    assert refusal(buffer.add, state, {"ob": jnp.zeros((2, 3))}) == (
         "add takes items of the structure init's example had; got another "
         "(missing items['obs']; not stored items['ob']); pass the same keys and "
         "containers as init's example."
@@ -87,7 +72,7 @@ def test_leaves_of_different_batch_sizes_are_refused(make):
     buffer = make()
     state = buffer.init({"a": jnp.int32(0), "b": jnp.zeros(2)})
     items = {"a": jnp.zeros(3, jnp.int32), "b": jnp.zeros((1, 2))}
-    assert _refusal(buffer.add, state, items) == (
+    assert refusal(buffer.add, state, items) == (
         "add takes the same number of items in every leaf; items['a'] holds 3 "
         "and items['b'] 1 (along axis 0); give every leaf the same batch size."
     )
@@ -98,17 +83,17 @@ def test_sequence_buffers_check_trajectories_time_major_and_their_starts():
     state = buffer.init({"x": jnp.zeros(3)})
     # One trajectory [T, 3] without its batch axis was stored as 3 sequences
     # (or refused, by swapaxes, when its step was a scalar).
-    assert _refusal(buffer.add, state, {"x": jnp.zeros((4, 3))}) == (
+    assert refusal(buffer.add, state, {"x": jnp.zeros((4, 3))}) == (
         "add takes trajectories['x'] of shape [4, B, 3]; got [4, 3] (add a batch "
         "axis: x[:, None])."
     )
-    assert _refusal(buffer.add, state, {"x": jnp.zeros((4, 2, 2))}).startswith(
+    assert refusal(buffer.add, state, {"x": jnp.zeros((4, 2, 2))}).startswith(
         "add takes trajectories['x'] of shape [4, B, 3]; got [4, 2, 2]"
     )
     with_starts = make_sequence_buffer(3, 4, 2, with_starts=True)
     state = with_starts.init({"x": jnp.zeros(3)}, jnp.zeros(2))
     trajectories = {"x": jnp.zeros((4, 2, 3))}
-    assert _refusal(with_starts.add, state, trajectories, jnp.zeros(2)) == (
+    assert refusal(with_starts.add, state, trajectories, jnp.zeros(2)) == (
         "add takes starts of shape [B, 2]; got [2] (add a batch axis: x[None])."
     )
     state = with_starts.add(state, trajectories, jnp.ones((2, 2)))

@@ -15,14 +15,7 @@ from purejaxdrl.replay import (
     make_sequence_buffer,
     make_uniform_buffer,
 )
-
-
-def _refusal(call, *args) -> str:
-    with pytest.raises(ValueError) as error:
-        call(*args)
-    message = str(error.value)
-    assert "\n" not in message
-    return message
+from tests.replay.refusals import refusal
 
 
 def _prioritised():
@@ -51,12 +44,12 @@ def test_set_priorities_converts_lists_and_checks_the_shape():
     listed = buffer.set_priorities(state, [0, 1], [1.0, 2.0])
     arrays = buffer.set_priorities(state, jnp.array([0, 1]), jnp.array([1.0, 2.0]))
     np.testing.assert_array_equal(listed.nodes, arrays.nodes)
-    refuse = _refusal(buffer.set_priorities, state, jnp.arange(4), jnp.ones(3))
+    refuse = refusal(buffer.set_priorities, state, jnp.arange(4), jnp.ones(3))
     assert refuse == (
         "set_priorities takes one priority per index: index has shape [4], "
         "priority [3]; give priorities of index's shape (one per sampled item)."
     )
-    add = _refusal(buffer.add, state, {"o": jnp.ones((2, 2))}, jnp.ones(3))
+    add = refusal(buffer.add, state, {"o": jnp.ones((2, 2))}, jnp.ones(3))
     assert add.startswith("add takes one priority per item")  # not an index
 
 
@@ -83,7 +76,7 @@ def test_set_priorities_converts_lists_and_checks_the_shape():
     ],
 )
 def test_sizes_must_be_ints(make, message):
-    assert _refusal(make) == message
+    assert refusal(make) == message
 
 
 def test_numpy_int_sizes_are_ints():
