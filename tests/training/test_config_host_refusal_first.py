@@ -20,7 +20,7 @@ def _config(algo: str, env_id: str, total_steps: int):
 @pytest.mark.parametrize("algo", ["dqn", "apex"])
 def test_a_replay_learner_on_a_host_env_hears_only_that_it_does_not_run(algo):
     # On device, this budget gets the min_replay advice (so the order matters)...
-    with pytest.raises(ConfigError, match=r"min_replay=.*raise --total-steps"):
+    with pytest.raises(ConfigError, match=r"min_replay=.*at least --total-steps"):
         validate(_config(algo, "CartPole-v1", 2048))
     # ...which on a host env would send the user on to a second refusal.
     with pytest.raises(ConfigError) as refused:
