@@ -144,6 +144,10 @@ def close_pool(vec: Any) -> None:
         pool.closed = True
     finally:
         watchdog.cancel()
+        # A watchdog that fired may have reaped a worker (waitpid) and not yet
+        # stored its exit code: Gymnasium's join then saw ECHILD, and until the
+        # watchdog ends, the worker's `exitcode` reads None.
+        watchdog.join()
 
 
 def kill_workers(pool: Any) -> None:
