@@ -27,8 +27,8 @@ def starting_preset(env: str | None, env_id: str | None, algo: str) -> str:
     """
     if env is not None:
         return env
-    ids = {p: i for p, i in _preset_ids(algo).items() if not _hides(p)}
-    own = [p for p, i in ids.items() if i == env_id]
+    ids = _unhiding_ids(algo)
+    own = _own_presets(env_id, ids)
     kin = _kin_presets(env_id, ids) if env_id is not None else []
     return (own or kin or ["cartpole"])[0]  # (sorted: cartpole first of equals)
 
@@ -63,8 +63,7 @@ def section_fix(config: Any, algo: str) -> str:
     named too (`apply_overrides`' refusal; the command line's `--algo dqn`
     reads the preset's own section).
     """
-    ids = {p: i for p, i in _preset_ids(algo).items() if not _hides(p)}
-    own = [p for p, i in ids.items() if i == config.env.id]
+    own = _own_presets(config.env.id, _unhiding_ids(algo))
     if not own or algo not in preset_algorithms(own[0]):
         return f"algo={algo!r}"
     return (
@@ -87,6 +86,16 @@ def _hides(preset: str) -> bool:
     """Whether shipped `preset` hides observation entries (`env.hide_observations`)."""
     env = read_yaml(presets_dir() / f"{preset}.yaml").get("env") or {}
     return bool(env.get("hide_observations"))
+
+
+def _own_presets(env_id: str | None, ids: dict[str, str]) -> list[str]:
+    """The presets of `ids` (preset -> its file's id) whose file trains `env_id`."""
+    return [p for p, i in ids.items() if i == env_id]
+
+
+def _unhiding_ids(algo: str) -> dict[str, str]:
+    """`_preset_ids(algo)` less those hiding observation entries (another task)."""
+    return {p: i for p, i in _preset_ids(algo).items() if not _hides(p)}
 
 
 def _preset_ids(algo: str) -> dict[str, str]:
@@ -113,7 +122,7 @@ def env_id_hint(name: str, algo: str) -> str:
     what = f"{name!r} {'is' if known else 'looks like'} an environment id"
     what += ", not a preset (a preset names an environment and its tuned settings)"
     ids = _preset_ids(algo)
-    own = [p for p, env_id in ids.items() if env_id == name]
+    own = _own_presets(name, ids)
     if own:
         return f"{what}; the {own[0]} preset trains it: --env {own[0]}."
     base = _kin_presets(name, ids)
