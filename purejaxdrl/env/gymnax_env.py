@@ -25,7 +25,7 @@ from purejaxdrl.env.base import (
     strong_types,
 )
 from purejaxdrl.env.contract import traced
-from purejaxdrl.setup_warnings import SetupWarning
+from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.types import PRNGKey, TimeStep
 
 # Environments whose `step` runs a loop from a constant carry that picks up
@@ -319,7 +319,7 @@ def _warn_if_legacy(name: str, env: Any) -> None:
             "done that includes the time limit trains each time-out as a "
             "termination (see docs/guide/bring-your-own-env.md).",
             SetupWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

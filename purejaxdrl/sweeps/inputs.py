@@ -22,7 +22,7 @@ from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.observe.records import reading, restore_or_restart
-from purejaxdrl.setup_warnings import SetupWarning
+from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import Preset, load_preset
 
@@ -166,7 +166,7 @@ def base_and_target(
                 f"{why}: not judged; pass --target (target_return=) to compare "
                 "training returns with one.",
                 SetupWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         elif target_return is None:
             target_return = preset.target_return
@@ -223,7 +223,7 @@ def warn_not_honoured(base: TrainConfig) -> None:
                 warnings.warn(
                     f"{name}.{path}={given[path]!r}: {why}.",
                     SetupWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
 
 

@@ -142,8 +142,9 @@ def test_gymnasium_options_are_type_checked_against_the_environments_defaults():
 def test_clipped_rewards_warn_that_returns_are_not_the_games():
     # With EnvPool's reward_clip its rewards are signs: the logged returns
     # follow them. Life-loss episodes do not change the logs (next test).
-    with pytest.warns(UserWarning, match=r"reward_clip=True: .* clipped rewards"):
+    with pytest.warns(UserWarning, match=r"reward_clip=True: .* clipped rewards") as w:
         make_host_env("envpool:Breakout-v5", 1, 0, reward_clip=True).close()
+    assert w[0].filename == __file__  # the caller's line, not make_host_env's
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the protocol's defaults, life loss: no notice
         make_host_env("envpool:Breakout-v5", 1, 0).close()

@@ -32,7 +32,7 @@ from purejaxdrl.env.host.base import (
     rescale_actions,
     space_spec,
 )
-from purejaxdrl.setup_warnings import SetupWarning
+from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 
 # Machado et al. (2018), in EnvPool's option names; options override them.
 ATARI_PROTOCOL = {
@@ -113,7 +113,7 @@ class EnvPoolEnv(HostEnv):
         self.episodic_life = bool(options.get("episodic_life"))
         notice = returns_notice(self.name, options)
         if notice:  # not on the presets' defaults (ATARI_PROTOCOL)
-            warnings.warn(notice, SetupWarning, stacklevel=2)
+            warnings.warn(notice, SetupWarning, stacklevel=user_stacklevel())
         self.batch_size = batch_size or num_envs
         with warnings.catch_warnings():
             # EnvPool builds float32 Boxes from float64 bounds; gymnasium warns
