@@ -10,12 +10,17 @@ inside.
 """
 
 import os
+import pathlib
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
+
+from purejaxdrl.training.stop_words import SAME_SIGNAL
 
 _HOLD = """
 import sys, time
@@ -25,14 +30,14 @@ from purejaxdrl.training.faults import StopSignals
 main = sys.argv[1] == "main"
 with held_signals(main=main, saves=True), StopSignals(peer=not main) as loop:
 """
-# The main thread stuck in C for a while.
+# The main thread stuck in C while a shell command runs (argv[2]).
 _STUCK = (
     _HOLD
     + """
     import ctypes
     print("stuck", flush=True)
-    # Not our pipes: `communicate` would wait for this `sleep` to end.
-    ctypes.CDLL(None).system(f"exec sleep {sys.argv[2]} >/dev/null 2>&1".encode())
+    # Not our stdout / stderr: `communicate` would wait for the command's end.
+    ctypes.CDLL(None).system(f"exec {sys.argv[2]} >/dev/null 2>&1".encode())
 print("returned", loop.requested, flush=True)
 """
 )
@@ -69,20 +74,58 @@ def _start(script: str, *args: str) -> subprocess.Popen:
     )
 
 
-def _stuck(seconds: int) -> subprocess.Popen:
-    proc = _start(_STUCK, "main", str(seconds))
+# Signals this far apart by the watcher thread's clock, which reads each one
+# when it wakes (late, on a loaded machine), are two, not one sent twice.
+_APART_S = SAME_SIGNAL + 1.0
+
+
+def _stuck(command: str) -> subprocess.Popen:
+    """Process 0, its main thread in libc's `system` running `command`."""
+    proc = _start(_STUCK, "main", command)
     assert proc.stdout.readline() == "stuck\n"
-    time.sleep(0.3)  # into `system`
+    # In C once `system` has started its shell: a signal sent before (a fixed
+    # sleep on a loaded machine) could find the main thread still in Python.
+    children = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 30
+    while not children.read_text().split():
+        assert time.monotonic() < deadline, "it never entered system()"
+        time.sleep(0.01)
     return proc
+
+
+def _lines(stream) -> queue.Queue:
+    """`stream`'s lines as they come, read by a thread; None at its end."""
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _said(lines: queue.Queue, seconds: float = 20) -> str:
+    """The next line, or "" where none comes within `seconds` (or ever)."""
+    try:
+        return lines.get(timeout=seconds) or ""
+    except queue.Empty:
+        return ""
+
+
+def _rest(lines: queue.Queue) -> str:
+    """The lines still to come from a process that has ended."""
+    return "".join(iter(lambda: _said(lines), ""))
 
 
 @pytest.mark.timeout(60)
 def test_a_second_sigterm_ends_a_process_stuck_in_c():
-    proc = _stuck(30)
+    proc = _stuck("sleep 30")
     try:
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)  # the handler cannot run: nothing happens
-        time.sleep(1.5)
+        time.sleep(_APART_S)
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=15)
@@ -95,15 +138,20 @@ def test_a_second_sigterm_ends_a_process_stuck_in_c():
 
 @pytest.mark.timeout(60)
 def test_a_first_signal_handled_after_the_second_was_said_says_nothing():
-    # The main thread leaves C (3 s) after the second signal was said (1.8 s)
-    # and before the end (3.8 s): the first's handler ran then and said
-    # "received: saving a checkpoint ..." after "received again: ending ...".
-    proc = _stuck(3)
+    # The main thread leaves C once the second signal was said, 2 s before the
+    # end: the first's handler ran then and said "received: saving a
+    # checkpoint ..." after "received again: ending ...".
+    proc = _stuck("head -n 1")  # in C until a line comes on its stdin
+    err_lines = _lines(proc.stderr)
     try:
         proc.send_signal(signal.SIGTERM)
-        time.sleep(1.5)
+        time.sleep(_APART_S)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=15)
+        err = _said(err_lines)  # the second's line, said while still in C
+        proc.stdin.write("\n")  # out of C: the first's handler runs
+        proc.stdin.flush()
+        proc.wait(timeout=15)
+        err += _rest(err_lines)
     finally:
         proc.kill()
     assert proc.returncode in (0, 128 + signal.SIGTERM), err
@@ -113,7 +161,7 @@ def test_a_first_signal_handled_after_the_second_was_said_says_nothing():
 @pytest.mark.timeout(60)
 def test_one_sigterm_sent_twice_at_once_is_held_as_one():
     # coreutils' `timeout` sends its signal to the process, then to its group.
-    proc = _stuck(4)
+    proc = _stuck("sleep 4")
     try:
         proc.send_signal(signal.SIGTERM)
         os.kill(proc.pid, signal.SIGTERM)
@@ -128,22 +176,24 @@ def test_one_sigterm_sent_twice_at_once_is_held_as_one():
 def _signalled_twice(role: str, finish: bool) -> tuple[int, str, str]:
     """A process of many asked to stop, then signalled again while it saves.
 
-    Returns its status, stdout and stderr; `finish`: its save ends 0.3 s
-    after the second signal, within the grace (else never).
+    Returns its status, stdout and stderr; `finish`: its save ends once the
+    second signal was said, within the grace (else never).
     """
     proc = _start(_SAVING, role)
+    err_lines = _lines(proc.stderr)
     try:
         assert proc.stdout.readline() == "ready\n"
         proc.send_signal(signal.SIGTERM)
         assert proc.stdout.readline() == "saving\n"
-        time.sleep(1.2)  # a second signal, not the first sent twice
+        err = _said(err_lines)  # the first's line
+        time.sleep(_APART_S)
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        err += _said(err_lines)  # the second's
         if finish:
             proc.stdin.write("\n")
             proc.stdin.flush()
         proc.wait(timeout=20)  # stdin left open: an unfinished save goes on
-        out, err = proc.stdout.read(), proc.stderr.read()
+        out, err = proc.stdout.read(), err + _rest(err_lines)
     finally:
         proc.kill()
     return proc.returncode, out, err
