@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 
 import numpy as np
 import pytest
@@ -95,6 +96,13 @@ def _signals_ignored(pid):
     return {s for s in (signal.SIGINT, signal.SIGTERM) if mask >> (s - 1) & 1}
 
 
+def _joined(process, seconds: float = 60) -> int:
+    """`process`'s exit code, once it has ended (reaping may lag under load)."""
+    process.join(seconds)
+    assert process.exitcode is not None, f"{process.pid} runs after {seconds} s"
+    return process.exitcode
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_ignore_sigint_but_end_on_sigterm(module):
     env = _pool(module, "Blocking")
@@ -103,10 +111,8 @@ def test_workers_ignore_sigint_but_end_on_sigterm(module):
         # Ctrl-C reaches the whole process group: it is the run's to handle.
         assert all(_signals_ignored(pid) == {signal.SIGINT} for pid in pids)
         os.kill(pids[0], signal.SIGTERM)
-        env.vec.unwrapped.processes[0].join(10)
-        assert exit_status(env.vec.unwrapped.processes[0].exitcode) == (
-            "killed by SIGTERM"
-        )
+        exitcode = _joined(env.vec.unwrapped.processes[0])
+        assert exit_status(exitcode) == "killed by SIGTERM"
     finally:
         env.close()
 
@@ -151,8 +157,11 @@ def _gone(pid):
     if not alive(pid):
         return True
     # Dead, not yet reaped by whoever adopted it.
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rpartition(")")[2].split()[0] == "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True  # reaped since `alive` looked: gone
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -209,7 +218,7 @@ def test_a_worker_that_died_between_steps_is_named_at_the_next_step():
         _step(env)
         process = env.vec.unwrapped.processes[0]
         process.kill()
-        process.join(10)
+        _joined(process)
         with pytest.raises(WorkerDied) as raised:
             _step(env)
         assert str(raised.value).startswith(
@@ -253,3 +262,29 @@ def test_exit_status_words_codes_and_signals():
     assert exit_status(3) == "exit code 3"
     assert exit_status(-9) == "killed by SIGKILL"
     assert exit_status(-15) == "killed by SIGTERM"
+
+
+def test_a_death_report_waits_for_a_worker_reaped_seconds_late(monkeypatch):
+    # A worker descheduled as it died (a loaded machine) had its exit code
+    # over a second after its pipe broke: the report, which waited 1 s, said
+    # "its worker processes look alive" instead of how it died.
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    fake = types.SimpleNamespace(monotonic=lambda: now[0], sleep=sleep)
+    monkeypatch.setattr(gymnasium_workers, "time", fake)
+
+    class ReapedLate:
+        pid = 7
+
+        @property
+        def exitcode(self):
+            return -signal.SIGKILL if now[0] >= 3.0 else None
+
+    pool = types.SimpleNamespace(processes=[ReapedLate()])
+    report = gymnasium_workers.death_report(pool, "env", "step", EOFError())
+    assert report.startswith(
+        "env's worker process 0 (pid 7, killed by SIGKILL) died during step"
+    ), report

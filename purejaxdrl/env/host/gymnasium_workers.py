@@ -40,6 +40,11 @@ CLOSE_TIMEOUT_S = 5.0
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+# How long a death report waits for the dead worker to be reaped: its pipe
+# reads EOF as its files close, its exit code comes once it has fully exited
+# (over a second later, for a process descheduled on a loaded machine).
+REAP_WAIT_S = 5.0
+
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -174,7 +179,7 @@ def worker_deaths(pool: Any, env_name: str, method: str) -> Iterator[None]:
 def death_report(pool: Any, env_name: str, method: str, error: BaseException) -> str:
     """One line saying which of `pool`'s workers died during `method`, and how."""
     # The pipe reads EOF as the process exits: it can be reaped a moment later.
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + REAP_WAIT_S
     while True:
         dead = [(i, p) for i, p in enumerate(pool.processes) if p.exitcode is not None]
         if dead or time.monotonic() > deadline:
