@@ -3,11 +3,13 @@
 import dataclasses
 import functools
 import importlib.util
+import itertools
 import os
 import pathlib
+import random
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -17,6 +19,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 import purejaxdrl as pjd
+from purejaxdrl.cli.process_config import check_port_free
 from purejaxdrl.networks import Network
 from purejaxdrl.parallel import make_mesh
 
@@ -214,3 +217,31 @@ def cartpole_run(root: pathlib.Path, total_steps: int) -> pathlib.Path:
         {**tiny, "num_logs": 1, "devices": 1, "run_dir": str(root)},
     )
     return pathlib.Path(pjd.train(config, write_files=True, console=False).run_dir)
+
+
+def free_port() -> int:
+    """A port for a test's coordinator that no other test of the session gets.
+
+    A port the kernel calls free (a bind to port 0) could be taken in the
+    seconds before the coordinator binds it (its process imports JAX first):
+    by the other xdist worker's ask, or as an outgoing connection's ephemeral
+    port. Each worker hands out ports of its own range, below Linux's
+    ephemeral ones (32768 up), in turn, skipping those in use now.
+    """
+    return next(_PORTS)
+
+
+def _ports() -> Iterator[int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    base = 20_000 + 1000 * (int(worker or 0) % 12)
+    start = random.randrange(1000)  # another session on this machine: elsewhere
+    for i in itertools.count():
+        port = base + (start + i) % 1000
+        try:
+            check_port_free(f"127.0.0.1:{port}")
+        except ValueError:
+            continue
+        yield port
+
+
+_PORTS = _ports()

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
+from tests.helpers import free_port
 from tests.training.test_multiprocess import (
     _both_exit_0_after_process_1s_sigterm,
     _cluster,
-    _free_port,
     _on_unequal_hosts,
     _one_line_errors,
     _start,
@@ -40,7 +40,7 @@ def test_two_processes_learn_cartpole(algo, env_id, tmp_path):
     # worker, once ended IMPALA at a return of 176 (2026-12-03).
     run += ["--num-logs", "5", "--quiet", "--host.deterministic", "true"]
     run += ["--run-dir", str(tmp_path / "runs")]
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
     for p, log in zip(procs, logs, strict=True):

@@ -7,7 +7,6 @@ with 2 fake CPU devices; CPU collectives go through gloo.
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from tests.helpers import free_port
 
 RUN = [
     "train",
@@ -38,12 +38,6 @@ RUN = [
     "true",
 ]
 UPDATES = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _start(
@@ -96,7 +90,7 @@ def test_two_processes_match_one_process_with_four_devices(tmp_path, cache):
     steps = 8 * 16 * UPDATES
     run = [*RUN, *cache, "--total-steps", str(steps), "--num-logs", str(UPDATES)]
     run.append("--quiet")
-    port = _free_port()
+    port = free_port()
     procs = [
         _start(
             [*run, "--run-dir", str(tmp_path / "two"), *_cluster(port, i)],
@@ -134,7 +128,7 @@ def test_killed_process_stops_the_other_within_60_seconds(tmp_path, cache):
     steps = str(8 * 16 * updates)
     run = [*RUN, *cache, "--total-steps", steps, "--num-logs", str(updates)]
     run.append("--no-files")
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
     try:
@@ -215,7 +209,7 @@ def test_a_user_module_that_touches_jax_at_import_joins_first(tmp_path, cache):
     (tmp_path / "uses_jax.py").write_text(
         "import jax.numpy as jnp\nGOAL = jnp.ones(3)\n"
     )
-    port = _free_port()
+    port = free_port()
     args = ["train", "--env.imports", "uses_jax", "--num-envs", "4",
             "--unroll-length", "8", "--total-steps", "64", "--no-files",
             "--quiet", "--devices", "1", "--coordinator", f"127.0.0.1:{port}",
@@ -238,17 +232,17 @@ def _one_line_errors(log: str) -> list[str]:
 def test_a_process_whose_peers_never_come_says_so_within_its_init_timeout(tmp_path):
     # Process 1 of 2, and no process 0: JAX would wait 300 s, then abort with
     # a C++ stack dump (exit 134).
-    port = _free_port()
+    port = free_port()
     args = ["train", "--no-files", "--quiet", *_cluster(port, 1)]
     args += ["--init-timeout", "2"]
-    started = time.monotonic()
+    started = time.monotonic()  # its start-up too: 20 s and more under load
     done = subprocess.run(
         [sys.executable, "-m", "purejaxdrl.cli", *args],
         capture_output=True, text=True, timeout=100,
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
     )  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 90  # not JAX's 300 s
     (line,) = _one_line_errors(done.stderr)
     assert line.startswith(
         f"purejaxdrl: error: process 1 of 2 could not join the run at coordinator "
@@ -264,7 +258,7 @@ def test_a_flag_error_after_joining_exits_2_and_stops_the_peer(tmp_path, cache):
     run = ["train", "--num-envs", "4", "--unroll-length", "8", "--total-steps",
            steps, "--num-logs", str(10**6), "--no-files", "--quiet", "--devices",
            "1", *cache]  # fmt: skip
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     good = _start([*run, *_cluster(port, 0)], 1, logs[0])
     bad = _start([*run, "--checkpoint.keep", "0", *_cluster(port, 1)], 1, logs[1])
@@ -298,7 +292,7 @@ def test_when_process_0_dies_jax_stops_the_others_at_once(tmp_path):
     # stack trace and status 134 (SIGABRT). No setting of JAX 0.10 avoids it
     # (its missed-heartbeat callback cannot be given from Python); the guide
     # says so. This pins that: stopped at once, and said why.
-    port = str(_free_port())
+    port = str(free_port())
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
@@ -352,7 +346,7 @@ def _both_exit_0_after_process_1s_sigterm(
     """Runs `run` as 2 processes of `devices` CPU devices each in `tmp_path`,
     with PREEMPT_ME set in process 1 alone (`_SIGTERM_AT_IMPORT` reads it);
     asserts both exit 0 within `timeout` seconds and returns their logs."""
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
     for i, log in enumerate(logs):
@@ -442,13 +436,9 @@ def _on_unequal_hosts(
     coordinator port): per launch, each process's exit status and output
     (logs named by `tag`)."""
     started: list[tuple[list[subprocess.Popen], list[pathlib.Path]]] = []
-    ports: set[int] = set()
     try:
         for args, tag in launches:
-            port = _free_port()
-            while port in ports:  # a port just freed can come back
-                port = _free_port()
-            ports.add(port)
+            port = free_port()  # never one given before
             logs = [tmp_path / f"{tag}{i}.log" for i in range(2)]
             procs = [
                 _start([*args, *_cluster(port, i)], most - i, logs[i]) for i in range(2)
@@ -548,7 +538,7 @@ def test_a_process_that_dies_while_the_run_saves_is_a_peers_failure(tmp_path, ca
     run = ["train", "--env.imports", "diesave", "--total-steps", str(4 * 512),
            "--num-logs", "2", "--checkpoint.every", "1", "--quiet", "--devices",
            "1", "--run-dir", str(runs), *cache]  # fmt: skip
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
     for i, log in enumerate(logs):
@@ -583,7 +573,7 @@ def test_ppos_device_hint_counts_per_process_in_a_run_of_processes(tmp_path):
     run = ["train", "--num-envs", "4", "--unroll-length", "8",
            "--ppo.num-minibatches", "16", "--devices", "2", "--no-files",
            "--quiet"]  # fmt: skip
-    port = _free_port()
+    port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = [_start([*run, *_cluster(port, i)], 2, logs[i]) for i in range(2)]
     try:
