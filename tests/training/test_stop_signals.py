@@ -3,9 +3,11 @@
 import os
 import signal
 import time
+import types
 
 import pytest
 
+from purejaxdrl.training import faults
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.stop_words import SAME_SIGNAL, again, ctrl_c
 
@@ -66,10 +68,17 @@ _WHEN = (
 )
 
 
-def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(capsys):
+def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(
+    capsys, monkeypatch
+):
     # It repeated the first line word for word: a second request, a second save?
+    # The handlers' clock is the test's: a stall between two sends (a loaded
+    # machine) must not part the same signal sent twice.
+    now = [0.0]
+    monkeypatch.setattr(faults, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     with StopSignals() as stop:
         _send(signal.SIGTERM)
+        now[0] += 0.05
         _send(signal.SIGTERM)  # the same signal sent twice (`timeout`): said once
         # Read apart: which of the two repeats is said matters, not only how
         # many lines there are (a window turned around says the wrong one).
@@ -77,7 +86,7 @@ def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(capsys):
             f"purejaxdrl: SIGTERM received: saving a checkpoint {_WHEN}, then "
             "stopping\n"
         )
-        time.sleep(SAME_SIGNAL)
+        now[0] += SAME_SIGNAL
         _send(signal.SIGTERM)
     assert stop.requested == "SIGTERM"
     assert capsys.readouterr().err == (

@@ -176,8 +176,9 @@ def test_a_resume_s_compile_time_is_its_compiling_phase(tmp_path, monkeypatch, c
     monkeypatch.setattr(ConsoleLogger, "phase", timed_phase)
     more = pjd.apply_overrides(_tiny(tmp_path), {"total_steps": 4 * 16 * 8})
     again = pjd.train(more, resume=result.run_dir, console=True, allow_changes=True)
-    # Only the instants between the two clocks' reads differ (not the 3 s).
-    assert abs(again.compile_seconds - phases["compiling"]) < 0.5, (
+    # Only the instants between the two clocks' reads differ (not the 3 s; a
+    # loaded machine's stall can part them by a fraction of one).
+    assert abs(again.compile_seconds - phases["compiling"]) < 1.5, (
         again.compile_seconds,
         phases,
     )
