@@ -62,3 +62,16 @@ def _optimized_compiles_for_learning_tests(request, monkeypatch):
     processes and notebook kernels they start inherit the setting."""
     if request.node.get_closest_marker("trains"):
         monkeypatch.setenv("PUREJAXDRL_COMPILE", "optimized")
+
+
+@pytest.fixture(autouse=True)
+def _mplbackend_as_it_was(monkeypatch):
+    """`cli.main` picks matplotlib's file backend for its process (MPLBACKEND,
+    unless set): a test that calls it leaves the variable as it found it, not
+    set for the later tests of its worker and the notebook kernels they start
+    (which draw inline only where it is unset)."""
+    if "MPLBACKEND" in os.environ:
+        monkeypatch.setenv("MPLBACKEND", os.environ["MPLBACKEND"])
+    else:  # a delenv of an unset variable has nothing to undo: set it first
+        monkeypatch.setenv("MPLBACKEND", "")
+        monkeypatch.delenv("MPLBACKEND")

@@ -11,6 +11,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 import yaml
@@ -22,8 +23,11 @@ NO_CACHE = ["--no-compile-cache"]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """Run directories in various states of repair (no training needed)."""
+def runs(tmp_path_factory) -> Iterator[dict[str, pathlib.Path]]:
+    """Run directories in various states of repair (no training needed).
+
+    The user's module's folder is on `sys.path` until this file's tests end.
+    """
     root = tmp_path_factory.mktemp("runs")
     config = pjd.config.to_dict(pjd.load_preset("cartpole").config)
     ok = root / "ok"
@@ -45,8 +49,10 @@ def runs(tmp_path_factory) -> dict[str, pathlib.Path]:
     away.mkdir()
     env = {**config["env"], "id": "LostCorridor-v0", "imports": ["lost_corridor"]}
     (away / "config.yaml").write_text(yaml.safe_dump({**config, "env": env}))
-    runs = (ok, no_config, garbled, not_mapping, bad_field, away, _host_run(root))
-    return {p.name: p for p in runs}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(root))  # the user's module, as from their folder
+        runs = (ok, no_config, garbled, not_mapping, bad_field, away, _host_run(root))
+        yield {p.name: p for p in runs}
 
 
 # A user's Gymnasium module: an environment whose constructor takes no
@@ -114,7 +120,6 @@ def _host_run(root: pathlib.Path) -> pathlib.Path:
     # imported from a folder on the path (as the current folder would be).
     pytest.importorskip("gymnasium")
     (root / "bad_input_envs.py").write_text(USER_MODULE)
-    sys.path.insert(0, str(root))
     env = {"id": "gymnasium:BadInputNoRenderMode-v0", "imports": ["bad_input_envs"]}
     config = pjd.apply_overrides(
         pjd.load_preset("cartpole_envpool", "impala").config,
