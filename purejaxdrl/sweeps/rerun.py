@@ -45,8 +45,7 @@ def train_command(config: TrainConfig, data: int | None = None) -> str | None:
     """
     setting = ""
     if data is not None:
-        # A single device is named only where the command would see more.
-        if data > 1 or jax.local_device_count() > 1:
+        if _named(data):
             config = dataclasses.replace(config, devices=data)
         setting = fake_devices_setting(data)
     best: tuple[str, list[str]] | None = None
@@ -74,10 +73,33 @@ def run_command(result: SweepResult, run: int) -> str | None:
     (a sweep.yaml written before they were recorded) gives the config's
     command alone.
     """
+    return train_command(result.plan.run_config(run), _data(result, run))
+
+
+def _data(result: SweepResult, run: int) -> int | None:
+    """The data devices run `run` trained on (its group's layout), or None."""
     groups = result.plan.static_groups()
     group = next(g for g, runs in enumerate(groups) if run in runs)
-    data = result.layouts[group].data if group < len(result.layouts) else None
-    return train_command(result.plan.run_config(run), data)
+    return result.layouts[group].data if group < len(result.layouts) else None
+
+
+def _named(data: int) -> bool:
+    """Whether a run alone names its `data` devices (one: where it sees more)."""
+    return data > 1 or jax.local_device_count() > 1
+
+
+def _python_line(result: SweepResult, run: int, where: str) -> str:
+    """The Python that trains run `run` of the sweep in `where` alone.
+
+    On the data devices it trained on (`run_command`'s `--devices N`), where
+    a plain `train` would use another count.
+    """
+    config = f"pjd.load_sweep({where!r}).plan.run_config({run})"
+    data = _data(result, run)
+    devices = result.plan.run_config(run).devices
+    if data is not None and _named(data) and devices != data:
+        config = f"pjd.apply_overrides({config}, {{'devices': {data}}})"
+    return f"pjd.train({config})"
 
 
 def _flags(preset: TrainConfig, config: TrainConfig) -> list[str] | None:
@@ -142,7 +164,7 @@ def best_run_record(result: SweepResult, path: pathlib.Path) -> dict[str, Any] |
         "values": {k: plain(v) for k, v in result.plan.settings[setting].items()},
         "final_return": float(result.final_return[run]),
         "policy": "policy",
-        "python": f"pjd.train(pjd.load_sweep({where!r}).plan.run_config({run}))",
+        "python": _python_line(result, run, where),
         "command": run_command(result, run),
     }
 

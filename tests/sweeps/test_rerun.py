@@ -197,3 +197,37 @@ def test_of_presets_with_the_environment_the_one_needing_fewest_flags_is_named(
     assert train_command(config) == (
         "purejaxdrl train --env near --algo ppo --seed 0 --ppo.learning-rate 0.001"
     )
+
+
+def test_the_python_line_names_the_data_devices_a_plain_train_would_not_use(
+    tmp_path, monkeypatch
+):
+    # devices=0 trains alone on every local device (8 here); the sweep split
+    # them between its 2 settings, each member's environments over the rest.
+    base = pjd.apply_overrides(
+        CARTPOLE,
+        {
+            "total_steps": CARTPOLE.steps_per_update,
+            "num_logs": 1,
+            "devices": 0,
+            "run_dir": str(tmp_path),
+        },
+    )
+    result = pjd.sweep(
+        base, grid={"learning_rate": [1e-3, 3e-3]}, write_files=True, console=False
+    )
+    [layout] = result.layouts
+    assert layout.data not in (None, 8) and result.plan.run_config(0).devices == 0
+    best = yaml.safe_load((result.run_dir / "sweep.yaml").read_text())["best_run"]
+    trained = []
+    monkeypatch.setattr(pjd, "train", trained.append)
+    exec(best["python"], {"pjd": pjd})  # noqa: S102 (the sweep's own line)
+    (config,) = trained
+    assert (
+        config.devices
+        == layout.data
+        == _parsed(best["command"].split(" ", 1)[1]).devices
+    )
+    assert config == pjd.apply_overrides(
+        result.plan.run_config(result.best_run), {"devices": layout.data}
+    )
