@@ -11,18 +11,21 @@ on the data devices it trained on.
 import dataclasses
 import pathlib
 import shlex
+import warnings
 from typing import Any
 
 import jax
 
-from purejaxdrl.agents.registry import names
+from purejaxdrl.agents.registry import names, registered_by_user
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import flag
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.parallel import fake_devices_setting
+from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain
 from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.preset_file import preset_names
 from purejaxdrl.training.presets import load_preset, presets_with
 
 
@@ -30,12 +33,14 @@ def train_command(config: TrainConfig, data: int | None = None) -> str | None:
     """The `purejaxdrl train` command line that trains `config`, or None.
 
     It starts from the shipped preset with `config`'s environment (the whole
-    `env` section) and a section for its algorithm that needs the fewest
-    flags: `--seed`, then one flag per other field whose value differs
-    (other algorithms' sections, which the run never reads, are left out).
-    None where no shipped preset has that environment and algorithm (a base
-    from the user's own preset file, or made in Python) or a value has no
-    flag form: then only Python (`pjd.train(config)`) trains it.
+    `env` section, but for `imports`: a flag) and a section for its algorithm
+    (any, for an algorithm of the user's that an `env.imports` module
+    registers: `_starts`) that needs the fewest flags: `--seed`, then one flag
+    per other field whose value differs (other algorithms' sections, which
+    the run never reads, are left out). None where no shipped preset has that
+    environment and algorithm (a base from the user's own preset file, or
+    made in Python), an algorithm is registered in Python only, or a value
+    has no flag form: then only Python (`pjd.train(config)`) trains it.
 
     With `data`, the devices the run's environments were split over (a sweep
     member's `data` axis), the command trains on that many (`--devices N`,
@@ -49,12 +54,16 @@ def train_command(config: TrainConfig, data: int | None = None) -> str | None:
             config = dataclasses.replace(config, devices=data)
         setting = fake_devices_setting(data)
     best: tuple[str, list[str]] | None = None
-    for name in presets_with(config.algo):
+    for name in _starts(config):
         try:
-            preset = load_preset(name, config.algo).config
+            with warnings.catch_warnings():  # a user algorithm's "no section"
+                warnings.simplefilter("ignore", SetupWarning)
+                preset = load_preset(name, config.algo).config
         except ConfigError:  # e.g. its environment's package is missing here
             continue
-        flags = _flags(preset, config) if preset.env == config.env else None
+        # The modules to import are a flag (--env.imports), not another task.
+        same = dataclasses.replace(preset.env, imports=config.env.imports)
+        flags = _flags(preset, config) if same == config.env else None
         if flags is not None and (best is None or len(flags) < len(best[1])):
             best = name, flags
     if best is None:
@@ -62,6 +71,20 @@ def train_command(config: TrainConfig, data: int | None = None) -> str | None:
     name, flags = best
     words = ["--env", name, "--algo", config.algo, "--seed", str(config.seed)]
     return setting + shlex.join(["purejaxdrl", "train", *words, *flags])
+
+
+def _starts(config: TrainConfig) -> list[str]:
+    """The shipped presets a command line for `config` may start from.
+
+    Those with a section for its algorithm; for an algorithm of the user's
+    that none has, every one (`train` gives it its own defaults there), as
+    long as a command can import what registers it (`--env.imports`).
+    """
+    with_section = presets_with(config.algo)
+    user = config.algo in {r.name for r in registered_by_user()}
+    if with_section or not user or not config.env.imports:
+        return with_section
+    return preset_names()
 
 
 def run_command(result: SweepResult, run: int) -> str | None:
@@ -188,8 +211,10 @@ def best_run_text(record: dict[str, Any] | None) -> str:
     python = f"`{record['python']}`"
     if record["command"] is None:
         return text + (
-            f"Train it alone ({ALONE}) in Python: {python} (its environment is "
-            "no shipped preset's, so no `purejaxdrl train` line gives it).\n"
+            f"Train it alone ({ALONE}) in Python: {python} (no `purejaxdrl "
+            "train` line gives it: no shipped preset has its environment, its "
+            "algorithm is registered in Python, not by an --env.imports module, "
+            "or a value of it has no flag).\n"
         )
     command = f"`{record['command']}`"
     return text + f"Train it alone ({ALONE}): {command}, or in Python: {python}.\n"

@@ -1,15 +1,20 @@
 """A sweep's best run, trained alone from what the sweep wrote."""
 
+import importlib
 import json
+import pathlib
 import shlex
+import shutil
+import sys
 
 import pytest
 import yaml
 
 import purejaxdrl as pjd
+from purejaxdrl.agents import registry
 from purejaxdrl.cli.args import preset_run
 from purejaxdrl.cli.train import parser
-from purejaxdrl.sweeps.rerun import run_command, train_command
+from purejaxdrl.sweeps.rerun import best_run_text, run_command, train_command
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -230,4 +235,60 @@ def test_the_python_line_names_the_data_devices_a_plain_train_would_not_use(
     )
     assert config == pjd.apply_overrides(
         result.plan.run_config(result.best_run), {"devices": layout.data}
+    )
+
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "docs/examples/reinforce.py"
+
+
+@pytest.fixture
+def reinforce_module(tmp_path, monkeypatch):
+    """docs/examples/reinforce.py as the user's module `reinforce`, importable."""
+    shutil.copy(EXAMPLE, tmp_path / "reinforce.py")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    monkeypatch.delitem(sys.modules, "reinforce", raising=False)
+    with registry.registered():  # what importing it registers is gone after
+        yield
+    sys.modules.pop("reinforce", None)
+
+
+def test_modules_to_import_are_a_flag_not_another_environment(reinforce_module):
+    importlib.import_module("reinforce")  # as the command's --env.imports does
+    ppo = pjd.load_preset("cartpole").config  # (a reinforce section too, now)
+    imported = pjd.apply_overrides(ppo, {"env": {"imports": ("reinforce",)}})
+    command = train_command(imported)
+    assert command == (
+        "purejaxdrl train --env cartpole --algo ppo --seed 0 --env.imports reinforce"
+    )
+    assert _parsed(command) == imported
+
+
+def test_a_users_algorithm_an_imported_module_registers_has_a_command(
+    reinforce_module,
+):
+    importlib.import_module("reinforce")
+    with pytest.warns(pjd.SetupWarning, match="no reinforce section"):
+        preset = pjd.load_preset("cartpole", algo="reinforce").config
+    config = pjd.apply_overrides(
+        preset,
+        {"env": {"imports": ("reinforce",)}, "seed": 3, "total_steps": 4096},
+    )
+    command = train_command(config)
+    assert command.startswith(
+        "purejaxdrl train --env cartpole --algo reinforce --seed 3 "
+        "--env.imports reinforce"
+    )
+    assert _parsed(command) == config
+    # Registered in Python only: no command line can import it.
+    alone = pjd.apply_overrides(config, {"env": {"imports": ()}})
+    assert train_command(alone) is None
+
+
+def test_the_summary_says_why_no_command_line_trains_a_run():
+    record = {"run": 0, "setting": 0, "seed": 1, "final_return": 9.0}
+    text = best_run_text({**record, "python": "pjd.train(c)", "command": None})
+    assert text.endswith(
+        "in Python: `pjd.train(c)` (no `purejaxdrl train` line gives it: no "
+        "shipped preset has its environment, its algorithm is registered in "
+        "Python, not by an --env.imports module, or a value of it has no flag).\n"
     )
