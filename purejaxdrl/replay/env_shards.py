@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.replay.base import Buffer, Sample
+from purejaxdrl.replay.item_shapes import as_items
 from purejaxdrl.types import PRNGKey, PyTree
 
 
@@ -61,6 +62,10 @@ def make_env_shards(shard: Buffer, num_envs: int) -> EnvShards:
         return jax.tree.map(lambda x: jnp.broadcast_to(x, (num_envs, *x.shape)), one)
 
     def add(state: Any, items: PyTree) -> Any:
+        # List leaves as arrays here, as a shard's add would: x[:, None] walked
+        # a list as a tree of scalars and failed indexing them.
+        stored = getattr(getattr(state, "ring", state), "items", None)
+        items = items if stored is None else as_items(stored, items)
         one_each = jax.tree.map(lambda x: x[:, None], items)
         return jax.vmap(shard.add)(state, one_each)
 
