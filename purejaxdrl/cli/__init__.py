@@ -144,8 +144,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if not raised_here(e):  # a bug, in a user's environment say: show where
             raise
         return fail(str(e))  # factories validate eagerly with named values
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:  # its message, if any: what was kept
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `purejaxdrl list | head`: the reader has gone
         # Python would report the failed flush of stdout at exit: point it at

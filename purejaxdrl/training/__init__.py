@@ -16,7 +16,8 @@ the Sebulba runner (`runners.base.Runner`) and the player of its episodes
 SHA-256 manifests; `retention`, which checkpoints stay; `save_queue`, the
 writer thread; `orbax_logs`, quiet orbax while it saves), `packing`,
 `resume` (with `saved_config`, a resumed config beside its saved one) and
-`faults` (with `stop_words`, what a stop signal's lines say) hold the pieces
+`faults` (with `stop_words`, what a stop signal's lines say; `setup_stop`,
+a signal held while a run sets up) hold the pieces
 those steps use;
 `restored` reads a run's newest good checkpoint outside training (eval,
 export; `run_folder` checks the folder given), and `policy` turns it into a

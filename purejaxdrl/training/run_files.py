@@ -211,14 +211,17 @@ class UnstartedRun:
     Given to `closed_on_error`, which closes it only when the setup raised.
     The folder then holds what the setup made (config.yaml, the lock, an empty
     checkpoints/) and no update: gone, `runs/` lists only runs that trained,
-    and the same command starts afresh. A folder holding anything else (a W&B
-    run's files, which the error names) is kept.
+    and the same command starts afresh; so is its parent (train's --run-dir)
+    where the setup made it (`parent_made`) and nothing else is in it. A
+    folder holding anything else (a W&B run's files, which the error names)
+    is kept.
     """
 
     MADE = frozenset({"config.yaml", "checkpoints", LOCK_FILE})
 
-    def __init__(self, run_dir: pathlib.Path | None):
+    def __init__(self, run_dir: pathlib.Path | None, parent_made: bool = False):
         self.run_dir = run_dir
+        self.parent_made = parent_made
 
     def close(self) -> None:
         """Removes the folder if it holds only what the setup made."""
@@ -230,6 +233,9 @@ class UnstartedRun:
             checkpoints.is_dir() and any(checkpoints.iterdir())
         ):
             shutil.rmtree(folder, ignore_errors=True)
+            if self.parent_made:
+                with contextlib.suppress(OSError):  # not empty: another run's
+                    folder.parent.rmdir()
 
 
 def agreed_run_dir(path: pathlib.Path | None) -> pathlib.Path:

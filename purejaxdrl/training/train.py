@@ -8,6 +8,7 @@ exactly, stops cleanly on SIGINT / SIGTERM and refuses to train on NaNs.
 
 import contextlib
 import dataclasses
+import os
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from purejaxdrl.training.run import (
 )
 from purejaxdrl.training.run_files import UnstartedRun
 from purejaxdrl.training.schedule import chunk_schedule
+from purejaxdrl.training.setup_stop import SetupHold
 
 __all__ = ["TrainResult", "train"]
 
@@ -113,75 +115,101 @@ def train(
         message names the update, the metric and the last good checkpoint.
 
     """
-    loggers, log_to = check_sinks(log_to, write_files or resume is not None, loggers)
-    config, replay_note, normalised_before = _checked_resume(
-        config, resume, allow_changes
+    # A signal from here on is a request (`SetupHold`), acted on between steps.
+    with SetupHold() as held:
+        loggers, log_to = check_sinks(
+            log_to, write_files or resume is not None, loggers
+        )
+        config, replay_note, normalised_before = _checked_resume(
+            config, resume, allow_changes
+        )
+        exp = make_experiment(config, normalised_before=normalised_before)
+        parent_was_there = os.path.exists(config.run_dir)  # False for a bad name
+        with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
+            run = open_run(
+                config,
+                resume=resume,
+                write_files=write_files,
+                notify=notify,
+                allow_changes=allow_changes,
+            )
+            # A new run interrupted before its first update leaves no folder
+            # (nor a --run-dir folder made for it).
+            new = run.run_dir if resume is None and run.main else None
+            keep(UnstartedRun(new, parent_made=not parent_was_there))
+            keep(lock_run(run))  # before anything is read or written
+            for note in (replay_note, exp.device_note):
+                if note:
+                    run.say(note)
+            key = make_key(config.seed, config.rng_impl)
+            abstract = exp.runner.abstract_state(key)
+            attach_checkpointer(run, exp.runner, abstract)
+            keep(run.checkpointer)
+            start = restore(run, exp) if resume is not None else Start()
+            held.stop_if_asked(start.done if resume is not None else None)
+            if resume is not None:
+                # Not before: a refused resume changes nothing.
+                save_resumed_config(run, start.done)
+            # After the resume's checks (a refused resume starts no W&B run),
+            # before compiling: W&B sets itself up while XLA compiles.
+            wandb = keep(start_wandb(run, log_to, exp.runner.mesh.size))
+            schedule = chunk_schedule(config, start.done)
+            # Says it compiles; a complete run resumed has no phases to show.
+            progress = keep(open_progress(run, exp, console and bool(schedule)))
+            programs, state, compile_seconds = _compiled(
+                run, exp, abstract, key, schedule, start
+            )
+            held.stop_if_asked(start.done if resume is not None else None)
+            if run.checkpointer is None:  # the loop holds no signals: Python's again
+                held.release()
+            if progress is not None:
+                progress.phase(_training_phase(exp.runner))
+            # After compiling: a run stopped compiling writes no logger files.
+            sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
+            loop = _chunk_loop(run, exp, programs, sinks, log_to, start)
+        with run.lock or contextlib.nullcontext():  # released however train ends
+            try:
+                with exp.runner.session(state, key, start.done):
+                    state, stopped_by = loop.run_schedule(state, schedule)
+            finally:
+                close(sinks, run.checkpointer)
+            export = _exporter(run, exp, state, loop.done)
+            return finish(run, loop, state, stopped_by, compile_seconds, export)
+
+
+def _compiled(
+    run: Any, exp: Any, abstract: Any, key: jax.Array, schedule: list, start: Start
+) -> tuple[Any, Any, float]:
+    """(programs, first state, compile seconds): the progress line's `compiling`."""
+    start_compile = time.perf_counter()
+    programs = compile_programs(
+        exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
     )
-    exp = make_experiment(config, normalised_before=normalised_before)
-    with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
-        run = open_run(
-            config,
-            resume=resume,
-            write_files=write_files,
-            notify=notify,
-            allow_changes=allow_changes,
-        )
-        # A new run interrupted before its first update leaves no folder.
-        keep(UnstartedRun(run.run_dir if resume is None and run.main else None))
-        keep(lock_run(run))  # before anything is read or written
-        for note in (replay_note, exp.device_note):
-            if note:
-                run.say(note)
-        key = make_key(config.seed, config.rng_impl)
-        abstract = exp.runner.abstract_state(key)
-        attach_checkpointer(run, exp.runner, abstract)
-        keep(run.checkpointer)
-        start = restore(run, exp) if resume is not None else Start()
-        if resume is not None:
-            # Not before: a refused resume changes nothing.
-            save_resumed_config(run, start.done)
-        # After the resume's checks (a refused resume starts no W&B run),
-        # before compiling: W&B sets itself up while XLA compiles.
-        wandb = keep(start_wandb(run, log_to, exp.runner.mesh.size))
-        schedule = chunk_schedule(config, start.done)
-        # Says it compiles; a complete run resumed has no phases to show.
-        progress = keep(open_progress(run, exp, console and bool(schedule)))
-        # compile_seconds is the progress line's `compiling` phase (TrainResult).
-        start_compile = time.perf_counter()
-        programs = compile_programs(
-            exp, abstract, key, [n for _, n in schedule], need_init=start.state is None
-        )
-        state = programs.init(key) if start.state is None else start.state
-        if run.checkpointer is not None:
-            # Compiles the first save's packer and finiteness check outside steps/s.
-            jax.block_until_ready((run.checkpointer.pack(state), params_finite(state)))
-        jax.block_until_ready(state)
-        compile_seconds = time.perf_counter() - start_compile
-        if progress is not None:
-            progress.phase(_training_phase(exp.runner))
-        # After compiling: a run stopped compiling writes no logger files.
-        sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
-        loop = ChunkLoop(
-            run=run,
-            programs=programs,
-            sinks=sinks,
-            log_to=log_to,
-            steps_per_update=exp.runner.steps_per_update,
-            num_devices=exp.runner.mesh.size,
-            **start.progress(),
-            dispatch_ahead=exp.runner.dispatch_ahead,
-            late_compile=lambda: exp.runner.late_compile_seconds,
-            # None where the resume found no checkpoint it could use.
-            last_saved=start.done if start.state is not None else None,
-        )
-    with run.lock or contextlib.nullcontext():  # released however train ends
-        try:
-            with exp.runner.session(state, key, start.done):
-                state, stopped_by = loop.run_schedule(state, schedule)
-        finally:
-            close(sinks, run.checkpointer)
-        export = _exporter(run, exp, state, loop.done)
-        return finish(run, loop, state, stopped_by, compile_seconds, export)
+    state = programs.init(key) if start.state is None else start.state
+    if run.checkpointer is not None:
+        # Compiles the first save's packer and finiteness check outside steps/s.
+        jax.block_until_ready((run.checkpointer.pack(state), params_finite(state)))
+    jax.block_until_ready(state)
+    return programs, state, time.perf_counter() - start_compile
+
+
+def _chunk_loop(
+    run: Any, exp: Any, programs: Any, sinks: Any, log_to: Any, start: Start
+) -> ChunkLoop:
+    """The chunk loop of a run set up (`train`)."""
+    return ChunkLoop(
+        run=run,
+        programs=programs,
+        sinks=sinks,
+        log_to=log_to,
+        steps_per_update=exp.runner.steps_per_update,
+        num_devices=exp.runner.mesh.size,
+        **start.progress(),
+        dispatch_ahead=exp.runner.dispatch_ahead,
+        late_compile=lambda: exp.runner.late_compile_seconds,
+        # None where the resume found no checkpoint it could use.
+        last_saved=start.done if start.state is not None else None,
+    )
 
 
 def _checked_resume(

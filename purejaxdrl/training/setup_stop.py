@@ -1,0 +1,71 @@
+"""A SIGINT / SIGTERM while a run sets up: held as a request, acted on between steps.
+
+Python's own SIGINT handler raises KeyboardInterrupt wherever the main thread
+is. Setup and compilation allocate heavily, so it often lands in one of
+`gc.callbacks` (JAX's `_xla_gc_callback`), where Python prints "Exception
+ignored" and drops it: the run then trained to its end. `train()` holds the
+signals as a flag from its first step instead (`StopSignals`), checks it
+between setup steps, and the chunk loop's handler takes it over.
+"""
+
+import signal
+
+from purejaxdrl.training.faults import StopSignals
+
+
+class SetupHold:
+    """SIGINT / SIGTERM as a request to stop, held by one process's `train()`.
+
+    From entry until `release` (or exit) a signal only sets `requested`
+    (`StopSignals`, which says one line); the chunk loop's own handler, if
+    entered meanwhile, takes the request over. A run of many processes holds
+    them from joining on (`cli.second_signal`), and its processes must stop
+    together: that hold is left as it is, and nothing is held here. Outside
+    the main thread (a run started from a thread) Python installs no handler
+    and nothing is held either.
+    """
+
+    def __init__(self) -> None:
+        self._stop: StopSignals | None = None
+
+    def __enter__(self) -> "SetupHold":
+        current = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+        if not isinstance(current, StopSignals):
+            self._stop = StopSignals(before_training=True, saves=False).__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Gives the signals back to the handlers held before entry."""
+        if self._stop is not None:
+            self._stop.__exit__()
+            self._stop = None
+
+    @property
+    def requested(self) -> str | None:
+        """The signal held as a request (None: none, or not held here)."""
+        return None if self._stop is None else self._stop.requested
+
+    def stop_if_asked(self, resumed_from: int | None) -> None:
+        """Ends a run asked to stop while it set up, before it trains or saves.
+
+        Args:
+          resumed_from: the update a resumed run goes on from (None: a new
+            run, whose folder the setup's cleanup removes).
+
+        Raises:
+          KeyboardInterrupt: a signal came; its message says what was kept.
+
+        """
+        if self.requested is None:
+            return
+        if resumed_from is None:
+            raise KeyboardInterrupt(
+                "stopped before the first update; nothing was saved"
+            )
+        raise KeyboardInterrupt(
+            f"stopped before training on from update {resumed_from:,}; the run's "
+            "checkpoints are as they were"
+        )

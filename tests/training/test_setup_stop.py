@@ -1,0 +1,79 @@
+"""A Ctrl-C while a run sets up or compiles stops it, wherever it lands.
+
+Python's own handler raised KeyboardInterrupt inside whatever ran: in a
+`gc.callbacks` entry (JAX's `_xla_gc_callback`) Python dropped it, and the
+run trained to its end (reviews/ck14.md #1).
+"""
+
+import gc
+import signal
+import sys
+
+import pytest
+
+import purejaxdrl as pjd
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _tiny(run_dir):
+    return pjd.apply_overrides(
+        pjd.TrainConfig(),
+        {"num_envs": 4, "unroll_length": 16, "total_steps": 4 * 16 * 4,
+         "num_logs": 2, "devices": 1, "run_dir": str(run_dir)},
+    )  # fmt: skip
+
+
+def _ctrl_c_in_a_gc_callback(monkeypatch):
+    """Makes train's compile step deliver SIGINT inside a gc callback."""
+    train_module = sys.modules["purejaxdrl.training.train"]
+    compile_programs = train_module.compile_programs
+
+    def hook(phase, info):
+        if phase == "start":
+            gc.callbacks.remove(hook)
+            signal.raise_signal(signal.SIGINT)  # to this thread, at once
+            for _ in range(3):  # Python runs the handler at a loop's jump
+                pass
+
+    def compiling(*args, **kwargs):
+        gc.callbacks.append(hook)
+        gc.collect()
+        return compile_programs(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "compile_programs", compiling)
+
+
+def test_a_ctrl_c_in_a_gc_callback_stops_a_new_run_untrained(tmp_path, monkeypatch):
+    _ctrl_c_in_a_gc_callback(monkeypatch)
+    runs = tmp_path / "runs"  # made by the run's setup
+    with pytest.raises(KeyboardInterrupt, match="before the first update; nothing"):
+        pjd.train(_tiny(runs), write_files=True, console=False)
+    assert not runs.exists()  # neither the run's folder nor --run-dir's
+
+
+def test_a_ctrl_c_while_a_resume_compiles_keeps_its_checkpoints(tmp_path, monkeypatch):
+    config = _tiny(tmp_path)
+    done = pjd.train(config, write_files=True, console=False).run_dir
+    longer = pjd.apply_overrides(config, {"total_steps": 4 * 16 * 8})
+    before = sorted(p.name for p in (done / "checkpoints").iterdir())
+    _ctrl_c_in_a_gc_callback(monkeypatch)
+    with pytest.raises(KeyboardInterrupt, match="from update 4; the run's check"):
+        pjd.train(longer, resume=done, allow_changes=True, console=False)
+    assert sorted(p.name for p in (done / "checkpoints").iterdir()) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_command_says_a_ctrl_c_while_compiling_saved_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    from purejaxdrl import cli
+
+    _ctrl_c_in_a_gc_callback(monkeypatch)
+    argv = ["train", "--env", "cartpole", "--num-envs", "4", "--total-steps", "1024"]
+    status = cli.main([*argv, "--quiet", "--run-dir", str(tmp_path / "runs")])
+    assert status == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "interrupted: stopped before the first update; nothing was saved"
+    )
+    assert not (tmp_path / "runs").exists()
