@@ -16,6 +16,7 @@ from jax.sharding import PartitionSpec as P
 from purejaxdrl.config import ConfigError
 from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
+from purejaxdrl.training.saved_config import check_config_to_read
 from purejaxdrl.training.schedule import save_updates
 
 # Which checkpoint eval and export read: the newest good one, the one kept
@@ -109,6 +110,8 @@ def _restore(
         if exp.agent.state_spec != P():  # a replay buffer, split per device
             abstract = _as_saved(run_dir, abstract, exp.runner.mesh, purpose)
         shardings = jax.tree.map(lambda a: a.sharding, abstract)
+        with _reader(run_dir, abstract, shardings, exp.runner.mesh) as reader:
+            check_config_to_read(pathlib.Path(run_dir), reader, config, purpose)
         args = (run_dir, abstract, shardings, exp.runner.mesh, purpose, config)
         if checkpoint == LATEST:
             restored = _restore_newest(*args)

@@ -161,3 +161,47 @@ def check_saved_config(
             "same run, or add --override to continue with the changes (in "
             "Python, allow_changes=True)."
         )
+
+
+def check_config_to_read(
+    run_dir: pathlib.Path, checkpointer: Any, config: TrainConfig, purpose: str
+) -> None:
+    """Refuses a config.yaml edited so that eval / export would misread the run.
+
+    Before any state is read (as `check_newest_config` does for a resume):
+    the layout check alone could only blame another version or config, once
+    per checkpoint. Another algorithm or environment is refused; other edits
+    only where the newest checkpoint's state no longer fits (a learning rate
+    or a budget edited by hand plays the same policy).
+
+    Raises:
+      ConfigError: naming the edit, once.
+
+    """
+    from purejaxdrl.training.resume import binding_changes, config_from_dict
+
+    try:
+        meta = checkpointer.newest_meta()
+        step = int(meta["updates"])
+        saved = config_from_dict(meta["config"], f"checkpoint {step}")
+    except Exception:  # none, unreadable, another version's: the restore decides
+        return
+    if overridden_since(run_dir, step):
+        return
+    changes = [
+        f"{field}: {old!r} -> {new!r}"
+        for field, old, new in (
+            ("algo", saved.algo, config.algo),
+            ("env.id", saved.env.id, config.env.id),
+        )
+        if old != new
+    ]
+    if not changes and checkpointer.layout_difference(step):
+        changes = binding_changes(saved, config)
+    if changes:
+        raise ConfigError(
+            f"{str(run_dir)!r}: its config.yaml was changed by hand since its "
+            f"checkpoint at update {step:,} was saved ({'; '.join(changes)}), and "
+            f"the checkpoint cannot be read to {purpose} with it; put config.yaml "
+            "back as the run saved it."
+        )
