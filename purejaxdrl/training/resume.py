@@ -25,7 +25,7 @@ from purejaxdrl.field_roles import FREE_ON_RESUME
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.policy_folder import what_it_is
 from purejaxdrl.training.run_files import check_writable
-from purejaxdrl.training.run_folder import check_not_parent
+from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 
 
 def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
@@ -37,11 +37,7 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
 
     """
     run_dir = pathlib.Path(run_dir)
-    if run_dir.is_file():
-        raise ConfigError(
-            f"{str(run_dir)!r} is a file, not a run directory; pass the folder "
-            f"that holds it, {str(run_dir.parent)!r}."
-        )
+    check_not_file(run_dir)  # its folder only where that is a run
     if not run_dir.is_dir():
         raise ConfigError(
             f"run directory {str(run_dir)!r} does not exist; pass a folder made by "

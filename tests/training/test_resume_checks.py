@@ -79,6 +79,15 @@ def test_a_folder_that_is_not_a_run_is_refused_and_left_empty(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_file_outside_any_run_is_not_pointed_at_its_folder(tmp_path):
+    # '.' (the file's folder) is no run either: it was the advice.
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ConfigError) as error:
+        load_run_config(tmp_path / "afile")
+    assert "its folder is no run either" in str(error.value)
+    assert "pass a folder made by `purejaxdrl train`" in str(error.value)
+
+
 def test_changes_that_leave_the_updates_alone_or_are_allowed_resume(run_dir, tmp_path):
     run_dir = _own_copy(run_dir, tmp_path)  # the module's run stays as trained
     config = pjd.resume_config(run_dir, {})[0]
