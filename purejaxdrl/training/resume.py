@@ -54,9 +54,11 @@ def load_run_config(run_dir: str | pathlib.Path) -> TrainConfig:
             f"directory; {what}"
         ) from None
     except (OSError, yaml.YAMLError) as e:
+        mark = getattr(e, "problem_mark", None)  # where the YAML breaks
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(
-            f"{str(path)!r} is unreadable ({type(e).__name__}); restore the file "
-            "or start a new run."
+            f"{str(path)!r} is unreadable ({type(e).__name__}{at}); restore the "
+            "file or start a new run."
         ) from None
     if not isinstance(data, Mapping):
         raise ConfigError(

@@ -398,7 +398,10 @@ CASES = [
     # Resume and export.
     (["train", "--resume", "{tmp}/absent", *NO_CACHE], "does not exist"),
     (["train", "--resume", "{no_config}", *NO_CACHE], "has no config.yaml"),
-    (["train", "--resume", "{garbled}", *NO_CACHE], "is unreadable"),
+    (
+        ["train", "--resume", "{garbled}", *NO_CACHE],
+        "is unreadable (ParserError at line 2, column 1)",  # where it breaks
+    ),
     (["train", "--resume", "{not_mapping}", *NO_CACHE], "is not a config mapping"),
     (["train", "--resume", "{bad_field}", *NO_CACHE], "num_envs=0 must be >= 1"),
     (
