@@ -315,7 +315,7 @@ def _chosen_step(
         raise ConfigError(
             f"{where} and kept no best one (it trained with checkpoint.keep_best "
             "false); pass one of those or 'latest', or train with "
-            "--checkpoint.keep-best true."
+            "--checkpoint.keep-best true (checkpoint.keep_best=True in Python)."
         )
     history = (checkpointer.newest_meta() or {}).get("history", [])
     returns = {r["updates"]: r.get("episode/mean_return") for r in history}

@@ -240,7 +240,8 @@ def check_continues(
         raise ConfigError(
             f"algo={config.algo!r} differs from the run's algo={saved.algo!r}: a "
             f"{saved.algo} checkpoint cannot continue as {config.algo}; resume "
-            f"with --algo {saved.algo}, or start a new run."
+            f"with --algo {saved.algo} (in Python, the run's own config: "
+            "pjd.resume_config(run_dir, {})[0]), or start a new run."
         )
     if config.env.id != saved.env.id:
         raise ConfigError(

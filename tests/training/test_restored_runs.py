@@ -338,7 +338,8 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
     assert str(e.value) == (
         f"{str(run)!r} has checkpoints at updates 2, 4 and kept no best one (it "
         "trained with checkpoint.keep_best false); pass one of those or "
-        "'latest', or train with --checkpoint.keep-best true."
+        "'latest', or train with --checkpoint.keep-best true "
+        "(checkpoint.keep_best=True in Python)."
     )
     _, _, restored = restore_run(run, "export", 2)
     assert restored.step == 2 and restored.skipped == []

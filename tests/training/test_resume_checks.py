@@ -44,6 +44,7 @@ def _own_copy(run_dir: pathlib.Path, tmp_path: pathlib.Path) -> pathlib.Path:
         ({"ppo": {"learning_rate": 0.01}}, "with changes that alter the run "
          "(ppo.learning_rate: "),
         ({"algo": "dqn"}, "algo='dqn' differs from the run's algo='ppo'"),
+        ({"algo": "dqn"}, "(in Python, the run's own config: pjd.resume_config("),
         ({"env": {"id": "Acrobot-v1"}}, "env.id='Acrobot-v1' differs from"),
     ],
 )  # fmt: skip
