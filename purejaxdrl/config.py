@@ -21,6 +21,7 @@ from purejaxdrl.config_docs import did_you_mean, field_example
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
 from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
+from purejaxdrl.setup_warnings import warn_once
 
 __all__ = [
     "ConfigError",
@@ -56,6 +57,9 @@ class Selection(NamedTuple):
         out of date (of a class its name registered again replaced), or "".
       fix: from (the config, a section `by` does not name), the fix `unread`
         names for Python; None: `by='<section>'`.
+      switched: from (a config, the one `apply_overrides` made of it by
+        changing `by` alone), a warning that the change keeps the run's
+        settings where a tuned config of the new selection exists, or "".
 
     """
 
@@ -65,6 +69,7 @@ class Selection(NamedTuple):
     unread: Callable[[str, str, str, str], str]
     stale: Callable[[str, Any], str]
     fix: Callable[[Any, str], str] | None = None
+    switched: Callable[[Any, Any], str] | None = None
 
     def others(self, *selected: str) -> set[str]:
         """The sections none of the `selected` names: a run of them reads none."""
@@ -159,7 +164,8 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
       overrides: field name -> value, or -> a mapping for a nested config.
         Dashes in names are read as underscores. Changing `algo` keeps the
         run settings (num_envs, unroll_length, ...) and gives the new algorithm's
-        untuned section; for its tuned one, `pjd.load_preset(name, algo)`.
+        untuned section; for its tuned one, `pjd.load_preset(name, algo)`
+        (a SetupWarning names it, where a shipped preset has one).
       prefix: dotted path of `config`, for error messages.
 
     Raises:
@@ -219,7 +225,25 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
     if selection is not None:
         _refuse_unread_sections(config, changes, selection)
     changes.update(_reset_tied(config, changes))
-    return dataclasses.replace(config, **changes)
+    result = dataclasses.replace(config, **changes)
+    if selection is not None and selection.switched is not None:
+        _warn_switch(config, result, nested, selection)
+    return result
+
+
+def _warn_switch(
+    config: Any, result: Any, nested: Mapping[str, Any], selection: Selection
+) -> None:
+    """`selection.switched`'s warning, where `by` alone changed (`algo='dqn'`).
+
+    Quiet where the same overrides also set the new section or the env: a
+    config built on purpose (a saved run's, a preset's), not a switch.
+    """
+    by, new = selection.by, getattr(result, selection.by)
+    if new == getattr(config, by) or {"env", str(new)} & set(nested):
+        return
+    if warning := selection.switched(config, result):
+        warn_once(warning)
 
 
 def nested_overrides(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

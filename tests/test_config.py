@@ -233,6 +233,7 @@ def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
         config_rules.validate(config)  # its own rules: sac on CartPole's id
 
 
+@pytest.mark.filterwarnings("ignore:algo .* keeps this config:UserWarning")
 def test_a_run_validates_only_its_own_algorithm_section():
     # Another algorithm's section is not used by the run, so not held against
     # it (apply_overrides refuses to set one: made here as an older run's).
@@ -244,6 +245,7 @@ def test_a_run_validates_only_its_own_algorithm_section():
         pjd.validate(pjd.apply_overrides(config, {"algo": "a2c"}))
 
 
+@pytest.mark.filterwarnings("ignore:algo .* keeps this config:UserWarning")
 def test_every_registered_algorithm_has_a_section_with_its_defaults():
     config = pjd.TrainConfig()
     for record in algorithms():
@@ -253,6 +255,7 @@ def test_every_registered_algorithm_has_a_section_with_its_defaults():
         assert pjd.validate(pjd.apply_overrides(config, {"algo": record.name}))
 
 
+@pytest.mark.filterwarnings("ignore:algo .* keeps this config:UserWarning")
 def test_ppo_minibatch_rule_binds_ppo_only():
     # One gradient step on the whole batch: any num_envs x unroll_length.
     for algo in ("impala", "a2c"):

@@ -173,3 +173,29 @@ def test_a_setup_warning_through_other_libraries_frames_names_the_callers_line(
         line = inspect.currentframe().f_lineno - 1
     assert (w[0].filename, w[0].lineno) == (__file__, line)
     forget_warnings()
+
+
+def test_changing_algo_alone_names_the_presets_tuned_config_of_it():
+    # The command line's --algo dqn reads the preset's dqn section;
+    # apply_overrides keeps ppo's run sizes, and says so where a preset has one.
+    ppo = pjd.load_preset("cartpole").config
+    tuned = pjd.load_preset("cartpole", "dqn").config
+    forget_warnings()
+    with pytest.warns(SetupWarning) as caught:
+        switched = pjd.apply_overrides(ppo, {"algo": "dqn"})
+    assert (switched.num_envs, switched.unroll_length) == (4, 128)
+    assert (tuned.num_envs, tuned.unroll_length) == (16, 4)
+    said = str(caught[0].message)
+    assert said.startswith("algo 'ppo' -> 'dqn' keeps this config's run settings ")
+    assert "(num_envs=4, unroll_length=128, total_steps=500000, network)" in said
+    assert said.endswith("start from pjd.load_preset('cartpole', algo='dqn').config.")
+    assert caught[0].filename == __file__  # the caller's line
+    forget_warnings()
+    with warnings.catch_warnings():  # built on purpose, or nothing tuned: quiet
+        warnings.simplefilter("error", SetupWarning)
+        pjd.apply_overrides(ppo, {"algo": "dqn", "dqn": {"n_step": 1}})
+        pjd.apply_overrides(ppo, {"algo": "dqn", "env.id": "CartPole-v1"})
+        pjd.apply_overrides(pjd.load_preset("acrobot").config, {"algo": "a2c"})
+        pjd.load_preset("cartpole", "dqn")
+        pjd.apply_overrides(ppo, {"algo": "ppo"})
+    forget_warnings()

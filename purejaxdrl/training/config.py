@@ -37,7 +37,7 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS, check_seed
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
-from purejaxdrl.training.preset_choice import section_fix
+from purejaxdrl.training.preset_choice import section_fix, switched_algo
 from purejaxdrl.training.run_rules import (
     check_checkpoint_and_eval,
     check_env_multiple,
@@ -155,10 +155,11 @@ class TrainConfig(AlgorithmConfigs, RunFields):
     (`config_docs.document_fields`).
     """
 
-    # Python's fix for a change to a section the run does not read names the
-    # shipped preset's tuned run of it (`preset_choice.section_fix`).
+    # Python's fix for a change to a section the run does not read, and the
+    # warning for a change of `algo` alone, name the shipped preset's tuned run
+    # of it (`preset_choice.section_fix`, `switched_algo`).
     SELECTION: ClassVar[Selection] = AlgorithmConfigs.SELECTION._replace(
-        fix=section_fix
+        fix=section_fix, switched=switched_algo
     )
 
     @property

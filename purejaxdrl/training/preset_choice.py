@@ -73,6 +73,27 @@ def section_fix(config: Any, algo: str) -> str:
     )
 
 
+def switched_algo(old: Any, new: Any) -> str:
+    """`apply_overrides`' warning for `algo` changed alone on `old` (into `new`).
+
+    Where a shipped preset trains `new.algo` on `new.env.id` with a section of
+    its own, the change keeps `old`'s run sizes and gives `new.algo`'s untuned
+    defaults, unlike the command line's `--algo`: the warning names the tuned
+    config. "" where no such preset is (nothing tuned to point to).
+    """
+    own = _own_presets(new.env.id, _unhiding_ids(new.algo))
+    if not own or new.algo not in preset_algorithms(own[0]):
+        return ""
+    return (
+        f"algo {old.algo!r} -> {new.algo!r} keeps this config's run settings "
+        f"(num_envs={new.num_envs}, unroll_length={new.unroll_length}, "
+        f"total_steps={new.total_steps}, network) and gives {new.algo}'s untuned "
+        f"defaults; for the {own[0]} preset's tuned {new.algo} run (what "
+        f"`purejaxdrl train --env {own[0]} --algo {new.algo}` trains) start from "
+        f"pjd.load_preset({own[0]!r}, algo={new.algo!r}).config."
+    )
+
+
 def _shown(value: Any) -> str:
     """A preset's value as its YAML reads: true, [1, 3], {episode_length: 1000}."""
     if isinstance(value, bool):

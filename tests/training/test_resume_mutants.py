@@ -18,6 +18,7 @@ def saved() -> pjd.TrainConfig:
     return pjd.load_preset("cartpole").config  # PPO
 
 
+@pytest.mark.filterwarnings("ignore:algo .* keeps this config:UserWarning")
 def test_another_environment_or_algorithm_is_refused_even_with_override(saved):
     other_env = dataclasses.replace(
         saved, env=dataclasses.replace(saved.env, id="Acrobot-v1")
