@@ -68,7 +68,19 @@ def test_required_presets_are_shipped():
     "overrides, message",
     [
         ({"ppo": {"learning_rate": -1.0}}, "learning_rate=-1.0 must be > 0"),
-        ({"num_envs": 0}, "num_envs=0 must be >= 1"),
+        (
+            {"num_envs": 0},
+            "num_envs=0 must be >= 1; pass e.g. --num-envs 4 (num_envs=4 in Python).",
+        ),
+        (
+            {"unroll_length": 0},
+            "unroll_length=0 must be >= 1; pass e.g. --unroll-length 128 "
+            "(unroll_length=128 in Python).",
+        ),
+        (
+            {"num_logs": 0},
+            "num_logs=0 must be >= 1; pass e.g. --num-logs 20 (num_logs=20 in Python).",
+        ),
         ({"num_envs": 3, "unroll_length": 5}, "needs num_envs divisible by 4"),
         ({"devices": -1}, "devices=-1 must be >= 0"),
         ({"seed": 2**32}, "seed=4294967296 must be in [0, 2**32)"),

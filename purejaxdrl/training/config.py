@@ -310,9 +310,10 @@ def validate(
         config.rng_impl in RNG_IMPLS,
         f"rng_impl={config.rng_impl!r} is not one of {RNG_IMPLS}; pick one of them.",
     )
-    for name in ("num_envs", "unroll_length", "num_logs"):
+    for name, example in (("num_envs", 4), ("unroll_length", 128), ("num_logs", 20)):
         value = getattr(config, name)
-        check(value >= 1, f"{name}={value} must be >= 1; pass a positive integer.")
+        fix = field_example(name, example)
+        check(value >= 1, f"{name}={value} must be >= 1; pass e.g. {fix}.")
     check(
         config.scan_unroll >= 0,
         f"scan_unroll={config.scan_unroll} must be >= 0; pass 0 (by platform) "

@@ -302,7 +302,7 @@ CASES = [
         "impala.policy_lag=1000 is not less than the run's",
     ),
     ([*TRAIN, "--ppo.learning-rate", "inf"], "ppo.learning_rate=inf must be > 0 and"),
-    ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1"),
+    ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1; pass e.g. --num-envs 4"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
     (
         [*TRAIN, "--algo", "impala", "--impala.policy-lag", "-1"],
