@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from purejaxdrl.config_docs import did_you_mean, field_example
+from purejaxdrl.config_docs import FIELD_ALIASES, did_you_mean, field_example
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
@@ -100,6 +100,29 @@ def _refuse_unread_sections(
             own = f"{selection.by}={key!r}"
             fix = selection.fix(config, key) if selection.fix else own
             raise ConfigError(selection.unread(f"{key}.{changed}", key, selected, fix))
+
+
+def _unknown_field(
+    config: Any, key: str, prefix: str, nested: Mapping[str, Any]
+) -> str:
+    """The refusal of field `key`, unknown to `config` (at dotted `prefix`).
+
+    It names the field meant where one is likely (`lr`: learning_rate, as the
+    command line's hint does) and where both audiences list the fields.
+    """
+    names = [f.name for f in dataclasses.fields(config)]
+    alias = FIELD_ALIASES.get(key)
+    close = [alias] if alias in names else difflib.get_close_matches(key, names, n=1)
+    hint = did_you_mean(f"{prefix}{close[0]}") if close else ""
+    if not close and not prefix:  # `learning_rate`: a section's field
+        algo = nested.get("algo", getattr(config, "algo", None))
+        hint = _section_hint(config, key, algo)
+    python = f"dataclasses.fields(config.{prefix[:-1]})" if prefix else None
+    python = python or "help(pjd.TrainConfig)"
+    return (
+        f"Unknown config field {prefix + key!r}: {hint}`purejaxdrl train --help` "
+        f"lists every field ({python} in Python)."
+    )
 
 
 def _section_hint(config: Any, key: str, algo: Any) -> str:
@@ -201,15 +224,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
                 f"Unknown config field {path!r}: {selection.missing(key)}"
             )
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            hint = did_you_mean(f"{prefix}{close[0]}") if close else ""
-            if not close and not prefix:  # `learning_rate`: a section's field
-                algo = nested.get("algo", getattr(config, "algo", None))
-                hint = _section_hint(config, key, algo)
-            raise ConfigError(
-                f"Unknown config field {path!r}: {hint}"
-                "`purejaxdrl train --help` lists every field."
-            )
+            raise ConfigError(_unknown_field(config, key, prefix, nested))
         current = getattr(config, key)
         if dataclasses.is_dataclass(current):
             if not isinstance(value, Mapping):

@@ -142,6 +142,16 @@ def flag(path: str) -> str:
     return renamed[0] if renamed else "--" + path.replace("_", "-")
 
 
+# Abbreviations newcomers bring from other libraries, as the field they mean
+# (CleanRL's and SB3's `alpha` is the temperature itself, not its rate): read
+# by `apply_overrides`' and the command line's hints alike.
+FIELD_ALIASES = {
+    "lr": "learning_rate",
+    "alpha": "init_alpha",
+    "alpha_lr": "alpha_learning_rate",
+}
+
+
 def did_you_mean(path: str) -> str:
     """The hint for a misspelt field: the field at `path` and its flag.
 

@@ -110,7 +110,19 @@ def test_validation_names_value_rule_and_fix(overrides, message):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"nope": 1}, "Unknown config field 'nope'"),
+        (
+            {"nope": 1},
+            "Unknown config field 'nope': `purejaxdrl train --help` lists every "
+            "field (help(pjd.TrainConfig) in Python).",
+        ),
+        # An abbreviation from other libraries, as the command line reads it.
+        (
+            {"ppo": {"lr": 1e-3}},
+            "Unknown config field 'ppo.lr': did you mean ppo.learning_rate "
+            "(--ppo.learning-rate)? `purejaxdrl train --help` lists every field "
+            "(dataclasses.fields(config.ppo) in Python).",
+        ),
+        ({"sac.alpha": 0.1}, "did you mean sac.init_alpha (--sac.init-alpha)?"),
         ({"ppo": {"learnin_rate": 1}}, "did you mean ppo.learning_rate (--ppo."),
         # A section's field named at the top: the run's own section's, first.
         ({"learning_rate": 1}, "did you mean ppo.learning_rate (--ppo."),

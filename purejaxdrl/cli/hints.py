@@ -4,13 +4,11 @@ import dataclasses
 import difflib
 
 from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.config_docs import FIELD_ALIASES
 
-# Abbreviations newcomers bring from other libraries, as the field they mean
-# (CleanRL's and SB3's `alpha` is the temperature itself, not its rate).
 _ALIASES = {
-    "lr": "learning-rate",
-    "alpha": "init-alpha",
-    "alpha-lr": "alpha-learning-rate",
+    key.replace("_", "-"): field.replace("_", "-")
+    for key, field in FIELD_ALIASES.items()
 }
 
 
