@@ -167,7 +167,8 @@ class SweepResult:
             apart.
 
         Raises:
-          KeyError: no run, or several runs, match.
+          KeyError: no run, or several runs, match (`NoSuchRun`, naming the
+            given values no run has, and the sweep's values and seeds).
 
         """
         algo = self.plan.base.algo
@@ -184,15 +185,7 @@ class SweepResult:
             if all(_same(values.get(k), v) for k, v in wanted.items()):
                 matches.append(i)
         if len(matches) != 1:
-            given = ", ".join(
-                [f"{k}={v}" for k, v in wanted.items()]
-                + ([f"seed={seed}"] if seed is not None else [])
-            )
-            raise KeyError(
-                f"{len(matches)} runs match {given or 'nothing'}; name a setting "
-                f"and a seed of {[f.path for f in self.plan.fields]} and "
-                f"{list(self.plan.seeds)}."
-            )
+            raise NoSuchRun(_no_single_run(self.plan, wanted, seed, len(matches)))
         return matches[0]
 
     def params(self, index: int | None = None, **setting: Any) -> Params:
@@ -325,6 +318,47 @@ def _rank(row: dict[str, Any]) -> tuple[int, float, float]:
         _num(row["mean_return"]),
         -(math.inf if math.isnan(steps) else steps),
     )
+
+
+class NoSuchRun(KeyError):
+    """`run_index`'s refusal: a KeyError whose message reads as written."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # not KeyError's repr, quotes and escapes
+
+
+def _no_single_run(
+    plan: SweepPlan, wanted: dict[str, Any], seed: int | None, count: int
+) -> str:
+    """Why `count` runs (not one) match: the values given that no run has."""
+    swept: dict[str, list[Any]] = {f.path: [] for f in plan.fields}
+    for path, values in swept.items():
+        for value in (setting.get(path) for setting in plan.settings):
+            if not any(_same(value, v) for v in values):
+                values.append(value)
+    absent = [
+        f"{k} is not swept" if k not in swept else f"{k}={v!r} is none of its values"
+        for k, v in wanted.items()
+        if k not in swept or not any(_same(x, v) for x in swept[k])
+    ]
+    if seed is not None and seed not in plan.seeds:
+        absent.append(f"seed={seed} is none of its seeds")
+    given = [f"{k}={v!r}" for k, v in wanted.items()]
+    given += [f"seed={seed}"] if seed is not None else []
+    why = f" ({'; '.join(absent)})" if absent else ""
+    shown = [f"{k} in {_listed(v)}" for k, v in swept.items()]
+    return (
+        f"{count} runs match {', '.join(given) or 'nothing'}{why}; name a "
+        f"setting and a seed of the sweep's: {', '.join(shown)}; seed in "
+        f"{_listed(list(plan.seeds))}."
+    )
+
+
+def _listed(values: list[Any], most: int = 8) -> str:
+    """`values` as a list, its first `most` only where there are more."""
+    if len(values) <= most:
+        return repr(values)
+    return f"[{', '.join(map(repr, values[:most]))}, ... ({len(values)} values)]"
 
 
 def _bare(plan: SweepPlan) -> set[str]:

@@ -235,3 +235,19 @@ def test_a_pbt_directory_reads_back_what_it_recorded(tmp_path):
     # Member 1 diverged: NaN; member 0's last return along its own line: 4.
     np.testing.assert_array_equal(loaded.final_return, [4.0, np.nan])
     assert loaded.best == 0
+
+
+def test_a_run_named_by_values_no_run_has_says_which_and_lists_the_sweeps(tmp_path):
+    result = _sweep(tmp_path)  # learning_rate 1e-3, 2e-3; seeds [5, 2]
+    assert result.run_index(learning_rate=2e-3, seed=2) == 3
+    with pytest.raises(KeyError) as caught:
+        result.params(learning_rate=3e-4, seed=7)
+    assert str(caught.value) == (
+        "0 runs match ppo.learning_rate=0.0003, seed=7 (ppo.learning_rate=0.0003 "
+        "is none of its values; seed=7 is none of its seeds); name a setting and "
+        "a seed of the sweep's: ppo.learning_rate in [0.001, 0.002]; seed in [5, 2]."
+    )
+    with pytest.raises(KeyError, match=r"^2 runs match seed=5; name a setting"):
+        result.run_index(seed=5)
+    with pytest.raises(KeyError, match=r"\(gamma is not swept\)"):
+        result.run_index(gamma=0.9, seed=5)
