@@ -94,15 +94,21 @@ def _warn_untuned(
     if not sections:
         return  # a preset of an environment alone: nothing tuned is left out
     fields: list[str] = []
+    flags: list[str] = []  # each field's flag, `--network.*` for a mapping's
     for section in sections:
-        for key in data[section]:
-            field = str(key).partition(".")[0].replace("-", "_")
+        for key, value in data[section].items():
+            field, dot, _ = str(key).replace("-", "_").partition(".")
             if field != "target" and field not in names() and field not in fields:
                 fields.append(field)
+                nested = ".*" if dot or isinstance(value, dict) else ""
+                flags.append(f"--{field.replace('_', '-')}{nested}")
     algo, base = record.name, record.preset_section
     built_in = set(names()) - {r.name for r in registered_by_user()}
     missing = f"no {algo} section"
-    fix = "set them yourself (apply_overrides, or flags)"
+    fix = (
+        f"set them yourself ({', '.join(flags)} on the command line; "
+        "apply_overrides in Python)"
+    )
     if base is not None:
         missing += f" nor a {base} section (its preset_section)"
         fix = f"pick a preset with a {base} section (purejaxdrl list), or {fix}"

@@ -141,8 +141,8 @@ def test_the_warning_lists_the_run_fields_and_sections_left(mine, tmp_path):
         f"Preset {path!r} has no own section: own trains with its own defaults, and "
         "the preset's tuned run fields (total_steps, network, num_envs) and "
         "sections (dqn, ppo) are not applied; to read its ppo section, register "
-        "own with preset_section='ppo', or set them yourself (apply_overrides, "
-        "or flags)."
+        "own with preset_section='ppo', or set them yourself (--total-steps, "
+        "--network.*, --num-envs on the command line; apply_overrides in Python)."
     ]
     # Once per preset and algorithm: again nothing, another algorithm its own.
     assert _load(path, "own")[1] == []
@@ -151,17 +151,23 @@ def test_the_warning_lists_the_run_fields_and_sections_left(mine, tmp_path):
 
 
 def test_the_warnings_fix_names_only_a_built_in_the_config_derives_from(mine, tmp_path):
-    set_yourself = "; set them yourself (apply_overrides, or flags)."
+    set_yourself = "; set them yourself ({} on the command line; apply_overrides "
+    set_yourself += "in Python)."
     # A config that is no PPOConfig: no preset_section to suggest.
     mine("lean", config_type=_LeanConfig)
     (said,) = _load(_preset(tmp_path, DQN + PPO), "lean")[1]
-    assert said.endswith("sections (dqn, ppo) are not applied" + set_yourself)
+    flags = "--total-steps, --network.*, --num-envs"
+    assert said.endswith(
+        "sections (dqn, ppo) are not applied" + set_yourself.format(flags)
+    )
     # A section of a user's algorithm is no preset_section to name either.
     mine("variant", preset_section="ppo")
     mine("own")
     text = "variant:\n  num_envs: 4\n  variant: {clip_eps: 0.3}\n"
     (said,) = _load(_preset(tmp_path, text, "users"), "own")[1]
-    assert said.endswith("sections (variant) are not applied" + set_yourself)
+    assert said.endswith(
+        "sections (variant) are not applied" + set_yourself.format("--num-envs")
+    )
 
 
 def test_a_variant_on_a_preset_without_its_base_says_to_pick_one(mine, tmp_path):
@@ -174,7 +180,8 @@ def test_a_variant_on_a_preset_without_its_base_says_to_pick_one(mine, tmp_path)
         "preset_section): variant trains with its own defaults, and the preset's "
         "tuned run fields (total_steps, network) and sections (dqn) are not "
         "applied; pick a preset with a ppo section (purejaxdrl list), or set them "
-        "yourself (apply_overrides, or flags)."
+        "yourself (--total-steps, --network.* on the command line; apply_overrides "
+        "in Python)."
     ]
 
 
