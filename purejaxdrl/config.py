@@ -57,9 +57,8 @@ class Selection(NamedTuple):
         out of date (of a class its name registered again replaced), or "".
       fix: from (the config, a section `by` does not name), the fix `unread`
         names for Python; None: `by='<section>'`.
-      switched: from (a config, the one `apply_overrides` made of it by
-        changing `by` alone), a warning that the change keeps the run's
-        settings where a tuned config of the new selection exists, or "".
+      switched: from (a config, that config with `by` changed), a warning that
+        the change keeps the run's settings (a tuned config exists), or "".
 
     """
 
@@ -172,6 +171,12 @@ def require_config(config: Any, what: str) -> None:
             f"{what} takes a config, not a {type(config).__name__}; pass its "
             ".config, e.g. pjd.load_preset('cartpole').config."
         )
+    if isinstance(config, str):  # a preset's name: sweep and pbt take one
+        raise ConfigError(
+            f"{what} takes a config, not a name ({config!r}); for a preset's, "
+            f"pass pjd.load_preset({config!r}).config (pjd.sweep and pjd.pbt "
+            "take the name: they judge runs by its target)."
+        )
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise ConfigError(
             f"{what} takes a config (e.g. pjd.load_preset('cartpole').config), "
@@ -249,11 +254,7 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 def _warn_switch(
     config: Any, result: Any, nested: Mapping[str, Any], selection: Selection
 ) -> None:
-    """`selection.switched`'s warning, where `by` alone changed (`algo='dqn'`).
-
-    Quiet where the same overrides also set the new section or the env: a
-    config built on purpose (a saved run's, a preset's), not a switch.
-    """
+    """`switched`'s warning: `by` changed without its section or env (a preset's)."""
     by, new = selection.by, getattr(result, selection.by)
     if new == getattr(config, by) or {"env", str(new)} & set(nested):
         return
