@@ -16,6 +16,7 @@ from purejaxdrl.cli.population import (
     figure_lines,
     population_command,
 )
+from purejaxdrl.observe.plots import short_value
 
 
 def _add_search_flags(parser: Parser) -> None:
@@ -121,8 +122,8 @@ def sweep_command(argv: Sequence[str]) -> int:
 def _print_summary(result: Any, wall: float) -> None:
     """The table, the best setting and the sweep's figures, on stdout."""
     best = result.best
-    values = ", ".join(
-        f"{k}={v}" for k, v in best.items() if k in {f.path for f in result.plan.fields}
+    values = ", ".join(  # as the table shows them
+        f"{f.path}={short_value(best[f.path])}" for f in result.plan.fields
     )
     mean, std = best["mean_return"], best["std_return"]
     kept = best["seeds"] - best["diverged"]

@@ -251,3 +251,26 @@ def test_a_run_named_by_values_no_run_has_says_which_and_lists_the_sweeps(tmp_pa
         result.run_index(seed=5)
     with pytest.raises(KeyError, match=r"\(gamma is not swept\)"):
         result.run_index(gamma=0.9, seed=5)
+
+
+def test_the_commands_best_setting_line_shows_values_as_its_table(tmp_path, capsys):
+    # A random search's value: 0.0008727 in the table and the best line alike.
+    from purejaxdrl.cli.sweep import _print_summary
+
+    drawn = 0.0008727093859002809
+    plan = make_plan(_base(tmp_path), grid={"learning_rate": [drawn, 2e-3]}, seeds=1)
+    result = SweepResult(
+        plan=plan,
+        histories=[_history(10, 30.0), _history(10, 20.0)],
+        diverged=[None, None],
+        final_params=[None, None],
+        target_return=None,
+        compile_seconds=1.5,
+        train_seconds=2.5,
+        programs_compiled=1,
+    )
+    _print_summary(result, 4.0)
+    out = capsys.readouterr().out
+    assert "| 0 | 0.0008727 | 30.0 ± — |" in out
+    assert "best setting: 0 (ppo.learning_rate=0.0008727): mean return 30.0" in out
+    assert str(drawn) not in out
