@@ -66,7 +66,8 @@ def plot_command(argv: Sequence[str]) -> int:
         "--out",
         default="curves.png",
         help="the figure's file; its extension picks the format: .png, .pdf, "
-        ".svg, ... (default: %(default)s)",
+        ".svg, ...; a file there is replaced (default: %(default)s, in the "
+        "current folder)",
     )
     parser.add_argument("--title", default="", help="figure title")
     parser.add_argument("--target", type=float, help="draw this score as a line")
@@ -91,6 +92,7 @@ def plot_command(argv: Sequence[str]) -> int:
         plot_curves,
     )
 
+    replaced = " (replaced)" if out.exists() else ""  # as export, not silently
     curves = load_curves(args.run_dirs)
     check_metric(curves, args.metric)
     try:
@@ -103,7 +105,7 @@ def plot_command(argv: Sequence[str]) -> int:
             + " ".join(str(e).split())[:160]
             + "); write a .png elsewhere."
         ) from None
-    print(f"wrote {out}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
+    print(f"wrote {out}{replaced}: {n} curve(s) from {len(args.run_dirs)} folder(s)")
     without = [c.label for c in curves if not has_values(c, args.metric)]
     if without:
         print(f"  without {args.metric}, left out: {'; '.join(without)}")

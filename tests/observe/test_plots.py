@@ -129,12 +129,15 @@ def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, c
     assert cli.main([*argv, "--metric", "env/reward/upright"]) == 0
     printed = capsys.readouterr().out
     # c never logged it: left out of the picture, and said so.
-    assert "wrote" in printed and "1 curve(s) from 3 folder(s)" in printed
+    assert f"wrote {out}: 1 curve(s) from 3 folder(s)" in printed
     assert "without env/reward/upright, left out: learning_rate=0.0003" in printed
     assert out.is_file()
     curves = load_curves(runs)
     _, ys = curves[0].series("env_steps", "env/reward/upright")
     np.testing.assert_array_equal(ys, [[1, 2, 3], [2, 3, 4]])
+    # Drawn again: the figure there is replaced, and the line says so.
+    assert cli.main([*argv, "--metric", "env/reward/upright"]) == 0
+    assert f"wrote {out} (replaced): 1 curve(s)" in capsys.readouterr().out
     assert cli.main([*argv, "--metric", "env/reward/uprigth"]) == 2
     err = capsys.readouterr().err
     assert "--metric env/reward/uprigth: no run here logged it; did you mean " in err
