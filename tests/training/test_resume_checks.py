@@ -8,6 +8,7 @@ is rewritten: a refused resume leaves the run as it was.
 import json
 import pathlib
 import shutil
+import warnings
 
 import pytest
 import yaml
@@ -364,3 +365,16 @@ def test_a_resume_compares_only_the_sections_its_run_reads():
     ppo = dataclasses.replace(saved.ppo, learning_rate=0.5)
     changed = config_changes(saved, dataclasses.replace(saved, ppo=ppo))
     assert changed == [f"ppo.learning_rate: {saved.ppo.learning_rate!r} -> 0.5"]
+
+
+def test_resume_config_refuses_another_algo_without_advice_on_switching(run_dir):
+    # apply_overrides would advise a preset's tuned dqn config: a resume
+    # refuses the change, so its one message is the refusal.
+    from purejaxdrl.setup_warnings import forget_warnings
+
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ConfigError):
+        warnings.simplefilter("always")
+        pjd.resume_config(run_dir, {"algo": "dqn"})
+    assert not [w for w in caught if "keeps this config" in str(w.message)]
+    forget_warnings()
