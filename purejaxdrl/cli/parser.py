@@ -35,6 +35,8 @@ class Parser(argparse.ArgumentParser):
     """
 
     help_command: str | None = None
+    # A command that reads a run (`run_dir_parser`): what it does with it.
+    reads_run: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,6 +53,12 @@ class Parser(argparse.ArgumentParser):
             flag = unknown[0].split("=")[0] if unknown else ""
             flags = [o for o in self._option_string_actions if o.startswith("--")]
             hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
+            if self.reads_run and flag.split(".")[0] in ("--env", "--algo"):
+                hint = (
+                    f"{self.prog} {self.reads_run} the environment and "
+                    f"algorithm it was trained with, so it takes no {flag}; for "
+                    "another, train a run there. "
+                )
             message = f"{message}; {hint}`{self._help}` lists every option."
         elif "invalid float value" in message or "invalid int value" in message:
             kind = "a number" if "float" in message else "an integer"
@@ -133,6 +141,10 @@ def run_dir_parser(
         prog=f"purejaxdrl {command}", description=description, allow_abbrev=False
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help=what)
+    parser.reads_run = {
+        "eval": "plays a run or policy on",
+        "export": "saves a run's policy for",
+    }.get(command)
     return parser
 
 

@@ -105,6 +105,26 @@ def test_a_run_commands_hint_never_says_a_field_is_not_its_sections(command, cap
     assert "learning_rate is ppo's, but this command takes no --ppo.* flags." in line
 
 
+@pytest.mark.parametrize(
+    ("command", "does"),
+    [
+        (["eval"], "plays a run or policy on"),
+        (["export", "--out", "out"], "saves a run's policy for"),
+    ],
+)
+@pytest.mark.parametrize("flag", [["--env", "acrobot"], ["--env.id", "Acrobot-v1"]])
+def test_a_run_command_given_another_environment_says_it_plays_the_runs(
+    command, does, flag, capsys
+):
+    # Was "did you mean --render?" (a close spelling of --env).
+    line = _error([*command, "runs/RUN", *flag], capsys)
+    assert line.endswith(
+        f"{' '.join(flag)}; purejaxdrl {command[0]} {does} the environment and "
+        f"algorithm it was trained with, so it takes no {flag[0]}; for another, "
+        f"train a run there. `purejaxdrl {command[0]} --help` lists every option."
+    ), line
+
+
 def test_eval_abbreviation_names_the_flag(capsys):
     line = _error(["eval", "--ep", "3", "runs/RUN"], capsys)
     assert "did you mean --episodes?" in line, line
