@@ -232,6 +232,11 @@ CASES = [
         "(dqn.batch_size=128 in Python).",
     ),
     ([*TRAIN, "--env.normalize-observations", "maybe"], "is not a boolean"),
+    (
+        [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.hide-observations", "1"],
+        "error: env.hide_observations=[1] applies to device environments, not to "
+        "env.id='gymnasium:CartPole-v1'; leave it empty.",
+    ),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),
     ([*TRAIN, "--network.activation", "swish9"], "network.activation='swish9'"),
     ([*TRAIN, "--network.core", "transformer"], "network.core='transformer'"),
@@ -731,7 +736,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "fragment"), CASES, ids=lambda v: " ".join(v)[:60])
+def _case_id(value: list[str] | str) -> str:
+    """The argv as typed (not a fragment spelled one letter at a time), for -k."""
+    return (" ".join(value) if isinstance(value, list) else value)[:60]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), CASES, ids=_case_id)
 def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys):
     names = {k: str(v) for k, v in runs.items()}
     argv = [a.format(tmp=tmp_path, **names) for a in argv]
