@@ -49,6 +49,9 @@ def test_set_priorities_converts_lists_and_checks_the_shape():
         "set_priorities takes one priority per index: index has shape [4], "
         "priority [3]; give priorities of index's shape (one per sampled item)."
     )
+    # As many priorities in another shape ([T, B] TD errors for [B * T] indices).
+    refuse = refusal(buffer.set_priorities, state, jnp.arange(4), jnp.ones((2, 2)))
+    assert "index has shape [4], priority [2, 2]; give priorities" in refuse
     add = refusal(buffer.add, state, {"o": jnp.ones((2, 2))}, jnp.ones(3))
     assert add.startswith("add takes one priority per item")  # not an index
 

@@ -291,3 +291,17 @@ def test_a_resumed_runs_preset_search_warns_of_no_preset(ppo_kl):
         warnings.simplefilter("always")
         run_preset(config)
     assert [str(w.message) for w in seen] == []
+
+
+def test_a_users_algorithms_section_changed_on_another_run_is_fixed_by_algo_alone(
+    ppo_kl,
+):
+    # Every shipped preset loads a user's algorithm, none with a tuned section
+    # for it: pointing at cartpole's "tuned ppo_kl run" would name defaults.
+    dqn = pjd.load_preset("cartpole", "dqn").config
+    message = (
+        "ppo_kl.kl_cost sets ppo_kl's hyper-parameters, but this run trains dqn; "
+        "pass algo='ppo_kl', or drop it."
+    )
+    with pytest.raises(pjd.ConfigError, match=f"^{re.escape(message)}$"):
+        pjd.apply_overrides(dqn, {"ppo_kl.kl_cost": 0.5})
