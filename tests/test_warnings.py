@@ -1,6 +1,8 @@
 """purejaxdrl's setup warnings: Python warnings, one line in the command's output."""
 
 import dataclasses
+import importlib.abc
+import importlib.util
 import inspect
 import subprocess
 import sys
@@ -198,4 +200,69 @@ def test_changing_algo_alone_names_the_presets_tuned_config_of_it():
         pjd.apply_overrides(pjd.load_preset("acrobot").config, {"algo": "a2c"})
         pjd.load_preset("cartpole", "dqn")
         pjd.apply_overrides(ppo, {"algo": "ppo"})
+    forget_warnings()
+
+
+def _library_module(monkeypatch, name: str, code: str) -> types.ModuleType:
+    """`code` run as purejaxdrl's module `name` (its file inside the package)."""
+    library = types.ModuleType(f"purejaxdrl.{name}")
+    library.__file__ = str(Path(pjd.__file__).parent / f"{name}.py")
+    monkeypatch.setitem(sys.modules, library.__name__, library)
+    exec(compile(code, library.__file__, "exec"), vars(library))
+    return library
+
+
+def test_code_of_no_file_the_user_execs_is_where_the_warning_points(monkeypatch):
+    # A notebook's or a tool's exec, `python -c`: its line, not the caller's.
+    library = _library_module(monkeypatch, "_wrapped_for_exec", _WRAPPED)
+    source = "\n\nthrough_contextlib()\n"  # line 3
+    namespace = {**vars(library), "__name__": "a_users_exec"}  # of no module
+    forget_warnings()
+    with pytest.warns(SetupWarning, match="^warned inside") as w:
+        exec(compile(source, "<string>", "exec"), namespace)
+    assert (w[0].filename, w[0].lineno) == ("<string>", 3)
+    forget_warnings()
+
+
+_WARNS_ON_IMPORT = """
+import importlib.abc
+from purejaxdrl.setup_warnings import warn_once
+
+class Loader(importlib.abc.Loader):
+    def __init__(self, filename):
+        self.filename = filename
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = 'warn_once("warned on import", key=("test", "import"))'
+        module.__dict__["warn_once"] = warn_once
+        exec(compile(code, self.filename, "exec"), module.__dict__)
+"""
+
+
+def test_a_warning_while_a_module_imports_names_the_import_line(monkeypatch):
+    # warnings.warn counts no importlib frame but the first: the walk counts
+    # them as it does, or the warning points a frame or more off.
+    name = "purejaxdrl._warns_on_import"
+    library = _library_module(monkeypatch, "_import_loader", _WARNS_ON_IMPORT)
+    loader = library.Loader(str(Path(pjd.__file__).parent / "_warns_on_import.py"))
+    spec = importlib.util.spec_from_loader(name, loader, origin=loader.filename)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            return spec if fullname == name else None
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    forget_warnings()
+    try:
+        with pytest.warns(SetupWarning, match="^warned on import") as w:
+            line = inspect.currentframe().f_lineno + 1
+            import purejaxdrl._warns_on_import  # noqa: F401
+    finally:
+        sys.modules.pop(name, None)
+        vars(pjd).pop("_warns_on_import", None)
+    assert (w[0].filename, w[0].lineno) == (__file__, line)
     forget_warnings()
