@@ -141,4 +141,18 @@ def _shown(n: object) -> str:
     ):
         traced = "a traced" if isinstance(n, jax.core.Tracer) else "an"
         return f"{traced} array of shape {shape} and dtype {getattr(n, 'dtype', '?')}"
-    return " ".join(repr(n).split())[:80]  # one short line whatever the repr
+    return _cut(" ".join(repr(n).split()))  # one short line whatever the repr
+
+
+def _cut(text: str, width: int = 80) -> str:
+    """`text`, or its head of at most `width` characters ending " ...".
+
+    Cut at a space, where there is one, so no number is shown in part
+    (`[0, 1, ..., 21, 2` read as a list ending in 2).
+    """
+    if len(text) <= width:
+        return text
+    head = text[: width - 4]
+    if text[width - 4] != " " and " " in head:
+        head = head[: head.rindex(" ")]
+    return f"{head.rstrip()} ..."

@@ -71,10 +71,29 @@ def test_rejects_mismatched_shapes_and_ranks():
     [
         (0, "n=0 (int)", "n=1 for one-step targets, or more"),
         (3.0, "n=3.0 (float)", "n=3"),
+        (1.0, "n=1.0 (float)", "n=1"),
         (2.5, "n=2.5 (float)", "a whole number of steps"),
         (True, "n=True (bool)", "n=1 for one-step targets, or more"),
         (np.float32(2), "n=np.float32(2.0) (float32)", "n=2"),
         (np.int64(0), "n=np.int64(0) (int64)", "n=1 for one-step targets, or more"),
+        (
+            jax.numpy.int32(0),
+            "n=Array(0, dtype=int32) (ArrayImpl)",
+            "n=1 for one-step targets, or more",
+        ),
+        # One number in an array of one axis: shown whole (its repr is short).
+        (
+            np.array([3]),
+            "n=array([3]) (ndarray)",
+            "one Python int, the number of steps",
+        ),
+        # A long repr is cut at a space, with "...", not inside a number.
+        (
+            list(range(1000)),
+            "n=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, "
+            "19, 20, ... (list)",
+            "one Python int, the number of steps",
+        ),
         (
             jax.numpy.float32(2.5),
             "n=Array(2.5, dtype=float32) (ArrayImpl)",
@@ -97,12 +116,10 @@ def test_a_horizon_that_is_not_an_int_of_one_or_more_is_one_line(n, got, fix):
 def test_a_traced_horizon_is_told_to_be_static():
     with pytest.raises(ValueError) as error:
         jax.jit(n_step_targets)(np.ones(3), np.ones(3), np.zeros(3, bool), 2, 0.5)
-    message = str(error.value)
-    assert "\n" not in message and message.startswith(
-        "n_step_targets takes the horizon"
-    )
-    assert message.endswith(
-        "pass a Python int (mark it static under jit: static_argnums=3)."
+    assert str(error.value) == (
+        "n_step_targets takes the horizon n as a Python int >= 1; got n=a traced "
+        "array of shape () and dtype int32 (DynamicJaxprTracer); pass a Python int "
+        "(mark it static under jit: static_argnums=3)."
     )
 
 
