@@ -115,6 +115,9 @@ def test_every_trained_row_states_the_day_it_was_trained(reproduce):
     stamped = {"sweep_dir": "runs/sweep_brax-ant_ppo_20261126-024623"}
     assert reproduce.row_date(stamped) == "2026-11-26"
     assert reproduce.row_date({"sweep_dir": "runs"}) == ""
+    # A date left empty (a failed or partial update) is no date: the stamp's.
+    for empty in ("", None):
+        assert reproduce.row_date({**stamped, "date": empty}) == "2026-11-26"
     # The committed file: every row with figures, GPU rows included, has one
     # in scores.md's date column.
     scores = json.loads((reproduce.DOCS / "scores.json").read_text())

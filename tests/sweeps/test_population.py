@@ -420,3 +420,18 @@ def test_an_annealed_epsilon_and_beta_are_noted():
     ]
     per_actor = pjd.apply_overrides(dqn, {"dqn.per_actor_epsilon": True})
     assert decay_notes(per_actor, fields) == []
+
+
+def test_a_population_that_never_reached_a_ready_step_has_no_note():
+    from purejaxdrl.sweeps.pbt.lineage import ReadyStep
+
+    # Two members at quantile 0.25: none in the bottom. Their ready steps
+    # copy nothing, noted; with none taken (the starting draw only), "0".
+    start = ReadyStep(0, (0, 1), (math.nan, math.nan), {"lr": (1.0, 2.0)})
+    never = two_members([start], [[], []])
+    assert (never.ready_steps_note, never.ready_steps_text) == (None, "0")
+    ready = ReadyStep(2, (0, 1), (5.0, 9.0), {"lr": (1.0, 2.0)})
+    ranked = two_members([start, ready], [[], []])
+    assert ranked.ready_steps_text == (
+        "1 (none could copy: no bottom member at this quantile)"
+    )
