@@ -887,13 +887,19 @@ def test_a_checkpoint_that_no_longer_fits_is_one_line_and_kept(tmp_path):
     edited = yaml.safe_load((run / "config.yaml").read_text())
     edited["network"]["hidden_sizes"] = [32, 32]
     (run / "config.yaml").write_text(yaml.safe_dump(edited))
-    for argv in (["eval", str(run)], ["train", "--resume", str(run)]):
+    # eval names the edit (ck14 #2); a resume, the layout that no longer fits.
+    edit = "changed by hand since its checkpoint at update 4 was saved (network."
+    edit += "hidden_sizes: (64, 64) -> (32, 32))"
+    for argv, said in (
+        (["eval", str(run)], edit),
+        (["train", "--resume", str(run)], "does not fit this run's"),
+    ):
         done = _as_a_process(argv, tmp_path)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2, done.stderr
         assert "Traceback" not in done.stderr and "Exception" not in done.stderr
         assert lines[-1].startswith("purejaxdrl: error:"), done.stderr
-        assert "does not fit this run's" in lines[-1], done.stderr
+        assert said in lines[-1], done.stderr
         assert len(lines) <= 2, done.stderr  # the error, after train's "compiling…"
         # The fix named is the config or version, not a resume (which refuses).
         assert "resume the run first" not in lines[-1], done.stderr
