@@ -12,16 +12,9 @@ import sys
 import pytest
 
 import purejaxdrl as pjd
+from tests.training.test_train import _tiny
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def _tiny(run_dir):
-    return pjd.apply_overrides(
-        pjd.TrainConfig(),
-        {"num_envs": 4, "unroll_length": 16, "total_steps": 4 * 16 * 4,
-         "num_logs": 2, "devices": 1, "run_dir": str(run_dir)},
-    )  # fmt: skip
 
 
 def _ctrl_c_in_a_gc_callback(monkeypatch):
