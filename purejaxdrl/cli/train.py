@@ -100,11 +100,12 @@ def parser(
     return parser
 
 
-def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
-    """(args, config, changes) of `--resume RUN_DIR`.
+def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any]:
+    """(args, config) of `--resume RUN_DIR`.
 
     The config is the run's saved one with the flags' changes, which are
-    refused unless they are safe or --override is given.
+    refused unless they are safe or --override is given (`train` says them
+    once it accepts the resume).
     """
     from purejaxdrl.training.resume import load_run_config, resume_config
 
@@ -114,7 +115,7 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
     overrides = config_overrides(args, defaults, defaults.algo)
     if args.algo is not None:
         overrides["algo"] = args.algo
-    config, changes = resume_config(
+    config, _ = resume_config(
         args.resume, overrides, allow_changes=args.override, resuming=True
     )
     if args.no_files:
@@ -122,7 +123,7 @@ def _resumed(argv: Sequence[str], run_dir: str) -> tuple[Any, Any, list[str]]:
             "--no-files with --resume: a resumed run writes to its run "
             "directory; drop --no-files."
         )
-    return args, config, changes
+    return args, config
 
 
 def _fresh(
@@ -174,12 +175,11 @@ def _train(argv: Sequence[str]) -> int:
                 f"--env {known.env} with --resume: a resumed run keeps its own "
                 "environment (see its config.yaml); drop --env."
             )
-        (args, config, changes), preset = _resumed(argv, known.resume), None
+        (args, config), preset = _resumed(argv, known.resume), None
         started = None
     else:
         env, algo, started = command_start(known)
         args, config, preset = _fresh(argv, env, algo, known.env is not None)
-        changes = []
     use_compile_cache(args)
     import jax
 
@@ -189,16 +189,13 @@ def _train(argv: Sequence[str]) -> int:
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError, lost_process
-    from purejaxdrl.training.run import replay_devices
+    from purejaxdrl.training.replay_shards import replay_devices
     from purejaxdrl.training.train import train
 
-    note = None
-    if args.resume is not None:
-        config, note = replay_devices(config, args.resume)
-    agree_on_run(args, config)
-    if is_main_process():  # only process 0 prints
-        for line in [f"resuming with {c}" for c in changes] + [note] * bool(note):
-            print(f"purejaxdrl: {line}", file=sys.stderr)
+    # The processes agree on the devices the resume will take; `train` says
+    # which, and what changed, once it accepts the resume (not before a refusal).
+    agreed = replay_devices(config, args.resume)[0] if args.resume else config
+    agree_on_run(args, agreed)
     start = time.perf_counter()
     try:
         result = train(

@@ -103,7 +103,7 @@ def saved_devices(run_dir: str | os.PathLike) -> int | None:
     """The device count `run_dir`'s newest checkpoint that verifies was saved on.
 
     That of `Checkpointer.newest_meta`, read without a checkpointer:
-    `run.replay_devices` chooses the devices one is made for, and
+    `replay_shards.replay_devices` chooses the devices one is made for, and
     `run.restore` holds a replay to the count. None without such a checkpoint,
     or where its meta records no count.
     """

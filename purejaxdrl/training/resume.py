@@ -202,21 +202,22 @@ def resume_config(
 
 def check_resume(
     run_dir: str | pathlib.Path, config: TrainConfig, allow_changes: bool = False
-) -> TrainConfig:
-    """Checks that `config` may continue the run in `run_dir`; its saved config.
+) -> tuple[TrainConfig, list[str]]:
+    """Checks that `config` may continue the run in `run_dir`: (saved config, changes).
 
     What `train(config, resume=run_dir)` checks before it writes anything: the
     folder is a run, and `config` is its config but for changes that leave its
-    updates alone (or any changes, with `allow_changes`).
+    updates alone (or any changes, with `allow_changes`), listed as
+    `check_continues` lists them.
 
     Raises:
       ConfigError: as `resume_config`, or the folder is not writable.
 
     """
     saved = load_run_config(run_dir)
-    check_continues(run_dir, saved, config, allow_changes, kept=True)
+    changes = check_continues(run_dir, saved, config, allow_changes, kept=True)
     check_writable(pathlib.Path(run_dir))
-    return saved
+    return saved, changes
 
 
 def check_continues(

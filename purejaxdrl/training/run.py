@@ -2,7 +2,7 @@
 
 import dataclasses
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -12,10 +12,11 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
-from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit, saved_devices
+from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
 from purejaxdrl.training.config import TrainConfig, run_dict
 from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.packing import describe
+from purejaxdrl.training.replay_shards import check_replay_shards, replay_devices
 from purejaxdrl.training.run_files import (
     RunLock,
     agreed_run_dir,
@@ -228,30 +229,24 @@ class Start:
         }
 
 
-def restore(run: Run, exp: Experiment) -> Start:
+def restore(run: Run, exp: Experiment, accepted: Sequence[str] = ()) -> Start:
     """The newest checkpoint that verifies, or a fresh start when there is none.
+
+    `accepted`: lines said once the resume passed every check (what changed,
+    on which devices), before where it resumes: a refused resume says only
+    why.
 
     Raises:
       ConfigError: a run with a replay buffer resumed on another device count.
 
     """
-    config, checkpointer, devices = run.config, run.checkpointer, exp.runner.mesh.size
-    if _replay_per_device(config):
-        # A replay buffer is split into one shard per device, with its own
-        # FIFO position: it cannot be re-split like the environments.
-        saved = saved_devices(run.run_dir) or devices
-        if saved != devices:
-            shards = f"{saved} shard{'s' * (saved != 1)}"
-            raise ConfigError(
-                f"--resume {run.run_dir}: this {config.algo} run keeps a replay "
-                f"buffer in {shards}, one per device, and resumes only on "
-                f"{saved} device{'s' * (saved != 1)}, not {devices}; "
-                f"{_replay_fix(saved)}."
-            )
+    config, checkpointer = run.config, run.checkpointer
+    check_replay_shards(config, run.run_dir, exp.runner.mesh.size)
     # A config.yaml edited by hand is named before the layout check meets it.
     check_newest_config(run.run_dir, checkpointer, config, run.allow_changes)
     start, meta = start_from_latest(run)
     if start.state is None:
+        _say(run, accepted)
         return start
     check_saved_config(run.run_dir, config, meta, start.done, run.allow_changes)
     if start.done > config.num_updates:
@@ -264,6 +259,7 @@ def restore(run: Run, exp: Experiment) -> Start:
             "Python, total_steps and allow_changes=True)."
         )
     # Said once the checks passed: a refused resume resumed nothing.
+    _say(run, accepted)
     complete = start.done >= config.num_updates
     run.say(
         f"resumed at update {start.done:,} of {config.num_updates:,} from "
@@ -275,77 +271,10 @@ def restore(run: Run, exp: Experiment) -> Start:
     return start
 
 
-def _replay_per_device(config: TrainConfig) -> bool:
-    """Whether the run keeps a replay buffer of one shard per device.
-
-    Such a run resumes only on its saved device count. R2D2's replay is one
-    shard per environment (`Algorithm.replay_per_env`): it re-splits as the
-    environments do, on any count.
-    """
-    from purejaxdrl.agents.registry import algorithm
-
-    record = algorithm(config.algo)
-    return record.keeps_replay(config.algo_config) and not record.replay_per_env
-
-
-def _replay_fix(saved: int) -> str:
-    """How to resume a replay buffer of `saved` shards on `saved` devices."""
-    processes, local = jax.process_count(), jax.local_device_count()
-    if saved % processes:  # no --devices splits it over these processes
-        one = "as one process: drop --coordinator, --num-processes and --process-id"
-        if saved == 1:
-            return f"resume it {one}"
-        fit = [str(n) for n in range(1, saved + 1) if saved % n == 0]
-        return (
-            f"resume it on a number of processes that divides {saved} "
-            f"({', '.join(fit[:-1])} or {fit[-1]}); {one}"
-        )
-    each, backend = saved // processes, jax.default_backend()
-    if each <= local:
-        return f"pass --devices {each}"
-    fake = "(on CPU, fake them with XLA_FLAGS={})".format
-    fake_n = "--xla_force_host_platform_device_count={}".format
-    if processes == 1:
-        return (
-            f"this machine has {local} {backend} device(s): resume it on a "
-            f"machine with {saved} {fake(fake_n(saved))}"
-        )
-    return (
-        f"each process has {local} {backend} device(s): resume it as {processes} "
-        f"processes with {each} devices each (--devices {each}) {fake(fake_n(each))}, "
-        f"or as one process on a machine with {saved} devices (drop --coordinator, "
-        "--num-processes and --process-id)"
-    )
-
-
-def replay_devices(
-    config: TrainConfig, run_dir: str | pathlib.Path
-) -> tuple[TrainConfig, str | None]:
-    """`config` to resume `run_dir` on its replay's device count, and a note.
-
-    A replay buffer keeps one shard per device and resumes only on as many
-    devices (`restore`). A run that leaves the count to purejaxdrl
-    (`devices: 0`, its default) resumes on the saved count, where each
-    process has enough devices, instead of all of them; `config` is returned
-    as it is (note None) otherwise.
-    """
-    if config.devices or not _replay_per_device(config):
-        return config, None
-    saved = saved_devices(run_dir)
-    processes, local = jax.process_count(), jax.local_device_count()
-    if saved is None or saved % processes or saved // processes > local:
-        return config, None  # `restore` will refuse, naming the count
-    each = saved // processes
-    # Set where it is all of them too: every process of a run resolves the
-    # same `devices`, whatever its own device count (they agree on it).
-    config = dataclasses.replace(config, devices=each)
-    if each == local:
-        return config, None
-    return config, (
-        f"resuming on {each} of {local} {jax.default_backend()} devices: this "
-        f"{config.algo} run keeps its replay buffer in {saved} shards, one per "
-        "device, and resumes only on as many."
-    )
+def _say(run: Run, lines: Sequence[str]) -> None:
+    """Says each of `lines` (`restore`'s accepted notes)."""
+    for line in lines:
+        run.say(line)
 
 
 def start_from_latest(run: Run) -> tuple[Start, dict[str, Any]]:

@@ -24,6 +24,7 @@ from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.programs import compile_programs
+from purejaxdrl.training.replay_shards import replay_devices
 from purejaxdrl.training.result import (
     TrainResult,
     check_sinks,
@@ -39,7 +40,6 @@ from purejaxdrl.training.run import (
     attach_checkpointer,
     lock_run,
     open_run,
-    replay_devices,
     restore,
     save_resumed_config,
     start_wandb,
@@ -120,7 +120,7 @@ def train(
         loggers, log_to = check_sinks(
             log_to, write_files or resume is not None, loggers
         )
-        config, replay_note, normalised_before = _checked_resume(
+        config, accepted, normalised_before = _checked_resume(
             config, resume, allow_changes
         )
         exp = make_experiment(config, normalised_before=normalised_before)
@@ -138,15 +138,15 @@ def train(
             new = run.run_dir if resume is None and run.main else None
             keep(UnstartedRun(new, parent_made=not parent_was_there))
             keep(lock_run(run))  # before anything is read or written
-            for note in (replay_note, exp.device_note):
-                if note:
-                    run.say(note)
+            if exp.device_note:
+                run.say(exp.device_note)
             key = make_key(config.seed, config.rng_impl)
             abstract = exp.runner.abstract_state(key)
             attach_checkpointer(run, exp.runner, abstract)
             keep(run.checkpointer)
-            start = restore(run, exp) if resume is not None else Start()
-            held.stop_if_asked(start.done if resume is not None else None)
+            start = restore(run, exp, accepted) if resume is not None else Start()
+            resumed_at = start.done if resume is not None else None
+            held.stop_if_asked(resumed_at)
             if resume is not None:
                 # Not before: a refused resume changes nothing.
                 save_resumed_config(run, start.done)
@@ -159,7 +159,7 @@ def train(
             programs, state, compile_seconds = _compiled(
                 run, exp, abstract, key, schedule, start
             )
-            held.stop_if_asked(start.done if resume is not None else None)
+            held.stop_if_asked(resumed_at)
             if run.checkpointer is None:  # the loop holds no signals: Python's again
                 held.release()
             if progress is not None:
@@ -214,18 +214,22 @@ def _chunk_loop(
 
 def _checked_resume(
     config: TrainConfig, resume: str | pathlib.Path | None, allow_changes: bool
-) -> tuple[TrainConfig, str | None, bool]:
-    """(config, note, normalised before) of a resume checked before anything is written.
+) -> tuple[TrainConfig, list[str], bool]:
+    """(config, notes, normalised before) of a resume, checked before any write.
 
-    A replay run left to choose its devices resumes on its saved count (the
-    note says so); a replay run begun normalising before that was refused goes
-    on so (`validate`'s `normalised_before`).
+    The notes, said once `restore` accepts the resume (a refusal is its own
+    line alone), name each changed field and, for a replay run left to choose
+    its devices, that it resumes on its saved count. A replay run begun
+    normalising before that was refused goes on so (`validate`'s
+    `normalised_before`).
     """
     if resume is None:
-        return config, None, False
+        return config, [], False
     config, replay_note = replay_devices(config, resume)
-    saved = check_resume(resume, config, allow_changes)
-    return config, replay_note, saved.env.normalize_observations
+    saved, changes = check_resume(resume, config, allow_changes)
+    notes = [f"resuming with {change}" for change in changes]
+    notes += [replay_note] if replay_note else []
+    return config, notes, saved.env.normalize_observations
 
 
 def _exporter(run: Any, exp: Any, state: Any, updates: int) -> "PolicyExport":

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.training import run
+from purejaxdrl.training import replay_shards, run
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_a_refused_replay_resume_says_what_fits(
 ):
     monkeypatch.setattr(jax, "process_count", lambda: processes)
     monkeypatch.setattr(jax, "local_device_count", lambda: local)
-    assert fix in run._replay_fix(saved)
+    assert fix in replay_shards._replay_fix(saved)
 
 
 def test_a_stopped_multi_process_run_says_to_resume_every_process(monkeypatch):
@@ -115,7 +115,7 @@ def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
 _PEER_FAILED = """
 import pathlib, sys
 from purejaxdrl.cli.processes import exit_on_peer_failure
-from purejaxdrl.training import run
+from purejaxdrl.training import replay_shards, run
 run._OPENED[:] = [pathlib.Path(sys.argv[1])]
 exit_on_peer_failure("Gloo AllGather failed: Connection reset by peer")
 """

@@ -16,7 +16,8 @@ from purejaxdrl.config import to_dict
 from purejaxdrl.training.checkpoint import saved_devices
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.integrity import write_manifest
-from purejaxdrl.training.run import Run, replay_devices, save_resumed_config
+from purejaxdrl.training.replay_shards import replay_devices
+from purejaxdrl.training.run import Run, save_resumed_config
 from tests.helpers import flat
 
 
