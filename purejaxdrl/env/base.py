@@ -30,7 +30,16 @@ class UnknownEnvironmentError(ConfigError, KeyError):
 
     Raised by `make`, and by an adapter given an id its library lacks
     (`GymnaxEnv("CartPol-v1")`).
+
+    Attributes:
+      imports_advice: the message's closing advice on importing a module of
+        the user's that registers the id (`--env.imports`), or "": a caller
+        that knows the right way for its input (a policy folder's
+        `env_imports`) says that instead.
+
     """
+
+    imports_advice: str = ""
 
     def __str__(self) -> str:
         return str(self.args[0])

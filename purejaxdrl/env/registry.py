@@ -215,13 +215,18 @@ def make(name: str, **options) -> Env:
             )
         close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise UnknownEnvironmentError(
-            f"Unknown environment {name!r}: it must be one of "
-            f"purejaxdrl.env.registered() ({len(_FACTORIES)} names, e.g. "
-            f"'CartPole-v1', 'brax/ant').{hint} If a module of your own "
-            "registers it (purejaxdrl.env.register), import that first: "
+        advice = (
+            " If a module of your own registers it (purejaxdrl.env.register), "
+            "import that first: "
             f"{both_ways('--env.imports', 'env.imports', 'MODULE', ['MODULE'])}."
         )
+        error = UnknownEnvironmentError(
+            f"Unknown environment {name!r}: it must be one of "
+            f"purejaxdrl.env.registered() ({len(_FACTORIES)} names, e.g. "
+            f"'CartPole-v1', 'brax/ant').{hint}{advice}"
+        )
+        error.imports_advice = advice
+        raise error
     if name not in _USERS:
         return _FACTORIES[name](**options)
     options = _check_user_options(name, _FACTORIES[name], options)

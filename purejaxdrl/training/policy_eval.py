@@ -14,6 +14,8 @@ import numbers
 import pathlib
 from typing import Any
 
+import jax.numpy as jnp
+
 from purejaxdrl import env as envs
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
@@ -29,6 +31,7 @@ from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.rng import check_seed
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
+from purejaxdrl.training.policy_inputs import as_acted_on, before_hiding
 
 # `purejaxdrl eval`'s --episodes default, and `evaluate_policy`'s.
 EPISODES = 5
@@ -70,18 +73,33 @@ def policy_player(
     else:  # loaded already; its environment may be a user's, registered there
         import_modules(policy.spec.get("env_imports", []), "the policy's env_imports")
     spec = policy.spec
-    config = apply_overrides(
-        config_class()(),
-        {
-            "algo": spec["algo"],
-            "env": {
-                "id": spec["env_id"],
-                "options": spec.get("env_options", {}),
-                "imports": spec.get("env_imports", []),
+    try:
+        config = apply_overrides(
+            config_class()(),
+            {
+                "algo": spec["algo"],
+                "env": {
+                    "id": spec["env_id"],
+                    "options": spec.get("env_options", {}),
+                    "imports": spec.get("env_imports", []),
+                },
             },
-        },
-    )
-    acting = _acting(policy)
+        )
+        player, state, observation = _player(config, _acting(policy))
+    except envs.UnknownEnvironmentError as e:
+        # eval takes no --env.imports: the folder's policy.json names them.
+        raise ConfigError(
+            str(e).removesuffix(e.imports_advice) + " It is policy.json's env_id; "
+            "if a module of your own registers it, name that module in "
+            f"policy.json's env_imports (now {spec.get('env_imports', [])}) and "
+            "play it where the module imports."
+        ) from None
+    _check_fits(spec, observation)
+    return config, player, state, spec["updates"]
+
+
+def _player(config: TrainConfig, acting: ModePolicy) -> tuple[Player, PlayState, Any]:
+    """(player, its state, the observation space) of `config`'s environment."""
     options = dict(config.env.options)
     if is_host_env(config.env.id):
         pool = make_host_env(config.env.id, 1, config.seed, **synchronous(options))
@@ -89,11 +107,34 @@ def policy_player(
             space = pool.spec
         finally:
             pool.close()
-        state = PlayState(AgentParams(()))
-        return config, HostPlayer(config, acting, space), state, spec["updates"]
+        player = HostPlayer(config, acting, space)
+        return player, PlayState(AgentParams(())), space.observation
     env = envs.make(config.env.id, **options)
     state = PlayState(AgentParams(()), env.default_params)
-    return config, DevicePlayer(env, acting, config.eval), state, spec["updates"]
+    observation = env.observation_spec(env.default_params)
+    return DevicePlayer(env, acting, config.eval), state, observation
+
+
+def _check_fits(spec: dict[str, Any], observation: Any) -> None:
+    """Refuses an environment whose observations the policy cannot take.
+
+    Its policy.json's env_id edited, or the environment changed since the
+    export: said before playing, naming both shapes, rather than as a shape
+    error of the environment's "policy".
+    """
+    if not isinstance(observation, envs.Box):  # dict observations: checked in play
+        return
+    try:
+        as_acted_on(jnp.zeros(observation.shape), spec)
+    except ValueError:
+        raise ConfigError(
+            f"policy.json's env_id {spec['env_id']!r} gives observations of "
+            f"shape {list(observation.shape)}, but this policy takes "
+            f"{spec['observation_shape']}{before_hiding(spec)}: it was trained "
+            "on another environment (policy.json edited, or the environment "
+            "changed since the export); set env_id back to the one it was "
+            "exported from."
+        ) from None
 
 
 def evaluate_policy(

@@ -46,13 +46,13 @@ def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
     if obs.shape[obs.ndim - len(shape) :] != shape:
         raise ValueError(
             f"{spec['env_id']}'s policy takes observations of shape "
-            f"{list(shape)}{_before_hiding(spec)} after any batch axes; got "
+            f"{list(shape)}{before_hiding(spec)} after any batch axes; got "
             f"{list(obs.shape)}{_mask_hint(obs, shape, spec)}."
         )
     return obs
 
 
-def _before_hiding(spec: dict[str, Any], lead: tuple[Any, ...] = ()) -> str:
+def before_hiding(spec: dict[str, Any], lead: tuple[Any, ...] = ()) -> str:
     """` (or [*lead, 4], before hiding [1, 3])`: the whole observation's layout.
 
     Empty where the run hid no entries. A run with `env.hide_observations`
@@ -133,7 +133,7 @@ def batched_step_inputs(
         given = obs.shape if given is None else given
         raise ValueError(
             f"a recurrent policy steps a batch: obs [B, {', '.join(map(str, shape))}]"
-            f"{_before_hiding(spec, ('B',))}; got {list(given)} (one observation: "
+            f"{before_hiding(spec, ('B',))}; got {list(given)} (one observation: "
             "obs[None], with initial_state(1))."
         )
     batch = obs.shape[0]

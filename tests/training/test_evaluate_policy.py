@@ -1,9 +1,12 @@
 """`pjd.evaluate_policy`: an exported policy scored from Python as `eval` scores it."""
 
+import json
+
 import numpy as np
 import pytest
 
 import purejaxdrl as pjd
+from purejaxdrl import cli
 from purejaxdrl.training import policy_eval
 
 
@@ -56,3 +59,45 @@ def test_an_exported_policy_scores_as_its_run_does(tmp_path, monkeypatch):
         pjd.ConfigError, match="is a run directory, not an exported policy"
     ):
         pjd.evaluate_policy(result.run_dir)
+
+
+def _exported(tmp_path, **env):
+    """A tiny CartPole run's exported policy folder (`env`: its env section)."""
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 32, "num_logs": 1,
+         "devices": 1, "run_dir": str(tmp_path / "runs"), "env": env},
+    )  # fmt: skip
+    result = pjd.train(config, write_files=True, console=False)
+    return pjd.export_policy(result.run_dir, tmp_path / "policy")
+
+
+def _edited(folder, **fields):
+    """`folder`'s policy.json with `fields` replaced, as a hand edit would."""
+    path = folder / "policy.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+
+def test_a_policy_json_naming_another_environment_is_refused_as_such(tmp_path, capsys):
+    folder = _exported(tmp_path, hide_observations=[1, 3])
+    # Its own environment's whole observation: the policy hides [1, 3] itself.
+    assert pjd.evaluate_policy(folder, episodes=2, max_steps=5).returns.shape == (2,)
+    # Acrobot gives [6]: the policy takes [2] (or [4] before hiding), said
+    # before playing, not as "Acrobot-v1's policy takes [2]".
+    _edited(folder, env_id="Acrobot-v1")
+    with pytest.raises(pjd.ConfigError) as error:
+        pjd.evaluate_policy(folder)
+    assert str(error.value) == (
+        "policy.json's env_id 'Acrobot-v1' gives observations of shape [6], but "
+        "this policy takes [2] (or [4], before hiding [1, 3]): it was trained on "
+        "another environment (policy.json edited, or the environment changed "
+        "since the export); set env_id back to the one it was exported from."
+    )
+    # An id nobody registered: eval takes no --env.imports, so the advice is
+    # policy.json's env_imports; one line on the command line.
+    _edited(folder, env_id="NoSuchEnv-v9", env_imports=["json"])
+    assert cli.main(["eval", str(folder), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--env.imports" not in err, err
+    assert err.startswith("purejaxdrl: error: Unknown environment 'NoSuchEnv-v9'")
+    assert "name that module in policy.json's env_imports (now ['json'])" in err
