@@ -51,7 +51,7 @@ class Experiment:
       action_spec: the action space.
       device_note: why the run uses fewer devices than it could, if it does.
       player: plays the policy of a state in fresh environments: the run's
-        evaluations, `purejaxdrl eval` and its drawings (`observe.play`).
+        evaluations, `purejaxdrl eval` and its drawings (`observe.Player`).
 
     """
 
@@ -66,12 +66,10 @@ class Experiment:
     device_note: str | None = None
     player: Player | None = None
 
+    # The dataclass's own repr printed every field, the networks' flax modules
+    # and the runner's functions among them (~3,500 characters).
     def __repr__(self) -> str:
-        """`Experiment(ppo on CartPole-v1, AnakinRunner, 1 device, 500,000 steps)`.
-
-        The dataclass's own repr printed every field, the networks' flax
-        modules and the runner's functions among them (~3,500 characters).
-        """
+        """`Experiment(ppo on CartPole-v1, AnakinRunner, 1 device, 500,000 steps)`."""
         config, devices = self.config, self.runner.mesh.size
         return (
             f"Experiment({config.algo} on {config.env.id}, "
