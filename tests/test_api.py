@@ -282,11 +282,19 @@ def _exported() -> set[int]:
 
 
 @pytest.mark.parametrize(
-    "record", [pjd.TrainConfig, pjd.TrainResult, pjd.SweepResult, pjd.PBTResult]
+    "record",
+    [
+        pjd.TrainConfig,
+        pjd.TrainResult,
+        pjd.SweepResult,
+        pjd.PBTResult,
+        pjd.training.Experiment,
+    ],
 )
 def test_the_types_of_a_configs_and_a_results_fields_are_public(record):
-    # `config.eval`, `result.plan`, `result.lineage[i]`: a reader looks their
-    # fields up in the API reference, which has pages for public names only.
+    # `config.eval`, `result.plan`, `result.lineage[i]`, `exp.player` (the
+    # guides' `exp.player.evaluate`): a reader looks their fields up in the
+    # API reference, which has pages for public names only.
     hints = typing.get_type_hints(record)
     used = set().union(
         *(_purejaxdrl_classes(hints[f.name]) for f in dataclasses.fields(record))

@@ -13,19 +13,23 @@ PBT run's records read back, a damaged or missing one named in one line),
 """
 
 from purejaxdrl.observe.loggers import JsonlLogger, Logger, TensorBoardLogger
-from purejaxdrl.observe.play import EvalResult
+from purejaxdrl.observe.play import Drawn, EvalResult, Player, PlayState
 from purejaxdrl.observe.plots import Curve, load_curves, plot_curves
 from purejaxdrl.observe.render import Episode, record_episode, render
 
 # What a user writes against: a logger of their own (`train(loggers=...)`),
 # curves from run and sweep directories, an episode played and drawn, the
-# episodes a player (`Experiment.player.evaluate`, `evaluate_policy`) scores.
+# episodes a player (`Experiment.player.evaluate`, `evaluate_policy`) scores,
+# the player itself, the state it plays and the episode it draws.
 __all__ = [
     "Curve",
+    "Drawn",
     "Episode",
     "EvalResult",
     "JsonlLogger",
     "Logger",
+    "PlayState",
+    "Player",
     "TensorBoardLogger",
     "load_curves",
     "plot_curves",

@@ -11,7 +11,7 @@ checkpoint / stop per chunk, on `schedule`'s chunks; `device_state` places
 and checks its state), then finish (`result`, `run_files`). The recipe is
 one for device and host environments: the experiment picks the Anakin or
 the Sebulba runner (`runners.base.Runner`) and the player of its episodes
-(`observe.play.Player`).
+(`observe.Player`).
 `checkpoint` (with `checkpoint_config`, when a run saves; `integrity`, its
 SHA-256 manifests; `retention`, which checkpoints stay; `save_queue`, the
 writer thread; `orbax_logs`, quiet orbax while it saves), `packing`,
