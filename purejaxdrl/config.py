@@ -189,11 +189,12 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
 
     Args:
       config: a config dataclass instance.
-      overrides: field name -> value, or -> a mapping for a nested config.
-        Dashes in names are read as underscores. Changing `algo` keeps the
-        run settings (num_envs, unroll_length, ...) and gives the new algorithm's
-        untuned section; for its tuned one, `pjd.load_preset(name, algo)`
-        (a SetupWarning names it, where a shipped preset has one).
+      overrides: field name -> value, or -> a mapping for a nested config, e.g.
+        `{"seed": 1, "ppo": {"learning_rate": 3e-4}}`; dashes in names are read
+        as underscores. Changing `algo` keeps the run settings (num_envs,
+        unroll_length, ...) and gives the new algorithm's untuned section; for
+        its tuned one, `pjd.load_preset(name, algo)` (a SetupWarning names it,
+        where a shipped preset has one; docs/guide/presets-and-training.md).
       prefix: dotted path of `config`, for error messages.
 
     Raises:

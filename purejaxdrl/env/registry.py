@@ -27,6 +27,11 @@ def register(name: str, factory: Callable[..., Env]) -> None:
     A name of gymnax's registry is replaced too (yours wins); the libraries'
     prefixed names are refused.
 
+    Args:
+      name: the id `make` and `--env.id` take.
+      factory: a callable (a class, a function) of the environment's options
+        (`--env.option key=value`) that returns an Env.
+
     Raises:
       ConfigError: `factory` is not callable (an instance, say, where its
         class or a function that makes one is wanted), or `name` begins with
@@ -186,6 +191,11 @@ def registered() -> list[str]:
 
 def make(name: str, **options) -> Env:
     """Builds the environment registered as `name` with backend `options`.
+
+    Args:
+      name: a registered id (`purejaxdrl list --envs` lists them).
+      **options: keyword options of its backend or factory (`--env.option
+        key=value`).
 
     Examples: `make("CartPole-v1")`, `make("brax/ant", backend="positional",
     episode_length=1000)`.

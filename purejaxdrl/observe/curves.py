@@ -115,6 +115,13 @@ def load_curves(
     `pjd.sweep` or `pjd.pbt` result may stand in for a directory: its records
     in memory (`result_curves`), written to a directory or not.
 
+    Args:
+      paths: a run, sweep or PBT directory, or a `pjd.train`, `pjd.sweep` or
+        `pjd.pbt` result; or a sequence of them.
+
+    Returns:
+      One Curve per run group, sweep setting or PBT population.
+
     Raises:
       ConfigError: a path that is none of these, an unfinished sweep or PBT
         run, or a run without metrics.

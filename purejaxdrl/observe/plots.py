@@ -104,6 +104,14 @@ def plot_curves(
     out, so sparse metrics are joined lines too). Curves without a value of
     `metric` are left out.
 
+    Args:
+      curves: `load_curves`' curves (or one Curve).
+      out: the PNG file to write.
+      title: the figure's title ("": none).
+      target: a value drawn as a dashed line on both panels (None: none).
+      metric: the record key drawn (`plot --metric`), default
+        "episode/mean_return".
+
     Returns:
       The number of curves drawn on each panel.
 

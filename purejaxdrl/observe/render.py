@@ -111,6 +111,20 @@ def record_episode(
     `RECORD_BLOCK` steps (fewer if `max_steps` is), and stops after the block
     it ends in: a large `max_steps` costs nothing once the episode is over,
     and only the episode's states are kept.
+
+    Args:
+      env: the (unbatched) device environment.
+      network: the acting network (`Experiment.network`), recurrent or not.
+      params: its parameters (a run state's `agent.params`).
+      env_params: the environment's parameters.
+      key: the evaluation's key (`jax.random.key(seed)` for `--seed`).
+      max_steps: steps after which the episode is cut, default 1000.
+      episodes: how many episodes `evaluate` plays with `key`; the first is
+        drawn (default 1).
+
+    Returns:
+      The Episode: its states, rewards and length.
+
     """
     policy = mode_policy(network)
     block = min(max_steps, RECORD_BLOCK)

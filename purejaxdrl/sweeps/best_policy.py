@@ -16,6 +16,10 @@ def best_run(result: SweepResult) -> int | None:
     None when none of its runs ended with a finite return (all diverged, or
     none ended an episode): there is no policy worth writing. The same as
     `result.best_run`.
+
+    Args:
+      result: a sweep's result (`pjd.sweep`'s, or `load_sweep`'s).
+
     """
     return result.best_run
 
@@ -39,6 +43,21 @@ def export_run(
     `pjd.load_policy(out)` loads it; `purejaxdrl sweep` writes the best run's
     into the sweep directory's `policy/`. A policy already in `out` is
     replaced only with `overwrite`.
+
+    Args:
+      result: a sweep's result (`pjd.sweep`'s, or `load_sweep`'s).
+      run: the run's index, in [0, runs) (`best_run(result)`: the best one).
+      out: the folder to write (made if missing).
+      overwrite: replace a policy already in `out`.
+
+    Returns:
+      `out`, as a Path.
+
+    Raises:
+      IndexError: `run` is not one of the sweep's runs.
+      ConfigError: `out` is a file or a run directory, or already holds a
+        policy and `overwrite` is False.
+
     """
     run = checked_index(run, len(result.histories), "run")
     check_policy_folder(pathlib.Path(out), overwrite, "out")

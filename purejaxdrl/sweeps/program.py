@@ -98,6 +98,12 @@ def sweep(
       A SweepResult: per-run histories, final returns and parameters, and the
       summary per setting.
 
+    Examples:
+      More in docs/guide/sweeps.md.
+
+      >>> result = pjd.sweep("cartpole", grid={"learning_rate": [1e-4, 3e-4]}, seeds=4)
+      >>> print(result.table())  # per setting: mean ± sample std
+
     Raises:
       ConfigError: bad fields or values (nothing has compiled yet).
       SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it

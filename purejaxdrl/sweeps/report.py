@@ -235,6 +235,11 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
     Parameters are read from disk when first asked for (`result.params(i)`).
     Its `layouts` are each static group's, as the sweep placed them (none for
     a sweep.yaml written before they were recorded).
+
+    Args:
+      path: the sweep directory (`purejaxdrl sweep` prints `sweep: results in
+        DIR`; `SweepResult.run_dir` names it).
+
     """
     path = pathlib.Path(path)
     if not (path / "sweep.yaml").is_file():

@@ -154,6 +154,15 @@ def export_policy(
       step: which checkpoint: "latest", "best" (`checkpoint.keep_best`'s) or
         an update count whose checkpoint is saved (`restore_run`).
 
+    Returns:
+      `out`, as a Path: `load_policy(out)` reads it back.
+
+    Examples:
+      More in docs/guide/evaluation.md.
+
+      >>> result = pjd.train(config, write_files=True)
+      >>> pjd.export_policy(result.run_dir, "policy/")
+
     Raises:
       ConfigError: the run directory is missing or bad, or has no checkpoint
         that verifies (or none `step` names); or `out` holds a policy already
@@ -254,6 +263,20 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     Not pure: when the run's algorithm or torso is not registered in this
     process, it first imports the modules of policy.json's `env_imports`
     (searching the current folder first), which register them.
+
+    Args:
+      path: the folder `export_policy` (or `TrainResult.export`) wrote, or
+        the `policy/` of a sweep's best run or a PBT's best member.
+
+    Returns:
+      The Policy: its `act` and `mode` functions (`step` and `step_mode`
+      with a recurrent core), its parameters and policy.json's `spec`.
+
+    Examples:
+      More in docs/guide/evaluation.md.
+
+      >>> policy = pjd.load_policy("policy/")
+      >>> action = policy.mode(obs)  # a batch of observations [B, ...]
 
     Raises:
       ConfigError: `path` is not an exported policy folder (a run, sweep or

@@ -149,7 +149,7 @@ def evaluate_policy(
     The mode of its distribution, the first episode of each of `episodes`
     fresh environments, all at once (memory grows with `episodes`), on the
     environment it was trained on, made again from its policy.json. A run's
-    own state plays the same way through its experiment's player:
+    own state plays the same way through its experiment's player (`observe.Player`):
     `make_experiment(config).player.evaluate(result.state, ...)`.
 
     Args:
@@ -157,7 +157,8 @@ def evaluate_policy(
         `policy/` of a sweep's best run or a PBT's best member; or the
         `Policy` `load_policy` read from one (it carries policy.json's
         environment id, options and imports).
-      episodes: how many episodes, one environment each (eval's --episodes).
+      episodes: how many episodes, one environment each (eval's --episodes),
+        default 5.
       max_steps: steps after which an episode is cut (its return partial,
         `ended` False), below 2**31; None for `eval.max_steps`' default,
         100,000.
@@ -166,6 +167,12 @@ def evaluate_policy(
     Returns:
       `observe.EvalResult`: each episode's return, length, the environment's
       own metrics and whether it ended, host arrays [episodes].
+
+    Examples:
+      More in docs/guide/evaluation.md.
+
+      >>> scored = pjd.evaluate_policy("policy/", episodes=8, max_steps=500)
+      >>> print(scored.returns.mean(), scored.ended.all())
 
     Raises:
       ConfigError: `policy` is no policy, its environment cannot be made, or

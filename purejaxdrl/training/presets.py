@@ -71,6 +71,21 @@ def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     defaults, with no target and a SetupWarning naming the tuned settings it
     leaves (`training.preset_sections`).
 
+    Args:
+      name: a shipped preset's name (`purejaxdrl list` lists them), or the
+        path of a preset's YAML file (.yaml or .yml).
+      algo: the algorithm whose section to load (`--algo`), default "ppo".
+
+    Returns:
+      The Preset: its `config` (a TrainConfig) and the target its section
+      must reach (`target_return` within `target_steps`).
+
+    Examples:
+      More in docs/guide/presets-and-training.md.
+
+      >>> config = pjd.load_preset("cartpole", "dqn").config
+      >>> result = pjd.train(config)
+
     Raises:
       NoSectionError: (a ConfigError) for a built-in `algo` the preset has
         no section for; its `.untuned` is the preset's environment with

@@ -108,6 +108,12 @@ def train(
     Returns:
       A TrainResult (compile time reported separately from steps/s).
 
+    Examples:
+      More in docs/guide/presets-and-training.md.
+
+      >>> config = pjd.load_preset("cartpole").config
+      >>> result = pjd.train(config, console=False)  # result.mean_return
+
     Raises:
       ConfigError: `resume` is not a run that `config` may continue, or
         another process trains it now (nothing is written then).

@@ -154,6 +154,15 @@ def export_member(
     into the PBT directory's `policy/`. A policy already in `out` is replaced
     only with `overwrite`, as `export_run` does for a sweep's run.
 
+    Args:
+      result: a PBT's result (`pjd.pbt`'s, or `load_pbt`'s).
+      member: the member's index, in [0, population) (`result.best`: the best).
+      out: the folder to write (made if missing).
+      overwrite: replace a policy already in `out`.
+
+    Returns:
+      `out`, as a Path.
+
     Raises:
       IndexError: `member` is not one of the population.
       ConfigError: `out` is a file or a run directory, or already holds a

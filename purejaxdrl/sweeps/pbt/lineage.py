@@ -301,6 +301,11 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
 
     Parameters and observation statistics are read from disk when first asked
     for (`result.params(i)`, `result.stats(i)`).
+
+    Args:
+      path: the PBT directory (`purejaxdrl pbt` prints `pbt: results in DIR`;
+        `PBTResult.run_dir` names it).
+
     """
     path = pathlib.Path(path)
     if not (path / "pbt.yaml").is_file():

@@ -87,6 +87,12 @@ def pbt(
     Returns:
       A PBTResult: members' records and final parameters, and the lineage.
 
+    Examples:
+      More in docs/guide/pbt.md.
+
+      >>> explore = {"learning_rate": ("loguniform", 1e-5, 1e-3)}
+      >>> result = pjd.pbt("cartpole", explore=explore, population=4)
+
     Raises:
       ConfigError: bad fields, ranges or settings, or a population that does
         not fit in memory (nothing has trained yet).
