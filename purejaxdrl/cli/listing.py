@@ -73,16 +73,18 @@ def list_command(argv: Sequence[str]) -> int:
     for name in [args.env] if args.env else preset_names():
         for algo in preset_algorithms(name):
             p = load_preset(name, algo)
-            budget = p.config.total_steps
+            # What a run trains: whole updates of num_envs x unroll_length
+            # (`schedule.budget_note`), 499,712 of cartpole's 500,000.
+            trained = p.config.num_updates * p.config.steps_per_update
             if p.target_return is None:
-                target = f"no target; trains {budget:,} steps"
+                target = f"no target; trains {trained:,} steps"
             else:
                 target = (
                     f"{p.target_of} return >= {p.target_return:g} in "
                     f"{p.target_steps:,} steps"
                 )
-                if budget != p.target_steps:
-                    target += f" (trains {budget:,})"
+                if trained != p.target_steps:
+                    target += f" (trains {trained:,})"
                 if not p.target_measured:
                     target += f" {UNMEASURED}"
                 if p.target_of == "evaluation" and not p.config.eval.episodes:

@@ -309,7 +309,8 @@ def test_list_shows_every_preset_section_with_its_target():
     # A budget other than the target's is named: the target is not the budget.
     (impala,) = [x for x in result.stdout.splitlines() if x.split()[:3] == [
         "cartpole", "CartPole-v1", "impala"]]  # fmt: skip
-    trains = pjd.load_preset("cartpole", "impala").config.total_steps
+    config = pjd.load_preset("cartpole", "impala").config
+    trains = config.num_updates * config.steps_per_update
     assert impala.endswith(f"in 1,000,000 steps (trains {trains:,})")
     # A target no run here has measured, or that the section cannot check.
     lines = {tuple(x.split()[:3:2]): x for x in result.stdout.splitlines()}

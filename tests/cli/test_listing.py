@@ -55,3 +55,15 @@ def test_list_envs_names_the_gymnasium_ids_the_imports_register(
     # Without imports, no Gymnasium id is listed.
     assert cli.main(["list", "--envs"]) == 0
     assert "gymnasium:CartPole-v1" not in capsys.readouterr().out
+
+
+def test_list_shows_the_steps_a_preset_really_trains(capsys):
+    # A run trains whole updates: cartpole's ppo section, 4 envs x 128 steps,
+    # trains 500,000 // 512 = 976 updates = 499,712 steps, as its summary
+    # says; dqn's, 16 x 4, 7,812 updates = 499,968. The target's 500,000 was
+    # all list showed, though impala's line named what it trains.
+    assert cli.main(["list", "--env", "cartpole"]) == 0
+    lines = {x.split()[2]: x for x in capsys.readouterr().out.splitlines()}
+    assert lines["ppo"].endswith("in 500,000 steps (trains 499,712)")
+    assert lines["dqn"].endswith("in 500,000 steps (trains 499,968)")
+    assert lines["impala"].endswith("in 1,000,000 steps (trains 327,680)")
