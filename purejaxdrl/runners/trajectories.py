@@ -81,8 +81,10 @@ class TrajectoryBuilder:
     Args:
       num_envs: environments in the pool (columns).
       length: transitions per column in a batch, T.
-      obs_shape, obs_dtype: one observation's shape and dtype.
-      action_shape, action_dtype: one action's.
+      obs_shape: one observation's shape.
+      obs_dtype: its dtype.
+      action_shape: one action's shape.
+      action_dtype: its dtype.
       core_state: one environment's core state (leaves without the batch
         axis), or () for a feed-forward policy.
 
