@@ -321,9 +321,9 @@ class ChunkLoop:
     ) -> tuple[Any, str | None]:
         """Trains `schedule`'s chunks, each dispatched before the last is read.
 
-        With a checkpointer, SIGINT / SIGTERM stop the run with a checkpoint
-        after the current chunk (a blocking one's update; many processes without
-        one: unsaved); `eval.stop_at` after the evaluation that reaches it.
+        With a checkpointer, SIGINT / SIGTERM stop the run with a checkpoint after
+        the current chunk (a blocking one's update; many processes, none: unsaved;
+        none before the first); `eval.stop_at` after the evaluation reaching it.
 
         Returns:
           The final state, and what stopped the run early (None: the end).
@@ -361,7 +361,8 @@ class ChunkLoop:
             except EnvError as e:
                 raise type(e)(f"{e}; {self.last_good()}") from e.__cause__
             stopped_by = self.stopped_by(signals)
-            if checkpointer is not None and stopped_by and self.last_saved != self.done:
+            unsaved = self.start_updates != self.done != self.last_saved
+            if checkpointer is not None and stopped_by and unsaved:
                 self.save_stopped(state)
             jax.block_until_ready(state)
             if checkpointer is not None:

@@ -217,7 +217,11 @@ class UnstartedRun:
     is kept.
     """
 
-    MADE = frozenset({"config.yaml", "checkpoints", LOCK_FILE})
+    # And, for a signal the chunk loop took over before its first chunk, its
+    # logs of no update.
+    MADE = frozenset(
+        {"config.yaml", "checkpoints", LOCK_FILE, "metrics.jsonl", "tensorboard"}
+    )
 
     def __init__(self, run_dir: pathlib.Path | None, parent_made: bool = False):
         self.run_dir = run_dir

@@ -59,13 +59,15 @@ class SetupHold:
           KeyboardInterrupt: a signal came; its message says what was kept.
 
         """
-        if self.requested is None:
-            return
-        if resumed_from is None:
-            raise KeyboardInterrupt(
-                "stopped before the first update; nothing was saved"
-            )
-        raise KeyboardInterrupt(
-            f"stopped before training on from update {resumed_from:,}; the run's "
-            "checkpoints are as they were"
-        )
+        if self.requested is not None:
+            raise stopped_unsaved(resumed_from)
+
+
+def stopped_unsaved(resumed_from: int | None) -> KeyboardInterrupt:
+    """A run stopped before its first update: what it kept (`stop_if_asked`)."""
+    if resumed_from is None:
+        return KeyboardInterrupt("stopped before the first update; nothing was saved")
+    return KeyboardInterrupt(
+        f"stopped before training on from update {resumed_from:,}; the run's "
+        "checkpoints are as they were"
+    )

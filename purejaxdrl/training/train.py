@@ -46,7 +46,7 @@ from purejaxdrl.training.run import (
 )
 from purejaxdrl.training.run_files import UnstartedRun
 from purejaxdrl.training.schedule import chunk_schedule
-from purejaxdrl.training.setup_stop import SetupHold
+from purejaxdrl.training.setup_stop import SetupHold, stopped_unsaved
 
 __all__ = ["TrainResult", "train"]
 
@@ -142,7 +142,7 @@ def train(
             # A new run interrupted before its first update leaves no folder
             # (nor a --run-dir folder made for it).
             new = run.run_dir if resume is None and run.main else None
-            keep(UnstartedRun(new, parent_made=not parent_was_there))
+            unstarted = keep(UnstartedRun(new, parent_made=not parent_was_there))
             keep(lock_run(run))  # before anything is read or written
             if exp.device_note:
                 run.say(exp.device_note)
@@ -179,8 +179,13 @@ def train(
                     state, stopped_by = loop.run_schedule(state, schedule)
             finally:
                 close(sinks, run.checkpointer)
-            export = _exporter(run, exp, state, loop.done)
-            return finish(run, loop, state, stopped_by, compile_seconds, export)
+            if stopped_by is None or loop.done != start.done:
+                export = _exporter(run, exp, state, loop.done)
+                return finish(run, loop, state, stopped_by, compile_seconds, export)
+        # A signal held since the last check, taken over by the chunk loop
+        # before its first chunk: nothing trained, nothing saved, as in setup.
+        unstarted.close()
+        raise stopped_unsaved(resumed_at)
 
 
 def _compiled(

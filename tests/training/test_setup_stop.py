@@ -70,3 +70,38 @@ def test_the_command_says_a_ctrl_c_while_compiling_saved_nothing(
         "interrupted: stopped before the first update; nothing was saved"
     )
     assert not (tmp_path / "runs").exists()
+
+
+def _ctrl_c_in_open_sinks(monkeypatch):
+    """SIGINT after the post-compile check, before the chunk loop holds it."""
+    train_module = sys.modules["purejaxdrl.training.train"]
+    open_sinks = train_module.open_sinks
+
+    def opening(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return open_sinks(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "open_sinks", opening)
+
+
+def test_a_ctrl_c_after_compiling_saves_no_untrained_checkpoint(tmp_path, monkeypatch):
+    # mut15 #1: it saved checkpoints/0, params.msgpack and summary.json.
+    _ctrl_c_in_open_sinks(monkeypatch)
+    runs = tmp_path / "runs"
+    with pytest.raises(KeyboardInterrupt, match="before the first update; nothing"):
+        pjd.train(_tiny(runs), write_files=True, console=False)
+    assert not runs.exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_after_a_resume_compiled_keeps_its_files(tmp_path, monkeypatch):
+    config = _tiny(tmp_path)
+    done = pjd.train(config, write_files=True, console=False).run_dir
+    longer = pjd.apply_overrides(config, {"total_steps": 4 * 16 * 8})
+    kept = [done / "summary.json", *(done / "checkpoints").rglob("*")]
+    before = {p: p.read_bytes() for p in kept if p.is_file()}
+    _ctrl_c_in_open_sinks(monkeypatch)
+    with pytest.raises(KeyboardInterrupt, match="from update 4; the run's check"):
+        pjd.train(longer, resume=done, allow_changes=True, console=False)
+    kept = [done / "summary.json", *(done / "checkpoints").rglob("*")]
+    assert {p: p.read_bytes() for p in kept if p.is_file()} == before
