@@ -113,9 +113,9 @@ def _unknown_field(
     alias = FIELD_ALIASES.get(key)
     close = [alias] if alias in names else difflib.get_close_matches(key, names, n=1)
     hint = did_you_mean(f"{prefix}{close[0]}") if close else ""
-    if not close and not prefix:  # `learning_rate`: a section's field
+    if not close and not prefix:  # `learning_rate`, `lr`: a section's field
         algo = nested.get("algo", getattr(config, "algo", None))
-        hint = _section_hint(config, key, algo)
+        hint = _section_hint(config, FIELD_ALIASES.get(key, key), algo)
     python = f"dataclasses.fields(config.{prefix[:-1]})" if prefix else None
     python = python or "help(pjd.TrainConfig)"
     return (

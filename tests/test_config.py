@@ -123,6 +123,9 @@ def test_validation_names_value_rule_and_fix(overrides, message):
             "(dataclasses.fields(config.ppo) in Python).",
         ),
         ({"sac.alpha": 0.1}, "did you mean sac.init_alpha (--sac.init-alpha)?"),
+        # ... and at the top, the first thing typed (mut15 #5): its section's.
+        ({"lr": 1e-3}, "'lr': did you mean ppo.learning_rate (--ppo.learning-rate)?"),
+        ({"algo": "sac", "alpha": 0.1}, "did you mean sac.init_alpha (--sac.init-"),
         ({"ppo": {"learnin_rate": 1}}, "did you mean ppo.learning_rate (--ppo."),
         # A section's field named at the top: the run's own section's, first.
         ({"learning_rate": 1}, "did you mean ppo.learning_rate (--ppo."),
