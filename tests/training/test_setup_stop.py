@@ -66,8 +66,11 @@ def test_the_command_says_a_ctrl_c_while_compiling_saved_nothing(
     argv = ["train", "--env", "cartpole", "--num-envs", "4", "--total-steps", "1024"]
     status = cli.main([*argv, "--quiet", "--run-dir", str(tmp_path / "runs")])
     assert status == 130
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        "interrupted: stopped before the first update; nothing was saved"
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "interrupted: stopped before the first update; nothing was saved"
+    # What the signal's own line said: no chunk was under way, none is saved.
+    assert err[-2].startswith(
+        "purejaxdrl: SIGINT received: stopping before the first chunk (Ctrl-C"
     )
     assert not (tmp_path / "runs").exists()
 
@@ -105,3 +108,61 @@ def test_a_ctrl_c_after_a_resume_compiled_keeps_its_files(tmp_path, monkeypatch)
         pjd.train(longer, resume=done, allow_changes=True, console=False)
     kept = [done / "summary.json", *(done / "checkpoints").rglob("*")]
     assert {p: p.read_bytes() for p in kept if p.is_file()} == before
+
+
+def test_a_run_without_files_gives_ctrl_c_back_before_training(tmp_path, monkeypatch):
+    # Its chunk loop holds no signals: were setup's hold kept, a Ctrl-C would
+    # only say "stopping before the first chunk" and the run train on (mut15 #2).
+    from purejaxdrl.training.loop import ChunkLoop
+
+    handlers = []
+    run_schedule = ChunkLoop.run_schedule
+
+    def training(self, *args, **kwargs):
+        handlers.append(signal.getsignal(signal.SIGINT))
+        return run_schedule(self, *args, **kwargs)
+
+    monkeypatch.setattr(ChunkLoop, "run_schedule", training)
+    pjd.train(_tiny(tmp_path), console=False)
+    assert handlers == [signal.default_int_handler]
+
+
+def test_a_ctrl_c_while_a_resume_restores_stops_before_any_write(tmp_path, monkeypatch):
+    # mut15 #3: not on to rewrite config.yaml, start W&B and compile first.
+    config = _tiny(tmp_path)
+    done = pjd.train(config, write_files=True, console=False).run_dir
+    saved = (done / "config.yaml").read_bytes()
+    train_module = sys.modules["purejaxdrl.training.train"]
+    restore, compiled = train_module.restore, []
+
+    def restoring(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return restore(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "restore", restoring)
+    monkeypatch.setattr(train_module, "compile_programs", compiled.append)
+    longer = pjd.apply_overrides(config, {"total_steps": 4 * 16 * 8})
+    with pytest.raises(KeyboardInterrupt, match="from update 4; the run's check"):
+        pjd.train(longer, resume=done, allow_changes=True, console=False)
+    assert (done / "config.yaml").read_bytes() == saved
+    assert not (done / "overrides.jsonl").exists()
+    assert compiled == []
+
+
+def test_a_ctrl_c_while_compiling_keeps_a_run_dir_that_was_there(tmp_path, monkeypatch):
+    # mut15 #11: the user's own (empty) runs/ is theirs, not the setup's.
+    _ctrl_c_in_a_gc_callback(monkeypatch)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with pytest.raises(KeyboardInterrupt, match="nothing was saved"):
+        pjd.train(_tiny(runs), write_files=True, console=False)
+    assert runs.is_dir() and not any(runs.iterdir())
+
+
+def test_an_unstarted_runs_cleanup_keeps_another_run_beside_it(tmp_path):
+    from purejaxdrl.training.run_files import UnstartedRun
+
+    (tmp_path / "runs" / "a" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "runs" / "b").mkdir()
+    UnstartedRun(tmp_path / "runs" / "a", parent_made=True).close()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["b"]
