@@ -166,3 +166,15 @@ def test_an_unstarted_runs_cleanup_keeps_another_run_beside_it(tmp_path):
     (tmp_path / "runs" / "b").mkdir()
     UnstartedRun(tmp_path / "runs" / "a", parent_made=True).close()
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["b"]
+
+
+def test_a_bare_interrupt_says_interrupted_alone(monkeypatch, capsys):
+    # One with no message of what was kept: no dangling colon (mut15 #13).
+    from purejaxdrl import cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("purejaxdrl.cli.train.train_command", interrupted)
+    assert cli.main(["train"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
