@@ -265,3 +265,23 @@ def test_a_bases_section_that_is_no_mapping_is_refused_for_a_variant_too(
         "preset_section) is a list, not a mapping; write it as ppo: "
         "{num_envs: 4, ...}."
     )
+
+
+def test_switching_to_a_users_algorithm_names_no_preset_section_it_lacks(mine):
+    # Every shipped preset can train it, but none has its section: no
+    # "start from pjd.load_preset('cartpole', algo='mine')" (mut15 #4).
+    mine("mine")
+    cartpole = pjd.load_preset("cartpole").config
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SetupWarning)
+        assert pjd.apply_overrides(cartpole, {"algo": "mine"}).algo == "mine"
+
+
+def test_a_switch_on_cartpole_names_no_masked_memory_task():
+    # cartpole_masked trains r2d2 on CartPole-v1 with observations hidden:
+    # another task, not this config's tuned run (mut15 #6).
+    from purejaxdrl.training.preset_choice import section_fix, switched_algo
+
+    cartpole = pjd.load_preset("cartpole").config
+    assert switched_algo(cartpole, dataclasses.replace(cartpole, algo="r2d2")) == ""
+    assert section_fix(cartpole, "r2d2") == "algo='r2d2'"
