@@ -100,11 +100,14 @@ def test_env_shards_check_dtypes_in_each_shard():
     assert message.startswith("add takes items['a'] of dtype int32")
 
 
-def test_env_shards_take_list_leaves_as_arrays():
-    # x[:, None] indexed a list leaf's scalars: a TypeError, not a write.
-    shards = make_env_shards(make_uniform_buffer(4, 1), 2)
+@pytest.mark.parametrize("make", [make_uniform_buffer, make_prioritised_buffer])
+def test_env_shards_take_list_leaves_as_arrays(make):
+    # x[:, None] indexed a list leaf's scalars: a TypeError, not a write. The
+    # prioritised buffer's items are in its ring (mut15 #7).
+    shards = make_env_shards(make(4, 1), 2)
     state = shards.add(shards.init({"a": jnp.int32(0)}), {"a": [3, 5]})
-    np.testing.assert_array_equal(state.items["a"][:, 0], [3, 5])
+    items = getattr(state, "ring", state).items
+    np.testing.assert_array_equal(items["a"][:, 0], [3, 5])
     assert int(shards.size(state)) == 1
 
 
