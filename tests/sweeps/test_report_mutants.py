@@ -274,3 +274,24 @@ def test_the_commands_best_setting_line_shows_values_as_its_table(tmp_path, caps
     assert "| 0 | 0.0008727 | 30.0 ± — |" in out
     assert "best setting: 0 (ppo.learning_rate=0.0008727): mean return 30.0" in out
     assert str(drawn) not in out
+
+
+def test_a_grids_listing_names_each_value_once():
+    # A 2x2 grid repeats each value over the settings (mut15 #10).
+    from types import SimpleNamespace
+
+    from purejaxdrl.sweeps.result import _listed, _no_single_run
+
+    paths = ["ppo.learning_rate", "ppo.clip_eps"]
+    grid = [(lr, eps) for lr in (1e-3, 2e-3) for eps in (0.1, 0.2)]
+    plan = SimpleNamespace(
+        fields=[SimpleNamespace(path=p) for p in paths],
+        settings=[dict(zip(paths, values, strict=True)) for values in grid],
+        seeds=(0,),
+    )
+    assert _no_single_run(plan, {}, 0, 4).endswith(
+        "name a setting and a seed of the sweep's: ppo.learning_rate in "
+        "[0.001, 0.002], ppo.clip_eps in [0.1, 0.2]; seed in [0]."
+    )
+    assert _listed(list(range(8))) == "[0, 1, 2, 3, 4, 5, 6, 7]"
+    assert _listed(list(range(9))) == "[0, 1, 2, 3, 4, 5, 6, 7, ... (9 values)]"
