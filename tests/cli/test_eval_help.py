@@ -17,7 +17,14 @@ from purejaxdrl import cli
             ],
         ),
         ("export", ["best (the one --checkpoint.keep-best kept"]),
-        ("plot", ["run, sweep or PBT directories", "its extension picks the format"]),
+        (
+            "plot",
+            [
+                "run, sweep or PBT directories",
+                "its extension picks the format",
+                "a file there is replaced (default: curves.png, in the current folder)",
+            ],
+        ),
     ],
 )
 def test_help_explains_each_option(capsys, command, wanted):

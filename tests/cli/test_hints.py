@@ -112,7 +112,9 @@ def test_a_run_commands_hint_never_says_a_field_is_not_its_sections(command, cap
         (["export", "--out", "out"], "saves a run's policy for"),
     ],
 )
-@pytest.mark.parametrize("flag", [["--env", "acrobot"], ["--env.id", "Acrobot-v1"]])
+@pytest.mark.parametrize(
+    "flag", [["--env", "acrobot"], ["--env.id", "Acrobot-v1"], ["--algo", "dqn"]]
+)
 def test_a_run_command_given_another_environment_says_it_plays_the_runs(
     command, does, flag, capsys
 ):

@@ -4,7 +4,7 @@ import jax
 import numpy as np
 import pytest
 
-from purejaxdrl.rl.nstep import n_step_targets
+from purejaxdrl.rl.nstep import _cut, n_step_targets
 
 
 def reference(r, d, trunc, n, gamma):
@@ -169,3 +169,12 @@ def test_truncation_flags_as_numbers_are_taken_as_flags(dtype):
     want = reference(r, d, trunc, 3, 0.9)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_a_long_value_is_cut_at_a_space_and_80_characters_are_whole():
+    # The refusal names `n` in one short line, no number shown in part (mut15 #14).
+    assert _cut("a" * 80) == "a" * 80
+    assert _cut("a" * 81) == "a" * 76 + " ..."
+    assert _cut("a " + "x" * 75 + " " + "y" * 10) == "a ..."  # not "a xxx"
+    # The cut lands on a space: the whole word before it is kept.
+    assert _cut("a " + "x" * 74 + " " + "y" * 10) == "a " + "x" * 74 + " ..."
