@@ -5,6 +5,7 @@ blamed on "another purejaxdrl version or config" for every checkpoint
 (reviews/ck14.md #2).
 """
 
+import json
 import shutil
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.saved_config import OVERRIDES_FILE
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -58,3 +60,41 @@ def test_eval_names_an_environment_edited_by_hand(run, tmp_path, capsys):
     assert len(err) == 1
     assert "changed by hand" in err[0]
     assert "(env.id: 'CartPole-v1' -> 'Acrobot-v1')" in err[0]
+    assert err[0].endswith(  # the fix, and what it is for (mut15 #8)
+        "the checkpoint cannot be read to evaluate with it; put config.yaml back "
+        "as the run saved it."
+    )
+
+
+def test_export_names_an_algorithm_edited_by_hand(run, tmp_path):
+    edited = _edited(run, tmp_path, "algo: ppo", "algo: a2c")
+    with pytest.raises(ConfigError) as e:
+        pjd.export_policy(edited, tmp_path / "policy")
+    assert str(e.value).endswith(
+        "was changed by hand since its checkpoint at update 4 was saved (algo: "
+        "'ppo' -> 'a2c'), and the checkpoint cannot be read to export with it; "
+        "put config.yaml back as the run saved it."
+    )
+
+
+def test_a_change_a_resume_overrode_is_not_blamed_on_a_hand_edit(run, tmp_path):
+    # Resumed with --override from its newest checkpoint, then stopped before
+    # it saved again: config.yaml differs from the checkpoint's, as it may.
+    edited = _edited(run, tmp_path, "id: CartPole-v1", "id: Acrobot-v1")
+    (edited / OVERRIDES_FILE).write_text(json.dumps({"resumed_at": 4}) + "\n")
+    with pytest.raises(ConfigError) as e:
+        pjd.export_policy(edited, tmp_path / "policy")
+    assert "changed by hand" not in str(e.value)
+
+
+def test_an_algorithm_edited_to_one_of_the_same_layout_is_named(run, tmp_path):
+    # PPO renamed: its state fits, so only the algo row tells (mut15 #8 C2).
+    import dataclasses
+
+    from purejaxdrl.agents import registry
+
+    with registry.registered():
+        registry.register(dataclasses.replace(registry.algorithm("ppo"), name="mine"))
+        edited = _edited(run, tmp_path, "algo: ppo", "algo: mine")
+        with pytest.raises(ConfigError, match=r"\(algo: 'ppo' -> 'mine'\), and"):
+            pjd.export_policy(edited, tmp_path / "policy")
