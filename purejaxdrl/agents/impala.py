@@ -65,8 +65,8 @@ class IMPALAConfig(OptimizerChoiceFields, ActorCriticFields):
       policy_lag: K >= 0; actors act with the learner's parameters from K updates
         earlier (0: none; device environments only: host ones lag by themselves).
       vtrace_correction: weight by the importance ratios π/μ. False ignores them
-        (ρ = c = 1): plain on-policy actor-critic targets on stale data, for
-        ablations of the correction.
+        (ρ = c = 1 whatever clip_rho, clip_c and clip_pg_rho): plain on-policy
+        actor-critic targets on stale data, for ablations of the correction.
       replay_ratio: r in [0, 1): the fraction of each learner batch replayed
         from a buffer of past trajectories (IMPALA's experience replay,
         Espeholt et al., 2018, section 5.2.2), corrected by V-trace like any
@@ -145,12 +145,12 @@ def loss(
     vtrace_stream = functools.partial(
         vtrace,
         lambda_=config.vtrace_lambda,
-        clip_rho_threshold=config.clip_rho,
-        clip_c_threshold=config.clip_c,
-        clip_pg_rho_threshold=config.clip_pg_rho,
+        clip_rho_threshold=config.clip_rho if config.vtrace_correction else 1.0,
+        clip_c_threshold=config.clip_c if config.vtrace_correction else 1.0,
+        clip_pg_rho_threshold=config.clip_pg_rho if config.vtrace_correction else 1.0,
     )
-    # Streams are the columns of time-major [T, B] data. V-trace targets are
-    # constants: values and ratios enter without gradient.
+    # Streams: the columns of [T, B]. Targets are constants (values and ratios
+    # without gradient); uncorrected, log ρ = 0 and clips of 1 make ρ = c = 1.
     targets = jax.vmap(vtrace_stream, in_axes=1, out_axes=1)(
         jax.lax.stop_gradient(v_tm1),
         v_t,

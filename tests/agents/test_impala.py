@@ -17,6 +17,7 @@ from tests.agents.helpers import (
     experiment,
     flat,
     learner,
+    numpy_lambda_returns,
     setup,
 )
 from tests.rl.test_vtrace import paper_vtrace
@@ -36,17 +37,24 @@ def _behaviour(params):
     return jax.tree.map(lambda p: 20.0 * p, params)
 
 
-def test_update_is_one_sgd_step_on_the_papers_loss():
+# The policy gradient's clip apart from the value targets' one; without the
+# correction, thresholds below 1 that must not matter (ρ = c = 1).
+CLIPS = {True: (1.1, 0.9, 0.95), False: (0.5, 0.5, 0.5)}
+
+
+@pytest.mark.parametrize("correction", [True, False])
+def test_update_is_one_sgd_step_on_the_papers_loss(correction):
     _, network, _ = setup()
     build, init, update = learner("impala")
+    clip_rho, clip_c, clip_pg_rho = CLIPS[correction]
     config = IMPALAConfig(
         **PLAIN_SGD,
         gamma=0.9,
         vtrace_lambda=0.95,
-        # The policy gradient's clip apart from the value targets' one.
-        clip_rho=1.1,
-        clip_c=0.9,
-        clip_pg_rho=0.95,
+        vtrace_correction=correction,
+        clip_rho=clip_rho,
+        clip_c=clip_c,
+        clip_pg_rho=clip_pg_rho,
         entropy_cost=0.01,
         value_cost=0.5,
     )
@@ -74,21 +82,11 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
     assert np.abs(log_rho).max() > 0.1
     rho = np.exp(log_rho)
     assert ((rho > 0.95) & (rho < 1.1)).any() and (rho > 1.1).any()
-    columns = [
-        paper_vtrace(
-            *(np.asarray(x)[:, b] for x in (v, v_next, traj.reward)),
-            0.9 * np.asarray(traj.discount[:, b]),
-            log_rho[:, b],
-            np.asarray(traj.truncated[:, b]),
-            0.95,
-            1.1,
-            0.9,
-            rho_pg_bar=0.95,
-        )
-        for b in range(traj.reward.shape[1])
-    ]
-    target = jnp.asarray(np.stack([c[0] for c in columns], 1), jnp.float32)
-    adv = jnp.asarray(np.stack([c[1] for c in columns], 1), jnp.float32)
+    if correction:  # the paper's V-trace, ρ̄ = 1.1, c̄ = 0.9, ρ̄_pg = 0.95
+        target, adv = _paper_targets(v, v_next, traj, log_rho, 0.9, 0.95)
+    else:  # ρ = c = 1 whatever the thresholds: λ-returns
+        target, adv = _lambda_return_targets(v, v_next, traj, 0.9, 0.95)
+    target, adv = jnp.asarray(target, jnp.float32), jnp.asarray(adv, jnp.float32)
 
     def loss(params):
         policy, v = network.apply(params, traj.observation)
@@ -102,6 +100,33 @@ def test_update_is_one_sgd_step_on_the_papers_loss():
     expected = flat(state.params) - 0.1 * flat(grad)
     np.testing.assert_allclose(flat(new_state.params), expected, atol=2e-6)
     np.testing.assert_allclose(metrics["loss/total"], loss(state.params), rtol=1e-5)
+
+
+def _paper_targets(v, v_next, traj, log_rho, gamma, lam):
+    """V-trace targets and advantages of `paper_vtrace`, column by column."""
+    columns = [
+        paper_vtrace(
+            *(np.asarray(x)[:, b] for x in (v, v_next, traj.reward)),
+            gamma * np.asarray(traj.discount[:, b]),
+            log_rho[:, b],
+            np.asarray(traj.truncated[:, b]),
+            lam,
+            *CLIPS[True][:2],
+            rho_pg_bar=CLIPS[True][2],
+        )
+        for b in range(traj.reward.shape[1])
+    ]
+    return (np.stack([c[i] for c in columns], 1) for i in (0, 1))
+
+
+def _lambda_return_targets(v, v_next, traj, gamma, lam):
+    """ρ = c = 1: λ-returns G, A_s = r_s + γ_s G_{s+1} - V(x_s) (V(x'_s) at ends)."""
+    v, v_next, r = (np.asarray(x, np.float64) for x in (v, v_next, traj.reward))
+    disc, truncated = gamma * np.asarray(traj.discount), np.asarray(traj.truncated)
+    g = numpy_lambda_returns(r, disc, truncated, v, v_next, lam)
+    last = truncated | (np.arange(len(r)) == len(r) - 1)[:, None]  # episode ends
+    g_next = np.where(last, v_next, np.roll(g, -1, axis=0))
+    return g, r + disc * g_next - v
 
 
 def test_lag_zero_acts_with_the_learners_params_on_policy():
