@@ -22,12 +22,17 @@ PLAIN_SGD = {
 }
 
 
-@pytest.mark.parametrize("lam", [1.0, 0.9])
-def test_update_is_one_sgd_step_on_the_a3c_loss(lam):
+@pytest.mark.parametrize("lam, normalize", [(1.0, False), (0.9, False), (0.9, True)])
+def test_update_is_one_sgd_step_on_the_a3c_loss(lam, normalize):
     _, network, _ = setup()
     _, init, update = learner("a2c")
     config = A2CConfig(
-        **PLAIN_SGD, gamma=0.9, gae_lambda=lam, entropy_cost=0.01, value_cost=0.5
+        **PLAIN_SGD,
+        gamma=0.9,
+        gae_lambda=lam,
+        entropy_cost=0.01,
+        value_cost=0.5,
+        normalize_advantages=normalize,
     )
     state = init(config, jax.random.key(0))
     # On-policy data: the actors act with the learner's parameters.
@@ -46,7 +51,10 @@ def test_update_is_one_sgd_step_on_the_a3c_loss(lam):
         r, 0.9 * discount, np.asarray(traj.truncated), v, v_next, lam
     )
     target = jnp.asarray(returns, jnp.float32)
-    adv = jnp.asarray(returns - v, jnp.float32)
+    adv = returns - v
+    if normalize:  # standardised over the whole batch, all T x B steps
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    adv = jnp.asarray(adv, jnp.float32)
     dist = network.distribution
 
     def loss(params):
