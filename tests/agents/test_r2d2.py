@@ -102,7 +102,11 @@ def _td(config, net, params, target_params, seq):
 
 
 def _reference_td(config, net, params, target_params, seq):
-    """δ by the paper's definition, one step and one sequence at a time."""
+    """δ by the paper's definition, one step and one sequence at a time.
+
+    With value rescaling the target is h(G + γ_boot h^-1(Q')), else G + γ_boot Q'.
+    """
+    T, S = seq.reward.shape  # the module's sizes, or any others
 
     def per_step_q(p):
         q, q_final = np.zeros((T, S, 2)), np.zeros((T, S, 2))
@@ -134,14 +138,19 @@ def _reference_td(config, net, params, target_params, seq):
                     break
             best = np.argmax(online_final[last, s])
             bootstrap = target_final[last, s, best]
-            target = _h(ret + boot * _h_inverse(np.array(bootstrap), eps), eps)
+            if config.value_rescaling:
+                target = _h(ret + boot * _h_inverse(np.array(bootstrap), eps), eps)
+            else:
+                target = ret + boot * bootstrap
             td[t - config.burn_in, s] = target - q[t, s, seq.action[t, s]]
     return td
 
 
-@pytest.mark.parametrize("core", ["gru", "lstm", "mingru"])
-def test_sequence_td_errors_match_a_per_step_reference(core):
-    config = R2D2Config(burn_in=BURN, n_step=3, gamma=0.9)
+@pytest.mark.parametrize(
+    "core, rescaling", [("gru", True), ("lstm", True), ("mingru", True), ("gru", False)]
+)
+def test_sequence_td_errors_match_a_per_step_reference(core, rescaling):
+    config = R2D2Config(burn_in=BURN, n_step=3, gamma=0.9, value_rescaling=rescaling)
     net = _network(core)
     params = net.init(jax.random.key(0), jnp.zeros(OBS))
     target_params = net.init(jax.random.key(1), jnp.zeros(OBS))
@@ -153,8 +162,7 @@ def test_sequence_td_errors_match_a_per_step_reference(core):
 
 def test_loss_weights_each_sequences_mean_squared_td_error():
     # R2D2 with prioritised replay: L = mean_i w_i 0.5 mean_t δ_{t,i}^2 with
-    # the importance weights w_i; δ are `sequence_td`'s, which the test above
-    # checks against the per-step NumPy reference.
+    # the importance weights w_i; δ from the per-step NumPy reference.
     config = R2D2Config(burn_in=BURN, n_step=2, gamma=0.9)
     net = _network()
     params = net.init(jax.random.key(0), jnp.zeros(OBS))
@@ -162,8 +170,8 @@ def test_loss_weights_each_sequences_mean_squared_td_error():
     seq = _sequences()
     weights = np.array([0.2, 1.0, 0.55], np.float32)
     objective = jax.jit(functools.partial(loss, network=net, config=config))
-    got, td = objective(params, target_params, seq, jnp.asarray(weights))
-    td = np.asarray(td, np.float64)
+    got, _ = objective(params, target_params, seq, jnp.asarray(weights))
+    td = _reference_td(config, net, params, target_params, seq)
     assert np.ptp(np.mean(td**2, axis=0)) > 0.1  # the weights matter
     want = np.mean(weights * 0.5 * np.mean(td**2, axis=0))
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -205,7 +213,8 @@ def test_written_priorities_mix_the_max_and_mean_absolute_td_error():
     assert int(metrics["learner/grad_steps"]) == 1
     # The stored sequences, [E, T, ...] in slot 0 of each shard, time-major.
     stored = jax.tree.map(lambda x: x[:, 0], new.buffer.ring.items)
-    td = np.abs(_td(config, net, state.params, state.target_params, time_major(stored)))
+    seq = time_major(stored)
+    td = np.abs(_reference_td(config, net, state.params, state.target_params, seq))
     assert td.shape == (length, num_envs)
     p = 0.6 * td.max(axis=0) + 0.4 * td.mean(axis=0)
     leaves = jax.vmap(sum_tree.leaves, (0, None))(new.buffer.nodes, jnp.arange(1))
@@ -219,10 +228,11 @@ def test_a_gradient_step_weights_each_drawn_sequence_by_its_importance_weight():
     # Kapturowski et al. (2019), as Schaul et al. (2016): the loss of a drawn
     # sequence i is weighted by w_i = (N P(i))^-β / max_j w_j, with P(i) its
     # probability within its environment's shard of N sequences. Reference:
-    # P from the priorities set here, δ from `sequence_td` (checked against
-    # the per-step reference above), and Adam's first step, which (clipping
-    # out of reach) moves each parameter by -lr g / (|g| + ε): with a large ε
-    # nearly linear in g, so the step tells the weights apart, not only signs.
+    # P from the priorities set here, δ from the per-step reference (the
+    # gradient through `sequence_td`, whose δ equal it), and Adam's first
+    # step, which (clipping out of reach) moves each parameter by
+    # -lr g / (|g| + ε): with a large ε nearly linear in g, so the step tells
+    # the weights apart, not only signs.
     from purejaxdrl.agents.r2d2_sequences import with_burn_in
 
     num_envs, length, per_env, per_batch = 2, 4, 4, 2
@@ -302,7 +312,12 @@ def test_a_gradient_step_weights_each_drawn_sequence_by_its_importance_weight():
         g = flat(jax.grad(reference)(state.params, jnp.asarray(weights)))
         return -lr * g / (np.abs(g) + adam_eps)
 
-    want = reference(state.params, jnp.asarray(w))
+    # The δ it differentiates: the per-step NumPy reference's.
+    td = _td(config, net, state.params, state.target_params, seq)
+    ref_td = _reference_td(config, net, state.params, state.target_params, seq)
+    np.testing.assert_allclose(td, ref_td, atol=2e-5, rtol=1e-5)
+    want = np.mean(w * 0.5 * np.mean(ref_td**2, axis=0))
+    np.testing.assert_allclose(reference(state.params, jnp.asarray(w)), want, rtol=1e-5)
     unweighted = reference(state.params, jnp.ones_like(w))
     assert abs(unweighted - want) > 0.1 * abs(want)
     np.testing.assert_allclose(metrics["loss/total"], want, rtol=1e-5)
