@@ -379,10 +379,11 @@ def check_ranges(
             "integer.",
         )
     for field, value in values(positive):
-        value = float(value)
+        value, default = float(value), getattr(type(section), field, 1)
         check(
             value > 0 and (math.isfinite(value) or field in off_at_inf),
-            f"{name}.{field}={value} must be > 0 and finite; pass a positive number.",
+            f"{name}.{field}={value} must be > 0 and finite; pass a positive number, "
+            f"e.g. {field_example(f'{name}.{field}', default)}.",
         )
     for field, value in values(non_negative):
         value = float(value)

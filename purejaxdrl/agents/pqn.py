@@ -246,8 +246,8 @@ def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
         "pqn",
         config,
         at_least_one=("num_epochs", "num_minibatches"),
-        positive=("learning_rate", "max_grad_norm", "eps"),
-        non_negative=("epsilon_fraction", "epsilon_alpha", "reward_scale"),
+        positive=("learning_rate", "max_grad_norm", "eps", "reward_scale"),
+        non_negative=("epsilon_fraction", "epsilon_alpha"),
         unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
     )
     check_minibatches("pqn", config, shape)  # as PPO's

@@ -292,6 +292,20 @@ def test_a_minibatch_count_that_does_not_split_the_envs_is_refused():
         validate(PQNConfig(q_lambda=1.5), None)
 
 
+def test_a_reward_scale_of_zero_is_one_line_and_exit_2(capsys):
+    # As for the other learners: 0 would train on all-zero rewards, learning
+    # nothing while the logged episode returns stay real.
+    from purejaxdrl import cli
+
+    argv = ["train", "--no-files", "--algo", "pqn", "--env", "cartpole"]
+    assert cli.main([*argv, "--pqn.reward-scale", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "purejaxdrl: error: pqn.reward_scale=0.0 must be > 0 and finite; pass a "
+        "positive number, e.g. --pqn.reward-scale 1.0 (pqn.reward_scale=1.0 in "
+        "Python).\n"
+    )
+
+
 SMALL = {
     "algo": "pqn",
     "num_envs": 8,
