@@ -22,8 +22,9 @@ def n_step_targets(
     """The n-step return from each step of one unroll, stopped at episode ends.
 
     For the transition leaving step t, with k_t = min(n, T - t, steps to the
-    end of its episode): G_t = Σ_{j<k} γ^j r_{t+j}, and the target is
-    G_t + γ_boot Q(x') with γ_boot = γ^k Π_{j<k} discount_{t+j} and x' the
+    end of its episode): G_t = Σ_{j<k} γ^j (Π_{i<j} discount_{t+i}) r_{t+j},
+    and the target is G_t + γ_boot Q(x') with γ_boot = γ^k Π_{j<k}
+    discount_{t+j} (the environment's discounts weigh the rewards too) and x' the
     final observation of step t + k - 1. Termination makes γ_boot 0 (never
     bootstrap past it); truncation ends the sum but keeps γ^k, bootstrapping
     from the true last observation (Mnih et al., 2016; Hessel et al., 2018).

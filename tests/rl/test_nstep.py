@@ -54,6 +54,12 @@ def test_hand_values():
     # to the truncation, bootstrap with 0.25 from step 4's final observation.
     np.testing.assert_allclose(boot, [0.0, 0.0, 0.0, 0.25, 0.5, 0.5])
     np.testing.assert_array_equal(index, [2, 2, 2, 4, 4, 5])
+    # A fractional environment discount weighs the later rewards as it does the
+    # bootstrap: G_0 = 1 + 0.5 * 0.5 * 2 + 0.25 * 0.5 * 4, γ_boot = 0.125 * 0.5.
+    r, d = np.array([1, 2, 4], np.float32), np.array([0.5, 1, 1], np.float32)
+    ret, boot, _ = n_step_targets(r, d, np.zeros(3, bool), 3, 0.5)
+    np.testing.assert_allclose(ret, [2.0, 4.0, 4.0])
+    np.testing.assert_allclose(boot, [0.0625, 0.25, 0.5])
 
 
 def test_rejects_mismatched_shapes_and_ranks():

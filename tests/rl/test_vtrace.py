@@ -132,9 +132,19 @@ def test_on_policy_targets_are_n_step_and_lambda_returns(lam):
     out = rl.vtrace(
         v_tm1, v_t, r, disc, on_policy, truncated, lambda_=lam, clip_c_threshold=2.0
     )
-    # λ-returns from GAE: target = v + A^GAE(λ), λ cut at truncations.
-    gae = rl.gae(r, disc, lam * (1.0 - truncated), v_tm1, v_t)
-    np.testing.assert_allclose(out.target_tm1, gae + v_tm1, rtol=1e-5, atol=1e-5)
+    # λ-returns by their recursive definition, backwards in NumPy: G_s =
+    # r_s + γ_s ((1 - λ) V(x'_s) + λ G_{s+1}), and G_s = r_s + γ_s V(x'_s) at
+    # an episode's end (or the stream's); A_s = r_s + γ_s G_{s+1} - V(x_s).
+    ends = truncated | (np.arange(30) == 29)
+    g = np.zeros(31)  # g[30] is never read: the stream's end is an end
+    for s in reversed(range(30)):
+        future = v_t[s] if ends[s] else (1 - lam) * v_t[s] + lam * g[s + 1]
+        g[s] = r[s] + disc[s] * future
+    g_next = np.where(ends, v_t, g[1:])
+    np.testing.assert_allclose(out.target_tm1, g[:30], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        out.pg_advantage_tm1, r + disc * g_next - v_tm1, rtol=1e-5, atol=1e-5
+    )
     if lam == 1.0:
         # n-step returns by hand: discounted rewards to the episode's end (or
         # the stream's), plus the discounted bootstrap value there.
