@@ -67,15 +67,26 @@ def before_hiding(spec: dict[str, Any], lead: tuple[Any, ...] = ()) -> str:
 
 
 def _mask_hint(obs: jax.Array, shape: tuple[int, ...], spec: dict[str, Any]) -> str:
-    """Where a Gymnasium env's action mask is missing from `obs`: how to add it."""
-    actions = spec.get("action", {}).get("discrete")
-    short = bool(shape) and actions and obs.shape[-1:] == (shape[-1] - actions,)
-    if not (short and str(spec["env_id"]).startswith("gymnasium:")):
+    """How a Gymnasium env's observation becomes what the run acted on.
+
+    A masked policy's observation short by its action count lacks the mask
+    the host adapter appended; any other names the flattening of a space
+    that is not a Box (a Discrete observation one-hot), as the run saw it.
+    """
+    if not str(spec["env_id"]).startswith("gymnasium:"):
         return ""
-    # The host adapter appends info["action_mask"] to the observation it acts on.
+    action = spec.get("action", {})
+    actions = action.get("discrete")
+    short = bool(shape) and actions and obs.shape[-1:] == (shape[-1] - actions,)
+    if short and action.get("masked"):
+        # The host adapter appends info["action_mask"] to the observation it acts on.
+        return (
+            f" ({actions} short: the run acted on info['action_mask'] appended, "
+            "np.concatenate([obs, info['action_mask']], -1))"
+        )
     return (
-        f" ({actions} short: the run acted on info['action_mask'] appended, "
-        "np.concatenate([obs, info['action_mask']], -1))"
+        " (a space that is not a Box is flattened, as the run saw it: "
+        "gymnasium.spaces.flatten(env.observation_space, obs), a Discrete one one-hot)"
     )
 
 
