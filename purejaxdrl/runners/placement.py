@@ -14,8 +14,10 @@ from jax.sharding import AxisType, Mesh
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import HostEnv, make_host_env
+from purejaxdrl.env.host.base import NonFiniteStepError
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.parallel import DATA_AXIS, devices_to_use
+from purejaxdrl.runners.host_waits import HostEnvError
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -129,6 +131,8 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
       ConfigError: a knob this run's environments do not have
         (`check_host_knobs`), or a `batch_size` that makes a deterministic
         run's pools asynchronous.
+      HostEnvError: an environment's constructor or first reset raised
+        (its cause the environment's own error); the pools made are closed.
 
     """
     check_host_knobs(config)
@@ -146,12 +150,25 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
             f"with synchronous pools; drop the option (or pass batch_size="
             f"{per_thread}), or pass --host.deterministic false."
         )
-    return [
-        make_host_env(
-            config.env.id, per_thread, host_env_seed(config.seed, start, i), **options
-        )
-        for i in range(threads)
-    ]
+    pools: list[HostEnv] = []
+    try:
+        for i in range(threads):
+            seed = host_env_seed(config.seed, start, i)
+            pools.append(make_host_env(config.env.id, per_thread, seed, **options))
+    except BaseException as e:
+        for pool in pools:  # a refused run leaves no pool running
+            pool.close()
+        if isinstance(e, (ConfigError, NonFiniteStepError)) or not isinstance(
+            e, Exception
+        ):
+            raise  # refused in one line already, or a Ctrl-C
+        # The user's error, as an actor's error in `step` is said (its
+        # traceback, then one line), not a traceback through the command.
+        raise HostEnvError(
+            f"{config.env.id}'s environments raised {type(e).__name__}: {e}; "
+            "while being made (their constructor or first reset), before training"
+        ) from e
+    return pools
 
 
 def check_host_knobs(config: Any) -> None:

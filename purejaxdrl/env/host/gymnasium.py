@@ -189,12 +189,12 @@ class GymnasiumEnv(HostEnv):
         return check_finite(self.name, step)
 
     def _reset_or_close(self) -> tuple[Any, dict[str, Any]]:
-        """The pool's first reset; a broken API's error closes the pool first."""
+        """The pool's first reset; any error closes the pool first."""
         try:
             with warnings_unless_refused(), quiet_reset_signature(), self._api("reset"):
                 return self.vec.reset(seed=self.seeds)
-        except ConfigError:
-            self.vec.close()
+        except Exception:
+            self.close()
             raise
 
     def _api(self, method: str) -> Any:
