@@ -33,6 +33,7 @@ from purejaxdrl.agents.sac import SACConfig
 from purejaxdrl.agents.section_checks import check_config, check_preset_section
 from purejaxdrl.config import ConfigError, Selection
 from purejaxdrl.config_docs import document_fields
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.networks import Network
 
 _ALGORITHMS: dict[str, Algorithm] = {
@@ -119,6 +120,8 @@ def acting_refusal(name: str, action_spec: Any, env_id: str) -> str | None:
     if kind is None or kind in wanted:
         return None
     fits = [r.name for r in algorithms() if kind in r.action_kinds]
+    if is_host_env(env_id):  # nor one the host-env runner refuses (hr15 #2)
+        fits = [n for n in fits if n in without_replay()]
     return kind_refusal(name, wanted, kind, env_id, fits, "another that acts in them")
 
 

@@ -179,7 +179,7 @@ def host_replay_refusal(
     """Why the host-env runner refuses `section`, an algorithm's config, and the fix.
 
     `record` is the algorithm's `Algorithm`; `runs` the algorithms that keep
-    no replay (`registry.without_replay`). Where one field set away from its
+    no replay, to suggest (`host_rules.host_choices`). Where one field set away from its
     default turns the replay on (IMPALA's `replay_ratio`), the message names
     that field and its default as the first fix, so a user of an algorithm
     that otherwise runs there is not told to use it.
@@ -191,7 +191,7 @@ def host_replay_refusal(
             dataclasses.replace(section, **{field.name: off})
         ):
             continue
-        others = ", ".join(name for name in runs if name != record.name)
+        others = ", ".join(n for n in runs if n.split(" ")[0] != record.name)
         flag = f"--{record.name}.{field.name}".replace("_", "-")
         return (
             f"{record.name}.{field.name}={value} keeps a replay buffer split over "

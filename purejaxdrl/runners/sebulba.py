@@ -30,7 +30,8 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.agents.base import Agent, AgentState
-from purejaxdrl.agents.registry import algorithm, without_replay
+from purejaxdrl.agents.host_rules import host_choices
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.agents.replay_sizes import host_replay_refusal
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
@@ -100,7 +101,7 @@ class SebulbaRunner:
     ):
         if agent.state_spec != P():
             record, section = algorithm(config.algo), config.algo_config
-            runs = without_replay()
+            runs = host_choices()
             raise ConfigError(host_replay_refusal(record, section, config.env.id, runs))
         self.spec, self.agent, self.run_config = spec, agent, config
         self.host: HostConfig = config.host

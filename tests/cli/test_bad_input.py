@@ -603,7 +603,7 @@ CASES = [
         ],
         "algo='dqn' keeps a replay buffer split over the devices, which the "
         "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use ppo, "
-        "impala, a2c, pqn",
+        "impala, a2c, pqn (discrete actions), or a device environment.",
     ),
     (
         [
@@ -618,7 +618,7 @@ CASES = [
         "impala.replay_ratio=0.5 keeps a replay buffer split over the devices, "
         "which the host-env runner (env.id='envpool:CartPole-v1') does not run "
         "yet; pass --impala.replay-ratio 0.0 (the default: no replay), use ppo, "
-        "a2c, pqn, or a device environment.",
+        "a2c, pqn (discrete actions), or a device environment.",
     ),
     (
         [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.option", "foo=1"],
