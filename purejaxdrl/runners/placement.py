@@ -177,8 +177,10 @@ def check_host_knobs(config: Any) -> None:
     `host.env_threads` sets EnvPool's worker threads: a Gymnasium pool has
     none (its workers are processes, `vectorization_mode=async`), and
     `scan_unroll` unrolls the compiled rollout loop of device environments,
-    which a host run steps from Python instead. Checked where a run's pools
-    are made, not in `validate`: a run saved with them still evaluates.
+    which a host run steps from Python instead; `render_mode` would draw
+    every step of training (`eval --render` draws its own). Checked where a
+    run's pools are made, not in `validate`: a run saved with them still
+    evaluates.
 
     Raises:
       ConfigError: naming the value, why it does nothing here, and the fix.
@@ -199,4 +201,12 @@ def check_host_knobs(config: Any) -> None:
             f"loop of device environments, and env.id={env_id!r} is stepped "
             "from Python by the host-env runner, which has no such loop; drop "
             "--scan-unroll (or pass 0)."
+        )
+    mode = config.env.options.get("render_mode")
+    if mode is not None:  # a window per environment, or frames drawn for nothing
+        raise ConfigError(
+            f"env.options render_mode={mode!r}: the runner steps its environments "
+            "without drawing them, and drawing would slow every step; watch a run "
+            "with `purejaxdrl eval RUN --render out.gif` instead, and drop "
+            "--env.option render_mode (the env.options entry in Python)."
         )

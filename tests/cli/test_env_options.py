@@ -109,3 +109,18 @@ def test_hidden_observations_stay_with_their_environment(capsys):
     # --quiet hides the progress line, not what the run drops (it hid this).
     preset_run(["--env.id", "Acrobot-v1", "--quiet"], "cartpole_masked", "ppo", parser)
     assert "so not passed to Acrobot-v1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["human", "rgb_array"])
+def test_render_mode_is_refused_for_training_with_the_eval_render_advice(capsys, mode):
+    # A window per environment, or a frame drawn every step (hr15 #4).
+    argv = [*TRAIN, "--env", "cartpole_envpool", "--env.id", "gymnasium:CartPole-v1",
+            "--devices", "1", "--env.option", f"render_mode={mode}"]  # fmt: skip
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"purejaxdrl: error: env.options render_mode={mode!r}: the runner steps "
+        "its environments without drawing them, and drawing would slow every "
+        "step; watch a run with `purejaxdrl eval RUN --render out.gif` instead, "
+        "and drop --env.option render_mode (the env.options entry in Python).\n"
+    )
