@@ -77,6 +77,34 @@ class UnavailableHere(ConfigError):
     """
 
 
+def _check_gymnasium_id(env_id: Any, imports: Any, source: str) -> None:
+    """A saved Gymnasium id that no module of the run's env.imports registers.
+
+    Refused in words for a saved run: `eval` and `export` take no
+    `--env.imports` (the pool's own refusal advises it), and an id the
+    training script registered (`__main__`) is found by no other process.
+
+    Raises:
+      UnavailableHere: naming the id and where its registration must go.
+
+    """
+    name = str(env_id).removeprefix("gymnasium:")
+    if not str(env_id).startswith("gymnasium:") or ":" in name:
+        return  # a device or EnvPool id, or `gymnasium:module:Id` imports itself
+    try:
+        import gymnasium
+    except ImportError:
+        return  # the run's pools say how to install it
+    if name in gymnasium.registry:
+        return
+    raise UnavailableHere(
+        f"{source}: env.id={env_id!r} is registered by no module this process "
+        f"imports (its env.imports: {imports}); a gym.register in the "
+        "script that trained it is not run here: move the registration into a "
+        f"module and add that module to env.imports in {source}."
+    )
+
+
 def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
     """The validated config of a saved run's `data` (its config.yaml mapping).
 
@@ -90,8 +118,9 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
       source: the file `data` comes from, for errors.
 
     Raises:
-      UnavailableHere: a module of env.imports that does not import, or the
-        run's algorithm is not registered.
+      UnavailableHere: a module of env.imports that does not import, a
+        Gymnasium id no module registers, or the run's algorithm is not
+        registered.
       ConfigError: a bad field.
 
     """
@@ -102,6 +131,9 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
             import_modules([str(n) for n in imports], f"{source}'s env.imports")
         except ConfigError as e:
             raise UnavailableHere(str(e)) from None
+    if isinstance(env, Mapping):
+        listed = list(imports) if isinstance(imports, list | tuple) else []
+        _check_gymnasium_id(env.get("id"), listed, source)
     algo = data.get("algo")
     if isinstance(algo, str) and algo not in names() and algo in data:
         raise UnavailableHere(

@@ -9,9 +9,12 @@ import jax
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
+from purejaxdrl.env.host.gymnasium import registered_in_main
 from purejaxdrl.observe.loggers import WandbLogger
 from purejaxdrl.parallel import is_main_process
 from purejaxdrl.runners.base import Runner
+from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
 from purejaxdrl.training.config import TrainConfig, run_dict
 from purejaxdrl.training.experiment import Experiment
@@ -101,7 +104,18 @@ def open_run(
         run.say(note)
     if run_dir is not None:
         _OPENED[:] = [run_dir]
+        if registered_in_main(config.env.id):
+            warn_once(_SCRIPTS_OWN_ENV.format(id=config.env.id), "scripts-own-env")
     return run
+
+
+# A saved run of an id that only the training script registers (hr15 #5).
+_SCRIPTS_OWN_ENV = (
+    "env.id={id!r} is registered by the script that trains it (__main__), so "
+    "`purejaxdrl eval`, `export` and `train --resume` of this run will not find "
+    "it; register it in a module of its own and pass "
+    + both_ways("--env.imports", "env.imports", "MODULE", ["MODULE"])
+)
 
 
 # The directory of the run this process opened last: named by a process that

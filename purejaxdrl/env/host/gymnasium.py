@@ -22,6 +22,7 @@ to its (flat) observations, and an action spec whose `legal` reads them back
 import contextlib
 import functools
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,24 @@ _OWN_ENV_HINT = (
     f"{both_ways('--env.imports', 'env.imports', 'MODULE', ['MODULE'])}, or "
     "--env.id gymnasium:MODULE:{name}"
 )
+
+
+def registered_in_main(env_id: str) -> bool:
+    """Whether Gymnasium id `env_id` (`gymnasium:X`) was registered by `__main__`.
+
+    A script's own `gym.register` trains, but no other process (`eval`,
+    `export`, `train --resume`) runs that script, so none finds the id. Read
+    off the registry entry's entry point, without importing Gymnasium where
+    nothing has (then nothing registered it either).
+    """
+    gym = sys.modules.get("gymnasium")
+    _, _, name = env_id.partition("gymnasium:")
+    if gym is None or not env_id.startswith("gymnasium:") or ":" in name:
+        return False
+    entry = getattr(gym.registry.get(name), "entry_point", None)
+    if isinstance(entry, str):
+        return entry.startswith("__main__:")
+    return getattr(entry, "__module__", None) == "__main__"
 
 
 class GymnasiumEnv(HostEnv):
