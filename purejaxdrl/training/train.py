@@ -90,8 +90,11 @@ def train(
         under `config.run_dir` (files other than checkpoints: process 0 only).
       resume: a run directory to continue from its newest checkpoint that
         verifies; `config` must be its config (`resume_config(run_dir, {})[0]`,
-        with any overrides), checked before anything is written. The
-        continued run is bitwise the uninterrupted one on the same devices.
+        with any overrides), checked before anything is written. On device
+        environments the continued run is bitwise the uninterrupted one on
+        the same devices; a host-env run restarts its environments, so it
+        continues the training but not bitwise (checkpoints.md, "Host
+        environments").
         A run with a replay buffer and `devices: 0` resumes on the device
         count it was saved on (its buffer's shards), saying so.
       notify: called with each message (resume, skipped checkpoints, device

@@ -74,3 +74,12 @@ def test_sigkill_then_resume_continues_to_the_end_and_learns(tmp_path):
     records = [json.loads(x) for x in (run_dir / "metrics.jsonl").open()]
     steps = [r["env_steps"] for r in records]
     assert steps == sorted(set(steps)) and len(steps) == 20
+
+
+def test_trains_docstring_promises_a_bitwise_resume_for_device_envs_alone():
+    # checkpoints.md#host-environments: a host resume is not bit-identical (hr15 #9).
+    import purejaxdrl as pjd
+
+    doc = " ".join(pjd.train.__doc__.split())
+    assert "On device environments the continued run is bitwise" in doc
+    assert "a host-env run restarts its environments, so it continues" in doc
