@@ -101,7 +101,10 @@ def test_the_command_line_shows_a_setup_warning_as_one_line(tmp_path):
     warning, error = ran.stderr.splitlines()
     assert warning.startswith("purejaxdrl: warning: dqn.epsilon is set (by a preset")
     assert warning.endswith("for Ape-X's per-actor ε_i instead.")
-    assert error == "purejaxdrl: error: host.queue_size=0 must be >= 1; e.g. 1."
+    assert error == (
+        "purejaxdrl: error: host.queue_size=0 must be >= 1; pass e.g. "
+        "--host.queue-size 1 (host.queue_size=1 in Python)."
+    )
 
 
 def test_a_setup_warning_from_python_names_the_callers_line_not_the_librarys():

@@ -68,7 +68,9 @@ def split_devices(
         raise ValueError(
             f"host.actor_devices={config.actor_devices} and host.learner_devices="
             f"{config.learner_devices} do not fit {n} local devices (actors and "
-            "learner get their own); lower them, or pass 0 for the defaults"
+            "learner get their own); lower them, or pass 0 for the defaults: "
+            "--host.actor-devices 0 --host.learner-devices 0 (host.actor_devices=0, "
+            "host.learner_devices=0 in Python)"
         )
     return devices[:actors], devices[actors : actors + learners]
 

@@ -12,6 +12,7 @@ from purejaxdrl.agents.base import Agent
 from purejaxdrl.agents.record_checks import check_acting_network, checked_agent
 from purejaxdrl.agents.registry import acting_refusal, algorithm, make_agent
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.env.contract import check_on_devices
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.registry import registered_by_user
@@ -252,11 +253,7 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
     threads = len(actor_devices) * config.host.actor_threads
     everywhere = threads * jax.process_count()
     if config.num_envs % everywhere:
-        raise ValueError(
-            f"num_envs={config.num_envs} must split evenly over the {everywhere} "
-            "actor threads (host.actor_threads x actor devices x processes); "
-            f"e.g. --num-envs {everywhere * max(1, config.num_envs // everywhere)}"
-        )
+        raise ValueError(_uneven_split(config, everywhere // config.host.actor_threads))
     pools = make_host_envs(config, threads, 0)
     try:
         return _host_experiment(config, pools, actor_devices, mesh)
@@ -264,6 +261,24 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
         for pool in pools:  # a refused run leaves no pool running
             pool.close()
         raise
+
+
+def _uneven_split(config: TrainConfig, per_thread: int) -> str:
+    """Why `num_envs` does not split over the actor threads, and both fixes.
+
+    `per_thread` is the actor devices x processes each thread count is
+    multiplied by; the fixes are a multiple of the threads for `num_envs`,
+    and the most threads (fewer than asked) that it splits over, if any.
+    """
+    n, threads = config.num_envs, config.host.actor_threads
+    everywhere = threads * per_thread
+    envs = field_example("num_envs", everywhere * max(1, n // everywhere))
+    fewer = [t for t in range(threads - 1, 0, -1) if n % (t * per_thread) == 0]
+    other = f" or {field_example('host.actor_threads', fewer[0])}" if fewer else ""
+    return (
+        f"num_envs={n} must split evenly over the {everywhere} actor threads "
+        f"(host.actor_threads x actor devices x processes); pass e.g. {envs}{other}."
+    )
 
 
 def _host_experiment(

@@ -80,11 +80,11 @@ def check_host(host: HostConfig) -> None:
 
     """
     for name in ("actor_devices", "learner_devices", "env_threads"):
-        value = getattr(host, name)
-        check(value >= 0, f"host.{name}={value} must be >= 0 (0: the default).")
+        value, fix = getattr(host, name), field_example(f"host.{name}", 0)
+        check(value >= 0, f"host.{name}={value} must be >= 0; pass {fix}, the default.")
     for name in ("actor_threads", "queue_size"):
-        value = getattr(host, name)
-        check(value >= 1, f"host.{name}={value} must be >= 1; e.g. 1.")
+        value, fix = getattr(host, name), field_example(f"host.{name}", 1)
+        check(value >= 1, f"host.{name}={value} must be >= 1; pass e.g. {fix}.")
 
 
 def check_env_multiple(

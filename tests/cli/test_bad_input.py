@@ -588,7 +588,37 @@ CASES = [
             "2",
             "--no-files",
         ],
-        "do not fit 1 local devices",
+        "do not fit 1 local devices (actors and learner get their own); lower "
+        "them, or pass 0 for the defaults: --host.actor-devices 0 "
+        "--host.learner-devices 0 (host.actor_devices=0, host.learner_devices=0 "
+        "in Python)",
+    ),
+    # Each of the host placement's rules, with both spellings (hr15 #6).
+    (
+        [*TRAIN, "--env", "cartpole_envpool", "--host.actor-threads", "0"],
+        "host.actor_threads=0 must be >= 1; pass e.g. --host.actor-threads 1 "
+        "(host.actor_threads=1 in Python).",
+    ),
+    (
+        [*TRAIN, "--env", "cartpole_envpool", "--host.env-threads", "-2"],
+        "host.env_threads=-2 must be >= 0; pass --host.env-threads 0 "
+        "(host.env_threads=0 in Python), the default.",
+    ),
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--num-envs",
+            "12",
+            "--devices",
+            "1",
+            "--host.actor-threads",
+            "8",
+        ],  # fmt: skip
+        "num_envs=12 must split evenly over the 8 actor threads (host.actor_threads"
+        " x actor devices x processes); pass e.g. --num-envs 8 (num_envs=8 in "
+        "Python) or --host.actor-threads 6 (host.actor_threads=6 in Python).",
     ),
     (
         [
