@@ -223,6 +223,7 @@ def make(name: str, **options) -> Env:
                 f"pass --env.id {host}:{name} (a host environment; "
                 "purejaxdrl.env.registered() lists the device ones)."
             )
+        _check_colon(name)
         close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         advice = (
@@ -257,6 +258,22 @@ def make(name: str, **options) -> Env:
 
 
 _HOSTS = {"gymnasium": "Gymnasium", "envpool": "EnvPool"}
+
+
+def _check_colon(name: str) -> None:
+    """Refuses `envpool/X` or `gymnasium/X`, naming the host id `envpool:X`.
+
+    Device ids take a slash (`brax/ant`), so a host id written so is natural;
+    the closest device name (gymnax's `CartPole-v1`) would switch backends.
+    """
+    library, slash, task = name.partition("/")
+    if slash and library in _HOSTS:
+        fixed = f"{library}:{task}"
+        raise UnknownEnvironmentError(
+            f"Unknown environment {name!r}: did you mean {fixed}? Host ids take "
+            "a colon: envpool:<task>, gymnasium:<id>; pass "
+            f"{both_ways('--env.id', 'env.id', fixed, repr(fixed))}."
+        )
 
 
 def _host_library(name: str) -> str:

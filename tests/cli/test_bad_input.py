@@ -142,6 +142,17 @@ CASES = [
     ([*TRAIN, "--env.id", "CartPole-v9"], "Unknown environment 'CartPole-v9'"),
     # A Playground task without its prefix, or as a preset spells it.
     ([*TRAIN, "--env.id", "CheetahRun"], "Did you mean playground/CheetahRun?"),
+    # A host id with a device id's slash: the colon form, not gymnax's (hr15 #7).
+    (
+        [*TRAIN, "--env.id", "envpool/CartPole-v1"],
+        "'envpool/CartPole-v1': did you mean envpool:CartPole-v1? Host ids take a "
+        "colon: envpool:<task>, gymnasium:<id>; pass --env.id envpool:CartPole-v1 "
+        "(env.id='envpool:CartPole-v1' in Python).",
+    ),  # fmt: skip
+    (
+        [*TRAIN, "--env.id", "gymnasium/Acrobot-v1"],
+        "did you mean gymnasium:Acrobot-v1?",
+    ),  # fmt: skip
     ([*TRAIN, "--env.id", "cheetah_run"], "cheetah_run is a preset, not an env"),
     ([*TRAIN, "--env.option", "novalue"], "e.g. --env.option novalue=VALUE."),
     # The user's modules that register environments (env.imports).
