@@ -35,6 +35,7 @@ from purejaxdrl import (  # noqa: E402
 from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
 from purejaxdrl.networks import NetworkConfig  # noqa: E402
 from purejaxdrl.observe.evaluation import EvalConfig  # noqa: E402
+from purejaxdrl.runners.host_waits import HostEnvError  # noqa: E402
 from purejaxdrl.runners.placement import HostConfig  # noqa: E402
 from purejaxdrl.setup_warnings import SetupWarning  # noqa: E402
 from purejaxdrl.sweeps.batch import SweepStopped  # noqa: E402
@@ -60,6 +61,7 @@ __all__ = [
     "EnvConfig",
     "EvalConfig",
     "HostConfig",
+    "HostEnvError",
     "NetworkConfig",
     "NonFiniteError",
     "PBTResult",

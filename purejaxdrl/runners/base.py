@@ -25,6 +25,15 @@ class EnvError(RuntimeError):
     """The environments (or the policy acting on them) raised; the run stopped."""
 
 
+class NonFiniteError(RuntimeError):
+    """A loss, metric or parameter became NaN or infinite; the run stopped.
+
+    Also what a host environment's NaN or infinite observation or reward
+    raises (`host_waits.HostNonFiniteError`); exported as
+    `purejaxdrl.NonFiniteError`.
+    """
+
+
 class Lowered(Protocol):
     """A program ready to compile: `jax.jit(f).lower(...)`, or `Ready`."""
 

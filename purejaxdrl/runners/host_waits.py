@@ -18,8 +18,10 @@ from collections.abc import Callable
 
 import jax
 
+from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host.base import NonFiniteStepError
 from purejaxdrl.runners.actor import Actor
-from purejaxdrl.runners.base import EnvError
+from purejaxdrl.runners.base import EnvError, NonFiniteError
 from purejaxdrl.runners.trajectories import Batch
 
 # Seconds without a batch before one line says which actor waits on what.
@@ -34,7 +36,31 @@ JOIN_S, ABORT_JOIN_S = 10.0, 2.0
 
 
 class HostEnvError(EnvError):
-    """An actor's environments or policy (its message says which) raised."""
+    """An actor's environments or policy (its message says which) raised.
+
+    Its cause is their own error. Exported as `purejaxdrl.HostEnvError`; the
+    two kinds below are also what Python code catches for the same errors of
+    a device environment (`except pjd.ConfigError`, `except pjd.NonFiniteError`).
+    """
+
+
+class HostConfigError(HostEnvError, ConfigError):
+    """A user's environment broke Gymnasium's API in its step: bad input."""
+
+
+class HostNonFiniteError(HostEnvError, NonFiniteError):
+    """A host environment returned a NaN or infinite observation or reward."""
+
+
+def actor_error(j: int, actor: Actor) -> HostEnvError:
+    """Actor j's error, as the kind of HostEnvError its cause is."""
+    e = actor.error
+    kind = HostEnvError
+    if isinstance(e, ConfigError):
+        kind = HostConfigError
+    elif isinstance(e, NonFiniteStepError):
+        kind = HostNonFiniteError
+    return kind(f"actor {j}'s {actor.doing} raised {type(e).__name__}: {e}")
 
 
 class Abandoned(Exception):
@@ -58,7 +84,8 @@ def next_batch(
       stop: () -> whether this process was asked to stop; None: never.
 
     Raises:
-      HostEnvError: an actor's environments or policy raised.
+      HostEnvError: an actor's environments or policy raised (a
+        HostConfigError or HostNonFiniteError for those causes).
       Abandoned: a stop was requested (one process) and no batch came within
         `STOP_WAIT_S`; one line has said so.
 
@@ -67,10 +94,7 @@ def next_batch(
     while True:
         for j, actor in enumerate(actors):
             if actor.error is not None:
-                e = actor.error
-                raise HostEnvError(
-                    f"actor {j}'s {actor.doing} raised {type(e).__name__}: {e}"
-                ) from e
+                raise actor_error(j, actor) from actor.error
         try:
             return q.get(timeout=0.1)
         except queue.Empty:

@@ -18,13 +18,9 @@ import numpy as np
 
 from purejaxdrl.coordination import gather_rows
 from purejaxdrl.runners.anakin import NON_FINITE
+from purejaxdrl.runners.base import NonFiniteError as NonFiniteError
 from purejaxdrl.training import stop_words
 from purejaxdrl.training.stop_words import SAME_SIGNAL
-
-
-class NonFiniteError(RuntimeError):
-    """A loss, metric or parameter became NaN or infinite; the run stopped."""
-
 
 # Set by `cli.second_signal` once it has said that a second signal ends this
 # process. A main thread stuck in C++ for a while runs the first signal's

@@ -122,6 +122,10 @@ def train(
         another process trains it now (nothing is written then).
       NonFiniteError: a loss, metric or parameter became NaN or infinite; the
         message names the update, the metric and the last good checkpoint.
+        A host environment's NaN observation or reward too (a HostEnvError).
+      HostEnvError: a host environment, or the policy acting in it, raised
+        (its cause their error); a ConfigError too where the environment's
+        step broke Gymnasium's API.
 
     """
     # A signal from here on is a request (`SetupHold`), acted on between steps.

@@ -70,3 +70,61 @@ def test_from_python_it_is_the_env_error_caused_by_the_envs_own():
     with pytest.raises(HostEnvError, match="boom in reset") as raised:
         pjd.train(config, console=False)
     assert isinstance(raised.value.__cause__, RuntimeError)
+
+
+class Stepping(gym.Env):
+    """Resets fine; steps a NaN observation, or Gym's old 4 values."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, nan=False):
+        self.nan = nan
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        if self.nan:
+            return np.full(1, np.nan, np.float32), 1.0, False, False, {}
+        return np.zeros(1, np.float32), 1.0, False, {}
+
+
+gym.register("BuildErrors-NaN-v0", entry_point=Stepping, kwargs={"nan": True})
+gym.register("BuildErrors-Old4-v0", entry_point=Stepping)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Gymnasium's, on 4 values
+@pytest.mark.filterwarnings("ignore::UserWarning")  # Gymnasium's checker, on the NaN
+@pytest.mark.parametrize(
+    "name, public, status",
+    [
+        ("BuildErrors-NaN-v0", pjd.NonFiniteError, 1),
+        ("BuildErrors-Old4-v0", pjd.ConfigError, 2),
+    ],  # fmt: skip
+)
+def test_python_catches_a_host_envs_nan_and_api_break_as_a_device_envs(
+    capsys, name, public, status
+):
+    # hr15 #8: `except pjd.NonFiniteError` / `except pjd.ConfigError` catch
+    # them, and they are pjd.HostEnvErrors; the command's line is as before.
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole_envpool").config,
+        {"env": {"id": f"gymnasium:{name}"}, "num_envs": 4, "unroll_length": 8,
+         "total_steps": 32, "num_logs": 1, "devices": 1},
+    )  # fmt: skip
+    with pytest.raises(public) as raised:
+        pjd.train(config, console=False)
+    assert isinstance(raised.value, pjd.HostEnvError)
+    assert str(raised.value).startswith("actor 0's environments raised ")
+    assert cli.main(["train", *TINY, "--env.id", f"gymnasium:{name}"]) == status
+    (line,) = errors(capsys.readouterr().err)
+    if public is pjd.NonFiniteError:
+        assert line.startswith(
+            f"purejaxdrl: error: actor 0's environments raised NonFiniteStepError: "
+            f"gymnasium:{name} returned a non-finite observation (nan)"
+        )
+    else:
+        assert line.startswith(f"purejaxdrl: error: gymnasium:{name}: Gymnasium ")
