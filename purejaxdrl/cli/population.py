@@ -150,8 +150,9 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
             f"--target {args.target} must be a finite return; e.g. --target 475."
         )
     kwargs = command.plan(args, base)
-    from purejaxdrl.sweeps.inputs import off_budget, unjudged
+    from purejaxdrl.sweeps.inputs import check_device_env, off_budget, unjudged
 
+    check_device_env(base.env.id)  # a refusal is its one line alone
     target = args.target if args.target is not None else preset.target_return
     grid = {k.replace("-", "_") for k in kwargs.get("grid") or {}}
     why = unjudged(preset, base.env.id)

@@ -160,6 +160,7 @@ def base_and_target(
     check_target(target_return)
     if isinstance(base, str):
         preset = preset or load_preset(base, algo or DEFAULT_ALGO)
+        check_device_env(preset.config.env.id)  # before any note on its target
         why = unjudged(preset, preset.config.env.id)
         if target_return is None and why:
             warnings.warn(
@@ -177,15 +178,25 @@ def base_and_target(
             f"algo={algo!r} differs from the config's algo={base.algo!r}; set "
             "the config's algo instead."
         )
-    if is_host_env(base.env.id):
+    check_device_env(base.env.id)
+    warn_not_honoured(base)
+    return base, target_return
+
+
+def check_device_env(env_id: str) -> None:
+    """Refuses a host environment: a sweep's or a population's runs are on device.
+
+    Raises:
+      ConfigError: `env_id` is a host environment's, naming `purejaxdrl train`.
+
+    """
+    if is_host_env(env_id):
         raise ConfigError(
-            f"env.id={base.env.id!r} is a host environment; sweeps and PBT vmap "
+            f"env.id={env_id!r} is a host environment; sweeps and PBT vmap "
             "their runs in one program on device, so they take device "
             "environments (gymnax, brax, Playground, Craftax); train host runs "
             "one at a time with `purejaxdrl train`."
         )
-    warn_not_honoured(base)
-    return base, target_return
 
 
 # Config fields (or sections) a sweep or PBT run trains without, and why. The

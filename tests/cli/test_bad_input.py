@@ -466,6 +466,11 @@ CASES = [
         [*SWEEP, "--env", "cartpole_envpool"],
         "env.id='envpool:CartPole-v1' is a host environment; sweeps and PBT vmap",
     ),
+    # Its refusal alone: no "not judged" note on a target first (hr15 #11).
+    (
+        [*SWEEP, "--env", "cartpole_envpool", "--seeds", "2", "--total-steps", "2048"],
+        "env.id='envpool:CartPole-v1' is a host environment; sweeps and PBT vmap",
+    ),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
