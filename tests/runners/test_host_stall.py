@@ -131,6 +131,19 @@ def test_a_stop_while_an_environment_blocks_saves_the_updates_done(
     assert (result.run_dir / "checkpoints" / str(done) / "purejaxdrl.sha256").exists()
 
 
+def test_a_stop_while_the_first_batch_blocks_leaves_no_run(tmp_path, monkeypatch):
+    # Before its first update: as a Ctrl-C while compiling (checkpoints.md),
+    # not an untrained checkpoint 0 and a summary of "stopped after update 0".
+    config = _config(tmp_path, monkeypatch, ENVS * T // 2, "sync", UPDATES)
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 1.0)
+    said, _ = _signal_when_blocked(tmp_path, monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt, match="^stopped before the first update; "
+                       "nothing was saved$"):  # fmt: skip
+        pjd.train(config, write_files=True, console=False)
+    assert said[-1].endswith("the run ends with the 0 updates done")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_second_sigint_ends_an_async_run_whose_worker_blocks(tmp_path, monkeypatch):
     # Each worker process counts its own steps: blocks in its third batch.
     config = _config(tmp_path, monkeypatch, 2 * T + 2, "async", UPDATES)
