@@ -158,8 +158,9 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     why = unjudged(preset, base.env.id)
     if target is not None and not why:
         why = off_budget(preset, [base], swept=grid)
+    note = None
     if args.target is None and why:
-        print(f"{command.name}: {why}: not judged (--target sets one)", file=sys.stderr)
+        note = f"{command.name}: {why}: not judged (--target sets one)"
         target = None
 
     return _run(
@@ -170,6 +171,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         target_return=target,
         write_files=not args.no_files,
         settings=started,
+        note=note,
         **kwargs,
     )
 
@@ -200,12 +202,14 @@ def _run(
     function: str,
     *positional: Any,
     settings: str | None = None,
+    note: str | None = None,
     **kwargs: Any,
 ) -> int:
     """Calls `function` of the command's module, timed, and prints its summary.
 
     `settings`: whose settings it trained, where the command chose the preset
-    (`preset_choice.starting_note`), the summary's last line.
+    (`preset_choice.starting_note`), the summary's last line. `note`: a line
+    printed before the run's first message (even with --quiet).
     """
     memory = None if args.device_memory is None else bytes_flag(args.device_memory)
     use_compile_cache(args)
@@ -218,7 +222,7 @@ def _run(
         result = run(
             *positional,
             device_memory=memory,
-            notify=None if args.quiet else lambda line: print(line, file=sys.stderr),
+            notify=_after_checks(note, not args.quiet),
             console=False,  # the command's own lines, or none with --quiet
             **kwargs,
         )
@@ -235,6 +239,24 @@ def _run(
     if settings:  # here, not first: a refusal stays one line
         print(f"  settings           {settings}")
     return 0
+
+
+def _after_checks(note: str | None, loud: bool) -> Callable[[str], None] | None:
+    """The run's `notify`: stderr lines if `loud`, `note` first (if any).
+
+    The library says its first line only once every check of its own has
+    passed (pjd.pbt lays the population out in memory first), so a refusal
+    stays its one line, with no note before it.
+    """
+    pending = [note] if note else []
+
+    def say(line: str) -> None:
+        while pending:
+            print(pending.pop(), file=sys.stderr)
+        if loud:
+            print(line, file=sys.stderr)
+
+    return say if loud or pending else None
 
 
 def figure_lines(

@@ -582,6 +582,12 @@ CASES = [
         [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"],
         "PBT needs every member in memory at each ready step",
     ),
+    # Alone: the "not judged" note on the preset's target only once it trains.
+    (
+        [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"]
+        + ["--total-steps", "2048"],
+        "PBT needs every member in memory at each ready step",
+    ),
     # Host environments (the actor-learner runner).
     (
         ["train", "--algo", "impala", "--env.id", "envpool:Pongg-v5", "--no-files"],
