@@ -15,12 +15,14 @@ def host_error(error: Exception) -> tuple[int, str]:
     """The exit status and one-line message of an actor's error (HostEnvError).
 
     Its message is "actor i's environments raised T: CAUSE; WHERE", WHERE the
-    last good checkpoint or that none was saved. A ConfigError as the cause is
-    a user's environment breaking Gymnasium's API in its `step`: bad input,
-    said in its own line with the usage status, as the same break in `reset`
-    (found before training starts) is; of WHERE only a checkpoint to resume
-    from, once the environment is fixed, is worth saying. Any other cause is a
-    failure, its traceback shown where the user's code raised it.
+    last good checkpoint or that none was saved; the line names T where it
+    is the user's (a RuntimeError), not where it is purejaxdrl's own (a NaN's
+    NonFiniteStepError: "actor i's environments: CAUSE"). A ConfigError as
+    the cause is a user's environment breaking Gymnasium's API in its `step`:
+    bad input, said in its own line with the usage status, as the same break
+    in `reset` (found before training starts) is; of WHERE only a checkpoint
+    to resume from, once the environment is fixed, is worth saying. Any other
+    cause is a failure, its traceback shown where the user's code raised it.
     """
     from purejaxdrl.config import ConfigError
 
@@ -38,7 +40,12 @@ def host_error(error: Exception) -> tuple[int, str]:
     if isinstance(cause, ConfigError):
         resumable = where.startswith("the last good checkpoint")
         return EXIT_USAGE, f"{said}; {where}" if resumable else f"{said}."
-    show_users_error(cause)
+    if type(cause).__module__.partition(".")[0] == "purejaxdrl":
+        # purejaxdrl's own check (a NaN observation): its words say what
+        # happened; its class's name would say nothing more to a user.
+        head = head.removesuffix(marker) + ": "
+    else:
+        show_users_error(cause)
     return EXIT_FAILURE, f"{head}{said}; {where}" if where else f"{head}{said}."
 
 

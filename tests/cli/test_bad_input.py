@@ -986,7 +986,7 @@ def test_a_non_finite_host_observation_is_one_line_naming_the_env(runs, capsys):
     assert status == 1, err
     assert "Traceback" not in err, err  # purejaxdrl's own check: one line
     assert lines[-1].startswith(
-        "purejaxdrl: error: actor 0's environments raised NonFiniteStepError: "
+        "purejaxdrl: error: actor 0's environments: "
         "gymnasium:BadInputNaN-v0 returned a non-finite observation (nan) in "
         "environment 0 "
     ), err
