@@ -4,19 +4,18 @@ Every way a config is made (defaults, a preset, a YAML file, the command line)
 goes through `apply_overrides` and then the config's validation, so bad input
 always ends in a `ConfigError` that names the value, the rule and the fix. This
 module knows no algorithm, environment or run: `agents` use its checks for their
-own sections, `training.config` composes the run's config from them.
+own sections (`check`, `check_ranges`: `config_checks`', imported from here),
+`training.config` composes the run's config from them.
 """
 
 import dataclasses
 import difflib
-import math
 import typing
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
-import jax
-
-from purejaxdrl.config_docs import FIELD_ALIASES, did_you_mean, field_example
+from purejaxdrl.config_checks import check, check_ranges
+from purejaxdrl.config_docs import FIELD_ALIASES, did_you_mean
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
@@ -328,73 +327,3 @@ def to_dict(config: Any) -> dict[str, Any]:
         return x
 
     return plain(dataclasses.asdict(config))
-
-
-# ------------------------------------------------------------------- validation
-
-
-def check(ok: bool, message: str) -> None:
-    """Raises ConfigError(`message`) unless `ok`."""
-    if not ok:
-        raise ConfigError(message)
-
-
-def check_ranges(
-    name: str,
-    section: Any,
-    *,
-    at_least_one: tuple[str, ...] = (),
-    positive: tuple[str, ...] = (),
-    non_negative: tuple[str, ...] = (),
-    unit: tuple[str, ...] = (),
-    off_at_inf: tuple[str, ...] = ("max_grad_norm",),
-) -> None:
-    """Checks the ranges of a config section's fields, one rule per group.
-
-    Args:
-      name: the section's dotted path, for messages (`ppo`, `network`).
-      section: a config dataclass instance.
-      at_least_one: integer fields that must be >= 1 (and < 2**31).
-      positive: number fields that must be > 0 (and finite).
-      non_negative: number fields that must be >= 0 (and finite).
-      unit: number fields that must lie in [0, 1].
-      off_at_inf: fields of `positive` and `non_negative` whose inf is
-        documented as "off" (max_grad_norm: no clipping), so allowed.
-
-    Raises:
-      ConfigError: for the first field out of range, naming it and the fix.
-
-    """
-
-    def values(fields: tuple[str, ...]) -> list[tuple[str, Any]]:
-        # A factory may be built with traced hyper-parameters (a sweep's, under
-        # vmap); those were checked one by one before they were stacked.
-        pairs = ((f, getattr(section, f)) for f in fields)
-        return [(f, v) for f, v in pairs if not isinstance(v, jax.core.Tracer)]
-
-    for field, value in values(at_least_one):
-        check(
-            1 <= value < 2**31,  # sizes are int32 in the compiled programs
-            f"{name}.{field}={value} must be >= 1 and < 2**31; pass a positive "
-            "integer.",
-        )
-    for field, value in values(positive):
-        value, default = float(value), getattr(type(section), field, 1)
-        check(
-            value > 0 and (math.isfinite(value) or field in off_at_inf),
-            f"{name}.{field}={value} must be > 0 and finite; pass a positive number, "
-            f"e.g. {field_example(f'{name}.{field}', default)}.",
-        )
-    for field, value in values(non_negative):
-        value = float(value)
-        check(
-            value >= 0 and (math.isfinite(value) or field in off_at_inf),
-            f"{name}.{field}={value} must be >= 0 and finite.",
-        )
-    for field, value in values(unit):
-        value = float(value)
-        check(
-            0.0 <= value <= 1.0,
-            f"{name}.{field}={value} must be in [0, 1]; e.g. "
-            f"{field_example(f'{name}.{field}', 0.99)}.",
-        )

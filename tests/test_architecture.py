@@ -28,6 +28,7 @@ LAYERS = (
     ("rl", "replay", "env", "networks"),
     (
         "config",
+        "config_checks",
         "config_types",
         "config_docs",
         "setup_warnings",

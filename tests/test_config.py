@@ -8,7 +8,7 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms, unread_section
-from purejaxdrl.config import ConfigError
+from purejaxdrl.config import ConfigError, check_ranges
 from purejaxdrl.training import config as config_rules
 from purejaxdrl.training.presets import presets_dir
 
@@ -258,6 +258,39 @@ def test_impala_and_a2c_validation_names_value_rule_and_fix(overrides, message):
     config = pjd.apply_overrides(pjd.TrainConfig(), {"algo": algo, **overrides})
     with pytest.raises(ConfigError, match=re.escape(message)):
         config_rules.validate(config)  # its own rules: sac on CartPole's id
+
+
+def test_count_and_non_negative_ranges_name_the_fix_both_ways():
+    # As the "> 0 and finite" ones do: the section's default as the example.
+    default = pjd.TrainConfig()
+    epochs, entropy = default.ppo.num_epochs, default.a2c.entropy_cost
+    cases = [
+        (
+            {"algo": "ppo", "ppo": {"num_epochs": 0}},
+            "ppo.num_epochs=0 must be >= 1 and < 2**31; pass a positive integer, "
+            f"e.g. --ppo.num-epochs {epochs} (ppo.num_epochs={epochs} in Python).",
+        ),
+        (
+            {"algo": "a2c", "a2c": {"entropy_cost": -1.0}},
+            "a2c.entropy_cost=-1.0 must be >= 0 and finite; pass e.g. "
+            f"--a2c.entropy-cost {entropy} (a2c.entropy_cost={entropy} in Python).",
+        ),
+    ]
+    for overrides, message in cases:
+        config = pjd.apply_overrides(default, overrides)
+        with pytest.raises(ConfigError) as raised:
+            config_rules.validate(config)
+        assert str(raised.value) == message
+
+    @dataclasses.dataclass(frozen=True)
+    class Section:  # defaults outside the rule: an example inside it instead
+        count: int = 0
+        cost: float = float("inf")
+
+    with pytest.raises(ConfigError, match=re.escape("e.g. --my.count 1 (my.count=1")):
+        check_ranges("my", Section(), at_least_one=("count",))
+    with pytest.raises(ConfigError, match=re.escape("e.g. --my.cost 0.0 (my.cost=0.0")):
+        check_ranges("my", Section(cost=-1.0), non_negative=("cost",))
 
 
 @pytest.mark.filterwarnings("ignore:algo .* keeps this config:UserWarning")
