@@ -12,11 +12,13 @@ environment made again (`training/policy_eval.py`).
 """
 
 import pathlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
 from purejaxdrl.training.policy_eval import EPISODES, check_play_args
@@ -75,6 +77,18 @@ def eval_command(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(argv)
     _check_args(args)
+    from purejaxdrl.runners.host_waits import HostEnvError
+
+    try:
+        return _play(args)
+    except HostEnvError as e:  # a user's host env raised as it was made
+        status, message = host_error(e)  # its traceback first, then the line
+        print(f"purejaxdrl: error: {' '.join(message.split())}", file=sys.stderr)
+        return status
+
+
+def _play(args: Any) -> int:
+    """Plays the policy `args` name (and draws it); returns the exit status."""
     from purejaxdrl.training.policy_eval import is_policy_folder, policy_player
     from purejaxdrl.training.restored import restore_run
 

@@ -26,10 +26,11 @@ import numpy as np
 
 from purejaxdrl._platform import compiler_options
 from purejaxdrl.env.base import METRICS, Env, EnvParams
-from purejaxdrl.env.host import HostEnv, make_host_env, synchronous
+from purejaxdrl.env.host import HostEnv, synchronous
 from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.observe.play import EvalResult, mode_policy
 from purejaxdrl.runners.base import Lowered, Ready
+from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.types import Params, PRNGKey
 
 # Tags the host evaluation pools' seeds, a stream apart from the training pools'.
@@ -305,7 +306,7 @@ def make_host_evaluate(
     policy = host_mode_policy(network)
 
     def evaluate(params: Params, seed: int, record: bool = False) -> HostEvalResult:
-        env = make_host_env(env_id, episodes, seed, **synchronous(options))
+        env = make_host_pool(env_id, episodes, seed, **synchronous(options))
         try:
             return play_host(env, policy, params, max_steps, record)
         finally:

@@ -30,7 +30,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Env, EnvParams, Wrapper
 from purejaxdrl.env.brax_env import BraxEnv
 from purejaxdrl.env.gymnax_env import GymnaxEnv
-from purejaxdrl.env.host import HostSpec, make_host_env, synchronous
+from purejaxdrl.env.host import HostSpec, synchronous
 from purejaxdrl.env.host.base import rescale_actions
 from purejaxdrl.env.host.envpool import env_seeds
 from purejaxdrl.env.host.gymnasium import MASK_KEY, flattened, with_mask
@@ -55,6 +55,7 @@ from purejaxdrl.observe.mujoco_render import (
     write_video,
 )
 from purejaxdrl.observe.play import mode_policy
+from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.types import Params, PRNGKey
 
 # Steps `record_episode` plays in one compiled block: its states are kept on
@@ -336,7 +337,7 @@ def record_host_episode(
         renderer is not installed.
 
     """
-    env = make_host_env(env_id, 1, seed, **synchronous(options))
+    env = make_host_pool(env_id, 1, seed, **synchronous(options))
     policy = host_mode_policy(network)
     try:
         spec = env.spec

@@ -156,21 +156,36 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
     try:
         for i in range(threads):
             seed = host_env_seed(config.seed, start, i)
-            pools.append(make_host_env(config.env.id, per_thread, seed, **options))
-    except BaseException as e:
+            pools.append(make_host_pool(config.env.id, per_thread, seed, **options))
+    except BaseException:
         for pool in pools:  # a refused run leaves no pool running
             pool.close()
-        if isinstance(e, (ConfigError, NonFiniteStepError)) or not isinstance(
-            e, Exception
-        ):
-            raise  # refused in one line already, or a Ctrl-C
-        # The user's error, as an actor's error in `step` is said (its
-        # traceback, then one line), not a traceback through the command.
-        raise HostEnvError(
-            f"{config.env.id}'s environments raised {type(e).__name__}: {e}; "
-            "while being made (their constructor or first reset), before training"
-        ) from e
+        raise
     return pools
+
+
+def make_host_pool(env_id: str, num_envs: int, seed: int, **options: Any) -> HostEnv:
+    """`make_host_env`, with a user's error in it raised as a HostEnvError.
+
+    Training's pools, and those evaluation and drawing make: a bug in the
+    user's constructor or first `reset` is said as an actor's error in `step`
+    is (its traceback, then one line), not a traceback through the command.
+
+    Raises:
+      ConfigError, NonFiniteStepError: purejaxdrl's own refusals, as they are.
+      HostEnvError: the environment's constructor or first reset raised (its
+        cause the environment's own error).
+
+    """
+    try:
+        return make_host_env(env_id, num_envs, seed, **options)
+    except (ConfigError, NonFiniteStepError):
+        raise  # refused in one line already
+    except Exception as e:
+        raise HostEnvError(
+            f"{env_id}'s environments raised {type(e).__name__}: {e}; "
+            "while being made (their constructor or first reset)"
+        ) from e
 
 
 def check_host_knobs(config: Any) -> None:

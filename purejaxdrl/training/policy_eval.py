@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 from purejaxdrl import env as envs
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
+from purejaxdrl.env.host import is_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.play import (
     AgentParams,
@@ -29,6 +29,7 @@ from purejaxdrl.observe.play import (
 )
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.rng import check_seed
+from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
 from purejaxdrl.training.policy_inputs import as_acted_on, before_hiding
@@ -102,7 +103,7 @@ def _player(config: TrainConfig, acting: ModePolicy) -> tuple[Player, PlayState,
     """(player, its state, the observation space) of `config`'s environment."""
     options = dict(config.env.options)
     if is_host_env(config.env.id):
-        pool = make_host_env(config.env.id, 1, config.seed, **synchronous(options))
+        pool = make_host_pool(config.env.id, 1, config.seed, **synchronous(options))
         try:
             space = pool.spec
         finally:

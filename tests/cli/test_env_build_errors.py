@@ -56,7 +56,7 @@ def test_an_env_raising_as_it_is_made_shows_its_traceback_then_one_line(
     (line,) = errors(err)
     assert line == (
         f"purejaxdrl: error: {env_id}'s environments raised {error}; while being "
-        "made (their constructor or first reset), before training"
+        "made (their constructor or first reset)"
     )
     assert err.rstrip("\n").splitlines()[-1] == line
 
@@ -130,3 +130,48 @@ def test_python_catches_a_host_envs_nan_and_api_break_as_a_device_envs(
         assert "NonFiniteStepError" not in line, line
     else:
         assert line.startswith(f"purejaxdrl: error: gymnasium:{name}: Gymnasium ")
+
+
+class Breaking(Broken):
+    """Resets and steps fine until `BREAK` says to raise in its reset."""
+
+    def reset(self, *, seed=None, options=None):
+        if BREAK:
+            raise RuntimeError("boom in reset")
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(1, np.float32), 1.0, True, False, {}
+
+
+BREAK: list[bool] = []
+gym.register("BuildErrors-Later-v0", entry_point=Breaking, kwargs={"where": ""})
+
+
+@pytest.mark.timeout(300)
+def test_eval_and_evaluate_policy_say_it_as_train_does(capsys, tmp_path):
+    # hr15 #1's form where a trained run's environments are made again: eval
+    # of its folder and of its exported policy, and evaluate_policy.
+    env_id = "gymnasium:BuildErrors-Later-v0"
+    argv = [*TINY, "--env.id", env_id, "--run-dir", str(tmp_path / "runs")]
+    assert cli.main(["train", *[a for a in argv if a != "--no-files"]]) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert cli.main(["export", str(run), "--out", str(tmp_path / "policy")]) == 0
+    capsys.readouterr()
+    BREAK.append(True)
+    try:
+        for folder in (run, tmp_path / "policy"):
+            assert cli.main(["eval", str(folder)]) == 1
+            err = capsys.readouterr().err
+            assert ", in reset\n" in err and "cli/eval.py" not in err, err
+            (line,) = errors(err)
+            assert line == (
+                f"purejaxdrl: error: {env_id}'s environments raised RuntimeError: "
+                "boom in reset; while being made (their constructor or first reset)"
+            )
+            assert err.rstrip("\n").splitlines()[-1] == line
+        with pytest.raises(HostEnvError, match="boom in reset") as raised:
+            pjd.evaluate_policy(str(tmp_path / "policy"))
+        assert isinstance(raised.value.__cause__, RuntimeError)
+    finally:
+        BREAK.clear()
