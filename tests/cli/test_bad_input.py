@@ -318,6 +318,11 @@ CASES = [
         "impala.policy_lag=1000 is not less than the run's",
     ),
     ([*TRAIN, "--ppo.learning-rate", "inf"], "ppo.learning_rate=inf must be > 0 and"),
+    # The example is the field's default (2.5e-4 in fields.py), not a 1.0.
+    (
+        [*TRAIN, "--ppo.learning-rate", "0"],
+        "e.g. --ppo.learning-rate 0.00025 (ppo.learning_rate=0.00025 in Python).",
+    ),
     ([*TRAIN, "--num-envs", "0"], "num_envs=0 must be >= 1; pass e.g. --num-envs 4"),
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
     (
@@ -641,6 +646,26 @@ CASES = [
         "num_envs=12 must split evenly over the 8 actor threads (host.actor_threads"
         " x actor devices x processes); pass e.g. --num-envs 8 (num_envs=8 in "
         "Python) or --host.actor-threads 6 (host.actor_threads=6 in Python).",
+    ),
+    # 2 actor devices: 18 envs fit 3 threads per device (3 x 2 = 6 divides 18),
+    # not 6 (6 x 2 = 12 does not).
+    (
+        [
+            *TRAIN,
+            "--env",
+            "cartpole_envpool",
+            "--num-envs",
+            "18",
+            "--host.actor-threads",
+            "8",
+            "--host.actor-devices",
+            "2",
+            "--host.learner-devices",
+            "1",
+        ],  # fmt: skip
+        "num_envs=18 must split evenly over the 16 actor threads (host.actor_threads"
+        " x actor devices x processes); pass e.g. --num-envs 16 (num_envs=16 in "
+        "Python) or --host.actor-threads 3 (host.actor_threads=3 in Python).",
     ),
     (
         [
