@@ -74,3 +74,22 @@ def test_a_modules_own_id_is_no_scripts():
 
     assert not registered_in_main("gymnasium:CartPole-v1")
     assert not registered_in_main("envpool:CartPole-v1")
+    # Gymnasium's documented form, a string entry point: also the script's own.
+    gym.register("ScriptsOwn-Str-v0", entry_point="__main__:Inline")
+    gym.register("ScriptsOwn-Pkg-v0", entry_point="pkg.mod:Inline")
+    try:
+        assert registered_in_main("gymnasium:ScriptsOwn-Str-v0")
+        assert not registered_in_main("gymnasium:ScriptsOwn-Pkg-v0")
+    finally:
+        del gym.registry["ScriptsOwn-Str-v0"], gym.registry["ScriptsOwn-Pkg-v0"]
+
+
+def test_a_saved_module_colon_id_is_not_refused_as_unregistered():
+    from purejaxdrl.training.resume import _check_gymnasium_id
+
+    # `gymnasium:MODULE:Id` imports MODULE, which registers Id, when its pool
+    # is made: not registered yet is no reason to refuse eval/export/resume.
+    assert "Foo-v0" not in gym.registry
+    _check_gymnasium_id("gymnasium:json:Foo-v0", ["x"], "run/config.yaml")
+    with pytest.raises(pjd.ConfigError, match="registered by no module"):
+        _check_gymnasium_id("gymnasium:Foo-v0", ["x"], "run/config.yaml")
