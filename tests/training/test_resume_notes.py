@@ -8,6 +8,7 @@ user reads them in `TrainResult.messages` as the command line prints them.
 
 import os
 import pathlib
+import shutil
 
 import pytest
 
@@ -49,6 +50,16 @@ def test_an_accepted_change_is_said_before_where_the_run_resumes(run_dir):
         f"resumed at update 2 of 4 from {run_dir / 'checkpoints' / '2'}",
     ]
     assert said[0] in result.messages and result.updates == 4
+
+
+def test_a_resume_without_a_usable_checkpoint_still_says_its_changes(run_dir):
+    shutil.rmtree(run_dir / "checkpoints")
+    (run_dir / "checkpoints").mkdir()
+    said, result = _resume(run_dir, 128)
+    assert said[0].startswith("no usable checkpoint in "), said
+    assert said[0].endswith("; starting from update 0"), said
+    assert said[1] == "resuming with total_steps: 64 -> 128", said
+    assert said[1] in result.messages and result.updates == 4
 
 
 def test_a_refused_resume_says_nothing_of_its_changes(run_dir):
