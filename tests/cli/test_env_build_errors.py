@@ -175,3 +175,53 @@ def test_eval_and_evaluate_policy_say_it_as_train_does(capsys, tmp_path):
         assert isinstance(raised.value.__cause__, RuntimeError)
     finally:
         BREAK.clear()
+
+
+class SecondBroken(Broken):
+    """Builds for its first pool, then raises in every later constructor."""
+
+    made = 0
+
+    def __init__(self):
+        SecondBroken.made += 1
+        super().__init__("init" if SecondBroken.made > 1 else "")
+
+    def reset(self, *, seed=None, options=None):
+        super(Broken, self).reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+
+gym.register("BuildErrors-Second-v0", entry_point=SecondBroken)
+
+
+def _pools_closed(monkeypatch, env_id, threads):
+    """The pools `make_host_envs` closed when one of `threads` raised as made."""
+    from purejaxdrl.env.host.gymnasium import GymnasiumEnv
+    from purejaxdrl.runners.placement import make_host_envs
+
+    closed, close = [], GymnasiumEnv.close
+    monkeypatch.setattr(GymnasiumEnv, "close", lambda s: closed.append(s) or close(s))
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole_envpool").config,
+        {
+            "env": {"id": env_id},
+            "num_envs": threads,
+            "host": {"actor_threads": threads},
+        },
+    )
+    with pytest.raises(HostEnvError, match="while being made"):
+        make_host_envs(config, threads, 0)
+    return closed
+
+
+def test_the_pools_made_before_a_constructor_raises_are_closed(monkeypatch):
+    SecondBroken.made = 0
+    # The first thread's pool was made (and reset fine); the second's raised.
+    (pool,) = _pools_closed(monkeypatch, "gymnasium:BuildErrors-Second-v0", 2)
+    assert pool.num_envs == 1 and SecondBroken.made == 2
+
+
+def test_a_pool_whose_first_reset_raises_closes_itself(monkeypatch):
+    # A RuntimeError of the user's, not a ConfigError: closed all the same.
+    (pool,) = _pools_closed(monkeypatch, "gymnasium:BuildErrors-Reset-v0", 1)
+    assert "BuildErrors-Reset-v0" in pool.name
