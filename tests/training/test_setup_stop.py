@@ -178,3 +178,34 @@ def test_a_bare_interrupt_says_interrupted_alone(monkeypatch, capsys):
     monkeypatch.setattr("purejaxdrl.cli.train.train_command", interrupted)
     assert cli.main(["train"]) == 130
     assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
+
+
+class _StopAfter:
+    """A logger that sends SIGINT once it reads update `updates`'s record."""
+
+    def __init__(self, updates):
+        self.updates = updates
+
+    def write(self, record):
+        if record["updates"] == self.updates:
+            signal.raise_signal(signal.SIGINT)
+
+    def close(self):
+        pass
+
+
+def test_a_ctrl_c_after_the_first_chunk_returns_the_run_saved_once(tmp_path):
+    # Chunks of 1 update, each saved as due; stopped once the one queued behind
+    # update 1 ends: a stopped run, not "before the first update" (mut16 C3),
+    # and no second save of the update just saved (C2).
+    config = pjd.apply_overrides(_tiny(tmp_path / "runs"), {"num_logs": 4})
+    try:
+        result = pjd.train(
+            config, write_files=True, console=False, loggers=[_StopAfter(1)]
+        )
+    except KeyboardInterrupt as e:  # named as this test's failure, not pytest's
+        pytest.fail(f"the stopped run raised KeyboardInterrupt: {e}")
+    assert result.stopped_by == "SIGINT" and 0 < result.updates < 4
+    steps = sorted(p.name for p in (result.run_dir / "checkpoints").iterdir())
+    assert str(result.updates) in steps, steps
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
