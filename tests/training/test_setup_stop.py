@@ -87,12 +87,16 @@ def _ctrl_c_in_open_sinks(monkeypatch):
     monkeypatch.setattr(train_module, "open_sinks", opening)
 
 
-def test_a_ctrl_c_after_compiling_saves_no_untrained_checkpoint(tmp_path, monkeypatch):
+# A tensorboard/ folder, made by its sink, goes with the run (mut16 S5).
+@pytest.mark.parametrize("log_to", [(), ("tensorboard",)])
+def test_a_ctrl_c_after_compiling_saves_no_untrained_checkpoint(
+    tmp_path, monkeypatch, log_to
+):
     # mut15 #1: it saved checkpoints/0, params.msgpack and summary.json.
     _ctrl_c_in_open_sinks(monkeypatch)
     runs = tmp_path / "runs"
     with pytest.raises(KeyboardInterrupt, match="before the first update; nothing"):
-        pjd.train(_tiny(runs), write_files=True, console=False)
+        pjd.train(_tiny(runs), write_files=True, console=False, log_to=log_to)
     assert not runs.exists()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
