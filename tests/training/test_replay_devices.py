@@ -193,3 +193,24 @@ def test_r2d2_saved_on_two_devices_resumes_on_one_as_it_trains_on_either(tmp_pat
             flat(resumed.state.agent.params), flat(straight.state.agent.params),
             rtol=0, atol=1e-6,
         )  # fmt: skip
+
+
+def test_the_command_line_agrees_on_the_devices_the_resume_takes(tmp_path, monkeypatch):
+    # Processes with unequal device counts would train on different `devices`
+    # (collectives hang); agreeing on the resume's count is what stops them.
+    from purejaxdrl import cli
+    from purejaxdrl.cli import run_agreement
+
+    class Agreed(BaseException):
+        """Ends the command at its agreement, the config it agreed on in it."""
+
+    def agree_on_run(args, config):
+        raise Agreed(config)
+
+    run_dir = _run_dir(tmp_path, 2)
+    saved = dataclasses.replace(TrainConfig(algo="dqn"), run_dir=str(tmp_path))
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(saved)))
+    monkeypatch.setattr(run_agreement, "agree_on_run", agree_on_run)
+    with pytest.raises(Agreed) as agreed:
+        cli.main(["train", "--resume", str(run_dir), "--no-compile-cache"])
+    assert agreed.value.args[0].devices == 2
