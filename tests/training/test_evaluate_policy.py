@@ -101,3 +101,19 @@ def test_a_policy_json_naming_another_environment_is_refused_as_such(tmp_path, c
     assert err.count("\n") == 1 and "--env.imports" not in err, err
     assert err.startswith("purejaxdrl: error: Unknown environment 'NoSuchEnv-v9'")
     assert "name that module in policy.json's env_imports (now ['json'])" in err
+
+
+@pytest.mark.timeout(300)
+def test_a_host_policy_naming_another_environment_is_refused_before_playing(
+    tmp_path,
+):
+    # A Gymnasium run's policy: checked against the edited env_id's pool, as a
+    # device environment's is, before any episode.
+    folder = _exported(tmp_path, id="gymnasium:CartPole-v1")
+    _edited(folder, env_id="gymnasium:Acrobot-v1")
+    with pytest.raises(pjd.ConfigError) as error:
+        pjd.evaluate_policy(folder, episodes=1, max_steps=5)
+    assert str(error.value).startswith(
+        "policy.json's env_id 'gymnasium:Acrobot-v1' gives observations of shape "
+        "[6], but this policy takes [4]: it was trained on another environment"
+    ), error.value
