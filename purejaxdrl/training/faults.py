@@ -69,7 +69,9 @@ class StopSignals:
     ):
         self.requested: str | None = None
         self._announce = announce
-        self._saves = saves  # False: a run without files stops unsaved
+        # False: a run without files stops unsaved, and so does any run before
+        # its first update (nothing trained: `train` saves nothing then).
+        self._saves = saves and not before_training
         self._before = before_training
         self._peer = peer
         self._second_ends = second_ends

@@ -16,7 +16,6 @@ import jax
 import numpy as np
 import pytest
 
-import purejaxdrl as pjd
 from purejaxdrl import cli
 from tests.helpers import free_port
 
@@ -340,12 +339,17 @@ def _said_received(log: str) -> list[str]:
     return [line for line in log.splitlines() if " received" in line]
 
 
-def _both_exit_0_after_process_1s_sigterm(
-    run: list[str], tmp_path: pathlib.Path, devices: int = 1, timeout: float = 240
+def _both_exit_after_process_1s_sigterm(
+    run: list[str],
+    tmp_path: pathlib.Path,
+    devices: int = 1,
+    timeout: float = 240,
+    status: int = 0,
 ) -> list[pathlib.Path]:
     """Runs `run` as 2 processes of `devices` CPU devices each in `tmp_path`,
     with PREEMPT_ME set in process 1 alone (`_SIGTERM_AT_IMPORT` reads it);
-    asserts both exit 0 within `timeout` seconds and returns their logs."""
+    asserts both exit with `status` within `timeout` seconds and returns their
+    logs."""
     port = free_port()
     logs = [tmp_path / f"p{i}.log" for i in range(2)]
     procs = []
@@ -355,7 +359,7 @@ def _both_exit_0_after_process_1s_sigterm(
         procs.append(_start(run_i, devices, log, preempt, cwd=tmp_path))
     try:
         for log, p in zip(logs, procs, strict=True):
-            assert p.wait(timeout=timeout) == 0, log.read_text()[-3000:]
+            assert p.wait(timeout=timeout) == status, log.read_text()[-3000:]
     finally:
         for p in procs:
             p.kill()
@@ -363,44 +367,30 @@ def _both_exit_0_after_process_1s_sigterm(
 
 
 @pytest.mark.timeout(300)
-def test_a_signal_before_training_stops_every_process_with_a_checkpoint(
-    tmp_path, cache, monkeypatch
+def test_a_signal_before_training_stops_every_process_with_nothing_saved(
+    tmp_path, cache
 ):
     # JAX's pre-emption notifier used to take the SIGTERM and tell no one:
-    # both processes trained their whole budget and exited 0.
+    # both processes trained their whole budget and exited 0. Stopped before
+    # the first update, the run is as one process's stopped while compiling
+    # (checkpoints.md): exit 130, nothing saved, no folder.
     (tmp_path / "preempt.py").write_text(_SIGTERM_AT_IMPORT)
     run = ["train", "--env.imports", "preempt", "--total-steps", str(4 * 512),
            "--num-logs", "2", "--quiet", "--devices", "1", "--run-dir",
            str(tmp_path / "runs"), *cache]  # fmt: skip
-    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
-    log0 = logs[0].read_text()
-    assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
-    log1 = logs[1].read_text()
-    assert "stopped by" not in log1  # only process 0 prints the stop ...
-    # ... but the process signalled says so (it said nothing and exited 0).
+    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, status=130)
+    log0, log1 = (log.read_text() for log in logs)
+    for log in (log0, log1):
+        assert log.splitlines()[-1] == (
+            "interrupted: stopped before the first update; nothing was saved"
+        ), log[-3000:]
+    # The process signalled says so, and what its stop keeps.
     assert _said_received(log1) == [
         "purejaxdrl: SIGTERM received: stopping with the other processes before "
-        "the first chunk; process 0 says when the checkpoint is saved and prints "
-        "the resume command"
+        "the first chunk; nothing is saved; process 0 says where they stopped"
     ]
     assert _said_received(log0) == []
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    assert (run_dir / "checkpoints" / "0").is_dir(), log0[-3000:]
-    assert f"purejaxdrl train --resume {run_dir}" in log0
-    # The checkpoint resumes (here as one process, this one: a launch fewer;
-    # the CLI's "env steps" summary line is checked by test_cli) and trains
-    # the budget. PREEMPT_ME is unset here, so importing preempt.py is harmless.
-    # The run is the preset's 4 updates in 2 chunks, which tests/sweeps/
-    # test_sweep.py trains alone: its programs are in the session's cache.
-    monkeypatch.delenv("PREEMPT_ME", raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "preempt", raising=False)
-    try:
-        config = pjd.resume_config(run_dir, {})[0]
-        result = pjd.train(config, resume=run_dir, console=False)
-    finally:
-        sys.modules.pop("preempt", None)
-    assert (result.updates, result.env_steps) == (4, 4 * 512)
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.timeout(300)
@@ -411,12 +401,13 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
     run = ["train", "--env.imports", "preempt", "--total-steps", str(4 * 512),
            "--num-logs", "2", "--quiet", "--devices", "1", "--no-files",
            *cache]  # fmt: skip
-    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path)
-    log0 = logs[0].read_text()
-    assert "stopped by a peer's signal after update 0 of 4" in log0, log0[-3000:]
-    assert "checkpoint saved" not in log0 and "resume" not in log0
-    log1 = logs[1].read_text()
-    assert "stopped by" not in log1  # only process 0 prints
+    # Stopped before the first update: exit 130 in each, as one process.
+    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, status=130)
+    log0, log1 = (log.read_text() for log in logs)
+    for log in (log0, log1):
+        assert log.splitlines()[-1] == (
+            "interrupted: stopped before the first update; nothing was saved"
+        ), log[-3000:]
     assert _said_received(log1) == [
         "purejaxdrl: SIGTERM received: stopping with the other processes before "
         "the first chunk; nothing is saved; process 0 says where they stopped"
