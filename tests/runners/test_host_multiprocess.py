@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import free_port
 from tests.training.test_multiprocess import (
-    _both_exit_0_after_process_1s_sigterm,
+    _both_exit_after_process_1s_sigterm,
     _cluster,
     _on_unequal_hosts,
     _one_line_errors,
@@ -94,7 +94,7 @@ def test_a_signal_mid_chunk_stops_every_process_after_the_same_update(tmp_path):
            "--total-steps", str(8 * 16 * 1000), "--num-logs", "1", "--quiet",
            "--host.deterministic", "true",
            "--run-dir", str(tmp_path / "runs")]  # fmt: skip
-    logs = _both_exit_0_after_process_1s_sigterm(run, tmp_path, 2, timeout=540)
+    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, 2, timeout=540)
     log0 = logs[0].read_text()
     # Process 1's 4 environments step 300 times in its first 5 batches of 16.
     stopped = re.search(r"stopped by a peer's signal after update (\d+) of 1,000", log0)
