@@ -248,15 +248,16 @@ def _after_checks(note: str | None, loud: bool) -> Callable[[str], None] | None:
     passed (pjd.pbt lays the population out in memory first), so a refusal
     stays its one line, with no note before it.
     """
-    pending = [note] if note else []
 
     def say(line: str) -> None:
-        while pending:
-            print(pending.pop(), file=sys.stderr)
+        nonlocal note
+        if note:  # once, before the first line
+            print(note, file=sys.stderr)
+            note = None
         if loud:
             print(line, file=sys.stderr)
 
-    return say if loud or pending else None
+    return say if loud or note else None
 
 
 def figure_lines(

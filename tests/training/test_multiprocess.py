@@ -366,6 +366,25 @@ def _both_exit_after_process_1s_sigterm(
     return logs
 
 
+def _both_stopped_unsaved(run: list[str], tmp_path: pathlib.Path) -> None:
+    """Process 1 is sent SIGTERM before the first update: both exit 130.
+
+    Each process's last line says nothing was saved; the signalled one says
+    it received the signal, and the other says nothing of it.
+    """
+    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, status=130)
+    log0, log1 = (log.read_text() for log in logs)
+    for log in (log0, log1):
+        assert log.splitlines()[-1] == (
+            "interrupted: stopped before the first update; nothing was saved"
+        ), log[-3000:]
+    assert _said_received(log1) == [
+        "purejaxdrl: SIGTERM received: stopping with the other processes before "
+        "the first chunk; nothing is saved; process 0 says where they stopped"
+    ]
+    assert _said_received(log0) == []
+
+
 @pytest.mark.timeout(300)
 def test_a_signal_before_training_stops_every_process_with_nothing_saved(
     tmp_path, cache
@@ -378,18 +397,7 @@ def test_a_signal_before_training_stops_every_process_with_nothing_saved(
     run = ["train", "--env.imports", "preempt", "--total-steps", str(4 * 512),
            "--num-logs", "2", "--quiet", "--devices", "1", "--run-dir",
            str(tmp_path / "runs"), *cache]  # fmt: skip
-    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, status=130)
-    log0, log1 = (log.read_text() for log in logs)
-    for log in (log0, log1):
-        assert log.splitlines()[-1] == (
-            "interrupted: stopped before the first update; nothing was saved"
-        ), log[-3000:]
-    # The process signalled says so, and what its stop keeps.
-    assert _said_received(log1) == [
-        "purejaxdrl: SIGTERM received: stopping with the other processes before "
-        "the first chunk; nothing is saved; process 0 says where they stopped"
-    ]
-    assert _said_received(log0) == []
+    _both_stopped_unsaved(run, tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
@@ -402,16 +410,7 @@ def test_a_signal_stops_every_process_of_a_run_without_files(tmp_path, cache):
            "--num-logs", "2", "--quiet", "--devices", "1", "--no-files",
            *cache]  # fmt: skip
     # Stopped before the first update: exit 130 in each, as one process.
-    logs = _both_exit_after_process_1s_sigterm(run, tmp_path, status=130)
-    log0, log1 = (log.read_text() for log in logs)
-    for log in (log0, log1):
-        assert log.splitlines()[-1] == (
-            "interrupted: stopped before the first update; nothing was saved"
-        ), log[-3000:]
-    assert _said_received(log1) == [
-        "purejaxdrl: SIGTERM received: stopping with the other processes before "
-        "the first chunk; nothing is saved; process 0 says where they stopped"
-    ]
+    _both_stopped_unsaved(run, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "p0.log",
         "p1.log",
