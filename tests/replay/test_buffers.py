@@ -82,6 +82,14 @@ def test_uniform_sample_draws_only_stored_items_equally():
     np.testing.assert_allclose(drawn.probability, 0.25)
 
 
+def test_one_stored_item_is_drawn_with_probability_one():
+    buffer = make_uniform_buffer(capacity=8, batch_size=3)
+    state = buffer.add(buffer.init({"id": jnp.int32(0)}), {"id": jnp.array([7])})
+    drawn = buffer.sample(state, jax.random.key(0))
+    np.testing.assert_array_equal(drawn.item["id"], [7, 7, 7])
+    np.testing.assert_allclose(drawn.probability, [1.0, 1.0, 1.0])
+
+
 def test_prioritised_frequencies_match_priority_to_the_alpha():
     alpha, capacity, draws = 0.6, 50, 100_000
     buffer = make_prioritised_buffer(capacity, batch_size=1000, alpha=alpha)

@@ -41,3 +41,10 @@ def test_rescale_and_unscale_keep_their_relative_precision_near_zero(eps):
     np.testing.assert_allclose(back, x, rtol=2e-6)
     assert float(rescale(np.float32(0), eps)) == float(unscale(np.float32(0), eps))
     assert float(unscale(np.float32(0), eps)) == 0.0
+
+
+def test_the_default_eps_of_h_and_its_inverse_agree():
+    # Every other test passes eps explicitly, as R2D2 does; a user calling
+    # both with their defaults must get x back.
+    x = np.float32([-100.0, -1.0, 0.5, 3.0, 1e3])
+    np.testing.assert_allclose(unscale(rescale(x)), x, rtol=1e-5)
