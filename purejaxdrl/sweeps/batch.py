@@ -119,7 +119,8 @@ def train_batch(
         if progress is not None:
             returns = [result.histories[r][-1].get(RETURN, math.nan) for r in runs]
             sps = (ends_at - done) * config.steps_per_update * len(runs) / elapsed
-            progress(progress_line(returns, ends_at, config.num_updates, sps))
+            bad = [result.diverged[r] is not None for r in runs]
+            progress(progress_line(returns, ends_at, config.num_updates, sps, bad))
 
     def dispatched() -> Iterator[tuple[Metrics, int, int, Any]]:
         nonlocal states

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.spec import SweepPlan
 
@@ -41,7 +42,31 @@ def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
             f"sweep: {', '.join(static)} {verb} shapes or loop counts, so the "
             f"runs form {num_programs} compiled programs, trained one after another"
         )
+    if (line := budget_line(plan)) is not None:
+        lines.append(line)
     return lines
+
+
+def budget_line(plan: SweepPlan) -> str | None:
+    """One line when the settings train different env steps, else None.
+
+    Each setting trains total_steps // steps_per_update whole updates, so a
+    static field that changes steps_per_update (num_envs, unroll_length)
+    changes the steps a setting trains by up to one update's: the summary
+    then ranks runs of different lengths. A swept `total_steps` means to.
+    """
+    steps = [c.num_updates * c.steps_per_update for c in plan.configs]
+    if len(set(steps)) < 2 or any(f.path == "total_steps" for f in plan.fields):
+        return None
+    common = math.lcm(*(c.steps_per_update for c in plan.configs))
+    alike = -(-plan.base.total_steps // common) * common  # the next multiple
+    return (
+        f"sweep: the settings train {min(steps):,} to {max(steps):,} env steps "
+        "(total_steps rounds down to whole updates of num_envs x unroll_length), "
+        "so the summary compares runs of different lengths; "
+        f"{both_ways('--total-steps', 'total_steps', alike)}, a multiple of every "
+        "setting's steps per update, trains them alike"
+    )
 
 
 def layout_lines(
@@ -94,7 +119,11 @@ def layout_lines(
 
 
 def progress_line(
-    returns: Sequence[float], ends_at: int, num_updates: int, steps_per_second: float
+    returns: Sequence[float],
+    ends_at: int,
+    num_updates: int,
+    steps_per_second: float,
+    diverged: Sequence[bool] = (),
 ) -> str:
     """A batch's progress after a chunk.
 
@@ -103,18 +132,26 @@ def progress_line(
       ends_at: updates done.
       num_updates: updates of a whole run.
       steps_per_second: environment steps of the batch's runs per second.
+      diverged: per run, whether it has diverged (a metric went non-finite);
+        () where none has.
 
     Returns:
-      The mean and the best return over the runs that ended an episode, and
-      the speed.
+      The mean and the best return over the runs that ended an episode and
+      have not diverged (non-finite parameters still act and end episodes,
+      which the summary does not count), how many diverged, and the speed.
 
     """
-    finite = [r for r in returns if not math.isnan(r)]
+    bad = list(diverged) or [False] * len(returns)
+    finite = [r for r, b in zip(returns, bad, strict=True) if not (b or math.isnan(r))]
     shown = (
         f"mean return over runs {np.mean(finite):.1f} (best {max(finite):.1f})"
         if finite
         else "no episode ended yet"
     )
+    if bad and all(bad):
+        shown = f"all {len(bad)} runs diverged"
+    elif any(bad):
+        shown += f" ({sum(bad)} diverged)"
     return (
         f"sweep: update {ends_at:,} of {num_updates:,}: {shown}, "
         f"{steps_per_second:,.0f} steps/s"

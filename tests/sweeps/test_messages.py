@@ -28,6 +28,25 @@ def test_plan_lines_name_the_static_fields_of_several_programs():
     assert len(plan_lines(plan, num_programs=1)) == 1
 
 
+def test_plan_lines_say_when_settings_train_different_env_steps():
+    # 1,024 steps: num_envs 4 x unroll 128 = 512 a update, 2 updates (1,024);
+    # num_envs 6: 768 a update, 1 update (768). lcm(512, 768) = 1,536.
+    base = pjd.apply_overrides(BASE, {"total_steps": 1024})
+    lines = plan_lines(make_plan(base, grid={"num_envs": [4, 6]}, seeds=1), 2)
+    assert lines[2] == (
+        "sweep: the settings train 768 to 1,024 env steps (total_steps rounds "
+        "down to whole updates of num_envs x unroll_length), so the summary "
+        "compares runs of different lengths; --total-steps 1536 "
+        "(total_steps=1536 in Python), a multiple of every setting's steps per "
+        "update, trains them alike"
+    )
+    # At 1,536 both train 1,536; a swept total_steps differs on purpose.
+    alike = pjd.apply_overrides(BASE, {"total_steps": 1536})
+    assert len(plan_lines(make_plan(alike, grid={"num_envs": [4, 6]}), 2)) == 2
+    grid = {"total_steps": [1024, 2048]}
+    assert len(plan_lines(make_plan(base, grid=grid), 2)) == 2
+
+
 def test_layout_lines_say_the_batches_when_runs_do_not_fit():
     # 10 runs of 3 MiB on 2 devices: 15 MiB per device; 1.5 GiB available.
     layout = Layout(2, 1, 4, 3, 3 * 2**20, 3 * 2**29)
@@ -66,6 +85,18 @@ def test_progress_line_leaves_out_runs_without_episodes():
         "12,346 steps/s"
     )
     assert "no episode ended yet, 0 steps/s" in progress_line([math.nan], 1, 2, 0.0)
+
+
+def test_progress_line_leaves_out_and_counts_diverged_runs():
+    # Run 1 diverged: its NaN parameters still end episodes (9.0), which the
+    # summary does not count, so neither does the mean (20.0 = (10 + 30) / 2).
+    line = progress_line([10.0, 9.0, 30.0], 1200, 5000, 1.0, [False, True, False])
+    assert line == (
+        "sweep: update 1,200 of 5,000: mean return over runs 20.0 (best 30.0) "
+        "(1 diverged), 1 steps/s"
+    )
+    gone = progress_line([9.0, math.nan], 1, 2, 0.0, [True, True])
+    assert gone == "sweep: update 1 of 2: all 2 runs diverged, 0 steps/s"
 
 
 def test_diverged_line_names_the_setting_and_seed():

@@ -19,6 +19,7 @@ from purejaxdrl.sweeps.pbt.operators import (
     explore,
     learner_mask,
     least_population,
+    non_finite_members,
     perturbed,
     ready_step,
     recent_return,
@@ -62,6 +63,41 @@ def test_no_copy_without_evidence_that_the_parent_is_better():
     picks = parents([np.nan, np.nan, np.nan, 5.0], 0.5)
     assert set(picks[:, 0]) == {0, 3} and set(picks[:, 1]) == {1, 3}
     np.testing.assert_array_equal(picks[:, 2:], [[2, 3]] * 40)
+
+
+def test_a_diverged_member_ranks_last_and_is_never_a_parent():
+    # Member 0's parameters are NaN, yet its episodes end with the best
+    # return (30): unmasked, member 1 (10) would copy it about half the time.
+    scores = jnp.float32([30, 10, 20, 25])
+    diverged = jnp.array([True, False, False, False])
+    keys = jax.random.split(jax.random.key(0), 40)
+    choose = lambda k, bad: choose_parents(k, scores, 4, 0.25, bad)  # noqa: E731
+    picks = np.asarray(jax.vmap(choose, in_axes=(0, None))(keys, diverged))
+    # Ranked 0 (last), 1, 2, 3: member 0 copies the top one, 3; nobody copies 0.
+    np.testing.assert_array_equal(picks, [[3, 1, 2, 3]] * 40)
+    # Three diverged, quantile 0.5: the bottom (0, 1) pick from the top (2,
+    # 3), and copy only the healthy 3, never the diverged 2 (its score is 80).
+    three = jnp.array([True, True, True, False])
+    scores = jnp.float32([50, 99, 80, 25])
+    picks = np.asarray(
+        jax.vmap(lambda k: choose_parents(k, scores, 4, 0.5, three))(keys)
+    )
+    assert set(picks[:, 0]) == {0, 3} and set(picks[:, 1]) == {1, 3}
+    np.testing.assert_array_equal(picks[:, 2:], [[2, 3]] * 40)
+
+
+def test_non_finite_members_follows_the_hosts_rule():
+    # The host's first_non_finite: a NaN or infinite metric, or a positive
+    # count of the environment's non-finite outputs; episode sums skipped.
+    metrics = {
+        "loss": jnp.float32([[0, 1], [0, np.nan], [0, 0], [0, 0], [0, 0]]),
+        "non_finite/reward": jnp.float32([[0, 0], [0, 0], [0, 2], [0, 0], [0, 0]]),
+        "episode/return_sum": jnp.float32([[0, 0]] * 3 + [[np.inf, 0], [0, 0]]),
+        "entropy": jnp.float32([[0, 0], [0, 0], [0, 0], [0, 0], [-np.inf, 0]]),
+    }
+    np.testing.assert_array_equal(
+        non_finite_members(metrics), [False, True, True, False, True]
+    )
 
 
 def test_the_quantile_counts_members_without_float_shortfall():

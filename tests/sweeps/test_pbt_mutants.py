@@ -32,9 +32,16 @@ def test_the_window_adds_each_chunks_summed_returns_and_counts():
     window = (np.array([1.0, 0.0], np.float32), np.array([2.0, 0.0], np.float32))
     sums = np.array([[3.0, 0.0, 5.0], [0.0, 0.0, 0.0]], np.float32)
     counts = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 0.0]], np.float32)
-    total, count = _accumulate(window, sums, counts)
+    loss = np.float32([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]])
+    metrics = {"episode/return_sum": sums, "episode/count": counts, "loss": loss}
+    (total, count), diverged = _accumulate(window, np.array([False, True]), metrics)
     np.testing.assert_array_equal(total, [1.0 + 3.0 + 5.0, 0.0])
     np.testing.assert_array_equal(count, [2.0 + 1.0 + 2.0, 0.0])
+    # Member 1 diverged before and stays so; member 0 diverges in this chunk.
+    np.testing.assert_array_equal(diverged, [False, True])
+    loss[0, 2] = np.nan
+    _, diverged = _accumulate(window, np.array([False, True]), metrics)
+    np.testing.assert_array_equal(diverged, [True, True])
 
 
 def _result(population: int = 3) -> PBTResult:
@@ -163,9 +170,10 @@ def _loop(stop_after: int | None, every: int, done: int = 0, store=None):
         }
         return states + 1, metrics
 
-    def ready(key, hps, states, return_sum, count):
+    def ready(key, hps, states, return_sum, count, diverged):
         readies.append((states, return_sum.tolist(), count.tolist(), key))
-        return hps, states, np.array([1, 1]), return_sum / count
+        parents = np.array([1, 1])
+        return hps, states, parents, return_sum / count, diverged[parents]
 
     compiled = pbt_train._Compiled({1: chunk}, ready, {1: _accumulate})
 
@@ -179,7 +187,7 @@ def _loop(stop_after: int | None, every: int, done: int = 0, store=None):
         num_updates=8, steps_per_update=4, checkpoint=types.SimpleNamespace(every=every)
     )
     loop = pbt_train._Loop(compiled, [1] * 8, jax.random.key(0), zeros, store, stop)
-    live = pbt_train._Live(hps, done, (zeros, zeros), done)
+    live = pbt_train._Live(hps, done, (zeros, zeros), done, np.zeros(2, bool))
     return result, cfg, live, loop, readies
 
 

@@ -72,10 +72,10 @@ def _spied_ready_program(*args, **kwargs):
         def compile(self):
             compiled = self._lowered.compile()
 
-            def call(key, hps, states, return_sum, count):
+            def call(key, hps, states, return_sum, count, diverged):
                 sums, counts = jax.device_get((return_sum, count))
                 READY_CALLS.append((np.asarray(jax.random.key_data(key)), sums, counts))
-                return compiled(key, hps, states, return_sum, count)
+                return compiled(key, hps, states, return_sum, count, diverged)
 
             return call
 

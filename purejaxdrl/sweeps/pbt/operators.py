@@ -23,7 +23,7 @@ left the space, so every move clipped to a bound.
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
@@ -32,7 +32,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.runners.anakin import NON_FINITE, RunnerState
 from purejaxdrl.types import PRNGKey
 
 
@@ -113,13 +113,46 @@ def least_population(quantile: float) -> int:
     return n
 
 
+def non_finite_members(metrics: Mapping[str, jax.Array]) -> jax.Array:
+    """The members whose chunk went non-finite: bool [R].
+
+    The device's twin of the host's `training.faults.first_non_finite`, which
+    sets a member's `diverged`: a metric NaN or infinite, or a count of the
+    environment's non-finite outputs (`non_finite/...`) positive; episode
+    sums (`episode/...`) skipped. Computed on the device, because the ready
+    step after a chunk runs before the host has read the chunk's metrics.
+
+    Args:
+      metrics: a chunk's metrics, [R, ...] per name.
+
+    Returns:
+      bool [R].
+
+    """
+    size = next(iter(metrics.values())).shape[0]
+    bad = jnp.zeros(size, bool)
+    for name, values in metrics.items():
+        if name.startswith("episode/"):
+            continue
+        rows = values.reshape(size, -1)
+        found = rows > 0 if name.startswith(NON_FINITE) else ~jnp.isfinite(rows)
+        bad = bad | found.any(axis=1)
+    return bad
+
+
 def choose_parents(
-    key: PRNGKey, scores: jax.Array, num_members: int, quantile: float
+    key: PRNGKey,
+    scores: jax.Array,
+    num_members: int,
+    quantile: float,
+    diverged: jax.Array | None = None,
 ) -> jax.Array:
     """Each member's parent: itself, or a top member for a bottom one.
 
     Members are ranked by `scores` (NaN, a member that ended no episode, ranks
-    last; ties keep index order, the lower index ranking lower). Each of the
+    last; ties keep index order, the lower index ranking lower). A member that
+    `diverged` ranks last too, whatever its episodes returned (non-finite
+    parameters still act and end episodes), and is never a parent. Each of the
     k = `bottom_count(quantile, num_members)` lowest picks one of the k highest
     uniformly at random (truncation selection, Jaderberg et al., 2017), and
     copies it only where the pick scored, and scored more than it: a window
@@ -131,6 +164,9 @@ def choose_parents(
         are padding: never ranked, never parents, their own parents.
       num_members: the real members, the first ones.
       quantile: in (0, 0.5].
+      diverged: bool [R], the members whose learner went non-finite
+        (`non_finite_members` since the start, passed on to whoever copies
+        them); None: none.
 
     Returns:
       int32 [R]: parent indices (i for a member that keeps its state).
@@ -140,6 +176,8 @@ def choose_parents(
     k = bottom_count(quantile, num_members)
     if k == 0:
         return identity
+    if diverged is not None:
+        scores = jnp.where(diverged, jnp.nan, scores)
     real = scores[:num_members]
     order = jnp.argsort(jnp.where(jnp.isnan(real), -jnp.inf, real), stable=True)
     bottom, top = order[:k], order[num_members - k :]
@@ -315,6 +353,7 @@ def ready_step(
     fields: Sequence[ExploredField],
     num_members: int,
     config: PBTConfig,
+    diverged: jax.Array | None = None,
 ) -> tuple[Any, RunnerState, jax.Array]:
     """One ready step: rank, exploit, explore.
 
@@ -328,13 +367,16 @@ def ready_step(
       fields: the explored fields.
       num_members: the real members (the rest is padding).
       config: quantile, probabilities, factors.
+      diverged: bool [R] or None, as `choose_parents` takes it.
 
     Returns:
       (hps, states, parents int32 [R]).
 
     """
     key_parents, key_explore = jax.random.split(key)
-    parents = choose_parents(key_parents, scores, num_members, config.quantile)
+    parents = choose_parents(
+        key_parents, scores, num_members, config.quantile, diverged
+    )
     mask = learner_mask(states, agent_spec, keep_buffer=config.keep_buffer)
     hps, states = exploit(hps, states, parents, mask)
     copied = parents != jnp.arange(parents.shape[0])

@@ -20,14 +20,13 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.batch import SweepStopped, record_chunk, seconds_trained
 from purejaxdrl.sweeps.compiled import Programs, stack_hps
-from purejaxdrl.sweeps.messages import (
-    progress_line,
-)
+from purejaxdrl.sweeps.messages import progress_line
 from purejaxdrl.sweeps.pbt.layout import Fitted
 from purejaxdrl.sweeps.pbt.lineage import PBTResult, ReadyStep
 from purejaxdrl.sweeps.pbt.operators import (
     ExploredField,
     PBTConfig,
+    non_finite_members,
     ready_step,
     recent_return,
 )
@@ -45,16 +44,18 @@ def _ready_program(
     fields: tuple[ExploredField, ...],
     num_members: int,
     config: PBTConfig,
-    shardings: tuple[Any, Any],
+    shardings: tuple[Any, Any, Any],
 ) -> Callable:
     """The jitted ready step, configs and states keeping their shardings.
 
-    (key, hps, states, return sums, counts) -> (hps, states, parents, scores).
-    Donates the states (as a chunk does); the configs are kept, because the
-    host reads a ready step's values after the next one ran.
+    (key, hps, states, return sums, counts, diverged) -> (hps, states,
+    parents, scores, diverged after the copies: a member that copied another
+    is as healthy as its parent). Donates the states (as a chunk does); the
+    configs are kept, because the host reads a ready step's values after the
+    next one ran.
     """
 
-    def step(key, hps, states, return_sum, count):
+    def step(key, hps, states, return_sum, count, diverged):
         scores = recent_return(return_sum, count)
         hps, states, parents = ready_step(
             key,
@@ -65,10 +66,13 @@ def _ready_program(
             fields=fields,
             num_members=num_members,
             config=config,
+            diverged=diverged,
         )
-        return hps, states, parents, scores
+        return hps, states, parents, scores, diverged[parents]
 
-    return jax.jit(step, out_shardings=(*shardings, None, None), donate_argnums=2)
+    hps, states, members = shardings
+    out_shardings = (hps, states, None, None, members)
+    return jax.jit(step, out_shardings=out_shardings, donate_argnums=2)
 
 
 class _Compiled(NamedTuple):
@@ -89,23 +93,27 @@ def _compile(
     schedule: list[int],
 ) -> _Compiled:
     """Compiles every program up front, so training time counts none of it."""
-    members, size = zeros.sharding, zeros.shape[0]
+    members = zeros.sharding
     chunks = {
         length: programs.chunk(length).lower(hps, states).compile()
         for length in sorted(set(schedule))
     }
-    shardings = jax.tree.map(lambda x: x.sharding, (hps, states))
+    shardings = (*jax.tree.map(lambda x: x.sharding, (hps, states)), members)
     ready = _ready_program(
         programs, result.fields, result.population, result.config, shardings
     )
+    healthy = zeros.astype(bool)
     accumulate = {}
-    for length in chunks:
-        sums = jax.ShapeDtypeStruct((size, length), jnp.float32, sharding=members)
-        jitted = jax.jit(_accumulate, out_shardings=(members, members))
-        accumulate[length] = jitted.lower((zeros, zeros), sums, sums).compile()
-    return _Compiled(
-        chunks, ready.lower(key, hps, states, zeros, zeros).compile(), accumulate
-    )
+    for length, chunk in chunks.items():
+        jitted = jax.jit(_accumulate, out_shardings=((members, members), members))
+        if _RETURN_SUM not in (metrics := chunk.out_info[1]):
+            raise ConfigError(
+                "PBT ranks members by their episodes' returns, and this "
+                "environment reports none (no EpisodeStatistics)."
+            )
+        accumulate[length] = jitted.lower((zeros, zeros), healthy, metrics).compile()
+    ready = ready.lower(key, hps, states, zeros, zeros, healthy).compile()
+    return _Compiled(chunks, ready, accumulate)
 
 
 def train_population(
@@ -144,20 +152,23 @@ def train_population(
     zeros = jax.device_put(np.zeros(size, np.float32), members)
     pbt_key = make_key(result.search_seed, cfg.rng_impl)
     compiled = _compile(programs, result, hps, states, zeros, pbt_key, schedule)
-    live = _Live(hps, states, (zeros, zeros), 0)
+    live = _Live(hps, states, (zeros, zeros), 0, zeros.astype(bool))
     checkpoint = None
     if result.run_dir is not None:
         checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
     if checkpoint is not None and (restored := checkpoint.restore(result, say)):
         live.reached, live.hps, live.states, window = restored
         live.window = tuple(jax.device_put(w, members) for w in window)
+        # The saved records' divergences are the state's (the ready program's).
+        flags = [at is not None for at in result.diverged] + [False] * (size - n)
+        live.diverged = jax.device_put(np.array(flags), members)
         say(f"pbt: resumed at update {live.reached}")
     else:
         result.lineage.append(_start_step(result, hps))
     jax.block_until_ready(live.states)
     result.compile_seconds = time.perf_counter() - fitted.started
     # Only a population that writes its directory has somewhere to stop to.
-    signals = StopSignals() if checkpoint is not None else None
+    signals = StopSignals(host_envs=False) if checkpoint is not None else None
     with signals or contextlib.nullcontext():
         stop = None if signals is None else lambda: signals.requested
         loop = _Loop(compiled, schedule, pbt_key, zeros, checkpoint, stop)
@@ -180,13 +191,15 @@ class _Live:
 
     `window` holds the members' episode return sums and counts since the last
     ready step (what the next one ranks by); `reached`, the updates of the
-    chunks dispatched so far.
+    chunks dispatched so far; `diverged`, bool [R], the members whose learner
+    went non-finite (ranked last, never parents).
     """
 
     hps: Any
     states: RunnerState
     window: tuple[jax.Array, jax.Array]
     reached: int
+    diverged: jax.Array
 
 
 @dataclasses.dataclass
@@ -258,19 +271,15 @@ def _train_chunks(
                 marks.stopped = why
                 return
             live.states, metrics = compiled.chunks[length](live.hps, live.states)
-            if _RETURN_SUM not in metrics:
-                raise ConfigError(
-                    "PBT ranks members by their episodes' returns, and this "
-                    "environment reports none (no EpisodeStatistics)."
-                )
-            sums = metrics[_RETURN_SUM], metrics[_COUNT]
-            live.window = compiled.accumulate[length](live.window, *sums)
+            live.window, live.diverged = compiled.accumulate[length](
+                live.window, live.diverged, metrics
+            )
             live.reached = ends_at
             step = packed = None
             if (k + 1) % result.config.ready == 0 and k + 1 < len(loop.schedule):
                 key = jax.random.fold_in(loop.pbt_key, k)
-                live.hps, live.states, parents, scores = compiled.ready(
-                    key, live.hps, live.states, *live.window
+                live.hps, live.states, parents, scores, live.diverged = compiled.ready(
+                    key, live.hps, live.states, *live.window, live.diverged
                 )
                 live.window = (loop.zeros, loop.zeros)
                 step = (ends_at, parents, scores, _explored(result, live.hps))
@@ -294,7 +303,8 @@ def _train_chunks(
         if progress is not None:
             returns = [result.histories[i][-1].get(RETURN, math.nan) for i in range(n)]
             sps = (ends_at - done) * cfg.steps_per_update * n / elapsed
-            line = progress_line(returns, ends_at, cfg.num_updates, sps)
+            bad = [at is not None for at in result.diverged]
+            line = progress_line(returns, ends_at, cfg.num_updates, sps, bad)
             progress(line.replace("sweep:", "pbt:", 1).replace(" runs", " members"))
 
     try:
@@ -318,10 +328,12 @@ def _train_chunks(
 
 
 def _accumulate(
-    window: tuple[jax.Array, jax.Array], return_sum: jax.Array, count: jax.Array
-) -> tuple[jax.Array, jax.Array]:
-    """Adds a chunk's episode sums [R, length] to the window's [R]."""
-    return window[0] + return_sum.sum(axis=1), window[1] + count.sum(axis=1)
+    window: tuple[jax.Array, jax.Array], diverged: jax.Array, metrics: Any
+) -> tuple[tuple[jax.Array, jax.Array], jax.Array]:
+    """Adds a chunk's episode sums [R, length] to the window's, and `diverged`'s."""
+    sums = metrics[_RETURN_SUM].sum(axis=1), metrics[_COUNT].sum(axis=1)
+    window = window[0] + sums[0], window[1] + sums[1]
+    return window, diverged | non_finite_members(metrics)
 
 
 def _explored(result: PBTResult, hps: Any) -> dict[str, jax.Array]:

@@ -1,0 +1,36 @@
+"""A diverged PBT member ranks last and is never a parent, on the device too."""
+
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl.sweeps.pbt.population import pbt
+
+
+@pytest.mark.timeout(300)
+def test_diverged_members_copy_nobody_whatever_their_episodes_return(capsys):
+    # A reward scale of 1e37 or more turns every member non-finite in its
+    # first update. Their NaN parameters still act and end episodes with
+    # unequal returns (about 9 to 11), so ranked by returns alone the bottom
+    # half would copy the top half at every ready step.
+    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
+    base = pjd.apply_overrides(
+        config,
+        {"total_steps": config.steps_per_update * 4, "num_logs": 4, "devices": 4},
+    )
+    result = pbt(
+        base,
+        explore={"reward_scale": ("uniform", 1e37, 1e38)},
+        population=4,
+        ready=1,
+        quantile=0.5,
+        search_seed=1,
+    )
+    assert result.diverged == [1, 1, 1, 1]
+    later = result.lineage[2:]  # the ready steps after updates 2 and 3
+    assert [s.updates for s in later] == [2, 3]
+    for step in later:
+        assert len(set(step.scores)) == 4 and not np.isnan(step.scores).any()
+        assert step.parents == (0, 1, 2, 3)
+    err = capsys.readouterr().err
+    assert "pbt: update 2 of 4: all 4 members diverged, " in err
