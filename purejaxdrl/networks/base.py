@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.config import check
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.networks import matmul
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.types import Params, PRNGKey
@@ -139,7 +140,8 @@ def check_network(net: NetworkConfig) -> None:
         )
     check(
         net.core in CORES,
-        f"network.core={net.core!r} is not one of {CORES}; pick one of them.",
+        f"network.core={net.core!r} is not one of {CORES}; pick one of them, "
+        f"e.g. {field_example('network.core', CORES[-1], repr(CORES[-1]))}.",
     )
     check(
         net.core_size >= 1,

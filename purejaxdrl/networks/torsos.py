@@ -18,9 +18,11 @@ import jax
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks.base import (
     ACTIVATIONS,
+    CORES,
     NORMS,
     PIXEL_TORSOS,
     TORSOS,
@@ -223,6 +225,54 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     return obs_spec[keys["policy_obs_key"]], obs_spec[keys["value_obs_key"]]
 
 
+def choices(path: str) -> tuple[str, ...]:
+    """The names a categorical network field (`network.activation`) may take.
+
+    () for any other field path.
+    """
+    return {
+        "network.torso": torso_names(),
+        "network.activation": tuple(ACTIVATIONS),
+        "network.norm": NORMS,
+        "network.core": CORES,
+    }.get(path, ())
+
+
+def check_names(config: NetworkConfig) -> None:
+    """Raises ConfigError (one line) for what no environment is needed to refuse.
+
+    `base.check_network`'s sizes, cores and keys, then an unknown torso,
+    activation or norm; each name's refusal offers one of the names it takes,
+    both ways (a sweep's grid puts its own spelling there).
+    """
+    check_network(config)
+    for field, value in (
+        ("torso", config.torso),
+        ("activation", config.activation),
+        ("norm", config.norm),
+    ):
+        taken = choices(f"network.{field}")
+        if value not in taken:
+            own = (
+                ", or register your own (networks.register_torso) in a module "
+                "of env.imports"
+                if field == "torso"
+                else ""
+            )
+            raise ConfigError(
+                f"network.{field}={value!r} is not one of {taken}; pick one of "
+                f"them, e.g. {name_example(f'network.{field}', taken)}{own}."
+            )
+
+
+def name_example(path: str, taken: tuple[str, ...]) -> str:
+    """`--network.norm layer_norm (network.norm='layer_norm' in Python)`.
+
+    The last name `taken` holds: not a default that is the first (`none`).
+    """
+    return field_example(path, taken[-1], repr(taken[-1]))
+
+
 def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """Raises ConfigError (one line: value, rule, fix) for a torso that cannot be.
 
@@ -234,23 +284,8 @@ def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
       `obs_specs`: the policy's and the critic's observation spaces.
 
     """
-    check_network(config)
+    check_names(config)
     specs = obs_specs(config, obs_spec)
-    if config.torso not in torso_names():
-        raise ConfigError(
-            f"network.torso={config.torso!r} is not one of {torso_names()}; pick "
-            "one of them, or register your own (networks.register_torso) in a "
-            "module of env.imports."
-        )
-    if config.activation not in ACTIVATIONS:
-        raise ConfigError(
-            f"network.activation={config.activation!r} is not one of "
-            f"{tuple(ACTIVATIONS)}; pick one of them."
-        )
-    if config.norm not in NORMS:
-        raise ConfigError(
-            f"network.norm={config.norm!r} is not one of {NORMS}; pick one of them."
-        )
     for obs_spec in dict.fromkeys(specs):
         _check_shape(config, obs_spec)
     return specs

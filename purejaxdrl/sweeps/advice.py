@@ -10,6 +10,7 @@ from typing import Any
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
+from purejaxdrl.networks.torsos import choices
 from purejaxdrl.sweeps.fields import Field, checked_value
 from purejaxdrl.sweeps.search import is_integer, range_example, written
 from purejaxdrl.training.config import TrainConfig
@@ -31,7 +32,7 @@ def grid_example(base: TrainConfig, field: Field, name: str) -> str:
 
     """
     current = functools.reduce(getattr, field.path.split("."), base)
-    items = [current, *_neighbours(current)]
+    items = [current, *_neighbours(current), *choices(field.path)]
     if isinstance(current, float):  # the ends of the range a --sample is offered
         items = [*_ends(range_example(base, field, "uniform")), *items]
     taken = []

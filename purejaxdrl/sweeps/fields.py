@@ -12,6 +12,7 @@ from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_docs import both_ways, field_example, flag
 from purejaxdrl.config_types import admits_none, flat_fields
+from purejaxdrl.networks.torsos import check_names
 from purejaxdrl.training.config import TrainConfig, validate
 
 # Why a sweep refuses the fields that make the environment another task.
@@ -228,6 +229,8 @@ def checked_value(
             raise _not_one_setting(base, field.path, value, mine, source)
     try:
         config = validate(apply_overrides(base, _nested(field.path, value)))
+        if field.path.startswith("network."):  # else checked when built
+            check_names(config.network)
     except ConfigError as e:
         said = str(e) if fix is None else _as_input(str(e), field.path, fix())
         raise ConfigError(f"{source}: {said}") from None

@@ -557,6 +557,16 @@ CASES = [
         "{'entropy_cost': ('uniform', 0.001, 0.1)} in Python).",
     ),
     (["sweep", "--run-dir", "{ok}/config.yaml"], "config.yaml' is a file, not a"),
+    # A categorical field's grid: refused with the grid's spellings, before
+    # the target note and the plan (it was refused only as the network built).
+    (
+        [*SWEEP, "--total-steps", "1024", "--grid", "network.activation=1,2"],
+        "--grid network.activation: network.activation='1' is not one of ('tanh', "
+        "'relu', 'gelu', 'silu'); pick one of them, e.g. --grid "
+        "network.activation=tanh,relu (grid={'network.activation': ['tanh', "
+        "'relu']} in Python).",
+    ),
+    ([*SWEEP, "--grid", "network.core=none,x"], "e.g. --grid network.core=none,lstm"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.
@@ -569,7 +579,7 @@ CASES = [
     ([*PBT, "--explore", "num_envs=uniform:1:8"], "--explore num_envs: num_envs is"),
     (
         [*PBT, "--explore", LR, "--population", "0"],
-        "--population 0 must be an integer >= 1",
+        "--population 0 must be an integer >= 2",
     ),
     (
         [*PBT, "--explore", LR, "--population", "1"],

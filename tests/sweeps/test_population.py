@@ -190,7 +190,8 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"quantile": 0.75}, r"^quantile=0.75 must be in \(0, 0.5\]"),
         ({"ready": 0}, "^ready=0 must be >= 1 chunk between ready steps; e.g."),
         ({"ready": 2.5}, "^ready=2.5 must be >= 1 chunk between ready steps"),
-        ({"population": 4.0}, "population=4.0 must be an integer >= 1; e.g."),
+        ({"population": 4.0}, "population=4.0 must be an integer >= 2; e.g."),
+        ({"population": 0}, "^population=0 must be an integer >= 2; e.g. --popul"),
         # No population at all: the sweep's job, or a population that exploits.
         (
             {"population": 1, "quantile": 0.5},

@@ -66,10 +66,11 @@ def check_pbt_config(
     """
     rules = [
         (
-            is_integer(population) and population >= 1,
+            # 1 is refused below, with its own fix.
+            is_integer(population) and (population >= 2 or population == 1),
             "population",
             population,
-            "must be an integer >= 1; e.g. "
+            "must be an integer >= 2; e.g. "
             f"{both_ways('--population', 'population', 8)}",
         ),
         (
@@ -104,19 +105,27 @@ def check_pbt_config(
         if not ok:
             raise ConfigError(f"{_given(name, value, wording)} {rule}.")
     if population == 1:
-        # No population at all, at any quantile: always a mistake, and a run
-        # that exits 0 would hide it from a script (the note of a population
-        # too small for its quantile is only a warning: a larger quantile
-        # would exploit).
-        least = least_population(config.quantile)
-        raise ConfigError(
-            f"{_given('population', 1, wording)} is no population: a lone member "
-            "has no other to copy, "
-            "so it trains as one sweep run; train a drawn setting with "
-            "`purejaxdrl sweep --sample FIELD=... --samples 1` (pjd.sweep in "
-            f"Python), or pass {both_ways('--population', 'population', least)} "
-            "or more."
-        )
+        _refuse_a_lone_member(config, wording)
+
+
+def _refuse_a_lone_member(config: PBTConfig, wording: Wording) -> None:
+    """Refuses population 1, pointing to a sweep or a population that exploits.
+
+    No population at all, at any quantile: always a mistake, and a run that
+    exits 0 would hide it from a script (the note of a population too small
+    for its quantile is only a warning: a larger quantile would exploit). A
+    quantile out of range names the least population of the default's.
+    """
+    quantile = config.quantile if 0 < config.quantile <= 0.5 else 0.25
+    least = least_population(quantile)
+    raise ConfigError(
+        f"{_given('population', 1, wording)} is no population: a lone member "
+        "has no other to copy, "
+        "so it trains as one sweep run; train a drawn setting with "
+        "`purejaxdrl sweep --sample FIELD=... --samples 1` (pjd.sweep in "
+        f"Python), or pass {both_ways('--population', 'population', least)} "
+        "or more."
+    )
 
 
 def check_keep_buffer(
