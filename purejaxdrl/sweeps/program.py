@@ -205,7 +205,7 @@ def _train_plan(
     # A sweep that writes files stops on SIGINT / SIGTERM after the current
     # chunk, saved (SweepStopped), also with checkpoint.every 0 (no due saves,
     # as `train`); one without files has nowhere to save, so is interrupted.
-    signals = StopSignals() if store is not None else None
+    signals = StopSignals(host_envs=False) if store is not None else None
     stop = None if signals is None else lambda: signals.requested
     with signals or contextlib.nullcontext():
         for g, runs in enumerate(groups):

@@ -56,6 +56,8 @@ class StopSignals:
         it stops with the others, and that process 0 reports.
       second_ends: a second signal is `EndOnSecondSignal`'s (a run of many
         processes, from the CLI): a repeat neither prints nor aborts here.
+      host_envs: the run may step host environments (its line says they
+        finish the update under way); False for a sweep or PBT run.
 
     """
 
@@ -66,6 +68,7 @@ class StopSignals:
         saves: bool = True,
         peer: bool = False,
         second_ends: bool = False,
+        host_envs: bool = True,
     ):
         self.requested: str | None = None
         self._announce = announce
@@ -75,6 +78,7 @@ class StopSignals:
         self._before = before_training
         self._peer = peer
         self._second_ends = second_ends
+        self._host_envs = host_envs
         # When this process got its first signal (time.monotonic()); None:
         # none yet (`requested` may be a peer's signal, agreed).
         self._first_at: float | None = None
@@ -92,7 +96,9 @@ class StopSignals:
         self._first_at = time.monotonic()
         self.requested = name
         if self._announce and not SECOND_SIGNAL_SAID.is_set():
-            said = stop_words.first(name, self._before, self._saves, self._peer)
+            said = stop_words.first(
+                name, self._before, self._saves, self._peer, self._host_envs
+            )
             _say(said + stop_words.ctrl_c(name, self._saves, self._second_ends))
 
     def _repeat(self, signum: int, name: str) -> None:
@@ -106,7 +112,7 @@ class StopSignals:
         if self._announce:
             # Nothing changes: the stop asked for goes on (the first line
             # again would read as a second request, or a second save).
-            _say(stop_words.again(name, self._before, self._saves))
+            _say(stop_words.again(name, self._before, self._saves, self._host_envs))
 
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():

@@ -12,17 +12,23 @@ SAME_SIGNAL = 1.0
 GRACE = 2.0
 
 
-def when(before_training: bool) -> str:
-    """When a stop asked for now takes effect."""
+def when(before_training: bool, host_envs: bool = True) -> str:
+    """When a stop asked for now takes effect.
+
+    `host_envs`: the run may step host environments, which stop after the
+    update under way (False: a sweep or PBT run, which refuses them).
+    """
     if before_training:
         return "before the first chunk"
+    host = "; on host environments, the update under way" if host_envs else ""
     return (
-        "once the chunks under way finish (one, or two where the next is "
-        "queued; on host environments, the update under way)"
+        f"once the chunks under way finish (one, or two where the next is queued{host})"
     )
 
 
-def first(name: str, before_training: bool, saves: bool, peer: bool) -> str:
+def first(
+    name: str, before_training: bool, saves: bool, peer: bool, host_envs: bool = True
+) -> str:
     """The line for a first signal `name` (SIGINT, SIGTERM), without its tail.
 
     Args:
@@ -31,21 +37,21 @@ def first(name: str, before_training: bool, saves: bool, peer: bool) -> str:
       saves: the stop saves a checkpoint (False: a run without files).
       peer: a process other than 0 of a run of many, which stops with the
         others and prints nothing else: process 0 reports the stop.
+      host_envs: as `when` takes it.
 
     """
     head = f"purejaxdrl: {name} received: "
+    stops = when(before_training, host_envs)
     if peer:
         report = (
             "process 0 says when the checkpoint is saved and prints the resume command"
             if saves
             else "nothing is saved; process 0 says where they stopped"
         )
-        return (
-            f"{head}stopping with the other processes {when(before_training)}; {report}"
-        )
+        return f"{head}stopping with the other processes {stops}; {report}"
     if saves:
-        return f"{head}saving a checkpoint {when(before_training)}, then stopping"
-    return f"{head}stopping {when(before_training)}"
+        return f"{head}saving a checkpoint {stops}, then stopping"
+    return f"{head}stopping {stops}"
 
 
 def ctrl_c(name: str, saves: bool, second_ends: bool) -> str:
@@ -78,15 +84,16 @@ def _skipped(saves: bool) -> str:
     return " without the stop's save; checkpoints already written are kept"
 
 
-def again(name: str, before_training: bool, saves: bool) -> str:
+def again(name: str, before_training: bool, saves: bool, host_envs: bool = True) -> str:
     """The line for a repeated SIGTERM, which changes nothing: the stop goes on.
 
     The first line again would read as a second request (or a second save).
+    `host_envs` as `when` takes it.
     """
     # `when` brackets its own aside: bracketing it again nested them.
     return (
         f"purejaxdrl: {name} received again: already stopping "
-        f"{when(before_training)}; Ctrl-C aborts{_skipped(saves)}"
+        f"{when(before_training, host_envs)}; Ctrl-C aborts{_skipped(saves)}"
     )
 
 

@@ -95,6 +95,20 @@ def test_a_repeated_sigterm_says_the_stop_goes_on_in_a_line_of_its_own(
     )
 
 
+def test_a_sweep_s_line_leaves_out_host_environments_which_it_refuses(capsys):
+    with StopSignals(host_envs=False) as stop:
+        _send(signal.SIGTERM)
+        time.sleep(SAME_SIGNAL)
+        _send(signal.SIGTERM)
+    assert stop.requested == "SIGTERM"
+    when = "once the chunks under way finish (one, or two where the next is queued)"
+    assert capsys.readouterr().err == (
+        f"purejaxdrl: SIGTERM received: saving a checkpoint {when}, then stopping\n"
+        f"purejaxdrl: SIGTERM received again: already stopping {when}; Ctrl-C "
+        "aborts without the stop's save; checkpoints already written are kept\n"
+    )
+
+
 def test_an_abort_is_said_to_skip_only_the_stop_s_save():
     # "aborts without saving" read as if no checkpoint existed; the periodic
     # ones already written are kept, and the line nests no brackets.
