@@ -26,87 +26,12 @@ from rich.table import Table
 from rich.text import Text
 
 from purejaxdrl.observe.notebook_count import notebook_count
+from purejaxdrl.observe.progress_figures import duration, figures, progress_text
 
 # The bar's width on the live line: at least, and at most.
 MIN_BAR, MAX_BAR = 8, 40
 # The description keeps this many cells (or all of it) before figures drop.
 MIN_DESCRIPTION = 12
-
-
-def _fmt(x: float | None, spec: str) -> str:
-    return (
-        "—"
-        if x is None or (isinstance(x, float) and math.isnan(x))
-        else format(x, spec)
-    )
-
-
-def compact(x: float | None) -> str:
-    """A count in at most ~5 characters: 9,984, 12.3k, 500k, 1.50M, 2.05G."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if round(abs(x)) < 10_000:
-        return f"{x:,.0f}"
-    for unit, scale in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
-        value = x / scale
-        digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
-        text = f"{value:.{digits}f}"
-        if digits and len(text.lstrip("-").replace(".", "")) > 3:
-            # Rounded up to the next power of ten (99.96 -> 100.0): 3 digits.
-            text = f"{value:.{digits - 1}f}"
-        if abs(float(text)) < 1000:
-            return text + unit
-    return f"{x / 1e12:.0f}T"
-
-
-def duration(seconds: float | None) -> str:
-    """Seconds as 42s, 3m05s or 2h07m; — when unknown."""
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
-
-
-def progress_text(record: dict[str, Any], total_steps: int, num_devices: int) -> str:
-    """A record as one plain line, every figure in full (logs, notebooks)."""
-    sps = _fmt(record.get("steps_per_second"), ",.0f")
-    per_device = _fmt(record.get("steps_per_second_per_device"), ",.0f")
-    ret = _fmt(record.get("episode/mean_return"), ".1f")
-    evaluated = record.get("eval/mean_return")
-    text = (
-        f"steps {record['env_steps']:>12,}/{total_steps:,}  "
-        f"{sps:>10} steps/s ({per_device}/device x {num_devices})  "
-        f"return {ret:>8}"
-    )
-    if evaluated is not None:
-        text += f"  eval {_fmt(evaluated, '.1f')}"
-    return text + f"  ETA {_fmt(record.get('eta_seconds'), '.0f')} s"
-
-
-def figures(
-    record: dict[str, Any] | None, total_steps: int, num_devices: int
-) -> tuple[tuple[str, bool], ...]:
-    """The live line's figures, compact: (text, may be dropped) pairs.
-
-    Before the first record, every figure but the total is "—".
-    """
-    record = record or {}
-    done = compact(record.get("env_steps", 0))
-    # "steps" once, in steps/s: the count beside the bar is clear without it.
-    parts = [(f"{done}/{compact(total_steps)}", False)]
-    parts.append((f"{compact(record.get('steps_per_second'))} steps/s", False))
-    if num_devices > 1:
-        per_device = compact(record.get("steps_per_second_per_device"))
-        parts.append((f"({per_device}/device x {num_devices})", True))
-    parts.append((f"return {_fmt(record.get('episode/mean_return'), '.1f')}", False))
-    if record.get("eval/mean_return") is not None:
-        parts.append((f"eval {_fmt(record['eval/mean_return'], '.1f')}", True))
-    parts.append((f"ETA {duration(record.get('eta_seconds'))}", False))
-    return tuple(parts)
 
 
 class ProgressLine:

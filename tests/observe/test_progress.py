@@ -15,11 +15,13 @@ from purejaxdrl.observe.progress import (
     ConsoleLogger,
     NotebookProgress,
     ProgressLine,
-    compact,
     counting,
+    in_notebook,
+)
+from purejaxdrl.observe.progress_figures import (
+    compact,
     duration,
     figures,
-    in_notebook,
     progress_text,
 )
 
@@ -79,6 +81,7 @@ def _line(width: int, description: str, record: dict, devices: int = 1) -> str:
 
 def test_optional_figures_go_first_then_the_description_shortens():
     record = {**RECORD, "env_steps": 12_345_678, "eval/mean_return": 480.0}
+    record["steps_per_second"] = 8 * RECORD["steps_per_second_per_device"]
     wide = _line(160, "impala playground/CheetahRun", record, devices=8)
     assert "(99.6k/device x 8)" in wide and "eval 480.0" in wide
     assert wide.startswith("impala playground/CheetahRun ")
@@ -296,7 +299,23 @@ def test_the_log_line_reads_each_figure_from_its_own_field():
     nan = figures({"env_steps": 0, "episode/mean_return": float("nan")}, 10, 1)
     assert ("return —", False) in nan
     # One device: no per-device figure.
-    assert all("/device" not in text for text, _ in figures(record, 99_840, 1))
+    one = {**record, "steps_per_second_per_device": record["steps_per_second"]}
+    assert all("/device" not in text for text, _ in figures(one, 99_840, 1))
+
+
+def test_after_a_resume_on_another_device_count_the_per_device_figure_says_so():
+    # Saved on 2 devices, resumed on 4: 10,240 steps in 0.1514 s, of which
+    # 0.0700 s on 2 devices and 0.0814 s on 4 (0.4656 device-seconds). Per
+    # device-second: 21,993, not the 67,635 steps/s divided by 4 (16,909).
+    record = {"env_steps": 10_240, "steps_per_second": 10_240 / 0.1514}
+    record["steps_per_second_per_device"] = 10_240 / (0.07 * 2 + 0.0814 * 4)
+    assert progress_text(record, 10_240, 4).startswith(
+        "steps       10,240/10,240      67,635 steps/s (21,993/device-s over all "
+        "sessions)  return"
+    )
+    assert "(22.0k/device-s over all sessions)" in dict(figures(record, 10_240, 4))
+    # Resumed onto one device: the figure is shown, as it is no plain share.
+    assert "(22.0k/device-s over all sessions)" in dict(figures(record, 10_240, 1))
 
 
 def test_the_last_droppable_figure_drops_first():
