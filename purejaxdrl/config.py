@@ -115,11 +115,26 @@ def _unknown_field(
     if not close and not prefix:  # `learning_rate`, `lr`: a section's field
         algo = nested.get("algo", getattr(config, "algo", None))
         hint = _section_hint(config, FIELD_ALIASES.get(key, key), algo)
+        hint = hint or _not_a_section(key, nested.get(key), names)
     python = f"dataclasses.fields(config.{prefix[:-1]})" if prefix else None
     python = python or "help(pjd.TrainConfig)"
     return (
         f"Unknown config field {prefix + key!r}: {hint}`purejaxdrl train --help` "
         f"lists every field ({python} in Python)."
+    )
+
+
+def _not_a_section(key: str, value: Any, names: list[str]) -> str:
+    """For `{"train": {"total_steps": 10}}`: the top-level fields it holds."""
+    if not isinstance(value, Mapping):
+        return ""
+    top = {k: v for k, v in value.items() if str(k).replace("-", "_") in names}
+    if not top:
+        return ""
+    which = ", ".join(map(str, top))
+    return (
+        f"{key!r} is no section; {which} {'is a' if len(top) == 1 else 'are'} "
+        f"top-level field{'s' * (len(top) > 1)}: {top}. "
     )
 
 

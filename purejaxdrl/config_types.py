@@ -1,7 +1,6 @@
 """Config values' types: conversion from YAML and the command line, and checks.
 
-`load_yaml` reads YAML as presets and flags spell it (`1e3` a float); `coerce`
-turns a value ("64,64", "1e-3", "true") into its field's declared type (a
+`coerce` turns a value ("64,64", "1e-3", "true") into its field's declared type (a
 mapping's values into what YAML writes: `yaml_value`), or raises a
 `ConfigError` naming the flag and an example; `check_types` finds a value set
 without conversion (`dataclasses.replace`) that is not its field's type.
@@ -9,7 +8,6 @@ without conversion (`dataclasses.replace`) that is not its field's type.
 
 import dataclasses
 import math
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -17,7 +15,6 @@ from typing import Any
 
 import jax
 import numpy as np
-import yaml
 
 from purejaxdrl.config_docs import field_example
 
@@ -29,32 +26,6 @@ class ConfigError(ValueError):
 # Named where users import it from, in tracebacks and reprs (as numpy's
 # `set_module` does): `purejaxdrl.config.ConfigError`.
 ConfigError.__module__ = "purejaxdrl.config"
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML's safe loader, reading exponent notation (`2e-2`, `1e3`) as floats.
-
-    PyYAML's YAML 1.1 floats need a dot and a signed exponent (`1.0e+3`).
-    """
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
-
-
-def load_yaml(text: str) -> Any:
-    """`text` read as safe YAML, `2e-2` and `1e3` floats (quoted, strings).
-
-    Preset files and `--env.option` values are read so: one spelling, one value.
-
-    Raises:
-      yaml.YAMLError: `text` is no YAML (`[1,`).
-
-    """
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
 
 
 def _is_union(hint: Any) -> bool:

@@ -79,11 +79,15 @@ def flag_hint(flag: str, flags: list[str]) -> str:
 
 
 def word_hint(words: list[str], flags: list[str]) -> str:
-    """For `train cartpole`: a preset's name passed without its --env."""
+    """For `train cartpole` or `train envs/cartpole.yaml`: a preset without --env."""
     from purejaxdrl.training.presets import preset_names
 
-    if "--env" in flags and words and words[0] in preset_names():
+    if "--env" not in flags or not words:
+        return ""
+    if words[0] in preset_names():
         return f"a preset is named by a flag: did you mean --env {words[0]}? "
+    if words[0].endswith((".yaml", ".yml")):
+        return f"a preset file is passed with a flag: did you mean --env {words[0]}? "
     return ""
 
 

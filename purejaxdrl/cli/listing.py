@@ -4,9 +4,21 @@ With `--env PRESET`, that preset's lines only; with `--envs`, the environment
 ids `--env.id` takes instead.
 """
 
+import difflib
 from collections.abc import Sequence
 
 from purejaxdrl.cli.args import Parser, UsageError, tuple_items
+
+
+def _unknown_preset(name: str, names: list[str]) -> str:
+    """The refusal of `list --env NAME` naming no shipped preset: no path offered."""
+    folded = {n.casefold(): n for n in names}
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1)
+    hint = f"did you mean {folded[close[0]]!r}? " if close else ""
+    return (
+        f"Unknown environment preset {name!r}: {hint}list shows the shipped "
+        f"presets: {', '.join(names)}."
+    )
 
 
 def list_command(argv: Sequence[str]) -> int:
@@ -64,7 +76,9 @@ def list_command(argv: Sequence[str]) -> int:
             )
         return _list_envs(tuple_items(args.imports))
     if args.env and args.env not in preset_names():
-        load_preset(args.env)  # an unknown name's one-line error, with its hints
+        if not args.env.endswith((".yaml", ".yml")):
+            raise UsageError(_unknown_preset(args.env, preset_names()))
+        load_preset(args.env)  # a bad file's one-line error first
         raise UsageError(
             f"list --env {args.env!r}: list shows shipped presets only; pass one's "
             "name (`purejaxdrl list` lists them) or read the file itself."

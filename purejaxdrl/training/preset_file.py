@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_types import load_yaml
+from purejaxdrl.training.preset_yaml import RepeatedKeyError, load_yaml
 
 
 def presets_dir() -> pathlib.Path:
@@ -80,6 +80,8 @@ def _parse(path: pathlib.Path) -> dict[str, Any]:
         # Exponent notation (`1e3`) is a float, as on the command line:
         # `env.options` values are not converted by a field's type.
         data = load_yaml(path.read_text())
+    except RepeatedKeyError as e:  # the later value would win, unsaid
+        raise ConfigError(f"Preset {str(path)!r} line {e.line}: {e}.") from None
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         line = f" at line {where.line + 1}" if where else ""

@@ -1,9 +1,14 @@
 """Presets: tuned configs from `envs/*.yaml`, with the score each must reach."""
 
+import ast
 import dataclasses
 import difflib
+import json
 import pathlib
+import re
 from typing import Any
+
+import yaml
 
 from purejaxdrl.agents.registry import DEFAULT_ALGO, algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
@@ -101,13 +106,38 @@ def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     try:
         validate(preset.config)
     except ConfigError as e:
-        raise ConfigError(f"{preset_fault(name, algo)}{e}") from None
+        raise ConfigError(f"{preset_fault(name, algo)}{in_yaml(str(e))}") from None
     return preset
 
 
 def preset_fault(name: str, algo: str) -> str:
     """How an error of preset `name`'s `algo` section begins: it names the file."""
     return f"Preset {name!r}, section {algo}: "
+
+
+# A fix spelt for both audiences (`config_docs.both_ways`): `--num-envs 4
+# (num_envs=4 in Python)`; the flag's words end before its parenthesis.
+_BOTH_WAYS = re.compile(r"--[\w.-]+(?: [^()]*?)? \(([\w.]+)=(.*?) in Python\)")
+
+
+def in_yaml(message: str) -> str:
+    """`message` with its fixes as a preset file spells them, for a file's error.
+
+    `--network.hidden-sizes 64 64 (network.hidden_sizes=(64, 64) in Python)`
+    becomes `network.hidden_sizes: [64, 64] in the file` (a section takes
+    dotted keys).
+    """
+
+    def spelt(match: re.Match) -> str:
+        try:  # a Python literal, as YAML writes it: tuples as lists
+            value = json.loads(json.dumps(ast.literal_eval(match[2])))
+            shown = yaml.safe_dump(value, default_flow_style=True, width=1000)
+            shown = shown.removesuffix("\n").removesuffix("\n...")
+        except (ValueError, SyntaxError, TypeError):
+            shown = match[2]
+        return f"{match[1]}: {shown} in the file"
+
+    return _BOTH_WAYS.sub(spelt, message)
 
 
 def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
@@ -150,7 +180,7 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     try:  # a value the file's env block cannot take: named with the file
         config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
     except ConfigError as e:
-        raise ConfigError(f"{preset_fault(name, 'env')}{e}") from None
+        raise ConfigError(f"{preset_fault(name, 'env')}{in_yaml(str(e))}") from None
     section, read = data.get(algo), algo
     if section is None and algo in {r.name for r in registered_by_user()}:
         # No shipped preset tunes a user's algorithm: a built-in's, or its defaults.
@@ -164,6 +194,7 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
         )
     if not isinstance(section, dict):
         raise no_section(path, algo, config, data)
+    _refuse_misspelt_target(name, algo, section, config)
     target = check_target(path, algo, section.get("target"))
     of = target.get("of", "training")
     try:  # a value the section cannot take (num_epochs: abc), as validate's
@@ -172,7 +203,7 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
         config = apply_overrides(config, section)
     except ConfigError as e:
         where = algo if read in ("", algo) else f"{read} (read by {algo})"
-        raise ConfigError(f"{preset_fault(name, where)}{e}") from None
+        raise ConfigError(f"{preset_fault(name, where)}{in_yaml(str(e))}") from None
     return Preset(
         name=path.stem,
         config=config,
@@ -184,6 +215,20 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
         target_measured=target.get("measured", True),
         section=read,
     )
+
+
+def _refuse_misspelt_target(name: str, algo: str, section: dict, config: Any) -> None:
+    """Refuses `taget:` in a section: the preset's own key, no config field, meant."""
+    fields = [f.name for f in dataclasses.fields(config)]
+    for key in section:
+        if key in fields or key == "target":
+            continue
+        if difflib.get_close_matches(str(key), [*fields, "target"], n=1) == ["target"]:
+            raise ConfigError(
+                f"{preset_fault(name, algo)}unknown key {key!r}: did you mean "
+                "target (the section's target score, e.g. target: {mean_return: "
+                "475, env_steps: 500000, of: training})?"
+            )
 
 
 def _with_file_options(file_env: Any, section: dict[str, Any]) -> dict[str, Any]:

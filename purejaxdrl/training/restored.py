@@ -15,7 +15,11 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
-from purejaxdrl.training.run_folder import check_not_file, check_not_parent
+from purejaxdrl.training.run_folder import (
+    check_not_file,
+    check_not_inside,
+    check_not_parent,
+)
 from purejaxdrl.training.saved_config import check_config_to_read
 from purejaxdrl.training.schedule import save_updates
 
@@ -64,6 +68,9 @@ def restore_run(
     checkpoint = checkpoint_choice(checkpoint)
     check_not_file(pathlib.Path(run_dir))
     check_not_parent(pathlib.Path(run_dir))
+    check_not_inside(
+        pathlib.Path(run_dir), "step" if purpose == "export" else "checkpoint"
+    )
     # Training's setup advice (a PQN without LayerNorm...) is too late here.
     with quiet_setup_warnings():
         return _restore(run_dir, purpose, checkpoint)

@@ -14,7 +14,7 @@ from typing import Any
 from purejaxdrl import env as envs
 from purejaxdrl.agents.registry import acting_refusal, algorithm
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_types import load_yaml
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
@@ -23,7 +23,8 @@ from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
 from purejaxdrl.training import config as config_rules
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.presets import preset_names, presets_dir
+from purejaxdrl.training.preset_yaml import load_yaml
+from purejaxdrl.training.presets import preset_names, presets_dir, read_yaml
 
 
 def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
@@ -46,7 +47,7 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     try:
         env = envs.make(config.env.id, **config.env.options)
     except envs.UnknownEnvironmentError as e:
-        raise _preset_as_id(config.env.id) or e from None
+        raise _preset_as_id(config.env.id) or _host_id(config.env.id) or e from None
     if registered_by_user(config.env.id):
         # A key of the run's implementation, as the run's scan will carry.
         check_user_env(env, config.env.id, make_key(0, config.rng_impl))
@@ -70,6 +71,26 @@ def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:
         f"environment id; pass --env {env_id} (pjd.load_preset({env_id!r}) in "
         f"Python), or its environment's id: --env.id {data['env']['id']}."
     )
+
+
+def _host_id(env_id: str) -> envs.UnknownEnvironmentError | None:
+    """For `--env.id Breakout-v5` (or `ALE/Breakout-v5`): the host id a preset trains.
+
+    Read from the shipped presets' files, on this failing path only: no host
+    library is imported to learn its ids. None where no preset trains one.
+    """
+    task = env_id.removeprefix("ALE/").casefold()
+    for preset in preset_names():
+        file_id = str((read_yaml(presets_dir() / f"{preset}.yaml")["env"]).get("id"))
+        host, colon, host_task = file_id.partition(":")
+        if colon and host_task.casefold() == task:
+            return envs.UnknownEnvironmentError(
+                f"Unknown environment {env_id!r}: did you mean {file_id} (a host "
+                f"environment; the {preset} preset trains it: --env {preset}, "
+                f"pjd.load_preset({preset!r}) in Python)? Or keep this run's settings: "
+                f"{both_ways('--env.id', 'env.id', file_id, repr(file_id))}."
+            )
+    return None
 
 
 def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:

@@ -22,6 +22,7 @@ import jax
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.coordination import broadcast_text
 from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig, run_dict
@@ -45,7 +46,8 @@ def new_dir(parent: str | pathlib.Path, prefix: str) -> pathlib.Path:
     except OSError as e:
         raise ConfigError(
             f"run_dir={str(parent)!r}: cannot make a run folder there "
-            f"({e.strerror}); pass a folder you can write to (--run-dir)."
+            f"({e.strerror}); pass a folder you can write to: "
+            f"{both_ways('--run-dir', 'run_dir', 'DIR', repr('DIR'))}."
         ) from None
 
 
@@ -75,7 +77,8 @@ def _new_dir(parent: pathlib.Path, prefix: str) -> pathlib.Path:
         if folder.exists() and not folder.is_dir():
             raise ConfigError(
                 f"run_dir={str(parent)!r}: {str(folder)!r} is a file, not a "
-                "folder; pass a folder for the runs (--run-dir), made where missing."
+                "folder; pass a folder for the runs, made where missing: "
+                f"{both_ways('--run-dir', 'run_dir', 'DIR', repr('DIR'))}."
             )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = parent / f"{prefix}_{stamp}"

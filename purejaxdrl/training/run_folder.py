@@ -66,3 +66,29 @@ def check_not_parent(path: pathlib.Path) -> None:
         f"{str(path)!r} is a folder of runs (train --run-dir makes one run "
         f"inside it), not a run; {which}."
     )
+
+
+def check_not_inside(path: pathlib.Path, keyword: str = "checkpoint") -> None:
+    """Refuses a folder inside a run (`RUN/checkpoints`, `RUN/checkpoints/976`).
+
+    Up to two folders up: the run is named, and for a checkpoint's own folder
+    the `--checkpoint` that picks that save (`keyword`: Python's argument).
+    """
+    if not path.is_dir() or any((path / name).exists() for name in OWN_FILES):
+        return
+    for run in (path.parent, path.parent.parent):
+        if (run / "config.yaml").is_file():
+            break
+    else:
+        return
+    inside = path.relative_to(run)
+    save = inside.name if inside.parent.name == "checkpoints" else ""
+    which = (
+        f" with --checkpoint {save} for that save ({keyword}={save} in Python)"
+        if save.isdigit()
+        else ""
+    )
+    raise ConfigError(
+        f"{str(path)!r} is a folder inside run {str(run)!r} (its {inside}), not "
+        f"a run; pass the run, {str(run)!r}{which}."
+    )

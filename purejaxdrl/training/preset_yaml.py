@@ -1,0 +1,73 @@
+"""Reading preset YAML: exponent floats, and a key written twice refused.
+
+Preset files and `--env.option` values are read so: one spelling, one value.
+PyYAML keeps the last of a mapping's repeated keys silently, so a user who
+adds `gamma: 0.9` above a copied preset's `gamma: 0.99` trained with 0.99.
+"""
+
+import re
+from typing import Any
+
+import yaml
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML's safe loader, reading exponent notation (`2e-2`, `1e3`) as floats.
+
+    PyYAML's YAML 1.1 floats need a dot and a signed exponent (`1.0e+3`).
+    """
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+class RepeatedKeyError(yaml.YAMLError):
+    """A mapping writes one key twice; `line` is the second's (1-based)."""
+
+    def __init__(self, key: str, section: str, first: int, line: int) -> None:
+        where = f"in section {section}" if section else "at the top level"
+        super().__init__(
+            f"key {key!r} appears twice {where} (lines {first} and {line}); keep one"
+        )
+        self.line = line
+
+
+def load_yaml(text: str) -> Any:
+    """`text` read as safe YAML, `2e-2` and `1e3` floats (quoted, strings).
+
+    Raises:
+      RepeatedKeyError: (a yaml.YAMLError) a mapping repeats a key.
+      yaml.YAMLError: `text` is no YAML (`[1,`).
+
+    """
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_keys(node, "")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_keys(node: yaml.Node, section: str) -> None:
+    """Raises RepeatedKeyError for the first key repeated in `node`'s mappings."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _check_keys(item, section)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        line = key_node.start_mark.line + 1
+        if key is not None and key != "<<":  # `<<` merges: YAML's own rule
+            if key in seen:
+                raise RepeatedKeyError(key, section, seen[key], line)
+            seen[key] = line
+        _check_keys(value_node, f"{section}.{key}".lstrip("."))
