@@ -65,6 +65,23 @@ def _module_names(path: pathlib.Path) -> list[str]:
     return [n for n in names if not n.startswith("_")]
 
 
+def _module_level(tree: ast.Module) -> list[ast.stmt]:
+    """A module's statements, with those of its `if TYPE_CHECKING:` blocks.
+
+    The top level imports its names there, for readers (griffe, type
+    checkers) only: at run time they load on first use.
+    """
+    out = []
+    for node in tree.body:
+        out.append(node)
+        if (
+            isinstance(node, ast.If)
+            and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        ):
+            out += node.body
+    return out
+
+
 def _submodule_imports(package: str) -> list[str]:
     """The submodules `package`'s `__init__.py` imports as modules.
 
@@ -74,7 +91,7 @@ def _submodule_imports(package: str) -> list[str]:
     init = ROOT.joinpath(*package.split("."), "__init__.py")
     return [
         alias.name
-        for node in ast.parse(init.read_text()).body
+        for node in _module_level(ast.parse(init.read_text()))
         if isinstance(node, ast.ImportFrom) and node.module == package
         for alias in node.names
         if alias.asname is None

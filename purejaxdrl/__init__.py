@@ -13,45 +13,52 @@ algorithm's factory and config, and the pieces to build one), `networks`,
 `purejaxdrl.types`.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from purejaxdrl._platform import configure_xla_flags, enable_compilation_cache
 
 configure_xla_flags()  # before anything makes JAX start its CPU backend
 
-# The library tier: each subpackage's `__all__` is its public API.
-from purejaxdrl import (  # noqa: E402
-    agents,
-    config,
-    env,
-    networks,
-    parallel,
-    replay,
-    rl,
-    runners,
-    sweeps,
-    training,
-)
+# The names below load when first used (PEP 562's `__getattr__`), so that
+# `import purejaxdrl` and the command's `--help` import no JAX. Type checkers
+# and the API reference read them here; `_NAMES` says where each one lives.
+if TYPE_CHECKING:
+    # The library tier: each subpackage's `__all__` is its public API.
+    from purejaxdrl import (
+        agents,
+        config,
+        env,
+        networks,
+        parallel,
+        replay,
+        rl,
+        runners,
+        sweeps,
+        training,
+    )
 
-# The user tier: train, sweep, presets, policies.
-from purejaxdrl.config import ConfigError, apply_overrides  # noqa: E402
-from purejaxdrl.networks import NetworkConfig  # noqa: E402
-from purejaxdrl.observe.evaluation import EvalConfig  # noqa: E402
-from purejaxdrl.runners.host_waits import HostEnvError  # noqa: E402
-from purejaxdrl.runners.placement import HostConfig  # noqa: E402
-from purejaxdrl.setup_warnings import SetupWarning  # noqa: E402
-from purejaxdrl.sweeps.batch import SweepStopped  # noqa: E402
-from purejaxdrl.sweeps.pbt.lineage import PBTResult, load_pbt  # noqa: E402
-from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt  # noqa: E402
-from purejaxdrl.sweeps.program import resume_sweep, sweep  # noqa: E402
-from purejaxdrl.sweeps.report import SweepResult, load_sweep  # noqa: E402
-from purejaxdrl.training.checkpoint_config import CheckpointConfig  # noqa: E402
-from purejaxdrl.training.config import EnvConfig, TrainConfig  # noqa: E402
-from purejaxdrl.training.faults import NonFiniteError  # noqa: E402
-from purejaxdrl.training.policy import Policy, export_policy, load_policy  # noqa: E402
-from purejaxdrl.training.policy_eval import evaluate_policy  # noqa: E402
-from purejaxdrl.training.presets import Preset, load_preset, preset_names  # noqa: E402
-from purejaxdrl.training.resume import resume_config  # noqa: E402
-from purejaxdrl.training.run_env import validate  # noqa: E402
-from purejaxdrl.training.train import TrainResult, train  # noqa: E402
+    # The user tier: train, sweep, presets, policies.
+    from purejaxdrl.config import ConfigError, apply_overrides
+    from purejaxdrl.networks import NetworkConfig
+    from purejaxdrl.observe.evaluation import EvalConfig
+    from purejaxdrl.runners.host_waits import HostEnvError
+    from purejaxdrl.runners.placement import HostConfig
+    from purejaxdrl.setup_warnings import SetupWarning
+    from purejaxdrl.sweeps.batch import SweepStopped
+    from purejaxdrl.sweeps.pbt.lineage import PBTResult, load_pbt
+    from purejaxdrl.sweeps.pbt.population import pbt, resume_pbt
+    from purejaxdrl.sweeps.program import resume_sweep, sweep
+    from purejaxdrl.sweeps.report import SweepResult, load_sweep
+    from purejaxdrl.training.checkpoint_config import CheckpointConfig
+    from purejaxdrl.training.config import EnvConfig, TrainConfig
+    from purejaxdrl.training.faults import NonFiniteError
+    from purejaxdrl.training.policy import Policy, export_policy, load_policy
+    from purejaxdrl.training.policy_eval import evaluate_policy
+    from purejaxdrl.training.presets import Preset, load_preset, preset_names
+    from purejaxdrl.training.resume import resume_config
+    from purejaxdrl.training.run_env import validate
+    from purejaxdrl.training.train import TrainResult, train
 
 __version__ = "0.1.0"
 
@@ -99,3 +106,49 @@ __all__ = [
     "training",
     "validate",
 ]
+
+# Where each name of the imports above lives (tests/test_api.py checks that
+# the two agree): the modules (subpackages, config, parallel) are their own;
+# each other name is its module's attribute of that name.
+_MODULES = ("agents", "config", "env", "networks", "parallel", "replay")
+_MODULES += ("rl", "runners", "sweeps", "training")
+_NAMES = {
+    "config": ("ConfigError", "apply_overrides"),
+    "networks": ("NetworkConfig",),
+    "observe.evaluation": ("EvalConfig",),
+    "runners.host_waits": ("HostEnvError",),
+    "runners.placement": ("HostConfig",),
+    "setup_warnings": ("SetupWarning",),
+    "sweeps.batch": ("SweepStopped",),
+    "sweeps.pbt.lineage": ("PBTResult", "load_pbt"),
+    "sweeps.pbt.population": ("pbt", "resume_pbt"),
+    "sweeps.program": ("resume_sweep", "sweep"),
+    "sweeps.report": ("SweepResult", "load_sweep"),
+    "training.checkpoint_config": ("CheckpointConfig",),
+    "training.config": ("EnvConfig", "TrainConfig"),
+    "training.faults": ("NonFiniteError",),
+    "training.policy": ("Policy", "export_policy", "load_policy"),
+    "training.policy_eval": ("evaluate_policy",),
+    "training.presets": ("Preset", "load_preset", "preset_names"),
+    "training.resume": ("resume_config",),
+    "training.run_env": ("validate",),
+    "training.train": ("TrainResult", "train"),
+}
+_LAZY = {name: module for module, names in _NAMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """`pjd.NAME` of the public API: imports its module on first use (PEP 562)."""
+    if name in _MODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # once: later uses find it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the ones not loaded yet included."""
+    return sorted({*globals(), *_MODULES, *_LAZY})

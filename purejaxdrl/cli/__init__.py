@@ -4,8 +4,8 @@
 sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
 `listing`) turns its arguments into typed configs and calls the library; what
 several of them share (the parser that raises, config flags, compile-cache
-flags, exit codes) lives in `args` (its hints for unknown words in
-`hints`), what `sweep` and `pbt` share in
+flags) lives in `args` (its hints for unknown words in `hints`), the exit
+codes in `exits`, what `sweep` and `pbt` share in
 `population`, and how the processes of a multi-process run join, agree and
 stop in `processes` (train's flags for them in `process_flags`, checked in
 `process_config`; what they agree on in `run_agreement`; a second signal
@@ -25,7 +25,9 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from purejaxdrl.cli.args import EXIT_USAGE, UsageError
+# Nothing that loads JAX: `--help`, `--version` and an unknown sub-command
+# answer without it; each sub-command's module imports what it needs.
+from purejaxdrl.cli.exits import EXIT_USAGE
 from purejaxdrl.frames import owner
 
 # Sub-command -> (module, function); modules load when their command runs.
@@ -129,6 +131,7 @@ def _main(argv: Sequence[str] | None) -> int:
             f"unknown command {command!r}; {hint}use one of {', '.join(COMMANDS)} "
             "(see `purejaxdrl --help`)."
         )
+    from purejaxdrl.cli.args import UsageError
     from purejaxdrl.config import ConfigError
     from purejaxdrl.env.registry import UnknownEnvironmentError
 

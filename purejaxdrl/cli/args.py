@@ -19,9 +19,6 @@ from purejaxdrl.cli.parser import Parser, UsageError
 from purejaxdrl.config_docs import field_descriptions, flag
 from purejaxdrl.config_types import ConfigError, admits_none, flat_fields
 
-EXIT_USAGE = 2
-EXIT_FAILURE = 1
-
 
 def pre_parse(argv: Sequence[str], *names_: str, command: str) -> argparse.Namespace:
     """The few flags that decide a command's defaults (`--env`, `--algo`, ...).

@@ -8,7 +8,7 @@ a ConfigError) or a bug in the user's code or purejaxdrl's (a failure).
 import sys
 import traceback
 
-from purejaxdrl.cli.args import EXIT_FAILURE, EXIT_USAGE
+from purejaxdrl.cli.exits import EXIT_FAILURE, EXIT_USAGE
 
 
 def host_error(error: Exception) -> tuple[int, str]:

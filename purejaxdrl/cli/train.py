@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from purejaxdrl.cli.args import (
-    EXIT_FAILURE,
     Parser,
     UsageError,
     add_algo_flag,
@@ -19,6 +18,7 @@ from purejaxdrl.cli.args import (
     reject_other_algorithms,
     use_compile_cache,
 )
+from purejaxdrl.cli.exits import EXIT_FAILURE
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.process_flags import add_process_flags
 from purejaxdrl.cli.start import command_start
