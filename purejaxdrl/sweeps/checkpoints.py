@@ -22,11 +22,10 @@ from typing import Any
 import jax
 from jax.sharding import Mesh
 
-from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
-from purejaxdrl.sweeps.messages import relaid_line
+from purejaxdrl.sweeps.messages import recorded_mesh
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
 from purejaxdrl.training.checkpoint import Checkpointer
@@ -98,28 +97,44 @@ class SweepStore:
     def _root(self) -> pathlib.Path:
         return self.directory / "checkpoints"
 
+    def _layout_path(self, group: int) -> pathlib.Path:
+        return self._root / f"p{group}.layout.json"
+
+    def _saved_layout(self, group: int) -> Layout | None:
+        path = self._layout_path(group)
+        if not path.exists():
+            return None
+        with reading(path, _REDO):
+            return Layout(**json.loads(path.read_text()))
+
+    def recorded_shape(self, group: int) -> tuple[tuple[int, int], str | None] | None:
+        """The (sweep, data) mesh group `group` was laid out on, if it was.
+
+        Its checkpoints hold that mesh, so a resumed group keeps it, on the
+        first sweep x data devices however many more are visible (with the
+        line that says so, `recorded_mesh`).
+
+        Raises:
+          ConfigError: fewer local devices than the recorded mesh needs.
+
+        """
+        saved = self._saved_layout(group)
+        if saved is None:
+            return None
+        return recorded_mesh(self.directory, "sweep", (saved.sweep, saved.data))
+
     def layout(self, group: int, layout: Layout) -> Layout:
         """The layout group `group` trains with: the recorded one, if any.
 
         A resumed sweep keeps its batches (their checkpoints hold that many
-        runs each); on other devices it cannot, and says so.
-
-        Raises:
-          ConfigError: the recorded mesh differs from `layout`'s.
-
+        runs each), on its recorded mesh (`recorded_shape`).
         """
-        path = self._root / f"p{group}.layout.json"
-        if not path.exists():
+        saved = self._saved_layout(group)
+        if saved is None:
             self._root.mkdir(parents=True, exist_ok=True)
+            path = self._layout_path(group)
             write_atomically(path, json.dumps(dataclasses.asdict(layout)))
             return layout
-        with reading(path, _REDO):
-            saved = Layout(**json.loads(path.read_text()))
-        if (saved.sweep, saved.data) != (layout.sweep, layout.data):
-            now = (layout.sweep, layout.data)
-            raise ConfigError(
-                relaid_line(self.directory, "sweep", (saved.sweep, saved.data), now)
-            )
         return saved
 
     def _done_path(self, group: int, batch: int) -> pathlib.Path:

@@ -11,7 +11,8 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
-from purejaxdrl.parallel import DATA_AXIS, split_share
+from purejaxdrl.config_docs import both_ways
+from purejaxdrl.parallel import DATA_AXIS, devices_to_use, split_share
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
 from purejaxdrl.training.experiment import fits, make_networks, zero_observation
@@ -170,16 +171,27 @@ def batches(num_runs: int, sweep: int, per_run: int, available: int) -> tuple[in
     return per_device * sweep, num_batches
 
 
-def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
+def group_mesh_shape(
+    num_runs: int, config: TrainConfig, what: str = "runs"
+) -> tuple[int, int]:
     """(sweep, data) devices for `num_runs` runs of `config`'s static group.
 
     `mesh_shape` over the config's devices (all local ones by default), with
     its algorithm's multiple of environments per device and replay sizes that
-    split over the data devices.
+    split over the data devices. An explicit `config.devices` is held to the
+    rules `train` holds it to: at most the local devices (`devices_to_use`'s
+    error), and every one of them used (`what`: the runs' name in the error).
+
+    Raises:
+      ConfigError: an explicit device count above the local one, or one
+        that the runs leave some of idle, naming the counts that fit.
+
     """
-    devices = config.devices or jax.local_device_count()
+    local = jax.local_device_count()
+    devices = devices_to_use(config.devices or None, [local], jax.default_backend())
     record = algorithm(config.algo)
     section = config.algo_config
+    multiple = record.env_multiple(section, run_shape(config))
 
     splits = None
     if record.keeps_replay(section):
@@ -194,13 +206,31 @@ def group_mesh_shape(num_runs: int, config: TrainConfig) -> tuple[int, int]:
                 return False
             return True
 
-    return mesh_shape(
-        num_runs,
-        devices,
-        config.num_envs,
-        record.env_multiple(section, run_shape(config)),
-        splits,
-    )
+    def shape(n: int) -> tuple[int, int]:
+        return mesh_shape(num_runs, n, config.num_envs, multiple, splits)
+
+    sweep, data = shape(devices)
+    if config.devices and sweep * data < devices:
+        fit = next(n for n in range(devices - 1, 0, -1) if math.prod(shape(n)) == n)
+        runs = f"{num_runs} {what} train" if num_runs > 1 else f"1 {what[:-1]} trains"
+        raise ConfigError(
+            f"devices={devices} leaves {devices - sweep * data} of them idle: "
+            f"{runs} on {sweep} x {data} (sweep x data) devices, as "
+            f"{_unsplit(config, devices // sweep, multiple)}; pass "
+            f"{both_ways('--devices', 'devices', fit)}, or leave --devices out "
+            "(devices=0 in Python) to take all that fit."
+        )
+    return sweep, data
+
+
+def _unsplit(config: TrainConfig, data: int, multiple: int) -> str:
+    """What of each run does not split over `data` devices."""
+    envs = f"each one's num_envs={config.num_envs} does not split over {data} devices"
+    if config.num_envs % data:
+        return envs
+    if split_share(config.num_envs, data, multiple) is None:
+        return f"{envs} in multiples of {multiple}"
+    return f"each one's replay does not split over {data} devices"
 
 
 def group_layout(

@@ -4,27 +4,48 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import jax
 import numpy as np
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
+from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.spec import SweepPlan
 
 
-def relaid_line(
-    directory: Any, what: str, saved: tuple[int, int], now: tuple[int, int]
-) -> str:
-    """Why a sweep or PBT run laid out on `saved` devices cannot resume on `now`.
+def recorded_mesh(
+    directory: Any, what: str, saved: tuple[int, int]
+) -> tuple[tuple[int, int], str | None]:
+    """The (sweep, data) mesh a sweep or PBT run laid out on `saved` resumes on.
 
-    Both are (sweep, data) mesh shapes; its checkpoints hold the saved one.
+    Its checkpoints hold that layout, so it resumes on the first sweep x data
+    local devices, however many more are visible (as `train` resumes a run
+    that chose its devices on its saved count), with a line that says so
+    where there are more (None otherwise).
+
+    Raises:
+      ConfigError: fewer local devices than that, naming how to show more.
+
     """
-    devices = saved[0] * saved[1]
-    return (
+    devices, local = saved[0] * saved[1], jax.local_device_count()
+    if devices == local:
+        return saved, None
+    if devices < local:
+        return saved, (
+            f"resuming on {devices} of {local} {jax.default_backend()} devices: "
+            f"the {what}'s checkpoints hold its {saved[0]} x {saved[1]} (sweep x "
+            "data) layout."
+        )
+    fake = fake_devices_setting(devices).strip()
+    cpu = f"on CPU: {fake} before the command; " if fake else ""
+    visible = ",".join(map(str, range(devices)))
+    raise ConfigError(
         f"{directory}: this {what} was laid out on {saved[0]} x {saved[1]} (sweep "
-        f"x data) devices and would now take {now[0]} x {now[1]}; its checkpoints "
-        f"hold that layout, so resume it where {devices} local devices are "
-        f"visible (on CPU: XLA_FLAGS=--xla_force_host_platform_device_count="
-        f"{devices}); nothing was changed."
+        f"x data) devices and this process sees {local}; its checkpoints hold that "
+        f"layout, so resume it where at least {devices} local devices are "
+        f"visible ({cpu}on GPUs: CUDA_VISIBLE_DEVICES naming {devices}, e.g. "
+        f"CUDA_VISIBLE_DEVICES={visible}); nothing was changed."
     )
 
 

@@ -127,6 +127,9 @@ def sweep(
         seeds=seeds,
         search_seed=search_seed,
     )
+    if base.devices:  # held to train's rules before anything is written
+        for runs in plan.static_groups():
+            sweep_layout.group_mesh_shape(len(runs), plan.run_config(runs[0]))
     notify = shown(notify, console)
     messages, say = messenger(notify)
     if given is None and target_return is not None:
@@ -171,7 +174,8 @@ def resume_sweep(
         Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Raises:
-      ConfigError: not a sweep directory, a finished one, or other devices.
+      ConfigError: not a sweep directory, a finished one, or fewer devices
+        than it was laid out on (more are fine: it keeps its layout).
       SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
         chunk, saved; `resume_sweep(e.path)` continues it.
 
@@ -257,7 +261,14 @@ def _train_group(
     """
     plan = result.plan
     cfg = plan.run_config(runs[0])
-    shape = sweep_layout.group_mesh_shape(len(runs), cfg)
+    # A resumed group keeps the mesh its checkpoints hold.
+    recorded = None if store is None else store.recorded_shape(group)
+    if recorded is None:
+        shape = sweep_layout.group_mesh_shape(len(runs), cfg)
+    else:
+        shape, note = recorded
+        if note:
+            say(f"sweep: {label}{note}")
     start = time.perf_counter()
     mesh = make_sweep_mesh(*shape)
     programs = make_programs(cfg, mesh)

@@ -597,6 +597,27 @@ CASES = [
         [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"],
         "PBT needs every member in memory at each ready step",
     ),
+    # --devices as train holds it (it was changed silently, or refused in
+    # make_sweep_mesh's words: "sizes").
+    (
+        [*SWEEP, "--seeds", "16", "--devices", "16"],
+        "devices=16 must be between 1 and the 8 local cpu devices of this "
+        "process; pass at most --devices 8 (devices=8",
+    ),
+    (
+        [*SWEEP, "--devices", "3"],
+        "devices=3 leaves 1 of them idle: 1 run trains on 1 x 2 (sweep x data) "
+        "devices, as each one's num_envs=4 does not split over 3 devices; pass "
+        "--devices 2 (devices=2 in Python), or leave --devices out",
+    ),
+    (
+        [*PBT, "--explore", LR, "--population", "2", "--devices", "16"],
+        "devices=16 must be between 1 and the 8 local cpu devices",
+    ),
+    (
+        [*PBT, "--explore", LR, "--population", "2", "--devices", "3"],
+        "devices=3 leaves 1 of them idle: 2 members train on 1 x 2 (sweep x data)",
+    ),
     # Alone: the "not judged" note on the preset's target only once it trains.
     (
         [*PBT, "--explore", LR, "--population", "64", "--device-memory", "1MB"]

@@ -93,18 +93,47 @@ def _started(tmp_path, devices=1):
     return path
 
 
-def test_resume_on_another_mesh_is_refused_naming_both(tmp_path):
-    path = _started(tmp_path)
+def _record_mesh(path, mesh):
     meta = yaml.safe_load((path / "pbt.yaml").read_text())
-    assert meta["mesh"] == [1, 1]  # sweep x data
-    meta["mesh"] = [2, 2]  # as a machine with 4 devices laid it out
+    meta["mesh"] = mesh
     (path / "pbt.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
-    with pytest.raises(
-        pjd.ConfigError,
-        match=r"laid out on 2 x 2 \(sweep x data\) devices and would now take 1 x 1;"
-        r" .* resume it where 4 local devices are visible",
-    ):
+
+
+def test_resume_on_too_few_devices_is_refused_naming_cpu_and_gpu_fixes(tmp_path):
+    path = _started(tmp_path)
+    assert yaml.safe_load((path / "pbt.yaml").read_text())["mesh"] == [1, 1]
+    _record_mesh(path, [4, 4])  # as a machine with 16 devices laid it out
+    with pytest.raises(pjd.ConfigError) as e:
         resume_pbt(path)
+    assert str(e.value) == (
+        f"{path}: this PBT run was laid out on 4 x 4 (sweep x data) devices and "
+        "this process sees 8; its checkpoints hold that layout, so resume it "
+        "where at least 16 local devices are visible (on CPU: "
+        "JAX_NUM_CPU_DEVICES=16 before the command; on GPUs: CUDA_VISIBLE_DEVICES "
+        "naming 16, e.g. CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,"
+        "15); nothing was changed."
+    )
+
+
+def test_resume_where_more_devices_are_visible_keeps_the_recorded_mesh(tmp_path):
+    # Laid out by itself (devices: 0) where 2 devices were visible; resumed
+    # here, on 8, it trains on the first 2 (all 8 would be 2 x 4) and says so.
+    path = _started(tmp_path, devices=0)
+    _record_mesh(path, [2, 1])
+    messages = []
+
+    def stop(line):
+        messages.append(line)
+        if line.startswith("pbt: 2 members on"):
+            raise Stop  # laid out: the rest is any PBT run's
+
+    with pytest.raises(Stop):
+        resume_pbt(path, notify=stop)
+    assert (
+        "pbt: resuming on 2 of 8 cpu devices: the PBT run's checkpoints hold its "
+        "2 x 1 (sweep x data) layout."
+    ) in messages
+    assert messages[-1].startswith("pbt: 2 members on 2 x 1 (sweep x data) cpu")
 
 
 def test_a_damaged_pbt_yaml_is_named_in_one_line(tmp_path):

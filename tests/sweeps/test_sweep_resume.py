@@ -226,3 +226,49 @@ def test_a_sweep_without_files_is_interrupted_not_promised_a_save(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         sweep(_small_base(tmp_path, 1), seeds=1, notify=_interrupt)
+
+
+def _visible(monkeypatch, n: int) -> None:
+    """This process shows the sweep only its first `n` CPU devices."""
+    devices = sorted(jax.local_devices(), key=lambda d: d.id)[:n]
+    monkeypatch.setattr(jax, "local_devices", lambda *args, **kwargs: devices)
+    monkeypatch.setattr(jax, "local_device_count", lambda *args, **kwargs: n)
+
+
+def test_a_sweep_laid_out_on_2_devices_resumes_where_4_are_visible(
+    tmp_path, monkeypatch
+):
+    # A sweep left to choose its devices (devices: 0) where 2 were visible,
+    # stopped, and resumed where 4 are (a preempted job rescheduled on a bigger
+    # machine): its checkpoints hold a 2 x 1 layout, so it resumes on the
+    # first 2 devices, says so, and ends as the sweep run straight through.
+    # It was refused, as 4 devices would lay it out 2 x 2.
+    import purejaxdrl as pjd
+    from purejaxdrl.sweeps.program import sweep
+
+    two = pjd.apply_overrides(_small_base(tmp_path / "a", 1), {"devices": 2})
+    straight = sweep(two, seeds=2, write_files=True)
+    assert [(x.sweep, x.data) for x in straight.layouts] == [(2, 1)]
+    base = pjd.apply_overrides(_small_base(tmp_path / "b", 1), {"devices": 0})
+    with monkeypatch.context() as patch:
+        _visible(patch, 2)
+        with pytest.raises(pjd.SweepStopped):
+            sweep(base, seeds=2, write_files=True, notify=_interrupt)
+    path = _sweep_dir(tmp_path / "b")
+    messages: list[str] = []
+    with monkeypatch.context() as patch:
+        _visible(patch, 4)
+        resumed = resume_sweep(path, notify=messages.append)
+    assert (
+        "sweep: resuming on 2 of 4 cpu devices: the sweep's checkpoints hold its "
+        "2 x 1 (sweep x data) layout."
+    ) in messages
+    assert "sweep: batch 1 resumed at update 2" in messages
+    assert [(x.sweep, x.data) for x in resumed.layouts] == [(2, 1)]
+    assert resumed.table() == straight.table()
+    for run in (0, 1):
+        assert _records(path, run) == _records(straight.run_dir, run)
+        for a, b in zip(
+            _params(path, run), _params(straight.run_dir, run), strict=True
+        ):
+            np.testing.assert_array_equal(a, b)

@@ -85,8 +85,9 @@ def test_a_finished_batch_reads_back_its_runs_divergences(tmp_path, monkeypatch)
     assert result.final_params[2:] == [2, 3]
 
 
-def test_a_resumed_sweep_keeps_its_batches_and_refuses_another_mesh(tmp_path):
+def test_a_resumed_sweep_keeps_its_batches_and_its_mesh(tmp_path):
     store = SweepStore(tmp_path)
+    assert store.recorded_shape(0) is None  # not laid out yet
     first = Layout(
         sweep=2, data=2, batch_size=4, num_batches=3, run_bytes=10, device_bytes=99
     )
@@ -94,7 +95,21 @@ def test_a_resumed_sweep_keeps_its_batches_and_refuses_another_mesh(tmp_path):
     # Another estimate on the same mesh: the recorded batches stand.
     again = dataclasses.replace(first, batch_size=2, num_batches=6)
     assert store.layout(0, again) == first
-    for sweep, data in [(2, 1), (1, 2), (4, 2)]:
-        other = dataclasses.replace(first, sweep=sweep, data=data)
-        with pytest.raises(ConfigError, match=r"laid out on 2 x 2 \(sweep x data\)"):
-            store.layout(0, other)
+    # On this process's 8 devices: the recorded mesh on the first 4, said.
+    assert store.recorded_shape(0) == (
+        (2, 2),
+        "resuming on 4 of 8 cpu devices: the sweep's checkpoints hold its 2 x 2 "
+        "(sweep x data) layout.",
+    )
+    store.layout(1, dataclasses.replace(first, sweep=2, data=4))
+    assert store.recorded_shape(1) == ((2, 4), None)  # all of them
+    store.layout(2, dataclasses.replace(first, sweep=4, data=4))
+    with pytest.raises(ConfigError) as e:
+        store.recorded_shape(2)
+    assert str(e.value).startswith(
+        f"{tmp_path}: this sweep was laid out on 4 x 4 (sweep x data) devices and "
+        "this process sees 8; its checkpoints hold that layout, so resume it "
+        "where at least 16 local devices are visible (on CPU: JAX_NUM_CPU_DEVICES"
+        "=16 before the command; on GPUs: CUDA_VISIBLE_DEVICES naming 16, e.g. "
+        "CUDA_VISIBLE_DEVICES=0,1,2,"
+    )

@@ -9,7 +9,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.compiled import Programs, make_programs
-from purejaxdrl.sweeps.messages import gib, layout_lines, relaid_line
+from purejaxdrl.sweeps.messages import gib, layout_lines, recorded_mesh
 from purejaxdrl.sweeps.pbt.lineage import PBTResult
 from purejaxdrl.sweeps.pbt.operators import least_population
 from purejaxdrl.training.config import TrainConfig
@@ -34,17 +34,21 @@ def fit_population(
     """Lays the population out on the devices; records the mesh in `result`.
 
     Raises:
-      ConfigError: the recorded mesh (a resumed run's) differs from this
-        one's, or the members do not fit in memory together. Sweeps train
-        such runs in batches one after another, but a ready step compares
-        and copies every member at the same update, so PBT would have to
-        swap members' states through the host at each one: refused.
+      ConfigError: the recorded mesh (a resumed run's) needs more devices
+        than are visible, an explicit device count does not fit (as a
+        sweep's: `group_mesh_shape`), or the members do not fit in memory
+        together. Sweeps train such runs in batches one after another, but
+        a ready step compares and copies every member at the same update,
+        so PBT would have to swap members' states through the host at each
+        one: refused.
 
     """
     started, n = time.perf_counter(), result.population
-    shape = sweep_layout.group_mesh_shape(n, cfg)
-    if result.mesh is not None and tuple(result.mesh) != shape:
-        raise ConfigError(relaid_line(result.run_dir, "PBT run", result.mesh, shape))
+    note = None
+    if result.mesh is not None:  # a resume keeps the mesh its checkpoints hold
+        shape, note = recorded_mesh(result.run_dir, "PBT run", tuple(result.mesh))
+    else:
+        shape = sweep_layout.group_mesh_shape(n, cfg, "members")
     mesh = make_sweep_mesh(*shape)
     programs = make_programs(cfg, mesh)
     layout, source = sweep_layout.group_layout(
@@ -65,5 +69,6 @@ def fit_population(
     lines = [
         line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
     ]
+    lines = [f"pbt: {note}", *lines] if note else lines
     result.mesh = shape
     return Fitted(programs, mesh, layout.batch_size, lines, started)

@@ -167,7 +167,8 @@ def resume_pbt(
         Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Raises:
-      ConfigError: not a PBT directory, or a finished one.
+      ConfigError: not a PBT directory, a finished one, or fewer devices
+        than it was laid out on (more are fine: it keeps its layout).
       SweepStopped: a signal (SIGINT, SIGTERM) stopped it once the chunks
         under way finished, saved; `resume_pbt(e.path)` continues it.
 
