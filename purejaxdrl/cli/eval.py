@@ -21,6 +21,7 @@ import numpy as np
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
+from purejaxdrl.observe.numbers import mean_std_text, return_text
 from purejaxdrl.training.policy_eval import EPISODES, check_play_args
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
@@ -174,7 +175,7 @@ def _render(player: Any, state: Any, args: Any) -> None:
         ) from None
     print(
         f"rendered one episode ({drawn.length} steps, return "
-        f"{drawn.episode_return:.1f}) to {drawn.path}"
+        f"{return_text(drawn.episode_return)}) to {drawn.path}"
     )
 
 
@@ -247,7 +248,7 @@ def summary_line(
     """
     line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
-        f"{np.mean(returns):.1f} ± {np.std(returns):.1f} (std) over {len(returns)} "
+        f"{mean_std_text(np.mean(returns), np.std(returns))} (std) over {len(returns)} "
         f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )

@@ -6,7 +6,6 @@ Eight members, exploring the learning rate, ready every 4 chunks:
         --explore learning_rate=loguniform:1e-5:1e-3 --pbt.ready 4
 """
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from purejaxdrl.cli.population import (
     figure_lines,
     population_command,
 )
+from purejaxdrl.observe.numbers import return_text
 
 
 def _factors(text: str) -> tuple[float, float]:
@@ -148,7 +148,7 @@ def _print_summary(result: Any, wall: float) -> None:
     """The best member, its schedule and the run's figures, on stdout."""
     best = result.best
     final = result.final_return
-    shown = "—" if math.isnan(final[best]) else f"{final[best]:.1f}"
+    shown = return_text(final[best])
     lines = [f"best member: {best}, final return {shown}; its schedule:"]
     previous = None
     for updates, values in result.schedule(best):

@@ -16,6 +16,7 @@ from purejaxdrl.cli.population import (
     figure_lines,
     population_command,
 )
+from purejaxdrl.observe.numbers import mean_std_text, return_text
 from purejaxdrl.observe.plots import short_value
 
 
@@ -128,13 +129,12 @@ def _print_summary(result: Any, wall: float) -> None:
     mean, std = best["mean_return"], best["std_return"]
     kept = best["seeds"] - best["diverged"]
     seeds = f"{kept} of {best['seeds']}" if best["diverged"] else f"{kept}"
+    shown = return_text(mean) if math.isnan(std) else mean_std_text(mean, std)
     lines = [
         result.table(),
         "",
         f"best setting: {best['setting']} ({values or 'the base config'}): mean "
-        f"return {'—' if math.isnan(mean) else f'{mean:.1f}'}"
-        + ("" if math.isnan(std) else f" ± {std:.1f}")
-        + f" over {seeds} seed(s)"
+        f"return {shown} over {seeds} seed(s)"
         + (" (the others diverged)" if best["diverged"] else ""),
         f"  runs               {result.plan.num_runs}",
         *figure_lines(

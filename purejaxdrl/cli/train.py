@@ -25,6 +25,7 @@ from purejaxdrl.cli.start import command_start
 from purejaxdrl.cli.target import run_preset, target_line
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.observe.loggers import LOGGERS, logger_flags
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.parallel import resume_command
 
 
@@ -242,7 +243,7 @@ def runtime_failure(error: Exception) -> bool:
 def _mean_return(ret: float, env_steps: int) -> str:
     """The summary's mean return, or why there is none (NaN: no episode ended)."""
     if not math.isnan(ret):
-        return f"{ret:.1f}"
+        return return_text(ret)
     if not env_steps:
         return "—"
     return (
@@ -311,8 +312,8 @@ def summary(
         when = f", at update {at:,}" if at != result.updates or stopped else ""
         cut = f", {cut} cut at eval.max_steps {config.eval.max_steps:,}" if cut else ""
         lines.append(
-            f"  eval return        {result.eval_return:.1f} (deterministic policy, "
-            f"{episodes} episodes{cut}{when})"
+            f"  eval return        {return_text(result.eval_return)} "
+            f"(deterministic policy, {episodes} episodes{cut}{when})"
         )
     flags = logger_flags(log_to)  # run as printed, a resume logs there still
     after: list[str] = []  # lines below the block

@@ -8,7 +8,8 @@ device or looped on the host), `render` (one episode played and drawn),
 `gif` (frames and GIFs), `players` (the device and host `Player`s), `curves`
 (learning curves read from run, sweep and PBT directories, seeds aligned by
 env steps), `records` (a sweep's or PBT run's records read back, a damaged
-or missing one named in one line), `plots` (those curves as a PNG). Imports
+or missing one named in one line), `plots` (those curves as a PNG),
+`numbers` (how a return is printed: the one precision rule). Imports
 `runners`, `agents`, `env`, `networks` and below; never `training`, `sweeps`
 or `cli`.
 """

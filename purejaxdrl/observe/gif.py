@@ -20,6 +20,7 @@ import numpy as np
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.env.host.base import import_optional
+from purejaxdrl.observe.numbers import return_text
 
 SCALE = 3
 # Atari runs at 60 frames/s and EnvPool skips 4: a step is 67 ms of play. GIF
@@ -254,7 +255,7 @@ def _classic_control_frames(
             height, width = drawing.shape[:2]
             frame = Image.new("RGB", (width, height + _TITLE_HEIGHT), "white")
             frame.paste(Image.fromarray(drawing), (0, _TITLE_HEIGHT))
-            title = f"{name}: step {t + 1}, return {returns[t]:.1f}"
+            title = f"{name}: step {t + 1}, return {return_text(float(returns[t]))}"
             ImageDraw.Draw(frame).text((8, 5), title, fill="black", font=font)
             yield frame.convert(
                 "P", palette=Image.Palette.WEB, dither=Image.Dither.NONE

@@ -8,6 +8,8 @@ fits to the terminal.
 import math
 from typing import Any
 
+from purejaxdrl.observe.numbers import return_text
+
 
 def _fmt(x: float | None, spec: str) -> str:
     return (
@@ -72,7 +74,7 @@ def progress_text(record: dict[str, Any], total_steps: int, num_devices: int) ->
     """A record as one plain line, every figure in full (logs, notebooks)."""
     sps = _fmt(record.get("steps_per_second"), ",.0f")
     per_device = _fmt(record.get("steps_per_second_per_device"), ",.0f")
-    ret = _fmt(record.get("episode/mean_return"), ".1f")
+    ret = return_text(record.get("episode/mean_return"))
     evaluated = record.get("eval/mean_return")
     text = (
         f"steps {record['env_steps']:>12,}/{total_steps:,}  "
@@ -80,7 +82,7 @@ def progress_text(record: dict[str, Any], total_steps: int, num_devices: int) ->
         f"return {ret:>8}"
     )
     if evaluated is not None:
-        text += f"  eval {_fmt(evaluated, '.1f')}"
+        text += f"  eval {return_text(evaluated)}"
     return text + f"  ETA {_fmt(record.get('eta_seconds'), '.0f')} s"
 
 
@@ -99,8 +101,8 @@ def figures(
     if num_devices > 1 or not _shares(record, num_devices):
         per_device = compact(record.get("steps_per_second_per_device"))
         parts.append((_per_device(record, num_devices, per_device), True))
-    parts.append((f"return {_fmt(record.get('episode/mean_return'), '.1f')}", False))
+    parts.append((f"return {return_text(record.get('episode/mean_return'))}", False))
     if record.get("eval/mean_return") is not None:
-        parts.append((f"eval {_fmt(record['eval/mean_return'], '.1f')}", True))
+        parts.append((f"eval {return_text(record['eval/mean_return'])}", True))
     parts.append((f"ETA {duration(record.get('eta_seconds'))}", False))
     return tuple(parts)

@@ -54,6 +54,7 @@ from purejaxdrl.observe.mujoco_render import (
     playground_frames,
     write_video,
 )
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.play import mode_policy
 from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.types import Params, PRNGKey
@@ -215,7 +216,7 @@ def render(
         page = html.render(base.env.sys, pipeline)
         # Name the system in the page's title (brax's says "Brax visualizer").
         title = f"brax/{base.env_id}: {episode.length} steps, return "
-        title += f"{episode.rewards.sum():.1f} (purejaxdrl)"
+        title += f"{return_text(float(episode.rewards.sum()))} (purejaxdrl)"
         out.write_text(page.replace("<title>Brax visualizer</title>",
                                     f"<title>{title}</title>", 1))  # fmt: skip
     return out

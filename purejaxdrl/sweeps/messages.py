@@ -9,6 +9,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.spec import SweepPlan
@@ -165,7 +166,8 @@ def progress_line(
     bad = list(diverged) or [False] * len(returns)
     finite = [r for r, b in zip(returns, bad, strict=True) if not (b or math.isnan(r))]
     shown = (
-        f"mean return over runs {np.mean(finite):.1f} (best {max(finite):.1f})"
+        f"mean return over runs {return_text(np.mean(finite))} "
+        f"(best {return_text(max(finite))})"
         if finite
         else "no episode ended yet"
     )

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.agents.registry import DEFAULT_ALGO
 from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.parallel import make_sweep_mesh, resume_command
 from purejaxdrl.rng import make_key
@@ -233,7 +234,7 @@ def _train_plan(
             say(
                 f"sweep: the best setting's best run's policy (run {best}: "
                 f"setting {setting}, seed {seed}, final return "
-                f"{result.final_return[best]:.1f}) in {path / 'policy'}"
+                f"{return_text(result.final_return[best])}) in {path / 'policy'}"
             )
             if (command := run_command(result, best)) is not None:
                 say(f"sweep: train it alone ({ALONE}) with: {command}")

@@ -20,6 +20,7 @@ from purejaxdrl.agents.registry import names, registered_by_user
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import flag
 from purejaxdrl.config_types import flat_fields
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.sweeps.result import SweepResult
@@ -206,7 +207,7 @@ def best_run_text(record: dict[str, Any] | None) -> str:
     text = (
         f"The best setting's best run: run {record['run']} (setting "
         f"{record['setting']}, seed {record['seed']}, final return "
-        f"{record['final_return']:.1f}); its policy is in policy/.\n"
+        f"{return_text(record['final_return'])}); its policy is in policy/.\n"
     )
     python = f"`{record['python']}`"
     if record["command"] is None:

@@ -8,6 +8,7 @@ from typing import Any
 import flax.serialization
 import numpy as np
 
+from purejaxdrl.observe.numbers import mean_std_text, return_text
 from purejaxdrl.observe.plots import RETURN, short_value
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.run_files import read_run_stats
@@ -92,7 +93,7 @@ class SweepResult:
             varied = [f"{f.path}={short_value(best[f.path])}" for f in self.plan.fields]
             text += (
                 f"; best: {', '.join(varied) or 'the one setting'}, return "
-                f"{best['mean_return']:.1f}"
+                f"{return_text(best['mean_return'])}"
             )
         if self.run_dir is not None:
             text += f", run_dir={str(self.run_dir)!r}"
@@ -300,7 +301,7 @@ class SweepResult:
             cells = [
                 str(row["setting"]),
                 *(short_value(row[p]) for p in paths),
-                f"{_fmt(row['mean_return'])} ± {_fmt(row['std_return'])}",
+                mean_std_text(row["mean_return"], row["std_return"]),
                 reached,
                 _fmt(row["median_first_crossing_steps"], ",.0f"),
             ]

@@ -20,6 +20,7 @@ import numpy as np
 
 from purejaxdrl.config import to_dict
 from purejaxdrl.observe.loggers import Logger, logger_flags
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.parallel import resume_command
 from purejaxdrl.runners.base import EnvError
 from purejaxdrl.training import faults
@@ -248,10 +249,8 @@ class ChunkLoop:
         stop_at = self.run.config.eval.stop_at
         if stop_at is not None and self.eval_return >= stop_at and self.reached is None:
             # Said with its update: the chunk queued behind it is evaluated too.
-            self.reached = (
-                f"eval.stop_at ({self.eval_return:.1f} >= {stop_at:g} "
-                f"at update {rec['updates']:,})"
-            )
+            shown, at = return_text(self.eval_return), rec["updates"]
+            self.reached = f"eval.stop_at ({shown} >= {stop_at:g} at update {at:,})"
 
     def check_finite(
         self, host: dict[str, np.ndarray], length: int, ends_at: int, finite: Any

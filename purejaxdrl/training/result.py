@@ -20,6 +20,7 @@ from purejaxdrl.observe.loggers import (
     TensorBoardLogger,
     clean_record,
 )
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.progress import (
     ConsoleLogger,
     NotebookProgress,
@@ -124,10 +125,10 @@ class TrainResult:
         what = f"{self.config.algo} on {self.config.env.id}, " if self.config else ""
         parts = [
             f"{what}{self.updates:,} updates, {self.env_steps:,} env steps",
-            f"return {self.mean_return:.1f}",
+            f"return {return_text(self.mean_return)}",
         ]
         if not math.isnan(self.eval_return):
-            parts.append(f"eval {self.eval_return:.1f}")
+            parts.append(f"eval {return_text(self.eval_return)}")
         if not math.isnan(self.steps_per_second):
             parts.append(f"{self.steps_per_second:,.0f} steps/s")
         if self.stopped_by is not None:

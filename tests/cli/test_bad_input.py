@@ -1070,7 +1070,7 @@ def test_evals_line_says_how_many_episodes_were_cut_short():
     returns, lengths = np.array([10.0, 2.0]), np.array([1000, 37])
     line = summary_line(config, 5, returns, lengths, max_steps=1000)
     assert line == (
-        "ppo on E, update 5: mean return 6.0 ± 4.0 (std) over 2 episode(s) "
+        "ppo on E, update 5: mean return 6.00 ± 4.00 (std) over 2 episode(s) "
         "(deterministic policy), lengths 37-1000; 1 cut at --max-steps 1,000 "
         "(their returns partial: raise it for whole episodes)"
     )

@@ -146,10 +146,11 @@ def test_eval_plays_the_chosen_checkpoint_with_the_runs_cap_and_closes(
     # No --max-steps: the run's eval.max_steps caps the returns.
     assert fake_run.player.calls == [("evaluate", "STATE", 4, 321, 9)]
     assert fake_run.closed == [True]
-    # Returns 1, 2, 3, 6: mean 3.0, population std sqrt(14/4) = 1.87;
+    # Returns 1, 2, 3, 6: mean 3, population std sqrt(14/4) = 1.87 (below 10:
+    # three significant digits);
     # lengths 5 to 321, one episode (the 4th) did not end: cut at the cap.
     assert capsys.readouterr().out == (
-        "ppo on CartPole-v1, update 1,234: mean return 3.0 ± 1.9 (std) over 4 "
+        "ppo on CartPole-v1, update 1,234: mean return 3.00 ± 1.87 (std) over 4 "
         "episode(s) (deterministic policy), lengths 5-321; 1 cut at the run's "
         "eval.max_steps 321 (their returns partial: pass a larger --max-steps for "
         "whole episodes)\n"

@@ -143,7 +143,7 @@ def test_purejaxdrl_eval_prints_the_metrics_episode_sums(monkeypatch, tmp_path, 
     assert "eval/env/t" not in summary  # no evaluation in training
     assert cli.main(["eval", str(run), "--episodes", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "mean return 3.0" in out[0]
+    assert "mean return 3.00 ± 0.00 (std)" in out[0]
     assert out[1] == (
         "  environment's metrics, episode sums (mean over episodes): one 3, t 6"
     )

@@ -17,6 +17,7 @@ from purejaxdrl.env.host import HostSpec, make_host_env
 from purejaxdrl.networks import Network
 from purejaxdrl.observe.evaluation import evaluate_host, host_mode_policy
 from purejaxdrl.observe.gif import PIXEL_FRAME_MS, newest_frame, upscale, write_gif
+from purejaxdrl.observe.numbers import mean_std_text
 from purejaxdrl.observe.render import check_host_renderable, record_host_episode
 from purejaxdrl.rl.distributions import categorical
 from purejaxdrl.training.restored import restore_run
@@ -211,7 +212,8 @@ def test_eval_command_on_an_envpool_run(tmp_path, capsys):
         seed=0,
         max_steps=50,
     )
-    scored = f"mean return {np.mean(expected.returns):.1f} ±"
+    mean, std = np.mean(expected.returns), np.std(expected.returns)
+    scored = f"mean return {mean_std_text(mean, std)} (std)"
     assert scored in out
     # EnvPool draws no CartPole: refused before evaluating, naming the fix.
     assert cli.main([*argv, "--render", str(tmp_path / "cp.gif")]) == 2

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.plots import short_value
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.best_policy import export_run
@@ -212,7 +213,7 @@ def test_files_summary_curves_and_params_by_index_or_setting(tmp_path):
     assert repr(loaded) == (
         "SweepResult(ppo on CartPole-v1, 2 settings x 3 seeds, 18,432 env steps "
         f"in all; best: ppo.learning_rate={short_value(lr)}, return "
-        f"{result.best['mean_return']:.1f}, run_dir={str(d)!r})"
+        f"{return_text(result.best['mean_return'])}, run_dir={str(d)!r})"
     )
     # A run named twice, or out of range, is refused, not guessed.
     with pytest.raises(TypeError, match="by its index or by its seed and setting"):
@@ -250,7 +251,7 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
     assert (
         f"sweep: the best setting's best run's policy (run {result.best_run}: "
         f"setting {setting}, seed {seed}, final return "
-        f"{result.final_return[result.best_run]:.1f}) in {d / 'policy'}" in err
+        f"{return_text(result.final_return[result.best_run])}) in {d / 'policy'}" in err
     )
     # No command line trains it alone (no shipped preset normalises
     # cartpole's observations): only Python, which sweep.yaml gives.

@@ -153,7 +153,7 @@ def test_an_evaluation_record_means_its_episodes_and_stop_at_is_reached_at_equal
     assert record["eval/mean_length"] == 5.0
     assert record["eval/episodes"] == 3 and record["eval/cut"] == 1
     assert record["eval/env/t"] == 3.0
-    assert stopped_by == "eval.stop_at (3.0 >= 3 at update 2)"
+    assert stopped_by == "eval.stop_at (3.00 >= 3 at update 2)"
 
 
 def test_a_non_finite_metric_names_the_update_and_the_last_checkpoint(tmp_path):

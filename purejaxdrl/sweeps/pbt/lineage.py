@@ -11,6 +11,7 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.plots import RETURN, read_history, unfinished
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.sweeps.pbt.operators import ExploredField, PBTConfig, bottom_count
@@ -137,7 +138,9 @@ class PBTResult:
             text += f" ({note})"
         best = self.best
         if np.isfinite(self.final_return[best]):  # else no member has a return
-            text += f"; best: member {best}, return {self.final_return[best]:.1f}"
+            text += (
+                f"; best: member {best}, return {return_text(self.final_return[best])}"
+            )
         if self.run_dir is not None:
             text += f", run_dir={str(self.run_dir)!r}"
         return text + ")"
