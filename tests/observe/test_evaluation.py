@@ -6,6 +6,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.observe.evaluation import make_evaluate
+from purejaxdrl.observe.numbers import return_text
 
 
 @pytest.mark.trains
@@ -37,7 +38,7 @@ def test_trained_cartpole_policy_evaluates_to_475_and_training_is_unchanged():
     at = result.history[4]["updates"]
     assert (
         stopped.stopped_by
-        == f"eval.stop_at ({stop_at:.1f} >= {stop_at:g} at update {at})"
+        == f"eval.stop_at ({return_text(stop_at)} >= {stop_at:g} at update {at})"
     )
     assert len(stopped.history) == 6 and stopped.updates == result.history[5]["updates"]
     assert stopped.history[4]["eval/mean_return"] == stop_at

@@ -11,6 +11,7 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.observe.plots import RETURN, load_curves
 from purejaxdrl.sweeps.pbt.files import pbt_meta
 from purejaxdrl.sweeps.pbt.lineage import load_pbt
@@ -69,7 +70,8 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     loaded = load_pbt(result.run_dir)
     assert loaded.lineage == lineage
     # A notebook cell shows the outcome, not the members' parameter arrays.
-    best = f"best: member {result.best}, return {result.final_return[result.best]:.1f}"
+    shown = return_text(result.final_return[result.best])
+    best = f"best: member {result.best}, return {shown}"
     assert repr(loaded) == (
         "PBTResult(ppo on CartPole-v1, 4 members exploring learning_rate, 5 ready "
         f"steps; {best}, run_dir={str(result.run_dir)!r})"
