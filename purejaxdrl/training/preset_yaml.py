@@ -49,17 +49,24 @@ def load_yaml(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_keys(node, "")
+        _check_keys(node, "", set())
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
-def _check_keys(node: yaml.Node, section: str) -> None:
-    """Raises RepeatedKeyError for the first key repeated in `node`'s mappings."""
+def _check_keys(node: yaml.Node, section: str, walked: set[int]) -> None:
+    """Raises RepeatedKeyError for the first key repeated in `node`'s mappings.
+
+    `walked` holds the nodes seen: an alias is the node it names, so a node
+    reached twice (`&x [*x]` names itself) is checked once, not forever.
+    """
+    if id(node) in walked:
+        return
+    walked.add(id(node))
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            _check_keys(item, section)
+            _check_keys(item, section, walked)
     if not isinstance(node, yaml.MappingNode):
         return
     seen: dict[str, int] = {}
@@ -70,4 +77,4 @@ def _check_keys(node: yaml.Node, section: str) -> None:
             if key in seen:
                 raise RepeatedKeyError(key, section, seen[key], line)
             seen[key] = line
-        _check_keys(value_node, f"{section}.{key}".lstrip("."))
+        _check_keys(value_node, f"{section}.{key}".lstrip("."), walked)

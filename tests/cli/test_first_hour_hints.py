@@ -4,7 +4,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets import in_yaml, presets_dir
 
 
 def _error(argv, capsys):
@@ -134,3 +134,39 @@ def test_a_run_dir_refusal_is_spelt_for_python_too(tmp_path):
     assert str(e.value).endswith(
         "pass a folder you can write to: --run-dir DIR (run_dir='DIR' in Python)."
     )
+
+
+# mut18: each test below failed with one mutant of the hints above.
+def test_a_misspelt_field_in_a_section_is_not_taken_for_target(tmp_path):
+    text = (presets_dir() / "cartpole.yaml").read_text()
+    path = tmp_path / "typo.yaml"
+    path.write_text(text.replace("  ppo:\n", "  num_env: 8\n  ppo:\n", 1))
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_preset(str(path))
+    assert "did you mean target" not in str(e.value)
+    assert "num_envs" in str(e.value)
+
+
+def test_a_scalar_fix_is_spelt_as_yaml_without_the_document_end():
+    assert in_yaml("pass --num-envs 4 (num_envs=4 in Python).") == (
+        "pass num_envs: 4 in the file."
+    )
+
+
+def test_list_of_a_yml_file_says_list_shows_shipped_presets(tmp_path, capsys):
+    path = tmp_path / "mine.yml"
+    path.write_text((presets_dir() / "cartpole.yaml").read_text())
+    line = _error(["list", "--env", str(path)], capsys)
+    assert "list shows shipped presets only" in line
+
+
+def test_list_hints_a_preset_whatever_the_case(capsys):
+    line = _error(["list", "--env", "CARTPOL"], capsys)
+    assert "did you mean 'cartpole'?" in line
+
+
+def test_a_dashed_top_level_key_in_a_mapping_is_named():
+    config = pjd.load_preset("cartpole").config
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.apply_overrides(config, {"train": {"total-steps": 10}})
+    assert "'train' is no section; total-steps is a top-level field" in str(e.value)

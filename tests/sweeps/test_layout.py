@@ -8,6 +8,7 @@ import purejaxdrl as pjd
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.runners.rollout import ActorState
 from purejaxdrl.sweeps.layout import Layout, group_layout, group_mesh_shape
+from purejaxdrl.sweeps.program import sweep
 from purejaxdrl.types import TimeStep
 
 BASE = pjd.load_preset("cartpole").config  # PPO, 4 minibatches
@@ -94,3 +95,28 @@ def test_group_layout_by_hand():
     layout, source = group_layout(6, (2, 2), state, config, device_memory=7920)
     assert source == "device_memory"
     assert layout == Layout(2, 2, 4, 2, 3960, 7920)
+
+
+def test_the_count_that_fits_may_be_one_device():
+    # 3 environments split over no 2 devices: one device is the count that fits.
+    config = pjd.apply_overrides(BASE, {"num_envs": 3, "devices": 2})
+    with pytest.raises(pjd.ConfigError) as e:
+        group_mesh_shape(1, config)
+    assert "pass --devices 1 (devices=1 in Python)" in str(e.value)
+
+
+def test_two_runs_are_named_in_the_plural():
+    config = pjd.apply_overrides(BASE, {"devices": 3})  # num_envs 4
+    with pytest.raises(pjd.ConfigError) as e:
+        group_mesh_shape(2, config)
+    assert str(e.value).startswith("devices=3 leaves 1 of them idle: 2 runs train on")
+
+
+def test_an_idle_device_count_is_refused_before_anything_is_written(tmp_path):
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"devices": 3, "total_steps": 1024, "run_dir": str(tmp_path / "runs")},
+    )  # 1 run of 4 envs on 3 devices: 1 idle
+    with pytest.raises(pjd.ConfigError, match=r"^devices=3 leaves 1 of them idle"):
+        sweep(config, seeds=1, write_files=True, console=False)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

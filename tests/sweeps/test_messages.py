@@ -136,3 +136,11 @@ def test_a_resumed_sweeps_summary_says_whose_time_each_figure_is():
         "  training time      29.2 s (every session, compile excluded)",
         "  steps/s            140,034 (env steps / training time, all runs together)",
     ]
+
+
+def test_no_budget_line_when_total_steps_is_swept_with_another_field():
+    # total_steps swept on purpose: different lengths are meant, even when
+    # num_envs is swept beside it.
+    base = pjd.apply_overrides(BASE, {"total_steps": 1024})
+    plan = make_plan(base, grid={"total_steps": [1024, 2048], "num_envs": [4, 6]})
+    assert not any("env steps" in line for line in plan_lines(plan, 2))
