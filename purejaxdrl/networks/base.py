@@ -1,6 +1,7 @@
 """What every network shares: its config, the pure Network pair, dense layers."""
 
 import dataclasses
+import difflib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -10,6 +11,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import check
 from purejaxdrl.config_docs import field_example
+from purejaxdrl.config_types import ConfigError
 from purejaxdrl.networks import matmul
 from purejaxdrl.rl.distributions import Distribution
 from purejaxdrl.types import Params, PRNGKey
@@ -138,11 +140,17 @@ def check_network(net: NetworkConfig) -> None:
             f"entry (e.g. --network.{field.replace('_', '-')} state), or leave "
             "it unset (none) for array observations.",
         )
-    check(
-        net.core in CORES,
-        f"network.core={net.core!r} is not one of {CORES}; pick one of them, "
-        f"e.g. {field_example('network.core', CORES[-1], repr(CORES[-1]))}.",
-    )
+    if net.core not in CORES:
+        # --network.core LSTM, grue: the core meant, as --algo's refusal does.
+        lower = str(net.core).lower()
+        close = [lower] if lower in CORES else []
+        close = close or difflib.get_close_matches(lower, CORES, n=1)
+        advice = f"did you mean {close[0]!r}? Pass" if close else "pick one, e.g."
+        core = (close or [CORES[-1]])[0]
+        raise ConfigError(
+            f"network.core={net.core!r} is not one of {CORES}; {advice} "
+            f"{field_example('network.core', core, repr(core))}."
+        )
     check(
         net.core_size >= 1,
         f"network.core_size={net.core_size} must be >= 1, e.g. "

@@ -10,6 +10,7 @@ or fail deep in flax at the first action. Each check raises a one-line
 import os
 import pathlib
 import re
+import typing
 from typing import Any
 
 import jax
@@ -19,6 +20,7 @@ import numpy as np
 from purejaxdrl.config_types import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import TORSOS, NetworkConfig, torso_names
+from purejaxdrl.networks.base import check_network
 
 # The fields `load_policy` reads without a default.
 REQUIRED = ("algo", "env_id", "observation_shape", "action", "network")
@@ -149,7 +151,7 @@ def network_config(where: pathlib.Path, net: dict[str, Any]) -> NetworkConfig:
             "module that registers it in --env.imports, which loading imports."
         )
     try:
-        return NetworkConfig(
+        config = NetworkConfig(
             **{
                 **net,
                 "hidden_sizes": tuple(net["hidden_sizes"]),
@@ -159,11 +161,54 @@ def network_config(where: pathlib.Path, net: dict[str, Any]) -> NetworkConfig:
                 "head_sizes": tuple(net.get("head_sizes", ())),
             }
         )
-    except (TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError) as e:
         raise ConfigError(
             f"{str(where)!r}'s 'network' field is not a network ({e}); "
             f"{_again(where.parent)}."
         ) from None
+    _check_field_types(where, net)
+    try:
+        check_network(config)
+    except ConfigError as e:
+        # The check's own fix names a flag, which eval does not take: what
+        # is wrong is the file's value.
+        rule = re.split(r"; |, e\.g\. ", str(e), maxsplit=1)[0].rstrip(".")
+        raise ConfigError(
+            f"{str(where)!r}: {rule}; set it back, or {_again(where.parent)}."
+        ) from None
+    return config
+
+
+def _check_field_types(where: pathlib.Path, net: dict[str, Any]) -> None:
+    """Refuses a `network` field of another JSON type than export writes."""
+    hints = typing.get_type_hints(NetworkConfig)
+    for field, value in net.items():
+        if not _fits(value, hints[field]):
+            raise ConfigError(
+                f"{str(where)!r}: network.{field}={value!r} is not "
+                f"{_kind(hints[field])} (policy.json edited?); set it back, or "
+                f"{_again(where.parent)}."
+            )
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether JSON's `value` is of the NetworkConfig field type `hint`."""
+    if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if typing.get_args(hint):  # str | None
+        return any(_fits(value, option) for option in typing.get_args(hint))
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _kind(hint: Any) -> str:
+    """How a refusal names the JSON values of the field type `hint`."""
+    if typing.get_origin(hint) is tuple:
+        return "a list of integers"
+    names = {int: "an integer", str: "a string", bool: "true or false"}
+    return " or ".join(names.get(t, "null") for t in typing.get_args(hint) or [hint])
 
 
 def write_together(out: pathlib.Path, parts: dict[str, bytes]) -> None:

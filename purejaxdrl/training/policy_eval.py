@@ -128,14 +128,32 @@ def _check_fits(spec: dict[str, Any], observation: Any) -> None:
     try:
         as_acted_on(jnp.zeros(observation.shape), spec)
     except ValueError:
-        raise ConfigError(
+        raise ConfigError(_misfit(spec, list(observation.shape))) from None
+
+
+def _misfit(spec: dict[str, Any], shape: list[int]) -> str:
+    """Why observations of `shape` do not fit the policy of `spec`, and the fix."""
+    hidden = spec.get("env_hide_observations") or []
+    if not (hidden and shape):
+        return (
             f"policy.json's env_id {spec['env_id']!r} gives observations of "
-            f"shape {list(observation.shape)}, but this policy takes "
+            f"shape {shape}, but this policy takes "
             f"{spec['observation_shape']}{before_hiding(spec)}: it was trained "
             "on another environment (policy.json edited, or the environment "
             "changed since the export); set env_id back to the one it was "
             "exported from."
-        ) from None
+        )
+    # Either field may be the edited one: a hidden list that no longer fits
+    # the parameters reads the same as another environment.
+    left = [*shape[:-1], shape[-1] - len(hidden)]
+    return (
+        f"policy.json's env_id {spec['env_id']!r} gives observations of "
+        f"shape {shape}, which its env_hide_observations {hidden} leave as "
+        f"{left}, but this policy takes {spec['observation_shape']}: "
+        "policy.json was edited (env_id or env_hide_observations), or the "
+        "environment changed since the export; set both back to the values "
+        "it was exported with."
+    )
 
 
 def evaluate_policy(

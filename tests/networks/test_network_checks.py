@@ -19,6 +19,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_q_network
+from purejaxdrl.networks.base import check_network
 from tests.env.test_contract import Flawed
 
 DICT_SPEC = {"state": Box((5,)), "privileged_state": Box((9,))}
@@ -255,3 +256,20 @@ def test_the_contract_and_the_networks_refuse_a_spec_alike(action):
     want = str(by_networks.value).replace("make_actor_critic: action_spec=", "")
     got = str(by_contract.value).replace("Flawed-v0: action_spec(params)=", "")
     assert got == want
+
+
+@pytest.mark.parametrize(
+    ("core", "meant"), [("grue", "gru"), ("LSTM", "lstm"), ("minGRU", "mingru")]
+)
+def test_a_misspelt_core_is_told_the_close_one(core, meant):
+    with pytest.raises(ConfigError) as e:
+        check_network(NetworkConfig(core=core))
+    assert str(e.value).endswith(
+        f"did you mean {meant!r}? Pass --network.core {meant} "
+        f"(network.core={meant!r} in Python)."
+    ), e.value
+
+
+def test_a_core_like_none_of_them_is_told_the_list():
+    with pytest.raises(ConfigError, match=r"\('none', 'lstm', 'gru', 'mingru'\); pick"):
+        check_network(NetworkConfig(core="transformer"))

@@ -88,11 +88,19 @@ def test_a_policy_json_naming_another_environment_is_refused_as_such(tmp_path, c
     with pytest.raises(pjd.ConfigError) as error:
         pjd.evaluate_policy(folder)
     assert str(error.value) == (
-        "policy.json's env_id 'Acrobot-v1' gives observations of shape [6], but "
-        "this policy takes [2] (or [4], before hiding [1, 3]): it was trained on "
-        "another environment (policy.json edited, or the environment changed "
-        "since the export); set env_id back to the one it was exported from."
+        "policy.json's env_id 'Acrobot-v1' gives observations of shape [6], which "
+        "its env_hide_observations [1, 3] leave as [4], but this policy takes [2]: "
+        "policy.json was edited (env_id or env_hide_observations), or the "
+        "environment changed since the export; set both back to the values it "
+        "was exported with."
     )
+    # The hidden list edited, env_id not: the message names the list.
+    _edited(folder, env_id="CartPole-v1", env_hide_observations=[1])
+    with pytest.raises(
+        pjd.ConfigError, match=r"hide_observations \[1\] leave as \[3\]"
+    ):
+        pjd.evaluate_policy(folder)
+    _edited(folder, env_hide_observations=[1, 3])
     # An id nobody registered: eval takes no --env.imports, so the advice is
     # policy.json's env_imports; one line on the command line.
     _edited(folder, env_id="NoSuchEnv-v9", env_imports=["json"])

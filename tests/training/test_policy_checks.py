@@ -135,3 +135,37 @@ def test_missing_critic_torsos_with_other_differences_are_not_called_old(tmp_pat
         pjd.load_policy(tmp_path / "p")
     assert "params.msgpack does not fit the network" in str(e.value)
     assert "earlier purejaxdrl" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("core_size", "64", "network.core_size='64' is not an integer"),
+        (
+            "hidden_sizes",
+            ["16"],
+            "network.hidden_sizes=['16'] is not a list of integers",
+        ),
+        ("shared_torso", "false", "network.shared_torso='false' is not true or false"),
+        ("policy_obs_key", 3, "network.policy_obs_key=3 is not a string or null"),
+        # A value of the right type the network refuses: the file is named,
+        # not a flag, which eval does not take.
+        ("core", "grux", "network.core='grux' is not one of ('none', 'lstm',"),
+        ("core_size", 0, "network.core_size=0 must be >= 1; set it back, or"),
+    ],
+)
+def test_an_edited_network_field_names_policy_json(
+    tmp_path, capsys, field, value, says
+):
+    folder = _export(tmp_path / "p")
+    spec = json.loads((folder / "policy.json").read_text())
+    _edit(folder, network={**spec["network"], field: value})
+    with pytest.raises(pjd.ConfigError) as e:
+        pjd.load_policy(folder)
+    message = str(e.value)
+    assert message.startswith(f"{str(folder / 'policy.json')!r}: {says}"), message
+    assert message.endswith(f"--out {folder} --overwrite`."), message
+    assert "--network." not in message and "\n" not in message
+    assert cli.main(["eval", str(folder), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
