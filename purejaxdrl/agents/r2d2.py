@@ -66,6 +66,7 @@ from purejaxdrl.agents.replay_sizes import (
     stored_items,
 )
 from purejaxdrl.config import check, check_ranges
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.networks import AnyNetwork, Network, RecurrentNetwork
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.replay import importance_weights, make_prioritised_buffer
@@ -313,7 +314,8 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     )
     check(
         config.burn_in >= 0,
-        f"r2d2.burn_in={config.burn_in} must be >= 0 (0: no burn-in).",
+        f"r2d2.burn_in={config.burn_in} must be >= 0 (0: no burn-in); pass e.g. "
+        f"{field_example('r2d2.burn_in', 0)}.",
     )
     # Sequences, not transitions: the multiples of num_envs below give room
     # for an update's (`check_replay_sizes`).
@@ -325,19 +327,22 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     if shape is None:
         return
     warn_target_never_used("r2d2", config, shape, shape.num_envs)  # sequences
+    unroll = shape.unroll_length
     check(
-        config.burn_in <= shape.unroll_length,
+        config.burn_in <= unroll,
         f"r2d2.burn_in={config.burn_in} must be at most unroll_length="
-        f"{shape.unroll_length}: a sequence's burn-in is the last steps of the "
-        "unroll before; lower it or raise --unroll-length.",
+        f"{unroll}: a sequence's burn-in is the last steps of the "
+        f"unroll before; lower it, e.g. {field_example('r2d2.burn_in', unroll)}, "
+        f"or raise {field_example('unroll_length', config.burn_in)}.",
     )
     for field in ("buffer_size", "batch_size", "min_replay"):
         value = getattr(config, field)
+        fitting = max(1, value // shape.num_envs) * shape.num_envs
         check(
             value % shape.num_envs == 0,
             f"r2d2.{field}={value} must be a multiple of num_envs="
             f"{shape.num_envs}: each environment keeps its own replay shard; "
-            f"e.g. {max(1, value // shape.num_envs) * shape.num_envs}.",
+            f"e.g. {field_example(f'r2d2.{field}', fitting)}.",
         )
 
 

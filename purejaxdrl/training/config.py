@@ -379,6 +379,7 @@ def _check_core(config: TrainConfig, record: Algorithm) -> None:
     check(
         record.recurrent,
         f"network.core={net.core!r} needs an algorithm with recurrent learners "
-        f"({', '.join(supported)}); {config.algo} has none yet: use --algo "
-        f"{supported[0]} or --network.core none.",
+        f"({', '.join(supported)}); {config.algo} has none yet: use "
+        f"{field_example('algo', supported[0], repr(supported[0]))} or "
+        f"{field_example('network.core', 'none', repr('none'))}.",
     )

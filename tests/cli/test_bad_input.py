@@ -271,7 +271,8 @@ CASES = [
     ),
     (
         [*TRAIN, "--algo", "dqn", "--network.core", "lstm"],
-        "network.core='lstm' needs an algorithm with recurrent learners",
+        "dqn has none yet: use --algo ppo (algo='ppo' in Python) or --network.core "
+        "none (network.core='none' in Python).",
     ),
     (
         [*TRAIN, "--network.core", "gru", "--num-envs", "6"],
@@ -279,7 +280,13 @@ CASES = [
     ),
     (
         [*TRAIN, "--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.burn-in", "21"],
-        "r2d2.burn_in=21 must be at most unroll_length=20",
+        "lower it, e.g. --r2d2.burn-in 20 (r2d2.burn_in=20 in Python), or raise "
+        "--unroll-length 21 (unroll_length=21 in Python).",
+    ),
+    (
+        [*TRAIN, "--env", "cartpole_masked", "--algo", "r2d2", "--r2d2.burn-in", "-1"],
+        "r2d2.burn_in=-1 must be >= 0 (0: no burn-in); pass e.g. --r2d2.burn-in 0 "
+        "(r2d2.burn_in=0 in Python).",
     ),
     (
         [
@@ -291,7 +298,9 @@ CASES = [
             "--r2d2.batch-size",
             "24",
         ],
-        "r2d2.batch_size=24 must be a multiple of num_envs=16",
+        "r2d2.batch_size=24 must be a multiple of num_envs=16: each environment "
+        "keeps its own replay shard; e.g. --r2d2.batch-size 16 (r2d2.batch_size=16 "
+        "in Python).",
     ),  # fmt: skip
     (
         [*TRAIN, "--env.hide-observations", "1", "7"],
