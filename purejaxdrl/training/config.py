@@ -36,7 +36,6 @@ from purejaxdrl.networks.base import check_network
 from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS, check_seed
 from purejaxdrl.runners.placement import HostConfig
-from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.preset_choice import section_fix, switched_algo
 from purejaxdrl.training.run_rules import (
@@ -376,13 +375,6 @@ def _check_core(config: TrainConfig, record: Algorithm) -> None:
     check_network(net)
     if not net.recurrent:
         return
-    if net.shared_torso:  # as the docs say: accepted (presets set it), unused
-        warn_once(
-            "network.shared_torso=True has no effect with a recurrent core: policy "
-            "and value always share the torso and the core; drop it, e.g. "
-            f"{field_example('network.shared_torso', 'false', False)}.",
-            "shared-torso-core",
-        )
     supported = tuple(r.name for r in algorithms() if r.recurrent)
     check(
         record.recurrent,

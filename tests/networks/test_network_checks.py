@@ -273,17 +273,3 @@ def test_a_misspelt_core_is_told_the_close_one(core, meant):
 def test_a_core_like_none_of_them_is_told_the_list():
     with pytest.raises(ConfigError, match=r"\('none', 'lstm', 'gru', 'mingru'\); pick"):
         check_network(NetworkConfig(core="transformer"))
-
-
-def test_a_shared_torso_with_a_core_is_warned_as_having_no_effect():
-    # A core always shares its torso: the flag is accepted (an Atari preset
-    # sets it) and said to do nothing, as docs/guide/recurrent.md says.
-    from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
-    from purejaxdrl.training.config import validate
-
-    config = pjd.apply_overrides(
-        pjd.load_preset("cartpole_masked").config, {"network.shared_torso": True}
-    )
-    forget_warnings()
-    with pytest.warns(SetupWarning, match="shared_torso=True has no effect with a"):
-        validate(config)
