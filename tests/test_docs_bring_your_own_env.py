@@ -182,5 +182,5 @@ def test_the_gymnasium_corridor_refuses_a_fractional_length(folder, capsys):
     assert err == (
         "purejaxdrl: error: env.options length=2.5 is not an integer "
         "(gymnasium:Corridor-v0's default: 4); pass one, e.g. --env.option "
-        "length=4.\n"
+        "length=4 (env.options={'length': 4} in Python).\n"
     )

@@ -14,6 +14,7 @@ from purejaxdrl.config import ConfigError
 
 # Re-exported: the adapters import them from here.
 from purejaxdrl.env.option_names import check_options as check_options
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.env.option_types import check_option_types as check_option_types
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -159,8 +160,7 @@ def check_lengths(
         default = np.asarray(defaults[name]).item()  # not Array(5)
         raise ConfigError(
             f"env.options {name}={value!r} must be >= {least} ({what}; "
-            f"{env_id}'s default: {default!r}); pass e.g. --env.option "
-            f"{name}={default!r}."
+            f"{env_id}'s default: {default!r}); pass e.g. {both(name, default)}."
         )
 
 

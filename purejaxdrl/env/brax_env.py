@@ -29,6 +29,7 @@ from purejaxdrl.env.base import (
     metrics_info,
     restart,
 )
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.env.resets import reset_ended, time_limit
 from purejaxdrl.types import PRNGKey, PyTree, TimeStep
 
@@ -118,13 +119,13 @@ class BraxEnv(Env):
             raise ConfigError(
                 f"brax/{env_id}: backend=generalized fails inside shard_map (its "
                 "contact solver's lax.cond mixes per-device and replicated "
-                "values); use --env.option backend=positional (the presets'), "
+                f"values); use {both('backend', 'positional')} (the presets'), "
                 "spring or mjx."
             )
         if backend not in BACKENDS:
             raise ConfigError(
                 f"env.options backend={backend!r} is not one of {', '.join(BACKENDS)}"
-                f"; pass --env.option backend=positional (the presets')."
+                f"; pass {both('backend', 'positional')}, the presets'."
             )
         brax_envs = import_brax_envs()
         kwargs = _check_options(env_id, kwargs)

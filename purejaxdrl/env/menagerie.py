@@ -9,6 +9,7 @@ import os
 import re
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.option_spelling import both
 
 MENAGERIE_VARIABLE = "MUJOCO_MENAGERIE_PATH"
 
@@ -105,5 +106,6 @@ def _how_to_get_it() -> str:
     return (
         "get a full copy with `git clone https://github.com/google-deepmind/"
         f"mujoco_menagerie DIR && git -C DIR checkout {mjx_env.MENAGERIE_COMMIT_SHA}` "
-        f"and pass --env.option menagerie_path=DIR (or set {MENAGERIE_VARIABLE}=DIR)."
+        f"and pass {both('menagerie_path', 'DIR', 'DIR')} (or set "
+        f"{MENAGERIE_VARIABLE}=DIR)."
     )

@@ -10,6 +10,9 @@ import difflib
 from collections.abc import Iterable
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.option_spelling import placeholder
+
+PRESET = ", or the preset's env.options"
 
 
 def check_options(
@@ -48,8 +51,7 @@ def check_options(
         listed = ", ".join(valid) or "(none)"
     raise ConfigError(
         f"env.options {names} {what} of {env_id}: {hint}its options are "
-        f"{listed}; fix the name in --env.option KEY=VALUE "
-        "(or the preset's env.options), or drop it."
+        f"{listed}; fix the name in {placeholder(PRESET)}, or drop it."
     )
 
 

@@ -12,8 +12,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import yaml
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_types import load_yaml
+from purejaxdrl.env.option_spelling import both
 
 # Integers reach the compiled programs (and EnvPool's C++) as int32.
 INT32 = (-(2**31), 2**31)
@@ -30,8 +33,10 @@ def check_option_types(
     """Refuses an option that is not a number where its default is one.
 
     `--env.option memory_length=abc` would otherwise fail deep in the first
-    trace. Booleans must be booleans, integers integers in int32's range,
-    floats any number. Where the default is a numeric array (gymnax's
+    trace. Text for a number or boolean (`"10"`, `"true"`, from Python) is
+    first read as `--env.option` reads its values (YAML), so both spellings
+    mean one value. Booleans must be booleans (or 0 and 1), integers integers
+    in int32's range, floats any number. Where the default is a numeric array (gymnax's
     Acrobot-v1 `available_torque`), the value must be numbers of its shape.
 
     With `user` (a factory the user registered), a fraction for an integer
@@ -44,12 +49,13 @@ def check_option_types(
     `int32=False` (Gymnasium's options, Python's to the end) lifts the range.
 
     Returns:
-      `options`, with a whole float where the default is an integer made one
-      (1000.0: 1000), which a library's typed config (Playground's) refuses,
-      an integer where the default is a float made a float (50: 50.0), and a
-      value for an array default made a NumPy array of its dtype (for a
-      user's factory: a list made an array of its default's kind and dtype,
-      and a list for a tuple default a tuple).
+      `options`, text read as YAML where the default is a number or boolean,
+      0 and 1 for a boolean made False and True, with a whole float where
+      the default is an integer made one (1000.0: 1000), which a library's
+      typed config (Playground's) refuses, an integer where the default is a
+      float made a float (50: 50.0), and a value for an array default made a
+      NumPy array of its dtype (for a user's factory: a list made an array of
+      its default's kind and dtype, and a list for a tuple default a tuple).
 
     Raises:
       ConfigError: naming the option, its value, its kind and its default.
@@ -60,6 +66,7 @@ def check_option_types(
         if name not in defaults:
             continue
         default = defaults[name]
+        value = out[name] = _read_text(value, default)
         if user and (_is_array(default) or isinstance(default, tuple)):
             out[name] = _as_default_kind(env_id, name, value, default)
             continue
@@ -71,6 +78,9 @@ def check_option_types(
             default = default.item()
         is_bool = isinstance(value, bool)
         number = isinstance(value, int | float | np.number) and not is_bool
+        if kind == "b" and number and value in (0, 1):  # as config fields read 1
+            value = out[name] = bool(value)
+            is_bool, number = True, False
         fraction = number and not float(value).is_integer()
         fits = {
             "b": isinstance(value, bool | np.bool_),
@@ -89,8 +99,8 @@ def check_option_types(
             what = {"b": "true or false", "i": "an integer", "u": "an integer >= 0"}
             raise ConfigError(
                 f"env.options {name}={value!r} is not {what.get(kind, 'a number')}"
-                f" ({env_id}'s default: {default!r}); pass one, e.g. --env.option "
-                f"{name}={str(default).lower() if kind == 'b' else default}."
+                f" ({env_id}'s default: {default!r}); pass one, e.g. "
+                f"{both(name, default)}."
             )
         if int32 and kind in ("i", "u"):
             _check_int32(name, value, default)
@@ -101,6 +111,29 @@ def check_option_types(
             # fails (or changes the parameters' types) deep in a trace.
             out[name] = float(value)
     return out
+
+
+def _read_text(value: Any, default: Any) -> Any:
+    """`value`, read as `--env.option` reads it where it is text for numbers.
+
+    `{"episode_length": "10"}` from Python was refused as "'10' is not an
+    integer" while `--env.option episode_length=10` (the same text, read as
+    YAML) trained. Only where the default is a number, a boolean or a numeric
+    array: text for a text option stays text. Text that is no YAML stays, for
+    the refusal to name.
+    """
+    if not isinstance(value, str):
+        return value
+    scalar = np.ndim(default) == 0 and np.asarray(default).dtype.kind in "biuf"
+    return read_text(value) if scalar or _is_array(default) else value
+
+
+def read_text(text: str) -> Any:
+    """`text` as `--env.option` reads a value (YAML); itself where it is no YAML."""
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError:
+        return text
 
 
 def _check_int32(name: str, value: float, default: Any) -> None:
@@ -115,7 +148,7 @@ def _check_int32(name: str, value: float, default: Any) -> None:
     raise ConfigError(
         f"env.options {name}={value!r} must be in [-2**31, 2**31): the "
         "environment keeps its integers as int32 (in the compiled program, or "
-        f"EnvPool's C++); pass a smaller one, e.g. --env.option {name}={default}."
+        f"EnvPool's C++); pass a smaller one, e.g. {both(name, default)}."
     )
 
 
@@ -190,5 +223,5 @@ def _array_option(env_id: str, name: str, value: Any, default: Any) -> np.ndarra
     raise ConfigError(
         f"env.options {name}={value!r} must be a list of {size} "
         f"{what.get(dtype.kind, 'numbers')} ({env_id}'s default: {listed}); pass "
-        f"e.g. --env.option {name}={str(listed).replace(' ', '').lower()}."
+        f"e.g. {both(name, listed, str(listed).replace(' ', '').lower())}."
     )

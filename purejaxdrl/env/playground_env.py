@@ -28,6 +28,7 @@ from purejaxdrl.env.base import (
     strong_types,
 )
 from purejaxdrl.env.menagerie import missing_model_file, needs_menagerie, use_menagerie
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.env.playground_compat import patch_removed_keywords
 from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
@@ -175,16 +176,21 @@ class PlaygroundEnv(Env):
         check_names(PREFIX + name, config, valid, needs_menagerie(name))
         config = check_groups(PREFIX + name, config, defaults)
         config = check_option_types(PREFIX + name, config, defaults)
+        # The adapter's own: read as the task's options are ("true", 1).
+        randomize = check_option_types(
+            PREFIX + name, {"randomize": randomize}, {"randomize": False}
+        )["randomize"]
         if auto_reset not in AUTO_RESETS:
             raise ConfigError(
                 f"env.options auto_reset={auto_reset!r} is not one of "
-                f"{', '.join(AUTO_RESETS)}; pass --env.option auto_reset=fresh."
+                f"{', '.join(AUTO_RESETS)}; pass {both('auto_reset', 'fresh')}."
             )
         episode_length = int(config.get("episode_length", default.episode_length))
         if episode_length < 1:
             raise ConfigError(
                 f"env.options episode_length={episode_length} must be >= 1; pass "
-                "a positive number of control steps."
+                "a positive number of control steps, e.g. "
+                f"{both('episode_length', default.episode_length)}."
             )
         repeat = config.get("action_repeat", default.get("action_repeat", 1))
         if repeat != 1:
@@ -193,7 +199,7 @@ class PlaygroundEnv(Env):
             raise ConfigError(
                 f"env.options action_repeat={repeat!r}{whose}: "
                 "the playground adapter steps once per action; pass "
-                "--env.option action_repeat=1."
+                f"{both('action_repeat', 1)}."
             )
         check_physics(PREFIX + name, config, defaults)
         if "impl" in default and "impl" not in config:
@@ -201,7 +207,7 @@ class PlaygroundEnv(Env):
         if randomizer != "auto" and not randomize:
             raise ConfigError(
                 f"env.options randomizer={randomizer!r} without randomize=true "
-                "draws nothing; add --env.option randomize=true, or drop it."
+                f"draws nothing; add {both('randomize', True)}, or drop it."
             )
         if needs_menagerie(name):
             use_menagerie(PREFIX + name, menagerie_path)
@@ -213,11 +219,6 @@ class PlaygroundEnv(Env):
         self.env_id = PREFIX + name
         self.auto_reset = auto_reset
         self.observation_key = observation_key
-        if not isinstance(randomize, bool):
-            raise ConfigError(
-                f"env.options randomize={randomize!r} is not a boolean; pass "
-                "--env.option randomize=true (or false)."
-            )
         self.randomize = randomize
         self.task_randomizer = choose_randomizer(registry, name, randomizer)
         self.episode_length = episode_length

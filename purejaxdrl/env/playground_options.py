@@ -10,6 +10,8 @@ from typing import Any
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import check_option_types, check_options
+from purejaxdrl.env.option_spelling import both
+from purejaxdrl.env.option_types import read_text
 
 # The physics the adapter runs: MJX's JAX implementation. Playground's configs
 # name MuJoCo Warp (`warp`) for most tasks, but a Warp step and a Warp reset
@@ -41,6 +43,8 @@ def listed_options(valid: set[str], menagerie: bool) -> str:
     """The options an unknown-option error offers for a task, as one line.
 
     Those the adapter takes at one value only say it ("impl (jax only)").
+    Groups (`reward_config`) are not offered: set as one value, they are
+    refused; their keys are listed instead (`reward_config.scales.energy`).
     Pixel observations (`vision`, refused, and the `vision_config.*` group,
     of no use without it) and, for a task that loads no Menagerie model
     (`menagerie`: it does), `menagerie_path` (refused) are named briefly
@@ -52,7 +56,9 @@ def listed_options(valid: set[str], menagerie: bool) -> str:
 
     """
     pixels = {k for k in valid if k == "vision" or k.startswith("vision_config")}
-    unused = unusable_options(valid, menagerie)
+    # A group (`reward_config`) is refused as one value: its keys are listed.
+    groups = {k for k in valid if any(v.startswith(k + ".") for v in valid)}
+    unused = unusable_options(valid, menagerie) | groups
     shown = [
         f"{k} ({ONE_VALUE[k]} only)" if k in ONE_VALUE else k
         for k in sorted(valid - unused)
@@ -115,7 +121,7 @@ def check_physics(
         raise ConfigError(
             f"env.options impl={impl!r}: the playground adapter steps MJX's JAX "
             f"physics only (MuJoCo Warp's step and reset do not trace in one "
-            f"vmapped program); pass --env.option impl=jax or leave it out."
+            f"vmapped program); pass {both('impl', 'jax')} or leave it out."
         )
     if config.get("vision"):
         raise ConfigError(
@@ -192,19 +198,19 @@ def check_groups(
     for name, value in options.items():
         default = defaults.get(name)
         if isinstance(default, Mapping) and not isinstance(value, Mapping):
-            first = next(iter(default), "NAME")
             raise ConfigError(
                 f"env.options {name}={value!r}: {name} is a group of {env_id}'s "
                 f"options ({', '.join(default) or 'none'}), not one value; set "
-                f"them one by one, e.g. --env.option {name}.{first}="
-                f"{_example(default.get(first))}."
+                f"them one by one, e.g. {_leaf_example(name, default)}."
             )
         if not isinstance(default, list | tuple):
             continue
+        if isinstance(value, str):  # from Python: read as the flag reads it
+            value = read_text(value)
         if not isinstance(value, list | tuple):
             raise ConfigError(
                 f"env.options {name}={value!r} is not a list ({env_id}'s default: "
-                f"{default!r}); pass one, e.g. --env.option {name}={_example(default)}."
+                f"{default!r}); pass one, e.g. {both(name, list(default))}."
             )
         names = [f"{name}[{i}]" for i in range(len(value))]
         like = {n: default[min(i, len(default) - 1)] for i, n in enumerate(names)}
@@ -215,8 +221,10 @@ def check_groups(
     return out
 
 
-def _example(value: Any) -> str:
-    """`value` as `--env.option` reads it back (YAML): [64, 64], true."""
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_example(x) for x in value) + "]"
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def _leaf_example(name: str, group: Mapping[str, Any]) -> str:
+    """Both spellings of the group's first single option (a group's, if nested)."""
+    while isinstance(group, Mapping) and group:
+        first = next(iter(group))
+        name, group = f"{name}.{first}", group[first]
+    value = "NAME" if isinstance(group, Mapping) else group
+    return both(name, value)

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.types import PRNGKey
 
 RANGES = {
@@ -55,7 +56,7 @@ def choose_randomizer(registry: Any, name: str, choice: str) -> TaskRandomizer |
     if choice not in RANDOMIZERS:
         raise ConfigError(
             f"env.options randomizer={choice!r} is not one of "
-            f"{', '.join(RANDOMIZERS)}; pass --env.option randomizer=auto."
+            f"{', '.join(RANDOMIZERS)}; pass {both('randomizer', 'auto')}."
         )
     if choice == "generic":
         return None
@@ -65,8 +66,8 @@ def choose_randomizer(registry: Any, name: str, choice: str) -> TaskRandomizer |
     if task is None and choice == "playground":
         raise ConfigError(
             f"env.options randomizer=playground: Playground has no randomiser "
-            f"for {name}; pass --env.option randomizer=generic (masses, "
-            "frictions and actuator gains, any task)."
+            f"for {name}; pass {both('randomizer', 'generic')}: masses, "
+            "frictions and actuator gains, any task."
         )
     return task
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.env.specs import specs_error
 from purejaxdrl.networks.base import (
     Network,
@@ -163,8 +164,9 @@ def make_actor_critic(
         raise ConfigError(
             f"network.core={config.core!r} takes array observations, but the "
             f"environment observes a dict ({', '.join(sorted(obs_spec))}); keep "
-            f"the core on one entry (MuJoCo Playground: --env.option "
-            f"observation_key={_entry(obs_spec)}), or pass --network.core none."
+            f"the core on one entry (MuJoCo Playground: "
+            f"{both('observation_key', _entry(obs_spec))}), or pass "
+            "--network.core none (network.core='none' in Python)."
         )
     policy_spec, value_spec = check_torso(config, obs_spec)
     masks = isinstance(action_spec, Discrete) and action_spec.legal
@@ -243,8 +245,9 @@ def make_q_network(
         raise ConfigError(
             "a Q-network reads one array observation, but the environment "
             f"observes a dict ({', '.join(sorted(obs_spec))}); give it one entry "
-            f"(MuJoCo Playground: --env.option observation_key={_entry(obs_spec)}), "
-            "or train an actor-critic (ppo, sac) with --network.policy-obs-key."
+            f"(MuJoCo Playground: {both('observation_key', _entry(obs_spec))}), "
+            "or train an actor-critic (ppo, sac) with --network.policy-obs-key "
+            "(network.policy_obs_key in Python)."
         )
     make_actor_critic(config, obs_spec, action_spec)  # the same checks
     q = f"{'dueling ' * dueling}q[{action_spec.num_values}]"

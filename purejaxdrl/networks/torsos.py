@@ -209,7 +209,9 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
         raise ConfigError(
             f"network.policy_obs_key=None, but the environment observes a dict "
             f"({names}); pick the policy's entry and the critic's, e.g. "
-            f"--network.policy-obs-key {first} --network.value-obs-key {second}."
+            f"--network.policy-obs-key {first} --network.value-obs-key {second} "
+            f"(network={{'policy_obs_key': {first!r}, 'value_obs_key': {second!r}}} "
+            "in Python)."
         )
     for field, key in keys.items():
         if key not in obs_spec:

@@ -136,7 +136,8 @@ def test_normalisation_keeps_statistics_per_entry_against_numpy():
             "network.policy_obs_key=None, but the environment observes a dict "
             "(privileged_state, state); pick the policy's entry and the "
             "critic's, e.g. --network.policy-obs-key state --network.value-obs-key "
-            "privileged_state.",
+            "privileged_state (network={'policy_obs_key': 'state', "
+            "'value_obs_key': 'privileged_state'} in Python).",
         ),
         (
             ["--network.value-obs-key", "secret"],

@@ -196,7 +196,8 @@ CASES = [
     (
         [*TRAIN, "--env", "memory_chain", "--env.option", "memory_length=abc"],
         "env.options memory_length='abc' is not an integer (MemoryChain-bsuite's "
-        "default: 5); pass one, e.g. --env.option memory_length=5.",
+        "default: 5); pass one, e.g. --env.option memory_length=5 "
+        "(env.options={'memory_length': 5} in Python).",
     ),
     (
         [*TRAIN, "--env", "inverted_pendulum", "--env.option", "episode_length=2.5"],

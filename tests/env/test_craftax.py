@@ -51,7 +51,7 @@ def test_a_step_limit_below_one_is_one_line(value):
     assert str(error.value) == (
         f"env.options max_timesteps={value} must be >= 1 (its time limit, in "
         f"steps; {CLASSIC}'s default: 10000); pass e.g. --env.option "
-        "max_timesteps=10000."
+        "max_timesteps=10000 (env.options={'max_timesteps': 10000} in Python)."
     )
     envs.make(CLASSIC, max_timesteps=1)  # one step: a legitimate limit
 

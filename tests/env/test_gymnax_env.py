@@ -185,8 +185,9 @@ def test_option_values_of_the_wrong_kind_are_refused_naming_the_default():
     assert type(coerced["count"]) is int and type(coerced["scale"]) is float
     check_option_types("E", {"arr": "anything", "unknown": "abc"}, defaults)
     for options, message in [
-        ({"flag": 1}, "env.options flag=1 is not true or false (E's default: False); "
-         "pass one, e.g. --env.option flag=false."),
+        ({"flag": 2}, "env.options flag=2 is not true or false (E's default: False); "
+         "pass one, e.g. --env.option flag=false (env.options={'flag': False} in "
+         "Python)."),
         ({"count": 2.5}, "env.options count=2.5 is not an integer (E's default: 5)"),
         ({"count": True}, "env.options count=True is not an integer"),
         ({"scale": "abc"}, "env.options scale='abc' is not a number (E's default: 0.5"),
@@ -225,7 +226,8 @@ def test_lengths_below_one_are_refused_naming_the_default():
         )
         assert str(error.value).endswith(
             f"; {env_id}'s default: {default}); pass e.g. "
-            f"--env.option {option}={default}."
+            f"--env.option {option}={default} "
+            f"(env.options={{{option!r}: {default}}} in Python)."
         )
     env = envs.make("MemoryChain-bsuite", memory_length=1, max_steps_in_episode=1)
     assert int(env.default_params.memory_length) == 1

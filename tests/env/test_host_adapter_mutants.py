@@ -79,8 +79,8 @@ def test_an_option_the_environment_does_not_take_is_one_line():
     assert str(e.value) == (
         "env.options 'colour' is not an option of gymnasium:M6BEnds-test: its "
         "options are disable_env_checker, length, max_episode_steps, size; fix "
-        "the name in --env.option KEY=VALUE (or the preset's env.options), or "
-        "drop it."
+        "the name in --env.option KEY=VALUE (env.options={'KEY': VALUE} in "
+        "Python, or the preset's env.options), or drop it."
     )
     with pytest.raises(ConfigError, match="did you mean 'length'[?] its options"):
         make_host_env("gymnasium:M6BEnds-test", 1, 0, lenght=6)

@@ -125,7 +125,8 @@ def test_gymnasium_options_are_type_checked_against_the_environments_defaults():
         make_host_env("gymnasium:CartPole-v1", 1, 0, max_episode_steps=0)
     assert str(e.value) == (
         "env.options max_episode_steps=0 must be >= 1 (the time limit, in "
-        "steps); pass e.g. --env.option max_episode_steps=500."
+        "steps); pass e.g. --env.option max_episode_steps=500 "
+        "(env.options={'max_episode_steps': 500} in Python)."
     )
     # A float parameter written with an integer default (goal_velocity=0),
     # unannotated: any number.

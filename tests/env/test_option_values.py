@@ -50,7 +50,8 @@ def test_a_list_for_an_array_parameter_becomes_its_array_and_steps():
         ("Acrobot-v1", {"available_torque": "abc"}, "env.options "
          "available_torque='abc' must be a list of 3 numbers (Acrobot-v1's "
          "default: [-1.0, 0.0, 1.0]); pass e.g. --env.option "
-         "available_torque=[-1.0,0.0,1.0]."),
+         "available_torque=[-1.0,0.0,1.0] (env.options={'available_torque': "
+         "[-1.0, 0.0, 1.0]} in Python)."),
         ("Acrobot-v1", {"available_torque": [1, 2]}, "available_torque=[1, 2] "
          "must be a list of 3 numbers"),
         ("Acrobot-v1", {"available_torque": [1, 2, True]}, "must be a list of 3 "
@@ -87,7 +88,10 @@ def test_an_integer_option_past_int32_is_one_line(value):
         f"env.options max_steps_in_episode={value!r} must be in [-2**31, 2**31): "
         "the environment keeps its integers as int32"
     )
-    assert str(error.value).endswith("e.g. --env.option max_steps_in_episode=500.")
+    assert str(error.value).endswith(
+        "e.g. --env.option max_steps_in_episode=500 "
+        "(env.options={'max_steps_in_episode': 500} in Python)."
+    )
     env = envs.make("CartPole-v1", max_steps_in_episode=2**31 - 1)
     assert env.default_params.max_steps_in_episode == 2**31 - 1
     # Gymnasium's options stay Python ints: no range.

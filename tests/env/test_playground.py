@@ -285,7 +285,11 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"episode_length": 0}, "episode_length=0 must be >= 1"),
         ({"action_repeat": 2}, "pass --env.option action_repeat=1"),
         ({"impl": "warp"}, "impl='warp': the playground adapter steps MJX's JAX"),
-        ({"impl": "foo"}, "pass --env.option impl=jax or leave it out"),
+        (
+            {"impl": "foo"},
+            "pass --env.option impl=jax (env.options={'impl': "
+            "'jax'} in Python) or leave it out",
+        ),
         ({"vision": True}, "pixel observations are not supported"),
         ({"randomizer": "generic"}, "without randomize=true draws nothing"),
         ({"sim_dt": 0.02}, "ctrl_dt / sim_dt = 0.5 times per action, which must"),
@@ -293,7 +297,11 @@ def test_physics_is_traced_once_however_often_a_program_calls_it(monkeypatch):
         ({"sim_dt": 0.0}, "ctrl_dt=0.01, sim_dt=0: both must be > 0 (seconds)"),
         ({"njmax": -5}, "njmax=-5: njmax is a count (playground/CartpoleBalance's"),
         ({"menagerie_path": "/x"}, "CartpoleBalance loads no MuJoCo Menagerie"),
-        ({"vision_config": 5}, "option vision_config.cam_active=[true, false]."),
+        (
+            {"vision_config": 5},
+            "option vision_config.cam_active=[true, false] "
+            "(env.options={'vision_config.cam_active': [True, False]} in Python).",
+        ),
         ({"vision_config.cam_res": "abc"}, "cam_res='abc' is not a list"),
         ({"vision_config.cam_res": ["a", 2]}, "cam_res[0]='a' is not an integer"),
     ],
@@ -310,7 +318,8 @@ def test_an_action_repeat_is_credited_to_where_it_came_from(monkeypatch):
         envs.make("playground/CartpoleBalance", action_repeat=2)
     assert str(error.value) == (
         "env.options action_repeat=2: the playground adapter steps once per "
-        "action; pass --env.option action_repeat=1."
+        "action; pass --env.option action_repeat=1 (env.options={'action_repeat': "
+        "1} in Python)."
     )
     # A task config's own value other than 1 is still named as the config's.
     registry = playground_env.import_registry()

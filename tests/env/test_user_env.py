@@ -409,7 +409,7 @@ def test_a_users_options_are_type_checked_against_its_defaults(isolated):
         pjd.env.make("MyLine-v0", length="abc")
     assert str(e.value) == (
         "env.options length='abc' is not an integer (MyLine-v0's default: 4); "
-        "pass one, e.g. --env.option length=4."
+        "pass one, e.g. --env.option length=4 (env.options={'length': 4} in Python)."
     )
     with pytest.raises(pjd.ConfigError) as e:
         pjd.env.make("MyLine-v0", length=2.5)
@@ -430,7 +430,7 @@ def test_a_users_options_are_type_checked_against_its_defaults(isolated):
         pjd.env.make("MyCount-v0", count=-3)
     assert str(e.value) == (
         "env.options count=-3 is not an integer >= 0 (MyCount-v0's default: 3); "
-        "pass one, e.g. --env.option count=3."
+        "pass one, e.g. --env.option count=3 (env.options={'count': 3} in Python)."
     )
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import check_option_types, keyword_defaults, keyword_names
 from purejaxdrl.env.option_names import check_options
+from purejaxdrl.env.option_spelling import both
 
 
 def typed_options(
@@ -56,7 +57,7 @@ def typed_options(
         shown = defaults.get("max_episode_steps", 1000)
         raise ConfigError(
             f"env.options max_episode_steps={steps!r} must be >= 1 (the time "
-            f"limit, in steps); pass e.g. --env.option max_episode_steps={shown}."
+            f"limit, in steps); pass e.g. {both('max_episode_steps', shown)}."
         )
     return options
 
