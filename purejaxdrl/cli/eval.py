@@ -195,6 +195,9 @@ def _check_args(args: Any) -> None:
                 f"file, e.g. {out / 'episode.gif'}."
             )
         check_out_folder("--render", args.render, out)
+        from purejaxdrl.observe.mujoco_render import check_video
+
+        check_video(out)  # an MP4 without imageio-ffmpeg: known from the name
 
 
 def _check_one_policy(args: Any) -> None:

@@ -12,6 +12,7 @@ imageio-ffmpeg is installed.
 """
 
 import contextlib
+import ctypes.util
 import importlib
 import importlib.util
 import io
@@ -33,10 +34,9 @@ HEIGHT, WIDTH = 240, 320
 MIN_FRAME_MS = 20
 # States drawn per `render` call: one OpenGL context for each batch.
 _BATCH = 64
-_FIX = (
-    "install EGL (apt-get install libegl1) or OSMesa (apt-get install "
-    "libosmesa6) and set MUJOCO_GL=egl (or osmesa), or evaluate without --render"
-)
+# MuJoCo's reasons run to ~200 characters ("... which is required for device
+# rendering."); longer ones (a traceback's last line) are cut at a word.
+_REASON_CHARS = 300
 _PROBE = (
     "import mujoco; m = mujoco.MjModel.from_xml_string("
     "'<mujoco><worldbody><geom size=\".1\"/></worldbody></mujoco>'); "
@@ -79,7 +79,7 @@ def _probe(backend: str) -> str:
     if done.returncode == 0:
         return ""
     lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
-    return lines[-1][:160]
+    return _clip(lines[-1])
 
 
 def _draws_here() -> str:
@@ -93,8 +93,41 @@ def _draws_here() -> str:
         renderer = mujoco.Renderer(model, 8, 8)
         renderer.close()
     except Exception as e:  # noqa: BLE001 (every failure becomes one line)
-        return f"{type(e).__name__}: {str(e).strip().splitlines()[0][:160]}"
+        lines = str(e).strip().splitlines() or [""]
+        return _clip(f"{type(e).__name__}: {lines[0]}")
     return ""
+
+
+def _clip(reason: str) -> str:
+    """`reason` whole, or cut at a word with "…" past `_REASON_CHARS`.
+
+    It was cut at 160 characters, mid-word: "which is required fo".
+    """
+    reason = " ".join(reason.split())
+    if len(reason) <= _REASON_CHARS:
+        return reason
+    return reason[:_REASON_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _fix() -> str:
+    """What to do when no backend draws, for the libraries found here.
+
+    Where libEGL is installed, EGL failed for want of a device or driver
+    (`Cannot initialize a EGL device display`), which `apt-get install
+    libegl1` does not mend.
+    """
+    egl = (
+        "libEGL is installed but no EGL driver works here (a GPU's driver, or "
+        "Mesa's software one: apt-get install libegl-mesa0)"
+        if ctypes.util.find_library("EGL")
+        else "install EGL (apt-get install libegl1)"
+    )
+    osmesa = (
+        "OSMesa is installed but did not draw"
+        if ctypes.util.find_library("OSMesa")
+        else "install OSMesa (apt-get install libosmesa6) and set MUJOCO_GL=osmesa"
+    )
+    return f"{egl}; {osmesa}; or evaluate without --render"
 
 
 def _use(backend: str) -> None:
@@ -130,7 +163,8 @@ def check_gl() -> str:
         why = _draws_here()
         if why:
             raise ConfigError(
-                f"--render: MuJoCo cannot draw with MUJOCO_GL={chosen} ({why}); {_FIX}."
+                f"--render: MuJoCo cannot draw with MUJOCO_GL={chosen} ({why}); "
+                f"{_fix()}."
             )
         return chosen
     failures = []
@@ -144,7 +178,7 @@ def check_gl() -> str:
         failures.append(f"MUJOCO_GL={backend}: {why}")
     raise ConfigError(
         f"--render: MuJoCo found no OpenGL to draw with off screen "
-        f"({'; '.join(failures)}); {_FIX}."
+        f"({'; '.join(failures)}); {_fix()}."
     )
 
 
