@@ -30,6 +30,7 @@ LAYERS = (
         "config",
         "config_checks",
         "config_types",
+        "yaml_text",
         "config_docs",
         "setup_warnings",
         "field_roles",

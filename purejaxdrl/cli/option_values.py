@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from purejaxdrl.training.preset_yaml import load_yaml
+from purejaxdrl.yaml_text import load_yaml
 
 
 def read_option(text: str) -> Any:

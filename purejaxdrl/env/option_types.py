@@ -15,8 +15,8 @@ import numpy as np
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_types import load_yaml
 from purejaxdrl.env.option_spelling import both
+from purejaxdrl.yaml_text import load_yaml
 
 # Integers reach the compiled programs (and EnvPool's C++) as int32.
 INT32 = (-(2**31), 2**31)

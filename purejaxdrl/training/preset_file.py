@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.training.preset_yaml import RepeatedKeyError, load_yaml
+from purejaxdrl.yaml_text import RepeatedKeyError, load_yaml
 
 
 def presets_dir() -> pathlib.Path:

@@ -3,8 +3,8 @@
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.training.preset_yaml import RepeatedKeyError, load_yaml
 from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.yaml_text import RepeatedKeyError, load_yaml
 
 
 def test_a_key_twice_in_a_mapping_inside_a_list_is_refused():
