@@ -69,16 +69,16 @@ def _replay_fix(saved: int) -> str:
     each, backend = saved // processes, jax.default_backend()
     if each <= local:
         return f"pass --devices {each}"
-    fake = "(on CPU, fake them with XLA_FLAGS={})".format
-    fake_n = "--xla_force_host_platform_device_count={}".format
+    # The resume lines' spelling (`parallel.fake_devices_setting`).
+    fake = "(on CPU, fake them with JAX_NUM_CPU_DEVICES={})".format
     if processes == 1:
         return (
             f"this machine has {local} {backend} device(s): resume it on a "
-            f"machine with {saved} {fake(fake_n(saved))}"
+            f"machine with {saved} {fake(saved)}"
         )
     return (
         f"each process has {local} {backend} device(s): resume it as {processes} "
-        f"processes with {each} devices each (--devices {each}) {fake(fake_n(each))}, "
+        f"processes with {each} devices each (--devices {each}) {fake(each)}, "
         f"or as one process on a machine with {saved} devices (drop --coordinator, "
         "--num-processes and --process-id)"
     )

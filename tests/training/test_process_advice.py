@@ -36,8 +36,8 @@ from purejaxdrl.training import replay_shards, run
             2,
             1,
             "each process has 1 cpu device(s): resume it as 2 processes with 2 "
-            "devices each (--devices 2) (on CPU, fake them with XLA_FLAGS="
-            "--xla_force_host_platform_device_count=2), or as one process on a "
+            "devices each (--devices 2) (on CPU, fake them with "
+            "JAX_NUM_CPU_DEVICES=2), or as one process on a "
             "machine with 4 devices (drop --coordinator, --num-processes and "
             "--process-id)",
         ),

@@ -173,7 +173,7 @@ def test_restore_says_when_this_machine_has_too_few_devices_for_a_replay_run(
     run = _replay_run(_run(tmp_path, SavedCheckpoints(tmp_path, 4, meta)))
     message = (
         "resumes only on 16 devices, not 4; this machine has 8 cpu device\\(s\\): "
-        "resume it on a machine with 16 .*device_count=16"
+        "resume it on a machine with 16 .*JAX_NUM_CPU_DEVICES=16"
     )
     with pytest.raises(pjd.ConfigError, match=message):
         restore(run, _experiment(4))
