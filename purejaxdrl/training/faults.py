@@ -166,6 +166,19 @@ def _pass_on(signum: int, frame: types.FrameType | None, handler: object) -> Non
 _ENV_OUTPUTS = ("observation", "reward", "final_observation")
 
 
+def non_finite_entries(name: str, values: Any, xp: Any = np) -> Any | None:
+    """Which of metric `name`'s `values` say a run went non-finite; None: not judged.
+
+    A learner's metric is bad where NaN or infinite; a count of the
+    environment's non-finite outputs (`non_finite/<output>`) where positive;
+    an episode sum (`episode/...`) is never judged. `xp` is NumPy on the host
+    (`first_non_finite`) or jax.numpy on the device (PBT's ready step).
+    """
+    if name.startswith("episode/"):
+        return None
+    return values > 0 if name.startswith(NON_FINITE) else ~xp.isfinite(values)
+
+
 def first_non_finite(
     metrics: Mapping[str, np.ndarray],
 ) -> tuple[str, int, float] | None:
@@ -186,11 +199,12 @@ def first_non_finite(
     """
     worst, first = None, None
     for name, values in metrics.items():
-        if name.startswith("episode/"):
-            continue
         values = np.atleast_1d(np.asarray(values))
+        found = non_finite_entries(name, values)
+        if found is None:
+            continue
         output = name.removeprefix(NON_FINITE) if name.startswith(NON_FINITE) else ""
-        bad = np.flatnonzero(values > 0 if output else ~np.isfinite(values))
+        bad = np.flatnonzero(found)
         # At one update: the environment's outputs first, in the order it
         # makes them (a NaN observation is its final observation too).
         rank = _ENV_OUTPUTS.index(output) if output in _ENV_OUTPUTS else 3

@@ -7,24 +7,24 @@ import purejaxdrl as pjd
 from purejaxdrl.sweeps.pbt.population import pbt
 
 
+def _four_updates(**kwargs):
+    """A PBT run of 4 cartpole PPO members on 4 devices, ready at each update."""
+    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
+    base = pjd.apply_overrides(
+        config,
+        {"total_steps": config.steps_per_update * 4, "num_logs": 4, "devices": 4},
+    )
+    return pbt(base, population=4, ready=1, quantile=0.5, **kwargs)
+
+
 @pytest.mark.timeout(300)
 def test_diverged_members_copy_nobody_whatever_their_episodes_return(capsys):
     # A reward scale of 1e37 or more turns every member non-finite in its
     # first update. Their NaN parameters still act and end episodes with
     # unequal returns (about 9 to 11), so ranked by returns alone the bottom
     # half would copy the top half at every ready step.
-    config = pjd.load_preset("cartpole").config  # PPO, 512 steps per update
-    base = pjd.apply_overrides(
-        config,
-        {"total_steps": config.steps_per_update * 4, "num_logs": 4, "devices": 4},
-    )
-    result = pbt(
-        base,
-        explore={"reward_scale": ("uniform", 1e37, 1e38)},
-        population=4,
-        ready=1,
-        quantile=0.5,
-        search_seed=1,
+    result = _four_updates(
+        explore={"reward_scale": ("uniform", 1e37, 1e38)}, search_seed=1
     )
     assert result.diverged == [1, 1, 1, 1]
     later = result.lineage[2:]  # the ready steps after updates 2 and 3
@@ -38,20 +38,11 @@ def test_diverged_members_copy_nobody_whatever_their_episodes_return(capsys):
 
 @pytest.mark.timeout(300)
 def test_a_healed_member_is_ranked_by_its_score_at_later_ready_steps():
-    config = pjd.load_preset("cartpole").config
-    base = pjd.apply_overrides(
-        config,
-        {"total_steps": config.steps_per_update * 4, "num_logs": 4, "devices": 4},
-    )
     # Reward scales above ~1e19 overflow float32: some members diverge in the
     # first update, copy a healthy one at the first ready step (no resampling,
     # no perturbation: the copy's reward scale is its parent's), and are healthy.
-    result = pbt(
-        base,
+    result = _four_updates(
         explore={"reward_scale": ("loguniform", 1.0, 1e38)},
-        population=4,
-        ready=1,
-        quantile=0.5,
         resample_probability=0.0,
         perturb=(1.0, 1.0),
         search_seed=3,

@@ -32,7 +32,8 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.parallel import DATA_AXIS
-from purejaxdrl.runners.anakin import NON_FINITE, RunnerState
+from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.training.faults import non_finite_entries
 from purejaxdrl.types import PRNGKey
 
 
@@ -116,11 +117,10 @@ def least_population(quantile: float) -> int:
 def non_finite_members(metrics: Mapping[str, jax.Array]) -> jax.Array:
     """The members whose chunk went non-finite: bool [R].
 
-    The device's twin of the host's `training.faults.first_non_finite`, which
-    sets a member's `diverged`: a metric NaN or infinite, or a count of the
-    environment's non-finite outputs (`non_finite/...`) positive; episode
-    sums (`episode/...`) skipped. Computed on the device, because the ready
-    step after a chunk runs before the host has read the chunk's metrics.
+    The rule of the host's `training.faults.first_non_finite`, which sets a
+    member's `diverged` (`non_finite_entries`, one rule for both), on the
+    device, because the ready step after a chunk runs before the host has
+    read the chunk's metrics.
 
     Args:
       metrics: a chunk's metrics, [R, ...] per name.
@@ -132,11 +132,9 @@ def non_finite_members(metrics: Mapping[str, jax.Array]) -> jax.Array:
     size = next(iter(metrics.values())).shape[0]
     bad = jnp.zeros(size, bool)
     for name, values in metrics.items():
-        if name.startswith("episode/"):
-            continue
-        rows = values.reshape(size, -1)
-        found = rows > 0 if name.startswith(NON_FINITE) else ~jnp.isfinite(rows)
-        bad = bad | found.any(axis=1)
+        found = non_finite_entries(name, values.reshape(size, -1), jnp)
+        if found is not None:
+            bad = bad | found.any(axis=1)
     return bad
 
 
