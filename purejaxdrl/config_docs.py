@@ -7,12 +7,16 @@ each field's command-line flag, for the command line and for every hint that
 names one.
 """
 
+import ast
 import dataclasses
 import functools
 import inspect
+import json
 import re
 import textwrap
 from typing import Any, TypeVar
+
+import yaml
 
 _Class = TypeVar("_Class", bound=type)
 
@@ -188,3 +192,28 @@ def field_example(path: str, value: Any, py_value: Any = None) -> str:
     `apply_overrides` key.
     """
     return both_ways(flag(path), path, value, py_value)
+
+
+# A fix as `both_ways` spells it, read back beside its writer: `--num-envs 4
+# (num_envs=4 in Python)`; the flag's words end before its parenthesis.
+_BOTH_WAYS = re.compile(r"--[\w.-]+(?: [^()]*?)? \(([\w.]+)=(.*?) in Python\)")
+
+
+def in_yaml(message: str) -> str:
+    """`message` with its fixes as a preset file spells them, for a file's error.
+
+    `--network.hidden-sizes 64 64 (network.hidden_sizes=(64, 64) in Python)`
+    becomes `network.hidden_sizes: [64, 64] in the file` (a section takes
+    dotted keys).
+    """
+
+    def spelt(match: re.Match) -> str:
+        try:  # a Python literal, as YAML writes it: tuples as lists
+            value = json.loads(json.dumps(ast.literal_eval(match[2])))
+            shown = yaml.safe_dump(value, default_flow_style=True, width=1000)
+            shown = shown.removesuffix("\n").removesuffix("\n...")
+        except (ValueError, SyntaxError, TypeError):
+            shown = match[2]
+        return f"{match[1]}: {shown} in the file"
+
+    return _BOTH_WAYS.sub(spelt, message)

@@ -2,14 +2,13 @@
 
 import dataclasses
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.config import check
 from purejaxdrl.config_docs import field_example
 from purejaxdrl.config_types import ConfigError
 from purejaxdrl.networks import matmul
@@ -103,43 +102,47 @@ class NetworkConfig:
         return self.core != "none"
 
 
-def check_network(net: NetworkConfig) -> None:
-    """Refuses sizes, cores and keys no network is built with, in one line each.
+def network_faults(net: NetworkConfig) -> Iterator[tuple[str, str]]:
+    """Each way `net` is not a network, as a (rule, fix) pair.
 
-    `torsos.check_torso` runs it too, so networks built without a training
-    config (`make_actor_critic`) are checked alike.
+    The rule names the field and its value; the fix spells a good value
+    both ways, or says what to do.
 
-    Raises:
-      ConfigError: naming the field, its value and what it takes.
-
+    Two readers: `check_network` joins them for a config; loading a
+    policy.json keeps only the rule, since what is wrong there is the file's
+    value and no flag mends it.
     """
-    check(
-        len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes),
-        f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
-        "positive widths, e.g. --network.hidden-sizes 64 64.",
-    )
+    if not (len(net.hidden_sizes) >= 1 and all(w >= 1 for w in net.hidden_sizes)):
+        yield (
+            f"network.hidden_sizes={list(net.hidden_sizes)} must be one or more "
+            "positive widths",
+            "pass e.g. " + field_example("network.hidden_sizes", "64 64", (64, 64)),
+        )
     # Checked whatever the torso, as the other sizes are: a config that names
     # one of them is wrong before it is used (a 0 reached JAX's initialisers
     # as a division by zero).
-    check(
-        net.conv_features >= 1,
-        f"network.conv_features={net.conv_features} must be >= 1, e.g. "
-        "--network.conv-features 16.",
-    )
-    check(
-        len(net.resnet_channels) >= 1 and all(w >= 1 for w in net.resnet_channels),
-        f"network.resnet_channels={list(net.resnet_channels)} must be one or more "
-        "positive widths, e.g. --network.resnet-channels 16 32 32.",
-    )
+    if net.conv_features < 1:
+        yield (
+            f"network.conv_features={net.conv_features} must be >= 1",
+            "pass e.g. " + field_example("network.conv_features", 16),
+        )
+    if not (len(net.resnet_channels) >= 1 and all(w >= 1 for w in net.resnet_channels)):
+        yield (
+            f"network.resnet_channels={list(net.resnet_channels)} must be one or "
+            "more positive widths",
+            "pass e.g. "
+            + field_example("network.resnet_channels", "16 32 32", (16, 32, 32)),
+        )
     for field in ("policy_obs_key", "value_obs_key"):
         # "" would pass for "no key" where a test is truthiness and index a
         # dict where it is `is None`: refused, not given a meaning.
-        check(
-            getattr(net, field) != "",
-            f"network.{field}='' names no entry; pass a dict observation's "
-            f"entry (e.g. --network.{field.replace('_', '-')} state), or leave "
-            "it unset (none) for array observations.",
-        )
+        if getattr(net, field) == "":
+            yield (
+                f"network.{field}='' names no entry",
+                f"pass a dict observation's entry, e.g. "
+                f"{field_example(f'network.{field}', 'state', repr('state'))}, "
+                "or leave it unset (none) for array observations",
+            )
     if net.core not in CORES:
         # --network.core LSTM, grue: the core meant, as --algo's refusal does.
         lower = str(net.core).lower()
@@ -147,20 +150,38 @@ def check_network(net: NetworkConfig) -> None:
         close = close or difflib.get_close_matches(lower, CORES, n=1)
         advice = f"did you mean {close[0]!r}? Pass" if close else "pick one, e.g."
         core = (close or [CORES[-1]])[0]
-        raise ConfigError(
-            f"network.core={net.core!r} is not one of {CORES}; {advice} "
-            f"{field_example('network.core', core, repr(core))}."
+        yield (
+            f"network.core={net.core!r} is not one of {CORES}",
+            f"{advice} {field_example('network.core', core, repr(core))}",
         )
-    check(
-        net.core_size >= 1,
-        f"network.core_size={net.core_size} must be >= 1, e.g. "
-        "--network.core-size 128.",
-    )
-    check(
-        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes),
-        f"network.head_sizes={list(net.head_sizes)} must be positive widths, and "
-        "only a recurrent core has head layers (use hidden_sizes otherwise).",
-    )
+    if net.core_size < 1:
+        yield (
+            f"network.core_size={net.core_size} must be >= 1",
+            "pass e.g. " + field_example("network.core_size", 128),
+        )
+    if not (
+        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes)
+    ):
+        yield (
+            f"network.head_sizes={list(net.head_sizes)} must be positive widths, "
+            "and only a recurrent core has head layers",
+            "use hidden_sizes otherwise",
+        )
+
+
+def check_network(net: NetworkConfig) -> None:
+    """Refuses sizes, cores and keys no network is built with, in one line each.
+
+    `torsos.check_torso` runs it too, so networks built without a training
+    config (`make_actor_critic`) are checked alike.
+
+    Raises:
+      ConfigError: the first of `network_faults`, naming the field, its value
+        and what it takes.
+
+    """
+    for rule, fix in network_faults(net):
+        raise ConfigError(f"{rule}; {fix}.")
 
 
 class Network(NamedTuple):

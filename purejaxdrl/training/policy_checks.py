@@ -20,7 +20,7 @@ import numpy as np
 from purejaxdrl.config_types import ConfigError
 from purejaxdrl.env.base import Box
 from purejaxdrl.networks import TORSOS, NetworkConfig, torso_names
-from purejaxdrl.networks.base import check_network
+from purejaxdrl.networks.base import network_faults
 
 # The fields `load_policy` reads without a default.
 REQUIRED = ("algo", "env_id", "observation_shape", "action", "network")
@@ -167,15 +167,12 @@ def network_config(where: pathlib.Path, net: dict[str, Any]) -> NetworkConfig:
             f"{_again(where.parent)}."
         ) from None
     _check_field_types(where, net)
-    try:
-        check_network(config)
-    except ConfigError as e:
-        # The check's own fix names a flag, which eval does not take: what
-        # is wrong is the file's value.
-        rule = re.split(r"; |, e\.g\. ", str(e), maxsplit=1)[0].rstrip(".")
+    for rule, _ in network_faults(config):
+        # The rule alone: the fix names a setting, which eval does not take;
+        # what is wrong is the file's value.
         raise ConfigError(
             f"{str(where)!r}: {rule}; set it back, or {_again(where.parent)}."
-        ) from None
+        )
     return config
 
 

@@ -1,17 +1,13 @@
 """Presets: tuned configs from `envs/*.yaml`, with the score each must reach."""
 
-import ast
 import dataclasses
 import difflib
-import json
 import pathlib
-import re
 from typing import Any
-
-import yaml
 
 from purejaxdrl.agents.registry import DEFAULT_ALGO, algorithm, registered_by_user
 from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
+from purejaxdrl.config_docs import in_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.no_section import (  # noqa: F401 (public here too)
@@ -113,31 +109,6 @@ def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
 def preset_fault(name: str, algo: str) -> str:
     """How an error of preset `name`'s `algo` section begins: it names the file."""
     return f"Preset {name!r}, section {algo}: "
-
-
-# A fix spelt for both audiences (`config_docs.both_ways`): `--num-envs 4
-# (num_envs=4 in Python)`; the flag's words end before its parenthesis.
-_BOTH_WAYS = re.compile(r"--[\w.-]+(?: [^()]*?)? \(([\w.]+)=(.*?) in Python\)")
-
-
-def in_yaml(message: str) -> str:
-    """`message` with its fixes as a preset file spells them, for a file's error.
-
-    `--network.hidden-sizes 64 64 (network.hidden_sizes=(64, 64) in Python)`
-    becomes `network.hidden_sizes: [64, 64] in the file` (a section takes
-    dotted keys).
-    """
-
-    def spelt(match: re.Match) -> str:
-        try:  # a Python literal, as YAML writes it: tuples as lists
-            value = json.loads(json.dumps(ast.literal_eval(match[2])))
-            shown = yaml.safe_dump(value, default_flow_style=True, width=1000)
-            shown = shown.removesuffix("\n").removesuffix("\n...")
-        except (ValueError, SyntaxError, TypeError):
-            shown = match[2]
-        return f"{match[1]}: {shown} in the file"
-
-    return _BOTH_WAYS.sub(spelt, message)
 
 
 def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:

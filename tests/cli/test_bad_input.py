@@ -259,7 +259,8 @@ CASES = [
     (
         [*TRAIN, "--env", "breakout_minatar", "--network.torso", "cnn"]
         + ["--network.conv-features", "0"],
-        "network.conv_features=0 must be >= 1, e.g. --network.conv-features 16.",
+        "network.conv_features=0 must be >= 1; pass e.g. --network.conv-features "
+        "16 (network.conv_features=16 in Python).",
     ),
     (
         [*TRAIN, "--env", "breakout_minatar", "--network.torso", "impala_resnet"]

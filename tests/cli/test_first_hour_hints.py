@@ -1,10 +1,12 @@
 """A newcomer's guesses (review fh16): each refusal names what was meant."""
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.presets import in_yaml, presets_dir
+from purejaxdrl.config_docs import both_ways, field_example, in_yaml
+from purejaxdrl.training.presets import presets_dir
 
 
 def _error(argv, capsys):
@@ -151,6 +153,44 @@ def test_a_scalar_fix_is_spelt_as_yaml_without_the_document_end():
     assert in_yaml("pass --num-envs 4 (num_envs=4 in Python).") == (
         "pass num_envs: 4 in the file."
     )
+
+
+@pytest.mark.parametrize(
+    ("fix", "key", "value"),
+    [
+        (
+            field_example("network.hidden_sizes", "64 64", (64, 64)),
+            "network.hidden_sizes",
+            [64, 64],
+        ),
+        (field_example("network.core", "gru", repr("gru")), "network.core", "gru"),
+        (field_example("ppo.learning_rate", 0.0003), "ppo.learning_rate", 0.0003),
+        (
+            both_ways(
+                "--env.option episode_length=",
+                "env.options",
+                "100",
+                {"episode_length": 100},
+            ),
+            "env.options",
+            {"episode_length": 100},
+        ),
+        (
+            field_example("env.normalize_observations", "true", True),
+            "env.normalize_observations",
+            True,
+        ),
+    ],
+)
+def test_every_fix_the_builder_writes_reads_back_as_the_file_s_key(fix, key, value):
+    # The builder and its reader live side by side (config_docs): what
+    # `both_ways` writes, `in_yaml` spells as the key and YAML value a preset
+    # file takes.
+    text = in_yaml(f"bad; pass {fix}.")
+    prefix, written = text.removeprefix("bad; pass ").split(": ", 1)
+    assert prefix == key
+    assert written.endswith(" in the file.")
+    assert yaml.safe_load(written.removesuffix(" in the file.")) == value
 
 
 def test_list_of_a_yml_file_says_list_shows_shipped_presets(tmp_path, capsys):

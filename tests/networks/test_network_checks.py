@@ -5,8 +5,10 @@ Q-network on dict observations (whose fix is the environment's
 `observation_key` option, as docs/guide/environments.md says).
 """
 
+import ast
 import functools
 import pathlib
+import re
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +21,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.networks import NetworkConfig, make_actor_critic, make_q_network
-from purejaxdrl.networks.base import check_network
+from purejaxdrl.networks.base import check_network, network_faults
 from tests.env.test_contract import Flawed
 
 DICT_SPEC = {"state": Box((5,)), "privileged_state": Box((9,))}
@@ -56,6 +58,33 @@ def test_conv_sizes_below_one_are_one_line(fields, start):
     message = str(error.value)
     assert message.startswith(start), message
     assert "\n" not in message
+
+
+_BAD_FIELDS = [
+    {"hidden_sizes": ()},
+    {"hidden_sizes": (64, 0)},
+    {"conv_features": 0},
+    {"resnet_channels": (16, -1)},
+    {"policy_obs_key": ""},
+    {"value_obs_key": ""},
+    {"core": "grue"},
+    {"core": "transformer"},
+    {"core": "gru", "core_size": 0},
+]
+
+
+@pytest.mark.parametrize("fields", _BAD_FIELDS)
+def test_each_network_fix_is_spelt_both_ways_and_mends_the_config(fields):
+    # The fix is both spellings of one good value (before: the sizes' fixes
+    # gave the flag alone); following the Python spelling passes the check.
+    (rule, fix), *_ = network_faults(NetworkConfig(**fields))
+    assert rule.startswith("network.") and "--network." in fix, (rule, fix)
+    (path, python), *_ = re.findall(r"\((network\.\w+)=(.*?) in Python\)", fix)
+    mended = {**fields, path.removeprefix("network."): ast.literal_eval(python)}
+    assert list(network_faults(NetworkConfig(**mended))) == []
+    with pytest.raises(ConfigError) as error:
+        check_network(NetworkConfig(**fields))
+    assert str(error.value) == f"{rule}; {fix}."
 
 
 @pytest.mark.parametrize("channels", [(0, 8), (16, -1), ()])
