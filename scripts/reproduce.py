@@ -44,6 +44,8 @@ from harness import source_commit
 from scipy import stats  # installed with JAX (one of jax's dependencies)
 
 import purejaxdrl as pjd
+from purejaxdrl.observe import numbers
+from purejaxdrl.observe.numbers import mean_std_text
 from purejaxdrl.observe.plots import load_curves, plot_curves
 from purejaxdrl.sweeps.report import plot_sweep
 
@@ -532,15 +534,17 @@ def not_run_text(row: Row) -> str:
 
 
 def return_text(score: dict) -> str:
-    """ "500.0 ± 0.0", marked "*eval*" where it is the evaluation's return.
+    """ "500.0 ± 0.0" ("0.997 ± 0.007" below 10), marked "*eval*" where it is the evaluation's return.
 
     Marked ² where the row predates a change to how its preset trains
     (`predates_note`).
     """
-    ci = "" if math.isnan(score["ci95"]) else f" ± {score['ci95']:.1f}"
+    mean, ci = score["mean"], score["ci95"]
+    # The precision every other table prints a return with (0.997 is not 1.0).
+    shown = numbers.return_text(mean) if math.isnan(ci) else mean_std_text(mean, ci)
     of = " *eval*" if score.get("target_of") == "evaluation" else ""
     old = " ²" if score.get("predates") else ""
-    return f"{score['mean']:.1f}{ci}{of}{old}"
+    return f"{shown}{of}{old}"
 
 
 def predated_changes(scores: dict) -> str:

@@ -147,3 +147,17 @@ def test_a_published_target_is_its_row_s_anchor(key):
     if preset.target_measured or preset.target_return is None:
         pytest.skip("the target is this project's own measurement")
     assert preset.target_return == pytest.approx(row.anchor_value)
+
+
+@pytest.mark.parametrize(
+    ("score", "shown"),
+    [
+        # memory_chain's row printed "1.0 ± 0.0" for 0.9966 ± 0.0069.
+        ({"mean": 0.9965909, "ci95": 0.0069452}, "0.997 ± 0.007"),
+        ({"mean": 499.96, "ci95": 0.12}, "500.0 ± 0.1"),
+        ({"mean": -85.39, "ci95": 1.519}, "-85.4 ± 1.5"),
+        ({"mean": 0.5, "ci95": math.nan, "target_of": "evaluation"}, "0.500 *eval*"),
+    ],
+)
+def test_a_score_row_prints_its_return_as_every_other_table_does(score, shown):
+    assert REPRODUCE.return_text(score) == shown
