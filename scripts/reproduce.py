@@ -534,7 +534,10 @@ def not_run_text(row: Row) -> str:
 
 
 def return_text(score: dict) -> str:
-    """ "500.0 ± 0.0" ("0.997 ± 0.007" below 10), marked "*eval*" where it is the evaluation's return.
+    """ "500.0 ± 0.0", marked "*eval*" where it is the evaluation's return.
+
+    Below 10 with three significant digits ("0.997 ± 0.007"), as every
+    other table prints a return.
 
     Marked ² where the row predates a change to how its preset trains
     (`predates_note`).
