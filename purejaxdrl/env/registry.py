@@ -3,6 +3,7 @@
 import difflib
 import functools
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -218,12 +219,13 @@ def make(name: str, **options) -> Env:
         _register_builtins()  # every library's names, for the count and hint
         host = _host_library(name)
         if host:  # registered, but in a host library's registry, not ours
+            fixed = f"{host}:{name}"
             raise UnknownEnvironmentError(
-                f"Unknown environment {name!r}: {name} is a {_HOSTS[host]} id: "
-                f"pass --env.id {host}:{name} (a host environment; "
-                "purejaxdrl.env.registered() lists the device ones)."
+                f"Unknown environment {name!r}: {name} is a {_HOSTS[host]} id, "
+                "a host environment (purejaxdrl.env.registered() lists the device "
+                f"ones); pass {both_ways('--env.id', 'env.id', fixed, repr(fixed))}."
             )
-        _check_colon(name)
+        _check_host_spelling(name)
         close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         advice = (
@@ -260,20 +262,36 @@ def make(name: str, **options) -> Env:
 _HOSTS = {"gymnasium": "Gymnasium", "envpool": "EnvPool"}
 
 
-def _check_colon(name: str) -> None:
-    """Refuses `envpool/X` or `gymnasium/X`, naming the host id `envpool:X`.
+# An Atari game as EnvPool (`Breakout-v5`) or Gymnasium's ALE (`ALE/Breakout-v5`)
+# names it.
+_ATARI = re.compile(r"(?:ALE/)?([A-Z][A-Za-z]*-v5)")
 
-    Device ids take a slash (`brax/ant`), so a host id written so is natural;
-    the closest device name (gymnax's `CartPole-v1`) would switch backends.
+
+def _check_host_spelling(name: str) -> None:
+    """Refuses a host id spelt as a device one, naming the host id to pass.
+
+    `envpool/X` or `gymnasium/X`: device ids take a slash (`brax/ant`), so a
+    host id written so is natural, and the closest device name (gymnax's
+    `CartPole-v1`) would switch backends. `Breakout-v5` or `ALE/Breakout-v5`:
+    an Atari game, which runs on the host through EnvPool (the closest
+    device name, a MinAtar game, is named beside it).
     """
     library, slash, task = name.partition("/")
+    atari = _ATARI.fullmatch(name)
     if slash and library in _HOSTS:
         fixed = f"{library}:{task}"
-        raise UnknownEnvironmentError(
-            f"Unknown environment {name!r}: did you mean {fixed}? Host ids take "
-            "a colon: envpool:<task>, gymnasium:<id>; pass "
-            f"{both_ways('--env.id', 'env.id', fixed, repr(fixed))}."
-        )
+        why = "Host ids take a colon: envpool:<task>, gymnasium:<id>"
+    elif atari:
+        fixed = f"envpool:{atari[1]}"
+        why = "Atari games run on the host, through EnvPool"
+    else:
+        return
+    close = _close_names(name) if atari else []
+    kin = f" The closest device environment is {close[0]}." if close else ""
+    raise UnknownEnvironmentError(
+        f"Unknown environment {name!r}: did you mean {fixed}? {why}; pass "
+        f"{both_ways('--env.id', 'env.id', fixed, repr(fixed))}.{kin}"
+    )
 
 
 def _host_library(name: str) -> str:

@@ -121,6 +121,26 @@ def test_unknown_environment_names_the_rule_and_close_matches():
         envs.make("CartPole-v2")
 
 
+@pytest.mark.parametrize(
+    ("name", "fixed", "kin"),
+    [
+        ("Breakout-v5", "envpool:Breakout-v5", " The closest device environment is "),
+        ("ALE/Pong-v5", "envpool:Pong-v5", ""),
+        ("envpool/CartPole-v1", "envpool:CartPole-v1", ""),
+    ],
+)
+def test_a_host_id_spelt_as_a_device_one_names_the_host_id_both_ways(name, fixed, kin):
+    # Before: an Atari id got only "Did you mean Breakout-MinAtar?", and
+    # `--env.imports` advice that cannot help.
+    with pytest.raises(envs.UnknownEnvironmentError) as error:
+        envs.make(name)
+    message = str(error.value)
+    assert f"did you mean {fixed}?" in message
+    assert f"--env.id {fixed} (env.id={fixed!r} in Python)." in message
+    assert "--env.imports" not in message and "\n" not in message
+    assert (kin in message) if kin else ("closest device" not in message)
+
+
 def test_options_naming_env_params_fields_set_them():
     from purejaxdrl import env as envs
 
