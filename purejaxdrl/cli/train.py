@@ -18,6 +18,7 @@ from purejaxdrl.cli.args import (
     reject_other_algorithms,
     use_compile_cache,
 )
+from purejaxdrl.cli.early_signals import EarlySignals
 from purejaxdrl.cli.exits import EXIT_FAILURE
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.process_flags import add_process_flags
@@ -141,34 +142,50 @@ def _fresh(
     return args, config, preset
 
 
-def _join_processes(argv: Sequence[str]) -> Any:
+def _join_processes(argv: Sequence[str], early: EarlySignals) -> bool:
     """Joins the other processes (when asked) before JAX starts a backend.
 
     First of all: the user's modules of `--env.imports`, imported to read the
     preset, may touch JAX (a module-level `jnp` constant starts the backend).
-    Returns what holds SIGINT / SIGTERM until the chunk loop's handler takes
-    them over (`held_stop_signals`).
+    While a process joins, `early` gives the signals back to Python (a hung
+    join ends on SIGTERM, as before). Returns whether it joined.
     """
-    from purejaxdrl.cli import processes
-
     pre = Parser(prog="purejaxdrl train", add_help=False, allow_abbrev=False)
     add_process_flags(pre)  # the same flags the full parser reads later
     k, _ = pre.parse_known_args(argv)
     named = (k.coordinator, k.num_processes, k.process_id, k.distributed_auto)
+    from purejaxdrl.cli import processes  # imports JAX: seconds
+
     config = processes.DistributedConfig(*named, init_timeout=k.init_timeout)
     running = {"-h", "--help"}.isdisjoint(argv)  # not only asking for help
-    joined = running and processes.initialize_distributed(config)
-    return processes.held_stop_signals(joined, saves="--no-files" not in argv)
+    if running and config.enabled:
+        early.hand_over()
+    return running and processes.initialize_distributed(config)
 
 
 def train_command(argv: Sequence[str]) -> int:
-    """`purejaxdrl train ...`; returns the exit status."""
-    with _join_processes(argv):
-        return _train(argv)
+    """`purejaxdrl train ...`; returns the exit status.
+
+    SIGINT / SIGTERM are a request to stop from its first line: one process
+    holds them (`SetupHold`, which `train()` takes over) and stops before it
+    trains, with one line; many hold them from joining on
+    (`held_stop_signals`) and stop together.
+    """
+    with EarlySignals() as early:
+        if _join_processes(argv, early):
+            from purejaxdrl.cli.processes import held_stop_signals
+
+            with held_stop_signals(True, saves="--no-files" not in argv):
+                return _train(argv, None)
+        from purejaxdrl.training.setup_stop import SetupHold
+
+        with SetupHold() as held:
+            early.hand_over()
+            return _train(argv, held)
 
 
-def _train(argv: Sequence[str]) -> int:
-    """`train_command`, once the processes have joined."""
+def _train(argv: Sequence[str], held: Any) -> int:
+    """`train_command`, once the processes have joined (`held`: one's hold)."""
     known = pre_parse(argv, "--env", "--env.id", "--algo", "--resume", command="train")
     if known.resume is not None:
         if known.env is not None:
@@ -181,6 +198,8 @@ def _train(argv: Sequence[str]) -> int:
     else:
         env, algo, started = command_start(known)
         args, config, preset = _fresh(argv, env, algo, known.env is not None)
+    if held is not None:  # asked to stop while the config was read: untouched
+        held.stop_if_asked(None, resuming=args.resume is not None)
     use_compile_cache(args)
     import jax
 

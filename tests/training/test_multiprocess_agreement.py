@@ -109,9 +109,10 @@ _RAISES = """
 import sys, time
 from purejaxdrl import cli
 from purejaxdrl.cli import train
+from purejaxdrl.cli.early_signals import EarlySignals
 
 def train_command(argv):
-    train._join_processes(argv)
+    train._join_processes(argv, EarlySignals())
     print("joined at", time.time(), flush=True)
     if "--process-id" in argv and argv[argv.index("--process-id") + 1] == "1":
         raise RuntimeError("a bug")
