@@ -3,6 +3,7 @@
 import pathlib
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.training.run_folder import enclosing_run
 
 SPEC_FILE, PARAMS_FILE = "policy.json", "params.msgpack"
 
@@ -30,7 +31,12 @@ def check_policy_folder(
     if (out / "config.yaml").is_file():
         raise ConfigError(
             f"{said(out)} is a run directory, whose params.msgpack is the run's "
-            f"own; export to a folder of its own, e.g. {said(out / 'policy')}."
+            f"own; export to a folder of its own, e.g. {said(_beside(out))}."
+        )
+    if (run := enclosing_run(out)) is not None:  # its checkpoints/: a stray save
+        raise ConfigError(
+            f"{said(out)} is inside run {str(run)!r}; export to a folder of its "
+            f"own, e.g. {said(_beside(run))}."
         )
     taken = [file for file in (SPEC_FILE, PARAMS_FILE) if (out / file).exists()]
     if taken and not overwrite:
@@ -39,6 +45,33 @@ def check_policy_folder(
             f"{said(out)} already holds an exported policy ({', '.join(taken)}); "
             f"choose another folder, or pass {how} to replace it"
         )
+
+
+def _beside(run: pathlib.Path) -> pathlib.Path:
+    """A policy folder for `run` beside it (`runs/x` -> `runs/x_policy`)."""
+    run = run if run.name not in ("", "..") else run.resolve()
+    return run.parent / f"{run.name}_policy"
+
+
+def _inside_run(path: pathlib.Path) -> str | None:
+    """How to load a policy from the run that `path` lies inside (None: none)."""
+    if (run := enclosing_run(path)) is None:
+        return None
+    inside = path.relative_to(run)
+    save = inside.parts[1] if inside.parts[0] == "checkpoints" else ""
+    if len(inside.parts) > 1 and save.isdigit():
+        what, flag, step = (
+            f"a checkpoint of run {str(run)!r}",
+            f" --checkpoint {save}",
+            f", step={save}",
+        )
+    else:
+        what, flag, step = f"a folder inside run {str(run)!r}", "", ""
+    return (
+        f"{str(path)!r} is {what}, not an exported policy; export it first: "
+        f"`purejaxdrl export {run}{flag} --out OUT` (pjd.export_policy("
+        f"{str(run)!r}, OUT{step}) in Python), then load OUT."
+    )
 
 
 def what_it_is(path: pathlib.Path) -> str | None:
@@ -86,6 +119,8 @@ def check_loadable(path: pathlib.Path) -> None:
             f"first: pjd.export_policy({str(path)!r}, OUT) or `purejaxdrl export "
             f"{path} --out OUT`, then load OUT."
         )
+    if (inside := _inside_run(path)) is not None:
+        raise ConfigError(inside)
     where = what_it_is(path)
     if where is not None:
         raise ConfigError(f"{str(path)!r} is not an exported policy; {where}")

@@ -68,9 +68,7 @@ def restore_run(
     checkpoint = checkpoint_choice(checkpoint)
     check_not_file(pathlib.Path(run_dir))
     check_not_parent(pathlib.Path(run_dir))
-    check_not_inside(
-        pathlib.Path(run_dir), "step" if purpose == "export" else "checkpoint"
-    )
+    check_not_inside(pathlib.Path(run_dir), "step" if purpose == "export" else "")
     # Training's setup advice (a PQN without LayerNorm...) is too late here.
     with quiet_setup_warnings():
         return _restore(run_dir, purpose, checkpoint)
@@ -315,7 +313,7 @@ def _chosen_step(
             why = _why_missing(checkpoint, steps, config)
             raise ConfigError(
                 f"{where}, none at update {checkpoint} ({why}); pass one of those"
-                f"{best} or 'latest'."
+                f"{best} or 'latest' as --checkpoint N (step=N in Python)."
             )
         return int(checkpoint)
     if not config.checkpoint.keep_best:

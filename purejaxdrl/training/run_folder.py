@@ -68,26 +68,32 @@ def check_not_parent(path: pathlib.Path) -> None:
     )
 
 
-def check_not_inside(path: pathlib.Path, keyword: str = "checkpoint") -> None:
+def enclosing_run(path: pathlib.Path, levels: int = 3) -> pathlib.Path | None:
+    """The run directory `path` lies inside, up to `levels` folders up (or None).
+
+    Three reach a folder inside a checkpoint (`RUN/checkpoints/976/x`).
+    """
+    for run in list(path.parents)[:levels]:
+        if (run / "config.yaml").is_file():
+            return run
+    return None
+
+
+def check_not_inside(path: pathlib.Path, keyword: str = "") -> None:
     """Refuses a folder inside a run (`RUN/checkpoints`, `RUN/checkpoints/976`).
 
     Up to two folders up: the run is named, and for a checkpoint's own folder
-    the `--checkpoint` that picks that save (`keyword`: Python's argument).
+    the `--checkpoint` that picks that save (`keyword`: Python's argument, if
+    the caller's function takes one).
     """
     if not path.is_dir() or any((path / name).exists() for name in OWN_FILES):
         return
-    for run in (path.parent, path.parent.parent):
-        if (run / "config.yaml").is_file():
-            break
-    else:
+    if (run := enclosing_run(path, 2)) is None:
         return
     inside = path.relative_to(run)
     save = inside.name if inside.parent.name == "checkpoints" else ""
-    which = (
-        f" with --checkpoint {save} for that save ({keyword}={save} in Python)"
-        if save.isdigit()
-        else ""
-    )
+    python = f" ({keyword}={save} in Python)" if keyword else ""
+    which = f" with --checkpoint {save} for that save{python}" if save.isdigit() else ""
     raise ConfigError(
         f"{str(path)!r} is a folder inside run {str(run)!r} (its {inside}), not "
         f"a run; pass the run, {str(run)!r}{which}."

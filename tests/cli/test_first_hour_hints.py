@@ -122,6 +122,10 @@ def test_a_folder_inside_a_run_names_the_run(command, tmp_path, capsys):
     assert f"inside run {str(run)!r} (its checkpoints), not a run" in line
     line = _error([command, str(run / "checkpoints" / "976"), *out], capsys)
     assert f"pass the run, {str(run)!r} with --checkpoint 976 for that save" in line
+    # Python's spelling is export_policy's step=; eval has no Python function
+    # taking checkpoint= (reviews/ck17.md #5).
+    python = " (step=976 in Python)" if command == "export" else ""
+    assert line.endswith(f"for that save{python}.")
 
 
 def test_a_run_dir_refusal_is_spelt_for_python_too(tmp_path):

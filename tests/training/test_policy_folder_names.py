@@ -41,7 +41,8 @@ def test_train_result_policy_names_its_parameter_not_the_flag(tmp_path, monkeypa
         result.policy(run)
     said = f"out={str(run)!r} is a run directory"
     assert str(refused.value).startswith(said)
-    assert str(refused.value).endswith(f"e.g. out={str(run / 'policy')!r}.")
+    # Beside the run, not inside it (refused below).
+    assert str(refused.value).endswith(f"e.g. out={str(tmp_path / 'run_policy')!r}.")
     done = tmp_path / "done"
     done.mkdir()
     (done / "policy.json").write_text("{}")
@@ -60,3 +61,35 @@ def test_the_command_line_keeps_its_flag(tmp_path, name):
     (tmp_path / "run" / "config.yaml").write_text("{}")
     with pytest.raises(pjd.ConfigError, match=f"^--out '.*{name}' is a"):
         check_policy_folder(pathlib.Path(tmp_path / name), overwrite=False)
+
+
+# reviews/ck17.md #2: `--out RUN/checkpoints/55` made a stray "checkpoint" that
+# retention kept while it deleted real ones.
+@pytest.mark.parametrize(
+    "inside", ["checkpoints/55", "checkpoints/40", "checkpoints/40/x", "policy"]
+)
+def test_a_folder_inside_a_run_is_refused_before_a_write(tmp_path, inside):
+    run = tmp_path / "pm2"
+    (run / "checkpoints" / "40").mkdir(parents=True)
+    (run / "config.yaml").write_text("{}")
+    out = run / inside
+    with pytest.raises(pjd.ConfigError) as refused:
+        check_policy_folder(out, overwrite=True)
+    assert str(refused.value) == (
+        f"--out {str(out)!r} is inside run {str(run)!r}; export to a folder of "
+        f"its own, e.g. --out {str(tmp_path / 'pm2_policy')!r}."
+    )
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["40"]
+
+
+def test_loading_a_checkpoint_names_the_run_and_its_step(tmp_path):
+    run = tmp_path / "pm2"
+    (run / "checkpoints" / "40").mkdir(parents=True)
+    (run / "config.yaml").write_text("{}")
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.load_policy(run / "checkpoints" / "40")
+    said = str(refused.value)
+    assert f"is a checkpoint of run {str(run)!r}, not an exported policy" in said
+    assert f"`purejaxdrl export {run} --checkpoint 40 --out OUT`" in said
+    assert f"pjd.export_policy({str(run)!r}, OUT, step=40) in Python" in said
+    assert "--out " + str(run) not in said
