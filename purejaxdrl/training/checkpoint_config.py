@@ -33,10 +33,12 @@ class CheckpointConfig:
         if self.every < 0:
             raise ConfigError(
                 f"checkpoint.every={self.every} must be >= 0 (chunks between "
-                "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM)."
+                "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM); pass "
+                "e.g. --checkpoint.every 1 (checkpoint.every=1 in Python)."
             )
         if self.keep < 1:
             raise ConfigError(
                 f"checkpoint.keep={self.keep} must be >= 1 (how many of the "
-                "newest checkpoints to keep); e.g. --checkpoint.keep 3."
+                "newest checkpoints to keep); pass e.g. --checkpoint.keep 3 "
+                "(checkpoint.keep=3 in Python)."
             )

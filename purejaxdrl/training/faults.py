@@ -357,7 +357,11 @@ def read_failure(error: BaseException) -> str:
 
 
 def saves_held_advice(
-    waited: float, seconds: float, checkpoint: Any, processes: int
+    waited: float,
+    seconds: float,
+    checkpoint: Any,
+    processes: int,
+    resumed: bool = False,
 ) -> str | None:
     """The line to say when waiting for checkpoint saves held training back.
 
@@ -366,20 +370,23 @@ def saves_held_advice(
     with `checkpoint.wait`; a multi-process run saves in order on the loop's
     thread, each save holding training back (CartPole's quickstart once
     trained at a third of its speed); the steps/s shown would otherwise
-    blame the learner.
+    blame the learner. A resumed run's settings are in its config.yaml:
+    the fix is a flag of the next `--resume` (`resumed`), not one to drop.
     """
     if waited < 1.0 or waited < 0.25 * seconds:
         return None
-    every = checkpoint.every
-    fix = f"--checkpoint.every {10 * every} saves less often"
+    every, verb = checkpoint.every, "resume with" if resumed else "pass"
+    fix = f"--checkpoint.every {10 * every} (checkpoint.every={10 * every} in Python)"
+    fix = f"{fix} to save less often"
     if checkpoint.wait and processes == 1:
         # The usual cause in one process: without it saves never wait.
         fix = (
-            "drop --checkpoint.wait (a save that falls due while one waits "
-            f"then replaces it), or {fix}"
+            "--checkpoint.wait false (checkpoint.wait=False in Python: a save "
+            "that falls due while one waits then replaces it), or "
+            f"{'with ' if resumed else ''}{fix}"
         )
     return (
         f"checkpoint saves held training for {waited:.1f} s of its "
-        f"{seconds:.1f} s (a save every {every} chunk(s)); {fix}, 0 only at "
-        "the end and on Ctrl-C."
+        f"{seconds:.1f} s (a save every {every} chunk(s)); {verb} {fix}, 0 only "
+        "at the end and on Ctrl-C."
     )

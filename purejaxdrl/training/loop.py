@@ -372,9 +372,9 @@ class ChunkLoop:
     def say_if_saves_held(self, waited: float) -> None:
         """Says when waiting for checkpoint saves was much of the training time."""
         checkpoint = self.run.config.checkpoint
-        advice = faults.saves_held_advice(
-            waited, self.elapsed(), checkpoint, jax.process_count()
-        )
+        resumed = self.start_updates > 0  # its settings: in config.yaml
+        elapsed, count = self.elapsed(), jax.process_count()
+        advice = faults.saves_held_advice(waited, elapsed, checkpoint, count, resumed)
         if advice is not None:
             self.run.say(advice)
 

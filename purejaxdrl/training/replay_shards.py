@@ -68,7 +68,7 @@ def _replay_fix(saved: int) -> str:
         )
     each, backend = saved // processes, jax.default_backend()
     if each <= local:
-        return f"pass --devices {each}"
+        return f"pass --devices {each} (devices={each} in Python)"
     # The resume lines' spelling (`parallel.fake_devices_setting`).
     fake = "(on CPU, fake them with JAX_NUM_CPU_DEVICES={})".format
     if processes == 1:

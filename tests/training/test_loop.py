@@ -481,8 +481,8 @@ def test_saves_that_held_training_back_are_said_with_the_fix(monkeypatch):
     (line,) = loop.run.messages
     assert line.startswith("checkpoint saves held training for 1.2 s of its ")
     assert line.endswith(
-        "(a save every 1 chunk(s)); --checkpoint.every 10 saves less often, 0 "
-        "only at the end and on Ctrl-C."
+        "(a save every 1 chunk(s)); pass --checkpoint.every 10 (checkpoint.every"
+        "=10 in Python) to save less often, 0 only at the end and on Ctrl-C."
     )
     fast = _loop([])
     fast.run.checkpointer = SavingCheckpointer([])

@@ -27,7 +27,7 @@ from purejaxdrl.training import replay_shards, run
         (6, 4, 2, "a number of processes that divides 6 (1, 2, 3 or 6); as one"),
         (4, 2, 4, "pass --devices 2"),
         # The saved shards per process equal the local devices: all of them.
-        (8, 1, 8, "pass --devices 8"),
+        (8, 1, 8, "pass --devices 8 (devices=8 in Python)"),
         (4, 2, 2, "pass --devices 2"),
         (16, 1, 8, "this machine has 8 cpu device(s): resume it on a machine with 16"),
         # Two processes of 1 device each saved 4 shards: 2 per process.

@@ -309,7 +309,8 @@ def test_eval_and_export_play_the_best_checkpoint_or_a_given_update(
     assert capsys.readouterr().err == (
         f"purejaxdrl: error: {str(run)!r} has checkpoints at updates "
         f"{', '.join(map(str, saved))}, none at update {gone} (checkpoint.keep "
-        "keeps the newest 1); pass one of those, 'best' or 'latest'.\n"
+        "keeps the newest 1); pass one of those, 'best' or 'latest' as "
+        "--checkpoint N (step=N in Python).\n"
     )
     assert cli.main(["eval", str(run), "--checkpoint", "newest"]) == 2
     assert "checkpoint 'newest' is not 'latest', 'best' or an update count" in (
@@ -352,7 +353,7 @@ def test_best_needs_a_run_that_kept_its_best(ppo_with_two_checkpoints):
         assert str(e.value) == (
             f"{str(run)!r} has checkpoints at updates 2, 4, none at update "
             f"{update} (saves were due at updates 2, 4); pass one of those or "
-            "'latest'."
+            "'latest' as --checkpoint N (step=N in Python)."
         )
     with pytest.raises(
         ConfigError, match=r"none at update 5 \(it is past the newest\)"

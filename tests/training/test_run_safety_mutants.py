@@ -116,13 +116,13 @@ def test_saves_held_advice_needs_a_second_and_a_quarter_of_the_time():
     assert saves_held_advice(2.0, 100.0, checkpoint, 1) is None  # 2 s of 100
     assert saves_held_advice(3.0, 6.0, checkpoint, 1) == (
         "checkpoint saves held training for 3.0 s of its 6.0 s (a save every 2 "
-        "chunk(s)); --checkpoint.every 20 saves less often, 0 only at the end "
-        "and on Ctrl-C."
+        "chunk(s)); pass --checkpoint.every 20 (checkpoint.every=20 in Python) "
+        "to save less often, 0 only at the end and on Ctrl-C."
     )
 
 
 def test_saves_held_advice_names_checkpoint_wait_only_where_it_is_the_cause():
-    drop = "drop --checkpoint.wait"
+    drop = "pass --checkpoint.wait false"
     assert drop in saves_held_advice(3.0, 6.0, _checkpoint(2, True), 1)
     assert drop not in saves_held_advice(3.0, 6.0, _checkpoint(2, True), 2)
     assert drop not in saves_held_advice(3.0, 6.0, _checkpoint(2, False), 1)
