@@ -22,11 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from purejaxdrl import env as envs
 from purejaxdrl.agents.registry import algorithm, names
 from purejaxdrl.config import ConfigError, apply_overrides, to_dict
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import (
     normalize,
@@ -55,6 +53,7 @@ from purejaxdrl.training.policy_inputs import (
     with_all_entries,
 )
 from purejaxdrl.training.policy_sampling import exported_sampler, policy_extras
+from purejaxdrl.training.policy_spaces import policy_spaces
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 
@@ -106,34 +105,6 @@ class Policy(NamedTuple):
             f"Policy({self.spec['algo']} on {self.spec['env_id']}, "
             f"{self.spec.get('updates', 0):,} updates, {count:,} parameters)"
         )
-
-
-def _spaces(spec: dict[str, Any]) -> tuple[Box | dict, Discrete | Box]:
-    shape, action = spec["observation_shape"], spec["action"]
-    # A shape, or a dict observation's shapes by entry.
-    obs_spec = jax.tree.map(
-        lambda s: Box(tuple(s)), shape, is_leaf=lambda x: isinstance(x, list)
-    )
-    if "box" in action:
-        return obs_spec, Box(tuple(action["box"]))
-    legal = _environment_legal(spec) if action.get("masked") else None
-    return obs_spec, Discrete(int(action["discrete"]), legal)
-
-
-def _environment_legal(spec: dict[str, Any]) -> Callable[[jax.Array], jax.Array]:
-    """The `legal` of the environment a policy was trained on, made again.
-
-    From policy.json's id, options and imports: the one thing a masked
-    policy needs from its environment.
-    """
-    import_modules(spec.get("env_imports", []), "policy.json's env_imports")
-    env_id, options = spec["env_id"], spec.get("env_options", {})
-    if is_host_env(env_id):
-        host = make_host_env(env_id, 1, 0, **synchronous(options))
-        host.close()
-        return host.spec.action.legal
-    env = envs.make(env_id, **options)
-    return env.action_spec(env.default_params).legal
 
 
 def export_policy(
@@ -307,7 +278,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     if spec["algo"] not in names() or _user_torso(spec["network"]):
         import_modules(spec.get("env_imports", []), "policy.json's env_imports")
     config = network_config(path / SPEC_FILE, spec["network"])
-    obs_spec, action_spec = _spaces(spec)
+    obs_spec, action_spec = policy_spaces(spec)
     # The network the run acted with (actor-critic, Q-network, SAC's policy),
     # as the algorithm builds it.
     record = algorithm(spec["algo"])

@@ -341,14 +341,14 @@ def test_a_loaded_policy_masks_with_its_environments_legal(monkeypatch):
     # policy.json names the environment; `legal` is code, so loading makes
     # the environment again (here a registered device env) and reads it.
     from purejaxdrl.env import registry
-    from purejaxdrl.training.policy import _spaces
+    from purejaxdrl.training.policy_spaces import policy_spaces
 
     monkeypatch.setitem(registry._FACTORIES, "MaskedProbe-test", MaskedProbeEnv)
     spec = {"env_id": "MaskedProbe-test", "observation_shape": [7]}
-    _, action = _spaces({**spec, "action": {"discrete": 3, "masked": True}})
+    _, action = policy_spaces({**spec, "action": {"discrete": 3, "masked": True}})
     obs = _env_obs()
     np.testing.assert_array_equal(action.legal(obs), MaskedProbeEnv().legal(obs))
-    _, plain = _spaces({**spec, "action": {"discrete": 3}})  # before masks
+    _, plain = policy_spaces({**spec, "action": {"discrete": 3}})  # before masks
     assert plain == envs.Discrete(3)
 
 
