@@ -253,3 +253,48 @@ def test_the_host_guide_names_the_algorithms_that_clip_rewards():
     named = re.search(r"reward-clip 1` \(([^)]*) have it", guide)
     assert named, "the guide no longer names the algorithms with reward_clip"
     assert sorted(re.findall(r"[A-Z][A-Z0-9]+", named.group(1))) == clipping
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("mode", "method", "error", "rule"),
+    [
+        ("late_shape", "step", r"ValueError: could not broadcast input array from "
+         r"shape \(2,\) into shape \(1,\)", STEP),
+        ("four_values", "step", "ValueError: not enough values to unpack", STEP),
+        ("reset_obs_only", "reset", "ValueError: not enough values to unpack", RESET),
+    ],
+)  # fmt: skip
+def test_an_async_pools_api_mistake_is_the_same_one_line(mode, method, error, rule):
+    # hr17 #1: a worker's break was Gymnasium's re-raise, after its traceback
+    # warned in ANSI colours: 39 lines, exit 1, no id and no rule.
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ConfigError) as e:
+            env = make_host_env(
+                f"gymnasium:ApiProbe-{mode}-v0", 2, 0, vectorization_mode="async"
+            )
+            try:
+                for _ in range(3):  # late_shape breaks on its second step
+                    env.step(np.zeros(2, np.int32))
+            finally:
+                env.close()
+    assert len(str(e.value).splitlines()) == 1
+    assert str(e.value).startswith(
+        f"gymnasium:ApiProbe-{mode}-v0: Gymnasium could not take what its "
+        f"{method} returned ("
+    )
+    assert e.match(error) and e.match(rule) and e.match("observation_space Box")
+    assert not [w for w in seen if "ERROR" in str(w.message)]
+
+
+@pytest.mark.timeout(120)
+def test_an_async_pools_own_bug_keeps_its_error_and_worker_traceback():
+    env = make_host_env("gymnasium:ApiProbe-bug-v0", 2, 0, vectorization_mode="async")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyError, match="a bug in the environment's own step"):
+            env.step(np.zeros(2, np.int32))
+    env.close()
+    said = "\n".join(str(w.message) for w in seen)
+    assert "in step\n" in said and "Traceback" in said  # where the worker raised

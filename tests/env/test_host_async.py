@@ -47,8 +47,8 @@ def test_an_async_pool_whose_environment_raises_closes_promptly(
     with pytest.raises(Exception) as raised:
         for _ in range(20):
             env.step(np.zeros(3, np.int64))
-    if "%" not in message:
-        assert raised.type is RuntimeError and str(raised.value) == message
+    # Its own error, "%" or not (hr17 #1: purejaxdrl reports workers' errors).
+    assert raised.type is RuntimeError and str(raised.value) == message
     start = time.monotonic()
     env.close()
     assert time.monotonic() - start < 10  # it hung forever before

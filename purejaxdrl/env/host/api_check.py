@@ -16,6 +16,7 @@ must show where.
 """
 
 import contextlib
+import os
 import re
 import threading
 import warnings
@@ -59,20 +60,78 @@ def api_errors(label: str, method: str, space: Any) -> Iterator[None]:
     except (ValueError, TypeError, IndexError, AssertionError, AttributeError) as error:
         if not raised_by_gymnasium(error):
             raise  # the environment's own code: its traceback says where
-        first = (str(error).strip().splitlines() or [""])[0]
-        # Python's words where a call does not fit the signature called.
-        call = rf"\b{method}\(\) (got an unexpected keyword|takes|missing)"
-        if isinstance(error, TypeError) and re.search(call, first):
-            raise ConfigError(
-                f"{label}: Gymnasium could not call its {method} "
-                f"({type(error).__name__}: {first}); {SIGNATURES[method]}."
-            ) from None
-        raise ConfigError(
-            f"{label}: Gymnasium could not take what its {method} "
-            f"returned ({type(error).__name__}: {first}); {RULES[method]}, and "
-            f"observations fit observation_space {space}: check what {method} "
-            "returns."
-        ) from None
+        raise refusal(label, method, space, error) from None
+    except WorkerApiBreak as error:  # an async pool's worker, in Gymnasium's code
+        raise refusal(label, method, space, error.args[0]) from None
+
+
+def refusal(label: str, method: str, space: Any, error: BaseException) -> ConfigError:
+    """The one line for Gymnasium's `error` on `method`: its call or its return."""
+    first = (str(error).strip().splitlines() or [""])[0]
+    # Python's words where a call does not fit the signature called.
+    call = rf"\b{method}\(\) (got an unexpected keyword|takes|missing)"
+    if isinstance(error, TypeError) and re.search(call, first):
+        return ConfigError(
+            f"{label}: Gymnasium could not call its {method} "
+            f"({type(error).__name__}: {first}); {SIGNATURES[method]}."
+        )
+    return ConfigError(
+        f"{label}: Gymnasium could not take what its {method} "
+        f"returned ({type(error).__name__}: {first}); {RULES[method]}, and "
+        f"observations fit observation_space {space}: check what {method} "
+        "returns."
+    )
+
+
+class WorkerApiBreak(Exception):
+    """An async pool's worker raised in Gymnasium's code: args[0] its error."""
+
+
+def raise_worker_errors(pool: Any, successes: Any) -> None:
+    """Gymnasium's `AsyncVectorEnv._raise_if_errors`, telling who raised apart.
+
+    Installed on each async pool (`pool` its AsyncVectorEnv). A worker sends
+    its error's type, value and formatted traceback; Gymnasium re-raised the
+    type in this process after warning the traceback in ANSI colours, so a
+    worker's result of the wrong shape (failing in Gymnasium's shared-memory
+    copy) read as 39 lines naming neither the environment nor the rule. Where
+    the worker's innermost frame past numpy's is Gymnasium's, this raises
+    WorkerApiBreak for `api_errors`' one line, with no warnings; an error of
+    the environment's own code is reported as Gymnasium reports it (its
+    traceback says where).
+    """
+    if all(successes):
+        return
+    from gymnasium import logger
+    from gymnasium.vector.async_vector_env import AsyncState
+
+    count = pool.num_envs - sum(successes)
+    errors = [pool.error_queue.get() for _ in range(count)]
+    for index, *_ in errors:  # Gymnasium shuts the worker down: its pipe closes
+        pool.parent_pipes[index].close()
+        pool.parent_pipes[index] = None
+    pool._state = AsyncState.DEFAULT
+    _, exctype, value, trace = errors[-1]
+    if _innermost_is_gymnasium(trace):
+        raise WorkerApiBreak(exctype(value))
+    for index, _, _, trace in errors:  # as "%s": a `%` in it broke Gymnasium's
+        logger.error("Received the following error from Worker-%s", index)
+        logger.error("%s", trace)
+    raise exctype(value)
+
+
+def _innermost_is_gymnasium(trace: str) -> bool:
+    """Whether a formatted traceback's innermost frame past numpy's is Gymnasium's."""
+    import gymnasium
+    import numpy
+
+    own = os.path.dirname(gymnasium.__file__) + os.sep
+    skipped = os.path.dirname(numpy.__file__) + os.sep
+    files = re.findall(r'^  File "(.+?)", line \d+', trace, flags=re.MULTILINE)
+    for path in reversed(files):
+        if not path.startswith(skipped):
+            return path.startswith(own)
+    return False
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ import contextlib
 import functools
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.host.api_check import (
     api_errors,
     quiet_reset_signature,
+    raise_worker_errors,
     warnings_unless_refused,
 )
 from purejaxdrl.env.host.base import (
@@ -128,6 +130,9 @@ class GymnasiumEnv(HostEnv):
             )
         options = typed_options(gym, env_id, gym.spec(name), options)
         vec = _make_vec(gym, env_id, num_envs, vectorization_mode, options)
+        if vectorization_mode == "async":  # its workers' API breaks in one line
+            pool = vec.unwrapped
+            pool._raise_if_errors = functools.partial(raise_worker_errors, pool)
         self.vec, self.flat = flattened(vec, f"gymnasium:{env_id}")
         self.num_envs = self.batch_size = num_envs
         self.seeds = env_seeds(seed, num_envs)
@@ -216,11 +221,16 @@ class GymnasiumEnv(HostEnv):
             self.close()
             raise
 
-    def _api(self, method: str) -> Any:
-        """`api_errors` around the sync pool's `method`; a worker's death for async."""
-        if not self.sync:
-            return worker_deaths(self.vec.unwrapped, self.name, method)
-        return api_errors(self.name, method, self.vec.single_observation_space)
+    @contextlib.contextmanager
+    def _api(self, method: str) -> Iterator[None]:
+        """`api_errors` around the pool's `method`; for async, a worker's death too."""
+        space = self.vec.single_observation_space
+        with api_errors(self.name, method, space):
+            if self.sync:
+                yield
+                return
+            with worker_deaths(self.vec.unwrapped, self.name, method):
+                yield
 
     def close(self) -> None:
         if self.sync:
@@ -313,6 +323,18 @@ def flattened(env: Any, env_id: str) -> tuple[Any, bool]:
         ) from None
     wrappers = gym.wrappers.vector if vector else gym.wrappers
     return wrappers.FlattenObservation(env), True
+
+
+def flattened_note(name: str, shape: tuple[int, ...]) -> str:
+    """What a flattened pool's observations are, for a message about entries.
+
+    `name` is the pool's `gymnasium:<id>`, `shape` its observations' shape.
+    """
+    return (
+        f"{name}'s observation space is not a Box, so the host adapter flattens "
+        f"its observations into one array of shape {shape}, a Dict's entries "
+        "concatenated (entries are picked on device environments only)"
+    )
 
 
 MASK_KEY = "action_mask"
