@@ -32,7 +32,9 @@ class HostConfig:
       actor_threads: actor threads per actor device, each with its own pool
         of `num_envs / (actor threads in all)` environments.
       env_threads: EnvPool worker threads per pool (0: EnvPool's default).
-      queue_size: batches each actor may have waiting for the learner.
+      queue_size: batches each actor may run ahead of the learner: more
+        overlap where the learner is slow, up to that many more versions
+        of policy lag (`lag/max`; IMPALA's V-trace corrects for it).
       deterministic: actors act batch k with exactly parameter version k - 1,
         so runs repeat exactly (asynchronous pools are not allowed then).
 
@@ -56,7 +58,8 @@ def split_devices(
     (default: the rest).
 
     Raises:
-      ValueError: the counts do not fit the devices.
+      ConfigError: the counts do not fit the devices (bad input, as the
+        other placement refusals: `pjd.ConfigError` from Python).
 
     """
     n = len(devices)
@@ -65,7 +68,7 @@ def split_devices(
         return devices, devices
     learners = config.learner_devices or n - actors
     if actors + learners > n or learners < 1:
-        raise ValueError(
+        raise ConfigError(
             f"host.actor_devices={config.actor_devices} and host.learner_devices="
             f"{config.learner_devices} do not fit {n} local devices (actors and "
             "learner get their own); lower them, or pass 0 for the defaults: "
@@ -193,11 +196,12 @@ def check_host_knobs(config: Any) -> None:
 
     `host.env_threads` sets EnvPool's worker threads: a Gymnasium pool has
     none (its workers are processes, `vectorization_mode=async`), and
-    `scan_unroll` unrolls the compiled rollout loop of device environments,
-    which a host run steps from Python instead; `render_mode` would draw
-    every step of training (`eval --render` draws its own). Checked where a
-    run's pools are made, not in `validate`: a run saved with them still
-    evaluates.
+    `env.options` `num_threads` is that knob's other spelling (refused: the
+    flag overwrote it silently); `scan_unroll` unrolls the compiled rollout
+    loop of device environments, which a host run steps from Python instead;
+    `render_mode` would draw every step of training (`eval --render` draws its
+    own). Checked where a run's pools are made, not in `validate`: a run saved
+    with them still evaluates.
 
     Raises:
       ConfigError: naming the value, why it does nothing here, and the fix.
@@ -211,6 +215,16 @@ def check_host_knobs(config: Any) -> None:
             "environments in this process, or each in a worker process of its "
             "own with --env.option vectorization_mode=async; drop "
             "--host.env-threads (or pass 0)."
+        )
+    given = config.env.options.get("num_threads")
+    if given is not None and env_id.startswith("envpool:"):  # two knobs, one value
+        keep = threads or given
+        said = f"--host.env-threads {keep} (host.env_threads={keep} in Python)"
+        raise ConfigError(
+            f"env.options num_threads={given!r} sets EnvPool's worker threads, "
+            f"which a run takes from host.env_threads (now {threads}); "
+            f"{'keep' if threads else 'pass'} {said}, and drop --env.option "
+            "num_threads (the env.options entry in Python)."
         )
     if config.scan_unroll:
         raise ConfigError(

@@ -7,8 +7,10 @@ trained is the flag's, and without `--env` the user never named the preset).
 
 import pathlib
 
-from purejaxdrl.agents.registry import action_refusal
+from purejaxdrl.agents.host_rules import host_refusal
+from purejaxdrl.agents.registry import action_refusal, algorithm
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.host import is_host_env
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.preset_file import presets_dir, presets_with
 
@@ -25,7 +27,7 @@ class NoSectionError(ConfigError):
         self.path, self.untuned, self.acts = path, untuned, acts
         python = (
             "pass another algo= or preset."
-            if acts
+            if acts or self._host(untuned.env.id)
             else f"pass another algo= or preset, or take {untuned.algo}'s untuned "
             "defaults on this environment: except "
             "pjd.training.presets.NoSectionError as e: config = e.untuned."
@@ -35,6 +37,9 @@ class NoSectionError(ConfigError):
     def for_flags(self, env: str | None, env_id: str | None) -> str:
         """The refusal for a command's `--env` and `--env.id` (None: not given)."""
         own, algo = self.untuned.env.id, self.untuned.algo
+        host = self._host(own if env_id is None else env_id)
+        if host is not None:
+            return host
         if env_id is None or (env is not None and env_id == own):
             return self._line(own, self.acts)
         if env is not None:  # what the preset's id tells (its actions) is not said
@@ -54,6 +59,9 @@ class NoSectionError(ConfigError):
         """The refusal naming `env_id`; `acts` (if any) in place of how to add one."""
         algo, path = self.untuned.algo, self.path
         others = ", ".join(presets_with(algo)) or "none yet"
+        host = self._host(env_id)
+        if host is not None:
+            return host
         if acts is not None:
             return (
                 f"Preset {str(path)!r} has no '{algo}' section, nor could one train "
@@ -71,6 +79,17 @@ class NoSectionError(ConfigError):
             f"{algo} settings; to train {algo} on {env_id}, {add}; or "
             f"pick another --algo, or an --env with one ({others})."
         )
+
+    def _host(self, env_id: str) -> str | None:
+        """The host-env runner's refusal of the untuned section on `env_id`, or None.
+
+        A section the runner refuses (a replay buffer, as sac's) is no fix to
+        advise: the user wrote it, then met this refusal (hr17 #2).
+        """
+        if not is_host_env(env_id):
+            return None
+        record = algorithm(self.untuned.algo)
+        return host_refusal(record, self.untuned.algo_config, env_id, training=False)
 
 
 def no_section(

@@ -16,7 +16,7 @@ from purejaxdrl.agents.registry import acting_refusal, algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.contract import check_user_env
-from purejaxdrl.env.host import is_host_env
+from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
@@ -101,10 +101,9 @@ def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:
     run's algorithm can act in its environment's actions: no flag of their
     advice fixes that (DQN on continuous actions was told to lower
     `min_replay`, then, after that, that it needs discrete actions). The
-    device environment is made for it only on that failing path and only for
-    an algorithm that acts in one kind; a host environment's actions are
-    checked when its actors start. `make_experiment` and the command line
-    check a run so.
+    device environment (a host one: a pool of one) is made for it only on
+    that failing path and only for an algorithm that acts in one kind.
+    `make_experiment` and the command line check a run so.
 
     Raises:
       ConfigError: the actions' refusal, else the config's own.
@@ -122,14 +121,27 @@ def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:
 def _acting(config: TrainConfig) -> str | None:
     """`acting_refusal` for `config`'s device environment; None if it cannot tell."""
     try:
-        if is_host_env(config.env.id):
-            return None  # its actions are checked when its actors start
         if len(algorithm(config.algo).action_kinds) > 1:
             return None  # an algorithm of both kinds acts in any
         import_modules(config.env.imports)
+        if is_host_env(config.env.id):  # one environment, in this process
+            return acting_refusal(config.algo, _host_actions(config), config.env.id)
         env = envs.make(config.env.id, **config.env.options)
         return acting_refusal(
             config.algo, env.action_spec(env.default_params), config.env.id
         )
     except Exception:  # no config, algo or env to ask: the config's fault stands
         return None
+
+
+def _host_actions(config: TrainConfig) -> Any:
+    """The action spec of `config`'s host environment, from a pool of one.
+
+    PQN on gymnasium:Pendulum-v1 was told to raise `total_steps`, and only
+    then that it cannot act in continuous actions (hr17 #9).
+    """
+    options = synchronous(config.env.options)
+    options.pop("vectorization_mode", None)  # no worker process for one look
+    pool = make_host_env(config.env.id, 1, 0, **options)
+    pool.close()
+    return pool.spec.action

@@ -742,8 +742,8 @@ CASES = [
     (
         [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.option", "foo=1"],
         "env.options 'foo' is not an option of gymnasium:CartPole-v1: its options "
-        "are disable_env_checker, max_episode_steps, render_mode, "
-        "sutton_barto_reward;",
+        "are disable_env_checker, max_episode_steps, sutton_barto_reward, "
+        "vectorization_mode (sync|async);",
     ),
     (
         [*TRAIN, "--env", "cartpole_envpool", "--env.option", "foo=1"],

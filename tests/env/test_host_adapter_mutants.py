@@ -78,7 +78,8 @@ def test_an_option_the_environment_does_not_take_is_one_line():
     # Gymnasium's nested TypeError named no keyword the class takes.
     assert str(e.value) == (
         "env.options 'colour' is not an option of gymnasium:M6BEnds-test: its "
-        "options are disable_env_checker, length, max_episode_steps, size; fix "
+        "options are disable_env_checker, length, max_episode_steps, size, "
+        "vectorization_mode (sync|async); fix "
         "the name in --env.option KEY=VALUE (env.options={'KEY': VALUE} in "
         "Python, or the preset's env.options), or drop it."
     )

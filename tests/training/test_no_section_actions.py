@@ -67,3 +67,24 @@ def test_another_id_than_the_presets_gets_the_generic_refusal():
     line = error.value.for_flags("cartpole", "Pendulum-v1")
     assert "to train sac on Pendulum-v1, copy that file" in line
     assert "discrete" not in line
+
+
+HOST_SAC = (
+    "algo='sac' keeps a replay buffer split over the devices, which the host-env "
+    "runner (env.id={!r}) does not run yet; use ppo, impala, a2c, pqn (discrete "
+    "actions), or a device environment."
+)
+
+
+def test_a_host_id_is_told_the_host_runners_rule_not_to_add_a_section():
+    # hr17 #2: "write a my.yaml holding 'sac: {}'", which the host runner then
+    # refused; the refusal that decides comes first, in every form.
+    with pytest.raises(NoSectionError) as error:
+        read_preset("cartpole_envpool", "sac")
+    said = HOST_SAC.format("envpool:CartPole-v1")
+    assert str(error.value) == f"{said} From Python: pass another algo= or preset."
+    assert error.value.for_flags("cartpole_envpool", None) == said
+    with pytest.raises(NoSectionError) as error:
+        read_preset("cartpole", "sac")
+    line = error.value.for_flags(None, "gymnasium:Pendulum-v1")
+    assert line == HOST_SAC.format("gymnasium:Pendulum-v1")

@@ -1,8 +1,9 @@
 """`run_env.validate`'s acting check: what it makes, imports and passes (mut14).
 
-On a refused config, `pjd.validate` makes the device environment (never a
-host one) from the config's own `env.imports` and `env.options`, to say an
-algorithm cannot act in its actions before the config's advice on sizes.
+On a refused config, `pjd.validate` makes the device environment (a host one:
+one, in this process) from the config's own `env.imports` and `env.options`,
+to say an algorithm cannot act in its actions before the config's advice on
+sizes.
 """
 
 import sys
@@ -40,15 +41,27 @@ def test_the_acting_refusal_is_the_whole_line_with_its_period():
     assert str(error.value) == ACTING.format(id="Pendulum-v1")
 
 
-def test_no_host_environment_is_made_to_validate_a_config(monkeypatch):
-    # Making one starts worker processes (or imports EnvPool): its actions
-    # are checked when its actors start, not by validate.
-    made = []
-    monkeypatch.setattr(run_env.envs, "make", lambda *a, **k: made.append(a))
-    config = _dqn({"id": "gymnasium:Pendulum-v1"}, num_envs=0)
-    with pytest.raises(pjd.ConfigError, match="^algo='dqn' keeps a replay buffer"):
+def test_a_refused_host_config_makes_one_environment_in_this_process(monkeypatch):
+    # hr17 #9: none was made, so PQN on Pendulum was told to raise its budget
+    # first. Now one environment, synchronous (no worker process), only on
+    # the failing path.
+    made, real = [], run_env.make_host_env
+    monkeypatch.setattr(
+        run_env, "make_host_env", lambda *a, **k: made.append((a, k)) or real(*a, **k)
+    )
+    options = {"vectorization_mode": "async", "batch_size": 2}
+    config = _dqn({"id": "gymnasium:Pendulum-v1", "options": options}, num_envs=0)
+    with pytest.raises(pjd.ConfigError) as error:
         pjd.validate(config)
-    assert made == []
+    assert str(error.value) == (
+        "dqn needs discrete actions, gymnasium:Pendulum-v1's are continuous; pick "
+        "--algo ppo (algo='ppo' in Python) or another that acts in them (impala, "
+        "a2c), or an --env with discrete actions."
+    )
+    assert made == [(("gymnasium:Pendulum-v1", 1, 0), {})]
+    made.clear()
+    pjd.validate(pjd.load_preset("cartpole_envpool", "ppo").config)
+    assert made == []  # a config that passes makes none
 
 
 def test_the_env_imports_module_is_imported_to_ask_its_actions(

@@ -72,10 +72,12 @@ def make_host_env(env_id: str, num_envs: int, seed: int, /, **options: Any) -> H
 
 
 def synchronous(options: dict[str, Any]) -> dict[str, Any]:
-    """A run's environment options for a pool stepped all at once.
+    """A run's environment options for a pool stepped all at once, undrawn.
 
     Evaluation, rendering and a policy's action masks make pools of their own
     sizes that step every environment together; the run's `batch_size` (an
-    asynchronous EnvPool pool's) is for its actors' pools, not for them.
+    asynchronous EnvPool pool's) is for its actors' pools, not for them. A
+    `render_mode` (of a run saved before training refused it) is no pool's:
+    a Gymnasium pool does not take it, and `--render` draws with its own.
     """
-    return {k: v for k, v in options.items() if k != "batch_size"}
+    return {k: v for k, v in options.items() if k not in ("batch_size", "render_mode")}

@@ -63,6 +63,32 @@ def returns_notice(name: str, options: dict[str, Any]) -> str | None:
     )
 
 
+# EnvPool options the adapter cannot take another value of, and why.
+FIXED = {
+    "gym_reset_return_info": "the adapter reads reset's info, so it is always on",
+    "max_num_players": "the adapter steps single-player environments",
+    "base_path": "EnvPool finds its own game files there",
+}
+
+
+def check_fixed(task: str, options: dict[str, Any]) -> None:
+    """Refuses an option of `FIXED`, which EnvPool takes and the adapter cannot.
+
+    They were listed among a task's options and accepted, then crashed in a
+    traceback (`gym_reset_return_info=false`) or did nothing the run could use.
+
+    Raises:
+      ConfigError: naming the option, why it is fixed, and the fix.
+
+    """
+    for name in sorted(set(options) & set(FIXED)):
+        raise ConfigError(
+            f"env.options {name}={options[name]!r} is fixed for envpool:{task} "
+            f"({FIXED[name]}); drop --env.option {name} (the env.options "
+            "entry in Python)."
+        )
+
+
 def env_seeds(seed: int, num_envs: int) -> list[int]:
     """Seeds of environments 0..num_envs-1, derived from (seed, index)."""
     sequence = np.random.SeedSequence(seed)
@@ -97,8 +123,10 @@ class EnvPoolEnv(HostEnv):
         names = envpool.list_all_envs()
         check_known(f"envpool:{task}", task, names, "envpool.list_all_envs()")
         defaults = envpool.make_spec(task).config._asdict()
-        # What the run sets itself (`make_host_env` refuses it) or fixes.
-        valid = {*defaults, "num_threads"} - {"seed", "env_seed", "num_envs", "task"}
+        check_fixed(task, options)
+        # What the run sets itself (`make_host_env` refuses it) or fixes; the
+        # worker threads are the `num_threads` argument (`--host.env-threads`).
+        valid = set(defaults) - {"seed", "env_seed", "num_envs", "task", *FIXED}
         check_options(f"env.id='envpool:{task}'", options, valid)
         options = check_option_types(f"env.id='envpool:{task}'", options, defaults)
         if not 0 <= batch_size <= num_envs:

@@ -80,5 +80,18 @@ def check_names(
     if any_name:
         return
     made, _ = keyword_names(gym.make)  # max_episode_steps, disable_env_checker
-    valid = named | (made - {"id"}) | set(spec.kwargs)
-    check_options(f"gymnasium:{env_id}", options, valid)
+    # `render_mode` is refused for training (`check_host_knobs`) and passed by
+    # the renderer itself; `vectorization_mode` is purejaxdrl's own (taken
+    # before these are checked), offered with its values.
+    valid = (named | made | set(spec.kwargs)) - {"id", "render_mode"}
+    if "batch_size" in options and "batch_size" not in valid:
+        raise ConfigError(
+            f"env.options 'batch_size' is not an option of gymnasium:{env_id}: "
+            "it makes an EnvPool pool asynchronous, and a Gymnasium pool steps "
+            "all its environments at once; for one process per environment "
+            f"pass {both('vectorization_mode', 'async')}, and drop batch_size."
+        )
+    listed = ", ".join(sorted(valid | {"vectorization_mode (sync|async)"}))
+    check_options(
+        f"gymnasium:{env_id}", options, valid | {"vectorization_mode"}, listed
+    )
