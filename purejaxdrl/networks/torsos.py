@@ -184,6 +184,28 @@ def value_key(config: NetworkConfig) -> str | None:
     return config.value_obs_key
 
 
+def check_no_entry_keys(config: NetworkConfig, observations: str) -> None:
+    """Refuses entry keys (`policy_obs_key`, `value_obs_key`) on array observations.
+
+    `observations` says what they are ("the environment's are an array of
+    shape (4,)"); a host run says its Dict space was flattened.
+
+    Raises:
+      ConfigError: naming the keys set, what the observations are, and the fix.
+
+    """
+    names = [n for n in ("policy_obs_key", "value_obs_key") if getattr(config, n)]
+    if not names:
+        return
+    flags = " and ".join(f"--network.{n.replace('_', '-')}" for n in names)
+    python = ", ".join(f"network.{n}=None" for n in names)
+    raise ConfigError(
+        f"network.policy_obs_key={config.policy_obs_key!r} and "
+        f"value_obs_key={config.value_obs_key!r} pick entries of dict "
+        f"observations, but {observations}; drop {flags} ({python} in Python)."
+    )
+
+
 def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """(the policy's, the critic's) observation spaces, for array or dict ones.
 
@@ -194,13 +216,9 @@ def obs_specs(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:
     """
     keys = {"policy_obs_key": config.policy_obs_key, "value_obs_key": value_key(config)}
     if not isinstance(obs_spec, dict):
-        if keys["policy_obs_key"] is not None or keys["value_obs_key"] is not None:
-            raise ConfigError(
-                f"network.policy_obs_key={config.policy_obs_key!r} and "
-                f"value_obs_key={config.value_obs_key!r} pick entries of dict "
-                "observations, but the environment's are an array of shape "
-                f"{obs_spec.shape}; drop them."
-            )
+        check_no_entry_keys(
+            config, f"the environment's are an array of shape {obs_spec.shape}"
+        )
         return obs_spec, obs_spec
     names = ", ".join(sorted(obs_spec))
     if config.policy_obs_key is None:

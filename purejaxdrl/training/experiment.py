@@ -15,8 +15,10 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import field_example
 from purejaxdrl.env.contract import check_on_devices
 from purejaxdrl.env.host import is_host_env
+from purejaxdrl.env.host.gymnasium import flattened_note
 from purejaxdrl.env.registry import registered_by_user
 from purejaxdrl.networks import Network
+from purejaxdrl.networks.torsos import check_no_entry_keys
 from purejaxdrl.observe.play import Player
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.parallel import DATA_AXIS, make_mesh, split_share
@@ -253,7 +255,9 @@ def make_host_experiment(config: TrainConfig) -> Experiment:
     threads = len(actor_devices) * config.host.actor_threads
     everywhere = threads * jax.process_count()
     if config.num_envs % everywhere:
-        raise ValueError(_uneven_split(config, everywhere // config.host.actor_threads))
+        raise ConfigError(
+            _uneven_split(config, everywhere // config.host.actor_threads)
+        )
     pools = make_host_envs(config, threads, 0)
     try:
         return _host_experiment(config, pools, actor_devices, mesh)
@@ -286,6 +290,9 @@ def _host_experiment(
 ) -> Experiment:
     """`make_host_experiment` once its pools are made."""
     spec = pools[0].spec
+    if getattr(pools[0], "flat", False):  # a Gymnasium space that is not a Box
+        note = flattened_note(pools[0].name, spec.observation.shape)
+        check_no_entry_keys(config.network, note)
     network, learner_network = spec_networks(config, spec.observation, spec.action)
     observation = np.zeros(spec.observation.shape, np.float32)
     host, processes = config.host, jax.process_count()

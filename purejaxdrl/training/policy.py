@@ -48,6 +48,7 @@ from purejaxdrl.training.policy_folder import (
 )
 from purejaxdrl.training.policy_inputs import (
     as_acted_on,
+    as_array,
     batched_step_inputs,
     check_key,
     with_all_entries,
@@ -296,7 +297,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
         if isinstance(obs_spec, dict):
             obs = with_all_entries(obs, obs_spec, config.policy_obs_key, spec["env_id"])
         else:
-            obs = as_acted_on(jnp.asarray(obs, jnp.float32), spec)
+            obs = as_acted_on(as_array(obs, spec), spec)
         obs = jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), obs)
         return obs if stats is None else per_entry(normalize, stats, obs)
 

@@ -5,6 +5,7 @@ takes where an observation fits none of them, instead of an error from inside
 the network; `check_key` one naming the key a seed was given for.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -52,6 +53,28 @@ def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:
     return obs
 
 
+def as_array(obs: Any, spec: dict[str, Any]) -> jax.Array:
+    """`obs` as a float32 array; a ValueError for a dict, or a tuple of parts.
+
+    A policy of an array observation given a Gymnasium Dict or Tuple space's
+    own observation (the host adapter flattened it for the run) raised a
+    bare TypeError ("float() argument must be ... not 'dict'"). A tuple of
+    numbers is an array as ever.
+    """
+    try:
+        if not isinstance(obs, Mapping):
+            return jnp.asarray(obs, jnp.float32)
+    except (TypeError, ValueError):
+        if not isinstance(obs, tuple):
+            raise
+    kind = "dict" if isinstance(obs, Mapping) else "tuple"
+    shape = list(spec["observation_shape"])
+    raise ValueError(
+        f"{spec['env_id']}'s policy takes observations of shape {shape} after "
+        f"any batch axes, one array; got a {kind}{_FLATTEN}."
+    )
+
+
 def before_hiding(spec: dict[str, Any], lead: tuple[Any, ...] = ()) -> str:
     """` (or [*lead, 4], before hiding [1, 3])`: the whole observation's layout.
 
@@ -84,10 +107,13 @@ def _mask_hint(obs: jax.Array, shape: tuple[int, ...], spec: dict[str, Any]) -> 
             f" ({actions} short: the run acted on info['action_mask'] appended, "
             "np.concatenate([obs, info['action_mask']], -1))"
         )
-    return (
-        " (a space that is not a Box is flattened, as the run saw it: "
-        "gymnasium.spaces.flatten(env.observation_space, obs), a Discrete one one-hot)"
-    )
+    return _FLATTEN
+
+
+_FLATTEN = (
+    " (a space that is not a Box is flattened, as the run saw it: "
+    "gymnasium.spaces.flatten(env.observation_space, obs), a Discrete one one-hot)"
+)
 
 
 def with_all_entries(

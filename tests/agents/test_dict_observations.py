@@ -165,7 +165,7 @@ def test_what_cannot_take_dict_observations_is_one_line_and_exit_2(
 
 
 def test_keys_on_array_observations_are_refused():
-    with pytest.raises(ValueError, match="drop them"):
+    with pytest.raises(ValueError, match=r"drop --network.policy-obs-key \(network"):
         make_actor_critic(
             NetworkConfig(policy_obs_key="state"), envs.Box((4,)), envs.Discrete(2)
         )

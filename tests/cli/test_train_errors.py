@@ -8,6 +8,7 @@ run in which no episode ended says so in its summary.
 
 import dataclasses
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -44,6 +45,22 @@ class OldStep(gym.Env):
         return np.zeros(1, np.float32), 1.0, False, {}
 
 
+class DictObs(OldStep):
+    """Observes a Dict space; steps as Gymnasium's API says."""
+
+    observation_space = gym.spaces.Dict(
+        {"a": gym.spaces.Box(-1.0, 1.0, (2,), np.float32), "b": gym.spaces.Discrete(3)}
+    )
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return {"a": np.zeros(2, np.float32), "b": 0}, {}
+
+    def step(self, action):
+        return {"a": np.zeros(2, np.float32), "b": 1}, 1.0, False, False, {}
+
+
+gym.register("TrainErrors-DictObs-v0", entry_point=DictObs)
 gym.register("TrainErrors-OldStep-v0", entry_point=OldStep)
 gym.register("TrainErrors-Bug-v0", entry_point=OldStep, kwargs={"bug": True})
 
@@ -70,6 +87,26 @@ def test_a_step_that_breaks_gymnasiums_api_is_one_line_with_exit_2(capsys):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # JAX's, on os.fork
+def test_an_async_pools_api_break_is_the_same_one_line_with_exit_2(capsys):
+    # hr17 #1: 39 lines (a worker's traceback in ANSI colours, the actor's
+    # traceback) and exit 1, naming neither the id nor the rule.
+    env_id = "gymnasium:TrainErrors-OldStep-v0"
+    mode = ["--env.option", "vectorization_mode=async"]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert cli.main(["train", *TINY, "--env.id", env_id, *mode]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and not [w for w in seen if "ERROR" in str(w.message)]
+    (line,) = errors(err)
+    assert line.startswith(
+        f"purejaxdrl: error: {env_id}: Gymnasium could not take what its step "
+        "returned (ValueError: not enough values to unpack"
+    )
+    assert line.endswith("check what step returns.")
+
+
+@pytest.mark.timeout(300)
 def test_a_bug_in_the_users_step_keeps_its_traceback_and_exit_1(capsys):
     env_id = "gymnasium:TrainErrors-Bug-v0"
     assert cli.main(["train", *TINY, "--env.id", env_id]) == 1
@@ -80,6 +117,33 @@ def test_a_bug_in_the_users_step_keeps_its_traceback_and_exit_1(capsys):
         "purejaxdrl: error: actor 0's environments raised KeyError: "
         '"a bug in the user\'s own step"; no checkpoint was saved'
     )
+
+
+def test_entry_keys_on_a_flattened_dict_space_say_the_host_flattened_it(capsys):
+    # hr17 #7: "the environment's are an array", of an environment that returns
+    # dicts, and no fix in either spelling.
+    env_id = "gymnasium:TrainErrors-DictObs-v0"
+    argv = ["train", *TINY, "--env.id", env_id, "--network.policy-obs-key", "a"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "purejaxdrl: error: network.policy_obs_key='a' and value_obs_key=None "
+        f"pick entries of dict observations, but {env_id}'s observation space is "
+        "not a Box, so the host adapter flattens its observations into one array "
+        "of shape (5,), a Dict's entries concatenated (entries are picked on "
+        "device environments only); drop --network.policy-obs-key "
+        "(network.policy_obs_key=None in Python).\n"
+    )
+
+
+def test_an_uneven_actor_thread_split_is_a_config_error_from_python():
+    # hr17 #8: a plain ValueError, which a notebook catching pjd.ConfigError
+    # for bad input missed; host.actor_threads=0 beside it was a ConfigError.
+    config = pjd.load_preset("cartpole_envpool", "ppo").config
+    for host in ({"actor_threads": 3}, {"actor_devices": 2}):
+        bad = pjd.apply_overrides(config, {"host": host, "devices": 1})
+        with pytest.raises(pjd.ConfigError, match="num_envs=8 must split|do not fit"):
+            pjd.train(bad, console=False)
 
 
 def actor_error(cause: Exception, where: str) -> HostEnvError:
