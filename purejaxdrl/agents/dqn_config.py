@@ -8,12 +8,11 @@ from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
-    check_target_tau,
     warn_target_never_used,
     warn_unused_epsilons,
     warn_unused_priorities,
 )
-from purejaxdrl.agents.replay_sizes import check_replay_sizes
+from purejaxdrl.agents.replay_sizes import check_replay_sizes, check_target_tau
 from purejaxdrl.config import check_ranges
 
 

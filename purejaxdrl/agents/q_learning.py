@@ -340,24 +340,6 @@ def check_n_step_fits(name: str, config: Any, shape: RunShape | None) -> None:
         )
 
 
-def check_target_tau(name: str, config: Any) -> None:
-    """That each target update moves the target network: τ in (0, 1].
-
-    At τ = 0 `optax.incremental_update` keeps the initial, random network as
-    the target for the whole run, and every TD target bootstraps from it.
-    """
-    tau = config.target_tau
-    if isinstance(tau, jax.core.Tracer):
-        return  # a sweep's values were checked one by one before stacking
-    tau, flag = float(tau), name.replace("_", "-")
-    check(
-        0.0 < tau <= 1.0,
-        f"{name}.target_tau={tau} must be in (0, 1]: 0 never updates the target "
-        f"network; e.g. --{flag}.target-tau 0.005 with --{flag}.target-every 1, "
-        "or 1 for copies.",
-    )
-
-
 def warn_target_never_used(
     name: str, config: Any, shape: RunShape, per_update: int
 ) -> None:

@@ -39,7 +39,6 @@ from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
 from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
-    check_target_tau,
     exploration,
     exported_epsilon,
     exported_epsilon_greedy,
@@ -62,6 +61,7 @@ from purejaxdrl.agents.r2d2_sequences import (
 )
 from purejaxdrl.agents.replay_sizes import (
     check_replay_sizes,
+    check_target_tau,
     learning_updates,
     stored_items,
 )

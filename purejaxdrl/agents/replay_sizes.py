@@ -1,4 +1,4 @@
-"""Every replay learner's size rules, its replay's split over devices, its adds."""
+"""Every replay learner's size and τ rules, its split over devices, its adds."""
 
 import dataclasses
 from collections.abc import Sequence
@@ -31,18 +31,21 @@ def check_replay_sizes(name: str, config: Any, shape: Any) -> None:
       ConfigError: naming the value, the rule and the fix.
 
     """
+    size = config.buffer_size
     check(
-        config.min_replay <= config.buffer_size,
+        config.min_replay <= size,
         f"{name}.min_replay={config.min_replay} exceeds {name}.buffer_size="
-        f"{config.buffer_size}: learning would never start; lower it.",
+        f"{size}: learning would never start; lower it to at most "
+        f"{field_example(f'{name}.min_replay', size)} or raise "
+        f"{field_example(f'{name}.buffer_size', config.min_replay)}.",
     )
     check_buffer_fits(name, config, shape)
-    flag = name.replace("_", "-")
     check(
-        config.batch_size <= config.buffer_size,
+        config.batch_size <= size,
         f"{name}.batch_size={config.batch_size} exceeds {name}.buffer_size="
-        f"{config.buffer_size}: a batch is sampled from the buffer; lower "
-        f"--{flag}.batch-size or raise --{flag}.buffer-size.",
+        f"{size}: a batch is sampled from the buffer; lower it to at most "
+        f"{field_example(f'{name}.batch_size', size)} or raise "
+        f"{field_example(f'{name}.buffer_size', config.batch_size)}.",
     )
 
 
@@ -67,6 +70,32 @@ def check_buffer_fits(name: str, config: Any, shape: Any) -> None:
             f"the {per_update} one update adds (num_envs x unroll_length); raise "
             f"--{flag}.buffer-size to at least {per_update}."
         )
+
+
+def check_target_tau(name: str, config: Any, field: str = "target_tau") -> None:
+    """That each target update moves the target network: τ in (0, 1].
+
+    At τ = 0 `optax.incremental_update` keeps the initial, random network as
+    the target for the whole run, and every TD target bootstraps from it.
+    `field` is the section's τ: DQN's and R2D2's `target_tau`, moved every
+    `target_every` gradient steps (1: a copy), or SAC's `tau`, every step.
+
+    Raises:
+      ConfigError: naming the value, the rule and the fix, both ways.
+
+    """
+    tau = getattr(config, field)
+    if isinstance(tau, jax.core.Tracer):
+        return  # a sweep's values were checked one by one before stacking
+    tau = float(tau)
+    fix = field_example(f"{name}.{field}", 0.005)
+    if hasattr(config, "target_every"):
+        fix += f" with {field_example(f'{name}.target_every', 1)}, or 1 for copies"
+    check(
+        0.0 < tau <= 1.0,
+        f"{name}.{field}={tau} must be in (0, 1]: 0 never updates the target "
+        f"network; e.g. {fix}.",
+    )
 
 
 def transitions_per_update(config: Any, shape: Any) -> tuple[int, str]:
@@ -125,15 +154,12 @@ def replay_shard_sizes(
                 if all(v % d == 0 for v in sizes)
             ]
             fewer = fewer if jax.process_count() == 1 else []  # --devices: per host
+            near_text = " or ".join(map(str, near))
             raise ValueError(
                 f"{name}.{field}={value} must be a positive multiple of the "
-                f"{num_devices} devices it is split over; use {name}.{field}="
-                + " or ".join(map(str, near))
-                + (
-                    f", or --devices {fewer[0]} (devices={fewer[0]} in Python)"
-                    if fewer
-                    else ""
-                )
+                f"{num_devices} devices it is split over; use "
+                + field_example(f"{name}.{field}", near_text, near[0])
+                + (f", or {field_example('devices', fewer[0])}" if fewer else "")
                 + "."
             )
     capacity, batch, min_size = (value // num_devices for value in sizes)

@@ -28,6 +28,7 @@ from purejaxdrl.agents.fields import LearnerFields, ReplayFields, RewardFields
 from purejaxdrl.agents.optim import local_copy, make_learner_optimizer
 from purejaxdrl.agents.replay_sizes import (
     check_replay_sizes,
+    check_target_tau,
     merge_steps,
     replay_shard_sizes,
     stored_items,
@@ -61,7 +62,7 @@ class SACConfig(RewardFields, ReplayFields, LearnerFields):
       alpha_learning_rate: Adam's step size for the temperature (log α); 0
         (none reads as 0): learning_rate, as for the actor and critics
         (brax's SAC, which Playground's configs drive, fixes 3e-4).
-      tau: Polyak rate of the target critics.
+      tau: Polyak rate of the target critics, in (0, 1] (0 never moves them).
       init_alpha: the temperature α at the start.
       target_entropy_scale: the target entropy is -scale x |A|.
 
@@ -352,20 +353,16 @@ def _float32(obs: PyTree) -> PyTree:
 
 
 def validate(config: SACConfig, shape: RunShape | None = None) -> None:
-    """SAC's range rules (any run shape fits it).
-
-    Raises:
-      ConfigError: naming the value, the rule and the fix.
-
-    """
+    """SAC's range rules (any run shape fits it): a `ConfigError` names the fix."""
     check_ranges(
         "sac",
         config,
         at_least_one=("buffer_size", "batch_size", "min_replay", "updates_per_step"),
         positive=("learning_rate", "init_alpha", "reward_scale"),
         non_negative=("alpha_learning_rate",),  # 0: learning_rate's
-        unit=("gamma", "tau"),
+        unit=("gamma",),
     )
+    check_target_tau("sac", config, "tau")
     scale = config.target_entropy_scale
     check(
         isinstance(scale, jax.core.Tracer) or math.isfinite(float(scale)),

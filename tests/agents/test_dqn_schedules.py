@@ -143,8 +143,9 @@ def test_target_tau_zero_is_refused_by_dqn_apex_and_r2d2():
             dqn_config.validate(dqn_config.DQNConfig(target_tau=0.0), name=name)
         assert str(info.value) == (
             f"{name}.target_tau=0.0 must be in (0, 1]: 0 never updates the target "
-            f"network; e.g. --{name}.target-tau 0.005 with --{name}.target-every 1, "
-            "or 1 for copies."
+            f"network; e.g. --{name}.target-tau 0.005 ({name}.target_tau=0.005 in "
+            f"Python) with --{name}.target-every 1 ({name}.target_every=1 in "
+            "Python), or 1 for copies."
         )
     with pytest.raises(ConfigError, match=r"^r2d2.target_tau=0.0 must be in \(0, 1\]"):
         r2d2.validate(r2d2.R2D2Config(target_tau=0.0))

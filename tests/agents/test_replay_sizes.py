@@ -33,7 +33,9 @@ def test_min_replay_over_the_buffer_is_refused_first_in_the_same_words(algo):
     got = _refusal(algo, buffer_size=256, min_replay=512, batch_size=1024)
     assert got == (
         f"{algo}.min_replay=512 exceeds {algo}.buffer_size=256: learning would "
-        "never start; lower it."
+        f"never start; lower it to at most --{algo}.min-replay 256 "
+        f"({algo}.min_replay=256 in Python) or raise --{algo}.buffer-size 512 "
+        f"({algo}.buffer_size=512 in Python)."
     )
 
 
@@ -42,8 +44,9 @@ def test_a_batch_over_the_buffer_is_refused_in_the_same_words(algo):
     got = _refusal(algo, buffer_size=256, min_replay=128, batch_size=512)
     assert got == (
         f"{algo}.batch_size=512 exceeds {algo}.buffer_size=256: a batch is "
-        f"sampled from the buffer; lower --{algo}.batch-size or raise "
-        f"--{algo}.buffer-size."
+        f"sampled from the buffer; lower it to at most --{algo}.batch-size 256 "
+        f"({algo}.batch_size=256 in Python) or raise --{algo}.buffer-size 512 "
+        f"({algo}.buffer_size=512 in Python)."
     )
 
 
@@ -78,3 +81,22 @@ def test_a_transition_buffer_of_exactly_one_update_is_taken(algo):
     # 8 environments x 32 steps = 256 transitions: a 256 buffer holds them.
     shape = RunShape(num_envs=8, unroll_length=32, num_updates=100)
     _validate(algo, shape, buffer_size=256, min_replay=64, batch_size=32)
+
+
+@pytest.mark.parametrize("algo", REPLAY_LEARNERS)
+def test_a_target_rate_of_zero_is_refused_by_every_replay_learner(algo):
+    # τ = 0 keeps the initial, random target network(s) for the whole run:
+    # SAC's `tau` as DQN's, Ape-X's and R2D2's `target_tau`, one rule.
+    field = "tau" if algo == "sac" else "target_tau"
+    got = _refusal(algo, **{field: 0.0})
+    fix = f"--{algo}.{field.replace('_', '-')} 0.005 ({algo}.{field}=0.005 in Python)"
+    if algo != "sac":  # no target_every: SAC moves its targets every step
+        fix += (
+            f" with --{algo}.target-every 1 ({algo}.target_every=1 in Python), "
+            "or 1 for copies"
+        )
+    assert got == (
+        f"{algo}.{field}=0.0 must be in (0, 1]: 0 never updates the target "
+        f"network; e.g. {fix}."
+    )
+    _validate(algo, **{field: 1.0})  # a copy every update is legal

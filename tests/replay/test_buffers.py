@@ -48,11 +48,13 @@ def test_replay_sizes_that_do_not_split_name_the_values_that_do():
         replay_shard_sizes("dqn", sizes, 4)
     assert str(error.value) == (
         "dqn.batch_size=30 must be a positive multiple of the 4 devices it is "
-        "split over; use dqn.batch_size=28 or 32, or --devices 2 (devices=2 in Python)."
+        "split over; use --dqn.batch-size 28 or 32 (dqn.batch_size=28 in Python), "
+        "or --devices 2 (devices=2 in Python)."
     )
     with pytest.raises(
         ValueError,
-        match=r"min_replay=3 .*=4, or --devices 1 \(devices=1 in Python\)\.$",
+        match=r"min_replay=3 .*\(dqn.min_replay=4 in Python\), or --devices 1 "
+        r"\(devices=1 in Python\)\.$",
     ):
         replay_shard_sizes("dqn", types.SimpleNamespace(**{**vars(sizes),
                            "batch_size": 32, "min_replay": 3}), 4)  # fmt: skip
