@@ -6,11 +6,15 @@ import jax
 
 from purejaxdrl.agents.base import RunShape
 from purejaxdrl.agents.fields import QLearningFields
+from purejaxdrl.agents.q_checks import (
+    check_epsilon_falls,
+    warn_greedy_priorities,
+    warn_unused_epsilons,
+    warn_unused_priorities,
+)
 from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
     warn_target_never_used,
-    warn_unused_epsilons,
-    warn_unused_priorities,
 )
 from purejaxdrl.agents.replay_sizes import check_replay_sizes, check_target_tau
 from purejaxdrl.config import check_ranges
@@ -82,9 +86,11 @@ def validate(
     check_replay_sizes(name, config, shape)
     check_n_step_fits(name, config, shape)
     check_target_tau(name, config)
+    check_epsilon_falls(name, config)
     if warn:
         warn_unused_epsilons(name, config)
         warn_unused_priorities(name, config)
+        warn_greedy_priorities(name, config)
         if shape is not None:
             per_update = shape.num_envs * shape.unroll_length  # transitions
             warn_target_never_used(name, config, shape, per_update)

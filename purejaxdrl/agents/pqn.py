@@ -39,13 +39,16 @@ from purejaxdrl.agents.optim import (
     learner_optimizer,
 )
 from purejaxdrl.agents.ppo import check_minibatches, checked_split, env_multiple
+from purejaxdrl.agents.q_checks import (
+    check_epsilon_falls,
+    warn_unused_epsilons,
+)
 from purejaxdrl.agents.q_learning import (
     epsilon_greedy_acting,
     exploration,
     exported_epsilon,
     exported_epsilon_greedy,
     make_q_acting,
-    warn_unused_epsilons,
 )
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import (
@@ -251,6 +254,7 @@ def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
         unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
     )
     check_minibatches("pqn", config, shape)  # as PPO's
+    check_epsilon_falls("pqn", config)
     warn_unused_epsilons("pqn", config)
 
 

@@ -1,12 +1,10 @@
 """The Q-learners' (DQN, Ape-X, R2D2, PQN) networks, actors, target step and rules."""
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from purejaxdrl.agents.actor_critic import core_value
@@ -88,89 +86,6 @@ def exported_epsilon_greedy(
         if config.per_actor_epsilon and spec.get("num_envs"):
             epsilon = float(mean_actor_epsilon(config, spec["num_envs"]))
     return epsilon_greedy_sampler(float(epsilon))
-
-
-# The ε fields of each exploration mode: one annealed ε, or Ape-X's ε_i.
-ANNEALED = ("epsilon_start", "epsilon_end", "epsilon_fraction")
-PER_ACTOR = ("epsilon", "epsilon_alpha")
-# The fields only prioritised replay reads (DQN's `prioritised`).
-PRIORITISED = ("priority_alpha", "beta_start", "priority_eps")
-
-
-def set_fields(name: str, config: Any, fields: tuple[str, ...]) -> list[str]:
-    """`name.field` of each of `fields` whose value is not the config type's default.
-
-    Set means an override or a preset set it: a field set to its default is
-    not told apart. Traced values (a sweep's, under vmap) are skipped: they
-    were checked one by one before they were stacked.
-    """
-    defaults = {f.name: f.default for f in dataclasses.fields(config)}
-    named = []
-    for field in fields:
-        value = getattr(config, field)
-        if isinstance(value, jax.core.Tracer):
-            continue
-        if np.any(np.asarray(value) != defaults[field]):
-            named.append(f"{name}.{field}")
-    return named
-
-
-def warn_unused_epsilons(name: str, config: Any) -> None:
-    """Warns once when ε fields of the mode not in use are set.
-
-    Set as `set_fields` says. Those fields do nothing: `per_actor_epsilon`
-    picks one mode. The warning says so, not that they are wrong (a preset
-    may set them for the other mode), and is shown once per algorithm and
-    fields, whatever their values: a sweep over one of them warns once.
-    """
-    per_actor = config.per_actor_epsilon
-    unused = set_fields(name, config, ANNEALED if per_actor else PER_ACTOR)
-    if not unused:
-        return
-    flag = f"--{name.replace('_', '-')}.per-actor-epsilon"
-    mode, fix = (
-        (
-            "each actor explores with Ape-X's fixed ε_i (epsilon, epsilon_alpha)",
-            f"pass {flag} false to anneal one ε instead",
-        )
-        if per_actor
-        else (
-            "one ε anneals from epsilon_start to epsilon_end",
-            f"pass {flag} true for Ape-X's per-actor ε_i instead",
-        )
-    )
-    setting = f"{name}.per_actor_epsilon={str(per_actor).lower()}"
-    warn_unused(unused, setting, f"{mode}; {fix}", key=("unused ε", name))
-
-
-def warn_unused_priorities(name: str, config: Any) -> None:
-    """Warns once when prioritised-replay fields are set under uniform replay.
-
-    As `warn_unused_epsilons`: `priority_alpha`, `beta_start` and
-    `priority_eps` set away from their defaults do nothing while
-    `prioritised` is false, and the warning names them, once per algorithm
-    and fields.
-    """
-    if config.prioritised:
-        return
-    unused = set_fields(name, config, PRIORITISED)
-    if not unused:
-        return
-    fix = f"pass --{name.replace('_', '-')}.prioritised true for prioritised replay"
-    why = f"replay is uniform; {fix}"
-    warn_unused(unused, f"{name}.prioritised=false", why, ("unused priorities", name))
-
-
-def warn_unused(
-    unused: list[str], setting: str, why_and_fix: str, key: tuple[str, ...]
-) -> None:
-    """Warns once per `key` and fields that `unused` do nothing with `setting`."""
-    verb = "is" if len(unused) == 1 else "are"
-    warn_once(
-        f"{' and '.join(unused)} {verb} set (by a preset or by you) but unused: "
-        f"with {setting}, {why_and_fix}.",
-        key=(*key, *unused),
-    )
 
 
 def exploration(

@@ -37,6 +37,13 @@ from purejaxdrl.agents.base import (
 )
 from purejaxdrl.agents.fields import QLearningFields
 from purejaxdrl.agents.optim import learner_optimizer
+from purejaxdrl.agents.q_checks import (
+    check_epsilon_falls,
+    set_fields,
+    warn_greedy_priorities,
+    warn_unused,
+    warn_unused_epsilons,
+)
 from purejaxdrl.agents.q_learning import (
     check_n_step_fits,
     exploration,
@@ -44,11 +51,8 @@ from purejaxdrl.agents.q_learning import (
     exported_epsilon_greedy,
     make_q_acting,
     q_networks,
-    set_fields,
     target_network_step,
     warn_target_never_used,
-    warn_unused,
-    warn_unused_epsilons,
 )
 from purejaxdrl.agents.r2d2_sequences import (
     Sequence,
@@ -322,7 +326,9 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     check_replay_sizes("r2d2", config, None)
     check_n_step_fits("r2d2", config, shape)  # a sequence's targets: its unroll
     check_target_tau("r2d2", config)
+    check_epsilon_falls("r2d2", config)
     warn_unused_epsilons("r2d2", config)
+    warn_greedy_priorities("r2d2", config)
     warn_unused_rescaling(config)
     if shape is None:
         return
@@ -349,7 +355,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
 def warn_unused_rescaling(config: R2D2Config) -> None:
     """Warns once when `rescale_eps` is set but `value_rescaling` is off.
 
-    As `q_learning.warn_unused_epsilons`: set means away from its default (by
+    As `q_checks.warn_unused_epsilons`: set means away from its default (by
     a preset or by you), and the warning names the field, not its value, so a
     sweep over it warns once. Without rescaling the loss never reads ε of h.
     """
