@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from purejaxdrl._platform import DEFAULT_CACHE_DIR, enable_compilation_cache
-from purejaxdrl.agents.registry import algorithms, names, unread_section
+from purejaxdrl.agents.registry import DEFAULT_ALGO, algorithms, names, unread_section
 from purejaxdrl.cli.option_values import read_option
 from purejaxdrl.cli.parser import Parser, UsageError
 from purejaxdrl.config_docs import field_descriptions, flag
@@ -184,7 +184,13 @@ def use_compile_cache(args: argparse.Namespace) -> None:
 
 
 def add_algo_flag(parser: argparse.ArgumentParser, algo: str) -> None:
-    """--algo, and an epilog naming every other algorithm and how to see its flags."""
+    """--algo, and an epilog naming every other algorithm and how to see its flags.
+
+    The parser's errors then name the help that lists `algo`'s fields:
+    `purejaxdrl train --algo r2d2 --help` (a plain `--help` lists ppo's).
+    """
+    if isinstance(parser, Parser) and algo != DEFAULT_ALGO:
+        parser.help_command = f"{parser.prog} --algo {algo} --help"
     parser.add_argument(
         "--algo", help=f"algorithm: one of {', '.join(names())} (default: {algo})"
     )

@@ -168,8 +168,9 @@ def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Fie
         close = difflib.get_close_matches(name, bare, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"Unknown {wording.field} {name!r}: {hint}`purejaxdrl train --help` lists "
-            f"every field ({algo}'s may be given without '{algo}.')."
+            f"Unknown {wording.field} {name!r}: {hint}`purejaxdrl train --algo "
+            f"{algo} --help` lists every field ({algo}'s may be given without "
+            f"'{algo}.')."
         )
     return Field(path, path in dynamic)
 

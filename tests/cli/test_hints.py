@@ -257,3 +257,30 @@ def test_a_one_letter_flag_gets_no_guess(capsys):
     # `--t` was hinted --quiet (difflib's ratio 0.6): any guess is a coin toss.
     line = _error([*TRAIN, "--env", "cartpole", "--t", "5"], capsys)
     assert "unrecognized arguments: --t 5; `purejaxdrl train --help`" in line
+
+
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_an_unknown_flag_names_the_help_that_lists_the_algorithms_fields(
+    command, capsys
+):
+    # A plain `--help` lists ppo's fields; r2d2's are under `--algo r2d2 --help`.
+    argv = [command, "--no-files", "--env", "cartpole_masked", "--algo", "r2d2"]
+    line = _error([*argv, "--r2d2.priority-exponent", "-1"], capsys)
+    assert line == (
+        "purejaxdrl: error: unrecognized arguments: --r2d2.priority-exponent -1; "
+        "did you mean --r2d2.priority-eta? "
+        f"`purejaxdrl {command} --algo r2d2 --help` lists every option."
+    )
+    # ppo's own flags are what the plain help lists.
+    line = _error([command, "--no-files", "--ppo.num-epoch", "2"], capsys)
+    assert line.endswith(f"`purejaxdrl {command} --help` lists every option.")
+
+
+def test_a_sweep_field_unknown_names_the_algorithms_help(capsys):
+    line = _error(
+        ["sweep", "--no-files", "--algo", "dqn", "--grid", "dqn.nope=1"], capsys
+    )
+    assert line.endswith(
+        "`purejaxdrl train --algo dqn --help` lists every field (dqn's may be "
+        "given without 'dqn.')."
+    )
