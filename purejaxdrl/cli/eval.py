@@ -132,17 +132,15 @@ def _evaluate(player: Any, state: Any, args: Any, max_steps: int) -> Any:
     import jax
 
     from purejaxdrl.config import ConfigError
+    from purejaxdrl.training.memory import out_of_memory
 
     try:
         return player.evaluate(
             state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
         )
     except (jax.errors.JaxRuntimeError, MemoryError) as e:
-        said = " ".join(str(e).split())[:200] or type(e).__name__
-        if (
-            isinstance(e, jax.errors.JaxRuntimeError)
-            and "RESOURCE_EXHAUSTED" not in said
-        ):
+        said = out_of_memory(e)
+        if said is None:
             raise
         fewer = max(1, args.episodes // 10)
         raise ConfigError(

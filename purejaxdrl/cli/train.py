@@ -209,6 +209,7 @@ def _train(argv: Sequence[str], held: Any) -> int:
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError, lost_process
+    from purejaxdrl.training.memory import out_of_memory, out_of_memory_refusal
     from purejaxdrl.training.replay_shards import replay_devices
     from purejaxdrl.training.train import train
 
@@ -237,7 +238,9 @@ def _train(argv: Sequence[str], held: Any) -> int:
             status, message = host_error(e)
         print(f"purejaxdrl: error: {' '.join(message.split())}", file=sys.stderr)
         return status
-    except (jax.errors.JaxRuntimeError, ValueError) as e:
+    except (jax.errors.JaxRuntimeError, ValueError, MemoryError) as e:
+        if (said := out_of_memory(e)) is not None:
+            raise out_of_memory_refusal(config, said) from None
         if jax.process_count() == 1 or not runtime_failure(e):
             raise
         # A peer died or the network failed: one line, not a C++ error dump.

@@ -2,29 +2,19 @@
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable
 
 import jax
-import numpy as np
-from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
-from purejaxdrl.parallel import DATA_AXIS, devices_to_use, split_share
+from purejaxdrl.parallel import devices_to_use, split_share
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
 from purejaxdrl.training.experiment import fits, make_networks, zero_observation
+from purejaxdrl.training.memory import config_run_bytes, device_bytes
 from purejaxdrl.training.run_env import make_env
-
-# Rollout buffers live alongside their copies in the update (PPO's shuffled
-# minibatches, activations kept for the backward pass, gradients): budget three.
-ROLLOUT_COPIES = 3
-# Of a device's memory, the share a sweep may plan to use. On CPU, host RAM is
-# shared with the program itself and with every other (fake) CPU device.
-ACCELERATOR_SHARE = 0.75
-HOST_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,73 +79,6 @@ def mesh_shape(
     while data > 1 and not fits(data):
         data -= 1
     return sweep, data
-
-
-def device_bytes(device: jax.Device | None = None) -> tuple[int, str]:
-    """(bytes a sweep may plan to use on `device`, where the figure comes from)."""
-    device = device or jax.local_devices()[0]
-    stats = device.memory_stats() if hasattr(device, "memory_stats") else None
-    if stats and stats.get("bytes_limit"):
-        used = stats.get("bytes_in_use", 0)
-        return int((stats["bytes_limit"] - used) * ACCELERATOR_SHARE), "device memory"
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    sharing = max(1, jax.local_device_count())
-    return int(ram * HOST_SHARE / sharing), "host memory"
-
-
-def run_bytes(
-    state_shapes: RunnerState,
-    *,
-    specs: RunnerState | None = None,
-    data: int,
-    unroll_length: int,
-    num_envs: int,
-    obs_shape: tuple[int, ...],
-) -> int:
-    """Estimated bytes one run needs on each device it spans.
-
-    Args:
-      state_shapes: `jax.eval_shape` of one run's RunnerState (its leaves'
-        shapes and dtypes; per-environment leaves are split over `data`).
-      specs: the sweep's PartitionSpecs (a prefix of the state): agent leaves
-        whose spec names `data` (replay shards) are split over it too; None
-        for a replicated learner state.
-      data: devices on the data axis.
-      unroll_length: T.
-      num_envs: the run's global number of environments.
-      obs_shape: one observation's shape.
-
-    Returns:
-      State bytes plus ROLLOUT_COPIES x the rollout: T x B/data steps, each two
-      float32 observations (the observation and the final one) and eight
-      scalars.
-
-    """
-    agent_spec = P() if specs is None else specs.agent
-
-    def agent_bytes(spec: P, subtree: object) -> int:
-        return _bytes(subtree) // (data if DATA_AXIS in spec else 1)
-
-    split = jax.tree.map(
-        agent_bytes, agent_spec, state_shapes.agent, is_leaf=lambda x: isinstance(x, P)
-    )
-    state = (
-        sum(jax.tree.leaves(split))
-        + _bytes(state_shapes._replace(agent=(), actor=()))
-        + _bytes(state_shapes.actor) // data
-    )
-    local_envs = num_envs // data
-    step = 2 * 4 * math.prod(obs_shape) + 8 * 4
-    return int(state + ROLLOUT_COPIES * unroll_length * local_envs * step)
-
-
-def _bytes(tree: object) -> int:
-    def size(x: jax.ShapeDtypeStruct) -> int:
-        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-            return math.prod(x.shape) * 8  # two uint32 words per key
-        return math.prod(x.shape) * np.dtype(x.dtype).itemsize
-
-    return sum(size(x) for x in jax.tree.leaves(tree))
 
 
 def batches(num_runs: int, sweep: int, per_run: int, available: int) -> tuple[int, int]:
@@ -257,16 +180,7 @@ def group_layout(
       (the Layout, where the figure of the available memory comes from).
 
     """
-    obs = state_shapes.actor.timestep.observation
-    per_run = run_bytes(
-        state_shapes,
-        specs=specs,
-        data=shape[1],
-        unroll_length=config.unroll_length,
-        num_envs=config.num_envs,
-        # Dict observations (an asymmetric critic's) count as their entries.
-        obs_shape=(sum(math.prod(x.shape[1:]) for x in jax.tree.leaves(obs)),),
-    )
+    per_run = config_run_bytes(state_shapes, config, shape[1], specs)
     if device_memory is None:
         available, source = device_bytes()
     else:

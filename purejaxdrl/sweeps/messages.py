@@ -13,6 +13,7 @@ from purejaxdrl.observe.numbers import return_text
 from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.spec import SweepPlan
+from purejaxdrl.training.memory import gib
 
 
 def recorded_mesh(
@@ -187,15 +188,3 @@ def diverged_line(plan: SweepPlan, run: int, at: int) -> str:
     values = ", ".join(f"{k}={v}" for k, v in plan.settings[setting].items())
     described = f"{values}, seed {seed}" if values else f"seed {seed}"
     return f"sweep: run {run} ({described}) diverged at update {at:,}"
-
-
-def gib(n: float) -> str:
-    """Bytes as `1.50 GiB`, `12.0 MiB` below one GiB, `1 KiB` below 0.1 MiB.
-
-    A small `--device-memory` budget (1KB) reads as itself, not "0.0 MiB".
-    """
-    if n >= 2**30:
-        return f"{n / 2**30:.2f} GiB"
-    if n >= 0.1 * 2**20:
-        return f"{n / 2**20:.1f} MiB"
-    return f"{n / 2**10:.3g} KiB" if n >= 2**10 else f"{n:.0f} bytes"

@@ -21,6 +21,7 @@ from purejaxdrl.rng import make_key
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop, params_finite
+from purejaxdrl.training.memory import check_replay_fits
 from purejaxdrl.training.policy import write_policy
 from purejaxdrl.training.policy_folder import check_policy_folder
 from purejaxdrl.training.programs import compile_programs
@@ -139,6 +140,10 @@ def train(
         exp = make_experiment(config, normalised_before=normalised_before)
         parent_was_there = os.path.exists(config.run_dir)  # False for a bad name
         with closed_on_error(exp.runner) as keep:  # a failed setup leaves nothing open
+            key = make_key(config.seed, config.rng_impl)
+            abstract = exp.runner.abstract_state(key)
+            # Before the run folder: a replay that cannot fit is refused.
+            memory = check_replay_fits(config, abstract, exp.runner.mesh.size)
             run = open_run(
                 config,
                 resume=resume,
@@ -153,8 +158,8 @@ def train(
             keep(lock_run(run))  # before anything is read or written
             if exp.device_note:
                 run.say(exp.device_note)
-            key = make_key(config.seed, config.rng_impl)
-            abstract = exp.runner.abstract_state(key)
+            if memory:
+                run.say(memory)
             attach_checkpointer(run, exp.runner, abstract)
             keep(run.checkpointer)
             start = restore(run, exp, accepted) if resume is not None else Start()
