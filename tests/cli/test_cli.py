@@ -64,7 +64,7 @@ def test_help_lists_the_common_fields_and_the_algorithms_with_defaults():
         ([], "--eval.stop-at", "end the run early once an evaluation's", "None"),
         (["--algo", "dqn"], "--dqn.buffer-size", "transitions (R2D2: se", "50000"),
         (["--algo", "r2d2"], "--r2d2.burn-in", "steps of the previous unroll", "0"),
-        (["--algo", "sac"], "--sac.tau", "Polyak rate of the target critics.", "0.005"),
+        (["--algo", "sac"], "--sac.tau", "target critics, in (0, 1] (0 never", "0.005"),
     ],
 )
 def test_help_shows_each_flags_description_beside_its_default(
