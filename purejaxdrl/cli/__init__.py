@@ -27,6 +27,7 @@ from typing import Any
 
 # Nothing that loads JAX: `--help`, `--version` and an unknown sub-command
 # answer without it; each sub-command's module imports what it needs.
+from purejaxdrl.cli.early_signals import EarlySignals
 from purejaxdrl.cli.exits import EXIT_USAGE
 from purejaxdrl.frames import owner
 
@@ -40,6 +41,7 @@ COMMANDS = {
     "list": ("listing", "list_command"),
     "export": ("export", "export_command"),
 }
+_TRAINING = ("train", "sweep", "pbt")
 
 USAGE = """usage: purejaxdrl {train,sweep,pbt,eval,plot,list,export} ...
 
@@ -131,30 +133,33 @@ def _main(argv: Sequence[str] | None) -> int:
             f"unknown command {command!r}; {hint}use one of {', '.join(COMMANDS)} "
             "(see `purejaxdrl --help`)."
         )
-    from purejaxdrl.cli.args import UsageError
-    from purejaxdrl.config import ConfigError
-    from purejaxdrl.env.registry import UnknownEnvironmentError
-
     module, function = COMMANDS[command]
-    run = getattr(importlib.import_module(f"purejaxdrl.cli.{module}"), function)
-    try:
-        status = run(rest)
-        sys.stdout.flush()  # here, where a reader that has gone is caught below
-        return status
-    except (UsageError, ConfigError, UnknownEnvironmentError) as e:
-        return fail(str(e))
-    except ValueError as e:
-        if not raised_here(e):  # a bug, in a user's environment say: show where
-            raise
-        return fail(str(e))  # factories validate eagerly with named values
-    except KeyboardInterrupt as e:  # its message, if any: what was kept
-        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # `purejaxdrl list | head`: the reader has gone
-        # Python would report the failed flush of stdout at exit: point it at
-        # nothing first (as Python's documentation on SIGPIPE advises).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    # The commands that train hold SIGINT / SIGTERM while their modules load
+    # (JAX with them: seconds); theirs take the record over (`EarlySignals`).
+    with EarlySignals() if command in _TRAINING else contextlib.nullcontext():
+        from purejaxdrl.cli.args import UsageError
+        from purejaxdrl.config import ConfigError
+        from purejaxdrl.env.registry import UnknownEnvironmentError
+
+        run = getattr(importlib.import_module(f"purejaxdrl.cli.{module}"), function)
+        try:
+            status = run(rest)
+            sys.stdout.flush()  # here, where a reader that has gone is caught below
+            return status
+        except (UsageError, ConfigError, UnknownEnvironmentError) as e:
+            return fail(str(e))
+        except ValueError as e:
+            if not raised_here(e):  # a bug, in a user's environment say: show where
+                raise
+            return fail(str(e))  # factories validate eagerly with named values
+        except KeyboardInterrupt as e:  # its message, if any: what was kept
+            print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:  # `purejaxdrl list | head`: the reader has gone
+            # Python would report the failed flush of stdout at exit: point it at
+            # nothing first (as Python's documentation on SIGPIPE advises).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
 
 
 # Python's messages when unpacking fails: no check of purejaxdrl's words them.

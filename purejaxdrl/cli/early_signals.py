@@ -23,7 +23,8 @@ class EarlySignals:
     A second SIGINT before then aborts (KeyboardInterrupt), as it does once
     the run holds them; a repeated SIGTERM is the same request. After
     `hand_over` a signal that reaches these handlers (the run gave its own
-    back) is handled as before entry. A no-op outside the main thread.
+    back) is handled as before entry. One entered inside another takes over
+    its record. A no-op outside the main thread.
     """
 
     def __init__(self) -> None:
@@ -35,6 +36,11 @@ class EarlySignals:
         if threading.current_thread() is threading.main_thread():
             for signum in _HELD:
                 self._previous[signum] = signal.signal(signum, self._handle)
+                outer = getattr(self._previous[signum], "__self__", None)
+                if isinstance(outer, EarlySignals) and not outer._handed_over:
+                    # `cli.main`'s, held while the command's module loaded.
+                    self.signum = self.signum or outer.signum
+                    outer._handed_over = True
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -26,6 +26,7 @@ from purejaxdrl.cli.args import (
     preset_run,
     use_compile_cache,
 )
+from purejaxdrl.cli.early_signals import EarlySignals
 from purejaxdrl.cli.start import command_start
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -134,12 +135,28 @@ def refuse_not_honoured(args: argparse.Namespace) -> None:
 
 
 def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
-    """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status."""
-    known = pre_parse(
-        argv, "--env", "--env.id", "--algo", "--resume", command=command.name
-    )
-    if known.resume is not None:
-        return _resume(argv, command)
+    """`purejaxdrl sweep|pbt ...`, fresh or `--resume DIR`; returns the exit status.
+
+    SIGINT / SIGTERM are a request to stop from its first line (`EarlySignals`,
+    then `_run`'s `SetupHold`, which the library's takes over): it stops
+    before the first chunk, with one line.
+    """
+    with EarlySignals() as early:
+        known = pre_parse(
+            argv, "--env", "--env.id", "--algo", "--resume", command=command.name
+        )
+        if known.resume is not None:
+            return _resume(argv, command, early)
+        return _fresh(argv, command, known, early)
+
+
+def _fresh(
+    argv: Sequence[str],
+    command: PopulationCommand,
+    known: argparse.Namespace,
+    early: EarlySignals,
+) -> int:
+    """`population_command` of a new sweep or PBT run."""
     parser = functools.partial(population_parser, command)
     env, algo, started = command_start(known)
     named = known.env is not None
@@ -167,6 +184,7 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
         args,
         command,
         command.train,
+        early,
         base,
         target_return=target,
         write_files=not args.no_files,
@@ -176,7 +194,9 @@ def population_command(argv: Sequence[str], command: PopulationCommand) -> int:
     )
 
 
-def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
+def _resume(
+    argv: Sequence[str], command: PopulationCommand, early: EarlySignals
+) -> int:
     """`purejaxdrl COMMAND --resume DIR`: continues a stopped sweep or PBT run."""
     parser = Parser(
         prog=f"purejaxdrl {command.name} --resume",
@@ -193,13 +213,14 @@ def _resume(argv: Sequence[str], command: PopulationCommand) -> int:
     add_compile_cache_flags(parser)
     args = parser.parse_args(argv)
 
-    return _run(args, command, command.resume, args.resume)
+    return _run(args, command, command.resume, early, args.resume)
 
 
 def _run(
     args: argparse.Namespace,
     command: PopulationCommand,
     function: str,
+    early: EarlySignals,
     *positional: Any,
     settings: str | None = None,
     note: str | None = None,
@@ -209,23 +230,28 @@ def _run(
 
     `settings`: whose settings it trained, where the command chose the preset
     (`preset_choice.starting_note`), the summary's last line. `note`: a line
-    printed before the run's first message (even with --quiet).
+    printed before the run's first message (even with --quiet). A signal
+    `early` holds, or one while JAX is imported, stops it here, untouched.
     """
     memory = None if args.device_memory is None else bytes_flag(args.device_memory)
     use_compile_cache(args)
     # Imported only now: JAX starts with it, after the cache is on.
     run = getattr(importlib.import_module(command.module), function)
     from purejaxdrl.sweeps.batch import SweepStopped
+    from purejaxdrl.training.setup_stop import SetupHold
 
     start = time.perf_counter()
     try:
-        result = run(
-            *positional,
-            device_memory=memory,
-            notify=_after_checks(note, not args.quiet),
-            console=False,  # the command's own lines, or none with --quiet
-            **kwargs,
-        )
+        with SetupHold() as held:  # the library's own takes it over
+            early.hand_over()
+            held.stop_if_asked(None, resuming=function == command.resume)
+            result = run(
+                *positional,
+                device_memory=memory,
+                notify=_after_checks(note, not args.quiet),
+                console=False,  # the command's own lines, or none with --quiet
+                **kwargs,
+            )
     except SweepStopped as e:  # saved: says how to continue, as a command here
         from purejaxdrl.parallel import resume_command
 

@@ -43,6 +43,7 @@ from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.presets import load_preset
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
+from purejaxdrl.training.setup_stop import SetupHold, end_setup_hold
 
 
 def sweep(
@@ -109,46 +110,54 @@ def sweep(
       ConfigError: bad fields or values (nothing has compiled yet).
       SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it
         after the current chunk, saved; `resume_sweep(e.path)` continues it.
+        One while it set up stops it before its first chunk (update 0).
+      KeyboardInterrupt: a signal before its directory was made, or, without
+        `write_files`, before its first chunk: nothing was saved.
 
     """
-    if jax.process_count() > 1:
-        raise ConfigError(
-            f"sweeps run in one process (this is one of {jax.process_count()}); "
-            "start the sweep on a single host."
+    # A signal from here on is a request (`SetupHold`): before the folder is
+    # made it stops the sweep untouched; then its chunk loop takes it over.
+    with SetupHold() as held:
+        if jax.process_count() > 1:
+            raise ConfigError(
+                f"sweeps run in one process (this is one of {jax.process_count()}); "
+                "start the sweep on a single host."
+            )
+        given = target_return
+        named = isinstance(base, str)
+        preset = load_preset(base, algo or DEFAULT_ALGO) if named else None
+        base, target_return = base_and_target(base, algo, target_return, preset)
+        check_device_memory(device_memory)
+        plan = make_plan(
+            base,
+            grid=grid,
+            sample=sample,
+            num_samples=num_samples,
+            seeds=seeds,
+            search_seed=search_seed,
         )
-    given = target_return
-    preset = load_preset(base, algo or DEFAULT_ALGO) if isinstance(base, str) else None
-    base, target_return = base_and_target(base, algo, target_return, preset)
-    check_device_memory(device_memory)
-    plan = make_plan(
-        base,
-        grid=grid,
-        sample=sample,
-        num_samples=num_samples,
-        seeds=seeds,
-        search_seed=search_seed,
-    )
-    if base.devices:  # held to train's rules before anything is written
-        for runs in plan.static_groups():
-            sweep_layout.group_mesh_shape(len(runs), plan.run_config(runs[0]))
-    notify = shown(notify, console)
-    messages, say = messenger(notify)
-    if given is None and target_return is not None:
-        why = off_budget(preset, plan.configs)
-        if why:
-            say(f"sweep: {why}: not judged (target_return= sets one)")
-            target_return = None
-    result = SweepResult.before_training(plan, target_return, messages)
-    store = None
-    if write_files:
-        result.run_dir = start_dir(result)
-        store = SweepStore(result.run_dir, base.checkpoint.every)
-        again = resume_command("sweep", result.run_dir, devices=plan.base.devices)
-        say(
-            f"sweep: writing {result.run_dir} (if stopped, `{again}` continues it, "
-            f"pjd.resume_sweep({str(result.run_dir)!r}) in Python)"
-        )
-    return _train_plan(result, device_memory, say, notify, store)
+        if base.devices:  # held to train's rules before anything is written
+            for runs in plan.static_groups():
+                sweep_layout.group_mesh_shape(len(runs), plan.run_config(runs[0]))
+        notify = shown(notify, console)
+        messages, say = messenger(notify)
+        if given is None and target_return is not None:
+            why = off_budget(preset, plan.configs)
+            if why:
+                say(f"sweep: {why}: not judged (target_return= sets one)")
+                target_return = None
+        result = SweepResult.before_training(plan, target_return, messages)
+        held.stop_if_asked(None)  # no folder yet: nothing to leave
+        store = None
+        if write_files:
+            result.run_dir = start_dir(result)
+            store = SweepStore(result.run_dir, base.checkpoint.every)
+            again = resume_command("sweep", result.run_dir, devices=plan.base.devices)
+            say(
+                f"sweep: writing {result.run_dir} (if stopped, `{again}` continues it, "
+                f"pjd.resume_sweep({str(result.run_dir)!r}) in Python)"
+            )
+        return _train_plan(result, device_memory, say, notify, store)
 
 
 def resume_sweep(
@@ -182,16 +191,19 @@ def resume_sweep(
 
     """
     path = pathlib.Path(path)
-    meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
-    notify = shown(notify, console)
-    messages, say = messenger(notify)
-    with reading(path / "sweep.yaml", restore_or_restart("sweep")):
-        plan = read_plan(meta)
-        target_return = meta["target_return"]
-    result = SweepResult.before_training(plan, target_return, messages, path)
-    say(f"sweep: resuming {path}")
-    store = SweepStore(path, plan.base.checkpoint.every)
-    return _train_plan(result, device_memory, say, notify, store)
+    # A signal from here on is a request (`SetupHold`), which the chunk loop
+    # takes over: the sweep stops before its first chunk, its folder as it was.
+    with SetupHold():
+        meta = running_meta(path, "sweep", "sweep", "results in DIR", "summary.md")
+        notify = shown(notify, console)
+        messages, say = messenger(notify)
+        with reading(path / "sweep.yaml", restore_or_restart("sweep")):
+            plan = read_plan(meta)
+            target_return = meta["target_return"]
+        result = SweepResult.before_training(plan, target_return, messages, path)
+        say(f"sweep: resuming {path}")
+        store = SweepStore(path, plan.base.checkpoint.every)
+        return _train_plan(result, device_memory, say, notify, store)
 
 
 @holding_run_dir  # one process trains a sweep directory at a time
@@ -309,6 +321,8 @@ def _train_group(
         if start is not None:  # building and compiling, not training
             result.compile_seconds += begin - start
             start = None
+        if store is None:  # no chunk loop holds signals: Python's from here
+            end_setup_hold()  # stopped first, unsaved, if one came
         states = train_batch(
             compiled, schedule, hps, states, batch, cfg, result, progress,
             done=done, checkpoint=checkpoint, stop=stop, seconds_before=before,

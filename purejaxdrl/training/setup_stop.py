@@ -73,6 +73,19 @@ class SetupHold:
             raise stopped_unsaved(resumed_from, resuming)
 
 
+def end_setup_hold() -> None:
+    """Ends a `SetupHold` entered further out where no chunk loop takes it over.
+
+    A sweep or PBT run without files holds no signals while it trains (it has
+    nowhere to save: Python's handler interrupts it). Called once it has
+    compiled, before its first chunk: a signal held meanwhile stops it first,
+    unsaved (`stop_if_asked`), and Python's handlers are back either way.
+    Without a hold further out, nothing changes.
+    """
+    with SetupHold() as held:  # takes the outer one over, released on exit
+        held.stop_if_asked(None)
+
+
 def stopped_unsaved(
     resumed_from: int | None, resuming: bool = False
 ) -> KeyboardInterrupt:

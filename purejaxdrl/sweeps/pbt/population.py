@@ -26,6 +26,7 @@ from purejaxdrl.sweeps.pbt.operators import PBTConfig
 from purejaxdrl.sweeps.pbt.train import train_population
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.run_files import holding_run_dir
+from purejaxdrl.training.setup_stop import SetupHold
 
 
 def pbt(
@@ -99,49 +100,56 @@ def pbt(
       SweepStopped: with `write_files`, a signal (SIGINT, SIGTERM) stopped it
         once the chunks under way finished (the current one and, where it
         was queued, the next), saved; `resume_pbt(e.path)` continues it.
+        One while it set up stops it before its first chunk (update 0).
+      KeyboardInterrupt: a signal before its directory was made, or, without
+        `write_files`, before its first chunk: nothing was saved.
 
     """
-    base, target_return = base_and_target(base, algo, target_return)
-    check_device_memory(device_memory)
-    config = PBTConfig(
-        ready,
-        quantile,
-        resample_probability,
-        tuple(perturb) if isinstance(perturb, tuple | list) else perturb,
-        keep_buffer,
-    )
-    check_pbt_config(config, population)
-    check_keep_buffer(config, base)
-    configs, fields = member_configs(base, explore, population, search_seed)
-    notify = shown(notify, console)
-    messages, say = messenger(notify)
-    result = PBTResult(
-        base=base,
-        fields=fields,
-        config=config,
-        population=population,
-        histories=[[] for _ in range(population)],
-        diverged=[None] * population,
-        lineage=[],
-        final_params=[None] * population,
-        target_return=target_return,
-        search_seed=search_seed,
-        messages=messages,
-    )
-    # Laid out before its directory exists: one that does not fit leaves none.
-    fitted = fit_population(result, configs[0], device_memory)
-    # After every check: a refusal stays one line.
-    note = no_exploit_note(config, population, base.num_updates, base.num_logs)
-    for line in [*([note] if note else []), *decay_notes(base, fields)]:
-        say(line)
-    if write_files:
-        path = start_pbt_dir(result)
-        again = resume_command("pbt", path, devices=base.devices)
-        say(
-            f"pbt: writing {path} (if stopped, `{again}` "
-            f"continues it, pjd.resume_pbt({str(path)!r}) in Python)"
+    # A signal from here on is a request (`SetupHold`): before the folder is
+    # made it stops the run untouched; then its chunk loop takes it over.
+    with SetupHold() as held:
+        base, target_return = base_and_target(base, algo, target_return)
+        check_device_memory(device_memory)
+        config = PBTConfig(
+            ready,
+            quantile,
+            resample_probability,
+            tuple(perturb) if isinstance(perturb, tuple | list) else perturb,
+            keep_buffer,
         )
-    return _train(result, configs, fitted, say, notify)
+        check_pbt_config(config, population)
+        check_keep_buffer(config, base)
+        configs, fields = member_configs(base, explore, population, search_seed)
+        notify = shown(notify, console)
+        messages, say = messenger(notify)
+        result = PBTResult(
+            base=base,
+            fields=fields,
+            config=config,
+            population=population,
+            histories=[[] for _ in range(population)],
+            diverged=[None] * population,
+            lineage=[],
+            final_params=[None] * population,
+            target_return=target_return,
+            search_seed=search_seed,
+            messages=messages,
+        )
+        # Laid out before its directory exists: one that does not fit leaves none.
+        fitted = fit_population(result, configs[0], device_memory)
+        # After every check: a refusal stays one line.
+        note = no_exploit_note(config, population, base.num_updates, base.num_logs)
+        for line in [*([note] if note else []), *decay_notes(base, fields)]:
+            say(line)
+        held.stop_if_asked(None)  # no folder yet: nothing to leave
+        if write_files:
+            path = start_pbt_dir(result)
+            again = resume_command("pbt", path, devices=base.devices)
+            say(
+                f"pbt: writing {path} (if stopped, `{again}` "
+                f"continues it, pjd.resume_pbt({str(path)!r}) in Python)"
+            )
+        return _train(result, configs, fitted, say, notify)
 
 
 def resume_pbt(
@@ -174,18 +182,21 @@ def resume_pbt(
 
     """
     path = pathlib.Path(path)
-    running_meta(path, "pbt", "PBT run", "writing DIR", "lineage.csv")
-    result = read_pbt_meta(path)
-    notify = shown(notify, console)
-    messages, say = messenger(notify)
-    result.messages = messages
-    explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}
-    configs, _ = member_configs(
-        result.base, explore, result.population, result.search_seed
-    )
-    say(f"pbt: resuming {path}")
-    fitted = fit_population(result, configs[0], device_memory)
-    return _train(result, configs, fitted, say, notify)
+    # A signal from here on is a request (`SetupHold`), which the chunk loop
+    # takes over: the run stops before its first chunk, its folder as it was.
+    with SetupHold():
+        running_meta(path, "pbt", "PBT run", "writing DIR", "lineage.csv")
+        result = read_pbt_meta(path)
+        notify = shown(notify, console)
+        messages, say = messenger(notify)
+        result.messages = messages
+        explore = {f.name: (f.kind, f.low, f.high) for f in result.fields}
+        configs, _ = member_configs(
+            result.base, explore, result.population, result.search_seed
+        )
+        say(f"pbt: resuming {path}")
+        fitted = fit_population(result, configs[0], device_memory)
+        return _train(result, configs, fitted, say, notify)
 
 
 @holding_run_dir  # one process trains a PBT directory at a time

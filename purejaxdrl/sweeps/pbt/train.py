@@ -35,6 +35,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.loop import pipelined
 from purejaxdrl.training.schedule import chunk_lengths
+from purejaxdrl.training.setup_stop import end_setup_hold
 
 _RETURN_SUM, _COUNT = "episode/return_sum", "episode/count"
 
@@ -167,7 +168,8 @@ def train_population(
         result.lineage.append(_start_step(result, hps))
     jax.block_until_ready(live.states)
     result.compile_seconds = time.perf_counter() - fitted.started
-    # Only a population that writes its directory has somewhere to stop to.
+    if checkpoint is None:  # no folder to stop to: Python's handler (once checked)
+        end_setup_hold()
     signals = StopSignals(host_envs=False) if checkpoint is not None else None
     with signals or contextlib.nullcontext():
         stop = None if signals is None else lambda: signals.requested
