@@ -97,16 +97,16 @@ def test_a_row_that_predates_a_change_is_marked_until_it_runs_again(
     shown = (reproduce.DOCS / "scores.md").read_text()
     assert "| 999.0 ± 0.0 | 5/5 (>= 950) |" in shown
     # The other marked rows (memory_chain, ant, halfcheetah) keep theirs.
-    assert "| memory_chain | ppo | 500k | 1.0 ± 0.0 ² |" in reproduce.README.read_text()
+    assert "| memory_chain | ppo | 500k | 0.997 ± 0.007 ² |" in reproduce.README.read_text()
 
 
 def test_no_marked_row_no_note():
     reproduce = reproduce_script()
     score = {"mean": 1.0, "ci95": 0.0, "target": 1, "reached": 5, "seeds": 5}
-    assert reproduce.return_text(score) == "1.0 ± 0.0"
+    assert reproduce.return_text(score) == "1.00 ± 0.00"
     assert reproduce.predates_note({"a:b": score}) == ()
     assert reproduce.predated_changes({"a:b": score}) == ""
-    assert reproduce.return_text({**score, "predates": "x"}) == "1.0 ± 0.0 ²"
+    assert reproduce.return_text({**score, "predates": "x"}) == "1.00 ± 0.00 ²"
 
 
 def test_every_trained_row_states_the_day_it_was_trained(reproduce):
