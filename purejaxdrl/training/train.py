@@ -242,14 +242,17 @@ def _checked_resume(
 
     The notes, said once `restore` accepts the resume (a refusal is its own
     line alone), name each changed field and, for a replay run left to choose
-    its devices, that it resumes on its saved count. A replay run begun
+    its devices, that it resumes on its saved count (where it is not all of
+    them), not the count it pinned as a change. A replay run begun
     normalising before that was refused goes on so (`validate`'s
     `normalised_before`).
     """
     if resume is None:
         return config, [], False
-    config, replay_note = replay_devices(config, resume)
+    given, (config, replay_note) = config, replay_devices(config, resume)
     saved, changes = check_resume(resume, config, allow_changes)
+    if given.devices == saved.devices:  # `replay_devices` kept it as it was
+        changes = [c for c in changes if not c.startswith("devices:")]
     notes = [f"resuming with {change}" for change in changes]
     notes += [replay_note] if replay_note else []
     return config, notes, saved.env.normalize_observations

@@ -18,6 +18,7 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.integrity import write_manifest
 from purejaxdrl.training.replay_shards import replay_devices
 from purejaxdrl.training.run import Run, save_resumed_config
+from purejaxdrl.training.train import _checked_resume
 from tests.helpers import flat
 
 
@@ -214,3 +215,20 @@ def test_the_command_line_agrees_on_the_devices_the_resume_takes(tmp_path, monke
     with pytest.raises(Agreed) as agreed:
         cli.main(["train", "--resume", str(run_dir), "--no-compile-cache"])
     assert agreed.value.args[0].devices == 2
+
+
+@pytest.mark.parametrize("saved", [8, 2])
+def test_a_plain_resume_names_no_change_of_devices(tmp_path, saved):
+    # `--resume RUN` of a dqn run saved with `devices: 0` said "resuming with
+    # devices: 0 -> 8": the count `replay_devices` pins, read as the user's
+    # change. Only the note that it resumes on fewer devices than there are.
+    run_dir = _run_dir(tmp_path, saved)
+    auto = TrainConfig(algo="dqn")
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(auto)))
+    config, notes, _ = _checked_resume(auto, run_dir, allow_changes=False)
+    assert config.devices == saved
+    assert notes == [replay_devices(auto, run_dir)[1]] * (saved < 8), notes
+    # A change given is still said.
+    given = dataclasses.replace(auto, num_logs=7)
+    notes = _checked_resume(given, run_dir, allow_changes=False)[1]
+    assert notes[0] == f"resuming with num_logs: {auto.num_logs} -> 7", notes
