@@ -3,7 +3,8 @@
 A config's checks run again for every run of a sweep and every chunk of a
 resumed run; `warn_once` keeps their advice to one line per process, and
 `quiet_setup_warnings` silences it where nothing could be acted on (a finished
-run read back for export or evaluation).
+run read back for export or evaluation), and `held_setup_warnings` keeps it
+back until a check that may refuse the run has passed (a resume).
 """
 
 import contextlib
@@ -30,6 +31,10 @@ class SetupWarning(UserWarning):
 # What warn_once has shown this process (its keys), and whether it is quiet.
 _SHOWN: set[Hashable] = set()
 _QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("quiet", default=False)
+# Where warn_once keeps its warnings back (`held_setup_warnings`), if anywhere.
+_HELD: contextvars.ContextVar[list[tuple[str, Hashable]] | None] = (
+    contextvars.ContextVar("held", default=None)
+)
 
 
 def warn_once(message: str, key: Hashable | None = None) -> None:
@@ -46,6 +51,9 @@ def warn_once(message: str, key: Hashable | None = None) -> None:
     """
     key = message if key is None else key
     if _QUIET.get() or key in _SHOWN:
+        return
+    if (held := _HELD.get()) is not None:
+        held.append((message, key))
         return
     _SHOWN.add(key)
     warnings.warn(message, SetupWarning, stacklevel=user_stacklevel())
@@ -111,3 +119,26 @@ def quiet_setup_warnings() -> Iterator[None]:
         yield
     finally:
         _QUIET.reset(token)
+
+
+@contextlib.contextmanager
+def held_setup_warnings() -> Iterator[list[tuple[str, Hashable]]]:
+    """Within it, warn_once keeps its warnings in the list it yields.
+
+    For advice on a config that a later check may refuse (a resume of another
+    algorithm): `show_held` shows them once the check passes, and a refusal
+    is then its own line alone. Those never shown are not remembered, so a
+    run set up afterwards still shows them.
+    """
+    held: list[tuple[str, Hashable]] = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
+
+
+def show_held(held: list[tuple[str, Hashable]]) -> None:
+    """Shows the warnings `held_setup_warnings` kept back, each once (warn_once)."""
+    for message, key in held:
+        warn_once(message, key)

@@ -22,7 +22,7 @@ from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.field_roles import FREE_ON_RESUME
-from purejaxdrl.setup_warnings import quiet_setup_warnings
+from purejaxdrl.setup_warnings import held_setup_warnings, show_held
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.policy_folder import what_it_is
 from purejaxdrl.training.run_files import check_writable
@@ -225,11 +225,15 @@ def resume_config(
     saved = load_run_config(run_dir)
     # A replay run that normalised before that was refused goes on as it began.
     before = saved.env.normalize_observations
-    with quiet_setup_warnings():  # a change of algo is refused, not advised on
+    # A refused resume (another algo) is its refusal alone, not advised on:
+    # the advice on the config is shown once `check_continues` accepts it.
+    with held_setup_warnings() as held:
         changed = apply_overrides(saved, overrides or {})
-    config = validate(changed, normalised_before=before)
+        config = validate(changed, normalised_before=before)
     kept = resuming or not allow_changes  # see `resuming`
-    return config, check_continues(run_dir, saved, config, allow_changes, kept=kept)
+    changes = check_continues(run_dir, saved, config, allow_changes, kept=kept)
+    show_held(held)
+    return config, changes
 
 
 def check_resume(

@@ -9,12 +9,15 @@ user reads them in `TrainResult.messages` as the command line prints them.
 import os
 import pathlib
 import shutil
+import warnings
 
 import pytest
+import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
+from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.training.run_files import RunLock
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 1,
@@ -89,3 +92,27 @@ def test_the_command_lines_refusal_is_one_line_alone(run_dir, capsys):
     assert lines.index("purejaxdrl: resuming with total_steps: 64 -> 128") < next(
         i for i, line in enumerate(lines) if "resumed at update 2" in line
     )
+
+
+def test_a_resume_refused_for_another_algo_gives_no_advice_on_it(tmp_path, capsys):
+    # A ppo run too short for DQN's default target period: `--algo dqn` printed
+    # "warning: dqn.target_every=250 is not less than the run's ... gradient
+    # steps" before its refusal, advising on a run that would never exist.
+    from purejaxdrl.config import to_dict
+    from purejaxdrl.setup_warnings import forget_warnings
+
+    short = {**TINY, "total_steps": 4096}  # 128 updates, 97 gradient steps
+    config = pjd.apply_overrides(pjd.load_preset("cartpole").config, short)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(config)))
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with pytest.raises(ConfigError, match=r"^algo='dqn' differs from the run's"):
+            pjd.resume_config(tmp_path, {"algo": "dqn"})
+        assert cli.main(["train", "--resume", str(tmp_path), "--algo", "dqn"]) == 2
+    assert [str(w.message) for w in shown] == []
+    err = capsys.readouterr().err
+    assert err.splitlines() == [err.strip()] and "error: algo='dqn'" in err, err
+    # Not forgotten: the same advice is shown where the config is accepted.
+    with pytest.warns(SetupWarning, match=r"^dqn.target_every=250 is not less"):
+        pjd.training.validate(pjd.apply_overrides(config, {"algo": "dqn"}))
