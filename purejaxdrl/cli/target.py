@@ -70,24 +70,28 @@ def _keep(config: Any, expected: Any, field: str) -> Any:
 
 
 def run_preset(config: Any) -> Any:
-    """The preset with a target whose settings `config` trains on, or None.
+    """The preset with a target that `config`'s run was started from, or None.
 
-    A resumed run names no preset: this finds the one it was started from
-    (or any other with the same training settings), so its summary judges it.
+    A resumed run names no preset (nor does its folder): this takes, among
+    the presets of its environment (`env.id`) with a target for its
+    algorithm, the one whose settings it changes least (none where it trains
+    as one), so that its summary judges it, or says what changed, as the run
+    did when it began.
     """
     from purejaxdrl.config import ConfigError
     from purejaxdrl.setup_warnings import quiet_setup_warnings
     from purejaxdrl.training.presets import load_preset, preset_names
 
+    found = []
     for name in preset_names():
         try:  # a user's algorithm is warned of each preset lacking its section
             with quiet_setup_warnings():
                 preset = load_preset(name, config.algo)
         except ConfigError:  # no section for this algorithm
             continue
-        if preset.target_return is not None and same_training(config, preset):
-            return preset
-    return None
+        if preset.target_return is not None and preset.config.env.id == config.env.id:
+            found.append((len(changed_settings(config, preset)), len(found), preset))
+    return min(found)[2] if found else None
 
 
 def target_line(config: Any, preset: Any, result: Any) -> str | None:

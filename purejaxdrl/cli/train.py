@@ -246,7 +246,7 @@ def _train(argv: Sequence[str], held: Any) -> int:
         # A peer died or the network failed: one line, not a C++ error dump.
         exit_on_peer_failure(str(e).strip().splitlines()[0])
     if is_main_process():
-        # A resumed run names no preset: the one with its settings judges it.
+        # A resumed run names no preset: the one it began from judges it.
         preset = preset or run_preset(config)
         wall = time.perf_counter() - start
         print(summary(config, preset, result, wall, args.logger))

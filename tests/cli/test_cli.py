@@ -383,7 +383,14 @@ def test_the_preset_target_line_holds_runs_on_the_presets_settings_to_it():
     assert target_line(longer, ppo, run(mean_return=500.0)) == unjudged.format(
         "total_steps"
     )
-    assert run_preset(moved).config == ppo.config and run_preset(logged) is None
+    assert run_preset(moved).config == ppo.config
+    # Resumed with another budget, it is still told why it is not judged (its
+    # summary had no target line: only a run on the preset's settings found
+    # one); of the two CartPole-v1 presets, the one it began from.
+    assert run_preset(logged).config == ppo.config
+    masked = pjd.load_preset("cartpole_masked", "ppo")
+    longer_masked = pjd.apply_overrides(masked.config, {"total_steps": 10**7})
+    assert run_preset(longer_masked).name == "cartpole_masked"
     # Another environment (the preset's settings, the id replaced): its
     # target is another task's, so no line at all.
     other = pjd.apply_overrides(ppo.config, {"env": {"id": "Acrobot-v1"}})
