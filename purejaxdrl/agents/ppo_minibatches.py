@@ -142,8 +142,9 @@ def sequence_split(
 
     Args:
       num_minibatches: M.
-      shuffle_groups: deal the environments afresh for each key; False puts
-        environment j in minibatch j % M in every split.
+      shuffle_groups: deal the environments afresh for each key; False keeps
+        environment j with the environments j' = j (mod M) in every split
+        (the minibatches' order is still shuffled).
       axis_name: the mesh axis the environments are split over (the agent's),
         or None on one device.
 

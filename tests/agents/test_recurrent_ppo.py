@@ -129,6 +129,19 @@ def test_sequence_split_deals_each_block_of_m_environments_anew_for_each_key():
         ppo.validate(ppo.PPOConfig(num_minibatches=4), RunShape(6, recurrent=True))
 
 
+def test_sequence_split_without_regrouping_still_shuffles_the_minibatch_order():
+    # shuffle_groups=False keeps environment j with the environments j' = j
+    # (mod M), but the minibatches still come in an order shuffled with the
+    # key (the docstring's promise): else every epoch steps on group 0 first.
+    b, m = 8, 4
+    firsts = set()
+    for seed in range(8):
+        fixed = _sequence_minibatches(b, m, jax.random.key(seed), shuffle_groups=False)
+        assert sorted(envs_in[0] for envs_in in fixed) == list(range(m))
+        firsts.add(fixed[0][0])
+    assert len(firsts) > 1, firsts
+
+
 def test_sequence_split_is_the_same_globally_on_any_device_count():
     # The same minibatches, in the same order, on 1, 2 or 4 devices.
     key = jax.random.key(5)

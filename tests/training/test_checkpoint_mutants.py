@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.training import integrity
-from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
+from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit, saved_devices
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.integrity import MANIFEST, verify, verify_once
 from purejaxdrl.training.packing import make_packer
@@ -189,6 +189,43 @@ def test_a_checkpoint_lacking_an_array_group_of_this_run_is_a_misfit(tmp_path):
         writer.restore_latest()
     writer.close()
     assert (tmp_path / "1").is_dir() and not (tmp_path / "skipped").exists()
+
+
+def test_a_checkpoint_with_an_array_group_this_run_lacks_is_a_misfit(tmp_path):
+    # The mirror of the test above: saved with a bool leaf (a shared_uint8
+    # group on disk), read by a state without one. `layout_difference` looked
+    # only at this run's groups, so the restore failed inside orbax and the
+    # intact checkpoint was set aside as damaged.
+    mesh = _mesh()
+    sharding = NamedSharding(mesh, P())
+    saved = {"w": np.arange(6, dtype=np.float32), "n": np.int32(3),
+             "b": np.zeros(2, bool)}  # fmt: skip
+    ck = Checkpointer(tmp_path, jax.eval_shape(lambda s: s, saved),
+                      dict.fromkeys(saved, sharding), mesh)  # fmt: skip
+    ck.save(1, ck.pack(saved), {"updates": 1})
+    ck.wait()
+    ck.close()
+    here = {"w": np.zeros(6, np.float32), "n": np.int32(3)}
+    reader = Checkpointer(tmp_path, jax.eval_shape(lambda s: s, here),
+                          dict.fromkeys(here, sharding), mesh)  # fmt: skip
+    try:
+        assert reader.layout_difference(1) == "shared_uint8: uint8[2] saved, none here"
+        with pytest.raises(LayoutMisfit, match="nothing was moved or deleted"):
+            reader.restore_latest()
+    finally:
+        reader.close()
+    assert (tmp_path / "1").is_dir() and not (tmp_path / "skipped").exists()
+
+
+def test_saved_devices_reads_the_numerically_newest_step(tmp_path):
+    # Steps 9 and 10, no manifests (an unhashed step counts as whole). Sorted
+    # as text, "9" comes after "10", and a resume would size its devices from
+    # update 9's meta (`newest_meta` feeds the `best` choice the same way).
+    for step, devices in ((9, 2), (10, 4)):
+        meta = tmp_path / "checkpoints" / str(step) / "meta"
+        meta.mkdir(parents=True)
+        (meta / "metadata").write_text(json.dumps({"devices": devices}))
+    assert saved_devices(tmp_path) == 4
 
 
 def test_a_spec_with_trailing_whole_axes_packs_with_the_others():

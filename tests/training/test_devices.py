@@ -1,9 +1,11 @@
 """Every preset runs without flags on 1, 2, 3, 4 and 8 devices: the run takes
 the most devices its work splits over and says so."""
 
+import collections
 import functools
 
 import jax
+import jax.numpy as jnp
 import pytest
 import yaml
 
@@ -14,6 +16,7 @@ from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.sweeps.layout import mesh_shape
 from purejaxdrl.training.config import run_shape
+from purejaxdrl.training.device_state import params_finite
 from purejaxdrl.training.experiment import (
     choose_devices,
     fits,
@@ -221,3 +224,19 @@ def test_a_state_is_placed_on_the_shardings_its_chunk_was_compiled_for():
     assert moved["act"].sharding == split and moved["a"] is state["a"]
     chunk(moved)
     assert placed(state, lambda s: s) is state  # no shardings known: as it is
+
+
+def test_params_are_finite_only_where_every_leaf_is():
+    # The loop checks this before every checkpoint, so that it never saves
+    # diverged parameters. A run that diverges makes every leaf NaN, but one
+    # NaN layer beside finite ones is not finite either (not "any" leaf).
+    state = collections.namedtuple("State", "agent")
+    agent = collections.namedtuple("Agent", "params")
+
+    def finite(a, b):
+        params = {"a": jnp.array(a), "b": jnp.array(b)}
+        return bool(params_finite(state(agent(params))))
+
+    assert finite([1.0, 2.0], [3.0])
+    assert not finite([1.0, jnp.nan], [3.0])
+    assert not finite([jnp.inf], [jnp.nan])

@@ -88,6 +88,16 @@ def test_python_refuses_them_with_allow_changes(run, change):
     assert config == changed and len(changes) == len(change)
 
 
+def test_python_without_allow_changes_names_why_no_resume_takes_it(trained):
+    # `pjd.resume_config(run, {"seed": 1})` gives the reason no resume can
+    # take it, as the command line does, not the generic "add --override"
+    # (allow_changes=True): that advice leads to a config train(resume=)
+    # refuses anyway.
+    with pytest.raises(ConfigError, match="refused even with --override") as e:
+        pjd.resume_config(trained, {"seed": 1})
+    assert "seed=1 differs from the checkpoint's" in str(e.value)
+
+
 def test_a_host_env_run_takes_another_seed_but_not_another_update_size():
     # Its keys and environment seeds are drawn from (seed, update) at each
     # resume (runners/placement.py), so there the seed changes the run.

@@ -174,6 +174,20 @@ def test_a_dropped_newest_save_leaves_the_one_being_written_the_newest():
     assert queue.replaced == 1
 
 
+def test_a_dropped_newest_save_leaves_the_pinned_best_waiting():
+    # What keep_best is for: update 1 is being written, 2 (the best return
+    # so far) waits, pinned, and 3 (a lower return) waits. Dropping 3 must
+    # keep 2 queued, and the newest save still to be written is 2, not 1.
+    queue = SaveQueue(keep_best=True)
+    queue.put(_save(1, metric=1.0))
+    assert queue.get().step == 1
+    queue.put(_save(2, metric=10.0))
+    queue.put(_save(3, metric=5.0))
+    assert queue.drop_replaceable(3) == 2
+    queue.done()
+    assert queue.get().step == 2
+
+
 @pytest.mark.parametrize(
     ("keep_best", "returns"),
     [
