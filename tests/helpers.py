@@ -7,6 +7,7 @@ import itertools
 import os
 import pathlib
 import random
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -245,3 +246,54 @@ def _ports() -> Iterator[int]:
 
 
 _PORTS = _ports()
+
+
+# argv: the module, the signal, the module's function that sends it (once,
+# from a gc callback: where Python dropped a KeyboardInterrupt), the run
+# folder, then the command's words.
+_SIGNALLED_COMMAND = """
+import gc, importlib, signal, sys
+from purejaxdrl import cli
+
+module, name, where, runs, *argv = sys.argv[1:]
+module = importlib.import_module(module)
+real = getattr(module, where)
+
+def hook(phase, info):
+    if phase == "start":
+        gc.callbacks.remove(hook)
+        signal.raise_signal(getattr(signal, name))
+        for _ in range(3):  # Python runs a handler at a loop's jump
+            pass
+
+def sending(*args, **kwargs):
+    setattr(module, where, real)
+    gc.callbacks.append(hook)
+    gc.collect()
+    return real(*args, **kwargs)
+
+setattr(module, where, sending)
+sys.exit(cli.main([*argv, "--num-envs", "4", "--total-steps", "1024",
+                   "--quiet", "--no-compile-cache", "--run-dir", runs]))
+"""
+
+
+def assert_signal_stops_the_command_untouched(
+    runs: pathlib.Path, module: str, name: str, where: str, argv: list[str]
+) -> None:
+    """`cli.main(argv)`, sent signal `name` as `module.where` is first called,
+    stops before its first update: exit 130, its two lines, no folder."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_COMMAND, module, name, where, str(runs)]
+        + argv,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=240,
+    )
+    err = done.stderr.splitlines()
+    assert done.returncode == 130, done.stderr
+    assert err[-1] == "interrupted: stopped before the first update; nothing was saved"
+    assert err[-2].startswith(f"purejaxdrl: {name} received: stopping before the")
+    assert len(err) == 2, err
+    assert not runs.exists()

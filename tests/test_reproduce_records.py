@@ -97,7 +97,8 @@ def test_a_row_that_predates_a_change_is_marked_until_it_runs_again(
     shown = (reproduce.DOCS / "scores.md").read_text()
     assert "| 999.0 ± 0.0 | 5/5 (>= 950) |" in shown
     # The other marked rows (memory_chain, ant, halfcheetah) keep theirs.
-    assert "| memory_chain | ppo | 500k | 0.997 ± 0.007 ² |" in reproduce.README.read_text()
+    readme = reproduce.README.read_text()
+    assert "| memory_chain | ppo | 500k | 0.997 ± 0.007 ² |" in readme
 
 
 def test_no_marked_row_no_note():

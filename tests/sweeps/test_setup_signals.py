@@ -8,43 +8,15 @@ signal here is sent from a gc callback at a fixed point: no timing race.
 """
 
 import gc
-import os
 import signal
-import subprocess
-import sys
 
 import pytest
 
 import purejaxdrl as pjd
+from tests.helpers import assert_signal_stops_the_command_untouched
 
 pytestmark = pytest.mark.timeout(300)
 
-# argv: the signal, the function of `cli.population` that sends it, the
-# folder, then the command's own arguments.
-_SIGNALLED = """
-import gc, signal, sys
-from purejaxdrl import cli
-from purejaxdrl.cli import population
-
-name, where, runs, *argv = sys.argv[1:]
-real = getattr(population, where)
-
-def hook(phase, info):
-    if phase == "start":
-        gc.callbacks.remove(hook)
-        signal.raise_signal(getattr(signal, name))
-        for _ in range(3):  # Python runs a handler at a loop's jump
-            pass
-
-def sending(*args, **kwargs):
-    gc.callbacks.append(hook)
-    gc.collect()
-    return real(*args, **kwargs)
-
-setattr(population, where, sending)
-sys.exit(cli.main([*argv, "--num-envs", "4", "--total-steps", "1024",
-                   "--quiet", "--no-compile-cache", "--run-dir", runs]))
-"""
 _PBT = ["pbt", "--population", "2", "--explore", "learning_rate=loguniform:1e-5:1e-3"]
 
 
@@ -59,20 +31,9 @@ _PBT = ["pbt", "--population", "2", "--explore", "learning_rate=loguniform:1e-5:
 def test_a_signal_while_the_command_starts_stops_it_untouched(
     tmp_path, name, where, argv
 ):
-    runs = tmp_path / "runs"
-    done = subprocess.run(
-        [sys.executable, "-c", _SIGNALLED, name, where, str(runs), *argv],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "JAX_PLATFORMS": "cpu"},
-        timeout=240,
+    assert_signal_stops_the_command_untouched(
+        tmp_path / "runs", "purejaxdrl.cli.population", name, where, argv
     )
-    err = done.stderr.splitlines()
-    assert done.returncode == 130, done.stderr
-    assert err[-1] == "interrupted: stopped before the first update; nothing was saved"
-    assert err[-2].startswith(f"purejaxdrl: {name} received: stopping before the")
-    assert len(err) == 2, err
-    assert not runs.exists()
 
 
 def _signal_in_a_gc_callback(monkeypatch, module, where):
