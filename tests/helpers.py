@@ -297,3 +297,16 @@ def assert_signal_stops_the_command_untouched(
     assert err[-2].startswith(f"purejaxdrl: {name} received: stopping before the")
     assert len(err) == 2, err
     assert not runs.exists()
+
+
+def cli_error_line(argv: list[str], capsys: Any) -> str:
+    """The one error line of `purejaxdrl ARGV`, checked: exit status 2, one
+    line on stderr, starting `purejaxdrl: error:`."""
+    from purejaxdrl import cli
+
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
+    return lines[0]

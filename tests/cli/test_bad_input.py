@@ -18,6 +18,7 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from tests.helpers import cli_error_line
 
 NO_CACHE = ["--no-compile-cache"]
 
@@ -866,13 +867,7 @@ def _case_id(value: list[str] | str) -> str:
 def test_bad_input_is_one_line_and_exit_2(argv, fragment, runs, tmp_path, capsys):
     names = {k: str(v) for k, v in runs.items()}
     argv = [a.format(tmp=tmp_path, **names) for a in argv]
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1, err
-    assert lines[0].startswith("purejaxdrl: error:"), err
-    assert fragment in lines[0], err
+    assert fragment in cli_error_line(argv, capsys)
 
 
 @pytest.mark.parametrize(

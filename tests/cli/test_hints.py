@@ -6,18 +6,9 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config import to_dict
+from tests.helpers import cli_error_line
 
 TRAIN = ["train", "--no-files", "--no-compile-cache"]
-
-
-def _error(argv: list[str], capsys) -> str:
-    """The one error line of `purejaxdrl ARGV`, checked for exit status 2."""
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +66,7 @@ def _error(argv: list[str], capsys) -> str:
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
 def test_train_flag_hints(argv, hint, capsys):
-    line = _error([*TRAIN, *argv], capsys)
+    line = cli_error_line([*TRAIN, *argv], capsys)
     assert hint in line, line
     assert "is a field of" not in line or "not " in hint, line
 
@@ -86,7 +77,7 @@ def test_a_resume_keeps_its_algorithm_and_says_so(extra, tmp_path, capsys):
     config = pjd.load_preset("cartpole", "dqn").config
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(config)))
     argv = ["train", "--resume", str(tmp_path), *extra, "--ppo.learning-rate", "1e-3"]
-    line = _error([*argv, "--override"], capsys)
+    line = cli_error_line([*argv, "--override"], capsys)
     assert line == (
         "purejaxdrl: error: --ppo.learning-rate sets ppo's hyper-parameters, but "
         "this run trains dqn, and a resume keeps the run's algorithm (dqn); drop "
@@ -94,13 +85,13 @@ def test_a_resume_keeps_its_algorithm_and_says_so(extra, tmp_path, capsys):
     )
     # A section no algorithm here has: the example is a flag the resume takes.
     argv = ["train", "--resume", str(tmp_path), *extra, "--ppo-kl.learning-rate", "1"]
-    line = _error(argv, capsys)
+    line = cli_error_line(argv, capsys)
     assert "not ppo-kl's (e.g. --dqn.learning-rate)" in line, line
 
 
 @pytest.mark.parametrize("command", [["eval"], ["export", "--out", "out"]])
 def test_a_run_commands_hint_never_says_a_field_is_not_its_sections(command, capsys):
-    line = _error([*command, "runs/RUN", "--ppo.learning-rate", "1e-3"], capsys)
+    line = cli_error_line([*command, "runs/RUN", "--ppo.learning-rate", "1e-3"], capsys)
     assert "not ppo's" not in line, line
     assert "learning_rate is ppo's, but this command takes no --ppo.* flags." in line
 
@@ -119,7 +110,7 @@ def test_a_run_command_given_another_environment_says_it_plays_the_runs(
     command, does, flag, capsys
 ):
     # Was "did you mean --render?" (a close spelling of --env).
-    line = _error([*command, "runs/RUN", *flag], capsys)
+    line = cli_error_line([*command, "runs/RUN", *flag], capsys)
     assert line.endswith(
         f"{' '.join(flag)}; purejaxdrl {command[0]} {does} the environment and "
         f"algorithm it was trained with, so it takes no {flag[0]}; for another, "
@@ -128,7 +119,7 @@ def test_a_run_command_given_another_environment_says_it_plays_the_runs(
 
 
 def test_eval_abbreviation_names_the_flag(capsys):
-    line = _error(["eval", "--ep", "3", "runs/RUN"], capsys)
+    line = cli_error_line(["eval", "--ep", "3", "runs/RUN"], capsys)
     assert "did you mean --episodes?" in line, line
 
 
@@ -148,7 +139,7 @@ def test_eval_abbreviation_names_the_flag(capsys):
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
 def test_command_algo_and_list_hints(argv, hint, capsys):
-    assert hint in _error(argv, capsys)
+    assert hint in cli_error_line(argv, capsys)
 
 
 def test_list_env_lists_one_presets_sections(capsys):
@@ -159,7 +150,7 @@ def test_list_env_lists_one_presets_sections(capsys):
 
 
 def test_an_environment_id_passed_to_env_names_env_id(capsys):
-    line = _error([*TRAIN, "--env", "MountainCar-v0"], capsys)
+    line = cli_error_line([*TRAIN, "--env", "MountainCar-v0"], capsys)
     assert "'MountainCar-v0' is an environment id, not a preset" in line, line
     assert "--env cartpole --env.id MountainCar-v0" in line, line
 
@@ -215,7 +206,7 @@ def test_a_tuple_flag_takes_the_yaml_list_spelling(words):
 )
 def test_a_tuple_flags_unmatched_brackets_are_refused(words, capsys):
     # They were read as (1, 3) when both ends had some bracket.
-    line = _error(
+    line = cli_error_line(
         [*TRAIN, "--env", "cartpole_masked", "--env.hide-observations", *words], capsys
     )
     assert f"--env.hide-observations {' '.join(words)!r} has unmatched brackets" in line
@@ -250,12 +241,12 @@ def test_only_tuple_fields_that_may_be_empty_offer_the_bare_flag():
 def test_a_whole_word_of_a_flag_names_that_flag(flag, hint, capsys):
     # difflib named --env for --envs, --env for --hidden: close spellings,
     # not what was meant.
-    assert hint in _error([*TRAIN, "--env", "cartpole", flag, "4"], capsys)
+    assert hint in cli_error_line([*TRAIN, "--env", "cartpole", flag, "4"], capsys)
 
 
 def test_a_one_letter_flag_gets_no_guess(capsys):
     # `--t` was hinted --quiet (difflib's ratio 0.6): any guess is a coin toss.
-    line = _error([*TRAIN, "--env", "cartpole", "--t", "5"], capsys)
+    line = cli_error_line([*TRAIN, "--env", "cartpole", "--t", "5"], capsys)
     assert "unrecognized arguments: --t 5; `purejaxdrl train --help`" in line
 
 
@@ -265,19 +256,19 @@ def test_an_unknown_flag_names_the_help_that_lists_the_algorithms_fields(
 ):
     # A plain `--help` lists ppo's fields; r2d2's are under `--algo r2d2 --help`.
     argv = [command, "--no-files", "--env", "cartpole_masked", "--algo", "r2d2"]
-    line = _error([*argv, "--r2d2.priority-exponent", "-1"], capsys)
+    line = cli_error_line([*argv, "--r2d2.priority-exponent", "-1"], capsys)
     assert line == (
         "purejaxdrl: error: unrecognized arguments: --r2d2.priority-exponent -1; "
         "did you mean --r2d2.priority-eta? "
         f"`purejaxdrl {command} --algo r2d2 --help` lists every option."
     )
     # ppo's own flags are what the plain help lists.
-    line = _error([command, "--no-files", "--ppo.num-epoch", "2"], capsys)
+    line = cli_error_line([command, "--no-files", "--ppo.num-epoch", "2"], capsys)
     assert line.endswith(f"`purejaxdrl {command} --help` lists every option.")
 
 
 def test_a_sweep_field_unknown_names_the_algorithms_help(capsys):
-    line = _error(
+    line = cli_error_line(
         ["sweep", "--no-files", "--algo", "dqn", "--grid", "dqn.nope=1"], capsys
     )
     assert line.endswith(

@@ -8,7 +8,7 @@ for an algorithm that cannot act in the actions).
 
 import pytest
 
-from purejaxdrl import cli
+from tests.helpers import cli_error_line
 
 TRAIN = ["train", "--no-files", "--no-compile-cache"]
 
@@ -86,10 +86,4 @@ CASES = [
 
 @pytest.mark.parametrize(("argv", "fragment"), CASES, ids=lambda v: str(v)[:60])
 def test_host_bad_input_is_one_line_and_exit_2(argv, fragment, capsys):
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1, err
-    assert lines[0].startswith("purejaxdrl: error:"), err
-    assert fragment in lines[0], err
+    assert fragment in cli_error_line(argv, capsys)

@@ -8,6 +8,7 @@ from purejaxdrl.sweeps import program
 from purejaxdrl.sweeps.pbt import population
 from purejaxdrl.sweeps.pbt.inputs import check_keep_buffer
 from purejaxdrl.sweeps.pbt.operators import PBTConfig
+from tests.helpers import cli_error_line
 
 SMALL = ["--num-envs", "8", "--total-steps", "2048", "--num-logs", "2"]
 SWEEP = ["sweep", "--no-files", "--quiet", "--no-compile-cache", *SMALL]
@@ -32,12 +33,8 @@ def _capture(monkeypatch, module, name: str) -> dict:
 
 
 def _one_line_error(argv: list[str], capsys) -> str:
-    status = cli.main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
-    return lines[0].removeprefix("purejaxdrl: error: ")
+    """`cli_error_line`, without its `purejaxdrl: error: ` prefix."""
+    return cli_error_line(argv, capsys).removeprefix("purejaxdrl: error: ")
 
 
 def test_pbt_perturb_reaches_pbt_and_the_paper_setting_is_two_flags(monkeypatch):
