@@ -91,10 +91,14 @@ def check_target_tau(name: str, config: Any, field: str = "target_tau") -> None:
     fix = field_example(f"{name}.{field}", 0.005)
     if hasattr(config, "target_every"):
         fix += f" with {field_example(f'{name}.target_every', 1)}, or 1 for copies"
+    # The reason for the limit broken: NaN breaks both.
+    why = (
+        "above 1 moves the target past the online network"
+        if tau > 1.0
+        else "0 never updates the target network"
+    )
     check(
-        0.0 < tau <= 1.0,
-        f"{name}.{field}={tau} must be in (0, 1]: 0 never updates the target "
-        f"network; e.g. {fix}.",
+        0.0 < tau <= 1.0, f"{name}.{field}={tau} must be in (0, 1]: {why}; e.g. {fix}."
     )
 
 

@@ -100,3 +100,17 @@ def test_a_target_rate_of_zero_is_refused_by_every_replay_learner(algo):
         f"network; e.g. {fix}."
     )
     _validate(algo, **{field: 1.0})  # a copy every update is legal
+
+
+# τ's range is (0, 1] at both ends: above 1 the target overshoots the online
+# network, refused in the same words as 0.
+@pytest.mark.parametrize("algo", ["dqn", "apex", "sac", "r2d2"])
+def test_a_target_rate_above_one_is_refused(algo):
+    field = "tau" if algo == "sac" else "target_tau"
+    record = pjd.agents.algorithm(algo)
+    config = dataclasses.replace(record.default_config(), **{field: 1.5})
+    with quiet_setup_warnings(), pytest.raises(ConfigError) as error:
+        record.validate(config, None)
+    assert str(error.value).startswith(
+        f"{algo}.{field}=1.5 must be in (0, 1]: above 1 moves the target past"
+    )

@@ -14,6 +14,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms
+from purejaxdrl.cli.target import run_preset
 
 
 def run_cli(*args, cwd=None, timeout=600):
@@ -561,3 +562,11 @@ def test_list_envs_names_the_playground_ids_that_need_menagerie(
     )
     assert "playground/CartpoleBalance" not in named  # its model is in the wheel
     assert set(named) <= set(lines)  # each is listed as an id too
+
+
+# A resumed run is judged only by a preset of its own environment: a run on
+# another environment, with a CartPole preset's settings otherwise, finds none.
+def test_a_run_on_an_environment_without_a_preset_finds_none():
+    ppo = pjd.load_preset("cartpole", "ppo")
+    other = pjd.apply_overrides(ppo.config, {"env": {"id": "MountainCar-v0"}})
+    assert run_preset(other) is None

@@ -7,15 +7,19 @@ observation or reward names the environment when it is returned, not updates
 later as a learner metric.
 """
 
+import os
 import pathlib
 import warnings
 
+import gymnasium
+import numpy
 import numpy as np
 import pytest
 
 from purejaxdrl.cli import raised_here
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import make_host_env
+from purejaxdrl.env.host.api_check import _innermost_is_gymnasium
 from purejaxdrl.env.host.base import NonFiniteStepError
 
 gym = pytest.importorskip("gymnasium")
@@ -298,3 +302,20 @@ def test_an_async_pools_own_bug_keeps_its_error_and_worker_traceback():
     env.close()
     said = "\n".join(str(w.message) for w in seen)
     assert "in step\n" in said and "Traceback" in said  # where the worker raised
+
+
+# A worker's traceback whose innermost frames are numpy's (Gymnasium's
+# shared-memory copy calling into numpy) is judged by the frame past them:
+# Gymnasium's is an API break, the environment's own is its bug.
+def _trace(*paths):
+    frames = "".join(f'  File "{p}", line 1, in f\n    x\n' for p in paths)
+    return "Traceback (most recent call last):\n" + frames + "ValueError: no\n"
+
+
+def test_numpy_frames_are_passed_over_to_the_frame_that_called_them():
+    gym = os.path.join(os.path.dirname(gymnasium.__file__), "vector", "utils.py")
+    np_file = os.path.join(os.path.dirname(numpy.__file__), "core", "shape_base.py")
+    own = "/home/user/my_env.py"
+    assert _innermost_is_gymnasium(_trace(own, gym, np_file))
+    assert not _innermost_is_gymnasium(_trace(gym, own, np_file))
+    assert not _innermost_is_gymnasium(_trace(np_file))

@@ -2,6 +2,7 @@
 
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -53,3 +54,29 @@ def test_an_async_pool_whose_environment_raises_closes_promptly(
     env.close()
     assert time.monotonic() - start < 10  # it hung forever before
     assert not any(p.is_alive() for p in env.vec.unwrapped.processes)
+
+
+# After a worker's error the pool is no longer mid-step (as Gymnasium's own
+# `_raise_if_errors` leaves it): its close waits on no pending step, with no
+# "pending call" warning, and closes each live worker by its pipe.
+pytest.importorskip("gymnasium")
+
+
+@pytest.mark.timeout(120)
+def test_a_pool_whose_worker_raised_is_not_left_mid_step(tmp_path, monkeypatch):
+    name, module = "RaisingIdle-v0", "raising_env_idle"
+    (tmp_path / f"{module}.py").write_text(MODULE.format(message="lost", name=name))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    env = make_host_env(f"gymnasium:{module}:{name}", 3, 0, vectorization_mode="async")
+    env.reset()
+    with pytest.raises(RuntimeError, match="^lost$"):
+        for _ in range(20):
+            env.step(np.zeros(3, np.int64))
+    assert env.vec.unwrapped._state.name == "DEFAULT"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        start = time.monotonic()
+        env.close()
+    assert time.monotonic() - start < 10
+    assert not [w for w in seen if "pending call" in str(w.message)], seen

@@ -101,3 +101,48 @@ def test_running_out_of_memory_anyway_is_one_line(monkeypatch, capsys):
         "the device; lower what it holds, e.g. --dqn.buffer-size 5000 "
         "(dqn.buffer_size=5000 in Python) or --num-envs 8 (num_envs=8 in Python)."
     )
+
+
+# The fit rule's edge (a run needing exactly the free bytes fits), a replay
+# split over devices said per device, and a RESOURCE_EXHAUSTED that is not
+# about memory left alone.
+def _abstract(devices, buffer_size):
+    config = pjd.load_preset("cartpole", "dqn").config
+    config = dataclasses.replace(config, devices=devices, total_steps=8192)
+    config = dataclasses.replace(
+        config, dqn=dataclasses.replace(config.dqn, buffer_size=buffer_size)
+    )
+    exp = make_experiment(config)
+    abstract = exp.runner.abstract_state(make_key(0, config.rng_impl))
+    return config, abstract, exp.runner.mesh.size
+
+
+def _tight(monkeypatch, free):
+    monkeypatch.setattr(memory, "free_bytes", lambda device=None: (free, "host memory"))
+
+
+def test_a_run_needing_exactly_the_free_memory_fits(monkeypatch):
+    config, abstract, data = _abstract(1, 100_000)
+    specs = jax.tree.map(lambda x: x.sharding.spec, abstract)
+    need = memory.config_run_bytes(abstract, config, data, specs)
+    _tight(monkeypatch, need)
+    assert memory.check_replay_fits(config, abstract, data).startswith("dqn: one run")
+    _tight(monkeypatch, need - 1)
+    with pytest.raises(ConfigError):
+        memory.check_replay_fits(config, abstract, data)
+
+
+@pytest.mark.skipif(jax.local_device_count() < 2, reason="needs 2 devices")
+def test_a_replay_split_over_devices_is_said_per_device(monkeypatch):
+    config, abstract, data = _abstract(2, 100_000)
+    assert data == 2
+    line = memory.check_replay_fits(config, abstract, data)
+    # 100,000 x 44 B over 2 devices: 2.2e6 B = 2.1 MiB on each.
+    assert ", its replay of 100,000 transitions ~2.1 MiB of it, of the " in line
+
+
+def test_a_resource_exhausted_not_about_memory_is_not_out_of_memory():
+    full_disk = jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: No space left")
+    assert memory.out_of_memory(full_disk) is None
+    oom = jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory")
+    assert memory.out_of_memory(oom) is not None

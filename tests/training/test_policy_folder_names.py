@@ -93,3 +93,17 @@ def test_loading_a_checkpoint_names_the_run_and_its_step(tmp_path):
     assert f"`purejaxdrl export {run} --checkpoint 40 --out OUT`" in said
     assert f"pjd.export_policy({str(run)!r}, OUT, step=40) in Python" in said
     assert "--out " + str(run) not in said
+
+
+# `--out ..` from inside a run's folder names the run: its suggested folder
+# is the run's name with `_policy` beside it, not `.._policy`.
+def test_a_run_given_as_dot_dot_suggests_a_folder_beside_it(tmp_path, monkeypatch):
+    run = tmp_path / "pm2"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("{}")
+    monkeypatch.chdir(run / "checkpoints")
+    with pytest.raises(pjd.ConfigError) as refused:
+        check_policy_folder(pathlib.Path(".."), overwrite=True)
+    assert str(refused.value).endswith(
+        f"export to a folder of its own, e.g. --out {str(tmp_path / 'pm2_policy')!r}."
+    ), str(refused.value)

@@ -232,3 +232,18 @@ def test_a_plain_resume_names_no_change_of_devices(tmp_path, saved):
     given = dataclasses.replace(auto, num_logs=7)
     notes = _checked_resume(given, run_dir, allow_changes=False)[1]
     assert notes[0] == f"resuming with num_logs: {auto.num_logs} -> 7", notes
+
+
+# Only the count `replay_devices` pins is left unsaid: a devices count the
+# user gives, other than the saved one, is still a change said.
+def test_a_devices_count_given_is_still_said_as_a_change(tmp_path):
+    for step in ("3", "7"):
+        meta = tmp_path / "checkpoints" / step / "meta"
+        meta.mkdir(parents=True)
+        (meta / "metadata").write_text(json.dumps({"devices": 2}))
+    saved = TrainConfig(algo="ppo", devices=2)  # no replay: nothing pinned
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(saved)))
+    given = TrainConfig(algo="ppo", devices=1)
+    config, notes, _ = _checked_resume(given, tmp_path, allow_changes=True)
+    assert config.devices == 1
+    assert "resuming with devices: 2 -> 1" in notes, notes

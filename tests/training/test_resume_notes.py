@@ -16,8 +16,8 @@ import yaml
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.config import ConfigError
-from purejaxdrl.setup_warnings import SetupWarning
+from purejaxdrl.config import ConfigError, to_dict
+from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 from purejaxdrl.training.run_files import RunLock
 
 TINY = {"num_envs": 4, "unroll_length": 8, "total_steps": 64, "num_logs": 1,
@@ -116,3 +116,23 @@ def test_a_resume_refused_for_another_algo_gives_no_advice_on_it(tmp_path, capsy
     # Not forgotten: the same advice is shown where the config is accepted.
     with pytest.warns(SetupWarning, match=r"^dqn.target_every=250 is not less"):
         pjd.training.validate(pjd.apply_overrides(config, {"algo": "dqn"}))
+
+
+# A resume holds its setup advice until `check_continues` accepts it; an
+# accepted one then shows it (`show_held`), once.
+_SHORT = {"num_envs": 4, "unroll_length": 8, "num_logs": 1, "total_steps": 4096}
+
+
+def test_an_accepted_resume_shows_the_advice_it_held_once(tmp_path):
+    # A dqn run long enough for its default target period, resumed with a
+    # total_steps too short for it: the advice is on the overridden config,
+    # held inside `resume_config`, and shown once the change is accepted.
+    config = pjd.apply_overrides(pjd.load_preset("cartpole").config, _SHORT)
+    config = pjd.apply_overrides(config, {"algo": "dqn", "total_steps": 400_000})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(to_dict(config)))
+    forget_warnings()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        pjd.resume_config(tmp_path, {"total_steps": 4096}, allow_changes=True)
+    said = [str(w.message) for w in shown if issubclass(w.category, SetupWarning)]
+    assert len([m for m in said if m.startswith("dqn.target_every=250")]) == 1, said
