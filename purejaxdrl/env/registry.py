@@ -217,14 +217,6 @@ def make(name: str, **options) -> Env:
         import_registry()
     if name not in _FACTORIES:
         _register_builtins()  # every library's names, for the count and hint
-        host = _host_library(name)
-        if host:  # registered, but in a host library's registry, not ours
-            fixed = f"{host}:{name}"
-            raise UnknownEnvironmentError(
-                f"Unknown environment {name!r}: {name} is a {_HOSTS[host]} id, "
-                "a host environment (purejaxdrl.env.registered() lists the device "
-                f"ones); pass {both_ways('--env.id', 'env.id', fixed, repr(fixed))}."
-            )
         _check_host_spelling(name)
         close = _close_names(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
@@ -270,15 +262,21 @@ _ATARI = re.compile(r"(?:ALE/)?([A-Z][A-Za-z]*-v5)")
 def _check_host_spelling(name: str) -> None:
     """Refuses a host id spelt as a device one, naming the host id to pass.
 
-    `envpool/X` or `gymnasium/X`: device ids take a slash (`brax/ant`), so a
-    host id written so is natural, and the closest device name (gymnax's
-    `CartPole-v1`) would switch backends. `Breakout-v5` or `ALE/Breakout-v5`:
-    an Atari game, which runs on the host through EnvPool (the closest
-    device name, a MinAtar game, is named beside it).
+    An id that an imported host library registers (`--env.imports` made
+    Gymnasium's): its prefix is missing. `envpool/X` or `gymnasium/X`:
+    device ids take a slash (`brax/ant`), so a host id written so is
+    natural, and the closest device name (gymnax's `CartPole-v1`) would
+    switch backends. `Breakout-v5` or `ALE/Breakout-v5`: an Atari game,
+    which runs on the host through EnvPool (the closest device name, a
+    MinAtar game, is named beside it).
     """
     library, slash, task = name.partition("/")
     atari = _ATARI.fullmatch(name)
-    if slash and library in _HOSTS:
+    host = _host_library(name)
+    if host:  # registered, but in a host library's registry, not ours
+        fixed = f"{host}:{name}"
+        why = f"{name} is {_HOSTS[host]}'s, a host environment"
+    elif slash and library in _HOSTS:
         fixed = f"{library}:{task}"
         why = "Host ids take a colon: envpool:<task>, gymnasium:<id>"
     elif atari:

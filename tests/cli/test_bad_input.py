@@ -834,9 +834,9 @@ CASES = [
     # A Gymnasium id without its prefix, once a module registered it there.
     (
         [*TRAIN, "--env.imports", "bad_input_envs", "--env.id", "BadInputNaN-v0"],
-        "BadInputNaN-v0 is a Gymnasium id, a host environment (purejaxdrl.env."
-        "registered() lists the device ones); pass --env.id "
-        "gymnasium:BadInputNaN-v0 (env.id='gymnasium:BadInputNaN-v0' in Python).",
+        "did you mean gymnasium:BadInputNaN-v0? BadInputNaN-v0 is Gymnasium's, a "
+        "host environment; pass --env.id gymnasium:BadInputNaN-v0 "
+        "(env.id='gymnasium:BadInputNaN-v0' in Python).",
     ),
     # A user's Gymnasium environment that cannot draw, or mask.
     (

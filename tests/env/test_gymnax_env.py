@@ -141,6 +141,21 @@ def test_a_host_id_spelt_as_a_device_one_names_the_host_id_both_ways(name, fixed
     assert (kin in message) if kin else ("closest device" not in message)
 
 
+def test_an_atari_id_names_envpool_once_envpool_is_imported_too():
+    # With EnvPool imported (another test, or the user's run, did), the id is
+    # found in its registry: the same advice, not another wording.
+    pytest.importorskip("envpool")
+    with pytest.raises(envs.UnknownEnvironmentError) as error:
+        envs.make("Breakout-v5")
+    message = str(error.value)
+    assert message.startswith(
+        "Unknown environment 'Breakout-v5': did you mean envpool:Breakout-v5? "
+        "Breakout-v5 is EnvPool's, a host environment; pass --env.id "
+        "envpool:Breakout-v5 (env.id='envpool:Breakout-v5' in Python)."
+    ), message
+    assert "The closest device environment is Breakout-MinAtar." in message
+
+
 def test_options_naming_env_params_fields_set_them():
     from purejaxdrl import env as envs
 
