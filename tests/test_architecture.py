@@ -33,6 +33,7 @@ LAYERS = (
         "yaml_text",
         "config_docs",
         "setup_warnings",
+        "signal_holds",
         "field_roles",
         "types",
         "parallel",

@@ -19,6 +19,7 @@ import numpy as np
 from purejaxdrl.coordination import gather_rows
 from purejaxdrl.runners.anakin import NON_FINITE
 from purejaxdrl.runners.base import NonFiniteError as NonFiniteError
+from purejaxdrl.signal_holds import SignalHold
 from purejaxdrl.training import stop_words
 from purejaxdrl.training.stop_words import SAME_SIGNAL
 
@@ -29,7 +30,7 @@ from purejaxdrl.training.stop_words import SAME_SIGNAL
 SECOND_SIGNAL_SAID = threading.Event()
 
 
-class StopSignals:
+class StopSignals(SignalHold):
     """Turns SIGINT and SIGTERM into a request to stop after the current chunk.
 
     A cluster pre-empts a job with SIGTERM; Ctrl-C sends SIGINT. Either sets
@@ -70,6 +71,7 @@ class StopSignals:
         second_ends: bool = False,
         host_envs: bool = True,
     ):
+        super().__init__()
         self.requested: str | None = None
         self._announce = announce
         # False: a run without files stops unsaved, and so does any run before
@@ -82,13 +84,8 @@ class StopSignals:
         # When this process got its first signal (time.monotonic()); None:
         # none yet (`requested` may be a peer's signal, agreed).
         self._first_at: float | None = None
-        self._previous: dict[int, object] = {}
-        self._handed_over = False
 
-    def _handle(self, signum: int, frame: types.FrameType | None) -> None:
-        if self._handed_over:  # the loop that would have stopped has ended
-            _pass_on(signum, frame, self._previous.get(signum))
-            return
+    def _held(self, signum: int, frame: types.FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self._first_at is not None:
             self._repeat(signum, name)
@@ -114,22 +111,14 @@ class StopSignals:
             # again would read as a second request, or a second save).
             _say(stop_words.again(name, self._before, self._saves, self._host_envs))
 
-    def __enter__(self) -> "StopSignals":
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                previous = signal.signal(signum, self._handle)
-                self._previous[signum] = previous
-                outer = getattr(previous, "__self__", None)
-                if isinstance(outer, StopSignals):
-                    self.requested = self.requested or outer.requested
-                    self._first_at = self._first_at or outer._first_at
-                    self._second_ends = self._second_ends or outer._second_ends
-                    outer._handed_over = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+    def _take_over(self, outer: SignalHold) -> bool:
+        """Takes over an outer StopSignals' request (and its `second_ends`)."""
+        if not isinstance(outer, StopSignals):
+            return False
+        self.requested = self.requested or outer.requested
+        self._first_at = self._first_at or outer._first_at
+        self._second_ends = self._second_ends or outer._second_ends
+        return True
 
 
 def agreed_stop(stop: StopSignals) -> bool:
@@ -150,17 +139,6 @@ def agreed_stop(stop: StopSignals) -> bool:
 def _say(line: str) -> None:
     """Writes `line` on stderr at once (a handler's: the run may end soon)."""
     print(line, file=sys.stderr, flush=True)
-
-
-def _pass_on(signum: int, frame: types.FrameType | None, handler: object) -> None:
-    """Handles signal `signum` as `handler` (what a StopSignals replaced) would."""
-    if callable(handler):
-        handler(signum, frame)
-    elif handler == signal.SIG_DFL or handler is None:  # None: not set by Python
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        signal.signal(signum, signal.SIG_DFL)  # the default action: end the process
-        os.kill(os.getpid(), signum)
 
 
 _ENV_OUTPUTS = ("observation", "reward", "final_observation")

@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 import pytest
 
+from purejaxdrl import signal_holds
 from purejaxdrl.training import faults
 from purejaxdrl.training.faults import (
     StopSignals,
@@ -52,7 +53,7 @@ def test_a_ctrl_c_handed_back_to_a_handler_python_did_not_set_interrupts(handler
     # `signal.signal` returns None for a handler installed outside Python: a
     # Ctrl-C after the loop's hold must act as the default one, not vanish.
     with pytest.raises(KeyboardInterrupt):
-        faults._pass_on(signal.SIGINT, None, handler)
+        signal_holds.pass_on(signal.SIGINT, None, handler)
 
 
 @pytest.mark.parametrize(
