@@ -12,6 +12,7 @@ from rich.console import Console
 
 from purejaxdrl.observe import progress
 from purejaxdrl.observe.progress import (
+    MIN_BAR,
     ConsoleLogger,
     NotebookProgress,
     ProgressLine,
@@ -367,3 +368,19 @@ def test_only_a_jupyter_kernel_is_a_notebook(monkeypatch):
     assert not in_notebook()
     monkeypatch.delitem(sys.modules, "IPython")
     assert not in_notebook()
+
+
+def test_a_description_too_short_to_read_is_left_out():
+    # Cut to under 4 cells it gives way to the bar (no "p…" stub).
+    shown = "1,000/10,000  500 steps/s  return 9.49  ETA 3s"
+    line = ProgressLine("ppo CartPole-v1", 1000, 10000, ((shown, False),))
+    for described in (1, 2, 3):
+        width = cell_len(shown) + 2 + MIN_BAR + described
+        assert line.fit(width)[0] == "", described
+    assert line.fit(cell_len(shown) + 2 + MIN_BAR + 4)[0] == "ppo…"
+
+
+def test_an_evaluation_return_of_zero_is_shown():
+    # 0.0 is a result, not a missing one (`is not None`, not truthiness).
+    record = {"env_steps": 100, "eval/mean_return": 0.0}
+    assert "eval 0.0" in progress_text(record, 1000, 1)

@@ -70,6 +70,8 @@ def test_one_environment_by_hand():
         "actor/dropped": 0.0,
     }
     assert batches[1].episodes["episode/length_sum"] == 1.0
+    # Its own return alone: the first episode's 3 restarted at 0 (not 3 + 3).
+    assert batches[1].episodes["episode/return_sum"] == 3.0
 
 
 def test_an_environments_own_metrics_are_summed_per_episode():
