@@ -32,9 +32,12 @@ all of them, in this order, most wanted first):
   budgets are rounded down to an even number of updates, as brax's trainer
   runs two epochs of ceil(updates / 2): the two sides train equal steps.
 
-`--budget-seconds` stops before a row that would not fit (`ESTIMATES`), or
-before an environment count of ppo_cartpole or breakout_minatar when under
-15 s are left, and the table says what did not run. `--json` and
+`--budget-seconds` stops before a row that would not fit (`ESTIMATES`; at
+`--tiny`, 15 s each), or before an environment count of ppo_cartpole or
+breakout_minatar when under 15 s are left, and the table says what did not
+run. A row that fails is listed as failed and the others still run; the
+suite then exits with status 1. `--purejaxrl DIR` is checked before any row:
+DIR/purejaxrl/ppo.py must exist. `--json` and
 `--markdown` are rewritten after every line, so a killed run keeps them all.
 `--profile DIR` runs each contender of the rows beside a peer (and
 breakout_minatar) once more under `jax.profiler`, and adds a line per
@@ -43,8 +46,10 @@ the idle gaps where it waited on the host (`scripts/device_time.py`; only
 the timed region of each run counts, not its compile or cache loads).
 `--tiny` runs every row but playground (MJX's step compiles for minutes on a
 CPU) at toy sizes on any machine (CI runs it on a CPU). Results: printed as
-they come, and written with `--json` / `--markdown`. Compile time is
-excluded from every rate.
+they come, and written with `--json` / `--markdown`, with the date, the
+command line and the total seconds. Compile time is excluded from every rate;
+a `--tiny` ratio is a check that the code runs, not a measurement (its note
+says so).
 
     python scripts/bench_gpu.py --purejaxrl /tmp/purejaxrl --json out.json
     python scripts/bench_gpu.py --tiny --rows ppo_cartpole apex_dqn
@@ -68,9 +73,11 @@ import jax
 import numpy as np
 from harness import (
     TINY,
+    TINY_NOTE,
     Budget,
     Report,
     Row,
+    add_purejaxrl,
     interleave,
     parser,
     positive_float,
@@ -105,9 +112,7 @@ def row_ppo_cartpole(report: Report, args: argparse.Namespace, budget: Budget) -
     """Aggregate PPO steps/s over vmapped seeds, ours vs PureJaxRL, per env count."""
     import bench_ppo
 
-    peer = bench_ppo.load_purejaxrl(args.purejaxrl) if args.purejaxrl else None
-    if peer is None:
-        report.skip("ppo_cartpole", "PureJaxRL side: no --purejaxrl checkout given")
+    peer = _load_peer(report, args.purejaxrl)
     unroll = 8 if args.tiny else 128
     for num_envs in [8] if args.tiny else args.ppo_envs:
         if not budget.allows(15):
@@ -150,8 +155,33 @@ def row_ppo_cartpole(report: Report, args: argparse.Namespace, budget: Budget) -
             name = "PureJaxRL jit(vmap(make_train))"
             theirs = report.add(row, name, runs["PureJaxRL"])
             ratio = ours_row.medians()["steps_per_s"] / theirs.medians()["steps_per_s"]
-            report.add(row, "ratio ours / PureJaxRL", [{"steps_per_s": ratio}])
+            note = _tiny_note(args)
+            report.add(row, "ratio ours / PureJaxRL", [{"steps_per_s": ratio}], note)
         _add_device_time(report, args, row, contenders)
+
+
+def _load_peer(report: Report, path: str | None) -> types.ModuleType | None:
+    """PureJaxRL's ppo.py, or None with the reason skipped: ours runs either way.
+
+    A checkout that fails to import (its wrappers import brax) is a failed
+    part of the row, which the suite's exit status reports.
+    """
+    import bench_ppo
+
+    if path is None:
+        report.skip("ppo_cartpole", "PureJaxRL side not run: no --purejaxrl given")
+        return None
+    try:
+        return bench_ppo.load_purejaxrl(path)
+    except Exception as e:  # our side of the row still runs
+        why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        report.skip("ppo_cartpole", f"failed: PureJaxRL side ({path}): {why}")
+        return None
+
+
+def _tiny_note(args: argparse.Namespace) -> str:
+    # A ratio at toy sizes compares first-call costs, not throughput.
+    return TINY_NOTE if args.tiny else ""
 
 
 def _purejaxrl_vmapped(
@@ -223,11 +253,11 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
     row = f"{config.env.id} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
     contenders = {"ours": ours, "brax": brax}
     runs = interleave(contenders, args.brax_repeats, _trace_dir(args, row))
-    note = bench_brax.clock_note(Row(row, "", runs["ours"]).medians())
+    note = bench_brax.clock_note(Row(row, "", runs["ours"]).medians(), args.tiny)
     a = report.add(row, "purejaxdrl", runs["ours"], note)
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]
-    report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}])
+    report.add(row, "ratio ours / brax", [{"steps_per_s": ratio}], _tiny_note(args))
     _add_device_time(report, args, row, contenders)
 
 
@@ -244,7 +274,8 @@ def row_apex_dqn(report: Report, args: argparse.Namespace, budget: Budget) -> No
     apex = report.add(row, "apex", runs["apex"])
     dqn = report.add(row, "dqn", runs["dqn"])
     ratio = apex.medians()["grad_steps_per_s"] / dqn.medians()["grad_steps_per_s"]
-    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}])
+    note = _tiny_note(args)
+    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}], note)
 
 
 def row_breakout_minatar(
@@ -423,11 +454,11 @@ def make_parser() -> argparse.ArgumentParser:
         type=positive_float,
         default=None,
         help="wall-clock seconds for the suite: a row starts only if its "
-        "estimate fits what is left, an environment count of ppo_cartpole or "
-        "breakout_minatar only if 15 s do; the table lists what was skipped "
-        "(default: no limit)",
+        "estimate (at --tiny, 15 s) fits what is left, an environment count "
+        "of ppo_cartpole or breakout_minatar only if 15 s do; the table lists "
+        "what was skipped (default: no limit)",
     )
-    p.add_argument("--purejaxrl", help="a PureJaxRL checkout (ppo_cartpole's peer)")
+    add_purejaxrl(p)
     p.add_argument("--seeds", type=pos, default=8, help="vmapped seeds per sweep")
     p.add_argument(
         "--ppo-envs",
@@ -513,10 +544,12 @@ def run_rows(args: argparse.Namespace) -> Report:
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
     report.save_as_it_goes(args.json, args.markdown)  # a kill keeps every line
     for name in args.rows:
-        if not args.tiny and not budget.allows(ESTIMATES[name]):
-            report.skip(name, f"out of budget ({budget.left():.0f} s left)")
+        # At --tiny, every row fits the env-count margin: toy sizes, toy times.
+        if not budget.allows(15 if args.tiny else ESTIMATES[name]):
+            report.skip(name, f"out of budget ({max(0, budget.left()):.0f} s left)")
             continue
-        left = f", {budget.left():.0f} s of budget left" if args.budget_seconds else ""
+        left = max(0, budget.left())
+        left = f", {left:.0f} s of budget left" if args.budget_seconds else ""
         print(f"\n[{name}]{left}", flush=True)
         start = time.perf_counter()
         try:
@@ -525,7 +558,13 @@ def run_rows(args: argparse.Namespace) -> Report:
             traceback.print_exc()
             report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
         print(f"[{name}] took {time.perf_counter() - start:.0f} s", flush=True)
-    return report.finish(args)
+    report.finish(args)
+    print(f"total {report.machine['total_s']:.0f} s", flush=True)
+    failed = list(dict.fromkeys(r for r, why in report.skipped if why[:6] == "failed"))
+    if failed:  # a scripted run (CI) must see it, not only the table
+        print(f"bench_gpu.py: rows failed: {', '.join(failed)}", file=sys.stderr)
+        sys.exit(1)
+    return report
 
 
 if __name__ == "__main__":

@@ -14,15 +14,21 @@ it learned).
 import math
 
 import numpy as np
-from harness import TINY, Report, parser, positive_int, run_main
+from harness import TINY, Report, nonnegative_int, parser, positive_int, run_main
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts
 
 
 def main(argv: list[str] | None = None) -> Report:
-    p = parser(__doc__)
+    p = parser(__doc__, repeats=False)  # whole runs, spread over --seeds
     p.add_argument("--env", default="cartpole", help="a preset with impala")
-    p.add_argument("--lags", type=int, nargs="+", default=[0, 4, 16])
+    p.add_argument(
+        "--lags",
+        type=nonnegative_int,
+        nargs="+",
+        default=[0, 4, 16],
+        help="policy lags K to train at (updates the actors' parameters trail by)",
+    )
     p.add_argument("--seeds", type=positive_int, default=3)
     p.add_argument(
         "--total-steps", type=positive_int, help="override the preset's budget"

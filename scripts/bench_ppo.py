@@ -35,6 +35,7 @@ from harness import (
     TINY,
     Report,
     add_ceiling,
+    add_purejaxrl,
     interleave,
     parser,
     positive_int,
@@ -209,7 +210,7 @@ def run_config(
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
-    p.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
+    add_purejaxrl(p)
     p.add_argument(
         "--algo",
         nargs="+",
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> Report:
     report = Report("PPO on CartPole-v1 (and --algo's cartpole presets)")
     peer = load_purejaxrl(args.purejaxrl) if args.purejaxrl else None
     if peer is None:
-        report.skip("PureJaxRL ppo.py", "no --purejaxrl checkout given")
+        report.skip("PureJaxRL ppo.py", "peer not run: no --purejaxrl given")
     standard = TINY if args.tiny else STANDARD
     configs = {algo: algo_config(algo, standard) for algo in args.algo}
     row = "standard: 4 envs x 128 steps, 500k steps"

@@ -42,6 +42,7 @@ from flax import linen as nn
 from harness import (
     TINY,
     Report,
+    add_purejaxrl,
     parser,
     positive_int,
     run_main,
@@ -207,9 +208,11 @@ def main(argv: list[str] | None = None) -> Report:
         default=[0],
         help="environment counts to compare at (0: the preset's)",
     )
-    p.add_argument("--purejaxrl", help="path of a PureJaxRL checkout")
+    add_purejaxrl(p, "ppo_rnn")
     p.add_argument("--skip-cores", action="store_true")
     args = p.parse_args(argv)
+    # Loaded first: a checkout that does not import fails before the cores train.
+    peer = load_purejaxrl_rnn(args.purejaxrl) if args.purejaxrl else None
     report = Report(f"Recurrent cores vs feed-forward: {args.preset} {args.algo}")
     # At toy size, one core beside its baseline: the code path, not the table.
     only = ["ff + core-size layer", "core gru"] if args.tiny else None
@@ -225,10 +228,10 @@ def main(argv: list[str] | None = None) -> Report:
             runs = part_cores(args.preset, args.algo, args.seeds, overrides, only)
             row = f"{num_envs or 'preset'} envs, seeds 0..{args.seeds - 1}"
             add_with_ratios(report, row, runs, ["ff", "ff + core-size layer"])
-    if args.purejaxrl:
-        part_peer(report, load_purejaxrl_rnn(args.purejaxrl), args.seeds, args.tiny)
+    if peer is not None:
+        part_peer(report, peer, args.seeds, args.tiny)
     else:
-        report.skip("PureJaxRL ppo_rnn.py", "no --purejaxrl checkout given")
+        report.skip("PureJaxRL ppo_rnn.py", "peer not run: no --purejaxrl given")
     return report.finish(args)
 
 

@@ -46,7 +46,15 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from harness import TIMED, Figures, Report, parser, run_main, timed_region
+from harness import (
+    TIMED,
+    Figures,
+    Report,
+    parser,
+    positive_float,
+    run_main,
+    timed_region,
+)
 
 # Idle stretches at least this long are counted as the device waiting on the host.
 GAP_US = 100.0
@@ -314,7 +322,12 @@ def _toy_trace(directory: str) -> None:
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("dirs", nargs="*", help="jax.profiler log directories")
-    p.add_argument("--gap-us", type=float, default=GAP_US)
+    p.add_argument(
+        "--gap-us",
+        type=positive_float,
+        default=GAP_US,
+        help=f"idle stretches this long or longer count as gaps (default {GAP_US})",
+    )
     args = p.parse_args(argv)
     if not args.dirs and not args.tiny:
         p.error("name at least one trace directory, or pass --tiny")
@@ -323,7 +336,13 @@ def main(argv: list[str] | None = None) -> Report:
         if args.tiny:
             _toy_trace(toy)
         for directory in args.dirs or [toy]:
-            figures, note = read(directory, args.gap_us)
+            try:
+                figures, note = read(directory, args.gap_us)
+            except FileNotFoundError as e:  # the --profile DIR itself, say
+                p.error(f"{e}: pass DIR/<row>/<contender>, as bench_gpu.py "
+                        "--profile DIR writes them")  # fmt: skip
+            except ValueError as e:  # a file that is not a trace
+                p.error(f"{directory}: not a readable jax.profiler trace: {e}")
             name = "toy program (--tiny)" if directory == toy else str(directory)
             report.add(name, "device", [figures], note)
     return report.finish(args)

@@ -23,11 +23,13 @@ What every side-by-side figure in this repository needs, written once:
 - `parser(doc)`: the options every script takes (`--repeats`, `--json`,
   `--markdown`, `--tiny`); `Report.finish(args)` writes and prints the table;
   `run_main(main)` runs the script, a configuration the library refuses as
-  one line and exit status 2.
+  one line and exit status 2; an option it refuses is one line too (no usage
+  block). `add_purejaxrl(p)`: `--purejaxrl DIR`, checked at parse time.
 - `TINY`: the toy sizes `--tiny` trains at (one config for every script, so
   the tests' compilation cache serves them all); `train_figures(result)`: a
   `TrainResult`'s steps/s, compile seconds and final return as figures;
-  `timed_train(config)`: the same with steps/s timed up to train's return.
+  `timed_train(config)`: the same with steps/s timed up to train's return;
+  `TINY_NOTE`, the note of a figure at those sizes (not a measurement).
 
 Scripts import it as a sibling module (`from harness import ...`): they run
 as `python scripts/NAME.py`, which puts `scripts/` first on `sys.path`.
@@ -46,7 +48,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import jax
 
@@ -213,6 +215,8 @@ def describe_machine() -> dict[str, Any]:
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "commit": source_commit(),
         "python": platform.python_version(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "argv": " ".join(sys.argv),
     }
 
 
@@ -261,6 +265,10 @@ def machine_line(machine: Mapping[str, Any] | None = None) -> str:
         line += f"; purejaxdrl {m['commit']}"
     if m.get("xla_flags"):
         line += f"; XLA_FLAGS={m['xla_flags']}"
+    if m.get("started"):  # when, with which command, for how long
+        line += f"; started {m['started']}: `{m.get('argv', '')}`"
+    if m.get("total_s") is not None:
+        line += f", {m['total_s']:.0f} s in all"
     return line
 
 
@@ -415,6 +423,7 @@ class Report:
         self.rows: list[Row] = []
         self.skipped: list[tuple[str, str]] = []
         self._save_to: tuple[str | None, str | None] = (None, None)
+        self._start = time.perf_counter()
         print(f"{title}\n{machine_line(self.machine)}", flush=True)
 
     def save_as_it_goes(self, json_path: str | None, markdown_path: str | None) -> None:
@@ -471,7 +480,11 @@ class Report:
         return "\n".join(lines) + "\n"
 
     def finish(self, args: argparse.Namespace) -> Report:
-        """Writes the report where `args.json` / `args.markdown` say, and prints it."""
+        """Writes the report where `args.json` / `args.markdown` say, and prints it.
+
+        The machine's record gains `total_s`: the seconds since the report began.
+        """
+        self.machine["total_s"] = round(time.perf_counter() - self._start, 1)
         self.write(args.json, args.markdown)
         print("\n" + self.to_markdown(), flush=True)
         return self
@@ -523,6 +536,11 @@ def _fmt(x: float) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, not the whole usage block above it: the option's name is
+        # in `message`, the rest is --help's.
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
     def parse_args(self, *args: Any, **kwargs: Any) -> argparse.Namespace:  # type: ignore[override]
         out = super().parse_args(*args, **kwargs)
         if out.tiny and hasattr(out, "repeats"):  # a code path: one run of each
@@ -541,6 +559,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonnegative_int(text: str) -> int:
+    """argparse's type for a count that may be 0 (a lag, an offset)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer of 0 or more")
+    return value
+
+
 def positive_float(text: str) -> float:
     """argparse's type for an amount (seconds): a finite number above 0.
 
@@ -553,6 +582,49 @@ def positive_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
     return value
+
+
+# What a `--tiny` ratio or clock check says in its note: toy sizes measure
+# first-call costs, not throughput.
+TINY_NOTE = "tiny: a code-path check, not a measurement"
+
+PUREJAXRL_CLONE = "git clone https://github.com/luchris429/purejaxrl"
+
+
+def purejaxrl_checkout(module: str = "ppo") -> Callable[[str], str]:
+    """argparse's type for `--purejaxrl DIR`: DIR/purejaxrl/`module`.py must exist.
+
+    Checked at parse time, before any training: a wrong path is one line
+    naming the file it looked for and how to get it, exit status 2.
+    """
+
+    def check(text: str) -> str:
+        if os.path.isfile(os.path.join(text, "purejaxrl", f"{module}.py")):
+            return text
+        hint = (
+            f"; did you mean its parent, {os.path.dirname(os.path.abspath(text))}?"
+            if os.path.isfile(os.path.join(text, f"{module}.py"))
+            else f" ({PUREJAXRL_CLONE} DIR)"
+        )
+        raise argparse.ArgumentTypeError(
+            f"{os.path.join(text, 'purejaxrl', module + '.py')} not found: pass the "
+            f"root of a luchris429/purejaxrl checkout, the folder holding "
+            f"purejaxrl/{module}.py{hint}"
+        )
+
+    check.__name__ = "PureJaxRL checkout"  # argparse's name for it in errors
+    return check
+
+
+def add_purejaxrl(p: argparse.ArgumentParser, module: str = "ppo") -> None:
+    """`--purejaxrl DIR`: a PureJaxRL checkout, checked at parse time."""
+    p.add_argument(
+        "--purejaxrl",
+        metavar="DIR",
+        type=purejaxrl_checkout(module),
+        help="a luchris429/purejaxrl checkout, the folder holding "
+        f"purejaxrl/{module}.py (checked before any work)",
+    )
 
 
 def run_main(main: Callable[[], Any]) -> None:

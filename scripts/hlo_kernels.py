@@ -51,7 +51,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from harness import TINY, Report, parser, positive_int, run_main  # noqa: E402
+from harness import TINY, Report, add_purejaxrl, parser, positive_int, run_main  # noqa: E402
 from jax.sharding import NamedSharding, SingleDeviceSharding  # noqa: E402
 
 import purejaxdrl as pjd  # noqa: E402
@@ -334,7 +334,7 @@ def figures(
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # one run, nothing to repeat
     p.add_argument("--target", choices=["cpu", "h200"], default="cpu")
-    p.add_argument("--purejaxrl", help="a checkout of luchris429/purejaxrl")
+    add_purejaxrl(p)
     p.add_argument("--num-envs", type=positive_int, default=64)
     p.add_argument("--seeds", type=positive_int, default=8, help="vmapped runs")
     p.add_argument(
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> Report:
             args.purejaxrl, config, seeds, target
         )
     else:
-        report.skip(row, "PureJaxRL side: no --purejaxrl checkout given")
+        report.skip(row, "PureJaxRL side not run: no --purejaxrl given")
     note = "compiled for an NVIDIA H200 without one" if target else ""
     for name, lower in sides.items():
         if args.show_loops:
