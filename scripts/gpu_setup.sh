@@ -11,8 +11,19 @@
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 #   PYTHONPATH=/tmp/site:$PWD python3 scripts/bench_gpu.py --purejaxrl DIR
 #
-# docs/gpu.md has the whole recipe. The versions are the ones this
-# repository's CI installs, pinned because --no-deps resolves nothing.
+# docs/gpu.md has the whole recipe. The versions are pinned because --no-deps
+# resolves nothing. Nothing checks them against CI, which installs
+# `.[dev,bench]` unpinned and so may run newer releases (on 2026-12-07 its
+# environment had mujoco 4.0.1, lxml 6.2.1, decorator 5.3.2, against 4.0.0,
+# 6.1.3, 5.3.1 here): this exact set is what the GPU machine gets, not a
+# set CI has run together. One
+# `pip download` fetches every wheel, so a version without a wheel for
+# PYTHON_VERSION downloads nothing at all.
+# Left out on purpose, as nothing the suite runs imports them (checked by
+# hiding them): seaborn and pandas (gymnax's rendering; bench_gpu.py stubs
+# seaborn), warp-lang (MuJoCo Warp; the adapter steps MJX's physics),
+# mediapy (Playground's rendering), mujoco-studio-wasm and websockets
+# (mujoco-studio's viewer), flask, cloudpickle.
 #
 # With ATARI_GAMES (say ATARI_GAMES="pong breakout"), it prepares instead what
 # a host-env Atari run needs and nothing else: EnvPool cut down to its Atari
