@@ -11,6 +11,7 @@ exported policy folder (a sweep's or PBT's best `policy/` too) plays on its
 environment made again (`training/policy_eval.py`).
 """
 
+import json
 import pathlib
 import sys
 from collections.abc import Sequence
@@ -21,8 +22,10 @@ import numpy as np
 from purejaxdrl.cli.host_errors import host_error
 from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
+from purejaxdrl.env.registry import PLAYGROUND_PREFIX
 from purejaxdrl.observe.numbers import mean_std_text, return_text
 from purejaxdrl.training.policy_eval import EPISODES, check_play_args
+from purejaxdrl.training.policy_folder import SPEC_FILE
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
 # frame per step, and a long one is a large file to watch in a notebook.
@@ -193,9 +196,26 @@ def _check_args(args: Any) -> None:
                 f"file, e.g. {out / 'episode.gif'}."
             )
         check_out_folder("--render", args.render, out)
-        from purejaxdrl.observe.mujoco_render import check_video
+        if _saved_env_id(args.run_dir).startswith(PLAYGROUND_PREFIX):
+            from purejaxdrl.observe.mujoco_render import check_video
 
-        check_video(out)  # an MP4 without imageio-ffmpeg: known from the name
+            # An MP4 without imageio-ffmpeg: known from the name and the run's
+            # env. Other envs draw no MP4 at all: `check_render` says so first.
+            check_video(out)
+
+
+def _saved_env_id(path: str | pathlib.Path) -> str:
+    """The env id a run's config.yaml (a policy's policy.json) names; "" if none."""
+    import yaml
+
+    path = pathlib.Path(path)
+    try:
+        if (path / "config.yaml").is_file():
+            saved = yaml.safe_load((path / "config.yaml").read_text())
+            return str(saved["env"]["id"])
+        return str(json.loads((path / SPEC_FILE).read_text())["env_id"])
+    except (OSError, ValueError, LookupError, TypeError, yaml.YAMLError):
+        return ""  # restoring it says what is wrong with the folder
 
 
 def _check_one_policy(args: Any) -> None:
