@@ -120,6 +120,26 @@ def test_the_first_minibatch_refusal_offers_a_count_the_devices_take():
     )
 
 
+def test_the_minibatch_refusal_offers_the_nearest_divisor_of_the_unroll():
+    # pq18 #4: 7 minibatches of a 64-step unroll over 32 environments. Its
+    # second fix, a divisor of unroll_length, gave no value and no spelling;
+    # 8 (of 1, 2, 4, 8, 16, 32, 64) is the nearest to 7.
+    pqn = pjd.load_preset("cartpole", "pqn").config
+    bad = pjd.apply_overrides(pqn, {"pqn.num_minibatches": 7})
+    assert (bad.num_envs, bad.unroll_length) == (32, 64)
+    assert _refusal(pjd.training.validate, bad) == (
+        "pqn.num_minibatches=7 with unroll_length=64 needs num_envs divisible by "
+        "7, got num_envs=32; make num_envs a multiple of 7, e.g. --num-envs 35 "
+        "(num_envs=35 in Python), or make num_minibatches a divisor of "
+        "unroll_length, e.g. --pqn.num-minibatches 8 (pqn.num_minibatches=8 in "
+        "Python)."
+    )
+    pjd.training.validate(pjd.apply_overrides(bad, {"pqn.num_minibatches": 8}))
+    # Halfway between two divisors (4 and 8 of 64): the smaller.
+    six = pjd.apply_overrides(pqn, {"pqn.num_minibatches": 6, "num_envs": 31})
+    assert "e.g. --pqn.num-minibatches 4 (pqn" in _refusal(pjd.training.validate, six)
+
+
 def test_a_host_run_s_minibatch_refusal_counts_its_learner_devices():
     # A host-env run's devices are its learner's: 3 minibatches over
     # --host.learner-devices 2 need 12 environments (6 each), not 9.

@@ -33,7 +33,7 @@ from purejaxdrl.agents.ppo_minibatches import (
     sequence_split,
 )
 from purejaxdrl.config import ConfigError, check, check_ranges
-from purejaxdrl.config_docs import flag
+from purejaxdrl.config_docs import both_ways, flag
 from purejaxdrl.networks import AnyNetwork, RecurrentNetwork
 from purejaxdrl.parallel import env_multiple_message, split_share
 from purejaxdrl.rl.losses import (
@@ -332,7 +332,12 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         why, also = "a recurrent core (minibatches of whole sequences)", ""
     else:
         why = f"unroll_length={shape.unroll_length}"
-        also = ", or make num_minibatches a divisor of unroll_length"
+        near = _nearest_divisor(config.num_minibatches, shape.unroll_length)
+        field = f"{name}.num_minibatches"
+        also = (
+            ", or make num_minibatches a divisor of unroll_length, e.g. "
+            + both_ways(flag(field), field, near)
+        )
     needs = f"{name}.num_minibatches={config.num_minibatches} with {why}"
     message = env_multiple_message(
         needs,
@@ -345,6 +350,12 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         requested=shape.requested_devices,
     )
     raise ConfigError(message)
+
+
+def _nearest_divisor(number: int, of: int) -> int:
+    """The divisor of `of` nearest `number` (the smaller of two as near)."""
+    divisors = [d for d in range(1, of + 1) if of % d == 0]
+    return min(divisors, key=lambda d: (abs(d - number), d))
 
 
 ALGORITHM = Algorithm(

@@ -232,8 +232,8 @@ def test_per_device_minibatch_message_names_the_run_and_each_device(name):
         f"{name}.num_minibatches=32 with unroll_length=16 needs each device's "
         "environments to be a multiple of 2, got num_envs=4 over 4 devices = 1 "
         "each; pass --num-envs 8 or --devices 2 (devices=2 in Python), or make "
-        "num_minibatches a "
-        "divisor of unroll_length."
+        "num_minibatches a divisor of unroll_length, e.g. "
+        f"--{name}.num-minibatches 16 ({name}.num_minibatches=16 in Python)."
     )
     module.validate(kind(num_minibatches=32), shape._replace(num_envs=8))
 
