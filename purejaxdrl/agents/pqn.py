@@ -161,7 +161,7 @@ def pqn_networks(
         warn_once(
             f"pqn with network.norm={network.norm!r}: PQN has no target network "
             "and its LayerNorm is what keeps it stable; without --network.norm "
-            "layer_norm it may diverge.",
+            "layer_norm (network.norm='layer_norm' in Python) it may diverge.",
             key=("pqn", "network.norm"),
         )
     return q, q

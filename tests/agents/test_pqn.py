@@ -223,8 +223,14 @@ def test_a_q_network_without_layer_norm_warns_and_builds():
     specs = (env.observation_spec(env.default_params), env.action_spec(None))
     plain = pjd.NetworkConfig(hidden_sizes=(8,), norm="none")
     forget_warnings()  # another test may have built one already
-    with pytest.warns(UserWarning, match="norm='none'.*--network.norm layer_norm"):
+    with pytest.warns(UserWarning) as warned:
         pqn_networks(PQNConfig(), plain, *specs)
+    (said,) = [str(w.message) for w in warned]
+    # Both spellings (pq18 #3): a Python caller sets the field, not the flag.
+    assert said.startswith("pqn with network.norm='none': ") and said.endswith(
+        "without --network.norm layer_norm (network.norm='layer_norm' in Python) "
+        "it may diverge."
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pqn_networks(PQNConfig(), NET, *specs)
