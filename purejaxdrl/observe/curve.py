@@ -3,7 +3,7 @@
 import dataclasses
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,11 +20,29 @@ class Curve:
     Attributes:
       label: the legend entry.
       histories: one list of per-chunk records per seed (as metrics.jsonl).
+      seeds: for a group of run folders, each history's config seed (its
+        legend counts them, `legend`); () where the label says it all.
 
     """
 
     label: str
     histories: tuple[list[dict[str, Any]], ...]
+    seeds: tuple[Any, ...] = ()
+
+    def legend(self, metric: str = RETURN) -> str:
+        """`label`, its count of runs and seeds only those with `metric`'s.
+
+        Two folders of one seed are two runs, not two seeds; a run that never
+        logged `metric` (one of two evaluated) adds nothing to its line.
+        """
+        if not self.seeds:
+            return self.label
+        logged = [
+            seed
+            for seed, history in zip(self.seeds, self.histories, strict=True)
+            if np.isfinite(_column(history, metric)).any()
+        ]
+        return self.label.removesuffix(runs_text(self.seeds)) + runs_text(logged)
 
     def series(self, x: str, metric: str = RETURN) -> tuple[np.ndarray, np.ndarray]:
         """(x values [points], metric [seeds, points]; NaN where absent).
@@ -92,6 +110,16 @@ class Curve:
         with warnings.catch_warnings():  # a seed without a value there: NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             return xs[keep], np.nanmean(ys, 0), np.nanmin(ys, 0), np.nanmax(ys, 0)
+
+
+def runs_text(seeds: Sequence[Any]) -> str:
+    """` (3 seeds)`, or ` (2 runs, 1 seed)` where runs share one; "" for one run."""
+    runs, distinct = len(seeds), len(set(seeds))
+    if runs < 2:
+        return ""
+    if distinct == runs:
+        return f" ({runs} seeds)"
+    return f" ({runs} runs, {distinct} seed{'s' * (distinct > 1)})"
 
 
 def _column(history: list[dict[str, Any]], key: str) -> np.ndarray:

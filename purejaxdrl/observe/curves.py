@@ -10,7 +10,7 @@ import yaml
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
-from purejaxdrl.observe.curve import Curve, setting_label, short_value
+from purejaxdrl.observe.curve import Curve, runs_text, setting_label, short_value
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.observe.result_curves import is_result, result_curves
 
@@ -172,7 +172,7 @@ def load_curves(
         if key not in runs:
             runs[key] = []
             items.append(key)
-        runs[key].append((path.name, history))
+        runs[key].append((path.name, history, config.get("seed")))
     labels = _differences(list(runs))
     return [
         x if isinstance(x, Curve) else _runs_curve(runs[x], labels.get(x))
@@ -255,10 +255,13 @@ def _differences(keys: list[str], most: int = 3) -> dict[str, str]:
 
 
 def _runs_curve(
-    members: list[tuple[str, list[dict[str, Any]]]], label: str | None = None
+    members: list[tuple[str, list[dict[str, Any]], Any]], label: str | None = None
 ) -> Curve:
-    """A group of runs' curve: labelled by `label` (else its first folder)."""
-    label = label or members[0][0]
-    if len(members) > 1:
-        label += f" ({len(members)} seeds)"
-    return Curve(label, tuple(h for _, h in members))
+    """A group of runs' curve: labelled by `label` (else its first folder).
+
+    Counted by their config seeds: two folders of one seed (a run copied, or
+    trained again) are two runs of one seed, not two seeds.
+    """
+    seeds = tuple(seed for _, _, seed in members)
+    label = (label or members[0][0]) + runs_text(seeds)
+    return Curve(label, tuple(h for _, h, _ in members), seeds)

@@ -163,7 +163,8 @@ def plot_curves(
 def _draw(ax: Any, curve: Curve, x: str, metric: str, color: Any, legend: bool) -> None:
     """One curve on one panel: its seeds' mean joined, their min-max spread."""
     xs, mean, low, high = curve.points(x, metric)
-    ax.plot(xs, mean, color=color, label=curve.label if legend else None, lw=1.5)
+    label = curve.legend(metric) if legend else None
+    ax.plot(xs, mean, color=color, label=label, lw=1.5)
     if len(xs) == 1:  # one point (one evaluation) draws no line: a marker
         ax.plot(xs, mean, "o", color=color, ms=3)
     if len(curve.histories) < 2:

@@ -69,6 +69,35 @@ def test_one_setting_s_seeds_are_named_after_the_first_folder(tmp_path):
     assert curve.label == "first (2 seeds)"
 
 
+def test_folders_of_one_seed_are_counted_as_runs_and_only_where_they_logged(
+    tmp_path,
+):
+    # pq18 #2: two folders of seed 0 read "(2 seeds)", and so did a metric
+    # that only one of them logged (its line one run's).
+    evaluated = [{**r, "eval/mean_return": 5.0} for r in _records(1.0)]
+    runs = [
+        _run(tmp_path, "first", evaluated),
+        _run(tmp_path, "again", _records(2.0)),
+        _run(tmp_path, "other", _records(3.0), seed=1),
+    ]
+    (pair,) = load_curves(runs[:2])
+    assert pair.label == "first (2 runs, 1 seed)"
+    (curve,) = load_curves(runs)
+    assert curve.label == "first (3 runs, 2 seeds)"
+    assert curve.legend(RETURN) == "first (3 runs, 2 seeds)"
+    assert curve.legend("eval/mean_return") == "first"
+    (seeds,) = load_curves([runs[0], runs[2]])
+    assert seeds.legend(RETURN) == "first (2 seeds)"
+    # The drawn legend is the metric's.
+    from matplotlib.figure import Figure
+
+    from purejaxdrl.observe import plots
+
+    ax = Figure().subplots()
+    plots._draw(ax, curve, "env_steps", "eval/mean_return", "C0", True)
+    assert ax.get_legend_handles_labels()[1] == ["first"]
+
+
 @pytest.mark.parametrize("fields", [3, 4])
 def test_groups_are_labelled_by_up_to_three_fields_they_differ_in(tmp_path, fields):
     base = {"lr": 0.001, "gamma": 0.99, "clip": 0.2, "epochs": 4}
