@@ -65,7 +65,8 @@ class TrainResult:
         summary.json and each metrics.jsonl record call `devices` (not
         `config.devices`, the local devices per process asked for, 0 for all).
       history: one record per chunk, as written to metrics.jsonl (on a resumed
-        run, the records before the checkpoint too).
+        run, the records before the checkpoint too), NaN where the file has
+        null (`episode/mean_return` of a chunk in which no episode ended).
       run_dir: the run's output folder, or None.
       updates: updates done (fewer than the budget when stopped early).
       stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM) or

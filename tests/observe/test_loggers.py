@@ -2,6 +2,7 @@
 
 import json
 import math
+import pathlib
 import re
 import shlex
 import signal
@@ -30,6 +31,20 @@ def _scalars(logdir, tag):
     acc = EventAccumulator(str(logdir))
     acc.Reload()
     return [(e.step, e.value) for e in acc.Scalars(tag)]
+
+
+def test_the_guide_says_a_python_sink_gets_nan_where_the_file_has_null(tmp_path):
+    # pq18 #5: the guide said only `null`, but a `loggers=` sink and
+    # result.history get NaN for a chunk in which no episode ended.
+    jsonl = JsonlLogger(tmp_path / "m.jsonl")
+    jsonl.write({"env_steps": 8, "episode/mean_return": math.nan})
+    jsonl.close()
+    assert _jsonl(tmp_path / "m.jsonl")[0]["episode/mean_return"] is None
+    guide = pathlib.Path(__file__).parents[2] / "docs" / "guide" / "logging.md"
+    text = " ".join(guide.read_text().split())
+    assert "(`null` in metrics.jsonl, NaN in Python: `result.history`" in text
+    sink = text[text.index("`loggers=` for sinks of your own") :]
+    assert "`nan` where the chunk had none" in sink[:400]
 
 
 def test_tensorboard_and_jsonl_hold_the_records(tmp_path):
