@@ -132,15 +132,15 @@ def test_gpu_suite_exits_1_when_a_row_fails(monkeypatch, tmp_path, capsys):
 
 def test_a_peer_that_fails_to_import_leaves_our_side_running(tmp_path):
     # PureJaxRL's wrappers import brax: without it the whole row was lost.
-    import bench_gpu
     import harness
+    from gpu_rows import peers
 
     (tmp_path / "purejaxrl").mkdir()
     (tmp_path / "purejaxrl" / "ppo.py").write_text("import not_installed_here\n")
     report = harness.Report("t")
     sys.modules.pop("ppo", None)
     try:
-        assert bench_gpu._load_peer(report, str(tmp_path)) is None
+        assert peers._load_peer(report, str(tmp_path)) is None
     finally:
         sys.modules.pop("ppo", None)
         sys.path.remove(f"{tmp_path}/purejaxrl")

@@ -35,9 +35,7 @@ def on_scripts_path(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 
 
-@pytest.mark.parametrize(
-    "script", sorted(p.name for p in SCRIPTS.glob("*.py") if p.name != "harness.py")
-)
+@pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*.py")))
 def test_help(script, on_scripts_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [script, "--help"])
     with pytest.raises(SystemExit) as exit_:
@@ -106,7 +104,7 @@ def test_a_bad_argument_is_one_line_and_exit_2(argv, on_scripts_path, monkeypatc
 
 
 # Every script but these runs at --tiny size below (bench_gpu.py: its rows).
-NOT_BENCHMARKS = {"harness.py", "bench_gpu.py", "reproduce.py", "param_hashes.py"}
+NOT_BENCHMARKS = {"bench_gpu.py", "reproduce.py", "param_hashes.py"}
 # Minutes even at toy size, compiling MJX's or Craftax's step (which their own
 # tests compile in CI too): under -m slow.
 SLOW = {"bench_craftax.py", "bench_playground.py"}
@@ -889,7 +887,7 @@ def test_traced_marks_the_packages_training_loops_timed(on_scripts_path, tmp_pat
 def test_source_commit_is_the_short_head_plus_for_tracked_edits_only(
     on_scripts_path, monkeypatch, tmp_path
 ):
-    import harness
+    from harness import machine
 
     # A throwaway repository holding a stand-in harness.py: its commit is
     # what `git rev-parse --short` names; `+` for an edited tracked file, not
@@ -897,8 +895,8 @@ def test_source_commit_is_the_short_head_plus_for_tracked_edits_only(
     outside = tmp_path / "outside"
     outside.mkdir()
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    monkeypatch.setattr(harness, "__file__", str(outside / "harness.py"))
-    assert harness.source_commit() == "?"
+    monkeypatch.setattr(machine, "__file__", str(outside / "harness.py"))
+    assert machine.source_commit() == "?"
     repo = tmp_path / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -909,10 +907,10 @@ def test_source_commit_is_the_short_head_plus_for_tracked_edits_only(
     full = subprocess.run(
         [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    monkeypatch.setattr(harness, "__file__", str(repo / "harness.py"))
-    clean = harness.source_commit()
+    monkeypatch.setattr(machine, "__file__", str(repo / "harness.py"))
+    clean = machine.source_commit()
     assert 7 <= len(clean) < len(full) and full.startswith(clean), (clean, full)
     (repo / "notes.txt").write_text("untracked\n")
-    assert harness.source_commit() == clean
+    assert machine.source_commit() == clean
     (repo / "harness.py").write_text("x = 2\n")
-    assert harness.source_commit() == clean + "+"
+    assert machine.source_commit() == clean + "+"
