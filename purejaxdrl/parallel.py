@@ -20,7 +20,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.config_docs import both_ways
+from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.setup_warnings import warn_once
 
 __all__ = [
@@ -228,7 +228,8 @@ def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:
         # with no way to tell which here: both spellings.
         fewer = f", or {_mesh_example(fits[0])}" if fits else ""
         raise ConfigError(
-            f"{what}={total} must be divisible by {over}; use {what}={options}{fewer}."
+            f"{what}={total} must be divisible by {over}; use "
+            f"{field_example(what, options)}{fewer}."
         )
     return total // n
 

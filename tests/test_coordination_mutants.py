@@ -18,6 +18,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from orbax.checkpoint._src.multihost import multihost
 
+import purejaxdrl as pjd
 from purejaxdrl import coordination
 from purejaxdrl.cli import run_agreement
 from purejaxdrl.cli.args import UsageError
@@ -243,3 +244,18 @@ def test_a_setting_only_one_process_has_is_a_disagreement():
     assert run_agreement._disagreement(runs[::-1]).startswith(
         "process 1's config differs from process 0's: mine.lr (none) vs 0.1;"
     )
+
+
+def test_a_different_algo_is_named_not_a_section_the_other_never_trains(
+    monkeypatch,
+):
+    # Each process loads its own algorithm's preset, so the other algorithm's
+    # section differs too (0.01 is A2C's default, never given to process 0):
+    # the line names what was typed, `algo`, not the first field by name.
+    ppo = pjd.apply_overrides(TrainConfig(algo="ppo"), {"a2c.entropy_cost": 0.01})
+    a2c = pjd.apply_overrides(TrainConfig(algo="a2c"), {"a2c.entropy_cost": 0.001})
+    with pytest.raises(UsageError) as e:
+        _agree_as_process_1(monkeypatch, (_args(), ppo), (_args(), a2c))
+    assert str(e.value).startswith(
+        "process 1's config differs from process 0's: algo a2c vs ppo;"
+    ), str(e.value)

@@ -129,7 +129,8 @@ def test_num_envs_must_divide_over_devices():
     # field or mesh (the guide's block gave make_mesh() a mesh of 8).
     assert str(raised.value) == (
         "num_envs=4 must be divisible by the number of devices (8); use "
-        "num_envs=8, or --devices 4 (devices=4 or make_mesh(4) in Python)."
+        "--num-envs 8 (num_envs=8 in Python), or --devices 4 (devices=4 or "
+        "make_mesh(4) in Python)."
     )
 
 
@@ -149,10 +150,10 @@ def test_num_envs_over_processes_names_them_and_advises_devices_only_if_it_helps
     # No count of devices per process splits 7 environments over 2 processes.
     with pytest.raises(ValueError) as raised:
         per_device(7, two_each)
-    assert "use num_envs=4 or 8." in str(raised.value)
+    assert "use --num-envs 4 or 8 (num_envs=4 or 8 in Python)." in str(raised.value)
     four_each = types.SimpleNamespace(shape={DATA_AXIS: 8})
     with pytest.raises(
-        ValueError, match=r"16, or --devices 3 \(devices=3 or make_mesh\(3\) in"
+        ValueError, match=r"16 in Python\), or --devices 3 \(devices=3 or make_mesh"
     ):
         per_device(12, four_each)
 

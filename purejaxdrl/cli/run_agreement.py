@@ -33,8 +33,11 @@ def agree_on_run(args: argparse.Namespace, config: Any) -> None:
     if args.resume is not None:
         resume = {"dir": str(args.resume), "newest": _newest_checkpoint(args.resume)}
     # The texts are compared as dicts (`_disagreement`), so key order (env.options
-    # given in another order) never makes processes disagree.
-    text = json.dumps({"config": mine, "resume": resume}, default=str, sort_keys=True)
+    # given in another order) never makes processes disagree; the fields keep
+    # `flat_fields`' order (env.id, ..., algo before any algorithm's section),
+    # so the first that differs is the one a user typed: not `a2c.entropy_cost`
+    # (A2C's preset, which a PPO process never trains) where `algo` differs.
+    text = json.dumps({"config": mine, "resume": resume}, default=str)
     problem = _disagreement([json.loads(t) for t in gather_text("config", text)])
     if problem:
         leave_together()  # every process is here: none may exit before the rest
