@@ -74,7 +74,7 @@ def _replay_fix(saved: int) -> str:
     if processes == 1:
         return (
             f"this machine has {local} {backend} device(s): resume it on a "
-            f"machine with {saved} {fake(saved)}"
+            f"machine with {saved} {fake(saved)}{_as_processes(saved, local)}"
         )
     return (
         f"each process has {local} {backend} device(s): resume it as {processes} "
@@ -82,6 +82,21 @@ def _replay_fix(saved: int) -> str:
         f"or as one process on a machine with {saved} devices (drop --coordinator, "
         "--num-processes and --process-id)"
     )
+
+
+def _as_processes(saved: int, local: int) -> str:
+    """The fewest processes of at most `local` devices each that hold `saved`.
+
+    The run may have been saved by several (2 processes x 2 devices): that
+    layout, or any other of as many devices, resumes it too.
+    """
+    for n in range(2, saved + 1):
+        if saved % n == 0 and saved // n <= local:
+            return (
+                f", or as {n} processes of {saved // n} device(s) each "
+                f"(--coordinator, --num-processes {n}, --process-id)"
+            )
+    return ""
 
 
 def replay_devices(

@@ -11,8 +11,8 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host.gymnasium import registered_in_main
-from purejaxdrl.observe.loggers import WandbLogger
-from purejaxdrl.parallel import is_main_process
+from purejaxdrl.observe.loggers import WandbLogger, logger_flags
+from purejaxdrl.parallel import is_main_process, resume_command
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
@@ -77,11 +77,15 @@ def open_run(
     write_files: bool,
     notify: Callable[[str], None] | None,
     allow_changes: bool = False,
+    devices: int = 1,
+    log_to: Sequence[str] = (),
 ) -> Run:
     """A run's context and directory: the resumed one, a new one, or none.
 
     It says each setup note (`setup_notes`: budget rounded, evaluation asked
-    for without episodes) of a new run, or new at this resume.
+    for without episodes) of a new run, or new at this resume. `devices` (the
+    mesh's size) and `log_to` make the command that resumes it after a peer's
+    failure (`resume_after_failure`).
 
     A new run's directory is made under `config.run_dir`; a resumed run's
     config.yaml is rewritten only once its checkpoint restored
@@ -103,7 +107,8 @@ def open_run(
     for note in setup_notes(config, resume):
         run.say(note)
     if run_dir is not None:
-        _OPENED[:] = [run_dir]
+        flags = logger_flags(log_to or ())
+        _OPENED[:] = [(run_dir, resume_command("train", run_dir, flags, devices))]
         if registered_in_main(config.env.id):
             warn_once(_SCRIPTS_OWN_ENV.format(id=config.env.id), "scripts-own-env")
     return run
@@ -118,27 +123,31 @@ _SCRIPTS_OWN_ENV = (
 )
 
 
-# The directory of the run this process opened last: named by a process that
-# must end at once, from another thread, when a peer fails (`cli.processes`).
-_OPENED: list[pathlib.Path] = []
+# The directory of the run this process opened last and the command that
+# resumes it: named by a process that must end at once, from another thread,
+# when a peer fails (`cli.processes`).
+_OPENED: list[tuple[pathlib.Path, str]] = []
 
 
 def resume_after_failure() -> str:
     """Where a run that lost a process continues from; "" without a checkpoint.
 
-    For the run this process opened last, as a clause of the error line. Only
-    finished saves count: orbax writes each under a temporary name, renamed to
-    its update once complete.
+    For the run this process opened last, as a clause of the error line, with
+    the command a stopped run prints (`resume_command`: fake devices' setting,
+    the session's `--logger` flags). Only finished saves count: orbax writes
+    each under a temporary name, renamed to its update once complete.
     """
-    saved = (_OPENED[0] / "checkpoints").glob("*") if _OPENED else []
+    if not _OPENED:
+        return ""
+    run_dir, command = _OPENED[0]
+    saved = (run_dir / "checkpoints").glob("*")
     done = [p for p in saved if p.name.isdigit() and p.is_dir()]
     if not done:
         return ""
     newest = max(done, key=lambda p: int(p.name))
     return (
-        f"; its newest checkpoint is {newest}: rerun every process with --resume "
-        f"{_OPENED[0]} (and its --coordinator, --num-processes, --process-id, "
-        "--logger flags)"
+        f"; its newest checkpoint is {newest}: continue with: {command} (on "
+        "every host, with its process flags)"
     )
 
 

@@ -150,6 +150,8 @@ def train(
                 write_files=write_files,
                 notify=notify,
                 allow_changes=allow_changes,
+                devices=exp.runner.mesh.size,
+                log_to=log_to,
             )
             # A new run interrupted before its first update leaves no folder
             # (nor a --run-dir folder made for it).

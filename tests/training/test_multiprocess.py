@@ -549,8 +549,8 @@ def test_a_process_that_dies_while_the_run_saves_is_a_peers_failure(tmp_path, ca
         "elsewhere (a process died or became unreachable): INTERNAL: Barrier "
         "failed because: task is set to ERROR: UNAVAILABLE: Task 1 heartbeat "
         "timeout. This indicates that the remote task has failed; its newest "
-        f"checkpoint is {saved}: rerun every process with --resume {run_dir} "
-        "(and its --coordinator, --num-processes, --process-id, --logger flags)"
+        f"checkpoint is {saved}: continue with: purejaxdrl train --resume "
+        f"{run_dir} (on every host, with its process flags)"
     )
 
 

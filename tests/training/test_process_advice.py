@@ -30,6 +30,15 @@ from purejaxdrl.training import replay_shards, run
         (8, 1, 8, "pass --devices 8 (devices=8 in Python)"),
         (4, 2, 2, "pass --devices 2"),
         (16, 1, 8, "this machine has 8 cpu device(s): resume it on a machine with 16"),
+        # Saved by 2 processes x 2 devices: that layout resumes it too.
+        (
+            4,
+            1,
+            2,
+            "machine with 4 (on CPU, fake them with JAX_NUM_CPU_DEVICES=4), or as 2 "
+            "processes of 2 device(s) each (--coordinator, --num-processes 2, "
+            "--process-id)",
+        ),
         # Two processes of 1 device each saved 4 shards: 2 per process.
         (
             4,
@@ -104,11 +113,24 @@ def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
 ):
     for name in ("10", "20", "30.orbax-checkpoint-tmp-1"):  # 30 is unfinished
         (tmp_path / "checkpoints" / name).mkdir(parents=True)
-    monkeypatch.setattr(run, "_OPENED", [tmp_path])
+    saved = pjd.load_preset("cartpole").config
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(saved)))
+    monkeypatch.setattr(run, "_OPENED", [])
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    # The command a SIGTERM's summary prints: 4 fake CPU devices over 2
+    # processes, 2 each; `--logger` only where the session logged somewhere.
+    run.open_run(saved, resume=tmp_path, write_files=False, notify=None, devices=4)
     assert run.resume_after_failure() == (
-        f"; its newest checkpoint is {tmp_path}/checkpoints/20: rerun every process "
-        f"with --resume {tmp_path} (and its --coordinator, --num-processes, "
-        "--process-id, --logger flags)"
+        f"; its newest checkpoint is {tmp_path}/checkpoints/20: continue with: "
+        f"JAX_NUM_CPU_DEVICES=2 purejaxdrl train --resume {tmp_path} (on every "
+        "host, with its process flags)"
+    )
+    run.open_run(
+        saved, resume=tmp_path, write_files=False, notify=None, log_to=["tensorboard"]
+    )
+    assert run.resume_after_failure().endswith(
+        f"continue with: purejaxdrl train --resume {tmp_path} --logger tensorboard "
+        "(on every host, with its process flags)"
     )
     monkeypatch.setattr(run, "_OPENED", [])
     assert run.resume_after_failure() == ""
@@ -119,7 +141,7 @@ _PEER_FAILED = """
 import pathlib, sys
 from purejaxdrl.cli.processes import exit_on_peer_failure
 from purejaxdrl.training import replay_shards, run
-run._OPENED[:] = [pathlib.Path(sys.argv[1])]
+run._OPENED[:] = [(pathlib.Path(sys.argv[1]), "purejaxdrl train --resume r")]
 exit_on_peer_failure("Gloo AllGather failed: Connection reset by peer")
 """
 
@@ -135,9 +157,9 @@ def test_the_peer_failure_line_says_how_to_resume(tmp_path):
     assert done.stderr == (
         "purejaxdrl: error: process 0 of 1 stopped because the run failed elsewhere "
         "(a process died or became unreachable): Gloo AllGather failed: Connection "
-        f"reset by peer; its newest checkpoint is {tmp_path}/checkpoints/180: rerun "
-        f"every process with --resume {tmp_path} (and its --coordinator, "
-        "--num-processes, --process-id, --logger flags)\n"
+        f"reset by peer; its newest checkpoint is {tmp_path}/checkpoints/180: "
+        "continue with: purejaxdrl train --resume r (on every host, with its "
+        "process flags)\n"
     )
 
 
