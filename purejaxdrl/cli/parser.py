@@ -24,6 +24,15 @@ class UsageError(Exception):
     """Bad command-line input; the message is the whole one-line error."""
 
 
+# The flags of a run across processes (`process_flags`): `train`'s alone.
+_PROCESS_FLAGS = (
+    "--coordinator",
+    "--num-processes",
+    "--process-id",
+    "--distributed-auto",
+)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting.
 
@@ -53,6 +62,8 @@ class Parser(argparse.ArgumentParser):
             flag = unknown[0].split("=")[0] if unknown else ""
             flags = [o for o in self._option_string_actions if o.startswith("--")]
             hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
+            if flag in _PROCESS_FLAGS and "--coordinator" not in flags:
+                raise UsageError(self._one_process())
             if self.reads_run and flag.split(".")[0] in ("--env", "--algo"):
                 hint = (
                     f"{self.prog} {self.reads_run} the environment and "
@@ -107,6 +118,17 @@ class Parser(argparse.ArgumentParser):
                 value = getattr(action, "example", None) or action.metavar
                 words.append(f"{action.option_strings[-1]} {value}")
         return " ".join(words)
+
+    def _one_process(self) -> str:
+        """Why a command of one process takes no process flags, and instead."""
+        what = f"`{self.prog}` runs"
+        if self.prog.split()[-1] in ("sweep", "pbt"):
+            what = "sweeps and PBT run"
+        return (
+            f"{what} in one process, not across hosts (only `purejaxdrl train` "
+            "does): drop --coordinator, --num-processes and --process-id (or "
+            f"--distributed-auto) and run `{self.prog}` on one host."
+        )
 
     def _one_argument(self, message: str) -> str:
         """The fix for `argument --flag: expected one argument`.

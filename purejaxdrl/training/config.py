@@ -117,10 +117,11 @@ class RunFields:
         environments; a host run has none and refuses it); 0 (the default)
         picks by platform: 1 on CPU, 4 on accelerators (faster at small
         environment counts, where kernel launches dominate).
-      devices: local devices per process to train on; 0 for as many as the
-        run splits over evenly (num_envs, minibatches, replay), said if fewer.
+      devices: local devices to train on (per process, in a `train` across
+        processes); 0 for as many as the run splits over evenly (num_envs,
+        minibatches, replay), said if fewer.
       run_dir: directory under which each run writes its own folder; every
-        process of a multi-host run must see the same one (a shared
+        process of a `train` across hosts must see the same one (a shared
         filesystem) unless --no-files.
 
     """

@@ -118,6 +118,30 @@ def test_a_run_command_given_another_environment_says_it_plays_the_runs(
     ), line
 
 
+@pytest.mark.parametrize(
+    ("command", "flags"),
+    [
+        (["sweep"], ["--coordinator", "h:1234", "--num-processes", "2"]),
+        (["pbt"], ["--distributed-auto"]),
+    ],
+)
+def test_a_sweep_given_process_flags_says_it_runs_in_one_process(
+    command, flags, capsys
+):
+    # Was "unrecognized arguments: --coordinator ..." alone, as if misspelt.
+    line = cli_error_line([*command, "--env", "cartpole", *flags], capsys)
+    assert line == (
+        "purejaxdrl: error: sweeps and PBT run in one process, not across hosts "
+        "(only `purejaxdrl train` does): drop --coordinator, --num-processes and "
+        f"--process-id (or --distributed-auto) and run `purejaxdrl {command[0]}` "
+        "on one host."
+    )
+    line = cli_error_line(["eval", "runs/RUN", "--process-id", "0"], capsys)
+    assert line.startswith(
+        "purejaxdrl: error: `purejaxdrl eval` runs in one process, not across"
+    ), line
+
+
 def test_eval_abbreviation_names_the_flag(capsys):
     line = cli_error_line(["eval", "--ep", "3", "runs/RUN"], capsys)
     assert "did you mean --episodes?" in line, line
