@@ -153,13 +153,23 @@ def _main(argv: Sequence[str] | None) -> int:
                 raise
             return fail(str(e))  # factories validate eagerly with named values
         except KeyboardInterrupt as e:  # its message, if any: what was kept
-            print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
+            if _reports_stops():
+                print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
             return 130
         except BrokenPipeError:  # `purejaxdrl list | head`: the reader has gone
             # Python would report the failed flush of stdout at exit: point it at
             # nothing first (as Python's documentation on SIGPIPE advises).
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
+
+
+def _reports_stops() -> bool:
+    """Whether this process prints `interrupted`: only process 0 of several."""
+    if "purejaxdrl.cli.processes" not in sys.modules:
+        return True  # none joined
+    from purejaxdrl.cli.processes import reports_stops
+
+    return reports_stops()
 
 
 # Python's messages when unpacking fails: no check of purejaxdrl's words them.

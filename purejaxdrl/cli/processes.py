@@ -155,6 +155,14 @@ def joined() -> bool:
     return coordination_client() is not None
 
 
+def reports_stops() -> bool:
+    """Whether this process says how a stop ended: process 0, or one alone.
+
+    A peer said so in its signal's line (`process 0 says where they stopped`).
+    """
+    return not joined() or _state().process_id == 0
+
+
 def exit_if_joined(status: int) -> None:
     """Ends a process of a multi-process run at once that stops with `status`.
 

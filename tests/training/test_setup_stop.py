@@ -8,6 +8,7 @@ run trained to its end (reviews/ck14.md #1).
 import gc
 import signal
 import sys
+import types
 
 import pytest
 
@@ -182,6 +183,30 @@ def test_a_bare_interrupt_says_interrupted_alone(monkeypatch, capsys):
     monkeypatch.setattr("purejaxdrl.cli.train.train_command", interrupted)
     assert cli.main(["train"]) == 130
     assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
+
+
+def test_only_process_0_of_several_says_interrupted(monkeypatch, capsys):
+    # Process 1's signal line says process 0 reports the stop (mh18 #5).
+    from purejaxdrl import cli
+    from purejaxdrl.cli import processes
+
+    stopped = "stopped before the first update; nothing was saved"
+
+    def interrupted(argv):
+        raise KeyboardInterrupt(stopped)
+
+    monkeypatch.setattr("purejaxdrl.cli.train.train_command", interrupted)
+    monkeypatch.setattr(processes, "joined", lambda: True)
+    monkeypatch.setattr(processes, "exit_if_joined", lambda status: None)
+    for me in (1, 0):
+        state = types.SimpleNamespace(process_id=me)
+        monkeypatch.setattr(processes, "_state", lambda state=state: state)
+        assert cli.main(["train"]) == 130
+        err = capsys.readouterr().err
+        if me:
+            assert "interrupted" not in err, err
+        else:
+            assert err.splitlines()[-1] == f"interrupted: {stopped}", err
 
 
 class _StopAfter:
