@@ -105,6 +105,7 @@ class ChunkLoop:
         this one: after `checkpointer.wait()` it is on disk.
       poll_stop: () -> whether this process was asked to stop, polled after
         each update by a chunk that blocks to end early (`run_schedule`).
+      started: called once no stop was agreed before the first chunk.
 
     """
 
@@ -126,6 +127,7 @@ class ChunkLoop:
     last_saved: int | None = None
     reached: str | None = None
     poll_stop: Callable[[], bool] | None = None
+    started: Callable[[], Any] = lambda: None
     start_updates: int = 0
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
@@ -164,17 +166,14 @@ class ChunkLoop:
             evaluated = functools.partial(self.programs.evaluate, state, ends_at)
             if index != last and self.dispatch_ahead:
                 evaluated = evaluated()  # queued now: the next chunk donates `state`
-            # Else it runs once the chunk's record is taken: after the last
-            # chunk nothing is left to overlap (queued with it, a Playground
-            # evaluation on an H200 delayed even the read of the chunk before
-            # by its whole length), and a blocking runner's (host
-            # environments) is timed where it runs, not in its chunk's time.
+            # Else once the chunk's record is taken: after the last nothing is left
+            # to overlap (queued with it, an H200 Playground evaluation delayed the
+            # chunk before's read); a blocking runner's is timed where it runs.
         if checkpointer is not None and is_due(index, last, config.checkpoint.every):
             # Waiting saves this one replaces go first: their device copies of
             # the state are not kept beside its copy.
             self.last_saved = checkpointer.drop_replaceable(self.last_saved)
-            # Device copies queued behind this chunk; `state` itself is donated
-            # to the next one.
+            # Device copies queued behind this chunk; `state` is donated next.
             snapshot = (checkpointer.pack(state), params_finite(state))
         return state, Pending(metrics, length, ends_at, snapshot, evaluated)
 
@@ -204,8 +203,8 @@ class ChunkLoop:
         """The chunk's record: progress, speed (`elapsed`), metrics."""
         done, per_update = self.done, self.steps_per_update
         elapsed = self.elapsed()
-        # The run's speed so far (a resumed run's sessions together, as its
-        # result has it); the time left at this session's.
+        # The run's speed so far (a resumed run's sessions, as its result has
+        # it); the time left at this session's.
         sps = done * per_update / (self.seconds_before + elapsed)
         session = (done - self.start_updates) * per_update / elapsed
         device_seconds = self.device_seconds_before + elapsed * self.num_devices
@@ -346,6 +345,8 @@ class ChunkLoop:
                 stop = hasattr(signals, "requested") and agreed_stop(signals)
                 if stop or self.reached is not None:
                     return  # after the chunk already queued
+                if index == schedule[0][0]:  # the progress line's `training…`
+                    self.started()
                 state, queued = self.dispatch(state, index, length, done + length, last)
                 done = queued.ends_at  # a chunk that stopped early ended before
                 if queued.length:  # else no update to read

@@ -182,11 +182,9 @@ def train(
             held.stop_if_asked(resumed_at)
             if run.checkpointer is None:  # the loop holds no signals: Python's again
                 held.release()
-            if progress is not None:
-                progress.phase(_training_phase(exp.runner))
             # After compiling: a run stopped compiling writes no logger files.
             sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
-            loop = _chunk_loop(run, exp, programs, sinks, log_to, start)
+            loop = _chunk_loop(run, exp, programs, sinks, log_to, start, progress)
         with run.lock or contextlib.nullcontext():  # released however train ends
             try:
                 with exp.runner.session(state, key, start.done):
@@ -219,10 +217,22 @@ def _compiled(
 
 
 def _chunk_loop(
-    run: Any, exp: Any, programs: Any, sinks: Any, log_to: Any, start: Start
+    run: Any,
+    exp: Any,
+    programs: Any,
+    sinks: Any,
+    log_to: Any,
+    start: Start,
+    progress: Any,
 ) -> ChunkLoop:
-    """The chunk loop of a run set up (`train`)."""
+    """The chunk loop of a run set up (`train`).
+
+    `progress` says `training…` once no process stopped before the first
+    chunk: not before a stop that a peer's signal asked for during compiling.
+    """
+    phase = _training_phase(exp.runner)
     return ChunkLoop(
+        started=lambda: progress is not None and progress.phase(phase),
         run=run,
         programs=programs,
         sinks=sinks,

@@ -102,6 +102,18 @@ def test_a_ctrl_c_after_compiling_saves_no_untrained_checkpoint(
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_stop_before_the_first_chunk_never_says_training(
+    tmp_path, monkeypatch, capsys
+):
+    # As a peer's signal during compiling, seen only by the chunk loop's
+    # agreement: it printed `training… (compiling took 18s)` (mh18 #5).
+    _ctrl_c_in_open_sinks(monkeypatch)
+    with pytest.raises(KeyboardInterrupt, match="before the first update; nothing"):
+        pjd.train(_tiny(tmp_path / "runs"), write_files=True)
+    err = capsys.readouterr().err
+    assert "compiling…" in err and "training…" not in err, err
+
+
 def test_a_ctrl_c_after_a_resume_compiled_keeps_its_files(tmp_path, monkeypatch):
     config = _tiny(tmp_path)
     done = pjd.train(config, write_files=True, console=False).run_dir
