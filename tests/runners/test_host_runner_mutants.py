@@ -240,3 +240,62 @@ def test_join_puts_the_actors_batches_side_by_side_along_b():
     np.testing.assert_array_equal(joined.reset, [[False, True, True], [True] * 3])
     np.testing.assert_array_equal(joined.core_state[:, 0], [0, 1, 2])
     assert joined.core_state.shape == (3, 3)
+
+
+def test_the_slowest_actors_first_policy_call_counts_as_compilation(monkeypatch):
+    # (mut22 S05) else the first records' steps/s count the actors' compile.
+    from purejaxdrl.runners import sebulba
+
+    made = []
+    runner = _bare_runner(monkeypatch, made, [], [])
+
+    class SlowFirstCall:  # actor i's first policy call took 2 + i seconds
+        def __init__(self, env, policy, carry, box, q, length, key, **kw):
+            self.error, self.stats = None, ActorStats()
+            self.first_call_seconds = 2.0 + len(made)
+            made.append(self)
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr(sebulba, "Actor", SlowFirstCall)
+    update = runner._compiled_update
+    lowered = types.SimpleNamespace(compile=lambda: update)
+    runner.update = types.SimpleNamespace(lower=lambda *a: lowered)
+    runner._compiled_update, runner.late_compile_seconds = None, 0.0
+    envs = [types.SimpleNamespace(num_envs=2)] * 2
+    assert len(list(runner.updates(envs, 0, jax.random.key(0), 0, 2))) == 2
+    # The learner's compile plus the slowest actor's first call (3 s), once.
+    assert 3.0 <= runner.late_compile_seconds < 4.0
+
+
+def test_a_session_resumed_past_update_0_acts_on_fresh_pools_seeded_for_it(monkeypatch):
+    # (mut22 S08) "the host environments restart with new seeds" (resume_notes).
+    from purejaxdrl.runners import sebulba
+
+    closed, made = [], []
+    first = [
+        types.SimpleNamespace(close=lambda i=i: closed.append(i)) for i in range(2)
+    ]
+
+    def make_host_envs(config, pools, start):
+        made.append((pools, start))
+        return [types.SimpleNamespace(close=lambda: None) for _ in range(pools)]
+
+    monkeypatch.setattr(sebulba, "make_host_envs", make_host_envs)
+    runner = object.__new__(sebulba.SebulbaRunner)
+    runner.envs, runner.late_compile_seconds = first, 0.0
+    runner.run_config = types.SimpleNamespace(num_updates=4)
+    acted_on = []
+
+    def updates(envs, state, key, start, stop_after):
+        acted_on.append((envs, start, stop_after))
+        return (x for x in ())  # a generator: the session closes it
+
+    runner.updates = updates
+    with runner.session(types.SimpleNamespace(agent=None), jax.random.key(0), 2):
+        pass
+    assert made == [(2, 2)]  # two fresh pools, seeded for update 2
+    assert closed[:2] == [0, 1]  # the first pools closed before
+    [(envs, start, stop_after)] = acted_on
+    assert envs is not first and (start, stop_after) == (2, 4)

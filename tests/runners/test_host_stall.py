@@ -239,3 +239,26 @@ def test_a_learner_of_several_processes_keeps_waiting_after_a_stop(monkeypatch):
         "s: it is in gymnasium:Stuck-v0's step; gymnasium:Stuck-v0 may be blocked "
         "(a run of several processes waits for it; Ctrl-C twice aborts it)"
     )
+
+
+def test_a_stop_during_a_long_wait_still_waits_its_own_grace_for_the_batch(monkeypatch):
+    # (mut22 W03) The learner has waited 1.2 s (a slow environment) when the
+    # stop comes; the batch arrives 0.3 s later, inside the stop's own 1 s
+    # grace: it is used. Timed from the wait's start, the grace had passed.
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 1.0)
+    said = []
+    monkeypatch.setattr(host_waits, "say", said.append)
+    env = types.SimpleNamespace(name="gymnasium:Slow-v0")
+    idle = types.SimpleNamespace(
+        error=None, doing="environments", env=env, first_call_seconds=1.0
+    )
+    q = queue.Queue()
+    start = time.monotonic()
+    stop = lambda: time.monotonic() - start >= 1.2  # noqa: E731
+    timer = threading.Timer(1.5, q.put, ("batch",))
+    timer.start()
+    try:
+        assert host_waits.next_batch(0, q, [idle], 3, stop) == "batch"
+    finally:
+        timer.cancel()
+    assert said == []

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from purejaxdrl.agents.base import Acting, Agent, feed_forward
+from purejaxdrl.env.registry import make
 from purejaxdrl.runners.rollout import reset_actors, unroll
 from tests.probe import ProbeEnv, ProbeParams
 
@@ -201,3 +202,16 @@ def test_the_rollout_takes_values_from_the_step_only_where_the_policy_says_so(
         )
         assert traj.reset is None
     assert traj.core_state == ()
+
+
+def test_each_environment_starts_from_its_own_draw():
+    # (mut22 RO3) one key for all would start every environment alike.
+    env = make("CartPole-v1")
+    params = env.default_params
+    ids = jnp.arange(4, dtype=jnp.int32)
+    actor = reset_actors(env, params, jax.random.key(0), ids)
+    obs = np.asarray(actor.timestep.observation)
+    assert len({tuple(row) for row in obs.round(6)}) == 4
+    # And environment i starts the same whichever batch holds it.
+    again = reset_actors(env, params, jax.random.key(0), ids[2:])
+    np.testing.assert_array_equal(np.asarray(again.timestep.observation), obs[2:])
