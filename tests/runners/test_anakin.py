@@ -141,11 +141,11 @@ def test_env_with_constant_reward_trains_inside_shard_map():
     assert np.all(np.isfinite(metrics["loss/total"]))
 
 
-class _BadAtStep20(pjd.env.Env):
-    """Counts its steps; its observation is `bad` after exactly 20 of them."""
+class BadAtStep(pjd.env.Env):
+    """Counts its steps; its observation is `bad` after exactly `at` of them."""
 
-    def __init__(self, bad=float("nan")):
-        self.bad = bad
+    def __init__(self, bad=float("nan"), at=20):
+        self.bad, self.at = bad, at
 
     @property
     def default_params(self):
@@ -162,7 +162,7 @@ class _BadAtStep20(pjd.env.Env):
 
     def step(self, key, state, action, params):
         n = state + 1  # never ends: no episode boundary to think about
-        obs = jnp.where(n == 20, self.bad, n.astype(jnp.float32)) * jnp.ones(1)
+        obs = jnp.where(n == self.at, self.bad, n.astype(jnp.float32)) * jnp.ones(1)
         ts = pjd.types.TimeStep(
             obs, jnp.float32(1.0), jnp.float32(1.0), jnp.bool_(False), obs, {}
         )
@@ -176,7 +176,7 @@ def test_a_non_finite_observation_is_counted_at_the_update_it_came(normalize):
     # final observation (the same array where no episode ended). Normalised,
     # an inf observation is clipped to 10 for the learner: counted before that.
     bad = float("inf") if normalize else float("nan")
-    pjd.env.register("BadAtStep20-v0", lambda: _BadAtStep20(bad))
+    pjd.env.register("BadAtStep20-v0", lambda: BadAtStep(bad))
     exp = _experiment(env={"id": "BadAtStep20-v0", "normalize_observations": normalize})
     state = exp.runner.init(jax.random.key(0))
     _, metrics = exp.runner.chunk(3)(state)

@@ -7,51 +7,10 @@ count.
 """
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import purejaxdrl as pjd
-
-SMALL = {
-    "num_envs": 4,
-    "unroll_length": 16,
-    "total_steps": 4 * 16 * 6,
-    "ppo": {"num_minibatches": 2, "num_epochs": 2},
-    "devices": 1,
-}
-
-
-def _experiment(**overrides):
-    config = pjd.apply_overrides(pjd.TrainConfig(), {**SMALL, **overrides})
-    return pjd.training.make_experiment(config)
-
-
-class _BadAt(pjd.env.Env):
-    """Counts its steps; its observation is NaN after exactly `at` of them."""
-
-    def __init__(self, at):
-        self.at = at
-
-    @property
-    def default_params(self):
-        return None
-
-    def observation_spec(self, params):
-        return pjd.env.Box((1,))
-
-    def action_spec(self, params):
-        return pjd.env.Discrete(2)
-
-    def reset(self, key, params):
-        return jnp.int32(0), pjd.env.restart(jnp.zeros(1, jnp.float32))
-
-    def step(self, key, state, action, params):
-        n = state + 1  # never ends
-        obs = jnp.where(n == self.at, jnp.nan, n.astype(jnp.float32)) * jnp.ones(1)
-        ts = pjd.types.TimeStep(
-            obs, jnp.float32(1.0), jnp.float32(1.0), jnp.bool_(False), obs, {}
-        )
-        return n, ts
+from tests.runners.test_anakin import BadAtStep, _experiment
 
 
 def test_each_update_draws_new_keys():
@@ -71,7 +30,7 @@ def test_the_observation_after_the_last_step_is_counted_in_its_update():
     # A06: step 16 ends update 1 (4 envs x 16 steps): its observation is the one
     # the unroll bootstraps from, counted there, and again at update 2 where
     # it is acted on.
-    pjd.env.register("BadAtStep16-v0", lambda: _BadAt(16))
+    pjd.env.register("BadAtStep16-v0", lambda: BadAtStep(at=16))
     exp = _experiment(env={"id": "BadAtStep16-v0"})
     _, metrics = exp.runner.chunk(3)(exp.runner.init(jax.random.key(0)))
     np.testing.assert_array_equal(metrics["non_finite/observation"], [4, 4, 0])
@@ -86,7 +45,7 @@ def test_steps_per_update_counts_every_devices_environments():
 
 def test_non_finite_counts_are_summed_over_devices():
     # A11: 8 envs on 2 devices, a NaN observation in each at step 20.
-    pjd.env.register("BadAtStep20b-v0", lambda: _BadAt(20))
+    pjd.env.register("BadAtStep20b-v0", lambda: BadAtStep())
     exp = _experiment(env={"id": "BadAtStep20b-v0"}, num_envs=8, devices=2)
     _, metrics = exp.runner.chunk(3)(exp.runner.init(jax.random.key(0)))
     np.testing.assert_array_equal(metrics["non_finite/observation"], [0, 8, 0])
