@@ -3,7 +3,8 @@
 One list each, read by every place that asks: a resume (which changes it may
 make without `--override`: `FREE_ON_RESUME`), the preset-target verdict
 (which runs its target judges) and the plots (which runs are seeds of one
-setting). Dotted paths; a path ending in "." is a whole section.
+setting). Dotted paths; a path ending in "." is a whole section. The last two
+also look past the fields a config reads nowhere (`ignored_fields`).
 """
 
 # Fields that say where and how the same updates run, not which updates, free
@@ -34,3 +35,22 @@ LAYOUT_ONLY = (
 # actor pools, whose keys sample other actions, and a host run resumed is
 # not the run straight through anyway, so nothing can show a change harmless.
 FREE_ON_RESUME = (*FREE_TO_CHANGE, "num_logs", "scan_unroll")
+
+
+def ignored_fields(core: str) -> tuple[str, ...]:
+    """The dotted fields a config with the recurrent core `core` reads nowhere.
+
+    With a core (`network.core` other than "none") the policy and the value
+    share the torso and the core whatever `network.shared_torso` says
+    (networks/recurrent.py; docs/guide/recurrent.md): a run that sets it
+    trains as one that does not. A preset's target (cli/target.py) and a
+    plot's seeds (observe/curves.py) look past these fields too.
+
+    Args:
+      core: the config's `network.core`.
+
+    Returns:
+      The fields' dotted names; () for a feed-forward network.
+
+    """
+    return () if core == "none" else ("network.shared_torso",)

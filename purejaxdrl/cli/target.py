@@ -11,10 +11,12 @@ def same_training(config: Any, preset: Any) -> bool:
     A difference only in how the run is kept, seeded or laid out does not
     count: where and how it runs (`field_roles.FREE_TO_CHANGE`), the
     seeding, the layout (`field_roles.LAYOUT_ONLY`: the scan's unrolling, the host
-    runner's devices and threads), and a `total_steps` that rounds to the
-    same updates. What the target's return is measured over does: `num_logs` for a
-    training target (the return compared is the last chunk's mean, and
-    `num_logs` sets the chunk: one chunk is a mean over the whole run), and
+    runner's devices and threads), the fields the config reads nowhere
+    (`field_roles.ignored_fields`: `network.shared_torso` with a recurrent
+    core), and a `total_steps` that rounds to the same updates. What the
+    target's return is measured over does: `num_logs` for a training target
+    (the return compared is the last chunk's mean, and `num_logs` sets the
+    chunk: one chunk is a mean over the whole run), and
     `eval.max_steps` for an evaluation one (a cap below the target's length
     can never reach it).
     """
@@ -27,11 +29,11 @@ def changed_settings(config: Any, preset: Any) -> list[str]:
     Empty where `same_training` holds; the summary names them so a run on
     another budget or setting is told why its target is not judged.
     """
-    from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
+    from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY, ignored_fields
 
     expected = preset.config
     free = [f.rstrip(".") for f in FREE_TO_CHANGE] + ["seed", "rng_impl"]
-    free += LAYOUT_ONLY
+    free += [*LAYOUT_ONLY, *ignored_fields(config.network.core)]
     changed = []
     if config.num_updates == expected.num_updates:
         free.append("total_steps")

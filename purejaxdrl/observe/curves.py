@@ -9,15 +9,16 @@ from typing import Any
 import yaml
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY
+from purejaxdrl.field_roles import FREE_TO_CHANGE, LAYOUT_ONLY, ignored_fields
 from purejaxdrl.observe.curve import Curve, runs_text, setting_label, short_value
 from purejaxdrl.observe.records import present, reading, restore_or_restart
 from purejaxdrl.observe.result_curves import is_result, result_curves
 
 # Config fields (dotted paths) that do not make runs different settings, as
 # well as those a resume may change and those that only lay training out
-# (`field_roles`): the seed, and how often to log. Seeds are aligned by
-# env steps, so runs logged at other chunks are seeds of one curve too.
+# (`field_roles`), those the config reads nowhere (`ignored_fields`), the
+# seed, and how often to log. Seeds are aligned by env steps, so runs logged
+# at other chunks are seeds of one curve too.
 _NOT_SETTING = ("seed", "num_logs")
 
 
@@ -213,7 +214,9 @@ def _setting(config: dict[str, Any]) -> dict[str, Any]:
     """`config` without the fields of `_NOT_SETTING`: what makes runs seeds."""
     same = json.loads(json.dumps(config))  # a copy to delete from
     free = [f.rstrip(".") for f in FREE_TO_CHANGE]
-    for field in (*_NOT_SETTING, *free, *LAYOUT_ONLY):
+    network = config.get("network")
+    core = network.get("core", "none") if isinstance(network, dict) else "none"
+    for field in (*_NOT_SETTING, *free, *LAYOUT_ONLY, *ignored_fields(core)):
         *parents, name = field.split(".")
         section = same
         for parent in parents:
