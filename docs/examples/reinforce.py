@@ -18,27 +18,24 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from purejaxdrl.agents.actor_critic import (
-    actor_critic_acting,
-    actor_critic_networks,
-    gae_targets,
-    learner_outputs,
-)
-from purejaxdrl.agents.base import (
+from purejaxdrl.agents import (
     Agent,
     AgentState,
     Algorithm,
+    OptimizerFields,
+    RewardFields,
     RunShape,
-    check_agent_args,
-)
-from purejaxdrl.agents.fields import OptimizerFields, RewardFields
-from purejaxdrl.agents.optim import (
+    actor_critic_acting,
+    actor_critic_networks,
     annealed_learning_rate,
+    check_agent_args,
     flat_gradient_step,
     flat_optimizer_state,
+    gae_targets,
+    learner_outputs,
     make_learner_optimizer,
+    register,
 )
-from purejaxdrl.agents.registry import register
 from purejaxdrl.config import check_ranges
 from purejaxdrl.networks import Network
 from purejaxdrl.types import Metrics, Params, PRNGKey, Transition
