@@ -70,6 +70,29 @@ def test_every_local_link_points_to_an_existing_file_and_heading(page):
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 
 
+SHELL_BLOCK = re.compile(r"^```(?:bash|sh|console)\n(.*?)^```", re.M | re.S)
+SCRIPT = re.compile(r"python3? (?:-\S+ )*([\w./-]+\.py)\b")
+
+
+@pytest.mark.parametrize("page", [README, *PAGES[2:]], ids=lambda p: p.name)
+def test_every_script_a_shell_block_runs_is_where_the_block_stands(page):
+    # Each block starts at the repository's root, as the guides' readers do,
+    # and follows its own `cd`s: gpu.md's profile block ran `bench_gpu.py`
+    # from the root, where it is `scripts/bench_gpu.py` (ds18 #5).
+    missing = []
+    for block in SHELL_BLOCK.findall(page.read_text()):
+        here = ROOT
+        for line in block.splitlines():
+            if moved := re.match(r"\s*cd (\S+)", line):
+                here = here / moved.group(1)
+            missing += [
+                f"{line.strip()} (from {here.relative_to(ROOT, walk_up=True)})"
+                for script in SCRIPT.findall(line)
+                if not (here / script).is_file()
+            ]
+    assert not missing, missing
+
+
 def test_every_docs_page_is_linked_from_the_readme_or_the_docs_index():
     linked = set()
     for index in (README, ROOT / "docs" / "index.md"):
