@@ -305,17 +305,13 @@ def on_page_markdown(markdown, page, config, files):
 
 
 HREF = re.compile(r'(href=")([^"]+)(")')
+# A repository path of a page in plain text (a docstring's "More in
+# docs/guide/sweeps.md."), not a link's target nor inside a longer path.
+DOCS_PATH = re.compile(r'(?<![\w/.="#-])docs/[\w/-]+\.md(?:#[\w-]+)?(?![\w/"])')
 
 
-def on_page_content(html, page, config, files):
-    """Rewrites a notebook page's repository-relative links to the site's pages.
-
-    A notebook's Markdown reaches mkdocs as HTML already (mkdocs-jupyter), so
-    `on_page_markdown` never sees its links: `../docs/guide/sweeps.md` would
-    resolve under the notebook's own URL. Here they point at the page's URL.
-    """
-    if not page.file.src_uri.endswith(".ipynb"):
-        return html
+def _site_url(page, files) -> Callable[[str], str | None]:
+    """`page`'s relative URL of a site path, or None where the site lacks it."""
 
     def url(site_path: str) -> str | None:
         found = files.get_file_from_path(site_path)
@@ -324,4 +320,36 @@ def on_page_content(html, page, config, files):
         relative = posixpath.relpath(found.url or ".", page.url or ".")
         return relative + ("/" if found.url.endswith("/") and relative != "." else "")
 
+    return url
+
+
+def _linked_paths(html: str, url: Callable[[str], str | None]) -> str:
+    """`html` with the plain `docs/...md` paths of its text made links."""
+
+    def link(match: re.Match) -> str:
+        path, sep, anchor = match.group(0).partition("#")
+        site_path = _site_path(path)
+        target = url(site_path) if site_path is not None else None
+        if target is None:
+            return match.group(0)
+        return f'<a href="{target}{sep}{anchor}">{match.group(0)}</a>'
+
+    return DOCS_PATH.sub(link, html)
+
+
+def on_page_content(html, page, config, files):
+    """Makes a notebook's links and an API page's guide paths point at the site.
+
+    A notebook's Markdown reaches mkdocs as HTML already (mkdocs-jupyter), so
+    `on_page_markdown` never sees its links: `../docs/guide/sweeps.md` would
+    resolve under the notebook's own URL. Here they point at the page's URL.
+    The API pages are rendered from docstrings, which name a guide by its
+    repository path for `help()` ("More in docs/guide/sweeps.md."): here that
+    path becomes a link to the guide's page.
+    """
+    url = _site_url(page, files)
+    if page.file.src_uri.startswith("api/"):
+        return _linked_paths(html, url)
+    if not page.file.src_uri.endswith(".ipynb"):
+        return html
     return HREF.sub(_relinker(page.file.src_uri, url), html)

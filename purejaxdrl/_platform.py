@@ -36,10 +36,12 @@ def enable_compilation_cache(path: str | None = None) -> None:
     """Keeps compiled XLA programs on disk, so reruns skip XLA compilation.
 
     A rerun still traces and lowers its programs in Python, but skips XLA.
-    `path`: the folder; by default JAX's own `JAX_COMPILATION_CACHE_DIR`
-    where set, else `~/.cache/purejaxdrl/xla`.
-
     Process-wide (a JAX setting); the `purejaxdrl` command turns it on by default.
+
+    Args:
+      path: the folder the programs are kept in; None (default): JAX's own
+        `JAX_COMPILATION_CACHE_DIR` where set, else `~/.cache/purejaxdrl/xla`.
+
     """
     import jax
 

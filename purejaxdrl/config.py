@@ -211,6 +211,13 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
         where a shipped preset has one; docs/guide/presets-and-training.md).
       prefix: dotted path of `config`, for error messages.
 
+    Examples:
+      >>> import purejaxdrl as pjd
+      >>> config = pjd.load_preset("cartpole").config
+      >>> config = pjd.apply_overrides(config, {"seed": 1, "ppo.learning_rate": 1e-3})
+      >>> config.ppo.learning_rate
+      0.001
+
     Raises:
       ConfigError: for an unknown field or a value of the wrong type, a field
         set twice (dotted and nested, or with - and _), a change to a section

@@ -272,6 +272,28 @@ def test_a_notebooks_links_to_the_guides_point_at_the_site_pages():
     )
 
 
+def test_an_api_pages_guide_paths_link_to_the_guides():
+    # A docstring names a guide by its path for help(): "More in
+    # docs/guide/sweeps.md." rendered as a plain paragraph (ds18 #6).
+    import types
+
+    pages = {"guide/sweeps.md": types.SimpleNamespace(url="guide/sweeps/")}
+    files = types.SimpleNamespace(get_file_from_path=pages.get)
+    page = types.SimpleNamespace(
+        file=types.SimpleNamespace(src_uri="api/purejaxdrl.md"),
+        url="api/purejaxdrl/",
+    )
+    html = (
+        "<p>More in docs/guide/sweeps.md.</p> <code>docs/guide/sweeps.md#grids"
+        '</code> docs/absent.md <a href="../docs/guide/sweeps.md">x</a>'
+    )
+    assert _site_hooks().on_page_content(html, page, None, files) == (
+        '<p>More in <a href="../../guide/sweeps/">docs/guide/sweeps.md</a>.</p> '
+        '<code><a href="../../guide/sweeps/#grids">docs/guide/sweeps.md#grids</a>'
+        '</code> docs/absent.md <a href="../docs/guide/sweeps.md">x</a>'
+    )
+
+
 def _purejaxdrl_classes(hint: object) -> set[type]:
     """The classes defined in purejaxdrl that a type hint names, at any depth."""
     if isinstance(hint, type) and hint.__module__.startswith("purejaxdrl"):

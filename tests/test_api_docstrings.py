@@ -13,10 +13,12 @@ import pytest
 GUIDED = ["load_preset", "load_policy", "load_sweep", "load_pbt",
           "sweeps.export_run", "sweeps.export_member", "sweeps.best_run",
           "observe.plot_curves", "observe.load_curves", "observe.record_episode",
-          "env.make", "env.register"]  # fmt: skip
+          "env.make", "env.register", "validate",
+          "enable_compilation_cache"]  # fmt: skip
 # The top level's entry points: each shows how it is called.
 EXAMPLED = ["train", "load_preset", "sweep", "pbt", "evaluate_policy",
-            "export_policy", "load_policy"]  # fmt: skip
+            "export_policy", "load_policy", "apply_overrides", "load_sweep",
+            "resume_sweep", "load_pbt", "resume_pbt"]  # fmt: skip
 
 
 def _function(path: str):

@@ -103,6 +103,7 @@ def sweep(
     Examples:
       More in docs/guide/sweeps.md.
 
+      >>> import purejaxdrl as pjd
       >>> result = pjd.sweep("cartpole", grid={"learning_rate": [1e-4, 3e-4]}, seeds=4)
       >>> print(result.table())  # per setting: mean ± sample std
 
@@ -188,6 +189,16 @@ def resume_sweep(
         than it was laid out on (more are fine: it keeps its layout).
       SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
         chunk, saved; `resume_sweep(e.path)` continues it.
+
+    Examples:
+      More in docs/guide/sweeps.md.
+
+      >>> import purejaxdrl as pjd
+      >>> grid = {"learning_rate": [1e-4, 3e-4]}
+      >>> try:
+      ...     result = pjd.sweep("cartpole", grid=grid, write_files=True)
+      ... except pjd.SweepStopped as stopped:  # Ctrl-C or SIGTERM, saved
+      ...     result = pjd.resume_sweep(stopped.path)
 
     """
     path = pathlib.Path(path)

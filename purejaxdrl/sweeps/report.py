@@ -240,6 +240,14 @@ def load_sweep(path: str | pathlib.Path) -> SweepResult:
       path: the sweep directory (`purejaxdrl sweep` prints `sweep: results in
         DIR`; `SweepResult.run_dir` names it).
 
+    Examples:
+      More in docs/guide/sweeps.md.
+
+      >>> import purejaxdrl as pjd
+      >>> done = pjd.sweep("cartpole", grid={"learning_rate": [1e-4, 3e-4]},
+      ...                  write_files=True, console=False)
+      >>> print(pjd.load_sweep(done.run_dir).table())  # or the DIR printed
+
     """
     path = pathlib.Path(path)
     if not (path / "sweep.yaml").is_file():

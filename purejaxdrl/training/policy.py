@@ -132,6 +132,7 @@ def export_policy(
     Examples:
       More in docs/guide/evaluation.md.
 
+      >>> import purejaxdrl as pjd
       >>> result = pjd.train(config, write_files=True)
       >>> pjd.export_policy(result.run_dir, "policy/")
 
@@ -247,6 +248,7 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     Examples:
       More in docs/guide/evaluation.md.
 
+      >>> import purejaxdrl as pjd
       >>> policy = pjd.load_policy("policy/")
       >>> action = policy.mode(obs)  # a batch of observations [B, ...]
 

@@ -190,6 +190,7 @@ def evaluate_policy(
     Examples:
       More in docs/guide/evaluation.md.
 
+      >>> import purejaxdrl as pjd
       >>> scored = pjd.evaluate_policy("policy/", episodes=8, max_steps=500)
       >>> print(scored.returns.mean(), scored.ended.all())
 

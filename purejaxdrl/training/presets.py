@@ -84,6 +84,7 @@ def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     Examples:
       More in docs/guide/presets-and-training.md.
 
+      >>> import purejaxdrl as pjd
       >>> config = pjd.load_preset("cartpole", "dqn").config
       >>> result = pjd.train(config)
 

@@ -93,11 +93,13 @@ def _host_id(env_id: str) -> envs.UnknownEnvironmentError | None:
     return None
 
 
-def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:
+def validate(
+    config: TrainConfig, *, budget: bool = True, normalised_before: bool = False
+) -> TrainConfig:
     """Checks every rule of a run; returns `config` unchanged (`pjd.validate`).
 
-    The config's own rules (`training.config.validate`, with its `budget` and
-    `normalised_before` keywords), and where they refuse, first whether the
+    The config's own rules (`training.config.validate`), and where they
+    refuse, first whether the
     run's algorithm can act in its environment's actions: no flag of their
     advice fixes that (DQN on continuous actions was told to lower
     `min_replay`, then, after that, that it needs discrete actions). The
@@ -105,12 +107,25 @@ def validate(config: TrainConfig, **kwargs: Any) -> TrainConfig:
     that failing path and only for an algorithm that acts in one kind.
     `make_experiment` and the command line check a run so.
 
+    Args:
+      config: the run, a `TrainConfig` (`pjd.load_preset(name).config`, with
+        any `apply_overrides`).
+      budget: also check the rules of training to come (default True): that
+        a replay learner's budget stores its `min_replay` and that it does
+        not normalise observations. False for reading a saved run, whose
+        budget a resume may raise.
+      normalised_before: the run continues one that normalised observations
+        (default False): a replay learner's, begun before that was refused,
+        is warned, not refused.
+
     Raises:
       ConfigError: the actions' refusal, else the config's own.
 
     """
     try:
-        return config_rules.validate(config, **kwargs)
+        return config_rules.validate(
+            config, budget=budget, normalised_before=normalised_before
+        )
     except ConfigError:
         refusal = _acting(config)
         if refusal is None:

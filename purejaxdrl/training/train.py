@@ -115,6 +115,7 @@ def train(
     Examples:
       More in docs/guide/presets-and-training.md.
 
+      >>> import purejaxdrl as pjd
       >>> config = pjd.load_preset("cartpole").config
       >>> result = pjd.train(config, console=False)  # result.mean_return
 

@@ -309,6 +309,16 @@ def load_pbt(path: str | pathlib.Path) -> PBTResult:
       path: the PBT directory (`purejaxdrl pbt` prints `pbt: results in DIR`;
         `PBTResult.run_dir` names it).
 
+    Examples:
+      More in docs/guide/pbt.md.
+
+      >>> import purejaxdrl as pjd
+      >>> explore = {"learning_rate": ("loguniform", 1e-5, 1e-3)}
+      >>> done = pjd.pbt("cartpole", explore=explore, population=4,
+      ...                write_files=True, console=False)
+      >>> again = pjd.load_pbt(done.run_dir)  # or the DIR printed
+      >>> again.final_return[again.best]  # the best member's return
+
     """
     path = pathlib.Path(path)
     if not (path / "pbt.yaml").is_file():

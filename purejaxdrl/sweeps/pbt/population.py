@@ -91,6 +91,7 @@ def pbt(
     Examples:
       More in docs/guide/pbt.md.
 
+      >>> import purejaxdrl as pjd
       >>> explore = {"learning_rate": ("loguniform", 1e-5, 1e-3)}
       >>> result = pjd.pbt("cartpole", explore=explore, population=4)
 
@@ -179,6 +180,18 @@ def resume_pbt(
         than it was laid out on (more are fine: it keeps its layout).
       SweepStopped: a signal (SIGINT, SIGTERM) stopped it once the chunks
         under way finished, saved; `resume_pbt(e.path)` continues it.
+
+    Examples:
+      More in docs/guide/pbt.md.
+
+      >>> import purejaxdrl as pjd
+      >>> explore = {"learning_rate": ("loguniform", 1e-5, 1e-3)}
+      >>> try:
+      ...     result = pjd.pbt(
+      ...         "cartpole", explore=explore, population=4, write_files=True
+      ...     )
+      ... except pjd.SweepStopped as stopped:  # Ctrl-C or SIGTERM, saved
+      ...     result = pjd.resume_pbt(stopped.path)
 
     """
     path = pathlib.Path(path)
