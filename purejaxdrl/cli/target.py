@@ -101,7 +101,8 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
 
     None for a run without a target, or on another environment than the
     preset's (its `--env.id`: the target is another task's). A run trained or
-    measured otherwise than its preset (`same_training`) is not judged, and
+    measured otherwise than its preset (`same_training`), or on an environment
+    of the user's registered under the preset's id, is not judged, and
     told which settings changed, rather than the line vanishing unexplained.
     The return compared is the one the target is of: training's mean return,
     or the final evaluation's. A target no run here has measured yet
@@ -113,9 +114,13 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
         return None
     if config.env.id != preset.config.env.id:
         return None
+    from purejaxdrl.env.registry import registering_module
+
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return
-    if changed := changed_settings(config, preset):
+    if module := registering_module(config.env.id):  # the user's, not the preset's
+        verdict = f"not judged ({config.env.id} is module {module!r}'s environment)"
+    elif changed := changed_settings(config, preset):
         shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
         verdict = f"not judged ({shown} changed)"
     elif math.isnan(ret) and of == "evaluation" and not config.eval.episodes:

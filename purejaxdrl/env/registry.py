@@ -17,16 +17,21 @@ from purejaxdrl.env.base import (
     keyword_defaults,
     keyword_names,
 )
+from purejaxdrl.setup_warnings import warn_once
 
 _FACTORIES: dict[str, Callable[..., Env]] = {}
-_USERS: set[str] = set()  # names registered through `register`: users' code
+# Names registered through `register` (users' code), each with the module
+# whose code called it: the one `env.imports` must name for another process.
+_USERS: dict[str, str] = {}
 
 
 def register(name: str, factory: Callable[..., Env]) -> None:
     """Registers `factory(**options) -> Env` under `name` (replacing any).
 
-    A name of gymnax's registry is replaced too (yours wins); the libraries'
-    prefixed names are refused.
+    A name of gymnax's registry is replaced too (yours wins, as in
+    Gymnasium's registry), with a `SetupWarning`: a preset's target for that
+    id is no longer about your environment. The libraries' prefixed names
+    are refused.
 
     Args:
       name: the id `make` and `--env.id` take.
@@ -53,8 +58,22 @@ def register(name: str, factory: Callable[..., Env]) -> None:
             "must make the environment, not be one; pass its class or a "
             f"function, e.g. register({name!r}, {type(factory).__name__})."
         )
+    built_in = name in _FACTORIES and name not in _USERS
     _FACTORIES[name] = factory
-    _USERS.add(name)
+    _USERS[name] = sys._getframe(1).f_globals.get("__name__", "")
+    if built_in or name in getattr(sys.modules.get("gymnax"), "registered_envs", ()):
+        warn_shadowed(name)
+
+
+def warn_shadowed(name: str) -> None:
+    """Says that the user's `name` replaces gymnax's id of that name."""
+    warn_once(
+        f"register({name!r}) by module {_USERS[name]!r} replaces gymnax's {name} "
+        "in this process; the shipped presets' targets for it no longer apply "
+        "(register yours under a name of your own, e.g. "
+        f"{('my-' + name)!r}, to keep both)",
+        ("shadowed", name),
+    )
 
 
 def _check_user_options(
@@ -92,6 +111,14 @@ def registered_by_user(name: str) -> bool:
     return name in _USERS
 
 
+def registering_module(name: str) -> str:
+    """The module whose code registered user name `name` ("" if none did).
+
+    `__main__` for a script's or a notebook's own `register` call.
+    """
+    return _USERS.get(name, "")
+
+
 BRAX_PREFIX = "brax/"
 PLAYGROUND_PREFIX = "playground/"
 # What `register` refuses: names the adapters or the host path own.
@@ -111,6 +138,8 @@ def _register_gymnax() -> None:
     from purejaxdrl.env.gymnax_env import GymnaxEnv
 
     for env_id in gymnax.registered_envs:
+        if env_id in _USERS:  # registered before gymnax was imported
+            warn_shadowed(env_id)
         _FACTORIES.setdefault(env_id, functools.partial(GymnaxEnv, env_id))
 
 

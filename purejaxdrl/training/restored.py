@@ -99,7 +99,6 @@ def _restore(
     run_dir: str | pathlib.Path, purpose: str, checkpoint: int | str
 ) -> tuple[Any, Any, Any]:
     from purejaxdrl.rng import make_key
-    from purejaxdrl.training.experiment import make_experiment
     from purejaxdrl.training.resume import load_run_config
 
     config = load_run_config(run_dir)
@@ -109,7 +108,7 @@ def _restore(
         devices=1,
         host=dataclasses.replace(config.host, actor_devices=0, learner_devices=0),
     )
-    exp = make_experiment(one, budget=False)  # devices=1: make_mesh(1)
+    exp = _experiment(one, run_dir, purpose)
     try:
         abstract = exp.runner.abstract_state(make_key(config.seed, config.rng_impl))
         if exp.agent.state_spec != P():  # a replay buffer, split per device
@@ -126,6 +125,30 @@ def _restore(
         exp.runner.close()
         raise
     return config, exp, restored
+
+
+def _experiment(config: Any, run_dir: str | pathlib.Path, purpose: str) -> Any:
+    """`make_experiment` of a saved run, an unknown id's advice made the file's.
+
+    eval and export take no `--env.imports`: the run's config.yaml names the
+    modules that register its environment, and fixing it there fixes every
+    later eval, export and resume of the run.
+    """
+    from purejaxdrl.env import UnknownEnvironmentError
+    from purejaxdrl.training.experiment import make_experiment
+
+    try:
+        return make_experiment(config, budget=False)  # devices=1: make_mesh(1)
+    except UnknownEnvironmentError as e:
+        if not e.imports_advice:
+            raise
+        source = pathlib.Path(run_dir) / "config.yaml"
+        raise ConfigError(
+            str(e).removesuffix(e.imports_advice) + f" It is {source}'s env.id; "
+            "if a module of your own registers it, add that module to env.imports "
+            f"there (imports: [MODULE], under env:) and {purpose} the run from the "
+            "folder the module imports in."
+        ) from None
 
 
 def _as_saved(

@@ -11,6 +11,7 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host.gymnasium import registered_in_main
+from purejaxdrl.env.registry import registering_module
 from purejaxdrl.observe.loggers import WandbLogger, logger_flags
 from purejaxdrl.parallel import is_main_process, resume_command
 from purejaxdrl.runners.base import Runner
@@ -109,9 +110,38 @@ def open_run(
     if run_dir is not None:
         flags = logger_flags(log_to or ())
         _OPENED[:] = [(run_dir, resume_command("train", run_dir, flags, devices))]
-        if registered_in_main(config.env.id):
-            warn_once(_SCRIPTS_OWN_ENV.format(id=config.env.id), "scripts-own-env")
+        _warn_unimported(config)
     return run
+
+
+def _warn_unimported(config: TrainConfig) -> None:
+    """Warns of a saved run's environment that no other process will find.
+
+    Registered by the training script (`__main__`), or by a module of the
+    user's that `env.imports` does not name (imported in a notebook's cell,
+    say): `eval`, `export` and `train --resume` import only `env.imports`.
+    """
+    env_id, imports = config.env.id, config.env.imports
+    module = registering_module(env_id)
+    if registered_in_main(env_id) or module == "__main__":
+        warn_once(_SCRIPTS_OWN_ENV.format(id=env_id), "scripts-own-env")
+    elif module and not any(_imports(name, module) for name in imports):
+        warn_once(
+            f"env.id={env_id!r} is registered by module {module!r}, which "
+            f"env.imports ({list(imports)}) does not name, so `purejaxdrl eval`, "
+            "`export` and `train --resume` of this run will not find it; pass "
+            + both_ways("--env.imports", "env.imports", module, [module]),
+            ("unimported-env", env_id),
+        )
+
+
+def _imports(name: str, module: str) -> bool:
+    """Whether importing `name` runs `module` (itself, a package of it or in it)."""
+    inner, outer = (
+        f"{module}.".startswith(f"{name}."),
+        f"{name}.".startswith(f"{module}."),
+    )
+    return inner or outer
 
 
 # A saved run of an id that only the training script registers (hr15 #5).

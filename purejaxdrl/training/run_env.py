@@ -18,7 +18,7 @@ from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.env.registry import registered_by_user
+from purejaxdrl.env.registry import registered_by_user, warn_shadowed
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
 from purejaxdrl.training import config as config_rules
@@ -51,6 +51,8 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     if registered_by_user(config.env.id):
         # A key of the run's implementation, as the run's scan will carry.
         check_user_env(env, config.env.id, make_key(0, config.rng_impl))
+        if config.env.id in _preset_env_ids():  # gymnax's, not imported to ask
+            warn_shadowed(config.env.id)
     if config.env.hide_observations:
         hidden = config.env.hide_observations
         check_hidden(hidden, env.observation_spec(env.default_params), config.env.id)
@@ -59,6 +61,12 @@ def make_env(config: TrainConfig) -> tuple[envs.Env, Any]:
     if config.env.normalize_observations:
         env = envs.NormalizeObservation(env)
     return env, env.default_params
+
+
+def _preset_env_ids() -> set[str]:
+    """The environment ids the shipped presets train (their files, parsed once)."""
+    files = (read_yaml(presets_dir() / f"{name}.yaml") for name in preset_names())
+    return {str(data["env"].get("id")) for data in files}
 
 
 def _preset_as_id(env_id: str) -> envs.UnknownEnvironmentError | None:

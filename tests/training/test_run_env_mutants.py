@@ -31,7 +31,7 @@ def _dqn(env: dict, **fields) -> pjd.TrainConfig:
 def own_registry(monkeypatch):
     """Registrations made in the test are undone after it."""
     monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    monkeypatch.setattr(registry, "_USERS", set(registry._USERS))
+    monkeypatch.setattr(registry, "_USERS", dict(registry._USERS))
 
 
 def test_the_acting_refusal_is_the_whole_line_with_its_period():
