@@ -197,6 +197,8 @@ def field_example(path: str, value: Any, py_value: Any = None) -> str:
 # A fix as `both_ways` spells it, read back beside its writer: `--num-envs 4
 # (num_envs=4 in Python)`; the flag's words end before its parenthesis.
 _BOTH_WAYS = re.compile(r"--[\w.-]+(?: [^()]*?)? \(([\w.]+)=(.*?) in Python\)")
+# `did_you_mean`'s hint: the field's flag, which a file spells as its key.
+_FLAG_MEANT = re.compile(r"did you mean ([\w.]+) \(--[^()]*\)\?")
 
 
 def in_yaml(message: str) -> str:
@@ -204,7 +206,8 @@ def in_yaml(message: str) -> str:
 
     `--network.hidden-sizes 64 64 (network.hidden_sizes=(64, 64) in Python)`
     becomes `network.hidden_sizes: [64, 64] in the file` (a section takes
-    dotted keys).
+    dotted keys), and `did you mean num_envs (--num-envs)?`, `did you mean
+    num_envs (num_envs: in the file)?`.
     """
 
     def spelt(match: re.Match) -> str:
@@ -216,4 +219,5 @@ def in_yaml(message: str) -> str:
             shown = match[2]
         return f"{match[1]}: {shown} in the file"
 
-    return _BOTH_WAYS.sub(spelt, message)
+    message = _BOTH_WAYS.sub(spelt, message)
+    return _FLAG_MEANT.sub(r"did you mean \1 (\1: in the file)?", message)

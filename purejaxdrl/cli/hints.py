@@ -2,6 +2,7 @@
 
 import dataclasses
 import difflib
+import pathlib
 
 from purejaxdrl.agents.registry import algorithms
 from purejaxdrl.config_docs import FIELD_ALIASES
@@ -80,6 +81,7 @@ def flag_hint(flag: str, flags: list[str]) -> str:
 
 def word_hint(words: list[str], flags: list[str]) -> str:
     """For `train cartpole` or `train envs/cartpole.yaml`: a preset without --env."""
+    from purejaxdrl.training.preset_file import shipped_like
     from purejaxdrl.training.presets import preset_names
 
     if "--env" not in flags or not words:
@@ -87,7 +89,10 @@ def word_hint(words: list[str], flags: list[str]) -> str:
     if words[0] in preset_names():
         return f"a preset is named by a flag: did you mean --env {words[0]}? "
     if words[0].endswith((".yaml", ".yml")):
-        return f"a preset file is passed with a flag: did you mean --env {words[0]}? "
+        # Outside a clone, envs/cartpole.yaml is not there: the shipped preset is.
+        exists = pathlib.Path(words[0]).is_file()
+        meant = words[0] if exists else shipped_like(words[0]) or words[0]
+        return f"a preset file is passed with a flag: did you mean --env {meant}? "
     return ""
 
 

@@ -21,7 +21,13 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import METRICS, Box, Discrete, Env, EnvParams, Wrapper
 from purejaxdrl.env.describe import dtype_name, named, structure, typed
 from purejaxdrl.env.specs import specs_error
-from purejaxdrl.env.user_frames import SIGNATURES, arity_error, user_frame
+from purejaxdrl.env.user_frames import (
+    SIGNATURES,
+    arity_error,
+    concrete_fix,
+    error_text,
+    user_frame,
+)
 from purejaxdrl.parallel import DATA_AXIS, varying
 from purejaxdrl.rng import make_key
 from purejaxdrl.types import TimeStep
@@ -218,14 +224,13 @@ def traced(env_id: str, where: str, function: Callable, *args: Any) -> Any:
     except ConfigError:
         raise
     except Exception as e:
-        text = " ".join(str(e).split())
-        text = f"{text[:300]}..." if len(text) > 300 else text
+        text = error_text(e)
         if arity_error(e, where):
             fix = (
                 f"purejaxdrl calls {SIGNATURES[where]}; give the method that signature"
             )
         else:
-            fix = f"fix that in the environment's {where}"
+            fix = concrete_fix(e, where) or f"fix that in the environment's {where}"
         at = user_frame(e)
         raise ConfigError(
             f"{env_id}: tracing its {where} (jax.eval_shape, nothing run) raised "

@@ -67,3 +67,38 @@ def arity_error(error: BaseException | None, where: str) -> bool:
         ran = ran or tb.tb_frame.f_code.co_name == where
         tb = tb.tb_next
     return named and not ran and "positional argument" in text
+
+
+def error_text(error: BaseException, limit: int = 300) -> str:
+    """`error`'s message on one line, cut at a word, its "See URL" kept whole.
+
+    JAX's messages end with a link to their page of errors: cut mid-word, it
+    no longer opens, so the link is set apart and the text before it cut.
+    """
+    text = " ".join(str(error).split())
+    text, see, url = text.partition(" See https://")
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + " ..."
+    return f"{text} (see https://{url.split()[0]})" if see else text
+
+
+def concrete_fix(error: BaseException, where: str) -> str:
+    """The fix for Python control flow on a traced value, or "" for another error.
+
+    `if state.pos > 3:`, `int(action)`, `float(x)`: the commonest mistake in
+    a first JAX environment; JAX names the error but not the rewrite.
+    """
+    import jax
+
+    kinds = (
+        jax.errors.TracerBoolConversionError,
+        jax.errors.ConcretizationTypeError,
+        jax.errors.TracerIntegerConversionError,
+    )
+    if not isinstance(error, kinds):
+        return ""
+    return (
+        "a Python if, int() or float() on a traced value cannot run under jit; "
+        f"in the environment's {where}, use jnp.where(cond, a, b) or jax.lax.cond "
+        "/ jax.lax.select for a branch, and x.astype(jnp.int32) for a dtype"
+    )

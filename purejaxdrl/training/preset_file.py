@@ -106,13 +106,19 @@ def check_top_level(path: pathlib.Path, data: dict[str, Any]) -> None:
     for key in data:
         if key in allowed:
             continue
-        close = difflib.get_close_matches(str(key), allowed, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(
-            f"Preset {str(path)!r}: unknown top-level key {key!r}; {hint}"
+            f"Preset {str(path)!r}: unknown top-level key {key!r}; "
+            f"{top_level_hint(key, allowed)}"
             "top-level keys are env, description and algorithm names; run "
             "fields go inside an algorithm's section (ppo: {num_envs: ...})."
         )
+
+
+def top_level_hint(key: Any, allowed: list[str]) -> str:
+    """`did you mean 'ppo'? ` for a top-level `key` of a preset (`PPO`), or ""."""
+    lower = {name.lower(): name for name in allowed}
+    close = difflib.get_close_matches(str(key).lower(), list(lower), n=1)
+    return f"did you mean {lower[close[0]]!r}? " if close else ""
 
 
 def _refuse_run_config(path: pathlib.Path, data: dict[str, Any]) -> None:
@@ -136,3 +142,15 @@ def file_here(name: str) -> str:
                 f"{name}{suffix} is here: --env {name}{suffix} (a file with its suffix)"
             )
     return ""
+
+
+def shipped_like(path: str) -> str:
+    """For a preset file path that does not exist: the shipped preset of its stem.
+
+    `envs/cartpole.yaml` outside a clone: `cartpole`; `envs/cartpol.yml`:
+    `cartpole` too (the closest name). "" where none is close.
+    """
+    stem = pathlib.Path(path).stem
+    names = preset_names()
+    close = difflib.get_close_matches(stem.lower(), names, n=1)
+    return stem if stem in names else (close[0] if close else "")

@@ -2,6 +2,7 @@
 
 import dataclasses
 import difflib
+import os
 import pathlib
 from typing import Any
 
@@ -23,6 +24,8 @@ from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
     presets_dir,
     presets_with,
     read_yaml,
+    shipped_like,
+    top_level_hint,
 )
 from purejaxdrl.training.preset_sections import check_target, user_section
 
@@ -120,30 +123,9 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     run's config, the preset with the flags, once. Its fields are converted
     to their types and its shape checked; `load_preset` says what it raises.
     """
-    path = pathlib.Path(name)
-    if path.suffix not in (".yaml", ".yml"):
-        path = presets_dir() / f"{name}.yaml"
-        if not path.is_file():
-            names = preset_names()
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            choose = f"choose one of {', '.join(names)}, or pass a path to a preset"
-            raise ConfigError(
-                env_id_hint(name, algo)
-                or f"Unknown environment preset {name!r}: "
-                f"{file_here(name) or hint + choose + ' .yaml file'}."
-            )
-    elif not path.is_file():
-        raise ConfigError(
-            f"Preset file {str(path)!r} does not exist; check the path or use a "
-            f"shipped preset ({', '.join(preset_names())})."
-        )
+    path = _preset_path(name, algo)
     data = read_yaml(path)
-    if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
-        raise ConfigError(
-            f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
-            "env: {id: CartPole-v1}."
-        )
+    _check_env_block(path, data)
     imports = data["env"].get("imports")  # they may register `algo`: first
     if isinstance(imports, list):
         import_modules([str(m) for m in imports], f"{str(path)!r}'s env.imports")
@@ -187,6 +169,52 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
         target_measured=target.get("measured", True),
         section=read,
     )
+
+
+def _preset_path(name: str, algo: str) -> pathlib.Path:
+    """The file of preset `name` (shipped, or a path); a ConfigError if none."""
+    path = pathlib.Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = presets_dir() / f"{name}.yaml"
+        if not path.is_file():
+            names = preset_names()
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            choose = f"choose one of {', '.join(names)}, or pass a path to a preset"
+            raise ConfigError(
+                env_id_hint(name, algo)
+                or f"Unknown environment preset {name!r}: "
+                f"{file_here(name) or hint + choose + ' .yaml file'}."
+            )
+    elif not path.is_file():
+        if shipped := shipped_like(name):
+            of = ("closest to that name", "of that name")
+            raise ConfigError(
+                f"Preset file {str(path)!r} does not exist here ({os.getcwd()}); "
+                f"the shipped preset {of[path.stem == shipped]} is --env {shipped} "
+                f"(pjd.load_preset({shipped!r}) in Python)."
+            )
+        raise ConfigError(
+            f"Preset file {str(path)!r} does not exist; check the path or use a "
+            f"shipped preset ({', '.join(preset_names())})."
+        )
+    return path
+
+
+def _check_env_block(path: pathlib.Path, data: dict[str, Any]) -> None:
+    """Refuses a preset without an `env:` mapping with an id (or misspelt)."""
+    for key in [] if "env" in data else data:  # `enviroment:`, `Env:`: env's
+        if top_level_hint(key, ["env", "environment"]):
+            raise ConfigError(
+                f"Preset {str(path)!r}: unknown top-level key {key!r}; did you "
+                "mean 'env'? A preset's environment is its env: mapping (env: "
+                "{id: CartPole-v1})."
+            )
+    if not isinstance(data.get("env"), dict) or "id" not in data["env"]:
+        raise ConfigError(
+            f"Preset {str(path)!r} has no 'env' mapping with an 'id'; add e.g. "
+            "env: {id: CartPole-v1}."
+        )
 
 
 def _refuse_misspelt_target(name: str, algo: str, section: dict, config: Any) -> None:

@@ -55,6 +55,18 @@ class HelperCalledWrongly(Fine):
 class StepNoKey(Fine):
     def step(self, state, action, params):
         return state, envs.restart(jnp.zeros(3, jnp.float32))
+
+
+class PyBranch(Fine):
+    def step(self, key, state, action, params):
+        if state > 3:
+            state = state - 3
+        return state + action, envs.restart(jnp.zeros(3, jnp.float32))
+
+
+class IntAction(Fine):
+    def step(self, key, state, action, params):
+        return state + int(action), envs.restart(jnp.zeros(3, jnp.float32))
 """
 
 LEAD = "tracing its step (jax.eval_shape, nothing run) raised TypeError: "
@@ -126,3 +138,31 @@ def test_a_helpers_step_called_wrongly_inside_step_is_no_signature_error(
         "but 3 were given (at bad_env.py:"
     )
     assert "Helper().step(1, 2)); fix that in the environment's step" in message
+
+
+@pytest.mark.parametrize(
+    ("factory", "error", "line"),
+    [
+        ("PyBranch", "TracerBoolConversionError", "if state > 3:"),
+        (
+            "IntAction",
+            "ConcretizationTypeError",
+            "int(action), envs.restart(jnp.zeros(3, jnp.float32))",
+        ),
+    ],
+)
+def test_python_control_flow_on_a_traced_value_is_told_the_jax_rewrite(
+    user_module, factory, error, line
+):
+    message = _refusal(f"Lines{factory}-v0", getattr(user_module, factory))
+    assert f"raised {error}: " in message
+    # JAX's link whole (not cut mid-word), then the user's line and the fix.
+    url = f"https://docs.jax.dev/en/latest/errors.html#jax.errors.{error}"
+    assert f"(see {url}) (at bad_env.py:" in message
+    assert f"{line}); a Python if, int() or float() on a traced value " in message
+    assert (
+        "cannot run under jit; in the environment's step, use jnp.where(cond, a, b) "
+        "or jax.lax.cond / jax.lax.select for a branch, and x.astype(jnp.int32) "
+        "for a dtype " + CAUSE[:-1]
+    ) in message
+    assert "fix that in the environment's" not in message
