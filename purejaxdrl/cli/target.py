@@ -119,7 +119,7 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     of = preset.target_of
     ret = result.eval_return if of == "evaluation" else result.mean_return
     if module := registering_module(config.env.id):  # the user's, not the preset's
-        verdict = f"not judged ({config.env.id} is module {module!r}'s environment)"
+        verdict = f"not judged ({config.env.id} registered by module {module!r})"
     elif changed := changed_settings(config, preset):
         shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
         verdict = f"not judged ({shown} changed)"

@@ -109,5 +109,5 @@ def test_registering_a_gymnax_id_warns_and_the_target_is_not_judged(own_registry
     result = types.SimpleNamespace(mean_return=500.0, eval_return=float("nan"))
     assert target_line(preset.config, preset, result) == (
         "  preset target      475 (training return) within 500,000 steps: not "
-        f"judged (CartPole-v1 is module {__name__!r}'s environment)"
+        f"judged (CartPole-v1 registered by module {__name__!r})"
     )
