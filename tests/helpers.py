@@ -1,5 +1,6 @@
 """What many tests share: small configs, a few trained updates, flat parameters."""
 
+import contextlib
 import dataclasses
 import functools
 import importlib.util
@@ -310,3 +311,33 @@ def cli_error_line(argv: list[str], capsys: Any) -> str:
     assert status == 2, err
     assert len(lines) == 1 and lines[0].startswith("purejaxdrl: error:"), err
     return lines[0]
+
+
+@contextlib.contextmanager
+def env_registrations_undone() -> Iterator[None]:
+    """A test's `pjd.env.register` calls (and deletions) undone after it.
+
+    The registry's dicts are restored in place rather than swapped for
+    copies: built-in names a test makes load (once a process, under
+    `functools.cache`) land in the real registry and stay for later tests.
+    gymnax's names load first, so that one a test replaces is restored.
+    """
+    from purejaxdrl.env import registry
+
+    registry._register_gymnax()
+    factories, users = dict(registry._FACTORIES), dict(registry._USERS)
+    try:
+        yield
+    finally:
+        for name in set(registry._USERS) | set(users):
+            if name in users:
+                registry._USERS[name], registry._FACTORIES[name] = (
+                    users[name],
+                    factories[name],
+                )
+                continue
+            del registry._USERS[name]
+            if name in factories:  # a built-in it replaced
+                registry._FACTORIES[name] = factories[name]
+            else:
+                registry._FACTORIES.pop(name, None)

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.env import registry
 from purejaxdrl.training import run_env
 from tests import dict_env  # registered before any test copies the registry
+from tests.helpers import env_registrations_undone
 
 ACTING = (
     "dqn needs discrete actions, {id}'s are continuous; pick --algo ppo "
@@ -28,10 +28,10 @@ def _dqn(env: dict, **fields) -> pjd.TrainConfig:
 
 
 @pytest.fixture
-def own_registry(monkeypatch):
+def own_registry():
     """Registrations made in the test are undone after it."""
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    monkeypatch.setattr(registry, "_USERS", dict(registry._USERS))
+    with env_registrations_undone():
+        yield
 
 
 def test_the_acting_refusal_is_the_whole_line_with_its_period():

@@ -17,6 +17,7 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.env import registry
 from purejaxdrl.setup_warnings import SetupWarning
+from tests.helpers import env_registrations_undone
 
 MODULE = """\
 from purejaxdrl import env as envs
@@ -27,10 +28,10 @@ envs.register("Session-v0", lambda: GymnaxEnv("CartPole-v1"))
 
 
 @pytest.fixture
-def own_registry(monkeypatch):
+def own_registry():
     """Registrations made in the test are undone after it."""
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    monkeypatch.setattr(registry, "_USERS", dict(registry._USERS))
+    with env_registrations_undone():
+        yield
 
 
 def _forget(module: str) -> None:
