@@ -37,6 +37,7 @@ from purejaxdrl.env.playground_options import (
     check_physics,
     default_physics,
     flat_items,
+    flatten_groups,
 )
 from purejaxdrl.env.randomize import choose_randomizer, draw, using
 from purejaxdrl.env.resets import reset_ended, step_resetting_if_any, time_limit
@@ -173,6 +174,7 @@ class PlaygroundEnv(Env):
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())
         valid = set(defaults) | set(ADAPTER_OPTIONS)
+        config = flatten_groups(config)  # {'a': {'b': 1}}: 'a.b', checked
         check_names(PREFIX + name, config, valid, needs_menagerie(name))
         config = check_groups(PREFIX + name, config, defaults)
         config = check_option_types(PREFIX + name, config, defaults)

@@ -177,6 +177,39 @@ def flat_items(tree: dict, prefix: str = "") -> dict[str, Any]:
     return items
 
 
+def flatten_groups(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options given as nested dicts, as the dotted options they set.
+
+    `{'reward_config': {'scales': {'energy': 0}}}` (Python, or the flag's
+    `reward_config={scales: {energy: 0}}`) means `reward_config.scales.energy=0`.
+    Passed on nested, Playground's `update_from_flattened_dict` replaced the
+    whole group with it (every other reward scale gone), unchecked; dotted,
+    each leaf is checked by name and type, and Playground merges it.
+    An empty dict stays as given (`check_groups` refuses it).
+
+    Raises:
+      ConfigError: an option set twice, dotted and nested.
+
+    """
+    out: dict[str, Any] = {}
+    for name, value in options.items():
+        for leaf, leaf_value in _leaves(str(name), value):
+            if leaf in out:
+                raise ConfigError(
+                    f"env.options {leaf!r} is set twice (dotted and in a nested "
+                    f"dict: {out[leaf]!r} and {leaf_value!r}); keep one."
+                )
+            out[leaf] = leaf_value
+    return out
+
+
+def _leaves(name: str, value: Any) -> list[tuple[str, Any]]:
+    """(dotted name, value) of each leaf of `value` (itself, unless a dict)."""
+    if not isinstance(value, Mapping) or not value:
+        return [(name, value)]
+    return [pair for k, v in value.items() for pair in _leaves(f"{name}.{k}", v)]
+
+
 def check_groups(
     env_id: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -184,8 +217,9 @@ def check_groups(
 
     `check_option_types` checks scalars; Playground's ConfigDict would refuse
     these with a traceback. A dict default is a group of options, set by their
-    own dotted names; a list or tuple takes one (YAML's `[64, 64]`) of entries
-    checked as scalars are, made the default's type.
+    own dotted names (`flatten_groups` makes a nested dict those); a list or
+    tuple takes one (YAML's `[64, 64]`) of entries checked as scalars are,
+    made the default's type.
 
     Returns:
       `options`, lists as their defaults' types.
@@ -197,7 +231,7 @@ def check_groups(
     out = dict(options)
     for name, value in options.items():
         default = defaults.get(name)
-        if isinstance(default, Mapping) and not isinstance(value, Mapping):
+        if isinstance(default, Mapping):  # nested dicts: `flatten_groups`
             raise ConfigError(
                 f"env.options {name}={value!r}: {name} is a group of {env_id}'s "
                 f"options ({', '.join(default) or 'none'}), not one value; set "
