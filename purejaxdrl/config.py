@@ -21,6 +21,7 @@ from purejaxdrl.config_docs import FIELD_ALIASES, did_you_mean
 # imported from here throughout the package.
 from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
 from purejaxdrl.setup_warnings import warn_once
+from purejaxdrl.yaml_text import read_option_texts
 
 __all__ = [
     "ConfigError",
@@ -263,6 +264,8 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
                 _refuse_foreign_fields(config, key, value)
             changes[key] = apply_overrides(current, value, f"{path}.")
         else:
+            if path == "env.options":  # text read as the flag reads it
+                value = read_option_texts(value)
             changes[key] = coerce(value, hints[key], path, current)
     if selection is not None:
         _refuse_unread_sections(config, changes, selection)

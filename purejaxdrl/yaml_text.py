@@ -6,6 +6,7 @@ adds `gamma: 0.9` above a copied preset's `gamma: 0.99` trained with 0.99.
 """
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -53,6 +54,30 @@ def load_yaml(text: str) -> Any:
         return loader.construct_document(node)
     finally:
         loader.dispose()
+
+
+def read_text(text: str) -> Any:
+    """`text` as `--env.option` reads a value (YAML); itself where it is no YAML."""
+    try:
+        return load_yaml(text)
+    except yaml.YAMLError:
+        return text
+
+
+def read_option_texts(options: Any) -> Any:
+    """`env.options` text (from Python) read as `--env.option` reads it, at any depth.
+
+    `{"episode_length": "25", "randomize": "true"}` built the same environment
+    as the flag's `episode_length=25 randomize=true`, but was saved as text, so
+    resuming with 25 and True was refused as a change. Text that YAML reads as
+    a mapping (`"a: b"`) was meant as text, and stays text.
+    """
+    if isinstance(options, Mapping):
+        return {key: read_option_texts(value) for key, value in options.items()}
+    if not isinstance(options, str):
+        return options
+    value = read_text(options)
+    return options if isinstance(value, Mapping) else value
 
 
 def _check_keys(node: yaml.Node, section: str, walked: set[int]) -> None:

@@ -12,11 +12,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import yaml
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.option_spelling import both
-from purejaxdrl.yaml_text import load_yaml
+from purejaxdrl.yaml_text import read_text
 
 # Integers reach the compiled programs (and EnvPool's C++) as int32.
 INT32 = (-(2**31), 2**31)
@@ -126,14 +125,6 @@ def _read_text(value: Any, default: Any) -> Any:
         return value
     scalar = np.ndim(default) == 0 and np.asarray(default).dtype.kind in "biuf"
     return read_text(value) if scalar or _is_array(default) else value
-
-
-def read_text(text: str) -> Any:
-    """`text` as `--env.option` reads a value (YAML); itself where it is no YAML."""
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError:
-        return text
 
 
 def _check_int32(name: str, value: float, default: Any) -> None:
