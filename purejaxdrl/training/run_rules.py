@@ -18,6 +18,7 @@ from purejaxdrl.agents.registry import algorithms, registered_by_user
 from purejaxdrl.config import ConfigError, check
 from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.env.host import is_host_env
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.setup_warnings import warn_once
@@ -257,19 +258,24 @@ def check_dict_observations(config: Any, record: Algorithm, obs_spec: Any) -> No
         f"algo={config.algo!r} takes array observations, but {config.env.id} "
         f"observes a dict ({entries}); "
     )
+    policy = "state" if "state" in obs_spec else sorted(obs_spec)[0]
+    value = "privileged_state" if "privileged_state" in obs_spec else policy
+    keys = f"--network.policy-obs-key {policy} --network.value-obs-key {value}"
+    network = f"network={{'policy_obs_key': {policy!r}, 'value_obs_key': {value!r}}}"
     one_entry = (
-        "give it one entry (MuJoCo Playground: --env.option observation_key=state)"
+        f"give it one entry (MuJoCo Playground: {both('observation_key', policy)})"
     )
     if record.name in {r.name for r in registered_by_user()}:
         raise ConfigError(
             f"{said}if its networks read network.policy_obs_key / "
             "value_obs_key (as actor_critic_networks does), set "
             "dict_observations=True on its record (dataclasses.replace(record, "
-            "dict_observations=True)) and pass --network.policy-obs-key and "
-            f"--network.value-obs-key; or {one_entry}."
+            f"dict_observations=True)) and pass {keys} ({network} in Python); "
+            f"or {one_entry}."
         )
-    able = " or ".join(r.name for r in algorithms() if r.dict_observations)
+    able = [r.name for r in algorithms() if r.dict_observations]
+    python = " or ".join(repr(name) for name in able)
     raise ConfigError(
-        f"{said}use --algo {able} with --network.policy-obs-key and "
-        f"--network.value-obs-key, or {one_entry}."
+        f"{said}use --algo {' or '.join(able)} with {keys} (algo={python}, "
+        f"{network} in Python), or {one_entry}."
     )

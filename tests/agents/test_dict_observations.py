@@ -129,7 +129,11 @@ def test_normalisation_keeps_statistics_per_entry_against_numpy():
             ["--algo", "dqn"],
             "algo='dqn' takes array observations, but DictSignal-v0 observes a "
             "dict (privileged_state, state); use --algo ppo or sac with "
-            "--network.policy-obs-key",
+            "--network.policy-obs-key state --network.value-obs-key "
+            "privileged_state (algo='ppo' or 'sac', network={'policy_obs_key': "
+            "'state', 'value_obs_key': 'privileged_state'} in Python), or give it "
+            "one entry (MuJoCo Playground: --env.option observation_key=state "
+            "(env.options={'observation_key': 'state'} in Python)).",
         ),
         (
             ["--network.policy-obs-key", "None"],
@@ -284,8 +288,11 @@ def test_a_users_algorithm_on_dict_observations_is_told_its_records_field(capsys
         "read network.policy_obs_key / value_obs_key (as actor_critic_networks "
         "does), set dict_observations=True on its record "
         "(dataclasses.replace(record, dict_observations=True)) and pass "
-        "--network.policy-obs-key and --network.value-obs-key; or give it one "
-        "entry (MuJoCo Playground: --env.option observation_key=state).\n"
+        "--network.policy-obs-key state --network.value-obs-key privileged_state "
+        "(network={'policy_obs_key': 'state', 'value_obs_key': 'privileged_state'} "
+        "in Python); or give it one entry (MuJoCo Playground: --env.option "
+        "observation_key=state (env.options={'observation_key': 'state'} in "
+        "Python)).\n"
     )
     mine = dataclasses.replace(a2c, name="mine", dict_observations=True)
     with registry.registered(mine):
