@@ -5,6 +5,8 @@ and from `env.options={...}` in Python (or a preset's `env.options`); a
 refusal that named only the flag left a Python user to translate it.
 """
 
+import difflib
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -38,3 +40,13 @@ def placeholder(more: str = "") -> str:
     `more` is added inside the parentheses (", or the preset's env.options").
     """
     return f"--env.option KEY=VALUE (env.options={{'KEY': VALUE}} in Python{more})"
+
+
+def closest(value: Any, choices: Sequence[str], default: str) -> str:
+    """The choice `value` most likely misspells (`cached`: `cached_first_state`).
+
+    For a refusal's fix: offering the default (`fresh`) sent a user who meant
+    another choice the opposite way. `default` where none is close.
+    """
+    close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.5)
+    return close[0] if close else default

@@ -28,7 +28,7 @@ from purejaxdrl.env.base import (
     strong_types,
 )
 from purejaxdrl.env.menagerie import missing_model_file, needs_menagerie, use_menagerie
-from purejaxdrl.env.option_spelling import both
+from purejaxdrl.env.option_spelling import both, closest
 from purejaxdrl.env.playground_compat import patch_removed_keywords
 from purejaxdrl.env.playground_nan import PHYSICS_NAN, finite_step
 from purejaxdrl.env.playground_options import (
@@ -54,6 +54,18 @@ ADAPTER_OPTIONS = (
     "randomize",
     "randomizer",
 )
+
+
+def _checked_options(
+    env_id: str, config: dict[str, Any], defaults: dict[str, Any]
+) -> dict[str, Any]:
+    """A task's options checked by name, group and type; nested dicts dotted."""
+    config = flatten_groups(config)  # {'a': {'b': 1}}: 'a.b', each checked
+    valid = set(defaults) | set(ADAPTER_OPTIONS)
+    menagerie = needs_menagerie(env_id.removeprefix(PREFIX))
+    check_names(env_id, config, valid, menagerie)
+    config = check_groups(env_id, config, defaults)
+    return check_option_types(env_id, config, defaults)
 
 
 class PlaygroundState(NamedTuple):
@@ -173,11 +185,7 @@ class PlaygroundEnv(Env):
         name = env_id.removeprefix(PREFIX)
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())
-        valid = set(defaults) | set(ADAPTER_OPTIONS)
-        config = flatten_groups(config)  # {'a': {'b': 1}}: 'a.b', checked
-        check_names(PREFIX + name, config, valid, needs_menagerie(name))
-        config = check_groups(PREFIX + name, config, defaults)
-        config = check_option_types(PREFIX + name, config, defaults)
+        config = _checked_options(PREFIX + name, config, defaults)
         # The adapter's own: read as the task's options are ("true", 1).
         randomize = check_option_types(
             PREFIX + name, {"randomize": randomize}, {"randomize": False}
@@ -185,7 +193,8 @@ class PlaygroundEnv(Env):
         if auto_reset not in AUTO_RESETS:
             raise ConfigError(
                 f"env.options auto_reset={auto_reset!r} is not one of "
-                f"{', '.join(AUTO_RESETS)}; pass {both('auto_reset', 'fresh')}."
+                f"{', '.join(AUTO_RESETS)}; pass "
+                f"{both('auto_reset', closest(auto_reset, AUTO_RESETS, 'fresh'))}."
             )
         episode_length = int(config.get("episode_length", default.episode_length))
         if episode_length < 1:

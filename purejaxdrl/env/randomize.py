@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import ConfigError
-from purejaxdrl.env.option_spelling import both
+from purejaxdrl.env.option_spelling import both, closest
 from purejaxdrl.types import PRNGKey
 
 RANGES = {
@@ -56,7 +56,8 @@ def choose_randomizer(registry: Any, name: str, choice: str) -> TaskRandomizer |
     if choice not in RANDOMIZERS:
         raise ConfigError(
             f"env.options randomizer={choice!r} is not one of "
-            f"{', '.join(RANDOMIZERS)}; pass {both('randomizer', 'auto')}."
+            f"{', '.join(RANDOMIZERS)}; pass "
+            f"{both('randomizer', closest(choice, RANDOMIZERS, 'auto'))}."
         )
     if choice == "generic":
         return None

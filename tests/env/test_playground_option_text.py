@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(
 from purejaxdrl import env as envs  # noqa: E402
 from purejaxdrl.config import ConfigError  # noqa: E402
 from purejaxdrl.env import playground_options  # noqa: E402
+from purejaxdrl.env.option_spelling import both  # noqa: E402
 
 ID = "playground/CartpoleBalance"
 
@@ -79,3 +80,23 @@ def test_the_options_listed_leave_out_groups_refused_as_one_value():
     assert listed == (
         "episode_length, reward_config.scales.energy, reward_config.sigma"
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "fix"),
+    [
+        ({"auto_reset": "cached"}, both("auto_reset", "cached_first_state")),
+        ({"auto_reset": "frsh"}, both("auto_reset", "fresh")),
+        ({"auto_reset": 3}, both("auto_reset", "fresh")),  # none close: the default
+        ({"randomize": 1, "randomizer": "playgrond"}, both("randomizer", "playground")),
+        ({"randomize": 1, "randomizer": "generc"}, both("randomizer", "generic")),
+        ({"randomize": 1, "randomizer": "x"}, both("randomizer", "auto")),
+    ],
+)  # fmt: skip
+def test_a_misspelt_choice_is_offered_its_close_match_not_the_default(options, fix):
+    # pg18 #4: `auto_reset=cached` was told to pass auto_reset=fresh, the
+    # opposite of what was meant; option names already had "did you mean".
+    with pytest.raises(ConfigError) as error:
+        envs.make(ID, **options)
+    message = str(error.value)
+    assert message.endswith(f"; pass {fix}.") and "\n" not in message, message
