@@ -267,6 +267,7 @@ def add_config_flags(
             return argparse.SUPPRESS if hidden else _help(description, default)
 
         if path == "env.options":
+            parser.env_id = defaults.env.id  # whose options --env.X may mean
             group.add_argument(
                 flag(path),
                 dest="env.options",

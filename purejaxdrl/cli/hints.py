@@ -13,8 +13,11 @@ _ALIASES = {
 }
 
 
-def flag_hint(flag: str, flags: list[str]) -> str:
-    """What to say of the unknown `flag`: the flag it likely means, if any."""
+def flag_hint(flag: str, flags: list[str], env_id: str | None = None) -> str:
+    """What to say of the unknown `flag`: the flag it likely means, if any.
+
+    `env_id`: the run's environment, whose own options an `--env.X` may mean.
+    """
     section, dot, leaf = flag.removeprefix("--").rpartition(".")
     # Config files, --grid and the API spell fields with underscores.
     dashed = "--" + flag.removeprefix("--").replace("_", "-")
@@ -75,8 +78,30 @@ def flag_hint(flag: str, flags: list[str]) -> str:
     hint = foreign or (f"did you mean {close[0]}? " if close else "")
     if env_option and not close and not foreign:
         name = flag.removeprefix("--env.").replace("-", "_")
-        hint = f"an environment's own option? --env.option {name}=VALUE. "
+        hint = env_option_hint(name, env_id)
     return hint
+
+
+def env_option_hint(name: str, env_id: str | None) -> str:
+    """For `--env.NAME`: `--env.option NAME=VALUE`, or the option `env_id` takes.
+
+    Where `env_id`'s options are known here (a Playground task's) and NAME is
+    none of them, the closest one is named instead of a NAME it would refuse.
+    """
+    from purejaxdrl.env.playground_names import offered_options
+
+    offered = offered_options(env_id) if env_id else None
+    if offered is None or name in offered:
+        return f"an environment's own option? {_option(name)}. "
+    close = difflib.get_close_matches(name, offered, n=1)
+    fix = f"did you mean {_option(close[0])}? " if close else ""
+    fix = fix or f"its options are {', '.join(offered)}. "
+    return f"{name!r} is not an option of {env_id} either; {fix}"
+
+
+def _option(name: str) -> str:
+    """Both spellings of setting option `name`, its value a placeholder."""
+    return f"--env.option {name}=VALUE (env.options={{{name!r}: VALUE}} in Python)"
 
 
 def word_hint(words: list[str], flags: list[str]) -> str:

@@ -6,6 +6,7 @@ With the small parsers and flag types the sub-commands share.
 import argparse
 import difflib
 import re
+import sys
 from typing import Any, NoReturn
 
 from purejaxdrl.cli.hints import flag_hint, word_hint
@@ -44,12 +45,28 @@ class Parser(argparse.ArgumentParser):
     """
 
     help_command: str | None = None
+    # The run's environment (`add_config_flags`), unless an --env.id replaces it.
+    env_id: str | None = None
     # A command that reads a run (`run_dir_parser`): what it does with it.
     reads_run: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._words = list(sys.argv[1:] if args is None else args)  # for error
+        return super().parse_known_args(args, namespace)
+
+    def _env_id(self) -> str | None:
+        """The environment the words name (`--env.id X`), else `env_id`."""
+        words = getattr(self, "_words", [])
+        for word, after in zip(words, [*words[1:], None], strict=True):
+            if word == "--env.id" and after is not None:
+                return after
+            if word.startswith("--env.id="):
+                return word.partition("=")[2]
+        return self.env_id
 
     @property
     def _help(self) -> str:
@@ -61,7 +78,8 @@ class Parser(argparse.ArgumentParser):
             unknown = [w for w in words if w.startswith("--")]
             flag = unknown[0].split("=")[0] if unknown else ""
             flags = [o for o in self._option_string_actions if o.startswith("--")]
-            hint = flag_hint(flag, flags) if flag else word_hint(words, flags)
+            env_id = self._env_id()
+            hint = flag_hint(flag, flags, env_id) if flag else word_hint(words, flags)
             if flag in _PROCESS_FLAGS and "--coordinator" not in flags:
                 raise UsageError(self._one_process())
             if self.reads_run and flag.split(".")[0] in ("--env", "--algo"):

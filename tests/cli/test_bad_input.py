@@ -213,7 +213,7 @@ CASES = [
     (
         [*TRAIN, "--env.randomize", "true"],
         "--env.randomize true; an environment's own option? --env.option "
-        "randomize=VALUE.",
+        "randomize=VALUE (env.options={'randomize': VALUE} in Python).",
     ),
     (
         [*TRAIN, "--algo", "dqn", "--dqn.num-minibatches", "4"],

@@ -43,7 +43,8 @@ def test_a_misspelt_flag_is_named_at_the_plain_cutoff(capsys):
 
 def test_an_environment_option_with_dashes_is_named_with_underscores(capsys):
     line = cli_error_line([*TRAIN, "--env.frame-skip", "4"], capsys)
-    assert "an environment's own option? --env.option frame_skip=VALUE." in line
+    option = "--env.option frame_skip=VALUE (env.options={'frame_skip': VALUE} in"
+    assert f"an environment's own option? {option} Python)." in line
 
 
 def test_a_preset_named_first_of_several_words_is_hinted(capsys):
