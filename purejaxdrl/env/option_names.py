@@ -13,6 +13,13 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.option_spelling import placeholder
 
 PRESET = ", or the preset's env.options"
+# Options only the Playground adapter takes; environments.md names them.
+PLAYGROUND_ONLY = ("randomize", "randomizer")
+RANDOMISES = (
+    "domain randomisation (randomize, randomizer) is MuJoCo Playground's only: "
+    "use a playground/<Name> task, e.g. --env.id playground/CartpoleBalance "
+    "(env.id='playground/CartpoleBalance' in Python), or drop it; "
+)
 
 
 def check_options(
@@ -45,6 +52,8 @@ def check_options(
         return
     # With several unknown names, the hint says which one it is for.
     hint = _hint(unknown[0], valid, set(unusable), named=len(unknown) > 1)
+    if set(unknown) & set(PLAYGROUND_ONLY):  # from environments.md, on CartPole
+        hint = RANDOMISES + hint
     names = ", ".join(repr(k) for k in unknown)
     what = "is not an option" if len(unknown) == 1 else "are not options"
     if listed is None:

@@ -60,3 +60,20 @@ def test_with_several_unknown_names_the_hint_says_which_it_is_for():
 def test_without_unusable_names_every_name_may_be_suggested():
     with pytest.raises(ConfigError, match="did you mean 'vision'"):
         check_options("env", ["visio"], VALID)
+
+
+@pytest.mark.parametrize("option", ["randomize", "randomizer"])
+def test_randomising_another_backends_env_says_it_is_playgrounds(option):
+    # pg18 #6: `--env cartpole --env.option randomize=true` listed CartPole's
+    # options and never said that only playground/ ids randomise.
+    with pytest.raises(ConfigError) as error:
+        check_options("CartPole-v1", [option], {"gravity", "force_mag"})
+    assert str(error.value) == (
+        f"env.options {option!r} is not an option of CartPole-v1: domain "
+        "randomisation (randomize, randomizer) is MuJoCo Playground's only: use "
+        "a playground/<Name> task, e.g. --env.id playground/CartpoleBalance "
+        "(env.id='playground/CartpoleBalance' in Python), or drop it; its "
+        "options are force_mag, gravity; fix the name in --env.option KEY=VALUE "
+        "(env.options={'KEY': VALUE} in Python, or the preset's env.options), or "
+        "drop it."
+    )
