@@ -199,7 +199,13 @@ def require_config(config: Any, what: str) -> None:
         )
 
 
-def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "") -> Any:
+def apply_overrides(
+    config: Any,
+    overrides: Mapping[str, Any],
+    prefix: str = "",
+    *,
+    read_texts: bool = True,
+) -> Any:
     """Returns `config` with nested `overrides` applied, each value type-checked.
 
     Args:
@@ -211,6 +217,10 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
         its tuned one, `pjd.load_preset(name, algo)` (a SetupWarning names it,
         where a shipped preset has one; docs/guide/presets-and-training.md).
       prefix: dotted path of `config`, for error messages.
+      read_texts: text in `env.options` (`"25"`, `"true"`, from Python) is read
+        as `--env.option` reads it (YAML: 25, True), so both spellings save one
+        value; False for values read as YAML already (a preset file, the
+        command line, a run's config.yaml), whose quoted text stays text.
 
     Examples:
       >>> import purejaxdrl as pjd
@@ -262,9 +272,11 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any], prefix: str = "")
                 )
             if not prefix:
                 _refuse_foreign_fields(config, key, value)
-            changes[key] = apply_overrides(current, value, f"{path}.")
+            changes[key] = apply_overrides(
+                current, value, f"{path}.", read_texts=read_texts
+            )
         else:
-            if path == "env.options":  # text read as the flag reads it
+            if path == "env.options" and read_texts:  # as the flag reads it
                 value = read_option_texts(value)
             changes[key] = coerce(value, hints[key], path, current)
     if selection is not None:

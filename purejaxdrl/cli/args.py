@@ -115,7 +115,8 @@ def preset_run(
     if refuse is not None:
         refuse(args)
     overrides = config_overrides(args, preset.config, preset.config.algo)
-    config = _validated(apply_overrides(preset.config, overrides), preset, env)
+    read = apply_overrides(preset.config, overrides, read_texts=False)  # YAML's
+    config = _validated(read, preset, env)
     if named:  # a preset the command chose: its summary says the id was replaced
         _note_untied(preset.config.env, config.env)  # a note, as --quiet leaves them
     return preset, args, config

@@ -85,6 +85,7 @@ def policy_player(
                     "imports": spec.get("env_imports", []),
                 },
             },
+            read_texts=False,  # as the run saved them
         )
         player, state, observation = _player(config, _acting(policy))
     except envs.UnknownEnvironmentError as e:

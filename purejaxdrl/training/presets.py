@@ -132,7 +132,8 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     algorithm(algo)  # ConfigError for an unknown name
     check_top_level(path, data)  # after the imports: they may add algorithms
     try:  # a value the file's env block cannot take: named with the file
-        config = apply_overrides(config_class()(), {"env": data["env"], "algo": algo})
+        env = {"env": data["env"], "algo": algo}
+        config = apply_overrides(config_class()(), env, read_texts=False)
     except ConfigError as e:
         raise ConfigError(f"{preset_fault(name, 'env')}{in_yaml(str(e))}") from None
     section, read = data.get(algo), algo
@@ -154,7 +155,7 @@ def read_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     try:  # a value the section cannot take (num_epochs: abc), as validate's
         section = _with_file_options(config.env, dict(section))
         section.pop("target", None)
-        config = apply_overrides(config, section)
+        config = apply_overrides(config, section, read_texts=False)
     except ConfigError as e:
         where = algo if read in ("", algo) else f"{read} (read by {algo})"
         raise ConfigError(f"{preset_fault(name, where)}{in_yaml(str(e))}") from None

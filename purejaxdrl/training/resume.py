@@ -155,7 +155,9 @@ def config_from_dict(data: Mapping[str, Any], source: str) -> TrainConfig:
         or (key not in others and (key in fields or key == algo))
     }
     # A saved budget that never fills the replay is for the resume to raise.
-    return validate(apply_overrides(config_class()(), data), budget=False)
+    # Its text stays text: config.yaml quotes only what was text.
+    config = apply_overrides(config_class()(), data, read_texts=False)
+    return validate(config, budget=False)
 
 
 def changed_fields(saved: TrainConfig, new: TrainConfig) -> list[tuple[str, Any, Any]]:

@@ -55,9 +55,11 @@ def test_a_resume_with_typed_values_matches_a_run_given_text():
     assert change.startswith("env.options: {") and "'episode_length': 26" in change
 
 
-def test_a_config_yaml_that_saved_text_reloads_as_the_values_it_ran():
-    # Runs saved before this fix hold '25' and 'true'.
+def test_text_that_yaml_quoted_stays_text():
+    # A preset's or config.yaml's `name: '1e3'` (and the flag's `name="1e3"`)
+    # was read as YAML already: its quotes say text, which stays text.
     data = to_dict(pjd.TrainConfig())
-    data["env"]["options"] = {"episode_length": "25", "randomize": "true"}
-    saved = config_from_dict(data, "config.yaml")
-    assert saved.env.options == {"episode_length": 25, "randomize": True}
+    data["env"]["options"] = {"name": "1e3", "n": 2}
+    assert config_from_dict(data, "config.yaml").env.options == data["env"]["options"]
+    config = pjd.apply_overrides(pjd.TrainConfig(), data, read_texts=False)
+    assert config.env.options == {"name": "1e3", "n": 2}
