@@ -330,14 +330,12 @@ def env_registrations_undone() -> Iterator[None]:
         yield
     finally:
         for name in set(registry._USERS) | set(users):
-            if name in users:
-                registry._USERS[name], registry._FACTORIES[name] = (
-                    users[name],
-                    factories[name],
-                )
+            if name in users and name in factories:
+                registry._USERS[name] = users[name]
+                registry._FACTORIES[name] = factories[name]
                 continue
-            del registry._USERS[name]
+            registry._USERS.pop(name, None)
             if name in factories:  # a built-in it replaced
                 registry._FACTORIES[name] = factories[name]
-            else:
+            else:  # its own, or a name already half gone before the test
                 registry._FACTORIES.pop(name, None)

@@ -21,6 +21,7 @@ import sys
 import pytest
 
 import purejaxdrl as pjd
+from tests.helpers import env_registrations_undone
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "guide" / "bring-your-own-env.md"
@@ -95,15 +96,16 @@ def folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     pjd.env.registered()  # the built-in names, registered before the snapshot
-    modules, registered = set(sys.modules), set(pjd.env.registry._FACTORIES)
+    modules = set(sys.modules)
     gym = pytest.importorskip("gymnasium") if "my_corridor.py" in MODULES else None
     gym_ids = set(gym.registry) if gym else set()
-    yield tmp_path
+    # Its ids leave the registry's names and their modules both (deleting
+    # the names alone left ids a later test's snapshot could not restore).
+    with env_registrations_undone():
+        yield tmp_path
     own = {name.removesuffix(".py") for name in MODULES}
     for name in (set(sys.modules) - modules) & own:
         del sys.modules[name]
-    for name in set(pjd.env.registry._FACTORIES) - registered:
-        del pjd.env.registry._FACTORIES[name]
     if gym is not None:
         for name in set(gym.registry) - gym_ids:
             del gym.registry[name]

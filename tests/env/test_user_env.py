@@ -24,6 +24,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.env.imports import import_modules
+from tests.helpers import env_registrations_undone
 
 # A 1-D corridor: position 0..4, actions left / right, reward 1 on reaching 4
 # (which ends the episode), a 20-step time limit. Names are unique to this file:
@@ -156,10 +157,10 @@ def isolated(monkeypatch, tmp_path):
     # it for `--env.imports` is the library's job, which the tests check.
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".")])
     modules = set(sys.modules)
-    registered = set(pjd.env.registry._FACTORIES)
     gym = sys.modules.get("gymnasium")
     gym_ids = set(gym.registry) if gym else set()
-    yield
+    with env_registrations_undone():  # the names and the modules that made them
+        yield
     for name in set(sys.modules) - modules:
         # The test's own modules by their folder: `jax_corridor` is no jax
         # module, and left here it would stand for the docs' one of that name.
@@ -168,8 +169,6 @@ def isolated(monkeypatch, tmp_path):
             ("gymnasium", "jax", "purejaxdrl")
         ):
             del sys.modules[name]
-    for name in set(pjd.env.registry._FACTORIES) - registered:
-        del pjd.env.registry._FACTORIES[name]
     if gym is not None:
         for name in set(gym.registry) - gym_ids:
             del gym.registry[name]
