@@ -251,22 +251,29 @@ def test_every_name_the_api_reference_renders_has_a_docstring():
     assert not missing, f"no docstring: {missing}"
 
 
-def test_a_notebooks_links_to_the_guides_point_at_the_site_pages():
-    # mkdocs-jupyter hands notebooks over as HTML: their `../docs/...` links
-    # are rewritten there, or they resolve under the notebook's own URL.
+def _rewritten(html: str, src_uri: str) -> str:
+    """The site hook's rewrite of `html` on the page built from `src_uri`.
+
+    The site has one page, guide/sweeps.md; the page's URL is its source's
+    path without the suffix, as mkdocs makes it.
+    """
     import types
 
     pages = {"guide/sweeps.md": types.SimpleNamespace(url="guide/sweeps/")}
     files = types.SimpleNamespace(get_file_from_path=pages.get)
-    page = types.SimpleNamespace(
-        file=types.SimpleNamespace(src_uri="notebooks/02_sweeps.ipynb"),
-        url="notebooks/02_sweeps/",
-    )
+    url = src_uri.rsplit(".", 1)[0] + "/"
+    page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=src_uri), url=url)
+    return _site_hooks().on_page_content(html, page, None, files)
+
+
+def test_a_notebooks_links_to_the_guides_point_at_the_site_pages():
+    # mkdocs-jupyter hands notebooks over as HTML: their `../docs/...` links
+    # are rewritten there, or they resolve under the notebook's own URL.
     html = (
         '<a href="../docs/guide/sweeps.md#grids">x</a> <a href="#top">y</a> '
         '<a href="https://x.org/a.md">z</a> <a href="../docs/absent.md">w</a>'
     )
-    assert _site_hooks().on_page_content(html, page, None, files) == (
+    assert _rewritten(html, "notebooks/02_sweeps.ipynb") == (
         '<a href="../../guide/sweeps/#grids">x</a> <a href="#top">y</a> '
         '<a href="https://x.org/a.md">z</a> <a href="../docs/absent.md">w</a>'
     )
@@ -275,19 +282,11 @@ def test_a_notebooks_links_to_the_guides_point_at_the_site_pages():
 def test_an_api_pages_guide_paths_link_to_the_guides():
     # A docstring names a guide by its path for help(): "More in
     # docs/guide/sweeps.md." rendered as a plain paragraph (ds18 #6).
-    import types
-
-    pages = {"guide/sweeps.md": types.SimpleNamespace(url="guide/sweeps/")}
-    files = types.SimpleNamespace(get_file_from_path=pages.get)
-    page = types.SimpleNamespace(
-        file=types.SimpleNamespace(src_uri="api/purejaxdrl.md"),
-        url="api/purejaxdrl/",
-    )
     html = (
         "<p>More in docs/guide/sweeps.md.</p> <code>docs/guide/sweeps.md#grids"
         '</code> docs/absent.md <a href="../docs/guide/sweeps.md">x</a>'
     )
-    assert _site_hooks().on_page_content(html, page, None, files) == (
+    assert _rewritten(html, "api/purejaxdrl.md") == (
         '<p>More in <a href="../../guide/sweeps/">docs/guide/sweeps.md</a>.</p> '
         '<code><a href="../../guide/sweeps/#grids">docs/guide/sweeps.md#grids</a>'
         '</code> docs/absent.md <a href="../docs/guide/sweeps.md">x</a>'

@@ -18,12 +18,7 @@ from purejaxdrl.observe.render import check_renderable
 def test_an_mp4_without_imageio_ffmpeg_is_refused_before_the_run_loads(
     monkeypatch, tmp_path, capsys
 ):
-    real = importlib.util.find_spec
-
-    def without_ffmpeg(name, *args):
-        return None if name == "imageio_ffmpeg" else real(name, *args)
-
-    monkeypatch.setattr(mujoco_render.importlib.util, "find_spec", without_ffmpeg)
+    _without_imageio_ffmpeg(monkeypatch)
     played = []
     monkeypatch.setattr(eval_command, "_play", lambda args: played.append(args) or 0)
     out = tmp_path / "episode.mp4"
@@ -44,6 +39,16 @@ def test_an_mp4_without_imageio_ffmpeg_is_refused_before_the_run_loads(
     assert played == [] and "needs imageio-ffmpeg" in capsys.readouterr().err
 
 
+def _without_imageio_ffmpeg(monkeypatch):
+    """As on a machine where imageio-ffmpeg is not installed."""
+    real = importlib.util.find_spec
+
+    def find_spec(name, *args):
+        return None if name == "imageio_ffmpeg" else real(name, *args)
+
+    monkeypatch.setattr(mujoco_render.importlib.util, "find_spec", find_spec)
+
+
 def _run_on(tmp_path, env_id):
     run = tmp_path / "run"
     run.mkdir()
@@ -55,12 +60,7 @@ def test_an_mp4_of_a_gif_only_env_names_the_gif_not_imageio_ffmpeg(
     monkeypatch, tmp_path, capsys
 ):
     # pq18 #1: installing imageio-ffmpeg cannot help CartPole draw an MP4.
-    real = importlib.util.find_spec
-
-    def without_ffmpeg(name, *args):
-        return None if name == "imageio_ffmpeg" else real(name, *args)
-
-    monkeypatch.setattr(mujoco_render.importlib.util, "find_spec", without_ffmpeg)
+    _without_imageio_ffmpeg(monkeypatch)
     run, out = _run_on(tmp_path, "CartPole-v1"), tmp_path / "episode.mp4"
 
     def play(args):  # the player's own check, before anything plays
