@@ -222,8 +222,8 @@ def exit_on_peer_failure(detail: object) -> NoReturn:
     in jax.distributed's shutdown barrier, then abort with a C++ stack dump.
     """
     detail = " ".join(str(detail).split())[:300]
-    me, run = jax.process_index(), sys.modules.get("purejaxdrl.training.run")
-    resume = run.resume_after_failure() if run and me == 0 else ""  # no run: ""
+    me, opened = jax.process_index(), sys.modules.get("purejaxdrl.training.opened_run")
+    resume = opened.resume_after_failure() if opened and me == 0 else ""  # no run: ""
     sys.stderr.write(
         f"purejaxdrl: error: process {me} of {jax.process_count()} stopped "
         "because the run failed elsewhere (a process died or became "

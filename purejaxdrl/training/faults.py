@@ -21,6 +21,7 @@ from purejaxdrl.runners.anakin import NON_FINITE
 from purejaxdrl.runners.base import NonFiniteError as NonFiniteError
 from purejaxdrl.signal_holds import SignalHold
 from purejaxdrl.training import stop_words
+from purejaxdrl.training.opened_run import resume_command_for
 from purejaxdrl.training.stop_words import SAME_SIGNAL
 
 # Set by `cli.second_signal` once it has said that a second signal ends this
@@ -296,18 +297,28 @@ def lost_process(error: BaseException) -> BaseException | None:
 
 
 def save_failure(directory: os.PathLike, error: BaseException) -> str:
-    """The one line a run stops with when a save in `directory` failed."""
+    """The one line a run stops with when a save in `directory` failed.
+
+    With the command that resumes the run, as a stopped run prints it, where
+    the run that holds `directory` was opened in this process.
+    """
+    command = resume_command_for(directory)
     if (lost := lost_process(error)) is not None:
+        again = (
+            f"{command} (on every host, with its process flags)"
+            if command
+            else "--resume (and its --coordinator, --num-processes, --process-id flags)"
+        )
         return (
             f"saving a checkpoint in {directory} failed because the run lost a "
             f"process: {' '.join(str(lost).split())[:300]}; the checkpoints "
-            "before it are kept: rerun every process with --resume (and its "
-            "--coordinator, --num-processes, --process-id, --logger flags)."
+            f"before it are kept: rerun every process with {again}."
         )
+    again = f"continue with: {command}" if command else "resume the run (--resume)"
     return (
         f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
         "the checkpoints before it are kept: free space (or fix the folder) and "
-        "resume the run (--resume, with its --logger flags)."
+        f"{again}."
     )
 
 

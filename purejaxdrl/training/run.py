@@ -16,6 +16,7 @@ from purejaxdrl.observe.loggers import WandbLogger, logger_flags
 from purejaxdrl.parallel import is_main_process, resume_command
 from purejaxdrl.runners.base import Runner
 from purejaxdrl.setup_warnings import warn_once
+from purejaxdrl.training import opened_run
 from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit
 from purejaxdrl.training.config import TrainConfig, run_dict
 from purejaxdrl.training.experiment import Experiment
@@ -86,7 +87,7 @@ def open_run(
     It says each setup note (`setup_notes`: budget rounded, evaluation asked
     for without episodes) of a new run, or new at this resume. `devices` (the
     mesh's size) and `log_to` make the command that resumes it after a peer's
-    failure (`resume_after_failure`).
+    failure (`opened_run.resume_after_failure`).
 
     A new run's directory is made under `config.run_dir`; a resumed run's
     config.yaml is rewritten only once its checkpoint restored
@@ -109,7 +110,7 @@ def open_run(
         run.say(note)
     if run_dir is not None:
         flags = logger_flags(log_to or ())
-        _OPENED[:] = [(run_dir, resume_command("train", run_dir, flags, devices))]
+        opened_run.remember(run_dir, resume_command("train", run_dir, flags, devices))
         _warn_unimported(config)
     return run
 
@@ -151,34 +152,6 @@ _SCRIPTS_OWN_ENV = (
     "it; register it in a module of its own and pass "
     + both_ways("--env.imports", "env.imports", "MODULE", ["MODULE"])
 )
-
-
-# The directory of the run this process opened last and the command that
-# resumes it: named by a process that must end at once, from another thread,
-# when a peer fails (`cli.processes`).
-_OPENED: list[tuple[pathlib.Path, str]] = []
-
-
-def resume_after_failure() -> str:
-    """Where a run that lost a process continues from; "" without a checkpoint.
-
-    For the run this process opened last, as a clause of the error line, with
-    the command a stopped run prints (`resume_command`: fake devices' setting,
-    the session's `--logger` flags). Only finished saves count: orbax writes
-    each under a temporary name, renamed to its update once complete.
-    """
-    if not _OPENED:
-        return ""
-    run_dir, command = _OPENED[0]
-    saved = (run_dir / "checkpoints").glob("*")
-    done = [p for p in saved if p.name.isdigit() and p.is_dir()]
-    if not done:
-        return ""
-    newest = max(done, key=lambda p: int(p.name))
-    return (
-        f"; its newest checkpoint is {newest}: continue with: {command} (on "
-        "every host, with its process flags)"
-    )
 
 
 def lock_run(run: Run) -> RunLock | None:

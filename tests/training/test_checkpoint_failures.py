@@ -48,6 +48,8 @@ def test_a_save_that_cannot_be_written_is_one_line_and_the_last_tried(tmp_path):
     assert lines[0].startswith("purejaxdrl: error: saving a checkpoint in ")
     assert "failed: File too large; the checkpoints before it are kept" in lines[0]
     (run,) = tmp_path.iterdir()
+    # The command that resumes it, as a stopped run prints it.
+    assert lines[0].endswith(f"continue with: purejaxdrl train --resume {run}.")
     tried = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert tried == ["10.orbax-checkpoint-tmp"]  # the first due save, only
 

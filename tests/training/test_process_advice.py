@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import purejaxdrl as pjd
-from purejaxdrl.training import replay_shards, run
+from purejaxdrl.training import opened_run, replay_shards, run
 
 
 @pytest.mark.parametrize(
@@ -115,12 +115,12 @@ def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
         (tmp_path / "checkpoints" / name).mkdir(parents=True)
     saved = pjd.load_preset("cartpole").config
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(pjd.config.to_dict(saved)))
-    monkeypatch.setattr(run, "_OPENED", [])
+    monkeypatch.setattr(opened_run, "_OPENED", [])
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     # The command a SIGTERM's summary prints: 4 fake CPU devices over 2
     # processes, 2 each; `--logger` only where the session logged somewhere.
     run.open_run(saved, resume=tmp_path, write_files=False, notify=None, devices=4)
-    assert run.resume_after_failure() == (
+    assert opened_run.resume_after_failure() == (
         f"; its newest checkpoint is {tmp_path}/checkpoints/20: continue with: "
         f"JAX_NUM_CPU_DEVICES=2 purejaxdrl train --resume {tmp_path} (on every "
         "host, with its process flags)"
@@ -128,20 +128,20 @@ def test_process_0_names_the_newest_finished_checkpoint_when_a_peer_fails(
     run.open_run(
         saved, resume=tmp_path, write_files=False, notify=None, log_to=["tensorboard"]
     )
-    assert run.resume_after_failure().endswith(
+    assert opened_run.resume_after_failure().endswith(
         f"continue with: purejaxdrl train --resume {tmp_path} --logger tensorboard "
         "(on every host, with its process flags)"
     )
-    monkeypatch.setattr(run, "_OPENED", [])
-    assert run.resume_after_failure() == ""
+    monkeypatch.setattr(opened_run, "_OPENED", [])
+    assert opened_run.resume_after_failure() == ""
 
 
 # The line process 0 ends with, in a process of its own (it exits at once).
 _PEER_FAILED = """
 import pathlib, sys
 from purejaxdrl.cli.processes import exit_on_peer_failure
-from purejaxdrl.training import replay_shards, run
-run._OPENED[:] = [(pathlib.Path(sys.argv[1]), "purejaxdrl train --resume r")]
+from purejaxdrl.training import opened_run
+opened_run.remember(pathlib.Path(sys.argv[1]), "purejaxdrl train --resume r")
 exit_on_peer_failure("Gloo AllGather failed: Connection reset by peer")
 """
 

@@ -7,7 +7,7 @@ CLI ends such a run as a peer's failure (`tests/training/test_multiprocess.py`).
 
 import jax
 
-from purejaxdrl.training import faults
+from purejaxdrl.training import faults, opened_run
 
 
 def _orbax_barrier_error() -> Exception:
@@ -25,6 +25,7 @@ def _orbax_barrier_error() -> Exception:
 
 
 def test_a_save_that_lost_a_process_is_not_a_full_disk(monkeypatch, tmp_path):
+    monkeypatch.setattr(opened_run, "_OPENED", [])  # a run of another process
     error = _orbax_barrier_error()
     # One process: no peer to lose; the disk advice stands.
     assert "free space" in faults.save_failure(tmp_path, error)
@@ -38,8 +39,28 @@ def test_a_save_that_lost_a_process_is_not_a_full_disk(monkeypatch, tmp_path):
         "process: INTERNAL: Barrier failed because: task is set to ERROR: "
         "UNAVAILABLE: Task 1 heartbeat timeout.; the checkpoints before it are "
         "kept: rerun every process with --resume (and its --coordinator, "
-        "--num-processes, --process-id, --logger flags)."
+        "--num-processes, --process-id flags)."
     )
     # A disk's own failure in a run of processes keeps the disk advice.
     full = OSError(28, "No space left on device")
     assert "free space" in faults.save_failure(tmp_path, full)
+
+
+def test_a_failed_save_names_the_command_that_resumes_its_run(monkeypatch, tmp_path):
+    # The advice said "--resume, with its --logger flags", and a run on fake
+    # CPU devices resumed as advised on one device and was refused.
+    command = f"JAX_NUM_CPU_DEVICES=2 purejaxdrl train --resume {tmp_path}"
+    monkeypatch.setattr(opened_run, "_OPENED", [])
+    opened_run.remember(tmp_path, command)
+    full = OSError(28, "No space left on device")
+    saves = tmp_path / "checkpoints"
+    assert faults.save_failure(saves, full).endswith(
+        f"free space (or fix the folder) and continue with: {command}."
+    )
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    assert faults.save_failure(saves, _orbax_barrier_error()).endswith(
+        f"rerun every process with {command} (on every host, with its process flags)."
+    )
+    # A save outside the opened run (a sweep's, say) is not given its command.
+    other = tmp_path.parent / "sweep" / "checkpoints"
+    assert faults.save_failure(other, full).endswith("and resume the run (--resume).")

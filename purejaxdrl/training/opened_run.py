@@ -1,0 +1,48 @@
+"""The run this process opened last, and the command that resumes it.
+
+Named by code that stops a run without knowing how it was started: a process
+whose peer failed (`cli.processes`, from another thread) and a checkpoint
+save that failed (`faults.save_failure`). The command is the one a stopped
+run prints (`parallel.resume_command`: fake devices' setting, the session's
+`--logger` flags), so every resume hint works as printed.
+"""
+
+import os
+import pathlib
+
+_OPENED: list[tuple[pathlib.Path, str]] = []
+
+
+def remember(run_dir: pathlib.Path, command: str) -> None:
+    """Records `run_dir`, opened now, and `command`, which resumes it."""
+    _OPENED[:] = [(pathlib.Path(run_dir), command)]
+
+
+def resume_command_for(directory: os.PathLike) -> str | None:
+    """The resume command of the opened run that holds `directory`, if one does."""
+    if not _OPENED:
+        return None
+    run_dir, command = _OPENED[0]
+    path = pathlib.Path(directory)
+    return command if path == run_dir or run_dir in path.parents else None
+
+
+def resume_after_failure() -> str:
+    """Where a run that lost a process continues from; "" without a checkpoint.
+
+    For the run this process opened last, as a clause of the error line. Only
+    finished saves count: orbax writes each under a temporary name, renamed
+    to its update once complete.
+    """
+    if not _OPENED:
+        return ""
+    run_dir, command = _OPENED[0]
+    saved = (run_dir / "checkpoints").glob("*")
+    done = [p for p in saved if p.name.isdigit() and p.is_dir()]
+    if not done:
+        return ""
+    newest = max(done, key=lambda p: int(p.name))
+    return (
+        f"; its newest checkpoint is {newest}: continue with: {command} (on "
+        "every host, with its process flags)"
+    )
