@@ -21,7 +21,7 @@ from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_types import flat_fields
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.field_roles import FREE_ON_RESUME
+from purejaxdrl.field_roles import FREE_ON_RESUME, ignored_fields
 from purejaxdrl.setup_warnings import held_setup_warnings, show_held
 from purejaxdrl.training.config import TrainConfig, config_class, validate
 from purejaxdrl.training.policy_folder import what_it_is
@@ -182,8 +182,18 @@ def config_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
 
 
 def binding_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
-    """The lines of `config_changes` that alter the sequence of updates."""
-    return [c for c in config_changes(saved, new) if changes_the_run(c)]
+    """The lines of `config_changes` that alter the sequence of updates.
+
+    Not a field both configs read nowhere (`field_roles.ignored_fields`: a
+    recurrent run's `network.shared_torso`), which trains as it did.
+    """
+    unread = set(ignored_fields(saved.network.core))
+    unread &= set(ignored_fields(new.network.core))
+    return [
+        c
+        for c in config_changes(saved, new)
+        if changes_the_run(c) and c.split(":", 1)[0] not in unread
+    ]
 
 
 def changes_the_run(change: str) -> bool:

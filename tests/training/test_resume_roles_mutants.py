@@ -36,3 +36,17 @@ def test_a_resume_binds_exactly_the_fields_that_change_the_updates(change, binds
     changed = pjd.apply_overrides(SAVED, change)
     lines = binding_changes(SAVED, changed)
     assert len(lines) == int(binds), lines
+
+
+def test_a_recurrent_runs_shared_torso_binds_nothing_a_feed_forward_ones_does():
+    # With a core the policy and the value share torso and core whatever
+    # network.shared_torso says (field_roles.ignored_fields): the resume
+    # was refused as a change "that alters the run", which it did not.
+    flip = {"network": {"shared_torso": not SAVED.network.shared_torso}}
+    recurrent = pjd.apply_overrides(SAVED, {"network": {"core": "gru"}})
+    assert binding_changes(recurrent, pjd.apply_overrides(recurrent, flip)) == []
+    assert len(binding_changes(SAVED, pjd.apply_overrides(SAVED, flip))) == 1
+    # Dropping the core with it: both change the network.
+    unrolled = pjd.apply_overrides(recurrent, {"network": {"core": "none"}})
+    unrolled = pjd.apply_overrides(unrolled, flip)
+    assert len(binding_changes(recurrent, unrolled)) == 2
