@@ -37,6 +37,27 @@ def test_bootstrap_values_by_definition(truncation_rate):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
+def test_every_truncated_step_gets_its_final_value_whatever_their_count(count):
+    # The evaluation goes in passes of B (the environments): a count of 1 mod
+    # B, which the random cases above never had, once lost its last step to an
+    # off-by-one (mut23 B3: it would have bootstrapped from 0, a termination).
+    rng = np.random.default_rng(count)
+    t, b, d = 4, 3, 2
+    params = rng.normal(size=d).astype(np.float32)
+    next_values = rng.normal(size=(t, b)).astype(np.float32)
+    final_obs = rng.normal(size=(t, b, d)).astype(np.float32)
+    truncated = np.zeros(t * b, bool)
+    truncated[rng.choice(t * b, count, replace=False)] = True
+    truncated = truncated.reshape(t, b)
+    want = np.where(truncated, final_obs @ params, next_values)  # by definition
+    args = (params, next_values, np.ones((t, b), np.float32), truncated, final_obs)
+    got = jax.jit(rl.bootstrap_values, static_argnums=0)(
+        value_fn, *map(jnp.asarray, args)
+    )
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
 def test_accelerators_evaluate_every_final_observation_without_a_loop(monkeypatch):
     # On a GPU a loop whose trip count depends on data copies its condition to
     # the host every iteration and waits for the device: the CPU's program
