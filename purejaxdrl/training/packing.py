@@ -8,7 +8,11 @@ packed state restores onto any number of devices that divides B; a replay
 buffer's leaves (`[capacity, ...]`, `[2P]`, `[devices]`) form groups of their
 own leading sizes. A sweep's leaves `[R, ...]` (runs over `sweep`) or
 `[R, B, ...]` (and environments over `data`) keep those leading axes. Typed
-keys are stored as their raw data, bools as uint8.
+keys are stored as their raw data, bools as uint8. A leaf of size 0 (a
+MuJoCo model's absent tendons, `[R, B, 0]`) holds nothing and is in no group:
+XLA gives such an output a replicated sharding, so in a sweep split over
+`sweep` it alone would make a `shared_*` group of size 0, which orbax refuses
+to save; unpacking makes it again.
 """
 
 from collections.abc import Callable
@@ -93,10 +97,13 @@ def make_packer(
     sizes: dict[str, int] = {}
     dtypes: dict[str, np.dtype] = {}
     split: dict[str, tuple[tuple[str | None, ...], tuple[int, ...]]] = {}
-    slots = []
+    slots: list[_Slot | None] = []  # None: a leaf of size 0, in no group
     for x, sharding in zip(leaves, leaf_shardings, strict=True):
         dtype = _storage_dtype(x)
         shape = _key_data_shape(x) if _is_key(x) else x.shape
+        if 0 in shape:
+            slots.append(None)
+            continue
         axes = _split_axes(sharding)
         lead, shape = tuple(shape[: len(axes)]), shape[len(axes) :]
         size = int(np.prod(shape, dtype=np.int64))
@@ -116,6 +123,8 @@ def make_packer(
     def pack(state: PyTree) -> dict[str, jax.Array]:
         parts: dict[str, list[jax.Array]] = {g: [] for g in sizes}
         for x, slot in zip(treedef.flatten_up_to(state), slots, strict=True):
+            if slot is None:
+                continue
             data = jax.random.key_data(x) if _is_key(x) else x
             data = data.astype(abstract_packed[slot.group].dtype)
             lead = split[slot.group][1]
@@ -125,7 +134,10 @@ def make_packer(
     def unpack(packed: dict[str, jax.Array]) -> PyTree:
         out = []
         for x, slot in zip(leaves, slots, strict=True):
-            flat = packed[slot.group][..., slot.start : slot.start + slot.size]
+            if slot is None:
+                flat = jnp.zeros(0, _storage_dtype(x))
+            else:
+                flat = packed[slot.group][..., slot.start : slot.start + slot.size]
             if _is_key(x):
                 # An abstract key has no public accessor for its implementation;
                 # its dtype carries it.

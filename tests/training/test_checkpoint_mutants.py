@@ -12,6 +12,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.parallel import SWEEP_AXIS, make_sweep_mesh
 from purejaxdrl.training import integrity
 from purejaxdrl.training.checkpoint import Checkpointer, LayoutMisfit, saved_devices
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
@@ -80,6 +81,38 @@ def test_environment_leaves_stay_split_over_data_packed_and_unpacked():
     for name, x in state.items():
         assert back[name].sharding.is_equivalent_to(x.sharding, x.ndim), name
         np.testing.assert_array_equal(back[name], x)
+
+
+def test_leaves_of_size_0_are_in_no_group_and_a_sweep_of_them_saves(tmp_path):
+    # A sweep split over `sweep` has every leaf `[R, ...]` split; a MuJoCo
+    # state's absent tendons `[R, B, 0]` come out of XLA replicated. Alone in
+    # `shared_float32` they made a group of size 0, which orbax refuses to save
+    # (sw19 #1: a SAC sweep on pendulum_swingup on 4 devices).
+    mesh = make_sweep_mesh(4, 1)
+    runs, shared = NamedSharding(mesh, P(SWEEP_AXIS)), NamedSharding(mesh, P())
+    state = {
+        "w": jax.device_put(np.arange(12, dtype=np.float32).reshape(4, 3), runs),
+        "ten": jax.device_put(np.zeros((4, 2, 0), np.float32), shared),
+        "active": jax.device_put(np.zeros((4, 2, 0), np.bool_), shared),
+        "key": jax.device_put(jax.random.split(jax.random.key(1), (4, 0)), shared),
+    }
+    abstract = jax.eval_shape(lambda s: s, state)
+    shardings = jax.tree.map(lambda x: x.sharding, state)
+    pack, unpack, abstract_packed = make_packer(abstract, shardings, mesh)
+    assert {g: a.shape for g, a in abstract_packed.items()} == {
+        "sweep4_float32": (4, 3)
+    }
+    back = unpack(pack(state))
+    assert jax.eval_shape(lambda s: s, back) == abstract
+    np.testing.assert_array_equal(back["w"], state["w"])
+    ck = Checkpointer(tmp_path, abstract, shardings, mesh)
+    ck.save(1, ck.pack(state), {"updates": 1})
+    ck.wait()  # raised CheckpointError ("Cannot save arrays with zero size")
+    restored = ck.restore_latest()
+    ck.close()
+    assert restored.step == 1
+    assert jax.eval_shape(lambda s: s, restored.state) == abstract
+    np.testing.assert_array_equal(restored.state["w"], state["w"])
 
 
 def _saved(tmp_path, steps=(1,)):
