@@ -17,7 +17,12 @@ from purejaxdrl.parallel import make_sweep_mesh, resume_command
 from purejaxdrl.rng import make_key
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps import layout as sweep_layout
-from purejaxdrl.sweeps.batch import SweepStopped, seconds_trained, train_batch
+from purejaxdrl.sweeps.batch import (
+    SweepStopped,
+    resume_call,
+    seconds_trained,
+    train_batch,
+)
 from purejaxdrl.sweeps.best_policy import best_run
 from purejaxdrl.sweeps.checkpoints import SweepStore
 from purejaxdrl.sweeps.compiled import Programs, make_programs, stack_hps
@@ -38,6 +43,7 @@ from purejaxdrl.sweeps.report import read_plan, start_dir, write_sweep
 from purejaxdrl.sweeps.rerun import ALONE, run_command
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import SweepPlan, make_plan
+from purejaxdrl.training import opened_run
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
 from purejaxdrl.training.presets import load_preset
@@ -235,6 +241,9 @@ def _train_plan(
     # as `train`); one without files has nowhere to save, so is interrupted.
     signals = StopSignals(host_envs=False) if store is not None else None
     stop = None if signals is None else lambda: signals.requested
+    if store is not None:  # a failed save's line says how to continue
+        again = resume_call("sweep", store.directory, plan.base.devices)
+        opened_run.remember(store.directory, again)
     with signals or contextlib.nullcontext():
         for g, runs in enumerate(groups):
             label = f"program {g + 1} of {len(groups)}: " if len(groups) > 1 else ""

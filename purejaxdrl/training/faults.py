@@ -251,8 +251,8 @@ def _os_reason(chain: list[BaseException]) -> str | None:
     return None
 
 
-def failure_reason(error: BaseException) -> str:
-    """One line on why a write failed: the operating system's reason, if any.
+def _disk_reason(error: BaseException) -> str | None:
+    """The operating system's reason a write failed; None: it gave none.
 
     orbax wraps the OSError of a full disk or a read-only folder in its own
     errors, whose text (paths, tensorstore's context) can run to kilobytes.
@@ -265,7 +265,12 @@ def failure_reason(error: BaseException) -> str:
                    "Permission denied", "Disk quota exceeded"):  # fmt: skip
         if reason in text:
             return reason
-    return text[:300]
+    return None
+
+
+def failure_reason(error: BaseException) -> str:
+    """One line on why a write failed: the operating system's reason, if any."""
+    return _disk_reason(error) or " ".join(str(_chain(error)[0]).split())[:300]
 
 
 # XLA's status codes. A collective that lost its peer once reached Python as a
@@ -300,7 +305,9 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
     """The one line a run stops with when a save in `directory` failed.
 
     With the command that resumes the run, as a stopped run prints it, where
-    the run that holds `directory` was opened in this process.
+    the run (or sweep, or PBT run) that holds `directory` was opened in this
+    process. Freeing space is the advice only where the operating system
+    gave a reason (`_disk_reason`).
     """
     command = resume_command_for(directory)
     if (lost := lost_process(error)) is not None:
@@ -315,10 +322,17 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
             f"before it are kept: rerun every process with {again}."
         )
     again = f"continue with: {command}" if command else "resume the run (--resume)"
+    if (disk := _disk_reason(error)) is not None:
+        return (
+            f"saving a checkpoint in {directory} failed: {disk}; the checkpoints "
+            f"before it are kept: free space (or fix the folder) and {again}."
+        )
+    # No disk's fault (orbax refused the state, say): freeing space is no fix.
     return (
         f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
-        "the checkpoints before it are kept: free space (or fix the folder) and "
-        f"{again}."
+        "the checkpoints before it are kept; the operating system reported no "
+        "error, so this is likely a purejaxdrl bug: please report this line; "
+        f"once it is fixed, {again}."
     )
 
 

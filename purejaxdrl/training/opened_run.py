@@ -1,5 +1,8 @@
 """The run this process opened last, and the command that resumes it.
 
+A run of `train`, or a sweep or PBT run that writes its directory (its
+command: `batch.resume_call`'s, in Python and on the command line).
+
 Named by code that stops a run without knowing how it was started: a process
 whose peer failed (`cli.processes`, from another thread) and a checkpoint
 save that failed (`faults.save_failure`). The command is the one a stopped

@@ -8,13 +8,19 @@ message, names only the command.
 import pickle
 
 import jax
+import numpy as np
 import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.parallel import fake_devices_setting
 from purejaxdrl.sweeps import program
+from purejaxdrl.sweeps.batch import resume_call
 from purejaxdrl.sweeps.pbt import population
+from purejaxdrl.sweeps.pbt.store import PBTCheckpoint
+from purejaxdrl.training import opened_run
 
 REASON = "stopped by SIGINT after update 2 of 4"
 
@@ -132,3 +138,29 @@ def test_the_writing_line_of_a_sweep_on_fake_cpu_devices_keeps_their_setting(
     (line,) = [m for m in said if m.startswith("sweep: writing")]
     again = f"JAX_NUM_CPU_DEVICES=2 purejaxdrl sweep --resume {result.run_dir}"
     assert f"(if stopped, `{again}` continues it" in line
+
+
+def test_a_sweep_and_a_population_that_write_files_tell_a_failed_save_their_resume(
+    tmp_path, monkeypatch
+):
+    # A failed save's line (`faults.save_failure`) names the command that
+    # continues the directory it was saved in: a sweep's said "--resume, with
+    # its --logger flags", a train run's (sw19 #1).
+    monkeypatch.setattr(opened_run, "_OPENED", [])
+    seen = []
+
+    def stops(result, group, runs, label, memory, say, progress, store, stop):
+        seen.append(opened_run.resume_command_for(store.directory / "checkpoints"))
+        raise pjd.SweepStopped(REASON)
+
+    monkeypatch.setattr(program, "_train_group", stops)
+    base = pjd.apply_overrides(pjd.TrainConfig(), {"run_dir": str(tmp_path)})
+    with pytest.raises(pjd.SweepStopped) as e:
+        pjd.sweep(base, write_files=True, console=False)
+    assert seen == [resume_call("sweep", e.value.path)]
+    mesh = jax.make_mesh((1,), ("sweep",), devices=jax.devices()[:1])
+    members = jax.device_put(np.zeros(2, np.float32), NamedSharding(mesh, P("sweep")))
+    PBTCheckpoint(tmp_path / "p", members, {"w": members}, mesh, devices=2)
+    assert opened_run.resume_command_for(tmp_path / "p" / "checkpoints") == (
+        resume_call("pbt", tmp_path / "p", 2)
+    )

@@ -23,7 +23,9 @@ import numpy as np
 from jax.sharding import Mesh
 
 from purejaxdrl.runners.anakin import RunnerState
+from purejaxdrl.sweeps.batch import resume_call
 from purejaxdrl.sweeps.pbt.lineage import PBTResult, lineage_rows, read_lineage
+from purejaxdrl.training import opened_run
 from purejaxdrl.training.checkpoint import Checkpointer
 
 
@@ -31,8 +33,15 @@ class PBTCheckpoint:
     """The checkpoints of a population (a thin wrapper of a Checkpointer)."""
 
     def __init__(
-        self, directory: pathlib.Path, hps: Any, states: RunnerState, mesh: Mesh
+        self,
+        directory: pathlib.Path,
+        hps: Any,
+        states: RunnerState,
+        mesh: Mesh,
+        devices: int = 0,
     ):
+        """`devices`: the run's setting, which a failed save's resume line keeps."""
+        opened_run.remember(directory, resume_call("pbt", directory, devices))
         tree = (hps, states)
         abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), tree)
         shardings = jax.tree.map(lambda x: x.sharding, tree)

@@ -156,7 +156,7 @@ def train_population(
     live = _Live(hps, states, (zeros, zeros), 0, zeros.astype(bool))
     checkpoint = None
     if result.run_dir is not None:
-        checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh)
+        checkpoint = PBTCheckpoint(result.run_dir, hps, states, mesh, cfg.devices)
     if checkpoint is not None and (restored := checkpoint.restore(result, say)):
         live.reached, live.hps, live.states, window = restored
         live.window = tuple(jax.device_put(w, members) for w in window)
