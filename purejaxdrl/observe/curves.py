@@ -74,13 +74,14 @@ def sweep_curves(path: pathlib.Path) -> list[Curve]:
         meta = yaml.safe_load(file.read_text())
         if meta.get("status") == "running":
             raise ConfigError(unfinished(path, "sweep"))
-        algo, n = meta["base"]["algo"], len(meta["seeds"])
+        algo, seeds = meta["base"]["algo"], tuple(meta["seeds"])
+        n = len(seeds)
         labels = [setting_label(values, algo) for values in meta["settings"]]
     curves = []
     for s, label in enumerate(labels):
         files = (path / "runs" / f"run-{i:04d}.jsonl" for i in range(s * n, s * n + n))
         histories = [read_history(present(f, "sweep")) for f in files]
-        curves.append(Curve(label, tuple(histories)))
+        curves.append(Curve(label, tuple(histories), seeds))  # legend: `(2 seeds)`
     return curves
 
 

@@ -41,7 +41,7 @@ def result_curves(result: Any) -> list[Curve]:
     runs: list[list[list[dict[str, Any]]]] = [[] for _ in plan.settings]
     for i, history in enumerate(histories):
         runs[plan.run(i)[0]].append(list(history))
-    return [
-        Curve(setting_label(values, plan.base.algo), tuple(seeds))
-        for values, seeds in zip(plan.settings, runs, strict=True)
+    return [  # each setting's runs are its seeds, in `plan.seeds`' order
+        Curve(setting_label(values, plan.base.algo), tuple(each), tuple(plan.seeds))
+        for values, each in zip(plan.settings, runs, strict=True)
     ]

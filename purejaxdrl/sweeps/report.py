@@ -193,12 +193,17 @@ def _write_tables(result: SweepResult, path: pathlib.Path, best: str) -> None:
 
 
 def plot_sweep(result: SweepResult, out: pathlib.Path) -> None:
-    """Learning curves per setting: the mean over seeds with a min-max band."""
-    n = len(result.plan.seeds)
-    base = result.plan.base
+    """Learning curves per setting: the mean over seeds with a min-max band.
+
+    Each legend counts the setting's seeds that logged a return (`(2 seeds)`).
+    """
+    seeds = tuple(result.plan.seeds)
+    n, base = len(seeds), result.plan.base
     curves = [
         Curve(
-            setting_label(values, base.algo), tuple(result.histories[s * n : s * n + n])
+            setting_label(values, base.algo),
+            tuple(result.histories[s * n : s * n + n]),
+            seeds,
         )
         for s, values in enumerate(result.plan.settings)
     ]

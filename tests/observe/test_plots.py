@@ -190,6 +190,8 @@ def test_sweep_directory_curves_by_hand(tmp_path):
     first, second = load_curves([tmp_path])
     assert [c.label for c in load_curves(tmp_path)] == [first.label, second.label]
     assert first.label == "clip_rho=1" and second.label == "clip_rho=0.5"
+    # The legend counts the seeds that logged the metric (sw19 #2: none).
+    assert (first.legend(), second.legend()) == ("clip_rho=1 (2 seeds)", "clip_rho=0.5")
     assert first.series("env_steps")[1].tolist() == [[1], [2]]
     missing = read_history(tmp_path / "runs" / "run-0002.jsonl")
     assert missing[0]["env_steps"] == 100
@@ -436,11 +438,13 @@ def test_a_sweep_result_s_runs_are_grouped_by_setting():
     plan = types.SimpleNamespace(
         settings=[{"ppo.clip_eps": 0.1}, {"ppo.clip_eps": 0.2}],
         base=types.SimpleNamespace(algo="ppo"),
-        run=lambda i: (i // 2, i % 2),
+        run=lambda i: (i // 2, (0, 7)[i % 2]),
+        seeds=(0, 7),
     )
     histories = [[{"env_steps": 10, RETURN: float(i)}] for i in range(4)]
     curves = load_curves(types.SimpleNamespace(plan=plan, histories=histories))
     assert [c.label for c in curves] == ["clip_eps=0.1", "clip_eps=0.2"]
+    assert [c.legend() for c in curves] == [f"clip_eps=0.{s} (2 seeds)" for s in (1, 2)]
     assert [c.series("env_steps")[1].ravel().tolist() for c in curves] == [
         [0.0, 1.0],
         [2.0, 3.0],

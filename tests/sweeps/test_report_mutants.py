@@ -143,6 +143,8 @@ def test_the_curves_are_each_settings_seeds(tmp_path, monkeypatch):
         tuple(result.histories[0:2]),
         tuple(result.histories[2:4]),
     ]
+    # Each legend counts its seeds, as `plot` of the directory does (sw19 #2).
+    assert [c.seeds for c in drawn] == [tuple(result.plan.seeds)] * 2
 
 
 def test_an_env_id_with_a_slash_names_one_sweep_folder(tmp_path):
