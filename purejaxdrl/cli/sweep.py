@@ -47,10 +47,14 @@ def _add_search_flags(parser: Parser) -> None:
         "loguniform or uniform (with --samples)",
     )
     parser.add_argument(
-        "--samples", type=int, default=0, metavar="N", help="random-search draws"
+        "--samples", type=int, default=None, metavar="N", help="random-search draws"
     )
     parser.add_argument(
-        "--search-seed", type=int, default=0, metavar="INT", help="seeds the draws"
+        "--search-seed",
+        type=int,
+        default=None,
+        metavar="INT",
+        help="seeds --sample's draws (default: 0)",
     )
 
 
@@ -104,15 +108,11 @@ def _plan(args: Any, base: Any) -> dict[str, Any]:
             "seed, so --seed is not used; drop --seed, or pass a count "
             f"(--seeds {len(seeds)} trains {counted}{', ...' * (len(seeds) > 3)})."
         )
-    plan = {
-        "grid": grid,
-        "sample": sample,
-        "num_samples": args.samples,
-        "seeds": seeds,
-        "search_seed": args.search_seed,
-    }
+    # None: a flag left out, which the refusals tell from an explicit 0.
+    given = {"num_samples": args.samples, "search_seed": args.search_seed}
+    plan = {"grid": grid, "sample": sample, "seeds": seeds, **given}
     make_plan(base, **plan, wording=SWEEP_FLAGS)  # its errors name the flags
-    return plan
+    return {**plan, **{k: v or 0 for k, v in given.items()}}
 
 
 def sweep_command(argv: Sequence[str]) -> int:

@@ -213,7 +213,8 @@ def is_integer(value: Any) -> bool:
 def _no_draws(num_samples: Any, wording: Wording) -> str:
     """Why `num_samples` draws are none, in the caller's words.
 
-    The command line's --samples defaults to 0: there, the flag was left out.
+    The command line passes None where --samples was left out (`--samples 0`
+    is a count of none, said as such).
     """
     if not wording.command_line:
         return (
@@ -221,7 +222,7 @@ def _no_draws(num_samples: Any, wording: Wording) -> str:
             f"draws, at least one; pass {both_ways('--samples', 'num_samples', 'N')} "
             "with the ranges to sample."
         )
-    if num_samples == 0:
+    if num_samples is None:
         return f"{wording.sample} needs --samples N (how many draws); e.g. --samples 8."
     return (
         f"--samples {num_samples}: random search needs at least one draw; pass "
@@ -229,11 +230,21 @@ def _no_draws(num_samples: Any, wording: Wording) -> str:
     )
 
 
+def _seeds_no_draws(search_seed: Any) -> str:
+    """Why a search seed without ranges to sample is refused, not ignored."""
+    return (
+        f"{both_ways('--search-seed', 'search_seed', search_seed)} seeds only "
+        "the draws of ranges to sample, and none is given, so it would change "
+        f"nothing; drop it, or sample ranges: pass {_SAMPLE_EXAMPLE} with "
+        f"{both_ways('--samples', 'num_samples', 'N')}."
+    )
+
+
 def random_draws(
     base: TrainConfig,
     sample: Mapping[str, tuple[str, float, float]],
     num_samples: int,
-    search_seed: int,
+    search_seed: int | None,
     taken: Sequence[Field],
     wording: Wording = SWEEP,
 ) -> tuple[list[Field], list[dict[str, Any]]]:
@@ -245,8 +256,9 @@ def random_draws(
     Args:
       base: the config the ranges are checked in.
       sample: field name -> (kind, low, high), see `sampled_field`.
-      num_samples: draws.
-      search_seed: seeds the generator.
+      num_samples: draws (None: the command line's --samples left out).
+      search_seed: seeds the generator (None: --search-seed left out, 0);
+        refused without `sample`, where it would seed nothing.
       taken: the grid's fields (a field is gridded or sampled, not both).
       wording: how errors name the flag and the field (a sweep's or PBT's).
 
@@ -256,7 +268,8 @@ def random_draws(
 
     Raises:
       ConfigError: a bad sampled field or range (`sampled_field`), or
-        `num_samples` below 1 with `sample` or above 0 without it.
+        `num_samples` below 1 with `sample` or above 0 without it, or a
+        `search_seed` without `sample`.
 
     """
     if not sample:
@@ -266,7 +279,11 @@ def random_draws(
                 f"{_SAMPLE_EXAMPLE}; or pass "
                 f"{both_ways('--samples', 'num_samples', 0)}."
             )
+        # None: --search-seed left out; Python's 0 is its default.
+        if search_seed is not None and (search_seed != 0 or wording.command_line):
+            raise ConfigError(_seeds_no_draws(search_seed))
         return [], [{}]
+    search_seed = 0 if search_seed is None else search_seed
     fields: list[Field] = []
     for name, spec in sample.items():
         fields.append(sampled_field(base, name, spec, [*taken, *fields], wording))

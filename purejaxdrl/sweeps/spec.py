@@ -347,9 +347,9 @@ def make_plan(
     *,
     grid: Mapping[str, Sequence[Any]] | None = None,
     sample: Mapping[str, tuple[str, float, float]] | None = None,
-    num_samples: int = 0,
+    num_samples: int | None = 0,
     seeds: int | Sequence[int] = 1,
-    search_seed: int = 0,
+    search_seed: int | None = 0,
     wording: Wording = SWEEP,
 ) -> SweepPlan:
     """Expands grids, random ranges and seeds into validated settings.
@@ -363,9 +363,11 @@ def make_plan(
       sample: field -> (kind, low, high), kind in `search.DISTRIBUTIONS`;
         dynamic fields only. Each of `num_samples` draws picks every sampled
         field at once.
-      num_samples: how many random draws (required with `sample`).
+      num_samples: how many random draws (required with `sample`; None: the
+        command line's --samples left out).
       seeds: a count N (seeds base.seed ... base.seed + N - 1) or a list.
-      search_seed: seeds the random search (not the runs).
+      search_seed: seeds the random search (not the runs); refused where
+        nothing is sampled (None: --search-seed left out).
       wording: how errors name the inputs: Python's keyword arguments, the
         command line's flags (`SWEEP_FLAGS`), or PBT's (which reuses this plan).
 

@@ -532,6 +532,18 @@ CASES = [
         [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "-1"],
         "--samples -1: random search needs at least one draw; pass --samples N",
     ),
+    # sw19 #8: 0 was taken for --samples left out ("--sample needs --samples N").
+    (
+        [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "0"],
+        "--samples 0: random search needs at least one draw; pass --samples N",
+    ),
+    # sw19 #3: a search seed without --sample trained, seeding nothing.
+    (
+        [*SWEEP, "--search-seed", "5"],
+        "--search-seed 5 (search_seed=5 in Python) seeds only the draws of ranges "
+        "to sample, and none is given, so it would change nothing; drop it",
+    ),
+    ([*SWEEP, "--search-seed", "0"], "--search-seed 0 (search_seed=0 in Python)"),
     (
         [
             *SWEEP,

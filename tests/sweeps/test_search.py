@@ -189,6 +189,9 @@ def test_without_ranges_there_is_one_empty_draw():
     assert random_draws(BASE, {}, 0, search_seed=0, taken=[]) == ([], [{}])
     with pytest.raises(ConfigError, match="num_samples=2 without a range"):
         random_draws(BASE, {}, 2, search_seed=0, taken=[])
+    # A seed of no draws is refused, not ignored (sw19 #3); 0 is Python's default.
+    with pytest.raises(ConfigError, match=r"^--search-seed 3 \(search_seed=3 in"):
+        random_draws(BASE, {}, 0, search_seed=3, taken=[])
     for bad in (0, 2.0):
         with pytest.raises(ConfigError, match="needs a whole number of draws, at"):
             random_draws(BASE, {"gamma": ("uniform", 0.9, 1.0)}, bad, 0, taken=[])
