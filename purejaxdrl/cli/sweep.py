@@ -59,6 +59,13 @@ def _add_search_flags(parser: Parser) -> None:
 
 
 def _seeds(text: str) -> int | list[int]:
+    """A count, or a list (`0,5,9`; `5,` is the list of seed 5)."""
+    # An empty item before the last (`1,,2`) is a value left out, not a gap.
+    if any(not t.strip() for t in text.split(",")[:-1]):
+        raise UsageError(
+            f"--seeds {text!r} has an empty item (a seed left out?); name each "
+            "seed once, e.g. --seeds 0,5,9 (seeds=[0, 5, 9] in Python)."
+        )
     items = [t for t in text.replace(",", " ").split() if t]
     try:
         values = [int(t) for t in items]

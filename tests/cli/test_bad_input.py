@@ -592,6 +592,13 @@ CASES = [
     ),
     ([*SWEEP, "--grid", "network.core=none,x"], "e.g. --grid network.core=none,lstm"),
     ([*SWEEP, "--seeds", "x"], "--seeds 'x' is not a count"),
+    # sw19 #4: `1,,2` trained seeds 1 and 2, a value likely left out.
+    (
+        [*SWEEP, "--seeds", "1,,2"],
+        "--seeds '1,,2' has an empty item (a seed left out?); name each seed once, "
+        "e.g. --seeds 0,5,9 (seeds=[0, 5, 9] in Python).",
+    ),
+    ([*SWEEP, "--seeds", ",3"], "--seeds ',3' has an empty item"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
     # Population-based training.
     (["pbt", "--resume", "{tmp}"], "no pbt.yaml there"),

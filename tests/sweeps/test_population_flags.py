@@ -194,3 +194,9 @@ def test_seed_with_a_list_of_seeds_is_one_line_and_with_a_count_the_first(
     with pytest.raises(_Called):  # a list alone
         cli.main([*SWEEP, "--seeds", "0,1"])
     assert seen["seeds"] == [0, 1]
+    # A trailing comma keeps a list (`5,`: seed 5 alone); an empty item before
+    # it (`1,,2`) is refused (tests/cli/test_bad_input.py).
+    for text, seeds in (("5,", [5]), ("1,2,", [1, 2]), ("4", 4)):
+        with pytest.raises(_Called):
+            cli.main([*SWEEP, "--seeds", text])
+        assert seen["seeds"] == seeds
