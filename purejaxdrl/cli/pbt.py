@@ -28,7 +28,7 @@ def _factors(text: str) -> tuple[float, float]:
     except ValueError:  # not two parts, or one is not a number
         raise UsageError(
             f"--pbt.perturb {text!r} is not two factors LOW,HIGH; e.g. "
-            "--pbt.perturb 0.8,1.2."
+            "--pbt.perturb 0.8,1.25 (perturb=(0.8, 1.25) in Python)."
         ) from None
     return low, high
 

@@ -438,3 +438,23 @@ def test_a_population_that_never_reached_a_ready_step_has_no_note():
     assert ranked.ready_steps_text == (
         "1 (none could copy: no bottom member at this quantile)"
     )
+
+
+def test_perturb_1_1_is_told_it_never_moves_a_value(monkeypatch):
+    # sw19 #6: `--pbt.perturb 1,1` trained without a word, its explore step a
+    # no-op but for resampling. Valid, so a note; laying out and training
+    # are replaced (the notes are said before either matters).
+    from purejaxdrl.sweeps.pbt import population as module
+
+    monkeypatch.setattr(module, "fit_population", lambda *args: None)
+    monkeypatch.setattr(module, "_train", lambda result, *args: result)
+    still = pbt(_base(10), explore=SPACE, population=4, perturb=(1, 1), console=False)
+    (line,) = [m for m in still.messages if "never moves" in m]
+    assert line == (
+        "pbt: --pbt.perturb 1,1 (perturb=(1.0, 1.0) in Python) never moves a "
+        "value: copied fields change only where they are drawn afresh "
+        "(--pbt.resample-probability, now 0.25); --pbt.perturb 0.8,1.25 "
+        "(perturb=(0.8, 1.25) in Python) moves them"
+    )
+    moved = pbt(_base(10), explore=SPACE, population=4, console=False)
+    assert not any("never moves" in m for m in moved.messages)

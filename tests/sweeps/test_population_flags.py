@@ -51,7 +51,12 @@ def test_pbt_perturb_reaches_pbt_and_the_paper_setting_is_two_flags(monkeypatch)
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("1.2", "--pbt.perturb '1.2' is not two factors LOW,HIGH; e.g. --pbt.pe"),
+        # sw19 #6: the example was the paper's 0.8,1.2, not the default.
+        (
+            "1.2",
+            "--pbt.perturb '1.2' is not two factors LOW,HIGH; e.g. --pbt.perturb "
+            "0.8,1.25 (perturb=(0.8, 1.25) in Python).",
+        ),
         ("0.8,1.2,1.5", "--pbt.perturb '0.8,1.2,1.5' is not two factors LOW,HIGH"),
         ("0.8,up", "--pbt.perturb '0.8,up' is not two factors LOW,HIGH"),
         ("0.8,nan", "--pbt.perturb 0.8,nan must be two finite positive factors"),

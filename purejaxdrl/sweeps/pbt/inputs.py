@@ -199,6 +199,22 @@ def no_exploit_note(
     )
 
 
+def unmoved_note(config: PBTConfig) -> str | None:
+    """Why copied fields never move by a factor (`perturb` 1,1), or None.
+
+    Valid (resampling still changes them, or copying alone is meant), but
+    rarely meant: the explore step's perturbation is then a no-op.
+    """
+    if tuple(config.perturb) != (1.0, 1.0):
+        return None
+    return (
+        f"pbt: {both_ways('--pbt.perturb', 'perturb', '1,1', (1.0, 1.0))} never "
+        "moves a value: copied fields change only where they are drawn afresh "
+        f"(--pbt.resample-probability, now {config.resample_probability:g}); "
+        f"{both_ways('--pbt.perturb', 'perturb', '0.8,1.25', (0.8, 1.25))} moves them"
+    )
+
+
 def decay_notes(base: TrainConfig, fields: tuple[ExploredField, ...]) -> list[str]:
     """A note for each explored field the config decays over training.
 

@@ -19,6 +19,7 @@ from purejaxdrl.sweeps.pbt.inputs import (
     decay_notes,
     member_configs,
     no_exploit_note,
+    unmoved_note,
 )
 from purejaxdrl.sweeps.pbt.layout import Fitted, fit_population
 from purejaxdrl.sweeps.pbt.lineage import PBTResult, read_pbt_meta
@@ -140,7 +141,8 @@ def pbt(
         fitted = fit_population(result, configs[0], device_memory)
         # After every check: a refusal stays one line.
         note = no_exploit_note(config, population, base.num_updates, base.num_logs)
-        for line in [*([note] if note else []), *decay_notes(base, fields)]:
+        notes = [note, unmoved_note(config), *decay_notes(base, fields)]
+        for line in filter(None, notes):
             say(line)
         held.stop_if_asked(None)  # no folder yet: nothing to leave
         if write_files:
