@@ -93,7 +93,7 @@ class Parser(argparse.ArgumentParser):
             kind = "a number" if "float" in message else "an integer"
             message = f"{message}; pass {kind} (see `{self._help}`)."
         elif message.endswith("expected one argument"):
-            message = f"{message}; {self._one_argument(message)}"
+            message = self._one_argument(message)
         elif ": invalid choice: " in message:
             message = f"{message}; {self._choice(message)}"
         elif message.startswith("the following arguments are required"):
@@ -148,8 +148,14 @@ class Parser(argparse.ArgumentParser):
             f"--distributed-auto) and run `{self.prog}` on one host."
         )
 
+    def _word_after(self, flag: str) -> str | None:
+        """The word typed after `flag`, if any (what argparse did not take)."""
+        words = getattr(self, "_words", [])
+        pairs = zip(words[:-1], words[1:], strict=True)
+        return next((after for word, after in pairs if word == flag), None)
+
     def _one_argument(self, message: str) -> str:
-        """The fix for `argument --flag: expected one argument`.
+        """The line for `argument --flag: expected one argument`, with its fix.
 
         Mostly the value was left out (the flag last, or before another flag);
         where a negative value can be valid (a float's flag, `--target`), the
@@ -162,13 +168,20 @@ class Parser(argparse.ArgumentParser):
             getattr(action, "metavar", None) == "FLOAT"
         )
         negative = f" (a negative one after '=': {flag}=-1e3)" if floats else ""
+        after = self._word_after(flag)
+        if not floats and after is not None and re.match(r"-[0-9.]", after):
+            # argparse read `-1GB` as an option: a value was given, negative.
+            return (
+                f"{flag} {after} is negative, and {flag} takes a positive value; "
+                f"`{self._help}` lists every option."
+            )
         unset = (
             f"; {flag} none leaves it unset"
             if getattr(action, "takes_none", False)
             else ""
         )
         return (
-            f"{flag} needs a value after it{negative}{unset}; "
+            f"{message}; {flag} needs a value after it{negative}{unset}; "
             f"`{self._help}` lists every option."
         )
 

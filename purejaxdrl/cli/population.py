@@ -30,6 +30,7 @@ from purejaxdrl.cli.early_signals import EarlySignals
 from purejaxdrl.cli.start import command_start
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_SIZE_EXAMPLE = "e.g. --device-memory 2GB (device_memory=2 * 2**30 in Python, bytes)"
 
 
 def bytes_flag(text: str) -> int:
@@ -38,12 +39,12 @@ def bytes_flag(text: str) -> int:
     number = r"([0-9]+\.?[0-9]*|\.[0-9]+)"
     match = re.fullmatch(rf"\s*{number}\s*([kmgt]?)(i?b)?\s*", text.lower())
     if not match:
-        raise UsageError(
-            f"--device-memory {text!r} is not a size; e.g. --device-memory 2GB."
-        )
+        raise UsageError(f"--device-memory {text!r} is not a size; {_SIZE_EXAMPLE}.")
     value = float(match.group(1)) * _UNITS[match.group(2)]
     if value < 1:
-        raise UsageError(f"--device-memory {text!r} must be positive.")
+        raise UsageError(
+            f"--device-memory {text} must be a positive size; {_SIZE_EXAMPLE}."
+        )
     return int(value)
 
 

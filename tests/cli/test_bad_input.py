@@ -600,6 +600,17 @@ CASES = [
     ),
     ([*SWEEP, "--seeds", ",3"], "--seeds ',3' has an empty item"),
     ([*SWEEP, "--device-memory", "lots"], "--device-memory 'lots' is not a size"),
+    # sw19 #5: no example's Python spelling; `-1GB` was said to be no value.
+    (
+        [*SWEEP, "--device-memory", "0"],
+        "--device-memory 0 must be a positive size; e.g. --device-memory 2GB "
+        "(device_memory=2 * 2**30 in Python, bytes).",
+    ),
+    (
+        [*PBT, "--explore", LR, "--device-memory", "-1GB"],
+        "--device-memory -1GB is negative, and --device-memory takes a positive "
+        "value; `purejaxdrl pbt --help` lists every option.",
+    ),
     # Population-based training.
     (["pbt", "--resume", "{tmp}"], "no pbt.yaml there"),
     (PBT, "PBT needs at least one explored field"),
