@@ -32,9 +32,12 @@ class CheckpointConfig:
         """Raises ConfigError for a bad `every` or `keep`, naming the fix."""
         if self.every < 0:
             raise ConfigError(
-                f"checkpoint.every={self.every} must be >= 0 (chunks between "
-                "checkpoints; 0 saves only at the end and on SIGINT/SIGTERM); pass "
-                "e.g. --checkpoint.every 1 (checkpoint.every=1 in Python)."
+                # One rule for train, sweep and pbt: each reads N its own way.
+                f"checkpoint.every={self.every} must be >= 0 (a save after every "
+                "N-th chunk, a PBT run's after every N-th ready step; 0: none on "
+                "the way, only when SIGINT/SIGTERM stops it and, in train, at "
+                "the end); pass e.g. --checkpoint.every 1 (checkpoint.every=1 in "
+                "Python)."
             )
         if self.keep < 1:
             raise ConfigError(

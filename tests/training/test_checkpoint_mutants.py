@@ -24,8 +24,12 @@ pytestmark = pytest.mark.timeout(120)
 
 def test_checkpoint_config_accepts_every_0_and_keep_1_and_refuses_below():
     CheckpointConfig(every=0, keep=1).check()  # 0: only at the end and on a signal
-    with pytest.raises(ConfigError, match=r"checkpoint.every=-1 must be >= 0"):
+    with pytest.raises(ConfigError, match=r"checkpoint.every=-1 must be >= 0") as e:
         CheckpointConfig(every=-1).check()
+    # Checked for train, sweep and pbt alike: it said "chunks" and "0 saves
+    # only at the end" to PBT (ready steps) and sweeps (a stop's save) too (sw19 #7).
+    assert "a PBT run's after every N-th ready step" in str(e.value)
+    assert "only when SIGINT/SIGTERM stops it and, in train, at the end" in str(e.value)
     with pytest.raises(ConfigError, match=r"checkpoint.keep=0 must be >= 1"):
         CheckpointConfig(keep=0).check()
 
