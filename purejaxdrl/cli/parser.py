@@ -91,7 +91,13 @@ class Parser(argparse.ArgumentParser):
             message = f"{message}; {hint}`{self._help}` lists every option."
         elif "invalid float value" in message or "invalid int value" in message:
             kind = "a number" if "float" in message else "an integer"
-            message = f"{message}; pass {kind} (see `{self._help}`)."
+            # A flag's action may carry its example in both spellings.
+            name = message.removeprefix("argument ").partition(":")[0]
+            spelled = getattr(self._action(name.split("/")[-1]), "spelled", None)
+            see = f" (see `{self._help}`)"
+            if spelled:
+                see = f", e.g. {spelled}; `{self._help}` lists every option"
+            message = f"{message}; pass {kind}{see}."
         elif message.endswith("expected one argument"):
             message = self._one_argument(message)
         elif ": invalid choice: " in message:

@@ -28,8 +28,10 @@ from purejaxdrl.cli.args import (
 )
 from purejaxdrl.cli.early_signals import EarlySignals
 from purejaxdrl.cli.start import command_start
+from purejaxdrl.config_docs import both_ways
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_TARGET_EXAMPLE = both_ways("--target", "target_return", 475)
 _SIZE_EXAMPLE = "e.g. --device-memory 2GB (device_memory=2 * 2**30 in Python, bytes)"
 
 
@@ -101,9 +103,10 @@ def population_parser(
     )
     add_algo_flag(parser, defaults.algo)
     command.add_flags(parser)
-    parser.add_argument(
+    target = parser.add_argument(
         "--target", type=float, metavar="RETURN", help=command.target_help
     )
+    target.spelled = _TARGET_EXAMPLE  # a value argparse refuses is told it too
     parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
     parser.add_argument(
         "--no-files", action="store_true", help="write no files (no checkpoints)"
@@ -165,7 +168,7 @@ def _fresh(
     if args.target is not None and not math.isfinite(args.target):
         # NaN would judge every run short of it, -inf every run past it.
         raise UsageError(
-            f"--target {args.target} must be a finite return; e.g. --target 475."
+            f"--target {args.target} must be a finite return; e.g. {_TARGET_EXAMPLE}."
         )
     kwargs = command.plan(args, base)
     from purejaxdrl.sweeps.inputs import check_device_env, off_budget, unjudged

@@ -74,7 +74,19 @@ def test_a_target_that_is_not_finite_is_one_line(command, target, capsys):
     # NaN judged every run short of it (0/1), -inf every run past it (1/1).
     error = _one_line_error([*command, f"--target={target}"], capsys)
     assert (
-        error == f"--target {float(target)} must be a finite return; e.g. --target 475."
+        error == f"--target {float(target)} must be a finite return; e.g. --target "
+        "475 (target_return=475 in Python)."
+    )
+
+
+@pytest.mark.parametrize("command", [SWEEP, [*PBT, "--explore", LR]])
+def test_a_target_that_is_no_number_gets_both_spellings(command, capsys):
+    # sw19 #9: argparse's refusal gave no example, nor the Python spelling.
+    error = _one_line_error([*command, "--target", "abc"], capsys)
+    assert error == (
+        "argument --target: invalid float value: 'abc'; pass a number, e.g. "
+        "--target 475 (target_return=475 in Python); "
+        f"`purejaxdrl {command[0]} --help` lists every option."
     )
 
 
