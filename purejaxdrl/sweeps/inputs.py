@@ -26,6 +26,41 @@ from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.presets import Preset, load_preset
 
+_RECORDS = {"sweep.yaml": "sweep", "pbt.yaml": "pbt", "config.yaml": "train"}
+
+
+def _resumed_by(path: pathlib.Path, kind: str) -> str:
+    """How `kind`'s directory `path` resumes, on the command line and in Python."""
+    python = f"pjd.resume_{kind}({str(path)!r})"
+    if kind == "train":
+        python = f"pjd.train(config, resume={str(path)!r})"
+    return f"`purejaxdrl {kind} --resume {path}` ({python} in Python)"
+
+
+def _what_is_there(path: pathlib.Path, command: str) -> str:
+    """Why `path` is no `command` directory: nothing there, or the runs inside it.
+
+    A folder a `--run-dir` made holds its runs one level down: the one to
+    pass is named, with how it resumes (a `command` directory first).
+    """
+    if not path.is_dir():
+        return "no such directory" if not path.exists() else "a file, not a directory"
+    inside = sorted(
+        (d, kind)
+        for d in path.iterdir()
+        for record, kind in _RECORDS.items()
+        if (d / record).is_file()
+    )
+    if not inside:
+        return f"no {command}.yaml there"
+    first, kind = min(inside, key=lambda found: found[1] != command)
+    more = f" and {len(inside) - 1} more" if len(inside) > 1 else ""
+    return (
+        f"no {command}.yaml there: it is a folder of runs (--run-dir makes each "
+        f"inside it) holding {str(first)!r}{more}, a {kind} run that resumes with "
+        f"{_resumed_by(first, kind)}"
+    )
+
 
 def running_meta(
     path: pathlib.Path, command: str, what: str, prints: str, record: str
@@ -51,8 +86,8 @@ def running_meta(
                 "from pjd.resume_config)."
             )
         raise ConfigError(
-            f"--resume {path}: no {command}.yaml there; pass a directory that "
-            f"pjd.{command}(..., write_files=True) or `purejaxdrl {command}` "
+            f"--resume {path}: {_what_is_there(path, command)}; pass a directory "
+            f"that pjd.{command}(..., write_files=True) or `purejaxdrl {command}` "
             f"wrote (it prints `{command}: {prints}`)."
         )
     file = path / f"{command}.yaml"

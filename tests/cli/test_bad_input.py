@@ -473,6 +473,7 @@ CASES = [
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",
     ),
     (["sweep", "--resume", "{tmp}"], "no sweep.yaml there"),
+    (["sweep", "--resume", "{tmp}/absent"], "absent: no such directory; pass a"),
     (["pbt", "--resume", "{ok}"], "single run's directory, not a pbt's; continue"),
     (
         [*SWEEP, "--eval.stop-at", "400", "--eval.episodes", "4", "--eval.every", "1"],

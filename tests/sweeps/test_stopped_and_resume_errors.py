@@ -164,3 +164,32 @@ def test_a_sweep_and_a_population_that_write_files_tell_a_failed_save_their_resu
     assert opened_run.resume_command_for(tmp_path / "p" / "checkpoints") == (
         resume_call("pbt", tmp_path / "p", 2)
     )
+
+
+def test_resume_of_a_folder_of_runs_names_the_run_inside_it(tmp_path):
+    # sw19 #10: `sweep --resume` of the folder a `train --run-dir` made said
+    # only "no sweep.yaml there"; a missing path and a file said the same.
+    folder = tmp_path / "runs"
+    run = folder / "CartPole-v1_ppo_1"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("algo: ppo\n")
+    assert (
+        f"--resume {folder}: no sweep.yaml there: it is a folder of runs (--run-dir "
+        f"makes each inside it) holding {str(run)!r}, a train run that resumes with "
+        f"`purejaxdrl train --resume {run}` (pjd.train(config, resume={str(run)!r}) "
+        "in Python); pass a directory that"
+    ) in _message(pjd.resume_sweep, folder)
+    swept = folder / "sweep_CartPole-v1_ppo_2"  # the command's own kind first
+    swept.mkdir()
+    (swept / "sweep.yaml").write_text("status: running\n")
+    assert (
+        f"holding {str(swept)!r} and 1 more, a sweep run that resumes with "
+        f"`purejaxdrl sweep --resume {swept}`"
+    ) in _message(pjd.resume_sweep, folder)
+    assert "absent: no such directory; pass" in _message(
+        pjd.resume_pbt, tmp_path / "absent"
+    )
+    (tmp_path / "notes.txt").write_text("")
+    assert "notes.txt: a file, not a directory" in _message(
+        pjd.resume_sweep, tmp_path / "notes.txt"
+    )
