@@ -350,7 +350,7 @@ def config_overrides(
         if value is None:
             continue
         if path == "env.options":
-            value = {**({} if other_env else default), **_parse_options(value)}
+            value = {**({} if other_env else default), **parse_options(value)}
         elif isinstance(default, tuple) and isinstance(value, list):
             value = tuple_items(value, flag(path))
         node = out
@@ -378,7 +378,7 @@ def tuple_items(words: Sequence[str], flag: str = "--env.imports") -> list[str]:
     return text.split()
 
 
-def _parse_options(items: Sequence[str]) -> dict[str, Any]:
+def parse_options(items: Sequence[str]) -> dict[str, Any]:
     """`--env.option KEY=VALUE` items as a dict (`read_option`'s values)."""
     options = {}
     for item in items:

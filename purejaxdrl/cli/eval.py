@@ -50,12 +50,16 @@ def eval_command(argv: Sequence[str]) -> int:
     """`purejaxdrl eval ...`; returns the exit status."""
     parser = run_dir_parser(
         "eval",
-        "Play a run's trained policy (the mode of its distribution) for a few "
-        "episodes on fresh environments; optionally draw one.",
+        "Play a run's trained policy (the mode of its distribution, or samples "
+        "of it with --sample) for a few episodes on fresh environments, "
+        "optionally with other environment options; optionally draw one.",
         "a run directory (its newest good checkpoint), or an exported policy "
         "folder (`purejaxdrl export`, a sweep's or PBT's policy/)",
     )
-    parser.add_argument("--episodes", type=int, default=EPISODES, help=EPISODES_HELP)
+    episodes = parser.add_argument(
+        "--episodes", type=int, default=EPISODES, help=EPISODES_HELP
+    )
+    episodes.example, episodes.python = 10, "episodes"  # for a non-number
     parser.add_argument(
         "--render",
         metavar="FILE",
@@ -64,14 +68,15 @@ def eval_command(argv: Sequence[str]) -> int:
         "FourRooms; MuJoCo Playground; host environments), FILE.html (brax) "
         "or FILE.mp4 (MuJoCo Playground, with imageio-ffmpeg)",
     )
-    parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    seed = parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    seed.example, seed.python = 1, "seed"
     parser.add_argument(
         "--checkpoint",
         default="latest",
         metavar="latest|best|N",
         help=CHECKPOINT_HELP.format(verb="play"),
     )
-    parser.add_argument(
+    max_steps = parser.add_argument(
         "--max-steps",
         type=int,
         default=None,
@@ -79,6 +84,8 @@ def eval_command(argv: Sequence[str]) -> int:
         "eval.max_steps for the returns, 100,000 for an exported policy's; "
         f"{RENDER_STEPS:,} for the drawing)",
     )
+    max_steps.example, max_steps.python = 1000, "max_steps"
+    _add_play_flags(parser)
     args = parser.parse_args(argv)
     _check_args(args)
     from purejaxdrl.runners.host_waits import HostEnvError
@@ -91,15 +98,45 @@ def eval_command(argv: Sequence[str]) -> int:
         return status
 
 
+def _add_play_flags(parser: Any) -> None:
+    """--env.option and --sample: the environment changed, the policy sampled."""
+    parser.add_argument(
+        "--env.option",
+        dest="env_options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change an option of the environment, e.g. episode_length=2000 "
+        "(brax) or max_steps_in_episode=1000 (gymnax); repeatable (default: "
+        "the options it was trained with)",
+    )
+    parser.add_argument(
+        "--sample",
+        action="store_true",
+        help="play samples of the policy, as it acted in training (ε-greedy "
+        "for a Q-learner, with the ε it ended with), instead of its mode; "
+        "--seed seeds them too",
+    )
+
+
 def _play(args: Any) -> int:
     """Plays the policy `args` name (and draws it); returns the exit status."""
-    from purejaxdrl.training.policy_eval import is_policy_folder, policy_player
+    from purejaxdrl.training.policy_eval import (
+        is_policy_folder,
+        policy_player,
+        run_policy,
+    )
     from purejaxdrl.training.restored import restore_run
 
+    options, sample_seed = args.env_options, args.seed if args.sample else None
     if is_policy_folder(args.run_dir):  # exported, or a sweep's best
         _check_one_policy(args)
-        config, player, state, step = policy_player(args.run_dir)
+        config, player, state, step = policy_player(args.run_dir, options, sample_seed)
         close, cap = _nothing_open, "the default max_steps"  # no eval config
+    elif options or args.sample:  # played as its export is: anywhere, sampled
+        config, policy = run_policy(args.run_dir, args.checkpoint)
+        _, player, state, step = policy_player(policy, options, sample_seed)
+        close, cap = _nothing_open, "the run's eval.max_steps"
     else:
         config, exp, restored = restore_run(args.run_dir, "evaluate", args.checkpoint)
         player, state, step, close = (
@@ -116,7 +153,7 @@ def _play(args: Any) -> int:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             player.check_render(args.render)
         result = _evaluate(player, state, args, max_steps)
-        _print_result(config, step, result, max_steps, cap)
+        _print_result(config, step, result, max_steps, cap, args.sample)
         if args.render:
             _render(player, state, args)
     finally:
@@ -182,11 +219,13 @@ def _render(player: Any, state: Any, args: Any) -> None:
 
 def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
+    from purejaxdrl.cli.args import parse_options
     from purejaxdrl.config import ConfigError
     from purejaxdrl.training.restored import checkpoint_choice
 
     # evaluate_policy's checks, in flags: one rule for both.
     check_play_args(args.episodes, args.max_steps, args.seed, flags=True)
+    args.env_options = parse_options(args.env_options)
     args.checkpoint = checkpoint_choice(args.checkpoint)
     if args.render:  # before a minute of playing and drawing
         out = pathlib.Path(args.render)
@@ -231,11 +270,12 @@ def _check_one_policy(args: Any) -> None:
 
 
 def _print_result(
-    config: Any, step: int, result: Any, max_steps: int, cap: str
+    config: Any, step: int, result: Any, max_steps: int, cap: str, sampled: bool
 ) -> None:
     """Prints an evaluation's summary line, and its metrics' line if any."""
-    returns, lengths = result.returns, result.lengths
-    print(summary_line(config, step, returns, lengths, max_steps, result.ended, cap))
+    returns, lengths, ended = result.returns, result.lengths, result.ended
+    policy = "sampled policy" if sampled else "deterministic policy"
+    print(summary_line(config, step, returns, lengths, max_steps, ended, cap, policy))
     if result.metrics:
         print(metrics_line(result.metrics))
 
@@ -258,6 +298,7 @@ def summary_line(
     max_steps: int | None = None,
     ended: np.ndarray | None = None,
     cap: str = "--max-steps",
+    policy: str = "deterministic policy",
 ) -> str:
     """The evaluation's one line: returns and lengths over the episodes.
 
@@ -265,12 +306,13 @@ def summary_line(
     many, and where the cap came from (`cap`: "--max-steps", or e.g. "the
     run's eval.max_steps" when the flag was not given). `ended` (bool [E])
     says which episodes ended by themselves, on the capped step too; without
-    it, every episode that ran `max_steps` counts.
+    it, every episode that ran `max_steps` counts. `policy` says which was
+    played: "deterministic policy" (its mode), or "sampled policy".
     """
     line = (
         f"{config.algo} on {config.env.id}, update {step:,}: mean return "
         f"{mean_std_text(np.mean(returns), np.std(returns))} (std) over {len(returns)} "
-        f"episode(s) (deterministic policy), lengths {int(lengths.min())}-"
+        f"episode(s) ({policy}), lengths {int(lengths.min())}-"
         f"{int(lengths.max())}"
     )
     if ended is not None:

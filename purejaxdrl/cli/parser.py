@@ -10,6 +10,7 @@ import sys
 from typing import Any, NoReturn
 
 from purejaxdrl.cli.hints import flag_hint, word_hint
+from purejaxdrl.config_docs import both_ways
 
 # A word argparse reads as a value, not an option: a negative number, in any
 # spelling `float` takes. Python 3.11's argparse takes only `-1` and `-.5`, so
@@ -90,14 +91,7 @@ class Parser(argparse.ArgumentParser):
                 )
             message = f"{message}; {hint}`{self._help}` lists every option."
         elif "invalid float value" in message or "invalid int value" in message:
-            kind = "a number" if "float" in message else "an integer"
-            # A flag's action may carry its example in both spellings.
-            name = message.removeprefix("argument ").partition(":")[0]
-            spelled = getattr(self._action(name.split("/")[-1]), "spelled", None)
-            see = f" (see `{self._help}`)"
-            if spelled:
-                see = f", e.g. {spelled}; `{self._help}` lists every option"
-            message = f"{message}; pass {kind}{see}."
+            message = f"{message}; {self._number_fix(message)}"
         elif message.endswith("expected one argument"):
             message = self._one_argument(message)
         elif ": invalid choice: " in message:
@@ -127,6 +121,25 @@ class Parser(argparse.ArgumentParser):
         if close:
             return f"did you mean {flag}{close[0]}? `{self._help}` lists every option."
         return f"pass one of those (see `{self._help}`)."
+
+    def _number_fix(self, message: str) -> str:
+        """The fix for `argument --flag: invalid int value: 'x'`, with an example.
+
+        The flag's action may carry an `example` value (else its default, a
+        number, stands in) and the `python` keyword it is in Python.
+        """
+        kind = "a number" if "invalid float" in message else "an integer"
+        name = message.removeprefix("argument ").partition(":")[0].split("/")[-1]
+        action = self._action(name)
+        example = getattr(action, "example", None)
+        default = getattr(action, "default", None)
+        if example is None and isinstance(default, int | float):
+            example = None if isinstance(default, bool) else default
+        if example is None or not name.startswith("-"):
+            return f"pass {kind} (see `{self._help}`)."
+        python = getattr(action, "python", None)
+        shown = both_ways(name, python, example) if python else f"{name} {example}"
+        return f"pass {kind}, e.g. {shown}; `{self._help}` lists every option."
 
     def _example(self) -> str:
         """The command with each argument it requires, for a missing one.

@@ -106,7 +106,8 @@ def population_parser(
     target = parser.add_argument(
         "--target", type=float, metavar="RETURN", help=command.target_help
     )
-    target.spelled = _TARGET_EXAMPLE  # a value argparse refuses is told it too
+    # A value argparse refuses is told the example too (`Parser._number_fix`).
+    target.example, target.python = 475, "target_return"
     parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
     parser.add_argument(
         "--no-files", action="store_true", help="write no files (no checkpoints)"

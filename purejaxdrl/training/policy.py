@@ -41,10 +41,12 @@ from purejaxdrl.training.policy_checks import (
     write_together,
 )
 from purejaxdrl.training.policy_folder import (
+    ANOTHER,
     PARAMS_FILE,
     SPEC_FILE,
     check_loadable,
     check_policy_folder,
+    out_example,
 )
 from purejaxdrl.training.policy_inputs import (
     as_acted_on,
@@ -144,6 +146,13 @@ def export_policy(
     """
     check_policy_folder(pathlib.Path(out), overwrite, "out")
     config, exp, restored = restore_run(run_dir, "export", step)  # quiet, as eval's
+    return write_restored(out, config, exp, restored)
+
+
+def write_restored(
+    out: str | pathlib.Path, config: Any, exp: Any, restored: Any
+) -> pathlib.Path:
+    """Writes the policy of a run `restore_run` restored to `out` (`write_policy`)."""
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
     return write_policy(
@@ -222,11 +231,18 @@ def write_policy(
     if stats is not None:
         blob["obs_stats"] = statistics_to_host(stats)
     out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_together(out, {
-        PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
-        SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
-    })  # fmt: skip
+    try:  # a full disk, or a folder that refuses writes though it looked writable
+        out.mkdir(parents=True, exist_ok=True)
+        write_together(out, {
+            PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
+            SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
+        })  # fmt: skip
+    except OSError as e:
+        said = " ".join(str(e).split())[:160] or type(e).__name__
+        raise ConfigError(
+            f"{out_example(out)}: could not write it ({said}); export elsewhere "
+            f"({ANOTHER})."
+        ) from None
     return out
 
 

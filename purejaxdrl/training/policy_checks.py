@@ -211,9 +211,15 @@ def _kind(hint: Any) -> str:
 def write_together(out: pathlib.Path, parts: dict[str, bytes]) -> None:
     """Writes files into `out` whole, under temporary names, then renames them.
 
-    An interrupted export leaves the previous files, never a half-written one.
+    An interrupted export leaves the previous files, never a half-written one;
+    a failed write (a full disk) removes its temporary files and raises.
     """
-    for name, data in parts.items():
-        (out / f".{name}.tmp").write_bytes(data)
+    try:
+        for name, data in parts.items():
+            (out / f".{name}.tmp").write_bytes(data)
+    except OSError:
+        for name in parts:
+            (out / f".{name}.tmp").unlink(missing_ok=True)
+        raise
     for name in parts:
         os.replace(out / f".{name}.tmp", out / name)

@@ -12,12 +12,14 @@ its distribution, the first episode of each of E fresh environments, and
 import json
 import numbers
 import pathlib
+import tempfile
 from typing import Any
 
 import jax.numpy as jnp
 
 from purejaxdrl import env as envs
 from purejaxdrl.config import ConfigError, apply_overrides
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host import is_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.observe.play import (
@@ -31,8 +33,15 @@ from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.rng import check_seed
 from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.training.config import TrainConfig, config_class
-from purejaxdrl.training.policy import SPEC_FILE, Policy, load_policy
+from purejaxdrl.training.policy import (
+    SPEC_FILE,
+    Policy,
+    load_policy,
+    write_restored,
+)
+from purejaxdrl.training.policy_acting import policy_acting
 from purejaxdrl.training.policy_inputs import as_acted_on, before_hiding
+from purejaxdrl.training.restored import restore_run
 
 # `purejaxdrl eval`'s --episodes default, and `evaluate_policy`'s.
 EPISODES = 5
@@ -48,11 +57,17 @@ def is_policy_folder(path: str | pathlib.Path) -> bool:
 
 def policy_player(
     policy: Policy | str | pathlib.Path,
+    env_options: dict[str, Any] | None = None,
+    sample_seed: int | None = None,
 ) -> tuple[TrainConfig, Player, PlayState, int]:
     """An exported policy, ready to play as a run's checkpoint is.
 
     Args:
       policy: a `load_policy` result, or the folder to load it from.
+      env_options: environment options that replace (or add to) those of
+        policy.json's env_options, e.g. a longer `episode_length`.
+      sample_seed: None to play the mode; else play samples of the policy
+        (`policy_acting.policy_acting`), their keys from this seed.
 
     Returns:
       (config, player, state, updates): the config of its environment and
@@ -73,6 +88,9 @@ def policy_player(
         policy = load_policy(policy)
     else:  # loaded already; its environment may be a user's, registered there
         import_modules(policy.spec.get("env_imports", []), "the policy's env_imports")
+    if env_options:
+        options = {**policy.spec.get("env_options", {}), **env_options}
+        policy = policy._replace(spec={**policy.spec, "env_options": options})
     spec = policy.spec
     try:
         config = apply_overrides(
@@ -87,7 +105,8 @@ def policy_player(
             },
             read_texts=False,  # as the run saved them
         )
-        player, state, observation = _player(config, _acting(policy))
+        acting = policy_acting(policy, sample_seed)
+        player, state, observation = _player(config, acting)
     except envs.UnknownEnvironmentError as e:
         # eval takes no --env.imports: the folder's policy.json names them.
         raise ConfigError(
@@ -157,18 +176,38 @@ def _misfit(spec: dict[str, Any], shape: list[int]) -> str:
     )
 
 
+def run_policy(
+    run_dir: str | pathlib.Path, checkpoint: int | str = "latest"
+) -> tuple[TrainConfig, Policy]:
+    """A run's checkpoint as a `Policy`, the one exporting it gives (no folder kept).
+
+    What `eval RUN --env.option ...` and `--sample` play: a run's own player
+    has its environment and mode built in; its export plays anywhere.
+
+    Returns:
+      (the run's config, the policy).
+
+    """
+    config, exp, restored = restore_run(run_dir, "evaluate", checkpoint)
+    with tempfile.TemporaryDirectory() as folder:
+        return config, load_policy(write_restored(folder, config, exp, restored))
+
+
 def evaluate_policy(
     policy: Policy | str | pathlib.Path,
     *,
     episodes: int = EPISODES,
     max_steps: int | None = None,
     seed: int = 0,
+    env_options: dict[str, Any] | None = None,
+    sample: bool = False,
 ) -> EvalResult:
     """Plays an exported policy as `purejaxdrl eval POLICY_DIR` does, with its defaults.
 
-    The mode of its distribution, the first episode of each of `episodes`
-    fresh environments, all at once (memory grows with `episodes`), on the
-    environment it was trained on, made again from its policy.json. A run's
+    The mode of its distribution (or samples of it, with `sample`), the first
+    episode of each of `episodes` fresh environments, all at once (memory
+    grows with `episodes`), on the environment it was trained on, made again
+    from its policy.json (with `env_options` changed). A run's
     own state plays the same way through its experiment's player (`observe.Player`):
     `make_experiment(config).player.evaluate(result.state, ...)`.
 
@@ -182,7 +221,15 @@ def evaluate_policy(
       max_steps: steps after which an episode is cut (its return partial,
         `ended` False), below 2**31; None for `eval.max_steps`' default,
         100,000.
-      seed: the environments' seed, in [0, 2**32).
+      seed: the environments' seed, in [0, 2**32); with `sample`, the
+        samples' too.
+      env_options: options that replace or add to the environment's
+        (policy.json's env_options; eval's `--env.option KEY=VALUE`), e.g.
+        {"episode_length": 2000} for longer brax episodes.
+      sample: play samples of the policy (`policy.step`: ε-greedy for a
+        Q-learner, as it ended training) instead of its mode (eval's
+        `--sample`); each environment has its own key stream, the same for
+        the same `seed`.
 
     Returns:
       `observe.EvalResult`: each episode's return, length, the environment's
@@ -201,7 +248,9 @@ def evaluate_policy(
 
     """
     check_play_args(episodes, max_steps, seed, flags=False)
-    config, player, state, _ = policy_player(policy)
+    _check_play_kinds(env_options, sample)
+    sample_seed = seed if sample else None
+    config, player, state, _ = policy_player(policy, env_options, sample_seed)
     steps = config.eval.max_steps if max_steps is None else int(max_steps)
     return player.evaluate(state, episodes=int(episodes), max_steps=steps, seed=seed)
 
@@ -226,26 +275,52 @@ def check_play_args(episodes: Any, max_steps: Any, seed: Any, *, flags: bool) ->
     """
 
     def said(name: str, value: Any) -> str:
-        return f"--{name.replace('_', '-')} {value}" if flags else f"{name}={value!r}"
+        return f"{_flag(name)} {value}" if flags else f"{name}={value!r}"
+
+    def example(name: str, value: int) -> str:
+        return both_ways(_flag(name), name, value)
 
     for name, value in (("episodes", episodes), ("max_steps", max_steps)):
         if value is None and name == "max_steps":
             continue
         if not _integer(value) or value < 1:
             raise ConfigError(
-                f"{said(name, value)} must be an integer >= 1; e.g. {said(name, 10)}."
+                f"{said(name, value)} must be an integer >= 1; e.g. "
+                f"{example(name, 10)}."
             )
     if max_steps is not None and max_steps >= STEP_LIMIT:
         raise ConfigError(
             f"{said('max_steps', max_steps)} must be <= 2**31-1 (the compiled "
-            f"loop counts steps in int32); e.g. {said('max_steps', 100000)}."
+            f"loop counts steps in int32); e.g. {example('max_steps', 100000)}."
         )
     if not _integer(seed):
         raise ConfigError(
             f"{said('seed', seed)} must be an integer in [0, 2**32); e.g. "
-            f"{said('seed', 1)}."
+            f"{example('seed', 1)}."
         )
     check_seed(seed)
+
+
+def _flag(name: str) -> str:
+    """The eval flag of `evaluate_policy`'s keyword `name` (`--max-steps`)."""
+    return f"--{name.replace('_', '-')}"
+
+
+def _check_play_kinds(env_options: Any, sample: Any) -> None:
+    """Refuses `evaluate_policy`'s env_options other than a dict, sample not a bool."""
+    if env_options is not None and not (
+        isinstance(env_options, dict) and all(isinstance(k, str) for k in env_options)
+    ):
+        raise ConfigError(
+            f"env_options={env_options!r} must be a dict of option names to "
+            "values (or None); e.g. --env.option episode_length=2000 "
+            "(env_options={'episode_length': 2000} in Python)."
+        )
+    if not isinstance(sample, bool):
+        raise ConfigError(
+            f"sample={sample!r} must be True or False; e.g. --sample "
+            "(sample=True in Python)."
+        )
 
 
 def _integer(value: Any) -> bool:
@@ -261,13 +336,3 @@ def _env_imports(path: str | pathlib.Path) -> list[str]:
     except (OSError, ValueError, TypeError, KeyError):
         return []
     return [str(name) for name in imports] if isinstance(imports, list) else []
-
-
-def _acting(policy: Policy) -> ModePolicy:
-    """`policy.step_mode` as a player's ModePolicy (its parameters are its own)."""
-
-    def act(params: Any, state: Any, obs: Any, reset: Any) -> tuple[Any, Any]:
-        del params
-        return policy.step_mode(state, obs, reset)
-
-    return ModePolicy(policy.initial_state, act)

@@ -1,8 +1,11 @@
 """Where a policy is: its files, refusing to write over one, which folder holds one."""
 
+import os
 import pathlib
+import tempfile
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.training.run_folder import enclosing_run
 
 SPEC_FILE, PARAMS_FILE = "policy.json", "params.msgpack"
@@ -13,9 +16,12 @@ def check_policy_folder(
 ) -> None:
     """Refuses to write a policy over an earlier one in `out`, unless `overwrite`.
 
-    An earlier export is a saved result: replacing it takes a word. `name`
-    is what the caller calls `out`, for the messages: the command line's
-    `--out` (the default), or a Python parameter's name, e.g. "out".
+    An earlier export is a saved result: replacing it takes a word. A folder
+    that cannot be made or written (under a file, in a read-only place) is
+    refused too, from its path alone: before a checkpoint is read. `name`
+    is what the caller calls `out`, for the messages' subject: the command
+    line's `--out` (the default), or a Python parameter's name, e.g. "out";
+    their fixes name both.
     """
     flag = name.startswith("--")
 
@@ -28,23 +34,54 @@ def check_policy_folder(
             f"{said(out)} is a file; pass a folder for the policy (it is made "
             "where missing)."
         )
+    if (unwritable := _unwritable(out)) is not None:
+        raise ConfigError(f"{said(out)}: {unwritable}; export elsewhere ({ANOTHER}).")
     if (out / "config.yaml").is_file():
         raise ConfigError(
             f"{said(out)} is a run directory, whose params.msgpack is the run's "
-            f"own; export to a folder of its own, e.g. {said(_beside(out))}."
+            f"own; export to a folder of its own, e.g. {out_example(_beside(out))}."
         )
     if (run := enclosing_run(out)) is not None:  # its checkpoints/: a stray save
         raise ConfigError(
             f"{said(out)} is inside run {str(run)!r}; export to a folder of its "
-            f"own, e.g. {said(_beside(run))}."
+            f"own, e.g. {out_example(_beside(run))}."
         )
     taken = [file for file in (SPEC_FILE, PARAMS_FILE) if (out / file).exists()]
     if taken and not overwrite:
-        how = "--overwrite (overwrite=True)" if flag else "overwrite=True"
         raise ConfigError(
             f"{said(out)} already holds an exported policy ({', '.join(taken)}); "
-            f"choose another folder, or pass {how} to replace it"
+            "choose another folder, or pass --overwrite (overwrite=True in "
+            "Python) to replace it"
         )
+
+
+# Where to export instead, in both spellings.
+ANOTHER = "another --out DIR, out=DIR in Python"
+
+
+def out_example(folder: pathlib.Path) -> str:
+    """`folder` as the fix of a refused --out: `--out 'x' (out='x' in Python)`."""
+    return both_ways("--out", "out", repr(str(folder)))
+
+
+def _unwritable(out: pathlib.Path) -> str | None:
+    """Why `out` cannot be made or written, from the path alone; None if it can.
+
+    Its nearest existing folder (itself where it exists) must be a folder
+    this process may write into: a file is made there and removed, to know.
+    """
+    folder = out
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{str(folder)!r} is a file, not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"folder {str(folder)!r} is not writable"
+    try:  # what access() passes for root: /proc, a read-only mount
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as e:
+        return f"folder {str(folder)!r} refuses files ({e.strerror or e})"
+    return None
 
 
 def _beside(run: pathlib.Path) -> pathlib.Path:

@@ -218,8 +218,9 @@ def check_observations(
         not (config.env.normalize_observations and is_host_env(config.env.id)),
         "env.normalize_observations=true applies to device environments, not "
         f"to env.id={config.env.id!r}, whose observations reach the agent as "
-        "the environment makes them; pass --env.normalize-observations false "
-        "(and normalise inside the environment where it needs it).",
+        "the environment makes them; pass "
+        f"{field_example('env.normalize_observations', 'false', False)}, and "
+        "normalise inside the environment where it needs it.",
     )
     # Training to come (`budget`), begun after the rule: a run resumed that
     # normalised before keeps its normaliser's state (a saved run evaluates).
@@ -229,7 +230,7 @@ def check_observations(
             normalised_before,
             f"{what}, which keeps a replay buffer: stored observations would "
             "stay at the scale of their time while the statistics move; pass "
-            "--env.normalize-observations false.",
+            f"{field_example('env.normalize_observations', 'false', False)}.",
         )
         warn_once(
             f"{what}: this resumed run normalises as it started, and its stored "

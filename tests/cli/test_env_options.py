@@ -9,13 +9,13 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.cli.args import UsageError, _parse_options
+from purejaxdrl.cli.args import UsageError, parse_options
 
 TRAIN = ["train", "--no-files", "--no-compile-cache"]
 
 
 def test_exponent_notation_is_a_float_and_quoted_a_string():
-    options = _parse_options(
+    options = parse_options(
         ["tau=2e-2", "g=1.5E2", "n=1e3", "x=1.0e-3", "s='2e-2'", "l=[1e-1,2]"]
     )
     assert options == {
@@ -28,7 +28,7 @@ def test_exponent_notation_is_a_float_and_quoted_a_string():
     }
     # What YAML 1.1 read before is read the same.
     same = ["a=abc", "b=e5", "c=-e5", "d=1_000", "e=true", "f=.inf", "g=0x10"]
-    assert _parse_options(same) == {
+    assert parse_options(same) == {
         "a": "abc",
         "b": "e5",
         "c": "-e5",
@@ -41,7 +41,7 @@ def test_exponent_notation_is_a_float_and_quoted_a_string():
 
 def test_a_value_that_is_no_yaml_is_one_line():
     with pytest.raises(UsageError, match=r"--env.option 'a=\[1,': '\[1,' is not a "):
-        _parse_options(["a=[1,"])
+        parse_options(["a=[1,"])
 
 
 @pytest.mark.parametrize(

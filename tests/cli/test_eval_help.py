@@ -83,7 +83,7 @@ def test_evals_line_names_where_the_cap_came_from():
         (
             ["--max-steps", "3000000000"],
             "--max-steps 3000000000 must be <= 2**31-1 (the compiled loop counts "
-            "steps in int32); e.g. --max-steps 100000.",
+            "steps in int32); e.g. --max-steps 100000 (max_steps=100000 in Python).",
         ),
     ],
 )
@@ -123,7 +123,7 @@ def test_eval_out_of_memory_names_episodes_and_the_fix(monkeypatch, capsys, erro
     config = types.SimpleNamespace(eval=types.SimpleNamespace(max_steps=10))
     monkeypatch.setattr(policy_eval, "is_policy_folder", lambda path: True)
     monkeypatch.setattr(
-        policy_eval, "policy_player", lambda path: (config, player, None, 1)
+        policy_eval, "policy_player", lambda path, *_: (config, player, None, 1)
     )
     assert cli.main(["eval", "pol", "--episodes", "100000000"]) == 2
     err = capsys.readouterr().err
@@ -149,7 +149,7 @@ def test_eval_lets_other_runtime_errors_through(monkeypatch):
     config = types.SimpleNamespace(eval=types.SimpleNamespace(max_steps=10))
     monkeypatch.setattr(policy_eval, "is_policy_folder", lambda path: True)
     monkeypatch.setattr(
-        policy_eval, "policy_player", lambda path: (config, player, None, 1)
+        policy_eval, "policy_player", lambda path, *_: (config, player, None, 1)
     )
     with pytest.raises(jax.errors.JaxRuntimeError, match="INTERNAL"):
         cli.main(["eval", "pol"])

@@ -177,7 +177,8 @@ def _check_not_damaged(path, name, text, reads):
          "env.normalize_observations=true applies to device environments, not "
          "to env.id='gymnasium:CartPole-v1', whose observations reach the agent "
          "as the environment makes them; pass --env.normalize-observations "
-         "false (and normalise inside the environment where it needs it)); it is "
+         "false (env.normalize_observations=False in Python), and normalise "
+         "inside the environment where it needs it); it is "
          "replaced whole"),
     ]  # fmt: skip
     cut = (

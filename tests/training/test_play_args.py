@@ -18,22 +18,41 @@ from purejaxdrl.training.policy_eval import EPISODES, check_play_args
         (
             {"max_steps": 2**31},
             f"max_steps={2**31} must be <= 2**31-1 (the compiled loop counts "
-            "steps in int32); e.g. max_steps=100000.",
+            "steps in int32); e.g. "
+            "--max-steps 100000 (max_steps=100000 in Python).",
         ),
         # A bool is an int to Python; True would have played one episode.
         (
             {"episodes": True},
-            "episodes=True must be an integer >= 1; e.g. episodes=10.",
+            "episodes=True must be an integer >= 1; e.g. "
+            "--episodes 10 (episodes=10 in Python).",
         ),
-        ({"episodes": 2.0}, "episodes=2.0 must be an integer >= 1; e.g. episodes=10."),
-        ({"max_steps": 0}, "max_steps=0 must be an integer >= 1; e.g. max_steps=10."),
-        ({"seed": 1.5}, "seed=1.5 must be an integer in [0, 2**32); e.g. seed=1."),
+        (
+            {"episodes": 2.0},
+            "episodes=2.0 must be an integer >= 1; e.g. "
+            "--episodes 10 (episodes=10 in Python).",
+        ),
+        (
+            {"max_steps": 0},
+            "max_steps=0 must be an integer >= 1; e.g. "
+            "--max-steps 10 (max_steps=10 in Python).",
+        ),
+        (
+            {"seed": 1.5},
+            "seed=1.5 must be an integer in [0, 2**32); e.g. "
+            "--seed 1 (seed=1 in Python).",
+        ),
         # As episodes=True: True would have played seed 1.
-        ({"seed": True}, "seed=True must be an integer in [0, 2**32); e.g. seed=1."),
+        (
+            {"seed": True},
+            "seed=True must be an integer in [0, 2**32); e.g. "
+            "--seed 1 (seed=1 in Python).",
+        ),
         # None means the default for max_steps only: not a raw TypeError.
         (
             {"episodes": None},
-            "episodes=None must be an integer >= 1; e.g. episodes=10.",
+            "episodes=None must be an integer >= 1; e.g. "
+            "--episodes 10 (episodes=10 in Python).",
         ),
         ({"seed": -1}, "seed=-1 must be in [0, 2**32) (JAX keeps a seed's low 32"),
     ],
@@ -56,12 +75,14 @@ def test_numpy_integers_pass_as_integers():
     [
         (
             ["--episodes", "0"],
-            "--episodes 0 must be an integer >= 1; e.g. --episodes 10.",
+            "--episodes 0 must be an integer >= 1; e.g. "
+            "--episodes 10 (episodes=10 in Python).",
         ),
         (
             ["--max-steps", str(2**31)],
             f"--max-steps {2**31} must be <= 2**31-1 (the compiled loop counts "
-            "steps in int32); e.g. --max-steps 100000.",
+            "steps in int32); e.g. "
+            "--max-steps 100000 (max_steps=100000 in Python).",
         ),
     ],
 )

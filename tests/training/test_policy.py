@@ -94,7 +94,8 @@ def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(
     (tmp_path / "policy" / "notes.txt").write_text("mine")
     with pytest.raises(pjd.ConfigError, match=r"^out='.*' already holds an exported "
                        r"policy \(policy.json, params.msgpack\); choose another "
-                       r"folder, or pass overwrite=True to replace it$"):  # fmt: skip
+                       r"folder, or pass --overwrite \(overwrite=True in "
+                       r"Python\) to replace it$"):  # fmt: skip
         pjd.export_policy(result.run_dir, tmp_path / "policy")
     assert (tmp_path / "policy" / "params.msgpack").read_bytes() == before
     out = tmp_path / "policy"
@@ -102,7 +103,7 @@ def test_a_policy_of_a_run_with_hidden_observations_takes_the_envs_own(
     assert cli.main(["export", str(result.run_dir), "--out", str(out)]) == 2
     said = capsys.readouterr().err
     assert f"--out {str(out)!r} already holds" in said
-    assert "pass --overwrite (overwrite=True) to replace it" in said
+    assert "pass --overwrite (overwrite=True in Python) to replace it" in said
     assert cli.main(["export", str(result.run_dir), "--out", str(out),
                      "--overwrite"]) == 0  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"  # other files stay

@@ -42,15 +42,18 @@ def test_train_result_policy_names_its_parameter_not_the_flag(tmp_path, monkeypa
     said = f"out={str(run)!r} is a run directory"
     assert str(refused.value).startswith(said)
     # Beside the run, not inside it (refused below).
-    assert str(refused.value).endswith(f"e.g. out={str(tmp_path / 'run_policy')!r}.")
+    beside = repr(str(tmp_path / "run_policy"))
+    assert str(refused.value).endswith(f"e.g. --out {beside} (out={beside} in Python).")
     done = tmp_path / "done"
     done.mkdir()
     (done / "policy.json").write_text("{}")
     with pytest.raises(pjd.ConfigError) as refused:
         result.policy(done)
     assert str(refused.value).startswith(f"out={str(done)!r} already holds")
-    assert "pass overwrite=True to replace it" in str(refused.value)
-    assert "--" not in str(refused.value)
+    assert "pass --overwrite (overwrite=True in Python) to replace it" in str(
+        refused.value
+    )
+    assert "--" not in str(refused.value).partition(" already")[0]  # its subject
     assert exported == []  # nothing was written
 
 
@@ -73,11 +76,12 @@ def test_a_folder_inside_a_run_is_refused_before_a_write(tmp_path, inside):
     (run / "checkpoints" / "40").mkdir(parents=True)
     (run / "config.yaml").write_text("{}")
     out = run / inside
+    beside = str(tmp_path / "pm2_policy")
     with pytest.raises(pjd.ConfigError) as refused:
         check_policy_folder(out, overwrite=True)
     assert str(refused.value) == (
         f"--out {str(out)!r} is inside run {str(run)!r}; export to a folder of "
-        f"its own, e.g. --out {str(tmp_path / 'pm2_policy')!r}."
+        f"its own, e.g. --out {beside!r} (out={beside!r} in Python)."
     )
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["40"]
 
@@ -105,5 +109,6 @@ def test_a_run_given_as_dot_dot_suggests_a_folder_beside_it(tmp_path, monkeypatc
     with pytest.raises(pjd.ConfigError) as refused:
         check_policy_folder(pathlib.Path(".."), overwrite=True)
     assert str(refused.value).endswith(
-        f"export to a folder of its own, e.g. --out {str(tmp_path / 'pm2_policy')!r}."
+        f"export to a folder of its own, e.g. --out {str(tmp_path / 'pm2_policy')!r} "
+        f"(out={str(tmp_path / 'pm2_policy')!r} in Python)."
     ), str(refused.value)

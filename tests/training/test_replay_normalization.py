@@ -13,7 +13,8 @@ def _message(algo: str) -> str:
     return (
         f"env.normalize_observations=true with algo={algo!r}, which keeps a "
         "replay buffer: stored observations would stay at the scale of their "
-        "time while the statistics move; pass --env.normalize-observations false."
+        "time while the statistics move; pass --env.normalize-observations false "
+        "(env.normalize_observations=False in Python)."
     )
 
 
@@ -98,7 +99,11 @@ def test_a_sweep_over_normalisation_is_refused_alike():
     with pytest.raises(ConfigError) as error:
         make_plan(base, grid={"env.normalize_observations": [False, True]})
     prefix = "grid['env.normalize_observations']: "
-    assert str(error.value) == prefix + _message("dqn")
+    # The fix in the sweep's own spelling, not the flag of one run.
+    flag = "--env.normalize-observations false (env.normalize_observations=False"
+    grid = "--grid env.normalize_observations=false (grid={'env.normalize_o"
+    wanted = _message("dqn").replace(flag, grid + "bservations': [False]}")
+    assert str(error.value) == prefix + wanted
     with pytest.raises(ConfigError, match=r"^env.normalize_observations=true"):
         make_plan(pjd.apply_overrides(base, NORMALIZED), seeds=2)
 

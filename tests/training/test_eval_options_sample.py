@@ -1,0 +1,115 @@
+"""eval with other environment options (`--env.option`), and the sampled policy.
+
+reviews/ex19.md #3: eval played only the mode, on the environment as exported.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import purejaxdrl as pjd
+from purejaxdrl import cli
+from purejaxdrl.training.policy_acting import policy_acting
+
+
+@pytest.fixture(scope="module")
+def pendulum(tmp_path_factory):
+    """A tiny PPO run on Pendulum-v1 (200 steps an episode, never ended sooner)."""
+    tmp = tmp_path_factory.mktemp("pendulum")
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"num_envs": 4, "unroll_length": 8, "total_steps": 32, "num_logs": 1,
+         "devices": 1, "run_dir": str(tmp / "runs"), "env": {"id": "Pendulum-v1"}},
+    )  # fmt: skip
+    result = pjd.train(config, write_files=True, console=False)
+    return result.run_dir, pjd.export_policy(result.run_dir, tmp / "policy")
+
+
+@pytest.mark.timeout(300)
+def test_a_longer_episode_option_plays_longer_episodes(pendulum, capsys):
+    run, folder = pendulum
+    plain = pjd.evaluate_policy(folder, episodes=2)
+    longer = pjd.evaluate_policy(
+        folder, episodes=2, env_options={"max_steps_in_episode": 300}
+    )
+    np.testing.assert_array_equal(plain.lengths, [200, 200])
+    np.testing.assert_array_equal(longer.lengths, [300, 300])
+    assert longer.ended.all()
+    # The command line, on the run and on its export alike.
+    for played in (run, folder):
+        flags = ["--episodes", "2", "--env.option", "max_steps_in_episode=300"]
+        assert cli.main(["eval", str(played), *flags]) == 0
+        out = capsys.readouterr().out
+        assert "(deterministic policy), lengths 300-300\n" in out, out
+
+
+@pytest.mark.timeout(300)
+def test_the_sampled_policy_is_reproducible_by_seed(pendulum, capsys):
+    run, folder = pendulum
+    loaded = pjd.load_policy(folder)
+    obs = jax.random.normal(jax.random.key(0), (6, 3))
+    sampled = policy_acting(loaded, sample_seed=4)
+    state = sampled.initial_state(6)
+    _, a = sampled.act((), state, obs, jnp.zeros(6, bool))
+    _, again = policy_acting(loaded, 4).act((), state, obs, jnp.zeros(6, bool))
+    _, other = sampled.act(
+        (), policy_acting(loaded, 5).initial_state(6), obs, jnp.zeros(6, bool)
+    )
+    np.testing.assert_array_equal(a, again)
+    assert not np.allclose(a, loaded.mode(obs))
+    assert not np.allclose(a, other)
+    # Whole episodes: the same seed plays the same ones; the first is the
+    # same however many play beside it (what --render draws).
+    one = pjd.evaluate_policy(folder, episodes=3, max_steps=20, seed=1, sample=True)
+    two = pjd.evaluate_policy(folder, episodes=3, max_steps=20, seed=1, sample=True)
+    mode = pjd.evaluate_policy(folder, episodes=3, max_steps=20, seed=1)
+    first = pjd.evaluate_policy(folder, episodes=1, max_steps=20, seed=1, sample=True)
+    np.testing.assert_array_equal(one.returns, two.returns)
+    assert not np.allclose(one.returns, mode.returns)
+    np.testing.assert_array_equal(first.returns, one.returns[:1])
+    # The command line: the run and its export sample alike.
+    lines = []
+    for played in (run, folder):
+        flags = ["--episodes", "3", "--max-steps", "20", "--seed", "1", "--sample"]
+        assert cli.main(["eval", str(played), *flags]) == 0
+        lines.append(capsys.readouterr().out)
+    assert lines[0] == lines[1]
+    assert "(sampled policy), lengths 20-20" in lines[0]
+    mean = float(np.mean(one.returns))
+    assert f"mean return {mean:.1f}" in lines[0], (mean, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "wanted"),
+    [
+        (
+            {"env_options": ["episode_length=2000"]},
+            "env_options=['episode_length=2000'] must be a dict of option names "
+            "to values (or None); e.g. --env.option episode_length=2000 "
+            "(env_options={'episode_length': 2000} in Python).",
+        ),
+        (
+            {"sample": "yes"},
+            "sample='yes' must be True or False; e.g. --sample (sample=True in "
+            "Python).",
+        ),
+    ],
+)
+def test_evaluate_policy_refuses_other_kinds(tmp_path, arguments, wanted):
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.evaluate_policy(tmp_path / "no_policy", **arguments)
+    assert str(refused.value) == wanted
+
+
+def test_a_non_number_gets_an_example_in_both_spellings(capsys, tmp_path):
+    assert cli.main(["eval", str(tmp_path), "--episodes", "abc"]) == 2
+    assert capsys.readouterr().err == (
+        "purejaxdrl: error: argument --episodes: invalid int value: 'abc'; pass "
+        "an integer, e.g. --episodes 10 (episodes=10 in Python); `purejaxdrl "
+        "eval --help` lists every option.\n"
+    )
+    assert cli.main(["eval", str(tmp_path), "--max-steps", "1e3"]) == 2
+    assert "e.g. --max-steps 1000 (max_steps=1000 in Python);" in (
+        capsys.readouterr().err
+    )
