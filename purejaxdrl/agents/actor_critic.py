@@ -219,6 +219,8 @@ def learner_bootstrap(
         return network.apply(params, obs)[1]
 
     v_last = critic(fixed, jax.tree.map(lambda x: x[-1], traj.final_observation))
+    # Defensive: `actor_critic_loss` stops the gradient of the targets and
+    # advantages these make anyway (mut25 AC1: dropping it changes nothing).
     next_values = jnp.concatenate([jax.lax.stop_gradient(v_tm1[1:]), v_last[None]])
     return bootstrap_values(
         critic,

@@ -110,6 +110,8 @@ def td_errors(
     # `where`, not a product with γ_boot = 0: after a termination the next
     # observation may be anything, inf included, and 0 * inf is NaN.
     bootstrap = jnp.where(item.discount == 0, 0.0, bootstrap)
+    # Defensive: `td_errors` is differentiated in `params` only, and the
+    # bootstrap is the target network's (mut25 Q2: dropping it changes nothing).
     target_q = item.reward + item.discount * jax.lax.stop_gradient(bootstrap)
     return target_q - q_taken
 
