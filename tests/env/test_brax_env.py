@@ -185,6 +185,17 @@ def test_an_episode_length_past_int32_is_one_line():
         envs.make("brax/inverted_pendulum", episode_length=0)
 
 
+def test_a_one_step_brax_episode_is_truncated_at_its_first_step():
+    # 1 is the rule's own boundary: refusing it ("episode_length=1 must be
+    # >= 1") would contradict itself (mut26 B05).
+    env = envs.make("brax/inverted_pendulum", backend="positional", episode_length=1)
+    params = env.default_params
+    state, _ = env.reset(jax.random.key(0), params)
+    _, ts = jax.jit(env.step)(jax.random.key(1), state, jnp.zeros(1), params)
+    # Zero force keeps the pole up: the time limit ends it, a truncation.
+    assert bool(ts.truncated) and float(ts.discount) == 1.0
+
+
 def test_brax_step_is_the_raw_step_with_a_time_limit_and_a_reset_from_its_key():
     # Reference written on brax's raw environment, by the rule: step the
     # physics; truncate at the time limit unless the step terminated; where

@@ -22,6 +22,8 @@ class Flawed(envs.Env):
     """A one-state env whose outputs can break its contract one way at a time."""
 
     obs_shape: tuple = (2,)  # what the observations are; the spec says (2,)
+    obs_dtype: type = jnp.float32
+    reward_shape: tuple = ()
     reward_dtype: type = jnp.float32
     extra_state: bool = False  # step returns one more state leaf than reset
     truncated_dtype: type = jnp.bool_
@@ -38,14 +40,14 @@ class Flawed(envs.Env):
         return self.action
 
     def reset(self, key, params):
-        return (jnp.int32(0),), envs.restart(jnp.zeros(self.obs_shape, jnp.float32))
+        return (jnp.int32(0),), envs.restart(jnp.zeros(self.obs_shape, self.obs_dtype))
 
     def step(self, key, state, action, params):
-        obs = jnp.zeros(self.obs_shape, jnp.float32)
+        obs = jnp.zeros(self.obs_shape, self.obs_dtype)
         state = (*state, jnp.int32(1)) if self.extra_state else state
         return state, TimeStep(
             observation=obs,
-            reward=jnp.asarray(1, self.reward_dtype),
+            reward=jnp.ones(self.reward_shape, self.reward_dtype),
             discount=jnp.float32(1.0),
             truncated=jnp.asarray(False, self.truncated_dtype),
             final_observation=obs,
@@ -88,7 +90,16 @@ def test_a_box_keeps_its_shape_as_a_tuple_of_ints():
         ({"obs_shape": (1,)}, "Flawed-v0: reset's observation is float32[1], but "
          "observation_spec says Box(shape=(2,)) (float32[2]); make observation_spec "
          "and the observations agree."),
+        # Integer observations under a float Box (mut26 CT2: only a wrong
+        # shape was tried, so the dtype half of the check could go unseen).
+        ({"obs_dtype": jnp.int32}, "Flawed-v0: reset's observation is int32[2], "
+         "but observation_spec says Box(shape=(2,)) (float32[2]); make "
+         "observation_spec and the observations agree."),
         ({"reward_dtype": jnp.int32}, "Flawed-v0: step's reward is int32[], not "
+         "float32[]; return one float32 scalar per environment"),
+        # A reward of shape [1], not a scalar, is named by its shape (mut26 CT1:
+        # otherwise only a vaguer reset-against-step check caught it).
+        ({"reward_shape": (1,)}, "Flawed-v0: step's reward is float32[1], not "
          "float32[]; return one float32 scalar per environment"),
         ({"truncated_dtype": jnp.float32}, "Flawed-v0: step's truncated is "
          "float32[], not bool[]"),

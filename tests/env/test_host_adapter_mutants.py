@@ -87,6 +87,28 @@ def test_an_option_the_environment_does_not_take_is_one_line():
         make_host_env("gymnasium:M6BEnds-test", 1, 0, lenght=6)
 
 
+class BuggyInit(Ends):
+    """Its own __init__ has a bug (int + str) whenever size is not 3."""
+
+    def __init__(self, size: int = 3, length: int = 3):
+        super().__init__(size, length)
+        if size != 3:
+            self.label = size + "x"
+
+
+gym.register("M6BBuggyInit-test", entry_point=BuggyInit)
+
+
+def test_an_environments_own_type_error_is_not_blamed_on_its_options():
+    # An env made with options whose __init__ raises a TypeError of its own
+    # (no "argument" in it) keeps it, traceback and all: turned into "env.options
+    # ['size'] ... did not take them", it sent the user to fix good options and
+    # hid the line of their own bug (mut26 GY8).
+    make_host_env("gymnasium:M6BBuggyInit-test", 1, 0, size=3).close()
+    with pytest.raises(TypeError, match="unsupported operand"):
+        make_host_env("gymnasium:M6BBuggyInit-test", 1, 0, size=4)
+
+
 class TakesAny(Ends):
     """Takes any keyword (**kwargs), as wrappers and generic creators do."""
 

@@ -3,7 +3,9 @@
 CartpoleBalance ends its own episode on NaN physics, clamps its motor and
 computes its observation from physics alone; many Playground tasks do none of
 these. Each test wraps the task's step so that only the adapter can make it
-pass (mut17 G4, G6, G8: each survived a mutant of the adapter before).
+pass (mut17 G4, G6, G8: each survived a mutant of the adapter before). The
+cached-first-state restart is checked on both paths, `step` and the runners'
+`step_batch`.
 """
 
 import importlib.util
@@ -69,3 +71,28 @@ def test_a_cached_first_state_restart_restores_the_tasks_observation_too():
     assert bool(ts.truncated)
     assert not np.allclose(ts.final_observation, first.observation)
     np.testing.assert_allclose(after.inner.obs, state.inner.obs, rtol=1e-6)
+
+
+@pytest.mark.timeout(900)
+def test_step_batch_restarts_cached_first_state_envs_where_they_started():
+    # The runners step through `step_batch`, which has its own reset path: it
+    # must honour auto_reset=cached_first_state (Playground's default, picked
+    # to match its published curves), not restart from fresh random states:
+    # the run would go on, with no error, on other episodes (mut26 PE2).
+    env = envs.make(
+        "playground/CartpoleBalance", episode_length=1, auto_reset="cached_first_state"
+    )
+    b = 2
+
+    def program(key):
+        states, first = jax.vmap(env.reset, in_axes=(0, None))(
+            jax.random.split(key, b), ()
+        )
+        keys = jax.random.split(jax.random.key(7), b)
+        _, ts = env.step_batch(keys, states, jnp.full((b, 1), 0.4), ())
+        return first.observation, ts
+
+    first, ts = jax.jit(program)(jax.random.key(1))
+    assert np.asarray(ts.truncated).all()
+    assert not np.allclose(first[0], first[1])  # two distinct first states
+    np.testing.assert_allclose(ts.observation, first, rtol=1e-6)

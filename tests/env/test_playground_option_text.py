@@ -100,3 +100,12 @@ def test_a_misspelt_choice_is_offered_its_close_match_not_the_default(options, f
         envs.make(ID, **options)
     message = str(error.value)
     assert message.endswith(f"; pass {fix}.") and "\n" not in message, message
+
+
+def test_a_count_of_zero_is_taken_and_minus_one_is_refused():
+    # The rule says a count "must be >= 0": 0 is its own boundary and is
+    # taken; refusing njmax=0 would contradict the message it gives (mut26 PO1).
+    check = playground_options.check_physics
+    check(ID, {"njmax": 0}, {"njmax": 4})
+    with pytest.raises(ConfigError, match="njmax=-1: njmax is a count .* >= 0"):
+        check(ID, {"njmax": -1}, {"njmax": 4})

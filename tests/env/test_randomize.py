@@ -1,5 +1,8 @@
 """Domain randomisation: a model per environment, from the seed, in checkpoints."""
 
+import pathlib
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,6 +20,7 @@ from purejaxdrl.rng import make_key  # noqa: E402
 from purejaxdrl.training.checkpoint import Checkpointer  # noqa: E402
 
 B = 4
+GUIDE = pathlib.Path(__file__).resolve().parents[2] / "docs/guide/environments.md"
 
 
 def _factors(models, base, name, column=None):
@@ -73,6 +77,40 @@ def test_randomised_models_differ_per_environment_and_stay_with_it():
             np.testing.assert_allclose(value[i], mine, rtol=1e-6)
     # The physics steps with the environment's own model.
     assert not np.allclose(own, swapped, rtol=1e-7, atol=0)
+
+
+@pytest.mark.timeout(600)
+def test_one_environments_step_restarts_it_with_its_own_model():
+    # `Env.step`, which a user's own loop calls (runners call step_batch), on
+    # a randomised task: the episode's restart keeps the environment's model.
+    # A restart reset without it crashed at the first episode end, a pytree
+    # structure error in the user's loop (mut26 PE1).
+    env = envs.make("playground/CartpoleBalance", episode_length=1, randomize=True)
+    state, _ = env.reset(jax.random.key(0), ())
+    after, ts = jax.jit(env.step, static_argnums=3)(
+        jax.random.key(1), state, jnp.zeros(1), ()
+    )
+    assert bool(ts.truncated) and int(after.steps) == 0  # ended and restarted
+    assert set(after.model) == set(state.model)
+    for name, value in state.model.items():
+        np.testing.assert_array_equal(after.model[name], value)
+
+
+def test_the_generic_ranges_are_the_ones_the_guide_states():
+    # test_randomised_models_... checks draws against RANGES itself, so a
+    # changed range would pass while the guide still promised its own: a
+    # sim-to-real user choosing randomisation on its word would get another
+    # (mut26 RA1, RA7).
+    text = " ".join(GUIDE.read_text().split())
+    found = re.search(
+        r"masses \(and inertias, x([\d.]+)-([\d.]+)\), sliding frictions "
+        r"\(x([\d.]+)-([\d.]+)\) and actuator gains \(x([\d.]+)-([\d.]+)\)",
+        text,
+    )
+    assert found, "the guide's sentence on the generic randomiser moved"
+    m0, m1, f0, f1, g0, g1 = map(float, found.groups())
+    stated = {"mass": (m0, m1), "friction": (f0, f1), "gain": (g0, g1)}
+    assert stated == RANGES
 
 
 def test_subtree_masses_are_mujocos_and_follow_randomised_masses():

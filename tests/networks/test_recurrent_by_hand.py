@@ -1,7 +1,8 @@
 """Recurrent networks against a NumPy forward pass written from the papers' equations.
 
 Every parameter is drawn at random (biases included, the GRU's recurrent bias
-too, which initialises to zero), so a dropped or misplaced term shows.
+too, which initialises to zero), so a dropped or misplaced term shows; the
+initialisers are checked by tests of their own.
 """
 
 import jax
@@ -140,6 +141,27 @@ def test_recurrent_kernel_is_one_independent_orthogonal_block_per_gate(kind):
     for i in range(len(blocks)):
         for j in range(i):
             assert not np.allclose(blocks[i], blocks[j], atol=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "mingru"])
+def test_core_input_kernel_is_lecun_normal_and_its_biases_start_at_zero(kind):
+    # The equations above are checked with random parameters, so the init is
+    # not: a zero input kernel (an LSTM's g = tanh(0) keeps c and h at 0, the
+    # core blind to its input until gradients move it) or a shifted GRU gate
+    # would only learn slower (mut26 K02, K03). flax's cells: lecun_normal,
+    # a normal of variance 1 / fan_in truncated at two of its untruncated
+    # standard deviations (sqrt(1 / fan_in) / 0.8796), and zero biases.
+    fan_in = 256
+    config = NetworkConfig(hidden_sizes=(fan_in,), core=kind, core_size=64)
+    net = make_actor_critic(config, Box((3,)), Discrete(2))
+    core = net.init(jax.random.key(0), jnp.zeros(3))["params"]["core"]
+    kernel = np.asarray(core["input"]["kernel"])
+    assert kernel.shape[0] == fan_in
+    np.testing.assert_allclose(kernel.std(), 1 / np.sqrt(fan_in), rtol=0.05)
+    assert np.abs(kernel).max() <= 2 / 0.87962566 / np.sqrt(fan_in) + 1e-6
+    np.testing.assert_array_equal(core["input"]["bias"], 0.0)
+    if kind == "gru":
+        np.testing.assert_array_equal(core["recurrent_bias"], 0.0)
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
