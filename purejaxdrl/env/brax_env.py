@@ -136,8 +136,8 @@ class BraxEnv(Env):
         )["episode_length"]
         if episode_length < 1:
             raise ConfigError(
-                f"episode_length={episode_length} must be >= 1; pass a positive "
-                "number of steps."
+                f"env.options episode_length={episode_length} must be >= 1; pass "
+                f"a positive number of steps, e.g. {both('episode_length', 1000)}."
             )
         self.env_id = env_id
         self.backend = backend

@@ -5,7 +5,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import env as envs
-from tests.helpers import count_traces, trace_reset_and_steps
+from tests.helpers import cli_error_line, count_traces, trace_reset_and_steps
 
 BRAX_ENVS = ["inverted_pendulum", "reacher", "inverted_double_pendulum"]
 
@@ -181,8 +181,21 @@ def test_an_episode_length_past_int32_is_one_line():
 
     with pytest.raises(ConfigError, match=r"episode_length=2147483648 must be in "):
         envs.make("brax/inverted_pendulum", episode_length=2**31)
-    with pytest.raises(pjd.ConfigError, match=r"episode_length=0 must be >= 1"):
+
+
+def test_an_episode_length_below_one_is_refused_in_both_spellings(capsys):
+    # It named neither the flag nor Python's spelling, nor env.options, where
+    # Playground's refusal of the same option names all three (mut26 #9).
+    argv = "train --env.id brax/inverted_pendulum --env.option episode_length=0"
+    line = cli_error_line(argv.split(), capsys)
+    assert line == (
+        "purejaxdrl: error: env.options episode_length=0 must be >= 1; pass a "
+        "positive number of steps, e.g. --env.option episode_length=1000 "
+        "(env.options={'episode_length': 1000} in Python)."
+    )
+    with pytest.raises(pjd.ConfigError) as error:  # Python's: the same words
         envs.make("brax/inverted_pendulum", episode_length=0)
+    assert line == f"purejaxdrl: error: {error.value}"
 
 
 def test_a_one_step_brax_episode_is_truncated_at_its_first_step():
