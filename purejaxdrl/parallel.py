@@ -295,14 +295,14 @@ def env_multiple_message(
         for d in range(devices // processes - 1, 0, -1)
         if split_share(num_envs, d * processes, multiple) is not None
     ]
-    fewer_fix = f" or {flag} {fewer[0]} ({python}={fewer[0]} in Python)"
+    fewer_fix = f" or {both_ways(flag, python, fewer[0])}" if fewer else ""
     got = f"= {num_envs // devices} each"
     if num_envs % devices:
         got = "(an uneven split)"
     return (
         f"{needs} needs each device's environments to be a multiple of "
         f"{multiple}, got num_envs={num_envs} over {devices} devices {got}; "
-        f"pass --num-envs {more}" + (fewer_fix if fewer else "") + f"{also}."
+        f"pass {both_ways('--num-envs', 'num_envs', more)}" + fewer_fix + f"{also}."
     )
 
 

@@ -329,7 +329,8 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
     if multiple <= 1 or split_share(envs, devices, multiple) is not None:
         return
     if shape.recurrent:
-        why, also = "a recurrent core (minibatches of whole sequences)", ""
+        why = "a recurrent core (minibatches of whole sequences)"
+        also = _fewer_sequences(name, config.num_minibatches, shape)
     else:
         why = f"unroll_length={shape.unroll_length}"
         near = _nearest_divisor(config.num_minibatches, shape.unroll_length)
@@ -350,6 +351,25 @@ def check_minibatches(name: str, config: Any, shape: RunShape | None) -> None:
         requested=shape.requested_devices,
     )
     raise ConfigError(message)
+
+
+def _fewer_sequences(name: str, num_minibatches: int, shape: RunShape) -> str:
+    """The other fix for whole-sequence minibatches: fewer of them.
+
+    The largest divisor of each device's environments below
+    `num_minibatches`, spelt both ways; nothing where the environments do not
+    split evenly over the devices (fewer minibatches cannot mend that).
+    """
+    devices = shape.num_devices if shape.num_devices > 1 else shape.requested_devices
+    each, rest = divmod(shape.num_envs, max(1, devices))
+    if rest or each < 1:
+        return ""
+    fewer = max(d for d in range(1, num_minibatches + 1) if each % d == 0)
+    field = f"{name}.num_minibatches"
+    return (
+        f", or lower num_minibatches to a divisor of each device's {each} "
+        f"envs, e.g. {both_ways(flag(field), field, fewer)}"
+    )
 
 
 def _nearest_divisor(number: int, of: int) -> int:

@@ -231,11 +231,38 @@ def test_per_device_minibatch_message_names_the_run_and_each_device(name):
     assert str(error.value) == (
         f"{name}.num_minibatches=32 with unroll_length=16 needs each device's "
         "environments to be a multiple of 2, got num_envs=4 over 4 devices = 1 "
-        "each; pass --num-envs 8 or --devices 2 (devices=2 in Python), or make "
+        "each; pass --num-envs 8 (num_envs=8 in Python) or --devices 2 (devices=2 "
+        "in Python), or make "
         "num_minibatches a divisor of unroll_length, e.g. "
         f"--{name}.num-minibatches 16 ({name}.num_minibatches=16 in Python)."
     )
     module.validate(kind(num_minibatches=32), shape._replace(num_envs=8))
+
+
+def test_whole_sequence_minibatches_also_offer_fewer_minibatches():
+    # rec19 #1: with a core, 16 minibatches of 4 envs; 4 of them fit as well.
+    shape = RunShape(4, 16, recurrent=True)
+    with pytest.raises(ValueError) as error:
+        pqn.validate(pqn.PQNConfig(num_minibatches=16), shape)
+    assert str(error.value) == (
+        "pqn.num_minibatches=16 with a recurrent core (minibatches of whole "
+        "sequences) needs num_envs divisible by 16, got num_envs=4; make "
+        "num_envs a multiple of 16, e.g. --num-envs 16 (num_envs=16 in Python), "
+        "or lower num_minibatches to a divisor of each device's 4 envs, e.g. "
+        "--pqn.num-minibatches 4 (pqn.num_minibatches=4 in Python)."
+    )
+    pqn.validate(pqn.PQNConfig(num_minibatches=4), shape)
+    # On 2 devices, 2 each: 3 minibatches divide neither them nor all 4 on one
+    # device (no --devices fix, which once raised IndexError); 2 divide them.
+    two = RunShape(4, 16, recurrent=True, num_devices=2)
+    with pytest.raises(ValueError) as error:
+        ppo.validate(PPOConfig(num_minibatches=3), two)
+    assert str(error.value).endswith(
+        "pass --num-envs 6 (num_envs=6 in Python), or lower num_minibatches to a "
+        "divisor of each device's 2 envs, e.g. --ppo.num-minibatches 2 "
+        "(ppo.num_minibatches=2 in Python)."
+    )
+    ppo.validate(PPOConfig(num_minibatches=2), two)
 
 
 def test_advantages_normalised_over_one_sample_are_refused():

@@ -40,8 +40,9 @@ def test_ppos_device_hint_counts_devices_per_process(monkeypatch, processes, few
     assert str(e.value) == (
         "ppo.num_minibatches=32 with unroll_length=16 needs each device's "
         "environments to be a multiple of 2, got num_envs=8 over 8 devices = 1 "
-        f"each; pass --num-envs 16 or --devices {fewer} (devices={fewer} in "
-        "Python), or make num_minibatches a divisor of unroll_length, e.g. "
+        "each; pass --num-envs 16 (num_envs=16 in Python) or "
+        f"--devices {fewer} (devices={fewer} in Python), or make num_minibatches "
+        "a divisor of unroll_length, e.g. "
         "--ppo.num-minibatches 16 (ppo.num_minibatches=16 in Python)."
     )
 
@@ -55,7 +56,8 @@ def test_an_uneven_split_is_said_as_one():
     assert str(e.value) == (
         "ppo.num_minibatches=32 with unroll_length=16 needs each device's "
         "environments to be a multiple of 2, got num_envs=10 over 4 devices (an "
-        "uneven split); pass --num-envs 16 or --devices 1 (devices=1 in Python), "
+        "uneven split); pass --num-envs 16 (num_envs=16 in Python) or --devices 1 "
+        "(devices=1 in Python), "
         "or make num_minibatches a divisor of unroll_length, e.g. "
         "--ppo.num-minibatches 16 (ppo.num_minibatches=16 in Python)."
     )

@@ -576,7 +576,8 @@ def test_ppos_device_hint_counts_per_process_in_a_run_of_processes(tmp_path):
     assert _one_line_errors(logs[0].read_text()) == [
         "purejaxdrl: error: ppo.num_minibatches=16 with unroll_length=8 needs "
         "each device's environments to be a multiple of 2, got num_envs=4 over 4 "
-        "devices = 1 each; pass --num-envs 8 or --devices 1 (devices=1 in "
-        "Python), or make num_minibatches a divisor of unroll_length, e.g. "
+        "devices = 1 each; pass --num-envs 8 (num_envs=8 in Python) or --devices "
+        "1 (devices=1 in Python), or make num_minibatches a divisor of "
+        "unroll_length, e.g. "
         "--ppo.num-minibatches 8 (ppo.num_minibatches=8 in Python)."
     ]

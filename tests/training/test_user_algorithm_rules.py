@@ -120,7 +120,8 @@ def test_a_chosen_device_count_is_held_to_the_multiple_before_compiling(mine):
     assert str(e.value) == (
         "mine (its record's env_multiple) needs each device's environments to "
         "be a multiple of 4, got num_envs=8 over 4 devices = 2 each; pass "
-        "--num-envs 16 or --devices 2 (devices=2 in Python)."
+        "--num-envs 16 (num_envs=16 in Python) or --devices 2 (devices=2 in "
+        "Python)."
     )
 
 
