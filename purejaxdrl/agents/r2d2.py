@@ -61,6 +61,7 @@ from purejaxdrl.agents.r2d2_sequences import (
     sequence_td,
     stateless,
     time_major,
+    warn_burn_in_without_core,
     with_burn_in,
 )
 from purejaxdrl.agents.replay_sizes import (
@@ -333,6 +334,7 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
     if shape is None:
         return
     warn_target_never_used("r2d2", config, shape, shape.num_envs)  # sequences
+    warn_burn_in_without_core(config.burn_in, shape.recurrent)
     unroll = shape.unroll_length
     check(
         config.burn_in <= unroll,

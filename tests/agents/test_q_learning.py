@@ -178,6 +178,31 @@ def test_rescale_eps_with_value_rescaling_or_at_its_default_is_quiet():
         r2d2.validate(pjd.load_preset("cartpole_masked", "r2d2").config.r2d2)
 
 
+def test_a_burn_in_without_a_core_warns_once_and_with_one_is_quiet():
+    # rec19 #4: a feed-forward Q-network has no state to warm up, yet each
+    # sequence stores and unrolls the burn-in steps: said, once, with the fix.
+    from purejaxdrl.agents import RunShape
+
+    forget_warnings()
+    config = r2d2.R2D2Config(burn_in=8)
+    shape = RunShape(4, 16)
+    with pytest.warns(pjd.SetupWarning) as record:
+        r2d2.validate(config, shape)
+        r2d2.validate(dataclasses.replace(config, burn_in=4), shape)  # once
+    burn = [str(w.message) for w in record if "burn_in" in str(w.message)]
+    assert burn == [
+        "r2d2.burn_in=8 has no effect without a recurrent core "
+        "(network.core='none'): it only warms up a core's state, yet each "
+        "sequence stores and unrolls 8 more steps; drop it, --r2d2.burn-in 0 "
+        "(r2d2.burn_in=0 in Python)."
+    ]
+    forget_warnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r2d2.validate(config, shape._replace(recurrent=True))
+        r2d2.validate(dataclasses.replace(config, burn_in=0), shape)
+
+
 class _Learner(NamedTuple):
     params: dict
     target_params: dict
