@@ -53,6 +53,7 @@ from purejaxdrl.training.policy_inputs import (
     as_array,
     batched_step_inputs,
     check_key,
+    checked_batch,
     with_all_entries,
 )
 from purejaxdrl.training.policy_sampling import exported_sampler, policy_extras
@@ -385,6 +386,5 @@ def _recurrent_policy(
         state, policy = output(state, obs, reset)
         return state, dist.to_env(dist.mode(policy))
 
-    return Policy(
-        stateless, stateless, params, spec, network.initial_state, step, step_mode
-    )
+    initial_state = checked_batch(network.initial_state)
+    return Policy(stateless, stateless, params, spec, initial_state, step, step_mode)

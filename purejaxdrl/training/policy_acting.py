@@ -17,6 +17,7 @@ import jax
 
 from purejaxdrl.observe.play import ModePolicy
 from purejaxdrl.training.policy import Policy
+from purejaxdrl.training.policy_inputs import checked_batch
 
 # Folded into the evaluation's key (`jax.random.key(seed)`, whose splits reset
 # and step the environments): the sampling's own stream.
@@ -68,4 +69,5 @@ def _sampling(policy: Policy, seed: int) -> ModePolicy:
         core, action = jax.vmap(one)(core, obs, reset, split[:, 1])
         return (core, split[:, 0]), action
 
-    return ModePolicy(initial_state, act)
+    # Checked before the keys: jnp.arange would refuse a bad batch unclearly.
+    return ModePolicy(checked_batch(initial_state), act)

@@ -5,7 +5,8 @@ takes where an observation fits none of them, instead of an error from inside
 the network; `check_key` one naming the key a seed was given for.
 """
 
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -30,6 +31,29 @@ def check_key(key: Any) -> None:
             f"{given}: pass jax.random.key(seed) (and a new one for each call, "
             "from jax.random.split)."
         )
+
+
+def checked_batch(initial_state: Callable[[int], Any]) -> Callable[[int], Any]:
+    """`initial_state`, refusing a batch that is no count with a ValueError.
+
+    JAX's own error for `initial_state(-1)` is about broadcast shapes; 0
+    (no episodes) is a count, and an empty state.
+    """
+
+    def initial_state_of(batch: int) -> Any:
+        try:
+            count = operator.index(batch)
+        except TypeError:
+            count = -1
+        if count < 0 or isinstance(batch, bool):
+            raise ValueError(
+                f"initial_state(batch={batch!r}): batch must be an integer >= 0 "
+                "(the number of episodes to step together); pass e.g. "
+                "policy.initial_state(4)."
+            )
+        return initial_state(count)
+
+    return initial_state_of
 
 
 def as_acted_on(obs: jax.Array, spec: dict[str, Any]) -> jax.Array:

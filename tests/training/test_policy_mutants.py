@@ -99,6 +99,30 @@ def test_a_recurrent_policy_zeroes_the_state_only_where_reset(tmp_path):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("batch", [-1, 2.5, "4"])
+def test_a_recurrent_policys_initial_state_refuses_a_batch_that_is_no_count(
+    tmp_path, batch
+):
+    # rec19 #5: -1 was JAX's TypeError about broadcast shapes; 0 is no episodes.
+    from purejaxdrl.training.policy_acting import policy_acting
+
+    _, _, policy = _recurrent(tmp_path / "p")
+    expected = (
+        f"initial_state(batch={batch!r}): batch must be an integer >= 0 (the "
+        "number of episodes to step together); pass e.g. policy.initial_state(4)."
+    )
+    for initial_state in (
+        policy.initial_state,
+        policy_acting(policy).initial_state,
+        policy_acting(policy, sample_seed=0).initial_state,
+    ):
+        with pytest.raises(ValueError) as error:
+            initial_state(batch)
+        assert str(error.value) == expected
+    assert jax.tree.leaves(policy.initial_state(0))[0].shape[0] == 0
+    assert jax.tree.leaves(policy.initial_state(np.int64(3)))[0].shape[0] == 3
+
+
 def test_a_recurrent_policy_samples_each_row_with_its_own_key(tmp_path):
     network, params, policy = _recurrent(tmp_path / "p")
     batch = 256
