@@ -19,7 +19,13 @@ from purejaxdrl.config_docs import FIELD_ALIASES, did_you_mean
 
 # ConfigError is defined beside the type conversion that raises it first, and
 # imported from here throughout the package.
-from purejaxdrl.config_types import ConfigError, coerce, flat_fields, same_value
+from purejaxdrl.config_types import (
+    WIDTHS,
+    ConfigError,
+    coerce,
+    flat_fields,
+    same_value,
+)
 from purejaxdrl.setup_warnings import warn_once
 from purejaxdrl.yaml_text import read_option_texts
 
@@ -245,7 +251,8 @@ def apply_overrides(
                 "of fields, e.g. {'seed': 1, 'ppo': {'learning_rate': 3e-4}}."
             )
     hints = typing.get_type_hints(type(config))
-    names = [f.name for f in dataclasses.fields(config)]
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    names = list(fields)
     selection = None if prefix else getattr(type(config), "SELECTION", None)
     nested = nested_overrides(overrides, prefix)
     if selection is not None:  # sections set or selected: of the current class?
@@ -278,7 +285,8 @@ def apply_overrides(
         else:
             if path == "env.options" and read_texts:  # as the flag reads it
                 value = read_option_texts(value)
-            changes[key] = coerce(value, hints[key], path, current)
+            example = fields[key].metadata.get("example", WIDTHS)
+            changes[key] = coerce(value, hints[key], path, current, example)
     if selection is not None:
         _refuse_unread_sections(config, changes, selection)
     changes.update(_reset_tied(config, changes))

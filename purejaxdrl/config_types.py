@@ -75,13 +75,18 @@ def _literal(value: Any, allowed: tuple[Any, ...], path: str) -> Any:
 _ITEM_KINDS = {int: "integers", float: "numbers", str: "strings", bool: "booleans"}
 
 
-def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
+# A list field's example, as typed and in Python, unless its metadata gives one.
+WIDTHS = ("64 64", (64, 64))
+
+
+def coerce(
+    value: Any, hint: Any, path: str, current: Any = None, example: tuple = WIDTHS
+) -> Any:
     """Converts `value` (from YAML or the command line) to the field type `hint`.
 
     Types: bool, int, float (and `float | jax.Array`), str, `tuple[X, ...]`,
-    `dict[...]`, `typing.Literal[...]` of those, and any of them `| None`
-    (or `typing.Optional[...]`). `current`: the field's value now, the
-    refusal's example for an int field (else 4).
+    `dict[...]`, `typing.Literal[...]` of those, any `| None` or `Optional`.
+    Refusals' examples: an int's `current` value (else 4), a list's `example`.
 
     Raises:
       ConfigError: naming the field, the value and an example of one it takes;
@@ -145,7 +150,7 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
         (item,) = {a for a in typing.get_args(hint) if a is not Ellipsis}
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list | tuple):
-            raise fail("a list", "64 64", (64, 64))
+            raise fail("a list", *example)
         # "64,64" and "64 64", alone or as the command line's items.
         items = [
             piece
@@ -158,7 +163,7 @@ def coerce(value: Any, hint: Any, path: str, current: Any = None) -> Any:
             # The item's own refusal would offer one item as the whole field,
             # which is itself refused: the example is the list's.
             kind = _ITEM_KINDS.get(item, "values")
-            raise fail(f"a list of {kind}", "64 64", (64, 64)) from None
+            raise fail(f"a list of {kind}", *example) from None
     if typing.get_origin(hint) is dict:
         if not isinstance(value, Mapping):
             flag = "--env.option KEY=VALUE, or " if path == "env.options" else ""

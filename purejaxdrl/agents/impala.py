@@ -295,8 +295,8 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
     )
     check(
         0.0 <= config.replay_ratio < 1.0,
-        f"impala.replay_ratio={config.replay_ratio} must be in [0, 1): the "
-        "replayed fraction of each learner batch; e.g. 0.5.",
+        f"impala.replay_ratio={config.replay_ratio} must be in [0, 1) (the replayed "
+        f"fraction of a batch); e.g. {field_example('impala.replay_ratio', 0.5)}.",
     )
     check_ranges(
         "impala",

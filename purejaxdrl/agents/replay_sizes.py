@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from purejaxdrl.config import ConfigError, check
-from purejaxdrl.config_docs import field_example
+from purejaxdrl.config_docs import both_ways, field_example
 
 
 def check_replay_sizes(name: str, config: Any, shape: Any) -> None:
@@ -222,15 +222,16 @@ def host_replay_refusal(
         ):
             continue
         others = ", ".join(n for n in runs if n.split(" ")[0] != record.name)
-        flag = f"--{record.name}.{field.name}".replace("_", "-")
+        path = f"{record.name}.{field.name}"
         return (
-            f"{record.name}.{field.name}={value} keeps a replay buffer split over "
-            f"the devices, which the host-env runner (env.id={env_id!r}) does not "
-            f"run yet; pass {flag} {off} (the default: no replay), use {others}, "
-            "or a device environment."
+            f"{path}={value} keeps a replay buffer, which the host-env runner "
+            f"(env.id={env_id!r}) does not run yet; pass {field_example(path, off)}"
+            f", the default (no replay), use {others}, or a device environment."
         )
+    first = runs[0].split(" ")[0]
     return (
-        f"algo={record.name!r} keeps a replay buffer split over the devices, which "
-        f"the host-env runner (env.id={env_id!r}) does not run yet; use "
-        f"{', '.join(runs)}, or a device environment."
+        f"algo={record.name!r} keeps a replay buffer, which the host-env runner "
+        f"(env.id={env_id!r}) does not run yet; use one that keeps none "
+        f"({', '.join(runs)}), e.g. {both_ways('--algo', 'algo', first, repr(first))}"
+        ", or a device environment."
     )

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import field_example
 from purejaxdrl.env.base import (
     METRICS,
     Box,
@@ -130,6 +131,19 @@ class HideObservations(Wrapper):
         return keep_unmasked(spec, "env.hide_observations")
 
 
+# The fix where no entry may be hidden; the bare flag is the empty list.
+LEAVE_EMPTY = (
+    "leave it empty: --env.hide-observations with no index "
+    "(env.hide_observations=() in Python)"
+)
+
+
+def _hide_example(size: int) -> str:
+    """`field_example` of every other entry from 1 (1 3 of 4): it keeps entry 0."""
+    odd = tuple(range(1, size, 2))
+    return field_example("env.hide_observations", " ".join(map(str, odd)), odd)
+
+
 def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
     """Raises ValueError (value, rule, fix) unless `indices` fit `obs_spec`.
 
@@ -144,16 +158,19 @@ def check_hidden(indices: tuple[int, ...], obs_spec: Box, env_id: str) -> None:
         )
         raise ConfigError(
             f"env.hide_observations={list(indices)} needs vector observations, "
-            f"but {env_id} has {what}; leave it empty."
+            f"but {env_id} has {what}; {LEAVE_EMPTY}."
         )
     (size,) = obs_spec.shape
+    # One entry alone cannot be hidden: the list must be empty.
+    fix = f"e.g. {_hide_example(size)}" if size > 1 else LEAVE_EMPTY
     if len(set(indices)) != len(indices) or not all(0 <= i < size for i in indices):
         raise ConfigError(
             f"env.hide_observations={list(indices)} must be distinct indices in "
-            f"[0, {size}) of {env_id}'s observation; fix the list."
+            f"[0, {size}) of {env_id}'s observation; {fix}."
         )
     if len(indices) >= size:
         raise ConfigError(
             f"env.hide_observations={list(indices)} hides all {size} entries of "
-            f"{env_id}'s observation; leave at least one."
+            f"{env_id}'s observation; "
+            + (f"leave at least one, {fix}." if size > 1 else f"{fix}.")
         )

@@ -159,13 +159,31 @@ def network_faults(net: NetworkConfig) -> Iterator[tuple[str, str]]:
             f"network.core_size={net.core_size} must be >= 1",
             "pass e.g. " + field_example("network.core_size", 128),
         )
-    if not (
-        all(w >= 1 for w in net.head_sizes) and (net.recurrent or not net.head_sizes)
-    ):
+    yield from _head_faults(net)
+
+
+def _head_faults(net: NetworkConfig) -> Iterator[tuple[str, str]]:
+    """`network_faults` for `head_sizes`: one rule each, widths then the core."""
+    heads = list(net.head_sizes)
+    if not all(w >= 1 for w in heads):
         yield (
-            f"network.head_sizes={list(net.head_sizes)} must be positive widths, "
-            "and only a recurrent core has head layers",
-            "use hidden_sizes otherwise",
+            f"network.head_sizes={heads} must be positive widths",
+            "pass e.g. " + field_example("network.head_sizes", 64, (64,)),
+        )
+    elif heads and not net.recurrent:
+        layers = [*net.hidden_sizes, *heads]
+        yield (
+            f"network.head_sizes={heads} needs a recurrent core "
+            f"(network.core={net.core!r}): head layers follow the core",
+            f"add one, e.g. {field_example('network.core', 'gru', repr('gru'))}, "
+            "or put the layers in the torso instead, e.g. "
+            + field_example(
+                "network.hidden_sizes",
+                " ".join(map(str, layers)),
+                tuple(layers),
+            )
+            + " and --network.head-sizes with no width "
+            "(network.head_sizes=() in Python)",
         )
 
 

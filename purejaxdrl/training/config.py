@@ -87,7 +87,10 @@ class EnvConfig:
     imports: tuple[str, ...] = ()
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
     normalize_observations: bool = False
-    hide_observations: tuple[int, ...] = ()
+    # Its refusals' example: indices, not the widths other lists take.
+    hide_observations: tuple[int, ...] = dataclasses.field(
+        default=(), metadata={"example": ("1 3", (1, 3))}
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

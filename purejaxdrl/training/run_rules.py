@@ -19,6 +19,7 @@ from purejaxdrl.config import ConfigError, check
 from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.option_spelling import both
+from purejaxdrl.env.wrappers import LEAVE_EMPTY
 from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.setup_warnings import warn_once
@@ -212,7 +213,7 @@ def check_observations(
     check(
         not (config.env.hide_observations and is_host_env(config.env.id)),
         f"env.hide_observations={list(config.env.hide_observations)} applies to "
-        f"device environments, not to env.id={config.env.id!r}; leave it empty.",
+        f"device environments, not to env.id={config.env.id!r}; {LEAVE_EMPTY}.",
     )
     check(
         not (config.env.normalize_observations and is_host_env(config.env.id)),

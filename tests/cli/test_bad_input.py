@@ -248,11 +248,23 @@ CASES = [
     (
         [*TRAIN, "--env.id", "gymnasium:CartPole-v1", "--env.hide-observations", "1"],
         "error: env.hide_observations=[1] applies to device environments, not to "
-        "env.id='gymnasium:CartPole-v1'; leave it empty.",
+        "env.id='gymnasium:CartPole-v1'; leave it empty: --env.hide-observations "
+        "with no index (env.hide_observations=() in Python).",
     ),
     ([*TRAIN, "--network.torso", "transformer"], "network.torso='transformer'"),
     ([*TRAIN, "--network.activation", "swish9"], "network.activation='swish9'"),
     ([*TRAIN, "--network.core", "transformer"], "network.core='transformer'"),
+    (
+        [*TRAIN, "--env", "cartpole_masked", "--network.head-sizes", "0"],
+        "error: network.head_sizes=[0] must be positive widths; pass e.g. "
+        "--network.head-sizes 64 (network.head_sizes=(64,) in Python).",
+    ),
+    (
+        [*TRAIN, "--network.head-sizes", "64"],
+        "network.head_sizes=[64] needs a recurrent core (network.core='none'): "
+        "head layers follow the core; add one, e.g. --network.core gru "
+        "(network.core='gru' in Python), or put the layers in the torso instead",
+    ),
     (
         [*TRAIN, "--network.core", "gru", "--network.core-size", "0"],
         "network.core_size=0 must be >= 1",
@@ -307,7 +319,15 @@ CASES = [
     ),  # fmt: skip
     (
         [*TRAIN, "--env.hide-observations", "1", "7"],
-        "env.hide_observations=[1, 7] must be distinct indices in [0, 4)",
+        "env.hide_observations=[1, 7] must be distinct indices in [0, 4) of "
+        "CartPole-v1's observation; e.g. --env.hide-observations 1 3 "
+        "(env.hide_observations=(1, 3) in Python).",
+    ),
+    (
+        # rec19 #3: a list of indices, not the widths `64 64` of other lists.
+        [*TRAIN, "--env.hide-observations", "x"],
+        "env.hide_observations=['x'] is not a list of integers; pass e.g. "
+        "--env.hide-observations 1 3 (env.hide_observations=(1, 3) in Python).",
     ),
     ([*TRAIN, "--rng-impl", "dice"], "rng_impl='dice' is not one of"),
     # Ranges.
@@ -500,7 +520,9 @@ CASES = [
     ([*TRAIN, "--algo", "apex", "--apex.epsilon", "1.5"], "apex.epsilon=1.5 must be"),
     (
         [*TRAIN, "--algo", "impala", "--impala.replay-ratio", "1"],
-        "impala.replay_ratio=1.0 must be in [0, 1)",
+        "impala.replay_ratio=1.0 must be in [0, 1) (the replayed fraction of a "
+        "batch); e.g. --impala.replay-ratio 0.5 (impala.replay_ratio=0.5 in "
+        "Python).",
     ),
     ([*SWEEP, "--grid", "learning_rate=1e-3,fast"], "'fast' is not a number"),
     ([*SWEEP, "--grid", "num_envs=4,2.5"], "num_envs='2.5' is not an integer"),
@@ -752,9 +774,10 @@ CASES = [
             "1",
             "--no-files",
         ],
-        "algo='dqn' keeps a replay buffer split over the devices, which the "
-        "host-env runner (env.id='envpool:CartPole-v1') does not run yet; use ppo, "
-        "impala, a2c, pqn (discrete actions), or a device environment.",
+        "algo='dqn' keeps a replay buffer, which the host-env runner "
+        "(env.id='envpool:CartPole-v1') does not run yet; use one that keeps none "
+        "(ppo, impala, a2c, pqn (discrete actions)), e.g. --algo ppo (algo='ppo' in "
+        "Python), or a device environment.",
     ),
     (
         [
@@ -766,9 +789,9 @@ CASES = [
             "--impala.replay-ratio",
             "0.5",
         ],
-        "impala.replay_ratio=0.5 keeps a replay buffer split over the devices, "
-        "which the host-env runner (env.id='envpool:CartPole-v1') does not run "
-        "yet; pass --impala.replay-ratio 0.0 (the default: no replay), use ppo, "
+        "impala.replay_ratio=0.5 keeps a replay buffer, which the host-env runner "
+        "(env.id='envpool:CartPole-v1') does not run yet; pass --impala.replay-ratio "
+        "0.0 (impala.replay_ratio=0.0 in Python), the default (no replay), use ppo, "
         "a2c, pqn (discrete actions), or a device environment.",
     ),
     (

@@ -59,9 +59,10 @@ CASES = [
     *[
         (
             [*TRAIN, *env, "--algo", algo, "--total-steps", "2048"],
-            f"algo={algo!r} keeps a replay buffer split over the devices, which "
-            f"the host-env runner (env.id={env_id!r}) does not run yet; use ppo, "
-            "impala, a2c, pqn (discrete actions), or a device environment.",
+            f"algo={algo!r} keeps a replay buffer, which the host-env runner "
+            f"(env.id={env_id!r}) does not run yet; use one that keeps none (ppo, "
+            "impala, a2c, pqn (discrete actions)), e.g. --algo ppo (algo='ppo' in "
+            "Python), or a device environment.",
         )
         for env, algo, env_id in [
             (["--env.id", "gymnasium:Pendulum-v1"], "sac", "gymnasium:Pendulum-v1"),

@@ -159,3 +159,34 @@ def test_hide_observations_drops_the_velocities_of_cartpole():
     ]:
         with pytest.raises(ConfigError, match=re.escape(what)):
             check_hidden((0,), spec, "X")
+
+
+@pytest.mark.parametrize(
+    ("indices", "size", "fix"),
+    [
+        ((4,), 4, "must be distinct indices in [0, 4) of X's observation; e.g."),
+        ((1, 1), 4, "must be distinct indices in [0, 4) of X's observation; e.g."),
+        ((0, 1, 2, 3), 4,
+         "hides all 4 entries of X's observation; leave at least one, e.g."),
+        ((0,), 1, "hides all 1 entries of X's observation; leave it empty:"),
+    ],
+)  # fmt: skip
+def test_a_bad_hidden_list_is_told_a_list_that_fits_both_ways(indices, size, fix):
+    from purejaxdrl.env.wrappers import check_hidden
+
+    # rec19 #3: "fix the list" / "leave at least one" named no spelling; the
+    # example (every other entry from 1) is itself a list the check takes.
+    with pytest.raises(ConfigError) as error:
+        check_hidden(indices, Box((size,)), "X")
+    message = str(error.value)
+    assert message.startswith(f"env.hide_observations={list(indices)} {fix}")
+    if size == 4:
+        assert message.endswith(
+            "e.g. --env.hide-observations 1 3 (env.hide_observations=(1, 3) in Python)."
+        )
+        check_hidden((1, 3), Box((size,)), "X")
+    else:
+        assert message.endswith(
+            "--env.hide-observations with no index (env.hide_observations=() in "
+            "Python)."
+        )

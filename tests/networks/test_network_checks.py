@@ -70,6 +70,9 @@ _BAD_FIELDS = [
     {"core": "grue"},
     {"core": "transformer"},
     {"core": "gru", "core_size": 0},
+    # rec19 #2: one rule each, both spelt (was one line of both rules).
+    {"core": "gru", "head_sizes": (0,)},
+    {"head_sizes": (64,)},
 ]
 
 

@@ -25,13 +25,19 @@ def test_impala_with_replay_is_told_to_set_the_ratio_to_zero():
     assert message.startswith("impala.replay_ratio=0.5 keeps a replay buffer")
     # IMPALA itself runs there without replay: the fix is the field, and the
     # list of algorithms to use instead leaves it out.
-    assert "pass --impala.replay-ratio 0.0 (the default: no replay)" in message
+    assert (
+        "pass --impala.replay-ratio 0.0 (impala.replay_ratio=0.0 in Python), the "
+        "default (no replay)" in message
+    )
     assert "use ppo, a2c, pqn (discrete actions), or a device environment." in message
     validate(_host_config("impala", replay_ratio=0.0))
 
 
 def test_an_algorithm_that_always_replays_is_named():
-    use = r"use ppo, impala, a2c, pqn \(discrete actions\), or a device"
+    use = (
+        r"use one that keeps none \(ppo, impala, a2c, pqn \(discrete actions\)\), "
+        r"e\.g\. --algo ppo \(algo='ppo' in Python\), or a device"
+    )
     with pytest.raises(ConfigError, match=rf"^algo='dqn' keeps a replay .*{use}"):
         validate(_host_config("dqn"))
 

@@ -70,9 +70,9 @@ def test_another_id_than_the_presets_gets_the_generic_refusal():
 
 
 HOST_SAC = (
-    "algo='sac' keeps a replay buffer split over the devices, which the host-env "
-    "runner (env.id={!r}) does not run yet; use ppo, impala, a2c, pqn (discrete "
-    "actions), or a device environment."
+    "algo='sac' keeps a replay buffer, which the host-env runner (env.id={!r}) "
+    "does not run yet; use one that keeps none (ppo, impala, a2c, pqn (discrete "
+    "actions)), e.g. --algo ppo (algo='ppo' in Python), or a device environment."
 )
 
 
