@@ -203,7 +203,7 @@ def test_eval_out_of_memory_with_few_episodes_suggests_one(monkeypatch, capsys):
     config = types.SimpleNamespace(eval=types.SimpleNamespace(max_steps=10))
     monkeypatch.setattr(policy_eval, "is_policy_folder", lambda path: True)
     monkeypatch.setattr(
-        policy_eval, "policy_player", lambda path: (config, player, None, 1)
+        policy_eval, "policy_player", lambda path, *_: (config, player, None, 1)
     )
     assert cli.main(["eval", "pol", "--episodes", "5"]) == 2
     # 5 // 10 is 0, which eval would refuse: at least one.

@@ -27,7 +27,9 @@ def test_chunk_does_not_retrace_or_recompile():
     state, m2 = chunk(state)
     # One entry in the jit cache: the second call reused the first trace. A
     # retrace here would mean a weak type or a Python value leaked into state.
-    assert chunk._cache_size() == 1
+    # 0 where the calls stayed off jit's fast path (seen once in CI, after
+    # other tests in the same worker; 1 when run alone): nothing retraced.
+    assert chunk._cache_size() <= 1
     assert m1["loss/total"].shape == (2,)
 
 
