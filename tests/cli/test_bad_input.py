@@ -359,7 +359,7 @@ CASES = [
     ([*TRAIN, "--ppo.gamma", "1.5"], "ppo.gamma=1.5 must be in [0, 1]"),
     (
         [*TRAIN, "--algo", "impala", "--impala.policy-lag", "-1"],
-        "impala.policy_lag=-1 must be >= 0",
+        "pass --impala.policy-lag 0 (impala.policy_lag=0 in Python) for none",
     ),
     (
         [*TRAIN, "--impala.policy-lag", "-1"],
