@@ -289,9 +289,8 @@ def validate(config: IMPALAConfig, shape: RunShape | None = None) -> None:
     check_optimizer("impala", config)
     check(
         0 <= config.policy_lag < 2**31,
-        f"impala.policy_lag={config.policy_lag} must be >= 0 (and < 2**31): "
-        "a number of updates; pass "
-        f"{field_example('impala.policy_lag', 0)} for none (act with the "
+        f"impala.policy_lag={config.policy_lag} must be >= 0 (and < 2**31) updates; "
+        f"pass {field_example('impala.policy_lag', 0)} for none (act with the "
         "learner's parameters).",
     )
     check(
