@@ -11,7 +11,6 @@ no environment: only this package, and the modules of the run's env.imports
 (policy.json's `env_imports`) where they register its torso or algorithm.
 """
 
-import dataclasses
 import json
 import pathlib
 from collections.abc import Callable
@@ -23,14 +22,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from purejaxdrl.agents.registry import algorithm, names
-from purejaxdrl.config import ConfigError, apply_overrides, to_dict
-from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.normalization import (
     normalize,
     per_entry,
     statistics_from_host,
-    statistics_to_host,
 )
 from purejaxdrl.networks import RecurrentNetwork, torso_names
 from purejaxdrl.setup_warnings import quiet_setup_warnings
@@ -56,13 +53,11 @@ from purejaxdrl.training.policy_inputs import (
     checked_batch,
     with_all_entries,
 )
-from purejaxdrl.training.policy_sampling import exported_sampler, policy_extras
+from purejaxdrl.training.policy_record import FORMAT, VERSION, policy_files
+from purejaxdrl.training.policy_sampling import exported_sampler
 from purejaxdrl.training.policy_spaces import policy_spaces
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
-
-FORMAT = "purejaxdrl-policy"
-VERSION = 1
 
 
 class Policy(NamedTuple):
@@ -147,17 +142,24 @@ def export_policy(
     """
     check_policy_folder(pathlib.Path(out), overwrite, "out")
     config, exp, restored = restore_run(run_dir, "export", step)  # quiet, as eval's
-    return write_restored(out, config, exp, restored)
+    return _write(out, _restored_files(config, exp, restored))
 
 
-def write_restored(
-    out: str | pathlib.Path, config: Any, exp: Any, restored: Any
-) -> pathlib.Path:
-    """Writes the policy of a run `restore_run` restored to `out` (`write_policy`)."""
+def restored_policy(
+    config: Any, exp: Any, restored: Any, where: pathlib.Path
+) -> Policy:
+    """The policy of a run `restore_run` restored from `where`, as its export loads.
+
+    What `eval RUN --env.option ...` and `--sample` play (`run_policy`):
+    the files `export_policy` would write, read back without a folder.
+    """
+    return _policy_from(_restored_files(config, exp, restored), where)
+
+
+def _restored_files(config: Any, exp: Any, restored: Any) -> dict[str, bytes]:
     exp.runner.close()
     stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
-    return write_policy(
-        out,
+    return policy_files(
         config,
         restored.state.agent.params,
         stats,
@@ -192,52 +194,22 @@ def write_policy(
       `out` as a path.
 
     """
-    obs_spec, action_spec = specs
-    steps_per_update = steps_per_update or config.steps_per_update
-    action = (
-        # policy.json holds sizes, not code: a policy of an environment with
-        # illegal actions rebuilds its `legal` from the environment at load.
-        {"discrete": action_spec.num_values, "masked": action_spec.legal is not None}
-        if isinstance(action_spec, Discrete)
-        else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
+    files = policy_files(
+        config,
+        params,
+        stats,
+        updates=updates,
+        specs=specs,
+        steps_per_update=steps_per_update,
     )
-    spec = {
-        "format": FORMAT,
-        "version": VERSION,
-        "env_id": config.env.id,
-        "env_options": config.env.options,
-        # The modules that register the environment, to build it again.
-        "env_imports": list(config.env.imports),
-        # Observations the agent never saw: the policy takes the others.
-        "env_hide_observations": list(config.env.hide_observations),
-        "algo": config.algo,
-        # The acting network's architecture may depend on it (DQN's dueling head).
-        "algo_config": to_dict(config.algo_config),
-        "updates": updates,
-        "env_steps": updates * steps_per_update,
-        "seed": config.seed,  # with algo_config, which of a sweep's runs it is
-        # Ape-X's per-actor ε_i are spread over the run's environments.
-        "num_envs": config.num_envs,
-        # A list, or {entry: list} for dict observations.
-        "observation_shape": jax.tree.map(
-            lambda box: list(box.shape), obs_spec, is_leaf=_is_box
-        ),
-        "action": action,
-        "network": dataclasses.asdict(config.network),
-        "normalize_observations": stats is not None,
-    }
-    # What the record's `exported_sampler` reads: a Q-learner's ε.
-    spec.update(policy_extras(algorithm(config.algo), config, updates, spec))
-    blob: dict[str, Any] = {"params": jax.device_get(params)}
-    if stats is not None:
-        blob["obs_stats"] = statistics_to_host(stats)
+    return _write(out, files)
+
+
+def _write(out: str | pathlib.Path, files: dict[str, bytes]) -> pathlib.Path:
     out = pathlib.Path(out)
     try:  # a full disk, or a folder that refuses writes though it looked writable
         out.mkdir(parents=True, exist_ok=True)
-        write_together(out, {
-            PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
-            SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
-        })  # fmt: skip
+        write_together(out, files)
     except OSError as e:
         said = " ".join(str(e).split())[:160] or type(e).__name__
         raise ConfigError(
@@ -278,13 +250,26 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     path = pathlib.Path(path)
     check_loadable(path)
     try:
-        spec = json.loads((path / SPEC_FILE).read_text())
-        blob = flax.serialization.msgpack_restore((path / PARAMS_FILE).read_bytes())
-    except (OSError, ValueError) as e:
-        raise ConfigError(
-            f"{str(path)!r} is not an exported policy ({type(e).__name__}: "
-            f"{e}); make one with `purejaxdrl export RUN_DIR --out {path}`."
-        ) from None
+        files = {name: (path / name).read_bytes() for name in (SPEC_FILE, PARAMS_FILE)}
+    except OSError as e:
+        raise ConfigError(_not_a_policy(path, e)) from None
+    return _policy_from(files, path)
+
+
+def _not_a_policy(path: pathlib.Path, e: Exception) -> str:
+    return (
+        f"{str(path)!r} is not an exported policy ({type(e).__name__}: "
+        f"{e}); make one with `purejaxdrl export RUN_DIR --out {path}`."
+    )
+
+
+def _policy_from(files: dict[str, bytes], path: pathlib.Path) -> Policy:
+    """The policy in `files` (`policy_files`), read from `path` (for messages)."""
+    try:
+        spec = json.loads(files[SPEC_FILE])
+        blob = flax.serialization.msgpack_restore(files[PARAMS_FILE])
+    except ValueError as e:
+        raise ConfigError(_not_a_policy(path, e)) from None
     if spec.get("format") != FORMAT:
         raise ConfigError(
             f"{str(path / SPEC_FILE)!r} is not a {FORMAT} file; make one with "
@@ -348,10 +333,6 @@ def load_policy(path: str | pathlib.Path) -> Policy:
 def _user_torso(network: dict[str, Any]) -> bool:
     """Whether policy.json's network names a torso not registered here yet."""
     return network.get("torso", "mlp") not in torso_names()
-
-
-def _is_box(x: Any) -> bool:
-    return isinstance(x, Box)
 
 
 def _recurrent_policy(

@@ -12,7 +12,6 @@ its distribution, the first episode of each of E fresh environments, and
 import json
 import numbers
 import pathlib
-import tempfile
 from typing import Any
 
 import jax.numpy as jnp
@@ -37,7 +36,7 @@ from purejaxdrl.training.policy import (
     SPEC_FILE,
     Policy,
     load_policy,
-    write_restored,
+    restored_policy,
 )
 from purejaxdrl.training.policy_acting import policy_acting
 from purejaxdrl.training.policy_inputs import as_acted_on, before_hiding
@@ -179,7 +178,7 @@ def _misfit(spec: dict[str, Any], shape: list[int]) -> str:
 def run_policy(
     run_dir: str | pathlib.Path, checkpoint: int | str = "latest"
 ) -> tuple[TrainConfig, Policy]:
-    """A run's checkpoint as a `Policy`, the one exporting it gives (no folder kept).
+    """A run's checkpoint as a `Policy`, the one exporting it gives (without a folder).
 
     What `eval RUN --env.option ...` and `--sample` play: a run's own player
     has its environment and mode built in; its export plays anywhere.
@@ -189,8 +188,7 @@ def run_policy(
 
     """
     config, exp, restored = restore_run(run_dir, "evaluate", checkpoint)
-    with tempfile.TemporaryDirectory() as folder:
-        return config, load_policy(write_restored(folder, config, exp, restored))
+    return config, restored_policy(config, exp, restored, pathlib.Path(run_dir))
 
 
 def evaluate_policy(
