@@ -153,7 +153,7 @@ def _play(args: Any) -> int:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             player.check_render(args.render)
         result = _evaluate(player, state, args, max_steps)
-        _print_result(config, step, result, max_steps, cap, args.sample)
+        _print_result(config, step, result, max_steps, cap, args)
         if args.render:
             _render(player, state, args)
     finally:
@@ -270,11 +270,18 @@ def _check_one_policy(args: Any) -> None:
 
 
 def _print_result(
-    config: Any, step: int, result: Any, max_steps: int, cap: str, sampled: bool
+    config: Any, step: int, result: Any, max_steps: int, cap: str, args: Any
 ) -> None:
-    """Prints an evaluation's summary line, and its metrics' line if any."""
+    """Prints an evaluation's summary line, and its metrics' line if any.
+
+    The line names the options `--env.option` changed: a score on a longer
+    episode read later is not the run's own.
+    """
     returns, lengths, ended = result.returns, result.lengths, result.ended
-    policy = "sampled policy" if sampled else "deterministic policy"
+    policy = "sampled policy" if args.sample else "deterministic policy"
+    if args.env_options:
+        changed = ", ".join(f"{k}={v!r}" for k, v in args.env_options.items())
+        policy += f"; with --env.option {changed}"
     print(summary_line(config, step, returns, lengths, max_steps, ended, cap, policy))
     if result.metrics:
         print(metrics_line(result.metrics))

@@ -41,7 +41,9 @@ def test_a_longer_episode_option_plays_longer_episodes(pendulum, capsys):
         flags = ["--episodes", "2", "--env.option", "max_steps_in_episode=300"]
         assert cli.main(["eval", str(played), *flags]) == 0
         out = capsys.readouterr().out
-        assert "(deterministic policy), lengths 300-300\n" in out, out
+        # The line says the score is on other options than the run's.
+        policy = "deterministic policy; with --env.option max_steps_in_episode=300"
+        assert f"({policy}), lengths 300-300\n" in out, out
 
 
 @pytest.mark.timeout(300)
