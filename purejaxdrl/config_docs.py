@@ -153,6 +153,8 @@ FIELD_ALIASES = {
     "lr": "learning_rate",
     "alpha": "init_alpha",
     "alpha_lr": "alpha_learning_rate",
+    # A preset's promise names its budget: the steps a run trains for.
+    "budget": "total_steps",
 }
 
 

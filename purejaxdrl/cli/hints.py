@@ -28,6 +28,8 @@ def flag_hint(flag: str, flags: list[str], env_id: str | None = None) -> str:
     if not dot and len(owned) == 1:
         return f"did you mean {owned[0]}? "
     alias = _ALIASES.get(leaf.replace("_", "-"))
+    if alias and not dot and f"--{alias}" in flags:  # --budget: --total-steps
+        return f"did you mean --{alias}? "
     if alias:
         meant = [f for f in flags if f.endswith(f".{alias}")]
         meant = [f for f in meant if f.startswith(f"--{section}{dot}")] or meant

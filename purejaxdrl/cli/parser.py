@@ -80,7 +80,10 @@ class Parser(argparse.ArgumentParser):
             flag = unknown[0].split("=")[0] if unknown else ""
             flags = [o for o in self._option_string_actions if o.startswith("--")]
             env_id = self._env_id()
-            hint = flag_hint(flag, flags, env_id) if flag else word_hint(words, flags)
+            # `train cartpole --budget 2048`: the preset's hint, then the flag's.
+            hint = word_hint(words, flags) + (
+                flag_hint(flag, flags, env_id) if flag else ""
+            )
             if flag in _PROCESS_FLAGS and "--coordinator" not in flags:
                 raise UsageError(self._one_process())
             if self.reads_run and flag.split(".")[0] in ("--env", "--algo"):

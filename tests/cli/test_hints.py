@@ -49,6 +49,13 @@ TRAIN = ["train", "--no-files", "--no-compile-cache"]
         (["--clip-eps", "0.1"], "did you mean --ppo.clip-eps?"),
         # A preset named without its flag.
         (["cartpole"], "did you mean --env cartpole?"),
+        # A preset's promise names its budget; the word before a flag is a
+        # preset all the same (the flag's hint alone named --quiet).
+        (["--budget", "2048"], "did you mean --total-steps?"),
+        (
+            ["cartpole", "--budget", "2048"],
+            "did you mean --env cartpole? did you mean --total-steps?",
+        ),
         # A start of one flag of its section, whatever other sections' flags
         # hold the word (this was --ppo.gamma).
         (["--ppo.max", "1"], "did you mean --ppo.max-grad-norm?"),
