@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from purejaxdrl.training.checkpoint_config import CheckpointConfig
     from purejaxdrl.training.config import EnvConfig, TrainConfig
     from purejaxdrl.training.faults import NonFiniteError
-    from purejaxdrl.training.policy import Policy, export_policy, load_policy
-    from purejaxdrl.training.policy_eval import evaluate_policy
-    from purejaxdrl.training.presets import Preset, load_preset, preset_names
+    from purejaxdrl.training.policy.evaluate import evaluate_policy
+    from purejaxdrl.training.policy.exported import Policy, export_policy, load_policy
+    from purejaxdrl.training.presets.load import Preset, load_preset, preset_names
     from purejaxdrl.training.resume import resume_config
     from purejaxdrl.training.run_env import validate
     from purejaxdrl.training.train import TrainResult, train
@@ -127,9 +127,9 @@ _NAMES = {
     "training.checkpoint_config": ("CheckpointConfig",),
     "training.config": ("EnvConfig", "TrainConfig"),
     "training.faults": ("NonFiniteError",),
-    "training.policy": ("Policy", "export_policy", "load_policy"),
-    "training.policy_eval": ("evaluate_policy",),
-    "training.presets": ("Preset", "load_preset", "preset_names"),
+    "training.policy.exported": ("Policy", "export_policy", "load_policy"),
+    "training.policy.evaluate": ("evaluate_policy",),
+    "training.presets.load": ("Preset", "load_preset", "preset_names"),
     "training.resume": ("resume_config",),
     "training.run_env": ("validate",),
     "training.train": ("TrainResult", "train"),

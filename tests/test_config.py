@@ -10,7 +10,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithms, unread_section
 from purejaxdrl.config import ConfigError, check_ranges
 from purejaxdrl.training import config as config_rules
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 
 
 @pytest.mark.parametrize("name", pjd.preset_names())

@@ -200,5 +200,5 @@ def test_the_api_reference_renders_each_returns_section_as_one_item():
                 if len(section.value) > 1:
                     split.append(obj.path)
     assert not split, f"Returns split into several rows: {split}"
-    (evaluated,) = returns["purejaxdrl.training.policy_eval.evaluate_policy"]
+    (evaluated,) = returns["purejaxdrl.training.policy.evaluate.evaluate_policy"]
     assert "host arrays [episodes]" in evaluated.description

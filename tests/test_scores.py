@@ -16,7 +16,11 @@ import re
 
 import pytest
 
-from purejaxdrl.training.presets import load_preset, preset_algorithms, preset_names
+from purejaxdrl.training.presets.load import (
+    load_preset,
+    preset_algorithms,
+    preset_names,
+)
 from tests.helpers import reproduce_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -108,7 +108,7 @@ def test_the_command_line_shows_a_setup_warning_as_one_line(tmp_path):
 
 
 def test_a_setup_warning_from_python_names_the_callers_line_not_the_librarys():
-    # Python showed "purejaxdrl/training/preset_sections.py:114: ... warn_once("
+    # Python showed "purejaxdrl/training/presets/sections.py:114: ... warn_once("
     # and ".../q_learning.py:...": a check's line, of no use to the caller.
     a2c = registry.algorithm("a2c")
     forget_warnings()

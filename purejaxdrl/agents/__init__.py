@@ -1,5 +1,15 @@
 """Algorithms: one module each, each exporting its `ALGORITHM` record.
 
+The algorithms: `ppo`, `a2c`, `impala`, `dqn`, `apex`, `r2d2`, `pqn` and `sac`.
+Their helper modules:
+`ppo_minibatches` (PPO's minibatches, the same on any device count),
+`dqn_config` (DQN's and Ape-X's hyper-parameters and their range rules),
+`r2d2_sequences` (R2D2's stored sequences, burn-in and TD errors), `q_checks`
+(the Q-learners' setting checks), `action_kinds` (the kinds of actions an
+algorithm acts in), `host_rules` (which configs the host-env runner trains),
+`record_checks` (a record's functions checked) and `section_checks` (a user's
+record's config checked as a run's section).
+
 A record (`base.Algorithm`) names the algorithm and bundles its config type,
 agent factory (returning an `Agent` of pure functions), network factory,
 validation and state layout; `registry` lists the records, and `register`

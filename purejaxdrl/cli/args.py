@@ -49,7 +49,7 @@ def load_preset_or_help(argv: Sequence[str], env: str, algo: str) -> tuple[Any, 
 
     """
     from purejaxdrl.env.imports import import_modules
-    from purejaxdrl.training.presets import NoSectionError, Preset, read_preset
+    from purejaxdrl.training.presets.load import NoSectionError, Preset, read_preset
 
     # The user's modules may register `algo` (or the environment): first.
     pre = Parser(add_help=False, allow_abbrev=False)
@@ -132,7 +132,7 @@ def _validated(config: Any, preset: Any, env: str) -> Any:
     """
     from purejaxdrl.setup_warnings import quiet_setup_warnings
     from purejaxdrl.training.config import validate
-    from purejaxdrl.training.presets import preset_fault
+    from purejaxdrl.training.presets.load import preset_fault
     from purejaxdrl.training.run_env import validate as validate_run
 
     try:

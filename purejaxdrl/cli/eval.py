@@ -8,7 +8,7 @@ an HTML viewer for brax ones, a GIF or MP4 for MuJoCo Playground ones
 host environments (`envpool:`, `gymnasium:`) evaluate on fresh host
 environments and draw a GIF (`observe/render.py`, `observe/players.py`). An
 exported policy folder (a sweep's or PBT's best `policy/` too) plays on its
-environment made again (`training/policy_eval.py`).
+environment made again (`training/policy/evaluate.py`).
 """
 
 import json
@@ -24,8 +24,8 @@ from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
 from purejaxdrl.env.registry import PLAYGROUND_PREFIX
 from purejaxdrl.observe.numbers import mean_std_text, return_text
-from purejaxdrl.training.policy_eval import EPISODES, check_play_args
-from purejaxdrl.training.policy_folder import SPEC_FILE
+from purejaxdrl.training.policy.evaluate import EPISODES, check_play_args
+from purejaxdrl.training.policy.folder import SPEC_FILE
 
 # Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
 # frame per step, and a long one is a large file to watch in a notebook.
@@ -121,7 +121,7 @@ def _add_play_flags(parser: Any) -> None:
 
 def _play(args: Any) -> int:
     """Plays the policy `args` name (and draws it); returns the exit status."""
-    from purejaxdrl.training.policy_eval import (
+    from purejaxdrl.training.policy.evaluate import (
         is_policy_folder,
         policy_player,
         run_policy,

@@ -31,7 +31,7 @@ def export_command(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     import pathlib
 
-    from purejaxdrl.training.policy import check_policy_folder, export_policy
+    from purejaxdrl.training.policy.exported import check_policy_folder, export_policy
 
     # Checked here first so that a refusal names the flag, not export_policy's
     # Python parameter.

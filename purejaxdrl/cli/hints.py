@@ -108,8 +108,8 @@ def _option(name: str) -> str:
 
 def word_hint(words: list[str], flags: list[str]) -> str:
     """For `train cartpole` or `train envs/cartpole.yaml`: a preset without --env."""
-    from purejaxdrl.training.preset_file import shipped_like
-    from purejaxdrl.training.presets import preset_names
+    from purejaxdrl.training.presets.files import shipped_like
+    from purejaxdrl.training.presets.load import preset_names
 
     if "--env" not in flags or not words:
         return ""

@@ -30,7 +30,7 @@ def list_command(argv: Sequence[str]) -> int:
     has measured (`measured: false`) says so, and an evaluation target of a
     section that does not evaluate says how to check it.
     """
-    from purejaxdrl.training.presets import (
+    from purejaxdrl.training.presets.load import (
         CHECK_EVALUATION,
         UNMEASURED,
         load_preset,

@@ -10,7 +10,7 @@ def read_option(text: str) -> Any:
 
     PyYAML alone read `tau=2e-2` as the string '2e-2', then refused it as "not
     a number", where the rest of the CLI (`--grid learning_rate=1e-4,3e-4`)
-    and preset files take it (`training.preset_yaml.load_yaml`).
+    and preset files take it (`yaml_text.load_yaml`).
 
     Raises:
       yaml.YAMLError: `text` is no YAML (`[1,`).

@@ -90,7 +90,7 @@ def population_parser(
     The description names `preset_name` as their source, or says `note`.
     """
     from purejaxdrl.sweeps.inputs import NOT_HONOURED
-    from purejaxdrl.training.presets import preset_names
+    from purejaxdrl.training.presets.load import preset_names
 
     parser = Parser(
         prog=f"purejaxdrl {command.name}",

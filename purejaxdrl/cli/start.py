@@ -14,8 +14,8 @@ def command_start(known: argparse.Namespace) -> tuple[str, str, str | None]:
     `--help` does; a note, as --quiet leaves them); None with `--env`.
     """
     from purejaxdrl.agents.registry import DEFAULT_ALGO
-    from purejaxdrl.training.preset_choice import starting_note, starting_preset
-    from purejaxdrl.training.preset_file import preset_algorithms
+    from purejaxdrl.training.presets.choice import starting_note, starting_preset
+    from purejaxdrl.training.presets.files import preset_algorithms
 
     algo = known.algo
     if algo is None and known.env is not None:

@@ -82,7 +82,7 @@ def run_preset(config: Any) -> Any:
     """
     from purejaxdrl.config import ConfigError
     from purejaxdrl.setup_warnings import quiet_setup_warnings
-    from purejaxdrl.training.presets import load_preset, preset_names
+    from purejaxdrl.training.presets.load import load_preset, preset_names
 
     found = []
     for name in preset_names():
@@ -108,7 +108,7 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     or the final evaluation's. A target no run here has measured yet
     (`measured: false`) says so.
     """
-    from purejaxdrl.training.presets import CHECK_EVALUATION, UNMEASURED
+    from purejaxdrl.training.presets.load import CHECK_EVALUATION, UNMEASURED
 
     if not preset or preset.target_return is None:
         return None

@@ -45,7 +45,7 @@ def parser(
 
     """
     from purejaxdrl.field_roles import FREE_ON_RESUME
-    from purejaxdrl.training.presets import preset_names
+    from purejaxdrl.training.presets.load import preset_names
 
     free = ", ".join(f"{f}*" if f.endswith(".") else f for f in FREE_ON_RESUME)
     if resumed:

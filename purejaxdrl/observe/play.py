@@ -59,7 +59,7 @@ class PlayState(NamedTuple):
 
     A run's state has both fields (its agent's state, its environments'
     parameters); a PlayState holds only them, for a policy played without a
-    run: an exported one (`training.policy_eval`), whose parameters are its
+    run: an exported one (`training.policy.evaluate`), whose parameters are its
     own, so `agent.params` is (). Host players read `agent.params` only.
     """
 

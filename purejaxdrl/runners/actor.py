@@ -103,10 +103,11 @@ class ActorStats:
         return totals
 
 
-Policy = Callable[..., tuple[Any, PolicyOut]]
+# The jitted host-actor step (`make_policy`): not `training.policy.Policy`.
+ActorStep = Callable[..., tuple[Any, PolicyOut]]
 
 
-def make_policy(agent: Agent, platform: str) -> Policy:
+def make_policy(agent: Agent, platform: str) -> ActorStep:
     """A jitted `(params, carry, obs, first, env_id, key, step, first_env) -> ...`.
 
     Returns `(carry, out)`. `carry` is the core state of every environment of
@@ -172,7 +173,7 @@ class Actor:
 
     Args:
       env: its pool of host environments.
-      policy: `make_policy(agent)`.
+      policy: `make_policy(agent, platform)`.
       carry: `initial_carry(agent, env.num_envs)`.
       params: where the parameters come from.
       out: the bounded queue of Batches to the learner.
@@ -192,7 +193,7 @@ class Actor:
     def __init__(
         self,
         env: HostEnv,
-        policy: Policy,
+        policy: ActorStep,
         carry: Any,
         params: ParamsBox,
         out: queue.Queue,

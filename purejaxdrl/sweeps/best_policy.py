@@ -6,7 +6,7 @@ from typing import Any
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.policy import check_policy_folder, write_policy
+from purejaxdrl.training.policy.exported import check_policy_folder, write_policy
 from purejaxdrl.training.run_env import make_env
 
 

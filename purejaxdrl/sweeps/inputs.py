@@ -24,7 +24,7 @@ from purejaxdrl.observe.progress import in_notebook
 from purejaxdrl.observe.records import reading, restore_or_restart
 from purejaxdrl.setup_warnings import SetupWarning, user_stacklevel
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.presets import Preset, load_preset
+from purejaxdrl.training.presets.load import Preset, load_preset
 
 _RECORDS = {"sweep.yaml": "sweep", "pbt.yaml": "pbt", "config.yaml": "train"}
 

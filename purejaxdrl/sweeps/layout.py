@@ -12,7 +12,11 @@ from purejaxdrl.config_docs import both_ways
 from purejaxdrl.parallel import devices_to_use, split_share
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.training.config import TrainConfig, run_shape
-from purejaxdrl.training.experiment import fits, make_networks, zero_observation
+from purejaxdrl.training.experiment import (
+    check_fits,
+    make_networks,
+    zero_observation,
+)
 from purejaxdrl.training.memory import config_run_bytes, device_bytes
 from purejaxdrl.training.run_env import make_env
 
@@ -124,7 +128,7 @@ def group_mesh_shape(
 
         def splits(data: int) -> bool:
             try:
-                fits(config, learner_network, observation, data)
+                check_fits(config, learner_network, observation, data)
             except (ValueError, ConfigError):
                 return False
             return True

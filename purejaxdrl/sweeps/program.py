@@ -46,7 +46,7 @@ from purejaxdrl.sweeps.spec import SweepPlan, make_plan
 from purejaxdrl.training import opened_run
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.faults import StopSignals
-from purejaxdrl.training.presets import load_preset
+from purejaxdrl.training.presets.load import load_preset
 from purejaxdrl.training.run_files import holding_run_dir
 from purejaxdrl.training.schedule import chunk_lengths
 from purejaxdrl.training.setup_stop import SetupHold, end_setup_hold

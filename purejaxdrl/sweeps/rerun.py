@@ -26,8 +26,8 @@ from purejaxdrl.setup_warnings import SetupWarning
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import plain
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.preset_file import preset_names
-from purejaxdrl.training.presets import load_preset, presets_with
+from purejaxdrl.training.presets.files import preset_names
+from purejaxdrl.training.presets.load import load_preset, presets_with
 
 
 def train_command(config: TrainConfig, data: int | None = None) -> str | None:

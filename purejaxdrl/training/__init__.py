@@ -1,10 +1,10 @@
 """The host side of one training run.
 
 `config` (TrainConfig: the run's fields and a section per registered algorithm;
-validation), `presets` (tuned configs from envs/; `preset_sections`, the
-target of a section and a user's algorithm's section), `experiment` (the env,
-networks, agent and runner a config describes; `run_env` makes its
-environment), and `train()` as a recipe of
+validation, with `run_rules`, the rules of its sections), `experiment` (the
+env, networks, agent and runner a config describes; `run_env` makes its
+environment, `device_choice` says how many devices it takes and why), and
+`train` as a recipe of
 small steps: `run` (run directory, checkpointer, restore), `programs` (compile
 the chunks, init, evaluation), `loop` (dispatch / observe / evaluate /
 checkpoint / stop per chunk, on `schedule`'s chunks; `device_state` places
@@ -14,14 +14,18 @@ the Sebulba runner (`runners.base.Runner`) and the player of its episodes
 (`observe.Player`).
 `checkpoint` (with `checkpoint_config`, when a run saves; `integrity`, its
 SHA-256 manifests; `retention`, which checkpoints stay; `save_queue`, the
-writer thread; `orbax_logs`, quiet orbax while it saves), `packing`,
-`resume` (with `saved_config`, a resumed config beside its saved one) and
-`faults` (with `stop_words`, what a stop signal's lines say; `setup_stop`,
-a signal held while a run sets up) hold the pieces
-those steps use;
+writer thread; `orbax_logs`, quiet orbax while it saves; `replay_shards`, the
+device count a replay buffer's shards hold a resume to), `packing`,
+`resume` (with `saved_config`, a resumed config beside its saved one;
+`opened_run`, the run this process opened last and the command resuming it)
+and `faults` (with `stop_words`, what a stop signal's lines say; `setup_stop`,
+a signal held while a run sets up) hold the pieces those steps use; `memory`
+says what a run needs on each device, and what a device has.
 `restored` reads a run's newest good checkpoint outside training (eval,
-export; `run_folder` checks the folder given), and `policy` turns it into a
-policy. Imports
+export; `run_folder` checks the folder given), and the subpackage `policy`
+exports it as a policy, loads one and plays it. The subpackage `presets`
+holds the tuned configs of envs/ (each module of a subpackage is listed in
+its own docstring). Imports
 `observe`, `runners`, `agents` and below; never `sweeps` or `cli`.
 `TrainConfig`'s sections are exported here: `EnvConfig`, `EvalConfig`
 (from `observe`), `HostConfig` (from `runners`), `CheckpointConfig`, and
@@ -35,9 +39,9 @@ from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
-from purejaxdrl.training.policy import Policy, export_policy, load_policy
-from purejaxdrl.training.policy_eval import evaluate_policy
-from purejaxdrl.training.presets import (
+from purejaxdrl.training.policy.evaluate import evaluate_policy
+from purejaxdrl.training.policy.exported import Policy, export_policy, load_policy
+from purejaxdrl.training.presets.load import (
     NoSectionError,
     Preset,
     load_preset,

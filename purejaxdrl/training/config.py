@@ -37,7 +37,7 @@ from purejaxdrl.observe.evaluation import EvalConfig
 from purejaxdrl.rng import RNG_IMPLS, check_seed
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.training.checkpoint_config import CheckpointConfig
-from purejaxdrl.training.preset_choice import section_fix, switched_algo
+from purejaxdrl.training.presets.choice import section_fix, switched_algo
 from purejaxdrl.training.run_rules import (
     check_checkpoint_and_eval,
     check_env_multiple,

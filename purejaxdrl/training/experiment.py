@@ -1,6 +1,7 @@
 """The objects a TrainConfig describes: environment, network, agent, runner."""
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -28,13 +29,13 @@ from purejaxdrl.runners.base import Runner
 from purejaxdrl.runners.placement import make_host_envs, place
 from purejaxdrl.runners.sebulba import SebulbaRunner
 from purejaxdrl.training.config import TrainConfig, run_shape
-from purejaxdrl.training.run_env import make_env, validate
-from purejaxdrl.training.run_rules import (
-    check_dict_observations,
-    check_env_multiple,
+from purejaxdrl.training.device_choice import (
     check_requested,
+    check_split,
     choose_devices,
 )
+from purejaxdrl.training.run_env import make_env, validate
+from purejaxdrl.training.run_rules import check_dict_observations
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,10 +210,8 @@ def make_experiment(
     observation = zero_observation(env, env_params)
     note = None
     if mesh is None:
-        devices, note = choose_devices(
-            config.devices,
-            lambda n: fits(config, learner_network, observation, n),
-        )
+        fit = functools.partial(check_fits, config, learner_network, observation)
+        devices, note = choose_devices(config.devices, fit)
         mesh = make_mesh(devices)
     if registered_by_user(config.env.id):  # now that the device count is known
         check_on_devices(env, config.env.id, mesh.size, make_key(0, config.rng_impl))
@@ -231,16 +230,16 @@ def make_experiment(
     )
     player = DevicePlayer(env, network, config.eval)
     return Experiment(
-        config,
-        env,
-        env_params,
-        agent,
-        runner,
-        network,
-        env.observation_spec(env_params),
-        env.action_spec(env_params),
-        note,
-        player,
+        config=config,
+        env=env,
+        env_params=env_params,
+        agent=agent,
+        runner=runner,
+        network=network,
+        obs_spec=env.observation_spec(env_params),
+        action_spec=env.action_spec(env_params),
+        device_note=note,
+        player=player,
     )
 
 
@@ -291,8 +290,8 @@ def _host_experiment(
     """`make_host_experiment` once its pools are made."""
     spec = pools[0].spec
     if getattr(pools[0], "flat", False):  # a Gymnasium space that is not a Box
-        note = flattened_note(pools[0].name, spec.observation.shape)
-        check_no_entry_keys(config.network, note)
+        flat_note = flattened_note(pools[0].name, spec.observation.shape)
+        check_no_entry_keys(config.network, flat_note)
     network, learner_network = spec_networks(config, spec.observation, spec.action)
     observation = np.zeros(spec.observation.shape, np.float32)
     host, processes = config.host, jax.process_count()
@@ -300,16 +299,12 @@ def _host_experiment(
     # The learner takes the most of its default devices the batch splits over.
     default = place(dataclasses.replace(host, learner_devices=0), config.devices)
     most = default[1].size // processes
+    fit = functools.partial(check_fits, config, learner_network, observation)
     if host.learner_devices:  # one line now, not a JAX error on the first batch
-        check_requested(
-            host.learner_devices,
-            lambda n: fits(config, learner_network, observation, n),
-            most,
-            flags,
-        )
+        check_requested(host.learner_devices, fit, most, flags)
     learners, note = choose_devices(
         host.learner_devices,
-        lambda n: fits(config, learner_network, observation, n),
+        fit,
         available=most,
         what="learner on",
         flags=flags,
@@ -322,20 +317,20 @@ def _host_experiment(
     runner = SebulbaRunner(spec, agent, actor_devices, mesh, config, pools)
     player = HostPlayer(config, network, spec)
     return Experiment(
-        config,
-        None,
-        None,
-        agent,
-        runner,
-        network,
-        spec.observation,
-        spec.action,
-        note,
-        player,
+        config=config,
+        env=None,
+        env_params=None,
+        agent=agent,
+        runner=runner,
+        network=network,
+        obs_spec=spec.observation,
+        action_spec=spec.action,
+        device_note=note,
+        player=player,
     )
 
 
-def fits(
+def check_fits(
     config: TrainConfig, learner_network: Any, observation: np.ndarray, devices: int
 ) -> None:
     """Raises the error `config` would meet on `devices` devices per process.
@@ -350,28 +345,3 @@ def fits(
         )
     check_split(config, total)
     build_agent(config, learner_network, observation, total)
-
-
-def check_split(
-    config: TrainConfig,
-    devices: int,
-    flags: tuple[str, str] = ("--devices", "devices"),
-) -> None:
-    """The rules on each device's share of `config`'s run on `devices` devices.
-
-    `devices` counts every process's. The algorithm's own rules first (PPO's
-    minibatches say why they need their multiple), then its record's
-    multiple (`run_rules.check_env_multiple`), whose fix names `flags` (the
-    option setting devices per process, and its config field). PPO's own line
-    names `--devices`; on the host path it is not met here (`fits` holds the
-    learner's count to it first, and a count that fails at one device per
-    process offers no fewer).
-
-    Raises:
-      ConfigError: naming the value, the rule and the fix.
-
-    """
-    record = algorithm(config.algo)
-    shape = run_shape(config)._replace(num_devices=devices)
-    record.validate(config.algo_config, shape)
-    check_env_multiple(config, record, shape, *flags)

@@ -148,7 +148,7 @@ class TrainResult:
         export otherwise); a policy already in `out` is replaced only with
         `overwrite`, and a run directory is refused (ConfigError).
         """
-        from purejaxdrl.training.policy import load_policy
+        from purejaxdrl.training.policy.exported import load_policy
 
         if self.export is None:
             raise ValueError("this TrainResult was not made by train(): no policy")

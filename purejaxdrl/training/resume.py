@@ -24,7 +24,7 @@ from purejaxdrl.env.imports import import_modules
 from purejaxdrl.field_roles import FREE_ON_RESUME, ignored_fields
 from purejaxdrl.setup_warnings import held_setup_warnings, show_held
 from purejaxdrl.training.config import TrainConfig, config_class, validate
-from purejaxdrl.training.policy_folder import what_it_is
+from purejaxdrl.training.policy.folder import what_it_is
 from purejaxdrl.training.run_files import check_writable
 from purejaxdrl.training.run_folder import check_not_file, check_not_parent
 

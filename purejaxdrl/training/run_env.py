@@ -23,7 +23,7 @@ from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
 from purejaxdrl.training import config as config_rules
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.presets import preset_names, presets_dir, read_yaml
+from purejaxdrl.training.presets.load import preset_names, presets_dir, read_yaml
 from purejaxdrl.yaml_text import load_yaml
 
 

@@ -2,16 +2,12 @@
 
 Parts of `training.config.validate`, kept apart so that module stays one concept:
 the config's fields; these check sections of it, and how its environments
-split over devices for its algorithm (also checked once devices are chosen),
-and how many devices a run takes by those rules (`choose_devices`); what
-reaches the agent (`check_observations`: host envs, replay, normalising;
-`check_dict_observations`: a dict of them).
+split over devices for its algorithm (also checked once devices are chosen,
+by `device_choice`); what reaches the agent (`check_observations`: host envs,
+replay, normalising; `check_dict_observations`: a dict of them).
 """
 
-from collections.abc import Callable
 from typing import Any
-
-import jax
 
 from purejaxdrl.agents.base import Algorithm, RunShape
 from purejaxdrl.agents.registry import algorithms, registered_by_user
@@ -20,7 +16,7 @@ from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.option_spelling import both
 from purejaxdrl.env.wrappers import LEAVE_EMPTY
-from purejaxdrl.parallel import env_multiple_message, fewest_local_devices, split_share
+from purejaxdrl.parallel import env_multiple_message, split_share
 from purejaxdrl.runners.placement import HostConfig
 from purejaxdrl.setup_warnings import warn_once
 
@@ -130,79 +126,6 @@ def check_env_multiple(
             requested=shape.requested_devices,
         )
     )
-
-
-def choose_devices(
-    requested: int,
-    fits: Callable[[int], None],
-    available: int | None = None,
-    what: str = "using",
-    flags: tuple[str, str] = ("--devices", "devices"),
-) -> tuple[int, str | None]:
-    """The devices per process to train on, and a line saying why, if fewer.
-
-    `requested` (`config.devices`) when set: it keeps its own clear error
-    if the run does not fit it (`parallel.per_device`; the host-env
-    learner's count is held to `fits` first, by `check_requested`). Else
-    the most of the `available` devices (default: every local one) that the
-    run fits (`fits(n)` raises ValueError or ConfigError when it does not),
-    with a note naming what kept the others idle; all of them when none
-    fits (the error then comes where the run is built). `what` starts the
-    note; `flags` are the option it names and its config field.
-    """
-    if requested:
-        return requested, None
-    local = available or fewest_local_devices()  # what every process has
-    reason = None
-    for n in range(local, 0, -1):
-        if (refused := _refusal(fits, n)) is not None:
-            reason = reason or refused
-            continue
-        if n == local:
-            return n, None
-        flag, python = flags
-        return n, (
-            f"{what} {n} of {local} {jax.default_backend()} devices: {reason}; "
-            f"pass {flag} N to choose ({python}=N in Python)."
-        )
-    return local, None
-
-
-def check_requested(
-    requested: int,
-    fits: Callable[[int], None],
-    available: int,
-    flags: tuple[str, str],
-) -> None:
-    """That the run fits `requested` devices per process, as `fits` judges.
-
-    Raises:
-      ConfigError: naming the rule it breaks and the counts up to
-        `available` that fit (`flags`: the option and its config field).
-
-    """
-    if (reason := _refusal(fits, requested)) is None:
-        return
-    counts = [
-        n
-        for n in range(available, 0, -1)
-        if n != requested and _refusal(fits, n) is None
-    ]
-    flag, python = flags
-    fix = f"no count of 1 to {available} fits either: change what it names"
-    if counts:
-        listed = " or ".join(map(str, counts))
-        fix = f"pass {both_ways(flag, python, listed)}, or 0 to let the run choose"
-    raise ConfigError(f"{python}={requested} does not fit the run: {reason}; {fix}.")
-
-
-def _refusal(fits: Callable[[int], None], n: int) -> str | None:
-    """Why the run does not fit `n` devices per process (its rule); None if it does."""
-    try:
-        fits(n)
-    except (ValueError, ConfigError) as e:
-        return str(e).split(";")[0].rstrip(".")
-    return None
 
 
 def check_observations(

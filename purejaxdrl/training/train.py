@@ -22,8 +22,8 @@ from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.memory import check_replay_fits
-from purejaxdrl.training.policy import write_policy
-from purejaxdrl.training.policy_folder import check_policy_folder
+from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.folder import check_policy_folder
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.replay_shards import replay_devices
 from purejaxdrl.training.result import (

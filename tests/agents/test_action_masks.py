@@ -341,7 +341,7 @@ def test_a_loaded_policy_masks_with_its_environments_legal(monkeypatch):
     # policy.json names the environment; `legal` is code, so loading makes
     # the environment again (here a registered device env) and reads it.
     from purejaxdrl.env import registry
-    from purejaxdrl.training.policy_spaces import policy_spaces
+    from purejaxdrl.training.policy.spaces import policy_spaces
 
     monkeypatch.setitem(registry._FACTORIES, "MaskedProbe-test", MaskedProbeEnv)
     spec = {"env_id": "MaskedProbe-test", "observation_shape": [7]}

@@ -8,7 +8,7 @@ import re
 import purejaxdrl as pjd
 from purejaxdrl.agents import registry
 from purejaxdrl.agents.registry import DEFAULT_ALGO
-from purejaxdrl.training.presets import load_preset, read_preset
+from purejaxdrl.training.presets.load import load_preset, read_preset
 
 
 def test_the_configs_and_presets_default_is_the_constant():

@@ -18,7 +18,7 @@ from purejaxdrl.env.base import Box
 from purejaxdrl.networks import NetworkConfig, make_sac_networks, torsos
 from purejaxdrl.replay import make_uniform_buffer
 from purejaxdrl.rl.distributions import LOG_STD_MAX, LOG_STD_MIN
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 from purejaxdrl.types import Transition
 
 NETS = make_sac_networks(NetworkConfig(hidden_sizes=(16,)), Box((3,)), Box((2,)))

@@ -127,7 +127,7 @@ def test_help_of_every_algorithm_exits_0_even_without_a_preset_section(
     command, algo, capsys
 ):
     from purejaxdrl import cli
-    from purejaxdrl.training.presets import load_preset
+    from purejaxdrl.training.presets.load import load_preset
 
     with pytest.raises(SystemExit) as exit_:
         cli.main([command, "--algo", algo, "--help"])
@@ -292,7 +292,7 @@ def test_list_shows_every_preset_section_with_its_target():
     import yaml
 
     from purejaxdrl.agents.registry import names
-    from purejaxdrl.training.presets import preset_names, presets_dir
+    from purejaxdrl.training.presets.load import preset_names, presets_dir
 
     result = run_cli("list")
     assert result.returncode == 0, result.stderr

@@ -194,7 +194,7 @@ def test_evals_metrics_line_is_the_mean_of_each_episode_sum(fake_run, capsys):
 
 
 def test_eval_out_of_memory_with_few_episodes_suggests_one(monkeypatch, capsys):
-    from purejaxdrl.training import policy_eval
+    from purejaxdrl.training.policy import evaluate as policy_eval
 
     def evaluate(state, *, episodes, max_steps, seed):
         raise MemoryError

@@ -113,7 +113,7 @@ def test_eval_out_of_memory_names_episodes_and_the_fix(monkeypatch, capsys, erro
 
     import jax
 
-    from purejaxdrl.training import policy_eval
+    from purejaxdrl.training.policy import evaluate as policy_eval
 
     def evaluate(state, *, episodes, max_steps, seed):
         # What a device with too little memory for the episodes does.
@@ -140,7 +140,7 @@ def test_eval_lets_other_runtime_errors_through(monkeypatch):
 
     import jax
 
-    from purejaxdrl.training import policy_eval
+    from purejaxdrl.training.policy import evaluate as policy_eval
 
     def evaluate(state, *, episodes, max_steps, seed):
         raise jax.errors.JaxRuntimeError("INTERNAL: something else")

@@ -6,7 +6,7 @@ import yaml
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.config_docs import both_ways, field_example, in_yaml
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 
 
 def _error(argv, capsys):

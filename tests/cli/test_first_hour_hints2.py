@@ -3,7 +3,7 @@
 import pytest
 
 from purejaxdrl import cli
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 
 
 def _error(argv, capsys):

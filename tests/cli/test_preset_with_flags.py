@@ -88,7 +88,7 @@ def test_a_value_of_the_file_that_does_not_convert_names_the_file(tmp_path, caps
 
 
 def test_env_id_without_env_starts_from_the_preset_that_trains_it():
-    from purejaxdrl.training.preset_choice import starting_preset
+    from purejaxdrl.training.presets.choice import starting_preset
 
     # `--env.id playground/CartpoleBalance` alone trained on cartpole's
     # settings (64x64 tanh, no observation normalisation), tuned for another
@@ -142,7 +142,7 @@ def test_help_with_env_id_shows_that_presets_defaults(command, capsys):
     ],
 )
 def test_the_starting_preset_is_the_one_whose_id_is_env_id(env, env_id, algo, want):
-    from purejaxdrl.training.preset_choice import starting_preset
+    from purejaxdrl.training.presets.choice import starting_preset
 
     assert starting_preset(env, env_id, algo) == want
 
@@ -196,7 +196,7 @@ def test_env_id_with_an_algorithm_cartpole_lacks_names_that_id(
 def test_a_command_without_env_names_the_preset_it_started_from(argv, said):
     # `--env.id X` alone chose a preset without a word (only --help said which):
     # the summary names it (last, so that a refusal stays one line).
-    from purejaxdrl.training.preset_choice import starting_note, starting_preset
+    from purejaxdrl.training.presets.choice import starting_note, starting_preset
 
     algo = argv[argv.index("--algo") + 1]
     assert starting_note(argv[1], algo, starting_preset(None, argv[1], algo)) == said
@@ -238,7 +238,7 @@ def test_a_preset_with_one_section_trains_its_algorithm_without_algo(tmp_path, c
 
 
 def test_no_starting_note_for_a_preset_without_the_algorithms_section():
-    from purejaxdrl.training.preset_choice import starting_note
+    from purejaxdrl.training.presets.choice import starting_note
 
     # cartpole (where --env.id Acrobot-v1 --algo r2d2 starts) has no r2d2
     # section: the command refuses it, and no summary names its settings.

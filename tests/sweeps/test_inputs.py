@@ -78,7 +78,7 @@ def test_a_sweep_over_an_unused_field_warns_once():
 
 def test_each_reason_a_preset_target_is_not_judged():
     from purejaxdrl.sweeps.inputs import unjudged
-    from purejaxdrl.training.presets import load_preset
+    from purejaxdrl.training.presets.load import load_preset
 
     ppo, pqn = load_preset("cartpole", "ppo"), load_preset("cartpole", "pqn")
     assert unjudged(ppo, "CartPole-v1") is None

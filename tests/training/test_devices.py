@@ -16,15 +16,15 @@ from purejaxdrl.env.host import is_host_env
 from purejaxdrl.parallel import make_mesh
 from purejaxdrl.sweeps.layout import mesh_shape
 from purejaxdrl.training.config import run_shape
+from purejaxdrl.training.device_choice import choose_devices
 from purejaxdrl.training.device_state import params_finite
 from purejaxdrl.training.experiment import (
-    choose_devices,
-    fits,
+    check_fits,
     make_experiment,
     make_networks,
     zero_observation,
 )
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 from purejaxdrl.training.run_env import make_env
 
 COUNTS = (1, 2, 3, 4, 8)
@@ -85,7 +85,9 @@ def test_device_presets_take_the_most_devices_their_work_splits_over(preset, alg
     chosen = {}
     for available in COUNTS:
         n, note = choose_devices(
-            0, lambda n: fits(config, learner, observation, n), available=available
+            0,
+            lambda n: check_fits(config, learner, observation, n),
+            available=available,
         )
         assert 1 <= n <= available
         assert (note is None) == (n == available), note
@@ -121,7 +123,7 @@ def test_the_device_choice_keeps_ppos_minibatches_whole_per_device():
     _, learner = make_networks(config, env, env_params)
     observation = zero_observation(env, env_params)
     n, note = choose_devices(
-        0, lambda n: fits(config, learner, observation, n), available=8
+        0, lambda n: check_fits(config, learner, observation, n), available=8
     )
     assert n == 4 and note.startswith("using 4 of 8 cpu devices: ")
     assert (  # PPO's own words, naming its field

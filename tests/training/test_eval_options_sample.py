@@ -10,7 +10,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.policy_acting import policy_acting
+from purejaxdrl.training.policy.acting import policy_acting
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training import policy_eval
+from purejaxdrl.training.policy import evaluate as policy_eval
 
 
 @pytest.mark.timeout(300)

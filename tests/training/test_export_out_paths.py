@@ -14,8 +14,10 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.training import policy, policy_checks, policy_folder
-from purejaxdrl.training.policy_folder import check_policy_folder
+from purejaxdrl.training.policy import checks as policy_checks
+from purejaxdrl.training.policy import exported as policy
+from purejaxdrl.training.policy import folder as policy_folder
+from purejaxdrl.training.policy.folder import check_policy_folder
 
 ANOTHER = "export elsewhere (another --out DIR, out=DIR in Python)."
 

@@ -3,7 +3,7 @@
 import pytest
 
 from purejaxdrl import cli
-from purejaxdrl.training.presets import NoSectionError, presets_dir, read_preset
+from purejaxdrl.training.presets.load import NoSectionError, presets_dir, read_preset
 
 SAC_PRESETS = (
     "cartpole_balance, cheetah_run, hopper_hop, humanoid_walk, inverted_pendulum, "

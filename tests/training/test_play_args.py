@@ -8,7 +8,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.policy_eval import EPISODES, check_play_args
+from purejaxdrl.training.policy.evaluate import EPISODES, check_play_args
 
 
 @pytest.mark.parametrize(

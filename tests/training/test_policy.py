@@ -14,7 +14,7 @@ from purejaxdrl import cli
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.setup_warnings import forget_warnings
-from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.policy.exported import write_policy
 
 
 @pytest.mark.timeout(300)

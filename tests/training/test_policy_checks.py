@@ -11,7 +11,7 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.normalization import RunningStatistics
-from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.policy.exported import write_policy
 
 
 def _export(out, normalize=False, hidden=(16, 16)):

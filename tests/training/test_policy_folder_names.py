@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.training.policy_folder import check_policy_folder
+from purejaxdrl.training.policy.folder import check_policy_folder
 from purejaxdrl.training.result import TrainResult
 from tests.helpers import bare_result
 

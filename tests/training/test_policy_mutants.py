@@ -12,8 +12,8 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.observe.play import PlayState
-from purejaxdrl.training.policy import write_policy
-from purejaxdrl.training.policy_eval import policy_player
+from purejaxdrl.training.policy.evaluate import policy_player
+from purejaxdrl.training.policy.exported import write_policy
 
 
 def _cartpole(out, overrides=(), stats=None, updates=1, **kwargs):
@@ -104,7 +104,7 @@ def test_a_recurrent_policys_initial_state_refuses_a_batch_that_is_no_count(
     tmp_path, batch
 ):
     # rec19 #5: -1 was JAX's TypeError about broadcast shapes; 0 is no episodes.
-    from purejaxdrl.training.policy_acting import policy_acting
+    from purejaxdrl.training.policy.acting import policy_acting
 
     _, _, policy = _recurrent(tmp_path / "p")
     expected = (
@@ -202,7 +202,7 @@ def test_a_finished_run_directory_is_named_as_a_run_not_a_broken_policy(tmp_path
 
 
 def test_eval_takes_a_folder_for_a_policy_only_without_a_run_config(tmp_path):
-    from purejaxdrl.training.policy_eval import is_policy_folder
+    from purejaxdrl.training.policy.evaluate import is_policy_folder
 
     assert not is_policy_folder(tmp_path)
     (tmp_path / "policy.json").write_text("{}")

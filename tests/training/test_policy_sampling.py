@@ -24,7 +24,7 @@ from purejaxdrl.agents.fields import EpsilonFields
 from purejaxdrl.agents.q_learning import epsilon_greedy_sampler
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
-from purejaxdrl.training.policy import write_policy
+from purejaxdrl.training.policy.exported import write_policy
 
 NET = {"hidden_sizes": [8], "activation": "tanh"}
 RUN = {"devices": 1, "num_envs": 4, "unroll_length": 4, "total_steps": 640}

@@ -2,8 +2,9 @@
 
 import os
 
-from purejaxdrl.training import preset_choice, preset_file
-from purejaxdrl.training.preset_file import read_yaml
+from purejaxdrl.training.presets import choice as preset_choice
+from purejaxdrl.training.presets import files as preset_file
+from purejaxdrl.training.presets.files import read_yaml
 
 
 def test_an_edited_file_is_read_again_and_a_changed_copy_is_not_kept(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 import purejaxdrl as pjd
 from purejaxdrl.agents import PPOConfig, registry
 from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
-from purejaxdrl.training.presets import read_preset
+from purejaxdrl.training.presets.load import read_preset
 
 ENV = "env: {id: CartPole-v1}\n"
 PPO = (
@@ -280,7 +280,7 @@ def test_switching_to_a_users_algorithm_names_no_preset_section_it_lacks(mine):
 def test_a_switch_on_cartpole_names_no_masked_memory_task():
     # cartpole_masked trains r2d2 on CartPole-v1 with observations hidden:
     # another task, not this config's tuned run (mut15 #6).
-    from purejaxdrl.training.preset_choice import section_fix, switched_algo
+    from purejaxdrl.training.presets.choice import section_fix, switched_algo
 
     cartpole = pjd.load_preset("cartpole").config
     assert switched_algo(cartpole, dataclasses.replace(cartpole, algo="r2d2")) == ""

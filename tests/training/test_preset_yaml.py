@@ -3,7 +3,7 @@
 import pytest
 
 import purejaxdrl as pjd
-from purejaxdrl.training.presets import presets_dir
+from purejaxdrl.training.presets.load import presets_dir
 from purejaxdrl.yaml_text import RepeatedKeyError, load_yaml
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl.config import ConfigError
-from purejaxdrl.training.presets import NoSectionError
+from purejaxdrl.training.presets.load import NoSectionError
 
 ENV = "env: {id: CartPole-v1}\n"
 
@@ -262,7 +262,7 @@ def test_a_sections_dotted_env_options_add_to_the_files_as_the_nested_do(tmp_pat
 def test_the_physics_presets_comments_say_their_towers_are_not_shared(name):
     # They said "one shared 4x128 silu network for the policy and value
     # towers", but set no network.shared_torso: two separate towers load.
-    from purejaxdrl.training.presets import presets_dir
+    from purejaxdrl.training.presets.load import presets_dir
 
     text = (presets_dir() / f"{name}.yaml").read_text()
     network = pjd.load_preset(name).config.network

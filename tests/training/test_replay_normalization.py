@@ -78,7 +78,7 @@ def test_learners_without_replay_keep_normalising():
 
 def test_no_preset_trains_a_replay_learner_on_normalised_observations():
     from purejaxdrl.agents.registry import algorithm
-    from purejaxdrl.training.presets import preset_algorithms, preset_names
+    from purejaxdrl.training.presets.load import preset_algorithms, preset_names
 
     checked = 0
     for name in preset_names():

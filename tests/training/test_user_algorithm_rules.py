@@ -16,9 +16,9 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.agents import registry
 from purejaxdrl.parallel import make_mesh
+from purejaxdrl.training.device_choice import choose_devices
 from purejaxdrl.training.experiment import (
-    choose_devices,
-    fits,
+    check_fits,
     make_experiment,
     make_networks,
     zero_observation,
@@ -68,7 +68,7 @@ def test_a_device_count_is_chosen_by_the_records_multiple(mine):
     _, learner = make_networks(config, env, env_params)
     observation = zero_observation(env, env_params)
     _, note = choose_devices(
-        0, lambda n: fits(config, learner, observation, n), available=8
+        0, lambda n: check_fits(config, learner, observation, n), available=8
     )
     assert note == (
         "using 2 of 8 cpu devices: mine (its record's env_multiple) needs each "
@@ -103,7 +103,7 @@ def test_the_fix_names_the_flag_and_counts_per_process(mine, monkeypatch):
             "--host.learner-devices", "host.learner_devices",
         )  # fmt: skip
     # 2 processes of 4 devices: 16 environments fit 2 devices per process.
-    monkeypatch.setattr(run_rules.jax, "process_count", lambda: 2)
+    monkeypatch.setattr("jax.process_count", lambda: 2)
     config = _config(num_envs=16)
     with pytest.raises(
         pjd.ConfigError, match=r"or --devices 2 \(devices=2 in Python\)\.$"

@@ -24,7 +24,7 @@ from purejaxdrl.sweeps.pbt.plot import plot_pbt
 from purejaxdrl.sweeps.run_files import write_records, write_run_stats
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import run_dict
-from purejaxdrl.training.policy import check_policy_folder
+from purejaxdrl.training.policy.exported import check_policy_folder
 from purejaxdrl.training.run_files import new_dir, write_atomically
 
 

@@ -32,14 +32,14 @@ from purejaxdrl.observe.players import DevicePlayer, HostPlayer
 from purejaxdrl.rng import check_seed
 from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.training.config import TrainConfig, config_class
-from purejaxdrl.training.policy import (
+from purejaxdrl.training.policy.acting import policy_acting
+from purejaxdrl.training.policy.exported import (
     SPEC_FILE,
     Policy,
     load_policy,
     restored_policy,
 )
-from purejaxdrl.training.policy_acting import policy_acting
-from purejaxdrl.training.policy_inputs import as_acted_on, before_hiding
+from purejaxdrl.training.policy.inputs import as_acted_on, before_hiding
 from purejaxdrl.training.restored import restore_run
 
 # `purejaxdrl eval`'s --episodes default, and `evaluate_policy`'s.
@@ -66,7 +66,7 @@ def policy_player(
       env_options: environment options that replace (or add to) those of
         policy.json's env_options, e.g. a longer `episode_length`.
       sample_seed: None to play the mode; else play samples of the policy
-        (`policy_acting.policy_acting`), their keys from this seed.
+        (`acting.policy_acting`), their keys from this seed.
 
     Returns:
       (config, player, state, updates): the config of its environment and

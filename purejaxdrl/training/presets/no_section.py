@@ -12,7 +12,7 @@ from purejaxdrl.agents.registry import action_refusal, algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.preset_file import presets_dir, presets_with
+from purejaxdrl.training.presets.files import presets_dir, presets_with
 
 
 class NoSectionError(ConfigError):

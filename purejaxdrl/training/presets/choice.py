@@ -7,7 +7,7 @@ for ids like X); `--env X` where X is an id gets a hint naming such a preset.
 from typing import Any
 
 from purejaxdrl.agents.registry import registered_by_user
-from purejaxdrl.training.preset_file import (
+from purejaxdrl.training.presets.files import (
     preset_algorithms,
     preset_names,
     presets_dir,

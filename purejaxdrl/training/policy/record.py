@@ -2,7 +2,7 @@
 
 `policy_files` makes both from a run's config, parameters and statistics;
 `export_policy` writes them to a folder and `load_policy` reads them back, and
-`eval RUN --sample` plays them without a folder (`policy.restored_policy`).
+`eval RUN --sample` plays them without a folder (`exported.restored_policy`).
 """
 
 import dataclasses
@@ -16,8 +16,8 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.normalization import statistics_to_host
-from purejaxdrl.training.policy_folder import PARAMS_FILE, SPEC_FILE
-from purejaxdrl.training.policy_sampling import policy_extras
+from purejaxdrl.training.policy.folder import PARAMS_FILE, SPEC_FILE
+from purejaxdrl.training.policy.sampling import policy_extras
 
 FORMAT = "purejaxdrl-policy"
 VERSION = 1

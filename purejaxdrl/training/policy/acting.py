@@ -16,8 +16,8 @@ from typing import Any
 import jax
 
 from purejaxdrl.observe.play import ModePolicy
-from purejaxdrl.training.policy import Policy
-from purejaxdrl.training.policy_inputs import checked_batch
+from purejaxdrl.training.policy.exported import Policy
+from purejaxdrl.training.policy.inputs import checked_batch
 
 # Folded into the evaluation's key (`jax.random.key(seed)`, whose splits reset
 # and step the environments): the sampling's own stream.

@@ -31,13 +31,13 @@ from purejaxdrl.env.normalization import (
 )
 from purejaxdrl.networks import RecurrentNetwork, torso_names
 from purejaxdrl.setup_warnings import quiet_setup_warnings
-from purejaxdrl.training.policy_checks import (
+from purejaxdrl.training.policy.checks import (
     check_params,
     check_spec,
     network_config,
     write_together,
 )
-from purejaxdrl.training.policy_folder import (
+from purejaxdrl.training.policy.folder import (
     ANOTHER,
     PARAMS_FILE,
     SPEC_FILE,
@@ -45,7 +45,7 @@ from purejaxdrl.training.policy_folder import (
     check_policy_folder,
     out_example,
 )
-from purejaxdrl.training.policy_inputs import (
+from purejaxdrl.training.policy.inputs import (
     as_acted_on,
     as_array,
     batched_step_inputs,
@@ -53,9 +53,9 @@ from purejaxdrl.training.policy_inputs import (
     checked_batch,
     with_all_entries,
 )
-from purejaxdrl.training.policy_record import FORMAT, VERSION, policy_files
-from purejaxdrl.training.policy_sampling import exported_sampler
-from purejaxdrl.training.policy_spaces import policy_spaces
+from purejaxdrl.training.policy.record import FORMAT, VERSION, policy_files
+from purejaxdrl.training.policy.sampling import exported_sampler
+from purejaxdrl.training.policy.spaces import policy_spaces
 from purejaxdrl.training.restored import restore_run
 from purejaxdrl.types import Params, PRNGKey
 

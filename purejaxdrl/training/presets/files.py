@@ -1,7 +1,7 @@
 """The preset files: where the shipped ones are, reading one, its top level.
 
-Below presets.py, which reads a file's sections into a config, and
-preset_choice.py, which picks the preset a command starts from: a misplaced
+Below `load`, which reads a file's sections into a config, and
+`choice`, which picks the preset a command starts from: a misplaced
 key or a run's config.yaml passed as a preset is refused here.
 """
 
@@ -22,7 +22,7 @@ def presets_dir() -> pathlib.Path:
     packaged = pathlib.Path(str(importlib.resources.files("purejaxdrl") / "envs"))
     if packaged.is_dir():
         return packaged
-    return pathlib.Path(__file__).resolve().parents[2] / "envs"
+    return pathlib.Path(__file__).resolve().parents[3] / "envs"
 
 
 def preset_names() -> list[str]:

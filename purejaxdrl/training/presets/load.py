@@ -11,12 +11,8 @@ from purejaxdrl.config import ConfigError, apply_overrides, nested_overrides
 from purejaxdrl.config_docs import in_yaml
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.training.config import TrainConfig, config_class, validate
-from purejaxdrl.training.no_section import (  # noqa: F401 (public here too)
-    NoSectionError,
-    no_section,
-)
-from purejaxdrl.training.preset_choice import env_id_hint
-from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
+from purejaxdrl.training.presets.choice import env_id_hint
+from purejaxdrl.training.presets.files import (  # noqa: F401 (public here too)
     check_top_level,
     file_here,
     preset_algorithms,
@@ -27,7 +23,11 @@ from purejaxdrl.training.preset_file import (  # noqa: F401 (public here too)
     shipped_like,
     top_level_hint,
 )
-from purejaxdrl.training.preset_sections import check_target, user_section
+from purejaxdrl.training.presets.no_section import (  # noqa: F401 (public here too)
+    NoSectionError,
+    no_section,
+)
+from purejaxdrl.training.presets.sections import check_target, user_section
 
 # How `list` and the training summary mark a `measured: false` target.
 UNMEASURED = "(published figure or estimate, not yet measured over seeds here)"
@@ -73,7 +73,7 @@ def load_preset(name: str, algo: str = DEFAULT_ALGO) -> Preset:
     preset has one; else the section of the built-in its record's
     `preset_section` names (`Preset.section`), with no target; else its own
     defaults, with no target and a SetupWarning naming the tuned settings it
-    leaves (`training.preset_sections`).
+    leaves (`training.presets.sections`).
 
     Args:
       name: a shipped preset's name (`purejaxdrl list` lists them), or the
