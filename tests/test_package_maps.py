@@ -6,22 +6,6 @@ import pathlib
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "purejaxdrl"
 
 
-# Packages whose maps predate this test (rd20 finding 2 fixed training/ and
-# agents/): a module may leave this list, never join it.
-NOT_YET_NAMED = {
-    "purejaxdrl/cli": {"early_signals", "host_errors", "option_values", "parser"}
-    | {"start", "target"},
-    "purejaxdrl/env": {"host", "menagerie", "option_names", "option_spelling"}
-    | {"option_types", "playground_compat", "playground_names", "playground_nan"}
-    | {"playground_options", "specs", "user_frames"},
-    "purejaxdrl/env/host": {"api_check", "gymnasium_options", "gymnasium_workers"},
-    "purejaxdrl/observe": {"curve", "mujoco_render", "notebook_count", "result_curves"},
-    "purejaxdrl/replay": {"base", "sum_tree"},
-    "purejaxdrl/rl": {"value_rescaling"},
-    "purejaxdrl/sweeps": {"advice", "batch", "checkpoints"},
-}
-
-
 def _unnamed(package: pathlib.Path) -> list[str]:
     """The modules and subpackages of `package` its docstring leaves unnamed."""
     doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
@@ -34,9 +18,6 @@ def test_every_package_docstring_names_each_of_its_modules():
     missing = {
         str(init.parent.relative_to(PACKAGE.parent)): unnamed
         for init in sorted(PACKAGE.rglob("*/__init__.py"))  # the top level: its API
-        if (
-            unnamed := set(_unnamed(init.parent))
-            - NOT_YET_NAMED.get(str(init.parent.relative_to(PACKAGE.parent)), set())
-        )
+        if (unnamed := _unnamed(init.parent))
     }
     assert not missing, f"name these modules in their package's docstring: {missing}"

@@ -3,9 +3,13 @@
 `purejaxdrl train | sweep | pbt | eval | export | plot | list`: each
 sub-command's module (`train`, `sweep`, `pbt`, `eval`, `export`, `plot`,
 `listing`) turns its arguments into typed configs and calls the library; what
-several of them share (the parser that raises, config flags, compile-cache
-flags) lives in `args` (its hints for unknown words in `hints`), the exit
-codes in `exits`, what `sweep` and `pbt` share in
+several of them share (config flags, compile-cache flags) lives in `args`
+(`parser`, the argparse parser whose errors are one line; its hints for
+unknown words in `hints`; `--env.option`'s values read in `option_values`),
+what a fresh command starts from (its preset and algorithm) in `start`, the
+summary's preset-target verdict in `target`, what `train` says of a failed
+host actor in `host_errors`, SIGINT and SIGTERM held from a command's first
+line in `early_signals`, the exit codes in `exits`, what `sweep` and `pbt` share in
 `population`, and how the processes of a multi-process run join, agree and
 stop in `processes` (train's flags for them in `process_flags`, checked in
 `process_config`; what they agree on in `run_agreement`; a second signal

@@ -4,8 +4,16 @@
 `craftax_env` and `playground_env` (adapters that normalise each library to
 the project's TimeStep: discount 0 only on termination, `truncated` on time
 limits, the true final observation; `resets`, auto-resets for environments
-whose reset is costly; `randomize`, randomised MJX models per environment),
-`host/` (batches of CPU environments in numpy, EnvPool and Gymnasium, for
+whose reset is costly; `randomize`, randomised MJX models per environment;
+Playground's own: `playground_options` (which config options it runs),
+`playground_names` (a task's options, read without building it),
+`playground_nan` (a step whose physics blew up: zeroed, ended, counted),
+`playground_compat` (a JAX keyword its calls still pass) and `menagerie`
+(where its robots' models are found)), `specs` (the observation and action
+specs purejaxdrl takes), options checked before building (`option_names`,
+`option_types`; `option_spelling`, both spellings for messages),
+`user_frames` (where in a user's code a traced error arose),
+`host` (a subpackage: batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
 normalisation), `registry` (`make(name)`), `contract` (a user's environment

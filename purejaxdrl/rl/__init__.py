@@ -1,11 +1,12 @@
 """RL math on ONE stream of experience: returns, V-trace, losses, exploration.
 
-Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched with
-`vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)), `vtrace`,
-`nstep` (`n_step_targets`), `bootstrap`, `losses`, `distributions`,
-`exploration`; `streams` converts the estimators' inputs and checks their
-layout and discounts. Pure functions of arrays;
-imports only `types` and `scans` (the recursions' loops, unrolled off CPU).
+Each function takes time-major `[T]` (or flat `[N]`) arrays and is batched
+with `vmap` at its call site: `returns` (GAE, λ-returns, Peng's Q(λ)),
+`vtrace`, `nstep` (`n_step_targets`), `bootstrap`, `losses`, `distributions`,
+`exploration`, `value_rescaling` (R2D2's h and its inverse); `streams`
+converts the estimators' inputs and checks their layout and discounts. Pure
+functions of arrays; imports only `types` and `scans` (the recursions' loops,
+unrolled off CPU).
 """
 
 from purejaxdrl.rl.bootstrap import bootstrap_values

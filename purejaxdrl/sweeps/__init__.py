@@ -5,12 +5,14 @@ ranges), `spec` (the plan: grids x draws x seeds), `inputs` (the base, its
 target, memory and resume directory, checked), `layout` (the (sweep, data)
 mesh and batches that fit in memory), `compiled` (the vmapped, sharded init
 and chunk programs), `program` (`sweep()`: trains the plan group by group,
-batch by batch), `messages` (what it reports), `result` (per-run records,
-per-setting summary), `report` and `run_files` (the sweep directory's files),
-`best_policy` (a run's policy, `export_run`), `rerun` (how to train a run
-alone: `sweep.yaml`'s `best_run`). Population-based training on the same
-batches is the subpackage `pbt`; its records are re-exported here (`pbt()`
-itself is the top level's, `purejaxdrl.pbt`: here `pbt` names the
+batch by batch; `batch`, one batch's chunks, records and checkpoints;
+`checkpoints`, resuming a killed sweep exactly), `advice` (a refused grid
+value's fix, written as a grid), `messages` (what it reports), `result`
+(per-run records, per-setting summary), `report` and `run_files` (the sweep
+directory's files), `best_policy` (a run's policy, `export_run`), `rerun` (how
+to train a run alone: `sweep.yaml`'s `best_run`). Population-based training on
+the same batches is the subpackage `pbt`; its records are re-exported here
+(`pbt()` itself is the top level's, `purejaxdrl.pbt`: here `pbt` names the
 subpackage). Builds on `training` (configs, experiments, the chunk schedule)
 and `observe`; never imports `cli`.
 """

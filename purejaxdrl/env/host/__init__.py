@@ -2,6 +2,10 @@
 
 `base` has the interface (`HostEnv`, `HostStep`) and what adapters share;
 `envpool` and `gymnasium` are the adapters; `make_host_env` picks one by id.
+Gymnasium's: `gymnasium_options` (its `env.options`, checked before
+`make_vec`), `gymnasium_workers` (an async pool's processes, ended with the
+run) and `api_check` (its API, said in one line where a user's environment
+breaks it).
 """
 
 from typing import Any
