@@ -157,7 +157,6 @@ def checked_split(
     devices: int = 1,
     *,
     axis_name: str | None = None,
-    shuffle_groups: bool = False,
 ) -> tuple[PyTree, Callable[[PyTree, PRNGKey], PyTree]]:
     """Checks that this device's unroll splits into minibatches, and how it does.
 
@@ -166,18 +165,16 @@ def checked_split(
     core, `batch` with the unroll's resets and start states and its whole
     sequences' split (`sequence_split`), else `batch` and `minibatch_split`.
     `devices` (the run's `num_devices`) the batch is split over: the message
-    names the run's num_envs and each device's share. `shuffle_groups` deals
-    the environments into new groups for each key, which needs the learner's
-    `axis_name` (the device's place among the environments); without it
-    environment j is always in group j mod the group count.
+    names the run's num_envs and each device's share. The environments are
+    dealt into new groups for each key, which needs the learner's `axis_name`
+    (the device's place among the environments).
     """
     t, b = traj.reward.shape
     validate(config, RunShape(b * devices, t, recurrent, num_devices=devices))
-    groups = {"shuffle_groups": shuffle_groups, "axis_name": axis_name}
     if recurrent:
         batch = batch._replace(reset=traj.reset, core_state=traj.core_state)
-        return batch, sequence_split(config.num_minibatches, **groups)
-    return batch, minibatch_split((t, b), config.num_minibatches, **groups)
+        return batch, sequence_split(config.num_minibatches, axis_name=axis_name)
+    return batch, minibatch_split((t, b), config.num_minibatches, axis_name=axis_name)
 
 
 def make_ppo(
@@ -226,7 +223,7 @@ def make_ppo(
         )
         batch, split = checked_split(
             validate, config, batch, traj, recurrent, run.num_devices,
-            axis_name=axis_name, shuffle_groups=True,
+            axis_name=axis_name,
         )  # fmt: skip
         # Each minibatch's advantages are standardised over all its steps.
         adv_axes = (1, 2) if recurrent else 1

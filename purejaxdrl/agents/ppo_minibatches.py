@@ -83,8 +83,9 @@ def minibatch_split(
       shape: (T, B), the unroll length and this device's number of environments,
         a multiple of Me (`env_multiple`).
       num_minibatches: M.
-      shuffle_groups: deal the environments afresh for each key; False puts
-        environment j in group j % Me in every split.
+      shuffle_groups: deal the environments afresh for each key (what every
+        learner does); False puts environment j in group j % Me in every
+        split, kept only as the tests' fixed-grouping reference.
       axis_name: the mesh axis the environments are split over (the agent's),
         or None on one device.
 
@@ -142,9 +143,10 @@ def sequence_split(
 
     Args:
       num_minibatches: M.
-      shuffle_groups: deal the environments afresh for each key; False keeps
-        environment j with the environments j' = j (mod M) in every split
-        (the minibatches' order is still shuffled).
+      shuffle_groups: deal the environments afresh for each key (what every
+        learner does); False keeps environment j with the environments
+        j' = j (mod M) in every split (the minibatches' order is still
+        shuffled), kept only as the tests' fixed-grouping reference.
       axis_name: the mesh axis the environments are split over (the agent's),
         or None on one device.
 

@@ -205,7 +205,7 @@ def make_pqn(
         batch = Batch(traj.observation, traj.action, target)
         batch, split = checked_split(
             validate, config, batch, traj, recurrent, run.num_devices,
-            axis_name=axis_name, shuffle_groups=True,
+            axis_name=axis_name,
         )  # fmt: skip
 
         def minibatches(key: PRNGKey) -> tuple[Batch]:
