@@ -48,7 +48,7 @@ def transition_specs() -> Transition:
 
 
 def host_metrics(
-    update: int, batches: list[Batch], actors: list[Actor], stopping: bool = False
+    update: int, batches: list[Batch], actors: list[Actor], stopping: bool
 ) -> tuple[dict[str, float], bool]:
     """An update's host-side figures, summed over every process's actors.
 

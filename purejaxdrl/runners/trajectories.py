@@ -46,7 +46,7 @@ class PolicyOut(NamedTuple):
     action: np.ndarray
     log_prob: np.ndarray
     value: np.ndarray
-    start_state: Any = ()
+    start_state: Any
 
 
 class Batch(NamedTuple):

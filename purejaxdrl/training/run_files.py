@@ -148,9 +148,10 @@ class RunLock:
 
 
 LOCK_FILE = ".purejaxdrl.lock"
+_LOCK_TRIES = 20  # 50 ms apart: a second
 
 
-def _lock_exclusively(file: Any, tries: int = 20) -> bool:
+def _lock_exclusively(file: Any) -> bool:
     """Whether this process took `file`'s exclusive `flock` (within a second).
 
     An eval or export asking whether the run trains (`restored._trainer`)
@@ -158,7 +159,7 @@ def _lock_exclusively(file: Any, tries: int = 20) -> bool:
     """
     import fcntl
 
-    for _ in range(tries):
+    for _ in range(_LOCK_TRIES):
         try:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True

@@ -202,7 +202,7 @@ def test_an_actor_records_its_acting_version_and_counts_env_rows():
         n = len(env_id)
         zeros = np.zeros(n, np.float32)
         return carry, PolicyOut(
-            np.zeros(n, np.int32), np.zeros(n, np.int32), zeros, zeros
+            np.zeros(n, np.int32), np.zeros(n, np.int32), zeros, zeros, ()
         )
 
     env, out, stop = TwoEnvs(), queue.Queue(), threading.Event()

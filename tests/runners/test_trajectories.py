@@ -21,7 +21,9 @@ def _step(obs, reward=0.0, terminated=False, truncated=False, first=False, ids=(
 def _add(builder, step, action, version):
     # The policy's value of an observation x is x + 0.5; log-prob -action.
     value = step.observation[:, 0] + 0.5
-    out = PolicyOut(None, np.array([action]), -np.array([action], np.float32), value)
+    out = PolicyOut(
+        None, np.array([action]), -np.array([action], np.float32), value, ()
+    )
     builder.add(step, out, version)
 
 
@@ -95,7 +97,7 @@ def test_an_environments_own_metrics_are_summed_per_episode():
     ]
     for i, s in enumerate(stream):
         zeros = np.zeros(2, np.float32)
-        builder.add(s, PolicyOut(None, np.zeros(2, np.int32), zeros, zeros), i)
+        builder.add(s, PolicyOut(None, np.zeros(2, np.int32), zeros, zeros, ()), i)
     assert builder.ready()
     episodes = builder.take().episodes
     assert episodes["episode/count"] == 1.0 and episodes["episode/return_sum"] == 2.0
@@ -172,7 +174,9 @@ def test_random_streams_with_asynchronous_rows_match_the_reference():
         action = rng.integers(0, 100, 2)
         value = rng.random(2).astype(np.float32)
         events.append((step, action, value))
-        builder.add(step, PolicyOut(None, action, np.zeros(2, np.float32), value), 0)
+        builder.add(
+            step, PolicyOut(None, action, np.zeros(2, np.float32), value, ()), 0
+        )
         while builder.ready():
             batch = builder.take()
             batches.append(batch.transitions)
