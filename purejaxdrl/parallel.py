@@ -32,6 +32,7 @@ __all__ = [
     "manual_axes",
     "replicated",
     "data_sharded",
+    "named_shardings",
     "per_device",
     "split_share",
     "env_multiple_message",
@@ -206,6 +207,20 @@ def replicated(mesh: Mesh) -> NamedSharding:
 def data_sharded(mesh: Mesh) -> NamedSharding:
     """The sharding of actor state: the leading (environment) axis split."""
     return NamedSharding(mesh, P(DATA_AXIS))
+
+
+def named_shardings(mesh: Mesh, specs: PyTree) -> PyTree:
+    """`specs`, a tree of PartitionSpecs, as NamedShardings on `mesh`.
+
+    A PartitionSpec is a tuple, so a pytree node to `jax.tree.map`: each is
+    taken whole here. A spec may stand for a whole subtree (as `jit`'s
+    `out_shardings` allow); its NamedSharding then does too.
+    """
+    return jax.tree.map(
+        lambda spec: NamedSharding(mesh, spec),
+        specs,
+        is_leaf=lambda x: isinstance(x, P),
+    )
 
 
 def per_device(total: int, mesh: Mesh, what: str = "num_envs") -> int:

@@ -21,11 +21,17 @@ from purejaxdrl.parallel import (
     DATA_AXIS,
     make_mesh,
     manual_axes,
+    named_shardings,
     per_device,
     replicated,
     varying,
 )
-from purejaxdrl.runners.base import ENV_METRIC, Lowered, no_session
+from purejaxdrl.runners.base import (
+    ENV_METRIC,
+    Lowered,
+    no_session,
+    replicated_metrics,
+)
 from purejaxdrl.runners.rollout import ActorState, reset_actors, unroll
 from purejaxdrl.types import Metrics, PRNGKey, PyTree, Transition
 
@@ -63,12 +69,10 @@ class AnakinRunner(NamedTuple):
     def shardings(self, state: RunnerState) -> RunnerState:
         """A NamedSharding for every leaf of `state` (or of its `jax.eval_shape`)."""
 
-        def subtree(spec: P, sub: RunnerState) -> RunnerState:
-            return jax.tree.map(lambda _: NamedSharding(self.mesh, spec), sub)
+        def subtree(sharding: NamedSharding, sub: RunnerState) -> RunnerState:
+            return jax.tree.map(lambda _: sharding, sub)
 
-        return jax.tree.map(
-            subtree, self.specs, state, is_leaf=lambda x: isinstance(x, P)
-        )
+        return jax.tree.map(subtree, named_shardings(self.mesh, self.specs), state)
 
     def abstract_state(self, key: PRNGKey) -> RunnerState:
         """The shapes, dtypes and shardings of `init(key)`, computing nothing.
@@ -254,8 +258,7 @@ def run_functions(
         # Global observation statistics and episode sums, whatever the agent does.
         env_params = env.update_statistics(state.env_params, traj.info, DATA_AXIS)
         agent_state, metrics = agent.update(state.agent, _strip_info(traj), key_update)
-        if agent.axis_name is None:  # one device: mark its metrics as replicated
-            metrics = jax.lax.pmean(metrics, DATA_AXIS)
+        metrics = replicated_metrics(agent, metrics)
         episodes = jax.lax.psum(episode_metrics(traj.info), DATA_AXIS)
         non_finite = jax.lax.psum(non_finite_counts(traj, actor), DATA_AXIS)
         metrics = {**metrics, **episodes, **non_finite}
@@ -331,11 +334,7 @@ def make_runner(
     # Explicit, not inferred: jit gives a zero-size leaf (an MJX `Data` field
     # such as `act` [B, 0]) a replicated sharding otherwise, which the chunks,
     # compiled for `P("data")`, then refuse on 2+ devices.
-    out_shardings = jax.tree.map(
-        lambda spec: NamedSharding(mesh, spec),
-        specs,
-        is_leaf=lambda x: isinstance(x, P),
-    )
+    out_shardings = named_shardings(mesh, specs)
 
     @functools.cache  # the same length returns the same jitted function
     def chunk(length: int) -> Callable:

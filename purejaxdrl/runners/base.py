@@ -11,9 +11,12 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+import jax
 from jax.sharding import Mesh
 
-from purejaxdrl.types import PRNGKey
+from purejaxdrl.agents.base import Agent
+from purejaxdrl.parallel import DATA_AXIS
+from purejaxdrl.types import Metrics, PRNGKey
 
 ENV_METRIC = "episode/env/"
 """The prefix of a runner's per-update metric `<ENV_METRIC><name>_sum`: the sum
@@ -126,6 +129,19 @@ class Runner(Protocol):
         `saved_devices`: the learner devices its checkpoint was saved on.
         """
         ...
+
+
+def replicated_metrics(agent: Agent, metrics: Metrics) -> Metrics:
+    """An update's `metrics`, inside a runner's `shard_map` over `data`, replicated.
+
+    A learner that all-reduces (`agent.axis_name`) returns the same metrics on
+    every device already. One that does not (it learns on one device's data)
+    has them averaged over `data` here, so that they are marked replicated, as
+    the program's `P()` output for metrics requires.
+    """
+    if agent.axis_name is None:
+        return jax.lax.pmean(metrics, DATA_AXIS)
+    return metrics
 
 
 @contextlib.contextmanager

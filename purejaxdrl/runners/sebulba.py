@@ -37,7 +37,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host.base import HostEnv, HostSpec
 from purejaxdrl.parallel import DATA_AXIS
 from purejaxdrl.runners.actor import Actor, ParamsBox, initial_carry, make_policy
-from purejaxdrl.runners.base import Ready
+from purejaxdrl.runners.base import Ready, replicated_metrics
 from purejaxdrl.runners.host_batches import host_metrics, join, transition_specs
 from purejaxdrl.runners.host_waits import ABORT_JOIN_S, JOIN_S, Abandoned, next_batch
 from purejaxdrl.runners.host_waits import HostEnvError as HostEnvError
@@ -126,9 +126,7 @@ class SebulbaRunner:
                 final_observation=traj.final_observation.astype(jnp.float32),
             )
             state, metrics = agent.update(state, traj, key)
-            if agent.axis_name is None:  # one device: mark metrics replicated
-                metrics = jax.lax.pmean(metrics, DATA_AXIS)
-            return state, metrics
+            return state, replicated_metrics(agent, metrics)
 
         sharded = jax.shard_map(
             update,

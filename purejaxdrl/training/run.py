@@ -26,6 +26,7 @@ from purejaxdrl.training.run_files import (
     RunLock,
     agreed_run_dir,
     make_run_dir,
+    run_lock,
     write_atomically,
 )
 from purejaxdrl.training.saved_config import (
@@ -157,12 +158,14 @@ _SCRIPTS_OWN_ENV = (
 def lock_run(run: Run) -> RunLock | None:
     """Process 0's hold on the run's directory, kept in `run.lock` till it ends.
 
+    Taken where `run.main` (process 0) has a directory (`run_lock`'s rule).
+
     Raises:
       ConfigError: another process trains the run now.
 
     """
-    if run.run_dir is not None and run.main:
-        run.lock = RunLock(run.run_dir)
+    if run.main:
+        run.lock = run_lock(run.run_dir)
     return run.lock
 
 

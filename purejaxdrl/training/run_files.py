@@ -168,11 +168,24 @@ def _lock_exclusively(file: Any) -> bool:
     return False
 
 
-def held(directory: pathlib.Path | None) -> contextlib.AbstractContextManager:
-    """`RunLock(directory)` on process 0 for a `with`; nothing without a folder."""
+def run_lock(directory: pathlib.Path | None) -> RunLock | None:
+    """`RunLock(directory)` on process 0; None without a folder or elsewhere.
+
+    The one rule for who holds a run's folder: `train` (`run.lock_run`), a
+    sweep's or PBT run's training (`held`).
+
+    Raises:
+      ConfigError: another process trains the run now.
+
+    """
     if directory is None or jax.process_index() != 0:
-        return contextlib.nullcontext()
+        return None
     return RunLock(directory)
+
+
+def held(directory: pathlib.Path | None) -> contextlib.AbstractContextManager:
+    """`run_lock(directory)` for a `with`; nothing where it takes none."""
+    return run_lock(directory) or contextlib.nullcontext()
 
 
 def holding_run_dir(train: Callable[..., Any]) -> Callable[..., Any]:
