@@ -41,7 +41,7 @@ from purejaxdrl.training.save_queue import Save, SaveWriter
 from purejaxdrl.types import PyTree
 
 SKIPPED = "skipped"  # where checkpoints that fail verification are moved
-MISFIT = "its state does not fit this run's"  # how `layout_problem` begins
+MISFIT = "its state does not fit this run's"  # how `misfit_problem`'s line begins
 
 
 class CheckpointError(RuntimeError):
@@ -61,13 +61,16 @@ class Restored(NamedTuple):
 
     `step` is the number of updates it holds (None when nothing could be
     restored), `state` the RunnerState, `meta` the JSON record saved with it,
-    and `skipped` one line per newer checkpoint that failed verification.
+    and `skipped` one line per newer checkpoint that failed verification;
+    `misfits` of those lines are intact checkpoints of another layout
+    (`misfit_problem`, read-only readers only), the others damaged ones.
     """
 
     step: int | None
     state: Any
     meta: dict[str, Any] | None
     skipped: list[str]
+    misfits: int = 0
 
 
 def _layout(array: Any) -> str:
@@ -275,6 +278,7 @@ class Checkpointer:
         """
         failed: list[tuple[int, str]] = []
         skipped: list[str] = []
+        misfits = 0
         for step in reversed(self.steps()):
             problem = verify_once(self.directory / str(step))
             unhashed = problem == NO_MANIFEST
@@ -290,6 +294,7 @@ class Checkpointer:
                         detail,
                     )
                 skipped.append(line)
+                misfits += 1
                 continue
             if whole:
                 try:
@@ -297,6 +302,7 @@ class Checkpointer:
                 except Exception as e:  # unreadable despite its manifest
                     problem = f"could not be read ({read_failure(e)})"
                 else:
+                    restored = restored._replace(misfits=misfits)
                     return self._restored(restored, failed, skipped, unhashed)
             failed.append((step, problem))
         lines = [_skipped_line(s, p) for s, p in failed]
@@ -307,7 +313,7 @@ class Checkpointer:
                 + f"); nothing was moved or deleted: to train from update 0 "
                 f"instead, move {self.directory} elsewhere and resume again."
             )
-        return Restored(None, None, None, skipped + lines)
+        return Restored(None, None, None, skipped + lines, misfits)
 
     def _restored(
         self,

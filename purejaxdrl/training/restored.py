@@ -208,8 +208,6 @@ def _restore_newest(
     purpose: str,
     config: Any,
 ) -> Any:
-    from purejaxdrl.training.checkpoint import MISFIT
-
     with _reader(run_dir, abstract, shardings, mesh) as checkpointer:
         restored = checkpointer.restore_latest()
     if restored.step is None:
@@ -227,7 +225,7 @@ def _restore_newest(
             )
         reasons = f" ({'; '.join(restored.skipped)})" if restored.skipped else ""
         fix = "train or resume the run first"
-        if restored.skipped and all(MISFIT in r for r in restored.skipped):
+        if restored.skipped and restored.misfits == len(restored.skipped):
             # A resume would refuse them too: the fix is the config or version.
             fix = (
                 "put back the config.yaml they were saved with, or use the "

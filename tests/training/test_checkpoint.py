@@ -175,6 +175,7 @@ def test_a_step_committed_before_its_manifest_restores_and_none_usable_refuses(
     restored = reader.restore_latest()
     reader.close()
     assert restored.step is None and "update 2 skipped" in restored.skipped[0]
+    assert restored.misfits == 0  # damaged, not of another layout
 
 
 def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
@@ -193,6 +194,7 @@ def test_a_checkpoint_of_another_layout_is_refused_and_kept(tmp_path):
     restored = reader.restore_latest()
     reader.close()
     assert restored.step is None and len(restored.skipped) == 1
+    assert restored.misfits == 1  # what eval's advice reads, not the line's words
     line = restored.skipped[0]
     assert "update 1 skipped: its state does not fit this run's" in line
     assert "saved, float32[" in line and "\n" not in line

@@ -127,7 +127,8 @@ def test_no_checkpoint_to_read_names_the_fix_for_what_was_skipped(
     # Only a folder of misfits is the config's or version's to fix; one damaged
     # checkpoint among them is a backup's. A trainer holding the run changes
     # nothing once checkpoints were found: they were skipped, not awaited.
-    _fake_reader(monkeypatch, Restored(None, None, None, skipped))
+    misfits = skipped.count(MISFIT_LINE)
+    _fake_reader(monkeypatch, Restored(None, None, None, skipped, misfits))
     args = (tmp_path, None, None, None, "export", _config())
     with RunLock(tmp_path), pytest.raises(ConfigError) as e:
         _restore_newest(*args)
