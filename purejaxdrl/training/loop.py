@@ -41,9 +41,8 @@ class Pending(NamedTuple):
       length: its number of updates.
       ends_at: updates done when it ends.
       snapshot: (packed state, parameters finite) queued behind it, or None.
-      evaluated: the EvalResult of evaluation episodes after it, or, after
-        the last chunk or a blocking runner's, the call that runs them; or
-        None.
+      evaluated: the EvalResult of evaluation episodes after it, or the call
+        that runs them (after the last chunk, or a blocking runner's), or None.
 
     """
 
@@ -121,15 +120,18 @@ class ChunkLoop:
     device_seconds_before: float | None = None
     dispatch_ahead: bool = True
     late_compile: Callable[[], float] = lambda: 0.0
-    mean_return: float = math.nan
-    eval_return: float = math.nan
     eval_seconds: float = 0.0
     last_saved: int | None = None
-    reached: str | None = None
     poll_stop: Callable[[], bool] | None = None
     started: Callable[[], Any] = lambda: None
-    start_updates: int = 0
-    start: float = dataclasses.field(default_factory=time.perf_counter)
+    # Running state, set by the loop (not arguments): the newest episodes' and
+    # evaluation's mean returns (NaN: none yet; a resumed run's history's), why
+    # `eval.stop_at` stopped the run, and `done` and the time this session began.
+    mean_return: float = dataclasses.field(init=False, default=math.nan)
+    eval_return: float = dataclasses.field(init=False, default=math.nan)
+    reached: str | None = dataclasses.field(init=False, default=None)
+    start_updates: int = dataclasses.field(init=False)
+    start: float = dataclasses.field(init=False, default_factory=time.perf_counter)
 
     def __post_init__(self) -> None:
         self.start_updates = self.done
@@ -159,9 +161,8 @@ class ChunkLoop:
             if (ran := len(next(iter(metrics.values()), ()))) < length:
                 return state, Pending(metrics, ran, ends_at - length + ran, None, None)
         evaluated = snapshot = None
-        if self.programs.evaluate is not None and is_due(
-            index, last, config.eval.every
-        ):
+        due = is_due(index, last, config.eval.every)
+        if self.programs.evaluate is not None and due:
             # Keyed by updates done, which a resume's new schedule keeps.
             evaluated = functools.partial(self.programs.evaluate, state, ends_at)
             if index != last and self.dispatch_ahead:
@@ -203,8 +204,7 @@ class ChunkLoop:
         """The chunk's record: progress, speed (`elapsed`), metrics."""
         done, per_update = self.done, self.steps_per_update
         elapsed = self.elapsed()
-        # The run's speed so far (a resumed run's sessions, as its result has
-        # it); the time left at this session's.
+        # Speed: the run's so far (all its sessions); time left: this session's.
         sps = done * per_update / (self.seconds_before + elapsed)
         session = (done - self.start_updates) * per_update / elapsed
         device_seconds = self.device_seconds_before + elapsed * self.num_devices

@@ -3,7 +3,7 @@
 import dataclasses
 import pathlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import yaml
@@ -248,14 +248,20 @@ class Start:
     # None: saved before 2026-12-06, which kept no count (`ChunkLoop`'s).
     device_seconds_before: float | None = None
 
-    def progress(self) -> dict[str, Any]:
+    def progress(self) -> "Progress":
         """The `ChunkLoop` fields a session continues: updates, records, time."""
-        return {
-            "done": self.done,
-            "history": self.history,
-            "seconds_before": self.seconds_before,
-            "device_seconds_before": self.device_seconds_before,
-        }
+        return Progress(
+            self.done, self.history, self.seconds_before, self.device_seconds_before
+        )
+
+
+class Progress(NamedTuple):
+    """What a session continues from (`Start.progress`): `ChunkLoop`'s fields."""
+
+    done: int
+    history: list[dict[str, Any]]
+    seconds_before: float
+    device_seconds_before: float | None
 
 
 def restore(run: Run, exp: Experiment, accepted: Sequence[str] = ()) -> Start:

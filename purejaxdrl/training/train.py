@@ -231,7 +231,7 @@ def _chunk_loop(
     `progress` says `training…` once no process stopped before the first
     chunk: not before a stop that a peer's signal asked for during compiling.
     """
-    phase = _training_phase(exp.runner)
+    phase, so_far = _training_phase(exp.runner), start.progress()
     return ChunkLoop(
         started=lambda: progress is not None and progress.phase(phase),
         run=run,
@@ -240,7 +240,10 @@ def _chunk_loop(
         log_to=log_to,
         steps_per_update=exp.runner.steps_per_update,
         num_devices=exp.runner.mesh.size,
-        **start.progress(),
+        done=so_far.done,
+        history=so_far.history,
+        seconds_before=so_far.seconds_before,
+        device_seconds_before=so_far.device_seconds_before,
         dispatch_ahead=exp.runner.dispatch_ahead,
         late_compile=lambda: exp.runner.late_compile_seconds,
         # None where the resume found no checkpoint it could use.

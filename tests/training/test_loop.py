@@ -75,6 +75,19 @@ def test_is_due_every_n_chunks_and_after_the_last():
     assert [is_due(i, 3, 0) for i in range(4)] == [False, False, False, True]
 
 
+@pytest.mark.parametrize("field", ["start_updates", "start", "reached"])
+def test_the_loop_s_running_state_is_not_an_argument(field):
+    # A value for `start_updates` was silently replaced by `done`: the loop's
+    # own state is set by the loop, never taken from its caller.
+    base = _loop([], done=3)
+    fields = ("run", "programs", "sinks", "log_to", "steps_per_update")
+    given = {f: getattr(base, f) for f in fields}
+    with pytest.raises(TypeError, match=field):
+        ChunkLoop(**given, num_devices=1, done=3, history=[], seconds_before=0.0,
+                  **{field: 99})  # fmt: skip
+    assert base.start_updates == 3 and base.reached is None
+
+
 def test_each_chunk_is_dispatched_before_the_previous_one_is_read():
     events = []
     loop = _loop(events)
