@@ -24,6 +24,7 @@ from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.memory import check_replay_fits
 from purejaxdrl.training.policy.exported import write_policy
 from purejaxdrl.training.policy.folder import check_policy_folder
+from purejaxdrl.training.policy.record import PolicySource, policy_source
 from purejaxdrl.training.programs import compile_programs
 from purejaxdrl.training.replay_shards import replay_devices
 from purejaxdrl.training.result import (
@@ -276,14 +277,7 @@ def _checked_resume(
 
 def _exporter(run: Any, exp: Any, state: Any, updates: int) -> "PolicyExport":
     """`TrainResult.export`: writes the policy of the run's final `state` (`finish`)."""
-    return PolicyExport(
-        run.config,
-        state.agent.params,
-        getattr(getattr(state, "env_params", None), "obs_stats", None),
-        updates,
-        (exp.obs_spec, exp.action_spec),
-        exp.runner.steps_per_update,
-    )
+    return PolicyExport(policy_source(run.config, exp, state, updates))
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -294,12 +288,7 @@ class PolicyExport:
     another process) as it did.
     """
 
-    config: Any
-    params: Any
-    stats: Any
-    updates: int
-    specs: tuple[Any, Any]
-    steps_per_update: int
+    source: PolicySource
 
     def __call__(
         self, out: str | pathlib.Path, *, overwrite: bool = False
@@ -315,15 +304,17 @@ class PolicyExport:
 
         """
         check_policy_folder(pathlib.Path(out), overwrite, "out")
+        source = self.source
         return write_policy(
             out,
-            self.config,
-            self.params,
-            self.stats,
-            updates=self.updates,
-            specs=self.specs,
-            steps_per_update=self.steps_per_update,
+            source.config,
+            source.params,
+            source.stats,
+            updates=source.updates,
+            specs=source.specs,
+            steps_per_update=source.steps_per_update,
         )
 
     def __repr__(self) -> str:
-        return f"<export of {self.config.algo} on {self.config.env.id}>"
+        config = self.source.config
+        return f"<export of {config.algo} on {config.env.id}>"

@@ -53,7 +53,12 @@ from purejaxdrl.training.policy.inputs import (
     checked_batch,
     with_all_entries,
 )
-from purejaxdrl.training.policy.record import FORMAT, VERSION, policy_files
+from purejaxdrl.training.policy.record import (
+    FORMAT,
+    VERSION,
+    policy_files,
+    policy_source,
+)
 from purejaxdrl.training.policy.sampling import exported_sampler
 from purejaxdrl.training.policy.spaces import policy_spaces
 from purejaxdrl.training.restored import restore_run
@@ -158,15 +163,7 @@ def restored_policy(
 
 def _restored_files(config: Any, exp: Any, restored: Any) -> dict[str, bytes]:
     exp.runner.close()
-    stats = getattr(getattr(restored.state, "env_params", None), "obs_stats", None)
-    return policy_files(
-        config,
-        restored.state.agent.params,
-        stats,
-        updates=restored.step,
-        specs=(exp.obs_spec, exp.action_spec),
-        steps_per_update=exp.runner.steps_per_update,
-    )
+    return policy_source(config, exp, restored.state, restored.step).files()
 
 
 def write_policy(

@@ -1,13 +1,14 @@
 """What an exported policy is made of: policy.json's record and the parameters' bytes.
 
-`policy_files` makes both from a run's config, parameters and statistics;
+`policy_files` makes both from a run's config, parameters and statistics
+(`policy_source` reads those from a run's state, once for every exporter);
 `export_policy` writes them to a folder and `load_policy` reads them back, and
 `eval RUN --sample` plays them without a folder (`exported.restored_policy`).
 """
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import flax.serialization
 import jax
@@ -90,6 +91,46 @@ def policy_files(
         PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
         SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
     }
+
+
+class PolicySource(NamedTuple):
+    """What a run's policy is exported from: `policy_files`'s arguments."""
+
+    config: Any
+    params: Any
+    stats: Any
+    updates: int
+    specs: tuple[Any, Any]
+    steps_per_update: int
+
+    def files(self) -> dict[str, bytes]:
+        """The exported policy's files (`policy_files`)."""
+        return policy_files(
+            self.config,
+            self.params,
+            self.stats,
+            updates=self.updates,
+            specs=self.specs,
+            steps_per_update=self.steps_per_update,
+        )
+
+
+def policy_source(config: Any, exp: Any, state: Any, updates: int) -> PolicySource:
+    """The policy of `state`, a runner state of `exp` after `updates` updates.
+
+    For a run that finished training (`train`'s `TrainResult.export`) and a
+    run restored from its checkpoint (`export_policy`, `eval RUN --sample`):
+    the learner's parameters, the observation statistics if the run
+    normalised observations, the experiment's specs and steps per update.
+    """
+    return PolicySource(
+        config,
+        state.agent.params,
+        getattr(getattr(state, "env_params", None), "obs_stats", None),
+        updates,
+        (exp.obs_spec, exp.action_spec),
+        exp.runner.steps_per_update,
+    )
 
 
 def _is_box(x: Any) -> bool:
