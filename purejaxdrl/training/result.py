@@ -27,6 +27,7 @@ from purejaxdrl.observe.progress import (
     progress_logger,
 )
 from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.run import Run
 from purejaxdrl.training.run_files import write_outputs
@@ -198,7 +199,7 @@ def check_sinks(
 
 
 def open_progress(
-    run: Run, exp: Any, console: bool
+    run: Run, exp: Experiment, console: bool
 ) -> ConsoleLogger | NotebookProgress | None:
     """The progress line (process 0, when asked for), in its `compiling` phase.
 

@@ -17,15 +17,17 @@ from typing import Any
 import jax
 
 from purejaxdrl.observe.loggers import Logger
+from purejaxdrl.observe.progress import ConsoleLogger, NotebookProgress
 from purejaxdrl.rng import make_key
+from purejaxdrl.runners.base import Runner
 from purejaxdrl.training.config import TrainConfig
-from purejaxdrl.training.experiment import make_experiment
+from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.loop import ChunkLoop, params_finite
 from purejaxdrl.training.memory import check_replay_fits
 from purejaxdrl.training.policy.exported import write_policy
 from purejaxdrl.training.policy.folder import check_policy_folder
 from purejaxdrl.training.policy.record import PolicySource, policy_source
-from purejaxdrl.training.programs import compile_programs
+from purejaxdrl.training.programs import Programs, compile_programs
 from purejaxdrl.training.replay_shards import replay_devices
 from purejaxdrl.training.result import (
     TrainResult,
@@ -38,6 +40,7 @@ from purejaxdrl.training.result import (
 )
 from purejaxdrl.training.resume import check_resume
 from purejaxdrl.training.run import (
+    Run,
     Start,
     attach_checkpointer,
     lock_run,
@@ -53,7 +56,7 @@ from purejaxdrl.training.setup_stop import SetupHold, stopped_unsaved
 __all__ = ["TrainResult", "train"]
 
 
-def _training_phase(runner: Any) -> str:
+def _training_phase(runner: Runner) -> str:
     """The progress line's phase while the chunks run."""
     if runner.compiles_late:  # a host runner: the learner's first batch compiles it
         return "training, the learner compiling on its first batch"
@@ -203,8 +206,13 @@ def train(
 
 
 def _compiled(
-    run: Any, exp: Any, abstract: Any, key: jax.Array, schedule: list, start: Start
-) -> tuple[Any, Any, float]:
+    run: Run,
+    exp: Experiment,
+    abstract: Any,
+    key: jax.Array,
+    schedule: list[tuple[int, int]],
+    start: Start,
+) -> tuple[Programs, Any, float]:
     """(programs, first state, compile seconds): the progress line's `compiling`."""
     start_compile = time.perf_counter()
     programs = compile_programs(
@@ -219,13 +227,13 @@ def _compiled(
 
 
 def _chunk_loop(
-    run: Any,
-    exp: Any,
-    programs: Any,
-    sinks: Any,
-    log_to: Any,
+    run: Run,
+    exp: Experiment,
+    programs: Programs,
+    sinks: Sequence[Logger],
+    log_to: Sequence[str],
     start: Start,
-    progress: Any,
+    progress: ConsoleLogger | NotebookProgress | None,
 ) -> ChunkLoop:
     """The chunk loop of a run set up (`train`).
 
@@ -275,7 +283,7 @@ def _checked_resume(
     return config, notes, saved.env.normalize_observations
 
 
-def _exporter(run: Any, exp: Any, state: Any, updates: int) -> "PolicyExport":
+def _exporter(run: Run, exp: Experiment, state: Any, updates: int) -> "PolicyExport":
     """`TrainResult.export`: writes the policy of the run's final `state` (`finish`)."""
     return PolicyExport(policy_source(run.config, exp, state, updates))
 

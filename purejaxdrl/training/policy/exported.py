@@ -31,6 +31,9 @@ from purejaxdrl.env.normalization import (
 )
 from purejaxdrl.networks import RecurrentNetwork, torso_names
 from purejaxdrl.setup_warnings import quiet_setup_warnings
+from purejaxdrl.training.checkpoint import Restored
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.policy.checks import (
     check_params,
     check_spec,
@@ -151,7 +154,7 @@ def export_policy(
 
 
 def restored_policy(
-    config: Any, exp: Any, restored: Any, where: pathlib.Path
+    config: TrainConfig, exp: Experiment, restored: Restored, where: pathlib.Path
 ) -> Policy:
     """The policy of a run `restore_run` restored from `where`, as its export loads.
 
@@ -161,7 +164,9 @@ def restored_policy(
     return _policy_from(_restored_files(config, exp, restored), where)
 
 
-def _restored_files(config: Any, exp: Any, restored: Any) -> dict[str, bytes]:
+def _restored_files(
+    config: TrainConfig, exp: Experiment, restored: Restored
+) -> dict[str, bytes]:
     exp.runner.close()
     return policy_source(config, exp, restored.state, restored.step).files()
 

@@ -17,6 +17,8 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.config import to_dict
 from purejaxdrl.env.base import Box, Discrete
 from purejaxdrl.env.normalization import statistics_to_host
+from purejaxdrl.training.config import TrainConfig
+from purejaxdrl.training.experiment import Experiment
 from purejaxdrl.training.policy.folder import PARAMS_FILE, SPEC_FILE
 from purejaxdrl.training.policy.sampling import policy_extras
 
@@ -115,7 +117,9 @@ class PolicySource(NamedTuple):
         )
 
 
-def policy_source(config: Any, exp: Any, state: Any, updates: int) -> PolicySource:
+def policy_source(
+    config: TrainConfig, exp: Experiment, state: Any, updates: int
+) -> PolicySource:
     """The policy of `state`, a runner state of `exp` after `updates` updates.
 
     For a run that finished training (`train`'s `TrainResult.export`) and a
