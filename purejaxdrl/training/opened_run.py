@@ -17,8 +17,12 @@ _OPENED: list[tuple[pathlib.Path, str]] = []
 
 
 def remember(run_dir: pathlib.Path, command: str) -> None:
-    """Records `run_dir`, opened now, and `command`, which resumes it."""
-    _OPENED[:] = [(pathlib.Path(run_dir), command)]
+    """Records `run_dir`, opened now, and `command`, which resumes it.
+
+    Kept absolute: a checkpoint's folder is named absolute (`Checkpointer`),
+    and the run's as given (`runs/...`) would never hold it.
+    """
+    _OPENED[:] = [(pathlib.Path(run_dir).absolute(), command)]
 
 
 def resume_command_for(directory: os.PathLike) -> str | None:
@@ -26,7 +30,7 @@ def resume_command_for(directory: os.PathLike) -> str | None:
     if not _OPENED:
         return None
     run_dir, command = _OPENED[0]
-    path = pathlib.Path(directory)
+    path = pathlib.Path(directory).absolute()
     return command if path == run_dir or run_dir in path.parents else None
 
 

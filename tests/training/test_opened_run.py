@@ -1,5 +1,7 @@
 """The run a process opened, and the resume clause a failure's line ends with."""
 
+import pathlib
+
 import pytest
 
 from purejaxdrl.training import opened_run
@@ -39,3 +41,26 @@ def test_the_command_is_found_from_any_folder_inside_the_run(run, tmp_path):
     assert opened_run.resume_command_for(run) == "purejaxdrl train --resume run"
     assert opened_run.resume_command_for(tmp_path) is None
     assert opened_run.resume_command_for(tmp_path / "runner") is None
+
+
+def test_a_run_opened_under_a_relative_folder_holds_its_absolute_checkpoints(
+    monkeypatch, tmp_path
+):
+    # ds20 #1: `runs/...` as given was compared with the Checkpointer's
+    # absolute folder, and a failed save's line lost the resume command.
+    from purejaxdrl.training import faults
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(opened_run, "_OPENED", [])
+    opened_run.remember(pathlib.Path("runs/run"), "purejaxdrl train --resume runs/run")
+    full = OSError(28, "No space left on device")
+    saves = tmp_path / "runs" / "run" / "checkpoints"
+    assert faults.save_failure(saves, full).endswith(
+        "free space (or fix the folder) and continue with: "
+        "purejaxdrl train --resume runs/run."
+    )
+    # And a relative folder asked about an absolute run.
+    opened_run.remember(tmp_path / "runs" / "run", "purejaxdrl train --resume r")
+    assert opened_run.resume_command_for("runs/run/checkpoints") == (
+        "purejaxdrl train --resume r"
+    )
