@@ -2,10 +2,18 @@
 
 A failed write (a full disk, a read-only folder) makes orbax's worker threads
 log the error with its traceback through absl, twice per save, before the
-save raises: some 100 lines ahead of the one line `Checkpointer` reports it
-with (`faults.failure_reason`). Its warning of a save without metrics (an
+save raises, and some after it (its threads outlive the save): some 100
+lines around the one line `Checkpointer` reports it with
+(`faults.failure_reason`). Its warning of a save without metrics (an
 unranked keep-best save: no episode ended in its chunk) is noise too.
-Records of other loggers, and orbax's outside a save, pass.
+orbax's records are dropped while a save runs and, once one has failed, for
+the rest of the process. Records of other loggers, and orbax's outside a
+save of a process none failed in, pass.
+
+orbax's own asyncio tasks that failed with the write are reported by asyncio
+when collected ("Task exception was never retrieved", with the traceback):
+those records, and only those (a traceback through orbax's code), are
+dropped too, while a save runs and once one has failed.
 
 After a failed save, TensorStore's writes still under way finish on its own
 threads and call back into the asyncio loop orbax has closed, which prints a
@@ -32,7 +40,8 @@ class _QuietWhileSaving(logging.Filter):
     """Drops orbax's records while a save is under way, on any thread.
 
     orbax logs from threads of its own, so the filter cannot ask whose save
-    a record belongs to; while no save runs it drops nothing.
+    a record belongs to; while no save runs, in a process where none failed,
+    it drops nothing.
     """
 
     def __init__(self) -> None:
@@ -42,10 +51,32 @@ class _QuietWhileSaving(logging.Filter):
         self.lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (self.saving and record.pathname.startswith(_ORBAX))
+        quiet = self.saving or self.failed
+        return not (quiet and record.pathname.startswith(_ORBAX))
+
+
+class _OrbaxTasksQuiet(logging.Filter):
+    """Drops asyncio's records of orbax's failed tasks while `_FILTER` is quiet."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        quiet = _FILTER.saving or _FILTER.failed
+        return not (quiet and _through_orbax(record.exc_info))
+
+
+def _through_orbax(exc_info: object) -> bool:
+    """Whether `exc_info`'s traceback runs through orbax's code."""
+    if not isinstance(exc_info, tuple) or len(exc_info) != 3:
+        return False
+    tb = exc_info[2]
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_ORBAX):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 _FILTER = _QuietWhileSaving()
+_TASKS = _OrbaxTasksQuiet()
 
 
 @contextlib.contextmanager
@@ -55,6 +86,7 @@ def quiet_orbax() -> Iterator[None]:
     # From the start: a failing save's late callbacks can come before it
     # raises (one CI run printed five tracebacks ahead of the error line).
     _drop_closed_loop_callbacks()
+    logging.getLogger("asyncio").addFilter(_TASKS)  # once: a filter is a set
     with _FILTER.lock:
         if _FILTER.saving == 0:
             absl.addFilter(_FILTER)
@@ -67,7 +99,7 @@ def quiet_orbax() -> Iterator[None]:
     finally:
         with _FILTER.lock:
             _FILTER.saving -= 1
-            if _FILTER.saving == 0:
+            if _FILTER.saving == 0 and not _FILTER.failed:
                 absl.removeFilter(_FILTER)
 
 

@@ -1,5 +1,6 @@
 """Checkpoints that cannot be written or read: one line each, and nothing more tried."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -165,3 +166,58 @@ def test_a_failing_saves_late_callbacks_are_dropped_from_its_start(monkeypatch, 
     unraisable(RuntimeError("Event loop is closed"))  # shown: no save, none failed
     err = capsys.readouterr().err
     assert err.count("Event loop is closed") == 1 and "something else" in err
+
+
+def _orbax_task_error() -> BaseException:
+    """An error whose traceback runs through orbax's code, as its tasks' do."""
+    from purejaxdrl.training import orbax_logs
+
+    # A function compiled as if it were one of orbax's files.
+    source = "def write():\n    raise OSError(28, 'No space left on device')\n"
+    scope: dict = {}
+    exec(compile(source, orbax_logs._ORBAX + "serialization.py", "exec"), scope)
+    write = scope["write"]
+    try:
+        write()
+    except OSError as error:
+        return error
+    raise AssertionError("unreachable")
+
+
+def test_after_a_failed_save_orbaxs_late_logs_and_tasks_say_nothing(
+    monkeypatch, capsys
+):
+    # ds20 #2: orbax's threads logged their tracebacks after the save had
+    # raised (the filter was off by then), and asyncio reported orbax's failed
+    # tasks ("Task exception was never retrieved"): 40-140 lines after the one.
+    from purejaxdrl.training import orbax_logs
+
+    monkeypatch.setattr(orbax_logs._FILTER, "failed", False)
+    absl, aio = logging.getLogger("absl"), logging.getLogger("asyncio")
+    orbax_file = orbax_logs._ORBAX + "checkpoint/_src/handler.py"
+
+    def log(logger: logging.Logger, text: str, path: str, error=None) -> None:
+        exc_info = (type(error), error, error.__traceback__) if error else None
+        logger.handle(
+            logger.makeRecord(logger.name, logging.ERROR, path, 1, text, (), exc_info)
+        )
+
+    def said() -> str:
+        log(absl, "orbax: write failed", orbax_file)
+        log(aio, "Task exception was never retrieved", "tasks.py", task_error)
+        log(aio, "another task failed", "tasks.py", OSError(5, "elsewhere"))
+        log(absl, "a user's own log", "/home/me/train.py")
+        return capsys.readouterr().err
+
+    task_error = _orbax_task_error()
+    handler = logging.StreamHandler(sys.stderr)
+    for logger in (absl, aio):
+        monkeypatch.setattr(logger, "handlers", [handler])
+        monkeypatch.setattr(logger, "propagate", False)
+    err = said()  # no save ran, none failed: all is said
+    assert "orbax: write failed" in err and "never retrieved" in err
+    with pytest.raises(OSError), orbax_logs.quiet_orbax():
+        raise OSError(28, "No space left on device")
+    err = said()  # after the failed save: orbax's records alone are dropped
+    assert "orbax: write failed" not in err and "never retrieved" not in err
+    assert "another task failed" in err and "a user's own log" in err
