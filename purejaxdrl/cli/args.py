@@ -18,6 +18,7 @@ from purejaxdrl.cli.option_values import read_option
 from purejaxdrl.cli.parser import Parser, UsageError
 from purejaxdrl.config_docs import field_descriptions, flag
 from purejaxdrl.config_types import ConfigError, admits_none, flat_fields
+from purejaxdrl.env.option_spelling import any_value
 
 
 def pre_parse(argv: Sequence[str], *names_: str, command: str) -> argparse.Namespace:
@@ -385,8 +386,8 @@ def parse_options(items: Sequence[str]) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise UsageError(
-                f"--env.option {item!r} is not KEY=VALUE; e.g. --env.option "
-                f"{key or 'length'}=VALUE."
+                f"--env.option {item!r} is not KEY=VALUE; e.g. "
+                f"{any_value(key or 'length')}."
             )
         try:
             options[key] = read_option(text)

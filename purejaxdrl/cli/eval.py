@@ -221,11 +221,13 @@ def _check_args(args: Any) -> None:
     """Refuses counts, seeds and files eval cannot use, in one line each."""
     from purejaxdrl.cli.args import parse_options
     from purejaxdrl.config import ConfigError
+    from purejaxdrl.env.option_spelling import PLAY, spelled_as
     from purejaxdrl.training.restored import checkpoint_choice
 
     # evaluate_policy's checks, in flags: one rule for both.
     check_play_args(args.episodes, args.max_steps, args.seed, flags=True)
-    args.env_options = parse_options(args.env_options)
+    with spelled_as(PLAY):  # evaluate_policy's env_options
+        args.env_options = parse_options(args.env_options)
     args.checkpoint = checkpoint_choice(args.checkpoint)
     if args.render:  # before a minute of playing and drawing
         out = pathlib.Path(args.render)

@@ -3,11 +3,33 @@
 Options reach an environment from `--env.option KEY=VALUE` on the command line
 and from `env.options={...}` in Python (or a preset's `env.options`); a
 refusal that named only the flag left a Python user to translate it.
+
+Playing a policy takes them as `evaluate_policy(env_options={...})`, which has
+no preset: its refusals are spelled so inside `spelled_as(PLAY)`.
 """
 
+import contextlib
+import contextvars
 import difflib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+RUN = "env.options"  # a TrainConfig's field (and a preset's)
+PLAY = "env_options"  # evaluate_policy's keyword
+_PYTHON = contextvars.ContextVar("python_name", default=RUN)
+
+
+@contextlib.contextmanager
+def spelled_as(python_name: str) -> Iterator[None]:
+    """Spells Python's side of the refusals made in the block with `python_name`.
+
+    Also a decorator (`@spelled_as(PLAY)`).
+    """
+    token = _PYTHON.set(python_name)
+    try:
+        yield
+    finally:
+        _PYTHON.reset(token)
 
 
 def cli_text(value: Any) -> str:
@@ -22,6 +44,8 @@ def cli_text(value: Any) -> str:
 def both(name: str, value: Any, text: str | None = None) -> str:
     """`--env.option NAME=VALUE (env.options={'NAME': VALUE} in Python)`.
 
+    Python's side is `env_options={...}` inside `spelled_as(PLAY)`.
+
     Args:
       name: the option (dotted for a key inside a group).
       value: its value as Python spells it.
@@ -31,15 +55,24 @@ def both(name: str, value: Any, text: str | None = None) -> str:
     """
     flag = text if text is not None else cli_text(value)
     value = list(value) if isinstance(value, tuple) else value  # as YAML gives it
-    return f"--env.option {name}={flag} (env.options={{{name!r}: {value!r}}} in Python)"
+    python = f"{_PYTHON.get()}={{{name!r}: {value!r}}}"
+    return f"--env.option {name}={flag} ({python} in Python)"
+
+
+def any_value(name: str) -> str:
+    """`--env.option NAME=VALUE (env.options={'NAME': VALUE} in Python)`."""
+    return f"--env.option {name}=VALUE ({_PYTHON.get()}={{{name!r}: VALUE}} in Python)"
 
 
 def placeholder(more: str = "") -> str:
     """Both spellings of an option in general: KEY=VALUE and {'KEY': VALUE}.
 
-    `more` is added inside the parentheses (", or the preset's env.options").
+    `more` is added inside the parentheses (", or the preset's env.options"),
+    except inside `spelled_as(PLAY)`: a policy is played without a preset.
     """
-    return f"--env.option KEY=VALUE (env.options={{'KEY': VALUE}} in Python{more})"
+    name = _PYTHON.get()
+    more = more if name == RUN else ""
+    return f"--env.option KEY=VALUE ({name}={{'KEY': VALUE}} in Python{more})"
 
 
 def closest(value: Any, choices: Sequence[str], default: str) -> str:

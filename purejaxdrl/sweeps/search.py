@@ -222,11 +222,12 @@ def _no_draws(num_samples: Any, wording: Wording) -> str:
             f"draws, at least one; pass {both_ways('--samples', 'num_samples', 'N')} "
             "with the ranges to sample."
         )
+    example = both_ways("--samples", "num_samples", 8)
     if num_samples is None:
-        return f"{wording.sample} needs --samples N (how many draws); e.g. --samples 8."
+        return f"{wording.sample} needs --samples N (how many draws); e.g. {example}."
     return (
         f"--samples {num_samples}: random search needs at least one draw; pass "
-        f"--samples N (how many draws), e.g. --samples 8."
+        f"--samples N (how many draws), e.g. {example}."
     )
 
 

@@ -155,7 +155,10 @@ CASES = [
         "did you mean gymnasium:Acrobot-v1?",
     ),  # fmt: skip
     ([*TRAIN, "--env.id", "cheetah_run"], "cheetah_run is a preset, not an env"),
-    ([*TRAIN, "--env.option", "novalue"], "e.g. --env.option novalue=VALUE."),
+    (
+        [*TRAIN, "--env.option", "novalue"],
+        "e.g. --env.option novalue=VALUE (env.options={'novalue': VALUE} in Python).",
+    ),
     # The user's modules that register environments (env.imports).
     (
         [*TRAIN, "--env.imports", "lost_corridor"],
@@ -558,7 +561,8 @@ CASES = [
     # sw19 #8: 0 was taken for --samples left out ("--sample needs --samples N").
     (
         [*SWEEP, "--sample", "learning_rate=uniform:1e-4:1e-3", "--samples", "0"],
-        "--samples 0: random search needs at least one draw; pass --samples N",
+        "--samples 0: random search needs at least one draw; pass --samples N (how "
+        "many draws), e.g. --samples 8 (num_samples=8 in Python).",
     ),
     # sw19 #3: a search seed without --sample trained, seeding nothing.
     (

@@ -138,7 +138,8 @@ def test_python_refusals_name_the_keyword_arguments():
         ),
         (
             ["sweep", "--sample", "learning_rate=loguniform:1e-4:1e-3"],
-            "--sample needs --samples N (how many draws); e.g. --samples 8.",
+            "--sample needs --samples N (how many draws); e.g. --samples 8 "
+            "(num_samples=8 in Python).",
         ),
         (
             ["pbt", "--explore", "num_envs=uniform:4:8"],

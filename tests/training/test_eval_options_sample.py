@@ -10,6 +10,7 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.training.experiment import make_experiment
 from purejaxdrl.training.policy.acting import policy_acting
 
 
@@ -114,4 +115,42 @@ def test_a_non_number_gets_an_example_in_both_spellings(capsys, tmp_path):
     assert cli.main(["eval", str(tmp_path), "--max-steps", "1e3"]) == 2
     assert "e.g. --max-steps 1000 (max_steps=1000 in Python);" in (
         capsys.readouterr().err
+    )
+
+
+@pytest.mark.timeout(300)
+def test_a_played_options_refusal_names_evaluate_policys_keyword(pendulum, capsys):
+    # ds20 #4: it said `env.options={...}` (train's field) and "the preset's
+    # env.options": evaluate_policy takes `env_options`, and plays no preset.
+    run, folder = pendulum
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.evaluate_policy(folder, env_options={"episode_length": 3})
+    assert str(refused.value).endswith(
+        "fix the name in --env.option KEY=VALUE (env_options={'KEY': VALUE} in "
+        "Python), or drop it."
+    )
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.evaluate_policy(folder, env_options={"max_steps_in_episode": "abc"})
+    assert str(refused.value).endswith(
+        "(env_options={'max_steps_in_episode': 200} in Python)."
+    )
+    flags = ["--env.option", "episode_length=3"]
+    assert cli.main(["eval", str(run), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(env_options={'KEY': VALUE} in Python)" in err
+    # A flag with no `=`: both spellings, eval's keyword in Python.
+    assert cli.main(["eval", str(run), "--env.option", "foo"]) == 2
+    assert capsys.readouterr().err == (
+        "purejaxdrl: error: --env.option 'foo' is not KEY=VALUE; e.g. --env.option "
+        "foo=VALUE (env_options={'foo': VALUE} in Python).\n"
+    )
+    # A run's options are still train's field, with the preset's.
+    with pytest.raises(pjd.ConfigError) as refused:
+        make_experiment(
+            pjd.apply_overrides(
+                pjd.TrainConfig(), {"env": {"options": {"episode_length": 3}}}
+            )
+        )
+    assert "(env.options={'KEY': VALUE} in Python, or the preset's env.options)" in (
+        str(refused.value)
     )

@@ -21,6 +21,7 @@ from purejaxdrl.config import ConfigError, apply_overrides
 from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host import is_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
+from purejaxdrl.env.option_spelling import PLAY, spelled_as
 from purejaxdrl.observe.play import (
     AgentParams,
     EvalResult,
@@ -54,6 +55,7 @@ def is_policy_folder(path: str | pathlib.Path) -> bool:
     return (path / SPEC_FILE).is_file() and not (path / "config.yaml").exists()
 
 
+@spelled_as(PLAY)  # its options are evaluate_policy's env_options
 def policy_player(
     policy: Policy | str | pathlib.Path,
     env_options: dict[str, Any] | None = None,
@@ -239,6 +241,9 @@ def evaluate_policy(
       >>> import purejaxdrl as pjd
       >>> scored = pjd.evaluate_policy("policy/", episodes=8, max_steps=500)
       >>> print(scored.returns.mean(), scored.ended.all())
+      >>> longer = pjd.evaluate_policy(
+      ...     "policy/", env_options={"max_steps_in_episode": 1000}, sample=True, seed=3
+      ... )
 
     Raises:
       ConfigError: `policy` is no policy, its environment cannot be made, or
