@@ -42,6 +42,11 @@ def enable_compilation_cache(path: str | None = None) -> None:
       path: the folder the programs are kept in; None (default): JAX's own
         `JAX_COMPILATION_CACHE_DIR` where set, else `~/.cache/purejaxdrl/xla`.
 
+    Examples:
+      >>> import purejaxdrl as pjd
+      >>> pjd.enable_compilation_cache()  # before the first run of the process
+      >>> result = pjd.train(pjd.load_preset("cartpole").config)
+
     """
     import jax
 

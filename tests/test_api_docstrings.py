@@ -18,7 +18,8 @@ GUIDED = ["load_preset", "load_policy", "load_sweep", "load_pbt",
 # The top level's entry points: each shows how it is called.
 EXAMPLED = ["train", "load_preset", "sweep", "pbt", "evaluate_policy",
             "export_policy", "load_policy", "apply_overrides", "load_sweep",
-            "resume_sweep", "load_pbt", "resume_pbt"]  # fmt: skip
+            "resume_sweep", "load_pbt", "resume_pbt", "validate",
+            "resume_config", "preset_names", "enable_compilation_cache"]  # fmt: skip
 
 
 def _function(path: str):
@@ -76,3 +77,31 @@ def test_the_entry_points_show_an_example(path):
     doc = inspect.getdoc(_function(path))
     examples = doc.partition("\nExamples:\n")[2]
     assert re.search(r"^  >>> .*\n  >>> ", examples, re.M), path
+
+
+def test_the_site_shows_a_default_named_by_a_constant_as_its_value():
+    # ds20 #5: the API reference rendered `episodes: int = EPISODES`, a name
+    # a reader of the site cannot look up; `inspect.signature` shows 5.
+    import pathlib
+    import sys
+
+    import griffe
+
+    root = pathlib.Path(__file__).parent.parent
+    sys.path.insert(0, str(root / "docs"))
+    try:
+        from griffe_fields import FieldDocs
+    finally:
+        sys.path.remove(str(root / "docs"))
+    package = griffe.load(
+        "purejaxdrl",
+        search_paths=[str(root)],
+        extensions=griffe.load_extensions(FieldDocs()),
+    )
+    for path, name, shown in [
+        ("training.policy_eval.evaluate_policy", "episodes", "5"),
+        ("training.presets.load_preset", "algo", "'ppo'"),
+        ("observe.plot_curves", "metric", "'episode/mean_return'"),
+    ]:
+        default = package[path].parameters[name].default
+        assert str(default) == shown, (path, name, default)

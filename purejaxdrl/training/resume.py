@@ -228,6 +228,15 @@ def resume_config(
     Returns:
       (config, changes): the validated config and the list of changed fields.
 
+    Examples:
+      More in docs/guide/checkpoints.md.
+
+      >>> import purejaxdrl as pjd
+      >>> config, changes = pjd.resume_config(
+      ...     run_dir, {"total_steps": 2_000_000}, allow_changes=True
+      ... )
+      >>> result = pjd.train(config, resume=run_dir, allow_changes=True)
+
     Raises:
       ConfigError: for a missing or bad run directory, a different algorithm
         (its state cannot be restored), or changes to the run without

@@ -126,6 +126,14 @@ def validate(
         (default False): a replay learner's, begun before that was refused,
         is warned, not refused.
 
+    Returns:
+      `config`, unchanged, once every rule holds.
+
+    Examples:
+      >>> import purejaxdrl as pjd
+      >>> config = pjd.load_preset("cartpole").config
+      >>> config = pjd.validate(pjd.apply_overrides(config, {"num_envs": 64}))
+
     Raises:
       ConfigError: the actions' refusal, else the config's own.
 

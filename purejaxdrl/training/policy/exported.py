@@ -121,7 +121,9 @@ def export_policy(
     overwrite: bool = False,
     step: int | str = "latest",
 ) -> pathlib.Path:
-    """Writes the policy of `run_dir`'s newest good checkpoint to the folder `out`.
+    """Writes the policy of a checkpoint of `run_dir` to the folder `out`.
+
+    The newest good checkpoint unless `step` names another.
 
     Not jittable: reads the checkpoint and writes files.
 
@@ -139,6 +141,7 @@ def export_policy(
       More in docs/guide/evaluation.md.
 
       >>> import purejaxdrl as pjd
+      >>> config = pjd.load_preset("cartpole").config
       >>> result = pjd.train(config, write_files=True)
       >>> pjd.export_policy(result.run_dir, "policy/")
 
@@ -239,9 +242,11 @@ def load_policy(path: str | pathlib.Path) -> Policy:
     Examples:
       More in docs/guide/evaluation.md.
 
+      >>> import numpy as np
       >>> import purejaxdrl as pjd
-      >>> policy = pjd.load_policy("policy/")
-      >>> action = policy.mode(obs)  # a batch of observations [B, ...]
+      >>> policy = pjd.load_policy("policy/")  # a CartPole policy, say
+      >>> obs = np.zeros((16, 4), np.float32)  # a batch of observations [B, ...]
+      >>> action = policy.mode(obs)
 
     Raises:
       ConfigError: `path` is not an exported policy folder (a run, sweep or

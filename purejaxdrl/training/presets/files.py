@@ -26,7 +26,18 @@ def presets_dir() -> pathlib.Path:
 
 
 def preset_names() -> list[str]:
-    """Names of the shipped presets (file names without `.yaml`)."""
+    """Names of the shipped presets (file names without `.yaml`).
+
+    Returns:
+      The names, sorted: each one `load_preset` takes.
+
+    Examples:
+      >>> import purejaxdrl as pjd
+      >>> "cartpole" in pjd.preset_names()
+      True
+      >>> presets = [pjd.load_preset(name) for name in pjd.preset_names()]
+
+    """
     return sorted(p.stem for p in presets_dir().glob("*.yaml"))
 
 
