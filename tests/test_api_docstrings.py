@@ -99,8 +99,8 @@ def test_the_site_shows_a_default_named_by_a_constant_as_its_value():
         extensions=griffe.load_extensions(FieldDocs()),
     )
     for path, name, shown in [
-        ("training.policy_eval.evaluate_policy", "episodes", "5"),
-        ("training.presets.load_preset", "algo", "'ppo'"),
+        ("training.policy.evaluate.evaluate_policy", "episodes", "5"),
+        ("training.presets.load.load_preset", "algo", "'ppo'"),
         ("observe.plot_curves", "metric", "'episode/mean_return'"),
     ]:
         default = package[path].parameters[name].default
