@@ -179,8 +179,9 @@ def _refuse_foreign_fields(config: Any, section: str, fields: Mapping) -> None:
             flag = f"--{owners[0]}.{key}".replace("_", "-")
             raise ConfigError(
                 f"Unknown config field '{section}.{key}': {key} is a field of "
-                f"{', '.join(owners)}, not {section}'s (e.g. {flag}). "
-                "`purejaxdrl train --help` lists every field."
+                f"{', '.join(owners)}, not {section}'s (e.g. {flag}, "
+                f"{owners[0]}.{key} in Python). `purejaxdrl train --help` lists "
+                "every field."
             )
 
 

@@ -280,3 +280,12 @@ def test_a_host_runs_evaluation_plays_its_config_on_a_pool_per_update(monkeypatc
     np.testing.assert_array_equal(first.lengths, [4, 6])
     np.testing.assert_array_equal(second.ended, [True, False])
     np.testing.assert_array_equal(second.metrics["m"], [2.0, 2.0])
+
+
+@pytest.mark.parametrize(("episodes", "max_steps"), [(0, 10), (-1, 10), (1, 0)])
+def test_the_evaluation_refuses_no_episodes_or_steps(episodes, max_steps):
+    # The public entry points refuse these first; the factories' own guard
+    # is what a new caller meets.
+    with pytest.raises(ValueError, match="must be >= 1"):
+        evaluation._check_counts(episodes, max_steps)
+    evaluation._check_counts(1, 1)
