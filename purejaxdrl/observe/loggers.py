@@ -16,6 +16,10 @@ from purejaxdrl.config_types import ConfigError
 from purejaxdrl.parallel import resume_command
 
 LOGGERS = ("tensorboard", "wandb")  # sinks chosen by name (`--logger`)
+WANDB_MISSING = (
+    "--logger wandb (log_to=['wandb'] in Python) needs the wandb package, "
+    "which is not installed: pip install 'purejaxdrl[wandb]', or drop it"
+)
 
 
 class Logger(Protocol):
@@ -125,11 +129,8 @@ class WandbLogger:
         """
         try:
             import wandb
-        except ImportError:  # pragma: no cover - depends on the install
-            raise ImportError(
-                "--logger wandb needs the wandb package: pip install "
-                '"purejaxdrl[wandb]"'
-            ) from None
+        except ImportError:
+            raise ConfigError(WANDB_MISSING) from None
         (directory / "wandb").mkdir(parents=True, exist_ok=True)
         # A resumed run goes on in the W&B run it started (its id kept here).
         id_file = directory / "wandb" / "purejaxdrl-run-id"

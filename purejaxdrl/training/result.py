@@ -5,6 +5,7 @@ Steps of the recipe (`train.py`) around its chunk loop.
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
 import math
 import pathlib
@@ -15,6 +16,7 @@ from typing import Any
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.loggers import (
     LOGGERS,
+    WANDB_MISSING,
     JsonlLogger,
     Logger,
     TensorBoardLogger,
@@ -190,6 +192,8 @@ def check_sinks(
     unknown = sorted(set(log_to) - set(LOGGERS))
     if unknown:
         raise ConfigError(f"log_to={unknown}: the sinks are {list(LOGGERS)}")
+    if "wandb" in log_to and importlib.util.find_spec("wandb") is None:
+        raise ConfigError(WANDB_MISSING)  # before anything trains
     if log_to and not has_run_dir:
         raise ConfigError(
             f"log_to={list(log_to)} writes into the run directory; pass "
