@@ -9,7 +9,9 @@ where the command runs is found without installing it.
 """
 
 import importlib
+import importlib.util
 import os
+import pathlib
 import sys
 import traceback
 from collections.abc import Sequence
@@ -48,6 +50,56 @@ def _where(error: BaseException) -> str:
     return f" (at {frames[-1].filename}:{frames[-1].lineno})"
 
 
+def _fix(name: str) -> str:
+    """What to pass instead of `name`, a path: the module name that imports it.
+
+    A file under the current folder is imported by its dotted path from there
+    (when that finds this very file); any other by its stem, run from its
+    folder or with that folder on PYTHONPATH.
+    """
+    path = pathlib.Path(name).expanduser()
+    file = path if path.suffix == ".py" else path.with_name(path.name + ".py")
+    if not file.is_file():
+        stem = name.removesuffix(".py").replace("/", ".").strip(".")
+        example = stem if _is_module_name(stem) else "my_envs"
+        return (
+            "pass a dotted Python module name, e.g. "
+            f"{both_ways('--env.imports', 'env.imports', example, [example])} "
+            f"for {example.replace('.', '/')}.py in the current folder."
+        )
+    file = file.resolve()
+    dotted = _dotted_from_cwd(file)
+    if dotted is not None:
+        said = both_ways("--env.imports", "env.imports", dotted, [dotted])
+        shown = dotted.replace(".", "/") + ".py"
+        return f"{shown} in the current folder imports as {said}."
+    module = file.stem if file.stem.isidentifier() else "my_envs"
+    renamed = "" if module == file.stem else f"rename it {module}.py, "
+    said = both_ways("--env.imports", "env.imports", module, [module])
+    return (
+        f"{renamed}run from its folder {file.parent} (or add that folder to "
+        f"PYTHONPATH), then pass {said}."
+    )
+
+
+def _dotted_from_cwd(file: pathlib.Path) -> str | None:
+    # The module name of `file` from the current folder, if that imports it.
+    try:
+        parts = file.with_suffix("").relative_to(pathlib.Path.cwd().resolve()).parts
+    except ValueError:  # not under the current folder
+        return None
+    dotted = ".".join(parts)
+    if not _is_module_name(dotted):
+        return None
+    _search_current_folder()
+    try:
+        spec = importlib.util.find_spec(dotted)
+    except Exception:  # a parent package that fails to import, say
+        return None
+    found = spec is not None and spec.origin and pathlib.Path(spec.origin).resolve()
+    return dotted if found == file else None
+
+
 def import_modules(names: Sequence[str], source: str = "env.imports") -> None:
     """Imports each module of `names`, searching the current folder first.
 
@@ -68,14 +120,7 @@ def import_modules(names: Sequence[str], source: str = "env.imports") -> None:
     """
     for name in names:
         if not _is_module_name(name):
-            stem = name.removesuffix(".py").replace("/", ".").strip(".")
-            example = stem if _is_module_name(stem) else "my_envs"
-            raise ConfigError(
-                f"{source}: {name!r} is not a module name; pass a dotted Python "
-                "module name, e.g. "
-                f"{both_ways('--env.imports', 'env.imports', example, [example])} "
-                f"for {example.replace('.', '/')}.py in the current folder."
-            )
+            raise ConfigError(f"{source}: {name!r} is not a module name; {_fix(name)}")
         _search_current_folder()
         importlib.invalidate_caches()  # a file written since the last import
         try:

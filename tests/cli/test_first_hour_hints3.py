@@ -6,6 +6,7 @@ import pytest
 
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
+from purejaxdrl.env.imports import import_modules
 
 
 def _error(argv, capsys):
@@ -35,3 +36,51 @@ def test_wandb_missing_is_one_line_before_anything_trains(
 
     with pytest.raises(ConfigError, match=r"pip install 'purejaxdrl\[wandb\]'"):
         WandbLogger(tmp_path, "ppo", {})
+
+
+@pytest.fixture
+def own_module(tmp_path, monkeypatch):
+    """own/fh65_reach.py under tmp_path; sys.path and modules restored after."""
+    (tmp_path / "own").mkdir()
+    file = tmp_path / "own" / "fh65_reach.py"
+    file.write_text("REACHED = True\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in ("fh65_reach", "own", "own.fh65_reach"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    yield file
+    for name in ("fh65_reach", "own", "own.fh65_reach"):
+        sys.modules.pop(name, None)
+
+
+def test_a_file_outside_the_current_folder_is_named_by_its_folder_and_stem(
+    own_module, tmp_path, monkeypatch
+):
+    # It suggested tmp.….own.fh65_reach, which imports from nowhere.
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError) as error:
+        import_modules([str(own_module)])
+    assert str(error.value) == (
+        f"env.imports: {str(own_module)!r} is not a module name; run from its "
+        f"folder {own_module.parent} (or add that folder to PYTHONPATH), then "
+        "pass --env.imports fh65_reach (env.imports=['fh65_reach'] in Python)."
+    )
+    monkeypatch.chdir(own_module.parent)  # the advice, followed
+    import_modules(["fh65_reach"])
+    assert sys.modules["fh65_reach"].REACHED
+
+
+@pytest.mark.parametrize("given", ["own/fh65_reach.py", "own/fh65_reach"])
+def test_a_file_under_the_current_folder_is_named_as_it_imports(
+    given, own_module, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as error:
+        import_modules([given])
+    assert str(error.value) == (
+        f"env.imports: {given!r} is not a module name; own/fh65_reach.py in the "
+        "current folder imports as --env.imports own.fh65_reach "
+        "(env.imports=['own.fh65_reach'] in Python)."
+    )
+    import_modules(["own.fh65_reach"])  # the advice, followed
+    assert sys.modules["own.fh65_reach"].REACHED
