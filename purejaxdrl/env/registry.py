@@ -2,6 +2,7 @@
 
 import difflib
 import functools
+import importlib.util
 import inspect
 import re
 import sys
@@ -129,6 +130,37 @@ RESERVED_PREFIXES = {
     "gymnasium:": "Gymnasium's host path",
     "Craftax-": "the Craftax adapter",
 }
+
+
+# The optional package each reserved kind of id needs, and the extra with it.
+OPTIONAL_PACKAGES = {
+    PLAYGROUND_PREFIX: ("mujoco_playground", "playground"),
+    "envpool:": ("envpool", "envpool"),
+    "gymnasium:": ("gymnasium", "gymnasium"),
+    "Craftax-": ("craftax", "craftax"),
+}
+
+
+def needed_extra(env_id: str) -> str | None:
+    """The extra that installs the optional package `env_id` needs, if any."""
+    for prefix, (_, extra) in OPTIONAL_PACKAGES.items():
+        if env_id.startswith(prefix):
+            return extra
+    return None
+
+
+def missing_package(env_id: str) -> str | None:
+    """The refusal of `env_id` where its optional package is not installed.
+
+    Found without importing it (Playground's import alone takes seconds).
+    """
+    for prefix, (package, extra) in OPTIONAL_PACKAGES.items():
+        if env_id.startswith(prefix) and importlib.util.find_spec(package) is None:
+            return (
+                f"env.id={env_id!r} needs the {package} package, which is not "
+                f"installed: pip install 'purejaxdrl[{extra}]'"
+            )
+    return None
 
 
 @functools.cache

@@ -18,7 +18,11 @@ from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.contract import check_user_env
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.env.registry import registered_by_user, warn_shadowed
+from purejaxdrl.env.registry import (
+    missing_package,
+    registered_by_user,
+    warn_shadowed,
+)
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
 from purejaxdrl.training import config as config_rules
@@ -107,12 +111,14 @@ def validate(
     """Checks every rule of a run; returns `config` unchanged (`pjd.validate`).
 
     The config's own rules (`training.config.validate`), and where they
-    refuse, first whether the
-    run's algorithm can act in its environment's actions: no flag of their
-    advice fixes that (DQN on continuous actions was told to lower
-    `min_replay`, then, after that, that it needs discrete actions). The
-    device environment (a host one: a pool of one) is made for it only on
-    that failing path and only for an algorithm that acts in one kind.
+    refuse, first whether its environment's optional package is installed
+    (`missing_package`: a budget fixed for a run that cannot start would be
+    the wrong fix first), then whether the run's algorithm can act in its
+    environment's actions: no flag of their advice fixes that (DQN on
+    continuous actions was told to lower `min_replay`, then, after that, that
+    it needs discrete actions). The device environment (a host one: a pool
+    of one) is made for it only on that failing path and only for an
+    algorithm that acts in one kind.
     `make_experiment` and the command line check a run so.
 
     Args:
@@ -135,7 +141,8 @@ def validate(
       >>> config = pjd.validate(pjd.apply_overrides(config, {"num_envs": 64}))
 
     Raises:
-      ConfigError: the actions' refusal, else the config's own.
+      ConfigError: the missing package's or the actions' refusal, else the
+        config's own.
 
     """
     try:
@@ -143,7 +150,8 @@ def validate(
             config, budget=budget, normalised_before=normalised_before
         )
     except ConfigError:
-        refusal = _acting(config)
+        # Whether the run can start at all first: its environment's package.
+        refusal = missing_package(config.env.id) or _acting(config)
         if refusal is None:
             raise
         raise ConfigError(f"{refusal}.") from None

@@ -84,3 +84,29 @@ def test_a_file_under_the_current_folder_is_named_as_it_imports(
     )
     import_modules(["own.fh65_reach"])  # the advice, followed
     assert sys.modules["own.fh65_reach"].REACHED
+
+
+@pytest.mark.parametrize(
+    ("preset", "module", "line"),
+    [
+        (
+            "craftax_classic",
+            "craftax",
+            "env.id='Craftax-Classic-Symbolic-v1' needs the craftax package, which "
+            "is not installed: pip install 'purejaxdrl[craftax]'.",
+        ),
+        (
+            "cartpole_balance",
+            "mujoco_playground",
+            "env.id='playground/CartpoleBalance' needs the mujoco_playground "
+            "package, which is not installed: pip install 'purejaxdrl[playground]'.",
+        ),
+    ],
+)
+def test_a_missing_package_is_said_before_the_budget(
+    preset, module, line, monkeypatch, capsys
+):
+    # Too small a budget was refused first; raised, the package then was.
+    monkeypatch.setitem(sys.modules, module, None)
+    argv = ["train", "--env", preset, "--total-steps", "2048", "--no-files"]
+    assert _error(argv, capsys) == f"purejaxdrl: error: {line}"
