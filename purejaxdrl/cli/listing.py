@@ -6,6 +6,7 @@ ids `--env.id` takes instead.
 
 import difflib
 from collections.abc import Sequence
+from typing import Any
 
 from purejaxdrl.cli.args import Parser, UsageError, tuple_items
 
@@ -31,11 +32,10 @@ def list_command(argv: Sequence[str]) -> int:
     section that does not evaluate says how to check it.
     """
     from purejaxdrl.training.presets.load import (
-        CHECK_EVALUATION,
-        UNMEASURED,
         load_preset,
         preset_algorithms,
         preset_names,
+        presets_dir,
     )
 
     parser = Parser(
@@ -83,32 +83,49 @@ def list_command(argv: Sequence[str]) -> int:
             f"list --env {args.env!r}: list shows shipped presets only; pass one's "
             "name (`purejaxdrl list` lists them) or read the file itself."
         )
-    rows = []
+    if args.env:  # where its settings and targets come from
+        path = presets_dir() / f"{args.env}.yaml"
+        print(f"# {path}: {load_preset(args.env).description}")
+    rows = [("preset", "env", "algo", "needs", "target")]
     for name in [args.env] if args.env else preset_names():
         for algo in preset_algorithms(name):
             p = load_preset(name, algo)
-            # What a run trains: whole updates of num_envs x unroll_length
-            # (`schedule.budget_note`), 499,712 of cartpole's 500,000.
-            trained = p.config.num_updates * p.config.steps_per_update
-            if p.target_return is None:
-                target = f"no target; trains {trained:,} steps"
-            else:
-                target = (
-                    f"{p.target_of} return >= {p.target_return:g} in "
-                    f"{p.target_steps:,} steps"
-                )
-                if trained != p.target_steps:
-                    target += f" (trains {trained:,})"
-                if not p.target_measured:
-                    target += f" {UNMEASURED}"
-                if p.target_of == "evaluation" and not p.config.eval.episodes:
-                    target += f" (check it with {CHECK_EVALUATION})"
-            rows.append((name, p.config.env.id, algo, target))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+            rows.append((name, p.config.env.id, algo, _needs(p.config.env.id)))
+            rows[-1] += (_target(p),)
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for *columns, target in rows:
         cells = [c.ljust(w) for c, w in zip(columns, widths, strict=True)]
         print(*cells, target)
     return 0
+
+
+def _needs(env_id: str) -> str:
+    """The extra an environment id needs, `[envpool]`, and whether it is there."""
+    from purejaxdrl.env.registry import missing_package, needed_extra
+
+    extra = needed_extra(env_id)
+    if extra is None:
+        return "-"
+    return f"[{extra}]" + ("(missing)" if missing_package(env_id) else "")
+
+
+def _target(p: Any) -> str:
+    """Preset `p`'s target and budget, as `list` shows them."""
+    from purejaxdrl.training.presets.load import CHECK_EVALUATION, UNMEASURED
+
+    # What a run trains: whole updates of num_envs x unroll_length
+    # (`schedule.budget_note`), 499,712 of cartpole's 500,000.
+    trained = p.config.num_updates * p.config.steps_per_update
+    if p.target_return is None:
+        return f"no target; trains {trained:,} steps"
+    target = f"{p.target_of} return >= {p.target_return:g} in {p.target_steps:,} steps"
+    if trained != p.target_steps:
+        target += f" (trains {trained:,})"
+    if not p.target_measured:
+        target += f" {UNMEASURED}"
+    if p.target_of == "evaluation" and not p.config.eval.episodes:
+        target += f" (check it with {CHECK_EVALUATION})"
+    return target
 
 
 def _list_envs(imports: Sequence[str]) -> int:

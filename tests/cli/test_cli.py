@@ -296,14 +296,16 @@ def test_list_shows_every_preset_section_with_its_target():
 
     result = run_cli("list")
     assert result.returncode == 0, result.stderr
-    rows = {tuple(line.split()[:3]) for line in result.stdout.splitlines()}
+    header, *body = result.stdout.splitlines()
+    assert header.split() == ["preset", "env", "algo", "needs", "target"]
+    rows = {tuple(line.split()[:3]) for line in body}
     expected = set()
     for name in preset_names():
         data = yaml.safe_load((presets_dir() / f"{name}.yaml").read_text())
         for algo in (k for k in data if k in names()):
             expected.add((name, data["env"]["id"], algo))
     assert rows == expected
-    assert len(result.stdout.splitlines()) == len(expected)
+    assert len(body) == len(expected)
     masked = [line for line in result.stdout.splitlines() if " r2d2 " in line]
     assert masked and masked[0].startswith("cartpole_masked")
     assert "training return >= " in masked[0] and " steps" in masked[0]

@@ -7,6 +7,7 @@ import pytest
 from purejaxdrl import cli
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.imports import import_modules
+from purejaxdrl.training.presets.load import presets_dir
 
 
 def _error(argv, capsys):
@@ -84,6 +85,24 @@ def test_a_file_under_the_current_folder_is_named_as_it_imports(
     )
     import_modules(["own.fh65_reach"])  # the advice, followed
     assert sys.modules["own.fh65_reach"].REACHED
+
+
+def test_list_has_a_header_the_extra_each_needs_and_a_presets_source(
+    monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "envpool", None)  # as if not installed
+    assert cli.main(["list", "--env", "breakout"]) == 0
+    source, header, *rows = capsys.readouterr().out.splitlines()
+    assert source.startswith(f"# {presets_dir() / 'breakout.yaml'}: Breakout ")
+    assert "Machado et al. (2018)" in source
+    assert header.split() == ["preset", "env", "algo", "needs", "target"]
+    assert rows and all(r.split()[3] == "[envpool](missing)" for r in rows)
+    assert cli.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == header.split()
+    needs = {tuple(x.split()[:4:3]) for x in lines[1:]}
+    assert {("cartpole", "-"), ("breakout", "[envpool](missing)")} <= needs
+    assert ("craftax_classic", "[craftax]") in needs  # installed here
 
 
 @pytest.mark.parametrize(

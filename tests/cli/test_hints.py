@@ -175,7 +175,8 @@ def test_command_algo_and_list_hints(argv, hint, capsys):
 
 def test_list_env_lists_one_presets_sections(capsys):
     assert cli.main(["list", "--env", "cartpole"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
+    source, header, *lines = capsys.readouterr().out.strip().splitlines()
+    assert source.startswith("# ") and header.startswith("preset ")
     assert lines and all(line.split()[0] == "cartpole" for line in lines), lines
     assert any(line.split()[2] == "ppo" for line in lines), lines
 
