@@ -202,3 +202,16 @@ def test_the_api_reference_renders_each_returns_section_as_one_item():
     assert not split, f"Returns split into several rows: {split}"
     (evaluated,) = returns["purejaxdrl.training.policy.evaluate.evaluate_policy"]
     assert "host arrays [episodes]" in evaluated.description
+
+
+def test_the_notebooks_say_what_installs_them():
+    # docs/index.md listed four notebooks to run and named neither Jupyter (in
+    # no extra) nor the [render] extra 01's last cell (a GIF) needs.
+    section = (ROOT / "docs" / "index.md").read_text().split("## Notebooks")[1]
+    section = " ".join(section.split("\n## ")[0].split())
+    assert "`pip install -e '.[render]' jupyterlab`" in section
+    assert "`jupyter lab notebooks/`" in section
+    notebook = json.loads((ROOT / "notebooks" / "01_quickstart.ipynb").read_text())
+    first = "".join(notebook["cells"][0]["source"])
+    assert "`pip install -e '.[render]' jupyterlab`" in first
+    assert "the `[render]` extra" in first
