@@ -99,10 +99,18 @@ def _check_user_options(
         signature.bind(**options)
     except TypeError as e:
         takes = sorted(keyword_names(factory)[0])
-        accepted = f"takes {', '.join(takes)}" if takes else "takes no options"
+        if takes:
+            fix = (
+                f"it takes {', '.join(takes)}; pass only those (--env.option "
+                "KEY=VALUE, env.options in Python)."
+            )
+        else:
+            fix = (
+                "its factory takes no keywords; give it some to take options, "
+                "e.g. lambda goal=0.8: ... (docs: Bring your own environment)."
+            )
         raise ConfigError(
-            f"env.options {options} do not fit {name!r} ({e}): it {accepted}; "
-            "pass only those (--env.option KEY=VALUE, env.options in Python)."
+            f"env.options {options} do not fit {name!r} ({e}): {fix}"
         ) from None
     return check_option_types(name, options, keyword_defaults(factory), user=True)
 

@@ -314,3 +314,31 @@ def test_an_error_tracing_a_wrapped_class_is_one_line_naming_where():
         "OtherStepShape: tracing its step_env (jax.eval_shape, nothing run) raised "
     )
     assert "\n" not in message and error.value.__cause__ is not None
+
+
+def test_the_page_s_factory_takes_options_and_the_bare_one_says_how():
+    # The page registered only `lambda: GymnaxEnv.wrap(MyTask())`, whose
+    # refusal of `--env.option goal=0.5` said "it takes no options; pass only
+    # those": a dead end. The page's factory taking a keyword, run with the
+    # corridor's `length` for its `goal`, sets that field of the params.
+    import pathlib
+    import re
+
+    from tests.helpers import env_registrations_undone
+
+    page = pathlib.Path(__file__).parents[2] / "docs/guide/bring-your-own-env.md"
+    (block,) = re.findall(
+        r"```python\n(env\.register\(\n    \"MyTask-v0\",.*?)```",
+        page.read_text(),
+        re.DOTALL,
+    )
+    with env_registrations_undone():
+        exec(block.replace("goal", "length"), {"env": envs, "MyTask": Corridor})
+        assert envs.make("MyTask-v0", length=5).default_params.length == 5
+        envs.register("BareCorridor-v0", lambda: envs.GymnaxEnv.wrap(Corridor()))
+        with pytest.raises(pjd.ConfigError) as error:
+            envs.make("BareCorridor-v0", length=5)
+    assert str(error.value).endswith(
+        "its factory takes no keywords; give it some to take options, e.g. "
+        "lambda goal=0.8: ... (docs: Bring your own environment)."
+    )
