@@ -96,11 +96,20 @@ def test_a_bad_target_ends_the_train_command_with_exit_status_2(tmp_path, capsys
     ("name", "hint"),
     [
         # An id with no preset: a preset's settings, the id replaced.
-        ("MountainCar-v0", "--env cartpole --env.id MountainCar-v0."),
-        ("brax/hopper", "--env ant --env.id brax/hopper."),
+        (
+            "MountainCar-v0",
+            "--env cartpole --env.id MountainCar-v0 (pjd.apply_overrides("
+            "pjd.load_preset('cartpole').config, {'env': {'id': 'MountainCar-v0'}})"
+            " in Python).",
+        ),
+        ("brax/hopper", "--env ant --env.id brax/hopper (pjd.apply_overrides("),
         # An id a shipped preset trains: that preset.
-        ("brax/ant", "the ant preset trains it: --env ant."),
-        ("CartPole-v1", "the cartpole preset trains it: --env cartpole."),
+        ("brax/ant", "the ant preset trains it: --env ant (pjd.load_preset("),
+        (
+            "CartPole-v1",
+            "the cartpole preset trains it: --env cartpole "
+            "(pjd.load_preset('cartpole') in Python).",
+        ),
     ],
 )
 def test_an_environment_id_as_a_preset_names_env_id(name, hint):
@@ -116,7 +125,7 @@ def test_an_environment_id_as_a_preset_names_env_id(name, hint):
         # Host ids need a host preset (bring-your-own-env.md's command).
         (
             "gymnasium:CartPole-v1",
-            "--env cartpole_envpool --env.id gymnasium:CartPole-v1.",
+            "--env cartpole_envpool --env.id gymnasium:CartPole-v1 (",
         ),
         ("envpool:CartPole-v1", "the cartpole_envpool preset trains it"),
         # Misspelt: nothing checks a host id before an actor starts.
@@ -134,7 +143,9 @@ def _suggested(name: str, algo: str) -> str:
     """The preset that the hint for `--algo algo --env name` suggests."""
     with pytest.raises(ConfigError) as e:
         pjd.load_preset(name, algo)
-    match = re.search(r"--env (\w+)(?: --env\.id (\S+))?\.$", str(e.value))
+    match = re.search(
+        r"--env (\w+)(?: --env\.id (\S+))? \(.* in Python\)\.$", str(e.value)
+    )
     assert match, str(e.value)
     if match.group(2):
         assert match.group(2) == name, str(e.value)

@@ -145,7 +145,10 @@ def env_id_hint(name: str, algo: str) -> str:
     ids = _preset_ids(algo)
     own = _own_presets(name, ids)
     if own:
-        return f"{what}; the {own[0]} preset trains it: --env {own[0]}."
+        return (
+            f"{what}; the {own[0]} preset trains it: --env {own[0]} "
+            f"(pjd.load_preset({own[0]!r}) in Python)."
+        )
     base = _kin_presets(name, ids)
     if not base:
         return (
@@ -153,9 +156,13 @@ def env_id_hint(name: str, algo: str) -> str:
             f"environment: pick another --algo, or write a preset for it (see "
             "envs/cartpole.yaml)."
         )
+    python = (
+        f"pjd.apply_overrides(pjd.load_preset({base[0]!r}).config, "
+        f"{{'env': {{'id': {name!r}}}}})"
+    )
     return (
         f"{what}; train it with a preset's settings, the id replaced: "
-        f"--env {base[0]} --env.id {name}."
+        f"--env {base[0]} --env.id {name} ({python} in Python)."
     )
 
 
