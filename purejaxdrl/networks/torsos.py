@@ -9,6 +9,7 @@ one entry (`pick`): the policy's `policy_obs_key`, the critic's `value_obs_key`.
 """
 
 import dataclasses
+import difflib
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -281,16 +282,21 @@ def check_names(config: NetworkConfig) -> None:
             )
             raise ConfigError(
                 f"network.{field}={value!r} is not one of {taken}; pick one of "
-                f"them, e.g. {name_example(f'network.{field}', taken)}{own}."
+                f"them, e.g. {name_example(f'network.{field}', taken, value)}{own}."
             )
 
 
-def name_example(path: str, taken: tuple[str, ...]) -> str:
+def name_example(path: str, taken: tuple[str, ...], value: Any = None) -> str:
     """`--network.norm layer_norm (network.norm='layer_norm' in Python)`.
 
-    The last name `taken` holds: not a default that is the first (`none`).
+    The name of `taken` closest to the refused `value` (`relu` for `Relu`:
+    case first, then spelling); else the last (not a default that is the
+    first, `none`).
     """
-    return field_example(path, taken[-1], repr(taken[-1]))
+    folded = {name.casefold(): name for name in taken}
+    close = difflib.get_close_matches(str(value).casefold(), list(folded), n=1)
+    name = folded[close[0]] if close else taken[-1]
+    return field_example(path, name, repr(name))
 
 
 def check_torso(config: NetworkConfig, obs_spec: Box | dict) -> tuple[Box, Box]:

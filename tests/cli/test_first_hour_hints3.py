@@ -129,3 +129,12 @@ def test_a_missing_package_is_said_before_the_budget(
     monkeypatch.setitem(sys.modules, module, None)
     argv = ["train", "--env", preset, "--total-steps", "2048", "--no-files"]
     assert _error(argv, capsys) == f"purejaxdrl: error: {line}"
+
+
+def test_an_activation_in_capitals_is_offered_in_lower_case(capsys):
+    argv = ["train", "--network.activation", "Relu", "--total-steps", "2048",
+            "--no-files"]  # fmt: skip
+    assert _error(argv, capsys).endswith(
+        "pick one of them, e.g. --network.activation relu "
+        "(network.activation='relu' in Python)."
+    )
