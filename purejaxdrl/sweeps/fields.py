@@ -10,7 +10,7 @@ from typing import Any
 
 from purejaxdrl.agents.registry import names
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.config_docs import both_ways, field_example, flag
+from purejaxdrl.config_docs import FIELD_ALIASES, both_ways, field_example, flag
 from purejaxdrl.config_types import admits_none, flat_fields
 from purejaxdrl.networks.torsos import check_names
 from purejaxdrl.training.config import TrainConfig, validate
@@ -164,15 +164,25 @@ def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Fie
             f"sweep; pass them once (e.g. {field_example('checkpoint.every', 2)})."
         )
     if path not in paths:
-        bare = [p.removeprefix(f"{algo}.") for p in paths]
-        close = difflib.get_close_matches(name, bare, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        close = _close_field(name, [p.removeprefix(f"{algo}.") for p in paths])
+        hint = f"did you mean {close!r}? " if close else ""
         raise ConfigError(
             f"Unknown {wording.field} {name!r}: {hint}`purejaxdrl train --algo "
             f"{algo} --help` lists every field ({algo}'s may be given without "
             f"'{algo}.')."
         )
     return Field(path, path in dynamic)
+
+
+def _close_field(name: str, bare: list[str]) -> str | None:
+    """The field of `bare` meant by `name`: its alias's (`lr`), else alike."""
+    *parents, leaf = name.split(".")
+    aliased = ".".join([*parents, FIELD_ALIASES.get(leaf, leaf)])
+    for candidate in (aliased, aliased.split(".", 1)[-1]):  # `ppo.lr` too
+        if candidate != name and candidate in bare:
+            return candidate
+    close = difflib.get_close_matches(name, bare, n=1)
+    return close[0] if close else None
 
 
 def _nested(path: str, value: Any) -> dict[str, Any]:

@@ -138,3 +138,16 @@ def test_an_activation_in_capitals_is_offered_in_lower_case(capsys):
         "pick one of them, e.g. --network.activation relu "
         "(network.activation='relu' in Python)."
     )
+
+
+@pytest.mark.parametrize(
+    ("grid", "meant"),
+    [("lr=1e-3,1e-4", "learning_rate"), ("ppo.lr=1e-3,1e-4", "learning_rate"),
+     ("budget=2048,4096", "total_steps")],
+)  # fmt: skip
+def test_a_sweeps_grid_knows_the_aliases_train_knows(grid, meant, capsys):
+    argv = ["sweep", "--env", "cartpole", "--grid", grid, "--total-steps", "2048"]
+    field = grid.split("=")[0]
+    assert _error(argv, capsys).startswith(
+        f"purejaxdrl: error: Unknown sweep field {field!r}: did you mean {meant!r}? "
+    )
