@@ -41,7 +41,7 @@ class NoSectionError(ConfigError):
         if host is not None:
             return host
         if env_id is None or (env is not None and env_id == own):
-            return self._line(own, self.acts)
+            return self._line(own, self.acts, default=env is None)
         if env is not None:  # what the preset's id tells (its actions) is not said
             return self._line(env_id, None)
         others = ", ".join(presets_with(algo))
@@ -55,27 +55,36 @@ class NoSectionError(ConfigError):
             f"one ({others or 'none yet'})."
         )
 
-    def _line(self, env_id: str, acts: str | None) -> str:
-        """The refusal naming `env_id`; `acts` (if any) in place of how to add one."""
+    def _line(self, env_id: str, acts: str | None, default: bool = False) -> str:
+        """The refusal naming `env_id`; `acts` (if any) in place of how to add one.
+
+        `default`: the command named no preset, so a shipped one is named as
+        the default it started from, not by a path the user never typed.
+        """
         algo, path = self.untuned.algo, self.path
+        shipped = path.resolve().parent == presets_dir().resolve()
+        subject = f"Preset {str(path)!r}"
+        if default and shipped:
+            subject = f"The default preset, {path.stem} (--env {path.stem}),"
         others = ", ".join(presets_with(algo)) or "none yet"
         host = self._host(env_id)
         if host is not None:
             return host
         if acts is not None:
             return (
-                f"Preset {str(path)!r} has no '{algo}' section, nor could one train "
+                f"{subject} has no '{algo}' section, nor could one train "
                 f"its environment: {acts} and a {algo} section ({others})."
             )
         add = f"section '{algo}:' ('{algo}: {{}}' takes {algo}'s untuned defaults)"
         # A shipped file is the installed package's: the user edits a copy.
-        if path.resolve().parent == presets_dir().resolve():
-            add = f"copy that file to a .yaml of your own, add a {add} and pass it"
+        if shipped:
+            copied = repr(str(path)) if default else "that file"
+            add = f"copy {copied} to a .yaml of your own, add a {add} and pass it"
             add += " as --env my.yaml"
         else:
             add = f"add a {add} to it"
         return (
-            f"Preset {str(path)!r} has no '{algo}' section, so it has no tuned "
+            f"{subject} has no '{algo}' section, so it has no tuned "
             f"{algo} settings; to train {algo} on {env_id}, {add}; or "
             f"pick another --algo, or an --env with one ({others})."
         )
