@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import shlex
 from typing import Any
 
 
@@ -124,7 +125,7 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
         shown = ", ".join(changed[:3]) + (", ..." if len(changed) > 3 else "")
         verdict = f"not judged ({shown} changed)"
     elif math.isnan(ret) and of == "evaluation" and not config.eval.episodes:
-        verdict = f"no evaluation ran; run with {CHECK_EVALUATION} to check"
+        verdict = f"no evaluation ran; {_evaluation_check(result, CHECK_EVALUATION)}"
     elif math.isnan(ret):
         verdict = f"no {of} return to compare"
     else:
@@ -133,4 +134,22 @@ def target_line(config: Any, preset: Any, result: Any) -> str | None:
     return (
         f"  preset target      {preset.target_return} ({of} return) within "
         f"{preset.target_steps:,} steps{unmeasured}: {verdict}"
+    )
+
+
+def _evaluation_check(result: Any, flag: str) -> str:
+    """How to check an evaluation target the run did not evaluate.
+
+    `eval RUN_DIR --episodes N` plays what the run's final evaluation would
+    have (the saved final policy's mode, on fresh environments, capped at the
+    run's `eval.max_steps`), without training again; a run without a folder
+    can only be trained again with `flag` (`--eval.episodes 32`).
+    """
+    if getattr(result, "run_dir", None) is None:
+        return f"run with {flag} to check"
+    episodes = flag.split()[-1]
+    played = f"purejaxdrl eval {shlex.quote(str(result.run_dir))} --episodes {episodes}"
+    return (
+        f"check it with `{played}` (the same evaluation, of the saved policy), "
+        f"or train with {flag}"
     )

@@ -1,6 +1,8 @@
 """A newcomer's first hour, round 3 (review fh20): extras, paths, hints."""
 
+import pathlib
 import sys
+import types
 
 import pytest
 
@@ -150,4 +152,25 @@ def test_a_sweeps_grid_knows_the_aliases_train_knows(grid, meant, capsys):
     field = grid.split("=")[0]
     assert _error(argv, capsys).startswith(
         f"purejaxdrl: error: Unknown sweep field {field!r}: did you mean {meant!r}? "
+    )
+
+
+def test_an_unevaluated_target_of_a_saved_run_is_checked_by_eval():
+    # After a 51 s run it advised training again with --eval.episodes 32;
+    # `eval RUN --episodes 32` plays the same evaluation of the saved policy.
+    import purejaxdrl as pjd
+    from purejaxdrl.cli.target import target_line
+
+    pqn = pjd.load_preset("cartpole", "pqn")
+    nan = float("nan")
+    run_dir = pathlib.Path("/tmp/my runs/pqn-1")
+    saved = types.SimpleNamespace(mean_return=nan, eval_return=nan, run_dir=run_dir)
+    assert target_line(pqn.config, pqn, saved).endswith(
+        "no evaluation ran; check it with `purejaxdrl eval '/tmp/my runs/pqn-1' "
+        "--episodes 32` (the same evaluation, of the saved policy), or train "
+        "with --eval.episodes 32"
+    )
+    unsaved = types.SimpleNamespace(mean_return=nan, eval_return=nan, run_dir=None)
+    assert target_line(pqn.config, pqn, unsaved).endswith(
+        "no evaluation ran; run with --eval.episodes 32 to check"
     )
