@@ -7,6 +7,7 @@ from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
 from purejaxdrl.training.policy.exported import check_policy_folder, write_policy
+from purejaxdrl.training.policy.record import PolicySource
 from purejaxdrl.training.run_env import make_env
 
 
@@ -31,7 +32,7 @@ def write_run_policy(
     env, env_params = make_env(config)
     specs = (env.observation_spec(env_params), env.action_spec(env_params))
     return write_policy(
-        out, config, params, stats, updates=config.num_updates, specs=specs
+        out, PolicySource(config, params, stats, config.num_updates, specs)
     )
 
 

@@ -312,16 +312,7 @@ class PolicyExport:
 
         """
         check_policy_folder(pathlib.Path(out), overwrite, "out")
-        source = self.source
-        return write_policy(
-            out,
-            source.config,
-            source.params,
-            source.stats,
-            updates=source.updates,
-            specs=source.specs,
-            steps_per_update=source.steps_per_update,
-        )
+        return write_policy(out, self.source)
 
     def __repr__(self) -> str:
         config = self.source.config

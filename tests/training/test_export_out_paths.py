@@ -18,6 +18,7 @@ from purejaxdrl.training.policy import checks as policy_checks
 from purejaxdrl.training.policy import exported as policy
 from purejaxdrl.training.policy import folder as policy_folder
 from purejaxdrl.training.policy.folder import check_policy_folder
+from purejaxdrl.training.policy.record import PolicySource
 
 ANOTHER = "export elsewhere (another --out DIR, out=DIR in Python)."
 
@@ -72,7 +73,7 @@ def _write(out: pathlib.Path) -> pathlib.Path:
     params = {"w": np.arange(3, dtype=np.float32)}
     specs = (Box((4,)), Discrete(2))
     return policy.write_policy(
-        out, pjd.TrainConfig(), params, None, updates=1, specs=specs
+        out, PolicySource(pjd.TrainConfig(), params, None, 1, specs)
     )
 
 

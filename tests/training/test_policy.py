@@ -15,6 +15,7 @@ from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.setup_warnings import forget_warnings
 from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.record import PolicySource
 
 
 @pytest.mark.timeout(300)
@@ -120,7 +121,7 @@ def _q_policy(out, algo, overrides, updates):
     record = algorithm(algo)
     network, _ = record.make_networks(config.algo_config, config.network, *specs)
     params = network.init(jax.random.key(0), jnp.zeros(4))
-    write_policy(out, config, params, None, updates=updates, specs=specs)
+    write_policy(out, PolicySource(config, params, None, updates, specs))
     return config, pjd.load_policy(out)
 
 
@@ -243,7 +244,7 @@ def test_a_recurrent_policy_with_hidden_entries_quotes_the_shape_it_was_given(
     )
     params = network.init(jax.random.key(0), jnp.zeros(2))
     out = tmp_path / "policy"
-    write_policy(out, config, params, None, updates=1, specs=(seen, actions))
+    write_policy(out, PolicySource(config, params, None, 1, (seen, actions)))
     policy = pjd.load_policy(out)
     state, key = policy.initial_state(1), jax.random.key(1)
     with pytest.raises(
@@ -281,7 +282,7 @@ def test_a_seed_given_for_the_key_is_one_line(preset, tmp_path):
         config.algo_config, config.network, seen, actions
     )
     params = network.init(jax.random.key(0), jnp.zeros(seen.shape))
-    write_policy(tmp_path, config, params, None, updates=1, specs=(seen, actions))
+    write_policy(tmp_path, PolicySource(config, params, None, 1, (seen, actions)))
     policy = pjd.load_policy(tmp_path)
     obs = np.zeros((3, *seen.shape), np.float32)
     if preset == "cartpole_masked":  # a recurrent core: it acts by step

@@ -12,6 +12,7 @@ from purejaxdrl import cli
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.record import PolicySource
 
 
 def _export(out, normalize=False, hidden=(16, 16)):
@@ -28,7 +29,7 @@ def _export(out, normalize=False, hidden=(16, 16)):
     stats = None
     if normalize:
         stats = RunningStatistics(jnp.float32(1), jnp.zeros(4), jnp.ones(4))
-    return write_policy(out, config, params, stats, updates=1, specs=specs)
+    return write_policy(out, PolicySource(config, params, stats, 1, specs))
 
 
 def _edit(folder, **changes):
@@ -110,11 +111,11 @@ def test_a_sac_policy_from_before_critic_torsos_names_the_version(tmp_path):
     # policy exported earlier with a cnn torso lacks their conv parameters.
     config, specs, params, critic = _sac_cnn_policy()
     assert {"q0_obs", "q1_obs"} <= set(critic)
-    write_policy(tmp_path / "now", config, params, None, updates=1, specs=specs)
+    write_policy(tmp_path / "now", PolicySource(config, params, None, 1, specs))
     pjd.load_policy(tmp_path / "now")  # today's export loads
     old = {k: v for k, v in critic.items() if not k.endswith("_obs")}
     params = {**params, "critic": {"params": old}}
-    write_policy(tmp_path / "old", config, params, None, updates=1, specs=specs)
+    write_policy(tmp_path / "old", PolicySource(config, params, None, 1, specs))
     with pytest.raises(pjd.ConfigError) as e:
         pjd.load_policy(tmp_path / "old")
     assert "an earlier purejaxdrl exported it, whose SAC critics read the raw" in str(
@@ -130,7 +131,7 @@ def test_missing_critic_torsos_with_other_differences_are_not_called_old(tmp_pat
     old = {k: v for k, v in critic.items() if not k.endswith("_obs")}
     old["extra"] = {"kernel": np.zeros((2, 2), np.float32)}
     params = {**params, "critic": {"params": old}}
-    write_policy(tmp_path / "p", config, params, None, updates=1, specs=specs)
+    write_policy(tmp_path / "p", PolicySource(config, params, None, 1, specs))
     with pytest.raises(pjd.ConfigError) as e:
         pjd.load_policy(tmp_path / "p")
     assert "params.msgpack does not fit the network" in str(e.value)

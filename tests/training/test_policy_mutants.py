@@ -14,6 +14,7 @@ from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.observe.play import PlayState
 from purejaxdrl.training.policy.evaluate import policy_player
 from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.record import PolicySource
 
 
 def _cartpole(out, overrides=(), stats=None, updates=1, **kwargs):
@@ -29,7 +30,10 @@ def _cartpole(out, overrides=(), stats=None, updates=1, **kwargs):
     )
     params = network.init(jax.random.key(0), jnp.zeros(4))
     folder = write_policy(
-        out, config, params, stats, updates=updates, specs=specs, **kwargs
+        out,
+        PolicySource(
+            config, params, stats, updates, specs, kwargs.get("steps_per_update")
+        ),
     )
     return config, network, params, folder
 
@@ -72,7 +76,7 @@ def _recurrent(out, head_sizes=()):
         config.algo_config, config.network, seen, actions
     )
     params = network.init(jax.random.key(0), jnp.zeros(2))
-    write_policy(out, config, params, None, updates=1, specs=(seen, actions))
+    write_policy(out, PolicySource(config, params, None, 1, (seen, actions)))
     return network, params, pjd.load_policy(out)
 
 
@@ -252,7 +256,7 @@ def test_a_host_player_plays_its_environment_options_and_keeps_returns_apart(
         config.algo_config, config.network, *specs
     )
     params = network.init(jax.random.key(0), jnp.zeros(2))
-    write_policy(tmp_path / "p", config, params, None, updates=1, specs=specs)
+    write_policy(tmp_path / "p", PolicySource(config, params, None, 1, specs))
     _, player, state, _ = policy_player(tmp_path / "p")
     result = player.evaluate(state, episodes=2, max_steps=20, seed=0)
     np.testing.assert_array_equal(result.lengths, [7, 7])

@@ -25,6 +25,7 @@ from purejaxdrl.agents.q_learning import epsilon_greedy_sampler
 from purejaxdrl.networks import make_q_network
 from purejaxdrl.setup_warnings import SetupWarning, forget_warnings
 from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.record import PolicySource
 
 NET = {"hidden_sizes": [8], "activation": "tanh"}
 RUN = {"devices": 1, "num_envs": 4, "unroll_length": 4, "total_steps": 640}
@@ -98,7 +99,7 @@ def _export(out, config, updates):
     specs = _specs()
     network, _ = record.make_networks(config.algo_config, config.network, *specs)
     params = network.init(jax.random.key(0), jnp.zeros(4))
-    write_policy(out, config, params, None, updates=updates, specs=specs)
+    write_policy(out, PolicySource(config, params, None, updates, specs))
     return params, network
 
 

@@ -59,7 +59,7 @@ from purejaxdrl.training.policy.inputs import (
 from purejaxdrl.training.policy.record import (
     FORMAT,
     VERSION,
-    policy_files,
+    PolicySource,
     policy_source,
 )
 from purejaxdrl.training.policy.sampling import exported_sampler
@@ -153,7 +153,7 @@ def export_policy(
     """
     check_policy_folder(pathlib.Path(out), overwrite, "out")
     config, exp, restored = restore_run(run_dir, "export", step)  # quiet, as eval's
-    return _write(out, _restored_files(config, exp, restored))
+    return write_policy(out, _restored_source(config, exp, restored))
 
 
 def restored_policy(
@@ -164,57 +164,35 @@ def restored_policy(
     What `eval RUN --env.option ...` and `--sample` play (`run_policy`):
     the files `export_policy` would write, read back without a folder.
     """
-    return _policy_from(_restored_files(config, exp, restored), where)
+    return _policy_from(_restored_source(config, exp, restored).files(), where)
 
 
-def _restored_files(
+def _restored_source(
     config: TrainConfig, exp: Experiment, restored: Restored
-) -> dict[str, bytes]:
+) -> PolicySource:
     exp.runner.close()
-    return policy_source(config, exp, restored.state, restored.step).files()
+    return policy_source(config, exp, restored.state, restored.step)
 
 
-def write_policy(
-    out: str | pathlib.Path,
-    config: Any,
-    params: Any,
-    stats: Any,
-    *,
-    updates: int,
-    specs: tuple[Any, Any],
-    steps_per_update: int | None = None,
-) -> pathlib.Path:
+def write_policy(out: str | pathlib.Path, source: PolicySource) -> pathlib.Path:
     """Writes a policy folder (`policy.json`, `params.msgpack`) for `load_policy`.
 
     Args:
-      out: the folder.
-      config: the TrainConfig the parameters were trained with.
-      params: the learner's network parameters (host or device arrays).
-      stats: the observation statistics (`RunningStatistics`), or None.
-      updates: updates done (recorded with the env steps).
-      specs: (observation spec, action spec) of one environment.
-      steps_per_update: environment steps per update (default: the config's).
+      out: the folder (made if missing).
+      source: what the policy is made of (`record.policy_source` reads it
+        from a run's state).
 
     Returns:
       `out` as a path.
 
+    Raises:
+      ConfigError: the folder could not be written (the OS's reason named).
+
     """
-    files = policy_files(
-        config,
-        params,
-        stats,
-        updates=updates,
-        specs=specs,
-        steps_per_update=steps_per_update,
-    )
-    return _write(out, files)
-
-
-def _write(out: str | pathlib.Path, files: dict[str, bytes]) -> pathlib.Path:
     out = pathlib.Path(out)
     try:  # a full disk, or a folder that refuses writes though it looked writable
         out.mkdir(parents=True, exist_ok=True)
-        write_together(out, files)
+        write_together(out, source.files())
     except OSError as e:
         said = " ".join(str(e).split())[:160] or type(e).__name__
         raise ConfigError(
@@ -271,7 +249,7 @@ def _not_a_policy(path: pathlib.Path, e: Exception) -> str:
 
 
 def _policy_from(files: dict[str, bytes], path: pathlib.Path) -> Policy:
-    """The policy in `files` (`policy_files`), read from `path` (for messages)."""
+    """The policy in `files` (`PolicySource.files`), read from `path` (for messages)."""
     try:
         spec = json.loads(files[SPEC_FILE])
         blob = flax.serialization.msgpack_restore(files[PARAMS_FILE])

@@ -1,6 +1,6 @@
 """What an exported policy is made of: policy.json's record and the parameters' bytes.
 
-`policy_files` makes both from a run's config, parameters and statistics
+`PolicySource.files` makes both from a run's config, parameters and statistics
 (`policy_source` reads those from a run's state, once for every exporter);
 `export_policy` writes them to a folder and `load_policy` reads them back, and
 `eval RUN --sample` plays them without a folder (`exported.restored_policy`).
@@ -26,95 +26,79 @@ FORMAT = "purejaxdrl-policy"
 VERSION = 1
 
 
-def policy_files(
-    config: Any,
-    params: Any,
-    stats: Any,
-    *,
-    updates: int,
-    specs: tuple[Any, Any],
-    steps_per_update: int | None = None,
-) -> dict[str, bytes]:
-    """An exported policy's files, {name: bytes}, as `load_policy` reads them.
+class PolicySource(NamedTuple):
+    """What an exported policy is made of: a run's parameters and their context.
 
-    Args:
+    Attributes:
       config: the TrainConfig the parameters were trained with.
       params: the learner's network parameters (host or device arrays).
       stats: the observation statistics (`RunningStatistics`), or None.
       updates: updates done (recorded with the env steps).
       specs: (observation spec, action spec) of one environment.
-      steps_per_update: environment steps per update (default: the config's).
-
-    Returns:
-      {policy.json: its JSON text, params.msgpack: the parameters and
-      statistics}, encoded.
+      steps_per_update: environment steps per update (None: the config's).
 
     """
-    obs_spec, action_spec = specs
-    steps_per_update = steps_per_update or config.steps_per_update
-    action = (
-        # policy.json holds sizes, not code: a policy of an environment with
-        # illegal actions rebuilds its `legal` from the environment at load.
-        {"discrete": action_spec.num_values, "masked": action_spec.legal is not None}
-        if isinstance(action_spec, Discrete)
-        else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
-    )
-    spec = {
-        "format": FORMAT,
-        "version": VERSION,
-        "env_id": config.env.id,
-        "env_options": config.env.options,
-        # The modules that register the environment, to build it again.
-        "env_imports": list(config.env.imports),
-        # Observations the agent never saw: the policy takes the others.
-        "env_hide_observations": list(config.env.hide_observations),
-        "algo": config.algo,
-        # The acting network's architecture may depend on it (DQN's dueling head).
-        "algo_config": to_dict(config.algo_config),
-        "updates": updates,
-        "env_steps": updates * steps_per_update,
-        "seed": config.seed,  # with algo_config, which of a sweep's runs it is
-        # Ape-X's per-actor ε_i are spread over the run's environments.
-        "num_envs": config.num_envs,
-        # A list, or {entry: list} for dict observations.
-        "observation_shape": jax.tree.map(
-            lambda box: list(box.shape), obs_spec, is_leaf=_is_box
-        ),
-        "action": action,
-        "network": dataclasses.asdict(config.network),
-        "normalize_observations": stats is not None,
-    }
-    # What the record's `exported_sampler` reads: a Q-learner's ε.
-    spec.update(policy_extras(algorithm(config.algo), config, updates, spec))
-    blob: dict[str, Any] = {"params": jax.device_get(params)}
-    if stats is not None:
-        blob["obs_stats"] = statistics_to_host(stats)
-    return {
-        PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
-        SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
-    }
-
-
-class PolicySource(NamedTuple):
-    """What a run's policy is exported from: `policy_files`'s arguments."""
 
     config: Any
     params: Any
     stats: Any
     updates: int
     specs: tuple[Any, Any]
-    steps_per_update: int
+    steps_per_update: int | None = None
 
     def files(self) -> dict[str, bytes]:
-        """The exported policy's files (`policy_files`)."""
-        return policy_files(
-            self.config,
-            self.params,
-            self.stats,
-            updates=self.updates,
-            specs=self.specs,
-            steps_per_update=self.steps_per_update,
+        """The exported policy's files, {name: bytes}, as `load_policy` reads them.
+
+        policy.json's JSON text, and params.msgpack: the parameters and
+        statistics.
+        """
+        config, params, stats, updates, specs, steps_per_update = self
+        obs_spec, action_spec = specs
+        steps_per_update = steps_per_update or config.steps_per_update
+        action = (
+            # policy.json holds sizes, not code: a policy of an environment with
+            # illegal actions rebuilds its `legal` from the environment at load.
+            {
+                "discrete": action_spec.num_values,
+                "masked": action_spec.legal is not None,
+            }
+            if isinstance(action_spec, Discrete)
+            else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
         )
+        spec = {
+            "format": FORMAT,
+            "version": VERSION,
+            "env_id": config.env.id,
+            "env_options": config.env.options,
+            # The modules that register the environment, to build it again.
+            "env_imports": list(config.env.imports),
+            # Observations the agent never saw: the policy takes the others.
+            "env_hide_observations": list(config.env.hide_observations),
+            "algo": config.algo,
+            # The acting network's architecture may depend on it (DQN's dueling head).
+            "algo_config": to_dict(config.algo_config),
+            "updates": updates,
+            "env_steps": updates * steps_per_update,
+            "seed": config.seed,  # with algo_config, which of a sweep's runs it is
+            # Ape-X's per-actor ε_i are spread over the run's environments.
+            "num_envs": config.num_envs,
+            # A list, or {entry: list} for dict observations.
+            "observation_shape": jax.tree.map(
+                lambda box: list(box.shape), obs_spec, is_leaf=_is_box
+            ),
+            "action": action,
+            "network": dataclasses.asdict(config.network),
+            "normalize_observations": stats is not None,
+        }
+        # What the record's `exported_sampler` reads: a Q-learner's ε.
+        spec.update(policy_extras(algorithm(config.algo), config, updates, spec))
+        blob: dict[str, Any] = {"params": jax.device_get(params)}
+        if stats is not None:
+            blob["obs_stats"] = statistics_to_host(stats)
+        return {
+            PARAMS_FILE: flax.serialization.msgpack_serialize(blob),
+            SPEC_FILE: (json.dumps(spec, indent=2) + "\n").encode(),
+        }
 
 
 def policy_source(
