@@ -34,7 +34,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.coordination import barrier, orbax_barriers_without_devices
 from purejaxdrl.training.faults import read_failure, save_failure
 from purejaxdrl.training.integrity import NO_MANIFEST, verify_once, write_manifest
-from purejaxdrl.training.orbax_logs import quiet_orbax
+from purejaxdrl.training.orbax_logs import loud_again, quiet_orbax
 from purejaxdrl.training.packing import make_packer
 from purejaxdrl.training.retention import RETURN, backfill_returns, retention_options
 from purejaxdrl.training.save_queue import Save, SaveWriter
@@ -151,8 +151,8 @@ class Checkpointer:
             nothing, deletes nothing).
 
         """
-        # orbax requires absolute paths.
-        self.directory = pathlib.Path(directory).absolute()
+        loud_again()  # a failed save of an earlier run quietened orbax for it
+        self.directory = pathlib.Path(directory).absolute()  # orbax's rule
         self.abstract = abstract
         self._read_only = read_only
         self.pack, self.unpack, self._abstract_packed = make_packer(

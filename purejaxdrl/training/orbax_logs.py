@@ -6,9 +6,10 @@ save raises, and some after it (its threads outlive the save): some 100
 lines around the one line `Checkpointer` reports it with
 (`faults.failure_reason`). Its warning of a save without metrics (an
 unranked keep-best save: no episode ended in its chunk) is noise too.
-orbax's records are dropped while a save runs and, once one has failed, for
-the rest of the process. Records of other loggers, and orbax's outside a
-save of a process none failed in, pass.
+orbax's records are dropped while a save runs and, once one has failed, until
+the next run's `Checkpointer` is made (`loud_again`: a notebook's next run
+shows orbax's logs again). Records of other loggers, and orbax's outside a
+save of a run none failed in, pass.
 
 orbax's own asyncio tasks that failed with the write are reported by asyncio
 when collected ("Task exception was never retrieved", with the traceback):
@@ -101,6 +102,18 @@ def quiet_orbax() -> Iterator[None]:
             _FILTER.saving -= 1
             if _FILTER.saving == 0 and not _FILTER.failed:
                 absl.removeFilter(_FILTER)
+
+
+def loud_again() -> None:
+    """Lets orbax's records pass again outside saves, after a failed one.
+
+    Called as a new run's `Checkpointer` is made: the failed run's late
+    records are behind it, and a notebook's later run shows orbax's logs.
+    """
+    with _FILTER.lock:
+        _FILTER.failed = False
+        if _FILTER.saving == 0:
+            logging.getLogger("absl").removeFilter(_FILTER)
 
 
 def _drop_closed_loop_callbacks() -> None:

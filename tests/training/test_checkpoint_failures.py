@@ -221,3 +221,22 @@ def test_after_a_failed_save_orbaxs_late_logs_and_tasks_say_nothing(
     err = said()  # after the failed save: orbax's records alone are dropped
     assert "orbax: write failed" not in err and "never retrieved" not in err
     assert "another task failed" in err and "a user's own log" in err
+
+
+def test_orbax_speaks_again_once_a_new_runs_checkpointer_is_made(tmp_path, monkeypatch):
+    # ds20: after a failed save orbax's records were dropped for the rest of
+    # the process: a notebook's later runs showed none of its logs.
+    from purejaxdrl.training import orbax_logs
+
+    monkeypatch.setattr(orbax_logs._FILTER, "failed", False)
+
+    absl = logging.getLogger("absl")
+    record = absl.makeRecord("absl", logging.ERROR, orbax_logs._ORBAX + "x.py", 1,
+                             "orbax speaks", (), None)  # fmt: skip
+    with pytest.raises(OSError), orbax_logs.quiet_orbax():
+        raise OSError(28, "No space left on device")
+    assert not orbax_logs._FILTER.filter(record)  # the failed run's: dropped
+    assert orbax_logs._FILTER in absl.filters
+    ck, _ = _tiny_checkpointer(tmp_path)  # the next run's
+    ck.close()
+    assert orbax_logs._FILTER.filter(record) and orbax_logs._FILTER not in absl.filters
