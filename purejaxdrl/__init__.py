@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from purejaxdrl.training.checkpoint_config import CheckpointConfig
     from purejaxdrl.training.config import EnvConfig, TrainConfig
     from purejaxdrl.training.faults import NonFiniteError
+    from purejaxdrl.training.log_writes import LogWriteError
     from purejaxdrl.training.policy.evaluate import evaluate_policy
     from purejaxdrl.training.policy.exported import Policy, export_policy, load_policy
     from purejaxdrl.training.presets.load import Preset, load_preset, preset_names
@@ -68,6 +69,7 @@ __all__ = [
     "EnvConfig",
     "EvalConfig",
     "HostConfig",
+    "LogWriteError",
     "HostEnvError",
     "NetworkConfig",
     "NonFiniteError",
@@ -127,6 +129,7 @@ _NAMES = {
     "training.checkpoint_config": ("CheckpointConfig",),
     "training.config": ("EnvConfig", "TrainConfig"),
     "training.faults": ("NonFiniteError",),
+    "training.log_writes": ("LogWriteError",),
     "training.policy.exported": ("Policy", "export_policy", "load_policy"),
     "training.policy.evaluate": ("evaluate_policy",),
     "training.presets.load": ("Preset", "load_preset", "preset_names"),

@@ -209,6 +209,7 @@ def _train(argv: Sequence[str], held: Any) -> int:
     from purejaxdrl.runners.sebulba import HostEnvError
     from purejaxdrl.training.checkpoint import CheckpointError
     from purejaxdrl.training.faults import NonFiniteError, lost_process
+    from purejaxdrl.training.log_writes import LogWriteError
     from purejaxdrl.training.memory import out_of_memory, out_of_memory_refusal
     from purejaxdrl.training.replay_shards import replay_devices
     from purejaxdrl.training.train import train
@@ -228,7 +229,7 @@ def _train(argv: Sequence[str], held: Any) -> int:
             log_to=args.logger,
             allow_changes=bool(args.resume and args.override),
         )
-    except (NonFiniteError, CheckpointError, HostEnvError) as e:
+    except (NonFiniteError, CheckpointError, LogWriteError, HostEnvError) as e:
         if isinstance(e, CheckpointError) and (lost := lost_process(e)) is not None:
             # A process died while the run saved: the peer-failure line, at
             # once, before JAX's error poller aborts this one (status 134).

@@ -39,6 +39,7 @@ from purejaxdrl.training.checkpoint_config import CheckpointConfig
 from purejaxdrl.training.config import EnvConfig, TrainConfig, config_class
 from purejaxdrl.training.experiment import Experiment, make_experiment
 from purejaxdrl.training.faults import NonFiniteError
+from purejaxdrl.training.log_writes import LogWriteError
 from purejaxdrl.training.policy.evaluate import evaluate_policy
 from purejaxdrl.training.policy.exported import Policy, export_policy, load_policy
 from purejaxdrl.training.presets.load import (
@@ -58,6 +59,7 @@ __all__ = [
     "EvalConfig",
     "Experiment",
     "HostConfig",
+    "LogWriteError",
     "NoSectionError",
     "NonFiniteError",
     "Policy",

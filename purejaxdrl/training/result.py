@@ -5,6 +5,7 @@ Steps of the recipe (`train.py`) around its chunk loop.
 
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import json
 import math
@@ -30,6 +31,7 @@ from purejaxdrl.observe.progress import (
 )
 from purejaxdrl.training.checkpoint import Checkpointer
 from purejaxdrl.training.experiment import Experiment
+from purejaxdrl.training.log_writes import GuardedSink
 from purejaxdrl.training.loop import ChunkLoop
 from purejaxdrl.training.run import Run
 from purejaxdrl.training.run_files import write_outputs
@@ -259,18 +261,30 @@ def open_sinks(
 
     A resumed run's metrics.jsonl is rewritten with the checkpoint's records,
     not what the killed process wrote after it. `progress` (`open_progress`'s)
-    comes last.
+    comes last. The run's own files raise a LogWriteError where they cannot
+    be written (`log_writes`).
     """
     sinks = list(loggers) if run.main else []
     if run.run_dir is not None and run.main:
         jsonl = run.run_dir / "metrics.jsonl"
-        jsonl.write_text("".join(json.dumps(clean_record(r)) + "\n" for r in history))
-        sinks.append(JsonlLogger(jsonl))
+        # No update yet: a new run's folder goes with the error (UnstartedRun),
+        # a resume had none to continue from: either way, the command again.
+        unstarted = not history
+
+        def open_jsonl() -> JsonlLogger:
+            text = "".join(json.dumps(clean_record(r)) + "\n" for r in history)
+            jsonl.write_text(text)
+            return JsonlLogger(jsonl)
+
+        # Ours: a full disk is one line (a user's logger raises as it does).
+        sinks.append(GuardedSink(jsonl, open_jsonl, unstarted))
         if "tensorboard" in log_to:
             # Purged past the checkpoint, or whole: a resume with no usable
             # checkpoint starts over (a new run's folder is empty anyway).
             at = int(history[-1]["env_steps"]) if history else -1
-            sinks.append(TensorBoardLogger(run.run_dir / "tensorboard", at))
+            events = run.run_dir / "tensorboard"
+            opened = functools.partial(TensorBoardLogger, events, at)
+            sinks.append(GuardedSink(events, opened, unstarted))
         # Loggers are not in the saved config: a resume names them again. Its
         # folder tells even a run with no history yet (W&B refused to start).
         for name in LOGGERS:

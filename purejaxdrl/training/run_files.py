@@ -26,6 +26,7 @@ from purejaxdrl.config_docs import both_ways
 from purejaxdrl.coordination import broadcast_text
 from purejaxdrl.observe.loggers import clean_record
 from purejaxdrl.training.config import TrainConfig, run_dict
+from purejaxdrl.training.log_writes import writing
 from purejaxdrl.training.run_folder import OWN_FILES
 
 
@@ -314,10 +315,10 @@ def write_outputs(result: Any, total_steps: int, num_updates: int) -> None:
         **(_evaluated(result.history) if not math.isnan(result.eval_return) else {}),
     }
     text = json.dumps(clean_record(summary), indent=2)
-    (result.run_dir / "summary.json").write_text(text + "\n")
+    with writing(path := result.run_dir / "summary.json"):  # a full disk: one line
+        path.write_text(text + "\n")
     # The final network parameters, e.g. to evaluate the policy; the whole
     # state (optimiser, environments, keys) is in checkpoints/.
     params = jax.device_get(result.state.agent.params)
-    (result.run_dir / "params.msgpack").write_bytes(
-        flax.serialization.msgpack_serialize(params)
-    )
+    with writing(path := result.run_dir / "params.msgpack"):
+        path.write_bytes(flax.serialization.msgpack_serialize(params))

@@ -129,6 +129,9 @@ def train(
       NonFiniteError: a loss, metric or parameter became NaN or infinite; the
         message names the update, the metric and the last good checkpoint.
         A host environment's NaN observation or reward too (a HostEnvError).
+      LogWriteError: a file of the run's logs (metrics.jsonl, TensorBoard's,
+        summary.json, params.msgpack) could not be written: a full disk; the
+        message names it and the command that resumes the run.
       HostEnvError: a host environment, or the policy acting in it, raised
         (its cause their error); a ConfigError too where the environment's
         step broke Gymnasium's API.

@@ -48,7 +48,7 @@ def test_open_sinks_rewrites_metrics_jsonl_with_the_checkpoints_history(tmp_path
     run = Run(config=_config(), run_dir=tmp_path, main=True)
     extra = object()
     sinks = open_sinks(run, [{"updates": 2}], [extra], None, [], None)
-    assert sinks[0] is extra and isinstance(sinks[1], JsonlLogger)
+    assert sinks[0] is extra and isinstance(sinks[1]._sink, JsonlLogger)
     assert len(sinks) == 2
     assert (tmp_path / "metrics.jsonl").read_text() == '{"updates": 2}\n'
 
