@@ -9,6 +9,7 @@ import json
 import math
 import os
 import pathlib
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -67,9 +68,12 @@ class JsonlLogger:
 class TensorBoardLogger:
     """Each record's numbers as TensorBoard scalars, at x = env_steps.
 
-    Writes event files (with tensorboardX) into `logdir`; `tensorboard --logdir
-    runs/` then compares runs. NaN values are skipped, so a chunk in which no
-    episode ended leaves a gap in the return curve, never a fake 0.
+    Writes an event file (tensorboardX's format) into `logdir`; `tensorboard
+    --logdir runs/` then compares runs. NaN values are skipped, so a chunk in
+    which no episode ended leaves a gap in the return curve, never a fake 0.
+    Written on the caller's thread, one flush per record: tensorboardX's
+    `SummaryWriter` writes on a thread of its own, which a full disk ended
+    (a traceback) while the next records waited on its queue for ever.
     """
 
     def __init__(self, logdir: pathlib.Path, resumed_at: int | None = None):
@@ -79,21 +83,36 @@ class TensorBoardLogger:
         session wrote past them is purged, so no step has two values (-1:
         all of it, a resume from update 0).
         """
-        from tensorboardX import SummaryWriter
+        from tensorboardX.event_file_writer import EventsWriter
+        from tensorboardX.proto.event_pb2 import Event, SessionLog
 
-        purge = None if resumed_at is None else resumed_at + 1
-        self._writer = SummaryWriter(str(logdir), purge_step=purge)
+        logdir.mkdir(parents=True, exist_ok=True)
+        self._events = EventsWriter(str(logdir / "events"))  # SummaryWriter's name
+        if resumed_at is not None:  # as SummaryWriter's purge_step writes it
+            start = SessionLog(status=SessionLog.START)
+            self._events.write_event(Event(step=resumed_at + 1, session_log=start))
+        self._events.flush()
 
     def write(self, record: dict[str, Any]) -> None:
-        step = int(record["env_steps"])
-        for name, value in record.items():
-            if name == "env_steps" or isinstance(value, bool):
-                continue
-            if isinstance(value, int | float) and math.isfinite(value):
-                self._writer.add_scalar(name, value, step)
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.proto.summary_pb2 import Summary
+        from tensorboardX.summary import scalar
+
+        values = [
+            scalar(name, value).value[0]
+            for name, value in record.items()
+            if name != "env_steps"
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+        ]
+        step, summary = int(record["env_steps"]), Summary(value=values)
+        event = Event(wall_time=time.time(), step=step, summary=summary)
+        self._events.write_event(event)
+        self._events.flush()
 
     def close(self) -> None:
-        self._writer.close()
+        self._events.close()
 
 
 class WandbLogger:

@@ -96,3 +96,29 @@ def test_a_summary_that_cannot_be_written_names_it(tmp_path, monkeypatch):
         "the run stopped and the checkpoints before it are kept: free space (or "
         "fix the folder) and continue with: purejaxdrl train --resume R."
     )
+
+
+def test_a_full_disk_under_tensorboard_is_raised_where_the_run_writes(
+    tmp_path, monkeypatch
+):
+    # ds20: tensorboardX's writer thread died on it (a traceback) and the
+    # run's next records waited on that thread's queue for ever.
+    from tensorboardX import record_writer
+
+    from purejaxdrl.training.result import open_sinks
+    from purejaxdrl.training.run import Run
+
+    from .test_train import _config
+
+    opened_run.remember(tmp_path, "purejaxdrl train --resume R")
+    run = Run(config=_config(), run_dir=tmp_path, main=True)
+    _, events = open_sinks(run, [{"env_steps": 32}], [], None, ["tensorboard"], None)
+
+    def full(self, data):
+        raise FULL
+
+    monkeypatch.setattr(record_writer.RecordWriter, "write", full)
+    with pytest.raises(LogWriteError, match=f"^writing {tmp_path}/tensorboard fail"):
+        for steps in range(64, 64 * 40, 32):  # more than tensorboardX's queue
+            events.write({"env_steps": steps, "loss": 1.0})
+    events.close()  # said already
