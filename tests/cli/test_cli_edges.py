@@ -4,7 +4,6 @@ No training: the summary is built from a stand-in result.
 """
 
 import math
-import types
 
 import pytest
 
@@ -12,6 +11,7 @@ import purejaxdrl as pjd
 from purejaxdrl import cli
 from purejaxdrl.cli.hints import flag_hint
 from purejaxdrl.cli.train import _mean_return, summary
+from tests.helpers import bare_result
 
 
 def test_no_command_prints_the_usage_and_exits_2(capsys):
@@ -50,40 +50,24 @@ def test_a_field_of_other_sections_is_refused_with_a_flag_that_parses():
         pjd.apply_overrides(config, {"dqn": {"num_minibatches": 2}})
     message = str(e.value)
     assert "num_minibatches is a field of ppo, pqn, not dqn's" in message, message
-    assert "(e.g. --ppo.num-minibatches" in message, message
-
-
-def _result(**fields):
-    """What `summary` reads of a TrainResult."""
-    base = dict(
-        mean_return=math.nan,
-        eval_return=math.nan,
-        stopped_by=None,
-        run_dir=None,
-        updates=8,
-        num_devices=1,
-        env_steps=4096,
-        compile_seconds=1.5,
-        steps_per_second=1e4,
-        history=[],
-        steps_per_second_per_device=1e4,
-    )
-    return types.SimpleNamespace(**{**base, **fields})
+    assert "(e.g. --ppo.num-minibatches, ppo.num_minibatches in Python)" in message
 
 
 def test_a_run_without_steps_shows_a_bare_dash_not_a_call_to_train_longer():
     assert _mean_return(math.nan, 0) == "—"
     assert _mean_return(math.nan, 4096).startswith("— (no episode ended in 4,096")
     config = pjd.load_preset("cartpole").config
-    stopped = _result(stopped_by="SIGINT", updates=0, env_steps=0)
+    stopped = bare_result(mean_return=math.nan, stopped_by="SIGINT")
     text = summary(config, None, stopped, wall=2.0) + "\n"
     assert "  final mean return  —\n" in text, text
 
 
 def test_the_summary_says_compile_time_in_seconds_and_how_one_process_resumes():
     config = pjd.load_preset("cartpole").config
-    text = summary(config, None, _result(), wall=2.0) + "\n"
+    trained = dict(mean_return=math.nan, updates=8, env_steps=4096)
+    result = bare_result(**trained, compile_seconds=1.5, steps_per_second=1e4)
+    text = summary(config, None, result, wall=2.0) + "\n"
     assert "  compile time       1.5 s\n" in text, text
-    stopped = _result(stopped_by="SIGINT", run_dir="runs/r")
+    stopped = bare_result(**trained, stopped_by="SIGINT", run_dir="runs/r")
     text = summary(config, None, stopped, wall=2.0) + "\n"
     assert "continue with: purejaxdrl train --resume runs/r\n" in text, text
