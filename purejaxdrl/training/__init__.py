@@ -19,7 +19,8 @@ device count a replay buffer's shards hold a resume to), `packing`,
 `resume` (with `saved_config`, a resumed config beside its saved one;
 `opened_run`, the run this process opened last and the command resuming it)
 and `faults` (with `stop_words`, what a stop signal's lines say; `setup_stop`,
-a signal held while a run sets up) hold the pieces those steps use; `memory`
+a signal held while a run sets up; `log_writes`, a log file that cannot be
+written said in one line) hold the pieces those steps use; `memory`
 says what a run needs on each device, and what a device has.
 `restored` reads a run's newest good checkpoint outside training (eval,
 export; `run_folder` checks the folder given), and the subpackage `policy`

@@ -151,7 +151,10 @@ def validate(
         )
     except ConfigError:
         # Whether the run can start at all first: its environment's package.
-        refusal = missing_package(config.env.id) or _acting(config)
+        # (Not a config at all, or one changed by hand: its own refusal stands.)
+        env_id = getattr(getattr(config, "env", None), "id", None)
+        missing = missing_package(env_id) if isinstance(env_id, str) else None
+        refusal = missing or _acting(config)
         if refusal is None:
             raise
         raise ConfigError(f"{refusal}.") from None
