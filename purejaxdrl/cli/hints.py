@@ -18,6 +18,11 @@ def flag_hint(flag: str, flags: list[str], env_id: str | None = None) -> str:
 
     `env_id`: the run's environment, whose own options an `--env.X` may mean.
     """
+    if flag != flag.lower() and not flag.startswith("--env."):  # --LR, --Seed
+        lower = flag.lower()  # (an environment's options keep their case)
+        if lower in flags:
+            return f"did you mean {lower}? (flags are lower case) "
+        return flag_hint(lower, flags, env_id)
     section, dot, leaf = flag.removeprefix("--").rpartition(".")
     # Config files, --grid and the API spell fields with underscores.
     dashed = "--" + flag.removeprefix("--").replace("_", "-")

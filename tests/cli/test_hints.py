@@ -33,6 +33,9 @@ TRAIN = ["train", "--no-files", "--no-compile-cache"]
         # Abbreviations: a unique prefix, and lr for learning rate.
         (["--tot", "1024"], "did you mean --total-steps?"),
         (["--lr", "1e-3"], "did you mean --ppo.learning-rate?"),
+        # Case: commands were hinted whatever their case, flags were not.
+        (["--LR", "1e-3"], "did you mean --ppo.learning-rate?"),
+        (["--Total-Steps", "1024"], "did you mean --total-steps? (flags are lower"),
         (["--ppo.lr", "1e-3"], "did you mean --ppo.learning-rate?"),
         (["--algo", "dqn", "--lr", "1e-3"], "did you mean --dqn.learning-rate?"),
         # alpha is the temperature itself (CleanRL, SB3), not its rate.
