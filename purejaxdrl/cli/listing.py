@@ -101,7 +101,7 @@ def list_command(argv: Sequence[str]) -> int:
 
 def _needs(env_id: str) -> str:
     """The extra an environment id needs, `[envpool]`, and whether it is there."""
-    from purejaxdrl.env.registry import missing_package, needed_extra
+    from purejaxdrl.env.extras import missing_package, needed_extra
 
     extra = needed_extra(env_id)
     if extra is None:

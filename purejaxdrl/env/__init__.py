@@ -16,7 +16,8 @@ specs purejaxdrl takes), options checked before building (`option_names`,
 `host` (a subpackage: batches of CPU environments in numpy, EnvPool and Gymnasium, for
 the actor-learner runner; imported on use),
 `wrappers` and `normalization` (episode statistics, observation
-normalisation), `registry` (`make(name)`), `contract` (a user's environment
+normalisation), `registry` (`make(name)`), `extras` (the optional package
+and extra each kind of id needs), `contract` (a user's environment
 checked against its specs before training; `describe`, the words its messages
 name values with), `imports` (the user's modules that register environments,
 imported before an id is resolved). Imports only `types`, `config` (for

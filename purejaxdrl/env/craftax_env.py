@@ -29,6 +29,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
+from purejaxdrl.env.extras import package_refusal
 from purejaxdrl.env.resets import reset_ended, step_resetting_few
 from purejaxdrl.types import PRNGKey, TimeStep
 
@@ -54,10 +55,7 @@ class CraftaxEnv(Env):
         try:
             from craftax.craftax_env import make_craftax_env_from_name
         except ImportError as e:
-            raise ConfigError(
-                f"env.id={env_id!r} needs the craftax package ({e}): "
-                "pip install 'purejaxdrl[craftax]'"
-            ) from None
+            raise ConfigError(package_refusal(env_id, e)) from None
         self.env_id = env_id
         self.env = make_craftax_env_from_name(env_id, auto_reset=False)
         # Jitted, so JAX traces world generation (seconds) and the step once

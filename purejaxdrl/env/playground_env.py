@@ -27,6 +27,7 @@ from purejaxdrl.env.base import (
     restart,
     strong_types,
 )
+from purejaxdrl.env.extras import package_refusal
 from purejaxdrl.env.menagerie import missing_model_file, needs_menagerie, use_menagerie
 from purejaxdrl.env.option_spelling import both, closest
 from purejaxdrl.env.playground_compat import patch_removed_keywords
@@ -87,8 +88,12 @@ class PlaygroundState(NamedTuple):
     model: PyTree = ()
 
 
-def import_registry() -> Any:
+def import_registry(env_id: str = PREFIX) -> Any:
     """Playground's `registry` module, or a one-line error saying how to get it.
+
+    Args:
+      env_id: the id the error names (where it is seen: the callers that
+        list every name catch it).
 
     Raises:
       ConfigError: when the `playground` package is not installed, or MuJoCo
@@ -98,10 +103,7 @@ def import_registry() -> Any:
     try:
         from mujoco_playground import registry
     except ImportError as e:
-        raise ConfigError(
-            f"playground environments need the playground package ({e}): "
-            "pip install 'purejaxdrl[playground]'"
-        ) from None
+        raise ConfigError(package_refusal(env_id, e)) from None
     except Exception as e:
         # MuJoCo loads MUJOCO_GL's OpenGL library when imported; PyOpenGL
         # without OSMesa's fails there with an AttributeError deep inside.
@@ -181,7 +183,7 @@ class PlaygroundEnv(Env):
         randomizer: str = "auto",
         **config: Any,
     ):
-        registry = import_registry()
+        registry = import_registry(env_id)
         name = env_id.removeprefix(PREFIX)
         default = registry.get_default_config(name)
         defaults = flat_items(default.to_dict())

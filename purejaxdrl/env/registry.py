@@ -2,7 +2,6 @@
 
 import difflib
 import functools
-import importlib.util
 import inspect
 import re
 import sys
@@ -140,37 +139,6 @@ RESERVED_PREFIXES = {
 }
 
 
-# The optional package each reserved kind of id needs, and the extra with it.
-OPTIONAL_PACKAGES = {
-    PLAYGROUND_PREFIX: ("mujoco_playground", "playground"),
-    "envpool:": ("envpool", "envpool"),
-    "gymnasium:": ("gymnasium", "gymnasium"),
-    "Craftax-": ("craftax", "craftax"),
-}
-
-
-def needed_extra(env_id: str) -> str | None:
-    """The extra that installs the optional package `env_id` needs, if any."""
-    for prefix, (_, extra) in OPTIONAL_PACKAGES.items():
-        if env_id.startswith(prefix):
-            return extra
-    return None
-
-
-def missing_package(env_id: str) -> str | None:
-    """The refusal of `env_id` where its optional package is not installed.
-
-    Found without importing it (Playground's import alone takes seconds).
-    """
-    for prefix, (package, extra) in OPTIONAL_PACKAGES.items():
-        if env_id.startswith(prefix) and importlib.util.find_spec(package) is None:
-            return (
-                f"env.id={env_id!r} needs the {package} package, which is not "
-                f"installed: pip install 'purejaxdrl[{extra}]'"
-            )
-    return None
-
-
 @functools.cache
 def _register_gymnax() -> None:
     import gymnax  # imported on first use: it costs about a second
@@ -283,7 +251,7 @@ def make(name: str, **options) -> Env:
         # (not installed, or MuJoCo's OpenGL library missing) in one line.
         from purejaxdrl.env.playground_env import import_registry
 
-        import_registry()
+        import_registry(name)
     if name not in _FACTORIES:
         _register_builtins()  # every library's names, for the count and hint
         _check_host_spelling(name)

@@ -21,7 +21,11 @@ from purejaxdrl.runners.anakin import NON_FINITE
 from purejaxdrl.runners.base import NonFiniteError as NonFiniteError
 from purejaxdrl.signal_holds import SignalHold
 from purejaxdrl.training import stop_words
-from purejaxdrl.training.opened_run import resume_command_for
+from purejaxdrl.training.opened_run import (
+    full_disk_advice,
+    resume_advice,
+    resume_command_for,
+)
 from purejaxdrl.training.stop_words import SAME_SIGNAL
 
 # Set by `cli.second_signal` once it has said that a second signal ends this
@@ -309,8 +313,8 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
     process. Freeing space is the advice only where the operating system
     gave a reason (`_disk_reason`).
     """
-    command = resume_command_for(directory)
     if (lost := lost_process(error)) is not None:
+        command = resume_command_for(directory)
         again = (
             f"{command} (on every host, with its process flags)"
             if command
@@ -321,18 +325,17 @@ def save_failure(directory: os.PathLike, error: BaseException) -> str:
             f"process: {' '.join(str(lost).split())[:300]}; the checkpoints "
             f"before it are kept: rerun every process with {again}."
         )
-    again = f"continue with: {command}" if command else "resume the run (--resume)"
     if (disk := _disk_reason(error)) is not None:
         return (
-            f"saving a checkpoint in {directory} failed: {disk}; the checkpoints "
-            f"before it are kept: free space (or fix the folder) and {again}."
+            f"saving a checkpoint in {directory} failed: {disk}; "
+            f"{full_disk_advice(directory)}"
         )
     # No disk's fault (orbax refused the state, say): freeing space is no fix.
     return (
         f"saving a checkpoint in {directory} failed: {failure_reason(error)}; "
         "the checkpoints before it are kept; the operating system reported no "
         "error, so this is likely a purejaxdrl bug: please report this line; "
-        f"once it is fixed, {again}."
+        f"once it is fixed, {resume_advice(directory)}."
     )
 
 

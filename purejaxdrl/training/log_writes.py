@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from purejaxdrl.training.faults import failure_reason
-from purejaxdrl.training.opened_run import resume_command_for
+from purejaxdrl.training.opened_run import full_disk_advice
 
 
 class LogWriteError(RuntimeError):
@@ -38,11 +38,8 @@ def log_write_failure(
             f"writing {path} failed: {reason}; the run trained nothing: free "
             "space (or fix the folder) and run the command again."
         )
-    command = resume_command_for(path)
-    again = f"continue with: {command}" if command else "resume the run (--resume)"
     return (
-        f"writing {path} failed: {reason}; the run stopped and the checkpoints "
-        f"before it are kept: free space (or fix the folder) and {again}."
+        f"writing {path} failed: {reason}; the run stopped and {full_disk_advice(path)}"
     )
 
 

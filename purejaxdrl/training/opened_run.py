@@ -4,10 +4,11 @@ A run of `train`, or a sweep or PBT run that writes its directory (its
 command: `batch.resume_call`'s, in Python and on the command line).
 
 Named by code that stops a run without knowing how it was started: a process
-whose peer failed (`cli.processes`, from another thread) and a checkpoint
-save that failed (`faults.save_failure`). The command is the one a stopped
-run prints (`parallel.resume_command`: fake devices' setting, the session's
-`--logger` flags), so every resume hint works as printed.
+whose peer failed (`cli.processes`, from another thread), and a checkpoint
+save or a log write that failed (`faults.save_failure`, `log_writes`). The
+command is the one a stopped run prints (`parallel.resume_command`: fake
+devices' setting, the session's `--logger` flags), so every resume hint
+works as printed.
 """
 
 import os
@@ -32,6 +33,28 @@ def resume_command_for(directory: os.PathLike) -> str | None:
     run_dir, command = _OPENED[0]
     path = pathlib.Path(directory).absolute()
     return command if path == run_dir or run_dir in path.parents else None
+
+
+def resume_advice(directory: os.PathLike) -> str:
+    """The clause saying how to go on once the run holding `directory` stopped.
+
+    Its resume command where this process opened that run; otherwise
+    `--resume`, which every entry point takes.
+    """
+    command = resume_command_for(directory)
+    return f"continue with: {command}" if command else "resume the run (--resume)"
+
+
+def full_disk_advice(path: os.PathLike) -> str:
+    """A failed write's last words: what is kept, and what to do.
+
+    One for a failed save (`faults.save_failure`) and a failed write of a
+    run's log files (`log_writes`), which a full disk ends alike.
+    """
+    return (
+        "the checkpoints before it are kept: free space (or fix the folder) "
+        f"and {resume_advice(path)}."
+    )
 
 
 def resume_after_failure() -> str:

@@ -16,13 +16,10 @@ from purejaxdrl.agents.registry import acting_refusal, algorithm
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.contract import check_user_env
+from purejaxdrl.env.extras import missing_package
 from purejaxdrl.env.host import is_host_env, make_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
-from purejaxdrl.env.registry import (
-    missing_package,
-    registered_by_user,
-    warn_shadowed,
-)
+from purejaxdrl.env.registry import registered_by_user, warn_shadowed
 from purejaxdrl.env.wrappers import HideObservations, check_hidden
 from purejaxdrl.rng import make_key
 from purejaxdrl.training import config as config_rules

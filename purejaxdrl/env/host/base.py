@@ -27,6 +27,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
+from purejaxdrl.env.extras import missing_dependency
 
 
 class HostStep(NamedTuple):
@@ -185,10 +186,8 @@ def import_optional(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        # EnvPool imports gymnasium itself: a missing dependency of an installed
-        # library must not read as the library missing.
-        missing = (e.name or module).split(".")[0]
-        if missing != module.split(".")[0]:
+        missing = missing_dependency(module, e)
+        if missing:
             raise ConfigError(
                 f"{module} is installed but cannot import {missing}, which it "
                 f"needs ({e}); pip install {missing}"
