@@ -12,7 +12,7 @@ import io
 import sys
 import warnings
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -113,7 +113,7 @@ class BraxEnv(Env):
         env_id: str,
         backend: str = "positional",
         episode_length: int = 1000,
-        **kwargs,
+        **kwargs: Any,
     ):
         if backend == "generalized":
             raise ConfigError(

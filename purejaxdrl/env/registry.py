@@ -227,7 +227,7 @@ def registered() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def make(name: str, **options) -> Env:
+def make(name: str, **options: Any) -> Env:
     """Builds the environment registered as `name` with backend `options`.
 
     Args:

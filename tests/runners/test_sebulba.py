@@ -32,7 +32,12 @@ def _assert_lag_bounded(record):
 # Each algorithm on each library; on 2 fake devices (actors on one, the
 # learner on the other) each algorithm once more, on the other library (IMPALA
 # on gymnasium learns there in two processes: test_host_multiprocess.py, and
-# its one-process placement is checked below on a short run).
+# its one-process placement is checked below on a short run). The case the
+# suite runs learns in deterministic mode: free-running actors lag by what
+# the machine's load allows, and under a CI machine's load one run in many
+# scored 413; the deterministic path is an idle machine's (lag 1.3 on
+# average, at most 2) and fails alike every time. The slow cases, the lag
+# bound below and test_host_multiprocess.py learn free-running.
 @pytest.mark.parametrize(
     ("algo", "env_id", "devices"),
     [
@@ -44,8 +49,10 @@ def _assert_lag_bounded(record):
         pytest.param("ppo", "envpool:CartPole-v1", 2, marks=pytest.mark.slow),
     ],
 )
-def test_learns_cartpole_on_host_environments(algo, env_id, devices):
-    result = pjd.train(_config(env_id, algo, devices=devices))
+def test_learns_cartpole_on_host_environments(algo, env_id, devices, request):
+    slow = request.node.get_closest_marker("slow") is not None
+    host = {} if slow else {"host": {"deterministic": True}}
+    result = pjd.train(_config(env_id, algo, devices=devices, **host))
     assert result.mean_return >= 475, result.history[-1]
     assert result.num_devices == 1  # the learner's
     _assert_lag_bounded(result.history[-1])
@@ -86,7 +93,7 @@ def test_deterministic_mode_repeats_exactly_and_on_a_separate_learner_device():
 
 
 class Exploding(gym.Env):
-    """CartPole's spaces; raises on its 40th step."""
+    """CartPole's spaces; raises on its 100th step."""
 
     def __init__(self):
         inner = gym.make("CartPole-v1")
