@@ -331,7 +331,7 @@ def test_an_action_repeat_is_credited_to_where_it_came_from(monkeypatch):
             config.action_repeat = 3
             return config
 
-    monkeypatch.setattr(playground_env, "import_registry", lambda: Registry)
+    monkeypatch.setattr(playground_env, "import_registry", lambda *_: Registry)
     with pytest.raises(ConfigError, match=r"action_repeat=3 \(the CartpoleBalance "):
         envs.make("playground/CartpoleBalance")
 

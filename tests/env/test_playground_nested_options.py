@@ -37,7 +37,7 @@ def overrides(monkeypatch):
             seen.update(config_overrides or {})
             return registry.load(name, config_overrides=config_overrides)
 
-    monkeypatch.setattr(playground_env, "import_registry", Registry)
+    monkeypatch.setattr(playground_env, "import_registry", lambda *_: Registry())
     return seen
 
 
