@@ -16,6 +16,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.env.host import HostEnv, make_host_env
 from purejaxdrl.env.host.base import NonFiniteStepError
 from purejaxdrl.env.imports import import_modules
+from purejaxdrl.env.option_spelling import both
 from purejaxdrl.parallel import DATA_AXIS, devices_to_use
 from purejaxdrl.runners.host_waits import HostEnvError
 
@@ -152,8 +153,9 @@ def make_host_envs(config: Any, threads: int, start: int) -> list[HostEnv]:
             f"env.options batch_size={batch} makes each actor's pool of "
             f"{per_thread} environments asynchronous, so its batches depend on "
             "thread timing, and host.deterministic=true repeats runs exactly only "
-            f"with synchronous pools; drop the option (or pass batch_size="
-            f"{per_thread}), or pass --host.deterministic false."
+            "with synchronous pools; drop the option or pass "
+            f"{both('batch_size', per_thread)}, or pass --host.deterministic "
+            "false (host.deterministic=False in Python)."
         )
     pools: list[HostEnv] = []
     try:

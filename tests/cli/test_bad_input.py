@@ -836,8 +836,9 @@ CASES = [
             "--host.deterministic",
             "true",
         ],
-        "env.options batch_size=2 makes each actor's pool of 4 environments "
-        "asynchronous",
+        "synchronous pools; drop the option or pass --env.option batch_size=4 "
+        "(env.options={'batch_size': 4} in Python), or pass --host.deterministic "
+        "false (host.deterministic=False in Python).",
     ),  # fmt: skip
     (
         [*TRAIN, "--env", "cartpole_envpool", "--env.normalize-observations", "true"],

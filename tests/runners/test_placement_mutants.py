@@ -127,8 +127,17 @@ def test_a_deterministic_run_takes_whole_synchronous_pools(monkeypatch):
     whole = {"batch_size": 4}
     made = _pools(monkeypatch, "envpool:Pong-v5", options=whole, deterministic=True)
     assert [o for _, _, o in made] == [whole] * 2
-    with pytest.raises(ConfigError, match="batch_size=3 makes each actor's pool of 4"):
+    with pytest.raises(ConfigError) as refused:
         _pools(monkeypatch, "e", options={"batch_size": 3}, deterministic=True)
+    # Both fixes in both spellings (hr21 #2: the flag's only, and no option's).
+    assert str(refused.value) == (
+        "env.options batch_size=3 makes each actor's pool of 4 environments "
+        "asynchronous, so its batches depend on thread timing, and "
+        "host.deterministic=true repeats runs exactly only with synchronous "
+        "pools; drop the option or pass --env.option batch_size=4 "
+        "(env.options={'batch_size': 4} in Python), or pass --host.deterministic "
+        "false (host.deterministic=False in Python)."
+    )
 
 
 @pytest.mark.parametrize("env_id", ["gymnasium:CartPole-v1", "gymnasium:m:Corridor-v0"])
