@@ -110,8 +110,7 @@ def next_batch(
             env, where = _where(actors[i])
             say(
                 f"stopping: {env} has not returned a batch for {now - since:.0f} s "
-                f"(actor {i} is in {where}); the run ends with the {update:,} "
-                "updates done"
+                f"(actor {i} is in {where}); the run ends {_updates_done(update)}"
             )
             raise Abandoned
 
@@ -122,10 +121,17 @@ def stall_notice(i: int, actor: Actor, waited: float, update: int) -> str:
     if jax.process_count() > 1:  # the processes' learners stop together
         then = "a run of several processes waits for it; Ctrl-C twice aborts it"
     else:
-        then = f"Ctrl-C stops the run with the {update:,} updates done"
+        then = f"Ctrl-C stops the run {_updates_done(update)}"
     blocked = f"; {env} may be blocked" if actor.doing == "environments" else ""
     head = f"no batch from actor {i} for {waited:.0f} s"
     return f"{head}: it is in {where}{blocked} ({then})"
+
+
+def _updates_done(update: int) -> str:
+    """`with the 1,234 updates done` (1: `update`), or `before its first update`."""
+    if update == 0:
+        return "before its first update"
+    return f"with the {update:,} update{'' if update == 1 else 's'} done"
 
 
 def _where(actor: Actor) -> tuple[str, str]:

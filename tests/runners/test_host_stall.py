@@ -140,7 +140,7 @@ def test_a_stop_while_the_first_batch_blocks_leaves_no_run(tmp_path, monkeypatch
     with pytest.raises(KeyboardInterrupt, match="^stopped before the first update; "
                        "nothing was saved$"):  # fmt: skip
         pjd.train(config, write_files=True, console=False)
-    assert said[-1].endswith("the run ends with the 0 updates done")
+    assert said[-1].endswith("the run ends before its first update")
     assert not (tmp_path / "runs").exists()
 
 
@@ -215,6 +215,30 @@ def test_the_stall_notice_says_whether_the_environment_or_the_policy_holds_it():
         f"{head} its policy's first call, which compiles it {then}"
     )
     assert notice("policy", 1.0) == f"{head} its policy {then}"
+
+
+@pytest.mark.parametrize(
+    ("update", "done"),
+    [
+        (0, "before its first update"),
+        (1, "with the 1 update done"),
+        (2, "with the 2 updates done"),
+    ],
+)
+def test_the_stall_and_stop_lines_count_the_updates_done_in_words(
+    update, done, monkeypatch
+):
+    # hr21 #4: "with the 1 updates done", and "the 0 updates done".
+    monkeypatch.setattr(host_waits, "STOP_WAIT_S", 0.0)
+    said = []
+    monkeypatch.setattr(host_waits, "say", said.append)
+    env = types.SimpleNamespace(name="gymnasium:Stuck-v0")
+    idle = _Actor(error=None, doing="environments", env=env, first_call_seconds=1.0)
+    notice = host_waits.stall_notice(0, idle, 61.0, update)
+    assert notice.endswith(f"may be blocked (Ctrl-C stops the run {done})")
+    with pytest.raises(host_waits.Abandoned):
+        host_waits.next_batch(0, queue.Queue(), [idle], update, lambda: True)
+    assert said[-1].endswith(f"is in gymnasium:Stuck-v0's step); the run ends {done}")
 
 
 def test_a_learner_of_several_processes_keeps_waiting_after_a_stop(monkeypatch):
