@@ -83,7 +83,8 @@ def progress_text(record: dict[str, Any], total_steps: int, num_devices: int) ->
     )
     if evaluated is not None:
         text += f"  eval {return_text(evaluated)}"
-    return text + f"  ETA {_fmt(record.get('eta_seconds'), '.0f')} s"
+    eta = record.get("eta_seconds")  # none once a stop ends the run
+    return text if eta is None else text + f"  ETA {_fmt(eta, '.0f')} s"
 
 
 def figures(
@@ -91,7 +92,8 @@ def figures(
 ) -> tuple[tuple[str, bool], ...]:
     """The live line's figures, compact: (text, may be dropped) pairs.
 
-    Before the first record, every figure but the total is "—".
+    Before the first record, every figure but the total is "—"; so is the
+    ETA of a record without one (a run that a stop ends).
     """
     record = record or {}
     done = compact(record.get("env_steps", 0))

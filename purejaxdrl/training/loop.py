@@ -12,8 +12,8 @@ import dataclasses
 import functools
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -28,9 +28,7 @@ from purejaxdrl.training.device_state import params_finite, placed
 from purejaxdrl.training.faults import NonFiniteError, StopSignals, agreed_stop
 from purejaxdrl.training.programs import Programs
 from purejaxdrl.training.run import Run
-from purejaxdrl.training.schedule import is_due, summarize_chunk
-
-T = TypeVar("T")
+from purejaxdrl.training.schedule import is_due, pipelined, summarize_chunk
 
 
 class Pending(NamedTuple):
@@ -51,28 +49,6 @@ class Pending(NamedTuple):
     ends_at: int
     snapshot: tuple[Any, Any] | None
     evaluated: Any
-
-
-def pipelined(
-    dispatched: Iterable[T], read: Callable[[T], None], *, ahead: bool = True
-) -> None:
-    """Reads each dispatched item after the next one is dispatched.
-
-    So the device runs item k+1 while the host reads item k's results (and
-    logs, evaluates, checkpoints). `dispatched` dispatches an item each time
-    it is advanced and may stop early; `ahead=False` reads each at once (for
-    work that is done when dispatching returns).
-    """
-    pending = None
-    for queued in dispatched:
-        if pending is not None:
-            read(pending)
-        pending = queued
-        if not ahead:
-            read(pending)
-            pending = None
-    if pending is not None:
-        read(pending)
 
 
 @dataclasses.dataclass
@@ -126,10 +102,12 @@ class ChunkLoop:
     started: Callable[[], Any] = lambda: None
     # Running state, set by the loop (not arguments): the newest episodes' and
     # evaluation's mean returns (NaN: none yet; a resumed run's history's), why
-    # `eval.stop_at` stopped the run, and `done` and the time this session began.
+    # `eval.stop_at` stopped the run, whether a stop ends it (its records then
+    # give no ETA), and `done` and the time this session began.
     mean_return: float = dataclasses.field(init=False, default=math.nan)
     eval_return: float = dataclasses.field(init=False, default=math.nan)
     reached: str | None = dataclasses.field(init=False, default=None)
+    stopping: bool = dataclasses.field(init=False, default=False)
     start_updates: int = dataclasses.field(init=False)
     start: float = dataclasses.field(init=False, default_factory=time.perf_counter)
 
@@ -159,6 +137,7 @@ class ChunkLoop:
             state, metrics = self.programs.chunks[length](state, stop=self.poll_stop)
             # ran 0: a host run stopped waiting on its environments (`{}`).
             if (ran := len(next(iter(metrics.values()), ()))) < length:
+                self.stopping = True  # or stalled: its speed says nothing
                 return state, Pending(metrics, ran, ends_at - length + ran, None, None)
         evaluated = snapshot = None
         due = is_due(index, last, config.eval.every)
@@ -207,6 +186,7 @@ class ChunkLoop:
         # Speed: the run's so far (all its sessions); time left: this session's.
         sps = done * per_update / (self.seconds_before + elapsed)
         session = (done - self.start_updates) * per_update / elapsed
+        left = (self.run.config.num_updates - done) * per_update / session
         device_seconds = self.device_seconds_before + elapsed * self.num_devices
         if not math.isnan(summary.get("episode/mean_return", math.nan)):
             self.mean_return = summary["episode/mean_return"]
@@ -219,7 +199,7 @@ class ChunkLoop:
             # by their devices (one session: sps / devices).
             "steps_per_second_per_device": done * per_update / device_seconds,
             "devices": self.num_devices,
-            "eta_seconds": (self.run.config.num_updates - done) * per_update / session,
+            **({} if self.stopping else {"eta_seconds": left}),
             **summary,
         }
 
@@ -250,6 +230,7 @@ class ChunkLoop:
             # Said with its update: the chunk queued behind it is evaluated too.
             shown, at = return_text(self.eval_return), rec["updates"]
             self.reached = f"eval.stop_at ({shown} >= {stop_at:g} at update {at:,})"
+            rec.pop("eta_seconds", None)  # the run ends (after a chunk queued)
 
     def check_finite(
         self, host: dict[str, np.ndarray], length: int, ends_at: int, finite: Any
@@ -344,7 +325,8 @@ class ChunkLoop:
             for index, length in schedule:
                 stop = hasattr(signals, "requested") and agreed_stop(signals)
                 if stop or self.reached is not None:
-                    return  # after the chunk already queued
+                    self.stopping = True  # for the chunk already queued
+                    return
                 if index == schedule[0][0]:  # the progress line's `training…`
                     self.started()
                 state, queued = self.dispatch(state, index, length, done + length, last)

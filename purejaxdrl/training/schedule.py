@@ -1,11 +1,19 @@
-"""How a run's updates split into compiled chunks, and what a chunk reports."""
+"""How a run's updates split into compiled chunks, and what a chunk reports.
+
+`pipelined` orders the host's work on the chunks: each is read after the
+next one is dispatched (the chunk loop's, and sweeps').
+"""
 
 import math
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import numpy as np
 
 from purejaxdrl.runners.base import ENV_METRIC
 from purejaxdrl.training.config import TrainConfig
+
+T = TypeVar("T")
 
 
 def budget_note(config: TrainConfig) -> str | None:
@@ -124,6 +132,28 @@ MAXIMA = ("lag/max",)
 # updates that learned (`learner/grad_steps` > 0 after them: once begun,
 # learning goes on), and a chunk in which none did leaves them out.
 LEARNED = ("loss/", "td/", "q/", "entropy")
+
+
+def pipelined(
+    dispatched: Iterable[T], read: Callable[[T], None], *, ahead: bool = True
+) -> None:
+    """Reads each dispatched item after the next one is dispatched.
+
+    So the device runs item k+1 while the host reads item k's results (and
+    logs, evaluates, checkpoints). `dispatched` dispatches an item each time
+    it is advanced and may stop early; `ahead=False` reads each at once (for
+    work that is done when dispatching returns).
+    """
+    pending = None
+    for queued in dispatched:
+        if pending is not None:
+            read(pending)
+        pending = queued
+        if not ahead:
+            read(pending)
+            pending = None
+    if pending is not None:
+        read(pending)
 
 
 def summarize_chunk(metrics: dict[str, np.ndarray]) -> dict[str, float]:

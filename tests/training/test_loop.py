@@ -75,7 +75,7 @@ def test_is_due_every_n_chunks_and_after_the_last():
     assert [is_due(i, 3, 0) for i in range(4)] == [False, False, False, True]
 
 
-@pytest.mark.parametrize("field", ["start_updates", "start", "reached"])
+@pytest.mark.parametrize("field", ["start_updates", "start", "reached", "stopping"])
 def test_the_loop_s_running_state_is_not_an_argument(field):
     # A value for `start_updates` was silently replaced by `done`: the loop's
     # own state is set by the loop, never taken from its caller.
@@ -145,6 +145,8 @@ def test_eval_stop_at_stops_after_the_chunk_already_queued():
     assert stopped_by == "eval.stop_at (500.0 >= 475 at update 2)"
     assert loop.eval_return == 500.0 and loop.done == 4
     assert loop.history[0]["eval/mean_return"] == 500.0
+    # The run ends there: neither record has an ETA (hr21 #3).
+    assert ["eta_seconds" in r for r in loop.history] == [False, False]
 
 
 def test_an_evaluation_record_means_its_episodes_and_stop_at_is_reached_at_equality():
@@ -360,6 +362,8 @@ def test_a_signal_stops_after_the_queued_chunk_with_a_checkpoint(monkeypatch):
     ]
     assert stopped_by == "SIGTERM" and state == 4
     assert loop.done == 4 and loop.last_saved == 4
+    # The record the run ends with has no ETA (hr21 #3): it would not finish.
+    assert ["eta_seconds" in r for r in loop.history] == [True, False]
     # A newer save may replace it while it waits for the writer: never the loop.
     assert loop.run.checkpointer.skippable == [True]
 
@@ -514,6 +518,33 @@ class _Saves:
 
     def save(self, step, packed, meta, metric, skippable):
         self.metrics.append((step, metric))
+
+
+def test_a_chunk_that_a_stop_ends_early_gives_no_eta(monkeypatch):
+    # hr21 #3: a host run stalled 88 s in its second update, then stopped:
+    # its last line said "0 steps/s ... ETA 56557 s", worked out from the
+    # stall. A chunk that ends early ends the run: its record has no ETA.
+    import purejaxdrl.training.loop as loop_module
+
+    monkeypatch.setattr(loop_module, "StopSignals", FakeSignals)
+    monkeypatch.setattr(loop_module, "params_finite", lambda state: np.bool_(True))
+    events = []
+    loop = _loop(events, ahead=False)
+    loop.run.checkpointer = SavingCheckpointer(events)
+
+    def chunk(state, stop):
+        ran = 1 if state == 2 else 2  # the second chunk stops after 1 update
+        if ran == 1:
+            FakeSignals.latest.requested = "SIGINT"
+        events.append(f"dispatch {state}")
+        return state + ran, {"loss/total": np.ones(ran, np.float32) * state}
+
+    loop.programs = Programs(chunks={2: chunk}, init=None, evaluate=None)
+    state, stopped_by = loop.run_schedule(0, [(i, 2) for i in range(4)])
+    assert stopped_by == "SIGINT" and state == 3 and loop.done == 3
+    assert [r["updates"] for r in loop.history] == [2, 3]
+    assert loop.history[0]["eta_seconds"] > 0
+    assert "eta_seconds" not in loop.history[1]
 
 
 def test_a_stopped_run_ranks_its_save_by_its_last_records_return(monkeypatch):
