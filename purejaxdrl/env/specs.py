@@ -18,6 +18,23 @@ from purejaxdrl.env.describe import named
 _ACTIONS_IN = "of actions in [-1, 1]"
 
 
+def action_bounds(
+    env: Any, params: Any
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """(low, high) per dimension, that a device env maps Box actions in [-1, 1] to.
+
+    gymnax's adapter scales them to its space's bounds (its `action_bounds`);
+    any other environment takes actions in [-1, 1] as they are (brax's and
+    Playground's own range, and the `Env` contract's). None for Discrete
+    actions. An exported policy records them (`env_low`, `env_high`).
+    """
+    spec = env.action_spec(params)
+    if not isinstance(spec, Box):
+        return None
+    (n,) = spec.shape
+    return getattr(env, "action_bounds", None) or ((-1.0,) * n, (1.0,) * n)
+
+
 def specs_error(
     observation: Any,
     action: Any,

@@ -3,6 +3,7 @@
 import pathlib
 from typing import Any
 
+from purejaxdrl.env.specs import action_bounds
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import checked_index
 from purejaxdrl.training.config import TrainConfig
@@ -31,9 +32,11 @@ def write_run_policy(
     """Writes the policy of a run trained with `config` (`load_policy(out)`)."""
     env, env_params = make_env(config)
     specs = (env.observation_spec(env_params), env.action_spec(env_params))
-    return write_policy(
-        out, PolicySource(config, params, stats, config.num_updates, specs)
-    )
+    source = PolicySource(
+        config, params, stats, config.num_updates, specs,
+        action_bounds=action_bounds(env, env_params),
+    )  # fmt: skip
+    return write_policy(out, source)
 
 
 def export_run(

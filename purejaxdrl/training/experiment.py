@@ -18,6 +18,7 @@ from purejaxdrl.env.contract import check_on_devices
 from purejaxdrl.env.host import is_host_env
 from purejaxdrl.env.host.gymnasium import flattened_note
 from purejaxdrl.env.registry import registered_by_user
+from purejaxdrl.env.specs import action_bounds
 from purejaxdrl.networks import Network
 from purejaxdrl.networks.torsos import check_no_entry_keys
 from purejaxdrl.observe.play import Player
@@ -53,6 +54,8 @@ class Experiment:
       network: the acting network.
       obs_spec: the observation space (of one environment).
       action_spec: the action space.
+      action_bounds: (low, high) per dimension, the environment's own bounds
+        that Box actions in [-1, 1] are mapped to; None for Discrete actions.
       device_note: why the run uses fewer devices than it could, if it does.
       player: plays the policy of a state in fresh environments: the run's
         evaluations, `purejaxdrl eval` and its drawings (`observe.Player`).
@@ -67,6 +70,7 @@ class Experiment:
     network: Network
     obs_spec: Any
     action_spec: Any
+    action_bounds: Any = None
     device_note: str | None = None
     player: Player | None = None
 
@@ -238,6 +242,7 @@ def make_experiment(
         network=network,
         obs_spec=env.observation_spec(env_params),
         action_spec=env.action_spec(env_params),
+        action_bounds=action_bounds(env, env_params),
         device_note=note,
         player=player,
     )
@@ -325,6 +330,7 @@ def _host_experiment(
         network=network,
         obs_spec=spec.observation,
         action_spec=spec.action,
+        action_bounds=spec.action_bounds,
         device_note=note,
         player=player,
     )

@@ -81,6 +81,9 @@ class HostSpec:
       metrics: the names of the environment's own per-step metrics (a
         Gymnasium environment's `info["metrics"]`, as a JAX `Env`'s), summed
         over each episode and logged as `env/<name>`.
+      action_bounds: (low, high) per action dimension, the environment's own
+        Box bounds that `rescale_actions` maps [-1, 1] onto (`box_bounds`);
+        None for Discrete actions.
 
     """
 
@@ -88,6 +91,7 @@ class HostSpec:
     observation_dtype: np.dtype
     action: Discrete | Box
     metrics: tuple[str, ...] = ()
+    action_bounds: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
 
 class HostEnv:
@@ -260,6 +264,15 @@ def space_spec(space: Any, env_id: str) -> Discrete | Box:
             "actions inside the environment where it needs a wider range."
         )
     return Box(tuple(space.shape))
+
+
+def box_bounds(space: Any) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A Box space's (low, high), one float per dimension; None for a Discrete."""
+    if _is(space, "Discrete"):
+        return None
+    low = np.broadcast_to(space.low, space.shape).ravel()
+    high = np.broadcast_to(space.high, space.shape).ravel()
+    return tuple(map(float, low)), tuple(map(float, high))
 
 
 def rescale_actions(space: Any, action: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ from purejaxdrl.env.host.base import (
     HostEnv,
     HostSpec,
     HostStep,
+    box_bounds,
     check_finite,
     check_known,
     import_optional,
@@ -163,6 +164,7 @@ class EnvPoolEnv(HostEnv):
             Box(tuple(space.shape)),
             np.dtype(space.dtype),
             space_spec(action, f"envpool:{task}"),
+            action_bounds=box_bounds(action),
         )
         self.boundaries = BoundaryTracker(num_envs)
 

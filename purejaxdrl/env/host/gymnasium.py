@@ -42,6 +42,7 @@ from purejaxdrl.env.host.base import (
     HostEnv,
     HostSpec,
     HostStep,
+    box_bounds,
     check_finite,
     check_known,
     import_optional,
@@ -155,7 +156,8 @@ class GymnasiumEnv(HostEnv):
             action, shape = _masked_spec(f"gymnasium:{env_id}", shape, action)
         names = tuple(sorted(k for k in info.get("metrics", {}) if k[0] != "_"))
         dtype = np.dtype(np.float32 if self.flat else space.dtype)
-        self.spec = HostSpec(Box(shape), dtype, action, names)
+        bounds = box_bounds(self.vec.single_action_space)
+        self.spec = HostSpec(Box(shape), dtype, action, names, bounds)
         self.boundaries = BoundaryTracker(num_envs)
         self.env_id = np.arange(num_envs, dtype=np.int32)
         self.pending: np.ndarray | None = None

@@ -36,6 +36,9 @@ class PolicySource(NamedTuple):
       updates: updates done (recorded with the env steps).
       specs: (observation spec, action spec) of one environment.
       steps_per_update: environment steps per update (None: the config's).
+      action_bounds: (low, high) per dimension, the environment's own bounds
+        its Box actions in [-1, 1] are mapped to (`Experiment.action_bounds`),
+        recorded as the action's `env_low` and `env_high`; None: not recorded.
 
     """
 
@@ -45,6 +48,7 @@ class PolicySource(NamedTuple):
     updates: int
     specs: tuple[Any, Any]
     steps_per_update: int | None = None
+    action_bounds: tuple[Any, Any] | None = None
 
     def files(self) -> dict[str, bytes]:
         """The exported policy's files, {name: bytes}, as `load_policy` reads them.
@@ -52,7 +56,7 @@ class PolicySource(NamedTuple):
         policy.json's JSON text, and params.msgpack: the parameters and
         statistics.
         """
-        config, params, stats, updates, specs, steps_per_update = self
+        config, params, stats, updates, specs, steps_per_update, bounds = self
         obs_spec, action_spec = specs
         steps_per_update = steps_per_update or config.steps_per_update
         action = (
@@ -65,6 +69,10 @@ class PolicySource(NamedTuple):
             if isinstance(action_spec, Discrete)
             else {"box": list(action_spec.shape), "low": -1.0, "high": 1.0}
         )
+        if bounds is not None and isinstance(action_spec, Box):
+            # The policy acts in [low, high]; the environment in these (deployed
+            # elsewhere: env_low + (a + 1) / 2 * (env_high - env_low)).
+            action["env_low"], action["env_high"] = map(list, bounds)
         spec = {
             "format": FORMAT,
             "version": VERSION,
@@ -118,6 +126,7 @@ def policy_source(
         updates,
         (exp.obs_spec, exp.action_spec),
         exp.runner.steps_per_update,
+        exp.action_bounds,
     )
 
 
