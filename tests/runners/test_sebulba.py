@@ -22,11 +22,13 @@ def _config(env_id, algo="impala", **overrides):
     )
 
 
-def _assert_lag_bounded(record):
+def _assert_lag_bounded(record, deterministic=False):
     # Actors act behind the learner by at most what the queue allows: one
     # batch queued, one being built, and its first step acted at the end of
-    # the batch before (with that batch's version).
-    assert 0 <= record["lag/mean"] <= record["lag/max"] <= 3, record
+    # the batch before (with that batch's version). Deterministic: batch k
+    # acts with version k - 1, its first step with k - 2's at most.
+    most = 2 if deterministic else 3
+    assert 0 <= record["lag/mean"] <= record["lag/max"] <= most, record
 
 
 # Each algorithm on each library; on 2 fake devices (actors on one, the
@@ -53,9 +55,12 @@ def test_learns_cartpole_on_host_environments(algo, env_id, devices, request):
     slow = request.node.get_closest_marker("slow") is not None
     host = {} if slow else {"host": {"deterministic": True}}
     result = pjd.train(_config(env_id, algo, devices=devices, **host))
-    assert result.mean_return >= 475, result.history[-1]
+    # Every chunk's return: a late dip tells apart from a failure to learn.
+    returns = [round(r.get("episode/mean_return", float("nan")), 1)
+               for r in result.history]  # fmt: skip
+    assert result.mean_return >= 475, (returns, result.history[-1])
     assert result.num_devices == 1  # the learner's
-    _assert_lag_bounded(result.history[-1])
+    _assert_lag_bounded(result.history[-1], deterministic=not slow)
 
 
 def test_free_running_actors_on_their_own_device_stay_within_the_queue():
