@@ -7,7 +7,6 @@ evaluation, dispatched once that chunk's record is taken. The training time
 (`time`, steps/s) leaves compiles and evaluations out.
 """
 
-import contextlib
 import dataclasses
 import functools
 import math
@@ -300,20 +299,19 @@ class ChunkLoop:
     ) -> tuple[Any, str | None]:
         """Trains `schedule`'s chunks, each dispatched before the last is read.
 
-        With a checkpointer, SIGINT / SIGTERM stop the run with a checkpoint after
-        the current chunk (a blocking one's update; many processes, none: unsaved;
-        none before the first); `eval.stop_at` after the evaluation reaching it.
+        SIGINT / SIGTERM stop the run after the current chunk (a blocking one's
+        update), with a checkpoint where it has a checkpointer (without one, the
+        state is returned unsaved; none before the first); `eval.stop_at` after
+        the evaluation reaching it.
 
         Returns:
           The final state, and what stopped the run early (None: the end).
 
         """
-        checkpointer, signals = self.run.checkpointer, contextlib.nullcontext()
-        if checkpointer is not None:
-            signals = StopSignals(peer=not self.run.main)
-        elif jax.process_count() > 1:  # no files: all stop together, unsaved
-            signals = StopSignals(peer=not self.run.main, saves=False)
-        if not self.dispatch_ahead and hasattr(signals, "requested"):
+        checkpointer = self.run.checkpointer
+        # No files: the run stops as well (all processes together), unsaved.
+        signals = StopSignals(peer=not self.run.main, saves=checkpointer is not None)
+        if not self.dispatch_ahead:
             self.poll_stop = lambda: signals.requested is not None
         last = schedule[-1][0] if schedule else -1
         if schedule:
@@ -323,7 +321,7 @@ class ChunkLoop:
             nonlocal state
             done = self.done
             for index, length in schedule:
-                stop = hasattr(signals, "requested") and agreed_stop(signals)
+                stop = agreed_stop(signals)
                 if stop or self.reached is not None:
                     self.stopping = True  # for the chunk already queued
                     return

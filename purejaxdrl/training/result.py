@@ -74,8 +74,9 @@ class TrainResult:
         null (`episode/mean_return` of a chunk in which no episode ended).
       run_dir: the run's output folder, or None.
       updates: updates done (fewer than the budget when stopped early).
-      stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM) or
-        `eval.stop_at` reached; None when it ran to the end.
+      stopped_by: what stopped the run early: a signal (SIGINT, SIGTERM; with
+        or without a run directory) or `eval.stop_at` reached; None when it ran
+        to the end.
       messages: what the run reported besides metrics (resume, skipped
         checkpoints, device changes).
       eval_return: mean return of the last evaluation (deterministic policy,

@@ -4,6 +4,8 @@
 each true to what the process then does.
 """
 
+from purejaxdrl.observe.progress import in_notebook
+
 # A repeat this soon is the same signal sent twice: coreutils' `timeout` sends
 # it to the process and then to its process group.
 SAME_SIGNAL = 1.0
@@ -71,7 +73,9 @@ def ctrl_c(name: str, saves: bool, second_ends: bool) -> str:
             f" (Ctrl-C again, a second or more later, ends this process within "
             f"{GRACE:g} s)"
         )
-    return f" (Ctrl-C again aborts{_skipped(saves)})"
+    # A Jupyter kernel has no Ctrl-C: its interrupt sends the SIGINT.
+    again = "interrupt again" if in_notebook() else "Ctrl-C again"
+    return f" ({again} aborts{_skipped(saves)})"
 
 
 def _skipped(saves: bool) -> str:

@@ -78,8 +78,10 @@ def train(
 
     With a run directory (`write_files` or `resume`), the whole runner state is
     checkpointed every `config.checkpoint.every` chunks and at the end, in the
-    background; SIGINT or SIGTERM saves after the current chunk and returns
-    (`stopped_by`); a NaN or infinite loss or parameter stops the run.
+    background. SIGINT or SIGTERM (a notebook's interrupt) stops the run after
+    the current chunk and returns it (`stopped_by`), saved where it has a run
+    directory, in memory only without one; a second SIGINT aborts. A NaN or
+    infinite loss or parameter stops the run.
 
     Args:
       config: the run, a `TrainConfig`. A preset's is
@@ -135,6 +137,8 @@ def train(
       HostEnvError: a host environment, or the policy acting in it, raised
         (its cause their error); a ConfigError too where the environment's
         step broke Gymnasium's API.
+      KeyboardInterrupt: a signal before the first chunk (nothing trained,
+        nothing saved), or a second SIGINT.
 
     """
     # A signal from here on is a request (`SetupHold`), acted on between steps.
@@ -188,8 +192,6 @@ def train(
                 run, exp, abstract, key, schedule, start
             )
             held.stop_if_asked(resumed_at)
-            if run.checkpointer is None:  # the loop holds no signals: Python's again
-                held.release()
             # After compiling: a run stopped compiling writes no logger files.
             sinks = open_sinks(run, start.history, loggers, wandb, log_to, progress)
             loop = _chunk_loop(run, exp, programs, sinks, log_to, start, progress)

@@ -126,6 +126,16 @@ def test_an_abort_is_said_to_skip_only_the_stop_s_save():
     )
 
 
+def test_in_a_notebook_the_line_says_interrupt_again_not_ctrl_c(monkeypatch):
+    # A Jupyter kernel has no Ctrl-C key: its Interrupt sends SIGINT (nb21 #2).
+    from purejaxdrl.training import stop_words
+
+    monkeypatch.setattr(stop_words, "in_notebook", lambda: True)
+    assert ctrl_c("SIGINT", saves=False, second_ends=False) == (
+        " (interrupt again aborts)"
+    )
+
+
 def test_a_second_signal_left_to_end_on_second_signal_is_not_said_here(capsys):
     # A process of many: EndOnSecondSignal says the repeat and ends the process.
     with StopSignals(second_ends=True) as stop:
