@@ -150,7 +150,7 @@ class ConsoleLogger:
         self.description = description
         self.total_steps = total_steps
         self.num_devices = num_devices
-        self._live = self.console.is_terminal
+        self._live = redraws(self.console, given=console is not None)
         self._phase: str | None = None
         self._since = time.monotonic()
         self._progress = Progress(
@@ -283,8 +283,8 @@ def counting(
         with notebook_count(description, total, unit) as update:
             yield update
         return
-    console = console or Console(file=sys.stderr)
-    if not console.is_terminal:
+    given, console = console is not None, console or Console(file=sys.stderr)
+    if not redraws(console, given):
         marks = {math.ceil(total * q / 4) for q in (1, 2, 3, 4)}
 
         def say(done: int) -> None:
@@ -302,6 +302,18 @@ def counting(
     task = progress.add_task(description, total=total)
     with progress:
         yield lambda done: progress.update(task, completed=done)
+
+
+def redraws(console: Console, given: bool) -> bool:
+    """Whether progress is a line redrawn in place: on a terminal only.
+
+    Rich takes `FORCE_COLOR` (ipykernel's `!` commands, many CIs) as a
+    terminal: a pipe or log file then got the line redrawn as new lines, ten a
+    second (nb21 #3). The file decides; colour may still follow `FORCE_COLOR`.
+    A console passed in (`given`, e.g. `force_terminal=True`) decides alone.
+    """
+    isatty = getattr(console.file, "isatty", None)
+    return console.is_terminal and (given or (isatty is not None and isatty()))
 
 
 def in_notebook() -> bool:

@@ -43,9 +43,16 @@ def _frames(text: str) -> list[str]:
     return [line.rstrip() for line in lines if line.strip()]
 
 
+class _Tty(io.StringIO):
+    """A file that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 def _terminal(monkeypatch, columns: int) -> io.StringIO:
     """stderr as an 80-column terminal (what `Console(file=sys.stderr)` sees)."""
-    out = io.StringIO()
+    out = _Tty()
     monkeypatch.setattr(sys, "stderr", out)
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     monkeypatch.setenv("NO_COLOR", "1")
@@ -149,6 +156,32 @@ def test_the_phases_are_lines_in_a_log(capsys, monkeypatch):
         "ppo CartPole-v1: training… (compiling took 3s)",
     ]
     assert "99,840/99,840" in lines[2] and len(lines) == 3
+
+
+def test_force_color_off_a_terminal_still_gives_a_line_per_record(monkeypatch):
+    # ipykernel's `!` commands and many CIs set FORCE_COLOR, which rich reads
+    # as a terminal: a file got the live line as ~10 new lines a second
+    # (nb21 #3). The file decides; the colours may stay.
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    logger = ConsoleLogger(99_840, "ppo CartPole-v1")
+    logger.phase("compiling")
+    time.sleep(0.3)  # a live display would redraw meanwhile
+    logger.write(RECORD)
+    logger.close()
+    with counting("drawing x.gif", 4, "frames") as update:
+        for done in range(1, 5):
+            update(done)
+            time.sleep(0.1)
+    lines = STYLE.sub("", out.getvalue()).splitlines()
+    assert len(lines) == 7 and "\r" not in out.getvalue(), lines
+    assert lines[0] == "ppo CartPole-v1: compiling…"
+    assert lines[2:] == [
+        "drawing x.gif: 4 frames…",
+        *(f"drawing x.gif: {n}/4 frames" for n in range(1, 5)),
+    ]
 
 
 def test_counting_on_a_terminal_is_one_line_removed_at_the_end(monkeypatch):
