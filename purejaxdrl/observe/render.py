@@ -192,8 +192,8 @@ def render(
       env: the environment that played it.
       episode: from `record_episode`.
       out: the file, *.gif, *.html or *.mp4.
-      progress: called with the number of GIF frames drawn so far, after each
-        (`episode.length` in all).
+      progress: called with the number of frames drawn so far, after each
+        (`episode.length` in all; an HTML page's, once it is written).
 
     Raises:
       ConfigError: the file type does not suit the environment, or the
@@ -219,6 +219,8 @@ def render(
         title += f"{return_text(float(episode.rewards.sum()))} (purejaxdrl)"
         out.write_text(page.replace("<title>Brax visualizer</title>",
                                     f"<title>{title}</title>", 1))  # fmt: skip
+        if progress is not None:  # one page: all drawn at once (nb21 #4)
+            progress(episode.length)
     return out
 
 

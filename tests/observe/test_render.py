@@ -129,6 +129,9 @@ def test_the_drawn_episode_is_the_first_one_evaluate_scored_and_brax_html_names_
     )
     assert episode.length == int(scored.lengths[0])
     np.testing.assert_allclose(episode.rewards.sum(), scored.returns[0], rtol=1e-5)
-    page = render(exp.env, episode, tmp_path / "pendulum.html").read_text()
+    drawn = []  # the progress ends at its total, not at 0 of it (nb21 #4)
+    page = render(exp.env, episode, tmp_path / "pendulum.html", drawn.append)
+    page = page.read_text()
+    assert drawn == [episode.length]
     assert "<title>brax/inverted_pendulum:" in page
     assert "viewer" in page  # brax's own viewer
