@@ -24,12 +24,12 @@ from purejaxdrl.cli.parser import run_dir_parser
 from purejaxdrl.cli.plot import check_out_folder
 from purejaxdrl.env.registry import PLAYGROUND_PREFIX
 from purejaxdrl.observe.numbers import mean_std_text, return_text
-from purejaxdrl.training.policy.evaluate import EPISODES, check_play_args
+from purejaxdrl.observe.play import EPISODES, RENDER_STEPS, SEED
+from purejaxdrl.training.policy.evaluate import check_play_args
 from purejaxdrl.training.policy.folder import SPEC_FILE
 
-# Steps drawn at most, unless --max-steps says otherwise: a drawing holds a
-# frame per step, and a long one is a large file to watch in a notebook.
-RENDER_STEPS = 1000
+# The defaults are a Player's (`observe.play`): RENDER_STEPS, the steps drawn
+# at most: a drawing holds a frame per step, and a long one is a large file.
 EPISODES_HELP = (
     "how many episodes to play, one per fresh environment; their mean return "
     f"is reported (default: {EPISODES})"
@@ -42,7 +42,7 @@ CHECKPOINT_HELP = (
 )
 SEED_HELP = (
     "seeds the fresh environments (start states, any randomness in their "
-    "steps); the same seed plays the same episodes (default: 0)"
+    f"steps); the same seed plays the same episodes (default: {SEED})"
 )
 
 
@@ -68,7 +68,7 @@ def eval_command(argv: Sequence[str]) -> int:
         "FourRooms; MuJoCo Playground; host environments), FILE.html (brax) "
         "or FILE.mp4 (MuJoCo Playground, with imageio-ffmpeg)",
     )
-    seed = parser.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    seed = parser.add_argument("--seed", type=int, default=SEED, help=SEED_HELP)
     seed.example, seed.python = 1, "seed"
     parser.add_argument(
         "--checkpoint",

@@ -24,6 +24,12 @@ from purejaxdrl.networks import Network, RecurrentNetwork
 from purejaxdrl.runners.base import Lowered
 from purejaxdrl.types import Params, PRNGKey, PyTree
 
+# A Player's defaults, and `purejaxdrl eval`'s: episodes scored, their seed,
+# and the step cap of an episode drawn (`evaluate` caps at `eval.max_steps`).
+EPISODES = 5
+SEED = 0
+RENDER_STEPS = 1000
+
 
 class Drawn(NamedTuple):
     """An episode drawn to a file: where, its steps and its return."""
@@ -85,9 +91,17 @@ class Player(Protocol):
         ...
 
     def evaluate(
-        self, state: Any, *, episodes: int, max_steps: int, seed: int
+        self,
+        state: Any,
+        *,
+        episodes: int = EPISODES,
+        max_steps: int | None = None,
+        seed: int = SEED,
     ) -> EvalResult:
-        """The first episode's totals in each of `episodes` envs, host arrays."""
+        """The first episode's totals in each of `episodes` envs, host arrays.
+
+        `max_steps` None: the run's `eval.max_steps`.
+        """
         ...
 
     def check_render(self, out: str | pathlib.Path) -> None:
@@ -99,8 +113,8 @@ class Player(Protocol):
         state: Any,
         out: str | pathlib.Path,
         *,
-        max_steps: int,
-        seed: int,
+        max_steps: int = RENDER_STEPS,
+        seed: int = SEED,
         episodes: int = 1,
         console: bool = True,
     ) -> Drawn:

@@ -20,7 +20,7 @@ from purejaxdrl.observe.evaluation import (
     make_evaluate,
 )
 from purejaxdrl.observe.gif import write_gif
-from purejaxdrl.observe.play import Drawn, EvalResult
+from purejaxdrl.observe.play import EPISODES, RENDER_STEPS, SEED, Drawn, EvalResult
 from purejaxdrl.observe.progress import counting
 from purejaxdrl.observe.render import (
     check_host_renderable,
@@ -52,9 +52,18 @@ class DevicePlayer:
         return device_evaluation(self.env, self.network, self.config, abstract, key)
 
     def evaluate(
-        self, state: Any, *, episodes: int, max_steps: int, seed: int
+        self,
+        state: Any,
+        *,
+        episodes: int = EPISODES,
+        max_steps: int | None = None,
+        seed: int = SEED,
     ) -> EvalResult:
-        """`episodes` environments, reset with `jax.random.key(seed)`."""
+        """`episodes` environments, reset with `jax.random.key(seed)`.
+
+        `max_steps` None: the run's `eval.max_steps`, as `purejaxdrl eval`.
+        """
+        max_steps = max_steps or self.config.max_steps
         evaluate = make_evaluate(
             self.env, self.network, episodes=episodes, max_steps=max_steps
         )
@@ -70,8 +79,8 @@ class DevicePlayer:
         state: Any,
         out: str | pathlib.Path,
         *,
-        max_steps: int,
-        seed: int,
+        max_steps: int = RENDER_STEPS,
+        seed: int = SEED,
         episodes: int = 1,
         console: bool = True,
     ) -> Drawn:
@@ -112,9 +121,18 @@ class HostPlayer:
         return host_evaluation(self.config, self.network, abstract, key)
 
     def evaluate(
-        self, state: Any, *, episodes: int, max_steps: int, seed: int
+        self,
+        state: Any,
+        *,
+        episodes: int = EPISODES,
+        max_steps: int | None = None,
+        seed: int = SEED,
     ) -> EvalResult:
-        """`episodes` fresh environments seeded with `seed`."""
+        """`episodes` fresh environments seeded with `seed`.
+
+        `max_steps` None: the run's `eval.max_steps`, as `purejaxdrl eval`.
+        """
+        max_steps = max_steps or self.config.eval.max_steps
         args = self._play_args(state)
         result = evaluate_host(*args, episodes=episodes, seed=seed, max_steps=max_steps)
         return EvalResult(result.returns, result.lengths, result.metrics, result.ended)
@@ -129,8 +147,8 @@ class HostPlayer:
         state: Any,
         out: str | pathlib.Path,
         *,
-        max_steps: int,
-        seed: int,
+        max_steps: int = RENDER_STEPS,
+        seed: int = SEED,
         episodes: int = 1,
         console: bool = True,
     ) -> Drawn:

@@ -22,7 +22,8 @@ from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host import is_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.option_spelling import PLAY, spelled_as
-from purejaxdrl.observe.play import (
+from purejaxdrl.observe.play import (  # EPISODES: `evaluate_policy`'s default
+    EPISODES,
     AgentParams,
     EvalResult,
     ModePolicy,
@@ -43,8 +44,6 @@ from purejaxdrl.training.policy.exported import (
 from purejaxdrl.training.policy.inputs import as_acted_on, before_hiding
 from purejaxdrl.training.restored import restore_run
 
-# `purejaxdrl eval`'s --episodes default, and `evaluate_policy`'s.
-EPISODES = 5
 # The compiled episode loop counts steps in int32.
 STEP_LIMIT = 2**31
 
