@@ -12,8 +12,9 @@ from run, sweep and PBT directories, seeds aligned by env steps; `curve`, one
 of them and its label; `result_curves`, those of results in memory), `records`
 (a sweep's or PBT run's records read back, a damaged or missing one named in
 one line), `plots` (those curves as a PNG), `numbers` (how a return is
-printed: the one precision rule). Imports `runners`, `agents`, `env`,
-`networks` and below; never `training`, `sweeps` or `cli`.
+printed: the one precision rule; tables as Jupyter renders them). Imports
+`runners`, `agents`, `env`, `networks` and below; never `training`, `sweeps`
+or `cli`.
 """
 
 from purejaxdrl.observe.loggers import JsonlLogger, Logger, TensorBoardLogger

@@ -4,10 +4,12 @@ A return of 10 or more in magnitude shows one decimal (500.0, -1234.5); a
 smaller one shows three significant digits (9.49, 0.936, 0.0512), so a task
 paying rewards in [0, 1] does not read as "1.0 ± 0.0" when it earns 0.936
 over episodes of different lengths. A mean and its spread take the precision
-of the larger of the two, so they print alike ("0.936 ± 0.031").
+of the larger of the two, so they print alike ("0.936 ± 0.031"). Tables of
+them are `MarkdownTable`s, rendered as tables in a Jupyter cell.
 """
 
 import math
+from typing import Any
 
 # Digits kept below 10: 0.936, not 0.9; and a floor for near-zero scales.
 SIGNIFICANT, MAX_DECIMALS = 3, 6
@@ -44,3 +46,17 @@ def mean_std_text(mean: float, std: float) -> str:
     """A mean return and its std as "mean ± std", with one precision for both."""
     scale = max((abs(x) for x in (mean, std) if math.isfinite(x)), default=0.0)
     return f"{return_text(mean, scale)} ± {return_text(std, scale)}"
+
+
+class MarkdownTable(str):
+    """A Markdown table, as its text: a Jupyter cell renders it as a table.
+
+    A plain str shows in a cell as its escaped repr, one line (nb21 #7).
+    IPython's terminal prints the text.
+    """
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))

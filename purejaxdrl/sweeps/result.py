@@ -8,7 +8,7 @@ from typing import Any
 import flax.serialization
 import numpy as np
 
-from purejaxdrl.observe.numbers import mean_std_text, return_text
+from purejaxdrl.observe.numbers import MarkdownTable, mean_std_text, return_text
 from purejaxdrl.observe.plots import RETURN, short_value
 from purejaxdrl.sweeps.layout import Layout
 from purejaxdrl.sweeps.run_files import read_run_stats
@@ -287,8 +287,8 @@ class SweepResult:
             range(n), key=lambda j: -math.inf if math.isnan(final[j]) else final[j]
         )
 
-    def table(self) -> str:
-        """The summary as a Markdown table, best first."""
+    def table(self) -> MarkdownTable:
+        """The summary as a Markdown table, best first (a str; a table in Jupyter)."""
         paths = [f.path for f in self.plan.fields]
         head = ["setting", *paths, "return mean ± std", "reached target",
                 "first crossing (median steps)"]  # fmt: skip
@@ -308,7 +308,7 @@ class SweepResult:
             if row["diverged"]:
                 cells[-3] += f" ({row['diverged']} of {row['seeds']} diverged)"
             lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines)
+        return MarkdownTable("\n".join(lines))
 
 
 def _rank(row: dict[str, Any]) -> tuple[int, float, float]:

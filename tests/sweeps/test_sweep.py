@@ -345,6 +345,12 @@ def test_summary_figures_by_hand():
     assert untargeted.reached_target is None
     assert untargeted.summary()[0]["reached_target"] is None
     assert "| — |" in untargeted.table()
+    # In a notebook a bare `result.table()` renders as a table, not as the
+    # str's escaped one-line repr (nb21 #7); IPython's terminal prints it.
+    assert table._repr_markdown_() == table
+    from IPython.lib.pretty import pretty
+
+    assert pretty(table) == table
 
 
 def test_runs_csv_says_which_runs_reached_the_target(tmp_path):
