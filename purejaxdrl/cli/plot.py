@@ -87,6 +87,7 @@ def plot_command(argv: Sequence[str]) -> int:
     _check_format(args.out, out)
     from purejaxdrl.observe.plots import (
         check_metric,
+        drawn_curves,
         has_values,
         load_curves,
         plot_curves,
@@ -96,8 +97,10 @@ def plot_command(argv: Sequence[str]) -> int:
     curves = load_curves(args.run_dirs)
     check_metric(curves, args.metric)
     try:
-        n = plot_curves(
-            curves, out, title=args.title, target=args.target, metric=args.metric
+        n = drawn_curves(
+            plot_curves(
+                curves, out, title=args.title, target=args.target, metric=args.metric
+            )
         )
     except (OSError, RuntimeError) as e:  # a folder of that name; .pgf: no LaTeX
         raise UsageError(

@@ -1,6 +1,8 @@
 """Learning curves of run, sweep and PBT directories, drawn as a PNG."""
 
 import difflib
+import functools
+import io
 import pathlib
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +29,7 @@ __all__ = [
     "RETURN",
     "Curve",
     "check_metric",
+    "drawn_curves",
     "has_values",
     "load_curves",
     "pbt_curve",
@@ -90,13 +93,13 @@ def check_metric(curves: Sequence[Curve], metric: str) -> None:
 
 def plot_curves(
     curves: Sequence[Curve],
-    out: str | pathlib.Path,
+    out: str | pathlib.Path | None = None,
     *,
     title: str = "",
     target: float | None = None,
     metric: str = RETURN,
-) -> int:
-    """Writes a PNG of `curves`: metric vs env steps and vs training time.
+) -> Any:
+    """Draws `curves`: metric vs env steps and vs training time; writes `out`.
 
     Curves are coloured by their final value, best first; each draws the mean
     over its seeds and, with several seeds, a band from the lowest to the
@@ -106,14 +109,16 @@ def plot_curves(
 
     Args:
       curves: `load_curves`' curves (or one Curve).
-      out: the PNG file to write.
+      out: the file to write, a PNG (or any type matplotlib writes); None:
+        none, only the figure returned.
       title: the figure's title ("": none).
       target: a value drawn as a dashed line on both panels (None: none).
       metric: the record key drawn (`plot --metric`), default
         "episode/mean_return".
 
     Returns:
-      The number of curves drawn on each panel.
+      The matplotlib `Figure`, shown inline in a Jupyter cell, to restyle or
+      save again; `drawn_curves(figure)`: the number of curves on each panel.
 
     Raises:
       ConfigError: no curve's records hold `metric` at all (a misspelt name;
@@ -128,7 +133,6 @@ def plot_curves(
     # notebook's figures show through its backend), nothing left in pyplot's
     # list of figures; savefig picks a canvas by the file's type (Agg's: PNG).
     import matplotlib
-    from matplotlib.figure import Figure
 
     curves = [c for c in curves if has_values(c, metric)]
     # Ranked by the last point's mean: a curve's final value.
@@ -136,7 +140,7 @@ def plot_curves(
     order = np.argsort(finals)[::-1]
     viridis = matplotlib.colormaps["viridis"]
     colors = viridis(np.linspace(0.0, 0.9, max(len(order), 1)))
-    fig = Figure(figsize=(12, 4.5), dpi=100)
+    fig = _inline_figure()(figsize=(12, 4.5), dpi=100)
     axes = fig.subplots(1, 2, sharey=True)
     for rank, c in enumerate(order):
         curve = curves[c]
@@ -155,9 +159,35 @@ def plot_curves(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(out)
-    # What was drawn, not what was asked for: the curves on the first panel.
-    return sum(line.get_linestyle() == "-" for line in axes[0].get_lines())
+    if out is not None:
+        fig.savefig(out)
+    return fig
+
+
+def drawn_curves(fig: Any) -> int:
+    """How many curves `plot_curves`' figure has on each panel.
+
+    What was drawn, not what was asked for: the curves on its first panel.
+    """
+    return sum(line.get_linestyle() == "-" for line in fig.axes[0].get_lines())
+
+
+@functools.cache
+def _inline_figure() -> type:
+    """A matplotlib Figure that a Jupyter cell shows as a PNG, pyplot or not.
+
+    A Figure made without pyplot shows as `<Figure size ...>` text in a kernel
+    whose inline backend pyplot's import never set up (nb21 #8).
+    """
+    from matplotlib.figure import Figure
+
+    class InlineFigure(Figure):
+        def _repr_png_(self) -> bytes:
+            png = io.BytesIO()
+            self.savefig(png, format="png")
+            return png.getvalue()
+
+    return InlineFigure
 
 
 def _draw(ax: Any, curve: Curve, x: str, metric: str, color: Any, legend: bool) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from purejaxdrl.env.gymnax_env import GymnaxEnv
 from purejaxdrl.observe import gif
-from purejaxdrl.observe.plots import RETURN, load_curves, plot_curves
+from purejaxdrl.observe.plots import RETURN, drawn_curves, load_curves, plot_curves
 from purejaxdrl.sweeps.pbt.lineage import ReadyStep
 from purejaxdrl.sweeps.pbt.operators import ExploredField
 from purejaxdrl.sweeps.pbt.plot import plot_pbt
@@ -49,7 +49,7 @@ def _untouched(figures: list[int]) -> None:
 
 def test_plot_curves_keeps_the_callers_backend_and_figures(notebook, tmp_path):
     run = _run_dir(tmp_path, "a", 0, 1e-3, [10, 20, 30])
-    assert plot_curves(load_curves([run]), tmp_path / "c.png") == 1
+    assert drawn_curves(plot_curves(load_curves([run]), tmp_path / "c.png")) == 1
     _untouched(notebook)
     assert (tmp_path / "c.png").read_bytes().startswith(PNG)
 
@@ -92,3 +92,20 @@ def test_gymnax_figure_frames_keep_the_callers_backend_and_figures(notebook):
     matplotlib.use("agg")
     for drawn, reference in zip(frames, _catch_frames(), strict=True):
         np.testing.assert_array_equal(drawn, reference)
+
+
+def test_plot_curves_returns_a_figure_shown_inline_and_writes_no_file(
+    notebook, tmp_path, monkeypatch
+):
+    # A notebook shows the figure itself, to restyle or save (nb21 #8): no file
+    # to write and read back, and no pyplot to set up the inline backend.
+    run = _run_dir(tmp_path, "a", 0, 1e-3, [10, 20, 30])
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    fig = plot_curves(load_curves([run]), target=25)
+    assert sorted(tmp_path.iterdir()) == before
+    assert drawn_curves(fig) == 1 and len(fig.axes) == 2
+    from IPython.core.formatters import PNGFormatter
+
+    assert PNGFormatter()(fig).startswith(PNG)
+    _untouched(notebook)

@@ -14,6 +14,7 @@ from purejaxdrl import cli
 from purejaxdrl.observe.plots import (
     RETURN,
     Curve,
+    drawn_curves,
     load_curves,
     plot_curves,
     read_history,
@@ -84,7 +85,10 @@ def test_plot_command_draws_one_curve_per_setting(runs, tmp_path, capsys):
                      "--target", "35"]) == 0  # fmt: skip
     # Two from the runs (a with b, and c), three from the sweep's settings.
     assert "wrote" in capsys.readouterr().out
-    assert plot_curves(load_curves([*runs, sweep.run_dir]), out, target=35) == 5
+    assert (
+        drawn_curves(plot_curves(load_curves([*runs, sweep.run_dir]), out, target=35))
+        == 5
+    )
     # Read by plots alone, the sweep's curves are what `load_sweep` reads.
     loaded = load_sweep(sweep.run_dir)
     assert [(c.label, c.histories) for c in sweep_curves(sweep.run_dir)] == [
@@ -146,7 +150,9 @@ def test_plot_draws_another_metric_and_names_one_no_run_logged(runs, tmp_path, c
     with pytest.raises(pjd.ConfigError, match="did you mean env/reward/upright?"):
         plot_curves(curves, tmp_path / "x.png", metric="env/reward/uprigth")
     assert not (tmp_path / "x.png").exists()
-    assert plot_curves(curves[0], tmp_path / "one.png", metric=RETURN) == 1
+    assert (
+        drawn_curves(plot_curves(curves[0], tmp_path / "one.png", metric=RETURN)) == 1
+    )
     # Logged, but null in every record (no episode ended): one line too.
     records = read_history(runs[2] / "metrics.jsonl")
     text = "".join(json.dumps({**r, "env/rare": None}) + "\n" for r in records)
@@ -331,7 +337,7 @@ def test_a_sparse_metric_is_one_joined_line_with_its_seeds_spread(tmp_path):
     with pytest.MonkeyPatch.context() as m:
         m.setattr(plt.Axes, "fill_between", fill_between)
         out = tmp_path / "eval.png"
-        assert plot_curves(curve, out, metric="eval/mean_return") == 1
+        assert drawn_curves(plot_curves(curve, out, metric="eval/mean_return")) == 1
     (steps, *steps_band), (seconds, *time_band) = bands
     np.testing.assert_array_equal(steps, xs)
     np.testing.assert_allclose(seconds, [0.3, 0.6, 0.8])
