@@ -48,6 +48,13 @@ def test_notebook_runs_top_to_bottom(path, tmp_path):
         text = shown[0]["text/plain"]
         assert re.search(r"steps ([\d,]+)/\1 ", text), text  # all steps done
         assert "steps/s" in text and "eval" in text
+    # Every progress display ends at its total, none left as if still running
+    # (04's brax HTML render stayed at 0 of 200 frames: nb21 #4).
+    for cell in notebook.cells:
+        for out in cell.get("outputs", []):
+            bar = out.get("data", {}).get("text/html", "")
+            for value, top in re.findall(r'<progress value="(\d+)" max="(\d+)"', bar):
+                assert value == top, (path.name, bar)
     if path.stem == "04_continuous_control":
         # The notebook says its seed keeps the pendulum up within 200k steps;
         # the preset's own budget is 1M steps.
