@@ -170,3 +170,12 @@ def test_an_edited_network_field_names_policy_json(
     assert cli.main(["eval", str(folder), "--episodes", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err, err
+
+
+def test_each_function_of_a_loaded_policy_says_what_it_does(tmp_path):
+    # help(policy.act) in a notebook: the closures were bare signatures.
+    policy = pjd.load_policy(_export(tmp_path / "p"))
+    for name in ("act", "mode", "step", "step_mode"):
+        doc = getattr(policy, name).__doc__
+        assert doc and len(doc.split()) >= 5, (name, doc)
+    assert "sampled" in policy.act.__doc__ and "most likely" in policy.mode.__doc__

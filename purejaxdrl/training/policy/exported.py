@@ -71,6 +71,9 @@ from purejaxdrl.types import Params, PRNGKey
 class Policy(NamedTuple):
     """A trained policy as pure functions of (unbatched or batched) observations.
 
+    Each function has its own docstring too (`help(policy.act)`). A
+    NamedTuple's `count` and `index` come with it; they are of no use here.
+
     Attributes:
       act: `act(obs [*batch, *obs_shape], key) -> action [*batch, ...]`, a
         sample from the policy, as the purejaxdrl environment takes it (Box
@@ -298,17 +301,21 @@ def _policy_from(files: dict[str, bytes], path: pathlib.Path) -> Policy:
         return network.apply(params, observe(obs))[0]
 
     def act(obs: jax.Array, key: PRNGKey) -> jax.Array:
+        """A sampled action for `obs` [*batch, *obs_shape], as the env takes it."""
         check_key(key)
         return dist.to_env(sample(policy_output(obs), key))
 
     def mode(obs: jax.Array) -> jax.Array:
+        """The most likely action for `obs` [*batch, *obs_shape] (deterministic)."""
         return dist.to_env(dist.mode(policy_output(obs)))
 
     def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
+        """`(state, act(obs, key))`: this policy has no core state to carry."""
         del reset
         return state, act(obs, key)
 
     def step_mode(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        """`(state, mode(obs))`: this policy has no core state to carry."""
         del reset
         return state, mode(obs)
 
@@ -330,6 +337,7 @@ def _recurrent_policy(
     dist = network.distribution
 
     def stateless(*args: Any) -> jax.Array:
+        """Refuses: a recurrent policy acts through `step` and `step_mode`."""
         raise ConfigError(
             f"this policy has a recurrent core ({spec['network']['core']}): it "
             "acts on a state; use policy.step(state, obs, reset, key) from "
@@ -343,12 +351,14 @@ def _recurrent_policy(
         return state, policy
 
     def step(state: Any, obs: jax.Array, reset: jax.Array, key: PRNGKey) -> tuple:
+        """`(state, action [B, ...])`, sampled; `reset` [B] zeroes the state first."""
         check_key(key)
         state, policy = output(state, obs, reset)
         keys = jax.random.split(key, policy.shape[0])
         return state, dist.to_env(jax.vmap(sample)(policy, keys))
 
     def step_mode(state: Any, obs: jax.Array, reset: jax.Array) -> tuple:
+        """`(state, action [B, ...])`, the most likely; `reset` as in `step`."""
         state, policy = output(state, obs, reset)
         return state, dist.to_env(dist.mode(policy))
 
