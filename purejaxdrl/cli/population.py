@@ -65,6 +65,7 @@ class PopulationCommand(NamedTuple):
       summary: prints the result, given it and the wall time.
       field_help: {config field path: its help here}, where the command
         reads a field otherwise than a run does (PBT's `checkpoint.every`).
+      resume_memory_help: --device-memory's on `--resume`, where it differs.
 
     """
 
@@ -80,6 +81,7 @@ class PopulationCommand(NamedTuple):
     resume: str
     summary: Callable[[Any, float], None]
     field_help: Mapping[str, str] = MappingProxyType({})
+    resume_memory_help: str | None = None
 
 
 def population_parser(
@@ -213,7 +215,8 @@ def _resume(
     parser.add_argument(
         "--resume", metavar="DIR", required=True, help=f"the {command.what}'s folder"
     )
-    parser.add_argument("--device-memory", metavar="SIZE", help=command.memory_help)
+    memory_help = command.resume_memory_help or command.memory_help
+    parser.add_argument("--device-memory", metavar="SIZE", help=memory_help)
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_compile_cache_flags(parser)
     args = parser.parse_args(argv)

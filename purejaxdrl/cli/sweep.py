@@ -172,6 +172,10 @@ SWEEP = PopulationCommand(
     train="sweep",
     resume="resume_sweep",
     summary=_print_summary,
+    resume_memory_help="memory per device the programs not started yet may "
+    "use, e.g. 2GB (default: an estimate from the device); a started one keeps "
+    "its recorded batches (its checkpoints hold them), and a budget they do not "
+    "fit is refused",
     # A sweep writes every due save (none is replaced) and saves its runs'
     # files as each batch ends, not a checkpoint.
     field_help={

@@ -14,6 +14,7 @@ trains on: every run ends as it would have without the interruption.
 
 import dataclasses
 import json
+import math
 import pathlib
 import shutil
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 import jax
 from jax.sharding import Mesh
 
+from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
@@ -29,6 +31,7 @@ from purejaxdrl.sweeps.messages import recorded_mesh
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
 from purejaxdrl.training.checkpoint import Checkpointer
+from purejaxdrl.training.memory import gib
 from purejaxdrl.training.run_files import write_atomically
 
 # The fix for a damaged record of checkpoints/: without it, resume redoes it.
@@ -137,6 +140,32 @@ class SweepStore:
             return layout
         return saved
 
+    def check_budget(self, groups: int, device_memory: int | None) -> None:
+        """Refuses a resume's `device_memory` that a recorded batch exceeds.
+
+        A batch's checkpoints hold its runs stacked (and its finished
+        batches' records are numbered by it), so a resumed group keeps its
+        recorded batches: a budget that would split them finer is refused
+        before anything compiles, rather than kept silently. A larger one,
+        or one that fits them, applies to the groups not laid out yet.
+
+        Raises:
+          ConfigError: naming the group's recorded batches and the budgets
+            that resume it.
+
+        """
+        if device_memory is None:
+            return
+        for group in range(groups):
+            saved = self._saved_layout(group)
+            if saved is None:
+                continue
+            if saved.runs_per_device > max(1, device_memory // max(saved.run_bytes, 1)):
+                which = f"program {group + 1} of {groups}'s" if groups > 1 else "its"
+                raise ConfigError(
+                    f"{self.directory}: {which} {_kept(saved, device_memory)}"
+                )
+
     def _done_path(self, group: int, batch: int) -> pathlib.Path:
         return self._root / f"p{group}-b{batch}.done"
 
@@ -189,3 +218,19 @@ class SweepStore:
         if checkpoint is not None:
             checkpoint.close()
             shutil.rmtree(self._root / f"p{group}-b{batch}", ignore_errors=True)
+
+
+def _kept(saved: Layout, device_memory: int) -> str:
+    """Why a resume refuses `device_memory` below its `saved` batches, and the fix."""
+    need = saved.runs_per_device * saved.run_bytes
+    mib = need >= 2**20
+    size = f"{math.ceil(need / 2**20)}MiB" if mib else f"{math.ceil(need / 2**10)}KiB"
+    return (
+        f"checkpoints hold batches of {saved.batch_size} runs, "
+        f"{saved.runs_per_device} per device (~{gib(saved.run_bytes)} each), more "
+        f"than a budget of {gib(device_memory)} per device holds; resume without "
+        "--device-memory (device_memory=None in Python) where they fit, or with "
+        f"--device-memory {size} (device_memory={need} in Python) or more: a "
+        "resume cannot split its recorded batches (a smaller budget needs the "
+        "sweep started again); nothing was changed."
+    )

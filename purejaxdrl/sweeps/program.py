@@ -183,7 +183,9 @@ def resume_sweep(
 
     Args:
       path: the sweep directory (`sweep(..., write_files=True)`).
-      device_memory: as `sweep`'s (the recorded batches are kept).
+      device_memory: as `sweep`'s, for programs not started yet: one laid
+        out keeps its recorded batches (its checkpoints hold them), and a
+        budget they do not fit is refused.
       notify: called with each message (and progress line), instead of the
         console.
       console: without `notify`, print the messages and one plain progress
@@ -191,8 +193,9 @@ def resume_sweep(
         Jupyter cell to stdout, where `pjd.train` draws); False: silent.
 
     Raises:
-      ConfigError: not a sweep directory, a finished one, or fewer devices
-        than it was laid out on (more are fine: it keeps its layout).
+      ConfigError: not a sweep directory, a finished one, fewer devices
+        than it was laid out on (more are fine: it keeps its layout), or a
+        `device_memory` its recorded batches do not fit.
       SweepStopped: a signal (SIGINT, SIGTERM) stopped it after the current
         chunk, saved; `resume_sweep(e.path)` continues it.
 
@@ -218,8 +221,9 @@ def resume_sweep(
             plan = read_plan(meta)
             target_return = meta["target_return"]
         result = SweepResult.before_training(plan, target_return, messages, path)
-        say(f"sweep: resuming {path}")
         store = SweepStore(path, plan.base.checkpoint.every)
+        store.check_budget(len(plan.static_groups()), device_memory)
+        say(f"sweep: resuming {path}")
         return _train_plan(result, device_memory, say, notify, store)
 
 
@@ -309,7 +313,7 @@ def _train_group(
         len(runs), shape, programs.state_shapes, cfg, device_memory, programs.specs
     )
     if store is not None:
-        layout = store.layout(group, layout)
+        layout = _recorded(store, group, layout, label, say)
     result.layouts.append(layout)
     for line in layout_lines(label, len(runs), layout, source, jax.default_backend()):
         say(line)
@@ -358,6 +362,24 @@ def _train_group(
             store.finish(group, b, result, batch, checkpoint)
         if layout.num_batches > 1:
             say(f"sweep: batch {b + 1} of {layout.num_batches} done")
+
+
+def _recorded(
+    store: SweepStore,
+    group: int,
+    planned: sweep_layout.Layout,
+    label: str,
+    say: Callable[[str], None],
+) -> sweep_layout.Layout:
+    """The layout a group trains with (`SweepStore.layout`), said if not `planned`."""
+    layout = store.layout(group, planned)
+    if layout.batch_size != planned.batch_size:
+        say(
+            f"sweep: {label}keeps its recorded batches of {layout.batch_size} "
+            f"run{'s' * (layout.batch_size != 1)} (its checkpoints hold them); "
+            "a memory budget applies to programs not started yet"
+        )
+    return layout
 
 
 def _init_batch(

@@ -179,7 +179,7 @@ def _interrupt(line: str) -> None:
 
 
 def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
-    tmp_path,
+    tmp_path, capsys
 ):
     # checkpoint.every 0 saves no due checkpoint, but a stop signal still saves
     # the batch (as `train` does, and as the help and the start line promise).
@@ -207,6 +207,9 @@ def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
     base = yaml.safe_load((path / "sweep.yaml").read_text())["base"]
     assert base["algo"] == "ppo" and "ppo" in base
     assert not {"dqn", "impala", "sac"} & set(base)
+    # A budget its batch of 2 runs on 1 device does not fit: refused in one
+    # line, before anything compiles (sw21 #1: it was ignored silently).
+    _refuses_a_budget_below_its_batch(path, capsys)
     messages: list[str] = []
     resume_sweep(path, notify=messages.append)
     assert "sweep: batch 1 resumed at update 2" in messages
@@ -217,6 +220,50 @@ def test_a_sweep_with_checkpoint_every_0_saves_on_a_stop_and_resumes_exactly(
         ):
             np.testing.assert_array_equal(a, b)  # bit for bit
     assert not (path / "checkpoints").exists()
+
+
+def _refuses_a_budget_below_its_batch(path: pathlib.Path, capsys) -> None:
+    from purejaxdrl import cli
+    from purejaxdrl.config import ConfigError
+
+    layout = json.loads((path / "checkpoints" / "p0.layout.json").read_text())
+    need = 2 * layout["run_bytes"]
+    capsys.readouterr()
+    argv = ["sweep", "--resume", str(path), "--device-memory", "1KB"]
+    assert cli.main([*argv, "--no-compile-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        f"purejaxdrl: error: {path}: its checkpoints hold batches of 2 runs, 2 per "
+        "device (~"
+    )
+    assert (
+        "more than a budget of 1 KiB per device holds; resume without "
+        "--device-memory (device_memory=None in Python) where they fit, or with "
+        f"--device-memory {-(-need // 1024)}KiB (device_memory={need} in Python) "
+        "or more"
+    ) in err
+    with pytest.raises(ConfigError, match="cannot split its recorded batches"):
+        resume_sweep(path, device_memory=need - 1, console=False)
+
+
+def test_a_resume_keeps_its_recorded_batches_and_says_so(tmp_path):
+    # A sweep laid out in batches of one run (a budget of 1 byte), stopped and
+    # resumed with no budget (room for both runs at once): the checkpoints
+    # hold batches of 1, so they are kept, and the resume says so.
+    import purejaxdrl as pjd
+    from purejaxdrl.sweeps.program import sweep
+
+    base = _small_base(tmp_path, 1)
+    with pytest.raises(pjd.SweepStopped) as stopped:
+        sweep(base, seeds=2, write_files=True, device_memory=1, notify=_interrupt)
+    messages: list[str] = []
+    resumed = resume_sweep(stopped.value.path, notify=messages.append)
+    assert (
+        "sweep: keeps its recorded batches of 1 run (its checkpoints hold them); "
+        "a memory budget applies to programs not started yet"
+    ) in messages
+    assert [(x.batch_size, x.num_batches) for x in resumed.layouts] == [(1, 2)]
+    assert "sweep: batch 2 of 2 done" in messages
 
 
 def test_a_sweep_without_files_is_interrupted_not_promised_a_save(tmp_path):

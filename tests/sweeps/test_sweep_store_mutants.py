@@ -113,3 +113,27 @@ def test_a_resumed_sweep_keeps_its_batches_and_its_mesh(tmp_path):
         "=16 before the command; on GPUs: CUDA_VISIBLE_DEVICES naming 16, e.g. "
         "CUDA_VISIBLE_DEVICES=0,1,2,"
     )
+
+
+def test_a_resume_refuses_a_budget_its_recorded_batches_do_not_fit(tmp_path):
+    # sw21 #1: program 2's batches hold 2 runs per device of 3 KiB each; a
+    # budget of one run per device is refused, naming them and the least
+    # budget that fits; 6 KiB, or none, resumes.
+    store = SweepStore(tmp_path)
+    one = Layout(
+        sweep=1, data=1, batch_size=1, num_batches=4, run_bytes=5, device_bytes=5
+    )
+    store.layout(0, one)
+    two = dataclasses.replace(one, sweep=2, batch_size=4, run_bytes=3 * 2**10)
+    store.layout(1, two)
+    store.check_budget(3, None)
+    store.check_budget(3, 6 * 2**10)
+    with pytest.raises(ConfigError) as e:
+        store.check_budget(3, 6 * 2**10 - 1)
+    assert str(e.value).startswith(
+        f"{tmp_path}: program 2 of 3's checkpoints hold batches of 4 runs, 2 per "
+        "device (~3 KiB each), more than a budget of 6 KiB per device holds; "
+        "resume without --device-memory (device_memory=None in Python) where "
+        "they fit, or with --device-memory 6KiB (device_memory=6144 in Python) "
+        "or more"
+    )
