@@ -210,7 +210,7 @@ def resume_sweep(
       ...     result = pjd.resume_sweep(stopped.path)
 
     """
-    path = pathlib.Path(path)
+    path = pathlib.Path(path).absolute()  # its records name it from anywhere
     # A signal from here on is a request (`SetupHold`), which the chunk loop
     # takes over: the sweep stops before its first chunk, its folder as it was.
     with SetupHold():

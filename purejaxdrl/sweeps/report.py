@@ -154,7 +154,9 @@ def start_dir(result: SweepResult) -> pathlib.Path:
     `resume_sweep` reads the plan back from it; `write_sweep` completes it.
     """
     base = result.plan.base
-    path = new_dir(base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}")
+    path = new_dir(
+        base.run_dir, f"sweep_{base.env.id.replace('/', '-')}_{base.algo}"
+    ).absolute()
     (path / "runs").mkdir()
     (path / "params").mkdir()
     meta = {"status": "running", **_plan_meta(result)}  # a cut file still says it

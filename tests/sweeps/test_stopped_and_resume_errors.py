@@ -193,3 +193,27 @@ def test_resume_of_a_folder_of_runs_names_the_run_inside_it(tmp_path):
     assert "notes.txt: a file, not a directory" in _message(
         pjd.resume_sweep, tmp_path / "notes.txt"
     )
+
+
+def test_a_relative_directory_is_recorded_absolute(tmp_path, monkeypatch):
+    # sw21 #2: a sweep or PBT run resumed as `--resume dB/sweep_...` from its
+    # parent folder wrote `load_sweep('dB/...')` into sweep.yaml and summary.md,
+    # right only from that folder. Training is replaced: the directories and
+    # the results' `run_dir` are what the records are written from.
+    monkeypatch.setattr(program, "_train_plan", lambda result, *args: result)
+    monkeypatch.setattr(population, "_train", lambda result, *args: result)
+    monkeypatch.chdir(tmp_path)
+    base = pjd.apply_overrides(pjd.TrainConfig(), {"run_dir": "runs"})
+    explore = {"learning_rate": ("loguniform", 1e-4, 1e-3)}
+    started = [
+        pjd.sweep(base, write_files=True, console=False).run_dir,
+        pjd.pbt(base, explore=explore, population=2, write_files=True,
+                console=False).run_dir,
+    ]  # fmt: skip
+    assert all(path.is_absolute() and path.is_dir() for path in started)
+    relative = [path.relative_to(tmp_path) for path in started]
+    resumed = [
+        pjd.resume_sweep(relative[0], console=False).run_dir,
+        pjd.resume_pbt(str(relative[1]), console=False).run_dir,
+    ]
+    assert resumed == started

@@ -55,7 +55,9 @@ def pbt_meta(result: PBTResult, status: str) -> dict[str, Any]:
 def start_pbt_dir(result: PBTResult) -> pathlib.Path:
     """A new PBT directory holding `pbt.yaml` (status running), before training."""
     base = result.base
-    path = new_dir(base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}")
+    path = new_dir(
+        base.run_dir, f"pbt_{base.env.id.replace('/', '-')}_{base.algo}"
+    ).absolute()
     result.run_dir = path
     meta = pbt_meta(result, "running")
     write_atomically(path / "pbt.yaml", yaml.safe_dump(meta, sort_keys=False))

@@ -196,7 +196,7 @@ def resume_pbt(
       ...     result = pjd.resume_pbt(stopped.path)
 
     """
-    path = pathlib.Path(path)
+    path = pathlib.Path(path).absolute()  # its records name it from anywhere
     # A signal from here on is a request (`SetupHold`), which the chunk loop
     # takes over: the run stops before its first chunk, its folder as it was.
     with SetupHold():
