@@ -8,6 +8,7 @@ import itertools
 import os
 import pathlib
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -339,3 +340,13 @@ def env_registrations_undone() -> Iterator[None]:
                 registry._FACTORIES[name] = factories[name]
             else:  # its own, or a name already half gone before the test
                 registry._FACTORIES.pop(name, None)
+
+
+def guide_snippet(guide: str, call: str, **names: Any) -> Any:
+    """Evaluates the inline `call(...)` snippet of docs/guide/`guide`.md.
+
+    With `pjd` and `names` bound (`result=...`), as a reader would run it.
+    """
+    text = (pathlib.Path(__file__).parents[1] / "docs" / "guide" / guide).read_text()
+    (snippet,) = re.findall(rf"`({re.escape(call)}\([^`]*\))`", text)
+    return eval(snippet, {"pjd": pjd, **names})

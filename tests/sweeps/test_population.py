@@ -17,6 +17,7 @@ from purejaxdrl.sweeps.pbt.files import pbt_meta
 from purejaxdrl.sweeps.pbt.lineage import load_pbt
 from purejaxdrl.sweeps.pbt.population import pbt
 from purejaxdrl.sweeps.program import sweep
+from tests.helpers import guide_snippet
 
 SPACE = {"learning_rate": ("loguniform", 1e-4, 1e-2)}
 
@@ -101,8 +102,9 @@ def test_the_lineage_records_what_exploit_and_explore_did(tmp_path, capsys):
     out = tmp_path / "pbt.png"
     assert cli.main(["plot", str(result.run_dir), "--out", str(out)]) == 0
     assert matplotlib.image.imread(out).shape[0] >= 400
-    # The best member's policy, exported as a run's is.
-    policy = pjd.load_policy(result.run_dir / "policy")
+    # The best member's policy, exported as a run's is, loaded as the guide
+    # says (sw21 #3: `dir + "/policy"` raised TypeError).
+    policy = guide_snippet("pbt.md", "pjd.load_policy", result=result)
     jax.tree.map(
         np.testing.assert_array_equal, policy.params, result.final_params[result.best]
     )

@@ -22,6 +22,7 @@ from purejaxdrl.sweeps.program import sweep
 from purejaxdrl.sweeps.report import load_sweep, write_sweep
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.spec import make_plan
+from tests.helpers import guide_snippet
 
 # Adam over many minibatch steps amplifies float rounding (vmapped and unbatched
 # kernels sum in different orders) by ~10x per update; 4 PPO updates stay well
@@ -269,7 +270,8 @@ def test_normalised_runs_keep_their_statistics_and_the_best_is_a_policy(
     assert not np.allclose(result.stats(0).mean, result.stats(1).mean)
     best = pjd.sweeps.best_run(result)
     assert best == int(np.nanargmax(result.final_return))
-    policy = pjd.load_policy(d / "policy")
+    # As the guide loads it (sw21 #3: `dir + "/policy"` raised TypeError).
+    policy = guide_snippet("sweeps.md", "pjd.load_policy", result=result)
     assert policy.spec["normalize_observations"] is True
     _assert_trees_close(policy.params, result.params(best), atol=0)
     loaded = load_sweep(d)
