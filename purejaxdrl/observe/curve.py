@@ -144,11 +144,11 @@ def _value(x: Any) -> float:
 
 
 def short_value(x: Any) -> str:
-    """A setting's value as a short text: `0.001`, `64x64`, `True`."""
+    """A setting's value as a short text: `0.001`, `64x64`, `()`, `True`."""
     if isinstance(x, float):
         return f"{x:.4g}"
-    if isinstance(x, tuple | list):
-        return "x".join(map(str, x))
+    if isinstance(x, tuple | list):  # () is a value, as runs.csv writes it
+        return "x".join(map(str, x)) if x else "()"
     return str(x)
 
 

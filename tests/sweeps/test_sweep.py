@@ -530,3 +530,21 @@ def test_an_unfinished_sweep_or_pbt_directory_says_how_to_finish_it(tmp_path):
         load_sweep(pbt_dir)
     with pytest.raises(pjd.ConfigError, match="has no pbt.yaml"):
         pjd.load_pbt(sweep_dir)
+
+
+def test_an_empty_list_setting_reads_as_runs_csv_writes_it(tmp_path):
+    # sw21 #4: `env.hide_observations=[]` showed as nothing in the table, the
+    # best line and the repr (a blank cell), where runs.csv writes `()`.
+    assert short_value(()) == short_value([]) == "()"
+    assert short_value((1, 3)) == "1x3"
+    grid = {"env.hide_observations": [[], [1, 3]]}
+    plan = make_plan(_base(devices=1, run_dir=str(tmp_path)), grid=grid, seeds=[0])
+    result = SweepResult(
+        plan=plan, histories=[_history(10), _history(5)], diverged=[None, None],
+        final_params=[{"w": np.zeros(2)}] * 2, target_return=None,
+    )  # fmt: skip
+    assert "| 0 | () | 10" in result.table()
+    assert "best: env.hide_observations=(), return 10" in repr(result)
+    with (write_sweep(result) / "runs.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [r["env.hide_observations"] for r in rows] == ["()", "1x3"]
