@@ -14,7 +14,6 @@ trains on: every run ends as it would have without the interruption.
 
 import dataclasses
 import json
-import math
 import pathlib
 import shutil
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading
 from purejaxdrl.runners.anakin import RunnerState
 from purejaxdrl.sweeps.layout import Layout
-from purejaxdrl.sweeps.messages import recorded_mesh
+from purejaxdrl.sweeps.messages import recorded_mesh, size_flag
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
 from purejaxdrl.training.checkpoint import Checkpointer
@@ -223,14 +222,12 @@ class SweepStore:
 def _kept(saved: Layout, device_memory: int) -> str:
     """Why a resume refuses `device_memory` below its `saved` batches, and the fix."""
     need = saved.runs_per_device * saved.run_bytes
-    mib = need >= 2**20
-    size = f"{math.ceil(need / 2**20)}MiB" if mib else f"{math.ceil(need / 2**10)}KiB"
     return (
         f"checkpoints hold batches of {saved.batch_size} runs, "
         f"{saved.runs_per_device} per device (~{gib(saved.run_bytes)} each), more "
         f"than a budget of {gib(device_memory)} per device holds; resume without "
         "--device-memory (device_memory=None in Python) where they fit, or with "
-        f"--device-memory {size} (device_memory={need} in Python) or more: a "
-        "resume cannot split its recorded batches (a smaller budget needs the "
-        "sweep started again); nothing was changed."
+        f"--device-memory {size_flag(need)} (device_memory={need} in Python) "
+        "or more: a resume cannot split its recorded batches (a smaller budget "
+        "needs the sweep started again); nothing was changed."
     )

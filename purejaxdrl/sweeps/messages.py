@@ -51,6 +51,13 @@ def recorded_mesh(
     )
 
 
+def size_flag(n: float) -> str:
+    """At least `n` bytes as `--device-memory` reads them: `3MiB`, `40KiB`."""
+    if n >= 2**20:
+        return f"{math.ceil(n / 2**20)}MiB"
+    return f"{math.ceil(n / 2**10)}KiB"
+
+
 def plan_lines(plan: SweepPlan, num_programs: int) -> list[str]:
     """How many runs a sweep trains, and in how many compiled programs."""
     base = plan.base

@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 
 import jax
 import matplotlib.image
@@ -171,17 +172,28 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
     base = _base(2, devices=1, run_dir=str(tmp_path))
     kwargs = {"explore": SPACE, "population": 4, "write_files": True}
     # Two of the four members fit (~0.2 MiB each): at pbt.quantile 0.5 two
-    # exploit, so the line says how many.
-    with pytest.raises(
-        pjd.ConfigError, match=r"population=4 needs .* lower --population to 2, or"
-    ):
+    # exploit, so the line says how many. The budget binding is the caller's
+    # own, so raising it comes first (sw21 #5), every way in both spellings.
+    raise_it = r"raise --device-memory to (\d+)KiB \(device_memory=(\d+) in Python\), "
+    others = (
+        r"lower --num-envs \(num_envs in Python\) or the replay size, or use more "
+        r"devices\.$"
+    )
+    with pytest.raises(pjd.ConfigError) as e:
         pbt(base, **kwargs, quantile=0.5, device_memory=500_000)
+    found = re.search(
+        rf"^population=4 needs ~.* of device_memory available, and PBT needs every "
+        rf"member in memory at each ready step: {raise_it}pass --population 2 "
+        rf"\(population=2 in Python\), or {others}",
+        str(e.value),
+    )
+    assert found, str(e.value)
+    # The size the flag reads holds the bytes Python is told.
+    assert int(found[1]) * 2**10 >= int(found[2]) > 500_000
     # At 0.25, two members never exploit: not suggested, the other ways only.
     for memory in (500_000, 10_000):  # two fit, none fits
-        with pytest.raises(
-            pjd.ConfigError,
-            match=r"ready step: lower num_envs or the replay size, or use",
-        ):
+        unfit = rf"ready step: {raise_it}or {others}"
+        with pytest.raises(pjd.ConfigError, match=unfit):
             pbt(base, **kwargs, device_memory=memory)
     # Refused before anything was written: no directory saying "running".
     assert list(tmp_path.iterdir()) == []

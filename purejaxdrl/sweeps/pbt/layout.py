@@ -1,15 +1,17 @@
 """Where a population goes: its mesh and programs, refused if it does not fit."""
 
+import math
 import time
 from typing import NamedTuple
 
 import jax
 
 from purejaxdrl.config import ConfigError
+from purejaxdrl.config_docs import both_ways
 from purejaxdrl.parallel import make_sweep_mesh
 from purejaxdrl.sweeps import layout as sweep_layout
 from purejaxdrl.sweeps.compiled import Programs, make_programs
-from purejaxdrl.sweeps.messages import gib, layout_lines, recorded_mesh
+from purejaxdrl.sweeps.messages import gib, layout_lines, recorded_mesh, size_flag
 from purejaxdrl.sweeps.pbt.lineage import PBTResult
 from purejaxdrl.sweeps.pbt.operators import least_population
 from purejaxdrl.training.config import TrainConfig
@@ -55,16 +57,7 @@ def fit_population(
         n, shape, programs.state_shapes, cfg, device_memory, programs.specs
     )
     if layout.num_batches > 1:
-        fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
-        # Fewer than one member per quantile never exploits: no PBT to suggest.
-        least = least_population(result.config.quantile)
-        lower = f"lower --population to {fit}, or" if fit >= least else "lower"
-        raise ConfigError(
-            f"population={n} needs ~{gib(layout.run_bytes * n / layout.sweep)} "
-            f"per device, more than the {gib(layout.device_bytes)} of {source} "
-            "available, and PBT needs every member in memory at each ready "
-            f"step: {lower} num_envs or the replay size, or use more devices."
-        )
+        raise ConfigError(_unfit(result, layout, source))
     lines = layout_lines("", n, layout, source, jax.default_backend())
     lines = [
         line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
@@ -72,3 +65,31 @@ def fit_population(
     lines = [f"pbt: {note}", *lines] if note else lines
     result.mesh = shape
     return Fitted(programs, mesh, layout.batch_size, lines, started)
+
+
+def _unfit(result: PBTResult, layout: sweep_layout.Layout, source: str) -> str:
+    """Why a population that does not fit is refused, and the ways to fit it.
+
+    A budget the caller set (`device_memory`) is the first way; a smaller
+    population only where it still exploits (one member per quantile).
+    """
+    n = result.population
+    need = layout.run_bytes * math.ceil(n / layout.sweep)
+    fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
+    ways = []
+    if source == "device_memory":
+        ways.append(
+            f"raise --device-memory to {size_flag(need)} (device_memory={need} in "
+            "Python)"
+        )
+    if fit >= least_population(result.config.quantile):
+        ways.append(f"pass {both_ways('--population', 'population', fit)}")
+    ways.append(
+        "lower --num-envs (num_envs in Python) or the replay size, or use more devices"
+    )
+    return (
+        f"population={n} needs ~{gib(need)} per device, more than the "
+        f"{gib(layout.device_bytes)} of {source} available, and PBT needs every "
+        f"member in memory at each ready step: {', '.join(ways[:-1])}"
+        f"{', or ' if len(ways) > 1 else ''}{ways[-1]}."
+    )
