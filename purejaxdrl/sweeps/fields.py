@@ -167,9 +167,10 @@ def resolve_field(base: TrainConfig, name: str, wording: Wording = SWEEP) -> Fie
         close = _close_field(name, [p.removeprefix(f"{algo}.") for p in paths])
         hint = f"did you mean {close!r}? " if close else ""
         raise ConfigError(
-            f"Unknown {wording.field} {name!r}: {hint}`purejaxdrl train --algo "
-            f"{algo} --help` lists every field ({algo}'s may be given without "
-            f"'{algo}.')."
+            f"unknown {wording.field} {name!r}: {hint}`purejaxdrl train --algo "
+            f"{algo} --help` lists every field (help(pjd.TrainConfig) and "
+            f"dataclasses.fields(config.{algo}) in Python; {algo}'s may be given "
+            f"without '{algo}.')."
         )
     return Field(path, path in dynamic)
 

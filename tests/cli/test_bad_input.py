@@ -490,7 +490,7 @@ CASES = [
     ),
     (["plot", "{tmp}"], "is not a run, sweep or PBT directory"),
     # Sweeps: fields, types, empty grids, invalid values (nothing compiles).
-    ([*SWEEP, "--grid", "learning_rat=1e-3"], "Unknown sweep field 'learning_rat'"),
+    ([*SWEEP, "--grid", "learning_rat=1e-3"], "unknown sweep field 'learning_rat'"),
     (
         [*SWEEP, "--algo", "dqn", "--dqn.min-replay", "10", "--dqn.buffer-size", "5"],
         "dqn.min_replay=10 exceeds dqn.buffer_size=5",

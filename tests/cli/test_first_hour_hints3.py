@@ -151,7 +151,7 @@ def test_a_sweeps_grid_knows_the_aliases_train_knows(grid, meant, capsys):
     argv = ["sweep", "--env", "cartpole", "--grid", grid, "--total-steps", "2048"]
     field = grid.split("=")[0]
     assert _error(argv, capsys).startswith(
-        f"purejaxdrl: error: Unknown sweep field {field!r}: did you mean {meant!r}? "
+        f"purejaxdrl: error: unknown sweep field {field!r}: did you mean {meant!r}? "
     )
 
 

@@ -92,3 +92,19 @@ def test_pbt_names_its_own_flag_for_fields_it_cannot_explore():
     # From Python, the keyword argument: `pbt(explore={...})`.
     with pytest.raises(ConfigError, match=r"^explore field 'eval\.every' cannot"):
         resolve_field(BASE, "eval.every", PBT_WORDING)
+
+
+def test_an_unknown_field_is_named_in_lower_case_with_the_python_way_to_list():
+    # sw21 #6: "Unknown sweep field ...", pointing a Python caller only at a
+    # command line's help page.
+    with pytest.raises(ConfigError) as e:
+        resolve_field(BASE, "bogus")
+    algo = BASE.algo
+    assert str(e.value) == (
+        f"unknown sweep field 'bogus': `purejaxdrl train --algo {algo} --help` "
+        f"lists every field (help(pjd.TrainConfig) and dataclasses.fields("
+        f"config.{algo}) in Python; {algo}'s may be given without '{algo}.')."
+    )
+    assert {f.name for f in dataclasses.fields(getattr(BASE, algo))} >= {
+        "learning_rate"
+    }  # what it names lists the algorithm's fields

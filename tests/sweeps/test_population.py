@@ -233,7 +233,7 @@ def test_a_population_that_does_not_fit_is_refused_before_its_directory(tmp_path
         ({"perturb": (0.8,)}, r"perturb=\(0.8,\) must be two finite positive"),
         ({"perturb": 2}, r"perturb=2 must be two finite positive factors; e.g."),
         ({"perturb": (0.0, 1.2)}, r"perturb=\(0.0, 1.2\) must be two finite"),
-        ({"explore": {"bogus": ("uniform", 0, 1)}}, "^Unknown explore field 'bogus'"),
+        ({"explore": {"bogus": ("uniform", 0, 1)}}, "^unknown explore field 'bogus'"),
         ({"keep_buffer": True}, "^keep_buffer=True: ppo keeps no replay buffer"),
         ({"target_return": math.nan}, "target_return=nan must be a finite return"),
         (
