@@ -148,7 +148,10 @@ def check_device_memory(device_memory: Any) -> None:
             "device_memory=2 * 2**30 (the command line's --device-memory reads 2GB)."
         )
     if device_memory < 1:
-        raise ConfigError(f"device_memory={device_memory} must be >= 1 byte.")
+        raise ConfigError(
+            f"device_memory={device_memory} must be a positive number of bytes; "
+            "e.g. device_memory=2 * 2**30 (the command line's --device-memory 2GB)."
+        )
 
 
 def check_target(target_return: Any) -> None:

@@ -58,7 +58,7 @@ def sweep(
     algo: str | None = None,
     grid: Mapping[str, Sequence[Any]] | None = None,
     sample: Mapping[str, tuple[str, float, float]] | None = None,
-    num_samples: int = 0,
+    num_samples: int | None = None,
     seeds: int | Sequence[int] = 1,
     search_seed: int = 0,
     target_return: float | None = None,
@@ -85,7 +85,7 @@ def sweep(
         (`network.hidden_sizes`) or top-level (`num_envs`).
       sample: field -> (`loguniform` | `uniform`, low, high): random search
         over dynamic fields, `num_samples` draws.
-      num_samples: random draws.
+      num_samples: random draws (required with `sample`).
       seeds: a count N (base seed, +1, ...) or a list of seeds.
       search_seed: seeds the random search.
       target_return: the score a run's final return must reach to count as

@@ -213,9 +213,14 @@ def is_integer(value: Any) -> bool:
 def _no_draws(num_samples: Any, wording: Wording) -> str:
     """Why `num_samples` draws are none, in the caller's words.
 
-    The command line passes None where --samples was left out (`--samples 0`
-    is a count of none, said as such).
+    None: --samples (num_samples=) was left out (`--samples 0` is a count of
+    none, said as such).
     """
+    if not wording.command_line and num_samples is None:
+        return (
+            "sample= needs num_samples=N (how many draws); e.g. num_samples=8 "
+            "(the command line's --samples 8)."
+        )
     if not wording.command_line:
         return (
             f"num_samples={num_samples!r}: random search needs a whole number of "

@@ -347,7 +347,7 @@ def make_plan(
     *,
     grid: Mapping[str, Sequence[Any]] | None = None,
     sample: Mapping[str, tuple[str, float, float]] | None = None,
-    num_samples: int | None = 0,
+    num_samples: int | None = None,
     seeds: int | Sequence[int] = 1,
     search_seed: int | None = 0,
     wording: Wording = SWEEP,
@@ -363,8 +363,8 @@ def make_plan(
       sample: field -> (kind, low, high), kind in `search.DISTRIBUTIONS`;
         dynamic fields only. Each of `num_samples` draws picks every sampled
         field at once.
-      num_samples: how many random draws (required with `sample`; None: the
-        command line's --samples left out).
+      num_samples: how many random draws (required with `sample`; None:
+        left out).
       seeds: a count N (seeds base.seed ... base.seed + N - 1) or a list.
       search_seed: seeds the random search (not the runs); refused where
         nothing is sampled (None: --search-seed left out).

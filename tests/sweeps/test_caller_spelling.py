@@ -167,3 +167,22 @@ def test_python_refusals_name_the_keyword_arguments():
 )  # fmt: skip
 def test_command_line_refusals_name_the_flags(argv, message, capsys):
     assert _command_line([argv[0], *COMMAND, *argv[1:]], capsys) == message
+
+
+def test_python_is_told_its_own_missing_draw_count_and_memory_fix():
+    # sw21 #7: `sample=` without num_samples was told `num_samples=0`, a value
+    # never passed; the command line says what is missing. sw21 #8:
+    # `device_memory=0` was given no fix.
+    sample = {"learning_rate": LR}
+    assert _python(pjd.sweep, BASE, sample=sample, console=False) == (
+        "sample= needs num_samples=N (how many draws); e.g. num_samples=8 (the "
+        "command line's --samples 8)."
+    )
+    assert _python(make_plan, BASE, sample=sample).startswith("sample= needs num_")
+    assert _python(pjd.sweep, BASE, sample=sample, num_samples=0).startswith(
+        "num_samples=0: random search needs a whole number of draws"
+    )  # a count of none, said as such
+    assert _python(pjd.sweep, BASE, device_memory=0) == (
+        "device_memory=0 must be a positive number of bytes; e.g. "
+        "device_memory=2 * 2**30 (the command line's --device-memory 2GB)."
+    )
