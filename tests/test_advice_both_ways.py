@@ -85,8 +85,10 @@ def test_a_grid_given_as_one_string_is_named_as_that_mistake():
     # A list-valued field keeps its own refusal, which names its grid form.
     listed = _refusal(grid_axis, BASE, "network.hidden_sizes", "64,64", [])
     assert "each value of a list-valued field's grid is one setting's list" in listed
-    # And one number as a string is a grid of one.
-    assert grid_axis(BASE, "learning_rate", "1e-3", [])[1] == [0.001]
+    # One number as a string is one value, refused as a lone number is.
+    assert "'1e-3'} is one value, not a list of values" in _refusal(
+        grid_axis, BASE, "learning_rate", "1e-3", []
+    )
 
 
 def test_pbt_notes_name_the_ready_argument():

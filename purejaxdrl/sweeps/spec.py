@@ -240,8 +240,8 @@ def grid_axis(
     Args:
       base: the config the values are set in.
       name: the field, bare (`learning_rate`) or dotted (`network.hidden_sizes`).
-      values: its values; one that is not a sequence (or is a string) is a grid
-        of one.
+      values: its values, a list (a numpy array: its items); one value alone
+        is refused as a forgotten list, not read as a grid of one.
       taken: the fields already varied.
       wording: how errors name the grid (the command line's or Python's).
 
@@ -249,8 +249,8 @@ def grid_axis(
       (the field, its values as the validated config holds them).
 
     Raises:
-      ConfigError: a field given twice, no values, a value the config rejects,
-        or a value listed twice.
+      ConfigError: a field given twice, one value not in a list, no values, a
+        value the config rejects, or a value listed twice.
 
     """
     field = resolve_field(base, name, wording)
@@ -258,15 +258,10 @@ def grid_axis(
         raise ConfigError(f"sweep field {field.path!r} is given twice; merge them.")
     if getattr(values, "ndim", 0) == 1:  # a numpy or JAX array: its items
         values = [v.item() for v in values]
-    elif (
-        isinstance(values, str)
-        and "," in values
-        and not is_list_field(base, field.path)
-    ):
-        _check_not_joined(base, field, name, values)
-        values = [values]
     elif isinstance(values, str) or not isinstance(values, Sequence):
-        values = [values]
+        if not is_list_field(base, field.path):
+            _refuse_lone(base, field, name, values)
+        values = [values]  # refused by the field, naming its grid form
     if not values:
         example = both_ways(
             "--grid", "grid", f"{name}=V1,V2", f"{{{name!r}: [V1, V2]}}"
@@ -286,23 +281,28 @@ def grid_axis(
     return field, checked
 
 
-def _check_not_joined(base: TrainConfig, field: Field, name: str, text: str) -> None:
-    """Refuses a grid given as one string of values, `"1e-3,1e-4"`, in Python.
+def _refuse_lone(base: TrainConfig, field: Field, name: str, value: Any) -> None:
+    """Refuses one value given as a grid in Python, `1e-3` or `"1e-3,1e-4"`.
 
-    The command line's spelling, which Python reads as one value; the field's
-    own refusal of it ("not a number") would hide that. A string the field
-    takes as one value is one setting; a list-valued field's refusal names
-    its own grid form (`fields.checked_value`).
+    One value is more likely a forgotten list than a grid of one. The values
+    joined in one string are the command line's spelling, said as such: the
+    field's own refusal of it ("not a number") would hide that.
     """
-    try:
-        checked_value(base, field, text, "", grid=True)
-    except ConfigError:
-        items = [_number_or_text(v) for v in text.split(",") if v.strip()]
-        example = both_ways("--grid", "grid", f"{name}={text}", {name: items})
-        raise ConfigError(
-            f"grid={{{name!r}: {text!r}}} gives the values as one string; pass "
-            f"a list, e.g. {example}."
-        ) from None
+    if isinstance(value, str) and "," in value:
+        try:
+            checked_value(base, field, value, "", grid=True)
+        except ConfigError:
+            items = [_number_or_text(v) for v in value.split(",") if v.strip()]
+            example = both_ways("--grid", "grid", f"{name}={value}", {name: items})
+            raise ConfigError(
+                f"grid={{{name!r}: {value!r}}} gives the values as one string; "
+                f"pass a list, e.g. {example}."
+            ) from None
+    raise ConfigError(
+        f"grid={{{name!r}: {value!r}}} is one value, not a list of values; pass a "
+        f"list, e.g. grid={{{name!r}: [{value!r}]}} (or set the field in the base "
+        "config to train that value alone)."
+    )
 
 
 def _number_or_text(text: str) -> Any:

@@ -63,8 +63,22 @@ def test_grid_axis_resolves_the_field_and_checks_each_value():
     field, values = grid_axis(BASE, "learning_rate", ["1e-3", "2.5e-4"], [])
     assert field == Field("ppo.learning_rate", dynamic=True)
     assert values == [0.001, 0.00025]
-    # A lone value (not a sequence) is a grid of one.
-    assert grid_axis(BASE, "num_epochs", 2, []) == (Field("ppo.num_epochs", False), [2])
+    # A lone value (not a list) is refused as a forgotten list (sw21 #9: it
+    # was a grid of one, where a string of values was refused).
+    with pytest.raises(ConfigError) as e:
+        grid_axis(BASE, "learning_rate", 1e-3, [])
+    assert str(e.value) == (
+        "grid={'learning_rate': 0.001} is one value, not a list of values; pass a "
+        "list, e.g. grid={'learning_rate': [0.001]} (or set the field in the base "
+        "config to train that value alone)."
+    )
+    for lone in (2, True, "relu", np.float32(0.5)):
+        with pytest.raises(ConfigError, match="is one value, not a list of values"):
+            grid_axis(BASE, "num_epochs", lone, [])
+    assert grid_axis(BASE, "num_epochs", (2,), []) == (
+        Field("ppo.num_epochs", False),
+        [2],
+    )
     # A numpy array (np.logspace in a notebook) is its values.
     _, values = grid_axis(BASE, "learning_rate", np.array([1e-4, 1e-3]), [])
     assert values == [1e-4, 1e-3] and all(type(v) is float for v in values)
