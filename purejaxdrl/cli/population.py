@@ -206,7 +206,7 @@ def _resume(
 ) -> int:
     """`purejaxdrl COMMAND --resume DIR`: continues a stopped sweep or PBT run."""
     parser = Parser(
-        prog=f"purejaxdrl {command.name} --resume",
+        prog=f"purejaxdrl {command.name}",  # the usage names --resume DIR
         description=f"Continue a {command.what} that was stopped, from its "
         "checkpoints.",
         allow_abbrev=False,

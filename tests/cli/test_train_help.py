@@ -91,4 +91,14 @@ def test_a_population_resume_help_says_what_each_flag_is(command, capsys):
     out = " ".join(capsys.readouterr().out.split())
     what = {"sweep": "sweep", "pbt": "PBT run"}[command]
     assert f"--resume DIR the {what}'s folder " in out
-    assert "--device-memory SIZE memory per device " in out
+    # The usage names --resume once (sw21 #10: `sweep --resume [-h] --resume DIR`).
+    assert out.startswith(f"usage: purejaxdrl {command} [-h] --resume DIR ")
+    assert out.count("--resume DIR") == 2  # the usage's and the flag's help
+    # On a resume a sweep keeps its started programs' batches (sw21 #1); PBT
+    # lays its population out again, so its budget applies as on a start.
+    memory = {
+        "sweep": "--device-memory SIZE memory per device the programs not started "
+        "yet may use",
+        "pbt": "--device-memory SIZE memory per device it may use",
+    }[command]
+    assert memory in out
