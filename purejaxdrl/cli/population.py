@@ -27,6 +27,7 @@ from purejaxdrl.cli.args import (
     use_compile_cache,
 )
 from purejaxdrl.cli.early_signals import EarlySignals
+from purejaxdrl.cli.exits import EXIT_FAILURE
 from purejaxdrl.cli.start import command_start
 from purejaxdrl.config_docs import both_ways
 
@@ -246,6 +247,8 @@ def _run(
     # Imported only now: JAX starts with it, after the cache is on.
     run = getattr(importlib.import_module(command.module), function)
     from purejaxdrl.sweeps.batch import SweepStopped
+    from purejaxdrl.training.checkpoint import CheckpointError
+    from purejaxdrl.training.log_writes import LogWriteError
     from purejaxdrl.training.setup_stop import SetupHold
 
     start = time.perf_counter()
@@ -269,6 +272,9 @@ def _run(
             file=sys.stderr,
         )
         return 0
+    except (CheckpointError, LogWriteError) as e:  # a full disk, say: as train's
+        print(f"purejaxdrl: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_FAILURE
     command.summary(result, time.perf_counter() - start)
     if settings:  # here, not first: a refusal stays one line
         print(f"  settings           {settings}")

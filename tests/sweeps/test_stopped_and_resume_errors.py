@@ -21,6 +21,8 @@ from purejaxdrl.sweeps.batch import resume_call
 from purejaxdrl.sweeps.pbt import population
 from purejaxdrl.sweeps.pbt.store import PBTCheckpoint
 from purejaxdrl.training import opened_run
+from purejaxdrl.training.checkpoint import CheckpointError
+from purejaxdrl.training.log_writes import LogWriteError
 
 REASON = "stopped by SIGINT after update 2 of 4"
 
@@ -56,6 +58,25 @@ def test_the_command_line_names_only_the_command_to_continue(
         f"purejaxdrl: {name} {REASON}; continue with: "
         f"{fake_devices_setting(0)}purejaxdrl {name} --resume {tmp_path}\n"
     )
+
+
+@pytest.mark.parametrize("error", [CheckpointError, LogWriteError])
+@pytest.mark.parametrize(("name", "module"), [("sweep", program), ("pbt", population)])
+def test_a_failed_save_or_log_write_is_one_line_and_exit_1(
+    name, module, error, tmp_path, monkeypatch, capsys
+):
+    # A full disk under `sweep` printed the save's line at the foot of two
+    # tracebacks (the docs said one line, as `train` gives).
+    line = f"saving a checkpoint in {tmp_path} failed: No space left on device; ..."
+
+    def fails(*args, **kwargs):
+        raise error(line)
+
+    monkeypatch.setattr(module, name, fails)
+    argv = [name, "--no-files", "--quiet", "--no-compile-cache"]
+    argv += ["--explore", "learning_rate=loguniform:1e-4:1e-2"] if name == "pbt" else []
+    assert cli.main(argv) == 1
+    assert capsys.readouterr().err == f"purejaxdrl: error: {line}\n"
 
 
 def test_a_population_on_fake_cpu_devices_resumes_with_their_setting(
