@@ -21,7 +21,10 @@ def _result(exported: list, monkeypatch) -> TrainResult:
     )
     run = SimpleNamespace(config=None)
     exp = SimpleNamespace(
-        obs_spec=None, action_spec=None, runner=SimpleNamespace(steps_per_update=1)
+        obs_spec=None,
+        action_spec=None,
+        action_bounds=None,
+        runner=SimpleNamespace(steps_per_update=1),
     )
     state = SimpleNamespace(agent=SimpleNamespace(params=None))
     return bare_result(export=train._exporter(run, exp, state, 0))
