@@ -10,8 +10,11 @@ import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
+from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.training.experiment import make_experiment
-from purejaxdrl.training.policy.acting import policy_acting
+from purejaxdrl.training.policy.acting import SAMPLING_STREAM, policy_acting
+from purejaxdrl.training.policy.exported import write_policy
+from purejaxdrl.training.policy.record import PolicySource
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +84,66 @@ def test_the_sampled_policy_is_reproducible_by_seed(pendulum, capsys):
     assert "(sampled policy), lengths 20-20" in lines[0]
     mean = float(np.mean(one.returns))
     assert f"mean return {mean:.1f}" in lines[0], (mean, lines[0])
+
+
+def _fresh_pendulum(out, options=None):
+    """A PPO Pendulum-v1 policy folder of fresh parameters (nothing trains)."""
+    env = {"id": "Pendulum-v1", "options": options or {}}
+    config = pjd.apply_overrides(
+        pjd.load_preset("cartpole").config,
+        {"network": {"hidden_sizes": [16]}, "devices": 1, "env": env},
+    )
+    made = pjd.env.make("Pendulum-v1")
+    specs = (made.observation_spec(made.default_params), made.action_spec(None))
+    network, _ = algorithm("ppo").make_networks(
+        config.algo_config, config.network, *specs
+    )
+    params = network.init(jax.random.key(0), jnp.zeros(3))
+    return write_policy(out, PolicySource(config, params, None, 1, specs))
+
+
+def test_sampled_environments_draw_apart_on_the_same_observation(tmp_path):
+    # Resets differ, so episodes differ even on one key: the same observation
+    # shows whether each environment draws from a stream of its own.
+    policy = pjd.load_policy(_fresh_pendulum(tmp_path / "p"))
+    acting = policy_acting(policy, sample_seed=0)
+    state, obs = acting.initial_state(8), jnp.zeros((8, 3))
+    _, action = acting.act((), state, obs, jnp.zeros(8, bool))
+    assert len(set(np.asarray(action)[:, 0].tolist())) == 8, action
+
+
+def test_each_step_draws_with_a_key_it_does_not_carry_on(tmp_path):
+    # Environment i's stream: the seed's key folded with SAMPLING_STREAM,
+    # then with i; each step splits it into the key carried and the key drawn.
+    policy = pjd.load_policy(_fresh_pendulum(tmp_path / "p"))
+    acting = policy_acting(policy, sample_seed=3)
+    obs = jax.random.normal(jax.random.key(1), (2, 3))
+    state = acting.initial_state(2)
+    for _ in range(2):
+        previous = state[1]
+        state, action = acting.act((), state, obs, jnp.zeros(2, bool))
+        for i in range(2):
+            carry, draw = jax.random.split(previous[i])
+            _, expected = policy.step((), obs[i][None], jnp.zeros(1, bool), draw)
+            np.testing.assert_allclose(action[i], expected[0], rtol=1e-6)
+            assert jax.random.key_data(state[1][i]).tolist() == (
+                jax.random.key_data(carry).tolist()
+            )
+    stream = jax.random.fold_in(jax.random.key(3), SAMPLING_STREAM)
+    first = acting.initial_state(2)[1]
+    for i in range(2):
+        assert jax.random.key_data(first[i]).tolist() == (
+            jax.random.key_data(jax.random.fold_in(stream, i)).tolist()
+        )
+
+
+def test_evals_env_options_replace_the_exported_ones(tmp_path):
+    folder = _fresh_pendulum(tmp_path / "p", {"max_steps_in_episode": 20})
+    exported = pjd.evaluate_policy(folder, episodes=1, max_steps=100)
+    longer = pjd.evaluate_policy(
+        folder, episodes=1, max_steps=100, env_options={"max_steps_in_episode": 30}
+    )
+    assert (int(exported.lengths[0]), int(longer.lengths[0])) == (20, 30)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ checkpoint, then ended in a traceback and exit 1. A write that fails after all
 
 import errno
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -96,3 +97,20 @@ def test_a_failed_write_is_one_line_and_keeps_the_earlier_export(tmp_path, monke
         f"space left on device); {ANOTHER}"
     )
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no .tmp
+
+
+def test_export_keeps_an_earlier_policy_unless_told_to_overwrite(
+    tmp_path, capsys, monkeypatch
+):
+    out = _write(tmp_path / "policy")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    _unrestorable(monkeypatch)
+    said = f"out={str(out)!r} already holds an exported policy (policy.json, params."
+    with pytest.raises(pjd.ConfigError, match=f"^{re.escape(said)}"):
+        pjd.export_policy(tmp_path / "run", out)
+    assert cli.main(["export", str(tmp_path / "run"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pass --overwrite (overwrite=True in" in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    with pytest.raises(AssertionError, match="the checkpoint was read"):
+        pjd.export_policy(tmp_path / "run", out, overwrite=True)  # asked: it goes on

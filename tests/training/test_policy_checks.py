@@ -12,7 +12,7 @@ from purejaxdrl import cli
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.normalization import RunningStatistics
 from purejaxdrl.training.policy.exported import write_policy
-from purejaxdrl.training.policy.record import PolicySource
+from purejaxdrl.training.policy.record import VERSION, PolicySource
 
 
 def _export(out, normalize=False, hidden=(16, 16)):
@@ -72,6 +72,16 @@ def test_observation_statistics_must_match_normalize_observations(tmp_path):
         pjd.load_policy(plain)
 
 
+def test_statistics_a_plain_policy_json_does_not_name_are_refused(tmp_path):
+    # Files copied from two exports: acting on raw observations would be wrong.
+    plain = _export(tmp_path / "plain")
+    normalised = _export(tmp_path / "norm", normalize=True)
+    (plain / "params.msgpack").write_bytes((normalised / "params.msgpack").read_bytes())
+    said = "says the policy does not normalise observations but params.msgpack has"
+    with pytest.raises(pjd.ConfigError, match=said):
+        pjd.load_policy(plain)
+
+
 @pytest.mark.parametrize("key", ["network", "algo", "env_id", "action"])
 def test_a_missing_field_is_one_line(tmp_path, capsys, key):
     folder = _export(tmp_path / "p")
@@ -83,11 +93,23 @@ def test_a_missing_field_is_one_line(tmp_path, capsys, key):
     assert len(err.strip().splitlines()) == 1 and f"'{key}'" in err, err
 
 
-def test_a_newer_format_version_is_refused(tmp_path):
+@pytest.mark.parametrize("newer", [VERSION + 1, 99])
+def test_a_newer_format_version_is_refused(tmp_path, newer):
     folder = _export(tmp_path / "p")
-    _edit(folder, version=99)
-    with pytest.raises(pjd.ConfigError, match="version 99; this purejaxdrl reads"):
+    _edit(folder, version=newer)
+    with pytest.raises(pjd.ConfigError, match=f"version {newer}; this purejaxdrl"):
         pjd.load_policy(folder)
+
+
+def test_a_policy_json_without_its_format_is_refused(tmp_path, capsys):
+    # Any JSON with the required fields is not yet a policy.
+    folder = _export(tmp_path / "p")
+    _edit(folder, format=None)
+    with pytest.raises(pjd.ConfigError, match="is not a purejaxdrl-policy file"):
+        pjd.load_policy(folder)
+    assert cli.main(["eval", str(folder), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a purejaxdrl-policy file" in err, err
 
 
 def _sac_cnn_policy():
@@ -146,6 +168,12 @@ def test_missing_critic_torsos_with_other_differences_are_not_called_old(tmp_pat
             "hidden_sizes",
             ["16"],
             "network.hidden_sizes=['16'] is not a list of integers",
+        ),
+        # JSON's true is no width: the file is named, not params.msgpack.
+        (
+            "hidden_sizes",
+            [True],
+            "network.hidden_sizes=[True] is not a list of integers",
         ),
         ("shared_torso", "false", "network.shared_torso='false' is not true or false"),
         ("policy_obs_key", 3, "network.policy_obs_key=3 is not a string or null"),

@@ -102,6 +102,21 @@ def test_loading_a_checkpoint_names_the_run_and_its_step(tmp_path):
     assert "--out " + str(run) not in said
 
 
+@pytest.mark.parametrize("inside", ["plots/x", "checkpoints/tmp"])
+def test_loading_a_folder_of_a_run_that_is_no_save_names_no_step(tmp_path, inside):
+    # No `--checkpoint ` without a number, no `step=)`: the run exports as is.
+    run = tmp_path / "pm2"
+    (run / inside).mkdir(parents=True)
+    (run / "config.yaml").write_text("{}")
+    with pytest.raises(pjd.ConfigError) as refused:
+        pjd.load_policy(run / inside)
+    assert str(refused.value) == (
+        f"{str(run / inside)!r} is a folder inside run {str(run)!r}, not an "
+        f"exported policy; export it first: `purejaxdrl export {run} --out OUT` "
+        f"(pjd.export_policy({str(run)!r}, OUT) in Python), then load OUT."
+    )
+
+
 # `--out ..` from inside a run's folder names the run: its suggested folder
 # is the run's name with `_policy` beside it, not `.._policy`.
 def test_a_run_given_as_dot_dot_suggests_a_folder_beside_it(tmp_path, monkeypatch):

@@ -127,6 +127,20 @@ def test_a_recurrent_policys_initial_state_refuses_a_batch_that_is_no_count(
     assert jax.tree.leaves(policy.initial_state(np.int64(3)))[0].shape[0] == 3
 
 
+def test_a_recurrent_state_of_another_batch_is_refused_in_one_line(tmp_path):
+    # Not JAX's "Incompatible shapes for broadcasting" from inside the core.
+    _, _, policy = _recurrent(tmp_path / "p")
+    said = (
+        r"^the state is of a batch of \[2\], the observations of 3; start from "
+        r"policy.initial_state\(3\).$"
+    )
+    obs = np.zeros((3, 2), np.float32)
+    with pytest.raises(ValueError, match=said):
+        policy.step_mode(policy.initial_state(2), obs, False)
+    with pytest.raises(ValueError, match=said):
+        policy.step(policy.initial_state(2), obs, False, jax.random.key(0))
+
+
 def test_a_recurrent_policy_samples_each_row_with_its_own_key(tmp_path):
     network, params, policy = _recurrent(tmp_path / "p")
     batch = 256
