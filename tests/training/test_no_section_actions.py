@@ -63,6 +63,18 @@ def test_where_the_sections_do_not_tell_the_kind_it_says_how_to_add_one(tmp_path
     )
 
 
+def test_a_preset_named_is_called_by_its_path_not_the_default():
+    # Only a command that named no --env started from "the default preset".
+    with pytest.raises(NoSectionError) as error:
+        read_preset("cartpole", "sac")
+    named = f"Preset {str(error.value.path)!r} has no 'sac' section, nor could"
+    assert str(error.value).startswith(named), str(error.value)
+    assert error.value.for_flags("cartpole", None).startswith(named)
+    assert error.value.for_flags(None, None).startswith(
+        "The default preset, cartpole (--env cartpole), has no 'sac' section"
+    )
+
+
 def test_another_id_than_the_presets_gets_the_generic_refusal():
     with pytest.raises(NoSectionError) as error:
         read_preset("cartpole", "sac")

@@ -57,6 +57,17 @@ ENV = "env: {id: CartPole-v1}\n"
         ),
         ("descripton: x\ndqn: {}\n", "did you mean 'description'?"),
         ("dqnn: {}\n", "unknown top-level key 'dqnn'; did you mean 'dqn'?"),
+        ("DQN: {}\n", "unknown top-level key 'DQN'; did you mean 'dqn'?"),
+        # A section's misspelt target is named as the target, not a run field.
+        (
+            "dqn: {taget: {mean_return: 475, env_steps: 1000}}\n",
+            "unknown key 'taget': did you mean target (the section's target score",
+        ),
+        # A run's config.yaml is no preset: the fix is to resume the run.
+        (
+            "algo: dqn\nseed: 0\ntotal_steps: 1000\ndqn: {}\n",
+            "is a run's resolved config (algo: dqn, seed, total_steps), not a preset",
+        ),
         # A section that is not a mapping says so, not that it is missing.
         ("dqn: [1, 2]\n", "its 'dqn' section is a list, not a mapping"),
     ],
