@@ -48,7 +48,7 @@ def _loop(
         overrides["eval"] = {"episodes": 1, "every": 1, "stop_at": stop_at}
     config = pjd.apply_overrides(pjd.TrainConfig(), overrides)
 
-    def chunk(state):
+    def chunk(state, stop=None):  # a blocking runner's: polls `stop`
         events.append(f"dispatch {state}")
         ones = np.ones(length, np.float32)
         return state + length, {"loss/total": ones * state}
@@ -302,7 +302,7 @@ class FakeSignals:
 
     latest = None
 
-    def __init__(self, peer):
+    def __init__(self, peer, saves=True):
         self.requested = None
         FakeSignals.latest = self
 
@@ -456,7 +456,7 @@ def test_the_last_evaluation_is_dispatched_after_the_last_record_is_taken(
     loop = _loop(events, evaluate=evaluate, num_updates=4)
     loop.run.config = pjd.apply_overrides(loop.run.config, {"eval": {"episodes": 1}})
 
-    def chunk(state):
+    def chunk(state, stop=None):  # a blocking runner's: polls `stop`
         events.append(f"dispatch {state}")
         now[0] += 1.0  # each chunk's second of training
         return state + 2, {"loss/total": np.ones(2, np.float32)}
@@ -617,7 +617,7 @@ def test_evaluations_between_chunks_are_not_training_time(monkeypatch, ahead):
         now[0] += 100.0
         return EvalResult(np.array([5.0]), np.array([9]))
 
-    def chunk(state):
+    def chunk(state, stop=None):  # a blocking runner's: polls `stop`
         now[0] += 1.0  # each chunk's second of training
         return state + 2, {"loss/total": np.ones(2, np.float32)}
 
