@@ -8,9 +8,10 @@ alternating, median of `--repeats`. Compile time is excluded and reported.
     python scripts/bench_apex.py --repeats 3
 """
 
+import argparse
 import functools
 
-from harness import Report, interleave, parser, positive_int, run_main
+from harness import TINY_NOTE, Report, interleave, parser, positive_int, run_main
 
 import purejaxdrl as pjd
 
@@ -51,12 +52,25 @@ def measure(configs: dict, repeats: int) -> dict[str, list[dict[str, float]]]:
     return interleave({algo: functools.partial(run, algo) for algo in configs}, repeats)
 
 
-def main(argv: list[str] | None = None) -> Report:
+def make_parser() -> argparse.ArgumentParser:
+    """The options; `--tiny` replaces the sizes (and says so if any was given)."""
     p = parser(__doc__)
-    p.add_argument("--total-steps", type=positive_int, default=400_000)
-    p.add_argument("--buffer-size", type=positive_int, default=1_000_000)
-    p.add_argument("--batch-size", type=positive_int, default=256)
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--total-steps", type=positive_int, default=400_000, help="default 400,000"
+    )
+    p.add_argument(
+        "--buffer-size",
+        type=positive_int,
+        default=1_000_000,
+        help="replay transitions (default 1,000,000)",
+    )
+    p.add_argument("--batch-size", type=positive_int, default=256, help="default 256")
+    p.tiny_replaces = ("repeats", *TINY_SIZES)
+    return p
+
+
+def main(argv: list[str] | None = None) -> Report:
+    args = make_parser().parse_args(argv)
     if args.tiny:
         vars(args).update(TINY_SIZES)
     cfgs = configs(args.total_steps, args.buffer_size, args.batch_size)
@@ -71,7 +85,8 @@ def main(argv: list[str] | None = None) -> Report:
     apex = report.add(row, "apex", runs["apex"])
     dqn = report.add(row, "dqn", runs["dqn"])
     ratio = apex.medians()["grad_steps_per_s"] / dqn.medians()["grad_steps_per_s"]
-    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}])
+    note = TINY_NOTE if args.tiny else ""
+    report.add(row, "ratio apex / dqn", [{"grad_steps_per_s": ratio}], note)
     return report.finish(args)
 
 

@@ -95,25 +95,20 @@ API is reached by brax's PPO trainer.
 from typing import Any
 
 from harness import TINY_NOTE, Report, Row, interleave, parser, positive_int, run_main
-from ppo_beside_brax.brax_side import (
-    brax_env_name,
-    episode_length,
-    install_jax_shims,
-    make_evaluate,
-    run_brax,
-)
 from ppo_beside_brax.clock import Result, clock_note
-from ppo_beside_brax.ours import make_config, our_policy_fn, run_ours
-from ppo_beside_brax.profile import profile
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
+
+__all__ = ["clock_note", "main"]  # brax is imported in main: --help stays quick
 
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__)
     p.set_defaults(repeats=1)
     p.add_argument("--env", default="inverted_pendulum", help="a brax preset")
-    p.add_argument("--total-steps", type=positive_int, default=500_000)
+    p.add_argument(
+        "--total-steps", type=positive_int, default=500_000, help="default 500,000"
+    )
     p.add_argument("--num-envs", type=positive_int, help="default: the preset's")
     p.add_argument("--unroll-length", type=positive_int, help="default: the preset's")
     p.add_argument("--seed", type=int, default=0, help="first seed")
@@ -124,9 +119,21 @@ def main(argv: list[str] | None = None) -> Report:
         help="host round trips: our num_logs and brax's training epochs (>= 2; "
         "brax's first one compiles and is left out of its steps/s)",
     )
-    p.add_argument("--eval-envs", type=positive_int, default=128)
+    p.add_argument(
+        "--eval-envs",
+        type=positive_int,
+        default=128,
+        help="environments of the final evaluation (default 128)",
+    )
     p.add_argument(
         "--profile", action="store_true", help="split an update: rollout vs learner"
+    )
+    p.tiny_replaces = (
+        "num_envs",
+        "unroll_length",
+        "chunks",
+        "total_steps",
+        "eval_envs",
     )
     args = p.parse_args(argv)
     if args.tiny:  # 64 envs: brax splits them over every device, then 8 minibatches
@@ -134,6 +141,15 @@ def main(argv: list[str] | None = None) -> Report:
         args.total_steps, args.eval_envs = 64 * 4 * 3, 4
     if args.chunks < 2:
         p.error("--chunks must be >= 2")
+    from ppo_beside_brax.brax_side import (
+        brax_env_name,
+        episode_length,
+        install_jax_shims,
+        make_evaluate,
+        run_brax,
+    )
+    from ppo_beside_brax.ours import make_config, our_policy_fn, run_ours
+    from ppo_beside_brax.profile import profile
 
     install_jax_shims()
     config = make_config(args, args.chunks)

@@ -22,7 +22,9 @@ all of them, in this order, most wanted first):
 - cnn_learners: the Nature CNN and the IMPALA ResNet on 84x84x4 frames:
   forward obs/s and training samples/s (`scripts/bench_networks.py`).
 - recurrent: masked-CartPole PPO with GRU, LSTM and minGRU cores beside two
-  feed-forward baselines (`scripts/bench_recurrent.py`).
+  feed-forward baselines (`scripts/bench_recurrent.py`), one run per core
+  (seed 0), whatever `--seeds` and `--repeats` say; `steps_per_s / B's` is
+  a run's steps/s over baseline B's.
 - playground: MuJoCo Playground's CartpoleBalance PPO beside brax's trainer
   on `wrap_for_brax_training` (`scripts/bench_playground.py`), at the
   `cartpole_balance` preset's settings with `--playground-envs` environments;
@@ -35,9 +37,13 @@ all of them, in this order, most wanted first):
 `--budget-seconds` stops before a row that would not fit (`ESTIMATES`; at
 `--tiny`, 15 s each), or before an environment count of ppo_cartpole or
 breakout_minatar when under 15 s are left, and the table says what did not
-run. A row that fails is listed as failed and the others still run; the
-suite then exits with status 1. `--purejaxrl DIR` is checked before any row:
-DIR/purejaxrl/ppo.py must exist. `--json` and
+run. The clock starts after imports and cache setup, and a row already
+started runs to its end: leave a margin. Ctrl-C stops cleanly: the table
+of what finished is printed and saved, the cut row and the rows not started
+are listed as interrupted, and the exit status is 130. A row that fails is
+listed as failed and the others still run; the suite then exits with
+status 1. `--purejaxrl DIR` is checked before any row: DIR/purejaxrl/ppo.py
+must exist. `--json` and
 `--markdown` are rewritten after every line, so a killed run keeps them all.
 `--profile DIR` runs each contender of the rows beside a peer (and
 breakout_minatar) once more under `jax.profiler`, and adds a line per
@@ -66,6 +72,7 @@ import time
 import traceback
 import types
 from collections.abc import Callable
+from typing import NoReturn
 
 from gpu_rows.common import ESTIMATES
 from gpu_rows.own import (
@@ -169,6 +176,9 @@ def make_parser() -> argparse.ArgumentParser:
         help="persistent compilation cache (default: a fresh temporary folder, so "
         "a repeat reloads its program instead of compiling it again)",
     )
+    # At --tiny the rows use toy sizes of their own: these are not read.
+    p.tiny_replaces = ("repeats", "ppo_envs", "ant_steps", "playground_envs",
+                       "playground_steps", "go1_updates")  # fmt: skip
     return p
 
 
@@ -202,32 +212,66 @@ def main(argv: list[str] | None = None) -> Report:
 
 
 def run_rows(args: argparse.Namespace) -> Report:
-    """Runs the chosen rows within the budget; each row's seconds are printed."""
+    """Runs the chosen rows within the budget; each row's seconds are printed.
+
+    Ctrl-C (a scheduler's SIGINT) stops the suite cleanly: the row it cut and
+    the rows not started are listed as such, the table of what finished is
+    printed and saved, and the exit status is 130.
+    """
     budget = Budget(args.budget_seconds)
     report = Report("purejaxdrl GPU suite" + (" (tiny)" if args.tiny else ""))
     report.save_as_it_goes(args.json, args.markdown)  # a kill keeps every line
-    for name in args.rows:
-        # At --tiny, every row fits the env-count margin: toy sizes, toy times.
-        if not budget.allows(15 if args.tiny else ESTIMATES[name]):
-            report.skip(name, f"out of budget ({max(0, budget.left()):.0f} s left)")
-            continue
-        left = max(0, budget.left())
-        left = f", {left:.0f} s of budget left" if args.budget_seconds else ""
-        print(f"\n[{name}]{left}", flush=True)
-        start = time.perf_counter()
+    for i, name in enumerate(args.rows):
         try:
-            ROWS[name](report, args, budget)
-        except Exception as e:  # one broken row must not lose the others
-            traceback.print_exc()
-            report.skip(name, f"failed: {type(e).__name__}: {str(e).splitlines()[0]}")
-        print(f"[{name}] took {time.perf_counter() - start:.0f} s", flush=True)
+            run_row(report, args, budget, name)
+        except KeyboardInterrupt:
+            return interrupted(report, args, name, args.rows[i + 1 :])
     report.finish(args)
     print(f"total {report.machine['total_s']:.0f} s", flush=True)
-    failed = list(dict.fromkeys(r for r, why in report.skipped if why[:6] == "failed"))
+    failed = [f"{r} ({why})" if why else r for r, why in report.failed_rows()]
     if failed:  # a scripted run (CI) must see it, not only the table
         print(f"bench_gpu.py: rows failed: {', '.join(failed)}", file=sys.stderr)
         sys.exit(1)
     return report
+
+
+def run_row(
+    report: Report, args: argparse.Namespace, budget: Budget, name: str
+) -> None:
+    """One row, if the budget has room for it; a row that fails is recorded."""
+    # At --tiny, every row fits the env-count margin: toy sizes, toy times.
+    if not budget.allows(15 if args.tiny else ESTIMATES[name]):
+        report.skip(name, f"out of budget ({max(0, budget.left()):.0f} s left)")
+        return
+    left = max(0, budget.left())
+    left = f", {left:.0f} s of budget left" if args.budget_seconds else ""
+    print(f"\n[{name}]{left}", flush=True)
+    start = time.perf_counter()
+    try:
+        ROWS[name](report, args, budget)
+    except Exception as e:  # one broken row must not lose the others
+        traceback.print_exc()
+        why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        report.skip(name, why, status="failed")
+    print(f"[{name}] took {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def interrupted(
+    report: Report, args: argparse.Namespace, name: str, later: list[str]
+) -> NoReturn:
+    """Ctrl-C during row `name`: the cut row and the rest recorded, table, exit 130."""
+    report.skip(name, "Ctrl-C during this row: lines above are what finished",
+                status="interrupted")  # fmt: skip
+    for row in later:
+        report.skip(row, "Ctrl-C before it started", status="interrupted")
+    report.machine["interrupted_during"] = name  # not a complete run
+    report.finish(args)
+    print(
+        f"bench_gpu.py: interrupted during {name}; the table above has what finished",
+        file=sys.stderr,
+        flush=True,
+    )
+    sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ algorithm on both sides. Both run with the XLA_FLAGS purejaxdrl sets.
 
 Every figure counts agent steps; frames = 4 x agent steps (Atari frame skip 4).
 
-    python scripts/bench_host.py --preset pong --algo ppo --updates 20 \
+    python scripts/bench_host.py --preset pong --algo ppo --updates 20 \\
         --peer /path/to/ppo_atari_envpool_xla_jax.py
 """
 

@@ -109,10 +109,10 @@ def brax_ppo(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
     """brax's PPO trainer on Playground's own training wrapper, same settings."""
     import functools
 
-    from bench_brax import install_jax_shims
     from brax.training.agents.ppo import networks as ppo_networks
     from brax.training.agents.ppo import train as ppo_train
     from mujoco_playground import registry, wrapper
+    from ppo_beside_brax.brax_side import install_jax_shims
 
     from purejaxdrl.env import menagerie
 

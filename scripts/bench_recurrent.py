@@ -41,6 +41,7 @@ import jax.numpy as jnp
 from flax import linen as nn
 from harness import (
     TINY,
+    TINY_NOTE,
     Report,
     add_purejaxrl,
     parser,
@@ -59,9 +60,17 @@ def ours(config: pjd.TrainConfig, seed: int) -> dict[str, float]:
 
 
 def add_with_ratios(
-    report: Report, row: str, runs: dict[str, list[dict]], baselines: list[str]
+    report: Report,
+    row: str,
+    runs: dict[str, list[dict]],
+    baselines: list[str],
+    note: str = "",
 ) -> None:
-    """Each run's figures and its steps/s relative to each baseline's median."""
+    """Each run's figures and its steps/s over each baseline's median.
+
+    The ratio's key says what it divides, which way round: `steps_per_s /
+    ff's` is this run's steps/s over the `ff` baseline's (not a return).
+    """
     base = {
         b: statistics.median(r["steps_per_s"] for r in runs[b])
         for b in baselines
@@ -69,10 +78,16 @@ def add_with_ratios(
     }
     for name, rows in runs.items():
         figures = [
-            {**r, **{f"vs {b}": r["steps_per_s"] / v for b, v in base.items()}}
+            {
+                **r,
+                **{
+                    f"steps_per_s / {b}'s": r["steps_per_s"] / v
+                    for b, v in base.items()
+                },
+            }
             for r in rows
         ]
-        report.add(row, name, figures)
+        report.add(row, name, figures, note)
 
 
 def part_cores(
@@ -192,7 +207,7 @@ def part_peer(report: Report, module: types.ModuleType, seeds: int, tiny: bool) 
         runs[peer].append(purejaxrl_rnn(module, seeded))
         runs[mine].append(ours(config, seed))
     row = "CartPole-v1, PureJaxRL ppo_rnn.py defaults on both sides"
-    add_with_ratios(report, row, runs, [peer])
+    add_with_ratios(report, row, runs, [peer], TINY_NOTE if tiny else "")
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -227,7 +242,8 @@ def main(argv: list[str] | None = None) -> Report:
                 overrides["num_envs"] = num_envs
             runs = part_cores(args.preset, args.algo, args.seeds, overrides, only)
             row = f"{num_envs or 'preset'} envs, seeds 0..{args.seeds - 1}"
-            add_with_ratios(report, row, runs, ["ff", "ff + core-size layer"])
+            note = TINY_NOTE if args.tiny else ""
+            add_with_ratios(report, row, runs, ["ff", "ff + core-size layer"], note)
     if peer is not None:
         part_peer(report, peer, args.seeds, args.tiny)
     else:

@@ -22,19 +22,28 @@ import tempfile
 import time
 
 import numpy as np
-from harness import TINY, Report, parser, positive_int, run_main
+from harness import (
+    TINY,
+    TINY_NOTE,
+    Report,
+    nonnegative_int,
+    parser,
+    positive_int,
+    run_main,
+)
 
 import purejaxdrl as pjd
 
 
 def main(argv: list[str] | None = None) -> Report:
     p = parser(__doc__, repeats=False)  # whole runs, once each
-    p.add_argument("--env", default="cartpole")
-    p.add_argument("--algo", default="ppo")
+    p.add_argument("--env", default="cartpole", help="a preset (default cartpole)")
+    p.add_argument("--algo", default="ppo", help="the preset's algorithm (default ppo)")
     p.add_argument("--settings", type=positive_int, default=8, help="learning rates")
     p.add_argument("--seeds", type=positive_int, default=8, help="seeds per setting")
     p.add_argument("--total-steps", type=positive_int, default=None, help="per run")
-    p.add_argument("--devices", type=int, default=0, help="0: all")
+    p.add_argument("--devices", type=nonnegative_int, default=0, help="0: all")
+    p.tiny_replaces = ("settings", "seeds", "total_steps", "devices")
     args = p.parse_args(argv)
     cache = tempfile.TemporaryDirectory(prefix="bench-sweep-cache-")  # gone at exit
     pjd.enable_compilation_cache(cache.name)
@@ -87,7 +96,8 @@ def main(argv: list[str] | None = None) -> Report:
         "train": seq["train_s"] / sweep["train_s"],
         "same_return_runs": float(same.sum()),
     }
-    report.add(row, "ratio sequential / sweep", [ratios])
+    note = TINY_NOTE if args.tiny else ""
+    report.add(row, "ratio sequential / sweep", [ratios], note)
     return report.finish(args)
 
 

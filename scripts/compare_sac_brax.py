@@ -98,12 +98,12 @@ from typing import Any
 import brax
 import jax
 import numpy as np
-from bench_brax import install_jax_shims  # scripts/ is on the path when run
 from brax import envs as brax_envs
 from brax.training.agents.sac import networks as brax_sac_networks
 from brax.training.agents.sac import train as brax_sac
 from flax import linen
 from harness import Report, parser, positive_int, run_main
+from ppo_beside_brax.brax_side import install_jax_shims  # scripts/ on the path
 
 import purejaxdrl as pjd  # sets the XLA CPU flags before JAX starts a backend
 from purejaxdrl.observe.evaluation import make_evaluate

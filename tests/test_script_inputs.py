@@ -130,7 +130,7 @@ def test_gpu_suite_exits_1_when_a_row_fails(monkeypatch, tmp_path, capsys):
     assert "started " in header and "s in all" in header
 
 
-def test_a_peer_that_fails_to_import_leaves_our_side_running(tmp_path):
+def test_a_peer_that_fails_to_import_leaves_our_side_running(tmp_path, capsys):
     # PureJaxRL's wrappers import brax: without it the whole row was lost.
     import harness
     from gpu_rows import peers
@@ -145,8 +145,13 @@ def test_a_peer_that_fails_to_import_leaves_our_side_running(tmp_path):
         sys.modules.pop("ppo", None)
         sys.path.remove(f"{tmp_path}/purejaxrl")
     [(row, why)] = report.skipped
-    assert row == "ppo_cartpole" and why.startswith("failed: PureJaxRL side (")
+    assert row == "ppo_cartpole" and why.startswith(f"PureJaxRL ({tmp_path}): ")
     assert why.endswith("ModuleNotFoundError: No module named 'not_installed_here'")
+    # Our side ran: the line says so, not "not run" (bh21 #5), and the suite
+    # lists the row as failed in part.
+    line = f"  [ppo_cartpole] our side ran; the peer failed: PureJaxRL ({tmp_path}): "
+    assert line in capsys.readouterr().out
+    assert report.failed_rows() == [("ppo_cartpole", "in part")]
 
 
 def test_a_tiny_clock_check_is_a_code_path_note_not_an_alarm():
@@ -156,3 +161,36 @@ def test_a_tiny_clock_check_is_a_code_path_note_not_an_alarm():
     medians = {"steps_per_s": 200.0, "own_steps_per_s": 100.0}
     assert bench_brax.clock_note(medians, tiny=True) == harness.TINY_NOTE
     assert bench_brax.clock_note(medians).startswith("CLOCK DISAGREES")
+
+
+def test_tiny_names_the_sizes_it_ignores_in_one_line(capsys):
+    # --tiny dropped --ppo-envs / --batch-size silently (bh21 #4).
+    import bench_apex
+    import bench_gpu
+
+    bench_gpu.parse(["--tiny", "--ppo-envs", "64", "512", "--rows", "ppo_cartpole"])
+    assert capsys.readouterr().err.splitlines() == [
+        f"{sys.argv[0].split('/')[-1]}: --tiny: --ppo-envs 64 512 ignored (toy sizes)"
+    ]
+    bench_apex.make_parser().parse_args(["--tiny", "--batch-size", "100"])
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--batch-size 100 ignored" in err
+    assert all(a.help for a in bench_apex.make_parser()._actions)
+    bench_gpu.parse(["--tiny"])  # nothing given: nothing said
+    assert capsys.readouterr().err == ""
+
+
+def test_bench_brax_help_does_not_import_brax():
+    # It took 15 s: brax and the trainers were imported at module load (bh21 #7).
+    import subprocess
+
+    code = (
+        "import runpy, sys; sys.argv = ['bench_brax.py', '--help']\n"
+        "try: runpy.run_path('bench_brax.py', run_name='__main__')\n"
+        "except SystemExit: pass\n"
+        "print('brax' in sys.modules, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=SCRIPTS, text=True,
+                         capture_output=True, check=True)  # fmt: skip
+    assert out.stderr.strip().splitlines()[-1] == "False"
+    assert "--eval-envs EVAL_ENVS\n" in out.stdout and "default 128" in out.stdout

@@ -128,7 +128,7 @@ def test_script_runs_at_toy_size(
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(SCRIPTS / script), run_name="__main__")
     report = json.loads(out.read_text())
-    assert not [s for s in report["skipped"] if s["why"].startswith("failed")]
+    assert not [s for s in report["skipped"] if "failed" in s["status"]]
     assert report["rows"], f"{script} reported nothing"
     for row in report["rows"]:
         assert row["runs"], row
@@ -216,7 +216,7 @@ def test_gpu_suite_row_runs_at_toy_size(row, on_scripts_path, tmp_path, purejaxr
         argv += ["--purejaxrl", purejaxrl_stub]
     bench_gpu.main(argv)
     report = json.loads(out.read_text())
-    failed = [s["why"] for s in report["skipped"] if s["why"].startswith("failed")]
+    failed = [s["why"] for s in report["skipped"] if "failed" in s["status"]]
     assert not failed
     rows = report["rows"]
     assert rows, f"{row} reported nothing"
@@ -525,7 +525,9 @@ def test_harness_report_and_budget(on_scripts_path, tmp_path, capsys):
     report.write(str(tmp_path / "r.json"), str(tmp_path / "r.md"))
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["rows"][0]["median"] == {"x": 1.0}
-    assert data["skipped"] == [{"row": "later", "why": "out of budget"}]
+    assert data["skipped"] == [
+        {"row": "later", "status": "not run", "why": "out of budget"}
+    ]
     machine = data["machine"]
     assert machine["cpu_cores"] >= 1 and "load_average_after" in machine
     assert machine["commit"] != "?"  # the repository's, this file's checkout
@@ -563,10 +565,12 @@ def test_bench_ppo_peer_ratio_is_ppo_over_it_whatever_algo_order(
     assert ratios == {"ratio ppo / a2c": 2.0, "ratio ppo / PureJaxRL ppo.py": 0.25}
 
 
-def test_gpu_suite_keeps_a_killed_rows_finished_lines(on_scripts_path, monkeypatch,
-                                                      tmp_path):  # fmt: skip
-    # A row killed after its first size: that size's line is on disk (it was
-    # written only at the row's end). No training: a stand-in row.
+def test_gpu_suite_stops_cleanly_on_ctrl_c(on_scripts_path, monkeypatch, tmp_path,
+                                          capsys):  # fmt: skip
+    # A row cut by Ctrl-C after its first size: that size's line is on disk,
+    # the cut row and the ones never started are recorded as such, the table
+    # is printed, and stderr is one line (it was a 25-line traceback ending
+    # "nothing was saved", no table, and no sign in the JSON of a cut run).
     import argparse
 
     import bench_gpu
@@ -574,19 +578,29 @@ def test_gpu_suite_keeps_a_killed_rows_finished_lines(on_scripts_path, monkeypat
     def row(report, args, budget):
         report.add("fake 64 envs", "purejaxdrl sweep", [{"steps_per_s": 1.0}])
         report.skip("fake", "1024 envs: out of budget")
-        raise KeyboardInterrupt  # as a kill mid-row
+        raise KeyboardInterrupt  # as Ctrl-C mid-row
 
     monkeypatch.setitem(bench_gpu.ROWS, "fake", row)
+    monkeypatch.setitem(bench_gpu.ROWS, "later", row)
     out, md = tmp_path / "gpu.json", tmp_path / "gpu.md"
-    args = argparse.Namespace(
-        rows=["fake"], tiny=True, budget_seconds=None, json=str(out), markdown=str(md)
-    )
-    with pytest.raises(KeyboardInterrupt):
+    args = argparse.Namespace(rows=["fake", "later"], tiny=True, budget_seconds=None,
+                              json=str(out), markdown=str(md))  # fmt: skip
+    with pytest.raises(SystemExit) as exit_:
         bench_gpu.run_rows(args)
+    assert exit_.value.code == 130
+    std = capsys.readouterr()
+    assert std.err == (
+        "bench_gpu.py: interrupted during fake; the table above has what finished\n"
+    )
     data = json.loads(out.read_text())
     assert [r["row"] for r in data["rows"]] == ["fake 64 envs"]
-    assert data["skipped"] == [{"row": "fake", "why": "1024 envs: out of budget"}]
+    statuses = [(s["row"], s["status"]) for s in data["skipped"]]
+    cut = [("fake", "interrupted"), ("later", "interrupted")]
+    assert statuses == [("fake", "not run"), *cut]
+    assert data["skipped"][2]["why"] == "Ctrl-C before it started"
+    assert data["machine"]["interrupted_during"] == "fake"
     assert "| fake 64 envs | purejaxdrl sweep |" in md.read_text()
+    assert "| later | interrupted | | Ctrl-C before it started |" in std.out  # table
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpu.json", "gpu.md"]
 
 

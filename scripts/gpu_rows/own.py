@@ -106,4 +106,6 @@ def row_recurrent(report: Report, args: argparse.Namespace, budget: Budget) -> N
     row = (
         f"cartpole_masked PPO {sizes['num_envs']} envs, {sizes['total_steps']:,} steps"
     )
-    bench_recurrent.add_with_ratios(report, row, runs, ["ff + core-size layer"])
+    # One run per core (seed 0), one after another: not the header's repeats.
+    note = tiny_note(args) or "one run per core (seed 0), not repeated"
+    bench_recurrent.add_with_ratios(report, row, runs, ["ff + core-size layer"], note)

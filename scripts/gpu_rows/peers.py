@@ -82,13 +82,15 @@ def _load_peer(report: Report, path: str | None) -> types.ModuleType | None:
     import bench_ppo
 
     if path is None:
-        report.skip("ppo_cartpole", "PureJaxRL side not run: no --purejaxrl given")
+        status = "our side ran; the PureJaxRL side did not"
+        report.skip("ppo_cartpole", "no --purejaxrl given", status=status)
         return None
     try:
         return bench_ppo.load_purejaxrl(path)
     except Exception as e:  # our side of the row still runs
         why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-        report.skip("ppo_cartpole", f"failed: PureJaxRL side ({path}): {why}")
+        status = "our side ran; the peer failed"
+        report.skip("ppo_cartpole", f"PureJaxRL ({path}): {why}", status=status)
         return None
 
 
@@ -116,9 +118,10 @@ def _purejaxrl_vmapped(
 
 def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> None:
     """Our ant preset beside brax's ppo.train: steps/s and evaluation return."""
-    import bench_brax
+    from ppo_beside_brax import brax_side, clock
+    from ppo_beside_brax import ours as our_ppo
 
-    bench_brax.install_jax_shims()
+    brax_side.install_jax_shims()
     chunks = 3
     sizes = types.SimpleNamespace(
         env="inverted_pendulum" if args.tiny else "ant",
@@ -128,19 +131,19 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
         unroll_length=4 if args.tiny else None,
         total_steps=64 * 4 * chunks if args.tiny else args.ant_steps,
     )
-    config = bench_brax.make_config(sizes, chunks)
+    config = our_ppo.make_config(sizes, chunks)
     if args.tiny:  # brax's trivial test env: both trainers, compiled in seconds
         fast = {"id": "brax/fast", "options": config.env.options}  # ant's options
         config = pjd.apply_overrides(config, {"env": fast})
-    evaluate = bench_brax.make_evaluate(config, 4 if args.tiny else 128)
+    evaluate = brax_side.make_evaluate(config, 4 if args.tiny else 128)
     policies: dict[str, Callable] = {}
 
     def ours(repeat: int) -> dict[str, float]:
         seeded = pjd.apply_overrides(config, {"seed": repeat})
-        figures, params = bench_brax.run_ours(seeded)
+        figures, params = our_ppo.run_ours(seeded)
         if "ours" not in policies:
             agent = pjd.training.make_experiment(config).agent
-            policies["ours"] = bench_brax.our_policy_fn(agent)
+            policies["ours"] = our_ppo.our_policy_fn(agent)
         return {
             "steps_per_s": figures["steps_per_s"],
             "own_steps_per_s": figures["own_steps_per_s"],  # the clock's check
@@ -150,7 +153,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
 
     def brax(repeat: int) -> dict[str, float]:
         seeded = pjd.apply_overrides(config, {"seed": repeat})
-        figures, make_policy, params = bench_brax.run_brax(seeded, chunks)
+        figures, make_policy, params = brax_side.run_brax(seeded, chunks)
         policies.setdefault("brax", make_policy)
         return {
             "steps_per_s": figures["steps_per_s"],
@@ -161,7 +164,7 @@ def row_brax_ant(report: Report, args: argparse.Namespace, budget: Budget) -> No
     row = f"{config.env.id} PPO, {config.num_envs} envs, {config.total_steps:,} steps"
     contenders = {"ours": ours, "brax": brax}
     runs = interleave(contenders, args.brax_repeats, trace_dir(args, row))
-    note = bench_brax.clock_note(Row(row, "", runs["ours"]).medians(), args.tiny)
+    note = clock.clock_note(Row(row, "", runs["ours"]).medians(), args.tiny)
     a = report.add(row, "purejaxdrl", runs["ours"], note)
     b = report.add(row, "brax ppo.train", runs["brax"], "compile estimated")
     ratio = a.medians()["steps_per_s"] / b.medians()["steps_per_s"]

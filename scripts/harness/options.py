@@ -22,11 +22,32 @@ class _Parser(argparse.ArgumentParser):
         # in `message`, the rest is --help's.
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
+    tiny_replaces: tuple[str, ...] = ("repeats",)
+
     def parse_args(self, *args: Any, **kwargs: Any) -> argparse.Namespace:  # type: ignore[override]
         out = super().parse_args(*args, **kwargs)
-        if out.tiny and hasattr(out, "repeats"):  # a code path: one run of each
-            out.repeats = 1
+        if out.tiny:
+            self._say_what_tiny_ignores(out)
+            if hasattr(out, "repeats"):  # a code path: one run of each
+                out.repeats = 1
         return out
+
+    def _say_what_tiny_ignores(self, out: argparse.Namespace) -> None:
+        # --tiny replaces these sizes: one given too is named on stderr, one
+        # line, so nobody believes their sizes ran.
+        given = [
+            a for a in self._actions
+            if a.dest in self.tiny_replaces and hasattr(out, a.dest)
+            and getattr(out, a.dest) != a.default
+        ]  # fmt: skip
+        if given:
+            opts = "; ".join(f"{a.option_strings[-1]} {_shown(getattr(out, a.dest))}"
+                             for a in given)  # fmt: skip
+            print(f"{self.prog}: --tiny: {opts} ignored (toy sizes)", file=sys.stderr)
+
+
+def _shown(value: Any) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def positive_int(text: str) -> int:

@@ -42,6 +42,7 @@ class Report:
         self.machine = dict(machine or describe_machine())
         self.rows: list[Row] = []
         self.skipped: list[tuple[str, str]] = []
+        self._status: list[str] = []  # per skipped entry: "not run", "failed"...
         self._save_to: tuple[str | None, str | None] = (None, None)
         self._start = time.perf_counter()
         print(f"{title}\n{machine_line(self.machine)}", flush=True)
@@ -62,11 +63,26 @@ class Report:
         self._autosave()
         return line
 
-    def skip(self, row: str, why: str) -> None:
-        """Records a row that did not run, and why (printed, kept, saved)."""
+    def skip(self, row: str, why: str, status: str = "not run") -> None:
+        """Records a row (or part of one) that did not run, and why.
+
+        Printed, kept and saved. `status` says what happened: "not run",
+        "failed", "interrupted", or for a row whose peer alone failed,
+        "our side ran; the peer failed" (`failed_rows` lists those too).
+        """
         self.skipped.append((row, why))
-        print(f"  [{row}] not run: {why}", flush=True)
+        self._status.append(status)
+        print(f"  [{row}] {status}: {why}", flush=True)
         self._autosave()
+
+    def failed_rows(self) -> list[tuple[str, str]]:
+        """(row, "" or "in part" where only a peer's side failed), each once."""
+        failed = {
+            row: "" if status == "failed" else "in part"
+            for (row, _), status in zip(self.skipped, self._status, strict=True)
+            if "failed" in status
+        }
+        return list(failed.items())
 
     def _autosave(self) -> None:
         if any(self._save_to):
@@ -86,7 +102,10 @@ class Report:
                 }
                 for r in self.rows
             ],
-            "skipped": [{"row": row, "why": why} for row, why in self.skipped],
+            "skipped": [
+                {"row": row, "status": status, "why": why}
+                for (row, why), status in zip(self.skipped, self._status, strict=True)
+            ],
         }
 
     def to_markdown(self) -> str:
@@ -95,8 +114,8 @@ class Report:
         lines += ["|---|---|---|---|"]
         for r in self.rows:
             lines.append(f"| {r.row} | {r.name} | {_cells(r)} | {r.note} |")
-        for row, why in self.skipped:
-            lines.append(f"| {row} | not run | | {why} |")
+        for (row, why), status in zip(self.skipped, self._status, strict=True):
+            lines.append(f"| {row} | {status} | | {why} |")
         return "\n".join(lines) + "\n"
 
     def finish(self, args: argparse.Namespace) -> Report:
