@@ -29,14 +29,29 @@ def needed_extra(env_id: str) -> str | None:
     return needs[1] if needs else None
 
 
-def missing_dependency(package: str, error: ImportError | None) -> str | None:
-    """The module an installed `package` failed to import, if not itself.
+def import_failure(package: str, error: ImportError | None) -> str | None:
+    """Why an installed `package` did not import; None where it is not installed.
 
-    EnvPool imports gymnasium itself: a missing dependency of an installed
-    library must not read as the library missing.
+    A ModuleNotFoundError naming the package (or a module of it) is its
+    absence. One naming another module is a missing dependency of the
+    installed package (EnvPool imports gymnasium itself), which must not read
+    as the package missing. Any other ImportError is the package's own
+    failure, told with its error.
     """
-    missing = (getattr(error, "name", None) or package).split(".")[0]
-    return missing if missing != package.split(".")[0] else None
+    if error is None:
+        return None
+    top = (getattr(error, "name", None) or "").split(".")[0]
+    if isinstance(error, ModuleNotFoundError) and top == package.split(".")[0]:
+        return None
+    if isinstance(error, ModuleNotFoundError) and top:
+        return (
+            f"{package} is installed but cannot import {top}, which it needs "
+            f"({error}); pip install {top}"
+        )
+    return (
+        f"{package} is installed but failed to import ({type(error).__name__}: "
+        f"{error}); reinstall it, or see its own install notes"
+    )
 
 
 def package_refusal(env_id: str, error: ImportError | None = None) -> str:
@@ -44,18 +59,13 @@ def package_refusal(env_id: str, error: ImportError | None = None) -> str:
 
     Args:
       env_id: an id with one of `OPTIONAL_PACKAGES`' prefixes.
-      error: the import's error, if one was raised. Where it names another
-        module than the package (a dependency of an installed package), the
-        line says that one is missing instead.
+      error: the import's error, if one was raised: where the package is
+        installed but failed (`import_failure`), the line says why.
 
     """
     package, extra = _needs(env_id) or (env_id, env_id)
-    missing = missing_dependency(package, error)
-    if missing:
-        return (
-            f"env.id={env_id!r} needs the {package} package, which is installed "
-            f"but cannot import {missing} ({error}): pip install {missing}"
-        )
+    if (why := import_failure(package, error)) is not None:
+        return f"env.id={env_id!r} needs the {package} package: {why}"
     return (
         f"env.id={env_id!r} needs the {package} package, which is not "
         f"installed: pip install 'purejaxdrl[{extra}]'"

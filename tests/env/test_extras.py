@@ -62,7 +62,26 @@ def test_an_adapter_whose_import_fails_says_what_the_check_before_it_says(
 def test_a_missing_dependency_of_an_installed_package_is_named():
     error = ModuleNotFoundError("No module named 'mujoco'", name="mujoco")
     line = package_refusal("playground/CartpoleBalance", error)
-    assert (
-        "mujoco_playground package, which is installed but cannot import mujoco" in line
+    assert line == (
+        "env.id='playground/CartpoleBalance' needs the mujoco_playground package: "
+        "mujoco_playground is installed but cannot import mujoco, which it needs "
+        "(No module named 'mujoco'); pip install mujoco"
     )
-    assert line.endswith(": pip install mujoco")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ImportError("cannot import name 'Foo' from 'craftax.x'", name="craftax.x"),
+        ImportError("libGL.so.1: cannot open shared object file"),
+    ],
+)
+def test_an_installed_package_that_fails_to_import_is_not_called_missing(error):
+    # rd21 #2: a broken install was told to install what it has, and its own
+    # error was dropped.
+    line = package_refusal("Craftax-Classic-Symbolic-v1", error)
+    assert "is not installed" not in line
+    assert line.startswith(
+        "env.id='Craftax-Classic-Symbolic-v1' needs the craftax package: craftax "
+        f"is installed but failed to import (ImportError: {error})"
+    )

@@ -102,7 +102,7 @@ def test_unknown_ids_and_missing_packages_say_what_to_do(monkeypatch):
         make_host_env("dmc:cheetah", 1, 0)
 
     def missing(name):
-        raise ImportError(f"No module named {name!r}")
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
     monkeypatch.setattr(host_base.importlib, "import_module", missing)
     with pytest.raises(pjd.ConfigError, match=r"pip install 'purejaxdrl\[envpool\]'"):

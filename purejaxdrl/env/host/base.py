@@ -27,7 +27,7 @@ import numpy as np
 
 from purejaxdrl.config import ConfigError
 from purejaxdrl.env.base import Box, Discrete
-from purejaxdrl.env.extras import missing_dependency
+from purejaxdrl.env.extras import import_failure
 
 
 class HostStep(NamedTuple):
@@ -190,12 +190,8 @@ def import_optional(module: str, extra: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        missing = missing_dependency(module, e)
-        if missing:
-            raise ConfigError(
-                f"{module} is installed but cannot import {missing}, which it "
-                f"needs ({e}); pip install {missing}"
-            ) from None
+        if (why := import_failure(module, e)) is not None:
+            raise ConfigError(why) from None
         raise ConfigError(
             f"{module} is not installed ({e}); host environments of this kind "
             f"need it: pip install 'purejaxdrl[{extra}]'"
