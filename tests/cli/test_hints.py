@@ -307,6 +307,7 @@ def test_a_sweep_field_unknown_names_the_algorithms_help(capsys):
         ["sweep", "--no-files", "--algo", "dqn", "--grid", "dqn.nope=1"], capsys
     )
     assert line.endswith(
-        "`purejaxdrl train --algo dqn --help` lists every field (dqn's may be "
-        "given without 'dqn.')."
+        "`purejaxdrl train --algo dqn --help` lists every field "
+        "(help(pjd.TrainConfig) and dataclasses.fields(config.dqn) in Python; "
+        "dqn's may be given without 'dqn.')."
     )
