@@ -120,18 +120,45 @@ class SweepStore:
           ConfigError: fewer local devices than the recorded mesh needs.
 
         """
-        saved = self._saved_layout(group)
+        saved = self._kept_layout(group)
         if saved is None:
             return None
         return recorded_mesh(self.directory, "sweep", (saved.sweep, saved.data))
 
-    def layout(self, group: int, layout: Layout) -> Layout:
-        """The layout group `group` trains with: the recorded one, if any.
+    def bound(self, group: int, num_batches: int) -> bool:
+        """Whether group `group`'s recorded batches are fixed by what it saved.
 
-        A resumed sweep keeps its batches (their checkpoints hold that many
-        runs each), on its recorded mesh (`recorded_shape`).
+        They are while one of its batches has a saved checkpoint (which holds
+        that many runs stacked) or some, not all, of its `num_batches` batches
+        are finished (the rest must keep their runs). A layout recorded before
+        anything was saved binds nothing: a sweep killed in its first batch
+        is laid out again.
         """
+        done = sum(self.finished(group, b) for b in range(num_batches))
+        if 0 < done < num_batches:
+            return True
+        folders = (f for f in self._root.glob(f"p{group}-b*") if f.is_dir())
+        return any(step.name.isdigit() for f in folders for step in f.iterdir())
+
+    def _kept_layout(self, group: int) -> Layout | None:
+        """The recorded layout, if what the group saved holds it (or it finished)."""
         saved = self._saved_layout(group)
+        if saved is None:
+            return None
+        batches = saved.num_batches
+        if all(self.finished(group, b) for b in range(batches)):
+            return saved
+        return saved if self.bound(group, batches) else None
+
+    def layout(self, group: int, layout: Layout) -> Layout:
+        """The layout group `group` trains with: the recorded one, if kept.
+
+        A resumed sweep keeps its batches where they are `bound` (their
+        checkpoints hold that many runs each) or all finished (their records
+        are numbered by them), on its recorded mesh (`recorded_shape`).
+        Otherwise `layout` is recorded and used.
+        """
+        saved = self._kept_layout(group)
         if saved is None:
             self._root.mkdir(parents=True, exist_ok=True)
             path = self._layout_path(group)
@@ -144,9 +171,10 @@ class SweepStore:
 
         A batch's checkpoints hold its runs stacked (and its finished
         batches' records are numbered by it), so a resumed group keeps its
-        recorded batches: a budget that would split them finer is refused
-        before anything compiles, rather than kept silently. A larger one,
-        or one that fits them, applies to the groups not laid out yet.
+        recorded batches while they are `bound`: a budget that would split
+        them finer is refused before anything compiles, rather than kept
+        silently. A larger one, or one that fits them, applies to the groups
+        not started yet (a finished group needs none).
 
         Raises:
           ConfigError: naming the group's recorded batches and the budgets
@@ -157,7 +185,7 @@ class SweepStore:
             return
         for group in range(groups):
             saved = self._saved_layout(group)
-            if saved is None:
+            if saved is None or not self.bound(group, saved.num_batches):
                 continue
             if saved.runs_per_device > max(1, device_memory // max(saved.run_bytes, 1)):
                 which = f"program {group + 1} of {groups}'s" if groups > 1 else "its"

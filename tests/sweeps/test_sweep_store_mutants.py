@@ -85,6 +85,11 @@ def test_a_finished_batch_reads_back_its_runs_divergences(tmp_path, monkeypatch)
     assert result.final_params[2:] == [2, 3]
 
 
+def _saved(path, group: int, batch: int = 0) -> None:
+    """Marks a batch as holding a saved checkpoint (a step's folder)."""
+    (path / "checkpoints" / f"p{group}-b{batch}" / "2").mkdir(parents=True)
+
+
 def test_a_resumed_sweep_keeps_its_batches_and_its_mesh(tmp_path):
     store = SweepStore(tmp_path)
     assert store.recorded_shape(0) is None  # not laid out yet
@@ -92,6 +97,7 @@ def test_a_resumed_sweep_keeps_its_batches_and_its_mesh(tmp_path):
         sweep=2, data=2, batch_size=4, num_batches=3, run_bytes=10, device_bytes=99
     )
     assert store.layout(0, first) == first
+    _saved(tmp_path, 0)
     # Another estimate on the same mesh: the recorded batches stand.
     again = dataclasses.replace(first, batch_size=2, num_batches=6)
     assert store.layout(0, again) == first
@@ -102,8 +108,10 @@ def test_a_resumed_sweep_keeps_its_batches_and_its_mesh(tmp_path):
         "(sweep x data) layout.",
     )
     store.layout(1, dataclasses.replace(first, sweep=2, data=4))
+    _saved(tmp_path, 1, 2)
     assert store.recorded_shape(1) == ((2, 4), None)  # all of them
     store.layout(2, dataclasses.replace(first, sweep=4, data=4))
+    _saved(tmp_path, 2)
     with pytest.raises(ConfigError) as e:
         store.recorded_shape(2)
     assert str(e.value).startswith(
@@ -126,6 +134,7 @@ def test_a_resume_refuses_a_budget_its_recorded_batches_do_not_fit(tmp_path):
     store.layout(0, one)
     two = dataclasses.replace(one, sweep=2, batch_size=4, run_bytes=3 * 2**10)
     store.layout(1, two)
+    _saved(tmp_path, 1)
     store.check_budget(3, None)
     store.check_budget(3, 6 * 2**10)
     with pytest.raises(ConfigError) as e:
@@ -137,3 +146,40 @@ def test_a_resume_refuses_a_budget_its_recorded_batches_do_not_fit(tmp_path):
         "they fit, or with --device-memory 6KiB (device_memory=6144 in Python) "
         "or more"
     )
+
+
+def test_only_what_a_program_saved_binds_its_recorded_batches(tmp_path):
+    # rd21 #1: a layout is recorded before anything compiles. A sweep killed
+    # in its first batch before any save, or a program that finished, is not
+    # bound to it: a smaller budget is taken, and the group laid out again.
+    store = SweepStore(tmp_path)
+    big = Layout(
+        sweep=2, data=1, batch_size=8, num_batches=2, run_bytes=2**10, device_bytes=0
+    )
+    small = dataclasses.replace(big, batch_size=4, num_batches=4)
+    store.layout(0, big)
+    assert not store.bound(0, 2)
+    store.check_budget(1, 2**10)  # nothing saved: no refusal
+    assert store.recorded_shape(0) is None  # a fresh mesh too
+    assert store.layout(0, small) == small  # laid out again, and recorded
+    # Some of its batches finished: bound; all of them: kept, but no budget
+    # is checked against a program that needs no memory any more.
+    root = tmp_path / "checkpoints"
+    for b in range(3):
+        (root / f"p0-b{b}.done").write_text("{}")
+        assert store.bound(0, 4)
+        with pytest.raises(ConfigError, match="cannot split its recorded batches"):
+            store.check_budget(1, 2**10)
+    (root / "p0-b3.done").write_text("{}")
+    assert not store.bound(0, 4)
+    store.check_budget(1, 2**10)
+    assert store.layout(0, big) == small
+    assert store.recorded_shape(0)[0] == (2, 1)
+    # An opened batch folder with no step saved in it binds nothing.
+    store.layout(1, big)
+    (root / "p1-b0" / "2.orbax-checkpoint-tmp-1").mkdir(parents=True)
+    store.check_budget(2, 1)
+    _saved(tmp_path, 1, 1)
+    assert store.bound(1, 2)
+    with pytest.raises(ConfigError, match="program 2 of 2's checkpoints"):
+        store.check_budget(2, 1)
