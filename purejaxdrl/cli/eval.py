@@ -25,7 +25,7 @@ from purejaxdrl.cli.plot import check_out_folder
 from purejaxdrl.env.registry import PLAYGROUND_PREFIX
 from purejaxdrl.observe.numbers import mean_std_text, return_text
 from purejaxdrl.observe.play import EPISODES, RENDER_STEPS, SEED
-from purejaxdrl.training.policy.evaluate import check_play_args
+from purejaxdrl.observe.play_args import check_play_args
 from purejaxdrl.training.policy.folder import SPEC_FILE
 
 # The defaults are a Player's (`observe.play`): RENDER_STEPS, the steps drawn
@@ -146,13 +146,15 @@ def _play(args: Any) -> int:
             exp.runner.close,
         )
         cap = "the run's eval.max_steps"
-    max_steps = args.max_steps or config.eval.max_steps
-    if args.max_steps:  # where the cap came from, said if it cut episodes
+    # The player caps at the run's eval.max_steps itself (`args.max_steps`
+    # None); the figure is for the line that says how many episodes it cut.
+    max_steps = config.eval.max_steps if args.max_steps is None else args.max_steps
+    if args.max_steps is not None:  # where the cap came from, said if it cut
         cap = "--max-steps"
     try:
         if args.render:  # before evaluating: a file or env that cannot be drawn
             player.check_render(args.render)
-        result = _evaluate(player, state, args, max_steps)
+        result = _evaluate(player, state, args)
         _print_result(config, step, result, max_steps, cap, args)
         if args.render:
             _render(player, state, args)
@@ -161,7 +163,7 @@ def _play(args: Any) -> int:
     return 0
 
 
-def _evaluate(player: Any, state: Any, args: Any, max_steps: int) -> Any:
+def _evaluate(player: Any, state: Any, args: Any) -> Any:
     """`player.evaluate`, with running out of memory said in one line.
 
     Every episode plays at once, one environment each: memory grows with
@@ -176,7 +178,7 @@ def _evaluate(player: Any, state: Any, args: Any, max_steps: int) -> Any:
 
     try:
         return player.evaluate(
-            state, episodes=args.episodes, max_steps=max_steps, seed=args.seed
+            state, episodes=args.episodes, max_steps=args.max_steps, seed=args.seed
         )
     except (jax.errors.JaxRuntimeError, MemoryError) as e:
         said = out_of_memory(e)
@@ -202,7 +204,7 @@ def _render(player: Any, state: Any, args: Any) -> None:
         drawn = player.render(
             state,
             args.render,
-            max_steps=args.max_steps or RENDER_STEPS,
+            max_steps=args.max_steps,  # None: the player's RENDER_STEPS
             seed=args.seed,
             episodes=args.episodes,  # the first of those just scored
         )

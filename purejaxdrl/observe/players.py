@@ -21,6 +21,7 @@ from purejaxdrl.observe.evaluation import (
 )
 from purejaxdrl.observe.gif import write_gif
 from purejaxdrl.observe.play import EPISODES, RENDER_STEPS, SEED, Drawn, EvalResult
+from purejaxdrl.observe.play_args import check_play_args
 from purejaxdrl.observe.progress import counting
 from purejaxdrl.observe.render import (
     check_host_renderable,
@@ -62,8 +63,14 @@ class DevicePlayer:
         """`episodes` environments, reset with `jax.random.key(seed)`.
 
         `max_steps` None: the run's `eval.max_steps`, as `purejaxdrl eval`.
+
+        Raises:
+          ConfigError: a value `play_args.check_play_args` refuses.
+
         """
-        max_steps = max_steps or self.config.max_steps
+        check_play_args(episodes, max_steps, seed, flags=False)
+        if max_steps is None:
+            max_steps = self.config.max_steps
         evaluate = make_evaluate(
             self.env, self.network, episodes=episodes, max_steps=max_steps
         )
@@ -79,7 +86,7 @@ class DevicePlayer:
         state: Any,
         out: str | pathlib.Path,
         *,
-        max_steps: int = RENDER_STEPS,
+        max_steps: int | None = RENDER_STEPS,
         seed: int = SEED,
         episodes: int = 1,
         console: bool = True,
@@ -88,7 +95,14 @@ class DevicePlayer:
 
         With `console`, a count of the frames drawn (`progress.counting`: on
         stderr, or one display in a Jupyter cell); without it, nothing.
+        `max_steps` None: `RENDER_STEPS`.
+
+        Raises:
+          ConfigError: a value `play_args.check_play_args` refuses.
+
         """
+        check_play_args(episodes, max_steps, seed, flags=False)
+        max_steps = RENDER_STEPS if max_steps is None else max_steps
         params, env_params = state.agent.params, state.env_params
         key = jax.random.key(seed)
         episode = record_episode(
@@ -131,8 +145,14 @@ class HostPlayer:
         """`episodes` fresh environments seeded with `seed`.
 
         `max_steps` None: the run's `eval.max_steps`, as `purejaxdrl eval`.
+
+        Raises:
+          ConfigError: a value `play_args.check_play_args` refuses.
+
         """
-        max_steps = max_steps or self.config.eval.max_steps
+        check_play_args(episodes, max_steps, seed, flags=False)
+        if max_steps is None:
+            max_steps = self.config.eval.max_steps
         args = self._play_args(state)
         result = evaluate_host(*args, episodes=episodes, seed=seed, max_steps=max_steps)
         return EvalResult(result.returns, result.lengths, result.metrics, result.ended)
@@ -147,7 +167,7 @@ class HostPlayer:
         state: Any,
         out: str | pathlib.Path,
         *,
-        max_steps: int = RENDER_STEPS,
+        max_steps: int | None = RENDER_STEPS,
         seed: int = SEED,
         episodes: int = 1,
         console: bool = True,
@@ -156,8 +176,14 @@ class HostPlayer:
 
         (Host environments are seeded one by one: `episodes` changes nothing.
         Nothing counts their frames as they are drawn, so neither does
-        `console`.)
+        `console`.) `max_steps` None: `RENDER_STEPS`.
+
+        Raises:
+          ConfigError: a value `play_args.check_play_args` refuses.
+
         """
+        check_play_args(episodes, max_steps, seed, flags=False)
+        max_steps = RENDER_STEPS if max_steps is None else max_steps
         del episodes, console
         args = self._play_args(state)
         episode = record_host_episode(*args, seed=seed, max_steps=max_steps)

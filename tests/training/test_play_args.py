@@ -3,12 +3,16 @@
 The arguments are checked before the policy is read: no policy is needed.
 """
 
+import types
+
 import numpy as np
 import pytest
 
 import purejaxdrl as pjd
 from purejaxdrl import cli
-from purejaxdrl.training.policy.evaluate import EPISODES, check_play_args
+from purejaxdrl.observe import players
+from purejaxdrl.observe.play import EPISODES
+from purejaxdrl.observe.play_args import check_play_args
 
 
 @pytest.mark.parametrize(
@@ -101,3 +105,29 @@ def test_evaluate_policy_plays_evals_default_count(capsys):
         cli.main(["eval", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "is reported (default: 5)" in help_text
+
+
+@pytest.mark.parametrize(
+    "player",
+    [
+        players.DevicePlayer(None, None, types.SimpleNamespace(max_steps=7)),
+        players.HostPlayer(types.SimpleNamespace(eval=None), None, None),
+    ],
+    ids=["device", "host"],
+)
+@pytest.mark.parametrize(
+    ("arguments", "wanted"),
+    [
+        # rd21 #3: 0 played to eval.max_steps (`or`), -5 and episodes=0
+        # named eval.* fields, render's 0 and -1 ended in range()'s error.
+        ({"max_steps": 0}, "max_steps=0 must be an integer >= 1; e.g. "),
+        ({"max_steps": -1}, "max_steps=-1 must be an integer >= 1; e.g. "),
+        ({"episodes": 0}, "episodes=0 must be an integer >= 1; e.g. "),
+        ({"seed": True}, "seed=True must be an integer in [0, 2**32); e.g. "),
+    ],
+)
+def test_a_runs_player_refuses_as_evaluate_policy(player, arguments, wanted):
+    for play in (player.evaluate, lambda s, **a: player.render(s, "o.gif", **a)):
+        with pytest.raises(pjd.ConfigError) as refused:
+            play(None, **arguments)
+        assert str(refused.value).startswith(wanted), refused.value

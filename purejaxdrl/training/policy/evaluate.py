@@ -10,7 +10,6 @@ its distribution, the first episode of each of E fresh environments, and
 """
 
 import json
-import numbers
 import pathlib
 from typing import Any
 
@@ -18,7 +17,6 @@ import jax.numpy as jnp
 
 from purejaxdrl import env as envs
 from purejaxdrl.config import ConfigError, apply_overrides
-from purejaxdrl.config_docs import both_ways
 from purejaxdrl.env.host import is_host_env, synchronous
 from purejaxdrl.env.imports import import_modules
 from purejaxdrl.env.option_spelling import PLAY, spelled_as
@@ -30,8 +28,8 @@ from purejaxdrl.observe.play import (  # EPISODES: `evaluate_policy`'s default
     Player,
     PlayState,
 )
+from purejaxdrl.observe.play_args import check_play_args
 from purejaxdrl.observe.players import DevicePlayer, HostPlayer
-from purejaxdrl.rng import check_seed
 from purejaxdrl.runners.placement import make_host_pool
 from purejaxdrl.training.config import TrainConfig, config_class
 from purejaxdrl.training.policy.acting import policy_acting
@@ -43,9 +41,6 @@ from purejaxdrl.training.policy.exported import (
 )
 from purejaxdrl.training.policy.inputs import as_acted_on, before_hiding
 from purejaxdrl.training.restored import restore_run
-
-# The compiled episode loop counts steps in int32.
-STEP_LIMIT = 2**31
 
 
 def is_policy_folder(path: str | pathlib.Path) -> bool:
@@ -253,59 +248,8 @@ def evaluate_policy(
     _check_play_kinds(env_options, sample)
     sample_seed = seed if sample else None
     config, player, state, _ = policy_player(policy, env_options, sample_seed)
-    steps = config.eval.max_steps if max_steps is None else int(max_steps)
+    steps = None if max_steps is None else int(max_steps)  # None: the player's
     return player.evaluate(state, episodes=int(episodes), max_steps=steps, seed=seed)
-
-
-def check_play_args(episodes: Any, max_steps: Any, seed: Any, *, flags: bool) -> None:
-    """Refuses what `purejaxdrl eval` and `evaluate_policy` cannot play, in one line.
-
-    Counts are integers (numpy's too; not a bool) >= 1, `max_steps` below
-    2**31 (the compiled loop counts steps in int32) or None, and `seed` an
-    integer key seed (`rng.check_seed`).
-
-    Args:
-      episodes: how many episodes.
-      max_steps: the cap on an episode's steps, or None for the default.
-      seed: the environments' seed.
-      flags: name the values as the command line's flags (`--episodes 0`),
-        for `eval`; else as the keyword arguments (`episodes=0`).
-
-    Raises:
-      ConfigError: naming the value, the rule and a value that passes.
-
-    """
-
-    def said(name: str, value: Any) -> str:
-        return f"{_flag(name)} {value}" if flags else f"{name}={value!r}"
-
-    def example(name: str, value: int) -> str:
-        return both_ways(_flag(name), name, value)
-
-    for name, value in (("episodes", episodes), ("max_steps", max_steps)):
-        if value is None and name == "max_steps":
-            continue
-        if not _integer(value) or value < 1:
-            raise ConfigError(
-                f"{said(name, value)} must be an integer >= 1; e.g. "
-                f"{example(name, 10)}."
-            )
-    if max_steps is not None and max_steps >= STEP_LIMIT:
-        raise ConfigError(
-            f"{said('max_steps', max_steps)} must be <= 2**31-1 (the compiled "
-            f"loop counts steps in int32); e.g. {example('max_steps', 100000)}."
-        )
-    if not _integer(seed):
-        raise ConfigError(
-            f"{said('seed', seed)} must be an integer in [0, 2**32); e.g. "
-            f"{example('seed', 1)}."
-        )
-    check_seed(seed)
-
-
-def _flag(name: str) -> str:
-    """The eval flag of `evaluate_policy`'s keyword `name` (`--max-steps`)."""
-    return f"--{name.replace('_', '-')}"
 
 
 def _check_play_kinds(env_options: Any, sample: Any) -> None:
@@ -323,11 +267,6 @@ def _check_play_kinds(env_options: Any, sample: Any) -> None:
             f"sample={sample!r} must be True or False; e.g. --sample "
             "(sample=True in Python)."
         )
-
-
-def _integer(value: Any) -> bool:
-    """An integer, numpy's too, but not a bool (True would count one)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _env_imports(path: str | pathlib.Path) -> list[str]:
