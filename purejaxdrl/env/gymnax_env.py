@@ -171,7 +171,7 @@ class GymnaxEnv(Env):
         act_space = self.env.action_space(params)
         if hasattr(act_space, "n"):
             self._action_spec = Discrete(int(act_space.n))
-            self._low = self._high = self.action_bounds = None
+            self._low = self._high = self._scaled_action_bounds = None
             return
         self._act_shape = tuple(int(d) for d in act_space.shape)
         self._low = jnp.asarray(act_space.low, jnp.float32).reshape(-1)
@@ -185,12 +185,13 @@ class GymnaxEnv(Env):
             )
         # A scalar action (shape ()) is a policy's vector of one.
         self._action_spec = Box((int(np.prod(self._act_shape)),))
-        # What [-1, 1] is scaled to, per dimension: an exported policy records it.
+        # What [-1, 1] is scaled to, per dimension: an exported policy records it
+        # (`specs.action_bounds`; private, so a user env's own name is not read).
         low, high = (
             np.broadcast_to(np.asarray(b), self._act_shape).ravel()
             for b in (act_space.low, act_space.high)
         )
-        self.action_bounds = tuple(map(float, low)), tuple(map(float, high))
+        self._scaled_action_bounds = tuple(map(float, low)), tuple(map(float, high))
 
     @property
     def default_params(self) -> EnvParams:

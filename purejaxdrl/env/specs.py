@@ -9,6 +9,7 @@ int, a tuple of ints, or a foreign space's `.n` or `.shape` (gymnax's and
 Gymnasium's `Discrete(n)` and `Box(shape=...)`).
 """
 
+import math
 import numbers
 from typing import Any
 
@@ -23,16 +24,49 @@ def action_bounds(
 ) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """(low, high) per dimension, that a device env maps Box actions in [-1, 1] to.
 
-    gymnax's adapter scales them to its space's bounds (its `action_bounds`);
-    any other environment takes actions in [-1, 1] as they are (brax's and
-    Playground's own range, and the `Env` contract's). None for Discrete
-    actions. An exported policy records them (`env_low`, `env_high`).
+    gymnax's adapter scales them to its space's bounds (its private
+    `_scaled_action_bounds`, found through wrappers); any other environment
+    takes actions in [-1, 1] as they are (brax's and Playground's own range,
+    and the `Env` contract's): a user environment's own attribute, whatever
+    its name, is not read. None for Discrete actions. An exported policy
+    records them (`env_low`, `env_high`).
+
+    Raises:
+      ValueError: an adapter's bounds that are not a (low, high) pair of
+        `n` finite floats each, for an action spec `Box((n,))`.
+
     """
     spec = env.action_spec(params)
     if not isinstance(spec, Box):
         return None
     (n,) = spec.shape
-    return getattr(env, "action_bounds", None) or ((-1.0,) * n, (1.0,) * n)
+    bounds = getattr(env, "_scaled_action_bounds", None)
+    if bounds is None:
+        return (-1.0,) * n, (1.0,) * n
+    checked = _bounds_pair(bounds, n)
+    if checked is None:
+        raise ValueError(
+            f"{type(env).__name__}._scaled_action_bounds={bounds!r} is not a "
+            f"(low, high) pair of {n} finite floats each, for its action spec "
+            f"Box(({n},)): the adapter that sets it must give one."
+        )
+    return checked
+
+
+def _bounds_pair(
+    bounds: Any, n: int
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """`bounds` as ((low...), (high...)) of `n` finite floats each, or None."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return None
+    pair: list[tuple[float, ...]] = []
+    for side in bounds:
+        if not isinstance(side, tuple | list) or len(side) != n:
+            return None
+        if not all(isinstance(x, numbers.Real) and math.isfinite(x) for x in side):
+            return None
+        pair.append(tuple(float(x) for x in side))
+    return pair[0], pair[1]
 
 
 def specs_error(

@@ -16,6 +16,7 @@ import purejaxdrl as pjd
 from purejaxdrl.agents.registry import algorithm
 from purejaxdrl.env.base import Box
 from purejaxdrl.env.specs import action_bounds
+from purejaxdrl.env.wrappers import EpisodeStatistics
 from purejaxdrl.training.policy.exported import write_policy
 from purejaxdrl.training.policy.record import PolicySource
 
@@ -66,6 +67,42 @@ def test_environments_acting_in_minus_one_to_one_record_that_and_discrete_none()
     assert action_bounds(env, env.default_params) == ((-1.0,), (1.0,))
     pendulum = pjd.env.make("Pendulum-v1")
     assert action_bounds(pendulum, pendulum.default_params) == ((-2.0,), (2.0,))
+
+
+def test_a_user_envs_own_action_bounds_are_not_read():
+    # rd21 #4: any `action_bounds` attribute was read (through wrappers): an
+    # array crashed every make_experiment, a method was recorded as bounds.
+    class Mine(pjd.env.Env):
+        action_bounds = np.array([[-2.0, -2.0], [2.0, 2.0]])
+
+        def action_spec(self, params):
+            return Box((2,))
+
+    class Method(Mine):
+        def action_bounds(self):
+            return "anything"
+
+    for env in (Mine(), Method(), EpisodeStatistics(Mine())):
+        assert action_bounds(env, None) == ((-1.0, -1.0), (1.0, 1.0))
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [((-1.0,), (1.0, 2.0)), ((-1.0, 1.0),), ((float("nan"),) * 2, (1.0,) * 2), "ab"],
+)
+def test_an_adapters_malformed_bounds_are_refused(bounds):
+    class Adapter(pjd.env.Env):
+        _scaled_action_bounds = bounds
+
+        def action_spec(self, params):
+            return Box((2,))
+
+    with pytest.raises(ValueError) as e:
+        action_bounds(Adapter(), None)
+    assert str(e.value).startswith(
+        f"Adapter._scaled_action_bounds={bounds!r} is not a (low, high) pair of 2 "
+        "finite floats each, for its action spec Box((2,))"
+    )
 
 
 def test_a_folder_exported_before_the_bounds_were_recorded_still_loads(tmp_path):
