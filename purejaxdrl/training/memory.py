@@ -117,7 +117,9 @@ def gib(n: float) -> str:
         return f"{n / 2**30:.2f} GiB"
     if n >= 0.1 * 2**20:
         return f"{n / 2**20:.1f} MiB"
-    return f"{n / 2**10:.3g} KiB" if n >= 2**10 else f"{n:.0f} bytes"
+    if n >= 2**10:
+        return f"{n / 2**10:.3g} KiB"
+    return f"{n:.0f} byte{'s' * (round(n) != 1)}"
 
 
 def config_run_bytes(

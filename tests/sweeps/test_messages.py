@@ -117,6 +117,7 @@ def test_gib():
     assert gib(2**10) == "1 KiB"
     assert gib(1.5 * 2**10) == "1.5 KiB"
     assert gib(100) == "100 bytes"
+    assert gib(1) == "1 byte"  # rd21 #11: was "1 bytes"
 
 
 def test_a_resumed_sweeps_summary_says_whose_time_each_figure_is():

@@ -259,7 +259,8 @@ def test_a_resume_keeps_its_recorded_batches_and_says_so(tmp_path):
     messages: list[str] = []
     resumed = resume_sweep(stopped.value.path, notify=messages.append)
     assert (
-        "sweep: keeps its recorded batches of 1 run (its checkpoints hold them); "
+        "sweep: the sweep keeps its recorded batches of 1 run (its checkpoints "
+        "hold them); "
         "a memory budget applies to programs not started yet"
     ) in messages
     assert [(x.batch_size, x.num_batches) for x in resumed.layouts] == [(1, 2)]
