@@ -376,9 +376,8 @@ def _recorded(
     if layout.batch_size != planned.batch_size:
         say(
             f"sweep: {label or 'the sweep '}keeps its recorded batches of "
-            f"{layout.batch_size} "
-            f"run{'s' * (layout.batch_size != 1)} (its checkpoints hold them); "
-            "a memory budget applies to programs not started yet"
+            f"{layout.batch_size} run{'s' * (layout.batch_size != 1)} (its checkpoints "
+            "hold them); a memory budget applies to programs not started yet"
         )
     return layout
 
