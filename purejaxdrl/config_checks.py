@@ -68,25 +68,30 @@ def check_ranges(
             f"{name}.{field}={value} must be >= 1 and < 2**31; pass a positive "
             f"integer, e.g. {field_example(f'{name}.{field}', default)}.",
         )
+
+    def finite(field: str) -> str:  # what the rule says of inf, truly
+        return " (inf turns it off)" if field in off_at_inf else " and finite"
+
     for field, value in values(positive):
         value, default = float(value), getattr(type(section), field, 1)
         check(
             value > 0 and (math.isfinite(value) or field in off_at_inf),
-            f"{name}.{field}={value} must be > 0 and finite; pass a positive number, "
-            f"e.g. {field_example(f'{name}.{field}', default)}.",
+            f"{name}.{field}={value} must be > 0{finite(field)}; pass a positive "
+            f"number, e.g. {field_example(f'{name}.{field}', default)}.",
         )
     for field, value in values(non_negative):
         value = float(value)
         default = _example(section, field, 0.0, lambda d: 0 <= d < math.inf)
         check(
             value >= 0 and (math.isfinite(value) or field in off_at_inf),
-            f"{name}.{field}={value} must be >= 0 and finite; pass e.g. "
+            f"{name}.{field}={value} must be >= 0{finite(field)}; pass e.g. "
             f"{field_example(f'{name}.{field}', default)}.",
         )
     for field, value in values(unit):
         value = float(value)
+        default = _example(section, field, 0.99, lambda d: 0 <= d <= 1)
         check(
             0.0 <= value <= 1.0,
             f"{name}.{field}={value} must be in [0, 1]; e.g. "
-            f"{field_example(f'{name}.{field}', 0.99)}.",
+            f"{field_example(f'{name}.{field}', default)}.",
         )

@@ -86,7 +86,8 @@ def coerce(
 
     Types: bool, int, float (and `float | jax.Array`), str, `tuple[X, ...]`,
     `dict[...]`, `typing.Literal[...]` of those, any `| None` or `Optional`.
-    Refusals' examples: an int's `current` value (else 4), a list's `example`.
+    Refusals' examples: an int's or a float's `current` value (else 4, 0.001),
+    a list's `example`.
 
     Raises:
       ConfigError: naming the field, the value and an example of one it takes;
@@ -136,12 +137,15 @@ def coerce(
             raise fail("an integer", str(int(number) or 1))
         return int(number)
     if _is_float_field(hint):
+        # The field's own value: a fixed 0.001 would suggest gamma 0.001.
+        own = isinstance(current, int | float) and not isinstance(current, bool)
+        example = str(float(current)) if own and current == current else "0.001"
         if isinstance(value, bool):
-            raise fail("a number", "0.001")
+            raise fail("a number", example)
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise fail("a number", "0.001") from None
+            raise fail("a number", example) from None
     if hint is str:
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise fail("a string", "name", "'name'")

@@ -39,6 +39,44 @@ def test_without_a_positive_current_value_the_example_is_4(current, example):
     )
 
 
+def test_a_float_fields_example_is_its_current_value(capsys):
+    # A fixed 0.001 told a user who mistyped gamma to train with γ 0.001, an
+    # agent that looks one step ahead; cartpole's pqn section has γ 0.99.
+    argv = ["train", "--algo", "pqn", "--no-files"]
+    assert _refusal([*argv, "--pqn.gamma", "abc"], capsys) == (
+        "purejaxdrl: error: pqn.gamma='abc' is not a number; pass e.g. "
+        "--pqn.gamma 0.99 (pqn.gamma=0.99 in Python).\n"
+    )
+    assert "e.g. --pqn.q-lambda 0.95 (" in _refusal(
+        [*argv, "--pqn.q-lambda", "abc"], capsys
+    )
+
+
+@pytest.mark.parametrize(
+    "current, example", [(None, "0.001"), (True, "0.001"), (2, "2.0"), (0.2, "0.2")]
+)
+def test_without_a_current_number_the_float_example_is_0_001(current, example):
+    with pytest.raises(pjd.ConfigError) as error:
+        coerce("abc", float, "ppo.gamma", current)
+    assert str(error.value) == (
+        f"ppo.gamma='abc' is not a number; pass e.g. --ppo.gamma {example} "
+        f"(ppo.gamma={example} in Python)."
+    )
+
+
+def test_max_grad_norms_refusal_offers_the_inf_it_takes(capsys):
+    # inf is documented as "not clipped" and trains; "finite" said it could not.
+    argv = ["train", "--algo", "pqn", "--no-files", "--pqn.max-grad-norm"]
+    assert _refusal([*argv, "0"], capsys) == (
+        "purejaxdrl: error: pqn.max_grad_norm=0.0 must be > 0 (inf turns it "
+        "off); pass a positive number, e.g. --pqn.max-grad-norm 10.0 "
+        "(pqn.max_grad_norm=10.0 in Python).\n"
+    )
+    assert " must be > 0 and finite;" in _refusal(
+        ["train", "--ppo.learning-rate", "inf", "--no-files"], capsys
+    )
+
+
 def test_a_preset_file_in_the_working_folder_named_without_its_suffix(
     tmp_path, monkeypatch, capsys
 ):
