@@ -80,8 +80,9 @@ def validate(
         at_least_one=("n_step", "buffer_size", "batch_size", "min_replay")
         + ("updates_per_step", "target_every"),
         positive=("learning_rate", "max_grad_norm", "priority_eps"),
-        non_negative=("epsilon_fraction", "epsilon_alpha", "priority_alpha"),
-        unit=("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start"),
+        non_negative=("epsilon_alpha", "priority_alpha"),
+        unit=("gamma", "epsilon_start", "epsilon_end", "epsilon", "beta_start")
+        + ("epsilon_fraction",),
     )
     check_replay_sizes(name, config, shape)
     check_n_step_fits(name, config, shape)

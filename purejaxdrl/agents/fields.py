@@ -160,8 +160,8 @@ class EpsilonFields:
         to epsilon_end.
       epsilon_start: the annealed ε at the start of training.
       epsilon_end: the annealed ε from `epsilon_fraction` of training on.
-      epsilon_fraction: the fraction of training over which the annealed ε
-        falls linearly from epsilon_start to epsilon_end.
+      epsilon_fraction: the fraction of training, in [0, 1], over which the
+        annealed ε falls linearly from epsilon_start to epsilon_end.
       epsilon: Ape-X's base ε of the per-actor rates (0.4 in the paper).
       epsilon_alpha: Ape-X's α, how far the per-actor rates spread (7 in the
         paper).

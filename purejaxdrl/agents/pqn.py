@@ -83,7 +83,9 @@ class PQNConfig(EpsilonFields, RewardFields, OptimizerFields):
         each (with a recurrent core: whole environment sequences, so it must
         divide num_envs).
       q_lambda: λ of the Q(λ) targets; 0 gives one-step Q-learning, 1 the
-        discounted rewards to the end of the unroll plus max-Q there.
+        discounted rewards to the end of the unroll or the episode, plus max-Q
+        there (of the true final observation at a time limit; none at a
+        termination).
       eps: RAdam's ε (optax's default).
 
     """
@@ -250,8 +252,9 @@ def validate(config: PQNConfig, shape: RunShape | None = None) -> None:
         config,
         at_least_one=("num_epochs", "num_minibatches"),
         positive=("learning_rate", "max_grad_norm", "eps", "reward_scale"),
-        non_negative=("epsilon_fraction", "epsilon_alpha"),
-        unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon"),
+        non_negative=("epsilon_alpha",),
+        unit=("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon")
+        + ("epsilon_fraction",),
     )
     check_minibatches("pqn", config, shape)  # as PPO's
     check_epsilon_falls("pqn", config)

@@ -37,11 +37,10 @@ def final_epsilon(config: Any, updates: int, num_updates: int, num_envs: int) ->
 
     `exploration`'s ε of the run after `updates` of its `num_updates`: the
     annealed ε (what its acting parameters held: `epsilon_end` once the
-    anneal is over, more for a run stopped earlier or with
-    `epsilon_fraction` over 1), or, with `per_actor_epsilon`, the mean of
-    Ape-X's ε_i over its `num_envs` environments: what it logs as
-    `epsilon`, since an exported policy acts without an environment index
-    to pick one ε_i by.
+    anneal is over, more for a run stopped earlier), or, with
+    `per_actor_epsilon`, the mean of Ape-X's ε_i over its `num_envs`
+    environments: what it logs as `epsilon`, since an exported policy acts
+    without an environment index to pick one ε_i by.
     """
     epsilon_now, _ = exploration(config, num_updates, num_envs)
     return float(epsilon_now(jnp.asarray(updates, jnp.int32)))

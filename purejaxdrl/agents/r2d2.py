@@ -313,8 +313,8 @@ def validate(config: R2D2Config, shape: RunShape | None = None) -> None:
         at_least_one=("n_step", "buffer_size", "batch_size", "min_replay")
         + ("updates_per_step", "target_every"),
         positive=("learning_rate", "adam_eps", "max_grad_norm", "rescale_eps"),
-        non_negative=("epsilon_fraction", "epsilon_alpha", "priority_alpha"),
-        unit=("gamma", "epsilon", "epsilon_start", "epsilon_end")
+        non_negative=("epsilon_alpha", "priority_alpha"),
+        unit=("gamma", "epsilon", "epsilon_start", "epsilon_end", "epsilon_fraction")
         + ("priority_eta", "importance_exponent"),
     )
     check(

@@ -341,3 +341,13 @@ def test_runs_train_the_same_parameters_on_1_and_2_devices(core):
         flat(two.agent.params), flat(one.agent.params), atol=1e-5, rtol=0
     )
     assert metrics["epsilon"][0] == 1.0 and metrics["epsilon"][-1] < 1.0
+
+
+def test_q_lambdas_help_says_the_return_stops_at_an_episodes_end():
+    # λ = 1 is not "to the end of the unroll" across an episode end: the
+    # return stops there (max-Q of the final observation at a time limit).
+    from purejaxdrl.config_docs import field_docs
+
+    help_text = " ".join(field_docs(PQNConfig)["q_lambda"].split())
+    assert "to the end of the unroll or the episode, plus max-Q there" in help_text
+    assert "final observation at a time limit; none at a termination" in help_text

@@ -97,3 +97,29 @@ def test_priority_alpha_up_to_one_or_unused_is_not_warned_of():
         dqn_config.validate(dqn_config.DQNConfig(priority_alpha=5.0))
     assert not [w for w in caught if "above 1" in str(w.message)]
     assert any("but unused" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("algo", Q_LEARNERS)
+def test_an_epsilon_fraction_above_1_is_refused_as_a_fraction(algo):
+    # 20 meant as 20% ended at ε = 1 - 0.8 / 20 = 0.96 and exported it.
+    annealed = {"per_actor_epsilon": False}
+    _validate(algo, **annealed, epsilon_fraction=1.0)  # the whole run: taken
+    with pytest.raises(ConfigError) as error:
+        _validate(algo, **annealed, epsilon_fraction=20.0)
+    default = pjd.agents.algorithm(algo).default_config().epsilon_fraction
+    assert str(error.value) == (
+        f"{algo}.epsilon_fraction=20.0 must be in [0, 1]; e.g. "
+        f"--{algo}.epsilon-fraction {default} ({algo}.epsilon_fraction={default} "
+        "in Python)."
+    )
+
+
+def test_an_epsilon_fraction_above_1_on_the_command_line_is_one_line(capsys):
+    from purejaxdrl import cli
+
+    argv = ["train", "--no-files", "--algo", "pqn", "--pqn.epsilon-fraction", "2"]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == (
+        "purejaxdrl: error: pqn.epsilon_fraction=2.0 must be in [0, 1]; e.g. "
+        "--pqn.epsilon-fraction 0.1 (pqn.epsilon_fraction=0.1 in Python).\n"
+    )

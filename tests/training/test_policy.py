@@ -132,16 +132,17 @@ def _non_greedy(policy, draws=20_000):
 
 
 def test_a_q_policy_acts_with_the_epsilon_its_run_ended_training_with(tmp_path):
-    # ε falls 1 -> 0 over 4x the run (epsilon_fraction 4), so after 10 of 40
-    # updates ε = 1 - 10 / (4 * 40) = 0.9375, nowhere near epsilon_end 0.
+    # ε falls 1 -> 0 over 80% of the run (epsilon_fraction 0.8), so a run
+    # stopped after 2 of 40 updates has ε = 1 - 2 / (0.8 * 40) = 0.9375, nowhere
+    # near epsilon_end 0.
     config, policy = _q_policy(
         tmp_path / "p",
         "pqn",
         {
             "total_steps": 40 * 32 * 64,
-            "pqn": {"epsilon_start": 1.0, "epsilon_end": 0.0, "epsilon_fraction": 4},
+            "pqn": {"epsilon_start": 1.0, "epsilon_end": 0.0, "epsilon_fraction": 0.8},
         },
-        updates=10,
+        updates=2,
     )
     assert config.num_updates == 40
     assert policy.spec["epsilon"] == pytest.approx(0.9375)

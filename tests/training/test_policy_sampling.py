@@ -32,12 +32,12 @@ RUN = {"devices": 1, "num_envs": 4, "unroll_length": 4, "total_steps": 640}
 # name: (algo, overrides, updates done of the run's 40).
 CASES = {
     "dqn": ("dqn", {"dqn": {"epsilon_start": 1.0, "epsilon_end": 0.5,
-                            "epsilon_fraction": 4.0, "dueling": True}}, 10),
+                            "epsilon_fraction": 0.8, "dueling": True}}, 2),
     "apex": ("apex", {"apex": {"epsilon": 0.9, "epsilon_alpha": 1.0}}, 3),
     "pqn": ("pqn", {"pqn": {"epsilon_start": 1.0, "epsilon_end": 0.5,
-                            "epsilon_fraction": 4.0}}, 10),
+                            "epsilon_fraction": 0.8}}, 2),
     "r2d2": ("r2d2", {"r2d2": {"per_actor_epsilon": False, "epsilon_start": 1.0,
-                              "epsilon_end": 0.5, "epsilon_fraction": 4.0}}, 10),
+                              "epsilon_end": 0.5, "epsilon_fraction": 0.8}}, 2),
     "ppo": ("ppo", {}, 3),
 }  # fmt: skip
 # policy.json's epsilon and the actions of two `step`s, as a9d2bab exported
