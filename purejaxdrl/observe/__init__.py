@@ -3,9 +3,9 @@
 `loggers` (JSONL, TensorBoard, W&B sinks), `progress` (the live progress line
 on a terminal or in a Jupyter cell; `progress_figures`, its figures), `play`
 (the `Player` interface every run is watched through, and the deterministic
-policy; `play_args`, the checks of its episodes, steps and seed), `evaluation` (episodes of that policy, compiled on device or looped
-on the host), `render` (one episode played and drawn), `gif` (frames and
-GIFs), `mujoco_render` (Playground episodes drawn with MuJoCo's own renderer,
+policy; `play_args`, the checks of its episodes, steps and seed),
+`evaluation` (episodes of that policy, compiled on device or looped on the
+host), `render` (one episode played and drawn), `gif` (frames and GIFs), `mujoco_render` (Playground episodes drawn with MuJoCo's own renderer,
 off screen), `players` (the device and host `Player`s), `notebook_count` (a
 count in a Jupyter cell, updated in place), `curves` (learning curves read
 from run, sweep and PBT directories, seeds aligned by env steps; `curve`, one
