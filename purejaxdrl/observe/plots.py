@@ -1,11 +1,9 @@
-"""Learning curves of run, sweep and PBT directories, drawn as a PNG."""
+"""Learning curves of run, sweep and PBT directories, drawn as a figure."""
 
 import difflib
-import functools
-import io
 import pathlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +20,9 @@ from purejaxdrl.observe.curves import (
     sweep_curves,
     unfinished,
 )
+
+if TYPE_CHECKING:  # matplotlib is an optional extra, imported on use
+    from matplotlib.figure import Figure
 
 __all__ = [
     "LABELS",
@@ -98,7 +99,7 @@ def plot_curves(
     title: str = "",
     target: float | None = None,
     metric: str = RETURN,
-) -> Any:
+) -> "Figure":
     """Draws `curves`: metric vs env steps and vs training time; writes `out`.
 
     Curves are coloured by their final value, best first; each draws the mean
@@ -140,7 +141,9 @@ def plot_curves(
     order = np.argsort(finals)[::-1]
     viridis = matplotlib.colormaps["viridis"]
     colors = viridis(np.linspace(0.0, 0.9, max(len(order), 1)))
-    fig = _inline_figure()(figsize=(12, 4.5), dpi=100)
+    from purejaxdrl.observe.inline_figure import InlineFigure
+
+    fig = InlineFigure(figsize=(12, 4.5), dpi=100)
     axes = fig.subplots(1, 2, sharey=True)
     for rank, c in enumerate(order):
         curve = curves[c]
@@ -164,30 +167,12 @@ def plot_curves(
     return fig
 
 
-def drawn_curves(fig: Any) -> int:
+def drawn_curves(fig: "Figure") -> int:
     """How many curves `plot_curves`' figure has on each panel.
 
     What was drawn, not what was asked for: the curves on its first panel.
     """
     return sum(line.get_linestyle() == "-" for line in fig.axes[0].get_lines())
-
-
-@functools.cache
-def _inline_figure() -> type:
-    """A matplotlib Figure that a Jupyter cell shows as a PNG, pyplot or not.
-
-    A Figure made without pyplot shows as `<Figure size ...>` text in a kernel
-    whose inline backend pyplot's import never set up (nb21 #8).
-    """
-    from matplotlib.figure import Figure
-
-    class InlineFigure(Figure):
-        def _repr_png_(self) -> bytes:
-            png = io.BytesIO()
-            self.savefig(png, format="png")
-            return png.getvalue()
-
-    return InlineFigure
 
 
 def _draw(ax: Any, curve: Curve, x: str, metric: str, color: Any, legend: bool) -> None:

@@ -6,6 +6,7 @@ notebook blank, and `matplotlib.use` closes the caller's open figures too.
 """
 
 import math
+import pickle
 
 import jax
 import matplotlib
@@ -109,3 +110,6 @@ def test_plot_curves_returns_a_figure_shown_inline_and_writes_no_file(
 
     assert PNGFormatter()(fig).startswith(PNG)
     _untouched(notebook)
+    # A figure kept or sent elsewhere pickles as a plain Figure does (rd21 #10).
+    again = pickle.loads(pickle.dumps(fig))
+    assert drawn_curves(again) == 1 and PNGFormatter()(again).startswith(PNG)
