@@ -1,5 +1,7 @@
 """A PBT directory: marked finished last, its mesh recorded, damage named."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -113,6 +115,23 @@ def test_resume_on_too_few_devices_is_refused_naming_cpu_and_gpu_fixes(tmp_path)
         "naming 16, e.g. CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,"
         "15); nothing was changed."
     )
+
+
+def test_a_resume_under_too_small_a_budget_is_offered_only_what_a_resume_takes(
+    tmp_path,
+):
+    # `pbt --resume` takes a budget and nothing else: the population, its
+    # settings and the recorded mesh are the checkpoints' (rd21 #5).
+    path = _started(tmp_path)
+    with pytest.raises(pjd.ConfigError) as e:
+        resume_pbt(path, device_memory=1)
+    assert re.fullmatch(
+        r"population=2 needs ~.* per device, more than the 1 byte of "
+        r"device_memory available, and PBT needs every member in memory at each "
+        r"ready step: resume with --device-memory \S+ \(device_memory=\d+ in "
+        r"Python\), or without it\.",
+        str(e.value),
+    ), str(e.value)
 
 
 def test_resume_where_more_devices_are_visible_keeps_the_recorded_mesh(tmp_path):

@@ -46,8 +46,8 @@ def fit_population(
 
     """
     started, n = time.perf_counter(), result.population
-    note = None
-    if result.mesh is not None:  # a resume keeps the mesh its checkpoints hold
+    note, resumed = None, result.mesh is not None
+    if resumed:  # a resume keeps the mesh its checkpoints hold
         shape, note = recorded_mesh(result.run_dir, "PBT run", tuple(result.mesh))
     else:
         shape = sweep_layout.group_mesh_shape(n, cfg, "members")
@@ -57,7 +57,7 @@ def fit_population(
         n, shape, programs.state_shapes, cfg, device_memory, programs.specs
     )
     if layout.num_batches > 1:
-        raise ConfigError(_unfit(result, layout, source))
+        raise ConfigError(_unfit(result, layout, source, resumed))
     lines = layout_lines("", n, layout, source, jax.default_backend())
     lines = [
         line.replace("sweep:", "pbt:", 1).replace(" run", " member") for line in lines
@@ -67,29 +67,36 @@ def fit_population(
     return Fitted(programs, mesh, layout.batch_size, lines, started)
 
 
-def _unfit(result: PBTResult, layout: sweep_layout.Layout, source: str) -> str:
+def _unfit(
+    result: PBTResult, layout: sweep_layout.Layout, source: str, resumed: bool
+) -> str:
     """Why a population that does not fit is refused, and the ways to fit it.
 
     A budget the caller set (`device_memory`) is the first way; a smaller
-    population only where it still exploits (one member per quantile).
+    population only where it still exploits (one member per quantile). A
+    resume changes neither the population, its settings nor the recorded
+    mesh: only the budget (rd21 #5).
     """
     n = result.population
     need = layout.run_bytes * math.ceil(n / layout.sweep)
     fit = layout.device_bytes // max(layout.run_bytes, 1) * layout.sweep
-    ways = []
-    if source == "device_memory":
-        ways.append(
-            f"raise --device-memory to {size_flag(need)} (device_memory={need} in "
-            "Python)"
+    head = (
+        f"population={n} needs ~{gib(need)} per device, more than the "
+        f"{gib(layout.device_bytes)} of {source} available, and PBT needs every "
+        "member in memory at each ready step: "
+    )
+    budget = f"{size_flag(need)} (device_memory={need} in Python)"
+    if resumed and source == "device_memory":
+        return f"{head}resume with --device-memory {budget}, or without it."
+    if resumed:
+        return (
+            f"{head}resume it where each device has that much free (its "
+            "population, settings and mesh are its checkpoints')."
         )
+    ways = [f"raise --device-memory to {budget}"] if source == "device_memory" else []
     if fit >= least_population(result.config.quantile):
         ways.append(f"pass {both_ways('--population', 'population', fit)}")
     ways.append(
         "lower --num-envs (num_envs in Python) or the replay size, or use more devices"
     )
-    return (
-        f"population={n} needs ~{gib(need)} per device, more than the "
-        f"{gib(layout.device_bytes)} of {source} available, and PBT needs every "
-        f"member in memory at each ready step: {', '.join(ways[:-1])}"
-        f"{', or ' if len(ways) > 1 else ''}{ways[-1]}."
-    )
+    return f"{head}{', '.join(ways[:-1])}{', or ' if len(ways) > 1 else ''}{ways[-1]}."
