@@ -2,10 +2,13 @@
 
 The config's own refusal gives a `train` flag (`--ppo.gamma 0.99`), which
 would set the base config and sweep nothing; a grid's refusal gives a grid.
+A grid not given as a list (one value, a set, a generator, a 2-D array) is
+refused here too (`refuse_lone_value`).
 """
 
 import functools
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 from purejaxdrl.config import ConfigError
@@ -85,3 +88,55 @@ def _as_typed(value: Any) -> str:
     if isinstance(value, numbers.Real):
         return written(value)
     return str(value)
+
+
+def refuse_lone_value(base: TrainConfig, field: Field, name: str, value: Any) -> None:
+    """Refuses one value given as a grid in Python, `1e-3` or `"1e-3,1e-4"`.
+
+    One value is more likely a forgotten list than a grid of one. The values
+    joined in one string are the command line's spelling, said as such: the
+    field's own refusal of it ("not a number") would hide that.
+    """
+    kind = "set" if isinstance(value, (set, frozenset)) else type(value).__name__
+    if getattr(value, "ndim", 1) > 1 or not isinstance(value, (str, Iterable)):
+        pass  # one value (a number, a 2-D array): said below
+    elif not isinstance(value, str):  # a set, a generator: values, not a list
+        order = "sorted" if kind == "set" else "list"
+        raise ConfigError(
+            f"grid={{{name!r}: ...}} is a {kind}, not a list of values; pass a "
+            f"list, e.g. grid={{{name!r}: {order}(...)}}."
+        )
+    if isinstance(value, str) and "," in value:
+        try:
+            checked_value(base, field, value, "", grid=True)
+        except ConfigError:
+            items = [_number_or_text(v) for v in value.split(",") if v.strip()]
+            example = both_ways("--grid", "grid", f"{name}={value}", {name: items})
+            raise ConfigError(
+                f"grid={{{name!r}: {value!r}}} gives the values as one string; "
+                f"pass a list, e.g. {example}."
+            ) from None
+    if getattr(value, "ndim", 0) > 1:
+        raise ConfigError(
+            f"grid={{{name!r}: ...}} is a {value.ndim}-D array; a grid is a list "
+            f"or a 1-D array of values, e.g. grid={{{name!r}: [V1, V2]}}."
+        )
+    raise ConfigError(
+        f"grid={{{name!r}: {value!r}}} is one value, not a list of values; pass a "
+        f"list, e.g. grid={{{name!r}: [{value!r}]}} (or set the field in the base "
+        "config to train that value alone)."
+    )
+
+
+def _number_or_text(text: str) -> Any:
+    """`"1e-3"` -> 0.001, as a list of the values would hold it; else `text`."""
+    text = text.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return (
+        int(number)
+        if number.is_integer() and "." not in text and "e" not in text.lower()
+        else number
+    )

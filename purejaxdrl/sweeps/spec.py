@@ -11,7 +11,7 @@ import yaml
 from purejaxdrl.config import ConfigError
 from purejaxdrl.config_docs import both_ways, field_example
 from purejaxdrl.rng import SEED_LIMIT
-from purejaxdrl.sweeps.advice import grid_example
+from purejaxdrl.sweeps.advice import grid_example, refuse_lone_value
 from purejaxdrl.sweeps.fields import (
     SWEEP,
     Field,
@@ -260,7 +260,7 @@ def grid_axis(
         values = [v.item() for v in values]
     elif isinstance(values, str) or not isinstance(values, Sequence):
         if not is_list_field(base, field.path):
-            _refuse_lone(base, field, name, values)
+            refuse_lone_value(base, field, name, values)
         values = [values]  # refused by the field, naming its grid form
     if not values:
         example = both_ways(
@@ -279,44 +279,6 @@ def grid_axis(
             f"{name}: the grid's values {checked} repeat; list each value once."
         )
     return field, checked
-
-
-def _refuse_lone(base: TrainConfig, field: Field, name: str, value: Any) -> None:
-    """Refuses one value given as a grid in Python, `1e-3` or `"1e-3,1e-4"`.
-
-    One value is more likely a forgotten list than a grid of one. The values
-    joined in one string are the command line's spelling, said as such: the
-    field's own refusal of it ("not a number") would hide that.
-    """
-    if isinstance(value, str) and "," in value:
-        try:
-            checked_value(base, field, value, "", grid=True)
-        except ConfigError:
-            items = [_number_or_text(v) for v in value.split(",") if v.strip()]
-            example = both_ways("--grid", "grid", f"{name}={value}", {name: items})
-            raise ConfigError(
-                f"grid={{{name!r}: {value!r}}} gives the values as one string; "
-                f"pass a list, e.g. {example}."
-            ) from None
-    raise ConfigError(
-        f"grid={{{name!r}: {value!r}}} is one value, not a list of values; pass a "
-        f"list, e.g. grid={{{name!r}: [{value!r}]}} (or set the field in the base "
-        "config to train that value alone)."
-    )
-
-
-def _number_or_text(text: str) -> Any:
-    """`"1e-3"` -> 0.001, as a list of the values would hold it; else `text`."""
-    text = text.strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return (
-        int(number)
-        if number.is_integer() and "." not in text and "e" not in text.lower()
-        else number
-    )
 
 
 def expand_settings(

@@ -85,6 +85,25 @@ def test_grid_axis_resolves_the_field_and_checks_each_value():
 
 
 @pytest.mark.parametrize(
+    ("values", "said"),
+    [
+        ({1e-3, 1e-4}, "is a set, not a list of values; pass a list, e.g. "
+         "grid={'learning_rate': sorted(...)}."),
+        ((v for v in [1e-3]), "is a generator, not a list of values; pass a "
+         "list, e.g. grid={'learning_rate': list(...)}."),
+        (np.array([[1e-3]]), "is a 2-D array; a grid is a list or a 1-D array "
+         "of values, e.g. grid={'learning_rate': [V1, V2]}."),
+    ],
+)  # fmt: skip
+def test_a_collection_that_is_no_list_is_said_as_what_it_is(values, said):
+    # rd21 #6: each was called "one value" and wrapped in a list, which the
+    # field refused again.
+    with pytest.raises(ConfigError) as e:
+        grid_axis(BASE, "learning_rate", values, [])
+    assert str(e.value) == "grid={'learning_rate': ...} " + said
+
+
+@pytest.mark.parametrize(
     ("name", "values", "taken", "message"),
     [
         ("ppo.learning_rate", [1e-3], [Field("ppo.learning_rate", True)], "twice"),
