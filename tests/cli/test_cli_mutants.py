@@ -143,8 +143,9 @@ def test_eval_plays_the_chosen_checkpoint_with_the_runs_cap_and_closes(
     argv = ["eval", str(fake_run.dir), "--episodes", "4", "--seed", "9"]
     assert cli.main([*argv, "--checkpoint", "7"]) == 0, capsys.readouterr().err
     assert fake_run.restores == [(str(fake_run.dir), "evaluate", 7)]
-    # No --max-steps: the run's eval.max_steps caps the returns.
-    assert fake_run.player.calls == [("evaluate", "STATE", 4, 321, 9)]
+    # No --max-steps: the player caps the returns at the run's eval.max_steps
+    # (it alone works the default out: tests/observe/test_player_defaults.py).
+    assert fake_run.player.calls == [("evaluate", "STATE", 4, None, 9)]
     assert fake_run.closed == [True]
     # Returns 1, 2, 3, 6: mean 3, population std sqrt(14/4) = 1.87 (below 10:
     # three significant digits);
@@ -174,10 +175,10 @@ def test_eval_hands_max_steps_and_seed_to_both_evaluate_and_render(
     assert fake_run.closed == [True]
     out = capsys.readouterr().out
     assert "; 1 cut at --max-steps 50 (their returns partial: raise it for " in out
-    # Without --max-steps, the drawing stops at eval's own 1,000 steps.
+    # Without --max-steps, the player's own default (1,000 steps) draws.
     fake_run.player.calls.clear()
     assert cli.main(["eval", str(fake_run.dir), "--render", gif]) == 0
-    assert fake_run.player.calls[-1] == ("render", "STATE", gif, 1000, 0, 5)
+    assert fake_run.player.calls[-1] == ("render", "STATE", gif, None, 0, 5)
 
 
 def test_evals_metrics_line_is_the_mean_of_each_episode_sum(fake_run, capsys):

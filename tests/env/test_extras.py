@@ -52,7 +52,10 @@ def test_an_adapter_whose_import_fails_says_what_the_check_before_it_says(
     env_id, package, make, monkeypatch
 ):
     # The check before a run and the adapter's own refusal (a notebook
-    # building the env itself) are one line from one table.
+    # building the env itself) are one line from one table. Its modules too:
+    # one imported already (by another test) would import without its package.
+    for name in [m for m in sys.modules if m.startswith(package + ".")]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, package, None)
     with pytest.raises(pjd.ConfigError) as e:
         make(env_id)

@@ -96,7 +96,10 @@ def _wait_until(proc: subprocess.Popen, done, what: str) -> None:
     """Poll `done()` while `proc` runs; fail if it ends or 240 s pass first."""
     deadline = time.monotonic() + 240
     while not done():
-        assert proc.poll() is None, proc.communicate()
+        if proc.poll() is not None:  # its stderr says why (a resume's lines)
+            out, err = proc.communicate()
+            assert done(), f"{what}: the process ended first\n{err[-2000:]}\n{out}"
+            return
         assert time.monotonic() < deadline, f"{what} did not appear"
         time.sleep(0.05)
 
@@ -173,11 +176,14 @@ def test_sigkill_then_resume_is_bitwise_identical(algo, straight, cache, tmp_pat
 
 def _damage(checkpoint: pathlib.Path) -> None:
     """Overwrite bytes in every data file of one saved checkpoint."""
+    damaged = 0
     for path in checkpoint.rglob("*"):
         if path.is_file() and path.stat().st_size > 16 and "/d/" in str(path):
             with path.open("r+b") as f:
                 f.seek(8)
                 f.write(b"\0garbage\0")
+            damaged += 1
+    assert damaged, sorted(str(p) for p in checkpoint.rglob("*"))
 
 
 def test_killed_damaged_sigtermed_and_diverged_run_resumes(
