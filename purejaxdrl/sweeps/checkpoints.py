@@ -25,7 +25,7 @@ from jax.sharding import Mesh
 from purejaxdrl.config import ConfigError
 from purejaxdrl.observe.records import reading
 from purejaxdrl.runners.anakin import RunnerState
-from purejaxdrl.sweeps.layout import Layout
+from purejaxdrl.sweeps.layout import Layout, runs_per_device
 from purejaxdrl.sweeps.messages import recorded_mesh, size_flag
 from purejaxdrl.sweeps.result import SweepResult
 from purejaxdrl.sweeps.run_files import read_run_files, write_run_files
@@ -187,7 +187,7 @@ class SweepStore:
             saved = self._saved_layout(group)
             if saved is None or not self.bound(group, saved.num_batches):
                 continue
-            if saved.runs_per_device > max(1, device_memory // max(saved.run_bytes, 1)):
+            if saved.runs_per_device > runs_per_device(device_memory, saved.run_bytes):
                 which = f"program {group + 1} of {groups}'s" if groups > 1 else "its"
                 raise ConfigError(
                     f"{self.directory}: {which} {_kept(saved, device_memory)}"

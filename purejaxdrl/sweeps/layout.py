@@ -85,13 +85,18 @@ def mesh_shape(
     return sweep, data
 
 
+def runs_per_device(available: int, per_run: int) -> int:
+    """How many runs of `per_run` bytes fit `available`: at least one is tried."""
+    return max(1, available // max(per_run, 1))
+
+
 def batches(num_runs: int, sweep: int, per_run: int, available: int) -> tuple[int, int]:
     """(batch size, number of batches) so that each batch fits `available`.
 
     Batches are equal in size (a multiple of `sweep`) so that they share one
     compiled program; at least one run per device is always tried.
     """
-    fit = max(1, available // max(per_run, 1))
+    fit = runs_per_device(available, per_run)
     per_device = math.ceil(num_runs / sweep)
     num_batches = math.ceil(per_device / fit)
     per_device = math.ceil(per_device / num_batches)
